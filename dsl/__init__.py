@@ -1,0 +1,1 @@
+"""WorldSpec surface language: grammar, syntax tree, parser, formatter, diagnostics."""
