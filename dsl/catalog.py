@@ -89,3 +89,362 @@ the importing file back (directly or through other files).
 """, """
 import "shared/types.world"   # no such file
 """)
+
+
+# ------------------------------------------------------------ WS2xx: names and scopes
+entry("WS201", "error", "unknown name",
+      """
+A name is used that is not a local, a parameter, a state item, a declared
+type, a helper `fn` or a builtin. Bare enum members are only understood where
+the expected type is that enum; elsewhere write `Enum.member`.
+""", """
+tool whoami() -> str {
+  return curent_user.name     # did you mean 'current_user'?
+}
+""")
+entry("WS202", "error", "unknown type",
+      """
+A type name is not a builtin type (str int float bool date datetime duration
+json list set map) nor a declared enum, record, entity, union or alias.
+""", """
+entity Order { key id: str  buyer: Costumer }   # did you mean 'Customer'?
+""")
+entry("WS203", "error", "duplicate declaration",
+      """
+Two declarations share a name in the same namespace: types, helper functions
+and state share one namespace; tools, invariants and tasks each have their
+own. Imported files count too.
+""", """
+record Address { city: str }
+record Address { street: str }
+""")
+entry("WS204", "error", "duplicate member",
+      """
+A field, enum member, union variant, parameter, state item, check, config key
+or named argument appears twice in the same declaration.
+""", """
+entity User { key id: str  name: str  name: str }
+""")
+entry("WS205", "error", "unknown field",
+      """
+The value has no field, method or member with this name. The message lists
+what the type offers when a close name exists.
+""", """
+tool rename(user: User, name: str) { user.nmae = name }
+""")
+entry("WS206", "error", "unknown tool or function",
+      """
+A call names a function that is neither a builtin, a helper `fn`, nor a
+record constructor; or a task's solution calls a tool the world lacks.
+""", """
+solution { send_mesage(to: "U002", body: "hi") }
+""")
+entry("WS207", "error", "unknown enum member or variant",
+      """
+`Enum.member`, a `case`, or an enum value in data names a member or a union
+variant tag that the type does not declare.
+""", """
+match order.status { case shiped { } }
+""")
+entry("WS208", "error", "name clashes with a builtin",
+      """
+A tool, helper, state item or type is named like a builtin function or value
+(`len`, `now`, `sorted`...) or like a method of the generated environment
+(`reset`, `call`, `snapshot`...). Choose another name.
+""", """
+tool reset() { }      # the environment already has reset()
+""")
+entry("WS209", "error", "unknown world",
+      """
+A task names a world that is not declared in this file nor in the files it
+imports.
+""", """
+import "shop.world"
+task t in Shopp { }
+""")
+entry("WS210", "error", "name defined twice in a scope",
+      """
+A local (`let`, loop variable, `case ... as`, lambda or quantifier variable)
+reuses a name already defined in the same tool or expression.
+""", """
+let total = 0
+let total = 1
+""")
+entry("WS211", "error", "'initial' outside a check",
+      """
+`initial` (the state before the episode) exists only in task checks.
+""", """
+tool t() -> int { return count(initial.users) }
+""")
+
+# ------------------------------------------------------------------ WS3xx: types
+entry("WS301", "error", "type mismatch",
+      """
+A value of one type is used where another is expected: an argument, a field
+or state assignment, a default, a return value, an element of a literal.
+`int` widens to `float`; `none` fits only optional types.
+""", """
+entity Product { key id: str  price: float = "free" }
+""")
+entry("WS302", "error", "condition is not a boolean",
+      """
+`if`, `require`, `and`, `or`, `not`, quantifier bodies, comprehension
+filters, invariants and checks need a `bool`. WorldSpec has no truthiness:
+write `len(xs) > 0` or `x != none`.
+""", """
+require user.name else "No name."
+""")
+entry("WS303", "error", "wrong arguments",
+      """
+A call has too many or too few arguments, an argument name the callee does
+not have, a missing required argument, or positional arguments where named
+ones are required (record constructors and solution calls take named
+arguments).
+""", """
+let a = Address("Main St")
+""")
+entry("WS304", "error", "operator not supported for these types",
+      """
+The operator is not defined for the operand types: e.g. `"a" - "b"`, `<` on
+booleans, `in` on a number, comparing values of unrelated types.
+""", """
+let x = user.name * 2.5
+""")
+entry("WS305", "error", "value may be none",
+      """
+A field, method or index is used on an optional value (`T?`) that may be
+`none`. Check it first: `require x != none else "..."`, `if x != none { ... }`,
+`x != none and x.f`, or supply a default with `??`.
+""", """
+tool whoami() -> str { return current_user.name }
+""")
+entry("WS306", "error", "invalid constraint",
+      """
+A constraint does not fit its type (a pattern on a number, a range on a
+bool), or the range is empty (low above high).
+""", """
+type Age = int(120..0)
+""")
+entry("WS307", "error", "wrong type arguments",
+      """
+`list` and `set` take one type argument and `map` two; other types take none.
+""", """
+state { index: map[str] }
+""")
+entry("WS308", "error", "invalid map key type",
+      """
+Map keys are `str`, `int` or an enum, so that maps serialise to JSON and
+hash deterministically.
+""", """
+state { by_user: map[User, int] }
+""")
+entry("WS309", "error", "cannot infer the type",
+      """
+An empty `[]` or `{}` or `none` was bound with `let` without a type. Add
+one: `let ids: list[str] = []`.
+""", """
+let ids = []
+""")
+entry("WS310", "error", "cannot assign to this",
+      """
+The target of an assignment cannot be changed: a parameter, a loop or `case`
+variable, an entity's key field, a table (use insert/delete), a sequence, a
+computed value, or a character of a string.
+""", """
+tool t(user: User) { user.id = "U9" }
+""")
+entry("WS311", "error", "lambda not allowed here",
+      """
+`x => expr` may only be passed to builtins that take a key function
+(`sorted`, `min`, `max`).
+""", """
+let f = count(users, u => u.active)
+""")
+
+# ------------------------------------------------- WS4xx: statements and control flow
+entry("WS401", "error", "unreachable code",
+      """
+A statement follows `return` or `fail` (or an `if`/`match` whose every branch
+returns or fails) in the same block, so it can never run.
+""", """
+tool t() -> int {
+  return 1
+  fail "never"
+}
+""")
+entry("WS402", "error", "missing return",
+      """
+A tool or helper declares a return type, but some path through its body ends
+without `return` or `fail`.
+""", """
+fn sign(x: int) -> int {
+  if x > 0 { return 1 }
+}
+""")
+entry("WS403", "error", "state changed where it may not be",
+      """
+Helper functions (`fn`), invariants, checks and defaults may read the state
+but not change it: no assignment to state or entities, no insert, delete,
+append or remove on them, no `next()` or random draws in invariants and
+checks.
+""", """
+fn bump(u: User) -> int {
+  u.visits += 1
+  return u.visits
+}
+""")
+entry("WS404", "error", "return value does not fit the tool",
+      """
+`return value` in a tool without a return type, or a bare `return` in a tool
+or helper that declares one.
+""", """
+tool ping() { return "pong" }
+""")
+entry("WS405", "error", "not a table or collection",
+      """
+`insert`/`delete` need a table (`insert x into users`); `append`/`remove`
+need a list, a set or (for `remove`) a map.
+""", """
+insert user into current_user
+""")
+entry("WS406", "error", "duplicate case",
+      """
+A `match` lists the same member or variant twice; the second case would
+never run.
+""", """
+match o.status { case pending { } case pending { } }
+""")
+entry("WS407", "warning", "match is not exhaustive",
+      """
+A `match` without `else` does not cover every member or variant, so some
+values silently do nothing.
+""", """
+match o.status { case pending { } }
+""")
+entry("WS408", "warning", "unused local",
+      """
+A `let` binds a name that is never read.
+""", """
+let total = 0
+""")
+
+# ---------------------------------------------------- WS5xx: world structure
+entry("WS501", "error", "entity key missing or ambiguous",
+      """
+An entity that is referenced by a field, used as a parameter, or stored in a
+table must have exactly one `key` field; the key must be `str`, `int` or an
+enum. Records cannot have keys.
+""", """
+entity Tag { label: str }
+entity Post { key id: str  tag: Tag }
+""")
+entry("WS502", "error", "entity table missing or ambiguous",
+      """
+Looking an entity up by key (a reference field, an entity parameter, a
+reference in data) needs exactly one `table` of that entity in the state.
+""", """
+entity User { key id: str }
+tool greet(user: User) -> str { return user.id }   # no `users: table User`
+""")
+entry("WS503", "error", "invalid config",
+      """
+The `config` block has an unknown key or a value of the wrong kind. Keys:
+`results` (envscaler, bfcl or tau2), `clock` (ISO datetime), `tick` (int
+seconds), `seed` (int).
+""", """
+config { results: openai }
+""")
+entry("WS504", "error", "declaration outside a world",
+      """
+`state`, `tool`, `invariant` and `config` belong to a world: the file needs a
+`world Name` header. A file has at most one world header and one state and
+config block.
+""", """
+tool ping() -> str { return "pong" }   # no world header in this file
+""")
+entry("WS505", "error", "invariant or check cannot be evaluated",
+      """
+Invariants and checks are evaluated on a state snapshot: they cannot draw ids
+or random numbers (`next`, `random_*`), and an invariant cannot use `now`
+(it would change truth as time passes without any tool call).
+""", """
+invariant fresh: all m in messages: m.sent_at <= now
+""")
+entry("WS506", "error", "invalid sequence format",
+      """
+A `sequence` format must contain exactly one integer field such as `{}` or
+`{:03d}` (Python format syntax), e.g. `"MSG{:03d}"`.
+""", """
+state { ids: sequence "MSG" }
+""")
+entry("WS507", "warning", "tool without a description",
+      """
+A tool has no doc string. The doc string is the tool description the agent
+reads; without one, agents guess.
+""", """
+tool archive(conversation: Conversation) { conversation.archived = true }
+""")
+
+# ------------------------------------------------------- WS6xx: tasks and data
+entry("WS601", "error", "initial data does not match the schema",
+      """
+A value in a task's `given` data (inline or from a JSON file) does not match
+the declared type or its constraints. The message gives the JSON path of the
+bad value, e.g. `$.users[2].phone`.
+""", """
+given { users: [{id: "U1", name: 42}] }
+""")
+entry("WS602", "error", "unknown key in data",
+      """
+Initial data names a state item or a field that the world does not declare.
+""", """
+given { userz: [] }
+""")
+entry("WS603", "error", "missing field in data",
+      """
+A row or record in initial data lacks a field that has no default and is not
+optional.
+""", """
+given { users: [{id: "U1"}] }    # name is required
+""")
+entry("WS604", "error", "data file cannot be read",
+      """
+`given "file.json"` names a file that does not exist (paths are relative to
+the spec file) or that is not valid JSON.
+""", """
+given "data/seed.jsn"
+""")
+entry("WS605", "error", "data breaks keys or references",
+      """
+Initial data has two rows with the same key, a row stored under a key that
+differs from its key field, or a reference to a row that does not exist.
+""", """
+given { messages: [{id: "M1", sender: "U404"}] }
+""")
+entry("WS606", "error", "invalid solution call",
+      """
+A reference solution calls a tool with arguments the tool does not accept:
+unknown or missing parameters, or values of the wrong type. Solution
+arguments are written as the agent would send them (entities by key).
+""", """
+solution { cancel_order(order_id: 7) }
+""")
+entry("WS607", "error", "unknown frame target",
+      """
+`only changes` lists a state item, or a `table.field`, that does not exist.
+""", """
+only changes orders.stauts
+""")
+entry("WS608", "error", "invalid check weight",
+      """
+Check weights must be positive numbers.
+""", """
+check paid weight 0: orders["#W1"].paid
+""")
+entry("WS609", "warning", "task is incomplete",
+      """
+A task has no instruction or no checks, so it cannot be given to an agent or
+cannot be graded.
+""", """
+task empty in Shop { }
+""")

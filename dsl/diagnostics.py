@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from dsl.catalog import CATALOG
 from dsl.nodes import Span
@@ -26,7 +26,7 @@ __all__ = ["Severity", "Related", "Diagnostic", "DiagnosticSink", "did_you_mean"
 MAX_ERRORS = 100
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """How bad a diagnostic is; only errors make ``check`` fail."""
 
     ERROR = "error"

@@ -9,16 +9,23 @@ collected by the lexer and kept on the module for the formatter.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 from lark.tree import Meta
 
 from dsl import nodes as n
@@ -52,7 +59,7 @@ class _SyntaxProblem(Exception):
         self.span = span
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lark(start: str) -> Lark:
     grammar = resources.files("dsl").joinpath("worldspec.lark").read_text(encoding="utf-8")
     return Lark(
@@ -67,7 +74,8 @@ def _lark(start: str) -> Lark:
 
 
 # ------------------------------------------------------------------ strings
-_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0", "{": "\\{", "}": "\\}"}
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0",
+            "{": "\\{", "}": "\\}"}
 _ESCAPE_RE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|.)", re.DOTALL)
 
 
@@ -686,8 +694,7 @@ def _chunks(text: str) -> Iterator[tuple[int, int]]:
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     starts.append(len(text))
-    for a, b in zip(starts, starts[1:]):
-        yield a, b
+    yield from itertools.pairwise(starts)
 
 
 def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
@@ -707,8 +714,9 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
     span = n.Span(pos.path, line + pos.line_delta, column, line + pos.line_delta,
                   column + span_len, start + pos.pos_delta, start + span_len + pos.pos_delta)
     if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        if ch == '"' or text.startswith('f"', exc.pos_in_stream):
+        at = exc.pos_in_stream or 0
+        ch = text[at] if at < len(text) else ""
+        if ch == '"' or text.startswith('f"', at):
             sink.report("WS102", span, "string is not closed before the end of the line",
                         hints=['close it with `"`, or use """triple quotes""" for several lines'])
             return
@@ -722,7 +730,8 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
         expected = _expected_phrase(exc)
         prev = _previous_token_text(text, exc)
         where = f" after '{prev}'" if prev else ""
-        message = f"expected {expected}{where}, found {found}" if expected else f"unexpected {found}"
+        message = (f"expected {expected}{where}, found {found}" if expected
+                   else f"unexpected {found}")
         sink.report("WS101", span, message)
         return
     if isinstance(exc, UnexpectedEOF):
@@ -737,7 +746,7 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
-            probe = parser.copy()
+            probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
             if "OPTIONAL" in probe.accepts():
                 return "a type"
@@ -774,8 +783,7 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
                 comments: list[n.Comment]) -> list[Any] | None:
     collected: list[Token] = []
     try:
-        tree = _lark("start").parse(text, on_error=None) if False else _parse_collecting(
-            text, collected)
+        tree = _parse_collecting(text, collected)
         items = _ToNodes(pos).transform(tree)
     except UnexpectedInput as exc:
         _report_parse_error(exc, text, pos, sink)
@@ -787,7 +795,8 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
             return None
         raise
     except RecursionError:
-        sink.report("WS105", pos.meta(Meta()), "nesting too deep")
+        sink.report("WS105", n.Span(pos.path, 1 + pos.line_delta, 1, 1 + pos.line_delta, 1,
+                                    pos.pos_delta, pos.pos_delta), "nesting too deep")
         return None
     for tok in collected:
         comments.append(n.Comment(text=str(tok), span=pos.token(tok)))
@@ -798,7 +807,12 @@ def _parse_collecting(text: str, collected: list[Token]) -> Tree[Token]:
     lark = _lark("start")
     lexer_conf = lark.lexer_conf
     old = dict(lexer_conf.callbacks)
-    lexer_conf.callbacks["COMMENT"] = collected.append
+
+    def keep(tok: Token) -> Token:
+        collected.append(tok)
+        return tok
+
+    lexer_conf.callbacks["COMMENT"] = keep
     try:
         return lark.parse(text)
     finally:
@@ -847,5 +861,3 @@ def parse_expression(text: str, path: str = "<expr>") -> Any:
     tree = _lark("expr").parse(text)
     return _ToNodes(_Positions(path, 0, 0)).transform(tree)
 
-
-_unused: Callable[..., Any] = v_args

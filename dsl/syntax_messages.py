@@ -66,7 +66,7 @@ def describe_expected(expected: Iterable[str]) -> str:
     if not words:
         return ""
     if len(words) > 6:
-        words = words[:6] + ["..."]
+        words = [*words[:6], "..."]
     if len(words) == 1:
         return words[0]
     return ", ".join(words[:-1]) + " or " + words[-1]

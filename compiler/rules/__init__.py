@@ -1,0 +1,57 @@
+"""Semantic rules: one rule per module, run in order from one registry.
+
+A rule is a class with a one-sentence docstring, the codes it may report,
+and ``check(ctx)``. Rules read the typed world model and report into the
+sink; they never raise and never change the model. Adding a rule is adding
+a module here and a line in :data:`RULES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from compiler.model import ProgramModel, WorldModel
+from dsl.diagnostics import DiagnosticSink
+
+__all__ = ["Rule", "RuleContext", "RULES", "run_rules"]
+
+
+@dataclass
+class RuleContext:
+    """What a rule sees: one world, the program's side tables, the sink."""
+
+    world: WorldModel
+    program: ProgramModel
+    sink: DiagnosticSink
+
+
+class Rule(Protocol):
+    """A semantic rule."""
+
+    codes: ClassVar[tuple[str, ...]]
+
+    def check(self, ctx: RuleContext) -> None: ...
+
+
+def _registry() -> list[Rule]:
+    from compiler.rules.entity_keys import EntityKeys
+    from compiler.rules.entity_tables import EntityTables
+    from compiler.rules.invariant_clock import InvariantClock
+    from compiler.rules.missing_return import MissingReturn
+    from compiler.rules.tool_docs import ToolDocs
+    from compiler.rules.unreachable_code import UnreachableCode
+
+    return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
+            ToolDocs()]
+
+
+RULES: list[Rule] = []
+
+
+def run_rules(ctx: RuleContext) -> None:
+    """Run every registered rule over one world, in registry order."""
+    if not RULES:
+        RULES.extend(_registry())
+    for rule in RULES:
+        rule.check(ctx)

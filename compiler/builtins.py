@@ -1,0 +1,605 @@
+"""Builtin functions and methods: one table row each.
+
+A row binds a name to a parameter list and a function computing the result
+type from the typed arguments. Adding a builtin is adding a row here (and a
+row in the runtime's implementation table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from compiler import types as t
+from dsl import nodes as n
+from dsl.diagnostics import did_you_mean
+
+if TYPE_CHECKING:
+    from compiler.typer import Typer
+
+__all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
+           "DRAWS"]
+
+#: Bound arguments: parameter name -> argument node (None when absent).
+Bound = dict[str, "n.Arg | None"]
+Handler = Callable[["Typer", n.Call, Bound, "t.Type | None"], t.Type]
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A builtin function: parameter names (``?`` marks optional) and a typing rule."""
+
+    params: tuple[str, ...]
+    handler: Handler
+    doc: str
+    lambdas: frozenset[str] = frozenset()
+
+
+def _arg(ty: Typer, bound: Bound, name: str, expected: t.Type | None = None) -> t.Type:
+    arg = bound.get(name)
+    if arg is None:
+        return t.UNKNOWN
+    if isinstance(arg.value, n.Lambda):
+        ty.report("WS311", arg.value, f"'{name}' does not take a lambda")
+        return t.UNKNOWN
+    return ty.expr(arg.value, expected)
+
+
+def _want(ty: Typer, node: n.Node | None, typ: t.Type, ok: Callable[[t.Type], bool],
+          what: str, fn: str) -> bool:
+    if node is None or t.is_unknown(typ) or ok(typ):
+        return True
+    ty.report("WS301", node, f"{fn}: expected {what}, found {t.show(typ)}")
+    return False
+
+
+def _node(bound: Bound, name: str) -> n.Node | None:
+    arg = bound.get(name)
+    return arg.value if arg is not None else None
+
+
+def _sized(typ: t.Type) -> bool:
+    return typ == t.STR or isinstance(typ, (t.ListOf, t.SetOf, t.MapOf, t.Table, t.EmptyList,
+                                            t.EmptyMap)) or typ == t.JSON
+
+
+def _collection(typ: t.Type) -> bool:
+    return isinstance(typ, (t.ListOf, t.SetOf, t.MapOf, t.Table, t.EmptyList, t.EmptyMap))
+
+
+def _len(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, _sized, "a string or a collection", "len")
+    return t.INT
+
+
+def _count(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "xs")
+    _want(ty, _node(b, "xs"), x, _collection, "a collection", "count")
+    return t.INT
+
+
+def _sum(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    xs = _arg(ty, b, "xs")
+    if isinstance(xs, (t.ListOf, t.SetOf)) and t.is_numeric(xs.element):
+        return xs.element
+    if isinstance(xs, t.EmptyList):
+        return t.INT
+    _want(ty, _node(b, "xs"), xs, lambda _: False, "a list of numbers", "sum")
+    return t.UNKNOWN
+
+
+def _key_fn(ty: Typer, b: Bound, elem: t.Type) -> None:
+    arg = b.get("key")
+    if arg is None:
+        return
+    if not isinstance(arg.value, n.Lambda):
+        ty.report("WS301", arg.value, "key: expected a lambda such as `x => x.created_at`")
+        return
+    lam = arg.value
+    key_type = ty._bind_and(lam.param, elem, "lambda", lambda: ty.expr(lam.body))
+    ty.record(lam, key_type)
+    base = t.strip_optional(key_type)
+    if not (t.is_unknown(base) or t.is_numeric(base) or (
+            isinstance(base, t.Prim) and base.name in ("str", "date", "datetime", "duration",
+                                                      "bool"))
+            or (isinstance(base, t.Named) and base.kind == "enum")):
+        ty.report("WS304", lam.body, f"cannot sort by {t.show(key_type)}")
+
+
+def _min_max(name: str) -> Handler:
+    def handler(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+        first = _arg(ty, b, "a")
+        if b.get("b") is not None:
+            second = _arg(ty, b, "b", first)
+            joined = t.join_types(first, second)
+            if joined is None or not (t.is_numeric(joined) or joined in (t.STR, t.DATE,
+                                                                         t.DATETIME, t.DURATION)
+                                      or t.is_unknown(joined)):
+                ty.report("WS304", call, f"{name} of {t.show(first)} and {t.show(second)}")
+                return t.UNKNOWN
+            return joined
+        if isinstance(first, (t.ListOf, t.SetOf)):
+            _key_fn(ty, b, first.element)
+            return first.element
+        if isinstance(first, t.Table):
+            elem: t.Type = t.Named("entity", first.entity)
+            _key_fn(ty, b, elem)
+            return elem
+        _want(ty, _node(b, "a"), first, lambda _: False, "a list, or two values", name)
+        return t.UNKNOWN
+
+    return handler
+
+
+def _sorted(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    xs = _arg(ty, b, "xs")
+    _arg(ty, b, "reverse", t.BOOL) if b.get("reverse") else None
+    rev = b.get("reverse")
+    if rev is not None:
+        _want(ty, rev.value, ty.program.type_of(rev.value) or t.UNKNOWN,
+              lambda x: x == t.BOOL, "bool", "sorted reverse")
+    elem: t.Type
+    if isinstance(xs, (t.ListOf, t.SetOf)):
+        elem = xs.element
+    elif isinstance(xs, t.Table):
+        elem = t.Named("entity", xs.entity)
+    elif isinstance(xs, t.MapOf):
+        elem = xs.key
+    else:
+        _want(ty, _node(b, "xs"), xs, lambda _: False, "a list, set, map or table", "sorted")
+        return t.UNKNOWN
+    if b.get("key") is None:
+        base = t.strip_optional(elem)
+        if not (t.is_numeric(base) or base in (t.STR, t.DATE, t.DATETIME, t.DURATION)
+                or t.is_unknown(base) or (isinstance(base, t.Named) and base.kind == "enum")):
+            ty.report("WS304", call, f"cannot sort {t.show(elem)} values without a key",
+                      hints=["add key: x => x.some_field"])
+    _key_fn(ty, b, elem)
+    return t.ListOf(elem)
+
+
+def _round(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, t.is_numeric, "a number", "round")
+    if b.get("digits") is not None:
+        d = _arg(ty, b, "digits")
+        _want(ty, _node(b, "digits"), d, lambda y: y == t.INT, "int", "round digits")
+        return t.FLOAT if x == t.FLOAT else x if t.is_numeric(x) else t.UNKNOWN
+    return t.INT
+
+
+def _abs(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    if _want(ty, _node(b, "x"), x, lambda y: t.is_numeric(y) or y == t.DURATION, "a number",
+             "abs"):
+        return x
+    return t.UNKNOWN
+
+
+def _conversion(target: t.Type, accepts: Callable[[t.Type], bool], what: str) -> Handler:
+    def handler(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+        x = _arg(ty, b, "x")
+        _want(ty, _node(b, "x"), x, accepts, what, t.show(target))
+        return target
+
+    return handler
+
+
+def _scalar(x: t.Type) -> bool:
+    return isinstance(t.strip_optional(x), (t.Prim, t.Named)) or isinstance(x, t.Optional)
+
+
+def _to_list(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    xs = _arg(ty, b, "xs")
+    if isinstance(xs, (t.ListOf, t.SetOf)):
+        return t.ListOf(xs.element)
+    if isinstance(xs, t.MapOf):
+        return t.ListOf(xs.key)
+    if isinstance(xs, t.Table):
+        return t.ListOf(t.Named("entity", xs.entity))
+    _want(ty, _node(b, "xs"), xs, lambda _: False, "a collection", "list")
+    return t.UNKNOWN
+
+
+def _to_set(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    xs = _arg(ty, b, "xs", exp.element if isinstance(exp, t.SetOf) else None)
+    if isinstance(xs, (t.ListOf, t.SetOf)):
+        return t.SetOf(xs.element)
+    if isinstance(xs, t.EmptyList):
+        return exp if isinstance(exp, t.SetOf) else t.EmptyList()
+    _want(ty, _node(b, "xs"), xs, lambda _: False, "a list or a set", "set")
+    return t.UNKNOWN
+
+
+def _format(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    _arg(ty, b, "x")
+    spec = _arg(ty, b, "spec")
+    _want(ty, _node(b, "spec"), spec, lambda y: y == t.STR, "str", "format spec")
+    return t.STR
+
+
+def _next(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    seq = _arg(ty, b, "seq")
+    _want(ty, _node(b, "seq"), seq, lambda y: isinstance(y, t.Sequence), "a sequence", "next")
+    _draw(ty, call, "next()")
+    return t.STR
+
+
+def _draw(ty: Typer, call: n.Call, what: str) -> None:
+    ty.changes_state = True
+    if not ty.context.may_draw:
+        where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check"}.get(
+            ty.context.where, ty.context.where)
+        code = "WS505" if ty.context.where in ("invariant", "check") else "WS403"
+        ty.report(code, call, f"{what} draws from the episode's generators, which {where} "
+                  "may not do")
+
+
+def _parse_time(target: t.Type) -> Handler:
+    def handler(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+        text = _arg(ty, b, "text")
+        _want(ty, _node(b, "text"), text, lambda y: y == t.STR, "an ISO string", t.show(target))
+        node = _node(b, "text")
+        if isinstance(node, n.StrLit):
+            import datetime as _dt
+
+            try:
+                if target == t.DATE:
+                    _dt.date.fromisoformat(node.value)
+                else:
+                    _dt.datetime.fromisoformat(node.value)
+            except ValueError:
+                ty.report("WS301", node, f"'{node.value}' is not an ISO {t.show(target)}")
+        return target
+
+    return handler
+
+
+def _duration(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "n")
+    _want(ty, _node(b, "n"), x, t.is_numeric, "a number", "duration")
+    return t.DURATION
+
+
+def _random_int(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    for name in ("lo", "hi"):
+        _want(ty, _node(b, name), _arg(ty, b, name), lambda y: y == t.INT, "int", "random_int")
+    _draw(ty, call, "random_int()")
+    return t.INT
+
+
+def _random_choice(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    xs = _arg(ty, b, "xs")
+    _draw(ty, call, "random_choice()")
+    if isinstance(xs, (t.ListOf, t.SetOf)):
+        return xs.element
+    _want(ty, _node(b, "xs"), xs, lambda _: False, "a list", "random_choice")
+    return t.UNKNOWN
+
+
+def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    _want(ty, _node(b, "n"), _arg(ty, b, "n"), lambda y: y == t.INT, "int", "random_digits")
+    _draw(ty, call, "random_digits()")
+    return t.STR
+
+
+BUILTIN_FUNCTIONS: dict[str, Builtin] = {
+    "len": Builtin(("x",), _len, "length of a string or collection"),
+    "count": Builtin(("xs",), _count, "number of elements of a collection"),
+    "sum": Builtin(("xs",), _sum, "sum of a list of numbers"),
+    "min": Builtin(("a", "b?", "key?"), _min_max("min"), "smallest element",
+                   frozenset({"key"})),
+    "max": Builtin(("a", "b?", "key?"), _min_max("max"), "largest element",
+                   frozenset({"key"})),
+    "sorted": Builtin(("xs", "key?", "reverse?"), _sorted, "sorted list", frozenset({"key"})),
+    "round": Builtin(("x", "digits?"), _round, "Python round (half to even)"),
+    "abs": Builtin(("x",), _abs, "absolute value"),
+    "str": Builtin(("x",), _conversion(t.STR, _scalar, "a scalar"), "text of a value"),
+    "int": Builtin(("x",), _conversion(
+        t.INT, lambda y: t.is_numeric(y) or y in (t.STR, t.BOOL), "a number or text"),
+        "convert to int"),
+    "float": Builtin(("x",), _conversion(
+        t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
+        "convert to float"),
+    "list": Builtin(("xs",), _to_list, "a list of the elements"),
+    "set": Builtin(("xs",), _to_set, "a set of the elements"),
+    "format": Builtin(("x", "spec"), _format, "Python format()"),
+    "next": Builtin(("seq",), _next, "the next id of a sequence"),
+    "date": Builtin(("text",), _parse_time(t.DATE), "parse an ISO date"),
+    "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime"),
+    "days": Builtin(("n",), _duration, "a duration in days"),
+    "hours": Builtin(("n",), _duration, "a duration in hours"),
+    "minutes": Builtin(("n",), _duration, "a duration in minutes"),
+    "seconds": Builtin(("n",), _duration, "a duration in seconds"),
+    "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive"),
+    "random_choice": Builtin(("xs",), _random_choice, "seeded random element"),
+    "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits"),
+}
+
+#: Builtins that draw from the episode's generators.
+DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
+
+#: Builtin values usable as bare names.
+BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
+
+BUILTIN_NAMES = frozenset(BUILTIN_FUNCTIONS) | BUILTIN_VALUES
+
+
+def _bind(ty: Typer, call: n.Call, name: str, params: tuple[str, ...],
+          lambdas: frozenset[str]) -> Bound | None:
+    """Match call arguments to parameter names; report arity problems (WS303)."""
+    names = [p.rstrip("?") for p in params]
+    required = [p for p in params if not p.endswith("?")]
+    bound: Bound = {p: None for p in names}
+    position = 0
+    ok = True
+    for arg in call.args:
+        if arg.name is None:
+            if isinstance(arg.value, n.Lambda) and "key" in lambdas and bound.get("key") is None:
+                bound["key"] = arg
+                continue
+            while position < len(names) and (names[position] in lambdas or
+                                             bound[names[position]] is not None):
+                position += 1
+            if position >= len(names):
+                ty.report("WS303", arg, f"{name}() takes at most {len(names)} argument"
+                          f"{'s' if len(names) != 1 else ''}")
+                ok = False
+                continue
+            bound[names[position]] = arg
+            position += 1
+        else:
+            if arg.name.name not in bound:
+                ty.report("WS303", arg.name, f"{name}() has no parameter '{arg.name.name}'",
+                          hints=did_you_mean(arg.name.name, names))
+                ok = False
+            elif bound[arg.name.name] is not None:
+                ty.report("WS204", arg.name, f"argument '{arg.name.name}' is given twice")
+                ok = False
+            else:
+                bound[arg.name.name] = arg
+    for p in required:
+        if bound[p] is None:
+            ty.report("WS303", call, f"{name}() is missing its argument '{p}'")
+            ok = False
+    if not ok:
+        for arg in call.args:
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+        return None
+    return bound
+
+
+def call_type(ty: Typer, call: n.Call, expected: t.Type | None) -> t.Type:
+    """Type a call: builtin, helper fn, record constructor or method."""
+    func = call.func
+    if isinstance(func, n.Attribute):
+        return _method_call(ty, call, func, expected)
+    if not isinstance(func, n.NameRef):
+        ty.expr(func)
+        ty.report("WS206", func, "only named functions and methods can be called")
+        return t.UNKNOWN
+    name = func.name
+    world = ty.world
+    if ty.scope.lookup(name) is not None or name in world.state:
+        ty.expr(func)
+        ty.report("WS206", func, f"'{name}' is a value, not a function")
+        return t.UNKNOWN
+    if name in world.fns:
+        return _fn_call(ty, call, name)
+    if name in world.records:
+        return _construct(ty, call, name)
+    if name in world.unions:
+        variants = ", ".join(world.unions[name].variants.values())
+        ty.report("WS206", func, f"a union is built from one of its variants: {variants}")
+        return t.UNKNOWN
+    builtin = BUILTIN_FUNCTIONS.get(name)
+    if builtin is None:
+        candidates = [*BUILTIN_FUNCTIONS, *world.fns, *world.records]
+        ty.report("WS206", func, f"unknown function '{name}'", hints=did_you_mean(name, candidates))
+        for arg in call.args:
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+        return t.UNKNOWN
+    from compiler.model import Resolution
+
+    ty.program.resolutions[id(func)] = Resolution("builtin", name)
+    bound = _bind(ty, call, name, builtin.params, builtin.lambdas)
+    if bound is None:
+        return t.UNKNOWN
+    for pname in list(bound):
+        given = bound[pname]
+        if given is not None and isinstance(given.value, n.Lambda) and \
+                pname not in builtin.lambdas:
+            ty.report("WS311", given.value, f"{name}() does not take a lambda")
+            bound[pname] = None
+    return builtin.handler(ty, call, bound, expected)
+
+
+def _fn_call(ty: Typer, call: n.Call, name: str) -> t.Type:
+    from compiler.model import Resolution
+
+    info = ty.world.fns[name]
+    ty.program.resolutions[id(call.func)] = Resolution("fn", name)
+    params = tuple(p.name + ("?" if p.default is not None else "") for p in info.params)
+    bound = _bind(ty, call, name, params, frozenset())
+    if bound is None:
+        return info.returns or t.UNKNOWN
+    for p in info.params:
+        arg = bound.get(p.name)
+        if arg is None:
+            continue
+        value = _arg(ty, bound, p.name, p.type)
+        ty.expect(arg.value, p.type, value, f"argument '{p.name}' of {name}()")
+    return info.returns or t.UNKNOWN
+
+
+def _construct(ty: Typer, call: n.Call, name: str) -> t.Type:
+    from compiler.model import Resolution
+
+    info = ty.world.records[name]
+    ty.program.resolutions[id(call.func)] = Resolution("record", name)
+    seen: set[str] = set()
+    for arg in call.args:
+        if arg.name is None:
+            ty.report("WS303", arg, f"{name}(...) takes named arguments: "
+                      f"{name}({next(iter(info.fields), 'field')}: ...)")
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+            continue
+        fname = arg.name.name
+        f = info.fields.get(fname)
+        if f is None:
+            ty.report("WS303", arg.name, f"{name} has no field '{fname}'",
+                      hints=did_you_mean(fname, info.fields))
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+            continue
+        if fname in seen:
+            ty.report("WS204", arg.name, f"field '{fname}' is given twice")
+        seen.add(fname)
+        if isinstance(arg.value, n.Lambda):
+            ty.report("WS311", arg.value, "a field value cannot be a lambda")
+            continue
+        value = ty.expr(arg.value, f.type)
+        ty.expect(arg.value, f.type, value, f"field '{fname}' of {name}")
+    missing = [f.name for f in info.fields.values()
+               if f.name not in seen and f.default is None and not isinstance(f.type, t.Optional)]
+    if missing:
+        ty.report("WS303", call, f"{name}(...) is missing {', '.join(repr(m) for m in missing)}")
+    return t.Named(info.kind, name)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method on a receiver type."""
+
+    params: tuple[str, ...]
+    result: Callable[[Typer, t.Type, Bound], t.Type]
+
+
+def _str_arg(name: str) -> Callable[[Typer, t.Type, Bound], t.Type]:
+    def check(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+        for pname, arg in b.items():
+            if arg is None:
+                continue
+            want = t.INT if pname == "n" else t.ListOf(t.STR) if pname == "xs" else t.STR
+            value = _arg(ty, b, pname, want)
+            ty.expect(arg.value, want, value, f"argument '{pname}' of {name}()")
+        return {"contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL,
+                "split": t.ListOf(t.STR)}.get(name, t.STR)
+
+    return check
+
+
+def _elem_arg(result: Callable[[t.Type], t.Type], key: bool = False
+              ) -> Callable[[Typer, t.Type, Bound], t.Type]:
+    def check(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+        elem: t.Type = t.UNKNOWN
+        if isinstance(recv, (t.ListOf, t.SetOf)):
+            elem = recv.element
+        elif isinstance(recv, t.MapOf):
+            elem = recv.key
+        elif isinstance(recv, t.Table):
+            elem = ty.entity_key_type(recv.entity)
+        for pname, arg in b.items():
+            if arg is not None:
+                value = _arg(ty, b, pname, elem)
+                if not (ty.assignable(elem, value) or ty._entity_key_match(elem, value)):
+                    ty.report("WS301", arg.value, f"expected {t.show(elem)}, found "
+                              f"{t.show(value)}")
+        return result(recv)
+
+    return check
+
+
+def _map_get(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+    _elem_arg(lambda r: r)(ty, recv, b)
+    if isinstance(recv, t.MapOf):
+        return t.make_optional(recv.value)
+    if isinstance(recv, t.Table):
+        return t.Optional(t.Named("entity", recv.entity))
+    return t.UNKNOWN
+
+
+STR_METHODS = {
+    name: Method(params, _str_arg(name))
+    for name, params in {
+        "lower": (), "upper": (), "strip": (), "contains": ("s",), "startswith": ("s",),
+        "endswith": ("s",), "split": ("sep",), "replace": ("old", "new"), "zfill": ("n",),
+        "join": ("xs",),
+    }.items()
+}
+LIST_METHODS = {
+    "contains": Method(("x",), _elem_arg(lambda r: t.BOOL)),
+    "index": Method(("x",), _elem_arg(lambda r: t.INT)),
+}
+SET_METHODS = {"contains": Method(("x",), _elem_arg(lambda r: t.BOOL))}
+MAP_METHODS = {
+    "get": Method(("k",), _map_get),
+    "contains": Method(("k",), _elem_arg(lambda r: t.BOOL)),
+    "keys": Method((), lambda ty, r, b: t.ListOf(r.key) if isinstance(r, t.MapOf) else t.UNKNOWN),
+    "values": Method((), lambda ty, r, b: t.ListOf(r.value) if isinstance(r, t.MapOf)
+                     else t.UNKNOWN),
+}
+TABLE_METHODS = {
+    "get": Method(("key",), _map_get),
+    "keys": Method((), lambda ty, r, b: t.ListOf(ty.entity_key_type(r.entity))
+                   if isinstance(r, t.Table) else t.UNKNOWN),
+}
+DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE)}
+
+#: Receiver kind -> method name -> method.
+METHODS: dict[str, dict[str, Method]] = {
+    "str": STR_METHODS, "list": LIST_METHODS, "set": SET_METHODS, "map": MAP_METHODS,
+    "table": TABLE_METHODS, "datetime": DATETIME_METHODS,
+}
+
+
+def receiver_kind(typ: t.Type) -> str | None:
+    if typ == t.STR:
+        return "str"
+    if typ == t.DATETIME:
+        return "datetime"
+    if isinstance(typ, t.ListOf):
+        return "list"
+    if isinstance(typ, t.SetOf):
+        return "set"
+    if isinstance(typ, t.MapOf):
+        return "map"
+    if isinstance(typ, t.Table):
+        return "table"
+    return None
+
+
+def _method_call(ty: Typer, call: n.Call, func: n.Attribute, expected: t.Type | None) -> t.Type:
+    recv = ty.expr(func.obj)
+    if isinstance(recv, t.Optional):
+        ty.report("WS305", func, f"'{func.name.name}()' is called on a value that may be none "
+                  f"({t.show(recv)})")
+        recv = recv.inner
+    if t.is_unknown(recv):
+        for arg in call.args:
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+        return t.UNKNOWN
+    kind = receiver_kind(recv)
+    methods = METHODS.get(kind or "", {})
+    method = methods.get(func.name.name)
+    if method is None:
+        offered = sorted(methods)
+        hints = did_you_mean(func.name.name, offered)
+        if not hints and offered:
+            hints = [f"{t.show(recv)} has: {', '.join(offered)}"]
+        ty.report("WS205", func.name, f"{t.show(recv)} has no method '{func.name.name}'",
+                  hints=hints)
+        for arg in call.args:
+            if not isinstance(arg.value, n.Lambda):
+                ty.expr(arg.value)
+        return t.UNKNOWN
+    bound = _bind(ty, call, func.name.name, method.params, frozenset())
+    if bound is None:
+        return t.UNKNOWN
+    return method.result(ty, recv, bound)

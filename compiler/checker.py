@@ -1,0 +1,283 @@
+"""Semantic analysis: the order in which the checker's stages run.
+
+1. Files are visited imports-first; a file whose own text or whose imports
+   failed to parse is not analysed further (its syntax errors stand alone,
+   so they never cascade into name errors).
+2. ``resolve.build_world`` collects the declarations visible from the file.
+3. ``typer.Typer`` checks every body the file declares: field, state and
+   parameter defaults, helpers, tools, invariants and tasks.
+4. The rule registry (``compiler.rules``) runs over every world.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from compiler import types as t
+from compiler.data_check import check_given
+from compiler.loader import Program
+from compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
+from compiler.resolve import VisibleDecl, build_world
+from compiler.rules import RuleContext, run_rules
+from compiler.scope import Context, Local
+from compiler.typer import Typer
+from dsl import nodes as n
+from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+
+__all__ = ["check_program"]
+
+
+def _order(program: Program) -> list[str]:
+    """Files in dependency order (imports first), deterministic."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(path: str) -> None:
+        if path in seen:
+            return
+        seen.add(path)
+        for dep in program.imports.get(path, []):
+            visit(dep)
+        order.append(path)
+
+    for path in sorted(program.files):
+        visit(path)
+    return order
+
+
+def check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
+    """Resolve and type-check every file of ``program``; report into ``sink``."""
+    model = ProgramModel()
+    model.modules = [f.module for f in program.files.values()]
+    visible: dict[str, list[VisibleDecl]] = {}
+    healthy: dict[str, bool] = {}
+    world_files: dict[str, WorldModel] = {}
+    world_decl_at: dict[str, n.Ident] = {}
+
+    for path in _order(program):
+        source = program.files[path]
+        deps = program.imports.get(path, [])
+        healthy[path] = source.parsed_ok and all(healthy.get(d, False) for d in deps)
+        own = [VisibleDecl(d, path) for d in source.module.decls]
+        seen_ids: set[int] = set()
+        vis: list[VisibleDecl] = []
+        for dep in deps:
+            for vd in visible.get(dep, []):
+                if id(vd.decl) not in seen_ids:
+                    seen_ids.add(id(vd.decl))
+                    vis.append(vd)
+        vis.extend(own)
+        visible[path] = vis
+        if not healthy[path]:
+            continue
+
+        headers = [d for d in source.module.decls if isinstance(d, n.WorldDecl)]
+        for extra in headers[1:]:
+            sink.report("WS504", extra.span, "a file declares at most one world",
+                        related=[Related(headers[0].span, "first world header")])
+        header = headers[0] if headers else None
+        if header is None:
+            for d in source.module.decls:
+                if isinstance(d, (n.StateDecl, n.ToolDecl, n.InvariantDecl, n.ConfigDecl)):
+                    what = type(d).__name__.removesuffix("Decl").lower()
+                    sink.report("WS504", d.span, f"{what} outside a world: this file has no "
+                                "`world Name` header")
+        name = header.name.name if header else ""
+        world = build_world(name, header.doc if header else None, path, vis, sink)
+        if header is not None:
+            previous = world_decl_at.get(name)
+            if previous is not None:
+                sink.report("WS203", header.name.span, f"world '{name}' is defined twice",
+                            related=[Related(previous.span, "first defined here")])
+            else:
+                world_decl_at[name] = header.name
+                model.worlds[name] = world
+                world_files[path] = world
+        _check_bodies(world, path, model, sink)
+
+        visible_worlds = {w.name: w for p, w in world_files.items()
+                          if p == path or any(vd.file == p for vd in vis)}
+        for d in source.module.decls:
+            if isinstance(d, n.TaskDecl):
+                _check_task(d, path, visible_worlds, program, model, sink)
+
+    for world in model.worlds.values():
+        run_rules(RuleContext(world=world, program=model, sink=sink))
+    return model
+
+
+def _typer(world: WorldModel, model: ProgramModel, sink: DiagnosticSink,
+           context: Context) -> Typer:
+    return Typer(world, model, sink, context)
+
+
+def _check_bodies(world: WorldModel, path: str, model: ProgramModel,
+                  sink: DiagnosticSink) -> None:
+    """Type-check every body declared in ``path``."""
+    for rec in world.records.values():
+        if rec.file != path:
+            continue
+        for f in rec.fields.values():
+            if f.default is not None:
+                ty = _typer(world, model, sink, Context("default"))
+                value = ty.expr(f.default, f.type)
+                ty.expect(f.default, f.type, value, f"default of '{f.name}'")
+    for state in world.state.values():
+        if state.default is None:
+            continue
+        ty = _typer(world, model, sink, Context("default"))
+        if state.kind != "value":
+            sink.report("WS301", state.default.span, f"a {state.kind} has no default value")
+            continue
+        value = ty.expr(state.default, state.type)
+        ty.expect(state.default, state.type, value, f"default of '{state.name}'")
+    for fn in world.fns.values():
+        if fn.file == path:
+            _check_callable(world, fn, model, sink)
+    for tool in world.tools.values():
+        if tool.file == path:
+            _check_callable(world, tool, model, sink)
+    for inv in world.invariants.values():
+        ty = _typer(world, model, sink, Context("invariant"))
+        ty.condition(inv.condition, f"invariant '{inv.name}'")
+
+
+def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
+                    sink: DiagnosticSink) -> None:
+    where: Literal["fn", "tool"] = "fn" if info.is_fn else "tool"
+    for p in info.params:
+        if p.default is not None:
+            ty = _typer(world, model, sink, Context("default"))
+            value = ty.expr(p.default, p.type)
+            ty.expect(p.default, p.type, value, f"default of '{p.name}'")
+            param_base = t.strip_optional(p.type)
+            if isinstance(param_base, t.Named) and param_base.kind == "entity":
+                sink.report("WS301", p.default.span, "an entity parameter cannot have a default",
+                            hints=["make it optional (`User?`) and default to none"])
+        if p.not_found is not None:
+            base = t.strip_optional(p.type)
+            if not (isinstance(base, t.Named) and base.kind == "entity"):
+                sink.report("WS301", p.not_found.span, "only entity parameters have a "
+                            "'not found' message")
+            ty = _typer(world, model, sink, Context("default"))
+            key = ty.entity_key_type(base.name) if isinstance(base, t.Named) else t.UNKNOWN
+            ty.scope.define(Local(p.name, key, "param", p.node.name, used=True))
+            ty.message(p.not_found, "the 'not found' message")
+    ty = _typer(world, model, sink, Context(where, returns=info.returns, tool_name=info.name))
+    for p in info.params:
+        ty.scope.define(Local(p.name, p.type, "param", p.node.name, used=True))
+    ty.scope.push()
+    ty.statements(info.node.body.body)
+    info.read_only = not ty.changes_state
+    for local in ty.scope.all_locals:
+        if not local.used and local.kind == "local" and not local.name.startswith("_"):
+            sink.report("WS408", local.node.span, f"'{local.name}' is never used",
+                        hints=["remove it, or name it with a leading '_'"])
+
+
+def _check_task(task: n.TaskDecl, path: str, worlds: dict[str, WorldModel], program: Program,
+                model: ProgramModel, sink: DiagnosticSink) -> None:
+    world = worlds.get(task.world.name)
+    if world is None:
+        sink.report("WS209", task.world.span, f"unknown world '{task.world.name}'",
+                    hints=did_you_mean(task.world.name, worlds) or
+                    ["import the world's file: import \"path/to/world.world\""])
+        return
+    if task.name.name in world.tasks:
+        previous = world.tasks[task.name.name].node
+        sink.report("WS203", task.name.span, f"task '{task.name.name}' is defined twice in "
+                    f"world {world.name}", related=[Related(previous.name.span,
+                                                            "first defined here")])
+    else:
+        world.tasks[task.name.name] = TaskInfo(task.name.name, world.name, task, path)
+    checks: dict[str, n.Node] = {}
+    for item in task.items:
+        if isinstance(item, n.Check):
+            if item.name.name in checks:
+                sink.report("WS204", item.name.span, f"check '{item.name.name}' is defined twice",
+                            related=[Related(checks[item.name.name].span, "first defined here")])
+            checks[item.name.name] = item.name
+            if item.weight is not None and item.weight <= 0:
+                sink.report("WS608", item.span, f"weight {item.weight} is not positive")
+            ty = _typer(world, model, sink, Context("check"))
+            ty.condition(item.condition, f"check '{item.name.name}'")
+        elif isinstance(item, n.Frame):
+            _check_frame(item, world, sink)
+        elif isinstance(item, n.Solution):
+            for call in item.calls:
+                _check_solution_call(call, world, model, sink)
+        elif isinstance(item, n.Given):
+            check_given(item, path, world, sink)
+    if task.instruction is None or not task.checks:
+        missing = "an instruction" if task.instruction is None else "checks"
+        sink.report("WS609", task.name.span, f"task '{task.name.name}' has no {missing}")
+
+
+def _check_frame(frame: n.Frame, world: WorldModel, sink: DiagnosticSink) -> None:
+    for target in frame.targets:
+        head = target.path[0]
+        state = world.state.get(head.name)
+        if state is None:
+            sink.report("WS607", head.span, f"unknown state '{head.name}'",
+                        hints=did_you_mean(head.name, world.state))
+            continue
+        if len(target.path) == 1:
+            continue
+        if state.kind != "table" or state.entity is None or len(target.path) > 2:
+            sink.report("WS607", target.span, "only a table's field can follow the state name "
+                        "(`orders.status`)")
+            continue
+        field = target.path[1]
+        rec = world.records.get(state.entity)
+        if rec is not None and field.name not in rec.fields:
+            sink.report("WS607", field.span, f"{rec.name} has no field '{field.name}'",
+                        hints=did_you_mean(field.name, rec.fields))
+
+
+def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: ProgramModel,
+                         sink: DiagnosticSink) -> None:
+    tool = world.tools.get(call.tool.name)
+    ty = _typer(world, model, sink, Context("solution"))
+    if tool is None:
+        sink.report("WS206", call.tool.span, f"world {world.name} has no tool "
+                    f"'{call.tool.name}'", hints=did_you_mean(call.tool.name, world.tools))
+        return
+    params = {p.name: p for p in tool.params}
+    given: set[str] = set()
+    for arg in call.args:
+        if arg.name is None:
+            sink.report("WS606", arg.span, "solution calls take named arguments, as the agent "
+                        f"sends them: {tool.name}(name: value)")
+            continue
+        p = params.get(arg.name.name)
+        if p is None:
+            sink.report("WS606", arg.name.span, f"tool {tool.name} has no parameter "
+                        f"'{arg.name.name}'", hints=did_you_mean(arg.name.name, params))
+            continue
+        if arg.name.name in given:
+            sink.report("WS204", arg.name.span, f"argument '{arg.name.name}' is given twice")
+        given.add(arg.name.name)
+        if isinstance(arg.value, n.Lambda):
+            sink.report("WS311", arg.value.span, "a solution argument cannot be a lambda")
+            continue
+        want = _agent_type(p.type, world)
+        value = ty.expr(arg.value, want)
+        if not ty.assignable(want, value):
+            sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name}: expected "
+                        f"{t.show(want)}, found {t.show(value)}")
+    for p in tool.params:
+        if p.name not in given and p.default is None and not isinstance(p.type, t.Optional):
+            sink.report("WS606", call.span, f"{tool.name}() is missing its argument '{p.name}'")
+
+
+def _agent_type(typ: t.Type, world: WorldModel) -> t.Type:
+    """What the agent sends for a parameter: entities by key."""
+    if isinstance(typ, t.Optional):
+        return t.make_optional(_agent_type(typ.inner, world))
+    if isinstance(typ, t.Named) and typ.kind == "entity":
+        rec = world.records.get(typ.name)
+        key = rec.key if rec else None
+        return key.type if key else t.UNKNOWN
+    if isinstance(typ, t.ListOf):
+        return t.ListOf(_agent_type(typ.element, world))
+    return typ

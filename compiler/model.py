@@ -1,0 +1,221 @@
+"""The typed model of a program: every world with its resolved declarations.
+
+The checker builds it; code generation, task validation, the diff tool and
+the LLM repair loop read it. Each ``*Info`` keeps its syntax node so that
+later stages can point diagnostics and ``# file.world:line`` anchors at the
+spec. Expression types and name resolutions are kept in side tables keyed by
+node identity (``id(node)``), valid as long as the model (which holds the
+modules) is alive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from compiler.types import Type
+from dsl import nodes as n
+
+__all__ = [
+    "FieldInfo", "RecordInfo", "EnumMemberInfo", "EnumInfo", "UnionInfo", "AliasInfo",
+    "StateInfo", "InvariantInfo", "ParamInfo", "ToolInfo", "TaskInfo", "ConfigInfo",
+    "WorldModel", "ProgramModel", "Resolution", "RESULT_CONVENTIONS",
+]
+
+RESULT_CONVENTIONS = ("envscaler", "bfcl", "tau2")
+
+
+@dataclass
+class FieldInfo:
+    """A field of a record or entity."""
+
+    name: str
+    type: Type
+    default: n.Expr | None
+    doc: str | None
+    is_key: bool
+    node: n.Field
+
+
+@dataclass
+class RecordInfo:
+    """A record (value type) or an entity (keyed, stored in a table)."""
+
+    name: str
+    kind: Literal["record", "entity"]
+    doc: str | None
+    fields: dict[str, FieldInfo]
+    node: n.RecordDecl | n.EntityDecl
+    file: str
+
+    @property
+    def key(self) -> FieldInfo | None:
+        keys = [f for f in self.fields.values() if f.is_key]
+        return keys[0] if len(keys) == 1 else None
+
+
+@dataclass
+class EnumMemberInfo:
+    """One enum member and the string it serialises as."""
+
+    name: str
+    value: str
+    doc: str | None
+
+
+@dataclass
+class EnumInfo:
+    """An enum."""
+
+    name: str
+    doc: str | None
+    members: dict[str, EnumMemberInfo]
+    node: n.EnumDecl
+    file: str
+
+
+@dataclass
+class UnionInfo:
+    """A tagged union of records: tag value -> variant record name."""
+
+    name: str
+    doc: str | None
+    tag_field: str
+    variants: dict[str, str]
+    node: n.UnionDecl
+    file: str
+
+
+@dataclass
+class AliasInfo:
+    """``type Name = T``."""
+
+    name: str
+    type: Type
+    doc: str | None
+    node: n.AliasDecl
+    file: str
+
+
+@dataclass
+class StateInfo:
+    """A named piece of world state."""
+
+    name: str
+    kind: Literal["table", "sequence", "value"]
+    type: Type
+    default: n.Expr | None
+    doc: str | None
+    node: n.StateItem
+    entity: str | None = None
+    format: str | None = None
+
+
+@dataclass
+class InvariantInfo:
+    """A rule over the whole state, checked after every tool call."""
+
+    name: str
+    doc: str | None
+    condition: n.Expr
+    node: n.InvariantDecl
+
+
+@dataclass
+class ParamInfo:
+    """A tool or helper parameter."""
+
+    name: str
+    type: Type
+    default: n.Expr | None
+    doc: str | None
+    not_found: n.Expr | None
+    node: n.Param
+
+
+@dataclass
+class ToolInfo:
+    """A tool (``fn`` helpers use the same shape with ``is_fn``)."""
+
+    name: str
+    params: list[ParamInfo]
+    returns: Type | None
+    doc: str | None
+    node: n.ToolDecl | n.FnDecl
+    file: str
+    is_fn: bool = False
+    read_only: bool = True
+
+
+@dataclass
+class TaskInfo:
+    """A task and the world it runs in."""
+
+    name: str
+    world: str
+    node: n.TaskDecl
+    file: str
+
+
+@dataclass
+class ConfigInfo:
+    """World settings from the ``config`` block, with defaults."""
+
+    results: str = "envscaler"
+    clock: str = "2024-01-01T00:00:00"
+    tick: int = 0
+    seed: int = 0
+
+
+@dataclass
+class Resolution:
+    """What a bare name refers to."""
+
+    kind: Literal["local", "param", "state", "enum", "enum_member", "record", "fn", "builtin",
+                  "initial", "world_type"]
+    name: str
+    owner: str | None = None
+
+
+@dataclass
+class WorldModel:
+    """One world: everything visible from its file, resolved and typed."""
+
+    name: str
+    doc: str | None
+    file: str
+    config: ConfigInfo
+    enums: dict[str, EnumInfo] = field(default_factory=dict)
+    records: dict[str, RecordInfo] = field(default_factory=dict)
+    unions: dict[str, UnionInfo] = field(default_factory=dict)
+    aliases: dict[str, AliasInfo] = field(default_factory=dict)
+    state: dict[str, StateInfo] = field(default_factory=dict)
+    invariants: dict[str, InvariantInfo] = field(default_factory=dict)
+    tools: dict[str, ToolInfo] = field(default_factory=dict)
+    fns: dict[str, ToolInfo] = field(default_factory=dict)
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+
+    @property
+    def entities(self) -> dict[str, RecordInfo]:
+        return {k: v for k, v in self.records.items() if v.kind == "entity"}
+
+    def table_of(self, entity: str) -> StateInfo | None:
+        """The one table holding ``entity`` rows, if there is exactly one."""
+        tables = [s for s in self.state.values() if s.kind == "table" and s.entity == entity]
+        return tables[0] if len(tables) == 1 else None
+
+
+@dataclass
+class ProgramModel:
+    """All worlds of a program plus the side tables of the type checker."""
+
+    worlds: dict[str, WorldModel] = field(default_factory=dict)
+    #: id(expression node) -> its type
+    expr_types: dict[int, Type] = field(default_factory=dict)
+    #: id(NameRef node) -> what it names
+    resolutions: dict[int, Resolution] = field(default_factory=dict)
+    #: the modules, kept alive so the ids above stay valid
+    modules: list[n.Module] = field(default_factory=list)
+
+    def type_of(self, expr: n.Node) -> Type | None:
+        return self.expr_types.get(id(expr))
