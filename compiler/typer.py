@@ -469,7 +469,9 @@ class Typer:
 
     def expr_Coalesce(self, e: n.Coalesce, expected: t.Type | None) -> t.Type:
         left = self.expr(e.left, expected)
-        if not isinstance(left, (t.Optional, t.Unknown, t.NoneType)) and left != t.JSON:
+        narrowed = path_of(e.left) in self.scope.narrowed
+        if not isinstance(left, (t.Optional, t.Unknown, t.NoneType)) and left != t.JSON \
+                and not narrowed:
             self.report("WS304", e, f"'??' needs an optional on the left, found {t.show(left)}")
         inner = t.strip_optional(left)
         right = self.expr(e.right, inner)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+from contextvars import ContextVar
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -59,6 +60,17 @@ class _SyntaxProblem(Exception):
         self.span = span
 
 
+#: Where the lexer puts comments during the current parse.
+_COMMENTS: ContextVar[list[Token] | None] = ContextVar("worldspec_comments", default=None)
+
+
+def _keep_comment(tok: Token) -> Token:
+    sink = _COMMENTS.get()
+    if sink is not None:
+        sink.append(tok)
+    return tok
+
+
 @cache
 def _lark(start: str) -> Lark:
     grammar = resources.files("dsl").joinpath("worldspec.lark").read_text(encoding="utf-8")
@@ -69,6 +81,7 @@ def _lark(start: str) -> Lark:
         propagate_positions=True,
         maybe_placeholders=True,
         start=start,
+        lexer_callbacks={"COMMENT": _keep_comment},
         cache=False,
     )
 
@@ -804,20 +817,11 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
 
 
 def _parse_collecting(text: str, collected: list[Token]) -> Tree[Token]:
-    lark = _lark("start")
-    lexer_conf = lark.lexer_conf
-    old = dict(lexer_conf.callbacks)
-
-    def keep(tok: Token) -> Token:
-        collected.append(tok)
-        return tok
-
-    lexer_conf.callbacks["COMMENT"] = keep
+    token = _COMMENTS.set(collected)
     try:
-        return lark.parse(text)
+        return _lark("start").parse(text)
     finally:
-        lexer_conf.callbacks.clear()
-        lexer_conf.callbacks.update(old)
+        _COMMENTS.reset(token)
 
 
 def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:

@@ -1,0 +1,104 @@
+"""Parser: every construct becomes the right node, with spans; syntax errors in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsl import nodes as n
+from dsl.diagnostics import DiagnosticSink
+from dsl.parser import parse_expression, parse_module
+
+
+def parse(text: str) -> tuple[n.Module, list[tuple[str, int, int, str]]]:
+    sink = DiagnosticSink()
+    result = parse_module(text, "t.world", sink)
+    return result.module, [(d.code, d.span.line, d.span.column, d.message)
+                           for d in sink.diagnostics]
+
+
+def test_declarations_and_spans() -> None:
+    module, errors = parse(
+        'world W "doc"\n'
+        "enum E { a, b = \"b b\" }\n"
+        "entity U { key id: str  name: str(1..80)? = none \"the name\" }\n"
+    )
+    assert errors == []
+    world, enum, entity = module.decls
+    assert isinstance(world, n.WorldDecl) and world.name.name == "W" and world.doc == "doc"
+    assert isinstance(enum, n.EnumDecl)
+    assert [(m.name.name, m.value) for m in enum.members] == [("a", None), ("b", "b b")]
+    assert isinstance(entity, n.EntityDecl)
+    key, name = entity.fields
+    assert key.is_key and not name.is_key
+    assert name.type.optional and name.type.constraints[0] == n.RangeConstraint(
+        low=1, high=80, span=name.span)
+    assert name.doc == "the name" and isinstance(name.default, n.NoneLit)
+    assert (entity.span.line, entity.span.column) == (3, 1)
+    assert (name.name.span.line, name.name.span.column) == (3, 25)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1 + 2 * 3", n.Binary(op="+", left=n.IntLit(value=1, span=n.NO_SPAN),
+                           right=n.Binary(op="*", left=n.IntLit(value=2, span=n.NO_SPAN),
+                                          right=n.IntLit(value=3, span=n.NO_SPAN),
+                                          span=n.NO_SPAN), span=n.NO_SPAN)),
+    ("-1", n.IntLit(value=-1, span=n.NO_SPAN)),
+    ("not a in b", n.Not(operand=n.Compare(op="in", left=n.NameRef(name="a", span=n.NO_SPAN),
+                                           right=n.NameRef(name="b", span=n.NO_SPAN),
+                                           span=n.NO_SPAN), span=n.NO_SPAN)),
+    ("a not in b", n.Compare(op="not in", left=n.NameRef(name="a", span=n.NO_SPAN),
+                             right=n.NameRef(name="b", span=n.NO_SPAN), span=n.NO_SPAN)),
+])
+def test_expression_precedence(text: str, expected: n.Expr) -> None:
+    assert parse_expression(text) == expected
+
+
+def test_fstring_parts_and_spans() -> None:
+    expr = parse_expression('f"total {o.total:.2f} for {{you}}"')
+    assert isinstance(expr, n.FStr)
+    text0, interp, text1 = expr.parts
+    assert text0 == "total " and text1 == " for {you}"
+    assert isinstance(interp, n.Interpolation) and interp.spec == ".2f"
+    assert isinstance(interp.expr, n.Attribute)
+    assert interp.expr.span.column == 10
+
+
+def test_keywords_are_contextual() -> None:
+    module, errors = parse("record R { type: str  order: int }\n"
+                           "fn f(r: R) -> str { return r.type }\n")
+    assert errors == []
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("entity U {\n  key id str\n}", ("WS101", 2, 10, "expected ':' after 'id', found 'str'")),
+    ("tool t(a: ) {}", ("WS101", 1, 11, "expected a type after ':', found ')'")),
+    ("tool t() { let x = }", ("WS101", 1, 20, "expected an expression after '=', found '}'")),
+    ('tool t() { fail "oops }', ("WS102", 1, 17,
+                                 "string is not closed before the end of the line")),
+    ('fn f() -> str { return "a\\q" }', ("WS103", 1, 24, "invalid escape sequence in string")),
+    ('fn f() -> str { return f"a {x" }', ("WS104", 1, 24, "'{' in f-string is never closed")),
+    ("type T = str matching /[/", ("WS103", 1, 23,
+                                   "invalid regular expression: unterminated character set "
+                                   "at position 0")),
+])
+def test_syntax_errors_in_words(text: str, error: tuple[str, int, int, str]) -> None:
+    _, errors = parse(text)
+    assert errors == [error]
+
+
+def test_one_error_per_broken_declaration_and_the_rest_parses() -> None:
+    module, errors = parse("record A { x: }\nrecord B { y: int }\nrecord C { z int }\n")
+    assert [e[:2] for e in errors] == [("WS101", 1), ("WS101", 3)]
+    assert [d.name.name for d in module.decls if isinstance(d, n.RecordDecl)] == ["B"]
+
+
+def test_deep_nesting_is_a_diagnostic() -> None:
+    _, errors = parse("fn f() -> int { return " + "(" * 500 + "1" + ")" * 500 + " }")
+    assert [e[0] for e in errors] == ["WS105"]
+
+
+def test_comments_are_collected() -> None:
+    module, errors = parse("# head\nrecord R { x: int  # trailing\n}\n")
+    assert errors == []
+    assert [(c.text, c.span.line) for c in module.comments] == [("# head", 1),
+                                                                 ("# trailing", 2)]
