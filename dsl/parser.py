@@ -12,22 +12,20 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
-    VisitError,
 )
-from lark.tree import Meta
 
 from dsl import nodes as n
 from dsl.diagnostics import DiagnosticSink
@@ -72,18 +70,38 @@ def _keep_comment(tok: Token) -> Token:
 
 
 @cache
-def _lark(start: str) -> Lark:
+def _lark(start: str) -> tuple[Lark, _ToNodes]:
+    """The LALR parser for ``start`` and the transformer it runs inline."""
     grammar = resources.files("dsl").joinpath("worldspec.lark").read_text(encoding="utf-8")
-    return Lark(
+    transformer = _ToNodes()
+    lark = Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
-        propagate_positions=True,
+        propagate_positions=False,
         maybe_placeholders=True,
         start=start,
+        transformer=transformer,
         lexer_callbacks={"COMMENT": _keep_comment},
         cache=False,
     )
+    # Nodes are built while parsing (no intermediate tree); each reduce callback
+    # is wrapped so the transformer sees the raw children it takes spans from.
+    table_parser = lark.parser.parser.parser
+    table_parser.callbacks = {rule: _SpanCallback(callback, transformer)
+                              for rule, callback in table_parser.callbacks.items()}
+    return lark, transformer
+
+
+def _run(start: str, text: str, pos: _Positions) -> Any:
+    """Parse ``text`` from ``start`` into nodes (re-entrant, for f-strings)."""
+    lark, transformer = _lark(start)
+    saved = (transformer.pos, transformer.prefixes, transformer.current)
+    transformer.reset(pos)
+    try:
+        return lark.parse(text)
+    finally:
+        transformer.pos, transformer.prefixes, transformer.current = saved
 
 
 # ------------------------------------------------------------------ strings
@@ -139,18 +157,74 @@ class _Positions:
         self.line_delta = line_delta
         self.pos_delta = pos_delta
 
-    def meta(self, meta: Meta) -> n.Span:
-        if getattr(meta, "empty", True):
-            return n.Span(self.path, 1 + self.line_delta, 1, 1 + self.line_delta, 1,
-                          self.pos_delta, self.pos_delta)
-        return n.Span(self.path, meta.line + self.line_delta, meta.column,
-                      meta.end_line + self.line_delta, meta.end_column,
-                      meta.start_pos + self.pos_delta, meta.end_pos + self.pos_delta)
+    def empty(self) -> n.Span:
+        return n.Span(self.path, 1 + self.line_delta, 1, 1 + self.line_delta, 1,
+                      self.pos_delta, self.pos_delta)
+
+    def between(self, first: Token | n.Node, last: Token | n.Node) -> n.Span:
+        """From the start of ``first`` to the end of ``last`` (tokens or nodes)."""
+        a = first.span if isinstance(first, n.Node) else self.token(first)
+        b = last.span if isinstance(last, n.Node) else self.token(last)
+        return n.Span(self.path, a.line, a.column, b.end_line, b.end_column, a.start, b.end)
 
     def token(self, tok: Token) -> n.Span:
         return n.Span(self.path, (tok.line or 1) + self.line_delta, tok.column or 1,
                       (tok.end_line or 1) + self.line_delta, tok.end_column or 1,
                       (tok.start_pos or 0) + self.pos_delta, (tok.end_pos or 0) + self.pos_delta)
+
+
+def _first_token(children: Iterable[Any]) -> Token | n.Node | None:
+    """The first child that has a position: a token or a node (lists and trees searched)."""
+    for child in children:
+        if child is None:
+            continue
+        if isinstance(child, (Token, n.Node)):
+            return child
+        if isinstance(child, Tree):
+            found = _first_token(child.children)
+        elif isinstance(child, list):
+            found = _first_token(child)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _last_token(children: Sequence[Any]) -> Token | n.Node | None:
+    for child in reversed(children):
+        if child is None:
+            continue
+        if isinstance(child, (Token, n.Node)):
+            return child
+        if isinstance(child, Tree):
+            found = _last_token(child.children)
+        elif isinstance(child, list):
+            found = _last_token(child)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+class _SpanCallback:
+    """Wraps lark's reduce callback: records the raw children, then builds the node.
+
+    Lark computes positions only for its own trees; the transformer runs
+    inline (no tree is built), so spans are taken here from the raw children,
+    anonymous keywords and brackets included.
+    """
+
+    __slots__ = ("callback", "owner")
+
+    def __init__(self, callback: Callable[[list[Any]], Any], owner: _ToNodes) -> None:
+        self.callback = callback
+        self.owner = owner
+
+    def __call__(self, children: list[Any]) -> Any:
+        self.owner.current = children
+        return self.callback(children)
 
 
 def _ident(pos: _Positions, tok: Token) -> n.Ident:
@@ -161,16 +235,28 @@ def _doc(item: Any) -> str | None:
     return item if isinstance(item, str) or item is None else None
 
 
-@v_args(meta=True)
 class _ToNodes(Transformer[Token, Any]):
     """One method per grammar rule; each returns a node (or a plain value)."""
 
-    def __init__(self, pos: _Positions) -> None:
+    def __init__(self) -> None:
         super().__init__(visit_tokens=False)
-        self.pos = pos
+        self.pos = _Positions("<input>", 0, 0)
+        self.prefixes: dict[int, _Prefix] = {}
+        #: the raw children (all tokens included) of the rule being reduced
+        self.current: Sequence[Any] = ()
 
-    def _span(self, meta: Meta) -> n.Span:
-        return self.pos.meta(meta)
+    def reset(self, pos: _Positions) -> None:
+        self.pos = pos
+        self.prefixes = {}
+        self.current = ()
+
+    def _span(self) -> n.Span:
+        """The span of the rule being reduced: from its first to its last token."""
+        first = _first_token(self.current)
+        last = _last_token(self.current)
+        if first is None or last is None:
+            return self.pos.empty()
+        return self.pos.between(first, last)
 
     def _string(self, tok: Token) -> str:
         text = str(tok)
@@ -184,78 +270,82 @@ class _ToNodes(Transformer[Token, Any]):
         return value.replace("\\{", "{").replace("\\}", "}")
 
     # modules -------------------------------------------------------------
-    def start(self, meta: Meta, items: list[Any]) -> list[Any]:
-        return items
+    def start(self, c: list[Any]) -> list[Any]:
+        return c
 
-    def import_decl(self, meta: Meta, c: list[Any]) -> n.Import:
-        return n.Import(path=self._string(c[0]), span=self._span(meta))
+    def import_decl(self, c: list[Any]) -> n.Import:
+        return n.Import(path=self._string(c[0]), span=self._span())
 
-    def world_decl(self, meta: Meta, c: list[Any]) -> n.WorldDecl:
-        return n.WorldDecl(name=_ident(self.pos, c[0]), doc=c[1], span=self._span(meta))
+    def world_decl(self, c: list[Any]) -> n.WorldDecl:
+        return n.WorldDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]), span=self._span())
 
-    def config_decl(self, meta: Meta, c: list[Any]) -> n.ConfigDecl:
-        return n.ConfigDecl(items=tuple(c), span=self._span(meta))
+    def config_decl(self, c: list[Any]) -> n.ConfigDecl:
+        return n.ConfigDecl(items=tuple(c), span=self._span())
 
-    def config_item(self, meta: Meta, c: list[Any]) -> n.ConfigItem:
-        return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span(meta))
+    def config_item(self, c: list[Any]) -> n.ConfigItem:
+        return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
-    def doc(self, meta: Meta, c: list[Any]) -> str:
-        return self._string(c[0])
+    def doc(self, c: list[Any]) -> Token:
+        return c[0]  # type: ignore[no-any-return]
+
+    def _doc(self, tok: Token | None) -> str | None:
+        return self._string(tok) if tok is not None else None
 
     # types ---------------------------------------------------------------
-    def enum_decl(self, meta: Meta, c: list[Any]) -> n.EnumDecl:
+    def enum_decl(self, c: list[Any]) -> n.EnumDecl:
         members = tuple(m for m in c[2:] if m is not None)
-        return n.EnumDecl(name=_ident(self.pos, c[0]), doc=c[1], members=members,
-                          span=self._span(meta))
+        return n.EnumDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]), members=members,
+                          span=self._span())
 
-    def enum_member(self, meta: Meta, c: list[Any]) -> n.EnumMember:
+    def enum_member(self, c: list[Any]) -> n.EnumMember:
         value = self._string(c[1]) if c[1] is not None else None
-        return n.EnumMember(name=_ident(self.pos, c[0]), value=value, doc=c[2],
-                            span=self._span(meta))
+        return n.EnumMember(name=_ident(self.pos, c[0]), value=value, doc=self._doc(c[2]),
+                            span=self._span())
 
-    def record_decl(self, meta: Meta, c: list[Any]) -> n.RecordDecl:
-        return n.RecordDecl(name=_ident(self.pos, c[0]), doc=c[1], fields=tuple(c[2:]),
-                            span=self._span(meta))
+    def record_decl(self, c: list[Any]) -> n.RecordDecl:
+        return n.RecordDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]), fields=tuple(c[2:]),
+                            span=self._span())
 
-    def entity_decl(self, meta: Meta, c: list[Any]) -> n.EntityDecl:
-        return n.EntityDecl(name=_ident(self.pos, c[0]), doc=c[1], fields=tuple(c[2:]),
-                            span=self._span(meta))
+    def entity_decl(self, c: list[Any]) -> n.EntityDecl:
+        return n.EntityDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]), fields=tuple(c[2:]),
+                            span=self._span())
 
-    def field(self, meta: Meta, c: list[Any]) -> n.Field:
+    def field(self, c: list[Any]) -> n.Field:
         is_key, name, typ, default, doc = c
-        return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=doc,
-                       is_key=is_key is not None, span=self._span(meta))
+        return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
+                       is_key=is_key is not None, span=self._span())
 
-    def union_decl(self, meta: Meta, c: list[Any]) -> n.UnionDecl:
+    def union_decl(self, c: list[Any]) -> n.UnionDecl:
         variants = tuple(v for v in c[3:] if v is not None)
-        return n.UnionDecl(name=_ident(self.pos, c[0]), doc=c[1],
+        return n.UnionDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]),
                            tag_field=_ident(self.pos, c[2]), variants=variants,
-                           span=self._span(meta))
+                           span=self._span())
 
-    def variant(self, meta: Meta, c: list[Any]) -> n.Variant:
+    def variant(self, c: list[Any]) -> n.Variant:
         tag = c[0]
         tag_text = self._string(tag) if tag.type == "STRING" else str(tag)
-        return n.Variant(tag=tag_text, record=_ident(self.pos, c[1]), span=self._span(meta))
+        return n.Variant(tag=tag_text, record=_ident(self.pos, c[1]), span=self._span())
 
-    def alias_decl(self, meta: Meta, c: list[Any]) -> n.AliasDecl:
-        return n.AliasDecl(name=_ident(self.pos, c[0]), type=c[1], doc=c[2], span=self._span(meta))
+    def alias_decl(self, c: list[Any]) -> n.AliasDecl:
+        return n.AliasDecl(name=_ident(self.pos, c[0]), type=c[1], doc=self._doc(c[2]),
+                           span=self._span())
 
-    def type(self, meta: Meta, c: list[Any]) -> n.TypeExpr:
+    def type(self, c: list[Any]) -> n.TypeExpr:
         ref: n.TypeExpr = c[0]
         if c[1] is None:
             return ref
         return n.TypeExpr(name=ref.name, args=ref.args, constraints=ref.constraints,
-                          optional=True, span=self._span(meta))
+                          optional=True, span=self._span())
 
-    def type_ref(self, meta: Meta, c: list[Any]) -> n.TypeExpr:
+    def type_ref(self, c: list[Any]) -> n.TypeExpr:
         args = tuple(c[1]) if c[1] is not None else ()
         return n.TypeExpr(name=_ident(self.pos, c[0]), args=args, constraints=tuple(c[2:]),
-                          span=self._span(meta))
+                          span=self._span())
 
-    def type_args(self, meta: Meta, c: list[Any]) -> list[Any]:
+    def type_args(self, c: list[Any]) -> list[Any]:
         return c
 
-    def range_constraint(self, meta: Meta, c: list[Any]) -> n.RangeConstraint:
+    def range_constraint(self, c: list[Any]) -> n.RangeConstraint:
         low, high = None, None
         seen_range = False
         for item in c:
@@ -266,324 +356,392 @@ class _ToNodes(Transformer[Token, Any]):
                     high = item
                 else:
                     low = item
-        return n.RangeConstraint(low=low, high=high, span=self._span(meta))
+        return n.RangeConstraint(low=low, high=high, span=self._span())
 
-    def bound(self, meta: Meta, c: list[Any]) -> int | float:
+    def bound(self, c: list[Any]) -> int | float:
         sign = -1 if c[0] is not None else 1
         tok = c[1]
         text = str(tok).replace("_", "")
         return sign * (int(text) if tok.type == "INT" else float(text))
 
-    def regex_constraint(self, meta: Meta, c: list[Any]) -> n.RegexConstraint:
+    def regex_constraint(self, c: list[Any]) -> n.RegexConstraint:
         pattern = str(c[0])[1:-1].replace("\\/", "/")
         try:
             re.compile(pattern)
         except re.error as exc:
             raise _SyntaxProblem("WS103", f"invalid regular expression: {exc}",
                                  self.pos.token(c[0])) from None
-        return n.RegexConstraint(pattern=pattern, span=self._span(meta))
+        return n.RegexConstraint(pattern=pattern, span=self._span())
 
     # state ---------------------------------------------------------------
-    def state_decl(self, meta: Meta, c: list[Any]) -> n.StateDecl:
-        return n.StateDecl(items=tuple(c), span=self._span(meta))
+    def state_decl(self, c: list[Any]) -> n.StateDecl:
+        return n.StateDecl(items=tuple(c), span=self._span())
 
-    def state_item(self, meta: Meta, c: list[Any]) -> n.StateItem:
-        return n.StateItem(name=_ident(self.pos, c[0]), kind=c[1], default=c[2], doc=c[3],
-                           span=self._span(meta))
+    def state_item(self, c: list[Any]) -> n.StateItem:
+        return n.StateItem(name=_ident(self.pos, c[0]), kind=c[1], default=c[2],
+                           doc=self._doc(c[3]),
+                           span=self._span())
 
-    def table_kind(self, meta: Meta, c: list[Any]) -> n.TableKind:
-        return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span(meta))
+    def table_kind(self, c: list[Any]) -> n.TableKind:
+        return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span())
 
-    def sequence_kind(self, meta: Meta, c: list[Any]) -> n.SequenceKind:
-        return n.SequenceKind(format=self._string(c[0]), span=self._span(meta))
+    def sequence_kind(self, c: list[Any]) -> n.SequenceKind:
+        return n.SequenceKind(format=self._string(c[0]), span=self._span())
 
-    def invariant_decl(self, meta: Meta, c: list[Any]) -> n.InvariantDecl:
-        return n.InvariantDecl(name=_ident(self.pos, c[0]), doc=c[1], condition=c[2],
-                               span=self._span(meta))
+    def invariant_decl(self, c: list[Any]) -> n.InvariantDecl:
+        return n.InvariantDecl(name=_ident(self.pos, c[0]), doc=self._doc(c[1]), condition=c[2],
+                               span=self._span())
 
     # tools ---------------------------------------------------------------
-    def tool_decl(self, meta: Meta, c: list[Any]) -> n.ToolDecl:
+    def tool_decl(self, c: list[Any]) -> n.ToolDecl:
         name, *rest = c
         body = rest[-1]
-        doc = rest[-2]
+        doc = self._doc(rest[-2])
         returns = rest[-3]
         params = tuple(p for p in rest[:-3] if p is not None)
         return n.ToolDecl(name=_ident(self.pos, name), params=params, returns=returns, doc=doc,
-                          body=body, span=self._span(meta))
+                          body=body, span=self._span())
 
-    def fn_decl(self, meta: Meta, c: list[Any]) -> n.FnDecl:
+    def fn_decl(self, c: list[Any]) -> n.FnDecl:
         name, *rest = c
         params = tuple(p for p in rest[:-3] if p is not None)
         return n.FnDecl(name=_ident(self.pos, name), params=params, returns=rest[-3],
-                        doc=rest[-2], body=rest[-1], span=self._span(meta))
+                        doc=self._doc(rest[-2]), body=rest[-1], span=self._span())
 
-    def returns(self, meta: Meta, c: list[Any]) -> n.TypeExpr:
+    def returns(self, c: list[Any]) -> n.TypeExpr:
         return c[0]  # type: ignore[no-any-return]
 
-    def param(self, meta: Meta, c: list[Any]) -> n.Param:
+    def param(self, c: list[Any]) -> n.Param:
         name, typ, default, doc, not_found = c
-        return n.Param(name=_ident(self.pos, name), type=typ, default=default, doc=doc,
-                       not_found=not_found, span=self._span(meta))
+        return n.Param(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
+                       not_found=not_found, span=self._span())
 
-    def not_found(self, meta: Meta, c: list[Any]) -> Any:
+    def not_found(self, c: list[Any]) -> Any:
         return c[0]
 
     # statements ----------------------------------------------------------
-    def block(self, meta: Meta, c: list[Any]) -> n.Block:
-        return n.Block(body=tuple(c), span=self._span(meta))
+    def block(self, c: list[Any]) -> n.Block:
+        return n.Block(body=tuple(c), span=self._span())
 
-    def let_stmt(self, meta: Meta, c: list[Any]) -> n.Let:
-        return n.Let(name=_ident(self.pos, c[0]), type=c[1], value=c[2], span=self._span(meta))
+    def let_stmt(self, c: list[Any]) -> n.Let:
+        return n.Let(name=_ident(self.pos, c[0]), type=c[1], value=c[2], span=self._span())
 
-    def assign_stmt(self, meta: Meta, c: list[Any]) -> n.Assign:
-        return n.Assign(target=c[0], value=c[1], span=self._span(meta))
+    def assign_stmt(self, c: list[Any]) -> n.Assign:
+        return n.Assign(target=c[0], value=c[1], span=self._span())
 
-    def aug_assign_stmt(self, meta: Meta, c: list[Any]) -> n.AugAssign:
-        return n.AugAssign(target=c[0], op=str(c[1])[0], value=c[2], span=self._span(meta))
+    def aug_assign_stmt(self, c: list[Any]) -> n.AugAssign:
+        return n.AugAssign(target=c[0], op=str(c[1])[0], value=c[2], span=self._span())
 
-    def if_stmt(self, meta: Meta, c: list[Any]) -> n.If:
-        return n.If(condition=c[0], then=c[1], orelse=c[2], span=self._span(meta))
+    def if_stmt(self, c: list[Any]) -> n.If:
+        return n.If(condition=c[0], then=c[1], orelse=c[2], span=self._span())
 
-    def else_clause(self, meta: Meta, c: list[Any]) -> Any:
+    def else_clause(self, c: list[Any]) -> Any:
         return c[0]
 
-    def for_stmt(self, meta: Meta, c: list[Any]) -> n.For:
-        return n.For(var=_ident(self.pos, c[0]), iterable=c[1], body=c[2], span=self._span(meta))
+    def for_stmt(self, c: list[Any]) -> n.For:
+        return n.For(var=_ident(self.pos, c[0]), iterable=c[1], body=c[2], span=self._span())
 
-    def match_stmt(self, meta: Meta, c: list[Any]) -> n.Match:
+    def match_stmt(self, c: list[Any]) -> n.Match:
         subject, *rest = c
         orelse = rest[-1]
         cases = tuple(rest[:-1])
-        return n.Match(subject=subject, cases=cases, orelse=orelse, span=self._span(meta))
+        return n.Match(subject=subject, cases=cases, orelse=orelse, span=self._span())
 
-    def match_case(self, meta: Meta, c: list[Any]) -> n.MatchCase:
+    def match_case(self, c: list[Any]) -> n.MatchCase:
         binding = _ident(self.pos, c[1]) if c[1] is not None else None
         return n.MatchCase(tag=_ident(self.pos, c[0]), binding=binding, body=c[2],
-                           span=self._span(meta))
+                           span=self._span())
 
-    def match_else(self, meta: Meta, c: list[Any]) -> n.Block:
+    def match_else(self, c: list[Any]) -> n.Block:
         return c[0]  # type: ignore[no-any-return]
 
-    def require_stmt(self, meta: Meta, c: list[Any]) -> n.Require:
-        return n.Require(condition=c[0], message=c[1], span=self._span(meta))
+    def require_stmt(self, c: list[Any]) -> n.Require:
+        return n.Require(condition=c[0], message=c[1], span=self._span())
 
-    def fail_stmt(self, meta: Meta, c: list[Any]) -> n.Fail:
-        return n.Fail(message=c[0], span=self._span(meta))
+    def fail_stmt(self, c: list[Any]) -> n.Fail:
+        return n.Fail(message=c[0], span=self._span())
 
-    def return_stmt(self, meta: Meta, c: list[Any]) -> n.Return:
-        return n.Return(value=c[0], span=self._span(meta))
+    def return_stmt(self, c: list[Any]) -> n.Return:
+        return n.Return(value=c[0], span=self._span())
 
-    def insert_stmt(self, meta: Meta, c: list[Any]) -> n.Insert:
-        return n.Insert(value=c[0], table=c[1], span=self._span(meta))
+    def insert_stmt(self, c: list[Any]) -> n.Insert:
+        return n.Insert(value=c[0], table=c[1], span=self._span())
 
-    def delete_stmt(self, meta: Meta, c: list[Any]) -> n.Delete:
-        return n.Delete(value=c[0], table=c[1], span=self._span(meta))
+    def delete_stmt(self, c: list[Any]) -> n.Delete:
+        return n.Delete(value=c[0], table=c[1], span=self._span())
 
-    def append_stmt(self, meta: Meta, c: list[Any]) -> n.Append:
-        return n.Append(value=c[0], target=c[1], span=self._span(meta))
+    def append_stmt(self, c: list[Any]) -> n.Append:
+        return n.Append(value=c[0], target=c[1], span=self._span())
 
-    def remove_stmt(self, meta: Meta, c: list[Any]) -> n.Remove:
-        return n.Remove(value=c[0], target=c[1], span=self._span(meta))
+    def remove_stmt(self, c: list[Any]) -> n.Remove:
+        return n.Remove(value=c[0], target=c[1], span=self._span())
 
     # expressions ---------------------------------------------------------
-    def if_expr(self, meta: Meta, c: list[Any]) -> n.Conditional:
-        return n.Conditional(condition=c[0], then=c[1], orelse=c[2], span=self._span(meta))
+    def if_expr(self, c: list[Any]) -> n.Conditional:
+        return n.Conditional(condition=c[0], then=c[1], orelse=c[2], span=self._span())
 
-    def quantifier(self, meta: Meta, c: list[Any]) -> n.Quantifier:
+    def quantifier(self, c: list[Any]) -> n.Quantifier:
         return n.Quantifier(kind=str(c[0]), var=_ident(self.pos, c[1]), iterable=c[2], body=c[3],
-                            span=self._span(meta))
+                            span=self._span())
 
-    def or_op(self, meta: Meta, c: list[Any]) -> n.BoolOp:
-        return n.BoolOp(op="or", left=c[0], right=c[1], span=self._span(meta))
+    def prefix_op(self, c: list[Any]) -> Token:
+        return c[0]  # type: ignore[no-any-return]
 
-    def and_op(self, meta: Meta, c: list[Any]) -> n.BoolOp:
-        return n.BoolOp(op="and", left=c[0], right=c[1], span=self._span(meta))
+    def binop(self, c: list[Any]) -> str:
+        return " ".join(str(tok) for tok in c)
 
-    def not_op(self, meta: Meta, c: list[Any]) -> n.Not:
-        return n.Not(operand=c[0], span=self._span(meta))
+    def prefixed(self, c: list[Any]) -> n.Expr:
+        op_span = self.pos.token(c[0])
+        node = _make_prefix(str(c[0]), c[1], op_span)
+        self.prefixes[id(node)] = (str(c[0]), c[1], op_span)
+        return node
 
-    def compare(self, meta: Meta, c: list[Any]) -> n.Compare:
-        return n.Compare(op=c[1], left=c[0], right=c[2], span=self._span(meta))
+    def op_chain(self, c: list[Any]) -> n.Expr:
+        return _Climber(c[1:], self.prefixes).expression(0, c[0])
 
-    def comp_op(self, meta: Meta, c: list[Any]) -> str:
-        return " ".join(str(t) for t in c)
+    def attribute(self, c: list[Any]) -> n.Attribute:
+        return n.Attribute(obj=c[0], name=_ident(self.pos, c[1]), span=self._span())
 
-    def coalesce_op(self, meta: Meta, c: list[Any]) -> n.Coalesce:
-        return n.Coalesce(left=c[0], right=c[1], span=self._span(meta))
+    def index(self, c: list[Any]) -> n.Index:
+        return n.Index(obj=c[0], index=c[1], span=self._span())
 
-    def binary(self, meta: Meta, c: list[Any]) -> n.Binary:
-        return n.Binary(op=str(c[1]), left=c[0], right=c[2], span=self._span(meta))
-
-    def negate(self, meta: Meta, c: list[Any]) -> n.Expr:
-        operand = c[1]
-        span = self._span(meta)
-        # A negative literal is a literal, so `-1` prints back as `-1`.
-        if isinstance(operand, n.IntLit):
-            return n.IntLit(value=-operand.value, span=span)
-        if isinstance(operand, n.FloatLit):
-            return n.FloatLit(value=-operand.value, text="-" + operand.text, span=span)
-        return n.Unary(op="-", operand=operand, span=span)
-
-    def attribute(self, meta: Meta, c: list[Any]) -> n.Attribute:
-        return n.Attribute(obj=c[0], name=_ident(self.pos, c[1]), span=self._span(meta))
-
-    def index(self, meta: Meta, c: list[Any]) -> n.Index:
-        return n.Index(obj=c[0], index=c[1], span=self._span(meta))
-
-    def call(self, meta: Meta, c: list[Any]) -> n.Call:
+    def call(self, c: list[Any]) -> n.Call:
         func, *args = c
         return n.Call(func=func, args=tuple(self._arg(a) for a in args if a is not None),
-                      span=self._span(meta))
+                      span=self._span())
 
     def _arg(self, value: Any) -> n.Arg:
         if isinstance(value, n.Arg):
             return value
         return n.Arg(name=None, value=value, span=value.span)
 
-    def named_arg(self, meta: Meta, c: list[Any]) -> n.Arg:
-        return n.Arg(name=_ident(self.pos, c[0]), value=c[1], span=self._span(meta))
+    def named_arg(self, c: list[Any]) -> n.Arg:
+        return n.Arg(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
-    def lambda_arg(self, meta: Meta, c: list[Any]) -> n.Arg:
-        lam = n.Lambda(param=_ident(self.pos, c[0]), body=c[1], span=self._span(meta))
+    def lambda_arg(self, c: list[Any]) -> n.Arg:
+        lam = n.Lambda(param=_ident(self.pos, c[0]), body=c[1], span=self._span())
         return n.Arg(name=None, value=lam, span=lam.span)
 
-    def named_lambda_arg(self, meta: Meta, c: list[Any]) -> n.Arg:
+    def named_lambda_arg(self, c: list[Any]) -> n.Arg:
         param = _ident(self.pos, c[1])
         lam = n.Lambda(param=param, body=c[2], span=param.span.cover(c[2].span))
-        return n.Arg(name=_ident(self.pos, c[0]), value=lam, span=self._span(meta))
+        return n.Arg(name=_ident(self.pos, c[0]), value=lam, span=self._span())
 
-    def int_lit(self, meta: Meta, c: list[Any]) -> n.IntLit:
-        return n.IntLit(value=int(str(c[0]).replace("_", "")), span=self._span(meta))
+    def int_lit(self, c: list[Any]) -> n.IntLit:
+        return n.IntLit(value=int(str(c[0]).replace("_", "")), span=self._span())
 
-    def float_lit(self, meta: Meta, c: list[Any]) -> n.FloatLit:
+    def float_lit(self, c: list[Any]) -> n.FloatLit:
         text = str(c[0])
-        return n.FloatLit(value=float(text.replace("_", "")), text=text, span=self._span(meta))
+        return n.FloatLit(value=float(text.replace("_", "")), text=text, span=self._span())
 
-    def str_lit(self, meta: Meta, c: list[Any]) -> n.StrLit:
-        return n.StrLit(value=self._string(c[0]), span=self._span(meta))
+    def str_lit(self, c: list[Any]) -> n.StrLit:
+        return n.StrLit(value=self._string(c[0]), span=self._span())
 
-    def fstr_lit(self, meta: Meta, c: list[Any]) -> n.FStr:
+    def fstr_lit(self, c: list[Any]) -> n.FStr:
         return _parse_fstring(c[0], self.pos)
 
-    def true_lit(self, meta: Meta, c: list[Any]) -> n.BoolLit:
-        return n.BoolLit(value=True, span=self._span(meta))
+    def true_lit(self, c: list[Any]) -> n.BoolLit:
+        return n.BoolLit(value=True, span=self._span())
 
-    def false_lit(self, meta: Meta, c: list[Any]) -> n.BoolLit:
-        return n.BoolLit(value=False, span=self._span(meta))
+    def false_lit(self, c: list[Any]) -> n.BoolLit:
+        return n.BoolLit(value=False, span=self._span())
 
-    def none_lit(self, meta: Meta, c: list[Any]) -> n.NoneLit:
-        return n.NoneLit(span=self._span(meta))
+    def none_lit(self, c: list[Any]) -> n.NoneLit:
+        return n.NoneLit(span=self._span())
 
-    def name(self, meta: Meta, c: list[Any]) -> n.NameRef:
-        return n.NameRef(name=str(c[0]), span=self._span(meta))
+    def name(self, c: list[Any]) -> n.NameRef:
+        return n.NameRef(name=str(c[0]), span=self._span())
 
-    def paren(self, meta: Meta, c: list[Any]) -> Any:
+    def paren(self, c: list[Any]) -> Any:
+        self.prefixes.pop(id(c[0]), None)  # `(not a) == b` stays as written
         return c[0]
 
-    def list_lit(self, meta: Meta, c: list[Any]) -> n.ListLit:
-        return n.ListLit(items=tuple(x for x in c if x is not None), span=self._span(meta))
+    def list_lit(self, c: list[Any]) -> n.ListLit:
+        return n.ListLit(items=tuple(x for x in c if x is not None), span=self._span())
 
-    def comprehension(self, meta: Meta, c: list[Any]) -> n.Comprehension:
+    def comprehension(self, c: list[Any]) -> n.Comprehension:
         return n.Comprehension(element=c[0], var=_ident(self.pos, c[1]), iterable=c[2],
-                               condition=c[3], span=self._span(meta))
+                               condition=c[3], span=self._span())
 
-    def map_lit(self, meta: Meta, c: list[Any]) -> n.MapLit:
-        return n.MapLit(entries=tuple(x for x in c if x is not None), span=self._span(meta))
+    def map_lit(self, c: list[Any]) -> n.MapLit:
+        return n.MapLit(entries=tuple(x for x in c if x is not None), span=self._span())
 
-    def map_entry(self, meta: Meta, c: list[Any]) -> n.MapEntry:
-        return n.MapEntry(key=c[0], value=c[1], span=self._span(meta))
+    def map_entry(self, c: list[Any]) -> n.MapEntry:
+        return n.MapEntry(key=c[0], value=c[1], span=self._span())
 
     # tasks ---------------------------------------------------------------
-    def task_decl(self, meta: Meta, c: list[Any]) -> n.TaskDecl:
-        return n.TaskDecl(name=_ident(self.pos, c[0]), world=_ident(self.pos, c[1]), doc=c[2],
-                          items=tuple(c[3:]), span=self._span(meta))
+    def task_decl(self, c: list[Any]) -> n.TaskDecl:
+        return n.TaskDecl(name=_ident(self.pos, c[0]), world=_ident(self.pos, c[1]),
+                          doc=self._doc(c[2]),
+                          items=tuple(c[3:]), span=self._span())
 
-    def given(self, meta: Meta, c: list[Any]) -> n.Given:
+    def given(self, c: list[Any]) -> n.Given:
         src = c[0]
         source = self._string(src) if isinstance(src, Token) else src
-        return n.Given(source=source, span=self._span(meta))
+        return n.Given(source=source, span=self._span())
 
-    def instruction(self, meta: Meta, c: list[Any]) -> n.Instruction:
-        return n.Instruction(text=self._string(c[0]), span=self._span(meta))
+    def instruction(self, c: list[Any]) -> n.Instruction:
+        return n.Instruction(text=self._string(c[0]), span=self._span())
 
-    def persona(self, meta: Meta, c: list[Any]) -> n.Persona:
-        return n.Persona(text=self._string(c[0]), span=self._span(meta))
+    def persona(self, c: list[Any]) -> n.Persona:
+        return n.Persona(text=self._string(c[0]), span=self._span())
 
-    def known(self, meta: Meta, c: list[Any]) -> n.Known:
-        return n.Known(text=self._string(c[0]), span=self._span(meta))
+    def known(self, c: list[Any]) -> n.Known:
+        return n.Known(text=self._string(c[0]), span=self._span())
 
-    def unknown(self, meta: Meta, c: list[Any]) -> n.Unknown:
-        return n.Unknown(text=self._string(c[0]), span=self._span(meta))
+    def unknown(self, c: list[Any]) -> n.Unknown:
+        return n.Unknown(text=self._string(c[0]), span=self._span())
 
-    def check(self, meta: Meta, c: list[Any]) -> n.Check:
-        return n.Check(name=_ident(self.pos, c[0]), weight=c[1], doc=c[2], condition=c[3],
-                       span=self._span(meta))
+    def check(self, c: list[Any]) -> n.Check:
+        return n.Check(name=_ident(self.pos, c[0]), weight=c[1], doc=self._doc(c[2]),
+                       condition=c[3],
+                       span=self._span())
 
-    def weight(self, meta: Meta, c: list[Any]) -> int | float:
+    def weight(self, c: list[Any]) -> int | float:
         tok = c[0]
         text = str(tok).replace("_", "")
         return int(text) if tok.type == "INT" else float(text)
 
-    def frame(self, meta: Meta, c: list[Any]) -> n.Frame:
+    def frame(self, c: list[Any]) -> n.Frame:
         targets = tuple(t for t in c if isinstance(t, n.FrameTarget))
-        return n.Frame(targets=targets, span=self._span(meta))
+        return n.Frame(targets=targets, span=self._span())
 
-    def frame_target(self, meta: Meta, c: list[Any]) -> n.FrameTarget:
-        return n.FrameTarget(path=tuple(_ident(self.pos, t) for t in c), span=self._span(meta))
+    def frame_target(self, c: list[Any]) -> n.FrameTarget:
+        return n.FrameTarget(path=tuple(_ident(self.pos, t) for t in c), span=self._span())
 
-    def solution(self, meta: Meta, c: list[Any]) -> n.Solution:
-        return n.Solution(calls=tuple(c), span=self._span(meta))
+    def solution(self, c: list[Any]) -> n.Solution:
+        return n.Solution(calls=tuple(c), span=self._span())
 
-    def solution_call(self, meta: Meta, c: list[Any]) -> n.SolutionCall:
+    def solution_call(self, c: list[Any]) -> n.SolutionCall:
         name, *args = c
         return n.SolutionCall(tool=_ident(self.pos, name),
                               args=tuple(self._arg(a) for a in args if a is not None),
-                              span=self._span(meta))
+                              span=self._span())
 
-    def tags(self, meta: Meta, c: list[Any]) -> n.Tags:
-        return n.Tags(names=tuple(_ident(self.pos, t) for t in c), span=self._span(meta))
+    def tags(self, c: list[Any]) -> n.Tags:
+        return n.Tags(names=tuple(_ident(self.pos, t) for t in c), span=self._span())
 
-    def split(self, meta: Meta, c: list[Any]) -> n.Split:
-        return n.Split(name=_ident(self.pos, c[0]), span=self._span(meta))
+    def split(self, c: list[Any]) -> n.Split:
+        return n.Split(name=_ident(self.pos, c[0]), span=self._span())
 
-    def seed(self, meta: Meta, c: list[Any]) -> n.Seed:
-        return n.Seed(value=int(str(c[0]).replace("_", "")), span=self._span(meta))
+    def seed(self, c: list[Any]) -> n.Seed:
+        return n.Seed(value=int(str(c[0]).replace("_", "")), span=self._span())
 
     # data ----------------------------------------------------------------
-    def data_object(self, meta: Meta, c: list[Any]) -> n.DataObject:
-        return n.DataObject(pairs=tuple(p for p in c if p is not None), span=self._span(meta))
+    def data_object(self, c: list[Any]) -> n.DataObject:
+        return n.DataObject(pairs=tuple(p for p in c if p is not None), span=self._span())
 
-    def data_pair(self, meta: Meta, c: list[Any]) -> n.DataPair:
+    def data_pair(self, c: list[Any]) -> n.DataPair:
         key = c[0]
         text = self._string(key) if key.type == "STRING" else str(key)
-        return n.DataPair(key=text, value=c[1], span=self._span(meta))
+        return n.DataPair(key=text, value=c[1], span=self._span())
 
-    def data_array(self, meta: Meta, c: list[Any]) -> n.DataArray:
-        return n.DataArray(items=tuple(x for x in c if x is not None), span=self._span(meta))
+    def data_array(self, c: list[Any]) -> n.DataArray:
+        return n.DataArray(items=tuple(x for x in c if x is not None), span=self._span())
 
-    def data_string(self, meta: Meta, c: list[Any]) -> n.DataString:
-        return n.DataString(value=self._string(c[0]), span=self._span(meta))
+    def data_string(self, c: list[Any]) -> n.DataString:
+        return n.DataString(value=self._string(c[0]), span=self._span())
 
-    def data_int(self, meta: Meta, c: list[Any]) -> n.DataInt:
+    def data_int(self, c: list[Any]) -> n.DataInt:
         sign = -1 if c[0] is not None else 1
-        return n.DataInt(value=sign * int(str(c[1]).replace("_", "")), span=self._span(meta))
+        return n.DataInt(value=sign * int(str(c[1]).replace("_", "")), span=self._span())
 
-    def data_float(self, meta: Meta, c: list[Any]) -> n.DataFloat:
+    def data_float(self, c: list[Any]) -> n.DataFloat:
         sign = "-" if c[0] is not None else ""
         text = sign + str(c[1])
-        return n.DataFloat(value=float(text.replace("_", "")), text=text, span=self._span(meta))
+        return n.DataFloat(value=float(text.replace("_", "")), text=text, span=self._span())
 
-    def data_true(self, meta: Meta, c: list[Any]) -> n.DataBool:
-        return n.DataBool(value=True, span=self._span(meta))
+    def data_true(self, c: list[Any]) -> n.DataBool:
+        return n.DataBool(value=True, span=self._span())
 
-    def data_false(self, meta: Meta, c: list[Any]) -> n.DataBool:
-        return n.DataBool(value=False, span=self._span(meta))
+    def data_false(self, c: list[Any]) -> n.DataBool:
+        return n.DataBool(value=False, span=self._span())
 
-    def data_null(self, meta: Meta, c: list[Any]) -> n.DataNull:
-        return n.DataNull(span=self._span(meta))
+    def data_null(self, c: list[Any]) -> n.DataNull:
+        return n.DataNull(span=self._span())
 
-    def data_name(self, meta: Meta, c: list[Any]) -> n.DataName:
-        return n.DataName(name=str(c[0]), span=self._span(meta))
+    def data_name(self, c: list[Any]) -> n.DataName:
+        return n.DataName(name=str(c[0]), span=self._span())
+
+
+# -------------------------------------------------------- operator chains
+#: Binary operator -> binding power (higher binds tighter).
+BINARY_PRECEDENCE: dict[str, int] = {
+    "or": 1, "and": 2,
+    "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "not in": 4,
+    "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7,
+}
+#: Prefix operator -> binding power of its operand.
+PREFIX_PRECEDENCE: dict[str, int] = {"not": 3, "-": 8}
+_COMPARISON = 4
+
+
+def _make_binary(op: str, left: n.Expr, right: n.Expr) -> n.Expr:
+    span = left.span.cover(right.span)
+    if op in ("and", "or"):
+        return n.BoolOp(op=op, left=left, right=right, span=span)
+    if BINARY_PRECEDENCE[op] == _COMPARISON:
+        return n.Compare(op=op, left=left, right=right, span=span)
+    if op == "??":
+        return n.Coalesce(left=left, right=right, span=span)
+    return n.Binary(op=op, left=left, right=right, span=span)
+
+
+def _make_prefix(op: str, operand: n.Expr, span: n.Span) -> n.Expr:
+    full = span.cover(operand.span)
+    if op == "not":
+        return n.Not(operand=operand, span=full)
+    # A negative literal is a literal, so `-1` prints back as `-1`.
+    if isinstance(operand, n.IntLit):
+        return n.IntLit(value=-operand.value, span=full)
+    if isinstance(operand, n.FloatLit):
+        return n.FloatLit(value=-operand.value, text="-" + operand.text, span=full)
+    return n.Unary(op="-", operand=operand, span=full)
+
+
+#: A prefix operator as written, before precedence decides how far it reaches.
+_Prefix = tuple[str, Any, n.Span]
+
+
+class _Climber:
+    """Precedence climbing over ``operand (op operand)*``.
+
+    ``prefixes`` maps operands that were written with an unparenthesised
+    prefix operator to (operator, bare operand, span of the operator): the
+    operator then takes everything that binds tighter than itself, so
+    ``not a == b`` is ``not (a == b)`` while ``-2 * 3`` is ``(-2) * 3``.
+    """
+
+    def __init__(self, items: list[Any], prefixes: dict[int, _Prefix]) -> None:
+        self.items = items
+        self.prefixes = prefixes
+        self.i = 0
+
+    def operand(self, item: Any) -> n.Expr:
+        prefix = self.prefixes.get(id(item))
+        if prefix is None:
+            return item  # type: ignore[no-any-return]
+        op, bare, span = prefix
+        return _make_prefix(op, self.expression(PREFIX_PRECEDENCE[op], bare), span)
+
+    def expression(self, min_power: int, first: Any) -> n.Expr:
+        left = self.operand(first)
+        compared = False
+        while self.i < len(self.items):
+            op: str = self.items[self.i]
+            power = BINARY_PRECEDENCE[op]
+            if power <= min_power:
+                break
+            self.i += 2
+            right = self.expression(power, self.items[self.i - 1])
+            if power == _COMPARISON:
+                if compared:
+                    raise _SyntaxProblem(
+                        "WS101", f"comparisons cannot be chained: write `a {left.op} b and "  # type: ignore[union-attr]
+                        f"b {op} c`", left.span.cover(right.span))
+                compared = True
+            left = _make_binary(op, left, right)
+        return left
 
 
 # ---------------------------------------------------------------- f-strings
@@ -672,9 +830,8 @@ def _parse_embedded(text: str, pos: _Positions, offset: int, tok: Token, span: n
         text = text.replace('\\"', ' "')  # quotes inside an interpolation are escaped in source
     inner = _Positions(pos.path, pos.line_delta + (tok.line or 1) - 1, 0)
     try:
-        tree = _lark("expr").parse(text)
-        result = _ToNodes(_Positions(pos.path, inner.line_delta, offset)).transform(tree)
-    except (UnexpectedInput, VisitError):
+        result = _run("expr", text, _Positions(pos.path, inner.line_delta, offset))
+    except (UnexpectedInput, _SyntaxProblem):
         raise _SyntaxProblem("WS104", f"'{{{text}}}' in f-string is not a valid expression",
                              span) from None
     return _shift_columns(result, (tok.column or 1) + 1 + (offset - (tok.start_pos or 0) - 2))
@@ -795,33 +952,24 @@ def _too_deep(text: str) -> int:
 def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
                 comments: list[n.Comment]) -> list[Any] | None:
     collected: list[Token] = []
+    token = _COMMENTS.set(collected)
     try:
-        tree = _parse_collecting(text, collected)
-        items = _ToNodes(pos).transform(tree)
+        items = _run("start", text, pos)
     except UnexpectedInput as exc:
         _report_parse_error(exc, text, pos, sink)
         return None
-    except VisitError as exc:
-        problem = exc.orig_exc
-        if isinstance(problem, _SyntaxProblem):
-            sink.report(problem.code, problem.span, problem.message)
-            return None
-        raise
+    except _SyntaxProblem as problem:
+        sink.report(problem.code, problem.span, problem.message)
+        return None
     except RecursionError:
         sink.report("WS105", n.Span(pos.path, 1 + pos.line_delta, 1, 1 + pos.line_delta, 1,
                                     pos.pos_delta, pos.pos_delta), "nesting too deep")
         return None
+    finally:
+        _COMMENTS.reset(token)
     for tok in collected:
         comments.append(n.Comment(text=str(tok), span=pos.token(tok)))
     return list(items)
-
-
-def _parse_collecting(text: str, collected: list[Token]) -> Tree[Token]:
-    token = _COMMENTS.set(collected)
-    try:
-        return _lark("start").parse(text)
-    finally:
-        _COMMENTS.reset(token)
 
 
 def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:
@@ -862,6 +1010,5 @@ def _module(path: str, text: str, decls: list[Any], comments: list[n.Comment]) -
 
 def parse_expression(text: str, path: str = "<expr>") -> Any:
     """Parse a single expression (for tools and tests); raises on a syntax error."""
-    tree = _lark("expr").parse(text)
-    return _ToNodes(_Positions(path, 0, 0)).transform(tree)
+    return _run("expr", text, _Positions(path, 0, 0))
 

@@ -1,0 +1,9 @@
+"""``python -m worldspec``: the same as the ``worldspec`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from worldspec.cli import main
+
+sys.exit(main())

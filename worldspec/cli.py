@@ -1,0 +1,439 @@
+"""The ``worldspec`` command line.
+
+Subcommands are rows of :data:`SUBCOMMANDS` (name -> how to configure its
+argument parser, and how to run it), so adding ``build`` or ``run`` later is
+adding a row, not another branch.
+
+Exit status, the same for every command:
+
+- ``0`` nothing wrong;
+- ``1`` the input has problems (errors found, or ``fmt --check`` would change files);
+- ``2`` the command line is wrong, or a path does not exist;
+- ``3`` an internal error: a bug in worldspec, never the user's fault.
+
+No input, however broken, may produce a Python traceback: :func:`main` turns
+anything unexpected into a one-line ``internal error`` and status 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import importlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO, cast
+
+from compiler.api import check_paths
+from compiler.loader import display_path, expand_paths, read_text
+from dsl.catalog import CATALOG
+from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
+from dsl.parser import parse_module
+from dsl.render import render_explanation, render_github, render_json, render_text
+from worldspec import __version__
+
+__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
+           "SUBCOMMANDS", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+_ISSUES_HINT = "this is a bug in worldspec; please report it together with the input that caused it"
+
+
+# ------------------------------------------------------------------ output
+@dataclass(frozen=True, slots=True)
+class Console:
+    """Where a command writes: results to ``out``, problems to ``err``."""
+
+    out: TextIO
+    err: TextIO
+
+    def write(self, text: str, *, to_err: bool = False) -> None:
+        """Write ``text``, replacing what the stream's encoding cannot hold.
+
+        Source lines and names are user text; a terminal that is not UTF-8
+        must not turn them into a ``UnicodeEncodeError``.
+        """
+        stream = self.err if to_err else self.out
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
+
+    def line(self, text: str = "", *, to_err: bool = False) -> None:
+        """Write ``text`` and a newline."""
+        self.write(text + "\n", to_err=to_err)
+
+    def error(self, message: str) -> None:
+        """A problem with the command itself (not a diagnostic), on stderr."""
+        self.line(f"worldspec: error: {message}", to_err=True)
+
+
+def _wants_colour(choice: str, stream: TextIO) -> bool:
+    """Colour for ``--color``: ``auto`` means a terminal, without ``NO_COLOR``, not ``dumb``."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _add_colour_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colour the diagnostics: 'auto' (default) when writing to a terminal and "
+             "NO_COLOR is not set, 'always', or 'never'",
+    )
+
+
+# ------------------------------------------------------------- input paths
+def _collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path] | None:
+    """The files named by ``raw_paths``: files as given, folders as every ``*.world`` below.
+
+    Reports each path that does not exist, cannot be inspected, or is a
+    folder without spec files, and returns ``None`` if there was any (a usage
+    error, status 2). Files that exist but cannot be read are left to the
+    loader, which reports them as ``WS100`` diagnostics (status 1).
+    """
+    found: list[Path] = []
+    ok = True
+    for raw in raw_paths:
+        if not raw:
+            console.error("an empty string is not a path")
+            ok = False
+            continue
+        path = Path(raw)
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            console.error(f"'{raw}' does not exist")
+            ok = False
+            continue
+        except OSError as exc:
+            console.error(f"'{raw}' cannot be accessed: {exc.strerror or exc}")
+            ok = False
+            continue
+        if stat.S_ISDIR(mode):
+            below = expand_paths([path])
+            if not below:
+                console.error(f"no .world files found in '{raw}'")
+                ok = False
+            found.extend(below)
+        else:
+            found.append(path)
+    if not ok:
+        return None
+    unique: dict[str, Path] = {}
+    for p in found:
+        unique.setdefault(os.path.realpath(p), p)
+    return list(unique.values())
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+# ------------------------------------------------------------------- check
+def _configure_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+                        help="'text' (default) for people, 'json' for programs (only a JSON "
+                             "array on stdout), 'github' for GitHub Actions annotations")
+    _add_colour_option(parser)
+    parser.add_argument("--warnings-as-errors", action="store_true",
+                        help="exit with status 1 when there are warnings, not only errors")
+
+
+def _run_check(args: argparse.Namespace, console: Console) -> int:
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    result = check_paths(files)
+    diagnostics = result.diagnostics
+    if args.format == "json":
+        console.line(render_json(diagnostics))
+    elif args.format == "github":
+        console.write(render_github(diagnostics))
+    elif diagnostics:
+        sources = {path: f.text for path, f in result.program.files.items()}
+        console.write(render_text(diagnostics, sources, _wants_colour(args.color, console.out)))
+    else:
+        console.line(f"checked {_plural(len(result.program.files), 'file')}: no problems")
+    failing = {Severity.ERROR, Severity.WARNING} if args.warnings_as_errors else {Severity.ERROR}
+    return EXIT_PROBLEMS if any(d.severity in failing for d in diagnostics) else EXIT_OK
+
+
+# --------------------------------------------------------------------- fmt
+FormatSource = Callable[[str, str], str | None]
+
+
+def _load_formatter() -> FormatSource:
+    """``dsl.formatter.format_source``, imported only when ``fmt`` runs.
+
+    The import is late so that the rest of the command line keeps working
+    even if the formatter module is broken or missing.
+    """
+    module = importlib.import_module("dsl.formatter")
+    return cast(FormatSource, module.format_source)
+
+
+def _configure_fmt(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; list the files that would be reformatted and "
+                             "exit with status 1 if there are any")
+    parser.add_argument("--diff", action="store_true",
+                        help="change nothing; print a unified diff of what would change")
+    _add_colour_option(parser)
+
+
+def _unified_diff(before: str, after: str, shown: str) -> str:
+    """A ``diff -u`` style patch, marking a missing final newline as ``diff`` does."""
+    def lines(text: str) -> list[str]:
+        out = text.splitlines(keepends=True)
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    return "".join(difflib.unified_diff(lines(before), lines(after),
+                                        fromfile=f"a/{shown}", tofile=f"b/{shown}"))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace the file's contents in one step: a temporary file beside it, then rename.
+
+    A crash or a full disk leaves either the old or the new file, never half
+    of one. The permission bits are kept, and a symbolic link is followed so
+    the link itself stays a link.
+    """
+    target = Path(os.path.realpath(path))
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        shutil.copymode(target, tmp_name)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _syntax_diagnostics(text: str, shown: str) -> list[Diagnostic]:
+    """The syntax errors of one file, for when the formatter refuses it."""
+    sink = DiagnosticSink()
+    parse_module(text, shown, sink)
+    return sink.sorted()
+
+
+def _run_fmt(args: argparse.Namespace, console: Console) -> int:
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    try:
+        format_source = _load_formatter()
+    except ImportError as exc:
+        console.error(f"the formatter is not available ({exc}); {_ISSUES_HINT}")
+        return EXIT_INTERNAL
+    colour = _wants_colour(args.color, console.err)
+    write = not (args.check or args.diff)
+    changed: list[str] = []
+    unchanged = 0
+    failed = 0
+    for path in files:
+        shown = display_path(path)
+        sink = DiagnosticSink()
+        text = read_text(path, shown, sink)
+        if text is None:
+            console.write(render_text(sink.sorted(), {}, colour), to_err=True)
+            failed += 1
+            continue
+        formatted = format_source(text, shown)
+        if formatted is None:
+            problems = _syntax_diagnostics(text, shown)
+            if problems:
+                console.write(render_text(problems, {shown: text}, colour), to_err=True)
+            console.line(f"not formatted: '{shown}' has syntax errors", to_err=True)
+            failed += 1
+            continue
+        if formatted == text:
+            unchanged += 1
+            continue
+        changed.append(shown)
+        if args.diff:
+            console.write(_unified_diff(text, formatted, shown))
+        if args.check:
+            console.line(f"would reformat {shown}", to_err=args.diff)
+        if write:
+            try:
+                _write_atomically(path, formatted)
+            except OSError as exc:
+                console.error(f"cannot write '{shown}': {exc.strerror or exc}")
+                changed.pop()
+                failed += 1
+                continue
+            console.line(f"reformatted {shown}")
+    verb = "reformatted" if write else "would be reformatted"
+    parts = [f"{_plural(len(changed), 'file')} {verb}", f"{unchanged} unchanged"]
+    if failed:
+        parts.append(f"{failed} could not be formatted")
+    console.line(", ".join(parts), to_err=args.diff)
+    if failed or (args.check and changed):
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------- explain
+def _configure_explain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("code", metavar="CODE",
+                        help="a diagnostic code such as WS201 (case does not matter; "
+                             "'201' means WS201)")
+
+
+def _normalize_code(raw: str) -> str:
+    code = raw.strip().upper()
+    return f"WS{code}" if code.isdigit() else code
+
+
+def _suggest_codes(code: str) -> list[str]:
+    """Did-you-mean hints for an unknown code, trying letters typed for digits first."""
+    repaired = code[:2] + code[2:].translate(str.maketrans("OIL", "011"))
+    if repaired != code and repaired in CATALOG:
+        return [f"did you mean '{repaired}'?"]
+    return did_you_mean(code, CATALOG)
+
+
+def _run_explain(args: argparse.Namespace, console: Console) -> int:
+    code = _normalize_code(args.code)
+    entry = CATALOG.get(code)
+    if entry is None:
+        console.error(f"unknown diagnostic code '{args.code}'")
+        for hint in _suggest_codes(code):
+            console.line(f"  = hint: {hint}", to_err=True)
+        console.line("  = hint: the codes are listed in docs/diagnostics.md", to_err=True)
+        return EXIT_USAGE
+    console.write(render_explanation(entry))
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------- table
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """One ``worldspec`` subcommand: its help, its options, and what it does."""
+
+    summary: str
+    description: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Console], int]
+
+
+#: Every subcommand, in the order ``--help`` lists them. Add a row to add one.
+SUBCOMMANDS: dict[str, Subcommand] = {
+    "check": Subcommand(
+        summary="check spec files for errors",
+        description="Parse and type-check .world files and report every problem found. "
+                    "Exit status: 0 no errors, 1 errors found, 2 bad arguments or a "
+                    "missing path.",
+        configure=_configure_check,
+        run=_run_check,
+    ),
+    "fmt": Subcommand(
+        summary="format spec files in place",
+        description="Rewrite .world files in the canonical layout (only files that change "
+                    "are written). Files with syntax errors are left alone and their errors "
+                    "reported. Exit status: 0 done, 1 a file could not be formatted or "
+                    "--check found files to change, 2 bad arguments or a missing path.",
+        configure=_configure_fmt,
+        run=_run_fmt,
+    ),
+    "explain": Subcommand(
+        summary="explain a diagnostic code",
+        description="Print what a diagnostic code means, with an example. "
+                    "Exit status: 0 known code, 2 unknown code.",
+        configure=_configure_explain,
+        run=_run_explain,
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``worldspec`` and every row of :data:`SUBCOMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="worldspec",
+        description="WorldSpec: a typed language and compiler for LLM-agent tool environments.",
+        epilog="Run 'worldspec COMMAND --help' for the options of a command. Exit status: "
+               "0 ok, 1 problems found, 2 usage error, 3 internal error.",
+    )
+    parser.add_argument("--version", action="version", version=f"worldspec {__version__}",
+                        help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, sub in SUBCOMMANDS.items():
+        sub_parser = commands.add_parser(name, help=sub.summary, description=sub.description)
+        sub.configure(sub_parser)
+        sub_parser.set_defaults(run=sub.run)
+    return parser
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """argparse leaves through ``SystemExit``; turn its payload into a status."""
+    if exc.code is None:
+        return EXIT_OK
+    if isinstance(exc.code, int):
+        return exc.code
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    console = Console(sys.stdout, sys.stderr)
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(list(argv) if argv is not None else None)
+        except SystemExit as exc:
+            return _exit_status(exc)
+        run = cast("Callable[[argparse.Namespace, Console], int] | None",
+                   getattr(args, "run", None))
+        if run is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return run(args, console)
+    except KeyboardInterrupt:
+        console.line("interrupted", to_err=True)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``worldspec check . | head``). Point stdout at
+        # /dev/null so the interpreter's final flush does not fail again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PROBLEMS
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            console.line(f"worldspec: internal error: {type(exc).__name__}: {exc}", to_err=True)
+            console.line(f"  = note: {_ISSUES_HINT}", to_err=True)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
