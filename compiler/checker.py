@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 from compiler import types as t
-from compiler.data_check import check_given
+from compiler.data_check import load_initial_data
 from compiler.loader import Program
 from compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
 from compiler.resolve import VisibleDecl, build_world
@@ -206,8 +206,12 @@ def _check_task(task: n.TaskDecl, path: str, worlds: dict[str, WorldModel], prog
         elif isinstance(item, n.Solution):
             for call in item.calls:
                 _check_solution_call(call, world, model, sink)
-        elif isinstance(item, n.Given):
-            check_given(item, path, world, sink)
+    if task.givens:
+        data = load_initial_data(task, path, world, sink)
+        if task.name.name in world.tasks and world.tasks[task.name.name].node is task:
+            world.tasks[task.name.name].initial_data = data
+    else:
+        world.tasks[task.name.name].initial_data = {}
     if task.instruction is None or not task.checks:
         missing = "an instruction" if task.instruction is None else "checks"
         sink.report("WS609", task.name.span, f"task '{task.name.name}' has no {missing}")

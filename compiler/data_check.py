@@ -1,13 +1,990 @@
-"""Initial data (a task's ``given``) checked against the world's schema."""
+"""Initial data (a task's ``given``) checked against the world's schema.
+
+A ``given`` is a JSON file (relative to the spec file) or inline data. Both
+are turned into plain Python values first; inline data keeps a side index
+from JSON path to source span so that problems point at the exact node,
+while problems in a file point at the ``given`` statement and carry the JSON
+path in the message (``$.users[2].phone: expected str, found 42``).
+
+One validator walks a value and its expected type. The walk is driven by
+two tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker) and
+:data:`_PRIM_CHECKERS` (builtin type name -> checker). Every checker returns
+the *normalised* value, the shape the runtime builds its initial state from:
+
+- a table is a list of row dicts in the given order (an object keyed by row
+  key is accepted; the key field is injected or verified);
+- a reference (an entity used as a field type) is the row's key;
+- an enum is its members' serialised string (inline data may name members
+  bare: ``delivery: sent``);
+- a ``float`` is a Python float, a ``map[int, V]`` has int keys;
+- everything else is JSON as given.
+
+Keys and references are checked last: duplicate row keys and references to
+rows that do not exist (in a table the data defines) are WS605.
+
+Nothing here raises for bad input: deep nesting, huge numbers, NaN and odd
+strings are reported, and each ``given`` stops after :data:`MAX_PROBLEMS`.
+"""
 
 from __future__ import annotations
 
-from compiler.model import WorldModel
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, Final
+
+from compiler import types as t
+from compiler.model import FieldInfo, RecordInfo, StateInfo, WorldModel
 from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
+from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+from dsl.nodes import Span
 
-__all__ = ["check_given"]
+__all__ = ["check_given", "load_initial_data", "data_to_python", "MAX_PROBLEMS", "MAX_DEPTH"]
+
+#: Problems reported per ``given`` before the check gives up on it.
+MAX_PROBLEMS: Final = 50
+#: Deepest nesting of data accepted (objects and arrays inside each other).
+MAX_DEPTH: Final = 100
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit
+_SHOW_LIMIT = 60
+_LIST_LIMIT = 10
 
 
+# ------------------------------------------------------------- plain values
+class _BareName(str):
+    """A bare word from inline data (``delivery: sent``): an enum member without quotes."""
+
+    __slots__ = ()
+
+
+class _Obj(dict[str, object]):
+    """A data object that repeats some keys; the last value of each wins."""
+
+    __slots__ = ("repeated",)
+
+    def __init__(self, items: dict[str, object], repeated: Iterable[str]) -> None:
+        super().__init__(items)
+        self.repeated: tuple[str, ...] = tuple(repeated)
+
+
+class _Marker:
+    """A named sentinel."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: What a checker returns for a value it reported as bad.
+_INVALID: Final = _Marker("<invalid>")
+#: Inline data nested deeper than :data:`MAX_DEPTH`.
+_TOO_DEEP: Final = _Marker("<too deep>")
+
+
+def _make_object(items: dict[str, object], repeated: list[str]) -> dict[str, object]:
+    return _Obj(items, repeated) if repeated else items
+
+
+def _json_object_hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``json.loads`` hook that remembers repeated keys instead of dropping them silently."""
+    items: dict[str, object] = {}
+    repeated: list[str] = []
+    for key, value in pairs:
+        if key in items:
+            repeated.append(key)
+        items[key] = value
+    return _make_object(items, repeated)
+
+
+def _plain(value: object, depth: int = 0) -> object:
+    """A copy made of plain dicts, lists and scalars (markers removed)."""
+    if depth > MAX_DEPTH or isinstance(value, _Marker):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, _BareName):
+        return str(value)
+    return value
+
+
+def _freeze(value: object, depth: int = 0) -> object:
+    """A hashable stand-in for a normalised value (bools kept apart from ints)."""
+    if depth > MAX_DEPTH:
+        return ("deep",)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, dict):
+        return ("map", tuple((_freeze(k), _freeze(v, depth + 1)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_freeze(v, depth + 1) for v in value))
+    if isinstance(value, str):
+        return str(value)
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return value
+
+
+# ------------------------------------------------------------ inline data
+@dataclass
+class _SpanIndex:
+    """JSON path (raw segments) -> (value span, ``key: value`` pair span) for inline data."""
+
+    fallback: Span
+    entries: dict[tuple[str | int, ...], tuple[Span, Span | None]] = field(default_factory=dict)
+
+    def lookup(self, raw: tuple[str | int, ...], pair: bool) -> Span:
+        """The span of the value at ``raw`` (its pair when ``pair``), else of an ancestor."""
+        while True:
+            entry = self.entries.get(raw)
+            if entry is not None:
+                value_span, pair_span = entry
+                return pair_span if pair and pair_span is not None else value_span
+            if not raw:
+                return self.fallback
+            raw, pair = raw[:-1], False
+
+
+_SCALAR_NODES: dict[type[n.Node], Callable[[Any], object]] = {
+    n.DataString: lambda d: str(d.value),
+    n.DataInt: lambda d: int(d.value),
+    n.DataFloat: lambda d: float(d.value),
+    n.DataBool: lambda d: bool(d.value),
+    n.DataNull: lambda d: None,
+    n.DataName: lambda d: _BareName(d.name),
+}
+
+
+def _convert(node: n.Data, raw: tuple[str | int, ...], index: _SpanIndex | None,
+             depth: int) -> object:
+    """Inline data -> values; bare names stay :class:`_BareName`, spans go to ``index``."""
+    if depth > MAX_DEPTH:
+        return _TOO_DEEP
+    if isinstance(node, n.DataObject):
+        items: dict[str, object] = {}
+        repeated: list[str] = []
+        for pair in node.pairs:
+            if pair.key in items:
+                repeated.append(pair.key)
+            sub = (*raw, pair.key)
+            if index is not None:
+                index.entries[sub] = (pair.value.span, pair.span)
+            items[pair.key] = _convert(pair.value, sub, index, depth + 1)
+        return _make_object(items, repeated)
+    if isinstance(node, n.DataArray):
+        out: list[object] = []
+        for i, item in enumerate(node.items):
+            sub = (*raw, i)
+            if index is not None:
+                index.entries[sub] = (item.span, None)
+            out.append(_convert(item, sub, index, depth + 1))
+        return out
+    convert = _SCALAR_NODES.get(type(node))
+    return convert(node) if convert is not None else None
+
+
+def data_to_python(node: n.Data) -> object:
+    """Inline data as plain JSON-like values, without a schema.
+
+    Objects become dicts (a repeated key keeps its last value), arrays lists,
+    and a bare name (``sent``) its text; ``true``/``false``/``none`` are
+    already booleans and ``None``. Nesting deeper than :data:`MAX_DEPTH` is
+    cut off as ``None``. Mapping enum member names to their serialised
+    strings needs the schema: :func:`load_initial_data` does that.
+    """
+    return _plain(_convert(node, (), None, 0))
+
+
+# --------------------------------------------------------------- messages
+def _quote(text: str, limit: int | None = _SHOW_LIMIT) -> str:
+    """``text`` as a JSON string, shortened to ``limit`` characters, safe to print."""
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "..."
+    quoted = json.dumps(text, ensure_ascii=False)
+    try:
+        quoted.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        quoted = json.dumps(text)
+    return quoted
+
+
+def _show_int(value: int) -> str:
+    if value.bit_length() > 3 * _MAX_INT_DIGITS:
+        return f"an integer of about {int(value.bit_length() * math.log10(2))} digits"
+    text = str(value)
+    return text if len(text) <= _SHOW_LIMIT else f"an integer of {len(text.lstrip('-'))} digits"
+
+
+def _show_float(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(value)
+
+
+def _show(value: object) -> str:
+    """A short description of a data value for messages."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return _show_int(value)
+    if isinstance(value, float):
+        return _show_float(value)
+    if isinstance(value, _BareName):
+        return f"the bare name {value}"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    if value is _TOO_DEEP:
+        return "deeply nested data"
+    return type(value).__name__
+
+
+def _show_list(items: Iterable[str]) -> str:
+    shown = list(items)
+    text = ", ".join(shown[:_LIST_LIMIT])
+    return text + (", ..." if len(shown) > _LIST_LIMIT else "")
+
+
+def _show_range(ref: t.Refinement) -> str:
+    low = "" if ref.low is None else str(ref.low)
+    high = "" if ref.high is None else str(ref.high)
+    return f"({low}..{high})"
+
+
+def _in_range(number: int | float, ref: t.Refinement) -> bool:
+    return not ((ref.low is not None and number < ref.low)
+                or (ref.high is not None and number > ref.high))
+
+
+# ---------------------------------------------------------------- problems
+@dataclass(frozen=True, slots=True)
+class _Loc:
+    """Where a value sits: raw path segments (for spans) and the JSON path text."""
+
+    raw: tuple[str | int, ...] = ()
+    text: str = "$"
+    at_key: bool = False
+
+    def field(self, name: str) -> _Loc:
+        part = f".{name}" if _IDENT.fullmatch(name) else f"[{_quote(name)}]"
+        return _Loc((*self.raw, name), self.text + part)
+
+    def key(self, name: str) -> _Loc:
+        return _Loc((*self.raw, name), f"{self.text}[{_quote(name)}]")
+
+    def index(self, i: int) -> _Loc:
+        return _Loc((*self.raw, i), f"{self.text}[{i}]")
+
+    def as_key(self) -> _Loc:
+        """The same place, but about the object key rather than its value."""
+        return _Loc(self.raw, f"{self.text} (the key)", at_key=True)
+
+    @property
+    def state(self) -> str:
+        """The top-level state name the value belongs to."""
+        return str(self.raw[0]) if self.raw else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """One bad value, reported at its value's span (or its ``key: value`` pair's)."""
+
+    code: str
+    loc: _Loc
+    message: str
+    hints: tuple[str, ...] = ()
+    at_pair: bool = False
+    related: tuple[tuple[_Loc, str], ...] = ()
+
+    @property
+    def text(self) -> str:
+        return f"{self.loc.text}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Ref:
+    """A reference seen in data: ``entity`` row with ``key``, found at ``loc``."""
+
+    entity: str
+    key: object
+    loc: _Loc
+
+
+def _required(f: FieldInfo) -> bool:
+    """A field that data must give: no default, and none is not a value of its type."""
+    return (f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
+            and f.type != t.JSON)
+
+
+# --------------------------------------------------------------- validator
+class _Validator:
+    """Checks one ``given``'s value against a world and normalises it."""
+
+    def __init__(self, world: WorldModel, given_span: Span, spans: _SpanIndex | None) -> None:
+        self.world = world
+        self.given_span = given_span
+        self.spans = spans
+        self.problems: list[_Problem] = []
+        #: table state name -> frozen row key -> where the row is
+        self.tables: dict[str, dict[object, _Loc]] = {}
+        self.refs: list[_Ref] = []
+
+    # reporting ----------------------------------------------------------
+    @property
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_PROBLEMS
+
+    def report(self, code: str, loc: _Loc, message: str, *, hints: Iterable[str] = (),
+               at_pair: bool = False, related: Iterable[tuple[_Loc, str]] = ()) -> object:
+        """Record a problem (until the cap); returns :data:`_INVALID` for convenience."""
+        if not self.full:
+            self.problems.append(_Problem(code, loc, message, tuple(hints),
+                                          at_pair or loc.at_key, tuple(related)))
+        return _INVALID
+
+    def mismatch(self, loc: _Loc, expected: str, value: object) -> object:
+        """WS601 ``expected X, found Y``."""
+        hints: list[str] = []
+        if isinstance(value, _BareName):
+            hints.append(f'write "{value}" in quotes if you mean a string')
+        return self.report("WS601", loc, f"expected {expected}, found {_show(value)}",
+                           hints=hints)
+
+    def too_deep(self, loc: _Loc) -> object:
+        """WS601 for data nested beyond :data:`MAX_DEPTH`."""
+        return self.report("WS601", loc, f"data is nested deeper than {MAX_DEPTH} levels")
+
+    def span_of(self, loc: _Loc, pair: bool) -> Span:
+        if self.spans is None:
+            return self.given_span
+        return self.spans.lookup(loc.raw, pair)
+
+    def flush(self, sink: DiagnosticSink) -> bool:
+        """Report the problems into ``sink``; True when there was any.
+
+        Problems with the same code at the same span (every problem of a
+        JSON file is at its ``given``) become one diagnostic whose hints
+        list the others, since the sink keeps one report per code and span.
+        """
+        groups: dict[tuple[str, Span], list[_Problem]] = {}
+        for p in self.problems:
+            groups.setdefault((p.code, self.span_of(p.loc, p.at_pair)), []).append(p)
+        last = len(groups) - 1
+        for i, ((code, span), items) in enumerate(groups.items()):
+            first = items[0]
+            hints = [*first.hints, *(f"also {p.text}" for p in items[1:])]
+            if i == last and self.full:
+                hints.append(f"stopped after {MAX_PROBLEMS} problems in this data")
+            related = ([Related(self.span_of(loc, False), msg) for loc, msg in first.related]
+                       if self.spans is not None else [])
+            sink.report(code, span, first.text, hints=hints, related=related)
+        return bool(self.problems)
+
+    # the walk ------------------------------------------------------------
+    def check(self, value: object, typ: t.Type, loc: _Loc) -> object:
+        """Check ``value`` against ``typ``; the normalised value or :data:`_INVALID`."""
+        if self.full:
+            return _INVALID
+        if value is _TOO_DEEP or len(loc.raw) > MAX_DEPTH:
+            return self.too_deep(loc)
+        checker = _TYPE_CHECKERS.get(type(typ))
+        if checker is None:
+            return _plain(value)
+        return checker(self, value, typ, loc)
+
+    def check_data(self, value: object) -> dict[str, object]:
+        """Check a whole ``given``: an object whose keys are state names."""
+        root = _Loc()
+        out: dict[str, object] = {}
+        if not isinstance(value, dict):
+            self.mismatch(root, "an object whose keys are state names", value)
+            return out
+        self.check_repeated(value, root)
+        for name, item in value.items():
+            if self.full:
+                break
+            loc = root.field(name)
+            state = self.world.state.get(name)
+            if state is None:
+                self.report("WS602", loc, f"world {self.world.name} has no state {_quote(name)}",
+                            hints=did_you_mean(name, self.world.state), at_pair=True)
+                continue
+            out[name] = _STATE_CHECKERS[state.kind](self, item, state, loc)
+        return out
+
+    def check_references(self, tables: Mapping[str, Mapping[object, _Loc]],
+                         refs: Iterable[_Ref]) -> None:
+        """Report references to missing rows of the tables in ``tables``."""
+        for ref in refs:
+            if self.full:
+                return
+            table = self.world.table_of(ref.entity)
+            if table is None or table.name not in tables:
+                continue
+            rows = tables[table.name]
+            if _freeze(ref.key) in rows:
+                continue
+            hints: list[str] = []
+            if isinstance(ref.key, str) and len(rows) <= 10_000:
+                hints = did_you_mean(ref.key, (k for k in rows if isinstance(k, str)))
+            self.report("WS605", ref.loc, f"no {ref.entity} with key {_show(ref.key)}",
+                        hints=hints)
+
+    def check_repeated(self, value: dict[str, object], loc: _Loc) -> None:
+        for key in getattr(value, "repeated", ()):
+            self.report("WS601", loc.field(key), "this key is given twice in one object; "
+                        "the last value would win", at_pair=True)
+
+    # state kinds -----------------------------------------------------------
+    def state_value(self, value: object, state: StateInfo, loc: _Loc) -> object:
+        return self.check(value, state.type, loc)
+
+    def state_sequence(self, value: object, state: StateInfo, loc: _Loc) -> object:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return self.mismatch(loc, f"the current counter of sequence {state.name} "
+                                 "(an int >= 0)", value)
+        return value
+
+    def state_table(self, value: object, state: StateInfo, loc: _Loc) -> object:
+        rec = self.world.records.get(state.entity or "")
+        if rec is None:
+            return _plain(value)
+        key = rec.key
+        rows: list[object] = []
+        keys = self.tables.setdefault(state.name, {})
+        if isinstance(value, list):
+            need = frozenset({key.name}) if key is not None else frozenset()
+            for i, row in enumerate(value):
+                if self.full:
+                    break
+                sub = loc.index(i)
+                checked = self.table_row(row, rec, sub, need=need)
+                self.remember_row(checked, key, keys, sub)
+                rows.append(checked)
+        elif isinstance(value, dict):
+            self.check_repeated(value, loc)
+            given = frozenset({key.name}) if key is not None else frozenset()
+            for name, row in value.items():
+                if self.full:
+                    break
+                sub = loc.key(name)
+                stored = self.key_from_text(name, key.type, sub.as_key()) if key else _INVALID
+                checked = self.table_row(row, rec, sub, given=given)
+                if key is not None and isinstance(checked, dict) and stored is not _INVALID:
+                    own = checked.get(key.name, _INVALID)
+                    if key.name not in checked:
+                        checked = {key.name: stored, **checked}
+                    elif own is not _INVALID and _freeze(own) != _freeze(stored):
+                        self.report("WS605", sub.field(key.name),
+                                    f"the row is stored under {_show(stored)} but its "
+                                    f"{key.name} is {_show(own)}", at_pair=True)
+                self.remember_row(checked, key, keys, sub)
+                rows.append(checked)
+        else:
+            way = f", or an object keyed by {key.name}" if key is not None else ""
+            return self.mismatch(loc, f"{rec.name} rows (an array{way})", value)
+        return rows
+
+    def table_row(self, row: object, rec: RecordInfo, loc: _Loc, *,
+                  need: frozenset[str] = frozenset(),
+                  given: frozenset[str] = frozenset()) -> object:
+        if not isinstance(row, dict):
+            if row is _TOO_DEEP:
+                return self.too_deep(loc)
+            return self.mismatch(loc, f"a row of {rec.name} (an object)", row)
+        return self.fields(row, rec, loc, need=need, given=given)
+
+    def remember_row(self, row: object, key: FieldInfo | None, keys: dict[object, _Loc],
+                     loc: _Loc) -> None:
+        """Note a row's key; a key seen before is WS605."""
+        if key is None or not isinstance(row, dict):
+            return
+        value = row.get(key.name, _INVALID)
+        if value is _INVALID:
+            return
+        frozen = _freeze(value)
+        first = keys.get(frozen)
+        if first is None:
+            keys[frozen] = loc
+            return
+        self.report("WS605", loc.field(key.name), f"duplicate key {_show(value)}: "
+                    f"{first.text} has the same key", at_pair=True,
+                    related=[(first, "the first row with this key")])
+
+    def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
+        """An object key (always text in data) as a value of ``typ``."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Prim) and base.name == "int":
+            if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
+                return self.report("WS601", loc, f"int keys are decimal integers in data, "
+                                   f"found {_quote(text)}")
+            return self.check(int(text), typ, loc)
+        enum = self.world.enums.get(base.name) if isinstance(base, t.Named) else None
+        if enum is not None and self.spans is not None and text in enum.members:
+            return self.check(_BareName(text), typ, loc)  # inline keys may name members
+        return self.check(text, typ, loc)
+
+    def fields(self, value: dict[str, object], rec: RecordInfo, loc: _Loc, *,
+               need: frozenset[str] = frozenset(), given: frozenset[str] = frozenset(),
+               extra: frozenset[str] = frozenset()) -> dict[str, object]:
+        """The fields of a record or row: unknown ones are WS602, missing ones WS603.
+
+        ``need`` names fields required even with a default (a row's key),
+        ``given`` fields that count as present, ``extra`` keys that are not
+        fields but allowed (a union's tag).
+        """
+        self.check_repeated(value, loc)
+        out: dict[str, object] = {}
+        for name, item in value.items():
+            if self.full:
+                break
+            info = rec.fields.get(name)
+            if info is None:
+                if name in extra:
+                    out[name] = _plain(item)
+                else:
+                    self.report("WS602", loc.field(name),
+                                f"{rec.name} has no field {_quote(name)}",
+                                hints=did_you_mean(name, rec.fields), at_pair=True)
+                continue
+            out[name] = self.check(item, info.type, loc.field(name))
+        missing = [f.name for f in rec.fields.values()
+                   if f.name not in value and f.name not in given
+                   and (_required(f) or f.name in need)]
+        if missing:
+            noun = "field" if len(missing) == 1 else "fields"
+            self.report("WS603", loc, f"{rec.name} is missing {noun} "
+                        f"{_show_list(repr(m) for m in missing)}")
+        return out
+
+    # types -------------------------------------------------------------------
+    def prim(self, value: object, typ: t.Prim, loc: _Loc) -> object:
+        checker = _PRIM_CHECKERS.get(typ.name)
+        if checker is None:
+            return _plain(value)
+        result = checker(self, value, loc)
+        if result is not _INVALID and typ.refinement is not None:
+            self.refine(result, typ.refinement, loc)
+        return result
+
+    def optional(self, value: object, typ: t.Optional, loc: _Loc) -> object:
+        return None if value is None else self.check(value, typ.inner, loc)
+
+    def none(self, value: object, typ: t.NoneType, loc: _Loc) -> object:
+        return None if value is None else self.mismatch(loc, "none", value)
+
+    def list_of(self, value: object, typ: t.ListOf, loc: _Loc) -> object:
+        if not isinstance(value, list):
+            return self.mismatch(loc, f"an array ({t.show(typ)})", value)
+        out = [self.check(item, typ.element, loc.index(i)) for i, item in enumerate(value)]
+        if typ.refinement is not None:
+            self.refine(out, typ.refinement, loc)
+        return out
+
+    def set_of(self, value: object, typ: t.SetOf, loc: _Loc) -> object:
+        if not isinstance(value, list):
+            return self.mismatch(loc, f"an array ({t.show(typ)})", value)
+        out: list[object] = []
+        seen: dict[object, _Loc] = {}
+        for i, item in enumerate(value):
+            sub = loc.index(i)
+            checked = self.check(item, typ.element, sub)
+            out.append(checked)
+            if checked is _INVALID:
+                continue
+            frozen = _freeze(checked)
+            if frozen in seen:
+                self.report("WS601", sub, f"{_show(checked)} repeats {seen[frozen].text}; "
+                            "a set holds each element once",
+                            related=[(seen[frozen], "the first occurrence")])
+            else:
+                seen[frozen] = sub
+        if typ.refinement is not None:
+            self.refine(out, typ.refinement, loc)
+        return out
+
+    def map_of(self, value: object, typ: t.MapOf, loc: _Loc) -> object:
+        if not isinstance(value, dict):
+            return self.mismatch(loc, f"an object ({t.show(typ)})", value)
+        self.check_repeated(value, loc)
+        out: dict[object, object] = {}
+        for name, item in value.items():
+            if self.full:
+                break
+            sub = loc.key(name)
+            key = self.key_from_text(name, typ.key, sub.as_key())
+            checked = self.check(item, typ.value, sub)
+            if key is not _INVALID:
+                out[key] = checked
+        if typ.refinement is not None:
+            self.refine(out, typ.refinement, loc)
+        return out
+
+    def named(self, value: object, typ: t.Named, loc: _Loc) -> object:
+        checker = _NAMED_CHECKERS.get(typ.kind)
+        return checker(self, value, typ, loc) if checker is not None else _plain(value)
+
+    def enum(self, value: object, typ: t.Named, loc: _Loc) -> object:
+        info = self.world.enums.get(typ.name)
+        if info is None:
+            return _plain(value)
+        values = {m.value: m for m in info.members.values()}
+        if isinstance(value, _BareName):
+            member = info.members.get(value)
+            if member is not None:
+                return member.value
+            return self.report("WS601", loc, f"{info.name} has no member {value}",
+                               hints=did_you_mean(value, info.members))
+        if not isinstance(value, str):
+            return self.mismatch(loc, f"{info.name} ({_show_list(map(_quote, values))})",
+                                 value)
+        if value in values:
+            return value
+        hints = did_you_mean(value, values)
+        named = info.members.get(value)
+        if named is not None:
+            hints = [f"{named.name} is written {_quote(named.value)} in data"]
+        return self.report("WS601", loc, f"{_quote(value)} is not in {info.name}; expected one "
+                           f"of {_show_list(map(_quote, values))}", hints=hints)
+
+    def record(self, value: object, typ: t.Named, loc: _Loc) -> object:
+        rec = self.world.records.get(typ.name)
+        if rec is None:
+            return _plain(value)
+        if not isinstance(value, dict):
+            return self.mismatch(loc, f"{rec.name} (an object)", value)
+        return self.fields(value, rec, loc)
+
+    def reference(self, value: object, typ: t.Named, loc: _Loc) -> object:
+        """An entity used as a field type: the key of a row in its table."""
+        rec = self.world.records.get(typ.name)
+        key = rec.key if rec is not None else None
+        if key is None:
+            return _plain(value)
+        if isinstance(value, (dict, list)):
+            return self.report("WS601", loc, f"expected a key of {typ.name} "
+                               f"({t.show(key.type)}), found {_show(value)}",
+                               hints=["a reference holds the row's key; put the row itself "
+                                      "in its table"])
+        checked = self.check(value, key.type, loc)
+        if checked is not _INVALID:
+            self.refs.append(_Ref(typ.name, checked, loc))
+        return checked
+
+    def union(self, value: object, typ: t.Named, loc: _Loc) -> object:
+        info = self.world.unions.get(typ.name)
+        if info is None:
+            return _plain(value)
+        tags = _show_list(info.variants)
+        if not isinstance(value, dict):
+            return self.mismatch(loc, f"{info.name} (an object with a {info.tag_field!r} "
+                                 f"tag: {tags})", value)
+        tag = value.get(info.tag_field, _INVALID)
+        if tag is _INVALID:
+            return self.report("WS603", loc, f"{info.name} needs its tag field "
+                               f"{info.tag_field!r} (one of {tags})")
+        tag_loc = loc.field(info.tag_field)
+        if not isinstance(tag, str):
+            return self.mismatch(tag_loc, f"a tag of {info.name} ({tags})", tag)
+        record = info.variants.get(tag)
+        rec = self.world.records.get(record or "")
+        if record is None:
+            return self.report("WS601", tag_loc, f"{_quote(tag)} is not a variant of "
+                               f"{info.name}; the tags are {tags}",
+                               hints=did_you_mean(tag, info.variants))
+        if rec is None:
+            return _plain(value)
+        out = self.fields(value, rec, loc, extra=frozenset({info.tag_field}))
+        if info.tag_field not in rec.fields:
+            out[info.tag_field] = str(tag)
+        return out
+
+    def refine(self, value: object, ref: t.Refinement, loc: _Loc) -> None:
+        """Check a range (numbers), a length range (text, collections) and a pattern."""
+        if ref.low is not None or ref.high is not None:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not _in_range(value, ref):
+                    self.report("WS601", loc, f"{_show(value)} is outside the range "
+                                f"{_show_range(ref)}")
+            elif isinstance(value, (str, list, dict)) and not _in_range(len(value), ref):
+                self.report("WS601", loc, f"length {len(value)} is outside the length range "
+                            f"{_show_range(ref)}")
+        if ref.pattern is not None and isinstance(value, str):
+            try:
+                matched = re.fullmatch(ref.pattern, value) is not None
+            except re.error:
+                return  # an invalid pattern is the schema's problem, reported elsewhere
+            if not matched:
+                self.report("WS601", loc, f"{_quote(value)} does not match "
+                            f"/{ref.pattern}/")
+
+    def json_value(self, value: object, loc: _Loc) -> object:
+        """Any JSON value, copied; bare names and non-finite numbers are not JSON."""
+        if value is _TOO_DEEP or len(loc.raw) > MAX_DEPTH:
+            return self.too_deep(loc)
+        if isinstance(value, dict):
+            self.check_repeated(value, loc)
+            return {k: self.json_value(v, loc.key(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.json_value(v, loc.index(i)) for i, v in enumerate(value)]
+        if isinstance(value, _BareName):
+            return self.mismatch(loc, "a JSON value", value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return self.mismatch(loc, "a finite number", value)
+        return value
+
+
+# ------------------------------------------------------- primitive checkers
+def _is_text(value: object) -> bool:
+    return isinstance(value, str) and not isinstance(value, _BareName)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_str(v: _Validator, value: object, loc: _Loc) -> object:
+    return value if _is_text(value) else v.mismatch(loc, "str", value)
+
+
+def _check_int(v: _Validator, value: object, loc: _Loc) -> object:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return v.mismatch(loc, "int", value)
+
+
+def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return v.mismatch(loc, "float", value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return v.report("WS601", loc, f"{_show(value)} is too large for a float")
+    return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
+
+
+def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
+    return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
+
+
+def _check_date(v: _Validator, value: object, loc: _Loc) -> object:
+    if not _is_text(value):
+        return v.mismatch(loc, 'a date ("YYYY-MM-DD")', value)
+    assert isinstance(value, str)
+    try:
+        if _ISO_DATE.fullmatch(value):
+            date.fromisoformat(value)
+            return value
+    except ValueError:
+        pass
+    return v.report("WS601", loc, f'{_quote(value)} is not a date ("YYYY-MM-DD")')
+
+
+def _check_datetime(v: _Validator, value: object, loc: _Loc) -> object:
+    if not _is_text(value):
+        return v.mismatch(loc, 'a datetime ("YYYY-MM-DDTHH:MM:SS")', value)
+    assert isinstance(value, str)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return v.report("WS601", loc, f"{_quote(value)} is not an ISO datetime "
+                        '("YYYY-MM-DDTHH:MM:SS")')
+    if parsed.tzinfo is not None:
+        return v.report("WS601", loc, f"{_quote(value)} has a UTC offset; datetimes are "
+                        "naive (local) times", hints=["drop the offset or the 'Z'"])
+    return value
+
+
+def _check_duration(v: _Validator, value: object, loc: _Loc) -> object:
+    if not _is_number(value):
+        return v.mismatch(loc, "a duration (a number of seconds)", value)
+    assert isinstance(value, (int, float))
+    if isinstance(value, float) and not math.isfinite(value):
+        return v.mismatch(loc, "a finite number of seconds", value)
+    return value
+
+
+def _check_json(v: _Validator, value: object, loc: _Loc) -> object:
+    return v.json_value(value, loc)
+
+
+#: builtin type name -> checker of a value of that type (refinements are applied after).
+_PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
+    "str": _check_str,
+    "int": _check_int,
+    "float": _check_float,
+    "bool": _check_bool,
+    "date": _check_date,
+    "datetime": _check_datetime,
+    "duration": _check_duration,
+    "json": _check_json,
+}
+
+# The second parameter is the specific type class each checker is registered for.
+_TypeChecker = Callable[[_Validator, object, Any, _Loc], object]
+
+#: semantic type class -> checker; types absent here (unknown, table, sequence) pass as given.
+_TYPE_CHECKERS: dict[type[t.Type], _TypeChecker] = {
+    t.Prim: _Validator.prim,
+    t.Optional: _Validator.optional,
+    t.NoneType: _Validator.none,
+    t.ListOf: _Validator.list_of,
+    t.SetOf: _Validator.set_of,
+    t.MapOf: _Validator.map_of,
+    t.Named: _Validator.named,
+}
+
+#: kind of a named type -> checker.
+_NAMED_CHECKERS: dict[str, _TypeChecker] = {
+    "enum": _Validator.enum,
+    "record": _Validator.record,
+    "entity": _Validator.reference,
+    "union": _Validator.union,
+}
+
+#: kind of a state item -> checker of its data.
+_STATE_CHECKERS: dict[str, Callable[[_Validator, object, StateInfo, _Loc], object]] = {
+    "table": _Validator.state_table,
+    "sequence": _Validator.state_sequence,
+    "value": _Validator.state_value,
+}
+
+
+# ----------------------------------------------------------------- loading
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    value: object
+    spans: _SpanIndex | None
+
+
+def _read_file(given: n.Given, source: str, spec_path: str,
+               sink: DiagnosticSink) -> _Loaded | None:
+    """Read and parse a ``given "file.json"``; problems are WS604 at the ``given``."""
+    full = os.path.join(os.path.dirname(spec_path), source)
+
+    def fail(why: str, hints: Iterable[str] = ()) -> None:
+        sink.report("WS604", given.span, f"data file {_quote(source, None)} {why}",
+                    hints=hints)
+
+    try:
+        mode = os.stat(full).st_mode
+        if stat.S_ISDIR(mode):
+            fail("is a directory, not a JSON file")
+            return None
+        if not stat.S_ISREG(mode):  # a pipe or a device could block or never end
+            fail("is not a regular file")
+            return None
+        with open(full, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        fail(f"does not exist (looked for {_quote(os.path.normpath(full), None)})",
+             ["paths are relative to the spec file"])
+        return None
+    except (OSError, ValueError) as exc:  # permissions, a NUL in the path, ...
+        fail(f"cannot be read: {exc}")
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail(f"is not valid UTF-8 (bad byte at offset {exc.start})")
+        return None
+    try:
+        value = json.loads(text, object_pairs_hook=_json_object_hook)
+    except json.JSONDecodeError as exc:
+        fail(f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")
+        return None
+    except RecursionError:
+        fail("is nested too deeply to read")
+        return None
+    except ValueError as exc:  # e.g. an integer with too many digits
+        fail(f"is not valid JSON: {exc}")
+        return None
+    return _Loaded(value, None)
+
+
+def _load(given: n.Given, spec_path: str, sink: DiagnosticSink) -> _Loaded | None:
+    """A ``given``'s value (and, for inline data, its spans); None after WS604."""
+    if isinstance(given.source, str):
+        return _read_file(given, given.source, spec_path, sink)
+    spans = _SpanIndex(given.span)
+    spans.entries[()] = (given.source.span, None)
+    return _Loaded(_convert(given.source, (), spans, 0), spans)
+
+
+def _validate(validator: _Validator, value: object) -> dict[str, object]:
+    try:
+        return validator.check_data(value)
+    except RecursionError:
+        validator.too_deep(_Loc())
+        return {}
+
+
+# ------------------------------------------------------------------- entry
 def check_given(given: n.Given, path: str, world: WorldModel, sink: DiagnosticSink) -> None:
-    """Report every value of ``given`` that does not fit the schema, by JSON path."""
+    """Report every value of ``given`` that does not fit the schema, by JSON path.
+
+    ``path`` is the spec file; a data file is looked up relative to its folder.
+    References are checked against the tables this ``given`` itself defines
+    (other ``given`` items of the task are merged by :func:`load_initial_data`).
+    """
+    loaded = _load(given, path, sink)
+    if loaded is None:
+        return
+    validator = _Validator(world, given.span, loaded.spans)
+    _validate(validator, loaded.value)
+    validator.check_references(validator.tables, validator.refs)
+    validator.flush(sink)
+
+
+def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
+                      sink: DiagnosticSink) -> dict[str, object] | None:
+    """The task's initial data: its ``given`` items merged in order, checked and normalised.
+
+    A later ``given`` replaces the top-level keys of an earlier one. The result
+    maps state names to plain values (tables as lists of row dicts, references
+    as keys, enums as their serialised strings); it is None when anything was
+    reported. References are checked against the tables of the merged data.
+    """
+    merged: dict[str, object] = {}
+    origin: dict[str, _Validator] = {}
+    validators: list[_Validator] = []
+    failed = False
+    for given in task.givens:
+        loaded = _load(given, path, sink)
+        if loaded is None:
+            failed = True
+            continue
+        validator = _Validator(world, given.span, loaded.spans)
+        validators.append(validator)
+        for name, value in _validate(validator, loaded.value).items():
+            merged[name] = value
+            origin[name] = validator
+    tables = {name: v.tables[name] for name, v in origin.items() if name in v.tables}
+    for validator in validators:
+        live = [r for r in validator.refs if origin.get(r.loc.state) is validator]
+        validator.check_references(tables, live)
+        failed = validator.flush(sink) or failed
+    return None if failed else merged

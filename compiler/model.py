@@ -155,6 +155,8 @@ class TaskInfo:
     world: str
     node: n.TaskDecl
     file: str
+    #: the merged, validated initial data (None when it has errors)
+    initial_data: dict[str, object] | None = None
 
 
 @dataclass

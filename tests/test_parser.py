@@ -64,7 +64,7 @@ def test_fstring_parts_and_spans() -> None:
 
 
 def test_keywords_are_contextual() -> None:
-    module, errors = parse("record R { type: str  order: int }\n"
+    _, errors = parse("record R { type: str  order: int }\n"
                            "fn f(r: R) -> str { return r.type }\n")
     assert errors == []
 
@@ -102,3 +102,14 @@ def test_comments_are_collected() -> None:
     assert errors == []
     assert [(c.text, c.span.line) for c in module.comments] == [("# head", 1),
                                                                  ("# trailing", 2)]
+
+
+def test_keywords_are_names_where_only_a_name_fits() -> None:
+    module, errors = parse("record A { x: str  state: str  type: int  tool: int }\n"
+                           "type X = str\n"
+                           "state { a: int }\n")
+    assert errors == []
+    record, alias, state = module.decls
+    assert isinstance(record, n.RecordDecl) and isinstance(alias, n.AliasDecl)
+    assert isinstance(state, n.StateDecl)
+    assert [f.name.name for f in record.fields] == ["x", "state", "type", "tool"]

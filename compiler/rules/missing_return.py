@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from compiler.rules import RuleContext
-from compiler.rules.flow import block_exits
+from compiler.rules.flow import block_exits, match_coverage
 
 __all__ = ["MissingReturn"]
 
@@ -16,12 +16,11 @@ class MissingReturn:
     codes: ClassVar[tuple[str, ...]] = ("WS402",)
 
     def check(self, ctx: RuleContext) -> None:
+        covers = match_coverage(ctx)
         for info in [*ctx.world.tools.values(), *ctx.world.fns.values()]:
-            if info.returns is None or block_exits(info.node.body):
+            if info.returns is None or block_exits(info.node.body, covers):
                 continue
-            body = info.node.body
             kind = "helper" if info.is_fn else "tool"
             ctx.sink.report("WS402", info.node.name.span,
                             f"{kind} '{info.name}' can end without returning a value",
                             hints=["end every path with `return` or `fail`"])
-            del body
