@@ -216,6 +216,8 @@ class ProgramModel:
     expr_types: dict[int, Type] = field(default_factory=dict)
     #: id(NameRef node) -> what it names
     resolutions: dict[int, Resolution] = field(default_factory=dict)
+    #: ids of optional-typed names and fields known not to be none where they are read
+    narrowed: set[int] = field(default_factory=set)
     #: the modules, kept alive so the ids above stay valid
     modules: list[n.Module] = field(default_factory=list)
 

@@ -274,6 +274,7 @@ class Typer:
         if isinstance(typ, t.Optional):
             path = path_of(e)
             if path is not None and path in self.scope.narrowed:
+                self.program.narrowed.add(id(e))
                 return typ.inner
         return typ
 
@@ -608,6 +609,7 @@ class Typer:
                             hints=[f"give it a type: let {s.name.name}: list[str] = ..."])
                 typ = t.UNKNOWN
         self.define(s.name, typ, "local")
+        self.record(s, typ)
         self.scope.forget(s.name.name)
         if not isinstance(typ, t.Optional) and isinstance(value, t.Optional) is False:
             pass

@@ -1,0 +1,320 @@
+"""Typed expressions to Python source.
+
+The checker has already typed every expression (``ProgramModel.expr_types``)
+and resolved every name (``ProgramModel.resolutions``); this module only
+translates. Two representations matter: an expression of entity type
+computes the *row*, while fields and containers store the *key*. ``value``
+gives the former, ``key`` the latter, and ``stored`` converts any value to
+what a field or container holds.
+
+Every string from the spec is emitted with ``repr`` — never spliced into code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler import types as t
+from compiler.builtins import DRAWS
+from compiler.codegen.names import py_name
+from compiler.codegen.pytypes import TypeTables
+from compiler.model import ProgramModel, WorldModel
+from dsl import nodes as n
+
+__all__ = ["ExprCompiler", "Env"]
+
+
+@dataclass
+class Env:
+    """Where the generated code runs: the episode's name, and the initial episode's."""
+
+    ep: str = "self"
+    init: str = "init"
+    #: spec local name -> Python name (locals and parameters)
+    locals: dict[str, str] = field(default_factory=dict)
+
+
+class ExprCompiler:
+    """Translates checked expressions of one world."""
+
+    def __init__(self, world: WorldModel, program: ProgramModel, tables: TypeTables) -> None:
+        self.world = world
+        self.program = program
+        self.tables = tables
+        self._fresh = 0
+
+    # ------------------------------------------------------------ helpers
+    def type_of(self, expr: n.Node) -> t.Type:
+        return self.program.type_of(expr) or t.UNKNOWN
+
+    def fresh(self, base: str) -> str:
+        self._fresh += 1
+        return f"_{base}{self._fresh}"
+
+    def table_for(self, entity: str, env: Env) -> str:
+        table = self.world.table_of(entity)
+        name = table.name if table else entity.lower()
+        return f"{env.ep}.t_{name}"
+
+    def is_entity(self, typ: t.Type) -> bool:
+        base = t.strip_optional(typ)
+        return isinstance(base, t.Named) and base.kind == "entity"
+
+    def row_from_key(self, key_src: str, typ: t.Type, env: Env) -> str:
+        """Look a stored key up: ``typ`` is the entity type (maybe optional)."""
+        base = t.strip_optional(typ)
+        assert isinstance(base, t.Named)
+        table = self.table_for(base.name, env)
+        if isinstance(typ, t.Optional):
+            return f"{table}.ref({key_src})"
+        return f"{table}.row({key_src})"
+
+    def stored(self, expr: n.Expr, env: Env, target: t.Type | None = None) -> str:
+        """The value of ``expr`` as a field or container stores it (entities as keys)."""
+        typ = target if target is not None else self.type_of(expr)
+        if self.is_entity(typ) or self.is_entity(self.type_of(expr)):
+            return self.key(expr, env)
+        return self.value(expr, env, target)
+
+    def key(self, expr: n.Expr, env: Env) -> str:
+        """The key of an entity-typed expression (or a key-typed one, as is)."""
+        typ = self.type_of(expr)
+        if not self.is_entity(typ):
+            return self.value(expr, env)
+        # A reference read stays a key: no lookup needed.
+        if isinstance(expr, n.Attribute) and not self._is_enum_member(expr):
+            obj_type = t.strip_optional(self.type_of(expr.obj))
+            if isinstance(obj_type, t.Named) and obj_type.kind in ("record", "entity"):
+                return f"{self.value(expr.obj, env)}.{py_name(expr.name.name)}"
+        if isinstance(expr, n.NameRef):
+            res = self.program.resolutions.get(id(expr))
+            if res is not None and res.kind == "state":
+                return f"{env.ep}.state.{py_name(expr.name)}"
+        if isinstance(expr, n.Index):
+            return self.value(expr.index, env)
+        src = self.value(expr, env)
+        if isinstance(typ, t.Optional):
+            return f"rt.key_of({src})"
+        return f"{src}.key()"
+
+    def _is_enum_member(self, expr: n.Attribute) -> bool:
+        return isinstance(expr.obj, n.NameRef) and self.program.resolutions.get(
+            id(expr.obj), None) is not None and self.program.resolutions[id(expr.obj)].kind == \
+            "enum"
+
+    def present(self, src: str, typ: t.Type) -> str:
+        """``src`` (declared optional) where the spec proved it is not none."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Named) and base.kind == "union":
+            return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
+        return f"rt.present({src})"
+
+    def elements(self, expr: n.Expr, env: Env) -> str:
+        """An iterable of the values of a collection (rows for entities, keys for maps)."""
+        typ = t.strip_optional(self.type_of(expr))
+        src = self.value(expr, env)
+        if isinstance(typ, (t.ListOf, t.SetOf)) and self.is_entity(typ.element):
+            table = self.table_for(t.strip_optional(typ.element).name, env)  # type: ignore[attr-defined]
+            return f"rt.rows({table}, {src})"
+        if isinstance(typ, t.MapOf) and self.is_entity(typ.key):
+            return f"rt.rows({self.table_for(typ.key.name, env)}, {src})"  # type: ignore[attr-defined]
+        return src
+
+    # --------------------------------------------------------- expressions
+    def value(self, expr: n.Node, env: Env, expected: t.Type | None = None) -> str:
+        """Python source computing the value of ``expr``."""
+        method = getattr(self, "x_" + type(expr).__name__)
+        result: str = method(expr, env)
+        return result
+
+    def x_IntLit(self, e: n.IntLit, env: Env) -> str:
+        return repr(e.value) if e.value >= 0 else f"({e.value!r})"
+
+    def x_FloatLit(self, e: n.FloatLit, env: Env) -> str:
+        return repr(e.value) if e.value >= 0 else f"({e.value!r})"
+
+    def x_StrLit(self, e: n.StrLit, env: Env) -> str:
+        return repr(e.value)
+
+    def x_BoolLit(self, e: n.BoolLit, env: Env) -> str:
+        return "True" if e.value else "False"
+
+    def x_NoneLit(self, e: n.NoneLit, env: Env) -> str:
+        return "None"
+
+    def x_FStr(self, e: n.FStr, env: Env) -> str:
+        parts: list[str] = []
+        for part in e.parts:
+            if isinstance(part, str):
+                parts.append(repr(part))
+            else:
+                inner = self.value(part.expr, env)
+                if part.spec:
+                    parts.append(f"format({inner}, {part.spec!r})")
+                else:
+                    parts.append(f"rt.text({inner})")
+        if not parts:
+            return "''"
+        return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+
+    def x_NameRef(self, e: n.NameRef, env: Env) -> str:
+        res = self.program.resolutions.get(id(e))
+        if res is None:
+            return py_name(e.name)
+        if res.kind in ("local", "param"):
+            src = env.locals.get(e.name, py_name(e.name))
+            return self.present(src, self.type_of(e)) if id(e) in self.program.narrowed else src
+        if res.kind == "state":
+            return self._state(e.name, env.ep, env, id(e) in self.program.narrowed)
+        if res.kind == "builtin" and e.name == "now":
+            return f"{env.ep}.clock"
+        if res.kind == "enum_member":
+            return f"{self.tables.class_name(res.owner or '')}.{py_name(e.name)}"
+        if res.kind == "initial":
+            return env.init
+        return py_name(e.name)
+
+    def _state(self, name: str, owner: str, env: Env, narrowed: bool = False) -> str:
+        info = self.world.state[name]
+        if info.kind == "table":
+            return f"{owner}.t_{name}"
+        src = f"{owner}.state.{py_name(name)}"
+        typ = t.strip_optional(info.type) if narrowed else info.type
+        if self.is_entity(typ):
+            inner = Env(ep=owner, init=env.init, locals=env.locals)
+            if narrowed:
+                src = f"rt.present({src})"
+            return self.row_from_key(src, typ, inner)
+        return self.present(src, typ) if narrowed else src
+
+    def x_Attribute(self, e: n.Attribute, env: Env) -> str:
+        if isinstance(e.obj, n.NameRef):
+            res = self.program.resolutions.get(id(e.obj))
+            if res is not None and res.kind == "enum":
+                return f"{self.tables.class_name(e.obj.name)}.{py_name(e.name.name)}"
+            if res is not None and res.kind == "initial":
+                return self._state(e.name.name, env.init, env, id(e) in self.program.narrowed)
+        obj_type = t.strip_optional(self.type_of(e.obj))
+        obj = self.value(e.obj, env)
+        name = e.name.name
+        if isinstance(obj_type, t.Named) and obj_type.kind == "union":
+            info = self.world.unions[obj_type.name]
+            if name == info.tag_field:
+                return f"_TAGS_{obj_type.name}[type({obj})]"
+        src = f"{obj}.{py_name(name)}"
+        typ = self.type_of(e)
+        narrowed = id(e) in self.program.narrowed
+        if narrowed:
+            src = self.present(src, typ) if not self.is_entity(typ) else f"rt.present({src})"
+        if self.is_entity(typ):
+            return self.row_from_key(src, typ, env)
+        return src
+
+    def x_Index(self, e: n.Index, env: Env) -> str:
+        obj_type = t.strip_optional(self.type_of(e.obj))
+        obj = self.value(e.obj, env)
+        if isinstance(obj_type, t.Table):
+            return f"{obj}.row({self.value(e.index, env)})"
+        if isinstance(obj_type, t.MapOf):
+            index = self.stored(e.index, env)
+        else:
+            index = self.value(e.index, env)
+        src = f"{obj}[{index}]"
+        typ = self.type_of(e)
+        if self.is_entity(typ):
+            return self.row_from_key(src, typ, env)
+        return src
+
+    def x_Unary(self, e: n.Unary, env: Env) -> str:
+        return f"(-{self.value(e.operand, env)})"
+
+    def x_Not(self, e: n.Not, env: Env) -> str:
+        return f"(not {self.value(e.operand, env)})"
+
+    def x_BoolOp(self, e: n.BoolOp, env: Env) -> str:
+        return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
+
+    def x_Binary(self, e: n.Binary, env: Env) -> str:
+        left, right = self.value(e.left, env), self.value(e.right, env)
+        lt = self.type_of(e.left)
+        if e.op == "+" and isinstance(lt, (t.ListOf, t.EmptyList)):
+            return f"({self.stored_seq(e.left, env)} + {self.stored_seq(e.right, env)})"
+        return f"({left} {e.op} {right})"
+
+    def stored_seq(self, expr: n.Expr, env: Env) -> str:
+        return self.value(expr, env)
+
+    def x_Compare(self, e: n.Compare, env: Env) -> str:
+        op = e.op
+        lt, rt_ = self.type_of(e.left), self.type_of(e.right)
+        if op in ("==", "!="):
+            if isinstance(e.right, n.NoneLit) or isinstance(e.left, n.NoneLit):
+                other = e.left if isinstance(e.right, n.NoneLit) else e.right
+                src = self.key(other, env) if self.is_entity(self.type_of(other)) else \
+                    self.value(other, env)
+                return f"({src} {'is' if op == '==' else 'is not'} None)"
+            if self.is_entity(lt) or self.is_entity(rt_):
+                return f"({self.key(e.left, env)} {op} {self.key(e.right, env)})"
+            return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
+        if op in ("in", "not in"):
+            # tables test keys, collections of entities hold keys: the left side is a key
+            item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
+            return f"({item} {op} {self.value(e.right, env)})"
+        return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
+
+    def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
+        left = self.value(e.left, env)
+        right = self.value(e.right, env)
+        if self._draws(e.left):
+            return f"rt.coalesce({left}, lambda: {right})"
+        return f"({left} if {left} is not None else {right})"
+
+    def _draws(self, expr: n.Node) -> bool:
+        for node in n.walk(expr):
+            if isinstance(node, n.Call) and isinstance(node.func, n.NameRef) and \
+                    node.func.name in DRAWS:
+                return True
+        return False
+
+    def x_Conditional(self, e: n.Conditional, env: Env) -> str:
+        return (f"({self.value(e.then, env)} if {self.value(e.condition, env)} "
+                f"else {self.value(e.orelse, env)})")
+
+    def _bind(self, var: n.Ident, env: Env) -> tuple[str, Env]:
+        name = self.fresh(py_name(var.name).rstrip("_") or "v")
+        inner = Env(ep=env.ep, init=env.init, locals={**env.locals, var.name: name})
+        return name, inner
+
+    def x_Quantifier(self, e: n.Quantifier, env: Env) -> str:
+        name, inner = self._bind(e.var, env)
+        fn = "all" if e.kind == "all" else "any"
+        return f"{fn}({self.value(e.body, inner)} for {name} in {self.elements(e.iterable, env)})"
+
+    def x_Comprehension(self, e: n.Comprehension, env: Env) -> str:
+        name, inner = self._bind(e.var, env)
+        element = self.stored(e.element, inner)
+        cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
+        return f"tuple({element} for {name} in {self.elements(e.iterable, env)}{cond})"
+
+    def x_ListLit(self, e: n.ListLit, env: Env) -> str:
+        if not e.items:
+            return "()"
+        items = [self.stored(item, env) for item in e.items]
+        typ = self.type_of(e)
+        src = "(" + ", ".join(items) + ",)"
+        if isinstance(typ, t.SetOf):
+            return f"v.unique({src})"
+        return src
+
+    def x_MapLit(self, e: n.MapLit, env: Env) -> str:
+        entries = [f"{self.stored(x.key, env)}: {self.stored(x.value, env)}" for x in e.entries]
+        return "{" + ", ".join(entries) + "}"
+
+    def x_Call(self, e: n.Call, env: Env) -> str:
+        from compiler.codegen.calls import compile_call
+
+        return compile_call(self, e, env)
+
+    def lambda_(self, lam: n.Lambda, env: Env) -> str:
+        name, inner = self._bind(lam.param, env)
+        return f"lambda {name}: {self.value(lam.body, inner)}"

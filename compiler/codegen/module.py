@@ -1,0 +1,519 @@
+"""One world -> one Python package: view models computed here, laid out by a template.
+
+The template (``codegen_templates/world.py.jinja``) stays logic-light: this
+module hands it finished code blocks and names. Output is byte-identical for
+identical input: everything is ordered by declaration, every literal is
+emitted with ``repr`` or ``json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+import jinja2
+
+from compiler import types as t
+from compiler.codegen.calls import construct
+from compiler.codegen.constants import constant_value
+from compiler.codegen.exprs import Env, ExprCompiler
+from compiler.codegen.invariants import local_invariant
+from compiler.codegen.names import py_name, snake_case
+from compiler.codegen.pytypes import TypeTables
+from compiler.codegen.stmts import StatementCompiler
+from compiler.model import ProgramModel, RecordInfo, ToolInfo, WorldModel
+from dsl import nodes as n
+
+__all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
+
+GENERATOR_VERSION = "0.1.0"
+_INDENT = "    "
+
+
+@dataclass
+class GeneratedPackage:
+    """The files of one generated world package, path -> text."""
+
+    name: str
+    world: str
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def _template() -> jinja2.Template:
+    import importlib.resources as resources
+
+    try:
+        text = resources.files("codegen_templates").joinpath("world.py.jinja").read_text(
+            encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        from pathlib import Path
+
+        text = (Path(__file__).resolve().parents[2] / "codegen_templates" /
+                "world.py.jinja").read_text(encoding="utf-8")
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": True, "sort_keys": False}
+    return env.from_string(text)
+
+
+def _doc_literal(text: str | None, indent: str) -> str:
+    """A docstring statement; ``repr`` keeps any text inert."""
+    return f"{indent}{(text or '').strip()!r}" if text else ""
+
+
+def _indent(lines: list[str], level: int) -> list[str]:
+    return [(_INDENT * level + line) if line else "" for line in lines]
+
+
+class WorldGenerator:
+    """Builds the view model of one world."""
+
+    def __init__(self, world: WorldModel, program: ProgramModel, sources: dict[str, str]) -> None:
+        self.world = world
+        self.program = program
+        self.sources = sources
+        self.tables = TypeTables(world)
+        self.x = ExprCompiler(world, program, self.tables)
+        self.class_name = py_name(world.name)
+        self.data_files: dict[str, str] = {}
+
+    # -------------------------------------------------------------- types
+    def enum_block(self, name: str) -> str:
+        info = self.world.enums[name]
+        lines = [f"class {self.tables.class_name(name)}(enum.StrEnum):"]
+        lines.append(_doc_literal(info.doc or f"The {name} enum.", _INDENT))
+        lines.append("")
+        for m in info.members.values():
+            lines.append(f"{_INDENT}{_enum_member(m.name)} = {m.value!r}")
+        return "\n".join(lines)
+
+    def record_block(self, rec: RecordInfo) -> str:
+        cls = self.tables.class_name(rec.name)
+        fields = list(rec.fields.values())
+        if rec.kind == "record":
+            lines = ["@dataclasses.dataclass(frozen=True, slots=True)", f"class {cls}:",
+                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), ""]
+            for f in fields:
+                lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
+        else:
+            key = rec.key
+            lines = [f"class {cls}(Row):",
+                     _doc_literal(rec.doc or f"A row of {rec.name}.", _INDENT), "",
+                     f"{_INDENT}__slots__ = ("
+                     + "".join(repr(py_name(f.name)) + ", " for f in fields) + ")",
+                     f"{_INDENT}ENTITY: ClassVar[str] = {rec.name!r}",
+                     f"{_INDENT}KEY: ClassVar[str] = {py_name(key.name) if key else ''!r}", "",
+                     f"{_INDENT}def __init__(self, *, "
+                     + ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
+                                 for f in fields) + ") -> None:"]
+            for f in fields:
+                lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
+            lines.append(f"{_INDENT * 2}self._digest = None")
+            lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
+                      f"{_INDENT * 2}other = {cls}.__new__({cls})"]
+            for f in fields:
+                lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
+            lines += [f"{_INDENT * 2}other._digest = self._digest", f"{_INDENT * 2}return other"]
+        # export
+        lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
+        for f in fields:
+            lines.append(f"{_INDENT * 3}{f.name!r}: "
+                         f"{self.tables.exporter(f.type, 'self.' + py_name(f.name))},")
+        lines.append(f"{_INDENT * 2}}}")
+        # load
+        required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
+                    for f in fields}
+        lines += ["", f"{_INDENT}@classmethod",
+                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:",
+                  f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
+                  f"{_INDENT * 2}return cls("]
+        for f in fields:
+            src = f"d[{f.name!r}]"
+            path = f"path + {('.' + f.name)!r}"
+            load = self.tables.loader(f.type, src, path)
+            if f.default is not None:
+                default = self.x.stored(f.default, Env(ep="ep"), f.type)
+                load = f"({load} if d.get({f.name!r}) is not None else {default})"
+            elif isinstance(f.type, t.Optional):
+                load = f"({load} if {f.name!r} in d else None)"
+            lines.append(f"{_INDENT * 3}{py_name(f.name)}={load},")
+        lines.append(f"{_INDENT * 2})")
+        return "\n".join(line for line in lines)
+
+    def union_block(self, name: str) -> str:
+        info = self.world.unions[name]
+        classes = [self.tables.class_name(r) for r in info.variants.values()]
+        tags = ", ".join(f"{self.tables.class_name(r)}: {tag!r}"
+                         for tag, r in info.variants.items())
+        loaders = ", ".join(f"{tag!r}: {self.tables.class_name(r)}.load"
+                            for tag, r in info.variants.items())
+        return "\n".join([
+            f"{self.tables.class_name(name)}: TypeAlias = "
+            + (" | ".join(classes) if classes else "Any"),
+            f"_TAGS_{name}: dict[type, str] = {{{tags}}}",
+            "",
+            "",
+            f"def _load_{name}(data: object, path: str, ep: Any) -> Any:",
+            f"{_INDENT}return rt.load_union(data, path, ep, {info.tag_field!r}, {{{loaders}}})",
+            "",
+            "",
+            f"def _export_{name}(value: Any) -> dict[str, Any]:",
+            f"{_INDENT}return {{{info.tag_field!r}: _TAGS_{name}[type(value)], "
+            f"**value.export()}}",
+            "",
+            "",
+            f"def _some_{name}(value: {self.tables.class_name(name)} | None) -> "
+            f"{self.tables.class_name(name)}:",
+            f"{_INDENT}assert value is not None",
+            f"{_INDENT}return value",
+        ])
+
+    # -------------------------------------------------------------- state
+    def state_fields(self) -> list[dict[str, str]]:
+        out = []
+        for s in self.world.state.values():
+            if s.kind == "table":
+                continue
+            typ = s.type if s.kind == "value" else t.INT
+            out.append({
+                "name": s.name, "py": py_name(s.name),
+                "annotation": self.tables.annotation(typ),
+                "zero": "0" if s.kind == "sequence" else _zero(typ),
+                "export": self.tables.exporter(typ, "self." + py_name(s.name)),
+            })
+        return out
+
+    def state_defaults(self) -> list[str]:
+        lines = []
+        for s in self.world.state.values():
+            if s.kind == "value" and s.default is not None:
+                value = self.x.stored(s.default, Env(ep="ep"), s.type)
+                lines.append(f"state.{py_name(s.name)} = {value}")
+        return lines
+
+    def load_lines(self) -> list[str]:
+        lines = []
+        for s in self.world.state.values():
+            key = repr(s.name)
+            if s.kind == "table":
+                cls = self.tables.class_name(s.entity or "")
+                row = f"row_{s.name}"
+                lines += [
+                    f"for index, item in enumerate(rt.rows_of(data.get({key}, ()))):",
+                    f"{_INDENT}{row} = {cls}.load(item, f'$.{s.name}[{{index}}]', ep)",
+                    f"{_INDENT}self.t_{s.name}.rows[{row}.key()] = {row}",
+                ]
+            elif s.kind == "sequence":
+                lines += [f"if {key} in data:",
+                          f"{_INDENT}self.state.{py_name(s.name)} = "
+                          f"v.want_int(data[{key}], '$.{s.name}')"]
+            else:
+                loader = self.tables.loader(s.type, f"data[{key}]", repr(f"$.{s.name}"))
+                lines += [f"if {key} in data:",
+                          f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+        return lines
+
+    def invariant_lines(self) -> list[str]:
+        lines: list[str] = []
+        env = Env(ep="self")
+        for inv in self.world.invariants.values():
+            message = inv.doc or f"Invariant {inv.name} does not hold."
+            anchor = f"  # {PurePath(inv.node.span.file).name}:{inv.node.span.line}"
+            local = local_invariant(inv.condition, self.world, self.program)
+            if local is not None:
+                var, table, body = local
+                name = self.x.fresh("row")
+                inner = Env(ep="self", locals={var: name})
+                lines += [f"for {name} in self._changed_rows(self.t_{table}):{anchor}",
+                          f"{_INDENT}if not {self.x.value(body, inner)}:",
+                          f"{_INDENT * 2}raise ToolError({message!r})"]
+            else:
+                lines += [f"if not {self.x.value(inv.condition, env)}:{anchor}",
+                          f"{_INDENT}raise ToolError({message!r})"]
+        lines += self.reference_lines()
+        return lines
+
+    def reference_lines(self) -> list[str]:
+        """Referential integrity: every stored key points at an existing row."""
+        lines: list[str] = []
+        for s in self.world.state.values():
+            if s.kind == "table" and s.entity:
+                rec = self.world.records[s.entity]
+                refs = [(f, _entity_in(f.type)) for f in rec.fields.values()]
+                refs = [(f, e) for f, e in refs if e is not None]
+                if refs:
+                    row = self.x.fresh("row")
+                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}):")
+                    for f, entity in refs:
+                        target = self.world.table_of(entity or "")
+                        if target is None:
+                            continue
+                        lines.append(f"{_INDENT}rt.check_refs(self.t_{target.name}, "
+                                     f"{row}.{py_name(f.name)}, "
+                                     f"{f'{s.entity}.{f.name}'!r})")
+            elif s.kind == "value" and _entity_in(s.type) is not None:
+                target = self.world.table_of(_entity_in(s.type) or "")
+                if target is not None:
+                    lines.append(f"rt.check_refs(self.t_{target.name}, "
+                                 f"self.state.{py_name(s.name)}, {s.name!r})")
+        # deleted rows must not be referenced
+        for s in self.world.state.values():
+            if s.kind != "table" or not s.entity:
+                continue
+            users = []
+            for other in self.world.state.values():
+                if other.kind == "table" and other.entity:
+                    for f in self.world.records[other.entity].fields.values():
+                        if _entity_in(f.type) == s.entity:
+                            users.append(f"(self.t_{other.name}, {py_name(f.name)!r})")
+                elif other.kind == "value" and _entity_in(other.type) == s.entity:
+                    users.append(f"(None, {py_name(other.name)!r})")
+            if users:
+                lines.append(f"rt.check_deleted(self, self.t_{s.name}, ({', '.join(users)},))")
+        return lines
+
+    # -------------------------------------------------------------- tools
+    def tool_method(self, info: ToolInfo) -> str:
+        prefix = "fn_" if info.is_fn else "tool_"
+        env = Env(ep="self")
+        params = []
+        for p in info.params:
+            pname = py_name(p.name)
+            env.locals[p.name] = pname
+            params.append(f"{pname}: {self.tables.annotation(p.type, stored=False)}")
+        returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
+        anchor = f"  # {PurePath(info.node.span.file).name}:{info.node.span.line}"
+        head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
+               f" -> {returns}:{anchor}"
+        body = StatementCompiler(self.x, env, indent=1)
+        body.block(info.node.body.body)
+        doc = _doc_literal(info.doc, _INDENT)
+        lines = [head] + ([doc] if doc else []) + body.lines
+        return "\n".join(_indent(lines, 1))
+
+    def invoker(self, info: ToolInfo) -> str:
+        name = py_name(info.name)
+        allowed = [p.name for p in info.params]
+        required = [p.name for p in info.params
+                    if p.default is None and not isinstance(p.type, t.Optional)]
+        lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
+                 f"{_INDENT}rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r})"]
+        call_args = []
+        for p in info.params:
+            pname = "a_" + p.name
+            src = f"args[{p.name!r}]"
+            path = repr(p.name)
+            base = t.strip_optional(p.type)
+            if isinstance(base, t.Named) and base.kind == "entity":
+                key = self.tables.loader(self.tables.key_type(base.name), src, path)
+                table = self.world.table_of(base.name)
+                tname = table.name if table else base.name.lower()
+                if p.not_found is not None:
+                    env = Env(ep="ep", locals={p.name: "key"})
+                    message = self.x.value(p.not_found, env)
+                else:
+                    message = (f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'")
+                load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
+            else:
+                load = self.tables.loader(p.type, src, path)
+            if p.default is not None:
+                default = self.x.value(p.default, Env(ep="ep"))
+                load = f"({load} if args.get({p.name!r}) is not None else {default})"
+            elif isinstance(p.type, t.Optional):
+                load = f"({load} if args.get({p.name!r}) is not None else None)"
+            lines.append(f"{_INDENT}{pname} = {load}")
+            call_args.append(pname)
+        lines.append(f"{_INDENT}return ep.tool_{name}({', '.join(call_args)})")
+        return "\n".join(lines)
+
+    def tool_spec(self, info: ToolInfo) -> str:
+        params = []
+        for p in info.params:
+            schema = self.tables.schema(p.type)
+            if p.default is not None and not isinstance(p.type, t.Optional):
+                schema = {"anyOf": [schema, {"type": "null"}]}
+            if p.doc:
+                schema = {**schema, "description": p.doc}
+            required = p.default is None and not isinstance(p.type, t.Optional)
+            params.append(f"ParamSpec({p.name!r}, {_literal(schema)}, {required!r}, "
+                          f"{(p.doc or '')!r})")
+        draws = self._tool_draws(info)
+        return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
+                f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
+                f"draws={draws!r}, invoke=_invoke_{py_name(info.name)})")
+
+    def _tool_draws(self, info: ToolInfo) -> bool:
+        from compiler.builtins import DRAWS
+
+        for node in n.walk(info.node.body):
+            if isinstance(node, n.Call) and isinstance(node.func, n.NameRef) and \
+                    node.func.name in DRAWS - {"next"}:
+                return True
+        return any(self._tool_draws(fn) for fn in self.world.fns.values()
+                   if fn is not info and _calls(info.node.body, fn.name))
+
+    # -------------------------------------------------------------- tasks
+    def check_fn(self, task: str, check: n.Check) -> str:
+        env = Env(ep="ep", init="init")
+        name = f"_check_{py_name(task)}__{py_name(check.name.name)}"
+        anchor = f"  # {PurePath(check.span.file).name}:{check.span.line}"
+        return "\n".join([
+            f"def {name}(ep: {self.class_name}, init: {self.class_name}) -> bool:{anchor}",
+            f"{_INDENT}return bool({self.x.value(check.condition, env)})",
+        ])
+
+    def task_spec(self, name: str) -> str:
+        info = self.world.tasks[name]
+        node = info.node
+        checks = ", ".join(
+            f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
+            f"_check_{py_name(name)}__{py_name(c.name.name)})" for c in node.checks) + \
+            ("," if node.checks else "")
+        frame = node.frame
+        frame_src = "None" if frame is None else repr(tuple(
+            ".".join(part.name for part in target.path) for target in frame.targets))
+        calls = []
+        if node.solution is not None:
+            for call in node.solution.calls:
+                args = {a.name.name: constant_value(a.value, self.world, self.program)
+                        for a in call.args if a.name is not None and
+                        not isinstance(a.value, n.Lambda)}
+                calls.append(f"({call.tool.name!r}, {_literal(args)})")
+        data = info.initial_data or {}
+        text = json.dumps(data, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.data_files[f"data/{digest}.json"] = text + "\n"
+
+        def opt(kind: type) -> str | None:
+            found = next((i for i in node.items if isinstance(i, kind)), None)
+            return getattr(found, "text", None) if found is not None else None
+
+        tags = next((i for i in node.items if isinstance(i, n.Tags)), None)
+        split = next((i for i in node.items if isinstance(i, n.Split)), None)
+        seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
+        return (f"{name!r}: TaskSpec({name!r}, {(node.instruction or '')!r}, "
+                f"rt.package_data(__package__, {f'data/{digest}.json'!r}), ({checks}), "
+                f"{frame_src}, ({''.join(c + ', ' for c in calls)}), "
+                f"seed={seed.value if seed else None!r}, persona={opt(n.Persona)!r}, "
+                f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "
+                f"tags={tuple(x.name for x in tags.names) if tags else ()!r}, "
+                f"split={split.name.name if split else None!r}, doc={node.doc!r})")
+
+    # ------------------------------------------------------------ module
+    def render(self) -> str:
+        w = self.world
+        type_blocks = [self.enum_block(name) for name in w.enums]
+        type_blocks += [self.record_block(rec) for rec in w.records.values()]
+        type_blocks += [self.union_block(name) for name in w.unions]
+        methods = [self.tool_method(fn) for fn in w.fns.values()]
+        methods += [self.tool_method(tool) for tool in w.tools.values()]
+        methods += [_changed_rows_method()]
+        check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
+                     for c in info.node.checks]
+        exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
+                   *[self.tables.class_name(x) for x in w.records],
+                   *[self.tables.class_name(x) for x in w.unions]]
+        spec_hash = hashlib.sha256("".join(
+            f"{path}\0{text}\0" for path, text in sorted(self.sources.items())).encode()
+        ).hexdigest()
+        return _template().render(
+            version=GENERATOR_VERSION,
+            sources=", ".join(sorted(PurePath(p).name for p in self.sources)),
+            spec_hash=spec_hash,
+            world_name=w.name,
+            world_doc=(w.doc or w.name).replace("\\", "\\\\").replace('"""', '\\"\\"\\"'),
+            exports=sorted(set(exports)),
+            type_blocks=type_blocks,
+            state_fields=self.state_fields(),
+            class_name=self.class_name,
+            results=w.config.results, clock=w.config.clock, tick=w.config.tick,
+            seed=w.config.seed,
+            tables=[{"name": s.name, "entity": s.entity,
+                     "cls": self.tables.class_name(s.entity or "")}
+                    for s in w.state.values() if s.kind == "table"],
+            state_defaults=self.state_defaults(),
+            load_lines=self.load_lines(),
+            invariant_lines=self.invariant_lines(),
+            methods=methods,
+            invokers=[self.invoker(tool) for tool in w.tools.values()],
+            tool_specs=[self.tool_spec(tool) for tool in w.tools.values()],
+            check_fns=check_fns,
+            task_specs=[self.task_spec(task) for task in w.tasks],
+        )
+
+
+def _changed_rows_method() -> str:
+    return "\n".join(_indent([
+        "def _changed_rows(self, table: Table[Any]) -> Any:",
+        f"{_INDENT}return rt.changed_rows(self, table)",
+    ], 1))
+
+
+def _calls(body: n.Node, name: str) -> bool:
+    return any(isinstance(x, n.Call) and isinstance(x.func, n.NameRef) and x.func.name == name
+               for x in n.walk(body))
+
+
+def _entity_in(typ: t.Type) -> str | None:
+    base = t.strip_optional(typ)
+    if isinstance(base, (t.ListOf, t.SetOf)):
+        base = t.strip_optional(base.element)
+    if isinstance(base, t.MapOf):
+        base = t.strip_optional(base.value)
+    if isinstance(base, t.Named) and base.kind == "entity":
+        return base.name
+    return None
+
+
+def _zero(typ: t.Type) -> str:
+    if isinstance(typ, (t.Optional, t.NoneType)) or typ == t.JSON:
+        return "None"
+    if isinstance(typ, (t.ListOf, t.SetOf)):
+        return "()"
+    if isinstance(typ, t.MapOf):
+        return "{}"
+    if isinstance(typ, t.Prim):
+        return {"str": "''", "int": "0", "float": "0.0", "bool": "False",
+                "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
+                "duration": "dt.timedelta()"}.get(typ.name, "None")
+    return "None  # type: ignore[assignment]"
+
+
+_ENUM_RESERVED = frozenset({"name", "value", "mro"})
+
+
+def _enum_member(name: str) -> str:
+    return name + "_" if name in _ENUM_RESERVED else py_name(name)
+
+
+def _literal(value: Any) -> str:
+    """A deterministic Python literal for JSON-like data."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_literal(x)}" for k, x in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(x) for x in value) + "]"
+    return repr(value)
+
+
+def generate_world(world: WorldModel, program: ProgramModel,
+                   sources: dict[str, str]) -> GeneratedPackage:
+    """Generate the package of one checked world."""
+    gen = WorldGenerator(world, program, sources)
+    package = GeneratedPackage(name=snake_case(world.name), world=world.name)
+    module = gen.render()
+    package.files["world.py"] = module
+    package.files["__init__.py"] = (
+        f"# Generated by worldspec {GENERATOR_VERSION}. Do not edit.\n"
+        f'"""The {world.name} world, compiled from its spec."""\n\n'
+        f"from .world import {gen.class_name} as World\n"
+        f"from .world import {gen.class_name}\n\n"
+        f"__all__ = [{gen.class_name!r}, 'World']\n"
+    )
+    package.files.update(gen.data_files)
+    return package
+
+
+_ = construct

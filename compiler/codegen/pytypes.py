@@ -1,0 +1,231 @@
+"""Type tables for code generation: Python annotation, loader, exporter and JSON schema.
+
+Each function is a table over the semantic type classes; adding a type is a
+row in each. "Stored" values are what fields and containers hold (entities
+as their keys); "values" are what expressions compute (entities as rows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler import types as t
+from compiler.codegen.names import py_name
+from compiler.model import WorldModel
+
+__all__ = ["TypeTables"]
+
+_PRIM_ANNOTATION = {
+    "str": "str", "int": "int", "float": "float", "bool": "bool", "date": "dt.date",
+    "datetime": "dt.datetime", "duration": "dt.timedelta", "json": "Any",
+}
+_PRIM_LOADER = {
+    "str": "v.want_str", "int": "v.want_int", "float": "v.want_float", "bool": "v.want_bool",
+    "date": "v.want_date", "datetime": "v.want_datetime", "duration": "v.want_duration",
+}
+_PRIM_SCHEMA: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
+    "bool": {"type": "boolean"}, "date": {"type": "string", "description": "YYYY-MM-DD"},
+    "datetime": {"type": "string", "description": "YYYY-MM-DDTHH:MM:SS"},
+    "duration": {"type": "number", "description": "seconds"},
+}
+
+
+class TypeTables:
+    """The per-world type tables (named types need the world to be resolved)."""
+
+    def __init__(self, world: WorldModel) -> None:
+        self.world = world
+
+    # -------------------------------------------------------------- names
+    def class_name(self, name: str) -> str:
+        return py_name(name)
+
+    def key_type(self, entity: str) -> t.Type:
+        rec = self.world.records.get(entity)
+        key = rec.key if rec else None
+        return key.type if key else t.STR
+
+    def stored(self, typ: t.Type) -> t.Type:
+        """The stored form of a type: entities become their key type."""
+        if isinstance(typ, t.Named) and typ.kind == "entity":
+            return self.key_type(typ.name)
+        if isinstance(typ, t.Optional):
+            return t.Optional(self.stored(typ.inner))
+        return typ
+
+    # --------------------------------------------------------- annotations
+    def annotation(self, typ: t.Type, stored: bool = True) -> str:
+        """The Python annotation of a value (``stored``: entities as keys)."""
+        if isinstance(typ, t.Prim):
+            return _PRIM_ANNOTATION[typ.name]
+        if isinstance(typ, t.Optional):
+            return f"{self.annotation(typ.inner, stored)} | None"
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return f"tuple[{self.annotation(typ.element)}, ...]"
+        if isinstance(typ, t.MapOf):
+            return f"dict[{self.annotation(typ.key)}, {self.annotation(typ.value)}]"
+        if isinstance(typ, t.Named):
+            if typ.kind == "entity" and stored:
+                return self.annotation(self.key_type(typ.name))
+            return self.class_name(typ.name)
+        if isinstance(typ, t.Table):
+            return f"Table[{self.class_name(typ.entity)}]"
+        if isinstance(typ, t.Sequence):
+            return "int"
+        return "Any"
+
+    # -------------------------------------------------------------- loaders
+    def loader(self, typ: t.Type, src: str, path: str) -> str:
+        """An expression turning plain JSON ``src`` into the stored value, checked."""
+        if isinstance(typ, t.Prim):
+            if typ.name == "json":
+                return src
+            code = f"{_PRIM_LOADER[typ.name]}({src}, {path})"
+            return self.refine(typ, code, path)
+        if isinstance(typ, t.Optional):
+            return f"v.want_optional({src}, {path}, {self.load_fn(typ.inner)})"
+        if isinstance(typ, t.ListOf):
+            return self.refine(typ, f"v.want_list({src}, {path}, {self.load_fn(typ.element)})",
+                               path)
+        if isinstance(typ, t.SetOf):
+            return self.refine(typ, f"v.want_set({src}, {path}, {self.load_fn(typ.element)})",
+                               path)
+        if isinstance(typ, t.MapOf):
+            int_keys = ", int_keys=True" if typ.key == t.INT else ""
+            return self.refine(typ, f"v.want_map({src}, {path}, {self.load_fn(typ.key)}, "
+                               f"{self.load_fn(typ.value)}{int_keys})", path)
+        if isinstance(typ, t.Named):
+            if typ.kind == "enum":
+                return f"v.want_enum({src}, {path}, {self.class_name(typ.name)})"
+            if typ.kind == "entity":
+                return self.loader(self.key_type(typ.name), src, path)
+            if typ.kind == "union":
+                return f"_load_{typ.name}({src}, {path}, ep)"
+            return f"{self.class_name(typ.name)}.load({src}, {path}, ep)"
+        return src
+
+    def load_fn(self, typ: t.Type) -> str:
+        """A ``(value, path) -> stored`` callable for element loaders."""
+        body = self.loader(typ, "x", "p")
+        return f"(lambda x, p: {body})" if body != "x" else "(lambda x, p: x)"
+
+    def refine(self, typ: t.Type, code: str, path: str) -> str:
+        """Wrap ``code`` with the checks of the type's refinement, if any."""
+        ref = getattr(typ, "refinement", None)
+        if ref is None:
+            return code
+        if ref.low is not None or ref.high is not None:
+            fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in ("int", "float") \
+                else "v.check_length"
+            code = f"{fn}({code}, {path}, {ref.low!r}, {ref.high!r})"
+        if ref.pattern is not None:
+            code = f"v.check_pattern({code}, {path}, {ref.pattern!r})"
+        return code
+
+    def has_refinement(self, typ: t.Type) -> bool:
+        inner = t.strip_optional(typ)
+        return getattr(inner, "refinement", None) is not None
+
+    def checked(self, typ: t.Type, code: str, path: str) -> str:
+        """Refinement checks for a value computed by a tool before it is stored."""
+        if isinstance(typ, t.Optional):
+            if not self.has_refinement(typ.inner):
+                return code
+            return f"rt.if_present({code}, lambda x: {self.refine(typ.inner, 'x', path)})"
+        return self.refine(typ, code, path)
+
+    # ------------------------------------------------------------ exporters
+    def exporter(self, typ: t.Type, src: str) -> str:
+        """An expression turning a stored value ``src`` into plain JSON."""
+        if isinstance(typ, t.Prim):
+            if typ.name in ("date", "datetime"):
+                return f"{src}.isoformat()"
+            if typ.name == "duration":
+                return f"rt.seconds({src})"
+            return src
+        if isinstance(typ, t.Optional):
+            inner = self.exporter(typ.inner, "x")
+            if inner == "x":
+                return src
+            return f"rt.if_present({src}, lambda x: {inner})"
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            inner = self.exporter(typ.element, "x")
+            return f"[{inner} for x in {src}]" if inner != "x" else f"list({src})"
+        if isinstance(typ, t.MapOf):
+            key = self.exporter(typ.key, "k")
+            val = self.exporter(typ.value, "x")
+            return f"{{{key}: {val} for k, x in {src}.items()}}"
+        if isinstance(typ, t.Named):
+            if typ.kind in ("enum", "entity"):
+                return src if typ.kind == "entity" else f"{src}.value"
+            if typ.kind == "union":
+                return f"_export_{typ.name}({src})"
+            return f"{src}.export()"
+        return src
+
+    # --------------------------------------------------------------- schemas
+    def schema(self, typ: t.Type) -> dict[str, Any]:
+        """The strict-mode JSON schema of what the agent sends for ``typ``."""
+        if isinstance(typ, t.Prim):
+            if typ.name == "json":
+                return {"type": ["string", "number", "integer", "boolean", "object", "array",
+                                 "null"]}
+            out = dict(_PRIM_SCHEMA[typ.name])
+            ref = typ.refinement
+            if ref is not None:
+                if typ.name in ("int", "float"):
+                    if ref.low is not None:
+                        out["minimum"] = ref.low
+                    if ref.high is not None:
+                        out["maximum"] = ref.high
+                else:
+                    if ref.low is not None:
+                        out["minLength"] = ref.low
+                    if ref.high is not None:
+                        out["maxLength"] = ref.high
+                if ref.pattern is not None:
+                    out["pattern"] = ref.pattern
+            return out
+        if isinstance(typ, t.Optional):
+            return {"anyOf": [self.schema(typ.inner), {"type": "null"}]}
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            out = {"type": "array", "items": self.schema(typ.element)}
+            if isinstance(typ, t.SetOf):
+                out["uniqueItems"] = True
+            ref = typ.refinement
+            if ref is not None and ref.low is not None:
+                out["minItems"] = ref.low
+            if ref is not None and ref.high is not None:
+                out["maxItems"] = ref.high
+            return out
+        if isinstance(typ, t.MapOf):
+            return {"type": "object", "additionalProperties": self.schema(typ.value)}
+        if isinstance(typ, t.Named):
+            if typ.kind == "enum":
+                members = self.world.enums[typ.name].members.values()
+                return {"type": "string", "enum": [m.value for m in members]}
+            if typ.kind == "entity":
+                return self.schema(self.key_type(typ.name))
+            if typ.kind == "record":
+                return self.record_schema(typ.name, None)
+            if typ.kind == "union":
+                union = self.world.unions[typ.name]
+                return {"anyOf": [self.record_schema(rec, (union.tag_field, tag))
+                                  for tag, rec in union.variants.items()]}
+        return {}
+
+    def record_schema(self, name: str, tag: tuple[str, str] | None) -> dict[str, Any]:
+        rec = self.world.records[name]
+        props: dict[str, Any] = {}
+        if tag is not None:
+            props[tag[0]] = {"type": "string", "enum": [tag[1]]}
+        for f in rec.fields.values():
+            if tag is not None and f.name == tag[0]:
+                continue
+            schema = self.schema(f.type)
+            if f.default is not None and not isinstance(f.type, t.Optional):
+                schema = {"anyOf": [schema, {"type": "null"}]}
+            props[f.name] = schema
+        return {"type": "object", "properties": props, "required": list(props),
+                "additionalProperties": False}

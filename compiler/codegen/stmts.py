@@ -1,0 +1,210 @@
+"""Statements to Python source lines, each anchored to its spec line.
+
+Changes to state go through the episode's undo-logged helpers (``_set``,
+``_insert``, ``_delete``, ``_next``). Records, lists and maps are values:
+assigning into one rebuilds it (``dataclasses.replace``, ``rt.set_at``) and
+stores the new value where the old one was.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from compiler import types as t
+from compiler.codegen.exprs import Env, ExprCompiler
+from compiler.codegen.names import py_name
+from dsl import nodes as n
+
+__all__ = ["StatementCompiler"]
+
+
+class StatementCompiler:
+    """Emits the body of one tool or helper."""
+
+    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2) -> None:
+        self.x = exprs
+        self.env = env
+        self.lines: list[str] = []
+        self.depth = indent
+        #: Python names bound so far in this function: each binding gets its own name,
+        #: so a name reused with another type in a sibling block stays well typed.
+        self.used: set[str] = set(env.locals.values())
+
+    def anchor(self, node: n.Node) -> str:
+        return f"  # {PurePath(node.span.file).name}:{node.span.line}"
+
+    def emit(self, text: str, node: n.Node | None = None) -> None:
+        suffix = self.anchor(node) if node is not None else ""
+        self.lines.append("    " * self.depth + text + suffix)
+
+    def block(self, body: tuple[n.Stmt, ...]) -> None:
+        before = len(self.lines)
+        saved = dict(self.env.locals)
+        for stmt in body:
+            getattr(self, "s_" + type(stmt).__name__)(stmt)
+        self.env.locals = saved
+        if len(self.lines) == before:
+            self.emit("pass")
+
+    def nested(self, body: tuple[n.Stmt, ...]) -> None:
+        self.depth += 1
+        self.block(body)
+        self.depth -= 1
+
+    # --------------------------------------------------------------- locals
+    def local(self, ident: n.Ident) -> str:
+        name = py_name(ident.name)
+        if name in self.used:
+            name = self.x.fresh(name.lstrip("_"))
+        self.used.add(name)
+        self.env.locals[ident.name] = name
+        return name
+
+    # ----------------------------------------------------------- statements
+    def s_Let(self, s: n.Let) -> None:
+        declared = self.x.type_of(s)
+        value = self.x.value(s.value, self.env, declared)
+        name = self.local(s.name)
+        annotation = self.x.tables.annotation(declared, stored=False)
+        self.emit(f"{name}: {annotation} = {value}", s)
+
+    def s_Assign(self, s: n.Assign) -> None:
+        target_type = self.x.type_of(s.target)
+        value = self.x.stored(s.value, self.env, target_type)
+        self.assign(s.target, value, s)
+
+    def s_AugAssign(self, s: n.AugAssign) -> None:
+        current = self.x.value(s.target, self.env)
+        value = f"({current} {s.op} {self.x.value(s.value, self.env)})"
+        self.assign(s.target, value, s)
+
+    def assign(self, target: n.Expr, value: str, node: n.Node) -> None:
+        """Store ``value`` (already in stored form) at ``target``."""
+        typ = self.x.type_of(target)
+        if isinstance(target, n.NameRef):
+            res = self.x.program.resolutions.get(id(target))
+            if res is not None and res.kind == "state":
+                value = self.x.tables.checked(typ, value, repr(target.name))
+                self.emit(f"{self.env.ep}._set({self.env.ep}.state, "
+                          f"{py_name(target.name)!r}, {value})", node)
+            else:
+                self.emit(f"{self.env.locals.get(target.name, py_name(target.name))} = {value}",
+                          node)
+            return
+        if isinstance(target, n.Attribute):
+            obj_type = t.strip_optional(self.x.type_of(target.obj))
+            field = py_name(target.name.name)
+            owner = obj_type.name if isinstance(obj_type, t.Named) else "?"
+            value = self.x.tables.checked(typ, value, repr(f"{owner}.{target.name.name}"))
+            if isinstance(obj_type, t.Named) and obj_type.kind == "entity":
+                self.emit(f"{self.env.ep}._set({self.x.value(target.obj, self.env)}, "
+                          f"{field!r}, {value})", node)
+            else:
+                rebuilt = (f"dataclasses.replace({self.x.value(target.obj, self.env)}, "
+                           f"{field}={value})")
+                self.assign(target.obj, rebuilt, node)
+            return
+        if isinstance(target, n.Index):
+            obj_type = t.strip_optional(self.x.type_of(target.obj))
+            obj = self.x.value(target.obj, self.env)
+            if isinstance(obj_type, t.MapOf):
+                key = self.x.stored(target.index, self.env)
+                rebuilt = f"{{**{obj}, {key}: {value}}}"
+            else:
+                rebuilt = f"rt.set_at({obj}, {self.x.value(target.index, self.env)}, {value})"
+            self.assign(target.obj, rebuilt, node)
+            return
+        raise AssertionError(f"cannot assign to {type(target).__name__}")
+
+    def s_If(self, s: n.If, keyword: str = "if") -> None:
+        self.emit(f"{keyword} {self.x.value(s.condition, self.env)}:", s)
+        self.nested(s.then.body)
+        if isinstance(s.orelse, n.If):
+            self.s_If(s.orelse, "elif")
+        elif isinstance(s.orelse, n.Block):
+            self.emit("else:")
+            self.nested(s.orelse.body)
+
+    def s_For(self, s: n.For) -> None:
+        iterable = self.x.elements(s.iterable, self.env)
+        saved = dict(self.env.locals)
+        name = self.local(s.var)
+        self.emit(f"for {name} in {iterable}:", s)
+        self.nested(s.body.body)
+        self.env.locals = saved
+
+    def s_Match(self, s: n.Match) -> None:
+        subject = self.x.fresh("subject")
+        self.emit(f"{subject} = {self.x.value(s.subject, self.env)}", s)
+        typ = t.strip_optional(self.x.type_of(s.subject))
+        keyword = "if"
+        for case in s.cases:
+            if isinstance(typ, t.Named) and typ.kind == "union":
+                record = self.x.world.unions[typ.name].variants.get(case.tag.name, "")
+                test = f"isinstance({subject}, {self.x.tables.class_name(record)})"
+            elif isinstance(typ, t.Named):
+                test = f"{subject} == {self.x.tables.class_name(typ.name)}." \
+                       f"{py_name(case.tag.name)}"
+            else:
+                test = "False"
+            self.emit(f"{keyword} {test}:", case)
+            keyword = "elif"
+            saved = dict(self.env.locals)
+            self.depth += 1
+            if case.binding is not None:
+                self.emit(f"{self.local(case.binding)} = {subject}")
+            self.block(case.body.body)
+            self.depth -= 1
+            self.env.locals = saved
+        if s.orelse is not None:
+            if s.cases:
+                self.emit("else:")
+                self.nested(s.orelse.body)
+            else:
+                self.block(s.orelse.body)
+
+    def s_Require(self, s: n.Require) -> None:
+        self.emit(f"if not {self.x.value(s.condition, self.env)}:", s)
+        self.depth += 1
+        self.emit(f"raise ToolError({self.x.value(s.message, self.env)})")
+        self.depth -= 1
+
+    def s_Fail(self, s: n.Fail) -> None:
+        self.emit(f"raise ToolError({self.x.value(s.message, self.env)})", s)
+
+    def s_Return(self, s: n.Return) -> None:
+        if s.value is None:
+            self.emit("return None", s)
+        else:
+            self.emit(f"return {self.x.value(s.value, self.env)}", s)
+
+    def _table(self, expr: n.Expr) -> str:
+        return self.x.value(expr, self.env)
+
+    def s_Insert(self, s: n.Insert) -> None:
+        self.emit(f"{self.env.ep}._insert({self._table(s.table)}, "
+                  f"{self.x.value(s.value, self.env)})", s)
+
+    def s_Delete(self, s: n.Delete) -> None:
+        self.emit(f"{self.env.ep}._delete({self._table(s.table)}, "
+                  f"{self.x.key(s.value, self.env)})", s)
+
+    def s_Append(self, s: n.Append) -> None:
+        typ = t.strip_optional(self.x.type_of(s.target))
+        current = self.x.value(s.target, self.env)
+        item = self.x.stored(s.value, self.env)
+        if isinstance(typ, t.SetOf):
+            value = f"rt.add({current}, {item})"
+        else:
+            value = f"({current} + ({item},))"
+        self.assign(s.target, value, s)
+
+    def s_Remove(self, s: n.Remove) -> None:
+        typ = t.strip_optional(self.x.type_of(s.target))
+        current = self.x.value(s.target, self.env)
+        item = self.x.stored(s.value, self.env)
+        if isinstance(typ, t.MapOf):
+            value = f"rt.without_key({current}, {item})"
+        else:
+            value = f"rt.without({current}, {item})"
+        self.assign(s.target, value, s)

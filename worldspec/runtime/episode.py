@@ -1,0 +1,563 @@
+"""The episode: one isolated run of a world.
+
+A generated world is a subclass of :class:`Episode` that declares its
+tables, its state, its tools and its tasks. Everything mutable lives on the
+episode object; two episodes never share mutable state.
+
+Atomicity comes from an undo log: every change made by a tool (a row field,
+a state item, an inserted or deleted row, a sequence step) is logged with
+the value it replaced, and a failed call rolls the log back. Resetting to the
+same initial data rolls back the whole log, so it costs what the episode
+changed, not what the world holds. Hashing caches a digest per row, cleared
+when the row changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from worldspec.runtime.errors import ToolError
+from worldspec.runtime.values import canonical_json, export_value
+
+__all__ = [
+    "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
+    "StateBase", "Score", "CheckOutcome",
+]
+
+K = Any
+R = TypeVar("R", bound="Row")
+
+
+class Row:
+    """Base of generated entity classes: slotted, mutable, with a cached digest."""
+
+    __slots__ = ("_digest",)
+    ENTITY: ClassVar[str] = ""
+    KEY: ClassVar[str] = ""
+    _digest: bytes | None
+
+    def key(self) -> Any:
+        return getattr(self, self.KEY)
+
+    def export(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def clone(self: R) -> R:
+        raise NotImplementedError
+
+    def digest(self) -> bytes:
+        cached: bytes | None = getattr(self, "_digest", None)
+        if cached is None:
+            cached = hashlib.sha256(canonical_json(self.export()).encode()).digest()
+            self._digest = cached
+        return cached
+
+
+class StateBase:
+    """Base of the generated class that holds a world's non-table state."""
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def export(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def clone(self) -> StateBase:
+        raise NotImplementedError
+
+
+class Table(Generic[R]):
+    """The rows of one entity, keyed and in insertion order."""
+
+    __slots__ = ("entity", "name", "rows")
+
+    def __init__(self, name: str, entity: str, rows: dict[Any, R] | None = None) -> None:
+        self.name = name
+        self.entity = entity
+        self.rows: dict[Any, R] = rows if rows is not None else {}
+
+    def row(self, key: Any) -> R:
+        """The row with ``key``; the tool call fails if there is none."""
+        found = self.rows.get(key)
+        if found is None:
+            raise ToolError(f"{self.entity} {json.dumps(export_value(key))} not found.")
+        return found
+
+    def get(self, key: Any) -> R | None:
+        return self.rows.get(key)
+
+    def ref(self, key: Any) -> R | None:
+        """The row of an optional reference (``None`` stays ``None``)."""
+        return None if key is None else self.row(key)
+
+    def keys(self) -> tuple[Any, ...]:
+        return tuple(self.rows)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(tuple(self.rows.values()))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A tool parameter as the agent sees it."""
+
+    name: str
+    schema: dict[str, Any]
+    required: bool
+    doc: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its description, JSON schema and the bound method that runs it."""
+
+    name: str
+    doc: str
+    params: tuple[ParamSpec, ...]
+    read_only: bool
+    draws: bool
+    invoke: Callable[[Any, Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A named check item of a task."""
+
+    name: str
+    weight: float
+    doc: str
+    test: Callable[[Any, Any], bool]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: initial data, instruction, checks, frame and reference solution."""
+
+    name: str
+    instruction: str
+    data: Mapping[str, Any]
+    checks: tuple[CheckSpec, ...]
+    frame: tuple[str, ...] | None
+    solution: tuple[tuple[str, Mapping[str, Any]], ...]
+    seed: int | None = None
+    persona: str | None = None
+    known: str | None = None
+    unknown: str | None = None
+    tags: tuple[str, ...] = ()
+    split: str | None = None
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """How one check item came out."""
+
+    name: str
+    passed: bool
+    weight: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Score:
+    """A task's reward with the breakdown per check and the frame verdict."""
+
+    reward: float
+    checks: tuple[CheckOutcome, ...]
+    frame_ok: bool
+    frame_violations: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reward": self.reward,
+            "checks": [{"name": c.name, "passed": c.passed, "weight": c.weight,
+                        "message": c.message} for c in self.checks],
+            "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations)},
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A saved state of an episode (an independent copy)."""
+
+    tables: dict[str, dict[Any, Row]]
+    state: StateBase
+    clock: dt.datetime
+    rng: tuple[Any, ...]
+
+
+# An undo entry is a callable-free tuple for speed:
+#   (0, obj, attribute, old value, old digest)  -- a field or state item was set
+#   (1, table, key)                              -- a row was inserted
+#   (2, table, key, row, position)               -- a row was deleted
+_SET, _INSERT, _DELETE = 0, 1, 2
+
+
+@dataclass
+class _Base:
+    """Which initial data the episode was loaded from (resets to it roll back)."""
+
+    source: Mapping[str, Any]
+
+
+class Episode:
+    """One run of a world. Generated subclasses fill in the class variables."""
+
+    WORLD: ClassVar[str] = ""
+    RESULTS: ClassVar[str] = "envscaler"
+    CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
+    TICK: ClassVar[int] = 0
+    SEED: ClassVar[int] = 0
+    TABLES: ClassVar[dict[str, str]] = {}
+    TOOLS: ClassVar[dict[str, ToolSpec]] = {}
+    TASKS: ClassVar[dict[str, TaskSpec]] = {}
+
+    def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
+                 seed: int | None = None) -> None:
+        self._undo: list[tuple[Any, ...]] = []
+        self._call_mark = 0
+        self._base: _Base | None = None
+        self.tables: dict[str, Table[Any]] = {}
+        self.state: StateBase = self._new_state()
+        self.clock = dt.datetime.fromisoformat(self.CLOCK)
+        self.rng = random.Random(self.SEED)
+        self.task: TaskSpec | None = None
+        self.initial: Episode | None = None
+        self.reset(task=task, data=data, seed=seed)
+
+    # ---------------------------------------------------------- generated hooks
+    def _new_state(self) -> StateBase:
+        raise NotImplementedError
+
+    def _load(self, data: Mapping[str, Any]) -> None:
+        """Fill tables and state from plain data (validated by generated loaders)."""
+        raise NotImplementedError
+
+    def _check_invariants(self) -> None:
+        """Raise ToolError with the message of the first invariant that fails."""
+
+    def _bind_tables(self) -> None:
+        """Expose each table as the attribute ``t_<name>`` for generated code."""
+        for name, table in self.tables.items():
+            setattr(self, "t_" + name, table)
+
+    # ---------------------------------------------------------------- lifecycle
+    def reset(self, task: str | None = None, data: Mapping[str, Any] | None = None,
+              seed: int | None = None) -> None:
+        """Start over from a task's initial data, from ``data``, or from an empty world."""
+        spec: TaskSpec | None = None
+        if task is not None:
+            spec = self.TASKS.get(task)
+            if spec is None:
+                raise KeyError(f"world {self.WORLD} has no task {task!r}")
+            if data is None:
+                data = spec.data
+        data = data if data is not None else {}
+        if self._base is not None and self._base.source is data:
+            self._rollback(0)  # same initial data: undo what the episode changed
+        else:
+            self._undo.clear()
+            for name, entity in self.TABLES.items():
+                self.tables[name] = Table(name, entity)
+            self._bind_tables()
+            self.state = self._new_state()
+            self._load(data)
+            self._base = _Base(data)
+        self._undo.clear()
+        self.task = spec
+        self.clock = dt.datetime.fromisoformat(self.CLOCK)
+        chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
+                                                else self.SEED)
+        self.rng = random.Random(chosen)
+        self.initial = None
+
+    def copy(self) -> Episode:
+        """An independent episode in the same state (rows are cloned)."""
+        other = object.__new__(type(self))
+        other._undo = []
+        other._call_mark = 0
+        other._base = None
+        other.tables = {name: Table(t.name, t.entity, {k: r.clone() for k, r in t.rows.items()})
+                        for name, t in self.tables.items()}
+        other._bind_tables()
+        other.state = self.state.clone()
+        other.clock = self.clock
+        other.rng = random.Random()
+        other.rng.setstate(self.rng.getstate())
+        other.task = self.task
+        other.initial = None
+        return other
+
+    def snapshot(self) -> Snapshot:
+        """Save the current state; :meth:`restore` brings it back."""
+        return Snapshot({name: {k: r.clone() for k, r in t.rows.items()}
+                         for name, t in self.tables.items()},
+                        self.state.clone(), self.clock, self.rng.getstate())
+
+    def restore(self, snap: Snapshot) -> None:
+        self._undo.clear()
+        self._base = None
+        for name, rows in snap.tables.items():
+            self.tables[name].rows = {k: r.clone() for k, r in rows.items()}
+        self.state = snap.state.clone()
+        self.clock = snap.clock
+        self.rng.setstate(snap.rng)
+
+    # ---------------------------------------------------------------- mutation
+    def _set(self, obj: Any, name: str, value: Any) -> None:
+        self._undo.append((_SET, obj, name, getattr(obj, name), getattr(obj, "_digest", None)))
+        setattr(obj, name, value)
+        if isinstance(obj, Row):
+            obj._digest = None
+
+    def _insert(self, table: Table[Any], row: Row) -> None:
+        key = row.key()
+        if key in table.rows:
+            raise ToolError(f"{table.entity} {json.dumps(export_value(key))} already exists.")
+        table.rows[key] = row
+        self._undo.append((_INSERT, table, key))
+
+    def _delete(self, table: Table[Any], key: Any) -> None:
+        if isinstance(key, Row):
+            key = key.key()
+        if key not in table.rows:
+            raise ToolError(f"{table.entity} {json.dumps(export_value(key))} not found.")
+        position = list(table.rows).index(key)
+        row = table.rows.pop(key)
+        self._undo.append((_DELETE, table, key, row, position))
+
+    def _next(self, name: str, fmt: str) -> str:
+        value: int = getattr(self.state, name) + 1
+        self._set(self.state, name, value)
+        return fmt.format(value)
+
+    def _rollback(self, mark: int) -> None:
+        undo = self._undo
+        while len(undo) > mark:
+            entry = undo.pop()
+            kind = entry[0]
+            if kind == _SET:
+                _, obj, name, old, digest = entry
+                setattr(obj, name, old)
+                if isinstance(obj, Row):
+                    obj._digest = digest
+            elif kind == _INSERT:
+                _, table, key = entry
+                del table.rows[key]
+            else:
+                _, table, key, row, position = entry
+                items = list(table.rows.items())
+                items.insert(position, (key, row))
+                table.rows = dict(items)
+
+    # -------------------------------------------------------------------- calls
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
+        """Run a tool atomically; the result is shaped by the world's result convention."""
+        spec = self.TOOLS.get(name)
+        if spec is None:
+            return self._failure(f"Unknown tool {json.dumps(name)}.")
+        if arguments is None:
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except (ValueError, RecursionError) as exc:
+                return self._failure(f"Arguments are not valid JSON: {exc}")
+        if not isinstance(arguments, Mapping):
+            return self._failure("Arguments must be a JSON object.")
+        mark = len(self._undo)
+        self._call_mark = mark
+        rng_state = self.rng.getstate() if spec.draws else None
+        try:
+            value = spec.invoke(self, arguments)
+            if not spec.read_only:
+                self._check_invariants()
+        except ToolError as exc:
+            self._abort(mark, rng_state)
+            return self._failure(exc.message)
+        except RecursionError:
+            self._abort(mark, rng_state)
+            return self._failure("The call nests too deeply.")
+        except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
+            self._abort(mark, rng_state)
+            return self._failure(_describe_runtime_error(exc))
+        if self.TICK:
+            self.clock += dt.timedelta(seconds=self.TICK)
+        return self._success(value)
+
+    def _abort(self, mark: int, rng_state: tuple[Any, ...] | None) -> None:
+        self._rollback(mark)
+        if rng_state is not None:
+            self.rng.setstate(rng_state)
+
+    def _success(self, value: Any) -> Any:
+        data = export_value(value)
+        if self.RESULTS == "envscaler":
+            return {"success": True, "data": data}
+        if self.RESULTS == "tau2":
+            return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        return data
+
+    def _failure(self, message: str) -> Any:
+        if self.RESULTS == "envscaler":
+            return {"success": False, "error": message}
+        if self.RESULTS == "tau2":
+            return f"Error: {message}"
+        return {"error": message}
+
+    def failed(self, result: Any) -> bool:
+        """Whether a result returned by :meth:`call` is a failure."""
+        if self.RESULTS == "envscaler":
+            return isinstance(result, dict) and result.get("success") is False
+        if self.RESULTS == "tau2":
+            return isinstance(result, str) and result.startswith("Error: ")
+        return isinstance(result, dict) and set(result) == {"error"}
+
+    # -------------------------------------------------------------------- state
+    def export_state(self) -> dict[str, Any]:
+        """The whole state as plain JSON data (tables as lists of rows)."""
+        out: dict[str, Any] = {name: [r.export() for r in t.rows.values()]
+                               for name, t in self.tables.items()}
+        out.update(self.state.export())
+        return out
+
+    def state_hash(self) -> str:
+        """SHA-256 of the state: stable across processes and machines."""
+        h = hashlib.sha256()
+        h.update(canonical_json(self.state.export()).encode())
+        for name, table in self.tables.items():
+            h.update(b"\x00" + name.encode() + b"\x00")
+            for row in table.rows.values():
+                h.update(row.digest())
+        return h.hexdigest()
+
+    def diff(self, other: Episode) -> list[dict[str, Any]]:
+        """What differs from ``other``: one entry per changed state item, row or field."""
+        changes: list[dict[str, Any]] = []
+        mine, theirs = self.state.export(), other.state.export()
+        for name in mine:
+            if mine[name] != theirs.get(name):
+                changes.append({"path": name, "old": theirs.get(name), "new": mine[name]})
+        for name, table in self.tables.items():
+            old_rows = other.tables[name].rows
+            for key, row in table.rows.items():
+                before = old_rows.get(key)
+                if before is None:
+                    changes.append({"path": f"{name}[{json.dumps(export_value(key))}]",
+                                    "old": None, "new": row.export()})
+                elif before.digest() != row.digest():
+                    a, b = before.export(), row.export()
+                    for fname in b:
+                        if a.get(fname) != b[fname]:
+                            changes.append({
+                                "path": f"{name}[{json.dumps(export_value(key))}].{fname}",
+                                "old": a.get(fname), "new": b[fname]})
+            for key, before in old_rows.items():
+                if key not in table.rows:
+                    changes.append({"path": f"{name}[{json.dumps(export_value(key))}]",
+                                    "old": before.export(), "new": None})
+        return changes
+
+    # ----------------------------------------------------------------- scoring
+    def initial_state(self) -> Episode:
+        """A copy of the episode as it was right after the last reset."""
+        initial = self.copy()
+        by_entity = {t.entity: initial.tables[name] for name, t in self.tables.items()}
+        by_table = {id(t): initial.tables[name] for name, t in self.tables.items()}
+        for entry in reversed(self._undo):
+            kind = entry[0]
+            if kind == _SET:
+                _, obj, name, old, digest = entry
+                if isinstance(obj, Row):
+                    target = by_entity[obj.ENTITY].rows[obj.key()]
+                    setattr(target, name, old)
+                    target._digest = digest
+                else:
+                    setattr(initial.state, name, old)
+            elif kind == _INSERT:
+                _, table, key = entry
+                del by_table[id(table)].rows[key]
+            else:
+                _, table, key, row, position = entry
+                copy_table = by_table[id(table)]
+                items = list(copy_table.rows.items())
+                items.insert(position, (key, row.clone()))
+                copy_table.rows = dict(items)
+        initial.clock = dt.datetime.fromisoformat(self.CLOCK)
+        return initial
+
+    def score(self, task: str | None = None, *, all_or_nothing: bool = False) -> Score:
+        """Grade the current state against a task's checks and frame. Never raises."""
+        spec = self.TASKS.get(task) if task is not None else self.task
+        if spec is None:
+            raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+        initial = self.initial_state()
+        outcomes: list[CheckOutcome] = []
+        for check in spec.checks:
+            try:
+                passed = bool(check.test(self, initial))
+                message = "" if passed else (check.doc or "the check does not hold")
+            except ToolError as exc:
+                passed, message = False, f"error: {exc.message}"
+            except Exception as exc:  # a check never raises: it fails and says why
+                passed, message = False, f"error: {type(exc).__name__}: {exc}"
+            outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
+        violations = tuple(self._frame_violations(initial, spec.frame))
+        total = sum(c.weight for c in outcomes) or 1.0
+        reward = sum(c.weight for c in outcomes if c.passed) / total if outcomes else 0.0
+        if all_or_nothing:
+            reward = 1.0 if all(c.passed for c in outcomes) and not violations else 0.0
+        return Score(reward, tuple(outcomes), not violations, violations)
+
+    def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
+                          ) -> list[str]:
+        if frame is None:
+            return []
+        allowed_tables = {f for f in frame if "." not in f}
+        allowed_fields: dict[str, set[str]] = {}
+        for f in frame:
+            if "." in f:
+                table, name = f.split(".", 1)
+                allowed_fields.setdefault(table, set()).add(name)
+        out: list[str] = []
+        for change in self.diff(initial):
+            path = change["path"]
+            head = path.split("[", 1)[0]
+            if head in allowed_tables:
+                continue
+            if "]." in path and head in allowed_fields:
+                field_name = path.rsplit("].", 1)[1]
+                if field_name in allowed_fields[head]:
+                    continue
+            out.append(path)
+        return out
+
+    def tools(self, format: str = "chat") -> list[dict[str, Any]]:
+        """OpenAI tool definitions with strict-mode JSON schemas."""
+        from worldspec.runtime.schema import tool_definitions
+
+        return tool_definitions(self.TOOLS.values(), format)
+
+
+def _describe_runtime_error(exc: BaseException) -> str:
+    if isinstance(exc, ZeroDivisionError):
+        return "Division by zero."
+    if isinstance(exc, IndexError):
+        return "Index out of range."
+    if isinstance(exc, KeyError):
+        return f"Key {json.dumps(export_value(exc.args[0]) if exc.args else None)} not found."
+    if isinstance(exc, OverflowError):
+        return "Number too large."
+    return f"Invalid value: {exc}"

@@ -1,0 +1,267 @@
+"""Small helpers the generated code calls (imported there as ``rt``).
+
+Each raises :class:`ToolError` with a readable message where the spec's
+operation can fail at run time, so the failure reaches the agent through
+the world's result convention instead of as a Python exception.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from worldspec.runtime.errors import ArgumentError, ToolError
+from worldspec.runtime.values import export_value
+
+if TYPE_CHECKING:
+    from worldspec.runtime.episode import Episode, Row, Table
+
+__all__ = [
+    "present", "text", "to_int", "to_float", "parse_date", "parse_datetime", "key_of", "rows",
+    "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
+    "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
+    "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data",
+]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def text(value: Any) -> str:
+    """``str()`` with Python semantics, except rows (their key) and enum members (their value)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    key = getattr(value, "KEY", None)
+    if key:
+        return text(getattr(value, key))
+    return str(value)
+
+
+def to_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (ValueError, OverflowError):
+        raise ToolError(f"Cannot convert {quote(value)} to an integer.") from None
+
+
+def to_float(value: Any) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
+
+
+def parse_date(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ToolError(f"{quote(value)} is not a date (YYYY-MM-DD).") from None
+
+
+def parse_datetime(value: str) -> dt.datetime:
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
+
+
+def present(value: T | None) -> T:
+    """A value the spec proved not to be none (by a check earlier in the tool)."""
+    assert value is not None
+    return value
+
+
+def key_of(value: Any) -> Any:
+    """The key of a row (``None`` stays ``None``)."""
+    return None if value is None else value.key()
+
+
+def rows(table: Table[Any], keys: Iterable[Any]) -> Iterator[Any]:
+    """The rows for stored keys, in order."""
+    return (table.row(k) for k in tuple(keys))
+
+
+def minimum(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
+    values = list(items)
+    if not values:
+        raise ToolError("min() of an empty collection.")
+    return min(values, key=key) if key is not None else min(values)  # type: ignore[type-var]
+
+
+def maximum(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
+    values = list(items)
+    if not values:
+        raise ToolError("max() of an empty collection.")
+    return max(values, key=key) if key is not None else max(values)  # type: ignore[type-var]
+
+
+def choice(rng: random.Random, items: tuple[T, ...]) -> T:
+    if not items:
+        raise ToolError("random_choice() of an empty collection.")
+    return rng.choice(items)
+
+
+def random_digits(rng: random.Random, count: int) -> str:
+    return "".join(str(rng.randrange(10)) for _ in range(max(0, count)))
+
+
+def coalesce(value: T | None, default: Callable[[], T]) -> T:
+    return value if value is not None else default()
+
+
+def set_at(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    """A copy of ``items`` with one element replaced (Python indexing)."""
+    size = len(items)
+    if not -size <= index < size:
+        raise ToolError(f"Index {index} is out of range for a list of {size}.")
+    position = index % size
+    return (*items[:position], value, *items[position + 1:])
+
+
+def add(items: tuple[T, ...], value: T) -> tuple[T, ...]:
+    """Set insertion: unchanged if present."""
+    return items if value in items else (*items, value)
+
+
+def without(items: tuple[T, ...], value: T) -> tuple[T, ...]:
+    """A copy without the first occurrence of ``value``."""
+    if value not in items:
+        raise ToolError(f"{quote(value)} is not in the collection.")
+    position = items.index(value)
+    return items[:position] + items[position + 1:]
+
+
+def without_key(mapping: dict[T, U], key: T) -> dict[T, U]:
+    if key not in mapping:
+        raise ToolError(f"Key {quote(key)} not found.")
+    return {k: x for k, x in mapping.items() if k != key}
+
+
+def if_present(value: T | None, fn: Callable[[T], U]) -> U | None:
+    return None if value is None else fn(value)
+
+
+def seconds(value: dt.timedelta) -> int | float:
+    total = value.total_seconds()
+    return int(total) if total.is_integer() else total
+
+
+def load_union(data: object, path: str, ep: Any, tag: str,
+               variants: Mapping[str, Callable[[object, str, Any], Any]]) -> Any:
+    if not isinstance(data, dict):
+        raise ArgumentError(f"{path}: expected an object")
+    chosen = data.get(tag)
+    loader = variants.get(chosen) if isinstance(chosen, str) else None
+    if loader is None:
+        allowed = ", ".join(json.dumps(x) for x in variants)
+        raise ArgumentError(f"{path}.{tag}: expected one of {allowed}")
+    rest = {k: x for k, x in data.items() if k != tag}
+    try:
+        return loader(rest, path, ep)
+    except ArgumentError:
+        return loader(data, path, ep)
+
+
+def rows_of(data: object) -> Iterable[object]:
+    """Table data as a list of rows (a list, or an object keyed by row key)."""
+    if isinstance(data, dict):
+        return list(data.values())
+    if isinstance(data, (list, tuple)):
+        return data
+    raise ArgumentError("a table must be given as a list of rows")
+
+
+def check_arguments(args: Mapping[str, Any], allowed: tuple[str, ...],
+                    required: tuple[str, ...]) -> None:
+    for name in args:
+        if name not in allowed:
+            expected = ", ".join(allowed) or "no arguments"
+            raise ArgumentError(f"Unexpected argument {json.dumps(name)} (expected: {expected}).")
+    for name in required:
+        if name not in args or args[name] is None:
+            raise ArgumentError(f"Missing required argument {json.dumps(name)}.")
+
+
+def quote(value: Any) -> str:
+    """A value as JSON text, for messages."""
+    try:
+        return json.dumps(export_value(value), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def lookup(table: Table[Any], key: Any, message: Callable[[Any], str]) -> Any:
+    """The row of an entity parameter, or the parameter's 'not found' failure."""
+    found = table.rows.get(key)
+    if found is None:
+        raise ToolError(message(key))
+    return found
+
+
+def check_refs(table: Table[Any], stored: Any, where: str) -> None:
+    """Every key in ``stored`` (a key, None, or a collection of keys) names a row."""
+    if stored is None:
+        return
+    if isinstance(stored, (tuple, list)):
+        for key in stored:
+            check_refs(table, key, where)
+        return
+    if isinstance(stored, dict):
+        for key in stored.values():
+            check_refs(table, key, where)
+        return
+    if stored not in table.rows:
+        raise ToolError(f"{where} refers to {table.entity} {quote(stored)}, which does not exist.")
+
+
+def changed_rows(ep: Episode, table: Table[Any]) -> Iterator[Row]:
+    """Rows of ``table`` inserted or changed by the current call."""
+    seen: set[int] = set()
+    for entry in ep._undo[ep._call_mark:]:
+        kind = entry[0]
+        candidate: Row | None = None
+        if kind == 0:
+            obj = entry[1]
+            if getattr(obj, "ENTITY", None) == table.entity and table.rows.get(obj.key()) is obj:
+                candidate = obj
+        elif kind == 1 and entry[1] is table:
+            candidate = table.rows.get(entry[2])
+        if candidate is not None and id(candidate) not in seen:
+            seen.add(id(candidate))
+            yield candidate
+
+
+def check_deleted(ep: Episode, table: Table[Any],
+                  users: tuple[tuple[Table[Any] | None, str], ...]) -> None:
+    """A row deleted by the current call must not be referenced any more."""
+    deleted = [e[2] for e in ep._undo[ep._call_mark:] if e[0] == 2 and e[1] is table
+               and e[2] not in table.rows]
+    if not deleted:
+        return
+    gone = set(deleted)
+    for other, attribute in users:
+        holders: Iterable[Any] = other.rows.values() if other is not None else (ep.state,)
+        for holder in holders:
+            value = getattr(holder, attribute)
+            keys = value if isinstance(value, (tuple, list)) else (
+                value.values() if isinstance(value, dict) else (value,))
+            for key in keys:
+                if key in gone:
+                    raise ToolError(f"{table.entity} {quote(key)} is still referenced and "
+                                    "cannot be deleted.")
+
+
+@cache
+def _data(package: str, name: str) -> Any:
+    text_ = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return json.loads(text_)
+
+
+def package_data(package: str | None, name: str) -> Any:
+    """A JSON data file shipped in a generated package (parsed once, shared)."""
+    return _data(package or "", name)
