@@ -15,11 +15,15 @@ install: $(BIN)/worldspec
 
 demo: install
 	$(BIN)/worldspec check examples
-	$(BIN)/worldspec fmt --check examples
+	$(BIN)/worldspec run examples/messaging --task reply_to_priya --solution
 
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/worldspec check examples
+	$(BIN)/worldspec fmt --check examples
+	$(BIN)/worldspec build --check examples
+	$(BIN)/mypy --strict generated
 	$(BIN)/pytest
 
 bench: install

@@ -38,6 +38,7 @@ from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
 from dsl.parser import parse_module
 from dsl.render import render_explanation, render_github, render_json, render_text
 from worldspec import __version__
+from worldspec.cli_build import configure_build, configure_run, run_build, run_run
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
            "SUBCOMMANDS", "build_parser", "main"]
@@ -365,6 +366,24 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "--check found files to change, 2 bad arguments or a missing path.",
         configure=_configure_fmt,
         run=_run_fmt,
+    ),
+    "build": Subcommand(
+        summary="compile worlds to Python packages",
+        description="Check .world files and generate one Python package per world under "
+                    "OUT (default: generated). With --check, write nothing and exit 1 if "
+                    "OUT is out of date. Exit status: 0 done, 1 spec errors or stale "
+                    "output, 2 bad arguments.",
+        configure=configure_build,
+        run=run_build,
+    ),
+    "run": Subcommand(
+        summary="run a task: its reference solution or recorded calls",
+        description="Compile the spec, start an episode of the task, replay its reference "
+                    "solution (--solution) or a JSONL file of calls (--calls), print each "
+                    "call, its result and the state diff, then the score. Exit status: 0 "
+                    "full score, 1 spec errors or a score below 1, 2 bad arguments.",
+        configure=configure_run,
+        run=run_run,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

@@ -1,0 +1,158 @@
+"""``worldspec build`` and ``worldspec run``: compile worlds, and run a task in one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compiler.api import check_paths
+from compiler.build import generate_all, stale_files, write_packages
+from dsl.render import render_text
+
+if TYPE_CHECKING:
+    from worldspec.cli import Console
+    from worldspec.runtime.episode import Episode
+
+__all__ = ["configure_build", "run_build", "configure_run", "run_run"]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def _report_errors(result: Any, console: Console) -> None:
+    sources = {path: f.text for path, f in result.program.files.items()}
+    console.write(render_text(list(result.diagnostics), sources, False), to_err=True)
+
+
+# ------------------------------------------------------------------- build
+def configure_build(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("-o", "--out", default="generated", metavar="OUT",
+                        help="the folder to write one package per world into "
+                             "(default: generated)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if OUT differs from what would be written")
+
+
+def run_build(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli import _collect_spec_files
+
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    result = check_paths(files)
+    if not result.ok:
+        _report_errors(result, console)
+        console.error("not built: the specs have errors")
+        return EXIT_PROBLEMS
+    build = generate_all(result)
+    out = Path(args.out)
+    if args.check:
+        stale = stale_files(build, out)
+        for path in stale:
+            console.line(f"stale: {path}")
+        if stale:
+            console.error(f"{len(stale)} generated file(s) are out of date; "
+                          f"run 'worldspec build {' '.join(args.paths)} -o {args.out}'")
+            return EXIT_PROBLEMS
+        console.line(f"{len(build.packages)} world package(s) up to date in {out}")
+        return EXIT_OK
+    written = write_packages(build, out)
+    for package in build.packages:
+        console.line(f"built {package.world} -> {out / package.name}")
+    console.line(f"{len(written)} file(s) written")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------- run
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", metavar="SPEC",
+                        help="a .world file or folder holding the world and the task")
+    parser.add_argument("--task", required=True, help="the task to run")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--solution", action="store_true",
+                        help="replay the task's reference solution")
+    source.add_argument("--calls", metavar="FILE",
+                        help="replay a JSONL file of {\"name\": ..., \"arguments\": {...}} lines")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="'text' (default): each call, its result and the state diff, "
+                             "then the score; 'json': one object with the score")
+
+
+def _read_calls(path: str) -> list[tuple[str, Any]]:
+    calls: list[tuple[str, Any]] = []
+    text = Path(path).read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ValueError(f"{path}:{number}: expected an object with a \"name\"")
+        calls.append((item["name"], item.get("arguments", {})))
+    return calls
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def run_run(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.loading import CompileError, compile_worlds
+
+    spec = Path(args.spec)
+    if not spec.exists():
+        console.error(f"'{args.spec}' does not exist")
+        return EXIT_USAGE
+    try:
+        loaded = compile_worlds([spec])
+    except CompileError as exc:
+        _report_errors(exc.result, console)
+        console.error("cannot run: the specs have errors")
+        return EXIT_PROBLEMS
+    world = loaded.world_of_task(args.task)
+    if world is None:
+        tasks = sorted({t for w in loaded.worlds.values() for t in w.TASKS})
+        console.error(f"no task '{args.task}' in {args.spec}" +
+                      (f" (tasks: {', '.join(tasks)})" if tasks else " (it defines no tasks)"))
+        return EXIT_USAGE
+    task = world.TASKS[args.task]
+    if args.solution:
+        calls: list[tuple[str, Any]] = [(name, dict(a)) for name, a in task.solution]
+    else:
+        try:
+            calls = _read_calls(args.calls)
+        except (OSError, ValueError) as exc:
+            console.error(str(exc))
+            return EXIT_USAGE
+    episode: Episode = world(task=args.task)
+    results = []
+    for name, arguments in calls:
+        before = episode.copy() if args.format == "text" else None
+        result = episode.call(name, arguments)
+        results.append({"name": name, "arguments": arguments, "result": result,
+                        "failed": episode.failed(result)})
+        if args.format == "text":
+            console.line(f"> {name}({_show(arguments)})")
+            console.line(f"  {'error' if episode.failed(result) else 'ok'}: {_show(result)}")
+            assert before is not None
+            for change in episode.diff(before):
+                console.line(f"  ~ {change['path']}: {_show(change['old'])} -> "
+                             f"{_show(change['new'])}")
+    score = episode.score()
+    if args.format == "json":
+        console.line(json.dumps({**score.to_json(), "world": world.WORLD, "task": args.task,
+                                 "calls": results}, ensure_ascii=False, indent=2))
+    else:
+        console.line(f"score {score.reward:.3f}")
+        for check in score.checks:
+            mark = "pass" if check.passed else "FAIL"
+            console.line(f"  [{mark}] {check.name}" + (f": {check.message}" if check.message
+                                                      else ""))
+        if not score.frame_ok:
+            console.line("  frame violated: " + ", ".join(score.frame_violations))
+    return EXIT_OK if score.reward == 1.0 and score.frame_ok else EXIT_PROBLEMS
