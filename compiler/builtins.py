@@ -41,8 +41,7 @@ def _arg(ty: Typer, bound: Bound, name: str, expected: t.Type | None = None) -> 
     if arg is None:
         return t.UNKNOWN
     if isinstance(arg.value, n.Lambda):
-        ty.report("WS311", arg.value, f"'{name}' does not take a lambda")
-        return t.UNKNOWN
+        return t.UNKNOWN  # reported by _bind
     return ty.expr(arg.value, expected)
 
 
@@ -336,6 +335,13 @@ def _bind(ty: Typer, call: n.Call, name: str, params: tuple[str, ...],
     position = 0
     ok = True
     for arg in call.args:
+        if isinstance(arg.value, n.Lambda) and not (
+                "key" in lambdas and (arg.name is None or arg.name.name == "key")):
+            ty.report("WS311", arg.value, f"{name}() does not take a lambda" + (
+                "; only sorted, min and max take `key: x => ...`" if not lambdas else
+                f" for '{arg.name.name}'" if arg.name is not None else ""))
+            ok = False
+            continue
         if arg.name is None:
             if isinstance(arg.value, n.Lambda) and "key" in lambdas and bound.get("key") is None:
                 bound["key"] = arg
@@ -361,7 +367,7 @@ def _bind(ty: Typer, call: n.Call, name: str, params: tuple[str, ...],
             else:
                 bound[arg.name.name] = arg
     for p in required:
-        if bound[p] is None:
+        if bound[p] is None and ok:
             ty.report("WS303", call, f"{name}() is missing its argument '{p}'")
             ok = False
     if not ok:
@@ -442,8 +448,10 @@ def _construct(ty: Typer, call: n.Call, name: str) -> t.Type:
     info = ty.world.records[name]
     ty.program.resolutions[id(call.func)] = Resolution("record", name)
     seen: set[str] = set()
+    positional = False
     for arg in call.args:
         if arg.name is None:
+            positional = True
             ty.report("WS303", arg, f"{name}(...) takes named arguments: "
                       f"{name}({next(iter(info.fields), 'field')}: ...)")
             if not isinstance(arg.value, n.Lambda):
@@ -467,7 +475,7 @@ def _construct(ty: Typer, call: n.Call, name: str) -> t.Type:
         ty.expect(arg.value, f.type, value, f"field '{fname}' of {name}")
     missing = [f.name for f in info.fields.values()
                if f.name not in seen and f.default is None and not isinstance(f.type, t.Optional)]
-    if missing:
+    if missing and not positional:
         ty.report("WS303", call, f"{name}(...) is missing {', '.join(repr(m) for m in missing)}")
     return t.Named(info.kind, name)
 

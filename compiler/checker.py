@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Literal
 
 from compiler import types as t
@@ -47,12 +48,22 @@ def _order(program: Program) -> list[str]:
 
 def check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
     """Resolve and type-check every file of ``program``; report into ``sink``."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))  # typing recurses once per nesting level
+    try:
+        return _check_program(program, sink)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
     model = ProgramModel()
     model.modules = [f.module for f in program.files.values()]
     visible: dict[str, list[VisibleDecl]] = {}
     healthy: dict[str, bool] = {}
     world_files: dict[str, WorldModel] = {}
     world_decl_at: dict[str, n.Ident] = {}
+    analysed: list[WorldModel] = []
 
     for path in _order(program):
         source = program.files[path]
@@ -84,6 +95,7 @@ def check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
                                 "`world Name` header")
         name = header.name.name if header else ""
         world = build_world(name, header.doc if header else None, path, vis, sink)
+        analysed.append(world)
         if header is not None:
             previous = world_decl_at.get(name)
             if previous is not None:
@@ -101,7 +113,7 @@ def check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
             if isinstance(d, n.TaskDecl):
                 _check_task(d, path, visible_worlds, program, model, sink)
 
-    for world in model.worlds.values():
+    for world in analysed:
         run_rules(RuleContext(world=world, program=model, sink=sink))
     return model
 
@@ -206,14 +218,12 @@ def _check_task(task: n.TaskDecl, path: str, worlds: dict[str, WorldModel], prog
         elif isinstance(item, n.Solution):
             for call in item.calls:
                 _check_solution_call(call, world, model, sink)
-    if task.givens:
-        data = load_initial_data(task, path, world, sink)
-        if task.name.name in world.tasks and world.tasks[task.name.name].node is task:
-            world.tasks[task.name.name].initial_data = data
-    else:
-        world.tasks[task.name.name].initial_data = {}
+    data = load_initial_data(task, path, world, sink) if task.givens else {}
+    info = world.tasks.get(task.name.name)
+    if info is not None and info.node is task:
+        info.initial_data = data
     if task.instruction is None or not task.checks:
-        missing = "an instruction" if task.instruction is None else "checks"
+        missing = "instruction" if task.instruction is None else "checks"
         sink.report("WS609", task.name.span, f"task '{task.name.name}' has no {missing}")
 
 
@@ -248,6 +258,7 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
         return
     params = {p.name: p for p in tool.params}
     given: set[str] = set()
+    misnamed = False
     for arg in call.args:
         if arg.name is None:
             sink.report("WS606", arg.span, "solution calls take named arguments, as the agent "
@@ -255,6 +266,7 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             continue
         p = params.get(arg.name.name)
         if p is None:
+            misnamed = True
             sink.report("WS606", arg.name.span, f"tool {tool.name} has no parameter "
                         f"'{arg.name.name}'", hints=did_you_mean(arg.name.name, params))
             continue
@@ -270,6 +282,8 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name}: expected "
                         f"{t.show(want)}, found {t.show(value)}")
     for p in tool.params:
+        if misnamed:
+            break  # the misspelt argument is the error; do not also call its parameter missing
         if p.name not in given and p.default is None and not isinstance(p.type, t.Optional):
             sink.report("WS606", call.span, f"{tool.name}() is missing its argument '{p.name}'")
 

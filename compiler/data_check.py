@@ -656,7 +656,7 @@ class _Validator:
             member = info.members.get(value)
             if member is not None:
                 return member.value
-            return self.report("WS601", loc, f"{info.name} has no member {value}",
+            return self.report("WS207", loc, f"{info.name} has no member '{value}'",
                                hints=did_you_mean(value, info.members))
         if not isinstance(value, str):
             return self.mismatch(loc, f"{info.name} ({_show_list(map(_quote, values))})",
@@ -667,7 +667,7 @@ class _Validator:
         named = info.members.get(value)
         if named is not None:
             hints = [f"{named.name} is written {_quote(named.value)} in data"]
-        return self.report("WS601", loc, f"{_quote(value)} is not in {info.name}; expected one "
+        return self.report("WS207", loc, f"{_quote(value)} is not in {info.name}; expected one "
                            f"of {_show_list(map(_quote, values))}", hints=hints)
 
     def record(self, value: object, typ: t.Named, loc: _Loc) -> object:
@@ -712,7 +712,7 @@ class _Validator:
         record = info.variants.get(tag)
         rec = self.world.records.get(record or "")
         if record is None:
-            return self.report("WS601", tag_loc, f"{_quote(tag)} is not a variant of "
+            return self.report("WS207", tag_loc, f"{_quote(tag)} is not a variant of "
                                f"{info.name}; the tags are {tags}",
                                hints=did_you_mean(tag, info.variants))
         if rec is None:

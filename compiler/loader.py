@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink, Related
+from dsl.diagnostics import DiagnosticSink
 from dsl.parser import parse_module
 
 __all__ = ["SourceFile", "Program", "load_program", "load_text", "expand_paths", "display_path"]
@@ -135,6 +135,10 @@ def _add(program: Program, text: str, shown: str, real: Path, sink: DiagnosticSi
         target = (real.parent / decl.path)
         target_shown = display_path(target)
         chain = [s for s, _ in stack] + [shown]
+        if target_shown == shown:
+            sink.report("WS106", decl.span, f"'{shown}' imports itself",
+                        hints=["remove this import: a file's own declarations are in scope"])
+            continue
         if target_shown in chain:
             first = chain.index(target_shown)
             cycle = " -> ".join([*chain[first:], target_shown])
@@ -148,8 +152,7 @@ def _add(program: Program, text: str, shown: str, real: Path, sink: DiagnosticSi
         sub_text = read_text(target, target_shown, sub_sink, at=decl.span)
         if sub_text is None:
             reason = sub_sink.diagnostics[0].message if sub_sink.diagnostics else "cannot be read"
-            sink.report("WS106", decl.span, f"cannot import '{decl.path}': {reason}",
-                        related=[Related(decl.span, "imported here")])
+            sink.report("WS106", decl.span, f"cannot import '{decl.path}': {reason}")
             program.imports[shown].remove(target_shown)
             continue
         _add(program, sub_text, target_shown, target, sink, stack=[*stack, (shown, decl.span)])

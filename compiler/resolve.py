@@ -364,8 +364,11 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
     if state_blocks:
         state_block = state_blocks[0]
         assert isinstance(state_block, n.StateDecl)
+        own_items: dict[str, n.Node] = {}
         for item in state_block.items:
             _check_builtin_clash(item.name, "state", sink, reserved=True)
+            if not _first(own_items, item.name, sink, "WS204", "state item"):
+                continue
             if not _first(values, item.name, sink, "WS203", "name"):
                 continue
             world.state[item.name.name] = _state_info(item, world, sink)

@@ -37,6 +37,9 @@ class Facts:
 
 NO_FACTS = Facts()
 
+#: Deeper expressions are reported (WS105) rather than checked.
+MAX_EXPR_DEPTH = 200
+
 _ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
 
 
@@ -61,6 +64,8 @@ class Typer:
         self.context = context
         self.scope = Scope()
         self.changes_state = False
+        self.depth = 0
+        self.too_deep = False
         self.unions = {u.name: frozenset(u.variants.values()) for u in world.unions.values()}
 
     # ------------------------------------------------------------ helpers
@@ -187,7 +192,17 @@ class Typer:
             self.report("WS311", expr, "a lambda (x => ...) is only allowed as an argument of "
                         "sorted, min or max")
             return self.record(expr, t.UNKNOWN)
-        typ: t.Type = method(expr, expected)
+        if self.depth >= MAX_EXPR_DEPTH:
+            if not self.too_deep:
+                self.too_deep = True
+                self.report("WS105", expr, f"expression nested more than {MAX_EXPR_DEPTH} "
+                            "levels deep", hints=["split it into several `let` statements"])
+            return self.record(expr, t.UNKNOWN)
+        self.depth += 1
+        try:
+            typ: t.Type = method(expr, expected)
+        finally:
+            self.depth -= 1
         return self.record(expr, typ)
 
     def expr_IntLit(self, e: n.IntLit, expected: t.Type | None) -> t.Type:
@@ -240,6 +255,8 @@ class Typer:
         if member is not None:
             self.program.resolutions[id(e)] = Resolution("enum_member", name, member.name)
             return member
+        if isinstance(expected, t.Unknown):
+            return t.UNKNOWN  # compared with something already wrong: one error is enough
         if name in self.world.enums or name in self.world.records or name in self.world.unions:
             self.report("WS201", e, f"'{name}' is a type, not a value",
                         hints=[f"write {name}.member for an enum member or {name}(field: ...) "
@@ -248,8 +265,12 @@ class Typer:
         if name in self.world.fns:
             self.report("WS201", e, f"helper '{name}' must be called: {name}(...)")
             return t.UNKNOWN
-        self.report("WS201", e, f"unknown name '{name}'",
-                    hints=did_you_mean(name, self._names_in_scope(expected)))
+        hints = did_you_mean(name, self._names_in_scope(expected))
+        owners = [enum.name for enum in self.world.enums.values() if name in enum.members]
+        if owners:
+            hints = [f"write {' or '.join(f'{o}.{name}' for o in owners)}: a bare member is "
+                     "only understood where that enum is expected"]
+        self.report("WS201", e, f"unknown name '{name}'", hints=hints)
         return t.UNKNOWN
 
     def _names_in_scope(self, expected: t.Type | None) -> list[str]:
@@ -782,10 +803,11 @@ class Typer:
             all_exit = all_exit and exits
         if s.orelse is not None:
             all_exit = self.block(s.orelse) and all_exit
-        elif tags:
+        elif tags and all(tag in tags for tag in seen):
             missing = [tag for tag in tags if tag not in seen]
             if missing:
-                self.report("WS407", s, f"match does not handle {', '.join(missing)}",
+                self.report("WS407", s, "match does not handle "
+                            f"{', '.join(repr(m) for m in missing)}",
                             hints=["add the missing cases or an `else { }`"])
                 all_exit = False
         return all_exit and (bool(s.cases) or s.orelse is not None)
@@ -850,6 +872,14 @@ class Typer:
         return False
 
     def _collection(self, expr: n.Expr, allow_map: bool, what: str) -> t.Type | None:
+        if isinstance(expr, n.NameRef) and self.scope.lookup(expr.name) is None:
+            state = self.world.state.get(expr.name)
+            if state is not None and state.kind == "table":
+                self.expr(expr)
+                verb = "insert ... into" if what == "append" else "delete ... from"
+                self.report("WS405", expr, f"{what} needs a list or a set; "
+                            f"'{expr.name}' is a table", hints=[f"use `{verb} {expr.name}`"])
+                return None
         typ = self.target(expr) if isinstance(expr, (n.NameRef, n.Attribute, n.Index)) else \
             self.expr(expr)
         if isinstance(typ, t.Optional):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from compiler import types as t
 from compiler.builtins import DRAWS
-from compiler.codegen.names import py_name
+from compiler.codegen.names import enum_member, py_name
 from compiler.codegen.pytypes import TypeTables
 from compiler.model import ProgramModel, WorldModel
 from dsl import nodes as n
@@ -169,7 +169,7 @@ class ExprCompiler:
         if res.kind == "builtin" and e.name == "now":
             return f"{env.ep}.clock"
         if res.kind == "enum_member":
-            return f"{self.tables.class_name(res.owner or '')}.{py_name(e.name)}"
+            return f"{self.tables.class_name(res.owner or '')}.{enum_member(e.name)}"
         if res.kind == "initial":
             return env.init
         return py_name(e.name)
@@ -191,7 +191,7 @@ class ExprCompiler:
         if isinstance(e.obj, n.NameRef):
             res = self.program.resolutions.get(id(e.obj))
             if res is not None and res.kind == "enum":
-                return f"{self.tables.class_name(e.obj.name)}.{py_name(e.name.name)}"
+                return f"{self.tables.class_name(e.obj.name)}.{enum_member(e.name.name)}"
             if res is not None and res.kind == "initial":
                 return self._state(e.name.name, env.init, env, id(e) in self.program.narrowed)
         obj_type = t.strip_optional(self.type_of(e.obj))

@@ -21,7 +21,7 @@ from compiler.codegen.calls import construct
 from compiler.codegen.constants import constant_value
 from compiler.codegen.exprs import Env, ExprCompiler
 from compiler.codegen.invariants import local_invariant
-from compiler.codegen.names import py_name, snake_case
+from compiler.codegen.names import enum_member, py_name, snake_case
 from compiler.codegen.pytypes import TypeTables
 from compiler.codegen.stmts import StatementCompiler
 from compiler.model import ProgramModel, RecordInfo, ToolInfo, WorldModel
@@ -77,7 +77,7 @@ class WorldGenerator:
         self.sources = sources
         self.tables = TypeTables(world)
         self.x = ExprCompiler(world, program, self.tables)
-        self.class_name = py_name(world.name)
+        self.class_name = self.tables.class_name(world.name)
         self.data_files: dict[str, str] = {}
 
     # -------------------------------------------------------------- types
@@ -87,7 +87,7 @@ class WorldGenerator:
         lines.append(_doc_literal(info.doc or f"The {name} enum.", _INDENT))
         lines.append("")
         for m in info.members.values():
-            lines.append(f"{_INDENT}{_enum_member(m.name)} = {m.value!r}")
+            lines.append(f"{_INDENT}{enum_member(m.name)} = {m.value!r}")
         return "\n".join(lines)
 
     def record_block(self, rec: RecordInfo) -> str:
@@ -280,8 +280,11 @@ class WorldGenerator:
         prefix = "fn_" if info.is_fn else "tool_"
         env = Env(ep="self")
         params = []
+        taken = self.tables.module_names()
         for p in info.params:
             pname = py_name(p.name)
+            if pname in taken:  # a parameter named like a class must not shadow it
+                pname = self.x.fresh(pname.lstrip("_"))
             env.locals[p.name] = pname
             params.append(f"{pname}: {self.tables.annotation(p.type, stored=False)}")
         returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
@@ -358,7 +361,7 @@ class WorldGenerator:
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
         env = Env(ep="ep", init="init")
-        name = f"_check_{py_name(task)}__{py_name(check.name.name)}"
+        name = _check_fn_name(task, check.name.name)
         anchor = f"  # {PurePath(check.span.file).name}:{check.span.line}"
         return "\n".join([
             f"def {name}(ep: {self.class_name}, init: {self.class_name}) -> bool:{anchor}",
@@ -370,7 +373,7 @@ class WorldGenerator:
         node = info.node
         checks = ", ".join(
             f"CheckSpec({c.name.name!r}, {float(c.weight or 1)!r}, {(c.doc or '')!r}, "
-            f"_check_{py_name(name)}__{py_name(c.name.name)})" for c in node.checks) + \
+            f"{_check_fn_name(name, c.name.name)})" for c in node.checks) + \
             ("," if node.checks else "")
         frame = node.frame
         frame_src = "None" if frame is None else repr(tuple(
@@ -424,7 +427,9 @@ class WorldGenerator:
             sources=", ".join(sorted(PurePath(p).name for p in self.sources)),
             spec_hash=spec_hash,
             world_name=w.name,
-            world_doc=(w.doc or w.name).replace("\\", "\\\\").replace('"""', '\\"\\"\\"'),
+            # repr keeps any doc text inert (quotes, backslashes, NUL, line separators)
+            module_doc=repr(f"{w.name}: {(w.doc or w.name).strip()}"),
+            class_doc=repr((w.doc or w.name).strip()),
             exports=sorted(set(exports)),
             type_blocks=type_blocks,
             state_fields=self.state_fields(),
@@ -450,6 +455,15 @@ def _changed_rows_method() -> str:
         "def _changed_rows(self, table: Table[Any]) -> Any:",
         f"{_INDENT}return rt.changed_rows(self, table)",
     ], 1))
+
+
+def _check_fn_name(task: str, check: str) -> str:
+    """``_check_<task>__<check>``, with the task's length at the end when a name holds ``__``
+    (so that task ``a__b`` check ``c`` and task ``a`` check ``b__c`` stay apart)."""
+    t_name, c_name = py_name(task), py_name(check)
+    if "__" in t_name or "__" in c_name:
+        return f"_check_{t_name}__{c_name}_{len(t_name)}"
+    return f"_check_{t_name}__{c_name}"
 
 
 def _calls(body: n.Node, name: str) -> bool:
@@ -480,13 +494,6 @@ def _zero(typ: t.Type) -> str:
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
     return "None  # type: ignore[assignment]"
-
-
-_ENUM_RESERVED = frozenset({"name", "value", "mro"})
-
-
-def _enum_member(name: str) -> str:
-    return name + "_" if name in _ENUM_RESERVED else py_name(name)
 
 
 def _literal(value: Any) -> str:

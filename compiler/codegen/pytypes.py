@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler import types as t
-from compiler.codegen.names import py_name
+from compiler.codegen.names import CLASS_RESERVED, py_name
 from compiler.model import WorldModel
 
 __all__ = ["TypeTables"]
@@ -39,7 +39,14 @@ class TypeTables:
 
     # -------------------------------------------------------------- names
     def class_name(self, name: str) -> str:
-        return py_name(name)
+        """The Python class of a declared type: never a local name of the generated code."""
+        safe = py_name(name)
+        return safe + "_" if safe in CLASS_RESERVED else safe
+
+    def module_names(self) -> frozenset[str]:
+        """The classes the generated module defines: locals and parameters must not shadow them."""
+        w = self.world
+        return frozenset(self.class_name(x) for x in (*w.enums, *w.records, *w.unions, w.name))
 
     def key_type(self, entity: str) -> t.Type:
         rec = self.world.records.get(entity)

@@ -12,7 +12,7 @@ from pathlib import PurePath
 
 from compiler import types as t
 from compiler.codegen.exprs import Env, ExprCompiler
-from compiler.codegen.names import py_name
+from compiler.codegen.names import enum_member, py_name
 from dsl import nodes as n
 
 __all__ = ["StatementCompiler"]
@@ -29,6 +29,8 @@ class StatementCompiler:
         #: Python names bound so far in this function: each binding gets its own name,
         #: so a name reused with another type in a sibling block stays well typed.
         self.used: set[str] = set(env.locals.values())
+        #: Classes of the module: a local named like one would shadow it.
+        self.taken = exprs.tables.module_names()
 
     def anchor(self, node: n.Node) -> str:
         return f"  # {PurePath(node.span.file).name}:{node.span.line}"
@@ -54,7 +56,7 @@ class StatementCompiler:
     # --------------------------------------------------------------- locals
     def local(self, ident: n.Ident) -> str:
         name = py_name(ident.name)
-        if name in self.used:
+        if name in self.used or name in self.taken:
             name = self.x.fresh(name.lstrip("_"))
         self.used.add(name)
         self.env.locals[ident.name] = name
@@ -144,7 +146,7 @@ class StatementCompiler:
                 test = f"isinstance({subject}, {self.x.tables.class_name(record)})"
             elif isinstance(typ, t.Named):
                 test = f"{subject} == {self.x.tables.class_name(typ.name)}." \
-                       f"{py_name(case.tag.name)}"
+                       f"{enum_member(case.tag.name)}"
             else:
                 test = "False"
             self.emit(f"{keyword} {test}:", case)

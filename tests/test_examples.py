@@ -1,0 +1,45 @@
+"""Every example world checks clean and every example task's solution earns a full score."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler.api import check_paths
+from worldspec.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
+
+
+def tasks() -> list[tuple[Path, str]]:
+    result = check_paths([ROOT / "examples"])
+    assert result.ok, [d.message for d in result.errors]
+    out = []
+    for world in result.model.worlds.values():
+        folder = ROOT / Path(world.file).parent if not Path(world.file).is_absolute() \
+            else Path(world.file).parent
+        out += [(folder, name) for name in world.tasks]
+    return sorted(out)
+
+
+def test_examples_have_enough_tools_and_tasks() -> None:
+    result = check_paths([ROOT / "examples"])
+    assert len(result.model.worlds) >= 3
+    for world in result.model.worlds.values():
+        assert 10 <= len(world.tools) <= 25, world.name
+        assert len(world.tasks) >= 3, world.name
+
+
+@pytest.mark.parametrize(("folder", "task"), tasks(), ids=lambda x: getattr(x, "name", x))
+def test_reference_solution_scores_full(folder: Path, task: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["run", str(folder), "--task", task, "--solution", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert report["reward"] == 1.0
+    assert report["frame"]["ok"] is True
+    assert all(not call["failed"] for call in report["calls"])
+    assert all(check["passed"] for check in report["checks"])
