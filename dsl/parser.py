@@ -156,8 +156,7 @@ def _run(start: str, text: str, pos: _Positions) -> Any:
 
 
 # ------------------------------------------------------------------ strings
-_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0",
-            "{": "\\{", "}": "\\}"}
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _ESCAPE_RE = re.compile(r"\\(u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|.)", re.DOTALL)
 
 
@@ -176,8 +175,6 @@ def decode_string(body: str) -> str | None:
             return chr(code)
         if esc.startswith("u") and len(esc) == 5:
             return chr(int(esc[1:], 16))
-        if esc in ("{", "}"):
-            return "\\" + esc  # kept for f-strings, which decode braces themselves
         if esc in _ESCAPES:
             return _ESCAPES[esc]
         bad = True
@@ -318,7 +315,7 @@ class _ToNodes(Transformer[Token, Any]):
         value = decode_string(body)
         if value is None:
             raise _SyntaxProblem("WS103", "invalid escape sequence in string", self.pos.token(tok))
-        return value.replace("\\{", "{").replace("\\}", "}")
+        return value
 
     # modules -------------------------------------------------------------
     def start(self, c: list[Any]) -> list[Any]:
@@ -544,7 +541,8 @@ class _ToNodes(Transformer[Token, Any]):
     def prefixed(self, c: list[Any]) -> n.Expr:
         op_span = self.pos.token(c[0])
         node = _make_prefix(str(c[0]), c[1], op_span)
-        self.prefixes[id(node)] = (str(c[0]), c[1], op_span)
+        # The entry keeps the node alive, so its id cannot be reused by another node.
+        self.prefixes[id(node)] = (node, str(c[0]), c[1], op_span)
         return node
 
     def op_chain(self, c: list[Any]) -> n.Expr:
@@ -751,7 +749,7 @@ def _make_prefix(op: str, operand: n.Expr, span: n.Span) -> n.Expr:
 
 
 #: A prefix operator as written, before precedence decides how far it reaches.
-_Prefix = tuple[str, Any, n.Span]
+_Prefix = tuple[Any, str, Any, n.Span]
 
 
 class _Climber:
@@ -770,9 +768,9 @@ class _Climber:
 
     def operand(self, item: Any) -> n.Expr:
         prefix = self.prefixes.get(id(item))
-        if prefix is None:
+        if prefix is None or prefix[0] is not item:
             return item  # type: ignore[no-any-return]
-        op, bare, span = prefix
+        _, op, bare, span = prefix
         return _make_prefix(op, self.expression(PREFIX_PRECEDENCE[op], bare), span)
 
     def expression(self, min_power: int, first: Any) -> n.Expr:
@@ -830,7 +828,7 @@ def _parse_fstring(tok: Token, pos: _Positions) -> n.FStr:
                 decoded = decode_string("".join(text))
                 if decoded is None:
                     raise _SyntaxProblem("WS103", "invalid escape sequence in string", span)
-                parts.append(decoded.replace("\\{", "{").replace("\\}", "}"))
+                parts.append(decoded)
                 text = []
             expr = _parse_embedded(expr_text, pos, base + i + 1, tok, span)
             parts.append(n.Interpolation(expr=expr, spec=spec, span=expr.span))
@@ -842,7 +840,7 @@ def _parse_fstring(tok: Token, pos: _Positions) -> n.FStr:
         decoded = decode_string("".join(text))
         if decoded is None:
             raise _SyntaxProblem("WS103", "invalid escape sequence in string", span)
-        parts.append(decoded.replace("\\{", "{").replace("\\}", "}"))
+        parts.append(decoded)
     return n.FStr(parts=tuple(parts), span=span)
 
 
