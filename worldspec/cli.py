@@ -39,6 +39,7 @@ from dsl.parser import parse_module
 from dsl.render import render_explanation, render_github, render_json, render_text
 from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
+from worldspec.cli_test import configure_test, run_test
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
            "SUBCOMMANDS", "build_parser", "main"]
@@ -384,6 +385,18 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "full score, 1 spec errors or a score below 1, 2 bad arguments.",
         configure=configure_run,
         run=run_run,
+    ),
+    "test": Subcommand(
+        summary="explore worlds with random tool calls and report what breaks",
+        description="Compile the worlds and drive each with seeded random call sequences "
+                    "from its task data and from an empty state, checking after every call "
+                    "that failed calls change nothing, read-only tools change nothing, "
+                    "invariants hold, schemas and the dispatcher agree, results match their "
+                    "types and replays are deterministic. Each problem is shrunk to the "
+                    "shortest call sequence and saved for 'worldspec run --calls'. Exit "
+                    "status: 0 nothing found, 1 problems or spec errors, 2 bad arguments.",
+        configure=configure_test,
+        run=run_test,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

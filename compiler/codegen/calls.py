@@ -83,10 +83,10 @@ def _sorted(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
 def _draw(fn: str) -> Emit:
     def emit(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
         if fn == "random_int":
-            return f"{env.ep}.rng.randint({_v(c, a, 'lo', env)}, {_v(c, a, 'hi', env)})"
+            return f"{env.ep}._rng().randint({_v(c, a, 'lo', env)}, {_v(c, a, 'hi', env)})"
         if fn == "random_choice":
-            return f"rt.choice({env.ep}.rng, {_v(c, a, 'xs', env)})"
-        return f"rt.random_digits({env.ep}.rng, {_v(c, a, 'n', env)})"
+            return f"rt.choice({env.ep}._rng(), {_v(c, a, 'xs', env)})"
+        return f"rt.random_digits({env.ep}._rng(), {_v(c, a, 'n', env)})"
 
     return emit
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -21,7 +22,7 @@ from compiler.codegen.calls import construct
 from compiler.codegen.constants import constant_value
 from compiler.codegen.exprs import Env, ExprCompiler
 from compiler.codegen.invariants import local_invariant
-from compiler.codegen.names import enum_member, py_name, snake_case
+from compiler.codegen.names import enum_member, file_label, py_name, snake_case
 from compiler.codegen.pytypes import TypeTables
 from compiler.codegen.stmts import StatementCompiler
 from compiler.model import ProgramModel, RecordInfo, ToolInfo, WorldModel
@@ -167,7 +168,8 @@ class WorldGenerator:
             "",
             f"def _some_{name}(value: {self.tables.class_name(name)} | None) -> "
             f"{self.tables.class_name(name)}:",
-            f"{_INDENT}assert value is not None",
+            f"{_INDENT}if value is None:",
+            f"{_INDENT * 2}raise ToolError('A value that must be present is none.')",
             f"{_INDENT}return value",
         ])
 
@@ -221,7 +223,8 @@ class WorldGenerator:
         env = Env(ep="self")
         for inv in self.world.invariants.values():
             message = inv.doc or f"Invariant {inv.name} does not hold."
-            anchor = f"  # {PurePath(inv.node.span.file).name}:{inv.node.span.line}"
+            where = f"{file_label(inv.node.span.file)}:{inv.node.span.line}"
+            anchor = f"  # {where}"
             local = local_invariant(inv.condition, self.world, self.program)
             if local is not None:
                 var, table, body = local
@@ -229,10 +232,10 @@ class WorldGenerator:
                 inner = Env(ep="self", locals={var: name})
                 lines += [f"for {name} in self._changed_rows(self.t_{table}):{anchor}",
                           f"{_INDENT}if not {self.x.value(body, inner)}:",
-                          f"{_INDENT * 2}raise ToolError({message!r})"]
+                          f"{_INDENT * 2}raise InvariantError({message!r}, {where!r})"]
             else:
                 lines += [f"if not {self.x.value(inv.condition, env)}:{anchor}",
-                          f"{_INDENT}raise ToolError({message!r})"]
+                          f"{_INDENT}raise InvariantError({message!r}, {where!r})"]
         lines += self.reference_lines()
         return lines
 
@@ -288,7 +291,7 @@ class WorldGenerator:
             env.locals[p.name] = pname
             params.append(f"{pname}: {self.tables.annotation(p.type, stored=False)}")
         returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
-        anchor = f"  # {PurePath(info.node.span.file).name}:{info.node.span.line}"
+        anchor = f"  # {file_label(info.node.span.file)}:{info.node.span.line}"
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
                f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1)
@@ -329,7 +332,11 @@ class WorldGenerator:
                 load = f"({load} if args.get({p.name!r}) is not None else None)"
             lines.append(f"{_INDENT}{pname} = {load}")
             call_args.append(pname)
-        lines.append(f"{_INDENT}return ep.tool_{name}({', '.join(call_args)})")
+        call = f"ep.tool_{name}({', '.join(call_args)})"
+        if info.returns is not None and _has_union(info.returns):
+            # a union value exports with its tag, which only the static type knows
+            call = f"rt.Exported({self.tables.exporter(info.returns, call)})"
+        lines.append(f"{_INDENT}return {call}")
         return "\n".join(lines)
 
     def tool_spec(self, info: ToolInfo) -> str:
@@ -341,12 +348,20 @@ class WorldGenerator:
             if p.doc:
                 schema = {**schema, "description": p.doc}
             required = p.default is None and not isinstance(p.type, t.Optional)
+            base = t.strip_optional(p.type)
+            table = None
+            if isinstance(base, t.Named) and base.kind == "entity":
+                found = self.world.table_of(base.name)
+                table = found.name if found else None
             params.append(f"ParamSpec({p.name!r}, {_literal(schema)}, {required!r}, "
-                          f"{(p.doc or '')!r})")
+                          f"{(p.doc or '')!r}, table={table!r})")
         draws = self._tool_draws(info)
+        where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
+        returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
         return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
                 f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
-                f"draws={draws!r}, invoke=_invoke_{py_name(info.name)})")
+                f"draws={draws!r}, invoke=_invoke_{py_name(info.name)}, where={where!r}, "
+                f"returns={returns})")
 
     def _tool_draws(self, info: ToolInfo) -> bool:
         from compiler.builtins import DRAWS
@@ -362,7 +377,7 @@ class WorldGenerator:
     def check_fn(self, task: str, check: n.Check) -> str:
         env = Env(ep="ep", init="init")
         name = _check_fn_name(task, check.name.name)
-        anchor = f"  # {PurePath(check.span.file).name}:{check.span.line}"
+        anchor = f"  # {file_label(check.span.file)}:{check.span.line}"
         return "\n".join([
             f"def {name}(ep: {self.class_name}, init: {self.class_name}) -> bool:{anchor}",
             f"{_INDENT}return bool({self.x.value(check.condition, env)})",
@@ -419,12 +434,17 @@ class WorldGenerator:
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
                    *[self.tables.class_name(x) for x in w.records],
                    *[self.tables.class_name(x) for x in w.unions]]
+        # Paths relative to the world's file: the hash (and so the output) must not depend on
+        # the working directory the compiler was started from.
+        base = os.path.dirname(w.file)
+        relative = {PurePath(os.path.relpath(path, base)).as_posix(): text
+                    for path, text in self.sources.items()}
         spec_hash = hashlib.sha256("".join(
-            f"{path}\0{text}\0" for path, text in sorted(self.sources.items())).encode()
+            f"{path}\0{text}\0" for path, text in sorted(relative.items())).encode()
         ).hexdigest()
         return _template().render(
             version=GENERATOR_VERSION,
-            sources=", ".join(sorted(PurePath(p).name for p in self.sources)),
+            sources=", ".join(sorted(file_label(p) for p in self.sources)),
             spec_hash=spec_hash,
             world_name=w.name,
             # repr keeps any doc text inert (quotes, backslashes, NUL, line separators)
@@ -469,6 +489,15 @@ def _check_fn_name(task: str, check: str) -> str:
 def _calls(body: n.Node, name: str) -> bool:
     return any(isinstance(x, n.Call) and isinstance(x.func, n.NameRef) and x.func.name == name
                for x in n.walk(body))
+
+
+def _has_union(typ: t.Type) -> bool:
+    base = t.strip_optional(typ)
+    if isinstance(base, (t.ListOf, t.SetOf)):
+        return _has_union(base.element)
+    if isinstance(base, t.MapOf):
+        return _has_union(base.value)
+    return isinstance(base, t.Named) and base.kind == "union"
 
 
 def _entity_in(typ: t.Type) -> str | None:
@@ -518,6 +547,13 @@ def generate_world(world: WorldModel, program: ProgramModel,
         f"from .world import {gen.class_name} as World\n"
         f"from .world import {gen.class_name}\n\n"
         f"__all__ = [{gen.class_name!r}, 'World']\n"
+    )
+    package.files["test_world.py"] = (
+        f"# Generated by worldspec {GENERATOR_VERSION}. Do not edit.\n"
+        f'"""Property tests of the {world.name} world (hypothesis; run with pytest)."""\n\n'
+        "from worldspec.runtime.hypothesis_suite import world_state_machine\n\n"
+        f"from .world import {gen.class_name}\n\n"
+        f"Test{gen.class_name} = world_state_machine({gen.class_name}).TestCase\n"
     )
     package.files.update(gen.data_files)
     return package

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import keyword
 import re
+from pathlib import PurePath
 
-__all__ = ["py_name", "snake_case", "enum_member", "RESERVED", "CLASS_RESERVED"]
+__all__ = ["py_name", "snake_case", "enum_member", "file_label", "RESERVED", "CLASS_RESERVED"]
 
 #: Names the generated modules use for their own purposes.
 RESERVED = frozenset({
@@ -71,3 +72,9 @@ def snake_case(name: str) -> str:
     out = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", out)
     out = out.lower()
     return py_name(out) if out else "world"
+
+
+def file_label(path: str) -> str:
+    """A spec file's name for a ``#`` comment: anything unprintable (a newline!) escaped."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in PurePath(path).name)

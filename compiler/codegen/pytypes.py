@@ -25,8 +25,8 @@ _PRIM_LOADER = {
 }
 _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
     "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
-    "bool": {"type": "boolean"}, "date": {"type": "string", "description": "YYYY-MM-DD"},
-    "datetime": {"type": "string", "description": "YYYY-MM-DDTHH:MM:SS"},
+    "bool": {"type": "boolean"}, "date": {"type": "string", "format": "date"},
+    "datetime": {"type": "string", "format": "date-time"},
     "duration": {"type": "number", "description": "seconds"},
 }
 
@@ -87,7 +87,7 @@ class TypeTables:
         """An expression turning plain JSON ``src`` into the stored value, checked."""
         if isinstance(typ, t.Prim):
             if typ.name == "json":
-                return src
+                return f"v.want_json({src}, {path})"
             code = f"{_PRIM_LOADER[typ.name]}({src}, {path})"
             return self.refine(typ, code, path)
         if isinstance(typ, t.Optional):
@@ -150,6 +150,8 @@ class TypeTables:
                 return f"{src}.isoformat()"
             if typ.name == "duration":
                 return f"rt.seconds({src})"
+            if typ.name == "json":
+                return f"v.copy_json({src})"
             return src
         if isinstance(typ, t.Optional):
             inner = self.exporter(typ.inner, "x")
@@ -207,7 +209,13 @@ class TypeTables:
                 out["maxItems"] = ref.high
             return out
         if isinstance(typ, t.MapOf):
-            return {"type": "object", "additionalProperties": self.schema(typ.value)}
+            out = {"type": "object", "additionalProperties": self.schema(typ.value)}
+            ref = typ.refinement
+            if ref is not None and ref.low is not None:
+                out["minProperties"] = ref.low
+            if ref is not None and ref.high is not None:
+                out["maxProperties"] = ref.high
+            return out
         if isinstance(typ, t.Named):
             if typ.kind == "enum":
                 members = self.world.enums[typ.name].members.values()
@@ -221,6 +229,50 @@ class TypeTables:
                 return {"anyOf": [self.record_schema(rec, (union.tag_field, tag))
                                   for tag, rec in union.variants.items()]}
         return {}
+
+    def result_schema(self, typ: t.Type) -> dict[str, Any]:
+        """The JSON schema of a value as ``export`` writes it (what a tool returns).
+
+        Unlike :meth:`schema` (what the agent sends), an entity is its whole row and
+        a record always has every field; references inside are keys.
+        """
+        if isinstance(typ, t.Optional):
+            return {"anyOf": [self.result_schema(typ.inner), {"type": "null"}]}
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            out = self.schema(typ)
+            out["items"] = self.result_schema(typ.element) if not (
+                isinstance(typ.element, t.Named) and typ.element.kind == "entity") \
+                else self.schema(typ.element)
+            return out
+        if isinstance(typ, t.MapOf):
+            return {"type": "object", "additionalProperties": self.result_schema(typ.value)
+                    if not (isinstance(typ.value, t.Named) and typ.value.kind == "entity")
+                    else self.schema(typ.value)}
+        if isinstance(typ, t.Named) and typ.kind in ("entity", "record"):
+            rec = self.world.records[typ.name]
+            props = {}
+            for f in rec.fields.values():
+                inner = t.strip_optional(f.type)
+                ref = isinstance(inner, t.Named) and inner.kind == "entity"
+                field_schema = self.schema(f.type) if ref else self.result_schema(f.type)
+                props[f.name] = field_schema
+            return {"type": "object", "properties": props, "required": list(props),
+                    "additionalProperties": False}
+        if isinstance(typ, t.Named) and typ.kind == "union":
+            union = self.world.unions[typ.name]
+            options = []
+            for tag, rec_name in union.variants.items():
+                option = self.result_schema(t.Named("record", rec_name))
+                option["properties"] = {union.tag_field: {"type": "string", "enum": [tag]},
+                                        **option["properties"]}
+                option["required"] = list(option["properties"])
+                options.append(option)
+            return {"anyOf": options}
+        if typ == t.JSON:
+            return {}
+        if isinstance(typ, t.Prim) and typ.name in ("date", "datetime"):
+            return {"type": "string"}
+        return self.schema(typ)
 
     def record_schema(self, name: str, tag: tuple[str, str] | None) -> dict[str, Any]:
         rec = self.world.records[name]

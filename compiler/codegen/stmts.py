@@ -8,11 +8,9 @@ stores the new value where the old one was.
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
 from compiler import types as t
 from compiler.codegen.exprs import Env, ExprCompiler
-from compiler.codegen.names import enum_member, py_name
+from compiler.codegen.names import enum_member, file_label, py_name
 from dsl import nodes as n
 
 __all__ = ["StatementCompiler"]
@@ -33,7 +31,7 @@ class StatementCompiler:
         self.taken = exprs.tables.module_names()
 
     def anchor(self, node: n.Node) -> str:
-        return f"  # {PurePath(node.span.file).name}:{node.span.line}"
+        return f"  # {file_label(node.span.file)}:{node.span.line}"
 
     def emit(self, text: str, node: n.Node | None = None) -> None:
         suffix = self.anchor(node) if node is not None else ""
@@ -112,6 +110,8 @@ class StatementCompiler:
             if isinstance(obj_type, t.MapOf):
                 key = self.x.stored(target.index, self.env)
                 rebuilt = f"{{**{obj}, {key}: {value}}}"
+            elif obj_type == t.JSON:
+                rebuilt = f"rt.json_set({obj}, {self.x.value(target.index, self.env)}, {value})"
             else:
                 rebuilt = f"rt.set_at({obj}, {self.x.value(target.index, self.env)}, {value})"
             self.assign(target.obj, rebuilt, node)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from worldspec.runtime.errors import ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value
 
 __all__ = [
@@ -37,10 +37,11 @@ R = TypeVar("R", bound="Row")
 class Row:
     """Base of generated entity classes: slotted, mutable, with a cached digest."""
 
-    __slots__ = ("_digest",)
+    __slots__ = ("_digest", "_text")
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     _digest: bytes | None
+    _text: str | None
 
     def key(self) -> Any:
         return getattr(self, self.KEY)
@@ -50,6 +51,14 @@ class Row:
 
     def clone(self: R) -> R:
         raise NotImplementedError
+
+    def _result_text(self) -> str:
+        """The row as JSON text (tau2's result form), cached until the row changes."""
+        cached: str | None = getattr(self, "_text", None)
+        if cached is None:
+            cached = json.dumps(self.export())
+            self._text = cached
+        return cached
 
     def digest(self) -> bytes:
         cached: bytes | None = getattr(self, "_digest", None)
@@ -86,7 +95,7 @@ class Table(Generic[R]):
         """The row with ``key``; the tool call fails if there is none."""
         found = self.rows.get(key)
         if found is None:
-            raise ToolError(f"{self.entity} {json.dumps(export_value(key))} not found.")
+            raise ToolError(f"{self.entity} {_quote(key)} not found.")
         return found
 
     def get(self, key: Any) -> R | None:
@@ -117,6 +126,8 @@ class ParamSpec:
     schema: dict[str, Any]
     required: bool
     doc: str
+    #: for an entity parameter, the table its key is looked up in
+    table: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,10 @@ class ToolSpec:
     read_only: bool
     draws: bool
     invoke: Callable[[Any, Mapping[str, Any]], Any]
+    #: the spec location of the tool (``file.world:line``)
+    where: str = ""
+    #: the JSON schema of a successful result (as exported), or None when it returns nothing
+    returns: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +211,10 @@ class Snapshot:
     state: StateBase
     clock: dt.datetime
     rng: tuple[Any, ...]
+    #: the task, and the episode as it was after its last reset (what ``initial`` means
+    #: in checks), so that a restored episode scores as the original would
+    task: TaskSpec | None = None
+    origin: Episode | None = None
 
 
 # An undo entry is a callable-free tuple for speed:
@@ -227,8 +246,15 @@ class Episode:
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
         self._undo: list[tuple[Any, ...]] = []
+        self._rng_saved: tuple[Any, ...] | None = None
+        self._full_check = False
+        self.last_error: ToolError | None = None
+        self._last_raw: Any = None
         self._call_mark = 0
         self._base: _Base | None = None
+        #: the state right after the last reset, when it cannot be rebuilt from the undo log
+        #: (after copy() or restore()); never changed once set
+        self._origin: Episode | None = None
         self.tables: dict[str, Table[Any]] = {}
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
@@ -276,6 +302,7 @@ class Episode:
             self._load(data)
             self._base = _Base(data)
         self._undo.clear()
+        self._origin = None
         self.task = spec
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
@@ -284,11 +311,27 @@ class Episode:
         self.initial = None
 
     def copy(self) -> Episode:
-        """An independent episode in the same state (rows are cloned)."""
+        """An independent episode in the same state (rows are cloned); it scores as this one."""
+        other = self._clone()
+        other._origin = self._initial_origin()
+        return other
+
+    def _initial_origin(self) -> Episode:
+        """The episode as it was after the last reset (built once, then shared)."""
+        if self._origin is None:
+            self._origin = self._rebuild_initial()
+        return self._origin
+
+    def _clone(self) -> Episode:
         other = object.__new__(type(self))
         other._undo = []
+        other._rng_saved = None
+        other._full_check = False
+        other.last_error = None
+        other._last_raw = None
         other._call_mark = 0
         other._base = None
+        other._origin = None
         other.tables = {name: Table(t.name, t.entity, {k: r.clone() for k, r in t.rows.items()})
                         for name, t in self.tables.items()}
         other._bind_tables()
@@ -304,11 +347,14 @@ class Episode:
         """Save the current state; :meth:`restore` brings it back."""
         return Snapshot({name: {k: r.clone() for k, r in t.rows.items()}
                          for name, t in self.tables.items()},
-                        self.state.clone(), self.clock, self.rng.getstate())
+                        self.state.clone(), self.clock, self.rng.getstate(), self.task,
+                        self._initial_origin())
 
     def restore(self, snap: Snapshot) -> None:
         self._undo.clear()
         self._base = None
+        self._origin = snap.origin
+        self.task = snap.task
         for name, rows in snap.tables.items():
             self.tables[name].rows = {k: r.clone() for k, r in rows.items()}
         self.state = snap.state.clone()
@@ -321,11 +367,12 @@ class Episode:
         setattr(obj, name, value)
         if isinstance(obj, Row):
             obj._digest = None
+            obj._text = None
 
     def _insert(self, table: Table[Any], row: Row) -> None:
         key = row.key()
         if key in table.rows:
-            raise ToolError(f"{table.entity} {json.dumps(export_value(key))} already exists.")
+            raise ToolError(f"{table.entity} {_quote(key)} already exists.")
         table.rows[key] = row
         self._undo.append((_INSERT, table, key))
 
@@ -333,7 +380,7 @@ class Episode:
         if isinstance(key, Row):
             key = key.key()
         if key not in table.rows:
-            raise ToolError(f"{table.entity} {json.dumps(export_value(key))} not found.")
+            raise ToolError(f"{table.entity} {_quote(key)} not found.")
         position = list(table.rows).index(key)
         row = table.rows.pop(key)
         self._undo.append((_DELETE, table, key, row, position))
@@ -353,6 +400,7 @@ class Episode:
                 setattr(obj, name, old)
                 if isinstance(obj, Row):
                     obj._digest = digest
+                    obj._text = None
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
@@ -365,49 +413,84 @@ class Episode:
     # -------------------------------------------------------------------- calls
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
         """Run a tool atomically; the result is shaped by the world's result convention."""
+        self.last_error = None
+        self._last_raw = None
         spec = self.TOOLS.get(name)
         if spec is None:
-            return self._failure(f"Unknown tool {json.dumps(name)}.")
+            return self._fail(ArgumentError(f"Unknown tool {_quote(name)}."))
         if arguments is None:
             arguments = {}
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except (ValueError, RecursionError) as exc:
-                return self._failure(f"Arguments are not valid JSON: {exc}")
+                return self._fail(ArgumentError(f"Arguments are not valid JSON: {exc}"))
         if not isinstance(arguments, Mapping):
-            return self._failure("Arguments must be a JSON object.")
+            return self._fail(ArgumentError("Arguments must be a JSON object."))
         mark = len(self._undo)
         self._call_mark = mark
-        rng_state = self.rng.getstate() if spec.draws else None
+        self._rng_saved = None
         try:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
                 self._check_invariants()
         except ToolError as exc:
-            self._abort(mark, rng_state)
-            return self._failure(exc.message)
+            self._abort(mark)
+            return self._fail(exc)
         except RecursionError:
-            self._abort(mark, rng_state)
-            return self._failure("The call nests too deeply.")
+            self._abort(mark)
+            return self._fail(ToolError("The call nests too deeply."))
         except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
-            self._abort(mark, rng_state)
-            return self._failure(_describe_runtime_error(exc))
+            self._abort(mark)
+            return self._fail(ToolError(_describe_runtime_error(exc)))
         if self.TICK:
             self.clock += dt.timedelta(seconds=self.TICK)
+        self._last_raw = value
         return self._success(value)
 
-    def _abort(self, mark: int, rng_state: tuple[Any, ...] | None) -> None:
+    @property
+    def last_value(self) -> Any:
+        """The result of the last successful call, as plain JSON data."""
+        return export_value(self._last_raw)
+
+    def _rng(self) -> random.Random:
+        """The episode's RNG for a draw; the first draw of a call saves its state for undo."""
+        if self._rng_saved is None:
+            self._rng_saved = self.rng.getstate()
+        return self.rng
+
+    def _abort(self, mark: int) -> None:
         self._rollback(mark)
-        if rng_state is not None:
-            self.rng.setstate(rng_state)
+        if self._rng_saved is not None:
+            self.rng.setstate(self._rng_saved)
+            self._rng_saved = None
+
+    def _fail(self, error: ToolError) -> Any:
+        self.last_error = error
+        return self._failure(error.message)
+
+    def invariant_problem(self) -> InvariantError | None:
+        """Check every invariant and reference over the whole state (not just changed rows)."""
+        self._full_check = True
+        try:
+            self._check_invariants()
+        except InvariantError as exc:
+            return exc
+        except ToolError as exc:
+            return InvariantError(exc.message)
+        finally:
+            self._full_check = False
+        return None
 
     def _success(self, value: Any) -> Any:
+        if self.RESULTS == "tau2":
+            if isinstance(value, Row):
+                return value._result_text()  # cached until the row changes
+            data = export_value(value)
+            return data if isinstance(data, str) else json.dumps(data)
         data = export_value(value)
         if self.RESULTS == "envscaler":
             return {"success": True, "data": data}
-        if self.RESULTS == "tau2":
-            return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         return data
 
     def _failure(self, message: str) -> Any:
@@ -455,25 +538,31 @@ class Episode:
             for key, row in table.rows.items():
                 before = old_rows.get(key)
                 if before is None:
-                    changes.append({"path": f"{name}[{json.dumps(export_value(key))}]",
+                    changes.append({"path": f"{name}[{_quote(key)}]",
                                     "old": None, "new": row.export()})
                 elif before.digest() != row.digest():
                     a, b = before.export(), row.export()
                     for fname in b:
                         if a.get(fname) != b[fname]:
                             changes.append({
-                                "path": f"{name}[{json.dumps(export_value(key))}].{fname}",
+                                "path": f"{name}[{_quote(key)}].{fname}",
                                 "old": a.get(fname), "new": b[fname]})
             for key, before in old_rows.items():
                 if key not in table.rows:
-                    changes.append({"path": f"{name}[{json.dumps(export_value(key))}]",
+                    changes.append({"path": f"{name}[{_quote(key)}]",
                                     "old": before.export(), "new": None})
         return changes
 
     # ----------------------------------------------------------------- scoring
     def initial_state(self) -> Episode:
         """A copy of the episode as it was right after the last reset."""
-        initial = self.copy()
+        if self._origin is not None:
+            return self._origin._clone()
+        return self._rebuild_initial()
+
+    def _rebuild_initial(self) -> Episode:
+        """The state after the last reset: a copy with the undo log played backwards."""
+        initial = self._clone()
         by_entity = {t.entity: initial.tables[name] for name, t in self.tables.items()}
         by_table = {id(t): initial.tables[name] for name, t in self.tables.items()}
         for entry in reversed(self._undo):
@@ -551,13 +640,21 @@ class Episode:
         return tool_definitions(self.TOOLS.values(), format)
 
 
+def _quote(key: Any) -> str:
+    """A row key in a message or a diff path: JSON text, non-ASCII kept (as ``rt.quote``)."""
+    try:
+        return json.dumps(export_value(key), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(key)
+
+
 def _describe_runtime_error(exc: BaseException) -> str:
     if isinstance(exc, ZeroDivisionError):
         return "Division by zero."
     if isinstance(exc, IndexError):
         return "Index out of range."
     if isinstance(exc, KeyError):
-        return f"Key {json.dumps(export_value(exc.args[0]) if exc.args else None)} not found."
+        return f"Key {_quote(exc.args[0]) if exc.args else 'null'} not found."
     if isinstance(exc, OverflowError):
         return "Number too large."
     return f"Invalid value: {exc}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolError", "ArgumentError"]
+__all__ = ["ToolError", "ArgumentError", "InvariantError"]
 
 
 class ToolError(Exception):
@@ -18,3 +18,14 @@ class ToolError(Exception):
 
 class ArgumentError(ToolError):
     """The arguments of a call do not fit the tool's parameters."""
+
+
+class InvariantError(ToolError):
+    """A call would leave the state breaking an invariant or a reference.
+
+    ``where`` names the spec location of the rule (``file.world:line``).
+    """
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where

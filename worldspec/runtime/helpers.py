@@ -15,17 +15,18 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, ToolError
-from worldspec.runtime.values import export_value
+from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.values import export_value, type_name
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "present", "text", "to_int", "to_float", "parse_date", "parse_datetime", "key_of", "rows",
+    "Exported", "present", "text", "to_int", "to_float", "parse_date", "parse_datetime",
+    "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
-    "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data",
+    "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
 ]
 
 T = TypeVar("T")
@@ -70,9 +71,26 @@ def parse_datetime(value: str) -> dt.datetime:
         raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
 
 
+class Exported:
+    """A tool result already turned into plain JSON data by the generated code."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    def export(self) -> Any:
+        return self.data
+
+
 def present(value: T | None) -> T:
-    """A value the spec proved not to be none (by a check earlier in the tool)."""
-    assert value is not None
+    """A value the spec proved not to be none (by a check earlier in the tool).
+
+    Should the proof ever be wrong, the call fails (and is rolled back) instead of raising
+    out of ``call()``; unlike ``assert``, this also holds under ``python -O``.
+    """
+    if value is None:
+        raise ToolError("A value that must be present is none.")
     return value
 
 
@@ -121,6 +139,17 @@ def set_at(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
         raise ToolError(f"Index {index} is out of range for a list of {size}.")
     position = index % size
     return (*items[:position], value, *items[position + 1:])
+
+
+def json_set(container: Any, index: Any, value: Any) -> Any:
+    """A copy of a JSON object (or array) with one member set: ``j["k"] = e`` on ``json``."""
+    if isinstance(container, dict):
+        if not isinstance(index, str):
+            raise ToolError(f"A JSON object's keys are strings, not {quote(index)}.")
+        return {**container, index: value}
+    if isinstance(container, list) and isinstance(index, int) and not isinstance(index, bool):
+        return list(set_at(tuple(container), index, value))
+    raise ToolError(f"Cannot set {quote(index)} in a JSON {type_name(container)}.")
 
 
 def add(items: tuple[T, ...], value: T) -> tuple[T, ...]:
@@ -216,11 +245,15 @@ def check_refs(table: Table[Any], stored: Any, where: str) -> None:
             check_refs(table, key, where)
         return
     if stored not in table.rows:
-        raise ToolError(f"{where} refers to {table.entity} {quote(stored)}, which does not exist.")
+        raise InvariantError(f"{where} refers to {table.entity} {quote(stored)}, which does not "
+                             "exist.", where)
 
 
 def changed_rows(ep: Episode, table: Table[Any]) -> Iterator[Row]:
     """Rows of ``table`` inserted or changed by the current call."""
+    if ep._full_check:
+        yield from tuple(table.rows.values())
+        return
     seen: set[int] = set()
     for entry in ep._undo[ep._call_mark:]:
         kind = entry[0]
@@ -252,7 +285,7 @@ def check_deleted(ep: Episode, table: Table[Any],
                 value.values() if isinstance(value, dict) else (value,))
             for key in keys:
                 if key in gone:
-                    raise ToolError(f"{table.entity} {quote(key)} is still referenced and "
+                    raise InvariantError(f"{table.entity} {quote(key)} is still referenced and "
                                     "cannot be deleted.")
 
 

@@ -23,7 +23,7 @@ __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
-    "export_value", "unique", "type_name",
+    "export_value", "unique", "type_name", "want_json", "copy_json",
 ]
 
 T = TypeVar("T")
@@ -151,6 +151,35 @@ def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[st
     for name, required in fields.items():
         if required and name not in value:
             raise ArgumentError(f"{path}: missing field {json.dumps(name)}")
+    return value
+
+
+def want_json(value: object, path: str) -> Any:
+    """A JSON value, deep-copied: the caller's (or the task's) objects are never shared."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _bad(path, "a finite number", value)
+    if isinstance(value, (list, tuple)):
+        return [want_json(x, f"{path}[{i}]") for i, x in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, x in value.items():
+            if not isinstance(k, str):
+                raise ArgumentError(f"{path}: object keys must be strings")
+            out[k] = want_json(x, f"{path}[{json.dumps(k)}]")
+        return out
+    raise _bad(path, "a JSON value", value)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a stored JSON value, so exported data never aliases the state."""
+    if isinstance(value, list):
+        return [copy_json(x) for x in value]
+    if isinstance(value, dict):
+        return {k: copy_json(x) for k, x in value.items()}
     return value
 
 

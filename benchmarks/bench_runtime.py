@@ -1,0 +1,613 @@
+"""Runtime benchmark: WorldSpec episodes against the peers' own code, side by side.
+
+One run measures, on this machine and in this process:
+
+1. **BFCL** (``bfcl-eval``, optional): ``MessageAPI.send_message`` called directly, the same
+   call through BFCL's eval-based dispatch (``execute_multi_turn_func_call``, the path its
+   multi-turn checker executes), and ``Episode.call("send_message", ...)`` on
+   ``benchmarks/worlds/message_api.world``, a re-expression of MessageAPI.
+2. **tau2 retail** (``db.json`` from ``$WORLDSPEC_PEERS/tau2-retail``): reset and state hash of
+   ``benchmarks/worlds/retail_data.world`` loaded with the retail database, against tau2's
+   way (``copy.deepcopy`` of the database, SHA-256 of ``json.dumps(db, sort_keys=True)``);
+   tool calls against tau2's ~44 µs per call through ``get_response``, a constant from the
+   design brief because tau2's code is not installed here.
+
+Each operation is timed in batches with ``time.perf_counter_ns`` after a warm-up, round
+robin with the operations it is compared with (so a change of machine load hits both sides
+alike); the median, 90th percentile and best are over batches, divided by the batch size.
+A batch's setup (a reset, for instance) is not timed. Ratios are
+``peer / ours`` (above 1 means we are faster) and are checked against the goals of the
+design brief. ``--profile`` runs cProfile on every operation that misses its goal.
+
+Run from the repository root::
+
+    python benchmarks/bench_runtime.py            # table
+    python benchmarks/bench_runtime.py --json     # JSON document on stdout
+    python benchmarks/bench_runtime.py --profile  # table, then profiles of the misses
+    python benchmarks/bench_runtime.py --quick    # fewer rounds: a smoke test (~5 s)
+
+The exit status is 0 unless ``--strict`` is given and a goal is missed or a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import gc
+import hashlib
+import importlib
+import importlib.metadata
+import io
+import json
+import os
+import platform
+import pstats
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORLDS = Path(__file__).resolve().parent / "worlds"
+if str(ROOT) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(ROOT))
+
+from worldspec.loading import compile_worlds  # noqa: E402
+from worldspec.runtime.episode import Episode  # noqa: E402
+
+# Figures from the design brief (/work/shared/design/BRIEF.md, "Performance targets"),
+# measured with the peers' own code on the brief author's machine.
+TAU2_CALL_US = 44.0  # one retail tool call through tau2's Environment.get_response
+BRIEF_BFCL_RAW_US = 0.85  # MessageAPI.send_message, raw, on the brief's machine
+TAU2_PRISTINE_HASH = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"
+BFCL_VERSION = "2026.3.23"
+BFCL_MULTI_TURN = "bfcl_eval.eval_checker.multi_turn_eval"
+BFCL_INSTALL = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath"
+
+# The seven optional Order fields that tau2's model_dump() emits as null.
+ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items",
+                  "exchange_payment_method_id", "exchange_price_difference", "return_items",
+                  "return_payment_method_id")
+
+# MessageAPI's default scenario with a logged-in user: the state both sides start from.
+MESSAGE_CONFIG: dict[str, Any] = {
+    "user_count": 4,
+    "user_map": {"Alice": "USR001", "Bob": "USR002", "Catherine": "USR003",
+                 "Daniel": "USR004"},
+    "inbox": [{"USR002": "My name is Alice. I want to connect."},
+              {"USR003": "Could you upload the file?"},
+              {"USR004": "Could you upload the file?"}],
+    "message_count": 3,
+    "current_user": "USR001",
+}
+SEND_ARGS: dict[str, str] = {"receiver_id": "USR002", "message": "How is the project going?"}
+SEND_CALL = "send_message(receiver_id='USR002', message='How is the project going?')"
+
+
+# ------------------------------------------------------------------------------ timing
+
+@dataclass
+class Timing:
+    """Per-operation times of one measured operation, in nanoseconds."""
+
+    key: str
+    side: str  # "ours", "bfcl" or "tau2"
+    label: str
+    samples_ns: list[float]
+    batch: int
+    rerun: Callable[[], None] | None = field(default=None, repr=False)
+
+    @property
+    def median_ns(self) -> float:
+        return statistics.median(self.samples_ns)
+
+    @property
+    def min_ns(self) -> float:
+        return min(self.samples_ns)
+
+    @property
+    def p90_ns(self) -> float:
+        ordered = sorted(self.samples_ns)
+        return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "side": self.side, "label": self.label,
+                "median_ns": round(self.median_ns, 1), "p90_ns": round(self.p90_ns, 1),
+                "min_ns": round(self.min_ns, 1),
+                "batches": len(self.samples_ns), "batch": self.batch}
+
+
+@dataclass
+class Comparison:
+    """Ours against a peer: the ratio peer / ours and whether it meets its goal."""
+
+    label: str
+    ours: Timing
+    peer_label: str
+    peer_ns: float
+    peer_source: str  # "measured" or "constant"
+    goal: float | None  # the least ratio required; None: for information
+
+    @property
+    def ratio(self) -> float:
+        return self.peer_ns / self.ours.median_ns
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.goal is None else self.ratio >= self.goal
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "ours": self.ours.key, "ours_median_ns":
+                round(self.ours.median_ns, 1), "peer": self.peer_label,
+                "peer_ns": round(self.peer_ns, 1), "peer_source": self.peer_source,
+                "ratio": round(self.ratio, 2), "goal": self.goal, "met": self.met}
+
+
+@dataclass
+class Op:
+    """One operation to time: ``run_batch`` performs ``batch`` of it after ``setup``."""
+
+    key: str
+    side: str
+    label: str
+    run_batch: Callable[[], object]
+    batch: int = 1
+    setup: Callable[[], object] | None = None
+
+    def rerun(self) -> None:
+        """One untimed batch, with its setup (for profiling)."""
+        if self.setup is not None:
+            self.setup()
+        self.run_batch()
+
+
+def measure(ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, list[float]]:
+    """Time ``ops`` interleaved: each round runs one batch of every op, in turn.
+
+    Interleaving spreads any change of machine load evenly over the operations that are
+    compared, so their ratios hold even on a busy machine. A batch's ``setup`` runs untimed
+    just before it; the garbage collector is paused while a batch runs. Returns, by key, the
+    nanoseconds per operation of every timed (non warm-up) batch.
+    """
+    samples: dict[str, list[float]] = {op.key: [] for op in ops}
+    for i in range(warmup + rounds):
+        for op in ops:
+            if op.setup is not None:
+                op.setup()
+            gc.disable()
+            try:
+                start = time.perf_counter_ns()
+                op.run_batch()
+                elapsed = time.perf_counter_ns() - start
+            finally:
+                gc.enable()
+            if i >= warmup:
+                samples[op.key].append(elapsed / op.batch)
+    return samples
+
+
+class Bench:
+    """Collects timings, comparisons and notes, and renders them."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self.timings: list[Timing] = []
+        self.comparisons: list[Comparison] = []
+        self.notes: list[str] = []
+        self.skipped: list[str] = []
+        self.checks: dict[str, bool] = {}
+
+    def time(self, ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, Timing]:
+        """Measure a group of operations interleaved (``rounds`` scaled by ``--quick``)."""
+        samples = measure(ops, rounds=max(3, round(rounds * self.scale)), warmup=warmup)
+        out: dict[str, Timing] = {}
+        for op in ops:
+            timing = Timing(op.key, op.side, op.label, samples[op.key], op.batch, op.rerun)
+            self.timings.append(timing)
+            out[op.key] = timing
+        return out
+
+    def compare(self, label: str, ours: Timing, peer: Timing | float, *,
+                goal: float | None, peer_label: str | None = None) -> None:
+        """Record ours against a measured timing or a constant (in ns)."""
+        if isinstance(peer, Timing):
+            self.comparisons.append(Comparison(label, ours, peer_label or peer.label,
+                                               peer.median_ns, "measured", goal))
+        else:
+            self.comparisons.append(Comparison(label, ours, peer_label or "constant", peer,
+                                               "constant", goal))
+
+
+# ------------------------------------------------------------------------------ section 1
+
+def bench_bfcl(bench: Bench) -> None:
+    """BFCL MessageAPI: raw method, BFCL's eval dispatch, and our Episode.call."""
+    world = compile_worlds([WORLDS / "message_api.world"]).worlds["MessageApi"]
+    ep = world(data=MESSAGE_CONFIG)
+    first = ep.call("send_message", SEND_ARGS)
+    if ep.failed(first):
+        raise RuntimeError(f"message_api.world: send_message failed: {first}")
+    n, m = 100, 20  # calls per batch; the full dispatch is slower, so fewer of it
+
+    def reset_ours() -> None:
+        ep.reset(data=MESSAGE_CONFIG)
+
+    def ours_batch() -> None:
+        call = ep.call
+        for _ in range(n):
+            call("send_message", SEND_ARGS)
+
+    def ours_text_batch() -> None:
+        call, dumps = ep.call, json.dumps
+        for _ in range(n):
+            dumps(call("send_message", SEND_ARGS))
+
+    ops = [Op("bfcl.ours_call", "ours", 'Episode.call("send_message") [MessageApi]',
+              ours_batch, n, reset_ours),
+           Op("bfcl.ours_call_text", "ours",
+              "Episode.call + json.dumps (text result, as BFCL's)", ours_text_batch, n,
+              reset_ours)]
+
+    try:
+        multi_turn_utils = importlib.import_module(f"{BFCL_MULTI_TURN}.multi_turn_utils")
+        message_api = importlib.import_module(
+            f"{BFCL_MULTI_TURN}.func_source_code.message_api")
+    except ImportError as exc:
+        bench.skipped.append(f"BFCL: bfcl_eval is not installed ({exc}); the BFCL peer rows "
+                             f"are skipped. To include them: {BFCL_INSTALL}")
+        bench.time(ops, rounds=200)
+        return
+    try:
+        version = importlib.metadata.version("bfcl-eval")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    bench.notes.append(f"BFCL: bfcl-eval {version}, MessageAPI from "
+                       "func_source_code/message_api.py; dispatch = "
+                       "multi_turn_utils.execute_multi_turn_func_call with one call string, "
+                       "the instance already created (a later turn).")
+
+    api = message_api.MessageAPI()
+
+    def reset_raw() -> None:
+        api._load_scenario(copy.deepcopy(MESSAGE_CONFIG))
+
+    def raw_batch() -> None:
+        send = api.send_message
+        for _ in range(n):
+            send(receiver_id="USR002", message="How is the project going?")
+
+    # BFCL's checker path: the first call creates the instance and stores it in the module
+    # globals; later calls (the next turns) find it there. We time the later calls.
+    execute = multi_turn_utils.execute_multi_turn_func_call
+    config = {"MessageAPI": MESSAGE_CONFIG}
+    _, instances = execute([SEND_CALL], config, ["MessageAPI"], "bench", "bench_0")
+    instance = instances["MessageAPI"]
+
+    def reset_dispatch() -> None:
+        instance._load_scenario(copy.deepcopy(MESSAGE_CONFIG))
+
+    def dispatch_batch() -> None:
+        for _ in range(m):
+            execute([SEND_CALL], config, ["MessageAPI"], "bench", "bench_0")
+
+    # The eval of the processed call string alone: a lower bound of the dispatch.
+    instance_name = re.sub(r"[-./:]", "_", "bench_bench_0_MessageAPI_instance")
+    processed = f"{instance_name}.{SEND_CALL}"
+    namespace = vars(multi_turn_utils)
+    if namespace.get(instance_name) is not instance:
+        raise RuntimeError("BFCL's instance naming changed; update bench_runtime.py")
+
+    def eval_batch() -> None:
+        for _ in range(n):
+            eval(processed, namespace)  # BFCL's own mechanism, on a fixed string
+
+    ops += [Op("bfcl.raw", "bfcl", "MessageAPI.send_message (raw method)", raw_batch, n,
+               reset_raw),
+            Op("bfcl.dispatch", "bfcl", "BFCL dispatch: execute_multi_turn_func_call (1 call)",
+               dispatch_batch, m, reset_dispatch),
+            Op("bfcl.eval", "bfcl", "BFCL dispatch, eval of the call string only", eval_batch,
+               n, reset_dispatch)]
+    t = bench.time(ops, rounds=200)
+    ours, raw, dispatch, eval_only = (t["bfcl.ours_call"], t["bfcl.raw"], t["bfcl.dispatch"],
+                                      t["bfcl.eval"])
+    bench.compare("call vs BFCL dispatch", ours, dispatch, goal=1.0)
+    # The brief's "dispatch ~10 us" is ~12x its raw 0.85 us, about the ratio of eval alone.
+    bench.compare("call vs BFCL eval only", ours, eval_only, goal=1.0)
+    bench.compare("call + json.dumps vs BFCL dispatch", t["bfcl.ours_call_text"], dispatch,
+                  goal=1.0)
+    bench.compare("call vs raw send_message", ours, raw, goal=None)
+    factor = raw.median_ns / (BRIEF_BFCL_RAW_US * 1000)
+    bench.notes.append(f"Machine speed: raw send_message takes {raw.median_ns / 1000:.2f} µs "
+                       f"here and {BRIEF_BFCL_RAW_US} µs on the brief's machine, so this "
+                       f"machine is about {factor:.1f}x slower; constants from the brief "
+                       "are not scaled (a ratio against one is conservative when the factor "
+                       "is above 1). BFCL dispatch / raw here: "
+                       f"{dispatch.median_ns / raw.median_ns:.0f}x in full, "
+                       f"{eval_only.median_ns / raw.median_ns:.0f}x for the eval alone "
+                       f"(brief: ~{10 / BRIEF_BFCL_RAW_US:.0f}x).")
+
+
+# ------------------------------------------------------------------------------ section 2
+
+def peers_dir() -> Path:
+    """``$WORLDSPEC_PEERS`` (default ``../shared/peers``), relative to the repository root."""
+    return (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
+
+
+def tau2_dump(db: Mapping[str, Any]) -> dict[str, Any]:
+    """The database as tau2's ``model_dump()`` gives it: orders with their 7 null fields."""
+    out = copy.deepcopy(dict(db))
+    for order in out["orders"].values():
+        for name in ORDER_OPTIONAL:
+            order.setdefault(name, None)
+    return out
+
+
+def tau2_hash(db: Mapping[str, Any]) -> str:
+    """tau2's DB hash (TOOLS.md section 5)."""
+    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def bench_retail(bench: Bench) -> None:
+    """Reset, state hash and tool calls on tau2's retail database."""
+    db_path = peers_dir() / "tau2-retail" / "db.json"
+    if not db_path.is_file():
+        bench.skipped.append(f"tau2 retail: {db_path} not found (set WORLDSPEC_PEERS); the "
+                             "retail section is skipped.")
+        return
+    db: dict[str, Any] = json.loads(db_path.read_text(encoding="utf-8"))
+    dump = tau2_dump(db)
+    bench.checks["tau2 hash of db.json is the pristine hash"] = (
+        tau2_hash(dump) == TAU2_PRISTINE_HASH)
+    stats = (len(db["products"]), len(db["users"]), len(db["orders"]),
+             sum(len(p["variants"]) for p in db["products"].values()))
+    bench.notes.append(f"tau2 retail: {db_path} ({stats[0]} products, {stats[1]} users, "
+                       f"{stats[2]} orders, {stats[3]} variants).")
+
+    world = compile_worlds([WORLDS / "retail_data.world"]).worlds["RetailData"]
+    ep: Episode = world(data=db)
+    pristine = ep.state_hash()
+    pending = [k for k, o in db["orders"].items() if o["status"] == "pending"]
+
+    def address(order_id: str, i: int) -> dict[str, str]:
+        return {"order_id": order_id, "address1": f"{100 + i} Main Street",
+                "address2": "Apt 1", "city": "Austin", "state": "TX", "country": "USA",
+                "zip": "78701"}
+
+    five_writes = [address(k, i) for i, k in enumerate(pending[:5])]
+
+    def reset_same() -> None:
+        ep.reset(data=db)
+
+    def reset_and_write_five() -> None:
+        ep.reset(data=db)
+        for args in five_writes:
+            result = ep.call("modify_pending_order_address", args)
+            if ep.failed(result):
+                raise RuntimeError(f"modify_pending_order_address failed: {result}")
+
+    def reset_and_write_one() -> None:
+        ep.reset(data=db)
+        ep.call("modify_pending_order_address", five_writes[0])
+
+    other: Episode = world(data=db)
+
+    def first_load() -> None:
+        other.reset(data=dict(db))  # a new mapping: the loader runs in full
+
+    # --- reset and hash: the large operations, then the small ones
+    big = bench.time([
+        Op("tau2.deepcopy", "tau2", "copy.deepcopy(db)", lambda: copy.deepcopy(dump)),
+        Op("tau2.hash", "tau2", "sha256(json.dumps(db, sort_keys=True))",
+           lambda: tau2_hash(dump)),
+        Op("retail.load", "ours", "reset(data=new dict) (first load)", first_load),
+        Op("retail.hash_first", "ours", "state_hash() of a fresh load (no digest cached)",
+           other.state_hash, setup=first_load),
+    ], rounds=25, warmup=1)
+    bench.checks["state hash is stable across episodes"] = other.state_hash() == pristine
+    ep.state_hash()  # every row digest cached
+    small = bench.time([
+        Op("retail.reset_undo", "ours", "reset(data=same) after 5 writes (undo log)",
+           reset_same, setup=reset_and_write_five),
+        Op("retail.copy", "ours", "episode.copy() (fresh copy)", ep.copy, setup=reset_same),
+        Op("retail.hash_cached", "ours", "state_hash() after 1 write (cached digests)",
+           ep.state_hash, setup=reset_and_write_one),
+    ], rounds=300)
+    reset_and_write_five()
+    reset_same()
+    bench.checks["reset after 5 writes restores the state hash"] = ep.state_hash() == pristine
+    bench.checks["a copy has the same state hash"] = ep.copy().state_hash() == pristine
+
+    # --- tool calls
+    n = 100
+    reads = [{"order_id": k} for k in list(db["orders"])[:n]]
+    users = [{"user_id": k} for k in list(db["users"])[:n]]
+    writes = [address(k, i) for i, k in enumerate(pending[:n])]
+    cancels = [{"order_id": k, "reason": "no longer needed"} for k in pending[:n]]
+    order_dumps = [dump["orders"][a["order_id"]] for a in reads]
+    bench.checks["results equal tau2's content for every order and user"] = all(
+        ep.call("get_order_details", {"order_id": k}) == json.dumps(dump["orders"][k])
+        for k in db["orders"]) and all(
+        ep.call("get_user_details", {"user_id": k}) == json.dumps(dump["users"][k])
+        for k in db["users"])
+    bench.checks["cancel_pending_order succeeds"] = not ep.failed(
+        ep.call("cancel_pending_order", {"order_id": pending[-1], "reason": "ordered by mistake"}))
+    reset_same()
+
+    def batch_of(name: str, calls: list[dict[str, str]]) -> Callable[[], None]:
+        def run() -> None:
+            call = ep.call
+            for args in calls:
+                call(name, args)
+        return run
+
+    def floor_batch() -> None:
+        dumps = json.dumps
+        for order in order_dumps:
+            dumps(order)
+
+    calls = bench.time([
+        Op("tau2.order_dumps", "tau2", "json.dumps(order dict) (floor of a tau2 read)",
+           floor_batch, len(order_dumps)),
+        Op("retail.call_read", "ours", 'call("get_order_details")',
+           batch_of("get_order_details", reads), len(reads)),
+        Op("retail.call_user", "ours", 'call("get_user_details")',
+           batch_of("get_user_details", users), len(users)),
+        Op("retail.call_write", "ours", 'call("modify_pending_order_address")',
+           batch_of("modify_pending_order_address", writes), len(writes), reset_same),
+        Op("retail.call_cancel", "ours", 'call("cancel_pending_order")',
+           batch_of("cancel_pending_order", cancels), len(cancels), reset_same),
+    ], rounds=100)
+    reset_same()
+
+    deepcopy, json_hash = big["tau2.deepcopy"], big["tau2.hash"]
+    bench.compare("reset (undo log) vs deepcopy", small["retail.reset_undo"], deepcopy,
+                  goal=30.0)
+    bench.compare("reset (copy) vs deepcopy", small["retail.copy"], deepcopy, goal=30.0)
+    bench.compare("first load vs deepcopy", big["retail.load"], deepcopy, goal=None)
+    bench.compare("state hash (cached) vs json hash", small["retail.hash_cached"], json_hash,
+                  goal=30.0)
+    bench.compare("state hash (first) vs json hash", big["retail.hash_first"], json_hash,
+                  goal=None)
+    bench.compare("get_order_details vs json.dumps of the order", calls["retail.call_read"],
+                  calls["tau2.order_dumps"], goal=None)
+    tau2_call = f"tau2 get_response ~{TAU2_CALL_US:g} µs (brief)"
+    for label, key in (("get_order_details", "retail.call_read"),
+                       ("get_user_details", "retail.call_user"),
+                       ("modify_pending_order_address", "retail.call_write"),
+                       ("cancel_pending_order", "retail.call_cancel")):
+        bench.compare(f"{label} vs tau2 call", calls[key], TAU2_CALL_US * 1000, goal=5.0,
+                      peer_label=tau2_call)
+    bench.notes.append(f"tau2's code is not installed here: a tool call is compared with "
+                       f"{TAU2_CALL_US:g} µs through get_response, a constant from the design "
+                       "brief measured on another machine. tau2's reset and hash are "
+                       "measured here with its own recipe (deepcopy; json.dumps + sha256).")
+
+
+# ------------------------------------------------------------------------------ output
+
+def fmt_ns(ns: float) -> str:
+    """A duration with a readable unit."""
+    if ns < 1_000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1_000:.2f} µs"
+    if ns < 1_000_000_000:
+        return f"{ns / 1_000_000:.2f} ms"
+    return f"{ns / 1_000_000_000:.2f} s"
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    return {"processor": platform.processor() or platform.machine(),
+            "machine": platform.machine(), "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": f"{platform.python_implementation()} {platform.python_version()}"}
+
+
+def render(bench: Bench, elapsed: float) -> str:
+    """The human-readable report."""
+    info = machine()
+    lines = ["WorldSpec runtime benchmark",
+             f"machine: {info['processor']} ({info['cpus']} CPUs), {info['platform']}, "
+             f"{info['python']}", ""]
+    lines.append(f"{'operation':<58} {'median':>10} {'p90':>10} {'best':>10} "
+                 f"{'batches':>9}")
+    for t in bench.timings:
+        lines.append(f"{t.side + '  ' + t.label:<58} {fmt_ns(t.median_ns):>10} "
+                     f"{fmt_ns(t.p90_ns):>10} {fmt_ns(t.min_ns):>10} "
+                     f"{len(t.samples_ns):>5}x{t.batch:<3}")
+    lines += ["", f"{'comparison (ratio = peer / ours)':<44} {'ours':>10} {'peer':>10} "
+                  f"{'ratio':>8} {'goal':>6}  verdict"]
+    for c in bench.comparisons:
+        goal = "-" if c.goal is None else f">={c.goal:g}x"
+        verdict = "info" if c.met is None else ("ok" if c.met else "MISS")
+        peer = fmt_ns(c.peer_ns) + ("*" if c.peer_source == "constant" else "")
+        lines.append(f"{c.label:<44} {fmt_ns(c.ours.median_ns):>10} {peer:>10} "
+                     f"{c.ratio:>7.1f}x {goal:>6}  {verdict}")
+    if any(c.peer_source == "constant" for c in bench.comparisons):
+        lines.append("* a constant from the design brief, not measured in this run")
+    if bench.checks:
+        lines += ["", "checks: " + "; ".join(f"{k}: {'yes' if v else 'NO'}"
+                                             for k, v in bench.checks.items())]
+    if bench.notes or bench.skipped:
+        lines.append("")
+        lines += [f"skipped: {s}" for s in bench.skipped]
+        lines += [f"note: {s}" for s in bench.notes]
+    misses = [c.label for c in bench.comparisons if c.met is False]
+    lines += ["", f"goals missed: {', '.join(misses) if misses else 'none'}",
+              f"total time: {elapsed:.1f} s"]
+    return "\n".join(lines)
+
+
+def to_json(bench: Bench, elapsed: float) -> dict[str, Any]:
+    """The machine-readable report."""
+    return {"machine": machine(), "timings": [t.to_json() for t in bench.timings],
+            "comparisons": [c.to_json() for c in bench.comparisons],
+            "checks": bench.checks, "skipped": bench.skipped, "notes": bench.notes,
+            "missed": [c.label for c in bench.comparisons if c.met is False],
+            "elapsed_s": round(elapsed, 2)}
+
+
+def profile_misses(bench: Bench, top: int) -> str:
+    """cProfile each of our operations that misses a goal: the top functions."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for c in bench.comparisons:
+        if c.met is not False or c.ours.key in seen or c.ours.rerun is None:
+            continue
+        seen.add(c.ours.key)
+        profiler = cProfile.Profile()
+        # About 0.3 s of work per profile, so that one preemption does not dominate it.
+        reps = max(1, round(300_000_000 / max(c.ours.median_ns * c.ours.batch, 1.0)))
+        rerun = c.ours.rerun
+        profiler.enable()
+        for _ in range(min(reps, 500)):
+            rerun()
+        profiler.disable()
+        buffer = io.StringIO()
+        stats = pstats.Stats(profiler, stream=buffer)
+        stats.strip_dirs().sort_stats("tottime").print_stats(top)
+        out += [f"=== profile: {c.ours.label} (missed: {c.label}) ===",
+                buffer.getvalue().strip(), ""]
+    return "\n".join(out) if out else "no goal missed: nothing to profile"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every section and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--json", action="store_true", help="print a JSON document instead")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile each of our operations that misses its goal")
+    parser.add_argument("--top", type=int, default=15, help="functions per profile (15)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 when a goal is missed or a check fails")
+    args = parser.parse_args(argv)
+
+    bench = Bench(scale=0.2 if args.quick else 1.0)
+    start = time.perf_counter()
+    bench_bfcl(bench)
+    bench_retail(bench)
+    elapsed = time.perf_counter() - start
+    if args.json:
+        document = to_json(bench, elapsed)
+        if args.profile:
+            document["profiles"] = profile_misses(bench, args.top)
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        print(render(bench, elapsed))
+        if args.profile:
+            print()
+            print(profile_misses(bench, args.top))
+    failed = any(c.met is False for c in bench.comparisons) or not all(bench.checks.values())
+    return 1 if args.strict and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

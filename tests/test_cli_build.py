@@ -1,0 +1,276 @@
+"""``worldspec build`` and ``worldspec run``: files written, staleness checks, replays, exits.
+
+The examples are copied into a scratch folder that is also the working directory, so the
+commands see short relative paths and never touch the repository. Compiled worlds go to a
+scratch cache (``WORLDSPEC_CACHE``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from worldspec.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("clinic_scheduling", "mobile_messaging", "online_shop")
+
+BROKEN = '''\
+world Broken "A world with a typo."
+
+entity User {
+  key id: str
+  name: str
+}
+
+state { users: table User }
+
+tool get_user(user: User) -> User "Look a user up." {
+  return usr
+}
+'''
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return tmp_path
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+# --------------------------------------------------------------------- build
+def test_build_writes_one_package_per_world(workdir: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "examples", "-o", "out"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == [f"built {world} -> {Path('out') / package}" for world, package in (
+        ("ClinicScheduling", "clinic_scheduling"), ("MobileMessaging", "mobile_messaging"),
+        ("OnlineShop", "online_shop"))]
+    written = files_under(workdir / "out")
+    assert out[3] == f"{len(written)} file(s) written"
+    for package in PACKAGES:
+        assert {f"{package}/__init__.py", f"{package}/world.py"} <= set(written)
+        assert any(name.startswith(f"{package}/data/") and name.endswith(".json")
+                   for name in written)
+    # byte-identical to the committed packages
+    committed = {name: data for name, data in files_under(REPO / "generated").items()
+                 if name.split("/")[0] in PACKAGES}
+    assert written == committed
+    # a second build writes nothing
+    assert main(["build", "examples", "-o", "out"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "0 file(s) written"
+
+
+def test_build_check_detects_edits_and_passes_after_rebuild(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "examples", "-o", "out"]) == 0
+    assert main(["build", "--check", "examples", "-o", "out"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "3 world package(s) up to date in out"
+    world = workdir / "out" / "online_shop" / "world.py"
+    world.write_text(world.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    before = files_under(workdir / "out")
+    assert main(["build", "--check", "examples", "-o", "out"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [f"stale: {Path('out/online_shop/world.py')}"]
+    assert "1 generated file(s) are out of date" in err
+    assert files_under(workdir / "out") == before  # --check writes nothing
+    assert main(["build", "examples", "-o", "out"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 file(s) written"
+    assert main(["build", "--check", "examples", "-o", "out"]) == 0
+
+
+def test_build_check_reports_missing_and_leftover_files(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "--check", "examples", "-o", "out"]) == 1  # nothing built yet
+    expected = [name for name in files_under(REPO / "generated") if name.split("/")[0] in PACKAGES]
+    assert capsys.readouterr().out.count("stale: ") == len(expected)
+    assert main(["build", "examples", "-o", "out"]) == 0
+    leftover = workdir / "out" / "clinic_scheduling" / "data" / "old.json"
+    leftover.write_text("{}", encoding="utf-8")
+    (workdir / "out" / "mobile_messaging" / "__init__.py").unlink()
+    capsys.readouterr()
+    assert main(["build", "--check", "examples", "-o", "out"]) == 1
+    stale = set(capsys.readouterr().out.splitlines())
+    assert stale == {f"stale: {Path('out/mobile_messaging/__init__.py')}",
+                     f"stale: {Path('out/clinic_scheduling/data/old.json')}"}
+    assert main(["build", "examples", "-o", "out"]) == 0
+    assert not leftover.exists()
+    assert main(["build", "--check", "examples", "-o", "out"]) == 0
+
+
+def test_build_after_a_spec_change_rewrites_only_that_world(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "examples", "-o", "out"]) == 0
+    spec = workdir / "examples" / "clinic" / "clinic.world"
+    spec.write_text("# one more comment\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["build", "--check", "examples", "-o", "out"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"stale: {Path('out/clinic_scheduling/world.py')}"]
+    assert main(["build", "examples", "-o", "out"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1 file(s) written"
+
+
+def test_build_with_errors_exits_1_with_diagnostics(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "broken.world").write_text(BROKEN, encoding="utf-8")
+    assert main(["build", "broken.world", "-o", "out"]) == 1
+    out, err = capsys.readouterr()
+    assert "error[WS" in err and "broken.world:11:10" in err and "usr" in err
+    assert "not built: the specs have errors" in err
+    assert "Traceback" not in out + err
+    assert not (workdir / "out").exists()
+    assert main(["build", "--check", "broken.world", "-o", "out"]) == 1
+
+
+def test_build_missing_path_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "nope.world", "-o", "out"]) == 2
+    assert "'nope.world' does not exist" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------- run
+def test_run_solution_prints_calls_diffs_and_score(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "examples/messaging", "--task", "reply_to_priya", "--solution"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == '> login({"phone": "+14155550101", "password": "sunflower42"})'
+    assert out[1].startswith('  ok: {"success": true, "data": {"id": "U001"')
+    assert "  ~ users[\"U001\"].presence: offline -> online" in out
+    assert sum(line.startswith("> ") for line in out) == 4
+    assert "score 1.000" in out
+    assert [line for line in out if line.startswith("  [")] == [
+        "  [pass] priya_read", "  [pass] nothing_failed", "  [pass] replied",
+        "  [pass] one_message_sent"]
+
+
+@pytest.mark.parametrize(("spec", "task"), [
+    ("examples/messaging", "tidy_archive"), ("examples/clinic", "family_booking"),
+    ("examples/shop", "return_headphones")])
+def test_run_json_has_reward_checks_and_frame(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                              spec: str, task: str) -> None:
+    assert main(["run", spec, "--task", task, "--solution", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reward"] == 1.0
+    assert report["task"] == task
+    assert report["frame"] == {"ok": True, "violations": []}
+    assert report["checks"] and all(set(c) == {"name", "passed", "weight", "message"}
+                                    and c["passed"] for c in report["checks"])
+    assert report["calls"] and not any(c["failed"] for c in report["calls"])
+
+
+def test_run_replays_a_jsonl_file(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = workdir / "calls.jsonl"
+    calls.write_text(
+        '{"name": "archive_conversation", "arguments": {"conversation": "CONV106"}}\n'
+        "\n"
+        '{"name": "archive_conversation", "arguments": "{\\"conversation\\": \\"CONV103\\"}"}\n'
+        '{"name": "unarchive_conversation", "arguments": {"conversation": "CONV104"}}\n'
+        '{"name": "no_such_tool"}\n'
+        '{"name": "mark_conversation_read", "arguments": {"conversation": "CONV104"}}\n',
+        encoding="utf-8")
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls", "calls.jsonl",
+                 "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reward"] == 1.0
+    assert [c["name"] for c in report["calls"]] == [
+        "archive_conversation", "archive_conversation", "unarchive_conversation",
+        "no_such_tool", "mark_conversation_read"]
+    assert [c["failed"] for c in report["calls"]] == [False, False, False, True, False]
+    assert report["calls"][3]["result"] == {"success": False,
+                                            "error": 'Unknown tool "no_such_tool".'}
+
+
+def test_run_partial_replay_exits_1(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = workdir / "calls.jsonl"
+    calls.write_text('{"name": "archive_conversation", "arguments": {"conversation": "CONV106"}}\n',
+                     encoding="utf-8")
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 "calls.jsonl"]) == 1
+    out = capsys.readouterr().out
+    assert "score 0.000" in out
+    assert "  [FAIL] hana_restored: The chat with Hana is back in Maya's main list." in out
+
+
+def test_run_frame_violation_exits_1(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = workdir / "calls.jsonl"
+    lines = [json.dumps({"name": n, "arguments": a}) for n, a in [
+        ("archive_conversation", {"conversation": "CONV106"}),
+        ("archive_conversation", {"conversation": "CONV103"}),
+        ("unarchive_conversation", {"conversation": "CONV104"}),
+        ("mark_conversation_read", {"conversation": "CONV104"}),
+        ("set_favorite_contact", {"contact": "CT101", "favorite": False})]]
+    calls.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 "calls.jsonl"]) == 1
+    out = capsys.readouterr().out
+    assert "score 1.000" in out
+    assert 'frame violated: contacts["CT101"].favorite' in out
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("{not json}\n", "calls.jsonl:1: not JSON"),
+    ('{"name": "x"}\n[1, 2]\n', 'calls.jsonl:2: expected an object with a "name"'),
+    ('{"arguments": {}}\n', 'calls.jsonl:1: expected an object with a "name"'),
+])
+def test_run_bad_calls_file_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                    content: str, expected: str) -> None:
+    (workdir / "calls.jsonl").write_text(content, encoding="utf-8")
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 "calls.jsonl"]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_run_missing_calls_file_exits_2(workdir: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 "missing.jsonl"]) == 2
+    assert "missing.jsonl" in capsys.readouterr().err
+
+
+def test_run_unknown_task_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "examples/messaging", "--task", "nope", "--solution"]) == 2
+    err = capsys.readouterr().err
+    assert "no task 'nope' in examples/messaging" in err
+    assert "reply_to_priya" in err
+    (workdir / "notasks.world").write_text(BROKEN.replace("usr", "user"), encoding="utf-8")
+    assert main(["run", "notasks.world", "--task", "nope", "--solution"]) == 2
+    assert "it defines no tasks" in capsys.readouterr().err
+
+
+def test_run_spec_with_errors_exits_1(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "broken.world").write_text(BROKEN, encoding="utf-8")
+    assert main(["run", "broken.world", "--task", "t", "--solution"]) == 1
+    out, err = capsys.readouterr()
+    assert "error[WS" in err and "cannot run: the specs have errors" in err
+    assert "Traceback" not in out + err
+
+
+def test_run_missing_spec_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "nowhere", "--task", "t", "--solution"]) == 2
+    assert "'nowhere' does not exist" in capsys.readouterr().err
+
+
+def test_real_entry_point(workdir: Path) -> None:
+    env = {**os.environ, "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1"}
+    build = subprocess.run([sys.executable, "-m", "worldspec", "build", "--check",
+                            str(REPO / "examples"), "-o", str(REPO / "generated")],
+                           cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([sys.executable, "-m", "worldspec", "run", "examples/shop", "--task",
+                          "dispatch_day", "--solution", "--format", "json"],
+                         cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["reward"] == 1.0

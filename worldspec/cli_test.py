@@ -1,0 +1,114 @@
+"""``worldspec test``: explore every world with random tool calls and report what breaks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from worldspec.runtime.explore import Finding, Report, explore, format_call
+
+if TYPE_CHECKING:
+    from worldspec.cli import Console
+
+__all__ = ["configure_test", "run_test"]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def configure_test(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("--max-examples", type=int, default=100, metavar="N",
+                        help="random call sequences per world (default 100)")
+    parser.add_argument("--steps", type=int, default=40, metavar="N",
+                        help="calls per sequence (default 40)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="the random seed: the same seed explores the same calls")
+    parser.add_argument("--failures", default="worldspec-failures", metavar="DIR",
+                        help="where each finding's calls are saved as JSONL for "
+                             "'worldspec run --calls' (default: worldspec-failures)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="'text' (default) or 'json' (one object per world)")
+
+
+def _save(finding: Finding, world: str, index: int, folder: Path) -> Path | None:
+    if not finding.calls:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{world}-{index}.jsonl"
+    path.write_text("".join(json.dumps({"name": name, "arguments": args},
+                                       ensure_ascii=False) + "\n"
+                            for name, args in finding.calls), encoding="utf-8")
+    return path
+
+
+def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
+    ok = sum(report.succeeded.values())
+    console.line(f"{report.world}: {report.examples} sequences, {report.calls} calls "
+                 f"({ok} succeeded), {report.calls_per_second:,.0f} calls/s")
+    for name in sorted(report.per_tool):
+        console.line(f"  {name}: {report.per_tool[name]} calls, "
+                     f"{report.succeeded[name]} succeeded")
+    if not report.problems:
+        console.line("  no problems found")
+    for index, finding in enumerate(report.findings):
+        where = f" ({finding.where})" if finding.where else ""
+        label = "PROBLEM" if finding.severity == "problem" else "NOTE"
+        console.line(f"  {label} {finding.kind}: {finding.tool}{where}")
+        console.line(f"    {finding.message}")
+        if finding.calls:
+            console.line(f"    shortest sequence ({len(finding.calls)} call"
+                         f"{'s' if len(finding.calls) != 1 else ''}):")
+            for call in finding.calls:
+                console.line(f"      {format_call(call)}")
+        if index in saved:
+            console.line(f"    saved to {saved[index]}")
+
+
+def run_test(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli import _collect_spec_files
+    from worldspec.cli_build import _report_errors
+    from worldspec.loading import CompileError, compile_worlds
+
+    if args.max_examples < 1 or args.steps < 1:
+        console.error("--max-examples and --steps must be at least 1")
+        return EXIT_USAGE
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    try:
+        loaded = compile_worlds(list(files))
+    except CompileError as exc:
+        _report_errors(exc.result, console)
+        console.error("cannot test: the specs have errors")
+        return EXIT_PROBLEMS
+    problems = 0
+    outputs = []
+    for name in sorted(loaded.worlds):
+        report = explore(loaded.worlds[name], max_examples=args.max_examples,
+                         steps=args.steps, seed=args.seed)
+        saved = {}
+        for index, finding in enumerate(report.findings):
+            path = _save(finding, name, index, Path(args.failures))
+            if path is not None:
+                saved[index] = path
+        problems += len(report.problems)
+        if args.format == "json":
+            outputs.append({
+                "world": name, "sequences": report.examples, "calls": report.calls,
+                "calls_per_second": round(report.calls_per_second),
+                "per_tool": {k: {"calls": report.per_tool[k], "succeeded": report.succeeded[k]}
+                             for k in sorted(report.per_tool)},
+                "findings": [{"kind": f.kind, "severity": f.severity, "tool": f.tool,
+                              "message": f.message,
+                              "where": f.where, "calls": [{"name": c[0], "arguments": c[1]}
+                                                          for c in f.calls]}
+                             for f in report.findings],
+            })
+        else:
+            _text(report, saved, console)
+    if args.format == "json":
+        console.line(json.dumps(outputs, ensure_ascii=False, indent=2))
+    return EXIT_PROBLEMS if problems else EXIT_OK

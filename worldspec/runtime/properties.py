@@ -1,0 +1,80 @@
+"""The properties every world must have, checked after each call.
+
+Shared by the fast explorer (:mod:`worldspec.runtime.explore`) and the
+hypothesis state machine (:mod:`worldspec.runtime.hypothesis_suite`), so
+both check exactly the same things and describe failures the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from worldspec.runtime.episode import Episode, ToolSpec
+from worldspec.runtime.errors import ArgumentError, InvariantError
+from worldspec.runtime.sampling import validate
+
+__all__ = ["Violation", "schema_accepts", "check_call"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A property a call broke: its kind, the tool, a message and the spec location."""
+
+    kind: str
+    tool: str
+    message: str
+    where: str = ""
+
+
+def schema_accepts(spec: ToolSpec, args: Mapping[str, Any]) -> bool:
+    """Whether the tool's JSON schema accepts ``args`` (missing optionals allowed)."""
+    names = {p.name for p in spec.params}
+    if any(name not in names for name in args):
+        return False
+    for param in spec.params:
+        if param.name not in args:
+            if param.required:
+                return False
+            continue
+        if not validate(args[param.name], param.schema):
+            return False
+    return True
+
+
+def check_call(episode: Episode, spec: ToolSpec, args: Mapping[str, Any],
+               hash_before: str) -> Violation | None:
+    """The first property the call just made broke, or None."""
+    error = episode.last_error
+    accepted = schema_accepts(spec, args)
+    name = spec.name
+    where = spec.where
+    if error is not None:
+        if episode.state_hash() != hash_before:
+            return Violation("failed call changed state", name,
+                             f"{name} failed ({error.message}) but the state changed", where)
+        if isinstance(error, InvariantError):
+            return Violation("invariant broken", name,
+                             f"{name} breaks a rule: {error.message}", error.where or where)
+        if accepted and isinstance(error, ArgumentError):
+            return Violation("schema accepts what the tool rejects", name,
+                             f"arguments valid for the schema were rejected: {error.message}",
+                             where)
+        return None
+    if not accepted:
+        return Violation("tool accepts what its schema rejects", name,
+                         "arguments outside the tool's schema were accepted", where)
+    if spec.read_only and episode.state_hash() != hash_before:
+        return Violation("read-only tool changed state", name,
+                         f"{name} changes nothing by its spec, but the state changed", where)
+    if spec.returns is not None and not validate(episode.last_value, spec.returns):
+        shown = repr(episode.last_value)
+        shown = shown if len(shown) <= 120 else shown[:117] + "..."
+        return Violation("result does not match its type", name,
+                         f"{name} returned {shown}, which its declared type does not allow",
+                         where)
+    problem = episode.invariant_problem()
+    if problem is not None:
+        return Violation("invariant broken", name, problem.message, problem.where or where)
+    return None

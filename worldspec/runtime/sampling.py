@@ -1,0 +1,358 @@
+"""Random JSON values from the tool schemas, and a validator for those schemas.
+
+Both cover exactly the subset of JSON Schema the code generator emits
+(``type``, ``enum``, ``properties``/``required``/``additionalProperties``,
+``items``, ``anyOf``, ``minimum``/``maximum``, ``minLength``/``maxLength``,
+``minItems``/``maxItems``, ``uniqueItems``, ``pattern``). Generation is
+seeded and fast (plain :class:`random.Random`), and leans on boundaries:
+range ends, empty and maximal lengths, existing keys and values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["sample", "validate", "sample_regex", "Pools"]
+
+_PRINTABLE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.@+#"
+_ODD = ["", " ", "x" * 3, "é", "名前", "😀", "a\nb", "\"'", "\\", "{}", "0", "-1", "null"]
+
+
+class Pools:
+    """Values seen in the current state, to draw realistic strings and numbers from."""
+
+    def __init__(self, strings: Sequence[str] = (), numbers: Sequence[float] = ()) -> None:
+        self.strings = list(strings)
+        self.numbers = list(numbers)
+
+
+def sample(schema: dict[str, Any], rng: random.Random, pools: Pools | None = None,
+           depth: int = 0) -> Any:
+    """A random value that satisfies ``schema`` (almost always: patterns are best effort)."""
+    pools = pools or Pools()
+    if "anyOf" in schema:
+        options = schema["anyOf"]
+        nullable = [o for o in options if o.get("type") == "null"]
+        others = [o for o in options if o.get("type") != "null"]
+        if nullable and (not others or rng.random() < 0.2):
+            return None
+        return sample(rng.choice(others), rng, pools, depth + 1)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = rng.choice([k for k in kind if k not in ("object", "array")] or kind)
+    maker = _MAKERS.get(kind or "")
+    if maker is None:
+        return None
+    return maker(schema, rng, pools, depth)
+
+
+def _integer(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> int:
+    low = schema.get("minimum")
+    high = schema.get("maximum")
+    lo = math.ceil(low) if low is not None else -5
+    hi = math.floor(high) if high is not None else max(lo, 0) + 100
+    if lo > hi:
+        return int(lo)
+    candidates = [lo, hi, min(max(0, lo), hi), min(max(1, lo), hi)]
+    candidates += [int(x) for x in pools.numbers if lo <= x <= hi and float(x).is_integer()]
+    if rng.random() < 0.6:
+        return int(rng.choice(candidates))
+    return rng.randint(int(lo), int(hi))
+
+
+def _number(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> float:
+    low = schema.get("minimum")
+    high = schema.get("maximum")
+    lo = float(low) if low is not None else -10.0
+    hi = float(high) if high is not None else lo + 1000.0
+    if rng.random() < 0.5:
+        choice = rng.choice([lo, hi, min(max(0.0, lo), hi), round(rng.uniform(lo, hi), 2)])
+        return float(choice)
+    pool = [x for x in pools.numbers if lo <= x <= hi]
+    if pool and rng.random() < 0.5:
+        return float(rng.choice(pool))
+    return round(rng.uniform(lo, hi), rng.choice([0, 1, 2, 4]))
+
+
+def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> str:
+    fmt = schema.get("format")
+    if fmt in _FORMATS:
+        fitting = [s for s in pools.strings if _FORMATS[fmt](s)]
+        if fitting and rng.random() < 0.6:
+            return rng.choice(fitting)
+        day = dt.date(2024, 1, 1) + dt.timedelta(days=rng.randint(-400, 400))
+        if fmt == "date":
+            return day.isoformat()
+        return dt.datetime.combine(day, dt.time(rng.randint(0, 23), rng.choice([0, 15, 30])))\
+            .isoformat()
+    lo = int(schema.get("minLength", 0))
+    hi = int(schema.get("maxLength", max(lo, 12)))
+    pattern = schema.get("pattern")
+    if pattern is not None:
+        fitting = [s for s in pools.strings if _fullmatch(pattern, s) and lo <= len(s) <= hi]
+        if fitting and rng.random() < 0.5:
+            return rng.choice(fitting)
+        for _ in range(8):
+            text = sample_regex(pattern, rng)
+            if lo <= len(text) <= hi and _fullmatch(pattern, text):
+                return text
+        return fitting[0] if fitting else sample_regex(pattern, rng)
+    fitting = [s for s in pools.strings if lo <= len(s) <= hi]
+    roll = rng.random()
+    if fitting and roll < 0.55:
+        return rng.choice(fitting)
+    if roll < 0.7:
+        odd = [s for s in _ODD if lo <= len(s) <= hi]
+        if odd:
+            return rng.choice(odd)
+    size = rng.choice([lo, min(hi, lo + 1), min(hi, max(lo, 5)), rng.randint(lo, min(hi, 40))])
+    return "".join(rng.choice(_PRINTABLE) for _ in range(size))
+
+
+def _is_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_datetime(text: str) -> bool:
+    try:
+        dt.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+#: JSON schema ``format`` -> test; both what the dispatcher accepts.
+_FORMATS: dict[str, Callable[[str], bool]] = {"date": _is_date, "date-time": _is_datetime}
+
+
+def _boolean(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> bool:
+    return rng.random() < 0.5
+
+
+def _null(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> None:
+    return None
+
+
+def _array(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> list[Any]:
+    lo = int(schema.get("minItems", 0))
+    hi = int(schema.get("maxItems", lo + 3))
+    size = rng.randint(lo, max(lo, min(hi, lo + 3))) if depth < 4 else lo
+    items = schema.get("items", {})
+    out: list[Any] = []
+    for _ in range(size * 3):
+        if len(out) >= size:
+            break
+        value = sample(items, rng, pools, depth + 1)
+        if schema.get("uniqueItems") and value in out:
+            continue
+        out.append(value)
+    return out
+
+
+def _object(schema: dict[str, Any], rng: random.Random, pools: Pools,
+            depth: int) -> dict[str, Any]:
+    props = schema.get("properties")
+    if props is not None:
+        return {name: sample(sub, rng, pools, depth + 1) for name, sub in props.items()}
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and depth < 4:
+        keys = list(pools.strings[:40]) or ["a", "b"]
+        lo = int(schema.get("minProperties", 0))
+        hi = int(schema.get("maxProperties", lo + 2))
+        size = rng.randint(lo, max(lo, min(hi, lo + 2)))
+        out: dict[str, Any] = {}
+        for _ in range(size * 4):
+            if len(out) >= size:
+                break
+            out[rng.choice(keys) if rng.random() < 0.8 else _random_text(rng, 1, 6)] = \
+                sample(extra, rng, pools, depth + 1)
+        return out
+    return {}
+
+
+def _random_text(rng: random.Random, lo: int, hi: int) -> str:
+    return "".join(rng.choice(_PRINTABLE) for _ in range(rng.randint(lo, hi)))
+
+
+_MAKERS: dict[str, Callable[[dict[str, Any], random.Random, Pools, int], Any]] = {
+    "integer": _integer, "number": _number, "string": _string, "boolean": _boolean,
+    "null": _null, "array": _array, "object": _object,
+}
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _fullmatch(pattern: str, text: str) -> bool:
+    return _compiled(pattern).fullmatch(text) is not None
+
+
+# ------------------------------------------------------------------ regex
+def sample_regex(pattern: str, rng: random.Random) -> str:
+    """A string produced by walking the parsed pattern (best effort for exotic syntax)."""
+    sre_parse = _regex_module("_parser")  # the stdlib's own regex parser (Python 3.11+)
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return ""
+    out: list[str] = []
+    _emit(list(parsed), rng, out, 0)
+    return "".join(out)
+
+
+def _regex_module(name: str) -> Any:
+    """``re._parser`` / ``re._constants``: private but stable, and without type stubs."""
+    import importlib
+
+    return importlib.import_module(f"re.{name}")
+
+
+def _emit(items: list[Any], rng: random.Random, out: list[str], depth: int) -> None:
+    c = _regex_module("_constants")
+
+    for op, arg in items:
+        if depth > 20:
+            return
+        if op == c.LITERAL:
+            out.append(chr(arg))
+        elif op == c.ANY:
+            out.append(rng.choice(_PRINTABLE.strip()))
+        elif op == c.IN:
+            out.append(_from_class(arg, rng))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            lo, hi, sub = arg
+            hi = min(hi, lo + 3) if hi != c.MAXREPEAT else lo + 3
+            for _ in range(rng.randint(lo, hi)):
+                _emit(list(sub), rng, out, depth + 1)
+        elif op == c.SUBPATTERN:
+            _emit(list(arg[-1]), rng, out, depth + 1)
+        elif op == c.BRANCH:
+            _emit(list(rng.choice(arg[1])), rng, out, depth + 1)
+        elif op == c.CATEGORY:
+            out.append(_from_category(arg, rng))
+        # AT (anchors), ASSERT and the rest produce no characters
+
+
+def _from_class(items: list[Any], rng: random.Random) -> str:
+    c = _regex_module("_constants")
+
+    choices: list[str] = []
+    negate = False
+    for op, arg in items:
+        if op == c.NEGATE:
+            negate = True
+        elif op == c.LITERAL:
+            choices.append(chr(arg))
+        elif op == c.RANGE:
+            lo, hi = arg
+            choices.extend(chr(x) for x in range(lo, min(hi, lo + 200) + 1))
+        elif op == c.CATEGORY:
+            choices.append(_from_category(arg, rng))
+    if negate:
+        pool = [ch for ch in _PRINTABLE if ch not in choices]
+        return rng.choice(pool) if pool else "~"
+    return rng.choice(choices) if choices else "a"
+
+
+def _from_category(category: Any, rng: random.Random) -> str:
+    name = str(category)
+    if "DIGIT" in name:
+        return rng.choice("0123456789") if "NOT" not in name else "a"
+    if "SPACE" in name:
+        return " " if "NOT" not in name else "a"
+    if "WORD" in name:
+        return rng.choice("abcXYZ_09") if "NOT" not in name else "-"
+    return "a"
+
+
+# --------------------------------------------------------------- validate
+def validate(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` satisfies ``schema`` (the subset the generator emits)."""
+    if "anyOf" in schema:
+        return any(validate(value, option) for option in schema["anyOf"])
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    kind = schema.get("type")
+    if kind is None:
+        return True
+    kinds = kind if isinstance(kind, list) else [kind]
+    if not any(_is(value, k) for k in kinds):
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return False
+        if "maximum" in schema and value > schema["maximum"]:
+            return False
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            return False
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            return False
+        if "pattern" in schema and not _fullmatch(schema["pattern"], value):
+            return False
+        fmt = schema.get("format")
+        if fmt in _FORMATS and not _FORMATS[fmt](value):
+            return False
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            return False
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            return False
+        if schema.get("uniqueItems") and any(
+                value[i] == value[j] for i in range(len(value)) for j in range(i)):
+            return False
+        items = schema.get("items")
+        if items is not None and not all(validate(v, items) for v in value):
+            return False
+    if isinstance(value, dict):
+        if len(value) < schema.get("minProperties", 0):
+            return False
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            return False
+        props = schema.get("properties", {})
+        for name in schema.get("required", []):
+            if name not in value:
+                return False
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in props:
+                if not validate(item, props[name]):
+                    return False
+            elif extra is False:
+                return False
+            elif isinstance(extra, dict) and not validate(item, extra):
+                return False
+    return True
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "null":
+        return value is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    return False
