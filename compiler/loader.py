@@ -84,6 +84,9 @@ def read_text(path: Path, shown: str, sink: DiagnosticSink,
     except FileNotFoundError:
         sink.report("WS100", span, f"'{shown}' does not exist")
         return None
+    except ValueError:  # an embedded NUL, or a path the OS cannot represent
+        sink.report("WS100", span, f"'{shown}' is not a valid file name")
+        return None
     except OSError as exc:
         sink.report("WS100", span, f"'{shown}' cannot be read: {exc.strerror or exc}")
         return None
@@ -102,8 +105,9 @@ def read_text(path: Path, shown: str, sink: DiagnosticSink,
 def load_text(text: str, path: str, sink: DiagnosticSink) -> Program:
     """A program made of one in-memory file (imports are resolved against the disk)."""
     program = Program()
-    _add(program, text, path, Path(path), sink, stack=[])
-    program.roots.append(path)
+    shown = display_path(Path(path)) if path and "\0" not in path else path
+    _add(program, text.removeprefix("\ufeff"), shown, Path(path), sink, stack=[])
+    program.roots.append(shown)
     return program
 
 

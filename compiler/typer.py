@@ -156,7 +156,9 @@ class Typer:
             self.report("WS302", expr, f"{what} must be a bool, found {t.show(typ)}", hints=hint)
         return self.facts(expr)
 
-    def facts(self, expr: n.Expr) -> Facts:
+    def facts(self, expr: n.Expr, depth: int = 0) -> Facts:
+        if depth > MAX_EXPR_DEPTH:
+            return NO_FACTS  # the expression is reported as too deep elsewhere
         if isinstance(expr, n.Compare) and expr.op in ("==", "!="):
             target = None
             if isinstance(expr.right, n.NoneLit):
@@ -167,12 +169,12 @@ class Typer:
                 proven = frozenset({target})
                 return Facts(proven, frozenset()) if expr.op == "!=" else Facts(frozenset(), proven)
         if isinstance(expr, n.BoolOp):
-            left, right = self.facts(expr.left), self.facts(expr.right)
+            left, right = self.facts(expr.left, depth + 1), self.facts(expr.right, depth + 1)
             if expr.op == "and":
                 return Facts(left.when_true | right.when_true, left.when_false & right.when_false)
             return Facts(left.when_true & right.when_true, left.when_false | right.when_false)
         if isinstance(expr, n.Not):
-            inner = self.facts(expr.operand)
+            inner = self.facts(expr.operand, depth + 1)
             return Facts(inner.when_false, inner.when_true)
         return NO_FACTS
 

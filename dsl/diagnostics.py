@@ -87,6 +87,7 @@ class DiagnosticSink:
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _seen: set[tuple[str, str, int, int]] = field(default_factory=set)
+    _errors: int = 0
 
     def report(
         self,
@@ -102,12 +103,15 @@ class DiagnosticSink:
         if key in self._seen or self.error_count() >= MAX_ERRORS:
             return
         self._seen.add(key)
+        severity = Severity(entry.severity)
+        if severity is Severity.ERROR:
+            self._errors += 1
         self.diagnostics.append(
-            Diagnostic(code, Severity(entry.severity), message, span, tuple(hints), tuple(related))
+            Diagnostic(code, severity, message, span, tuple(hints), tuple(related))
         )
 
     def error_count(self) -> int:
-        return sum(1 for d in self.diagnostics if d.severity is Severity.ERROR)
+        return self._errors
 
     def has_errors(self) -> bool:
         return self.error_count() > 0

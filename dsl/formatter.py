@@ -1050,4 +1050,9 @@ def format_source(text: str, path: str = "<input>.world") -> str | None:
     result = parse_module(text, path, DiagnosticSink())
     if not result.ok:
         return None
-    return format_module(result.module)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 50_000))  # printing recurses once per nesting level
+    try:
+        return format_module(result.module)
+    finally:
+        sys.setrecursionlimit(limit)

@@ -116,6 +116,11 @@ def _keywords_fall_back_to_names(lark: Lark) -> None:
     states = lark.parser.parser.parser.parse_table.states
 
     def fits(stack: list[int], kind: str) -> bool:
+        first = states[stack[-1]].get(kind)
+        if first is None:
+            return False
+        if first[0].name == "Shift":
+            return True
         stack = list(stack)
         for _ in range(1000):
             action = states[stack[-1]].get(kind)
@@ -275,6 +280,25 @@ class _SpanCallback:
         return self.callback(children)
 
 
+#: Integers longer than this are refused (Python's own int/str conversion limit).
+MAX_INT_DIGITS = 4000
+
+
+def _whole(tok: Token, pos: _Positions) -> int:
+    text = str(tok).replace("_", "")
+    if len(text) > MAX_INT_DIGITS:
+        raise _SyntaxProblem("WS103", f"integer literal with more than {MAX_INT_DIGITS} digits",
+                             pos.token(tok))
+    return int(text)
+
+
+def _real(tok: Token, pos: _Positions) -> float:
+    value = float(str(tok).replace("_", ""))
+    if value in (float("inf"), float("-inf")):
+        raise _SyntaxProblem("WS103", "number literal too large for a float", pos.token(tok))
+    return value
+
+
 def _ident(pos: _Positions, tok: Token) -> n.Ident:
     return n.Ident(name=str(tok), span=pos.token(tok))
 
@@ -410,13 +434,13 @@ class _ToNodes(Transformer[Token, Any]):
         sign = -1 if c[0] is not None else 1
         tok = c[1]
         text = str(tok).replace("_", "")
-        return sign * (int(text) if tok.type == "INT" else float(text))
+        return sign * (_whole(tok, self.pos) if tok.type == "INT" else _real(tok, self.pos))
 
     def regex_constraint(self, c: list[Any]) -> n.RegexConstraint:
         pattern = str(c[0])[1:-1].replace("\\/", "/")
         try:
             re.compile(pattern)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:
             raise _SyntaxProblem("WS103", f"invalid regular expression: {exc}",
                                  self.pos.token(c[0])) from None
         return n.RegexConstraint(pattern=pattern, span=self._span())
@@ -577,11 +601,10 @@ class _ToNodes(Transformer[Token, Any]):
         return n.Arg(name=_ident(self.pos, c[0]), value=lam, span=self._span())
 
     def int_lit(self, c: list[Any]) -> n.IntLit:
-        return n.IntLit(value=int(str(c[0]).replace("_", "")), span=self._span())
+        return n.IntLit(value=_whole(c[0], self.pos), span=self._span())
 
     def float_lit(self, c: list[Any]) -> n.FloatLit:
-        text = str(c[0])
-        return n.FloatLit(value=float(text.replace("_", "")), text=text, span=self._span())
+        return n.FloatLit(value=_real(c[0], self.pos), text=str(c[0]), span=self._span())
 
     def str_lit(self, c: list[Any]) -> n.StrLit:
         return n.StrLit(value=self._string(c[0]), span=self._span())
@@ -649,7 +672,7 @@ class _ToNodes(Transformer[Token, Any]):
     def weight(self, c: list[Any]) -> int | float:
         tok = c[0]
         text = str(tok).replace("_", "")
-        return int(text) if tok.type == "INT" else float(text)
+        return _whole(tok, self.pos) if tok.type == "INT" else _real(tok, self.pos)
 
     def frame(self, c: list[Any]) -> n.Frame:
         targets = tuple(t for t in c if isinstance(t, n.FrameTarget))
@@ -674,7 +697,7 @@ class _ToNodes(Transformer[Token, Any]):
         return n.Split(name=_ident(self.pos, c[0]), span=self._span())
 
     def seed(self, c: list[Any]) -> n.Seed:
-        return n.Seed(value=int(str(c[0]).replace("_", "")), span=self._span())
+        return n.Seed(value=_whole(c[0], self.pos), span=self._span())
 
     # data ----------------------------------------------------------------
     def data_object(self, c: list[Any]) -> n.DataObject:
@@ -693,12 +716,13 @@ class _ToNodes(Transformer[Token, Any]):
 
     def data_int(self, c: list[Any]) -> n.DataInt:
         sign = -1 if c[0] is not None else 1
-        return n.DataInt(value=sign * int(str(c[1]).replace("_", "")), span=self._span())
+        return n.DataInt(value=sign * _whole(c[1], self.pos), span=self._span())
 
     def data_float(self, c: list[Any]) -> n.DataFloat:
         sign = "-" if c[0] is not None else ""
-        text = sign + str(c[1])
-        return n.DataFloat(value=float(text.replace("_", "")), text=text, span=self._span())
+        value = _real(c[1], self.pos)
+        return n.DataFloat(value=-value if sign else value, text=sign + str(c[1]),
+                           span=self._span())
 
     def data_true(self, c: list[Any]) -> n.DataBool:
         return n.DataBool(value=True, span=self._span())
@@ -852,15 +876,15 @@ def _interpolation_end(raw: str, start: int) -> tuple[int, int]:
     in_str = False
     while i < len(raw):
         ch = raw[i]
+        # inside f"...", a string literal in an interpolation is written \"...\"
+        if raw.startswith('\\"', i):
+            in_str = not in_str
+            i += 2
+            continue
         if in_str:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "([{":
+            i += 2 if ch == "\\" else 1
+            continue
+        if ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0 and ch == "}":
@@ -876,7 +900,7 @@ def _parse_embedded(text: str, pos: _Positions, offset: int, tok: Token, span: n
     if not text.strip():
         raise _SyntaxProblem("WS104", "empty '{}' in f-string", span)
     if '\\"' in text:
-        text = text.replace('\\"', ' "')  # quotes inside an interpolation are escaped in source
+        text = text.replace('\\"', '"')  # quotes inside an interpolation are escaped in source
     inner = _Positions(pos.path, pos.line_delta + (tok.line or 1) - 1, 0)
     try:
         result = _run("expr", text, _Positions(pos.path, inner.line_delta, offset))
@@ -1040,8 +1064,11 @@ def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:
             return ParseResult(_module(path, text, whole, comments), True)
         comments.clear()
         decls: list[Any] = []
+        line_delta = 0
+        counted = 0
         for a, b in _chunks(text):
-            line_delta = text.count("\n", 0, a)
+            line_delta += text.count("\n", counted, a)
+            counted = a
             part = _parse_text(text[a:b], _Positions(path, line_delta, a), sink, comments)
             if part is not None:
                 decls.extend(part)
