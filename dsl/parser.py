@@ -433,7 +433,6 @@ class _ToNodes(Transformer[Token, Any]):
     def bound(self, c: list[Any]) -> int | float:
         sign = -1 if c[0] is not None else 1
         tok = c[1]
-        text = str(tok).replace("_", "")
         return sign * (_whole(tok, self.pos) if tok.type == "INT" else _real(tok, self.pos))
 
     def regex_constraint(self, c: list[Any]) -> n.RegexConstraint:
@@ -671,7 +670,6 @@ class _ToNodes(Transformer[Token, Any]):
 
     def weight(self, c: list[Any]) -> int | float:
         tok = c[0]
-        text = str(tok).replace("_", "")
         return _whole(tok, self.pos) if tok.type == "INT" else _real(tok, self.pos)
 
     def frame(self, c: list[Any]) -> n.Frame:
