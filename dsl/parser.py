@@ -29,6 +29,7 @@ from lark.exceptions import (
 
 from dsl import nodes as n
 from dsl.diagnostics import DiagnosticSink
+from dsl.lexer import install_fast_lexer
 from dsl.syntax_messages import describe_expected, describe_token
 
 __all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH"]
@@ -90,63 +91,10 @@ def _lark(start: str) -> tuple[Lark, _ToNodes]:
     table_parser = lark.parser.parser.parser
     table_parser.callbacks = {rule: _SpanCallback(callback, transformer)
                               for rule, callback in table_parser.callbacks.items()}
-    _keywords_fall_back_to_names(lark)
+    install_fast_lexer(lark, _keep_comment)
     return lark, transformer
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _keywords_fall_back_to_names(lark: Lark) -> None:
-    """Let a keyword be a name wherever the parser cannot take the keyword.
-
-    LALR merges parser states, so after a field's type the contextual lexer
-    also accepts the keywords that may follow a type alias at top level;
-    `record A { x: str  state: str }` would then read `state` as the keyword.
-    Here each keyword token is checked against the parse table (reductions
-    simulated, no callbacks run) and turned into a NAME when only a name fits.
-    """
-    from lark.lexer import PatternStr
-
-    keywords = {t.name for t in lark.terminals
-                if isinstance(t.pattern, PatternStr) and _WORD.fullmatch(t.pattern.value)}
-    keywords |= {"KEY", "QUANT", "NOT", "NOTHING"}
-    contextual = lark.parser.lexer
-    original = contextual.lex
-    states = lark.parser.parser.parser.parse_table.states
-
-    def fits(stack: list[int], kind: str) -> bool:
-        first = states[stack[-1]].get(kind)
-        if first is None:
-            return False
-        if first[0].name == "Shift":
-            return True
-        stack = list(stack)
-        for _ in range(1000):
-            action = states[stack[-1]].get(kind)
-            if action is None:
-                return False
-            if action[0].name == "Shift":
-                return True
-            rule = action[1]
-            size = len(rule.expansion)
-            if size:
-                del stack[-size:]
-            goto = states[stack[-1]].get(rule.origin.name)
-            if goto is None:
-                return False
-            stack.append(goto[1])
-        return False
-
-    def lex(lexer_state: Any, parser_state: Any) -> Iterator[Token]:
-        for tok in original(lexer_state, parser_state):
-            if tok.type in keywords and _WORD.fullmatch(tok):
-                stack = parser_state.state_stack
-                if not fits(stack, tok.type) and fits(stack, "NAME"):
-                    tok = Token.new_borrow_pos("NAME", str(tok), tok)
-            yield tok
-
-    contextual.lex = lex
 
 
 def _run(start: str, text: str, pos: _Positions) -> Any:
@@ -1008,16 +956,19 @@ def _previous_token_text(text: str, exc: UnexpectedToken) -> str:
 
 
 def _too_deep(text: str) -> int:
-    """Offset where bracket nesting passes MAX_DEPTH, or -1."""
+    """Offset where bracket nesting passes MAX_DEPTH, or -1 (brackets only are visited)."""
     depth = 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
+    for m in _BRACKET.finditer(text):
+        if m.group() in "([{":
             depth += 1
             if depth > MAX_DEPTH:
-                return i
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
+                return m.start()
+        elif depth:
+            depth -= 1
     return -1
+
+
+_BRACKET = re.compile(r"[()\[\]{}]")
 
 
 def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,

@@ -1,0 +1,160 @@
+"""A contextual lexer for the WorldSpec grammar, faster than lark's generic one.
+
+Lark's contextual lexer tries a regular expression per parser state and
+token; parsing spent a third of its time there. This lexer scans with one
+master expression and decides between the few context-dependent readings by
+asking the LALR table what the parser can take next:
+
+- a word is a keyword where the parser can take the keyword, and a name
+  where only a name fits (so fields may be called ``state`` or ``type``);
+- ``-`` is binary after an operand and a sign elsewhere;
+- ``/.../`` is a regular expression only after ``matching``.
+
+It produces lark tokens with the same terminal names, positions and
+comment callback, so the grammar file stays the single definition of the
+language and lark's parser and error reporting work unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters
+from lark.lexer import PatternStr
+
+__all__ = ["install_fast_lexer"]
+
+_MASTER = re.compile(r"""
+    (?P<WS>[ \t\f\r\n]+)
+  | (?P<COMMENT>\#[^\n]*)
+  | (?P<TRIPLE>\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\")
+  | (?P<STRING>"(?:[^"\\\n]|\\.)*")
+  | (?P<FSTRING>f"(?:[^"\\\n]|\\.)*")
+  | (?P<FLOAT>[0-9][0-9_]*\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?|[0-9][0-9_]*[eE][+-]?[0-9]+)
+  | (?P<INT>[0-9][0-9_]*)
+  | (?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<OP>->|=>|\.\.|\?\?|==|!=|<=|>=|\+=|-=|\*=|/=|//|[-+*/%<>=?.,:(){}\[\]])
+""", re.VERBOSE | re.DOTALL)
+_REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/")
+
+_QUANT = {"all", "any", "exists"}
+_WORD_TERMINALS = {"key": "KEY", "not": "NOT", "nothing": "NOTHING",
+                   **{q: "QUANT" for q in _QUANT}}
+_ADD = {"+", "-"}
+_MUL = {"*", "/", "//", "%"}
+_AUG = {"+=", "-=", "*=", "/="}
+
+
+def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None:
+    """Replace the contextual lexer of a LALR ``lark`` parser built from worldspec.lark."""
+    literal = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
+    keywords = {word: name for word, name in literal.items() if word.isidentifier()}
+    keywords.update(_WORD_TERMINALS)
+    states = lark.parser.parser.parser.parse_table.states
+
+    def fits(stack: list[int], kind: str) -> bool:
+        """Whether the parser, after any reductions, can shift a token of ``kind``."""
+        first = states[stack[-1]].get(kind)
+        if first is None:
+            return False
+        if first[0].name == "Shift":
+            return True
+        stack = list(stack)
+        action = first
+        for _ in range(1000):
+            if action[0].name == "Shift":
+                return True
+            rule = action[1]
+            size = len(rule.expansion)
+            if size:
+                del stack[-size:]
+            goto = states[stack[-1]].get(rule.origin.name)
+            if goto is None:
+                return False
+            stack.append(goto[1])
+            action = states[stack[-1]].get(kind)
+            if action is None:
+                return False
+        return False
+
+    def lex(lexer_state: Any, parser_state: Any) -> Iterator[Token]:
+        text_slice = lexer_state.text
+        text: str = getattr(text_slice, "text", text_slice)
+        pos: int = getattr(text_slice, "start", 0)
+        end: int = getattr(text_slice, "end", len(text))
+        line = 1
+        line_start = 0
+        match = _MASTER.match
+        while pos < end:
+            m = match(text, pos)
+            kind = m.lastgroup if m is not None else None
+            value = m.group() if m is not None else ""
+            accepts = states[parser_state.position]
+            if text.startswith("/", pos) and "REGEX" in accepts:
+                rm = _REGEX.match(text, pos)
+                if rm is not None:
+                    m, kind, value = rm, "REGEX", rm.group()
+            if m is None or kind is None:
+                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1,
+                                           allowed=set(accepts), state=parser_state)
+            newlines = value.count("\n") if kind in ("WS", "TRIPLE") else 0
+            next_line = line + newlines
+            next_start = line_start if not newlines else pos + value.rindex("\n") + 1
+            if kind == "WS":
+                pos = m.end()
+                line, line_start = next_line, next_start
+                continue
+            if kind == "WORD":
+                kind = _word(value, keywords, accepts, parser_state.state_stack, fits)
+            elif kind == "TRIPLE":
+                kind = "STRING"
+            elif kind == "OP":
+                kind = _operator(value, literal, accepts)
+            token = Token(kind, value, pos, line, pos - line_start + 1, next_line,
+                          m.end() - next_start + 1, m.end())
+            pos = m.end()
+            line, line_start = next_line, next_start
+            if kind == "COMMENT":
+                on_comment(token)
+                continue
+            lexer_state.last_token = token
+            yield token
+
+    lark.parser.lexer.lex = lex
+
+
+def _word(value: str, keywords: dict[str, str], accepts: dict[str, Any], stack: list[int],
+          fits: Callable[[list[int], str], bool]) -> str:
+    keyword = keywords.get(value)
+    if keyword is None:
+        return "NAME"
+    if keyword in accepts and "NAME" not in accepts:
+        return keyword
+    if "NAME" in accepts and keyword not in accepts:
+        return "NAME"
+    # Both readings are possible in this (merged) state: take the keyword only if the
+    # parser can really shift it here, else a name if a name fits.
+    if fits(stack, keyword):
+        return keyword
+    return "NAME" if fits(stack, "NAME") else keyword
+
+
+def _operator(value: str, literal: dict[str, str], accepts: dict[str, Any]) -> str:
+    if value == "-":
+        if "ADD_OP" in accepts:
+            return "ADD_OP"
+        return "MINUS"
+    if value in _ADD:
+        return "ADD_OP"
+    if value in _MUL:
+        return "MUL_OP"
+    if value in _AUG:
+        return "AUG_OP"
+    if value == "?":
+        return "OPTIONAL"
+    if value == "..":
+        return "RANGE"
+    return literal.get(value, value)
