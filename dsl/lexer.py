@@ -98,8 +98,9 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
                 if rm is not None:
                     m, kind, value = rm, "REGEX", rm.group()
             if m is None or kind is None:
-                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1,
-                                           allowed=set(accepts), state=parser_state)
+                raise UnexpectedCharacters(  # type: ignore[no-untyped-call]
+                    text, pos, line, pos - line_start + 1, allowed=set(accepts),
+                    state=parser_state)
             newlines = value.count("\n") if kind in ("WS", "TRIPLE") else 0
             next_line = line + newlines
             next_start = line_start if not newlines else pos + value.rindex("\n") + 1
