@@ -84,12 +84,20 @@ class StateBase:
 class Table(Generic[R]):
     """The rows of one entity, keyed and in insertion order."""
 
-    __slots__ = ("entity", "name", "rows")
+    __slots__ = ("_digest", "entity", "name", "rows")
 
     def __init__(self, name: str, entity: str, rows: dict[Any, R] | None = None) -> None:
         self.name = name
         self.entity = entity
         self.rows: dict[Any, R] = rows if rows is not None else {}
+        #: digest of the row digests in order; cleared by every change to the table's rows
+        self._digest: bytes | None = None
+
+    def digest(self) -> bytes:
+        if self._digest is None:
+            self._digest = hashlib.sha256(b"".join(r.digest() for r in self.rows.values())
+                                          ).digest()
+        return self._digest
 
     def row(self, key: Any) -> R:
         """The row with ``key``; the tool call fails if there is none."""
@@ -357,6 +365,7 @@ class Episode:
         self.task = snap.task
         for name, rows in snap.tables.items():
             self.tables[name].rows = {k: r.clone() for k, r in rows.items()}
+            self.tables[name]._digest = None
         self.state = snap.state.clone()
         self.clock = snap.clock
         self.rng.setstate(snap.rng)
@@ -368,12 +377,20 @@ class Episode:
         if isinstance(obj, Row):
             obj._digest = None
             obj._text = None
+            self._touch(obj.ENTITY)
+
+    def _touch(self, entity: str) -> None:
+        """A row of ``entity`` changed: the digests of its tables are stale."""
+        for table in self.tables.values():
+            if table.entity == entity:
+                table._digest = None
 
     def _insert(self, table: Table[Any], row: Row) -> None:
         key = row.key()
         if key in table.rows:
             raise ToolError(f"{table.entity} {_quote(key)} already exists.")
         table.rows[key] = row
+        table._digest = None
         self._undo.append((_INSERT, table, key))
 
     def _delete(self, table: Table[Any], key: Any) -> None:
@@ -383,6 +400,7 @@ class Episode:
             raise ToolError(f"{table.entity} {_quote(key)} not found.")
         position = list(table.rows).index(key)
         row = table.rows.pop(key)
+        table._digest = None
         self._undo.append((_DELETE, table, key, row, position))
 
     def _next(self, name: str, fmt: str) -> str:
@@ -401,14 +419,17 @@ class Episode:
                 if isinstance(obj, Row):
                     obj._digest = digest
                     obj._text = None
+                    self._touch(obj.ENTITY)
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
+                table._digest = None
             else:
                 _, table, key, row, position = entry
                 items = list(table.rows.items())
                 items.insert(position, (key, row))
                 table.rows = dict(items)
+                table._digest = None
 
     # -------------------------------------------------------------------- calls
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
@@ -522,8 +543,7 @@ class Episode:
         h.update(canonical_json(self.state.export()).encode())
         for name, table in self.tables.items():
             h.update(b"\x00" + name.encode() + b"\x00")
-            for row in table.rows.values():
-                h.update(row.digest())
+            h.update(table.digest())
         return h.hexdigest()
 
     def diff(self, other: Episode) -> list[dict[str, Any]]:

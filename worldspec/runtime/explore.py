@@ -205,7 +205,7 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
         pools = _pools(episode)
         failed: Finding | None = None
         for step in range(steps):
-            if step % 8 == 7:
+            if step % 16 == 15:
                 pools = _pools(episode)
             spec = rng.choice(tools)
             args = _arguments(spec, episode, rng, pools)
@@ -221,11 +221,14 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
                 report.succeeded[spec.name] += 1
             else:
                 errors[spec.name][error.message] += 1
-            if check_call(episode, spec, args, before) is not None:
+            full = step % 5 == 4 or step == steps - 1
+            if check_call(episode, spec, args, before, full_invariants=full) is not None:
                 _, failed = _run(world, start, calls, seed)
                 break
         if failed is None:
-            replay, _ = _run(world, start, calls, seed)
+            replay = world(data=start, seed=seed)
+            for name, args in calls:
+                replay.call(name, args)
             if replay.state_hash() != episode.state_hash():
                 failed = Finding("replay differs", calls[-1][0] if calls else "",
                                  "replaying the same calls gave another state", calls)

@@ -204,14 +204,21 @@ def _fullmatch(pattern: str, text: str) -> bool:
 # ------------------------------------------------------------------ regex
 def sample_regex(pattern: str, rng: random.Random) -> str:
     """A string produced by walking the parsed pattern (best effort for exotic syntax)."""
-    sre_parse = _regex_module("_parser")  # the stdlib's own regex parser (Python 3.11+)
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
+    parsed = _parsed(pattern)
+    if parsed is None:
         return ""
     out: list[str] = []
-    _emit(list(parsed), rng, out, 0)
+    _emit(parsed, rng, out, 0)
     return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def _parsed(pattern: str) -> list[Any] | None:
+    sre_parse = _regex_module("_parser")  # the stdlib's own regex parser (Python 3.11+)
+    try:
+        return list(sre_parse.parse(pattern))
+    except re.error:
+        return None
 
 
 def _regex_module(name: str) -> Any:
