@@ -28,6 +28,8 @@ test: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_compile.py
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
+	$(BIN)/python benchmarks/bench_runtime.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
