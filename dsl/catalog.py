@@ -448,3 +448,50 @@ cannot be graded.
 """, """
 task empty in Shop { }
 """)
+
+# --------------------------------------------- WS61x: tasks, validated by running them
+entry("WS610", "error", "reference solution fails",
+      """
+A call of the task's reference solution fails when the solution is replayed on
+the task's initial data: the task cannot be solved as written, or the solution
+is wrong. The message gives the tool's own error.
+""", """
+solution { cancel_order(order: "#W404") }   # no such order in the data
+""")
+entry("WS611", "error", "check fails after the reference solution",
+      """
+After the reference solution has run, a check item is still false (or raises):
+either the check or the solution is wrong.
+""", """
+check cancelled: orders["#W1"].status == cancelled
+solution { }                                # does nothing
+""")
+entry("WS612", "error", "reference solution breaks the frame",
+      """
+The reference solution changes something that `only changes` does not allow.
+""", """
+only changes orders.status
+solution { update_address(user: "U1", city: "Paris") }
+""")
+entry("WS613", "warning", "check already holds at the start",
+      """
+A check item is already true on the initial state, so it rewards doing nothing.
+Checks should become true because of the agent's work.
+""", """
+check has_users: len(users) > 0
+""")
+entry("WS614", "error", "doing nothing earns the full reward",
+      """
+On the initial state, before any call, the task already scores 1: an agent that
+does nothing would pass.
+""", """
+task trivial in Shop { instruction "Relax." check ok: true }
+""")
+entry("WS615", "warning", "a key in the task is not in the data",
+      """
+A check looks up a row by a literal key (`orders["#W9"]`) that exists neither
+in the initial data nor after the reference solution, or the instruction names
+an id that no table holds: the task probably refers to data it does not have.
+""", """
+check done: orders["#W9999999"].status == cancelled
+""")

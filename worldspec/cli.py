@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO, cast
 
-from compiler.api import check_paths
 from compiler.loader import display_path, expand_paths, read_text
 from dsl.catalog import CATALOG
 from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
@@ -40,6 +39,7 @@ from dsl.render import render_explanation, render_github, render_json, render_te
 from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
 from worldspec.cli_test import configure_test, run_test
+from worldspec.validation import check_paths
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
            "SUBCOMMANDS", "build_parser", "main"]
@@ -167,7 +167,7 @@ def _run_check(args: argparse.Namespace, console: Console) -> int:
     files = _collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
-    result = check_paths(files)
+    result = check_paths(files)  # the compiler's check, then the tasks are run
     diagnostics = result.diagnostics
     if args.format == "json":
         console.line(render_json(diagnostics))

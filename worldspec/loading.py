@@ -23,8 +23,8 @@ from compiler.build import generate_all, write_packages
 from dsl.diagnostics import Diagnostic
 from worldspec.runtime.episode import Episode
 
-__all__ = ["CompileError", "LoadedWorlds", "compile_worlds", "load_world", "load_package",
-           "cache_dir"]
+__all__ = ["CompileError", "LoadedWorlds", "compile_worlds", "load_result", "load_world",
+           "load_package", "cache_dir"]
 
 
 class CompileError(Exception):
@@ -86,6 +86,11 @@ def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
     result = check_paths(paths)
     if not result.ok:
         raise CompileError(result)
+    return load_result(result)
+
+
+def load_result(result: CheckResult) -> LoadedWorlds:
+    """Generate and import every world of a clean check result."""
     build = generate_all(result)
     digest = hashlib.sha256()
     for package in build.packages:
