@@ -166,7 +166,7 @@ def test_run_json_has_reward_checks_and_frame(workdir: Path, capsys: pytest.Capt
     assert report["reward"] == 1.0
     assert report["task"] == task
     assert report["frame"] == {"ok": True, "violations": []}
-    assert report["checks"] and all(set(c) == {"name", "passed", "weight", "message"}
+    assert report["checks"] and all(set(c) == {"name", "passed", "status", "weight", "message"}
                                     and c["passed"] for c in report["checks"])
     assert report["calls"] and not any(c["failed"] for c in report["calls"])
 

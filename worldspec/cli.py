@@ -38,6 +38,7 @@ from dsl.parser import parse_module
 from dsl.render import render_explanation, render_github, render_json, render_text
 from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
+from worldspec.cli_tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli_test import configure_test, run_test
 from worldspec.validation import check_paths
 
@@ -397,6 +398,24 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "status: 0 nothing found, 1 problems or spec errors, 2 bad arguments.",
         configure=configure_test,
         run=run_test,
+    ),
+    "tasks": Subcommand(
+        summary="list tasks with their validation status",
+        description="Check the specs, run every task's reference solution, and list each "
+                    "task as valid or not with its problems. --format json prints an array "
+                    "with one object per task: world, task, file, line, valid, problems. "
+                    "Exit status: 0 every task valid, 1 problems, 2 bad arguments.",
+        configure=configure_tasks,
+        run=run_tasks,
+    ),
+    "export": Subcommand(
+        summary="export tasks as a training dataset (JSONL)",
+        description="Write one JSON object per task: prompt (system and user messages), "
+                    "tools (OpenAI definitions as JSON text), world, task_id, split, and what "
+                    "is needed to rebuild the episode and score it. Only valid tasks are "
+                    "exported. Exit status: 0 written, 1 spec or task errors, 2 bad arguments.",
+        configure=configure_export,
+        run=run_export,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

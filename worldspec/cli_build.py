@@ -79,21 +79,67 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="'text' (default): each call, its result and the state diff, "
                              "then the score; 'json': one object with the score")
+    parser.add_argument("--all-or-nothing", action="store_true",
+                        help="reward 1 only when every check passes and the frame holds, "
+                             "else 0")
 
 
 def _read_calls(path: str) -> list[tuple[str, Any]]:
-    calls: list[tuple[str, Any]] = []
+    """Tool calls from a JSONL file of calls, or from an OpenAI chat transcript.
+
+    A transcript is a JSON array of messages, an object with ``messages``, or
+    JSONL with one message per line; the calls are the ``tool_calls`` of the
+    assistant messages, in order (``function.arguments`` as the JSON text the
+    model produced).
+    """
     text = Path(path).read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip()):
+        try:
+            whole = json.loads(text)
+        except ValueError:
+            whole = None
+        if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
+            return _transcript_calls(whole["messages"], path)
+        if isinstance(whole, list):
+            return _transcript_calls(whole, path)
+        if isinstance(whole, dict):
+            return _plain_calls([whole], path)
+    items: list[Any] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            items.append(json.loads(line))
         except ValueError as exc:
             raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
+    if items and all(isinstance(i, dict) and "role" in i for i in items):
+        return _transcript_calls(items, path)
+    return _plain_calls(items, path)
+
+
+def _plain_calls(items: list[Any], path: str) -> list[tuple[str, Any]]:
+    calls: list[tuple[str, Any]] = []
+    for number, item in enumerate(items, 1):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise ValueError(f"{path}:{number}: expected an object with a \"name\"")
         calls.append((item["name"], item.get("arguments", {})))
+    return calls
+
+
+def _transcript_calls(messages: list[Any], path: str) -> list[tuple[str, Any]]:
+    calls: list[tuple[str, Any]] = []
+    for number, message in enumerate(messages, 1):
+        if not isinstance(message, dict):
+            raise ValueError(f"{path}: message {number} is not an object")
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise ValueError(f"{path}: message {number} has a tool call without a "
+                                 "function name")
+            calls.append((function["name"], function.get("arguments") or "{}"))
     return calls
 
 
@@ -143,14 +189,14 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
             for change in episode.diff(before):
                 console.line(f"  ~ {change['path']}: {_show(change['old'])} -> "
                              f"{_show(change['new'])}")
-    score = episode.score()
+    score = episode.score(all_or_nothing=args.all_or_nothing)
     if args.format == "json":
         console.line(json.dumps({**score.to_json(), "world": world.WORLD, "task": args.task,
                                  "calls": results}, ensure_ascii=False, indent=2))
     else:
         console.line(f"score {score.reward:.3f}")
         for check in score.checks:
-            mark = "pass" if check.passed else "FAIL"
+            mark = {"passed": "pass", "failed": "FAIL", "error": "ERROR"}[check.status]
             console.line(f"  [{mark}] {check.name}" + (f": {check.message}" if check.message
                                                       else ""))
         if not score.frame_ok:

@@ -192,6 +192,13 @@ class CheckOutcome:
     weight: float
     message: str = ""
 
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed``, or ``error`` (the check raised; ``message`` says why)."""
+        if self.passed:
+            return "passed"
+        return "error" if self.message.startswith("error:") else "failed"
+
 
 @dataclass(frozen=True)
 class Score:
@@ -205,8 +212,8 @@ class Score:
     def to_json(self) -> dict[str, Any]:
         return {
             "reward": self.reward,
-            "checks": [{"name": c.name, "passed": c.passed, "weight": c.weight,
-                        "message": c.message} for c in self.checks],
+            "checks": [{"name": c.name, "passed": c.passed, "status": c.status,
+                        "weight": c.weight, "message": c.message} for c in self.checks],
             "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations)},
         }
 

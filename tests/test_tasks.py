@@ -1,0 +1,186 @@
+"""Tasks: validation listing, transcript replay, and dataset export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from worldspec.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+MESSAGING = ROOT / "examples" / "messaging"
+
+BROKEN = '''world Shop "An online shop."
+
+entity Order "An order." {
+  key id: str
+  cancelled: bool = false
+}
+
+state {
+  orders: table Order
+}
+
+tool cancel_order(order: Order "The order.") "Cancel an order." {
+  require not order.cancelled else "Already cancelled."
+  order.cancelled = true
+}
+
+task good in Shop {
+  given { orders: [{id: "O1"}] }
+  instruction "Cancel order O1."
+  check cancelled: orders["O1"].cancelled
+  solution { cancel_order(order: "O1") }
+  split test
+}
+
+task bad in Shop {
+  given { orders: [{id: "O1", cancelled: true}] }
+  instruction "Cancel order O1."
+  check cancelled: orders["O1"].cancelled
+  solution { cancel_order(order: "O1") }
+}
+'''
+
+
+def test_tasks_json_lists_every_task_with_its_status(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(BROKEN, encoding="utf-8")
+    assert main(["tasks", str(spec), "--format", "json"]) == 1
+    listing = json.loads(capsys.readouterr().out)
+    by_task = {item["task"]: item for item in listing}
+    assert set(by_task) == {"good", "bad"}
+    for item in listing:
+        assert set(item) == {"world", "task", "file", "line", "valid", "problems"}
+        assert item["world"] == "Shop" and item["file"].endswith("shop.world")
+    assert by_task["good"]["valid"] is True and by_task["good"]["problems"] == []
+    bad = by_task["bad"]
+    assert bad["valid"] is False and bad["line"] == 25
+    codes = [p["code"] for p in bad["problems"]]
+    # the check already holds at the start, so doing nothing scores 1; the solution fails
+    assert codes == ["WS614", "WS610"]
+    assert "Already cancelled." in bad["problems"][1]["message"]
+
+
+def test_check_reports_task_problems(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(BROKEN, encoding="utf-8")
+    assert main(["check", str(spec), "--format", "json"]) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
+    assert codes == ["WS614", "WS610"]
+
+
+def test_examples_tasks_are_all_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks", str(ROOT / "examples"), "--format", "json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert len(listing) >= 15 and all(item["valid"] for item in listing)
+
+
+def _transcript() -> list[dict[str, object]]:
+    def call(i: int, name: str, args: dict[str, object]) -> dict[str, object]:
+        return {"id": f"call_{i}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)}}
+
+    return [
+        {"role": "system", "content": "You operate the messaging app."},
+        {"role": "user", "content": "Reply to Priya."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            call(1, "login", {"phone": "+14155550101", "password": "sunflower42"})]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{}"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            call(2, "mark_conversation_read", {"conversation": "CONV102"}),
+            call(3, "retry_failed_messages", {})]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "{}"},
+        {"role": "tool", "tool_call_id": "call_3", "content": "{}"},
+        {"role": "assistant", "content": "Done."},
+    ]
+
+
+@pytest.mark.parametrize("shape", ["array", "object", "jsonl"])
+def test_run_replays_an_openai_chat_transcript(shape: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    messages = _transcript()
+    path = tmp_path / "transcript.json"
+    if shape == "array":
+        path.write_text(json.dumps(messages), encoding="utf-8")
+    elif shape == "object":
+        path.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    else:
+        path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+    status = main(["run", str(MESSAGING), "--task", "reply_to_priya", "--calls", str(path),
+                   "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in report["calls"]] == ["login", "mark_conversation_read",
+                                                     "retry_failed_messages"]
+    assert not any(c["failed"] for c in report["calls"])
+    # the reply was never sent, so the score is partial, with the breakdown per check
+    assert status == 1 and 0 < report["reward"] < 1
+    passed = {c["name"]: c["passed"] for c in report["checks"]}
+    assert passed["priya_read"] is True and passed["replied"] is False
+
+
+def test_export_rows_have_the_training_shape(tmp_path: Path) -> None:
+    out = tmp_path / "tasks.jsonl"
+    assert main(["export", str(ROOT / "examples"), "-o", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 15
+    for row in rows:
+        assert row["prompt"][0]["role"] == "system" and row["prompt"][1]["role"] == "user"
+        tools = json.loads(row["tools"])
+        assert tools and all(t["type"] == "function" for t in tools)
+        assert row["split"] in ("train", "test")
+        assert isinstance(json.loads(row["initial_state"]), dict)
+    assert len({(r["world"], r["task_id"]) for r in rows}) == len(rows)
+
+
+def test_exported_rows_rebuild_and_score(tmp_path: Path) -> None:
+    from worldspec.loading import load_world
+
+    out = tmp_path / "tasks.jsonl"
+    assert main(["export", str(MESSAGING), "-o", str(out)]) == 0
+    row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    world = load_world(MESSAGING)
+    episode = world(data=json.loads(row["initial_state"]))
+    for call in json.loads(row["solution"]):
+        assert not episode.failed(episode.call(call["name"], call["arguments"]))
+    assert episode.score(row["task_id"]).reward == 1.0
+
+
+def test_export_loads_with_huggingface_datasets(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    out = tmp_path / "tasks.jsonl"
+    assert main(["export", str(ROOT / "examples"), "-o", str(out)]) == 0
+    table = datasets.load_dataset("json", data_files=str(out), split="train",
+                                  cache_dir=str(tmp_path / "cache"))
+    assert table.num_rows >= 15
+    assert {"prompt", "tools", "world", "task_id", "split"} <= set(table.column_names)
+    assert table[0]["prompt"][1]["role"] == "user"
+
+
+def test_all_or_nothing_and_error_status(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(BROKEN.replace('check cancelled: orders["O1"].cancelled\n  solution',
+                                   'check cancelled: orders["O1"].cancelled\n'
+                                   '  check ghost: orders["O9"].cancelled\n  solution', 1),
+                    encoding="utf-8")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text('{"name": "cancel_order", "arguments": {"order": "O1"}}\n',
+                     encoding="utf-8")
+    args = ["run", str(spec), "--task", "good", "--calls", str(calls), "--format", "json"]
+    assert main(args) == 1
+    partial = json.loads(capsys.readouterr().out)
+    assert partial["reward"] == 0.5
+    status = {c["name"]: (c["status"], c["message"]) for c in partial["checks"]}
+    assert status["cancelled"] == ("passed", "")
+    assert status["ghost"][0] == "error" and 'Order "O9" not found.' in status["ghost"][1]
+    assert main([*args, "--all-or-nothing"]) == 1
+    assert json.loads(capsys.readouterr().out)["reward"] == 0.0

@@ -1,0 +1,90 @@
+"""``worldspec tasks`` (validation status of every task) and ``worldspec export`` (datasets)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from worldspec.dataset import task_rows
+
+if TYPE_CHECKING:
+    from worldspec.cli import Console
+
+__all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def configure_tasks(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="'text' (default), or 'json': an array with one object per task "
+                             "(world, task, file, line, valid, problems)")
+
+
+def run_tasks(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli import _collect_spec_files
+    from worldspec.validation import check_paths
+
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    validated = check_paths(files)
+    reports = sorted(validated.tasks, key=lambda r: (r.world, r.file, r.line))
+    if args.format == "json":
+        console.line(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=2))
+    else:
+        for report in reports:
+            mark = "ok     " if report.valid else "INVALID"
+            console.line(f"{mark} {report.world}.{report.task}  ({report.file}:{report.line})")
+            for problem in report.problems:
+                console.line(f"          {problem.severity.value}[{problem.code}] "
+                             f"{problem.message}")
+        if not validated.result.ok:
+            console.line("the specs have errors: run 'worldspec check' for the details")
+        console.line(f"{sum(r.valid for r in reports)} of {len(reports)} task(s) valid")
+    return EXIT_OK if validated.ok and all(r.valid for r in reports) else EXIT_PROBLEMS
+
+
+def configure_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+    parser.add_argument("--format", choices=("jsonl",), default="jsonl",
+                        help="'jsonl' (default): one JSON object per task and line")
+    parser.add_argument("-o", "--out", metavar="FILE",
+                        help="write to FILE instead of standard output")
+    parser.add_argument("--split", metavar="NAME",
+                        help="only tasks of this split (train, test, ...)")
+
+
+def run_export(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli import _collect_spec_files
+    from worldspec.cli_build import _report_errors
+    from worldspec.validation import check_paths
+
+    files = _collect_spec_files(args.paths, console)
+    if files is None:
+        return EXIT_USAGE
+    validated = check_paths(files)
+    if not validated.ok:
+        _report_errors(validated, console)
+        console.error("not exported: the specs or their tasks have errors")
+        return EXIT_PROBLEMS
+    from worldspec.loading import load_result
+
+    loaded = load_result(validated.result)
+    rows: list[dict[str, Any]] = []
+    for name in sorted(loaded.worlds):
+        rows += task_rows(loaded.worlds[name], validated.result.model.worlds[name])
+    if args.split:
+        rows = [r for r in rows if r["split"] == args.split]
+    text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        console.line(f"wrote {len(rows)} task(s) to {args.out}")
+    else:
+        console.write(text)
+    return EXIT_OK
