@@ -30,6 +30,18 @@ class Pools:
     def __init__(self, strings: Sequence[str] = (), numbers: Sequence[float] = ()) -> None:
         self.strings = list(strings)
         self.numbers = list(numbers)
+        self._fitting: dict[tuple[Any, ...], list[str]] = {}
+
+    def fitting(self, fmt: str | None, pattern: str | None, lo: int, hi: int) -> list[str]:
+        """The pool strings that a string schema accepts (computed once per schema)."""
+        key = (fmt, pattern, lo, hi)
+        found = self._fitting.get(key)
+        if found is None:
+            found = [s for s in self.strings if lo <= len(s) <= hi
+                     and (pattern is None or _fullmatch(pattern, s))
+                     and (fmt is None or _FORMATS[fmt](s))]
+            self._fitting[key] = found
+        return found
 
 
 def sample(schema: dict[str, Any], rng: random.Random, pools: Pools | None = None,
@@ -85,7 +97,7 @@ def _number(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
 def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> str:
     fmt = schema.get("format")
     if fmt in _FORMATS:
-        fitting = [s for s in pools.strings if _FORMATS[fmt](s)]
+        fitting = pools.fitting(fmt, None, 0, 1 << 30)
         if fitting and rng.random() < 0.6:
             return rng.choice(fitting)
         day = dt.date(2024, 1, 1) + dt.timedelta(days=rng.randint(-400, 400))
@@ -97,7 +109,7 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
     hi = int(schema.get("maxLength", max(lo, 12)))
     pattern = schema.get("pattern")
     if pattern is not None:
-        fitting = [s for s in pools.strings if _fullmatch(pattern, s) and lo <= len(s) <= hi]
+        fitting = pools.fitting(None, pattern, lo, hi)
         if fitting and rng.random() < 0.5:
             return rng.choice(fitting)
         for _ in range(8):
@@ -105,7 +117,7 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
             if lo <= len(text) <= hi and _fullmatch(pattern, text):
                 return text
         return fitting[0] if fitting else sample_regex(pattern, rng)
-    fitting = [s for s in pools.strings if lo <= len(s) <= hi]
+    fitting = pools.fitting(None, None, lo, hi)
     roll = rng.random()
     if fitting and roll < 0.55:
         return rng.choice(fitting)
