@@ -19,7 +19,12 @@ import pytest
 from worldspec.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+#: the three main example worlds (with tasks and data); the conformance worlds have neither
 PACKAGES = ("clinic_scheduling", "mobile_messaging", "online_shop")
+#: every world under examples/, by name, with its package
+WORLDS = (("ClinicScheduling", "clinic_scheduling"), ("MessageAPI", "message_api"),
+          ("MobileMessaging", "mobile_messaging"), ("OnlineShop", "online_shop"),
+          ("Tau2Retail", "tau2_retail"))
 
 BROKEN = '''\
 world Broken "A world with a typo."
@@ -56,18 +61,18 @@ def test_build_writes_one_package_per_world(workdir: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "examples", "-o", "out"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == [f"built {world} -> {Path('out') / package}" for world, package in (
-        ("ClinicScheduling", "clinic_scheduling"), ("MobileMessaging", "mobile_messaging"),
-        ("OnlineShop", "online_shop"))]
+    assert out[:len(WORLDS)] == [f"built {world} -> {Path('out') / package}"
+                                 for world, package in WORLDS]
     written = files_under(workdir / "out")
-    assert out[3] == f"{len(written)} file(s) written"
+    assert out[len(WORLDS)] == f"{len(written)} file(s) written"
     for package in PACKAGES:
         assert {f"{package}/__init__.py", f"{package}/world.py"} <= set(written)
         assert any(name.startswith(f"{package}/data/") and name.endswith(".json")
                    for name in written)
     # byte-identical to the committed packages
+    packages = {package for _, package in WORLDS}
     committed = {name: data for name, data in files_under(REPO / "generated").items()
-                 if name.split("/")[0] in PACKAGES}
+                 if name.split("/")[0] in packages}
     assert written == committed
     # a second build writes nothing
     assert main(["build", "examples", "-o", "out"]) == 0
@@ -78,7 +83,8 @@ def test_build_check_detects_edits_and_passes_after_rebuild(
         workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "examples", "-o", "out"]) == 0
     assert main(["build", "--check", "examples", "-o", "out"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "3 world package(s) up to date in out"
+    assert capsys.readouterr().out.splitlines()[-1] == \
+        f"{len(WORLDS)} world package(s) up to date in out"
     world = workdir / "out" / "online_shop" / "world.py"
     world.write_text(world.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
     before = files_under(workdir / "out")
@@ -95,7 +101,8 @@ def test_build_check_detects_edits_and_passes_after_rebuild(
 def test_build_check_reports_missing_and_leftover_files(
         workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--check", "examples", "-o", "out"]) == 1  # nothing built yet
-    expected = [name for name in files_under(REPO / "generated") if name.split("/")[0] in PACKAGES]
+    packages = {package for _, package in WORLDS}
+    expected = [name for name in files_under(REPO / "generated") if name.split("/")[0] in packages]
     assert capsys.readouterr().out.count("stale: ") == len(expected)
     assert main(["build", "examples", "-o", "out"]) == 0
     leftover = workdir / "out" / "clinic_scheduling" / "data" / "old.json"
@@ -149,7 +156,7 @@ def test_run_solution_prints_calls_diffs_and_score(
     assert out[0] == '> login({"phone": "+14155550101", "password": "sunflower42"})'
     assert out[1].startswith('  ok: {"success": true, "data": {"id": "U001"')
     assert "  ~ users[\"U001\"].presence: offline -> online" in out
-    assert sum(line.startswith("> ") for line in out) == 4
+    assert sum(line.startswith("> ") for line in out) == 6
     assert "score 1.000" in out
     assert [line for line in out if line.startswith("  [")] == [
         "  [pass] priya_read", "  [pass] nothing_failed", "  [pass] replied",

@@ -77,7 +77,7 @@ def test_building_twice_gives_identical_files(example_files: dict[str, str]) -> 
     again = build_files([EXAMPLES])
     assert again == example_files
     assert {name.split("/")[0] for name in example_files} == {
-        "clinic_scheduling", "mobile_messaging", "online_shop"}
+        "clinic_scheduling", "message_api", "mobile_messaging", "online_shop", "tau2_retail"}
 
 
 def test_committed_packages_are_current(example_files: dict[str, str]) -> None:
@@ -94,7 +94,7 @@ def test_output_does_not_depend_on_the_working_directory(
     monkeypatch.chdir(tmp_path)
     assert build_files([os.path.relpath(EXAMPLES, tmp_path)]) == example_files
     assert build_files([EXAMPLES / "messaging" / "tasks.world", EXAMPLES / "shop",
-                        EXAMPLES / "clinic"]) == example_files
+                        EXAMPLES / "clinic", EXAMPLES / "bfcl", EXAMPLES / "tau2"]) == example_files
 
 
 def test_other_hash_seeds_give_identical_files(example_files: dict[str, str]) -> None:
@@ -134,7 +134,7 @@ def test_header_has_spec_hash_and_do_not_edit(example_files: dict[str, str]) -> 
             assert "from messaging.world, tasks.world." in head[0] or \
                 "mobile_messaging" not in name
             hashes.add(head[1])
-    assert len(hashes) == 3  # one per world: each hashes its own sources
+    assert len(hashes) == 5  # one per world: each hashes its own sources
 
 
 def test_spec_hash_follows_the_spec_text(tmp_path: Path) -> None:
@@ -152,7 +152,8 @@ def test_spec_hash_follows_the_spec_text(tmp_path: Path) -> None:
 def spec_lines(name: str) -> dict[str, list[str]]:
     """The lines of every spec file a package was built from, by file name."""
     folder = {"clinic_scheduling": EXAMPLES / "clinic", "mobile_messaging": EXAMPLES / "messaging",
-              "online_shop": EXAMPLES / "shop"}.get(name, HOSTILE)
+              "online_shop": EXAMPLES / "shop", "message_api": EXAMPLES / "bfcl",
+              "tau2_retail": EXAMPLES / "tau2"}.get(name, HOSTILE)
     return {p.name: p.read_text(encoding="utf-8").split("\n") for p in folder.glob("*.world")}
 
 

@@ -91,7 +91,13 @@ class ExprCompiler:
             if res is not None and res.kind == "state":
                 return f"{env.ep}.state.{py_name(expr.name)}"
         if isinstance(expr, n.Index):
-            return self.value(expr.index, env)
+            container = t.strip_optional(self.type_of(expr.obj))
+            if isinstance(container, t.Table):
+                return self.value(expr.index, env)  # the key it is looked up by
+            # lists and maps of entities store keys: the element itself is the key
+            index = self.stored(expr.index, env) if isinstance(container, t.MapOf) \
+                else self.value(expr.index, env)
+            return f"{self.value(expr.obj, env)}[{index}]"
         src = self.value(expr, env)
         if isinstance(typ, t.Optional):
             return f"rt.key_of({src})"
@@ -265,7 +271,9 @@ class ExprCompiler:
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
         left = self.value(e.left, env)
         right = self.value(e.right, env)
-        if self._draws(e.left):
+        if self._draws(e.left) or not isinstance(e.left, (n.NameRef, n.Attribute)):
+            # evaluate the left side once (a call or a lookup cannot be narrowed by mypy
+            # when repeated) and the default only when needed
             return f"rt.coalesce({left}, lambda: {right})"
         return f"({left} if {left} is not None else {right})"
 
