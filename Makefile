@@ -18,6 +18,7 @@ demo: install
 	$(BIN)/worldspec run examples/messaging --task reply_to_priya --solution
 
 test: install
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/worldspec check examples
