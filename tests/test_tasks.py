@@ -160,9 +160,14 @@ def test_export_loads_with_huggingface_datasets(tmp_path: Path,
     assert main(["export", str(ROOT / "examples"), "-o", str(out)]) == 0
     table = datasets.load_dataset("json", data_files=str(out), split="train",
                                   cache_dir=str(tmp_path / "cache"))
-    assert table.num_rows >= 15
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert table.num_rows == len(rows) >= 15
     assert {"prompt", "tools", "world", "task_id", "split"} <= set(table.column_names)
-    assert table[0]["prompt"][1]["role"] == "user"
+    # the round trip keeps every value (nested structs included)
+    for loaded, row in zip(table.to_list(), rows, strict=True):
+        for column in ("world", "task_id", "split", "prompt", "tools", "initial_state",
+                       "solution"):
+            assert loaded[column] == row[column], column
 
 
 def test_all_or_nothing_and_error_status(tmp_path: Path,
