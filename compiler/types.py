@@ -21,7 +21,7 @@ __all__ = [
     "Sequence", "NoneType", "Unknown", "EmptyList", "EmptyMap",
     "STR", "INT", "FLOAT", "BOOL", "DATE", "DATETIME", "DURATION", "JSON", "NONE", "UNKNOWN",
     "SEQUENCE", "PRIMITIVES", "is_numeric", "is_unknown", "strip_optional", "make_optional",
-    "assignable", "comparable", "join_types", "show",
+    "assignable", "comparable", "join_types", "show", "referenced_entity",
 ]
 
 
@@ -244,6 +244,18 @@ def join_types(a: Type, b: Type,
         return a
     if assignable(b, a, unions):
         return b
+    return None
+
+
+def referenced_entity(t: Type) -> str | None:
+    """The entity a stored value refers to by key: ``E``, ``E?``, ``list[E]``, ``map[K, E]``."""
+    base = strip_optional(t)
+    while isinstance(base, (ListOf, SetOf)):
+        base = strip_optional(base.element)
+    if isinstance(base, MapOf):
+        base = strip_optional(base.value)
+    if isinstance(base, Named) and base.kind == "entity":
+        return base.name
     return None
 
 

@@ -148,14 +148,19 @@ def _collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path
     return list(unique.values())
 
 
+def add_paths_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``PATH...`` argument every spec-reading command takes."""
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it")
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 # ------------------------------------------------------------------- check
 def _configure_check(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    add_paths_argument(parser)
     parser.add_argument("--format", choices=("text", "json", "github"), default="text",
                         help="'text' (default) for people, 'json' for programs (only a JSON "
                              "array on stdout), 'github' for GitHub Actions annotations")
@@ -198,8 +203,7 @@ def _load_formatter() -> FormatSource:
 
 
 def _configure_fmt(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    add_paths_argument(parser)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; list the files that would be reformatted and "
                              "exit with status 1 if there are any")

@@ -27,8 +27,9 @@ def _report_errors(result: Any, console: Console) -> None:
 
 # ------------------------------------------------------------------- build
 def configure_build(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    from worldspec.cli import add_paths_argument
+
+    add_paths_argument(parser)
     parser.add_argument("-o", "--out", default="generated", metavar="OUT",
                         help="the folder to write one package per world into "
                              "(default: generated)")

@@ -18,8 +18,9 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def configure_tasks(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    from worldspec.cli import add_paths_argument
+
+    add_paths_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="'text' (default), or 'json': an array with one object per task "
                              "(world, task, file, line, valid, problems)")
@@ -50,8 +51,9 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 def configure_export(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    from worldspec.cli import add_paths_argument
+
+    add_paths_argument(parser)
     parser.add_argument("--format", choices=("jsonl",), default="jsonl",
                         help="'jsonl' (default): one JSON object per task and line")
     parser.add_argument("-o", "--out", metavar="FILE",

@@ -18,8 +18,9 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def configure_test(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
+    from worldspec.cli import add_paths_argument
+
+    add_paths_argument(parser)
     parser.add_argument("--max-examples", type=int, default=100, metavar="N",
                         help="random call sequences per world (default 100)")
     parser.add_argument("--steps", type=int, default=40, metavar="N",

@@ -500,15 +500,7 @@ def _has_union(typ: t.Type) -> bool:
     return isinstance(base, t.Named) and base.kind == "union"
 
 
-def _entity_in(typ: t.Type) -> str | None:
-    base = t.strip_optional(typ)
-    if isinstance(base, (t.ListOf, t.SetOf)):
-        base = t.strip_optional(base.element)
-    if isinstance(base, t.MapOf):
-        base = t.strip_optional(base.value)
-    if isinstance(base, t.Named) and base.kind == "entity":
-        return base.name
-    return None
+_entity_in = t.referenced_entity
 
 
 def _zero(typ: t.Type) -> str:

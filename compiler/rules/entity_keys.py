@@ -16,13 +16,9 @@ def entity_uses(ctx: RuleContext) -> dict[str, list[tuple[str, object]]]:
     uses: dict[str, list[tuple[str, object]]] = {}
 
     def note(typ: t.Type, what: str, span: object) -> None:
-        base = t.strip_optional(typ)
-        while isinstance(base, (t.ListOf, t.SetOf)):
-            base = t.strip_optional(base.element)
-        if isinstance(base, t.MapOf):
-            base = t.strip_optional(base.value)
-        if isinstance(base, t.Named) and base.kind == "entity":
-            uses.setdefault(base.name, []).append((what, span))
+        entity = t.referenced_entity(typ)
+        if entity is not None:
+            uses.setdefault(entity, []).append((what, span))
 
     world = ctx.world
     for rec in world.records.values():
