@@ -73,6 +73,13 @@ def _len(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     return t.INT
 
 
+def _range(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    for name in ("a", "b"):
+        if b.get(name) is not None:
+            _want(ty, _node(b, name), _arg(ty, b, name), lambda y: y == t.INT, "int", "range")
+    return t.ListOf(t.INT)
+
+
 def _count(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     x = _arg(ty, b, "xs")
     _want(ty, _node(b, "xs"), x, _collection, "a collection", "count")
@@ -287,6 +294,7 @@ def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.T
 BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "len": Builtin(("x",), _len, "length of a string or collection"),
     "count": Builtin(("xs",), _count, "number of elements of a collection"),
+    "range": Builtin(("a", "b?"), _range, "range(n) is 0..n-1, range(a, b) is a..b-1"),
     "sum": Builtin(("xs",), _sum, "sum of a list of numbers"),
     "min": Builtin(("a", "b?", "key?"), _min_max("min"), "smallest element",
                    frozenset({"key"})),

@@ -65,6 +65,7 @@ class Typer:
         self.scope = Scope()
         self.changes_state = False
         self.depth = 0
+        self.loops = 0
         self.too_deep = False
         self.unions = {u.name: frozenset(u.variants.values()) for u in world.unions.values()}
 
@@ -754,10 +755,24 @@ class Typer:
         self.scope.push()
         try:
             self.define(s.var, elem, "loop")
+            self.loops += 1
             self.block(s.body)
         finally:
+            self.loops -= 1
             self.scope.pop()
             self.scope.narrowed = saved
+        return False
+
+    def stmt_Break(self, s: n.Break) -> bool:
+        return self._loop_exit(s, "break")
+
+    def stmt_Continue(self, s: n.Continue) -> bool:
+        return self._loop_exit(s, "continue")
+
+    def _loop_exit(self, s: n.Node, word: str) -> bool:
+        if self.loops == 0:
+            self.report("WS409", s, f"'{word}' outside a loop",
+                        hints=["use `return` to leave a tool or helper"])
         return False
 
     def stmt_Match(self, s: n.Match) -> bool:

@@ -495,3 +495,12 @@ an id that no table holds: the task probably refers to data it does not have.
 """, """
 check done: orders["#W9999999"].status == cancelled
 """)
+entry("WS409", "error", "break or continue outside a loop",
+      """
+`break` and `continue` belong inside a `for` loop; to leave a tool or helper,
+use `return` (or `fail`).
+""", """
+tool t() {
+  break
+}
+""")

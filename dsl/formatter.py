@@ -922,6 +922,12 @@ class _Layout:
     def print_Fail(self, s: n.Fail, indent: int, blank: _Blank) -> None:
         self.simple(s, "fail " + self.ex.expr(s.message), indent, blank)
 
+    def print_Break(self, s: n.Break, indent: int, blank: _Blank) -> None:
+        self.simple(s, "break", indent, blank)
+
+    def print_Continue(self, s: n.Continue, indent: int, blank: _Blank) -> None:
+        self.simple(s, "continue", indent, blank)
+
     def print_Return(self, s: n.Return, indent: int, blank: _Blank) -> None:
         text = "return" if s.value is None else "return " + self.ex.expr(s.value)
         self.simple(s, text, indent, blank)

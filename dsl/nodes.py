@@ -25,7 +25,8 @@ __all__ = [
     "ToolDecl", "FnDecl", "Param", "Decl", "TypeDecl",
     # statements
     "Block", "Let", "Assign", "AugAssign", "If", "For", "Match", "MatchCase",
-    "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Stmt",
+    "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Break", "Continue",
+    "Stmt",
     # expressions
     "IntLit", "FloatLit", "StrLit", "FStr", "Interpolation", "BoolLit", "NoneLit",
     "NameRef", "Attribute", "Index", "Call", "Arg", "Lambda", "Unary", "Binary",
@@ -537,8 +538,18 @@ class Remove(Node):
     target: Expr
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Break(Node):
+    """``break``: leave the innermost ``for`` loop."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Continue(Node):
+    """``continue``: go on with the next element of the innermost ``for`` loop."""
+
+
 Stmt = Union[Let, Assign, AugAssign, If, For, Match, Require, Fail, Return, Insert, Delete,
-             Append, Remove]
+             Append, Remove, Break, Continue]
 
 
 # ------------------------------------------------------------ declarations

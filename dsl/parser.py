@@ -480,6 +480,12 @@ class _ToNodes(Transformer[Token, Any]):
     def fail_stmt(self, c: list[Any]) -> n.Fail:
         return n.Fail(message=c[0], span=self._span())
 
+    def break_stmt(self, c: list[Any]) -> n.Break:
+        return n.Break(span=self._span())
+
+    def continue_stmt(self, c: list[Any]) -> n.Continue:
+        return n.Continue(span=self._span())
+
     def return_stmt(self, c: list[Any]) -> n.Return:
         return n.Return(value=c[0], span=self._span())
 

@@ -106,6 +106,12 @@ def _simple(template: str, *names: str) -> Emit:
     return emit
 
 
+def _range(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
+    if "b" in a:
+        return f"rt.int_range({_v(c, a, 'a', env)}, {_v(c, a, 'b', env)})"
+    return f"rt.int_range(0, {_v(c, a, 'a', env)})"
+
+
 def _round(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
     if "digits" in a:
         return f"round({_v(c, a, 'x', env)}, {_v(c, a, 'digits', env)})"
@@ -133,6 +139,7 @@ def _to_set(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
 BUILTIN_CODE: dict[str, tuple[tuple[str, ...], tuple[str, ...], Emit]] = {
     "len": (("x",), (), _simple("len({x})", "x")),
     "count": (("xs",), (), _simple("len({xs})", "xs")),
+    "range": (("a", "b?"), (), _range),
     "sum": (("xs",), (), _simple("sum({xs})", "xs")),
     "min": (("a", "b?", "key?"), ("key",), _min_max("min")),
     "max": (("a", "b?", "key?"), ("key",), _min_max("max")),

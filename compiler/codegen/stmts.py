@@ -174,6 +174,12 @@ class StatementCompiler:
     def s_Fail(self, s: n.Fail) -> None:
         self.emit(f"raise ToolError({self.x.value(s.message, self.env)})", s)
 
+    def s_Break(self, s: n.Break) -> None:
+        self.emit("break", s)
+
+    def s_Continue(self, s: n.Continue) -> None:
+        self.emit("continue", s)
+
     def s_Return(self, s: n.Return) -> None:
         if s.value is None:
             self.emit("return None", s)

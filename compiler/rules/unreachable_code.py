@@ -1,4 +1,4 @@
-"""Statements after a return or fail can never run."""
+"""Statements after a return, fail, break or continue can never run."""
 
 from __future__ import annotations
 
@@ -32,5 +32,5 @@ class UnreachableCode:
                 ctx.sink.report("WS401", stmt.span, "unreachable code",
                                 related=[Related(exit_stmt.span, "the block always ends here")])
                 return
-            if always_exits(stmt, covers):
+            if isinstance(stmt, (n.Break, n.Continue)) or always_exits(stmt, covers):
                 exit_stmt = stmt

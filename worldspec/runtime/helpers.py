@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "Exported", "present", "text", "to_int", "to_float", "parse_date", "parse_datetime",
+    "Exported", "int_range", "present", "text", "to_int", "to_float", "parse_date",
+    "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
@@ -81,6 +82,17 @@ class Exported:
 
     def export(self) -> Any:
         return self.data
+
+
+#: The longest list ``range`` may build (a runaway range fails the call instead).
+MAX_RANGE = 100_000
+
+
+def int_range(low: int, high: int) -> tuple[int, ...]:
+    """``range(low, high)`` as a list value; very long ranges fail the call."""
+    if high - low > MAX_RANGE:
+        raise ToolError(f"range({low}, {high}) is longer than {MAX_RANGE:,} elements.")
+    return tuple(range(low, high))
 
 
 def present(value: T | None) -> T:
