@@ -546,6 +546,10 @@ class Typer:
         return t.ListOf(self._bind_and(e.var, elem, "quantifier", body))
 
     def expr_ListLit(self, e: n.ListLit, expected: t.Type | None) -> t.Type:
+        if expected == t.JSON:  # a JSON array: elements of any JSON-able type
+            for item in e.items:
+                self.expect(item, t.JSON, self.expr(item, t.JSON), "JSON array element")
+            return t.JSON
         want = expected.element if isinstance(expected, (t.ListOf, t.SetOf)) else None
         if not e.items:
             return expected if isinstance(expected, t.ListOf) else t.EmptyList()
@@ -565,6 +569,12 @@ class Typer:
                         and self.assignable(want, joined) else joined or t.UNKNOWN)
 
     def expr_MapLit(self, e: n.MapLit, expected: t.Type | None) -> t.Type:
+        if expected == t.JSON:  # a JSON object: text keys, values of any JSON-able type
+            for entry in e.entries:
+                self.expect(entry.key, t.STR, self.expr(entry.key, t.STR), "JSON object key")
+                self.expect(entry.value, t.JSON, self.expr(entry.value, t.JSON),
+                            "JSON object value")
+            return t.JSON
         if not e.entries:
             return expected if isinstance(expected, t.MapOf) else t.EmptyMap()
         want_k = expected.key if isinstance(expected, t.MapOf) else None

@@ -856,3 +856,19 @@ def test_very_long_expressions_do_not_crash(expression: str) -> None:
     result = check_snippet(f'fn f() -> bool {{ return {expression} }}')
     assert sys.getrecursionlimit() == limit
     assert [d.code for d in result.diagnostics] in ([], ["WS105"])
+
+
+def test_json_literals_take_any_json_values() -> None:
+    """Where `json` is expected, list and map literals may mix value types."""
+    result = check_source(dedent('''\
+        world J "JSON results."
+        state { n: int = 1 }
+        tool status() -> json "A status." {
+          return {"ok": true, "id": "U" + str(n), "tags": [1, "a", none]}
+        }
+        tool bad() -> json "A bad key." {
+          return {1: "x"}
+        }
+        '''), "j.world")
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WS301", "JSON object key: expected str, found int")]
