@@ -261,6 +261,9 @@ class Episode:
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
         self._undo: list[tuple[Any, ...]] = []
+        #: bumped whenever the non-table state changes, so its text can be cached for hashing
+        self._state_version = 0
+        self._state_cache: tuple[tuple[int, int], bytes] | None = None
         self._rng_saved: tuple[Any, ...] | None = None
         self._full_check = False
         self.last_error: ToolError | None = None
@@ -340,6 +343,8 @@ class Episode:
     def _clone(self) -> Episode:
         other = object.__new__(type(self))
         other._undo = []
+        other._state_version = 0
+        other._state_cache = None
         other._rng_saved = None
         other._full_check = False
         other.last_error = None
@@ -385,6 +390,8 @@ class Episode:
             obj._digest = None
             obj._text = None
             self._touch(obj.ENTITY)
+        else:
+            self._state_version += 1
 
     def _touch(self, entity: str) -> None:
         """A row of ``entity`` changed: the digests of its tables are stale."""
@@ -427,6 +434,8 @@ class Episode:
                     obj._digest = digest
                     obj._text = None
                     self._touch(obj.ENTITY)
+                else:
+                    self._state_version += 1
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
@@ -547,7 +556,10 @@ class Episode:
     def state_hash(self) -> str:
         """SHA-256 of the state: stable across processes and machines."""
         h = hashlib.sha256()
-        h.update(canonical_json(self.state.export()).encode())
+        key = (id(self.state), self._state_version)
+        if self._state_cache is None or self._state_cache[0] != key:
+            self._state_cache = (key, canonical_json(self.state.export()).encode())
+        h.update(self._state_cache[1])
         for name, table in self.tables.items():
             h.update(b"\x00" + name.encode() + b"\x00")
             h.update(table.digest())
