@@ -61,8 +61,7 @@ def _first(seen: dict[str, n.Node], ident: n.Ident, sink: DiagnosticSink, code: 
     return True
 
 
-def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink,
-                      _aliases: tuple[str, ...] = ()) -> t.Type:
+def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink) -> t.Type:
     """A written type -> semantic type; unknown names are reported (WS202)."""
     name = texpr.name.name
     base: t.Type
@@ -74,7 +73,7 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
                         hints=[f"write {name}[{', '.join(['T', 'V'][:want])}]"])
             base = t.UNKNOWN
         else:
-            args = [resolve_type_expr(a, world, sink, _aliases) for a in texpr.args]
+            args = [resolve_type_expr(a, world, sink) for a in texpr.args]
             refinement = _refinement(texpr, "collection", sink)
             if name == "list":
                 base = t.ListOf(args[0], refinement)
@@ -113,9 +112,6 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
                 refinement = _refinement(texpr, kind, sink)
                 if refinement and isinstance(base, t.Prim):
                     base = t.Prim(base.name, _merge(base.refinement, refinement))
-        elif name in _aliases_in_progress(_aliases):
-            sink.report("WS202", texpr.name.span, f"type alias '{name}' refers to itself")
-            base = t.UNKNOWN
         else:
             candidates = [*t.PRIMITIVES, *GENERIC_TYPES, *world.enums, *world.records,
                           *world.unions, *world.aliases]
@@ -125,10 +121,6 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
     if texpr.optional and not t.is_unknown(base):
         return t.make_optional(base)
     return base
-
-
-def _aliases_in_progress(names: tuple[str, ...]) -> tuple[str, ...]:
-    return names
 
 
 def _merge(a: t.Refinement | None, b: t.Refinement) -> t.Refinement:

@@ -79,13 +79,7 @@ class Typer:
         return typ
 
     def assignable(self, target: t.Type, value: t.Type) -> bool:
-        if t.assignable(target, value, self.unions):
-            return True
-        return self._key_for_entity(target, value)
-
-    def _key_for_entity(self, target: t.Type, value: t.Type) -> bool:
-        """A key may stand where an entity is expected in data and solutions only."""
-        return False
+        return t.assignable(target, value, self.unions)
 
     def expect(self, node: n.Node, target: t.Type, value: t.Type, what: str) -> None:
         if not self.assignable(target, value):
@@ -449,9 +443,6 @@ class Typer:
             return t.BOOL
         left = self.expr(e.left)
         right = self.expr(e.right, left)
-        if isinstance(e.left, n.NameRef) and t.is_unknown(left) is False and \
-                isinstance(right, t.Named) is False:
-            pass
         if t.is_unknown(left) or t.is_unknown(right):
             return t.BOOL
         if e.op in ("==", "!="):
@@ -613,10 +604,7 @@ class Typer:
         try:
             return self.statements(block.body)
         finally:
-            self._pop_reporting_unused()
-
-    def _pop_reporting_unused(self) -> None:
-        self.scope.pop()
+            self.scope.pop()
 
     def statements(self, body: Iterable[n.Stmt]) -> bool:
         exits = False
@@ -645,8 +633,6 @@ class Typer:
         self.define(s.name, typ, "local")
         self.record(s, typ)
         self.scope.forget(s.name.name)
-        if not isinstance(typ, t.Optional) and isinstance(value, t.Optional) is False:
-            pass
         return False
 
     def resolve_type(self, texpr: n.TypeExpr) -> t.Type:

@@ -241,14 +241,8 @@ class ExprCompiler:
         return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
 
     def x_Binary(self, e: n.Binary, env: Env) -> str:
-        left, right = self.value(e.left, env), self.value(e.right, env)
-        lt = self.type_of(e.left)
-        if e.op == "+" and isinstance(lt, (t.ListOf, t.EmptyList)):
-            return f"({self.stored_seq(e.left, env)} + {self.stored_seq(e.right, env)})"
-        return f"({left} {e.op} {right})"
-
-    def stored_seq(self, expr: n.Expr, env: Env) -> str:
-        return self.value(expr, env)
+        # lists are tuples, so `+` concatenates them as the language says
+        return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
 
     def x_Compare(self, e: n.Compare, env: Env) -> str:
         op = e.op

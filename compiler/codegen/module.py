@@ -18,7 +18,6 @@ from typing import Any
 import jinja2
 
 from compiler import types as t
-from compiler.codegen.calls import construct
 from compiler.codegen.constants import constant_value
 from compiler.codegen.exprs import Env, ExprCompiler
 from compiler.codegen.invariants import local_invariant
@@ -355,23 +354,12 @@ class WorldGenerator:
                 table = found.name if found else None
             params.append(f"ParamSpec({p.name!r}, {_literal(schema)}, {required!r}, "
                           f"{(p.doc or '')!r}, table={table!r})")
-        draws = self._tool_draws(info)
         where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
         returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
         return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
                 f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
-                f"draws={draws!r}, invoke=_invoke_{py_name(info.name)}, where={where!r}, "
+                f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
                 f"returns={returns})")
-
-    def _tool_draws(self, info: ToolInfo) -> bool:
-        from compiler.builtins import DRAWS
-
-        for node in n.walk(info.node.body):
-            if isinstance(node, n.Call) and isinstance(node.func, n.NameRef) and \
-                    node.func.name in DRAWS - {"next"}:
-                return True
-        return any(self._tool_draws(fn) for fn in self.world.fns.values()
-                   if fn is not info and _calls(info.node.body, fn.name))
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
@@ -486,11 +474,6 @@ def _check_fn_name(task: str, check: str) -> str:
     return f"_check_{t_name}__{c_name}"
 
 
-def _calls(body: n.Node, name: str) -> bool:
-    return any(isinstance(x, n.Call) and isinstance(x.func, n.NameRef) and x.func.name == name
-               for x in n.walk(body))
-
-
 def _has_union(typ: t.Type) -> bool:
     base = t.strip_optional(typ)
     if isinstance(base, (t.ListOf, t.SetOf)):
@@ -551,4 +534,3 @@ def generate_world(world: WorldModel, program: ProgramModel,
     return package
 
 
-_ = construct

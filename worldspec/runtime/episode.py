@@ -146,7 +146,6 @@ class ToolSpec:
     doc: str
     params: tuple[ParamSpec, ...]
     read_only: bool
-    draws: bool
     invoke: Callable[[Any, Mapping[str, Any]], Any]
     #: the spec location of the tool (``file.world:line``)
     where: str = ""
@@ -278,7 +277,6 @@ class Episode:
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         self.rng = random.Random(self.SEED)
         self.task: TaskSpec | None = None
-        self.initial: Episode | None = None
         self.reset(task=task, data=data, seed=seed)
 
     # ---------------------------------------------------------- generated hooks
@@ -326,7 +324,6 @@ class Episode:
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
         self.rng = random.Random(chosen)
-        self.initial = None
 
     def copy(self) -> Episode:
         """An independent episode in the same state (rows are cloned); it scores as this one."""
@@ -360,7 +357,6 @@ class Episode:
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
         other.task = self.task
-        other.initial = None
         return other
 
     def snapshot(self) -> Snapshot:

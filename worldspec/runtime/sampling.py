@@ -129,24 +129,22 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
     return "".join(rng.choice(_PRINTABLE) for _ in range(size))
 
 
-def _is_date(text: str) -> bool:
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
+def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
+    """A test that ``text`` is accepted by ``parse`` (the dispatcher's own parser)."""
 
+    def test(text: str) -> bool:
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
 
-def _is_datetime(text: str) -> bool:
-    try:
-        dt.datetime.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
+    return test
 
 
 #: JSON schema ``format`` -> test; both what the dispatcher accepts.
-_FORMATS: dict[str, Callable[[str], bool]] = {"date": _is_date, "date-time": _is_datetime}
+_FORMATS: dict[str, Callable[[str], bool]] = {
+    "date": _parses(dt.date.fromisoformat), "date-time": _parses(dt.datetime.fromisoformat)}
 
 
 def _boolean(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> bool:
