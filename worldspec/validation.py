@@ -130,7 +130,8 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
             message = episode.last_error.message if episode.last_error else str(result)
             sink.report("WS610", call_node.span, f"solution call {name}() fails: {message}")
             return
-    final = episode.score()
+    initial = episode.initial_state()
+    final = episode.score(initial=initial)
     if solution is not None:
         for outcome in final.checks:
             if not outcome.passed and outcome.name in checks:
@@ -144,12 +145,11 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
                 if len(final.frame_violations) > 3 else ""
             sink.report("WS612", node.frame.span, "the reference solution changes what the "
                         f"frame does not allow: {shown}{more}")
-    _check_keys(task, world, episode_class, episode, sink)
+    _check_keys(task, world, initial, episode, sink)
 
 
-def _check_keys(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
-                final: Episode, sink: DiagnosticSink) -> None:
-    initial = final.initial_state()
+def _check_keys(task: TaskInfo, world: WorldModel, initial: Episode, final: Episode,
+                sink: DiagnosticSink) -> None:
     for check in task.node.checks:
         for expr in n.walk(check.condition):
             if not (isinstance(expr, n.Index) and isinstance(expr.obj, (n.NameRef, n.Attribute))

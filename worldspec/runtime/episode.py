@@ -622,12 +622,17 @@ class Episode:
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
         return initial
 
-    def score(self, task: str | None = None, *, all_or_nothing: bool = False) -> Score:
-        """Grade the current state against a task's checks and frame. Never raises."""
+    def score(self, task: str | None = None, *, all_or_nothing: bool = False,
+              initial: Episode | None = None) -> Score:
+        """Grade the current state against a task's checks and frame. Never raises.
+
+        ``initial`` is :meth:`initial_state`, when the caller has already built it.
+        """
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
             raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
-        initial = self.initial_state()
+        if initial is None:
+            initial = self.initial_state()
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             try:
