@@ -23,7 +23,6 @@ import difflib
 import importlib
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO, cast
 
-from compiler.loader import display_path, expand_paths, read_text
+from compiler.loader import display_path, read_text
 from dsl.catalog import CATALOG
 from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
 from dsl.parser import parse_module
@@ -40,47 +39,21 @@ from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
 from worldspec.cli_tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli_test import configure_test, run_test
+from worldspec.console import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_paths_argument,
+    collect_spec_files,
+)
 from worldspec.validation import check_paths
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
            "SUBCOMMANDS", "build_parser", "main"]
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-
 _ISSUES_HINT = "this is a bug in worldspec; please report it together with the input that caused it"
-
-
-# ------------------------------------------------------------------ output
-@dataclass(frozen=True, slots=True)
-class Console:
-    """Where a command writes: results to ``out``, problems to ``err``."""
-
-    out: TextIO
-    err: TextIO
-
-    def write(self, text: str, *, to_err: bool = False) -> None:
-        """Write ``text``, replacing what the stream's encoding cannot hold.
-
-        Source lines and names are user text; a terminal that is not UTF-8
-        must not turn them into a ``UnicodeEncodeError``.
-        """
-        stream = self.err if to_err else self.out
-        try:
-            stream.write(text)
-        except UnicodeEncodeError:
-            encoding = getattr(stream, "encoding", None) or "ascii"
-            stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
-
-    def line(self, text: str = "", *, to_err: bool = False) -> None:
-        """Write ``text`` and a newline."""
-        self.write(text + "\n", to_err=to_err)
-
-    def error(self, message: str) -> None:
-        """A problem with the command itself (not a diagnostic), on stderr."""
-        self.line(f"worldspec: error: {message}", to_err=True)
 
 
 def _wants_colour(choice: str, stream: TextIO) -> bool:
@@ -105,55 +78,6 @@ def _add_colour_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# ------------------------------------------------------------- input paths
-def _collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path] | None:
-    """The files named by ``raw_paths``: files as given, folders as every ``*.world`` below.
-
-    Reports each path that does not exist, cannot be inspected, or is a
-    folder without spec files, and returns ``None`` if there was any (a usage
-    error, status 2). Files that exist but cannot be read are left to the
-    loader, which reports them as ``WS100`` diagnostics (status 1).
-    """
-    found: list[Path] = []
-    ok = True
-    for raw in raw_paths:
-        if not raw:
-            console.error("an empty string is not a path")
-            ok = False
-            continue
-        path = Path(raw)
-        try:
-            mode = path.stat().st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            console.error(f"'{raw}' does not exist")
-            ok = False
-            continue
-        except OSError as exc:
-            console.error(f"'{raw}' cannot be accessed: {exc.strerror or exc}")
-            ok = False
-            continue
-        if stat.S_ISDIR(mode):
-            below = expand_paths([path])
-            if not below:
-                console.error(f"no .world files found in '{raw}'")
-                ok = False
-            found.extend(below)
-        else:
-            found.append(path)
-    if not ok:
-        return None
-    unique: dict[str, Path] = {}
-    for p in found:
-        unique.setdefault(os.path.realpath(p), p)
-    return list(unique.values())
-
-
-def add_paths_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``PATH...`` argument every spec-reading command takes."""
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .world file, or a folder: every *.world file below it")
-
-
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
@@ -170,7 +94,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace, console: Console) -> int:
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     result = check_paths(files)  # the compiler's check, then the tasks are run
@@ -254,7 +178,7 @@ def _syntax_diagnostics(text: str, shown: str) -> list[Diagnostic]:
 
 
 def _run_fmt(args: argparse.Namespace, console: Console) -> int:
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     try:

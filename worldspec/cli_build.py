@@ -9,26 +9,24 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.api import check_paths
 from compiler.build import generate_all, stale_files, write_packages
-from dsl.render import render_text
+from worldspec.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_paths_argument,
+    collect_spec_files,
+    report_errors,
+)
 
 if TYPE_CHECKING:
-    from worldspec.cli import Console
     from worldspec.runtime.episode import Episode
 
 __all__ = ["configure_build", "run_build", "configure_run", "run_run"]
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
-
-
-def _report_errors(result: Any, console: Console) -> None:
-    sources = {path: f.text for path, f in result.program.files.items()}
-    console.write(render_text(list(result.diagnostics), sources, False), to_err=True)
-
 
 # ------------------------------------------------------------------- build
 def configure_build(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli import add_paths_argument
-
     add_paths_argument(parser)
     parser.add_argument("-o", "--out", default="generated", metavar="OUT",
                         help="the folder to write one package per world into "
@@ -38,14 +36,12 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
 
 
 def run_build(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli import _collect_spec_files
-
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     result = check_paths(files)
     if not result.ok:
-        _report_errors(result, console)
+        report_errors(result, console)
         console.error("not built: the specs have errors")
         return EXIT_PROBLEMS
     build = generate_all(result)
@@ -158,7 +154,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
     try:
         loaded = compile_worlds([spec])
     except CompileError as exc:
-        _report_errors(exc.result, console)
+        report_errors(exc.result, console)
         console.error("cannot run: the specs have errors")
         return EXIT_PROBLEMS
     world = loaded.world_of_task(args.task)

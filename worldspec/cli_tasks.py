@@ -5,21 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from worldspec.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_paths_argument,
+    collect_spec_files,
+    report_errors,
+)
 from worldspec.dataset import task_rows
-
-if TYPE_CHECKING:
-    from worldspec.cli import Console
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
-
-
 def configure_tasks(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli import add_paths_argument
-
     add_paths_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="'text' (default), or 'json': an array with one object per task "
@@ -27,10 +28,9 @@ def configure_tasks(parser: argparse.ArgumentParser) -> None:
 
 
 def run_tasks(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli import _collect_spec_files
     from worldspec.validation import check_paths
 
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     validated = check_paths(files)
@@ -51,8 +51,6 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 def configure_export(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli import add_paths_argument
-
     add_paths_argument(parser)
     parser.add_argument("--format", choices=("jsonl",), default="jsonl",
                         help="'jsonl' (default): one JSON object per task and line")
@@ -63,16 +61,14 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli import _collect_spec_files
-    from worldspec.cli_build import _report_errors
     from worldspec.validation import check_paths
 
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     validated = check_paths(files)
     if not validated.ok:
-        _report_errors(validated, console)
+        report_errors(validated, console)
         console.error("not exported: the specs or their tasks have errors")
         return EXIT_PROBLEMS
     from worldspec.loading import load_result

@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from worldspec.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_paths_argument,
+    collect_spec_files,
+    report_errors,
+)
 from worldspec.runtime.explore import Finding, Report, explore, format_call
-
-if TYPE_CHECKING:
-    from worldspec.cli import Console
 
 __all__ = ["configure_test", "run_test"]
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
-
-
 def configure_test(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli import add_paths_argument
-
     add_paths_argument(parser)
     parser.add_argument("--max-examples", type=int, default=100, metavar="N",
                         help="random call sequences per world (default 100)")
@@ -69,20 +69,18 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
 
 
 def run_test(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli import _collect_spec_files
-    from worldspec.cli_build import _report_errors
     from worldspec.loading import CompileError, compile_worlds
 
     if args.max_examples < 1 or args.steps < 1:
         console.error("--max-examples and --steps must be at least 1")
         return EXIT_USAGE
-    files = _collect_spec_files(args.paths, console)
+    files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
     try:
         loaded = compile_worlds(list(files))
     except CompileError as exc:
-        _report_errors(exc.result, console)
+        report_errors(exc.result, console)
         console.error("cannot test: the specs have errors")
         return EXIT_PROBLEMS
     problems = 0
