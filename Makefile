@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ bench: install
 	$(BIN)/python benchmarks/bench_compile.py
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 	$(BIN)/python benchmarks/bench_runtime.py
+
+# tau2-bench retail's 114 tasks as WorldSpec tasks (from $WORLDSPEC_PEERS, default ../shared/peers)
+tau2-tasks: install
+	$(BIN)/python scripts/tau2_tasks.py
+	$(BIN)/worldspec tasks build/tau2 || true
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

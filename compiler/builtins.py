@@ -291,6 +291,13 @@ def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.T
     return t.STR
 
 
+def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    if ty.context.where != "check":
+        ty.report("WS211", call, "matches_solution() (the state the reference solution leaves) "
+                  "exists only in task checks")
+    return t.BOOL
+
+
 BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "len": Builtin(("x",), _len, "length of a string or collection"),
     "count": Builtin(("xs",), _count, "number of elements of a collection"),
@@ -323,6 +330,8 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive"),
     "random_choice": Builtin(("xs",), _random_choice, "seeded random element"),
     "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits"),
+    "matches_solution": Builtin((), _matches_solution, "in a check: the whole state equals "
+                                "the state the task's reference solution leaves"),
 }
 
 #: Builtins that draw from the episode's generators.

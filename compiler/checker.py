@@ -213,6 +213,13 @@ def _check_task(task: n.TaskDecl, path: str, worlds: dict[str, WorldModel], prog
                 sink.report("WS608", item.span, f"weight {item.weight} is not positive")
             ty = _typer(world, model, sink, Context("check"))
             ty.condition(item.condition, f"check '{item.name.name}'")
+            if task.solution is None:
+                for node in n.walk(item.condition):
+                    if isinstance(node, n.Call) and isinstance(node.func, n.NameRef) and \
+                            node.func.name == "matches_solution":
+                        sink.report("WS616", node.span, "matches_solution() compares with the "
+                                    "state the reference solution leaves, but the task has none",
+                                    hints=["add a solution { ... } block to the task"])
         elif isinstance(item, n.Frame):
             _check_frame(item, world, sink)
         elif isinstance(item, n.Solution):

@@ -959,6 +959,50 @@ def check_given(given: n.Given, path: str, world: WorldModel, sink: DiagnosticSi
     validator.flush(sink)
 
 
+@dataclass(frozen=True, slots=True)
+class _CheckedFile:
+    """What checking one data file against a world gave (reused by every task naming it)."""
+
+    value: dict[str, object]
+    problems: tuple[_Problem, ...]
+    tables: dict[str, dict[object, _Loc]]
+    refs: tuple[_Ref, ...]
+
+
+def _checked_file(given: n.Given, path: str, world: WorldModel, sink: DiagnosticSink
+                  ) -> tuple[_Validator, dict[str, object]] | None:
+    """A ``given``'s validator (problems, tables, references) and its normalised value.
+
+    A data file is read and checked once per world and file version: its problems all sit at
+    the ``given`` (a file has no inner spans), so a later task gets the same result at its
+    own ``given``. The normalised value is shared between those tasks and never changed.
+    """
+    key = None
+    if isinstance(given.source, str):
+        full = os.path.join(os.path.dirname(path), given.source)
+        try:
+            info = os.stat(full)
+            key = (os.path.realpath(full), info.st_mtime_ns, info.st_size)
+        except (OSError, ValueError):
+            key = None  # _read_file reports it
+        cached = world.data_files.get(key) if key is not None else None
+        if isinstance(cached, _CheckedFile):
+            validator = _Validator(world, given.span, None)
+            validator.problems = list(cached.problems)
+            validator.tables = cached.tables
+            validator.refs = list(cached.refs)
+            return validator, cached.value
+    loaded = _load(given, path, sink)
+    if loaded is None:
+        return None
+    validator = _Validator(world, given.span, loaded.spans)
+    value = _validate(validator, loaded.value)
+    if key is not None:
+        world.data_files[key] = _CheckedFile(value, tuple(validator.problems),
+                                             validator.tables, tuple(validator.refs))
+    return validator, value
+
+
 def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
                       sink: DiagnosticSink) -> dict[str, object] | None:
     """The task's initial data: its ``given`` items merged in order, checked and normalised.
@@ -973,13 +1017,13 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
     validators: list[_Validator] = []
     failed = False
     for given in task.givens:
-        loaded = _load(given, path, sink)
-        if loaded is None:
+        checked = _checked_file(given, path, world, sink)
+        if checked is None:
             failed = True
             continue
-        validator = _Validator(world, given.span, loaded.spans)
+        validator, value_map = checked
         validators.append(validator)
-        for name, value in _validate(validator, loaded.value).items():
+        for name, value in value_map.items():
             merged[name] = value
             origin[name] = validator
     tables = {name: v.tables[name] for name, v in origin.items() if name in v.tables}

@@ -11,7 +11,7 @@ modules) is alive.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from compiler.types import Type
 from dsl import nodes as n
@@ -196,6 +196,10 @@ class WorldModel:
     tools: dict[str, ToolInfo] = field(default_factory=dict)
     fns: dict[str, ToolInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    #: data files already checked against this world (many tasks share one large file):
+    #: (path, mtime, size) -> what checking it gave; filled by ``compiler.data_check``
+    data_files: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False,
+                                                        compare=False)
 
     @property
     def entities(self) -> dict[str, RecordInfo]:

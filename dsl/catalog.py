@@ -170,9 +170,10 @@ reuses a name already defined in the same tool or expression.
 let total = 0
 let total = 1
 """)
-entry("WS211", "error", "'initial' outside a check",
+entry("WS211", "error", "check-only name outside a check",
       """
-`initial` (the state before the episode) exists only in task checks.
+`initial` (the state before the episode) and `matches_solution()` (the state the
+reference solution leaves) exist only in task checks.
 """, """
 tool t() -> int { return count(initial.users) }
 """)
@@ -494,6 +495,13 @@ in the initial data nor after the reference solution, or the instruction names
 an id that no table holds: the task probably refers to data it does not have.
 """, """
 check done: orders["#W9999999"].status == cancelled
+""")
+entry("WS616", "error", "matches_solution() without a solution",
+      """
+A check calls `matches_solution()`, which compares the final state with the state
+the task's reference solution leaves, but the task has no `solution` block.
+""", """
+check same: matches_solution()    # and no solution { ... } in the task
 """)
 entry("WS409", "error", "break or continue outside a loop",
       """

@@ -189,3 +189,77 @@ def test_all_or_nothing_and_error_status(tmp_path: Path,
     assert status["ghost"][0] == "error" and 'Order "O9" not found.' in status["ghost"][1]
     assert main([*args, "--all-or-nothing"]) == 1
     assert json.loads(capsys.readouterr().out)["reward"] == 0.0
+
+
+OUTCOME_SPEC = """
+world Ledger "Accounts and transfers."
+
+entity Account "An account." {
+  key id: str
+  balance: int = 0
+}
+
+state {
+  accounts: table Account
+}
+
+tool deposit(account: Account "Where to.", amount: int "How much.") "Deposit money." {
+  require amount > 0 else "amount must be positive"
+  account.balance += amount
+}
+
+task top_up in Ledger {
+  given { accounts: [{id: "A1", balance: 5}, {id: "A2"}] }
+  instruction "Put 10 on A1 and 3 on A2."
+  check same_outcome: matches_solution()
+  solution {
+    deposit(account: "A1", amount: 10)
+    deposit(account: "A2", amount: 3)
+  }
+}
+"""
+
+
+def test_matches_solution_grades_the_outcome_not_the_path(tmp_path: Path) -> None:
+    from worldspec.loading import load_world
+
+    spec = tmp_path / "ledger.world"
+    spec.write_text(OUTCOME_SPEC, encoding="utf-8")
+    world = load_world(spec)
+    episode = world(task="top_up")
+    assert episode.score().reward == 0.0
+    # another order of calls, and a failed call in between, reach the same state
+    episode.call("deposit", {"account": "A2", "amount": 3})
+    assert episode.failed(episode.call("deposit", {"account": "A1", "amount": -1}))
+    episode.call("deposit", {"account": "A1", "amount": 10})
+    assert episode.score().reward == 1.0
+    # one more unit anywhere is another state
+    episode.call("deposit", {"account": "A1", "amount": 1})
+    assert episode.score().reward == 0.0
+    # the reference is replayed from the episode's own start, not from the task data
+    episode.reset(data={"accounts": [{"id": "A1"}, {"id": "A2", "balance": 7}]})
+    episode.call("deposit", {"account": "A1", "amount": 10})
+    episode.call("deposit", {"account": "A2", "amount": 3})
+    assert episode.score("top_up").reward == 1.0
+    assert episode.tables["accounts"].rows["A2"].balance == 10
+
+
+def test_episodes_of_one_task_start_equal_and_stay_independent(tmp_path: Path) -> None:
+    """Later episodes of a task start from a kept copy of its loaded data: they must equal
+    an episode loaded from the same data afresh, and never share rows."""
+    import copy
+
+    from worldspec.loading import load_world
+
+    spec = tmp_path / "ledger.world"
+    spec.write_text(OUTCOME_SPEC, encoding="utf-8")
+    world = load_world(spec)
+    first = world(task="top_up")
+    first.call("deposit", {"account": "A1", "amount": 10})
+    second = world(task="top_up")
+    fresh = world(data=copy.deepcopy(dict(world.TASKS["top_up"].data)))
+    assert second.state_hash() == fresh.state_hash() != first.state_hash()
+    assert second.tables["accounts"].rows["A1"].balance == 5
+    second.call("deposit", {"account": "A2", "amount": 1})
+    assert first.tables["accounts"].rows["A2"].balance == 0
+    assert world(task="top_up").state_hash() == fresh.state_hash()

@@ -91,6 +91,11 @@ def _draw(fn: str) -> Emit:
     return emit
 
 
+def _matches_solution(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
+    assert env.task is not None, "matches_solution() is checked to occur in task checks only"
+    return f"{env.ep}.matches_solution({env.init}, {env.task!r})"
+
+
 def _next(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
     seq = a["seq"].value
     assert isinstance(seq, n.NameRef)
@@ -162,6 +167,7 @@ BUILTIN_CODE: dict[str, tuple[tuple[str, ...], tuple[str, ...], Emit]] = {
     "random_int": (("lo", "hi"), (), _draw("random_int")),
     "random_choice": (("xs",), (), _draw("random_choice")),
     "random_digits": (("n",), (), _draw("random_digits")),
+    "matches_solution": ((), (), _matches_solution),
 }
 
 

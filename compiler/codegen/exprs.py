@@ -30,6 +30,8 @@ class Env:
 
     ep: str = "self"
     init: str = "init"
+    #: the task whose check is compiled (for ``matches_solution()``)
+    task: str | None = None
     #: spec local name -> Python name (locals and parameters)
     locals: dict[str, str] = field(default_factory=dict)
 

@@ -79,6 +79,8 @@ class WorldGenerator:
         self.x = ExprCompiler(world, program, self.tables)
         self.class_name = self.tables.class_name(world.name)
         self.data_files: dict[str, str] = {}
+        #: id(task data) -> its data file name, for tasks that share one data object
+        self._data_names: dict[int, str] = {}
 
     # -------------------------------------------------------------- types
     def enum_block(self, name: str) -> str:
@@ -363,7 +365,7 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
-        env = Env(ep="ep", init="init")
+        env = Env(ep="ep", init="init", task=task)
         name = _check_fn_name(task, check.name.name)
         anchor = f"  # {file_label(check.span.file)}:{check.span.line}"
         return "\n".join([
@@ -389,9 +391,12 @@ class WorldGenerator:
                         not isinstance(a.value, n.Lambda)}
                 calls.append(f"({call.tool.name!r}, {_literal(args)})")
         data = info.initial_data or {}
-        text = json.dumps(data, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        self.data_files[f"data/{digest}.json"] = text + "\n"
+        data_name = self._data_names.get(id(data))
+        if data_name is None:
+            text = json.dumps(data, sort_keys=False, ensure_ascii=False, separators=(",", ":"))
+            data_name = f"data/{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+            self.data_files[data_name] = text + "\n"
+            self._data_names[id(data)] = data_name
 
         def opt(kind: type) -> str | None:
             found = next((i for i in node.items if isinstance(i, kind)), None)
@@ -401,7 +406,7 @@ class WorldGenerator:
         split = next((i for i in node.items if isinstance(i, n.Split)), None)
         seed = next((i for i in node.items if isinstance(i, n.Seed)), None)
         return (f"{name!r}: TaskSpec({name!r}, {(node.instruction or '')!r}, "
-                f"rt.package_data(__package__, {f'data/{digest}.json'!r}), ({checks}), "
+                f"rt.package_data(__package__, {data_name!r}), ({checks}), "
                 f"{frame_src}, ({''.join(c + ', ' for c in calls)}), "
                 f"seed={seed.value if seed else None!r}, persona={opt(n.Persona)!r}, "
                 f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "

@@ -1,0 +1,157 @@
+"""tau2-bench retail's 114 tasks as WorldSpec tasks, runnable by name.
+
+``scripts/tau2_tasks.py`` writes the task definitions from the peer material in place
+(``$WORLDSPEC_PEERS/tau2-retail``); nothing of it is copied into the repository. The tasks are
+checked and run exactly as a user would: ``worldspec tasks`` and ``worldspec run --task``.
+
+Without the peer material the tests skip, except under ``CI=true``, where they fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from worldspec.cli import main
+from worldspec.loading import compile_worlds
+from worldspec.validation import check_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
+TAU2 = PEERS / "tau2-retail"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("tau2_tasks", ROOT / "scripts" / "tau2_tasks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def peer_tasks() -> list[dict[str, Any]]:
+    path = TAU2 / "tasks.json"
+    if not path.is_file():
+        message = f"tau2 retail peer material not found at {TAU2} (set WORLDSPEC_PEERS)"
+        pytest.fail(message) if IN_CI else pytest.skip(message)
+    tasks: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def tasks_file(peer_tasks: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+               ) -> Path:
+    out = tmp_path_factory.mktemp("tau2") / "retail_tasks.world"
+    assert _script().main(["--peers", str(PEERS), "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def gold() -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text(encoding="utf-8"))
+            for p in (TAU2 / "gold").glob("*.json") if not p.stem.startswith("_")}
+
+
+@pytest.fixture(scope="module")
+def world(tasks_file: Path) -> Any:
+    return compile_worlds([tasks_file]).worlds["Tau2Retail"]
+
+
+@pytest.fixture(scope="module")
+def reports(tasks_file: Path) -> dict[str, Any]:
+    validated = check_paths([tasks_file])
+    return {r.task: r for r in validated.tasks}
+
+
+def test_every_tau2_task_becomes_a_task(peer_tasks: list[dict[str, Any]],
+                                        reports: dict[str, Any]) -> None:
+    assert len(peer_tasks) == 114
+    assert set(reports) == {f"retail_{t['id']}" for t in peer_tasks}
+
+
+def test_tasks_validate_except_the_read_only_ones(reports: dict[str, Any],
+                                                  gold: dict[str, dict[str, Any]]) -> None:
+    """A task whose expected actions change nothing is graded by tau2 on the conversation
+    alone; its DB check holds before any call, which validation reports (WS614). Every other
+    task validates: its solution passes the DB check and doing nothing does not."""
+    read_only = {f"retail_{i}" for i, g in gold.items()
+                 if g["final_db_hash"] == g["initial_db_hash"]}
+    assert len(read_only) == 11
+    invalid = {name for name, report in reports.items() if not report.valid}
+    assert invalid == read_only
+    for name in read_only:
+        assert [p.code for p in reports[name].problems if p.severity.value == "error"] == \
+            ["WS614"]
+    for name, report in reports.items():
+        assert not [p for p in report.problems if p.code in ("WS610", "WS611", "WS612")], name
+
+
+def test_failing_expected_actions_are_left_out_of_the_solution(
+        world: Any, gold: dict[str, dict[str, Any]]) -> None:
+    """A failed call changes nothing, so the solution keeps the calls that succeed in tau2."""
+    assert len(world.TASKS) == 114
+    failing = 0
+    for task_id, g in gold.items():
+        expected = [(s["name"], s["arguments"]) for s in g["steps"] if not s["error"]]
+        failing += len(g["steps"]) - len(expected)
+        solution = [(name, dict(args)) for name, args in world.TASKS[f"retail_{task_id}"].solution]
+        assert solution == expected, task_id
+    assert failing > 0
+
+
+def test_a_task_runs_by_name(tasks_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["run", str(tasks_file), "--task", "retail_20", "--solution", "--format",
+                   "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert out["task"] == "retail_20" and out["reward"] == 1.0
+    assert [c["name"] for c in out["checks"]] == ["db"]
+
+
+def test_every_solution_scores_one_and_nothing_scores_zero(world: Any,
+                                                           reports: dict[str, Any]) -> None:
+    for name in world.TASKS:
+        episode = world(task=name)
+        before = episode.score().reward
+        for tool, arguments in world.TASKS[name].solution:
+            assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
+        assert episode.score().reward == 1.0, name
+        assert before == (0.0 if reports[name].valid else 1.0), name
+
+
+def test_half_the_work_scores_zero(world: Any) -> None:
+    task = world.TASKS["retail_0"]
+    episode = world(task="retail_0")
+    # a different exchange than the expected one leaves another DB
+    name, arguments = task.solution[-1]
+    other = dict(arguments)
+    other["item_ids"], other["new_item_ids"] = other["item_ids"][:1], other["new_item_ids"][:1]
+    assert not episode.failed(episode.call(name, other))
+    assert episode.score().reward == 0.0
+    episode.reset(task="retail_0")
+    for tool, args in task.solution:
+        episode.call(tool, dict(args))
+    assert episode.score().reward == 1.0
+
+
+def test_script_reports_missing_peers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _script().main(["--peers", str(tmp_path), "-o", str(tmp_path / "x.world")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert not (tmp_path / "x.world").exists()
+
+
+def test_generated_file_is_formatted_and_has_no_absolute_paths(tasks_file: Path) -> None:
+    from dsl.formatter import format_source
+
+    text = tasks_file.read_text(encoding="utf-8")
+    assert format_source(text, "retail_tasks.world") == text
+    for line in text.splitlines():
+        if line.startswith(("import ", "  given ")):
+            assert '"/' not in line and ":\\" not in line, line
