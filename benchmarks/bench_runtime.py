@@ -2,13 +2,13 @@
 
 One run measures, on this machine and in this process:
 
-1. **BFCL** (``bfcl-eval``, optional): ``MessageAPI.send_message`` called directly, the same
-   call through BFCL's eval-based dispatch (``execute_multi_turn_func_call``, the path its
-   multi-turn checker executes), and ``Episode.call("send_message", ...)`` on
-   ``benchmarks/worlds/message_api.world``, a re-expression of MessageAPI.
+1. **BFCL** (``bfcl-eval``, optional), for MessageAPI, TicketAPI and TradingBot: one
+   state-changing method called directly, the same call through BFCL's eval-based dispatch
+   (``execute_multi_turn_func_call``, the path its multi-turn checker executes), and
+   ``Episode.call`` on our conformance world (``examples/bfcl/*.world``).
 2. **tau2 retail** (``db.json`` from ``$WORLDSPEC_PEERS/tau2-retail``): reset and state hash of
-   ``benchmarks/worlds/retail_data.world`` loaded with the retail database, against tau2's
-   way (``copy.deepcopy`` of the database, SHA-256 of ``json.dumps(db, sort_keys=True)``);
+   our conformance world ``examples/tau2/retail.world`` loaded with the retail database, against
+   tau2's way (``copy.deepcopy`` of the database, SHA-256 of ``json.dumps(db, sort_keys=True)``);
    tool calls against tau2's ~44 µs per call through ``get_response``, a constant from the
    design brief because tau2's code is not installed here.
 
@@ -53,14 +53,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WORLDS = Path(__file__).resolve().parent / "worlds"
+RETAIL_WORLD = ROOT / "examples" / "tau2" / "retail.world"
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from worldspec.loading import compile_worlds  # noqa: E402
 from worldspec.runtime.episode import Episode  # noqa: E402
 
-# Figures from the design brief (/work/shared/design/BRIEF.md, "Performance targets"),
+# Figures from the design brief (../shared/design/BRIEF.md, "Performance targets"),
 # measured with the peers' own code on the brief author's machine.
 TAU2_CALL_US = 44.0  # one retail tool call through tau2's Environment.get_response
 BRIEF_BFCL_RAW_US = 0.85  # MessageAPI.send_message, raw, on the brief's machine
@@ -74,19 +74,48 @@ ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items",
                   "exchange_payment_method_id", "exchange_price_difference", "return_items",
                   "return_payment_method_id")
 
-# MessageAPI's default scenario with a logged-in user: the state both sides start from.
-MESSAGE_CONFIG: dict[str, Any] = {
-    "user_count": 4,
-    "user_map": {"Alice": "USR001", "Bob": "USR002", "Catherine": "USR003",
-                 "Daniel": "USR004"},
-    "inbox": [{"USR002": "My name is Alice. I want to connect."},
-              {"USR003": "Could you upload the file?"},
-              {"USR004": "Could you upload the file?"}],
-    "message_count": 3,
-    "current_user": "USR001",
-}
-SEND_ARGS: dict[str, str] = {"receiver_id": "USR002", "message": "How is the project going?"}
-SEND_CALL = "send_message(receiver_id='USR002', message='How is the project going?')"
+
+@dataclass(frozen=True)
+class BfclCase:
+    """One BFCL class, one of its state-changing calls, and our world that re-expresses it."""
+
+    cls: str  # BFCL's class name, as in ``involved_classes``
+    module: str  # under func_source_code/
+    world_file: str  # relative to the repository root
+    world: str
+    config: Mapping[str, Any]  # the initial_config both sides start from
+    tool: str
+    arguments: Mapping[str, Any]
+
+    @property
+    def call_text(self) -> str:
+        """The call as BFCL's ground truth writes it."""
+        return f"{self.tool}(" + ", ".join(f"{k}={v!r}" for k, v in self.arguments.items()) + ")"
+
+
+# Each class in its default scenario, logged in: the state both sides start from. The calls
+# change state (a message sent, a ticket created, an order placed), the common case of a turn.
+BFCL_CASES = (
+    BfclCase("MessageAPI", "message_api", "examples/bfcl/message_api.world", "MessageAPI",
+             {"user_count": 4,
+              "user_map": {"Alice": "USR001", "Bob": "USR002", "Catherine": "USR003",
+                           "Daniel": "USR004"},
+              "inbox": [{"USR002": "My name is Alice. I want to connect."},
+                        {"USR003": "Could you upload the file?"},
+                        {"USR004": "Could you upload the file?"}],
+              "message_count": 3, "current_user": "USR001"},
+             "send_message", {"receiver_id": "USR002", "message": "How is the project going?"}),
+    BfclCase("TicketAPI", "ticket_api", "examples/bfcl/ticket_api.world", "TicketAPI",
+             {"current_user": "Michael Thompson"},
+             "create_ticket", {"title": "Printer jam", "description": "Floor 3 printer",
+                               "priority": 3}),
+    BfclCase("TradingBot", "trading_bot", "examples/bfcl/trading_bot.world", "TradingBot",
+             {"authenticated": True, "market_status": "Open",
+              "account_info": {"account_id": 12345, "balance": 1e12,
+                               "binding_card": 1974202140965533}},
+             "place_order", {"order_type": "Buy", "symbol": "AAPL", "price": 150.0,
+                             "amount": 2}),
+)
 
 
 # ------------------------------------------------------------------------------ timing
@@ -225,79 +254,91 @@ class Bench:
 
 # ------------------------------------------------------------------------------ section 1
 
-def bench_bfcl(bench: Bench) -> None:
-    """BFCL MessageAPI: raw method, BFCL's eval dispatch, and our Episode.call."""
-    world = compile_worlds([WORLDS / "message_api.world"]).worlds["MessageApi"]
-    ep = world(data=MESSAGE_CONFIG)
-    first = ep.call("send_message", SEND_ARGS)
+def bfcl_config(case: BfclCase) -> dict[str, Any]:
+    """A fresh copy of the case's ``initial_config`` (BFCL mutates what it loads)."""
+    return copy.deepcopy(dict(case.config))
+
+
+def bench_bfcl(bench: Bench, case: BfclCase) -> None:
+    """One BFCL class: its raw method, BFCL's eval dispatch, and our Episode.call."""
+    world_path = ROOT / case.world_file
+    if not world_path.is_file():
+        bench.skipped.append(f"BFCL {case.cls}: {case.world_file} not found")
+        return
+    world = compile_worlds([world_path]).worlds[case.world]
+    ep = world(data=bfcl_config(case))
+    first = ep.call(case.tool, dict(case.arguments))
     if ep.failed(first):
-        raise RuntimeError(f"message_api.world: send_message failed: {first}")
+        raise RuntimeError(f"{case.world_file}: {case.tool} failed: {first}")
     n, m = 100, 20  # calls per batch; the full dispatch is slower, so fewer of it
+    key = case.cls.lower()
+    arguments = dict(case.arguments)
 
     def reset_ours() -> None:
-        ep.reset(data=MESSAGE_CONFIG)
+        ep.reset(data=bfcl_config(case))
 
     def ours_batch() -> None:
-        call = ep.call
+        call, tool = ep.call, case.tool
         for _ in range(n):
-            call("send_message", SEND_ARGS)
+            call(tool, arguments)
 
     def ours_text_batch() -> None:
-        call, dumps = ep.call, json.dumps
+        call, tool, dumps = ep.call, case.tool, json.dumps
         for _ in range(n):
-            dumps(call("send_message", SEND_ARGS))
+            dumps(call(tool, arguments))
 
-    ops = [Op("bfcl.ours_call", "ours", 'Episode.call("send_message") [MessageApi]',
+    ops = [Op(f"{key}.ours_call", "ours", f'Episode.call("{case.tool}") [{case.world}]',
               ours_batch, n, reset_ours),
-           Op("bfcl.ours_call_text", "ours",
+           Op(f"{key}.ours_call_text", "ours",
               "Episode.call + json.dumps (text result, as BFCL's)", ours_text_batch, n,
               reset_ours)]
 
     try:
         multi_turn_utils = importlib.import_module(f"{BFCL_MULTI_TURN}.multi_turn_utils")
-        message_api = importlib.import_module(
-            f"{BFCL_MULTI_TURN}.func_source_code.message_api")
+        module = importlib.import_module(f"{BFCL_MULTI_TURN}.func_source_code.{case.module}")
     except ImportError as exc:
-        bench.skipped.append(f"BFCL: bfcl_eval is not installed ({exc}); the BFCL peer rows "
-                             f"are skipped. To include them: {BFCL_INSTALL}")
+        bench.skipped.append(f"BFCL {case.cls}: bfcl_eval is not installed ({exc}); the BFCL "
+                             f"peer rows are skipped. To include them: {BFCL_INSTALL}")
         bench.time(ops, rounds=200)
         return
-    try:
-        version = importlib.metadata.version("bfcl-eval")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    bench.notes.append(f"BFCL: bfcl-eval {version}, MessageAPI from "
-                       "func_source_code/message_api.py; dispatch = "
-                       "multi_turn_utils.execute_multi_turn_func_call with one call string, "
-                       "the instance already created (a later turn).")
+    if case.cls == "MessageAPI":
+        try:
+            version = importlib.metadata.version("bfcl-eval")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        bench.notes.append(f"BFCL: bfcl-eval {version}, classes from func_source_code/; "
+                           "dispatch = multi_turn_utils.execute_multi_turn_func_call with one "
+                           "call string, the instance already created (a later turn).")
 
-    api = message_api.MessageAPI()
+    api = getattr(module, case.cls)()
 
     def reset_raw() -> None:
-        api._load_scenario(copy.deepcopy(MESSAGE_CONFIG))
+        api._load_scenario(bfcl_config(case))
+
+    method = getattr(api, case.tool)
 
     def raw_batch() -> None:
-        send = api.send_message
         for _ in range(n):
-            send(receiver_id="USR002", message="How is the project going?")
+            method(**arguments)
 
     # BFCL's checker path: the first call creates the instance and stores it in the module
     # globals; later calls (the next turns) find it there. We time the later calls.
     execute = multi_turn_utils.execute_multi_turn_func_call
-    config = {"MessageAPI": MESSAGE_CONFIG}
-    _, instances = execute([SEND_CALL], config, ["MessageAPI"], "bench", "bench_0")
-    instance = instances["MessageAPI"]
+    config = {case.cls: bfcl_config(case)}
+    call_text = case.call_text
+    _, instances = execute([call_text], config, [case.cls], "bench", f"bench_{key}")
+    instance = instances[case.cls]
 
     def reset_dispatch() -> None:
-        instance._load_scenario(copy.deepcopy(MESSAGE_CONFIG))
+        instance._load_scenario(bfcl_config(case))
 
     def dispatch_batch() -> None:
         for _ in range(m):
-            execute([SEND_CALL], config, ["MessageAPI"], "bench", "bench_0")
+            execute([call_text], config, [case.cls], "bench", f"bench_{key}")
 
     # The eval of the processed call string alone: a lower bound of the dispatch.
-    instance_name = re.sub(r"[-./:]", "_", "bench_bench_0_MessageAPI_instance")
-    processed = f"{instance_name}.{SEND_CALL}"
+    instance_name = re.sub(r"[-./:]", "_", f"bench_bench_{key}_{case.cls}_instance")
+    processed = f"{instance_name}.{call_text}"
     namespace = vars(multi_turn_utils)
     if namespace.get(instance_name) is not instance:
         raise RuntimeError("BFCL's instance naming changed; update bench_runtime.py")
@@ -306,21 +347,24 @@ def bench_bfcl(bench: Bench) -> None:
         for _ in range(n):
             eval(processed, namespace)  # BFCL's own mechanism, on a fixed string
 
-    ops += [Op("bfcl.raw", "bfcl", "MessageAPI.send_message (raw method)", raw_batch, n,
+    ops += [Op(f"{key}.raw", "bfcl", f"{case.cls}.{case.tool} (raw method)", raw_batch, n,
                reset_raw),
-            Op("bfcl.dispatch", "bfcl", "BFCL dispatch: execute_multi_turn_func_call (1 call)",
-               dispatch_batch, m, reset_dispatch),
-            Op("bfcl.eval", "bfcl", "BFCL dispatch, eval of the call string only", eval_batch,
-               n, reset_dispatch)]
+            Op(f"{key}.dispatch", "bfcl",
+               "BFCL dispatch: execute_multi_turn_func_call (1 call)", dispatch_batch, m,
+               reset_dispatch),
+            Op(f"{key}.eval", "bfcl", "BFCL dispatch, eval of the call string only",
+               eval_batch, n, reset_dispatch)]
     t = bench.time(ops, rounds=200)
-    ours, raw, dispatch, eval_only = (t["bfcl.ours_call"], t["bfcl.raw"], t["bfcl.dispatch"],
-                                      t["bfcl.eval"])
-    bench.compare("call vs BFCL dispatch", ours, dispatch, goal=1.0)
+    ours, raw, dispatch, eval_only = (t[f"{key}.ours_call"], t[f"{key}.raw"],
+                                      t[f"{key}.dispatch"], t[f"{key}.eval"])
+    bench.compare(f"{case.cls}: call vs BFCL dispatch", ours, dispatch, goal=1.0)
     # The brief's "dispatch ~10 us" is ~12x its raw 0.85 us, about the ratio of eval alone.
-    bench.compare("call vs BFCL eval only", ours, eval_only, goal=1.0)
-    bench.compare("call + json.dumps vs BFCL dispatch", t["bfcl.ours_call_text"], dispatch,
-                  goal=1.0)
-    bench.compare("call vs raw send_message", ours, raw, goal=None)
+    bench.compare(f"{case.cls}: call vs BFCL eval only", ours, eval_only, goal=1.0)
+    bench.compare(f"{case.cls}: call + json.dumps vs dispatch", t[f"{key}.ours_call_text"],
+                  dispatch, goal=1.0)
+    bench.compare(f"{case.cls}: call vs raw {case.tool}", ours, raw, goal=None)
+    if case.cls != "MessageAPI":
+        return
     factor = raw.median_ns / (BRIEF_BFCL_RAW_US * 1000)
     bench.notes.append(f"Machine speed: raw send_message takes {raw.median_ns / 1000:.2f} µs "
                        f"here and {BRIEF_BFCL_RAW_US} µs on the brief's machine, so this "
@@ -357,7 +401,8 @@ def bench_retail(bench: Bench) -> None:
     """Reset, state hash and tool calls on tau2's retail database."""
     db_path = peers_dir() / "tau2-retail" / "db.json"
     if not db_path.is_file():
-        bench.skipped.append(f"tau2 retail: {db_path} not found (set WORLDSPEC_PEERS); the "
+        bench.skipped.append(f"tau2 retail: {os.path.relpath(db_path)} not found (set "
+                             "WORLDSPEC_PEERS); the "
                              "retail section is skipped.")
         return
     db: dict[str, Any] = json.loads(db_path.read_text(encoding="utf-8"))
@@ -366,10 +411,10 @@ def bench_retail(bench: Bench) -> None:
         tau2_hash(dump) == TAU2_PRISTINE_HASH)
     stats = (len(db["products"]), len(db["users"]), len(db["orders"]),
              sum(len(p["variants"]) for p in db["products"].values()))
-    bench.notes.append(f"tau2 retail: {db_path} ({stats[0]} products, {stats[1]} users, "
-                       f"{stats[2]} orders, {stats[3]} variants).")
+    bench.notes.append(f"tau2 retail: {os.path.relpath(db_path)} ({stats[0]} products, "
+                       f"{stats[1]} users, {stats[2]} orders, {stats[3]} variants).")
 
-    world = compile_worlds([WORLDS / "retail_data.world"]).worlds["RetailData"]
+    world = compile_worlds([RETAIL_WORLD]).worlds["Tau2Retail"]
     ep: Episode = world(data=db)
     pristine = ep.state_hash()
     pending = [k for k, o in db["orders"].items() if o["status"] == "pending"]
@@ -592,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = Bench(scale=0.2 if args.quick else 1.0)
     start = time.perf_counter()
-    bench_bfcl(bench)
+    for case in BFCL_CASES:
+        bench_bfcl(bench, case)
     bench_retail(bench)
     elapsed = time.perf_counter() - start
     if args.json:

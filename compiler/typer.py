@@ -759,6 +759,18 @@ class Typer:
             self.scope.narrowed = saved
         return False
 
+    def stmt_While(self, s: n.While) -> bool:
+        # no narrowing from the condition: the body may change what it tested
+        self.condition(s.condition, "the 'while' condition")
+        saved = set(self.scope.narrowed)
+        self.loops += 1
+        try:
+            self.block(s.body)
+        finally:
+            self.loops -= 1
+            self.scope.narrowed = saved
+        return False
+
     def stmt_Break(self, s: n.Break) -> bool:
         return self._loop_exit(s, "break")
 

@@ -896,6 +896,11 @@ class _Layout:
         self.finish(self.section(pending, s.body.body, s.body.span, indent, self.member),
                     s.span.end_line)
 
+    def print_While(self, s: n.While, indent: int, blank: _Blank) -> None:
+        pending = self.start(s, f"while {self.ex.expr(s.condition)}", indent, blank)
+        self.finish(self.section(pending, s.body.body, s.body.span, indent, self.member),
+                    s.span.end_line)
+
     def print_Match(self, s: n.Match, indent: int, blank: _Blank) -> None:
         pending = self.start(s, "match " + self.ex.expr(s.subject), indent, blank)
         arms: list[n.MatchCase | n.Block] = [*s.cases]

@@ -24,7 +24,7 @@ __all__ = [
     "StateDecl", "StateItem", "TableKind", "SequenceKind", "InvariantDecl",
     "ToolDecl", "FnDecl", "Param", "Decl", "TypeDecl",
     # statements
-    "Block", "Let", "Assign", "AugAssign", "If", "For", "Match", "MatchCase",
+    "Block", "Let", "Assign", "AugAssign", "If", "For", "While", "Match", "MatchCase",
     "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Break", "Continue",
     "Stmt",
     # expressions
@@ -467,6 +467,15 @@ class For(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class While(Node):
+    """``while condition { }``: repeats while the condition holds (a bounded number of times
+    at run time: a loop that does not end fails the call)."""
+
+    condition: Expr
+    body: Block
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MatchCase(Node):
     """``case tag [as name] { }``: an enum member or a union variant tag."""
 
@@ -548,7 +557,7 @@ class Continue(Node):
     """``continue``: go on with the next element of the innermost ``for`` loop."""
 
 
-Stmt = Union[Let, Assign, AugAssign, If, For, Match, Require, Fail, Return, Insert, Delete,
+Stmt = Union[Let, Assign, AugAssign, If, For, While, Match, Require, Fail, Return, Insert, Delete,
              Append, Remove, Break, Continue]
 
 

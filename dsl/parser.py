@@ -460,6 +460,9 @@ class _ToNodes(Transformer[Token, Any]):
     def for_stmt(self, c: list[Any]) -> n.For:
         return n.For(var=_ident(self.pos, c[0]), iterable=c[1], body=c[2], span=self._span())
 
+    def while_stmt(self, c: list[Any]) -> n.While:
+        return n.While(condition=c[0], body=c[1], span=self._span())
+
     def match_stmt(self, c: list[Any]) -> n.Match:
         subject, *rest = c
         orelse = rest[-1]

@@ -763,3 +763,48 @@ def test_schemas_accept_what_call_accepts(examples: dict[str, type[Episode]],
             jsonschema.validate(full, schemas[name])
         rejected += 1
     assert rejected >= 15
+
+
+WHILE_SPEC = """
+world Draws "Draws without repeats."
+
+state {
+  seen: list[int] = []
+}
+
+tool draw_new() -> int "Draw a number from 1 to 3 that was not drawn before." {
+  require len(seen) < 3 else "Every number was drawn."
+  let x = random_int(1, 3)
+  while x in seen {
+    x = random_int(1, 3)
+  }
+  append x to seen
+  return x
+}
+
+tool spin(limit: int "Rounds to count; below 0 never stops.") -> int "Count rounds." {
+  let i = 0
+  while i != limit {
+    i += 1
+    if i % 2 == 0 {
+      continue
+    }
+  }
+  return i
+}
+"""
+
+
+def test_while_loops_repeat_and_runaway_loops_fail_the_call(tmp_path: Path) -> None:
+    spec = tmp_path / "draws.world"
+    spec.write_text(WHILE_SPEC, encoding="utf-8")
+    world = compile_worlds([spec]).worlds["Draws"]
+    ep = world(seed=5)
+    drawn = [ep.call("draw_new", {})["data"] for _ in range(3)]
+    assert sorted(drawn) == [1, 2, 3]
+    assert ep.failed(ep.call("draw_new", {}))
+    assert ep.call("spin", {"limit": 7}) == {"success": True, "data": 7}
+    before = ep.state_hash()
+    result = ep.call("spin", {"limit": -1})
+    assert ep.failed(result) and "more than 1,000,000 times" in result["error"]
+    assert ep.state_hash() == before

@@ -135,6 +135,22 @@ class StatementCompiler:
         self.nested(s.body.body)
         self.env.locals = saved
 
+    def s_While(self, s: n.While) -> None:
+        """A loop with a bound: a call whose loop runs away fails instead of hanging."""
+        count = self.x.fresh("rounds")
+        self.emit(f"{count} = 0")
+        self.emit(f"while {self.x.value(s.condition, self.env)}:", s)
+        self.depth += 1
+        self.emit(f"{count} += 1")
+        self.emit(f"if {count} > rt.MAX_LOOP_ROUNDS:")
+        self.depth += 1
+        self.emit("raise ToolError(rt.LOOP_MESSAGE)")
+        self.depth -= 1
+        saved = dict(self.env.locals)
+        self.block(s.body.body)
+        self.env.locals = saved
+        self.depth -= 1
+
     def s_Match(self, s: n.Match) -> None:
         subject = self.x.fresh("subject")
         self.emit(f"{subject} = {self.x.value(s.subject, self.env)}", s)

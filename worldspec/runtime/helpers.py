@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "Exported", "int_range", "present", "text", "to_int", "to_float", "parse_date",
+    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE",
+    "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
@@ -86,6 +87,9 @@ class Exported:
 
 #: The longest list ``range`` may build (a runaway range fails the call instead).
 MAX_RANGE = 100_000
+#: the most times a ``while`` loop may repeat in one call before the call fails
+MAX_LOOP_ROUNDS = 1_000_000
+LOOP_MESSAGE = f"A while loop repeated more than {MAX_LOOP_ROUNDS:,} times."
 
 
 def int_range(low: int, high: int) -> tuple[int, ...]:
