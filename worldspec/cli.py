@@ -37,6 +37,7 @@ from dsl.parser import parse_module
 from dsl.render import render_explanation, render_github, render_json, render_text
 from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
+from worldspec.cli_diff import configure_diff, run_diff
 from worldspec.cli_tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli_test import configure_test, run_test
 from worldspec.console import (
@@ -344,6 +345,16 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "exported. Exit status: 0 written, 1 spec or task errors, 2 bad arguments.",
         configure=configure_export,
         run=run_export,
+    ),
+    "diff": Subcommand(
+        summary="compare two versions of a spec: what changed for agents, tasks and data",
+        description="Compare OLD and NEW (files or folders), or PATH... with a git revision "
+                    "(--against REV), as checked models: each change is classified breaking, "
+                    "dangerous, safe or info, then the tasks and recorded trajectories of "
+                    "both sides are run to show what the change affects. Exit status: 0 "
+                    "done, 1 changes at or above --fail-on or spec errors, 2 bad arguments.",
+        configure=configure_diff,
+        run=run_diff,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

@@ -22,7 +22,7 @@ from worldspec.console import (
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
 
-__all__ = ["configure_build", "run_build", "configure_run", "run_run"]
+__all__ = ["configure_build", "run_build", "configure_run", "run_run", "read_calls"]
 
 
 # ------------------------------------------------------------------- build
@@ -81,7 +81,7 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
                              "else 0")
 
 
-def _read_calls(path: str) -> list[tuple[str, Any]]:
+def read_calls(path: str) -> list[tuple[str, Any]]:
     """Tool calls from a JSONL file of calls, or from an OpenAI chat transcript.
 
     A transcript is a JSON array of messages, an object with ``messages``, or
@@ -168,7 +168,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
         calls: list[tuple[str, Any]] = [(name, dict(a)) for name, a in task.solution]
     else:
         try:
-            calls = _read_calls(args.calls)
+            calls = read_calls(args.calls)
         except (OSError, ValueError) as exc:
             console.error(str(exc))
             return EXIT_USAGE
