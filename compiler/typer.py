@@ -979,4 +979,9 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         if num:
             return t.INT if left == right == t.INT else t.FLOAT
         return None
+    if op == "**":
+        # int ** int stays an int (a negative exponent fails the call); else a float
+        if num:
+            return t.INT if left == right == t.INT else t.FLOAT
+        return None
     return None

@@ -203,8 +203,9 @@ class Prec(IntEnum):
     SUM = 7         # + -
     PRODUCT = 8     # * / // %
     UNARY = 9       # -x, negative literals
-    POSTFIX = 10    # .name [index] (args)
-    ATOM = 11
+    POWER = 10      # ** (right-associative, binds tighter than a prefix minus on its left)
+    POSTFIX = 11    # .name [index] (args)
+    ATOM = 12
 
 
 _BINARY_PREC: dict[str, Prec] = {
@@ -364,6 +365,12 @@ class _ExprPrinter:
         return f"{e.op}{sep}{operand}", Prec.UNARY
 
     def print_Binary(self, e: n.Binary) -> tuple[str, Prec]:
+        if e.op == "**":
+            # right-associative: the left operand must bind tighter, the right one may be
+            # another power or a prefix minus (`2 ** -1`)
+            left = self.expr(e.left, Prec.POSTFIX)
+            right = self.expr(e.right, Prec.UNARY)
+            return f"{left} ** {right}", Prec.POWER
         return self.left_chain(e), _BINARY_PREC[e.op]
 
     def print_Coalesce(self, e: n.Coalesce) -> tuple[str, Prec]:

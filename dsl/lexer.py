@@ -36,7 +36,7 @@ _MASTER = re.compile(r"""
   | (?P<FLOAT>[0-9][0-9_]*\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?|[0-9][0-9_]*[eE][+-]?[0-9]+)
   | (?P<INT>[0-9][0-9_]*)
   | (?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<OP>->|=>|\.\.|\?\?|==|!=|<=|>=|\+=|-=|\*=|/=|//|[-+*/%<>=?.,:(){}\[\]])
+  | (?P<OP>->|=>|\.\.|\?\?|==|!=|<=|>=|\+=|-=|\*=|/=|//|\*\*|[-+*/%<>=?.,:(){}\[\]])
 """, re.VERBOSE | re.DOTALL)
 _REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/")
 
@@ -152,6 +152,8 @@ def _operator(value: str, literal: dict[str, str], accepts: dict[str, Any]) -> s
         return "ADD_OP"
     if value in _MUL:
         return "MUL_OP"
+    if value == "**":
+        return "POW_OP"
     if value in _AUG:
         return "AUG_OP"
     if value == "?":

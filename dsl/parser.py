@@ -697,8 +697,10 @@ class _ToNodes(Transformer[Token, Any]):
 BINARY_PRECEDENCE: dict[str, int] = {
     "or": 1, "and": 2,
     "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4, "not in": 4,
-    "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7,
+    "??": 5, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7, "**": 9,
 }
+#: Right-associative operators: ``2 ** 3 ** 2`` is ``2 ** (3 ** 2)``.
+RIGHT_ASSOCIATIVE = frozenset({"**"})
 #: Prefix operator -> binding power of its operand.
 PREFIX_PRECEDENCE: dict[str, int] = {"not": 3, "-": 8}
 _COMPARISON = 4
@@ -761,7 +763,8 @@ class _Climber:
             if power <= min_power:
                 break
             self.i += 2
-            right = self.expression(power, self.items[self.i - 1])
+            right = self.expression(power - 1 if op in RIGHT_ASSOCIATIVE else power,
+                                    self.items[self.i - 1])
             if power == _COMPARISON:
                 if compared:
                     raise _SyntaxProblem(

@@ -167,7 +167,7 @@ def test_corpus_covers_every_operator_and_variant() -> None:
     boolean = {x.op for x in nodes if isinstance(x, n.BoolOp)}
     aug = {x.op for x in nodes if isinstance(x, n.AugAssign)}
     kinds = {x.kind for x in nodes if isinstance(x, n.Quantifier)}
-    assert binary == {"+", "-", "*", "/", "//", "%"}
+    assert binary == {"+", "-", "*", "/", "//", "%", "**"}
     assert compare == {"==", "!=", "<", "<=", ">", ">=", "in", "not in"}
     assert boolean == {"and", "or"}
     assert aug == {"+", "-", "*", "/"}

@@ -53,6 +53,31 @@ def test_expression_precedence(text: str, expected: n.Expr) -> None:
     assert parse_expression(text) == expected
 
 
+def _shape(e: n.Expr) -> str:
+    """An expression with every operator parenthesised, to show how it was grouped."""
+    if isinstance(e, n.Binary):
+        return f"({_shape(e.left)} {e.op} {_shape(e.right)})"
+    if isinstance(e, n.Unary):
+        return f"({e.op}{_shape(e.operand)})"
+    if isinstance(e, n.NameRef):
+        return e.name
+    if isinstance(e, n.IntLit):
+        return str(e.value)
+    raise AssertionError(type(e).__name__)
+
+
+@pytest.mark.parametrize(("text", "grouped"), [
+    ("2 ** 3 ** 2", "(2 ** (3 ** 2))"),          # right-associative, as in Python
+    ("-x ** 2", "(-(x ** 2))"),                  # binds tighter than a prefix minus
+    ("x ** -1", "(x ** -1)"),
+    ("x ** -y ** 2", "(x ** (-(y ** 2)))"),
+    ("2 * x ** 2 + 1", "((2 * (x ** 2)) + 1)"),
+    ("-2 ** 2", "(-(2 ** 2))"),
+])
+def test_power_groups_as_in_python(text: str, grouped: str) -> None:
+    assert _shape(parse_expression(text)) == grouped
+
+
 def test_fstring_parts_and_spans() -> None:
     expr = parse_expression('f"total {o.total:.2f} for {{you}}"')
     assert isinstance(expr, n.FStr)

@@ -808,3 +808,40 @@ def test_while_loops_repeat_and_runaway_loops_fail_the_call(tmp_path: Path) -> N
     result = ep.call("spin", {"limit": -1})
     assert ep.failed(result) and "more than 1,000,000 times" in result["error"]
     assert ep.state_hash() == before
+
+
+POWER_SPEC = """
+world Powers "Powers."
+
+tool ipow(a: int "Base.", b: int "Exponent.") -> int "An integer power." {
+  return a ** b
+}
+
+tool fpow(a: float "Base.", b: float "Exponent.") -> float "A float power." {
+  return a ** b
+}
+
+tool mixed(x: float "A number.") -> float "Powers with Python's grouping." {
+  return -x ** 2 + 2.0 ** -1 + 2 ** 3 ** 2 + (-x) ** 2
+}
+"""
+
+
+def test_power_follows_python_and_fails_cleanly(tmp_path: Path) -> None:
+    spec = tmp_path / "powers.world"
+    spec.write_text(POWER_SPEC, encoding="utf-8")
+    ep = compile_worlds([spec]).worlds["Powers"]()
+    assert ep.call("ipow", {"a": 2, "b": 10}) == {"success": True, "data": 1024}
+    assert ep.call("ipow", {"a": -3, "b": 3}) == {"success": True, "data": -27}
+    assert ep.call("fpow", {"a": 2.0, "b": 0.5})["data"] == 2.0 ** 0.5
+    x = 3.0
+    assert ep.call("mixed", {"x": x})["data"] == -x ** 2 + 2.0 ** -1 + 2 ** 3 ** 2 + (-x) ** 2
+    for tool, args, words in [
+        ("ipow", {"a": 2, "b": -1}, "negative power of an int"),
+        ("ipow", {"a": 10, "b": 5000}, "too large"),
+        ("fpow", {"a": 10.0, "b": 400.0}, "too large"),
+        ("fpow", {"a": -8.0, "b": 0.5}, "not a real number"),
+        ("fpow", {"a": 0.0, "b": -1.0}, "zero to a negative power"),
+    ]:
+        result = ep.call(tool, args)
+        assert ep.failed(result) and words in result["error"], (tool, args, result)

@@ -243,6 +243,8 @@ class ExprCompiler:
         return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
 
     def x_Binary(self, e: n.Binary, env: Env) -> str:
+        if e.op == "**":
+            return f"rt.power({self.value(e.left, env)}, {self.value(e.right, env)})"
         # lists are tuples, so `+` concatenates them as the language says
         return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
 

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
 from worldspec.runtime.values import export_value, type_name
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE",
+    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE", "MAX_POWER_BITS", "power",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
     "key_of", "rows",
@@ -90,6 +90,36 @@ MAX_RANGE = 100_000
 #: the most times a ``while`` loop may repeat in one call before the call fails
 MAX_LOOP_ROUNDS = 1_000_000
 LOOP_MESSAGE = f"A while loop repeated more than {MAX_LOOP_ROUNDS:,} times."
+
+
+#: the most bits an ``int ** int`` result may have (a runaway power fails the call)
+MAX_POWER_BITS = 4096
+
+
+@overload
+def power(base: int, exponent: int) -> int: ...
+@overload
+def power(base: float, exponent: float) -> float: ...
+def power(base: float, exponent: float) -> float:
+    """``base ** exponent``: an int for ints (a negative exponent or a result of more than
+    :data:`MAX_POWER_BITS` bits fails the call), a float otherwise (overflow and complex
+    results fail the call)."""
+    if type(base) is int and type(exponent) is int:
+        if exponent < 0:
+            raise ToolError(f"{base} ** {exponent}: a negative power of an int; use a float.")
+        if abs(base) > 1 and exponent * (abs(base).bit_length()) > MAX_POWER_BITS:
+            raise ToolError(f"{base} ** {exponent} is too large.")
+        exact: int = base ** exponent
+        return exact
+    try:
+        result: float | complex = float(base) ** float(exponent)
+    except ZeroDivisionError:
+        raise ToolError(f"{base} ** {exponent}: zero to a negative power.") from None
+    except OverflowError:
+        raise ToolError(f"{base} ** {exponent} is too large.") from None
+    if isinstance(result, complex):
+        raise ToolError(f"{base} ** {exponent} is not a real number.")
+    return result
 
 
 def int_range(low: int, high: int) -> tuple[int, ...]:
