@@ -7,9 +7,10 @@
 The comparisons are the ones the conformance tests make (their helpers are
 reused, so the report and the tests cannot disagree): τ² retail replays every
 gold task (result text, error flag, DB hash after each write and at the end);
-BFCL replays every base entry's ground truth on the original class and on
-ours (result text after each call, public state after each turn). A peer whose
-material is missing is reported as such, not skipped silently.
+BFCL (MessageAPI, TicketAPI, TradingBot) replays every base entry's ground
+truth on the original class and on ours (result text after each call, public
+state after each turn). A peer whose material is missing is reported as such,
+not skipped silently.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' shared harnesses (bfcl_support)
 
 
 def _module(name: str) -> ModuleType:
@@ -66,33 +68,36 @@ def tau2_row() -> dict[str, Any]:
     return row
 
 
-def bfcl_row() -> dict[str, Any]:
-    row: dict[str, Any] = {"peer": "BFCL MessageAPI", "items": 0, "calls": 0,
+#: BFCL classes re-expressed: (row label, test module holding the peer).
+BFCL_PEERS = (("BFCL MessageAPI", "test_conformance_bfcl"),
+              ("BFCL TicketAPI", "test_conformance_bfcl_ticket"),
+              ("BFCL TradingBot", "test_conformance_bfcl_trading"))
+
+
+def bfcl_row(label: str, module: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"peer": label, "items": 0, "calls": 0,
                            "identical": 0, "differing": 0, "note": ""}
     try:
-        mod = _module("test_conformance_bfcl")
+        mod = _module(module)
     except BaseException as exc:
         row["note"] = f"not run: {exc}"
         return row
+    if not mod.ENTRIES:
+        row["note"] = "not run: BFCL's base entries were not found"
+        return row
     from worldspec.loading import compile_worlds
 
-    world = compile_worlds([mod.SPEC]).worlds["MessageAPI"]
+    peer = mod.PEER
+    world = compile_worlds([peer.spec]).worlds[peer.class_name]
     for entry, turns in mod.ENTRIES:
-        config = entry["initial_config"].get("MessageAPI", {})
-        api, episode = mod.original(config), mod.ours(world, config)
+        replay = peer.replay(world, entry, turns)
         row["items"] += 1
-        for turn in turns:
-            for text in turn:
-                name, args, kwargs = mod.parse_call(text)
-                if name not in mod.METHODS:
-                    continue
-                arguments = mod.bind(name, args, kwargs)
-                same = mod.call_original(api, name, arguments) == \
-                    mod.call_ours(episode, name, arguments)
-                row["calls"] += 1
-                row["identical" if same else "differing"] += 1
-            if mod.public_state_original(api) != mod.public_state_ours(episode):
-                row["note"] += f"{entry['id']}: state differs; "
+        row["calls"] += replay.calls
+        row["identical"] += replay.identical
+        row["differing"] += replay.calls - replay.identical
+        states = [p for p in replay.problems if p.startswith(("initial state", "after turn"))]
+        if states:
+            row["note"] += f"{entry['id']}: state differs; "
     return row
 
 
@@ -100,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--format", choices=("table", "json"), default="table")
     args = parser.parse_args()
-    rows = [tau2_row(), bfcl_row()]
+    rows = [tau2_row()] + [bfcl_row(label, module) for label, module in BFCL_PEERS]
     if args.format == "json":
         print(json.dumps([{k: r[k] for k in ("peer", "items", "calls", "identical",
                                               "differing")} for r in rows], indent=2))
@@ -109,7 +114,6 @@ def main() -> int:
         for r in rows:
             print(f"{r['peer']:<22} {r['items']:>6} {r['calls']:>6} {r['identical']:>10} "
                   f"{r['differing']:>10}" + (f"  ({r['note'].strip()})" if r["note"] else ""))
-        print("not yet re-expressed: BFCL TicketAPI, BFCL TradingBot")
     return 0 if all(r["differing"] == 0 and not r["note"] for r in rows) else 1
 
 

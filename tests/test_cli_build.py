@@ -24,7 +24,8 @@ PACKAGES = ("clinic_scheduling", "mobile_messaging", "online_shop")
 #: every world under examples/, by name, with its package
 WORLDS = (("ClinicScheduling", "clinic_scheduling"), ("MessageAPI", "message_api"),
           ("MobileMessaging", "mobile_messaging"), ("OnlineShop", "online_shop"),
-          ("Tau2Retail", "tau2_retail"))
+          ("Tau2Retail", "tau2_retail"), ("TicketAPI", "ticket_api"),
+          ("TradingBot", "trading_bot"))
 
 BROKEN = '''\
 world Broken "A world with a typo."

@@ -3,59 +3,44 @@
 Every BFCL v4 multi-turn base entry that involves MessageAPI is replayed on both: the
 original class (``MessageAPI()`` + ``_load_scenario``) and our compiled world, loaded from the
 same ``initial_config``. Each ground-truth call aimed at MessageAPI goes to both sides; the
-results must be identical as BFCL's checker sees them (strings kept, dicts as ``json.dumps``,
-anything else ``str()``; an exception as ``Error during execution: ...``), and after every
-turn the public state of the original (``vars()`` without ``_`` names) must equal our
-``export_state()``. A bounded hypothesis test then drives both with random calls.
-
-Call strings are parsed with ``ast`` (never evaluated).
+results must be identical as BFCL's checker sees them, and after every turn the public state
+of the original must equal our ``export_state()`` (tests/bfcl_support.py has the harness). A
+bounded hypothesis test then drives both with random calls.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
-import inspect
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bfcl_support import Peer, parse_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from worldspec.loading import load_world
 
-bfcl_eval = pytest.importorskip("bfcl_eval")
 message_api = pytest.importorskip(
     "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.message_api")
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "bfcl" / "message_api.world"
-DATA = Path(bfcl_eval.__file__).resolve().parent / "data"
-BASE = DATA / "BFCL_v4_multi_turn_base.json"
-ANSWERS = DATA / "possible_answer" / "BFCL_v4_multi_turn_base.json"
-
-MessageAPI = message_api.MessageAPI
-METHODS = {name for name, _ in inspect.getmembers(MessageAPI, inspect.isfunction)
-           if not name.startswith("_")}
-DEFAULT_SEED = 200191
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def _sorted_ids(state: dict[str, Any]) -> dict[str, Any]:
+    """generated_ids is a Python set in BFCL and an insertion-ordered set here: compared as
+    sorted lists (a set has no order to compare), loaded from a sorted list."""
+    if "generated_ids" in state:
+        state = {**state, "generated_ids": sorted(state["generated_ids"])}
+    return state
 
 
-def _entries() -> list[tuple[dict[str, Any], list[list[str]]]]:
-    if not BASE.is_file() or not ANSWERS.is_file():
-        return []
-    answers = {row["id"]: row["ground_truth"] for row in _jsonl(ANSWERS)}
-    return [(row, answers[row["id"]]) for row in _jsonl(BASE)
-            if "MessageAPI" in row["involved_classes"] and row["id"] in answers]
-
-
-ENTRIES = _entries()
+PEER = Peer("MessageAPI", message_api.MessageAPI, SPEC, default_seed=200191,
+            prepare=_sorted_ids, normalise_original=_sorted_ids,
+            normalise_ours=_sorted_ids)
+ENTRIES = PEER.entries()
+METHODS = PEER.methods
 
 
 @pytest.fixture(scope="module")
@@ -63,132 +48,32 @@ def world() -> Any:
     return load_world(SPEC)
 
 
-# ------------------------------------------------------------------ the two sides
-
-def original(config: dict[str, Any]) -> Any:
-    api = MessageAPI()
-    api._load_scenario(copy.deepcopy(config))
-    return api
-
-
-def ours(world: Any, config: dict[str, Any]) -> Any:
-    """Our episode from BFCL's initial_config: the state names and defaults are BFCL's, so
-    the config loads as-is; only ``random_seed`` becomes the episode seed."""
-    data = {k: copy.deepcopy(v) for k, v in config.items() if k != "random_seed"}
-    if "generated_ids" in data:
-        data["generated_ids"] = sorted(data["generated_ids"])
-    return world(data=data, seed=config.get("random_seed", DEFAULT_SEED))
-
-
-def bfcl_text(value: Any) -> str:
-    """A result as BFCL's multi-turn executor records it."""
-    if type(value) is str:
-        return value
-    if type(value) is dict:
-        try:
-            return json.dumps(value)
-        except (TypeError, ValueError):
-            return str(value)
-    return str(value)
-
-
-def call_original(api: Any, name: str, kwargs: dict[str, Any]) -> str:
-    try:
-        return bfcl_text(getattr(api, name)(**kwargs))
-    except Exception as exc:  # as BFCL's executor does
-        return f"Error during execution: {exc}"
-
-
-def call_ours(episode: Any, name: str, kwargs: dict[str, Any]) -> str:
-    result = episode.call(name, kwargs)
-    if episode.last_error is not None and result == {"error": episode.last_error.message} \
-            and episode.last_error.message.startswith("'list' object"):
-        # Known divergence (see search_messages in the spec): BFCL raises AttributeError on
-        # list contents; we fail with the same message as an error dict.
-        return f"Error during execution: {episode.last_error.message}"
-    return bfcl_text(result)
-
-
-def public_state_original(api: Any) -> dict[str, Any]:
-    state = {k: v for k, v in vars(api).items() if not k.startswith("_")}
-    state["generated_ids"] = sorted(state["generated_ids"])
-    return state
-
-
-def public_state_ours(episode: Any) -> dict[str, Any]:
-    state = episode.export_state()
-    state["generated_ids"] = sorted(state["generated_ids"])
-    return state
-
-
-def same_state(api: Any, episode: Any) -> None:
-    mine, theirs = public_state_ours(episode), public_state_original(api)
-    assert mine == theirs
-    # order matters too (list_users, view_messages_sent): compare the serialised form
-    assert json.dumps(mine) == json.dumps({k: theirs[k] for k in mine})
-
-
-def parse_call(text: str) -> tuple[str, list[Any], dict[str, Any]]:
-    """``f(a, k=v)`` -> (name, positional, keywords), literals only."""
-    node = ast.parse(text.strip(), mode="eval").body
-    assert isinstance(node, ast.Call), text
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id  # type: ignore[attr-defined]
-    args = [ast.literal_eval(a) for a in node.args]
-    kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
-    return name, args, kwargs
-
-
-def bind(name: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Positional arguments become keywords, by the original method's signature."""
-    signature = inspect.signature(getattr(MessageAPI, name))
-    bound = signature.bind(None, *args, **kwargs)
-    return {k: v for k, v in bound.arguments.items() if k != "self"}
-
-
 # ------------------------------------------------------------------ ground-truth replay
 
 def test_entries_found() -> None:
-    assert len(ENTRIES) >= 30
+    assert len(ENTRIES) == 40
 
 
 @pytest.mark.parametrize(("entry", "turns"), ENTRIES, ids=[e["id"] for e, _ in ENTRIES])
 def test_ground_truth_replays_identically(world: Any, entry: dict[str, Any],
                                           turns: list[list[str]]) -> None:
-    config = entry["initial_config"].get("MessageAPI", {})
-    api, episode = original(config), ours(world, config)
-    same_state(api, episode)
-    for number, turn in enumerate(turns):
-        for text in turn:
-            name, args, kwargs = parse_call(text)
-            if name not in METHODS:
-                continue
-            arguments = bind(name, args, kwargs)
-            expected = call_original(api, name, arguments)
-            got = call_ours(episode, name, arguments)
-            assert got == expected, f"turn {number}: {text}"
-        same_state(api, episode)
+    replay = PEER.replay(world, entry, turns)
+    assert replay.problems == []
+    assert replay.identical == replay.calls
 
 
 def test_replay_totals() -> None:
-    """The ground truth holds enough MessageAPI calls (a guard against silent skips)."""
+    """The ground truth holds the MessageAPI calls we expect (a guard against silent skips)."""
     calls = sum(1 for _, turns in ENTRIES for turn in turns for text in turn
                 if parse_call(text)[0] in METHODS)
-    assert calls >= 60
+    assert calls == 63
 
 
 # ------------------------------------------------------------------ quirks, one by one
 
 def _both(world: Any, config: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]
           ) -> list[str]:
-    api, episode = original(config), ours(world, config)
-    out = []
-    for name, kwargs in calls:
-        expected = call_original(api, name, kwargs)
-        assert call_ours(episode, name, kwargs) == expected, (name, kwargs)
-        same_state(api, episode)
-        out.append(expected)
-    return out
+    return [outcome.text for outcome, _ in PEER.run_calls(world, config, calls)]
 
 
 def test_add_contact_keeps_the_increment_on_a_taken_id(world: Any) -> None:
@@ -211,10 +96,13 @@ def test_delete_removes_the_first_equal_entry(world: Any) -> None:
           [("delete_message", {"receiver_id": "USR002"}), ("view_messages_sent", {})])
 
 
-def test_search_on_list_contents_fails_like_bfcl(world: Any) -> None:
-    (result,) = _both(world, {"inbox": [{"USR002": ["x"]}], "current_user": "USR001"},
+@pytest.mark.parametrize(("content", "kind"), [(["x"], "list"), ({"USR001": ["x"]}, "dict")])
+def test_search_on_contents_that_are_not_text_fails_like_bfcl(world: Any, content: Any,
+                                                              kind: str) -> None:
+    """BFCL's seed data holds list and dict contents; content.lower() raises on them."""
+    (result,) = _both(world, {"inbox": [{"USR002": content}], "current_user": "USR001"},
                       [("search_messages", {"keyword": "x"})])
-    assert result.startswith("Error during execution:")
+    assert result == f"Error during execution: '{kind}' object has no attribute 'lower'"
 
 
 # ------------------------------------------------------------------ random differential
@@ -249,9 +137,4 @@ CALLS = st.one_of(
 @given(config=st.sampled_from(CONFIGS), calls=st.lists(CALLS, max_size=25))
 def test_random_calls_agree(world: Any, config: dict[str, Any],
                             calls: list[tuple[str, dict[str, Any]]]) -> None:
-    api, episode = original(config), ours(world, config)
-    for name, kwargs in calls:
-        expected = call_original(api, name, kwargs)
-        got = call_ours(episode, name, kwargs)
-        assert got == expected, (name, kwargs)
-        same_state(api, episode)
+    PEER.run_calls(world, config, calls)

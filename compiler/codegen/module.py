@@ -306,8 +306,12 @@ class WorldGenerator:
         allowed = [p.name for p in info.params]
         required = [p.name for p in info.params
                     if p.default is None and not isinstance(p.type, t.Optional)]
+        # null is a value of a required `json` parameter (its schema allows it), not a gap
+        nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
+        check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
+            f", nullable={tuple(nullable)!r})" if nullable else ")")
         lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
-                 f"{_INDENT}rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r})"]
+                 f"{_INDENT}{check}"]
         call_args = []
         for p in info.params:
             pname = "a_" + p.name

@@ -252,13 +252,15 @@ def rows_of(data: object) -> Iterable[object]:
 
 
 def check_arguments(args: Mapping[str, Any], allowed: tuple[str, ...],
-                    required: tuple[str, ...]) -> None:
+                    required: tuple[str, ...], nullable: tuple[str, ...] = ()) -> None:
+    """Only known arguments, and every required one given. A required argument given as null
+    counts as missing, except one in ``nullable`` (a ``json`` parameter: null is a value)."""
     for name in args:
         if name not in allowed:
             expected = ", ".join(allowed) or "no arguments"
             raise ArgumentError(f"Unexpected argument {json.dumps(name)} (expected: {expected}).")
     for name in required:
-        if name not in args or args[name] is None:
+        if name not in args or (args[name] is None and name not in nullable):
             raise ArgumentError(f"Missing required argument {json.dumps(name)}.")
 
 
