@@ -22,12 +22,9 @@ import contextlib
 import difflib
 import importlib
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO, cast
 
 from compiler.loader import display_path, read_text
@@ -38,6 +35,7 @@ from dsl.render import render_explanation, render_github, render_json, render_te
 from worldspec import __version__
 from worldspec.cli_build import configure_build, configure_run, run_build, run_run
 from worldspec.cli_diff import configure_diff, run_diff
+from worldspec.cli_synth import configure_synth, run_synth
 from worldspec.cli_tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli_test import configure_test, run_test
 from worldspec.console import (
@@ -49,6 +47,7 @@ from worldspec.console import (
     add_paths_argument,
     collect_spec_files,
 )
+from worldspec.files import write_atomically
 from worldspec.validation import check_paths
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
@@ -149,28 +148,6 @@ def _unified_diff(before: str, after: str, shown: str) -> str:
                                         fromfile=f"a/{shown}", tofile=f"b/{shown}"))
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Replace the file's contents in one step: a temporary file beside it, then rename.
-
-    A crash or a full disk leaves either the old or the new file, never half
-    of one. The permission bits are kept, and a symbolic link is followed so
-    the link itself stays a link.
-    """
-    target = Path(os.path.realpath(path))
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        shutil.copymode(target, tmp_name)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-
-
 def _syntax_diagnostics(text: str, shown: str) -> list[Diagnostic]:
     """The syntax errors of one file, for when the formatter refuses it."""
     sink = DiagnosticSink()
@@ -218,7 +195,7 @@ def _run_fmt(args: argparse.Namespace, console: Console) -> int:
             console.line(f"would reformat {shown}", to_err=args.diff)
         if write:
             try:
-                _write_atomically(path, formatted)
+                write_atomically(path, formatted)
             except OSError as exc:
                 console.error(f"cannot write '{shown}': {exc.strerror or exc}")
                 changed.pop()
@@ -355,6 +332,14 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "done, 1 changes at or above --fail-on or spec errors, 2 bad arguments.",
         configure=configure_diff,
         run=run_diff,
+    ),
+    "synth": Subcommand(
+        summary="write worlds and tasks with an LLM, the compiler in the loop",
+        description="Ask an OpenAI-compatible model for .world specs (synth world) or tasks "
+                    "(synth tasks); the compiler's diagnostics, the property tests and task "
+                    "validation drive repair, and only what passes is written. See docs/llm.md.",
+        configure=configure_synth,
+        run=run_synth,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

@@ -1,0 +1,392 @@
+"""Batch runs: many items, a journal that makes them resumable, outputs, progress and a summary.
+
+An *item* is one unit of work (one description to turn into a world, one task
+slot of a world), identified by :func:`item_key`: the SHA-256 of its kind and
+its input, as canonical JSON. Two equal inputs are one item, so a batch never
+does the same work twice.
+
+The **journal** is a JSON Lines file, append-only: one :class:`ItemRecord` per
+finished item, written with ``flush`` and ``fsync`` before the next item's
+result is reported. On resume, items whose key has an ``accepted`` or
+``rejected`` record are skipped; ``error`` records (the model could not be
+reached, a bug) are tried again. A run killed at any moment loses at most the
+items in flight; a torn last line (the kill came mid-write) is ignored. The
+latest record of a key wins.
+
+**Outputs** are written atomically (a temporary file in the same folder,
+``fsync``, ``os.replace``) under content-hashed names (``stem-<sha12>.world``),
+so a crash never leaves half a file and equal outputs are one file.
+
+The **progress** line shows done/total, the acceptance rate and the tokens
+spent; it is rewritten in place with ``\\r`` on a terminal and stays quiet
+otherwise. The **summary** counts accepted and rejected items (with reasons),
+errors, the histogram of repair rounds and the tokens, over the whole journal
+and for this run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from llm_frontend.client import LLMError, Usage
+from worldspec.files import write_atomically
+
+__all__ = ["BatchItem", "BatchSummary", "InputError", "ItemRecord", "Journal", "Progress",
+           "item_key", "read_input_text", "read_jsonl", "run_batch", "sha256_text",
+           "write_atomically", "write_output"]
+
+STATUSES = ("accepted", "rejected", "error")
+
+
+class InputError(Exception):
+    """The input is unusable (a missing file, a bad JSONL line); the message says where."""
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def item_key(kind: str, payload: Mapping[str, Any]) -> str:
+    """The content hash that identifies an item: kind and input as canonical JSON."""
+    canonical = json.dumps({"kind": kind, "input": payload}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return sha256_text(canonical)
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One unit of work: its key, its input and a short label for messages."""
+
+    key: str
+    kind: str
+    payload: Mapping[str, Any]
+    label: str
+
+    @classmethod
+    def make(cls, kind: str, payload: Mapping[str, Any], label: str) -> BatchItem:
+        return cls(item_key(kind, payload), kind, payload, label)
+
+
+@dataclass
+class ItemRecord:
+    """How one item ended: the journal's line."""
+
+    key: str
+    status: str
+    label: str = ""
+    rounds: int = 0
+    reason: str = ""
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+    output: str | None = None
+    output_sha256: str | None = None
+    #: what the kind of work needs to rebuild its outputs (a task's text, its world, ...)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("accepted", "rejected")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "status": self.status, "label": self.label,
+                "rounds": self.rounds, "reason": self.reason, "detail": self.detail,
+                "usage": self.usage.to_json(), "output": self.output,
+                "output_sha256": self.output_sha256, "data": self.data}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> ItemRecord:
+        key, status = raw.get("key"), raw.get("status")
+        if not isinstance(key, str) or status not in STATUSES:
+            raise ValueError("a journal record needs a key and a known status")
+        usage = raw.get("usage")
+        data = raw.get("data")
+        rounds = raw.get("rounds")
+        return cls(key=key, status=str(status), label=str(raw.get("label", "")),
+                   rounds=rounds if isinstance(rounds, int) else 0,
+                   reason=str(raw.get("reason", "")), detail=str(raw.get("detail", "")),
+                   usage=Usage.from_json(usage if isinstance(usage, dict) else {}),
+                   output=_optional_str(raw.get("output")),
+                   output_sha256=_optional_str(raw.get("output_sha256")),
+                   data=data if isinstance(data, dict) else {})
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# ------------------------------------------------------------------ journal
+class Journal:
+    """An append-only JSONL record of finished items, safe against a kill at any point."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, ItemRecord] = {}
+        #: lines that could not be read (a torn last line after a kill)
+        self.skipped_lines = 0
+
+    @classmethod
+    def open(cls, path: str | Path) -> Journal:
+        """Read the journal at ``path`` (a missing file is an empty journal)."""
+        journal = cls(Path(path))
+        try:
+            text = journal.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return journal
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the journal '{path}': {exc}") from exc
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                record = ItemRecord.from_json(raw if isinstance(raw, dict) else {})
+            except ValueError:
+                journal.skipped_lines += 1
+                continue
+            journal.records[record.key] = record
+        return journal
+
+    def finished(self, key: str) -> bool:
+        record = self.records.get(key)
+        return record is not None and record.finished
+
+    def append(self, record: ItemRecord) -> None:
+        """Write ``record`` durably (flushed and fsynced) and remember it."""
+        line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+b") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() > 0:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")  # close a torn line left by a kill
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.records[record.key] = record
+
+
+# ------------------------------------------------------------------ outputs
+def write_output(folder: Path, stem: str, text: str, suffix: str = ".world") -> tuple[Path, str]:
+    """Write ``text`` as ``folder/stem-<sha12><suffix>``; the path and the full SHA-256."""
+    digest = sha256_text(text)
+    path = folder / f"{stem}-{digest[:12]}{suffix}"
+    existing = path.read_text(encoding="utf-8") if path.is_file() else None
+    if existing != text:
+        write_atomically(path, text)
+    return path, digest
+
+
+# -------------------------------------------------------------------- input
+def read_input_text(path: str | Path, kind: str = "a JSONL file") -> str:
+    """The text of an input file; :class:`InputError` says in words why it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"'{path}' does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"'{path}' is a directory, not {kind}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"'{path}' is not UTF-8 text (bad byte at offset {exc.start})") \
+            from None
+    except OSError as exc:
+        raise InputError(f"'{path}' cannot be read: {exc.strerror or exc}") from None
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
+    """The values of a JSON Lines file with their line numbers; blank lines are skipped."""
+    text = read_input_text(path)
+    values: list[tuple[int, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append((number, json.loads(line)))
+        except ValueError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON ({exc})") from None
+    if not values:
+        raise InputError(f"'{path}' holds no items")
+    return values
+
+
+# ----------------------------------------------------------------- progress
+class Progress:
+    """One status line on a terminal, rewritten in place; nothing when not a terminal."""
+
+    def __init__(self, total: int, stream: TextIO, *, enabled: bool | None = None,
+                 label: str = "") -> None:
+        self.total = total
+        self.stream = stream
+        if enabled is None:
+            try:
+                enabled = stream.isatty()
+            except (AttributeError, ValueError, OSError):
+                enabled = False
+        self.enabled = enabled
+        self.label = label
+        self.counts: Counter[str] = Counter()
+        self.tokens = 0
+        self._width = 0
+
+    def start(self, done: Sequence[ItemRecord]) -> None:
+        for record in done:
+            self.counts[record.status] += 1
+        self._draw()
+
+    def update(self, record: ItemRecord, tokens: int) -> None:
+        self.counts[record.status] += 1
+        self.tokens = tokens
+        self._draw()
+
+    def line(self) -> str:
+        done = sum(self.counts.values())
+        finished = self.counts["accepted"] + self.counts["rejected"]
+        rate = f"{self.counts['accepted'] / finished:.0%}" if finished else "-"
+        errors = f", {self.counts['error']} errors" if self.counts["error"] else ""
+        return (f"{self.label}{done}/{self.total} done, {self.counts['accepted']} accepted "
+                f"({rate}){errors}, {self.tokens:,} tokens")
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        text = self.line()
+        pad = " " * max(0, self._width - len(text))
+        self._width = len(text)
+        self.stream.write(f"\r{text}{pad}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ------------------------------------------------------------------ summary
+@dataclass
+class BatchSummary:
+    """What a batch did, over the whole journal and in this run."""
+
+    kind: str
+    total: int = 0
+    #: items already finished in the journal before this run
+    resumed: int = 0
+    records: list[ItemRecord] = field(default_factory=list)
+    #: tokens spent in this run (the records hold each item's own)
+    run_usage: Usage = field(default_factory=Usage)
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.records if r.status == status)
+
+    @property
+    def reasons(self) -> Counter[str]:
+        return Counter(r.reason for r in self.records if r.status != "accepted")
+
+    @property
+    def rounds(self) -> dict[int, int]:
+        histogram = Counter(r.rounds for r in self.records if r.status != "error")
+        return dict(sorted(histogram.items()))
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for record in self.records:
+            total.add(record.usage)
+        return total
+
+    @property
+    def ok(self) -> bool:
+        return self.count("accepted") == self.total
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "items": self.total, "resumed": self.resumed,
+                "accepted": self.count("accepted"), "rejected": self.count("rejected"),
+                "errors": self.count("error"), "reasons": dict(sorted(self.reasons.items())),
+                "rounds": {str(k): v for k, v in self.rounds.items()},
+                "usage": self.usage.to_json(), "run_usage": self.run_usage.to_json(),
+                "items_detail": [{"label": r.label, "status": r.status, "rounds": r.rounds,
+                                  "reason": r.reason, "detail": r.detail, "output": r.output,
+                                  "tokens": r.usage.total_tokens} for r in self.records]}
+
+    def render_text(self) -> str:
+        accepted, rejected, errors = (self.count(s) for s in STATUSES)
+        resumed = f" ({self.resumed} finished before, resumed)" if self.resumed else ""
+        lines = [f"{self.kind}: {self.total} item(s){resumed}: {accepted} accepted, "
+                 f"{rejected} rejected, {errors} error(s)"]
+        for reason, count in sorted(self.reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {count} x {reason}")
+        if self.rounds:
+            shown = ", ".join(f"{k}: {v}" for k, v in self.rounds.items())
+            lines.append(f"  repair rounds (rounds: items): {shown}")
+        total = self.usage
+        lines.append(f"  tokens: {total.total_tokens:,} (prompt {total.prompt_tokens:,}, "
+                     f"completion {total.completion_tokens:,}) in {total.requests} request(s), "
+                     f"{total.retries} retried; this run: {self.run_usage.total_tokens:,}")
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- run
+Worker = Callable[[BatchItem, Usage], Awaitable[ItemRecord]]
+
+
+async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker, *,
+                    journal: Journal | None = None, concurrency: int = 4,
+                    progress: Progress | None = None,
+                    on_record: Callable[[ItemRecord], None] | None = None) -> BatchSummary:
+    """Run ``work`` on every item not finished in ``journal``, ``concurrency`` at a time.
+
+    ``work(item, usage)`` returns the item's record and adds the tokens it
+    spends to ``usage`` (so an item that fails midway still reports its cost).
+    A :class:`~llm_frontend.client.LLMError` or any other exception becomes an
+    ``error`` record; records are journaled as soon as they exist, then passed
+    to ``on_record`` (to materialise outputs).
+    """
+    unique: dict[str, BatchItem] = {}
+    for item in items:
+        unique.setdefault(item.key, item)
+    summary = BatchSummary(kind, total=len(unique))
+    done = [journal.records[k] for k in unique if journal is not None and journal.finished(k)]
+    summary.resumed = len(done)
+    summary.records.extend(done)
+    todo = [item for key, item in unique.items() if journal is None or not journal.finished(key)]
+    if progress is not None:
+        progress.start(done)
+    slots = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(item: BatchItem) -> None:
+        async with slots:
+            spent = Usage()
+            try:
+                record = await work(item, spent)
+            except LLMError as exc:
+                record = ItemRecord(item.key, "error", item.label, reason="model request failed",
+                                    detail=str(exc))
+            except Exception as exc:
+                record = ItemRecord(item.key, "error", item.label, reason="internal error",
+                                    detail=f"{type(exc).__name__}: {exc}")
+            record.usage = spent
+            record.label = record.label or item.label
+            summary.run_usage.add(spent)
+            if journal is not None:
+                journal.append(record)
+            summary.records.append(record)
+            if on_record is not None:
+                on_record(record)
+            if progress is not None:
+                progress.update(record, summary.usage.total_tokens)
+
+    try:
+        await asyncio.gather(*(one(item) for item in todo))
+    finally:
+        if progress is not None:
+            progress.close()
+    order = {key: index for index, key in enumerate(unique)}
+    summary.records.sort(key=lambda r: order.get(r.key, len(order)))
+    return summary

@@ -1,0 +1,287 @@
+"""Every prompt the front end sends, and the parsing of the code the model sends back.
+
+The prompts are plain functions of their inputs (no clock, no randomness), so
+the same request always gets the same messages, and a test can read them.
+What each carries:
+
+- :func:`plan_world_messages`: the description, the language's vocabulary in a
+  few lines, and what a plan must contain; the reply is a :class:`WorldPlan`
+  (structured output, validated with pydantic).
+- :func:`write_world_messages`: the condensed language reference (generated
+  from ``docs/language.md``), an example world, the rules a synthesised world
+  must follow, the description and the plan.
+- :func:`write_task_messages`: the reference, an example task, the rules of a
+  good task (inline data, a multi-step state-changing instruction with as few
+  ids as possible, checks, a frame and a reference solution), the world's text,
+  the tasks already written (to be different) and a tool to focus on.
+- :func:`repair_messages`: the conversation so far plus the last reply and what
+  was wrong with it: compiler diagnostics as JSON, property-test findings or
+  validation problems. Only the latest attempt is kept, so a long repair does
+  not grow the prompt.
+
+The model writes ``.world`` text only; :func:`extract_world_code` takes it out
+of the reply (a fenced block, or the bare text) and nothing else from the
+reply is used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from llm_frontend.client import Message, strip_reasoning
+from llm_frontend.reference_text import EXAMPLE_TASK, EXAMPLE_WORLD, LANGUAGE_REFERENCE
+
+__all__ = [
+    "EntityPlan",
+    "FieldPlan",
+    "ToolPlan",
+    "WorldPlan",
+    "compiler_feedback",
+    "extract_world_code",
+    "missing_code_feedback",
+    "plan_world_messages",
+    "property_feedback",
+    "repair_messages",
+    "structure_feedback",
+    "task_feedback",
+    "write_task_messages",
+    "write_world_messages",
+]
+
+_ROLE = ("You write specs in WorldSpec, a small typed language for the stateful tool "
+         "environments LLM agents are trained and evaluated in. You write `.world` text only: "
+         "a compiler checks every file and tells you precisely what is wrong.")
+
+_VOCABULARY = """\
+WorldSpec in brief: `entity` (a keyed row type stored in a `table`), `record` (a value type),
+`enum`, tagged `union`, constrained types (`int(0..100)`, `str(1..80)`, `str matching /re/`),
+`state { ... }` (tables, `sequence` id generators, scalars such as `current_user: User?`),
+`invariant` (a rule checked after every tool call), `tool` (typed parameters, `require ...
+else "message"` preconditions, statements that change state, a typed result) and `fn` (a pure
+helper). The clock (`now`) and the random numbers are the world's own: nothing is
+nondeterministic."""
+
+_WORLD_RULES = """\
+Rules for the file you write:
+- One self-contained file. It starts with `world Name "One-sentence description."`
+  and has no `import` lines and no `task` blocks.
+- Use `config { results: envscaler }`.
+- Every entity has exactly one `key` field. Rows that tools create get their key from a
+  `sequence` in the state (`key id: str = next(order_ids)`).
+- Write the business rules twice: as `invariant`s over the whole state, and as `require ...
+  else "clear message"` preconditions in each tool, so that no call can break an invariant
+  (a call that would is a bug the property tests will find).
+- Between 5 and 12 tools: look-ups that only read and actions that change state. Every tool
+  and every parameter has a doc string: they are what the agent sees. Parameters that name an
+  existing row have the entity as their type (the agent passes the key).
+- Reply with the complete file in one ```world code block and nothing else."""
+
+_TASK_RULES = """\
+Rules for the task you write:
+- Exactly one `task NAME in {world} {{ ... }}` block and nothing else: no `import`, no other
+  declarations. NAME is new snake_case.
+- `given {{ ... }}` with inline data only (no file names): every table the task needs, rows
+  with their keys, references as keys, enum members as strings, dates as ISO text. The data
+  must satisfy the world's types, constraints and invariants.
+- `instruction "..."`: the user's request in their own voice. It asks for several steps
+  (at least two) that change the state. It names things the way a user knows them (names,
+  emails, dates, descriptions) and uses as few ids as possible: the agent looks ids up with
+  the tools.
+- Two to five `check name "doc": condition` items over the final state, each false before
+  the work is done and true after it (compare with `initial.` where useful).
+- `only changes ...`: the frame, listing exactly the state the work may change.
+- `solution {{ ... }}`: the reference tool calls, in order, with named arguments; it must
+  make every check true and stay within the frame.{conversational}
+- Reply with the task in one ```world code block and nothing else."""
+
+_CONVERSATIONAL = """
+- This is a conversational task: add `persona "..."` (who the simulated user is and how they
+  talk), `known "..."` (what the user can tell the agent) and `unknown "..."` (what the user
+  does not know and the agent must find out)."""
+
+
+# ------------------------------------------------------------------- plan
+class FieldPlan(BaseModel):
+    """A field, parameter or state item: its name, its WorldSpec type and what it means."""
+
+    name: str
+    type: str
+    note: str = ""
+
+
+class EntityPlan(BaseModel):
+    """A kind of row kept in a table."""
+
+    name: str = Field(description="PascalCase entity name")
+    key: str = Field(description="the name of the key field")
+    fields: list[FieldPlan]
+    description: str = ""
+
+
+class ToolPlan(BaseModel):
+    """A tool the agent can call."""
+
+    name: str = Field(description="snake_case tool name")
+    description: str
+    parameters: list[FieldPlan] = []
+    reads_only: bool = False
+    effect: str = Field("", description="what the tool changes in the state")
+    fails_when: list[str] = Field([], description="preconditions, as the error messages")
+
+
+class WorldPlan(BaseModel):
+    """The design of a world, made before its spec is written."""
+
+    world_name: str = Field(description="PascalCase world name")
+    summary: str
+    entities: list[EntityPlan] = Field(min_length=1)
+    state: list[FieldPlan] = Field(description="tables, id sequences and scalar state")
+    rules: list[str] = Field(description="invariants that must always hold")
+    tools: list[ToolPlan] = Field(min_length=1)
+
+
+def plan_world_messages(description: str) -> list[Message]:
+    """Ask for a :class:`WorldPlan` of the environment ``description`` asks for."""
+    user = (f"Design a tool environment for this description:\n\n{description.strip()}\n\n"
+            "Plan its entities (each with its key field and typed fields), its state (tables, "
+            "id sequences, scalars such as the signed-in user), its rules (invariants that "
+            "must always hold) and its tools (parameters, whether they only read, what they "
+            "change and when they fail). Keep it small and coherent: 2 to 6 entities and 5 to "
+            "12 tools, enough for multi-step tasks.")
+    return [{"role": "system", "content": f"{_ROLE}\n\n{_VOCABULARY}"},
+            {"role": "user", "content": user}]
+
+
+def _world_system() -> str:
+    return (f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n# Example world (an excerpt)\n\n```world\n"
+            f"{EXAMPLE_WORLD}```\n\n{_WORLD_RULES}")
+
+
+def write_world_messages(description: str, plan: WorldPlan | None) -> list[Message]:
+    """Ask for the ``.world`` file of ``description``, following ``plan`` when there is one."""
+    parts = [f"Description of the environment:\n\n{description.strip()}"]
+    if plan is not None:
+        parts.append("The plan to follow:\n\n```json\n"
+                     f"{json.dumps(plan.model_dump(), indent=1, ensure_ascii=False)}\n```")
+    parts.append("Write the complete `.world` file.")
+    return [{"role": "system", "content": _world_system()},
+            {"role": "user", "content": "\n\n".join(parts)}]
+
+
+# ------------------------------------------------------------------- tasks
+def write_task_messages(*, world_name: str, world_file: str, world_text: str,
+                        written: Sequence[tuple[str, str]], focus_tool: str | None,
+                        conversational: bool) -> list[Message]:
+    """Ask for one new task in ``world_name``.
+
+    ``written`` holds ``(name, instruction)`` of the tasks already accepted, so
+    the new one differs; ``focus_tool`` is a state-changing tool it should use.
+    """
+    rules = _TASK_RULES.format(world=world_name,
+                               conversational=_CONVERSATIONAL if conversational else "")
+    system = (f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n# Example task (its data comes from a file; "
+              f"yours must be inline)\n\n```world\n{EXAMPLE_TASK}```\n\n{rules}")
+    parts = [f"The world, in the file `{world_file}`:\n\n```world\n{world_text.rstrip()}\n```"]
+    if written:
+        shown = "\n".join(f"- {name}: {' '.join(text.split())[:200]}" for name, text in written)
+        parts.append(f"Tasks already written (write a different one, with a new name):\n{shown}")
+    if focus_tool:
+        parts.append(f"Make the task need the tool `{focus_tool}`, among others.")
+    parts.append(f"Write one new task in {world_name}.")
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": "\n\n".join(parts)}]
+
+
+# ------------------------------------------------------------------ repair
+def repair_messages(base: Sequence[Message], previous: str, feedback: str) -> list[Message]:
+    """``base`` (the original request), the model's last reply, and what was wrong with it."""
+    return [*base, {"role": "assistant", "content": previous},
+            {"role": "user", "content": feedback}]
+
+
+def compiler_feedback(problems: Sequence[dict[str, Any]], what: str) -> str:
+    """The repair request for compiler diagnostics (``problems`` as JSON objects)."""
+    return (f"The compiler rejected the {what}. Its diagnostics, as JSON (line and column "
+            "refer to the text you wrote; `source` is that line):\n\n```json\n"
+            f"{json.dumps(list(problems), indent=1, ensure_ascii=False)}\n```\n\n"
+            f"Fix every error and reply with the complete corrected {what} in one ```world "
+            "code block.")
+
+
+def property_feedback(findings: Sequence[dict[str, Any]]) -> str:
+    """The repair request for what the property tests found."""
+    return ("The world compiles, but random tool calls broke properties every world must "
+            "have. Each finding comes with the shortest call sequence that shows it:\n\n"
+            f"```json\n{json.dumps(list(findings), indent=1, ensure_ascii=False)}\n```\n\n"
+            "Usually a tool lacks a `require` precondition that keeps an invariant true, or a "
+            "result does not match its declared type. Fix the spec and reply with the complete "
+            "corrected file in one ```world code block.")
+
+
+def task_feedback(problems: Sequence[dict[str, Any]]) -> str:
+    """The repair request for a task that checks but does not validate."""
+    return ("The task compiles, but running it shows these problems (its reference solution "
+            "was replayed on its data; line numbers refer to the text you wrote):\n\n"
+            f"```json\n{json.dumps(list(problems), indent=1, ensure_ascii=False)}\n```\n\n"
+            "Fix them (the data, the checks, the frame or the solution) and reply with the "
+            "complete corrected task in one ```world code block.")
+
+
+def structure_feedback(problems: Sequence[dict[str, Any]], what: str) -> str:
+    """The repair request for a reply that is not the kind of text asked for."""
+    shown = "\n".join(f"- line {p['line']}: {p['message']}" if p.get("line")
+                      else f"- {p['message']}" for p in problems)
+    return (f"The {what} cannot be used as written:\n{shown}\n\nFix this and reply with the "
+            f"complete corrected {what} in one ```world code block.")
+
+
+def missing_code_feedback(what: str) -> str:
+    return (f"Your reply holds no {what}. Reply with the complete {what} in one ```world code "
+            "block and nothing else.")
+
+
+# ------------------------------------------------------------- extraction
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$",
+                    re.DOTALL | re.MULTILINE)
+_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*)\Z",
+                         re.DOTALL | re.MULTILINE)
+_CODE_START = re.compile(r"^\s*(#|world\s|task\s|import\s|entity\s|enum\s|record\s|type\s)")
+_WORLD_TAGS = ("world", "worldspec", "ws")
+
+
+def extract_world_code(reply: str) -> str | None:
+    """The ``.world`` text of a model reply, or ``None`` when it holds none.
+
+    Prefers a fenced block tagged ``world`` (the largest, if several), then an
+    untagged or otherwise tagged block that looks like WorldSpec, then a fence
+    the model forgot to close, then the whole reply if it starts like code.
+    Reasoning blocks (``<think>...</think>``) are ignored.
+    """
+    text = strip_reasoning(reply)
+    blocks = [(m.group(2).lower(), m.group(3)) for m in _FENCE.finditer(text)]
+    tagged = [body for tag, body in blocks if tag in _WORLD_TAGS and body.strip()]
+    if tagged:
+        return _finish(max(tagged, key=len))
+    looking = [body for _, body in blocks if _looks_like_world(body)]
+    if looking:
+        return _finish(max(looking, key=len))
+    unclosed = _OPEN_FENCE.search(text)
+    if unclosed is not None and _looks_like_world(unclosed.group(3)):
+        return _finish(unclosed.group(3))
+    if not blocks and _looks_like_world(text):
+        return _finish(text)
+    return None
+
+
+def _looks_like_world(text: str) -> bool:
+    return bool(re.search(r"^\s*(world|task)\s+[A-Za-z_]", text, re.MULTILINE)) and \
+        bool(_CODE_START.match(text))
+
+
+def _finish(code: str) -> str:
+    return code.strip("\n").rstrip() + "\n"

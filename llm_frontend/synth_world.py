@@ -1,0 +1,271 @@
+"""``synth world``: from a description to a world that checks clean and passes its property tests.
+
+The loop, for one description:
+
+1. **Plan** (optional): the model answers a :class:`~llm_frontend.prompts.WorldPlan`
+   (entities, state, rules, tools) as structured output, validated by pydantic.
+2. **Write**: the model writes the ``.world`` file, prompted with the condensed
+   language reference and an example world.
+3. **Judge** (:func:`judge_world`): the text is parsed and refused if it imports
+   anything (a synthesised world is one self-contained file, so nothing outside
+   it is ever read); then the compiler checks it. Its diagnostics, as JSON with
+   the offending source line, go back to the model for repair.
+4. **Test**: once it checks clean, the compiled world is explored with random
+   tool-call sequences (:func:`worldspec.runtime.explore.explore`, the property
+   tests of ``worldspec test``); findings, each with its shortest failing call
+   sequence, go back to the model too.
+
+Steps 3 and 4 repeat for at most ``max_rounds`` repair rounds. A world is accepted
+only when it checks clean and its property tests find nothing; the outcome
+says how many repair rounds were used and, if rejected, why.
+
+The model's text is never executed: it is parsed, checked, compiled by the
+compiler into the usual generated package, and only that package runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.api import check_source
+from dsl import nodes as n
+from dsl.diagnostics import Diagnostic, DiagnosticSink
+from dsl.parser import parse_module
+from llm_frontend.client import LLMClient, LLMOutputError, Usage
+from llm_frontend.prompts import (
+    WorldPlan,
+    compiler_feedback,
+    extract_world_code,
+    missing_code_feedback,
+    plan_world_messages,
+    property_feedback,
+    repair_messages,
+    structure_feedback,
+    write_world_messages,
+)
+
+__all__ = ["COMPILE_LOCK", "RoundRecord", "WorldOptions", "WorldOutcome", "WorldVerdict",
+           "diagnostics_for_model", "judge_world", "synthesize_world"]
+
+#: Compiling and running generated worlds happens in worker threads (so model
+#: requests go on meanwhile) but one at a time: the compiler and the import
+#: machinery are not meant for concurrent use.
+COMPILE_LOCK = threading.Lock()
+
+#: At most this many diagnostics or findings are sent back in one repair request.
+MAX_FEEDBACK = 20
+
+
+@dataclass(frozen=True)
+class WorldOptions:
+    """How hard to try, and how thoroughly to test."""
+
+    max_rounds: int = 4
+    plan: bool = True
+    #: random call sequences the property tests run, and calls per sequence
+    test_examples: int = 30
+    test_steps: int = 20
+    test_seed: int = 0
+    #: the file name the world is checked under (shown in diagnostics)
+    filename: str = "world.world"
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """How one attempt ended: ``no code``, ``structure``, ``compile``, ``properties`` or ``ok``."""
+
+    round: int
+    stage: str
+    problems: int
+    codes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "stage": self.stage, "problems": self.problems,
+                "codes": list(self.codes)}
+
+
+@dataclass
+class WorldOutcome:
+    """The result of synthesising one world."""
+
+    accepted: bool
+    #: the accepted world (formatted), or the last attempt when rejected
+    text: str | None
+    world_name: str | None
+    #: repair rounds used (0: the first draft was accepted)
+    rounds: int
+    #: why it was rejected: a short category ("" when accepted)
+    reason: str = ""
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+    history: list[RoundRecord] = field(default_factory=list)
+    plan: WorldPlan | None = None
+
+
+@dataclass(frozen=True)
+class WorldVerdict:
+    """What judging found: ``stage`` ``structure``, ``compile``, ``properties`` or ``ok``."""
+
+    stage: str
+    problems: tuple[dict[str, Any], ...] = ()
+    world_name: str | None = None
+    codes: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------ judging
+def diagnostics_for_model(diagnostics: list[Diagnostic], text: str, *, file: str | None = None,
+                          line_offset: int = 0) -> list[dict[str, Any]]:
+    """Diagnostics as compact JSON objects with the source line each points at.
+
+    Only diagnostics in ``file`` are kept when it is given; line numbers are
+    shifted by ``-line_offset`` so they match the text the model wrote.
+    """
+    lines = text.split("\n")
+    out: list[dict[str, Any]] = []
+    for d in diagnostics:
+        if file is not None and d.span.file != file:
+            continue
+        line = d.span.line - line_offset
+        item: dict[str, Any] = {"code": d.code, "severity": d.severity.value,
+                                "message": d.message, "line": line, "column": d.span.column}
+        if 1 <= line <= len(lines):
+            item["source"] = lines[line - 1].strip()[:200]
+        if d.hints:
+            item["hints"] = list(d.hints)
+        out.append(item)
+    errors = [x for x in out if x["severity"] == "error"]
+    return (errors + [x for x in out if x["severity"] != "error"])[:MAX_FEEDBACK]
+
+
+def _problem(message: str, line: int = 0) -> dict[str, Any]:
+    item: dict[str, Any] = {"code": "synth", "severity": "error", "message": message}
+    if line:
+        item["line"] = line
+    return item
+
+
+def judge_world(text: str, options: WorldOptions = WorldOptions()) -> WorldVerdict:
+    """Parse, check, compile and property-test one world's text. Never raises for bad text."""
+    sink = DiagnosticSink()
+    parsed = parse_module(text, options.filename, sink)
+    if not parsed.ok:
+        problems = diagnostics_for_model(sink.sorted(), text)
+        return WorldVerdict("compile", tuple(problems), codes=_codes(problems))
+    refused = [_problem(f"a synthesised world is one self-contained file: remove the import "
+                        f"of '{d.path}'", d.span.line)
+               for d in parsed.module.decls if isinstance(d, n.Import)]
+    refused += [_problem(f"leave tasks out of the world file: remove task '{d.name.name}'",
+                         d.span.line)
+                for d in parsed.module.decls if isinstance(d, n.TaskDecl)]
+    headers = [d for d in parsed.module.decls if isinstance(d, n.WorldDecl)]
+    if len(headers) != 1:
+        refused.append(_problem("the file must start with one `world Name \"doc\"` header"))
+    if refused:
+        return WorldVerdict("structure", tuple(refused), codes=("synth",))
+    result = check_source(text, options.filename)
+    if not result.ok:
+        problems = diagnostics_for_model(list(result.diagnostics), text)
+        return WorldVerdict("compile", tuple(problems), codes=_codes(problems))
+    name = headers[0].name.name
+    findings = _explore(result, name, options)
+    if findings:
+        return WorldVerdict("properties", tuple(findings), name,
+                            tuple(sorted({f["kind"] for f in findings})))
+    return WorldVerdict("ok", (), name)
+
+
+def _codes(problems: list[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(sorted({str(p["code"]) for p in problems if p["severity"] == "error"}))
+
+
+def _explore(result: Any, world: str, options: WorldOptions) -> list[dict[str, Any]]:
+    from worldspec.loading import load_result
+    from worldspec.runtime.explore import explore, format_call
+
+    loaded = load_result(result)
+    report = explore(loaded.worlds[world], max_examples=options.test_examples,
+                     steps=options.test_steps, seed=options.test_seed)
+    return [{"kind": f.kind, "tool": f.tool, "message": f.message, "where": f.where,
+             "calls": [format_call(c) for c in f.calls]}
+            for f in report.problems[:MAX_FEEDBACK]]
+
+
+def _judge_locked(text: str, options: WorldOptions) -> WorldVerdict:
+    with COMPILE_LOCK:
+        return judge_world(text, options)
+
+
+def _formatted(text: str, filename: str) -> str:
+    """The canonical layout of an accepted world, if formatting keeps it clean."""
+    from dsl.formatter import format_source
+
+    formatted = format_source(text, filename)
+    if formatted is None or formatted == text:
+        return text
+    if not check_source(formatted, filename).ok:
+        return text
+    return formatted
+
+
+# ------------------------------------------------------------------ the loop
+async def synthesize_world(client: LLMClient, description: str,
+                           options: WorldOptions = WorldOptions(), *,
+                           usage: Usage | None = None) -> WorldOutcome:
+    """Plan, write, check, test and repair one world.
+
+    Model failures that persist (:class:`~llm_frontend.client.LLMRequestError`)
+    propagate; everything the model gets wrong ends in a rejected outcome.
+    """
+    spent = usage if usage is not None else Usage()
+    plan: WorldPlan | None = None
+    if options.plan:
+        try:
+            planned = await client.chat(plan_world_messages(description), json_schema=WorldPlan,
+                                        usage=spent)
+        except LLMOutputError as exc:
+            return WorldOutcome(False, None, None, 0, "no valid plan", str(exc), spent)
+        plan = planned.parsed
+    base = write_world_messages(description, plan)
+    messages = base
+    history: list[RoundRecord] = []
+    last_text: str | None = None
+    verdict: WorldVerdict | None = None
+    for round_number in range(options.max_rounds + 1):
+        reply = await client.chat(messages, usage=spent)
+        code = extract_world_code(reply.text)
+        if code is None:
+            history.append(RoundRecord(round_number, "no code", 1))
+            messages = repair_messages(base, reply.text, missing_code_feedback("`.world` file"))
+            continue
+        last_text = code
+        verdict = await asyncio.to_thread(_judge_locked, code, options)
+        history.append(RoundRecord(round_number, verdict.stage, len(verdict.problems),
+                                   verdict.codes))
+        if verdict.stage == "ok":
+            text = await asyncio.to_thread(_formatted, code, options.filename)
+            return WorldOutcome(True, text, verdict.world_name, round_number, usage=spent,
+                                history=history, plan=plan)
+        if verdict.stage == "properties":
+            feedback = property_feedback(verdict.problems)
+        elif verdict.stage == "structure":
+            feedback = structure_feedback(verdict.problems, "file")
+        else:
+            feedback = compiler_feedback(verdict.problems, "file")
+        messages = repair_messages(base, f"```world\n{code}```", feedback)
+    rounds = options.max_rounds
+    if verdict is None:
+        return WorldOutcome(False, None, None, rounds, "no code in the replies",
+                            f"no `.world` code in {rounds + 1} replies", spent, history, plan)
+    if verdict.stage in ("compile", "structure"):
+        reason = f"compile errors remain after {rounds} repair rounds"
+        detail = "; ".join(f"{p.get('code')}: {p.get('message')}" for p in verdict.problems[:3])
+    else:
+        reason = f"property tests fail after {rounds} repair rounds"
+        detail = "; ".join(f"{p['kind']} in {p['tool']}: {p['message']}"
+                           for p in verdict.problems[:3])
+    return WorldOutcome(False, last_text, verdict.world_name, rounds, reason, detail, spent,
+                        history, plan)
+

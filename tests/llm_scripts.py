@@ -1,0 +1,174 @@
+"""Scripted model output for the synth tests: plans, worlds and tasks, good and broken.
+
+The texts are what a model might answer; the tests feed them through
+:mod:`llm_server` so the whole front end (client, prompts, extraction, the
+compiler, the property tests, task validation) runs for real.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "counter_world", "fenced", "library_task",
+           "world_named"]
+
+PLAN_JSON = json.dumps({
+    "world_name": "Counter",
+    "summary": "A counter that goes up and down.",
+    "entities": [{"name": "Step", "key": "id", "fields": [{"name": "id", "type": "str"}]}],
+    "state": [{"name": "total", "type": "int", "note": "the count"}],
+    "rules": ["the total never goes below zero"],
+    "tools": [{"name": "increment", "description": "Add to the counter."},
+              {"name": "decrement", "description": "Take one away."}],
+})
+
+
+def counter_world(name: str = "Counter", *, guarded: bool = True, typo: bool = False,
+                  type_error: bool = False) -> str:
+    """A tiny world. ``guarded=False`` lets ``decrement`` break the invariant (a property
+    failure); ``typo`` and ``type_error`` make compile errors."""
+    guard = '  require total > 0 else "The counter is at zero."\n' if guarded else ""
+    added = "byy" if typo else ('"one"' if type_error else "by")
+    return f'''world {name} "A counter that can go up and down."
+
+config {{ results: envscaler }}
+
+state {{
+  total: int = 0
+}}
+
+invariant not_negative "The counter never goes below zero.":
+  total >= 0
+
+tool increment(by: int(1..10) "How much to add.") -> int
+  "Add to the counter."
+{{
+  total += {added}
+  return total
+}}
+
+tool decrement() -> int
+  "Take one from the counter."
+{{
+{guard}  total -= 1
+  return total
+}}
+'''
+
+
+def world_named(description: str) -> str:
+    """A valid counter world named after the number in ``description`` (``Counter7``)."""
+    match = re.search(r"(\d+)", description)
+    return counter_world(f"Counter{match.group(1) if match else ''}")
+
+
+def fenced(code: str, prose: bool = True) -> str:
+    """``code`` in a ```world fence, with chatter around it when ``prose``."""
+    if not prose:
+        return f"```world\n{code}```"
+    return f"Here is the file you asked for:\n\n```world\n{code}```\n\nLet me know if it helps!"
+
+
+LIBRARY_WORLD = '''world Library "A small lending library: members borrow and return books."
+
+config { results: envscaler }
+
+entity Member {
+  key id: str
+  name: str(1..80)
+  email: str
+}
+
+entity Book {
+  key id: str
+  title: str(1..200)
+  borrower: Member? = none
+}
+
+entity Loan {
+  key id: str = next(loan_ids)
+  book: Book
+  member: Member
+  returned: bool = false
+}
+
+state {
+  members: table Member
+  books: table Book
+  loans: table Loan
+  loan_ids: sequence "L{:03d}"
+}
+
+invariant one_open_loan "A book is lent to at most one member at a time.":
+  all b in books: count([l for l in loans if l.book == b and not l.returned]) <= 1
+
+tool find_member(email: str "The member's email.") -> str
+  "Find a member's id from their email."
+{
+  let found = [m for m in members if m.email == email]
+  require len(found) > 0 else f"No member has the email {email}."
+  return found[0].id
+}
+
+tool find_book(title: str "Part of the title; case does not matter.") -> list[str]
+  "Find books by title: their ids."
+{
+  return [b.id for b in books if b.title.lower().contains(title.lower())]
+}
+
+tool borrow_book(member: Member "The member id.", book: Book "The book id.") -> Loan
+  "Lend a book to a member."
+{
+  require book.borrower == none else f"Book {book.id} is already lent."
+  book.borrower = member
+  let loan = Loan(book: book, member: member)
+  insert loan into loans
+  return loan
+}
+
+tool return_book(book: Book "The book id.") -> Book
+  "Take a lent book back."
+{
+  require book.borrower != none else f"Book {book.id} is not lent."
+  for l in loans {
+    if l.book == book and not l.returned {
+      l.returned = true
+    }
+  }
+  book.borrower = none
+  return book
+}
+'''
+
+
+def library_task(name: str = "swap_books", *, title: str = "Emma", broken_check: bool = False,
+                 persona: bool = False, extra: str = "", instruction: str | None = None) -> str:
+    """A task for :data:`LIBRARY_WORLD`. ``broken_check`` makes a check the solution cannot
+    make true (the task does not validate)."""
+    wanted = "none" if broken_check else '"M001"'
+    said = instruction or (f"I'm Ada (ada@example.com). Please return my copy of Dune and "
+                           f"lend me {title}.")
+    conversation = ('  persona "Ada, a retired mathematician who is brief."\n'
+                    '  known "Her email and the two titles."\n'
+                    '  unknown "Any ids."\n') if persona else ""
+    return f'''task {name} in Library "Return one book and borrow another." {{
+  given {{
+    members: [{{id: "M001", name: "Ada Lovelace", email: "ada@example.com"}}],
+    books: [{{id: "B001", title: "Dune", borrower: "M001"}},
+            {{id: "B002", title: "{title}"}}, {{id: "B003", title: "Ulysses"}}],
+    loans: [{{id: "L001", book: "B001", member: "M001"}}],
+    loan_ids: 1,
+  }}
+  instruction "{said}"
+{conversation}{extra}  check dune_back "Dune is back on the shelf.": books["B001"].borrower == none
+  check lent "Ada has the new book.": books["B002"].borrower == {wanted}
+  only changes books.borrower, loans, loan_ids
+  solution {{
+    find_member(email: "ada@example.com")
+    return_book(book: "B001")
+    find_book(title: "{title.lower()}")
+    borrow_book(member: "M001", book: "B002")
+  }}
+}}
+'''

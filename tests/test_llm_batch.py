@@ -1,0 +1,270 @@
+"""Batch runs: the journal, resuming after a kill, content-hashed outputs, progress, summary."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
+from llm_server import RecordedRequest, Reply, ScriptedLLMServer
+
+from compiler.api import check_paths as compiler_check
+from llm_frontend.batch import (
+    BatchItem,
+    BatchSummary,
+    InputError,
+    ItemRecord,
+    Journal,
+    Progress,
+    read_jsonl,
+    run_batch,
+    write_output,
+)
+from llm_frontend.client import LLMRequestError, Usage
+from worldspec.cli import main as cli_main
+from worldspec.validation import check_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def items(n: int) -> list[BatchItem]:
+    return [BatchItem.make("demo", {"n": i}, f"item {i}") for i in range(n)]
+
+
+def run(batch: list[BatchItem], journal: Journal | None, fail: set[int] = frozenset(),
+        concurrency: int = 2) -> tuple[list[int], BatchSummary]:
+    seen: list[int] = []
+
+    async def work(item: BatchItem, spent: Usage) -> ItemRecord:
+        number = int(item.payload["n"])
+        seen.append(number)
+        spent.add(Usage(requests=1, prompt_tokens=10, completion_tokens=number))
+        if number in fail:
+            raise LLMRequestError("server down")
+        status = "accepted" if number % 3 else "rejected"
+        return ItemRecord(item.key, status, rounds=number % 2,
+                          reason="" if number % 3 else "too dull")
+
+    summary = asyncio.run(run_batch("demo", batch, work, journal=journal,
+                                    concurrency=concurrency))
+    return sorted(seen), summary
+
+
+# ------------------------------------------------------------------ journal
+def test_keys_are_content_hashes() -> None:
+    a = BatchItem.make("world", {"description": "x", "id": 1}, "a")
+    b = BatchItem.make("world", {"id": 1, "description": "x"}, "b")
+    c = BatchItem.make("tasks", {"id": 1, "description": "x"}, "c")
+    assert a.key == b.key != c.key and len(a.key) == 64
+
+
+def test_duplicate_items_run_once() -> None:
+    seen, summary = run(items(3) + items(3), None)
+    assert seen == [0, 1, 2]
+    assert summary.total == 3
+
+
+def test_resume_skips_finished_items_and_retries_errors(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    seen, first = run(items(6), Journal.open(path), fail={4})
+    assert seen == [0, 1, 2, 3, 4, 5]
+    assert first.count("error") == 1
+    seen, second = run(items(6), Journal.open(path))
+    assert seen == [4]  # only the failed one is tried again
+    assert second.resumed == 5 and second.count("accepted") == 4
+    assert second.count("error") == 0
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 7 and Counter(r["status"] for r in records)["error"] == 1
+    journal = Journal.open(path)
+    assert len(journal.records) == 6 and all(r.finished for r in journal.records.values())
+
+
+def test_a_torn_last_line_is_ignored_and_closed(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    run(items(2), Journal.open(path))
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"key": "abc", "status": "acc')  # killed mid-write
+    journal = Journal.open(path)
+    assert len(journal.records) == 2 and journal.skipped_lines == 1
+    seen, _ = run(items(3), journal)
+    assert seen == [2]
+    reread = Journal.open(path)
+    assert len(reread.records) == 3 and reread.skipped_lines == 1
+
+
+def test_summary_counts_reasons_rounds_and_tokens(tmp_path: Path) -> None:
+    _, summary = run(items(6), None, fail={5})
+    data = summary.to_json()
+    assert (data["accepted"], data["rejected"], data["errors"]) == (3, 2, 1)
+    assert data["reasons"] == {"model request failed": 1, "too dull": 2}
+    assert data["rounds"] == {"0": 3, "1": 2}
+    assert data["usage"]["total_tokens"] == 60 + 15
+    text = summary.render_text()
+    assert "3 accepted, 2 rejected, 1 error(s)" in text and "2 x too dull" in text
+    assert "repair rounds (rounds: items): 0: 3, 1: 2" in text
+
+
+def test_outputs_are_atomic_and_content_hashed(tmp_path: Path) -> None:
+    first, digest = write_output(tmp_path, "counter", "world A \"x\"\n")
+    again, _ = write_output(tmp_path, "counter", "world A \"x\"\n")
+    other, _ = write_output(tmp_path, "counter", "world B \"y\"\n")
+    assert first == again != other and first.name == f"counter-{digest[:12]}.world"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, other.name])
+
+
+def test_progress_line_on_a_terminal_only() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    progress = Progress(4, screen, label="worlds: ")
+    progress.start([])
+    progress.update(ItemRecord("a", "accepted"), 1234)
+    progress.update(ItemRecord("b", "rejected"), 2000)
+    progress.close()
+    out = screen.getvalue()
+    assert "\r" in out and out.endswith("\n")
+    assert "worlds: 2/4 done, 1 accepted (50%), 2,000 tokens" in out
+    quiet = io.StringIO()
+    progress = Progress(4, quiet)
+    progress.update(ItemRecord("a", "accepted"), 1)
+    progress.close()
+    assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('{"description": "x"}\n{broken\n', "in.jsonl:2: not valid JSON"),
+    ("\n\n", "holds no items"),
+])
+def test_bad_jsonl_says_where(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=words):
+        read_jsonl(path)
+
+
+def test_a_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = cli_main(["synth", "world", "--input", str(tmp_path / "nope.jsonl"),
+                       "--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
+    assert status == 2 and "nope.jsonl' does not exist" in capsys.readouterr().err
+
+
+# --------------------------------------------------- a batch killed and resumed
+def description_number(request: RecordedRequest) -> int:
+    match = re.search(r"environment number (\d+)", request.text)
+    assert match is not None
+    return int(match.group(1))
+
+
+def test_a_batch_killed_mid_run_resumes_without_loss_or_duplicates(
+        llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
+    descriptions = [f"A counter, environment number {i}." for i in range(6)]
+    source = tmp_path / "descriptions.jsonl"
+    source.write_text("".join(json.dumps({"id": f"d{i}", "description": d}) + "\n"
+                              for i, d in enumerate(descriptions))
+                      + json.dumps({"description": descriptions[1]}) + "\n",  # a duplicate
+                      encoding="utf-8")
+    gate = threading.Event()
+
+    def answer(request: RecordedRequest) -> Reply | str:
+        number = description_number(request)
+        if number >= 3 and not gate.is_set():
+            gate.wait(30)  # hold item 3 until the run is killed
+        return fenced(world_named(f"environment {number}"))
+
+    llm_server.responder = answer
+    out = tmp_path / "worlds"
+    args = ["synth", "world", "--input", str(source), "-o", str(out), "--no-plan",
+            "--concurrency", "1", "--test-examples", "5", "--test-steps", "5",
+            "--base-url", llm_server.url, "--model", "m", "--max-retries", "0"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "worldspec", *args], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    journal = out / "journal.jsonl"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            started = {description_number(r) for r in llm_server.chat_requests}
+            if 3 in started:
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.02)
+        assert 3 in {description_number(r) for r in llm_server.chat_requests}
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    finally:
+        gate.set()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    before = Journal.open(journal)
+    assert len(before.records) == 3 and all(r.status == "accepted"
+                                            for r in before.records.values())
+
+    status = cli_main([*args, "--format", "json"])
+    assert status == 0
+    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    keys = [line["key"] for line in lines]
+    assert len(keys) == 6 == len(set(keys))  # nothing lost, nothing twice
+    assert {line["label"] for line in lines} == {f"d{i}" for i in range(6)}
+    asked = Counter(description_number(r) for r in llm_server.chat_requests)
+    assert asked == {0: 1, 1: 1, 2: 1, 3: 2, 4: 1, 5: 1}  # only the item in flight is redone
+    worlds = sorted(out.glob("*.world"))
+    assert len(worlds) == 6
+    assert sorted(p.name.split("-")[0] for p in worlds) == [f"counter{i}" for i in range(6)]
+    assert not list(out.glob(".*.tmp"))
+    assert compiler_check(worlds).ok
+
+    # a third run has nothing left to do
+    requests = len(llm_server.chat_requests)
+    assert cli_main(args) == 0
+    assert len(llm_server.chat_requests) == requests
+
+
+def test_a_tasks_batch_resumes_from_its_journal(llm_server: ScriptedLLMServer,
+                                                tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "lib").mkdir()
+    world = tmp_path / "lib" / "library.world"
+    world.write_text(LIBRARY_WORLD, encoding="utf-8")
+    source = tmp_path / "worlds.jsonl"
+    source.write_text(json.dumps({"world": "lib/library.world", "n": 3}) + "\n",
+                      encoding="utf-8")
+    titles = iter(["Emma", "Ulysses", "Middlemarch", "Walden"])
+    fail_once = {"armed": True}
+
+    def answer(request: RecordedRequest) -> Reply | str:
+        title = next(titles)
+        if title == "Middlemarch" and fail_once["armed"]:
+            fail_once["armed"] = False
+            return Reply(status=401, error="bad key")  # not retried: the item errors
+        return fenced(library_task(f"lend_{title.lower()}", title=title))
+
+    llm_server.responder = answer
+    out = tmp_path / "tasks"
+    args = ["synth", "tasks", "--input", str(source), "-o", str(out), "--concurrency", "1",
+            "--base-url", llm_server.url, "--model", "m", "--format", "json"]
+    assert cli_main(args) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert (first["accepted"], first["errors"]) == (2, 1)
+    assert cli_main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert (second["accepted"], second["resumed"]) == (3, 2)
+    files = list(out.glob("library-*.tasks.world"))
+    assert len(files) == 1
+    validated = check_paths(files)
+    assert validated.ok, validated.diagnostics
+    assert sorted(r.task for r in validated.tasks) == ["lend_emma", "lend_ulysses",
+                                                       "lend_walden"]

@@ -1,0 +1,492 @@
+"""``worldspec synth``: the LLM front end on the command line.
+
+``synth`` has sub-subcommands, rows of :data:`SYNTH_COMMANDS` (name -> summary,
+description, options, run), so adding ``themes`` or ``review`` is adding a
+row. Every row can share :func:`add_model_options` / :func:`model_config` (the
+endpoint and limits) and :func:`add_batch_options` (journal, progress, output
+format).
+
+This is the only module of ``worldspec`` that imports ``llm_frontend``, and it
+does so inside the commands, so the rest of the command line starts without
+the ``openai`` SDK.
+
+Exit status: 0 every item accepted, 1 some item rejected or failed, 2 bad
+arguments, no endpoint configured, a missing or unusable input file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from worldspec import cli_synth_review, cli_synth_themes
+from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console
+
+if TYPE_CHECKING:
+    from llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
+    from llm_frontend.client import LLMConfig, Usage
+    from llm_frontend.synth_tasks import TaskWorld
+
+__all__ = ["SYNTH_COMMANDS", "SynthCommand", "add_batch_options", "add_model_options",
+           "configure_synth", "model_config", "run_synth"]
+
+
+@dataclass(frozen=True, slots=True)
+class SynthCommand:
+    """One ``worldspec synth`` sub-subcommand."""
+
+    summary: str
+    description: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Console], int]
+
+
+# ----------------------------------------------------------- shared options
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--base-url``, ``--model`` and the client's limits (the key comes from the environment)."""
+    group = parser.add_argument_group("model endpoint (any OpenAI-compatible server)")
+    group.add_argument("--base-url", metavar="URL",
+                       help="the server, e.g. http://localhost:8000/v1 for vLLM (default: "
+                            "$OPENAI_BASE_URL, or api.openai.com when only $OPENAI_API_KEY "
+                            "is set); the API key is read from $OPENAI_API_KEY")
+    group.add_argument("--model", metavar="NAME", help="the model (default: $WORLDSPEC_MODEL)")
+    group.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="seconds one request may take (default 120)")
+    group.add_argument("--max-retries", type=int, metavar="N",
+                       help="retries on connection errors, timeouts, 408/409/429/5xx "
+                            "(default 4)")
+    group.add_argument("--concurrency", type=int, default=4, metavar="N",
+                       help="items worked on at once, and requests in flight (default 4)")
+    group.add_argument("--temperature", type=float, metavar="T")
+    group.add_argument("--max-tokens", type=int, metavar="N",
+                       help="the most tokens one reply may have")
+    group.add_argument("--seed", type=int, metavar="S", help="sampling seed, if the server "
+                                                             "supports it")
+    group.add_argument("--structured-output", choices=("json_schema", "json_object", "none"),
+                       help="how structured replies are requested (default json_schema; "
+                            "'none' relies on the prompt alone)")
+
+
+def model_config(args: argparse.Namespace) -> LLMConfig:
+    """The client config from :func:`add_model_options`'s options and the environment.
+
+    Raises :class:`llm_frontend.client.LLMConfigError` with a message for the user.
+    """
+    from llm_frontend.client import LLMConfig
+
+    return LLMConfig.from_env_and_args(
+        base_url=args.base_url, model=args.model, timeout=args.timeout,
+        max_retries=args.max_retries, concurrency=args.concurrency,
+        temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed,
+        structured=args.structured_output)
+
+
+def add_batch_options(parser: argparse.ArgumentParser) -> None:
+    """``--journal``, ``--format`` and ``--progress``: how a (batch) run is recorded and shown."""
+    parser.add_argument("--journal", metavar="FILE",
+                        help="the JSONL journal that makes an interrupted run resumable "
+                             "(finished items are skipped when it is run again)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="the summary as 'text' (default) or 'json' on stdout")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="the live progress line on stderr: 'auto' (default) on a terminal")
+
+
+def _progress(args: argparse.Namespace, total: int, console: Console, label: str) -> Any:
+    from llm_frontend.batch import Progress
+
+    enabled = {"auto": None, "always": True, "never": False}[args.progress]
+    return Progress(total, console.err, enabled=enabled, label=label)
+
+
+def _report(summary: BatchSummary, args: argparse.Namespace, console: Console) -> int:
+    if args.format == "json":
+        console.line(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        for record in summary.records:
+            if record.status == "accepted":
+                continue
+            detail = f": {record.detail}" if record.detail else ""
+            console.line(f"{record.status} {record.label}: {record.reason}{detail}")
+        console.write(summary.render_text())
+    return EXIT_OK if summary.ok else EXIT_PROBLEMS
+
+
+def _check_limits(args: argparse.Namespace, console: Console, **limits: int) -> bool:
+    for name, low in limits.items():
+        value = getattr(args, name)
+        if value is not None and value < low:
+            console.error(f"--{name.replace('_', '-')} must be at least {low}")
+            return False
+    return True
+
+
+def _run_guarded(console: Console, body: Callable[[], int]) -> int:
+    """Turn the front end's expected failures into one-line errors (never a traceback)."""
+    from llm_frontend.batch import InputError
+    from llm_frontend.client import LLMConfigError, LLMError
+
+    try:
+        return body()
+    except (LLMConfigError, InputError) as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
+    except LLMError as exc:
+        console.error(str(exc))
+        return EXIT_PROBLEMS
+
+
+def _slug(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower() if ch.isascii() and ch.isalnum() else "_")
+    return "".join(out).strip("_") or "world"
+
+
+# -------------------------------------------------------------------- world
+def _configure_world(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("description", nargs="?", metavar="DESCRIPTION",
+                        help="what the environment is, in prose")
+    parser.add_argument("--input", metavar="FILE.jsonl",
+                        help="many descriptions: one JSON object per line with a "
+                             "'description' (and an optional 'id'), or one JSON string")
+    parser.add_argument("-o", "--out", metavar="PATH",
+                        help="the .world file to write (one description), or the folder for "
+                             "--input (default: synth-worlds), where each world is written as "
+                             "name-<sha>.world")
+    parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
+                        help="repair rounds after the first draft (default 4)")
+    parser.add_argument("--no-plan", action="store_true",
+                        help="skip the planning request and write the spec at once")
+    parser.add_argument("--test-examples", type=int, default=30, metavar="N",
+                        help="random call sequences of the property tests (default 30)")
+    parser.add_argument("--test-steps", type=int, default=20, metavar="N",
+                        help="calls per sequence (default 20)")
+    add_batch_options(parser)
+    add_model_options(parser)
+
+
+def _world_items(args: argparse.Namespace) -> list[BatchItem]:
+    from llm_frontend.batch import BatchItem, InputError, read_jsonl
+
+    if args.input is None:
+        return [BatchItem.make("world", {"description": args.description.strip()},
+                               args.description.strip()[:60])]
+    items = []
+    for number, value in read_jsonl(args.input):
+        label = f"{args.input}:{number}"
+        if isinstance(value, dict):
+            text = value.get("description")
+            label = str(value.get("id") or label)
+        else:
+            text = value
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{args.input}:{number}: expected a \"description\" string")
+        items.append(BatchItem.make("world", {"description": text.strip()}, label))
+    return items
+
+
+def _run_world(args: argparse.Namespace, console: Console) -> int:
+    if (args.description is None) == (args.input is None):
+        console.error("give either a DESCRIPTION or --input FILE.jsonl")
+        return EXIT_USAGE
+    if args.input is None and not args.out:
+        console.error("name the file to write: -o FILE.world")
+        return EXIT_USAGE
+    if args.description is not None and not args.description.strip():
+        console.error("the description is empty")
+        return EXIT_USAGE
+    if not _check_limits(args, console, max_rounds=0, test_examples=1, test_steps=1,
+                         concurrency=1, max_retries=0):
+        return EXIT_USAGE
+    if args.input is not None and not _is_folder_or_absent(args.out, console):
+        return EXIT_USAGE
+    return _run_guarded(console, lambda: asyncio.run(_world_batch(args, console)))
+
+
+def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
+    if raw and Path(raw).exists() and not Path(raw).is_dir():
+        console.error(f"with --input, -o names a folder, and '{raw}' is a file")
+        return False
+    return True
+
+
+async def _world_batch(args: argparse.Namespace, console: Console) -> int:
+    from llm_frontend.batch import (
+        ItemRecord,
+        Journal,
+        run_batch,
+        sha256_text,
+        write_atomically,
+        write_output,
+    )
+    from llm_frontend.client import LLMClient
+    from llm_frontend.synth_world import WorldOptions, synthesize_world
+
+    config = model_config(args)
+    items = _world_items(args)
+    single = args.input is None
+    out = Path(args.out or "synth-worlds")
+    journal_path = args.journal or (None if single else str(out / "journal.jsonl"))
+    journal = Journal.open(journal_path) if journal_path else None
+    options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
+                           test_examples=args.test_examples, test_steps=args.test_steps)
+
+    async with LLMClient(config) as client:
+        async def work(item: BatchItem, spent: Usage) -> ItemRecord:
+            outcome = await synthesize_world(client, str(item.payload["description"]), options,
+                                             usage=spent)
+            record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected",
+                                item.label, outcome.rounds, outcome.reason, outcome.detail,
+                                data={"world": outcome.world_name,
+                                      "history": [h.to_json() for h in outcome.history]})
+            if outcome.accepted and outcome.text is not None:
+                if single:
+                    write_atomically(out, outcome.text)
+                    path, digest = out, sha256_text(outcome.text)
+                else:
+                    path, digest = write_output(out, _slug(outcome.world_name or "world"),
+                                                outcome.text)
+                record.output, record.output_sha256 = str(path), digest
+            return record
+
+        summary = await run_batch("synth world", items, work, journal=journal,
+                                  concurrency=config.concurrency,
+                                  progress=_progress(args, len(items), console, "worlds: "))
+    if single and args.format == "text" and summary.records and \
+            summary.records[0].status == "accepted":
+        record = summary.records[0]
+        console.line(f"accepted {record.data.get('world')} after {record.rounds} repair "
+                     f"round(s): wrote {record.output}")
+    return _report(summary, args, console)
+
+
+# -------------------------------------------------------------------- tasks
+def _configure_tasks(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("world", nargs="?", metavar="WORLD.world",
+                        help="the world to write tasks for (it must check clean)")
+    parser.add_argument("-n", type=int, default=5, metavar="N", dest="count",
+                        help="how many tasks (default 5)")
+    parser.add_argument("--input", metavar="FILE.jsonl",
+                        help="many worlds: one JSON object per line, {\"world\": PATH, "
+                             "\"n\": N, \"conversational\": false} (paths relative to the file)")
+    parser.add_argument("-o", "--out", metavar="PATH",
+                        help="the tasks file to write (default: WORLD.tasks.world beside the "
+                             "world); with --input, a folder where each world's tasks go to "
+                             "name-<sha>.tasks.world (default: beside each world)")
+    parser.add_argument("--conversational", action="store_true",
+                        help="conversational tasks: with a user persona, known and unknown")
+    parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
+                        help="repair rounds after the first draft (default 4)")
+    parser.add_argument("--min-calls", type=int, default=2, metavar="N",
+                        help="the fewest calls a reference solution may have (default 2)")
+    parser.add_argument("--max-ids", type=int, default=2, metavar="N",
+                        help="the most table keys an instruction may name (default 2)")
+    add_batch_options(parser)
+    add_model_options(parser)
+
+
+@dataclass
+class _TaskJob:
+    world: TaskWorld
+    count: int
+    conversational: bool
+    out: Path
+
+
+def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
+    from llm_frontend.batch import InputError, read_jsonl, sha256_text
+    from llm_frontend.synth_tasks import load_task_world
+
+    if args.input is None:
+        world = load_task_world(args.world)
+        out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
+        return [_TaskJob(world, args.count, args.conversational, out)]
+    base = Path(args.input).parent
+    jobs = []
+    for number, value in read_jsonl(args.input):
+        if isinstance(value, str):
+            value = {"world": value}
+        if not isinstance(value, dict) or not isinstance(value.get("world"), str):
+            raise InputError(f"{args.input}:{number}: expected {{\"world\": PATH, ...}}")
+        count = value.get("n", args.count)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise InputError(f"{args.input}:{number}: \"n\" must be a positive integer")
+        conversational = value.get("conversational", args.conversational)
+        if not isinstance(conversational, bool):
+            raise InputError(f"{args.input}:{number}: \"conversational\" must be true or false")
+        try:
+            world = load_task_world(base / value["world"])
+        except InputError as exc:
+            raise InputError(f"{args.input}:{number}: {exc}") from None
+        if args.out:
+            stem = world.path.stem
+            out = Path(args.out) / f"{stem}-{sha256_text(world.text)[:12]}.tasks.world"
+        else:
+            out = world.path.with_suffix(".tasks.world")
+        jobs.append(_TaskJob(world, count, conversational, out))
+    return jobs
+
+
+def _run_tasks(args: argparse.Namespace, console: Console) -> int:
+    if (args.world is None) == (args.input is None):
+        console.error("give either a WORLD.world file or --input FILE.jsonl")
+        return EXIT_USAGE
+    if not _check_limits(args, console, count=1, max_rounds=0, min_calls=1, max_ids=0,
+                         concurrency=1, max_retries=0):
+        return EXIT_USAGE
+    if args.input is not None and not _is_folder_or_absent(args.out, console):
+        return EXIT_USAGE
+    return _run_guarded(console, lambda: asyncio.run(_task_batch(args, console)))
+
+
+async def _task_batch(args: argparse.Namespace, console: Console) -> int:
+    from llm_frontend.batch import (
+        BatchItem,
+        ItemRecord,
+        Journal,
+        run_batch,
+        sha256_text,
+        write_atomically,
+    )
+    from llm_frontend.client import LLMClient
+    from llm_frontend.synth_tasks import (
+        TaskOptions,
+        rename_task,
+        render_tasks_file,
+        synthesize_task,
+        task_fingerprint,
+    )
+
+    config = model_config(args)
+    jobs = _task_jobs(args)
+    if args.journal:
+        journal_path = Path(args.journal)
+    elif args.input is None:
+        journal_path = jobs[0].out.with_name(jobs[0].out.name + ".journal.jsonl")
+    else:
+        journal_path = Path(args.out or Path(args.input).parent) / "synth-tasks.journal.jsonl"
+    journal = Journal.open(journal_path)
+    by_sha = {job.world.sha256: job for job in jobs}
+    items: list[BatchItem] = []
+    for job in jobs:
+        for slot in range(job.count):
+            payload = {"world_sha256": job.world.sha256, "slot": slot,
+                       "conversational": job.conversational}
+            items.append(BatchItem.make("task", payload, f"{job.world.name}#{slot}"))
+
+    def accepted_of(sha: str) -> list[ItemRecord]:
+        records = [r for r in journal.records.values()
+                   if r.status == "accepted" and r.data.get("world_sha256") == sha]
+        return sorted(records, key=lambda r: int(r.data.get("slot", 0)))
+
+    def materialise(record: ItemRecord) -> None:
+        job = by_sha.get(str(record.data.get("world_sha256")))
+        if record.status != "accepted" or job is None:
+            return
+        texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
+        write_atomically(job.out, render_tasks_file(job.world, job.out, texts))
+
+    async with LLMClient(config) as client:
+        async def work(item: BatchItem, spent: Usage) -> ItemRecord:
+            job = by_sha[str(item.payload["world_sha256"])]
+            done = accepted_of(job.world.sha256)
+            written = [(str(r.data["task"]), str(r.data.get("instruction", ""))) for r in done]
+            taken = {name for name, _ in written}
+            options = TaskOptions(max_rounds=args.max_rounds, conversational=job.conversational,
+                                  min_calls=args.min_calls, max_instruction_ids=args.max_ids)
+            slot = int(item.payload["slot"])
+            outcome = await synthesize_task(client, job.world, slot, options, written=written,
+                                            taken=taken, usage=spent)
+            data: dict[str, Any] = {"world": str(job.world.path),
+                                    "world_sha256": job.world.sha256, "slot": slot}
+            if not outcome.accepted or outcome.text is None or outcome.name is None:
+                return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
+                                  outcome.reason, outcome.detail, data=data)
+            # Slots run concurrently: settle name clashes and duplicates at acceptance.
+            done = accepted_of(job.world.sha256)
+            print_ = task_fingerprint(outcome.text)
+            twin = next((r for r in done if r.data.get("fingerprint") == print_), None)
+            if twin is not None:
+                return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
+                                  "duplicate of an accepted task", str(twin.data.get("task")),
+                                  data=data)
+            names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
+            name, text = outcome.name, outcome.text
+            suffix = 2
+            while name in names:
+                name = f"{outcome.name}_{suffix}"
+                suffix += 1
+            if name != outcome.name:
+                text = rename_task(text, name)
+            data.update({"task": name, "text": text, "instruction": outcome.instruction,
+                         "fingerprint": print_, "warnings": list(outcome.warnings)})
+            return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
+                              output=str(job.out), output_sha256=sha256_text(text), data=data)
+
+        summary = await run_batch("synth tasks", items, work, journal=journal,
+                                  concurrency=config.concurrency, on_record=materialise,
+                                  progress=_progress(args, len(items), console, "tasks: "))
+    if args.format == "text":
+        for job in jobs:
+            count = len(accepted_of(job.world.sha256))
+            if count:
+                console.line(f"{job.world.name}: {count} task(s) in {job.out}")
+    return _report(summary, args, console)
+
+
+# -------------------------------------------------------------------- table
+#: Every ``worldspec synth`` sub-subcommand, in the order ``--help`` lists them.
+#: Add a row to add one (``themes`` and ``review`` go here).
+SYNTH_COMMANDS: dict[str, SynthCommand] = {
+    "world": SynthCommand(
+        summary="write a world from a description, repaired until it checks and passes tests",
+        description="Ask the model to plan and write a .world spec for DESCRIPTION (or for "
+                    "every line of --input), feed the compiler's diagnostics and the property "
+                    "tests' findings back for repair (at most --max-rounds rounds), and write "
+                    "only a world that checks clean and passes its tests. The model writes "
+                    ".world text only; nothing it writes runs except as the compiled world.",
+        configure=_configure_world,
+        run=_run_world,
+    ),
+    "tasks": SynthCommand(
+        summary="write tasks for a world, accepted only when they validate",
+        description="Ask the model for N tasks in WORLD.world: inline data, a multi-step "
+                    "instruction, checks, a frame and a reference solution, all in the "
+                    "language. A task is accepted only when its solution passes every check "
+                    "within the frame and doing nothing does not; accepted tasks are written "
+                    "to one file that imports the world. A journal makes the run resumable.",
+        configure=_configure_tasks,
+        run=_run_tasks,
+    ),
+    "themes": SynthCommand(cli_synth_themes.SUMMARY, cli_synth_themes.DESCRIPTION,
+                           cli_synth_themes.configure, cli_synth_themes.run),
+    "review": SynthCommand(cli_synth_review.SUMMARY, cli_synth_review.DESCRIPTION,
+                           cli_synth_review.configure, cli_synth_review.run),
+}
+
+
+def configure_synth(parser: argparse.ArgumentParser) -> None:
+    """The ``synth`` parser: one sub-parser per row of :data:`SYNTH_COMMANDS`."""
+    commands = parser.add_subparsers(dest="synth_command", metavar="WHAT",
+                                     title="what to synthesise")
+    for name, command in SYNTH_COMMANDS.items():
+        sub = commands.add_parser(name, help=command.summary, description=command.description)
+        command.configure(sub)
+        sub.set_defaults(synth_run=command.run)
+
+
+def run_synth(args: argparse.Namespace, console: Console) -> int:
+    run: Callable[[argparse.Namespace, Console], int] | None = getattr(args, "synth_run", None)
+    if run is None:
+        console.error(f"name what to synthesise: worldspec synth {{{','.join(SYNTH_COMMANDS)}}}")
+        return EXIT_USAGE
+    return run(args, console)
+
