@@ -222,6 +222,9 @@ class ProgramModel:
     resolutions: dict[int, Resolution] = field(default_factory=dict)
     #: ids of optional-typed names and fields known not to be none where they are read
     narrowed: set[int] = field(default_factory=set)
+    #: id(expression) -> the float-holding type it is stored as: an ``int`` value widened to
+    #: ``float`` (or a list of them) is converted where it is stored, so a float stays a float
+    widened: dict[int, Type] = field(default_factory=dict)
     #: the modules, kept alive so the ids above stay valid
     modules: list[n.Module] = field(default_factory=list)
 

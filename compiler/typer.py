@@ -84,6 +84,8 @@ class Typer:
     def expect(self, node: n.Node, target: t.Type, value: t.Type, what: str) -> None:
         if not self.assignable(target, value):
             self.report("WS301", node, f"{what}: expected {t.show(target)}, found {t.show(value)}")
+        elif t.widens_int(target, value):
+            self.program.widened[id(node)] = target
 
     def define(self, ident: n.Ident, typ: t.Type, kind: LocalKind) -> None:
         previous = self.scope.define(Local(ident.name, typ, kind, ident))
@@ -547,6 +549,8 @@ class Typer:
         joined: t.Type | None = None
         for item in e.items:
             typ = self.expr(item, want or joined)
+            if want is not None and t.widens_int(want, typ):
+                self.program.widened[id(item)] = want
             if joined is None:
                 joined = typ
                 continue
@@ -575,6 +579,8 @@ class Typer:
         for entry in e.entries:
             k = self.expr(entry.key, want_k or key_t)
             v = self.expr(entry.value, want_v or val_t)
+            if want_v is not None and t.widens_int(want_v, v):
+                self.program.widened[id(entry.value)] = want_v
             if key_t is None or val_t is None:
                 key_t, val_t = k, v
                 continue

@@ -221,6 +221,18 @@ def assignable(target: Type, value: Type,
     return False
 
 
+def widens_int(target: Type, value: Type) -> bool:
+    """Whether storing ``value`` as ``target`` turns ints into floats: ``int`` as ``float``,
+    ``int?`` as ``float?``, ``list[int]`` as ``list[float]`` (the cases the code generator
+    converts)."""
+    target, value = strip_optional(target), strip_optional(value)
+    if target == FLOAT:
+        return value == INT
+    if isinstance(target, ListOf) and isinstance(value, ListOf):
+        return widens_int(target.element, value.element)
+    return False
+
+
 def comparable(a: Type, b: Type, unions: Mapping[str, Collection[str]] | None = None) -> bool:
     """Whether ``a == b`` makes sense (the types overlap)."""
     if assignable(a, b, unions) or assignable(b, a, unions):

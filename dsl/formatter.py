@@ -211,6 +211,7 @@ class Prec(IntEnum):
 _BINARY_PREC: dict[str, Prec] = {
     "+": Prec.SUM, "-": Prec.SUM,
     "*": Prec.PRODUCT, "/": Prec.PRODUCT, "//": Prec.PRODUCT, "%": Prec.PRODUCT,
+    "**": Prec.POWER,
 }
 _BOOL_PREC: dict[str, Prec] = {"or": Prec.OR, "and": Prec.AND}
 
@@ -370,7 +371,7 @@ class _ExprPrinter:
             # another power or a prefix minus (`2 ** -1`)
             left = self.expr(e.left, Prec.POSTFIX)
             right = self.expr(e.right, Prec.UNARY)
-            return f"{left} ** {right}", Prec.POWER
+            return f"{left} ** {right}", _BINARY_PREC[e.op]
         return self.left_chain(e), _BINARY_PREC[e.op]
 
     def print_Coalesce(self, e: n.Coalesce) -> tuple[str, Prec]:

@@ -845,3 +845,59 @@ def test_power_follows_python_and_fails_cleanly(tmp_path: Path) -> None:
     ]:
         result = ep.call(tool, args)
         assert ep.failed(result) and words in result["error"], (tool, args, result)
+
+
+WIDEN_SPEC = """
+world Floats "An int stored as a float is a float."
+
+record Price "A price." {
+  amount: float
+}
+
+entity Account "An account." {
+  key id: str
+  balance: float = 0
+  history: list[float] = []
+  limit: float? = none
+}
+
+state {
+  accounts: table Account
+  total: float = 0
+  last: float? = none
+  rates: map[str, float] = {}
+}
+
+tool open(id: str "Id.", start: int "Starting balance.") -> Price "Open an account." {
+  insert Account(id: id, balance: start, history: [start, 1], limit: 5) into accounts
+  total = start
+  last = start
+  rates = {"base": 2}
+  append 3 to accounts[id].history
+  return Price(amount: start)
+}
+
+tool huge(n: int "Digits.") -> float "A big int as a float." {
+  let x = 10 ** n
+  let y: float = x
+  return y
+}
+"""
+
+
+def test_ints_stored_as_floats_become_floats(tmp_path: Path) -> None:
+    spec = tmp_path / "floats.world"
+    spec.write_text(WIDEN_SPEC, encoding="utf-8")
+    ep = compile_worlds([spec]).worlds["Floats"]()
+    result = ep.call("open", {"id": "a", "start": 4})
+    assert result == {"success": True, "data": {"amount": 4.0}}
+    assert type(result["data"]["amount"]) is float
+    state = ep.export_state()
+    account = state["accounts"][0]
+    assert [type(x) for x in (account["balance"], account["limit"], state["total"],
+                              state["last"], *account["history"], state["rates"]["base"])] \
+        == [float] * 8
+    assert json.dumps(state["accounts"][0]["history"]) == "[4.0, 1.0, 3.0]"
+    assert ep.call("huge", {"n": 3}) == {"success": True, "data": 1000.0}
+    failed = ep.call("huge", {"n": 400})
+    assert ep.failed(failed) and "too large to convert to a float" in failed["error"]

@@ -133,7 +133,24 @@ class ExprCompiler:
         """Python source computing the value of ``expr``."""
         method = getattr(self, "x_" + type(expr).__name__)
         result: str = method(expr, env)
+        target = self.program.widened.get(id(expr))
+        if target is not None:
+            return self.widen(result, target)
         return result
+
+    def widen(self, src: str, target: t.Type) -> str:
+        """``src`` (ints) as the floats ``target`` holds: ``float``, ``float?``, lists of them."""
+        base = t.strip_optional(target)
+        if base == t.FLOAT:
+            return f"rt.as_float({src})"
+        if isinstance(base, t.ListOf):
+            item = self.fresh("item")
+            items = f"tuple({self.widen(item, base.element)} for {item} in {{}})"
+            if isinstance(target, t.Optional):
+                xs = self.fresh("xs")
+                return f"rt.if_present({src}, lambda {xs}: {items.format(xs)})"
+            return items.format(src)
+        return src
 
     def x_IntLit(self, e: n.IntLit, env: Env) -> str:
         return repr(e.value) if e.value >= 0 else f"({e.value!r})"

@@ -138,7 +138,7 @@ class StatementCompiler:
     def s_While(self, s: n.While) -> None:
         """A loop with a bound: a call whose loop runs away fails instead of hanging."""
         count = self.x.fresh("rounds")
-        self.emit(f"{count} = 0")
+        self.emit(f"{count} = 0", s)
         self.emit(f"while {self.x.value(s.condition, self.env)}:", s)
         self.depth += 1
         self.emit(f"{count} += 1")

@@ -414,7 +414,7 @@ class MessageAPI(Episode):
         if not (receiver_id in tuple(self.state.user_map.values())):  # message_api.world:170
             raise ToolError(("Receiver ID '" + rt.text(receiver_id) + "' not found."))
         new_id: int = self._rng().randint(10000, 99999)  # message_api.world:172
-        _rounds1 = 0
+        _rounds1 = 0  # message_api.world:173
         while (new_id in self.state.generated_ids):  # message_api.world:173
             _rounds1 += 1
             if _rounds1 > rt.MAX_LOOP_ROUNDS:

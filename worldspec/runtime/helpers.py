@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE", "MAX_POWER_BITS", "power",
+    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE", "MAX_POWER_BITS", "power", "as_float",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
     "key_of", "rows",
@@ -57,6 +57,8 @@ def to_float(value: Any) -> float:
         return float(value)
     except ValueError:
         raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
+    except OverflowError:
+        raise ToolError("The integer is too large to convert to a float.") from None
 
 
 def parse_date(value: str) -> dt.date:
@@ -120,6 +122,15 @@ def power(base: float, exponent: float) -> float:
     if isinstance(result, complex):
         raise ToolError(f"{base} ** {exponent} is not a real number.")
     return result
+
+
+@overload
+def as_float(value: float) -> float: ...
+@overload
+def as_float(value: float | None) -> float | None: ...
+def as_float(value: float | None) -> float | None:
+    """An ``int`` stored where the spec declares a ``float`` becomes one (``none`` stays)."""
+    return None if value is None else to_float(value)
 
 
 def int_range(low: int, high: int) -> tuple[int, ...]:
