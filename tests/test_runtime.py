@@ -901,3 +901,183 @@ def test_ints_stored_as_floats_become_floats(tmp_path: Path) -> None:
     assert ep.call("huge", {"n": 3}) == {"success": True, "data": 1000.0}
     failed = ep.call("huge", {"n": 400})
     assert ep.failed(failed) and "too large to convert to a float" in failed["error"]
+
+
+INVARIANT_SPEC = """
+world Rooms "Room bookings."
+
+entity Booking "A booking." {
+  key id: str
+  room: str
+  start: int
+  end: int
+  active: bool = true
+}
+
+state {
+  bookings: table Booking
+  max_length: int = 10
+}
+
+fn overlaps(a: Booking, b: Booking) -> bool {
+  return a.start < b.end and b.start < a.end
+}
+
+fn too_long(b: Booking) -> bool {
+  return b.end - b.start > max_length
+}
+
+invariant no_overlap "Two active bookings of a room never overlap.":
+  all a in bookings: all b in bookings: a.id == b.id or not a.active or not b.active
+    or a.room != b.room or not overlaps(a, b)
+
+invariant ordered "A booking ends after it starts.":
+  all b in bookings: b.start < b.end
+
+invariant short "No booking is longer than max_length.":
+  all b in bookings: not too_long(b)
+
+tool book(id: str "Id.", room: str "Room.", start: int "Start.", end: int "End.") -> str "Book." {
+  insert Booking(id: id, room: room, start: start, end: end) into bookings
+  return id
+}
+
+tool move(id: str "Id.", start: int "New start.", end: int "New end.") -> str "Move a booking." {
+  bookings[id].start = start
+  bookings[id].end = end
+  return id
+}
+
+tool set_max(n: int "New maximum.") -> int "Change the longest allowed booking." {
+  max_length = n
+  return n
+}
+"""
+
+
+def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> None:
+    """Pairwise and helper-calling invariants are checked on the changed rows only (see the
+    generated code); a change on either side of a pair, or to state a helper reads, is still
+    caught."""
+    spec = tmp_path / "rooms.world"
+    spec.write_text(INVARIANT_SPEC, encoding="utf-8")
+    from compiler.api import check_paths
+    from compiler.build import generate_all
+
+    result = check_paths([spec])
+    assert result.ok, [d.message for d in result.errors]
+    package = generate_all(result).packages[0]
+    source = package.files["world.py"]
+    assert "for _row" in source and "in self._changed_rows(self.t_bookings):" in source
+    assert source.count("_changed_rows(self.t_bookings)") >= 3  # the pair (both sides), ordered
+    world = compile_worlds([spec]).worlds["Rooms"]
+    ep = world()
+    for args in ({"id": "B1", "room": "r1", "start": 0, "end": 5},
+                 {"id": "B2", "room": "r1", "start": 5, "end": 9},
+                 {"id": "B3", "room": "r2", "start": 0, "end": 9}):
+        assert not ep.failed(ep.call("book", args))
+    before = ep.state_hash()
+    overlap_as_first = ep.call("book", {"id": "A0", "room": "r1", "start": 4, "end": 6})
+    overlap_by_move = ep.call("move", {"id": "B2", "start": 3, "end": 8})
+    backwards = ep.call("move", {"id": "B3", "start": 9, "end": 1})
+    too_long = ep.call("book", {"id": "B4", "room": "r3", "start": 0, "end": 11})
+    shrink_max = ep.call("set_max", {"n": 4})  # B3 (9 long) would break `short`
+    for result, words in ((overlap_as_first, "never overlap"), (overlap_by_move, "never overlap"),
+                          (backwards, "ends after it starts"), (too_long, "longer than"),
+                          (shrink_max, "longer than")):
+        assert ep.failed(result) and words in result["error"], result
+    assert ep.state_hash() == before
+    assert not ep.failed(ep.call("move", {"id": "B2", "start": 6, "end": 9}))
+
+
+PAIR_SPEC = """
+world Hours "Opening hours."
+
+entity Room "A room." {
+  key id: str
+  closes: int
+}
+
+entity Slot "A booked slot." {
+  key id: str
+  room: str
+  end: int
+}
+
+state {
+  rooms: table Room
+  slots: table Slot
+}
+
+invariant within_hours "A slot ends by the time its room closes.":
+  all r in rooms: all s in slots: s.room != r.id or s.end <= r.closes
+
+tool close_at(room: str "Room id.", hour: int "Closing hour.") -> int "Change closing time." {
+  rooms[room].closes = hour
+  return hour
+}
+
+tool extend(slot: str "Slot id.", end: int "New end.") -> int "Extend a slot." {
+  slots[slot].end = end
+  return end
+}
+"""
+
+
+def test_pair_invariants_check_changes_on_either_side(tmp_path: Path) -> None:
+    spec = tmp_path / "hours.world"
+    spec.write_text(PAIR_SPEC, encoding="utf-8")
+    world = compile_worlds([spec]).worlds["Hours"]
+    ep = world(data={"rooms": [{"id": "R1", "closes": 18}, {"id": "R2", "closes": 20}],
+                     "slots": [{"id": "S1", "room": "R1", "end": 17},
+                               {"id": "S2", "room": "R2", "end": 19}]})
+    room_side = ep.call("close_at", {"room": "R1", "hour": 16})    # the outer variable changes
+    slot_side = ep.call("extend", {"slot": "S2", "end": 21})       # the inner variable changes
+    for result in (room_side, slot_side):
+        assert ep.failed(result) and "ends by the time" in result["error"], result
+    assert not ep.failed(ep.call("close_at", {"room": "R1", "hour": 17}))
+    assert not ep.failed(ep.call("extend", {"slot": "S2", "end": 20}))
+
+
+FRIENDS_SPEC = """
+world Friends "Users and their friends."
+
+entity User "A user." {
+  key id: str
+  active: bool = true
+  friends: list[User] = []
+}
+
+state {
+  users: table User
+}
+
+fn all_active(xs: list[User]) -> bool {
+  return all f in xs: f.active
+}
+
+tool deactivate(user: User "Who.") -> bool "Deactivate a user." {
+  user.active = false
+  return true
+}
+"""
+
+FRIENDS_INVARIANTS = (
+    'invariant friends_active "A user\'s friends are active.":\n'
+    "  all u in users: all f in u.friends: f.active\n",
+    'invariant friends_active "A user\'s friends are active.":\n'
+    "  all u in users: all_active(u.friends)\n",
+)
+
+
+@pytest.mark.parametrize("invariant", FRIENDS_INVARIANTS, ids=["quantifier", "helper"])
+def test_invariants_reading_other_rows_are_checked_in_full(tmp_path: Path, invariant: str
+                                                           ) -> None:
+    """Reading a row through a bound entity variable is not row-local: changing the friend
+    (another row) must still be caught."""
+    spec = tmp_path / "friends.world"
+    spec.write_text(FRIENDS_SPEC + "\n" + invariant, encoding="utf-8")
+    data = {"users": [{"id": "a", "friends": ["b"]}, {"id": "b"}]}
+    ep = compile_worlds([spec]).worlds["Friends"](data=data)
+    result = ep.call("deactivate", {"user": "b"})
+    assert ep.failed(result) and "friends are active" in result["error"], result

@@ -20,7 +20,7 @@ import jinja2
 from compiler import types as t
 from compiler.codegen.constants import constant_value
 from compiler.codegen.exprs import Env, ExprCompiler
-from compiler.codegen.invariants import local_invariant
+from compiler.codegen.invariants import local_invariant, pair_invariant
 from compiler.codegen.names import enum_member, file_label, py_name, snake_case
 from compiler.codegen.pytypes import TypeTables
 from compiler.codegen.stmts import StatementCompiler
@@ -227,13 +227,27 @@ class WorldGenerator:
             where = f"{file_label(inv.node.span.file)}:{inv.node.span.line}"
             anchor = f"  # {where}"
             local = local_invariant(inv.condition, self.world, self.program)
+            pair = pair_invariant(inv.condition, self.world, self.program) \
+                if local is None else None
+            fail = f"raise InvariantError({message!r}, {where!r})"
             if local is not None:
-                var, table, body = local
                 name = self.x.fresh("row")
-                inner = Env(ep="self", locals={var: name})
-                lines += [f"for {name} in self._changed_rows(self.t_{table}):{anchor}",
-                          f"{_INDENT}if not {self.x.value(body, inner)}:",
-                          f"{_INDENT * 2}raise InvariantError({message!r}, {where!r})"]
+                inner = Env(ep="self", locals={local.var: name})
+                lines += [f"for {name} in self._changed_rows(self.t_{local.table}):{anchor}",
+                          f"{_INDENT}if not {self.x.value(local.body, inner)}:",
+                          f"{_INDENT * 2}{fail}"]
+            elif pair is not None:
+                # every pair with a changed row on either side
+                a, b = self.x.fresh("row"), self.x.fresh("row")
+                test = self.x.value(pair.body, Env(ep="self", locals={pair.a: a, pair.b: b}))
+                for changed, every in ((f"{a} in self._changed_rows(self.t_{pair.table_a})",
+                                        f"{b} in self.t_{pair.table_b}"),
+                                       (f"{b} in self._changed_rows(self.t_{pair.table_b})",
+                                        f"{a} in self.t_{pair.table_a}")):
+                    lines += [f"for {changed}:{anchor}",
+                              f"{_INDENT}for {every}:",
+                              f"{_INDENT * 2}if not {test}:",
+                              f"{_INDENT * 3}{fail}"]
             else:
                 lines += [f"if not {self.x.value(inv.condition, env)}:{anchor}",
                           f"{_INDENT}raise InvariantError({message!r}, {where!r})"]

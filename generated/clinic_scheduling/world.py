@@ -532,10 +532,22 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(all((((((_a40.id_ == _b41.id_) or (not self.fn_active(_a40))) or (not self.fn_active(_b41))) or (_a40.doctor != _b41.doctor)) or (not self.fn_overlaps(_a40.start, _a40.end, _b41.start, _b41.end))) for _b41 in self.t_appointments) for _a40 in self.t_appointments):  # clinic.world:241
-            raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:241')
-        if not all(all((((((_a42.id_ == _b43.id_) or (not self.fn_active(_a42))) or (not self.fn_active(_b43))) or (_a42.patient != _b43.patient)) or (not self.fn_overlaps(_a42.start, _a42.end, _b43.start, _b43.end))) for _b43 in self.t_appointments) for _a42 in self.t_appointments):  # clinic.world:244
-            raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
+        for _row40 in self._changed_rows(self.t_appointments):  # clinic.world:241
+            for _row41 in self.t_appointments:
+                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
+                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:241')
+        for _row41 in self._changed_rows(self.t_appointments):  # clinic.world:241
+            for _row40 in self.t_appointments:
+                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
+                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:241')
+        for _row42 in self._changed_rows(self.t_appointments):  # clinic.world:244
+            for _row43 in self.t_appointments:
+                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
+                    raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
+        for _row43 in self._changed_rows(self.t_appointments):  # clinic.world:244
+            for _row42 in self.t_appointments:
+                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
+                    raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
         if not all(((not self.fn_active(_a44)) or (len(tuple(_b45.key() for _b45 in self.t_appointments if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in self.t_appointments):  # clinic.world:247
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:247')
         if not all(((not self.fn_active(_a46)) or (len(tuple(_b47.key() for _b47 in self.t_appointments if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in self.t_appointments):  # clinic.world:250

@@ -476,16 +476,19 @@ class MobileMessaging(Episode):
     def _check_invariants(self) -> None:
         if not all((len(tuple(_v57.key() for _v57 in self.t_users if (_v57.phone == _u56.phone))) == 1) for _u56 in self.t_users):  # messaging.world:133
             raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:133')
-        if not all((_c58.owner != _c58.user) for _c58 in self.t_contacts):  # messaging.world:136
-            raise InvariantError('Nobody is in their own address book.', 'messaging.world:136')
+        for _row58 in self._changed_rows(self.t_contacts):  # messaging.world:136
+            if not (_row58.owner != _row58.user):
+                raise InvariantError('Nobody is in their own address book.', 'messaging.world:136')
         if not all((len(tuple(_d60.key() for _d60 in self.t_contacts if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in self.t_contacts):  # messaging.world:139
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:139')
         if not all((_k61 in self.t_users) for _k61 in tuple(self.state.last_seen)):  # messaging.world:142
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:142')
-        if not all((len(v.unique(tuple(_c62.participants))) == len(_c62.participants)) for _c62 in self.t_conversations):  # messaging.world:145
-            raise InvariantError('A conversation lists each participant once.', 'messaging.world:145')
-        if not all(((len(_c63.participants) == 2) if (_c63.kind == ConversationKind.direct) else (len(_c63.participants) >= 3)) for _c63 in self.t_conversations):  # messaging.world:148
-            raise InvariantError('A direct chat has exactly two people, a group at least three.', 'messaging.world:148')
+        for _row62 in self._changed_rows(self.t_conversations):  # messaging.world:145
+            if not (len(v.unique(tuple(_row62.participants))) == len(_row62.participants)):
+                raise InvariantError('A conversation lists each participant once.', 'messaging.world:145')
+        for _row63 in self._changed_rows(self.t_conversations):  # messaging.world:148
+            if not ((len(_row63.participants) == 2) if (_row63.kind == ConversationKind.direct) else (len(_row63.participants) >= 3)):
+                raise InvariantError('A direct chat has exactly two people, a group at least three.', 'messaging.world:148')
         for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:151
             if not ((_row64.kind == ConversationKind.group) == (_row64.title is not None)):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:151')

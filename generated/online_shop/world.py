@@ -671,14 +671,17 @@ class OnlineShop(Episode):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:247')
         if not all(any((_v41.product == _p40.key()) for _v41 in self.t_variants) for _p40 in self.t_products):  # shop.world:250
             raise InvariantError('Every product can be bought in at least one variant.', 'shop.world:250')
-        if not all(all((_c42.payment_methods[_k43].id_ == _k43) for _k43 in tuple(_c42.payment_methods)) for _c42 in self.t_customers):  # shop.world:253
-            raise InvariantError('A payment method is filed under its own id.', 'shop.world:253')
+        for _row42 in self._changed_rows(self.t_customers):  # shop.world:253
+            if not all((_row42.payment_methods[_k43].id_ == _k43) for _k43 in tuple(_row42.payment_methods)):
+                raise InvariantError('A payment method is filed under its own id.', 'shop.world:253')
         if not all((_o44.payment_method_id in self.t_customers.row(_o44.customer).payment_methods) for _o44 in self.t_orders):  # shop.world:256
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:256')
-        if not all(((_o45.status != OrderStatus.pending) or (self.fn_net_paid(_o45) == self.fn_order_total(_o45))) for _o45 in self.t_orders):  # shop.world:259
-            raise InvariantError('A pending order is paid exactly its total.', 'shop.world:259')
-        if not all(((_o46.status != OrderStatus.cancelled) or (self.fn_net_paid(_o46) == 0.0)) for _o46 in self.t_orders):  # shop.world:262
-            raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:262')
+        for _row45 in self._changed_rows(self.t_orders):  # shop.world:259
+            if not ((_row45.status != OrderStatus.pending) or (self.fn_net_paid(_row45) == self.fn_order_total(_row45))):
+                raise InvariantError('A pending order is paid exactly its total.', 'shop.world:259')
+        for _row46 in self._changed_rows(self.t_orders):  # shop.world:262
+            if not ((_row46.status != OrderStatus.cancelled) or (self.fn_net_paid(_row46) == 0.0)):
+                raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:262')
         if not all((len(tuple(_s48.key() for _s48 in self.t_returns if (_s48.order == _r47.order))) == 1) for _r47 in self.t_returns):  # shop.world:265
             raise InvariantError('An order has at most one return request.', 'shop.world:265')
         if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in self.t_orders.row(_r49.order).items) for _v50 in rt.rows(self.t_variants, _r49.items))) for _r49 in self.t_returns):  # shop.world:268
