@@ -24,7 +24,7 @@ from compiler.codegen.invariants import local_invariant, pair_invariant
 from compiler.codegen.names import enum_member, file_label, py_name, snake_case
 from compiler.codegen.pytypes import TypeTables
 from compiler.codegen.stmts import StatementCompiler
-from compiler.model import ProgramModel, RecordInfo, ToolInfo, WorldModel
+from compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
 from dsl import nodes as n
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
@@ -107,7 +107,8 @@ class WorldGenerator:
                      f"{_INDENT}__slots__ = ("
                      + "".join(repr(py_name(f.name)) + ", " for f in fields) + ")",
                      f"{_INDENT}ENTITY: ClassVar[str] = {rec.name!r}",
-                     f"{_INDENT}KEY: ClassVar[str] = {py_name(key.name) if key else ''!r}", "",
+                     f"{_INDENT}KEY: ClassVar[str] = {py_name(key.name) if key else ''!r}",
+                     *self.json_fields(fields), "",
                      f"{_INDENT}def __init__(self, *, "
                      + ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
                                  for f in fields) + ") -> None:"]
@@ -118,6 +119,7 @@ class WorldGenerator:
                       f"{_INDENT * 2}other = {cls}.__new__({cls})"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
+            # the fragment cache is not copied: copies and resets stay as cheap as before
             lines += [f"{_INDENT * 2}other._digest = self._digest", f"{_INDENT * 2}return other"]
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
@@ -144,6 +146,19 @@ class WorldGenerator:
             lines.append(f"{_INDENT * 3}{py_name(f.name)}={load},")
         lines.append(f"{_INDENT * 2})")
         return "\n".join(line for line in lines)
+
+    def json_fields(self, fields: list[FieldInfo]) -> list[str]:
+        """An entity's ``JSON_FIELDS``: per field, in ``export()`` order, the attribute, the
+        JSON name, the exporter of one stored value (``None`` when it is plain JSON already)
+        and whether the value is immutable (its text may be cached by identity)."""
+        lines = [f"{_INDENT}JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ("]
+        for f in fields:
+            export = self.tables.exporter(f.type, "value")
+            exporter = "None" if export == "value" else f"lambda value: {export}"
+            lines.append(f"{_INDENT * 2}({py_name(f.name)!r}, {f.name!r}, {exporter}, "
+                         f"{self.tables.immutable(f.type)!r}),")
+        lines.append(f"{_INDENT})")
+        return lines
 
     def union_block(self, name: str) -> str:
         info = self.world.unions[name]

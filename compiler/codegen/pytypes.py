@@ -173,6 +173,36 @@ class TypeTables:
             return f"{src}.export()"
         return src
 
+    def immutable(self, typ: t.Type, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether a stored value of ``typ`` never changes once made, all the way down, so
+        that its JSON text may be cached by the value's identity (``docs/runtime.md``):
+        scalars, enum members, entity keys, tuples (lists and sets), frozen records and
+        unions of them, and maps (a change always builds a new dict: ``{**m, k: x}``,
+        ``rt.without_key``). ``json`` values are plain lists and dicts: not counted."""
+        if isinstance(typ, t.Prim):
+            return typ.name != "json"
+        if isinstance(typ, t.Optional):
+            return self.immutable(typ.inner, seen)
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return self.immutable(typ.element, seen)
+        if isinstance(typ, t.MapOf):
+            return self.immutable(typ.key, seen) and self.immutable(typ.value, seen)
+        if isinstance(typ, t.Named):
+            if typ.kind in ("enum", "entity"):
+                return True
+            if typ.name in seen:  # a recursive record: decided where it started
+                return True
+            inner = seen | {typ.name}
+            if typ.kind == "union":
+                union = self.world.unions.get(typ.name)
+                return union is not None and all(
+                    self.immutable(t.Named("record", r), inner)
+                    for r in union.variants.values())
+            rec = self.world.records.get(typ.name)
+            return rec is not None and rec.kind == "record" and all(
+                self.immutable(f.type, inner) for f in rec.fields.values())
+        return False
+
     # --------------------------------------------------------------- schemas
     def schema(self, typ: t.Type) -> dict[str, Any]:
         """The strict-mode JSON schema of what the agent sends for ``typ``."""

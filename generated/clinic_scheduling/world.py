@@ -16,6 +16,7 @@ from worldspec.runtime import values as v
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
+    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -61,6 +62,14 @@ class Doctor(Row):
     __slots__ = ('id_', 'name', 'specialty', 'room', 'max_daily_appointments', 'accepting_new_patients', )
     ENTITY: ClassVar[str] = 'Doctor'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('name', 'name', None, True),
+        ('specialty', 'specialty', lambda value: value.value, True),
+        ('room', 'room', None, True),
+        ('max_daily_appointments', 'max_daily_appointments', None, True),
+        ('accepting_new_patients', 'accepting_new_patients', None, True),
+    )
 
     def __init__(self, *, id_: str, name: str, specialty: Specialty, room: str, max_daily_appointments: int, accepting_new_patients: bool) -> None:
         self.id_ = id_
@@ -111,6 +120,16 @@ class Patient(Row):
     __slots__ = ('id_', 'name', 'birth_date', 'phone', 'email', 'insurance', 'balance', 'no_shows', )
     ENTITY: ClassVar[str] = 'Patient'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('name', 'name', None, True),
+        ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
+        ('phone', 'phone', None, True),
+        ('email', 'email', None, True),
+        ('insurance', 'insurance', None, True),
+        ('balance', 'balance', None, True),
+        ('no_shows', 'no_shows', None, True),
+    )
 
     def __init__(self, *, id_: str, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None, balance: float, no_shows: int) -> None:
         self.id_ = id_
@@ -169,6 +188,12 @@ class Slot(Row):
     __slots__ = ('id_', 'doctor', 'start', 'length_minutes', )
     ENTITY: ClassVar[str] = 'Slot'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('doctor', 'doctor', None, True),
+        ('start', 'start', lambda value: value.isoformat(), True),
+        ('length_minutes', 'length_minutes', None, True),
+    )
 
     def __init__(self, *, id_: str, doctor: str, start: dt.datetime, length_minutes: int) -> None:
         self.id_ = id_
@@ -211,6 +236,21 @@ class Appointment(Row):
     __slots__ = ('id_', 'patient', 'doctor', 'slot', 'kind', 'start', 'end', 'reason', 'status', 'booked_at', 'cancelled_at', 'late_cancellation', 'notes', )
     ENTITY: ClassVar[str] = 'Appointment'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('patient', 'patient', None, True),
+        ('doctor', 'doctor', None, True),
+        ('slot', 'slot', None, True),
+        ('kind', 'kind', lambda value: value.value, True),
+        ('start', 'start', lambda value: value.isoformat(), True),
+        ('end', 'end', lambda value: value.isoformat(), True),
+        ('reason', 'reason', None, True),
+        ('status', 'status', lambda value: value.value, True),
+        ('booked_at', 'booked_at', lambda value: value.isoformat(), True),
+        ('cancelled_at', 'cancelled_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+        ('late_cancellation', 'late_cancellation', None, True),
+        ('notes', 'notes', None, True),
+    )
 
     def __init__(self, *, id_: str, patient: str, doctor: str, slot: str, kind: VisitKind, start: dt.datetime, end: dt.datetime, reason: str, status: AppointmentStatus, booked_at: dt.datetime, cancelled_at: dt.datetime | None, late_cancellation: bool, notes: str | None) -> None:
         self.id_ = id_
@@ -289,6 +329,15 @@ class WaitlistEntry(Row):
     __slots__ = ('id_', 'patient', 'doctor', 'earliest', 'latest', 'reason', 'added_at', )
     ENTITY: ClassVar[str] = 'WaitlistEntry'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('patient', 'patient', None, True),
+        ('doctor', 'doctor', None, True),
+        ('earliest', 'earliest', lambda value: value.isoformat(), True),
+        ('latest', 'latest', lambda value: value.isoformat(), True),
+        ('reason', 'reason', None, True),
+        ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    )
 
     def __init__(self, *, id_: str, patient: str, doctor: str, earliest: dt.date, latest: dt.date, reason: str, added_at: dt.datetime) -> None:
         self.id_ = id_

@@ -16,6 +16,7 @@ from worldspec.runtime import values as v
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
+    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -57,6 +58,14 @@ class User(Row):
     __slots__ = ('id_', 'name', 'phone', 'email', 'password', 'presence', )
     ENTITY: ClassVar[str] = 'User'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('name', 'name', None, True),
+        ('phone', 'phone', None, True),
+        ('email', 'email', None, True),
+        ('password', 'password', None, True),
+        ('presence', 'presence', lambda value: value.value, True),
+    )
 
     def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
         self.id_ = id_
@@ -107,6 +116,14 @@ class Contact(Row):
     __slots__ = ('id_', 'owner', 'user', 'name', 'favorite', 'added_at', )
     ENTITY: ClassVar[str] = 'Contact'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('owner', 'owner', None, True),
+        ('user', 'user', None, True),
+        ('name', 'name', None, True),
+        ('favorite', 'favorite', None, True),
+        ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    )
 
     def __init__(self, *, id_: str, owner: str, user: str, name: str, favorite: bool, added_at: dt.datetime) -> None:
         self.id_ = id_
@@ -157,6 +174,14 @@ class Conversation(Row):
     __slots__ = ('id_', 'kind', 'title', 'participants', 'archived_by', 'last_activity', )
     ENTITY: ClassVar[str] = 'Conversation'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('kind', 'kind', lambda value: value.value, True),
+        ('title', 'title', None, True),
+        ('participants', 'participants', lambda value: list(value), True),
+        ('archived_by', 'archived_by', lambda value: list(value), True),
+        ('last_activity', 'last_activity', lambda value: value.isoformat(), True),
+    )
 
     def __init__(self, *, id_: str, kind: ConversationKind, title: str | None, participants: tuple[str, ...], archived_by: tuple[str, ...], last_activity: dt.datetime) -> None:
         self.id_ = id_
@@ -207,6 +232,15 @@ class Message(Row):
     __slots__ = ('id_', 'conversation', 'sender', 'body', 'sent_at', 'delivery', 'read_by', )
     ENTITY: ClassVar[str] = 'Message'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('conversation', 'conversation', None, True),
+        ('sender', 'sender', None, True),
+        ('body', 'body', None, True),
+        ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
+        ('delivery', 'delivery', lambda value: value.value, True),
+        ('read_by', 'read_by', lambda value: list(value), True),
+    )
 
     def __init__(self, *, id_: str, conversation: str, sender: str, body: str, sent_at: dt.datetime, delivery: Delivery, read_by: tuple[str, ...]) -> None:
         self.id_ = id_

@@ -16,6 +16,7 @@ from worldspec.runtime import values as v
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
+    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -228,6 +229,11 @@ class Product(Row):
     __slots__ = ('id_', 'name', 'category', )
     ENTITY: ClassVar[str] = 'Product'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('name', 'name', None, True),
+        ('category', 'category', None, True),
+    )
 
     def __init__(self, *, id_: str, name: str, category: str) -> None:
         self.id_ = id_
@@ -266,6 +272,13 @@ class Variant(Row):
     __slots__ = ('id_', 'product', 'options', 'price', 'stock', )
     ENTITY: ClassVar[str] = 'Variant'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('product', 'product', None, True),
+        ('options', 'options', lambda value: {k: x for k, x in value.items()}, True),
+        ('price', 'price', None, True),
+        ('stock', 'stock', None, True),
+    )
 
     def __init__(self, *, id_: str, product: str, options: dict[str, str], price: float, stock: int) -> None:
         self.id_ = id_
@@ -312,6 +325,13 @@ class Customer(Row):
     __slots__ = ('id_', 'name', 'email', 'address', 'payment_methods', )
     ENTITY: ClassVar[str] = 'Customer'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('name', 'name', None, True),
+        ('email', 'email', None, True),
+        ('address', 'address', lambda value: value.export(), True),
+        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
+    )
 
     def __init__(self, *, id_: str, name: str, email: str, address: Address, payment_methods: dict[str, PaymentMethod]) -> None:
         self.id_ = id_
@@ -358,6 +378,18 @@ class Order(Row):
     __slots__ = ('id_', 'customer', 'address', 'items', 'status', 'payment_method_id', 'transactions', 'tracking', 'cancel_reason', 'created_at', )
     ENTITY: ClassVar[str] = 'Order'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('customer', 'customer', None, True),
+        ('address', 'address', lambda value: value.export(), True),
+        ('items', 'items', lambda value: [x.export() for x in value], True),
+        ('status', 'status', lambda value: value.value, True),
+        ('payment_method_id', 'payment_method_id', None, True),
+        ('transactions', 'transactions', lambda value: [x.export() for x in value], True),
+        ('tracking', 'tracking', None, True),
+        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x.value), True),
+        ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    )
 
     def __init__(self, *, id_: str, customer: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, payment_method_id: str, transactions: tuple[Transaction, ...], tracking: str | None, cancel_reason: CancelReason | None, created_at: dt.datetime) -> None:
         self.id_ = id_
@@ -424,6 +456,16 @@ class ReturnRequest(Row):
     __slots__ = ('id_', 'order', 'items', 'refund_method_id', 'amount', 'reason', 'status', 'created_at', )
     ENTITY: ClassVar[str] = 'ReturnRequest'
     KEY: ClassVar[str] = 'id_'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('id_', 'id', None, True),
+        ('order', 'order', None, True),
+        ('items', 'items', lambda value: list(value), True),
+        ('refund_method_id', 'refund_method_id', None, True),
+        ('amount', 'amount', None, True),
+        ('reason', 'reason', None, True),
+        ('status', 'status', lambda value: value.value, True),
+        ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    )
 
     def __init__(self, *, id_: str, order: str, items: tuple[str, ...], refund_method_id: str, amount: float, reason: str, status: ReturnStatus, created_at: dt.datetime) -> None:
         self.id_ = id_

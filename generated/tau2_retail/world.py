@@ -16,6 +16,7 @@ from worldspec.runtime import values as v
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
+    FieldJson,
     ParamSpec,
     Row,
     StateBase,
@@ -288,6 +289,11 @@ class Product(Row):
     __slots__ = ('name', 'product_id', 'variants', )
     ENTITY: ClassVar[str] = 'Product'
     KEY: ClassVar[str] = 'product_id'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('name', 'name', None, True),
+        ('product_id', 'product_id', None, True),
+        ('variants', 'variants', lambda value: {k: x.export() for k, x in value.items()}, True),
+    )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
         self.name = name
@@ -326,6 +332,14 @@ class User(Row):
     __slots__ = ('user_id', 'name', 'address', 'email', 'payment_methods', 'orders', )
     ENTITY: ClassVar[str] = 'User'
     KEY: ClassVar[str] = 'user_id'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('user_id', 'user_id', None, True),
+        ('name', 'name', lambda value: value.export(), True),
+        ('address', 'address', lambda value: value.export(), True),
+        ('email', 'email', None, True),
+        ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
+        ('orders', 'orders', lambda value: list(value), True),
+    )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
         self.user_id = user_id
@@ -376,6 +390,22 @@ class Order(Row):
     __slots__ = ('order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id', )
     ENTITY: ClassVar[str] = 'Order'
     KEY: ClassVar[str] = 'order_id'
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
+        ('order_id', 'order_id', None, True),
+        ('user_id', 'user_id', None, True),
+        ('address', 'address', lambda value: value.export(), True),
+        ('items', 'items', lambda value: [x.export() for x in value], True),
+        ('status', 'status', lambda value: value.value, True),
+        ('fulfillments', 'fulfillments', lambda value: [x.export() for x in value], True),
+        ('payment_history', 'payment_history', lambda value: [x.export() for x in value], True),
+        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x.value), True),
+        ('exchange_items', 'exchange_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
+        ('exchange_new_items', 'exchange_new_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
+        ('exchange_payment_method_id', 'exchange_payment_method_id', None, True),
+        ('exchange_price_difference', 'exchange_price_difference', None, True),
+        ('return_items', 'return_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
+        ('return_payment_method_id', 'return_payment_method_id', None, True),
+    )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:
         self.order_id = order_id

@@ -16,6 +16,7 @@ from worldspec.runtime import values as v
 from worldspec.runtime.episode import (
     CheckSpec,
     Episode,
+    FieldJson,
     ParamSpec,
     Row,
     StateBase,

@@ -23,25 +23,67 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
-from worldspec.runtime.values import canonical_json, export_value
+from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
-    "StateBase", "Score", "CheckOutcome",
+    "StateBase", "Score", "CheckOutcome", "FieldJson",
 ]
 
 K = Any
 R = TypeVar("R", bound="Row")
 
 
-class Row:
-    """Base of generated entity classes: slotted, mutable, with a cached digest."""
+#: How a generated row class describes one field for its JSON text: the attribute, the
+#: field's name in JSON, the exporter (``None`` when the stored value is plain JSON already),
+#: and whether the stored value is immutable all the way down, so that its text may be kept
+#: for as long as the field holds that very object.
+FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
-    __slots__ = ("_digest", "_text")
+#: One step of a row's text: attribute, the JSON key with its separator, exporter, immutable,
+#: and the index of the fragment cache entry.
+_Step = tuple[str, str, Callable[[Any], Any] | None, bool, int]
+
+#: A fragment cache entry never filled: its value is nothing a field can hold.
+_NO_FRAGMENT: tuple[object, str] = (object(), "")
+
+
+class Row:
+    """Base of generated entity classes: slotted, mutable, with a cached digest and text.
+
+    A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
+    form) and its canonical text (for the digest) are assembled from one fragment per field,
+    cached per row with the stored value it was made from and reused while the field still
+    holds that same object: stored values other than ``json`` are immutable (tuples, frozen
+    records, maps never changed in place, scalars), so the same object always has the same
+    text. Fields whose type holds ``json`` anywhere are serialised every time. Every cache
+    entry carries its value and is checked by identity before use, so no change (``_set``,
+    an undo, a reset) needs to clear it; a clone starts without one (cloning stays cheap).
+    """
+
+    __slots__ = ("_digest", "_parts", "_text")
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
+    JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
+    #: the fields in ``export()`` order, keyed as ``json.dumps`` writes them
+    _TEXT_STEPS: ClassVar[tuple[_Step, ...]] = ()
+    #: the fields in sorted key order, keyed as ``canonical_json`` writes them
+    _CANONICAL_STEPS: ClassVar[tuple[_Step, ...]] = ()
     _digest: bytes | None
     _text: str | None
+    #: per field, for the text then for the canonical text: (stored value, key + its JSON);
+    #: then the same for the value each field held before (a reset or an undo brings it back)
+    _parts: list[tuple[object, str]] | None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields = cls.JSON_FIELDS
+        cls._TEXT_STEPS = tuple((attr, json_text(name) + ": ", export, keep, i)
+                                for i, (attr, name, export, keep) in enumerate(fields))
+        order = sorted(range(len(fields)), key=lambda i: fields[i][1])
+        cls._CANONICAL_STEPS = tuple(
+            (fields[i][0], canonical_json(fields[i][1]) + ":", fields[i][2], fields[i][3],
+             len(fields) + position) for position, i in enumerate(order))
 
     def key(self) -> Any:
         return getattr(self, self.KEY)
@@ -53,19 +95,64 @@ class Row:
         raise NotImplementedError
 
     def _result_text(self) -> str:
-        """The row as JSON text (tau2's result form), cached until the row changes."""
+        """The row as JSON text (tau2's result form), cached until the row changes.
+
+        Equal to ``json.dumps(self.export())``; only the fields whose stored value changed
+        since the last time are serialised again.
+        """
         cached: str | None = getattr(self, "_text", None)
         if cached is None:
-            cached = json.dumps(self.export())
+            steps = self._TEXT_STEPS
+            if steps:
+                cached = "{" + ", ".join(self._fragments(steps, json_text)) + "}"
+            else:
+                cached = json_text(self.export())
             self._text = cached
         return cached
 
     def digest(self) -> bytes:
+        """SHA-256 of the row's canonical JSON, cached until the row changes.
+
+        A row whose text has been made before (it has a fragment cache) assembles its
+        canonical text from cached field fragments too; others serialise in one go, which
+        is faster when every field is new (a fresh load).
+        """
         cached: bytes | None = getattr(self, "_digest", None)
         if cached is None:
-            cached = hashlib.sha256(canonical_json(self.export()).encode()).digest()
+            steps = self._CANONICAL_STEPS
+            if steps and getattr(self, "_parts", None) is not None:
+                text = "{" + ",".join(self._fragments(steps, canonical_json)) + "}"
+            else:
+                text = canonical_json(self.export())
+            cached = hashlib.sha256(text.encode()).digest()
             self._digest = cached
         return cached
+
+    def _fragments(self, steps: tuple[_Step, ...], encode: Callable[[Any], str]
+                   ) -> list[str]:
+        """Each field's key and JSON text, reusing a cached fragment when the field still
+        holds the value it was made from."""
+        parts: list[tuple[object, str]] | None = getattr(self, "_parts", None)
+        older = 2 * len(self.JSON_FIELDS)  # where the previous fragment of each entry is
+        if parts is None:
+            parts = [_NO_FRAGMENT] * (2 * older)
+            self._parts = parts
+        out: list[str] = []
+        for attr, head, export, keep, index in steps:
+            value = getattr(self, attr)
+            entry = parts[index]
+            if entry[0] is not value:
+                previous = parts[index + older]
+                if previous[0] is value:  # back to the value before (an undo, a reset)
+                    parts[index + older] = entry
+                    parts[index] = entry = previous
+                else:
+                    entry = (value, head + encode(value if export is None else export(value)))
+                    if keep:
+                        parts[index + older] = parts[index]
+                        parts[index] = entry
+            out.append(entry[1])
+        return out
 
 
 class StateBase:
@@ -556,7 +643,7 @@ class Episode:
             if isinstance(value, Row):
                 return value._result_text()  # cached until the row changes
             data = export_value(value)
-            return data if isinstance(data, str) else json.dumps(data)
+            return data if isinstance(data, str) else json_text(data)
         data = export_value(value)
         if self.RESULTS == "envscaler":
             return {"success": True, "data": data}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
+import json.encoder
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -23,7 +24,7 @@ __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
-    "export_value", "unique", "type_name", "want_json", "copy_json",
+    "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
 ]
 
 T = TypeVar("T")
@@ -263,7 +264,48 @@ def export_value(value: Any) -> Any:
     raise TypeError(f"cannot export {type(value).__name__}")
 
 
+def _encoder(*, ascii_only: bool, canonical: bool) -> Callable[[Any], str]:
+    """``json.dumps`` with fixed options as a reusable function: the same text, without
+    building a new encoder per call.
+
+    ``json.dumps`` builds CPython's C encoder (``json.encoder.c_make_encoder``) afresh on
+    every call, which costs more than encoding a short value; here it is built once. The
+    only option that differs is the circular-reference check, which needs a fresh marker
+    table per call: runtime values are trees (tuples, frozen records, maps and JSON values
+    copied on the way in), so a cycle cannot occur, and it would raise ``RecursionError``
+    instead of ``ValueError``. Without the C encoder, a ``JSONEncoder`` with the same
+    options is used as is.
+    """
+    options = json.JSONEncoder(ensure_ascii=ascii_only, allow_nan=not canonical,
+                               sort_keys=canonical,
+                               separators=(",", ":") if canonical else None)
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return options.encode
+    strings = json.encoder.encode_basestring_ascii if ascii_only else \
+        json.encoder.encode_basestring
+    encode = make(None, options.default, strings, None, options.key_separator,
+                  options.item_separator, options.sort_keys, options.skipkeys,
+                  options.allow_nan)
+
+    def dumps(value: Any) -> str:
+        if type(value) is str:
+            return strings(value)
+        if value is None:
+            return "null"
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+#: ``json.dumps(value)`` with its default options (ASCII only, ``", "`` and ``": "``)
+json_text: Callable[[Any], str] = _encoder(ascii_only=True, canonical=False)
+
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+#: allow_nan=False)``
+_canonical: Callable[[Any], str] = _encoder(ascii_only=False, canonical=True)
+
+
 def canonical_json(value: Any) -> str:
     """Deterministic JSON text: sorted keys, no spaces, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return _canonical(value)
