@@ -24,7 +24,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TextIO, cast
 
 from compiler.loader import display_path, read_text
@@ -44,6 +43,7 @@ from worldspec.console import (
     EXIT_PROBLEMS,
     EXIT_USAGE,
     Console,
+    Subcommand,
     add_paths_argument,
     collect_spec_files,
 )
@@ -246,16 +246,6 @@ def _run_explain(args: argparse.Namespace, console: Console) -> int:
 
 
 # ------------------------------------------------------------------- table
-@dataclass(frozen=True, slots=True)
-class Subcommand:
-    """One ``worldspec`` subcommand: its help, its options, and what it does."""
-
-    summary: str
-    description: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, Console], int]
-
-
 #: Every subcommand, in the order ``--help`` lists them. Add a row to add one.
 SUBCOMMANDS: dict[str, Subcommand] = {
     "check": Subcommand(

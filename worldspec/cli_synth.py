@@ -25,25 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldspec import cli_synth_review, cli_synth_themes
-from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console
+from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, Subcommand
 
 if TYPE_CHECKING:
     from llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
     from llm_frontend.client import LLMConfig, Usage
     from llm_frontend.synth_tasks import TaskWorld
 
-__all__ = ["SYNTH_COMMANDS", "SynthCommand", "add_batch_options", "add_model_options",
+__all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "model_config", "run_synth"]
-
-
-@dataclass(frozen=True, slots=True)
-class SynthCommand:
-    """One ``worldspec synth`` sub-subcommand."""
-
-    summary: str
-    description: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, Console], int]
 
 
 # ----------------------------------------------------------- shared options
@@ -445,8 +435,8 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
 # -------------------------------------------------------------------- table
 #: Every ``worldspec synth`` sub-subcommand, in the order ``--help`` lists them.
 #: Add a row to add one (``themes`` and ``review`` go here).
-SYNTH_COMMANDS: dict[str, SynthCommand] = {
-    "world": SynthCommand(
+SYNTH_COMMANDS: dict[str, Subcommand] = {
+    "world": Subcommand(
         summary="write a world from a description, repaired until it checks and passes tests",
         description="Ask the model to plan and write a .world spec for DESCRIPTION (or for "
                     "every line of --input), feed the compiler's diagnostics and the property "
@@ -456,7 +446,7 @@ SYNTH_COMMANDS: dict[str, SynthCommand] = {
         configure=_configure_world,
         run=_run_world,
     ),
-    "tasks": SynthCommand(
+    "tasks": Subcommand(
         summary="write tasks for a world, accepted only when they validate",
         description="Ask the model for N tasks in WORLD.world: inline data, a multi-step "
                     "instruction, checks, a frame and a reference solution, all in the "
@@ -466,10 +456,10 @@ SYNTH_COMMANDS: dict[str, SynthCommand] = {
         configure=_configure_tasks,
         run=_run_tasks,
     ),
-    "themes": SynthCommand(cli_synth_themes.SUMMARY, cli_synth_themes.DESCRIPTION,
-                           cli_synth_themes.configure, cli_synth_themes.run),
-    "review": SynthCommand(cli_synth_review.SUMMARY, cli_synth_review.DESCRIPTION,
-                           cli_synth_review.configure, cli_synth_review.run),
+    "themes": Subcommand(cli_synth_themes.SUMMARY, cli_synth_themes.DESCRIPTION,
+                         cli_synth_themes.configure, cli_synth_themes.run),
+    "review": Subcommand(cli_synth_review.SUMMARY, cli_synth_review.DESCRIPTION,
+                         cli_synth_review.configure, cli_synth_review.run),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from compiler.loader import expand_paths
 from dsl.render import render_text
 
-__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console",
+__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
            "add_paths_argument", "collect_spec_files", "report_errors"]
 
 EXIT_OK = 0
@@ -92,6 +92,17 @@ def collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path]
         unique.setdefault(os.path.realpath(p), p)
     return list(unique.values())
 
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """One command of a table of commands (``worldspec COMMAND``, ``worldspec synth WHAT``):
+    its help, its options, and what it does."""
+
+    summary: str
+    description: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Console], int]
 
 def add_paths_argument(parser: argparse.ArgumentParser) -> None:
     """The ``PATH...`` argument every spec-reading command takes."""

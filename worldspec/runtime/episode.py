@@ -186,6 +186,12 @@ class Table(Generic[R]):
                                           ).digest()
         return self._digest
 
+    def copy(self) -> Table[R]:
+        """An independent table with cloned rows; row and table digests carry over."""
+        other = Table(self.name, self.entity, {k: r.clone() for k, r in self.rows.items()})
+        other._digest = self._digest
+        return other
+
     def row(self, key: Any) -> R:
         """The row with ``key``; the tool call fails if there is none."""
         found = self.rows.get(key)
@@ -440,11 +446,7 @@ class Episode:
 
     def _adopt(self, template: Episode) -> None:
         """Take a copy of ``template``'s tables and state (rows cloned, digests kept)."""
-        for name, table in template.tables.items():
-            copy = Table(table.name, table.entity,
-                         {k: r.clone() for k, r in table.rows.items()})
-            copy._digest = table._digest
-            self.tables[name] = copy
+        self.tables = {name: table.copy() for name, table in template.tables.items()}
         self._bind_tables()
         self.state = template.state.clone()
 
@@ -472,8 +474,7 @@ class Episode:
         other._call_mark = 0
         other._base = None
         other._origin = None
-        other.tables = {name: Table(t.name, t.entity, {k: r.clone() for k, r in t.rows.items()})
-                        for name, t in self.tables.items()}
+        other.tables = {name: t.copy() for name, t in self.tables.items()}
         other._bind_tables()
         other.state = self.state.clone()
         other.clock = self.clock
