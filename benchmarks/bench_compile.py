@@ -52,9 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gen_spec import DEFAULT_LINES, generate  # noqa: E402
 
-from compiler.api import check_source  # noqa: E402
-from dsl.diagnostics import DiagnosticSink  # noqa: E402
-from dsl.parser import parse_module  # noqa: E402
+from worldspec.compiler.api import check_source  # noqa: E402
+from worldspec.dsl.diagnostics import DiagnosticSink  # noqa: E402
+from worldspec.dsl.parser import parse_module  # noqa: E402
 
 GOAL_LINES = 1000
 GOAL_MS = 100.0
@@ -64,7 +64,7 @@ _COLD_SCRIPT = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter()
-from compiler.api import check_source
+from worldspec.compiler.api import check_source
 t1 = time.perf_counter()
 path = sys.argv[2]
 with open(path, encoding="utf-8") as handle:

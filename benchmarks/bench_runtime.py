@@ -57,8 +57,8 @@ RETAIL_WORLD = ROOT / "examples" / "tau2" / "retail.world"
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from worldspec.loading import compile_worlds  # noqa: E402
 from worldspec.runtime.episode import Episode  # noqa: E402
+from worldspec.services.loading import compile_worlds  # noqa: E402
 
 # Figures from the design brief (../shared/design/BRIEF.md, "Performance targets"),
 # measured with the peers' own code on the brief author's machine.

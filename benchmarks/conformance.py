@@ -48,7 +48,7 @@ def tau2_row() -> dict[str, Any]:
     if not (mod.TAU2 / "db.json").is_file():
         row["note"] = f"not run: {mod.TAU2} not found"
         return row
-    from worldspec.loading import compile_worlds
+    from worldspec.services.loading import compile_worlds
 
     db = json.loads((mod.TAU2 / "db.json").read_text(encoding="utf-8"))
     world = compile_worlds([mod.SPEC]).worlds["Tau2Retail"]
@@ -85,7 +85,7 @@ def bfcl_row(label: str, module: str) -> dict[str, Any]:
     if not mod.ENTRIES:
         row["note"] = "not run: BFCL's base entries were not found"
         return row
-    from worldspec.loading import compile_worlds
+    from worldspec.services.loading import compile_worlds
 
     peer = mod.PEER
     world = compile_worlds([peer.spec]).worlds[peer.class_name]

@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.check:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from compiler.api import check_source
+        from worldspec.compiler.api import check_source
 
         result = check_source(text, str(args.output or "bench.world"))
         for d in result.diagnostics:

@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.checker import check_program
-from compiler.loader import Program, load_program, load_text
-from compiler.model import ProgramModel
-from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.compiler.checker import check_program
+from worldspec.compiler.loader import Program, load_program, load_text
+from worldspec.compiler.model import ProgramModel
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
 
 __all__ = ["CheckResult", "check_paths", "check_source"]
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.api import CheckResult
-from compiler.codegen import GeneratedPackage, generate_world
+from worldspec.compiler.api import CheckResult
+from worldspec.compiler.codegen import GeneratedPackage, generate_world
 
 __all__ = ["BuildResult", "generate_all", "write_packages", "stale_files"]
 

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from compiler import types as t
-from dsl import nodes as n
-from dsl.diagnostics import did_you_mean
+from worldspec.compiler import types as t
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import did_you_mean
 
 if TYPE_CHECKING:
-    from compiler.typer import Typer
+    from worldspec.compiler.typer import Typer
 
 __all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
            "DRAWS"]
@@ -426,7 +426,7 @@ def call_type(ty: Typer, call: n.Call, expected: t.Type | None) -> t.Type:
             if not isinstance(arg.value, n.Lambda):
                 ty.expr(arg.value)
         return t.UNKNOWN
-    from compiler.model import Resolution
+    from worldspec.compiler.model import Resolution
 
     ty.program.resolutions[id(func)] = Resolution("builtin", name)
     bound = _bind(ty, call, name, builtin.params, builtin.lambdas)
@@ -442,7 +442,7 @@ def call_type(ty: Typer, call: n.Call, expected: t.Type | None) -> t.Type:
 
 
 def _fn_call(ty: Typer, call: n.Call, name: str) -> t.Type:
-    from compiler.model import Resolution
+    from worldspec.compiler.model import Resolution
 
     info = ty.world.fns[name]
     ty.program.resolutions[id(call.func)] = Resolution("fn", name)
@@ -460,7 +460,7 @@ def _fn_call(ty: Typer, call: n.Call, name: str) -> t.Type:
 
 
 def _construct(ty: Typer, call: n.Call, name: str) -> t.Type:
-    from compiler.model import Resolution
+    from worldspec.compiler.model import Resolution
 
     info = ty.world.records[name]
     ty.program.resolutions[id(call.func)] = Resolution("record", name)

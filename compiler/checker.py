@@ -14,16 +14,16 @@ from __future__ import annotations
 import sys
 from typing import Literal
 
-from compiler import types as t
-from compiler.data_check import load_initial_data
-from compiler.loader import Program
-from compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
-from compiler.resolve import VisibleDecl, build_world
-from compiler.rules import RuleContext, run_rules
-from compiler.scope import Context, Local
-from compiler.typer import Typer
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+from worldspec.compiler import types as t
+from worldspec.compiler.data_check import load_initial_data
+from worldspec.compiler.loader import Program
+from worldspec.compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
+from worldspec.compiler.resolve import VisibleDecl, build_world
+from worldspec.compiler.rules import RuleContext, run_rules
+from worldspec.compiler.scope import Context, Local
+from worldspec.compiler.typer import Typer
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 
 __all__ = ["check_program"]
 

@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Final
 
-from compiler import types as t
-from compiler.model import FieldInfo, RecordInfo, StateInfo, WorldModel
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
-from dsl.nodes import Span
+from worldspec.compiler import types as t
+from worldspec.compiler.model import FieldInfo, RecordInfo, StateInfo, WorldModel
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+from worldspec.dsl.nodes import Span
 
 __all__ = ["check_given", "load_initial_data", "data_to_python", "MAX_PROBLEMS", "MAX_DEPTH"]
 

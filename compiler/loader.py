@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.parser import parse_module
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.parser import parse_module
 
 __all__ = ["SourceFile", "Program", "load_program", "load_text", "expand_paths", "display_path"]
 

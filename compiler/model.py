@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compiler.types import Type
-from dsl import nodes as n
+from worldspec.compiler.types import Type
+from worldspec.dsl import nodes as n
 
 __all__ = [
     "FieldInfo", "RecordInfo", "EnumMemberInfo", "EnumInfo", "UnionInfo", "AliasInfo",

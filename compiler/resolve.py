@@ -12,9 +12,9 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compiler import types as t
-from compiler.builtins import BUILTIN_NAMES
-from compiler.model import (
+from worldspec.compiler import types as t
+from worldspec.compiler.builtins import BUILTIN_NAMES
+from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
     ConfigInfo,
@@ -29,9 +29,9 @@ from compiler.model import (
     UnionInfo,
     WorldModel,
 )
-from compiler.scope import RESERVED_NAMES
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+from worldspec.compiler.scope import RESERVED_NAMES
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 
 __all__ = ["VisibleDecl", "build_world", "resolve_type_expr", "GENERIC_TYPES"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from compiler.types import Type
-from dsl import nodes as n
+from worldspec.compiler.types import Type
+from worldspec.dsl import nodes as n
 
 __all__ = ["Local", "Scope", "Context", "RESERVED_NAMES"]
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from compiler import types as t
-from compiler.model import ProgramModel, Resolution, WorldModel
-from compiler.scope import Context, Local, LocalKind, Scope
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink, Related, did_you_mean
+from worldspec.compiler import types as t
+from worldspec.compiler.model import ProgramModel, Resolution, WorldModel
+from worldspec.compiler.scope import Context, Local, LocalKind, Scope
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 
 __all__ = ["Typer", "Facts", "path_of"]
 
@@ -599,7 +599,7 @@ class Typer:
         return t.MapOf(key_t, val_t)
 
     def expr_Call(self, e: n.Call, expected: t.Type | None) -> t.Type:
-        from compiler.builtins import call_type
+        from worldspec.compiler.builtins import call_type
 
         return call_type(self, e, expected)
 
@@ -642,7 +642,7 @@ class Typer:
         return False
 
     def resolve_type(self, texpr: n.TypeExpr) -> t.Type:
-        from compiler.resolve import resolve_type_expr
+        from worldspec.compiler.resolve import resolve_type_expr
 
         return resolve_type_expr(texpr, self.world, self.sink)
 

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from dsl.catalog import CATALOG
-from dsl.nodes import Span
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.nodes import Span
 
 __all__ = ["Severity", "Related", "Diagnostic", "DiagnosticSink", "did_you_mean", "MAX_ERRORS"]
 

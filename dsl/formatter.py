@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Any, TypeVar
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.parser import parse_module
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.parser import parse_module
 
 __all__ = ["format_module", "format_source", "format_expr", "format_type", "quote_string",
            "MAX_WIDTH", "INDENT"]

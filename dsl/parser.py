@@ -27,10 +27,10 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.lexer import install_fast_lexer
-from dsl.syntax_messages import describe_expected, describe_token
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.lexer import install_fast_lexer
+from worldspec.dsl.syntax_messages import describe_expected, describe_token
 
 __all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH"]
 
@@ -73,7 +73,8 @@ def _keep_comment(tok: Token) -> Token:
 @cache
 def _lark(start: str) -> tuple[Lark, _ToNodes]:
     """The LALR parser for ``start`` and the transformer it runs inline."""
-    grammar = resources.files("dsl").joinpath("worldspec.lark").read_text(encoding="utf-8")
+    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
+        encoding="utf-8")
     transformer = _ToNodes()
     lark = Lark(
         grammar,

@@ -26,9 +26,9 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dsl.catalog import CatalogEntry
-from dsl.diagnostics import Diagnostic, Severity
-from dsl.nodes import Span
+from worldspec.dsl.catalog import CatalogEntry
+from worldspec.dsl.diagnostics import Diagnostic, Severity
+from worldspec.dsl.nodes import Span
 
 __all__ = [
     "TAB_WIDTH",

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from llm_frontend.client import LLMError, Usage
-from worldspec.files import write_atomically
+from worldspec.llm_frontend.client import LLMError, Usage
+from worldspec.services.files import write_atomically
 
 __all__ = ["BatchItem", "BatchSummary", "InputError", "ItemRecord", "Journal", "Progress",
            "item_key", "read_input_text", "read_jsonl", "run_batch", "sha256_text",

@@ -33,8 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from llm_frontend.client import Message, strip_reasoning
-from llm_frontend.reference_text import EXAMPLE_TASK, EXAMPLE_WORLD, LANGUAGE_REFERENCE
+from worldspec.llm_frontend.client import Message, strip_reasoning
+from worldspec.llm_frontend.reference_text import EXAMPLE_TASK, EXAMPLE_WORLD, LANGUAGE_REFERENCE
 
 __all__ = [
     "EntityPlan",

@@ -30,9 +30,9 @@ import re
 import sys
 from pathlib import Path
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.parser import parse_module
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.parser import parse_module
 
 __all__ = ["EXAMPLE_TOOLS", "condense_language_doc", "excerpt_world", "first_task",
            "render_reference_module", "main"]

@@ -29,14 +29,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from compiler.api import CheckResult, check_paths
-from compiler.model import RecordInfo, ToolInfo, WorldModel
-from compiler.types import show
-from dsl import nodes as n
-from dsl.formatter import format_expr, format_type
-from llm_frontend.batch import InputError, read_input_text
-from llm_frontend.client import LLMClient, Message, Usage
-from llm_frontend.synth_world import COMPILE_LOCK
+from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.model import RecordInfo, ToolInfo, WorldModel
+from worldspec.compiler.types import show
+from worldspec.dsl import nodes as n
+from worldspec.dsl.formatter import format_expr, format_type
+from worldspec.llm_frontend.batch import InputError, read_input_text
+from worldspec.llm_frontend.client import LLMClient, Message, Usage
+from worldspec.llm_frontend.synth_world import COMPILE_LOCK
 
 __all__ = ["MAX_SPEC_CHARS", "ReviewOutcome", "ReviewTarget", "ReviewVerdict", "RiskyTool",
            "WorldHasErrors", "load_review_target", "render_review_text", "review_messages",

@@ -12,7 +12,7 @@ with as few ids as possible), check items, a frame condition
    has (instruction, checks, frame, a solution of several calls, at least one
    of them state-changing);
 2. checks it with the compiler, as a file that imports the world;
-3. validates it with :func:`worldspec.validation.validate_tasks`: the
+3. validates it with :func:`worldspec.services.validation.validate_tasks`: the
    reference solution is replayed on the compiled world and must pass every
    check within the frame, and doing nothing must not;
 4. counts the table keys the instruction names, and asks for fewer when there
@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.api import CheckResult, check_paths, check_source
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.parser import parse_module
-from llm_frontend.batch import InputError, read_input_text, sha256_text
-from llm_frontend.client import LLMClient, Usage
-from llm_frontend.prompts import (
+from worldspec.compiler.api import CheckResult, check_paths, check_source
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.parser import parse_module
+from worldspec.llm_frontend.batch import InputError, read_input_text, sha256_text
+from worldspec.llm_frontend.client import LLMClient, Usage
+from worldspec.llm_frontend.prompts import (
     compiler_feedback,
     extract_world_code,
     missing_code_feedback,
@@ -48,7 +48,7 @@ from llm_frontend.prompts import (
     task_feedback,
     write_task_messages,
 )
-from llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagnostics_for_model
+from worldspec.llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagnostics_for_model
 
 __all__ = ["TaskOptions", "TaskOutcome", "TaskVerdict", "TaskWorld", "judge_task",
            "load_task_world", "render_tasks_file", "rename_task", "synthesize_task",
@@ -100,7 +100,7 @@ def load_task_world(path: str | Path) -> TaskWorld:
         worlds = list(result.model.worlds.values())
         if len(worlds) != 1:
             raise InputError(f"'{path}' defines {len(worlds)} worlds; tasks need exactly one")
-        from worldspec.loading import load_result
+        from worldspec.services.loading import load_result
 
         world_class = load_result(result).worlds[worlds[0].name]
     return TaskWorld(source, text, sha256_text(text), worlds[0].name,
@@ -215,8 +215,8 @@ def judge_task(world: TaskWorld, text: str, taken: set[str],
 
 def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, instruction: str,
               text: str, options: TaskOptions) -> TaskVerdict:
-    from worldspec.loading import load_result
-    from worldspec.validation import validate_tasks
+    from worldspec.services.loading import load_result
+    from worldspec.services.validation import validate_tasks
 
     reports = [r for r in validate_tasks(result) if r.task == name and r.file == shown]
     problems = diagnostics_for_model(reports[0].problems if reports else [], text, file=shown,
@@ -275,7 +275,7 @@ def render_tasks_file(world: TaskWorld, out: Path, tasks: Sequence[str]) -> str:
               "does not).\n\n")
     body = "\n\n".join(t.strip("\n") for t in tasks)
     text = f'{header}import "{relative}"\n\n{body}\n'
-    from dsl.formatter import format_source
+    from worldspec.dsl.formatter import format_source
 
     return format_source(text, str(out)) or text
 

@@ -30,12 +30,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.api import check_source
-from dsl import nodes as n
-from dsl.diagnostics import Diagnostic, DiagnosticSink
-from dsl.parser import parse_module
-from llm_frontend.client import LLMClient, LLMOutputError, Usage
-from llm_frontend.prompts import (
+from worldspec.compiler.api import check_source
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
+from worldspec.dsl.parser import parse_module
+from worldspec.llm_frontend.client import LLMClient, LLMOutputError, Usage
+from worldspec.llm_frontend.prompts import (
     WorldPlan,
     compiler_feedback,
     extract_world_code,
@@ -182,8 +182,8 @@ def _codes(problems: list[dict[str, Any]]) -> tuple[str, ...]:
 
 
 def _explore(result: Any, world: str, options: WorldOptions) -> list[dict[str, Any]]:
-    from worldspec.loading import load_result
     from worldspec.runtime.explore import explore, format_call
+    from worldspec.services.loading import load_result
 
     loaded = load_result(result)
     report = explore(loaded.worlds[world], max_examples=options.test_examples,
@@ -200,7 +200,7 @@ def _judge_locked(text: str, options: WorldOptions) -> WorldVerdict:
 
 def _formatted(text: str, filename: str) -> str:
     """The canonical layout of an accepted world, if formatting keeps it clean."""
-    from dsl.formatter import format_source
+    from worldspec.dsl.formatter import format_source
 
     formatted = format_source(text, filename)
     if formatted is None or formatted == text:

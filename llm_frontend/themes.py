@@ -42,7 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from llm_frontend.batch import (
+from worldspec.llm_frontend.batch import (
     BatchItem,
     BatchSummary,
     InputError,
@@ -52,7 +52,7 @@ from llm_frontend.batch import (
     read_input_text,
     run_batch,
 )
-from llm_frontend.client import LLMClient, LLMOutputError, LLMRequestError, Message, Usage
+from worldspec.llm_frontend.client import LLMClient, LLMOutputError, LLMRequestError, Message, Usage
 
 __all__ = ["MALFORMED", "TEXT_FIELDS", "THEMES_PROMPT_VERSION", "Cluster", "CorpusItem",
            "CorpusReadout", "Dropped", "Kept", "SourceRef", "ThemeAssessment", "ThemeOptions",

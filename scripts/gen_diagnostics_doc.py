@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a plain script from a checkout
     sys.path.insert(0, str(ROOT))
 
-from dsl.catalog import CATALOG, CatalogEntry  # noqa: E402
-from dsl.render import render_explanation  # noqa: E402
+from worldspec.dsl.catalog import CATALOG, CatalogEntry  # noqa: E402
+from worldspec.dsl.render import render_explanation  # noqa: E402
 
 __all__ = ["DOC_PATH", "GROUPS", "generate", "main"]
 

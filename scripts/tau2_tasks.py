@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dsl.formatter import format_source, quote_string  # noqa: E402
+from worldspec.dsl.formatter import format_source, quote_string  # noqa: E402
 
 WORLD_FILE = ROOT / "examples" / "tau2" / "retail.world"
 WORLD_NAME = "Tau2Retail"

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # imported in the fixture, so collecting tests does not load the SDK
-    from llm_frontend.client import LLMConfig
+    from worldspec.llm_frontend.client import LLMConfig
 
 __all__ = ["RecordedRequest", "Reply", "ScriptedLLMServer", "hashed_embedding", "llm_config",
            "llm_server"]
@@ -301,7 +301,7 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
 @pytest.fixture
 def llm_config(llm_server: ScriptedLLMServer) -> LLMConfig:
     """A client config for :func:`llm_server`: 5 s timeout, 3 retries, tiny backoff."""
-    from llm_frontend.client import LLMConfig
+    from worldspec.llm_frontend.client import LLMConfig
 
     return LLMConfig(base_url=llm_server.url, model="scripted-model", api_key="test-key",
                      timeout=5.0, max_retries=3, concurrency=4, backoff_base=0.01,

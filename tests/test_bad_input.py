@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import CheckResult, check_source
-from dsl.catalog import CATALOG
-from dsl.diagnostics import MAX_ERRORS, Severity
-from worldspec.cli import EXIT_INTERNAL, main
+from worldspec.cli.main import EXIT_INTERNAL, main
+from worldspec.compiler.api import CheckResult, check_source
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import MAX_ERRORS, Severity
 
 SLOW = pytest.mark.skipif(os.environ.get("WORLDSPEC_SLOW_TESTS") != "1",
                           reason="slow; set WORLDSPEC_SLOW_TESTS=1 to run")

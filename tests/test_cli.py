@@ -25,15 +25,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import worldspec
-from compiler.api import CheckResult
-from compiler.loader import Program
-from compiler.model import ProgramModel
-from dsl.catalog import CATALOG
-from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
-from dsl.nodes import Span
-from dsl.parser import parse_module
-from dsl.render import render_explanation
-from worldspec.cli import SUBCOMMANDS, main
+from worldspec.cli.main import SUBCOMMANDS, main
+from worldspec.compiler.api import CheckResult
+from worldspec.compiler.loader import Program
+from worldspec.compiler.model import ProgramModel
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.dsl.nodes import Span
+from worldspec.dsl.parser import parse_module
+from worldspec.dsl.render import render_explanation
 
 GOOD = '''\
 world Tiny "A tiny world."
@@ -198,7 +198,7 @@ def test_warnings_pass_unless_warnings_as_errors(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(workdir / "x.world", GOOD)
-    monkeypatch.setattr("worldspec.cli.check_paths",
+    monkeypatch.setattr("worldspec.cli.main.check_paths",
                         lambda paths: fake_result(Severity.WARNING))
     assert main(["check", "x.world"]) == 0
     assert "warning[WS408]: m" in capsys.readouterr().out
@@ -324,7 +324,7 @@ def test_internal_error_exits_3_without_traceback(
     def explode(paths: object) -> CheckResult:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("worldspec.cli.check_paths", explode)
+    monkeypatch.setattr("worldspec.cli.main.check_paths", explode)
     assert main(["check", "x.world"]) == 3
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom" in err
@@ -392,9 +392,9 @@ def _stub_format_source(text: str, path: str) -> str | None:
 
 @pytest.fixture
 def stub_formatter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    module = ModuleType("dsl.formatter")
+    module = ModuleType("worldspec.dsl.formatter")
     module.format_source = _stub_format_source  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dsl.formatter", module)
+    monkeypatch.setitem(sys.modules, "worldspec.dsl.formatter", module)
     yield
 
 
@@ -530,7 +530,7 @@ def test_fmt_follows_symbolic_links(workdir: Path) -> None:
 # ------------------------------------------------- fmt with the real formatter
 @pytest.fixture
 def real_formatter() -> ModuleType:
-    module: ModuleType = pytest.importorskip("dsl.formatter")
+    module: ModuleType = pytest.importorskip("worldspec.dsl.formatter")
     return module
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from worldspec.cli import main
+from worldspec.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 #: the three main example worlds (with tasks and data); the conformance worlds have neither

@@ -32,10 +32,10 @@ from typing import Any
 
 import pytest
 
-from compiler.api import check_paths
-from compiler.build import generate_all, write_packages
-from worldspec.loading import load_package
+from worldspec.compiler.api import check_paths
+from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode
+from worldspec.services.loading import load_package
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -101,8 +101,8 @@ def test_output_does_not_depend_on_the_working_directory(
 def test_other_hash_seeds_give_identical_files(example_files: dict[str, str]) -> None:
     script = textwrap.dedent("""
         import hashlib, json, sys
-        from compiler.api import check_paths
-        from compiler.build import generate_all
+        from worldspec.compiler.api import check_paths
+        from worldspec.compiler.build import generate_all
         result = check_paths([sys.argv[1]])
         print(json.dumps({f"{p.name}/{rel}": hashlib.sha256(text.encode()).hexdigest()
                           for p in generate_all(result).packages

@@ -19,7 +19,7 @@ from bfcl_support import Peer, parse_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worldspec.loading import load_world
+from worldspec.services.loading import load_world
 
 message_api = pytest.importorskip(
     "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.message_api")

@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from worldspec.loading import compile_worlds
 from worldspec.runtime.episode import Episode
+from worldspec.services.loading import compile_worlds
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "examples" / "tau2" / "retail.world"

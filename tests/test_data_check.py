@@ -9,10 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.api import CheckResult, check_source
-from compiler.data_check import MAX_PROBLEMS, check_given, data_to_python, load_initial_data
-from dsl import nodes as n
-from dsl.diagnostics import Diagnostic, DiagnosticSink
+from worldspec.compiler.api import CheckResult, check_source
+from worldspec.compiler.data_check import (
+    MAX_PROBLEMS,
+    check_given,
+    data_to_python,
+    load_initial_data,
+)
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 
 WORLD = """\
 world Shop "A test shop."

@@ -19,17 +19,17 @@ from typing import Any
 
 import pytest
 
-from compiler import types as t
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.formatter import format_source
-from dsl.parser import parse_module
-from worldspec.cli import SUBCOMMANDS, main
-from worldspec.diff import RULES, Change, Level
-from worldspec.diff.compare import compare_models
-from worldspec.diff.relations import Relation, relate_conditions, relate_types
-from worldspec.diff.render import MARKDOWN_MARKER
-from worldspec.diff.sources import load_side
+from worldspec.cli.main import SUBCOMMANDS, main
+from worldspec.compiler import types as t
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.formatter import format_source
+from worldspec.dsl.parser import parse_module
+from worldspec.services.diff import RULES, Change, Level
+from worldspec.services.diff.compare import compare_models
+from worldspec.services.diff.relations import Relation, relate_conditions, relate_types
+from worldspec.services.diff.render import MARKDOWN_MARKER
+from worldspec.services.diff.sources import load_side
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = (ROOT / "tests" / "diff" / "base.world").read_text(encoding="utf-8")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import check_source
-from dsl.diagnostics import Severity
+from worldspec.compiler.api import check_source
+from worldspec.dsl.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +30,7 @@ def test_documented_worlds_check_clean(doc: str) -> None:
 
 
 def test_readme_world_runs_its_task(tmp_path: Path) -> None:
-    from worldspec.loading import compile_worlds
+    from worldspec.services.loading import compile_worlds
 
     spec = tmp_path / "readme.world"
     spec.write_text(world_blocks("README.md")[0], encoding="utf-8")

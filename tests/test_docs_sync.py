@@ -10,8 +10,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-from dsl.catalog import CATALOG
-from dsl.render import render_explanation
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.render import render_explanation
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "gen_diagnostics_doc.py"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import check_paths
-from worldspec.cli import main
+from worldspec.cli.main import main
+from worldspec.compiler.api import check_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())

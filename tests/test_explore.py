@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from worldspec.cli import main
-from worldspec.loading import compile_worlds
+from worldspec.cli.main import main
 from worldspec.runtime.explore import explore
+from worldspec.services.loading import compile_worlds
 
 BUGGY = Path(__file__).resolve().parent / "buggy"
 

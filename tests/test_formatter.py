@@ -20,16 +20,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.formatter import (
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.formatter import (
     MAX_WIDTH,
     format_expr,
     format_module,
     format_source,
     quote_string,
 )
-from dsl.parser import parse_expression, parse_module
+from worldspec.dsl.parser import parse_expression, parse_module
 
 CORPUS = Path(__file__).parent / "corpus" / "format"
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").rglob("*.world"))

@@ -48,11 +48,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.api import CheckResult, check_source
-from dsl.catalog import CATALOG
-from dsl.diagnostics import Diagnostic
-from dsl.render import render_github, render_json, render_text
-from worldspec.cli import main
+from worldspec.cli.main import main
+from worldspec.compiler.api import CheckResult, check_source
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import Diagnostic
+from worldspec.dsl.render import render_github, render_json, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -442,7 +442,7 @@ def test_formatter_on_mutants_that_parse() -> None:
     Window variants are checked before and after formatting too: the layout
     may move diagnostics but must not change which codes are reported.
     """
-    formatter = pytest.importorskip("dsl.formatter")
+    formatter = pytest.importorskip("worldspec.dsl.formatter")
     format_source: Callable[[str, str], str | None] = formatter.format_source
     per_file = _share(FORMAT_SAMPLE)
     bad: list[str] = []

@@ -31,11 +31,11 @@ from typing import Any, NotRequired, TypedDict
 
 import pytest
 
-from compiler.api import CheckResult, check_paths, check_source
-from dsl.catalog import CATALOG
-from dsl.diagnostics import Diagnostic, Severity
-from dsl.render import render_text
-from worldspec.validation import check_paths as check_with_tasks
+from worldspec.compiler.api import CheckResult, check_paths, check_source
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import Diagnostic, Severity
+from worldspec.dsl.render import render_text
+from worldspec.services.validation import check_paths as check_with_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 #: Relative to the repository root, so diagnostics show relative paths.

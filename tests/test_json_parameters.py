@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from worldspec.loading import compile_worlds
+from worldspec.services.loading import compile_worlds
 
 SPEC = """
 world Echo "Echo a value back."

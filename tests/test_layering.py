@@ -1,27 +1,127 @@
-"""Stages import one way: dsl <- compiler <- worldspec. Importing a stage alone proves it."""
+"""The floors of the package import one way, and the runtime is a leaf.
+
+``docs/api.md`` names the floors: ``worldspec.runtime`` (what generated code
+imports: stdlib only) < ``worldspec.dsl`` < ``worldspec.compiler`` <
+``worldspec.services`` < the front ends (``worldspec.llm_frontend``,
+``worldspec.cli``). Each floor's modules are imported together in a fresh
+process and the test asserts what got loaded: a floor never loads a floor
+above it, and a rollout worker that imports a generated world loads the
+runtime and the standard library, nothing else.
+"""
 
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-# package -> packages it must never load
-FORBIDDEN = {
-    "dsl": ("compiler", "worldspec", "llm_frontend"),
-    "dsl.parser": ("compiler", "worldspec", "llm_frontend"),
-    "compiler.api": ("worldspec", "llm_frontend"),
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "worldspec"
+
+#: floor -> (its folder under worldspec/, what it must never load)
+FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "runtime": ("runtime", ("worldspec.dsl", "worldspec.compiler", "worldspec.services",
+                            "worldspec.cli", "worldspec.llm_frontend", "lark", "jinja2",
+                            "pydantic", "openai")),
+    "dsl": ("dsl", ("worldspec.runtime", "worldspec.compiler", "worldspec.services",
+                    "worldspec.cli", "worldspec.llm_frontend", "jinja2", "pydantic", "openai")),
+    "compiler": ("compiler", ("worldspec.runtime", "worldspec.services", "worldspec.cli",
+                              "worldspec.llm_frontend", "pydantic", "openai")),
+    "services": ("services", ("worldspec.cli", "worldspec.llm_frontend", "openai")),
+    "llm_frontend": ("llm_frontend", ("worldspec.cli",)),
 }
 
+#: runtime modules that exist for the property tests and may import hypothesis
+TEST_SUPPORT = {"worldspec.runtime.hypothesis_suite"}
 
-@pytest.mark.parametrize("module", sorted(FORBIDDEN))
-def test_stage_imports_only_earlier_stages(module: str) -> None:
-    banned = FORBIDDEN[module]
+
+def _modules(folder: str) -> list[str]:
+    base = PACKAGE / folder
+    names = []
+    for path in sorted(base.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join(("worldspec", *parts)))
+    return names
+
+
+def _loaded_after_importing(modules: list[str], *, site: bool = True) -> list[str]:
+    """What a fresh interpreter has loaded after importing ``modules`` (without the
+    ``site`` machinery when ``site`` is false: then nothing installed is reachable)."""
     code = (
-        f"import sys, {module}\n"
-        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {banned!r})\n"
-        "print(','.join(bad))\n"
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    flags = [] if site else ["-S"]
+    out = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    loaded: list[str] = json.loads(out.stdout)
+    return loaded
+
+
+def _offending(loaded: list[str], banned: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if any(m == b or m.startswith(b + ".") for b in banned)]
+
+
+@pytest.mark.parametrize("floor", sorted(FLOORS))
+def test_a_floor_never_loads_a_floor_above_it(floor: str) -> None:
+    folder, banned = FLOORS[floor]
+    modules = [m for m in _modules(folder) if m not in TEST_SUPPORT]
+    assert modules
+    assert _offending(_loaded_after_importing(modules), banned) == []
+
+
+def test_a_generated_world_loads_the_runtime_and_the_standard_library_only() -> None:
+    worlds = sorted(p.name for p in (ROOT / "generated").iterdir()
+                    if (p / "world.py").is_file())
+    assert worlds
+    # without site-packages: a world needs nothing installed but the worldspec package
+    loaded = _loaded_after_importing([f"generated.{w}" for w in worlds], site=False)
+    foreign = sorted(
+        m for m in loaded
+        if m.split(".")[0] not in sys.stdlib_module_names
+        and m.split(".")[0] not in ("generated", "__main__")
+        and not (m == "worldspec" or m.startswith("worldspec.runtime")))
+    assert foreign == []
+
+
+def test_importing_the_package_loads_nothing_but_itself() -> None:
+    loaded = _loaded_after_importing(["worldspec"])
+    assert [m for m in loaded if m.startswith("worldspec")] == ["worldspec"]
+    assert _offending(loaded, ("lark", "jinja2", "pydantic", "openai")) == []
+
+
+def test_every_import_names_the_worldspec_namespace() -> None:
+    """Installed, the folders dsl/, compiler/, codegen_templates/ and llm_frontend/ are
+    modules of ``worldspec``; code importing them by their bare folder names would work in
+    the checkout and break (or clash) once installed."""
+    bare = {"dsl", "compiler", "codegen_templates", "llm_frontend"}
+    offenders = []
+    for folder in ("worldspec", "dsl", "compiler", "llm_frontend", "tests", "benchmarks",
+                   "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if (ROOT / folder).is_symlink() or "corpus" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                names: list[str] = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}"
+                              for n in names if n.split(".")[0] in bare]
+    assert offenders == []
+
+
+def test_the_namespaced_folders_are_the_top_level_folders() -> None:
+    for name in ("dsl", "compiler", "codegen_templates", "llm_frontend"):
+        link = PACKAGE / name
+        assert link.is_symlink() and link.resolve() == (ROOT / name).resolve()

@@ -19,8 +19,9 @@ import pytest
 from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
-from compiler.api import check_paths as compiler_check
-from llm_frontend.batch import (
+from worldspec.cli.main import main as cli_main
+from worldspec.compiler.api import check_paths as compiler_check
+from worldspec.llm_frontend.batch import (
     BatchItem,
     BatchSummary,
     InputError,
@@ -31,9 +32,8 @@ from llm_frontend.batch import (
     run_batch,
     write_output,
 )
-from llm_frontend.client import LLMRequestError, Usage
-from worldspec.cli import main as cli_main
-from worldspec.validation import check_paths
+from worldspec.llm_frontend.client import LLMRequestError, Usage
+from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,7 @@ import pytest
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer, hashed_embedding
 from pydantic import BaseModel
 
-from llm_frontend.client import (
+from worldspec.llm_frontend.client import (
     ChatResult,
     LLMClient,
     LLMConfig,

@@ -24,20 +24,20 @@ from llm_scripts import (
 )
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
-from compiler.api import check_paths as compiler_check
-from llm_frontend.client import LLMClient, LLMConfig, Usage
-from llm_frontend.prompts import extract_world_code, write_world_messages
-from llm_frontend.reference import condense_language_doc, main, render_reference_module
-from llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
-from llm_frontend.synth_tasks import (
+from worldspec.cli.main import main as cli_main
+from worldspec.compiler.api import check_paths as compiler_check
+from worldspec.llm_frontend.client import LLMClient, LLMConfig, Usage
+from worldspec.llm_frontend.prompts import extract_world_code, write_world_messages
+from worldspec.llm_frontend.reference import condense_language_doc, main, render_reference_module
+from worldspec.llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
+from worldspec.llm_frontend.synth_tasks import (
     TaskOptions,
     TaskOutcome,
     load_task_world,
     synthesize_task,
 )
-from llm_frontend.synth_world import WorldOptions, WorldOutcome, synthesize_world
-from worldspec.cli import main as cli_main
-from worldspec.validation import check_paths
+from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome, synthesize_world
+from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = WorldOptions(max_rounds=4, test_examples=15, test_steps=12)
@@ -70,7 +70,7 @@ def test_the_language_reference_is_generated_from_the_docs() -> None:
 
 
 def test_the_example_world_checks_clean() -> None:
-    from compiler.api import check_source
+    from worldspec.compiler.api import check_source
 
     result = check_source(EXAMPLE_WORLD, "example.world")
     assert result.ok, result.diagnostics
@@ -119,7 +119,7 @@ def test_errors_fixed_in_two_repair_rounds(llm_server: ScriptedLLMServer,
 
 
 def compiler_check_text(text: str) -> bool:
-    from compiler.api import check_source
+    from worldspec.compiler.api import check_source
 
     return check_source(text, "accepted.world").ok
 
@@ -376,9 +376,9 @@ def test_the_command_line_starts_without_the_llm_front_end() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, worldspec.cli\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('llm_frontend', 'openai')))")
+    code = ("import sys, worldspec.cli.main\n"
+            "print(sorted(m for m in sys.modules if m == 'openai' or "
+            "m.startswith(('worldspec.llm_frontend', 'openai.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

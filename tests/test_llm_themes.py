@@ -20,16 +20,16 @@ import pytest
 from llm_scripts import counter_world
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer, hashed_embedding
 
-from llm_frontend.batch import InputError
-from llm_frontend.client import LLMClient, LLMConfig
-from llm_frontend.themes import (
+from worldspec.cli.main import main as cli_main
+from worldspec.cli.synth import _world_items
+from worldspec.llm_frontend.batch import InputError
+from worldspec.llm_frontend.client import LLMClient, LLMConfig
+from worldspec.llm_frontend.themes import (
     ThemeOptions,
     cluster_by_similarity,
     mine_themes,
     read_corpus,
 )
-from worldspec.cli import main as cli_main
-from worldspec.cli_synth import _world_items
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP = ROOT / "examples" / "shop" / "shop.world"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsl import nodes as n
-from dsl.diagnostics import DiagnosticSink
-from dsl.parser import parse_expression, parse_module
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.parser import parse_expression, parse_module
 
 
 def parse(text: str) -> tuple[n.Module, list[tuple[str, int, int, str]]]:

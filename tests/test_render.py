@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from dsl.catalog import CATALOG
-from dsl.diagnostics import Diagnostic, Related, Severity
-from dsl.nodes import Span
-from dsl.render import (
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import Diagnostic, Related, Severity
+from worldspec.dsl.nodes import Span
+from worldspec.dsl.render import (
     render_explanation,
     render_github,
     render_json,

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worldspec.loading import compile_worlds
 from worldspec.runtime.episode import Episode, Row, ToolSpec
 from worldspec.runtime.hypothesis_suite import from_schema
+from worldspec.services.loading import compile_worlds
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldspec.loading import compile_worlds, load_package
 from worldspec.runtime.episode import Episode
+from worldspec.services.loading import compile_worlds, load_package
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = {"MobileMessaging": "mobile_messaging", "ClinicScheduling": "clinic_scheduling",
@@ -567,7 +567,7 @@ def test_state_hash_is_stable_across_processes(examples: dict[str, type[Episode]
         here[f"{world.WORLD}/{task}"] = [start, episode.state_hash()]
     script = textwrap.dedent("""
         import json, sys
-        from worldspec.loading import load_package
+        from worldspec.services.loading import load_package
         out = {}
         for package in sys.argv[1:]:
             world = load_package(package).World
@@ -961,8 +961,8 @@ def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> N
     caught."""
     spec = tmp_path / "rooms.world"
     spec.write_text(INVARIANT_SPEC, encoding="utf-8")
-    from compiler.api import check_paths
-    from compiler.build import generate_all
+    from worldspec.compiler.api import check_paths
+    from worldspec.compiler.build import generate_all
 
     result = check_paths([spec])
     assert result.ok, [d.message for d in result.errors]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from worldspec.cli import main
+from worldspec.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGING = ROOT / "examples" / "messaging"
@@ -138,7 +138,7 @@ def test_export_rows_have_the_training_shape(tmp_path: Path) -> None:
 
 
 def test_exported_rows_rebuild_and_score(tmp_path: Path) -> None:
-    from worldspec.loading import load_world
+    from worldspec.services.loading import load_world
 
     out = tmp_path / "tasks.jsonl"
     assert main(["export", str(MESSAGING), "-o", str(out)]) == 0
@@ -221,7 +221,7 @@ task top_up in Ledger {
 
 
 def test_matches_solution_grades_the_outcome_not_the_path(tmp_path: Path) -> None:
-    from worldspec.loading import load_world
+    from worldspec.services.loading import load_world
 
     spec = tmp_path / "ledger.world"
     spec.write_text(OUTCOME_SPEC, encoding="utf-8")
@@ -249,7 +249,7 @@ def test_episodes_of_one_task_start_equal_and_stay_independent(tmp_path: Path) -
     an episode loaded from the same data afresh, and never share rows."""
     import copy
 
-    from worldspec.loading import load_world
+    from worldspec.services.loading import load_world
 
     spec = tmp_path / "ledger.world"
     spec.write_text(OUTCOME_SPEC, encoding="utf-8")

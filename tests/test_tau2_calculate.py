@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worldspec.loading import compile_worlds
 from worldspec.runtime.episode import Episode
+from worldspec.services.loading import compile_worlds
 
 SPEC = Path(__file__).resolve().parent.parent / "examples" / "tau2" / "retail.world"
 ALLOWED = set("0123456789+-*/(). ")

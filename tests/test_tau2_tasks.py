@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from worldspec.cli import main
-from worldspec.loading import compile_worlds
-from worldspec.validation import check_paths
+from worldspec.cli.main import main
+from worldspec.services.loading import compile_worlds
+from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
@@ -148,7 +148,7 @@ def test_script_reports_missing_peers(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_generated_file_is_formatted_and_has_no_absolute_paths(tasks_file: Path) -> None:
-    from dsl.formatter import format_source
+    from worldspec.dsl.formatter import format_source
 
     text = tasks_file.read_text(encoding="utf-8")
     assert format_source(text, "retail_tasks.world") == text

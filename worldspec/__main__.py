@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from worldspec.cli import main
+from worldspec.cli.main import main
 
 sys.exit(main())

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from compiler.codegen.module import GENERATOR_VERSION, GeneratedPackage, generate_world
+from worldspec.compiler.codegen.module import GENERATOR_VERSION, GeneratedPackage, generate_world
 
 __all__ = ["GENERATOR_VERSION", "GeneratedPackage", "generate_world"]

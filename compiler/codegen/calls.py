@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from compiler import types as t
-from compiler.codegen.names import py_name
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.codegen.names import py_name
+from worldspec.dsl import nodes as n
 
 if TYPE_CHECKING:
-    from compiler.codegen.exprs import Env, ExprCompiler
+    from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 
 __all__ = ["compile_call", "BUILTIN_CODE", "METHOD_CODE"]
 
@@ -207,7 +207,7 @@ METHOD_CODE: dict[tuple[str, str], tuple[tuple[str, ...],
 
 
 def _receiver_kind(typ: t.Type) -> str:
-    from compiler.builtins import receiver_kind
+    from worldspec.compiler.builtins import receiver_kind
 
     return receiver_kind(typ) or ""
 

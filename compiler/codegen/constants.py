@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.model import ProgramModel, WorldModel
-from dsl import nodes as n
+from worldspec.compiler.model import ProgramModel, WorldModel
+from worldspec.dsl import nodes as n
 
 __all__ = ["constant_value", "NotConstant"]
 

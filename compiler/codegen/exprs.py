@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler import types as t
-from compiler.builtins import DRAWS
-from compiler.codegen.names import enum_member, py_name
-from compiler.codegen.pytypes import TypeTables
-from compiler.model import ProgramModel, WorldModel
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.builtins import DRAWS
+from worldspec.compiler.codegen.names import enum_member, py_name
+from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.model import ProgramModel, WorldModel
+from worldspec.dsl import nodes as n
 
 __all__ = ["ExprCompiler", "Env"]
 
@@ -334,7 +334,7 @@ class ExprCompiler:
         return "{" + ", ".join(entries) + "}"
 
     def x_Call(self, e: n.Call, env: Env) -> str:
-        from compiler.codegen.calls import compile_call
+        from worldspec.compiler.codegen.calls import compile_call
 
         return compile_call(self, e, env)
 

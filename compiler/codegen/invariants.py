@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler import types as t
-from compiler.builtins import DRAWS
-from compiler.model import ProgramModel, WorldModel
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.builtins import DRAWS
+from worldspec.compiler.model import ProgramModel, WorldModel
+from worldspec.dsl import nodes as n
 
 __all__ = ["LocalInvariant", "PairInvariant", "local_invariant", "pair_invariant"]
 

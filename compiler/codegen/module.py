@@ -17,15 +17,15 @@ from typing import Any
 
 import jinja2
 
-from compiler import types as t
-from compiler.codegen.constants import constant_value
-from compiler.codegen.exprs import Env, ExprCompiler
-from compiler.codegen.invariants import local_invariant, pair_invariant
-from compiler.codegen.names import enum_member, file_label, py_name, snake_case
-from compiler.codegen.pytypes import TypeTables
-from compiler.codegen.stmts import StatementCompiler
-from compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.codegen.constants import constant_value
+from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
+from worldspec.compiler.codegen.names import enum_member, file_label, py_name, snake_case
+from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.codegen.stmts import StatementCompiler
+from worldspec.compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
+from worldspec.dsl import nodes as n
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
@@ -46,7 +46,7 @@ def _template() -> jinja2.Template:
     import importlib.resources as resources
 
     try:
-        text = resources.files("codegen_templates").joinpath("world.py.jinja").read_text(
+        text = resources.files("worldspec.codegen_templates").joinpath("world.py.jinja").read_text(
             encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
         from pathlib import Path

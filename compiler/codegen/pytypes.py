@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler import types as t
-from compiler.codegen.names import CLASS_RESERVED, py_name
-from compiler.model import WorldModel
+from worldspec.compiler import types as t
+from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
+from worldspec.compiler.model import WorldModel
 
 __all__ = ["TypeTables"]
 

@@ -8,10 +8,10 @@ stores the new value where the old one was.
 
 from __future__ import annotations
 
-from compiler import types as t
-from compiler.codegen.exprs import Env, ExprCompiler
-from compiler.codegen.names import enum_member, file_label, py_name
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.compiler.codegen.names import enum_member, file_label, py_name
+from worldspec.dsl import nodes as n
 
 __all__ = ["StatementCompiler"]
 

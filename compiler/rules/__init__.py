@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from compiler.model import ProgramModel, WorldModel
-from dsl.diagnostics import DiagnosticSink
+from worldspec.compiler.model import ProgramModel, WorldModel
+from worldspec.dsl.diagnostics import DiagnosticSink
 
 __all__ = ["Rule", "RuleContext", "RULES", "run_rules"]
 
@@ -35,12 +35,12 @@ class Rule(Protocol):
 
 
 def _registry() -> list[Rule]:
-    from compiler.rules.entity_keys import EntityKeys
-    from compiler.rules.entity_tables import EntityTables
-    from compiler.rules.invariant_clock import InvariantClock
-    from compiler.rules.missing_return import MissingReturn
-    from compiler.rules.tool_docs import ToolDocs
-    from compiler.rules.unreachable_code import UnreachableCode
+    from worldspec.compiler.rules.entity_keys import EntityKeys
+    from worldspec.compiler.rules.entity_tables import EntityTables
+    from worldspec.compiler.rules.invariant_clock import InvariantClock
+    from worldspec.compiler.rules.missing_return import MissingReturn
+    from worldspec.compiler.rules.tool_docs import ToolDocs
+    from worldspec.compiler.rules.unreachable_code import UnreachableCode
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
             ToolDocs()]

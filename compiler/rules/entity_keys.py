@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler import types as t
-from compiler.rules import RuleContext
-from dsl.diagnostics import Related
+from worldspec.compiler import types as t
+from worldspec.compiler.rules import RuleContext
+from worldspec.dsl.diagnostics import Related
 
 __all__ = ["EntityKeys", "entity_uses"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler.rules import RuleContext
-from compiler.rules.entity_keys import entity_uses
-from dsl.diagnostics import Related
+from worldspec.compiler.rules import RuleContext
+from worldspec.compiler.rules.entity_keys import entity_uses
+from worldspec.dsl.diagnostics import Related
 
 __all__ = ["EntityTables"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler import types as t
-from compiler.rules import RuleContext
-from dsl import nodes as n
+from worldspec.compiler import types as t
+from worldspec.compiler.rules import RuleContext
+from worldspec.dsl import nodes as n
 
 __all__ = ["Coverage", "always_exits", "block_exits", "match_coverage"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler.rules import RuleContext
-from dsl import nodes as n
+from worldspec.compiler.rules import RuleContext
+from worldspec.dsl import nodes as n
 
 __all__ = ["InvariantClock"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler.rules import RuleContext
-from compiler.rules.flow import block_exits, match_coverage
+from worldspec.compiler.rules import RuleContext
+from worldspec.compiler.rules.flow import block_exits, match_coverage
 
 __all__ = ["MissingReturn"]
 

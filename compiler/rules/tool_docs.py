@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler.rules import RuleContext
+from worldspec.compiler.rules import RuleContext
 
 __all__ = ["ToolDocs"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from compiler.rules import RuleContext
-from compiler.rules.flow import Coverage, always_exits, match_coverage
-from dsl import nodes as n
-from dsl.diagnostics import Related
+from worldspec.compiler.rules import RuleContext
+from worldspec.compiler.rules.flow import Coverage, always_exits, match_coverage
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Related
 
 __all__ = ["UnreachableCode"]
 

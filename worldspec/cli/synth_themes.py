@@ -1,6 +1,6 @@
 """``worldspec synth themes``: mine a task corpus for environment descriptions.
 
-A row of :data:`worldspec.cli_synth.SYNTH_COMMANDS`. Like the rest of
+A row of :data:`worldspec.cli.synth.SYNTH_COMMANDS`. Like the rest of
 ``synth``, it imports ``llm_frontend`` (and so the ``openai`` SDK) only when it
 runs, so the command line starts without them. The work itself is
 :func:`llm_frontend.themes.mine_themes`; this module reads the options, opens
@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console
 
 if TYPE_CHECKING:
-    from llm_frontend.client import LLMConfig
+    from worldspec.llm_frontend.client import LLMConfig
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
@@ -40,7 +40,7 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli_synth import add_batch_options, add_model_options
+    from worldspec.cli.synth import add_batch_options, add_model_options
 
     parser.add_argument("corpus", metavar="CORPUS.jsonl", help="the tasks, one per line")
     parser.add_argument("--field", metavar="NAME",
@@ -67,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_options(args: argparse.Namespace, console: Console) -> bool:
-    from worldspec.cli_synth import _check_limits
+    from worldspec.cli.synth import _check_limits
 
     if not 1 <= args.min_score <= 5:
         console.error("--min-score must be between 1 and 5")
@@ -82,7 +82,7 @@ def _check_options(args: argparse.Namespace, console: Console) -> bool:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli_synth import _run_guarded
+    from worldspec.cli.synth import _run_guarded
 
     if not _check_options(args, console):
         return EXIT_USAGE
@@ -98,10 +98,15 @@ def _embedding_config(args: argparse.Namespace, config: LLMConfig) -> LLMConfig 
 
 
 async def _mine(args: argparse.Namespace, console: Console) -> int:
-    from llm_frontend.batch import Journal, write_atomically
-    from llm_frontend.client import LLMClient
-    from llm_frontend.themes import ThemeOptions, mine_themes, read_corpus, render_descriptions
-    from worldspec.cli_synth import _progress, model_config
+    from worldspec.cli.synth import _progress, model_config
+    from worldspec.llm_frontend.batch import Journal, write_atomically
+    from worldspec.llm_frontend.client import LLMClient
+    from worldspec.llm_frontend.themes import (
+        ThemeOptions,
+        mine_themes,
+        read_corpus,
+        render_descriptions,
+    )
 
     config = model_config(args)
     if args.embedding_model:

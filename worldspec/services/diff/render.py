@@ -1,7 +1,7 @@
 """Renderers of a diff report: terminal text, JSON, Markdown (a PR comment), GitHub annotations.
 
-They only present what :mod:`worldspec.diff.compare` and
-:mod:`worldspec.diff.impact` found; nothing here decides a level.
+They only present what :mod:`worldspec.services.diff.compare` and
+:mod:`worldspec.services.diff.impact` found; nothing here decides a level.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from worldspec.diff.model import (
+from worldspec.services.diff.model import (
     Change,
     DiffReport,
     Level,

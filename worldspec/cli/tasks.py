@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from worldspec.console import (
+from worldspec.cli.console import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
@@ -16,7 +16,7 @@ from worldspec.console import (
     collect_spec_files,
     report_errors,
 )
-from worldspec.dataset import task_rows
+from worldspec.services.dataset import task_rows
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
 
@@ -28,7 +28,7 @@ def configure_tasks(parser: argparse.ArgumentParser) -> None:
 
 
 def run_tasks(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.validation import check_paths
+    from worldspec.services.validation import check_paths
 
     files = collect_spec_files(args.paths, console)
     if files is None:
@@ -61,7 +61,7 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.validation import check_paths
+    from worldspec.services.validation import check_paths
 
     files = collect_spec_files(args.paths, console)
     if files is None:
@@ -71,7 +71,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
         report_errors(validated, console)
         console.error("not exported: the specs or their tasks have errors")
         return EXIT_PROBLEMS
-    from worldspec.loading import load_result
+    from worldspec.services.loading import load_result
 
     loaded = load_result(validated.result)
     rows: list[dict[str, Any]] = []

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from enum import Enum
 
-from compiler import types as t
-from dsl import nodes as n
-from dsl.formatter import format_expr
+from worldspec.compiler import types as t
+from worldspec.dsl import nodes as n
+from worldspec.dsl.formatter import format_expr
 
 __all__ = ["Relation", "relate_types", "relate_conditions", "type_text", "expr_text"]
 

@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from compiler.api import CheckResult, check_paths
-from compiler.checker import check_program
-from compiler.loader import Program
-from dsl import nodes as n
-from dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
-from dsl.parser import parse_module
+from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.checker import check_program
+from worldspec.compiler.loader import Program
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
+from worldspec.dsl.parser import parse_module
 
 __all__ = ["Side", "SourceError", "load_side", "git_snapshot"]
 

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from worldspec import cli_synth_review, cli_synth_themes
-from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, Subcommand
+from worldspec.cli import synth_review as cli_synth_review
+from worldspec.cli import synth_themes as cli_synth_themes
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, Subcommand
 
 if TYPE_CHECKING:
-    from llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
-    from llm_frontend.client import LLMConfig, Usage
-    from llm_frontend.synth_tasks import TaskWorld
+    from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
+    from worldspec.llm_frontend.client import LLMConfig, Usage
+    from worldspec.llm_frontend.synth_tasks import TaskWorld
 
 __all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "model_config", "run_synth"]
@@ -67,7 +68,7 @@ def model_config(args: argparse.Namespace) -> LLMConfig:
 
     Raises :class:`llm_frontend.client.LLMConfigError` with a message for the user.
     """
-    from llm_frontend.client import LLMConfig
+    from worldspec.llm_frontend.client import LLMConfig
 
     return LLMConfig.from_env_and_args(
         base_url=args.base_url, model=args.model, timeout=args.timeout,
@@ -88,7 +89,7 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _progress(args: argparse.Namespace, total: int, console: Console, label: str) -> Any:
-    from llm_frontend.batch import Progress
+    from worldspec.llm_frontend.batch import Progress
 
     enabled = {"auto": None, "always": True, "never": False}[args.progress]
     return Progress(total, console.err, enabled=enabled, label=label)
@@ -118,8 +119,8 @@ def _check_limits(args: argparse.Namespace, console: Console, **limits: int) -> 
 
 def _run_guarded(console: Console, body: Callable[[], int]) -> int:
     """Turn the front end's expected failures into one-line errors (never a traceback)."""
-    from llm_frontend.batch import InputError
-    from llm_frontend.client import LLMConfigError, LLMError
+    from worldspec.llm_frontend.batch import InputError
+    from worldspec.llm_frontend.client import LLMConfigError, LLMError
 
     try:
         return body()
@@ -164,7 +165,7 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
 
 
 def _world_items(args: argparse.Namespace) -> list[BatchItem]:
-    from llm_frontend.batch import BatchItem, InputError, read_jsonl
+    from worldspec.llm_frontend.batch import BatchItem, InputError, read_jsonl
 
     if args.input is None:
         return [BatchItem.make("world", {"description": args.description.strip()},
@@ -209,7 +210,7 @@ def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
 
 
 async def _world_batch(args: argparse.Namespace, console: Console) -> int:
-    from llm_frontend.batch import (
+    from worldspec.llm_frontend.batch import (
         ItemRecord,
         Journal,
         run_batch,
@@ -217,8 +218,8 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
         write_atomically,
         write_output,
     )
-    from llm_frontend.client import LLMClient
-    from llm_frontend.synth_world import WorldOptions, synthesize_world
+    from worldspec.llm_frontend.client import LLMClient
+    from worldspec.llm_frontend.synth_world import WorldOptions, synthesize_world
 
     config = model_config(args)
     items = _world_items(args)
@@ -292,8 +293,8 @@ class _TaskJob:
 
 
 def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
-    from llm_frontend.batch import InputError, read_jsonl, sha256_text
-    from llm_frontend.synth_tasks import load_task_world
+    from worldspec.llm_frontend.batch import InputError, read_jsonl, sha256_text
+    from worldspec.llm_frontend.synth_tasks import load_task_world
 
     if args.input is None:
         world = load_task_world(args.world)
@@ -338,7 +339,7 @@ def _run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _task_batch(args: argparse.Namespace, console: Console) -> int:
-    from llm_frontend.batch import (
+    from worldspec.llm_frontend.batch import (
         BatchItem,
         ItemRecord,
         Journal,
@@ -346,8 +347,8 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         sha256_text,
         write_atomically,
     )
-    from llm_frontend.client import LLMClient
-    from llm_frontend.synth_tasks import (
+    from worldspec.llm_frontend.client import LLMClient
+    from worldspec.llm_frontend.synth_tasks import (
         TaskOptions,
         rename_task,
         render_tasks_file,

@@ -7,14 +7,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from compiler.loader import display_path
-from dsl.render import render_text as render_diagnostics
-from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, collect_spec_files
-from worldspec.diff.compare import compare_models
-from worldspec.diff.impact import analyse_impact
-from worldspec.diff.model import DiffReport, Impact, Level
-from worldspec.diff.render import RENDERERS
-from worldspec.diff.sources import Side, SourceError, git_snapshot, load_side
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, collect_spec_files
+from worldspec.compiler.loader import display_path
+from worldspec.dsl.render import render_text as render_diagnostics
+from worldspec.services.diff.compare import compare_models
+from worldspec.services.diff.impact import analyse_impact
+from worldspec.services.diff.model import DiffReport, Impact, Level
+from worldspec.services.diff.render import RENDERERS
+from worldspec.services.diff.sources import Side, SourceError, git_snapshot, load_side
 
 __all__ = ["configure_diff", "run_diff"]
 

@@ -1,6 +1,6 @@
 """The rule table: every kind of change ``worldspec diff`` reports, with its level and area.
 
-One row per rule. The comparison (:mod:`worldspec.diff.compare`) decides
+One row per rule. The comparison (:mod:`worldspec.services.diff.compare`) decides
 *which* rule a difference falls under; the row decides how bad it is, so a
 level is changed here and nowhere else. ``docs/diff.md`` lists the same
 table, and a test keeps the two in step.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from worldspec.diff.model import Area, Level
+from worldspec.services.diff.model import Area, Level
 
 __all__ = ["Rule", "RULES", "rule"]
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.api import CheckResult
-from compiler.api import check_paths as check_specs
-from compiler.loader import Program
-from compiler.model import TaskInfo, WorldModel
-from dsl import nodes as n
-from dsl.diagnostics import Diagnostic, DiagnosticSink
+from worldspec.compiler.api import CheckResult
+from worldspec.compiler.api import check_paths as check_specs
+from worldspec.compiler.loader import Program
+from worldspec.compiler.model import TaskInfo, WorldModel
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.runtime.episode import Episode
 
 __all__ = ["TaskReport", "ValidatedResult", "check_paths", "validate_tasks"]
@@ -91,7 +91,7 @@ def check_paths(paths: Iterable[str | Path]) -> ValidatedResult:
 
 def validate_tasks(result: CheckResult) -> list[TaskReport]:
     """Run every task of a clean result; one report per task, in declaration order."""
-    from worldspec.loading import load_result
+    from worldspec.services.loading import load_result
 
     loaded = load_result(result)
     reports = []

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from worldspec.console import (
+from worldspec.cli.console import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_USAGE,
@@ -69,7 +69,7 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
 
 
 def run_test(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.loading import CompileError, compile_worlds
+    from worldspec.services.loading import CompileError, compile_worlds
 
     if args.max_examples < 1 or args.steps < 1:
         console.error("--max-examples and --steps must be at least 1")

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from compiler.loader import expand_paths
-from dsl.render import render_text
+from worldspec.compiler.loader import expand_paths
+from worldspec.dsl.render import render_text
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
            "add_paths_argument", "collect_spec_files", "report_errors"]

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from compiler.api import CheckResult, check_paths
-from compiler.build import generate_all, write_packages
-from dsl.diagnostics import Diagnostic
+from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.build import generate_all, write_packages
+from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.runtime.episode import Episode
 
 __all__ = ["CompileError", "LoadedWorlds", "compile_worlds", "load_result", "load_world",

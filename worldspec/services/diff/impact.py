@@ -21,15 +21,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from compiler.data_check import load_initial_data
-from dsl import nodes as n
-from dsl.diagnostics import Diagnostic, DiagnosticSink
-from worldspec.cli_build import read_calls
-from worldspec.diff.model import CallDifference, Impact, TaskImpact, TrajectoryImpact
-from worldspec.diff.sources import Side
-from worldspec.loading import LoadedWorlds, load_result
+from worldspec.compiler.data_check import load_initial_data
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.runtime.episode import Episode, Score
-from worldspec.validation import validate_tasks
+from worldspec.services.calls import read_calls
+from worldspec.services.diff.model import CallDifference, Impact, TaskImpact, TrajectoryImpact
+from worldspec.services.diff.sources import Side
+from worldspec.services.loading import LoadedWorlds, load_result
+from worldspec.services.validation import validate_tasks
 
 __all__ = ["analyse_impact", "task_of_trajectory", "TRAJECTORY_SUFFIXES"]
 

@@ -26,18 +26,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO, cast
 
-from compiler.loader import display_path, read_text
-from dsl.catalog import CATALOG
-from dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
-from dsl.parser import parse_module
-from dsl.render import render_explanation, render_github, render_json, render_text
 from worldspec import __version__
-from worldspec.cli_build import configure_build, configure_run, run_build, run_run
-from worldspec.cli_diff import configure_diff, run_diff
-from worldspec.cli_synth import configure_synth, run_synth
-from worldspec.cli_tasks import configure_export, configure_tasks, run_export, run_tasks
-from worldspec.cli_test import configure_test, run_test
-from worldspec.console import (
+from worldspec.cli.build import configure_build, configure_run, run_build, run_run
+from worldspec.cli.console import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -47,8 +38,17 @@ from worldspec.console import (
     add_paths_argument,
     collect_spec_files,
 )
-from worldspec.files import write_atomically
-from worldspec.validation import check_paths
+from worldspec.cli.diff import configure_diff, run_diff
+from worldspec.cli.synth import configure_synth, run_synth
+from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
+from worldspec.cli.test import configure_test, run_test
+from worldspec.compiler.loader import display_path, read_text
+from worldspec.dsl.catalog import CATALOG
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity, did_you_mean
+from worldspec.dsl.parser import parse_module
+from worldspec.dsl.render import render_explanation, render_github, render_json, render_text
+from worldspec.services.files import write_atomically
+from worldspec.services.validation import check_paths
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
            "SUBCOMMANDS", "build_parser", "main"]
@@ -122,7 +122,7 @@ def _load_formatter() -> FormatSource:
     The import is late so that the rest of the command line keeps working
     even if the formatter module is broken or missing.
     """
-    module = importlib.import_module("dsl.formatter")
+    module = importlib.import_module("worldspec.dsl.formatter")
     return cast(FormatSource, module.format_source)
 
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from compiler.model import WorldModel
+from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 
 __all__ = ["task_rows", "system_prompt", "COLUMNS"]
@@ -62,7 +62,7 @@ def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
             "frame": json.dumps(list(task.frame) if task.frame is not None else None),
             "world_sha256": digest,
             "reward_spec": json.dumps({
-                "how": "worldspec.loading.load_world(spec) -> World(task=task_id); replay the "
+                "how": "worldspec.load_world(spec) -> World(task=task_id); replay the "
                        "agent's tool calls with episode.call(name, arguments); "
                        "episode.score().reward",
                 "world": world.WORLD, "task": name,

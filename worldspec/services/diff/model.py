@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from dsl.nodes import Span
+from worldspec.dsl.nodes import Span
 
 __all__ = ["Level", "Area", "Change", "TaskImpact", "CallDifference", "TrajectoryImpact",
            "Impact", "DiffReport", "span_json"]

@@ -4,7 +4,7 @@ Both sides are compared as typed models, never as text: declarations are
 matched by name, types are compared with their aliases resolved, and syntax
 nodes compare without their spans, so comments, layout and formatting are not
 changes at all. Each difference is reported under a row of the rule table
-(:mod:`worldspec.diff.rules`), which decides its level and area.
+(:mod:`worldspec.services.diff.rules`), which decides its level and area.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from compiler import types as t
-from compiler.api import CheckResult
-from compiler.model import FieldInfo, ParamInfo, RecordInfo, ToolInfo, WorldModel
-from dsl import nodes as n
-from worldspec.diff.model import Change
-from worldspec.diff.relations import (
+from worldspec.compiler import types as t
+from worldspec.compiler.api import CheckResult
+from worldspec.compiler.model import FieldInfo, ParamInfo, RecordInfo, ToolInfo, WorldModel
+from worldspec.dsl import nodes as n
+from worldspec.services.diff.model import Change
+from worldspec.services.diff.relations import (
     Relation,
     expr_text,
     relate_conditions,
     relate_types,
     type_text,
 )
-from worldspec.diff.rules import rule
+from worldspec.services.diff.rules import rule
 
 __all__ = ["compare_models", "world_spans"]
 

@@ -1,6 +1,6 @@
 """``worldspec synth review``: an LLM's advisory review of a world against its description.
 
-A row of :data:`worldspec.cli_synth.SYNTH_COMMANDS`; it imports
+A row of :data:`worldspec.cli.synth.SYNTH_COMMANDS`; it imports
 ``llm_frontend`` only when it runs. The work is
 :mod:`llm_frontend.review`: the world is checked by the compiler first (a world
 with errors is refused and its diagnostics shown), then the model's verdict is
@@ -19,7 +19,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from worldspec.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
@@ -37,7 +37,7 @@ MAX_DESCRIPTION_BYTES = 1_000_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli_synth import add_model_options
+    from worldspec.cli.synth import add_model_options
 
     parser.add_argument("world", metavar="WORLD.world", help="the world to review")
     given = parser.add_mutually_exclusive_group(required=True)
@@ -84,7 +84,7 @@ def _description(args: argparse.Namespace, console: Console) -> str | None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli_synth import _check_limits, _run_guarded
+    from worldspec.cli.synth import _check_limits, _run_guarded
 
     description = _description(args, console)
     if description is None or not _check_limits(args, console, concurrency=1, max_retries=0):
@@ -93,14 +93,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _review(args: argparse.Namespace, description: str, console: Console) -> int:
-    from llm_frontend.client import LLMClient
-    from llm_frontend.review import (
+    from worldspec.cli.synth import model_config
+    from worldspec.llm_frontend.client import LLMClient
+    from worldspec.llm_frontend.review import (
         WorldHasErrors,
         load_review_target,
         render_review_text,
         review_world,
     )
-    from worldspec.cli_synth import model_config
 
     config = model_config(args)
     try:
