@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint bench tau2-tasks clean
+.PHONY: install demo test check-install lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: install
 	$(BIN)/worldspec build --check examples
 	$(BIN)/mypy --strict generated
 	$(BIN)/pytest
+	bash scripts/check_install.sh $(BIN)/python
+
+# A plain (non-editable) install into a fresh venv, used outside the checkout: one top-level
+# package, check/build/run work, mypy --strict passes on built worlds, which load the runtime only.
+check-install: install
+	bash scripts/check_install.sh $(BIN)/python
 
 bench: install
 	$(BIN)/python benchmarks/bench_compile.py
