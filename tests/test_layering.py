@@ -125,3 +125,19 @@ def test_the_namespaced_folders_are_the_top_level_folders() -> None:
     for name in ("dsl", "compiler", "codegen_templates", "llm_frontend"):
         link = PACKAGE / name
         assert link.is_symlink() and link.resolve() == (ROOT / name).resolve()
+
+
+def test_loading_a_generated_package_loads_no_compiler() -> None:
+    """What a rollout worker or a server does: ``load_world`` of a generated package."""
+    code = (
+        "import json, sys, worldspec\n"
+        "World = worldspec.load_world('generated/mobile_messaging')\n"
+        "World(task='reply_to_priya').call('logout')\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli", "worldspec.llm_frontend",
+              "lark", "jinja2", "pydantic", "openai")
+    assert _offending(json.loads(out.stdout), banned) == []
