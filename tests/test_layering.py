@@ -33,6 +33,9 @@ FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
                               "worldspec.llm_frontend", "pydantic", "openai")),
     "services": ("services", ("worldspec.cli", "worldspec.llm_frontend", "openai")),
     "llm_frontend": ("llm_frontend", ("worldspec.cli",)),
+    # a serving process sits on the runtime (and the MCP SDK) only
+    "serve": ("serve", ("worldspec.dsl", "worldspec.compiler", "worldspec.cli",
+                        "worldspec.llm_frontend", "lark", "jinja2", "openai")),
 }
 
 #: runtime modules that exist for the property tests and may import hypothesis

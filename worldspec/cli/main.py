@@ -39,6 +39,7 @@ from worldspec.cli.console import (
     collect_spec_files,
 )
 from worldspec.cli.diff import configure_diff, run_diff
+from worldspec.cli.serve import configure_serve, run_serve
 from worldspec.cli.synth import configure_synth, run_synth
 from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli.test import configure_test, run_test
@@ -330,6 +331,15 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "validation drive repair, and only what passes is written. See docs/llm.md.",
         configure=configure_synth,
         run=run_synth,
+    ),
+    "serve": Subcommand(
+        summary="serve a world over MCP (stdio or streamable HTTP)",
+        description="Run an MCP server for a world: its tools as MCP tools (results in the "
+                    "world's convention, failures as tool errors), one episode per session, and "
+                    "resources for the harness (episode, score, state, tasks, reset). See "
+                    "docs/serving.md. Exit status: 0 stopped, 1 spec errors, 2 bad arguments.",
+        configure=configure_serve,
+        run=run_serve,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",
