@@ -16,12 +16,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from worldspec.compiler.api import CheckResult, check_paths
-from worldspec.compiler.build import generate_all, write_packages
-from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.runtime.episode import Episode
+
+if TYPE_CHECKING:  # the compiler is imported when a spec is compiled, so that loading a
+    # generated package (a rollout worker) loads the runtime alone
+    from worldspec.compiler.api import CheckResult
+    from worldspec.dsl.diagnostics import Diagnostic
 
 __all__ = ["CompileError", "LoadedWorlds", "compile_worlds", "load_result", "load_world",
            "load_package", "cache_dir"]
@@ -83,6 +85,8 @@ def load_package(path: str | Path, name: str | None = None) -> ModuleType:
 
 def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
     """Check, generate and import every world reachable from ``paths``."""
+    from worldspec.compiler.api import check_paths
+
     result = check_paths(paths)
     if not result.ok:
         raise CompileError(result)
@@ -91,6 +95,8 @@ def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
 
 def load_result(result: CheckResult) -> LoadedWorlds:
     """Generate and import every world of a clean check result."""
+    from worldspec.compiler.build import generate_all, write_packages
+
     build = generate_all(result)
     digest = hashlib.sha256()
     for package in build.packages:
