@@ -70,6 +70,9 @@ def _tokens(reported: Any, spent: Usage) -> None:
 class AgentClient(LLMClient):
     """An :class:`LLMClient` that also asks for tool-calling assistant turns."""
 
+    async def __aenter__(self) -> AgentClient:
+        return self
+
     async def respond(self, messages: Sequence[Mapping[str, Any]],
                       tools: Sequence[Mapping[str, Any]], *, api: API = "chat",
                       usage: Usage | None = None, seed: int | None = None
