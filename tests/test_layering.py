@@ -33,6 +33,8 @@ FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
                               "worldspec.llm_frontend", "pydantic", "openai")),
     "services": ("services", ("worldspec.cli", "worldspec.llm_frontend", "openai")),
     "llm_frontend": ("llm_frontend", ("worldspec.cli",)),
+    "rollout": ("rollout", ("worldspec.cli", "worldspec.compiler", "worldspec.dsl", "lark",
+                            "jinja2")),
 }
 
 #: runtime modules that exist for the property tests and may import hypothesis
