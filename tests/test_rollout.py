@@ -696,3 +696,18 @@ def test_live_one_rollout_against_a_real_endpoint(tmp_path: Path) -> None:
     (record,) = read_records(tmp_path, finished_only=False)
     assert record["status"] == "finished", record.get("error")
     assert 0.0 <= record["reward"] <= 1.0 and record["messages"][0]["role"] == "system"
+
+
+# -------------------------------------------------------------------- benchmark
+def test_the_rollout_benchmark_runs_and_reports_every_way() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_rollout.py"),
+                           "--quick", "--json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert {r["world"] for r in report["rows"]} == {"MobileMessaging", "OnlineShop",
+                                                     "ClinicScheduling"}
+    for row in report["rows"]:
+        assert row["steps"] > 0
+        for way in ("bare", "session", "session_no_diffs", "runner", "runner_journal"):
+            assert row[f"{way}_us"] > 0
