@@ -137,32 +137,35 @@ def measure(play: Callable[[], int], rounds: int) -> tuple[float, int]:
     return statistics.median(times), steps
 
 
+def measure_world(name: str, rounds: int, folder: Path) -> dict[str, Any]:
+    """The row of one generated world: every way of playing its solutions."""
+    world = load_world(ROOT / "generated" / name)
+    solutions = _solutions(world)
+    source = WorldSource.of(world, "bench")  # hashed once per batch, as the CLI does
+    base, steps = measure(lambda: bare(world, solutions), rounds)
+    row: dict[str, Any] = {"world": world.WORLD, "tasks": len(solutions), "steps": steps,
+                           "bare_us": round(base, 2)}
+    ways: dict[str, Callable[[], int]] = {
+        "session_us": lambda: session(world, solutions),
+        "session_no_diffs_us": lambda: session(world, solutions, diffs=False),
+        "runner_us": lambda: runner(world, solutions, None, source),
+        "runner_journal_us": lambda: runner(world, solutions, folder, source),
+    }
+    for label, play in ways.items():
+        value, _ = measure(play, rounds)
+        row[label] = round(value, 2)
+        row[label.replace("_us", "_ratio")] = round(value / base, 2)
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     parser.add_argument("--quick", action="store_true", help="3 rounds instead of 15")
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 15
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in WORLDS:
-            world = load_world(ROOT / "generated" / name)
-            solutions = _solutions(world)
-            source = WorldSource.of(world, "bench")  # hashed once per batch, as the CLI does
-            base, steps = measure(lambda: bare(world, solutions), rounds)
-            row: dict[str, Any] = {"world": world.WORLD, "tasks": len(solutions),
-                                   "steps": steps, "bare_us": round(base, 2)}
-            ways: dict[str, Callable[[], int]] = {
-                "session_us": lambda: session(world, solutions),
-                "session_no_diffs_us": lambda: session(world, solutions, diffs=False),
-                "runner_us": lambda: runner(world, solutions, None, source),
-                "runner_journal_us": lambda: runner(world, solutions, Path(tmp), source),
-            }
-            for label, play in ways.items():
-                value, _ = measure(play, rounds)
-                row[label] = round(value, 2)
-                row[label.replace("_us", "_ratio")] = round(value / base, 2)
-            rows.append(row)
+        rows = [measure_world(name, rounds, Path(tmp)) for name in WORLDS]
     if args.json:
         print(json.dumps({"rounds": rounds, "rows": rows}, indent=2))
         return 0
