@@ -711,3 +711,23 @@ def test_the_rollout_benchmark_runs_and_reports_every_way() -> None:
         assert row["steps"] > 0
         for way in ("bare", "session", "session_no_diffs", "runner", "runner_journal"):
             assert row[f"{way}_us"] > 0
+
+
+# ------------------------------------------------------------------ world hash
+def test_world_sha256_changes_with_behaviour_not_only_with_schemas(tmp_path: Path) -> None:
+    from llm_scripts import counter_world
+
+    from worldspec.services.dataset import world_sha256
+    from worldspec.services.loading import compile_worlds
+
+    hashes, schemas = [], []
+    for index, guarded in enumerate((True, False, True)):
+        spec = tmp_path / f"v{index}" / "counter.world"
+        spec.parent.mkdir()
+        spec.write_text(counter_world(guarded=guarded), encoding="utf-8")
+        counter = compile_worlds([spec]).worlds["Counter"]
+        hashes.append(world_sha256(counter))
+        schemas.append(counter().tools("chat"))
+    assert schemas[0] == schemas[1]  # the same names and schemas ...
+    assert hashes[0] != hashes[1]  # ... but a different tool body
+    assert hashes[0] == hashes[2]  # and the same spec hashes the same wherever it is built
