@@ -731,3 +731,47 @@ def test_world_sha256_changes_with_behaviour_not_only_with_schemas(tmp_path: Pat
     assert schemas[0] == schemas[1]  # the same names and schemas ...
     assert hashes[0] != hashes[1]  # ... but a different tool body
     assert hashes[0] == hashes[2]  # and the same spec hashes the same wherever it is built
+
+
+def test_run_calls_on_a_whole_journal_says_to_pick_one_record(
+        runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = runs / "rollouts.jsonl"
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 str(journal)]) == 2
+    assert "holds 4 rollout records; replay one of them" in capsys.readouterr().err
+
+
+def test_the_progress_line_shows_done_mean_reward_and_tokens(
+        world: type[Episode], llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    llm_server.responder = scripted_agent(world)
+    assert main(["rollout", str(PACKAGE), "--task", "tidy_archive", "-n", "2", "--base-url",
+                 llm_server.url, "--model", "m", "-o", str(tmp_path), "--progress",
+                 "always"]) == 0
+    err = capsys.readouterr().err
+    assert "\rrollouts 0/2 done" not in err  # nothing drawn before the first one ends
+    assert "\rrollouts 1/2 done, mean reward 1.000, 108 tokens" in err
+    assert "\rrollouts 2/2 done, mean reward 1.000, 216 tokens" in err and err.endswith("\n")
+
+
+@pytest.mark.parametrize("task", ["tidy_archive", "paris_trip_group", "clean_up_contacts",
+                                  "hana_q4_follow_up"])
+def test_each_step_diff_is_what_that_call_changed(world: type[Episode], task: str) -> None:
+    calls = [*solution_calls(world, task),
+             ("archive_conversation", {"conversation": "CONV101"}),
+             ("unarchive_conversation", {"conversation": "CONV101"}),  # changed back
+             ("archive_conversation", {"conversation": "CONV101"})]
+    session = Session(world, task)
+    session.start()
+    reference = world(task=task)
+    for name, arguments in calls:
+        session.act({"role": "assistant", "tool_calls": [call(name, arguments)]})
+        before = reference.copy()
+        reference.call(name, dict(arguments))
+        expected = reference.diff(before)
+        got = list(session.steps[-1].diff)
+
+        def key(change: Any) -> str:
+            return json.dumps(change, sort_keys=True)
+
+        assert sorted(map(key, got)) == sorted(map(key, expected)), (name, got, expected)
