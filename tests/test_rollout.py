@@ -775,3 +775,14 @@ def test_each_step_diff_is_what_that_call_changed(world: type[Episode], task: st
             return json.dumps(change, sort_keys=True)
 
         assert sorted(map(key, got)) == sorted(map(key, expected)), (name, got, expected)
+
+
+def test_rollout_on_a_spec_with_errors_exits_1(llm_server: ScriptedLLMServer, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.world"
+    broken.write_text('world Broken "x"\nstate { n: nope }\n', encoding="utf-8")
+    assert main(["rollout", str(broken), "--base-url", llm_server.url, "--model", "m",
+                 "-o", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot run rollouts: the specs have errors" in err and "Traceback" not in err
+    assert llm_server.requests == []

@@ -106,8 +106,9 @@ def _read_template(path: str | None, default: str, console: Console) -> str | No
         return None
 
 
-def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | None:
-    """The worlds named on the command line; ``None`` after reporting a problem."""
+def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | int:
+    """The worlds named on the command line, or the exit status after reporting why not
+    (2: a path that does not exist or a package that does not load, 1: spec errors)."""
     from worldspec.rollout.runner import WorldSource
     from worldspec.services.loading import CompileError, compile_worlds, load_package
 
@@ -120,20 +121,20 @@ def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | Non
                 module = load_package(folder)
             except (ImportError, OSError, SyntaxError) as exc:
                 console.error(f"cannot load the generated package '{raw}': {exc}")
-                return None
+                return EXIT_USAGE
             sources.append(WorldSource.of(module.World, raw))
         else:
             specs.append(raw)
     if specs:
         files = collect_spec_files(specs, console)
         if files is None:
-            return None
+            return EXIT_USAGE
         try:
             loaded = compile_worlds(list(files))
         except CompileError as exc:
             report_errors(exc.result, console)
             console.error("cannot run rollouts: the specs have errors")
-            return None
+            return EXIT_PROBLEMS
         shown = " ".join(specs)
         sources += [WorldSource.of(loaded.worlds[name], shown) for name in sorted(loaded.worlds)]
     return sources
@@ -173,8 +174,8 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
         console.error(str(exc))
         return EXIT_USAGE
     sources = _load_sources(args.paths, console)
-    if sources is None:
-        return EXIT_USAGE if not any(Path(p).is_file() for p in args.paths) else EXIT_PROBLEMS
+    if isinstance(sources, int):
+        return sources
     tasks: list[tuple[int, str]] = []
     for index, source in enumerate(sources):
         tasks += [(index, t) for t in select_tasks(source.world, names=args.task,
