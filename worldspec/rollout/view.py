@@ -174,8 +174,8 @@ def render_report(records: Sequence[Mapping[str, Any]], *, title: str = "rollout
     """The whole page for ``records`` (finished and failed ones)."""
     worlds, tasks = summarise(records)
     rows = []
-    for world, by_task in tasks.items():
-        for task, stats in by_task.items():
+    for world, by_task in sorted(tasks.items()):  # the order of the sections below
+        for task, stats in sorted(by_task.items()):
             anchor = _text(f"task-{world}-{task}")
             shown = ", ".join(f"{k}: {v:.2f}" for k, v in sorted(stats.pass_k.items())[:4])
             rows.append(f'<tr><td>{_text(world)}</td><td><a href="#{anchor}">{_text(task)}'
