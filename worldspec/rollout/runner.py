@@ -27,10 +27,11 @@ from typing import Any, TextIO
 
 from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
 from worldspec.rollout.agent import API, AgentClient
-from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE, user_system_prompt
+from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
 from worldspec.rollout.records import FORMAT, Journal, rollout_key
 from worldspec.rollout.session import Session
 from worldspec.rollout.summary import BatchSummary
+from worldspec.rollout.user import SimulatedUser
 from worldspec.runtime.episode import Episode
 from worldspec.services.dataset import world_sha256
 
@@ -145,27 +146,22 @@ async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentCl
     clock = _Clock()
     error: str | None = None
     session.start()
-    user_messages: list[dict[str, str]] = []
+    simulated: SimulatedUser | None = None
     if settings.conversational:
         if user is None:
             raise ValueError("a conversational rollout needs a user model")
-        system = user_system_prompt(job.source.world, session.spec,
-                                    template=settings.user_template)
-        user_messages = [{"role": "system", "content": system}]
+        simulated = SimulatedUser.for_task(job.source.world, session.spec,
+                                           template=settings.user_template)
     try:
         while not session.done:
             if session.waiting == "user":
-                assert user is not None
-                # the user sees the conversation with the roles turned round, and no tool
-                # traffic: only what the agent said to them
-                last = session.messages[-1]
-                user_messages.append({"role": "user", "content": str(last.get("content") or "")})
+                assert user is not None and simulated is not None
+                request = simulated.hear(session.messages[-1])
                 begun = time.perf_counter()
-                reply = await user.chat(user_messages, usage=user_usage,
+                reply = await user.chat(request, usage=user_usage,
                                         temperature=settings.temperature)
                 clock.user += time.perf_counter() - begun
-                user_messages.append({"role": "assistant", "content": reply.text})
-                session.user(reply.text)
+                session.user(simulated.said(reply.text))
             else:
                 begun = time.perf_counter()
                 message = await agent.respond(session.messages, session.tools,
