@@ -786,3 +786,46 @@ def test_rollout_on_a_spec_with_errors_exits_1(llm_server: ScriptedLLMServer, tm
     err = capsys.readouterr().err
     assert "cannot run rollouts: the specs have errors" in err and "Traceback" not in err
     assert llm_server.requests == []
+
+
+def test_the_simulated_user_sees_the_agent_as_user_and_itself_as_assistant(
+        world: type[Episode]) -> None:
+    from worldspec.rollout.user import SimulatedUser
+
+    spec = world.TASKS["tidy_archive"]
+    user = SimulatedUser.for_task(world, spec)
+    assert spec.instruction.strip() in user.messages[0]["content"]
+    assert STOP_MARKER in user.messages[0]["content"]
+    first = user.hear({"role": "assistant", "content": GREETING})
+    assert first[1:] == [{"role": "user", "content": GREETING}]
+    assert user.said("Archive my spam chat.") == "Archive my spam chat."
+    second = user.hear({"role": "assistant", "content": None, "tool_calls": [call("x", {})]})
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert second[-1]["content"] == ""  # tool traffic never reaches the user
+
+
+def test_the_session_example_in_the_docs_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    text = (ROOT / "docs" / "rollouts.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+                if "Session(" in b]
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "docs/rollouts.md", "exec"), namespace)  # the documented example
+    turn = namespace["turn"]
+    assert turn.done and namespace["session"].termination == "answered"
+    assert namespace["messages"][1]["role"] == "user"
+
+
+def test_sft_rows_are_uniform_even_from_hand_edited_records() -> None:
+    (row,) = sft_rows([{"world": "W", "task": "t", "sample": 0, "reward": 1.0, "messages": [
+        {"role": "user", "content": None},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}},
+                                             "junk"]}]}])
+    assert row["messages"] == [
+        {"role": "user", "content": "", "tool_calls": None, "tool_call_id": None},
+        {"role": "assistant", "content": "", "tool_call_id": None, "tool_calls": [
+            {"id": "", "type": "function", "function": {"name": "f",
+                                                        "arguments": '{"a": 1}'}}]}]
+    assert row["tools"] == "[]"

@@ -48,14 +48,22 @@ def _rank(record: Mapping[str, Any]) -> tuple[float, int]:
 
 def _message(message: Mapping[str, Any]) -> dict[str, Any]:
     """One message with the same keys on every row (``None`` where a role has no such key)."""
-    calls = message.get("tool_calls")
+    calls = [c for c in message.get("tool_calls") or [] if isinstance(c, Mapping)]
+    content = message.get("content")
     return {"role": message.get("role"),
-            "content": message.get("content") if message.get("content") is not None else "",
-            "tool_calls": [{"id": c["id"], "type": "function",
-                            "function": {"name": c["function"]["name"],
-                                         "arguments": c["function"]["arguments"]}}
-                           for c in calls] if calls else None,
+            "content": content if isinstance(content, str) else "",
+            "tool_calls": [_call(c) for c in calls] or None,
             "tool_call_id": message.get("tool_call_id")}
+
+
+def _call(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = call.get("function")
+    function = function if isinstance(function, Mapping) else {}
+    arguments = function.get("arguments", "")
+    return {"id": str(call.get("id", "")), "type": "function",
+            "function": {"name": str(function.get("name", "")),
+                         "arguments": arguments if isinstance(arguments, str)
+                         else json.dumps(arguments, ensure_ascii=False)}}
 
 
 def sft_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
