@@ -224,7 +224,8 @@ def test_run_frame_violation_exits_1(workdir: Path, capsys: pytest.CaptureFixtur
     assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
                  "calls.jsonl"]) == 1
     out = capsys.readouterr().out
-    assert "score 1.000" in out
+    assert "score 0.000" in out  # every check passes, but the broken frame zeroes the reward
+    assert "[pass] archived" in out
     assert 'frame violated: contacts["CT101"].favorite' in out
 
 

@@ -36,6 +36,8 @@ FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
     # a serving process sits on the runtime (and the MCP SDK) only
     "serve": ("serve", ("worldspec.dsl", "worldspec.compiler", "worldspec.cli",
                         "worldspec.llm_frontend", "lark", "jinja2", "openai")),
+    "rollout": ("rollout", ("worldspec.cli", "worldspec.compiler", "worldspec.dsl", "lark",
+                            "jinja2")),
 }
 
 #: runtime modules that exist for the property tests and may import hypothesis

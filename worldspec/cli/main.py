@@ -39,6 +39,12 @@ from worldspec.cli.console import (
     collect_spec_files,
 )
 from worldspec.cli.diff import configure_diff, run_diff
+from worldspec.cli.rollout import (
+    configure_rollout,
+    configure_view,
+    run_rollout_command,
+    run_view,
+)
 from worldspec.cli.serve import configure_serve, run_serve
 from worldspec.cli.synth import configure_synth, run_synth
 from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
@@ -323,6 +329,26 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "done, 1 changes at or above --fail-on or spec errors, 2 bad arguments.",
         configure=configure_diff,
         run=run_diff,
+    ),
+    "rollout": Subcommand(
+        summary="put an agent (a model) in worlds: trajectories and rewards",
+        description="Run each selected task N times with a model behind any OpenAI-compatible "
+                    "endpoint (Chat Completions or Responses), one-shot or with a simulated "
+                    "user (--conversational). Every rollout is journaled as one JSONL record "
+                    "(messages, tools, results, state diffs, reward and checks); an "
+                    "interrupted batch resumes. See docs/rollouts.md. Exit status: 0 every "
+                    "rollout finished, 1 some failed or spec errors, 2 bad arguments.",
+        configure=configure_rollout,
+        run=run_rollout_command,
+    ),
+    "view": Subcommand(
+        summary="an HTML report of rollout records",
+        description="Write one self-contained HTML page for a runs folder: per task the "
+                    "reward distribution, per rollout the conversation with tool calls, "
+                    "results, state diffs and check verdicts. Exit status: 0 written, 2 no "
+                    "records or bad arguments.",
+        configure=configure_view,
+        run=run_view,
     ),
     "synth": Subcommand(
         summary="write worlds and tasks with an LLM, the compiler in the loop",

@@ -300,10 +300,14 @@ class Score:
     checks: tuple[CheckOutcome, ...]
     frame_ok: bool
     frame_violations: tuple[str, ...]
+    #: the checks' weighted share alone, before a broken frame zeroes ``reward``
+    #: (``None`` on a score built by hand: then it is ``reward``)
+    checks_reward: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "reward": self.reward,
+            "checks_reward": self.reward if self.checks_reward is None else self.checks_reward,
             "checks": [{"name": c.name, "passed": c.passed, "status": c.status,
                         "weight": c.weight, "message": c.message} for c in self.checks],
             "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations)},
@@ -358,6 +362,10 @@ class Episode:
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    #: Whether a broken frame ("only changes ...") makes the reward 0. It does, so that an
+    #: agent cannot earn reward by doing the task and damaging other state on the way; a
+    #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.
+    FRAME_ZEROES: ClassVar[bool] = True
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -765,9 +773,13 @@ class Episode:
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
-              initial: Episode | None = None) -> Score:
+              initial: Episode | None = None, frame_zeroes: bool | None = None) -> Score:
         """Grade the current state against a task's checks and frame. Never raises.
 
+        The reward is the weighted share of passed checks, and 0 when the frame is broken
+        (collateral damage earns nothing) unless ``frame_zeroes`` is False (default: the
+        task's ``frame_zeroes`` attribute if it has one, else the world's
+        :attr:`FRAME_ZEROES`); ``checks_reward`` keeps the checks' share either way.
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
         """
         spec = self.TASKS.get(task) if task is not None else self.task
@@ -787,10 +799,16 @@ class Episode:
             outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
         violations = tuple(self._frame_violations(initial, spec.frame))
         total = sum(c.weight for c in outcomes) or 1.0
-        reward = sum(c.weight for c in outcomes if c.passed) / total if outcomes else 0.0
+        checks_reward = (sum(c.weight for c in outcomes if c.passed) / total
+                         if outcomes else 0.0)
+        reward = checks_reward
+        if frame_zeroes is None:
+            frame_zeroes = bool(getattr(spec, "frame_zeroes", self.FRAME_ZEROES))
+        if violations and frame_zeroes:
+            reward = 0.0
         if all_or_nothing:
             reward = 1.0 if all(c.passed for c in outcomes) and not violations else 0.0
-        return Score(reward, tuple(outcomes), not violations, violations)
+        return Score(reward, tuple(outcomes), not violations, violations, checks_reward)
 
     def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
                           ) -> list[str]:

@@ -44,6 +44,12 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
             raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
     if items and all(isinstance(i, dict) and "role" in i for i in items):
         return _transcript_calls(items, path)
+    if items and all(isinstance(i, dict) and isinstance(i.get("messages"), list)
+                     for i in items):  # rollout records: replay one at a time
+        if len(items) == 1:
+            return _transcript_calls(items[0]["messages"], path)
+        raise ValueError(f"{path} holds {len(items)} rollout records; replay one of them "
+                         f"(for example the third: sed -n 3p {path} > one.json)")
     return _plain_calls(items, path)
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from worldspec.runtime.episode import Episode
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the compiler is imported when a spec is compiled, so that loading a
+    # generated package (a rollout worker) loads the runtime alone
     from worldspec.compiler.api import CheckResult
     from worldspec.dsl.diagnostics import Diagnostic
 
