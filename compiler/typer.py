@@ -24,7 +24,7 @@ from worldspec.compiler.scope import Context, Local, LocalKind, Scope
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 
-__all__ = ["Typer", "Facts", "path_of"]
+__all__ = ["Typer", "Facts", "path_of", "CONVERSATION"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,12 @@ NO_FACTS = Facts()
 MAX_EXPR_DEPTH = 200
 
 _ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
+
+#: The conversation as task checks see it: name -> (type, what it is).
+CONVERSATION: dict[str, tuple[t.Type, str]] = {
+    "reply": (t.STR, "the agent's last message to the user"),
+    "replies": (t.ListOf(t.STR), "every message of the agent to the user, in order"),
+}
 
 
 def path_of(expr: n.Node) -> str | None:
@@ -250,6 +256,12 @@ class Typer:
                             "only in task checks")
             self.program.resolutions[id(e)] = Resolution("initial", name)
             return t.UNKNOWN
+        if name in CONVERSATION:
+            typ, what = CONVERSATION[name]
+            if self.context.where != "check":
+                self.report("WS212", e, f"'{name}' ({what}) exists only in task checks")
+            self.program.resolutions[id(e)] = Resolution("conversation", name)
+            return typ
         member = self._bare_member(name, expected)
         if member is not None:
             self.program.resolutions[id(e)] = Resolution("enum_member", name, member.name)

@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -253,7 +253,9 @@ class CheckSpec:
     name: str
     weight: float
     doc: str
-    test: Callable[[Any, Any], bool]
+    #: ``test(episode, initial, replies)``: the final and the initial episode, and the
+    #: agent's messages to the user (what ``reply`` and ``replies`` read)
+    test: Callable[[Any, Any, tuple[str, ...]], bool]
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,8 @@ class TaskSpec:
     tags: tuple[str, ...] = ()
     split: str | None = None
     doc: str | None = None
+    #: the reference solution's replies: what the agent should tell the user
+    replies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -358,6 +362,8 @@ class Episode:
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    #: the rules the agent must follow (the spec's ``policy``), for its system prompt
+    POLICY: ClassVar[str] = ""
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -765,20 +771,23 @@ class Episode:
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
-              initial: Episode | None = None) -> Score:
+              initial: Episode | None = None, replies: Sequence[str] = ()) -> Score:
         """Grade the current state against a task's checks and frame. Never raises.
 
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
+        ``replies`` are the text of the agent's messages to the user, in order; answer
+        checks read them (``reply`` is the last one). Without them the agent said nothing.
         """
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
             raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+        said = _replies(replies)
         if initial is None:
             initial = self.initial_state()
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             try:
-                passed = bool(check.test(self, initial))
+                passed = bool(check.test(self, initial, said))
                 message = "" if passed else (check.doc or "the check does not hold")
             except ToolError as exc:
                 passed, message = False, f"error: {exc.message}"
@@ -820,6 +829,14 @@ class Episode:
         from worldspec.runtime.schema import tool_definitions
 
         return tool_definitions(self.TOOLS.values(), format)
+
+
+def _replies(replies: Sequence[str]) -> tuple[str, ...]:
+    """The agent's messages as a tuple of text; anything else is the caller's mistake."""
+    if isinstance(replies, str) or not all(isinstance(r, str) for r in replies):
+        raise TypeError("replies must be a list of message texts (str), e.g. "
+                        "score(replies=[\"Your total is $54.04.\"])")
+    return tuple(replies)
 
 
 def _quote(key: Any) -> str:
