@@ -330,3 +330,24 @@ def test_run_scores_what_a_transcript_says(tmp_path: Path,
     assert main(["run", str(spec), "--task", "cancel_and_tell", "--calls", str(path),
                  "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["reward"] == 0.5
+
+
+def test_diff_replays_what_a_recorded_trajectory_said(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A reworded answer check changes the reward of a recorded conversation; the policy
+    change is reported as one."""
+    old = _write(tmp_path / "old", SHOP + TASKS)
+    new_text = SHOP.replace('world Shop "A shop."\n', 'world Shop "A shop."\npolicy "Be brief."\n')
+    new = _write(tmp_path / "new", new_text + TASKS.replace('reply.contains("$1,234.56")',
+                                                            'reply.contains("USD 1,234.56")'))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    said = [{"role": "user", "content": "What does W1 cost?"},
+            {"role": "assistant", "content": "Your total is $1,234.56."}]
+    (runs / "tell_total.json").write_text(json.dumps(said), encoding="utf-8")
+    main(["diff", str(old), str(new), "--trajectories", str(runs), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert "policy-changed" in {c["rule"] for c in out["changes"]}
+    (replayed,) = out["impact"]["trajectories"]
+    assert (replayed["old_reward"], replayed["new_reward"]) == (1.0, pytest.approx(1 / 3))
+    assert replayed["checks"] == [{"check": "told", "old": "passed", "new": "failed"}]
