@@ -18,7 +18,7 @@ from worldspec.dsl.diagnostics import did_you_mean
 if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
 
-__all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
+__all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "CONVERSATION", "METHODS", "call_type", "BUILTIN_NAMES",
            "DRAWS"]
 
 #: Bound arguments: parameter name -> argument node (None when absent).
@@ -339,6 +339,13 @@ DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
 
 #: Builtin values usable as bare names.
 BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
+
+#: The conversation as task checks read it (``reply``, ``replies``): name -> (type, what it
+#: is). Only checks see it; a tool or helper may still be called like it.
+CONVERSATION: dict[str, tuple[t.Type, str]] = {
+    "reply": (t.STR, "the agent's last message to the user"),
+    "replies": (t.ListOf(t.STR), "every message of the agent to the user, in order"),
+}
 
 BUILTIN_NAMES = frozenset(BUILTIN_FUNCTIONS) | BUILTIN_VALUES
 

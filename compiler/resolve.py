@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from worldspec.compiler import types as t
-from worldspec.compiler.builtins import BUILTIN_NAMES
+from worldspec.compiler.builtins import BUILTIN_NAMES, CONVERSATION
 from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
@@ -369,6 +369,11 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
         own_items: dict[str, n.Node] = {}
         for item in state_block.items:
             _check_builtin_clash(item.name, "state", sink, reserved=True)
+            if item.name.name in CONVERSATION:
+                sink.report("WS208", item.name.span, f"state '{item.name.name}' clashes with "
+                            f"`{item.name.name}` of task checks "
+                            f"({CONVERSATION[item.name.name][1]})",
+                            hints=[f"rename it, e.g. '{item.name.name}_text'"])
             if not _first(own_items, item.name, sink, "WS204", "state item"):
                 continue
             if not _first(values, item.name, sink, "WS203", "name"):

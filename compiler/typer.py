@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from worldspec.compiler import types as t
+from worldspec.compiler.builtins import CONVERSATION
 from worldspec.compiler.model import ProgramModel, Resolution, WorldModel
 from worldspec.compiler.scope import Context, Local, LocalKind, Scope
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 
-__all__ = ["Typer", "Facts", "path_of", "CONVERSATION"]
+__all__ = ["Typer", "Facts", "path_of"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,6 @@ NO_FACTS = Facts()
 MAX_EXPR_DEPTH = 200
 
 _ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
-
-#: The conversation as task checks see it: name -> (type, what it is).
-CONVERSATION: dict[str, tuple[t.Type, str]] = {
-    "reply": (t.STR, "the agent's last message to the user"),
-    "replies": (t.ListOf(t.STR), "every message of the agent to the user, in order"),
-}
 
 
 def path_of(expr: n.Node) -> str | None:

@@ -200,6 +200,20 @@ def test_a_tool_may_be_called_reply(tmp_path: Path) -> None:
     assert world.TASKS["t"].replies == ("hi",)
 
 
+def test_state_cannot_take_a_conversation_name_but_a_helper_can(tmp_path: Path) -> None:
+    state = SHOP.replace("  orders: table Order\n", "  orders: table Order\n  reply: str = \"\"\n")
+    result = check_source(state, "shop.world")
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WS208", "state 'reply' clashes with `reply` of task checks (the agent's last "
+                  "message to the user)")]
+    helper = 'fn reply(text: str) -> str "Shout." {\n  return text.upper()\n}\n'
+    task = ('task t in Shop {\n  instruction "Hi."\n  check c: reply("hi") == reply\n'
+            '  solution { reply "HI" }\n}\n')
+    world = _world(tmp_path, SHOP + helper + task)
+    assert world(task="t").score(replies=["HI"]).reward == 1.0
+    assert world(task="t").score(replies=["hi"]).reward == 0.0
+
+
 def test_solution_items_keep_their_order() -> None:
     sink = DiagnosticSink()
     module = parse_module(SHOP + TASKS, "shop.world", sink).module
