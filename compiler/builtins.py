@@ -18,8 +18,8 @@ from worldspec.dsl.diagnostics import did_you_mean
 if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
 
-__all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "CONVERSATION", "METHODS", "call_type", "BUILTIN_NAMES",
-           "DRAWS"]
+__all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
+           "DRAWS", "CONVERSATION"]
 
 #: Bound arguments: parameter name -> argument node (None when absent).
 Bound = dict[str, "n.Arg | None"]
