@@ -772,11 +772,13 @@ class Episode:
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
               initial: Episode | None = None, replies: Sequence[str] = ()) -> Score:
-        """Grade the current state against a task's checks and frame. Never raises.
+        """Grade the current state against a task's checks and frame. A check never raises.
 
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
         ``replies`` are the text of the agent's messages to the user, in order; answer
         checks read them (``reply`` is the last one). Without them the agent said nothing.
+        An unknown task (``KeyError``) and replies that are not text (``TypeError``) are the
+        caller's mistakes and raise.
         """
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
