@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
 
 __all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
-           "DRAWS"]
+           "DRAWS", "CONVERSATION"]
 
 #: Bound arguments: parameter name -> argument node (None when absent).
 Bound = dict[str, "n.Arg | None"]
@@ -339,6 +339,13 @@ DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
 
 #: Builtin values usable as bare names.
 BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
+
+#: The conversation as task checks read it (``reply``, ``replies``): name -> (type, what it
+#: is). Only checks see it; a tool or helper may still be called like it.
+CONVERSATION: dict[str, tuple[t.Type, str]] = {
+    "reply": (t.STR, "the agent's last message to the user"),
+    "replies": (t.ListOf(t.STR), "every message of the agent to the user, in order"),
+}
 
 BUILTIN_NAMES = frozenset(BUILTIN_FUNCTIONS) | BUILTIN_VALUES
 

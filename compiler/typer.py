@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from worldspec.compiler import types as t
+from worldspec.compiler.builtins import CONVERSATION
 from worldspec.compiler.model import ProgramModel, Resolution, WorldModel
 from worldspec.compiler.scope import Context, Local, LocalKind, Scope
 from worldspec.dsl import nodes as n
@@ -250,6 +251,12 @@ class Typer:
                             "only in task checks")
             self.program.resolutions[id(e)] = Resolution("initial", name)
             return t.UNKNOWN
+        if name in CONVERSATION:
+            typ, what = CONVERSATION[name]
+            if self.context.where != "check":
+                self.report("WS212", e, f"'{name}' ({what}) exists only in task checks")
+            self.program.resolutions[id(e)] = Resolution("conversation", name)
+            return typ
         member = self._bare_member(name, expected)
         if member is not None:
             self.program.resolutions[id(e)] = Resolution("enum_member", name, member.name)

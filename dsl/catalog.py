@@ -177,6 +177,21 @@ reference solution leaves) exist only in task checks.
 """, """
 tool t() -> int { return count(initial.users) }
 """)
+entry("WS212", "error", "conversation name outside a check",
+      """
+`reply` (the agent's last message to the user) and `replies` (all its messages,
+in order) exist only in task checks: the conversation is graded when the episode
+is scored, and tools, helpers, invariants and defaults never see it.
+""", """
+invariant polite: reply.contains("please")
+""")
+entry("WS213", "error", "policy file cannot be read",
+      """
+`policy file "..."` names a file that does not exist, is not a file, or is not
+UTF-8 text. The path is relative to the spec file.
+""", """
+policy file "polcy.md"
+""")
 
 # ------------------------------------------------------------------ WS3xx: types
 entry("WS301", "error", "type mismatch",
@@ -502,6 +517,32 @@ A check calls `matches_solution()`, which compares the final state with the stat
 the task's reference solution leaves, but the task has no `solution` block.
 """, """
 check same: matches_solution()    # and no solution { ... } in the task
+""")
+entry("WS620", "error", "answer check without a reference reply",
+      """
+A check reads the conversation (`reply` or `replies`), and the task has a
+`solution`, but the solution says nothing: add the reference answer with
+`reply "..."` so that validation can show the check is passable.
+""", """
+check told: reply.contains("$54.04")
+solution { get_order(order: "#W1") }          # no reply "..."
+""")
+entry("WS621", "warning", "reference reply that no check reads",
+      """
+The solution has a `reply "..."`, but no check of the task reads `reply` or
+`replies`: the reply grades nothing. Add an answer check, or drop the reply.
+""", """
+check cancelled: orders["#W1"].status == cancelled
+solution { cancel_order(order: "#W1") reply "Done." }
+""")
+entry("WS622", "error", "answer check fails on the reference reply",
+      """
+After the reference solution has run, a check that reads the conversation is
+false for the solution's own `reply` text: the check or the reference reply is
+wrong (a typo in an amount, a different spelling).
+""", """
+check told: reply.contains("$54.04")
+solution { reply "That is $54.40." }
 """)
 entry("WS409", "error", "break or continue outside a loop",
       """

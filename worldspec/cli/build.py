@@ -18,7 +18,7 @@ from worldspec.cli.console import (
 )
 from worldspec.compiler.api import check_paths
 from worldspec.compiler.build import generate_all, stale_files, write_packages
-from worldspec.services.calls import read_calls
+from worldspec.services.calls import read_calls, read_replies
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
@@ -108,9 +108,11 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
     task = world.TASKS[args.task]
     if args.solution:
         calls: list[tuple[str, Any]] = [(name, dict(a)) for name, a in task.solution]
+        replies = list(task.replies)
     else:
         try:
             calls = read_calls(args.calls)
+            replies = read_replies(args.calls)
         except (OSError, ValueError) as exc:
             console.error(str(exc))
             return EXIT_USAGE
@@ -128,7 +130,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
             for change in episode.diff(before):
                 console.line(f"  ~ {change['path']}: {_show(change['old'])} -> "
                              f"{_show(change['new'])}")
-    score = episode.score(all_or_nothing=args.all_or_nothing)
+    score = episode.score(all_or_nothing=args.all_or_nothing, replies=replies)
     if args.format == "json":
         console.line(json.dumps({**score.to_json(), "world": world.WORLD, "task": args.task,
                                  "calls": results}, ensure_ascii=False, indent=2))

@@ -263,6 +263,6 @@ class Session:
         self.waiting = None
         self.termination = reason
         started = time.perf_counter()
-        self.score = self.episode.score()
+        self.score = self.episode.score(replies=self.replies)
         self.env_seconds += time.perf_counter() - started
         return Turn(tuple(added), None, self.score.reward)

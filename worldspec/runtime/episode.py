@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -253,7 +253,9 @@ class CheckSpec:
     name: str
     weight: float
     doc: str
-    test: Callable[[Any, Any], bool]
+    #: ``test(episode, initial, replies)``: the final and the initial episode, and the
+    #: agent's messages to the user (what ``reply`` and ``replies`` read)
+    test: Callable[[Any, Any, tuple[str, ...]], bool]
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,8 @@ class TaskSpec:
     tags: tuple[str, ...] = ()
     split: str | None = None
     doc: str | None = None
+    #: the reference solution's replies: what the agent should tell the user
+    replies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -366,6 +370,8 @@ class Episode:
     #: agent cannot earn reward by doing the task and damaging other state on the way; a
     #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.
     FRAME_ZEROES: ClassVar[bool] = True
+    #: the rules the agent must follow (the spec's ``policy``), for its system prompt
+    POLICY: ClassVar[str] = ""
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -773,24 +779,30 @@ class Episode:
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
-              initial: Episode | None = None, frame_zeroes: bool | None = None) -> Score:
-        """Grade the current state against a task's checks and frame. Never raises.
+              initial: Episode | None = None, frame_zeroes: bool | None = None,
+              replies: Sequence[str] = ()) -> Score:
+        """Grade the current state against a task's checks and frame. A check never raises.
 
         The reward is the weighted share of passed checks, and 0 when the frame is broken
         (collateral damage earns nothing) unless ``frame_zeroes`` is False (default: the
         task's ``frame_zeroes`` attribute if it has one, else the world's
         :attr:`FRAME_ZEROES`); ``checks_reward`` keeps the checks' share either way.
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
+        ``replies`` are the text of the agent's messages to the user, in order; answer
+        checks read them (``reply`` is the last one). Without them the agent said nothing.
+        An unknown task (``KeyError``) and replies that are not text (``TypeError``) are the
+        caller's mistakes and raise.
         """
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
             raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+        said = _replies(replies)
         if initial is None:
             initial = self.initial_state()
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             try:
-                passed = bool(check.test(self, initial))
+                passed = bool(check.test(self, initial, said))
                 message = "" if passed else (check.doc or "the check does not hold")
             except ToolError as exc:
                 passed, message = False, f"error: {exc.message}"
@@ -838,6 +850,14 @@ class Episode:
         from worldspec.runtime.schema import tool_definitions
 
         return tool_definitions(self.TOOLS.values(), format)
+
+
+def _replies(replies: Sequence[str]) -> tuple[str, ...]:
+    """The agent's messages as a tuple of text; anything else is the caller's mistake."""
+    if isinstance(replies, str) or not all(isinstance(r, str) for r in replies):
+        raise TypeError("replies must be a list of message texts (str), e.g. "
+                        "score(replies=[\"Your total is $54.04.\"])")
+    return tuple(replies)
 
 
 def _quote(key: Any) -> str:

@@ -32,9 +32,11 @@ COLUMNS = ("world", "task_id", "split", "prompt", "tools", "tags", "persona", "k
 def system_prompt(world: type[Episode], model: WorldModel) -> str:
     """The agent's system message: what the world is and how to act in it."""
     doc = (model.doc or world.WORLD).strip()
-    return (f"You operate {world.WORLD}: {doc}\n"
-            "Use the tools to read and change its state. Check what you need before you act, "
-            "follow the rules the tools enforce, and finish when the user's request is done.")
+    prompt = (f"You operate {world.WORLD}: {doc}\n"
+              "Use the tools to read and change its state. Check what you need before you act, "
+              "follow the rules the tools enforce, and finish when the user's request is done.")
+    # the world's policy (``policy`` in the spec): the rules the tools do not enforce
+    return f"{prompt}\n\n{world.POLICY}" if world.POLICY else prompt
 
 
 #: files of a generated package that are not the world's behaviour
@@ -91,7 +93,7 @@ def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
             "reward_spec": json.dumps({
                 "how": "worldspec.load_world(spec) -> World(task=task_id); replay the "
                        "agent's tool calls with episode.call(name, arguments); "
-                       "episode.score().reward",
+                       "episode.score(replies=[the agent's messages to the user]).reward",
                 "world": world.WORLD, "task": name,
             }),
         })
