@@ -249,8 +249,11 @@ def load_union(data: object, path: str, ep: Any, tag: str,
     rest = {k: x for k, x in data.items() if k != tag}
     try:
         return loader(rest, path, ep)
-    except ArgumentError:
-        return loader(data, path, ep)
+    except ArgumentError as without_tag:  # the variant may hold the tag as a field
+        try:
+            return loader(data, path, ep)
+        except ArgumentError:
+            raise without_tag from None
 
 
 def rows_of(data: object) -> Iterable[object]:

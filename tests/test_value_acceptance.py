@@ -1,0 +1,222 @@
+"""Compile-time and run-time acceptance of values agree, value for value.
+
+Two pieces of code decide whether a JSON value fits a declared type: the compiler's
+data check (``compiler/data_check.py``, which checks a task's ``given`` when the spec is
+checked) and the runtime (``worldspec/runtime/values.py``, which checks tool arguments
+and loads initial data in the generated code). The compiler may not import the runtime
+(the floors), so the rules are written on both sides; this differential test keeps them
+one truth. For every kind of type (scalars, dates, durations, enums, constrained strings
+and numbers, optionals, lists, sets, maps with each key kind, records with defaults,
+unions, json, table rows) hypothesis draws JSON values, most of them near the type's
+edge, and asserts:
+
+- the compiler accepts the value exactly when the runtime does;
+- when both accept, the compiler's normalised value is the runtime's value exported
+  back to JSON (an int given for a float is the float, a datetime is its ISO text);
+  for records, whose defaults only the runtime fills in, loading the normalised value
+  gives the same state as loading the value itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from worldspec.compiler.api import check_source
+from worldspec.compiler.data_check import check_data
+from worldspec.compiler.model import WorldModel
+from worldspec.runtime.episode import Episode
+from worldspec.runtime.errors import ArgumentError
+from worldspec.services.loading import load_result
+
+WORLD = r"""
+world Values "Every kind of value, for the differential test of value acceptance."
+
+enum Color { red, dark_blue = "dark blue" }
+
+type Code = str matching /^[A-Z]{2}[0-9]+$/
+type Word = str matching /^\w+\s?\d*$/
+type Short = str(1..3)
+type Pct = int(0..100)
+type Ratio = float(0.0..1.0)
+
+record Point { x: int  y: float = 0.0  label: str?  raw: json }
+record Cat { name: str  lives: int(0..9) }
+record Dog { name: str  good: bool = true }
+union Pet by kind { cat: Cat, dog: Dog }
+
+entity Item { key id: str  qty: int  price: float  when: date? }
+
+state {
+  items: table Item
+  s: str = ""
+  i: int = 0
+  f: float = 0.0
+  b: bool = false
+  d: date = date("2024-01-01")
+  t: datetime = datetime("2024-01-01T00:00:00")
+  dur: duration = seconds(0)
+  j: json = {}
+  color: Color = red
+  code: Code = "AB1"
+  word: Word = "a"
+  short: Short = "a"
+  pct: Pct = 0
+  ratio: Ratio = 0.0
+  oi: int? = none
+  ints: list[int] = []
+  floats: list[float](..3) = []
+  tags: set[str] = []
+  counts: map[str, int] = {}
+  names: map[int, str] = {}
+  by_color: map[Color, float] = {}
+  point: Point? = none
+  points: list[Point] = []
+  pet: Pet? = none
+  times: map[str, datetime?] = {}
+}
+"""
+
+# ------------------------------------------------------------- the values
+_any_char = st.characters(blacklist_categories=())  # lone surrogates included
+text = st.text(_any_char, max_size=6) | st.sampled_from(["\ud800", "a\udfff", "é", "١٢"])
+numbers = (st.integers() | st.floats() | st.integers(-2 ** 1100, 2 ** 1100)
+           | st.integers(-10 ** 6, 10 ** 6).map(float)
+           | st.sampled_from([0.5, 1e-7, 1e20, 1e300, -0.0, 86400.0 * 1e9]))
+junk = st.recursive(st.none() | st.booleans() | numbers | text,
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(text, inner, max_size=3), max_leaves=6)
+
+
+@st.composite
+def datetime_texts(draw: st.DrawFn) -> str:
+    """ISO-looking datetimes in every spelling: separators, precisions, offsets."""
+    moment = draw(st.datetimes())
+    spec = draw(st.sampled_from(["hours", "minutes", "seconds", "milliseconds",
+                                 "microseconds", "auto"]))
+    textual = moment.isoformat(sep=draw(st.sampled_from(["T", " ", "t"])), timespec=spec)
+    return textual + draw(st.sampled_from(["", "", "", "Z", "+05:00", "-00:00", "+0530"]))
+
+
+dates = (st.dates().map(lambda d: d.isoformat())
+         | st.sampled_from(["20240101", "2024-W01-1", "2024-1-1", "2024-02-30", "2024-001",
+                            " 2024-01-01", "2024-01-01T00:00:00", "\u0662024-01-01"]))
+datetimes = (datetime_texts()
+             | st.sampled_from(["2024-01-01", "20240101T101010", "2024-01-01T10",
+                                "2024-01-01T24:00:00", "2024-01-01T10:00:00.1234567"]))
+colors = st.sampled_from(["red", "dark blue", "dark_blue", "Red", "blue"])
+int_keys = st.integers().map(str) | st.sampled_from(["01", "-0", " 2", "+4", "1_0", "\u0661",
+                                                     "9" * 4001, "3.0"])
+point = st.fixed_dictionaries(
+    {"x": st.integers() | numbers},
+    optional={"y": st.none() | numbers, "label": st.none() | text, "raw": junk,
+              "z": st.integers()})
+pet = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["cat", "dog", "fish"]), "name": text},
+    optional={"lives": st.integers(-1, 10) | numbers, "good": st.booleans() | st.none()})
+row = st.fixed_dictionaries(
+    {"id": text, "qty": st.integers() | numbers, "price": numbers},
+    optional={"when": st.none() | dates})
+
+
+def near(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Values of the type's shape (mostly), and anything else now and then."""
+    return strategy | junk
+
+
+#: state item -> (values to try, whether the normalised value equals the export exactly)
+CASES: dict[str, tuple[st.SearchStrategy[Any], bool]] = {
+    "s": (near(text), True),
+    "i": (near(numbers | st.booleans()), True),
+    "f": (near(numbers), True),
+    "b": (near(st.booleans() | st.integers(0, 1)), True),
+    "d": (near(dates), True),
+    "t": (near(datetimes), True),
+    "dur": (near(numbers | st.booleans()), True),
+    "j": (junk, True),
+    "color": (near(colors), True),
+    "code": (near(st.from_regex(r"[A-Z]{2}[0-9]+", fullmatch=True) | text
+                  | st.sampled_from(["AB\u0661", "AB1\n"])), True),
+    "word": (near(st.from_regex(r"^\w+\s?\d*$", fullmatch=True)
+                  | st.sampled_from(["a\v1", "a\x0b", "\u00e9", "a \u0661", "a\u00a01"])),
+             True),
+    "short": (near(text), True),
+    "pct": (near(st.integers(-5, 105) | numbers), True),
+    "ratio": (near(st.floats(-0.5, 1.5) | st.integers(-1, 2)), True),
+    "oi": (near(st.none() | st.integers() | numbers), True),
+    "ints": (near(st.lists(st.integers() | numbers, max_size=4)), True),
+    "floats": (near(st.lists(numbers, max_size=5)), True),
+    "tags": (near(st.lists(st.sampled_from(["a", "b", "c"]) | text, max_size=4)), True),
+    "counts": (near(st.dictionaries(text, st.integers() | numbers, max_size=3)), True),
+    "names": (near(st.dictionaries(int_keys, text, max_size=3)), True),
+    "by_color": (near(st.dictionaries(colors, numbers, max_size=3)), True),
+    "point": (near(st.none() | point), False),
+    "points": (near(st.lists(point, max_size=3)), False),
+    "pet": (near(st.none() | pet), False),
+    "times": (near(st.dictionaries(text, st.none() | datetimes, max_size=3)), True),
+    "items": (near(st.lists(row, max_size=3, unique_by=lambda r: repr(r["id"]))), False),
+}
+
+
+# ------------------------------------------------------------- the two sides
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorldModel, type[Episode]]:
+    """The world's model (compile time) and its generated episode class (run time)."""
+    root = tmp_path_factory.mktemp("values")
+    spec = root / "values.world"
+    spec.write_text(WORLD, encoding="utf-8")
+    result = check_source(WORLD, str(spec))
+    assert result.ok, [d.message for d in result.diagnostics]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
+        world = load_result(result).worlds["Values"]
+    return result.model.worlds["Values"], world
+
+
+def run_time(world: type[Episode], data: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The state the runtime loads from ``data`` as JSON, or why it refused."""
+    try:
+        return world(data=data).export_state(), ""
+    except ArgumentError as exc:
+        return None, str(exc)
+
+
+def text_of(value: Any) -> str:
+    """JSON text that tells 1 from 1.0 and true from 1 (a strict equality for the test)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=True)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compile_time_and_run_time_accept_the_same_values(
+        sides: tuple[WorldModel, type[Episode]], name: str) -> None:
+    model, world = sides
+    values, exact = CASES[name]
+
+    @settings(max_examples=200, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(values)
+    def agree(value: Any) -> None:
+        data = {name: value}
+        normalised, problems = check_data(model, data)
+        loaded, refusal = run_time(world, data)
+        assert (normalised is not None) == (loaded is not None), (
+            f"compile time: {problems or 'accepted'}; run time: {refusal or 'accepted'}")
+        if normalised is None or loaded is None:
+            return
+        assert name in normalised
+        if exact:
+            assert text_of(normalised[name]) == text_of(loaded[name])
+        again, refusal = run_time(world, normalised)
+        assert again is not None, refusal
+        assert text_of(again[name]) == text_of(loaded[name])
+
+    agree()
+
+
+def test_the_cases_cover_every_state_item(sides: tuple[WorldModel, type[Episode]]) -> None:
+    assert sorted(sides[0].state) == sorted(CASES)
+
