@@ -54,7 +54,7 @@ from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
 __all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
-           "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
+           "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
 MAX_PROBLEMS: Final = 50
@@ -829,12 +829,10 @@ def _check_date(v: _Validator, value: object, loc: _Loc) -> object:
     if not _is_text(value):
         return v.mismatch(loc, 'a date ("YYYY-MM-DD")', value)
     assert isinstance(value, str)
-    try:
-        if _ISO_DATE.fullmatch(value):
-            return date.fromisoformat(value).isoformat()
-    except ValueError:
-        pass
-    return v.report("WS601", loc, f'{_quote(value)} is not a date ("YYYY-MM-DD")')
+    problem = date_text_problem(value)
+    if problem is not None:
+        return v.report("WS601", loc, f"{_quote(value)} {problem}")
+    return value
 
 
 def _check_datetime(v: _Validator, value: object, loc: _Loc) -> object:
@@ -846,6 +844,17 @@ def _check_datetime(v: _Validator, value: object, loc: _Loc) -> object:
         hints = ["drop the offset or the 'Z'"] if "offset" in problem else []
         return v.report("WS601", loc, f"{_quote(value)} {problem}", hints=hints)
     return datetime.fromisoformat(value).isoformat()
+
+
+def date_text_problem(text: str) -> str | None:
+    """Why ``text`` is not a date (``YYYY-MM-DD``, ISO's extended form only), or None."""
+    if _ISO_DATE.fullmatch(text):
+        try:
+            date.fromisoformat(text)
+            return None
+        except ValueError:
+            pass
+    return 'is not a date ("YYYY-MM-DD")'
 
 
 def datetime_text_problem(text: str) -> str | None:

@@ -220,3 +220,110 @@ def test_compile_time_and_run_time_accept_the_same_values(
 def test_the_cases_cover_every_state_item(sides: tuple[WorldModel, type[Episode]]) -> None:
     assert sorted(sides[0].state) == sorted(CASES)
 
+
+
+# ------------------------------------------------------------- the bugs, one by one
+LEDGER = r"""
+world Ledger "Accounts with due dates."
+config { clock: "2024-03-01T09:00:00" }
+entity Account { key id: str  name: str  count: int = 0  due: datetime = now }
+state { accounts: table Account }
+tool rename(account: Account, name: str) -> Account "Rename an account." {
+  account.name = name
+  return account
+}
+tool add(account: Account, n: int) -> int "Add to the count." {
+  account.count += n
+  return account.count
+}
+tool overdue(account: Account, at: datetime) -> bool "Whether the account is due at a time." {
+  return at > account.due
+}
+tool parse(text: str) -> bool "Whether a text is a datetime after the clock." {
+  return datetime(text) > now
+}
+"""
+ROWS = {"accounts": [{"id": "A1", "name": "Ann"}]}
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> type[Episode]:
+    root = tmp_path_factory.mktemp("ledger")
+    result = check_source(LEDGER, str(root / "ledger.world"))
+    assert result.ok, [d.message for d in result.diagnostics]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
+        return load_result(result).worlds["Ledger"]
+
+
+def failure(episode: Episode) -> str:
+    assert episode.last_error is not None, "the call should have failed"
+    return episode.last_error.message
+
+
+@pytest.mark.parametrize("at", ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00+05:00"])
+def test_a_datetime_argument_with_an_offset_fails_the_call_clearly(
+        ledger: type[Episode], at: str) -> None:
+    episode = ledger(data=ROWS)
+    episode.call("overdue", {"account": "A1", "at": at})
+    assert failure(episode) == (f'at: "{at}" has a UTC offset; datetimes are naive '
+                                "(the world's local time): drop the offset or the 'Z'")
+    episode.call("overdue", {"account": "A1", "at": "2024-03-02 10:00"})
+    assert episode.last_error is None and episode.last_value is True
+
+
+def test_datetime_of_text_with_an_offset_fails_the_call(ledger: type[Episode]) -> None:
+    episode = ledger(data=ROWS)
+    episode.call("parse", {"text": "2030-01-01T00:00:00Z"})
+    assert failure(episode) == '"2030-01-01T00:00:00Z" has a UTC offset; datetimes are naive.'
+
+
+def test_data_with_an_offset_is_refused_at_load_time(ledger: type[Episode]) -> None:
+    with pytest.raises(ArgumentError, match=r"accounts\[0\]\.due: .* has a UTC offset"):
+        ledger(data={"accounts": [{"id": "A1", "name": "Ann", "due": "2024-01-01T00:00Z"}]})
+
+
+@pytest.mark.parametrize("clock", ["2024-01-01T00:00:00+05:00", "2024-01-01T00:00:00Z"])
+def test_a_world_clock_with_an_offset_is_an_error_at_check_time(clock: str) -> None:
+    result = check_source(LEDGER.replace("2024-03-01T09:00:00", clock), "ledger.world")
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WS503", 'clock must be a naive ISO datetime string such as "2024-01-01T09:00:00": '
+                  f"'{clock}' has a UTC offset; datetimes are naive (the world's local time)")]
+
+
+def test_a_datetime_literal_with_an_offset_is_an_error_at_check_time() -> None:
+    spec = LEDGER + 'fn later() -> bool { return now < datetime("2030-01-01T00:00:00Z") }\n'
+    result = check_source(spec, "ledger.world")
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WS301", "'2030-01-01T00:00:00Z' has a UTC offset; datetimes are naive (the world's "
+                  "local time)")]
+
+
+@pytest.mark.parametrize("arguments", [{"account": "A1", "n": 3.0}, '{"account": "A1", "n": 3.0}'])
+def test_an_integral_float_is_not_an_int(ledger: type[Episode], arguments: Any) -> None:
+    episode = ledger(data=ROWS)
+    episode.call("add", arguments)
+    assert failure(episode) == "n: expected an integer, got 3.0"
+    episode.call("add", {"account": "A1", "n": 3})
+    assert episode.last_value == 3
+
+
+@pytest.mark.parametrize("arguments", [{"account": "A1", "name": "Bo\ud800"},
+                                       '{"account": "A1", "name": "Bo\\udfff"}'])
+def test_a_lone_surrogate_in_an_argument_fails_the_call_and_the_state_still_hashes(
+        ledger: type[Episode], arguments: Any) -> None:
+    episode = ledger(data=ROWS)
+    before = episode.state_hash()
+    episode.call("rename", arguments)
+    assert failure(episode).startswith("name: the text holds a lone surrogate (\\ud")
+    assert failure(episode).endswith(" at character 2), which is not valid Unicode")
+    assert episode.state_hash() == before
+    episode.call("rename", {"account": "A1", "name": "Bo \U0001f600"})  # a whole pair is fine
+    assert episode.last_error is None
+    assert episode.state_hash() != before
+
+
+def test_a_lone_surrogate_in_initial_data_is_refused_at_load_time(
+        ledger: type[Episode]) -> None:
+    with pytest.raises(ArgumentError, match=r"^\$\.accounts\[0\]\.name: the text holds a lone "):
+        ledger(data={"accounts": [{"id": "A1", "name": "\ud800"}]})

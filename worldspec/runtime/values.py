@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import importlib
 import json
 import json.encoder
-import importlib
 import math
 import re
 from collections.abc import Callable, Mapping
