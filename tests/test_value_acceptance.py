@@ -20,6 +20,9 @@ edge, and asserts:
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +35,8 @@ from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 from worldspec.runtime.errors import ArgumentError
 from worldspec.services.loading import load_result
+
+REPO = Path(__file__).resolve().parents[1]
 
 WORLD = r"""
 world Values "Every kind of value, for the differential test of value acceptance."
@@ -327,3 +332,117 @@ def test_a_lone_surrogate_in_initial_data_is_refused_at_load_time(
         ledger: type[Episode]) -> None:
     with pytest.raises(ArgumentError, match=r"^\$\.accounts\[0\]\.name: the text holds a lone "):
         ledger(data={"accounts": [{"id": "A1", "name": "\ud800"}]})
+
+
+# ------------------------------------------------------------------ patterns
+_RUN_LIMITED = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+"""
+
+
+def run_limited(code: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter under a memory limit and a timeout, from the repo."""
+    return subprocess.run([sys.executable, "-c", _RUN_LIMITED + code], capture_output=True,
+                          text=True, cwd=REPO, timeout=timeout)
+
+
+def test_a_backtracking_pattern_is_checked_in_linear_time() -> None:
+    """``^(a+)+$`` took 37 s on 31 characters with Python's ``re``; RE2 never backtracks."""
+    out = run_limited(r"""
+from worldspec.runtime.errors import ArgumentError
+from worldspec.runtime.values import check_pattern
+text = "a" * 100_000
+assert check_pattern(text, "$", "^(a+)+$") == text
+try:
+    check_pattern(text + "b", "$.name", "^(a+)+$")
+except ArgumentError as exc:
+    print(exc)
+""")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f'$.name: "{"a" * 40}...{"a" * 19}b" does not match /^(a+)+$/\n'
+
+
+def test_a_backtracking_pattern_in_an_argument_fails_the_call_quickly(tmp_path: Path) -> None:
+    spec = tmp_path / "names.world"
+    spec.write_text('world Names "Names."\nstate { last: str = "" }\n'
+                    'tool keep(name: str matching /^(a+)+$/) "Keep a name." { last = name }\n',
+                    encoding="utf-8")
+    out = run_limited(f"""
+import os
+os.environ["WORLDSPEC_CACHE"] = {str(tmp_path / "cache")!r}
+from worldspec.services.loading import compile_worlds
+episode = compile_worlds([{str(spec)!r}]).worlds["Names"]()
+episode.call("keep", {{"name": "a" * 100_000 + "b"}})
+print(episode.last_error.message[-24:])
+""")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "does not match /^(a+)+$/\n"
+
+
+def test_re2_is_imported_at_the_first_pattern_check_only() -> None:
+    out = run_limited("""
+import sys
+import worldspec.runtime.values as v
+print("re2" in sys.modules)
+v.check_pattern("AB1", "$", "^[A-Z]{2}[0-9]$")
+print("re2" in sys.modules)
+""")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize(("pattern", "text", "accepted"), [
+    (r"^\d+$", "123", True), (r"^\d+$", "\u0661\u0662", False),   # Arabic-Indic digits
+    (r"^\w+$", "abc_1", True), (r"^\w+$", "caf\u00e9", False),
+    (r"^a\sb$", "a b", True), (r"^a\sb$", "a\u00a0b", False), (r"^a\sb$", "a\vb", False),
+    (r"^[A-Z]{2}$", "AB\n", False), (r"(?i)^abc$", "ABC", True),
+])
+def test_the_pattern_dialect_is_re2s_at_check_time_and_at_run_time(
+        pattern: str, text: str, accepted: bool) -> None:
+    """``\\d``, ``\\w`` and ``\\s`` are ASCII, as RE2 has them, on both sides."""
+    from worldspec.compiler.rules.patterns import pattern_matcher as compile_time
+    from worldspec.runtime.values import pattern_matcher as run_time
+
+    check = compile_time(pattern)
+    assert check is not None
+    assert check(text) is accepted
+    assert run_time(pattern)(text) is accepted
+
+
+@pytest.mark.parametrize("pattern", [r"^\d{3}-\w+\s?[a-z]*$", r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$",
+                                     r"^#W[0-9]{7}$", r"(?i)^[a-f0-9]{4}\S$", r"^a\sb$"])
+def test_sampled_and_generated_strings_are_ones_the_runtime_accepts(pattern: str) -> None:
+    """The samplers (tool-call fuzzing, the property tests) build strings with Python's
+    regex parser; what they produce must pass the runtime's RE2 check, or every property
+    run would report false failures."""
+    import random
+
+    from worldspec.runtime.hypothesis_suite import from_schema
+    from worldspec.runtime.sampling import sample, validate
+    from worldspec.runtime.values import pattern_matcher
+
+    matches = pattern_matcher(pattern)
+    schema = {"type": "string", "pattern": pattern}
+    rng = random.Random(7)
+    for _ in range(200):
+        text = sample(schema, rng)
+        assert validate(text, schema) is matches(text)
+
+    @settings(max_examples=100, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(schema))
+    def generated(text: str) -> None:
+        assert matches(text), text
+
+    generated()
+
+
+def test_the_samplers_validate_formats_by_the_runtimes_rules() -> None:
+    from worldspec.runtime.sampling import validate
+
+    schema = {"type": "string", "format": "date-time"}
+    assert validate("2024-01-01T10:00:00", schema)
+    assert not validate("2024-01-01T10:00:00Z", schema)
+    assert not validate("20240101T100000", schema)
+    assert not validate("2024-W01-1", {"type": "string", "format": "date"})

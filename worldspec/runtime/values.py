@@ -342,7 +342,8 @@ def pattern_matcher(pattern: str) -> Callable[[str], bool]:
 
 def check_pattern(value: str, path: str, pattern: str) -> str:
     if not pattern_matcher(pattern)(value):
-        raise ArgumentError(f"{path}: {json.dumps(value)} does not match /{pattern}/")
+        shown = value if len(value) <= 80 else value[:40] + "..." + value[-20:]
+        raise ArgumentError(f"{path}: {json.dumps(shown)} does not match /{pattern}/")
     return value
 
 
