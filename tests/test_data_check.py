@@ -760,3 +760,14 @@ def test_patterns_re2_compiles_are_fine_in_every_place() -> None:
             '  let y: str matching /^.*$/ = x\n  return y\n}\n')
     result = check_source(spec, "w.world")
     assert list(result.diagnostics) == []
+
+
+def test_ws312_finds_a_pattern_wherever_a_type_is_written() -> None:
+    bad = "/^(a)\\1$/"
+    spec = (f'world W "w"\nrecord R {{ a: str matching {bad} }}\n'
+            f"state {{ t: str matching {bad} = \"aa\" }}\n"
+            f'tool f(x: str matching {bad}) -> str "F." {{\n'
+            f"  let y: str matching {bad} = x\n  return y\n}}\n")
+    result = check_source(spec, "w.world")
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [
+        ("WS312", 2), ("WS312", 3), ("WS312", 4), ("WS312", 5)]
