@@ -19,7 +19,7 @@ the *normalised* value, the shape the runtime builds its initial state from:
 - a ``float`` is a Python float, a ``map[int, V]`` has int keys;
 - a date or datetime is its ISO text as the runtime exports it, a duration its
   seconds as the runtime exports them (a whole number as an int);
-- a field given as null that has a default is left out (null means the default);
+- a field given as null that has a default stays null (the runtime fills in the default);
 - everything else is JSON as given.
 
 What fits a type is the runtime's rule (``worldspec/runtime/values.py``), restated here
@@ -585,7 +585,8 @@ class _Validator:
                                 hints=did_you_mean(name, rec.fields), at_pair=True)
                 continue
             if item is None and info.default is not None and name not in need:
-                continue  # null means the default, which the runtime fills in
+                out[name] = None  # null means the default, which the runtime fills in
+                continue
             out[name] = self.check(item, info.type, loc.field(name))
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
