@@ -446,3 +446,14 @@ def test_the_samplers_validate_formats_by_the_runtimes_rules() -> None:
     assert not validate("2024-01-01T10:00:00Z", schema)
     assert not validate("20240101T100000", schema)
     assert not validate("2024-W01-1", {"type": "string", "format": "date"})
+
+
+def test_a_pattern_re2_cannot_compile_fails_a_call_clearly_at_run_time() -> None:
+    """The checker reports such a pattern (WS312); a hand-made world that skipped it gets a
+    failed call that says why, not a traceback."""
+    from worldspec.runtime.errors import ToolError
+    from worldspec.runtime.values import check_pattern
+
+    with pytest.raises(ToolError) as caught:
+        check_pattern("aa", "$.x", "^(a)\\1$")
+    assert caught.value.message == "/^(a)\\1$/ is not an RE2 pattern: invalid escape sequence: \\1"

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
-from worldspec.runtime.errors import ArgumentError
+from worldspec.runtime.errors import ArgumentError, ToolError
 
 __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
@@ -318,6 +318,12 @@ def _range(low: float | None, high: float | None) -> str:
     return f"{'' if low is None else low}..{'' if high is None else high}"
 
 
+#: Texts up to this long have their verdict remembered per pattern (ids, codes and emails
+#: recur from call to call), at most :data:`_REMEMBERED` of them.
+_SHORT_TEXT: Final = 256
+_REMEMBERED: Final = 4096
+
+
 @lru_cache(maxsize=512)
 def pattern_matcher(pattern: str) -> Callable[[str], bool]:
     """Whether a whole text matches ``pattern``, decided by RE2 in time linear in the text.
@@ -327,15 +333,51 @@ def pattern_matcher(pattern: str) -> Callable[[str], bool]:
     is imported here, at the first pattern check, so that importing a generated world still
     loads nothing but the standard library. The dialect (``\\d``, ``\\w``, ``\\s`` are ASCII;
     no backreferences or lookaround) is described in docs/language.md; the compiler
-    rejects patterns RE2 cannot compile (WS312), so compiling here does not fail.
+    rejects patterns RE2 cannot compile (WS312).
+
+    The wrapper's ``fullmatch`` on a ``str`` maps byte offsets back to characters, which
+    costs twenty times a match; only whether it matches is needed here, so the compiled
+    regexp is asked directly (anchored at both ends, without captures) when the wrapper
+    exposes it, and verdicts on short texts are remembered.
     """
     re2: Any = importlib.import_module("re2")  # google-re2, untyped: kept behind this function
     options = re2.Options()
     options.log_errors = False
-    fullmatch = re2.compile(pattern, options).fullmatch
+    options.never_capture = True
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:  # only a world that skipped the checker gets here (WS312)
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ToolError(f"/{pattern}/ is not an RE2 pattern: {reason}") from None
+    regexp = getattr(compiled, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+    if regexp is not None and anchor is not None:
+        match = regexp.Match
+        missing = re2._NULL_SPAN
+
+        def decide(text: str) -> bool:
+            encoded = text.encode("utf-8")
+            return bool(match(anchor, encoded, 0, len(encoded))[0] != missing)
+    else:  # another wrapper version: the public API, slower but the same verdicts
+        fullmatch = compiled.fullmatch
+
+        def decide(text: str) -> bool:
+            return fullmatch(text) is not None
+
+    remembered: dict[str, bool] = {}
 
     def matches(text: str) -> bool:
-        return fullmatch(text) is not None
+        known = remembered.get(text)
+        if known is not None:
+            return known
+        verdict = decide(text)
+        if len(text) <= _SHORT_TEXT:
+            if len(remembered) >= _REMEMBERED:
+                remembered.clear()
+            remembered[text] = verdict
+        return verdict
 
     return matches
 
