@@ -15,6 +15,10 @@ edge, and asserts:
   back to JSON (an int given for a float is the float, a datetime is its ISO text);
   for records, whose defaults only the runtime fills in, loading the normalised value
   gives the same state as loading the value itself.
+
+Rules about whole tables rather than values (a table given as an object keyed by row key,
+duplicate row keys, references to missing rows, sequence counters) are the data check's
+alone so far: the generated loaders do not repeat them, and this test leaves them out.
 """
 
 from __future__ import annotations
