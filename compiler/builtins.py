@@ -249,15 +249,12 @@ def _parse_time(target: t.Type) -> Handler:
         _want(ty, _node(b, "text"), text, lambda y: y == t.STR, "an ISO string", t.show(target))
         node = _node(b, "text")
         if isinstance(node, n.StrLit):
-            import datetime as _dt
+            from worldspec.compiler.data_check import date_text_problem, datetime_text_problem
 
-            try:
-                if target == t.DATE:
-                    _dt.date.fromisoformat(node.value)
-                else:
-                    _dt.datetime.fromisoformat(node.value)
-            except ValueError:
-                ty.report("WS301", node, f"'{node.value}' is not an ISO {t.show(target)}")
+            problem = (date_text_problem if target == t.DATE else datetime_text_problem)(
+                node.value)
+            if problem is not None:
+                ty.report("WS301", node, f"'{node.value}' {problem}")
         return target
 
     return handler

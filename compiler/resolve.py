@@ -466,17 +466,16 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
             else:
                 cfg.results = word
         elif key == "clock":
-            import datetime as _dt
+            from worldspec.compiler.data_check import datetime_text_problem
 
             text = value.value if isinstance(value, n.DataString) else None
-            try:
-                if text is None:
-                    raise ValueError
-                _dt.datetime.fromisoformat(text)
+            problem = datetime_text_problem(text) if text is not None else None
+            if text is not None and problem is None:
                 cfg.clock = text
-            except ValueError:
-                sink.report("WS503", value.span, "clock must be an ISO datetime string such as "
-                            '"2024-01-01T09:00:00"')
+            else:
+                why = f": '{text}' {problem}" if text is not None else ""
+                sink.report("WS503", value.span, "clock must be a naive ISO datetime string "
+                            f'such as "2024-01-01T09:00:00"{why}')
         else:
             if not isinstance(value, n.DataInt) or value.value < 0:
                 sink.report("WS503", value.span, f"{key} must be a whole number >= 0")

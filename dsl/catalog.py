@@ -276,6 +276,15 @@ entry("WS311", "error", "lambda not allowed here",
 """, """
 let f = count(users, u => u.active)
 """)
+entry("WS312", "error", "pattern not supported by RE2",
+      """
+Patterns are matched by RE2, which takes time linear in the text (Python's
+backtracking `re` can take exponential time on a pattern like `^(a+)+$`). RE2
+has no backreferences (`\\1`), no lookahead or lookbehind (`(?=...)`,
+`(?<!...)`), no `\\Z` (write `$` or `\\z`) and repeats at most 1000 times.
+""", """
+type Twice = str matching /^(a)\\1$/
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",
@@ -517,6 +526,15 @@ A check calls `matches_solution()`, which compares the final state with the stat
 the task's reference solution leaves, but the task has no `solution` block.
 """, """
 check same: matches_solution()    # and no solution { ... } in the task
+""")
+entry("WS617", "error", "text in data is not valid Unicode",
+      """
+A string (or an object key) in a task's data holds a lone surrogate such as
+`"\\ud800"`: half of a UTF-16 pair, which is not a character, cannot be written
+as UTF-8 and would make hashing the state fail. The message gives its JSON path.
+Tool arguments with one fail the call the same way.
+""", """
+given { users: [{id: "U1", name: "Ann\\ud800"}] }
 """)
 entry("WS620", "error", "answer check without a reference reply",
       """

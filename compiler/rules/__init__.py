@@ -39,11 +39,12 @@ def _registry() -> list[Rule]:
     from worldspec.compiler.rules.entity_tables import EntityTables
     from worldspec.compiler.rules.invariant_clock import InvariantClock
     from worldspec.compiler.rules.missing_return import MissingReturn
+    from worldspec.compiler.rules.patterns import Patterns
     from worldspec.compiler.rules.tool_docs import ToolDocs
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
-            ToolDocs()]
+            ToolDocs(), Patterns()]
 
 
 RULES: list[Rule] = []
