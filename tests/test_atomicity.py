@@ -16,16 +16,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from worldspec.compiler.api import check_paths
 from worldspec.compiler.build import generate_all, write_packages
-from worldspec.runtime.episode import Episode
+from worldspec.runtime.episode import Episode, ToolSpec
+from worldspec.runtime.errors import InternalError, ToolError
 from worldspec.services.loading import compile_worlds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -375,3 +378,253 @@ def test_locals_package_passes_mypy_strict(tmp_path: Path) -> None:
          "--cache-dir", str(tmp_path / "mypy-cache"), str(tmp_path / "out")],
         cwd=REPO, capture_output=True, text=True, timeout=300)
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+
+
+# ------------------------------------------------------------- whatever a tool raises
+COUNTER = """\
+world Counter "A bumpser that adds rows and draws numbers."
+
+config { results: @RESULTS@  clock: "2024-01-01T09:00:00"  tick: 60  seed: 3 }
+
+entity Item "A row." {
+  key id: str
+  n: int = 0
+}
+
+state {
+  items: table Item
+  bumps: int = 0
+  lucky: int = 0
+}
+
+invariant few_items "At most 50 items.": len(items) <= 50
+
+tool bump() -> int "Count one, change a row, add a row and draw a number." {
+  bumps += 1
+  items["A"].n += 1
+  insert Item(id: f"I{bumps}") into items
+  lucky = random_int(1, 1000000)
+  return bumps
+}
+
+task start in Counter "Bump once." {
+  given { items: [{id: "A"}] }
+  instruction "Bump the bumpser."
+  check bumped: bumps == 1
+  solution { bump() }
+}
+"""
+
+CONVENTIONS = ("envscaler", "bfcl", "tau2")
+
+
+@pytest.fixture(scope="module")
+def counters(tmp_path_factory: pytest.TempPathFactory) -> dict[str, type[Episode]]:
+    """The Counter world compiled once per result convention."""
+    return {convention: compile_spec(tmp_path_factory.mktemp(convention),
+                                     COUNTER.replace("@RESULTS@", convention), "Counter")
+            for convention in CONVENTIONS}
+
+
+class _Boom(Exception):
+    """An exception type no tool expects."""
+
+
+#: exceptions a tool body can end in, none of them a ToolError
+RAISED: dict[str, Callable[[], BaseException]] = {
+    "AttributeError": lambda: AttributeError("'int' object has no attribute 'name'"),
+    "MemoryError": MemoryError,
+    "OverflowError": lambda: OverflowError("int too large to convert to float"),
+    "RecursionError": lambda: RecursionError("maximum recursion depth exceeded"),
+    "ZeroDivisionError": lambda: ZeroDivisionError("division by zero"),
+    "KeyError": lambda: KeyError("k"),
+    "IndexError": lambda: IndexError("tuple index out of range"),
+    "TypeError": lambda: TypeError("unsupported operand"),
+    "UnicodeEncodeError": lambda: UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates"),
+    "AssertionError": AssertionError,
+    "RuntimeError": lambda: RuntimeError("generator raised StopIteration"),
+    "StopIteration": StopIteration,
+    "LookupError": LookupError,
+    "NotImplementedError": NotImplementedError,
+    "_Boom": lambda: _Boom("a future codegen bug"),
+}
+
+#: the message each comes back with; every other kind is an internal error
+EXPECTED_MESSAGES = {
+    "OverflowError": "Number too large.",
+    "RecursionError": "The call nests too deeply.",
+    "ZeroDivisionError": "Division by zero.",
+    "KeyError": 'Key "k" not found.',
+    "IndexError": "Index out of range.",
+    "TypeError": "Invalid value: unsupported operand",
+    "UnicodeEncodeError": "Invalid value: 'utf-8' codec can't encode character '\\ud800' in "
+                          "position 0: surrogates",
+}
+
+INTERRUPTS: dict[str, Callable[[], BaseException]] = {
+    "KeyboardInterrupt": KeyboardInterrupt,
+    "SystemExit": lambda: SystemExit(3),
+    "GeneratorExit": GeneratorExit,
+}
+
+
+def crashing(world: type[Episode]) -> type[Episode]:
+    """``world`` with a tool ``crash`` that changes rows, state, the RNG, then raises
+    ``arguments["kind"]``, and with invariant checks that raise ``INVARIANT_RAISES``."""
+
+    def crash(episode: Episode, arguments: Mapping[str, Any]) -> Any:
+        world.TOOLS["bump"].invoke(episode, {})
+        kind = arguments["kind"]
+        raise (RAISED | INTERRUPTS)[kind]()
+
+    class Crashing(world):  # type: ignore[valid-type, misc]
+        TOOLS: ClassVar[dict[str, ToolSpec]] = {**world.TOOLS,
+                 "crash": ToolSpec("crash", "Change everything, then raise.", (),
+                                   read_only=False, invoke=crash)}
+        INVARIANT_RAISES: str | None = None
+
+        def _check_invariants(self) -> None:
+            super()._check_invariants()
+            if self.INVARIANT_RAISES is not None:
+                raise (RAISED | INTERRUPTS)[self.INVARIANT_RAISES]()
+
+    return Crashing
+
+
+def fingerprint(episode: Episode) -> tuple[Any, ...]:
+    """Everything a call may change: rows, state, clock, RNG, undo log length."""
+    return (episode.state_hash(), episode.export_state(), episode.clock,
+            episode.rng.getstate(), len(episode._undo))
+
+
+def failure_message(episode: Episode, result: Any) -> str:
+    """The message of a failed result, checking the convention's exact shape."""
+    assert episode.failed(result), result
+    if episode.RESULTS == "envscaler":
+        assert set(result) == {"success", "error"}
+        text = result["error"]
+    elif episode.RESULTS == "bfcl":
+        text = result["error"]
+    else:
+        assert isinstance(result, str)
+        text = result[len("Error: "):]
+    assert isinstance(text, str)
+    return text
+
+
+def assert_still_works(episode: Episode) -> None:
+    """The episode goes on as if the failed call had never happened."""
+    fresh = type(episode)(task="start")
+    assert not episode.failed(episode.call("bump"))
+    assert not fresh.failed(fresh.call("bump"))
+    assert episode.state_hash() == fresh.state_hash()
+    assert episode.clock == fresh.clock and episode.rng.getstate() == fresh.rng.getstate()
+    assert episode.score().reward == 1.0
+    episode.reset(task="start")
+    assert episode.state_hash() == type(episode)(task="start").state_hash()
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_any_exception_in_a_tool_rolls_back_and_fails(
+        counters: dict[str, type[Episode]], convention: str, kind: str) -> None:
+    episode = crashing(counters[convention])(task="start")
+    before = fingerprint(episode)
+    result = episode.call("crash", {"kind": kind})
+    assert fingerprint(episode) == before
+    text = failure_message(episode, result)
+    if kind in EXPECTED_MESSAGES:
+        assert text == EXPECTED_MESSAGES[kind]
+        assert type(episode.last_error) is ToolError
+    else:
+        assert text == (f"Internal error ({kind}): the tool failed unexpectedly; "
+                        "nothing was changed.")
+        error = episode.last_error
+        assert isinstance(error, InternalError)
+        assert (error.kind, error.tool) == (kind, "crash")
+        assert error.message == text
+    assert episode.last_value is None
+    assert_still_works(episode)
+
+
+@pytest.mark.parametrize("kind", sorted(RAISED))
+def test_any_exception_in_an_invariant_check_rolls_back_and_fails(
+        counters: dict[str, type[Episode]], kind: str) -> None:
+    world = crashing(counters["envscaler"])
+    episode = world(task="start")
+    before = fingerprint(episode)
+    episode.INVARIANT_RAISES = kind  # type: ignore[attr-defined]
+    result = episode.call("bump")
+    assert fingerprint(episode) == before
+    assert episode.failed(result)
+    assert isinstance(episode.last_error, InternalError) == (kind not in EXPECTED_MESSAGES)
+    episode.INVARIANT_RAISES = None  # type: ignore[attr-defined]
+    assert_still_works(episode)
+
+
+@pytest.mark.parametrize("kind", sorted(INTERRUPTS))
+@pytest.mark.parametrize("where", ["tool", "invariant"])
+def test_interrupts_roll_back_and_are_raised_again(
+        counters: dict[str, type[Episode]], kind: str, where: str) -> None:
+    episode = crashing(counters["tau2"])(task="start")
+    before = fingerprint(episode)
+    with pytest.raises(type(INTERRUPTS[kind]())):
+        if where == "tool":
+            episode.call("crash", {"kind": kind})
+        else:
+            episode.INVARIANT_RAISES = kind  # type: ignore[attr-defined]
+            episode.call("bump")
+    assert fingerprint(episode) == before
+    episode.INVARIANT_RAISES = None  # type: ignore[attr-defined]
+    assert_still_works(episode)
+
+
+def test_a_result_that_cannot_be_shaped_rolls_back(
+        counters: dict[str, type[Episode]]) -> None:
+    """Shaping the result is part of the call: if it raises, nothing was changed."""
+
+    class Unshapeable(counters["tau2"]):  # type: ignore[valid-type, misc]
+        def _success(self, value: Any) -> Any:
+            raise AttributeError("no export")
+
+    episode = Unshapeable(task="start")
+    before = fingerprint(episode)
+    assert episode.failed(episode.call("bump"))
+    assert isinstance(episode.last_error, InternalError)
+    assert fingerprint(episode) == before
+
+
+def test_failed_calls_do_not_tick_the_clock(counters: dict[str, type[Episode]]) -> None:
+    episode = crashing(counters["envscaler"])(task="start")
+    start = episode.clock
+    episode.call("crash", {"kind": "AttributeError"})
+    episode.call("nope")
+    episode.call("bump", "{bad")
+    assert episode.clock == start
+    episode.call("bump")
+    assert episode.clock == start + dt.timedelta(seconds=60)
+
+
+# ------------------------------------------------------------ a clock at the end of time
+@pytest.mark.parametrize(("clock", "tick", "good_calls"), [
+    ("9999-12-31T23:58:00", 60, 1),
+    ("9999-12-31T23:59:59", 1, 0),
+    ("2024-01-01T00:00:00", 10 ** 12, 0),  # more seconds than a timedelta holds
+    ("2024-01-01T00:00:00", 86_400 * 2_900_000, 1),
+])
+def test_a_clock_that_cannot_advance_fails_the_call(
+        counters: dict[str, type[Episode]], clock: str, tick: int, good_calls: int) -> None:
+    class EndOfTime(counters["bfcl"]):  # type: ignore[valid-type, misc]
+        CLOCK = clock
+        TICK = tick
+
+    episode = EndOfTime(task="start")
+    for _ in range(good_calls):
+        assert not episode.failed(episode.call("bump"))
+    before = fingerprint(episode)
+    result = episode.call("bump")
+    assert fingerprint(episode) == before
+    assert failure_message(episode, result) == (
+        f"The clock cannot advance {tick} s past {episode.clock.isoformat()}: it would pass "
+        "the last representable time (9999-12-31).")
+    assert episode.call("get_nothing") == {"error": 'Unknown tool "get_nothing".'}

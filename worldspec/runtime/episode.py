@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
@@ -591,6 +591,8 @@ class Episode:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
                 self._check_invariants()
+            clock = self._ticked() if self.TICK else self.clock
+            result = self._success(value)
         except ToolError as exc:
             self._abort(mark)
             return self._fail(exc)
@@ -600,10 +602,24 @@ class Episode:
         except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
             self._abort(mark)
             return self._fail(ToolError(_describe_runtime_error(exc)))
-        if self.TICK:
-            self.clock += dt.timedelta(seconds=self.TICK)
+        except Exception as exc:  # a bug, or memory running out: still atomic, still a result
+            self._abort(mark)
+            return self._fail(InternalError(type(exc).__name__, str(exc), name))
+        except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
+            self._abort(mark)
+            raise
+        self.clock = clock
         self._last_raw = value
-        return self._success(value)
+        return result
+
+    def _ticked(self) -> dt.datetime:
+        """The clock after a successful call; a clock at the end of time fails the call."""
+        try:
+            return self.clock + dt.timedelta(seconds=self.TICK)
+        except OverflowError:
+            raise ToolError(f"The clock cannot advance {self.TICK} s past "
+                            f"{self.clock.isoformat()}: it would pass the last representable "
+                            "time (9999-12-31).") from None
 
     @property
     def last_value(self) -> Any:
