@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from worldspec.compiler.api import check_paths
+from worldspec.compiler.api import check_paths, check_source
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode, ToolSpec
 from worldspec.runtime.errors import InternalError, ToolError
@@ -628,3 +628,49 @@ def test_a_clock_that_cannot_advance_fails_the_call(
         f"The clock cannot advance {tick} s past {episode.clock.isoformat()}: it would pass "
         "the last representable time (9999-12-31).")
     assert episode.call("get_nothing") == {"error": 'Unknown tool "get_nothing".'}
+
+
+def config_codes(config: str) -> list[str]:
+    """The diagnostic codes of a small world with this config block."""
+    result = check_source(f'world Health "A health check."\n\nconfig {{ {config} }}\n\n'
+                          'state {\n  pings: int = 0\n}\n')
+    return [d.code for d in result.diagnostics]
+
+
+#: the last clock that can still tick a second 100,000 times
+LAST_CLOCK = (dt.datetime.max - dt.timedelta(seconds=100_000)).replace(microsecond=0)
+
+
+@pytest.mark.parametrize(("config", "codes"), [
+    ('clock: "9999-12-31T23:59:59"  tick: 1', ["WS508"]),
+    ('clock: "9999-12-31T23:59:59"', []),  # a clock that never ticks never runs out
+    ('clock: "9999-12-31T23:59:59"  tick: 0', []),
+    (f'clock: "{LAST_CLOCK.isoformat()}"  tick: 1', []),
+    (f'clock: "{(LAST_CLOCK + dt.timedelta(seconds=1)).isoformat()}"  tick: 1', ["WS508"]),
+    ('clock: "9800-01-01T00:00:00"  tick: 86400', ["WS508"]),
+    ('clock: "2024-01-01T00:00:00"  tick: 86400', []),
+    ("tick: 86400", []),
+    ("tick: 86401", ["WS509"]),
+    ("tick: 100000000000", ["WS509"]),
+    ('clock: "9999-12-31T23:59:59"  tick: 100000000000', ["WS509"]),
+    ("tick: -1", ["WS503"]),  # not a valid tick at all: reported once, as before
+    ('clock: "soon"  tick: 1', ["WS503"]),
+])
+def test_a_clock_that_would_run_out_is_reported_at_check_time(
+        config: str, codes: list[str]) -> None:
+    assert config_codes(config) == codes
+
+
+def test_the_clock_rule_points_at_the_value_at_fault() -> None:
+    result = check_source('world Health "A health check."\n'
+                          'config { clock: "9999-12-31T23:00:00"  tick: 60 }\n'
+                          'state {\n  pings: int = 0\n}\n')
+    [clock] = result.diagnostics
+    assert (clock.code, clock.span.line, clock.span.column) == ("WS508", 2, 17)
+    assert clock.message == ("a clock starting at 9999-12-31T23:00:00 and ticking 60 s per "
+                             "call runs out of time (year 9999) after 59 calls; it must last "
+                             "100,000")
+    result = check_source('world Health "A health check."\n'
+                          'config { tick: 90000 }\nstate {\n  pings: int = 0\n}\n')
+    [tick] = result.diagnostics
+    assert (tick.code, tick.span.line, tick.span.column) == ("WS509", 2, 16)
