@@ -583,7 +583,9 @@ def test_a_result_that_cannot_be_shaped_rolls_back(
         counters: dict[str, type[Episode]]) -> None:
     """Shaping the result is part of the call: if it raises, nothing was changed."""
 
-    class Unshapeable(counters["tau2"]):  # type: ignore[valid-type, misc]
+    world = counters["tau2"]
+
+    class Unshapeable(world):  # type: ignore[valid-type, misc]
         def _success(self, value: Any) -> Any:
             raise AttributeError("no export")
 
@@ -614,7 +616,9 @@ def test_failed_calls_do_not_tick_the_clock(counters: dict[str, type[Episode]]) 
 ])
 def test_a_clock_that_cannot_advance_fails_the_call(
         counters: dict[str, type[Episode]], clock: str, tick: int, good_calls: int) -> None:
-    class EndOfTime(counters["bfcl"]):  # type: ignore[valid-type, misc]
+    world = counters["bfcl"]
+
+    class EndOfTime(world):  # type: ignore[valid-type, misc]
         CLOCK = clock
         TICK = tick
 
@@ -674,3 +678,132 @@ def test_the_clock_rule_points_at_the_value_at_fault() -> None:
                           'config { tick: 90000 }\nstate {\n  pings: int = 0\n}\n')
     [tick] = result.diagnostics
     assert (tick.code, tick.span.line, tick.span.column) == ("WS509", 2, 16)
+
+
+# ------------------------------------------------------------------------ API misuse
+#: (method call, exception type, the exact message); the episode is a Counter at "start"
+MISUSE: list[tuple[str, Callable[[Episode], Any], type[Exception], str]] = [
+    ("call-name-list", lambda ep: ep.call(["bump"]), TypeError,  # type: ignore[arg-type]
+     "Counter.call(): name must be a tool name (str), got list ['bump']"),
+    ("call-name-none", lambda ep: ep.call(None), TypeError,  # type: ignore[arg-type]
+     "Counter.call(): name must be a tool name (str), got NoneType None"),
+    ("call-name-bytes", lambda ep: ep.call(b"bump"), TypeError,  # type: ignore[arg-type]
+     "Counter.call(): name must be a tool name (str), got bytes b'bump'"),
+    ("call-arguments-set", lambda ep: ep.call("bump", {"a"}), TypeError,  # type: ignore[arg-type]
+     "Counter.call(): arguments must be a mapping of argument names to values, JSON text or "
+     "None, got set {'a'}"),
+    ("call-arguments-tuple", lambda ep: ep.call("bump", ("a", 1)),  # type: ignore[arg-type]
+     TypeError, "Counter.call(): arguments must be a mapping of argument names to values, "
+     "JSON text or None, got tuple ('a', 1)"),
+    ("call-arguments-bytes", lambda ep: ep.call("bump", b"{}"),  # type: ignore[arg-type]
+     TypeError, "Counter.call(): arguments must be a mapping of argument names to values, "
+     "JSON text or None, got bytes b'{}'"),
+    ("reset-task-unknown", lambda ep: ep.reset(task="strat"), KeyError,
+     "Counter.reset(): world Counter has no task 'strat'; did you mean 'start'? "
+     "(tasks: 'start')"),
+    ("reset-task-far", lambda ep: ep.reset(task="zzz"), KeyError,
+     "Counter.reset(): world Counter has no task 'zzz' (tasks: 'start')"),
+    ("reset-task-int", lambda ep: ep.reset(task=1), TypeError,  # type: ignore[arg-type]
+     "Counter.reset(): task must be a task name (str) or None, got int 1"),
+    ("reset-data-list", lambda ep: ep.reset(data=[1]), TypeError,  # type: ignore[arg-type]
+     "Counter.reset(): data must be a mapping of initial data or None, got list [1]"),
+    ("reset-seed-str", lambda ep: ep.reset(seed="7"), TypeError,  # type: ignore[arg-type]
+     "Counter.reset(): seed must be an int or None, got str '7'"),
+    ("reset-seed-bool", lambda ep: ep.reset(seed=True), TypeError,
+     "Counter.reset(): seed must be an int or None, got bool True"),
+    ("score-unknown", lambda ep: ep.score("nosuch"), KeyError,
+     "Counter.score(): world Counter has no task 'nosuch' (tasks: 'start')"),
+    ("score-close", lambda ep: ep.score("starts"), KeyError,
+     "Counter.score(): world Counter has no task 'starts'; did you mean 'start'? "
+     "(tasks: 'start')"),
+    ("score-task-int", lambda ep: ep.score(3), TypeError,  # type: ignore[arg-type]
+     "Counter.score(): task must be a task name (str) or None, got int 3"),
+    ("score-initial-dict", lambda ep: ep.score(initial={}), TypeError,  # type: ignore[arg-type]
+     "Counter.score(): initial must be an Episode, got dict {}"),
+    ("restore-dict", lambda ep: ep.restore({}), TypeError,  # type: ignore[arg-type]
+     "Counter.restore(): expected a Snapshot from snapshot(), got dict {}"),
+    ("diff-str", lambda ep: ep.diff("before"), TypeError,  # type: ignore[arg-type]
+     "Counter.diff(): other must be an Episode, got str 'before'"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "expected"), [m[1:] for m in MISUSE],
+                         ids=[m[0] for m in MISUSE])
+def test_api_misuse_raises_a_clear_error_and_changes_nothing(
+        counters: dict[str, type[Episode]], call: Callable[[Episode], Any],
+        error: type[Exception], expected: str) -> None:
+    episode = counters["envscaler"](task="start")
+    episode.call("bump")
+    before = fingerprint(episode)
+    with pytest.raises(error) as caught:
+        call(episode)
+    assert caught.value.args == (expected,)
+    assert fingerprint(episode) == before
+    assert not episode.failed(episode.call("bump"))
+
+
+def test_a_long_argument_is_cut_short_in_the_message(
+        counters: dict[str, type[Episode]]) -> None:
+    with pytest.raises(TypeError) as caught:
+        counters["bfcl"]().call(["x" * 500])  # type: ignore[arg-type]
+    message = caught.value.args[0]
+    assert message.startswith("Counter.call(): name must be a tool name (str), got list ['xxx")
+    assert message.endswith("...") and len(message) < 140
+
+
+def test_a_constructor_with_an_unknown_task_says_so(counters: dict[str, type[Episode]]) -> None:
+    with pytest.raises(KeyError, match="has no task 'strat'; did you mean 'start'"):
+        counters["tau2"](task="strat")
+
+
+def test_score_without_a_task_is_a_value_error(counters: dict[str, type[Episode]]) -> None:
+    with pytest.raises(ValueError) as caught:
+        counters["envscaler"]().score()
+    assert caught.value.args == ("Counter.score(): no task to score: the episode was not "
+                                 "reset to a task; pass one of 'start'",)
+
+
+def test_snapshots_and_episodes_of_another_world_are_refused(
+        counters: dict[str, type[Episode]], locals_world: type[Episode]) -> None:
+    counter = counters["envscaler"](task="start")
+    counter.call("bump")
+    other = locals_world(task="chain")
+    before, other_before = fingerprint(counter), fingerprint(other)
+    with pytest.raises(ValueError, match=r"^Locals\.restore\(\): the snapshot was taken from "
+                       r"world Counter \(.*\.Counter\), not from world Locals \(.*\.Locals\)$"):
+        other.restore(counter.snapshot())
+    with pytest.raises(ValueError, match=r"^Counter\.diff\(\): other is an episode of world "
+                       r"Locals \(.*\), not of world Counter$"):
+        counter.diff(other)
+    with pytest.raises(ValueError, match=r"^Counter\.score\(\): initial is an episode of "
+                       r"world Locals"):
+        counter.score(initial=other)
+    assert fingerprint(counter) == before and fingerprint(other) == other_before
+
+
+def test_a_snapshot_of_another_class_of_the_same_world_is_refused(
+        counters: dict[str, type[Episode]]) -> None:
+    """Two builds of a world (here: two result conventions) hold rows of different classes."""
+    tau2, bfcl = counters["tau2"](task="start"), counters["bfcl"](task="start")
+    with pytest.raises(ValueError, match=r"^Counter\.restore\(\): the snapshot was taken from "
+                       r"world Counter \(_worldspec_\w+_counter\.world\.Counter\)"):
+        bfcl.restore(tau2.snapshot())
+    assert bfcl.diff(tau2) == []  # the same world: comparing them is fine
+    snap = bfcl.snapshot()
+    bfcl.call("bump")
+    bfcl.restore(snap)
+    assert bfcl.state_hash() == tau2.state_hash()
+
+
+def test_a_model_s_bad_input_stays_a_failed_result(counters: dict[str, type[Episode]]) -> None:
+    """Unknown tools, malformed JSON and decoded JSON that is not an object are the model's
+    mistakes: failed results the agent can read, never exceptions."""
+    episode = counters["envscaler"](task="start")
+    before = fingerprint(episode)
+    calls: list[tuple[str, Any]] = [("nope", None), ("bump", "{bad"), ("bump", "[1]"),
+                                    ("bump", [1]), ("bump", 3), ("bump", 2.5), ("bump", True),
+                                    ("", {})]
+    for name, arguments in calls:
+        result = episode.call(name, arguments)
+        assert episode.failed(result), (name, arguments)
+    assert fingerprint(episode) == before

@@ -15,6 +15,7 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import hashlib
 import json
 import random
@@ -322,6 +323,8 @@ class Snapshot:
     #: in checks), so that a restored episode scores as the original would
     task: TaskSpec | None = None
     origin: Episode | None = None
+    #: the episode class it was taken from: only an episode of that class can restore it
+    owner: type[Episode] | None = None
 
 
 # An undo entry is a callable-free tuple for speed:
@@ -402,10 +405,16 @@ class Episode:
               seed: int | None = None) -> None:
         """Start over from a task's initial data, from ``data``, or from an empty world."""
         spec: TaskSpec | None = None
+        self._expect("reset", "task", task, str, "a task name (str) or None", optional=True)
+        self._expect("reset", "data", data, Mapping, "a mapping of initial data or None",
+                     optional=True)
+        if isinstance(seed, bool) or (seed is not None and not isinstance(seed, int)):
+            raise TypeError(f"{self._method('reset')}: seed must be an int or None, got "
+                            f"{_given(seed)}")
         if task is not None:
             spec = self.TASKS.get(task)
             if spec is None:
-                raise KeyError(f"world {self.WORLD} has no task {task!r}")
+                raise self._unknown_task("reset", task)
             if data is None:
                 data = spec.data
         data = data if data is not None else {}
@@ -488,9 +497,16 @@ class Episode:
         return Snapshot({name: {k: r.clone() for k, r in t.rows.items()}
                          for name, t in self.tables.items()},
                         self.state.clone(), self.clock, self.rng.getstate(), self.task,
-                        self._initial_origin())
+                        self._initial_origin(), type(self))
 
     def restore(self, snap: Snapshot) -> None:
+        """Bring back a state saved by :meth:`snapshot` of an episode of this very class."""
+        if not isinstance(snap, Snapshot):
+            raise TypeError(f"{self._method('restore')}: expected a Snapshot from "
+                            f"snapshot(), got {_given(snap)}")
+        if snap.owner is not type(self):
+            raise ValueError(f"{self._method('restore')}: the snapshot was taken from "
+                             f"{_episode_class(snap.owner)}, not from {_episode_class(type(self))}")
         self._undo.clear()
         self._base = None
         self._origin = snap.origin
@@ -569,7 +585,19 @@ class Episode:
 
     # -------------------------------------------------------------------- calls
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
-        """Run a tool atomically; the result is shaped by the world's result convention."""
+        """Run a tool atomically; the result is shaped by the world's result convention.
+
+        What a model can send (an unknown tool name, JSON text that is malformed or not an
+        object, decoded JSON that is not an object, bad argument values) is a failed result;
+        a name that is not a ``str``, or arguments of a type no JSON decoder gives, is a
+        programming error and raises ``TypeError``.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
+                            f"{_given(name)}")
+        if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
+            raise TypeError(f"{self._method('call')}: arguments must be a mapping of argument "
+                            f"names to values, JSON text or None, got {_given(arguments)}")
         self.last_error = None
         self._last_raw = None
         spec = self.TOOLS.get(name)
@@ -721,6 +749,7 @@ class Episode:
 
     def diff(self, other: Episode) -> list[dict[str, Any]]:
         """What differs from ``other``: one entry per changed state item, row or field."""
+        self._same_world("diff", "other", other)
         changes: list[dict[str, Any]] = []
         mine, theirs = self.state.export(), other.state.export()
         for name in mine:
@@ -786,11 +815,17 @@ class Episode:
 
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
         """
+        self._expect("score", "task", task, str, "a task name (str) or None", optional=True)
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
-            raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+            if task is not None:
+                raise self._unknown_task("score", task)
+            raise ValueError(f"{self._method('score')}: no task to score: the episode was not "
+                             f"reset to a task; pass one of {_names(self.TASKS)}")
         if initial is None:
             initial = self.initial_state()
+        else:
+            self._same_world("score", "initial", initial)
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             try:
@@ -831,6 +866,34 @@ class Episode:
             out.append(path)
         return out
 
+    # ------------------------------------------------------------- API misuse
+    def _method(self, name: str) -> str:
+        return f"{type(self).__name__}.{name}()"
+
+    def _expect(self, method: str, param: str, value: object, kind: type | tuple[type, ...],
+                expected: str, *, optional: bool = False) -> None:
+        """Raise ``TypeError`` naming the method unless ``value`` is a ``kind``."""
+        if (value is None and optional) or isinstance(value, kind):
+            return
+        raise TypeError(f"{self._method(method)}: {param} must be {expected}, got "
+                        f"{_given(value)}")
+
+    def _unknown_task(self, method: str, task: str) -> KeyError:
+        close = difflib.get_close_matches(task, list(self.TASKS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return KeyError(f"{self._method(method)}: world {self.WORLD} has no task {task!r}"
+                        f"{hint} (tasks: {_names(self.TASKS)})")
+
+    def _same_world(self, method: str, param: str, other: object) -> None:
+        """Raise unless ``other`` is an episode of this world with the same tables."""
+        if not isinstance(other, Episode):
+            raise TypeError(f"{self._method(method)}: {param} must be an Episode, got "
+                            f"{_given(other)}")
+        if other.WORLD != self.WORLD or other.TABLES != self.TABLES or \
+                type(other.state).FIELDS != type(self.state).FIELDS:
+            raise ValueError(f"{self._method(method)}: {param} is an episode of "
+                             f"{_episode_class(type(other))}, not of world {self.WORLD}")
+
     def tools(self, format: str = "chat") -> list[dict[str, Any]]:
         """OpenAI tool definitions with strict-mode JSON schemas."""
         from worldspec.runtime.schema import tool_definitions
@@ -856,3 +919,26 @@ def _describe_runtime_error(exc: BaseException) -> str:
     if isinstance(exc, OverflowError):
         return "Number too large."
     return f"Invalid value: {exc}"
+
+
+#: what ``call`` takes as arguments: a mapping, JSON text, or what decoding JSON text that
+#: is not an object gives (a model's mistake: a failed result, not an exception)
+_CALL_ARGUMENTS = (dict, str, Mapping, list, int, float)
+
+
+def _given(value: object) -> str:
+    """What a caller passed, for an API error: its type and the start of its repr."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _names(tasks: Mapping[str, Any]) -> str:
+    return ", ".join(repr(name) for name in sorted(tasks)) or "none"
+
+
+def _episode_class(cls: type[Episode] | None) -> str:
+    if cls is None:
+        return "an unknown episode class"
+    return f"world {cls.WORLD} ({cls.__module__}.{cls.__qualname__})"
