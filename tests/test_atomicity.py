@@ -65,6 +65,8 @@ record Visit { node: Node  note: str }
 state {
   nodes: table Node
   visits: int = 0
+  last: Node? = none
+  favourites: list[Node] = []
 }
 
 tool int_local() -> int "An int." {
@@ -287,6 +289,68 @@ tool datetime_local() -> datetime "A datetime moved by a duration." {
   return d
 }
 
+tool sorted_local() -> list[str] "Entities sorted by a key, reassigned." {
+  visits += 1
+  let xs = [nodes[2], nodes[1], nodes[3]]
+  xs = sorted(xs, key: x => x.name, reverse: true)
+  return [x.name for x in xs]
+}
+
+tool min_max_local() -> str "An entity from min, then from max." {
+  visits += 1
+  let xs = [nodes[2], nodes[1], nodes[3]]
+  let m = min(xs, key: x => x.name)
+  m = max(xs, key: x => x.name)
+  return m.name
+}
+
+tool choice_local() -> str "An entity drawn from a list of entities." {
+  visits += 1
+  let xs = [nodes[2], nodes[2]]
+  let c = random_choice(xs)
+  c = random_choice(xs)
+  return c.name
+}
+
+tool map_get_local() -> str "An optional entity from a map lookup." {
+  visits += 1
+  let m: map[str, Node] = {"a": nodes[1]}
+  let got = m.get("b")
+  got = m.get("a")
+  require got != none else "not found"
+  return got.name
+}
+
+tool coalesce_local() -> str "Entities from ?? and if-then-else." {
+  visits += 1
+  let o: Node? = none
+  let n = o ?? nodes[1]
+  n = o ?? nodes[2]
+  let c = if n.id == 2 then nodes[1] else nodes[3]
+  c = if n.id == 2 then nodes[3] else nodes[1]
+  return f"{n.name} {c.name}"
+}
+
+tool state_entity_local() -> str "Entities read from state into locals." {
+  visits += 1
+  last = nodes[3]
+  favourites = [nodes[2]]
+  let l = nodes[1]
+  l = last
+  let f = nodes[1]
+  f = favourites[0]
+  return f"{l.name} {f.name}"
+}
+
+tool fn_local() -> str "An entity returned by a helper." {
+  visits += 1
+  let here = nodes[1]
+  here = following(here)
+  return here.name
+}
+
+fn following(node: Node) -> Node { return nodes[node.id + 1] }
+
 task chain in Locals "Three nodes in a chain." {
   given { nodes: [{id: 1, name: "a", next: 2}, {id: 2, name: "b", next: 3}, {id: 3, name: "c"}] }
   instruction "Nothing to do."
@@ -324,6 +388,13 @@ LOCAL_CALLS: list[tuple[str, dict[str, Any], Any]] = [
     ("record_with_entity_local", {}, "c y"),
     ("json_local", {}, [2, "x"]),
     ("datetime_local", {}, "2024-01-02T00:00:00"),
+    ("sorted_local", {}, ["c", "b", "a"]),
+    ("min_max_local", {}, "c"),
+    ("choice_local", {}, "b"),
+    ("map_get_local", {}, "a"),
+    ("coalesce_local", {}, "b c"),
+    ("state_entity_local", {}, "c b"),
+    ("fn_local", {}, "b"),
 ]
 
 
