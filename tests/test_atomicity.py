@@ -462,8 +462,13 @@ entity Item "A row." {
   n: int = 0
 }
 
+entity Note "A row the reference solution never touches." {
+  key id: str
+}
+
 state {
   items: table Item
+  notes: table Note
   bumps: int = 0
   lucky: int = 0
 }
@@ -476,6 +481,18 @@ tool bump() -> int "Count one, change a row, add a row and draw a number." {
   insert Item(id: f"I{bumps}") into items
   lucky = random_int(1, 1000000)
   return bumps
+}
+
+tool note(id: str) -> str "Add a note." {
+  insert Note(id: id) into notes
+  return id
+}
+
+task gold in Counter "Bump once, and do nothing else." {
+  given { items: [{id: "A"}] }
+  instruction "Bump the counter, and do nothing else."
+  check gold_state: matches_solution()
+  solution { bump() }
 }
 
 task start in Counter "Bump once." {
@@ -771,9 +788,9 @@ MISUSE: list[tuple[str, Callable[[Episode], Any], type[Exception], str]] = [
      "JSON text or None, got bytes b'{}'"),
     ("reset-task-unknown", lambda ep: ep.reset(task="strat"), KeyError,
      "Counter.reset(): world Counter has no task 'strat'; did you mean 'start'? "
-     "(tasks: 'start')"),
+     "(tasks: 'gold', 'start')"),
     ("reset-task-far", lambda ep: ep.reset(task="zzz"), KeyError,
-     "Counter.reset(): world Counter has no task 'zzz' (tasks: 'start')"),
+     "Counter.reset(): world Counter has no task 'zzz' (tasks: 'gold', 'start')"),
     ("reset-task-int", lambda ep: ep.reset(task=1), TypeError,  # type: ignore[arg-type]
      "Counter.reset(): task must be a task name (str) or None, got int 1"),
     ("reset-data-list", lambda ep: ep.reset(data=[1]), TypeError,  # type: ignore[arg-type]
@@ -783,10 +800,10 @@ MISUSE: list[tuple[str, Callable[[Episode], Any], type[Exception], str]] = [
     ("reset-seed-bool", lambda ep: ep.reset(seed=True), TypeError,
      "Counter.reset(): seed must be an int or None, got bool True"),
     ("score-unknown", lambda ep: ep.score("nosuch"), KeyError,
-     "Counter.score(): world Counter has no task 'nosuch' (tasks: 'start')"),
+     "Counter.score(): world Counter has no task 'nosuch' (tasks: 'gold', 'start')"),
     ("score-close", lambda ep: ep.score("starts"), KeyError,
      "Counter.score(): world Counter has no task 'starts'; did you mean 'start'? "
-     "(tasks: 'start')"),
+     "(tasks: 'gold', 'start')"),
     ("score-task-int", lambda ep: ep.score(3), TypeError,  # type: ignore[arg-type]
      "Counter.score(): task must be a task name (str) or None, got int 3"),
     ("score-initial-dict", lambda ep: ep.score(initial={}), TypeError,  # type: ignore[arg-type]
@@ -831,7 +848,7 @@ def test_score_without_a_task_is_a_value_error(counters: dict[str, type[Episode]
     with pytest.raises(ValueError) as caught:
         counters["envscaler"]().score()
     assert caught.value.args == ("Counter.score(): no task to score: the episode was not "
-                                 "reset to a task; pass one of 'start'",)
+                                 "reset to a task; pass one of 'gold', 'start'",)
 
 
 def test_snapshots_and_episodes_of_another_world_are_refused(
@@ -878,3 +895,65 @@ def test_a_model_s_bad_input_stays_a_failed_result(counters: dict[str, type[Epis
         result = episode.call(name, arguments)
         assert episode.failed(result), (name, arguments)
     assert fingerprint(episode) == before
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    ({"items": [{"id": "B"}, {"id": 5}]}, "$.items[1].id: expected a string, got 5"),
+    ({"items": 3}, "a table must be given as a list of rows"),
+    ({"items": [{"id": "B"}], "bumps": "x"}, '$.bumps: expected an integer, got "x"'),
+])
+def test_a_reset_to_data_that_does_not_fit_changes_nothing(
+        counters: dict[str, type[Episode]], data: dict[str, Any], problem: str) -> None:
+    """A failed reset once left the episode half loaded, and a later reset to the task it
+    came from rolled back nothing (the undo log was gone): the task started wrong."""
+    episode = counters["envscaler"](task="start")
+    episode.call("bump")
+    before = fingerprint(episode)
+    with pytest.raises(ValueError) as caught:
+        episode.reset(data=data)
+    assert caught.value.args == (
+        f"Counter.reset(): data does not fit world Counter: {problem}",)
+    assert fingerprint(episode) == before
+    assert episode.initial_state().state_hash() == counters["envscaler"](
+        task="start").state_hash()
+    episode.reset(task="start")
+    assert_still_works(episode)
+    with pytest.raises(ValueError, match=r"^Counter\.reset\(\): data does not fit"):
+        counters["envscaler"](data=data)
+
+
+def test_the_initial_state_is_rebuilt_with_fresh_digests(
+        counters: dict[str, type[Episode]]) -> None:
+    """Rebuilding the initial state kept the table digests of the current state, so once the
+    state had been hashed, ``matches_solution()`` compared a stale hash: a note the solution
+    never writes went unnoticed."""
+    world = counters["envscaler"]
+    episode = world(task="gold")
+    episode.call("bump")
+    episode.call("note", {"id": "extra"})
+    episode.state_hash()
+    assert episode.initial_state().state_hash() == world(task="gold").state_hash()
+    assert episode.score().reward == 0.0
+    exact = world(task="gold")
+    exact.call("bump")
+    exact.state_hash()
+    assert exact.score().reward == 1.0
+
+
+def test_the_initial_state_draws_from_the_seed_of_the_reset(
+        counters: dict[str, type[Episode]]) -> None:
+    """The rebuilt initial state kept the current RNG, so replaying a solution that draws
+    (``bump`` draws ``lucky``) gave another state: the exact solution scored 0."""
+    world = counters["tau2"]
+    for seed in (None, 11):
+        episode = world(task="gold", seed=seed)
+        assert episode.initial_state().rng.getstate() == episode.rng.getstate()
+        episode.call("bump")
+        assert episode.initial_state().rng.getstate() == world(task="gold",
+                                                              seed=seed).rng.getstate()
+        assert episode.score().reward == 1.0
+        assert episode.copy().score().reward == 1.0
+        snap = episode.snapshot()
+        episode.call("bump")
+        episode.restore(snap)
+        assert episode.score().reward == 1.0

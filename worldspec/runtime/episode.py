@@ -345,8 +345,9 @@ class _Base:
 _TEMPLATES: dict[tuple[type, int], tuple[Mapping[str, Any], Episode]] = {}
 _TEMPLATES_MAX = 64
 
-#: (world class, task, starting state hash) -> hash of the state the task's solution leaves
-_SOLUTION_HASHES: dict[tuple[type, str, str], str] = {}
+#: (world class, task, starting state hash, RNG state, clock) -> hash of the state the task's
+#: solution leaves (a solution that draws or reads the clock leaves another state otherwise)
+_SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str] = {}
 _SOLUTION_HASHES_MAX = 4096
 
 
@@ -381,6 +382,8 @@ class Episode:
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         self.rng = random.Random(self.SEED)
+        #: the seed of the last reset: the initial state's RNG starts from it again
+        self._seed = self.SEED
         self.task: TaskSpec | None = None
         self.reset(task=task, data=data, seed=seed)
 
@@ -421,18 +424,27 @@ class Episode:
         if self._base is not None and self._base.source is data:
             self._rollback(0)  # same initial data: undo what the episode changed
         else:
-            self._undo.clear()
-            template = _TEMPLATES.get((type(self), id(data)))
-            if template is not None and template[0] is data:
-                self._adopt(template[1])
-            else:
-                for name, entity in self.TABLES.items():
-                    self.tables[name] = Table(name, entity)
+            previous = (self.tables, self.state, self._undo)
+            self._undo = []
+            try:
+                template = _TEMPLATES.get((type(self), id(data)))
+                if template is not None and template[0] is data:
+                    self._adopt(template[1])
+                else:
+                    self.tables = {name: Table(name, entity)
+                                   for name, entity in self.TABLES.items()}
+                    self._bind_tables()
+                    self.state = self._new_state()
+                    self._load(data)
+                    if spec is not None and spec.data is data:
+                        self._remember_template(data)
+            except BaseException as exc:  # the episode stays as it was, not half loaded
+                self.tables, self.state, self._undo = previous
                 self._bind_tables()
-                self.state = self._new_state()
-                self._load(data)
-                if spec is not None and spec.data is data:
-                    self._remember_template(data)
+                if isinstance(exc, ToolError):
+                    raise ValueError(f"{self._method('reset')}: data does not fit world "
+                                     f"{self.WORLD}: {exc.message}") from exc
+                raise
             self._base = _Base(data)
         self._undo.clear()
         self._origin = None
@@ -441,6 +453,7 @@ class Episode:
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
         self.rng = random.Random(chosen)
+        self._seed = chosen
 
     def _remember_template(self, data: Mapping[str, Any]) -> None:
         """Keep a copy of the state just loaded from a task's data, with its row digests, so
@@ -489,6 +502,7 @@ class Episode:
         other.clock = self.clock
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
+        other._seed = self._seed
         other.task = self.task
         return other
 
@@ -733,9 +747,10 @@ class Episode:
         """Whether the state equals the one ``task``'s reference solution leaves when it is
         replayed from ``initial`` (a check such as tau2's "the DB matches the gold DB").
 
-        The reference state's hash is computed once per world, task and starting state.
+        The reference state's hash is computed once per world, task and starting state
+        (with its RNG and clock).
         """
-        key = (type(self), task, initial.state_hash())
+        key = (type(self), task, initial.state_hash(), initial.rng.getstate(), initial.clock)
         expected = _SOLUTION_HASHES.get(key)
         if expected is None:
             reference = initial._clone()
@@ -795,18 +810,23 @@ class Episode:
                     target = by_entity[obj.ENTITY].rows[obj.key()]
                     setattr(target, name, old)
                     target._digest = digest
+                    target._text = None
+                    by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
                     setattr(initial.state, name, old)
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]
+                by_table[id(table)]._digest = None
             else:
                 _, table, key, row, position = entry
                 copy_table = by_table[id(table)]
                 items = list(copy_table.rows.items())
                 items.insert(position, (key, row.clone()))
                 copy_table.rows = dict(items)
+                copy_table._digest = None
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
+        initial.rng = random.Random(self._seed)  # what a replay of the solution draws from
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
