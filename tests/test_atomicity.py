@@ -351,6 +351,49 @@ tool fn_local() -> str "An entity returned by a helper." {
 
 fn following(node: Node) -> Node { return nodes[node.id + 1] }
 
+tool match_branch_local(color: Color) -> str "Locals reassigned in match cases." {
+  visits += 1
+  let here = nodes[1]
+  let maybe: Node? = none
+  let p = Point(x: 0, y: 0)
+  match color {
+    case red { here = nodes[2] }
+    case green {
+      maybe = nodes[3]
+      p = Point(x: 1, y: 1)
+    }
+    else { here = nodes[3] }
+  }
+  return f"{here.name} {(maybe ?? here).name} {p.x}"
+}
+
+tool nested_loop_local() -> str "Locals reassigned in nested loops, with break and continue." {
+  visits += 1
+  let best: Node? = none
+  let p = Point(x: 0, y: 0)
+  let seen: list[Node] = []
+  let total: float = 0
+  for a in nodes {
+    for b in nodes {
+      if b.id <= a.id {
+        continue
+      }
+      p = Point(x: p.x + a.id, y: p.y + b.id)
+      total += 1
+      seen = seen + [b]
+      if best == none or b.id > best.id {
+        best = b
+      }
+      if b.id == 3 {
+        break
+      }
+    }
+  }
+  require best != none else "no pair"
+  return f"{best.name} {p.x} {p.y} {total} {len(seen)} {seen[0].name}"
+}
+
+
 task chain in Locals "Three nodes in a chain." {
   given { nodes: [{id: 1, name: "a", next: 2}, {id: 2, name: "b", next: 3}, {id: 3, name: "c"}] }
   instruction "Nothing to do."
@@ -395,6 +438,10 @@ LOCAL_CALLS: list[tuple[str, dict[str, Any], Any]] = [
     ("coalesce_local", {}, "b c"),
     ("state_entity_local", {}, "c b"),
     ("fn_local", {}, "b"),
+    ("match_branch_local", {"color": "red"}, "b b 0"),
+    ("match_branch_local", {"color": "green"}, "a c 1"),
+    ("match_branch_local", {"color": "blue"}, "c c 0"),
+    ("nested_loop_local", {}, "c 4 8 3.0 3 b"),
 ]
 
 
@@ -957,3 +1004,59 @@ def test_the_initial_state_draws_from_the_seed_of_the_reset(
         episode.call("bump")
         episode.restore(snap)
         assert episode.score().reward == 1.0
+
+
+# ------------------------------------------ narrowing does not outlive what invalidates it
+NARROWING = """\
+world Narrow "Narrowing after branches and loops."
+
+enum Color { red, blue }
+
+entity Node "A node." {
+  key id: int
+  name: str
+}
+
+state {
+  nodes: table Node
+}
+
+tool probe(flag: bool, c: Color) -> str "Read a node that may be none." {
+  let o: Node? = nodes.get(1)
+  require o != none else "no node"
+  @BODY@
+}
+"""
+
+
+@pytest.mark.parametrize(("body", "codes"), [
+    # once accepted: a branch that falls through assigned none, yet `o` stayed narrowed
+    ("if flag { o = none }\n  return o.name", ["WS305"]),
+    ("if flag { o = nodes[2] } else { o = none }\n  return o.name", ["WS305"]),
+    ("if flag { return \"x\" } else if c == red { o = none }\n  return o.name", ["WS305"]),
+    ("match c {\n    case red { o = none }\n    else { }\n  }\n  return o.name", ["WS305"]),
+    ("for n in nodes {\n    require o.name != \"\" else \"empty\"\n    o = none\n  }\n"
+     "  return \"x\"", ["WS305"]),
+    ("for n in nodes {\n    o = none\n  }\n  return o.name", ["WS305"]),
+    ("while o.name != \"\" {\n    o = none\n  }\n  return \"x\"", ["WS305"]),
+    # still accepted: every path that reaches the read keeps `o` known (the first was
+    # rejected: what one case assigned leaked into the next)
+    ("match c {\n    case red { o = none }\n    case blue { return o.name }\n  }\n"
+     "  return \"x\"", []),
+    ("if flag { o = nodes[2] }\n  return o.name", []),
+    ("if flag { o = none\n    return \"x\" }\n  return o.name", []),
+    ("if flag { o = nodes[2] } else { o = nodes[3] }\n  return o.name", []),
+    ("match c {\n    case red { o = nodes[2] }\n    case blue { o = nodes[3] }\n  }\n"
+     "  return o.name", []),
+    ("match c {\n    case red { o = none\n      return \"x\" }\n    else { }\n  }\n"
+     "  return o.name", []),
+    ("for n in nodes {\n    require o.name != \"\" else \"empty\"\n  }\n  return o.name", []),
+    ("for n in nodes {\n    let p: Node? = none\n    p = n\n"
+     "    require p.name != \"\" else \"empty\"\n  }\n  return o.name", []),
+])
+def test_narrowing_does_not_outlive_an_assignment_in_a_branch_or_loop(
+        body: str, codes: list[str]) -> None:
+    """Such a read compiled to ``rt.present(o)`` and failed at run time instead."""
+    result = check_source(NARROWING.replace("@BODY@", body))
+    assert [d.code for d in result.diagnostics] == codes, [
+        f"{d.span}: {d.message}" for d in result.diagnostics]
