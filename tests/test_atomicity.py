@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -1060,3 +1062,63 @@ def test_narrowing_does_not_outlive_an_assignment_in_a_branch_or_loop(
     result = check_source(NARROWING.replace("@BODY@", body))
     assert [d.code for d in result.diagnostics] == codes, [
         f"{d.span}: {d.message}" for d in result.diagnostics]
+
+
+# ---------------------------------------------------------- memory really running out
+MEMORY_SCRIPT = """\
+import json, resource, sys
+from pathlib import Path
+from worldspec.services.loading import compile_worlds
+
+root = Path(sys.argv[1])
+spec = root / "grow.world"
+spec.write_text('''world Grow "A tool that grows a string until memory runs out."
+
+state {
+  calls: int = 0
+  text: str = ""
+}
+
+tool grow() -> int "Double a string forever." {
+  calls += 1
+  text = "started"
+  let s = "x"
+  while true {
+    s = s + s
+  }
+  return len(s)
+}
+
+tool ping() -> int "Count a call." {
+  calls += 1
+  return calls
+}
+''', encoding="utf-8")
+world = compile_worlds([spec]).worlds["Grow"]
+episode = world()
+before = episode.state_hash()
+limit = 256 * 1024 ** 2  # 256 MiB of address space on top of what is mapped now
+with open("/proc/self/statm") as statm:
+    mapped = int(statm.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (mapped + limit, mapped + limit))
+result = episode.call("grow")
+print(json.dumps({"failed": episode.failed(result), "result": result,
+                  "unchanged": episode.state_hash() == before,
+                  "error": type(episode.last_error).__name__,
+                  "after": episode.call("ping")}))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc/self/statm")
+def test_a_tool_that_runs_out_of_memory_fails_and_changes_nothing(tmp_path: Path) -> None:
+    """In a subprocess with a memory limit: the doubling string ends in ``MemoryError`` (or a
+    size budget), the call fails, nothing it changed stays, and the episode goes on."""
+    run = subprocess.run(
+        [sys.executable, "-c", MEMORY_SCRIPT, str(tmp_path)], cwd=REPO,
+        env={**os.environ, "WORLDSPEC_CACHE": str(tmp_path / "cache"),
+             "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["failed"] and outcome["unchanged"], outcome
+    assert outcome["after"] == {"success": True, "data": 1}
