@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from worldspec.compiler.api import check_paths, check_source
 from worldspec.compiler.build import generate_all, write_packages
@@ -1122,3 +1124,29 @@ def test_a_tool_that_runs_out_of_memory_fails_and_changes_nothing(tmp_path: Path
     outcome = json.loads(run.stdout.strip().splitlines()[-1])
     assert outcome["failed"] and outcome["unchanged"], outcome
     assert outcome["after"] == {"success": True, "data": 1}
+
+
+# ------------------------------------------------------------ any sequence of calls
+OPERATIONS = st.one_of(
+    st.just(("bump", {})),
+    st.builds(lambda i: ("note", {"id": f"N{i}"}), st.integers(0, 3)),
+    st.builds(lambda kind: ("crash", {"kind": kind}), st.sampled_from(sorted(RAISED))),
+    st.just(("bump", "{not json")),
+    st.just(("no_such_tool", {})),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(operations=st.lists(OPERATIONS, max_size=12))
+def test_failed_calls_leave_no_trace_in_any_sequence(
+        counters: dict[str, type[Episode]], operations: list[tuple[str, Any]]) -> None:
+    """An episode that also makes failing calls ends exactly like one that makes only the
+    calls that succeed: same state, clock, RNG, initial state and score."""
+    world = crashing(counters["envscaler"])
+    episode, shadow = world(task="gold"), world(task="gold")
+    for name, arguments in operations:
+        if not episode.failed(episode.call(name, arguments)):
+            assert not shadow.failed(shadow.call(name, arguments))
+        assert fingerprint(episode) == fingerprint(shadow)
+    assert episode.initial_state().state_hash() == shadow.initial_state().state_hash()
+    assert episode.score() == shadow.score()
