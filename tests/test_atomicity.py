@@ -33,6 +33,7 @@ from worldspec.compiler.api import check_paths, check_source
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode, ToolSpec
 from worldspec.runtime.errors import InternalError, ToolError
+from worldspec.runtime.properties import Violation, check_call
 from worldspec.services.loading import compile_worlds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1150,3 +1151,18 @@ def test_failed_calls_leave_no_trace_in_any_sequence(
         assert fingerprint(episode) == fingerprint(shadow)
     assert episode.initial_state().state_hash() == shadow.initial_state().state_hash()
     assert episode.score() == shadow.score()
+
+
+def test_property_checks_still_report_an_internal_error(
+        counters: dict[str, type[Episode]]) -> None:
+    """``call`` no longer raises on a bug, so the world's property tests (``worldspec test``,
+    exploration) must say that a call failed on one instead of passing it as a failure."""
+    episode = crashing(counters["envscaler"])(task="start")
+    before = episode.state_hash()
+    episode.call("crash", {"kind": "AttributeError"})
+    violation = check_call(episode, episode.TOOLS["crash"], {"kind": "AttributeError"}, before)
+    assert violation == Violation("internal error", "crash", "crash failed on an unexpected "
+                                  "AttributeError: 'int' object has no attribute 'name'")
+    episode.call("crash", {"kind": "ZeroDivisionError"})  # the language's own failure
+    assert check_call(episode, episode.TOOLS["crash"], {"kind": "ZeroDivisionError"},
+                      before) is None
