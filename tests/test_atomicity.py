@@ -11,7 +11,15 @@
   tick that would overflow (WS508, WS509).
 - Misusing the Python API (wrong types, unknown tasks, foreign snapshots and episodes) raises a
   ``TypeError``/``ValueError``/``KeyError`` that names the method, what it expected and what it
-  got; a model's bad input (an unknown tool, malformed JSON) stays a failed result.
+  got; a model's bad input (an unknown tool, malformed JSON) stays a failed result. A reset to
+  data that does not fit changes nothing.
+- The initial state a score compares against is rebuilt with fresh digests and the reset's
+  RNG, so ``matches_solution()`` holds for the exact solution, also one that draws.
+- Narrowing (`x != none`) does not outlive an assignment in a branch or a loop: such reads
+  compiled to ``rt.present(x)`` and failed at run time.
+- A tool that really runs out of memory (subprocess under ``RLIMIT_AS``), any sequence of
+  failing and succeeding calls (hypothesis), and the property checks that must still report
+  an internal error.
 """
 
 from __future__ import annotations
