@@ -409,6 +409,23 @@ reads; without one, agents guess.
 """, """
 tool archive(conversation: Conversation) { conversation.archived = true }
 """)
+entry("WS508", "error", "clock runs out",
+      """
+After every successful call the clock moves on by `tick` seconds. The clock
+must be able to do that for 100,000 calls without passing the last time a
+datetime can hold (9999-12-31T23:59:59.999999); otherwise a long episode
+ends with every call failing. Start the clock earlier or use a smaller tick.
+""", """
+config { clock: "9999-12-31T23:59:59"  tick: 1 }
+""")
+entry("WS509", "error", "tick too large",
+      """
+`tick` is how long one tool call takes, in seconds: at most 86,400 (a day).
+A larger tick is a slip (milliseconds for seconds?) and would run the clock
+out of representable time within a few thousand calls.
+""", """
+config { tick: 100000000000 }
+""")
 
 # ------------------------------------------------------- WS6xx: tasks and data
 entry("WS601", "error", "initial data does not match the schema",

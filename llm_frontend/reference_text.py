@@ -98,7 +98,7 @@ LANGUAGE_REFERENCE = (
     '|---|---|---|---|\n'
     '| `results` | `envscaler`, `bfcl` or `tau2` | `envscaler` | the result convention (below) |\n'
     '| `clock` | ISO datetime string | `"2024-01-01T00:00:00"` | what `now` is when an episode starts |\n'
-    '| `tick` | int (seconds) | `0` | how far the clock moves after each successful tool call |\n'
+    '| `tick` | int (seconds, at most 86,400) | `0` | how far the clock moves after each successful tool call; the clock must be able to tick 100,000 times before year 9999 ends (WS508, WS509) |\n'
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
     '\n'
     '**Result conventions** decide how success and failure look to the agent:\n'

@@ -329,6 +329,8 @@ class ExprCompiler:
             return "()"
         items = [self.stored(item, env) for item in e.items]
         typ = self.type_of(e)
+        if typ == t.JSON:  # a JSON array is a list, as loaded data holds it
+            return "[" + ", ".join(items) + "]"
         src = "(" + ", ".join(items) + ",)"
         if isinstance(typ, t.SetOf):
             return f"v.unique({src})"
