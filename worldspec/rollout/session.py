@@ -35,7 +35,7 @@ from worldspec.rollout.prompts import (
     STOP_MARKER,
     agent_system_prompt,
 )
-from worldspec.runtime.episode import Episode, Score
+from worldspec.runtime.episode import Episode, Score, TaskSpec
 
 __all__ = ["Session", "ToolStep", "Turn", "Termination", "Waiting", "result_text"]
 
@@ -145,7 +145,7 @@ class Session:
         self._hash: str | None = None
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> TaskSpec:
         return self.world.TASKS[self.task]
 
     @property
