@@ -248,8 +248,8 @@ def test_the_system_prompt_carries_the_policy_clock_and_setting(world: type[Epis
     custom = agent_system_prompt(episode, "t", conversational=False,
                                  template='{"json": true} $world at $clock $unknown_name')
     assert custom == '{"json": true} MobileMessaging at 2024-03-01T09:00:00 $unknown_name'
-    assert "POLICY" not in world.__dict__  # a world without a policy has an empty one
-    assert "\n\nThe current time" in agent_system_prompt(world(task="tidy_archive"),
+    plain = type("Plain", (world,), {"POLICY": ""})  # a world without a policy: no gap
+    assert "\n\nThe current time" in agent_system_prompt(plain(task="tidy_archive"),
                                                          "tidy_archive", conversational=False)
 
 
