@@ -8,10 +8,17 @@ gives the former, ``key`` the latter, and ``stored`` converts any value to
 what a field or container holds.
 
 Every string from the spec is emitted with ``repr`` — never spliced into code.
+
+What can run long or grow draws from the call's budget (``worldspec.runtime.budget``):
+iterations through :meth:`ExprCompiler.elements` (``charge=True``: ``rt.each``, one step per
+element), growing ``int`` arithmetic through ``rt.bounded``, built strings through
+``rt.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
+common case costs nothing extra.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
@@ -22,6 +29,12 @@ from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
 
 __all__ = ["ExprCompiler", "Env"]
+
+#: Interpolated types whose text is short whatever the value (with numbers and enums).
+_SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
+#: A format width up to this keeps an f-string short; a wider one is charged as text.
+_SHORT_WIDTH = 64
+_NUMBERS = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -117,10 +130,13 @@ class ExprCompiler:
             return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
         return f"rt.present({src})"
 
-    def elements(self, expr: n.Expr, env: Env) -> str:
-        """An iterable of the values of a collection (rows for entities, keys for maps)."""
+    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> str:
+        """An iterable of the values of a collection (rows for entities, keys for maps);
+        with ``charge``, the iteration pays one step per element first."""
         typ = t.strip_optional(self.type_of(expr))
         src = self.value(expr, env)
+        if charge:
+            src = f"rt.each({env.ep}, {src})"
         if isinstance(typ, (t.ListOf, t.SetOf)) and self.is_entity(typ.element):
             table = self.table_for(t.strip_optional(typ.element).name, env)  # type: ignore[attr-defined]
             return f"rt.rows({table}, {src})"
@@ -180,7 +196,27 @@ class ExprCompiler:
                     parts.append(f"rt.text({inner})")
         if not parts:
             return "''"
-        return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+        src = "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+        return self.built(src, env) if self._may_be_long(e) else src
+
+    def _may_be_long(self, e: n.FStr) -> bool:
+        """Whether an f-string can be long: it interpolates text or a collection, or pads
+        to a wide width (numbers, dates, enums and short widths keep it short)."""
+        for part in e.parts:
+            if isinstance(part, str):
+                continue
+            if part.spec and any(len(d) > 3 or int(d) > _SHORT_WIDTH
+                                 for d in _NUMBERS.findall(part.spec)):
+                return True
+            typ = t.strip_optional(self.type_of(part.expr))
+            if not (t.is_numeric(typ) or typ in _SHORT_TYPES
+                    or (isinstance(typ, t.Named) and typ.kind == "enum")):
+                return True
+        return False
+
+    def built(self, src: str, env: Env) -> str:
+        """A string the call builds: its length is checked and charged to the text budget."""
+        return f"rt.built({env.ep}, {src})"
 
     def x_NameRef(self, e: n.NameRef, env: Env) -> str:
         res = self.program.resolutions.get(id(e))
@@ -262,8 +298,24 @@ class ExprCompiler:
     def x_Binary(self, e: n.Binary, env: Env) -> str:
         if e.op == "**":
             return f"rt.power({self.value(e.left, env)}, {self.value(e.right, env)})"
+        literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
+        return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
+                               self.type_of(e), literal, env)
+
+    def arithmetic(self, op: str, left: str, right: str, result: t.Type, literal: bool,
+                   env: Env) -> str:
+        """``left op right`` (``+ - * / // %``), charged where the result can grow: an int
+        from ``*`` (or ``+``/``-`` of two computed ints: adding a literal cannot run away)
+        is bounded in bits, a string is charged as text, a list by its elements."""
         # lists are tuples, so `+` concatenates them as the language says
-        return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
+        src = f"({left} {op} {right})"
+        if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
+            return f"rt.bounded{src}"
+        if result == t.STR and op == "+":
+            return self.built(src, env)
+        if isinstance(result, t.ListOf) and op == "+":
+            return f"rt.each({env.ep}, {src})"
+        return src
 
     def x_Compare(self, e: n.Compare, env: Env) -> str:
         op = e.op
@@ -280,7 +332,10 @@ class ExprCompiler:
         if op in ("in", "not in"):
             # tables test keys, collections of entities hold keys: the left side is a key
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
-            return f"({item} {op} {self.value(e.right, env)})"
+            container = self.value(e.right, env)
+            if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)):
+                container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
+            return f"({item} {op} {container})"
         return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
@@ -311,13 +366,15 @@ class ExprCompiler:
     def x_Quantifier(self, e: n.Quantifier, env: Env) -> str:
         name, inner = self._bind(e.var, env)
         fn = "all" if e.kind == "all" else "any"
-        return f"{fn}({self.value(e.body, inner)} for {name} in {self.elements(e.iterable, env)})"
+        return (f"{fn}({self.value(e.body, inner)} for {name} in "
+                f"{self.elements(e.iterable, env, charge=True)})")
 
     def x_Comprehension(self, e: n.Comprehension, env: Env) -> str:
         name, inner = self._bind(e.var, env)
         element = self.stored(e.element, inner)
         cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
-        return f"tuple({element} for {name} in {self.elements(e.iterable, env)}{cond})"
+        return (f"tuple({element} for {name} in {self.elements(e.iterable, env, charge=True)}"
+                f"{cond})")
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> str:
         if not e.items:

@@ -75,7 +75,9 @@ class StatementCompiler:
 
     def s_AugAssign(self, s: n.AugAssign) -> None:
         current = self.x.value(s.target, self.env)
-        value = f"({current} {s.op} {self.x.value(s.value, self.env)})"
+        value = self.x.arithmetic(s.op, current, self.x.value(s.value, self.env),
+                                  self.x.type_of(s.target), isinstance(s.value, n.IntLit),
+                                  self.env)
         self.assign(s.target, value, s)
 
     def assign(self, target: n.Expr, value: str, node: n.Node) -> None:
@@ -114,7 +116,7 @@ class StatementCompiler:
                 rebuilt = f"rt.json_set({obj}, {self.x.value(target.index, self.env)}, {value})"
             else:
                 rebuilt = f"rt.set_at({obj}, {self.x.value(target.index, self.env)}, {value})"
-            self.assign(target.obj, rebuilt, node)
+            self.assign(target.obj, self.copied(rebuilt), node)
             return
         raise AssertionError(f"cannot assign to {type(target).__name__}")
 
@@ -127,8 +129,13 @@ class StatementCompiler:
             self.emit("else:")
             self.nested(s.orelse.body)
 
+    def copied(self, src: str) -> str:
+        """A list, set or map rebuilt with one change: the copy costs a step per element."""
+        return f"rt.each({self.env.ep}, {src})"
+
     def s_For(self, s: n.For) -> None:
-        iterable = self.x.elements(s.iterable, self.env)
+        """One step per element, charged when the loop starts (the collection is copied)."""
+        iterable = self.x.elements(s.iterable, self.env, charge=True)
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)
@@ -136,15 +143,15 @@ class StatementCompiler:
         self.env.locals = saved
 
     def s_While(self, s: n.While) -> None:
-        """A loop with a bound: a call whose loop runs away fails instead of hanging."""
-        count = self.x.fresh("rounds")
-        self.emit(f"{count} = 0", s)
+        """One step per round from the call's budget: a call whose loops run away (however
+        nested) fails instead of hanging."""
+        ep = self.env.ep
         self.emit(f"while {self.x.value(s.condition, self.env)}:", s)
         self.depth += 1
-        self.emit(f"{count} += 1")
-        self.emit(f"if {count} > rt.MAX_LOOP_ROUNDS:")
+        self.emit(f"{ep}._steps -= 1")
+        self.emit(f"if {ep}._steps < 0:")
         self.depth += 1
-        self.emit("raise ToolError(rt.LOOP_MESSAGE)")
+        self.emit("rt.out_of_steps()")
         self.depth -= 1
         saved = dict(self.env.locals)
         self.block(s.body.body)
@@ -221,7 +228,7 @@ class StatementCompiler:
             value = f"rt.add({current}, {item})"
         else:
             value = f"({current} + ({item},))"
-        self.assign(s.target, value, s)
+        self.assign(s.target, self.copied(value), s)
 
     def s_Remove(self, s: n.Remove) -> None:
         typ = t.strip_optional(self.x.type_of(s.target))
@@ -231,4 +238,4 @@ class StatementCompiler:
             value = f"rt.without_key({current}, {item})"
         else:
             value = f"rt.without({current}, {item})"
-        self.assign(s.target, value, s)
+        self.assign(s.target, self.copied(value), s)

@@ -159,7 +159,7 @@ class Contact(Row):
     def load(cls, data: object, path: str, ep: Any) -> Contact:
         d = v.want_object(data, path, {'id': False, 'owner': True, 'user': True, 'name': True, 'favorite': False, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('contact_ids', 'CT{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('contact_ids', 'CT{:03d}'))),
             owner=v.want_str(d['owner'], path + '.owner'),
             user=v.want_str(d['user'], path + '.user'),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
@@ -217,7 +217,7 @@ class Conversation(Row):
     def load(cls, data: object, path: str, ep: Any) -> Conversation:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'title': False, 'participants': True, 'archived_by': False, 'last_activity': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('conversation_ids', 'CONV{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('conversation_ids', 'CONV{:03d}'))),
             kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
             title=(v.want_optional(d['title'], path + '.title', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))) if d.get('title') is not None else None),
             participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
@@ -279,7 +279,7 @@ class Message(Row):
     def load(cls, data: object, path: str, ep: Any) -> Message:
         d = v.want_object(data, path, {'id': False, 'conversation': True, 'sender': True, 'body': True, 'sent_at': False, 'delivery': False, 'read_by': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('message_ids', 'MSG{:03d}'))),
             conversation=v.want_str(d['conversation'], path + '.conversation'),
             sender=v.want_str(d['sender'], path + '.sender'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
@@ -508,17 +508,17 @@ class MobileMessaging(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_v57.key() for _v57 in self.t_users if (_v57.phone == _u56.phone))) == 1) for _u56 in self.t_users):  # messaging.world:133
+        if not all((len(tuple(_v57.key() for _v57 in rt.each(self, self.t_users) if (_v57.phone == _u56.phone))) == 1) for _u56 in rt.each(self, self.t_users)):  # messaging.world:133
             raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:133')
         for _row58 in self._changed_rows(self.t_contacts):  # messaging.world:136
             if not (_row58.owner != _row58.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:136')
-        if not all((len(tuple(_d60.key() for _d60 in self.t_contacts if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in self.t_contacts):  # messaging.world:139
+        if not all((len(tuple(_d60.key() for _d60 in rt.each(self, self.t_contacts) if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in rt.each(self, self.t_contacts)):  # messaging.world:139
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:139')
-        if not all((_k61 in self.t_users) for _k61 in tuple(self.state.last_seen)):  # messaging.world:142
+        if not all((_k61 in self.t_users) for _k61 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:142
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:142')
         for _row62 in self._changed_rows(self.t_conversations):  # messaging.world:145
-            if not (len(v.unique(tuple(_row62.participants))) == len(_row62.participants)):
+            if not (len(v.unique(tuple(rt.each(self, _row62.participants)))) == len(_row62.participants)):
                 raise InvariantError('A conversation lists each participant once.', 'messaging.world:145')
         for _row63 in self._changed_rows(self.t_conversations):  # messaging.world:148
             if not ((len(_row63.participants) == 2) if (_row63.kind == ConversationKind.direct) else (len(_row63.participants) >= 3)):
@@ -526,13 +526,13 @@ class MobileMessaging(Episode):
         for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:151
             if not ((_row64.kind == ConversationKind.group) == (_row64.title is not None)):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:151')
-        if not all(all((_u66.key() in _c65.participants) for _u66 in rt.rows(self.t_users, _c65.archived_by)) for _c65 in self.t_conversations):  # messaging.world:154
+        if not all(all((_u66.key() in rt.each(self, _c65.participants)) for _u66 in rt.rows(self.t_users, rt.each(self, _c65.archived_by))) for _c65 in rt.each(self, self.t_conversations)):  # messaging.world:154
             raise InvariantError('Only participants can archive a conversation.', 'messaging.world:154')
-        if not all((_m67.sender in self.t_conversations.row(_m67.conversation).participants) for _m67 in self.t_messages):  # messaging.world:157
+        if not all((_m67.sender in rt.each(self, self.t_conversations.row(_m67.conversation).participants)) for _m67 in rt.each(self, self.t_messages)):  # messaging.world:157
             raise InvariantError('Messages are sent by participants of their conversation.', 'messaging.world:157')
-        if not all((_m68.sender in _m68.read_by) for _m68 in self.t_messages):  # messaging.world:160
+        if not all((_m68.sender in rt.each(self, _m68.read_by)) for _m68 in rt.each(self, self.t_messages)):  # messaging.world:160
             raise InvariantError('The sender of a message has read it.', 'messaging.world:160')
-        if not all(all((_u70.key() in self.t_conversations.row(_m69.conversation).participants) for _u70 in rt.rows(self.t_users, _m69.read_by)) for _m69 in self.t_messages):  # messaging.world:163
+        if not all(all((_u70.key() in rt.each(self, self.t_conversations.row(_m69.conversation).participants)) for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:163
             raise InvariantError('Only participants can have read a message.', 'messaging.world:163')
         for _row71 in self._changed_rows(self.t_contacts):
             rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
@@ -557,18 +557,18 @@ class MobileMessaging(Episode):
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:176
         'The one-to-one chat between two users, if any.'
-        for c in self.t_conversations:  # messaging.world:179
-            if (((c.kind == ConversationKind.direct) and (a.key() in c.participants)) and (b.key() in c.participants)):  # messaging.world:180
+        for c in rt.each(self, self.t_conversations):  # messaging.world:179
+            if (((c.kind == ConversationKind.direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:180
                 return c  # messaging.world:181
         return None  # messaging.world:184
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:187
-        return len(tuple(_m1.key() for _m1 in self.t_messages if ((_m1.conversation == conversation.key()) and (reader.key() not in _m1.read_by))))  # messaging.world:188
+        return len(tuple(_m1.key() for _m1 in rt.each(self, self.t_messages) if ((_m1.conversation == conversation.key()) and (reader.key() not in rt.each(self, _m1.read_by)))))  # messaging.world:188
 
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:191
         'Delivered when every other participant is connected.'
-        others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, conversation.participants) if (_u2.key() != sender.key()))  # messaging.world:194
-        if all((_u3.presence != Presence.offline) for _u3 in rt.rows(self.t_users, others)):  # messaging.world:195
+        others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key()))  # messaging.world:194
+        if all((_u3.presence != Presence.offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:195
             return Delivery.delivered  # messaging.world:196
         return Delivery.sent  # messaging.world:198
 
@@ -576,29 +576,29 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:203
         _subject4 = conversation.kind  # messaging.world:204
         if _subject4 == ConversationKind.direct:  # messaging.world:205
-            title = ', '.join(tuple(_u5.name for _u5 in rt.rows(self.t_users, conversation.participants) if (_u5.key() != viewer.key())))  # messaging.world:206
+            title = rt.built(self, rt.join(', ', rt.each(self, tuple(_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())))))  # messaging.world:206
         elif _subject4 == ConversationKind.group:  # messaging.world:208
             title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:209
-        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m6.key() for _m6 in self.t_messages if (_m6.conversation == conversation.key()))), key=lambda _m7: _m7.sent_at))  # messaging.world:212
+        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())))), key=lambda _m7: _m7.sent_at))  # messaging.world:212
         last: str | None = None  # messaging.world:213
         if (len(history) > 0):  # messaging.world:214
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:215
-        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, conversation.participants)), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in conversation.archived_by))  # messaging.world:217
+        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=rt.step(self, self.fn_unread_in)(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:217
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:222
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
-        matches: tuple[str, ...] = tuple(_u9.key() for _u9 in self.t_users if (_u9.phone == phone))  # messaging.world:231
+        matches: tuple[str, ...] = tuple(_u9.key() for _u9 in rt.each(self, self.t_users) if (_u9.phone == phone))  # messaging.world:231
         if not (len(matches) == 1):  # messaging.world:232
-            raise ToolError(('No account is registered with the phone number ' + rt.text(phone) + '.'))
+            raise ToolError(rt.built(self, ('No account is registered with the phone number ' + rt.text(phone) + '.')))
         user: User = self.t_users.row(matches[0])  # messaging.world:233
         if not (user.password == password):  # messaging.world:234
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:235
             self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:236
-            self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:237
+            self._set(self.state, 'last_seen', rt.each(self, {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock}))  # messaging.world:237
         self._set(user, 'presence', Presence.online)  # messaging.world:239
         self._set(self.state, 'current_user', user.key())  # messaging.world:240
-        return self.fn_profile(user)  # messaging.world:241
+        return rt.step(self, self.fn_profile)(user)  # messaging.world:241
 
     def tool_logout(self) -> str:  # messaging.world:244
         'Sign out of the app. The account shows as offline until the next login.'
@@ -606,23 +606,23 @@ class MobileMessaging(Episode):
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:246
         self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:247
-        self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:248
+        self._set(self.state, 'last_seen', rt.each(self, {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock}))  # messaging.world:248
         self._set(self.state, 'current_user', None)  # messaging.world:249
-        return (rt.text(name) + ' has been logged out.')  # messaging.world:250
+        return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:250
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:253
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if not (self.state.current_user is not None):  # messaging.world:256
             raise ToolError('You are not logged in. Call login first.')
-        return self.fn_profile(self.t_users.row(rt.present(self.state.current_user)))  # messaging.world:257
+        return rt.step(self, self.fn_profile)(self.t_users.row(rt.present(self.state.current_user)))  # messaging.world:257
 
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:  # messaging.world:262
         "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers."
         if not (self.state.current_user is not None):  # messaging.world:267
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:268
-        mine: tuple[str, ...] = tuple(_c10.key() for _c10 in self.t_contacts if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:269
-        return tuple(self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c12: _c12.name.lower()))))  # messaging.world:270
+        mine: tuple[str, ...] = tuple(_c10.key() for _c10 in rt.each(self, self.t_contacts) if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:269
+        return tuple(rt.step(self, self.fn_card)(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower())))))  # messaging.world:270
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:273
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -630,106 +630,106 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:279
         needle: str = query.strip().lower()  # messaging.world:280
-        found: tuple[str, ...] = tuple(_c13.key() for _c13 in self.t_contacts if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:281
-        return tuple(self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c15: _c15.name.lower()))))  # messaging.world:282
+        found: tuple[str, ...] = tuple(_c13.key() for _c13 in rt.each(self, self.t_contacts) if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:281
+        return tuple(rt.step(self, self.fn_card)(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower())))))  # messaging.world:282
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:285
         "Add a person who has an account on the app to the signed-in user's contacts."
         if not (self.state.current_user is not None):  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:293
-        matches: tuple[str, ...] = tuple(_u16.key() for _u16 in self.t_users if (_u16.phone == phone))  # messaging.world:294
+        matches: tuple[str, ...] = tuple(_u16.key() for _u16 in rt.each(self, self.t_users) if (_u16.phone == phone))  # messaging.world:294
         if not (len(matches) == 1):  # messaging.world:295
-            raise ToolError(('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.'))
+            raise ToolError(rt.built(self, ('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.')))
         person: User = self.t_users.row(matches[0])  # messaging.world:296
         if not (person.key() != me.key()):  # messaging.world:297
             raise ToolError('You cannot add yourself as a contact.')
-        if not (not any(((_c17.owner == me.key()) and (_c17.user == person.key())) for _c17 in self.t_contacts)):  # messaging.world:298
-            raise ToolError((rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.'))
-        contact: Contact = Contact(id_=self._next('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:299
+        if not (not any(((_c17.owner == me.key()) and (_c17.user == person.key())) for _c17 in rt.each(self, self.t_contacts))):  # messaging.world:298
+            raise ToolError(rt.built(self, (rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.')))
+        contact: Contact = Contact(id_=rt.built(self, self._next('contact_ids', 'CT{:03d}')), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:299
         self._insert(self.t_contacts, contact)  # messaging.world:300
-        return self.fn_card(contact)  # messaging.world:301
+        return rt.step(self, self.fn_card)(contact)  # messaging.world:301
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:304
         "Remove an entry from the signed-in user's contacts. Conversations with the person are kept."
         if not (self.state.current_user is not None):  # messaging.world:309
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:310
-            raise ToolError(('Contact ' + rt.text(contact.id_) + ' is not in your address book.'))
+            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
         name: str = contact.name  # messaging.world:311
         self._delete(self.t_contacts, contact.key())  # messaging.world:312
-        return (rt.text(name) + ' was removed from your contacts.')  # messaging.world:313
+        return rt.built(self, (rt.text(name) + ' was removed from your contacts.'))  # messaging.world:313
 
     def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:  # messaging.world:316
         "Mark or unmark one of the signed-in user's contacts as a favorite."
         if not (self.state.current_user is not None):  # messaging.world:322
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:323
-            raise ToolError(('Contact ' + rt.text(contact.id_) + ' is not in your address book.'))
+            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
         self._set(contact, 'favorite', favorite)  # messaging.world:324
-        return self.fn_card(contact)  # messaging.world:325
+        return rt.step(self, self.fn_card)(contact)  # messaging.world:325
 
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:  # messaging.world:330
         "List the signed-in user's conversations, most recent activity first, with unread counts."
         if not (self.state.current_user is not None):  # messaging.world:335
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:336
-        mine: tuple[str, ...] = tuple(_c18.key() for _c18 in self.t_conversations if ((me.key() in _c18.participants) and (include_archived or (me.key() not in _c18.archived_by))))  # messaging.world:337
-        return tuple(self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, mine), key=lambda _c20: _c20.last_activity, reverse=True))))  # messaging.world:338
+        mine: tuple[str, ...] = tuple(_c18.key() for _c18 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c18.participants)) and (include_archived or (me.key() not in rt.each(self, _c18.archived_by)))))  # messaging.world:337
+        return tuple(rt.step(self, self.fn_summary)(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True)))))  # messaging.world:338
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:341
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
         if not (self.state.current_user is not None):  # messaging.world:347
             raise ToolError('You are not logged in. Call login first.')
-        if not (self.state.current_user in conversation.participants):  # messaging.world:348
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m21.key() for _m21 in self.t_messages if (_m21.conversation == conversation.key()))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:349
+        if not (self.state.current_user in rt.each(self, conversation.participants)):  # messaging.world:348
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m21.key() for _m21 in rt.each(self, self.t_messages) if (_m21.conversation == conversation.key())))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:349
         page: tuple[str, ...] = ()  # messaging.world:350
-        for m in rt.rows(self.t_messages, newest_first):  # messaging.world:351
+        for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:351
             if (len(page) < limit):  # messaging.world:352
-                page = (page + (m.key(),))  # messaging.world:353
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, page), key=lambda _m23: _m23.sent_at))  # messaging.world:356
+                page = rt.each(self, (page + (m.key(),)))  # messaging.world:353
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m23: _m23.sent_at))  # messaging.world:356
 
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:359
         'Create a group conversation with the signed-in user and at least two other people.'
         if not (self.state.current_user is not None):  # messaging.world:365
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:366
-        unknown: tuple[str, ...] = tuple(_id24 for _id24 in members if (_id24 not in self.t_users))  # messaging.world:367
-        unknown_list: str = ', '.join(unknown)  # messaging.world:368
+        unknown: tuple[str, ...] = tuple(_id24 for _id24 in rt.each(self, members) if (_id24 not in self.t_users))  # messaging.world:367
+        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # messaging.world:368
         if not (len(unknown) == 0):  # messaging.world:369
-            raise ToolError(('No user with id ' + rt.text(unknown_list) + '.'))
-        if not (me.id_ not in members):  # messaging.world:370
+            raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
+        if not (me.id_ not in rt.each(self, members)):  # messaging.world:370
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        if not (len(v.unique(tuple(members))) == len(members)):  # messaging.world:371
+        if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:371
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=((me.key(),) + tuple(_id25 for _id25 in members)), archived_by=(), last_activity=self.clock)  # messaging.world:372
+        created: Conversation = Conversation(id_=rt.built(self, self._next('conversation_ids', 'CONV{:03d}')), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:372
         self._insert(self.t_conversations, created)  # messaging.world:373
-        return self.fn_summary(created, me)  # messaging.world:374
+        return rt.step(self, self.fn_summary)(created, me)  # messaging.world:374
 
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:377
         "Move a conversation to the signed-in user's archive. The other participants are not affected."
         if not (self.state.current_user is not None):  # messaging.world:382
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:383
-        if not (me.key() in conversation.participants):  # messaging.world:384
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        if not (me.key() not in conversation.archived_by):  # messaging.world:385
-            raise ToolError(('Conversation ' + rt.text(conversation.id_) + ' is already archived.'))
-        self._set(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:386
-        return self.fn_summary(conversation, me)  # messaging.world:387
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:384
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:385
+            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
+        self._set(conversation, 'archived_by', rt.each(self, (conversation.archived_by + (me.key(),))))  # messaging.world:386
+        return rt.step(self, self.fn_summary)(conversation, me)  # messaging.world:387
 
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:390
         "Bring a conversation back from the signed-in user's archive to the main list."
         if not (self.state.current_user is not None):  # messaging.world:395
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:396
-        if not (me.key() in conversation.participants):  # messaging.world:397
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        if not (me.key() in conversation.archived_by):  # messaging.world:398
-            raise ToolError(('Conversation ' + rt.text(conversation.id_) + ' is not archived.'))
-        self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:399
-        return self.fn_summary(conversation, me)  # messaging.world:400
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:397
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:398
+            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
+        self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:399
+        return rt.step(self, self.fn_summary)(conversation, me)  # messaging.world:400
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:405
         'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.'
@@ -738,20 +738,20 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:417
         if not (recipient.key() != me.key()):  # messaging.world:418
             raise ToolError('You cannot send a message to yourself.')
-        existing: Conversation | None = self.fn_direct_conversation(me, recipient)  # messaging.world:419
+        existing: Conversation | None = rt.step(self, self.fn_direct_conversation)(me, recipient)  # messaging.world:419
         conversation_id: str = ''  # messaging.world:420
         if (rt.key_of(existing) is not None):  # messaging.world:421
             conversation_id = rt.present(existing).id_  # messaging.world:422
         else:
-            created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:424
+            created: Conversation = Conversation(id_=rt.built(self, self._next('conversation_ids', 'CONV{:03d}')), kind=ConversationKind.direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:424
             self._insert(self.t_conversations, created)  # messaging.world:425
             conversation_id = created.id_  # messaging.world:426
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:428
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple((me.key(),))))  # messaging.world:429
+        message: Message = Message(id_=rt.built(self, self._next('message_ids', 'MSG{:03d}')), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=rt.step(self, self.fn_delivery_for)(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:429
         self._insert(self.t_messages, message)  # messaging.world:430
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:431
-        if (me.key() in conversation.archived_by):  # messaging.world:432
-            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:433
+        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:432
+            self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:433
         return message  # messaging.world:435
 
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:  # messaging.world:438
@@ -759,13 +759,13 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:444
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:445
-        if not (me.key() in conversation.participants):  # messaging.world:446
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple((me.key(),))))  # messaging.world:447
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:446
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        message: Message = Message(id_=rt.built(self, self._next('message_ids', 'MSG{:03d}')), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=rt.step(self, self.fn_delivery_for)(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:447
         self._insert(self.t_messages, message)  # messaging.world:448
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:449
-        if (me.key() in conversation.archived_by):  # messaging.world:450
-            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:451
+        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:450
+            self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:451
         return message  # messaging.world:453
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:456
@@ -773,10 +773,10 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:461
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:462
-        if not (me.key() in self.t_conversations.row(message.conversation).participants):  # messaging.world:463
-            raise ToolError(('Message ' + rt.text(message.id_) + ' is not in one of your conversations.'))
-        if (me.key() not in message.read_by):  # messaging.world:464
-            self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:465
+        if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:463
+            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
+        if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:464
+            self._set(message, 'read_by', rt.each(self, rt.add(message.read_by, me.key())))  # messaging.world:465
         if (message.delivery == Delivery.sent):  # messaging.world:468
             self._set(message, 'delivery', Delivery.delivered)  # messaging.world:469
         return message  # messaging.world:471
@@ -786,11 +786,11 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:479
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:480
-        if not (me.key() in conversation.participants):  # messaging.world:481
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        unread: tuple[str, ...] = tuple(_m26.key() for _m26 in self.t_messages if ((_m26.conversation == conversation.key()) and (me.key() not in _m26.read_by)))  # messaging.world:482
-        for m in rt.rows(self.t_messages, unread):  # messaging.world:483
-            self._set(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:484
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:481
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        unread: tuple[str, ...] = tuple(_m26.key() for _m26 in rt.each(self, self.t_messages) if ((_m26.conversation == conversation.key()) and (me.key() not in rt.each(self, _m26.read_by))))  # messaging.world:482
+        for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:483
+            self._set(m, 'read_by', rt.each(self, rt.add(m.read_by, me.key())))  # messaging.world:484
             if (m.delivery == Delivery.sent):  # messaging.world:485
                 self._set(m, 'delivery', Delivery.delivered)  # messaging.world:486
         return len(unread)  # messaging.world:489
@@ -801,33 +801,33 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:496
         counts: dict[str, int] = {}  # messaging.world:497
-        visible: tuple[str, ...] = tuple(_c27.key() for _c27 in self.t_conversations if ((me.key() in _c27.participants) and (me.key() not in _c27.archived_by)))  # messaging.world:498
-        for c in rt.rows(self.t_conversations, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, visible), key=lambda _c28: _c28.last_activity, reverse=True))):  # messaging.world:499
-            unread: int = self.fn_unread_in(c, me)  # messaging.world:500
+        visible: tuple[str, ...] = tuple(_c27.key() for _c27 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c27.participants)) and (me.key() not in rt.each(self, _c27.archived_by))))  # messaging.world:498
+        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c28: _c28.last_activity, reverse=True)))):  # messaging.world:499
+            unread: int = rt.step(self, self.fn_unread_in)(c, me)  # messaging.world:500
             if (unread > 0):  # messaging.world:501
-                counts = {**counts, c.id_: unread}  # messaging.world:502
-        return UnreadSummary(total=sum(tuple(counts.values())), by_conversation=counts)  # messaging.world:505
+                counts = rt.each(self, {**counts, c.id_: unread})  # messaging.world:502
+        return UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:505
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:508
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'
         if not (self.state.current_user is not None):  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         if not (message.sender == self.state.current_user):  # messaging.world:514
-            raise ToolError(('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text(self.t_users.row(message.sender).name) + '; you can only delete messages you sent.'))
+            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text(self.t_users.row(message.sender).name) + '; you can only delete messages you sent.')))
         id_: str = message.id_  # messaging.world:515
         self._delete(self.t_messages, message.key())  # messaging.world:516
-        return ('Message ' + rt.text(id_) + ' deleted.')  # messaging.world:517
+        return rt.built(self, ('Message ' + rt.text(id_) + ' deleted.'))  # messaging.world:517
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:520
         'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.'
         if not (self.state.current_user is not None):  # messaging.world:523
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:524
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m29.key() for _m29 in self.t_messages if ((_m29.sender == me.key()) and (_m29.delivery == Delivery.failed)))), key=lambda _m30: _m30.sent_at))  # messaging.world:525
+        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == Delivery.failed))))), key=lambda _m30: _m30.sent_at))  # messaging.world:525
         if not (len(stuck) > 0):  # messaging.world:526
             raise ToolError('You have no failed messages to retry.')
-        for m in rt.rows(self.t_messages, stuck):  # messaging.world:527
-            self._set(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:528
+        for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:527
+            self._set(m, 'delivery', rt.step(self, self.fn_delivery_for)(self.t_conversations.row(m.conversation), me))  # messaging.world:528
         return stuck  # messaging.world:530
 
     def _changed_rows(self, table: Table[Any]) -> Any:
@@ -873,13 +873,13 @@ def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
 
 def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('contact',), ('contact',))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: ('No contact with id ' + rt.text(key) + '.'))
+    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     return ep.tool_remove_contact(a_contact)
 
 
 def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: ('No contact with id ' + rt.text(key) + '.'))
+    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     a_favorite = v.want_bool(args['favorite'], 'favorite')
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
@@ -892,7 +892,7 @@ def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> 
 
 def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_limit = (v.check_range(v.want_int(args['limit'], 'limit'), 'limit', 1, 100) if args.get('limit') is not None else 20)
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
@@ -906,39 +906,39 @@ def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
 
 def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_archive_conversation(a_conversation)
 
 
 def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_unarchive_conversation(a_conversation)
 
 
 def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
-    a_recipient = rt.lookup(ep.t_users, v.want_str(args['recipient'], 'recipient'), lambda key: ('No user with id ' + rt.text(key) + '.'))
+    a_recipient = rt.lookup(ep.t_users, v.want_str(args['recipient'], 'recipient'), lambda key: rt.built(ep, ('No user with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_send_message(a_recipient, a_body)
 
 
 def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
 
 def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: ('No message with id ' + rt.text(key) + '.'))
+    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_mark_message_read(a_message)
 
 
 def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_mark_conversation_read(a_conversation)
 
 
@@ -949,7 +949,7 @@ def _invoke_get_unread_count(ep: MobileMessaging, args: Mapping[str, Any]) -> An
 
 def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: ('No message with id ' + rt.text(key) + '.'))
+    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_delete_message(a_message)
 
 
@@ -983,15 +983,15 @@ MobileMessaging.TOOLS = {
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:16
-    return bool(all(((_m31.conversation != 'CONV102') or ('U001' in _m31.read_by)) for _m31 in ep.t_messages))
+    return bool(all(((_m31.conversation != 'CONV102') or ('U001' in rt.each(ep, _m31.read_by))) for _m31 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:17
-    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == Delivery.failed)) for _m32 in ep.t_messages)))
+    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == Delivery.failed)) for _m32 in rt.each(ep, ep.t_messages))))
 
 
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:18
-    return bool(any(((((_m33.id_ not in init.t_messages) and (_m33.conversation == 'CONV102')) and (_m33.sender == 'U001')) and ('budget sheet' in _m33.body)) for _m33 in ep.t_messages))
+    return bool(any(((((_m33.id_ not in init.t_messages) and (_m33.conversation == 'CONV102')) and (_m33.sender == 'U001')) and ('budget sheet' in _m33.body)) for _m33 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:19
@@ -999,31 +999,31 @@ def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMes
 
 
 def _check_tidy_archive__archived(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:40
-    return bool((('U001' in ep.t_conversations.row('CONV106').archived_by) and ('U001' in ep.t_conversations.row('CONV103').archived_by)))
+    return bool((('U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)) and ('U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by))))
 
 
 def _check_tidy_archive__hana_restored(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:41
-    return bool(('U001' not in ep.t_conversations.row('CONV104').archived_by))
+    return bool(('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)))
 
 
 def _check_tidy_archive__hana_read(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:42
-    return bool(all(((_m34.conversation != 'CONV104') or ('U001' in _m34.read_by)) for _m34 in ep.t_messages))
+    return bool(all(((_m34.conversation != 'CONV104') or ('U001' in rt.each(ep, _m34.read_by))) for _m34 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:71
-    return bool(any((((_c35.owner == 'U001') and (_c35.user == 'U004')) and _c35.favorite) for _c35 in ep.t_contacts))
+    return bool(any((((_c35.owner == 'U001') and (_c35.user == 'U004')) and _c35.favorite) for _c35 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:72
-    return bool(any((((_c36.kind == ConversationKind.group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, _c36.participants)))) == v.unique(tuple(('U001', 'U002', 'U004',))))) for _c36 in ep.t_conversations))
+    return bool(any((((_c36.kind == ConversationKind.group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:73
-    return bool(any((((_m38.sender == 'U001') and (ep.t_conversations.row(_m38.conversation).title == 'Paris trip')) and ('Paris in May' in _m38.body)) for _m38 in ep.t_messages))
+    return bool(any((((_m38.sender == 'U001') and (ep.t_conversations.row(_m38.conversation).title == 'Paris trip')) and ('Paris in May' in _m38.body)) for _m38 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:74
-    return bool(any(((((_m39.id_ not in init.t_messages) and (_m39.conversation == 'CONV101')) and (_m39.sender == 'U001')) and ('Paris trip' in _m39.body)) for _m39 in ep.t_messages))
+    return bool(any(((((_m39.id_ not in init.t_messages) and (_m39.conversation == 'CONV101')) and (_m39.sender == 'U001')) and ('Paris trip' in _m39.body)) for _m39 in rt.each(ep, ep.t_messages)))
 
 
 def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:94
@@ -1031,23 +1031,23 @@ def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: Mob
 
 
 def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:95
-    return bool((not any(((_c40.owner == 'U001') and (_c40.user == 'U007')) for _c40 in ep.t_contacts)))
+    return bool((not any(((_c40.owner == 'U001') and (_c40.user == 'U007')) for _c40 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(tuple(ep.t_users.row(_c41.user).id_ for _c41 in ep.t_contacts if ((_c41.owner == 'U001') and _c41.favorite)))) == v.unique(tuple(('U003', 'U005',)))))
+    return bool((v.unique(tuple(rt.each(ep, tuple(ep.t_users.row(_c41.user).id_ for _c41 in rt.each(ep, ep.t_contacts) if ((_c41.owner == 'U001') and _c41.favorite))))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:121
-    return bool(any(((((_m42.id_ not in init.t_messages) and (_m42.conversation == 'CONV101')) and (_m42.sender == 'U001')) and ('Friday' in _m42.body)) for _m42 in ep.t_messages))
+    return bool(any(((((_m42.id_ not in init.t_messages) and (_m42.conversation == 'CONV101')) and (_m42.sender == 'U001')) and ('Friday' in _m42.body)) for _m42 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:122
-    return bool(any(((((_m43.id_ not in init.t_messages) and (_m43.conversation == 'CONV103')) and (_m43.sender == 'U001')) and ('rope' in _m43.body.lower())) for _m43 in ep.t_messages))
+    return bool(any(((((_m43.id_ not in init.t_messages) and (_m43.conversation == 'CONV103')) and (_m43.sender == 'U001')) and ('rope' in _m43.body.lower())) for _m43 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:123
-    return bool(all((((_m44.conversation != 'CONV101') and (_m44.conversation != 'CONV103')) or ('U001' in _m44.read_by)) for _m44 in ep.t_messages))
+    return bool(all((((_m44.conversation != 'CONV101') and (_m44.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m44.read_by))) for _m44 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:124
@@ -1055,7 +1055,7 @@ def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessagin
 
 
 def _check_daniel_catches_up__new_contacts(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:154
-    return bool((any((((_c45.owner == 'U002') and (_c45.user == 'U005')) and _c45.favorite) for _c45 in ep.t_contacts) and any(((_c46.owner == 'U002') and (_c46.user == 'U006')) for _c46 in ep.t_contacts)))
+    return bool((any((((_c45.owner == 'U002') and (_c45.user == 'U005')) and _c45.favorite) for _c45 in rt.each(ep, ep.t_contacts)) and any(((_c46.owner == 'U002') and (_c46.user == 'U006')) for _c46 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:155
@@ -1063,7 +1063,7 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMe
 
 
 def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:156
-    return bool((all(((_m47.conversation != 'CONV103') or ('U002' in _m47.read_by)) for _m47 in ep.t_messages) and any(((((_m48.id_ not in init.t_messages) and (_m48.conversation == 'CONV103')) and (_m48.sender == 'U002')) and ('Saturday' in _m48.body)) for _m48 in ep.t_messages)))
+    return bool((all(((_m47.conversation != 'CONV103') or ('U002' in rt.each(ep, _m47.read_by))) for _m47 in rt.each(ep, ep.t_messages)) and any(((((_m48.id_ not in init.t_messages) and (_m48.conversation == 'CONV103')) and (_m48.sender == 'U002')) and ('Saturday' in _m48.body)) for _m48 in rt.each(ep, ep.t_messages))))
 
 
 def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:157
@@ -1071,27 +1071,27 @@ def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessag
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:185
-    return bool(any(((((_m49.id_ not in init.t_messages) and (_m49.conversation == 'CONV104')) and (_m49.sender == 'U001')) and ('Q4' in _m49.body)) for _m49 in ep.t_messages))
+    return bool(any(((((_m49.id_ not in init.t_messages) and (_m49.conversation == 'CONV104')) and (_m49.sender == 'U001')) and ('Q4' in _m49.body)) for _m49 in rt.each(ep, ep.t_messages)))
 
 
 def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:186
-    return bool((('U001' not in ep.t_conversations.row('CONV104').archived_by) and all(((_m50.conversation != 'CONV104') or ('U001' in _m50.read_by)) for _m50 in ep.t_messages)))
+    return bool((('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)) and all(((_m50.conversation != 'CONV104') or ('U001' in rt.each(ep, _m50.read_by))) for _m50 in rt.each(ep, ep.t_messages))))
 
 
 def _check_hana_q4_follow_up__renamed(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:187
-    return bool((('CT104' not in ep.t_contacts) and any(((((_c51.owner == 'U001') and (_c51.user == 'U007')) and (_c51.name == 'Hana Sato')) and _c51.favorite) for _c51 in ep.t_contacts)))
+    return bool((('CT104' not in ep.t_contacts) and any(((((_c51.owner == 'U001') and (_c51.user == 'U007')) and (_c51.name == 'Hana Sato')) and _c51.favorite) for _c51 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:213
-    return bool(any(((((_m52.id_ not in init.t_messages) and (_m52.conversation == 'CONV101')) and (_m52.sender == 'U001')) and ('late' in _m52.body)) for _m52 in ep.t_messages))
+    return bool(any(((((_m52.id_ not in init.t_messages) and (_m52.conversation == 'CONV101')) and (_m52.sender == 'U001')) and ('late' in _m52.body)) for _m52 in rt.each(ep, ep.t_messages)))
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:214
-    return bool((all(((_m53.conversation != 'CONV103') or ('U005' in _m53.read_by)) for _m53 in ep.t_messages) and any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV103')) and (_m54.sender == 'U005')) and ('book the wall' in _m54.body)) for _m54 in ep.t_messages)))
+    return bool((all(((_m53.conversation != 'CONV103') or ('U005' in rt.each(ep, _m53.read_by))) for _m53 in rt.each(ep, ep.t_messages)) and any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV103')) and (_m54.sender == 'U005')) and ('book the wall' in _m54.body)) for _m54 in rt.each(ep, ep.t_messages))))
 
 
 def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:215
-    return bool(any(((_c55.owner == 'U005') and (_c55.user == 'U006')) for _c55 in ep.t_contacts))
+    return bool(any(((_c55.owner == 'U005') and (_c55.user == 'U006')) for _c55 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging) -> bool:  # tasks.world:216

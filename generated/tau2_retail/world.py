@@ -582,20 +582,20 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row27 in self._changed_rows(self.t_orders):
-            rt.check_refs(self.t_users, _row27.user_id, 'Order.user_id')
+        for _row21 in self._changed_rows(self.t_orders):
+            rt.check_refs(self.t_users, _row21.user_id, 'Order.user_id')
         rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> str | None:  # retail.world:154
-        for id_ in ids:  # retail.world:155
-            if (len(tuple(_x1 for _x1 in ids if (_x1 == id_))) > len(tuple(_it2 for _it2 in order.items if (_it2.item_id == id_)))):  # retail.world:156
+        for id_ in rt.each(self, ids):  # retail.world:155
+            if (len(tuple(_x1 for _x1 in rt.each(self, ids) if (_x1 == id_))) > len(tuple(_it2 for _it2 in rt.each(self, order.items) if (_it2.item_id == id_)))):  # retail.world:156
                 return id_  # retail.world:157
         return None  # retail.world:160
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:164
         i: int = 0  # retail.world:165
-        for it in order.items:  # retail.world:166
+        for it in rt.each(self, order.items):  # retail.world:166
             if (it.item_id == item_id):  # retail.world:167
                 return i  # retail.world:168
             i = (i + 1)  # retail.world:170
@@ -621,11 +621,11 @@ class Tau2Retail(Episode):
 
     def fn_float_limit(self) -> int:  # retail.world:216
         overflow: int = rt.power(2, 1024)  # retail.world:217
-        return (overflow - rt.power(2, 970))  # retail.world:218
+        return rt.bounded(overflow - rt.power(2, 970))  # retail.world:218
 
     def fn_calc_as_float(self, x: CalcValue) -> float:  # retail.world:222
         if (x.kind == 'int'):  # retail.world:223
-            if not (abs(x.int_value) < self.fn_float_limit()):  # retail.world:224
+            if not (abs(x.int_value) < rt.step(self, self.fn_float_limit)()):  # retail.world:224
                 raise ToolError('int too large to convert to float')
             return rt.to_float(x.int_value)  # retail.world:225
         return x.float_value  # retail.world:227
@@ -637,33 +637,30 @@ class Tau2Retail(Episode):
             return False  # retail.world:237
         bits: int = 0  # retail.world:239
         rest: int = abs(base)  # retail.world:240
-        _rounds3 = 0  # retail.world:241
-        while ((rest > 0) and ((exponent * bits) <= 4096)):  # retail.world:241
-            _rounds3 += 1
-            if _rounds3 > rt.MAX_LOOP_ROUNDS:
-                raise ToolError(rt.LOOP_MESSAGE)
+        while ((rest > 0) and (rt.bounded(exponent * bits) <= 4096)):  # retail.world:241
+            self._steps -= 1
+            if self._steps < 0:
+                rt.out_of_steps()
             rest = (rest // 2)  # retail.world:242
             bits = (bits + 1)  # retail.world:243
-        return ((exponent * bits) <= 4096)  # retail.world:245
+        return (rt.bounded(exponent * bits) <= 4096)  # retail.world:245
 
     def fn_power_overflows(self, base: float, exponent: float) -> bool:  # retail.world:254
         if ((base == 1.0) or ((base > 1.0) != (exponent > 0.0))):  # retail.world:255
             return False  # retail.world:256
         e: float = exponent  # retail.world:258
         halvings: int = 0  # retail.world:259
-        _rounds4 = 0  # retail.world:260
         while (abs(e) > 0.5):  # retail.world:260
-            _rounds4 += 1
-            if _rounds4 > rt.MAX_LOOP_ROUNDS:
-                raise ToolError(rt.LOOP_MESSAGE)
+            self._steps -= 1
+            if self._steps < 0:
+                rt.out_of_steps()
             e = (e / 2.0)  # retail.world:261
             halvings = (halvings + 1)  # retail.world:262
         power: float = rt.power(base, e)  # retail.world:264
-        _rounds5 = 0  # retail.world:265
         while ((halvings > 0) and (power < rt.power(2.0, 511))):  # retail.world:265
-            _rounds5 += 1
-            if _rounds5 > rt.MAX_LOOP_ROUNDS:
-                raise ToolError(rt.LOOP_MESSAGE)
+            self._steps -= 1
+            if self._steps < 0:
+                rt.out_of_steps()
             e = (e * 2.0)  # retail.world:266
             halvings = (halvings - 1)  # retail.world:267
             power = rt.power(base, e)  # retail.world:268
@@ -676,110 +673,110 @@ class Tau2Retail(Episode):
     def fn_calc_float_power(self, x: float, y: float) -> CalcValue:  # retail.world:281
         finite: float = 1.7976931348623157e+308  # retail.world:282
         if (((((y == 0.0) or (x != x)) or (y != y)) or (abs(x) > finite)) or (abs(y) > finite)):  # retail.world:283
-            return self.fn_calc_float(rt.power(x, y))  # retail.world:284
+            return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:284
         if (x == 0.0):  # retail.world:286
             if not (y > 0.0):  # retail.world:287
                 raise ToolError('0.0 cannot be raised to a negative power')
-            return self.fn_calc_float(rt.power(x, y))  # retail.world:288
+            return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:288
         if ((x < 0.0) and ((y // 1.0) != y)):  # retail.world:290
-            if not (not self.fn_power_overflows((-x), y)):  # retail.world:291
+            if not (not rt.step(self, self.fn_power_overflows)((-x), y)):  # retail.world:291
                 raise ToolError('complex exponentiation')
-            return self.fn_calc_complex()  # retail.world:292
-        if not (not self.fn_power_overflows(abs(x), y)):  # retail.world:294
+            return rt.step(self, self.fn_calc_complex)()  # retail.world:292
+        if not (not rt.step(self, self.fn_power_overflows)(abs(x), y)):  # retail.world:294
             raise ToolError("(34, 'Numerical result out of range')")
-        return self.fn_calc_float(rt.power(x, y))  # retail.world:295
+        return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:295
 
     def fn_calc_int_binary(self, a: int, op: str, b: int) -> CalcValue:  # retail.world:299
         if (op == '+'):  # retail.world:300
-            return self.fn_calc_int((a + b))  # retail.world:301
+            return rt.step(self, self.fn_calc_int)(rt.bounded(a + b))  # retail.world:301
         if (op == '-'):  # retail.world:303
-            return self.fn_calc_int((a - b))  # retail.world:304
+            return rt.step(self, self.fn_calc_int)(rt.bounded(a - b))  # retail.world:304
         if (op == '*'):  # retail.world:306
-            return self.fn_calc_int((a * b))  # retail.world:307
+            return rt.step(self, self.fn_calc_int)(rt.bounded(a * b))  # retail.world:307
         if (op == '/'):  # retail.world:309
             if not (b != 0):  # retail.world:310
                 raise ToolError('division by zero')
-            if not (abs(a) < (abs(b) * self.fn_float_limit())):  # retail.world:311
+            if not (abs(a) < rt.bounded(abs(b) * rt.step(self, self.fn_float_limit)())):  # retail.world:311
                 raise ToolError('integer division result too large for a float')
-            return self.fn_calc_float((a / b))  # retail.world:312
+            return rt.step(self, self.fn_calc_float)((a / b))  # retail.world:312
         if (op == '//'):  # retail.world:314
             if not (b != 0):  # retail.world:315
                 raise ToolError('integer division or modulo by zero')
-            return self.fn_calc_int((a // b))  # retail.world:316
+            return rt.step(self, self.fn_calc_int)((a // b))  # retail.world:316
         if (b < 0):  # retail.world:318
-            return self.fn_calc_float_power(self.fn_calc_as_float(self.fn_calc_int(a)), self.fn_calc_as_float(self.fn_calc_int(b)))  # retail.world:319
-        if not self.fn_int_power_fits(a, b):  # retail.world:324
+            return rt.step(self, self.fn_calc_float_power)(rt.step(self, self.fn_calc_as_float)(rt.step(self, self.fn_calc_int)(a)), rt.step(self, self.fn_calc_as_float)(rt.step(self, self.fn_calc_int)(b)))  # retail.world:319
+        if not rt.step(self, self.fn_int_power_fits)(a, b):  # retail.world:324
             raise ToolError('int too large to convert to float')
-        return self.fn_calc_int(rt.power(a, b))  # retail.world:325
+        return rt.step(self, self.fn_calc_int)(rt.power(a, b))  # retail.world:325
 
     def fn_calc_float_binary(self, x: float, op: str, y: float) -> CalcValue:  # retail.world:329
         if (op == '+'):  # retail.world:330
-            return self.fn_calc_float((x + y))  # retail.world:331
+            return rt.step(self, self.fn_calc_float)((x + y))  # retail.world:331
         if (op == '-'):  # retail.world:333
-            return self.fn_calc_float((x - y))  # retail.world:334
+            return rt.step(self, self.fn_calc_float)((x - y))  # retail.world:334
         if (op == '*'):  # retail.world:336
-            return self.fn_calc_float((x * y))  # retail.world:337
+            return rt.step(self, self.fn_calc_float)((x * y))  # retail.world:337
         if (op == '/'):  # retail.world:339
             if not (y != 0.0):  # retail.world:340
                 raise ToolError('float division by zero')
-            return self.fn_calc_float((x / y))  # retail.world:341
+            return rt.step(self, self.fn_calc_float)((x / y))  # retail.world:341
         if (op == '//'):  # retail.world:343
             if not (y != 0.0):  # retail.world:344
                 raise ToolError('float floor division by zero')
-            return self.fn_calc_float((x // y))  # retail.world:345
-        return self.fn_calc_float_power(x, y)  # retail.world:347
+            return rt.step(self, self.fn_calc_float)((x // y))  # retail.world:345
+        return rt.step(self, self.fn_calc_float_power)(x, y)  # retail.world:347
 
     def fn_calc_binary(self, a: CalcValue, op: str, b: CalcValue) -> CalcValue:  # retail.world:351
         if ((op == '//') and ((a.kind == 'complex') or (b.kind == 'complex'))):  # retail.world:352
-            raise ToolError(("unsupported operand type(s) for //: '" + rt.text(a.kind) + "' and '" + rt.text(b.kind) + "'"))  # retail.world:353
+            raise ToolError(rt.built(self, ("unsupported operand type(s) for //: '" + rt.text(a.kind) + "' and '" + rt.text(b.kind) + "'")))  # retail.world:353
         if ((a.kind == 'int') and (b.kind == 'int')):  # retail.world:355
-            return self.fn_calc_int_binary(a.int_value, op, b.int_value)  # retail.world:356
+            return rt.step(self, self.fn_calc_int_binary)(a.int_value, op, b.int_value)  # retail.world:356
         x: float = 0.0  # retail.world:359
         if (a.kind != 'complex'):  # retail.world:360
-            x = self.fn_calc_as_float(a)  # retail.world:361
+            x = rt.step(self, self.fn_calc_as_float)(a)  # retail.world:361
         y: float = 0.0  # retail.world:363
         if (b.kind != 'complex'):  # retail.world:364
-            y = self.fn_calc_as_float(b)  # retail.world:365
+            y = rt.step(self, self.fn_calc_as_float)(b)  # retail.world:365
         if ((a.kind != 'complex') and (b.kind != 'complex')):  # retail.world:367
-            return self.fn_calc_float_binary(x, op, y)  # retail.world:368
+            return rt.step(self, self.fn_calc_float_binary)(x, op, y)  # retail.world:368
         if not (((op != '/') or (b.kind == 'complex')) or (y != 0.0)):  # retail.world:372
             raise ToolError('complex division by zero')
         if not (((op != '**') or (a.kind == 'complex')) or (x != 0.0)):  # retail.world:373
             raise ToolError('0.0 to a negative or complex power')
-        return self.fn_calc_complex()  # retail.world:374
+        return rt.step(self, self.fn_calc_complex)()  # retail.world:374
 
     def fn_calc_unary(self, op: str, x: CalcValue) -> CalcValue:  # retail.world:377
         if ((op == 'pos') or (x.kind == 'complex')):  # retail.world:378
             return x  # retail.world:379
         if (x.kind == 'int'):  # retail.world:381
-            return self.fn_calc_int((-x.int_value))  # retail.world:382
-        return self.fn_calc_float((-x.float_value))  # retail.world:384
+            return rt.step(self, self.fn_calc_int)((-x.int_value))  # retail.world:382
+        return rt.step(self, self.fn_calc_float)((-x.float_value))  # retail.world:384
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:389
         'Calculate the result of a mathematical expression.'
         rest: str = expression  # retail.world:394
-        for c in ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '-', '*', '/', '(', ')', '.', ' ',):  # retail.world:395
-            rest = rest.replace(c, '')  # retail.world:396
+        for c in rt.each(self, ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '-', '*', '/', '(', ')', '.', ' ',)):  # retail.world:395
+            rest = rt.built(self, rt.replace(rest, c, ''))  # retail.world:396
         if not (rest == ''):  # retail.world:398
             raise ToolError('Invalid characters in expression')
         if not (expression.strip() != ''):  # retail.world:399
             raise ToolError('invalid syntax (<string>, line 0)')
-        marked: str = expression.replace('**', '^').replace('//', '#')  # retail.world:401
-        for op in ('+', '-', '*', '/', '(', ')',):  # retail.world:402
-            marked = marked.replace(op, ('|' + rt.text(op) + '|'))  # retail.world:403
-        marked = marked.replace('^', '|**|').replace('#', '|//|').replace(' ', '|')  # retail.world:405
-        tokens: tuple[str, ...] = tuple(_t6 for _t6 in tuple(marked.split('|')) if (_t6 != ''))  # retail.world:406
+        marked: str = rt.built(self, rt.replace(rt.built(self, rt.replace(expression, '**', '^')), '//', '#'))  # retail.world:401
+        for op in rt.each(self, ('+', '-', '*', '/', '(', ')',)):  # retail.world:402
+            marked = rt.built(self, rt.replace(marked, op, rt.built(self, ('|' + rt.text(op) + '|'))))  # retail.world:403
+        marked = rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(marked, '^', '|**|')), '#', '|//|')), ' ', '|'))  # retail.world:405
+        tokens: tuple[str, ...] = tuple(_t3 for _t3 in rt.each(self, rt.each(self, tuple(marked.split('|')))) if (_t3 != ''))  # retail.world:406
         binary: tuple[str, ...] = ('+', '-', '*', '/', '//', '**',)  # retail.world:407
         postfix: tuple[str, ...] = ()  # retail.world:413
-        ops: tuple[str, ...] = tuple('' for _t7 in tokens)  # retail.world:414
+        ops: tuple[str, ...] = tuple('' for _t4 in rt.each(self, tokens))  # retail.world:414
         n_ops: int = 0  # retail.world:415
         depth: int = 0  # retail.world:416
         parse_error: str = ''  # retail.world:417
         juxtaposed: bool = False  # retail.world:418
         expect_operand: bool = True  # retail.world:419
-        for tok in tokens:  # retail.world:420
-            is_number: bool = (((tok != '(') and (tok != ')')) and (not (tok in binary)))  # retail.world:421
-            if not (not (((is_number and tok.startswith('0')) and (not ('.' in tok))) and (tok.replace('0', '') != ''))):  # retail.world:422
+        for tok in rt.each(self, tokens):  # retail.world:420
+            is_number: bool = (((tok != '(') and (tok != ')')) and (not (tok in rt.each(self, binary))))  # retail.world:421
+            if not (not (((is_number and tok.startswith('0')) and (not ('.' in tok))) and (rt.built(self, rt.replace(tok, '0', '')) != ''))):  # retail.world:422
                 raise ToolError('leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers (<string>, line 1)')
             if (tok == ')'):  # retail.world:423
                 if not (depth > 0):  # retail.world:424
@@ -789,53 +786,51 @@ class Tau2Retail(Episode):
                 depth = (depth + 1)  # retail.world:427
             if (parse_error != ''):  # retail.world:429
                 continue  # retail.world:430
-            plain_number: bool = ((is_number and (len(tuple(tok.split('.'))) <= 2)) and (tok != '.'))  # retail.world:433
+            plain_number: bool = ((is_number and (len(rt.each(self, tuple(tok.split('.')))) <= 2)) and (tok != '.'))  # retail.world:433
             if expect_operand:  # retail.world:434
                 if ((tok == '-') or (tok == '+')):  # retail.world:435
-                    ops = rt.set_at(ops, n_ops, ('neg' if (tok == '-') else 'pos'))  # retail.world:436
+                    ops = rt.each(self, rt.set_at(ops, n_ops, ('neg' if (tok == '-') else 'pos')))  # retail.world:436
                     n_ops = (n_ops + 1)  # retail.world:437
                 elif (tok == '('):  # retail.world:438
-                    ops = rt.set_at(ops, n_ops, '(')  # retail.world:439
+                    ops = rt.each(self, rt.set_at(ops, n_ops, '('))  # retail.world:439
                     n_ops = (n_ops + 1)  # retail.world:440
                 elif (((tok == ')') and (n_ops > 0)) and (ops[(n_ops - 1)] == 'call')):  # retail.world:441
                     n_ops = (n_ops - 1)  # retail.world:442
-                    postfix = (postfix + ('call0',))  # retail.world:443
+                    postfix = rt.each(self, (postfix + ('call0',)))  # retail.world:443
                     expect_operand = False  # retail.world:444
                 elif plain_number:  # retail.world:445
                     if ((not ('.' in tok)) and (len(tok) > 4300)):  # retail.world:446
                         raise ToolError(('Exceeds the limit (4300 digits) for integer string conversion: value has ' + rt.text(len(tok)) + ' digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge integer literals to avoid decimal conversion limits. (<string>, line 1)'))  # retail.world:447
-                    postfix = (postfix + (tok,))  # retail.world:449
+                    postfix = rt.each(self, (postfix + (tok,)))  # retail.world:449
                     expect_operand = False  # retail.world:450
                 elif ((is_number and (tok != '.')) and (not tok.startswith('..'))):  # retail.world:451
                     parse_error = ('invalid syntax. Perhaps you forgot a comma? (<string>, line 1)' if (depth > 0) else 'invalid syntax (<string>, line 1)')  # retail.world:452
                     juxtaposed = True  # retail.world:453
                 else:
                     parse_error = 'invalid syntax (<string>, line 1)'  # retail.world:455
-            elif (tok in binary):  # retail.world:457
-                p: int = self.fn_calc_precedence(tok)  # retail.world:458
-                _rounds8 = 0  # retail.world:459
-                while ((((n_ops > 0) and (ops[(n_ops - 1)] != '(')) and (ops[(n_ops - 1)] != 'call')) and ((self.fn_calc_precedence(ops[(n_ops - 1)]) > p) or ((self.fn_calc_precedence(ops[(n_ops - 1)]) == p) and (tok != '**')))):  # retail.world:459
-                    _rounds8 += 1
-                    if _rounds8 > rt.MAX_LOOP_ROUNDS:
-                        raise ToolError(rt.LOOP_MESSAGE)
+            elif (tok in rt.each(self, binary)):  # retail.world:457
+                p: int = rt.step(self, self.fn_calc_precedence)(tok)  # retail.world:458
+                while ((((n_ops > 0) and (ops[(n_ops - 1)] != '(')) and (ops[(n_ops - 1)] != 'call')) and ((rt.step(self, self.fn_calc_precedence)(ops[(n_ops - 1)]) > p) or ((rt.step(self, self.fn_calc_precedence)(ops[(n_ops - 1)]) == p) and (tok != '**')))):  # retail.world:459
+                    self._steps -= 1
+                    if self._steps < 0:
+                        rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:460
-                    postfix = (postfix + (ops[n_ops],))  # retail.world:461
-                ops = rt.set_at(ops, n_ops, tok)  # retail.world:463
+                    postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:461
+                ops = rt.each(self, rt.set_at(ops, n_ops, tok))  # retail.world:463
                 n_ops = (n_ops + 1)  # retail.world:464
                 expect_operand = True  # retail.world:465
             elif (tok == ')'):  # retail.world:466
-                _rounds9 = 0  # retail.world:467
                 while ((ops[(n_ops - 1)] != '(') and (ops[(n_ops - 1)] != 'call')):  # retail.world:467
-                    _rounds9 += 1
-                    if _rounds9 > rt.MAX_LOOP_ROUNDS:
-                        raise ToolError(rt.LOOP_MESSAGE)
+                    self._steps -= 1
+                    if self._steps < 0:
+                        rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:468
-                    postfix = (postfix + (ops[n_ops],))  # retail.world:469
+                    postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:469
                 n_ops = (n_ops - 1)  # retail.world:471
                 if (ops[n_ops] == 'call'):  # retail.world:472
-                    postfix = (postfix + ('call',))  # retail.world:473
+                    postfix = rt.each(self, (postfix + ('call',)))  # retail.world:473
             elif (tok == '('):  # retail.world:475
-                ops = rt.set_at(ops, n_ops, 'call')  # retail.world:476
+                ops = rt.each(self, rt.set_at(ops, n_ops, 'call'))  # retail.world:476
                 n_ops = (n_ops + 1)  # retail.world:477
                 expect_operand = True  # retail.world:478
             else:
@@ -849,35 +844,34 @@ class Tau2Retail(Episode):
             raise ToolError("'(' was never closed (<string>, line 1)")
         if not (not expect_operand):  # retail.world:488
             raise ToolError('invalid syntax (<string>, line 1)')
-        _rounds10 = 0  # retail.world:489
         while (n_ops > 0):  # retail.world:489
-            _rounds10 += 1
-            if _rounds10 > rt.MAX_LOOP_ROUNDS:
-                raise ToolError(rt.LOOP_MESSAGE)
+            self._steps -= 1
+            if self._steps < 0:
+                rt.out_of_steps()
             n_ops = (n_ops - 1)  # retail.world:490
-            postfix = (postfix + (ops[n_ops],))  # retail.world:491
-        values: tuple[CalcValue, ...] = tuple(self.fn_calc_int(0) for _t11 in postfix)  # retail.world:494
+            postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:491
+        values: tuple[CalcValue, ...] = tuple(rt.step(self, self.fn_calc_int)(0) for _t5 in rt.each(self, postfix))  # retail.world:494
         n: int = 0  # retail.world:495
-        for _tok12 in postfix:  # retail.world:496
-            if ((_tok12 == 'neg') or (_tok12 == 'pos')):  # retail.world:497
-                values = rt.set_at(values, (n - 1), self.fn_calc_unary(_tok12, values[(n - 1)]))  # retail.world:498
-            elif ((_tok12 == 'call0') or (_tok12 == 'call')):  # retail.world:499
-                if (_tok12 == 'call'):  # retail.world:500
+        for _tok6 in rt.each(self, postfix):  # retail.world:496
+            if ((_tok6 == 'neg') or (_tok6 == 'pos')):  # retail.world:497
+                values = rt.each(self, rt.set_at(values, (n - 1), rt.step(self, self.fn_calc_unary)(_tok6, values[(n - 1)])))  # retail.world:498
+            elif ((_tok6 == 'call0') or (_tok6 == 'call')):  # retail.world:499
+                if (_tok6 == 'call'):  # retail.world:500
                     n = (n - 1)  # retail.world:501
-                raise ToolError(("'" + rt.text(values[(n - 1)].kind) + "' object is not callable"))  # retail.world:503
-            elif (_tok12 in binary):  # retail.world:504
+                raise ToolError(rt.built(self, ("'" + rt.text(values[(n - 1)].kind) + "' object is not callable")))  # retail.world:503
+            elif (_tok6 in rt.each(self, binary)):  # retail.world:504
                 n = (n - 1)  # retail.world:505
-                values = rt.set_at(values, (n - 1), self.fn_calc_binary(values[(n - 1)], _tok12, values[n]))  # retail.world:506
-            elif ('.' in _tok12):  # retail.world:507
-                values = rt.set_at(values, n, self.fn_calc_float(rt.to_float(_tok12)))  # retail.world:508
+                values = rt.each(self, rt.set_at(values, (n - 1), rt.step(self, self.fn_calc_binary)(values[(n - 1)], _tok6, values[n])))  # retail.world:506
+            elif ('.' in _tok6):  # retail.world:507
+                values = rt.each(self, rt.set_at(values, n, rt.step(self, self.fn_calc_float)(rt.to_float(_tok6))))  # retail.world:508
                 n = (n + 1)  # retail.world:509
             else:
-                values = rt.set_at(values, n, self.fn_calc_int(rt.to_int(_tok12)))  # retail.world:511
+                values = rt.each(self, rt.set_at(values, n, rt.step(self, self.fn_calc_int)(rt.to_int(_tok6))))  # retail.world:511
                 n = (n + 1)  # retail.world:512
         result: CalcValue = values[0]  # retail.world:515
         if not (result.kind != 'complex'):  # retail.world:516
             raise ToolError("float() argument must be a string or a real number, not 'complex'")
-        return rt.text(round(self.fn_calc_as_float(result), 2))  # retail.world:517
+        return rt.built(self, rt.text(round(rt.step(self, self.fn_calc_as_float)(result), 2)))  # retail.world:517
 
     def tool_transfer_to_human_agents(self, summary: str) -> str:  # retail.world:520
         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools."
@@ -885,14 +879,14 @@ class Tau2Retail(Episode):
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:528
         'Find user id by email. If the user is not found, the function will return an error message.'
-        for u in self.t_users:  # retail.world:533
+        for u in rt.each(self, self.t_users):  # retail.world:533
             if (u.email.lower() == email.lower()):  # retail.world:534
                 return u.user_id  # retail.world:535
         raise ToolError('User not found')  # retail.world:538
 
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:  # retail.world:541
         'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.'
-        for u in self.t_users:  # retail.world:548
+        for u in rt.each(self, self.t_users):  # retail.world:548
             if (((u.name.first_name.lower() == first_name.lower()) and (u.name.last_name.lower() == last_name.lower())) and (u.address.zip_ == zip_)):  # retail.world:549
                 return u.user_id  # retail.world:550
         raise ToolError('User not found')  # retail.world:553
@@ -907,7 +901,7 @@ class Tau2Retail(Episode):
 
     def tool_get_item_details(self, item_id: str) -> Variant:  # retail.world:572
         'Get the inventory details of an item.'
-        for p in self.t_products:  # retail.world:575
+        for p in rt.each(self, self.t_products):  # retail.world:575
             v_: Variant | None = p.variants.get(item_id)  # retail.world:576
             if (v_ is not None):  # retail.world:577
                 return rt.present(v_)  # retail.world:578
@@ -920,11 +914,11 @@ class Tau2Retail(Episode):
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:592
         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
         names: dict[str, str] = {}  # retail.world:597
-        for p in self.t_products:  # retail.world:598
-            names = {**names, p.name: p.product_id}  # retail.world:599
+        for p in rt.each(self, self.t_products):  # retail.world:598
+            names = rt.each(self, {**names, p.name: p.product_id})  # retail.world:599
         out: dict[str, str] = {}  # retail.world:601
-        for name in tuple(sorted(tuple(names))):  # retail.world:602
-            out = {**out, name: names[name]}  # retail.world:603
+        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names)))))):  # retail.world:602
+            out = rt.each(self, {**out, name: names[name]})  # retail.world:603
         return out  # retail.world:605
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:610
@@ -934,15 +928,15 @@ class Tau2Retail(Episode):
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:617
             raise ToolError('Invalid reason')
         user: User = self.t_users.row(order_id.user_id)  # retail.world:618
-        refunds: tuple[OrderPayment, ...] = tuple(OrderPayment(transaction_type=TransactionType.refund, amount=_p13.amount, payment_method_id=_p13.payment_method_id) for _p13 in order_id.payment_history)  # retail.world:619
-        for p in refunds:  # retail.world:620
+        refunds: tuple[OrderPayment, ...] = tuple(OrderPayment(transaction_type=TransactionType.refund, amount=_p7.amount, payment_method_id=_p7.payment_method_id) for _p7 in rt.each(self, order_id.payment_history))  # retail.world:619
+        for p in rt.each(self, refunds):  # retail.world:620
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:621
             if not (method is not None):  # retail.world:622
                 raise ToolError('Payment method not found')
-            _subject14 = _some_PaymentMethod(method)  # retail.world:623
-            if isinstance(_subject14, GiftCard):  # retail.world:624
-                card = _subject14
-                self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:625
+            _subject8 = _some_PaymentMethod(method)  # retail.world:623
+            if isinstance(_subject8, GiftCard):  # retail.world:624
+                card = _subject8
+                self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))}))  # retail.world:625
             else:
                 pass
         self._set(order_id, 'status', OrderStatus.cancelled)  # retail.world:630
@@ -950,7 +944,7 @@ class Tau2Retail(Episode):
             self._set(order_id, 'cancel_reason', CancelReason.no_longer_needed)  # retail.world:632
         else:
             self._set(order_id, 'cancel_reason', CancelReason.ordered_by_mistake)  # retail.world:634
-        self._set(order_id, 'payment_history', (order_id.payment_history + refunds))  # retail.world:636
+        self._set(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:636
         return order_id  # retail.world:637
 
     def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:640
@@ -958,17 +952,17 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:648
         if not (order.status == OrderStatus.delivered):  # retail.world:649
             raise ToolError('Non-delivered order cannot be exchanged')
-        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:650
+        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:650
         if (missing is not None):  # retail.world:651
-            raise ToolError(('Number of ' + rt.text(rt.present(missing)) + ' not found.'))  # retail.world:652
+            raise ToolError(rt.built(self, ('Number of ' + rt.text(rt.present(missing)) + ' not found.')))  # retail.world:652
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:654
             raise ToolError('The number of items to be exchanged should match.')
         diff_: float = 0.0  # retail.world:661
         i: int = 0  # retail.world:662
-        for old in item_ids:  # retail.world:663
+        for old in rt.each(self, item_ids):  # retail.world:663
             new: str = new_item_ids[i]  # retail.world:664
             i = (i + 1)  # retail.world:665
-            it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:666
+            it: OrderItem = order.items[rt.step(self, self.fn_first_item_index)(order, old)]  # retail.world:666
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:667
             if not (rt.key_of(product) is not None):  # retail.world:668
                 raise ToolError('Product not found')
@@ -976,22 +970,22 @@ class Tau2Retail(Episode):
             if not (v_ is not None):  # retail.world:670
                 raise ToolError('Variant not found')
             if not rt.present(v_).available:  # retail.world:671
-                raise ToolError(('New item ' + rt.text(new) + ' not found or available'))
+                raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
             diff_ = (diff_ + (rt.present(v_).price - it.price))  # retail.world:672
         diff_ = round(diff_, 2)  # retail.world:674
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:675
         if not (method is not None):  # retail.world:676
             raise ToolError('Payment method not found')
-        _subject15 = _some_PaymentMethod(method)  # retail.world:677
-        if isinstance(_subject15, GiftCard):  # retail.world:678
-            card = _subject15
+        _subject9 = _some_PaymentMethod(method)  # retail.world:677
+        if isinstance(_subject9, GiftCard):  # retail.world:678
+            card = _subject9
             if not (not (card.balance < diff_)):  # retail.world:679
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
         self._set(order, 'status', OrderStatus.exchange_requested)  # retail.world:683
-        self._set(order, 'exchange_items', tuple(sorted(item_ids)))  # retail.world:684
-        self._set(order, 'exchange_new_items', tuple(sorted(new_item_ids)))  # retail.world:685
+        self._set(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:684
+        self._set(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:685
         self._set(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:686
         self._set(order, 'exchange_price_difference', diff_)  # retail.world:687
         return order  # retail.world:688
@@ -1008,21 +1002,21 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:715
         if not (order.status == OrderStatus.pending):  # retail.world:716
             raise ToolError('Non-pending order cannot be modified')
-        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:717
+        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:717
         if (missing is not None):  # retail.world:718
-            raise ToolError((rt.text(rt.present(missing)) + ' not found'))  # retail.world:719
+            raise ToolError(rt.built(self, (rt.text(rt.present(missing)) + ' not found')))  # retail.world:719
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:721
             raise ToolError('The number of items to be exchanged should match')
         diff_: float = 0.0  # retail.world:724
         last_price: float = 0.0  # retail.world:727
         last_options: dict[str, str] = {}  # retail.world:728
         i: int = 0  # retail.world:729
-        for old in item_ids:  # retail.world:730
+        for old in rt.each(self, item_ids):  # retail.world:730
             new: str = new_item_ids[i]  # retail.world:731
             i = (i + 1)  # retail.world:732
             if not (new != old):  # retail.world:733
                 raise ToolError('The new item id should be different from the old item id')
-            it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:734
+            it: OrderItem = order.items[rt.step(self, self.fn_first_item_index)(order, old)]  # retail.world:734
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:735
             if not (rt.key_of(product) is not None):  # retail.world:736
                 raise ToolError('Product not found')
@@ -1030,7 +1024,7 @@ class Tau2Retail(Episode):
             if not (v_ is not None):  # retail.world:738
                 raise ToolError('Variant not found')
             if not rt.present(v_).available:  # retail.world:739
-                raise ToolError(('New item ' + rt.text(new) + ' not found or available'))
+                raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
             diff_ = (diff_ + (rt.present(v_).price - it.price))  # retail.world:740
             last_price = rt.present(v_).price  # retail.world:741
             last_options = rt.present(v_).options  # retail.world:742
@@ -1038,28 +1032,28 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:745
         if not (method is not None):  # retail.world:746
             raise ToolError('Payment method not found')
-        _subject16 = _some_PaymentMethod(method)  # retail.world:747
-        if isinstance(_subject16, GiftCard):  # retail.world:748
-            card = _subject16
+        _subject10 = _some_PaymentMethod(method)  # retail.world:747
+        if isinstance(_subject10, GiftCard):  # retail.world:748
+            card = _subject10
             if not (not (card.balance < diff_)):  # retail.world:749
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         else:
             pass
         kind: TransactionType = (TransactionType.payment if (diff_ > 0) else TransactionType.refund)  # retail.world:754
-        self._set(order, 'payment_history', (order.payment_history + (OrderPayment(transaction_type=kind, amount=abs(diff_), payment_method_id=payment_method_id),)))  # retail.world:755
-        _subject17 = _some_PaymentMethod(method)  # retail.world:756
-        if isinstance(_subject17, GiftCard):  # retail.world:757
-            _card18 = _subject17
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - diff_), 2))})  # retail.world:758
+        self._set(order, 'payment_history', rt.each(self, (order.payment_history + (OrderPayment(transaction_type=kind, amount=abs(diff_), payment_method_id=payment_method_id),))))  # retail.world:755
+        _subject11 = _some_PaymentMethod(method)  # retail.world:756
+        if isinstance(_subject11, GiftCard):  # retail.world:757
+            _card12 = _subject11
+            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))}))  # retail.world:758
         else:
             pass
         j: int = 0  # retail.world:762
-        for _old19 in item_ids:  # retail.world:763
-            _new20: str = new_item_ids[j]  # retail.world:764
+        for _old13 in rt.each(self, item_ids):  # retail.world:763
+            _new14: str = new_item_ids[j]  # retail.world:764
             j = (j + 1)  # retail.world:765
-            k: int = self.fn_first_item_index(order, _old19)  # retail.world:766
-            _it21: OrderItem = order.items[k]  # retail.world:767
-            self._set(order, 'items', rt.set_at(order.items, k, OrderItem(name=_it21.name, product_id=_it21.product_id, item_id=_new20, price=last_price, options=last_options)))  # retail.world:768
+            k: int = rt.step(self, self.fn_first_item_index)(order, _old13)  # retail.world:766
+            _it15: OrderItem = order.items[k]  # retail.world:767
+            self._set(order, 'items', rt.each(self, rt.set_at(order.items, k, OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options))))  # retail.world:768
         self._set(order, 'status', OrderStatus.pending_item_modified)  # retail.world:770
         return order  # retail.world:771
 
@@ -1079,27 +1073,27 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:788
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:789
-        _subject22 = _some_PaymentMethod(method)  # retail.world:790
-        if isinstance(_subject22, GiftCard):  # retail.world:791
-            card = _subject22
+        _subject16 = _some_PaymentMethod(method)  # retail.world:790
+        if isinstance(_subject16, GiftCard):  # retail.world:791
+            card = _subject16
             if not (not (card.balance < amount)):  # retail.world:792
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set(order, 'payment_history', (history + (OrderPayment(transaction_type=TransactionType.payment, amount=amount, payment_method_id=payment_method_id), OrderPayment(transaction_type=TransactionType.refund, amount=amount, payment_method_id=old_id),)))  # retail.world:796
-        _subject23 = _some_PaymentMethod(method)  # retail.world:797
-        if isinstance(_subject23, GiftCard):  # retail.world:798
-            _card24 = _subject23
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card24.id_, balance=round((_card24.balance - amount), 2))})  # retail.world:799
+        self._set(order, 'payment_history', rt.each(self, (history + (OrderPayment(transaction_type=TransactionType.payment, amount=amount, payment_method_id=payment_method_id), OrderPayment(transaction_type=TransactionType.refund, amount=amount, payment_method_id=old_id),))))  # retail.world:796
+        _subject17 = _some_PaymentMethod(method)  # retail.world:797
+        if isinstance(_subject17, GiftCard):  # retail.world:798
+            _card18 = _subject17
+            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))}))  # retail.world:799
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:803
         if not (old_method is not None):  # retail.world:804
             raise ToolError('Payment method not found')
-        _subject25 = _some_PaymentMethod(old_method)  # retail.world:805
-        if isinstance(_subject25, GiftCard):  # retail.world:806
-            _card26 = _subject25
-            self._set(user, 'payment_methods', {**user.payment_methods, old_id: GiftCard(id_=_card26.id_, balance=round((_card26.balance + amount), 2))})  # retail.world:807
+        _subject19 = _some_PaymentMethod(old_method)  # retail.world:805
+        if isinstance(_subject19, GiftCard):  # retail.world:806
+            _card20 = _subject19
+            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))}))  # retail.world:807
         else:
             pass
         return order  # retail.world:811
@@ -1119,11 +1113,11 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method not found')
         if not ((_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:840
             raise ToolError('Payment method should be the original payment method')
-        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:841
+        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:841
         if not (missing is None):  # retail.world:842
             raise ToolError('Some item not found')
         self._set(order, 'status', OrderStatus.return_requested)  # retail.world:843
-        self._set(order, 'return_items', tuple(sorted(item_ids)))  # retail.world:844
+        self._set(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:844
         self._set(order, 'return_payment_method_id', payment_method_id)  # retail.world:845
         return order  # retail.world:846
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
+from worldspec.runtime import budget
 from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
@@ -358,6 +359,9 @@ class Episode:
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    #: what is left of the running call's budget (worldspec.runtime.budget)
+    _steps: int = budget.MAX_STEPS
+    _text: int = budget.MAX_TEXT
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -587,6 +591,7 @@ class Episode:
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
+        budget.refill(self)
         try:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
@@ -629,6 +634,7 @@ class Episode:
     def invariant_problem(self) -> InvariantError | None:
         """Check every invariant and reference over the whole state (not just changed rows)."""
         self._full_check = True
+        budget.refill(self)
         try:
             self._check_invariants()
         except InvariantError as exc:
@@ -777,6 +783,7 @@ class Episode:
             initial = self.initial_state()
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
+            budget.refill(self)
             try:
                 passed = bool(check.test(self, initial))
                 message = "" if passed else (check.doc or "the check does not hold")
