@@ -12,6 +12,7 @@ format, ``zfill`` of a literal) are reported at check time instead (WS410-WS412)
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from worldspec.compiler.api import check_source
 from worldspec.services.loading import compile_worlds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -281,3 +283,206 @@ def test_a_runaway_call_fails_naming_the_budget(package: Path, tool: str,
     assert outcome["result"] == {"success": False, "error": message}
     assert outcome["rolled_back"], "the failed call left changes behind"
     assert outcome["fine"]["success"], "the next call does not get a fresh budget"
+
+
+# ------------------------------------------------------------ task validation and scoring
+RUNAWAY_TASK = """\
+world Spinner "A tool that spins, and a task whose solution and check run away."
+
+config { results: envscaler }
+
+state { turns: int = 0 }
+
+tool spin() -> int "Spins for 10 ** 10 rounds." {
+  let i = 0
+  while i < 100000 {
+    let j = 0
+    while j < 100000 { j += 1 }
+    i += 1
+  }
+  turns = i
+  return i
+}
+
+tool nudge() -> int "A small step." {
+  turns = turns + 1
+  return turns
+}
+
+task spin_once in Spinner "Spin once." {
+  given { turns: 0 }
+  instruction "Spin the spinner once."
+  check spun "The spinner turned.": turns > 0
+  solution { spin() }
+}
+
+task nudge_once in Spinner "Nudge once; a check counts 10 ** 10 pairs." {
+  given { turns: 0 }
+  instruction "Nudge the spinner once."
+  check counted "Counts every pair.": count([i for i in range(100000) if any j in range(100000): j == -1]) == 0
+  solution { nudge() }
+}
+"""
+
+#: Runs in the child: ``worldspec check`` on the spec, then ``score`` of the second task.
+CHECK_CHILD = """\
+import io, json, resource, sys
+from contextlib import redirect_stdout
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from worldspec.cli.main import main
+out = io.StringIO()
+with redirect_stdout(out):
+    status = main(["check", "--format", "json", sys.argv[1]])
+from worldspec.services.loading import load_world
+world = load_world(sys.argv[1])(task="nudge_once")
+world.call("nudge", {})
+score = world.score()
+print(json.dumps({"status": status, "check": json.loads(out.getvalue()),
+                  "outcomes": [[c.name, c.passed, c.message] for c in score.checks]}))
+"""
+
+
+def test_task_validation_reports_a_runaway_solution_and_scoring_a_runaway_check(
+        tmp_path: Path) -> None:
+    """``worldspec check`` replays solutions through ``call``, under the same budget: a
+    solution that runs away is a WS610, not a hang; a check that runs away fails, with the
+    budget's message, instead of hanging ``score``."""
+    spec = tmp_path / "spinner.world"
+    spec.write_text(RUNAWAY_TASK, encoding="utf-8")
+    done = run_child(CHECK_CHILD, str(spec), str(MEMORY))
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcome = json.loads(done.stdout)
+    assert outcome["status"] == 1
+    found = [(d["code"], d["message"]) for d in outcome["check"]]
+    assert ("WS610", f"solution call spin() fails: {STEPS}") in found, found
+    assert ("WS611", f"check 'counted' is false after the reference solution (error: {STEPS})"
+            ) in found, found
+    assert outcome["outcomes"] == [["counted", False, f"error: {STEPS}"]]
+
+
+# ------------------------------------------------------------------ constants, at check time
+CONSTANTS = """\
+world Consts "Constants the checker judges."
+
+state {{
+  code: str = "7"
+  total: int = 0
+}}
+
+tool t(spec: str) -> str "t." {{
+  {body}
+}}
+"""
+
+
+@pytest.mark.parametrize(("body", "code", "message"), [
+    ('return format(total, "2000000000d")', "WS410",
+     "format spec '2000000000d' asks for 2,000,000,000 characters; a call may build strings "
+     "of at most 1,000,000"),
+    ('return f"{total:.1000001f}"', "WS410",
+     "format spec '.1000001f' asks for 1,000,001 characters; a call may build strings of at "
+     "most 1,000,000"),
+    ('return f"{total:' + "9" * 5000 + 'd}"', "WS410",
+     "format spec '" + "9" * 5000 + "d' asks for a 5,000-digit number characters; a call may "
+     "build strings of at most 1,000,000"),
+    ("return random_digits(2 * 10 ** 6)", "WS412",
+     "random_digits() builds a string of 2,000,000 characters; a call may build at most "
+     "1,000,000"),
+    ("return str(count(range(-5, 100000)))", "WS413",
+     "this range has 100,005 elements; range may build at most 100,000"),
+])
+def test_constants_over_the_budget_are_reported_at_check_time(body: str, code: str,
+                                                              message: str) -> None:
+    result = check_source(CONSTANTS.format(body=body), "consts.world")
+    assert [(d.code, d.message) for d in result.diagnostics] == [(code, message)]
+
+
+@pytest.mark.parametrize("body", [
+    'return format(total, "1000000d")', 'return f"{total:>1000000}"',
+    "return code.zfill(10 ** 6)", "return random_digits(1000000)",
+    "return str(count(range(100000)))", "return code.zfill(len(spec) * 10 ** 9)",
+    'return format(total, spec)',
+])
+def test_constants_within_the_budget_and_computed_values_pass_the_checker(body: str) -> None:
+    result = check_source(CONSTANTS.format(body=body), "consts.world")
+    assert result.diagnostics == ()
+
+
+def test_the_checker_judges_against_the_runtime_limits() -> None:
+    """The compiler does not import the runtime, so it keeps copies of the limits."""
+    from worldspec.compiler import builtins
+    from worldspec.runtime import budget, helpers
+
+    assert builtins.MAX_STRING == budget.MAX_STRING
+    assert builtins.MAX_RANGE == helpers.MAX_RANGE
+
+
+# ----------------------------------------------------------------- one table of builtins
+def test_builtins_are_one_table_with_their_emitter_and_charge() -> None:
+    """Every builtin and method row says how it is emitted; an ``@name`` emitter exists, and
+    every custom emitter belongs to a row (no second table of signatures in the generator)."""
+    from worldspec.compiler.builtins import BUILTIN_FUNCTIONS, METHODS
+    from worldspec.compiler.codegen.calls import CUSTOM_EMITTERS
+
+    custom = {b.emit for b in BUILTIN_FUNCTIONS.values() if b.emit.startswith("@")}
+    assert custom == set(CUSTOM_EMITTERS)
+    for name, builtin in BUILTIN_FUNCTIONS.items():
+        if not builtin.emit.startswith("@"):
+            names = {p.rstrip("?") for p in builtin.params} | {"ep"}
+            fields = set(re.findall(r"{(\w+)}", builtin.emit))
+            assert fields <= names, name
+        for part in (builtin.charge.steps, builtin.charge.width, builtin.charge.spec):
+            assert part is None or part in {p.rstrip("?") for p in builtin.params}, name
+    for kind, methods in METHODS.items():
+        for name, method in methods.items():
+            fields = set(re.findall(r"{(\w+)}", method.emit))
+            assert fields <= set(method.params) | {"recv", "ep"}, (kind, name)
+
+
+# ---------------------------------------------------------------------- the fast path
+FAST = """\
+world Fast "What the budget leaves alone."
+
+config { results: envscaler }
+
+state { n: int = 0  label: str = "" }
+
+tool bump(by: int) -> int "Counters and short text stay plain Python." {
+  n = n + 1
+  let twice = by * 2
+  label = f"{n:04d} at {now}"
+  return twice
+}
+"""
+
+
+def test_the_fast_path_stays_plain(tmp_path: Path) -> None:
+    """Adding a literal, and f-strings of numbers and dates, are not charged (they cannot run
+    away); a product is bounded; the world still computes the same values."""
+    spec = tmp_path / "fast.world"
+    spec.write_text(FAST, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Fast"]
+    source = Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
+    body = source[source.index("def tool_bump"):]
+    assert "(self.state.n + 1)" in body and "rt.bounded(self.state.n + 1)" not in body
+    assert "rt.bounded(by * 2)" in body
+    assert "rt.built" not in body.split("def ", 2)[1]
+    ep = world()
+    assert ep.call("bump", {"by": 21}) == {"success": True, "data": 42}
+    assert ep.state.label == "0001 at 2024-01-01 00:00:00"
+
+
+def test_calculate_keeps_pythons_text_for_big_int_arithmetic() -> None:
+    """tau2's calculate: an int sum or product past the runtime's 4,096-bit ints fails with
+    Python's own text (its final float() of such an int), not the budget's."""
+    from worldspec.services.loading import load_package
+
+    episode = load_package(REPO / "generated" / "tau2_retail").World()
+    for expression in ("1" * 4300 + " + 1", "1" * 1300 + " * " + "1" * 1300,
+                       "1" * 4300 + " - 1"):
+        assert episode.call("calculate", {"expression": expression}) == \
+            "Error: int too large to convert to float"
+    assert episode.call("calculate", {"expression": "2**1000 * 2**10 // 2**1009"}) == "2.0"
