@@ -319,7 +319,8 @@ task spin_once in Spinner "Spin once." {
 task nudge_once in Spinner "Nudge once; a check counts 10 ** 10 pairs." {
   given { turns: 0 }
   instruction "Nudge the spinner once."
-  check counted "Counts every pair.": count([i for i in range(100000) if any j in range(100000): j == -1]) == 0
+  check counted "Counts every pair.":
+    count([i for i in range(100000) if any j in range(100000): j == -1]) == 0
   solution { nudge() }
 }
 """
