@@ -9,6 +9,7 @@ on a run-time format spec) and :func:`_charged` to the result (``rt.built``, ``r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,10 @@ from worldspec.compiler import types as t
 from worldspec.compiler.builtins import BUILTIN_FUNCTIONS, METHODS, Charge, receiver_kind
 from worldspec.compiler.codegen.names import py_name
 from worldspec.dsl import nodes as n
+
+#: A format width up to this keeps a string short (as for f-strings in ``exprs``).
+_SHORT_WIDTH = 64
+_NUMBERS = re.compile(r"[0-9]+")
 
 if TYPE_CHECKING:
     from worldspec.compiler.codegen.exprs import Env, ExprCompiler
@@ -164,9 +169,27 @@ def _emit(template: str, a: Args, recv: str | None = None) -> str:
                            **values)
 
 
-def _charged(src: str, charge: Charge, env: Env) -> str:
-    """The result, charged: a built string to the text budget, a new collection in steps."""
-    if charge.text:
+def _short(a: Args) -> bool:
+    """Whether every argument is a value of short text (and a literal spec pads little), so
+    the string the builtin builds needs no charge (``str(n)``, ``format(total, ".2f")``)."""
+    for name in a.bound:
+        node = a.node(name)
+        if name == a.charge.spec and isinstance(node, n.StrLit):
+            if any(len(d) > 3 or int(d) > _SHORT_WIDTH for d in _NUMBERS.findall(node.value)):
+                return False
+        elif isinstance(node, n.NameRef) and a.c.type_of(node) == t.SEQUENCE:
+            fmt = a.c.world.state[node.name].format or "{}"
+            if any(len(d) > 3 or int(d) > _SHORT_WIDTH for d in _NUMBERS.findall(fmt)):
+                return False
+        elif not a.c.is_short(node):
+            return False
+    return True
+
+
+def _charged(src: str, charge: Charge, env: Env, a: Args | None = None) -> str:
+    """The result, charged: a built string to the text budget (unless it is built from
+    short values only), a new collection in steps."""
+    if charge.text and not (a is not None and _short(a)):
         return f"rt.built({env.ep}, {src})"
     if charge.items:
         return f"rt.each({env.ep}, {src})"
@@ -203,13 +226,15 @@ def compile_call(c: ExprCompiler, call: n.Call, env: Env) -> str:
             else:
                 assert not isinstance(arg.value, n.Lambda)
                 values.append(c.value(arg.value, env))
-        # a helper call is a step: recursion is bounded by the budget, not only by depth
-        return f"rt.step({env.ep}, {env.ep}.fn_{py_name(name)})({', '.join(values)})"
+        helper = f"{env.ep}.fn_{py_name(name)}"
+        if c.recursive(name):  # a step per call: recursion is bounded by the budget too
+            helper = f"rt.step({env.ep}, {helper})"
+        return f"{helper}({', '.join(values)})"
     if res is not None and res.kind == "record":
         return construct(c, call, name, env)
     builtin = BUILTIN_FUNCTIONS[name]
     args = Args(c, call, _bind(call, builtin.params, builtin.lambdas), builtin.charge, env)
-    return _charged(_emit(builtin.emit, args), builtin.charge, env)
+    return _charged(_emit(builtin.emit, args), builtin.charge, env, args)
 
 
 def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:

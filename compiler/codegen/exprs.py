@@ -57,6 +57,7 @@ class ExprCompiler:
         self.program = program
         self.tables = tables
         self._fresh = 0
+        self._recursive: set[str] | None = None
 
     # ------------------------------------------------------------ helpers
     def type_of(self, expr: n.Node) -> t.Type:
@@ -135,7 +136,7 @@ class ExprCompiler:
         with ``charge``, the iteration pays one step per element first."""
         typ = t.strip_optional(self.type_of(expr))
         src = self.value(expr, env)
-        if charge:
+        if charge and not src.startswith(f"rt.each({env.ep}, "):  # not paid for already
             src = f"rt.each({env.ep}, {src})"
         if isinstance(typ, (t.ListOf, t.SetOf)) and self.is_entity(typ.element):
             table = self.table_for(t.strip_optional(typ.element).name, env)  # type: ignore[attr-defined]
@@ -208,9 +209,7 @@ class ExprCompiler:
             if part.spec and any(len(d) > 3 or int(d) > _SHORT_WIDTH
                                  for d in _NUMBERS.findall(part.spec)):
                 return True
-            typ = t.strip_optional(self.type_of(part.expr))
-            if not (t.is_numeric(typ) or typ in _SHORT_TYPES
-                    or (isinstance(typ, t.Named) and typ.kind == "enum")):
+            if not self.is_short(part.expr):
                 return True
         return False
 
@@ -298,17 +297,63 @@ class ExprCompiler:
     def x_Binary(self, e: n.Binary, env: Env) -> str:
         if e.op == "**":
             return f"rt.power({self.value(e.left, env)}, {self.value(e.right, env)})"
+        result = self.type_of(e)
+        if e.op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
+            # a chain a + b + c is charged once, for the whole result
+            parts = " + ".join(self.value(x, env) for x in self._chain(e, result))
+            return self.arithmetic("+", "", "", result, False, env, chain=parts)
         literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
         return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
-                               self.type_of(e), literal, env)
+                               result, literal, env)
+
+    def _chain(self, e: n.Expr, result: t.Type) -> list[n.Expr]:
+        """The operands of a left-nested ``+`` chain of strings (or lists) of one type."""
+        if isinstance(e, n.Binary) and e.op == "+" and self.type_of(e) == result and \
+                id(e) not in self.program.widened:
+            return [*self._chain(e.left, result), e.right]
+        return [e]
+
+    def is_short(self, expr: n.Expr) -> bool:
+        """Whether the text of ``expr``'s value is short whatever it is (a number, a date, an
+        enum member, a bool): a string built from such values needs no charge."""
+        typ = t.strip_optional(self.type_of(expr))
+        return t.is_numeric(typ) or typ in _SHORT_TYPES or (
+            isinstance(typ, t.Named) and typ.kind == "enum")
+
+    def recursive(self, fn: str) -> bool:
+        """Whether helper ``fn`` can call itself (directly or through others): only such calls
+        pay a step each, since a call tree without recursion is bounded by the program."""
+        if self._recursive is None:
+            calls: dict[str, set[str]] = {}
+            for name, info in self.world.fns.items():
+                roots: list[n.Node] = [info.node.body]
+                roots += [p.default for p in info.params if p.default is not None]
+                calls[name] = {node.func.name for root in roots for node in n.walk(root)
+                               if isinstance(node, n.Call) and isinstance(node.func, n.NameRef)
+                               and node.func.name in self.world.fns}
+            found: set[str] = set()
+            for start in calls:
+                seen: set[str] = set()
+                todo = list(calls[start])
+                while todo:
+                    name = todo.pop()
+                    if name == start:
+                        found.add(start)
+                        break
+                    if name not in seen:
+                        seen.add(name)
+                        todo.extend(calls.get(name, ()))
+            self._recursive = found
+        return fn in self._recursive
 
     def arithmetic(self, op: str, left: str, right: str, result: t.Type, literal: bool,
-                   env: Env) -> str:
-        """``left op right`` (``+ - * / // %``), charged where the result can grow: an int
-        from ``*`` (or ``+``/``-`` of two computed ints: adding a literal cannot run away)
-        is bounded in bits, a string is charged as text, a list by its elements."""
+                   env: Env, chain: str | None = None) -> str:
+        """``left op right`` (``+ - * / // %``; or a whole ``chain`` of ``+``), charged where
+        the result can grow: an int from ``*`` (or ``+``/``-`` of two computed ints: adding a
+        literal cannot run away) is bounded in bits, a string is charged as text, a list by
+        its elements."""
         # lists are tuples, so `+` concatenates them as the language says
-        src = f"({left} {op} {right})"
+        src = f"({chain})" if chain is not None else f"({left} {op} {right})"
         if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
             return f"rt.bounded{src}"
         if result == t.STR and op == "+":
@@ -333,7 +378,8 @@ class ExprCompiler:
             # tables test keys, collections of entities hold keys: the left side is a key
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
             container = self.value(e.right, env)
-            if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)):
+            if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)) and \
+                    not container.startswith(f"rt.each({env.ep}, "):
                 container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
             return f"({item} {op} {container})"
         return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"

@@ -171,7 +171,7 @@ class Patient(Row):
     def load(cls, data: object, path: str, ep: Any) -> Patient:
         d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'phone': True, 'email': False, 'insurance': False, 'balance': False, 'no_shows': False})
         return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else rt.built(ep, ep._next('patient_ids', 'P{:04d}'))),
+            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep._next('patient_ids', 'P{:04d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
             phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
@@ -307,7 +307,7 @@ class Appointment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Appointment:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'slot': True, 'kind': False, 'start': True, 'end': True, 'reason': True, 'status': False, 'booked_at': False, 'cancelled_at': False, 'late_cancellation': False, 'notes': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('appointment_ids', 'APT{:04d}'))),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('appointment_ids', 'APT{:04d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             slot=v.want_str(d['slot'], path + '.slot'),
@@ -376,7 +376,7 @@ class WaitlistEntry(Row):
     def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'earliest': True, 'latest': True, 'reason': True, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('waitlist_ids', 'WL{:03d}'))),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'WL{:03d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             earliest=v.want_date(d['earliest'], path + '.earliest'),
@@ -583,23 +583,23 @@ class ClinicScheduling(Episode):
     def _check_invariants(self) -> None:
         for _row40 in self._changed_rows(self.t_appointments):  # clinic.world:241
             for _row41 in self.t_appointments:
-                if not (((((_row40.id_ == _row41.id_) or (not rt.step(self, self.fn_active)(_row40))) or (not rt.step(self, self.fn_active)(_row41))) or (_row40.doctor != _row41.doctor)) or (not rt.step(self, self.fn_overlaps)(_row40.start, _row40.end, _row41.start, _row41.end))):
+                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:241')
         for _row41 in self._changed_rows(self.t_appointments):  # clinic.world:241
             for _row40 in self.t_appointments:
-                if not (((((_row40.id_ == _row41.id_) or (not rt.step(self, self.fn_active)(_row40))) or (not rt.step(self, self.fn_active)(_row41))) or (_row40.doctor != _row41.doctor)) or (not rt.step(self, self.fn_overlaps)(_row40.start, _row40.end, _row41.start, _row41.end))):
+                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:241')
         for _row42 in self._changed_rows(self.t_appointments):  # clinic.world:244
             for _row43 in self.t_appointments:
-                if not (((((_row42.id_ == _row43.id_) or (not rt.step(self, self.fn_active)(_row42))) or (not rt.step(self, self.fn_active)(_row43))) or (_row42.patient != _row43.patient)) or (not rt.step(self, self.fn_overlaps)(_row42.start, _row42.end, _row43.start, _row43.end))):
+                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
         for _row43 in self._changed_rows(self.t_appointments):  # clinic.world:244
             for _row42 in self.t_appointments:
-                if not (((((_row42.id_ == _row43.id_) or (not rt.step(self, self.fn_active)(_row42))) or (not rt.step(self, self.fn_active)(_row43))) or (_row42.patient != _row43.patient)) or (not rt.step(self, self.fn_overlaps)(_row42.start, _row42.end, _row43.start, _row43.end))):
+                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
-        if not all(((not rt.step(self, self.fn_active)(_a44)) or (len(tuple(_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((rt.step(self, self.fn_active)(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:247
+        if not all(((not self.fn_active(_a44)) or (len(tuple(_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:247
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:247')
-        if not all(((not rt.step(self, self.fn_active)(_a46)) or (len(tuple(_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((rt.step(self, self.fn_active)(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:250
+        if not all(((not self.fn_active(_a46)) or (len(tuple(_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:250
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:250')
         if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:253
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:253')
@@ -655,30 +655,30 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=rt.step(self, self.fn_visit_minutes)(kind))))  # clinic.world:184
+        return SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:187
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
         doctor: Doctor = self.t_doctors.row(slot.doctor)  # clinic.world:193
         day: dt.date = slot.start.date()  # clinic.world:194
-        length: int = rt.step(self, self.fn_visit_minutes)(kind)  # clinic.world:195
+        length: int = self.fn_visit_minutes(kind)  # clinic.world:195
         end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:196
-        others: tuple[str, ...] = tuple(_a2.key() for _a2 in rt.each(self, self.t_appointments) if (rt.step(self, self.fn_active)(_a2) and (_a2.id_ != moving)))  # clinic.world:197
+        others: tuple[str, ...] = tuple(_a2.key() for _a2 in rt.each(self, self.t_appointments) if (self.fn_active(_a2) and (_a2.id_ != moving)))  # clinic.world:197
         if (slot.start <= self.clock):  # clinic.world:198
-            return rt.built(self, ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(rt.step(self, self.fn_when)(slot.start)) + ') has already started or is in the past.'))  # clinic.world:199
+            return rt.built(self, ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(self.fn_when(slot.start)) + ') has already started or is in the past.'))  # clinic.world:199
         if (day in rt.each(self, self.state.closed_days)):  # clinic.world:201
             return ('The clinic is closed on ' + rt.text(day) + '; no appointments can be booked that day.')  # clinic.world:202
         if (length > slot.length_minutes):  # clinic.world:204
             return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:205
-        if any(((_a3.doctor == doctor.key()) and rt.step(self, self.fn_overlaps)(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:207
-            return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(rt.step(self, self.fn_when)(slot.start)) + '.'))  # clinic.world:208
+        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:207
+            return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:208
         if (len(tuple(_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day)))) >= doctor.max_daily_appointments):  # clinic.world:210
             return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:211
-        if any(((_a5.patient == patient.key()) and rt.step(self, self.fn_overlaps)(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:213
-            return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(rt.step(self, self.fn_when)(slot.start)) + ' at that time.'))  # clinic.world:214
+        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:213
+            return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:214
         if (len(tuple(_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day)))) >= self.state.max_appointments_per_day):  # clinic.world:216
             return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:217
-        age: int = rt.step(self, self.fn_age_on)(patient.birth_date, day)  # clinic.world:219
+        age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:219
         if ((doctor.specialty == Specialty.pediatrics) and (age >= 18)):  # clinic.world:220
             return rt.built(self, (rt.text(doctor.name) + ' is a pediatrician and only sees patients under 18; ' + rt.text(patient.name) + ' is ' + rt.text(age) + '.'))  # clinic.world:221
         seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == AppointmentStatus.completed)) for _a7 in rt.each(self, self.t_appointments))  # clinic.world:223
@@ -688,10 +688,10 @@ class ClinicScheduling(Episode):
 
     def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:  # clinic.world:230
         "A doctor's slots on a day that could take a visit of this kind."
-        candidates: tuple[str, ...] = tuple(_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (rt.step(self, self.fn_visit_minutes)(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days))))  # clinic.world:233
-        taken: tuple[str, ...] = tuple(_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((rt.step(self, self.fn_active)(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day)))  # clinic.world:234
+        candidates: tuple[str, ...] = tuple(_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days))))  # clinic.world:233
+        taken: tuple[str, ...] = tuple(_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day)))  # clinic.world:234
         full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:235
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple(_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(rt.step(self, self.fn_overlaps)(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=rt.step(self, self.fn_visit_minutes)(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))))), key=lambda _s12: _s12.start))  # clinic.world:236
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple(_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))))), key=lambda _s12: _s12.start))  # clinic.world:236
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:267
         "List the clinic's doctors with their specialty, room and whether they take new patients."
@@ -709,7 +709,7 @@ class ClinicScheduling(Episode):
         same: tuple[str, ...] = tuple(_p16.key() for _p16 in rt.each(self, self.t_patients) if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date)))  # clinic.world:295
         if not (len(same) == 0):  # clinic.world:296
             raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
-        patient: Patient = Patient(id_=rt.built(self, self._next('patient_ids', 'P{:04d}')), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:297
+        patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:297
         self._insert(self.t_patients, patient)  # clinic.world:298
         return patient  # clinic.world:299
 
@@ -718,13 +718,13 @@ class ClinicScheduling(Episode):
         chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == rt.present(specialty))) and ((doctor_id is None) or (_d17.id_ == rt.present(doctor_id)))))  # clinic.world:310
         found: tuple[str, ...] = ()  # clinic.world:311
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:312
-            found = rt.each(self, (found + rt.step(self, self.fn_free_slots)(d, on, kind)))  # clinic.world:313
-        return tuple(rt.step(self, self.fn_slot_view)(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start)))))  # clinic.world:315
+            found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:313
+        return tuple(self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start)))))  # clinic.world:315
 
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:318
         "Show a doctor's active appointments and free consultation slots on one day."
-        booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and rt.step(self, self.fn_active)(_a20)))  # clinic.world:324
-        return DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(rt.step(self, self.fn_slot_view)(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, rt.step(self, self.fn_free_slots)(doctor, day, VisitKind.consultation)))))  # clinic.world:325
+        booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:324
+        return DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, VisitKind.consultation)))))  # clinic.world:325
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:328
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
@@ -733,10 +733,10 @@ class ClinicScheduling(Episode):
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:342
         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any."
-        problem: str | None = rt.step(self, self.fn_booking_problem)(patient, slot, kind, '')  # clinic.world:355
+        problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:355
         if not (problem is None):  # clinic.world:356
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=rt.built(self, self._next('appointment_ids', 'APT{:04d}')), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=rt.step(self, self.fn_visit_minutes)(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:357
+        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:357
         self._insert(self.t_appointments, appointment)  # clinic.world:358
         for entry in rt.rows(self.t_waitlist, rt.each(self, tuple(_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))))):  # clinic.world:359
             self._delete(self.t_waitlist, entry.key())  # clinic.world:360
@@ -747,18 +747,18 @@ class ClinicScheduling(Episode):
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:371
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be moved: it is ' + rt.text(appointment.status) + '.')))
         if not ((appointment.start - self.clock) >= dt.timedelta(hours=self.state.cancellation_notice_hours)):  # clinic.world:372
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
         if not (new_slot.key() != appointment.slot):  # clinic.world:373
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.')))
         if not (self.t_doctors.row(new_slot.doctor).specialty == self.t_doctors.row(appointment.doctor).specialty):  # clinic.world:374
             raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text(self.t_doctors.row(new_slot.doctor).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text(self.t_doctors.row(appointment.doctor).specialty) + '.')))
-        problem: str | None = rt.step(self, self.fn_booking_problem)(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:375
+        problem: str | None = self.fn_booking_problem(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:375
         if not (problem is None):  # clinic.world:376
             raise ToolError((problem if problem is not None else ''))
         self._set(appointment, 'slot', new_slot.key())  # clinic.world:377
         self._set(appointment, 'doctor', new_slot.doctor)  # clinic.world:378
         self._set(appointment, 'start', new_slot.start)  # clinic.world:379
-        self._set(appointment, 'end', (new_slot.start + dt.timedelta(minutes=rt.step(self, self.fn_visit_minutes)(appointment.kind))))  # clinic.world:380
+        self._set(appointment, 'end', (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind))))  # clinic.world:380
         return appointment  # clinic.world:381
 
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:384
@@ -766,17 +766,17 @@ class ClinicScheduling(Episode):
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:392
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be cancelled: it is ' + rt.text(appointment.status) + '.')))
         if not (appointment.start > self.clock):  # clinic.world:393
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + '; mark it as a no-show instead.')))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:394
         self._set(appointment, 'status', AppointmentStatus.cancelled)  # clinic.world:395
         self._set(appointment, 'cancelled_at', self.clock)  # clinic.world:396
         self._set(appointment, 'late_cancellation', late)  # clinic.world:397
         fee: float = 0.0  # clinic.world:398
-        message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + ' is cancelled.'))  # clinic.world:399
+        message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:399
         if late:  # clinic.world:400
             fee = self.state.late_fee  # clinic.world:401
             self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:402
-            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:403
+            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:403
         return Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:405
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:410
@@ -784,9 +784,9 @@ class ClinicScheduling(Episode):
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:415
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be checked in: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock >= (appointment.start - dt.timedelta(minutes=30))):  # clinic.world:416
-            raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(rt.step(self, self.fn_when)((appointment.start - dt.timedelta(minutes=30)))) + '.')))
+            raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:417
-            raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
+            raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
         self._set(appointment, 'status', AppointmentStatus.checked_in)  # clinic.world:418
         return appointment  # clinic.world:419
 
@@ -803,7 +803,7 @@ class ClinicScheduling(Episode):
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:439
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:440
-            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(rt.step(self, self.fn_when)(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
         self._set(appointment, 'status', AppointmentStatus.no_show)  # clinic.world:441
         self._set(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:442
         self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:443
@@ -826,7 +826,7 @@ class ClinicScheduling(Episode):
             raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
         if not (not any(((_w26.patient == patient.key()) and (_w26.doctor == doctor.key())) for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:472
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
-        entry: WaitlistEntry = WaitlistEntry(id_=rt.built(self, self._next('waitlist_ids', 'WL{:03d}')), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:473
+        entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:473
         self._insert(self.t_waitlist, entry)  # clinic.world:474
         return entry  # clinic.world:475
 
@@ -843,10 +843,10 @@ class ClinicScheduling(Episode):
         day: dt.date = slot.start.date()  # clinic.world:496
         if not ((day >= entry.earliest) and (day <= entry.latest)):  # clinic.world:497
             raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text(self.t_patients.row(entry.patient).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
-        problem: str | None = rt.step(self, self.fn_booking_problem)(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:498
+        problem: str | None = self.fn_booking_problem(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:498
         if not (problem is None):  # clinic.world:499
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=rt.built(self, self._next('appointment_ids', 'APT{:04d}')), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=rt.step(self, self.fn_visit_minutes)(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:500
+        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:500
         self._insert(self.t_appointments, appointment)  # clinic.world:501
         self._delete(self.t_waitlist, entry.key())  # clinic.world:502
         return appointment  # clinic.world:503

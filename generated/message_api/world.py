@@ -406,11 +406,11 @@ class MessageAPI(Episode):
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:159
         'Get the login status of the current user.'
-        return LoginStatus(login_status=rt.step(self, self.fn_logged_in)())  # message_api.world:160
+        return LoginStatus(login_status=self.fn_logged_in())  # message_api.world:160
 
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:  # message_api.world:163
         'Send a message to a user.'
-        if not rt.step(self, self.fn_logged_in)():  # message_api.world:169
+        if not self.fn_logged_in():  # message_api.world:169
             raise ToolError('No user is currently logged in.')
         if not (receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:170
             raise ToolError(rt.built(self, ("Receiver ID '" + rt.text(receiver_id) + "' not found.")))
@@ -420,32 +420,44 @@ class MessageAPI(Episode):
             if self._steps < 0:
                 rt.out_of_steps()
             new_id = self._rng().randint(10000, 99999)  # message_api.world:174
-        self._set(self.state, 'generated_ids', rt.each(self, rt.add(self.state.generated_ids, new_id)))  # message_api.world:176
-        self._set(self.state, 'inbox', rt.each(self, (self.state.inbox + ({receiver_id: message},))))  # message_api.world:177
+        self._steps -= len(self.state.generated_ids)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:176
+        self._steps -= len(self.state.inbox)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:177
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:178
         return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:179
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:182
         'Delete the latest message sent to a receiver.'
-        if not rt.step(self, self.fn_logged_in)():  # message_api.world:187
+        if not self.fn_logged_in():  # message_api.world:187
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:188
         for entry in rt.each(self, self.state.inbox):  # message_api.world:189
-            if (rt.step(self, self.fn_receiver_of)(entry) == receiver_id):  # message_api.world:190
+            if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:190
                 latest = entry  # message_api.world:191
         if not (latest is not None):  # message_api.world:194
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._set(self.state, 'inbox', rt.each(self, rt.without(self.state.inbox, rt.present(latest))))  # message_api.world:198
+        self._steps -= len(self.state.inbox)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'inbox', rt.without(self.state.inbox, rt.present(latest)))  # message_api.world:198
         return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:199
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:202
         'View all historical messages sent by the current user.'
-        if not rt.step(self, self.fn_logged_in)():  # message_api.world:203
+        if not self.fn_logged_in():  # message_api.world:203
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:204
         for entry in rt.each(self, self.state.inbox):  # message_api.world:205
-            receiver: str = rt.step(self, self.fn_receiver_of)(entry)  # message_api.world:206
-            sent = rt.each(self, {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (rt.step(self, self.fn_content_of)(entry),)))})  # message_api.world:207
+            receiver: str = self.fn_receiver_of(entry)  # message_api.world:206
+            self._steps -= len(sent)
+            if self._steps < 0:
+                rt.out_of_steps()
+            sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:207
         return SentMessages(messages=sent)  # message_api.world:209
 
     def tool_add_contact(self, user_name: str) -> Any:  # message_api.world:212
@@ -453,37 +465,55 @@ class MessageAPI(Episode):
         if not (user_name not in self.state.user_map):  # message_api.world:215
             raise ToolError(rt.built(self, ("User name '" + rt.text(user_name) + "' already exists.")))
         self._set(self.state, 'user_count', (self.state.user_count + 1))  # message_api.world:216
-        user_id: str = rt.built(self, ('USR' + rt.built(self, rt.built(self, rt.text(self.state.user_count)).zfill(rt.width(3)))))  # message_api.world:217
+        user_id: str = rt.built(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:217
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:223
             return {'error': rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists."))}  # message_api.world:224
-        self._set(self.state, 'user_map', rt.each(self, {**self.state.user_map, user_name: user_id}))  # message_api.world:226
+        self._steps -= len(self.state.user_map)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:226
         added: dict[str, Any] = {}  # message_api.world:229
-        added = rt.each(self, {**added, 'added_status': True})  # message_api.world:230
-        added = rt.each(self, {**added, 'user_id': user_id})  # message_api.world:231
-        added = rt.each(self, {**added, 'message': rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully."))})  # message_api.world:232
+        self._steps -= len(added)
+        if self._steps < 0:
+            rt.out_of_steps()
+        added = {**added, 'added_status': True}  # message_api.world:230
+        self._steps -= len(added)
+        if self._steps < 0:
+            rt.out_of_steps()
+        added = {**added, 'user_id': user_id}  # message_api.world:231
+        self._steps -= len(added)
+        if self._steps < 0:
+            rt.out_of_steps()
+        added = {**added, 'message': rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully."))}  # message_api.world:232
         return added  # message_api.world:233
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:236
         'Search for messages containing a specific keyword.'
-        if not rt.step(self, self.fn_logged_in)():  # message_api.world:239
+        if not self.fn_logged_in():  # message_api.world:239
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:240
         for entry in rt.each(self, self.state.inbox):  # message_api.world:241
-            content: Any = rt.step(self, self.fn_content_of)(entry)  # message_api.world:242
-            kind: str = rt.step(self, self.fn_python_type)(content)  # message_api.world:245
+            content: Any = self.fn_content_of(entry)  # message_api.world:242
+            kind: str = self.fn_python_type(content)  # message_api.world:245
             if not (kind == 'str'):  # message_api.world:246
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
             if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:247
-                hits = rt.each(self, (hits + (SearchHit(receiver_id=rt.step(self, self.fn_receiver_of)(entry), message=content),)))  # message_api.world:248
+                self._steps -= len(hits)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                hits = (hits + (SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:248
         return SearchResults(results=hits)  # message_api.world:251
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:254
         'Get statistics about messages for the current user.'
-        if not rt.step(self, self.fn_logged_in)():  # message_api.world:255
+        if not self.fn_logged_in():  # message_api.world:255
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:256
         for entry in rt.each(self, self.state.inbox):  # message_api.world:257
-            receivers = rt.each(self, rt.add(receivers, rt.step(self, self.fn_receiver_of)(entry)))  # message_api.world:258
+            self._steps -= len(receivers)
+            if self._steps < 0:
+                rt.out_of_steps()
+            receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:258
         return MessageStats(stats=Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:260
 
     def _changed_rows(self, table: Table[Any]) -> Any:

@@ -159,7 +159,7 @@ class Contact(Row):
     def load(cls, data: object, path: str, ep: Any) -> Contact:
         d = v.want_object(data, path, {'id': False, 'owner': True, 'user': True, 'name': True, 'favorite': False, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('contact_ids', 'CT{:03d}'))),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('contact_ids', 'CT{:03d}')),
             owner=v.want_str(d['owner'], path + '.owner'),
             user=v.want_str(d['user'], path + '.user'),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
@@ -217,7 +217,7 @@ class Conversation(Row):
     def load(cls, data: object, path: str, ep: Any) -> Conversation:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'title': False, 'participants': True, 'archived_by': False, 'last_activity': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('conversation_ids', 'CONV{:03d}'))),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('conversation_ids', 'CONV{:03d}')),
             kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
             title=(v.want_optional(d['title'], path + '.title', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))) if d.get('title') is not None else None),
             participants=v.want_list(d['participants'], path + '.participants', (lambda x, p: v.want_str(x, p))),
@@ -279,7 +279,7 @@ class Message(Row):
     def load(cls, data: object, path: str, ep: Any) -> Message:
         d = v.want_object(data, path, {'id': False, 'conversation': True, 'sender': True, 'body': True, 'sent_at': False, 'delivery': False, 'read_by': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else rt.built(ep, ep._next('message_ids', 'MSG{:03d}'))),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
             conversation=v.want_str(d['conversation'], path + '.conversation'),
             sender=v.want_str(d['sender'], path + '.sender'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
@@ -583,7 +583,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:213
         if (len(history) > 0):  # messaging.world:214
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:215
-        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=rt.step(self, self.fn_unread_in)(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:217
+        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:217
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:222
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
@@ -595,10 +595,13 @@ class MobileMessaging(Episode):
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:235
             self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:236
-            self._set(self.state, 'last_seen', rt.each(self, {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock}))  # messaging.world:237
+            self._steps -= len(self.state.last_seen)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:237
         self._set(user, 'presence', Presence.online)  # messaging.world:239
         self._set(self.state, 'current_user', user.key())  # messaging.world:240
-        return rt.step(self, self.fn_profile)(user)  # messaging.world:241
+        return self.fn_profile(user)  # messaging.world:241
 
     def tool_logout(self) -> str:  # messaging.world:244
         'Sign out of the app. The account shows as offline until the next login.'
@@ -606,7 +609,10 @@ class MobileMessaging(Episode):
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:246
         self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:247
-        self._set(self.state, 'last_seen', rt.each(self, {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock}))  # messaging.world:248
+        self._steps -= len(self.state.last_seen)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:248
         self._set(self.state, 'current_user', None)  # messaging.world:249
         return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:250
 
@@ -614,7 +620,7 @@ class MobileMessaging(Episode):
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if not (self.state.current_user is not None):  # messaging.world:256
             raise ToolError('You are not logged in. Call login first.')
-        return rt.step(self, self.fn_profile)(self.t_users.row(rt.present(self.state.current_user)))  # messaging.world:257
+        return self.fn_profile(self.t_users.row(rt.present(self.state.current_user)))  # messaging.world:257
 
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:  # messaging.world:262
         "List the signed-in user's contacts in alphabetical order, with their user ids and phone numbers."
@@ -622,7 +628,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:268
         mine: tuple[str, ...] = tuple(_c10.key() for _c10 in rt.each(self, self.t_contacts) if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:269
-        return tuple(rt.step(self, self.fn_card)(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower())))))  # messaging.world:270
+        return tuple(self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower())))))  # messaging.world:270
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:273
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -631,7 +637,7 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:279
         needle: str = query.strip().lower()  # messaging.world:280
         found: tuple[str, ...] = tuple(_c13.key() for _c13 in rt.each(self, self.t_contacts) if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:281
-        return tuple(rt.step(self, self.fn_card)(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower())))))  # messaging.world:282
+        return tuple(self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower())))))  # messaging.world:282
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:285
         "Add a person who has an account on the app to the signed-in user's contacts."
@@ -646,9 +652,9 @@ class MobileMessaging(Episode):
             raise ToolError('You cannot add yourself as a contact.')
         if not (not any(((_c17.owner == me.key()) and (_c17.user == person.key())) for _c17 in rt.each(self, self.t_contacts))):  # messaging.world:298
             raise ToolError(rt.built(self, (rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.')))
-        contact: Contact = Contact(id_=rt.built(self, self._next('contact_ids', 'CT{:03d}')), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:299
+        contact: Contact = Contact(id_=self._next('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:299
         self._insert(self.t_contacts, contact)  # messaging.world:300
-        return rt.step(self, self.fn_card)(contact)  # messaging.world:301
+        return self.fn_card(contact)  # messaging.world:301
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:304
         "Remove an entry from the signed-in user's contacts. Conversations with the person are kept."
@@ -667,7 +673,7 @@ class MobileMessaging(Episode):
         if not (contact.owner == self.state.current_user):  # messaging.world:323
             raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
         self._set(contact, 'favorite', favorite)  # messaging.world:324
-        return rt.step(self, self.fn_card)(contact)  # messaging.world:325
+        return self.fn_card(contact)  # messaging.world:325
 
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:  # messaging.world:330
         "List the signed-in user's conversations, most recent activity first, with unread counts."
@@ -675,7 +681,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:336
         mine: tuple[str, ...] = tuple(_c18.key() for _c18 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c18.participants)) and (include_archived or (me.key() not in rt.each(self, _c18.archived_by)))))  # messaging.world:337
-        return tuple(rt.step(self, self.fn_summary)(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True)))))  # messaging.world:338
+        return tuple(self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True)))))  # messaging.world:338
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:341
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
@@ -687,7 +693,10 @@ class MobileMessaging(Episode):
         page: tuple[str, ...] = ()  # messaging.world:350
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:351
             if (len(page) < limit):  # messaging.world:352
-                page = rt.each(self, (page + (m.key(),)))  # messaging.world:353
+                self._steps -= len(page)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                page = (page + (m.key(),))  # messaging.world:353
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m23: _m23.sent_at))  # messaging.world:356
 
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:359
@@ -703,9 +712,9 @@ class MobileMessaging(Episode):
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:371
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=rt.built(self, self._next('conversation_ids', 'CONV{:03d}')), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:372
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:372
         self._insert(self.t_conversations, created)  # messaging.world:373
-        return rt.step(self, self.fn_summary)(created, me)  # messaging.world:374
+        return self.fn_summary(created, me)  # messaging.world:374
 
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:377
         "Move a conversation to the signed-in user's archive. The other participants are not affected."
@@ -716,8 +725,11 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:385
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
-        self._set(conversation, 'archived_by', rt.each(self, (conversation.archived_by + (me.key(),))))  # messaging.world:386
-        return rt.step(self, self.fn_summary)(conversation, me)  # messaging.world:387
+        self._steps -= len(conversation.archived_by)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:386
+        return self.fn_summary(conversation, me)  # messaging.world:387
 
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:390
         "Bring a conversation back from the signed-in user's archive to the main list."
@@ -728,8 +740,11 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:398
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
-        self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:399
-        return rt.step(self, self.fn_summary)(conversation, me)  # messaging.world:400
+        self._steps -= len(conversation.archived_by)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:399
+        return self.fn_summary(conversation, me)  # messaging.world:400
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:405
         'Send a text message to one person. It goes into the direct conversation with them, which\nis created if there is none yet and brought back from the archive if it was archived.\nThe message is delivered at once when the recipient is connected, otherwise it is sent and\nwaits on the server.'
@@ -738,20 +753,23 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:417
         if not (recipient.key() != me.key()):  # messaging.world:418
             raise ToolError('You cannot send a message to yourself.')
-        existing: Conversation | None = rt.step(self, self.fn_direct_conversation)(me, recipient)  # messaging.world:419
+        existing: Conversation | None = self.fn_direct_conversation(me, recipient)  # messaging.world:419
         conversation_id: str = ''  # messaging.world:420
         if (rt.key_of(existing) is not None):  # messaging.world:421
             conversation_id = rt.present(existing).id_  # messaging.world:422
         else:
-            created: Conversation = Conversation(id_=rt.built(self, self._next('conversation_ids', 'CONV{:03d}')), kind=ConversationKind.direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:424
+            created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:424
             self._insert(self.t_conversations, created)  # messaging.world:425
             conversation_id = created.id_  # messaging.world:426
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:428
-        message: Message = Message(id_=rt.built(self, self._next('message_ids', 'MSG{:03d}')), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=rt.step(self, self.fn_delivery_for)(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:429
+        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:429
         self._insert(self.t_messages, message)  # messaging.world:430
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:431
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:432
-            self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:433
+            self._steps -= len(conversation.archived_by)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:433
         return message  # messaging.world:435
 
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:  # messaging.world:438
@@ -761,11 +779,14 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:445
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:446
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        message: Message = Message(id_=rt.built(self, self._next('message_ids', 'MSG{:03d}')), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=rt.step(self, self.fn_delivery_for)(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:447
+        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:447
         self._insert(self.t_messages, message)  # messaging.world:448
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:449
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:450
-            self._set(conversation, 'archived_by', rt.each(self, rt.without(conversation.archived_by, me.key())))  # messaging.world:451
+            self._steps -= len(conversation.archived_by)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:451
         return message  # messaging.world:453
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:456
@@ -776,7 +797,10 @@ class MobileMessaging(Episode):
         if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:463
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:464
-            self._set(message, 'read_by', rt.each(self, rt.add(message.read_by, me.key())))  # messaging.world:465
+            self._steps -= len(message.read_by)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:465
         if (message.delivery == Delivery.sent):  # messaging.world:468
             self._set(message, 'delivery', Delivery.delivered)  # messaging.world:469
         return message  # messaging.world:471
@@ -790,7 +814,10 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         unread: tuple[str, ...] = tuple(_m26.key() for _m26 in rt.each(self, self.t_messages) if ((_m26.conversation == conversation.key()) and (me.key() not in rt.each(self, _m26.read_by))))  # messaging.world:482
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:483
-            self._set(m, 'read_by', rt.each(self, rt.add(m.read_by, me.key())))  # messaging.world:484
+            self._steps -= len(m.read_by)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:484
             if (m.delivery == Delivery.sent):  # messaging.world:485
                 self._set(m, 'delivery', Delivery.delivered)  # messaging.world:486
         return len(unread)  # messaging.world:489
@@ -803,9 +830,12 @@ class MobileMessaging(Episode):
         counts: dict[str, int] = {}  # messaging.world:497
         visible: tuple[str, ...] = tuple(_c27.key() for _c27 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c27.participants)) and (me.key() not in rt.each(self, _c27.archived_by))))  # messaging.world:498
         for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c28: _c28.last_activity, reverse=True)))):  # messaging.world:499
-            unread: int = rt.step(self, self.fn_unread_in)(c, me)  # messaging.world:500
+            unread: int = self.fn_unread_in(c, me)  # messaging.world:500
             if (unread > 0):  # messaging.world:501
-                counts = rt.each(self, {**counts, c.id_: unread})  # messaging.world:502
+                self._steps -= len(counts)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                counts = {**counts, c.id_: unread}  # messaging.world:502
         return UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:505
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:508
@@ -827,7 +857,7 @@ class MobileMessaging(Episode):
         if not (len(stuck) > 0):  # messaging.world:526
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:527
-            self._set(m, 'delivery', rt.step(self, self.fn_delivery_for)(self.t_conversations.row(m.conversation), me))  # messaging.world:528
+            self._set(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:528
         return stuck  # messaging.world:530
 
     def _changed_rows(self, table: Table[Any]) -> Any:

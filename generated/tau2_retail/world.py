@@ -625,7 +625,7 @@ class Tau2Retail(Episode):
 
     def fn_calc_as_float(self, x: CalcValue) -> float:  # retail.world:223
         if (x.kind == 'int'):  # retail.world:224
-            if not (abs(x.int_value) < rt.step(self, self.fn_float_limit)()):  # retail.world:225
+            if not (abs(x.int_value) < self.fn_float_limit()):  # retail.world:225
                 raise ToolError('int too large to convert to float')
             return rt.to_float(x.int_value)  # retail.world:226
         return x.float_value  # retail.world:228
@@ -673,18 +673,18 @@ class Tau2Retail(Episode):
     def fn_calc_float_power(self, x: float, y: float) -> CalcValue:  # retail.world:282
         finite: float = 1.7976931348623157e+308  # retail.world:283
         if (((((y == 0.0) or (x != x)) or (y != y)) or (abs(x) > finite)) or (abs(y) > finite)):  # retail.world:284
-            return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:285
+            return self.fn_calc_float(rt.power(x, y))  # retail.world:285
         if (x == 0.0):  # retail.world:287
             if not (y > 0.0):  # retail.world:288
                 raise ToolError('0.0 cannot be raised to a negative power')
-            return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:289
+            return self.fn_calc_float(rt.power(x, y))  # retail.world:289
         if ((x < 0.0) and ((y // 1.0) != y)):  # retail.world:291
-            if not (not rt.step(self, self.fn_power_overflows)((-x), y)):  # retail.world:292
+            if not (not self.fn_power_overflows((-x), y)):  # retail.world:292
                 raise ToolError('complex exponentiation')
-            return rt.step(self, self.fn_calc_complex)()  # retail.world:293
-        if not (not rt.step(self, self.fn_power_overflows)(abs(x), y)):  # retail.world:295
+            return self.fn_calc_complex()  # retail.world:293
+        if not (not self.fn_power_overflows(abs(x), y)):  # retail.world:295
             raise ToolError("(34, 'Numerical result out of range')")
-        return rt.step(self, self.fn_calc_float)(rt.power(x, y))  # retail.world:296
+        return self.fn_calc_float(rt.power(x, y))  # retail.world:296
 
     def fn_int_bits(self, x: int) -> int:  # retail.world:300
         bits: int = 0  # retail.world:301
@@ -699,73 +699,73 @@ class Tau2Retail(Episode):
 
     def fn_calc_int_binary(self, a: int, op: str, b: int) -> CalcValue:  # retail.world:311
         if (((op == '+') or (op == '-')) or (op == '*')):  # retail.world:312
-            widest: int = (rt.bounded(rt.step(self, self.fn_int_bits)(a) + rt.step(self, self.fn_int_bits)(b)) if (op == '*') else (max(rt.step(self, self.fn_int_bits)(a), rt.step(self, self.fn_int_bits)(b)) + 1))  # retail.world:315
+            widest: int = (rt.bounded(self.fn_int_bits(a) + self.fn_int_bits(b)) if (op == '*') else (max(self.fn_int_bits(a), self.fn_int_bits(b)) + 1))  # retail.world:315
             if not (widest <= 4096):  # retail.world:316
                 raise ToolError('int too large to convert to float')
         if (op == '+'):  # retail.world:318
-            return rt.step(self, self.fn_calc_int)(rt.bounded(a + b))  # retail.world:319
+            return self.fn_calc_int(rt.bounded(a + b))  # retail.world:319
         if (op == '-'):  # retail.world:321
-            return rt.step(self, self.fn_calc_int)(rt.bounded(a - b))  # retail.world:322
+            return self.fn_calc_int(rt.bounded(a - b))  # retail.world:322
         if (op == '*'):  # retail.world:324
-            return rt.step(self, self.fn_calc_int)(rt.bounded(a * b))  # retail.world:325
+            return self.fn_calc_int(rt.bounded(a * b))  # retail.world:325
         if (op == '/'):  # retail.world:327
             if not (b != 0):  # retail.world:328
                 raise ToolError('division by zero')
-            if not (abs(a) < rt.bounded(abs(b) * rt.step(self, self.fn_float_limit)())):  # retail.world:329
+            if not (abs(a) < rt.bounded(abs(b) * self.fn_float_limit())):  # retail.world:329
                 raise ToolError('integer division result too large for a float')
-            return rt.step(self, self.fn_calc_float)((a / b))  # retail.world:330
+            return self.fn_calc_float((a / b))  # retail.world:330
         if (op == '//'):  # retail.world:332
             if not (b != 0):  # retail.world:333
                 raise ToolError('integer division or modulo by zero')
-            return rt.step(self, self.fn_calc_int)((a // b))  # retail.world:334
+            return self.fn_calc_int((a // b))  # retail.world:334
         if (b < 0):  # retail.world:336
-            return rt.step(self, self.fn_calc_float_power)(rt.step(self, self.fn_calc_as_float)(rt.step(self, self.fn_calc_int)(a)), rt.step(self, self.fn_calc_as_float)(rt.step(self, self.fn_calc_int)(b)))  # retail.world:337
-        if not rt.step(self, self.fn_int_power_fits)(a, b):  # retail.world:342
+            return self.fn_calc_float_power(self.fn_calc_as_float(self.fn_calc_int(a)), self.fn_calc_as_float(self.fn_calc_int(b)))  # retail.world:337
+        if not self.fn_int_power_fits(a, b):  # retail.world:342
             raise ToolError('int too large to convert to float')
-        return rt.step(self, self.fn_calc_int)(rt.power(a, b))  # retail.world:343
+        return self.fn_calc_int(rt.power(a, b))  # retail.world:343
 
     def fn_calc_float_binary(self, x: float, op: str, y: float) -> CalcValue:  # retail.world:347
         if (op == '+'):  # retail.world:348
-            return rt.step(self, self.fn_calc_float)((x + y))  # retail.world:349
+            return self.fn_calc_float((x + y))  # retail.world:349
         if (op == '-'):  # retail.world:351
-            return rt.step(self, self.fn_calc_float)((x - y))  # retail.world:352
+            return self.fn_calc_float((x - y))  # retail.world:352
         if (op == '*'):  # retail.world:354
-            return rt.step(self, self.fn_calc_float)((x * y))  # retail.world:355
+            return self.fn_calc_float((x * y))  # retail.world:355
         if (op == '/'):  # retail.world:357
             if not (y != 0.0):  # retail.world:358
                 raise ToolError('float division by zero')
-            return rt.step(self, self.fn_calc_float)((x / y))  # retail.world:359
+            return self.fn_calc_float((x / y))  # retail.world:359
         if (op == '//'):  # retail.world:361
             if not (y != 0.0):  # retail.world:362
                 raise ToolError('float floor division by zero')
-            return rt.step(self, self.fn_calc_float)((x // y))  # retail.world:363
-        return rt.step(self, self.fn_calc_float_power)(x, y)  # retail.world:365
+            return self.fn_calc_float((x // y))  # retail.world:363
+        return self.fn_calc_float_power(x, y)  # retail.world:365
 
     def fn_calc_binary(self, a: CalcValue, op: str, b: CalcValue) -> CalcValue:  # retail.world:369
         if ((op == '//') and ((a.kind == 'complex') or (b.kind == 'complex'))):  # retail.world:370
             raise ToolError(rt.built(self, ("unsupported operand type(s) for //: '" + rt.text(a.kind) + "' and '" + rt.text(b.kind) + "'")))  # retail.world:371
         if ((a.kind == 'int') and (b.kind == 'int')):  # retail.world:373
-            return rt.step(self, self.fn_calc_int_binary)(a.int_value, op, b.int_value)  # retail.world:374
+            return self.fn_calc_int_binary(a.int_value, op, b.int_value)  # retail.world:374
         x: float = 0.0  # retail.world:377
         if (a.kind != 'complex'):  # retail.world:378
-            x = rt.step(self, self.fn_calc_as_float)(a)  # retail.world:379
+            x = self.fn_calc_as_float(a)  # retail.world:379
         y: float = 0.0  # retail.world:381
         if (b.kind != 'complex'):  # retail.world:382
-            y = rt.step(self, self.fn_calc_as_float)(b)  # retail.world:383
+            y = self.fn_calc_as_float(b)  # retail.world:383
         if ((a.kind != 'complex') and (b.kind != 'complex')):  # retail.world:385
-            return rt.step(self, self.fn_calc_float_binary)(x, op, y)  # retail.world:386
+            return self.fn_calc_float_binary(x, op, y)  # retail.world:386
         if not (((op != '/') or (b.kind == 'complex')) or (y != 0.0)):  # retail.world:390
             raise ToolError('complex division by zero')
         if not (((op != '**') or (a.kind == 'complex')) or (x != 0.0)):  # retail.world:391
             raise ToolError('0.0 to a negative or complex power')
-        return rt.step(self, self.fn_calc_complex)()  # retail.world:392
+        return self.fn_calc_complex()  # retail.world:392
 
     def fn_calc_unary(self, op: str, x: CalcValue) -> CalcValue:  # retail.world:395
         if ((op == 'pos') or (x.kind == 'complex')):  # retail.world:396
             return x  # retail.world:397
         if (x.kind == 'int'):  # retail.world:399
-            return rt.step(self, self.fn_calc_int)((-x.int_value))  # retail.world:400
-        return rt.step(self, self.fn_calc_float)((-x.float_value))  # retail.world:402
+            return self.fn_calc_int((-x.int_value))  # retail.world:400
+        return self.fn_calc_float((-x.float_value))  # retail.world:402
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:407
         'Calculate the result of a mathematical expression.'
@@ -780,7 +780,7 @@ class Tau2Retail(Episode):
         for op in rt.each(self, ('+', '-', '*', '/', '(', ')',)):  # retail.world:420
             marked = rt.built(self, rt.replace(marked, op, rt.built(self, ('|' + rt.text(op) + '|'))))  # retail.world:421
         marked = rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(marked, '^', '|**|')), '#', '|//|')), ' ', '|'))  # retail.world:423
-        tokens: tuple[str, ...] = tuple(_t3 for _t3 in rt.each(self, rt.each(self, tuple(marked.split('|')))) if (_t3 != ''))  # retail.world:424
+        tokens: tuple[str, ...] = tuple(_t3 for _t3 in rt.each(self, tuple(marked.split('|'))) if (_t3 != ''))  # retail.world:424
         binary: tuple[str, ...] = ('+', '-', '*', '/', '//', '**',)  # retail.world:425
         postfix: tuple[str, ...] = ()  # retail.world:431
         ops: tuple[str, ...] = tuple('' for _t4 in rt.each(self, tokens))  # retail.world:432
@@ -804,19 +804,31 @@ class Tau2Retail(Episode):
             plain_number: bool = ((is_number and (len(rt.each(self, tuple(tok.split('.')))) <= 2)) and (tok != '.'))  # retail.world:451
             if expect_operand:  # retail.world:452
                 if ((tok == '-') or (tok == '+')):  # retail.world:453
-                    ops = rt.each(self, rt.set_at(ops, n_ops, ('neg' if (tok == '-') else 'pos')))  # retail.world:454
+                    self._steps -= len(ops)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    ops = rt.set_at(ops, n_ops, ('neg' if (tok == '-') else 'pos'))  # retail.world:454
                     n_ops = (n_ops + 1)  # retail.world:455
                 elif (tok == '('):  # retail.world:456
-                    ops = rt.each(self, rt.set_at(ops, n_ops, '('))  # retail.world:457
+                    self._steps -= len(ops)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    ops = rt.set_at(ops, n_ops, '(')  # retail.world:457
                     n_ops = (n_ops + 1)  # retail.world:458
                 elif (((tok == ')') and (n_ops > 0)) and (ops[(n_ops - 1)] == 'call')):  # retail.world:459
                     n_ops = (n_ops - 1)  # retail.world:460
-                    postfix = rt.each(self, (postfix + ('call0',)))  # retail.world:461
+                    self._steps -= len(postfix)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    postfix = (postfix + ('call0',))  # retail.world:461
                     expect_operand = False  # retail.world:462
                 elif plain_number:  # retail.world:463
                     if ((not ('.' in tok)) and (len(tok) > 4300)):  # retail.world:464
                         raise ToolError(('Exceeds the limit (4300 digits) for integer string conversion: value has ' + rt.text(len(tok)) + ' digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge integer literals to avoid decimal conversion limits. (<string>, line 1)'))  # retail.world:465
-                    postfix = rt.each(self, (postfix + (tok,)))  # retail.world:467
+                    self._steps -= len(postfix)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    postfix = (postfix + (tok,))  # retail.world:467
                     expect_operand = False  # retail.world:468
                 elif ((is_number and (tok != '.')) and (not tok.startswith('..'))):  # retail.world:469
                     parse_error = ('invalid syntax. Perhaps you forgot a comma? (<string>, line 1)' if (depth > 0) else 'invalid syntax (<string>, line 1)')  # retail.world:470
@@ -824,14 +836,20 @@ class Tau2Retail(Episode):
                 else:
                     parse_error = 'invalid syntax (<string>, line 1)'  # retail.world:473
             elif (tok in rt.each(self, binary)):  # retail.world:475
-                p: int = rt.step(self, self.fn_calc_precedence)(tok)  # retail.world:476
-                while ((((n_ops > 0) and (ops[(n_ops - 1)] != '(')) and (ops[(n_ops - 1)] != 'call')) and ((rt.step(self, self.fn_calc_precedence)(ops[(n_ops - 1)]) > p) or ((rt.step(self, self.fn_calc_precedence)(ops[(n_ops - 1)]) == p) and (tok != '**')))):  # retail.world:477
+                p: int = self.fn_calc_precedence(tok)  # retail.world:476
+                while ((((n_ops > 0) and (ops[(n_ops - 1)] != '(')) and (ops[(n_ops - 1)] != 'call')) and ((self.fn_calc_precedence(ops[(n_ops - 1)]) > p) or ((self.fn_calc_precedence(ops[(n_ops - 1)]) == p) and (tok != '**')))):  # retail.world:477
                     self._steps -= 1
                     if self._steps < 0:
                         rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:478
-                    postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:479
-                ops = rt.each(self, rt.set_at(ops, n_ops, tok))  # retail.world:481
+                    self._steps -= len(postfix)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    postfix = (postfix + (ops[n_ops],))  # retail.world:479
+                self._steps -= len(ops)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                ops = rt.set_at(ops, n_ops, tok)  # retail.world:481
                 n_ops = (n_ops + 1)  # retail.world:482
                 expect_operand = True  # retail.world:483
             elif (tok == ')'):  # retail.world:484
@@ -840,12 +858,21 @@ class Tau2Retail(Episode):
                     if self._steps < 0:
                         rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:486
-                    postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:487
+                    self._steps -= len(postfix)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    postfix = (postfix + (ops[n_ops],))  # retail.world:487
                 n_ops = (n_ops - 1)  # retail.world:489
                 if (ops[n_ops] == 'call'):  # retail.world:490
-                    postfix = rt.each(self, (postfix + ('call',)))  # retail.world:491
+                    self._steps -= len(postfix)
+                    if self._steps < 0:
+                        rt.out_of_steps()
+                    postfix = (postfix + ('call',))  # retail.world:491
             elif (tok == '('):  # retail.world:493
-                ops = rt.each(self, rt.set_at(ops, n_ops, 'call'))  # retail.world:494
+                self._steps -= len(ops)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                ops = rt.set_at(ops, n_ops, 'call')  # retail.world:494
                 n_ops = (n_ops + 1)  # retail.world:495
                 expect_operand = True  # retail.world:496
             else:
@@ -864,29 +891,44 @@ class Tau2Retail(Episode):
             if self._steps < 0:
                 rt.out_of_steps()
             n_ops = (n_ops - 1)  # retail.world:508
-            postfix = rt.each(self, (postfix + (ops[n_ops],)))  # retail.world:509
-        values: tuple[CalcValue, ...] = tuple(rt.step(self, self.fn_calc_int)(0) for _t5 in rt.each(self, postfix))  # retail.world:512
+            self._steps -= len(postfix)
+            if self._steps < 0:
+                rt.out_of_steps()
+            postfix = (postfix + (ops[n_ops],))  # retail.world:509
+        values: tuple[CalcValue, ...] = tuple(self.fn_calc_int(0) for _t5 in rt.each(self, postfix))  # retail.world:512
         n: int = 0  # retail.world:513
         for _tok6 in rt.each(self, postfix):  # retail.world:514
             if ((_tok6 == 'neg') or (_tok6 == 'pos')):  # retail.world:515
-                values = rt.each(self, rt.set_at(values, (n - 1), rt.step(self, self.fn_calc_unary)(_tok6, values[(n - 1)])))  # retail.world:516
+                self._steps -= len(values)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                values = rt.set_at(values, (n - 1), self.fn_calc_unary(_tok6, values[(n - 1)]))  # retail.world:516
             elif ((_tok6 == 'call0') or (_tok6 == 'call')):  # retail.world:517
                 if (_tok6 == 'call'):  # retail.world:518
                     n = (n - 1)  # retail.world:519
                 raise ToolError(rt.built(self, ("'" + rt.text(values[(n - 1)].kind) + "' object is not callable")))  # retail.world:521
             elif (_tok6 in rt.each(self, binary)):  # retail.world:522
                 n = (n - 1)  # retail.world:523
-                values = rt.each(self, rt.set_at(values, (n - 1), rt.step(self, self.fn_calc_binary)(values[(n - 1)], _tok6, values[n])))  # retail.world:524
+                self._steps -= len(values)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                values = rt.set_at(values, (n - 1), self.fn_calc_binary(values[(n - 1)], _tok6, values[n]))  # retail.world:524
             elif ('.' in _tok6):  # retail.world:525
-                values = rt.each(self, rt.set_at(values, n, rt.step(self, self.fn_calc_float)(rt.to_float(_tok6))))  # retail.world:526
+                self._steps -= len(values)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                values = rt.set_at(values, n, self.fn_calc_float(rt.to_float(_tok6)))  # retail.world:526
                 n = (n + 1)  # retail.world:527
             else:
-                values = rt.each(self, rt.set_at(values, n, rt.step(self, self.fn_calc_int)(rt.to_int(_tok6))))  # retail.world:529
+                self._steps -= len(values)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                values = rt.set_at(values, n, self.fn_calc_int(rt.to_int(_tok6)))  # retail.world:529
                 n = (n + 1)  # retail.world:530
         result: CalcValue = values[0]  # retail.world:533
         if not (result.kind != 'complex'):  # retail.world:534
             raise ToolError("float() argument must be a string or a real number, not 'complex'")
-        return rt.built(self, rt.text(round(rt.step(self, self.fn_calc_as_float)(result), 2)))  # retail.world:535
+        return rt.text(round(self.fn_calc_as_float(result), 2))  # retail.world:535
 
     def tool_transfer_to_human_agents(self, summary: str) -> str:  # retail.world:538
         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly asks for a human agent, or the issue cannot be solved with the available tools."
@@ -930,10 +972,16 @@ class Tau2Retail(Episode):
         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
         names: dict[str, str] = {}  # retail.world:615
         for p in rt.each(self, self.t_products):  # retail.world:616
-            names = rt.each(self, {**names, p.name: p.product_id})  # retail.world:617
+            self._steps -= len(names)
+            if self._steps < 0:
+                rt.out_of_steps()
+            names = {**names, p.name: p.product_id}  # retail.world:617
         out: dict[str, str] = {}  # retail.world:619
         for name in rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names)))))):  # retail.world:620
-            out = rt.each(self, {**out, name: names[name]})  # retail.world:621
+            self._steps -= len(out)
+            if self._steps < 0:
+                rt.out_of_steps()
+            out = {**out, name: names[name]}  # retail.world:621
         return out  # retail.world:623
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:628
@@ -951,7 +999,10 @@ class Tau2Retail(Episode):
             _subject8 = _some_PaymentMethod(method)  # retail.world:641
             if isinstance(_subject8, GiftCard):  # retail.world:642
                 card = _subject8
-                self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))}))  # retail.world:643
+                self._steps -= len(user.payment_methods)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:643
             else:
                 pass
         self._set(order_id, 'status', OrderStatus.cancelled)  # retail.world:648
@@ -967,7 +1018,7 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:666
         if not (order.status == OrderStatus.delivered):  # retail.world:667
             raise ToolError('Non-delivered order cannot be exchanged')
-        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:668
+        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:668
         if (missing is not None):  # retail.world:669
             raise ToolError(rt.built(self, ('Number of ' + rt.text(rt.present(missing)) + ' not found.')))  # retail.world:670
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:672
@@ -977,7 +1028,7 @@ class Tau2Retail(Episode):
         for old in rt.each(self, item_ids):  # retail.world:681
             new: str = new_item_ids[i]  # retail.world:682
             i = (i + 1)  # retail.world:683
-            it: OrderItem = order.items[rt.step(self, self.fn_first_item_index)(order, old)]  # retail.world:684
+            it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:684
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:685
             if not (rt.key_of(product) is not None):  # retail.world:686
                 raise ToolError('Product not found')
@@ -1017,7 +1068,7 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:733
         if not (order.status == OrderStatus.pending):  # retail.world:734
             raise ToolError('Non-pending order cannot be modified')
-        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:735
+        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:735
         if (missing is not None):  # retail.world:736
             raise ToolError(rt.built(self, (rt.text(rt.present(missing)) + ' not found')))  # retail.world:737
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:739
@@ -1031,7 +1082,7 @@ class Tau2Retail(Episode):
             i = (i + 1)  # retail.world:750
             if not (new != old):  # retail.world:751
                 raise ToolError('The new item id should be different from the old item id')
-            it: OrderItem = order.items[rt.step(self, self.fn_first_item_index)(order, old)]  # retail.world:752
+            it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:752
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:753
             if not (rt.key_of(product) is not None):  # retail.world:754
                 raise ToolError('Product not found')
@@ -1059,16 +1110,22 @@ class Tau2Retail(Episode):
         _subject11 = _some_PaymentMethod(method)  # retail.world:774
         if isinstance(_subject11, GiftCard):  # retail.world:775
             _card12 = _subject11
-            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))}))  # retail.world:776
+            self._steps -= len(user.payment_methods)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))})  # retail.world:776
         else:
             pass
         j: int = 0  # retail.world:780
         for _old13 in rt.each(self, item_ids):  # retail.world:781
             _new14: str = new_item_ids[j]  # retail.world:782
             j = (j + 1)  # retail.world:783
-            k: int = rt.step(self, self.fn_first_item_index)(order, _old13)  # retail.world:784
+            k: int = self.fn_first_item_index(order, _old13)  # retail.world:784
             _it15: OrderItem = order.items[k]  # retail.world:785
-            self._set(order, 'items', rt.each(self, rt.set_at(order.items, k, OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options))))  # retail.world:786
+            self._steps -= len(order.items)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(order, 'items', rt.set_at(order.items, k, OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options)))  # retail.world:786
         self._set(order, 'status', OrderStatus.pending_item_modified)  # retail.world:788
         return order  # retail.world:789
 
@@ -1099,7 +1156,10 @@ class Tau2Retail(Episode):
         _subject17 = _some_PaymentMethod(method)  # retail.world:815
         if isinstance(_subject17, GiftCard):  # retail.world:816
             _card18 = _subject17
-            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))}))  # retail.world:817
+            self._steps -= len(user.payment_methods)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))})  # retail.world:817
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:821
@@ -1108,7 +1168,10 @@ class Tau2Retail(Episode):
         _subject19 = _some_PaymentMethod(old_method)  # retail.world:823
         if isinstance(_subject19, GiftCard):  # retail.world:824
             _card20 = _subject19
-            self._set(user, 'payment_methods', rt.each(self, {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))}))  # retail.world:825
+            self._steps -= len(user.payment_methods)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(user, 'payment_methods', {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))})  # retail.world:825
         else:
             pass
         return order  # retail.world:829
@@ -1128,7 +1191,7 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method not found')
         if not ((_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:858
             raise ToolError('Payment method should be the original payment method')
-        missing: str | None = rt.step(self, self.fn_over_requested)(order, item_ids)  # retail.world:859
+        missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:859
         if not (missing is None):  # retail.world:860
             raise ToolError('Some item not found')
         self._set(order, 'status', OrderStatus.return_requested)  # retail.world:861

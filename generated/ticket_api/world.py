@@ -171,7 +171,7 @@ class TicketAPI(Episode):
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:85
         "BFCL's _find_ticket: the position of the first ticket whose id equals ticket_id."
-        for position in rt.each(self, rt.each(self, rt.int_range(0, len(self.state.ticket_queue)))):  # ticket_api.world:88
+        for position in rt.each(self, rt.int_range(0, len(self.state.ticket_queue))):  # ticket_api.world:88
             if not ('id' in self.state.ticket_queue[position]):  # ticket_api.world:90
                 raise ToolError("'id'")
             if (self.state.ticket_queue[position]['id'] == ticket_id):  # ticket_api.world:91
@@ -180,31 +180,52 @@ class TicketAPI(Episode):
 
     def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:  # ticket_api.world:100
         'Create a ticket in the system and queue it.'
-        if not rt.step(self, self.fn_logged_in)():  # ticket_api.world:107
+        if not self.fn_logged_in():  # ticket_api.world:107
             raise ToolError('User not authenticated. Please log in to create a ticket.')
         if not ((priority >= 1) and (priority <= 5)):  # ticket_api.world:108
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {}  # ticket_api.world:111
-        ticket = rt.each(self, {**ticket, 'id': self.state.ticket_counter})  # ticket_api.world:112
-        ticket = rt.each(self, {**ticket, 'title': title})  # ticket_api.world:113
-        ticket = rt.each(self, {**ticket, 'description': description})  # ticket_api.world:114
-        ticket = rt.each(self, {**ticket, 'status': 'Open'})  # ticket_api.world:115
-        ticket = rt.each(self, {**ticket, 'priority': priority})  # ticket_api.world:116
-        ticket = rt.each(self, {**ticket, 'created_by': self.state.current_user})  # ticket_api.world:117
-        self._set(self.state, 'ticket_queue', rt.each(self, (self.state.ticket_queue + (ticket,))))  # ticket_api.world:118
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'id': self.state.ticket_counter}  # ticket_api.world:112
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'title': title}  # ticket_api.world:113
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'description': description}  # ticket_api.world:114
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'status': 'Open'}  # ticket_api.world:115
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'priority': priority}  # ticket_api.world:116
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'created_by': self.state.current_user}  # ticket_api.world:117
+        self._steps -= len(self.state.ticket_queue)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'ticket_queue', (self.state.ticket_queue + (ticket,)))  # ticket_api.world:118
         self._set(self.state, 'ticket_counter', (self.state.ticket_counter + 1))  # ticket_api.world:119
         return ticket  # ticket_api.world:120
 
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:126
         'Get a specific ticket by its ID.'
-        position: int | None = rt.step(self, self.fn_find_ticket)(ticket_id)  # ticket_api.world:129
+        position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:129
         if not (position is not None):  # ticket_api.world:130
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         return self.state.ticket_queue[rt.present(position)]  # ticket_api.world:131
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:134
         'Close a ticket.'
-        position: int | None = rt.step(self, self.fn_find_ticket)(ticket_id)  # ticket_api.world:135
+        position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:135
         if not (position is not None):  # ticket_api.world:136
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:137
@@ -212,13 +233,19 @@ class TicketAPI(Episode):
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:139
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
-        ticket = rt.each(self, {**ticket, 'status': 'Closed'})  # ticket_api.world:141
-        self._set(self.state, 'ticket_queue', rt.each(self, rt.set_at(self.state.ticket_queue, rt.present(position), ticket)))  # ticket_api.world:142
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:141
+        self._steps -= len(self.state.ticket_queue)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:142
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:143
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:146
         'Resolve a ticket with a resolution.'
-        position: int | None = rt.step(self, self.fn_find_ticket)(ticket_id)  # ticket_api.world:152
+        position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:152
         if not (position is not None):  # ticket_api.world:153
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:154
@@ -226,14 +253,23 @@ class TicketAPI(Episode):
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:156
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
-        ticket = rt.each(self, {**ticket, 'status': 'Resolved'})  # ticket_api.world:157
-        ticket = rt.each(self, {**ticket, 'resolution': resolution})  # ticket_api.world:158
-        self._set(self.state, 'ticket_queue', rt.each(self, rt.set_at(self.state.ticket_queue, rt.present(position), ticket)))  # ticket_api.world:159
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:157
+        self._steps -= len(ticket)
+        if self._steps < 0:
+            rt.out_of_steps()
+        ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:158
+        self._steps -= len(self.state.ticket_queue)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:159
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:160
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:163
         'Modify the details of an existing ticket.'
-        position: int | None = rt.step(self, self.fn_find_ticket)(ticket_id)  # ticket_api.world:172
+        position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:172
         if not (position is not None):  # ticket_api.world:173
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         invalid: tuple[str, ...] = tuple(_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, ('title', 'description', 'status', 'priority',))))  # ticket_api.world:179
@@ -242,8 +278,14 @@ class TicketAPI(Episode):
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:181
         for name in rt.each(self, updates):  # ticket_api.world:182
             if (updates[name] is not None):  # ticket_api.world:183
-                ticket = rt.each(self, {**ticket, name: updates[name]})  # ticket_api.world:184
-        self._set(self.state, 'ticket_queue', rt.each(self, rt.set_at(self.state.ticket_queue, rt.present(position), ticket)))  # ticket_api.world:187
+                self._steps -= len(ticket)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                ticket = {**ticket, name: updates[name]}  # ticket_api.world:184
+        self._steps -= len(self.state.ticket_queue)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:187
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:188
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:191
@@ -255,20 +297,23 @@ class TicketAPI(Episode):
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:205
         'Get the login status of the currently authenticated user.'
-        return LoginStatus(login_status=rt.step(self, self.fn_logged_in)())  # ticket_api.world:208
+        return LoginStatus(login_status=self.fn_logged_in())  # ticket_api.world:208
 
     def tool_logout(self) -> Success:  # ticket_api.world:211
         'Log out the current user.'
-        if (not rt.step(self, self.fn_logged_in)()):  # ticket_api.world:212
+        if (not self.fn_logged_in()):  # ticket_api.world:212
             return Success(success=False)  # ticket_api.world:213
         self._set(self.state, 'current_user', None)  # ticket_api.world:215
         return Success(success=True)  # ticket_api.world:216
 
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:219
         'Get all tickets created by the current user, optionally filtered by status.'
-        if (not rt.step(self, self.fn_logged_in)()):  # ticket_api.world:226
+        if (not self.fn_logged_in()):  # ticket_api.world:226
             refused: dict[str, Any] = {}  # ticket_api.world:227
-            refused = rt.each(self, {**refused, 'error': 'User not authenticated. Please log in to view tickets.'})  # ticket_api.world:228
+            self._steps -= len(refused)
+            if self._steps < 0:
+                rt.out_of_steps()
+            refused = {**refused, 'error': 'User not authenticated. Please log in to view tickets.'}  # ticket_api.world:228
             return (refused,)  # ticket_api.world:229
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:233
             if not ('created_by' in ticket):  # ticket_api.world:234
@@ -279,7 +324,7 @@ class TicketAPI(Episode):
         for _ticket3 in rt.each(self, mine):  # ticket_api.world:240
             if not ('status' in _ticket3):  # ticket_api.world:241
                 raise ToolError("'status'")
-            kind: str = rt.step(self, self.fn_python_type)(_ticket3['status'])  # ticket_api.world:242
+            kind: str = self.fn_python_type(_ticket3['status'])  # ticket_api.world:242
             if not (kind == 'str'):  # ticket_api.world:243
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
         return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == rt.present(status).lower()))  # ticket_api.world:245

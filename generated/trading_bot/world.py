@@ -377,46 +377,46 @@ class TradingBot(Episode):
 
     def fn_plus(self, a: Any, b: Any) -> Any:  # trading_bot.world:143
         "Python's a + b on two JSON numbers: int + int stays int."
-        if ((rt.step(self, self.fn_python_type)(a) == 'int') and (rt.step(self, self.fn_python_type)(b) == 'int')):  # trading_bot.world:144
+        if ((self.fn_python_type(a) == 'int') and (self.fn_python_type(b) == 'int')):  # trading_bot.world:144
             return rt.bounded(rt.to_int(rt.built(self, rt.text(a))) + rt.to_int(rt.built(self, rt.text(b))))  # trading_bot.world:145
-        return (rt.step(self, self.fn_number)(a) + rt.step(self, self.fn_number)(b))  # trading_bot.world:147
+        return (self.fn_number(a) + self.fn_number(b))  # trading_bot.world:147
 
     def fn_minus(self, a: Any, b: Any) -> Any:  # trading_bot.world:150
         "Python's a - b on two JSON numbers."
-        if ((rt.step(self, self.fn_python_type)(a) == 'int') and (rt.step(self, self.fn_python_type)(b) == 'int')):  # trading_bot.world:151
+        if ((self.fn_python_type(a) == 'int') and (self.fn_python_type(b) == 'int')):  # trading_bot.world:151
             return rt.bounded(rt.to_int(rt.built(self, rt.text(a))) - rt.to_int(rt.built(self, rt.text(b))))  # trading_bot.world:152
-        return (rt.step(self, self.fn_number)(a) - rt.step(self, self.fn_number)(b))  # trading_bot.world:154
+        return (self.fn_number(a) - self.fn_number(b))  # trading_bot.world:154
 
     def fn_is_digits(self, text: str) -> bool:  # trading_bot.world:157
         "Python's str.isdigit() for ASCII text."
-        return ((len(text) > 0) and all((text[_position1] in '0123456789') for _position1 in rt.each(self, rt.each(self, rt.int_range(0, len(text))))))  # trading_bot.world:158
+        return ((len(text) > 0) and all((text[_position1] in '0123456789') for _position1 in rt.each(self, rt.int_range(0, len(text)))))  # trading_bot.world:158
 
     def fn_order_key(self, key_: str) -> Any:  # trading_bot.world:161
         'An order key as BFCL holds it: all-digit text is an int.'
-        if rt.step(self, self.fn_is_digits)(key_):  # trading_bot.world:162
+        if self.fn_is_digits(key_):  # trading_bot.world:162
             return rt.to_int(key_)  # trading_bot.world:163
         return key_  # trading_bot.world:165
 
     def fn_python_repr(self, key_: str) -> str:  # trading_bot.world:168
         "Python's repr() of a key: an int bare, text quoted (quote choice and common escapes)."
-        if rt.step(self, self.fn_is_digits)(key_):  # trading_bot.world:171
-            return rt.built(self, rt.text(rt.to_int(key_)))  # trading_bot.world:172
+        if self.fn_is_digits(key_):  # trading_bot.world:171
+            return rt.text(rt.to_int(key_))  # trading_bot.world:172
         text: str = rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(key_, '\\', '\\\\')), '\n', '\\n')), '\r', '\\r')), '\t', '\\t'))  # trading_bot.world:174
         if (("'" in text) and (not ('"' in text))):  # trading_bot.world:175
-            return rt.built(self, (rt.built(self, ('"' + text)) + '"'))  # trading_bot.world:176
-        return rt.built(self, (rt.built(self, ("'" + rt.built(self, rt.replace(text, "'", "\\'")))) + "'"))  # trading_bot.world:178
+            return rt.built(self, ('"' + text + '"'))  # trading_bot.world:176
+        return rt.built(self, ("'" + rt.built(self, rt.replace(text, "'", "\\'")) + "'"))  # trading_bot.world:178
 
     def fn_order_ids(self) -> tuple[Any, ...]:  # trading_bot.world:181
         "list(self.orders.keys()) in BFCL's terms."
-        return tuple(rt.step(self, self.fn_order_key)(_key2) for _key2 in rt.each(self, self.state.orders))  # trading_bot.world:182
+        return tuple(self.fn_order_key(_key2) for _key2 in rt.each(self, self.state.orders))  # trading_bot.world:182
 
     def fn_order_ids_text(self) -> str:  # trading_bot.world:185
         'str(list(self.orders.keys())), as Python prints it.'
-        return rt.built(self, (rt.built(self, ('[' + rt.built(self, rt.join(', ', rt.each(self, tuple(rt.step(self, self.fn_python_repr)(_key3) for _key3 in rt.each(self, self.state.orders))))))) + ']'))  # trading_bot.world:186
+        return rt.built(self, ('[' + rt.built(self, rt.join(', ', rt.each(self, tuple(self.fn_python_repr(_key3) for _key3 in rt.each(self, self.state.orders))))) + ']'))  # trading_bot.world:186
 
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:189
         'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as epoch seconds.'
-        return rt.built(self, format((rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=(drawn - 1725186600))), '%Y-%m-%d %H:%M:%S'))  # trading_bot.world:196
+        return format((rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=(drawn - 1725186600))), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:196
 
     def fn_price_of(self, symbol: str) -> Any:  # trading_bot.world:199
         "self.stocks.get(symbol, {}).get('price', 0)"
@@ -427,20 +427,20 @@ class TradingBot(Episode):
             return False  # trading_bot.world:205
         if not ('percent_change' in self.state.stocks[symbol]):  # trading_bot.world:207
             raise ToolError("'percent_change'")
-        return (abs(rt.step(self, self.fn_number)(self.state.stocks[symbol]['percent_change'])) >= threshold)  # trading_bot.world:208
+        return (abs(self.fn_number(self.state.stocks[symbol]['percent_change'])) >= threshold)  # trading_bot.world:208
 
     def fn_digit_count(self, text: str, start: int) -> int:  # trading_bot.world:211
         'How many ASCII digits start at position start.'
         count: int = 0  # trading_bot.world:212
-        for position in rt.each(self, rt.each(self, rt.int_range(start, len(text)))):  # trading_bot.world:213
+        for position in rt.each(self, rt.int_range(start, len(text))):  # trading_bot.world:213
             if ((count == rt.bounded(position - start)) and (text[position] in '0123456789')):  # trading_bot.world:214
                 count = (count + 1)  # trading_bot.world:215
         return count  # trading_bot.world:218
 
     def fn_date_parse_error(self, text: str) -> str | None:  # trading_bot.world:221
         "Why datetime.strptime(text, '%Y-%m-%d') raises ValueError, or none when it parses."
-        mismatch: str = rt.built(self, ('time data ' + rt.text(rt.step(self, self.fn_python_repr)(text)) + " does not match format '%Y-%m-%d'"))  # trading_bot.world:228
-        if (((rt.step(self, self.fn_digit_count)(text, 0) < 4) or (len(text) < 6)) or (text[4] != '-')):  # trading_bot.world:229
+        mismatch: str = rt.built(self, ('time data ' + rt.text(self.fn_python_repr(text)) + " does not match format '%Y-%m-%d'"))  # trading_bot.world:228
+        if (((self.fn_digit_count(text, 0) < 4) or (len(text) < 6)) or (text[4] != '-')):  # trading_bot.world:229
             return mismatch  # trading_bot.world:230
         month_width: int = 0  # trading_bot.world:232
         if (((text[5] == '1') and (len(text) > 6)) and (text[6] in '012')):  # trading_bot.world:233
@@ -469,10 +469,10 @@ class TradingBot(Episode):
             return mismatch  # trading_bot.world:259
         end: int = rt.bounded((dash + 1) + day_width)  # trading_bot.world:261
         if (end < len(text)):  # trading_bot.world:262
-            return rt.built(self, ('unconverted data remains: ' + rt.built(self, rt.join('', rt.each(self, tuple(text[_i4] for _i4 in rt.each(self, rt.each(self, rt.int_range(end, len(text))))))))))  # trading_bot.world:263
-        year: int = rt.to_int(rt.built(self, (rt.built(self, (rt.built(self, (text[0] + text[1])) + text[2])) + text[3])))  # trading_bot.world:265
-        month: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i5] for _i5 in rt.each(self, rt.each(self, rt.int_range(5, dash))))))))  # trading_bot.world:266
-        day: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i6] for _i6 in rt.each(self, rt.each(self, rt.int_range((dash + 1), end))))))).strip())  # trading_bot.world:267
+            return rt.built(self, ('unconverted data remains: ' + rt.built(self, rt.join('', rt.each(self, tuple(text[_i4] for _i4 in rt.each(self, rt.int_range(end, len(text)))))))))  # trading_bot.world:263
+        year: int = rt.to_int(rt.built(self, (text[0] + text[1] + text[2] + text[3])))  # trading_bot.world:265
+        month: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i5] for _i5 in rt.each(self, rt.int_range(5, dash)))))))  # trading_bot.world:266
+        day: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i6] for _i6 in rt.each(self, rt.int_range((dash + 1), end)))))).strip())  # trading_bot.world:267
         if (year == 0):  # trading_bot.world:268
             return 'year 0 is out of range'  # trading_bot.world:269
         leap: bool = (((year % 4) == 0) and (((year % 100) != 0) or ((year % 400) == 0)))  # trading_bot.world:271
@@ -483,16 +483,16 @@ class TradingBot(Episode):
 
     def fn_parse_date(self, text: str) -> dt.datetime:  # trading_bot.world:279
         "datetime.strptime(text, '%Y-%m-%d'), midnight."
-        problem: str | None = rt.step(self, self.fn_date_parse_error)(text)  # trading_bot.world:280
+        problem: str | None = self.fn_date_parse_error(text)  # trading_bot.world:280
         if not (problem is None):  # trading_bot.world:281
             raise ToolError((problem if problem is not None else ''))
         parts: tuple[str, ...] = rt.each(self, tuple(text.split('-')))  # trading_bot.world:282
         day: str = parts[2].strip()  # trading_bot.world:283
-        return rt.parse_datetime(rt.built(self, (rt.built(self, (rt.built(self, (rt.built(self, (rt.built(self, (parts[0] + '-')) + rt.built(self, parts[1].zfill(rt.width(2))))) + '-')) + rt.built(self, day.zfill(rt.width(2))))) + 'T00:00:00')))  # trading_bot.world:284
+        return rt.parse_datetime(rt.built(self, (parts[0] + '-' + rt.built(self, parts[1].zfill(rt.width(2))) + '-' + rt.built(self, day.zfill(rt.width(2))) + 'T00:00:00')))  # trading_bot.world:284
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:289
         'Get the current time.'
-        return CurrentTime(current_time=rt.built(self, format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p')))  # trading_bot.world:290
+        return CurrentTime(current_time=format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:290
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:293
         'Get the symbol of a stock by company name.'
@@ -507,13 +507,13 @@ class TradingBot(Episode):
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:307
         'Get the details of an order.'
-        if not (rt.built(self, rt.text(order_id)) in self.state.orders):  # trading_bot.world:309
-            raise ToolError(rt.built(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.step(self, self.fn_order_ids_text)())))
-        return self.state.orders[rt.built(self, rt.text(order_id))]  # trading_bot.world:310
+        if not (rt.text(order_id) in self.state.orders):  # trading_bot.world:309
+            raise ToolError(rt.built(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + self.fn_order_ids_text())))
+        return self.state.orders[rt.text(order_id)]  # trading_bot.world:310
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:313
         'Cancel an order.'
-        key_: str = rt.built(self, rt.text(order_id))  # trading_bot.world:314
+        key_: str = rt.text(order_id)  # trading_bot.world:314
         if not (key_ in self.state.orders):  # trading_bot.world:315
             raise ToolError(('Order with ID ' + rt.text(order_id) + ' not found.'))
         order: Any = self.state.orders[key_]  # trading_bot.world:316
@@ -521,8 +521,14 @@ class TradingBot(Episode):
             raise ToolError("'status'")
         if not (order['status'] != 'Completed'):  # trading_bot.world:318
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
-        order = rt.each(self, rt.json_set(order, 'status', 'Cancelled'))  # trading_bot.world:319
-        self._set(self.state, 'orders', rt.each(self, {**self.state.orders, key_: order}))  # trading_bot.world:320
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:319
+        self._steps -= len(self.state.orders)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'orders', {**self.state.orders, key_: order})  # trading_bot.world:320
         return Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:321
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:324
@@ -536,17 +542,38 @@ class TradingBot(Episode):
         if (order_type.lower() == 'buy'):  # trading_bot.world:335
             total_cost: float = (price * amount)  # trading_bot.world:336
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)  # trading_bot.world:337
-            if not (total_cost <= rt.step(self, self.fn_number)(balance)):  # trading_bot.world:338
-                raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.step(self, self.fn_number)(balance), '.2f') + ' available.'))
+            if not (total_cost <= self.fn_number(balance)):  # trading_bot.world:338
+                raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(self.fn_number(balance), '.2f') + ' available.'))
         order_id: int = self.state.order_counter  # trading_bot.world:340
         order: dict[str, Any] = {}  # trading_bot.world:341
-        order = rt.each(self, {**order, 'id': order_id})  # trading_bot.world:342
-        order = rt.each(self, {**order, 'order_type': order_type})  # trading_bot.world:343
-        order = rt.each(self, {**order, 'symbol': symbol})  # trading_bot.world:344
-        order = rt.each(self, {**order, 'price': price})  # trading_bot.world:345
-        order = rt.each(self, {**order, 'amount': amount})  # trading_bot.world:346
-        order = rt.each(self, {**order, 'status': 'Open'})  # trading_bot.world:347
-        self._set(self.state, 'orders', rt.each(self, {**self.state.orders, rt.built(self, rt.text(order_id)): order}))  # trading_bot.world:350
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'id': order_id}  # trading_bot.world:342
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'order_type': order_type}  # trading_bot.world:343
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'symbol': symbol}  # trading_bot.world:344
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'price': price}  # trading_bot.world:345
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'amount': amount}  # trading_bot.world:346
+        self._steps -= len(order)
+        if self._steps < 0:
+            rt.out_of_steps()
+        order = {**order, 'status': 'Open'}  # trading_bot.world:347
+        self._steps -= len(self.state.orders)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'orders', {**self.state.orders, rt.text(order_id): order})  # trading_bot.world:350
         self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:351
         return Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:353
 
@@ -556,18 +583,33 @@ class TradingBot(Episode):
             raise ToolError('User not authenticated. Please log in to make a transaction.')
         if not (self.state.market_status == 'Open'):  # trading_bot.world:360
             raise ToolError('Market is closed. Transactions are not allowed.')
-        if not (rt.step(self, self.fn_number)(amount) > 0):  # trading_bot.world:361
+        if not (self.fn_number(amount) > 0):  # trading_bot.world:361
             raise ToolError('Transaction amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:362
             raise ToolError("'balance'")
-        if not (rt.step(self, self.fn_number)(amount) <= rt.step(self, self.fn_number)(self.state.account_info['balance'])):  # trading_bot.world:363
+        if not (self.fn_number(amount) <= self.fn_number(self.state.account_info['balance'])):  # trading_bot.world:363
             raise ToolError('Insufficient funds for withdrawal.')
-        self._set(self.state, 'account_info', rt.each(self, {**self.state.account_info, 'balance': rt.step(self, self.fn_minus)(self.state.account_info['balance'], amount)}))  # trading_bot.world:364
+        self._steps -= len(self.state.account_info)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': self.fn_minus(self.state.account_info['balance'], amount)})  # trading_bot.world:364
         entry: dict[str, Any] = {}  # trading_bot.world:365
-        entry = rt.each(self, {**entry, 'type': 'withdrawal'})  # trading_bot.world:366
-        entry = rt.each(self, {**entry, 'amount': amount})  # trading_bot.world:367
-        entry = rt.each(self, {**entry, 'timestamp': rt.step(self, self.fn_timestamp)(self._rng().randint(1725186600, 1725273000))})  # trading_bot.world:368
-        self._set(self.state, 'transaction_history', rt.each(self, (self.state.transaction_history + (entry,))))  # trading_bot.world:369
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'type': 'withdrawal'}  # trading_bot.world:366
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'amount': amount}  # trading_bot.world:367
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:368
+        self._steps -= len(self.state.transaction_history)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:369
         return Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:370
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:373
@@ -598,16 +640,31 @@ class TradingBot(Episode):
         'Fund the account with the specified amount.'
         if not self.state.authenticated:  # trading_bot.world:407
             raise ToolError('User not authenticated. Please log in to fund the account.')
-        if not (rt.step(self, self.fn_number)(amount) > 0):  # trading_bot.world:408
+        if not (self.fn_number(amount) > 0):  # trading_bot.world:408
             raise ToolError('Funding amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:409
             raise ToolError("'balance'")
-        self._set(self.state, 'account_info', rt.each(self, {**self.state.account_info, 'balance': rt.step(self, self.fn_plus)(self.state.account_info['balance'], amount)}))  # trading_bot.world:410
+        self._steps -= len(self.state.account_info)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': self.fn_plus(self.state.account_info['balance'], amount)})  # trading_bot.world:410
         entry: dict[str, Any] = {}  # trading_bot.world:411
-        entry = rt.each(self, {**entry, 'type': 'deposit'})  # trading_bot.world:412
-        entry = rt.each(self, {**entry, 'amount': amount})  # trading_bot.world:413
-        entry = rt.each(self, {**entry, 'timestamp': rt.step(self, self.fn_timestamp)(self._rng().randint(1725186600, 1725273000))})  # trading_bot.world:414
-        self._set(self.state, 'transaction_history', rt.each(self, (self.state.transaction_history + (entry,))))  # trading_bot.world:415
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'type': 'deposit'}  # trading_bot.world:412
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'amount': amount}  # trading_bot.world:413
+        self._steps -= len(entry)
+        if self._steps < 0:
+            rt.out_of_steps()
+        entry = {**entry, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:414
+        self._steps -= len(self.state.transaction_history)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:415
         return Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:416
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:419
@@ -616,7 +673,10 @@ class TradingBot(Episode):
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:423
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
-        self._set(self.state, 'watch_list', rt.each(self, rt.without(self.state.watch_list, symbol)))  # trading_bot.world:424
+        self._steps -= len(self.state.watch_list)
+        if self._steps < 0:
+            rt.out_of_steps()
+        self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:424
         return Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:425
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:428
@@ -629,7 +689,7 @@ class TradingBot(Episode):
         'Get the stock order ID history.'
         if (not self.state.authenticated):  # trading_bot.world:439
             return ({'error': 'User not authenticated. Please log in to view order history.'},)  # trading_bot.world:440
-        return {'history': rt.step(self, self.fn_order_ids)()}  # trading_bot.world:442
+        return {'history': self.fn_order_ids()}  # trading_bot.world:442
 
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:  # trading_bot.world:445
         'Get the transaction history within a specified date range.'
@@ -637,17 +697,20 @@ class TradingBot(Episode):
             return ({'error': 'User not authenticated. Please log in to view transaction history.'},)  # trading_bot.world:452
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:455
         if ((start_date is not None) and (rt.present(start_date) != '')):  # trading_bot.world:456
-            start = rt.step(self, self.fn_parse_date)(rt.present(start_date))  # trading_bot.world:457
+            start = self.fn_parse_date(rt.present(start_date))  # trading_bot.world:457
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:459
         if ((end_date is not None) and (rt.present(end_date) != '')):  # trading_bot.world:460
-            end = rt.step(self, self.fn_parse_date)(rt.present(end_date))  # trading_bot.world:461
+            end = self.fn_parse_date(rt.present(end_date))  # trading_bot.world:461
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:463
         for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:464
             if not ('timestamp' in transaction):  # trading_bot.world:465
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.parse_datetime(rt.built(self, rt.text(transaction['timestamp'])))  # trading_bot.world:468
             if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:469
-                found = rt.each(self, (found + (transaction,)))  # trading_bot.world:470
+                self._steps -= len(found)
+                if self._steps < 0:
+                    rt.out_of_steps()
+                found = (found + (transaction,))  # trading_bot.world:470
         return {'transaction_history': found}  # trading_bot.world:473
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:476
@@ -657,19 +720,22 @@ class TradingBot(Episode):
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:485
         'Filter stocks based on a price range.'
-        return FilteredStocks(filtered_stocks=tuple(_symbol7 for _symbol7 in rt.each(self, stocks) if ((rt.step(self, self.fn_number)(rt.step(self, self.fn_price_of)(_symbol7)) >= min_price) and (rt.step(self, self.fn_number)(rt.step(self, self.fn_price_of)(_symbol7)) <= max_price))))  # trading_bot.world:493
+        return FilteredStocks(filtered_stocks=tuple(_symbol7 for _symbol7 in rt.each(self, stocks) if ((self.fn_number(self.fn_price_of(_symbol7)) >= min_price) and (self.fn_number(self.fn_price_of(_symbol7)) <= max_price))))  # trading_bot.world:493
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:496
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:500
-            self._set(self.state, 'watch_list', rt.each(self, (self.state.watch_list + (stock,))))  # trading_bot.world:501
+            self._steps -= len(self.state.watch_list)
+            if self._steps < 0:
+                rt.out_of_steps()
+            self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:501
         return Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:503
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:506
         'Notify if there is a significant price change in the stocks.'
-        changed: tuple[str, ...] = tuple(_symbol8 for _symbol8 in rt.each(self, stocks) if rt.step(self, self.fn_price_changed)(_symbol8, threshold))  # trading_bot.world:512
+        changed: tuple[str, ...] = tuple(_symbol8 for _symbol8 in rt.each(self, stocks) if self.fn_price_changed(_symbol8, threshold))  # trading_bot.world:512
         if (len(changed) > 0):  # trading_bot.world:513
-            return Notification(notification=rt.built(self, (rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))))) + ' have significant price changes.')))  # trading_bot.world:514
+            return Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:514
         return Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:516
 
     def _changed_rows(self, table: Table[Any]) -> Any:

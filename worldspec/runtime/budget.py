@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
 
 __all__ = [
-    "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
+    "FULL", "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
     "STRING_MESSAGE", "TEXT_MESSAGE", "refill", "each", "step", "out_of_steps", "bounded",
     "built", "width", "replace", "join", "check_spec",
 ]
@@ -50,6 +50,9 @@ MAX_INT_BITS = 4096
 MAX_STRING = 1_000_000
 #: characters all the strings one call builds may have together
 MAX_TEXT = 10_000_000
+
+#: a full budget, as ``(steps, text)``: ``call()`` starts with ``ep._steps, ep._text = FULL``
+FULL = (MAX_STEPS, MAX_TEXT)
 
 STEPS_MESSAGE = f"The call used more than {MAX_STEPS:,} steps."
 INT_MESSAGE = f"An integer would have more than {MAX_INT_BITS:,} bits."

@@ -591,7 +591,7 @@ class Episode:
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
-        budget.refill(self)
+        self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
