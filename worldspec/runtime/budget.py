@@ -2,12 +2,12 @@
 
 An environment must never hang and never exhaust memory, whatever the spec's loops do and
 whatever the agent sends. So ``Episode.call`` (and ``score``, ``invariant_problem``) start
-each call with a full budget of three parts, and the generated code charges it:
+each call with a full budget, and the generated code charges it:
 
-- **steps**: one per ``while`` round and helper call, and one per element that a ``for`` loop,
-  comprehension, quantifier, aggregate, ``sorted``, ``join``, ``in`` on a list or a list, set
-  or map copy processes -- charged in bulk (``len(xs)`` once, before the work), so the fast
-  path pays one subtraction per construct, not per element;
+- **steps**: one per ``while`` round and per call of a helper that can recurse, and one per
+  element that a ``for`` loop, comprehension, quantifier, aggregate, ``sorted``, ``join``,
+  ``in`` on a list or a list, set or map copy processes -- charged in bulk (``len(xs)`` once,
+  before the work), so the fast path pays one subtraction per construct, not per element;
 - **integer size**: a result of ``*``, ``**``, or ``+``/``-`` of two computed ints has at most
   :data:`MAX_INT_BITS` bits;
 - **text**: a string the call builds by concatenation, an f-string, ``format``, ``zfill``,
