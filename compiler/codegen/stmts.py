@@ -116,7 +116,7 @@ class StatementCompiler:
                 rebuilt = f"rt.json_set({obj}, {self.x.value(target.index, self.env)}, {value})"
             else:
                 rebuilt = f"rt.set_at({obj}, {self.x.value(target.index, self.env)}, {value})"
-            self.assign(target.obj, self.copied(target.obj, obj, rebuilt), node)
+            self.assign(target.obj, self.copied(target.obj, obj, rebuilt, node), node)
             return
         raise AssertionError(f"cannot assign to {type(target).__name__}")
 
@@ -129,24 +129,22 @@ class StatementCompiler:
             self.emit("else:")
             self.nested(s.orelse.body)
 
-    def copied(self, target: n.Expr, current: str, rebuilt: str) -> str:
+    def copied(self, target: n.Expr, current: str, rebuilt: str, node: n.Node) -> str:
         """``rebuilt``: the list, set or map at ``target`` (now ``current``) copied with one
         change, which costs a step per element, paid before the statement (inline, as a
         ``while`` round pays: cheaper than a call); where reading ``target`` twice would draw
         twice, the copy pays through ``rt.each`` instead."""
         if self.x._draws(target):
             return f"rt.each({self.env.ep}, {rebuilt})"
-        self.charge(f"len({current})")
+        self.charge(f"len({current})", node)
         return rebuilt
 
-    def charge(self, steps: str) -> None:
-        """Pay ``steps`` from the call's budget; a spent budget fails the call."""
+    def charge(self, steps: str, node: n.Node | None = None) -> None:
+        """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is
+        one expression, so a statement's charge stays anchored to its spec line)."""
         ep = self.env.ep
-        self.emit(f"{ep}._steps -= {steps}")
-        self.emit(f"if {ep}._steps < 0:")
-        self.depth += 1
-        self.emit("rt.out_of_steps()")
-        self.depth -= 1
+        self.emit(f"{ep}._steps -= {steps}", node)
+        self.emit(f"{ep}._steps >= 0 or rt.out_of_steps()", node)
 
     def s_For(self, s: n.For) -> None:
         """One step per element, charged when the loop starts (the collection is copied)."""
@@ -238,7 +236,7 @@ class StatementCompiler:
             value = f"rt.add({current}, {item})"
         else:
             value = f"({current} + ({item},))"
-        self.assign(s.target, self.copied(s.target, current, value), s)
+        self.assign(s.target, self.copied(s.target, current, value, s), s)
 
     def s_Remove(self, s: n.Remove) -> None:
         typ = t.strip_optional(self.x.type_of(s.target))
@@ -248,4 +246,4 @@ class StatementCompiler:
             value = f"rt.without_key({current}, {item})"
         else:
             value = f"rt.without({current}, {item})"
-        self.assign(s.target, self.copied(s.target, current, value), s)
+        self.assign(s.target, self.copied(s.target, current, value, s), s)

@@ -417,16 +417,13 @@ class MessageAPI(Episode):
         new_id: int = self._rng().randint(10000, 99999)  # message_api.world:172
         while (new_id in rt.each(self, self.state.generated_ids)):  # message_api.world:173
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             new_id = self._rng().randint(10000, 99999)  # message_api.world:174
-        self._steps -= len(self.state.generated_ids)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(self.state.generated_ids)  # message_api.world:176
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:176
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:176
-        self._steps -= len(self.state.inbox)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(self.state.inbox)  # message_api.world:177
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:177
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:177
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:178
         return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:179
@@ -441,9 +438,8 @@ class MessageAPI(Episode):
                 latest = entry  # message_api.world:191
         if not (latest is not None):  # message_api.world:194
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._steps -= len(self.state.inbox)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(self.state.inbox)  # message_api.world:198
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:198
         self._set(self.state, 'inbox', rt.without(self.state.inbox, rt.present(latest)))  # message_api.world:198
         return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:199
 
@@ -454,9 +450,8 @@ class MessageAPI(Episode):
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:204
         for entry in rt.each(self, self.state.inbox):  # message_api.world:205
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:206
-            self._steps -= len(sent)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(sent)  # message_api.world:207
+            self._steps >= 0 or rt.out_of_steps()  # message_api.world:207
             sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:207
         return SentMessages(messages=sent)  # message_api.world:209
 
@@ -468,22 +463,18 @@ class MessageAPI(Episode):
         user_id: str = rt.built(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:217
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:223
             return {'error': rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists."))}  # message_api.world:224
-        self._steps -= len(self.state.user_map)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(self.state.user_map)  # message_api.world:226
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:226
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:226
         added: dict[str, Any] = {}  # message_api.world:229
-        self._steps -= len(added)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(added)  # message_api.world:230
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:230
         added = {**added, 'added_status': True}  # message_api.world:230
-        self._steps -= len(added)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(added)  # message_api.world:231
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:231
         added = {**added, 'user_id': user_id}  # message_api.world:231
-        self._steps -= len(added)
-        if self._steps < 0:
-            rt.out_of_steps()
+        self._steps -= len(added)  # message_api.world:232
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:232
         added = {**added, 'message': rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully."))}  # message_api.world:232
         return added  # message_api.world:233
 
@@ -498,9 +489,8 @@ class MessageAPI(Episode):
             if not (kind == 'str'):  # message_api.world:246
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
             if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:247
-                self._steps -= len(hits)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(hits)  # message_api.world:248
+                self._steps >= 0 or rt.out_of_steps()  # message_api.world:248
                 hits = (hits + (SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:248
         return SearchResults(results=hits)  # message_api.world:251
 
@@ -510,9 +500,8 @@ class MessageAPI(Episode):
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:256
         for entry in rt.each(self, self.state.inbox):  # message_api.world:257
-            self._steps -= len(receivers)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(receivers)  # message_api.world:258
+            self._steps >= 0 or rt.out_of_steps()  # message_api.world:258
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:258
         return MessageStats(stats=Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:260
 

@@ -639,8 +639,7 @@ class Tau2Retail(Episode):
         rest: int = abs(base)  # retail.world:241
         while ((rest > 0) and (rt.bounded(exponent * bits) <= 4096)):  # retail.world:242
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             rest = (rest // 2)  # retail.world:243
             bits = (bits + 1)  # retail.world:244
         return (rt.bounded(exponent * bits) <= 4096)  # retail.world:246
@@ -652,15 +651,13 @@ class Tau2Retail(Episode):
         halvings: int = 0  # retail.world:260
         while (abs(e) > 0.5):  # retail.world:261
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             e = (e / 2.0)  # retail.world:262
             halvings = (halvings + 1)  # retail.world:263
         power: float = rt.power(base, e)  # retail.world:265
         while ((halvings > 0) and (power < rt.power(2.0, 511))):  # retail.world:266
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             e = (e * 2.0)  # retail.world:267
             halvings = (halvings - 1)  # retail.world:268
             power = rt.power(base, e)  # retail.world:269
@@ -691,8 +688,7 @@ class Tau2Retail(Episode):
         rest: int = abs(x)  # retail.world:302
         while (rest > 0):  # retail.world:303
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             rest = (rest // 2)  # retail.world:304
             bits = (bits + 1)  # retail.world:305
         return bits  # retail.world:307
@@ -804,30 +800,26 @@ class Tau2Retail(Episode):
             plain_number: bool = ((is_number and (len(rt.each(self, tuple(tok.split('.')))) <= 2)) and (tok != '.'))  # retail.world:451
             if expect_operand:  # retail.world:452
                 if ((tok == '-') or (tok == '+')):  # retail.world:453
-                    self._steps -= len(ops)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(ops)  # retail.world:454
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:454
                     ops = rt.set_at(ops, n_ops, ('neg' if (tok == '-') else 'pos'))  # retail.world:454
                     n_ops = (n_ops + 1)  # retail.world:455
                 elif (tok == '('):  # retail.world:456
-                    self._steps -= len(ops)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(ops)  # retail.world:457
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:457
                     ops = rt.set_at(ops, n_ops, '(')  # retail.world:457
                     n_ops = (n_ops + 1)  # retail.world:458
                 elif (((tok == ')') and (n_ops > 0)) and (ops[(n_ops - 1)] == 'call')):  # retail.world:459
                     n_ops = (n_ops - 1)  # retail.world:460
-                    self._steps -= len(postfix)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(postfix)  # retail.world:461
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:461
                     postfix = (postfix + ('call0',))  # retail.world:461
                     expect_operand = False  # retail.world:462
                 elif plain_number:  # retail.world:463
                     if ((not ('.' in tok)) and (len(tok) > 4300)):  # retail.world:464
                         raise ToolError(('Exceeds the limit (4300 digits) for integer string conversion: value has ' + rt.text(len(tok)) + ' digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge integer literals to avoid decimal conversion limits. (<string>, line 1)'))  # retail.world:465
-                    self._steps -= len(postfix)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(postfix)  # retail.world:467
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:467
                     postfix = (postfix + (tok,))  # retail.world:467
                     expect_operand = False  # retail.world:468
                 elif ((is_number and (tok != '.')) and (not tok.startswith('..'))):  # retail.world:469
@@ -839,39 +831,32 @@ class Tau2Retail(Episode):
                 p: int = self.fn_calc_precedence(tok)  # retail.world:476
                 while ((((n_ops > 0) and (ops[(n_ops - 1)] != '(')) and (ops[(n_ops - 1)] != 'call')) and ((self.fn_calc_precedence(ops[(n_ops - 1)]) > p) or ((self.fn_calc_precedence(ops[(n_ops - 1)]) == p) and (tok != '**')))):  # retail.world:477
                     self._steps -= 1
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps >= 0 or rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:478
-                    self._steps -= len(postfix)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(postfix)  # retail.world:479
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:479
                     postfix = (postfix + (ops[n_ops],))  # retail.world:479
-                self._steps -= len(ops)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(ops)  # retail.world:481
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:481
                 ops = rt.set_at(ops, n_ops, tok)  # retail.world:481
                 n_ops = (n_ops + 1)  # retail.world:482
                 expect_operand = True  # retail.world:483
             elif (tok == ')'):  # retail.world:484
                 while ((ops[(n_ops - 1)] != '(') and (ops[(n_ops - 1)] != 'call')):  # retail.world:485
                     self._steps -= 1
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps >= 0 or rt.out_of_steps()
                     n_ops = (n_ops - 1)  # retail.world:486
-                    self._steps -= len(postfix)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(postfix)  # retail.world:487
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:487
                     postfix = (postfix + (ops[n_ops],))  # retail.world:487
                 n_ops = (n_ops - 1)  # retail.world:489
                 if (ops[n_ops] == 'call'):  # retail.world:490
-                    self._steps -= len(postfix)
-                    if self._steps < 0:
-                        rt.out_of_steps()
+                    self._steps -= len(postfix)  # retail.world:491
+                    self._steps >= 0 or rt.out_of_steps()  # retail.world:491
                     postfix = (postfix + ('call',))  # retail.world:491
             elif (tok == '('):  # retail.world:493
-                self._steps -= len(ops)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(ops)  # retail.world:494
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:494
                 ops = rt.set_at(ops, n_ops, 'call')  # retail.world:494
                 n_ops = (n_ops + 1)  # retail.world:495
                 expect_operand = True  # retail.world:496
@@ -888,20 +873,17 @@ class Tau2Retail(Episode):
             raise ToolError('invalid syntax (<string>, line 1)')
         while (n_ops > 0):  # retail.world:507
             self._steps -= 1
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps >= 0 or rt.out_of_steps()
             n_ops = (n_ops - 1)  # retail.world:508
-            self._steps -= len(postfix)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(postfix)  # retail.world:509
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:509
             postfix = (postfix + (ops[n_ops],))  # retail.world:509
         values: tuple[CalcValue, ...] = tuple(self.fn_calc_int(0) for _t5 in rt.each(self, postfix))  # retail.world:512
         n: int = 0  # retail.world:513
         for _tok6 in rt.each(self, postfix):  # retail.world:514
             if ((_tok6 == 'neg') or (_tok6 == 'pos')):  # retail.world:515
-                self._steps -= len(values)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(values)  # retail.world:516
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:516
                 values = rt.set_at(values, (n - 1), self.fn_calc_unary(_tok6, values[(n - 1)]))  # retail.world:516
             elif ((_tok6 == 'call0') or (_tok6 == 'call')):  # retail.world:517
                 if (_tok6 == 'call'):  # retail.world:518
@@ -909,20 +891,17 @@ class Tau2Retail(Episode):
                 raise ToolError(rt.built(self, ("'" + rt.text(values[(n - 1)].kind) + "' object is not callable")))  # retail.world:521
             elif (_tok6 in rt.each(self, binary)):  # retail.world:522
                 n = (n - 1)  # retail.world:523
-                self._steps -= len(values)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(values)  # retail.world:524
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:524
                 values = rt.set_at(values, (n - 1), self.fn_calc_binary(values[(n - 1)], _tok6, values[n]))  # retail.world:524
             elif ('.' in _tok6):  # retail.world:525
-                self._steps -= len(values)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(values)  # retail.world:526
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:526
                 values = rt.set_at(values, n, self.fn_calc_float(rt.to_float(_tok6)))  # retail.world:526
                 n = (n + 1)  # retail.world:527
             else:
-                self._steps -= len(values)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(values)  # retail.world:529
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:529
                 values = rt.set_at(values, n, self.fn_calc_int(rt.to_int(_tok6)))  # retail.world:529
                 n = (n + 1)  # retail.world:530
         result: CalcValue = values[0]  # retail.world:533
@@ -972,15 +951,13 @@ class Tau2Retail(Episode):
         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
         names: dict[str, str] = {}  # retail.world:615
         for p in rt.each(self, self.t_products):  # retail.world:616
-            self._steps -= len(names)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(names)  # retail.world:617
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:617
             names = {**names, p.name: p.product_id}  # retail.world:617
         out: dict[str, str] = {}  # retail.world:619
         for name in rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names)))))):  # retail.world:620
-            self._steps -= len(out)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(out)  # retail.world:621
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:621
             out = {**out, name: names[name]}  # retail.world:621
         return out  # retail.world:623
 
@@ -999,9 +976,8 @@ class Tau2Retail(Episode):
             _subject8 = _some_PaymentMethod(method)  # retail.world:641
             if isinstance(_subject8, GiftCard):  # retail.world:642
                 card = _subject8
-                self._steps -= len(user.payment_methods)
-                if self._steps < 0:
-                    rt.out_of_steps()
+                self._steps -= len(user.payment_methods)  # retail.world:643
+                self._steps >= 0 or rt.out_of_steps()  # retail.world:643
                 self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:643
             else:
                 pass
@@ -1110,9 +1086,8 @@ class Tau2Retail(Episode):
         _subject11 = _some_PaymentMethod(method)  # retail.world:774
         if isinstance(_subject11, GiftCard):  # retail.world:775
             _card12 = _subject11
-            self._steps -= len(user.payment_methods)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(user.payment_methods)  # retail.world:776
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:776
             self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))})  # retail.world:776
         else:
             pass
@@ -1122,9 +1097,8 @@ class Tau2Retail(Episode):
             j = (j + 1)  # retail.world:783
             k: int = self.fn_first_item_index(order, _old13)  # retail.world:784
             _it15: OrderItem = order.items[k]  # retail.world:785
-            self._steps -= len(order.items)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(order.items)  # retail.world:786
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:786
             self._set(order, 'items', rt.set_at(order.items, k, OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options)))  # retail.world:786
         self._set(order, 'status', OrderStatus.pending_item_modified)  # retail.world:788
         return order  # retail.world:789
@@ -1156,9 +1130,8 @@ class Tau2Retail(Episode):
         _subject17 = _some_PaymentMethod(method)  # retail.world:815
         if isinstance(_subject17, GiftCard):  # retail.world:816
             _card18 = _subject17
-            self._steps -= len(user.payment_methods)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(user.payment_methods)  # retail.world:817
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:817
             self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))})  # retail.world:817
         else:
             pass
@@ -1168,9 +1141,8 @@ class Tau2Retail(Episode):
         _subject19 = _some_PaymentMethod(old_method)  # retail.world:823
         if isinstance(_subject19, GiftCard):  # retail.world:824
             _card20 = _subject19
-            self._steps -= len(user.payment_methods)
-            if self._steps < 0:
-                rt.out_of_steps()
+            self._steps -= len(user.payment_methods)  # retail.world:825
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:825
             self._set(user, 'payment_methods', {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))})  # retail.world:825
         else:
             pass
