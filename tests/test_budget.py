@@ -53,6 +53,15 @@ fn fork(k: int) -> int "Two recursive calls per level: 2 ** k calls in all." {
   return fork(k - 1) + fork(k - 1)
 }
 
+fn ping(k: int) -> int "Recursion through another helper." {
+  if k <= 0 { return 1 }
+  return pong(k - 1) + pong(k - 1)
+}
+
+fn pong(k: int) -> int "Calls ping back." {
+  return ping(k)
+}
+
 tool nested_while() -> int "10 ** 10 rounds in all, 10 ** 5 per loop." {
   let i = 0
   let total = 0
@@ -82,6 +91,11 @@ tool nested_for() -> int "for loops over ranges, nested." {
 tool recursion(k: int) -> int "A helper that calls itself twice per level." {
   counter = 1
   return fork(k)
+}
+
+tool mutual_recursion(k: int) -> int "Helpers that call each other." {
+  counter = 1
+  return ping(k)
 }
 
 tool comprehension_in_loop() -> int "A comprehension over 100,000 numbers, 100,000 times." {
@@ -221,6 +235,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("nested_while", {}, STEPS),
     ("nested_for", {}, STEPS),
     ("recursion", {"k": 60}, STEPS),
+    ("mutual_recursion", {"k": 60}, STEPS),
     ("comprehension_in_loop", {}, STEPS),
     ("aggregates_in_loop", {}, STEPS),
     ("membership_in_loop", {}, STEPS),
