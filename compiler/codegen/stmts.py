@@ -19,9 +19,15 @@ __all__ = ["StatementCompiler"]
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
-    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2) -> None:
+    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False
+                 ) -> None:
         self.x = exprs
         self.env = env
+        #: the body runs once per call (a tool's, not a helper's): its statements outside
+        #: loops run once, so the copies they make need no charge
+        self.once = once
+        #: how many loops enclose the statement being compiled
+        self.loops = 0
         self.lines: list[str] = []
         self.depth = indent
         #: Python names bound so far in this function: each binding gets its own name,
@@ -134,6 +140,8 @@ class StatementCompiler:
         change, which costs a step per element, paid before the statement (inline, as a
         ``while`` round pays: cheaper than a call); where reading ``target`` twice would draw
         twice, the copy pays through ``rt.each`` instead."""
+        if self.once and not self.loops:
+            return rebuilt
         if self.x._draws(target):
             return f"rt.each({self.env.ep}, {rebuilt})"
         self.charge(f"len({current})", node)
@@ -152,7 +160,9 @@ class StatementCompiler:
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)
+        self.loops += 1
         self.nested(s.body.body)
+        self.loops -= 1
         self.env.locals = saved
 
     def s_While(self, s: n.While) -> None:
@@ -162,7 +172,9 @@ class StatementCompiler:
         self.depth += 1
         self.charge("1")
         saved = dict(self.env.locals)
+        self.loops += 1
         self.block(s.body.body)
+        self.loops -= 1
         self.env.locals = saved
         self.depth -= 1
 

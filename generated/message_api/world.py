@@ -419,11 +419,7 @@ class MessageAPI(Episode):
             self._steps -= 1
             self._steps >= 0 or rt.out_of_steps()
             new_id = self._rng().randint(10000, 99999)  # message_api.world:174
-        self._steps -= len(self.state.generated_ids)  # message_api.world:176
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:176
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:176
-        self._steps -= len(self.state.inbox)  # message_api.world:177
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:177
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:177
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:178
         return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:179
@@ -438,8 +434,6 @@ class MessageAPI(Episode):
                 latest = entry  # message_api.world:191
         if not (latest is not None):  # message_api.world:194
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._steps -= len(self.state.inbox)  # message_api.world:198
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:198
         self._set(self.state, 'inbox', rt.without(self.state.inbox, rt.present(latest)))  # message_api.world:198
         return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:199
 
@@ -463,18 +457,10 @@ class MessageAPI(Episode):
         user_id: str = rt.built(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:217
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:223
             return {'error': rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists."))}  # message_api.world:224
-        self._steps -= len(self.state.user_map)  # message_api.world:226
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:226
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:226
         added: dict[str, Any] = {}  # message_api.world:229
-        self._steps -= len(added)  # message_api.world:230
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:230
         added = {**added, 'added_status': True}  # message_api.world:230
-        self._steps -= len(added)  # message_api.world:231
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:231
         added = {**added, 'user_id': user_id}  # message_api.world:231
-        self._steps -= len(added)  # message_api.world:232
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:232
         added = {**added, 'message': rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully."))}  # message_api.world:232
         return added  # message_api.world:233
 

@@ -595,8 +595,6 @@ class MobileMessaging(Episode):
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:235
             self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:236
-            self._steps -= len(self.state.last_seen)  # messaging.world:237
-            self._steps >= 0 or rt.out_of_steps()  # messaging.world:237
             self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:237
         self._set(user, 'presence', Presence.online)  # messaging.world:239
         self._set(self.state, 'current_user', user.key())  # messaging.world:240
@@ -608,8 +606,6 @@ class MobileMessaging(Episode):
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:246
         self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:247
-        self._steps -= len(self.state.last_seen)  # messaging.world:248
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:248
         self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:248
         self._set(self.state, 'current_user', None)  # messaging.world:249
         return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:250
@@ -722,8 +718,6 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:385
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
-        self._steps -= len(conversation.archived_by)  # messaging.world:386
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:386
         self._set(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:386
         return self.fn_summary(conversation, me)  # messaging.world:387
 
@@ -736,8 +730,6 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:398
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
-        self._steps -= len(conversation.archived_by)  # messaging.world:399
-        self._steps >= 0 or rt.out_of_steps()  # messaging.world:399
         self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:399
         return self.fn_summary(conversation, me)  # messaging.world:400
 
@@ -761,8 +753,6 @@ class MobileMessaging(Episode):
         self._insert(self.t_messages, message)  # messaging.world:430
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:431
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:432
-            self._steps -= len(conversation.archived_by)  # messaging.world:433
-            self._steps >= 0 or rt.out_of_steps()  # messaging.world:433
             self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:433
         return message  # messaging.world:435
 
@@ -777,8 +767,6 @@ class MobileMessaging(Episode):
         self._insert(self.t_messages, message)  # messaging.world:448
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:449
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:450
-            self._steps -= len(conversation.archived_by)  # messaging.world:451
-            self._steps >= 0 or rt.out_of_steps()  # messaging.world:451
             self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:451
         return message  # messaging.world:453
 
@@ -790,8 +778,6 @@ class MobileMessaging(Episode):
         if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:463
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:464
-            self._steps -= len(message.read_by)  # messaging.world:465
-            self._steps >= 0 or rt.out_of_steps()  # messaging.world:465
             self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:465
         if (message.delivery == Delivery.sent):  # messaging.world:468
             self._set(message, 'delivery', Delivery.delivered)  # messaging.world:469

@@ -845,8 +845,6 @@ class OnlineShop(Episode):
         total: float = round(sum(rt.each(self, tuple((_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)))), 2)  # shop.world:359
         if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:360
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
-        self._steps -= len(customer.payment_methods)  # shop.world:361
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:361
         self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:361
         for _id_20 in rt.each(self, items):  # shop.world:362
             self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:363
@@ -860,11 +858,7 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:377
         amount: float = self.fn_net_paid(order)  # shop.world:378
-        self._steps -= len(customer.payment_methods)  # shop.world:379
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:379
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:379
-        self._steps -= len(order.transactions)  # shop.world:380
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:380
         self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:380
         for line in rt.each(self, order.items):  # shop.world:381
             self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:382
@@ -901,15 +895,9 @@ class OnlineShop(Episode):
         if (difference > 0.0):  # shop.world:421
             if not self.fn_covers(method, difference):  # shop.world:422
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            self._steps -= len(order.transactions)  # shop.world:423
-            self._steps >= 0 or rt.out_of_steps()  # shop.world:423
             self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:423
         elif (difference < 0.0):  # shop.world:424
-            self._steps -= len(order.transactions)  # shop.world:425
-            self._steps >= 0 or rt.out_of_steps()  # shop.world:425
             self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:425
-        self._steps -= len(customer.payment_methods)  # shop.world:427
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:427
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:427
         updated: tuple[OrderItem, ...] = ()  # shop.world:428
         for line in rt.each(self, order.items):  # shop.world:429
@@ -975,11 +963,7 @@ class OnlineShop(Episode):
             if (line.variant in rt.each(self, return_request.items)):  # shop.world:500
                 self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:501
         method_id: str = return_request.refund_method_id  # shop.world:504
-        self._steps -= len(customer.payment_methods)  # shop.world:505
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:505
         self._set(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:505
-        self._steps -= len(order.transactions)  # shop.world:506
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:506
         self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:506
         self._set(order, 'status', OrderStatus.returned)  # shop.world:507
         self._set(return_request, 'status', ReturnStatus.refunded)  # shop.world:508
@@ -988,8 +972,6 @@ class OnlineShop(Episode):
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:512
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
         card: GiftCard = GiftCard(id_=self._next('gift_card_ids', 'gift_card_{:07d}'), balance=v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:518
-        self._steps -= len(customer.payment_methods)  # shop.world:519
-        self._steps >= 0 or rt.out_of_steps()  # shop.world:519
         self._set(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})  # shop.world:519
         return card  # shop.world:520
 

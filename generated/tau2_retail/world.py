@@ -1086,8 +1086,6 @@ class Tau2Retail(Episode):
         _subject11 = _some_PaymentMethod(method)  # retail.world:774
         if isinstance(_subject11, GiftCard):  # retail.world:775
             _card12 = _subject11
-            self._steps -= len(user.payment_methods)  # retail.world:776
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:776
             self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))})  # retail.world:776
         else:
             pass
@@ -1130,8 +1128,6 @@ class Tau2Retail(Episode):
         _subject17 = _some_PaymentMethod(method)  # retail.world:815
         if isinstance(_subject17, GiftCard):  # retail.world:816
             _card18 = _subject17
-            self._steps -= len(user.payment_methods)  # retail.world:817
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:817
             self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))})  # retail.world:817
         else:
             pass
@@ -1141,8 +1137,6 @@ class Tau2Retail(Episode):
         _subject19 = _some_PaymentMethod(old_method)  # retail.world:823
         if isinstance(_subject19, GiftCard):  # retail.world:824
             _card20 = _subject19
-            self._steps -= len(user.payment_methods)  # retail.world:825
-            self._steps >= 0 or rt.out_of_steps()  # retail.world:825
             self._set(user, 'payment_methods', {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))})  # retail.world:825
         else:
             pass

@@ -185,26 +185,12 @@ class TicketAPI(Episode):
         if not ((priority >= 1) and (priority <= 5)):  # ticket_api.world:108
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {}  # ticket_api.world:111
-        self._steps -= len(ticket)  # ticket_api.world:112
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:112
         ticket = {**ticket, 'id': self.state.ticket_counter}  # ticket_api.world:112
-        self._steps -= len(ticket)  # ticket_api.world:113
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:113
         ticket = {**ticket, 'title': title}  # ticket_api.world:113
-        self._steps -= len(ticket)  # ticket_api.world:114
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:114
         ticket = {**ticket, 'description': description}  # ticket_api.world:114
-        self._steps -= len(ticket)  # ticket_api.world:115
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:115
         ticket = {**ticket, 'status': 'Open'}  # ticket_api.world:115
-        self._steps -= len(ticket)  # ticket_api.world:116
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:116
         ticket = {**ticket, 'priority': priority}  # ticket_api.world:116
-        self._steps -= len(ticket)  # ticket_api.world:117
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:117
         ticket = {**ticket, 'created_by': self.state.current_user}  # ticket_api.world:117
-        self._steps -= len(self.state.ticket_queue)  # ticket_api.world:118
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:118
         self._set(self.state, 'ticket_queue', (self.state.ticket_queue + (ticket,)))  # ticket_api.world:118
         self._set(self.state, 'ticket_counter', (self.state.ticket_counter + 1))  # ticket_api.world:119
         return ticket  # ticket_api.world:120
@@ -226,11 +212,7 @@ class TicketAPI(Episode):
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:139
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
-        self._steps -= len(ticket)  # ticket_api.world:141
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:141
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:141
-        self._steps -= len(self.state.ticket_queue)  # ticket_api.world:142
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:142
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:142
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:143
 
@@ -244,14 +226,8 @@ class TicketAPI(Episode):
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:156
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
-        self._steps -= len(ticket)  # ticket_api.world:157
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:157
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:157
-        self._steps -= len(ticket)  # ticket_api.world:158
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:158
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:158
-        self._steps -= len(self.state.ticket_queue)  # ticket_api.world:159
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:159
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:159
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:160
 
@@ -269,8 +245,6 @@ class TicketAPI(Episode):
                 self._steps -= len(ticket)  # ticket_api.world:184
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:184
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:184
-        self._steps -= len(self.state.ticket_queue)  # ticket_api.world:187
-        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:187
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:187
         return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:188
 
@@ -296,8 +270,6 @@ class TicketAPI(Episode):
         'Get all tickets created by the current user, optionally filtered by status.'
         if (not self.fn_logged_in()):  # ticket_api.world:226
             refused: dict[str, Any] = {}  # ticket_api.world:227
-            self._steps -= len(refused)  # ticket_api.world:228
-            self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:228
             refused = {**refused, 'error': 'User not authenticated. Please log in to view tickets.'}  # ticket_api.world:228
             return (refused,)  # ticket_api.world:229
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:233

@@ -521,11 +521,7 @@ class TradingBot(Episode):
             raise ToolError("'status'")
         if not (order['status'] != 'Completed'):  # trading_bot.world:318
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
-        self._steps -= len(order)  # trading_bot.world:319
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:319
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:319
-        self._steps -= len(self.state.orders)  # trading_bot.world:320
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:320
         self._set(self.state, 'orders', {**self.state.orders, key_: order})  # trading_bot.world:320
         return Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:321
 
@@ -544,26 +540,12 @@ class TradingBot(Episode):
                 raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(self.fn_number(balance), '.2f') + ' available.'))
         order_id: int = self.state.order_counter  # trading_bot.world:340
         order: dict[str, Any] = {}  # trading_bot.world:341
-        self._steps -= len(order)  # trading_bot.world:342
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:342
         order = {**order, 'id': order_id}  # trading_bot.world:342
-        self._steps -= len(order)  # trading_bot.world:343
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:343
         order = {**order, 'order_type': order_type}  # trading_bot.world:343
-        self._steps -= len(order)  # trading_bot.world:344
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:344
         order = {**order, 'symbol': symbol}  # trading_bot.world:344
-        self._steps -= len(order)  # trading_bot.world:345
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:345
         order = {**order, 'price': price}  # trading_bot.world:345
-        self._steps -= len(order)  # trading_bot.world:346
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:346
         order = {**order, 'amount': amount}  # trading_bot.world:346
-        self._steps -= len(order)  # trading_bot.world:347
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:347
         order = {**order, 'status': 'Open'}  # trading_bot.world:347
-        self._steps -= len(self.state.orders)  # trading_bot.world:350
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:350
         self._set(self.state, 'orders', {**self.state.orders, rt.text(order_id): order})  # trading_bot.world:350
         self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:351
         return Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:353
@@ -580,21 +562,11 @@ class TradingBot(Episode):
             raise ToolError("'balance'")
         if not (self.fn_number(amount) <= self.fn_number(self.state.account_info['balance'])):  # trading_bot.world:363
             raise ToolError('Insufficient funds for withdrawal.')
-        self._steps -= len(self.state.account_info)  # trading_bot.world:364
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:364
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': self.fn_minus(self.state.account_info['balance'], amount)})  # trading_bot.world:364
         entry: dict[str, Any] = {}  # trading_bot.world:365
-        self._steps -= len(entry)  # trading_bot.world:366
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:366
         entry = {**entry, 'type': 'withdrawal'}  # trading_bot.world:366
-        self._steps -= len(entry)  # trading_bot.world:367
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:367
         entry = {**entry, 'amount': amount}  # trading_bot.world:367
-        self._steps -= len(entry)  # trading_bot.world:368
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:368
         entry = {**entry, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:368
-        self._steps -= len(self.state.transaction_history)  # trading_bot.world:369
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:369
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:369
         return Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:370
 
@@ -630,21 +602,11 @@ class TradingBot(Episode):
             raise ToolError('Funding amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:409
             raise ToolError("'balance'")
-        self._steps -= len(self.state.account_info)  # trading_bot.world:410
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:410
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': self.fn_plus(self.state.account_info['balance'], amount)})  # trading_bot.world:410
         entry: dict[str, Any] = {}  # trading_bot.world:411
-        self._steps -= len(entry)  # trading_bot.world:412
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:412
         entry = {**entry, 'type': 'deposit'}  # trading_bot.world:412
-        self._steps -= len(entry)  # trading_bot.world:413
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:413
         entry = {**entry, 'amount': amount}  # trading_bot.world:413
-        self._steps -= len(entry)  # trading_bot.world:414
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:414
         entry = {**entry, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:414
-        self._steps -= len(self.state.transaction_history)  # trading_bot.world:415
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:415
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:415
         return Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:416
 
@@ -654,8 +616,6 @@ class TradingBot(Episode):
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:423
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
-        self._steps -= len(self.state.watch_list)  # trading_bot.world:424
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:424
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:424
         return Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:425
 
@@ -704,8 +664,6 @@ class TradingBot(Episode):
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:496
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:500
-            self._steps -= len(self.state.watch_list)  # trading_bot.world:501
-            self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:501
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:501
         return Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:503
 
