@@ -12,7 +12,9 @@ asking the LALR table what the parser can take next:
 
 It produces lark tokens with the same terminal names, positions and
 comment callback, so the grammar file stays the single definition of the
-language and lark's parser and error reporting work unchanged.
+language and lark's parser and error reporting work unchanged. The lexer
+state's ``last_token`` is the last token the parser *accepted*, which is
+what a syntax error message names as coming before the offending token.
 """
 
 from __future__ import annotations
@@ -121,8 +123,10 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             if kind == "COMMENT":
                 on_comment(token)
                 continue
-            lexer_state.last_token = token
             yield token
+            # Set once the parser has taken the token and asks for the next one, so at a
+            # syntax error it is the token *before* the offending one (for "after 'x'").
+            lexer_state.last_token = token
 
     lark.parser.lexer.lex = lex
 

@@ -930,7 +930,7 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
     if isinstance(exc, UnexpectedToken):
         found = describe_token(exc.token)
         expected = _expected_phrase(exc)
-        prev = _previous_token_text(text, exc)
+        prev = _previous_token_text(exc)
         where = f" after '{prev}'" if prev else ""
         message = (f"expected {expected}{where}, found {found}" if expected
                    else f"unexpected {found}")
@@ -957,15 +957,20 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
     return describe_expected(expected)
 
 
-def _previous_token_text(text: str, exc: UnexpectedToken) -> str:
-    start = exc.token.start_pos if exc.token.type != "$END" else len(text)
-    before = text[:start].rstrip()
-    if not before:
+def _previous_token_text(exc: UnexpectedToken) -> str:
+    """The token the parser took last, as written, if it is a short word, string or operator.
+
+    The lexer keeps it (``last_token``), so finding it costs nothing; scanning
+    the text before the error for it was quadratic on a long line. Numbers
+    are left out: "after '14'" says less than the position already does.
+    """
+    parser = exc.interactive_parser
+    state = getattr(getattr(parser, "lexer_thread", None), "state", None)
+    token = getattr(state, "last_token", None)
+    if token is None or token.type in ("INT", "FLOAT"):
         return ""
-    # the last lexeme: a word, or a run of punctuation
-    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*|\"[^\"\n]*\"|[^\sA-Za-z0-9_\"])$", before)
-    token = m.group(1) if m else ""
-    return token if len(token) <= 20 else ""
+    written = str(token)
+    return written if len(written) <= 20 and "\n" not in written else ""
 
 
 def _too_deep(text: str) -> int:

@@ -732,3 +732,114 @@ def test_diagnostics_have_catalog_severities() -> None:
     """Sanity for the helpers above: a file with an error reports an error."""
     result = checked("enum E { a b }\n")
     assert [d.severity for d in result.diagnostics] == [Severity.ERROR]
+
+
+# ------------------------------------------- hostile sizes, in a subprocess
+#: Seconds and bytes of address space a guarded child may use; far more than a
+#: linear run needs, far less than a quadratic one on a megabyte.
+GUARD_TIMEOUT_S = 60
+GUARD_MEMORY = 3 * 1024 ** 3
+MB = 1_000_000
+
+#: Runs in the child: the text of ``hostile.world`` through ``check`` and ``fmt --check``.
+_GUARDED_CLI = """
+import contextlib, io, json, sys
+from worldspec.cli.main import main
+results = {}
+for command in (["check", "--format", "json"], ["fmt", "--check"]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([*command, "hostile.world"])
+    results[command[0]] = {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+print(json.dumps(results))
+"""
+
+
+def _limit_child() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (GUARD_MEMORY, GUARD_MEMORY))
+
+
+def run_guarded(code: str, cwd: Path, timeout: float = GUARD_TIMEOUT_S) -> str:
+    """Run ``code`` in a fresh interpreter on this checkout under a timeout and a memory cap.
+
+    Returns its standard output; fails the test on a timeout, a crash or a
+    non-zero exit, so a hostile input can slow the child down but never CI.
+    """
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, text=True,
+                              capture_output=True, timeout=timeout, preexec_fn=_limit_child,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"did not finish within {timeout} s (super-linear?)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@dataclass(frozen=True, slots=True)
+class Hostile:
+    """A huge input and what ``check`` must say about it (no codes: it must be clean)."""
+
+    text: str
+    expected: frozenset[str]
+
+
+_ERROR = frozenset({"WS101"})
+HOSTILE: dict[str, Hostile] = {
+    # one long token on a line, then a syntax error after it
+    "long-name-then-error": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB + " } }\n", _ERROR),
+    "long-string-then-error": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + '" } }\n', _ERROR),
+    "long-triple-string-then-error": Hostile(
+        'world W """\n' + "a" * MB + '\n""" }\n', _ERROR),
+    "long-comment-then-error": Hostile('world W "x"\n# ' + "a" * MB + ".\n}\n", _ERROR),
+    "long-regex-then-error": Hostile(
+        'world W "x"\ntype T = str matching /' + "a" * MB + "/ }\n", _ERROR),
+    "long-name-then-bad-character": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB + " $ }\n", _ERROR),
+    "long-name-then-end-of-file": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB, _ERROR),
+    "long-unclosed-string": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + "\n}\n", frozenset({"WS102"})),
+    "long-line-of-tokens-then-error": Hostile(
+        'world W "x"\nfn f(a: int) -> int { return ' + "a + " * 25_000 + "a } }\n", _ERROR),
+    "long-whitespace-then-error": Hostile('world W "x"\n' + " " * MB + "}\n", _ERROR),
+    "many-lines-then-error": Hostile('world W "x"\n' + "\n" * MB + "}\n", _ERROR),
+    "many-errors": Hostile("".join(f"tool t{i} }}\n" for i in range(20_000)), _ERROR),
+    "many-errors-on-one-line": Hostile(
+        'world W "x"\nfn f(a: int) -> int { return ' + "b + " * 25_000 + "a }\n",
+        frozenset({"WS201"})),
+    # huge but valid
+    "long-doc-string": Hostile('world W "' + "a" * MB + '"\n', frozenset()),
+    "long-string-literal": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + '" }\n', frozenset()),
+    "long-comment": Hostile('world W "x"\n# ' + "a" * MB + ".\n", frozenset()),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_huge_input_is_linear(name: str, workdir: Path) -> None:
+    """A megabyte on one line, with or without an error, finishes (check and fmt) in time.
+
+    Each of these took minutes to hours once: the error message looked for
+    the token before the error with a regular expression searched over the
+    text before it (quadratic on a long word, string or comment).
+    """
+    case = HOSTILE[name]
+    write(workdir / "hostile.world", case.text)
+    results = json.loads(run_guarded(_GUARDED_CLI, workdir))
+    check, fmt = results["check"], results["fmt"]
+    assert check["status"] == (1 if case.expected else 0), check["err"]
+    found = {d["code"] for d in json.loads(check["out"])}
+    assert case.expected <= found, found
+    assert fmt["status"] in (0, 1), fmt["err"]
+    assert "internal error" not in fmt["err"] + check["err"]
+    if case.expected & {"WS101", "WS102"}:
+        assert "has syntax errors" in fmt["err"]
