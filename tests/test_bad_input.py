@@ -30,7 +30,9 @@ import pytest
 from worldspec.cli.main import EXIT_INTERNAL, main
 from worldspec.compiler.api import CheckResult, check_source
 from worldspec.dsl.catalog import CATALOG
-from worldspec.dsl.diagnostics import MAX_ERRORS, Severity
+from worldspec.dsl.diagnostics import MAX_ERRORS, Diagnostic, Severity
+from worldspec.dsl.nodes import Span
+from worldspec.dsl.render import render_text
 
 SLOW = pytest.mark.skipif(os.environ.get("WORLDSPEC_SLOW_TESTS") != "1",
                           reason="slow; set WORLDSPEC_SLOW_TESTS=1 to run")
@@ -843,3 +845,50 @@ def test_huge_input_is_linear(name: str, workdir: Path) -> None:
     assert "internal error" not in fmt["err"] + check["err"]
     if case.expected & {"WS101", "WS102"}:
         assert "has syntax errors" in fmt["err"]
+
+
+def _diagnostic_at(column: int, width: int = 1) -> Diagnostic:
+    span = Span("long.world", 1, column, 1, column + width)
+    return Diagnostic("WS201", Severity.ERROR, "unknown name 'b'", span)
+
+
+def test_a_long_source_line_is_cut_around_the_caret() -> None:
+    """The snippet of a megabyte line shows a window with the caret under the right text."""
+    line = "a" * 500_000 + "TARGET" + "c" * 500_000
+    text = render_text([_diagnostic_at(500_001, 6)], {"long.world": line + "\n"})
+    source, marks = text.splitlines()[3], text.splitlines()[4]
+    assert len(source) < 300, len(source)
+    assert source.startswith("1 | ...") and source.endswith("...")
+    caret = marks.index("^")
+    assert source[caret:caret + 6] == "TARGET"
+    assert marks[caret:].rstrip() == "^~~~~~"
+
+
+@pytest.mark.parametrize(("line", "column", "expected"), [
+    pytest.param("x" * 10 + "TARGET" + "y" * 10_000, 11, "1 | " + "x" * 10 + "TARGET",
+                 id="near-the-start"),
+    pytest.param("y" * 10_000 + "TARGET", 10_001, "1 | ...", id="at-the-end"),
+    pytest.param("short TARGET line", 7, "1 | short TARGET line", id="short-line-untouched"),
+])
+def test_long_line_windows(line: str, column: int, expected: str) -> None:
+    text = render_text([_diagnostic_at(column, 6)], {"long.world": line})
+    source, marks = text.splitlines()[3], text.splitlines()[4]
+    assert source.startswith(expected)
+    assert len(source) < 300
+    caret = marks.index("^")
+    assert source[caret:caret + 6] == "TARGET"
+
+
+def test_many_diagnostics_on_one_huge_line_render_in_time(tmp_path: Path) -> None:
+    """A hundred diagnostics on a megabyte line: each shows a window, not the megabyte."""
+    code = (
+        "from worldspec.dsl.diagnostics import Diagnostic, Severity\n"
+        "from worldspec.dsl.nodes import Span\n"
+        "from worldspec.dsl.render import render_text\n"
+        "line = 'ab\\u4e2d\\t' * 250_000\n"
+        "ds = [Diagnostic('WS201', Severity.ERROR, 'x', Span('f', 1, c, 1, c + 3))\n"
+        "      for c in range(1, 1_000_000, 10_000)]\n"
+        "print(len(render_text(ds, {'f': line})))\n"
+    )
+    size = int(run_guarded(code, tmp_path))
+    assert size < 100 * 1000, size
