@@ -64,20 +64,26 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             return False
         if first[0].name == "Shift":
             return True
-        stack = list(stack)
+        # Reduce on a view of the stack: the states pushed by the simulated
+        # reductions over the untouched ``stack[:base]``. Copying the stack
+        # instead would cost its depth per word (quadratic on `not not ...`).
+        base = len(stack)
+        pushed: list[int] = []
         action = first
         for _ in range(1000):
             if action[0].name == "Shift":
                 return True
             rule = action[1]
             size = len(rule.expansion)
-            if size:
-                del stack[-size:]
-            goto = states[stack[-1]].get(rule.origin.name)
+            popped = min(size, len(pushed))
+            if popped:
+                del pushed[-popped:]
+            base -= size - popped
+            goto = states[pushed[-1] if pushed else stack[base - 1]].get(rule.origin.name)
             if goto is None:
                 return False
-            stack.append(goto[1])
-            action = states[stack[-1]].get(kind)
+            pushed.append(goto[1])
+            action = states[goto[1]].get(kind)
             if action is None:
                 return False
         return False

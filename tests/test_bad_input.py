@@ -892,3 +892,58 @@ def test_many_diagnostics_on_one_huge_line_render_in_time(tmp_path: Path) -> Non
     )
     size = int(run_guarded(code, tmp_path))
     assert size < 100 * 1000, size
+
+
+# ------------------------------------ very deep expressions, in a subprocess
+#: Runs in the child: ``check``, then ``fmt`` (rewriting the file), then ``fmt --check``
+#: of the result, which must be unchanged (formatting is idempotent).
+_GUARDED_DEEP = """
+import contextlib, io, json
+from worldspec.cli.main import main
+results = {}
+for name, command in (("check", ["check", "--format", "json"]), ("fmt", ["fmt"]),
+                      ("again", ["fmt", "--check"])):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([*command, "hostile.world"])
+    results[name] = {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+print(json.dumps(results))
+"""
+
+_DEEPER = 30_000
+DEEPER: dict[str, str] = {
+    "not": _fn("bool", "not " * _DEEPER + "a", "a: bool"),
+    "minus": _fn("int", "- " * _DEEPER + "a", "a: int"),
+    "not-minus": _fn("bool", "not -" * (_DEEPER // 2) + "a", "a: int"),
+    "not-then-and": _fn("bool", "not " * _DEEPER + "a and a", "a: bool"),
+    "if-then-else": _fn("int", "if a then 1 else " * _DEEPER + "0", "a: bool"),
+    "quantifiers": _fn("bool", "".join(f"all x{i} in a: " for i in range(_DEEPER)) + "true",
+                       "a: list[int]"),
+    "not-in-call": _fn("bool", "f(" + "not " * _DEEPER + "a)", "a: bool"),
+}
+#: Inputs whose canonical form needs more parentheses than the parser accepts
+#: (``not -(not -(...))``): ``fmt`` prints them, and the result is refused as WS105.
+_PARENTHESISED = {"not-minus"}
+
+
+@pytest.mark.parametrize("name", list(DEEPER))
+def test_very_deep_expression_through_check_and_fmt(name: str, workdir: Path) -> None:
+    """30,000 prefix operators (or chained ``if``/``all``/``**``): WS105, never a crash.
+
+    ``worldspec fmt`` once died with RecursionError (exit 3) on these: the
+    expression printer recursed once per operator.
+    """
+    write(workdir / "hostile.world", DEEPER[name])
+    results = json.loads(run_guarded(_GUARDED_DEEP, workdir))
+    check, fmt, again = results["check"], results["fmt"], results["again"]
+    found = {d["code"] for d in json.loads(check["out"])}
+    assert check["status"] == 1, check["err"][-2000:]
+    assert "WS105" in found, found
+    everything = check["err"] + fmt["out"] + fmt["err"] + again["out"] + again["err"]
+    assert "internal error" not in everything
+    assert fmt["status"] in (0, 1), fmt["err"][-2000:]
+    if name in _PARENTHESISED:
+        assert again["status"] == 1 and "WS105" in again["err"]
+    elif fmt["status"] == 0:
+        assert again["status"] == 0, again["out"][-2000:] + again["err"][-2000:]
+        assert "1 unchanged" in again["out"] + again["err"]
