@@ -947,3 +947,23 @@ def test_very_deep_expression_through_check_and_fmt(name: str, workdir: Path) ->
     elif fmt["status"] == 0:
         assert again["status"] == 0, again["out"][-2000:] + again["err"][-2000:]
         assert "1 unchanged" in again["out"] + again["err"]
+
+
+# --------------------------------------------------------- lone surrogates
+@pytest.mark.parametrize(("text", "code"), [
+    pytest.param('world W "doc \\u{DFFF}"\n', "WS107", id="doc"),
+    pytest.param('world W "x"\nfn f() -> str { return "a\\uD800b" }\n', "WS107", id="string"),
+    pytest.param('world W "x"\nenum E { a = "\\uD800" }\n', "WS107", id="enum-wire-value"),
+    pytest.param('world W "x"\ntype T = str matching /\\uD800/\n', "WS108", id="regex"),
+])
+def test_lone_surrogates_are_refused_before_they_reach_hashing(
+        text: str, code: str, workdir: Path, cli: Callable[..., CliRun]) -> None:
+    """``check`` once crashed with UnicodeEncodeError (exit 3) on a surrogate in a doc."""
+    write(workdir / "s.world", text)
+    run = cli("check", "s.world")
+    assert run.status == 1
+    assert run.codes == {code}
+    assert cli("build", "s.world", "-o", "out").status == 1
+    assert not (workdir / "out").exists() or not any((workdir / "out").rglob("*.py"))
+    assert cli("fmt", "--check", "s.world").status == 1
+    assert codes(checked(text)) == {code}
