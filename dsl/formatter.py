@@ -57,7 +57,7 @@ MAX_WIDTH = 100
 INDENT = "  "
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: The parser accepts trees this deep (it raises the limit the same way).
+#: Python's recursion limit while laying out (the parser raises it the same way).
 _RECURSION_LIMIT = 20000
 _ItemT = TypeVar("_ItemT", bound=n.Node)
 
@@ -517,7 +517,10 @@ _EXPR = _ExprPrinter()
 
 @contextmanager
 def _deep_recursion() -> Iterator[None]:
-    """Room for deeply nested trees (``not not ... x``, nested brackets)."""
+    """Room for nested blocks, data and types (the parser caps brackets at 200 levels).
+
+    Expressions need none: their printer keeps its own stack.
+    """
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
@@ -1166,9 +1169,4 @@ def format_source(text: str, path: str = "<input>.world") -> str | None:
     result = parse_module(text, path, DiagnosticSink())
     if not result.ok:
         return None
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 50_000))  # printing recurses once per nesting level
-    try:
-        return format_module(result.module)
-    finally:
-        sys.setrecursionlimit(limit)
+    return format_module(result.module)
