@@ -145,7 +145,8 @@ def decode_string(body: str) -> str | None:
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _SURROGATE_HINT = ("surrogates (U+D800 to U+DFFF) only exist inside UTF-16; write the "
                    "character itself, or its code point such as \\u{1F600}")
-#: The escapes of a regular expression, read left to right so ``\\\\u`` is no escape.
+#: The escapes of a regular expression, read left to right (an escaped backslash
+#: followed by ``u`` is no ``\u`` escape).
 _REGEX_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
 
 

@@ -90,6 +90,8 @@ def _visible_char(ch: str) -> str:
         return chr(0x2400 + code)
     if code == 0x7F:
         return "\u2421"
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate (text from the API) cannot be printed
+        return "\ufffd"
     return ch
 
 

@@ -967,3 +967,13 @@ def test_lone_surrogates_are_refused_before_they_reach_hashing(
     assert not (workdir / "out").exists() or not any((workdir / "out").rglob("*.py"))
     assert cli("fmt", "--check", "s.world").status == 1
     assert codes(checked(text)) == {code}
+
+
+def test_raw_lone_surrogate_through_the_api_renders() -> None:
+    """Text handed to ``check_source`` may hold a raw surrogate: WS107, printable output."""
+    text = 'world W "x"\nenum E { a = "\ud800" }\n'
+    result = checked(text)
+    assert codes(result) == {"WS107"}
+    shown = render_text(result.diagnostics, {"input.world": text})
+    shown.encode("utf-8")
+    assert "\ufffd" in shown
