@@ -90,6 +90,26 @@ the importing file back (directly or through other files).
 import "shared/types.world"   # no such file
 """)
 
+entry("WS107", "error", "lone surrogate in a string",
+      """
+A string escape (or the text itself) names a code point between U+D800 and
+U+DFFF. Those are the two halves of a UTF-16 surrogate pair, not characters:
+no encoding can write one alone, so the string could never be hashed, saved
+or sent. Write the character itself, or its code point as `\\u{1F600}`
+instead of the pair `\\uD83D\\uDE00`.
+""", """
+let s = "half a smiley: \\uD83D"
+""")
+entry("WS108", "error", "lone surrogate in a regular expression",
+      """
+A `matching /.../` expression names a code point between U+D800 and U+DFFF
+(`\\uD800`, `[\\uD800-\\uDBFF]`). No text can hold such a code point
+alone, so the pattern could only match strings that cannot be encoded.
+Match the characters themselves, or their code points as `\\U0001F600`.
+""", """
+type Emoji = str matching /[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]/
+""")
+
 
 # ------------------------------------------------------------ WS2xx: names and scopes
 entry("WS201", "error", "unknown name",
