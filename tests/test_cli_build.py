@@ -138,10 +138,49 @@ def test_build_with_errors_exits_1_with_diagnostics(
     assert main(["build", "broken.world", "-o", "out"]) == 1
     out, err = capsys.readouterr()
     assert "error[WS" in err and "broken.world:11:10" in err and "usr" in err
-    assert "not built: the specs have errors" in err
+    assert "not built: the specs or their tasks have errors" in err
     assert "Traceback" not in out + err
     assert not (workdir / "out").exists()
     assert main(["build", "--check", "broken.world", "-o", "out"]) == 1
+
+
+FAILING_TASK = BROKEN.replace("return usr", "return user") + '''
+task find_ann in Broken {
+  given { users: [{id: "U1", name: "Ann"}] }
+  instruction "Look up user U1."
+  check renamed: users["U1"].name == "Anna"
+  solution { get_user(user: "U1") }
+}
+'''
+
+
+def test_build_refuses_what_check_refuses(workdir: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A world whose task fails validation (WS611) is not built: build and check agree."""
+    (workdir / "tasky.world").write_text(FAILING_TASK, encoding="utf-8")
+    assert main(["check", "tasky.world"]) == 1
+    assert "error[WS611]" in capsys.readouterr().out
+    assert main(["build", "tasky.world", "-o", "out"]) == 1
+    out, err = capsys.readouterr()
+    assert "error[WS611]" in err and "not built" in err
+    assert not (workdir / "out").exists()
+    assert main(["build", "--check", "tasky.world", "-o", "out"]) == 1
+
+
+def test_one_name_per_meaning_of_check() -> None:
+    """``worldspec.check_paths`` validates tasks; the compiler's check is ``check_specs``."""
+    import worldspec
+    from worldspec.compiler import api
+    from worldspec.services.validation import ValidatedResult
+
+    assert not hasattr(api, "check_paths")
+    spec = REPO / "examples" / "shop"
+    assert worldspec.check_paths is worldspec.services.validation.check_paths
+    validated = worldspec.check_paths([spec])
+    assert isinstance(validated, ValidatedResult) and validated.ok
+    assert validated.model is validated.result.model and validated.tasks
+    assert api.check_specs([spec]).ok
+    assert {"ValidatedResult", "TaskReport", "check_paths"} <= set(worldspec.__all__)
 
 
 def test_build_missing_path_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,9 +16,9 @@ from worldspec.cli.console import (
     collect_spec_files,
     report_errors,
 )
-from worldspec.compiler.api import check_paths
 from worldspec.compiler.build import generate_all, stale_files, write_packages
 from worldspec.services.calls import read_calls
+from worldspec.services.validation import check_paths
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
@@ -40,12 +40,12 @@ def run_build(args: argparse.Namespace, console: Console) -> int:
     files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
-    result = check_paths(files)
-    if not result.ok:
-        report_errors(result, console)
-        console.error("not built: the specs have errors")
+    validated = check_paths(files)  # what 'worldspec check' refuses is not built either
+    if not validated.ok:
+        report_errors(validated, console)
+        console.error("not built: the specs or their tasks have errors")
         return EXIT_PROBLEMS
-    build = generate_all(result)
+    build = generate_all(validated.result)
     out = Path(args.out)
     if args.check:
         stale = stale_files(build, out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,15 @@ from worldspec.services.dataset import task_rows
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
 
+#: how ``worldspec tasks`` marks each status in text
+_MARKS = {"valid": "ok     ", "invalid": "INVALID", "not-validated": "NOT RUN"}
+
+
 def configure_tasks(parser: argparse.ArgumentParser) -> None:
     add_paths_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="'text' (default), or 'json': an array with one object per task "
-                             "(world, task, file, line, valid, problems)")
+                             "(world, task, file, line, status, valid, reason, problems)")
 
 
 def run_tasks(args: argparse.Namespace, console: Console) -> int:
@@ -39,14 +44,22 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
         console.line(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=2))
     else:
         for report in reports:
-            mark = "ok     " if report.valid else "INVALID"
-            console.line(f"{mark} {report.world}.{report.task}  ({report.file}:{report.line})")
+            console.line(f"{_MARKS[report.status]} {report.world}.{report.task}  "
+                         f"({report.file}:{report.line})")
+            if report.reason:
+                console.line(f"          {report.reason}")
             for problem in report.problems:
                 console.line(f"          {problem.severity.value}[{problem.code}] "
                              f"{problem.message}")
         if not validated.result.ok:
             console.line("the specs have errors: run 'worldspec check' for the details")
-        console.line(f"{sum(r.valid for r in reports)} of {len(reports)} task(s) valid")
+        counts = Counter(r.status for r in reports)
+        summary = f"{counts['valid']} of {len(reports)} task(s) valid"
+        if counts["invalid"]:
+            summary += f", {counts['invalid']} invalid"
+        if counts["not-validated"]:
+            summary += f", {counts['not-validated']} not validated"
+        console.line(summary)
     return EXIT_OK if validated.ok and all(r.valid for r in reports) else EXIT_PROBLEMS
 
 

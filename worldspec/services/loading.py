@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.runtime.episode import Episode
@@ -83,7 +83,7 @@ def load_package(path: str | Path, name: str | None = None) -> ModuleType:
 
 def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
     """Check, generate and import every world reachable from ``paths``."""
-    result = check_paths(paths)
+    result = check_specs(paths)
     if not result.ok:
         raise CompileError(result)
     return load_result(result)
