@@ -15,9 +15,12 @@ from worldspec.cli.console import (
     Console,
     add_paths_argument,
     collect_spec_files,
+    output_problem,
     report_errors,
 )
+from worldspec.dsl.diagnostics import did_you_mean
 from worldspec.services.dataset import task_rows
+from worldspec.services.files import write_atomically
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
 
@@ -90,11 +93,27 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     rows: list[dict[str, Any]] = []
     for name in sorted(loaded.worlds):
         rows += task_rows(loaded.worlds[name], validated.result.model.worlds[name])
-    if args.split:
+    if args.split is not None:
+        splits = sorted({r["split"] for r in rows})
+        if args.split not in splits:
+            console.error(f"--split: no task is in split '{args.split}' (" +
+                          (f"the splits are: {', '.join(splits)})" if splits else
+                           "there are no tasks)"))
+            for hint in did_you_mean(args.split, splits):
+                console.line(f"  = hint: {hint}", to_err=True)
+            return EXIT_USAGE
         rows = [r for r in rows if r["split"] == args.split]
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        problem = output_problem(Path(args.out), folder=False)
+        if problem is not None:
+            console.error(problem)
+            return EXIT_USAGE
+        try:
+            write_atomically(args.out, text)
+        except OSError as exc:
+            console.error(f"-o: cannot write '{args.out}': {exc.strerror or exc}")
+            return EXIT_USAGE
         console.line(f"wrote {len(rows)} task(s) to {args.out}")
     else:
         console.write(text)
