@@ -52,7 +52,7 @@ def run_build(args: argparse.Namespace, console: Console) -> int:
     if files is None:
         return EXIT_USAGE
     out = Path(args.out)
-    problem = output_problem(out, folder=True)
+    problem = output_problem(args.out, folder=True)
     if problem is not None:
         console.error(problem)
         return EXIT_USAGE
@@ -113,12 +113,11 @@ def _show(value: Any) -> str:
 def run_run(args: argparse.Namespace, console: Console) -> int:
     from worldspec.services.loading import CompileError, compile_worlds
 
-    spec = Path(args.spec)
-    if not spec.exists():
-        console.error(f"'{args.spec}' does not exist")
+    files = collect_spec_files([args.spec], console)
+    if files is None:
         return EXIT_USAGE
     try:
-        loaded = compile_worlds([spec])
+        loaded = compile_worlds(list(files))
     except CompileError as exc:
         report_errors(exc.result, console)
         console.error("cannot run: the specs have errors")

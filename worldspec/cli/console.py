@@ -80,22 +80,25 @@ def special_file_kind(mode: int) -> str | None:
     return next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
 
 
-def output_problem(path: Path, *, folder: bool) -> str | None:
-    """Why ``-o PATH`` cannot be written (as a folder, or as a file), or None.
+def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:
+    """Why ``-o RAW`` cannot be written (as a folder, or as a file), or None.
 
     Decided before anything is written, so that a bad ``-o`` leaves nothing
     half-done; what only writing shows (permissions, a full disk) is still
     caught where the command writes.
     """
+    if not raw or "\0" in raw:
+        return f"{option}: {raw!r} is not a path"
+    path = Path(raw)
     if path.exists():
         if path.is_dir() == folder:
             return None
-        return f"-o: '{path}' exists and is {'not ' if folder else ''}a folder"
+        return f"{option}: '{raw}' exists and is {'not ' if folder else ''}a folder"
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        return f"-o: '{path}' cannot be created: '{parent}' is not a folder"
+        return f"{option}: '{raw}' cannot be created: '{parent}' is not a folder"
     return None
 
 
@@ -124,6 +127,10 @@ def collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path]
             continue
         except OSError as exc:
             console.error(f"'{raw}' cannot be accessed: {exc.strerror or exc}")
+            ok = False
+            continue
+        except ValueError:  # a NUL byte: no file has such a name
+            console.error(f"{raw!r} is not a valid path")
             ok = False
             continue
         special = special_file_kind(mode)

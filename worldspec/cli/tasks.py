@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from worldspec.cli.console import (
@@ -82,6 +81,10 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
+    problem = output_problem(args.out, folder=False) if args.out is not None else None
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     validated = check_paths(files)
     if not validated.ok:
         report_errors(validated, console)
@@ -103,12 +106,11 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
                 console.line(f"  = hint: {hint}", to_err=True)
             return EXIT_USAGE
         rows = [r for r in rows if r["split"] == args.split]
+    if not rows:
+        console.error("nothing exported: the specs define no tasks")
+        return EXIT_PROBLEMS
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-    if args.out:
-        problem = output_problem(Path(args.out), folder=False)
-        if problem is not None:
-            console.error(problem)
-            return EXIT_USAGE
+    if args.out is not None:
         try:
             write_atomically(args.out, text)
         except OSError as exc:
