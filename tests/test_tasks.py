@@ -203,6 +203,41 @@ def test_export_rows_have_the_training_shape(tmp_path: Path) -> None:
     assert len({(r["world"], r["task_id"]) for r in rows}) == len(rows)
 
 
+def test_export_unknown_split_names_the_splits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rows.jsonl"
+    assert main(["export", str(MESSAGING), "--split", "nosuch", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--split: no task is in split 'nosuch' (the splits are: test, train)" in err
+    assert not out.exists()
+    assert main(["export", str(MESSAGING), "--split", "tset"]) == 2
+    assert "did you mean 'test'?" in capsys.readouterr().err
+    assert main(["export", str(MESSAGING), "--split", "test", "-o", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and {r["split"] for r in rows} == {"test"}
+
+
+@pytest.mark.parametrize("target", ["folder", "file/sub", ""])
+def test_export_to_an_impossible_file_is_a_usage_error(
+        target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("keep me", encoding="utf-8")
+    assert main(["export", str(MESSAGING), "-o", target]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("worldspec: error: -o: ")
+    assert (tmp_path / "file").read_text(encoding="utf-8") == "keep me"
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
+def test_export_of_specs_without_tasks_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(ROOT / "examples" / "bfcl")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "nothing exported: the specs define no tasks" in err
+
+
 def test_exported_rows_rebuild_and_score(tmp_path: Path) -> None:
     from worldspec.services.loading import load_world
 
