@@ -3,12 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint bench tau2-tasks clean
+.PHONY: install demo test check-install lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,serve]'
 	touch $(BIN)/worldspec
 
 install: $(BIN)/worldspec
@@ -26,6 +26,12 @@ test: install
 	$(BIN)/worldspec build --check examples
 	$(BIN)/mypy --strict generated
 	$(BIN)/pytest
+	bash scripts/check_install.sh $(BIN)/python
+
+# A plain (non-editable) install into a fresh venv, used outside the checkout: one top-level
+# package, check/build/run work, mypy --strict passes on built worlds, which load the runtime only.
+check-install: install
+	bash scripts/check_install.sh $(BIN)/python
 
 bench: install
 	$(BIN)/python benchmarks/bench_compile.py

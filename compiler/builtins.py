@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
 
 __all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
-           "DRAWS"]
+           "DRAWS", "CONVERSATION"]
 
 #: Bound arguments: parameter name -> argument node (None when absent).
 Bound = dict[str, "n.Arg | None"]
@@ -249,15 +249,12 @@ def _parse_time(target: t.Type) -> Handler:
         _want(ty, _node(b, "text"), text, lambda y: y == t.STR, "an ISO string", t.show(target))
         node = _node(b, "text")
         if isinstance(node, n.StrLit):
-            import datetime as _dt
+            from worldspec.compiler.data_check import date_text_problem, datetime_text_problem
 
-            try:
-                if target == t.DATE:
-                    _dt.date.fromisoformat(node.value)
-                else:
-                    _dt.datetime.fromisoformat(node.value)
-            except ValueError:
-                ty.report("WS301", node, f"'{node.value}' is not an ISO {t.show(target)}")
+            problem = (date_text_problem if target == t.DATE else datetime_text_problem)(
+                node.value)
+            if problem is not None:
+                ty.report("WS301", node, f"'{node.value}' {problem}")
         return target
 
     return handler
@@ -339,6 +336,13 @@ DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
 
 #: Builtin values usable as bare names.
 BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
+
+#: The conversation as task checks read it (``reply``, ``replies``): name -> (type, what it
+#: is). Only checks see it; a tool or helper may still be called like it.
+CONVERSATION: dict[str, tuple[t.Type, str]] = {
+    "reply": (t.STR, "the agent's last message to the user"),
+    "replies": (t.ListOf(t.STR), "every message of the agent to the user, in order"),
+}
 
 BUILTIN_NAMES = frozenset(BUILTIN_FUNCTIONS) | BUILTIN_VALUES
 

@@ -89,7 +89,8 @@ def _check_program(program: Program, sink: DiagnosticSink) -> ProgramModel:
         header = headers[0] if headers else None
         if header is None:
             for d in source.module.decls:
-                if isinstance(d, (n.StateDecl, n.ToolDecl, n.InvariantDecl, n.ConfigDecl)):
+                if isinstance(d, (n.StateDecl, n.ToolDecl, n.InvariantDecl, n.ConfigDecl,
+                                  n.PolicyDecl)):
                     what = type(d).__name__.removesuffix("Decl").lower()
                     sink.report("WS504", d.span, f"{what} outside a world: this file has no "
                                 "`world Name` header")
@@ -225,13 +226,33 @@ def _check_task(task: n.TaskDecl, path: str, worlds: dict[str, WorldModel], prog
         elif isinstance(item, n.Solution):
             for call in item.calls:
                 _check_solution_call(call, world, model, sink)
+    answers = _answer_checks(task, model, sink)
     data = load_initial_data(task, path, world, sink) if task.givens else {}
     info = world.tasks.get(task.name.name)
     if info is not None and info.node is task:
         info.initial_data = data
+        info.answer_checks = frozenset(answers)
     if task.instruction is None or not task.checks:
         missing = "instruction" if task.instruction is None else "checks"
         sink.report("WS609", task.name.span, f"task '{task.name.name}' has no {missing}")
+
+
+def _answer_checks(task: n.TaskDecl, model: ProgramModel, sink: DiagnosticSink) -> list[str]:
+    """The checks that read the conversation; each needs the solution's reference reply
+    (WS620), and a reference reply needs a check that reads it (WS621)."""
+    answers = [c for c in task.checks if any(
+        isinstance(e, n.NameRef) and (res := model.resolutions.get(id(e))) is not None
+        and res.kind == "conversation" for e in n.walk(c.condition))]
+    solution = task.solution
+    if solution is not None and answers and not solution.replies:
+        sink.report("WS620", answers[0].name.span, f"check '{answers[0].name.name}' grades "
+                    "what the agent says, but the solution has no reference reply",
+                    hints=['add the answer to the solution: solution { ... reply "..." }'])
+    if solution is not None and solution.replies and not answers:
+        sink.report("WS621", solution.replies[0].span, "no check of the task reads the "
+                    "reply, so it grades nothing",
+                    hints=['add an answer check, e.g. check told: reply.contains("...")'])
+    return [c.name.name for c in answers]
 
 
 def _check_frame(frame: n.Frame, world: WorldModel, sink: DiagnosticSink) -> None:

@@ -17,7 +17,15 @@ the *normalised* value, the shape the runtime builds its initial state from:
 - an enum is its members' serialised string (inline data may name members
   bare: ``delivery: sent``);
 - a ``float`` is a Python float, a ``map[int, V]`` has int keys;
+- a date or datetime is its ISO text as the runtime exports it, a duration its
+  seconds as the runtime exports them (a whole number as an int);
+- a field given as null that has a default stays null (the runtime fills in the default);
 - everything else is JSON as given.
+
+What fits a type is the runtime's rule (``worldspec/runtime/values.py``), restated here
+because the compiler may not import the runtime: ``tests/test_value_acceptance.py``
+checks, value for value, that both accept the same data and normalise it alike. Text
+holding a lone surrogate is WS617; patterns are matched with RE2, as at run time.
 
 Keys and references are checked last: duplicate row keys and references to
 rows that do not exist (in a table the data defines) are WS605.
@@ -35,16 +43,18 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Final
 
 from worldspec.compiler import types as t
 from worldspec.compiler.model import FieldInfo, RecordInfo, StateInfo, WorldModel
+from worldspec.compiler.rules.patterns import pattern_matcher
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
-__all__ = ["check_given", "load_initial_data", "data_to_python", "MAX_PROBLEMS", "MAX_DEPTH"]
+__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
+           "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
 MAX_PROBLEMS: Final = 50
@@ -54,6 +64,10 @@ MAX_DEPTH: Final = 100
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_ISO_DATETIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
+    r"(Z|[+-][0-9]{2}(?::?[0-9]{2}(?::?[0-9]{2}(?:\.[0-9]{1,6})?)?)?)?")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit
 _SHOW_LIMIT = 60
 _LIST_LIMIT = 10
@@ -334,9 +348,9 @@ class _Ref:
 
 
 def _required(f: FieldInfo) -> bool:
-    """A field that data must give: no default, and none is not a value of its type."""
-    return (f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
-            and f.type != t.JSON)
+    """A field that data must give: no default and not optional (a ``json`` field without a
+    default must be given too, if only as null: the runtime's rule)."""
+    return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
 
 
 # --------------------------------------------------------------- validator
@@ -570,6 +584,9 @@ class _Validator:
                                 f"{rec.name} has no field {_quote(name)}",
                                 hints=did_you_mean(name, rec.fields), at_pair=True)
                 continue
+            if item is None and info.default is not None and name not in need:
+                out[name] = None  # null means the default, which the runtime fills in
+                continue
             out[name] = self.check(item, info.type, loc.field(name))
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
@@ -733,13 +750,25 @@ class _Validator:
                 self.report("WS601", loc, f"length {len(value)} is outside the length range "
                             f"{_show_range(ref)}")
         if ref.pattern is not None and isinstance(value, str):
-            try:
-                matched = re.fullmatch(ref.pattern, value) is not None
-            except re.error:
-                return  # an invalid pattern is the schema's problem, reported elsewhere
-            if not matched:
+            matches = pattern_matcher(ref.pattern)
+            if matches is None:
+                return  # not an RE2 pattern: WS312, reported on the schema
+            if not matches(value):
                 self.report("WS601", loc, f"{_quote(value)} does not match "
                             f"/{ref.pattern}/")
+
+    def unicode(self, text: str, loc: _Loc) -> object:
+        """``text`` itself, or WS617 when it holds a lone surrogate (not Unicode text)."""
+        if text.isascii():
+            return text
+        found = _SURROGATE.search(text)
+        if found is None:
+            return text
+        escaped = json.dumps(found.group())[1:-1]
+        return self.report("WS617", loc, f"the text holds a lone surrogate ({escaped} at "
+                           f"character {found.start()}), which is not valid Unicode",
+                           hints=["a surrogate is half of a UTF-16 pair; write the whole "
+                                  "character, or \\u escapes of both halves"])
 
     def json_value(self, value: object, loc: _Loc) -> object:
         """Any JSON value, copied; bare names and non-finite numbers are not JSON."""
@@ -747,11 +776,15 @@ class _Validator:
             return self.too_deep(loc)
         if isinstance(value, dict):
             self.check_repeated(value, loc)
+            for k in value:
+                self.unicode(k, loc.key(k).as_key())
             return {k: self.json_value(v, loc.key(k)) for k, v in value.items()}
         if isinstance(value, list):
             return [self.json_value(v, loc.index(i)) for i, v in enumerate(value)]
         if isinstance(value, _BareName):
             return self.mismatch(loc, "a JSON value", value)
+        if isinstance(value, str):
+            return self.unicode(value, loc)
         if isinstance(value, float) and not math.isfinite(value):
             return self.mismatch(loc, "a finite number", value)
         return value
@@ -767,7 +800,10 @@ def _is_number(value: object) -> bool:
 
 
 def _check_str(v: _Validator, value: object, loc: _Loc) -> object:
-    return value if _is_text(value) else v.mismatch(loc, "str", value)
+    if not _is_text(value):
+        return v.mismatch(loc, "str", value)
+    assert isinstance(value, str)
+    return v.unicode(value, loc)
 
 
 def _check_int(v: _Validator, value: object, loc: _Loc) -> object:
@@ -794,28 +830,51 @@ def _check_date(v: _Validator, value: object, loc: _Loc) -> object:
     if not _is_text(value):
         return v.mismatch(loc, 'a date ("YYYY-MM-DD")', value)
     assert isinstance(value, str)
-    try:
-        if _ISO_DATE.fullmatch(value):
-            date.fromisoformat(value)
-            return value
-    except ValueError:
-        pass
-    return v.report("WS601", loc, f'{_quote(value)} is not a date ("YYYY-MM-DD")')
+    problem = date_text_problem(value)
+    if problem is not None:
+        return v.report("WS601", loc, f"{_quote(value)} {problem}")
+    return value
 
 
 def _check_datetime(v: _Validator, value: object, loc: _Loc) -> object:
     if not _is_text(value):
         return v.mismatch(loc, 'a datetime ("YYYY-MM-DDTHH:MM:SS")', value)
     assert isinstance(value, str)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return v.report("WS601", loc, f"{_quote(value)} is not an ISO datetime "
-                        '("YYYY-MM-DDTHH:MM:SS")')
-    if parsed.tzinfo is not None:
-        return v.report("WS601", loc, f"{_quote(value)} has a UTC offset; datetimes are "
-                        "naive (local) times", hints=["drop the offset or the 'Z'"])
-    return value
+    problem = datetime_text_problem(value)
+    if problem is not None:
+        hints = ["drop the offset or the 'Z'"] if "offset" in problem else []
+        return v.report("WS601", loc, f"{_quote(value)} {problem}", hints=hints)
+    return datetime.fromisoformat(value).isoformat()
+
+
+def date_text_problem(text: str) -> str | None:
+    """Why ``text`` is not a date (``YYYY-MM-DD``, ISO's extended form only), or None."""
+    if _ISO_DATE.fullmatch(text):
+        try:
+            date.fromisoformat(text)
+            return None
+        except ValueError:
+            pass
+    return 'is not a date ("YYYY-MM-DD")'
+
+
+def datetime_text_problem(text: str) -> str | None:
+    """Why ``text`` is not a datetime of data, a config clock or a ``datetime("...")``
+    literal, or None: ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` (``T`` or a space), no UTC offset.
+
+    The runtime's ``want_datetime`` has the same rule: the world's clock is naive, so an
+    offset is refused rather than dropped or converted.
+    """
+    form = _ISO_DATETIME.fullmatch(text)
+    if form is not None and form.group(1) is not None:
+        return "has a UTC offset; datetimes are naive (the world's local time)"
+    if form is not None:
+        try:
+            datetime.fromisoformat(text)
+            return None
+        except ValueError:
+            pass
+    return 'is not an ISO datetime ("YYYY-MM-DDTHH:MM:SS")'
 
 
 def _check_duration(v: _Validator, value: object, loc: _Loc) -> object:
@@ -824,7 +883,11 @@ def _check_duration(v: _Validator, value: object, loc: _Loc) -> object:
     assert isinstance(value, (int, float))
     if isinstance(value, float) and not math.isfinite(value):
         return v.mismatch(loc, "a finite number of seconds", value)
-    return value
+    try:
+        seconds = timedelta(seconds=value).total_seconds()  # microseconds, as at run time
+    except OverflowError:
+        return v.report("WS601", loc, f"{_show(value)} seconds is too long for a duration")
+    return int(seconds) if seconds.is_integer() else seconds
 
 
 def _check_json(v: _Validator, value: object, loc: _Loc) -> object:
@@ -1032,3 +1095,18 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
         validator.check_references(tables, live)
         failed = validator.flush(sink) or failed
     return None if failed else merged
+
+
+def check_data(world: WorldModel, data: object) -> tuple[dict[str, object] | None, list[str]]:
+    """Plain JSON ``data`` (keys are state names) checked against ``world``, without a spec.
+
+    The normalised data (None when anything is wrong) and the problems as ``$.path:
+    message`` texts: what a ``given`` file holding ``data`` would give. The differential
+    test of value acceptance compares this with what the generated runtime accepts.
+    """
+    validator = _Validator(world, Span(world.file, 1, 1, 1, 1), None)
+    value = _validate(validator, data)
+    validator.check_references(validator.tables, validator.refs)
+    if validator.problems:
+        return None, [p.text for p in validator.problems]
+    return value, []

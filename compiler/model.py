@@ -157,6 +157,8 @@ class TaskInfo:
     file: str
     #: the merged, validated initial data (None when it has errors)
     initial_data: dict[str, object] | None = None
+    #: the checks that read the conversation (``reply`` / ``replies``): answer checks
+    answer_checks: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -174,7 +176,7 @@ class Resolution:
     """What a bare name refers to."""
 
     kind: Literal["local", "param", "state", "enum", "enum_member", "record", "fn", "builtin",
-                  "initial", "world_type"]
+                  "initial", "world_type", "conversation"]
     name: str
     owner: str | None = None
 
@@ -196,6 +198,10 @@ class WorldModel:
     tools: dict[str, ToolInfo] = field(default_factory=dict)
     fns: dict[str, ToolInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    #: the rules the agent must follow (``policy``), shown to it with the tools; "" for none
+    policy: str = ""
+    #: the ``policy`` declaration the text comes from
+    policy_node: n.PolicyDecl | None = None
     #: data files already checked against this world (many tasks share one large file):
     #: (path, mtime, size) -> what checking it gave; filled by ``compiler.data_check``
     data_files: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False,

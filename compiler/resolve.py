@@ -11,9 +11,10 @@ import re
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from worldspec.compiler import types as t
-from worldspec.compiler.builtins import BUILTIN_NAMES
+from worldspec.compiler.builtins import BUILTIN_NAMES, CONVERSATION
 from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
@@ -353,12 +354,26 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
         config = config_blocks[0]
         assert isinstance(config, n.ConfigDecl)
         _config(world, config, sink)
+    policies = [vd.decl for vd in own if isinstance(vd.decl, n.PolicyDecl)]
+    for extra_policy in policies[1:]:
+        sink.report("WS504", extra_policy.span, "a world has one policy",
+                    related=[Related(policies[0].span, "first policy")])
+    if policies:
+        policy = policies[0]
+        assert isinstance(policy, n.PolicyDecl)
+        world.policy_node = policy
+        world.policy = _policy_text(policy, world.file, sink)
     if state_blocks:
         state_block = state_blocks[0]
         assert isinstance(state_block, n.StateDecl)
         own_items: dict[str, n.Node] = {}
         for item in state_block.items:
             _check_builtin_clash(item.name, "state", sink, reserved=True)
+            if item.name.name in CONVERSATION:
+                sink.report("WS208", item.name.span, f"state '{item.name.name}' clashes with "
+                            f"`{item.name.name}` of task checks "
+                            f"({CONVERSATION[item.name.name][1]})",
+                            hints=[f"rename it, e.g. '{item.name.name}_text'"])
             if not _first(own_items, item.name, sink, "WS204", "state item"):
                 continue
             if not _first(values, item.name, sink, "WS203", "name"):
@@ -375,6 +390,32 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
         elif isinstance(d, n.InvariantDecl):
             if _first(invariants, d.name, sink, "WS203", "invariant"):
                 world.invariants[d.name.name] = InvariantInfo(d.name.name, d.doc, d.condition, d)
+
+
+def _policy_text(policy: n.PolicyDecl, spec_file: str, sink: DiagnosticSink) -> str:
+    """The policy's text: inline, or read from the file next to the spec.
+
+    A file's line endings are normalised and its surrounding blank lines dropped, so
+    that the generated code does not depend on how the file was checked out.
+    """
+    if not policy.from_file:
+        return policy.source
+    path = Path(spec_file).parent / policy.source
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        sink.report("WS213", policy.span, f"policy file '{policy.source}' not found",
+                    hints=["the path is relative to the spec file"])
+        return ""
+    except UnicodeDecodeError as exc:
+        sink.report("WS213", policy.span, f"policy file '{policy.source}' is not UTF-8 text "
+                    f"(byte {exc.start})")
+        return ""
+    except OSError as exc:
+        sink.report("WS213", policy.span, f"policy file '{policy.source}' cannot be read: "
+                    f"{exc.strerror or exc}")
+        return ""
+    return text.replace("\r\n", "\n").strip("\n")
 
 
 def _state_info(item: n.StateItem, world: WorldModel, sink: DiagnosticSink) -> StateInfo:
@@ -425,17 +466,16 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
             else:
                 cfg.results = word
         elif key == "clock":
-            import datetime as _dt
+            from worldspec.compiler.data_check import datetime_text_problem
 
             text = value.value if isinstance(value, n.DataString) else None
-            try:
-                if text is None:
-                    raise ValueError
-                _dt.datetime.fromisoformat(text)
+            problem = datetime_text_problem(text) if text is not None else None
+            if text is not None and problem is None:
                 cfg.clock = text
-            except ValueError:
-                sink.report("WS503", value.span, "clock must be an ISO datetime string such as "
-                            '"2024-01-01T09:00:00"')
+            else:
+                why = f": '{text}' {problem}" if text is not None else ""
+                sink.report("WS503", value.span, "clock must be a naive ISO datetime string "
+                            f'such as "2024-01-01T09:00:00"{why}')
         else:
             if not isinstance(value, n.DataInt) or value.value < 0:
                 sink.report("WS503", value.span, f"{key} must be a whole number >= 0")

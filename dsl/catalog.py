@@ -177,6 +177,21 @@ reference solution leaves) exist only in task checks.
 """, """
 tool t() -> int { return count(initial.users) }
 """)
+entry("WS212", "error", "conversation name outside a check",
+      """
+`reply` (the agent's last message to the user) and `replies` (all its messages,
+in order) exist only in task checks: the conversation is graded when the episode
+is scored, and tools, helpers, invariants and defaults never see it.
+""", """
+invariant polite: reply.contains("please")
+""")
+entry("WS213", "error", "policy file cannot be read",
+      """
+`policy file "..."` names a file that does not exist, is not a file, or is not
+UTF-8 text. The path is relative to the spec file.
+""", """
+policy file "polcy.md"
+""")
 
 # ------------------------------------------------------------------ WS3xx: types
 entry("WS301", "error", "type mismatch",
@@ -260,6 +275,15 @@ entry("WS311", "error", "lambda not allowed here",
 (`sorted`, `min`, `max`).
 """, """
 let f = count(users, u => u.active)
+""")
+entry("WS312", "error", "pattern not supported by RE2",
+      """
+Patterns are matched by RE2, which takes time linear in the text (Python's
+backtracking `re` can take exponential time on a pattern like `^(a+)+$`). RE2
+has no backreferences (`\\1`), no lookahead or lookbehind (`(?=...)`,
+`(?<!...)`), no `\\Z` (write `$` or `\\z`) and repeats at most 1000 times.
+""", """
+type Twice = str matching /^(a)\\1$/
 """)
 
 # ------------------------------------------------- WS4xx: statements and control flow
@@ -385,6 +409,23 @@ reads; without one, agents guess.
 """, """
 tool archive(conversation: Conversation) { conversation.archived = true }
 """)
+entry("WS508", "error", "clock runs out",
+      """
+After every successful call the clock moves on by `tick` seconds. The clock
+must be able to do that for 100,000 calls without passing the last time a
+datetime can hold (9999-12-31T23:59:59.999999); otherwise a long episode
+ends with every call failing. Start the clock earlier or use a smaller tick.
+""", """
+config { clock: "9999-12-31T23:59:59"  tick: 1 }
+""")
+entry("WS509", "error", "tick too large",
+      """
+`tick` is how long one tool call takes, in seconds: at most 86,400 (a day).
+A larger tick is a slip (milliseconds for seconds?) and would run the clock
+out of representable time within a few thousand calls.
+""", """
+config { tick: 100000000000 }
+""")
 
 # ------------------------------------------------------- WS6xx: tasks and data
 entry("WS601", "error", "initial data does not match the schema",
@@ -502,6 +543,41 @@ A check calls `matches_solution()`, which compares the final state with the stat
 the task's reference solution leaves, but the task has no `solution` block.
 """, """
 check same: matches_solution()    # and no solution { ... } in the task
+""")
+entry("WS617", "error", "text in data is not valid Unicode",
+      """
+A string (or an object key) in a task's data holds a lone surrogate such as
+`"\\ud800"`: half of a UTF-16 pair, which is not a character, cannot be written
+as UTF-8 and would make hashing the state fail. The message gives its JSON path.
+Tool arguments with one fail the call the same way.
+""", """
+given { users: [{id: "U1", name: "Ann\\ud800"}] }
+""")
+entry("WS620", "error", "answer check without a reference reply",
+      """
+A check reads the conversation (`reply` or `replies`), and the task has a
+`solution`, but the solution says nothing: add the reference answer with
+`reply "..."` so that validation can show the check is passable.
+""", """
+check told: reply.contains("$54.04")
+solution { get_order(order: "#W1") }          # no reply "..."
+""")
+entry("WS621", "warning", "reference reply that no check reads",
+      """
+The solution has a `reply "..."`, but no check of the task reads `reply` or
+`replies`: the reply grades nothing. Add an answer check, or drop the reply.
+""", """
+check cancelled: orders["#W1"].status == cancelled
+solution { cancel_order(order: "#W1") reply "Done." }
+""")
+entry("WS622", "error", "answer check fails on the reference reply",
+      """
+After the reference solution has run, a check that reads the conversation is
+false for the solution's own `reply` text: the check or the reference reply is
+wrong (a typo in an amount, a different spelling).
+""", """
+check told: reply.contains("$54.04")
+solution { reply "That is $54.40." }
 """)
 entry("WS409", "error", "break or continue outside a loop",
       """

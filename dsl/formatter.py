@@ -703,6 +703,12 @@ class _Layout:
     def print_WorldDecl(self, d: n.WorldDecl, indent: int, blank: _Blank) -> None:
         self.with_doc(d, "world " + d.name.name, d.doc, "", indent, blank)
 
+    def print_PolicyDecl(self, d: n.PolicyDecl, indent: int, blank: _Blank) -> None:
+        if d.from_file:
+            self.simple(d, "policy file " + quote_string(d.source), indent, blank)
+        else:
+            self.with_doc(d, "policy", d.source, "", indent, blank)
+
     def print_ConfigDecl(self, d: n.ConfigDecl, indent: int, blank: _Blank) -> None:
         pending = self.start(d, "config", indent, blank)
         self.finish(self.section(pending, d.items, d.span, indent, self.member), d.span.end_line)
@@ -997,13 +1003,17 @@ class _Layout:
 
     def print_Solution(self, s: n.Solution, indent: int, blank: _Blank) -> None:
         pad = INDENT * indent
-        if len(s.calls) == 1 and not self.has_comment(s.span):
-            one = f"solution {{ {self.call_text(s.calls[0])} }}"
+        if len(s.items) == 1 and isinstance(s.items[0], n.SolutionCall) and \
+                not self.has_comment(s.span):
+            one = f"solution {{ {self.call_text(s.items[0])} }}"
             if len(pad + one) <= MAX_WIDTH:
                 self.simple(s, one, indent, blank)
                 return
         pending = self.start(s, "solution", indent, blank)
-        self.finish(self.section(pending, s.calls, s.span, indent, self.member), s.span.end_line)
+        self.finish(self.section(pending, s.items, s.span, indent, self.member), s.span.end_line)
+
+    def print_SolutionReply(self, r: n.SolutionReply, indent: int, blank: _Blank) -> None:
+        self.with_doc(r, "reply", r.text, "", indent, blank)
 
     def call_text(self, c: n.SolutionCall) -> str:
         return f"{c.tool.name}({self.ex.args(c.args)})"

@@ -22,7 +22,7 @@ __all__ = [
     "Import", "WorldDecl", "ConfigDecl", "ConfigItem", "EnumDecl", "EnumMember",
     "RecordDecl", "EntityDecl", "Field", "UnionDecl", "Variant", "AliasDecl",
     "StateDecl", "StateItem", "TableKind", "SequenceKind", "InvariantDecl",
-    "ToolDecl", "FnDecl", "Param", "Decl", "TypeDecl",
+    "ToolDecl", "FnDecl", "Param", "PolicyDecl", "Decl", "TypeDecl",
     # statements
     "Block", "Let", "Assign", "AugAssign", "If", "For", "While", "Match", "MatchCase",
     "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Break", "Continue",
@@ -34,7 +34,7 @@ __all__ = [
     "MapLit", "MapEntry", "Comprehension", "Expr",
     # tasks
     "TaskDecl", "Given", "Instruction", "Persona", "Known", "Unknown", "Check",
-    "Frame", "FrameTarget", "Solution", "SolutionCall", "Tags", "Split", "Seed",
+    "Frame", "FrameTarget", "Solution", "SolutionCall", "SolutionReply", "Tags", "Split", "Seed",
     "TaskItem",
     # data
     "DataObject", "DataPair", "DataArray", "DataString", "DataInt", "DataFloat",
@@ -707,6 +707,19 @@ class InvariantDecl(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyDecl(Node):
+    """``policy "text"`` or ``policy file "policy.md"``: the rules the agent must follow.
+
+    The text is shown to the agent (the generated episode's ``POLICY``); tools enforce
+    what they can, the policy says the rest. ``source`` is the text itself, or the path
+    of the file (relative to the spec) when ``from_file`` is set.
+    """
+
+    source: str
+    from_file: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Param(Node):
     """A tool or helper parameter."""
 
@@ -808,10 +821,29 @@ class SolutionCall(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Solution(Node):
-    """``solution { call() ... }``: a reference solution."""
+class SolutionReply(Node):
+    """``reply "..."`` in a solution: what the agent tells the user (for answer checks)."""
 
-    calls: tuple[SolutionCall, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Solution(Node):
+    """``solution { call() ... reply "..." }``: a reference solution, items in source order.
+
+    The calls are replayed on the task's data; the replies are the reference answer that
+    checks reading ``reply`` / ``replies`` are validated against.
+    """
+
+    items: tuple[SolutionCall | SolutionReply, ...]
+
+    @property
+    def calls(self) -> tuple[SolutionCall, ...]:
+        return tuple(i for i in self.items if isinstance(i, SolutionCall))
+
+    @property
+    def replies(self) -> tuple[SolutionReply, ...]:
+        return tuple(i for i in self.items if isinstance(i, SolutionReply))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -871,7 +903,7 @@ class TaskDecl(Node):
 
 TypeDecl = Union[EnumDecl, RecordDecl, EntityDecl, UnionDecl, AliasDecl]
 Decl = Union[Import, WorldDecl, ConfigDecl, EnumDecl, RecordDecl, EntityDecl, UnionDecl,
-             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl]
+             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

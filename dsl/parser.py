@@ -36,7 +36,8 @@ __all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "
 
 MAX_DEPTH = 200
 _TOP_LEVEL = re.compile(
-    r"^(?:import|world|config|enum|record|entity|union|type|state|invariant|tool|fn|task)\b",
+    r"^(?:import|world|config|policy|enum|record|entity|union|type|state|invariant|tool|fn|"
+    r"task)\b",
     re.MULTILINE,
 )
 
@@ -305,6 +306,12 @@ class _ToNodes(Transformer[Token, Any]):
 
     def config_item(self, c: list[Any]) -> n.ConfigItem:
         return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
+
+    def policy_text(self, c: list[Any]) -> n.PolicyDecl:
+        return n.PolicyDecl(source=self._string(c[0]), span=self._span())
+
+    def policy_file(self, c: list[Any]) -> n.PolicyDecl:
+        return n.PolicyDecl(source=self._string(c[0]), from_file=True, span=self._span())
 
     def doc(self, c: list[Any]) -> Token:
         return c[0]  # type: ignore[no-any-return]
@@ -638,13 +645,19 @@ class _ToNodes(Transformer[Token, Any]):
         return n.FrameTarget(path=tuple(_ident(self.pos, t) for t in c), span=self._span())
 
     def solution(self, c: list[Any]) -> n.Solution:
-        return n.Solution(calls=tuple(c), span=self._span())
+        return n.Solution(items=tuple(c), span=self._span())
 
     def solution_call(self, c: list[Any]) -> n.SolutionCall:
         name, *args = c
         return n.SolutionCall(tool=_ident(self.pos, name),
                               args=tuple(self._arg(a) for a in args if a is not None),
                               span=self._span())
+
+    def solution_tool(self, c: list[Any]) -> Token:
+        return c[0]  # type: ignore[no-any-return]
+
+    def solution_reply(self, c: list[Any]) -> n.SolutionReply:
+        return n.SolutionReply(text=self._string(c[0]), span=self._span())
 
     def tags(self, c: list[Any]) -> n.Tags:
         return n.Tags(names=tuple(_ident(self.pos, t) for t in c), span=self._span())

@@ -16,14 +16,19 @@ One task per tau2 task, named ``retail_<id>``:
   tau2's persona when one is set); ``known`` / ``unknown`` as in tau2;
 - one check, ``db``: ``matches_solution()``, which is tau2's DB reward: the final state must equal
   the state the expected actions leave;
+- one answer check per item of tau2's ``communicate_info`` (``told_1``, ``told_2``...): some
+  message of the agent holds the item, compared as tau2 does (lower case, commas dropped from the
+  message): ``any r in replies: r.lower().replace(",", "").contains("...")``;
 - ``solution`` the expected actions in order, except those that fail in tau2 (they change nothing:
-  a failed call is atomic), which are kept as comments;
+  a failed call is atomic), which are kept as comments; and, for a task with answer checks, a
+  reference ``reply`` that names every item (written here: tau2 has no reference conversation);
 - ``split`` from ``split_tasks.json``; ``tags tau2, retail``.
 
-What tau2 grades outside the DB -- ``communicate_info`` (what the agent must say) and
-``nl_assertions`` (judged by an LLM) -- is not state and is written as comments. Tasks whose
-expected actions change nothing are graded by tau2 on those alone, so their DB check holds before
-any call; ``worldspec check`` reports them (WS614) rather than pretending they can be graded.
+tau2's ``nl_assertions`` are judged by an LLM: they are neither state nor text a check can match,
+so they stay comments. A task whose expected actions change nothing and that has no
+``communicate_info`` is graded by tau2 on NL assertions alone (or not at all): its DB check
+holds before any call, and ``worldspec check`` reports it (WS614) rather than pretending it can be
+graded.
 """
 
 from __future__ import annotations
@@ -97,6 +102,21 @@ def failed_actions(tau2: Path, task_id: str) -> dict[str, str]:
     return {step["action_id"]: step["content"] for step in gold["steps"] if step["error"]}
 
 
+def answer_check(number: int, info: str) -> str:
+    """The check for one ``communicate_info`` item: some message of the agent holds it, as tau2
+    compares (both lower-cased, the commas of the message dropped, so "1,234.56" holds
+    "1234.56")."""
+    doc = quote_string(f"The agent tells the user {info} (tau2's communicate_info).")
+    wanted = quote_string(info.lower())
+    return (f"  check told_{number} {doc}: "
+            f"any r in replies: r.lower().replace(\",\", \"\").contains({wanted})")
+
+
+def reference_reply(told: list[str]) -> str:
+    """A reference answer naming every item, so validation can show the answer checks pass."""
+    return "Here is what you asked about: " + "; ".join(told) + "."
+
+
 def render_task(task: dict[str, Any], db_path: str, split: str | None,
                 failures: dict[str, str]) -> list[str]:
     scenario = task["user_scenario"]
@@ -115,10 +135,12 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
         if instructions.get(key):
             lines.append(f"  {item} {quote_string(instructions[key])}")
     lines.append(f"  check db {quote_string(DB_CHECK_DOC)}: matches_solution()")
-    for info in criteria.get("communicate_info") or ():
-        lines += comment(f"not graded here (tau2 communicate_info): {info}", "  ")
+    told = [str(info) for info in criteria.get("communicate_info") or ()]
+    for number, info in enumerate(told, 1):
+        lines.append(answer_check(number, info))
     for assertion in criteria.get("nl_assertions") or ():
-        lines += comment(f"not graded here (tau2 nl_assertion): {assertion}", "  ")
+        lines += comment(f"not graded here (tau2 nl_assertion, judged by an LLM): {assertion}",
+                         "  ")
     body: list[str] = []
     for action in criteria["actions"]:
         call = f"{action['name']}(" + ", ".join(
@@ -128,6 +150,8 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
             body += comment(f"-> {failures[action['action_id']]}", "    ")
         else:
             body.append(f"    {call}")
+    if told:
+        body.append(f"    reply {quote_string(reference_reply(told))}")
     lines += ["  solution {", *body, "  }"] if body else ["  solution {}"]
     lines.append("  tags tau2, retail")
     if split:

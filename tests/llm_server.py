@@ -19,6 +19,12 @@ A :class:`Reply` can also be an error (``status=429``, ``status=500``, with
 than the client's timeout makes a timeout), or a raw body (``raw=b"..."``, for a
 malformed response).
 
+Tool calls: ``Reply(tool_calls=[{"name": "login", "arguments": '{"phone": "..."}'}])``
+answers with those calls (``arguments`` is sent as given: text, possibly malformed; an ``id``
+may be given, else one is made up). The Responses API (``POST /v1/responses``) is answered
+from the same script as chat, in the Responses wire format (``function_call`` items, then a
+``message`` item with the text); ``server.responses_requests`` records those requests.
+
 Embeddings (``POST /v1/embeddings``): replies pushed with ``push_embedding``
 are used first (for errors); otherwise ``server.embedder(text)`` gives each
 vector (default :func:`hashed_embedding`, a deterministic 8-dimensional vector).
@@ -80,6 +86,8 @@ class Reply:
     raw: bytes | None = None
     error: str = "scripted error"
     finish_reason: str = "stop"
+    #: tool calls to answer with: ``{"name": ..., "arguments": "<JSON text>", "id": ...}``
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -158,6 +166,11 @@ class ScriptedLLMServer:
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
+    @property
+    def responses_requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path.endswith("/responses")]
+
     def push(self, *replies: Reply | str) -> None:
         """Queue chat replies, answered in order."""
         with self._lock:
@@ -210,17 +223,59 @@ class ScriptedLLMServer:
         self._closing.wait(seconds)
 
 
+def _scripted_calls(reply: Reply) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments text)`` of each scripted tool call."""
+    calls = []
+    for index, call in enumerate(reply.tool_calls or []):
+        arguments = call.get("arguments", "{}")
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        calls.append((str(call.get("id") or f"call_{index}_{time.monotonic_ns()}"),
+                      str(call.get("name", "")), text))
+    return calls
+
+
 def _chat_body(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+    if reply.tool_calls:
+        message: dict[str, Any] = {
+            "role": "assistant", "content": reply.content or None,
+            "tool_calls": [{"id": i, "type": "function",
+                            "function": {"name": n, "arguments": a}}
+                           for i, n, a in _scripted_calls(reply)]}
+        finish = "tool_calls" if reply.finish_reason == "stop" else reply.finish_reason
+    else:
+        message = {"role": "assistant", "content": reply.content}
+        finish = reply.finish_reason
     return {
         "id": f"chatcmpl-{len(reply.content)}-{int(time.time() * 1000)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": str(request.body.get("model", "scripted")),
-        "choices": [{"index": 0, "finish_reason": reply.finish_reason, "logprobs": None,
-                     "message": {"role": "assistant", "content": reply.content}}],
+        "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
+                     "message": message}],
         "usage": {"prompt_tokens": reply.prompt_tokens,
                   "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }
+
+
+def _responses_body(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+    output: list[dict[str, Any]] = [
+        {"type": "function_call", "id": f"fc_{i}", "call_id": i, "name": n, "arguments": a,
+         "status": "completed"} for i, n, a in _scripted_calls(reply)]
+    if reply.content or not output:
+        output.append({"type": "message", "id": f"msg_{time.monotonic_ns()}",
+                       "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": reply.content,
+                                    "annotations": []}]})
+    return {
+        "id": f"resp_{time.monotonic_ns()}", "object": "response",
+        "created_at": int(time.time()), "status": "completed",
+        "model": str(request.body.get("model", "scripted")), "output": output,
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                  "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
     }
 
 
@@ -282,6 +337,9 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             if self.path.endswith("/chat/completions"):
                 reply = server._next_chat(request)
                 self._answer(reply, lambda: _chat_body(request, reply))
+            elif self.path.endswith("/responses"):
+                reply = server._next_chat(request)
+                self._answer(reply, lambda: _responses_body(request, reply))
             elif self.path.endswith("/embeddings"):
                 scripted = server._next_embedding() or Reply()
                 self._answer(scripted, lambda: _embedding_body(server, request))

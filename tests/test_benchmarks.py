@@ -55,3 +55,13 @@ def test_runtime_benchmark_runs_every_section() -> None:
         assert f"{peer}: call vs BFCL dispatch" in labels
     assert "reset (undo log) vs deepcopy" in labels
     assert all(c["ratio"] > 0 for c in report["comparisons"])
+
+
+def test_serving_benchmark_runs_with_1_and_16_sessions() -> None:
+    pytest.importorskip("mcp")
+    report = json.loads(_run("bench_serve.py", "--quick", "--json"))
+    assert report["url"].startswith("http://127.0.0.1:")
+    assert [r["sessions"] for r in report["mcp_http"]] == [1, 16]
+    for run in report["mcp_http"]:
+        assert run["calls"] > 0 and run["p99_ms"] >= run["p50_ms"] > 0
+    assert report["bare_episode_call"]["calls_per_s"] > 0

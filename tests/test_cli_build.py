@@ -263,13 +263,14 @@ def test_run_frame_violation_exits_1(workdir: Path, capsys: pytest.CaptureFixtur
     assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
                  "calls.jsonl"]) == 1
     out = capsys.readouterr().out
-    # every check passes (reward 1), but the frame is broken: not solved, and it says so
-    assert "score 1.000 (not solved: the frame is violated)" in out.splitlines()
+    # every check passes, but the broken frame zeroes the reward: not solved, and it says so
+    assert "score 0.000 (not solved: the frame is violated)" in out.splitlines()
+    assert "[pass] archived" in out
     assert 'frame violated: contacts["CT101"].favorite' in out
     assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
                  "calls.jsonl", "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert (report["reward"], report["solved"]) == (1.0, False)
+    assert (report["reward"], report["solved"]) == (0.0, False)
 
 
 WEIGHTED = BROKEN.replace("return usr", "return user") + '''

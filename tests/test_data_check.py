@@ -73,7 +73,7 @@ state {
 
 USER = '{id: "U1", name: "Ann", age: 30}'
 ORDER_FIELDS = {"id": '"#W1"', "user": '"U1"', "total": "9.5", "placed": '"2024-05-01"',
-                "at": '"2024-05-01T10:00:00"', "lines": '["SKU001"]'}
+                "at": '"2024-05-01T10:00:00"', "lines": '["SKU001"]', "extra": "none"}
 
 
 def order(**changes: str) -> str:
@@ -84,7 +84,7 @@ def order(**changes: str) -> str:
 
 ORDER = order()
 ORDER_JSON = {"id": "#W1", "user": "U1", "total": 9.5, "placed": "2024-05-01",
-              "at": "2024-05-01T10:00:00", "lines": ["SKU001"]}
+              "at": "2024-05-01T10:00:00", "lines": ["SKU001"], "extra": None}
 
 
 # ------------------------------------------------------------------ helpers
@@ -671,3 +671,103 @@ def test_never_raises_for_any_json(tmp_path: Path, data: dict[str, object]) -> N
     for d in sink.diagnostics:
         assert d.code in {"WS207", "WS601", "WS602", "WS603", "WS605"}
         assert d.message.startswith("$")
+
+
+# ------------------------------------------------- lone surrogates, the value rules
+def test_a_lone_surrogate_in_a_data_file_is_ws617_with_its_json_path(tmp_path: Path) -> None:
+    data = '{"users": [{"id": "U1", "name": "Ann", "age": 3, "scores": {"a\\udc00": 1}}]}'
+    result = check(tmp_path, 'given "seed.json"', {"seed.json": data})
+    [d] = [x for x in result.diagnostics if x.code == "WS617"]
+    assert len(result.diagnostics) == 1
+    assert d.message == ('$.users[0].scores["a\\udc00"] (the key): the text holds a lone '
+                         "surrogate (\\udc00 at character 1), which is not valid Unicode")
+
+
+def test_a_lone_surrogate_in_json_data_is_ws617(tmp_path: Path) -> None:
+    row = json.dumps({**ORDER_JSON, "extra": {"note": ["ok", "bad\ud83d"]}})
+    result = check(tmp_path, 'given "seed.json"',
+                   {"seed.json": '{"users": [{"id": "U1", "name": "A", "age": 1}], '
+                                 f'"orders": [{row}]}}'})
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WS617", '$.orders[0].extra["note"][1]: the text holds a lone surrogate (\\ud83d at '
+                  "character 3), which is not valid Unicode")]
+
+
+def test_check_reports_a_lone_surrogate_in_a_data_file_instead_of_crashing(
+        tmp_path: Path) -> None:
+    """It used to pass the data check, break the state hash when the task ran, and make
+    ``worldspec check --format json`` exit 3 (an internal error)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "shop.world").write_text(spec_with('given "seed.json"'), encoding="utf-8")
+    (tmp_path / "seed.json").write_text('{"users": [{"id": "U1", "name": "A\\ud800", '
+                                        '"age": 1}]}', encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "worldspec", "check", "--format", "json",
+                          str(tmp_path / "shop.world")], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert "WS617" in out.stdout and "$.users[0].name" in out.stdout
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("total", "3", None),
+    ("placed", '"20240501"', '$.orders[0].placed: "20240501" is not a date ("YYYY-MM-DD")'),
+    ("at", '"2024-05-01T10:00:00Z"', '$.orders[0].at: "2024-05-01T10:00:00Z" has a UTC '
+                                    "offset; datetimes are naive (the world's local time)"),
+    ("wait", "1e20", "$.orders[0].wait: 1e+20 seconds is too long for a duration"),
+    ("wait", "none", None),
+    ("notes", '{"01": "x"}', '$.orders[0].notes["01"] (the key): int keys are decimal '
+                             'integers in data, found "01"'),
+])
+def test_the_value_rules_at_check_time(tmp_path: Path, field: str, value: str,
+                                       message: str | None) -> None:
+    result = check(tmp_path, f"given {{ users: [{USER}], orders: [{order(**{field: value})}] }}")
+    assert [d.message for d in data_diags(result)] == ([message] if message else [])
+
+
+def test_data_is_normalised_as_the_runtime_exports_it(tmp_path: Path) -> None:
+    row = order(at='"2024-05-01 10:00"', wait="90.0", total="3")
+    result = check(tmp_path, f"given {{ users: [{USER}], orders: [{row}] }}")
+    loaded, sink = load(result, tmp_path)
+    assert loaded is not None, [d.message for d in sink.diagnostics]
+    row = loaded["orders"][0]  # type: ignore[index]
+    assert (row["at"], row["wait"], row["total"]) == ("2024-05-01T10:00:00", 90, 3.0)
+    assert type(row["wait"]) is int and type(row["total"]) is float
+
+
+_PATTERNS = {
+    r"^(?=a)a$": "invalid perl operator: (?=",
+    r"^a(?<!b)$": "invalid perl operator: (?<!",
+    r"^a\Z": "invalid escape sequence: \\Z",
+    r"^a{2000}$": "invalid repetition size: {2000}",
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(_PATTERNS))
+def test_a_pattern_re2_cannot_compile_is_ws312(pattern: str) -> None:
+    spec = f'world W "w"\ntype T = str matching /{pattern}/\nstate {{ t: T? = none }}\n'
+    result = check_source(spec, "w.world")
+    assert [(d.code, d.message, d.span.line) for d in result.diagnostics] == [
+        ("WS312", f"/{pattern}/ is not an RE2 pattern: {_PATTERNS[pattern]}", 2)]
+    assert result.diagnostics[0].hints
+
+
+def test_patterns_re2_compiles_are_fine_in_every_place() -> None:
+    spec = ('world W "w"\nrecord R { a: str matching /^[a-z]+$/ }\n'
+            'state { t: str matching /^\\w*$/ = "" }\n'
+            'tool f(x: str matching /(?i)^x\\d{1,3}$/) -> str "F." {\n'
+            '  let y: str matching /^.*$/ = x\n  return y\n}\n')
+    result = check_source(spec, "w.world")
+    assert list(result.diagnostics) == []
+
+
+def test_ws312_finds_a_pattern_wherever_a_type_is_written() -> None:
+    bad = "/^(a)\\1$/"
+    spec = (f'world W "w"\nrecord R {{ a: str matching {bad} }}\n'
+            f"state {{ t: str matching {bad} = \"aa\" }}\n"
+            f'tool f(x: str matching {bad}) -> str "F." {{\n'
+            f"  let y: str matching {bad} = x\n  return y\n}}\n")
+    result = check_source(spec, "w.world")
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [
+        ("WS312", 2), ("WS312", 3), ("WS312", 4), ("WS312", 5)]

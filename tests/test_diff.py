@@ -78,6 +78,8 @@ CASES = [
     Case("result-convention-changed", "config results", "results: envscaler", "results: bfcl"),
     Case("clock-changed", "config tick", "tick: 0", "tick: 60"),
     Case("seed-changed", "config seed", "seed: 1 }", "seed: 2 }"),
+    Case("policy-changed", "world Shop / policy", 'world Shop "A tiny shop."\n',
+         'world Shop "A tiny shop."\n\npolicy "Confirm before closing an account."\n'),
     # tools
     Case("tool-removed", "tool close_account", CLOSE_TOOL + "tool shout_name",
          "tool shout_name"),

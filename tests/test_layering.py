@@ -33,6 +33,11 @@ FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
                               "worldspec.llm_frontend", "pydantic", "openai")),
     "services": ("services", ("worldspec.cli", "worldspec.llm_frontend", "openai")),
     "llm_frontend": ("llm_frontend", ("worldspec.cli",)),
+    # a serving process sits on the runtime (and the MCP SDK) only
+    "serve": ("serve", ("worldspec.dsl", "worldspec.compiler", "worldspec.cli",
+                        "worldspec.llm_frontend", "lark", "jinja2", "openai")),
+    "rollout": ("rollout", ("worldspec.cli", "worldspec.compiler", "worldspec.dsl", "lark",
+                            "jinja2")),
 }
 
 #: runtime modules that exist for the property tests and may import hypothesis
@@ -125,3 +130,19 @@ def test_the_namespaced_folders_are_the_top_level_folders() -> None:
     for name in ("dsl", "compiler", "codegen_templates", "llm_frontend"):
         link = PACKAGE / name
         assert link.is_symlink() and link.resolve() == (ROOT / name).resolve()
+
+
+def test_loading_a_generated_package_loads_no_compiler() -> None:
+    """What a rollout worker or a server does: ``load_world`` of a generated package."""
+    code = (
+        "import json, sys, worldspec\n"
+        "World = worldspec.load_world('generated/mobile_messaging')\n"
+        "World(task='reply_to_priya').call('logout')\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli", "worldspec.llm_frontend",
+              "lark", "jinja2", "pydantic", "openai")
+    assert _offending(json.loads(out.stdout), banned) == []

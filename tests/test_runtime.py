@@ -663,8 +663,15 @@ def test_frame_violations_are_reported(ledger: type[Episode]) -> None:
     score = episode.score()
     assert not score.frame_ok
     assert set(score.frame_violations) == {"notes", 'accounts["N"]'}
-    assert score.reward == 1.0  # checks pass; the frame is reported on its own
+    # the checks pass, but collateral damage earns nothing: the broken frame zeroes the reward
+    assert score.reward == 0.0 and score.checks_reward == 1.0
+    assert all(c.passed for c in score.checks)
+    assert score.to_json()["checks_reward"] == 1.0
     assert episode.score(all_or_nothing=True).reward == 0.0
+    # a world (or a task) may choose to report the frame beside the checks' reward instead
+    assert episode.score(frame_zeroes=False).reward == 1.0
+    lenient = type("Lenient", (ledger,), {"FRAME_ZEROES": False})
+    assert lenient.FRAME_ZEROES is False and ledger.FRAME_ZEROES is True
 
 
 # ------------------------------------------------------------------ tools()

@@ -76,21 +76,53 @@ def test_every_tau2_task_becomes_a_task(peer_tasks: list[dict[str, Any]],
     assert set(reports) == {f"retail_{t['id']}" for t in peer_tasks}
 
 
-def test_tasks_validate_except_the_read_only_ones(reports: dict[str, Any],
-                                                  gold: dict[str, dict[str, Any]]) -> None:
+def test_tasks_validate_except_the_ungradable_ones(reports: dict[str, Any],
+                                                  gold: dict[str, dict[str, Any]],
+                                                  peer_tasks: list[dict[str, Any]]) -> None:
     """A task whose expected actions change nothing is graded by tau2 on the conversation
-    alone; its DB check holds before any call, which validation reports (WS614). Every other
-    task validates: its solution passes the DB check and doing nothing does not."""
+    alone. Where that is ``communicate_info`` (4 tasks), its answer checks grade it and the
+    reference reply passes them; where it is only an LLM-judged NL assertion, or nothing at
+    all (7 tasks: tau2 gives doing nothing the full reward there too), the DB check holds
+    before any call, which validation reports (WS614). Every other task validates: its
+    solution (and reply) passes every check and doing nothing does not."""
     read_only = {f"retail_{i}" for i, g in gold.items()
                  if g["final_db_hash"] == g["initial_db_hash"]}
-    assert len(read_only) == 11
+    told = {f"retail_{t['id']}" for t in peer_tasks
+            if t["evaluation_criteria"].get("communicate_info")}
+    assert len(read_only) == 11 and len(told) == 36 and len(read_only & told) == 4
     invalid = {name for name, report in reports.items() if not report.valid}
-    assert invalid == read_only
-    for name in read_only:
+    assert invalid == read_only - told
+    assert len(reports) - len(invalid) == 107
+    for name in invalid:
         assert [p.code for p in reports[name].problems if p.severity.value == "error"] == \
             ["WS614"]
     for name, report in reports.items():
-        assert not [p for p in report.problems if p.code in ("WS610", "WS611", "WS612")], name
+        assert not [p for p in report.problems
+                    if p.code in ("WS610", "WS611", "WS612", "WS620", "WS621", "WS622")], name
+
+
+def test_communicate_info_becomes_answer_checks(world: Any,
+                                               peer_tasks: list[dict[str, Any]]) -> None:
+    """One check per item, matched as tau2 matches it: in any message of the agent, ignoring
+    case and the message's commas."""
+    for task in peer_tasks:
+        told = task["evaluation_criteria"].get("communicate_info") or []
+        spec = world.TASKS[f"retail_{task['id']}"]
+        assert [c.name for c in spec.checks] == ["db", *[f"told_{i}" for i in
+                                                          range(1, len(told) + 1)]]
+        assert len(spec.replies) == (1 if told else 0)
+    spec = world.TASKS["retail_62"]  # "302.67" and "20 hours"; nothing changes in the DB
+    episode = world(task="retail_62")
+    assert episode.score().reward == pytest.approx(1 / 3)  # only the DB check holds
+    said = ["The speaker is $302.67.", "Its battery lasts 20 HOURS."]
+    assert episode.score(replies=said).reward == 1.0
+    assert episode.score(replies=said[:1]).reward == pytest.approx(2 / 3)
+    assert episode.score(replies=["It was $302.68, 20 hours."]).reward == pytest.approx(2 / 3)
+    episode = world(task="retail_16")  # "8276.23", said with a thousands separator
+    for name, arguments in world.TASKS["retail_16"].solution:
+        episode.call(name, dict(arguments))
+    assert episode.score(replies=["That is $8,276.23 in total."]).reward == 1.0
+    assert spec.replies == ("Here is what you asked about: 302.67; 20 hours.",)
 
 
 def test_failing_expected_actions_are_left_out_of_the_solution(
@@ -115,15 +147,19 @@ def test_a_task_runs_by_name(tasks_file: Path, capsys: pytest.CaptureFixture[str
     assert [c["name"] for c in out["checks"]] == ["db"]
 
 
-def test_every_solution_scores_one_and_nothing_scores_zero(world: Any,
+def test_every_solution_scores_one_and_nothing_scores_less(world: Any,
                                                            reports: dict[str, Any]) -> None:
-    for name in world.TASKS:
+    for name, task in world.TASKS.items():
         episode = world(task=name)
         before = episode.score().reward
-        for tool, arguments in world.TASKS[name].solution:
+        for tool, arguments in task.solution:
             assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
-        assert episode.score().reward == 1.0, name
-        assert before == (0.0 if reports[name].valid else 1.0), name
+        assert episode.score(replies=task.replies).reward == 1.0, name
+        assert (before < 1.0) is reports[name].valid, name
+        if task.replies:
+            assert episode.score().reward < 1.0, name  # the work without the answer
+        elif reports[name].valid:
+            assert before == 0.0, name
 
 
 def test_half_the_work_scores_zero(world: Any) -> None:

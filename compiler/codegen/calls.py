@@ -84,8 +84,10 @@ def _draw(fn: str) -> Emit:
     def emit(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
         if fn == "random_int":
             return f"{env.ep}._rng().randint({_v(c, a, 'lo', env)}, {_v(c, a, 'hi', env)})"
-        if fn == "random_choice":
-            return f"rt.choice({env.ep}._rng(), {_v(c, a, 'xs', env)})"
+        if fn == "random_choice":  # a collection of entities holds keys: look the row up
+            src = f"rt.choice({env.ep}._rng(), {_v(c, a, 'xs', env)})"
+            typ = c.type_of(call)
+            return c.row_from_key(src, typ, env) if c.is_entity(typ) else src
         return f"rt.random_digits({env.ep}._rng(), {_v(c, a, 'n', env)})"
 
     return emit

@@ -32,6 +32,8 @@ class Env:
     init: str = "init"
     #: the task whose check is compiled (for ``matches_solution()``)
     task: str | None = None
+    #: the agent's messages, in a check (``reply`` / ``replies``)
+    replies: str = "replies"
     #: spec local name -> Python name (locals and parameters)
     locals: dict[str, str] = field(default_factory=dict)
 
@@ -197,6 +199,9 @@ class ExprCompiler:
             return f"{self.tables.class_name(res.owner or '')}.{enum_member(e.name)}"
         if res.kind == "initial":
             return env.init
+        if res.kind == "conversation":
+            said = env.replies
+            return said if e.name == "replies" else f"({said}[-1] if {said} else '')"
         return py_name(e.name)
 
     def _state(self, name: str, owner: str, env: Env, narrowed: bool = False) -> str:
@@ -324,6 +329,8 @@ class ExprCompiler:
             return "()"
         items = [self.stored(item, env) for item in e.items]
         typ = self.type_of(e)
+        if typ == t.JSON:  # a JSON array is a list, as loaded data holds it
+            return "[" + ", ".join(items) + "]"
         src = "(" + ", ".join(items) + ",)"
         if isinstance(typ, t.SetOf):
             return f"v.unique({src})"

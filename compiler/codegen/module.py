@@ -402,7 +402,8 @@ class WorldGenerator:
         name = _check_fn_name(task, check.name.name)
         anchor = f"  # {file_label(check.span.file)}:{check.span.line}"
         return "\n".join([
-            f"def {name}(ep: {self.class_name}, init: {self.class_name}) -> bool:{anchor}",
+            f"def {name}(ep: {self.class_name}, init: {self.class_name}, "
+            f"replies: tuple[str, ...]) -> bool:{anchor}",
             f"{_INDENT}return bool({self.x.value(check.condition, env)})",
         ])
 
@@ -444,7 +445,8 @@ class WorldGenerator:
                 f"seed={seed.value if seed else None!r}, persona={opt(n.Persona)!r}, "
                 f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "
                 f"tags={tuple(x.name for x in tags.names) if tags else ()!r}, "
-                f"split={split.name.name if split else None!r}, doc={node.doc!r})")
+                f"split={split.name.name if split else None!r}, doc={node.doc!r}"
+                f"{_replies_arg(node.solution)})")
 
     # ------------------------------------------------------------ module
     def render(self) -> str:
@@ -482,6 +484,7 @@ class WorldGenerator:
             class_name=self.class_name,
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
+            policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],
@@ -510,6 +513,22 @@ def _check_fn_name(task: str, check: str) -> str:
     if "__" in t_name or "__" in c_name:
         return f"_check_{t_name}__{c_name}_{len(t_name)}"
     return f"_check_{t_name}__{c_name}"
+
+
+def _replies_arg(solution: n.Solution | None) -> str:
+    """``, replies=(...)`` for a solution with reference replies (nothing otherwise, so
+    that tasks without answer checks generate as before)."""
+    replies = tuple(r.text for r in solution.replies) if solution is not None else ()
+    return f", replies={replies!r}" if replies else ""
+
+
+def _text_literal(text: str, indent: str) -> str:
+    """A string literal for ``text``: one line, or one ``repr`` per line in parentheses
+    (the closing one at ``indent``), so a long policy reads line by line."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= 1:
+        return repr(text)
+    return "(\n" + "".join(f"{indent}{_INDENT}{line!r}\n" for line in lines) + f"{indent})"
 
 
 def _has_union(typ: t.Type) -> bool:

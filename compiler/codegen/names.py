@@ -19,7 +19,7 @@ RESERVED = frozenset({
     "eval", "exec", "compile", "globals", "locals", "vars", "input", "key", "export", "clone",
     "load", "digest", "ENTITY", "KEY", "FIELDS", "TAGS", "state", "tables", "clock", "rng",
     "call", "reset", "tools", "snapshot", "restore", "state_hash", "diff", "score",
-    "export_state", "copy", "task", "initial", "TypeAlias",
+    "export_state", "copy", "task", "initial", "TypeAlias", "replies",
 })
 
 #: Local names of the generated boilerplate (loaders, exporters, helpers) that a class

@@ -70,8 +70,16 @@ class StatementCompiler:
 
     def s_Assign(self, s: n.Assign) -> None:
         target_type = self.x.type_of(s.target)
-        value = self.x.stored(s.value, self.env, target_type)
+        if self.is_local(s.target):
+            # a local holds what its `let` bound: an entity's row, not the key a field stores
+            value = self.x.value(s.value, self.env, target_type)
+        else:
+            value = self.x.stored(s.value, self.env, target_type)
         self.assign(s.target, value, s)
+
+    def is_local(self, target: n.Expr) -> bool:
+        res = self.x.program.resolutions.get(id(target))
+        return isinstance(target, n.NameRef) and res is not None and res.kind == "local"
 
     def s_AugAssign(self, s: n.AugAssign) -> None:
         current = self.x.value(s.target, self.env)

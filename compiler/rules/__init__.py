@@ -35,15 +35,17 @@ class Rule(Protocol):
 
 
 def _registry() -> list[Rule]:
+    from worldspec.compiler.rules.clock_range import ClockRange
     from worldspec.compiler.rules.entity_keys import EntityKeys
     from worldspec.compiler.rules.entity_tables import EntityTables
     from worldspec.compiler.rules.invariant_clock import InvariantClock
     from worldspec.compiler.rules.missing_return import MissingReturn
+    from worldspec.compiler.rules.patterns import Patterns
     from worldspec.compiler.rules.tool_docs import ToolDocs
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
-            ToolDocs()]
+            ClockRange(), ToolDocs(), Patterns()]
 
 
 RULES: list[Rule] = []

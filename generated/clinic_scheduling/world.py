@@ -995,111 +995,111 @@ ClinicScheduling.TOOLS = {
 }
 
 
-def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:16
+def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:16
     return bool(((ep.t_appointments.row('APT1001').status == AppointmentStatus.cancelled) and ep.t_appointments.row('APT1001').late_cancellation))
 
 
-def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:17
+def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:17
     return bool((ep.t_patients.row('P1001').balance == (init.t_patients.row('P1001').balance + 25.0)))
 
 
-def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:18
+def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
     return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == AppointmentStatus.booked)) for _a27 in ep.t_appointments))
 
 
-def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:19
+def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
     return bool((('WL102' not in ep.t_waitlist) and (len(ep.t_waitlist) == (len(init.t_waitlist) - 1))))
 
 
-def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:43
+def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:43
     return bool((((ep.t_appointments.row('APT1003').slot == 'S303') and (ep.t_appointments.row('APT1003').start == rt.parse_datetime('2024-06-12T13:30:00'))) and (ep.t_appointments.row('APT1003').status == AppointmentStatus.booked)))
 
 
-def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:44
+def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
     return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == Specialty.general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in ep.t_appointments))
 
 
-def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:45
+def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
     return bool((len(ep.t_appointments) == (len(init.t_appointments) + 1)))
 
 
-def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:68
+def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:68
     return bool((ep.t_appointments.row('APT1001').status == AppointmentStatus.checked_in))
 
 
-def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:69
+def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:69
     return bool((((ep.t_appointments.row('APT1009').status == AppointmentStatus.no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))) and (ep.t_patients.row('P1004').balance == 50.0)))
 
 
-def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:70
+def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:70
     return bool(any((((_w29.patient == 'P1004') and (_w29.doctor == 'D05')) and (_w29.latest >= rt.parse_date('2024-06-14'))) for _w29 in ep.t_waitlist))
 
 
-def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:132
+def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:132
     return bool(any((((_p30.name == 'Leo Fischer') and (_p30.birth_date == rt.parse_date('2019-04-02'))) and (_p30.phone == '+15125550190')) for _p30 in ep.t_patients))
 
 
-def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:133
+def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:133
     return bool(any((((ep.t_patients.row(_a31.patient).name == 'Leo Fischer') and (_a31.doctor == 'D04')) and (_a31.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a31 in ep.t_appointments))
 
 
-def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:134
+def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:134
     return bool(any((((_a32.patient == 'P2001') and (_a32.doctor == 'D01')) and (_a32.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a32 in ep.t_appointments))
 
 
-def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:135
+def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
     return bool((len(ep.t_appointments) == (len(init.t_appointments) + 2)))
 
 
-def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:156
+def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:156
     return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == AppointmentStatus.booked)) for _a33 in ep.t_appointments))
 
 
-def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:157
+def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:157
     return bool(any((((_a34.patient == 'P1007') and (_a34.doctor == 'D03')) and (_a34.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a34 in ep.t_appointments))
 
 
-def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:158
+def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:158
     return bool(((len(ep.t_waitlist) == 0) and (len(init.t_waitlist) == 3)))
 
 
-def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:181
+def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:181
     return bool(((ep.t_appointments.row('APT1001').status == AppointmentStatus.completed) and (ep.t_appointments.row('APT1001').notes is not None)))
 
 
-def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:182
+def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:182
     return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == VisitKind.follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == AppointmentStatus.booked)) for _a35 in ep.t_appointments))
 
 
-def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:183
+def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:183
     return bool((len(ep.t_appointments) == (len(init.t_appointments) + 1)))
 
 
-def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:213
+def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:213
     return bool(((ep.t_appointments.row('APT1009').status == AppointmentStatus.no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))))
 
 
-def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:214
+def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:214
     return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == AppointmentStatus.booked)) for _a36 in ep.t_appointments))
 
 
-def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:215
+def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:215
     return bool(((ep.t_appointments.row('APT1004').status == AppointmentStatus.cancelled) and (not ep.t_appointments.row('APT1004').late_cancellation)))
 
 
-def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:216
+def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:216
     return bool((ep.t_patients.row('P1004').balance == 0.0))
 
 
-def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:242
+def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:242
     return bool(any(((((_p37.name == 'Tomas Rivera') and (_p37.birth_date == rt.parse_date('1980-08-15'))) and (_p37.phone == '+15125550199')) and (_p37.insurance == 'Aetna')) for _p37 in ep.t_patients))
 
 
-def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:243
+def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
     return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == AppointmentStatus.booked)) for _a38 in ep.t_appointments))
 
 
-def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling) -> bool:  # tasks.world:244
+def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244
     return bool(any(((((ep.t_patients.row(_w39.patient).name == 'Tomas Rivera') and (_w39.doctor == 'D01')) and (_w39.earliest == rt.parse_date('2024-06-17'))) and (_w39.latest == rt.parse_date('2024-06-21'))) for _w39 in ep.t_waitlist))
 
 

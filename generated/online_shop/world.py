@@ -1109,123 +1109,123 @@ OnlineShop.TOOLS = {
 }
 
 
-def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:20
+def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:20
     return bool(((ep.t_orders.row('#W4817420').status == OrderStatus.cancelled) and (ep.t_orders.row('#W4817420').cancel_reason == CancelReason.ordered_by_mistake)))
 
 
-def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:21
+def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:21
     return bool(((ep.t_variants.row('V1001').stock == (init.t_variants.row('V1001').stock + 1)) and (ep.t_variants.row('V2001').stock == (init.t_variants.row('V2001').stock + 2))))
 
 
-def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:22
+def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:22
     return bool(any((((((_o28.id_ not in init.t_orders) and (_o28.customer == 'C01')) and (_o28.payment_method_id == 'gift_card_7245904')) and (len(_o28.items) == 1)) and (_o28.items[0].variant == 'V2002')) for _o28 in ep.t_orders))
 
 
-def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:23
+def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:23
     return bool((ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904') == 30.05))
 
 
-def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:46
+def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:46
     return bool(((ep.t_orders.row('#W3391820').items[0].variant == 'V4003') and (ep.t_orders.row('#W3391820').items[0].price == 79.0)))
 
 
-def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:47
+def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
     return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(tuple(_t29.amount for _t29 in ep.t_orders.row('#W3391820').transactions if (_t29.kind == TransactionKind.charge))) == 79.0)))
 
 
-def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:48
+def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
     return bool(((ep.t_variants.row('V4003').stock == 4) and (ep.t_variants.row('V4002').stock == (init.t_variants.row('V4002').stock + 1))))
 
 
-def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:49
+def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:49
     return bool((ep.t_variants.row('V2002').stock == (init.t_variants.row('V2002').stock + 10)))
 
 
-def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:71
+def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:71
     return bool((ep.t_orders.row('#W2290175').status == OrderStatus.returned))
 
 
-def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:72
+def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:72
     return bool(any((((((_r30.id_ not in init.t_returns) and (_r30.order == '#W2290175')) and (_r30.status == ReturnStatus.refunded)) and (_r30.amount == 199.0)) and (_r30.refund_method_id == 'gift_card_7245904')) for _r30 in ep.t_returns))
 
 
-def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:73
+def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:73
     return bool((ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904') == 259.0))
 
 
-def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:74
+def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:74
     return bool((ep.t_variants.row('V3001').stock == (init.t_variants.row('V3001').stock + 1)))
 
 
-def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:96
+def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:96
     return bool(((ep.t_orders.row('#W1038846').status == OrderStatus.processed) and (ep.t_orders.row('#W1038846').tracking == '449201778310')))
 
 
-def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:97
+def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:97
     return bool((ep.t_orders.row('#W6650318').status == OrderStatus.delivered))
 
 
-def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:98
+def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:98
     return bool(((ep.t_returns.row('RET9001').status == ReturnStatus.refunded) and (ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 194.0)))
 
 
-def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:99
+def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:99
     return bool((((ep.t_orders.row('#W4817420').address.address1 == '500 Congress Avenue') and (ep.t_orders.row('#W4817420').address.address2 == 'Suite 300')) and (ep.t_customers.row('C01').address == init.t_customers.row('C01').address)))
 
 
-def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:123
+def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:123
     return bool((len(tuple(_k31 for _k31 in tuple(ep.t_customers.row('C04').payment_methods) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card'))) == 1))
 
 
-def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:124
+def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:124
     return bool(any(((((_o32.id_ not in init.t_orders) and (_o32.customer == 'C04')) and (_o32.items[0].variant == 'V2001')) and _o32.payment_method_id.startswith('gift_card_')) for _o32 in ep.t_orders))
 
 
-def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:125
+def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:125
     return bool((len(ep.t_orders) == (len(init.t_orders) + 1)))
 
 
-def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:126
+def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:126
     return bool((ep.t_variants.row('V2001').stock == (init.t_variants.row('V2001').stock - 1)))
 
 
-def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:157
+def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:157
     return bool(((ep.t_orders.row('#W5573012').status == OrderStatus.return_requested) and any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W5573012')) and (_r33.refund_method_id == 'gift_card_3318420')) and (_r33.amount == 29.95)) and (_r33.status == ReturnStatus.requested)) for _r33 in ep.t_returns)))
 
 
-def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:158
+def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:158
     return bool(((ep.t_orders.row('#W3391820').items[0].variant == 'V4001') and (len(ep.t_orders.row('#W3391820').transactions) == len(init.t_orders.row('#W3391820').transactions))))
 
 
-def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:159
+def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:159
     return bool((((ep.t_orders.row('#W3391820').address.address1 == '1200 Market Street') and (ep.t_orders.row('#W3391820').address.zip_ == '80204')) and (ep.t_customers.row('C03').address == init.t_customers.row('C03').address)))
 
 
-def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:186
+def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:186
     return bool(((ep.t_returns.row('RET9001').status == ReturnStatus.refunded) and (ep.t_orders.row('#W9046211').status == OrderStatus.returned)))
 
 
-def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:187
+def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:187
     return bool((ep.t_variants.row('V1002').stock == (init.t_variants.row('V1002').stock + 3)))
 
 
-def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:188
+def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:188
     return bool(any(((((((_o34.id_ not in init.t_orders) and (_o34.customer == 'C05')) and (_o34.payment_method_id == 'gift_card_9904711')) and (len(_o34.items) == 2)) and any((_i35.variant == 'V1002') for _i35 in _o34.items)) and any((_i36.variant == 'V5001') for _i36 in _o34.items)) for _o34 in ep.t_orders))
 
 
-def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:189
+def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:189
     return bool((ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 71.51))
 
 
-def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:217
+def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:217
     return bool((((ep.t_orders.row('#W1038846').status == OrderStatus.cancelled) and (ep.t_orders.row('#W1038846').cancel_reason == CancelReason.no_longer_needed)) and (ep.t_variants.row('V6001').stock == (init.t_variants.row('V6001').stock + 1))))
 
 
-def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:218
+def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:218
     return bool(((ep.t_orders.row('#W6650318').status == OrderStatus.return_requested) and any(((((((_r37.id_ not in init.t_returns) and (_r37.order == '#W6650318')) and (len(_r37.items) == 1)) and (ep.t_variants.row(_r37.items[0]).id_ == 'V5001')) and (_r37.amount == 32.5)) and (_r37.refund_method_id == 'paypal_3391027')) for _r37 in ep.t_returns)))
 
 
-def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop) -> bool:  # tasks.world:219
+def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:219
     return bool(any((((((((_o38.id_ not in init.t_orders) and (_o38.customer == 'C02')) and (len(_o38.items) == 1)) and (_o38.items[0].variant == 'V3002')) and (_o38.payment_method_id == 'credit_card_9034112')) and (_o38.address.address1 == '2001 Western Avenue')) and (_o38.address.zip_ == '98121')) for _o38 in ep.t_orders))
 
 

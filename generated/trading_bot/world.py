@@ -622,19 +622,19 @@ class TradingBot(Episode):
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:428
         'Get the watchlist.'
         if (not self.state.authenticated):  # trading_bot.world:431
-            return ('Error: User not authenticated. Please log in to view the watchlist.',)  # trading_bot.world:432
+            return ['Error: User not authenticated. Please log in to view the watchlist.']  # trading_bot.world:432
         return {'watchlist': self.state.watch_list}  # trading_bot.world:434
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:437
         'Get the stock order ID history.'
         if (not self.state.authenticated):  # trading_bot.world:439
-            return ({'error': 'User not authenticated. Please log in to view order history.'},)  # trading_bot.world:440
+            return [{'error': 'User not authenticated. Please log in to view order history.'}]  # trading_bot.world:440
         return {'history': self.fn_order_ids()}  # trading_bot.world:442
 
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:  # trading_bot.world:445
         'Get the transaction history within a specified date range.'
         if (not self.state.authenticated):  # trading_bot.world:451
-            return ({'error': 'User not authenticated. Please log in to view transaction history.'},)  # trading_bot.world:452
+            return [{'error': 'User not authenticated. Please log in to view transaction history.'}]  # trading_bot.world:452
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:455
         if ((start_date is not None) and (rt.present(start_date) != '')):  # trading_bot.world:456
             start = self.fn_parse_date(rt.present(start_date))  # trading_bot.world:457

@@ -21,7 +21,7 @@ from worldspec.cli.console import (
 )
 from worldspec.compiler.build import generate_all, stale_files, write_packages
 from worldspec.dsl.diagnostics import did_you_mean
-from worldspec.services.calls import read_calls
+from worldspec.services.calls import read_calls, read_replies
 from worldspec.services.validation import check_paths
 
 if TYPE_CHECKING:
@@ -133,6 +133,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
     task = world.TASKS[args.task]
     if args.solution:
         calls: list[tuple[str, Any]] = [(name, dict(a)) for name, a in task.solution]
+        replies = list(task.replies)
     else:
         try:
             special = special_file_kind(os.stat(args.calls).st_mode)
@@ -140,6 +141,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
                 console.error(f"--calls: '{args.calls}' is {special}, not a file of calls")
                 return EXIT_USAGE
             calls = read_calls(args.calls)
+            replies = read_replies(args.calls)
         except OSError as exc:
             console.error(f"--calls: cannot read '{args.calls}': {exc.strerror or exc}")
             return EXIT_USAGE
@@ -160,7 +162,7 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
             for change in episode.diff(before):
                 console.line(f"  ~ {change['path']}: {_show(change['old'])} -> "
                              f"{_show(change['new'])}")
-    score = episode.score(all_or_nothing=args.all_or_nothing)
+    score = episode.score(all_or_nothing=args.all_or_nothing, replies=replies)
     verdict = _verdict(score)
     if args.format == "json":
         console.line(json.dumps({**score.to_json(), "solved": verdict is None,

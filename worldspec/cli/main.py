@@ -45,6 +45,13 @@ from worldspec.cli.console import (
     collect_spec_files,
 )
 from worldspec.cli.diff import configure_diff, run_diff
+from worldspec.cli.rollout import (
+    configure_rollout,
+    configure_view,
+    run_rollout_command,
+    run_view,
+)
+from worldspec.cli.serve import configure_serve, run_serve
 from worldspec.cli.synth import configure_synth, run_synth
 from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
 from worldspec.cli.test import configure_test, run_test
@@ -334,6 +341,26 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         configure=configure_diff,
         run=run_diff,
     ),
+    "rollout": Subcommand(
+        summary="put an agent (a model) in worlds: trajectories and rewards",
+        description="Run each selected task N times with a model behind any OpenAI-compatible "
+                    "endpoint (Chat Completions or Responses), one-shot or with a simulated "
+                    "user (--conversational). Every rollout is journaled as one JSONL record "
+                    "(messages, tools, results, state diffs, reward and checks); an "
+                    "interrupted batch resumes. See docs/rollouts.md. Exit status: 0 every "
+                    "rollout finished, 1 some failed or spec errors, 2 bad arguments.",
+        configure=configure_rollout,
+        run=run_rollout_command,
+    ),
+    "view": Subcommand(
+        summary="an HTML report of rollout records",
+        description="Write one self-contained HTML page for a runs folder: per task the "
+                    "reward distribution, per rollout the conversation with tool calls, "
+                    "results, state diffs and check verdicts. Exit status: 0 written, 2 no "
+                    "records or bad arguments.",
+        configure=configure_view,
+        run=run_view,
+    ),
     "synth": Subcommand(
         summary="write worlds and tasks with an LLM, the compiler in the loop",
         description="Ask an OpenAI-compatible model for .world specs (synth world) or tasks "
@@ -341,6 +368,15 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "validation drive repair, and only what passes is written. See docs/llm.md.",
         configure=configure_synth,
         run=run_synth,
+    ),
+    "serve": Subcommand(
+        summary="serve a world over MCP (stdio or streamable HTTP)",
+        description="Run an MCP server for a world: its tools as MCP tools (results in the "
+                    "world's convention, failures as tool errors), one episode per session, and "
+                    "resources for the harness (episode, score, state, tasks, reset). See "
+                    "docs/serving.md. Exit status: 0 stopped, 1 spec errors, 2 bad arguments.",
+        configure=configure_serve,
+        run=run_serve,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

@@ -66,18 +66,56 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 def configure_export(parser: argparse.ArgumentParser) -> None:
-    add_paths_argument(parser)
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="a .world file, or a folder: every *.world file below it "
+                             "(not with --trajectories)")
     parser.add_argument("--format", choices=("jsonl",), default="jsonl",
                         help="'jsonl' (default): one JSON object per task and line")
     parser.add_argument("-o", "--out", metavar="FILE",
                         help="write to FILE instead of standard output")
     parser.add_argument("--split", metavar="NAME",
                         help="only tasks of this split (train, test, ...)")
+    rollouts = parser.add_argument_group("SFT data from rollouts (docs/rollouts.md)")
+    rollouts.add_argument("--trajectories", metavar="RUNS",
+                          help="export rollout records (a runs folder or a records file) as "
+                               "HF messages+tools rows instead of tasks")
+    rollouts.add_argument("--best-of", action="store_true",
+                          help="keep only the best sample of each task")
+    rollouts.add_argument("--min-reward", type=float, default=1.0, metavar="R",
+                          help="keep rollouts with a reward of at least R (default 1)")
+
+
+def _export_trajectories(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.rollout.export import select_rollouts, sft_rows
+    from worldspec.rollout.records import RecordError, read_records
+    from worldspec.services.files import write_atomically
+
+    if args.paths:
+        console.error("give spec paths or --trajectories RUNS, not both")
+        return EXIT_USAGE
+    try:
+        records = list(read_records(args.trajectories))
+    except RecordError as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
+    kept = select_rollouts(records, best_of=args.best_of, min_reward=args.min_reward)
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in sft_rows(kept))
+    if args.out:
+        write_atomically(args.out, text)
+        console.line(f"wrote {len(kept)} of {len(records)} rollout(s) to {args.out}")
+    else:
+        console.write(text)
+    return EXIT_OK
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
     from worldspec.services.validation import check_paths
 
+    if args.trajectories:
+        return _export_trajectories(args, console)
+    if not args.paths:
+        console.error("nothing to export: give spec paths, or --trajectories RUNS")
+        return EXIT_USAGE
     files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE

@@ -15,14 +15,15 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
@@ -253,7 +254,9 @@ class CheckSpec:
     name: str
     weight: float
     doc: str
-    test: Callable[[Any, Any], bool]
+    #: ``test(episode, initial, replies)``: the final and the initial episode, and the
+    #: agent's messages to the user (what ``reply`` and ``replies`` read)
+    test: Callable[[Any, Any, tuple[str, ...]], bool]
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,8 @@ class TaskSpec:
     tags: tuple[str, ...] = ()
     split: str | None = None
     doc: str | None = None
+    #: the reference solution's replies: what the agent should tell the user
+    replies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -300,10 +305,14 @@ class Score:
     checks: tuple[CheckOutcome, ...]
     frame_ok: bool
     frame_violations: tuple[str, ...]
+    #: the checks' weighted share alone, before a broken frame zeroes ``reward``
+    #: (``None`` on a score built by hand: then it is ``reward``)
+    checks_reward: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "reward": self.reward,
+            "checks_reward": self.reward if self.checks_reward is None else self.checks_reward,
             "checks": [{"name": c.name, "passed": c.passed, "status": c.status,
                         "weight": c.weight, "message": c.message} for c in self.checks],
             "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations)},
@@ -322,6 +331,8 @@ class Snapshot:
     #: in checks), so that a restored episode scores as the original would
     task: TaskSpec | None = None
     origin: Episode | None = None
+    #: the episode class it was taken from: only an episode of that class can restore it
+    owner: type[Episode] | None = None
 
 
 # An undo entry is a callable-free tuple for speed:
@@ -342,8 +353,9 @@ class _Base:
 _TEMPLATES: dict[tuple[type, int], tuple[Mapping[str, Any], Episode]] = {}
 _TEMPLATES_MAX = 64
 
-#: (world class, task, starting state hash) -> hash of the state the task's solution leaves
-_SOLUTION_HASHES: dict[tuple[type, str, str], str] = {}
+#: (world class, task, starting state hash, RNG state, clock) -> hash of the state the task's
+#: solution leaves (a solution that draws or reads the clock leaves another state otherwise)
+_SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str] = {}
 _SOLUTION_HASHES_MAX = 4096
 
 
@@ -358,6 +370,12 @@ class Episode:
     TABLES: ClassVar[dict[str, str]] = {}
     TOOLS: ClassVar[dict[str, ToolSpec]] = {}
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    #: Whether a broken frame ("only changes ...") makes the reward 0. It does, so that an
+    #: agent cannot earn reward by doing the task and damaging other state on the way; a
+    #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.
+    FRAME_ZEROES: ClassVar[bool] = True
+    #: the rules the agent must follow (the spec's ``policy``), for its system prompt
+    POLICY: ClassVar[str] = ""
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -378,6 +396,8 @@ class Episode:
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         self.rng = random.Random(self.SEED)
+        #: the seed of the last reset: the initial state's RNG starts from it again
+        self._seed = self.SEED
         self.task: TaskSpec | None = None
         self.reset(task=task, data=data, seed=seed)
 
@@ -402,28 +422,43 @@ class Episode:
               seed: int | None = None) -> None:
         """Start over from a task's initial data, from ``data``, or from an empty world."""
         spec: TaskSpec | None = None
+        self._expect("reset", "task", task, str, "a task name (str) or None", optional=True)
+        self._expect("reset", "data", data, Mapping, "a mapping of initial data or None",
+                     optional=True)
+        if isinstance(seed, bool) or (seed is not None and not isinstance(seed, int)):
+            raise TypeError(f"{self._method('reset')}: seed must be an int or None, got "
+                            f"{_given(seed)}")
         if task is not None:
             spec = self.TASKS.get(task)
             if spec is None:
-                raise KeyError(f"world {self.WORLD} has no task {task!r}")
+                raise self._unknown_task("reset", task)
             if data is None:
                 data = spec.data
         data = data if data is not None else {}
         if self._base is not None and self._base.source is data:
             self._rollback(0)  # same initial data: undo what the episode changed
         else:
-            self._undo.clear()
-            template = _TEMPLATES.get((type(self), id(data)))
-            if template is not None and template[0] is data:
-                self._adopt(template[1])
-            else:
-                for name, entity in self.TABLES.items():
-                    self.tables[name] = Table(name, entity)
+            previous = (self.tables, self.state, self._undo)
+            self._undo = []
+            try:
+                template = _TEMPLATES.get((type(self), id(data)))
+                if template is not None and template[0] is data:
+                    self._adopt(template[1])
+                else:
+                    self.tables = {name: Table(name, entity)
+                                   for name, entity in self.TABLES.items()}
+                    self._bind_tables()
+                    self.state = self._new_state()
+                    self._load(data)
+                    if spec is not None and spec.data is data:
+                        self._remember_template(data)
+            except BaseException as exc:  # the episode stays as it was, not half loaded
+                self.tables, self.state, self._undo = previous
                 self._bind_tables()
-                self.state = self._new_state()
-                self._load(data)
-                if spec is not None and spec.data is data:
-                    self._remember_template(data)
+                if isinstance(exc, ToolError):
+                    raise ValueError(f"{self._method('reset')}: data does not fit world "
+                                     f"{self.WORLD}: {exc.message}") from exc
+                raise
             self._base = _Base(data)
         self._undo.clear()
         self._origin = None
@@ -432,6 +467,7 @@ class Episode:
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
         self.rng = random.Random(chosen)
+        self._seed = chosen
 
     def _remember_template(self, data: Mapping[str, Any]) -> None:
         """Keep a copy of the state just loaded from a task's data, with its row digests, so
@@ -480,6 +516,7 @@ class Episode:
         other.clock = self.clock
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
+        other._seed = self._seed
         other.task = self.task
         return other
 
@@ -488,9 +525,16 @@ class Episode:
         return Snapshot({name: {k: r.clone() for k, r in t.rows.items()}
                          for name, t in self.tables.items()},
                         self.state.clone(), self.clock, self.rng.getstate(), self.task,
-                        self._initial_origin())
+                        self._initial_origin(), type(self))
 
     def restore(self, snap: Snapshot) -> None:
+        """Bring back a state saved by :meth:`snapshot` of an episode of this very class."""
+        if not isinstance(snap, Snapshot):
+            raise TypeError(f"{self._method('restore')}: expected a Snapshot from "
+                            f"snapshot(), got {_given(snap)}")
+        if snap.owner is not type(self):
+            raise ValueError(f"{self._method('restore')}: the snapshot was taken from "
+                             f"{_episode_class(snap.owner)}, not from {_episode_class(type(self))}")
         self._undo.clear()
         self._base = None
         self._origin = snap.origin
@@ -569,7 +613,19 @@ class Episode:
 
     # -------------------------------------------------------------------- calls
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
-        """Run a tool atomically; the result is shaped by the world's result convention."""
+        """Run a tool atomically; the result is shaped by the world's result convention.
+
+        What a model can send (an unknown tool name, JSON text that is malformed or not an
+        object, decoded JSON that is not an object, bad argument values) is a failed result;
+        a name that is not a ``str``, or arguments of a type no JSON decoder gives, is a
+        programming error and raises ``TypeError``.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
+                            f"{_given(name)}")
+        if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
+            raise TypeError(f"{self._method('call')}: arguments must be a mapping of argument "
+                            f"names to values, JSON text or None, got {_given(arguments)}")
         self.last_error = None
         self._last_raw = None
         spec = self.TOOLS.get(name)
@@ -591,6 +647,8 @@ class Episode:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
                 self._check_invariants()
+            clock = self._ticked() if self.TICK else self.clock
+            result = self._success(value)
         except ToolError as exc:
             self._abort(mark)
             return self._fail(exc)
@@ -600,10 +658,24 @@ class Episode:
         except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
             self._abort(mark)
             return self._fail(ToolError(_describe_runtime_error(exc)))
-        if self.TICK:
-            self.clock += dt.timedelta(seconds=self.TICK)
+        except Exception as exc:  # a bug, or memory running out: still atomic, still a result
+            self._abort(mark)
+            return self._fail(InternalError(type(exc).__name__, str(exc), name))
+        except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
+            self._abort(mark)
+            raise
+        self.clock = clock
         self._last_raw = value
-        return self._success(value)
+        return result
+
+    def _ticked(self) -> dt.datetime:
+        """The clock after a successful call; a clock at the end of time fails the call."""
+        try:
+            return self.clock + dt.timedelta(seconds=self.TICK)
+        except OverflowError:
+            raise ToolError(f"The clock cannot advance {self.TICK} s past "
+                            f"{self.clock.isoformat()}: it would pass the last representable "
+                            "time (9999-12-31).") from None
 
     @property
     def last_value(self) -> Any:
@@ -689,9 +761,10 @@ class Episode:
         """Whether the state equals the one ``task``'s reference solution leaves when it is
         replayed from ``initial`` (a check such as tau2's "the DB matches the gold DB").
 
-        The reference state's hash is computed once per world, task and starting state.
+        The reference state's hash is computed once per world, task and starting state
+        (with its RNG and clock).
         """
-        key = (type(self), task, initial.state_hash())
+        key = (type(self), task, initial.state_hash(), initial.rng.getstate(), initial.clock)
         expected = _SOLUTION_HASHES.get(key)
         if expected is None:
             reference = initial._clone()
@@ -705,6 +778,7 @@ class Episode:
 
     def diff(self, other: Episode) -> list[dict[str, Any]]:
         """What differs from ``other``: one entry per changed state item, row or field."""
+        self._same_world("diff", "other", other)
         changes: list[dict[str, Any]] = []
         mine, theirs = self.state.export(), other.state.export()
         for name in mine:
@@ -750,35 +824,56 @@ class Episode:
                     target = by_entity[obj.ENTITY].rows[obj.key()]
                     setattr(target, name, old)
                     target._digest = digest
+                    target._text = None
+                    by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
                     setattr(initial.state, name, old)
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]
+                by_table[id(table)]._digest = None
             else:
                 _, table, key, row, position = entry
                 copy_table = by_table[id(table)]
                 items = list(copy_table.rows.items())
                 items.insert(position, (key, row.clone()))
                 copy_table.rows = dict(items)
+                copy_table._digest = None
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
+        initial.rng = random.Random(self._seed)  # what a replay of the solution draws from
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
-              initial: Episode | None = None) -> Score:
-        """Grade the current state against a task's checks and frame. Never raises.
+              initial: Episode | None = None, frame_zeroes: bool | None = None,
+              replies: Sequence[str] = ()) -> Score:
+        """Grade the current state against a task's checks and frame. A check never raises.
 
+        The reward is the weighted share of passed checks, and 0 when the frame is broken
+        (collateral damage earns nothing) unless ``frame_zeroes`` is False (default: the
+        task's ``frame_zeroes`` attribute if it has one, else the world's
+        :attr:`FRAME_ZEROES`); ``checks_reward`` keeps the checks' share either way.
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
+        ``replies`` are the text of the agent's messages to the user, in order; answer
+        checks read them (``reply`` is the last one). Without them the agent said nothing.
+        An unknown task (``KeyError``) and replies that are not text (``TypeError``) are the
+        caller's mistakes and raise.
         """
+        self._expect("score", "task", task, str, "a task name (str) or None", optional=True)
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
-            raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+            if task is not None:
+                raise self._unknown_task("score", task)
+            raise ValueError(f"{self._method('score')}: no task to score: the episode was not "
+                             f"reset to a task; pass one of {_names(self.TASKS)}")
+        said = _replies(replies)
         if initial is None:
             initial = self.initial_state()
+        else:
+            self._same_world("score", "initial", initial)
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             try:
-                passed = bool(check.test(self, initial))
+                passed = bool(check.test(self, initial, said))
                 message = "" if passed else (check.doc or "the check does not hold")
             except ToolError as exc:
                 passed, message = False, f"error: {exc.message}"
@@ -787,10 +882,16 @@ class Episode:
             outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
         violations = tuple(self._frame_violations(initial, spec.frame))
         total = sum(c.weight for c in outcomes) or 1.0
-        reward = sum(c.weight for c in outcomes if c.passed) / total if outcomes else 0.0
+        checks_reward = (sum(c.weight for c in outcomes if c.passed) / total
+                         if outcomes else 0.0)
+        reward = checks_reward
+        if frame_zeroes is None:
+            frame_zeroes = bool(getattr(spec, "frame_zeroes", self.FRAME_ZEROES))
+        if violations and frame_zeroes:
+            reward = 0.0
         if all_or_nothing:
             reward = 1.0 if all(c.passed for c in outcomes) and not violations else 0.0
-        return Score(reward, tuple(outcomes), not violations, violations)
+        return Score(reward, tuple(outcomes), not violations, violations, checks_reward)
 
     def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
                           ) -> list[str]:
@@ -815,11 +916,47 @@ class Episode:
             out.append(path)
         return out
 
+    # ------------------------------------------------------------- API misuse
+    def _method(self, name: str) -> str:
+        return f"{type(self).__name__}.{name}()"
+
+    def _expect(self, method: str, param: str, value: object, kind: type | tuple[type, ...],
+                expected: str, *, optional: bool = False) -> None:
+        """Raise ``TypeError`` naming the method unless ``value`` is a ``kind``."""
+        if (value is None and optional) or isinstance(value, kind):
+            return
+        raise TypeError(f"{self._method(method)}: {param} must be {expected}, got "
+                        f"{_given(value)}")
+
+    def _unknown_task(self, method: str, task: str) -> KeyError:
+        close = difflib.get_close_matches(task, list(self.TASKS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return KeyError(f"{self._method(method)}: world {self.WORLD} has no task {task!r}"
+                        f"{hint} (tasks: {_names(self.TASKS)})")
+
+    def _same_world(self, method: str, param: str, other: object) -> None:
+        """Raise unless ``other`` is an episode of this world with the same tables."""
+        if not isinstance(other, Episode):
+            raise TypeError(f"{self._method(method)}: {param} must be an Episode, got "
+                            f"{_given(other)}")
+        if other.WORLD != self.WORLD or other.TABLES != self.TABLES or \
+                type(other.state).FIELDS != type(self.state).FIELDS:
+            raise ValueError(f"{self._method(method)}: {param} is an episode of "
+                             f"{_episode_class(type(other))}, not of world {self.WORLD}")
+
     def tools(self, format: str = "chat") -> list[dict[str, Any]]:
         """OpenAI tool definitions with strict-mode JSON schemas."""
         from worldspec.runtime.schema import tool_definitions
 
         return tool_definitions(self.TOOLS.values(), format)
+
+
+def _replies(replies: Sequence[str]) -> tuple[str, ...]:
+    """The agent's messages as a tuple of text; anything else is the caller's mistake."""
+    if isinstance(replies, str) or not all(isinstance(r, str) for r in replies):
+        raise TypeError("replies must be a list of message texts (str), e.g. "
+                        "score(replies=[\"Your total is $54.04.\"])")
+    return tuple(replies)
 
 
 def _quote(key: Any) -> str:
@@ -840,3 +977,26 @@ def _describe_runtime_error(exc: BaseException) -> str:
     if isinstance(exc, OverflowError):
         return "Number too large."
     return f"Invalid value: {exc}"
+
+
+#: what ``call`` takes as arguments: a mapping, JSON text, or what decoding JSON text that
+#: is not an object gives (a model's mistake: a failed result, not an exception)
+_CALL_ARGUMENTS = (dict, str, Mapping, list, int, float)
+
+
+def _given(value: object) -> str:
+    """What a caller passed, for an API error: its type and the start of its repr."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _names(tasks: Mapping[str, Any]) -> str:
+    return ", ".join(repr(name) for name in sorted(tasks)) or "none"
+
+
+def _episode_class(cls: type[Episode] | None) -> str:
+    if cls is None:
+        return "an unknown episode class"
+    return f"world {cls.WORLD} ({cls.__module__}.{cls.__qualname__})"

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
-from worldspec.runtime.values import export_value, type_name
+from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -62,16 +62,20 @@ def to_float(value: Any) -> float:
 
 
 def parse_date(value: str) -> dt.date:
+    """``date(text)``: the rule of dates in data and arguments (``want_date``)."""
     try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
+        return want_date(value, "date()")
+    except ArgumentError:
         raise ToolError(f"{quote(value)} is not a date (YYYY-MM-DD).") from None
 
 
 def parse_datetime(value: str) -> dt.datetime:
+    """``datetime(text)``: naive ISO text, as in data and arguments (``want_datetime``)."""
     try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
+        return want_datetime(value, "datetime()")
+    except ArgumentError as exc:
+        if "offset" in exc.message:
+            raise ToolError(f"{quote(value)} has a UTC offset; datetimes are naive.") from None
         raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
 
 
@@ -249,8 +253,11 @@ def load_union(data: object, path: str, ep: Any, tag: str,
     rest = {k: x for k, x in data.items() if k != tag}
     try:
         return loader(rest, path, ep)
-    except ArgumentError:
-        return loader(data, path, ep)
+    except ArgumentError as without_tag:  # the variant may hold the tag as a field
+        try:
+            return loader(data, path, ep)
+        except ArgumentError:
+            raise without_tag from None
 
 
 def rows_of(data: object) -> Iterable[object]:

@@ -10,6 +10,7 @@ checked, and the machine can start from each task's data or from empty.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
 from worldspec.runtime.properties import check_call
+from worldspec.runtime.values import pattern_matcher
 
 __all__ = ["from_schema", "world_state_machine", "STRATEGIES"]
 
@@ -41,10 +43,22 @@ def _string(schema: Schema) -> st.SearchStrategy[Any]:
         return st.datetimes().map(lambda d: d.isoformat())
     if "pattern" in schema:
         lo, hi = schema.get("minLength", 0), schema.get("maxLength")
-        return st.from_regex(schema["pattern"], fullmatch=True).filter(
-            lambda s: len(s) >= lo and (hi is None or len(s) <= hi))
+        matches = pattern_matcher(schema["pattern"])
+        return _regex_strings(schema["pattern"]).filter(
+            lambda s: len(s) >= lo and (hi is None or len(s) <= hi) and matches(s))
     return st.text(min_size=schema.get("minLength", 0),
                    max_size=schema.get("maxLength", 20))
+
+
+def _regex_strings(pattern: str) -> st.SearchStrategy[str]:
+    """Strings hypothesis builds from ``pattern`` in Python's dialect, made ASCII where RE2 is
+    (``\\d``, ``\\w``, ``\\s``); the caller keeps those the runtime's RE2 matcher accepts
+    (RE2's ``\\s`` lacks ``\\v``), so a generated argument is one the runtime takes."""
+    try:
+        compiled = re.compile(pattern, re.ASCII)
+    except re.error:  # e.g. a pattern that sets (?u) itself
+        compiled = re.compile(pattern)
+    return st.from_regex(compiled, fullmatch=True)
 
 
 def _array(schema: Schema) -> st.SearchStrategy[Any]:

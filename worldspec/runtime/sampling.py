@@ -6,6 +6,12 @@ Both cover exactly the subset of JSON Schema the code generator emits
 ``minItems``/``maxItems``, ``uniqueItems``, ``pattern``). Generation is
 seeded and fast (plain :class:`random.Random`), and leans on boundaries:
 range ends, empty and maximal lengths, existing keys and values.
+
+What counts as valid is the runtime's own rule, not a look-alike: patterns are
+matched with the runtime's RE2 matcher (:func:`~worldspec.runtime.values.pattern_matcher`,
+where ``\\d``, ``\\w`` and ``\\s`` are ASCII), and ``date``/``date-time`` strings are
+what ``want_date``/``want_datetime`` accept (naive ISO text). A sample that only
+Python's ``re`` would accept would be a false finding of the property tests.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
+
+from worldspec.runtime.errors import ToolError
+from worldspec.runtime.values import pattern_matcher, want_date, want_datetime
 
 __all__ = ["sample", "validate", "sample_regex", "Pools"]
 
@@ -135,7 +144,7 @@ def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
     def test(text: str) -> bool:
         try:
             parse(text)
-        except ValueError:
+        except (ValueError, ToolError):
             return False
         return True
 
@@ -144,7 +153,8 @@ def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
 
 #: JSON schema ``format`` -> test; both what the dispatcher accepts.
 _FORMATS: dict[str, Callable[[str], bool]] = {
-    "date": _parses(dt.date.fromisoformat), "date-time": _parses(dt.datetime.fromisoformat)}
+    "date": _parses(lambda text: want_date(text, "$")),
+    "date-time": _parses(lambda text: want_datetime(text, "$"))}
 
 
 def _boolean(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> bool:
@@ -202,13 +212,9 @@ _MAKERS: dict[str, Callable[[dict[str, Any], random.Random, Pools, int], Any]] =
 }
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def _fullmatch(pattern: str, text: str) -> bool:
-    return _compiled(pattern).fullmatch(text) is not None
+    """Whether the runtime accepts ``text`` for ``pattern`` (RE2, as ``check_pattern``)."""
+    return pattern_matcher(pattern)(text)
 
 
 # ------------------------------------------------------------------ regex

@@ -4,27 +4,38 @@ Generated loaders and exporters call these helpers; each one checks its
 input and raises :class:`~worldspec.runtime.errors.ArgumentError` with the
 JSON path of a bad value, so bad initial data and bad tool arguments give
 the same precise messages.
+
+The rules of what fits a type are stated once in docs/language.md ("Values in data and
+arguments"); the compiler's data check (``compiler/data_check.py``) applies the same rules
+to a task's data at check time, and ``tests/test_value_acceptance.py`` keeps the two in
+step value for value. In short: an ``int`` is a JSON integer (``3.0`` is not one); text is
+valid Unicode (no lone surrogates, which cannot be encoded as UTF-8 and would break the
+state hash); dates and datetimes are ISO text without a UTC offset, since the world's clock
+is naive; a duration is a finite number of seconds that fits a ``timedelta``; a
+``map[int, V]`` key is a decimal integer; patterns are matched by RE2, in linear time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+import importlib
 import json
 import json.encoder
 import math
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-from worldspec.runtime.errors import ArgumentError
+from worldspec.runtime.errors import ArgumentError, ToolError
 
 __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
+    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS",
 ]
 
 T = TypeVar("T")
@@ -49,29 +60,74 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
+#: The most digits an integer is shown with, or read from a ``map[int, V]`` key (below
+#: Python's int/str conversion limit, so no conversion ever raises).
+MAX_INT_DIGITS: Final = 4000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
+_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATETIME_TEXT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
+    r"(Z|[+-][0-9]{2}(?::?[0-9]{2}(?::?[0-9]{2}(?:\.[0-9]{1,6})?)?)?)?")
+
+
+def _shown(value: object) -> str:
+    """A value as short JSON-ish text for messages (never raises, even for huge ints)."""
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            value.bit_length() > 3 * MAX_INT_DIGITS:
+        return f"an integer of about {int(value.bit_length() * math.log10(2))} digits"
+    if isinstance(value, (dict, list, tuple)):
+        return type_name(value)
+    try:
+        return json.dumps(value, default=str)[:60]
+    except ValueError:  # an int with more digits than str() converts
+        return "an integer of over 4300 digits"
+
+
 def _bad(path: str, expected: str, value: object) -> ArgumentError:
-    shown = json.dumps(value, default=str)[:60] if not isinstance(value, (dict, list)) else \
-        type_name(value)
-    return ArgumentError(f"{path}: expected {expected}, got {shown}")
+    return ArgumentError(f"{path}: expected {expected}, got {_shown(value)}")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (``"\\ud800"``), or None: such text is not
+    Unicode, cannot be written as UTF-8, and would make hashing the state fail."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
+def _surrogate(path: str, text: str, at: int) -> ArgumentError:
+    return ArgumentError(f"{path}: the text holds a lone surrogate "
+                         f"({json_text(text[at])[1:-1]} at character {at}), which is not "
+                         "valid Unicode")
 
 
 def want_str(value: object, path: str) -> str:
     if isinstance(value, str):
-        return value
+        if value.isascii():
+            return value
+        at = lone_surrogate(value)
+        if at is None:
+            return value
+        raise _surrogate(path, value, at)
     raise _bad(path, "a string", value)
 
 
 def want_int(value: object, path: str) -> int:
+    """A JSON integer: ``3.0`` is a number, not an integer (as in JSON schema's
+    ``"integer"``, which is what the tool schemas tell the agent)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
-        return int(value)
     raise _bad(path, "an integer", value)
 
 
 def want_float(value: object, path: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        result = float(value)
+        try:
+            result = float(value)
+        except OverflowError:
+            raise ArgumentError(f"{path}: {_shown(value)} is too large for a float") from None
         if math.isfinite(result):
             return result
     raise _bad(path, "a number", value)
@@ -84,9 +140,10 @@ def want_bool(value: object, path: str) -> bool:
 
 
 def want_date(value: object, path: str) -> dt.date:
+    """A date, or its text ``YYYY-MM-DD`` (ISO's extended form only: no week dates)."""
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
         try:
             return dt.date.fromisoformat(value)
         except ValueError:
@@ -95,23 +152,44 @@ def want_date(value: object, path: str) -> dt.date:
 
 
 def want_datetime(value: object, path: str) -> dt.datetime:
+    """A naive datetime, or its text ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` (``T`` or a space).
+
+    A UTC offset (``Z``, ``+05:00``) is refused rather than dropped or converted: the
+    world's clock is naive, an aware value could not be compared with it, and silently
+    shifting a time would change what the data says.
+    """
     if isinstance(value, dt.datetime):
-        return value
+        if value.tzinfo is None:
+            return value
+        raise _offset(path, value.isoformat())
     if isinstance(value, str):
-        try:
-            result = dt.datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            return result.replace(tzinfo=None) if result.tzinfo is None else result
+        form = _DATETIME_TEXT.fullmatch(value)
+        if form is not None:
+            if form.group(1) is not None:
+                raise _offset(path, value)
+            try:
+                return dt.datetime.fromisoformat(value)
+            except ValueError:
+                pass
     raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value)
 
 
+def _offset(path: str, text: str) -> ArgumentError:
+    return ArgumentError(f"{path}: {json_text(text)} has a UTC offset; datetimes are naive "
+                         "(the world's local time): drop the offset or the 'Z'")
+
+
 def want_duration(value: object, path: str) -> dt.timedelta:
+    """A length of time, or its number of seconds (finite, within ``timedelta``'s range)."""
     if isinstance(value, dt.timedelta):
         return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return dt.timedelta(seconds=value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, int) or math.isfinite(value):
+            try:
+                return dt.timedelta(seconds=value)
+            except OverflowError:
+                raise ArgumentError(f"{path}: {_shown(value)} seconds is too long for a "
+                                    "duration") from None
     raise _bad(path, "a duration in seconds", value)
 
 
@@ -122,8 +200,18 @@ def want_list(value: object, path: str, item: Callable[[object, str], T]) -> tup
 
 
 def want_set(value: object, path: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
+    """An array without repeats (the tool schemas say ``uniqueItems``): a repeat is refused
+    rather than dropped, as in task data, so a caller never loses an element silently."""
     items = want_list(value, path, item)
-    return unique(items)
+    distinct = unique(items)
+    if len(distinct) != len(items):
+        first: dict[object, int] = {}
+        for i, element in enumerate(items):
+            if element in first:
+                raise ArgumentError(f"{path}[{i}]: {_shown(export_value(element))} repeats "
+                                    f"{path}[{first[element]}]; a set holds each element once")
+            first[element] = i
+    return distinct
 
 
 def want_map(value: object, path: str, key: Callable[[object, str], Any],
@@ -134,10 +222,10 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
     for k, v in value.items():
         raw: object = k
         if int_keys and isinstance(k, str):
-            try:
-                raw = int(k)
-            except ValueError:
-                raise _bad(f"{path}[{json.dumps(k)}]", "an integer key", k) from None
+            if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
+                raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
+                           "sign but '-', no leading zeros)", k)
+            raw = int(k)
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
 
@@ -157,8 +245,10 @@ def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[st
 
 def want_json(value: object, path: str) -> Any:
     """A JSON value, deep-copied: the caller's (or the task's) objects are never shared."""
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, str):
+        return want_str(value, path)
     if isinstance(value, float):
         if math.isfinite(value):
             return value
@@ -170,6 +260,9 @@ def want_json(value: object, path: str) -> Any:
         for k, x in value.items():
             if not isinstance(k, str):
                 raise ArgumentError(f"{path}: object keys must be strings")
+            at = lone_surrogate(k)
+            if at is not None:
+                raise _surrogate(f"{path}[{json.dumps(k)}] (the key)", k, at)
             out[k] = want_json(x, f"{path}[{json.dumps(k)}]")
         return out
     raise _bad(path, "a JSON value", value)
@@ -225,14 +318,74 @@ def _range(low: float | None, high: float | None) -> str:
     return f"{'' if low is None else low}..{'' if high is None else high}"
 
 
+#: Texts up to this long have their verdict remembered per pattern (ids, codes and emails
+#: recur from call to call), at most :data:`_REMEMBERED` of them.
+_SHORT_TEXT: Final = 256
+_REMEMBERED: Final = 4096
+
+
 @lru_cache(maxsize=512)
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def pattern_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a whole text matches ``pattern``, decided by RE2 in time linear in the text.
+
+    Python's ``re`` backtracks: ``/^(a+)+$/`` takes exponential time on a string of ``a``s
+    ending in ``b``, so one tool argument could stall an episode. RE2 never backtracks. It
+    is imported here, at the first pattern check, so that importing a generated world still
+    loads nothing but the standard library. The dialect (``\\d``, ``\\w``, ``\\s`` are ASCII;
+    no backreferences or lookaround) is described in docs/language.md; the compiler
+    rejects patterns RE2 cannot compile (WS312).
+
+    The wrapper's ``fullmatch`` on a ``str`` maps byte offsets back to characters, which
+    costs twenty times a match; only whether it matches is needed here, so the compiled
+    regexp is asked directly (anchored at both ends, without captures) when the wrapper
+    exposes it, and verdicts on short texts are remembered.
+    """
+    re2: Any = importlib.import_module("re2")  # google-re2, untyped: kept behind this function
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:  # only a world that skipped the checker gets here (WS312)
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ToolError(f"/{pattern}/ is not an RE2 pattern: {reason}") from None
+    regexp = getattr(compiled, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+    if regexp is not None and anchor is not None:
+        match = regexp.Match
+        missing = re2._NULL_SPAN
+
+        def decide(text: str) -> bool:
+            encoded = text.encode("utf-8")
+            return bool(match(anchor, encoded, 0, len(encoded))[0] != missing)
+    else:  # another wrapper version: the public API, slower but the same verdicts
+        fullmatch = compiled.fullmatch
+
+        def decide(text: str) -> bool:
+            return fullmatch(text) is not None
+
+    remembered: dict[str, bool] = {}
+
+    def matches(text: str) -> bool:
+        known = remembered.get(text)
+        if known is not None:
+            return known
+        verdict = decide(text)
+        if len(text) <= _SHORT_TEXT:
+            if len(remembered) >= _REMEMBERED:
+                remembered.clear()
+            remembered[text] = verdict
+        return verdict
+
+    return matches
 
 
 def check_pattern(value: str, path: str, pattern: str) -> str:
-    if _pattern(pattern).fullmatch(value) is None:
-        raise ArgumentError(f"{path}: {json.dumps(value)} does not match /{pattern}/")
+    if not pattern_matcher(pattern)(value):
+        shown = value if len(value) <= 80 else value[:40] + "..." + value[-20:]
+        raise ArgumentError(f"{path}: {json.dumps(shown)} does not match /{pattern}/")
     return value
 
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_calls"]
+__all__ = ["read_calls", "read_replies"]
 
 
 def read_calls(path: str) -> list[tuple[str, Any]]:
@@ -48,6 +48,12 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
             raise ValueError(f"{path}:{number}: JSON nested too deeply") from None
     if items and all(isinstance(i, dict) and "role" in i for i in items):
         return _transcript_calls(items, path)
+    if items and all(isinstance(i, dict) and isinstance(i.get("messages"), list)
+                     for i in items):  # rollout records: replay one at a time
+        if len(items) == 1:
+            return _transcript_calls(items[0]["messages"], path)
+        raise ValueError(f"{path} holds {len(items)} rollout records; replay one of them "
+                         f"(for example the third: sed -n 3p {path} > one.json)")
     return _plain_calls(items, path)
 
 
@@ -77,3 +83,38 @@ def _transcript_calls(messages: list[Any], path: str) -> list[tuple[str, Any]]:
                                  "function name")
             calls.append((function["name"], function.get("arguments") or "{}"))
     return calls
+
+
+def read_replies(path: str) -> list[str]:
+    """The text the agent told the user in an OpenAI chat transcript, one entry per
+    assistant message that has text (what answer checks read); none for a file of calls.
+
+    ``content`` is a string, or a list of parts whose ``text`` parts are joined.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
+        messages: list[Any] = whole["messages"]
+    elif isinstance(whole, list):
+        messages = whole
+    else:
+        messages = []
+        for line in text.splitlines():
+            try:
+                messages.append(json.loads(line) if line.strip() else None)
+            except ValueError:
+                return []  # not a transcript: read_calls reports the problem
+    replies: list[str] = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part["text"] for part in content if isinstance(part, dict)
+                              and part.get("type") == "text" and isinstance(part.get("text"), str))
+        if isinstance(content, str) and content.strip():
+            replies.append(content)
+    return replies

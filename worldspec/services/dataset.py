@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 
-__all__ = ["task_rows", "system_prompt", "COLUMNS"]
+if TYPE_CHECKING:  # only for annotations: a rollout worker hashes worlds without the compiler
+    from worldspec.compiler.model import WorldModel
+
+__all__ = ["task_rows", "system_prompt", "world_sha256", "COLUMNS"]
 
 #: The columns of every row, in order.
 COLUMNS = ("world", "task_id", "split", "prompt", "tools", "tags", "persona", "known",
@@ -28,12 +32,37 @@ COLUMNS = ("world", "task_id", "split", "prompt", "tools", "tags", "persona", "k
 def system_prompt(world: type[Episode], model: WorldModel) -> str:
     """The agent's system message: what the world is and how to act in it."""
     doc = (model.doc or world.WORLD).strip()
-    return (f"You operate {world.WORLD}: {doc}\n"
-            "Use the tools to read and change its state. Check what you need before you act, "
-            "follow the rules the tools enforce, and finish when the user's request is done.")
+    prompt = (f"You operate {world.WORLD}: {doc}\n"
+              "Use the tools to read and change its state. Check what you need before you act, "
+              "follow the rules the tools enforce, and finish when the user's request is done.")
+    # the world's policy (``policy`` in the spec): the rules the tools do not enforce
+    return f"{prompt}\n\n{world.POLICY}" if world.POLICY else prompt
 
 
-def _world_hash(world: type[Episode]) -> str:
+#: files of a generated package that are not the world's behaviour
+_NOT_BEHAVIOUR = frozenset({"test_world.py"})
+
+
+def world_sha256(world: type[Episode]) -> str:
+    """SHA-256 of the compiled world: the text of its generated package.
+
+    The package (``world.py`` with the tools' bodies, invariants, checks and tasks, and the
+    task data files beside it) is what decides behaviour, so any change to a rule, a tool body
+    or a task changes the hash, where names and schemas alone would not. A world class that
+    does not come from a package file (built in memory) falls back on its name and schemas.
+    """
+    module = sys.modules.get(world.__module__)
+    source = getattr(module, "__file__", None)
+    digest = hashlib.sha256()
+    if source:
+        folder = Path(source).parent
+        files = sorted(p for p in folder.rglob("*")
+                       if p.is_file() and p.name not in _NOT_BEHAVIOUR
+                       and "__pycache__" not in p.parts and p.suffix in (".py", ".json"))
+        for path in files:
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+        return digest.hexdigest()
     tools = json.dumps(world().tools("chat"), sort_keys=True)
     return hashlib.sha256(f"{world.WORLD}\0{tools}".encode()).hexdigest()
 
@@ -41,7 +70,7 @@ def _world_hash(world: type[Episode]) -> str:
 def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
     """One row per task of ``world``, in declaration order."""
     tools = json.dumps(world().tools("chat"), ensure_ascii=False, sort_keys=True)
-    digest = _world_hash(world)
+    digest = world_sha256(world)
     rows = []
     for name, task in world.TASKS.items():
         rows.append({
@@ -64,7 +93,7 @@ def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
             "reward_spec": json.dumps({
                 "how": "worldspec.load_world(spec) -> World(task=task_id); replay the "
                        "agent's tool calls with episode.call(name, arguments); "
-                       "episode.score().reward",
+                       "episode.score(replies=[the agent's messages to the user]).reward",
                 "world": world.WORLD, "task": name,
             }),
         })

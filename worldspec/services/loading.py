@@ -1,5 +1,8 @@
 """Load a compiled world: from a spec (compiled into a cache folder) or a generated package.
 
+Loading a generated package imports the runtime only: the compiler is imported when a spec
+has to be compiled, so a rollout worker or a server given a package never loads it.
+
 Generated code is imported like any package, through ``importlib``; nothing
 is passed to ``eval`` or ``exec``. Compiling from a spec writes the package
 under a folder named after the hash of its text, so identical specs share it.
@@ -16,12 +19,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from worldspec.compiler.api import CheckResult, check_specs
-from worldspec.compiler.build import generate_all, write_packages
-from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.runtime.episode import Episode
+
+if TYPE_CHECKING:  # the compiler is imported when a spec is compiled, so that loading a
+    # generated package (a rollout worker) loads the runtime alone
+    from worldspec.compiler.api import CheckResult
+    from worldspec.dsl.diagnostics import Diagnostic
 
 __all__ = ["CompileError", "LoadedWorlds", "compile_worlds", "load_result", "load_world",
            "load_package", "cache_dir"]
@@ -83,6 +88,8 @@ def load_package(path: str | Path, name: str | None = None) -> ModuleType:
 
 def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
     """Check, generate and import every world reachable from ``paths``."""
+    from worldspec.compiler.api import check_specs
+
     result = check_specs(paths)
     if not result.ok:
         raise CompileError(result)
@@ -91,6 +98,8 @@ def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
 
 def load_result(result: CheckResult) -> LoadedWorlds:
     """Generate and import every world of a clean check result."""
+    from worldspec.compiler.build import generate_all, write_packages
+
     build = generate_all(result)
     digest = hashlib.sha256()
     for package in build.packages:

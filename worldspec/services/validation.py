@@ -7,7 +7,8 @@ task's initial data and reports, as diagnostics at the task's own spans:
 - a solution call that fails (WS610), a check still false after it (WS611),
   a frame the solution breaks (WS612);
 - a check already true at the start (WS613, a warning), a task that scores 1
-  when nothing is done (WS614);
+  when nothing is done and nothing is said (WS614);
+- an answer check that the solution's own reference reply fails (WS622);
 - a literal table key in a check that exists neither before nor after the
   solution, or an id in the instruction that no table holds (WS615).
 
@@ -21,6 +22,7 @@ task (in a world) leave the tasks unvalidated, and their reports say so.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -241,11 +243,18 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
             sink.report("WS610", call_node.span, f"solution call {name}() fails: {message}")
             return
     initial = episode.initial_state()
-    final = episode.score(initial=initial)
+    final = episode.score(initial=initial, replies=spec.replies)
     if solution is not None:
         for outcome in final.checks:
             if not outcome.passed and outcome.name in checks:
                 why = f" ({outcome.message})" if outcome.message.startswith("error") else ""
+                if outcome.name in task.answer_checks:
+                    said = spec.replies[-1] if spec.replies else ""
+                    shown = said if len(said) <= 60 else said[:59] + "…"
+                    sink.report("WS622", checks[outcome.name].name.span,
+                                f"check '{outcome.name}' is false for the reference reply "
+                                f"{json.dumps(shown, ensure_ascii=False)}{why}")
+                    continue
                 sink.report("WS611", checks[outcome.name].name.span,
                             f"check '{outcome.name}' is false after the reference "
                             f"solution{why}")

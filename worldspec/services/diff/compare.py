@@ -167,6 +167,7 @@ def _solution_text(solution: n.Solution | None) -> str:
         args = ", ".join(f"{a.name.name}: {expr_text(a.value)}" if a.name is not None and
                          not isinstance(a.value, n.Lambda) else "…" for a in call.args)
         calls.append(f"{call.tool.name}({args})")
+    calls += [f"reply {json.dumps(r.text, ensure_ascii=False)}" for r in solution.replies]
     return "; ".join(calls)
 
 
@@ -223,6 +224,12 @@ class _WorldComparison:
             self.add("world-description-changed", f"world {self.name}",
                      "the world's description changed (the agent's system prompt shows it)",
                      old=_text(old.doc), new=_text(new.doc), span=self.header)
+        if old.policy != new.policy:
+            span = new.policy_node.span if new.policy_node is not None else self.header
+            self.add("policy-changed", f"world {self.name} / policy",
+                     "the world's policy changed (the agent's system prompt shows it)",
+                     old=_quoted(old.policy) if old.policy else "(none)",
+                     new=_quoted(new.policy) if new.policy else "(none)", span=span)
         if old.config.results != new.config.results:
             self.add("result-convention-changed", "config results",
                      f"the result convention changed from {old.config.results} to "

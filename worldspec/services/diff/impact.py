@@ -25,7 +25,7 @@ from worldspec.compiler.data_check import load_initial_data
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.runtime.episode import Episode, Score
-from worldspec.services.calls import read_calls
+from worldspec.services.calls import read_calls, read_replies
 from worldspec.services.diff.model import CallDifference, Impact, TaskImpact, TrajectoryImpact
 from worldspec.services.diff.sources import Side
 from worldspec.services.loading import LoadedWorlds, load_result
@@ -136,14 +136,14 @@ def _data_impact(old: Side, new: Side, reported: set[tuple[str, str]]) -> list[T
 
 
 # ------------------------------------------------------------- trajectories
-def _replay(world: type[Episode], task: str, calls: list[tuple[str, Any]]
-            ) -> tuple[list[tuple[Any, bool]], Score]:
+def _replay(world: type[Episode], task: str, calls: list[tuple[str, Any]],
+            replies: list[str]) -> tuple[list[tuple[Any, bool]], Score]:
     episode = world(task=task)
     results: list[tuple[Any, bool]] = []
     for name, arguments in calls:
         result = episode.call(name, arguments)
         results.append((result, episode.failed(result)))
-    return results, episode.score()
+    return results, episode.score(replies=replies)
 
 
 def _compare_replays(path: str, task: str, world: str, calls: list[tuple[str, Any]],
@@ -190,6 +190,7 @@ def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
         task = task_of_trajectory(path)
         try:
             calls = read_calls(shown)
+            replies = read_replies(shown)  # what the agent said, for answer checks
         except (OSError, ValueError) as exc:
             out.append(TrajectoryImpact(shown, task, None, "unreadable", message=str(exc)))
             continue
@@ -218,8 +219,8 @@ def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
                                         "only", tools=tools))
             continue
         try:
-            before = _replay(old_world, task, calls)
-            after = _replay(new_world, task, calls)
+            before = _replay(old_world, task, calls, replies)
+            after = _replay(new_world, task, calls, replies)
         except Exception as exc:  # a replay must not stop the report; say what happened
             out.append(TrajectoryImpact(shown, task, new_world.WORLD, "error",
                                         message=f"{type(exc).__name__}: {exc}", tools=tools))

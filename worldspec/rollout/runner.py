@@ -1,0 +1,312 @@
+"""Many rollouts: tasks x samples, a bounded number at a time, journaled, summarised.
+
+:func:`plan_rollouts` turns worlds, a task selection and ``samples`` into
+:class:`RolloutJob`\\ s, each with its key (:func:`~worldspec.rollout.records.rollout_key`) and
+its sampling seed. :func:`run_rollout` plays one job: a :class:`~worldspec.rollout.session.
+Session` driven by the agent's model and, in a conversation, the simulated user's; it returns
+the record. :func:`run_batch` runs every job not finished in the journal, ``concurrency`` at a
+time on one event loop, appends each record to the journal as soon as it exists, shows a
+progress line and returns a :class:`~worldspec.rollout.summary.BatchSummary`.
+
+Seeds: the environment's seed is the task's (or the world's), the same for every sample, so
+samples of a task face the same world and ``worldspec run --calls RECORD`` replays a record
+exactly; each rollout's *sampling* seed (sent to the models with each request) is derived
+from ``--seed``, the world, the task and the sample index, so samples differ and a rerun asks
+the same questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
+from worldspec.rollout.agent import API, AgentClient
+from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
+from worldspec.rollout.records import FORMAT, Journal, rollout_key
+from worldspec.rollout.session import Session
+from worldspec.rollout.summary import BatchSummary
+from worldspec.rollout.user import SimulatedUser
+from worldspec.runtime.episode import Episode
+from worldspec.services.dataset import world_sha256
+
+__all__ = ["Progress", "RolloutJob", "RolloutSettings", "WorldSource", "plan_rollouts",
+           "run_batch", "run_rollout", "select_tasks"]
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """Everything that shapes a rollout besides the world and the task."""
+
+    model: str
+    api: API = "chat"
+    conversational: bool = False
+    user_model: str | None = None
+    max_steps: int = 30
+    max_turns: int = 20
+    temperature: float | None = None
+    seed: int = 0
+    system_template: str = AGENT_TEMPLATE
+    user_template: str = USER_TEMPLATE
+
+    def key_payload(self) -> dict[str, Any]:
+        """The settings as they enter a rollout's key (templates by their hash)."""
+        return {"model": self.model, "api": self.api, "conversational": self.conversational,
+                "user_model": self.user_model if self.conversational else None,
+                "max_steps": self.max_steps, "max_turns": self.max_turns,
+                "temperature": self.temperature, "seed": self.seed,
+                "system": _sha(self.system_template),
+                "user": _sha(self.user_template) if self.conversational else None}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class WorldSource:
+    """A loaded world and where it came from (as the user named it)."""
+
+    world: type[Episode]
+    path: str
+    sha256: str
+
+    @classmethod
+    def of(cls, world: type[Episode], path: str) -> WorldSource:
+        return cls(world, path, world_sha256(world))
+
+
+@dataclass(frozen=True)
+class RolloutJob:
+    """One rollout to run: a task of a world, a sample index, its key and sampling seed."""
+
+    source: WorldSource
+    task: str
+    sample: int
+    seed: int
+    key: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.source.world.WORLD}.{self.task}#{self.sample}"
+
+
+def select_tasks(world: type[Episode], *, names: Sequence[str] = (), split: str | None = None,
+                 tag: str | None = None) -> list[str]:
+    """The world's tasks that pass the filters, in declaration order."""
+    chosen = []
+    for name, spec in world.TASKS.items():
+        if names and name not in names:
+            continue
+        if split is not None and (spec.split or "train") != split:
+            continue
+        if tag is not None and tag not in spec.tags:
+            continue
+        chosen.append(name)
+    return chosen
+
+
+def plan_rollouts(sources: Sequence[WorldSource], tasks: Sequence[tuple[int, str]],
+                  samples: int, settings: RolloutSettings) -> list[RolloutJob]:
+    """One job per (world index, task) and sample, keyed and seeded."""
+    jobs = []
+    for index, task in tasks:
+        source = sources[index]
+        for sample in range(samples):
+            payload = {"format": FORMAT, "world_sha256": source.sha256, "task": task,
+                       "sample": sample, "settings": settings.key_payload()}
+            key = rollout_key(payload)
+            seed_text = f"{settings.seed}\0{source.world.WORLD}\0{task}\0{sample}"
+            seed = int(_sha(seed_text)[:8], 16)
+            jobs.append(RolloutJob(source, task, sample, seed, key))
+    return jobs
+
+
+@dataclass
+class _Clock:
+    agent: float = 0.0
+    user: float = 0.0
+
+
+async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentClient,
+                      user: LLMClient | None = None) -> dict[str, Any]:
+    """Play one job to its end and return its record (``status`` ``error`` when a model
+    request failed for good: the trajectory so far is kept, the state scored as it is)."""
+    started_at = dt.datetime.now(dt.UTC)
+    started = time.perf_counter()
+    session = Session(job.source.world, job.task, conversational=settings.conversational,
+                      max_steps=settings.max_steps, max_turns=settings.max_turns,
+                      system_template=settings.system_template)
+    agent_usage, user_usage = Usage(), Usage()
+    clock = _Clock()
+    error: str | None = None
+    session.start()
+    simulated: SimulatedUser | None = None
+    if settings.conversational:
+        if user is None:
+            raise ValueError("a conversational rollout needs a user model")
+        simulated = SimulatedUser.for_task(job.source.world, session.spec,
+                                           template=settings.user_template)
+    try:
+        while not session.done:
+            if session.waiting == "user":
+                assert user is not None and simulated is not None
+                request = simulated.hear(session.messages[-1])
+                begun = time.perf_counter()
+                reply = await user.chat(request, usage=user_usage,
+                                        temperature=settings.temperature)
+                clock.user += time.perf_counter() - begun
+                session.user(simulated.said(reply.text))
+            else:
+                begun = time.perf_counter()
+                message = await agent.respond(session.messages, session.tools,
+                                              api=settings.api, usage=agent_usage,
+                                              seed=job.seed)
+                clock.agent += time.perf_counter() - begun
+                session.act(message)
+    except LLMError as exc:
+        error = str(exc)
+        session.stop("error")
+    score = session.score
+    assert score is not None
+    scored = score.to_json()
+    return {
+        "format": FORMAT,
+        "key": job.key,
+        "status": "error" if error is not None else "finished",
+        "error": error,
+        "world": job.source.world.WORLD,
+        "world_sha256": job.source.sha256,
+        "world_path": job.source.path,
+        "task": job.task,
+        "sample": job.sample,
+        "seed": job.seed,
+        "env_seed": session.env_seed,
+        "conversational": settings.conversational,
+        "api": settings.api,
+        "models": {"agent": settings.model,
+                   "user": settings.user_model if settings.conversational else None},
+        "settings": {"max_steps": settings.max_steps, "max_turns": settings.max_turns,
+                     "temperature": settings.temperature, "base_seed": settings.seed},
+        "messages": session.messages,
+        "tools": session.tools,
+        "steps": [step.to_json() for step in session.steps],
+        "replies": session.replies,
+        "reward": scored["reward"],
+        "checks_reward": scored["checks_reward"],
+        "checks": scored["checks"],
+        "frame": scored["frame"],
+        "termination": session.termination,
+        "agent_messages": session.agent_messages,
+        "user_turns": session.user_turns,
+        "usage": {"agent": agent_usage.to_json(), "user": user_usage.to_json(),
+                  "total_tokens": agent_usage.total_tokens + user_usage.total_tokens},
+        "timing": {"started": started_at.isoformat(timespec="seconds"),
+                   "seconds": round(time.perf_counter() - started, 6),
+                   "agent_seconds": round(clock.agent, 6),
+                   "user_seconds": round(clock.user, 6),
+                   "env_seconds": round(session.env_seconds, 6)},
+    }
+
+
+class Progress:
+    """One status line on a terminal, rewritten in place; nothing when not a terminal."""
+
+    def __init__(self, total: int, stream: TextIO, *, enabled: bool | None = None) -> None:
+        self.total = total
+        self.stream = stream
+        if enabled is None:
+            try:
+                enabled = stream.isatty()
+            except (AttributeError, ValueError, OSError):
+                enabled = False
+        self.enabled = enabled
+        self.done = 0
+        self.errors = 0
+        self.rewards: list[float] = []
+        self.tokens = 0
+        self._width = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        if record.get("status") == "finished":
+            self.rewards.append(float(record.get("reward") or 0.0))
+        else:
+            self.errors += 1
+        self.tokens += int(record.get("usage", {}).get("total_tokens", 0))
+        self.draw()
+
+    def line(self) -> str:
+        mean = f"{sum(self.rewards) / len(self.rewards):.3f}" if self.rewards else "-"
+        errors = f", {self.errors} errors" if self.errors else ""
+        return (f"rollouts {self.done}/{self.total} done, mean reward {mean}{errors}, "
+                f"{self.tokens:,} tokens")
+
+    def draw(self) -> None:
+        if not self.enabled:
+            return
+        text = self.line()
+        pad = " " * max(0, self._width - len(text))
+        self._width = len(text)
+        self.stream.write(f"\r{text}{pad}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings, agent: AgentClient,
+                    user: LLMClient | None, *, journal: Journal, concurrency: int = 4,
+                    progress: Progress | None = None,
+                    on_record: Callable[[dict[str, Any]], None] | None = None
+                    ) -> BatchSummary:
+    """Run every job not finished in ``journal``, ``concurrency`` at a time.
+
+    Each record is journaled (fsynced) the moment its rollout ends. An unexpected exception
+    in one rollout (a bug) becomes an ``error`` record for that rollout; the others go on.
+    """
+    unique: dict[str, RolloutJob] = {}
+    for job in jobs:
+        unique.setdefault(job.key, job)
+    done = [journal.records[k] for k in unique if journal.finished(k)]
+    summary = BatchSummary(total=len(unique), resumed=len(done))
+    summary.records.extend(done)
+    todo = [job for key, job in unique.items() if not journal.finished(key)]
+    if progress is not None:
+        for record in done:
+            progress.add(record)
+    slots = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(job: RolloutJob) -> None:
+        async with slots:
+            try:
+                record = await run_rollout(job, settings, agent, user)
+            except Exception as exc:  # a bug in one rollout must not lose the others
+                record = {"format": FORMAT, "key": job.key, "status": "error",
+                          "error": f"internal error: {type(exc).__name__}: {exc}",
+                          "world": job.source.world.WORLD, "world_sha256": job.source.sha256,
+                          "world_path": job.source.path, "task": job.task,
+                          "sample": job.sample, "seed": job.seed,
+                          "usage": {"total_tokens": 0}}
+            journal.append(record)
+            summary.records.append(record)
+            if on_record is not None:
+                on_record(record)
+            if progress is not None:
+                progress.add(record)
+
+    try:
+        await asyncio.gather(*(one(job) for job in todo))
+    finally:
+        if progress is not None:
+            progress.close()
+    order = {key: index for index, key in enumerate(unique)}
+    summary.records.sort(key=lambda r: order.get(str(r.get("key")), len(order)))
+    return summary
