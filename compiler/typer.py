@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from worldspec.compiler import types as t
-from worldspec.compiler.builtins import CONVERSATION
+from worldspec.compiler.builtins import CONVERSATION, report_wide_spec
 from worldspec.compiler.model import ProgramModel, Resolution, WorldModel
 from worldspec.compiler.scope import Context, Local, LocalKind, Scope
 from worldspec.dsl import nodes as n
@@ -228,6 +228,8 @@ class Typer:
                         t.is_numeric(t.strip_optional(typ)) or t.is_unknown(typ)):
                     self.report("WS304", part.expr,
                                 f"format spec ':{part.spec}' needs a number, found {t.show(typ)}")
+                if part.spec:
+                    report_wide_spec(self, part.expr, part.spec)
         return t.STR
 
     def expr_NameRef(self, e: n.NameRef, expected: t.Type | None) -> t.Type:

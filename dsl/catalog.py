@@ -353,6 +353,37 @@ A `let` binds a name that is never read.
 let total = 0
 """)
 
+# WS410-WS413: constants that would spend the per-call budget (docs/runtime.md)
+entry("WS410", "error", "format width too wide",
+      """
+A format spec (in an f-string or a literal `format(x, spec)`) asks for a width
+or precision over 1,000,000 characters, the longest string a call may build;
+formatting it would fail every call that reaches it.
+""", """
+let line = f"{total:2000000000d}"
+""")
+entry("WS411", "error", "sequence format too wide",
+      """
+A `sequence` format pads its ids to more than 1,000,000 characters, the longest
+string a call may build, so no id could ever be drawn.
+""", """
+order_ids: sequence "#W{:2000000000d}"
+""")
+entry("WS412", "error", "string length too long",
+      """
+`zfill(n)` or `random_digits(n)` with a constant `n` over 1,000,000, the longest
+string a call may build; the call would always fail.
+""", """
+let padded = code.zfill(10 ** 9)
+""")
+entry("WS413", "error", "range too long",
+      """
+`range` with constant bounds spans more than 100,000 elements, the longest list
+`range` may build; the call would always fail.
+""", """
+for i in range(10 ** 9) { }
+""")
+
 # ---------------------------------------------------- WS5xx: world structure
 entry("WS501", "error", "entity key missing or ambiguous",
       """

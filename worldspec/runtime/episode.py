@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
+from worldspec.runtime import budget
 from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
@@ -376,6 +377,9 @@ class Episode:
     FRAME_ZEROES: ClassVar[bool] = True
     #: the rules the agent must follow (the spec's ``policy``), for its system prompt
     POLICY: ClassVar[str] = ""
+    #: what is left of the running call's budget (worldspec.runtime.budget)
+    _steps: int = budget.MAX_STEPS
+    _text: int = budget.MAX_TEXT
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -643,6 +647,7 @@ class Episode:
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
+        self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
@@ -701,6 +706,7 @@ class Episode:
     def invariant_problem(self) -> InvariantError | None:
         """Check every invariant and reference over the whole state (not just changed rows)."""
         self._full_check = True
+        budget.refill(self)
         try:
             self._check_invariants()
         except InvariantError as exc:
@@ -872,6 +878,7 @@ class Episode:
             self._same_world("score", "initial", initial)
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
+            budget.refill(self)
             try:
                 passed = bool(check.test(self, initial, said))
                 message = "" if passed else (check.doc or "the check does not hold")
