@@ -370,7 +370,8 @@ def test_run_missing_spec_exits_2(workdir: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_real_entry_point(workdir: Path) -> None:
-    env = {**os.environ, "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1"}
+    env = {**os.environ, "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1",
+           "PYTHONPATH": str(REPO)}  # this checkout's code, not an installed one
     build = subprocess.run([sys.executable, "-m", "worldspec", "build", "--check",
                             str(REPO / "examples"), "-o", str(REPO / "generated")],
                            cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
