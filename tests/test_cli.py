@@ -425,11 +425,11 @@ ENTRY = ("import sys\nfrom worldspec.cli import entry_point\nprint('ready', flus
          "sys.exit(entry_point(sys.argv[1:]))\n")
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("delay", [0.05, 0.25, 0.6])
 @pytest.mark.parametrize("fmt", [[], ["--format", "json"]])
 def test_ctrl_c_at_any_moment_is_one_line_and_status_130(
         delay: float, fmt: list[str], workdir: Path) -> None:
-    """Ctrl-C during the imports (0 s) or during the check itself: never a traceback."""
+    """Ctrl-C during the imports (the first ~0.5 s) or during the check: never a traceback."""
     import signal
     import time
 
