@@ -37,7 +37,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldspec.compiler.api import check_paths, check_source
+from worldspec.compiler.api import check_source, check_specs
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode, ToolSpec
 from worldspec.runtime.errors import InternalError, ToolError
@@ -466,7 +466,7 @@ def locals_world(tmp_path_factory: pytest.TempPathFactory) -> type[Episode]:
 def test_locals_spec_checks_clean(tmp_path: Path) -> None:
     spec = tmp_path / "locals.world"
     spec.write_text(LOCALS, encoding="utf-8")
-    result = check_paths([spec])
+    result = check_specs([spec])
     assert result.diagnostics == (), [f"{d.span}: {d.message}" for d in result.diagnostics]
 
 
@@ -501,7 +501,7 @@ def test_locals_package_passes_mypy_strict(tmp_path: Path) -> None:
     """mypy would have caught the bug: ``here: Node = ...`` then ``here = 2``."""
     spec = tmp_path / "locals.world"
     spec.write_text(LOCALS, encoding="utf-8")
-    result = check_paths([spec])
+    result = check_specs([spec])
     assert result.ok
     write_packages(generate_all(result), tmp_path / "out")
     mypy = subprocess.run(

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -654,6 +656,107 @@ def test_missing_and_empty_paths_are_usage_errors(
     run = cli("check", "ok.world", "missing.world")
     assert run.status == 2
     assert "missing.world" in run.err
+
+
+# --------------------------------------------- files that are not files
+def _limit_memory() -> None:
+    """Run in the child before it starts: 2 GiB of address space at most."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def worldspec_child(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m worldspec ARGS`` from this checkout, under a timeout and a memory limit
+    (a read that blocks or never ends fails the test instead of hanging CI)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "WORLDSPEC_CACHE": str(cwd / "cache"), "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "worldspec", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limit_memory, check=False)
+
+
+SHOP_SPEC = Path(__file__).resolve().parents[1] / "examples" / "shop"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(("args", "status", "message"), [
+    (["check", "pipe.world"], 2, "'pipe.world' is a named pipe (FIFO), not a spec file"),
+    (["fmt", "pipe.world"], 2, "is a named pipe (FIFO)"),
+    (["tasks", "pipe.world"], 2, "is a named pipe (FIFO)"),
+    (["build", "pipe.world", "-o", "out"], 2, "is a named pipe (FIFO)"),
+    (["check", "/dev/zero"], 2, "'/dev/zero' is a character device, not a spec file"),
+    (["check", "imports-pipe.world"], 1, "error[WS106]: cannot import 'pipe.world': "
+     "'pipe.world' is not a regular file"),
+    (["run", str(SHOP_SPEC), "--task", "dispatch_day", "--calls", "pipe.world"], 2,
+     "--calls: 'pipe.world' is a named pipe (FIFO)"),
+    (["run", str(SHOP_SPEC), "--task", "dispatch_day", "--calls", "/dev/zero"], 2,
+     "is a character device"),
+])
+def test_pipes_and_devices_are_refused_not_read(args: list[str], status: int, message: str,
+                                                workdir: Path) -> None:
+    os.mkfifo(workdir / "pipe.world")
+    write(workdir / "imports-pipe.world", 'import "pipe.world"\n' + CLEAN_WORLD)
+    done = worldspec_child(args, workdir)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert message in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+# ------------------------------------------------------ the sweep
+#: each subcommand's arguments around one PATH (``{}``), as a user would type them
+_COMMANDS = {
+    "check": ["check", "{}"], "fmt": ["fmt", "--check", "{}"], "build": ["build", "{}", "-o",
+                                                                          "out"],
+    "run": ["run", "{}", "--task", "t", "--solution"], "test": ["test", "{}", "--max-examples",
+                                                                 "2"],
+    "tasks": ["tasks", "{}"], "export": ["export", "{}"], "diff": ["diff", "{}", "{}"],
+    "synth-tasks": ["synth", "tasks", "{}", "-n", "1"],
+    "synth-review": ["synth", "review", "{}", "--description", "a shop"],
+}
+_JSON = {"check", "run", "test", "tasks", "diff"}
+_INPUTS = {"missing": "missing.world", "folder": "folder", "empty-folder": "empty",
+           "empty-file": "empty.world", "binary": "binary.world", "syntax": "broken.world",
+           "latin1": "latin1.world", "empty-string": ""}
+
+
+@pytest.mark.parametrize(("command", "given", "fmt"), [
+    pytest.param(command, given, fmt, id=f"{command}-{given}{'-json' if fmt else ''}")
+    for command in sorted(_COMMANDS) for given in sorted(_INPUTS) for fmt in (False, True)
+    if not fmt or command in _JSON])
+def test_every_command_answers_bad_input_clearly(
+        command: str, given: str, fmt: bool, workdir: Path, cli: Callable[..., CliRun],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every outcome is a message and exit 1 or 2 (0 only for what is fine, such as an
+    empty file), never a traceback, an internal error or silence; with --format json,
+    stdout is one JSON document."""
+    monkeypatch.setenv("WORLDSPEC_CACHE", str(workdir / "cache"))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WORLDSPEC_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    write(workdir / "folder" / "broken.world", "world {{{\n")
+    (workdir / "empty").mkdir()
+    write(workdir / "empty.world", "")
+    write(workdir / "binary.world", PNG_HEADER)
+    write(workdir / "broken.world", "entity E {\n  key id str\n}\n")
+    write(workdir / "latin1.world", "world W \"caf\xe9\"\n".encode("latin-1"))
+    args = [a.replace("{}", _INPUTS[given]) for a in _COMMANDS[command]]
+    run = cli(*args, *(["--format", "json"] if fmt else []))
+    assert (run.out + run.err).strip(), "no output at all"
+    if run.status == 0:
+        assert given in ("empty-file",), run
+    if fmt:
+        json.loads(run.out)
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+@pytest.mark.parametrize("bad", [["--no-such-flag"], [], ["--format", "yaml"]],
+                         ids=["unknown-flag", "no-arguments", "bad-format"])
+def test_every_command_answers_a_bad_command_line_with_usage(
+        command: str, bad: list[str], cli: Callable[..., CliRun]) -> None:
+    name = _COMMANDS[command][:2] if command.startswith("synth") else _COMMANDS[command][:1]
+    run = cli(*name, *bad)
+    assert run.status == 2
+    assert "error: " in run.err  # argparse's usage, or the command saying what is missing
 
 
 def test_same_file_twice_is_checked_once(workdir: Path, cli: Callable[..., CliRun]) -> None:

@@ -968,10 +968,10 @@ def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> N
     caught."""
     spec = tmp_path / "rooms.world"
     spec.write_text(INVARIANT_SPEC, encoding="utf-8")
-    from worldspec.compiler.api import check_paths
+    from worldspec.compiler.api import check_specs
     from worldspec.compiler.build import generate_all
 
-    result = check_paths([spec])
+    result = check_specs([spec])
     assert result.ok, [d.message for d in result.errors]
     package = generate_all(result).packages[0]
     source = package.files["world.py"]
