@@ -301,3 +301,20 @@ def test_a_serving_process_loads_no_compiler() -> None:
               "jinja2", "openai")
     assert [m for m in loaded if m.split(".")[0] in banned or
             any(m.startswith(b + ".") or m == b for b in banned)] == []
+
+
+def test_worldspec_serve_itself_loads_no_compiler() -> None:
+    """The command a user runs: ``worldspec serve PACKAGE`` over stdio, stdin closed at once
+    (the session ends), then what the process had loaded."""
+    code = (
+        "import json, sys\n"
+        "from worldspec.cli import entry_point\n"
+        f"status = entry_point(['serve', {str(PACKAGE)!r}, '--task', {TASK!r}])\n"
+        "print(json.dumps([status, sorted(sys.modules)]), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    status, loaded = json.loads(out.stderr.strip().splitlines()[-1])
+    assert status == 0, out.stderr
+    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli.main",
+              "worldspec.llm_frontend", "lark", "jinja2", "openai")
+    assert [m for m in loaded if any(m == b or m.startswith(b + ".") for b in banned)] == []

@@ -71,6 +71,10 @@ def entry_point(argv: Sequence[str] | None = None) -> int:
     """Run ``worldspec`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     arguments = list(argv) if argv is not None else sys.argv[1:]
     try:
+        if arguments[:1] == ["serve"]:  # a server loads the runtime and the MCP SDK only
+            from worldspec.cli.serve import main as serve
+
+            return serve(arguments[1:])
         from worldspec.cli.main import main as run_command
 
         return run_command(arguments)

@@ -1,4 +1,8 @@
-"""What every ``worldspec`` subcommand shares: exit statuses, output, and spec paths."""
+"""What every ``worldspec`` subcommand shares: exit statuses, output, and spec paths.
+
+Nothing of the compiler is imported until a function needs it, so a command that serves a
+generated package (``worldspec serve``) runs without it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
-
-from worldspec.compiler.loader import expand_paths
-from worldspec.dsl.render import render_text
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
            "add_paths_argument", "collect_spec_files", "output_problem", "report_errors",
@@ -138,6 +139,8 @@ def collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path]
             console.error(f"'{raw}' is {special}, not a spec file")
             ok = False
         elif stat.S_ISDIR(mode):
+            from worldspec.compiler.loader import expand_paths
+
             below = expand_paths([path])
             if not below:
                 console.error(f"no .world files found in '{raw}'")
@@ -174,4 +177,6 @@ def report_errors(result: Any, console: Console) -> None:
     """A check result's diagnostics as text on stderr (for commands that stop on errors)."""
     sources = {path: f.text for path, f in result.program.files.items()}
     console.diagnostics.extend(d.to_json() for d in result.diagnostics)
+    from worldspec.dsl.render import render_text
+
     console.write(render_text(list(result.diagnostics), sources, False), to_err=True)

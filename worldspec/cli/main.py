@@ -51,6 +51,8 @@ from worldspec.cli.rollout import (
     run_rollout_command,
     run_view,
 )
+from worldspec.cli.serve import DESCRIPTION as SERVE_DESCRIPTION
+from worldspec.cli.serve import SUMMARY as SERVE_SUMMARY
 from worldspec.cli.serve import configure_serve, run_serve
 from worldspec.cli.synth import configure_synth, run_synth
 from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
@@ -370,11 +372,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         run=run_synth,
     ),
     "serve": Subcommand(
-        summary="serve a world over MCP (stdio or streamable HTTP)",
-        description="Run an MCP server for a world: its tools as MCP tools (results in the "
-                    "world's convention, failures as tool errors), one episode per session, and "
-                    "resources for the harness (episode, score, state, tasks, reset). See "
-                    "docs/serving.md. Exit status: 0 stopped, 1 spec errors, 2 bad arguments.",
+        summary=SERVE_SUMMARY,
+        description=SERVE_DESCRIPTION,
         configure=configure_serve,
         run=run_serve,
     ),
