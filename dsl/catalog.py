@@ -576,7 +576,9 @@ check has_users: len(users) > 0
 entry("WS614", "error", "doing nothing earns the full reward",
       """
 On the initial state, before any call, the task already scores 1: an agent that
-does nothing would pass.
+does nothing would pass. When leaving everything as it is *is* the right outcome (the
+request breaks the policy, or needs no change), say so with `only changes nothing`: in
+such a restraint task any change zeroes the reward, and validation accepts it.
 """, """
 task trivial in Shop { instruction "Relax." check ok: true }
 """)

@@ -364,3 +364,42 @@ def test_episodes_of_one_task_start_equal_and_stay_independent(tmp_path: Path) -
     second.call("deposit", {"account": "A2", "amount": 1})
     assert first.tables["accounts"].rows["A2"].balance == 0
     assert world(task="top_up").state_hash() == fresh.state_hash()
+
+
+RESTRAINT = BROKEN[:BROKEN.index("task good")] + '''
+task keep_it in Shop "The order was shipped: the right answer is to cancel nothing." {
+  given { orders: [{id: "O1"}] }
+  instruction "Cancel order O1, although it has shipped."
+  check untouched: not orders["O1"].cancelled
+  FRAME
+  solution {}
+}
+'''
+
+
+@pytest.mark.parametrize(("frame", "codes"), [
+    ("only changes nothing", []),          # a restraint task: doing nothing is right
+    ("only changes orders", ["WS614"]),    # changes are allowed: doing nothing is vacuous
+    ("", ["WS614"]),
+])
+def test_a_restraint_task_is_valid_and_a_vacuous_one_is_not(
+        frame: str, codes: list[str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(RESTRAINT.replace("FRAME", frame), encoding="utf-8")
+    status = main(["check", str(spec), "--format", "json"])
+    found = [d["code"] for d in json.loads(capsys.readouterr().out)
+             if d["severity"] == "error"]
+    assert (status, found) == (1 if codes else 0, codes)
+
+
+def test_a_restraint_task_zeroes_the_reward_of_any_change(tmp_path: Path) -> None:
+    from worldspec.services.loading import load_world
+
+    spec = tmp_path / "shop.world"
+    spec.write_text(RESTRAINT.replace("FRAME", "only changes nothing"), encoding="utf-8")
+    world = load_world(spec)
+    assert world(task="keep_it").score().reward == 1.0
+    episode = world(task="keep_it")
+    episode.call("cancel_order", {"order": "O1"})
+    assert episode.score().reward == 0.0

@@ -7,7 +7,11 @@ task's initial data and reports, as diagnostics at the task's own spans:
 - a solution call that fails (WS610), a check still false after it (WS611),
   a frame the solution breaks (WS612);
 - a check already true at the start (WS613, a warning), a task that scores 1
-  when nothing is done and nothing is said (WS614);
+  when nothing is done and nothing is said (WS614) — unless it is a *restraint*
+  task, whose frame is ``only changes nothing`` in a world where a broken frame
+  zeroes the reward: there the right outcome is to change nothing (the request
+  breaks the policy, say), doing nothing earns the reward by design and any change
+  loses it;
 - an answer check that the solution's own reference reply fails (WS622);
 - a literal table key in a check that exists neither before nor after the
   solution, or an id in the instruction that no table holds (WS615).
@@ -35,7 +39,7 @@ from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
-from worldspec.runtime.episode import Episode
+from worldspec.runtime.episode import Episode, TaskSpec
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
            "set_aside_broken_tasks", "validate_tasks"]
@@ -217,6 +221,13 @@ def validate_tasks(result: CheckResult) -> list[TaskReport]:
     return reports
 
 
+def _restraint(spec: TaskSpec, episode_class: type[Episode]) -> bool:
+    """Whether a task grades restraint: ``only changes nothing``, with a broken frame zeroing
+    the reward (so an agent that changes anything earns nothing)."""
+    zeroes = bool(getattr(spec, "frame_zeroes", episode_class.FRAME_ZEROES))
+    return spec.frame == () and zeroes
+
+
 def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
               sink: DiagnosticSink) -> None:
     node = task.node
@@ -224,7 +235,9 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
     episode = episode_class(task=task.name)
     start = episode.score()
     checks = {c.name.name: c for c in node.checks}
-    if node.checks and start.reward >= 1.0 and start.frame_ok:
+    if _restraint(spec, episode_class):
+        pass  # doing nothing is the right outcome, and any change zeroes the reward
+    elif node.checks and start.reward >= 1.0 and start.frame_ok:
         sink.report("WS614", node.name.span, f"task '{task.name}' scores 1 when nothing is done",
                     hints=["add a check that only the task's work makes true"])
     else:
