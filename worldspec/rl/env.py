@@ -39,9 +39,9 @@ from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
 from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
 from worldspec.rollout.session import Session, Turn
 from worldspec.rollout.user import SimulatedUser
-from worldspec.runtime.episode import Episode
+from worldspec.runtime.episode import Episode, Score
 
-__all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv"]
+__all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv", "replay_score"]
 
 #: The fields of a rollout record (``worldspec.rollout/1``) that the session alone decides:
 #: what a step-API trajectory shares with ``worldspec rollout``'s record of the same messages.
@@ -259,3 +259,15 @@ class TextEnv:
                 info["error"] = self._error
         return StepResult(list(added), reward, session.done, info)
 
+
+
+def replay_score(world: type[Episode], task: str, calls: Sequence[tuple[str, str]],
+                 replies: Sequence[str], *, seed: int | None = None) -> Score:
+    """The task's score after running ``calls`` (tool name, arguments as the model wrote
+    them) in order on a fresh episode, with the agent's ``replies`` for answer checks: what a
+    session that ran those calls scores, recomputed from its record alone (the world is
+    deterministic for a seed). Adapters use it as the rubric of a recorded trajectory."""
+    episode = world(task=task, seed=seed)
+    for name, arguments in calls:
+        episode.call(name, arguments)
+    return episode.score(replies=list(replies))
