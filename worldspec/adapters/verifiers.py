@@ -224,6 +224,8 @@ def load_environment(world: str | Path, *, tasks: list[str] | None = None,
         "conversational": conversational, "max_steps": max_steps, "max_turns": max_turns,
         "seed": seed, "user_model": user_model, "user_base_url": user_base_url,
         "user_api_key_var": user_api_key_var}
-    config = vf.resolve_env_config({"taskset": dict(taskset),
-                                    "agent": {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}}, **env_options})
+    # the harness runs in this process: the seat's runtime is a local subprocess box, so
+    # the interception server is reached on localhost (no tunnel, no sandbox)
+    agent = {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}}
+    config = vf.resolve_env_config({"taskset": dict(taskset), "agent": agent, **env_options})
     return vf.load_environment(config)
