@@ -327,3 +327,17 @@ def test_the_step_benchmark_runs_and_reports_every_way() -> None:
         for way in ("step", "step_no_diffs"):
             assert row[f"{way}_us"] > 0 and row[f"{way}_overhead_us"] == pytest.approx(
                 row[f"{way}_us"] - row["bare_us"], abs=0.02)
+
+
+def test_the_step_api_example_in_the_serving_docs_runs(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    text = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    section = text.split("## A custom trainer", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    scope: dict[str, Any] = {}
+    exec(compile(block, "docs/serving.md", "exec"), scope)
+    assert scope["done"] and scope["info"]["termination"] == "answered"
+    assert scope["record"]["steps"][0]["name"] == "list_conversations"
+    assert capsys.readouterr().out.startswith(f"{scope['reward']} answered [")
