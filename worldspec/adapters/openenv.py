@@ -22,6 +22,7 @@ is served with the runtime only, never the compiler.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -82,6 +83,7 @@ class WorldEnvironment(Environment[WorldAction, WorldObservation, WorldState]):
         self._env = TextEnv(world, conversational=conversational, user=self._user,
                             max_steps=max_steps, max_turns=max_turns)
         self._state = WorldState(world=world.WORLD)
+        self._closing: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------- the contract
     def reset(self, seed: int | None = None, episode_id: str | None = None,
@@ -107,8 +109,17 @@ class WorldEnvironment(Environment[WorldAction, WorldObservation, WorldState]):
         return self._state
 
     def close(self) -> None:
-        """The user client (if any) closes with its session's event loop; nothing else
-        is held."""
+        """Close the simulated user's client (its HTTP connections) when the session
+        ends; OpenEnv calls this from its event loop, so the close is scheduled there."""
+        user, self._user = self._user, None
+        if user is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(user.aclose())
+        else:
+            self._closing = loop.create_task(user.aclose())
 
     # ------------------------------------------------------------------ inside
     def _task(self, task: str | None) -> str:
