@@ -38,11 +38,13 @@ from typing import Any
 import pytest
 from lark import Lark
 
+from worldspec.compiler import types as t
 from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.build import generate_all, write_packages
 from worldspec.compiler.builtins import BUILTIN_NAMES
 from worldspec.compiler.codegen.names import enum_member, py_name, snake_case
+from worldspec.compiler.resolve import GENERIC_TYPES
 from worldspec.compiler.scope import RESERVED_NAMES
-from worldspec.compiler.build import generate_all, write_packages
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.runtime.episode import Episode, Row, StateBase, Table
@@ -203,15 +205,18 @@ def p_entity(names: list[str]) -> Iterator[tuple[str, Spec, Calls]]:
     spec.each(names, lambda i, n: f"entity {n} {{ key zqid: str  {n}: int = 0 }}")
     spec.add("entity ZqHolder {\n  key zqid: str")
     spec.each(names, lambda i, n: f"  zqr{i}: {n}? = none")
-    spec.add("}\nstate {\n  zqholders: table ZqHolder")
+    spec.add("}\nstate {\n  zqholders: table ZqHolder\n  zqlimit: int = 0")
     spec.each(names, lambda i, n: f"  zqrows{i}: table {n}")
-    spec.add("}")
+    spec.add("}\ninvariant zqinv \"The limit broke.\": zqlimit >= 0\n"
+             "tool zqbreak() -> int { zqlimit = -1  return zqlimit }")
     spec.each(names, lambda i, n: (
         f"tool zqput{i}(zqid: str) -> {n} {{ let zqrow = {n}(zqid: zqid)"
         f"  insert zqrow into zqrows{i}\n"
-        f"  insert ZqHolder(zqid: zqid, zqr{i}: zqrow) into zqholders  return zqrow }}\n"
+        f"  insert ZqHolder(zqid: zqid + \"{i}\", zqr{i}: zqrow) into zqholders"
+        f"  return zqrow }}\n"
         f"tool zqget{i}(zqrow: {n}) -> int {{ zqrow.{n} += 1  return zqrow.{n} }}"))
-    calls: Calls = []
+    # an entity may be called ``InvariantError``: a broken invariant still says so
+    calls: Calls = [("zqbreak", {}, {"error": "The limit broke."})]
     for i, n in enumerate(names):
         calls += [(f"zqput{i}", {"zqid": "a"}, {"zqid": "a", n: 0}),
                   (f"zqget{i}", {"zqrow": "a"}, 1)]
@@ -339,7 +344,8 @@ def p_field(names: list[str]) -> Iterator[tuple[str, Spec, Calls]]:
     spec.each(names, lambda i, n: f"  zqitem.{n} += 1")
     spec.add("  let zqtotal = 0")
     spec.each(names, lambda i, n: f"  zqtotal += zqitem.{n}")
-    spec.add("  return zqtotal\n}\ntask zqfields in NamesField {\n  given { zqitems: [{zqid: \"a\",")
+    spec.add("  return zqtotal\n}\ntask zqfields in NamesField {\n"
+             "  given { zqitems: [{zqid: \"a\",")
     spec.each(names, lambda i, n: f"    {json.dumps(n)}: {i},")
     spec.add("  }] }\n  instruction \"Bump item a.\"\n  check zqbumped: all zqok in [")
     spec.each(names, lambda i, n: f"    zqitems[\"a\"].{n} == {i + 1},")
@@ -750,6 +756,24 @@ def test_escaping_keeps_names_apart() -> None:
     assert len({enum_member(n) for n in every}) == len(every)
 
 
+def test_worlds_named_alike_get_packages_of_their_own(tmp_path: Path) -> None:
+    """``FooBar`` and ``foo_bar`` are both ``foo_bar`` in snake case: neither package may
+    overwrite the other."""
+    for i, world in enumerate(("FooBar", "foo_bar")):
+        (tmp_path / f"w{i}.world").write_text(
+            f"world {world}\nstate {{ hits: int = {i} }}\n"
+            "tool hits_now() -> int { return hits }\n", encoding="utf-8")
+    result = check_paths([tmp_path])
+    assert result.ok
+    build = generate_all(result)
+    assert sorted(p.name for p in build.packages) == ["foo_bar", "foo_bar_"]
+    write_packages(build, tmp_path / "out")
+    for package in build.packages:
+        world: Any = load_package(tmp_path / "out" / package.name).World
+        assert world.WORLD == package.world
+        assert world().call("hits_now") == {"success": True, "data": int(world.WORLD == "foo_bar")}
+
+
 @pytest.fixture(scope="module")
 def battery(tmp_path_factory: pytest.TempPathFactory) -> Battery:
     return build_battery(tmp_path_factory.mktemp("names"), battery_names())
@@ -764,9 +788,10 @@ def test_the_battery_covers_every_position(battery: Battery) -> None:
 
 def test_refused_names_are_the_languages_own(battery: Battery) -> None:
     """A name is refused only when the language reserves it: a word of the grammar, a
-    builtin of the language, or a method of the environment (WS208)."""
-    own = spec_keywords() | BUILTIN_NAMES | RESERVED_NAMES
+    builtin function or type of the language, or a method of the environment (WS208)."""
+    own = spec_keywords() | BUILTIN_NAMES | RESERVED_NAMES | set(t.PRIMITIVES) | set(GENERIC_TYPES)
     assert [r for r in battery.refused if r.name not in own] == []
+    assert {r.code for r in battery.refused} <= {"syntax", "WS101", "WS208", "WS304", "WS404"}
 
 
 def test_every_package_passes_mypy_strict(battery: Battery,
