@@ -805,12 +805,48 @@ def test_refused_names_are_the_languages_own(battery: Battery) -> None:
     assert {r.code for r in battery.refused} <= {"syntax", "WS101", "WS208", "WS304", "WS404"}
 
 
-def test_every_package_passes_mypy_strict(battery: Battery) -> None:
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", os.devnull, str(battery.out)],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
-    assert mypy.returncode == 0, (mypy.stdout + mypy.stderr)[:8000]
+_LIMITED = """
+import resource, runpy, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+sys.argv = ["worldspec"] + sys.argv[1:]
+runpy.run_module("worldspec", run_name="__main__")
+"""
+
+
+@dataclass
+class Runs:
+    """``mypy`` over the packages and ``worldspec check`` over the specs, started together
+    (they are independent: on two cores the battery takes the longer of the two)."""
+
+    mypy: subprocess.Popen[str]
+    check: subprocess.Popen[str]
+
+    def result(self, which: str) -> tuple[int, str, str]:
+        process: subprocess.Popen[str] = getattr(self, which)
+        out, err = process.communicate(timeout=900)
+        return process.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def runs(battery: Battery) -> Iterator[Runs]:
+    def start(*argv: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, *argv], cwd=REPO, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    started = Runs(
+        start("-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", os.devnull,
+              str(battery.out)),
+        start("-c", _LIMITED, "check", "--format", "json", str(battery.folder)))
+    yield started
+    for process in (started.mypy, started.check):
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def test_every_package_passes_mypy_strict(runs: Runs) -> None:
+    status, out, err = runs.result("mypy")
+    assert status == 0, (out + err)[:8000]
 
 
 def test_every_package_imports_and_answers(battery: Battery) -> None:
@@ -828,19 +864,9 @@ def test_every_package_imports_and_answers(battery: Battery) -> None:
             assert score.reward == 1.0 and score.frame_ok, (package, name, score.to_json())
 
 
-_LIMITED = """
-import resource, runpy, sys
-resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-sys.argv = ["worldspec"] + sys.argv[1:]
-runpy.run_module("worldspec", run_name="__main__")
-"""
-
-
-def test_check_reports_and_never_fails_internally(battery: Battery) -> None:
+def test_check_reports_and_never_fails_internally(runs: Runs) -> None:
     """``worldspec check --format json`` compiles and runs every task of the battery: it
     answers with JSON and status 0, never with an internal error (status 3)."""
-    done = subprocess.run(
-        [sys.executable, "-c", _LIMITED, "check", "--format", "json", str(battery.folder)],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    assert json.loads(done.stdout) is not None
+    status, out, err = runs.result("check")
+    assert status == 0, (status, out[-2000:], err[-2000:])
+    assert json.loads(out) is not None
