@@ -42,7 +42,7 @@ import pytest
 from lark import Lark
 
 from worldspec.compiler import types as t
-from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.compiler.builtins import BUILTIN_NAMES
 from worldspec.compiler.codegen.names import enum_member, py_name, snake_case
@@ -670,7 +670,7 @@ def _check_chunk(folder: Path, position: str, keep: list[str], chunk: int,
             path.write_text(spec.text(), encoding="utf-8")
             files[path] = spec
             calls[path] = made
-        result = check_paths(sorted(files))
+        result = check_specs(sorted(files))
         if result.ok:
             return result, calls
         for d in result.errors:
@@ -774,7 +774,7 @@ def test_worlds_named_alike_get_packages_of_their_own(tmp_path: Path) -> None:
         (tmp_path / f"w{i}.world").write_text(
             f"world {world}\nstate {{ hits: int = {i} }}\n"
             "tool hits_now() -> int { return hits }\n", encoding="utf-8")
-    result = check_paths([tmp_path])
+    result = check_specs([tmp_path])
     assert result.ok
     build = generate_all(result)
     assert sorted(p.name for p in build.packages) == ["foo_bar", "foo_bar_"]
