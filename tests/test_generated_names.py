@@ -44,7 +44,7 @@ from lark import Lark
 from worldspec.compiler import types as t
 from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.compiler.build import generate_all, write_packages
-from worldspec.compiler.builtins import BUILTIN_NAMES
+from worldspec.compiler.builtins import BUILTIN_NAMES, CONVERSATION
 from worldspec.compiler.codegen.names import enum_member, py_name, snake_case
 from worldspec.compiler.resolve import GENERIC_TYPES
 from worldspec.compiler.scope import RESERVED_NAMES
@@ -799,8 +799,10 @@ def test_the_battery_covers_every_position(battery: Battery) -> None:
 
 def test_refused_names_are_the_languages_own(battery: Battery) -> None:
     """A name is refused only when the language reserves it: a word of the grammar, a
-    builtin function or type of the language, or a method of the environment (WS208)."""
-    own = spec_keywords() | BUILTIN_NAMES | RESERVED_NAMES | set(t.PRIMITIVES) | set(GENERIC_TYPES)
+    builtin function or type of the language, the conversation task checks read (``reply``,
+    ``replies``), or a method of the environment (WS208)."""
+    own = (spec_keywords() | BUILTIN_NAMES | RESERVED_NAMES | set(t.PRIMITIVES)
+           | set(GENERIC_TYPES) | set(CONVERSATION))
     assert [r for r in battery.refused if r.name not in own] == []
     assert {r.code for r in battery.refused} <= {"syntax", "WS101", "WS208", "WS304", "WS404"}
 
