@@ -16,9 +16,9 @@ and three things happen per item:
 (it holds, say, a compiled world's source and the model endpoint's settings), and keeps at
 most ``concurrency`` items in flight per actor, so one model endpoint sees at most
 ``workers x concurrency`` requests. An actor that dies mid-item (its process killed, its node
-lost) is restarted by Ray and the item is dispatched again, up to ``max_attempts`` times;
-after that the item ends with :class:`WorkerLost`. The item's result never depends on which
-worker ran it.
+lost) is replaced by a fresh one and the item is dispatched again, to whichever worker is
+free first, up to ``max_attempts`` times; after that the item ends with :class:`WorkerLost`.
+The item's result never depends on which worker ran it.
 
 Ray is an optional extra (``pip install 'worldspec[ray]'``): it is imported only when a
 :class:`RayExecutor` starts, and :func:`require_ray` says in one sentence what to install. This
@@ -124,8 +124,8 @@ def require_ray() -> Any:
 
 
 class _WorkerHost:
-    """The Ray actor around an :class:`ItemWorker`: starts it on the first item (again after
-    a restart, which gives a fresh process) and runs items concurrently on the actor's loop."""
+    """The Ray actor around an :class:`ItemWorker`: starts it on the first item and runs
+    items concurrently on the actor's event loop."""
 
     def __init__(self, worker: ItemWorker) -> None:
         self.worker = worker
@@ -167,6 +167,8 @@ class RayExecutor:
     #: CPUs each actor reserves (so actors spread over a cluster's nodes)
     cpus_per_worker: float = 1.0
     name: str = "ray"
+    #: record in :attr:`running` which worker process runs each item (one more round trip)
+    track_pids: bool = False
     #: item index -> the pid of the worker process running it (for tests and debugging)
     running: dict[int, int] = field(default_factory=dict)
     #: how many times a worker died under an item
@@ -202,29 +204,37 @@ class RayExecutor:
 
         owned = self._connect(ray)
         host_class = ray.remote(_WorkerHost).options(
-            max_concurrency=max(1, self.concurrency), max_restarts=-1, max_task_retries=0,
-            num_cpus=self.cpus_per_worker)
-        hosts = [host_class.remote(worker) for _ in range(max(1, self.workers))]
+            max_concurrency=max(1, self.concurrency), num_cpus=self.cpus_per_worker)
+        shipped = ray.put(worker)  # in the object store once, read by every actor
+        hosts = [host_class.remote(shipped) for _ in range(max(1, self.workers))]
         lost = (ray_errors.RayActorError, ray_errors.WorkerCrashedError,
                 ray_errors.ObjectLostError)
         queue: deque[int] = deque(range(len(items)))
         attempts = [0] * len(items)
 
-        async def drive(host: Any) -> None:
+        def replace(slot: int, dead: Any) -> None:
+            """A fresh actor in place of a dead one (once, whichever of its items saw it)."""
+            if hosts[slot] is dead:
+                ray.kill(dead)
+                hosts[slot] = host_class.remote(shipped)
+
+        async def drive(slot: int) -> None:
             while queue:
                 index = queue.popleft()
                 item = items[index]
                 attempts[index] += 1
+                host = hosts[slot]
                 outcome: Any
                 try:
-                    pid = await host.pid.remote()
-                    self.running[index] = pid
+                    if self.track_pids:
+                        self.running[index] = await host.pid.remote()
                     outcome = await host.run.remote(prepare(item))
                 except lost as exc:
                     self.running.pop(index, None)
                     self.lost_workers += 1
+                    replace(slot, host)
                     if attempts[index] < self.max_attempts:
-                        queue.appendleft(index)  # the actor restarts; any slot takes it
+                        queue.appendleft(index)  # to whichever slot is free first
                         continue
                     outcome = WorkerLost(f"the worker died {attempts[index]} times while "
                                          f"running this item ({type(exc).__name__})")
@@ -238,7 +248,7 @@ class RayExecutor:
                 finish(item, outcome)
 
         try:
-            await asyncio.gather(*(drive(host) for host in hosts
+            await asyncio.gather(*(drive(slot) for slot in range(len(hosts))
                                    for _ in range(max(1, self.concurrency))))
         finally:
             for host in hosts:
