@@ -54,6 +54,7 @@ def cluster() -> Iterator[str]:
     """A local two-CPU cluster for the module; its address, for drivers in subprocesses."""
     assert ray is not None
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             _node_ip_address="127.0.0.1",  # loopback only
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
     try:
         yield str(ray.get_runtime_context().gcs_address)
@@ -268,3 +269,20 @@ def test_ray_synth_themes_writes_the_same_descriptions(
         written[name + " journal"] = journal_lines(tmp_path / f"{name}.jsonl.journal.jsonl")
     assert written["local"] == written["ray"] and written["local"].count(b"\n") == 3
     assert written["local journal"] == written["ray journal"]
+
+
+# ----------------------------------------------------------------------- benchmark
+def test_the_scale_benchmark_runs_every_way_on_the_cluster(cluster: str) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_scale.py"),
+                           "--quick", "--json", "--latency", "0.01", "--address", cluster],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = {(r["workload"], r["way"]): r for r in report["rows"]}
+    assert set(rows) == {(w, way) for w in ("rollouts", "synth world")
+                         for way in ("local", "ray 1", "ray 2")}
+    assert all(r["items_per_s"] > 0 for r in rows.values())
+    assert all(r["requests"] == rows["rollouts", "local"]["requests"] > 0
+               for (workload, _), r in rows.items() if workload == "rollouts")
+

@@ -3,9 +3,11 @@ when Ray is not installed. These run with or without Ray."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pickle
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 from llm_server import ScriptedLLMServer
 
+from worldspec.cli.main import main
 from worldspec.llm_frontend.client import LLMConfig
 from worldspec.rollout.runner import RolloutSettings, RolloutWorker, WorldSource
 from worldspec.services.loading import load_world
@@ -86,3 +89,18 @@ def test_a_shipped_rollout_worker_loads_the_runtime_and_the_world_only(
     assert seen["sha"] == WorldSource.of(world, "x").sha256
     assert seen["path"] == "generated/mobile_messaging"
     assert seen["world"].startswith("_worldspec_shipped_")  # loaded from the shipped source
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None and os.environ.get("CI") != "true",
+                    reason="Ray is not installed: pip install 'worldspec[ray]'")
+def test_an_unreachable_cluster_is_a_one_line_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["rollout", str(PACKAGE), "--base-url", "http://127.0.0.1:9/v1", "--model",
+                 "m", "-o", str(tmp_path), "--backend", "ray", "--address",
+                 f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in err
+    assert "Traceback" not in err and not (tmp_path / "rollouts.jsonl").exists()

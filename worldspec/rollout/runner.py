@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import sys
 import tempfile
 import time
@@ -282,9 +281,10 @@ def package_files(world: type[Episode]) -> dict[str, bytes]:
 
 
 def load_shipped(sha256: str, files: dict[str, bytes]) -> type[Episode]:
-    """A shipped package (:func:`package_files`) written under this machine's temp folder
-    and imported: the runtime and the world, no compiler."""
-    folder = Path(tempfile.gettempdir()) / "worldspec-worker" / f"{sha256[:24]}-{os.getpid()}"
+    """A shipped package (:func:`package_files`) written to a new folder under this machine's
+    temp folder and imported: the runtime and the world, no compiler. The folder is left for
+    the process's lifetime (the world reads its task data from it)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"worldspec-worker-{sha256[:12]}-"))
     for relative, data in files.items():
         target = folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,9 @@ loads nothing else from here.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -153,7 +155,8 @@ class RayExecutor:
     """Items spread over ``workers`` Ray actors, ``concurrency`` in flight on each.
 
     ``address`` is the cluster to join (``None``: a Ray already initialised in this process,
-    else ``RAY_ADDRESS``, else a local cluster started for the batch and stopped after it).
+    else ``RAY_ADDRESS``, else a local cluster on 127.0.0.1 started for the batch and stopped
+    after it).
     The driver's ``PYTHONPATH`` and ``WORLDSPEC_*`` settings travel in the runtime
     environment, merged into ``runtime_env``.
     """
@@ -188,12 +191,18 @@ class RayExecutor:
         """Join or start the cluster; whether this executor must shut Ray down after."""
         if ray.is_initialized():
             return False
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
+        options: dict[str, Any] = {}
+        if address is None:  # a cluster of our own, on this machine only
+            options["_node_ip_address"] = "127.0.0.1"
+        else:
+            _probe(address)
         try:
-            ray.init(address=self.address, include_dashboard=False,
+            ray.init(address=address, include_dashboard=False,
                      runtime_env=self._runtime_env() or None, log_to_driver=False,
-                     configure_logging=False)
+                     logging_level=logging.ERROR, **options)
         except Exception as exc:  # Ray's own errors (ConnectionError, RuntimeError, ...)
-            where = f"the Ray cluster at {self.address}" if self.address else "Ray"
+            where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
             raise BackendUnavailable(f"cannot start {where}: {exc}") from None
         return True
 
@@ -261,6 +270,19 @@ class RayExecutor:
                 ray.shutdown()
 
 
+def _probe(address: str, timeout: float = 5.0) -> None:
+    """Fail at once, in words, when a ``HOST:PORT`` cluster address does not answer (Ray
+    itself would retry for minutes); other forms (``auto``, ``ray://...``) go to Ray."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise BackendUnavailable(f"cannot reach the Ray cluster at {address}: "
+                                 f"{exc.strerror or exc}") from None
+
+
 def make_executor(backend: str, *, concurrency: int, workers: int | None = None,
                   address: str | None = None) -> Executor:
     """The executor a command line asked for (``--backend``, ``--workers``, ``--address``)."""
@@ -270,4 +292,6 @@ def make_executor(backend: str, *, concurrency: int, workers: int | None = None,
     if backend != "local":
         raise BackendUnavailable(f"unknown backend {backend!r} (choose from "
                                  f"{', '.join(BACKENDS)})")
+    if address is not None:
+        raise BackendUnavailable("--address names a Ray cluster: add --backend ray")
     return LocalExecutor(concurrency=concurrency)
