@@ -174,8 +174,9 @@ def measure(items: int, synth_items: int, concurrency: int, latency: float,
         local = by_way["local"]
         for row in by_way.values():
             row["speedup"] = round(local["seconds"] / row["seconds"], 2)
-            row["overhead_ms_per_item"] = round(
-                (1 / row["steady_items_per_s"] - 1 / local["steady_items_per_s"]) * 1000, 1)
+            rates = (row["steady_items_per_s"], local["steady_items_per_s"])
+            row["overhead_ms_per_item"] = None if None in rates else \
+                round((1 / rates[0] - 1 / rates[1]) * 1000, 1)
     return {"concurrency": concurrency, "latency_s": latency, "rounds": rounds,
             "ray_init_s": round(init_seconds, 2), "rows": rows}
 
@@ -184,11 +185,14 @@ def _row(workload: str, way: str, small: int, few: float, items: int,
          best: float) -> dict[str, Any]:
     """A batch's figures: the whole batch, and its fixed and per-item parts, from two sizes
     (``seconds = startup + items / steady rate``)."""
-    per_item = max((best - few) / max(1, items - small), 1e-6)
-    return {"workload": workload, "way": way, "items": items, "seconds": round(best, 3),
-            "items_per_s": round(items / best, 2),
-            "startup_s": round(max(0.0, few - small * per_item), 2),
-            "steady_items_per_s": round(1 / per_item, 2)}
+    row: dict[str, Any] = {"workload": workload, "way": way, "items": items,
+                           "seconds": round(best, 3), "items_per_s": round(items / best, 2),
+                           "startup_s": None, "steady_items_per_s": None}
+    if best > few:  # else the noise of a loaded machine hides the per-item part
+        per_item = (best - few) / max(1, items - small)
+        row["startup_s"] = round(max(0.0, few - small * per_item), 2)
+        row["steady_items_per_s"] = round(1 / per_item, 2)
+    return row
 
 
 def render(report: dict[str, Any]) -> str:
@@ -198,11 +202,14 @@ def render(report: dict[str, Any]) -> str:
              f"{'workload':<12} {'way':<6} {'items':>5} {'seconds':>8} {'items/s':>8} "
              f"{'vs local':>8} {'start-up':>9} {'steady/s':>9} {'overhead/item':>14}"]
     for row in report["rows"]:
+        startup = "-" if row["startup_s"] is None else f"{row['startup_s']:.2f}s"
+        steady = "-" if row["steady_items_per_s"] is None else \
+            f"{row['steady_items_per_s']:.2f}"
+        overhead = "-" if row["overhead_ms_per_item"] is None else \
+            f"{row['overhead_ms_per_item']:.1f} ms"
         lines.append(f"{row['workload']:<12} {row['way']:<6} {row['items']:>5} "
                      f"{row['seconds']:>8.2f} {row['items_per_s']:>8.2f} "
-                     f"{row['speedup']:>7.2f}x {row['startup_s']:>8.2f}s "
-                     f"{row['steady_items_per_s']:>9.2f} "
-                     f"{row['overhead_ms_per_item']:>11.1f} ms")
+                     f"{row['speedup']:>7.2f}x {startup:>9} {steady:>9} {overhead:>14}")
     return "\n".join(lines)
 
 
