@@ -22,6 +22,13 @@ spent; it is rewritten in place with ``\\r`` on a terminal and stays quiet
 otherwise. The **summary** counts accepted and rejected items (with reasons),
 errors, the histogram of repair rounds and the tokens, over the whole journal
 and for this run.
+
+**Where items run**: a :class:`SplitWork` cuts an item's work in three, so that
+the middle part can run on any :mod:`~worldspec.services.executors` executor
+(this event loop, or Ray actors): ``prepare`` (driver) makes the payload,
+a :class:`ClientWorker` does the work with its own model client, ``settle``
+(driver) makes the record and writes the outputs. Only the driver writes the
+journal and the outputs, so where the work ran never shows in them.
 """
 
 from __future__ import annotations

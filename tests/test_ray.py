@@ -168,6 +168,37 @@ def test_a_worker_killed_mid_rollout_has_it_retried_elsewhere(
     assert len(journal_lines(journal.path, rollout=True)) == 4  # each rollout written once
 
 
+def test_a_rollout_whose_every_worker_dies_is_an_error_that_a_rerun_redoes(
+        cluster: str, world: type[Episode], llm_server: ScriptedLLMServer,
+        llm_config: LLMConfig, tmp_path: Path) -> None:
+    settings = RolloutSettings(model=llm_config.model)
+    jobs = plan_rollouts([WorldSource.of(world, str(PACKAGE))], [(0, "tidy_archive")], 2,
+                         settings)
+    executor = RayExecutor(workers=2, concurrency=1, track_pids=True, max_attempts=2)
+    agent = agent_for(world)
+    kills: list[int] = []
+
+    def respond(request: RecordedRequest) -> Reply | str:
+        pid = executor.running.get(0)
+        if request.body.get("seed") == jobs[0].seed and pid is not None and pid not in kills:
+            kills.append(pid)
+            os.kill(pid, signal.SIGKILL)  # the first job kills every worker that takes it
+            return Reply(content="never read", delay=0.5)
+        return agent(request)
+
+    llm_server.responder = respond
+    journal = Journal.open(tmp_path / "rollouts.jsonl")
+    summary = asyncio.run(asyncio.wait_for(run_batch(
+        jobs, settings, llm_config, None, journal=journal, executor=executor), timeout=90))
+    lost, kept = summary.records
+    assert len(kills) == 2 and lost["status"] == "error" and "WorkerLost" in lost["error"]
+    assert kept["status"] == "finished" and kept["reward"] == 1.0  # the other job went on
+    llm_server.responder = agent
+    again = asyncio.run(run_batch(jobs, settings, llm_config, None,
+                                  journal=Journal.open(journal.path)))
+    assert again.resumed == 1 and [r["status"] for r in again.records] == ["finished"] * 2
+
+
 KILL_DRIVER = """
 import sys
 from worldspec.cli.main import main

@@ -323,9 +323,11 @@ class RolloutWorker:
                 "user_config": self.user_config, "shipped": shipped}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__([], state["settings"], state["agent_config"],  # type: ignore[misc]
-                      state["user_config"])
-        self._shipped = state["shipped"]
+        """On the worker: the configs and the packages' source; :meth:`start` loads them."""
+        self.sources, self.settings = [], state["settings"]
+        self.agent_config, self.user_config = state["agent_config"], state["user_config"]
+        self.agent, self.user = None, None
+        self._opened, self._shipped = [], state["shipped"]
 
     async def start(self) -> None:
         if self._shipped:
