@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import shutil
 import sys
 import tempfile
 import time
@@ -282,8 +283,9 @@ def package_files(world: type[Episode]) -> dict[str, bytes]:
 
 def load_shipped(sha256: str, files: dict[str, bytes]) -> type[Episode]:
     """A shipped package (:func:`package_files`) written to a new folder under this machine's
-    temp folder and imported: the runtime and the world, no compiler. The folder is left for
-    the process's lifetime (the world reads its task data from it)."""
+    temp folder and imported: the runtime and the world, no compiler. The folder stays while
+    the worker runs (the world reads its task data from it); :meth:`RolloutWorker.stop`
+    removes it."""
     folder = Path(tempfile.mkdtemp(prefix=f"worldspec-worker-{sha256[:12]}-"))
     for relative, data in files.items():
         target = folder / relative
@@ -313,6 +315,7 @@ class RolloutWorker:
         self.user = user if isinstance(user, LLMClient) else None
         self._opened: list[LLMClient] = []
         self._shipped: list[tuple[str, str, dict[str, bytes]]] = []
+        self._folders: list[Path] = []
 
     def __getstate__(self) -> dict[str, Any]:
         if self.agent_config is None or (self.user is not None and self.user_config is None):
@@ -327,13 +330,15 @@ class RolloutWorker:
         self.sources, self.settings = [], state["settings"]
         self.agent_config, self.user_config = state["agent_config"], state["user_config"]
         self.agent, self.user = None, None
-        self._opened, self._shipped = [], state["shipped"]
+        self._opened, self._shipped, self._folders = [], state["shipped"], []
 
     async def start(self) -> None:
         if self._shipped:
             self.sources = [WorldSource(load_shipped(sha, files), path, sha)
                             for sha, path, files in self._shipped]
             self._shipped = []
+            self._folders = [Path(str(sys.modules[s.world.__module__].__file__)).parent
+                             for s in self.sources]
         if self.agent is None and self.agent_config is not None:
             self.agent = AgentClient(self.agent_config)
             self._opened.append(self.agent)
@@ -351,6 +356,9 @@ class RolloutWorker:
         for client in self._opened:
             await client.aclose()
         self._opened.clear()
+        for folder in self._folders:  # the shipped packages' copies on this machine
+            shutil.rmtree(folder, ignore_errors=True)
+        self._folders.clear()
 
 
 def _error_record(job: RolloutJob, exc: BaseException) -> dict[str, Any]:
