@@ -174,7 +174,7 @@ class RayExecutor:
     track_pids: bool = False
     #: item index -> the pid of the worker process running it (for tests and debugging)
     running: dict[int, int] = field(default_factory=dict)
-    #: how many times a worker died under an item
+    #: dispatches cut short by a worker's death (each item in flight on it counts)
     lost_workers: int = 0
 
     def _runtime_env(self) -> dict[str, Any]:
