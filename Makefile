@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test check-install lint bench tau2-tasks clean
+.PHONY: install demo test check-install test-extras lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ test: install
 	$(BIN)/mypy --strict generated
 	$(BIN)/pytest
 	bash scripts/check_install.sh $(BIN)/python
+	$(MAKE) test-extras
+
+# The adapters' frameworks, each in a venv of its own (their dependency trees clash with the
+# serve extra's): verifiers and OpenEnv, tested with the real libraries.
+test-extras:
+	bash scripts/test_extra.sh verifiers
+	bash scripts/test_extra.sh openenv
 
 # A plain (non-editable) install into a fresh venv, used outside the checkout: one top-level
 # package, check/build/run work, mypy --strict passes on built worlds, which load the runtime only.

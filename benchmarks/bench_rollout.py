@@ -5,7 +5,9 @@ next call of the task's reference solution (one call per assistant message, then
 answer), so what is timed is the environment and the runner's bookkeeping. Four ways to play
 the same solutions, per world (the generated packages of the examples):
 
-1. ``bare``: ``episode.call(name, arguments_json)`` for each call, after a reset: the floor.
+1. ``bare``: ``episode.call(name, arguments_json)`` for each call, after a reset: the floor;
+   ``bare+score`` adds the ``episode.score()`` any reward needs (checks, frame diff), which
+   is most of what a session adds on worlds whose tools are cheap.
 2. ``session``: a :class:`~worldspec.rollout.session.Session` (start, one ``act`` per call,
    the final answer, which scores): tool messages, raw results, a state hash and the state
    diff of every state-changing call, and the score.
@@ -81,12 +83,15 @@ class ScriptedModel:
              "function": {"name": name, "arguments": arguments}}]}
 
 
-def bare(world: type[Episode], solutions: dict[str, list[tuple[str, str]]]) -> int:
+def bare(world: type[Episode], solutions: dict[str, list[tuple[str, str]]], *,
+         score: bool = False) -> int:
     steps = 0
     for task, calls in solutions.items():
         episode = world(task=task)
         for name, arguments in calls:
             episode.call(name, arguments)
+        if score:
+            episode.score()
         steps += len(calls)
     return steps
 
@@ -146,6 +151,7 @@ def measure_world(name: str, rounds: int, folder: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"world": world.WORLD, "tasks": len(solutions), "steps": steps,
                            "bare_us": round(base, 2)}
     ways: dict[str, Callable[[], int]] = {
+        "bare_score_us": lambda: bare(world, solutions, score=True),
         "session_us": lambda: session(world, solutions),
         "session_no_diffs_us": lambda: session(world, solutions, diffs=False),
         "runner_us": lambda: runner(world, solutions, None, source),
@@ -171,12 +177,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"per step (one tool call), median of {rounds} rounds, microseconds; "
           "ratio to the bare episode.call loop")
-    header = (f"{'world':<18}{'steps':>6}{'bare':>8}{'session':>17}{'no diffs':>17}"
-              f"{'runner':>17}{'runner+journal':>18}")
+    header = (f"{'world':<18}{'steps':>6}{'bare':>8}{'bare+score':>17}{'session':>17}"
+              f"{'no diffs':>17}{'runner':>17}{'runner+journal':>18}")
     print(header)
     for row in rows:
         cells = "".join(f"{row[k + '_us']:>10.1f} ({row[k + '_ratio']:>4.1f}x)"
-                        for k in ("session", "session_no_diffs", "runner", "runner_journal"))
+                        for k in ("bare_score", "session", "session_no_diffs", "runner",
+                                  "runner_journal"))
         print(f"{row['world']:<18}{row['steps']:>6}{row['bare_us']:>8.1f}{cells}")
     return 0
 

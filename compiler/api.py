@@ -1,8 +1,13 @@
 """The library API the rest of the project builds on.
 
-``check_paths`` and ``check_source`` run the whole front end (read, parse,
+``check_specs`` and ``check_source`` run the whole front end (read, parse,
 resolve, type-check, rules) and return the diagnostics as data together with
 the typed model of every world. They never raise for bad input.
+
+They check the *specs* only: a task is type-checked here, but whether it makes
+sense (its solution succeeds and passes its checks) is only known by running
+it, which is a service above the compiler (``worldspec.check_paths``, defined in
+``worldspec.services.validation``). The two names say which check a caller gets.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from worldspec.compiler.loader import Program, load_program, load_text
 from worldspec.compiler.model import ProgramModel
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
 
-__all__ = ["CheckResult", "check_paths", "check_source"]
+__all__ = ["CheckResult", "check_source", "check_specs"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +47,8 @@ def _finish(program: Program, sink: DiagnosticSink) -> CheckResult:
     return CheckResult(program=program, model=model, diagnostics=tuple(sink.sorted()))
 
 
-def check_paths(paths: Iterable[str | Path]) -> CheckResult:
-    """Check files and folders (every ``*.world`` below a folder)."""
+def check_specs(paths: Iterable[str | Path]) -> CheckResult:
+    """Check files and folders (every ``*.world`` below a folder); tasks are not run."""
     sink = DiagnosticSink()
     return _finish(load_program(paths, sink), sink)
 

@@ -25,6 +25,7 @@ def generate_all(result: CheckResult, worlds: Iterable[str] | None = None) -> Bu
     """Generate a package for every world of a clean check result."""
     wanted = set(worlds) if worlds is not None else None
     out = BuildResult()
+    taken: set[str] = set()
     for name, world in sorted(result.model.worlds.items()):
         if wanted is not None and name not in wanted:
             continue
@@ -32,7 +33,11 @@ def generate_all(result: CheckResult, worlds: Iterable[str] | None = None) -> Bu
         files |= {f for f in result.program.files if f in _imports_of(result, world.file)}
         sources = {path: result.program.files[path].text for path in sorted(files)
                    if path in result.program.files}
-        out.packages.append(generate_world(world, result.model, sources))
+        package = generate_world(world, result.model, sources)
+        while package.name in taken:  # worlds `Key` and `KEY` both give `key_`
+            package.name += "_"
+        taken.add(package.name)
+        out.packages.append(package)
     return out
 
 

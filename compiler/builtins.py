@@ -1,12 +1,19 @@
 """Builtin functions and methods: one table row each.
 
-A row binds a name to a parameter list and a function computing the result
-type from the typed arguments. Adding a builtin is adding a row here (and a
-row in the runtime's implementation table).
+A row binds a name to its parameter list, a function computing the result type from the
+typed arguments, how the code generator emits the call, and what the call draws from the
+per-call budget (``worldspec.runtime.budget``). Adding a builtin is adding a row here (and,
+when it needs one, a runtime helper it is emitted as).
+
+``emit`` is a Python source template over the parameter names (``{x}``), the receiver
+(``{recv}``, for methods) and the episode (``{ep}``); a name starting with ``@`` instead
+names a custom emitter of ``compiler.codegen.calls`` (for builtins with several forms).
 """
 
 from __future__ import annotations
 
+import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,21 +26,116 @@ if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
 
 __all__ = ["BUILTIN_FUNCTIONS", "BUILTIN_VALUES", "METHODS", "call_type", "BUILTIN_NAMES",
-           "DRAWS", "CONVERSATION"]
+           "DRAWS", "CONVERSATION", "Builtin", "Method", "Charge", "MAX_STRING", "MAX_RANGE",
+           "spec_too_wide", "format_too_wide", "report_wide_spec", "constant_int"]
 
 #: Bound arguments: parameter name -> argument node (None when absent).
 Bound = dict[str, "n.Arg | None"]
 Handler = Callable[["Typer", n.Call, Bound, "t.Type | None"], t.Type]
 
+#: The runtime's limits the checker judges constants against (``worldspec.runtime.budget``
+#: and ``helpers``; the compiler does not import the runtime, a test keeps them equal).
+MAX_STRING = 1_000_000
+MAX_RANGE = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """What a builtin draws from the call's budget; the code generator applies it.
+
+    ``steps`` names the parameter (``recv`` for a method's receiver) whose elements the
+    builtin processes: one step each, charged before (only when it is a collection).
+    ``width`` names the parameter that is the length of the string about to be built: checked
+    before building. ``spec`` names a format-spec parameter: its width and precision are
+    checked before formatting (at check time when it is a literal). ``text``: the result is a
+    string the call builds (its length is checked and charged). ``items``: the result is a
+    new collection, one step per element.
+    """
+
+    steps: str | None = None
+    width: str | None = None
+    spec: str | None = None
+    text: bool = False
+    items: bool = False
+
+
+FREE = Charge()
+
+#: the numbers of a format spec: a width or a precision (a digit used as fill is one digit)
+_SPEC_NUMBERS = re.compile(r"[0-9]+")
+
+
+def spec_too_wide(spec: str) -> str | None:
+    """The width or precision of a format spec over :data:`MAX_STRING` (as it is written,
+    shortened when very long), if there is one."""
+    for number in _SPEC_NUMBERS.findall(spec):
+        if len(number) > 7 or int(number) > MAX_STRING:
+            return f"{int(number):,}" if len(number) <= 12 else f"a {len(number):,}-digit number"
+    return None
+
+
+def format_too_wide(fmt: str) -> str | None:
+    """The widest field spec of a ``str.format`` template over :data:`MAX_STRING`, if any."""
+    try:
+        specs = [spec for _, name, spec, _ in string.Formatter().parse(fmt)
+                 if name is not None and spec]
+    except ValueError:
+        return None  # not a valid template: reported as such
+    return next((w for w in map(spec_too_wide, specs) if w is not None), None)
+
+
+#: the largest constant :func:`constant_int` computes (a bigger one is not judged)
+_CONSTANT_BITS = 256
+
+
+def constant_int(node: n.Node | None) -> int | None:
+    """The value of an int expression made of literals (``10 ** 9``, ``-1``), or None."""
+    if isinstance(node, n.IntLit):
+        return node.value
+    if isinstance(node, n.Unary):
+        inner = constant_int(node.operand)
+        return None if inner is None else -inner
+    if not isinstance(node, n.Binary):
+        return None
+    left, right = constant_int(node.left), constant_int(node.right)
+    if left is None or right is None:
+        return None
+    if node.op == "**":
+        if right < 0 or (abs(left) > 1 and right * abs(left).bit_length() > _CONSTANT_BITS):
+            return None
+        value: int = left ** right
+    elif node.op in _CONSTANT_OPS and (right != 0 or node.op in ("+", "-", "*")):
+        value = _CONSTANT_OPS[node.op](left, right)
+    else:
+        return None
+    return value if value.bit_length() <= _CONSTANT_BITS else None
+
+
+_CONSTANT_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b,
+}
+
+
+def _too_long(ty: Typer, node: n.Node | None, what: str) -> None:
+    """WS412 when ``node`` is a constant string length over :data:`MAX_STRING`."""
+    value = constant_int(node)
+    if node is not None and value is not None and value > MAX_STRING:
+        ty.report("WS412", node, f"{what} builds a string of {value:,} characters; a call "
+                  f"may build at most {MAX_STRING:,}")
+
 
 @dataclass(frozen=True)
 class Builtin:
-    """A builtin function: parameter names (``?`` marks optional) and a typing rule."""
+    """A builtin function: parameter names (``?`` marks optional), a typing rule, how it is
+    emitted and what it charges."""
 
     params: tuple[str, ...]
     handler: Handler
     doc: str
+    emit: str
     lambdas: frozenset[str] = frozenset()
+    charge: Charge = FREE
 
 
 def _arg(ty: Typer, bound: Bound, name: str, expected: t.Type | None = None) -> t.Type:
@@ -77,6 +179,11 @@ def _range(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     for name in ("a", "b"):
         if b.get(name) is not None:
             _want(ty, _node(b, name), _arg(ty, b, name), lambda y: y == t.INT, "int", "range")
+    low, high = (0, constant_int(_node(b, "a"))) if b.get("b") is None else (
+        constant_int(_node(b, "a")), constant_int(_node(b, "b")))
+    if low is not None and high is not None and high - low > MAX_RANGE:
+        ty.report("WS413", call, f"this range has {high - low:,} elements; range may build at "
+                  f"most {MAX_RANGE:,}")
     return t.ListOf(t.INT)
 
 
@@ -223,7 +330,18 @@ def _format(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     _arg(ty, b, "x")
     spec = _arg(ty, b, "spec")
     _want(ty, _node(b, "spec"), spec, lambda y: y == t.STR, "str", "format spec")
+    node = _node(b, "spec")
+    if isinstance(node, n.StrLit):
+        report_wide_spec(ty, node, node.value)
     return t.STR
+
+
+def report_wide_spec(ty: Typer, node: n.Node, spec: str) -> None:
+    """WS410 when a literal format spec asks for a width or precision over the limit."""
+    wide = spec_too_wide(spec)
+    if wide is not None:
+        ty.report("WS410", node, f"format spec '{spec}' asks for {wide} characters; a call may "
+                  f"build strings of at most {MAX_STRING:,}")
 
 
 def _next(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
@@ -284,6 +402,7 @@ def _random_choice(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.T
 
 def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     _want(ty, _node(b, "n"), _arg(ty, b, "n"), lambda y: y == t.INT, "int", "random_digits")
+    _too_long(ty, _node(b, "n"), "random_digits()")
     _draw(ty, call, "random_digits()")
     return t.STR
 
@@ -295,40 +414,59 @@ def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> 
     return t.BOOL
 
 
+_KEY = frozenset({"key"})
+
 BUILTIN_FUNCTIONS: dict[str, Builtin] = {
-    "len": Builtin(("x",), _len, "length of a string or collection"),
-    "count": Builtin(("xs",), _count, "number of elements of a collection"),
-    "range": Builtin(("a", "b?"), _range, "range(n) is 0..n-1, range(a, b) is a..b-1"),
-    "sum": Builtin(("xs",), _sum, "sum of a list of numbers"),
-    "min": Builtin(("a", "b?", "key?"), _min_max("min"), "smallest element",
-                   frozenset({"key"})),
-    "max": Builtin(("a", "b?", "key?"), _min_max("max"), "largest element",
-                   frozenset({"key"})),
-    "sorted": Builtin(("xs", "key?", "reverse?"), _sorted, "sorted list", frozenset({"key"})),
-    "round": Builtin(("x", "digits?"), _round, "Python round (half to even)"),
-    "abs": Builtin(("x",), _abs, "absolute value"),
-    "str": Builtin(("x",), _conversion(t.STR, _scalar, "a scalar"), "text of a value"),
+    "len": Builtin(("x",), _len, "length of a string or collection", "len({x})"),
+    "count": Builtin(("xs",), _count, "number of elements of a collection", "len({xs})"),
+    "range": Builtin(("a", "b?"), _range, "range(n) is 0..n-1, range(a, b) is a..b-1", "@range",
+                     charge=Charge(items=True)),
+    "sum": Builtin(("xs",), _sum, "sum of a list of numbers", "sum({xs})",
+                   charge=Charge(steps="xs")),
+    "min": Builtin(("a", "b?", "key?"), _min_max("min"), "smallest element", "@min", _KEY,
+                   Charge(steps="a")),
+    "max": Builtin(("a", "b?", "key?"), _min_max("max"), "largest element", "@max", _KEY,
+                   Charge(steps="a")),
+    "sorted": Builtin(("xs", "key?", "reverse?"), _sorted, "sorted list", "@sorted", _KEY,
+                      Charge(steps="xs")),
+    "round": Builtin(("x", "digits?"), _round, "Python round (half to even)", "@round"),
+    "abs": Builtin(("x",), _abs, "absolute value", "abs({x})"),
+    "str": Builtin(("x",), _conversion(t.STR, _scalar, "a scalar"), "text of a value",
+                   "rt.text({x})", charge=Charge(text=True)),
     "int": Builtin(("x",), _conversion(
         t.INT, lambda y: t.is_numeric(y) or y in (t.STR, t.BOOL), "a number or text"),
-        "convert to int"),
+        "convert to int", "rt.to_int({x})"),
     "float": Builtin(("x",), _conversion(
         t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
-        "convert to float"),
-    "list": Builtin(("xs",), _to_list, "a list of the elements"),
-    "set": Builtin(("xs",), _to_set, "a set of the elements"),
-    "format": Builtin(("x", "spec"), _format, "Python format()"),
-    "next": Builtin(("seq",), _next, "the next id of a sequence"),
-    "date": Builtin(("text",), _parse_time(t.DATE), "parse an ISO date"),
-    "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime"),
-    "days": Builtin(("n",), _duration, "a duration in days"),
-    "hours": Builtin(("n",), _duration, "a duration in hours"),
-    "minutes": Builtin(("n",), _duration, "a duration in minutes"),
-    "seconds": Builtin(("n",), _duration, "a duration in seconds"),
-    "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive"),
-    "random_choice": Builtin(("xs",), _random_choice, "seeded random element"),
-    "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits"),
+        "convert to float", "rt.to_float({x})"),
+    "list": Builtin(("xs",), _to_list, "a list of the elements", "@list",
+                    charge=Charge(steps="xs")),
+    "set": Builtin(("xs",), _to_set, "a set of the elements", "v.unique(tuple({xs}))",
+                   charge=Charge(steps="xs")),
+    "format": Builtin(("x", "spec"), _format, "Python format()", "format({x}, {spec})",
+                      charge=Charge(spec="spec", text=True)),
+    "next": Builtin(("seq",), _next, "the next id of a sequence", "@next",
+                    charge=Charge(text=True)),
+    "date": Builtin(("text",), _parse_time(t.DATE), "parse an ISO date",
+                    "rt.parse_date({text})"),
+    "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime",
+                        "rt.parse_datetime({text})"),
+    "days": Builtin(("n",), _duration, "a duration in days", "dt.timedelta(days={n})"),
+    "hours": Builtin(("n",), _duration, "a duration in hours", "dt.timedelta(hours={n})"),
+    "minutes": Builtin(("n",), _duration, "a duration in minutes",
+                       "dt.timedelta(minutes={n})"),
+    "seconds": Builtin(("n",), _duration, "a duration in seconds",
+                       "dt.timedelta(seconds={n})"),
+    "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive",
+                          "{ep}._rng().randint({lo}, {hi})"),
+    "random_choice": Builtin(("xs",), _random_choice, "seeded random element",
+                             "@random_choice"),
+    "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits",
+                             "rt.random_digits({ep}._rng(), {n})",
+                             charge=Charge(width="n", text=True)),
     "matches_solution": Builtin((), _matches_solution, "in a check: the whole state equals "
-                                "the state the task's reference solution leaves"),
+                                "the state the task's reference solution leaves",
+                                "@matches_solution"),
 }
 
 #: Builtins that draw from the episode's generators.
@@ -503,10 +641,13 @@ def _construct(ty: Typer, call: n.Call, name: str) -> t.Type:
 
 @dataclass(frozen=True)
 class Method:
-    """A method on a receiver type."""
+    """A method on a receiver type: parameters, result type, how it is emitted (a template
+    over ``{recv}`` and the parameters) and what it charges."""
 
     params: tuple[str, ...]
     result: Callable[[Typer, t.Type, Bound], t.Type]
+    emit: str
+    charge: Charge = FREE
 
 
 def _str_arg(name: str) -> Callable[[Typer, t.Type, Bound], t.Type]:
@@ -517,6 +658,8 @@ def _str_arg(name: str) -> Callable[[Typer, t.Type, Bound], t.Type]:
             want = t.INT if pname == "n" else t.ListOf(t.STR) if pname == "xs" else t.STR
             value = _arg(ty, b, pname, want)
             ty.expect(arg.value, want, value, f"argument '{pname}' of {name}()")
+        if name == "zfill":
+            _too_long(ty, _node(b, "n"), "zfill()")
         return {"contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL,
                 "split": t.ListOf(t.STR)}.get(name, t.STR)
 
@@ -553,32 +696,44 @@ def _map_get(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
     return t.UNKNOWN
 
 
-STR_METHODS = {
-    name: Method(params, _str_arg(name))
-    for name, params in {
-        "lower": (), "upper": (), "strip": (), "contains": ("s",), "startswith": ("s",),
-        "endswith": ("s",), "split": ("sep",), "replace": ("old", "new"), "zfill": ("n",),
-        "join": ("xs",),
-    }.items()
+#: str method -> (parameters, template, charge)
+_STR: dict[str, tuple[tuple[str, ...], str, Charge]] = {
+    "lower": ((), "{recv}.lower()", FREE),
+    "upper": ((), "{recv}.upper()", FREE),
+    "strip": ((), "{recv}.strip()", FREE),
+    "contains": (("s",), "({s} in {recv})", FREE),
+    "startswith": (("s",), "{recv}.startswith({s})", FREE),
+    "endswith": (("s",), "{recv}.endswith({s})", FREE),
+    "split": (("sep",), "tuple({recv}.split({sep}))", Charge(items=True)),
+    "replace": (("old", "new"), "rt.replace({recv}, {old}, {new})", Charge(text=True)),
+    "zfill": (("n",), "{recv}.zfill({n})", Charge(width="n", text=True)),
+    "join": (("xs",), "rt.join({recv}, {xs})", Charge(steps="xs", text=True)),
 }
+STR_METHODS = {name: Method(params, _str_arg(name), emit, charge)
+               for name, (params, emit, charge) in _STR.items()}
 LIST_METHODS = {
-    "contains": Method(("x",), _elem_arg(lambda r: t.BOOL)),
-    "index": Method(("x",), _elem_arg(lambda r: t.INT)),
+    "contains": Method(("x",), _elem_arg(lambda r: t.BOOL), "({x} in {recv})",
+                       Charge(steps="recv")),
+    "index": Method(("x",), _elem_arg(lambda r: t.INT), "{recv}.index({x})",
+                    Charge(steps="recv")),
 }
-SET_METHODS = {"contains": Method(("x",), _elem_arg(lambda r: t.BOOL))}
+SET_METHODS = {"contains": Method(("x",), _elem_arg(lambda r: t.BOOL), "({x} in {recv})",
+                                  Charge(steps="recv"))}
 MAP_METHODS = {
-    "get": Method(("k",), _map_get),
-    "contains": Method(("k",), _elem_arg(lambda r: t.BOOL)),
-    "keys": Method((), lambda ty, r, b: t.ListOf(r.key) if isinstance(r, t.MapOf) else t.UNKNOWN),
+    "get": Method(("k",), _map_get, "{recv}.get({k})"),
+    "contains": Method(("k",), _elem_arg(lambda r: t.BOOL), "({k} in {recv})"),
+    "keys": Method((), lambda ty, r, b: t.ListOf(r.key) if isinstance(r, t.MapOf) else t.UNKNOWN,
+                   "tuple({recv})", Charge(steps="recv")),
     "values": Method((), lambda ty, r, b: t.ListOf(r.value) if isinstance(r, t.MapOf)
-                     else t.UNKNOWN),
+                     else t.UNKNOWN, "tuple({recv}.values())", Charge(steps="recv")),
 }
 TABLE_METHODS = {
-    "get": Method(("key",), _map_get),
+    "get": Method(("key",), _map_get, "{recv}.get({key})"),
     "keys": Method((), lambda ty, r, b: t.ListOf(ty.entity_key_type(r.entity))
-                   if isinstance(r, t.Table) else t.UNKNOWN),
+                   if isinstance(r, t.Table) else t.UNKNOWN, "{recv}.keys()",
+                   Charge(steps="recv")),
 }
-DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE)}
+DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()")}
 
 #: Receiver kind -> method name -> method.
 METHODS: dict[str, dict[str, Method]] = {

@@ -7,6 +7,7 @@ here raises for bad input.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +77,11 @@ def read_text(path: Path, shown: str, sink: DiagnosticSink,
         if path.is_dir():
             sink.report("WS100", span, f"'{shown}' is a directory, not a spec file")
             return None
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a pipe or a device could block or never end
+            sink.report("WS100", span, f"'{shown}' is not a regular file")
+            return None
+        size = info.st_size
         if size > MAX_FILE_BYTES:
             sink.report("WS100", span, f"'{shown}' is larger than 64 MiB")
             return None

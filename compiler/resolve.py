@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from worldspec.compiler import types as t
-from worldspec.compiler.builtins import BUILTIN_NAMES, CONVERSATION
+from worldspec.compiler.builtins import BUILTIN_NAMES, CONVERSATION, MAX_STRING, format_too_wide
 from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
@@ -434,7 +434,12 @@ def _state_info(item: n.StateItem, world: WorldModel, sink: DiagnosticSink) -> S
         return StateInfo(item.name.name, "table", t.Table(entity), item.default, item.doc, item,
                          entity=entity)
     if isinstance(kind, n.SequenceKind):
-        if not _sequence_format_ok(kind.format):
+        wide = format_too_wide(kind.format)
+        if wide is not None:  # judged first: formatting it to check it would build it
+            sink.report("WS411", kind.span, f"sequence format \"{kind.format}\" pads ids to "
+                        f"{wide} characters; a call may build strings of at most "
+                        f"{MAX_STRING:,}")
+        elif not _sequence_format_ok(kind.format):
             sink.report("WS506", kind.span, f"invalid sequence format \"{kind.format}\"",
                         hints=['use one integer field, e.g. "MSG{:03d}" or "U{}"'])
         return StateInfo(item.name.name, "sequence", t.SEQUENCE, item.default, item.doc, item,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from worldspec.compiler import types as t
-from worldspec.compiler.builtins import CONVERSATION
+from worldspec.compiler.builtins import CONVERSATION, report_wide_spec
 from worldspec.compiler.model import ProgramModel, Resolution, WorldModel
 from worldspec.compiler.scope import Context, Local, LocalKind, Scope
 from worldspec.dsl import nodes as n
@@ -228,6 +228,8 @@ class Typer:
                         t.is_numeric(t.strip_optional(typ)) or t.is_unknown(typ)):
                     self.report("WS304", part.expr,
                                 f"format spec ':{part.spec}' needs a number, found {t.show(typ)}")
+                if part.spec:
+                    report_wide_spec(self, part.expr, part.spec)
         return t.STR
 
     def expr_NameRef(self, e: n.NameRef, expected: t.Type | None) -> t.Type:
@@ -741,6 +743,7 @@ class Typer:
         saved = set(self.scope.narrowed)
         self.scope.narrowed |= facts.when_true
         then_exits = self.block(s.then)
+        ends = [] if then_exits else [set(self.scope.narrowed)]
         self.scope.narrowed = set(saved) | facts.when_false
         else_exits = False
         if isinstance(s.orelse, n.Block):
@@ -751,15 +754,20 @@ class Typer:
                 else_exits = self.stmt_If(s.orelse)
             finally:
                 self.scope.pop()
+        if not else_exits:
+            ends.append(set(self.scope.narrowed))
         self.scope.narrowed = saved
         if then_exits and not else_exits:
             self.scope.narrowed |= facts.when_false
         elif else_exits and not then_exits:
             self.scope.narrowed |= facts.when_true
+        for end in ends:  # a branch that falls through may have assigned none
+            self.scope.narrowed &= end
         return then_exits and else_exits
 
     def stmt_For(self, s: n.For) -> bool:
         elem = self.element_type(s.iterable, self.expr(s.iterable))
+        self.forget_assigned(s.body)
         saved = set(self.scope.narrowed)
         self.scope.push()
         try:
@@ -774,6 +782,7 @@ class Typer:
 
     def stmt_While(self, s: n.While) -> bool:
         # no narrowing from the condition: the body may change what it tested
+        self.forget_assigned(s.body)
         self.condition(s.condition, "the 'while' condition")
         saved = set(self.scope.narrowed)
         self.loops += 1
@@ -783,6 +792,15 @@ class Typer:
             self.loops -= 1
             self.scope.narrowed = saved
         return False
+
+    def forget_assigned(self, body: n.Block) -> None:
+        """A loop body runs again after its own assignments: what it assigns is not known
+        at the top of the body (nor after the loop)."""
+        for node in n.walk(body):
+            if isinstance(node, (n.Assign, n.AugAssign, n.Append, n.Remove)):
+                path = path_of(node.target)
+                if path is not None:
+                    self.scope.forget(path)
 
     def stmt_Break(self, s: n.Break) -> bool:
         return self._loop_exit(s, "break")
@@ -817,7 +835,10 @@ class Typer:
                         f"{t.show(base)}")
         seen: dict[str, n.MatchCase] = {}
         all_exit = True
+        saved = set(self.scope.narrowed)
+        ends: list[set[str]] = []  # what is known at the end of each case that falls through
         for case in s.cases:
+            self.scope.narrowed = set(saved)
             tag = case.tag.name
             binding_type: t.Type = t.UNKNOWN
             if tags and tag not in tags:
@@ -839,8 +860,14 @@ class Typer:
             finally:
                 self.scope.pop()
             all_exit = all_exit and exits
+            if not exits:
+                ends.append(set(self.scope.narrowed))
+        self.scope.narrowed = set(saved)
         if s.orelse is not None:
-            all_exit = self.block(s.orelse) and all_exit
+            else_exits = self.block(s.orelse)
+            all_exit = else_exits and all_exit
+            if not else_exits:
+                ends.append(set(self.scope.narrowed))
         elif tags and all(tag in tags for tag in seen):
             missing = [tag for tag in tags if tag not in seen]
             if missing:
@@ -848,6 +875,7 @@ class Typer:
                             f"{', '.join(repr(m) for m in missing)}",
                             hints=["add the missing cases or an `else { }`"])
                 all_exit = False
+        self.scope.narrowed = set.intersection(*ends) if ends else saved
         return all_exit and (bool(s.cases) or s.orelse is not None)
 
     def message(self, expr: n.Expr, what: str) -> None:

@@ -90,6 +90,26 @@ the importing file back (directly or through other files).
 import "shared/types.world"   # no such file
 """)
 
+entry("WS107", "error", "lone surrogate in a string",
+      """
+A string escape (or the text itself) names a code point between U+D800 and
+U+DFFF. Those are the two halves of a UTF-16 surrogate pair, not characters:
+no encoding can write one alone, so the string could never be hashed, saved
+or sent. Write the character itself, or its code point as `\\u{1F600}`
+instead of the pair `\\uD83D\\uDE00`.
+""", """
+let s = "half a smiley: \\uD83D"
+""")
+entry("WS108", "error", "lone surrogate in a regular expression",
+      """
+A `matching /.../` expression names a code point between U+D800 and U+DFFF
+(`\\uD800`, `[\\uD800-\\uDBFF]`). No text can hold such a code point
+alone, so the pattern could only match strings that cannot be encoded.
+Match the characters themselves, or their code points as `\\U0001F600`.
+""", """
+type Emoji = str matching /[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]/
+""")
+
 
 # ------------------------------------------------------------ WS2xx: names and scopes
 entry("WS201", "error", "unknown name",
@@ -353,6 +373,37 @@ A `let` binds a name that is never read.
 let total = 0
 """)
 
+# WS410-WS413: constants that would spend the per-call budget (docs/runtime.md)
+entry("WS410", "error", "format width too wide",
+      """
+A format spec (in an f-string or a literal `format(x, spec)`) asks for a width
+or precision over 1,000,000 characters, the longest string a call may build;
+formatting it would fail every call that reaches it.
+""", """
+let line = f"{total:2000000000d}"
+""")
+entry("WS411", "error", "sequence format too wide",
+      """
+A `sequence` format pads its ids to more than 1,000,000 characters, the longest
+string a call may build, so no id could ever be drawn.
+""", """
+order_ids: sequence "#W{:2000000000d}"
+""")
+entry("WS412", "error", "string length too long",
+      """
+`zfill(n)` or `random_digits(n)` with a constant `n` over 1,000,000, the longest
+string a call may build; the call would always fail.
+""", """
+let padded = code.zfill(10 ** 9)
+""")
+entry("WS413", "error", "range too long",
+      """
+`range` with constant bounds spans more than 100,000 elements, the longest list
+`range` may build; the call would always fail.
+""", """
+for i in range(10 ** 9) { }
+""")
+
 # ---------------------------------------------------- WS5xx: world structure
 entry("WS501", "error", "entity key missing or ambiguous",
       """
@@ -408,6 +459,23 @@ A tool has no doc string. The doc string is the tool description the agent
 reads; without one, agents guess.
 """, """
 tool archive(conversation: Conversation) { conversation.archived = true }
+""")
+entry("WS508", "error", "clock runs out",
+      """
+After every successful call the clock moves on by `tick` seconds. The clock
+must be able to do that for 100,000 calls without passing the last time a
+datetime can hold (9999-12-31T23:59:59.999999); otherwise a long episode
+ends with every call failing. Start the clock earlier or use a smaller tick.
+""", """
+config { clock: "9999-12-31T23:59:59"  tick: 1 }
+""")
+entry("WS509", "error", "tick too large",
+      """
+`tick` is how long one tool call takes, in seconds: at most 86,400 (a day).
+A larger tick is a slip (milliseconds for seconds?) and would run the clock
+out of representable time within a few thousand calls.
+""", """
+config { tick: 100000000000 }
 """)
 
 # ------------------------------------------------------- WS6xx: tasks and data
@@ -508,7 +576,9 @@ check has_users: len(users) > 0
 entry("WS614", "error", "doing nothing earns the full reward",
       """
 On the initial state, before any call, the task already scores 1: an agent that
-does nothing would pass.
+does nothing would pass. When leaving everything as it is *is* the right outcome (the
+request breaks the policy, or needs no change), say so with `only changes nothing`: in
+such a restraint task any change zeroes the reward, and validation accepts it.
 """, """
 task trivial in Shop { instruction "Relax." check ok: true }
 """)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import bisect
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum, IntEnum
@@ -57,7 +57,7 @@ MAX_WIDTH = 100
 INDENT = "  "
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: The parser accepts trees this deep (it raises the limit the same way).
+#: Python's recursion limit while laying out (the parser raises it the same way).
 _RECURSION_LIMIT = 20000
 _ItemT = TypeVar("_ItemT", bound=n.Node)
 
@@ -258,36 +258,75 @@ def data_text(d: n.Data) -> str:
     return d.name
 
 
+#: What a ``print_<NodeName>`` method of :class:`_ExprPrinter` returns: the text and
+#: precedence of a leaf, or a generator that yields each sub-expression with the
+#: precedence its slot needs, is sent back the sub-expression's text, and returns
+#: the text and precedence of the whole.
+_Printing = Generator[tuple[n.Expr, Prec], str, tuple[str, Prec]]
+_Printed = tuple[str, Prec] | _Printing
+
+
 class _ExprPrinter:
-    """Expressions to one-line text; ``print_<NodeName>`` returns text and its precedence."""
+    """Expressions to one-line text; ``print_<NodeName>`` gives text and its precedence.
+
+    Nothing here recurses: a printer that needs a sub-expression's text
+    yields the sub-expression, and :meth:`expr` runs the printers on an
+    explicit stack. Operator chains without brackets (30,000 ``not`` or
+    ``if ... else if ...``) nest as deep as the input is long, and the
+    Python stack would not hold them.
+    """
 
     def expr(self, e: n.Expr, min_prec: Prec = Prec.LOWEST) -> str:
         """``e`` as text, in parentheses when it binds looser than its slot allows."""
-        method: Callable[[Any], tuple[str, Prec]] | None = getattr(
+        printed = self._printer(e)
+        if isinstance(printed, tuple):
+            return _in_slot(*printed, min_prec)
+        stack: list[tuple[_Printing, Prec]] = [(printed, min_prec)]
+        reply: str | None = None
+        while True:
+            printing, slot = stack[-1]
+            try:
+                # a fresh printer is started with None, as generators require
+                child, child_slot = printing.send(reply)  # type: ignore[arg-type]
+            except StopIteration as done:
+                stack.pop()
+                text, prec = done.value
+                reply = _in_slot(text, prec, slot)
+                if not stack:
+                    return reply
+                continue
+            printed = self._printer(child)
+            if isinstance(printed, tuple):
+                reply = _in_slot(*printed, child_slot)
+            else:
+                stack.append((printed, child_slot))
+                reply = None
+
+    def _printer(self, e: n.Expr) -> _Printed:
+        method: Callable[[Any], _Printed] | None = getattr(
             self, "print_" + type(e).__name__, None)
         if method is None:
             raise TypeError(f"not an expression: {type(e).__name__}")
-        text, prec = method(e)
-        return f"({text})" if prec < min_prec else text
+        return method(e)
 
     # literals and names ----------------------------------------------------
-    def print_IntLit(self, e: n.IntLit) -> tuple[str, Prec]:
+    def print_IntLit(self, e: n.IntLit) -> _Printed:
         return str(e.value), Prec.UNARY if e.value < 0 else Prec.ATOM
 
-    def print_FloatLit(self, e: n.FloatLit) -> tuple[str, Prec]:
+    def print_FloatLit(self, e: n.FloatLit) -> _Printed:
         text = _float_text(e.value, e.text)
         return text, Prec.UNARY if text.startswith("-") else Prec.ATOM
 
-    def print_StrLit(self, e: n.StrLit) -> tuple[str, Prec]:
+    def print_StrLit(self, e: n.StrLit) -> _Printed:
         return quote_string(e.value), Prec.ATOM
 
-    def print_FStr(self, e: n.FStr) -> tuple[str, Prec]:
+    def print_FStr(self, e: n.FStr) -> _Printing:
         out = ['f"']
         for part in e.parts:
             if isinstance(part, str):
                 out.append(_escape(part, braces=True))
                 continue
-            text = self.expr(part.expr)
+            text = yield part.expr, Prec.LOWEST
             if _top_level_colon(text):
                 text = f"({text})"
             # Inside the f-string token a quote must be escaped; a leading brace
@@ -300,39 +339,47 @@ class _ExprPrinter:
         out.append('"')
         return "".join(out), Prec.ATOM
 
-    def print_BoolLit(self, e: n.BoolLit) -> tuple[str, Prec]:
+    def print_BoolLit(self, e: n.BoolLit) -> _Printed:
         return ("true" if e.value else "false"), Prec.ATOM
 
-    def print_NoneLit(self, e: n.NoneLit) -> tuple[str, Prec]:
+    def print_NoneLit(self, e: n.NoneLit) -> _Printed:
         return "none", Prec.ATOM
 
-    def print_NameRef(self, e: n.NameRef) -> tuple[str, Prec]:
+    def print_NameRef(self, e: n.NameRef) -> _Printed:
         return e.name, Prec.ATOM
 
-    def print_ListLit(self, e: n.ListLit) -> tuple[str, Prec]:
-        return "[" + ", ".join(self.expr(x) for x in e.items) + "]", Prec.ATOM
+    def print_ListLit(self, e: n.ListLit) -> _Printing:
+        items: list[str] = []
+        for x in e.items:
+            items.append((yield x, Prec.LOWEST))
+        return "[" + ", ".join(items) + "]", Prec.ATOM
 
-    def print_MapLit(self, e: n.MapLit) -> tuple[str, Prec]:
-        entries = ", ".join(f"{self.expr(m.key)}: {self.expr(m.value)}" for m in e.entries)
-        return "{" + entries + "}", Prec.ATOM
+    def print_MapLit(self, e: n.MapLit) -> _Printing:
+        entries: list[str] = []
+        for m in e.entries:
+            key = yield m.key, Prec.LOWEST
+            entries.append(f"{key}: {(yield m.value, Prec.LOWEST)}")
+        return "{" + ", ".join(entries) + "}", Prec.ATOM
 
-    def print_Comprehension(self, e: n.Comprehension) -> tuple[str, Prec]:
-        text = f"[{self.expr(e.element)} for {e.var.name} in {self.expr(e.iterable, Prec.OR)}"
+    def print_Comprehension(self, e: n.Comprehension) -> _Printing:
+        element = yield e.element, Prec.LOWEST
+        text = f"[{element} for {e.var.name} in {(yield e.iterable, Prec.OR)}"
         if e.condition is not None:
-            text += f" if {self.expr(e.condition)}"
+            text += f" if {(yield e.condition, Prec.LOWEST)}"
         return text + "]", Prec.ATOM
 
     # postfix ---------------------------------------------------------------
-    def print_Attribute(self, e: n.Attribute) -> tuple[str, Prec]:
-        return self.postfix_chain(e), Prec.POSTFIX
+    def print_Attribute(self, e: n.Attribute) -> _Printing:
+        return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
-    def print_Index(self, e: n.Index) -> tuple[str, Prec]:
-        return self.postfix_chain(e), Prec.POSTFIX
+    def print_Index(self, e: n.Index) -> _Printing:
+        return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
-    def print_Call(self, e: n.Call) -> tuple[str, Prec]:
-        return self.postfix_chain(e), Prec.POSTFIX
+    def print_Call(self, e: n.Call) -> _Printing:
+        return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
-    def postfix_chain(self, e: n.Attribute | n.Index | n.Call) -> str:
+    def postfix_chain(self, e: n.Attribute | n.Index | n.Call
+                      ) -> Generator[tuple[n.Expr, Prec], str, str]:
         """``base.a[i](x)...``, walked iteratively: chains can be thousands long."""
         suffixes: list[str] = []
         node: n.Expr = e
@@ -341,48 +388,76 @@ class _ExprPrinter:
                 suffixes.append("." + node.name.name)
                 node = node.obj
             elif isinstance(node, n.Index):
-                suffixes.append(f"[{self.expr(node.index)}]")
+                suffixes.append(f"[{(yield node.index, Prec.LOWEST)}]")
                 node = node.obj
             else:
-                suffixes.append(f"({self.args(node.args)})")
+                suffixes.append(f"({(yield from self.arg_list(node.args))})")
                 node = node.func
-        return self.expr(node, Prec.POSTFIX) + "".join(reversed(suffixes))
+        return (yield node, Prec.POSTFIX) + "".join(reversed(suffixes))
 
     def args(self, args: Sequence[n.Arg]) -> str:
         """Call arguments: positional, ``name: value``, ``x => body``, ``name: x => body``."""
         return ", ".join(self.arg(a) for a in args)
 
     def arg(self, a: n.Arg) -> str:
+        """One call argument (see :meth:`args`)."""
         if isinstance(a.value, n.Lambda):
             value = f"{a.value.param.name} => {self.expr(a.value.body)}"
         else:
             value = self.expr(a.value)
         return value if a.name is None else f"{a.name.name}: {value}"
 
-    # operators -------------------------------------------------------------
-    def print_Unary(self, e: n.Unary) -> tuple[str, Prec]:
-        operand = self.expr(e.operand, Prec.UNARY)
-        sep = " " if operand.startswith("-") else ""  # `- -x`, not `--x`
-        return f"{e.op}{sep}{operand}", Prec.UNARY
+    def arg_list(self, args: Sequence[n.Arg]) -> Generator[tuple[n.Expr, Prec], str, str]:
+        """:meth:`args` inside a printer: the values are yielded, not printed here."""
+        texts: list[str] = []
+        for a in args:
+            if isinstance(a.value, n.Lambda):
+                value = f"{a.value.param.name} => {(yield a.value.body, Prec.LOWEST)}"
+            else:
+                value = yield a.value, Prec.LOWEST
+            texts.append(value if a.name is None else f"{a.name.name}: {value}")
+        return ", ".join(texts)
 
-    def print_Binary(self, e: n.Binary) -> tuple[str, Prec]:
+    # operators -------------------------------------------------------------
+    def print_Unary(self, e: n.Unary) -> _Printing:
+        ops: list[str] = []
+        node: n.Expr = e
+        while isinstance(node, n.Unary):  # `- - x` is one printer, not one per `-`
+            ops.append(node.op)
+            node = node.operand
+        operand = yield node, Prec.UNARY
+        # `- -x`, not `--x`: a space wherever a `-` follows
+        after = [*ops[1:], operand]
+        spaced = (op + (" " if nxt.startswith("-") else "")
+                  for op, nxt in zip(ops, after, strict=True))
+        return "".join(spaced) + operand, Prec.UNARY
+
+    def print_Binary(self, e: n.Binary) -> _Printing:
         if e.op == "**":
             # right-associative: the left operand must bind tighter, the right one may be
             # another power or a prefix minus (`2 ** -1`)
-            left = self.expr(e.left, Prec.POSTFIX)
-            right = self.expr(e.right, Prec.UNARY)
-            return f"{left} ** {right}", _BINARY_PREC[e.op]
-        return self.left_chain(e), _BINARY_PREC[e.op]
+            # (the right spine is walked in a loop, as in `left_chain`)
+            parts: list[str] = []
+            node: n.Expr = e
+            while isinstance(node, n.Binary) and node.op == "**":
+                parts.append((yield node.left, Prec.POSTFIX) + " ** ")
+                node = node.right
+            parts.append((yield node, Prec.UNARY))
+            return "".join(parts), _BINARY_PREC[e.op]
+        return (yield from self.left_chain(e)), _BINARY_PREC[e.op]
 
-    def print_Coalesce(self, e: n.Coalesce) -> tuple[str, Prec]:
-        return self.left_chain(e), Prec.COALESCE
+    def print_Coalesce(self, e: n.Coalesce) -> _Printing:
+        return (yield from self.left_chain(e)), Prec.COALESCE
 
-    def left_chain(self, e: n.Binary | n.Coalesce | n.BoolOp) -> str:
+    def left_chain(self, e: n.Binary | n.Coalesce | n.BoolOp
+                   ) -> Generator[tuple[n.Expr, Prec], str, str]:
         """A left-associative operator and the same-precedence operators on its left.
 
         ``a + b - c`` is ``(a + b) - c``: the left operand binds at the
         operator's own precedence and the right one must bind tighter. The
-        left spine is walked iteratively, since a long sum is a deep tree.
+        left spine is walked in a loop, so a long sum yields its operands
+        one after the other instead of nesting a printer per operator (and
+        the text is joined once, not copied into every enclosing level).
         """
         prec = _operator_prec(e)
         rights: list[tuple[str, n.Expr]] = []
@@ -390,29 +465,51 @@ class _ExprPrinter:
         while isinstance(node, (n.Binary, n.Coalesce, n.BoolOp)) and _operator_prec(node) == prec:
             rights.append(("??" if isinstance(node, n.Coalesce) else node.op, node.right))
             node = node.left
-        text = self.expr(node, prec)
+        parts = [(yield node, prec)]
         for op, right in reversed(rights):
-            text += f" {op} {self.expr(right, Prec(prec + 1))}"
-        return text
+            parts.append(f" {op} {(yield right, Prec(prec + 1))}")
+        return "".join(parts)
 
-    def print_Compare(self, e: n.Compare) -> tuple[str, Prec]:
-        left = self.expr(e.left, Prec.COALESCE)  # comparisons do not chain
-        return f"{left} {e.op} {self.expr(e.right, Prec.COALESCE)}", Prec.COMPARE
+    def print_Compare(self, e: n.Compare) -> _Printing:
+        left = yield e.left, Prec.COALESCE  # comparisons do not chain
+        return f"{left} {e.op} {(yield e.right, Prec.COALESCE)}", Prec.COMPARE
 
-    def print_Not(self, e: n.Not) -> tuple[str, Prec]:
-        return f"not {self.expr(e.operand, Prec.NOT)}", Prec.NOT
+    def print_Not(self, e: n.Not) -> _Printing:
+        count = 0
+        node: n.Expr = e
+        while isinstance(node, n.Not):
+            count += 1
+            node = node.operand
+        return "not " * count + (yield node, Prec.NOT), Prec.NOT
 
-    def print_BoolOp(self, e: n.BoolOp) -> tuple[str, Prec]:
-        return self.left_chain(e), _BOOL_PREC[e.op]
+    def print_BoolOp(self, e: n.BoolOp) -> _Printing:
+        return (yield from self.left_chain(e)), _BOOL_PREC[e.op]
 
-    def print_Conditional(self, e: n.Conditional) -> tuple[str, Prec]:
-        text = (f"if {self.expr(e.condition)} then {self.expr(e.then)} "
-                f"else {self.expr(e.orelse)}")
-        return text, Prec.LOWEST
+    def print_Conditional(self, e: n.Conditional) -> _Printing:
+        parts: list[str] = []
+        node: n.Expr = e
+        while isinstance(node, n.Conditional):  # `if .. else if .. else ..` in one loop
+            condition = yield node.condition, Prec.LOWEST
+            then = yield node.then, Prec.LOWEST
+            parts.append(f"if {condition} then {then} else ")
+            node = node.orelse
+        parts.append((yield node, Prec.LOWEST))
+        return "".join(parts), Prec.LOWEST
 
-    def print_Quantifier(self, e: n.Quantifier) -> tuple[str, Prec]:
-        text = f"{e.kind} {e.var.name} in {self.expr(e.iterable, Prec.OR)}: {self.expr(e.body)}"
-        return text, Prec.LOWEST
+    def print_Quantifier(self, e: n.Quantifier) -> _Printing:
+        parts: list[str] = []
+        node: n.Expr = e
+        while isinstance(node, n.Quantifier):  # `all x in xs: any y in ys: ..` in one loop
+            iterable = yield node.iterable, Prec.OR
+            parts.append(f"{node.kind} {node.var.name} in {iterable}: ")
+            node = node.body
+        parts.append((yield node, Prec.LOWEST))
+        return "".join(parts), Prec.LOWEST
+
+
+def _in_slot(text: str, prec: Prec, min_prec: Prec) -> str:
+    """``text`` in parentheses when it binds looser than its slot allows."""
+    return f"({text})" if prec < min_prec else text
 
 
 _EXPR = _ExprPrinter()
@@ -420,7 +517,10 @@ _EXPR = _ExprPrinter()
 
 @contextmanager
 def _deep_recursion() -> Iterator[None]:
-    """Room for deeply nested trees (``not not ... x``, nested brackets)."""
+    """Room for nested blocks, data and types (the parser caps brackets at 200 levels).
+
+    Expressions need none: their printer keeps its own stack.
+    """
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
@@ -1079,9 +1179,4 @@ def format_source(text: str, path: str = "<input>.world") -> str | None:
     result = parse_module(text, path, DiagnosticSink())
     if not result.ok:
         return None
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 50_000))  # printing recurses once per nesting level
-    try:
-        return format_module(result.module)
-    finally:
-        sys.setrecursionlimit(limit)
+    return format_module(result.module)

@@ -12,7 +12,9 @@ asking the LALR table what the parser can take next:
 
 It produces lark tokens with the same terminal names, positions and
 comment callback, so the grammar file stays the single definition of the
-language and lark's parser and error reporting work unchanged.
+language and lark's parser and error reporting work unchanged. The lexer
+state's ``last_token`` is the last token the parser *accepted*, which is
+what a syntax error message names as coming before the offending token.
 """
 
 from __future__ import annotations
@@ -62,20 +64,26 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             return False
         if first[0].name == "Shift":
             return True
-        stack = list(stack)
+        # Reduce on a view of the stack: the states pushed by the simulated
+        # reductions over the untouched ``stack[:base]``. Copying the stack
+        # instead would cost its depth per word (quadratic on `not not ...`).
+        base = len(stack)
+        pushed: list[int] = []
         action = first
         for _ in range(1000):
             if action[0].name == "Shift":
                 return True
             rule = action[1]
             size = len(rule.expansion)
-            if size:
-                del stack[-size:]
-            goto = states[stack[-1]].get(rule.origin.name)
+            popped = min(size, len(pushed))
+            if popped:
+                del pushed[-popped:]
+            base -= size - popped
+            goto = states[pushed[-1] if pushed else stack[base - 1]].get(rule.origin.name)
             if goto is None:
                 return False
-            stack.append(goto[1])
-            action = states[stack[-1]].get(kind)
+            pushed.append(goto[1])
+            action = states[goto[1]].get(kind)
             if action is None:
                 return False
         return False
@@ -121,8 +129,10 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             if kind == "COMMENT":
                 on_comment(token)
                 continue
-            lexer_state.last_token = token
             yield token
+            # Set once the parser has taken the token and asks for the next one, so at a
+            # syntax error it is the token *before* the offending one (for "after 'x'").
+            lexer_state.last_token = token
 
     lark.parser.lexer.lex = lex
 

@@ -53,11 +53,13 @@ class ParseResult:
 class _SyntaxProblem(Exception):
     """Raised inside the transformer for a malformed literal; becomes a diagnostic."""
 
-    def __init__(self, code: str, message: str, span: n.Span) -> None:
+    def __init__(self, code: str, message: str, span: n.Span,
+                 hints: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.span = span
+        self.hints = list(hints)
 
 
 #: Where the lexer puts comments during the current parse.
@@ -137,6 +139,37 @@ def decode_string(body: str) -> str | None:
 
     out = _ESCAPE_RE.sub(replace, body)
     return None if bad else out
+
+
+#: A lone surrogate: half of a UTF-16 pair, not a character. Python strings can hold
+#: one, but no encoding can write it, so it would fail later (hashing, writing files).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE_HINT = ("surrogates (U+D800 to U+DFFF) only exist inside UTF-16; write the "
+                   "character itself, or its code point such as \\u{1F600}")
+#: The escapes of a regular expression, read left to right (an escaped backslash
+#: followed by ``u`` is no ``\u`` escape).
+_REGEX_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
+
+
+def _surrogate_problem(value: str, span: n.Span) -> _SyntaxProblem | None:
+    """WS107 if the decoded string ``value`` holds a lone surrogate."""
+    m = _SURROGATE.search(value)
+    if m is None:
+        return None
+    return _SyntaxProblem("WS107", f"string holds a lone surrogate (U+{ord(m.group()):04X}), "
+                          "which is not a character", span, hints=[_SURROGATE_HINT])
+
+
+def _regex_surrogate(pattern: str) -> str | None:
+    """The escape (or raw character) of ``pattern`` that names a lone surrogate, if any."""
+    raw = _SURROGATE.search(pattern)
+    if raw is not None:  # spelled as an escape: the message must stay encodable
+        return f"\\u{ord(raw.group()):04X}"
+    for m in _REGEX_ESCAPE.finditer(pattern):
+        esc = m.group(1)
+        if len(esc) > 1 and 0xD800 <= int(esc[1:], 16) <= 0xDFFF:
+            return "\\" + esc
+    return None
 
 
 def _clean_triple(text: str) -> str:
@@ -289,6 +322,9 @@ class _ToNodes(Transformer[Token, Any]):
         value = decode_string(body)
         if value is None:
             raise _SyntaxProblem("WS103", "invalid escape sequence in string", self.pos.token(tok))
+        surrogate = _surrogate_problem(value, self.pos.token(tok))
+        if surrogate is not None:
+            raise surrogate
         return value
 
     # modules -------------------------------------------------------------
@@ -393,6 +429,13 @@ class _ToNodes(Transformer[Token, Any]):
 
     def regex_constraint(self, c: list[Any]) -> n.RegexConstraint:
         pattern = str(c[0])[1:-1].replace("\\/", "/")
+        surrogate = _regex_surrogate(pattern)
+        if surrogate is not None:
+            raise _SyntaxProblem(
+                "WS108", f"regular expression names a lone surrogate ('{surrogate}'), "
+                "which no text can hold", self.pos.token(c[0]),
+                hints=["surrogates (U+D800 to U+DFFF) only exist inside UTF-16; match the "
+                       "character itself, or its code point such as \\U0001F600"])
         try:
             re.compile(pattern)
         except (re.error, OverflowError, RecursionError) as exc:
@@ -821,10 +864,7 @@ def _parse_fstring(tok: Token, pos: _Positions) -> n.FStr:
             expr_text = raw[i + 1:colon if colon >= 0 else end]
             spec = raw[colon + 1:end] if colon >= 0 else None
             if text:
-                decoded = decode_string("".join(text))
-                if decoded is None:
-                    raise _SyntaxProblem("WS103", "invalid escape sequence in string", span)
-                parts.append(decoded)
+                parts.append(_fstring_text("".join(text), span))
                 text = []
             expr = _parse_embedded(expr_text, pos, base + i + 1, tok, span)
             parts.append(n.Interpolation(expr=expr, spec=spec, span=expr.span))
@@ -833,11 +873,19 @@ def _parse_fstring(tok: Token, pos: _Positions) -> n.FStr:
         text.append(ch)
         i += 1
     if text:
-        decoded = decode_string("".join(text))
-        if decoded is None:
-            raise _SyntaxProblem("WS103", "invalid escape sequence in string", span)
-        parts.append(decoded)
+        parts.append(_fstring_text("".join(text), span))
     return n.FStr(parts=tuple(parts), span=span)
+
+
+def _fstring_text(body: str, span: n.Span) -> str:
+    """A text part of an f-string, decoded (WS103 for a bad escape, WS107 for a surrogate)."""
+    decoded = decode_string(body)
+    if decoded is None:
+        raise _SyntaxProblem("WS103", "invalid escape sequence in string", span)
+    surrogate = _surrogate_problem(decoded, span)
+    if surrogate is not None:
+        raise surrogate
+    return decoded
 
 
 def _interpolation_end(raw: str, start: int) -> tuple[int, int]:
@@ -943,7 +991,7 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
     if isinstance(exc, UnexpectedToken):
         found = describe_token(exc.token)
         expected = _expected_phrase(exc)
-        prev = _previous_token_text(text, exc)
+        prev = _previous_token_text(exc)
         where = f" after '{prev}'" if prev else ""
         message = (f"expected {expected}{where}, found {found}" if expected
                    else f"unexpected {found}")
@@ -970,15 +1018,20 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
     return describe_expected(expected)
 
 
-def _previous_token_text(text: str, exc: UnexpectedToken) -> str:
-    start = exc.token.start_pos if exc.token.type != "$END" else len(text)
-    before = text[:start].rstrip()
-    if not before:
+def _previous_token_text(exc: UnexpectedToken) -> str:
+    """The token the parser took last, as written, if it is a short word, string or operator.
+
+    The lexer keeps it (``last_token``), so finding it costs nothing; scanning
+    the text before the error for it was quadratic on a long line. Numbers
+    are left out: "after '14'" says less than the position already does.
+    """
+    parser = exc.interactive_parser
+    state = getattr(getattr(parser, "lexer_thread", None), "state", None)
+    token = getattr(state, "last_token", None)
+    if token is None or token.type in ("INT", "FLOAT"):
         return ""
-    # the last lexeme: a word, or a run of punctuation
-    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*|\"[^\"\n]*\"|[^\sA-Za-z0-9_\"])$", before)
-    token = m.group(1) if m else ""
-    return token if len(token) <= 20 else ""
+    written = str(token)
+    return written if len(written) <= 20 and "\n" not in written else ""
 
 
 def _too_deep(text: str) -> int:
@@ -1007,7 +1060,7 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
         _report_parse_error(exc, text, pos, sink)
         return None
     except _SyntaxProblem as problem:
-        sink.report(problem.code, problem.span, problem.message)
+        sink.report(problem.code, problem.span, problem.message, hints=problem.hints)
         return None
     except RecursionError:
         sink.report("WS105", n.Span(pos.path, 1 + pos.line_delta, 1, 1 + pos.line_delta, 1,
@@ -1022,6 +1075,15 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
 
 def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:
     """Parse one file's text. Syntax errors go to ``sink``; the module holds what parsed."""
+    raw = _SURROGATE.search(text)
+    if raw is not None:
+        at = raw.start()
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        sink.report("WS107", n.Span(path, line, col, line, col + 1, at, at + 1),
+                    f"the text holds a lone surrogate (U+{ord(raw.group()):04X}), "
+                    "which is not a character", hints=[_SURROGATE_HINT])
+        return ParseResult(n.Module(path=path, decls=(), span=n.Span(path, 1, 1, 1, 1)), False)
     deep = _too_deep(text)
     if deep >= 0:
         line = text.count("\n", 0, deep) + 1

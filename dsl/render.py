@@ -43,6 +43,13 @@ __all__ = [
 #: before printing, and the underline is computed on the expanded line, so carets
 #: stay under the characters they mean.
 TAB_WIDTH = 4
+#: Source lines longer than this many characters are shown as a window of this
+#: size around the underline, cut ends marked ``...``: a megabyte line printed
+#: once per diagnostic would flood the terminal (and cost time per diagnostic).
+MAX_SNIPPET_CHARS = 160
+#: How many characters of a cut line are kept before the underline starts.
+_CONTEXT_BEFORE = 60
+_CUT = "..."
 
 # ---------------------------------------------------------------- colours
 _RESET = "\x1b[0m"
@@ -83,6 +90,8 @@ def _visible_char(ch: str) -> str:
         return chr(0x2400 + code)
     if code == 0x7F:
         return "\u2421"
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate (text from the API) cannot be printed
+        return "\ufffd"
     return ch
 
 
@@ -151,9 +160,9 @@ def _underline(line: str, span: Span) -> tuple[str, int, int]:
 
     The underline covers the span's part of its first line: a span that
     continues on later lines is underlined to the end of the first one. Columns
-    outside the line are clamped to it, and an empty span gets one caret.
+    outside the line are clamped to it, and an empty span gets one caret. A line
+    longer than :data:`MAX_SNIPPET_CHARS` is cut to a window around the span.
     """
-    shown, cols = _layout(line)
     first = min(max(span.column - 1, 0), len(line))
     if span.end_line > span.line:
         last = len(line)
@@ -161,9 +170,24 @@ def _underline(line: str, span: Span) -> tuple[str, int, int]:
         last = min(max(span.end_column - 1, first), len(line))
     else:
         last = first
-    start = cols[first]
-    width = max(1, cols[last] - start)
-    return shown, start, width
+    cut_start, cut_end = _window(len(line), first)
+    shown, cols = _layout(line[cut_start:cut_end])
+    before = _CUT if cut_start else ""
+    after = _CUT if cut_end < len(line) else ""
+    first -= cut_start
+    last = min(last, cut_end) - cut_start
+    start = len(before) + cols[first]
+    width = max(1, cols[last] - cols[first])
+    return before + shown + after, start, width
+
+
+def _window(length: int, first: int) -> tuple[int, int]:
+    """The character range of a line to show: all of it, or a window around ``first``."""
+    if length <= MAX_SNIPPET_CHARS:
+        return 0, length
+    start = max(0, first - _CONTEXT_BEFORE)
+    end = min(length, start + MAX_SNIPPET_CHARS)
+    return max(0, end - MAX_SNIPPET_CHARS), end
 
 
 def _location(span: Span) -> str:

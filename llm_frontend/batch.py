@@ -196,6 +196,9 @@ def write_output(folder: Path, stem: str, text: str, suffix: str = ".world") -> 
 def read_input_text(path: str | Path, kind: str = "a JSONL file") -> str:
     """The text of an input file; :class:`InputError` says in words why it cannot be read."""
     try:
+        if Path(path).exists() and not Path(path).is_dir() and not Path(path).is_file():
+            # a pipe or a device would block the read, or never end
+            raise InputError(f"'{path}' is a pipe or a device, not {kind}")
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"'{path}' does not exist") from None

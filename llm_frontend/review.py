@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from worldspec.compiler.api import CheckResult, check_paths
+from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.compiler.model import RecordInfo, ToolInfo, WorldModel
 from worldspec.compiler.types import show
 from worldspec.dsl import nodes as n
@@ -75,7 +75,7 @@ def load_review_target(path: str | Path, world: str | None = None) -> ReviewTarg
     source = Path(path)
     text = read_input_text(source, "a .world file")
     with COMPILE_LOCK:
-        result = check_paths([source])
+        result = check_specs([source])
     if not result.ok:
         raise WorldHasErrors(source, result)
     worlds = result.model.worlds

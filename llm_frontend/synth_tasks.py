@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldspec.compiler.api import CheckResult, check_paths, check_source
+from worldspec.compiler.api import CheckResult, check_source, check_specs
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
@@ -91,7 +91,7 @@ def load_task_world(path: str | Path) -> TaskWorld:
     source = Path(path)
     text = read_input_text(source, "a .world file")
     with COMPILE_LOCK:
-        result = check_paths([source])
+        result = check_specs([source])
         if not result.ok:
             first = result.errors[0]
             raise InputError(f"'{path}' has {len(result.errors)} error(s), the first at "

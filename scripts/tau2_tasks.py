@@ -24,11 +24,14 @@ One task per tau2 task, named ``retail_<id>``:
   reference ``reply`` that names every item (written here: tau2 has no reference conversation);
 - ``split`` from ``split_tasks.json``; ``tags tau2, retail``.
 
+- ``only changes nothing`` for the 11 tasks whose expected actions change nothing (the gold
+  final database hash is the initial one): the right outcome is to leave the database as it is
+  (the request breaks the policy, or needs no change), so doing nothing earns the DB reward, as in
+  tau2, and any change zeroes it. Validation takes such a *restraint* task as it is (no WS614).
+
 tau2's ``nl_assertions`` are judged by an LLM: they are neither state nor text a check can match,
-so they stay comments. A task whose expected actions change nothing and that has no
-``communicate_info`` is graded by tau2 on NL assertions alone (or not at all): its DB check
-holds before any call, and ``worldspec check`` reports it (WS614) rather than pretending it can be
-graded.
+so they stay comments (one restraint task, 105, has one; tau2 grades six others on the database
+alone).
 """
 
 from __future__ import annotations
@@ -102,6 +105,15 @@ def failed_actions(tau2: Path, task_id: str) -> dict[str, str]:
     return {step["action_id"]: step["content"] for step in gold["steps"] if step["error"]}
 
 
+def changes_nothing(tau2: Path, task_id: str) -> bool:
+    """Whether the task's expected actions leave the database as it was (from the gold)."""
+    path = tau2 / "gold" / f"{task_id}.json"
+    if not path.is_file():
+        return False
+    gold = json.loads(path.read_text(encoding="utf-8"))
+    return bool(gold["final_db_hash"] == gold["initial_db_hash"])
+
+
 def answer_check(number: int, info: str) -> str:
     """The check for one ``communicate_info`` item: some message of the agent holds it, as tau2
     compares (both lower-cased, the commas of the message dropped, so "1,234.56" holds
@@ -118,7 +130,7 @@ def reference_reply(told: list[str]) -> str:
 
 
 def render_task(task: dict[str, Any], db_path: str, split: str | None,
-                failures: dict[str, str]) -> list[str]:
+                failures: dict[str, str], restraint: bool = False) -> list[str]:
     scenario = task["user_scenario"]
     instructions = scenario["instructions"]
     criteria = task["evaluation_criteria"]
@@ -141,6 +153,8 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
     for assertion in criteria.get("nl_assertions") or ():
         lines += comment(f"not graded here (tau2 nl_assertion, judged by an LLM): {assertion}",
                          "  ")
+    if restraint:
+        lines.append("  only changes nothing")
     body: list[str] = []
     for action in criteria["actions"]:
         call = f"{action['name']}(" + ", ".join(
@@ -174,7 +188,8 @@ def render(tasks: Iterable[dict[str, Any]], out: Path, tau2: Path) -> str:
     for task in tasks:
         lines.append("")
         lines += render_task(task, db, split_of.get(task["id"]),
-                             failed_actions(tau2, task["id"]))
+                             failed_actions(tau2, task["id"]),
+                             changes_nothing(tau2, task["id"]))
     text = "\n".join(lines) + "\n"
     return format_source(text, out.name) or text
 

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from worldspec.cli.main import main
-from worldspec.compiler.api import check_paths as check_specs
-from worldspec.compiler.api import check_source
+from worldspec.compiler.api import check_source, check_specs
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.runtime.episode import Episode

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,9 @@ import pytest
 from worldspec.cli.main import EXIT_INTERNAL, main
 from worldspec.compiler.api import CheckResult, check_source
 from worldspec.dsl.catalog import CATALOG
-from worldspec.dsl.diagnostics import MAX_ERRORS, Severity
+from worldspec.dsl.diagnostics import MAX_ERRORS, Diagnostic, Severity
+from worldspec.dsl.nodes import Span
+from worldspec.dsl.render import render_text
 
 SLOW = pytest.mark.skipif(os.environ.get("WORLDSPEC_SLOW_TESTS") != "1",
                           reason="slow; set WORLDSPEC_SLOW_TESTS=1 to run")
@@ -401,7 +405,7 @@ def test_deep_expression_through_the_cli(name: str, workdir: Path,
 _FMT_CRASHES = {
     name: "dsl/formatter.py: _ExprPrinter.expr -> print_Not/print_Unary recurses once per "
           "prefix operator; 10,000 of them pass the recursion limit"
-    for name in ()  # fixed: the formatter raises the recursion limit while printing
+    for name in ()  # fixed: the expression printer keeps its own stack
 }
 _FMT_CASES = ("parentheses-10000", "not-10000", "minus-name-10000", "plus-20000", "and-20000",
               "if-then-else-2000", "list-literal-10000")
@@ -654,6 +658,107 @@ def test_missing_and_empty_paths_are_usage_errors(
     assert "missing.world" in run.err
 
 
+# --------------------------------------------- files that are not files
+def _limit_memory() -> None:
+    """Run in the child before it starts: 2 GiB of address space at most."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def worldspec_child(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m worldspec ARGS`` from this checkout, under a timeout and a memory limit
+    (a read that blocks or never ends fails the test instead of hanging CI)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "WORLDSPEC_CACHE": str(cwd / "cache"), "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "worldspec", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limit_memory, check=False)
+
+
+SHOP_SPEC = Path(__file__).resolve().parents[1] / "examples" / "shop"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(("args", "status", "message"), [
+    (["check", "pipe.world"], 2, "'pipe.world' is a named pipe (FIFO), not a spec file"),
+    (["fmt", "pipe.world"], 2, "is a named pipe (FIFO)"),
+    (["tasks", "pipe.world"], 2, "is a named pipe (FIFO)"),
+    (["build", "pipe.world", "-o", "out"], 2, "is a named pipe (FIFO)"),
+    (["check", "/dev/zero"], 2, "'/dev/zero' is a character device, not a spec file"),
+    (["check", "imports-pipe.world"], 1, "error[WS106]: cannot import 'pipe.world': "
+     "'pipe.world' is not a regular file"),
+    (["run", str(SHOP_SPEC), "--task", "dispatch_day", "--calls", "pipe.world"], 2,
+     "--calls: 'pipe.world' is a named pipe (FIFO)"),
+    (["run", str(SHOP_SPEC), "--task", "dispatch_day", "--calls", "/dev/zero"], 2,
+     "is a character device"),
+])
+def test_pipes_and_devices_are_refused_not_read(args: list[str], status: int, message: str,
+                                                workdir: Path) -> None:
+    os.mkfifo(workdir / "pipe.world")
+    write(workdir / "imports-pipe.world", 'import "pipe.world"\n' + CLEAN_WORLD)
+    done = worldspec_child(args, workdir)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert message in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+# ------------------------------------------------------ the sweep
+#: each subcommand's arguments around one PATH (``{}``), as a user would type them
+_COMMANDS = {
+    "check": ["check", "{}"], "fmt": ["fmt", "--check", "{}"], "build": ["build", "{}", "-o",
+                                                                          "out"],
+    "run": ["run", "{}", "--task", "t", "--solution"], "test": ["test", "{}", "--max-examples",
+                                                                 "2"],
+    "tasks": ["tasks", "{}"], "export": ["export", "{}"], "diff": ["diff", "{}", "{}"],
+    "synth-tasks": ["synth", "tasks", "{}", "-n", "1"],
+    "synth-review": ["synth", "review", "{}", "--description", "a shop"],
+}
+_JSON = {"check", "run", "test", "tasks", "diff"}
+_INPUTS = {"missing": "missing.world", "folder": "folder", "empty-folder": "empty",
+           "empty-file": "empty.world", "binary": "binary.world", "syntax": "broken.world",
+           "latin1": "latin1.world", "empty-string": ""}
+
+
+@pytest.mark.parametrize(("command", "given", "fmt"), [
+    pytest.param(command, given, fmt, id=f"{command}-{given}{'-json' if fmt else ''}")
+    for command in sorted(_COMMANDS) for given in sorted(_INPUTS) for fmt in (False, True)
+    if not fmt or command in _JSON])
+def test_every_command_answers_bad_input_clearly(
+        command: str, given: str, fmt: bool, workdir: Path, cli: Callable[..., CliRun],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every outcome is a message and exit 1 or 2 (0 only for what is fine, such as an
+    empty file), never a traceback, an internal error or silence; with --format json,
+    stdout is one JSON document."""
+    monkeypatch.setenv("WORLDSPEC_CACHE", str(workdir / "cache"))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WORLDSPEC_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    write(workdir / "folder" / "broken.world", "world {{{\n")
+    (workdir / "empty").mkdir()
+    write(workdir / "empty.world", "")
+    write(workdir / "binary.world", PNG_HEADER)
+    write(workdir / "broken.world", "entity E {\n  key id str\n}\n")
+    write(workdir / "latin1.world", "world W \"caf\xe9\"\n".encode("latin-1"))
+    args = [a.replace("{}", _INPUTS[given]) for a in _COMMANDS[command]]
+    run = cli(*args, *(["--format", "json"] if fmt else []))
+    assert (run.out + run.err).strip(), "no output at all"
+    if run.status == 0:
+        assert given in ("empty-file",), run
+    if fmt:
+        json.loads(run.out)
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+@pytest.mark.parametrize("bad", [["--no-such-flag"], [], ["--format", "yaml"]],
+                         ids=["unknown-flag", "no-arguments", "bad-format"])
+def test_every_command_answers_a_bad_command_line_with_usage(
+        command: str, bad: list[str], cli: Callable[..., CliRun]) -> None:
+    name = _COMMANDS[command][:2] if command.startswith("synth") else _COMMANDS[command][:1]
+    run = cli(*name, *bad)
+    assert run.status == 2
+    assert "error: " in run.err  # argparse's usage, or the command saying what is missing
+
+
 def test_same_file_twice_is_checked_once(workdir: Path, cli: Callable[..., CliRun]) -> None:
     write(workdir / "ok.world", "enum E { a b }\n")
     run = cli("check", "--format", "json", "ok.world", "./ok.world", ".")
@@ -732,3 +837,258 @@ def test_diagnostics_have_catalog_severities() -> None:
     """Sanity for the helpers above: a file with an error reports an error."""
     result = checked("enum E { a b }\n")
     assert [d.severity for d in result.diagnostics] == [Severity.ERROR]
+
+
+# ------------------------------------------- hostile sizes, in a subprocess
+#: Seconds and bytes of address space a guarded child may use; far more than a
+#: linear run needs, far less than a quadratic one on a megabyte.
+GUARD_TIMEOUT_S = 60
+GUARD_MEMORY = 3 * 1024 ** 3
+MB = 1_000_000
+
+#: Runs in the child: the text of ``hostile.world`` through ``check`` and ``fmt --check``.
+_GUARDED_CLI = """
+import contextlib, io, json, sys
+from worldspec.cli.main import main
+results = {}
+for command in (["check", "--format", "json"], ["fmt", "--check"]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([*command, "hostile.world"])
+    results[command[0]] = {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+print(json.dumps(results))
+"""
+
+
+def _limit_child() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (GUARD_MEMORY, GUARD_MEMORY))
+
+
+def run_guarded(code: str, cwd: Path, timeout: float = GUARD_TIMEOUT_S) -> str:
+    """Run ``code`` in a fresh interpreter on this checkout under a timeout and a memory cap.
+
+    Returns its standard output; fails the test on a timeout, a crash or a
+    non-zero exit, so a hostile input can slow the child down but never CI.
+    """
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, text=True,
+                              capture_output=True, timeout=timeout, preexec_fn=_limit_child,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"did not finish within {timeout} s (super-linear?)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@dataclass(frozen=True, slots=True)
+class Hostile:
+    """A huge input and what ``check`` must say about it (no codes: it must be clean)."""
+
+    text: str
+    expected: frozenset[str]
+
+
+_ERROR = frozenset({"WS101"})
+HOSTILE: dict[str, Hostile] = {
+    # one long token on a line, then a syntax error after it
+    "long-name-then-error": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB + " } }\n", _ERROR),
+    "long-string-then-error": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + '" } }\n', _ERROR),
+    "long-triple-string-then-error": Hostile(
+        'world W """\n' + "a" * MB + '\n""" }\n', _ERROR),
+    "long-comment-then-error": Hostile('world W "x"\n# ' + "a" * MB + ".\n}\n", _ERROR),
+    "long-regex-then-error": Hostile(
+        'world W "x"\ntype T = str matching /' + "a" * MB + "/ }\n", _ERROR),
+    "long-name-then-bad-character": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB + " $ }\n", _ERROR),
+    "long-name-then-end-of-file": Hostile(
+        'world W "x"\nfn f() -> int { return ' + "a" * MB, _ERROR),
+    "long-unclosed-string": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + "\n}\n", frozenset({"WS102"})),
+    "long-line-of-tokens-then-error": Hostile(
+        'world W "x"\nfn f(a: int) -> int { return ' + "a + " * 25_000 + "a } }\n", _ERROR),
+    "long-whitespace-then-error": Hostile('world W "x"\n' + " " * MB + "}\n", _ERROR),
+    "many-lines-then-error": Hostile('world W "x"\n' + "\n" * MB + "}\n", _ERROR),
+    "many-errors": Hostile("".join(f"tool t{i} }}\n" for i in range(20_000)), _ERROR),
+    "many-errors-on-one-line": Hostile(
+        'world W "x"\nfn f(a: int) -> int { return ' + "b + " * 25_000 + "a }\n",
+        frozenset({"WS201"})),
+    # huge but valid
+    "long-doc-string": Hostile('world W "' + "a" * MB + '"\n', frozenset()),
+    "long-string-literal": Hostile(
+        'world W "x"\nfn f() -> str { return "' + "a" * MB + '" }\n', frozenset()),
+    "long-comment": Hostile('world W "x"\n# ' + "a" * MB + ".\n", frozenset()),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_huge_input_is_linear(name: str, workdir: Path) -> None:
+    """A megabyte on one line, with or without an error, finishes (check and fmt) in time.
+
+    Each of these took minutes to hours once: the error message looked for
+    the token before the error with a regular expression searched over the
+    text before it (quadratic on a long word, string or comment).
+    """
+    case = HOSTILE[name]
+    write(workdir / "hostile.world", case.text)
+    results = json.loads(run_guarded(_GUARDED_CLI, workdir))
+    check, fmt = results["check"], results["fmt"]
+    assert check["status"] == (1 if case.expected else 0), check["err"]
+    found = {d["code"] for d in json.loads(check["out"])}
+    assert case.expected <= found, found
+    assert fmt["status"] in (0, 1), fmt["err"]
+    assert "internal error" not in fmt["err"] + check["err"]
+    if case.expected & {"WS101", "WS102"}:
+        assert "has syntax errors" in fmt["err"]
+
+
+def _diagnostic_at(column: int, width: int = 1) -> Diagnostic:
+    span = Span("long.world", 1, column, 1, column + width)
+    return Diagnostic("WS201", Severity.ERROR, "unknown name 'b'", span)
+
+
+def test_a_long_source_line_is_cut_around_the_caret() -> None:
+    """The snippet of a megabyte line shows a window with the caret under the right text."""
+    line = "a" * 500_000 + "TARGET" + "c" * 500_000
+    text = render_text([_diagnostic_at(500_001, 6)], {"long.world": line + "\n"})
+    source, marks = text.splitlines()[3], text.splitlines()[4]
+    assert len(source) < 300, len(source)
+    assert source.startswith("1 | ...") and source.endswith("...")
+    caret = marks.index("^")
+    assert source[caret:caret + 6] == "TARGET"
+    assert marks[caret:].rstrip() == "^~~~~~"
+
+
+@pytest.mark.parametrize(("line", "column", "expected"), [
+    pytest.param("x" * 10 + "TARGET" + "y" * 10_000, 11, "1 | " + "x" * 10 + "TARGET",
+                 id="near-the-start"),
+    pytest.param("y" * 10_000 + "TARGET", 10_001, "1 | ...", id="at-the-end"),
+    pytest.param("short TARGET line", 7, "1 | short TARGET line", id="short-line-untouched"),
+])
+def test_long_line_windows(line: str, column: int, expected: str) -> None:
+    text = render_text([_diagnostic_at(column, 6)], {"long.world": line})
+    source, marks = text.splitlines()[3], text.splitlines()[4]
+    assert source.startswith(expected)
+    assert len(source) < 300
+    caret = marks.index("^")
+    assert source[caret:caret + 6] == "TARGET"
+
+
+def test_many_diagnostics_on_one_huge_line_render_in_time(tmp_path: Path) -> None:
+    """A hundred diagnostics on a megabyte line: each shows a window, not the megabyte."""
+    code = (
+        "from worldspec.dsl.diagnostics import Diagnostic, Severity\n"
+        "from worldspec.dsl.nodes import Span\n"
+        "from worldspec.dsl.render import render_text\n"
+        "line = 'ab\\u4e2d\\t' * 250_000\n"
+        "ds = [Diagnostic('WS201', Severity.ERROR, 'x', Span('f', 1, c, 1, c + 3))\n"
+        "      for c in range(1, 1_000_000, 10_000)]\n"
+        "print(len(render_text(ds, {'f': line})))\n"
+    )
+    size = int(run_guarded(code, tmp_path))
+    assert size < 100 * 1000, size
+
+
+# ------------------------------------ very deep expressions, in a subprocess
+#: Runs in the child: ``check``, then ``fmt`` (rewriting the file), then ``fmt --check``
+#: of the result, which must be unchanged (formatting is idempotent).
+_GUARDED_DEEP = """
+import contextlib, io, json
+from worldspec.cli.main import main
+results = {}
+for name, command in (("check", ["check", "--format", "json"]), ("fmt", ["fmt"]),
+                      ("again", ["fmt", "--check"])):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([*command, "hostile.world"])
+    results[name] = {"status": status, "out": out.getvalue(), "err": err.getvalue()}
+print(json.dumps(results))
+"""
+
+_DEEPER = 30_000
+DEEPER: dict[str, str] = {
+    "not": _fn("bool", "not " * _DEEPER + "a", "a: bool"),
+    "minus": _fn("int", "- " * _DEEPER + "a", "a: int"),
+    "not-minus": _fn("bool", "not -" * (_DEEPER // 2) + "a", "a: int"),
+    "not-then-and": _fn("bool", "not " * _DEEPER + "a and a", "a: bool"),
+    "if-then-else": _fn("int", "if a then 1 else " * _DEEPER + "0", "a: bool"),
+    "quantifiers": _fn("bool", "".join(f"all x{i} in a: " for i in range(_DEEPER)) + "true",
+                       "a: list[int]"),
+    "not-in-call": _fn("bool", "f(" + "not " * _DEEPER + "a)", "a: bool"),
+}
+#: Inputs whose canonical form needs more parentheses than the parser accepts
+#: (``not -(not -(...))``): ``fmt`` prints them, and the result is refused as WS105.
+_PARENTHESISED = {"not-minus"}
+
+
+@pytest.mark.parametrize("name", list(DEEPER))
+def test_very_deep_expression_through_check_and_fmt(name: str, workdir: Path) -> None:
+    """30,000 prefix operators (or chained ``if``/``all``/``**``): WS105, never a crash.
+
+    ``worldspec fmt`` once died with RecursionError (exit 3) on these: the
+    expression printer recursed once per operator.
+    """
+    write(workdir / "hostile.world", DEEPER[name])
+    results = json.loads(run_guarded(_GUARDED_DEEP, workdir))
+    check, fmt, again = results["check"], results["fmt"], results["again"]
+    found = {d["code"] for d in json.loads(check["out"])}
+    assert check["status"] == 1, check["err"][-2000:]
+    assert "WS105" in found, found
+    everything = check["err"] + fmt["out"] + fmt["err"] + again["out"] + again["err"]
+    assert "internal error" not in everything
+    assert fmt["status"] in (0, 1), fmt["err"][-2000:]
+    if name in _PARENTHESISED:
+        assert again["status"] == 1 and "WS105" in again["err"]
+    elif fmt["status"] == 0:
+        assert again["status"] == 0, again["out"][-2000:] + again["err"][-2000:]
+        assert "1 unchanged" in again["out"] + again["err"]
+
+
+# --------------------------------------------------------- lone surrogates
+@pytest.mark.parametrize(("text", "code"), [
+    pytest.param('world W "doc \\u{DFFF}"\n', "WS107", id="doc"),
+    pytest.param('world W "x"\nfn f() -> str { return "a\\uD800b" }\n', "WS107", id="string"),
+    pytest.param('world W "x"\nenum E { a = "\\uD800" }\n', "WS107", id="enum-wire-value"),
+    pytest.param('world W "x"\ntype T = str matching /\\uD800/\n', "WS108", id="regex"),
+])
+def test_lone_surrogates_are_refused_before_they_reach_hashing(
+        text: str, code: str, workdir: Path, cli: Callable[..., CliRun]) -> None:
+    """``check`` once crashed with UnicodeEncodeError (exit 3) on a surrogate in a doc."""
+    write(workdir / "s.world", text)
+    run = cli("check", "s.world")
+    assert run.status == 1
+    assert run.codes == {code}
+    assert cli("build", "s.world", "-o", "out").status == 1
+    assert not (workdir / "out").exists() or not any((workdir / "out").rglob("*.py"))
+    assert cli("fmt", "--check", "s.world").status == 1
+    assert codes(checked(text)) == {code}
+
+
+def test_raw_lone_surrogate_through_the_api_renders() -> None:
+    """Text handed to ``check_source`` may hold a raw surrogate: WS107, printable output."""
+    text = 'world W "x"\nenum E { a = "\ud800" }\n'
+    result = checked(text)
+    assert codes(result) == {"WS107"}
+    shown = render_text(result.diagnostics, {"input.world": text})
+    shown.encode("utf-8")
+    assert "\ufffd" in shown
+
+
+def test_long_prefix_chain_parses_in_time(tmp_path: Path) -> None:
+    """200,000 ``not`` in a row: each keyword once cost a copy of the whole parse stack."""
+    code = (
+        "from worldspec.dsl.diagnostics import DiagnosticSink\n"
+        "from worldspec.dsl.parser import parse_module\n"
+        "body = 'not ' * 200_000 + 'a'\n"
+        "text = 'world W \"x\"\\nfn f(a: bool) -> bool {\\n  return ' + body + '\\n}\\n'\n"
+        "print(parse_module(text, 'deep.world', DiagnosticSink()).ok)\n"
+    )
+    assert run_guarded(code, tmp_path).strip() == "True"

@@ -332,12 +332,146 @@ def test_internal_error_exits_3_without_traceback(
     assert "Traceback" not in err
 
 
+# ------------------------------------------------- --format json, always JSON
+def error_of(out: str) -> dict[str, object]:
+    """The error object of the one JSON document on stdout."""
+    document = json.loads(out)
+    assert set(document) == {"error"}, document
+    error = document["error"]
+    assert set(error) == {"code", "message", "exit_status", "diagnostics"}
+    assert isinstance(error["message"], str) and error["message"]
+    return dict(error)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--format", "json"],
+    ["check", "--format", "json", "--bogus", "x.world"],
+    ["check", "--format=json", "missing.world"],
+    ["tasks", "--format", "json"],
+    ["tasks", "--fo", "json", "--warnings-as-errors", "x.world"],
+    ["diff", "--format", "json"],
+    ["diff", "--format", "json", "x.world"],
+    ["test", "--format", "json"],
+    ["test", "--format", "json", "--max-examples", "many", "x.world"],
+    ["test", "--format", "json", "--steps", "0", "x.world"],
+    ["run", "--format", "json"],
+    ["run", "x.world", "--task", "nope", "--solution", "--format", "json"],
+    ["run", "x.world", "--task", "t", "--solution", "--calls", "c.jsonl", "--format", "json"],
+])
+def test_json_format_prints_a_json_error_on_usage_errors(
+        argv: list[str], workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(workdir / "x.world", GOOD)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    error = error_of(out)
+    assert (error["code"], error["exit_status"]) == ("usage", 2)
+    assert "error" in err  # the message is on stderr too, for people
+
+
+@pytest.mark.parametrize("command", [["test"], ["diff", "good.world"], ["run", "--task", "t",
+                                                                      "--solution"]])
+def test_json_format_prints_a_json_error_on_spec_errors(
+        command: list[str], workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(workdir / "good.world", GOOD)
+    write(workdir / "bad.world", BAD)
+    argv = [*command, "bad.world", "--format", "json"]
+    if command[0] == "run":
+        argv = ["run", "bad.world", *command[1:], "--format", "json"]
+    assert main(argv) == 1
+    error = error_of(capsys.readouterr().out)
+    assert (error["code"], error["exit_status"]) == ("problems", 1)
+    diagnostics = error["diagnostics"]
+    assert isinstance(diagnostics, list)
+    assert [d["code"] for d in diagnostics] == ["WS101"]
+
+
+def test_json_format_prints_a_json_error_on_an_internal_error(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write(workdir / "x.world", GOOD)
+
+    def explode(paths: object) -> CheckResult:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("worldspec.cli.main.check_paths", explode)
+    assert main(["check", "x.world", "--format", "json"]) == 3
+    error = error_of(capsys.readouterr().out)
+    assert error["code"] == "internal" and "boom" in str(error["message"])
+
+
 # -------------------------------------------------------------- subprocess
 def run_module(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     env.pop("NO_COLOR", None)
     return subprocess.run([sys.executable, "-m", "worldspec", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+def _limit_memory() -> None:
+    """Run in the child before it starts: 2 GiB of address space at most."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def repo_env(workdir: Path) -> dict[str, str]:
+    """The environment of a child ``worldspec``: this checkout's code, a scratch cache."""
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+            "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1"}
+
+
+#: what the console script does, with a line on stdout once the interpreter is up
+ENTRY = ("import sys\nfrom worldspec.cli import entry_point\nprint('ready', flush=True)\n"
+         "sys.exit(entry_point(sys.argv[1:]))\n")
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.25, 0.6])
+@pytest.mark.parametrize("fmt", [[], ["--format", "json"]])
+def test_ctrl_c_at_any_moment_is_one_line_and_status_130(
+        delay: float, fmt: list[str], workdir: Path) -> None:
+    """Ctrl-C during the imports (the first ~0.5 s) or during the check: never a traceback."""
+    import signal
+    import time
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    child = subprocess.Popen([sys.executable, "-c", ENTRY, "check", str(examples), *fmt],
+                             cwd=workdir, env=repo_env(workdir), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_limit_memory)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n"
+        time.sleep(delay)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert (child.returncode, err) == (130, "worldspec: interrupted\n"), out + err
+    if fmt:
+        assert error_of(out)["code"] == "interrupted"
+    else:
+        assert out == ""
+
+
+@pytest.mark.parametrize("command", [["export"], ["test", "--max-examples", "2"],
+                                     ["tasks", "--format", "json"]])
+def test_a_reader_that_goes_away_is_not_an_error(command: list[str], workdir: Path) -> None:
+    """``worldspec test examples | head -1``: quiet, status 0 (as ripgrep does).
+
+    The read end is closed before the command has written anything, so its first
+    write meets a closed pipe whatever the size of the pipe's buffer.
+    """
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    child = subprocess.Popen([sys.executable, "-m", "worldspec", command[0], str(examples),
+                              *command[1:]],
+                             cwd=workdir, env=repo_env(workdir), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=_limit_memory)
+    try:
+        assert child.stdout is not None
+        child.stdout.close()
+        _, err = child.communicate(timeout=300)
+    finally:
+        child.kill()
+    assert (child.returncode, err) == (0, b"")
 
 
 def test_python_dash_m_worldspec(workdir: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from worldspec.cli.main import main
+from worldspec.cli.main import SUBCOMMANDS, main
 
 REPO = Path(__file__).resolve().parent.parent
 #: the three main example worlds (with tasks and data); the conformance worlds have neither
@@ -138,10 +138,49 @@ def test_build_with_errors_exits_1_with_diagnostics(
     assert main(["build", "broken.world", "-o", "out"]) == 1
     out, err = capsys.readouterr()
     assert "error[WS" in err and "broken.world:11:10" in err and "usr" in err
-    assert "not built: the specs have errors" in err
+    assert "not built: the specs or their tasks have errors" in err
     assert "Traceback" not in out + err
     assert not (workdir / "out").exists()
     assert main(["build", "--check", "broken.world", "-o", "out"]) == 1
+
+
+FAILING_TASK = BROKEN.replace("return usr", "return user") + '''
+task find_ann in Broken {
+  given { users: [{id: "U1", name: "Ann"}] }
+  instruction "Look up user U1."
+  check renamed: users["U1"].name == "Anna"
+  solution { get_user(user: "U1") }
+}
+'''
+
+
+def test_build_refuses_what_check_refuses(workdir: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A world whose task fails validation (WS611) is not built: build and check agree."""
+    (workdir / "tasky.world").write_text(FAILING_TASK, encoding="utf-8")
+    assert main(["check", "tasky.world"]) == 1
+    assert "error[WS611]" in capsys.readouterr().out
+    assert main(["build", "tasky.world", "-o", "out"]) == 1
+    err = capsys.readouterr().err
+    assert "error[WS611]" in err and "not built" in err
+    assert not (workdir / "out").exists()
+    assert main(["build", "--check", "tasky.world", "-o", "out"]) == 1
+
+
+def test_one_name_per_meaning_of_check() -> None:
+    """``worldspec.check_paths`` validates tasks; the compiler's check is ``check_specs``."""
+    import worldspec
+    from worldspec.compiler import api
+    from worldspec.services.validation import ValidatedResult
+
+    assert not hasattr(api, "check_paths")
+    spec = REPO / "examples" / "shop"
+    assert worldspec.check_paths is worldspec.services.validation.check_paths
+    validated = worldspec.check_paths([spec])
+    assert isinstance(validated, ValidatedResult) and validated.ok
+    assert validated.model is validated.result.model and validated.tasks
+    assert api.check_specs([spec]).ok
+    assert {"ValidatedResult", "TaskReport", "check_paths"} <= set(worldspec.__all__)
 
 
 def test_build_missing_path_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,7 +197,7 @@ def test_run_solution_prints_calls_diffs_and_score(
     assert out[1].startswith('  ok: {"success": true, "data": {"id": "U001"')
     assert "  ~ users[\"U001\"].presence: offline -> online" in out
     assert sum(line.startswith("> ") for line in out) == 6
-    assert "score 1.000" in out
+    assert "score 1.000 (solved)" in out
     assert [line for line in out if line.startswith("  [")] == [
         "  [pass] priya_read", "  [pass] nothing_failed", "  [pass] replied",
         "  [pass] one_message_sent"]
@@ -208,7 +247,7 @@ def test_run_partial_replay_exits_1(workdir: Path, capsys: pytest.CaptureFixture
     assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
                  "calls.jsonl"]) == 1
     out = capsys.readouterr().out
-    assert "score 0.000" in out
+    assert "score 0.000 (not solved: 3 of 3 check(s) fail)" in out
     assert "  [FAIL] hana_restored: The chat with Hana is back in Maya's main list." in out
 
 
@@ -224,9 +263,67 @@ def test_run_frame_violation_exits_1(workdir: Path, capsys: pytest.CaptureFixtur
     assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
                  "calls.jsonl"]) == 1
     out = capsys.readouterr().out
-    assert "score 0.000" in out  # every check passes, but the broken frame zeroes the reward
+    # every check passes, but the broken frame zeroes the reward: not solved, and it says so
+    assert "score 0.000 (not solved: the frame is violated)" in out.splitlines()
     assert "[pass] archived" in out
     assert 'frame violated: contacts["CT101"].favorite' in out
+    assert main(["run", "examples/messaging", "--task", "tidy_archive", "--calls",
+                 "calls.jsonl", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["reward"], report["solved"]) == (0.0, False)
+
+
+WEIGHTED = BROKEN.replace("return usr", "return user") + '''
+tool rename(user: User "The user's id.", name: str "The new name.") -> User "Rename a user." {
+  user.name = name
+  return user
+}
+
+task rename_ann in Broken {
+  given { users: [{id: "U1", name: "Ann"}, {id: "U2", name: "Bob"}] }
+  instruction "Rename U1 to Anna and U2 to Bobby."
+  check anna weight 9999: users["U1"].name == "Anna"
+  check bobby: users["U2"].name == "Bobby"
+  solution { rename(user: "U1", name: "Anna")  rename(user: "U2", name: "Bobby") }
+}
+'''
+
+
+def test_run_exit_status_and_printed_score_agree(workdir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A reward of 0.9999 is not shown as 1.000 next to a failing exit status."""
+    (workdir / "w.world").write_text(WEIGHTED, encoding="utf-8")
+    (workdir / "calls.jsonl").write_text(
+        '{"name": "rename", "arguments": {"user": "U1", "name": "Anna"}}\n', encoding="utf-8")
+    assert main(["run", "w.world", "--task", "rename_ann", "--calls", "calls.jsonl"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "score 0.999 (not solved: 1 of 2 check(s) fail)" in out
+    assert main(["run", "w.world", "--task", "rename_ann", "--solution"]) == 0
+    assert "score 1.000 (solved)" in capsys.readouterr().out.splitlines()
+    assert "solved" in SUBCOMMANDS["run"].description
+
+
+def test_run_unknown_task_suggests_the_closest(workdir: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "examples/shop", "--task", "cancel_and_reordr", "--solution"]) == 2
+    assert "did you mean 'cancel_and_reorder'?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["file", "file/sub", "/proc/x", "/dev/null/x"])
+def test_build_to_an_impossible_output_is_a_usage_error(
+        target: str, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "file").write_text("not a folder", encoding="utf-8")
+    before = files_under(workdir / "examples")
+    # --check of an OUT that could exist (but does not) is merely out of date
+    for check in ([], ["--check"]) if not target.startswith("/proc") else ([],):
+        assert main(["build", "examples/shop", "-o", target, *check]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("worldspec: error: -o: "), err
+        assert "internal error" not in err and "Traceback" not in err
+    assert files_under(workdir / "examples") == before  # nothing half-written
+    assert {p.name for p in workdir.iterdir()} <= {"cache", "examples", "file"}
+    assert (workdir / "file").read_text(encoding="utf-8") == "not a folder"
+    assert not Path("/proc/x").exists()
 
 
 @pytest.mark.parametrize(("content", "expected"), [
@@ -273,7 +370,8 @@ def test_run_missing_spec_exits_2(workdir: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_real_entry_point(workdir: Path) -> None:
-    env = {**os.environ, "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1"}
+    env = {**os.environ, "WORLDSPEC_CACHE": str(workdir / "cache"), "NO_COLOR": "1",
+           "PYTHONPATH": str(REPO)}  # this checkout's code, not an installed one
     build = subprocess.run([sys.executable, "-m", "worldspec", "build", "--check",
                             str(REPO / "examples"), "-o", str(REPO / "generated")],
                            cwd=workdir, env=env, capture_output=True, text=True, timeout=120)

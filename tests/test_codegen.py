@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from worldspec.compiler.api import check_paths
+from worldspec.compiler.api import check_specs
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_package
@@ -50,7 +50,7 @@ FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals",
 
 def build_files(paths: list[Path | str]) -> dict[str, str]:
     """``package/relative path`` -> text, for every world reachable from ``paths``."""
-    result = check_paths(paths)
+    result = check_specs(paths)
     assert result.ok, [d.message for d in result.errors]
     return {f"{package.name}/{rel}": text
             for package in generate_all(result).packages
@@ -101,9 +101,9 @@ def test_output_does_not_depend_on_the_working_directory(
 def test_other_hash_seeds_give_identical_files(example_files: dict[str, str]) -> None:
     script = textwrap.dedent("""
         import hashlib, json, sys
-        from worldspec.compiler.api import check_paths
+        from worldspec.compiler.api import check_specs
         from worldspec.compiler.build import generate_all
-        result = check_paths([sys.argv[1]])
+        result = check_specs([sys.argv[1]])
         print(json.dumps({f"{p.name}/{rel}": hashlib.sha256(text.encode()).hexdigest()
                           for p in generate_all(result).packages
                           for rel, text in p.files.items()}))
@@ -285,7 +285,7 @@ class HostileBuild:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> HostileBuild:
-    result = check_paths(HOSTILE_FILES)
+    result = check_specs(HOSTILE_FILES)
     assert result.ok, [f"{d.span}: {d.message}" for d in result.errors]
     build = generate_all(result)
     out = tmp_path_factory.mktemp("hostile")
@@ -302,7 +302,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> HostileBuild:
 
 @pytest.mark.parametrize("path", HOSTILE_FILES, ids=lambda p: p.stem)
 def test_hostile_spec_checks_clean(path: Path) -> None:
-    result = check_paths([path])
+    result = check_specs([path])
     assert result.diagnostics == (), [f"{d.span}: {d.message}" for d in result.diagnostics]
     assert len(result.model.worlds) == 1
 

@@ -204,6 +204,8 @@ CASES = [
     # tasks
     Case("task-removed", "task close_ann", CLOSE_TASK, ""),
     Case("task-added", "task count_them", CLOSE_TASK, CLOSE_TASK + "\n" + NEW_TASK),
+    # a task still declared, but for a world that does not exist: not "removed"
+    Case("task-invalid", "task close_ann", "task close_ann in Shop", "task close_ann in Shoop"),
     Case("task-instruction-changed", "task rename_ann / instruction",
          '"Rename customer C001 to Anna."', '"Please rename customer C001 to Anna."'),
     Case("task-user-changed", "task rename_ann / persona", '"Polite."', '"Impatient."'),
@@ -443,6 +445,27 @@ def test_tightened_precondition_breaks_a_task_and_a_trajectory(
     assert moved["first_difference"]["tool"] == "cancel_order"
     assert moved["first_difference"]["new"].startswith("Error: ")
     assert {"check": "cancelled", "old": "passed", "new": "failed"} in moved["checks"]
+
+
+def test_a_task_that_still_exists_but_has_errors_is_not_removed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trajectory of a task that is still declared but no longer checks is
+    ``task-invalid``, not ``task-removed`` (its task is listed ``broken``)."""
+    new = _shop_copy(tmp_path)
+    runs = tmp_path / "runs"
+    _record_solution("cancel_and_reorder", runs, capsys)
+    _edit(new / "tasks.world", '.cancel_reason == CancelReason.ordered_by_mistake',
+          '.cancel_reasn == CancelReason.ordered_by_mistake')
+    code, report = _diff_json(capsys, str(SHOP), str(new), "--trajectories", str(runs))
+    assert code == 0
+    [task] = report["impact"]["tasks"]
+    assert (task["task"], task["status"]) == ("cancel_and_reorder", "broken")
+    [run] = report["impact"]["trajectories"]
+    assert run["status"] == "task-invalid", run
+    assert "declared on the new side but has errors there" in run["message"]
+    assert main(["diff", str(SHOP), str(new), "--trajectories", str(runs),
+                 "--fail-on", "dangerous"]) == 1
+    assert "    task-invalid " in capsys.readouterr().out
 
 
 def test_changed_message_changes_a_trajectory_not_the_tasks(

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from worldspec.cli.main import main
-from worldspec.compiler.api import check_paths
+from worldspec.compiler.api import check_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
 
 
 def tasks() -> list[tuple[Path, str]]:
-    result = check_paths([ROOT / "examples"])
+    result = check_specs([ROOT / "examples"])
     assert result.ok, [d.message for d in result.errors]
     out = []
     for world in result.model.worlds.values():
@@ -30,7 +30,7 @@ MAIN_WORLDS = ("MobileMessaging", "OnlineShop", "ClinicScheduling")
 
 
 def test_examples_have_enough_tools_and_tasks() -> None:
-    result = check_paths([ROOT / "examples"])
+    result = check_specs([ROOT / "examples"])
     for name in MAIN_WORLDS:
         world = result.model.worlds[name]
         assert 10 <= len(world.tools) <= 25, world.name

@@ -282,6 +282,24 @@ PRECEDENCE_CASES = [
     ("{(a): (b + c)}", "{a: b + c}"),
     ("1.e5", "1.e5"),
     ("1_000.5", "1_000.5"),
+    # chains the printer walks in a loop instead of one level per operator
+    ("not (not (not a))", "not not not a"),
+    ("-(-(-a))", "- - -a"),
+    ("-(not a)", "-(not a)"),
+    ("not (-(not (-a)))", "not -(not -a)"),
+    ("-(2 ** 2)", "-2 ** 2"),
+    ("2 ** (3 ** 4)", "2 ** 3 ** 4"),
+    ("(2 ** 3) ** 4", "(2 ** 3) ** 4"),
+    ("2 ** (-(2 ** (-2)))", "2 ** -2 ** -2"),
+    ("(-2) ** a", "(-2) ** a"),
+    ("if a then b else (if c then d else e)", "if a then b else if c then d else e"),
+    ("if a then (if b then c else d) else e", "if a then if b then c else d else e"),
+    ("all x in xs: (any y in ys: (p))", "all x in xs: any y in ys: p"),
+    ("all x in xs: (if a then b else (all y in ys: p))",
+     "all x in xs: if a then b else all y in ys: p"),
+    ("not (all x in xs: p)", "not (all x in xs: p)"),
+    ("f(not (not a), [-(-b)], {c: if d then e else f})",
+     "f(not not a, [- -b], {c: if d then e else f})"),
 ]
 
 
@@ -374,7 +392,7 @@ def test_comments_inside_one_line_constructs_break_them() -> None:
     assert out == "record R {  # nothing\n}\n"
 
 
-@pytest.mark.parametrize("op", ["+", "-", "*", "and", "or", "??"])
+@pytest.mark.parametrize("op", ["+", "-", "*", "and", "or", "??", "**"])
 def test_long_operator_chains_do_not_recurse(op: str) -> None:
     """A sum of thousands of terms is a left-deep tree thousands of levels deep."""
     chain = f" {op} ".join(f"x{i}" for i in range(3000))
@@ -461,7 +479,7 @@ def _expressions(strings: bool) -> st.SearchStrategy[n.Expr]:
             child.filter(lambda e: not isinstance(e, (n.IntLit, n.FloatLit))).map(
                 lambda e: n.Unary(op="-", operand=e, span=s)),
             st.builds(lambda op, lhs, rhs: n.Binary(op=op, left=lhs, right=rhs, span=s),
-                      st.sampled_from(["+", "-", "*", "/", "//", "%"]), child, child),
+                      st.sampled_from(["+", "-", "*", "/", "//", "%", "**"]), child, child),
             st.builds(lambda op, lhs, rhs: n.Compare(op=op, left=lhs, right=rhs, span=s),
                       st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in"]),
                       child, child),

@@ -31,7 +31,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pytest
 
-from worldspec.compiler.api import CheckResult, check_paths, check_source
+from worldspec.compiler.api import CheckResult, check_source, check_specs
 from worldspec.dsl.catalog import CATALOG
 from worldspec.dsl.diagnostics import Diagnostic, Severity
 from worldspec.dsl.render import render_text
@@ -77,7 +77,7 @@ def check_unreadable_file(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Chec
     """Check a spec file that is not UTF-8 (WS100), with a path relative to ``folder``."""
     monkeypatch.chdir(folder)
     Path("WS100.world").write_bytes('world Café "A café."\n'.encode("latin-1"))
-    return check_paths(["WS100.world"])
+    return check_specs(["WS100.world"])
 
 
 def check_golden(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -128,7 +128,7 @@ def test_warnings_are_warnings(code: str, tmp_path: Path,
 @pytest.mark.parametrize("name", sorted(EXTRA_GOLDENS))
 def test_extra_golden(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
-    result = check_paths([GOLDEN / f"{name}.world"])
+    result = check_specs([GOLDEN / f"{name}.world"])
     assert codes_of(result) == EXTRA_GOLDENS[name]
     compare_with_golden(render(result), REPO / GOLDEN / f"{name}.txt")
 
@@ -415,7 +415,7 @@ def test_duplicate_across_an_import_points_into_the_imported_file(
         record Address "A street address." { street: str }
         state { warehouse: Address? = none }
         """), encoding="utf-8")
-    result = check_paths(["shop.world"])
+    result = check_specs(["shop.world"])
     [d] = result.diagnostics
     assert (d.code, d.message) == ("WS203", "type 'Address' is defined twice")
     assert (d.span.file, d.span.line, d.span.column) == ("shop.world", 3, 8)
@@ -810,7 +810,7 @@ def check_importer(folder: Path, monkeypatch: pytest.MonkeyPatch, target: str) -
     monkeypatch.chdir(folder)
     Path("shop.world").write_text(f'import "{target}"\nworld Shop "An online shop."\n'
                                   'state { open: bool = true }\n', encoding="utf-8")
-    return check_paths(["shop.world"])
+    return check_specs(["shop.world"])
 
 
 def test_missing_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -146,3 +146,21 @@ def test_loading_a_generated_package_loads_no_compiler() -> None:
     banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli", "worldspec.llm_frontend",
               "lark", "jinja2", "pydantic", "openai")
     assert _offending(json.loads(out.stdout), banned) == []
+
+
+def test_every_package_is_installed() -> None:
+    """pyproject's package list names every package of the tree (a missing one installs
+    without it: the checkout works, a plain install does not)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    found = set()
+    for init in PACKAGE.rglob("__init__.py"):
+        if "__pycache__" in init.parts:
+            continue
+        found.add(".".join(init.parent.relative_to(ROOT).parts))
+    for link in ("dsl", "compiler", "codegen_templates", "llm_frontend"):  # rglob stops at links
+        for init in (ROOT / link).rglob("__init__.py"):
+            found.add(".".join(("worldspec", *init.parent.relative_to(ROOT).parts)))
+    assert sorted(found - listed) == [] and sorted(listed - found) == []

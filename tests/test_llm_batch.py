@@ -20,7 +20,7 @@ from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
-from worldspec.compiler.api import check_paths as compiler_check
+from worldspec.compiler.api import check_specs as compiler_check
 from worldspec.llm_frontend.batch import (
     BatchItem,
     BatchSummary,

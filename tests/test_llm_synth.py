@@ -25,7 +25,7 @@ from llm_scripts import (
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
-from worldspec.compiler.api import check_paths as compiler_check
+from worldspec.compiler.api import check_specs as compiler_check
 from worldspec.llm_frontend.client import LLMClient, LLMConfig, Usage
 from worldspec.llm_frontend.prompts import extract_world_code, write_world_messages
 from worldspec.llm_frontend.reference import condense_language_doc, main, render_reference_module

@@ -138,3 +138,62 @@ def test_keywords_are_names_where_only_a_name_fits() -> None:
     assert isinstance(record, n.RecordDecl) and isinstance(alias, n.AliasDecl)
     assert isinstance(state, n.StateDecl)
     assert [f.name.name for f in record.fields] == ["x", "state", "type", "tool"]
+
+
+# ------------------------------------------------------------- lone surrogates
+#: Places a string escape can name a lone surrogate (U+D800..U+DFFF), each with
+#: the line and column of the literal that must be reported.
+SURROGATE_STRINGS = [
+    pytest.param('fn f() -> str { return "a\\uD800b" }', 1, 24, id="string-literal"),
+    pytest.param('fn f() -> str { return "a\\u{dfff}" }', 1, 24, id="braced-escape"),
+    pytest.param('fn f(x: int) -> str { return f"a\\uDC00 {x}" }', 1, 30, id="f-string-text"),
+    pytest.param('fn f(x: int) -> str { return f"{x} \\uDBFF" }', 1, 30,
+                 id="f-string-text-after"),
+    pytest.param('enum E { a = "\\uD800" }', 1, 14, id="enum-wire-value"),
+    pytest.param('world W "doc \\uD800"', 1, 9, id="world-doc"),
+    pytest.param('record R {\n  x: int "\\uDFFF"\n}', 2, 10, id="field-doc"),
+    pytest.param('tool t() -> str """\n  doc \\uD800\n  """ {\n  return "x"\n}', 1, 17,
+                 id="triple-quoted-doc"),
+    pytest.param('import "a\\uD800.world"', 1, 8, id="import-path"),
+    pytest.param('world W "x"\nstate { s: str = "" }\n'
+                 'task t in W { instruction "i" given { s: "\\uD800" } }', 3, 42,
+                 id="given-data"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column"), SURROGATE_STRINGS)
+def test_lone_surrogate_escape_in_a_string_is_ws107(text: str, line: int, column: int) -> None:
+    """A surrogate is half of a UTF-16 pair, not a character: it cannot be encoded later."""
+    _, errors = parse(text)
+    assert [(code, ln, col) for code, ln, col, _ in errors] == [("WS107", line, column)]
+    assert "lone surrogate" in errors[0][3]
+
+
+@pytest.mark.parametrize(("pattern", "column"), [
+    pytest.param("\\uD800", 23, id="escape"),
+    pytest.param("[\\uD800-\\uDBFF]+", 23, id="range"),
+    pytest.param("a\\U0000DFFFb", 23, id="long-escape"),
+])
+def test_lone_surrogate_in_a_regex_is_ws108(pattern: str, column: int) -> None:
+    _, errors = parse(f"type T = str matching /{pattern}/")
+    assert [(code, ln, col) for code, ln, col, _ in errors] == [("WS108", 1, column)]
+    assert "lone surrogate" in errors[0][3]
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param('fn f() -> str { return "\\uD7FF\\uE000\\u{10FFFF}\\u{1F600}" }',
+                 id="neighbours-of-the-range"),
+    pytest.param('fn f() -> str { return "\\\\uD800" }', id="escaped-backslash"),
+    pytest.param("type T = str matching /\\\\uD800|\\uD7FF|[\\uE000-\\uFFFF]/",
+                 id="regex-escaped-backslash-and-neighbours"),
+    pytest.param('# a comment may say \\uD800\nworld W "x"', id="comment"),
+])
+def test_characters_next_to_the_surrogates_are_fine(text: str) -> None:
+    _, errors = parse(text)
+    assert errors == []
+
+
+def test_raw_lone_surrogate_in_the_text_is_ws107() -> None:
+    """Text handed to the API (not read from a UTF-8 file) can hold a raw surrogate."""
+    _, errors = parse('world W "x"\nenum E { a = "\ud800" }\n# \udfff\n')
+    assert [(code, ln, col) for code, ln, col, _ in errors] == [("WS107", 2, 15)]

@@ -251,8 +251,8 @@ def test_the_system_prompt_carries_the_policy_clock_and_setting(world: type[Epis
     # the spec's own policy (messaging.world has one) reaches the prompt
     assert world.POLICY and world.POLICY.strip() in agent_system_prompt(
         world(task="tidy_archive"), "tidy_archive", conversational=False)
-    bare = type("Bare", (world,), {"POLICY": ""})  # no policy: nothing but the clock
-    assert "\n\nThe current time" in agent_system_prompt(bare(task="tidy_archive"),
+    plain = type("Plain", (world,), {"POLICY": ""})  # a world without a policy: no gap
+    assert "\n\nThe current time" in agent_system_prompt(plain(task="tidy_archive"),
                                                          "tidy_archive", conversational=False)
 
 
@@ -712,7 +712,8 @@ def test_the_rollout_benchmark_runs_and_reports_every_way() -> None:
                                                      "ClinicScheduling"}
     for row in report["rows"]:
         assert row["steps"] > 0
-        for way in ("bare", "session", "session_no_diffs", "runner", "runner_journal"):
+        for way in ("bare", "bare_score", "session", "session_no_diffs", "runner",
+                    "runner_journal"):
             assert row[f"{way}_us"] > 0
 
 
@@ -759,8 +760,9 @@ def test_the_progress_line_shows_done_mean_reward_and_tokens(
 
 @pytest.mark.parametrize("task", ["tidy_archive", "paris_trip_group", "clean_up_contacts",
                                   "hana_q4_follow_up"])
-def test_each_step_diff_is_what_that_call_changed(world: type[Episode], task: str) -> None:
-    calls = [*solution_calls(world, task),
+def test_each_step_diff_and_hash_are_what_that_call_left(world: type[Episode], task: str) -> None:
+    calls = [("list_conversations", {}), ("archive_conversation", {"conversation": "NOPE"}),
+             *solution_calls(world, task),
              ("archive_conversation", {"conversation": "CONV101"}),
              ("unarchive_conversation", {"conversation": "CONV101"}),  # changed back
              ("archive_conversation", {"conversation": "CONV101"})]
@@ -778,6 +780,7 @@ def test_each_step_diff_is_what_that_call_changed(world: type[Episode], task: st
             return json.dumps(change, sort_keys=True)
 
         assert sorted(map(key, got)) == sorted(map(key, expected)), (name, got, expected)
+        assert session.steps[-1].state_hash == reference.state_hash()
 
 
 def test_rollout_on_a_spec_with_errors_exits_1(llm_server: ScriptedLLMServer, tmp_path: Path,

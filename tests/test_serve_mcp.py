@@ -301,3 +301,69 @@ def test_a_serving_process_loads_no_compiler() -> None:
               "jinja2", "openai")
     assert [m for m in loaded if m.split(".")[0] in banned or
             any(m.startswith(b + ".") or m == b for b in banned)] == []
+
+
+def test_worldspec_serve_itself_loads_no_compiler() -> None:
+    """The command a user runs: ``worldspec serve PACKAGE`` over stdio, stdin closed at once
+    (the session ends), then what the process had loaded."""
+    code = (
+        "import json, sys\n"
+        "from worldspec.cli import entry_point\n"
+        f"status = entry_point(['serve', {str(PACKAGE)!r}, '--task', {TASK!r}])\n"
+        "print(json.dumps([status, sorted(sys.modules)]), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    status, loaded = json.loads(out.stderr.strip().splitlines()[-1])
+    assert status == 0, out.stderr
+    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli.main",
+              "worldspec.llm_frontend", "lark", "jinja2", "openai")
+    assert [m for m in loaded if any(m == b or m.startswith(b + ".") for b in banned)] == []
+
+
+ANSWER_SHOP = '''world Shop "A shop."
+
+entity Order "An order." {
+  key id: str
+  total: float
+}
+
+state {
+  orders: table Order
+}
+
+tool get_order(order: Order "The order.") -> Order "Read an order." {
+  return order
+}
+
+task tell_total in Shop {
+  given { orders: [{id: "W1", total: 1234.56}] }
+  instruction "What does order W1 cost?"
+  check told: reply.contains("$1,234.56")
+  only changes nothing
+  solution { get_order(order: "W1") reply "Your total is $1,234.56." }
+}
+'''
+
+
+def test_the_harness_passes_the_agents_replies_to_answer_checks(tmp_path: Path) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(ANSWER_SHOP, encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "worldspec", "serve", str(spec), "--task", "tell_total"], cwd=str(ROOT))
+
+    async def go() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                await session.call_tool("get_order", {"order": "W1"})
+                silent = await _read(session, "worldspec://episode/score")
+                said = quote(json.dumps(["Let me see.", "It is $1,234.56 in total."]))
+                told = await _read(session, f"worldspec://episode/score?replies={said}")
+                assert (silent["reward"], told["reward"]) == (0.0, 1.0)
+                for query in ("replies=%5B1%5D", "replies=nope", "colour=red"):
+                    with pytest.raises(McpError) as refused:
+                        await _read(session, f"worldspec://episode/score?{query}")
+                    assert refused.value.error.code == -32602
+    _run(go())

@@ -54,11 +54,13 @@ def test_tasks_json_lists_every_task_with_its_status(
     by_task = {item["task"]: item for item in listing}
     assert set(by_task) == {"good", "bad"}
     for item in listing:
-        assert set(item) == {"world", "task", "file", "line", "valid", "problems"}
+        assert set(item) == {"world", "task", "file", "line", "status", "valid", "reason",
+                             "problems"}
         assert item["world"] == "Shop" and item["file"].endswith("shop.world")
     assert by_task["good"]["valid"] is True and by_task["good"]["problems"] == []
+    assert by_task["good"]["status"] == "valid"
     bad = by_task["bad"]
-    assert bad["valid"] is False and bad["line"] == 25
+    assert bad["valid"] is False and bad["line"] == 25 and bad["status"] == "invalid"
     codes = [p["code"] for p in bad["problems"]]
     # the check already holds at the start, so doing nothing scores 1; the solution fails
     assert codes == ["WS614", "WS610"]
@@ -72,6 +74,70 @@ def test_check_reports_task_problems(tmp_path: Path,
     assert main(["check", str(spec), "--format", "json"]) == 1
     codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
     assert codes == ["WS614", "WS610"]
+
+
+def _many_tasks(count: int, typo_in: int) -> str:
+    """A shop with ``count`` tasks: even ones valid, odd ones failing validation (the order
+    is already cancelled), and task ``typo_in`` with a type error in its check."""
+    world = BROKEN[:BROKEN.index("task good")]
+    tasks = []
+    for i in range(count):
+        cancelled = "true" if i % 2 else "false"
+        field = "cancelld" if i == typo_in else "cancelled"
+        tasks.append(f'task t{i:02d} in Shop {{\n'
+                     f'  given {{ orders: [{{id: "O1", cancelled: {cancelled}}}] }}\n'
+                     f'  instruction "Cancel order O1."\n'
+                     f'  check cancelled: orders["O1"].{field}\n'
+                     f'  solution {{ cancel_order(order: "O1") }}\n}}\n')
+    return world + "\n".join(tasks)
+
+
+def test_a_type_error_in_one_task_does_not_mark_the_others_valid(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(_many_tasks(50, typo_in=0), encoding="utf-8")
+    assert main(["tasks", str(spec), "--format", "json"]) == 1
+    listing = {item["task"]: item for item in json.loads(capsys.readouterr().out)}
+    assert len(listing) == 50
+    assert listing["t00"]["status"] == "invalid"
+    assert [p["code"] for p in listing["t00"]["problems"]] == ["WS205"]
+    for i in range(1, 50):
+        item = listing[f"t{i:02d}"]
+        # the other tasks are still run: the odd ones fail, the even ones pass
+        expected = "invalid" if i % 2 else "valid"
+        assert (item["status"], item["valid"]) == (expected, expected == "valid"), item
+        if i % 2:
+            assert [p["code"] for p in item["problems"]] == ["WS614", "WS610"]
+    assert main(["tasks", str(spec)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "24 of 50 task(s) valid, 26 invalid"
+    assert out.count("INVALID ") == 26 and out.count("ok      ") == 24
+    # check reports the same problems: the type error and what running the others found
+    assert main(["check", str(spec), "--format", "json"]) == 1
+    codes = [d["code"] for d in json.loads(capsys.readouterr().out)]
+    assert codes.count("WS205") == 1 and codes.count("WS610") == 25
+
+
+def test_tasks_of_a_world_with_errors_are_not_validated_and_say_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(_many_tasks(4, typo_in=-1).replace("order.cancelled = true",
+                                                        "order.cancelld = true"),
+                    encoding="utf-8")
+    assert main(["tasks", str(spec), "--format", "json"]) == 1
+    listing = json.loads(capsys.readouterr().out)
+    assert len(listing) == 4
+    for item in listing:
+        assert (item["status"], item["valid"], item["problems"]) == \
+            ("not-validated", False, [])
+        assert item["reason"].startswith("not validated: the specs have 1 error outside "
+                                         "tasks (first: ")
+        assert "shop.world:14: WS205" in item["reason"]
+    assert main(["tasks", str(spec)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "0 of 4 task(s) valid, 4 not validated"
+    assert sum(line.startswith("NOT RUN Shop.t0") for line in out) == 4
+    assert not any(line.startswith("ok ") for line in out)
 
 
 def test_examples_tasks_are_all_valid(capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,6 +201,41 @@ def test_export_rows_have_the_training_shape(tmp_path: Path) -> None:
         assert row["split"] in ("train", "test")
         assert isinstance(json.loads(row["initial_state"]), dict)
     assert len({(r["world"], r["task_id"]) for r in rows}) == len(rows)
+
+
+def test_export_unknown_split_names_the_splits(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rows.jsonl"
+    assert main(["export", str(MESSAGING), "--split", "nosuch", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--split: no task is in split 'nosuch' (the splits are: test, train)" in err
+    assert not out.exists()
+    assert main(["export", str(MESSAGING), "--split", "tset"]) == 2
+    assert "did you mean 'test'?" in capsys.readouterr().err
+    assert main(["export", str(MESSAGING), "--split", "test", "-o", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and {r["split"] for r in rows} == {"test"}
+
+
+@pytest.mark.parametrize("target", ["folder", "file/sub", ""])
+def test_export_to_an_impossible_file_is_a_usage_error(
+        target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("keep me", encoding="utf-8")
+    assert main(["export", str(MESSAGING), "-o", target]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("worldspec: error: -o: ")
+    assert (tmp_path / "file").read_text(encoding="utf-8") == "keep me"
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
+def test_export_of_specs_without_tasks_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(ROOT / "examples" / "bfcl")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "nothing exported: the specs define no tasks" in err
 
 
 def test_exported_rows_rebuild_and_score(tmp_path: Path) -> None:
@@ -263,3 +364,42 @@ def test_episodes_of_one_task_start_equal_and_stay_independent(tmp_path: Path) -
     second.call("deposit", {"account": "A2", "amount": 1})
     assert first.tables["accounts"].rows["A2"].balance == 0
     assert world(task="top_up").state_hash() == fresh.state_hash()
+
+
+RESTRAINT = BROKEN[:BROKEN.index("task good")] + '''
+task keep_it in Shop "The order was shipped: the right answer is to cancel nothing." {
+  given { orders: [{id: "O1"}] }
+  instruction "Cancel order O1, although it has shipped."
+  check untouched: not orders["O1"].cancelled
+  FRAME
+  solution {}
+}
+'''
+
+
+@pytest.mark.parametrize(("frame", "codes"), [
+    ("only changes nothing", []),          # a restraint task: doing nothing is right
+    ("only changes orders", ["WS614"]),    # changes are allowed: doing nothing is vacuous
+    ("", ["WS614"]),
+])
+def test_a_restraint_task_is_valid_and_a_vacuous_one_is_not(
+        frame: str, codes: list[str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "shop.world"
+    spec.write_text(RESTRAINT.replace("FRAME", frame), encoding="utf-8")
+    status = main(["check", str(spec), "--format", "json"])
+    found = [d["code"] for d in json.loads(capsys.readouterr().out)
+             if d["severity"] == "error"]
+    assert (status, found) == (1 if codes else 0, codes)
+
+
+def test_a_restraint_task_zeroes_the_reward_of_any_change(tmp_path: Path) -> None:
+    from worldspec.services.loading import load_world
+
+    spec = tmp_path / "shop.world"
+    spec.write_text(RESTRAINT.replace("FRAME", "only changes nothing"), encoding="utf-8")
+    world = load_world(spec)
+    assert world(task="keep_it").score().reward == 1.0
+    episode = world(task="keep_it")
+    episode.call("cancel_order", {"order": "O1"})
+    assert episode.score().reward == 0.0

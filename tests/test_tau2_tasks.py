@@ -76,26 +76,22 @@ def test_every_tau2_task_becomes_a_task(peer_tasks: list[dict[str, Any]],
     assert set(reports) == {f"retail_{t['id']}" for t in peer_tasks}
 
 
-def test_tasks_validate_except_the_ungradable_ones(reports: dict[str, Any],
-                                                  gold: dict[str, dict[str, Any]],
-                                                  peer_tasks: list[dict[str, Any]]) -> None:
-    """A task whose expected actions change nothing is graded by tau2 on the conversation
-    alone. Where that is ``communicate_info`` (4 tasks), its answer checks grade it and the
-    reference reply passes them; where it is only an LLM-judged NL assertion, or nothing at
-    all (7 tasks: tau2 gives doing nothing the full reward there too), the DB check holds
-    before any call, which validation reports (WS614). Every other task validates: its
-    solution (and reply) passes every check and doing nothing does not."""
+def test_every_task_validates_and_the_read_only_ones_grade_restraint(
+        reports: dict[str, Any], gold: dict[str, dict[str, Any]],
+        peer_tasks: list[dict[str, Any]]) -> None:
+    """A task whose expected actions change nothing (11 of them) is a restraint task: its
+    frame is ``only changes nothing``, so doing nothing earns the DB reward, as in tau2, and
+    any change zeroes it; where tau2 also has ``communicate_info`` (4 tasks), its answer checks
+    grade the conversation and the reference reply passes them. Every task validates: its
+    solution (and reply) passes every check and, except for the restraint tasks, doing nothing
+    does not."""
     read_only = {f"retail_{i}" for i, g in gold.items()
                  if g["final_db_hash"] == g["initial_db_hash"]}
     told = {f"retail_{t['id']}" for t in peer_tasks
             if t["evaluation_criteria"].get("communicate_info")}
     assert len(read_only) == 11 and len(told) == 36 and len(read_only & told) == 4
-    invalid = {name for name, report in reports.items() if not report.valid}
-    assert invalid == read_only - told
-    assert len(reports) - len(invalid) == 107
-    for name in invalid:
-        assert [p.code for p in reports[name].problems if p.severity.value == "error"] == \
-            ["WS614"]
+    assert [name for name, report in reports.items() if not report.valid] == []
+    assert len(reports) == 114
     for name, report in reports.items():
         assert not [p for p in report.problems
                     if p.code in ("WS610", "WS611", "WS612", "WS620", "WS621", "WS622")], name
@@ -149,16 +145,19 @@ def test_a_task_runs_by_name(tasks_file: Path, capsys: pytest.CaptureFixture[str
 
 def test_every_solution_scores_one_and_nothing_scores_less(world: Any,
                                                            reports: dict[str, Any]) -> None:
+    """Doing nothing scores less than 1, except on the restraint tasks (``only changes
+    nothing``) that have no answer check, where leaving the database alone is the answer."""
     for name, task in world.TASKS.items():
         episode = world(task=name)
         before = episode.score().reward
         for tool, arguments in task.solution:
             assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
         assert episode.score(replies=task.replies).reward == 1.0, name
-        assert (before < 1.0) is reports[name].valid, name
+        assert reports[name].valid, name
+        assert (before == 1.0) is (task.frame == () and not task.replies), name
         if task.replies:
             assert episode.score().reward < 1.0, name  # the work without the answer
-        elif reports[name].valid:
+        elif task.frame != ():
             assert before == 0.0, name
 
 
@@ -191,3 +190,18 @@ def test_generated_file_is_formatted_and_has_no_absolute_paths(tasks_file: Path)
     for line in text.splitlines():
         if line.startswith(("import ", "  given ")):
             assert '"/' not in line and ":\\" not in line, line
+
+
+def test_a_restraint_task_rewards_leaving_the_database_alone(world: Any) -> None:
+    """retail_57: the user asks to cancel an item of an order that tau2's expected actions
+    leave as it is; doing nothing earns 1, a cancellation (collateral change) earns 0."""
+    spec = world.TASKS["retail_57"]
+    assert spec.frame == ()
+    assert world(task="retail_57").score().reward == 1.0
+    episode = world(task="retail_57")
+    pending = next(o for o in episode.export_state()["orders"] if o["status"] == "pending")
+    result = episode.call("cancel_pending_order",
+                          {"order_id": pending["order_id"], "reason": "no longer needed"})
+    assert not episode.failed(result), result
+    score = episode.score()
+    assert score.reward == 0.0 and not score.frame_ok

@@ -4,8 +4,11 @@ The library API is re-exported here, loaded on first use so that importing
 ``worldspec`` (as every generated world does, through ``worldspec.runtime``)
 loads nothing of the compiler:
 
-- :func:`check_paths` / :func:`check_source` check specs (tasks validated too)
-  and return a :class:`CheckResult` with the diagnostics and the typed model;
+- :func:`check_paths` checks spec files and folders and validates every task by
+  running it; it returns a :class:`ValidatedResult` (the diagnostics of both, the
+  typed model, and a :class:`TaskReport` per task with its status);
+- :func:`check_source` checks one in-memory spec (its tasks are type-checked, not
+  run) and returns a :class:`CheckResult` with the diagnostics and the typed model;
 - :func:`load_world` gives the generated ``Episode`` class of a spec or of a
   generated package.
 
@@ -21,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from worldspec.compiler.api import CheckResult, check_source
     from worldspec.services.loading import load_world
-    from worldspec.services.validation import check_paths
+    from worldspec.services.validation import TaskReport, ValidatedResult, check_paths
 
-__all__ = ["__version__", "CheckResult", "check_paths", "check_source", "load_world"]
+__all__ = ["__version__", "CheckResult", "TaskReport", "ValidatedResult", "check_paths",
+           "check_source", "load_world"]
 
 __version__ = "0.1.0"
 
@@ -32,6 +36,8 @@ _LAZY = {
     "CheckResult": "worldspec.compiler.api",
     "check_source": "worldspec.compiler.api",
     "check_paths": "worldspec.services.validation",
+    "TaskReport": "worldspec.services.validation",
+    "ValidatedResult": "worldspec.services.validation",
     "load_world": "worldspec.services.loading",
 }
 

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from worldspec.cli.main import main
+from worldspec.cli import entry_point
 
-sys.exit(main())
+sys.exit(entry_point())

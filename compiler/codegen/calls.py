@@ -1,27 +1,38 @@
-"""Calls to Python source: builtins and methods (one table row each), helpers, constructors."""
+"""Calls to Python source: builtins and methods from their one table (``compiler.builtins``),
+helpers, constructors.
+
+A builtin's row says how it is emitted (a template, or a custom emitter here for builtins
+with several forms) and what it charges; :class:`Args` applies the charge to the arguments
+(``rt.each`` on the collection processed, ``rt.width`` on a string length, ``rt.check_spec``
+on a run-time format spec) and :func:`_charged` to the result (``rt.built``, ``rt.each``).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from worldspec.compiler import types as t
+from worldspec.compiler.builtins import BUILTIN_FUNCTIONS, METHODS, Charge, receiver_kind
 from worldspec.compiler.codegen.names import py_name
 from worldspec.dsl import nodes as n
+
+#: A format width up to this keeps a string short (as for f-strings in ``exprs``).
+_SHORT_WIDTH = 64
+_NUMBERS = re.compile(r"[0-9]+")
 
 if TYPE_CHECKING:
     from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 
-__all__ = ["compile_call", "BUILTIN_CODE", "METHOD_CODE"]
-
-Args = dict[str, "n.Arg"]
-Emit = Callable[["ExprCompiler", n.Call, Args, "Env"], str]
+__all__ = ["compile_call", "CUSTOM_EMITTERS", "Args"]
 
 
-def _bind(call: n.Call, params: tuple[str, ...], lambdas: tuple[str, ...] = ()) -> Args:
+def _bind(call: n.Call, params: tuple[str, ...], lambdas: frozenset[str] = frozenset()
+          ) -> dict[str, n.Arg]:
     """Arguments by parameter name (the checker has validated them)."""
     names = [p.rstrip("?") for p in params]
-    out: Args = {}
+    out: dict[str, n.Arg] = {}
     position = 0
     for arg in call.args:
         if arg.name is not None:
@@ -38,187 +49,172 @@ def _bind(call: n.Call, params: tuple[str, ...], lambdas: tuple[str, ...] = ()) 
     return out
 
 
-def _v(c: ExprCompiler, args: Args, name: str, env: Env) -> str:
-    value = args[name].value
-    assert not isinstance(value, n.Lambda)
-    return c.value(value, env)
+class Args:
+    """The bound arguments of one builtin call, emitted with the builtin's charge applied."""
+
+    def __init__(self, c: ExprCompiler, call: n.Call, bound: dict[str, n.Arg], charge: Charge,
+                 env: Env, stored: bool = False) -> None:
+        self.c = c
+        self.call = call
+        self.bound = bound
+        self.charge = charge
+        self.env = env
+        #: method arguments are passed as stored values (entity keys)
+        self.stored = stored
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.bound
+
+    def node(self, name: str) -> n.Expr:
+        value = self.bound[name].value
+        assert not isinstance(value, n.Lambda)
+        return value
+
+    def value(self, name: str) -> str:
+        """The argument's source; a charged collection pays a step per element first."""
+        node = self.node(name)
+        src = self.c.stored(node, self.env) if self.stored else self.c.value(node, self.env)
+        if name == self.charge.steps and _sized(self.c.type_of(node)):
+            return f"rt.each({self.env.ep}, {src})"
+        if name == self.charge.width:
+            return f"rt.width({src})"
+        if name == self.charge.spec and not isinstance(node, n.StrLit):
+            return f"rt.check_spec({src})"  # a literal spec is judged at check time (WS410)
+        return src
+
+    def elements(self, name: str) -> str:
+        """The values the builtin iterates (rows for entities), charged when it is the
+        charged parameter."""
+        return self.c.elements(self.node(name), self.env, charge=name == self.charge.steps)
+
+    def key_kw(self) -> str:
+        arg = self.bound.get("key")
+        if arg is None or not isinstance(arg.value, n.Lambda):
+            return ""
+        return f", key={self.c.lambda_(arg.value, self.env)}"
 
 
-def _elements(c: ExprCompiler, args: Args, name: str, env: Env) -> str:
-    value = args[name].value
-    assert not isinstance(value, n.Lambda)
-    return c.elements(value, env)
+def _sized(typ: t.Type) -> bool:
+    """Whether values of ``typ`` are collections whose length a charge counts."""
+    return isinstance(t.strip_optional(typ), (t.ListOf, t.SetOf, t.MapOf, t.Table))
 
 
-def _key_kw(c: ExprCompiler, args: Args, env: Env) -> str:
-    arg = args.get("key")
-    if arg is None or not isinstance(arg.value, n.Lambda):
-        return ""
-    return f", key={c.lambda_(arg.value, env)}"
+Emit = Callable[[Args], str]
 
 
 def _min_max(fn: str) -> Emit:
-    def emit(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
+    def emit(a: Args) -> str:
         if "b" in a:
-            return f"{fn}({_v(c, a, 'a', env)}, {_v(c, a, 'b', env)})"
-        return f"rt.{fn}imum({_elements(c, a, 'a', env)}{_key_kw(c, a, env)})"
+            return f"{fn}({a.value('a')}, {a.value('b')})"
+        return f"rt.{fn}imum({a.elements('a')}{a.key_kw()})"
 
     return emit
 
 
-def _sorted(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-    reverse = f", reverse={_v(c, a, 'reverse', env)}" if "reverse" in a else ""
-    xs = a["xs"].value
-    assert not isinstance(xs, n.Lambda)
-    typ = t.strip_optional(c.type_of(xs))
+def _sorted(a: Args) -> str:
+    reverse = f", reverse={a.value('reverse')}" if "reverse" in a else ""
+    typ = t.strip_optional(a.c.type_of(a.node("xs")))
     elem = typ.element if isinstance(typ, (t.ListOf, t.SetOf)) else (
         t.Named("entity", typ.entity) if isinstance(typ, t.Table) else
         typ.key if isinstance(typ, t.MapOf) else t.UNKNOWN)
-    src = f"sorted({_elements(c, a, 'xs', env)}{_key_kw(c, a, env)}{reverse})"
-    if c.is_entity(elem):
+    src = f"sorted({a.elements('xs')}{a.key_kw()}{reverse})"
+    if a.c.is_entity(elem):
         return f"tuple(rt.key_of(x) for x in {src})"
     return f"tuple({src})"
 
 
-def _draw(fn: str) -> Emit:
-    def emit(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-        if fn == "random_int":
-            return f"{env.ep}._rng().randint({_v(c, a, 'lo', env)}, {_v(c, a, 'hi', env)})"
-        if fn == "random_choice":
-            return f"rt.choice({env.ep}._rng(), {_v(c, a, 'xs', env)})"
-        return f"rt.random_digits({env.ep}._rng(), {_v(c, a, 'n', env)})"
-
-    return emit
+def _random_choice(a: Args) -> str:
+    """A seeded element; a collection of entities holds keys, so look the row up."""
+    src = f"rt.choice({a.env.ep}._rng(), {a.value('xs')})"
+    typ = a.c.type_of(a.call)
+    return a.c.row_from_key(src, typ, a.env) if a.c.is_entity(typ) else src
 
 
-def _matches_solution(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-    assert env.task is not None, "matches_solution() is checked to occur in task checks only"
-    return f"{env.ep}.matches_solution({env.init}, {env.task!r})"
+def _matches_solution(a: Args) -> str:
+    assert a.env.task is not None, "matches_solution() is checked to occur in task checks only"
+    return f"{a.env.ep}.matches_solution({a.env.init}, {a.env.task!r})"
 
 
-def _next(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-    seq = a["seq"].value
+def _next(a: Args) -> str:
+    seq = a.node("seq")
     assert isinstance(seq, n.NameRef)
-    fmt = c.world.state[seq.name].format or "{}"
-    return f"{env.ep}._next({py_name(seq.name)!r}, {fmt!r})"
+    fmt = a.c.world.state[seq.name].format or "{}"
+    return f"{a.env.ep}._next({py_name(seq.name)!r}, {fmt!r})"
 
 
-def _simple(template: str, *names: str) -> Emit:
-    def emit(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-        values = {name: _v(c, a, name, env) for name in names if name in a}
-        return template.format(**values)
-
-    return emit
-
-
-def _range(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
+def _range(a: Args) -> str:
     if "b" in a:
-        return f"rt.int_range({_v(c, a, 'a', env)}, {_v(c, a, 'b', env)})"
-    return f"rt.int_range(0, {_v(c, a, 'a', env)})"
+        return f"rt.int_range({a.value('a')}, {a.value('b')})"
+    return f"rt.int_range(0, {a.value('a')})"
 
 
-def _round(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
+def _round(a: Args) -> str:
     if "digits" in a:
-        return f"round({_v(c, a, 'x', env)}, {_v(c, a, 'digits', env)})"
-    return f"round({_v(c, a, 'x', env)})"
+        return f"round({a.value('x')}, {a.value('digits')})"
+    return f"round({a.value('x')})"
 
 
-def _duration(unit: str) -> Emit:
-    return _simple(f"dt.timedelta({unit}={{n}})", "n")
+def _to_list(a: Args) -> str:
+    if isinstance(t.strip_optional(a.c.type_of(a.node("xs"))), t.Table):
+        return f"{a.value('xs')}.keys()"
+    return f"tuple({a.value('xs')})"
 
 
-def _to_list(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-    xs = a["xs"].value
-    assert not isinstance(xs, n.Lambda)
-    typ = t.strip_optional(c.type_of(xs))
-    if isinstance(typ, t.Table):
-        return f"{c.value(xs, env)}.keys()"
-    return f"tuple({c.value(xs, env)})"
-
-
-def _to_set(c: ExprCompiler, call: n.Call, a: Args, env: Env) -> str:
-    return f"v.unique(tuple({_v(c, a, 'xs', env)}))"
-
-
-#: Builtin function -> (parameter names, lambda parameters, emitter).
-BUILTIN_CODE: dict[str, tuple[tuple[str, ...], tuple[str, ...], Emit]] = {
-    "len": (("x",), (), _simple("len({x})", "x")),
-    "count": (("xs",), (), _simple("len({xs})", "xs")),
-    "range": (("a", "b?"), (), _range),
-    "sum": (("xs",), (), _simple("sum({xs})", "xs")),
-    "min": (("a", "b?", "key?"), ("key",), _min_max("min")),
-    "max": (("a", "b?", "key?"), ("key",), _min_max("max")),
-    "sorted": (("xs", "key?", "reverse?"), ("key",), _sorted),
-    "round": (("x", "digits?"), (), _round),
-    "abs": (("x",), (), _simple("abs({x})", "x")),
-    "str": (("x",), (), _simple("rt.text({x})", "x")),
-    "int": (("x",), (), _simple("rt.to_int({x})", "x")),
-    "float": (("x",), (), _simple("rt.to_float({x})", "x")),
-    "list": (("xs",), (), _to_list),
-    "set": (("xs",), (), _to_set),
-    "format": (("x", "spec"), (), _simple("format({x}, {spec})", "x", "spec")),
-    "next": (("seq",), (), _next),
-    "date": (("text",), (), _simple("rt.parse_date({text})", "text")),
-    "datetime": (("text",), (), _simple("rt.parse_datetime({text})", "text")),
-    "days": (("n",), (), _duration("days")),
-    "hours": (("n",), (), _duration("hours")),
-    "minutes": (("n",), (), _duration("minutes")),
-    "seconds": (("n",), (), _duration("seconds")),
-    "random_int": (("lo", "hi"), (), _draw("random_int")),
-    "random_choice": (("xs",), (), _draw("random_choice")),
-    "random_digits": (("n",), (), _draw("random_digits")),
-    "matches_solution": ((), (), _matches_solution),
+#: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
+CUSTOM_EMITTERS: dict[str, Emit] = {
+    "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
+    "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
+    "@random_choice": _random_choice,
 }
 
 
-def _method(template: str, *names: str) -> Callable[[ExprCompiler, str, Args, Env], str]:
-    def emit(c: ExprCompiler, recv: str, a: Args, env: Env) -> str:
-        values = {name: c.stored(a[name].value, env) for name in names  # type: ignore[arg-type]
-                  if name in a}
-        return template.format(recv=recv, **values)
-
-    return emit
-
-
-#: (receiver kind, method) -> emitter.
-METHOD_CODE: dict[tuple[str, str], tuple[tuple[str, ...],
-                                         Callable[[ExprCompiler, str, Args, Env], str]]] = {
-    ("str", "lower"): ((), _method("{recv}.lower()")),
-    ("str", "upper"): ((), _method("{recv}.upper()")),
-    ("str", "strip"): ((), _method("{recv}.strip()")),
-    ("str", "contains"): (("s",), _method("({s} in {recv})", "s")),
-    ("str", "startswith"): (("s",), _method("{recv}.startswith({s})", "s")),
-    ("str", "endswith"): (("s",), _method("{recv}.endswith({s})", "s")),
-    ("str", "split"): (("sep",), _method("tuple({recv}.split({sep}))", "sep")),
-    ("str", "replace"): (("old", "new"), _method("{recv}.replace({old}, {new})", "old", "new")),
-    ("str", "zfill"): (("n",), _method("{recv}.zfill({n})", "n")),
-    ("str", "join"): (("xs",), _method("{recv}.join({xs})", "xs")),
-    ("list", "contains"): (("x",), _method("({x} in {recv})", "x")),
-    ("list", "index"): (("x",), _method("{recv}.index({x})", "x")),
-    ("set", "contains"): (("x",), _method("({x} in {recv})", "x")),
-    ("map", "get"): (("k",), _method("{recv}.get({k})", "k")),
-    ("map", "contains"): (("k",), _method("({k} in {recv})", "k")),
-    ("map", "keys"): ((), _method("tuple({recv})")),
-    ("map", "values"): ((), _method("tuple({recv}.values())")),
-    ("table", "get"): (("key",), _method("{recv}.get({key})", "key")),
-    ("table", "keys"): ((), _method("{recv}.keys()")),
-    ("datetime", "date"): ((), _method("{recv}.date()")),
-}
+def _emit(template: str, a: Args, recv: str | None = None) -> str:
+    custom = CUSTOM_EMITTERS.get(template)
+    if custom is not None:
+        return custom(a)
+    values = {name: a.value(name) for name in a.bound}
+    return template.format(ep=a.env.ep, **({"recv": recv} if recv is not None else {}),
+                           **values)
 
 
-def _receiver_kind(typ: t.Type) -> str:
-    from worldspec.compiler.builtins import receiver_kind
+def _short(a: Args) -> bool:
+    """Whether every argument is a value of short text (and a literal spec pads little), so
+    the string the builtin builds needs no charge (``str(n)``, ``format(total, ".2f")``)."""
+    for name in a.bound:
+        node = a.node(name)
+        if name == a.charge.spec and isinstance(node, n.StrLit):
+            if any(len(d) > 3 or int(d) > _SHORT_WIDTH for d in _NUMBERS.findall(node.value)):
+                return False
+        elif isinstance(node, n.NameRef) and a.c.type_of(node) == t.SEQUENCE:
+            fmt = a.c.world.state[node.name].format or "{}"
+            if any(len(d) > 3 or int(d) > _SHORT_WIDTH for d in _NUMBERS.findall(fmt)):
+                return False
+        elif not a.c.is_short(node):
+            return False
+    return True
 
-    return receiver_kind(typ) or ""
+
+def _charged(src: str, charge: Charge, env: Env, a: Args | None = None) -> str:
+    """The result, charged: a built string to the text budget (unless it is built from
+    short values only), a new collection in steps."""
+    if charge.text and not (a is not None and _short(a)):
+        return f"rt.built({env.ep}, {src})"
+    if charge.items:
+        return f"rt.each({env.ep}, {src})"
+    return src
 
 
 def compile_call(c: ExprCompiler, call: n.Call, env: Env) -> str:
     func = call.func
     if isinstance(func, n.Attribute):
         recv_type = t.strip_optional(c.type_of(func.obj))
-        kind = _receiver_kind(recv_type)
-        params, emit = METHOD_CODE[(kind, func.name.name)]
-        src = emit(c, c.value(func.obj, env), _bind(call, params), env)
+        kind = receiver_kind(recv_type) or ""
+        method = METHODS[kind][func.name.name]
+        recv = c.value(func.obj, env)
+        if method.charge.steps == "recv" and _sized(recv_type):
+            recv = f"rt.each({env.ep}, {recv})"
+        args = Args(c, call, _bind(call, method.params), method.charge, env, stored=True)
+        src = _charged(_emit(method.emit, args, recv), method.charge, env)
         result = c.type_of(call)
         if c.is_entity(result) and kind in ("map",):
             return c.row_from_key(src, result, env)
@@ -229,20 +225,24 @@ def compile_call(c: ExprCompiler, call: n.Call, env: Env) -> str:
     if res is not None and res.kind == "fn":
         info = c.world.fns[name]
         bound = _bind(call, tuple(p.name for p in info.params))
-        args = []
+        values = []
         for p in info.params:
             arg = bound.get(p.name)
             if arg is None:
                 assert p.default is not None
-                args.append(c.value(p.default, env))
+                values.append(c.value(p.default, env))
             else:
                 assert not isinstance(arg.value, n.Lambda)
-                args.append(c.value(arg.value, env))
-        return f"{env.ep}.fn_{py_name(name)}({', '.join(args)})"
+                values.append(c.value(arg.value, env))
+        helper = f"{env.ep}.fn_{py_name(name)}"
+        if c.recursive(name):  # a step per call: recursion is bounded by the budget too
+            helper = f"rt.step({env.ep}, {helper})"
+        return f"{helper}({', '.join(values)})"
     if res is not None and res.kind == "record":
         return construct(c, call, name, env)
-    params, lambdas, emit_builtin = BUILTIN_CODE[name]
-    return emit_builtin(c, call, _bind(call, params, lambdas), env)
+    builtin = BUILTIN_FUNCTIONS[name]
+    args = Args(c, call, _bind(call, builtin.params, builtin.lambdas), builtin.charge, env)
+    return _charged(_emit(builtin.emit, args), builtin.charge, env, args)
 
 
 def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:

@@ -8,10 +8,17 @@ gives the former, ``key`` the latter, and ``stored`` converts any value to
 what a field or container holds.
 
 Every string from the spec is emitted with ``repr`` — never spliced into code.
+
+What can run long or grow draws from the call's budget (``worldspec.runtime.budget``):
+iterations through :meth:`ExprCompiler.elements` (``charge=True``: ``rt.each``, one step per
+element), growing ``int`` arithmetic through ``rt.bounded``, built strings through
+``rt.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
+common case costs nothing extra.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
@@ -22,6 +29,12 @@ from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
 
 __all__ = ["ExprCompiler", "Env"]
+
+#: Interpolated types whose text is short whatever the value (with numbers and enums).
+_SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
+#: A format width up to this keeps an f-string short; a wider one is charged as text.
+_SHORT_WIDTH = 64
+_NUMBERS = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -46,6 +59,7 @@ class ExprCompiler:
         self.program = program
         self.tables = tables
         self._fresh = 0
+        self._recursive: set[str] | None = None
 
     # ------------------------------------------------------------ helpers
     def type_of(self, expr: n.Node) -> t.Type:
@@ -119,10 +133,13 @@ class ExprCompiler:
             return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
         return f"rt.present({src})"
 
-    def elements(self, expr: n.Expr, env: Env) -> str:
-        """An iterable of the values of a collection (rows for entities, keys for maps)."""
+    def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> str:
+        """An iterable of the values of a collection (rows for entities, keys for maps);
+        with ``charge``, the iteration pays one step per element first."""
         typ = t.strip_optional(self.type_of(expr))
         src = self.value(expr, env)
+        if charge and not src.startswith(f"rt.each({env.ep}, "):  # not paid for already
+            src = f"rt.each({env.ep}, {src})"
         if isinstance(typ, (t.ListOf, t.SetOf)) and self.is_entity(typ.element):
             table = self.table_for(t.strip_optional(typ.element).name, env)  # type: ignore[attr-defined]
             return f"rt.rows({table}, {src})"
@@ -182,7 +199,25 @@ class ExprCompiler:
                     parts.append(f"rt.text({inner})")
         if not parts:
             return "''"
-        return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+        src = "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
+        return self.built(src, env) if self._may_be_long(e) else src
+
+    def _may_be_long(self, e: n.FStr) -> bool:
+        """Whether an f-string can be long: it interpolates text or a collection, or pads
+        to a wide width (numbers, dates, enums and short widths keep it short)."""
+        for part in e.parts:
+            if isinstance(part, str):
+                continue
+            if part.spec and any(len(d) > 3 or int(d) > _SHORT_WIDTH
+                                 for d in _NUMBERS.findall(part.spec)):
+                return True
+            if not self.is_short(part.expr):
+                return True
+        return False
+
+    def built(self, src: str, env: Env) -> str:
+        """A string the call builds: its length is checked and charged to the text budget."""
+        return f"rt.built({env.ep}, {src})"
 
     def x_NameRef(self, e: n.NameRef, env: Env) -> str:
         res = self.program.resolutions.get(id(e))
@@ -267,8 +302,70 @@ class ExprCompiler:
     def x_Binary(self, e: n.Binary, env: Env) -> str:
         if e.op == "**":
             return f"rt.power({self.value(e.left, env)}, {self.value(e.right, env)})"
+        result = self.type_of(e)
+        if e.op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
+            # a chain a + b + c is charged once, for the whole result
+            parts = " + ".join(self.value(x, env) for x in self._chain(e, result))
+            return self.arithmetic("+", "", "", result, False, env, chain=parts)
+        literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
+        return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
+                               result, literal, env)
+
+    def _chain(self, e: n.Expr, result: t.Type) -> list[n.Expr]:
+        """The operands of a left-nested ``+`` chain of strings (or lists) of one type."""
+        if isinstance(e, n.Binary) and e.op == "+" and self.type_of(e) == result and \
+                id(e) not in self.program.widened:
+            return [*self._chain(e.left, result), e.right]
+        return [e]
+
+    def is_short(self, expr: n.Expr) -> bool:
+        """Whether the text of ``expr``'s value is short whatever it is (a number, a date, an
+        enum member, a bool): a string built from such values needs no charge."""
+        typ = t.strip_optional(self.type_of(expr))
+        return t.is_numeric(typ) or typ in _SHORT_TYPES or (
+            isinstance(typ, t.Named) and typ.kind == "enum")
+
+    def recursive(self, fn: str) -> bool:
+        """Whether helper ``fn`` can call itself (directly or through others): only such calls
+        pay a step each, since a call tree without recursion is bounded by the program."""
+        if self._recursive is None:
+            calls: dict[str, set[str]] = {}
+            for name, info in self.world.fns.items():
+                roots: list[n.Node] = [info.node.body]
+                roots += [p.default for p in info.params if p.default is not None]
+                calls[name] = {node.func.name for root in roots for node in n.walk(root)
+                               if isinstance(node, n.Call) and isinstance(node.func, n.NameRef)
+                               and node.func.name in self.world.fns}
+            found: set[str] = set()
+            for start in calls:
+                seen: set[str] = set()
+                todo = list(calls[start])
+                while todo:
+                    name = todo.pop()
+                    if name == start:
+                        found.add(start)
+                        break
+                    if name not in seen:
+                        seen.add(name)
+                        todo.extend(calls.get(name, ()))
+            self._recursive = found
+        return fn in self._recursive
+
+    def arithmetic(self, op: str, left: str, right: str, result: t.Type, literal: bool,
+                   env: Env, chain: str | None = None) -> str:
+        """``left op right`` (``+ - * / // %``; or a whole ``chain`` of ``+``), charged where
+        the result can grow: an int from ``*`` (or ``+``/``-`` of two computed ints: adding a
+        literal cannot run away) is bounded in bits, a string is charged as text, a list by
+        its elements."""
         # lists are tuples, so `+` concatenates them as the language says
-        return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
+        src = f"({chain})" if chain is not None else f"({left} {op} {right})"
+        if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
+            return f"rt.bounded{src}"
+        if result == t.STR and op == "+":
+            return self.built(src, env)
+        if isinstance(result, t.ListOf) and op == "+":
+            return f"rt.each({env.ep}, {src})"
+        return src
 
     def x_Compare(self, e: n.Compare, env: Env) -> str:
         op = e.op
@@ -285,7 +382,11 @@ class ExprCompiler:
         if op in ("in", "not in"):
             # tables test keys, collections of entities hold keys: the left side is a key
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
-            return f"({item} {op} {self.value(e.right, env)})"
+            container = self.value(e.right, env)
+            if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)) and \
+                    not container.startswith(f"rt.each({env.ep}, "):
+                container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
+            return f"({item} {op} {container})"
         return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
@@ -316,19 +417,23 @@ class ExprCompiler:
     def x_Quantifier(self, e: n.Quantifier, env: Env) -> str:
         name, inner = self._bind(e.var, env)
         fn = "all" if e.kind == "all" else "any"
-        return f"{fn}({self.value(e.body, inner)} for {name} in {self.elements(e.iterable, env)})"
+        return (f"{fn}({self.value(e.body, inner)} for {name} in "
+                f"{self.elements(e.iterable, env, charge=True)})")
 
     def x_Comprehension(self, e: n.Comprehension, env: Env) -> str:
         name, inner = self._bind(e.var, env)
         element = self.stored(e.element, inner)
         cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
-        return f"tuple({element} for {name} in {self.elements(e.iterable, env)}{cond})"
+        return (f"tuple({element} for {name} in {self.elements(e.iterable, env, charge=True)}"
+                f"{cond})")
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> str:
         if not e.items:
             return "()"
         items = [self.stored(item, env) for item in e.items]
         typ = self.type_of(e)
+        if typ == t.JSON:  # a JSON array is a list, as loaded data holds it
+            return "[" + ", ".join(items) + "]"
         src = "(" + ", ".join(items) + ",)"
         if isinstance(typ, t.SetOf):
             return f"v.unique({src})"

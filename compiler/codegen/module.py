@@ -324,7 +324,7 @@ class WorldGenerator:
         anchor = f"  # {file_label(info.node.span.file)}:{info.node.span.line}"
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
                f" -> {returns}:{anchor}"
-        body = StatementCompiler(self.x, env, indent=1)
+        body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
         body.block(info.node.body.body)
         doc = _doc_literal(info.doc, _INDENT)
         lines = [head] + ([doc] if doc else []) + body.lines

@@ -2,25 +2,45 @@
 
 from __future__ import annotations
 
+import builtins
+import enum
 import keyword
 import re
+import sys
 from pathlib import PurePath
 
-__all__ = ["py_name", "snake_case", "enum_member", "file_label", "RESERVED", "CLASS_RESERVED"]
+__all__ = ["py_name", "snake_case", "enum_member", "file_label", "RESERVED", "CLASS_RESERVED",
+           "GENERATED_NAMES", "RUNTIME_NAMES"]
 
-#: Names the generated modules use for their own purposes.
-RESERVED = frozenset({
-    "self", "ep", "init", "rt", "v", "dt", "enum", "dataclasses", "Any", "ClassVar", "Mapping",
-    "ToolError", "Episode", "Row", "StateBase", "Table", "ToolSpec", "ParamSpec", "TaskSpec",
-    "CheckSpec", "annotations", "args", "tuple", "dict", "list", "set", "str", "int", "float",
-    "bool", "len", "sum", "min", "max", "sorted", "round", "abs", "all", "any", "isinstance",
-    "format", "type", "object", "None", "True", "False", "print", "range", "repr", "iter",
-    "next", "super", "getattr", "setattr", "id", "hash", "map", "filter", "zip", "open",
-    "eval", "exec", "compile", "globals", "locals", "vars", "input", "key", "export", "clone",
-    "load", "digest", "ENTITY", "KEY", "FIELDS", "TAGS", "state", "tables", "clock", "rng",
-    "call", "reset", "tools", "snapshot", "restore", "state_hash", "diff", "score",
-    "export_state", "copy", "task", "initial", "TypeAlias", "replies",
+#: What ``codegen_templates/world.py.jinja`` imports and defines at module level, the
+#: runtime names generated code calls, and the locals of its boilerplate. A spec name equal
+#: to one would shadow it (an entity called ``InvariantError``). ``tests/test_generated_names.py``
+#: compares this with the names the generated modules really use.
+GENERATED_NAMES = frozenset({
+    # imports and module-level names of the template
+    "annotations", "dataclasses", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
+    "rt", "v", "CheckSpec", "Episode", "FieldJson", "ParamSpec", "Row", "StateBase", "Table",
+    "TaskSpec", "ToolSpec", "InvariantError", "ToolError",
+    # the names tool methods, invokers and check functions bind around spec code
+    "self", "ep", "init", "args", "key", "state", "replies",
 })
+
+#: What the runtime's base classes define on a generated class or its instances (a field
+#: named ``JSON_FIELDS`` or ``clone`` would replace it), and ``type``'s own attributes that
+#: a class attribute may not hide (``mro``). The runtime is not imported here (the compiler
+#: knows its contract, never loads it); the battery test checks this against ``dir(Row)``.
+RUNTIME_NAMES = frozenset({
+    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "key", "export", "clone", "digest", "load",
+    "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
+    # attributes of the episode the generated code reads
+    "tables", "clock", "rng", "call", "reset", "tools", "snapshot", "restore", "state_hash",
+    "diff", "score", "export_state", "copy", "task", "initial",
+})
+
+#: Every name a spec name may not become: Python's keywords and builtins, and the two sets
+#: above. :func:`py_name` escapes these by appending ``_``.
+RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
+    frozenset(dir(builtins)) | GENERATED_NAMES | RUNTIME_NAMES
 
 #: Local names of the generated boilerplate (loaders, exporters, helpers) that a class
 #: referenced from inside it must not be called.
@@ -29,17 +49,14 @@ CLASS_RESERVED = frozenset({
     "args", "key", "state", "self",
 })
 
-#: Attributes of ``enum.StrEnum`` members (str methods and Enum internals, Python 3.11):
-#: a member may not shadow them.
-_ENUM_RESERVED = frozenset({
-    "name", "value", "mro", "capitalize", "casefold", "center", "count", "encode", "endswith",
-    "expandtabs", "find", "format", "format_map", "index", "isalnum", "isalpha", "isascii",
-    "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "isspace",
-    "istitle", "isupper", "join", "ljust", "lower", "lstrip", "maketrans", "partition",
-    "removeprefix", "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition",
-    "rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title",
-    "translate", "upper", "zfill",
-})
+#: Attributes of ``enum.StrEnum`` members and classes (str methods, Enum internals,
+#: ``type``'s): a member may not shadow them.
+_ENUM_RESERVED = frozenset(name for name in dir(enum.StrEnum) if not name.startswith("_")) | \
+    frozenset({"name", "value", "mro"})
+
+#: Top-level modules a generated package must not be named like: it would shadow them
+#: for whoever puts the output folder on ``sys.path`` (and ``mypy`` refuses it).
+_PACKAGE_RESERVED = frozenset(sys.stdlib_module_names) | {"worldspec", "generated", "tests"}
 
 _UNDERSCORED = re.compile(r"x*_")
 
@@ -67,11 +84,15 @@ def enum_member(name: str) -> str:
 
 
 def snake_case(name: str) -> str:
-    """``MobileMessaging`` -> ``mobile_messaging`` (for package names)."""
+    """``MobileMessaging`` -> ``mobile_messaging`` (for package names); never the name of
+    a standard library module (a world ``Json`` gives ``json_``)."""
     out = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
     out = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", out)
     out = out.lower()
-    return py_name(out) if out else "world"
+    if not out:
+        return "world"
+    safe = py_name(out)
+    return safe + "_" if safe in _PACKAGE_RESERVED else safe
 
 
 def file_label(path: str) -> str:

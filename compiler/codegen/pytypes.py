@@ -36,10 +36,28 @@ class TypeTables:
 
     def __init__(self, world: WorldModel) -> None:
         self.world = world
+        #: type name -> class name. The fields of a record are names of its dataclass's
+        #: body, where they would hide a class of the same name from the annotations after
+        #: them: such a class steps aside (one more ``_``, until no name is taken).
+        fields = {py_name(f) for rec in world.records.values() if rec.kind == "record"
+                  for f in rec.fields}
+        self._classes: dict[str, str] = {}
+        taken: set[str] = set()
+        for name in (*world.enums, *world.records, *world.unions, world.name):
+            if name not in self._classes:
+                safe = self._plain_class_name(name)
+                while safe in fields or safe in taken:
+                    safe += "_"
+                self._classes[name] = safe
+                taken.add(safe)
 
     # -------------------------------------------------------------- names
     def class_name(self, name: str) -> str:
         """The Python class of a declared type: never a local name of the generated code."""
+        return self._classes.get(name) or self._plain_class_name(name)
+
+    @staticmethod
+    def _plain_class_name(name: str) -> str:
         safe = py_name(name)
         return safe + "_" if safe in CLASS_RESERVED else safe
 

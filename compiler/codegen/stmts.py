@@ -19,9 +19,15 @@ __all__ = ["StatementCompiler"]
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
-    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2) -> None:
+    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False
+                 ) -> None:
         self.x = exprs
         self.env = env
+        #: the body runs once per call (a tool's, not a helper's): its statements outside
+        #: loops run once, so the copies they make need no charge
+        self.once = once
+        #: how many loops enclose the statement being compiled
+        self.loops = 0
         self.lines: list[str] = []
         self.depth = indent
         #: Python names bound so far in this function: each binding gets its own name,
@@ -70,12 +76,22 @@ class StatementCompiler:
 
     def s_Assign(self, s: n.Assign) -> None:
         target_type = self.x.type_of(s.target)
-        value = self.x.stored(s.value, self.env, target_type)
+        if self.is_local(s.target):
+            # a local holds what its `let` bound: an entity's row, not the key a field stores
+            value = self.x.value(s.value, self.env, target_type)
+        else:
+            value = self.x.stored(s.value, self.env, target_type)
         self.assign(s.target, value, s)
+
+    def is_local(self, target: n.Expr) -> bool:
+        res = self.x.program.resolutions.get(id(target))
+        return isinstance(target, n.NameRef) and res is not None and res.kind == "local"
 
     def s_AugAssign(self, s: n.AugAssign) -> None:
         current = self.x.value(s.target, self.env)
-        value = f"({current} {s.op} {self.x.value(s.value, self.env)})"
+        value = self.x.arithmetic(s.op, current, self.x.value(s.value, self.env),
+                                  self.x.type_of(s.target), isinstance(s.value, n.IntLit),
+                                  self.env)
         self.assign(s.target, value, s)
 
     def assign(self, target: n.Expr, value: str, node: n.Node) -> None:
@@ -114,7 +130,7 @@ class StatementCompiler:
                 rebuilt = f"rt.json_set({obj}, {self.x.value(target.index, self.env)}, {value})"
             else:
                 rebuilt = f"rt.set_at({obj}, {self.x.value(target.index, self.env)}, {value})"
-            self.assign(target.obj, rebuilt, node)
+            self.assign(target.obj, self.copied(target.obj, obj, rebuilt, node), node)
             return
         raise AssertionError(f"cannot assign to {type(target).__name__}")
 
@@ -127,27 +143,46 @@ class StatementCompiler:
             self.emit("else:")
             self.nested(s.orelse.body)
 
+    def copied(self, target: n.Expr, current: str, rebuilt: str, node: n.Node) -> str:
+        """``rebuilt``: the list, set or map at ``target`` (now ``current``) copied with one
+        change, which costs a step per element, paid before the statement (inline, as a
+        ``while`` round pays: cheaper than a call); where reading ``target`` twice would draw
+        twice, the copy pays through ``rt.each`` instead."""
+        if self.once and not self.loops:
+            return rebuilt
+        if self.x._draws(target):
+            return f"rt.each({self.env.ep}, {rebuilt})"
+        self.charge(f"len({current})", node)
+        return rebuilt
+
+    def charge(self, steps: str, node: n.Node | None = None) -> None:
+        """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is
+        one expression, so a statement's charge stays anchored to its spec line)."""
+        ep = self.env.ep
+        self.emit(f"{ep}._steps -= {steps}", node)
+        self.emit(f"{ep}._steps >= 0 or rt.out_of_steps()", node)
+
     def s_For(self, s: n.For) -> None:
-        iterable = self.x.elements(s.iterable, self.env)
+        """One step per element, charged when the loop starts (the collection is copied)."""
+        iterable = self.x.elements(s.iterable, self.env, charge=True)
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)
+        self.loops += 1
         self.nested(s.body.body)
+        self.loops -= 1
         self.env.locals = saved
 
     def s_While(self, s: n.While) -> None:
-        """A loop with a bound: a call whose loop runs away fails instead of hanging."""
-        count = self.x.fresh("rounds")
-        self.emit(f"{count} = 0", s)
+        """One step per round from the call's budget: a call whose loops run away (however
+        nested) fails instead of hanging."""
         self.emit(f"while {self.x.value(s.condition, self.env)}:", s)
         self.depth += 1
-        self.emit(f"{count} += 1")
-        self.emit(f"if {count} > rt.MAX_LOOP_ROUNDS:")
-        self.depth += 1
-        self.emit("raise ToolError(rt.LOOP_MESSAGE)")
-        self.depth -= 1
+        self.charge("1")
         saved = dict(self.env.locals)
+        self.loops += 1
         self.block(s.body.body)
+        self.loops -= 1
         self.env.locals = saved
         self.depth -= 1
 
@@ -221,7 +256,7 @@ class StatementCompiler:
             value = f"rt.add({current}, {item})"
         else:
             value = f"({current} + ({item},))"
-        self.assign(s.target, value, s)
+        self.assign(s.target, self.copied(s.target, current, value, s), s)
 
     def s_Remove(self, s: n.Remove) -> None:
         typ = t.strip_optional(self.x.type_of(s.target))
@@ -231,4 +266,4 @@ class StatementCompiler:
             value = f"rt.without_key({current}, {item})"
         else:
             value = f"rt.without({current}, {item})"
-        self.assign(s.target, value, s)
+        self.assign(s.target, self.copied(s.target, current, value, s), s)

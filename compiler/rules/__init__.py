@@ -35,6 +35,7 @@ class Rule(Protocol):
 
 
 def _registry() -> list[Rule]:
+    from worldspec.compiler.rules.clock_range import ClockRange
     from worldspec.compiler.rules.entity_keys import EntityKeys
     from worldspec.compiler.rules.entity_tables import EntityTables
     from worldspec.compiler.rules.invariant_clock import InvariantClock
@@ -44,7 +45,7 @@ def _registry() -> list[Rule]:
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
-            ToolDocs(), Patterns()]
+            ClockRange(), ToolDocs(), Patterns()]
 
 
 RULES: list[Rule] = []

@@ -597,11 +597,11 @@ class ClinicScheduling(Episode):
             for _row42 in self.t_appointments:
                 if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:244')
-        if not all(((not self.fn_active(_a44)) or (len(tuple(_b45.key() for _b45 in self.t_appointments if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in self.t_appointments):  # clinic.world:247
+        if not all(((not self.fn_active(_a44)) or (len(tuple(_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:247
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:247')
-        if not all(((not self.fn_active(_a46)) or (len(tuple(_b47.key() for _b47 in self.t_appointments if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in self.t_appointments):  # clinic.world:250
+        if not all(((not self.fn_active(_a46)) or (len(tuple(_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:250
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:250')
-        if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in self.t_appointments):  # clinic.world:253
+        if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:253
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:253')
         for _row49 in self._changed_rows(self.t_appointments):  # clinic.world:256
             if not ((_row49.status == AppointmentStatus.cancelled) == (_row49.cancelled_at is not None)):
@@ -609,7 +609,7 @@ class ClinicScheduling(Episode):
         for _row50 in self._changed_rows(self.t_waitlist):  # clinic.world:259
             if not (_row50.earliest <= _row50.latest):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:259')
-        if not all((len(tuple(_v52.key() for _v52 in self.t_waitlist if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor)))) == 1) for _w51 in self.t_waitlist):  # clinic.world:262
+        if not all((len(tuple(_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor)))) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:262
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:262')
         for _row53 in self._changed_rows(self.t_slots):
             rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
@@ -645,7 +645,7 @@ class ClinicScheduling(Episode):
 
     def fn_age_on(self, birth: dt.date, day: dt.date) -> int:  # clinic.world:171
         'Age in whole years on a given day.'
-        years: int = (day.year - birth.year)  # clinic.world:172
+        years: int = rt.bounded(day.year - birth.year)  # clinic.world:172
         if ((day.month < birth.month) or ((day.month == birth.month) and (day.day < birth.day))):  # clinic.world:173
             years = (years - 1)  # clinic.world:174
         return years  # clinic.world:176
@@ -663,73 +663,73 @@ class ClinicScheduling(Episode):
         day: dt.date = slot.start.date()  # clinic.world:194
         length: int = self.fn_visit_minutes(kind)  # clinic.world:195
         end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:196
-        others: tuple[str, ...] = tuple(_a2.key() for _a2 in self.t_appointments if (self.fn_active(_a2) and (_a2.id_ != moving)))  # clinic.world:197
+        others: tuple[str, ...] = tuple(_a2.key() for _a2 in rt.each(self, self.t_appointments) if (self.fn_active(_a2) and (_a2.id_ != moving)))  # clinic.world:197
         if (slot.start <= self.clock):  # clinic.world:198
-            return ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(self.fn_when(slot.start)) + ') has already started or is in the past.')  # clinic.world:199
-        if (day in self.state.closed_days):  # clinic.world:201
+            return rt.built(self, ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(self.fn_when(slot.start)) + ') has already started or is in the past.'))  # clinic.world:199
+        if (day in rt.each(self, self.state.closed_days)):  # clinic.world:201
             return ('The clinic is closed on ' + rt.text(day) + '; no appointments can be booked that day.')  # clinic.world:202
         if (length > slot.length_minutes):  # clinic.world:204
-            return ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.')  # clinic.world:205
-        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, others)):  # clinic.world:207
-            return (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.')  # clinic.world:208
-        if (len(tuple(_a4.key() for _a4 in rt.rows(self.t_appointments, others) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day)))) >= doctor.max_daily_appointments):  # clinic.world:210
-            return (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).')  # clinic.world:211
-        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, others)):  # clinic.world:213
-            return (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.')  # clinic.world:214
-        if (len(tuple(_a6.key() for _a6 in rt.rows(self.t_appointments, others) if ((_a6.patient == patient.key()) and (_a6.start.date() == day)))) >= self.state.max_appointments_per_day):  # clinic.world:216
-            return (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.')  # clinic.world:217
+            return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:205
+        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:207
+            return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:208
+        if (len(tuple(_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day)))) >= doctor.max_daily_appointments):  # clinic.world:210
+            return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:211
+        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:213
+            return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:214
+        if (len(tuple(_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day)))) >= self.state.max_appointments_per_day):  # clinic.world:216
+            return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:217
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:219
         if ((doctor.specialty == Specialty.pediatrics) and (age >= 18)):  # clinic.world:220
-            return (rt.text(doctor.name) + ' is a pediatrician and only sees patients under 18; ' + rt.text(patient.name) + ' is ' + rt.text(age) + '.')  # clinic.world:221
-        seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == AppointmentStatus.completed)) for _a7 in self.t_appointments)  # clinic.world:223
+            return rt.built(self, (rt.text(doctor.name) + ' is a pediatrician and only sees patients under 18; ' + rt.text(patient.name) + ' is ' + rt.text(age) + '.'))  # clinic.world:221
+        seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == AppointmentStatus.completed)) for _a7 in rt.each(self, self.t_appointments))  # clinic.world:223
         if ((not doctor.accepting_new_patients) and (not seen_before)):  # clinic.world:224
-            return (rt.text(doctor.name) + ' is not taking new patients, and ' + rt.text(patient.name) + ' has had no visit with them yet.')  # clinic.world:225
+            return rt.built(self, (rt.text(doctor.name) + ' is not taking new patients, and ' + rt.text(patient.name) + ' has had no visit with them yet.'))  # clinic.world:225
         return None  # clinic.world:227
 
     def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:  # clinic.world:230
         "A doctor's slots on a day that could take a visit of this kind."
-        candidates: tuple[str, ...] = tuple(_s8.key() for _s8 in self.t_slots if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in self.state.closed_days)))  # clinic.world:233
-        taken: tuple[str, ...] = tuple(_a9.key() for _a9 in self.t_appointments if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day)))  # clinic.world:234
+        candidates: tuple[str, ...] = tuple(_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days))))  # clinic.world:233
+        taken: tuple[str, ...] = tuple(_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day)))  # clinic.world:234
         full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:235
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, tuple(_s10.key() for _s10 in rt.rows(self.t_slots, candidates) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, taken)))))), key=lambda _s12: _s12.start))  # clinic.world:236
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple(_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))))), key=lambda _s12: _s12.start))  # clinic.world:236
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:267
         "List the clinic's doctors with their specialty, room and whether they take new patients."
-        return tuple(_d13.key() for _d13 in self.t_doctors if (((specialty is None) or (_d13.specialty == rt.present(specialty))) and (_d13.accepting_new_patients or (not accepting_only))))  # clinic.world:273
+        return tuple(_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == rt.present(specialty))) and (_d13.accepting_new_patients or (not accepting_only))))  # clinic.world:273
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:276
         'Find registered patients by name or phone number.'
         needle: str = query.strip().lower()  # clinic.world:281
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, tuple(_p14.key() for _p14 in self.t_patients if ((needle in _p14.name.lower()) or (_p14.phone == query.strip())))), key=lambda _p15: _p15.name))  # clinic.world:282
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple(_p14.key() for _p14 in rt.each(self, self.t_patients) if ((needle in _p14.name.lower()) or (_p14.phone == query.strip()))))), key=lambda _p15: _p15.name))  # clinic.world:282
 
     def tool_register_patient(self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None) -> Patient:  # clinic.world:285
         'Register a new patient so that they can be booked.'
         if not (birth_date <= self.clock.date()):  # clinic.world:294
             raise ToolError(('The birth date ' + rt.text(birth_date) + ' is in the future.'))
-        same: tuple[str, ...] = tuple(_p16.key() for _p16 in self.t_patients if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date)))  # clinic.world:295
+        same: tuple[str, ...] = tuple(_p16.key() for _p16 in rt.each(self, self.t_patients) if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date)))  # clinic.world:295
         if not (len(same) == 0):  # clinic.world:296
-            raise ToolError((rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.'))
+            raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
         patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:297
         self._insert(self.t_patients, patient)  # clinic.world:298
         return patient  # clinic.world:299
 
     def tool_find_available_slots(self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind) -> tuple[SlotView, ...]:  # clinic.world:302
         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
-        chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in self.t_doctors if (((specialty is None) or (_d17.specialty == rt.present(specialty))) and ((doctor_id is None) or (_d17.id_ == rt.present(doctor_id)))))  # clinic.world:310
+        chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == rt.present(specialty))) and ((doctor_id is None) or (_d17.id_ == rt.present(doctor_id)))))  # clinic.world:310
         found: tuple[str, ...] = ()  # clinic.world:311
-        for d in rt.rows(self.t_doctors, chosen):  # clinic.world:312
-            found = (found + self.fn_free_slots(d, on, kind))  # clinic.world:313
-        return tuple(self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, found), key=lambda _s19: _s19.start))))  # clinic.world:315
+        for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:312
+            found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:313
+        return tuple(self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start)))))  # clinic.world:315
 
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:318
         "Show a doctor's active appointments and free consultation slots on one day."
-        booked: tuple[str, ...] = tuple(_a20.key() for _a20 in self.t_appointments if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:324
-        return DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, self.fn_free_slots(doctor, day, VisitKind.consultation))))  # clinic.world:325
+        booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:324
+        return DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, VisitKind.consultation)))))  # clinic.world:325
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:328
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple(_a23.key() for _a23 in self.t_appointments if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == rt.present(patient_id))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == rt.present(doctor_id)))) and ((on is None) or (_a23.start.date() == rt.present(on)))) and ((status is None) or (_a23.status == rt.present(status)))))  # clinic.world:336
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, found), key=lambda _a24: _a24.start))  # clinic.world:337
+        found: tuple[str, ...] = tuple(_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == rt.present(patient_id))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == rt.present(doctor_id)))) and ((on is None) or (_a23.start.date() == rt.present(on)))) and ((status is None) or (_a23.status == rt.present(status)))))  # clinic.world:336
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:337
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:342
         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any."
@@ -738,20 +738,20 @@ class ClinicScheduling(Episode):
             raise ToolError((problem if problem is not None else ''))
         appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:357
         self._insert(self.t_appointments, appointment)  # clinic.world:358
-        for entry in rt.rows(self.t_waitlist, tuple(_w25.key() for _w25 in self.t_waitlist if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor)))):  # clinic.world:359
+        for entry in rt.rows(self.t_waitlist, rt.each(self, tuple(_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))))):  # clinic.world:359
             self._delete(self.t_waitlist, entry.key())  # clinic.world:360
         return appointment  # clinic.world:362
 
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:  # clinic.world:365
         'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.'
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:371
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' cannot be moved: it is ' + rt.text(appointment.status) + '.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be moved: it is ' + rt.text(appointment.status) + '.')))
         if not ((appointment.start - self.clock) >= dt.timedelta(hours=self.state.cancellation_notice_hours)):  # clinic.world:372
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
         if not (new_slot.key() != appointment.slot):  # clinic.world:373
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.')))
         if not (self.t_doctors.row(new_slot.doctor).specialty == self.t_doctors.row(appointment.doctor).specialty):  # clinic.world:374
-            raise ToolError(('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text(self.t_doctors.row(new_slot.doctor).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text(self.t_doctors.row(appointment.doctor).specialty) + '.'))
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text(self.t_doctors.row(new_slot.doctor).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text(self.t_doctors.row(appointment.doctor).specialty) + '.')))
         problem: str | None = self.fn_booking_problem(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:375
         if not (problem is None):  # clinic.world:376
             raise ToolError((problem if problem is not None else ''))
@@ -764,36 +764,36 @@ class ClinicScheduling(Episode):
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:384
         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance."
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:392
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' cannot be cancelled: it is ' + rt.text(appointment.status) + '.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be cancelled: it is ' + rt.text(appointment.status) + '.')))
         if not (appointment.start > self.clock):  # clinic.world:393
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:394
         self._set(appointment, 'status', AppointmentStatus.cancelled)  # clinic.world:395
         self._set(appointment, 'cancelled_at', self.clock)  # clinic.world:396
         self._set(appointment, 'late_cancellation', late)  # clinic.world:397
         fee: float = 0.0  # clinic.world:398
-        message: str = ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.')  # clinic.world:399
+        message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:399
         if late:  # clinic.world:400
             fee = self.state.late_fee  # clinic.world:401
             self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:402
-            message = ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance.")  # clinic.world:403
+            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:403
         return Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:405
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:410
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:415
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' cannot be checked in: it is ' + rt.text(appointment.status) + '.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be checked in: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock >= (appointment.start - dt.timedelta(minutes=30))):  # clinic.world:416
-            raise ToolError(('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.'))
+            raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:417
-            raise ToolError(('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.'))
+            raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
         self._set(appointment, 'status', AppointmentStatus.checked_in)  # clinic.world:418
         return appointment  # clinic.world:419
 
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:422
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == AppointmentStatus.checked_in):  # clinic.world:428
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
         self._set(appointment, 'status', AppointmentStatus.completed)  # clinic.world:429
         self._set(appointment, 'notes', notes)  # clinic.world:430
         return appointment  # clinic.world:431
@@ -801,9 +801,9 @@ class ClinicScheduling(Episode):
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:434
         'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.'
         if not (appointment.status == AppointmentStatus.booked):  # clinic.world:439
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:440
-            raise ToolError(('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.'))
+            raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
         self._set(appointment, 'status', AppointmentStatus.no_show)  # clinic.world:441
         self._set(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:442
         self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:443
@@ -812,9 +812,9 @@ class ClinicScheduling(Episode):
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:447
         'Record a payment towards the fees a patient owes.'
         if not (patient.balance > 0.0):  # clinic.world:453
-            raise ToolError((rt.text(patient.name) + ' owes nothing.'))
+            raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
         if not (amount <= patient.balance):  # clinic.world:454
-            raise ToolError((rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.'))
+            raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
         self._set(patient, 'balance', v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None))  # clinic.world:455
         return patient  # clinic.world:456
 
@@ -824,25 +824,25 @@ class ClinicScheduling(Episode):
             raise ToolError(('The window ' + rt.text(earliest) + ' to ' + rt.text(latest) + ' ends before it starts.'))
         if not (latest >= self.clock.date()):  # clinic.world:471
             raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
-        if not (not any(((_w26.patient == patient.key()) and (_w26.doctor == doctor.key())) for _w26 in self.t_waitlist)):  # clinic.world:472
-            raise ToolError((rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist."))
+        if not (not any(((_w26.patient == patient.key()) and (_w26.doctor == doctor.key())) for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:472
+            raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:473
         self._insert(self.t_waitlist, entry)  # clinic.world:474
         return entry  # clinic.world:475
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:478
         "Take a patient off a doctor's waitlist."
-        text: str = (rt.text(self.t_patients.row(entry.patient).name) + ' was removed from ' + rt.text(self.t_doctors.row(entry.doctor).name) + "'s waitlist.")  # clinic.world:483
+        text: str = rt.built(self, (rt.text(self.t_patients.row(entry.patient).name) + ' was removed from ' + rt.text(self.t_doctors.row(entry.doctor).name) + "'s waitlist."))  # clinic.world:483
         self._delete(self.t_waitlist, entry.key())  # clinic.world:484
         return text  # clinic.world:485
 
     def tool_book_from_waitlist(self, entry: WaitlistEntry, slot: Slot, kind: VisitKind) -> Appointment:  # clinic.world:488
         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.'
         if not (slot.doctor == entry.doctor):  # clinic.world:495
-            raise ToolError(('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text(self.t_doctors.row(slot.doctor).name) + ', but ' + rt.text(self.t_patients.row(entry.patient).name) + ' is waiting for ' + rt.text(self.t_doctors.row(entry.doctor).name) + '.'))
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text(self.t_doctors.row(slot.doctor).name) + ', but ' + rt.text(self.t_patients.row(entry.patient).name) + ' is waiting for ' + rt.text(self.t_doctors.row(entry.doctor).name) + '.')))
         day: dt.date = slot.start.date()  # clinic.world:496
         if not ((day >= entry.earliest) and (day <= entry.latest)):  # clinic.world:497
-            raise ToolError(('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text(self.t_patients.row(entry.patient).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.'))
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text(self.t_patients.row(entry.patient).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
         problem: str | None = self.fn_booking_problem(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:498
         if not (problem is None):  # clinic.world:499
             raise ToolError((problem if problem is not None else ''))
@@ -889,7 +889,7 @@ def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) 
 
 def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('doctor', 'day'), ('doctor', 'day'))
-    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: ('No doctor with id ' + rt.text(key) + '.'))
+    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
     a_day = v.want_date(args['day'], 'day')
     return ep.tool_get_doctor_schedule(a_doctor, a_day)
 
@@ -905,8 +905,8 @@ def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> 
 
 def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: ('No patient with id ' + rt.text(key) + '.'))
-    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: ('No slot with id ' + rt.text(key) + '.'))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
+    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
@@ -914,47 +914,47 @@ def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
 
 def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('appointment', 'new_slot'), ('appointment', 'new_slot'))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: ('No appointment with id ' + rt.text(key) + '.'))
-    a_new_slot = rt.lookup(ep.t_slots, v.want_str(args['new_slot'], 'new_slot'), lambda key: ('No slot with id ' + rt.text(key) + '.'))
+    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_new_slot = rt.lookup(ep.t_slots, v.want_str(args['new_slot'], 'new_slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
 
 
 def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: ('No appointment with id ' + rt.text(key) + '.'))
+    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_cancel_appointment(a_appointment)
 
 
 def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: ('No appointment with id ' + rt.text(key) + '.'))
+    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_check_in(a_appointment)
 
 
 def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('appointment', 'notes'), ('appointment', 'notes'))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: ('No appointment with id ' + rt.text(key) + '.'))
+    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     a_notes = v.check_length(v.want_str(args['notes'], 'notes'), 'notes', 1, 2000)
     return ep.tool_complete_appointment(a_appointment, a_notes)
 
 
 def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: ('No appointment with id ' + rt.text(key) + '.'))
+    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_mark_no_show(a_appointment)
 
 
 def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: ('No patient with id ' + rt.text(key) + '.'))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
     return ep.tool_pay_balance(a_patient, a_amount)
 
 
 def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
-    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: ('No patient with id ' + rt.text(key) + '.'))
-    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: ('No doctor with id ' + rt.text(key) + '.'))
+    a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
+    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
     a_earliest = v.want_date(args['earliest'], 'earliest')
     a_latest = v.want_date(args['latest'], 'latest')
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
@@ -963,14 +963,14 @@ def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
 
 def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('entry',), ('entry',))
-    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: ('No waitlist entry with id ' + rt.text(key) + '.'))
+    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
     return ep.tool_leave_waitlist(a_entry)
 
 
 def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('entry', 'slot', 'kind'), ('entry', 'slot'))
-    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: ('No waitlist entry with id ' + rt.text(key) + '.'))
-    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: ('No slot with id ' + rt.text(key) + '.'))
+    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
+    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 
@@ -1004,7 +1004,7 @@ def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: 
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == AppointmentStatus.booked)) for _a27 in ep.t_appointments))
+    return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == AppointmentStatus.booked)) for _a27 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1016,7 +1016,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling,
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
-    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == Specialty.general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in ep.t_appointments))
+    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == Specialty.general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
@@ -1032,19 +1032,19 @@ def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicS
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:70
-    return bool(any((((_w29.patient == 'P1004') and (_w29.doctor == 'D05')) and (_w29.latest >= rt.parse_date('2024-06-14'))) for _w29 in ep.t_waitlist))
+    return bool(any((((_w29.patient == 'P1004') and (_w29.doctor == 'D05')) and (_w29.latest >= rt.parse_date('2024-06-14'))) for _w29 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:132
-    return bool(any((((_p30.name == 'Leo Fischer') and (_p30.birth_date == rt.parse_date('2019-04-02'))) and (_p30.phone == '+15125550190')) for _p30 in ep.t_patients))
+    return bool(any((((_p30.name == 'Leo Fischer') and (_p30.birth_date == rt.parse_date('2019-04-02'))) and (_p30.phone == '+15125550190')) for _p30 in rt.each(ep, ep.t_patients)))
 
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:133
-    return bool(any((((ep.t_patients.row(_a31.patient).name == 'Leo Fischer') and (_a31.doctor == 'D04')) and (_a31.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a31 in ep.t_appointments))
+    return bool(any((((ep.t_patients.row(_a31.patient).name == 'Leo Fischer') and (_a31.doctor == 'D04')) and (_a31.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a31 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:134
-    return bool(any((((_a32.patient == 'P2001') and (_a32.doctor == 'D01')) and (_a32.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a32 in ep.t_appointments))
+    return bool(any((((_a32.patient == 'P2001') and (_a32.doctor == 'D01')) and (_a32.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
@@ -1052,11 +1052,11 @@ def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicSchedu
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == AppointmentStatus.booked)) for _a33 in ep.t_appointments))
+    return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == AppointmentStatus.booked)) for _a33 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(any((((_a34.patient == 'P1007') and (_a34.doctor == 'D03')) and (_a34.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a34 in ep.t_appointments))
+    return bool(any((((_a34.patient == 'P1007') and (_a34.doctor == 'D03')) and (_a34.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a34 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1068,7 +1068,7 @@ def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: C
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:182
-    return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == VisitKind.follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == AppointmentStatus.booked)) for _a35 in ep.t_appointments))
+    return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == VisitKind.follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == AppointmentStatus.booked)) for _a35 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:183
@@ -1080,7 +1080,7 @@ def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: Clinic
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == AppointmentStatus.booked)) for _a36 in ep.t_appointments))
+    return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == AppointmentStatus.booked)) for _a36 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:215
@@ -1092,15 +1092,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicSchedulin
 
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool(any(((((_p37.name == 'Tomas Rivera') and (_p37.birth_date == rt.parse_date('1980-08-15'))) and (_p37.phone == '+15125550199')) and (_p37.insurance == 'Aetna')) for _p37 in ep.t_patients))
+    return bool(any(((((_p37.name == 'Tomas Rivera') and (_p37.birth_date == rt.parse_date('1980-08-15'))) and (_p37.phone == '+15125550199')) and (_p37.insurance == 'Aetna')) for _p37 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == AppointmentStatus.booked)) for _a38 in ep.t_appointments))
+    return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == AppointmentStatus.booked)) for _a38 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244
-    return bool(any(((((ep.t_patients.row(_w39.patient).name == 'Tomas Rivera') and (_w39.doctor == 'D01')) and (_w39.earliest == rt.parse_date('2024-06-17'))) and (_w39.latest == rt.parse_date('2024-06-21'))) for _w39 in ep.t_waitlist))
+    return bool(any(((((ep.t_patients.row(_w39.patient).name == 'Tomas Rivera') and (_w39.doctor == 'D01')) and (_w39.earliest == rt.parse_date('2024-06-17'))) and (_w39.latest == rt.parse_date('2024-06-21'))) for _w39 in rt.each(ep, ep.t_waitlist)))
 
 
 ClinicScheduling.TASKS = {

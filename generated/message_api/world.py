@@ -364,16 +364,16 @@ class MessageAPI(Episode):
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:100
         'The receiver of an inbox entry: its first (only) key.'
-        return tuple(entry)[0]  # message_api.world:103
+        return tuple(rt.each(self, entry))[0]  # message_api.world:103
 
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:106
-        return tuple(entry.values())[0]  # message_api.world:107
+        return tuple(rt.each(self, entry).values())[0]  # message_api.world:107
 
     def fn_python_type(self, value: Any) -> str:  # message_api.world:110
         "Python's name for the type of a JSON value, as an AttributeError message names it."
         if (value is None):  # message_api.world:113
             return 'NoneType'  # message_api.world:114
-        text: str = rt.text(value)  # message_api.world:118
+        text: str = rt.built(self, rt.text(value))  # message_api.world:118
         if (text == value):  # message_api.world:119
             return 'str'  # message_api.world:120
         if ((text == 'True') or (text == 'False')):  # message_api.world:122
@@ -388,21 +388,21 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:139
         'List all users in the workspace.'
-        return UserList(user_list=tuple(self.state.user_map))  # message_api.world:140
+        return UserList(user_list=tuple(rt.each(self, self.state.user_map)))  # message_api.world:140
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:143
         'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:144
         if not (id_ is not None):  # message_api.world:145
-            raise ToolError(("User '" + rt.text(user) + "' not found in the workspace."))
+            raise ToolError(rt.built(self, ("User '" + rt.text(user) + "' not found in the workspace.")))
         return UserId(user_id=rt.present(id_))  # message_api.world:146
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:149
         'Log in a user with the given user ID to messeage application.'
-        if (user_id not in tuple(self.state.user_map.values())):  # message_api.world:152
-            return LoginResult(login_status=False, message=("User ID '" + rt.text(user_id) + "' not found."))  # message_api.world:153
+        if (user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:152
+            return LoginResult(login_status=False, message=rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:153
         self._set(self.state, 'current_user', user_id)  # message_api.world:155
-        return LoginResult(login_status=True, message=("User '" + rt.text(user_id) + "' logged in successfully."))  # message_api.world:156
+        return LoginResult(login_status=True, message=rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:156
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:159
         'Get the login status of the current user.'
@@ -412,56 +412,56 @@ class MessageAPI(Episode):
         'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:169
             raise ToolError('No user is currently logged in.')
-        if not (receiver_id in tuple(self.state.user_map.values())):  # message_api.world:170
-            raise ToolError(("Receiver ID '" + rt.text(receiver_id) + "' not found."))
+        if not (receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:170
+            raise ToolError(rt.built(self, ("Receiver ID '" + rt.text(receiver_id) + "' not found.")))
         new_id: int = self._rng().randint(10000, 99999)  # message_api.world:172
-        _rounds1 = 0  # message_api.world:173
-        while (new_id in self.state.generated_ids):  # message_api.world:173
-            _rounds1 += 1
-            if _rounds1 > rt.MAX_LOOP_ROUNDS:
-                raise ToolError(rt.LOOP_MESSAGE)
+        while (new_id in rt.each(self, self.state.generated_ids)):  # message_api.world:173
+            self._steps -= 1
+            self._steps >= 0 or rt.out_of_steps()
             new_id = self._rng().randint(10000, 99999)  # message_api.world:174
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:176
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:177
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:178
-        return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=("Message sent to '" + rt.text(receiver_id) + "' successfully."))  # message_api.world:179
+        return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:179
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:182
         'Delete the latest message sent to a receiver.'
         if not self.fn_logged_in():  # message_api.world:187
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:188
-        for entry in self.state.inbox:  # message_api.world:189
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:189
             if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:190
                 latest = entry  # message_api.world:191
         if not (latest is not None):  # message_api.world:194
-            raise ToolError(('Receiver ID ' + rt.text(receiver_id) + ' not found.'))
+            raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
         self._set(self.state, 'inbox', rt.without(self.state.inbox, rt.present(latest)))  # message_api.world:198
-        return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully."))  # message_api.world:199
+        return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:199
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:202
         'View all historical messages sent by the current user.'
         if not self.fn_logged_in():  # message_api.world:203
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:204
-        for entry in self.state.inbox:  # message_api.world:205
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:205
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:206
-            sent = {**sent, receiver: (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),))}  # message_api.world:207
+            self._steps -= len(sent)  # message_api.world:207
+            self._steps >= 0 or rt.out_of_steps()  # message_api.world:207
+            sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:207
         return SentMessages(messages=sent)  # message_api.world:209
 
     def tool_add_contact(self, user_name: str) -> Any:  # message_api.world:212
         'Add a contact to the workspace.'
         if not (user_name not in self.state.user_map):  # message_api.world:215
-            raise ToolError(("User name '" + rt.text(user_name) + "' already exists."))
+            raise ToolError(rt.built(self, ("User name '" + rt.text(user_name) + "' already exists.")))
         self._set(self.state, 'user_count', (self.state.user_count + 1))  # message_api.world:216
-        user_id: str = ('USR' + rt.text(self.state.user_count).zfill(3))  # message_api.world:217
-        if (user_id in tuple(self.state.user_map.values())):  # message_api.world:223
-            return {'error': ("User ID '" + rt.text(user_id) + "' already exists.")}  # message_api.world:224
+        user_id: str = rt.built(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:217
+        if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:223
+            return {'error': rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists."))}  # message_api.world:224
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:226
         added: dict[str, Any] = {}  # message_api.world:229
         added = {**added, 'added_status': True}  # message_api.world:230
         added = {**added, 'user_id': user_id}  # message_api.world:231
-        added = {**added, 'message': ("Contact '" + rt.text(user_name) + "' added successfully.")}  # message_api.world:232
+        added = {**added, 'message': rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully."))}  # message_api.world:232
         return added  # message_api.world:233
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:236
@@ -469,12 +469,14 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:239
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:240
-        for entry in self.state.inbox:  # message_api.world:241
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:241
             content: Any = self.fn_content_of(entry)  # message_api.world:242
             kind: str = self.fn_python_type(content)  # message_api.world:245
             if not (kind == 'str'):  # message_api.world:246
-                raise ToolError(("'" + rt.text(kind) + "' object has no attribute 'lower'"))
-            if (keyword.lower() in rt.text(content).lower()):  # message_api.world:247
+                raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
+            if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:247
+                self._steps -= len(hits)  # message_api.world:248
+                self._steps >= 0 or rt.out_of_steps()  # message_api.world:248
                 hits = (hits + (SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:248
         return SearchResults(results=hits)  # message_api.world:251
 
@@ -483,7 +485,9 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:255
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:256
-        for entry in self.state.inbox:  # message_api.world:257
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:257
+            self._steps -= len(receivers)  # message_api.world:258
+            self._steps >= 0 or rt.out_of_steps()  # message_api.world:258
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:258
         return MessageStats(stats=Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:260
 

@@ -520,17 +520,17 @@ class MobileMessaging(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_v57.key() for _v57 in self.t_users if (_v57.phone == _u56.phone))) == 1) for _u56 in self.t_users):  # messaging.world:146
+        if not all((len(tuple(_v57.key() for _v57 in rt.each(self, self.t_users) if (_v57.phone == _u56.phone))) == 1) for _u56 in rt.each(self, self.t_users)):  # messaging.world:146
             raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:146')
         for _row58 in self._changed_rows(self.t_contacts):  # messaging.world:149
             if not (_row58.owner != _row58.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
-        if not all((len(tuple(_d60.key() for _d60 in self.t_contacts if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in self.t_contacts):  # messaging.world:152
+        if not all((len(tuple(_d60.key() for _d60 in rt.each(self, self.t_contacts) if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in rt.each(self, self.t_contacts)):  # messaging.world:152
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:152')
-        if not all((_k61 in self.t_users) for _k61 in tuple(self.state.last_seen)):  # messaging.world:155
+        if not all((_k61 in self.t_users) for _k61 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:155
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:155')
         for _row62 in self._changed_rows(self.t_conversations):  # messaging.world:158
-            if not (len(v.unique(tuple(_row62.participants))) == len(_row62.participants)):
+            if not (len(v.unique(tuple(rt.each(self, _row62.participants)))) == len(_row62.participants)):
                 raise InvariantError('A conversation lists each participant once.', 'messaging.world:158')
         for _row63 in self._changed_rows(self.t_conversations):  # messaging.world:161
             if not ((len(_row63.participants) == 2) if (_row63.kind == ConversationKind.direct) else (len(_row63.participants) >= 3)):
@@ -538,13 +538,13 @@ class MobileMessaging(Episode):
         for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:164
             if not ((_row64.kind == ConversationKind.group) == (_row64.title is not None)):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:164')
-        if not all(all((_u66.key() in _c65.participants) for _u66 in rt.rows(self.t_users, _c65.archived_by)) for _c65 in self.t_conversations):  # messaging.world:167
+        if not all(all((_u66.key() in rt.each(self, _c65.participants)) for _u66 in rt.rows(self.t_users, rt.each(self, _c65.archived_by))) for _c65 in rt.each(self, self.t_conversations)):  # messaging.world:167
             raise InvariantError('Only participants can archive a conversation.', 'messaging.world:167')
-        if not all((_m67.sender in self.t_conversations.row(_m67.conversation).participants) for _m67 in self.t_messages):  # messaging.world:170
+        if not all((_m67.sender in rt.each(self, self.t_conversations.row(_m67.conversation).participants)) for _m67 in rt.each(self, self.t_messages)):  # messaging.world:170
             raise InvariantError('Messages are sent by participants of their conversation.', 'messaging.world:170')
-        if not all((_m68.sender in _m68.read_by) for _m68 in self.t_messages):  # messaging.world:173
+        if not all((_m68.sender in rt.each(self, _m68.read_by)) for _m68 in rt.each(self, self.t_messages)):  # messaging.world:173
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
-        if not all(all((_u70.key() in self.t_conversations.row(_m69.conversation).participants) for _u70 in rt.rows(self.t_users, _m69.read_by)) for _m69 in self.t_messages):  # messaging.world:176
+        if not all(all((_u70.key() in rt.each(self, self.t_conversations.row(_m69.conversation).participants)) for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:176
             raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
         for _row71 in self._changed_rows(self.t_contacts):
             rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
@@ -569,18 +569,18 @@ class MobileMessaging(Episode):
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:189
         'The one-to-one chat between two users, if any.'
-        for c in self.t_conversations:  # messaging.world:192
-            if (((c.kind == ConversationKind.direct) and (a.key() in c.participants)) and (b.key() in c.participants)):  # messaging.world:193
+        for c in rt.each(self, self.t_conversations):  # messaging.world:192
+            if (((c.kind == ConversationKind.direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:193
                 return c  # messaging.world:194
         return None  # messaging.world:197
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:200
-        return len(tuple(_m1.key() for _m1 in self.t_messages if ((_m1.conversation == conversation.key()) and (reader.key() not in _m1.read_by))))  # messaging.world:201
+        return len(tuple(_m1.key() for _m1 in rt.each(self, self.t_messages) if ((_m1.conversation == conversation.key()) and (reader.key() not in rt.each(self, _m1.read_by)))))  # messaging.world:201
 
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:204
         'Delivered when every other participant is connected.'
-        others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, conversation.participants) if (_u2.key() != sender.key()))  # messaging.world:207
-        if all((_u3.presence != Presence.offline) for _u3 in rt.rows(self.t_users, others)):  # messaging.world:208
+        others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key()))  # messaging.world:207
+        if all((_u3.presence != Presence.offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:208
             return Delivery.delivered  # messaging.world:209
         return Delivery.sent  # messaging.world:211
 
@@ -588,20 +588,20 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:216
         _subject4 = conversation.kind  # messaging.world:217
         if _subject4 == ConversationKind.direct:  # messaging.world:218
-            title = ', '.join(tuple(_u5.name for _u5 in rt.rows(self.t_users, conversation.participants) if (_u5.key() != viewer.key())))  # messaging.world:219
+            title = rt.built(self, rt.join(', ', rt.each(self, tuple(_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())))))  # messaging.world:219
         elif _subject4 == ConversationKind.group:  # messaging.world:221
             title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:222
-        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m6.key() for _m6 in self.t_messages if (_m6.conversation == conversation.key()))), key=lambda _m7: _m7.sent_at))  # messaging.world:225
+        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())))), key=lambda _m7: _m7.sent_at))  # messaging.world:225
         last: str | None = None  # messaging.world:226
         if (len(history) > 0):  # messaging.world:227
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:228
-        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, conversation.participants)), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in conversation.archived_by))  # messaging.world:230
+        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:230
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:235
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
-        matches: tuple[str, ...] = tuple(_u9.key() for _u9 in self.t_users if (_u9.phone == phone))  # messaging.world:244
+        matches: tuple[str, ...] = tuple(_u9.key() for _u9 in rt.each(self, self.t_users) if (_u9.phone == phone))  # messaging.world:244
         if not (len(matches) == 1):  # messaging.world:245
-            raise ToolError(('No account is registered with the phone number ' + rt.text(phone) + '.'))
+            raise ToolError(rt.built(self, ('No account is registered with the phone number ' + rt.text(phone) + '.')))
         user: User = self.t_users.row(matches[0])  # messaging.world:246
         if not (user.password == password):  # messaging.world:247
             raise ToolError('Wrong password. Check it and try again.')
@@ -620,7 +620,7 @@ class MobileMessaging(Episode):
         self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:260
         self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:261
         self._set(self.state, 'current_user', None)  # messaging.world:262
-        return (rt.text(name) + ' has been logged out.')  # messaging.world:263
+        return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:263
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:266
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
@@ -633,8 +633,8 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:280
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:281
-        mine: tuple[str, ...] = tuple(_c10.key() for _c10 in self.t_contacts if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:282
-        return tuple(self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c12: _c12.name.lower()))))  # messaging.world:283
+        mine: tuple[str, ...] = tuple(_c10.key() for _c10 in rt.each(self, self.t_contacts) if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:282
+        return tuple(self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower())))))  # messaging.world:283
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:286
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -642,22 +642,22 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:292
         needle: str = query.strip().lower()  # messaging.world:293
-        found: tuple[str, ...] = tuple(_c13.key() for _c13 in self.t_contacts if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:294
-        return tuple(self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c15: _c15.name.lower()))))  # messaging.world:295
+        found: tuple[str, ...] = tuple(_c13.key() for _c13 in rt.each(self, self.t_contacts) if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:294
+        return tuple(self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower())))))  # messaging.world:295
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:298
         "Add a person who has an account on the app to the signed-in user's contacts."
         if not (self.state.current_user is not None):  # messaging.world:305
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:306
-        matches: tuple[str, ...] = tuple(_u16.key() for _u16 in self.t_users if (_u16.phone == phone))  # messaging.world:307
+        matches: tuple[str, ...] = tuple(_u16.key() for _u16 in rt.each(self, self.t_users) if (_u16.phone == phone))  # messaging.world:307
         if not (len(matches) == 1):  # messaging.world:308
-            raise ToolError(('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.'))
+            raise ToolError(rt.built(self, ('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.')))
         person: User = self.t_users.row(matches[0])  # messaging.world:309
         if not (person.key() != me.key()):  # messaging.world:310
             raise ToolError('You cannot add yourself as a contact.')
-        if not (not any(((_c17.owner == me.key()) and (_c17.user == person.key())) for _c17 in self.t_contacts)):  # messaging.world:311
-            raise ToolError((rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.'))
+        if not (not any(((_c17.owner == me.key()) and (_c17.user == person.key())) for _c17 in rt.each(self, self.t_contacts))):  # messaging.world:311
+            raise ToolError(rt.built(self, (rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.')))
         contact: Contact = Contact(id_=self._next('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:312
         self._insert(self.t_contacts, contact)  # messaging.world:313
         return self.fn_card(contact)  # messaging.world:314
@@ -667,17 +667,17 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:322
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:323
-            raise ToolError(('Contact ' + rt.text(contact.id_) + ' is not in your address book.'))
+            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
         name: str = contact.name  # messaging.world:324
         self._delete(self.t_contacts, contact.key())  # messaging.world:325
-        return (rt.text(name) + ' was removed from your contacts.')  # messaging.world:326
+        return rt.built(self, (rt.text(name) + ' was removed from your contacts.'))  # messaging.world:326
 
     def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:  # messaging.world:329
         "Mark or unmark one of the signed-in user's contacts as a favorite."
         if not (self.state.current_user is not None):  # messaging.world:335
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:336
-            raise ToolError(('Contact ' + rt.text(contact.id_) + ' is not in your address book.'))
+            raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
         self._set(contact, 'favorite', favorite)  # messaging.world:337
         return self.fn_card(contact)  # messaging.world:338
 
@@ -686,36 +686,38 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:348
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:349
-        mine: tuple[str, ...] = tuple(_c18.key() for _c18 in self.t_conversations if ((me.key() in _c18.participants) and (include_archived or (me.key() not in _c18.archived_by))))  # messaging.world:350
-        return tuple(self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, mine), key=lambda _c20: _c20.last_activity, reverse=True))))  # messaging.world:351
+        mine: tuple[str, ...] = tuple(_c18.key() for _c18 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c18.participants)) and (include_archived or (me.key() not in rt.each(self, _c18.archived_by)))))  # messaging.world:350
+        return tuple(self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True)))))  # messaging.world:351
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:354
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
         if not (self.state.current_user is not None):  # messaging.world:360
             raise ToolError('You are not logged in. Call login first.')
-        if not (self.state.current_user in conversation.participants):  # messaging.world:361
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m21.key() for _m21 in self.t_messages if (_m21.conversation == conversation.key()))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:362
+        if not (self.state.current_user in rt.each(self, conversation.participants)):  # messaging.world:361
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m21.key() for _m21 in rt.each(self, self.t_messages) if (_m21.conversation == conversation.key())))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:362
         page: tuple[str, ...] = ()  # messaging.world:363
-        for m in rt.rows(self.t_messages, newest_first):  # messaging.world:364
+        for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:364
             if (len(page) < limit):  # messaging.world:365
+                self._steps -= len(page)  # messaging.world:366
+                self._steps >= 0 or rt.out_of_steps()  # messaging.world:366
                 page = (page + (m.key(),))  # messaging.world:366
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, page), key=lambda _m23: _m23.sent_at))  # messaging.world:369
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m23: _m23.sent_at))  # messaging.world:369
 
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:372
         'Create a group conversation with the signed-in user and at least two other people.'
         if not (self.state.current_user is not None):  # messaging.world:378
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:379
-        unknown: tuple[str, ...] = tuple(_id24 for _id24 in members if (_id24 not in self.t_users))  # messaging.world:380
-        unknown_list: str = ', '.join(unknown)  # messaging.world:381
+        unknown: tuple[str, ...] = tuple(_id24 for _id24 in rt.each(self, members) if (_id24 not in self.t_users))  # messaging.world:380
+        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # messaging.world:381
         if not (len(unknown) == 0):  # messaging.world:382
-            raise ToolError(('No user with id ' + rt.text(unknown_list) + '.'))
-        if not (me.id_ not in members):  # messaging.world:383
+            raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
+        if not (me.id_ not in rt.each(self, members)):  # messaging.world:383
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        if not (len(v.unique(tuple(members))) == len(members)):  # messaging.world:384
+        if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:384
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=((me.key(),) + tuple(_id25 for _id25 in members)), archived_by=(), last_activity=self.clock)  # messaging.world:385
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:385
         self._insert(self.t_conversations, created)  # messaging.world:386
         return self.fn_summary(created, me)  # messaging.world:387
 
@@ -724,10 +726,10 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:395
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:396
-        if not (me.key() in conversation.participants):  # messaging.world:397
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        if not (me.key() not in conversation.archived_by):  # messaging.world:398
-            raise ToolError(('Conversation ' + rt.text(conversation.id_) + ' is already archived.'))
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:397
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:398
+            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
         self._set(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:399
         return self.fn_summary(conversation, me)  # messaging.world:400
 
@@ -736,10 +738,10 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:408
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:409
-        if not (me.key() in conversation.participants):  # messaging.world:410
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        if not (me.key() in conversation.archived_by):  # messaging.world:411
-            raise ToolError(('Conversation ' + rt.text(conversation.id_) + ' is not archived.'))
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:410
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:411
+            raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
         self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:412
         return self.fn_summary(conversation, me)  # messaging.world:413
 
@@ -759,10 +761,10 @@ class MobileMessaging(Episode):
             self._insert(self.t_conversations, created)  # messaging.world:438
             conversation_id = created.id_  # messaging.world:439
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:441
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple((me.key(),))))  # messaging.world:442
+        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:442
         self._insert(self.t_messages, message)  # messaging.world:443
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:444
-        if (me.key() in conversation.archived_by):  # messaging.world:445
+        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:445
             self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:446
         return message  # messaging.world:448
 
@@ -771,12 +773,12 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:457
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:458
-        if not (me.key() in conversation.participants):  # messaging.world:459
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple((me.key(),))))  # messaging.world:460
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:459
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:460
         self._insert(self.t_messages, message)  # messaging.world:461
         self._set(conversation, 'last_activity', self.clock)  # messaging.world:462
-        if (me.key() in conversation.archived_by):  # messaging.world:463
+        if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:463
             self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:464
         return message  # messaging.world:466
 
@@ -785,9 +787,9 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:474
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:475
-        if not (me.key() in self.t_conversations.row(message.conversation).participants):  # messaging.world:476
-            raise ToolError(('Message ' + rt.text(message.id_) + ' is not in one of your conversations.'))
-        if (me.key() not in message.read_by):  # messaging.world:477
+        if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:476
+            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
+        if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:477
             self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:478
         if (message.delivery == Delivery.sent):  # messaging.world:481
             self._set(message, 'delivery', Delivery.delivered)  # messaging.world:482
@@ -798,10 +800,12 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:492
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:493
-        if not (me.key() in conversation.participants):  # messaging.world:494
-            raise ToolError(('You are not a participant of conversation ' + rt.text(conversation.id_) + '.'))
-        unread: tuple[str, ...] = tuple(_m26.key() for _m26 in self.t_messages if ((_m26.conversation == conversation.key()) and (me.key() not in _m26.read_by)))  # messaging.world:495
-        for m in rt.rows(self.t_messages, unread):  # messaging.world:496
+        if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:494
+            raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
+        unread: tuple[str, ...] = tuple(_m26.key() for _m26 in rt.each(self, self.t_messages) if ((_m26.conversation == conversation.key()) and (me.key() not in rt.each(self, _m26.read_by))))  # messaging.world:495
+        for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:496
+            self._steps -= len(m.read_by)  # messaging.world:497
+            self._steps >= 0 or rt.out_of_steps()  # messaging.world:497
             self._set(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:497
             if (m.delivery == Delivery.sent):  # messaging.world:498
                 self._set(m, 'delivery', Delivery.delivered)  # messaging.world:499
@@ -813,32 +817,34 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:509
         counts: dict[str, int] = {}  # messaging.world:510
-        visible: tuple[str, ...] = tuple(_c27.key() for _c27 in self.t_conversations if ((me.key() in _c27.participants) and (me.key() not in _c27.archived_by)))  # messaging.world:511
-        for c in rt.rows(self.t_conversations, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, visible), key=lambda _c28: _c28.last_activity, reverse=True))):  # messaging.world:512
+        visible: tuple[str, ...] = tuple(_c27.key() for _c27 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c27.participants)) and (me.key() not in rt.each(self, _c27.archived_by))))  # messaging.world:511
+        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c28: _c28.last_activity, reverse=True)))):  # messaging.world:512
             unread: int = self.fn_unread_in(c, me)  # messaging.world:513
             if (unread > 0):  # messaging.world:514
+                self._steps -= len(counts)  # messaging.world:515
+                self._steps >= 0 or rt.out_of_steps()  # messaging.world:515
                 counts = {**counts, c.id_: unread}  # messaging.world:515
-        return UnreadSummary(total=sum(tuple(counts.values())), by_conversation=counts)  # messaging.world:518
+        return UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:518
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:521
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'
         if not (self.state.current_user is not None):  # messaging.world:526
             raise ToolError('You are not logged in. Call login first.')
         if not (message.sender == self.state.current_user):  # messaging.world:527
-            raise ToolError(('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text(self.t_users.row(message.sender).name) + '; you can only delete messages you sent.'))
+            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text(self.t_users.row(message.sender).name) + '; you can only delete messages you sent.')))
         id_: str = message.id_  # messaging.world:528
         self._delete(self.t_messages, message.key())  # messaging.world:529
-        return ('Message ' + rt.text(id_) + ' deleted.')  # messaging.world:530
+        return rt.built(self, ('Message ' + rt.text(id_) + ' deleted.'))  # messaging.world:530
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:533
         'Send again every message of the signed-in user whose delivery failed. Returns the messages retried.'
         if not (self.state.current_user is not None):  # messaging.world:536
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:537
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, tuple(_m29.key() for _m29 in self.t_messages if ((_m29.sender == me.key()) and (_m29.delivery == Delivery.failed)))), key=lambda _m30: _m30.sent_at))  # messaging.world:538
+        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == Delivery.failed))))), key=lambda _m30: _m30.sent_at))  # messaging.world:538
         if not (len(stuck) > 0):  # messaging.world:539
             raise ToolError('You have no failed messages to retry.')
-        for m in rt.rows(self.t_messages, stuck):  # messaging.world:540
+        for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:540
             self._set(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:541
         return stuck  # messaging.world:543
 
@@ -885,13 +891,13 @@ def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
 
 def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('contact',), ('contact',))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: ('No contact with id ' + rt.text(key) + '.'))
+    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     return ep.tool_remove_contact(a_contact)
 
 
 def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: ('No contact with id ' + rt.text(key) + '.'))
+    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     a_favorite = v.want_bool(args['favorite'], 'favorite')
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
@@ -904,7 +910,7 @@ def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> 
 
 def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_limit = (v.check_range(v.want_int(args['limit'], 'limit'), 'limit', 1, 100) if args.get('limit') is not None else 20)
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
@@ -918,39 +924,39 @@ def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
 
 def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_archive_conversation(a_conversation)
 
 
 def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_unarchive_conversation(a_conversation)
 
 
 def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
-    a_recipient = rt.lookup(ep.t_users, v.want_str(args['recipient'], 'recipient'), lambda key: ('No user with id ' + rt.text(key) + '.'))
+    a_recipient = rt.lookup(ep.t_users, v.want_str(args['recipient'], 'recipient'), lambda key: rt.built(ep, ('No user with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_send_message(a_recipient, a_body)
 
 
 def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
 
 def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: ('No message with id ' + rt.text(key) + '.'))
+    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_mark_message_read(a_message)
 
 
 def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: ('No conversation with id ' + rt.text(key) + '.'))
+    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_mark_conversation_read(a_conversation)
 
 
@@ -961,7 +967,7 @@ def _invoke_get_unread_count(ep: MobileMessaging, args: Mapping[str, Any]) -> An
 
 def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: ('No message with id ' + rt.text(key) + '.'))
+    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_delete_message(a_message)
 
 
@@ -995,15 +1001,15 @@ MobileMessaging.TOOLS = {
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:16
-    return bool(all(((_m31.conversation != 'CONV102') or ('U001' in _m31.read_by)) for _m31 in ep.t_messages))
+    return bool(all(((_m31.conversation != 'CONV102') or ('U001' in rt.each(ep, _m31.read_by))) for _m31 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:17
-    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == Delivery.failed)) for _m32 in ep.t_messages)))
+    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == Delivery.failed)) for _m32 in rt.each(ep, ep.t_messages))))
 
 
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_m33.id_ not in init.t_messages) and (_m33.conversation == 'CONV102')) and (_m33.sender == 'U001')) and ('budget sheet' in _m33.body)) for _m33 in ep.t_messages))
+    return bool(any(((((_m33.id_ not in init.t_messages) and (_m33.conversation == 'CONV102')) and (_m33.sender == 'U001')) and ('budget sheet' in _m33.body)) for _m33 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1011,31 +1017,31 @@ def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMes
 
 
 def _check_tidy_archive__archived(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:40
-    return bool((('U001' in ep.t_conversations.row('CONV106').archived_by) and ('U001' in ep.t_conversations.row('CONV103').archived_by)))
+    return bool((('U001' in rt.each(ep, ep.t_conversations.row('CONV106').archived_by)) and ('U001' in rt.each(ep, ep.t_conversations.row('CONV103').archived_by))))
 
 
 def _check_tidy_archive__hana_restored(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:41
-    return bool(('U001' not in ep.t_conversations.row('CONV104').archived_by))
+    return bool(('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)))
 
 
 def _check_tidy_archive__hana_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:42
-    return bool(all(((_m34.conversation != 'CONV104') or ('U001' in _m34.read_by)) for _m34 in ep.t_messages))
+    return bool(all(((_m34.conversation != 'CONV104') or ('U001' in rt.each(ep, _m34.read_by))) for _m34 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:71
-    return bool(any((((_c35.owner == 'U001') and (_c35.user == 'U004')) and _c35.favorite) for _c35 in ep.t_contacts))
+    return bool(any((((_c35.owner == 'U001') and (_c35.user == 'U004')) and _c35.favorite) for _c35 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c36.kind == ConversationKind.group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, _c36.participants)))) == v.unique(tuple(('U001', 'U002', 'U004',))))) for _c36 in ep.t_conversations))
+    return bool(any((((_c36.kind == ConversationKind.group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_m38.sender == 'U001') and (ep.t_conversations.row(_m38.conversation).title == 'Paris trip')) and ('Paris in May' in _m38.body)) for _m38 in ep.t_messages))
+    return bool(any((((_m38.sender == 'U001') and (ep.t_conversations.row(_m38.conversation).title == 'Paris trip')) and ('Paris in May' in _m38.body)) for _m38 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:74
-    return bool(any(((((_m39.id_ not in init.t_messages) and (_m39.conversation == 'CONV101')) and (_m39.sender == 'U001')) and ('Paris trip' in _m39.body)) for _m39 in ep.t_messages))
+    return bool(any(((((_m39.id_ not in init.t_messages) and (_m39.conversation == 'CONV101')) and (_m39.sender == 'U001')) and ('Paris trip' in _m39.body)) for _m39 in rt.each(ep, ep.t_messages)))
 
 
 def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:94
@@ -1043,23 +1049,23 @@ def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: Mob
 
 
 def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:95
-    return bool((not any(((_c40.owner == 'U001') and (_c40.user == 'U007')) for _c40 in ep.t_contacts)))
+    return bool((not any(((_c40.owner == 'U001') and (_c40.user == 'U007')) for _c40 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(tuple(ep.t_users.row(_c41.user).id_ for _c41 in ep.t_contacts if ((_c41.owner == 'U001') and _c41.favorite)))) == v.unique(tuple(('U003', 'U005',)))))
+    return bool((v.unique(tuple(rt.each(ep, tuple(ep.t_users.row(_c41.user).id_ for _c41 in rt.each(ep, ep.t_contacts) if ((_c41.owner == 'U001') and _c41.favorite))))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:121
-    return bool(any(((((_m42.id_ not in init.t_messages) and (_m42.conversation == 'CONV101')) and (_m42.sender == 'U001')) and ('Friday' in _m42.body)) for _m42 in ep.t_messages))
+    return bool(any(((((_m42.id_ not in init.t_messages) and (_m42.conversation == 'CONV101')) and (_m42.sender == 'U001')) and ('Friday' in _m42.body)) for _m42 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:122
-    return bool(any(((((_m43.id_ not in init.t_messages) and (_m43.conversation == 'CONV103')) and (_m43.sender == 'U001')) and ('rope' in _m43.body.lower())) for _m43 in ep.t_messages))
+    return bool(any(((((_m43.id_ not in init.t_messages) and (_m43.conversation == 'CONV103')) and (_m43.sender == 'U001')) and ('rope' in _m43.body.lower())) for _m43 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool(all((((_m44.conversation != 'CONV101') and (_m44.conversation != 'CONV103')) or ('U001' in _m44.read_by)) for _m44 in ep.t_messages))
+    return bool(all((((_m44.conversation != 'CONV101') and (_m44.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m44.read_by))) for _m44 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:124
@@ -1067,7 +1073,7 @@ def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessagin
 
 
 def _check_daniel_catches_up__new_contacts(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:154
-    return bool((any((((_c45.owner == 'U002') and (_c45.user == 'U005')) and _c45.favorite) for _c45 in ep.t_contacts) and any(((_c46.owner == 'U002') and (_c46.user == 'U006')) for _c46 in ep.t_contacts)))
+    return bool((any((((_c45.owner == 'U002') and (_c45.user == 'U005')) and _c45.favorite) for _c45 in rt.each(ep, ep.t_contacts)) and any(((_c46.owner == 'U002') and (_c46.user == 'U006')) for _c46 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:155
@@ -1075,7 +1081,7 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMe
 
 
 def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool((all(((_m47.conversation != 'CONV103') or ('U002' in _m47.read_by)) for _m47 in ep.t_messages) and any(((((_m48.id_ not in init.t_messages) and (_m48.conversation == 'CONV103')) and (_m48.sender == 'U002')) and ('Saturday' in _m48.body)) for _m48 in ep.t_messages)))
+    return bool((all(((_m47.conversation != 'CONV103') or ('U002' in rt.each(ep, _m47.read_by))) for _m47 in rt.each(ep, ep.t_messages)) and any(((((_m48.id_ not in init.t_messages) and (_m48.conversation == 'CONV103')) and (_m48.sender == 'U002')) and ('Saturday' in _m48.body)) for _m48 in rt.each(ep, ep.t_messages))))
 
 
 def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:157
@@ -1083,27 +1089,27 @@ def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessag
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:185
-    return bool(any(((((_m49.id_ not in init.t_messages) and (_m49.conversation == 'CONV104')) and (_m49.sender == 'U001')) and ('Q4' in _m49.body)) for _m49 in ep.t_messages))
+    return bool(any(((((_m49.id_ not in init.t_messages) and (_m49.conversation == 'CONV104')) and (_m49.sender == 'U001')) and ('Q4' in _m49.body)) for _m49 in rt.each(ep, ep.t_messages)))
 
 
 def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool((('U001' not in ep.t_conversations.row('CONV104').archived_by) and all(((_m50.conversation != 'CONV104') or ('U001' in _m50.read_by)) for _m50 in ep.t_messages)))
+    return bool((('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)) and all(((_m50.conversation != 'CONV104') or ('U001' in rt.each(ep, _m50.read_by))) for _m50 in rt.each(ep, ep.t_messages))))
 
 
 def _check_hana_q4_follow_up__renamed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:187
-    return bool((('CT104' not in ep.t_contacts) and any(((((_c51.owner == 'U001') and (_c51.user == 'U007')) and (_c51.name == 'Hana Sato')) and _c51.favorite) for _c51 in ep.t_contacts)))
+    return bool((('CT104' not in ep.t_contacts) and any(((((_c51.owner == 'U001') and (_c51.user == 'U007')) and (_c51.name == 'Hana Sato')) and _c51.favorite) for _c51 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:213
-    return bool(any(((((_m52.id_ not in init.t_messages) and (_m52.conversation == 'CONV101')) and (_m52.sender == 'U001')) and ('late' in _m52.body)) for _m52 in ep.t_messages))
+    return bool(any(((((_m52.id_ not in init.t_messages) and (_m52.conversation == 'CONV101')) and (_m52.sender == 'U001')) and ('late' in _m52.body)) for _m52 in rt.each(ep, ep.t_messages)))
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool((all(((_m53.conversation != 'CONV103') or ('U005' in _m53.read_by)) for _m53 in ep.t_messages) and any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV103')) and (_m54.sender == 'U005')) and ('book the wall' in _m54.body)) for _m54 in ep.t_messages)))
+    return bool((all(((_m53.conversation != 'CONV103') or ('U005' in rt.each(ep, _m53.read_by))) for _m53 in rt.each(ep, ep.t_messages)) and any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV103')) and (_m54.sender == 'U005')) and ('book the wall' in _m54.body)) for _m54 in rt.each(ep, ep.t_messages))))
 
 
 def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:215
-    return bool(any(((_c55.owner == 'U005') and (_c55.user == 'U006')) for _c55 in ep.t_contacts))
+    return bool(any(((_c55.owner == 'U005') and (_c55.user == 'U006')) for _c55 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:216

@@ -711,12 +711,12 @@ class OnlineShop(Episode):
         for _row39 in self._changed_rows(self.t_variants):  # shop.world:247
             if not (_row39.stock >= 0):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:247')
-        if not all(any((_v41.product == _p40.key()) for _v41 in self.t_variants) for _p40 in self.t_products):  # shop.world:250
+        if not all(any((_v41.product == _p40.key()) for _v41 in rt.each(self, self.t_variants)) for _p40 in rt.each(self, self.t_products)):  # shop.world:250
             raise InvariantError('Every product can be bought in at least one variant.', 'shop.world:250')
         for _row42 in self._changed_rows(self.t_customers):  # shop.world:253
-            if not all((_row42.payment_methods[_k43].id_ == _k43) for _k43 in tuple(_row42.payment_methods)):
+            if not all((_row42.payment_methods[_k43].id_ == _k43) for _k43 in rt.each(self, tuple(rt.each(self, _row42.payment_methods)))):
                 raise InvariantError('A payment method is filed under its own id.', 'shop.world:253')
-        if not all((_o44.payment_method_id in self.t_customers.row(_o44.customer).payment_methods) for _o44 in self.t_orders):  # shop.world:256
+        if not all((_o44.payment_method_id in self.t_customers.row(_o44.customer).payment_methods) for _o44 in rt.each(self, self.t_orders)):  # shop.world:256
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:256')
         for _row45 in self._changed_rows(self.t_orders):  # shop.world:259
             if not ((_row45.status != OrderStatus.pending) or (self.fn_net_paid(_row45) == self.fn_order_total(_row45))):
@@ -724,9 +724,9 @@ class OnlineShop(Episode):
         for _row46 in self._changed_rows(self.t_orders):  # shop.world:262
             if not ((_row46.status != OrderStatus.cancelled) or (self.fn_net_paid(_row46) == 0.0)):
                 raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:262')
-        if not all((len(tuple(_s48.key() for _s48 in self.t_returns if (_s48.order == _r47.order))) == 1) for _r47 in self.t_returns):  # shop.world:265
+        if not all((len(tuple(_s48.key() for _s48 in rt.each(self, self.t_returns) if (_s48.order == _r47.order))) == 1) for _r47 in rt.each(self, self.t_returns)):  # shop.world:265
             raise InvariantError('An order has at most one return request.', 'shop.world:265')
-        if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in self.t_orders.row(_r49.order).items) for _v50 in rt.rows(self.t_variants, _r49.items))) for _r49 in self.t_returns):  # shop.world:268
+        if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:268
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:268')
         for _row52 in self._changed_rows(self.t_variants):
             rt.check_refs(self.t_products, _row52.product, 'Variant.product')
@@ -743,12 +743,12 @@ class OnlineShop(Episode):
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
-        return round(sum(tuple((_item1.price * _item1.quantity) for _item1 in order.items)), 2)  # shop.world:183
+        return round(sum(rt.each(self, tuple((_item1.price * _item1.quantity) for _item1 in rt.each(self, order.items)))), 2)  # shop.world:183
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(tuple(_t2.amount for _t2 in order.transactions if (_t2.kind == TransactionKind.charge)))  # shop.world:187
-        refunded: float = sum(tuple(_t3.amount for _t3 in order.transactions if (_t3.kind == TransactionKind.refund)))  # shop.world:188
+        charged: float = sum(rt.each(self, tuple(_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == TransactionKind.charge))))  # shop.world:187
+        refunded: float = sum(rt.each(self, tuple(_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == TransactionKind.refund))))  # shop.world:188
         return round((charged - refunded), 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -787,14 +787,14 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(tuple(_item7.quantity for _item7 in order.items)), created_at=order.created_at)  # shop.world:242
+        return OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple(_item7.quantity for _item7 in rt.each(self, order.items)))), created_at=order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:273
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
         wanted: str = email.strip().lower()  # shop.world:278
-        matches: tuple[str, ...] = tuple(_c8.key() for _c8 in self.t_customers if (_c8.email.lower() == wanted))  # shop.world:279
+        matches: tuple[str, ...] = tuple(_c8.key() for _c8 in rt.each(self, self.t_customers) if (_c8.email.lower() == wanted))  # shop.world:279
         if not (len(matches) > 0):  # shop.world:280
-            raise ToolError(('No customer has the email address ' + rt.text(email) + '.'))
+            raise ToolError(rt.built(self, ('No customer has the email address ' + rt.text(email) + '.')))
         return self.t_customers.row(matches[0]).id_  # shop.world:281
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:284
@@ -803,49 +803,51 @@ class OnlineShop(Episode):
 
     def tool_list_customer_orders(self, customer: Customer, status: OrderStatus | None) -> tuple[OrderSummary, ...]:  # shop.world:292
         "List a customer's orders, newest first, with their status and total."
-        theirs: tuple[str, ...] = tuple(_o9.key() for _o9 in self.t_orders if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == rt.present(status)))))  # shop.world:298
-        return tuple(self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, theirs), key=lambda _o11: _o11.created_at, reverse=True))))  # shop.world:299
+        theirs: tuple[str, ...] = tuple(_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == rt.present(status)))))  # shop.world:298
+        return tuple(self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o11: _o11.created_at, reverse=True)))))  # shop.world:299
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:302
         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
         found: Order | None = self.t_orders.get(order)  # shop.world:307
         if not (rt.key_of(found) is not None):  # shop.world:308
-            raise ToolError(('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.')))
         return rt.present(found)  # shop.world:309
 
     def tool_list_products(self, category: str | None, in_stock_only: bool) -> tuple[ProductSummary, ...]:  # shop.world:312
         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.'
         listed: tuple[ProductSummary, ...] = ()  # shop.world:318
-        for product in rt.rows(self.t_products, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, tuple(_p12.key() for _p12 in self.t_products)), key=lambda _p13: _p13.name))):  # shop.world:319
-            options: tuple[str, ...] = tuple(_v14.key() for _v14 in self.t_variants if (_v14.product == product.key()))  # shop.world:320
-            stock: int = sum(tuple(_v15.stock for _v15 in rt.rows(self.t_variants, options)))  # shop.world:321
+        for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple(_p12.key() for _p12 in rt.each(self, self.t_products)))), key=lambda _p13: _p13.name)))):  # shop.world:319
+            options: tuple[str, ...] = tuple(_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key()))  # shop.world:320
+            stock: int = sum(rt.each(self, tuple(_v15.stock for _v15 in rt.rows(self.t_variants, rt.each(self, options)))))  # shop.world:321
             wanted: bool = ((category is None) or (product.category.lower() == (rt.present(category) if rt.present(category) is not None else '').lower()))  # shop.world:322
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:323
-                listed = (listed + (ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(tuple(_v16.price for _v16 in rt.rows(self.t_variants, options))), in_stock=stock),))  # shop.world:324
+                self._steps -= len(listed)  # shop.world:324
+                self._steps >= 0 or rt.out_of_steps()  # shop.world:324
+                listed = (listed + (ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple(_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))))), in_stock=stock),))  # shop.world:324
         return listed  # shop.world:327
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:330
         'Show a product with every variant: its item id, options, price and stock.'
-        return ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple(_v17.key() for _v17 in self.t_variants if (_v17.product == product.key())))  # shop.world:335
+        return ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple(_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())))  # shop.world:335
 
     def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:340
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
-        for id_ in items:  # shop.world:351
+        for id_ in rt.each(self, items):  # shop.world:351
             variant: Variant | None = self.t_variants.get(id_)  # shop.world:352
             if not (rt.key_of(variant) is not None):  # shop.world:353
-                raise ToolError(('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.'))
+                raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
             if not (rt.present(variant).stock >= items[id_]):  # shop.world:354
-                raise ToolError(('Only ' + rt.text(rt.present(variant).stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row(rt.present(variant).product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.'))
+                raise ToolError(rt.built(self, ('Only ' + rt.text(rt.present(variant).stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row(rt.present(variant).product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:356
         if not (method is not None):  # shop.world:357
-            raise ToolError(('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.'))
-        lines: tuple[OrderItem, ...] = tuple(OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in tuple(items))  # shop.world:358
-        total: float = round(sum(tuple((_line19.price * _line19.quantity) for _line19 in lines)), 2)  # shop.world:359
+            raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
+        lines: tuple[OrderItem, ...] = tuple(OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items))))  # shop.world:358
+        total: float = round(sum(rt.each(self, tuple((_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)))), 2)  # shop.world:359
         if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:360
-            raise ToolError(('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.'))
+            raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
         self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:361
-        for _id_20 in items:  # shop.world:362
-            self._set(self.t_variants.row(_id_20), 'stock', (self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:363
+        for _id_20 in rt.each(self, items):  # shop.world:362
+            self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:363
         order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=OrderStatus.pending, payment_method_id=payment_method_id, transactions=(Transaction(kind=TransactionKind.charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:365
         self._insert(self.t_orders, order)  # shop.world:366
         return order  # shop.world:367
@@ -853,13 +855,13 @@ class OnlineShop(Episode):
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:370
         'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.'
         if not (order.status == OrderStatus.pending):  # shop.world:376
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:377
         amount: float = self.fn_net_paid(order)  # shop.world:378
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:379
         self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:380
-        for line in order.items:  # shop.world:381
-            self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', (self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:382
+        for line in rt.each(self, order.items):  # shop.world:381
+            self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:382
         self._set(order, 'status', OrderStatus.cancelled)  # shop.world:384
         self._set(order, 'cancel_reason', reason)  # shop.world:385
         return order  # shop.world:386
@@ -867,53 +869,57 @@ class OnlineShop(Episode):
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:389
         "Change where a pending order ships to. The customer's default address is not changed."
         if not (order.status == OrderStatus.pending):  # shop.world:395
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
         if not (address != order.address):  # shop.world:396
-            raise ToolError(('Order ' + rt.text(order.id_) + ' already ships to that address.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' already ships to that address.')))
         self._set(order, 'address', address)  # shop.world:397
         return order  # shop.world:398
 
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:  # shop.world:401
         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method."
         if not (order.status == OrderStatus.pending):  # shop.world:411
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.'))
-        matching: tuple[OrderItem, ...] = tuple(_line21 for _line21 in order.items if (_line21.variant == old_item.key()))  # shop.world:412
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
+        matching: tuple[OrderItem, ...] = tuple(_line21 for _line21 in rt.each(self, order.items) if (_line21.variant == old_item.key()))  # shop.world:412
         if not (len(matching) > 0):  # shop.world:413
-            raise ToolError(('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.')))
         if not (new_item.key() != old_item.key()):  # shop.world:414
-            raise ToolError(('Item ' + rt.text(new_item.id_) + ' is already in order ' + rt.text(order.id_) + '.'))
+            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is already in order ' + rt.text(order.id_) + '.')))
         if not (new_item.product == old_item.product):  # shop.world:415
-            raise ToolError(('Item ' + rt.text(new_item.id_) + ' is a ' + rt.text(self.t_products.row(new_item.product).name) + ', not a ' + rt.text(self.t_products.row(old_item.product).name) + '; an item can only be swapped for another option of the same product.'))
+            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is a ' + rt.text(self.t_products.row(new_item.product).name) + ', not a ' + rt.text(self.t_products.row(old_item.product).name) + '; an item can only be swapped for another option of the same product.')))
         quantity: int = matching[0].quantity  # shop.world:416
         if not (new_item.stock >= quantity):  # shop.world:417
-            raise ToolError(('Only ' + rt.text(new_item.stock) + ' of item ' + rt.text(new_item.id_) + ' left in stock; ' + rt.text(quantity) + ' needed.'))
+            raise ToolError(rt.built(self, ('Only ' + rt.text(new_item.stock) + ' of item ' + rt.text(new_item.id_) + ' left in stock; ' + rt.text(quantity) + ' needed.')))
         difference: float = round(((new_item.price - old_item.price) * quantity), 2)  # shop.world:418
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:419
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:420
         if (difference > 0.0):  # shop.world:421
             if not self.fn_covers(method, difference):  # shop.world:422
-                raise ToolError(('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.'))
+                raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
             self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:423
         elif (difference < 0.0):  # shop.world:424
             self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:425
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:427
         updated: tuple[OrderItem, ...] = ()  # shop.world:428
-        for line in order.items:  # shop.world:429
+        for line in rt.each(self, order.items):  # shop.world:429
             if (line.variant == old_item.key()):  # shop.world:430
+                self._steps -= len(updated)  # shop.world:431
+                self._steps >= 0 or rt.out_of_steps()  # shop.world:431
                 updated = (updated + (OrderItem(variant=new_item.key(), name=line.name, options=new_item.options, price=v.check_range(new_item.price, 'OrderItem.price', 0.0, None), quantity=v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:431
             else:
+                self._steps -= len(updated)  # shop.world:433
+                self._steps >= 0 or rt.out_of_steps()  # shop.world:433
                 updated = (updated + (line,))  # shop.world:433
         self._set(order, 'items', v.check_length(updated, 'Order.items', 1, None))  # shop.world:436
-        self._set(old_item, 'stock', (old_item.stock + quantity))  # shop.world:437
-        self._set(new_item, 'stock', (new_item.stock - quantity))  # shop.world:438
+        self._set(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:437
+        self._set(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:438
         return order  # shop.world:439
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:442
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
         if not (order.status == OrderStatus.pending):  # shop.world:448
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.'))
-        if not (not any((_o22.tracking == tracking_number) for _o22 in self.t_orders)):  # shop.world:449
-            raise ToolError(('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
+        if not (not any((_o22.tracking == tracking_number) for _o22 in rt.each(self, self.t_orders))):  # shop.world:449
+            raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
         self._set(order, 'status', OrderStatus.processed)  # shop.world:450
         self._set(order, 'tracking', rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')))  # shop.world:451
         return order  # shop.world:452
@@ -921,28 +927,28 @@ class OnlineShop(Episode):
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:455
         'Record that the carrier delivered a processed order.'
         if not (order.status == OrderStatus.processed):  # shop.world:460
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.'))
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.')))
         self._set(order, 'status', OrderStatus.delivered)  # shop.world:461
         return order  # shop.world:462
 
     def tool_request_return(self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str) -> ReturnRequest:  # shop.world:467
         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
         if not (order.status == OrderStatus.delivered):  # shop.world:475
-            raise ToolError(('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.'))
-        unknown: tuple[str, ...] = tuple(_id23 for _id23 in item_ids if (not any((_line24.variant == _id23) for _line24 in order.items)))  # shop.world:476
-        unknown_text: str = ', '.join(unknown)  # shop.world:477
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
+        unknown: tuple[str, ...] = tuple(_id23 for _id23 in rt.each(self, item_ids) if (not any((_line24.variant == _id23) for _line24 in rt.each(self, order.items))))  # shop.world:476
+        unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:477
         if not (len(unknown) == 0):  # shop.world:478
-            raise ToolError(('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.'))
-        if not (len(v.unique(tuple(item_ids))) == len(item_ids)):  # shop.world:479
+            raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
+        if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:479
             raise ToolError('List each item id only once.')
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:480
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:481
         if not (method is not None):  # shop.world:482
-            raise ToolError(('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.'))
+            raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
         if not ((_some_PaymentMethod(method).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card')):  # shop.world:483
-            raise ToolError(('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.'))
-        returned_lines: tuple[OrderItem, ...] = tuple(_line25 for _line25 in order.items if (self.t_variants.row(_line25.variant).id_ in item_ids))  # shop.world:484
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(_line26.variant for _line26 in returned_lines), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(tuple((_line27.price * _line27.quantity) for _line27 in returned_lines)), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=ReturnStatus.requested, created_at=self.clock)  # shop.world:485
+            raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
+        returned_lines: tuple[OrderItem, ...] = tuple(_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids)))  # shop.world:484
+        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(_line26.variant for _line26 in rt.each(self, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple((_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=ReturnStatus.requested, created_at=self.clock)  # shop.world:485
         self._insert(self.t_returns, request)  # shop.world:486
         self._set(order, 'status', OrderStatus.return_requested)  # shop.world:487
         return request  # shop.world:488
@@ -950,12 +956,12 @@ class OnlineShop(Episode):
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:  # shop.world:491
         'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.'
         if not (return_request.status == ReturnStatus.requested):  # shop.world:496
-            raise ToolError(('Return ' + rt.text(return_request.id_) + ' was already refunded.'))
+            raise ToolError(rt.built(self, ('Return ' + rt.text(return_request.id_) + ' was already refunded.')))
         order: Order = self.t_orders.row(return_request.order)  # shop.world:497
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:498
-        for line in order.items:  # shop.world:499
-            if (line.variant in return_request.items):  # shop.world:500
-                self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', (self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:501
+        for line in rt.each(self, order.items):  # shop.world:499
+            if (line.variant in rt.each(self, return_request.items)):  # shop.world:500
+                self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:501
         method_id: str = return_request.refund_method_id  # shop.world:504
         self._set(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:505
         self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:506
@@ -971,7 +977,7 @@ class OnlineShop(Episode):
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:523
         "Add units that arrived from the supplier to an item's stock."
-        self._set(variant, 'stock', (variant.stock + quantity))  # shop.world:529
+        self._set(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:529
         return variant  # shop.world:530
 
     def _changed_rows(self, table: Table[Any]) -> Any:
@@ -986,13 +992,13 @@ def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> A
 
 def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('customer',), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: ('Customer ' + rt.text(key) + ' not found.'))
+    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     return ep.tool_get_customer_details(a_customer)
 
 
 def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('customer', 'status'), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: ('Customer ' + rt.text(key) + ' not found.'))
+    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_status)
 
@@ -1012,13 +1018,13 @@ def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
 
 def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('product',), ('product',))
-    a_product = rt.lookup(ep.t_products, v.want_str(args['product'], 'product'), lambda key: ('Product ' + rt.text(key) + ' not found.'))
+    a_product = rt.lookup(ep.t_products, v.want_str(args['product'], 'product'), lambda key: rt.built(ep, ('Product ' + rt.text(key) + ' not found.')))
     return ep.tool_get_product_details(a_product)
 
 
 def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('customer', 'items', 'payment_method_id', 'ship_to'), ('customer', 'items', 'payment_method_id'))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: ('Customer ' + rt.text(key) + ' not found.'))
+    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_items = v.check_length(v.want_map(args['items'], 'items', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
     a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
     a_ship_to = (v.want_optional(args['ship_to'], 'ship_to', (lambda x, p: Address.load(x, p, ep))) if args.get('ship_to') is not None else None)
@@ -1027,42 +1033,42 @@ def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
 
 def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
     return ep.tool_cancel_order(a_order, a_reason)
 
 
 def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_address = Address.load(args['address'], 'address', ep)
     return ep.tool_modify_order_address(a_order, a_address)
 
 
 def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
-    a_old_item = rt.lookup(ep.t_variants, v.want_str(args['old_item'], 'old_item'), lambda key: ('Item ' + rt.text(key) + ' not found.'))
-    a_new_item = rt.lookup(ep.t_variants, v.want_str(args['new_item'], 'new_item'), lambda key: ('Item ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    a_old_item = rt.lookup(ep.t_variants, v.want_str(args['old_item'], 'old_item'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_new_item = rt.lookup(ep.t_variants, v.want_str(args['new_item'], 'new_item'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
     return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
 
 
 def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
     return ep.tool_ship_order(a_order, a_tracking_number)
 
 
 def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_mark_order_delivered(a_order)
 
 
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
-    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: ('Order ' + rt.text(key) + ' not found.'))
+    a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
     a_refund_method_id = v.want_str(args['refund_method_id'], 'refund_method_id')
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
@@ -1071,20 +1077,20 @@ def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
 
 def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('return_request',), ('return_request',))
-    a_return_request = rt.lookup(ep.t_returns, v.want_str(args['return_request'], 'return_request'), lambda key: ('Return ' + rt.text(key) + ' not found.'))
+    a_return_request = rt.lookup(ep.t_returns, v.want_str(args['return_request'], 'return_request'), lambda key: rt.built(ep, ('Return ' + rt.text(key) + ' not found.')))
     return ep.tool_receive_return(a_return_request)
 
 
 def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('customer', 'amount'), ('customer', 'amount'))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: ('Customer ' + rt.text(key) + ' not found.'))
+    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 1.0, 500.0)
     return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
 
 
 def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
     rt.check_arguments(args, ('variant', 'quantity'), ('variant', 'quantity'))
-    a_variant = rt.lookup(ep.t_variants, v.want_str(args['variant'], 'variant'), lambda key: ('Item ' + rt.text(key) + ' not found.'))
+    a_variant = rt.lookup(ep.t_variants, v.want_str(args['variant'], 'variant'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     return ep.tool_restock_variant(a_variant, a_quantity)
 
@@ -1118,7 +1124,7 @@ def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, repli
 
 
 def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:22
-    return bool(any((((((_o28.id_ not in init.t_orders) and (_o28.customer == 'C01')) and (_o28.payment_method_id == 'gift_card_7245904')) and (len(_o28.items) == 1)) and (_o28.items[0].variant == 'V2002')) for _o28 in ep.t_orders))
+    return bool(any((((((_o28.id_ not in init.t_orders) and (_o28.customer == 'C01')) and (_o28.payment_method_id == 'gift_card_7245904')) and (len(_o28.items) == 1)) and (_o28.items[0].variant == 'V2002')) for _o28 in rt.each(ep, ep.t_orders)))
 
 
 def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:23
@@ -1130,7 +1136,7 @@ def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies:
 
 
 def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(tuple(_t29.amount for _t29 in ep.t_orders.row('#W3391820').transactions if (_t29.kind == TransactionKind.charge))) == 79.0)))
+    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple(_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t29.kind == TransactionKind.charge)))) == 79.0)))
 
 
 def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
@@ -1146,7 +1152,7 @@ def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies
 
 
 def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((((_r30.id_ not in init.t_returns) and (_r30.order == '#W2290175')) and (_r30.status == ReturnStatus.refunded)) and (_r30.amount == 199.0)) and (_r30.refund_method_id == 'gift_card_7245904')) for _r30 in ep.t_returns))
+    return bool(any((((((_r30.id_ not in init.t_returns) and (_r30.order == '#W2290175')) and (_r30.status == ReturnStatus.refunded)) and (_r30.amount == 199.0)) and (_r30.refund_method_id == 'gift_card_7245904')) for _r30 in rt.each(ep, ep.t_returns)))
 
 
 def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1174,11 +1180,11 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool((len(tuple(_k31 for _k31 in tuple(ep.t_customers.row('C04').payment_methods) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card'))) == 1))
+    return bool((len(tuple(_k31 for _k31 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card'))) == 1))
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:124
-    return bool(any(((((_o32.id_ not in init.t_orders) and (_o32.customer == 'C04')) and (_o32.items[0].variant == 'V2001')) and _o32.payment_method_id.startswith('gift_card_')) for _o32 in ep.t_orders))
+    return bool(any(((((_o32.id_ not in init.t_orders) and (_o32.customer == 'C04')) and (_o32.items[0].variant == 'V2001')) and _o32.payment_method_id.startswith('gift_card_')) for _o32 in rt.each(ep, ep.t_orders)))
 
 
 def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:125
@@ -1190,7 +1196,7 @@ def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, rep
 
 
 def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(((ep.t_orders.row('#W5573012').status == OrderStatus.return_requested) and any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W5573012')) and (_r33.refund_method_id == 'gift_card_3318420')) and (_r33.amount == 29.95)) and (_r33.status == ReturnStatus.requested)) for _r33 in ep.t_returns)))
+    return bool(((ep.t_orders.row('#W5573012').status == OrderStatus.return_requested) and any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W5573012')) and (_r33.refund_method_id == 'gift_card_3318420')) and (_r33.amount == 29.95)) and (_r33.status == ReturnStatus.requested)) for _r33 in rt.each(ep, ep.t_returns))))
 
 
 def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1210,7 +1216,7 @@ def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineSh
 
 
 def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:188
-    return bool(any(((((((_o34.id_ not in init.t_orders) and (_o34.customer == 'C05')) and (_o34.payment_method_id == 'gift_card_9904711')) and (len(_o34.items) == 2)) and any((_i35.variant == 'V1002') for _i35 in _o34.items)) and any((_i36.variant == 'V5001') for _i36 in _o34.items)) for _o34 in ep.t_orders))
+    return bool(any(((((((_o34.id_ not in init.t_orders) and (_o34.customer == 'C05')) and (_o34.payment_method_id == 'gift_card_9904711')) and (len(_o34.items) == 2)) and any((_i35.variant == 'V1002') for _i35 in rt.each(ep, _o34.items))) and any((_i36.variant == 'V5001') for _i36 in rt.each(ep, _o34.items))) for _o34 in rt.each(ep, ep.t_orders)))
 
 
 def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:189
@@ -1222,11 +1228,11 @@ def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineSh
 
 
 def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:218
-    return bool(((ep.t_orders.row('#W6650318').status == OrderStatus.return_requested) and any(((((((_r37.id_ not in init.t_returns) and (_r37.order == '#W6650318')) and (len(_r37.items) == 1)) and (ep.t_variants.row(_r37.items[0]).id_ == 'V5001')) and (_r37.amount == 32.5)) and (_r37.refund_method_id == 'paypal_3391027')) for _r37 in ep.t_returns)))
+    return bool(((ep.t_orders.row('#W6650318').status == OrderStatus.return_requested) and any(((((((_r37.id_ not in init.t_returns) and (_r37.order == '#W6650318')) and (len(_r37.items) == 1)) and (ep.t_variants.row(_r37.items[0]).id_ == 'V5001')) and (_r37.amount == 32.5)) and (_r37.refund_method_id == 'paypal_3391027')) for _r37 in rt.each(ep, ep.t_returns))))
 
 
 def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(any((((((((_o38.id_ not in init.t_orders) and (_o38.customer == 'C02')) and (len(_o38.items) == 1)) and (_o38.items[0].variant == 'V3002')) and (_o38.payment_method_id == 'credit_card_9034112')) and (_o38.address.address1 == '2001 Western Avenue')) and (_o38.address.zip_ == '98121')) for _o38 in ep.t_orders))
+    return bool(any((((((((_o38.id_ not in init.t_orders) and (_o38.customer == 'C02')) and (len(_o38.items) == 1)) and (_o38.items[0].variant == 'V3002')) and (_o38.payment_method_id == 'credit_card_9034112')) and (_o38.address.address1 == '2001 Western Avenue')) and (_o38.address.zip_ == '98121')) for _o38 in rt.each(ep, ep.t_orders)))
 
 
 OnlineShop.TASKS = {

@@ -156,7 +156,7 @@ class TicketAPI(Episode):
         "Python's name for the type of a JSON value, as an AttributeError message names it."
         if (value is None):  # ticket_api.world:61
             return 'NoneType'  # ticket_api.world:62
-        text: str = rt.text(value)  # ticket_api.world:66
+        text: str = rt.built(self, rt.text(value))  # ticket_api.world:66
         if (text == value):  # ticket_api.world:67
             return 'str'  # ticket_api.world:68
         if ((text == 'True') or (text == 'False')):  # ticket_api.world:70
@@ -171,7 +171,7 @@ class TicketAPI(Episode):
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:85
         "BFCL's _find_ticket: the position of the first ticket whose id equals ticket_id."
-        for position in rt.int_range(0, len(self.state.ticket_queue)):  # ticket_api.world:88
+        for position in rt.each(self, rt.int_range(0, len(self.state.ticket_queue))):  # ticket_api.world:88
             if not ('id' in self.state.ticket_queue[position]):  # ticket_api.world:90
                 raise ToolError("'id'")
             if (self.state.ticket_queue[position]['id'] == ticket_id):  # ticket_api.world:91
@@ -199,52 +199,54 @@ class TicketAPI(Episode):
         'Get a specific ticket by its ID.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:129
         if not (position is not None):  # ticket_api.world:130
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         return self.state.ticket_queue[rt.present(position)]  # ticket_api.world:131
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:134
         'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:135
         if not (position is not None):  # ticket_api.world:136
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:137
         if not ('status' in ticket):  # ticket_api.world:138
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:139
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.'))
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:141
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:142
-        return Status(status=('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.'))  # ticket_api.world:143
+        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:143
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:146
         'Resolve a ticket with a resolution.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:152
         if not (position is not None):  # ticket_api.world:153
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:154
         if not ('status' in ticket):  # ticket_api.world:155
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:156
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.'))
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:157
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:158
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:159
-        return Status(status=('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.'))  # ticket_api.world:160
+        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:160
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:163
         'Modify the details of an existing ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:172
         if not (position is not None):  # ticket_api.world:173
-            raise ToolError(('Ticket with ID ' + rt.text(ticket_id) + ' not found.'))
-        invalid: tuple[str, ...] = tuple(_name1 for _name1 in updates if (_name1 not in ('title', 'description', 'status', 'priority',)))  # ticket_api.world:179
+            raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
+        invalid: tuple[str, ...] = tuple(_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, ('title', 'description', 'status', 'priority',))))  # ticket_api.world:179
         if not (len(invalid) == 0):  # ticket_api.world:180
-            raise ToolError(('Invalid fields for update: ' + ', '.join(invalid)))
+            raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', rt.each(self, invalid))))))
         ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:181
-        for name in updates:  # ticket_api.world:182
+        for name in rt.each(self, updates):  # ticket_api.world:182
             if (updates[name] is not None):  # ticket_api.world:183
+                self._steps -= len(ticket)  # ticket_api.world:184
+                self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:184
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:184
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:187
-        return Status(status=('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.'))  # ticket_api.world:188
+        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:188
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:191
         'Authenticate a user for ticket system.'
@@ -270,19 +272,19 @@ class TicketAPI(Episode):
             refused: dict[str, Any] = {}  # ticket_api.world:227
             refused = {**refused, 'error': 'User not authenticated. Please log in to view tickets.'}  # ticket_api.world:228
             return (refused,)  # ticket_api.world:229
-        for ticket in self.state.ticket_queue:  # ticket_api.world:233
+        for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:233
             if not ('created_by' in ticket):  # ticket_api.world:234
                 raise ToolError("'created_by'")
-        mine: tuple[dict[str, Any], ...] = tuple(_ticket2 for _ticket2 in self.state.ticket_queue if (_ticket2['created_by'] == self.state.current_user))  # ticket_api.world:236
+        mine: tuple[dict[str, Any], ...] = tuple(_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user))  # ticket_api.world:236
         if ((status is None) or (rt.present(status) == '')):  # ticket_api.world:237
             return mine  # ticket_api.world:238
-        for _ticket3 in mine:  # ticket_api.world:240
+        for _ticket3 in rt.each(self, mine):  # ticket_api.world:240
             if not ('status' in _ticket3):  # ticket_api.world:241
                 raise ToolError("'status'")
             kind: str = self.fn_python_type(_ticket3['status'])  # ticket_api.world:242
             if not (kind == 'str'):  # ticket_api.world:243
-                raise ToolError(("'" + rt.text(kind) + "' object has no attribute 'lower'"))
-        return tuple(_ticket4 for _ticket4 in mine if (rt.text(_ticket4['status']).lower() == rt.present(status).lower()))  # ticket_api.world:245
+                raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
+        return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == rt.present(status).lower()))  # ticket_api.world:245
 
     def _changed_rows(self, table: Table[Any]) -> Any:
         return rt.changed_rows(self, table)

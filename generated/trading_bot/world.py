@@ -358,7 +358,7 @@ class TradingBot(Episode):
         "Python's name for the type of a JSON value."
         if (value is None):  # trading_bot.world:113
             return 'NoneType'  # trading_bot.world:114
-        text: str = rt.text(value)  # trading_bot.world:118
+        text: str = rt.built(self, rt.text(value))  # trading_bot.world:118
         if (text == value):  # trading_bot.world:119
             return 'str'  # trading_bot.world:120
         if ((text == 'True') or (text == 'False')):  # trading_bot.world:122
@@ -373,23 +373,23 @@ class TradingBot(Episode):
 
     def fn_number(self, value: Any) -> float:  # trading_bot.world:137
         "A JSON number as a float: str() of a number is Python's repr, which float() reads back exactly."
-        return rt.to_float(rt.text(value))  # trading_bot.world:140
+        return rt.to_float(rt.built(self, rt.text(value)))  # trading_bot.world:140
 
     def fn_plus(self, a: Any, b: Any) -> Any:  # trading_bot.world:143
         "Python's a + b on two JSON numbers: int + int stays int."
         if ((self.fn_python_type(a) == 'int') and (self.fn_python_type(b) == 'int')):  # trading_bot.world:144
-            return (rt.to_int(rt.text(a)) + rt.to_int(rt.text(b)))  # trading_bot.world:145
+            return rt.bounded(rt.to_int(rt.built(self, rt.text(a))) + rt.to_int(rt.built(self, rt.text(b))))  # trading_bot.world:145
         return (self.fn_number(a) + self.fn_number(b))  # trading_bot.world:147
 
     def fn_minus(self, a: Any, b: Any) -> Any:  # trading_bot.world:150
         "Python's a - b on two JSON numbers."
         if ((self.fn_python_type(a) == 'int') and (self.fn_python_type(b) == 'int')):  # trading_bot.world:151
-            return (rt.to_int(rt.text(a)) - rt.to_int(rt.text(b)))  # trading_bot.world:152
+            return rt.bounded(rt.to_int(rt.built(self, rt.text(a))) - rt.to_int(rt.built(self, rt.text(b))))  # trading_bot.world:152
         return (self.fn_number(a) - self.fn_number(b))  # trading_bot.world:154
 
     def fn_is_digits(self, text: str) -> bool:  # trading_bot.world:157
         "Python's str.isdigit() for ASCII text."
-        return ((len(text) > 0) and all((text[_position1] in '0123456789') for _position1 in rt.int_range(0, len(text))))  # trading_bot.world:158
+        return ((len(text) > 0) and all((text[_position1] in '0123456789') for _position1 in rt.each(self, rt.int_range(0, len(text)))))  # trading_bot.world:158
 
     def fn_order_key(self, key_: str) -> Any:  # trading_bot.world:161
         'An order key as BFCL holds it: all-digit text is an int.'
@@ -401,18 +401,18 @@ class TradingBot(Episode):
         "Python's repr() of a key: an int bare, text quoted (quote choice and common escapes)."
         if self.fn_is_digits(key_):  # trading_bot.world:171
             return rt.text(rt.to_int(key_))  # trading_bot.world:172
-        text: str = key_.replace('\\', '\\\\').replace('\n', '\\n').replace('\r', '\\r').replace('\t', '\\t')  # trading_bot.world:174
+        text: str = rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(rt.built(self, rt.replace(key_, '\\', '\\\\')), '\n', '\\n')), '\r', '\\r')), '\t', '\\t'))  # trading_bot.world:174
         if (("'" in text) and (not ('"' in text))):  # trading_bot.world:175
-            return (('"' + text) + '"')  # trading_bot.world:176
-        return (("'" + text.replace("'", "\\'")) + "'")  # trading_bot.world:178
+            return rt.built(self, ('"' + text + '"'))  # trading_bot.world:176
+        return rt.built(self, ("'" + rt.built(self, rt.replace(text, "'", "\\'")) + "'"))  # trading_bot.world:178
 
     def fn_order_ids(self) -> tuple[Any, ...]:  # trading_bot.world:181
         "list(self.orders.keys()) in BFCL's terms."
-        return tuple(self.fn_order_key(_key2) for _key2 in self.state.orders)  # trading_bot.world:182
+        return tuple(self.fn_order_key(_key2) for _key2 in rt.each(self, self.state.orders))  # trading_bot.world:182
 
     def fn_order_ids_text(self) -> str:  # trading_bot.world:185
         'str(list(self.orders.keys())), as Python prints it.'
-        return (('[' + ', '.join(tuple(self.fn_python_repr(_key3) for _key3 in self.state.orders))) + ']')  # trading_bot.world:186
+        return rt.built(self, ('[' + rt.built(self, rt.join(', ', rt.each(self, tuple(self.fn_python_repr(_key3) for _key3 in rt.each(self, self.state.orders))))) + ']'))  # trading_bot.world:186
 
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:189
         'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as epoch seconds.'
@@ -432,14 +432,14 @@ class TradingBot(Episode):
     def fn_digit_count(self, text: str, start: int) -> int:  # trading_bot.world:211
         'How many ASCII digits start at position start.'
         count: int = 0  # trading_bot.world:212
-        for position in rt.int_range(start, len(text)):  # trading_bot.world:213
-            if ((count == (position - start)) and (text[position] in '0123456789')):  # trading_bot.world:214
+        for position in rt.each(self, rt.int_range(start, len(text))):  # trading_bot.world:213
+            if ((count == rt.bounded(position - start)) and (text[position] in '0123456789')):  # trading_bot.world:214
                 count = (count + 1)  # trading_bot.world:215
         return count  # trading_bot.world:218
 
     def fn_date_parse_error(self, text: str) -> str | None:  # trading_bot.world:221
         "Why datetime.strptime(text, '%Y-%m-%d') raises ValueError, or none when it parses."
-        mismatch: str = ('time data ' + rt.text(self.fn_python_repr(text)) + " does not match format '%Y-%m-%d'")  # trading_bot.world:228
+        mismatch: str = rt.built(self, ('time data ' + rt.text(self.fn_python_repr(text)) + " does not match format '%Y-%m-%d'"))  # trading_bot.world:228
         if (((self.fn_digit_count(text, 0) < 4) or (len(text) < 6)) or (text[4] != '-')):  # trading_bot.world:229
             return mismatch  # trading_bot.world:230
         month_width: int = 0  # trading_bot.world:232
@@ -467,12 +467,12 @@ class TradingBot(Episode):
             day_width = 2  # trading_bot.world:256
         if (day_width == 0):  # trading_bot.world:258
             return mismatch  # trading_bot.world:259
-        end: int = ((dash + 1) + day_width)  # trading_bot.world:261
+        end: int = rt.bounded((dash + 1) + day_width)  # trading_bot.world:261
         if (end < len(text)):  # trading_bot.world:262
-            return ('unconverted data remains: ' + ''.join(tuple(text[_i4] for _i4 in rt.int_range(end, len(text)))))  # trading_bot.world:263
-        year: int = rt.to_int((((text[0] + text[1]) + text[2]) + text[3]))  # trading_bot.world:265
-        month: int = rt.to_int(''.join(tuple(text[_i5] for _i5 in rt.int_range(5, dash))))  # trading_bot.world:266
-        day: int = rt.to_int(''.join(tuple(text[_i6] for _i6 in rt.int_range((dash + 1), end))).strip())  # trading_bot.world:267
+            return rt.built(self, ('unconverted data remains: ' + rt.built(self, rt.join('', rt.each(self, tuple(text[_i4] for _i4 in rt.each(self, rt.int_range(end, len(text)))))))))  # trading_bot.world:263
+        year: int = rt.to_int(rt.built(self, (text[0] + text[1] + text[2] + text[3])))  # trading_bot.world:265
+        month: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i5] for _i5 in rt.each(self, rt.int_range(5, dash)))))))  # trading_bot.world:266
+        day: int = rt.to_int(rt.built(self, rt.join('', rt.each(self, tuple(text[_i6] for _i6 in rt.each(self, rt.int_range((dash + 1), end)))))).strip())  # trading_bot.world:267
         if (year == 0):  # trading_bot.world:268
             return 'year 0 is out of range'  # trading_bot.world:269
         leap: bool = (((year % 4) == 0) and (((year % 100) != 0) or ((year % 400) == 0)))  # trading_bot.world:271
@@ -486,9 +486,9 @@ class TradingBot(Episode):
         problem: str | None = self.fn_date_parse_error(text)  # trading_bot.world:280
         if not (problem is None):  # trading_bot.world:281
             raise ToolError((problem if problem is not None else ''))
-        parts: tuple[str, ...] = tuple(text.split('-'))  # trading_bot.world:282
+        parts: tuple[str, ...] = rt.each(self, tuple(text.split('-')))  # trading_bot.world:282
         day: str = parts[2].strip()  # trading_bot.world:283
-        return rt.parse_datetime((((((parts[0] + '-') + parts[1].zfill(2)) + '-') + day.zfill(2)) + 'T00:00:00'))  # trading_bot.world:284
+        return rt.parse_datetime(rt.built(self, (parts[0] + '-' + rt.built(self, parts[1].zfill(rt.width(2))) + '-' + rt.built(self, day.zfill(rt.width(2))) + 'T00:00:00')))  # trading_bot.world:284
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:289
         'Get the current time.'
@@ -502,13 +502,13 @@ class TradingBot(Episode):
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:300
         'Get the details of a stock.'
         if not (symbol in self.state.stocks):  # trading_bot.world:303
-            raise ToolError(("Stock with symbol '" + rt.text(symbol) + "' not found."))
+            raise ToolError(rt.built(self, ("Stock with symbol '" + rt.text(symbol) + "' not found.")))
         return self.state.stocks[symbol]  # trading_bot.world:304
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:307
         'Get the details of an order.'
         if not (rt.text(order_id) in self.state.orders):  # trading_bot.world:309
-            raise ToolError((('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + self.fn_order_ids_text()))
+            raise ToolError(rt.built(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + self.fn_order_ids_text())))
         return self.state.orders[rt.text(order_id)]  # trading_bot.world:310
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:313
@@ -530,7 +530,7 @@ class TradingBot(Episode):
         if not self.state.authenticated:  # trading_bot.world:332
             raise ToolError('User not authenticated. Please log in to place an order.')
         if not (symbol in self.state.stocks):  # trading_bot.world:333
-            raise ToolError(('Invalid stock symbol: ' + rt.text(symbol)))
+            raise ToolError(rt.built(self, ('Invalid stock symbol: ' + rt.text(symbol))))
         if not ((price > 0) and (amount > 0)):  # trading_bot.world:334
             raise ToolError('Price and amount must be positive values.')
         if (order_type.lower() == 'buy'):  # trading_bot.world:335
@@ -614,27 +614,27 @@ class TradingBot(Episode):
         'Remove a stock from the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:422
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
-        if not (symbol in self.state.watch_list):  # trading_bot.world:423
-            raise ToolError(('Stock ' + rt.text(symbol) + ' not found in watchlist.'))
+        if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:423
+            raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:424
-        return Status(status=('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.'))  # trading_bot.world:425
+        return Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:425
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:428
         'Get the watchlist.'
         if (not self.state.authenticated):  # trading_bot.world:431
-            return ('Error: User not authenticated. Please log in to view the watchlist.',)  # trading_bot.world:432
+            return ['Error: User not authenticated. Please log in to view the watchlist.']  # trading_bot.world:432
         return {'watchlist': self.state.watch_list}  # trading_bot.world:434
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:437
         'Get the stock order ID history.'
         if (not self.state.authenticated):  # trading_bot.world:439
-            return ({'error': 'User not authenticated. Please log in to view order history.'},)  # trading_bot.world:440
+            return [{'error': 'User not authenticated. Please log in to view order history.'}]  # trading_bot.world:440
         return {'history': self.fn_order_ids()}  # trading_bot.world:442
 
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:  # trading_bot.world:445
         'Get the transaction history within a specified date range.'
         if (not self.state.authenticated):  # trading_bot.world:451
-            return ({'error': 'User not authenticated. Please log in to view transaction history.'},)  # trading_bot.world:452
+            return [{'error': 'User not authenticated. Please log in to view transaction history.'}]  # trading_bot.world:452
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:455
         if ((start_date is not None) and (rt.present(start_date) != '')):  # trading_bot.world:456
             start = self.fn_parse_date(rt.present(start_date))  # trading_bot.world:457
@@ -642,11 +642,13 @@ class TradingBot(Episode):
         if ((end_date is not None) and (rt.present(end_date) != '')):  # trading_bot.world:460
             end = self.fn_parse_date(rt.present(end_date))  # trading_bot.world:461
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:463
-        for transaction in self.state.transaction_history:  # trading_bot.world:464
+        for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:464
             if not ('timestamp' in transaction):  # trading_bot.world:465
                 raise ToolError("'timestamp'")
-            stamp: dt.datetime = rt.parse_datetime(rt.text(transaction['timestamp']))  # trading_bot.world:468
+            stamp: dt.datetime = rt.parse_datetime(rt.built(self, rt.text(transaction['timestamp'])))  # trading_bot.world:468
             if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:469
+                self._steps -= len(found)  # trading_bot.world:470
+                self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:470
                 found = (found + (transaction,))  # trading_bot.world:470
         return {'transaction_history': found}  # trading_bot.world:473
 
@@ -657,19 +659,19 @@ class TradingBot(Episode):
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:485
         'Filter stocks based on a price range.'
-        return FilteredStocks(filtered_stocks=tuple(_symbol7 for _symbol7 in stocks if ((self.fn_number(self.fn_price_of(_symbol7)) >= min_price) and (self.fn_number(self.fn_price_of(_symbol7)) <= max_price))))  # trading_bot.world:493
+        return FilteredStocks(filtered_stocks=tuple(_symbol7 for _symbol7 in rt.each(self, stocks) if ((self.fn_number(self.fn_price_of(_symbol7)) >= min_price) and (self.fn_number(self.fn_price_of(_symbol7)) <= max_price))))  # trading_bot.world:493
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:496
         'Add a stock to the watchlist.'
-        if ((stock not in self.state.watch_list) and (stock in self.state.stocks)):  # trading_bot.world:500
+        if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:500
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:501
         return Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:503
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:506
         'Notify if there is a significant price change in the stocks.'
-        changed: tuple[str, ...] = tuple(_symbol8 for _symbol8 in stocks if self.fn_price_changed(_symbol8, threshold))  # trading_bot.world:512
+        changed: tuple[str, ...] = tuple(_symbol8 for _symbol8 in rt.each(self, stocks) if self.fn_price_changed(_symbol8, threshold))  # trading_bot.world:512
         if (len(changed) > 0):  # trading_bot.world:513
-            return Notification(notification=(('Stocks ' + ', '.join(changed)) + ' have significant price changes.'))  # trading_bot.world:514
+            return Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:514
         return Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:516
 
     def _changed_rows(self, table: Table[Any]) -> Any:

@@ -1,4 +1,8 @@
-"""What every ``worldspec`` subcommand shares: exit statuses, output, and spec paths."""
+"""What every ``worldspec`` subcommand shares: exit statuses, output, and spec paths.
+
+Nothing of the compiler is imported until a function needs it, so a command that serves a
+generated package (``worldspec serve``) runs without it.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,13 @@ import argparse
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from worldspec.compiler.loader import expand_paths
-from worldspec.dsl.render import render_text
-
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
-           "add_paths_argument", "collect_spec_files", "report_errors"]
+           "add_paths_argument", "collect_spec_files", "output_problem", "report_errors",
+           "special_file_kind"]
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -22,12 +24,24 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Console:
-    """Where a command writes: results to ``out``, problems to ``err``."""
+    """Where a command writes: results to ``out``, problems to ``err``.
+
+    It also remembers whether anything reached ``out`` and which errors and
+    diagnostics were reported, so that with ``--format json`` the command line
+    can print one JSON error document when a command stops before printing its
+    own (stdout is then always one JSON document, whatever the exit status).
+    """
 
     out: TextIO
     err: TextIO
+    #: the messages of :meth:`error`, in order
+    errors: list[str] = field(default_factory=list)
+    #: the diagnostics of :func:`report_errors`, as JSON objects
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    #: True once anything was written to ``out``
+    wrote_out: bool = False
 
     def write(self, text: str, *, to_err: bool = False) -> None:
         """Write ``text``, replacing what the stream's encoding cannot hold.
@@ -36,6 +50,8 @@ class Console:
         must not turn them into a ``UnicodeEncodeError``.
         """
         stream = self.err if to_err else self.out
+        if not to_err:
+            self.wrote_out = True
         try:
             stream.write(text)
         except UnicodeEncodeError:
@@ -48,14 +64,51 @@ class Console:
 
     def error(self, message: str) -> None:
         """A problem with the command itself (not a diagnostic), on stderr."""
+        self.errors.append(message)
         self.line(f"worldspec: error: {message}", to_err=True)
+
+
+#: what a path that is neither a file nor a folder is, for the message refusing it
+_SPECIAL_FILES: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_file_kind(mode: int) -> str | None:
+    """What a non-regular, non-folder file is (reading one may block or never end)."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
+
+
+def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:
+    """Why ``-o RAW`` cannot be written (as a folder, or as a file), or None.
+
+    Decided before anything is written, so that a bad ``-o`` leaves nothing
+    half-done; what only writing shows (permissions, a full disk) is still
+    caught where the command writes.
+    """
+    if not raw or "\0" in raw:
+        return f"{option}: {raw!r} is not a path"
+    path = Path(raw)
+    if path.exists():
+        if path.is_dir() == folder:
+            return None
+        return f"{option}: '{raw}' exists and is {'not ' if folder else ''}a folder"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{option}: '{raw}' cannot be created: '{parent}' is not a folder"
+    return None
 
 
 def collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path] | None:
     """The files named by ``raw_paths``: files as given, folders as every ``*.world`` below.
 
-    Reports each path that does not exist, cannot be inspected, or is a
-    folder without spec files, and returns ``None`` if there was any (a usage
+    Reports each path that does not exist, cannot be inspected, is not a
+    regular file (a FIFO or a device would block the read or never end), or is
+    a folder without spec files, and returns ``None`` if there was any (a usage
     error, status 2). Files that exist but cannot be read are left to the
     loader, which reports them as ``WS100`` diagnostics (status 1).
     """
@@ -77,7 +130,17 @@ def collect_spec_files(raw_paths: Sequence[str], console: Console) -> list[Path]
             console.error(f"'{raw}' cannot be accessed: {exc.strerror or exc}")
             ok = False
             continue
-        if stat.S_ISDIR(mode):
+        except ValueError:  # a NUL byte: no file has such a name
+            console.error(f"{raw!r} is not a valid path")
+            ok = False
+            continue
+        special = special_file_kind(mode)
+        if special is not None:
+            console.error(f"'{raw}' is {special}, not a spec file")
+            ok = False
+        elif stat.S_ISDIR(mode):
+            from worldspec.compiler.loader import expand_paths
+
             below = expand_paths([path])
             if not below:
                 console.error(f"no .world files found in '{raw}'")
@@ -113,4 +176,7 @@ def add_paths_argument(parser: argparse.ArgumentParser) -> None:
 def report_errors(result: Any, console: Console) -> None:
     """A check result's diagnostics as text on stderr (for commands that stop on errors)."""
     sources = {path: f.text for path, f in result.program.files.items()}
+    console.diagnostics.extend(d.to_json() for d in result.diagnostics)
+    from worldspec.dsl.render import render_text
+
     console.write(render_text(list(result.diagnostics), sources, False), to_err=True)

@@ -47,6 +47,7 @@ def configure_diff(parser: argparse.ArgumentParser) -> None:
 
 def _report_errors(side: Side, which: str, console: Console) -> None:
     shown = side.shown_diagnostics(side.fatal)
+    console.diagnostics.extend(d.to_json() for d in shown)
     console.write(render_diagnostics(shown, side.shown_sources(), False), to_err=True)
     console.error(f"cannot compare: the {which} side ({side.label}) has "
                   f"{len(shown)} error(s) outside its tasks")

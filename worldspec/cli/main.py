@@ -9,7 +9,12 @@ Exit status, the same for every command:
 - ``0`` nothing wrong;
 - ``1`` the input has problems (errors found, or ``fmt --check`` would change files);
 - ``2`` the command line is wrong, or a path does not exist;
-- ``3`` an internal error: a bug in worldspec, never the user's fault.
+- ``3`` an internal error: a bug in worldspec, never the user's fault;
+- ``130`` interrupted by Ctrl-C (one line, at any moment, no traceback).
+
+With ``--format json``, stdout is always one JSON document: the command's own,
+or, when it stops before printing it, ``{"error": {"code", "message",
+"exit_status", "diagnostics"}}``.
 
 No input, however broken, may produce a Python traceback: :func:`main` turns
 anything unexpected into a one-line ``internal error`` and status 3.
@@ -24,9 +29,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO, cast
+from typing import NoReturn, TextIO, cast
 
 from worldspec import __version__
+from worldspec.cli import EXIT_INTERRUPTED, error_document, report_interrupted, wants_json
 from worldspec.cli.build import configure_build, configure_run, run_build, run_run
 from worldspec.cli.console import (
     EXIT_INTERNAL,
@@ -45,6 +51,8 @@ from worldspec.cli.rollout import (
     run_rollout_command,
     run_view,
 )
+from worldspec.cli.serve import DESCRIPTION as SERVE_DESCRIPTION
+from worldspec.cli.serve import SUMMARY as SERVE_SUMMARY
 from worldspec.cli.serve import configure_serve, run_serve
 from worldspec.cli.synth import configure_synth, run_synth
 from worldspec.cli.tasks import configure_export, configure_tasks, run_export, run_tasks
@@ -58,7 +66,7 @@ from worldspec.services.files import write_atomically
 from worldspec.services.validation import check_paths
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Subcommand",
-           "SUBCOMMANDS", "build_parser", "main"]
+           "SUBCOMMANDS", "UsageError", "build_parser", "main"]
 
 _ISSUES_HINT = "this is a bug in worldspec; please report it together with the input that caused it"
 
@@ -285,8 +293,11 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         summary="run a task: its reference solution or recorded calls",
         description="Compile the spec, start an episode of the task, replay its reference "
                     "solution (--solution) or a JSONL file of calls (--calls), print each "
-                    "call, its result and the state diff, then the score. Exit status: 0 "
-                    "full score, 1 spec errors or a score below 1, 2 bad arguments.",
+                    "call, its result and the state diff, then the score and whether the task "
+                    "is solved: every check passes and the frame holds. Exit status: 0 the "
+                    "run completed and the task is solved, 1 it is not solved (a check "
+                    "fails or the frame is violated) or the specs have errors, 2 bad "
+                    "arguments.",
         configure=configure_run,
         run=run_run,
     ),
@@ -305,8 +316,10 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "tasks": Subcommand(
         summary="list tasks with their validation status",
         description="Check the specs, run every task's reference solution, and list each "
-                    "task as valid or not with its problems. --format json prints an array "
-                    "with one object per task: world, task, file, line, valid, problems. "
+                    "task as valid, invalid (with its problems) or not validated (the specs "
+                    "have errors outside tasks, and which). --format json prints an array "
+                    "with one object per task: world, task, file, line, status, valid, "
+                    "reason, problems. "
                     "Exit status: 0 every task valid, 1 problems, 2 bad arguments.",
         configure=configure_tasks,
         run=run_tasks,
@@ -359,11 +372,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         run=run_synth,
     ),
     "serve": Subcommand(
-        summary="serve a world over MCP (stdio or streamable HTTP)",
-        description="Run an MCP server for a world: its tools as MCP tools (results in the "
-                    "world's convention, failures as tool errors), one episode per session, and "
-                    "resources for the harness (episode, score, state, tasks, reset). See "
-                    "docs/serving.md. Exit status: 0 stopped, 1 spec errors, 2 bad arguments.",
+        summary=SERVE_SUMMARY,
+        description=SERVE_DESCRIPTION,
         configure=configure_serve,
         run=run_serve,
     ),
@@ -377,13 +387,36 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 }
 
 
+class UsageError(SystemExit):
+    """A command line argparse rejects: status 2, with argparse's message kept for JSON."""
+
+    def __init__(self, prog: str, usage: str, message: str) -> None:
+        super().__init__(EXIT_USAGE)
+        self.prog = prog
+        self.usage = usage
+        self.message = message
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, except that a usage error is raised (:class:`UsageError`), not printed.
+
+    :func:`main` prints it, as argparse would, and also as a JSON document when
+    ``--format json`` was asked for. Sub-parsers inherit the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, self.format_usage(), message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for ``worldspec`` and every row of :data:`SUBCOMMANDS`."""
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="worldspec",
         description="WorldSpec: a typed language and compiler for LLM-agent tool environments.",
         epilog="Run 'worldspec COMMAND --help' for the options of a command. Exit status: "
-               "0 ok, 1 problems found, 2 usage error, 3 internal error.",
+               "0 ok, 1 problems found, 2 usage error, 3 internal error, 130 interrupted. "
+               "With --format json, stdout is always one JSON document (an object with "
+               "'error' when the command stopped before its result).",
     )
     parser.add_argument("--version", action="version", version=f"worldspec {__version__}",
                         help="print the version and exit")
@@ -404,36 +437,58 @@ def _exit_status(exc: SystemExit) -> int:
     return EXIT_USAGE
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    console = Console(sys.stdout, sys.stderr)
+#: the ``code`` of the JSON error document, by exit status
+_ERROR_CODES = {EXIT_PROBLEMS: "problems", EXIT_USAGE: "usage", EXIT_INTERNAL: "internal",
+                EXIT_INTERRUPTED: "interrupted"}
+
+
+def _run_command(arguments: list[str], console: Console) -> int:
     parser = build_parser()
     try:
-        try:
-            args = parser.parse_args(list(argv) if argv is not None else None)
-        except SystemExit as exc:
-            return _exit_status(exc)
-        run = cast("Callable[[argparse.Namespace, Console], int] | None",
-                   getattr(args, "run", None))
-        if run is None:
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
-        return run(args, console)
+        args = parser.parse_args(arguments)
+    except UsageError as exc:
+        console.errors.append(exc.message)
+        console.write(exc.usage, to_err=True)
+        console.line(f"{exc.prog}: error: {exc.message}", to_err=True)
+        return EXIT_USAGE
+    except SystemExit as exc:
+        return _exit_status(exc)
+    run = cast("Callable[[argparse.Namespace, Console], int] | None",
+               getattr(args, "run", None))
+    if run is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return run(args, console)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    arguments = list(argv) if argv is not None else sys.argv[1:]
+    console = Console(sys.stdout, sys.stderr)
+    try:
+        status = _run_command(arguments, console)
     except KeyboardInterrupt:
-        console.line("interrupted", to_err=True)
-        return 130
+        return report_interrupted(arguments, console.out, console.err)
     except BrokenPipeError:
-        # The reader went away (``worldspec check . | head``). Point stdout at
-        # /dev/null so the interpreter's final flush does not fail again.
+        # The reader went away (``worldspec test . | head -1``): it has what it wanted, so
+        # this is no failure (as ``rg``, ``git log`` do). Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again.
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_PROBLEMS
+        return EXIT_OK
     except Exception as exc:
+        status = EXIT_INTERNAL
         with contextlib.suppress(Exception):
+            console.errors.append(f"internal error: {type(exc).__name__}: {exc}")
             console.line(f"worldspec: internal error: {type(exc).__name__}: {exc}", to_err=True)
             console.line(f"  = note: {_ISSUES_HINT}", to_err=True)
-        return EXIT_INTERNAL
+    if status != EXIT_OK and not console.wrote_out and wants_json(arguments):
+        message = "; ".join(console.errors) or f"the command failed (exit status {status})"
+        with contextlib.suppress(Exception):
+            console.line(error_document(_ERROR_CODES.get(status, "problems"), message, status,
+                                        console.diagnostics))
+    return status
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ def _description(args: argparse.Namespace, console: Console) -> str | None:
     else:
         path = Path(args.description_file)
         try:
+            if path.exists() and not path.is_dir() and not path.is_file():
+                console.error(f"'{path}' is a pipe or a device, not a text file")
+                return None
             if path.stat().st_size > MAX_DESCRIPTION_BYTES:
                 console.error(f"'{path}' is larger than {MAX_DESCRIPTION_BYTES:,} bytes")
                 return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from collections import Counter
 from typing import Any
 
 from worldspec.cli.console import (
@@ -14,17 +14,24 @@ from worldspec.cli.console import (
     Console,
     add_paths_argument,
     collect_spec_files,
+    output_problem,
     report_errors,
 )
+from worldspec.dsl.diagnostics import did_you_mean
 from worldspec.services.dataset import task_rows
+from worldspec.services.files import write_atomically
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
+
+#: how ``worldspec tasks`` marks each status in text
+_MARKS = {"valid": "ok     ", "invalid": "INVALID", "not-validated": "NOT RUN"}
+
 
 def configure_tasks(parser: argparse.ArgumentParser) -> None:
     add_paths_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="'text' (default), or 'json': an array with one object per task "
-                             "(world, task, file, line, valid, problems)")
+                             "(world, task, file, line, status, valid, reason, problems)")
 
 
 def run_tasks(args: argparse.Namespace, console: Console) -> int:
@@ -39,14 +46,22 @@ def run_tasks(args: argparse.Namespace, console: Console) -> int:
         console.line(json.dumps([r.to_json() for r in reports], ensure_ascii=False, indent=2))
     else:
         for report in reports:
-            mark = "ok     " if report.valid else "INVALID"
-            console.line(f"{mark} {report.world}.{report.task}  ({report.file}:{report.line})")
+            console.line(f"{_MARKS[report.status]} {report.world}.{report.task}  "
+                         f"({report.file}:{report.line})")
+            if report.reason:
+                console.line(f"          {report.reason}")
             for problem in report.problems:
                 console.line(f"          {problem.severity.value}[{problem.code}] "
                              f"{problem.message}")
         if not validated.result.ok:
             console.line("the specs have errors: run 'worldspec check' for the details")
-        console.line(f"{sum(r.valid for r in reports)} of {len(reports)} task(s) valid")
+        counts = Counter(r.status for r in reports)
+        summary = f"{counts['valid']} of {len(reports)} task(s) valid"
+        if counts["invalid"]:
+            summary += f", {counts['invalid']} invalid"
+        if counts["not-validated"]:
+            summary += f", {counts['not-validated']} not validated"
+        console.line(summary)
     return EXIT_OK if validated.ok and all(r.valid for r in reports) else EXIT_PROBLEMS
 
 
@@ -104,6 +119,10 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
+    problem = output_problem(args.out, folder=False) if args.out is not None else None
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     validated = check_paths(files)
     if not validated.ok:
         report_errors(validated, console)
@@ -115,11 +134,26 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     rows: list[dict[str, Any]] = []
     for name in sorted(loaded.worlds):
         rows += task_rows(loaded.worlds[name], validated.result.model.worlds[name])
-    if args.split:
+    if args.split is not None:
+        splits = sorted({r["split"] for r in rows})
+        if args.split not in splits:
+            console.error(f"--split: no task is in split '{args.split}' (" +
+                          (f"the splits are: {', '.join(splits)})" if splits else
+                           "there are no tasks)"))
+            for hint in did_you_mean(args.split, splits):
+                console.line(f"  = hint: {hint}", to_err=True)
+            return EXIT_USAGE
         rows = [r for r in rows if r["split"] == args.split]
+    if not rows:
+        console.error("nothing exported: the specs define no tasks")
+        return EXIT_PROBLEMS
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+    if args.out is not None:
+        try:
+            write_atomically(args.out, text)
+        except OSError as exc:
+            console.error(f"-o: cannot write '{args.out}': {exc.strerror or exc}")
+            return EXIT_USAGE
         console.line(f"wrote {len(rows)} task(s) to {args.out}")
     else:
         console.write(text)

@@ -13,6 +13,7 @@ from worldspec.cli.console import (
     Console,
     add_paths_argument,
     collect_spec_files,
+    output_problem,
     report_errors,
 )
 from worldspec.runtime.explore import Finding, Report, explore, format_call
@@ -77,11 +78,18 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
     files = collect_spec_files(args.paths, console)
     if files is None:
         return EXIT_USAGE
+    problem = output_problem(args.failures, folder=True, option="--failures")
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     try:
         loaded = compile_worlds(list(files))
     except CompileError as exc:
         report_errors(exc.result, console)
         console.error("cannot test: the specs have errors")
+        return EXIT_PROBLEMS
+    if not loaded.worlds:
+        console.error("nothing to test: the specs define no world")
         return EXIT_PROBLEMS
     problems = 0
     outputs = []
@@ -90,7 +98,12 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
                          steps=args.steps, seed=args.seed)
         saved = {}
         for index, finding in enumerate(report.findings):
-            path = _save(finding, name, index, Path(args.failures))
+            try:
+                path = _save(finding, name, index, Path(args.failures))
+            except OSError as exc:
+                console.error(f"--failures: cannot save into '{args.failures}': "
+                              f"{exc.strerror or exc}")
+                return EXIT_USAGE
             if path is not None:
                 saved[index] = path
         problems += len(report.problems)

@@ -35,7 +35,7 @@ from worldspec.rollout.prompts import (
     STOP_MARKER,
     agent_system_prompt,
 )
-from worldspec.runtime.episode import Episode, Score
+from worldspec.runtime.episode import Episode, Score, TaskSpec
 
 __all__ = ["Session", "ToolStep", "Turn", "Termination", "Waiting", "result_text"]
 
@@ -141,9 +141,11 @@ class Session:
         self.episode = self.world(task=self.task, seed=self.seed)
         self.tools = self.episode.tools("chat")
         self._before = self.episode.copy() if self.record_diffs else None
+        #: the state hash after the last call: a read or a failed call leaves it as it was
+        self._hash: str | None = None
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> TaskSpec:
         return self.world.TASKS[self.task]
 
     @property
@@ -248,11 +250,14 @@ class Session:
         failed = episode.failed(result)
         diff: tuple[Mapping[str, Any], ...] = ()
         spec = episode.TOOLS.get(name)
-        if self._before is not None and not failed and spec is not None and not spec.read_only:
+        writes = not failed and spec is not None and not spec.read_only
+        if self._before is not None and writes:
             diff = tuple(episode.diff(self._before))
             if diff:
                 self._before = episode.copy()
-        state_hash = episode.state_hash()
+        if writes or self._hash is None:
+            self._hash = episode.state_hash()
+        state_hash = self._hash
         seconds = time.perf_counter() - started
         self.env_seconds += seconds
         self.steps.append(ToolStep(len(self.steps), self.agent_messages, call["id"], name,

@@ -15,6 +15,7 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import hashlib
 import json
 import random
@@ -22,7 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime import budget
+from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
@@ -330,6 +332,8 @@ class Snapshot:
     #: in checks), so that a restored episode scores as the original would
     task: TaskSpec | None = None
     origin: Episode | None = None
+    #: the episode class it was taken from: only an episode of that class can restore it
+    owner: type[Episode] | None = None
 
 
 # An undo entry is a callable-free tuple for speed:
@@ -350,8 +354,9 @@ class _Base:
 _TEMPLATES: dict[tuple[type, int], tuple[Mapping[str, Any], Episode]] = {}
 _TEMPLATES_MAX = 64
 
-#: (world class, task, starting state hash) -> hash of the state the task's solution leaves
-_SOLUTION_HASHES: dict[tuple[type, str, str], str] = {}
+#: (world class, task, starting state hash, RNG state, clock) -> hash of the state the task's
+#: solution leaves (a solution that draws or reads the clock leaves another state otherwise)
+_SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str] = {}
 _SOLUTION_HASHES_MAX = 4096
 
 
@@ -372,6 +377,9 @@ class Episode:
     FRAME_ZEROES: ClassVar[bool] = True
     #: the rules the agent must follow (the spec's ``policy``), for its system prompt
     POLICY: ClassVar[str] = ""
+    #: what is left of the running call's budget (worldspec.runtime.budget)
+    _steps: int = budget.MAX_STEPS
+    _text: int = budget.MAX_TEXT
 
     def __init__(self, *, task: str | None = None, data: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
@@ -392,6 +400,8 @@ class Episode:
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         self.rng = random.Random(self.SEED)
+        #: the seed of the last reset: the initial state's RNG starts from it again
+        self._seed = self.SEED
         self.task: TaskSpec | None = None
         self.reset(task=task, data=data, seed=seed)
 
@@ -416,28 +426,43 @@ class Episode:
               seed: int | None = None) -> None:
         """Start over from a task's initial data, from ``data``, or from an empty world."""
         spec: TaskSpec | None = None
+        self._expect("reset", "task", task, str, "a task name (str) or None", optional=True)
+        self._expect("reset", "data", data, Mapping, "a mapping of initial data or None",
+                     optional=True)
+        if isinstance(seed, bool) or (seed is not None and not isinstance(seed, int)):
+            raise TypeError(f"{self._method('reset')}: seed must be an int or None, got "
+                            f"{_given(seed)}")
         if task is not None:
             spec = self.TASKS.get(task)
             if spec is None:
-                raise KeyError(f"world {self.WORLD} has no task {task!r}")
+                raise self._unknown_task("reset", task)
             if data is None:
                 data = spec.data
         data = data if data is not None else {}
         if self._base is not None and self._base.source is data:
             self._rollback(0)  # same initial data: undo what the episode changed
         else:
-            self._undo.clear()
-            template = _TEMPLATES.get((type(self), id(data)))
-            if template is not None and template[0] is data:
-                self._adopt(template[1])
-            else:
-                for name, entity in self.TABLES.items():
-                    self.tables[name] = Table(name, entity)
+            previous = (self.tables, self.state, self._undo)
+            self._undo = []
+            try:
+                template = _TEMPLATES.get((type(self), id(data)))
+                if template is not None and template[0] is data:
+                    self._adopt(template[1])
+                else:
+                    self.tables = {name: Table(name, entity)
+                                   for name, entity in self.TABLES.items()}
+                    self._bind_tables()
+                    self.state = self._new_state()
+                    self._load(data)
+                    if spec is not None and spec.data is data:
+                        self._remember_template(data)
+            except BaseException as exc:  # the episode stays as it was, not half loaded
+                self.tables, self.state, self._undo = previous
                 self._bind_tables()
-                self.state = self._new_state()
-                self._load(data)
-                if spec is not None and spec.data is data:
-                    self._remember_template(data)
+                if isinstance(exc, ToolError):
+                    raise ValueError(f"{self._method('reset')}: data does not fit world "
+                                     f"{self.WORLD}: {exc.message}") from exc
+                raise
             self._base = _Base(data)
         self._undo.clear()
         self._origin = None
@@ -446,6 +471,7 @@ class Episode:
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
         self.rng = random.Random(chosen)
+        self._seed = chosen
 
     def _remember_template(self, data: Mapping[str, Any]) -> None:
         """Keep a copy of the state just loaded from a task's data, with its row digests, so
@@ -494,6 +520,7 @@ class Episode:
         other.clock = self.clock
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
+        other._seed = self._seed
         other.task = self.task
         return other
 
@@ -502,9 +529,16 @@ class Episode:
         return Snapshot({name: {k: r.clone() for k, r in t.rows.items()}
                          for name, t in self.tables.items()},
                         self.state.clone(), self.clock, self.rng.getstate(), self.task,
-                        self._initial_origin())
+                        self._initial_origin(), type(self))
 
     def restore(self, snap: Snapshot) -> None:
+        """Bring back a state saved by :meth:`snapshot` of an episode of this very class."""
+        if not isinstance(snap, Snapshot):
+            raise TypeError(f"{self._method('restore')}: expected a Snapshot from "
+                            f"snapshot(), got {_given(snap)}")
+        if snap.owner is not type(self):
+            raise ValueError(f"{self._method('restore')}: the snapshot was taken from "
+                             f"{_episode_class(snap.owner)}, not from {_episode_class(type(self))}")
         self._undo.clear()
         self._base = None
         self._origin = snap.origin
@@ -583,7 +617,19 @@ class Episode:
 
     # -------------------------------------------------------------------- calls
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
-        """Run a tool atomically; the result is shaped by the world's result convention."""
+        """Run a tool atomically; the result is shaped by the world's result convention.
+
+        What a model can send (an unknown tool name, JSON text that is malformed or not an
+        object, decoded JSON that is not an object, bad argument values) is a failed result;
+        a name that is not a ``str``, or arguments of a type no JSON decoder gives, is a
+        programming error and raises ``TypeError``.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
+                            f"{_given(name)}")
+        if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
+            raise TypeError(f"{self._method('call')}: arguments must be a mapping of argument "
+                            f"names to values, JSON text or None, got {_given(arguments)}")
         self.last_error = None
         self._last_raw = None
         spec = self.TOOLS.get(name)
@@ -601,10 +647,13 @@ class Episode:
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
+        self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
             value = spec.invoke(self, arguments)
             if not spec.read_only:
                 self._check_invariants()
+            clock = self._ticked() if self.TICK else self.clock
+            result = self._success(value)
         except ToolError as exc:
             self._abort(mark)
             return self._fail(exc)
@@ -614,10 +663,24 @@ class Episode:
         except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
             self._abort(mark)
             return self._fail(ToolError(_describe_runtime_error(exc)))
-        if self.TICK:
-            self.clock += dt.timedelta(seconds=self.TICK)
+        except Exception as exc:  # a bug, or memory running out: still atomic, still a result
+            self._abort(mark)
+            return self._fail(InternalError(type(exc).__name__, str(exc), name))
+        except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
+            self._abort(mark)
+            raise
+        self.clock = clock
         self._last_raw = value
-        return self._success(value)
+        return result
+
+    def _ticked(self) -> dt.datetime:
+        """The clock after a successful call; a clock at the end of time fails the call."""
+        try:
+            return self.clock + dt.timedelta(seconds=self.TICK)
+        except OverflowError:
+            raise ToolError(f"The clock cannot advance {self.TICK} s past "
+                            f"{self.clock.isoformat()}: it would pass the last representable "
+                            "time (9999-12-31).") from None
 
     @property
     def last_value(self) -> Any:
@@ -643,6 +706,7 @@ class Episode:
     def invariant_problem(self) -> InvariantError | None:
         """Check every invariant and reference over the whole state (not just changed rows)."""
         self._full_check = True
+        budget.refill(self)
         try:
             self._check_invariants()
         except InvariantError as exc:
@@ -703,9 +767,10 @@ class Episode:
         """Whether the state equals the one ``task``'s reference solution leaves when it is
         replayed from ``initial`` (a check such as tau2's "the DB matches the gold DB").
 
-        The reference state's hash is computed once per world, task and starting state.
+        The reference state's hash is computed once per world, task and starting state
+        (with its RNG and clock).
         """
-        key = (type(self), task, initial.state_hash())
+        key = (type(self), task, initial.state_hash(), initial.rng.getstate(), initial.clock)
         expected = _SOLUTION_HASHES.get(key)
         if expected is None:
             reference = initial._clone()
@@ -719,6 +784,7 @@ class Episode:
 
     def diff(self, other: Episode) -> list[dict[str, Any]]:
         """What differs from ``other``: one entry per changed state item, row or field."""
+        self._same_world("diff", "other", other)
         changes: list[dict[str, Any]] = []
         mine, theirs = self.state.export(), other.state.export()
         for name in mine:
@@ -764,18 +830,23 @@ class Episode:
                     target = by_entity[obj.ENTITY].rows[obj.key()]
                     setattr(target, name, old)
                     target._digest = digest
+                    target._text = None
+                    by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
                     setattr(initial.state, name, old)
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]
+                by_table[id(table)]._digest = None
             else:
                 _, table, key, row, position = entry
                 copy_table = by_table[id(table)]
                 items = list(copy_table.rows.items())
                 items.insert(position, (key, row.clone()))
                 copy_table.rows = dict(items)
+                copy_table._digest = None
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
+        initial.rng = random.Random(self._seed)  # what a replay of the solution draws from
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
@@ -793,14 +864,21 @@ class Episode:
         An unknown task (``KeyError``) and replies that are not text (``TypeError``) are the
         caller's mistakes and raise.
         """
+        self._expect("score", "task", task, str, "a task name (str) or None", optional=True)
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
-            raise KeyError(f"no task to score (world {self.WORLD} has {sorted(self.TASKS)})")
+            if task is not None:
+                raise self._unknown_task("score", task)
+            raise ValueError(f"{self._method('score')}: no task to score: the episode was not "
+                             f"reset to a task; pass one of {_names(self.TASKS)}")
         said = _replies(replies)
         if initial is None:
             initial = self.initial_state()
+        else:
+            self._same_world("score", "initial", initial)
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
+            budget.refill(self)
             try:
                 passed = bool(check.test(self, initial, said))
                 message = "" if passed else (check.doc or "the check does not hold")
@@ -845,6 +923,34 @@ class Episode:
             out.append(path)
         return out
 
+    # ------------------------------------------------------------- API misuse
+    def _method(self, name: str) -> str:
+        return f"{type(self).__name__}.{name}()"
+
+    def _expect(self, method: str, param: str, value: object, kind: type | tuple[type, ...],
+                expected: str, *, optional: bool = False) -> None:
+        """Raise ``TypeError`` naming the method unless ``value`` is a ``kind``."""
+        if (value is None and optional) or isinstance(value, kind):
+            return
+        raise TypeError(f"{self._method(method)}: {param} must be {expected}, got "
+                        f"{_given(value)}")
+
+    def _unknown_task(self, method: str, task: str) -> KeyError:
+        close = difflib.get_close_matches(task, list(self.TASKS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return KeyError(f"{self._method(method)}: world {self.WORLD} has no task {task!r}"
+                        f"{hint} (tasks: {_names(self.TASKS)})")
+
+    def _same_world(self, method: str, param: str, other: object) -> None:
+        """Raise unless ``other`` is an episode of this world with the same tables."""
+        if not isinstance(other, Episode):
+            raise TypeError(f"{self._method(method)}: {param} must be an Episode, got "
+                            f"{_given(other)}")
+        if other.WORLD != self.WORLD or other.TABLES != self.TABLES or \
+                type(other.state).FIELDS != type(self.state).FIELDS:
+            raise ValueError(f"{self._method(method)}: {param} is an episode of "
+                             f"{_episode_class(type(other))}, not of world {self.WORLD}")
+
     def tools(self, format: str = "chat") -> list[dict[str, Any]]:
         """OpenAI tool definitions with strict-mode JSON schemas."""
         from worldspec.runtime.schema import tool_definitions
@@ -878,3 +984,26 @@ def _describe_runtime_error(exc: BaseException) -> str:
     if isinstance(exc, OverflowError):
         return "Number too large."
     return f"Invalid value: {exc}"
+
+
+#: what ``call`` takes as arguments: a mapping, JSON text, or what decoding JSON text that
+#: is not an object gives (a model's mistake: a failed result, not an exception)
+_CALL_ARGUMENTS = (dict, str, Mapping, list, int, float)
+
+
+def _given(value: object) -> str:
+    """What a caller passed, for an API error: its type and the start of its repr."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _names(tasks: Mapping[str, Any]) -> str:
+    return ", ".join(repr(name) for name in sorted(tasks)) or "none"
+
+
+def _episode_class(cls: type[Episode] | None) -> str:
+    if cls is None:
+        return "an unknown episode class"
+    return f"world {cls.WORLD} ({cls.__module__}.{cls.__qualname__})"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolError", "ArgumentError", "InvariantError"]
+__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError"]
 
 
 class ToolError(Exception):
@@ -29,3 +29,20 @@ class InvariantError(ToolError):
     def __init__(self, message: str, where: str = "") -> None:
         super().__init__(message)
         self.where = where
+
+
+class InternalError(ToolError):
+    """A tool call failed on an exception the world does not expect (a bug in the world or
+    the compiler, memory running out): the call was rolled back like any failed call.
+
+    The agent sees only that the tool failed and which kind of exception it was, not the
+    internals; ``kind`` names the exception type (``"AttributeError"``), ``detail`` holds its
+    text and ``tool`` the tool that raised it, for whoever debugs the world.
+    """
+
+    def __init__(self, kind: str, detail: str = "", tool: str = "") -> None:
+        super().__init__(f"Internal error ({kind}): the tool failed unexpectedly; "
+                         "nothing was changed.")
+        self.kind = kind
+        self.detail = detail
+        self.tool = tool

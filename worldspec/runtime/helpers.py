@@ -15,6 +15,25 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from worldspec.runtime.budget import (
+    INT_MESSAGE,
+    MAX_INT_BITS,
+    MAX_STEPS,
+    MAX_STRING,
+    MAX_TEXT,
+    STEPS_MESSAGE,
+    STRING_MESSAGE,
+    TEXT_MESSAGE,
+    bounded,
+    built,
+    check_spec,
+    each,
+    join,
+    out_of_steps,
+    replace,
+    step,
+    width,
+)
 from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
@@ -22,7 +41,11 @@ if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
 
 __all__ = [
-    "Exported", "MAX_LOOP_ROUNDS", "LOOP_MESSAGE", "MAX_POWER_BITS", "power", "as_float",
+    # the per-call budget (worldspec.runtime.budget), re-exported for the generated code
+    "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
+    "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
+    "width", "replace", "join", "check_spec",
+    "Exported", "MAX_POWER_BITS", "power", "as_float",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
     "key_of", "rows",
@@ -93,13 +116,9 @@ class Exported:
 
 #: The longest list ``range`` may build (a runaway range fails the call instead).
 MAX_RANGE = 100_000
-#: the most times a ``while`` loop may repeat in one call before the call fails
-MAX_LOOP_ROUNDS = 1_000_000
-LOOP_MESSAGE = f"A while loop repeated more than {MAX_LOOP_ROUNDS:,} times."
 
-
-#: the most bits an ``int ** int`` result may have (a runaway power fails the call)
-MAX_POWER_BITS = 4096
+#: the most bits an ``int ** int`` result may have: the budget's integer size
+MAX_POWER_BITS = MAX_INT_BITS
 
 
 @overload

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldspec.runtime.episode import Episode, ToolSpec
-from worldspec.runtime.errors import ArgumentError, InvariantError
+from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError
 from worldspec.runtime.sampling import validate
 
 __all__ = ["Violation", "schema_accepts", "check_call"]
@@ -59,6 +59,9 @@ def check_call(episode: Episode, spec: ToolSpec, args: Mapping[str, Any],
         if episode.state_hash() != hash_before:
             return Violation("failed call changed state", name,
                              f"{name} failed ({error.message}) but the state changed", where)
+        if isinstance(error, InternalError):  # rolled back, but a bug all the same
+            return Violation("internal error", name, f"{name} failed on an unexpected "
+                             f"{error.kind}: {error.detail}", where)
         if isinstance(error, InvariantError):
             return Violation("invariant broken", name,
                              f"{name} breaks a rule: {error.message}", error.where or where)

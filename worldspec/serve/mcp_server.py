@@ -15,6 +15,7 @@ What the harness sees, and the agent does not, is a handful of resources:
 
 - ``worldspec://episode``: world, task, seed, state hash and the number of calls;
 - ``worldspec://episode/score``: the task's reward, per-check breakdown and frame verdict;
+  ``?replies=JSON`` passes what the agent told the user (a list of texts) to answer checks;
 - ``worldspec://episode/state``: the whole state as JSON;
 - ``worldspec://tasks``: the world's tasks;
 - ``worldspec://episode/reset?task=NAME&seed=N&data=JSON``: reading it starts the session's
@@ -99,11 +100,11 @@ class EpisodeHost:
                 "seed": self.seed, "state_hash": self.episode.state_hash(),
                 "calls": self.calls}
 
-    def score(self) -> dict[str, Any]:
+    def score(self, replies: list[str]) -> dict[str, Any]:
         if self.episode.task is None:
             raise ControlError("the episode has no task to score: start one with "
                                f"{RESET_URI}?task=NAME")
-        score: dict[str, Any] = self.episode.score().to_json()
+        score: dict[str, Any] = self.episode.score(replies=replies).to_json()
         return score
 
     def tasks(self) -> list[dict[str, Any]]:
@@ -135,6 +136,22 @@ def _reset_arguments(query: str) -> tuple[str | None, Mapping[str, Any] | None, 
             raise ControlError("data must be a JSON object of tables and state items")
         data = loaded
     return task, data, seed
+
+
+def _score_arguments(query: str) -> list[str]:
+    params = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(params) - {"replies"})
+    if unknown:
+        raise ControlError(f"unknown score parameter(s): {', '.join(unknown)} (use replies)")
+    if "replies" not in params:
+        return []
+    try:
+        replies = json.loads(params["replies"][-1])
+    except ValueError as exc:
+        raise ControlError(f"replies is not valid JSON: {exc}") from None
+    if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+        raise ControlError("replies must be a JSON list of the agent's messages (texts)")
+    return replies
 
 
 def _protocol_error(code: int, message: str) -> McpError:
@@ -206,12 +223,12 @@ def build_server(world: type[Episode], *, task: str | None = None,
                 task_name, data, chosen_seed = _reset_arguments(parts.query)
                 episode_host.reset(task=task_name, data=data, seed=chosen_seed)
                 body: Any = episode_host.info()
+            elif base == SCORE_URI:
+                body = episode_host.score(_score_arguments(parts.query))
             elif parts.query:
                 raise _protocol_error(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
             elif base == EPISODE_URI:
                 body = episode_host.info()
-            elif base == SCORE_URI:
-                body = episode_host.score()
             elif base == STATE_URI:
                 body = episode_host.episode.export_state()
             elif base == TASKS_URI:

@@ -28,6 +28,8 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
             whole = json.loads(text)
         except ValueError:
             whole = None
+        except RecursionError:  # nested deeper than the parser can go: not calls
+            raise ValueError(f"{path}: JSON nested too deeply") from None
         if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
             return _transcript_calls(whole["messages"], path)
         if isinstance(whole, list):
@@ -42,6 +44,8 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
             items.append(json.loads(line))
         except ValueError as exc:
             raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{path}:{number}: JSON nested too deeply") from None
     if items and all(isinstance(i, dict) and "role" in i for i in items):
         return _transcript_calls(items, path)
     if items and all(isinstance(i, dict) and isinstance(i.get("messages"), list)
@@ -69,7 +73,10 @@ def _transcript_calls(messages: list[Any], path: str) -> list[tuple[str, Any]]:
             raise ValueError(f"{path}: message {number} is not an object")
         if message.get("role") != "assistant":
             continue
-        for call in message.get("tool_calls") or []:
+        tool_calls = message.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            raise ValueError(f"{path}: message {number} has tool_calls that are not a list")
+        for call in tool_calls:
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(function, dict) or not isinstance(function.get("name"), str):
                 raise ValueError(f"{path}: message {number} has a tool call without a "

@@ -88,9 +88,9 @@ def load_package(path: str | Path, name: str | None = None) -> ModuleType:
 
 def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
     """Check, generate and import every world reachable from ``paths``."""
-    from worldspec.compiler.api import check_paths
+    from worldspec.compiler.api import check_specs
 
-    result = check_paths(paths)
+    result = check_specs(paths)
     if not result.ok:
         raise CompileError(result)
     return load_result(result)

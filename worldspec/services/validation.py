@@ -1,4 +1,4 @@
-"""Task validation: run every task of a clean program and report what is wrong with it.
+"""Task validation: run every task of a program and report what is wrong with it.
 
 The compiler checks that a task is well typed; only running it shows whether
 it makes sense. For each task this replays the reference solution on the
@@ -7,13 +7,21 @@ task's initial data and reports, as diagnostics at the task's own spans:
 - a solution call that fails (WS610), a check still false after it (WS611),
   a frame the solution breaks (WS612);
 - a check already true at the start (WS613, a warning), a task that scores 1
-  when nothing is done and nothing is said (WS614);
+  when nothing is done and nothing is said (WS614) — unless it is a *restraint*
+  task, whose frame is ``only changes nothing`` in a world where a broken frame
+  zeroes the reward: there the right outcome is to change nothing (the request
+  breaks the policy, say), doing nothing earns the reward by design and any change
+  loses it;
 - an answer check that the solution's own reference reply fails (WS622);
 - a literal table key in a check that exists neither before nor after the
   solution, or an id in the instruction that no table holds (WS615).
 
-``check_paths`` here is the compiler's check followed by this validation;
-the CLI's ``check`` and ``tasks`` commands use it.
+:func:`check_paths` is the compiler's check (:func:`~worldspec.compiler.api.check_specs`)
+followed by this validation; it is ``worldspec.check_paths``, and what the CLI's
+``check``, ``build``, ``tasks`` and ``export`` run. A task with errors of its own does
+not stop the others from being validated: it is set aside (:func:`set_aside_broken_tasks`)
+and the rest is checked again without it and run. Only errors outside every
+task (in a world) leave the tasks unvalidated, and their reports say so.
 """
 
 from __future__ import annotations
@@ -21,45 +29,70 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from worldspec.compiler.api import CheckResult
-from worldspec.compiler.api import check_paths as check_specs
+from worldspec.compiler.api import CheckResult, check_specs
+from worldspec.compiler.checker import check_program
 from worldspec.compiler.loader import Program
-from worldspec.compiler.model import TaskInfo, WorldModel
+from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
-from worldspec.runtime.episode import Episode
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.runtime.episode import Episode, TaskSpec
 
-__all__ = ["TaskReport", "ValidatedResult", "check_paths", "validate_tasks"]
+__all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
+           "set_aside_broken_tasks", "validate_tasks"]
 
 _ID = re.compile(r"#?[A-Za-z]{0,6}[0-9][A-Za-z0-9_-]{2,}")
+
+#: ``valid``: run, and nothing wrong; ``invalid``: it has errors (its own, or found by
+#: running it); ``not-validated``: never run, because the specs have errors outside tasks.
+TaskStatus = Literal["valid", "invalid", "not-validated"]
 
 
 @dataclass
 class TaskReport:
-    """The validation status of one task."""
+    """The validation status of one task.
+
+    ``validated`` is False when the task could not be run at all (the world it
+    belongs to has errors); ``reason`` then says which errors stopped it.
+    """
 
     world: str
     task: str
     file: str
     line: int
     problems: list[Diagnostic] = field(default_factory=list)
+    validated: bool = True
+    reason: str = ""
+
+    @property
+    def status(self) -> TaskStatus:
+        if any(d.severity is Severity.ERROR for d in self.problems):
+            return "invalid"
+        return "valid" if self.validated else "not-validated"
 
     @property
     def valid(self) -> bool:
-        return not any(d.severity.value == "error" for d in self.problems)
+        """True only for a task that was run and has no error."""
+        return self.status == "valid"
 
     def to_json(self) -> dict[str, Any]:
         return {"world": self.world, "task": self.task, "file": self.file, "line": self.line,
-                "valid": self.valid, "problems": [d.to_json() for d in self.problems]}
+                "status": self.status, "valid": self.valid, "reason": self.reason,
+                "problems": [d.to_json() for d in self.problems]}
 
 
 @dataclass(frozen=True)
 class ValidatedResult:
-    """A check result plus what running the tasks found."""
+    """What :func:`check_paths` returns: the compiler's check result plus what running the
+    tasks found.
+
+    ``diagnostics`` holds both (sorted), so ``ok`` is False for a spec the
+    compiler accepts when one of its tasks fails validation; ``tasks`` has one
+    report per task declared, whatever its status.
+    """
 
     result: CheckResult
     tasks: tuple[TaskReport, ...]
@@ -67,26 +100,107 @@ class ValidatedResult:
 
     @property
     def ok(self) -> bool:
-        return not any(d.severity.value == "error" for d in self.diagnostics)
+        """True when there is no error, in the specs or in a task (warnings allowed)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
 
     @property
     def program(self) -> Program:
         return self.result.program
 
+    @property
+    def model(self) -> ProgramModel:
+        return self.result.model
+
+
+@dataclass(frozen=True)
+class TaskSplit:
+    """A check result's errors split into those inside task declarations and the rest.
+
+    ``runnable`` is the program without the tasks that have errors, checked
+    again, or None when it cannot be run: there are errors outside tasks
+    (``fatal``), or setting the tasks aside broke something else (then those
+    errors are ``fatal``).
+    """
+
+    fatal: tuple[Diagnostic, ...]
+    #: (world as written, task) -> the errors inside that task's declaration
+    task_errors: dict[tuple[str, str], list[Diagnostic]]
+    runnable: CheckResult | None
+
+
+def _task_decls(result: CheckResult) -> list[tuple[str, n.TaskDecl]]:
+    return [(path, d) for path, f in result.program.files.items()
+            for d in f.module.decls if isinstance(d, n.TaskDecl)]
+
+
+def _inside(d: Diagnostic, path: str, task: n.TaskDecl) -> bool:
+    return path == d.span.file and task.span.start <= d.span.start < task.span.end
+
+
+def set_aside_broken_tasks(result: CheckResult) -> TaskSplit:
+    """Split ``result``'s errors by task, and check the program again without broken tasks."""
+    if result.ok:
+        return TaskSplit((), {}, result)
+    tasks = _task_decls(result)
+    fatal = tuple(d for d in result.errors
+                  if d.code.startswith("WS1")  # input and syntax errors: nothing is sure
+                  or not any(_inside(d, path, task) for path, task in tasks))
+    if fatal:
+        return TaskSplit(fatal, {}, None)
+    task_errors: dict[tuple[str, str], list[Diagnostic]] = {}
+    broken: set[int] = set()
+    for d in result.errors:
+        for path, task in tasks:
+            if _inside(d, path, task):
+                task_errors.setdefault((task.world.name, task.name.name), []).append(d)
+                broken.add(id(task))
+    program = Program(
+        files={path: replace(f, module=replace(f.module, decls=tuple(
+            d for d in f.module.decls if id(d) not in broken)))
+            for path, f in result.program.files.items()},
+        roots=list(result.program.roots), imports=dict(result.program.imports))
+    sink = DiagnosticSink()
+    model = check_program(program, sink)
+    runnable = CheckResult(program=program, model=model, diagnostics=tuple(sink.sorted()))
+    if not runnable.ok:  # setting the tasks aside broke something else: show it, not guess
+        return TaskSplit(runnable.errors, task_errors, None)
+    return TaskSplit((), task_errors, runnable)
+
+
+def _not_run_reason(fatal: tuple[Diagnostic, ...]) -> str:
+    first = fatal[0]
+    count = "1 error" if len(fatal) == 1 else f"{len(fatal)} errors"
+    return (f"not validated: the specs have {count} outside tasks (first: "
+            f"{first.span.file}:{first.span.line}: {first.code} {first.message})")
+
 
 def check_paths(paths: Iterable[str | Path]) -> ValidatedResult:
-    """Check specs and, when they are clean, validate every task by running it."""
+    """Check specs and validate every task by running it.
+
+    Tasks with errors of their own are reported invalid and the others are
+    still run; when the specs have errors outside tasks, no task is run and
+    each report says ``not-validated`` and why.
+    """
     result = check_specs(paths)
+    split = set_aside_broken_tasks(result)
+    ran: dict[tuple[str, str], TaskReport] = {}
+    if split.runnable is not None:
+        ran = {(r.world, r.task): r for r in validate_tasks(split.runnable)}
+    reason = _not_run_reason(split.fatal) if split.fatal else ""
     reports: list[TaskReport] = []
-    extra: list[Diagnostic] = []
-    if result.ok:
-        reports = validate_tasks(result)
-        extra = [d for r in reports for d in r.problems]
-    else:
-        reports = [TaskReport(w.name, t.name, t.file, t.node.span.line,
-                              [d for d in result.diagnostics if d.span.file == t.file and
-                               t.node.span.start <= d.span.start <= t.node.span.end])
-                   for w in result.model.worlds.values() for t in w.tasks.values()]
+    for path, decl in _task_decls(result):
+        key = (decl.world.name, decl.name.name)
+        if key in ran:
+            reports.append(ran.pop(key))
+            continue
+        own = [d for d in result.diagnostics if _inside(d, path, decl)]
+        reports.append(TaskReport(*key, path, decl.span.line, own, validated=False,
+                                  reason="" if key in split.task_errors else reason))
+    extra = [d for r in reports if r.validated for d in r.problems]
     diagnostics = tuple(sorted([*result.diagnostics, *extra], key=Diagnostic.sort_key))
     return ValidatedResult(result, tuple(reports), diagnostics)
 
@@ -107,6 +221,13 @@ def validate_tasks(result: CheckResult) -> list[TaskReport]:
     return reports
 
 
+def _restraint(spec: TaskSpec, episode_class: type[Episode]) -> bool:
+    """Whether a task grades restraint: ``only changes nothing``, with a broken frame zeroing
+    the reward (so an agent that changes anything earns nothing)."""
+    zeroes = bool(getattr(spec, "frame_zeroes", episode_class.FRAME_ZEROES))
+    return spec.frame == () and zeroes
+
+
 def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
               sink: DiagnosticSink) -> None:
     node = task.node
@@ -114,7 +235,9 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
     episode = episode_class(task=task.name)
     start = episode.score()
     checks = {c.name.name: c for c in node.checks}
-    if node.checks and start.reward >= 1.0 and start.frame_ok:
+    if _restraint(spec, episode_class):
+        pass  # doing nothing is the right outcome, and any change zeroes the reward
+    elif node.checks and start.reward >= 1.0 and start.frame_ok:
         sink.report("WS614", node.name.span, f"task '{task.name}' scores 1 when nothing is done",
                     hints=["add a check that only the task's work makes true"])
     else:

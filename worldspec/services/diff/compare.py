@@ -63,8 +63,18 @@ def compare_models(old: CheckResult, new: CheckResult) -> list[Change]:
                         span=new_headers.get(name))
             continue
         header = new_headers.get(name) or n.Span(world.file, 1, 1, 1, 1)
-        _WorldComparison(old_worlds[name], world, header, changes).run()
+        _WorldComparison(old_worlds[name], world, header, changes, _task_decls(new)).run()
     return sorted(changes.items, key=Change.sort_key)
+
+
+def _task_decls(result: CheckResult) -> dict[str, n.TaskDecl]:
+    """Every task declaration by name, including those the model left out for errors."""
+    out: dict[str, n.TaskDecl] = {}
+    for source in result.program.files.values():
+        for decl in source.module.decls:
+            if isinstance(decl, n.TaskDecl):
+                out.setdefault(decl.name.name, decl)
+    return out
 
 
 class _Changes:
@@ -189,9 +199,11 @@ class _WorldComparison:
     """The comparison of one world present on both sides."""
 
     def __init__(self, old: WorldModel, new: WorldModel, header: n.Span,
-                 changes: _Changes) -> None:
+                 changes: _Changes, declared: Mapping[str, n.TaskDecl]) -> None:
         self.old, self.new, self.header, self.changes = old, new, header, changes
         self.name = new.name
+        #: the new side's task declarations, those with errors included
+        self.declared = declared
 
     def add(self, rule_id: str, coordinate: str, message: str, **kw: Any) -> None:
         self.changes.add(rule_id, self.name, coordinate, message, **kw)
@@ -710,7 +722,13 @@ class _WorldComparison:
     def tasks(self) -> None:
         old_tasks, new_tasks = self.old.tasks, self.new.tasks
         for name, task in old_tasks.items():
-            if name not in new_tasks:
+            still = self.declared.get(name)
+            if name not in new_tasks and still is not None:
+                self.add("task-invalid", f"task {name}", f"task '{name}' is still declared "
+                         "but has errors that leave it out of the world",
+                         span=still.name.span, old_span=task.node.name.span, tasks=(name,),
+                         tools=_solution_tools(task.node))
+            elif name not in new_tasks:
                 self.add("task-removed", f"task {name}", f"task '{name}' was removed",
                          span=self.header, old_span=task.node.name.span, tasks=(name,),
                          tools=_solution_tools(task.node))

@@ -175,8 +175,15 @@ def _trajectory_files(folder: Path) -> list[Path]:
                   if p.is_file() and p.suffix in TRAJECTORY_SUFFIXES)
 
 
+def _declared(side: Side) -> set[str]:
+    """The tasks a side declares, whether or not they have errors."""
+    return {decl.name.name for source in side.result.program.files.values()
+            for decl in source.module.decls if isinstance(decl, n.TaskDecl)}
+
+
 def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
-                       folder: Path) -> list[TrajectoryImpact]:
+                       folder: Path, declared: tuple[set[str], set[str]] = (set(), set())
+                       ) -> list[TrajectoryImpact]:
     out: list[TrajectoryImpact] = []
     for path in _trajectory_files(folder):
         shown = str(path)
@@ -198,8 +205,15 @@ def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
         if old_world is None or new_world is None:
             present = new_world if new_world is not None else old_world
             assert present is not None
-            status = "task-added" if old_world is None else "task-removed"
             side = "new" if old_world is None else "old"
+            missing = "old" if old_world is None else "new"
+            if task in declared[0 if old_world is None else 1]:
+                out.append(TrajectoryImpact(shown, task, present.WORLD, "task-invalid",
+                                            message=f"task '{task}' is declared on the "
+                                            f"{missing} side but has errors there, so the "
+                                            "trajectory is replayed on neither", tools=tools))
+                continue
+            status = "task-added" if old_world is None else "task-removed"
             out.append(TrajectoryImpact(shown, task, present.WORLD, status,
                                         message=f"task '{task}' is valid on the {side} side "
                                         "only", tools=tools))
@@ -222,7 +236,8 @@ def analyse_impact(old: Side, new: Side, trajectories: Path | None = None) -> Im
     if trajectories is not None:
         old_loaded = load_result(old.runnable) if old.runnable is not None else None
         new_loaded = load_result(new.runnable) if new.runnable is not None else None
-        replayed = _trajectory_impact(old_loaded, new_loaded, trajectories)
+        replayed = _trajectory_impact(old_loaded, new_loaded, trajectories,
+                                      (_declared(old), _declared(new)))
     order = {"broken": 0, "data": 1, "invalid": 2, "fixed": 3}
     return Impact(tuple(sorted(tasks, key=lambda t: (order.get(t.status, 9), t.world, t.task))),
                   tuple(replayed))

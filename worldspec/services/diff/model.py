@@ -129,8 +129,9 @@ class TrajectoryImpact:
 
     ``status`` is ``changed`` (a result, the reward, a check or the frame
     differs), ``unchanged``, ``task-removed`` / ``task-added`` (the task exists
-    on one side only) or ``unreadable`` (the file is not a trajectory, or
-    names no task either side knows).
+    on one side only), ``task-invalid`` (the task is declared on both sides but
+    has errors on one, so it cannot be replayed there) or ``unreadable`` (the
+    file is not a trajectory, or names no task either side knows).
     """
 
     file: str
@@ -221,6 +222,7 @@ class DiffReport:
         ranks = [c.level.rank for c in self.changes]
         if any(t.status in ("broken", "invalid", "data") for t in self.impact.tasks):
             ranks.append(Level.BREAKING.rank)
-        if any(t.status in ("changed", "task-removed") for t in self.impact.trajectories):
+        if any(t.status in ("changed", "task-removed", "task-invalid")
+               for t in self.impact.trajectories):
             ranks.append(Level.DANGEROUS.rank)
         return max(ranks, default=-1)

@@ -94,7 +94,7 @@ def _text_impact(report: DiffReport) -> list[str]:
     if impact.trajectories:
         lines.append("  trajectories:")
         for t in impact.trajectories:
-            lines.append(f"    {t.status:<10}{t.file} ({t.task}): {_trajectory_line(t)}")
+            lines.append(f"    {t.status + ' ':<10}{t.file} ({t.task}): {_trajectory_line(t)}")
             if t.first_difference is not None:
                 d = t.first_difference
                 lines.append(f"              call {d.index + 1} {d.tool}:")
@@ -252,7 +252,7 @@ def render_github(report: DiffReport) -> str:
                                f"{c.rule}", message, c.span))
     out += [_task_annotation(t) for t in report.impact.tasks]
     for t in report.impact.trajectories:
-        if t.status in ("changed", "task-removed", "error"):
+        if t.status in ("changed", "task-removed", "task-invalid", "error"):
             out.append(_annotation("warning", "worldspec diff: trajectory",
                                    f"{t.file} ({t.task}): {_trajectory_line(t)}", None))
     return "".join(line + "\n" for line in out)

@@ -167,6 +167,9 @@ _TABLE: tuple[Rule, ...] = (
     Rule("task-removed", B, TASKS,
          "A task was removed: datasets and trajectories naming it cannot be scored."),
     Rule("task-added", S, TASKS, "A new task."),
+    Rule("task-invalid", B, TASKS,
+         "A task is still declared but has errors that leave it out of its world (e.g. "
+         "it names a world that does not exist): it cannot be run or scored."),
     Rule("task-instruction-changed", D, TASKS, "What the agent is asked to do changed."),
     Rule("task-user-changed", D, TASKS,
          "The simulated user changed (`persona`, `known`, `unknown`)."),

@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from worldspec.compiler.api import CheckResult, check_paths
-from worldspec.compiler.checker import check_program
-from worldspec.compiler.loader import Program
+from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related
 from worldspec.dsl.parser import parse_module
+from worldspec.services.validation import set_aside_broken_tasks
 
 __all__ = ["Side", "SourceError", "load_side", "git_snapshot"]
 
@@ -82,47 +81,13 @@ class Side:
         return {self.show_path(p): f.text for p, f in self.result.program.files.items()}
 
 
-def _is_fatal(d: Diagnostic, tasks: list[tuple[str, n.TaskDecl]]) -> bool:
-    if d.severity is not Severity.ERROR:
-        return False
-    if d.code.startswith("WS1"):  # input and syntax errors: nothing is known for sure
-        return True
-    return not any(path == d.span.file and task.span.start <= d.span.start < task.span.end
-                   for path, task in tasks)
-
-
 def load_side(paths: Sequence[str | Path], label: str,
               shown_as: tuple[str, str] | None = None) -> Side:
     """Check the specs at ``paths``, setting aside the tasks that have errors."""
-    result = check_paths(paths)
-    side = Side(label, result, None, shown_as=shown_as)
-    tasks = [(path, d) for path, f in result.program.files.items()
-             for d in f.module.decls if isinstance(d, n.TaskDecl)]
-    side.fatal = [d for d in result.diagnostics if _is_fatal(d, tasks)]
-    if side.fatal:
-        return side
-    broken: set[int] = set()
-    for d in result.errors:
-        for path, task in tasks:
-            if path == d.span.file and task.span.start <= d.span.start < task.span.end:
-                side.task_errors.setdefault((task.world.name, task.name.name), []).append(d)
-                broken.add(id(task))
-    if not broken:
-        side.runnable = result
-        return side
-    program = Program(
-        files={path: replace(f, module=replace(f.module, decls=tuple(
-            d for d in f.module.decls if id(d) not in broken)))
-            for path, f in result.program.files.items()},
-        roots=list(result.program.roots), imports=dict(result.program.imports))
-    sink = DiagnosticSink()
-    model = check_program(program, sink)
-    runnable = CheckResult(program=program, model=model, diagnostics=tuple(sink.sorted()))
-    if runnable.ok:
-        side.runnable = runnable
-    else:  # setting the tasks aside broke something else: show it rather than guess
-        side.fatal = list(runnable.errors)
-    return side
+    result = check_specs(paths)
+    split = set_aside_broken_tasks(result)
+    return Side(label, result, split.runnable, fatal=list(split.fatal),
+                task_errors=split.task_errors, shown_as=shown_as)
 
 
 # --------------------------------------------------------------------- git

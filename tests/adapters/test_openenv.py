@@ -1,0 +1,194 @@
+"""The OpenEnv adapter, against the real ``openenv-core`` (0.3): a world server started on
+127.0.0.1 by the test (``python -m worldspec.adapters.openenv``), driven by OpenEnv's own
+WebSocket client. Rewards, verdicts and messages are those of our step API. Skipped without
+openenv-core (run ``scripts/test_extra.sh openenv``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from adapter_support import PACKAGE, ROOT, framework, scripted_agent, solution
+from llm_server import RecordedRequest, ScriptedLLMServer
+
+from worldspec.rl import TextEnv
+from worldspec.rollout.prompts import STOP_MARKER
+from worldspec.runtime.episode import Episode
+from worldspec.services.loading import load_world
+
+framework("openenv", "openenv.core")
+adapter = framework("openenv", "worldspec.adapters.openenv")
+
+
+@pytest.fixture(scope="module")
+def world() -> type[Episode]:
+    return load_world(PACKAGE)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(*extra: str) -> Iterator[str]:
+    """A world server in a subprocess; its base URL once ``/health`` answers (30 s at most)."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    process = subprocess.Popen([sys.executable, "-m", "worldspec.adapters.openenv",
+                                str(PACKAGE), "--port", str(port), *extra],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    pytest.fail(f"the server did not start: {process.communicate()[1]}")
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    yield from _serve()
+
+
+def call(index: int, name: str, arguments: Any) -> dict[str, Any]:
+    return {"id": f"call_{index}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+async def play(url: str, task: str, plan: list[tuple[str, Any]]) -> tuple[list[Any], Any]:
+    """Reset on ``task``, one call per step, then a final answer; the results and state."""
+    async with adapter.WorldEnvClient(base_url=url, message_timeout_s=30) as env:
+        results = [await env.reset(task=task, seed=3)]
+        for index, (name, arguments) in enumerate(plan):
+            results.append(await env.step(adapter.WorldAction(
+                tool_calls=[call(index, name, arguments)])))
+        results.append(await env.step(adapter.WorldAction(content="All done.")))
+        return results, await env.state()
+
+
+def ours(world: type[Episode], task: str, plan: list[tuple[str, Any]]) -> list[Any]:
+    """The same episode through the in-process step API."""
+    env = TextEnv(world)
+    env.reset(task, seed=3)
+    steps = [env.step({"role": "assistant", "content": None,
+                       "tool_calls": [call(i, n, a)]}) for i, (n, a) in enumerate(plan)]
+    return [*steps, env.step({"role": "assistant", "content": "All done."})]
+
+
+@pytest.mark.parametrize("damage", [False, True])
+def test_a_world_served_over_openenv_steps_and_scores_as_the_step_api(
+        world: type[Episode], server: str, damage: bool) -> None:
+    plan = solution(world, "tidy_archive")
+    if damage:
+        plan.append(("set_favorite_contact", {"contact": "CT101", "favorite": False}))
+    results, state = asyncio.run(play(server, "tidy_archive", plan))
+    opening = results[0].observation
+    assert [m["role"] for m in opening.messages] == ["system", "user"]
+    assert [t["function"]["name"] for t in opening.tools] == list(world.TOOLS)
+    assert opening.info["env_seed"] == 3 and not results[0].done
+    expected = ours(world, "tidy_archive", plan)
+    for got, want in zip(results[1:], expected, strict=True):
+        assert got.observation.messages == want.messages
+        assert (got.reward, got.done) == (want.reward, want.done)
+        assert got.observation.info == want.info
+    final = results[-1]
+    assert final.done and final.reward == (0.0 if damage else 1.0)
+    assert final.observation.info["frame"]["ok"] is (not damage)
+    assert state.task == "tidy_archive" and state.step_count == len(plan) + 1
+    assert state.termination == "answered" and state.reward == final.reward
+
+
+def test_sessions_are_isolated_and_a_bad_reset_is_an_error_not_a_crash(
+        world: type[Episode], server: str) -> None:
+    async def go() -> tuple[Any, Any, str]:
+        async with adapter.WorldEnvClient(base_url=server) as a, \
+                adapter.WorldEnvClient(base_url=server) as b:
+            await a.reset(task="tidy_archive")
+            await b.reset(task="tidy_archive")
+            for index, (name, arguments) in enumerate(solution(world, "tidy_archive")):
+                await a.step(adapter.WorldAction(tool_calls=[call(index, name, arguments)]))
+            done_a = await a.step(adapter.WorldAction(content="ok"))
+            done_b = await b.step(adapter.WorldAction(content="ok"))
+            try:
+                await b.reset(task="no_such_task")
+                error = ""
+            except Exception as exc:  # the client raises the server's error message
+                error = str(exc)
+            return done_a, done_b, error
+
+    done_a, done_b, error = asyncio.run(go())
+    assert done_a.reward == 1.0 and done_b.reward < 1.0
+    assert "no_such_task" in error
+    with urllib.request.urlopen(f"{server}/schema", timeout=5) as answer:
+        schema = json.loads(answer.read())
+    assert "tool_calls" in schema["action"]["properties"]
+
+
+def test_a_conversational_world_asks_the_simulated_user(
+        world: type[Episode], llm_server: ScriptedLLMServer) -> None:
+    text = world.TASKS["tidy_archive"].instruction.strip()
+
+    def user(request: RecordedRequest) -> str:
+        heard = sum(1 for m in request.messages if m.get("role") == "user")
+        return text if heard == 1 else f"Thanks!\n{STOP_MARKER}"
+
+    llm_server.responder = scripted_agent(world, lambda t: [], user=user)
+    for url in _serve("--conversational", "--user-model", "user-model", "--user-base-url",
+                      llm_server.url):
+        async def go(url: str = url) -> list[Any]:
+            async with adapter.WorldEnvClient(base_url=url) as env:
+                first = await env.reset(task="tidy_archive")
+                calls = [call(i, n, a) for i, (n, a) in
+                         enumerate(solution(world, "tidy_archive"))]
+                middle = await env.step(adapter.WorldAction(tool_calls=calls))
+                last = await env.step(adapter.WorldAction(content="All set."))
+                return [first, middle, last]
+
+        first, middle, last = asyncio.run(go())
+    assert [m["role"] for m in first.observation.messages] == ["system", "assistant", "user"]
+    assert first.observation.messages[-1]["content"] == text
+    assert [m["role"] for m in middle.observation.messages] == ["tool"] * 5
+    assert last.done and last.reward == 1.0
+    assert last.observation.info["termination"] == "user_stop"
+    assert last.observation.messages == [{"role": "user", "content": "Thanks!"}]
+
+
+def test_serving_a_generated_package_never_loads_the_compiler() -> None:
+    code = ("import sys\n"
+            "from worldspec.adapters.openenv import create_world_app\n"
+            "from worldspec.services.loading import load_world\n"
+            f"create_world_app(load_world({str(PACKAGE)!r}))\n"
+            "print([m for m in sys.modules if m.startswith(('worldspec.compiler', "
+            "'worldspec.dsl', 'lark'))])\n")  # jinja2 is OpenEnv's own (its web UI)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

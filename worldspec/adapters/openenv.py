@@ -1,0 +1,246 @@
+"""A world served through OpenEnv's reset/step/state contract (``openenv-core``).
+
+OpenEnv environments are servers (FastAPI; one environment instance per WebSocket session at
+``/ws``) that clients drive with ``reset(**kwargs)``, ``step(action)`` and ``state()``. Here
+an episode of a world is a :class:`~worldspec.rl.env.TextEnv` (the rollout runner's turn
+logic): the action is the policy's assistant message, the observation the messages it sees
+next (tool results, the simulated user's reply), with ``reward`` the task's score at the
+end and ``info`` the per-check breakdown, the frame and the termination.
+
+- :class:`WorldAction`: ``content`` and ``tool_calls`` of an OpenAI-format assistant message;
+- :class:`WorldObservation`: ``messages`` (the opening on reset, the new ones on step),
+  ``tools`` (on reset), ``info``, and OpenEnv's ``done``/``reward``;
+- :class:`WorldState`: OpenEnv's ``episode_id``/``step_count`` plus the world, the task, the
+  state hash, the termination and the reward;
+- :func:`create_world_app` builds the server app; :class:`WorldEnvClient` is an OpenEnv
+  ``EnvClient`` for it. ``python -m worldspec.adapters.openenv PATH --port N`` serves.
+
+``reset(task=NAME, seed=S)`` picks the task (the first one by default). A generated package
+is served with the runtime only, never the compiler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import Field
+
+from worldspec.llm_frontend.client import LLMClient, LLMConfig
+from worldspec.rl.env import StepResult as TextStep
+from worldspec.rl.env import TextEnv
+from worldspec.runtime.episode import Episode
+
+__all__ = ["WorldAction", "WorldEnvClient", "WorldEnvironment", "WorldObservation",
+           "WorldState", "create_world_app", "main"]
+
+
+class WorldAction(Action):
+    """The policy's assistant message: its text and its tool calls (Chat Completions)."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class WorldObservation(Observation):
+    """What the policy sees next; ``reward`` is the task's score once ``done``."""
+
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorldState(State):
+    """The episode as the harness sees it (the world's state stays on the server)."""
+
+    world: str = ""
+    task: str | None = None
+    state_hash: str | None = None
+    termination: str | None = None
+    reward: float | None = None
+
+
+class WorldEnvironment(Environment[WorldAction, WorldObservation, WorldState]):
+    """One session's episodes of a world; sessions never share an episode."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, world: type[Episode], *, conversational: bool = False,
+                 user: Callable[[], LLMClient] | None = None, max_steps: int = 30,
+                 max_turns: int = 20) -> None:
+        super().__init__()
+        self._user = user() if conversational and user is not None else None
+        self._env = TextEnv(world, conversational=conversational, user=self._user,
+                            max_steps=max_steps, max_turns=max_turns)
+        self._state = WorldState(world=world.WORLD)
+        self._closing: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------- the contract
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
+              task: str | None = None, **kwargs: Any) -> WorldObservation:
+        messages, tools = self._env.reset(self._task(task), seed=seed)
+        return self._opened(messages, tools, episode_id)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          task: str | None = None, **kwargs: Any) -> WorldObservation:
+        messages, tools = await self._env.areset(self._task(task), seed=seed)
+        return self._opened(messages, tools, episode_id)
+
+    def step(self, action: WorldAction, timeout_s: float | None = None,
+             **kwargs: Any) -> WorldObservation:
+        return self._stepped(self._env.step(self._message(action)))
+
+    async def step_async(self, action: WorldAction, timeout_s: float | None = None,
+                         **kwargs: Any) -> WorldObservation:
+        return self._stepped(await self._env.astep(self._message(action)))
+
+    @property
+    def state(self) -> WorldState:
+        return self._state
+
+    def close(self) -> None:
+        """Close the simulated user's client (its HTTP connections) when the session
+        ends; OpenEnv calls this from its event loop, so the close is scheduled there."""
+        user, self._user = self._user, None
+        if user is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(user.aclose())
+        else:
+            self._closing = loop.create_task(user.aclose())
+
+    # ------------------------------------------------------------------ inside
+    def _task(self, task: str | None) -> str:
+        if task is None:
+            names = self._env.tasks
+            if not names:
+                raise ValueError(f"world {self._env.world.WORLD} has no tasks")
+            return names[0]
+        return task
+
+    @staticmethod
+    def _message(action: WorldAction) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": action.content}
+        if action.tool_calls:
+            message["tool_calls"] = action.tool_calls
+        return message
+
+    def _opened(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                episode_id: str | None) -> WorldObservation:
+        session = self._env.session
+        self._state = WorldState(world=self._env.world.WORLD, task=session.task,
+                                 episode_id=episode_id, step_count=0,
+                                 state_hash=session.episode.state_hash())
+        done = session.done  # a user may end a conversation before the agent speaks
+        return WorldObservation(messages=messages, tools=tools, done=done,
+                                reward=session.score.reward if session.score else None,
+                                info={"waiting": session.waiting, "task": session.task,
+                                      "env_seed": session.env_seed})
+
+    def _stepped(self, step: TextStep) -> WorldObservation:
+        session = self._env.session
+        state = self._state
+        state.step_count += 1
+        state.state_hash = session.episode.state_hash()
+        state.termination = session.termination
+        state.reward = step.reward if step.done else None
+        return WorldObservation(messages=step.messages, done=step.done,
+                                reward=step.reward, info=step.info)
+
+
+def create_world_app(world: type[Episode], *, conversational: bool = False,
+                     user: Callable[[], LLMClient] | None = None, max_steps: int = 30,
+                     max_turns: int = 20, max_sessions: int = 64) -> Any:
+    """The OpenEnv server app (FastAPI) of ``world``: ``/ws`` sessions, ``/health``,
+    ``/schema``, ``/reset``/``/step``/``/state``. ``user`` makes the simulated user's
+    client (one per session) for a conversational world."""
+    if conversational and user is None:
+        raise ValueError("a conversational world needs user=... (a factory of LLMClient)")
+
+    def factory() -> WorldEnvironment:
+        return WorldEnvironment(world, conversational=conversational, user=user,
+                                max_steps=max_steps, max_turns=max_turns)
+
+    return create_fastapi_app(factory, WorldAction, WorldObservation,
+                              max_concurrent_envs=max_sessions)
+
+
+class WorldEnvClient(EnvClient[WorldAction, WorldObservation, WorldState]):
+    """OpenEnv's WebSocket client for a world server (``async with WorldEnvClient(
+    base_url="http://127.0.0.1:8000") as env: await env.reset(task=...)``)."""
+
+    def _step_payload(self, action: WorldAction) -> dict[str, Any]:
+        payload: dict[str, Any] = action.model_dump(exclude={"metadata"})
+        return payload
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[WorldObservation]:
+        fields = dict(payload.get("observation") or {})
+        observation = WorldObservation(**fields, done=bool(payload.get("done")),
+                                       reward=payload.get("reward"))
+        return StepResult(observation=observation, reward=payload.get("reward"),
+                          done=bool(payload.get("done")))
+
+    def _parse_state(self, payload: dict[str, Any]) -> WorldState:
+        return WorldState(**payload)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m worldspec.adapters.openenv PATH``: serve a world over OpenEnv."""
+    parser = argparse.ArgumentParser(prog="python -m worldspec.adapters.openenv",
+                                     description="Serve a world through OpenEnv.")
+    parser.add_argument("path", help="a generated package (or a .world spec)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-sessions", type=int, default=64)
+    parser.add_argument("--max-steps", type=int, default=30)
+    parser.add_argument("--max-turns", type=int, default=20)
+    parser.add_argument("--conversational", action="store_true")
+    parser.add_argument("--user-model")
+    parser.add_argument("--user-base-url")
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    from worldspec.services.loading import load_world
+
+    path = Path(args.path)
+    if not path.exists():
+        print(f"error: {path} does not exist", file=sys.stderr)
+        return 2
+    if args.conversational and not (args.user_model and args.user_base_url):
+        print("error: --conversational needs --user-model and --user-base-url",
+              file=sys.stderr)
+        return 2
+    try:
+        world = load_world(path)
+    except Exception as exc:  # a spec with errors, a folder that is no world
+        print(f"error: cannot load {path}: {exc}", file=sys.stderr)
+        return 1
+
+    def user() -> LLMClient:
+        return LLMClient(LLMConfig(base_url=str(args.user_base_url), model=str(args.user_model),
+                                   api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY"))
+
+    app = create_world_app(world, conversational=args.conversational,
+                           user=user if args.conversational else None,
+                           max_steps=args.max_steps, max_turns=args.max_turns,
+                           max_sessions=args.max_sessions)
+    print(f"serving {world.WORLD} at http://{args.host}:{args.port}", file=sys.stderr,
+          flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

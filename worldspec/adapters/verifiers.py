@@ -1,0 +1,231 @@
+"""A world's tasks as a ``verifiers`` environment (Prime Intellect's ``verifiers``, the v1 stack).
+
+``verifiers.v1`` composes an environment from a *taskset* (the rows), a *harness* (the program
+that plays a seat: it talks to the model through the rollout's interception endpoint, which
+records the trace) and the tasks' ``@vf.reward`` functions. This module supplies the three:
+
+- :class:`WorldTaskset` yields one :class:`WorldTask` per task of the world (``world=`` a
+  generated package or a spec; ``tasks``/``split`` pick some);
+- :class:`WorldHarness` plays the seat in-process, as the v1 harness contract allows: a
+  :class:`~worldspec.rl.env.TextEnv` (the rollout runner's turn logic) whose assistant
+  messages come from the model behind the interception endpoint, the world's tools
+  executed in order through ``episode.call``, and in a conversation the simulated user asked
+  through our own client (the user's tokens are not the policy's, so they stay off the
+  trace). The calls, replies and termination go to ``trace.info["worldspec"]``;
+- :meth:`WorldTask.world_reward` is the rubric: it replays those calls on a fresh episode
+  and returns the task's score (0 with a broken frame); ``world_checks`` records the
+  per-check breakdown and the frame as metrics.
+
+``load_environment(world, ...)`` builds the whole ``vf.Env`` for programmatic use. verifiers
+finds a taskset by importing its id as a module; in this process the id
+:data:`PLUGIN_ID` names this module. A separate process (``vf-eval``, an env server) needs
+an importable module of its own that re-exports the classes (see ``docs/serving.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import verifiers.v1 as vf
+from pydantic import Field
+
+from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError
+from worldspec.rl.env import TextEnv, replay_score
+from worldspec.rollout.agent import AgentClient
+from worldspec.runtime.episode import Episode
+
+__all__ = ["PLUGIN_ID", "WorldData", "WorldHarness", "WorldHarnessConfig", "WorldTask",
+           "WorldTaskset", "WorldTasksetConfig", "load_environment"]
+
+#: The taskset (and harness) id under which this module is importable in this process.
+PLUGIN_ID = "worldspec_verifiers"
+sys.modules.setdefault(PLUGIN_ID, sys.modules[__name__])
+
+
+@functools.cache
+def _world(path: str) -> type[Episode]:
+    """The world at ``path``, loaded once per process (a package: the runtime only)."""
+    from worldspec.services.loading import load_world
+
+    return load_world(path)
+
+
+class WorldData(vf.TaskData):
+    """One task of a world, as verifiers carries it on the trace."""
+
+    world: str
+    task: str
+    seed: int | None = None
+    conversational: bool = False
+    max_steps: int = 30
+    max_turns: int = 20
+    #: the simulated user's model and endpoint (conversational tasks)
+    user_model: str | None = None
+    user_base_url: str | None = None
+    user_api_key_var: str = "OPENAI_API_KEY"
+
+
+class WorldTask(vf.Task[WorldData]):
+    """A world's task; its rubric is the task's own score."""
+
+    @vf.reward
+    async def world_reward(self, trace: vf.Trace) -> float:
+        """The task's score on the state the recorded calls leave (0 with a broken frame)."""
+        return float(self._score(trace)["reward"])
+
+    @vf.metric
+    async def world_checks(self, trace: vf.Trace) -> dict[str, float]:
+        """The checks' share, whether the frame held, and each check (1 passed, 0 not)."""
+        scored = self._score(trace)
+        values = {"checks_reward": float(scored["checks_reward"]),
+                  "frame_ok": 1.0 if scored["frame"]["ok"] else 0.0}
+        values.update({f"check_{c['name']}": 1.0 if c["passed"] else 0.0
+                       for c in scored["checks"]})
+        return values
+
+    def _score(self, trace: vf.Trace) -> dict[str, Any]:
+        played = trace.info.get("worldspec") or {}
+        calls = [(str(n), str(a)) for n, a in played.get("calls", [])]
+        replies = [str(r) for r in played.get("replies", [])]
+        data = self.data
+        score = replay_score(_world(data.world), data.task, calls, replies, seed=data.seed)
+        return score.to_json()
+
+
+class WorldTasksetConfig(vf.TasksetConfig):
+    """Which world and which of its tasks; how the episodes run."""
+
+    world: str = ""
+    """A generated package folder (loaded without the compiler) or a ``.world`` spec."""
+    tasks: list[str] = Field(default_factory=list)
+    """Task names to keep (default: every task)."""
+    split: str | None = None
+    """Keep the tasks of this split only."""
+    conversational: bool = False
+    """A simulated user talks to the agent (needs ``user_model`` and ``user_base_url``)."""
+    max_steps: int = 30
+    max_turns: int = 20
+    seed: int | None = None
+    """The episodes' seed (default: each task's)."""
+    user_model: str | None = None
+    user_base_url: str | None = None
+    user_api_key_var: str = "OPENAI_API_KEY"
+
+
+class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
+    """The tasks of one world, in declaration order."""
+
+    def load(self) -> Any:
+        config = self.config
+        if not config.world:
+            raise ValueError("set the world: --env.taskset.world PATH (a generated package "
+                             "or a .world spec)")
+        if config.conversational and not (config.user_model and config.user_base_url):
+            raise ValueError("a conversational taskset needs user_model and user_base_url "
+                             "for the simulated user")
+        world = _world(config.world)
+        unknown = sorted(set(config.tasks) - set(world.TASKS))
+        if unknown:
+            raise ValueError(f"world {world.WORLD} has no task {', '.join(unknown)}")
+        for name, spec in world.TASKS.items():
+            if config.tasks and name not in config.tasks:
+                continue
+            if config.split is not None and (spec.split or "train") != config.split:
+                continue
+            data = WorldData(
+                id=f"{world.WORLD}/{name}", name=name, prompt=spec.instruction.strip(),
+                world=config.world, task=name, seed=config.seed,
+                conversational=config.conversational, max_steps=config.max_steps,
+                max_turns=config.max_turns, user_model=config.user_model,
+                user_base_url=config.user_base_url, user_api_key_var=config.user_api_key_var)
+            yield WorldTask(data, config.task)
+
+
+class WorldHarnessConfig(vf.HarnessConfig):
+    """The in-process world harness; ``request_timeout`` bounds one model request."""
+
+    request_timeout: float = 120.0
+
+
+class WorldHarness(vf.Harness[WorldHarnessConfig]):
+    """Plays a world's task in-process: the model through the interception endpoint, the
+    tools through ``episode.call``, the turn logic of ``worldspec rollout``."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx: vf.ModelContext, trace: vf.Trace, runtime: vf.Runtime,
+                     endpoint: str, secret: str, mcp_urls: dict[str, str], data: Any,
+                     **_: Any) -> vf.ProgramResult:
+        if not isinstance(data, WorldData):
+            data = WorldData.model_validate(data.model_dump())
+        world = _world(data.world)
+        agent = AgentClient(LLMConfig(base_url=endpoint.rstrip("/"), model=ctx.model,
+                                      api_key=secret, timeout=self.config.request_timeout,
+                                      max_retries=0))
+        user: LLMClient | None = None
+        if data.conversational:
+            user = LLMClient(LLMConfig(
+                base_url=str(data.user_base_url), model=str(data.user_model),
+                api_key=os.environ.get(data.user_api_key_var) or "EMPTY",
+                timeout=self.config.request_timeout))
+        env = TextEnv(world, conversational=data.conversational, user=user,
+                      max_steps=data.max_steps, max_turns=data.max_turns)
+        error: str | None = None
+        try:
+            messages, tools = await env.areset(data.task, seed=data.seed)
+            while not env.done:
+                try:
+                    reply = await agent.respond(messages, tools)
+                except LLMError as exc:
+                    error = str(exc)
+                    env.session.stop("error")
+                    break
+                step = await env.astep(reply)
+                messages = [*messages, reply, *step.messages]
+        finally:
+            await agent.aclose()
+            if user is not None:
+                await user.aclose()
+        trace.info["worldspec"] = _played(env, error)
+        return vf.ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+def _played(env: TextEnv, error: str | None) -> dict[str, Any]:
+    session = env.session
+    played: dict[str, Any] = {
+        "world": env.world.WORLD, "task": session.task, "env_seed": session.env_seed,
+        "calls": [[s.name, s.arguments] for s in session.steps],
+        "replies": list(session.replies), "termination": session.termination,
+        "reward": session.score.reward if session.score is not None else None,
+    }
+    if error is not None:
+        played["error"] = error
+    return played
+
+
+def load_environment(world: str | Path, *, tasks: list[str] | None = None,
+                     split: str | None = None, conversational: bool = False,
+                     max_steps: int = 30, max_turns: int = 20, seed: int | None = None,
+                     user_model: str | None = None, user_base_url: str | None = None,
+                     user_api_key_var: str = "OPENAI_API_KEY",
+                     **env_options: Any) -> Any:
+    """A ``vf.Env`` (the single-agent env) over the tasks of ``world``, played by
+    :class:`WorldHarness` and scored by the tasks' own checks. ``env_options`` go to the
+    env config (``timeout``, ``retries``, ...)."""
+    taskset: Mapping[str, Any] = {
+        "id": PLUGIN_ID, "world": str(world), "tasks": list(tasks or []), "split": split,
+        "conversational": conversational, "max_steps": max_steps, "max_turns": max_turns,
+        "seed": seed, "user_model": user_model, "user_base_url": user_base_url,
+        "user_api_key_var": user_api_key_var}
+    # the harness runs in this process: the seat's runtime is a local subprocess box, so
+    # the interception server is reached on localhost (no tunnel, no sandbox)
+    agent = {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}}
+    config = vf.resolve_env_config({"taskset": dict(taskset), "agent": agent, **env_options})
+    return vf.load_environment(config)
