@@ -22,11 +22,17 @@ spent; it is rewritten in place with ``\\r`` on a terminal and stays quiet
 otherwise. The **summary** counts accepted and rejected items (with reasons),
 errors, the histogram of repair rounds and the tokens, over the whole journal
 and for this run.
+
+**Where items run**: a :class:`SplitWork` cuts an item's work in three, so that
+the middle part can run on any :mod:`~worldspec.services.executors` executor
+(this event loop, or Ray actors): ``prepare`` (driver) makes the payload,
+a :class:`ClientWorker` does the work with its own model client, ``settle``
+(driver) makes the record and writes the outputs. Only the driver writes the
+journal and the outputs, so where the work ran never shows in them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -36,12 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from worldspec.llm_frontend.client import LLMError, Usage
+from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
+from worldspec.services.executors import Executor, ItemWorker, LocalExecutor, WorkerLost
 from worldspec.services.files import write_atomically
 
-__all__ = ["BatchItem", "BatchSummary", "InputError", "ItemRecord", "Journal", "Progress",
-           "item_key", "read_input_text", "read_jsonl", "run_batch", "sha256_text",
-           "write_atomically", "write_output"]
+__all__ = ["BatchItem", "BatchSummary", "ClientWork", "ClientWorker", "InputError", "ItemRecord",
+           "Journal", "Progress", "SplitWork", "WorkDone", "item_key", "read_input_text",
+           "read_jsonl", "run_batch", "sha256_text", "write_atomically", "write_output"]
 
 STATUSES = ("accepted", "rejected", "error")
 
@@ -338,15 +345,117 @@ class BatchSummary:
 # ---------------------------------------------------------------------- run
 Worker = Callable[[BatchItem, Usage], Awaitable[ItemRecord]]
 
+#: The work on one payload, given the worker's client and a usage to add the tokens to: a
+#: module-level function, so that it travels to a Ray worker by reference.
+ClientWork = Callable[[LLMClient, Any, Usage], Awaitable[Any]]
 
-async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker, *,
+
+@dataclass
+class WorkDone:
+    """What a worker sends back for one item: its value, or why it failed, and its tokens."""
+
+    value: Any
+    usage: Usage
+    #: ``(reason, detail)`` when the work raised
+    error: tuple[str, str] | None = None
+
+
+async def _guarded(work: Callable[[Usage], Awaitable[Any]]) -> WorkDone:
+    spent = Usage()
+    try:
+        value = await work(spent)
+    except LLMError as exc:
+        return WorkDone(None, spent, ("model request failed", str(exc)))
+    except Exception as exc:
+        return WorkDone(None, spent, ("internal error", f"{type(exc).__name__}: {exc}"))
+    return WorkDone(value, spent)
+
+
+@dataclass
+class ClientWorker:
+    """An :class:`~worldspec.services.executors.ItemWorker` with one model client per worker
+    process (bounded by ``config.concurrency``), doing ``work(client, payload, usage)``.
+
+    Only ``config`` and ``work`` travel to a Ray worker, which opens its own client; in this
+    process ``client``, when given, is used (and left open) instead.
+    """
+
+    config: LLMConfig
+    work: ClientWork
+    client: LLMClient | None = None
+    _opened: bool = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "work": self.work, "client": None, "_opened": False}
+
+    async def start(self) -> None:
+        if self.client is None:
+            self.client = LLMClient(self.config)
+            self._opened = True
+
+    async def run(self, payload: Any) -> WorkDone:
+        client = self.client
+        assert client is not None, "start() the worker first"
+        return await _guarded(lambda spent: self.work(client, payload, spent))
+
+    async def stop(self) -> None:
+        if self._opened and self.client is not None:
+            await self.client.aclose()
+            self.client = None
+            self._opened = False
+
+
+@dataclass
+class _InProcessWorker:
+    """A :data:`Worker` closure as an item worker: it runs here only (a closure holding an
+    open client cannot travel)."""
+
+    work: Worker
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("this batch's work is a closure over live objects and runs in this "
+                        "process only; give run_batch a SplitWork to run it elsewhere")
+
+    async def start(self) -> None:
+        return None
+
+    async def run(self, item: BatchItem) -> WorkDone:
+        return await _guarded(lambda spent: self.work(item, spent))
+
+    async def stop(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class SplitWork:
+    """A batch's work in three parts, so that the middle one can run on another machine.
+
+    ``prepare(item)`` (driver, at dispatch) gives the payload, ``worker.run(payload)`` (a
+    worker) does the work, ``settle(item, value)`` (driver) turns its value into the item's
+    record, writing outputs. Only the driver touches the journal and the outputs.
+    """
+
+    worker: ItemWorker
+    prepare: Callable[[BatchItem], Any]
+    settle: Callable[[BatchItem, Any], ItemRecord]
+
+
+def _whole(item: BatchItem, record: Any) -> ItemRecord:
+    assert isinstance(record, ItemRecord)
+    return record
+
+
+async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker | SplitWork, *,
                     journal: Journal | None = None, concurrency: int = 4,
                     progress: Progress | None = None,
-                    on_record: Callable[[ItemRecord], None] | None = None) -> BatchSummary:
+                    on_record: Callable[[ItemRecord], None] | None = None,
+                    executor: Executor | None = None) -> BatchSummary:
     """Run ``work`` on every item not finished in ``journal``, ``concurrency`` at a time.
 
     ``work(item, usage)`` returns the item's record and adds the tokens it
-    spends to ``usage`` (so an item that fails midway still reports its cost).
+    spends to ``usage`` (so an item that fails midway still reports its cost);
+    a :class:`SplitWork` does the same in three parts and may run on any
+    ``executor`` (default: this event loop, ``concurrency`` items at once).
     A :class:`~llm_frontend.client.LLMError` or any other exception becomes an
     ``error`` record; records are journaled as soon as they exist, then passed
     to ``on_record`` (to materialise outputs).
@@ -361,32 +470,40 @@ async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker, *,
     todo = [item for key, item in unique.items() if journal is None or not journal.finished(key)]
     if progress is not None:
         progress.start(done)
-    slots = asyncio.Semaphore(max(1, concurrency))
+    split = work if isinstance(work, SplitWork) else \
+        SplitWork(_InProcessWorker(work), lambda item: item, _whole)
 
-    async def one(item: BatchItem) -> None:
-        async with slots:
+    def finish(item: BatchItem, outcome: Any) -> None:
+        if isinstance(outcome, WorkDone):
+            spent = outcome.usage
+            if outcome.error is not None:
+                record = ItemRecord(item.key, "error", item.label, reason=outcome.error[0],
+                                    detail=outcome.error[1])
+            else:
+                try:
+                    record = split.settle(item, outcome.value)
+                except Exception as exc:
+                    record = ItemRecord(item.key, "error", item.label, reason="internal error",
+                                        detail=f"{type(exc).__name__}: {exc}")
+        else:  # the executor lost the item (every worker died under it) or prepare failed
             spent = Usage()
-            try:
-                record = await work(item, spent)
-            except LLMError as exc:
-                record = ItemRecord(item.key, "error", item.label, reason="model request failed",
-                                    detail=str(exc))
-            except Exception as exc:
-                record = ItemRecord(item.key, "error", item.label, reason="internal error",
-                                    detail=f"{type(exc).__name__}: {exc}")
-            record.usage = spent
-            record.label = record.label or item.label
-            summary.run_usage.add(spent)
-            if journal is not None:
-                journal.append(record)
-            summary.records.append(record)
-            if on_record is not None:
-                on_record(record)
-            if progress is not None:
-                progress.update(record, summary.usage.total_tokens)
+            reason = "worker lost" if isinstance(outcome, WorkerLost) else "internal error"
+            record = ItemRecord(item.key, "error", item.label, reason=reason,
+                                detail=f"{type(outcome).__name__}: {outcome}")
+        record.usage = spent
+        record.label = record.label or item.label
+        summary.run_usage.add(spent)
+        if journal is not None:
+            journal.append(record)
+        summary.records.append(record)
+        if on_record is not None:
+            on_record(record)
+        if progress is not None:
+            progress.update(record, summary.usage.total_tokens)
 
+    runner = executor or LocalExecutor(concurrency=concurrency)
     try:
-        await asyncio.gather(*(one(item) for item in todo))
+        await runner.run(split.worker, todo, prepare=split.prepare, finish=finish)
     finally:
         if progress is not None:
             progress.close()

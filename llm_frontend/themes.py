@@ -45,14 +45,17 @@ from pydantic import BaseModel, Field, model_validator
 from worldspec.llm_frontend.batch import (
     BatchItem,
     BatchSummary,
+    ClientWorker,
     InputError,
     ItemRecord,
     Journal,
     Progress,
+    SplitWork,
     read_input_text,
     run_batch,
 )
-from worldspec.llm_frontend.client import LLMClient, LLMOutputError, LLMRequestError, Message, Usage
+from worldspec.llm_frontend.client import LLMClient, LLMRequestError, Message, Usage
+from worldspec.services.executors import Executor
 
 __all__ = ["MALFORMED", "TEXT_FIELDS", "THEMES_PROMPT_VERSION", "Cluster", "CorpusItem",
            "CorpusReadout", "Dropped", "Kept", "SourceRef", "ThemeAssessment", "ThemeOptions",
@@ -526,31 +529,36 @@ def theme_item(item: CorpusItem, options: ThemeOptions) -> BatchItem:
 async def mine_themes(client: LLMClient, readout: CorpusReadout,
                       options: ThemeOptions = ThemeOptions(), *, corpus: str = "",
                       journal: Journal | None = None, progress: Progress | None = None,
-                      concurrency: int = 4, embed_client: LLMClient | None = None
-                      ) -> ThemesResult:
+                      concurrency: int = 4, embed_client: LLMClient | None = None,
+                      executor: Executor | None = None) -> ThemesResult:
     """Assess every item not finished in ``journal``, filter, embed, cluster.
 
     ``embed_client`` (default ``client``) computes the embeddings. Model
     requests that keep failing during assessment become ``error`` items (tried
     again on the next run); a failing embedding request raises
     :class:`~llm_frontend.client.LLMError` (the journal keeps the assessments).
+    The assessments run on ``executor`` (default: this event loop), each worker
+    with its own client of ``client.config``; the rest runs here.
     """
+    from worldspec.llm_frontend.synth_workers import ThemeVerdict, theme_work
+
     keyed = [(theme_item(item, options), item) for item in readout.items]
     texts = {batch_item.key: item.text for batch_item, item in keyed}
 
-    async def work(batch_item: BatchItem, spent: Usage) -> ItemRecord:
-        try:
-            found = await assess_task(client, texts[batch_item.key], options, usage=spent)
-        except LLMOutputError as exc:
+    def settle(batch_item: BatchItem, verdict: ThemeVerdict) -> ItemRecord:
+        if verdict.assessment is None:
             return ItemRecord(batch_item.key, "rejected", batch_item.label, reason=MALFORMED,
-                              detail=str(exc))
+                              detail=verdict.malformed)
+        found = ThemeAssessment.model_validate(verdict.assessment)
         reason = drop_reason(found, options)
         return ItemRecord(batch_item.key, "rejected" if reason else "accepted",
                           batch_item.label, reason=reason,
                           data={"assessment": found.model_dump()})
 
+    work = SplitWork(ClientWorker(client.config, theme_work, client),
+                     lambda batch_item: (texts[batch_item.key], options), settle)
     summary = await run_batch("synth themes", [b for b, _ in keyed], work, journal=journal,
-                              concurrency=concurrency, progress=progress)
+                              concurrency=concurrency, progress=progress, executor=executor)
     result = ThemesResult(corpus, readout, options, summary)
     records = {record.key: record for record in summary.records}
     for batch_item, item in keyed:

@@ -87,7 +87,17 @@ def configure_rollout(parser: argparse.ArgumentParser) -> None:
                      help="the records' journal (default: DIR/rollouts.jsonl); an "
                           "interrupted batch resumes from it")
     out.add_argument("--concurrency", type=_positive, default=4, metavar="K",
-                     help="rollouts at once (default 4)")
+                     help="rollouts at once (default 4; with --backend ray, on each worker)")
+    where = parser.add_argument_group("where the rollouts run (docs/scaling.md)")
+    where.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="'local' (default): this process; 'ray': Ray workers, each with "
+                            "the compiled worlds and its own clients (pip install "
+                            "'worldspec[ray]')")
+    where.add_argument("--workers", type=_positive, default=2, metavar="N",
+                       help="Ray workers (actors) with --backend ray (default 2)")
+    where.add_argument("--address", metavar="ADDR",
+                       help="the Ray cluster to join (default: $RAY_ADDRESS, else a local "
+                            "one started for the batch)")
     out.add_argument("--format", choices=("text", "json"), default="text",
                      help="the summary on stdout: 'text' (default) or 'json'")
     out.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
@@ -141,8 +151,7 @@ def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | int
 
 
 def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMConfigError
-    from worldspec.rollout.agent import AgentClient
+    from worldspec.llm_frontend.client import LLMConfig, LLMConfigError
     from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
     from worldspec.rollout.records import JOURNAL_NAME, Journal, RecordError
     from worldspec.rollout.runner import (
@@ -152,8 +161,15 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
         run_batch,
         select_tasks,
     )
+    from worldspec.services.executors import BackendUnavailable, make_executor
     from worldspec.services.files import write_atomically
 
+    try:
+        executor = make_executor(args.backend, concurrency=args.concurrency,
+                                 workers=args.workers, address=args.address)
+    except BackendUnavailable as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
     system_template = _read_template(args.system_prompt, AGENT_TEMPLATE, console)
     user_template = _read_template(args.user_prompt, USER_TEMPLATE, console)
     if system_template is None or user_template is None:
@@ -204,16 +220,15 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     progress = Progress(len(jobs), console.err, enabled=enabled)
 
     async def go() -> Any:
-        async with AgentClient(agent_config) as agent:
-            if user_config is None:
-                return await run_batch(jobs, settings, agent, None, journal=journal,
-                                       concurrency=args.concurrency, progress=progress)
-            async with LLMClient(user_config) as user:
-                return await run_batch(jobs, settings, agent, user, journal=journal,
-                                       concurrency=args.concurrency, progress=progress)
+        return await run_batch(jobs, settings, agent_config, user_config, journal=journal,
+                               concurrency=args.concurrency, progress=progress,
+                               executor=executor)
 
     try:
         summary = asyncio.run(go())
+    except BackendUnavailable as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
     except OSError as exc:
         console.error(f"cannot write the records to '{journal_path}': {exc.strerror or exc}")
         return EXIT_PROBLEMS

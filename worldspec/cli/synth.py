@@ -30,11 +30,11 @@ from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, S
 
 if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
-    from worldspec.llm_frontend.client import LLMConfig, Usage
+    from worldspec.llm_frontend.client import LLMConfig
     from worldspec.llm_frontend.synth_tasks import TaskWorld
 
-__all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
-           "configure_synth", "model_config", "run_synth"]
+__all__ = ["SYNTH_COMMANDS", "add_backend_options", "add_batch_options", "add_model_options",
+           "configure_synth", "make_batch_executor", "model_config", "run_synth"]
 
 
 # ----------------------------------------------------------- shared options
@@ -88,6 +88,28 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
                         help="the live progress line on stderr: 'auto' (default) on a terminal")
 
 
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--workers`` and ``--address``: where the items run (docs/scaling.md)."""
+    group = parser.add_argument_group("where the work runs")
+    group.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="'local' (default): this process, --concurrency items at once; "
+                            "'ray': Ray workers, --concurrency items each (pip install "
+                            "'worldspec[ray]')")
+    group.add_argument("--workers", type=int, default=2, metavar="N",
+                       help="Ray workers (actors) with --backend ray (default 2)")
+    group.add_argument("--address", metavar="ADDR",
+                       help="the Ray cluster to join (default: $RAY_ADDRESS, else a local "
+                            "one started for the run)")
+
+
+def make_batch_executor(args: argparse.Namespace, concurrency: int) -> Any:
+    """The executor of ``--backend``; raises ``BackendUnavailable`` with a message."""
+    from worldspec.services.executors import make_executor
+
+    return make_executor(args.backend, concurrency=concurrency, workers=args.workers,
+                         address=args.address)
+
+
 def _progress(args: argparse.Namespace, total: int, console: Console, label: str) -> Any:
     from worldspec.llm_frontend.batch import Progress
 
@@ -121,10 +143,11 @@ def _run_guarded(console: Console, body: Callable[[], int]) -> int:
     """Turn the front end's expected failures into one-line errors (never a traceback)."""
     from worldspec.llm_frontend.batch import InputError
     from worldspec.llm_frontend.client import LLMConfigError, LLMError
+    from worldspec.services.executors import BackendUnavailable
 
     try:
         return body()
-    except (LLMConfigError, InputError) as exc:
+    except (LLMConfigError, InputError, BackendUnavailable) as exc:
         console.error(str(exc))
         return EXIT_USAGE
     except LLMError as exc:
@@ -162,6 +185,7 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
                         help="calls per sequence (default 20)")
     add_batch_options(parser)
     add_model_options(parser)
+    add_backend_options(parser)
 
 
 def _world_items(args: argparse.Namespace) -> list[BatchItem]:
@@ -195,7 +219,7 @@ def _run_world(args: argparse.Namespace, console: Console) -> int:
         console.error("the description is empty")
         return EXIT_USAGE
     if not _check_limits(args, console, max_rounds=0, test_examples=1, test_steps=1,
-                         concurrency=1, max_retries=0):
+                         concurrency=1, max_retries=0, workers=1):
         return EXIT_USAGE
     if args.input is not None and not _is_folder_or_absent(args.out, console):
         return EXIT_USAGE
@@ -211,17 +235,20 @@ def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
 
 async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     from worldspec.llm_frontend.batch import (
+        ClientWorker,
         ItemRecord,
         Journal,
+        SplitWork,
         run_batch,
         sha256_text,
         write_atomically,
         write_output,
     )
-    from worldspec.llm_frontend.client import LLMClient
-    from worldspec.llm_frontend.synth_world import WorldOptions, synthesize_world
+    from worldspec.llm_frontend.synth_workers import world_work
+    from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome
 
     config = model_config(args)
+    executor = make_batch_executor(args, config.concurrency)
     items = _world_items(args)
     single = args.input is None
     out = Path(args.out or "synth-worlds")
@@ -230,27 +257,27 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
                            test_examples=args.test_examples, test_steps=args.test_steps)
 
-    async with LLMClient(config) as client:
-        async def work(item: BatchItem, spent: Usage) -> ItemRecord:
-            outcome = await synthesize_world(client, str(item.payload["description"]), options,
-                                             usage=spent)
-            record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected",
-                                item.label, outcome.rounds, outcome.reason, outcome.detail,
-                                data={"world": outcome.world_name,
-                                      "history": [h.to_json() for h in outcome.history]})
-            if outcome.accepted and outcome.text is not None:
-                if single:
-                    write_atomically(out, outcome.text)
-                    path, digest = out, sha256_text(outcome.text)
-                else:
-                    path, digest = write_output(out, _slug(outcome.world_name or "world"),
-                                                outcome.text)
-                record.output, record.output_sha256 = str(path), digest
-            return record
+    def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
+        """On the driver: the record, and the world file when accepted."""
+        record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected",
+                            item.label, outcome.rounds, outcome.reason, outcome.detail,
+                            data={"world": outcome.world_name,
+                                  "history": [h.to_json() for h in outcome.history]})
+        if outcome.accepted and outcome.text is not None:
+            if single:
+                write_atomically(out, outcome.text)
+                path, digest = out, sha256_text(outcome.text)
+            else:
+                path, digest = write_output(out, _slug(outcome.world_name or "world"),
+                                            outcome.text)
+            record.output, record.output_sha256 = str(path), digest
+        return record
 
-        summary = await run_batch("synth world", items, work, journal=journal,
-                                  concurrency=config.concurrency,
-                                  progress=_progress(args, len(items), console, "worlds: "))
+    work = SplitWork(ClientWorker(config, world_work),
+                     lambda item: (str(item.payload["description"]), options), settle)
+    summary = await run_batch("synth world", items, work, journal=journal,
+                              concurrency=config.concurrency, executor=executor,
+                              progress=_progress(args, len(items), console, "worlds: "))
     if single and args.format == "text" and summary.records and \
             summary.records[0].status == "accepted":
         record = summary.records[0]
@@ -282,6 +309,7 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
                         help="the most table keys an instruction may name (default 2)")
     add_batch_options(parser)
     add_model_options(parser)
+    add_backend_options(parser)
 
 
 @dataclass
@@ -331,7 +359,7 @@ def _run_tasks(args: argparse.Namespace, console: Console) -> int:
         console.error("give either a WORLD.world file or --input FILE.jsonl")
         return EXIT_USAGE
     if not _check_limits(args, console, count=1, max_rounds=0, min_calls=1, max_ids=0,
-                         concurrency=1, max_retries=0):
+                         concurrency=1, max_retries=0, workers=1):
         return EXIT_USAGE
     if args.input is not None and not _is_folder_or_absent(args.out, console):
         return EXIT_USAGE
@@ -341,22 +369,25 @@ def _run_tasks(args: argparse.Namespace, console: Console) -> int:
 async def _task_batch(args: argparse.Namespace, console: Console) -> int:
     from worldspec.llm_frontend.batch import (
         BatchItem,
+        ClientWorker,
         ItemRecord,
         Journal,
+        SplitWork,
         run_batch,
         sha256_text,
         write_atomically,
     )
-    from worldspec.llm_frontend.client import LLMClient
     from worldspec.llm_frontend.synth_tasks import (
         TaskOptions,
+        TaskOutcome,
         rename_task,
         render_tasks_file,
-        synthesize_task,
         task_fingerprint,
     )
+    from worldspec.llm_frontend.synth_workers import TaskPayload, task_work
 
     config = model_config(args)
+    executor = make_batch_executor(args, config.concurrency)
     jobs = _task_jobs(args)
     if args.journal:
         journal_path = Path(args.journal)
@@ -385,46 +416,51 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
         write_atomically(job.out, render_tasks_file(job.world, job.out, texts))
 
-    async with LLMClient(config) as client:
-        async def work(item: BatchItem, spent: Usage) -> ItemRecord:
-            job = by_sha[str(item.payload["world_sha256"])]
-            done = accepted_of(job.world.sha256)
-            written = [(str(r.data["task"]), str(r.data.get("instruction", ""))) for r in done]
-            taken = {name for name, _ in written}
-            options = TaskOptions(max_rounds=args.max_rounds, conversational=job.conversational,
-                                  min_calls=args.min_calls, max_instruction_ids=args.max_ids)
-            slot = int(item.payload["slot"])
-            outcome = await synthesize_task(client, job.world, slot, options, written=written,
-                                            taken=taken, usage=spent)
-            data: dict[str, Any] = {"world": str(job.world.path),
-                                    "world_sha256": job.world.sha256, "slot": slot}
-            if not outcome.accepted or outcome.text is None or outcome.name is None:
-                return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                                  outcome.reason, outcome.detail, data=data)
-            # Slots run concurrently: settle name clashes and duplicates at acceptance.
-            done = accepted_of(job.world.sha256)
-            print_ = task_fingerprint(outcome.text)
-            twin = next((r for r in done if r.data.get("fingerprint") == print_), None)
-            if twin is not None:
-                return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                                  "duplicate of an accepted task", str(twin.data.get("task")),
-                                  data=data)
-            names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
-            name, text = outcome.name, outcome.text
-            suffix = 2
-            while name in names:
-                name = f"{outcome.name}_{suffix}"
-                suffix += 1
-            if name != outcome.name:
-                text = rename_task(text, name)
-            data.update({"task": name, "text": text, "instruction": outcome.instruction,
-                         "fingerprint": print_, "warnings": list(outcome.warnings)})
-            return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
-                              output=str(job.out), output_sha256=sha256_text(text), data=data)
+    def prepare(item: BatchItem) -> TaskPayload:
+        """On the driver, at dispatch: the slot with the tasks accepted so far."""
+        job = by_sha[str(item.payload["world_sha256"])]
+        written = [(str(r.data["task"]), str(r.data.get("instruction", "")))
+                   for r in accepted_of(job.world.sha256)]
+        options = TaskOptions(max_rounds=args.max_rounds, conversational=job.conversational,
+                              min_calls=args.min_calls, max_instruction_ids=args.max_ids)
+        return TaskPayload(job.world, int(item.payload["slot"]), options, tuple(written),
+                           frozenset(name for name, _ in written))
 
-        summary = await run_batch("synth tasks", items, work, journal=journal,
-                                  concurrency=config.concurrency, on_record=materialise,
-                                  progress=_progress(args, len(items), console, "tasks: "))
+    def settle(item: BatchItem, outcome: TaskOutcome) -> ItemRecord:
+        """On the driver: slots run concurrently, so name clashes and duplicates are settled
+        here, against the tasks accepted by then."""
+        job = by_sha[str(item.payload["world_sha256"])]
+        slot = int(item.payload["slot"])
+        data: dict[str, Any] = {"world": str(job.world.path),
+                                "world_sha256": job.world.sha256, "slot": slot}
+        if not outcome.accepted or outcome.text is None or outcome.name is None:
+            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
+                              outcome.reason, outcome.detail, data=data)
+        done = accepted_of(job.world.sha256)
+        print_ = task_fingerprint(outcome.text)
+        twin = next((r for r in done if r.data.get("fingerprint") == print_), None)
+        if twin is not None:
+            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
+                              "duplicate of an accepted task", str(twin.data.get("task")),
+                              data=data)
+        names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
+        name, text = outcome.name, outcome.text
+        suffix = 2
+        while name in names:
+            name = f"{outcome.name}_{suffix}"
+            suffix += 1
+        if name != outcome.name:
+            text = rename_task(text, name)
+        data.update({"task": name, "text": text, "instruction": outcome.instruction,
+                     "fingerprint": print_, "warnings": list(outcome.warnings)})
+        return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
+                          output=str(job.out), output_sha256=sha256_text(text), data=data)
+
+    work = SplitWork(ClientWorker(config, task_work), prepare, settle)
+    summary = await run_batch("synth tasks", items, work, journal=journal,
+                              concurrency=config.concurrency, on_record=materialise,
+                              executor=executor,
+                              progress=_progress(args, len(items), console, "tasks: "))
     if args.format == "text":
         for job in jobs:
             count = len(accepted_of(job.world.sha256))

@@ -40,7 +40,7 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli.synth import add_batch_options, add_model_options
+    from worldspec.cli.synth import add_backend_options, add_batch_options, add_model_options
 
     parser.add_argument("corpus", metavar="CORPUS.jsonl", help="the tasks, one per line")
     parser.add_argument("--field", metavar="NAME",
@@ -64,6 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a separate server for embeddings (default: --base-url)")
     add_batch_options(parser)
     add_model_options(parser)
+    add_backend_options(parser)
 
 
 def _check_options(args: argparse.Namespace, console: Console) -> bool:
@@ -78,7 +79,7 @@ def _check_options(args: argparse.Namespace, console: Console) -> bool:
     if Path(args.out).is_dir():
         console.error(f"-o names the file to write, and '{args.out}' is a folder")
         return False
-    return _check_limits(args, console, max_chars=100, concurrency=1, max_retries=0)
+    return _check_limits(args, console, max_chars=100, concurrency=1, max_retries=0, workers=1)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -98,7 +99,7 @@ def _embedding_config(args: argparse.Namespace, config: LLMConfig) -> LLMConfig 
 
 
 async def _mine(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.cli.synth import _progress, model_config
+    from worldspec.cli.synth import _progress, make_batch_executor, model_config
     from worldspec.llm_frontend.batch import Journal, write_atomically
     from worldspec.llm_frontend.client import LLMClient
     from worldspec.llm_frontend.themes import (
@@ -112,6 +113,7 @@ async def _mine(args: argparse.Namespace, console: Console) -> int:
     if args.embedding_model:
         config = dataclasses.replace(config, embedding_model=args.embedding_model)
     embed_config = _embedding_config(args, config)
+    executor = make_batch_executor(args, config.concurrency)
     readout = read_corpus(args.corpus, text_field=args.field, id_field=args.id_field)
     console.write(readout.problems_text(), to_err=True)
     out = Path(args.out)
@@ -123,13 +125,13 @@ async def _mine(args: argparse.Namespace, console: Console) -> int:
         if embed_config is None:
             result = await mine_themes(client, readout, options, corpus=args.corpus,
                                        journal=journal, progress=progress,
-                                       concurrency=config.concurrency)
+                                       concurrency=config.concurrency, executor=executor)
         else:
             async with LLMClient(embed_config) as embed_client:
                 result = await mine_themes(client, readout, options, corpus=args.corpus,
                                            journal=journal, progress=progress,
                                            concurrency=config.concurrency,
-                                           embed_client=embed_client)
+                                           embed_client=embed_client, executor=executor)
     write_atomically(out, render_descriptions(result.rows))
     result.output = str(out)
     if args.format == "json":

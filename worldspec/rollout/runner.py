@@ -17,15 +17,18 @@ the same questions.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import hashlib
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
-from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
+from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.rollout.agent import API, AgentClient
 from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
 from worldspec.rollout.records import FORMAT, Journal, rollout_key
@@ -34,9 +37,12 @@ from worldspec.rollout.summary import BatchSummary
 from worldspec.rollout.user import SimulatedUser
 from worldspec.runtime.episode import Episode
 from worldspec.services.dataset import world_sha256
+from worldspec.services.executors import Executor, LocalExecutor
+from worldspec.services.loading import load_package
 
-__all__ = ["Progress", "RolloutJob", "RolloutSettings", "WorldSource", "plan_rollouts",
-           "run_batch", "run_rollout", "select_tasks"]
+__all__ = ["Progress", "RolloutJob", "RolloutSettings", "RolloutWorker", "WorldSource",
+           "load_shipped", "package_files", "plan_rollouts", "run_batch", "run_rollout",
+           "select_tasks"]
 
 
 @dataclass(frozen=True)
@@ -262,15 +268,122 @@ class Progress:
             self.stream.flush()
 
 
-async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings, agent: AgentClient,
-                    user: LLMClient | None, *, journal: Journal, concurrency: int = 4,
+def package_files(world: type[Episode]) -> dict[str, bytes]:
+    """The files of ``world``'s generated package (relative path -> bytes): what a worker on
+    another machine needs to load it with the runtime alone."""
+    module = sys.modules.get(world.__module__)
+    source = getattr(module, "__file__", None)
+    if not source:
+        raise ValueError(f"the world {world.WORLD} does not come from a generated package, "
+                         "so it cannot be sent to a worker")
+    folder = Path(source).parent
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def load_shipped(sha256: str, files: dict[str, bytes]) -> type[Episode]:
+    """A shipped package (:func:`package_files`) written to a new folder under this machine's
+    temp folder and imported: the runtime and the world, no compiler. The folder stays while
+    the worker runs (the world reads its task data from it); :meth:`RolloutWorker.stop`
+    removes it."""
+    folder = Path(tempfile.mkdtemp(prefix=f"worldspec-worker-{sha256[:12]}-"))
+    for relative, data in files.items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    world: type[Episode] = load_package(folder, name=f"_worldspec_shipped_{sha256[:16]}").World
+    return world
+
+
+class RolloutWorker:
+    """What a rollout worker holds: the worlds, the settings and the model endpoints.
+
+    Sent to a Ray worker once (pickled), it carries each world as its generated package's
+    source, compiled once on the driver, and the endpoints' configs; :meth:`start` loads the
+    worlds there with the runtime alone and opens one client per endpoint, bounded by its
+    ``concurrency``. In this process the loaded worlds and any open clients are used as they
+    are. A payload is ``(world index, task, sample, seed, key)``; the result is the record.
+    """
+
+    def __init__(self, sources: Sequence[WorldSource], settings: RolloutSettings,
+                 agent: AgentClient | LLMConfig, user: LLMClient | LLMConfig | None) -> None:
+        self.sources = list(sources)
+        self.settings = settings
+        self.agent_config = agent if isinstance(agent, LLMConfig) else None
+        self.user_config = user if isinstance(user, LLMConfig) else None
+        self.agent = agent if isinstance(agent, AgentClient) else None
+        self.user = user if isinstance(user, LLMClient) else None
+        self._opened: list[LLMClient] = []
+        self._shipped: list[tuple[str, str, dict[str, bytes]]] = []
+        self._folders: list[Path] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.agent_config is None or (self.user is not None and self.user_config is None):
+            raise TypeError("a rollout worker that runs elsewhere needs the endpoints' "
+                            "configs, not open clients")
+        shipped = [(s.sha256, s.path, package_files(s.world)) for s in self.sources]
+        return {"settings": self.settings, "agent_config": self.agent_config,
+                "user_config": self.user_config, "shipped": shipped}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """On the worker: the configs and the packages' source; :meth:`start` loads them."""
+        self.sources, self.settings = [], state["settings"]
+        self.agent_config, self.user_config = state["agent_config"], state["user_config"]
+        self.agent, self.user = None, None
+        self._opened, self._shipped, self._folders = [], state["shipped"], []
+
+    async def start(self) -> None:
+        if self._shipped:
+            self.sources = [WorldSource(load_shipped(sha, files), path, sha)
+                            for sha, path, files in self._shipped]
+            self._shipped = []
+            self._folders = [Path(str(sys.modules[s.world.__module__].__file__)).parent
+                             for s in self.sources]
+        if self.agent is None and self.agent_config is not None:
+            self.agent = AgentClient(self.agent_config)
+            self._opened.append(self.agent)
+        if self.user is None and self.user_config is not None:
+            self.user = LLMClient(self.user_config)
+            self._opened.append(self.user)
+
+    async def run(self, payload: tuple[int, str, int, int, str]) -> dict[str, Any]:
+        index, task, sample, seed, key = payload
+        assert self.agent is not None, "start() the worker first"
+        job = RolloutJob(self.sources[index], task, sample, seed, key)
+        return await run_rollout(job, self.settings, self.agent, self.user)
+
+    async def stop(self) -> None:
+        for client in self._opened:
+            await client.aclose()
+        self._opened.clear()
+        for folder in self._folders:  # the shipped packages' copies on this machine
+            shutil.rmtree(folder, ignore_errors=True)
+        self._folders.clear()
+
+
+def _error_record(job: RolloutJob, exc: BaseException) -> dict[str, Any]:
+    """The record of a rollout that raised (a bug) or whose every worker died."""
+    return {"format": FORMAT, "key": job.key, "status": "error",
+            "error": f"internal error: {type(exc).__name__}: {exc}",
+            "world": job.source.world.WORLD, "world_sha256": job.source.sha256,
+            "world_path": job.source.path, "task": job.task,
+            "sample": job.sample, "seed": job.seed,
+            "usage": {"total_tokens": 0}}
+
+
+async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings,
+                    agent: AgentClient | LLMConfig, user: LLMClient | LLMConfig | None, *,
+                    journal: Journal, concurrency: int = 4,
                     progress: Progress | None = None,
-                    on_record: Callable[[dict[str, Any]], None] | None = None
-                    ) -> BatchSummary:
+                    on_record: Callable[[dict[str, Any]], None] | None = None,
+                    executor: Executor | None = None) -> BatchSummary:
     """Run every job not finished in ``journal``, ``concurrency`` at a time.
 
     Each record is journaled (fsynced) the moment its rollout ends. An unexpected exception
     in one rollout (a bug) becomes an ``error`` record for that rollout; the others go on.
+    ``executor`` says where rollouts run (default: this event loop); only this process
+    writes the journal. Elsewhere than here, ``agent`` and ``user`` must be configs (each
+    worker opens its own clients).
     """
     unique: dict[str, RolloutJob] = {}
     for job in jobs:
@@ -282,28 +395,25 @@ async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings, agent
     if progress is not None:
         for record in done:
             progress.add(record)
-    slots = asyncio.Semaphore(max(1, concurrency))
+    sources = list({id(job.source): job.source for job in todo}.values())
+    where = {id(source): index for index, source in enumerate(sources)}
+    worker = RolloutWorker(sources, settings, agent, user)
 
-    async def one(job: RolloutJob) -> None:
-        async with slots:
-            try:
-                record = await run_rollout(job, settings, agent, user)
-            except Exception as exc:  # a bug in one rollout must not lose the others
-                record = {"format": FORMAT, "key": job.key, "status": "error",
-                          "error": f"internal error: {type(exc).__name__}: {exc}",
-                          "world": job.source.world.WORLD, "world_sha256": job.source.sha256,
-                          "world_path": job.source.path, "task": job.task,
-                          "sample": job.sample, "seed": job.seed,
-                          "usage": {"total_tokens": 0}}
-            journal.append(record)
-            summary.records.append(record)
-            if on_record is not None:
-                on_record(record)
-            if progress is not None:
-                progress.add(record)
+    def prepare(job: RolloutJob) -> tuple[int, str, int, int, str]:
+        return where[id(job.source)], job.task, job.sample, job.seed, job.key
 
+    def finish(job: RolloutJob, outcome: Any) -> None:
+        record = outcome if isinstance(outcome, dict) else _error_record(job, outcome)
+        journal.append(record)
+        summary.records.append(record)
+        if on_record is not None:
+            on_record(record)
+        if progress is not None:
+            progress.add(record)
+
+    runner = executor or LocalExecutor(concurrency=max(1, concurrency))
     try:
-        await asyncio.gather(*(one(job) for job in todo))
+        await runner.run(worker, todo, prepare=prepare, finish=finish)
     finally:
         if progress is not None:
             progress.close()
