@@ -45,6 +45,7 @@ from typing import Any, TextIO
 from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.executors import Executor, ItemWorker, LocalExecutor, WorkerLost
 from worldspec.services.files import write_atomically
+from worldspec.services.progress import StatusLine
 
 __all__ = ["BatchItem", "BatchSummary", "ClientWork", "ClientWorker", "InputError", "ItemRecord",
            "Journal", "Progress", "SplitWork", "WorkDone", "item_key", "read_input_text",
@@ -228,33 +229,26 @@ def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
 
 
 # ----------------------------------------------------------------- progress
-class Progress:
-    """One status line on a terminal, rewritten in place; nothing when not a terminal."""
+class Progress(StatusLine):
+    """A synthesis batch's status line: items done, accepted (and the rate), errors, tokens."""
 
     def __init__(self, total: int, stream: TextIO, *, enabled: bool | None = None,
                  label: str = "") -> None:
+        super().__init__(stream, enabled=enabled)
         self.total = total
-        self.stream = stream
-        if enabled is None:
-            try:
-                enabled = stream.isatty()
-            except (AttributeError, ValueError, OSError):
-                enabled = False
-        self.enabled = enabled
         self.label = label
         self.counts: Counter[str] = Counter()
         self.tokens = 0
-        self._width = 0
 
     def start(self, done: Sequence[ItemRecord]) -> None:
         for record in done:
             self.counts[record.status] += 1
-        self._draw()
+        self.draw()
 
     def update(self, record: ItemRecord, tokens: int) -> None:
         self.counts[record.status] += 1
         self.tokens = tokens
-        self._draw()
+        self.draw()
 
     def line(self) -> str:
         done = sum(self.counts.values())
@@ -263,20 +257,6 @@ class Progress:
         errors = f", {self.counts['error']} errors" if self.counts["error"] else ""
         return (f"{self.label}{done}/{self.total} done, {self.counts['accepted']} accepted "
                 f"({rate}){errors}, {self.tokens:,} tokens")
-
-    def _draw(self) -> None:
-        if not self.enabled:
-            return
-        text = self.line()
-        pad = " " * max(0, self._width - len(text))
-        self._width = len(text)
-        self.stream.write(f"\r{text}{pad}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # ------------------------------------------------------------------ summary

@@ -39,6 +39,7 @@ from worldspec.runtime.episode import Episode
 from worldspec.services.dataset import world_sha256
 from worldspec.services.executors import Executor, LocalExecutor
 from worldspec.services.loading import load_package
+from worldspec.services.progress import StatusLine
 
 __all__ = ["Progress", "RolloutJob", "RolloutSettings", "RolloutWorker", "WorldSource",
            "load_shipped", "package_files", "plan_rollouts", "run_batch", "run_rollout",
@@ -220,23 +221,16 @@ async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentCl
     }
 
 
-class Progress:
-    """One status line on a terminal, rewritten in place; nothing when not a terminal."""
+class Progress(StatusLine):
+    """The rollout batch's status line: rollouts done, mean reward, errors, tokens."""
 
     def __init__(self, total: int, stream: TextIO, *, enabled: bool | None = None) -> None:
+        super().__init__(stream, enabled=enabled)
         self.total = total
-        self.stream = stream
-        if enabled is None:
-            try:
-                enabled = stream.isatty()
-            except (AttributeError, ValueError, OSError):
-                enabled = False
-        self.enabled = enabled
         self.done = 0
         self.errors = 0
         self.rewards: list[float] = []
         self.tokens = 0
-        self._width = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.done += 1
@@ -252,20 +246,6 @@ class Progress:
         errors = f", {self.errors} errors" if self.errors else ""
         return (f"rollouts {self.done}/{self.total} done, mean reward {mean}{errors}, "
                 f"{self.tokens:,} tokens")
-
-    def draw(self) -> None:
-        if not self.enabled:
-            return
-        text = self.line()
-        pad = " " * max(0, self._width - len(text))
-        self._width = len(text)
-        self.stream.write(f"\r{text}{pad}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def package_files(world: type[Episode]) -> dict[str, bytes]:
