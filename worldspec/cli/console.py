@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
-           "add_paths_argument", "collect_spec_files", "output_problem", "report_errors",
-           "special_file_kind"]
+           "add_backend_options", "add_paths_argument", "collect_spec_files", "output_problem",
+           "report_errors", "special_file_kind"]
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -166,6 +166,22 @@ class Subcommand:
     description: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Console], int]
+
+def add_backend_options(parser: argparse.ArgumentParser, *, title: str = "where the work runs",
+                        count: Callable[[str], int] = int) -> None:
+    """``--backend``, ``--workers`` and ``--address``: where a batch's items run (rollouts and
+    every synth batch; docs/scaling.md). ``count`` parses ``--workers``."""
+    group = parser.add_argument_group(f"{title} (docs/scaling.md)")
+    group.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="'local' (default): this process, --concurrency items at once; "
+                            "'ray': Ray workers, --concurrency items each, each worker with "
+                            "its own model clients (pip install 'worldspec[ray]')")
+    group.add_argument("--workers", type=count, default=2, metavar="N",
+                       help="Ray workers (actors) with --backend ray (default 2)")
+    group.add_argument("--address", metavar="ADDR",
+                       help="the Ray cluster to join (default: $RAY_ADDRESS, else a local "
+                            "one started for the batch)")
+
 
 def add_paths_argument(parser: argparse.ArgumentParser) -> None:
     """The ``PATH...`` argument every spec-reading command takes."""

@@ -18,6 +18,7 @@ from worldspec.cli.console import (
     EXIT_PROBLEMS,
     EXIT_USAGE,
     Console,
+    add_backend_options,
     collect_spec_files,
     report_errors,
 )
@@ -88,16 +89,7 @@ def configure_rollout(parser: argparse.ArgumentParser) -> None:
                           "interrupted batch resumes from it")
     out.add_argument("--concurrency", type=_positive, default=4, metavar="K",
                      help="rollouts at once (default 4; with --backend ray, on each worker)")
-    where = parser.add_argument_group("where the rollouts run (docs/scaling.md)")
-    where.add_argument("--backend", choices=("local", "ray"), default="local",
-                       help="'local' (default): this process; 'ray': Ray workers, each with "
-                            "the compiled worlds and its own clients (pip install "
-                            "'worldspec[ray]')")
-    where.add_argument("--workers", type=_positive, default=2, metavar="N",
-                       help="Ray workers (actors) with --backend ray (default 2)")
-    where.add_argument("--address", metavar="ADDR",
-                       help="the Ray cluster to join (default: $RAY_ADDRESS, else a local "
-                            "one started for the batch)")
+    add_backend_options(parser, title="where the rollouts run", count=_positive)
     out.add_argument("--format", choices=("text", "json"), default="text",
                      help="the summary on stdout: 'text' (default) or 'json'")
     out.add_argument("--progress", choices=("auto", "always", "never"), default="auto",

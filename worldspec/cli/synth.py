@@ -26,14 +26,21 @@ from typing import TYPE_CHECKING, Any
 
 from worldspec.cli import synth_review as cli_synth_review
 from worldspec.cli import synth_themes as cli_synth_themes
-from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, Subcommand
+from worldspec.cli.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    Subcommand,
+    add_backend_options,
+)
 
 if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
     from worldspec.llm_frontend.client import LLMConfig
     from worldspec.llm_frontend.synth_tasks import TaskWorld
 
-__all__ = ["SYNTH_COMMANDS", "add_backend_options", "add_batch_options", "add_model_options",
+__all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "make_batch_executor", "model_config", "run_synth"]
 
 
@@ -86,20 +93,6 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
                         help="the summary as 'text' (default) or 'json' on stdout")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="the live progress line on stderr: 'auto' (default) on a terminal")
-
-
-def add_backend_options(parser: argparse.ArgumentParser) -> None:
-    """``--backend``, ``--workers`` and ``--address``: where the items run (docs/scaling.md)."""
-    group = parser.add_argument_group("where the work runs")
-    group.add_argument("--backend", choices=("local", "ray"), default="local",
-                       help="'local' (default): this process, --concurrency items at once; "
-                            "'ray': Ray workers, --concurrency items each (pip install "
-                            "'worldspec[ray]')")
-    group.add_argument("--workers", type=int, default=2, metavar="N",
-                       help="Ray workers (actors) with --backend ray (default 2)")
-    group.add_argument("--address", metavar="ADDR",
-                       help="the Ray cluster to join (default: $RAY_ADDRESS, else a local "
-                            "one started for the run)")
 
 
 def make_batch_executor(args: argparse.Namespace, concurrency: int) -> Any:

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, add_backend_options
 
 if TYPE_CHECKING:
     from worldspec.llm_frontend.client import LLMConfig
@@ -40,7 +40,7 @@ DESCRIPTION = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from worldspec.cli.synth import add_backend_options, add_batch_options, add_model_options
+    from worldspec.cli.synth import add_batch_options, add_model_options
 
     parser.add_argument("corpus", metavar="CORPUS.jsonl", help="the tasks, one per line")
     parser.add_argument("--field", metavar="NAME",
