@@ -45,6 +45,9 @@ from worldspec.cli.console import (
     collect_spec_files,
 )
 from worldspec.cli.diff import configure_diff, run_diff
+from worldspec.cli.lsp import DESCRIPTION as LSP_DESCRIPTION
+from worldspec.cli.lsp import SUMMARY as LSP_SUMMARY
+from worldspec.cli.lsp import configure_lsp, run_lsp
 from worldspec.cli.rollout import (
     configure_rollout,
     configure_view,
@@ -376,6 +379,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         description=SERVE_DESCRIPTION,
         configure=configure_serve,
         run=run_serve,
+    ),
+    "lsp": Subcommand(
+        summary=LSP_SUMMARY,
+        description=LSP_DESCRIPTION,
+        configure=configure_lsp,
+        run=run_lsp,
     ),
     "explain": Subcommand(
         summary="explain a diagnostic code",

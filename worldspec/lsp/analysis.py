@@ -1,0 +1,111 @@
+"""One analysis per document version, resilient to syntax errors.
+
+The diagnostics shown are always those of the text as it is. Navigation, hover, completion
+and the outline need a checked model, which the compiler builds only for files that parse;
+so when a declaration has a syntax error, the text is checked a second time with that
+declaration blanked out (every character but newlines replaced by a space, so every other
+offset, line and column stays the same). One broken tool therefore leaves the types,
+the outline and hover of every other declaration as they were.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldspec.compiler.api import CheckResult
+from worldspec.dsl.diagnostics import Diagnostic
+from worldspec.lsp.index import Index, build_index
+from worldspec.lsp.loading import Overlay, ParseCache, check_unit, shown_path
+
+__all__ = ["Analysis", "Analyser", "blank_broken_declarations", "SYNTAX_CODES"]
+
+#: the codes the parser reports: a file with one of these is not analysed by the checker
+SYNTAX_CODES = frozenset({"WS101", "WS102", "WS103", "WS104", "WS105", "WS107"})
+
+_TOP_LEVEL = re.compile(
+    r"^(?:import|world|config|policy|enum|record|entity|union|type|state|invariant|tool|fn|"
+    r"task)\b",
+    re.MULTILINE,
+)
+
+
+def _declaration_bounds(text: str) -> list[int]:
+    """Offsets where top-level declarations start (keywords at the start of a line), and the
+    end of the text."""
+    starts = [m.start() for m in _TOP_LEVEL.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    starts.append(len(text))
+    return starts
+
+
+def blank_broken_declarations(text: str, offsets: list[int]) -> str:
+    """``text`` with each top-level declaration that holds one of ``offsets`` blanked."""
+    bounds = _declaration_bounds(text)
+    chars = list(text)
+    for offset in offsets:
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            if a <= offset < b or (offset == b == len(text) and a < b):
+                for i in range(a, b):
+                    if chars[i] not in "\r\n":
+                        chars[i] = " "
+                break
+    return "".join(chars)
+
+
+@dataclass
+class Analysis:
+    """What the compiler learnt about one version of one document."""
+
+    path: Path
+    shown: str
+    text: str
+    version: int | None
+    result: CheckResult
+    #: the result the index is built from: ``result``, or the check of the text with its
+    #: broken declarations blanked (None until first asked for)
+    _semantic: CheckResult | None = None
+    _index: Index | None = None
+    cache: ParseCache = field(default_factory=ParseCache, repr=False)
+    overlay: Overlay | None = field(default=None, repr=False)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """This document's own diagnostics (an import's are shown in the import's document)."""
+        return [d for d in self.result.diagnostics if d.span.file == self.shown]
+
+    @property
+    def parsed_ok(self) -> bool:
+        source = self.result.program.files.get(self.shown)
+        return source is not None and source.parsed_ok
+
+    @property
+    def semantic(self) -> CheckResult:
+        if self._semantic is None:
+            self._semantic = self.result
+            if not self.parsed_ok and self.overlay is not None:
+                broken = [d.span.start for d in self.diagnostics if d.code in SYNTAX_CODES]
+                blanked = blank_broken_declarations(self.text, broken)
+                self._semantic = check_unit(blanked, self.path, self.cache, self.overlay)
+        return self._semantic
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = build_index(self.semantic)
+        return self._index
+
+
+class Analyser:
+    """Checks documents as they change; imported files' parses are shared through one cache."""
+
+    def __init__(self, overlay: Overlay) -> None:
+        self.cache = ParseCache()
+        self.overlay = overlay
+
+    def analyse(self, path: Path, text: str, version: int | None = None) -> Analysis:
+        result = check_unit(text, path, self.cache, self.overlay)
+        return Analysis(path, shown_path(path), text, version, result, cache=self.cache,
+                        overlay=self.overlay)
