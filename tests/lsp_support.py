@@ -79,6 +79,7 @@ class LspSession:
     def open(self, path: Path, text: str | None = None) -> str:
         uri = uri_of(path)
         self.versions[uri] = 1
+        self.diagnostics.pop(uri, None)
         self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
             lsp.TextDocumentItem(uri, "worldspec", 1,
                                  path.read_text(encoding="utf-8") if text is None else text)))
@@ -91,7 +92,7 @@ class LspSession:
         event: Any = (lsp.TextDocumentContentChangeWholeDocument(text) if rng is None else
                       lsp.TextDocumentContentChangePartial(range=rng, text=text))
         self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri, version), [event]))
+            lsp.VersionedTextDocumentIdentifier(version=version, uri=uri), [event]))
         return version
 
     def close(self, uri: str) -> None:

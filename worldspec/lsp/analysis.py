@@ -10,6 +10,7 @@ the outline and hover of every other declaration as they were.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,7 @@ def blank_broken_declarations(text: str, offsets: list[int]) -> str:
     bounds = _declaration_bounds(text)
     chars = list(text)
     for offset in offsets:
-        for a, b in zip(bounds, bounds[1:], strict=False):
+        for a, b in itertools.pairwise(bounds):
             if a <= offset < b or (offset == b == len(text) and a < b):
                 for i in range(a, b):
                     if chars[i] not in "\r\n":

@@ -285,18 +285,18 @@ def completions(index: Index, file: str, offset: int,
     for local in reversed(index.locals_at(file, offset)):
         if local.name not in seen:
             seen.add(local.name)
-            items.append(_item(index, local, "0"))
-    for table, sort in ((index.state, "1"), (index.fns, "2"), (index.types, "3"),
-                        (index.tools, "4")):
+            items.append(_item(index, local, "1"))
+    for table, sort in ((index.state, "2"), (index.fns, "3"), (index.types, "4"),
+                        (index.tools, "5")):
         items += [_item(index, s, sort) for s in table.values() if s.name not in seen]
     for name, builtin in BUILTIN_FUNCTIONS.items():
         items.append(lsp.CompletionItem(
             label=name, kind=lsp.CompletionItemKind.Function,
             detail=f"{name}({', '.join(builtin.params)})",
-            documentation=builtin.doc, sort_text=f"5{name}"))
+            documentation=builtin.doc, sort_text=f"6{name}"))
     for word in ("now", "initial", "reply", "replies", "none", "true", "false"):
         items.append(lsp.CompletionItem(label=word, kind=lsp.CompletionItemKind.Constant,
-                                        sort_text=f"6{word}"))
+                                        sort_text=f"7{word}"))
     return items
 
 
@@ -305,8 +305,8 @@ def _after_dot(index: Index, file: str, dot: int) -> list[lsp.CompletionItem]:
     if obj is None:
         return []
     if isinstance(obj, n.NameRef) and (enum := index.types.get(obj.name)) is not None and \
-            enum.kind is Kind.ENUM and not index.locals_at(file, dot) and \
-            obj.name not in index.state:
+            enum.kind is Kind.ENUM and obj.name not in index.state and \
+            all(local.name != obj.name for local in index.locals_at(file, dot)):
         return [_item(index, m, "0") for m in enum.children]
     if isinstance(obj, n.NameRef) and obj.name == "initial":
         return [_item(index, s, "0") for s in index.state.values()]

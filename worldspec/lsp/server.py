@@ -145,6 +145,7 @@ class WorldSpecServer(LanguageServer):
         for other_uri, other in list(self.documents.items()):  # documents importing this one
             if other_uri != uri and other.analysis is not None and changed is not None and \
                     changed in other.analysis.result.program.files:
+                other.analysis = None  # its import changed: check it again
                 self.publish(other_uri)
 
     def publish(self, uri: str) -> None:
