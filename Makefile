@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test check-install test-extras lint bench tau2-tasks clean
+.PHONY: install demo test check-install test-extras editor lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +25,22 @@ test: install
 	$(BIN)/worldspec fmt --check examples
 	$(BIN)/worldspec build --check examples
 	$(BIN)/mypy --strict generated
+	$(MAKE) editor
 	$(BIN)/pytest
 	bash scripts/check_install.sh $(BIN)/python
 	$(MAKE) test-extras
+
+# The VS Code extension (editors/vscode): its npm dependencies from the lock file, the client
+# parses, the TextMate grammar against its goldens (vscode-textmate), and it packages with vsce
+# (into a temporary folder: nothing is published).
+editor:
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
+	node --check editors/vscode/src/extension.js
+	cd editors/vscode && node test/grammar.test.js
+	tmp=$$(mktemp -d) && (cd editors/vscode && npx --no-install vsce package \
+		--allow-missing-repository --skip-license -o "$$tmp/worldspec.vsix") && \
+		$(BIN)/python -m zipfile -l "$$tmp/worldspec.vsix" | grep -q extension/syntaxes/worldspec.tmLanguage.json; \
+		status=$$?; rm -rf "$$tmp"; exit $$status
 
 # The adapters' frameworks, each in a venv of its own (their dependency trees clash with the
 # serve extra's): verifiers and OpenEnv, tested with the real libraries.
