@@ -11,40 +11,29 @@ the outline and hover of every other declaration as they were.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from worldspec.compiler.api import CheckResult
 from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.lsp.index import Index, build_index
-from worldspec.lsp.loading import Overlay, ParseCache, check_unit, shown_path
+from worldspec.lsp.loading import (
+    DocumentParser,
+    Overlay,
+    ParseCache,
+    check_unit,
+    declaration_bounds,
+    shown_path,
+)
 
 __all__ = ["Analysis", "Analyser", "blank_broken_declarations", "SYNTAX_CODES"]
 
 #: the codes the parser reports: a file with one of these is not analysed by the checker
 SYNTAX_CODES = frozenset({"WS101", "WS102", "WS103", "WS104", "WS105", "WS107"})
 
-_TOP_LEVEL = re.compile(
-    r"^(?:import|world|config|policy|enum|record|entity|union|type|state|invariant|tool|fn|"
-    r"task)\b",
-    re.MULTILINE,
-)
-
-
-def _declaration_bounds(text: str) -> list[int]:
-    """Offsets where top-level declarations start (keywords at the start of a line), and the
-    end of the text."""
-    starts = [m.start() for m in _TOP_LEVEL.finditer(text)]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    starts.append(len(text))
-    return starts
-
-
 def blank_broken_declarations(text: str, offsets: list[int]) -> str:
     """``text`` with each top-level declaration that holds one of ``offsets`` blanked."""
-    bounds = _declaration_bounds(text)
+    bounds = declaration_bounds(text)
     chars = list(text)
     for offset in offsets:
         for a, b in itertools.pairwise(bounds):
@@ -105,8 +94,20 @@ class Analyser:
     def __init__(self, overlay: Overlay) -> None:
         self.cache = ParseCache()
         self.overlay = overlay
+        self.parsers: dict[Path, DocumentParser] = {}
 
-    def analyse(self, path: Path, text: str, version: int | None = None) -> Analysis:
-        result = check_unit(text, path, self.cache, self.overlay)
+    def parser_of(self, path: Path) -> DocumentParser:
+        """The incremental parser of an open document (dropped by :meth:`forget`)."""
+        return self.parsers.setdefault(path, DocumentParser())
+
+    def forget(self, path: Path) -> None:
+        self.parsers.pop(path, None)
+
+    def analyse(self, path: Path, text: str, version: int | None = None,
+                incremental: bool = True) -> Analysis:
+        """Check ``text``; ``incremental`` reuses the document's previous parse (the
+        keystroke path), otherwise the text is parsed from scratch (one-off checks)."""
+        parser = self.parser_of(path) if incremental else None
+        result = check_unit(text, path, self.cache, self.overlay, parser)
         return Analysis(path, shown_path(path), text, version, result, cache=self.cache,
                         overlay=self.overlay)

@@ -113,6 +113,7 @@ class WorldSpecServer(LanguageServer):
         doc = self.documents.pop(uri, None)
         if doc is not None:
             self.by_path.pop(doc.path.resolve(), None)
+            self.analyser.forget(doc.path)
 
     def current(self, uri: str) -> Analysis:
         """The analysis of the document's text as it is now (checked if it changed)."""
@@ -254,7 +255,7 @@ class WorldSpecServer(LanguageServer):
         cached = self._workspace_cache.get(path)
         if cached is not None and cached[0] == text:
             return cached[1]
-        index = self.analyser.analyse(path, text).index
+        index = self.analyser.analyse(path, text, incremental=False).index
         self._workspace_cache[path] = (text, index)
         return index
 
