@@ -121,9 +121,13 @@ def markdown(hover: lsp.Hover | None) -> str:
 
 # ------------------------------------------------------------- the handshake
 def test_the_server_announces_every_feature(workspace: Path) -> None:
-    s = LspSession(workspace)
+    s = LspSession(workspace, {"diagnosticsUrl": "https://docs.example/diagnostics"})
     try:
         caps = s.start().capabilities
+        uri = s.open(workspace / "shop.world", SHOP.replace("order.total", "order.totl"))
+        [d] = s.wait_diagnostics(uri)
+        assert d.code_description is not None
+        assert d.code_description.href == "https://docs.example/diagnostics#ws205-unknown-field"
     finally:
         s.stop()
     assert caps.hover_provider and caps.definition_provider and caps.references_provider

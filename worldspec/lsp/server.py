@@ -66,7 +66,8 @@ def diagnostic_anchor(code: str) -> str:
 
 
 def _default_docs_url() -> str | None:
-    """``docs/diagnostics.md`` of the checkout the package runs from, when there is one."""
+    """``docs/diagnostics.md`` of the checkout the package runs from, when there is one (the
+    client may name another with the initialization option ``diagnosticsUrl``)."""
     here = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
     return from_fs_path(str(here)) if here.is_file() else None
 
@@ -275,10 +276,13 @@ def build_server() -> WorldSpecServer:
     """A server with every feature registered."""
     server = WorldSpecServer()
 
-    @server.feature(lsp.INITIALIZED)
-    def initialized(ls: WorldSpecServer, params: lsp.InitializedParams) -> None:
-        encoding = ls.server_capabilities.position_encoding
-        ls.encoding = str(encoding or "utf-16")
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: WorldSpecServer, params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("diagnosticsUrl"), str):
+            ls.docs_url = options["diagnosticsUrl"] or None
+        encoding = ls.workspace.position_encoding
+        ls.encoding = getattr(encoding, "value", encoding) or "utf-16"
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: WorldSpecServer, params: lsp.DidOpenTextDocumentParams) -> None:

@@ -15,9 +15,10 @@ function serverOptions() {
   const configured = vscode.workspace.getConfiguration("worldspec").get("server.command");
   const command = Array.isArray(configured) && configured.length > 0 ? configured : ["worldspec", "lsp"];
   const folder = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders[0];
+  const expand = (part) => (folder ? part.split("${workspaceFolder}").join(folder.uri.fsPath) : part);
   return {
-    command: command[0],
-    args: command.slice(1),
+    command: expand(command[0]),
+    args: command.slice(1).map(expand),
     transport: TransportKind.stdio,
     options: folder ? { cwd: folder.uri.fsPath } : undefined,
   };
