@@ -346,6 +346,23 @@ def test_completion_offers_names_in_scope_and_builtins(session: LspSession, shop
     assert count.detail == "count(xs)"
 
 
+def test_completion_in_a_call_offers_the_parameter_names(session: LspSession,
+                                                         tasks: str) -> None:
+    items = session.completion(tasks, *at(TASKS, "cancel_order(", delta=len("cancel_order(")))
+    named = next(i for i in items if i.label == "order:")
+    assert named.insert_text == "order: "
+    assert named.detail == "(parameter of cancel_order) order: Order"
+
+
+def test_rename_from_a_task_file_renames_the_world_file(session: LspSession, tasks: str,
+                                                        workspace: Path) -> None:
+    edit = session.rename(tasks, *at(TASKS, "cancel_order(order"), "cancel")
+    assert edit is not None and edit.changes is not None
+    assert apply_edits(TASKS, edit.changes[tasks]).count("cancel(order") == 1
+    shop_text = apply_edits(SHOP, edit.changes[uri_of(workspace / "shop.world")])
+    assert "tool cancel(order: Order" in shop_text and "cancel_order" not in shop_text
+
+
 def test_completion_in_a_type_position_offers_types(session: LspSession, shop: str) -> None:
     items = session.completion(shop, *at(SHOP, "customer: Customer", delta=10))
     assert {"Customer", "Order", "Status", "str", "list"} <= labels(items)

@@ -201,16 +201,19 @@ def builtin_hover(word: str, after_dot: bool) -> str | None:
 @dataclass(frozen=True)
 class CompletionContext:
     """Where the cursor is: after ``obj.`` (``dot_at`` is the dot's offset), after a
-    comparison or assignment (``compared_until``: where the left side ends), or elsewhere."""
+    comparison or assignment (``compared_until``: where the left side ends), inside the
+    arguments of a call to ``callee`` (its parameter names are offered), or elsewhere."""
 
     prefix: str
     dot_at: int | None = None
     compared_until: int | None = None
     in_type: bool = False
+    callee: str | None = None
 
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _COMPARED = re.compile(r"(==|!=|(?<![=!<>])=(?!=)|\bin)\s*$")
+_IN_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(([^()]*,)?\s*$")
 _TYPE_POSITION = re.compile(r"(->|\b(?:key\s+)?[A-Za-z_][A-Za-z0-9_]*\s*:|\btable|\[|,)\s*$")
 
 
@@ -227,6 +230,9 @@ def completion_context(text: str, offset: int) -> CompletionContext:
     if compared is not None:
         left = rest[:compared.start()].rstrip()
         return CompletionContext(prefix, compared_until=line_start + len(left))
+    call = _IN_CALL.search(rest)
+    if call is not None and call.group(1) not in KEYWORDS:
+        return CompletionContext(prefix, callee=call.group(1))
     in_type = bool(_TYPE_POSITION.search(rest)) and not rest.lstrip().startswith(
         ("require", "return", "let", "check", "if", "for"))
     return CompletionContext(prefix, in_type=in_type)
@@ -271,6 +277,8 @@ def completions(index: Index, file: str, offset: int,
     if ctx.dot_at is not None:
         return _after_dot(index, file, ctx.dot_at)
     items: list[lsp.CompletionItem] = []
+    if ctx.callee is not None:
+        items += _argument_names(index, ctx.callee)
     if ctx.compared_until is not None:
         left = index.expression_ending_at(file, ctx.compared_until)
         typ = index.model.type_of(left) if left is not None else None
@@ -298,6 +306,23 @@ def completions(index: Index, file: str, offset: int,
         items.append(lsp.CompletionItem(label=word, kind=lsp.CompletionItemKind.Constant,
                                         sort_text=f"7{word}"))
     return items
+
+
+def _argument_names(index: Index, callee: str) -> list[lsp.CompletionItem]:
+    """``name: `` for each parameter of a tool or fn, or each field of a record or entity."""
+    target = index.tools.get(callee) or index.fns.get(callee) or index.types.get(callee)
+    if target is None or target.kind not in (Kind.TOOL, Kind.FN, Kind.RECORD, Kind.ENTITY):
+        return []
+    out = []
+    for child in target.children:
+        if child.kind not in (Kind.PARAM, Kind.FIELD):
+            continue
+        item = _item(index, child, "0")
+        item.label = f"{child.name}:"
+        item.insert_text = f"{child.name}: "
+        item.filter_text = child.name
+        out.append(item)
+    return out
 
 
 def _after_dot(index: Index, file: str, dot: int) -> list[lsp.CompletionItem]:

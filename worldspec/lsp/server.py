@@ -237,7 +237,7 @@ class WorldSpecServer(LanguageServer):
         for path in self.workspace_files():
             if shown_path(path) in known:
                 continue
-            other = self._workspace_index(path.resolve())
+            other = self._workspace_index(path.resolve(), sym.name)
             if other is None:
                 continue
             for occ in other.references(sym.key):
@@ -246,13 +246,16 @@ class WorldSpecServer(LanguageServer):
                     found.append((other, occ))
         return found
 
-    def _workspace_index(self, path: Path) -> Index | None:
+    def _workspace_index(self, path: Path, name: str) -> Index | None:
+        """The index of a workspace file that mentions ``name`` (None when it does not)."""
         text = self._open_text(path)
         if text is None:
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
+        if name not in text:
+            return None
         cached = self._workspace_cache.get(path)
         if cached is not None and cached[0] == text:
             return cached[1]
