@@ -2,12 +2,14 @@
 
 The comparison is a Node script (``editors/vscode/test/grammar.test.js``, on vscode-textmate
 and vscode-oniguruma); ``make editor`` installs its npm dependencies first (``make test``
-runs it), so here the test is skipped only where they were never installed.
+runs it), so here the test is skipped only where they were never installed, and fails
+instead under CI (``CI=true``), where a missing tool must never pass by skipping.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,7 +24,10 @@ EXTENSION = ROOT / "editors" / "vscode"
 def node() -> str:
     found = shutil.which("node")
     if found is None or not (EXTENSION / "node_modules" / "vscode-textmate").is_dir():
-        pytest.skip("the extension's npm dependencies are not installed (run: make editor)")
+        why = "node or the extension's npm dependencies are missing (run: make editor)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
     return found
 
 
