@@ -163,6 +163,15 @@ def test_an_edit_brings_diagnostics_with_codes_links_and_hints(session: LspSessi
     assert session.wait_diagnostics(shop, version) == []
 
 
+def test_hover_on_a_diagnostic_explains_its_code(session: LspSession, shop: str) -> None:
+    typo = SHOP.replace("return order.status == open", "return ordr.status == open")
+    version = session.change(shop, typo)
+    session.wait_diagnostics(shop, version)
+    text = markdown(session.hover(shop, *at(typo, "ordr.status")))
+    assert text.startswith("**WS201: unknown name**")
+    assert "worldspec" in text  # the catalog's example, as a code block
+
+
 def test_related_locations_point_at_the_first_definition(session: LspSession,
                                                           shop: str) -> None:
     broken = SHOP.replace("  total: float\n", "  total: float\n  status: Status\n")
@@ -437,6 +446,22 @@ def test_an_import_open_in_the_editor_is_read_from_its_buffer(session: LspSessio
         latest = session.diagnostics.get(tasks, [])
         return bool(latest) and any("cancelled" in d.message for d in latest[-1].diagnostics)
     session.run(_until(has_unknown))
+    session.change(shop, SHOP)
+
+
+def test_a_broken_import_is_said_at_the_import(session: LspSession, shop: str,
+                                               tasks: str) -> None:
+    assert session.wait_diagnostics(tasks) == []
+    session.change(shop, SHOP.replace("enum Status {", "enum Status"))
+
+    def told() -> bool:
+        latest = session.diagnostics.get(tasks, [])
+        return bool(latest) and any("syntax errors" in d.message
+                                    for d in latest[-1].diagnostics)
+    session.run(_until(told))
+    [note] = session.diagnostics[tasks][-1].diagnostics
+    assert note.severity == lsp.DiagnosticSeverity.Information
+    assert note.range.start.line == 0 and "'shop.world' has syntax errors" in note.message
     session.change(shop, SHOP)
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from worldspec.compiler.api import CheckResult
+from worldspec.compiler.loader import Program
+from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic
 from worldspec.lsp.index import Index, build_index
 from worldspec.lsp.loading import (
@@ -66,6 +68,23 @@ class Analysis:
         """This document's own diagnostics (an import's are shown in the import's document)."""
         return [d for d in self.result.diagnostics if d.span.file == self.shown]
 
+    def broken_imports(self) -> list[tuple[n.Import, str]]:
+        """This document's imports that (themselves or through theirs) do not parse: the
+        checker leaves the document unchecked until they do, which the editor should say."""
+        program = self.result.program
+        source = program.files.get(self.shown)
+        if source is None:
+            return []
+        out = []
+        for decl in source.module.decls:
+            if not isinstance(decl, n.Import):
+                continue
+            target = shown_path(self.path.parent / decl.path)
+            broken = _first_broken(program, target, set())
+            if broken is not None:
+                out.append((decl, broken))
+        return out
+
     @property
     def parsed_ok(self) -> bool:
         source = self.result.program.files.get(self.shown)
@@ -86,6 +105,23 @@ class Analysis:
         if self._index is None:
             self._index = build_index(self.semantic)
         return self._index
+
+
+def _first_broken(program: Program, path: str, seen: set[str]) -> str | None:
+    """``path`` or the first file it imports that has syntax errors, or None."""
+    if path in seen:
+        return None
+    seen.add(path)
+    source = program.files.get(path)
+    if source is None:
+        return None
+    if not source.parsed_ok:
+        return path
+    for dep in program.imports.get(path, []):
+        found = _first_broken(program, dep, seen)
+        if found is not None:
+            return found
+    return None
 
 
 class Analyser:

@@ -153,9 +153,15 @@ class WorldSpecServer(LanguageServer):
     def publish(self, uri: str) -> None:
         analysis = self.current(uri)
         lines = LineMap(analysis.text, self.encoding)
+        diagnostics = [self.to_lsp(d, lines, analysis) for d in analysis.diagnostics]
+        for decl, broken in analysis.broken_imports():
+            diagnostics.append(lsp.Diagnostic(
+                range=lines.span_range(decl.span), severity=lsp.DiagnosticSeverity.Information,
+                source="worldspec",
+                message=f"'{broken}' has syntax errors: this file is checked again once they "
+                        "are fixed"))
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=analysis.version,
-            diagnostics=[self.to_lsp(d, lines, analysis) for d in analysis.diagnostics]))
+            uri=uri, version=analysis.version, diagnostics=diagnostics))
 
     # -- conversions
     def uri_of(self, file: str) -> str:
@@ -264,6 +270,18 @@ class WorldSpecServer(LanguageServer):
         return index
 
 
+def _explanations(analysis: Analysis, offset: int) -> str:
+    """What the diagnostics under the cursor mean (``worldspec explain``), as markdown."""
+    parts = []
+    for d in analysis.diagnostics:
+        entry = CATALOG.get(d.code)
+        if entry is None or not d.span.start <= offset <= max(d.span.end, d.span.start + 1):
+            continue
+        parts.append(f"**{d.code}: {entry.title}**\n\n{entry.explanation}\n\n"
+                     f"```worldspec\n{entry.example}\n```")
+    return "\n\n---\n\n".join(parts) + ("\n\n---\n\n" if parts else "")
+
+
 def _word_at(text: str, offset: int) -> tuple[str, bool]:
     """The identifier around ``offset`` and whether a dot is right before it."""
     start = offset
@@ -310,12 +328,14 @@ def build_server() -> WorldSpecServer:
     def hover(ls: WorldSpecServer, params: lsp.HoverParams) -> lsp.Hover | None:
         analysis, occ = ls.occurrence(params.text_document.uri, params.position)
         lines = LineMap(analysis.text, ls.encoding)
+        offset = lines.offset(params.position)
+        explained = _explanations(analysis, offset)
         if occ is not None:
-            return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown,
-                                               hover_text(analysis.index, occ)),
-                             lines.span_range(occ.span))
-        word, after_dot = _word_at(analysis.text, lines.offset(params.position))
-        text = builtin_hover(word, after_dot) if word else None
+            return lsp.Hover(lsp.MarkupContent(
+                lsp.MarkupKind.Markdown, explained + hover_text(analysis.index, occ)),
+                lines.span_range(occ.span))
+        word, after_dot = _word_at(analysis.text, offset)
+        text = explained + (builtin_hover(word, after_dot) or "" if word else "")
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
