@@ -363,6 +363,17 @@ def test_completion_in_a_call_offers_the_parameter_names(session: LspSession,
     assert named.detail == "(parameter of cancel_order) order: Order"
 
 
+def test_completion_of_an_enum_argument_offers_its_members(session: LspSession,
+                                                           shop: str) -> None:
+    typing = SHOP.replace("  let total = order.total\n", "  let total = order.total\n"
+                          "  let o2 = Order(customer: order.customer, status: \n")
+    session.change(shop, typing)
+    items = session.completion(shop, *at(typing, "status: \n", delta=len("status: ")))
+    first = sorted(items, key=lambda i: i.sort_text or i.label)[:3]
+    assert labels(first) == {"open", "shipped", "cancelled"}
+    assert "orders" in labels(items)  # any value may follow, too
+
+
 def test_rename_from_a_task_file_renames_the_world_file(session: LspSession, tasks: str,
                                                         workspace: Path) -> None:
     edit = session.rename(tasks, *at(TASKS, "cancel_order(order"), "cancel")

@@ -209,11 +209,15 @@ class CompletionContext:
     compared_until: int | None = None
     in_type: bool = False
     callee: str | None = None
+    #: the named argument being written (``callee(name: |``)
+    argument: str | None = None
 
 
 _WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _COMPARED = re.compile(r"(==|!=|(?<![=!<>])=(?!=)|\bin)\s*$")
 _IN_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(([^()]*,)?\s*$")
+_NAMED_ARGUMENT = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_]*)\(([^()]*,)?\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*$")
 _TYPE_POSITION = re.compile(r"(->|\b(?:key\s+)?[A-Za-z_][A-Za-z0-9_]*\s*:|\btable|\[|,)\s*$")
 
 
@@ -233,6 +237,10 @@ def completion_context(text: str, offset: int) -> CompletionContext:
     call = _IN_CALL.search(rest)
     if call is not None and call.group(1) not in KEYWORDS:
         return CompletionContext(prefix, callee=call.group(1))
+    named = _NAMED_ARGUMENT.search(rest)
+    if named is not None and named.group(1) not in KEYWORDS and \
+            not re.match(r"\s*(tool|fn)\b", before):
+        return CompletionContext(prefix, callee=named.group(1), argument=named.group(3))
     in_type = bool(_TYPE_POSITION.search(rest)) and not rest.lstrip().startswith(
         ("require", "return", "let", "check", "if", "for"))
     return CompletionContext(prefix, in_type=in_type)
@@ -277,7 +285,10 @@ def completions(index: Index, file: str, offset: int,
     if ctx.dot_at is not None:
         return _after_dot(index, file, ctx.dot_at)
     items: list[lsp.CompletionItem] = []
-    if ctx.callee is not None:
+    if ctx.callee is not None and ctx.argument is not None:
+        items += [_item(index, m, "0") for m in _argument_members(index, ctx.callee,
+                                                                  ctx.argument)]
+    elif ctx.callee is not None:
         items += _argument_names(index, ctx.callee)
     if ctx.compared_until is not None:
         left = index.expression_ending_at(file, ctx.compared_until)
@@ -306,6 +317,19 @@ def completions(index: Index, file: str, offset: int,
         items.append(lsp.CompletionItem(label=word, kind=lsp.CompletionItemKind.Constant,
                                         sort_text=f"7{word}"))
     return items
+
+
+def _argument_members(index: Index, callee: str, argument: str) -> list[Symbol]:
+    """The members of the enum a named argument expects (``f(status: |``)."""
+    target = index.tools.get(callee) or index.fns.get(callee) or index.types.get(callee)
+    if target is None:
+        return []
+    for child in target.children:
+        if child.name == argument and isinstance(child.decl, (n.Param, n.Field)):
+            enum = index.types.get(child.decl.type.name.name)
+            if enum is not None and enum.kind is Kind.ENUM:
+                return list(enum.children)
+    return []
 
 
 def _argument_names(index: Index, callee: str) -> list[lsp.CompletionItem]:
