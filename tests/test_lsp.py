@@ -293,6 +293,29 @@ def test_rename_of_state_renames_given_data_keys(session: LspSession, shop: str,
     assert 'given {buyers: [{id: "C1"' in tasks_text
 
 
+def test_rename_refuses_when_data_files_would_no_longer_fit(session: LspSession,
+                                                           workspace: Path) -> None:
+    """``given "seed.json"``: the JSON keys are not spec text, so renaming the field they
+    name would break the task's data; the rename is checked in the task file's unit too."""
+    folder = workspace / "with_data"
+    folder.mkdir(exist_ok=True)
+    (folder / "shop.world").write_text(SHOP, encoding="utf-8")
+    (folder / "seed.json").write_text(
+        '{"customers": [{"id": "C1", "name": "Ann"}], '
+        '"orders": [{"id": "O001", "customer": "C1", "total": 9.5}]}', encoding="utf-8")
+    (folder / "tasks.world").write_text(TASKS.replace(
+        'given {customers: [{id: "C1", name: "Ann"}], orders: [{id: "O001", customer: "C1", '
+        'total: 9.5}]}', 'given "seed.json"'), encoding="utf-8")
+    assert check_source((folder / "tasks.world").read_text(encoding="utf-8"),
+                        str(folder / "tasks.world")).diagnostics == ()
+    uri = session.open(folder / "shop.world")
+    try:
+        with pytest.raises(Exception, match="would no longer check"):
+            session.rename(uri, *at(SHOP, '  name: str(1..80)', delta=3), "full_name")
+    finally:
+        session.close(uri)
+
+
 @pytest.mark.parametrize(("needle", "delta", "new", "why"), [
     ("  total: float", 3, "customer", "already exists"),
     ("entity Order", 7, "Customer", "already exists"),

@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from worldspec import __version__
+from worldspec.dsl import nodes as n
 from worldspec.dsl.catalog import CATALOG
 from worldspec.dsl.diagnostics import Diagnostic, Severity
 from worldspec.dsl.formatter import format_source
@@ -42,6 +43,12 @@ __all__ = ["WorldSpecServer", "build_server", "serve", "diagnostic_anchor", "MAX
 
 #: files read when looking for references outside the open document's imports
 MAX_WORKSPACE_FILES = 2000
+#: seconds to wait before checking again the open documents that import a changed one (a
+#: burst of keystrokes re-checks them once)
+DEPENDENT_DELAY = 0.3
+#: units checked with a rename applied before it is accepted (the document's, then other
+#: edited files')
+MAX_RENAME_CHECKS = 20
 
 _SEVERITIES = {Severity.ERROR: lsp.DiagnosticSeverity.Error,
                Severity.WARNING: lsp.DiagnosticSeverity.Warning,
@@ -129,13 +136,14 @@ class WorldSpecServer(LanguageServer):
                 doc.last_good = analysis
         return analysis
 
-    def schedule(self, uri: str) -> None:
-        """Check and publish soon; changes arriving meanwhile are checked together."""
+    def schedule(self, uri: str, delay: float = 0.0) -> None:
+        """Check and publish soon (after ``delay`` seconds); changes arriving meanwhile are
+        checked together."""
         doc = self.open(uri)
         if doc.scheduled:
             return
         doc.scheduled = True
-        asyncio.get_running_loop().call_soon(self._publish_later, uri)
+        asyncio.get_running_loop().call_later(delay, self._publish_later, uri)
 
     def _publish_later(self, uri: str) -> None:
         doc = self.documents.get(uri)
@@ -147,8 +155,8 @@ class WorldSpecServer(LanguageServer):
         for other_uri, other in list(self.documents.items()):  # documents importing this one
             if other_uri != uri and other.analysis is not None and changed is not None and \
                     changed in other.analysis.result.program.files:
-                other.analysis = None  # its import changed: check it again
-                self.publish(other_uri)
+                other.analysis = None  # its import changed: check it again, once typing pauses
+                self.schedule(other_uri, delay=DEPENDENT_DELAY)
 
     def publish(self, uri: str) -> None:
         analysis = self.current(uri)
@@ -171,7 +179,7 @@ class WorldSpecServer(LanguageServer):
         source = index.result.program.files.get(file)
         return LineMap(source.text if source else "", self.encoding)
 
-    def location(self, index: Index, span: Any) -> lsp.Location:
+    def location(self, index: Index, span: n.Span) -> lsp.Location:
         return lsp.Location(self.uri_of(span.file), self.lines_of(index, span.file)
                             .span_range(span))
 
@@ -252,15 +260,32 @@ class WorldSpecServer(LanguageServer):
                     found.append((other, occ))
         return found
 
-    def _workspace_index(self, path: Path, name: str) -> Index | None:
-        """The index of a workspace file that mentions ``name`` (None when it does not)."""
-        text = self._open_text(path)
+    def importers(self, files: set[str]) -> list[str]:
+        """Workspace files (not open in the editor's unit) whose imports reach ``files``."""
+        out = []
+        for path in self.workspace_files():
+            shown = shown_path(path)
+            if shown in files:
+                continue
+            index = self._workspace_index(path.resolve(), "import")
+            if index is not None and files & set(index.result.program.files):
+                out.append(shown)
+        return out
+
+    def read_text(self, path: Path) -> str | None:
+        """A file's text: the editor's buffer when it is open, else the disk's."""
+        text = self._open_text(path.resolve())
         if text is None:
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
-        if name not in text:
+        return text
+
+    def _workspace_index(self, path: Path, name: str) -> Index | None:
+        """The index of a workspace file that mentions ``name`` (None when it does not)."""
+        text = self.read_text(path)
+        if text is None or name not in text:
             return None
         cached = self._workspace_cache.get(path)
         if cached is not None and cached[0] == text:
@@ -460,8 +485,10 @@ def build_server() -> WorldSpecServer:
 
 def _breaks_unit(ls: WorldSpecServer, analysis: Analysis, by_file: dict[str, list[tuple[int, int]]],
                  texts: dict[str, str], new_name: str) -> str | None:
-    """Check the document's unit with the rename applied: a rename that brings an error the
-    unit did not have (a clash the name rules missed, a name now read differently) is refused."""
+    """Check, with the rename applied, the document's unit and every other edited file's
+    (a task file that imports the world, say): a rename that brings an error a unit did not
+    have (a clash the name rules missed, a name now read differently, data that no longer
+    fits) is refused."""
     edited: dict[str, str] = {}
     for file, spans in by_file.items():
         text = texts.get(file)
@@ -470,18 +497,31 @@ def _breaks_unit(ls: WorldSpecServer, analysis: Analysis, by_file: dict[str, lis
         for a, b in sorted(set(spans), reverse=True):
             text = text[:a] + new_name + text[b:]
         edited[file] = text
-    def overlay(path: Path) -> str | None:
-        shown = shown_path(path)
-        return edited.get(shown, ls._open_text(path))
 
-    renamed = check_unit(edited.get(analysis.shown, analysis.text), analysis.path, ParseCache(),
-                         overlay)
-    before = Counter(d.code for d in analysis.result.diagnostics if d.severity is Severity.ERROR)
-    after = Counter(d.code for d in renamed.diagnostics if d.severity is Severity.ERROR)
-    for d in renamed.diagnostics:
-        if d.severity is Severity.ERROR and after[d.code] > before[d.code]:
-            return (f"cannot rename to '{new_name}': the spec would no longer check "
-                    f"({d.code} at {d.span}: {d.message})")
+    def renamed_overlay(path: Path) -> str | None:
+        return edited.get(shown_path(path), ls._open_text(path))
+
+    unit = set(analysis.result.program.files)
+    roots = [analysis.shown, *sorted(f for f in edited if f not in unit)]
+    roots += [f for f in ls.importers(set(edited)) if f not in roots]
+    for root in roots[:MAX_RENAME_CHECKS]:
+        path = analysis.path if root == analysis.shown else Path(root)
+        original = analysis.text if root == analysis.shown else texts.get(root)
+        if original is None:
+            original = ls.read_text(path)
+            if original is None:
+                continue
+        cache = ParseCache()
+        before_result = (analysis.result if root == analysis.shown else
+                         check_unit(original, path, cache, ls._open_text))
+        after_result = check_unit(edited.get(root, original), path, cache, renamed_overlay)
+        before = Counter(d.code for d in before_result.diagnostics
+                         if d.severity is Severity.ERROR)
+        after = Counter(d.code for d in after_result.diagnostics if d.severity is Severity.ERROR)
+        for d in after_result.diagnostics:
+            if d.severity is Severity.ERROR and after[d.code] > before[d.code]:
+                return (f"cannot rename to '{new_name}': the spec would no longer check "
+                        f"({d.code} at {d.span}: {d.message})")
     return None
 
 
