@@ -532,6 +532,12 @@ def test_every_example_opens_clean_and_every_declaration_hovers(repo_session: Ls
             assert sym.name in text
             [loc] = repo_session.definition(uri, start.line, start.character)
             assert loc.uri == uri and loc.range == sym.selection_range
+            refs = repo_session.references(uri, start.line, start.character)
+            assert any(r.uri == uri and r.range == sym.selection_range for r in refs)
+        edits = repo_session.format(uri)
+        assert edits is not None and list(edits) == []  # the examples are formatted
+        last = symbols[-1].range.end
+        assert repo_session.completion(uri, last.line, last.character)
     finally:
         repo_session.close(uri)
 
