@@ -423,6 +423,16 @@ def test_outline_lists_declarations_with_their_members(session: LspSession, shop
     assert [c.name for c in symbols["cancel_order"].children or []] == ["order"]
 
 
+def test_declarations_and_blocks_fold(session: LspSession, shop: str) -> None:
+    result = session.run(session.client.text_document_folding_range_async(
+        lsp.FoldingRangeParams(lsp.TextDocumentIdentifier(shop))))
+    folds = {(f.start_line, f.end_line) for f in result or []}
+    tool = at(SHOP, "tool cancel_order")[0]
+    end = at(SHOP, "  return order\n}")[0] + 1
+    assert (tool, end) in folds
+    assert (at(SHOP, "state {")[0], at(SHOP, '  order_ids: sequence')[0] + 1) in folds
+
+
 def test_a_syntax_error_in_one_declaration_keeps_outline_and_hover(session: LspSession,
                                                                    shop: str) -> None:
     broken = SHOP.replace("  require is_open(order) else", "  require is_open(order else")

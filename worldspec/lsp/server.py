@@ -448,6 +448,24 @@ def build_server() -> WorldSpecServer:
         lines = LineMap(analysis.text, ls.encoding)
         return outline(analysis.index, analysis.shown, lines.span_range)
 
+    @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(ls: WorldSpecServer,
+                      params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        """Every declaration, and every block inside one, that spans lines."""
+        analysis = ls.current(params.text_document.uri)
+        source = analysis.semantic.program.files.get(analysis.shown)
+        if source is None:
+            return []
+        ranges = []
+        for decl in source.module.decls:
+            for node in n.walk(decl):
+                if (node is decl or isinstance(node, (n.Block, n.StateDecl, n.ConfigDecl,
+                                                      n.Given))) and \
+                        node.span.end_line > node.span.line:
+                    ranges.append(lsp.FoldingRange(start_line=node.span.line - 1,
+                                                   end_line=node.span.end_line - 1))
+        return ranges
+
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(ls: WorldSpecServer,
                    params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
