@@ -133,7 +133,7 @@ def test_the_server_announces_every_feature(workspace: Path) -> None:
     assert caps.hover_provider and caps.definition_provider and caps.references_provider
     assert caps.rename_provider and caps.document_symbol_provider
     assert caps.document_formatting_provider and caps.code_action_provider
-    assert caps.completion_provider is not None
+    assert caps.completion_provider is not None and caps.folding_range_provider
     assert "." in (caps.completion_provider.trigger_characters or [])
 
 
@@ -600,3 +600,21 @@ def test_other_commands_do_not_import_the_server() -> None:
 def test_the_fixture_checks_clean_and_is_formatted() -> None:
     assert check_source(SHOP, "shop.world").diagnostics == ()
     assert format_source(SHOP) == SHOP and format_source(TASKS) == TASKS
+
+
+def test_without_pygls_the_command_says_what_to_install() -> None:
+    code = ("import sys\n"
+            "sys.modules['pygls'] = None\n"
+            "from worldspec.cli import entry_point\n"
+            "sys.exit(entry_point(['lsp']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 2
+    assert "pip install 'worldspec[lsp]'" in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_the_server_exits_when_the_client_closes_stdin() -> None:
+    out = subprocess.run([sys.executable, "-m", "worldspec", "lsp"], input="", capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stdout == ""
