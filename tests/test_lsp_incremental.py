@@ -90,3 +90,25 @@ def test_a_broken_declaration_leaves_the_others_typed(tmp_path: Path) -> None:
     index = analysis.index
     assert "logout" not in index.tools and "login" in index.tools
     assert index.model.worlds["MobileMessaging"].tools["login"].params
+
+
+@pytest.mark.parametrize(("before", "in_type", "callee", "argument"), [
+    ("  name: ", True, None, None),
+    ("tool f(a: int, b: ", True, None, None),
+    ("  let x: ", True, None, None),
+    ("fn f() -> ", True, None, None),
+    ("  users: table ", True, None, None),
+    ("  tags: map[str, ", True, None, None),
+    ("  return orders[", False, None, None),
+    ("  let xs = [1, ", False, None, None),
+    ("  check c: ", False, None, None),
+    ("  f(a, ", False, "f", None),
+    ("  cancel(order: ", False, "cancel", "order"),
+])
+def test_the_completion_context_is_read_from_the_line(before: str, in_type: bool,
+                                                      callee: str | None,
+                                                      argument: str | None) -> None:
+    from worldspec.lsp.features import completion_context
+
+    ctx = completion_context(before, len(before))
+    assert (ctx.in_type, ctx.callee, ctx.argument) == (in_type, callee, argument)

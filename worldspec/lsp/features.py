@@ -218,7 +218,13 @@ _COMPARED = re.compile(r"(==|!=|(?<![=!<>])=(?!=)|\bin)\s*$")
 _IN_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(([^()]*,)?\s*$")
 _NAMED_ARGUMENT = re.compile(
     r"([A-Za-z_][A-Za-z0-9_]*)\(([^()]*,)?\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*$")
-_TYPE_POSITION = re.compile(r"(->|\b(?:key\s+)?[A-Za-z_][A-Za-z0-9_]*\s*:|\btable|\[|,)\s*$")
+#: where a type is written: after `->`, `table`, `list[`, `map[K, `, in a field or state item
+#: (`name: ` at the start of a line), a parameter (`tool f(a: `) or a typed `let x: `
+_TYPE_POSITION = re.compile(
+    r"(->|\btable|\b(?:list|set|map)\[|\bmap\[[^\]]*,"
+    r"|^\s*(?:key\s+)?[A-Za-z_][A-Za-z0-9_]*\s*:"
+    r"|\b(?:tool|fn)\s+[A-Za-z_][A-Za-z0-9_]*\s*\((?:[^()]*,)?\s*[A-Za-z_][A-Za-z0-9_]*\s*:"
+    r"|\blet\s+[A-Za-z_][A-Za-z0-9_]*\s*:)\s*$")
 
 
 def completion_context(text: str, offset: int) -> CompletionContext:
@@ -241,9 +247,7 @@ def completion_context(text: str, offset: int) -> CompletionContext:
     if named is not None and named.group(1) not in KEYWORDS and \
             not re.match(r"\s*(tool|fn)\b", before):
         return CompletionContext(prefix, callee=named.group(1), argument=named.group(3))
-    in_type = bool(_TYPE_POSITION.search(rest)) and not rest.lstrip().startswith(
-        ("require", "return", "let", "check", "if", "for"))
-    return CompletionContext(prefix, in_type=in_type)
+    return CompletionContext(prefix, in_type=bool(_TYPE_POSITION.search(rest)))
 
 
 _ITEM_KINDS = {
