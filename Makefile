@@ -55,6 +55,7 @@ check-install: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_compile.py
+	$(BIN)/python benchmarks/bench_lsp.py
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 	$(BIN)/python benchmarks/bench_runtime.py
 
