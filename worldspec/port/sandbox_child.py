@@ -31,6 +31,7 @@ text, enums as their values, other objects as their ``repr``.
 
 from __future__ import annotations
 
+import copy
 import enum
 import importlib.util
 import inspect
@@ -140,7 +141,8 @@ class Host:
     def reset(self) -> dict[str, Any]:
         if self.cls is None:
             return {"ok": False, "error": "nothing is loaded"}
-        load, data = self.request.get("load"), self.request.get("data")
+        # a fresh copy each time: the class may keep and change the very objects it is given
+        load, data = self.request.get("load"), copy.deepcopy(self.request.get("data"))
         if load == "auto":
             load = _auto_load(self.cls, data)
         if load == "__init__":
