@@ -375,14 +375,14 @@ class _Search:
     def run_example(self, data: Any) -> None:
         from hypothesis import strategies as st
 
-        if self.stopped is not None:
-            raise _Found(self.stopped)
-        episode, theirs, sets = self._start()
-        self.report.examples += 1
         # hypothesis draws the seed of the sequence; the calls are drawn from a plain
         # Random, uniformly, so that every tool and argument is as likely as the next
         # (hypothesis' own draws lean hard on boundaries and first choices)
         rng = random.Random(data.draw(st.integers(0, 2**64 - 1), label="seed"))
+        if self.stopped is not None:
+            raise _Found(self.stopped)
+        episode, theirs, sets = self._start()
+        self.report.examples += 1
         done: list[CallRecord] = []
         for _ in range(rng.randint(1, self.options.steps)):
             spec = rng.choice(self.tools)
@@ -528,7 +528,7 @@ def _original_view(outcome: CallOutcome) -> Any:
 
 
 def _search(state: _Search) -> Difference | None:
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, errors, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
@@ -546,7 +546,7 @@ def _search(state: _Search) -> Difference | None:
     state.last = None
     try:
         test()
-    except _Found:
+    except (_Found, errors.Flaky):  # Flaky: the original behaved differently on a replay
         found = state.last
         if found is None or found.kind == "original stopped":
             return found

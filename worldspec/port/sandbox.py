@@ -135,7 +135,7 @@ class Sandbox:
         self._stderr = tempfile.TemporaryFile()
         limits = self.limits
         self._process = subprocess.Popen(
-            [sys.executable, "-I", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-I", "-B", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env=self._environment(), cwd=tempfile.gettempdir(),
             preexec_fn=lambda: _limit(limits), close_fds=True)
         self._buffer = b""
