@@ -73,8 +73,9 @@ def test_initial_states_are_compared_first() -> None:
                      Original(INVENTORY, "InventoryEnv", {**DATA, "attempts": 2},
                               ignore=()), OPTIONS)
     assert report.agrees  # the same data on both sides
-    world = load(inventory_world(GET_ITEM, TAKE, RESTOCK).replace("attempts: int = 0",
-                                                                   "attempts: int = 0\n  x: int = 1"))
+    extra = inventory_world(GET_ITEM, TAKE, RESTOCK).replace("attempts: int = 0",
+                                                             "attempts: int = 0\n  x: int = 1")
+    world = load(extra)
     report = compare(world, original(), OPTIONS)
     assert [d.kind for d in report.differences] == ["initial state"]
     assert "only in the world: x" in report.differences[0].message

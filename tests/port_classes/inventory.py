@@ -5,18 +5,18 @@ with docstrings (one line per parameter), rules in ``if`` checks, results as
 ``{"success": ...}`` dicts, and one method that changes state and then returns an error.
 """
 
-from typing import Any, Dict, List
+from typing import Any
 
 
 class InventoryEnv:
     """A small warehouse: items with a stock, and a log of what was taken."""
 
-    def __init__(self, config: Dict[str, Any]):
-        self.items: Dict[str, Dict[str, Any]] = config.get("items", {})
-        self.log: List[str] = config.get("log", [])
+    def __init__(self, config: dict[str, Any]):
+        self.items: dict[str, dict[str, Any]] = config.get("items", {})
+        self.log: list[str] = config.get("log", [])
         self.attempts: int = config.get("attempts", 0)
 
-    def get_item(self, item_id: str) -> Dict[str, Any]:
+    def get_item(self, item_id: str) -> dict[str, Any]:
         """Look an item up by its id.
 
         Args:
@@ -29,7 +29,7 @@ class InventoryEnv:
             return {"success": False, "error": f"Item {item_id} not found"}
         return {"success": True, "data": self.items[item_id]}
 
-    def take(self, item_id: str, count: int = 1) -> Dict[str, Any]:
+    def take(self, item_id: str, count: int = 1) -> dict[str, Any]:
         """Take items out of stock. Every attempt is counted, even a failed one.
 
         Args:
@@ -48,7 +48,7 @@ class InventoryEnv:
         self.log.append(f"took {count} x {item_id}")
         return {"success": True, "data": {"id": item_id, "stock": item["stock"]}}
 
-    def restock(self, item_id: str, count: int) -> Dict[str, Any]:
+    def restock(self, item_id: str, count: int) -> dict[str, Any]:
         """Put items back in stock.
 
         Args:

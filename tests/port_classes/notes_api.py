@@ -2,7 +2,6 @@
 exceptions, returns plain dicts, documents parameters Sphinx-style, has optional parameters,
 and would refuse to be imported at all (which reading it must never do)."""
 
-from typing import Dict, List, Optional
 
 DEFAULT_STATE = {"notes": {}, "next_id": 1, "owner": None}
 
@@ -13,9 +12,9 @@ class NotesAPI:
     """Notes with tags, BFCL style."""
 
     def __init__(self):
-        self.notes: Dict[str, Dict[str, str]]
+        self.notes: dict[str, dict[str, str]]
         self.next_id: int
-        self.owner: Optional[str]
+        self.owner: str | None
         self._secret = "private"
 
     def _load_scenario(self, scenario: dict) -> None:
@@ -23,7 +22,7 @@ class NotesAPI:
         self.next_id = scenario.get("next_id", DEFAULT_STATE["next_id"])
         self.owner = scenario.get("owner", DEFAULT_STATE["owner"])
 
-    def add_note(self, text: str, tags: Optional[List[str]] = None) -> Dict[str, int]:
+    def add_note(self, text: str, tags: list[str] | None = None) -> dict[str, int]:
         """Add a note.
 
         :param text: What the note says.
@@ -35,7 +34,7 @@ class NotesAPI:
         self.next_id += 1
         return {"id": self.next_id - 1}
 
-    def find(self, word: str, limit: int = 10) -> Dict[str, List[str]]:
+    def find(self, word: str, limit: int = 10) -> dict[str, list[str]]:
         """Find notes holding a word."""
         found = [k for k, v in self.notes.items() if word in v["text"]]
         return {"ids": found[:limit]}

@@ -29,7 +29,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from worldspec import __version__
 from worldspec.cli import EXIT_INTERRUPTED, error_document, report_interrupted, wants_json
@@ -261,11 +261,10 @@ def _run_explain(args: argparse.Namespace, console: Console) -> int:
 
 
 # ------------------------------------------------------------------- port
-def _lazy(module: str, name: str) -> Callable[..., int]:
+def _lazy(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported when the command runs (or configures its parser)."""
-    def call(*args: object) -> int:
-        function = getattr(importlib.import_module(module), name)
-        return cast(int, function(*args))
+    def call(*args: object) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
 
     return call
 

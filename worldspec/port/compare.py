@@ -100,7 +100,7 @@ class CompareOptions:
     #: the share of calls with arguments the schema refuses
     invalid: float = 0.1
     max_differences: int = 3
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -381,7 +381,7 @@ class _Search:
         rng = random.Random(data.draw(st.integers(0, 2**64 - 1), label="seed"))
         if self.stopped is not None:
             raise _Found(self.stopped)
-        episode, theirs, sets = self._start()
+        episode, theirs, _ = self._start()
         self.report.examples += 1
         done: list[CallRecord] = []
         for _ in range(rng.randint(1, self.options.steps)):
@@ -400,7 +400,7 @@ class _Search:
             step = self._step(episode, (spec.name, args), done)
             if step is None:
                 return
-            theirs, sets = step
+            theirs = step[0]
 
     def replay(self, calls: list[Call]) -> Difference | None:
         """The first difference ``calls`` show from the start, or None (for shrinking)."""

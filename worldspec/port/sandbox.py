@@ -236,7 +236,7 @@ class Sandbox:
         else:
             tail = self._stderr_tail()
             self.close()
-            if status == -signal.SIGXCPU or status == -signal.SIGKILL and what == "exited":
+            if status == -signal.SIGXCPU or (status == -signal.SIGKILL and what == "exited"):
                 what = f"used up its CPU time (limit {self.limits.cpu_seconds} s)"
             elif what == "exited":
                 what = f"exited with status {status}" + (f": {tail}" if tail else "")

@@ -1,9 +1,10 @@
 """The child side of the sandbox: runs one untrusted Python class, answering JSON lines.
 
-This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I``: no
-``PYTHON*`` variables, no user site, not the current folder on the path), never imported
-by worldspec, and imports the standard library alone. The parent has already set its resource limits (memory, CPU time,
-file size) and cleared its environment; before the class's module is loaded, this script
+This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I -B``: no
+``PYTHON*`` variables, no user site, not the current folder on the path, no bytecode
+written), never imported by worldspec, and imports the standard library alone. The parent
+has already set its resource limits (memory, CPU time, file size) and cleared its
+environment; before the class's module is loaded, this script
 
 - closes the network: every socket operation and name lookup is refused by an audit hook,
   and so are new processes (``subprocess``, ``os.system``, ``exec``, ``fork``, ``kill``);

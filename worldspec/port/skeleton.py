@@ -164,9 +164,9 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
                         info.value = _fold(module.code_for_node(small.value), constants, {})
     load = next((name for name in ("_load_scenario", "load_scenario", "_load", "load_state",
                                    "load") if name in functions), None)
-    for name in ("__init__", load):
-        if name is not None and name in functions:
-            _collect_attributes(module, functions[name], constants, attributes)
+    for setter in ("__init__", load):
+        if setter is not None and setter in functions:
+            _collect_attributes(module, functions[setter], constants, attributes)
     methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node))

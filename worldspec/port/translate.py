@@ -38,12 +38,18 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.llm_frontend.client import LLMClient, Message, Usage
-from worldspec.llm_frontend.prompts import extract_world_code, missing_code_feedback, \
-    repair_messages
+from worldspec.llm_frontend.prompts import (
+    extract_world_code,
+    missing_code_feedback,
+    repair_messages,
+)
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK, diagnostics_for_model
 from worldspec.port.compare import CompareOptions, CompareReport, Original, compare
-from worldspec.port.prompts import difference_feedback, method_compile_feedback, \
-    translate_method_messages
+from worldspec.port.prompts import (
+    difference_feedback,
+    method_compile_feedback,
+    translate_method_messages,
+)
 from worldspec.port.skeleton import Skeleton
 
 __all__ = ["PortOptions", "PortOutcome", "RequestJournal", "port_class", "splice"]
@@ -63,7 +69,7 @@ class PortOptions:
 
     #: repair rounds per method (compile errors) and differential rounds after the draft
     max_rounds: int = 4
-    compare: CompareOptions = CompareOptions()
+    compare: CompareOptions = field(default_factory=CompareOptions)
     filename: str = "port.world"
 
 
@@ -349,10 +355,10 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
             return outcome
         world = fixed
         outcome.text = world
-    report = outcome.report
-    left = len(report.differences) if report else 0
+    last = outcome.report
+    left = len(last.differences) if last else 0
     outcome.reason = f"differences remain after {options.max_rounds} repair rounds"
     outcome.detail = f"{left} difference(s) left" + (
-        f"; first: {report.differences[0].kind} in {report.differences[0].tool}: "
-        f"{report.differences[0].message}" if report and report.differences else "")
+        f"; first: {last.differences[0].kind} in {last.differences[0].tool}: "
+        f"{last.differences[0].message}" if last and last.differences else "")
     return outcome
