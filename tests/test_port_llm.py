@@ -118,9 +118,13 @@ def test_port_command_writes_only_an_accepted_world(llm_server: ScriptedLLMServe
     llm_server.responder = port_responder(CORRECT)
     out = tmp_path / "inventory.world"
     argv = ["port", str(INVENTORY), "--init-data", str(CLASSES / "inventory.json"), "-o",
-            str(out), "--base-url", llm_server.url, "--model", "m", "--examples", "40"]
+            str(out), "--base-url", llm_server.url, "--model", "m", "--examples", "40",
+            "--progress", "always"]
     assert cli_main(argv) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "port inventory.py:InventoryEnv: translate take (2/3)" in captured.err
+    assert "port inventory.py:InventoryEnv: compare, round 0" in captured.err
     assert "InventoryEnv: ported: 3 tool(s) ported" in printed and "0 difference(s) left" in printed
     assert check_source(out.read_text(encoding="utf-8"), str(out)).ok
     assert (tmp_path / "inventory.requests.jsonl").is_file()

@@ -216,7 +216,8 @@ async def _port_batch(args: argparse.Namespace,
                               f"{Path(file).name}:{class_name}")
         items.append(item)
         payloads[item.key] = PortPayload(file, source, class_name, data, load, args.seed_key,
-                                         tuple(args.ignore_state), options, requests)
+                                         tuple(args.ignore_state), options, requests,
+                                         progress=_steps_shown(args, console))
 
     def settle(item: BatchItem, result: PortResult) -> ItemRecord:
         outcome = result.outcome
@@ -243,6 +244,16 @@ async def _port_batch(args: argparse.Namespace,
         for record in summary.records:
             _render_record(record, console)
     return _report(summary, args, console)
+
+
+def _steps_shown(args: argparse.Namespace, console: Console) -> bool:
+    """Each class's steps on stderr: with --progress always, or auto on a terminal."""
+    if args.progress != "auto":
+        return bool(args.progress == "always")
+    try:
+        return bool(console.err.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _render_record(record: ItemRecord, console: Console) -> None:

@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -287,8 +287,12 @@ async def _attempt(journal: RequestJournal, base: list[Message], world: str, *,
 
 async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
                      original: Original, options: PortOptions = PortOptions(), *,
-                     usage: Usage | None = None) -> PortOutcome:
+                     usage: Usage | None = None,
+                     on_step: Callable[[str], None] | None = None) -> PortOutcome:
     """Translate, check, compare and repair one class (see the module docstring).
+
+    ``on_step`` hears one line per step (``translate take (2/3)``, ``compare round 0``),
+    for progress on a long port.
 
     Model failures that persist (``LLMRequestError``) propagate; everything the model gets
     wrong ends in a rejected outcome.
@@ -300,7 +304,12 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
     outcome = PortOutcome(False, None, usage=spent)
     world = skeleton.text
     filename = options.filename
-    for method in info.methods:
+    def step(text: str) -> None:
+        if on_step is not None:
+            on_step(text)
+
+    for number, method in enumerate(info.methods, 1):
+        step(f"translate {method.name} ({number}/{len(info.methods)})")
         base = translate_method_messages(class_source=info.source, class_name=info.name,
                                          world_text=world, method=method.name,
                                          method_source=method.source)
@@ -320,6 +329,7 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
         outcome.tools_ported.append(method.name)
     outcome.text = world
     for round_number in range(options.max_rounds + 1):
+        step(f"compare, round {round_number}")
         report = await asyncio.to_thread(_compare, world, filename, original, options.compare)
         outcome.report = report
         outcome.rounds = round_number
@@ -341,6 +351,7 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
                                 "message": f"methods without a tool: {report.missing_in_world};"
                                            f" tools without a method: "
                                            f"{report.missing_in_original}"})
+        step(f"repair {len(differences)} difference(s), round {round_number + 1}")
         base = difference_feedback(class_source=info.source, class_name=info.name,
                                    world_text=world, differences=differences)
         fixed, _, problems = await _attempt(

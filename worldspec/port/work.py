@@ -9,6 +9,7 @@ payload says.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ class PortPayload:
     ignore: tuple[str, ...]
     options: PortOptions
     requests: str | None
+    #: whether to print each step on stderr (a long port, e.g. a model answered by hand)
+    progress: bool = False
 
 
 @dataclass
@@ -70,5 +73,11 @@ async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> Po
     original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
                         payload.seed_key, payload.ignore)
     journal = RequestJournal(client, payload.requests)
-    outcome = await port_class(journal, skeleton, original, payload.options, usage=spent)
+    label = f"{Path(payload.file).name}:{payload.class_name}"
+
+    def on_step(text: str) -> None:
+        print(f"port {label}: {text}", file=sys.stderr, flush=True)
+
+    outcome = await port_class(journal, skeleton, original, payload.options, usage=spent,
+                               on_step=on_step if payload.progress else None)
     return PortResult(outcome.accepted, outcome.text, outcome.to_json(), skeleton.notes)
