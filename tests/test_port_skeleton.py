@@ -126,3 +126,14 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str], message: str,
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_without_the_port_extra_the_commands_say_what_to_install(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "libcst" else real(name, *a))
+    assert cli_main(["compare", str(INVENTORY), "x.world"]) == 2
+    assert "libcst is not installed: pip install 'worldspec[port]'" in capsys.readouterr().err

@@ -23,7 +23,7 @@ from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, r
 if TYPE_CHECKING:
     from worldspec.port.compare import CompareOptions, Original
 
-__all__ = ["add_compare_options", "add_original_options", "compare_options",
+__all__ = ["add_compare_options", "add_original_options", "compare_options", "missing_extra",
            "configure_compare", "original_from_args", "read_init_data", "run_compare"]
 
 
@@ -75,6 +75,17 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
                          help="CPU seconds the child may use in all (default 60)")
     sandbox.add_argument("--time-zone", default="UTC", metavar="TZ",
                          help="the child's local time zone (default UTC)")
+
+
+def missing_extra() -> str | None:
+    """What to install when the ``port`` extra (libcst, hypothesis) is missing, or None."""
+    import importlib.util
+
+    missing = [name for name in ("libcst", "hypothesis") if importlib.util.find_spec(name) is None]
+    if missing:
+        return (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed: "
+                "pip install 'worldspec[port]'")
+    return None
 
 
 def read_init_data(raw: str | None) -> dict[str, Any] | None:
@@ -176,7 +187,7 @@ def configure_compare(parser: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace, console: Console) -> int:
-    problem = limits_problem(args)
+    problem = missing_extra() or limits_problem(args)
     if problem is not None:
         console.error(problem)
         return EXIT_USAGE

@@ -31,6 +31,7 @@ from worldspec.cli.compare import (
     class_name_of,
     compare_options,
     limits_problem,
+    missing_extra,
     read_init_data,
     read_source,
 )
@@ -79,7 +80,7 @@ def run_port(args: argparse.Namespace, console: Console) -> int:
     if (args.file is None) == (args.batch is None):
         console.error("give either FILE.py or --batch DIR")
         return EXIT_USAGE
-    problem = limits_problem(args)
+    problem = missing_extra() or limits_problem(args)
     if problem is None and args.max_rounds < 0:
         problem = "--max-rounds must be at least 0"
     if problem is not None:
