@@ -173,3 +173,44 @@ def test_port_batch_of_a_folder_without_classes(tmp_path: Path,
     assert cli_main(["port", "--batch", str(tmp_path), "--model", "m",
                      "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert "no classes found" in capsys.readouterr().err
+
+
+SMALL = '''world W "w"
+
+config { results: bfcl }
+
+state {
+  n: int = 0
+}
+
+# returns {"n"}
+tool bump() -> json
+  "Add one."
+{
+  fail "not ported yet: bump"
+}
+'''
+
+
+def test_splice_replaces_by_name_and_inserts_helpers_before_the_tools() -> None:
+    from worldspec.port.translate import splice
+
+    reply = ('fn twice(x: int) -> int { return x * 2 }\n'
+             'config { results: bfcl  seed: 7 }\n'
+             'tool bump() -> json "Add one." {\n  n += 1\n  return {"n": twice(n)}\n}\n')
+    text = splice(SMALL, reply, tool="bump")
+    assert check_source(text, "w.world").ok
+    assert "not ported yet" not in text and "seed: 7" in text
+    assert text.index("fn twice") < text.index("# returns") < text.index("tool bump")
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ('world X "x"\ntool bump() -> json "d" { return {} }\n', "leave out: world"),
+    ('tool other() -> json "d" { return {} }\n', "holds no `tool bump`"),
+    ('tool bump( -> json\n', "syntax errors"),
+])
+def test_splice_refuses_what_it_cannot_use(reply: str, message: str) -> None:
+    from worldspec.port.translate import SpliceError, splice
+
+    with pytest.raises(SpliceError, match=message):
+        splice(SMALL, reply, tool="bump")

@@ -137,3 +137,8 @@ def test_without_the_port_extra_the_commands_say_what_to_install(
                         lambda name, *a: None if name == "libcst" else real(name, *a))
     assert cli_main(["compare", str(INVENTORY), "x.world"]) == 2
     assert "libcst is not installed: pip install 'worldspec[port]'" in capsys.readouterr().err
+
+
+def test_a_seeded_random_becomes_the_worlds_seed() -> None:
+    text = _skeleton(Path(bfcl_message_api.__file__), "MessageAPI")
+    assert "config { results: bfcl  seed: 200191 }" in text

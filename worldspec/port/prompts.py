@@ -43,8 +43,11 @@ Rules of a faithful port:
   value and mixes types in literals.
 - Reply with one ```world code block holding the complete `tool` declaration of the method,
   and any `fn`, `record`, `enum` or `type` declarations it needs (new ones, or changed ones
-  in full). To change the state, include the whole `state { ... }` block. Nothing else: no
-  `world` header, no `config`, no other tools."""
+  in full). To change the state, include the whole `state { ... }` block; to change the
+  config (the result convention, the episode `seed` a Python `random.Random(seed)` needs),
+  the whole `config { ... }` block. Nothing else: no `world` header, no other tools.
+- Randomness: `random_int(lo, hi)` draws like Python's `Random.randint` on the episode's
+  RNG, seeded by `config { seed: N }`; use it where the Python draws from `Random(N)`."""
 
 
 def _system() -> str:

@@ -105,6 +105,8 @@ class ClassInfo:
     methods: list[MethodInfo]
     load_method: str | None
     source: str
+    #: the literal seed of a ``random.Random(seed)`` the class keeps, if any
+    seed: int | None = None
 
     @property
     def convention(self) -> str:
@@ -169,7 +171,43 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
             _collect_attributes(module, functions[setter], constants, attributes)
     methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
-                     module.code_for_node(node))
+                     module.code_for_node(node), _random_seed(module, node, constants))
+
+
+class _SeedFinder(cst.CSTVisitor):
+    """The first ``Random(<literal>)`` (or ``Random(x.get("k", <literal>))``) in a class."""
+
+    def __init__(self, module: cst.Module, constants: Mapping[str, Any]) -> None:
+        self.module = module
+        self.constants = constants
+        self.seed: int | None = None
+        #: names assigned in the methods (``DEFAULT_COPY = deepcopy(DEFAULT)``)
+        self.local: dict[str, Any] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                value = _fold(self.module.code_for_node(node.value), self.constants, self.local)
+                if value is not _UNKNOWN:
+                    self.local[target.target.value] = value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else \
+            func.value if isinstance(func, cst.Name) else ""
+        if name != "Random" or len(node.args) != 1 or self.seed is not None:
+            return
+        value = _fold(self.module.code_for_node(node.args[0].value), self.constants,
+                      self.local)
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.seed = value
+
+
+def _random_seed(module: cst.Module, node: cst.ClassDef, constants: Mapping[str, Any]
+                 ) -> int | None:
+    finder = _SeedFinder(module, constants)
+    node.visit(finder)
+    return finder.seed
 
 
 def _module_constants(module: cst.Module) -> dict[str, Any]:
@@ -724,7 +762,8 @@ def _render(info: ClassInfo, plan: _Plan, data: Mapping[str, Any] | None,
     emit("")
     emit(f"world {info.name} {_string_literal(_doc(info.doc.split(chr(10) * 2)[0]) or info.name)}")
     emit("")
-    emit(f"config {{ results: {info.convention} }}")
+    seed = f"  seed: {info.seed}" if info.seed is not None else ""
+    emit(f"config {{ results: {info.convention}{seed} }}")
     emit("")
     for state, (record, fields, key) in plan.records.items():
         if f"state:{state}" in plan.widened:

@@ -56,7 +56,7 @@ __all__ = ["PortOptions", "PortOutcome", "RequestJournal", "port_class", "splice
 
 #: declarations a reply may carry, by kind
 _SPLICEABLE = (n.ToolDecl, n.FnDecl, n.RecordDecl, n.EnumDecl, n.AliasDecl, n.EntityDecl,
-               n.UnionDecl, n.StateDecl, n.InvariantDecl)
+               n.UnionDecl, n.StateDecl, n.InvariantDecl, n.ConfigDecl)
 
 
 class SpliceError(Exception):
@@ -177,8 +177,8 @@ def splice(world_text: str, reply_code: str, *, tool: str | None = None) -> str:
     refused = [d for d in parsed.module.decls if not isinstance(d, _SPLICEABLE)]
     if refused:
         kinds = sorted({type(d).__name__.replace("Decl", "").lower() for d in refused})
-        raise SpliceError(f"reply with tool, fn, record, enum, type or state declarations "
-                          f"only; leave out: {', '.join(kinds)}")
+        raise SpliceError(f"reply with tool, fn, record, enum, type, state or config "
+                          f"declarations only; leave out: {', '.join(kinds)}")
     if tool is not None and not any(isinstance(d, n.ToolDecl) and d.name.name == tool
                                     for d in parsed.module.decls):
         raise SpliceError(f"your reply holds no `tool {tool}` declaration")

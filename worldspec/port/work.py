@@ -76,7 +76,7 @@ async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> Po
     label = f"{Path(payload.file).name}:{payload.class_name}"
 
     def on_step(text: str) -> None:
-        print(f"port {label}: {text}", file=sys.stderr, flush=True)
+        print(f"\nport {label}: {text}", file=sys.stderr, flush=True)
 
     outcome = await port_class(journal, skeleton, original, payload.options, usage=spent,
                                on_step=on_step if payload.progress else None)
