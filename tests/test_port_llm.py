@@ -139,6 +139,9 @@ def test_port_command_writes_only_an_accepted_world(llm_server: ScriptedLLMServe
     assert summary["rejected"] == 1 and not rejected.exists()
     assert summary["items_detail"][0]["reason"] == \
         "compile errors remain in get_item after 0 repair rounds"
+    (detail,) = summary["classes"]
+    assert detail["label"] == "inventory.py:InventoryEnv" and detail["diagnostics"]
+    assert detail["tools_ported"] == [] and detail["differences"] == []
 
 
 def test_port_batch_is_resumable(llm_server: ScriptedLLMServer, tmp_path: Path,

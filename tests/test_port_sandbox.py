@@ -5,6 +5,7 @@ stopped and reported, and the next request gets a fresh child."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ FAST = Limits(call_timeout=2.0, load_timeout=10.0, memory_mb=512, cpu_seconds=20
 
 
 @pytest.fixture
-def sandbox() -> Sandbox:
+def sandbox() -> Iterator[Sandbox]:
     with Sandbox(RUNAWAY, "Runaway", load=None, limits=FAST) as box:
         yield box
 
@@ -88,3 +89,13 @@ def test_a_missing_class_is_a_load_error() -> None:
     with Sandbox(RUNAWAY, "Nope", limits=FAST) as box, \
             pytest.raises(SandboxError, match="no class Nope"):
         box.reset()
+
+
+def test_the_child_is_renewed_after_many_resets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from worldspec.port import sandbox as module
+
+    monkeypatch.setattr(module, "RESETS_PER_CHILD", 2)
+    with Sandbox(RUNAWAY, "Runaway", load=None, limits=FAST) as box:
+        for _ in range(5):
+            assert box.reset().state == {"calls": 0}
+        assert box.starts == 3

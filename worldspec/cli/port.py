@@ -241,9 +241,15 @@ async def _port_batch(args: argparse.Namespace,
     summary = await run_batch("port", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
                               progress=_progress(args, len(items), console, "classes: "))
-    if args.format == "text":
-        for record in summary.records:
-            _render_record(record, console)
+    if args.format == "json":
+        document = summary.to_json()
+        document["classes"] = [{"label": r.label, "status": r.status, "output": r.output,
+                                **(r.data.get("outcome") or {}), "notes": r.data.get("notes", [])}
+                               for r in summary.records]
+        console.line(json.dumps(document, ensure_ascii=False, indent=2))
+        return EXIT_OK if summary.ok else EXIT_PROBLEMS
+    for record in summary.records:
+        _render_record(record, console)
     return _report(summary, args, console)
 
 

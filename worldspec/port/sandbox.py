@@ -11,7 +11,9 @@
   lookups, ``subprocess``, ``os.system``, ``exec``, ``fork`` and ``kill`` before the class's
   module is imported (see :mod:`worldspec.port.sandbox_child`);
 - a wall-clock timeout on every request (default 5 s a call, 30 s to load): a child that
-  does not answer in time is killed and the request ends in :class:`SandboxStopped`.
+  does not answer in time is killed and the request ends in :class:`SandboxStopped`;
+- a fresh child every :data:`RESETS_PER_CHILD` resets, so the CPU limit bounds a stretch of
+  work rather than a whole long comparison.
 
 This is defence in depth against buggy or generated code, not a security boundary against a
 determined attacker (an audit hook can be evaded by native code); run classes you do not
@@ -39,6 +41,10 @@ from typing import Any
 __all__ = ["CallOutcome", "Limits", "Loaded", "Sandbox", "SandboxError", "SandboxStopped"]
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
+
+#: resets after which the child is started afresh, so that its CPU limit (which counts the
+#: child's whole life) measures a bounded stretch of work, never a long comparison's total
+RESETS_PER_CHILD = 200
 
 #: the largest answer the child may send (a state serialised as JSON), in bytes
 MAX_ANSWER = 64 * 1024 * 1024
@@ -117,6 +123,7 @@ class Sandbox:
         self._stderr: Any = None
         #: how many times the child was started
         self.starts = 0
+        self._resets = 0
 
     # ------------------------------------------------------------ lifecycle
     def __enter__(self) -> Sandbox:
@@ -169,7 +176,10 @@ class Sandbox:
     # -------------------------------------------------------------- requests
     def reset(self) -> Loaded:
         """A fresh instance, loaded from the data (the child is started if it is not running)."""
-        if self._process is None or self._process.poll() is not None:
+        self._resets += 1
+        if self._process is None or self._process.poll() is not None \
+                or self._resets > RESETS_PER_CHILD:
+            self._resets = 1
             return self._start()
         answer = self._request({"op": "reset"}, self.limits.load_timeout)
         if not answer.get("ok"):
