@@ -92,12 +92,12 @@ tool spin() -> json "Answer at once." { return {} }
 
 
 def test_a_runaway_original_is_stopped_and_reported() -> None:
-    options = CompareOptions(examples=20, steps=5, limits=Limits(call_timeout=1.0))
+    options = CompareOptions(examples=20, steps=5, limits=Limits(call_timeout=3.0))
     report = compare(load(RUNAWAY_WORLD), Original(CLASSES / "runaway.py", "Runaway", load=None),
                      options)
     stopped = [d for d in report.differences if d.kind == "original stopped"]
     assert stopped and stopped[0].tool == "spin"
-    assert "did not answer within 1 s" in stopped[0].message
+    assert "did not answer within 3 s" in stopped[0].message
     assert report.missing_in_world == ["connect", "environment", "hog", "spawn"]
 
 
