@@ -2,10 +2,13 @@
 
 Both sides start from the same data: the original in a :class:`~worldspec.port.sandbox.Sandbox`
 (built by its load method, see :class:`Original`), the world as ``World(data=..., seed=...)``.
-Hypothesis drives both with the same random call sequences: a tool of the world, then
-arguments drawn from the tool's JSON schema and from the values already in either state (row
-keys, strings, numbers), and now and then arguments the schema refuses (a missing, a wrongly
-typed or an unexpected argument). After every call the two are compared:
+Hypothesis runs the examples, each one call sequence drawn from a seed it draws (the calls
+themselves come from a plain ``random.Random``, uniformly over tools and values: hypothesis'
+own draws lean so hard on first choices and boundaries that whole tools went untried). Both
+sides get the same sequence: a tool of the world, then arguments drawn from the tool's JSON
+schema and from the values already in either state (row keys, strings, numbers), and now and
+then arguments the schema refuses (a missing, a wrongly typed or an unexpected argument).
+After every call the two are compared:
 
 - **the result**: the original's return value, as JSON, must equal the world's result as
   the world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
@@ -24,15 +27,16 @@ it raises, returns a failure or cannot bind them. When it accepts them anyway (o
 them after changing its state) the world is stricter than the original there: a *note*, not
 a difference, and the sequence ends.
 
-Every difference is shrunk by hypothesis to the shortest call sequence that shows it; up to
+Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
+sides) to the shortest call sequence that still shows it; up to
 ``max_differences`` distinct ones (by kind and tool) are collected, each from its own search.
 A comparison *agrees* when ``examples`` random sequences found nothing, the initial states
 are equal and both sides have the same tools.
 
 The original is untrusted: a call that does not return in time, or that exhausts memory or
 CPU, stops its child process; that is reported as a difference of kind ``original
-stopped`` (not shrunk, so that a runaway call is not run again and again) and the
-comparison goes on with a fresh child.
+stopped`` (not shrunk, so that a runaway call is not run again and again) and the search
+ends there: the sequence that stopped it is the report.
 """
 
 from __future__ import annotations
@@ -555,7 +559,7 @@ def _search(state: _Search) -> Difference | None:
 
 
 def _shrink(state: _Search, found: Difference, budget: int = 200) -> Difference:
-    """Delta debugging on top of hypothesis' shrinking: drop calls while the same kind of
+    """Delta debugging: drop calls while the same kind of
     difference in the same tool still shows."""
     best = found
     calls = [c.call for c in found.calls]
