@@ -142,3 +142,18 @@ def test_without_the_port_extra_the_commands_say_what_to_install(
 def test_a_seeded_random_becomes_the_worlds_seed() -> None:
     text = _skeleton(Path(bfcl_message_api.__file__), "MessageAPI")
     assert "config { results: bfcl  seed: 200191 }" in text
+
+
+def test_bfcl_trading_bot_skeleton_starts_as_the_original_does() -> None:
+    from worldspec.port.compare import CompareOptions, Original, compare
+    from worldspec.services.loading import load_result
+
+    trading_bot = pytest.importorskip(
+        "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.trading_bot")
+    path = Path(trading_bot.__file__)
+    text = _skeleton(path, "TradingBot")
+    assert "long_context: bool = false" in text and "seed: 1053520" in text
+    assert "orders: map[int, Order] = {12345: Order(id: 12345" in text
+    world = next(iter(load_result(check_source(text, "tb.world")).worlds.values()))
+    report = compare(world, Original(path, "TradingBot", {}), CompareOptions(examples=5))
+    assert report.differences and report.differences[0].kind == "result"  # not the start

@@ -238,7 +238,13 @@ def _is_self(node: cst.BaseExpression) -> bool:
 
 def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
                         constants: Mapping[str, Any], out: dict[str, AttributeInfo]) -> None:
+    # a parameter with a literal default stands for that default (``long_context=False``)
     local: dict[str, Any] = {}
+    for param in [*function.params.params, *function.params.kwonly_params]:
+        if param.default is not None:
+            value = _fold(module.code_for_node(param.default), constants, {})
+            if value is not _UNKNOWN:
+                local[param.name.value] = value
     for statement in function.body.body:
         for small in _smalls(statement):
             pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None, str | None]] = []
