@@ -39,7 +39,7 @@ editor:
 	cd editors/vscode && node test/grammar.test.js
 	tmp=$$(mktemp -d) && (cd editors/vscode && npx --no-install vsce package \
 		--allow-missing-repository --skip-license -o "$$tmp/worldspec.vsix") && \
-		$(BIN)/python -m zipfile -l "$$tmp/worldspec.vsix" | grep -q extension/syntaxes/worldspec.tmLanguage.json; \
+		$(BIN)/python -m zipfile -l "$$tmp/worldspec.vsix" | grep extension/syntaxes/worldspec.tmLanguage.json > /dev/null; \
 		status=$$?; rm -rf "$$tmp"; exit $$status
 
 # The adapters' frameworks, each in a venv of its own (their dependency trees clash with the
