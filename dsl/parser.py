@@ -9,9 +9,13 @@ collected by the lexer and kept on the module for the formatter.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -19,6 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lark as lark_package
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -32,7 +37,8 @@ from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.lexer import install_fast_lexer
 from worldspec.dsl.syntax_messages import describe_expected, describe_token
 
-__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH"]
+__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH",
+           "parser_cache_dir"]
 
 MAX_DEPTH = 200
 _TOP_LEVEL = re.compile(
@@ -73,13 +79,18 @@ def _keep_comment(tok: Token) -> Token:
     return tok
 
 
-@cache
-def _lark(start: str) -> tuple[Lark, _ToNodes]:
-    """The LALR parser for ``start`` and the transformer it runs inline."""
-    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
-        encoding="utf-8")
-    transformer = _ToNodes()
-    lark = Lark(
+def parser_cache_dir() -> str | None:
+    """Where the parser tables are cached: ``$WORLDSPEC_PARSER_CACHE`` (empty: nowhere), else
+    ``$XDG_CACHE_HOME/worldspec``, else ``~/.cache/worldspec``; None when there is no home."""
+    configured = os.environ.get("WORLDSPEC_PARSER_CACHE")
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "worldspec") if os.path.isabs(base) else None
+
+
+def _build(grammar: str, start: str, transformer: _ToNodes, cache_file: str | bool) -> Lark:
+    return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
@@ -88,8 +99,51 @@ def _lark(start: str) -> tuple[Lark, _ToNodes]:
         start=start,
         transformer=transformer,
         lexer_callbacks={"COMMENT": _keep_comment},
-        cache=False,
+        cache=cache_file,
     )
+
+
+def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
+    """The parser, its LALR tables read from the per-user cache when they are there.
+
+    Building the tables takes most of a small check's time, and they depend only on the
+    grammar and the lark and Python versions, which name the cache file. lark's own
+    ``cache`` option reads it; lark verifies the grammar's hash stored in the file and
+    builds the tables again when it does not match or the file cannot be read (a stale or
+    corrupted cache costs the build, never a wrong parser). A new file is written under a
+    unique name and renamed into place, so a concurrent reader never sees half of it; a
+    cache folder that cannot be written (a read-only home) means no cache.
+    """
+    folder = parser_cache_dir()
+    if folder is None:
+        return _build(grammar, start, transformer, False)
+    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+                                    sys.version)).encode()).hexdigest()[:32]
+    path = os.path.join(folder, f"parser-{start}-{key}.lark")
+    if os.path.isfile(path):
+        return _build(grammar, start, transformer, path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".parser-", suffix=".tmp")
+        os.close(handle)
+    except OSError:
+        return _build(grammar, start, transformer, False)
+    parser = _build(grammar, start, transformer, temporary)  # lark fills the empty file
+    try:
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    return parser
+
+
+@cache
+def _lark(start: str) -> tuple[Lark, _ToNodes]:
+    """The LALR parser for ``start`` and the transformer it runs inline."""
+    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
+        encoding="utf-8")
+    transformer = _ToNodes()
+    lark = _build_cached(grammar, start, transformer)
     # Nodes are built while parsing (no intermediate tree); each reduce callback
     # is wrapped so the transformer sees the raw children it takes spans from.
     table_parser = lark.parser.parser.parser
