@@ -9,13 +9,11 @@ collected by the lexer and kept on the module for the formatter.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -108,33 +106,21 @@ def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
 
     Building the tables takes most of a small check's time, and they depend only on the
     grammar and the lark and Python versions, which name the cache file. lark's own
-    ``cache`` option reads it; lark verifies the grammar's hash stored in the file and
-    builds the tables again when it does not match or the file cannot be read (a stale or
-    corrupted cache costs the build, never a wrong parser). A new file is written under a
-    unique name and renamed into place, so a concurrent reader never sees half of it; a
-    cache folder that cannot be written (a read-only home) means no cache.
+    ``cache`` option reads and writes it: lark stores the grammar's hash in the file and
+    builds the tables again when the hash does not match or the file cannot be read, then
+    writes the file anew, so a stale, corrupted or half-written cache costs one build, never
+    a wrong parser. A cache folder that cannot be made or written means no cache.
     """
     folder = parser_cache_dir()
     if folder is None:
         return _build(grammar, start, transformer, False)
-    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
-                                    sys.version)).encode()).hexdigest()[:32]
-    path = os.path.join(folder, f"parser-{start}-{key}.lark")
-    if os.path.isfile(path):
-        return _build(grammar, start, transformer, path)
     try:
         os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".parser-", suffix=".tmp")
-        os.close(handle)
     except OSError:
         return _build(grammar, start, transformer, False)
-    parser = _build(grammar, start, transformer, temporary)  # lark fills the empty file
-    try:
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-    return parser
+    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+                                    sys.version)).encode()).hexdigest()[:32]
+    return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
 
 
 @cache
