@@ -214,14 +214,18 @@ def render(rows: list[Row], runs: int) -> str:
              f"{os.cpu_count()} CPUs; wall time of whole processes, {runs} runs after a "
              "warm-up", ""]
     width = max(len(r.what) for r in rows)
-    lines.append(f"{'what':<{width}}  {'min ms':>8}  {'median ms':>9}  {'goal ms':>7}  verdict")
-    lines.append(f"{'-' * width}  {'-' * 8}  {'-' * 9}  {'-' * 7}  -------")
+    floor = rows[0].median_ms
+    lines.append(f"{'what':<{width}}  {'min ms':>8}  {'median ms':>9}  {'x floor':>7}  "
+                 f"{'goal ms':>7}  verdict")
+    lines.append(f"{'-' * width}  {'-' * 8}  {'-' * 9}  {'-' * 7}  {'-' * 7}  -------")
     for r in rows:
         goal = f"{r.goal_ms:,.0f}" if r.goal_ms is not None else "-"
-        lines.append(f"{r.what:<{width}}  {r.min_ms:>8,.1f}  {r.median_ms:>9,.1f}  {goal:>7}  "
+        lines.append(f"{r.what:<{width}}  {r.min_ms:>8,.1f}  {r.median_ms:>9,.1f}  "
+                     f"{r.median_ms / floor:>7,.1f}  {goal:>7}  "
                      f"{_verdict(r)}{'  (' + r.note + ')' if r.note else ''}")
-    floor = rows[0].median_ms
-    lines += ["", f"the interpreter alone takes {floor:.0f} ms of every row; goals are medians"]
+    lines += ["", f"the interpreter alone (the floor) takes {floor:.0f} ms of every row; goals are "
+              "medians; 'x floor' is a row's median over the floor's, which a loaded machine "
+              "moves less than the figures"]
     return "\n".join(lines)
 
 
