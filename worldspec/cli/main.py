@@ -46,6 +46,7 @@ __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "LazySubco
            "Subcommand", "SUBCOMMANDS", "UsageError", "build_parser", "chosen_command", "main"]
 
 
+# ------------------------------------------------------------------- port
 # ------------------------------------------------------------------- table
 #: Every subcommand, in the order ``--help`` lists them. Add a row to add one: its help texts
 #: and where its code is (imported only when the command is chosen, so ``worldspec --help``
@@ -147,6 +148,27 @@ SUBCOMMANDS: dict[str, Subcommand | LazySubcommand] = {
                     "(synth tasks); the compiler's diagnostics, the property tests and task "
                     "validation drive repair, and only what passes is written. See docs/llm.md.",
         module="worldspec.cli.synth", configure="configure_synth", run="run_synth",
+    ),
+    "port": LazySubcommand(
+        summary="turn a Python environment class into a checked world, proven equal",
+        description="Read a Python class (never running it) and write a spec skeleton; an "
+                    "LLM translates the methods with the compiler in the loop; then the "
+                    "original, sandboxed, and the world are driven with the same random call "
+                    "sequences, and each difference goes back to the model until N sequences "
+                    "agree. --skeleton-only writes the skeleton without a model; --batch DIR "
+                    "ports a folder of classes, resumably. See docs/port.md. Exit status: 0 "
+                    "every class ported, 1 some rejected or failed, 2 bad arguments.",
+        module="worldspec.cli.port", configure="configure_port", run="run_port",
+    ),
+    "compare": LazySubcommand(
+        summary="differential test: a Python class against a world, call for call",
+        description="Run the original class in a sandbox (no network, time and memory "
+                    "limits) and the world side by side with the same random call sequences; "
+                    "compare results and public state after every call, and report each "
+                    "difference shrunk to its shortest sequence. See docs/port.md. Exit "
+                    "status: 0 they agree, 1 they differ or the world has errors, 2 bad "
+                    "arguments.",
+        module="worldspec.cli.compare", configure="configure_compare", run="run_compare",
     ),
     "serve": LazySubcommand(
         summary="serve a world over MCP (stdio or streamable HTTP)",
