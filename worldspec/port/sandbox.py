@@ -4,7 +4,8 @@
 
 - a cleared environment (only ``PATH``, ``LANG``/``LC_ALL``, ``PYTHONHASHSEED=0`` and
   ``TZ``, default UTC): no API keys, no proxies, no ``PYTHONPATH``;
-- resource limits set before the child's first instruction: address space
+- resource limits, set by the child as its first step, before it reads a request (no
+  ``preexec_fn``, unsafe in a parent with threads, such as a Ray worker): address space
   (``RLIMIT_AS``, default 1024 MB), CPU time (``RLIMIT_CPU``, default 60 s for the whole
   child), file size (``RLIMIT_FSIZE``, 16 MB) and no core dumps;
 - no network and no new processes: the child's audit hook refuses socket operations, name
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import signal
 import subprocess
@@ -45,6 +45,9 @@ CHILD = Path(__file__).with_name("sandbox_child.py")
 #: resets after which the child is started afresh, so that its CPU limit (which counts the
 #: child's whole life) measures a bounded stretch of work, never a long comparison's total
 RESETS_PER_CHILD = 200
+
+#: seconds to wait for a child whose pipe closed to report its exit status
+EXIT_GRACE = 2.0
 
 #: the largest answer the child may send (a state serialised as JSON), in bytes
 MAX_ANSWER = 64 * 1024 * 1024
@@ -98,16 +101,6 @@ class CallOutcome:
     exception: str = ""
 
 
-def _limit(limits: Limits) -> None:  # pragma: no cover - runs in the child before exec
-    memory = limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
-    size = limits.file_size_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.setsid()
-
-
 class Sandbox:
     """One child process holding one instance of the class under test."""
 
@@ -142,9 +135,10 @@ class Sandbox:
         self._stderr = tempfile.TemporaryFile()
         limits = self.limits
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, env=self._environment(), cwd=tempfile.gettempdir(),
-            preexec_fn=lambda: _limit(limits), close_fds=True)
+            [sys.executable, "-I", "-B", str(CHILD), _limits_argument(limits)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env=self._environment(), cwd=tempfile.gettempdir(), start_new_session=True,
+            close_fds=True)
         self._buffer = b""
         self.starts += 1
         answer = self._request({"op": "load", "file": str(self.file), "class": self.class_name,
@@ -241,6 +235,13 @@ class Sandbox:
         """Kill the child and say why it stopped."""
         process = self._process
         status = process.poll() if process is not None else None
+        if status is None and process is not None and what == "exited":
+            # the pipe closes as the child exits, a moment before its status can be read
+            # (a busy host, e.g. a Ray worker, widens that moment): wait for it briefly
+            try:
+                status = process.wait(timeout=EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                status = None
         if status is None and process is not None:
             self.close()
         else:
@@ -264,6 +265,12 @@ class Sandbox:
             return ""
         lines = [x for x in text.strip().splitlines() if x.strip()]
         return lines[-1].strip() if lines else ""
+
+
+def _limits_argument(limits: Limits) -> str:
+    """The child's limits, as its one argument (it sets them before anything else)."""
+    return json.dumps({"memory": limits.memory_mb * 1024 * 1024, "cpu": limits.cpu_seconds,
+                       "file_size": limits.file_size_mb * 1024 * 1024})
 
 
 def _loaded(answer: dict[str, Any]) -> Loaded:

@@ -3,8 +3,12 @@
 This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I -B``: no
 ``PYTHON*`` variables, no user site, not the current folder on the path, no bytecode
 written), never imported by worldspec, and imports the standard library alone. The parent
-has already set its resource limits (memory, CPU time, file size) and cleared its
-environment; before the class's module is loaded, this script
+has cleared its environment and started it in a session of its own; before the class's
+module is loaded, this script
+
+- sets its resource limits first (address space, CPU time, file size, no core files: the
+  numbers are its one argument, as JSON), so that no ``preexec_fn`` runs between fork and
+  exec in a parent that has threads (a Ray worker, the comparison's worker thread);
 
 - closes the network: every socket operation and name lookup is refused by an audit hook,
   and so are new processes (``subprocess``, ``os.system``, ``exec``, ``fork``, ``kill``);
@@ -190,7 +194,21 @@ class Host:
                 "error": "", **self.state()}
 
 
+def set_limits(spec: str) -> None:
+    """Apply ``{"memory", "cpu", "file_size"}`` (bytes, seconds, bytes) to this process."""
+    import resource
+
+    limits = json.loads(spec)
+    memory, cpu, size = int(limits["memory"]), int(limits["cpu"]), int(limits["file_size"])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def main() -> None:
+    if len(sys.argv) > 1:
+        set_limits(sys.argv[1])
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
