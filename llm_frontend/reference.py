@@ -16,7 +16,10 @@ What is condensed away, and why:
   self-contained file: imports are refused), keeping its ``config`` subsection;
 - "Validation and scoring" (what the checker does with tasks: the repair loop
   reports it as diagnostics instead);
-- Markdown links (their text stays), trailing spaces and runs of blank lines.
+- Markdown links in prose (their text stays), trailing spaces and runs of blank lines.
+  Code is never touched: fenced blocks and inline code spans are copied as they are
+  (``list[str](..10)`` looks like a link to a naive pattern), so every code block of the
+  prompt is a code block of ``docs/language.md``, character for character.
 
 The example world is ``examples/shop/shop.world`` with only the tools named in
 :data:`EXAMPLE_TOOLS` (a look-up and three that change state; every type,
@@ -48,7 +51,8 @@ _HEADER = ("# WorldSpec language reference (condensed)\n\n"
 #: heading text -> "own" (drop the section's own text, keep its subsections) or "all"
 _DROPPED_SECTIONS = {"Files, imports and the world": "own", "Validation and scoring": "all"}
 
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
+_LINK = re.compile(r"\[([^\]`]+)\]\([^)`\s]+\)")
+_CODE_SPAN = re.compile(r"(`+)(?:.*?[^`])?\1(?!`)")
 _HEADING = re.compile(r"^(#{1,6}) (.*)$")
 
 
@@ -73,10 +77,23 @@ def condense_language_doc(markdown: str) -> str:
                 continue
         if dropping is not None:
             continue
-        out.append(_LINK.sub(r"\1", line.rstrip()))
+        out.append(line if in_fence or line.startswith("```")
+                   else _flatten_links(line.rstrip()))
     text = "\n".join(out)
     text = re.sub(r"\n{3,}", "\n\n", text)
     return text.strip("\n") + "\n"
+
+
+def _flatten_links(line: str) -> str:
+    """``line`` with each Markdown link replaced by its text, outside inline code spans."""
+    out: list[str] = []
+    position = 0
+    for span in _CODE_SPAN.finditer(line):
+        out.append(_LINK.sub(r"\1", line[position:span.start()]))
+        out.append(span.group(0))
+        position = span.end()
+    out.append(_LINK.sub(r"\1", line[position:]))
+    return "".join(out)
 
 
 def _decls(text: str, path: str) -> tuple[n.Decl, ...]:

@@ -147,7 +147,7 @@ LANGUAGE_REFERENCE = (
     'type Price = float(0.0..)\n'
     'type Name = str(1..80)                         # length from 1 to 80\n'
     'type Phone = str matching /^\\+?[0-9]{7,15}$/\n'
-    'type Tags = liststr                    # at most ten\n'
+    'type Tags = list[str](..10)                    # at most ten\n'
     '```\n'
     '\n'
     'A constrained value is checked whenever it enters a parameter, a field, state or initial data;\n'

@@ -313,7 +313,9 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
     focus = tools[slot % len(tools)] if tools else None
     base = write_task_messages(world_name=world.name, world_file=world.path.name,
                                world_text=world.text, written=written, focus_tool=focus,
-                               conversational=options.conversational)
+                               conversational=options.conversational,
+                               min_calls=options.min_calls,
+                               max_ids=options.max_instruction_ids)
     messages = base
     last: str | None = None
     verdict: TaskVerdict | None = None

@@ -25,11 +25,24 @@ PLAN_JSON = json.dumps({
 
 
 def counter_world(name: str = "Counter", *, guarded: bool = True, typo: bool = False,
-                  type_error: bool = False) -> str:
-    """A tiny world. ``guarded=False`` lets ``decrement`` break the invariant (a property
-    failure); ``typo`` and ``type_error`` make compile errors."""
+                  type_error: bool = False, sample: bool = True) -> str:
+    """A tiny world with a sample task (its seed data: the total is 3). ``guarded=False``
+    lets ``decrement`` break the invariant (a property failure); ``typo`` and
+    ``type_error`` make compile errors; ``sample=False`` leaves the sample task out."""
     guard = '  require total > 0 else "The counter is at zero."\n' if guarded else ""
     added = "byy" if typo else ('"one"' if type_error else "by")
+    task = f'''
+task count_up in {name} "Add two, then take one." {{
+  given {{ total: 3 }}
+  instruction "Add two to the counter, then take one away."
+  check four: total == 4
+  only changes total
+  solution {{
+    increment(by: 2)
+    decrement()
+  }}
+}}
+''' if sample else ""
     return f'''world {name} "A counter that can go up and down."
 
 config {{ results: envscaler }}
@@ -54,7 +67,7 @@ tool decrement() -> int
 {guard}  total -= 1
   return total
 }}
-'''
+{task}'''
 
 
 def world_named(description: str) -> str:
