@@ -230,8 +230,9 @@ Rules for the task you write:
   the work is done and true after it (compare with `initial.` where useful).
 - `only changes ...`: the frame, listing exactly the state the work may change.
 - `solution {{ ... }}`: the reference tool calls, in order, with named arguments,
-  **at least {min_calls} calls**, at least one of them changing the state. It must make every check true
-  and stay within the frame; doing nothing must not make every check true.{conversational}
+  **at least {min_calls} calls**, at least one of them changing the state. It must make
+  every check true and stay within the frame; doing nothing must not make every check
+  true.{conversational}
 - Reply with the task in one ```world code block and nothing else."""
 
 _CONVERSATIONAL = """

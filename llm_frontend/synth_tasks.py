@@ -52,7 +52,7 @@ from worldspec.llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagn
 
 __all__ = ["TaskOptions", "TaskOutcome", "TaskVerdict", "TaskWorld", "judge_task",
            "load_task_world", "render_tasks_file", "rename_task", "synthesize_task",
-           "task_fingerprint"]
+           "task_fingerprint", "task_meaning"]
 
 #: The name the task is checked under, in the world's folder (never written to disk).
 _PROBE_NAME = "__synth_task__.world"
@@ -118,6 +118,8 @@ class TaskVerdict:
     name: str | None = None
     instruction: str = ""
     warnings: tuple[str, ...] = ()
+    #: :func:`task_meaning` of an accepted task
+    meaning: str = ""
 
 
 def _problem(message: str, line: int = 0) -> dict[str, Any]:
@@ -203,6 +205,8 @@ def judge_task(world: TaskWorld, text: str, taken: set[str],
     problems = _structure(task, world, taken, options)
     if problems:
         return TaskVerdict("structure", tuple(problems), name, instruction)
+    checks = sorted(" ".join(text[c.condition.span.start:c.condition.span.end].split())
+                    for c in task.checks)
     path, probe = _probe(world, text)
     result = check_source(probe, path)
     shown = result.program.roots[0] if result.program.roots else path
@@ -210,11 +214,24 @@ def judge_task(world: TaskWorld, text: str, taken: set[str],
         found = diagnostics_for_model(list(result.diagnostics), text, file=shown, line_offset=2)
         return TaskVerdict("compile", tuple(found or [_problem("the world does not check")]),
                            name, instruction)
-    return _validate(world, result, shown, name, instruction, text, options)
+    return _validate(world, result, shown, name, instruction, text, options, checks)
+
+
+def task_meaning(initial_state: Any, solution: Any, checks: Sequence[str],
+                 frame: Sequence[str] | None) -> str:
+    """A hash of what a task *is*: its initial state (as loaded, whatever the layout of its
+    data), its solution's calls, its checks' conditions and its frame; not its name, doc,
+    instruction or check names. Two tasks with the same meaning are one task told twice."""
+    import json
+
+    canonical = json.dumps({"state": initial_state, "solution": solution,
+                            "checks": sorted(checks), "frame": sorted(frame or ())},
+                           sort_keys=True, ensure_ascii=False, default=str)
+    return sha256_text(canonical)
 
 
 def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, instruction: str,
-              text: str, options: TaskOptions) -> TaskVerdict:
+              text: str, options: TaskOptions, checks: Sequence[str] = ()) -> TaskVerdict:
     from worldspec.services.loading import load_result
     from worldspec.services.validation import validate_tasks
 
@@ -235,7 +252,11 @@ def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, inst
     if errors:
         return TaskVerdict("validation", tuple((errors + others)[:MAX_FEEDBACK]), name,
                            instruction, warnings)
-    return TaskVerdict("ok", (), name, instruction, warnings)
+    spec = episode.TASKS[name]
+    meaning = task_meaning(episode.export_state(),
+                           [[tool, dict(args)] for tool, args in spec.solution],
+                           checks, spec.frame)
+    return TaskVerdict("ok", (), name, instruction, warnings, meaning)
 
 
 def _judge_locked(world: TaskWorld, text: str, taken: set[str],
@@ -295,6 +316,10 @@ class TaskOutcome:
     instruction: str = ""
     warnings: tuple[str, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    #: :func:`task_meaning` (accepted tasks only)
+    meaning: str = ""
+    #: what was wrong with the last attempt of a rejected task
+    problems: tuple[dict[str, Any], ...] = ()
 
 
 async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
@@ -330,7 +355,7 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
         if verdict.stage == "ok":
             return TaskOutcome(True, verdict.name, code, round_number,
                                instruction=verdict.instruction, warnings=verdict.warnings,
-                               usage=spent)
+                               usage=spent, meaning=verdict.meaning)
         if verdict.stage == "validation":
             feedback = task_feedback(verdict.problems)
         elif verdict.stage == "structure":
@@ -346,4 +371,4 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
               "validation": "the task does not validate"}[verdict.stage]
     detail = "; ".join(str(p.get("message")) for p in verdict.problems[:3])
     return TaskOutcome(False, verdict.name, last, rounds, f"{reason} after {rounds} repair rounds",
-                       detail, verdict.instruction, usage=spent)
+                       detail, verdict.instruction, usage=spent, problems=verdict.problems)

@@ -209,7 +209,8 @@ def judge_world(text: str, options: WorldOptions = WorldOptions()) -> WorldVerdi
                             tuple(sorted({f["kind"] for f in findings})), coverage, tasks)
     missing = uncovered_tools(coverage)
     if missing:
-        uncovered = tuple(_coverage_problem(tool, coverage[tool]) for tool in missing)
+        uncovered = tuple(_coverage_problem(tool, coverage[tool], bool(tasks))
+                          for tool in missing)
         return WorldVerdict("coverage", uncovered, name, ("never succeeds",), coverage, tasks)
     return WorldVerdict("ok", (), name, coverage=coverage, sample_tasks=tasks)
 
@@ -258,15 +259,16 @@ def _validate_samples(result: Any, text: str) -> list[dict[str, Any]]:
     return problems[:MAX_FEEDBACK]
 
 
-def _coverage_problem(tool: str, row: dict[str, Any]) -> dict[str, Any]:
+def _coverage_problem(tool: str, row: dict[str, Any], seeded: bool) -> dict[str, Any]:
     calls = int(row.get("calls", 0))
-    common = row.get("error")
+    common = str(row.get("error") or "").rstrip(".")
     why = f"; it failed most often with: {common}" if common else ""
+    start = "the sample tasks' data" if seeded else "an empty state (there is no seed data)"
     return {"kind": "never succeeds", "tool": tool,
             "message": f"{tool} changes the state but succeeded in none of its {calls} random "
-                       f"calls from the sample tasks' data{why}. Give the seed data what the "
-                       "tool needs to succeed (rows in the right state for its preconditions) "
-                       "or fix a precondition that can never hold."}
+                       f"calls from {start}{why}. Give the seed data what the tool needs to "
+                       "succeed (rows in the right state for its preconditions) or fix a "
+                       "precondition that can never hold."}
 
 
 def _codes(problems: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "counter_world", "fenced", "library_task",
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "counter_world", "fenced", "library_task", "parking_world",
            "world_named"]
 
 PLAN_JSON = json.dumps({
@@ -185,3 +185,84 @@ def library_task(name: str = "swap_books", *, title: str = "Emma", broken_check:
   }}
 }}
 '''
+
+
+def parking_world(*, guarded: bool = True, open_garage: bool = True, sample: bool = True) -> str:
+    """A garage: vehicles park in spots and move between them; at most one vehicle per spot.
+
+    ``guarded=False`` plants the bug of a ``move_vehicle`` that does not check that the new
+    spot is free (the invariant catches it: a property failure). ``open_garage=False`` gives
+    the sample task a closed garage and no tool opens it, so ``move_vehicle`` and ``leave``
+    never succeed (the vacuous gate). ``sample=False`` leaves the sample task (the seed data)
+    out, so exploration starts from an empty garage where no write tool can succeed.
+    """
+    guard = ('  require not (exists v in vehicles: v.spot == spot) else '
+             'f"Spot {spot.id} is taken."\n') if guarded else ""
+    task = f'''
+task park_and_move in Garage "Park a car, then move another." {{
+  given {{
+    spots: [{{id: "S1", level: 0}}, {{id: "S2", level: 0}}, {{id: "S3", level: 1}},
+            {{id: "S4", level: 1}}],
+    vehicles: [{{plate: "AB123", spot: "S1"}}, {{plate: "CD456", spot: "S2"}},
+               {{plate: "EF789"}}],
+    open: {"true" if open_garage else "false"},
+  }}
+  instruction "Park EF789 on S3."
+  check parked: vehicles["EF789"].spot == "S3"
+  only changes vehicles.spot
+  solution {{
+    find_free_spots()
+    park(vehicle: "EF789", spot: "S3")
+  }}
+}}
+''' if sample else ""
+    return f'''world Garage "A parking garage: vehicles park in spots and move between them."
+
+config {{ results: envscaler }}
+
+entity Spot {{ key id: str  level: int(0..5) }}
+
+entity Vehicle {{ key plate: str  spot: Spot? = none }}
+
+state {{
+  spots: table Spot
+  vehicles: table Vehicle
+  open: bool = true
+}}
+
+invariant one_vehicle_per_spot "A spot holds at most one vehicle.":
+  all s in spots: count([v for v in vehicles if v.spot == s]) <= 1
+
+tool find_free_spots() -> list[str]
+  "The ids of the free spots."
+{{
+  return [s.id for s in spots if not (exists v in vehicles: v.spot == s)]
+}}
+
+tool park(vehicle: Vehicle "The plate.", spot: Spot "The spot id.") -> Vehicle
+  "Park a vehicle that is not parked in a free spot."
+{{
+  require vehicle.spot == none else f"{{vehicle.plate}} is already parked."
+  require not (exists v in vehicles: v.spot == spot) else f"Spot {{spot.id}} is taken."
+  vehicle.spot = spot
+  return vehicle
+}}
+
+tool move_vehicle(vehicle: Vehicle "The plate.", spot: Spot "The new spot id.") -> Vehicle
+  "Move a parked vehicle to another spot."
+{{
+  require open else "The garage is closed."
+  require vehicle.spot != none else f"{{vehicle.plate}} is not parked."
+{guard}  vehicle.spot = spot
+  return vehicle
+}}
+
+tool leave(vehicle: Vehicle "The plate.") -> Vehicle
+  "A parked vehicle leaves its spot."
+{{
+  require open else "The garage is closed."
+  require vehicle.spot != none else f"{{vehicle.plate}} is not parked."
+  vehicle.spot = none
+  return vehicle
+}}
+{task}'''

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
     from worldspec.llm_frontend.client import LLMConfig
     from worldspec.llm_frontend.synth_tasks import TaskWorld
+    from worldspec.llm_frontend.synth_world import WorldOutcome
 
 __all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "make_batch_executor", "model_config", "run_synth"]
@@ -93,6 +94,9 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
                         help="the summary as 'text' (default) or 'json' on stdout")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="the live progress line on stderr: 'auto' (default) on a terminal")
+    parser.add_argument("--retry-rejected", action="store_true",
+                        help="work again on items the journal holds as rejected (say, with "
+                             "more --max-rounds); accepted items are still skipped")
 
 
 def make_batch_executor(args: argparse.Namespace, concurrency: int) -> Any:
@@ -110,15 +114,41 @@ def _progress(args: argparse.Namespace, total: int, console: Console, label: str
     return Progress(total, console.err, enabled=enabled, label=label)
 
 
+def coverage_line(coverage: dict[str, Any]) -> str:
+    """``coverage: 3/3 write tools reached; park* 12/40, ...`` (succeeded/calls per tool)."""
+    rows = {name: row for name, row in coverage.items() if isinstance(row, dict)}
+    writes = [name for name, row in rows.items() if row.get("changes_state")]
+    reached = [name for name in writes if row_int(rows[name], "succeeded")]
+    shown = ", ".join(f"{name}{'*' if rows[name].get('changes_state') else ''} "
+                      f"{row_int(rows[name], 'succeeded')}/{row_int(rows[name], 'calls')}"
+                      for name in sorted(rows))
+    return (f"coverage: {len(reached)}/{len(writes)} write tools reached; {shown} "
+            "(succeeded/calls, * changes state)")
+
+
+def row_int(row: dict[str, Any], name: str) -> int:
+    value = row.get(name)
+    return value if isinstance(value, int) else 0
+
+
 def _report(summary: BatchSummary, args: argparse.Namespace, console: Console) -> int:
+    """The summary; in text, first one line per item: what became of it and which file."""
     if args.format == "json":
         console.line(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:
         for record in summary.records:
             if record.status == "accepted":
-                continue
-            detail = f": {record.detail}" if record.detail else ""
-            console.line(f"{record.status} {record.label}: {record.reason}{detail}")
+                rounds = f"after {record.rounds} repair round(s)"
+                console.line(f"accepted {record.label} {rounds} -> {record.output}")
+            else:
+                detail = f": {record.detail}" if record.detail else ""
+                console.line(f"{record.status} {record.label}: {record.reason}{detail}")
+                draft = record.data.get("draft")
+                if isinstance(draft, str):
+                    console.line(f"  last draft and its problems kept in {draft}")
+            coverage = record.data.get("coverage")
+            if isinstance(coverage, dict) and coverage:
+                console.line(f"  {coverage_line(coverage)}")
         console.write(summary.render_text())
     return EXIT_OK if summary.ok else EXIT_PROBLEMS
 
@@ -176,6 +206,10 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
                         help="random call sequences of the property tests (default 30)")
     parser.add_argument("--test-steps", type=int, default=20, metavar="N",
                         help="calls per sequence (default 20)")
+    parser.add_argument("--sample-tasks", type=int, default=1, metavar="N",
+                        help="the fewest sample tasks the world file holds; their inline data "
+                             "is the world's seed data, where the property tests start "
+                             "(default 1; 0: a world without data or tasks)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -212,7 +246,7 @@ def _run_world(args: argparse.Namespace, console: Console) -> int:
         console.error("the description is empty")
         return EXIT_USAGE
     if not _check_limits(args, console, max_rounds=0, test_examples=1, test_steps=1,
-                         concurrency=1, max_retries=0, workers=1):
+                         concurrency=1, max_retries=0, workers=1, sample_tasks=0):
         return EXIT_USAGE
     if args.input is not None and not _is_folder_or_absent(args.out, console):
         return EXIT_USAGE
@@ -227,18 +261,9 @@ def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
 
 
 async def _world_batch(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.batch import (
-        ClientWorker,
-        ItemRecord,
-        Journal,
-        SplitWork,
-        run_batch,
-        sha256_text,
-        write_atomically,
-        write_output,
-    )
+    from worldspec.llm_frontend.batch import ClientWorker, Journal, SplitWork, run_batch
     from worldspec.llm_frontend.synth_workers import world_work
-    from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome
+    from worldspec.llm_frontend.synth_world import WorldOptions
 
     config = model_config(args)
     executor = make_batch_executor(args, config.concurrency)
@@ -248,35 +273,61 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     journal_path = args.journal or (None if single else str(out / "journal.jsonl"))
     journal = Journal.open(journal_path) if journal_path else None
     options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
-                           test_examples=args.test_examples, test_steps=args.test_steps)
+                           test_examples=args.test_examples, test_steps=args.test_steps,
+                           sample_tasks=args.sample_tasks)
 
     def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
-        """On the driver: the record, and the world file when accepted."""
-        record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected",
-                            item.label, outcome.rounds, outcome.reason, outcome.detail,
-                            data={"world": outcome.world_name,
-                                  "history": [h.to_json() for h in outcome.history]})
-        if outcome.accepted and outcome.text is not None:
-            if single:
-                write_atomically(out, outcome.text)
-                path, digest = out, sha256_text(outcome.text)
-            else:
-                path, digest = write_output(out, _slug(outcome.world_name or "world"),
-                                            outcome.text)
-            record.output, record.output_sha256 = str(path), digest
-        return record
+        """On the driver: the record, and the world file when accepted (the last draft and
+        its problems when rejected)."""
+        return settle_world(item, outcome, out, single=single)
 
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (str(item.payload["description"]), options), settle)
     summary = await run_batch("synth world", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
-                              progress=_progress(args, len(items), console, "worlds: "))
-    if single and args.format == "text" and summary.records and \
-            summary.records[0].status == "accepted":
-        record = summary.records[0]
-        console.line(f"accepted {record.data.get('world')} after {record.rounds} repair "
-                     f"round(s): wrote {record.output}")
+                              progress=_progress(args, len(items), console, "worlds: "),
+                              retry_rejected=args.retry_rejected)
     return _report(summary, args, console)
+
+
+def settle_world(item: BatchItem, outcome: WorldOutcome, out: Path, *,
+                 single: bool = False) -> ItemRecord:
+    """The journal record of one world, writing it (accepted: ``out`` itself when
+    ``single``, else ``out/<name>-<sha12>.world``) or its last draft and problems
+    (rejected: beside ``out``, or in ``out/rejected/``)."""
+    from worldspec.llm_frontend.batch import (
+        ItemRecord,
+        sha256_text,
+        write_atomically,
+        write_output,
+    )
+
+    data: dict[str, Any] = {"world": outcome.world_name,
+                            "history": [h.to_json() for h in outcome.history],
+                            "coverage": outcome.coverage,
+                            "sample_tasks": list(outcome.sample_tasks)}
+    record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected", item.label,
+                        outcome.rounds, outcome.reason, outcome.detail, data=data)
+    stem = _slug(outcome.world_name or "world")
+    if outcome.accepted and outcome.text is not None:
+        if single:
+            write_atomically(out, outcome.text)
+            path, digest = out, sha256_text(outcome.text)
+        else:
+            path, digest = write_output(out, stem, outcome.text)
+        record.output, record.output_sha256 = str(path), digest
+        data["text"] = outcome.text
+    elif outcome.text is not None:
+        folder = out.parent if single else out / "rejected"
+        draft_stem = f"{out.stem}.rejected" if single else stem
+        draft, _ = write_output(folder, draft_stem, outcome.text)
+        problems = {"label": item.label, "reason": outcome.reason, "detail": outcome.detail,
+                    "stage": outcome.stage, "problems": list(outcome.problems),
+                    "history": data["history"], "coverage": outcome.coverage}
+        write_atomically(draft.with_suffix(".problems.json"),
+                         json.dumps(problems, ensure_ascii=False, indent=1) + "\n")
+        data.update({"draft": str(draft), "problems": list(outcome.problems)})
+    return record
 
 
 # -------------------------------------------------------------------- tasks
@@ -366,6 +417,7 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         ItemRecord,
         Journal,
         SplitWork,
+        file_sha256,
         run_batch,
         sha256_text,
         write_atomically,
@@ -427,15 +479,20 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         data: dict[str, Any] = {"world": str(job.world.path),
                                 "world_sha256": job.world.sha256, "slot": slot}
         if not outcome.accepted or outcome.text is None or outcome.name is None:
+            if outcome.text is not None:
+                data.update({"draft_text": outcome.text, "problems": list(outcome.problems)})
             return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
                               outcome.reason, outcome.detail, data=data)
         done = accepted_of(job.world.sha256)
         print_ = task_fingerprint(outcome.text)
-        twin = next((r for r in done if r.data.get("fingerprint") == print_), None)
+        twin = next((r for r in done if r.data.get("fingerprint") == print_ or
+                     (outcome.meaning and r.data.get("meaning") == outcome.meaning)), None)
         if twin is not None:
+            same = "the same text" if twin.data.get("fingerprint") == print_ else \
+                "the same data, checks, frame and solution"
             return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                              "duplicate of an accepted task", str(twin.data.get("task")),
-                              data=data)
+                              "duplicate of an accepted task",
+                              f"{twin.data.get('task')} ({same})", data=data)
         names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
         name, text = outcome.name, outcome.text
         suffix = 2
@@ -445,15 +502,26 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         if name != outcome.name:
             text = rename_task(text, name)
         data.update({"task": name, "text": text, "instruction": outcome.instruction,
-                     "fingerprint": print_, "warnings": list(outcome.warnings)})
+                     "fingerprint": print_, "meaning": outcome.meaning,
+                     "warnings": list(outcome.warnings)})
         return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
                           output=str(job.out), output_sha256=sha256_text(text), data=data)
 
+    restored = []
+    for job in jobs:  # the journal is the truth: a tasks file missing or changed is rebuilt
+        texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
+        if texts:
+            wanted = render_tasks_file(job.world, job.out, texts)
+            if file_sha256(job.out) != sha256_text(wanted):
+                write_atomically(job.out, wanted)
+                restored.append(str(job.out))
     work = SplitWork(ClientWorker(config, task_work), prepare, settle)
     summary = await run_batch("synth tasks", items, work, journal=journal,
                               concurrency=config.concurrency, on_record=materialise,
-                              executor=executor,
+                              executor=executor, retry_rejected=args.retry_rejected,
+                              verify=None,
                               progress=_progress(args, len(items), console, "tasks: "))
+    summary.restored = restored
     if args.format == "text":
         for job in jobs:
             count = len(accepted_of(job.world.sha256))
