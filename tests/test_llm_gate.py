@@ -126,7 +126,7 @@ def test_the_summary_shows_per_tool_coverage(llm_server: ScriptedLLMServer, tmp_
             "--model", "m"]
     assert cli_main(args) == 0
     text = capsys.readouterr().out
-    assert f"accepted a parking garage after 0 repair round(s) -> {out}" in text
+    assert f"accepted Garage (a parking garage) after 0 repair round(s) -> {out}" in text
     assert "coverage: 3/3 write tools reached; find_free_spots " in text
     assert "move_vehicle* " in text
     assert out.stat().st_mode & 0o777 == 0o644

@@ -264,7 +264,8 @@ def test_synth_world_command_end_to_end(llm_server: ScriptedLLMServer, tmp_path:
                        "--base-url", llm_server.url, "--model", "m", "--test-examples", "10"])
     printed = capsys.readouterr()
     assert status == 0, printed
-    assert "accepted Counter after 1 repair round(s)" in printed.out
+    assert "accepted Counter (A counter that goes up and down.) after 1 repair round(s) -> " \
+        f"{out}" in printed.out
     assert "tokens: 54" in printed.out
     assert compiler_check([out]).ok
 
@@ -370,7 +371,7 @@ def test_synth_tasks_command_writes_a_valid_tasks_file(
 
     def answer(request: RecordedRequest) -> Reply | str:
         if "Tasks already written" in request.last_user or "swap_books" in request.text:
-            return fenced(library_task("swap_again", title="Emma", broken_check=False)
+            return fenced(library_task("swap_again", title="Walden", broken_check=False)
                           .replace("Return one book", "Swap books again"))
         return fenced(library_task(title=next(titles)))
 

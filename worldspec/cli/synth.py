@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,7 @@ from worldspec.cli.console import (
 if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
     from worldspec.llm_frontend.client import LLMConfig
-    from worldspec.llm_frontend.synth_tasks import TaskWorld
+    from worldspec.llm_frontend.stages import TaskJob
     from worldspec.llm_frontend.synth_world import WorldOutcome
 
 __all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
@@ -139,7 +138,10 @@ def _report(summary: BatchSummary, args: argparse.Namespace, console: Console) -
         for record in summary.records:
             if record.status == "accepted":
                 rounds = f"after {record.rounds} repair round(s)"
-                console.line(f"accepted {record.label} {rounds} -> {record.output}")
+                world = record.data.get("world") if "coverage" in record.data else None
+                what = f"{world} ({record.label})" if world and world != record.label \
+                    else record.label
+                console.line(f"accepted {what} {rounds} -> {record.output}")
             else:
                 detail = f": {record.detail}" if record.detail else ""
                 console.line(f"{record.status} {record.label}: {record.reason}{detail}")
@@ -176,15 +178,6 @@ def _run_guarded(console: Console, body: Callable[[], int]) -> int:
     except LLMError as exc:
         console.error(str(exc))
         return EXIT_PROBLEMS
-
-
-def _slug(name: str) -> str:
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower() if ch.isascii() and ch.isalnum() else "_")
-    return "".join(out).strip("_") or "world"
 
 
 # -------------------------------------------------------------------- world
@@ -262,6 +255,7 @@ def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
 
 async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     from worldspec.llm_frontend.batch import ClientWorker, Journal, SplitWork, run_batch
+    from worldspec.llm_frontend.stages import settle_world
     from worldspec.llm_frontend.synth_workers import world_work
     from worldspec.llm_frontend.synth_world import WorldOptions
 
@@ -290,46 +284,6 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     return _report(summary, args, console)
 
 
-def settle_world(item: BatchItem, outcome: WorldOutcome, out: Path, *,
-                 single: bool = False) -> ItemRecord:
-    """The journal record of one world, writing it (accepted: ``out`` itself when
-    ``single``, else ``out/<name>-<sha12>.world``) or its last draft and problems
-    (rejected: beside ``out``, or in ``out/rejected/``)."""
-    from worldspec.llm_frontend.batch import (
-        ItemRecord,
-        sha256_text,
-        write_atomically,
-        write_output,
-    )
-
-    data: dict[str, Any] = {"world": outcome.world_name,
-                            "history": [h.to_json() for h in outcome.history],
-                            "coverage": outcome.coverage,
-                            "sample_tasks": list(outcome.sample_tasks)}
-    record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected", item.label,
-                        outcome.rounds, outcome.reason, outcome.detail, data=data)
-    stem = _slug(outcome.world_name or "world")
-    if outcome.accepted and outcome.text is not None:
-        if single:
-            write_atomically(out, outcome.text)
-            path, digest = out, sha256_text(outcome.text)
-        else:
-            path, digest = write_output(out, stem, outcome.text)
-        record.output, record.output_sha256 = str(path), digest
-        data["text"] = outcome.text
-    elif outcome.text is not None:
-        folder = out.parent if single else out / "rejected"
-        draft_stem = f"{out.stem}.rejected" if single else stem
-        draft, _ = write_output(folder, draft_stem, outcome.text)
-        problems = {"label": item.label, "reason": outcome.reason, "detail": outcome.detail,
-                    "stage": outcome.stage, "problems": list(outcome.problems),
-                    "history": data["history"], "coverage": outcome.coverage}
-        write_atomically(draft.with_suffix(".problems.json"),
-                         json.dumps(problems, ensure_ascii=False, indent=1) + "\n")
-        data.update({"draft": str(draft), "problems": list(outcome.problems)})
-    return record
-
-
 # -------------------------------------------------------------------- tasks
 def _configure_tasks(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("world", nargs="?", metavar="WORLD.world",
@@ -356,22 +310,15 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
     add_backend_options(parser)
 
 
-@dataclass
-class _TaskJob:
-    world: TaskWorld
-    count: int
-    conversational: bool
-    out: Path
-
-
-def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
+def _task_jobs(args: argparse.Namespace) -> list[TaskJob]:
     from worldspec.llm_frontend.batch import InputError, read_jsonl, sha256_text
+    from worldspec.llm_frontend.stages import TaskJob
     from worldspec.llm_frontend.synth_tasks import load_task_world
 
     if args.input is None:
         world = load_task_world(args.world)
         out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
-        return [_TaskJob(world, args.count, args.conversational, out)]
+        return [TaskJob(world, args.count, args.conversational, out)]
     base = Path(args.input).parent
     jobs = []
     for number, value in read_jsonl(args.input):
@@ -394,7 +341,7 @@ def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
             out = Path(args.out) / f"{stem}-{sha256_text(world.text)[:12]}.tasks.world"
         else:
             out = world.path.with_suffix(".tasks.world")
-        jobs.append(_TaskJob(world, count, conversational, out))
+        jobs.append(TaskJob(world, count, conversational, out))
     return jobs
 
 
@@ -411,25 +358,10 @@ def _run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _task_batch(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.batch import (
-        BatchItem,
-        ClientWorker,
-        ItemRecord,
-        Journal,
-        SplitWork,
-        file_sha256,
-        run_batch,
-        sha256_text,
-        write_atomically,
-    )
-    from worldspec.llm_frontend.synth_tasks import (
-        TaskOptions,
-        TaskOutcome,
-        rename_task,
-        render_tasks_file,
-        task_fingerprint,
-    )
-    from worldspec.llm_frontend.synth_workers import TaskPayload, task_work
+    from worldspec.llm_frontend.batch import ClientWorker, Journal, SplitWork, run_batch
+    from worldspec.llm_frontend.stages import TaskBatch
+    from worldspec.llm_frontend.synth_tasks import TaskOptions
+    from worldspec.llm_frontend.synth_workers import task_work
 
     config = model_config(args)
     executor = make_batch_executor(args, config.concurrency)
@@ -440,91 +372,23 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         journal_path = jobs[0].out.with_name(jobs[0].out.name + ".journal.jsonl")
     else:
         journal_path = Path(args.out or Path(args.input).parent) / "synth-tasks.journal.jsonl"
-    journal = Journal.open(journal_path)
-    by_sha = {job.world.sha256: job for job in jobs}
-    items: list[BatchItem] = []
-    for job in jobs:
-        for slot in range(job.count):
-            payload = {"world_sha256": job.world.sha256, "slot": slot,
-                       "conversational": job.conversational}
-            items.append(BatchItem.make("task", payload, f"{job.world.name}#{slot}"))
 
-    def accepted_of(sha: str) -> list[ItemRecord]:
-        records = [r for r in journal.records.values()
-                   if r.status == "accepted" and r.data.get("world_sha256") == sha]
-        return sorted(records, key=lambda r: int(r.data.get("slot", 0)))
+    def options(job: TaskJob, conversational: bool) -> TaskOptions:
+        return TaskOptions(max_rounds=args.max_rounds, conversational=conversational,
+                           min_calls=args.min_calls, max_instruction_ids=args.max_ids)
 
-    def materialise(record: ItemRecord) -> None:
-        job = by_sha.get(str(record.data.get("world_sha256")))
-        if record.status != "accepted" or job is None:
-            return
-        texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
-        write_atomically(job.out, render_tasks_file(job.world, job.out, texts))
-
-    def prepare(item: BatchItem) -> TaskPayload:
-        """On the driver, at dispatch: the slot with the tasks accepted so far."""
-        job = by_sha[str(item.payload["world_sha256"])]
-        written = [(str(r.data["task"]), str(r.data.get("instruction", "")))
-                   for r in accepted_of(job.world.sha256)]
-        options = TaskOptions(max_rounds=args.max_rounds, conversational=job.conversational,
-                              min_calls=args.min_calls, max_instruction_ids=args.max_ids)
-        return TaskPayload(job.world, int(item.payload["slot"]), options, tuple(written),
-                           frozenset(name for name, _ in written))
-
-    def settle(item: BatchItem, outcome: TaskOutcome) -> ItemRecord:
-        """On the driver: slots run concurrently, so name clashes and duplicates are settled
-        here, against the tasks accepted by then."""
-        job = by_sha[str(item.payload["world_sha256"])]
-        slot = int(item.payload["slot"])
-        data: dict[str, Any] = {"world": str(job.world.path),
-                                "world_sha256": job.world.sha256, "slot": slot}
-        if not outcome.accepted or outcome.text is None or outcome.name is None:
-            if outcome.text is not None:
-                data.update({"draft_text": outcome.text, "problems": list(outcome.problems)})
-            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                              outcome.reason, outcome.detail, data=data)
-        done = accepted_of(job.world.sha256)
-        print_ = task_fingerprint(outcome.text)
-        twin = next((r for r in done if r.data.get("fingerprint") == print_ or
-                     (outcome.meaning and r.data.get("meaning") == outcome.meaning)), None)
-        if twin is not None:
-            same = "the same text" if twin.data.get("fingerprint") == print_ else \
-                "the same data, checks, frame and solution"
-            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                              "duplicate of an accepted task",
-                              f"{twin.data.get('task')} ({same})", data=data)
-        names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
-        name, text = outcome.name, outcome.text
-        suffix = 2
-        while name in names:
-            name = f"{outcome.name}_{suffix}"
-            suffix += 1
-        if name != outcome.name:
-            text = rename_task(text, name)
-        data.update({"task": name, "text": text, "instruction": outcome.instruction,
-                     "fingerprint": print_, "meaning": outcome.meaning,
-                     "warnings": list(outcome.warnings)})
-        return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
-                          output=str(job.out), output_sha256=sha256_text(text), data=data)
-
-    restored = []
-    for job in jobs:  # the journal is the truth: a tasks file missing or changed is rebuilt
-        texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
-        if texts:
-            wanted = render_tasks_file(job.world, job.out, texts)
-            if file_sha256(job.out) != sha256_text(wanted):
-                write_atomically(job.out, wanted)
-                restored.append(str(job.out))
-    work = SplitWork(ClientWorker(config, task_work), prepare, settle)
-    summary = await run_batch("synth tasks", items, work, journal=journal,
-                              concurrency=config.concurrency, on_record=materialise,
+    batch = TaskBatch(jobs, Journal.open(journal_path), options)
+    restored = batch.restore_files()  # the journal is the truth
+    work = SplitWork(ClientWorker(config, task_work), batch.prepare, batch.settle)
+    summary = await run_batch("synth tasks", batch.items(), work, journal=batch.journal,
+                              concurrency=config.concurrency, on_record=batch.materialise,
                               executor=executor, retry_rejected=args.retry_rejected,
                               verify=None,
-                              progress=_progress(args, len(items), console, "tasks: "))
+                              progress=_progress(args, len(batch.items()), console, "tasks: "))
     summary.restored = restored
     if args.format == "text":
         for job in jobs:
-            count = len(accepted_of(job.world.sha256))
+            count = len(batch.accepted_of(job.world.sha256))
             if count:
                 console.line(f"{job.world.name}: {count} task(s) in {job.out}")
     return _report(summary, args, console)
