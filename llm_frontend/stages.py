@@ -55,11 +55,13 @@ def slug(name: str) -> str:
     return "".join(out).strip("_") or "world"
 
 
-def keep_draft(folder: Path, stem: str, text: str, report: dict[str, Any]) -> Path:
-    """Write a rejected draft as ``folder/stem-<sha12>.world`` and, beside it, ``.problems.json``
-    (``report``: the reason, the stage and the problems the model was last told)."""
-    draft, _ = write_output(folder, stem, text)
-    write_atomically(draft.with_suffix(".problems.json"),
+def keep_draft(folder: Path, stem: str, text: str, report: dict[str, Any], *,
+               suffix: str = ".world") -> Path:
+    """Write a rejected draft as ``folder/stem-<sha12><suffix>`` and, beside it,
+    ``stem-<sha12>.problems.json`` (``report``: the reason, the stage and the problems the
+    model was last told)."""
+    draft, _ = write_output(folder, stem, text, suffix)
+    write_atomically(draft.with_name(draft.name.removesuffix(suffix) + ".problems.json"),
                      json.dumps(report, ensure_ascii=False, indent=1) + "\n")
     return draft
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
-__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "counter_world", "fenced", "library_task", "parking_world",
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "corpus_responder", "counter_task", "counter_world",
+           "fenced", "library_task", "parking_world",
            "world_named"]
 
 PLAN_JSON = json.dumps({
@@ -266,3 +268,40 @@ tool leave(vehicle: Vehicle "The plate.") -> Vehicle
   return vehicle
 }}
 {task}'''
+
+
+def counter_task(world: str, number: int, *, conversational: bool = False) -> str:
+    """A task in a :func:`counter_world` named ``world``: four calls from a total of
+    ``number + 3``; ``number`` (1 to 9) makes tasks differ."""
+    start = number + 3
+    talk = ('  persona "A shopkeeper counting crates, brief."\n'
+            '  known "How much to add."\n  unknown "The current total."\n'
+            if conversational else "")
+    return f'''task count_{number} in {world} "Add {number + 1}, then even out." {{
+  given {{ total: {start} }}
+  instruction "Add {number + 1} to the counter, take one away, add one and take one away."
+{talk}  check total_right "The total went up by {number}.": total == {start + number}
+  only changes total
+  solution {{
+    increment(by: {number + 1})
+    decrement()
+    increment(by: 1)
+    decrement()
+  }}
+}}
+'''
+
+
+def corpus_responder(request: Any) -> str:
+    """The model of a ``synth corpus`` run on counter worlds: the answer depends only on the
+    request, so a resumed run gets the same answers as an uninterrupted one."""
+    if "response_format" in request.body:
+        return PLAN_JSON
+    if "Rules for the file you write" in request.system:
+        return fenced(world_named(request.last_user.split("\n\n")[1]))
+    world = re.search(r"Write one new task in (\w+)\.", request.last_user)
+    assert world is not None, request.last_user[-300:]
+    written = request.last_user.partition("Tasks already written")[2]
+    done = len(re.findall(r"^- count_", written, re.MULTILINE))
+    return fenced(counter_task(world.group(1), done + 1,
+                               conversational="This is a conversational task" in request.system))

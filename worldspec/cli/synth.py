@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from worldspec.cli import synth_corpus as cli_synth_corpus
 from worldspec.cli import synth_review as cli_synth_review
 from worldspec.cli import synth_themes as cli_synth_themes
 from worldspec.cli.console import (
@@ -422,6 +423,8 @@ SYNTH_COMMANDS: dict[str, Subcommand] = {
                          cli_synth_themes.configure, cli_synth_themes.run),
     "review": Subcommand(cli_synth_review.SUMMARY, cli_synth_review.DESCRIPTION,
                          cli_synth_review.configure, cli_synth_review.run),
+    "corpus": Subcommand(cli_synth_corpus.SUMMARY, cli_synth_corpus.DESCRIPTION,
+                         cli_synth_corpus.configure, cli_synth_corpus.run),
 }
 
 
