@@ -80,6 +80,8 @@ class CorpusOptions:
     explore_examples: int = 100
     explore_steps: int = 40
     retry_rejected: bool = False
+    #: world names the corpus must not use (other worlds checked beside it)
+    reserved_names: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {"worlds": self.worlds, "tasks_per_world": self.tasks_per_world,
@@ -355,11 +357,32 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
                   options: CorpusOptions, progress: ProgressFactory, executor: Any,
                   stages: list[StageStats], restored: list[str]) -> dict[str, ItemRecord]:
     """The world of each description (accepted or not), by description id."""
-    from worldspec.llm_frontend.stages import keep_draft, settle_world, slug
+    from dataclasses import replace
+
+    from worldspec.llm_frontend.stages import (
+        keep_draft,
+        rename_world,
+        settle_world,
+        slug,
+        unique_name,
+    )
     from worldspec.llm_frontend.synth_workers import world_work
     from worldspec.llm_frontend.synth_world import WorldOutcome
 
     by_key = {_world_item(d).key: d for d in descriptions}
+    journal = layout.journal("worlds")
+
+    def unique(item: BatchItem, outcome: WorldOutcome) -> WorldOutcome:
+        """World names are unique in the corpus (and apart from ``reserved_names``): a
+        second ``Library`` is renamed ``Library2`` before it is written."""
+        taken = set(options.reserved_names) | {
+            str(r.data.get("world")) for key, r in journal.records.items()
+            if key != item.key and key in by_key and r.status == "accepted"}
+        name = outcome.world_name or "World"
+        if name not in taken or outcome.text is None:
+            return outcome
+        new = unique_name(name, taken)
+        return replace(outcome, text=rename_world(outcome.text, new), world_name=new)
 
     def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
         description = by_key[item.key]
@@ -371,14 +394,12 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
                                    {"id": description.id, "reason": outcome.reason,
                                     "detail": outcome.detail, "stage": outcome.stage,
                                     "problems": list(outcome.problems),
-                                    "history": record.data["history"]},
-                                   suffix=".world.rejected")
+                                    "history": record.data["history"]})
                 record.data.update({"draft": str(draft), "problems": list(outcome.problems)})
             return record
+        outcome = unique(item, outcome)
         target = folder / f"{slug(outcome.world_name or 'world')}.world"
         return settle_world(item, outcome, folder, target=target)
-
-    journal = layout.journal("worlds")
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (by_key[item.key].text, options.world), settle)
     items = [_world_item(d) for d in descriptions]
@@ -417,7 +438,8 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
     def slot_options(job: TaskJob, conversational: bool) -> TaskOptions:
         return replace(options.task, conversational=conversational)
 
-    batch = TaskBatch(jobs, layout.journal("tasks"), slot_options)
+    batch = TaskBatch(jobs, layout.journal("tasks"), slot_options,
+                      drafts=lambda job: layout.rejected / job.out.parent.name)
     restored += batch.restore_files()
     work = SplitWork(ClientWorker(config, task_work), batch.prepare, batch.settle)
     items = batch.items()

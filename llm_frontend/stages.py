@@ -42,7 +42,8 @@ from worldspec.llm_frontend.synth_tasks import (
 from worldspec.llm_frontend.synth_workers import TaskPayload
 from worldspec.llm_frontend.synth_world import WorldOutcome
 
-__all__ = ["TaskBatch", "TaskJob", "keep_draft", "settle_world", "slug"]
+__all__ = ["TaskBatch", "TaskJob", "keep_draft", "rename_world", "settle_world", "slug",
+           "unique_name"]
 
 
 def slug(name: str) -> str:
@@ -55,11 +56,40 @@ def slug(name: str) -> str:
     return "".join(out).strip("_") or "world"
 
 
+def unique_name(name: str, taken: set[str] | frozenset[str]) -> str:
+    """``name``, or ``name2``, ``name3``, ... (``Room1_2`` after a digit): the first one not
+    in ``taken``."""
+    joint = "_" if name[-1:].isdigit() else ""
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}{joint}{number}", number + 1
+    return candidate
+
+
+def rename_world(text: str, new_name: str) -> str:
+    """``text`` with its world (the header and every task's ``in World``) named ``new_name``."""
+    from worldspec.dsl import nodes as n
+    from worldspec.dsl.diagnostics import DiagnosticSink
+    from worldspec.dsl.parser import parse_module
+
+    parsed = parse_module(text, "world.world", DiagnosticSink())
+    headers = [d for d in parsed.module.decls if isinstance(d, n.WorldDecl)]
+    if not parsed.ok or len(headers) != 1:
+        return text
+    old = headers[0].name.name
+    spans = [headers[0].name.span] + [d.world.span for d in parsed.module.decls
+                                      if isinstance(d, n.TaskDecl) and d.world.name == old]
+    for span in sorted(spans, key=lambda sp: sp.start, reverse=True):
+        text = text[:span.start] + new_name + text[span.end:]
+    return text
+
+
 def keep_draft(folder: Path, stem: str, text: str, report: dict[str, Any], *,
-               suffix: str = ".world") -> Path:
+               suffix: str = ".world.rejected") -> Path:
     """Write a rejected draft as ``folder/stem-<sha12><suffix>`` and, beside it,
     ``stem-<sha12>.problems.json`` (``report``: the reason, the stage and the problems the
-    model was last told)."""
+    model was last told). Drafts are not named ``*.world``, so that ``worldspec check`` on
+    the folder reads only what was accepted: rename one to work on it."""
     draft, _ = write_output(folder, stem, text, suffix)
     write_atomically(draft.with_name(draft.name.removesuffix(suffix) + ".problems.json"),
                      json.dumps(report, ensure_ascii=False, indent=1) + "\n")
@@ -92,7 +122,7 @@ def settle_world(item: BatchItem, outcome: WorldOutcome, out: Path, *, single: b
         data["text"] = outcome.text
     elif outcome.text is not None:
         folder = out.parent if single else out / "rejected"
-        draft = keep_draft(folder, f"{out.stem}.rejected" if single else stem, outcome.text,
+        draft = keep_draft(folder, out.stem if single else stem, outcome.text,
                            {"label": item.label, "reason": outcome.reason,
                             "detail": outcome.detail, "stage": outcome.stage,
                             "problems": list(outcome.problems), "history": data["history"],
@@ -120,11 +150,14 @@ class TaskBatch:
     """The task slots of ``jobs``, settled against ``journal`` (see the module docstring)."""
 
     def __init__(self, jobs: Sequence[TaskJob], journal: Journal,
-                 options: Callable[[TaskJob, bool], TaskOptions]) -> None:
+                 options: Callable[[TaskJob, bool], TaskOptions],
+                 drafts: Callable[[TaskJob], Path] | None = None) -> None:
         self.jobs = list(jobs)
         self.journal = journal
         #: the options of a slot of ``job`` (conversational or not)
         self.options = options
+        #: where a job's rejected drafts go (default: ``OUT.rejected/`` beside its tasks file)
+        self.drafts = drafts or (lambda job: job.out.with_name(job.out.name + ".rejected"))
         self.by_sha = {job.world.sha256: job for job in self.jobs}
 
     def items(self) -> list[BatchItem]:
@@ -183,8 +216,7 @@ class TaskBatch:
                                 "conversational": bool(item.payload.get("conversational"))}
         if not outcome.accepted or outcome.text is None or outcome.name is None:
             if outcome.text is not None:
-                folder = job.out.with_name(job.out.name + ".rejected")
-                draft = keep_draft(folder, f"slot{slot}", outcome.text,
+                draft = keep_draft(self.drafts(job), f"slot{slot}", outcome.text,
                                    {"label": item.label, "reason": outcome.reason,
                                     "detail": outcome.detail, "problems": list(outcome.problems)})
                 data.update({"draft": str(draft), "problems": list(outcome.problems)})

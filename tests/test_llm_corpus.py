@@ -239,6 +239,31 @@ def test_a_corpus_from_user_requests(llm_server: ScriptedLLMServer, tmp_path: Pa
         len(embeddings)  # the finished stage is not run again, embeddings included
 
 
+def test_world_names_are_unique_in_the_corpus_and_beside_it(llm_server: ScriptedLLMServer,
+                                                            tmp_path: Path) -> None:
+    """Two descriptions that make the same world, next to examples that already have it."""
+    llm_server.responder = corpus_responder
+    domains = tmp_path / "domains.txt"
+    domains.write_text("# one per line\nA crate counter, number 1.\nA jar counter, number 1.\n",
+                       encoding="utf-8")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "c.world").write_text('world Counter1 "x"\n', encoding="utf-8")
+    out = tmp_path / "examples" / "corpus"
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(out), "-n", "1",
+            "--conversational", "0", "--test-examples", "8", "--test-steps", "8",
+            "--explore-examples", "8", "--explore-steps", "8", "--concurrency", "1",
+            "--beside", str(tmp_path / "examples"), "--base-url", llm_server.url,
+            "--model", "m"]
+    assert cli_main(args) == 0
+    index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    assert [(w["id"], w["world"]) for w in index["worlds"]] == [
+        ("line_2", "Counter1_2"), ("line_3", "Counter1_3")]
+    assert check_paths([out]).ok
+    assert cli_main(args) == 0  # resumed: its own worlds do not count as taken
+    again = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    assert [w["world"] for w in again["worlds"]] == ["Counter1_2", "Counter1_3"]
+
+
 @pytest.mark.parametrize(("extra", "words"), [
     ([], "give either --domains FILE or --corpus FILE.jsonl"),
     (["--domains", "d.jsonl"], "name the corpus folder: -o DIR"),

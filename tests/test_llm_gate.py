@@ -153,10 +153,11 @@ def test_a_rejected_world_keeps_its_last_draft_and_can_be_retried(
     assert cli_main(args) == 1
     text = capsys.readouterr().out
     assert "rejected a parking garage: write tools never succeed after 1 repair rounds" in text
-    drafts = list(tmp_path.glob("garage.rejected-*.world"))
+    drafts = list(tmp_path.glob("garage-*.world.rejected"))
     assert len(drafts) == 1 and not out.exists()
     assert f"last draft and its problems kept in {drafts[0]}" in text
-    problems = json.loads(drafts[0].with_suffix(".problems.json").read_text(encoding="utf-8"))
+    problems = json.loads(Path(str(drafts[0]).replace(".world.rejected", ".problems.json"))
+                          .read_text(encoding="utf-8"))
     assert problems["stage"] == "coverage" and problems["problems"][0]["tool"] == "leave"
     # a plain rerun trusts the rejection; --retry-rejected works on it again
     assert cli_main(args) == 1 and len(attempts) == 2

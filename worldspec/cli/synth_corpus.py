@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from pathlib import Path
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, add_backend_options
@@ -75,6 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--similarity", type=float, default=0.9, metavar="X",
                         help="with --corpus: descriptions at least this alike are one "
                              "(default 0.9)")
+    parser.add_argument("--beside", nargs="+", metavar="PATH", default=[],
+                        help="the corpus will be checked beside these specs (say, examples): "
+                             "its worlds take none of their world names")
     parser.add_argument("--field", metavar="NAME", help="with --corpus: the text field")
     parser.add_argument("--id-field", metavar="NAME", help="with --corpus: the id field")
     add_batch_options(parser)
@@ -110,6 +114,28 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return _run_guarded(console, lambda: asyncio.run(_build(args, console)))
 
 
+def _world_names(paths: list[str], out: Path) -> frozenset[str]:
+    """The world names declared in the ``*.world`` files below ``paths``, outside ``out``."""
+    from worldspec.llm_frontend.batch import InputError
+
+    names: set[str] = set()
+    inside = out.resolve()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise InputError(f"--beside: '{raw}' does not exist")
+        files = [root] if root.is_file() else sorted(root.rglob("*.world"))
+        for path in files:
+            if path.resolve().is_relative_to(inside):
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            names.update(re.findall(r"^world\s+([A-Za-z_][A-Za-z0-9_]*)", text, re.MULTILINE))
+    return frozenset(names)
+
+
 async def _build(args: argparse.Namespace, console: Console) -> int:
     from worldspec.cli.synth import _progress, make_batch_executor, model_config
     from worldspec.llm_frontend.corpus import CorpusOptions, CorpusSource, build_corpus
@@ -132,7 +158,8 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
                          max_instruction_ids=args.max_ids),
         themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
         explore_examples=args.explore_examples, explore_steps=args.explore_steps,
-        retry_rejected=args.retry_rejected)
+        retry_rejected=args.retry_rejected,
+        reserved_names=_world_names(args.beside, Path(args.out)))
     report = await build_corpus(
         config, source, Path(args.out), options, executor=executor,
         progress=lambda total, label: _progress(args, total, console, label))
