@@ -653,6 +653,7 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         "source": {"kind": source.kind, "file": source.path.name,
                    "sha256": file_sha256(source.path)},
         "options": options.to_json(),
+        "prompts_sha256": _prompts_sha256(options),
         "stages": {s.name: {**s.to_json(), "skipped": s.skipped} for s in stages},
         "worlds": entries,
         "rejected_worlds": rejected,
@@ -665,6 +666,18 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         "dataset": "dataset.jsonl",
     }
     return index, rows
+
+
+def _prompts_sha256(options: CorpusOptions) -> str:
+    """The hash of the prompts' fixed parts (a world's, a task's): which prompts made it."""
+    from worldspec.llm_frontend.prompts import write_task_messages, write_world_messages
+
+    world = write_world_messages("", None, sample_tasks=options.world.sample_tasks)
+    task = write_task_messages(world_name="World", world_file="world.world", world_text="",
+                               written=(), focus_tool=None, conversational=True,
+                               min_calls=options.task.min_calls,
+                               max_ids=options.task.max_instruction_ids)
+    return sha256_text(world[0]["content"] + "\0" + task[0]["content"])
 
 
 _CARD = """\
