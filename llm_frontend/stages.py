@@ -223,6 +223,10 @@ class TaskBatch:
             return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
                               outcome.reason, outcome.detail, data=data)
         done = self.accepted_of(job.world.sha256)
+        if outcome.meaning and outcome.meaning in job.world.own_meanings:
+            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
+                              "duplicate of one of the world's own tasks",
+                              "the same data, checks, frame and solution", data=data)
         print_ = task_fingerprint(outcome.text)
         twin = next((r for r in done if r.data.get("fingerprint") == print_ or
                      (outcome.meaning and r.data.get("meaning") == outcome.meaning)), None)

@@ -80,6 +80,8 @@ class TaskWorld:
     tools: dict[str, bool]
     #: task names the world's own file already uses
     own_tasks: frozenset[str]
+    #: :func:`task_meaning` of each of those tasks (a new task may not repeat one)
+    own_meanings: frozenset[str] = frozenset()
 
     @property
     def changing_tools(self) -> list[str]:
@@ -103,9 +105,21 @@ def load_task_world(path: str | Path) -> TaskWorld:
         from worldspec.services.loading import load_result
 
         world_class = load_result(result).worlds[worlds[0].name]
+        meanings = frozenset(_own_meaning(result, info, world_class)
+                             for info in worlds[0].tasks.values())
     return TaskWorld(source, text, sha256_text(text), worlds[0].name,
                      {name: spec.read_only for name, spec in world_class.TOOLS.items()},
-                     frozenset(worlds[0].tasks))
+                     frozenset(worlds[0].tasks), meanings)
+
+
+def _own_meaning(result: CheckResult, info: Any, world_class: Any) -> str:
+    """:func:`task_meaning` of a task the world's file holds."""
+    source = result.program.source(info.file) or ""
+    checks = [" ".join(source[c.condition.span.start:c.condition.span.end].split())
+              for c in info.node.checks]
+    spec = world_class.TASKS[info.name]
+    return task_meaning(world_class(task=info.name).export_state(),
+                        [[tool, dict(args)] for tool, args in spec.solution], checks, spec.frame)
 
 
 # ------------------------------------------------------------------ judging

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
+from llm_scripts import LIBRARY_WORLD, counter_world, fenced, library_task, world_named
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
@@ -360,3 +360,29 @@ def test_near_duplicate_tasks_are_rejected(llm_server: ScriptedLLMServer, tmp_pa
     text = capsys.readouterr().out
     assert ("rejected Library#1: duplicate of an accepted task: swap_books (the same data, "
             "checks, frame and solution)") in text
+
+
+def test_a_task_that_repeats_a_sample_task_is_rejected(llm_server: ScriptedLLMServer,
+                                                       tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """The model copies the world's own sample task under another name and instruction."""
+    world = tmp_path / "counter.world"
+    world.write_text(counter_world(), encoding="utf-8")
+    copy = '''task up_two_down_one in Counter "The same, reworded." {
+  given { total: 3 }
+  instruction "Please add two and then remove one."
+  check four "Four.": total == 4
+  only changes total
+  solution {
+    increment(by: 2)
+    decrement()
+  }
+}
+'''
+    llm_server.responder = lambda r: fenced(copy)
+    args = ["synth", "tasks", str(world), "-n", "1", "--base-url", llm_server.url,
+            "--model", "m"]
+    assert cli_main(args) == 1
+    assert "rejected Counter#0: duplicate of one of the world's own tasks" in \
+        capsys.readouterr().out
