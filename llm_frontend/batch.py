@@ -207,13 +207,17 @@ def file_sha256(path: Path) -> str | None:
         return None
 
 
-def restore_output(record: ItemRecord, text_field: str = "text") -> str:
+def restore_output(record: ItemRecord, text_field: str = "text", *,
+                   root: Path | None = None) -> str:
     """Make an accepted record's output match the journal: ``ok`` (it does), ``rewrote``
     (it was missing or changed, and was written again from ``record.data[text_field]``) or
-    ``lost`` (it does not match and the journal cannot rebuild it: do the item again)."""
+    ``lost`` (it does not match and the journal cannot rebuild it: do the item again).
+    A relative output path is read below ``root`` when given."""
     if record.status != "accepted" or not record.output or not record.output_sha256:
         return "ok"
     path = Path(record.output)
+    if root is not None and not path.is_absolute():
+        path = root / path
     if file_sha256(path) == record.output_sha256:
         return "ok"
     text = record.data.get(text_field)

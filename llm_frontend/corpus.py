@@ -305,9 +305,9 @@ async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout
     marks = layout.journal("stages")
     record = marks.records.get(key)
     if record is not None and record.status == "accepted":
-        verdict = restore_output(record)
+        verdict = restore_output(record, root=layout.root)
         if verdict == "rewrote":
-            restored.append(str(out))
+            restored.append(layout.relative(out))
         if verdict != "lost":
             stage = StageStats("themes", skipped=True, usage=record.usage)
             stages.append(stage)
@@ -329,7 +329,7 @@ async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout
         return (f"{problems} corpus item(s) could not be read or assessed "
                 f"({len(result.rows)} description(s) so far)")
     marks.append(ItemRecord(key, "accepted", "themes", usage=result.usage,
-                            output=str(out), output_sha256=sha256_text(text),
+                            output=layout.relative(out), output_sha256=sha256_text(text),
                             data={"text": text, "kept": len(result.rows)}))
     return _theme_descriptions(text, options)
 
@@ -388,35 +388,32 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
         description = by_key[item.key]
         folder = layout.world_dir(description)
         if not outcome.accepted:
-            record = settle_world(item, replace_text(outcome), layout.rejected)
+            record = settle_world(item, replace(outcome, text=None), layout.rejected)
             if outcome.text is not None:
                 draft = keep_draft(layout.rejected, description.id, outcome.text,
                                    {"id": description.id, "reason": outcome.reason,
                                     "detail": outcome.detail, "stage": outcome.stage,
                                     "problems": list(outcome.problems),
                                     "history": record.data["history"]})
-                record.data.update({"draft": str(draft), "problems": list(outcome.problems)})
+                record.data.update({"draft": layout.relative(draft),
+                                    "problems": list(outcome.problems)})
             return record
         outcome = unique(item, outcome)
         target = folder / f"{slug(outcome.world_name or 'world')}.world"
-        return settle_world(item, outcome, folder, target=target)
+        record = settle_world(item, outcome, folder, target=target)
+        record.output = layout.relative(target)  # the journal holds no machine's paths
+        return record
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (by_key[item.key].text, options.world), settle)
     items = [_world_item(d) for d in descriptions]
     summary = await run_batch("corpus worlds", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
                               progress=progress(len(items), "worlds: "),
-                              retry_rejected=options.retry_rejected)
+                              retry_rejected=options.retry_rejected,
+                              verify=lambda r: restore_output(r, root=layout.root))
     restored += summary.restored
     stages.append(StageStats.of("worlds", summary))
     return {by_key[r.key].id: r for r in summary.records if r.key in by_key}
-
-
-def replace_text(outcome: Any) -> Any:
-    """``outcome`` without its text: the corpus keeps rejected drafts itself."""
-    from dataclasses import replace
-
-    return replace(outcome, text=None)
 
 
 async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], layout: _Layout,
@@ -439,7 +436,8 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
         return replace(options.task, conversational=conversational)
 
     batch = TaskBatch(jobs, layout.journal("tasks"), slot_options,
-                      drafts=lambda job: layout.rejected / job.out.parent.name)
+                      drafts=lambda job: layout.rejected / job.out.parent.name,
+                      shown=layout.relative)
     restored += batch.restore_files()
     work = SplitWork(ClientWorker(config, task_work), batch.prepare, batch.settle)
     items = batch.items()
@@ -573,7 +571,7 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
     descriptions = found
     records = await _worlds(config, descriptions, layout, options, progress, executor, stages,
                             restored)
-    accepted = [(d, Path(records[d.id].output or "")) for d in descriptions
+    accepted = [(d, out / (records[d.id].output or "")) for d in descriptions
                 if d.id in records and records[d.id].status == "accepted"]
     batch = await _tasks(config, accepted, layout, options, progress, executor, stages,
                          restored)
@@ -640,8 +638,7 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
                            "task_tokens": task_usage.to_json()},
         })
     rejected = [{"id": d.id, "reason": records[d.id].reason, "detail": records[d.id].detail,
-                 "draft": layout.relative(str(records[d.id].data["draft"]))
-                 if records[d.id].data.get("draft") else None}
+                 "draft": records[d.id].data.get("draft")}
                 for d in descriptions if d.id in records and records[d.id].status != "accepted"]
     usage = Usage()
     for stage in stages:

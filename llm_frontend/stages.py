@@ -151,13 +151,16 @@ class TaskBatch:
 
     def __init__(self, jobs: Sequence[TaskJob], journal: Journal,
                  options: Callable[[TaskJob, bool], TaskOptions],
-                 drafts: Callable[[TaskJob], Path] | None = None) -> None:
+                 drafts: Callable[[TaskJob], Path] | None = None,
+                 shown: Callable[[Path], str] = str) -> None:
         self.jobs = list(jobs)
         self.journal = journal
         #: the options of a slot of ``job`` (conversational or not)
         self.options = options
         #: where a job's rejected drafts go (default: ``OUT.rejected/`` beside its tasks file)
         self.drafts = drafts or (lambda job: job.out.with_name(job.out.name + ".rejected"))
+        #: how a path is written into a record (the corpus keeps them relative to its folder)
+        self.shown = shown
         self.by_sha = {job.world.sha256: job for job in self.jobs}
 
     def items(self) -> list[BatchItem]:
@@ -211,7 +214,8 @@ class TaskBatch:
         here, against the tasks accepted by then."""
         job = self.by_sha[str(item.payload["world_sha256"])]
         slot = int(item.payload["slot"])
-        data: dict[str, Any] = {"world": str(job.world.path), "world_sha256": job.world.sha256,
+        data: dict[str, Any] = {"world": self.shown(job.world.path),
+                                "world_sha256": job.world.sha256,
                                 "slot": slot,
                                 "conversational": bool(item.payload.get("conversational"))}
         if not outcome.accepted or outcome.text is None or outcome.name is None:
@@ -219,7 +223,7 @@ class TaskBatch:
                 draft = keep_draft(self.drafts(job), f"slot{slot}", outcome.text,
                                    {"label": item.label, "reason": outcome.reason,
                                     "detail": outcome.detail, "problems": list(outcome.problems)})
-                data.update({"draft": str(draft), "problems": list(outcome.problems)})
+                data.update({"draft": self.shown(draft), "problems": list(outcome.problems)})
             return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
                               outcome.reason, outcome.detail, data=data)
         done = self.accepted_of(job.world.sha256)
@@ -248,4 +252,5 @@ class TaskBatch:
                      "fingerprint": print_, "meaning": outcome.meaning,
                      "warnings": list(outcome.warnings)})
         return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
-                          output=str(job.out), output_sha256=sha256_text(text), data=data)
+                          output=self.shown(job.out), output_sha256=sha256_text(text),
+                          data=data)

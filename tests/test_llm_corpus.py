@@ -284,3 +284,31 @@ def test_bad_corpus_arguments(extra: list[str], words: str, tmp_path: Path,
 
 def test_plan_json_is_a_counter() -> None:
     assert json.loads(PLAN_JSON)["world_name"] == "Counter"
+
+
+def test_a_corpus_moved_or_damaged_is_rebuilt_from_its_journals(
+        llm_server: ScriptedLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The journals hold paths relative to the corpus folder: the folder can move (or be
+    checked out elsewhere) and a deleted world or tasks file is written again, not asked for."""
+    llm_server.responder = corpus_responder
+    domains = write_domains(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(corpus_args(llm_server, domains, Path("corpus"))) == 0
+    journals = "".join(p.read_text(encoding="utf-8")
+                       for p in sorted((tmp_path / "corpus" / "journals").glob("*.jsonl")))
+    assert str(tmp_path) not in journals
+    index = json.loads((tmp_path / "corpus" / "corpus.json").read_text(encoding="utf-8"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "corpus").rename(tmp_path / "elsewhere" / "corpus")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    (Path("corpus") / index["worlds"][0]["file"]).unlink()
+    (Path("corpus") / index["worlds"][1]["tasks_file"]).unlink()
+    asked = len(llm_server.chat_requests)
+    capsys.readouterr()
+    assert cli_main(corpus_args(llm_server, domains, Path("corpus"))) == 0
+    text = capsys.readouterr().out
+    assert len(llm_server.chat_requests) == asked
+    assert f"rewrote {index['worlds'][0]['file']} from the journal" in text
+    assert "tasks.world from the journal" in text
+    assert json.loads(Path("corpus/corpus.json").read_text(encoding="utf-8")) == index
