@@ -53,6 +53,7 @@ from worldspec.llm_frontend.batch import (
     write_atomically,
 )
 from worldspec.llm_frontend.client import LLMConfig, Usage
+from worldspec.llm_frontend.coverage import coverage_cells, unreached
 from worldspec.llm_frontend.synth_tasks import TaskOptions
 from worldspec.llm_frontend.synth_world import WorldOptions
 from worldspec.llm_frontend.themes import ThemeOptions
@@ -232,15 +233,13 @@ class CorpusReport:
             return "\n".join(lines) + "\n"
         for world in self.index.get("worlds", []):
             writes = [t for t, row in world["coverage"].items() if row["changes_state"]]
-            reached = [t for t in writes if world["coverage"][t]["succeeded"]]
+            reached = [t for t in writes if t not in unreached(world["coverage"])]
             status = "validated" if world["validated"] else "NOT VALIDATED: " + \
                 "; ".join(world["problems"][:3])
             lines.append(f"  {world['world']} ({world['id']}): {len(world['tasks'])} task(s), "
                          f"{world['conversational_tasks']} conversational; write tools "
                          f"{len(reached)}/{len(writes)} reached; {status}")
-            lines.append("    coverage: " + ", ".join(
-                f"{t}{'*' if row['changes_state'] else ''} {row['succeeded']}/{row['calls']}"
-                for t, row in world["coverage"].items()))
+            lines.append("    coverage: " + coverage_cells(world["coverage"]))
         totals = self.index.get("totals", {})
         lines.append(f"  {totals.get('worlds', 0)} world(s), {totals.get('tasks', 0)} task(s) "
                      f"({totals.get('conversational_tasks', 0)} conversational), "
@@ -452,7 +451,7 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
 def _validate_world(world_file: Path, tasks_file: Path | None, options: CorpusOptions
                     ) -> dict[str, Any]:
     """Check, validate and explore one world with its tasks (no model involved)."""
-    from worldspec.runtime.explore import explore, format_call
+    from worldspec.llm_frontend.coverage import explore_from_tasks
     from worldspec.services.loading import load_result
     from worldspec.services.validation import check_paths
 
@@ -472,20 +471,10 @@ def _validate_world(world_file: Path, tasks_file: Path | None, options: CorpusOp
     if len(names) != 1:
         result["errors"].append(f"expected one world, found {len(names)}")
         return result
-    world_class = loaded.worlds[names[0]]
-    starts = [task.data for task in world_class.TASKS.values()] or [{}]
-    report = explore(world_class, max_examples=options.explore_examples,
-                     steps=options.explore_steps, starts=starts)
-    for name, spec in world_class.TOOLS.items():
-        spec_row = {"calls": report.per_tool[name], "succeeded": report.succeeded[name],
-                    "changes_state": not spec.read_only}
-        result["coverage"][name] = spec_row
-    result["coverage"] = dict(sorted(result["coverage"].items()))
-    result["calls"] = report.calls
-    for finding in report.findings:
-        shown = {"kind": finding.kind, "tool": finding.tool, "message": finding.message,
-                 "calls": [format_call(c) for c in finding.calls]}
-        (result["findings"] if finding.severity == "problem" else result["notes"]).append(shown)
+    found = explore_from_tasks(loaded.worlds[names[0]], examples=options.explore_examples,
+                               steps=options.explore_steps)
+    result.update({"coverage": found.coverage, "calls": found.calls,
+                   "findings": found.findings, "notes": found.notes})
     return result
 
 
@@ -532,8 +521,7 @@ async def _validation(worlds: Sequence[tuple[Description, Path, Path | None]],
                     f"{t['task']}: {'; '.join(t['problems'])}" for t in found["tasks"]
                     if not t["valid"]] + [
                     f"{f['kind']} in {f['tool']}: {f['message']}" for f in found["findings"]] + [
-                    f"{name} never succeeds" for name, row in found["coverage"].items()
-                    if row["changes_state"] and not row["succeeded"]]
+                    f"{name} never succeeds" for name in unreached(found["coverage"])]
                 record = ItemRecord(key, "rejected" if problems else "accepted",
                                     description.id, reason="; ".join(problems[:3]),
                                     data={**found, "problems": problems})

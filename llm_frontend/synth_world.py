@@ -4,8 +4,8 @@ The loop, for one description:
 
 1. **Plan** (optional): the model answers a :class:`~llm_frontend.prompts.WorldPlan`
    (entities, state, rules, tools) as structured output, validated by pydantic.
-2. **Write**: the model writes the ``.world`` file, prompted with the condensed
-   language reference and an example world.
+2. **Write**: the model writes the ``.world`` file and its sample tasks, prompted with
+   the condensed language reference, an example world and a whole small file.
 3. **Judge** (:func:`judge_world`): the text is parsed and refused if it imports
    anything (a synthesised world is one self-contained file, so nothing outside
    it is ever read) or holds fewer than ``sample_tasks`` sample tasks with inline
@@ -144,9 +144,11 @@ class WorldVerdict:
 
 
 def uncovered_tools(coverage: dict[str, dict[str, Any]]) -> list[str]:
-    """The state-changing tools that never succeeded."""
-    return sorted(name for name, row in coverage.items()
-                  if row.get("changes_state") and not row.get("succeeded"))
+    """The state-changing tools that neither random calls nor a sample solution got to
+    succeed (:func:`llm_frontend.coverage.unreached`)."""
+    from worldspec.llm_frontend.coverage import unreached
+
+    return unreached(coverage)
 
 
 # ------------------------------------------------------------------ judging
@@ -277,44 +279,16 @@ def _codes(problems: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> tuple
 
 def _explore(result: Any, world: str, options: WorldOptions
              ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Findings and per-tool coverage of random calls from the sample tasks' data.
-
-    While some state-changing tool has not succeeded, exploration goes on with the next
-    seed, at most ``coverage_tries`` runs; the counts add up over the runs.
-    """
-    from collections import Counter
-
-    from worldspec.runtime.explore import explore, format_call
+    """Findings and per-tool coverage of random calls from the sample tasks' data
+    (:func:`~llm_frontend.coverage.explore_from_tasks`, ``coverage_tries`` runs at most)."""
+    from worldspec.llm_frontend.coverage import explore_from_tasks
     from worldspec.services.loading import load_result
 
-    world_class = load_result(result).worlds[world]
-    starts = [task.data for task in world_class.TASKS.values()] or [{}]
-    calls: Counter[str] = Counter()
-    succeeded: Counter[str] = Counter()
-    errors: dict[str, str] = {}
-    findings: list[dict[str, Any]] = []
-    changing = {name: not spec.read_only for name, spec in world_class.TOOLS.items()}
-    for attempt in range(max(1, options.coverage_tries)):
-        report = explore(world_class, max_examples=options.test_examples,
-                         steps=options.test_steps, seed=options.test_seed + attempt,
-                         starts=starts)
-        calls.update(report.per_tool)
-        succeeded.update(report.succeeded)
-        for finding in report.findings:
-            if finding.severity == "note" and finding.kind == "never succeeds":
-                errors[finding.tool] = finding.message.partition("most often with: ")[2]
-        findings = [{"kind": f.kind, "tool": f.tool, "message": f.message, "where": f.where,
-                     "calls": [format_call(c) for c in f.calls]}
-                    for f in report.problems[:MAX_FEEDBACK]]
-        if findings or all(succeeded[name] for name, writes in changing.items() if writes):
-            break
-    coverage: dict[str, dict[str, Any]] = {
-        name: {"calls": calls[name], "succeeded": succeeded[name], "changes_state": writes}
-                for name, writes in sorted(changing.items())}
-    for name, message in errors.items():
-        if name in coverage and not succeeded[name] and message:
-            coverage[name]["error"] = message
-    return findings, coverage
+    found = explore_from_tasks(load_result(result).worlds[world],
+                               examples=options.test_examples, steps=options.test_steps,
+                               seed=options.test_seed, tries=options.coverage_tries,
+                               limit=MAX_FEEDBACK)
+    return found.findings, found.coverage
 
 
 def _judge_locked(text: str, options: WorldOptions) -> WorldVerdict:

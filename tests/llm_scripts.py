@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "corpus_responder", "counter_task", "counter_world",
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "VAULT_WORLD", "corpus_responder", "counter_task", "counter_world",
            "fenced", "library_task", "parking_world",
            "world_named"]
 
@@ -305,3 +305,60 @@ def corpus_responder(request: Any) -> str:
     done = len(re.findall(r"^- count_", written, re.MULTILINE))
     return fenced(counter_task(world.group(1), done + 1,
                                conversational="This is a conversational task" in request.system))
+
+
+VAULT_WORLD = '''world Vault "A safe deposit desk: sign in with a one-time code, then take items out."
+
+config { results: envscaler }
+
+entity Holder { key id: str  name: str(1..80)  pin: int(1000..9999) }
+
+entity Item { key id: str  holder: Holder  label: str(1..80)  taken: bool = false }
+
+state {
+  holders: table Holder
+  items: table Item
+  signed_in: Holder? = none
+}
+
+tool sign_in(holder: Holder "The holder id.", code: int "The one-time code: 7 x PIN + 3.")
+  -> Holder
+  "Sign a holder in."
+{
+  require code == holder.pin * 7 + 3 else "Wrong code."
+  signed_in = holder
+  return holder
+}
+
+tool take_item(item: Item "The item id.") -> Item
+  "Take one of the signed-in holder's items out of the vault."
+{
+  require signed_in != none else "Nobody is signed in."
+  require item.holder == signed_in else "That item belongs to someone else."
+  require not item.taken else "Already taken."
+  item.taken = true
+  return item
+}
+
+tool list_items() -> list[str]
+  "The ids of the items still in the vault."
+{
+  return [i.id for i in items if not i.taken]
+}
+
+task take_the_watch in Vault "Sign in and take the watch out." {
+  given {
+    holders: [{id: "H1", name: "Ida", pin: 4321}, {id: "H2", name: "Oz", pin: 1234}],
+    items: [{id: "I1", holder: "H1", label: "watch"}, {id: "I2", holder: "H1", label: "deed"},
+            {id: "I3", holder: "H2", label: "coins"}],
+  }
+  instruction "I'm Ida, my PIN is 4321: take my watch out."
+  check taken: items["I1"].taken
+  only changes items.taken, signed_in
+  solution {
+    sign_in(holder: "H1", code: 30250)
+    list_items()
+    take_item(item: "I1")
+  }
+}
+'''

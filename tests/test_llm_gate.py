@@ -164,3 +164,16 @@ def test_a_rejected_world_keeps_its_last_draft_and_can_be_retried(
     capsys.readouterr()
     assert cli_main([*args, "--retry-rejected"]) == 0 and out.is_file()
     assert len(attempts) == 3
+
+
+def test_a_tool_only_a_solution_can_reach_counts_and_opens_the_rest() -> None:
+    """Random calls never guess the one-time code, so sign_in succeeds only in the sample
+    solution (property-checked there); exploring from the states that solution passes
+    through reaches take_item, which needs someone signed in."""
+    from llm_scripts import VAULT_WORLD
+
+    verdict = judge_world(VAULT_WORLD, WorldOptions(test_examples=15, test_steps=12))
+    assert verdict.stage == "ok", verdict.problems
+    sign_in, take = verdict.coverage["sign_in"], verdict.coverage["take_item"]
+    assert sign_in["succeeded"] == 0 and sign_in["in_solutions"] == 1
+    assert take["succeeded"] > 0

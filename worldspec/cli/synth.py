@@ -116,19 +116,13 @@ def _progress(args: argparse.Namespace, total: int, console: Console, label: str
 
 def coverage_line(coverage: dict[str, Any]) -> str:
     """``coverage: 3/3 write tools reached; park* 12/40, ...`` (succeeded/calls per tool)."""
+    from worldspec.llm_frontend.coverage import coverage_cells, unreached
+
     rows = {name: row for name, row in coverage.items() if isinstance(row, dict)}
     writes = [name for name, row in rows.items() if row.get("changes_state")]
-    reached = [name for name in writes if row_int(rows[name], "succeeded")]
-    shown = ", ".join(f"{name}{'*' if rows[name].get('changes_state') else ''} "
-                      f"{row_int(rows[name], 'succeeded')}/{row_int(rows[name], 'calls')}"
-                      for name in sorted(rows))
-    return (f"coverage: {len(reached)}/{len(writes)} write tools reached; {shown} "
-            "(succeeded/calls, * changes state)")
-
-
-def row_int(row: dict[str, Any], name: str) -> int:
-    value = row.get(name)
-    return value if isinstance(value, int) else 0
+    missing = set(unreached(rows))
+    return (f"coverage: {len(writes) - len(missing)}/{len(writes)} write tools reached; "
+            f"{coverage_cells(rows)} (succeeded/calls, * changes state)")
 
 
 def _report(summary: BatchSummary, args: argparse.Namespace, console: Console) -> int:
