@@ -279,6 +279,9 @@ class WorldPlan(BaseModel):
     state: list[FieldPlan] = Field(description="tables, id sequences and scalar state")
     rules: list[str] = Field(description="invariants that must always hold")
     tools: list[ToolPlan] = Field(min_length=1)
+    seed_data: list[str] = Field([], description="the rows of a starting state, one line per "
+                                                 "table, such that every tool that changes "
+                                                 "state can succeed from it")
 
 
 def plan_world_messages(description: str) -> list[Message]:

@@ -11,9 +11,8 @@ import json
 import re
 from typing import Any
 
-__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "VAULT_WORLD", "corpus_responder", "counter_task", "counter_world",
-           "fenced", "library_task", "parking_world",
-           "world_named"]
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "VAULT_WORLD", "corpus_responder", "counter_task",
+           "counter_world", "fenced", "library_task", "parking_world", "world_named"]
 
 PLAN_JSON = json.dumps({
     "world_name": "Counter",
@@ -307,7 +306,7 @@ def corpus_responder(request: Any) -> str:
                                conversational="This is a conversational task" in request.system))
 
 
-VAULT_WORLD = '''world Vault "A safe deposit desk: sign in with a one-time code, then take items out."
+VAULT_WORLD = '''world Vault "A safe deposit desk: sign in with a one-time code, take items out."
 
 config { results: envscaler }
 
