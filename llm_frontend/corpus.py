@@ -227,6 +227,10 @@ class CorpusReport:
         for stage in self.stages:
             lines.append(f"  {stage.line()}" if not stage.skipped
                          else f"  {stage.name}: done before (recorded in the journal)")
+        failed = sum(stage.errors for stage in self.stages)
+        if failed:
+            lines.append(f"  {failed} item(s) failed (a model request, most often): run the "
+                         "same command again to retry them")
         if self.stopped:
             lines.append(f"  stopped at the {self.stopped} stage: {self.message}")
             lines.append("  run the same command again to resume there")

@@ -3,7 +3,7 @@
 examples/shop: do not edit. The texts the prompts carry (see llm_frontend.reference).
 """
 
-__all__ = ["EXAMPLE_TASK", "EXAMPLE_WORLD", "LANGUAGE_REFERENCE"]
+__all__ = ["EXAMPLE_WORLD", "LANGUAGE_REFERENCE"]
 
 LANGUAGE_REFERENCE = (
     '# WorldSpec language reference (condensed)\n'
@@ -826,35 +826,5 @@ EXAMPLE_WORLD = (
     '  let card = GiftCard(id: next(gift_card_ids), balance: round(amount, 2))\n'
     '  customer.payment_methods[card.id] = card\n'
     '  return card\n'
-    '}\n'
-)
-
-EXAMPLE_TASK = (
-    'task cancel_and_reorder in OnlineShop\n'
-    '  "Cancel a pending order and place a smaller one on a gift card."\n'
-    '{\n'
-    '  given "data/seed.json"\n'
-    '  instruction """\n'
-    "    I'm Emma Johnson (emma.johnson@example.com). Please cancel my order #W4817420, I ordered\n"
-    "    it by mistake. Instead I'd like just one 750 ml green Insulated Water Bottle, paid with my\n"
-    '    gift card and shipped to my usual address.\n'
-    '    """\n'
-    '  persona "Emma Johnson, polite and precise; she confirms each step with a short yes."\n'
-    '  known "Her email, the order id #W4817420, and that she wants the 750 ml green bottle on her gift card."\n'
-    '  unknown "Her customer id, the item id of the bottle and the id of her gift card."\n'
-    '  check cancelled weight 2 "The mistaken order is cancelled for the right reason.": orders["#W4817420"].status == cancelled and orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake\n'
-    '  check restocked "The cancelled items are back in stock.": variants["V1001"].stock == initial.variants["V1001"].stock + 1 and variants["V2001"].stock == initial.variants["V2001"].stock + 2\n'
-    '  check bottle_ordered "A new order holds only the 750 ml bottle, paid by gift card.": exists o in orders: o.id not in initial.orders and o.customer == "C01" and o.payment_method_id == "gift_card_7245904" and len(o.items) == 1 and o.items[0].variant == "V2002"\n'
-    '  check gift_card_charged "The gift card paid $29.95.": gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05\n'
-    '  only changes orders, order_ids, variants.stock, customers.payment_methods\n'
-    '  solution {\n'
-    '    find_customer_by_email(email: "emma.johnson@example.com")\n'
-    '    get_order_details(order: "#W4817420")\n'
-    '    cancel_order(order: "#W4817420", reason: ordered_by_mistake)\n'
-    '    get_product_details(product: "P02")\n'
-    '    place_order(customer: "C01", items: {"V2002": 1}, payment_method_id: "gift_card_7245904")\n'
-    '  }\n'
-    '  tags cancel, gift_card, place_order\n'
-    '  split train\n'
     '}\n'
 )
