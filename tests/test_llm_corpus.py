@@ -312,3 +312,27 @@ def test_a_corpus_moved_or_damaged_is_rebuilt_from_its_journals(
     assert f"rewrote {index['worlds'][0]['file']} from the journal" in text
     assert "tasks.world from the journal" in text
     assert json.loads(Path("corpus/corpus.json").read_text(encoding="utf-8")) == index
+
+
+def test_a_failed_request_leaves_a_usable_corpus_and_is_retried(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    refused = {"armed": True}
+
+    def answer(request: RecordedRequest) -> Reply | str:
+        if question(request)[:2] == ("world", DOMAINS[1]["description"]) and refused["armed"]:
+            refused["armed"] = False
+            return Reply(status=401, error="bad key")  # not retried: the item errors
+        return corpus_responder(request)
+
+    llm_server.responder = answer
+    out = tmp_path / "corpus"
+    args = corpus_args(llm_server, write_domains(tmp_path), out)
+    assert cli_main(args) == 1
+    text = capsys.readouterr().out
+    assert "1 item(s) failed" in text and "run the same command again" in text
+    first = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    assert [w["id"] for w in first["worlds"]] == ["warehouse"] and first["worlds"][0]["validated"]
+    assert cli_main(args) == 0
+    again = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    assert [w["id"] for w in again["worlds"]] == ["warehouse", "pantry"]
