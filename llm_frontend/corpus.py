@@ -227,6 +227,8 @@ class CorpusReport:
         for stage in self.stages:
             lines.append(f"  {stage.line()}" if not stage.skipped
                          else f"  {stage.name}: done before (recorded in the journal)")
+            lines += [f"    {count} x {reason}" for reason, count in
+                      sorted(stage.reasons.items(), key=lambda kv: (-kv[1], kv[0])) if reason]
         failed = sum(stage.errors for stage in self.stages)
         if failed:
             lines.append(f"  {failed} item(s) failed (a model request, most often): run the "
