@@ -408,6 +408,7 @@ async def _worlds(config: LLMConfig, descriptions: Sequence[Description], layout
         record = settle_world(item, outcome, folder, target=target)
         record.output = layout.relative(target)  # the journal holds no machine's paths
         return record
+
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (by_key[item.key].text, options.world), settle)
     items = [_world_item(d) for d in descriptions]
@@ -484,6 +485,14 @@ def _validate_world(world_file: Path, tasks_file: Path | None, options: CorpusOp
     return result
 
 
+def _validate_locked(world_file: Path, tasks_file: Path | None, options: CorpusOptions
+                     ) -> dict[str, Any]:
+    from worldspec.llm_frontend.synth_world import COMPILE_LOCK
+
+    with COMPILE_LOCK:
+        return _validate_world(world_file, tasks_file, options)
+
+
 def _rows(world_file: Path, tasks_file: Path | None) -> list[dict[str, Any]]:
     """The dataset rows of a world's valid tasks (the columns of ``worldspec export``)."""
     from worldspec.services.dataset import task_rows
@@ -522,7 +531,8 @@ async def _validation(worlds: Sequence[tuple[Description, Path, Path | None]],
                 "examples": options.explore_examples, "steps": options.explore_steps})
             record = journal.records.get(key)
             if record is None:
-                found = await asyncio.to_thread(_validate_world, world_file, tasks_file, options)
+                found = await asyncio.to_thread(_validate_locked, world_file, tasks_file,
+                                                options)
                 problems = found["errors"] + [
                     f"{t['task']}: {'; '.join(t['problems'])}" for t in found["tasks"]
                     if not t["valid"]] + [
@@ -535,6 +545,9 @@ async def _validation(worlds: Sequence[tuple[Description, Path, Path | None]],
             done[description.id] = record
             stage.accepted += record.status == "accepted"
             stage.rejected += record.status == "rejected"
+            if record.status == "rejected":
+                why = f"{description.id}: {record.reason}"
+                stage.reasons[why] = stage.reasons.get(why, 0) + 1
             if bar is not None:
                 bar.update(record, 0)
     finally:
