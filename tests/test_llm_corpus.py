@@ -271,6 +271,7 @@ def test_world_names_are_unique_in_the_corpus_and_beside_it(llm_server: Scripted
     (["--domains", "d.jsonl", "-o", "c", "-n", "2", "--conversational", "3"],
      "--conversational (3) cannot exceed -n (2)"),
     (["--domains", "d.jsonl", "-o", "c", "--journal", "j.jsonl"], "--journal does not apply"),
+    (["--domains", "d.jsonl", "-o", "d.jsonl"], "exists and is not a folder"),
 ])
 def test_bad_corpus_arguments(extra: list[str], words: str, tmp_path: Path,
                               monkeypatch: pytest.MonkeyPatch,

@@ -14,7 +14,14 @@ import json
 import re
 from pathlib import Path
 
-from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, add_backend_options
+from worldspec.cli.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_backend_options,
+    output_problem,
+)
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
@@ -95,8 +102,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if not args.out:
         console.error("name the corpus folder: -o DIR")
         return EXIT_USAGE
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        console.error(f"-o names a folder, and '{args.out}' is a file")
+    problem = output_problem(args.out, folder=True)
+    if problem is not None:
+        console.error(problem)
         return EXIT_USAGE
     if args.journal:
         console.error("synth corpus keeps one journal per stage in DIR/journals/: "
@@ -111,7 +119,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.error(f"--conversational ({args.conversational}) cannot exceed -n "
                       f"({args.tasks})")
         return EXIT_USAGE
-    return _run_guarded(console, lambda: asyncio.run(_build(args, console)))
+    return _run_guarded(console, lambda: _build_or_say_why(args, console))
+
+
+def _build_or_say_why(args: argparse.Namespace, console: Console) -> int:
+    try:
+        return asyncio.run(_build(args, console))
+    except OSError as exc:  # a full disk, a folder that cannot be written
+        console.error(f"cannot write the corpus in '{args.out}': {exc.strerror or exc}; what "
+                      "is journaled is kept, run the same command again once it is fixed")
+        return EXIT_PROBLEMS
 
 
 def _world_names(paths: list[str], out: Path) -> frozenset[str]:
