@@ -168,12 +168,12 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
                 sink.report("WS301", p.default.span, "an entity parameter cannot have a default",
                             hints=["make it optional (`User?`) and default to none"])
         if p.not_found is not None:
+            # an entity parameter's message when no row has the key; any other parameter's
+            # message when the value does not fit its type (the name is the JSON value sent)
             base = t.strip_optional(p.type)
-            if not (isinstance(base, t.Named) and base.kind == "entity"):
-                sink.report("WS301", p.not_found.span, "only entity parameters have a "
-                            "'not found' message")
             ty = _typer(world, model, sink, Context("default"))
-            key = ty.entity_key_type(base.name) if isinstance(base, t.Named) else t.UNKNOWN
+            key = ty.entity_key_type(base.name) if isinstance(base, t.Named) and \
+                base.kind == "entity" else t.JSON
             ty.scope.define(Local(p.name, key, "param", p.node.name, used=True))
             ty.message(p.not_found, "the 'not found' message")
     ty = _typer(world, model, sink, Context(where, returns=info.returns, tool_name=info.name))
@@ -181,6 +181,7 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
         ty.scope.define(Local(p.name, p.type, "param", p.node.name, used=True))
     ty.scope.push()
     ty.statements(info.node.body.body)
+    ty.shadowing()
     info.read_only = not ty.changes_state
     for local in ty.scope.all_locals:
         if not local.used and local.kind == "local" and not local.name.startswith("_"):

@@ -169,6 +169,11 @@ class ConfigInfo:
     clock: str = "2024-01-01T00:00:00"
     tick: int = 0
     seed: int = 0
+    #: how argument errors read: "worldspec" (the runtime's messages) or "python" (the texts
+    #: of Python's TypeError for `Class.tool(**arguments)`)
+    arguments: str = "worldspec"
+    #: the class name Python's messages quote (the world's name unless `class_name` is set)
+    class_name: str | None = None
 
 
 @dataclass

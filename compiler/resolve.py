@@ -337,7 +337,8 @@ def _tool_info(d: n.ToolDecl | n.FnDecl, world: WorldModel, sink: DiagnosticSink
     return ToolInfo(d.name.name, params, returns, d.doc, d, file, is_fn=is_fn)
 
 
-_CONFIG_KEYS = ("results", "clock", "tick", "seed")
+_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name")
+_ARGUMENT_STYLES = ("worldspec", "python")
 
 
 def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.Node],
@@ -384,7 +385,9 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
     for vd in own:
         d = vd.decl
         if isinstance(d, n.ToolDecl):
-            _check_builtin_clash(d.name, "tool", sink, reserved=True)
+            # a tool's name is only a key of TOOLS and the suffix of `tool_<name>`: any name
+            # is free, `reset` and `diff` included (the agent-visible name is the original's)
+            _check_builtin_clash(d.name, "tool", sink)
             if _first(tools, d.name, sink, "WS203", "tool"):
                 world.tools[d.name.name] = _tool_info(d, world, sink, vd.file, is_fn=False)
         elif isinstance(d, n.InvariantDecl):
@@ -470,6 +473,21 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
                             hints=did_you_mean(str(word), RESULT_CONVENTIONS))
             else:
                 cfg.results = word
+        elif key == "arguments":
+            word = value.name if isinstance(value, n.DataName) else \
+                value.value if isinstance(value, n.DataString) else None
+            if word not in _ARGUMENT_STYLES:
+                sink.report("WS503", value.span, "arguments must be worldspec or python",
+                            hints=did_you_mean(str(word), _ARGUMENT_STYLES))
+            else:
+                cfg.arguments = word
+        elif key == "class_name":
+            text = value.value if isinstance(value, n.DataString) else None
+            if text is None or not text.isidentifier():
+                sink.report("WS503", value.span, "class_name must be a string holding a "
+                            'Python class name, such as "RetailTools"')
+            else:
+                cfg.class_name = text
         elif key == "clock":
             from worldspec.compiler.data_check import datetime_text_problem
 

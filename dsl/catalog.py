@@ -169,10 +169,13 @@ match order.status { case shiped { } }
 entry("WS208", "error", "name clashes with a builtin",
       """
 A tool, helper, state item or type is named like a builtin function or value
-(`len`, `now`, `sorted`...) or like a method of the generated environment
-(`reset`, `call`, `snapshot`...). Choose another name.
+(`len`, `now`, `sorted`...), or a state item like a method of the generated
+environment (`reset`, `call`, `snapshot`...). Choose another name. Tool names
+are free of the environment's methods: a tool may be called `reset`, `diff`
+or `copy` (tools are dispatched by name through `TOOLS`, apart from the
+environment's own methods).
 """, """
-tool reset() { }      # the environment already has reset()
+state { len: int = 0 }      # the language already has len()
 """)
 entry("WS209", "error", "unknown world",
       """
@@ -211,6 +214,38 @@ entry("WS213", "error", "policy file cannot be read",
 UTF-8 text. The path is relative to the spec file.
 """, """
 policy file "polcy.md"
+""")
+entry("WS214", "warning", "a local or parameter shadows state",
+      """
+A parameter, local or loop variable has the name of a state item or table. In
+that body the bare name means the local, so the state item cannot be read or
+assigned by its name, and a test such as `username == username` is always true.
+Read and assign the state as `state.username`; once the body does, the warning
+is not given (a tool's parameter names are what the agent sees, so they often
+have to match the original's).
+""", """
+state { username: str? = none }
+tool login(username: str) {
+  username = username          # assigns nothing: the parameter is not assignable
+}
+# write:  state.username = username
+""")
+entry("WS215", "error", "unknown qualified state name",
+      """
+`state.x` names the state item `x`, and the world has no state item of that
+name.
+""", """
+state { users: table User }
+fn count() -> int { return len(state.usres) }
+""")
+entry("WS216", "error", "`state.x` where a local is called state",
+      """
+`state.x` always means the state item `x`. A parameter or local may still be
+called `state` (an address has a state), and the bare name reads it; but the
+field `x` of such a local cannot be read as `state.x`.
+""", """
+record Address { city: str  state: str }
+tool move(state: Address) -> str { return state.city }
 """)
 
 # ------------------------------------------------------------------ WS3xx: types

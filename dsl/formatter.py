@@ -346,7 +346,7 @@ class _ExprPrinter:
         return "none", Prec.ATOM
 
     def print_NameRef(self, e: n.NameRef) -> _Printed:
-        return e.name, Prec.ATOM
+        return ("state." + e.name if e.qualified else e.name), Prec.ATOM
 
     def print_ListLit(self, e: n.ListLit) -> _Printing:
         items: list[str] = []
@@ -1039,7 +1039,8 @@ class _Layout:
         self.simple(s, text, indent, blank)
 
     def print_Fail(self, s: n.Fail, indent: int, blank: _Blank) -> None:
-        self.simple(s, "fail " + self.ex.expr(s.message), indent, blank)
+        self.simple(s, ("fail keep " if s.keep else "fail ") + self.ex.expr(s.message), indent,
+                    blank)
 
     def print_Break(self, s: n.Break, indent: int, blank: _Blank) -> None:
         self.simple(s, "break", indent, blank)

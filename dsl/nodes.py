@@ -194,9 +194,11 @@ class NoneLit(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NameRef(Node):
-    """A bare name: a local, a parameter, state, an enum, a builtin."""
+    """A bare name: a local, a parameter, state, an enum, a builtin; ``state.name`` when
+    ``qualified`` (always the state item, whatever local has the name)."""
 
     name: str
+    qualified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -503,9 +505,11 @@ class Require(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fail(Node):
-    """``fail message``: the call fails; nothing it changed is kept."""
+    """``fail message``: the call fails and nothing it changed is kept; ``fail keep message``
+    keeps the changes made so far."""
 
     message: Expr
+    keep: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -532,7 +532,8 @@ class _ToNodes(Transformer[Token, Any]):
         return n.Require(condition=c[0], message=c[1], span=self._span())
 
     def fail_stmt(self, c: list[Any]) -> n.Fail:
-        return n.Fail(message=c[0], span=self._span())
+        keep, message = c
+        return n.Fail(message=message, keep=keep is not None, span=self._span())
 
     def break_stmt(self, c: list[Any]) -> n.Break:
         return n.Break(span=self._span())
@@ -579,8 +580,12 @@ class _ToNodes(Transformer[Token, Any]):
     def op_chain(self, c: list[Any]) -> n.Expr:
         return _Climber(c[1:], self.prefixes).expression(0, c[0])
 
-    def attribute(self, c: list[Any]) -> n.Attribute:
-        return n.Attribute(obj=c[0], name=_ident(self.pos, c[1]), span=self._span())
+    def attribute(self, c: list[Any]) -> n.Attribute | n.NameRef:
+        obj = c[0]
+        if isinstance(obj, n.NameRef) and obj.name == "state" and not obj.qualified:
+            # `state.x` is the state item x, whatever a local or parameter is called
+            return n.NameRef(name=str(c[1]), qualified=True, span=self._span())
+        return n.Attribute(obj=obj, name=_ident(self.pos, c[1]), span=self._span())
 
     def index(self, c: list[Any]) -> n.Index:
         return n.Index(obj=c[0], index=c[1], span=self._span())

@@ -33,6 +33,7 @@ TERMINAL_WORDS: dict[str, str] = {
     "KEY": "'key'",
     "QUANT": "'all', 'any' or 'exists'",
     "NOTHING": "'nothing'",
+    "KEEP": "'keep'",
     "AUG_OP": "'+='",
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",

@@ -337,8 +337,14 @@ class WorldGenerator:
                     if p.default is None and not isinstance(p.type, t.Optional)]
         # null is a value of a required `json` parameter (its schema allows it), not a gap
         nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
-        check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
-            f", nullable={tuple(nullable)!r})" if nullable else ")")
+        if self.world.config.arguments == "python":
+            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
+            check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
+                     f"{tuple(required)!r}, "
+                     f"{function!r})")
+        else:
+            check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
+                f", nullable={tuple(nullable)!r})" if nullable else ")")
         lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
                  f"{_INDENT}{check}"]
         call_args = []
@@ -359,6 +365,11 @@ class WorldGenerator:
                 load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
             else:
                 load = self.tables.loader(p.type, src, path)
+                if p.not_found is not None:
+                    # the parameter's own message for a value that does not fit its type
+                    env = Env(ep="ep", locals={p.name: "key"})
+                    load = (f"rt.fitting(lambda: {load}, {src}, "
+                            f"lambda key: {self.x.value(p.not_found, env)})")
             if p.default is not None:
                 default = self.x.value(p.default, Env(ep="ep"))
                 load = f"({load} if args.get({p.name!r}) is not None else {default})"

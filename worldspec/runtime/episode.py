@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from worldspec.runtime import budget
-from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
+from worldspec.runtime.errors import (
+    ArgumentError,
+    InternalError,
+    InvariantError,
+    KeptError,
+    ToolError,
+)
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
@@ -654,6 +660,8 @@ class Episode:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
             result = self._success(value)
+        except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
+            return self._kept(spec, exc)
         except ToolError as exc:
             self._abort(mark)
             return self._fail(exc)
@@ -672,6 +680,18 @@ class Episode:
         self.clock = clock
         self._last_raw = value
         return result
+
+    def _kept(self, spec: ToolSpec, error: KeptError) -> Any:
+        """A ``fail keep`` failure: what the call changed stays (and so do its draws), unless
+        the state it leaves breaks an invariant; then the call is undone like any other."""
+        try:
+            if not spec.read_only:
+                self._check_invariants()
+        except ToolError as exc:
+            self._abort(self._call_mark)
+            return self._fail(exc)
+        self._rng_saved = None
+        return self._fail(error)
 
     def _ticked(self) -> dt.datetime:
         """The clock after a successful call; a clock at the end of time fails the call."""

@@ -34,7 +34,7 @@ from worldspec.runtime.budget import (
     step,
     width,
 )
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ __all__ = [
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
+    "check_arguments_python", "KeptError", "fitting",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
 ]
 
@@ -299,6 +300,35 @@ def check_arguments(args: Mapping[str, Any], allowed: tuple[str, ...],
     for name in required:
         if name not in args or (args[name] is None and name not in nullable):
             raise ArgumentError(f"Missing required argument {json.dumps(name)}.")
+
+
+def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
+                           required: tuple[str, ...], function: str) -> None:
+    """:func:`check_arguments` with the messages of the ``TypeError`` Python raises when
+    ``function(**args)`` gets an unexpected or lacks a required keyword argument (``config {
+    arguments: python }``). As in Python, an explicit null is a value, not a missing argument:
+    the parameter's type then decides."""
+    for name in args:
+        if name not in allowed:
+            raise ArgumentError(f"{function}() got an unexpected keyword argument '{name}'")
+    missing = [name for name in required if name not in args]
+    if missing:
+        quoted = [f"'{name}'" for name in missing]
+        listed = quoted[0] if len(quoted) == 1 else \
+            " and ".join(quoted) if len(quoted) == 2 else \
+            ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+        plural = "argument" if len(missing) == 1 else "arguments"
+        raise ArgumentError(f"{function}() missing {len(missing)} required positional "
+                            f"{plural}: {listed}")
+
+
+def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) -> T:
+    """An argument loaded by ``load``; one that does not fit the parameter's type fails with
+    the parameter's own message (its ``else``), built from the JSON value ``given``."""
+    try:
+        return load()
+    except ArgumentError:
+        raise ArgumentError(message(given)) from None
 
 
 def quote(value: Any) -> str:
