@@ -1,0 +1,274 @@
+"""Names and state, results and failure (issue 16).
+
+- ``state.x`` always names the state item ``x``, also where a parameter or local has that
+  name; a local or parameter that shadows a state item is a warning (WS214) unless the body
+  tells the two apart with ``state.x``; ``state.nope`` is WS215.
+- Tool names are free of the generated environment's methods: tools named ``reset``,
+  ``diff``, ``copy``, ``call``, ``state`` are dispatched through ``TOOLS`` and the episode's
+  own methods still work.
+- ``fail keep "..."`` fails the call but keeps what it changed (and its draws), unless an
+  invariant breaks; ``failed()`` says it failed and the property checks accept it.
+- ``config { arguments: python }`` gives Python's TypeError texts for missing and unexpected
+  arguments; a parameter's ``else`` message replaces the message for a value of the wrong type.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from worldspec.compiler.api import check_source
+from worldspec.runtime.episode import Episode
+from worldspec.runtime.errors import KeptError
+from worldspec.runtime.properties import check_call
+from worldspec.services.loading import compile_worlds
+
+
+def compile_spec(root: Path, text: str, world: str) -> type[Episode]:
+    spec = root / "spec.world"
+    spec.write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
+        return compile_worlds([spec]).worlds[world]
+
+
+def diagnostics(text: str) -> list[tuple[str, str]]:
+    result = check_source(text, "spec.world")
+    return [(d.code, d.message) for d in result.diagnostics]
+
+
+# ---------------------------------------------------------------- qualified state names
+
+LOGIN = """\
+world Login "A login."
+
+config { results: bfcl }
+
+state {
+  username: str? = none
+  logins: int = 0
+}
+
+invariant few "At most three logins.": logins <= 3
+
+tool login(username: str "Who logs in.") -> bool "Log in." {
+  if state.username == username {
+    return false
+  }
+  state.username = username
+  state.logins += 1
+  return true
+}
+
+tool whoami() -> str? "Who is logged in." {
+  return state.username
+}
+"""
+
+
+def test_qualified_state_is_read_and_assigned_beside_a_parameter(tmp_path: Path) -> None:
+    assert diagnostics(LOGIN) == []
+    world = compile_spec(tmp_path, LOGIN, "Login")
+    ep = world()
+    assert ep.call("login", {"username": "ann"}) is True
+    assert ep.call("login", {"username": "ann"}) is False
+    assert ep.call("login", {"username": "bob"}) is True
+    assert ep.export_state() == {"username": "bob", "logins": 2}
+    assert ep.call("whoami") == "bob"
+
+
+def test_a_shadowing_parameter_is_a_warning_naming_the_qualified_form() -> None:
+    text = LOGIN.replace("state.username == username", "username == username")
+    text = text.replace("state.username = username\n", "")
+    found = diagnostics(text)
+    assert found == [("WS214", "parameter 'username' shadows the state item 'username': here "
+                      "'username' means the parameter")]
+
+
+def test_shadowing_locals_and_loop_variables_are_warned_too() -> None:
+    text = LOGIN.replace('tool whoami() -> str? "Who is logged in." {\n  return state.username',
+                         'tool whoami() -> str? "Who is logged in." {\n'
+                         '  let logins = 1\n  for username in ["a"] { }\n'
+                         '  return state.username + str(logins)')
+    codes = [code for code, _ in diagnostics(text)]
+    assert codes.count("WS214") == 1  # `username` is read as state.username: only `logins`
+
+
+def test_unknown_qualified_state_is_ws215() -> None:
+    found = diagnostics(LOGIN.replace("return state.username", "return state.usrname"))
+    assert ("WS215", "the world has no state item 'usrname'") in found
+
+
+def test_a_parameter_may_be_called_state() -> None:
+    text = LOGIN.replace('tool whoami() -> str? "Who is logged in." {\n  return state.username',
+                         'tool whoami(state: str "A US state.") -> str? "Who is logged in." {\n'
+                         '  return if state == "CA" then state.username else none')
+    assert diagnostics(text) == []
+
+
+# ---------------------------------------------------------------- tool names are free
+
+FREE = """\
+world Free "Tools named like the environment's methods."
+
+config { results: bfcl }
+
+state { hits: int = 0 }
+
+tool reset() -> int "Count a reset." { hits += 1  return hits }
+tool diff(a: int "a", b: int "b") -> int "a - b." { return a - b }
+tool copy() -> str "Copy." { return "copied" }
+tool call(name: str "n") -> str "Call." { return name }
+tool state() -> int "The hits." { return hits }
+tool score() -> int "Score." { return 7 }
+"""
+
+
+def test_tools_named_like_environment_methods(tmp_path: Path) -> None:
+    assert diagnostics(FREE) == []
+    world = compile_spec(tmp_path, FREE, "Free")
+    ep = world()
+    assert ep.call("reset") == 1 and ep.call("reset") == 2
+    assert ep.call("diff", {"a": 5, "b": 2}) == 3
+    assert ep.call("copy") == "copied" and ep.call("call", {"name": "x"}) == "x"
+    assert ep.call("state") == 2 and ep.call("score") == 7
+    assert sorted(t["function"]["name"] for t in ep.tools()) == [
+        "call", "copy", "diff", "reset", "score", "state"]
+    # the episode's own methods are untouched
+    other = ep.copy()
+    assert ep.diff(other) == [] and other.export_state() == {"hits": 2}
+    ep.reset()
+    assert ep.export_state() == {"hits": 0}
+
+
+# ---------------------------------------------------------------- fail keep
+
+KEEP = """\
+world Keep "A counter that fails and keeps."
+
+config { results: bfcl }
+
+state {
+  attempts: int = 0
+  last: int = 0
+}
+
+invariant bounded "At most five attempts.": attempts <= 5
+
+tool guess(n: int "The guess.") -> int "Guess; a wrong guess still counts." {
+  attempts += 1
+  last = random_int(1, 1000)
+  if n != 3 {
+    fail keep f"Wrong guess {n}."
+  }
+  return attempts
+}
+
+tool plain(n: int "n") -> int "Fails and keeps nothing." {
+  attempts += 1
+  fail f"No {n}."
+}
+"""
+
+
+def test_fail_keep_keeps_the_changes_and_counts_as_a_failure(tmp_path: Path) -> None:
+    assert diagnostics(KEEP) == []
+    world = compile_spec(tmp_path, KEEP, "Keep")
+    ep = world()
+    before = ep.state_hash()
+    result = ep.call("guess", {"n": 1})
+    assert result == {"error": "Wrong guess 1."} and ep.failed(result)
+    assert isinstance(ep.last_error, KeptError)
+    assert ep.export_state()["attempts"] == 1 and ep.state_hash() != before
+    spec = world.TOOLS["guess"]
+    # the property checks accept a kept failure that keeps the rules
+    assert check_call(ep, spec, {"n": 1}, before) is None
+    assert ep.call("plain", {"n": 1}) == {"error": "No 1."}
+    assert ep.export_state()["attempts"] == 1  # plain `fail` stays atomic
+
+
+def test_fail_keep_draws_stay_drawn(tmp_path: Path) -> None:
+    world = compile_spec(tmp_path, KEEP, "Keep")
+    ep = world(seed=5)
+    ep.call("guess", {"n": 1})
+    first = ep.export_state()["last"]
+    ep.call("guess", {"n": 1})
+    assert ep.export_state()["last"] != first or first == 0
+
+
+def test_fail_keep_is_undone_when_an_invariant_breaks(tmp_path: Path) -> None:
+    world = compile_spec(tmp_path, KEEP, "Keep")
+    ep = world(data={"attempts": 5})
+    before = ep.export_state()
+    assert ep.call("guess", {"n": 1}) == {"error": "At most five attempts."}
+    assert ep.export_state() == before
+
+
+def test_fail_keep_formats_and_round_trips() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    formatted = format_source(KEEP, "spec.world")
+    assert 'fail keep f"Wrong guess {n}."' in formatted
+    assert format_source(formatted, "spec.world") == formatted
+
+
+# ---------------------------------------------------------------- argument errors
+
+ARGS = """\
+world Shop "A shop."
+
+config { results: tau2  arguments: python  class_name: "ShopTools" }
+
+tool find(email: str "The email." else f"'{str(email)}' is not an email",
+          limit: int = 3 "At most.") -> str "Find." {
+  return email.lower()
+}
+
+tool ping() -> str "Ping." { return "pong" }
+"""
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("find", {}, "Error: ShopTools.find() missing 1 required positional argument: 'email'"),
+    ("find", {"email": "A", "x": 1},
+     "Error: ShopTools.find() got an unexpected keyword argument 'x'"),
+    ("ping", {"x": 1}, "Error: ShopTools.ping() got an unexpected keyword argument 'x'"),
+    ("find", {"email": 5}, "Error: '5' is not an email"),
+    ("find", {"email": "A"}, "a"),
+])
+def test_python_argument_errors(tmp_path: Path, name: str, arguments: dict[str, Any],
+                                expected: str) -> None:
+    world = compile_spec(tmp_path, ARGS, "Shop")
+    assert world().call(name, arguments) == expected
+
+
+class _C:
+    def f(self, a: Any, b: Any, c: Any) -> None:
+        pass
+
+
+def test_python_messages_name_missing_arguments_as_python_lists_them() -> None:
+    from worldspec.runtime.errors import ArgumentError
+    from worldspec.runtime.helpers import check_arguments_python
+
+    def message(args: dict[str, Any], required: tuple[str, ...]) -> str:
+        with pytest.raises(ArgumentError) as caught:
+            check_arguments_python(args, ("a", "b", "c"), required, "_C.f")
+        return caught.value.message
+
+    def python(args: dict[str, Any]) -> str:
+        with pytest.raises(TypeError) as caught:
+            _C().f(**args)
+        return str(caught.value)
+
+    for args in ({}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "z": 2}):
+        assert message(args, ("a", "b", "c")) == python(args)
+
+
+def test_argument_style_and_class_name_are_checked() -> None:
+    found = diagnostics(ARGS.replace("arguments: python", "arguments: pyhton")
+                        .replace('"ShopTools"', '"Shop Tools"'))
+    assert ("WS503", "arguments must be worldspec or python") in found
+    assert any(code == "WS503" and "class_name" in message for code, message in found)
