@@ -19,6 +19,7 @@ from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
     ConfigInfo,
+    ConstInfo,
     EnumInfo,
     EnumMemberInfo,
     FieldInfo,
@@ -235,6 +236,9 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
         elif isinstance(d, n.FnDecl):
             _check_builtin_clash(d.name, "helper", sink)
             _first(values, d.name, sink, "WS203", "name")
+        elif isinstance(d, n.ConstDecl):
+            _check_builtin_clash(d.name, "const", sink)
+            _first(values, d.name, sink, "WS203", "name")
 
     # 2. aliases, in dependency order (an alias may use another alias)
     pending = [vd for vd in decls if isinstance(vd.decl, n.AliasDecl)
@@ -287,6 +291,9 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
         d = vd.decl
         if isinstance(d, n.FnDecl) and values.get(d.name.name) is d.name:
             world.fns[d.name.name] = _tool_info(d, world, sink, vd.file, is_fn=True)
+        elif isinstance(d, n.ConstDecl) and values.get(d.name.name) is d.name:
+            declared = resolve_type_expr(d.type, world, sink) if d.type is not None else None
+            world.consts[d.name.name] = ConstInfo(d.name.name, declared, d, vd.file)
     return world
 
 
@@ -359,6 +366,13 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
     for extra_policy in policies[1:]:
         sink.report("WS504", extra_policy.span, "a world has one policy",
                     related=[Related(policies[0].span, "first policy")])
+    results = [vd.decl for vd in own if isinstance(vd.decl, n.ResultsDecl)]
+    for extra_results in results[1:]:
+        sink.report("WS504", extra_results.span, "a world has one results block",
+                    related=[Related(results[0].span, "first results block")])
+    if results:
+        assert isinstance(results[0], n.ResultsDecl)
+        world.results_node = results[0]
     if policies:
         policy = policies[0]
         assert isinstance(policy, n.PolicyDecl)
@@ -473,6 +487,7 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
                             hints=did_you_mean(str(word), RESULT_CONVENTIONS))
             else:
                 cfg.results = word
+                cfg.results_span = value.span
         elif key == "arguments":
             word = value.name if isinstance(value, n.DataName) else \
                 value.value if isinstance(value, n.DataString) else None

@@ -41,6 +41,11 @@ NO_FACTS = Facts()
 #: Deeper expressions are reported (WS105) rather than checked.
 MAX_EXPR_DEPTH = 200
 
+#: How diagnostics name each kind of local.
+_LOCAL_WORDS = {"param": "parameter", "loop": "loop variable", "local": "local",
+                "binding": "case variable", "lambda": "lambda parameter",
+                "quantifier": "quantifier variable"}
+
 _ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
 
 
@@ -247,6 +252,10 @@ class Typer:
         if state is not None:
             self.program.resolutions[id(e)] = Resolution("state", name)
             return self._narrow(e, state.type)
+        const = self.world.consts.get(name)
+        if const is not None:
+            self.program.resolutions[id(e)] = Resolution("const", name)
+            return const.type or const.declared or t.UNKNOWN
         if name == "now":
             self.program.resolutions[id(e)] = Resolution("builtin", name)
             return t.DATETIME
@@ -294,7 +303,7 @@ class Typer:
             info = self.world.records.get(base.name) if isinstance(base, t.Named) else None
             if info is not None and e.name in info.fields:
                 self.report("WS216", e, f"'state.{e.name}' is the state item '{e.name}', not "
-                            f"the field of the {local.kind} 'state'",
+                            f"the field of the {_LOCAL_WORDS[local.kind]} 'state'",
                             hints=["bind the value to another name to read its field"])
         state = self.world.state.get(e.name)
         if state is None:
@@ -309,9 +318,7 @@ class Typer:
         body reads the state item as ``state.x`` (the author has told the two apart)."""
         for local in self.scope.all_locals:
             if local.name in self.world.state and local.name not in self.qualified:
-                what = {"param": "parameter", "loop": "loop variable", "local": "local",
-                        "binding": "case variable", "lambda": "lambda parameter",
-                        "quantifier": "quantifier variable"}[local.kind]
+                what = _LOCAL_WORDS[local.kind]
                 kind = self.world.state[local.name].kind
                 item = "table" if kind == "table" else "state item"
                 self.report("WS214", local.node, f"{what} '{local.name}' shadows the {item} "

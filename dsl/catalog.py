@@ -247,6 +247,15 @@ field `x` of such a local cannot be read as `state.x`.
 record Address { city: str  state: str }
 tool move(state: Address) -> str { return state.city }
 """)
+entry("WS217", "error", "a const is not a literal",
+      """
+A top-level `const` is built once, when the world is loaded, from literals:
+numbers, strings, booleans, `none`, enum members, and lists and maps of these.
+Anything computed (a call, a state item, arithmetic on names) belongs in a
+helper `fn`.
+""", """
+const LIMIT = len("abc")
+""")
 
 # ------------------------------------------------------------------ WS3xx: types
 entry("WS301", "error", "type mismatch",
@@ -511,6 +520,32 @@ A larger tick is a slip (milliseconds for seconds?) and would run the clock
 out of representable time within a few thousand calls.
 """, """
 config { tick: 100000000000 }
+""")
+entry("WS510", "error", "custom results without their shapes",
+      """
+`config { results: custom }` says that the world shapes its own results, and
+the `results { success: ...  failure: ... }` block says how; one needs the
+other. The success shape is built from `value` (the tool's result as JSON),
+the failure shape from `message` (the failure's text).
+""", """
+config { results: custom }      # and no results { ... } block
+""")
+entry("WS511", "error", "unknown or missing result shape",
+      """
+A `results` block has exactly two shapes, `success` and `failure`.
+""", """
+results { success: value  error: {"error": message} }
+""")
+entry("WS512", "error", "a result shape is not a literal of its hole",
+      """
+A result shape is built from literals (numbers, strings, booleans, none, lists,
+maps, f-strings) and its hole: `value` for a success, `message` for a failure.
+The failure shape holds `message` exactly once: `failed()` recognises a
+failure by matching a result against the shape (same keys and constants, any
+text where the message stands), so property tests and `failed()` count such
+results as failures.
+""", """
+results { success: value  failure: {"status": false, "at": now} }
 """)
 
 # ------------------------------------------------------- WS6xx: tasks and data

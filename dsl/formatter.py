@@ -813,6 +813,19 @@ class _Layout:
         pending = self.start(d, "config", indent, blank)
         self.finish(self.section(pending, d.items, d.span, indent, self.member), d.span.end_line)
 
+    def print_ResultsDecl(self, d: n.ResultsDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "results", indent, blank)
+        self.finish(self.section(pending, d.shapes, d.span, indent, self.member), d.span.end_line)
+
+    def print_ResultShape(self, it: n.ResultShape, indent: int, blank: _Blank) -> None:
+        self.simple(it, f"{it.name.name}: {self.ex.expr(it.value)}", indent, blank)
+
+    def print_ConstDecl(self, d: n.ConstDecl, indent: int, blank: _Blank) -> None:
+        head = "const " + d.name.name
+        if d.type is not None:
+            head += ": " + type_text(d.type)
+        self.with_doc(d, head + " = " + self.ex.expr(d.value), d.doc, "", indent, blank)
+
     def print_ConfigItem(self, it: n.ConfigItem, indent: int, blank: _Blank) -> None:
         self.data(it, it.name.name + ": ", it.value, "", indent, blank)
 

@@ -22,7 +22,8 @@ __all__ = [
     "Import", "WorldDecl", "ConfigDecl", "ConfigItem", "EnumDecl", "EnumMember",
     "RecordDecl", "EntityDecl", "Field", "UnionDecl", "Variant", "AliasDecl",
     "StateDecl", "StateItem", "TableKind", "SequenceKind", "InvariantDecl",
-    "ToolDecl", "FnDecl", "Param", "PolicyDecl", "Decl", "TypeDecl",
+    "ToolDecl", "FnDecl", "Param", "PolicyDecl", "ResultsDecl", "ResultShape", "ConstDecl",
+    "Decl", "TypeDecl",
     # statements
     "Block", "Let", "Assign", "AugAssign", "If", "For", "While", "Match", "MatchCase",
     "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Break", "Continue",
@@ -905,9 +906,35 @@ class TaskDecl(Node):
         return next((i.text for i in self.items if isinstance(i, Instruction)), None)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultShape(Node):
+    """``success: expr`` or ``failure: expr`` in a ``results`` block."""
+
+    name: Ident
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultsDecl(Node):
+    """``results { success: ... failure: ... }``: the shapes of a custom result convention."""
+
+    shapes: tuple[ResultShape, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConstDecl(Node):
+    """``const NAME [: type] = value ["doc"]``: a named value built once, from literals."""
+
+    name: Ident
+    type: TypeExpr | None
+    value: Expr
+    doc: str | None
+
+
 TypeDecl = Union[EnumDecl, RecordDecl, EntityDecl, UnionDecl, AliasDecl]
 Decl = Union[Import, WorldDecl, ConfigDecl, EnumDecl, RecordDecl, EntityDecl, UnionDecl,
-             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl]
+             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl,
+             ResultsDecl, ConstDecl]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

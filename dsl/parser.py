@@ -343,6 +343,16 @@ class _ToNodes(Transformer[Token, Any]):
     def config_item(self, c: list[Any]) -> n.ConfigItem:
         return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
+    def results_decl(self, c: list[Any]) -> n.ResultsDecl:
+        return n.ResultsDecl(shapes=tuple(c), span=self._span())
+
+    def result_shape(self, c: list[Any]) -> n.ResultShape:
+        return n.ResultShape(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
+
+    def const_decl(self, c: list[Any]) -> n.ConstDecl:
+        return n.ConstDecl(name=_ident(self.pos, c[0]), type=c[1], value=c[2],
+                           doc=self._doc(c[3]), span=self._span())
+
     def policy_text(self, c: list[Any]) -> n.PolicyDecl:
         return n.PolicyDecl(source=self._string(c[0]), span=self._span())
 

@@ -272,3 +272,101 @@ def test_argument_style_and_class_name_are_checked() -> None:
                         .replace('"ShopTools"', '"Shop Tools"'))
     assert ("WS503", "arguments must be worldspec or python") in found
     assert any(code == "WS503" and "class_name" in message for code, message in found)
+
+
+# ---------------------------------------------------------------- custom results and const
+
+CUSTOM = """\
+world Trade "A trading desk."
+
+config { results: custom }
+
+results {
+  success: {"status": true, "data": value}
+  failure: {"status": false, "message": message}
+}
+
+enum Side { buy, sell }
+
+const SYMBOLS = {"Apple": "AAPL", "Google": "GOOG"}
+const SECTORS: map[str, list[str]] = {"Tech": ["AAPL", "GOOG"], "Auto": []}
+const DEFAULT_SIDE: Side = buy
+
+state { trades: int = 0 }
+
+tool symbol(name: str "A company.") -> str "Its symbol." {
+  require name in SYMBOLS else f"No company {name}."
+  return SYMBOLS[name]
+}
+
+tool sector(name: str "A sector.") -> list[str] "Its symbols." {
+  return SECTORS.get(name) ?? []
+}
+
+tool trade(side: Side = DEFAULT_SIDE "Buy or sell.") -> Side "Trade." {
+  trades += 1
+  return side
+}
+"""
+
+
+def test_custom_results_shape_success_and_failure(tmp_path: Path) -> None:
+    assert diagnostics(CUSTOM) == []
+    world = compile_spec(tmp_path, CUSTOM, "Trade")
+    ep = world()
+    ok = ep.call("symbol", {"name": "Apple"})
+    assert ok == {"status": True, "data": "AAPL"} and not ep.failed(ok)
+    bad = ep.call("symbol", {"name": "IBM"})
+    assert bad == {"status": False, "message": "No company IBM."} and ep.failed(bad)
+    assert ep.failed(ep.call("symbol", {}))
+    assert ep.call("sector", {"name": "Tech"}) == {"status": True, "data": ["AAPL", "GOOG"]}
+    assert ep.call("trade") == {"status": True, "data": "buy"}
+    # failed() matches the shape: the same keys and constants, any text as the message
+    assert ep.failed({"status": False, "message": ""})
+    assert not ep.failed({"status": 0, "message": "x"})
+    assert not ep.failed({"status": False, "message": "x", "more": 1})
+    assert not ep.failed({"status": False, "message": 3})
+
+
+def test_custom_text_failures(tmp_path: Path) -> None:
+    text = CUSTOM.replace('failure: {"status": false, "message": message}',
+                          'failure: f"Error: {message}!"')
+    world = compile_spec(tmp_path, text, "Trade")
+    ep = world()
+    bad = ep.call("symbol", {"name": "IBM"})
+    assert bad == "Error: No company IBM.!" and ep.failed(bad)
+    assert not ep.failed("Error: no bang") and not ep.failed({"status": True, "data": "x"})
+
+
+@pytest.mark.parametrize(("change", "code"), [
+    (('config { results: custom }', 'config { results: bfcl }'), "WS510"),
+    (('results {\n  success', 'results_ {\n  success'), "syntax"),
+    (('failure: {"status": false, "message": message}', 'failure: {"status": false}'),
+     "WS512"),
+    (('failure: {"status": false, "message": message}',
+      'failure: {"status": false, "message": message, "n": trades}'), "WS512"),
+    (('success: {"status": true, "data": value}', 'win: value'), "WS511"),
+    (('const SYMBOLS = {', 'const SYMBOLS = {"x": str(1), '), "WS217"),
+    (('const DEFAULT_SIDE: Side = buy', 'const DEFAULT_SIDE: Side = "buy"'), "WS301"),
+])
+def test_custom_results_and_const_diagnostics(change: tuple[str, str], code: str) -> None:
+    text = CUSTOM.replace(*change)
+    assert text != CUSTOM
+    result = check_source(text, "spec.world")
+    codes = {d.code for d in result.diagnostics}
+    assert code in codes or (code == "syntax" and result.diagnostics), codes
+
+
+def test_custom_without_results_block() -> None:
+    text = CUSTOM[:CUSTOM.index("results {")] + CUSTOM[CUSTOM.index("enum Side"):]
+    assert "WS510" in {code for code, _ in diagnostics(text)}
+
+
+def test_results_and_const_format_round_trip() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    formatted = format_source(CUSTOM, "spec.world")
+    assert format_source(formatted, "spec.world") == formatted
+    assert 'const SECTORS: map[str, list[str]] = {"Tech": ["AAPL", "GOOG"], "Auto": []}' \
+        in formatted
+    assert '  failure: {"status": false, "message": message}' in formatted

@@ -21,7 +21,13 @@ from worldspec.compiler import types as t
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
-from worldspec.compiler.codegen.names import enum_member, file_label, py_name, snake_case
+from worldspec.compiler.codegen.names import (
+    const_name,
+    enum_member,
+    file_label,
+    py_name,
+    snake_case,
+)
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
@@ -459,6 +465,23 @@ class WorldGenerator:
                 f"split={split.name.name if split else None!r}, doc={node.doc!r}"
                 f"{_replies_arg(node.solution)})")
 
+    def result_methods(self, node: n.ResultsDecl) -> list[str]:
+        """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
+        the world's shapes (``failed`` matches a result against the failure shape)."""
+        shapes = {shape.name.name: shape.value for shape in node.shapes}
+        success = self.x.value(shapes["success"], Env(ep="self", locals={"value": "value"}),
+                               t.JSON)
+        failure = self.x.value(shapes["failure"], Env(ep="self", locals={"message": "message"}),
+                               t.JSON)
+        return ["\n".join(_indent(lines, 1)) for lines in (
+            ["def _success(self, value: Any) -> Any:",
+             f"{_INDENT}value = v.export_value(value)",
+             f"{_INDENT}return {success}"],
+            ["def _failure(self, message: str) -> Any:",
+             f"{_INDENT}return {failure}"],
+            ["def failed(self, result: Any) -> bool:",
+             f"{_INDENT}return rt.fits_shape(result, self._failure(rt.HOLE))"])]
+
     # ------------------------------------------------------------ module
     def render(self) -> str:
         w = self.world
@@ -468,6 +491,8 @@ class WorldGenerator:
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
+        if w.config.results == "custom" and w.results_node is not None:
+            methods += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
                      for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
@@ -481,7 +506,15 @@ class WorldGenerator:
         spec_hash = hashlib.sha256("".join(
             f"{path}\0{text}\0" for path, text in sorted(relative.items())).encode()
         ).hexdigest()
+        consts = []
+        for const in w.consts.values():
+            typ = const.type or t.UNKNOWN
+            value = self.x.value(const.node.value, Env(ep="None"), typ)
+            anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
+            consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
+                          f"= {value}  # {anchor}")
         return _template().render(
+            consts=consts,
             version=GENERATOR_VERSION,
             sources=", ".join(sorted(file_label(p) for p in self.sources)),
             spec_hash=spec_hash,

@@ -51,7 +51,7 @@ __all__ = [
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
-    "check_arguments_python", "KeptError", "fitting",
+    "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
 ]
 
@@ -329,6 +329,30 @@ def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) ->
         return load()
     except ArgumentError:
         raise ArgumentError(message(given)) from None
+
+
+#: The message a custom failure shape is built with to recognise failures (``failed()``):
+#: text no tool message holds.
+HOLE = "\x00worldspec:message\x00"
+
+
+def fits_shape(result: Any, shape: Any) -> bool:
+    """Whether ``result`` has the failure ``shape`` (built with :data:`HOLE` as the message):
+    the same keys, the same constants (``false`` is not ``0``), any text where the message
+    stands, and around it, in a text, the same prefix and suffix."""
+    if isinstance(shape, str):
+        if HOLE not in shape:
+            return result == shape and isinstance(result, str)
+        before, _, after = shape.partition(HOLE)
+        return isinstance(result, str) and len(result) >= len(before) + len(after) and \
+            result.startswith(before) and result.endswith(after)
+    if isinstance(shape, dict):
+        return isinstance(result, dict) and result.keys() == shape.keys() and \
+            all(fits_shape(result[k], shape[k]) for k in shape)
+    if isinstance(shape, (list, tuple)):
+        return isinstance(result, (list, tuple)) and len(result) == len(shape) and \
+            all(fits_shape(r, s) for r, s in zip(result, shape, strict=True))
+    return type(result) is type(shape) and result == shape
 
 
 def quote(value: Any) -> str:
