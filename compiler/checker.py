@@ -15,7 +15,7 @@ import sys
 from typing import Literal
 
 from worldspec.compiler import types as t
-from worldspec.compiler.data_check import load_initial_data
+from worldspec.compiler.data_check import argument_problems, load_initial_data
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
 from worldspec.compiler.resolve import VisibleDecl, build_world
@@ -409,6 +409,16 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             sink.report("WS311", arg.value.span, "a solution argument cannot be a lambda")
             continue
         want = _agent_type(p.type, world)
+        # JSON as the agent would send it ("economy" for an enum, ISO text for a date, an
+        # object for a record) is checked by the rules of tool arguments; anything else is
+        # typed like an expression (Cabin.economy, date("2024-05-01"), Address(...)).
+        data = _json_literal(arg.value)
+        if data is not _NOT_JSON:
+            problems = argument_problems(data, want, world, p.name)
+            if problems:
+                sink.report("WS606", arg.value.span, f"{tool.name}(): {problems[0]}",
+                            hints=[f"also {x}" for x in problems[1:3]])
+            continue
         value = ty.expr(arg.value, want)
         if not ty.assignable(want, value):
             sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name}: expected "
@@ -418,6 +428,33 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             break  # the misspelt argument is the error; do not also call its parameter missing
         if p.name not in given and p.default is None and not isinstance(p.type, t.Optional):
             sink.report("WS606", call.span, f"{tool.name}() is missing its argument '{p.name}'")
+
+
+_NOT_JSON = object()
+
+
+def _json_literal(expr: n.Node) -> object:
+    """The JSON value of a literal written as JSON (strings, numbers, booleans, none, lists and
+    maps with string keys), or ``_NOT_JSON``."""
+    if isinstance(expr, (n.IntLit, n.FloatLit, n.StrLit, n.BoolLit)):
+        return expr.value
+    if isinstance(expr, n.NoneLit):
+        return None
+    if isinstance(expr, n.Unary) and expr.op == "-" and \
+            isinstance(expr.operand, (n.IntLit, n.FloatLit)):
+        return -expr.operand.value
+    if isinstance(expr, n.ListLit):
+        items = [_json_literal(x) for x in expr.items]
+        return _NOT_JSON if any(x is _NOT_JSON for x in items) else items
+    if isinstance(expr, n.MapLit):
+        out: dict[str, object] = {}
+        for entry in expr.entries:
+            value = _json_literal(entry.value)
+            if not isinstance(entry.key, n.StrLit) or value is _NOT_JSON:
+                return _NOT_JSON
+            out[entry.key.value] = value
+        return out
+    return _NOT_JSON
 
 
 def _agent_type(typ: t.Type, world: WorldModel) -> t.Type:

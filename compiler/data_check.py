@@ -53,7 +53,7 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
-__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
+__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
            "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
@@ -351,6 +351,14 @@ def _required(f: FieldInfo) -> bool:
     """A field that data must give: no default and not optional (a ``json`` field without a
     default must be given too, if only as null: the runtime's rule)."""
     return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
+
+
+def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
+    """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
+    by the rules of tool arguments: what a solution may pass as an agent would send it."""
+    validator = _Validator(world, n.NO_SPAN, None)
+    validator.check(value, typ, _Loc((name,), name))
+    return [problem.text for problem in validator.problems]
 
 
 # --------------------------------------------------------------- validator

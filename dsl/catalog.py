@@ -588,9 +588,13 @@ entry("WS606", "error", "invalid solution call",
       """
 A reference solution calls a tool with arguments the tool does not accept:
 unknown or missing parameters, or values of the wrong type. Solution
-arguments are written as the agent would send them (entities by key).
+arguments may be written as the agent would send them, in JSON (entities by
+key, `"economy"` for an enum member, ISO text for a date, an object for a
+record), checked by the rules of tool arguments; or as typed expressions
+(`Cabin.economy`, `date("2024-05-01")`, `Address(city: "Austin", ...)`).
 """, """
-solution { cancel_order(order_id: 7) }
+solution { cancel_order(order_id: 7) }          # the order id is a str
+solution { book(cabin: "econmy") }              # not a member of the enum
 """)
 entry("WS607", "error", "unknown frame target",
       """

@@ -370,3 +370,72 @@ def test_results_and_const_format_round_trip() -> None:
     assert 'const SECTORS: map[str, list[str]] = {"Tech": ["AAPL", "GOOG"], "Auto": []}' \
         in formatted
     assert '  failure: {"status": false, "message": message}' in formatted
+
+
+# ---------------------------------------------------------------- solution arguments as JSON
+
+AIR = """\
+world Air "Flights."
+
+enum Cabin { economy, business, first_class = "first class" }
+
+record Address {
+  street: str
+  zip: str matching /^[0-9]{5}$/
+  country: str = "USA"
+}
+
+state { bookings: list[str] = [] }
+
+tool book(cabin: Cabin "The cabin.", on: date "The day.", to: Address "Where to.",
+          at: datetime? = none "When.", tags: set[str] = [] "Tags.") -> int "Book." {
+  append f"{cabin} {on} {to.zip} {at ?? now} {len(tags)}" to bookings
+  return len(bookings)
+}
+
+task as_json in Air {
+  instruction "Book."
+  check booked: bookings == ["first class 2024-05-01 78701 2024-05-01 10:00:00 2"]
+  solution {
+    book(cabin: "first class", on: "2024-05-01", at: "2024-05-01T10:00",
+         to: {"street": "1 Main", "zip": "78701"}, tags: ["a", "b"])
+  }
+}
+
+task typed in Air {
+  instruction "Book."
+  check booked: bookings == ["economy 2024-05-01 12345 2024-01-01 00:00:00 0"]
+  solution { book(cabin: Cabin.economy, on: date("2024-05-01"), to: Address(street: "x", zip: "12345")) }
+}
+"""
+
+
+def test_solution_arguments_accept_the_json_an_agent_sends(tmp_path: Path) -> None:
+    from worldspec.services.validation import check_paths
+
+    spec = tmp_path / "air.world"
+    spec.write_text(AIR, encoding="utf-8")
+    result = check_paths([str(spec)])
+    assert [d.code for d in result.diagnostics] == []
+    assert all(v.valid for v in result.tasks), [v.problems for v in result.tasks]
+
+
+@pytest.mark.parametrize(("argument", "message"), [
+    ('cabin: "econmy"', 'book(): cabin: "econmy" is not in Cabin; expected one of "economy", '
+                        '"business", "first class"'),
+    ('on: "2024-02-30"', 'book(): on: "2024-02-30" is not a date ("YYYY-MM-DD")'),
+    ('to: {"street": "1 Main", "zip": "7870"}', 'book(): to.zip: "7870" does not match '
+                                                '/^[0-9]{5}$/'),
+    ('tags: ["a", "a"]', 'book(): tags[1]: "a" repeats tags[0]; a set holds each element once'),
+])
+def test_bad_json_solution_arguments_say_why(argument: str, message: str) -> None:
+    name = argument.split(":")[0]
+    start = AIR.index("    book(cabin")
+    end = AIR.index("\n  }\n", start)
+    good = {"cabin": '"economy"', "on": '"2024-05-01"', "to": '{"street": "1 Main", "zip": "78701"}',
+            "tags": '["a", "b"]'}
+    args = ", ".join(argument if key == name else f"{key}: {value}" for key, value in good.items())
+    text = AIR[:start] + f"    book({args})" + AIR[end:]
+    found = [(d.code, d.message) for d in check_source(text, "air.world").diagnostics
+             if d.code == "WS606"]
+    assert found == [("WS606", message)]
