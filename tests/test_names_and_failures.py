@@ -405,7 +405,9 @@ task as_json in Air {
 task typed in Air {
   instruction "Book."
   check booked: bookings == ["economy 2024-05-01 12345 2024-01-01 00:00:00 0"]
-  solution { book(cabin: Cabin.economy, on: date("2024-05-01"), to: Address(street: "x", zip: "12345")) }
+  solution {
+    book(cabin: Cabin.economy, on: date("2024-05-01"), to: Address(street: "x", zip: "12345"))
+  }
 }
 """
 
@@ -432,9 +434,10 @@ def test_bad_json_solution_arguments_say_why(argument: str, message: str) -> Non
     name = argument.split(":")[0]
     start = AIR.index("    book(cabin")
     end = AIR.index("\n  }\n", start)
-    good = {"cabin": '"economy"', "on": '"2024-05-01"', "to": '{"street": "1 Main", "zip": "78701"}',
-            "tags": '["a", "b"]'}
-    args = ", ".join(argument if key == name else f"{key}: {value}" for key, value in good.items())
+    good = {"cabin": '"economy"', "on": '"2024-05-01"',
+            "to": '{"street": "1 Main", "zip": "78701"}', "tags": '["a", "b"]'}
+    args = ", ".join(argument if key == name else f"{key}: {value}"
+                     for key, value in good.items())
     text = AIR[:start] + f"    book({args})" + AIR[end:]
     found = [(d.code, d.message) for d in check_source(text, "air.world").diagnostics
              if d.code == "WS606"]
