@@ -547,6 +547,14 @@ results as failures.
 """, """
 results { success: value  failure: {"status": false, "at": now} }
 """)
+entry("WS513", "error", "a private table or sequence",
+      """
+`private` marks a state value that the world stores and hashes but leaves out
+of `export_state()` (the original's `_cache`-like attributes). Tables and
+sequences are always public; hold private data in a value (a map or a list).
+""", """
+state { private orders: table Order }
+""")
 
 # ------------------------------------------------------- WS6xx: tasks and data
 entry("WS601", "error", "initial data does not match the schema",

@@ -906,7 +906,7 @@ class _Layout:
             kind_text = "sequence " + quote_string(kind.format)
         else:
             kind_text = type_text(kind)
-        head = f"{it.name.name}: {kind_text}"
+        head = ("private " if it.private else "") + f"{it.name.name}: {kind_text}"
         if it.default is not None:
             head += " = " + self.ex.expr(it.default)
         self.with_doc(it, head, it.doc, "", indent, blank)

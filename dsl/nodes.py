@@ -687,12 +687,13 @@ class SequenceKind(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StateItem(Node):
-    """One named piece of world state."""
+    """One named piece of world state; ``private`` ones are not exported."""
 
     name: Ident
     kind: TableKind | SequenceKind | TypeExpr
     default: Expr | None
     doc: str | None
+    private: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

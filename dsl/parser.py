@@ -458,9 +458,9 @@ class _ToNodes(Transformer[Token, Any]):
         return n.StateDecl(items=tuple(c), span=self._span())
 
     def state_item(self, c: list[Any]) -> n.StateItem:
-        return n.StateItem(name=_ident(self.pos, c[0]), kind=c[1], default=c[2],
-                           doc=self._doc(c[3]),
-                           span=self._span())
+        private, name, kind, default, doc = c
+        return n.StateItem(name=_ident(self.pos, name), kind=kind, default=default,
+                           doc=self._doc(doc), private=private is not None, span=self._span())
 
     def table_kind(self, c: list[Any]) -> n.TableKind:
         return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span())

@@ -34,6 +34,7 @@ TERMINAL_WORDS: dict[str, str] = {
     "QUANT": "'all', 'any' or 'exists'",
     "NOTHING": "'nothing'",
     "KEEP": "'keep'",
+    "PRIVATE": "'private'",
     "AUG_OP": "'+='",
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",

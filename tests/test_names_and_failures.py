@@ -442,3 +442,51 @@ def test_bad_json_solution_arguments_say_why(argument: str, message: str) -> Non
     found = [(d.code, d.message) for d in check_source(text, "air.world").diagnostics
              if d.code == "WS606"]
     assert found == [("WS606", message)]
+
+
+# ---------------------------------------------------------------- private state
+
+PRIVATE = """\
+world Cache "A lookup with a private cache."
+
+state {
+  lookups: int = 0
+  private cache: map[str, int] = {} "What the original keeps in _cache."
+}
+
+tool length(word: str "A word.") -> int "Its length, cached." {
+  lookups += 1
+  if word not in cache {
+    cache[word] = len(word)
+  }
+  return cache[word]
+}
+"""
+
+
+def test_private_state_is_stored_hashed_and_diffed_but_not_exported(tmp_path: Path) -> None:
+    assert diagnostics(PRIVATE) == []
+    world = compile_spec(tmp_path, PRIVATE, "Cache")
+    ep = world()
+    start = ep.copy()
+    assert ep.call("length", {"word": "abc"}) == {"success": True, "data": 3}
+    assert ep.export_state() == {"lookups": 1}
+    assert ep.export_state(private=True) == {"lookups": 1, "cache": {"abc": 3}}
+    assert ep.diff(start) == [
+        {"path": "lookups", "old": 0, "new": 1},
+        {"path": "cache", "old": {}, "new": {"abc": 3}, "private": True}]
+    other = world(data={"lookups": 1})
+    assert other.export_state() == ep.export_state()
+    assert other.state_hash() != ep.state_hash()  # the private cache is hashed
+    loaded = world(data={"lookups": 1, "cache": {"abc": 3}})
+    assert loaded.state_hash() == ep.state_hash()
+
+
+def test_private_tables_are_refused_and_private_formats() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    assert "  private cache: map[str, int] = {}" in format_source(PRIVATE, "spec.world")
+    text = PRIVATE.replace('world Cache "A lookup with a private cache."\n',
+                           'world Cache "A lookup."\nentity W { key id: str }\n')
+    text = text.replace("  lookups: int = 0\n", "  lookups: int = 0\n  private ws: table W\n")
+    assert "WS513" in {code for code, _ in diagnostics(text)}

@@ -529,6 +529,8 @@ class WorldGenerator:
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
+            private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
+                s.node.private for s in w.state.values()) else "",
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],

@@ -33,6 +33,7 @@ GENERATED_NAMES = frozenset({
 RUNTIME_NAMES = frozenset({
     "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "key", "export", "clone", "digest", "load",
     "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
+    "PRIVATE",
     # attributes of the episode the generated code reads
     "tables", "clock", "rng", "call", "reset", "tools", "snapshot", "restore", "state_hash",
     "diff", "score", "export_state", "copy", "task", "initial",

@@ -371,6 +371,8 @@ class Episode:
 
     WORLD: ClassVar[str] = ""
     RESULTS: ClassVar[str] = "envscaler"
+    #: state items stored and hashed but left out of export_state() (``private`` in the spec)
+    PRIVATE: ClassVar[frozenset[str]] = frozenset()
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
@@ -764,11 +766,15 @@ class Episode:
         return isinstance(result, dict) and set(result) == {"error"}
 
     # -------------------------------------------------------------------- state
-    def export_state(self) -> dict[str, Any]:
-        """The whole state as plain JSON data (tables as lists of rows)."""
+    def export_state(self, *, private: bool = False) -> dict[str, Any]:
+        """The public state as plain JSON data (tables as lists of rows); with ``private``,
+        the world's private state items too (they are always stored, hashed and diffed)."""
         out: dict[str, Any] = {name: [r.export() for r in t.rows.values()]
                                for name, t in self.tables.items()}
-        out.update(self.state.export())
+        values = self.state.export()
+        if self.PRIVATE and not private:
+            values = {k: x for k, x in values.items() if k not in self.PRIVATE}
+        out.update(values)
         return out
 
     def state_hash(self) -> str:
@@ -809,7 +815,10 @@ class Episode:
         mine, theirs = self.state.export(), other.state.export()
         for name in mine:
             if mine[name] != theirs.get(name):
-                changes.append({"path": name, "old": theirs.get(name), "new": mine[name]})
+                change = {"path": name, "old": theirs.get(name), "new": mine[name]}
+                if name in self.PRIVATE:
+                    change["private"] = True
+                changes.append(change)
         for name, table in self.tables.items():
             old_rows = other.tables[name].rows
             for key, row in table.rows.items():
