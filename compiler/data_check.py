@@ -579,6 +579,7 @@ class _Validator:
         fields but allowed (a union's tag).
         """
         self.check_repeated(value, loc)
+        value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
         for name, item in value.items():
             if self.full:
@@ -603,6 +604,23 @@ class _Validator:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
                         f"{_show_list(repr(m) for m in missing)}")
+        return out
+
+    def unalias(self, value: dict[str, object], rec: RecordInfo, loc: _Loc
+                ) -> dict[str, object]:
+        """``value`` with the original's keys (``from "..."``) renamed to the field names; a
+        field given under both names is WS602."""
+        aliases = {f.node.alias: f.name for f in rec.fields.values() if f.node.alias}
+        if not aliases or not any(alias in value for alias in aliases):
+            return value
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            name = aliases.get(key, key)
+            if name in out or (name != key and name in value):
+                self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
+                            f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
+                continue
+            out[name] = item
         return out
 
     # types -------------------------------------------------------------------

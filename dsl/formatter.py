@@ -887,6 +887,8 @@ class _Layout:
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
         head = ("key " if f.is_key else "") + f"{f.name.name}: {type_text(f.type)}"
+        if f.alias is not None:
+            head += " from " + quote_string(f.alias)
         if f.default is not None:
             head += " = " + self.ex.expr(f.default)
         self.with_doc(f, head, f.doc, "", indent, blank)

@@ -617,13 +617,15 @@ class EnumDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Field(Node):
-    """``[key] name: type [= default] ["doc"]`` in a record or entity."""
+    """``[key] name: type [from "alias"] [= default] ["doc"]`` in a record or entity;
+    ``alias`` is the key loaded data may give the field under."""
 
     name: Ident
     type: TypeExpr
     default: Expr | None
     doc: str | None
     is_key: bool = False
+    alias: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -385,9 +385,12 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, typ, default, doc = c
+        is_key, name, typ, alias, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       is_key=is_key is not None, span=self._span())
+                       is_key=is_key is not None, alias=alias, span=self._span())
+
+    def field_alias(self, c: list[Any]) -> str:
+        return self._string(c[0])
 
     def union_decl(self, c: list[Any]) -> n.UnionDecl:
         variants = tuple(v for v in c[3:] if v is not None)

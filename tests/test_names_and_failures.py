@@ -490,3 +490,71 @@ def test_private_tables_are_refused_and_private_formats() -> None:
                            'world Cache "A lookup."\nentity W { key id: str }\n')
     text = text.replace("  lookups: int = 0\n", "  lookups: int = 0\n  private ws: table W\n")
     assert "WS513" in {code for code, _ in diagnostics(text)}
+
+
+# ---------------------------------------------------------------- field aliases for loading
+
+PEOPLE = """\
+world People "People in the original's JSON shape."
+
+record Address {
+  street: str from "streetName"
+  zip: str
+}
+
+entity User {
+  key id: str from "userId"
+  first_name: str from "firstName"
+  last_name: str from "lastName" = ""
+  address: Address? = none
+}
+
+state { users: table User }
+
+tool full_name(user: User "The user.") -> str "The full name." {
+  return user.first_name + " " + user.last_name
+}
+
+task named in People {
+  given {
+    users: [{userId: "U1", firstName: "Ann", lastName: "Lee",
+             address: {streetName: "1 Main St", zip: "78701"}},
+            {id: "U2", first_name: "Bo"}],
+  }
+  instruction "What is U1's name?"
+  check loaded: users["U1"].address != none and users["U2"].last_name == ""
+  check told: reply.contains("Ann Lee")
+  only changes nothing
+  solution {
+    full_name(user: "U1")
+    reply "Ann Lee."
+  }
+}
+"""
+
+
+def test_aliases_load_the_originals_keys_and_export_the_fields(tmp_path: Path) -> None:
+    assert diagnostics(PEOPLE) == []
+    world = compile_spec(tmp_path, PEOPLE, "People")
+    ep = world(task="named")
+    assert ep.export_state()["users"][0] == {
+        "id": "U1", "first_name": "Ann", "last_name": "Lee",
+        "address": {"street": "1 Main St", "zip": "78701"}}
+    assert ep.call("full_name", {"user": "U1"}) == {"success": True, "data": "Ann Lee"}
+    again = world(data=ep.export_state())  # exported state loads back
+    assert again.state_hash() == ep.state_hash()
+    with pytest.raises(ValueError, match='field "first_name" is given twice'):
+        world(data={"users": [{"userId": "X", "firstName": "A", "first_name": "B"}]})
+
+
+def test_a_field_given_under_both_names_is_ws602() -> None:
+    text = PEOPLE.replace('{id: "U2", first_name: "Bo"}',
+                          '{id: "U2", first_name: "Bo", firstName: "Bob"}')
+    assert ("WS602", """$.users[1].firstName: User's field "first_name" is given twice (as """
+            """"first_name" and as its alias)""") in diagnostics(text)
+
+
+def test_aliases_format() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    assert '  first_name: str from "firstName"\n' in format_source(PEOPLE, "spec.world")

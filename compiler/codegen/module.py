@@ -137,8 +137,11 @@ class WorldGenerator:
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
                     for f in fields}
         lines += ["", f"{_INDENT}@classmethod",
-                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:",
-                  f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
+                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:"]
+        aliases = {f.node.alias: f.name for f in fields if f.node.alias is not None}
+        if aliases:  # the original's keys (`from "..."`) become the field names first
+            lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
+        lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
                   f"{_INDENT * 2}return cls("]
         for f in fields:
             src = f"d[{f.name!r}]"
