@@ -230,6 +230,11 @@ def _check_bodies(world: WorldModel, path: str, model: ProgramModel,
     _check_consts(world, path, model, sink)
     if world.file == path:
         _check_results(world, model, sink)
+        if world.load_node is not None:
+            ty = _typer(world, model, sink, Context("load"))
+            ty.scope.push()
+            ty.statements(world.load_node.body.body)
+            ty.shadowing()
     for rec in world.records.values():
         if rec.file != path:
             continue

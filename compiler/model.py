@@ -217,6 +217,8 @@ class WorldModel:
     fns: dict[str, ToolInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     consts: dict[str, ConstInfo] = field(default_factory=dict)
+    #: `on load { ... }`: run after initial data is loaded
+    load_node: n.LoadDecl | None = None
     #: the shapes of a custom result convention (`results { success: ... failure: ... }`)
     results_node: n.ResultsDecl | None = None
     #: the rules the agent must follow (``policy``), shown to it with the tools; "" for none

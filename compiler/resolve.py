@@ -366,6 +366,13 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
     for extra_policy in policies[1:]:
         sink.report("WS504", extra_policy.span, "a world has one policy",
                     related=[Related(policies[0].span, "first policy")])
+    loads = [vd.decl for vd in own if isinstance(vd.decl, n.LoadDecl)]
+    for extra_load in loads[1:]:
+        sink.report("WS504", extra_load.span, "a world has one on load block",
+                    related=[Related(loads[0].span, "first on load block")])
+    if loads:
+        assert isinstance(loads[0], n.LoadDecl)
+        world.load_node = loads[0]
     results = [vd.decl for vd in own if isinstance(vd.decl, n.ResultsDecl)]
     for extra_results in results[1:]:
         sink.report("WS504", extra_results.span, "a world has one results block",

@@ -38,13 +38,13 @@ class Local:
 class Context:
     """What the body being checked may do."""
 
-    where: Literal["tool", "fn", "invariant", "check", "default", "solution", "data"]
+    where: Literal["tool", "fn", "invariant", "check", "default", "solution", "data", "load"]
     returns: Type | None = None
     tool_name: str | None = None
 
     @property
     def may_change_state(self) -> bool:
-        return self.where == "tool"
+        return self.where in ("tool", "load")
 
     @property
     def may_draw(self) -> bool:

@@ -127,7 +127,7 @@ class Typer:
         self.changes_state = True
         if not self.context.may_change_state:
             where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
-                     "default": "a default value", "solution": "a solution",
+                     "default": "a default value", "solution": "a solution", "load": "on load",
                      "data": "data"}.get(self.context.where, self.context.where)
             self.report("WS403", node, f"{what} changes the state, which {where} may not do")
 

@@ -820,6 +820,11 @@ class _Layout:
     def print_ResultShape(self, it: n.ResultShape, indent: int, blank: _Blank) -> None:
         self.simple(it, f"{it.name.name}: {self.ex.expr(it.value)}", indent, blank)
 
+    def print_LoadDecl(self, d: n.LoadDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "on load", indent, blank)
+        self.finish(self.section(pending, d.body.body, d.body.span, indent, self.member),
+                    d.span.end_line)
+
     def print_ConstDecl(self, d: n.ConstDecl, indent: int, blank: _Blank) -> None:
         head = "const " + d.name.name
         if d.type is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "RecordDecl", "EntityDecl", "Field", "UnionDecl", "Variant", "AliasDecl",
     "StateDecl", "StateItem", "TableKind", "SequenceKind", "InvariantDecl",
     "ToolDecl", "FnDecl", "Param", "PolicyDecl", "ResultsDecl", "ResultShape", "ConstDecl",
+    "LoadDecl",
     "Decl", "TypeDecl",
     # statements
     "Block", "Let", "Assign", "AugAssign", "If", "For", "While", "Match", "MatchCase",
@@ -934,10 +935,18 @@ class ConstDecl(Node):
     doc: str | None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadDecl(Node):
+    """``on load { ... }``: statements run once after initial data is loaded, to turn the
+    data into rows and derived values; a failure refuses the data."""
+
+    body: Block
+
+
 TypeDecl = Union[EnumDecl, RecordDecl, EntityDecl, UnionDecl, AliasDecl]
 Decl = Union[Import, WorldDecl, ConfigDecl, EnumDecl, RecordDecl, EntityDecl, UnionDecl,
              AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl,
-             ResultsDecl, ConstDecl]
+             ResultsDecl, ConstDecl, LoadDecl]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

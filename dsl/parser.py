@@ -349,6 +349,9 @@ class _ToNodes(Transformer[Token, Any]):
     def result_shape(self, c: list[Any]) -> n.ResultShape:
         return n.ResultShape(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
+    def load_decl(self, c: list[Any]) -> n.LoadDecl:
+        return n.LoadDecl(body=c[0], span=self._span())
+
     def const_decl(self, c: list[Any]) -> n.ConstDecl:
         return n.ConstDecl(name=_ident(self.pos, c[0]), type=c[1], value=c[2],
                            doc=self._doc(c[3]), span=self._span())

@@ -558,3 +558,70 @@ def test_aliases_format() -> None:
     from worldspec.dsl.formatter import format_source
 
     assert '  first_name: str from "firstName"\n' in format_source(PEOPLE, "spec.world")
+
+
+# ---------------------------------------------------------------- on load
+
+ON_LOAD = """\
+world Orders "Orders given in the original's nested shape."
+
+entity Order {
+  key id: str
+  customer: str
+  total: float
+}
+
+state {
+  private raw: map[str, json] = {} "The original's orders, as it receives them."
+  orders: table Order
+  revenue: float = 0.0 "Derived on load."
+}
+
+on load {
+  for id in raw {
+    let order = raw[id]
+    require order["total"] != none else f"Order {id} has no total."
+    insert Order(id: id, customer: str(order["customer"]), total: float(str(order["total"])))
+      into orders
+  }
+  state.revenue = sum([o.total for o in orders])
+}
+
+tool revenue() -> float "The revenue." {
+  return state.revenue
+}
+"""
+
+
+def test_on_load_turns_given_data_into_rows_and_derived_values(tmp_path: Path) -> None:
+    assert diagnostics(ON_LOAD) == []
+    world = compile_spec(tmp_path, ON_LOAD, "Orders")
+    ep = world(data={"raw": {"A1": {"customer": "ann", "total": 10},
+                             "A2": {"customer": "bo", "total": 2.5}}})
+    assert ep.export_state() == {
+        "orders": [{"id": "A1", "customer": "ann", "total": 10.0},
+                   {"id": "A2", "customer": "bo", "total": 2.5}], "revenue": 12.5}
+    assert ep.call("revenue") == {"success": True, "data": 12.5}
+    before = ep.export_state(private=True)
+    with pytest.raises(ValueError, match="Order A1 has no total"):
+        ep.reset(data={"raw": {"A1": {"customer": "ann", "total": None}}})
+    assert ep.export_state(private=True) == before  # atomic: the failed load changed nothing
+    ep.reset()
+    assert ep.export_state() == {"orders": [], "revenue": 0.0}
+
+
+def test_on_load_is_type_checked_and_may_not_draw() -> None:
+    found = diagnostics(ON_LOAD.replace("state.revenue = sum",
+                                        "state.revenue = random_int(1, 2) + sum"))
+    assert found == [("WS403", "random_int() draws from the episode's generators, which on "
+                      "load (loading is deterministic) may not do")]
+    assert "WS301" in {code for code, _ in diagnostics(ON_LOAD.replace(
+        "state.revenue = sum([o.total for o in orders])", 'state.revenue = "x"'))}
+
+
+def test_on_load_formats() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    formatted = format_source(ON_LOAD, "spec.world")
+    assert "\non load {\n  for id in raw {\n" in formatted
+    assert format_source(formatted, "spec.world") == formatted

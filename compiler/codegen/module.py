@@ -241,7 +241,18 @@ class WorldGenerator:
                 loader = self.tables.loader(s.type, f"data[{key}]", repr(f"$.{s.name}"))
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+        if self.world.load_node is not None:
+            lines.append("self._on_load()")
         return lines
+
+    def on_load_method(self, node: n.LoadDecl) -> str:
+        """``on load { ... }`` as a method run at the end of ``_load``, with a fresh budget."""
+        body = StatementCompiler(self.x, Env(ep="self"), indent=1, once=True)
+        body.block(node.body.body)
+        anchor = f"  # {file_label(node.span.file)}:{node.span.line}"
+        lines = [f"def _on_load(self) -> None:{anchor}",
+                 f"{_INDENT}rt.refill(self)", *body.lines]
+        return "\n".join(_indent(lines, 1))
 
     def invariant_lines(self) -> list[str]:
         lines: list[str] = []
@@ -494,6 +505,8 @@ class WorldGenerator:
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
+        if w.load_node is not None:
+            methods.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
             methods += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()

@@ -30,6 +30,7 @@ from worldspec.runtime.budget import (
     each,
     join,
     out_of_steps,
+    refill,
     replace,
     step,
     width,
@@ -44,7 +45,7 @@ __all__ = [
     # the per-call budget (worldspec.runtime.budget), re-exported for the generated code
     "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
     "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
-    "width", "replace", "join", "check_spec",
+    "width", "replace", "join", "check_spec", "refill",
     "Exported", "MAX_POWER_BITS", "power", "as_float",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
