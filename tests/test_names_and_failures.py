@@ -625,3 +625,31 @@ def test_on_load_formats() -> None:
     formatted = format_source(ON_LOAD, "spec.world")
     assert "\non load {\n  for id in raw {\n" in formatted
     assert format_source(formatted, "spec.world") == formatted
+
+
+def test_assigning_either_spelling_of_a_state_item_forgets_its_narrowing() -> None:
+    text = """\
+world N "Narrowing."
+
+record U { name: str }
+
+state { cur: U? = none }
+
+tool f() -> str "Bare, then qualified." {
+  require cur != none else "no"
+  state.cur = none
+  return cur.name
+}
+
+tool g() -> str "Qualified, then bare." {
+  require state.cur != none else "no"
+  cur = none
+  return state.cur.name
+}
+
+tool h() -> str "Qualified throughout." {
+  require state.cur != none else "no"
+  return state.cur.name
+}
+"""
+    assert [code for code, _ in diagnostics(text)] == ["WS305", "WS305"]
