@@ -729,3 +729,13 @@ def test_docs_list_every_rule_with_its_level() -> None:
 
 def test_levels_rank_in_order() -> None:
     assert [lvl.rank for lvl in Level] == [3, 2, 1, 0]
+
+
+def test_const_and_failure_text_changes_are_dangerous(tmp_path: Path) -> None:
+    base = ('world W "w."\nconst LIMIT = 3\nstate { n: int = 0 }\n'
+            'tool f() -> int "f." { return LIMIT }\n')
+    new = base.replace("LIMIT = 3", "LIMIT = 4").replace(
+        'world W "w."\n', 'world W "w."\nconfig { arguments: python }\n')
+    found = {c.rule: c for c in diff_texts(tmp_path, base, new)}
+    assert {"const-changed", "failure-texts-changed"} <= set(found)
+    assert found["const-changed"].level.value == "dangerous"
