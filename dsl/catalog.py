@@ -714,6 +714,15 @@ wrong (a typo in an amount, a different spelling).
 check told: reply.contains("$54.04")
 solution { reply "That is $54.40." }
 """)
+entry("WS623", "error", "on load refuses a task's data",
+      """
+The world's `on load` block failed (a `fail`, a failing `require`, a duplicate
+key, a spent budget) on the data of a task, so no episode of the task can
+start. The message is the failure's.
+""", """
+on load { require len(orders) > 0 else "No orders given." }
+task empty in Shop { given { } ... }
+""")
 entry("WS409", "error", "break or continue outside a loop",
       """
 `break` and `continue` belong inside a `for` loop; to leave a tool or helper,

@@ -38,7 +38,7 @@ from worldspec.compiler.checker import check_program
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
 from worldspec.runtime.episode import Episode, TaskSpec
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
@@ -232,7 +232,16 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
               sink: DiagnosticSink) -> None:
     node = task.node
     spec = episode_class.TASKS[task.name]
-    episode = episode_class(task=task.name)
+    try:
+        episode = episode_class(task=task.name)
+    except ValueError as exc:  # the world's `on load` refused the task's data
+        load = world.load_node
+        cause = exc.__cause__
+        message = getattr(cause, "message", str(exc))
+        sink.report("WS623", node.name.span, f"task '{task.name}': on load refuses the "
+                    f"task's data: {message}",
+                    related=[Related(load.span, "the on load block")] if load else [])
+        return
     start = episode.score()
     checks = {c.name.name: c for c in node.checks}
     if _restraint(spec, episode_class):
