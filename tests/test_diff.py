@@ -78,6 +78,10 @@ CASES = [
     Case("result-convention-changed", "config results", "results: envscaler", "results: bfcl"),
     Case("clock-changed", "config tick", "tick: 0", "tick: 60"),
     Case("seed-changed", "config seed", "seed: 1 }", "seed: 2 }"),
+    Case("failure-texts-changed", "config arguments / results", "seed: 1 }",
+         "seed: 1  arguments: python }"),
+    Case("const-changed", "const LIMIT", 'world Shop "A tiny shop."\n',
+         'world Shop "A tiny shop."\n\nconst LIMIT = 3\n'),
     Case("policy-changed", "world Shop / policy", 'world Shop "A tiny shop."\n',
          'world Shop "A tiny shop."\n\npolicy "Confirm before closing an account."\n'),
     # tools
@@ -729,13 +733,3 @@ def test_docs_list_every_rule_with_its_level() -> None:
 
 def test_levels_rank_in_order() -> None:
     assert [lvl.rank for lvl in Level] == [3, 2, 1, 0]
-
-
-def test_const_and_failure_text_changes_are_dangerous(tmp_path: Path) -> None:
-    base = ('world W "w."\nconst LIMIT = 3\nstate { n: int = 0 }\n'
-            'tool f() -> int "f." { return LIMIT }\n')
-    new = base.replace("LIMIT = 3", "LIMIT = 4").replace(
-        'world W "w."\n', 'world W "w."\nconfig { arguments: python }\n')
-    found = {c.rule: c for c in diff_texts(tmp_path, base, new)}
-    assert {"const-changed", "failure-texts-changed"} <= set(found)
-    assert found["const-changed"].level.value == "dangerous"
