@@ -653,3 +653,25 @@ tool h() -> str "Qualified throughout." {
 }
 """
     assert [code for code, _ in diagnostics(text)] == ["WS305", "WS305"]
+
+
+def test_the_porting_example_of_the_language_reference_runs(tmp_path: Path) -> None:
+    """docs/language.md's porting world, every construct of this module at once."""
+    import re
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text("utf-8")
+    [text] = [b for b in re.findall(r"```\n(world .*?)```", docs, flags=re.DOTALL)
+              if b.startswith("world Bank")]
+    world = compile_spec(tmp_path, text, "Bank")
+    ep = world(data={"accounts": [{"accountId": "A1", "ownerName": "Ann", "opened": 5.0}]})
+    assert ep.export_state() == {"accounts": [{"id": "A1", "owner": "Ann", "opened": 5.0}],
+                                 "balance": 5.0, "plan": "basic"}
+    assert ep.call("deposit", {"balance": 10}) == {"status": True, "data": 13.5}
+    refused = ep.call("deposit", {"balance": -1})
+    assert refused == {"status": False, "message": "Deposits must be positive."}
+    assert ep.failed(refused)
+    assert ep.call("deposit", {}) == {"status": False, "message": (
+        "BankAPI.deposit() missing 1 required positional argument: 'balance'")}
+    assert ep.call("deposit", {"balance": "x"}) == {"status": False,
+                                                    "message": "'x' is not a number"}
+    assert ep.export_state(private=True)["attempts"] == 2
