@@ -53,7 +53,7 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
-__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
+__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
            "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
@@ -353,6 +353,14 @@ def _required(f: FieldInfo) -> bool:
     return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
 
 
+def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
+    """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
+    by the rules of tool arguments: what a solution may pass as an agent would send it."""
+    validator = _Validator(world, n.NO_SPAN, None)
+    validator.check(value, typ, _Loc((name,), name))
+    return [problem.text for problem in validator.problems]
+
+
 # --------------------------------------------------------------- validator
 class _Validator:
     """Checks one ``given``'s value against a world and normalises it."""
@@ -571,6 +579,7 @@ class _Validator:
         fields but allowed (a union's tag).
         """
         self.check_repeated(value, loc)
+        value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
         for name, item in value.items():
             if self.full:
@@ -595,6 +604,23 @@ class _Validator:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
                         f"{_show_list(repr(m) for m in missing)}")
+        return out
+
+    def unalias(self, value: dict[str, object], rec: RecordInfo, loc: _Loc
+                ) -> dict[str, object]:
+        """``value`` with the original's keys (``from "..."``) renamed to the field names; a
+        field given under both names is WS602."""
+        aliases = {f.node.alias: f.name for f in rec.fields.values() if f.node.alias}
+        if not aliases or not any(alias in value for alias in aliases):
+            return value
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            name = aliases.get(key, key)
+            if name in out or (name != key and name in value):
+                self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
+                            f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
+                continue
+            out[name] = item
         return out
 
     # types -------------------------------------------------------------------
