@@ -407,6 +407,56 @@ def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.T
     return t.STR
 
 
+def _to_json(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, lambda y: t.assignable(t.JSON, y), "a value", "to_json")
+    return t.JSON
+
+
+def _from_json(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "value", t.JSON)
+    ty.expect(_node(b, "value") or call, t.JSON, x, "argument 'value' of from_json()")
+    if exp is None or t.is_unknown(exp):
+        ty.report("WS320", call, "from_json() takes its type from where the value goes",
+                  hints=["declare it: let prices: map[str, float] = from_json(j)"])
+        return t.UNKNOWN
+    if _holds(exp, lambda y: isinstance(y, (t.Table, t.Sequence)) or (
+            isinstance(y, t.Named) and y.kind == "entity")) and not _entity_row(exp):
+        ty.report("WS320", call, f"from_json() cannot build {t.show(exp)}",
+                  hints=["convert to the key type and look the row up"])
+        return t.UNKNOWN
+    if _entity_row(exp):
+        ty.report("WS320", call, f"from_json() cannot build a row ({t.show(exp)}): rows live "
+                  "in tables", hints=["convert to the key type and look the row up"])
+        return t.UNKNOWN
+    return exp
+
+
+def _entity_row(typ: t.Type) -> bool:
+    typ = t.strip_optional(typ)
+    return isinstance(typ, t.Named) and typ.kind == "entity"
+
+
+def _holds(typ: t.Type, bad: Callable[[t.Type], bool]) -> bool:
+    """Whether ``typ`` or a type inside it (element, key, value) is ``bad``."""
+    typ = t.strip_optional(typ)
+    if bad(typ):
+        return True
+    if isinstance(typ, (t.ListOf, t.SetOf)):
+        return _holds(typ.element, bad)
+    if isinstance(typ, t.MapOf):
+        return _holds(typ.key, bad) or _holds(typ.value, bad)
+    return False
+
+
+def _type_name(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, lambda y: t.strip_optional(y) in (
+        t.JSON, t.NUMBER, t.INT, t.FLOAT, t.STR, t.BOOL) or isinstance(y, t.NoneType),
+        "json, a number, text or a bool", "type_name")
+    return t.STR
+
+
 def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     if ty.context.where != "check":
         ty.report("WS211", call, "matches_solution() (the state the reference solution leaves) "
@@ -439,6 +489,18 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "float": Builtin(("x",), _conversion(
         t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
         "convert to float", "rt.to_float({x})"),
+    "number": Builtin(("x",), _conversion(
+        t.NUMBER, lambda y: t.is_numeric(y) or y in (t.STR, t.JSON), "a number, text or json"),
+        "Python's int or float: an int stays an int, a float a float; text is read as int() "
+        "reads it, else as float() does", "rt.to_number({x})"),
+    "to_json": Builtin(("x",), _to_json, "a value as plain JSON: a row or record as an "
+                       "object of its fields, dates as ISO text", "v.export_value({x})",
+                       charge=Charge(steps="x")),
+    "from_json": Builtin(("value",), _from_json, "a json value as the type expected where it "
+                         "goes, checked as data is (fails the call when it does not fit)",
+                         "@from_json"),
+    "type_name": Builtin(("x",), _type_name, "Python's name of a value's type: int, float, "
+                         "str, bool, list, dict, NoneType", "rt.python_type({x})"),
     "list": Builtin(("xs",), _to_list, "a list of the elements", "@list",
                     charge=Charge(steps="xs")),
     "set": Builtin(("xs",), _to_set, "a set of the elements", "v.unique(tuple({xs}))",
@@ -735,10 +797,32 @@ TABLE_METHODS = {
 }
 DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()")}
 
+
+def _json_key(result: t.Type) -> Callable[[Typer, t.Type, Bound], t.Type]:
+    def check(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+        for pname, arg in b.items():
+            if arg is not None:
+                value = _arg(ty, b, pname, t.JSON)
+                ty.expect(arg.value, t.JSON, value, f"argument '{pname}'")
+        return result
+
+    return check
+
+
+JSON_METHODS = {
+    "get": Method(("k",), _json_key(t.JSON), "rt.json_get({recv}, {k})"),
+    "contains": Method(("x",), _json_key(t.BOOL), "rt.json_contains({recv}, {x})",
+                       Charge(steps="recv")),
+    "keys": Method((), _json_key(t.ListOf(t.STR)), "rt.json_keys({recv})",
+                   Charge(steps="recv")),
+    "values": Method((), _json_key(t.ListOf(t.JSON)), "rt.json_values({recv})",
+                     Charge(steps="recv")),
+}
+
 #: Receiver kind -> method name -> method.
 METHODS: dict[str, dict[str, Method]] = {
     "str": STR_METHODS, "list": LIST_METHODS, "set": SET_METHODS, "map": MAP_METHODS,
-    "table": TABLE_METHODS, "datetime": DATETIME_METHODS,
+    "table": TABLE_METHODS, "datetime": DATETIME_METHODS, "json": JSON_METHODS,
 }
 
 
@@ -747,6 +831,8 @@ def receiver_kind(typ: t.Type) -> str | None:
         return "str"
     if typ == t.DATETIME:
         return "datetime"
+    if typ == t.JSON:
+        return "json"
     if isinstance(typ, t.ListOf):
         return "list"
     if isinstance(typ, t.SetOf):

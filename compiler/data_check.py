@@ -822,6 +822,12 @@ def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
     return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
 
 
+def _check_number(v: _Validator, value: object, loc: _Loc) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return v.mismatch(loc, "a finite number", value)
+    return value if _is_number(value) else v.mismatch(loc, "number", value)
+
+
 def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
     return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
 
@@ -899,6 +905,7 @@ _PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
     "str": _check_str,
     "int": _check_int,
     "float": _check_float,
+    "number": _check_number,
     "bool": _check_bool,
     "date": _check_date,
     "datetime": _check_datetime,

@@ -38,6 +38,8 @@ __all__ = ["VisibleDecl", "build_world", "resolve_type_expr", "GENERIC_TYPES"]
 
 #: Generic builtin types and how many type arguments each takes.
 GENERIC_TYPES = {"list": 1, "set": 1, "map": 2}
+#: primitive type -> the kind of refinement it takes (a range of values, or a length)
+_REFINED = {"str": "str", "int": "number", "float": "number", "number": "number"}
 
 _NAME_CHECKED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -92,7 +94,7 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
             sink.report("WS307", texpr.span, f"{name} takes no type arguments")
         if name in t.PRIMITIVES:
             prim = t.PRIMITIVES[name]
-            kind = {"str": "str", "int": "number", "float": "number"}.get(name, "")
+            kind = _REFINED.get(name, "")
             refinement = _refinement(texpr, kind, sink)
             base = t.Prim(name, refinement) if refinement else prim
         elif name in world.enums:
@@ -108,8 +110,7 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
             alias = world.aliases[name]
             base = alias.type
             if texpr.constraints:
-                kind = {"str": "str", "int": "number", "float": "number"}.get(
-                    base.name if isinstance(base, t.Prim) else "", "")
+                kind = _REFINED.get(base.name if isinstance(base, t.Prim) else "", "")
                 refinement = _refinement(texpr, kind, sink)
                 if refinement and isinstance(base, t.Prim):
                     base = t.Prim(base.name, _merge(base.refinement, refinement))

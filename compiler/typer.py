@@ -41,7 +41,7 @@ NO_FACTS = Facts()
 #: Deeper expressions are reported (WS105) rather than checked.
 MAX_EXPR_DEPTH = 200
 
-_ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
+_ORDERED = {"int", "float", "number", "str", "date", "datetime", "duration"}
 
 
 def path_of(expr: n.Node) -> str | None:
@@ -85,7 +85,7 @@ class Typer:
     def expect(self, node: n.Node, target: t.Type, value: t.Type, what: str) -> None:
         if not self.assignable(target, value):
             self.report("WS301", node, f"{what}: expected {t.show(target)}, found {t.show(value)}")
-        elif t.widens_int(target, value):
+        elif t.widens_int(target, value) or t.converts_to_json(target, value):
             self.program.widened[id(node)] = target
 
     def define(self, ident: n.Ident, typ: t.Type, kind: LocalKind) -> None:
@@ -555,6 +555,12 @@ class Typer:
         want = expected.element if isinstance(expected, (t.ListOf, t.SetOf)) else None
         if not e.items:
             return expected if isinstance(expected, t.ListOf) else t.EmptyList()
+        if want is not None and not isinstance(want, t.Unknown) and isinstance(expected,
+                                                                                t.ListOf):
+            # the expected element type decides (a `list[json]` literal may mix types)
+            for item in e.items:
+                self.expect(item, want, self.expr(item, want), "list element")
+            return expected
         joined: t.Type | None = None
         for item in e.items:
             typ = self.expr(item, want or joined)
@@ -585,6 +591,14 @@ class Typer:
         want_v = expected.value if isinstance(expected, t.MapOf) else None
         key_t: t.Type | None = None
         val_t: t.Type | None = None
+        if want_k is not None and want_v is not None and not any(
+                isinstance(x, t.Unknown) for x in (want_k, want_v)):
+            # the expected type decides: each entry must fit it (a `map[str, json]` literal
+            # may mix value types, as JSON does)
+            for entry in e.entries:
+                self.expect(entry.key, want_k, self.expr(entry.key, want_k), "map key")
+                self.expect(entry.value, want_v, self.expr(entry.value, want_v), "map value")
+            return expected or t.UNKNOWN
         for entry in e.entries:
             k = self.expr(entry.key, want_k or key_t)
             v = self.expr(entry.value, want_v or val_t)
@@ -986,7 +1000,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
     num = t.is_numeric(left) and t.is_numeric(right)
     if op == "+":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == right == t.STR:
             return t.STR
         if isinstance(left, t.ListOf) and isinstance(right, (t.ListOf, t.EmptyList)):
@@ -1000,7 +1014,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "-":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left in (t.DATETIME, t.DATE) and right == t.DURATION:
             return left
         if left == right and left in (t.DATETIME, t.DATE, t.DURATION):
@@ -1008,7 +1022,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "*":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == t.DURATION and t.is_numeric(right):
             return t.DURATION
         return None
@@ -1018,11 +1032,11 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op in ("//", "%"):
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     if op == "**":
         # int ** int stays an int (a negative exponent fails the call); else a float
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     return None

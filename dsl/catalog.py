@@ -305,6 +305,17 @@ has no backreferences (`\\1`), no lookahead or lookbehind (`(?=...)`,
 """, """
 type Twice = str matching /^(a)\\1$/
 """)
+entry("WS320", "error", "from_json() needs a type",
+      """
+`from_json(j)` turns a `json` value into the type expected where the result goes,
+checking it as data is checked (a value that does not fit fails the call with its
+path). It needs that type: declare the local (`let prices: map[str, float] =
+from_json(j)`), or pass the result where a type is expected (a parameter, a field,
+a return). Rows live in tables, so a json value cannot become an entity: convert it
+to the key type and look the row up.
+""", """
+let prices = from_json(settings["prices"])
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",

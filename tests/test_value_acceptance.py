@@ -5,9 +5,9 @@ data check (``compiler/data_check.py``, which checks a task's ``given`` when the
 checked) and the runtime (``worldspec/runtime/values.py``, which checks tool arguments
 and loads initial data in the generated code). The compiler may not import the runtime
 (the floors), so the rules are written on both sides; this differential test keeps them
-one truth. For every kind of type (scalars, dates, durations, enums, constrained strings
-and numbers, optionals, lists, sets, maps with each key kind, records with defaults,
-unions, json, table rows) hypothesis draws JSON values, most of them near the type's
+one truth. For every kind of type (scalars, ``number`` (int or float, kept), dates,
+durations, enums, constrained strings and numbers, optionals, lists, sets, maps with each
+key kind, records with defaults, unions, json, table rows) hypothesis draws JSON values, most of them near the type's
 edge, and asserts:
 
 - the compiler accepts the value exactly when the runtime does;
@@ -65,6 +65,8 @@ state {
   s: str = ""
   i: int = 0
   f: float = 0.0
+  num: number = 0
+  nums: map[str, number] = {}
   b: bool = false
   d: date = date("2024-01-01")
   t: datetime = datetime("2024-01-01T00:00:00")
@@ -142,6 +144,8 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], bool]] = {
     "s": (near(text), True),
     "i": (near(numbers | st.booleans()), True),
     "f": (near(numbers), True),
+    "num": (near(numbers | st.booleans()), True),
+    "nums": (near(st.dictionaries(text, numbers | st.booleans(), max_size=3)), True),
     "b": (near(st.booleans() | st.integers(0, 1)), True),
     "d": (near(dates), True),
     "t": (near(datetimes), True),

@@ -160,11 +160,18 @@ def _to_list(a: Args) -> str:
     return f"tuple({a.value('xs')})"
 
 
+def _from_json(a: Args) -> str:
+    """The loader of the expected type, as for data: a value that does not fit fails the
+    call with its path (``value.items[0]: expected an integer, got "x"``)."""
+    loader = a.c.tables.loader(a.c.tables.stored(a.c.type_of(a.call)), "x", "p")
+    return f"rt.from_json(lambda x, p, ep: {loader}, {a.value('value')}, {a.env.ep})"
+
+
 #: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
 CUSTOM_EMITTERS: dict[str, Emit] = {
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
     "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
-    "@random_choice": _random_choice,
+    "@random_choice": _random_choice, "@from_json": _from_json,
 }
 
 

@@ -551,7 +551,7 @@ def _zero(typ: t.Type) -> str:
     if isinstance(typ, t.MapOf):
         return "{}"
     if isinstance(typ, t.Prim):
-        return {"str": "''", "int": "0", "float": "0.0", "bool": "False",
+        return {"str": "''", "int": "0", "float": "0.0", "number": "0", "bool": "False",
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
     return "None  # type: ignore[assignment]"

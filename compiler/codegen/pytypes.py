@@ -16,19 +16,25 @@ from worldspec.compiler.model import WorldModel
 __all__ = ["TypeTables"]
 
 _PRIM_ANNOTATION = {
-    "str": "str", "int": "int", "float": "float", "bool": "bool", "date": "dt.date",
+    "str": "str", "int": "int", "float": "float", "number": "int | float", "bool": "bool",
+    "date": "dt.date",
     "datetime": "dt.datetime", "duration": "dt.timedelta", "json": "Any",
 }
 _PRIM_LOADER = {
-    "str": "v.want_str", "int": "v.want_int", "float": "v.want_float", "bool": "v.want_bool",
+    "str": "v.want_str", "int": "v.want_int", "float": "v.want_float",
+    "number": "v.want_number", "bool": "v.want_bool",
     "date": "v.want_date", "datetime": "v.want_datetime", "duration": "v.want_duration",
 }
 _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
     "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
+    "number": {"type": "number"},
     "bool": {"type": "boolean"}, "date": {"type": "string", "format": "date"},
     "datetime": {"type": "string", "format": "date-time"},
     "duration": {"type": "number", "description": "seconds"},
 }
+
+#: the primitive types whose refinement is a range of values (not a length)
+_NUMERIC = ("int", "float", "number")
 
 
 class TypeTables:
@@ -141,7 +147,7 @@ class TypeTables:
         if ref is None:
             return code
         if ref.low is not None or ref.high is not None:
-            fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in ("int", "float") \
+            fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in _NUMERIC \
                 else "v.check_length"
             code = f"{fn}({code}, {path}, {ref.low!r}, {ref.high!r})"
         if ref.pattern is not None:
@@ -231,7 +237,7 @@ class TypeTables:
             out = dict(_PRIM_SCHEMA[typ.name])
             ref = typ.refinement
             if ref is not None:
-                if typ.name in ("int", "float"):
+                if typ.name in _NUMERIC:
                     if ref.low is not None:
                         out["minimum"] = ref.low
                     if ref.high is not None:

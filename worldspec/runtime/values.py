@@ -31,7 +31,7 @@ from typing import Any, Final, TypeVar
 from worldspec.runtime.errors import ArgumentError, ToolError
 
 __all__ = [
-    "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
+    "canonical_json", "want_str", "want_int", "want_float", "want_number", "want_bool", "want_date",
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
@@ -130,6 +130,16 @@ def want_float(value: object, path: str) -> float:
             raise ArgumentError(f"{path}: {_shown(value)} is too large for a float") from None
         if math.isfinite(result):
             return result
+    raise _bad(path, "a number", value)
+
+
+def want_number(value: object, path: str) -> int | float:
+    """A JSON number kept as it is: an integer stays an int, ``3.0`` stays a float (Python's
+    int-or-float, the ``number`` type); a float must be finite."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
     raise _bad(path, "a number", value)
 
 
