@@ -7,8 +7,8 @@ and loads initial data in the generated code). The compiler may not import the r
 (the floors), so the rules are written on both sides; this differential test keeps them
 one truth. For every kind of type (scalars, ``number`` (int or float, kept), dates,
 durations, enums, constrained strings and numbers, optionals, lists, sets, maps with each
-key kind, records with defaults, unions, json, table rows) hypothesis draws JSON values, most of them near the type's
-edge, and asserts:
+key kind, records with defaults, unions, json, table rows) hypothesis draws JSON values,
+most of them near the type's edge, and asserts:
 
 - the compiler accepts the value exactly when the runtime does;
 - when both accept, the compiler's normalised value is the runtime's value exported
