@@ -457,6 +457,28 @@ def _type_name(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     return t.STR
 
 
+def _plain(typ: t.Type) -> bool:
+    """Whether ``typ`` holds Python's plain values only (what ``repr`` prints as Python
+    does): text, numbers, bools, none, json, and lists and maps of them."""
+    typ = t.strip_optional(typ)
+    if isinstance(typ, (t.NoneType, t.Unknown, t.EmptyList, t.EmptyMap)):
+        return True
+    if isinstance(typ, t.Prim):
+        return typ.name in ("str", "int", "float", "number", "bool", "json")
+    if isinstance(typ, t.ListOf):
+        return _plain(typ.element)
+    if isinstance(typ, t.MapOf):
+        return _plain(typ.key) and _plain(typ.value)
+    return False
+
+
+def _repr(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, _plain, "text, a number, a bool, none, json, or a list or "
+          "map of them", "repr")
+    return t.STR
+
+
 def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     if ty.context.where != "check":
         ty.report("WS211", call, "matches_solution() (the state the reference solution leaves) "
@@ -499,6 +521,9 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "from_json": Builtin(("value",), _from_json, "a json value as the type expected where it "
                          "goes, checked as data is (fails the call when it does not fit)",
                          "@from_json"),
+    "repr": Builtin(("x",), _repr, "Python's repr(): text quoted as Python quotes it, "
+                    "lists and maps as Python prints them", "rt.python_repr({x})",
+                    charge=Charge(steps="x", text=True)),
     "type_name": Builtin(("x",), _type_name, "Python's name of a value's type: int, float, "
                          "str, bool, list, dict, NoneType", "rt.python_type({x})"),
     "list": Builtin(("xs",), _to_list, "a list of the elements", "@list",
@@ -717,13 +742,13 @@ def _str_arg(name: str) -> Callable[[Typer, t.Type, Bound], t.Type]:
         for pname, arg in b.items():
             if arg is None:
                 continue
-            want = t.INT if pname == "n" else t.ListOf(t.STR) if pname == "xs" else t.STR
+            want = t.INT if pname in ("n", "maxsplit") else t.ListOf(t.STR) if pname == "xs" \
+                else t.STR
             value = _arg(ty, b, pname, want)
             ty.expect(arg.value, want, value, f"argument '{pname}' of {name}()")
         if name == "zfill":
             _too_long(ty, _node(b, "n"), "zfill()")
-        return {"contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL,
-                "split": t.ListOf(t.STR)}.get(name, t.STR)
+        return _STR_RESULTS.get(name, t.STR)
 
     return check
 
@@ -758,15 +783,40 @@ def _map_get(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
     return t.UNKNOWN
 
 
-#: str method -> (parameters, template, charge)
+#: str methods whose result is not a str
+_STR_RESULTS: dict[str, t.Type] = {
+    "contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL, "split": t.ListOf(t.STR),
+    "splitlines": t.ListOf(t.STR), "isdigit": t.BOOL, "isalpha": t.BOOL, "isalnum": t.BOOL,
+    "isspace": t.BOOL, "islower": t.BOOL, "isupper": t.BOOL, "isdecimal": t.BOOL,
+    "find": t.INT, "rfind": t.INT, "count": t.INT, "byte_length": t.INT,
+}
+
+#: str method -> (parameters, template, charge); all are Python's ``str`` methods of the
+#: same name and arguments (``contains`` is ``in``, ``byte_length`` is the UTF-8 length)
 _STR: dict[str, tuple[tuple[str, ...], str, Charge]] = {
     "lower": ((), "{recv}.lower()", FREE),
     "upper": ((), "{recv}.upper()", FREE),
-    "strip": ((), "{recv}.strip()", FREE),
+    "title": ((), "{recv}.title()", FREE),
+    "capitalize": ((), "{recv}.capitalize()", FREE),
+    "strip": (("chars?",), "@strip", FREE),
+    "lstrip": (("chars?",), "@lstrip", FREE),
+    "rstrip": (("chars?",), "@rstrip", FREE),
     "contains": (("s",), "({s} in {recv})", FREE),
     "startswith": (("s",), "{recv}.startswith({s})", FREE),
     "endswith": (("s",), "{recv}.endswith({s})", FREE),
-    "split": (("sep",), "tuple({recv}.split({sep}))", Charge(items=True)),
+    "find": (("s",), "{recv}.find({s})", FREE),
+    "rfind": (("s",), "{recv}.rfind({s})", FREE),
+    "count": (("s",), "{recv}.count({s})", FREE),
+    "isdigit": ((), "{recv}.isdigit()", FREE),
+    "isdecimal": ((), "{recv}.isdecimal()", FREE),
+    "isalpha": ((), "{recv}.isalpha()", FREE),
+    "isalnum": ((), "{recv}.isalnum()", FREE),
+    "isspace": ((), "{recv}.isspace()", FREE),
+    "islower": ((), "{recv}.islower()", FREE),
+    "isupper": ((), "{recv}.isupper()", FREE),
+    "byte_length": ((), "len({recv}.encode('utf-8'))", FREE),
+    "split": (("sep?", "maxsplit?"), "@split", Charge(items=True)),
+    "splitlines": ((), "tuple({recv}.splitlines())", Charge(items=True)),
     "replace": (("old", "new"), "rt.replace({recv}, {old}, {new})", Charge(text=True)),
     "zfill": (("n",), "{recv}.zfill({n})", Charge(width="n", text=True)),
     "join": (("xs",), "rt.join({recv}, {xs})", Charge(steps="xs", text=True)),

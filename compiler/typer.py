@@ -412,6 +412,20 @@ class Typer:
             self.report("WS304", e, f"cannot index a value of type {t.show(obj_type)}")
         return t.UNKNOWN
 
+    def expr_Slice(self, e: n.Slice, expected: t.Type | None) -> t.Type:
+        obj_type = self.expr(e.obj)
+        for bound in (e.start, e.stop, e.step):
+            if bound is not None:
+                self.expect(bound, t.INT, self.expr(bound, t.INT), "slice bound")
+        if isinstance(obj_type, t.Optional):
+            self.report("WS305", e, f"slicing a value that may be none ({t.show(obj_type)})")
+            obj_type = obj_type.inner
+        if obj_type == t.STR or isinstance(obj_type, (t.ListOf, t.Unknown)):
+            return obj_type
+        self.report("WS304", e, f"cannot slice a value of type {t.show(obj_type)}",
+                    hints=["slices take part of a str or a list: s[1:3], xs[:-1]"])
+        return t.UNKNOWN
+
     def expr_Unary(self, e: n.Unary, expected: t.Type | None) -> t.Type:
         typ = self.expr(e.operand)
         if t.is_numeric(typ) or typ == t.DURATION or t.is_unknown(typ):

@@ -29,7 +29,7 @@ __all__ = [
     "Stmt",
     # expressions
     "IntLit", "FloatLit", "StrLit", "FStr", "Interpolation", "BoolLit", "NoneLit",
-    "NameRef", "Attribute", "Index", "Call", "Arg", "Lambda", "Unary", "Binary",
+    "NameRef", "Attribute", "Index", "Slice", "Call", "Arg", "Lambda", "Unary", "Binary",
     "Compare", "BoolOp", "Not", "Coalesce", "Conditional", "Quantifier", "ListLit",
     "MapLit", "MapEntry", "Comprehension", "Expr",
     # tasks
@@ -216,6 +216,17 @@ class Index(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Slice(Node):
+    """``obj[start:stop:step]``: part of a string or a list, as Python slices (each bound
+    may be left out)."""
+
+    obj: Expr
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Lambda(Node):
     """``x => body``; only allowed as an argument (``key: o => o.total``)."""
 
@@ -341,7 +352,7 @@ class Comprehension(Node):
 
 
 Expr = Union[
-    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Call,
+    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Slice, Call,
     Unary, Binary, Compare, BoolOp, Not, Coalesce, Conditional, Quantifier, ListLit,
     MapLit, Comprehension,
 ]

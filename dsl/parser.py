@@ -585,6 +585,9 @@ class _ToNodes(Transformer[Token, Any]):
     def index(self, c: list[Any]) -> n.Index:
         return n.Index(obj=c[0], index=c[1], span=self._span())
 
+    def slice(self, c: list[Any]) -> n.Slice:
+        return n.Slice(obj=c[0], start=c[1], stop=c[2], step=c[3], span=self._span())
+
     def call(self, c: list[Any]) -> n.Call:
         func, *args = c
         return n.Call(func=func, args=tuple(self._arg(a) for a in args if a is not None),

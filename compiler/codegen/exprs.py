@@ -301,6 +301,14 @@ class ExprCompiler:
             return self.row_from_key(src, typ, env)
         return src
 
+    def x_Slice(self, e: n.Slice, env: Env) -> str:
+        bounds = ":".join("" if b is None else self.value(b, env)
+                          for b in (e.start, e.stop, e.step))
+        src = f"{self.value(e.obj, env)}[{bounds}]"
+        if t.strip_optional(self.type_of(e)) == t.STR:
+            return self.built(src, env)  # a new string: charged to the text budget
+        return f"rt.each({env.ep}, {src})"  # a new list: a step per element
+
     def x_Unary(self, e: n.Unary, env: Env) -> str:
         return f"(-{self.value(e.operand, env)})"
 

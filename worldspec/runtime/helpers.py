@@ -47,7 +47,7 @@ __all__ = [
     "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
     "width", "replace", "join", "check_spec",
     "Exported", "MAX_POWER_BITS", "power", "number_power", "bounded_number", "to_number",
-    "python_type", "json_get", "json_keys", "json_values", "json_contains", "from_json",
+    "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains", "from_json",
     "as_float",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
@@ -196,6 +196,20 @@ def python_type(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "list"
     return type(value).__name__
+
+
+def python_repr(value: Any) -> str:
+    """``repr(x)``: Python's own ``repr`` of the value as Python holds it (a list value is
+    a list, not the tuple it is stored as)."""
+    return repr(_as_python(value))
+
+
+def _as_python(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_as_python(x) for x in value]
+    if isinstance(value, dict):
+        return {_as_python(k): _as_python(x) for k, x in value.items()}
+    return value
 
 
 def _json_kind(value: Any) -> str:
