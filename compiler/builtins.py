@@ -378,6 +378,35 @@ def _parse_time(target: t.Type) -> Handler:
     return handler
 
 
+def strptime_format_problem(fmt: str) -> str | None:
+    """Why Python's ``strptime`` refuses a format itself (a bad directive), or None."""
+    import datetime as dt
+
+    try:
+        dt.datetime.strptime("", fmt)
+    except ValueError as exc:
+        text = str(exc)
+        if "directive" in text or "stray %" in text:
+            return text
+    return None
+
+
+def _strptime(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    for name in ("text", "format"):
+        node = _node(b, name)
+        ty.expect(node or call, t.STR, _arg(ty, b, name, t.STR), f"argument '{name}' of "
+                  "strptime()")
+    node = _node(b, "format")
+    if isinstance(node, n.StrLit):
+        problem = strptime_format_problem(node.value)
+        if problem is not None:
+            ty.report("WS321", node, f"strptime format '{node.value}': {problem}")
+        elif "%z" in node.value or "%Z" in node.value:
+            ty.report("WS321", node, f"strptime format '{node.value}' reads a UTC offset or "
+                      "time zone; datetimes are naive (the world's local time)")
+    return t.DATETIME
+
+
 def _duration(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     x = _arg(ty, b, "n")
     _want(ty, _node(b, "n"), x, t.is_numeric, "a number", "duration")
@@ -538,6 +567,9 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
                     "rt.parse_date({text})"),
     "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime",
                         "rt.parse_datetime({text})"),
+    "strptime": Builtin(("text", "format"), _strptime, "Python's datetime.strptime: text "
+                        "read with an explicit format; fails with Python's message",
+                        "rt.strptime({text}, {format})"),
     "days": Builtin(("n",), _duration, "a duration in days", "dt.timedelta(days={n})"),
     "hours": Builtin(("n",), _duration, "a duration in hours", "dt.timedelta(hours={n})"),
     "minutes": Builtin(("n",), _duration, "a duration in minutes",
@@ -845,7 +877,28 @@ TABLE_METHODS = {
                    if isinstance(r, t.Table) else t.UNKNOWN, "{recv}.keys()",
                    Charge(steps="recv")),
 }
-DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()")}
+def _format_arg(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+    arg = b.get("format")
+    if arg is not None:
+        ty.expect(arg.value, t.STR, _arg(ty, b, "format", t.STR), "argument 'format'")
+        if isinstance(arg.value, n.StrLit):
+            report_wide_spec(ty, arg.value, arg.value.value)
+    return t.STR
+
+
+_TIME_METHODS = {
+    "strftime": Method(("format",), _format_arg, "{recv}.strftime({format})",
+                       Charge(spec="format", text=True)),
+    "isoformat": Method((), lambda ty, r, b: t.STR, "{recv}.isoformat()"),
+    "weekday": Method((), lambda ty, r, b: t.INT, "{recv}.weekday()"),
+    "isoweekday": Method((), lambda ty, r, b: t.INT, "{recv}.isoweekday()"),
+}
+DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()"),
+                    **_TIME_METHODS}
+DATE_METHODS = dict(_TIME_METHODS)
+DURATION_METHODS = {
+    "total_seconds": Method((), lambda ty, r, b: t.FLOAT, "{recv}.total_seconds()"),
+}
 
 
 def _json_key(result: t.Type) -> Callable[[Typer, t.Type, Bound], t.Type]:
@@ -873,6 +926,7 @@ JSON_METHODS = {
 METHODS: dict[str, dict[str, Method]] = {
     "str": STR_METHODS, "list": LIST_METHODS, "set": SET_METHODS, "map": MAP_METHODS,
     "table": TABLE_METHODS, "datetime": DATETIME_METHODS, "json": JSON_METHODS,
+    "date": DATE_METHODS, "duration": DURATION_METHODS,
 }
 
 
@@ -883,6 +937,10 @@ def receiver_kind(typ: t.Type) -> str | None:
         return "datetime"
     if typ == t.JSON:
         return "json"
+    if typ == t.DATE:
+        return "date"
+    if typ == t.DURATION:
+        return "duration"
     if isinstance(typ, t.ListOf):
         return "list"
     if isinstance(typ, t.SetOf):

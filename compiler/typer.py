@@ -353,11 +353,18 @@ class Typer:
             return self._union_member(obj_type.name, name)
         if obj_type in (t.DATE, t.DATETIME):
             fields = ("year", "month", "day") if obj_type == t.DATE else (
-                "year", "month", "day", "hour", "minute", "second")
+                "year", "month", "day", "hour", "minute", "second", "microsecond")
             if name.name in fields:
                 return t.INT
             self.report("WS205", name, f"{t.show(obj_type)} has no field '{name.name}'",
                         hints=did_you_mean(name.name, fields))
+            return t.UNKNOWN
+        if obj_type == t.DURATION:
+            if name.name in ("days", "seconds", "microseconds"):
+                return t.INT  # as Python's timedelta: days, then 0 <= seconds < 86400
+            self.report("WS205", name, f"duration has no field '{name.name}'",
+                        hints=did_you_mean(name.name, ("days", "seconds", "microseconds"))
+                        or ["durations have days, seconds, microseconds and total_seconds()"])
             return t.UNKNOWN
         if obj_type == t.JSON:
             self.report("WS205", name,

@@ -316,6 +316,15 @@ to the key type and look the row up.
 """, """
 let prices = from_json(settings["prices"])
 """)
+entry("WS321", "error", "strptime format not usable",
+      """
+The format of `strptime(text, format)` is read by Python's `datetime.strptime`,
+which refuses a bad directive (`%Q`) or a lone `%` for every text. A format
+with `%z` or `%Z` reads a UTC offset or time zone, and datetimes are naive (the
+world's local time), so it is refused too.
+""", """
+let when = strptime(text, "%Y-%m-%Q")
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",

@@ -50,7 +50,7 @@ __all__ = [
     "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains",
     "from_json",
     "as_float",
-    "int_range", "present", "text", "to_int", "to_float", "parse_date",
+    "int_range", "present", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
@@ -104,6 +104,19 @@ def parse_datetime(value: str) -> dt.datetime:
         if "offset" in exc.message:
             raise ToolError(f"{quote(value)} has a UTC offset; datetimes are naive.") from None
         raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
+
+
+def strptime(text: str, fmt: str) -> dt.datetime:
+    """``strptime(text, format)``: Python's ``datetime.strptime``, failing the call with
+    Python's own message (``time data '2024-13-01' does not match format '%Y-%m-%d'``);
+    a datetime read with a UTC offset is refused, datetimes being naive."""
+    try:
+        found = dt.datetime.strptime(text, fmt)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if found.tzinfo is not None:
+        raise ToolError(f"{quote(text)} has a UTC offset; datetimes are naive.")
+    return found
 
 
 class Exported:
