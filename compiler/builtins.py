@@ -420,6 +420,17 @@ def _random_int(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type
     return t.INT
 
 
+def _random_float(name: str, params: tuple[str, ...]) -> Handler:
+    def handler(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+        for param in params:
+            _want(ty, _node(b, param), _arg(ty, b, param, t.FLOAT), t.is_numeric, "a number",
+                  name)
+        _draw(ty, call, f"{name}()")
+        return t.FLOAT
+
+    return handler
+
+
 def _random_choice(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     xs = _arg(ty, b, "xs")
     _draw(ty, call, "random_choice()")
@@ -578,6 +589,15 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
                        "dt.timedelta(seconds={n})"),
     "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive",
                           "{ep}._rng().randint({lo}, {hi})"),
+    "random_float": Builtin((), _random_float("random_float", ()), "seeded float in "
+                            "[0, 1): Python's random.Random(seed).random()",
+                            "{ep}._rng().random()"),
+    "random_uniform": Builtin(("a", "b"), _random_float("random_uniform", ("a", "b")),
+                              "seeded float between a and b: Python's Random.uniform(a, b)",
+                              "{ep}._rng().uniform({a}, {b})"),
+    "random_gauss": Builtin(("mu", "sigma"), _random_float("random_gauss", ("mu", "sigma")),
+                            "seeded normal draw: Python's Random.gauss(mu, sigma)",
+                            "{ep}._rng().gauss({mu}, {sigma})"),
     "random_choice": Builtin(("xs",), _random_choice, "seeded random element",
                              "@random_choice"),
     "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits",
@@ -589,7 +609,8 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
 }
 
 #: Builtins that draw from the episode's generators.
-DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
+DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits", "random_float",
+                   "random_uniform", "random_gauss"})
 
 #: Builtin values usable as bare names.
 BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
