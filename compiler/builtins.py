@@ -519,6 +519,32 @@ def _repr(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     return t.STR
 
 
+def _given(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    node = _node(b, "p")
+    tool = ty.world.tools.get(ty.context.tool_name or "") if ty.context.where == "tool" \
+        else None
+    param = None
+    if isinstance(node, n.NameRef) and tool is not None:
+        local = ty.scope.lookup(node.name)
+        if local is not None and local.kind == "param":  # not a local that hides it
+            param = next((p for p in tool.params if p.name == node.name), None)
+    if node is not None:
+        ty.expr(node)
+    if tool is None:
+        ty.report("WS322", call, "given(p) asks whether a tool's caller sent an argument; it "
+                  "exists only in tool bodies")
+    elif param is None:
+        ty.report("WS322", node or call, "given() takes a parameter of this tool by name",
+                  hints=did_you_mean(node.name, [p.name for p in tool.params])
+                  if isinstance(node, n.NameRef) else [])
+    elif param.default is None and not isinstance(param.type, t.Optional):
+        ty.report("WS322", node or call, f"'{param.name}' is required, so it is always given",
+                  hints=["give it a default or make it optional: p: str? = none"])
+    else:
+        ty.program.uses_given.add((ty.world.name, tool.name))
+    return t.BOOL
+
+
 def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     if ty.context.where != "check":
         ty.report("WS211", call, "matches_solution() (the state the reference solution leaves) "
@@ -603,6 +629,8 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits",
                              "rt.random_digits({ep}._rng(), {n})",
                              charge=Charge(width="n", text=True)),
+    "given": Builtin(("p",), _given, "in a tool: whether the caller sent the optional "
+                     "parameter p (even as null), as opposed to leaving it out", "@given"),
     "matches_solution": Builtin((), _matches_solution, "in a check: the whole state equals "
                                 "the state the task's reference solution leaves",
                                 "@matches_solution"),

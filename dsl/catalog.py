@@ -325,6 +325,16 @@ world's local time), so it is refused too.
 """, """
 let when = strptime(text, "%Y-%m-%Q")
 """)
+entry("WS322", "error", "given() needs an optional parameter",
+      """
+`given(p)` is true when the caller of a tool sent the argument `p`, even as
+`null`, and false when it left it out: what Python tells apart with a sentinel
+default. It exists in tool bodies only (a helper `fn` is called by the world, not
+by the agent), and takes a parameter of that tool by name that may be left out
+(one with a default, or an optional one).
+""", """
+tool rename(name: str "The new name.") -> bool "Rename." { return given(name) }
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",

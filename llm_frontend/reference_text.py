@@ -313,6 +313,20 @@ LANGUAGE_REFERENCE = (
     '  parameters become the tool description the agent sees. A parameter without a default or `?`\n'
     '  is required: leaving it out, or sending null, fails the call, except for a `json` parameter,\n'
     '  where null is a value like any other.\n'
+    '- `given(p)` tells an explicit `null` from an argument left out, as Python does with a\n'
+    '  sentinel default: it is true when the caller sent `p` (even as `null`). Only in tool\n'
+    '  bodies, for a parameter with a default or an optional one (WS322):\n'
+    '\n'
+    '  ```\n'
+    '  tool set_note(text: str? "The note; null clears it; leave it out to keep it.") -> str?\n'
+    '    "Set, clear or keep the note."\n'
+    '  {\n'
+    '    if given(text) {\n'
+    '      note = text\n'
+    '    }\n'
+    '    return note\n'
+    '  }\n'
+    '  ```\n'
     "- An **entity-typed parameter** takes the key from the agent and is looked up in the entity's\n"
     '  table. If there is no such row the call fails with `<Entity> "<key>" not found.` (the key as JSON), or with the\n'
     '  `else` message, in which the parameter name stands for the key the agent gave.\n'
@@ -498,6 +512,7 @@ LANGUAGE_REFERENCE = (
     "| `type_name(x)` | → `str` | Python's `type(x).__name__` of a `json`, number or scalar value: `int`, `float`, `str`, `bool`, `list`, `dict`, `NoneType` |\n"
     '| `to_json(x)` | → `json` | a value as plain JSON: a row or record as the object of its fields (references as keys), dates as ISO text, durations as seconds |\n'
     '| `from_json(j)` | `json` → the expected type | checked and converted as data is; needs a declared type (WS320); `value.x: expected an integer, got "1"` fails the call |\n'
+    '| `given(p)` | → `bool` | in a tool: whether the caller sent the optional parameter `p`, even as null |\n'
     "| `strptime(text, format)` | → `datetime` | Python's `datetime.strptime`, with its error texts; a bad format is WS321 |\n"
     '| `list(xs)`, `set(xs)` | conversions | |\n'
     '| `format(x, spec)` | → `str` | Python format spec, e.g. `format(total, ".2f")` |\n'

@@ -108,6 +108,14 @@ tool export(account: Account) -> json "The row, the record and a date as json." 
   settings["when"] = now
   return {"row": row, "point": stored, "key": account, "when": settings["when"]}
 }
+tool set_owner(account: Account, owner: str? "null clears it; left out, it stays.") -> str?
+  "Set or clear an account's note."
+{
+  if given(owner) {
+    account.owner = owner ?? ""
+  }
+  return if given(owner) then "given" else "not given"
+}
 tool mixed() -> map[str, json] "A mixed literal where map[str, json] is expected." {
   settings = {"a": 1, "b": "two", "c": [3.0, "four"], "d": none, "e": {"f": true}}
   return settings
@@ -341,6 +349,16 @@ def test_rows_records_and_dates_become_json(world: type[Episode]) -> None:
                             "e": {"f": True}}
 
 
+def test_given_tells_an_explicit_null_from_an_argument_left_out(world: type[Episode]) -> None:
+    episode = world(data={"accounts": [{"id": "A1", "owner": "Ann"}]})
+    episode.call("set_owner", {"account": "A1"})
+    assert episode.last_value == "not given"
+    assert episode.export_state()["accounts"][0]["owner"] == "Ann"
+    episode.call("set_owner", '{"account": "A1", "owner": null}')
+    assert episode.last_value == "given"
+    assert episode.export_state()["accounts"][0]["owner"] == ""
+
+
 # ------------------------------------------------------------------ diagnostics
 def diagnostics(body: str) -> list[tuple[str, str]]:
     source = ('world W "w"\nentity U { key id: str }\nstate { users: table U  j: json = {} }\n'
@@ -361,6 +379,16 @@ def test_an_unusable_strptime_format_is_reported() -> None:
     assert diagnostics('fn f(s: str) -> datetime { return strptime(s, "%Y %z") }\n') == [
         ("WS321", "strptime format '%Y %z' reads a UTC offset or time zone; datetimes are "
                   "naive (the world's local time)")]
+
+
+def test_given_needs_an_optional_parameter_of_the_tool() -> None:
+    assert diagnostics('tool t(p: str) -> bool "t" { return given(p) }\n') == [
+        ("WS322", "'p' is required, so it is always given")]
+    assert diagnostics('fn f(p: str? = none) -> bool { return given(p) }\n') == [
+        ("WS322", "given(p) asks whether a tool's caller sent an argument; it exists only "
+                  "in tool bodies")]
+    assert diagnostics('tool t(p: str?) -> bool "t" { let q = 1\n return given(q) }\n') == [
+        ("WS322", "given() takes a parameter of this tool by name")]
 
 
 def test_slicing_something_else_is_reported() -> None:

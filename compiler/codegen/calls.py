@@ -25,7 +25,7 @@ _NUMBERS = re.compile(r"[0-9]+")
 if TYPE_CHECKING:
     from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 
-__all__ = ["compile_call", "CUSTOM_EMITTERS", "Args"]
+__all__ = ["compile_call", "CUSTOM_EMITTERS", "Args", "GIVEN_ARGUMENTS"]
 
 
 def _bind(call: n.Call, params: tuple[str, ...], lambdas: frozenset[str] = frozenset()
@@ -178,6 +178,16 @@ def _split(a: Args) -> str:
     return f"tuple({a.recv}.split({sep}{limit}))"
 
 
+#: the local holding the names of the arguments a tool's caller sent (``given(p)``)
+GIVEN_ARGUMENTS = "<given>"
+
+
+def _given(a: Args) -> str:
+    node = a.node("p")
+    assert isinstance(node, n.NameRef)
+    return f"({node.name!r} in {a.env.locals[GIVEN_ARGUMENTS]})"
+
+
 def _from_json(a: Args) -> str:
     """The loader of the expected type, as for data: a value that does not fit fails the
     call with its path (``value.items[0]: expected an integer, got "x"``)."""
@@ -191,6 +201,7 @@ CUSTOM_EMITTERS: dict[str, Emit] = {
     "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
     "@random_choice": _random_choice, "@from_json": _from_json, "@strip": _strip("strip"),
     "@lstrip": _strip("lstrip"), "@rstrip": _strip("rstrip"), "@split": _split,
+    "@given": _given,
 }
 
 
