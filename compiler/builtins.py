@@ -945,6 +945,8 @@ _TIME_METHODS = {
 DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()"),
                     **_TIME_METHODS}
 DATE_METHODS = dict(_TIME_METHODS)
+INT_METHODS = {"bit_length": Method((), lambda ty, r, b: t.INT, "{recv}.bit_length()")}
+FLOAT_METHODS = {"is_integer": Method((), lambda ty, r, b: t.BOOL, "{recv}.is_integer()")}
 DURATION_METHODS = {
     "total_seconds": Method((), lambda ty, r, b: t.FLOAT, "{recv}.total_seconds()"),
 }
@@ -975,7 +977,8 @@ JSON_METHODS = {
 METHODS: dict[str, dict[str, Method]] = {
     "str": STR_METHODS, "list": LIST_METHODS, "set": SET_METHODS, "map": MAP_METHODS,
     "table": TABLE_METHODS, "datetime": DATETIME_METHODS, "json": JSON_METHODS,
-    "date": DATE_METHODS, "duration": DURATION_METHODS,
+    "date": DATE_METHODS, "duration": DURATION_METHODS, "int": INT_METHODS,
+    "float": FLOAT_METHODS,
 }
 
 
@@ -990,6 +993,10 @@ def receiver_kind(typ: t.Type) -> str | None:
         return "date"
     if typ == t.DURATION:
         return "duration"
+    if typ == t.INT:
+        return "int"
+    if typ == t.FLOAT:
+        return "float"
     if isinstance(typ, t.ListOf):
         return "list"
     if isinstance(typ, t.SetOf):

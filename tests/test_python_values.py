@@ -116,6 +116,9 @@ tool set_owner(account: Account, owner: str? "null clears it; left out, it stays
   }
   return if given(owner) then "given" else "not given"
 }
+tool int_float(i: int, f: float) -> list[json] "i.bit_length() and f.is_integer()." {
+  return [i.bit_length(), f.is_integer()]
+}
 tool mixed() -> map[str, json] "A mixed literal where map[str, json] is expected." {
   settings = {"a": 1, "b": "two", "c": [3.0, "four"], "d": none, "e": {"f": true}}
   return settings
@@ -217,6 +220,12 @@ def test_a_number_keeps_int_or_float_through_storage_and_results(
     assert call(world, "as_number", text="12") == (True, 12)
     assert exact(call(world, "as_number", text="1.5")[1]) == ("float", 1.5)
     assert call(world, "as_number", text="x") == (False, 'Cannot convert "x" to a number.')
+
+
+@SETTINGS
+@given(st.integers(), st.floats(allow_nan=False, allow_infinity=False))
+def test_int_and_float_methods_are_pythons(world: type[Episode], i: int, f: float) -> None:
+    assert call(world, "int_float", i=i, f=f) == (True, [i.bit_length(), f.is_integer()])
 
 
 # ------------------------------------------------------------------ strings
