@@ -587,7 +587,9 @@ class _Validator:
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
-            out[name] = self.check(item, info.type, loc.field(name))
+            checked = self.check(item, info.type, loc.field(name))
+            if checked is not None or not info.may_be_absent:
+                out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
                    and (_required(f) or f.name in need)]

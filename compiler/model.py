@@ -35,6 +35,8 @@ class FieldInfo:
     doc: str | None
     is_key: bool
     node: n.Field
+    #: ``name?: T``: the field may be absent (stored as none, left out of the JSON)
+    may_be_absent: bool = False
 
 
 @dataclass

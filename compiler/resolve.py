@@ -167,6 +167,23 @@ def _refinement(texpr: n.TypeExpr, kind: str, sink: DiagnosticSink) -> t.Refinem
     return t.Refinement(low, high, pattern)
 
 
+def _absent_field_type(rec: RecordInfo, f: n.Field, typ: t.Type,
+                       sink: DiagnosticSink) -> t.Type:
+    """The type of a field that may be absent (``name?: T``): ``T?``, none meaning absent."""
+    problem = None
+    if rec.kind != "record":
+        problem = (f"'{f.name.name}?' may be absent, which only record fields may be; a row "
+                   f"of {rec.name} has every field (make it optional: {f.name.name}: T?)")
+    elif isinstance(typ, t.Optional) or typ == t.JSON:
+        problem = (f"'{f.name.name}?' may be absent, so it cannot also be null "
+                   f"({t.show(typ)}): none is how an absent field reads")
+    elif f.default is not None:
+        problem = f"'{f.name.name}?' may be absent, so it has no default"
+    if problem is not None:
+        sink.report("WS323", f.span, problem)
+    return t.make_optional(typ)
+
+
 def _check_builtin_clash(ident: n.Ident, what: str, sink: DiagnosticSink,
                          reserved: bool = False) -> None:
     if ident.name in BUILTIN_NAMES or (reserved and ident.name in RESERVED_NAMES):
@@ -253,7 +270,10 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
             if not _first(seen_fields, f.name, sink, "WS204", "field"):
                 continue
             typ = resolve_type_expr(f.type, world, sink)
-            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f)
+            if f.may_be_absent:
+                typ = _absent_field_type(rec, f, typ, sink)
+            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f,
+                                                f.may_be_absent)
         if rec.kind == "record":
             for f in rec.node.fields:
                 if f.is_key:

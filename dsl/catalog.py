@@ -335,6 +335,16 @@ by the agent), and takes a parameter of that tool by name that may be left out
 """, """
 tool rename(name: str "The new name.") -> bool "Rename." { return given(name) }
 """)
+entry("WS323", "error", "field cannot be absent",
+      """
+`name?: T` declares a record field that may be absent: left out of the record's
+JSON (not `null`), read as `none`, built by leaving it out or by giving `none`. So
+the field cannot also be optional or `json` (both have a `null` of their own), nor
+have a default. Rows are always complete: a field of an entity is declared
+optional instead (`name: T?`).
+""", """
+record Profile { nickname?: str? }
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",

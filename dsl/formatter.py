@@ -884,7 +884,8 @@ class _Layout:
         self.finish(self.section(pending, d.fields, d.span, indent, self.member), d.span.end_line)
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
-        head = ("key " if f.is_key else "") + f"{f.name.name}: {type_text(f.type)}"
+        head = ("key " if f.is_key else "") + f"{f.name.name}{'?' if f.may_be_absent else ''}: " \
+            f"{type_text(f.type)}"
         if f.default is not None:
             head += " = " + self.ex.expr(f.default)
         self.with_doc(f, head, f.doc, "", indent, blank)

@@ -623,13 +623,15 @@ class EnumDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Field(Node):
-    """``[key] name: type [= default] ["doc"]`` in a record or entity."""
+    """``[key] name[?]: type [= default] ["doc"]`` in a record or entity; ``name?`` marks a
+    record field that may be absent (left out of the record's JSON, not null)."""
 
     name: Ident
     type: TypeExpr
     default: Expr | None
     doc: str | None
     is_key: bool = False
+    may_be_absent: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -375,9 +375,10 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, typ, default, doc = c
+        is_key, name, absent, typ, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       is_key=is_key is not None, span=self._span())
+                       is_key=is_key is not None, may_be_absent=absent is not None,
+                       span=self._span())
 
     def union_decl(self, c: list[Any]) -> n.UnionDecl:
         variants = tuple(v for v in c[3:] if v is not None)
@@ -1009,12 +1010,15 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
 def _expected_phrase(exc: UnexpectedToken) -> str:
     """What was expected, in words; type and expression positions get one phrase."""
     expected = set(exc.expected)
+    if {"COLON", "OPTIONAL"} <= expected:
+        expected.discard("OPTIONAL")  # after a field's name: `name?:` is the rare case
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
             probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
-            if "OPTIONAL" in probe.accepts():
+            accepts = probe.accepts()
+            if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
                 return "a type"
         except UnexpectedInput:
             pass

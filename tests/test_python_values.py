@@ -27,7 +27,7 @@ world Pythonic "Operations that promise Python's semantics."
 
 config { clock: "2024-09-01T10:30:00"  seed: 7 }
 
-record Point { x: int  y: float  tags: list[str] }
+record Point { x: int  y: float  tags: list[str]  note?: str }
 entity Account { key id: str  owner: str  balance: number = 0  point: Point? }
 
 state {
@@ -366,6 +366,25 @@ def test_given_tells_an_explicit_null_from_an_argument_left_out(world: type[Epis
     episode.call("set_owner", '{"account": "A1", "owner": null}')
     assert episode.last_value == "given"
     assert episode.export_state()["accounts"][0]["owner"] == ""
+
+
+def test_an_absent_field_is_left_out_of_the_json_not_null(world: type[Episode]) -> None:
+    assert call(world, "load_point", value={"x": 1, "y": 2, "tags": [], "note": None}) == (
+        True, {"x": 1, "y": 2.0, "tags": []})
+    assert call(world, "load_point", value={"x": 1, "y": 2, "tags": [], "note": "n"}) == (
+        True, {"x": 1, "y": 2.0, "tags": [], "note": "n"})
+    episode = world(data={"accounts": [{"id": "A1", "owner": "Ann",
+                                        "point": {"x": 1, "y": 2, "tags": []}}]})
+    assert episode.export_state()["accounts"][0]["point"] == {"x": 1, "y": 2.0, "tags": []}
+
+
+def test_only_a_plain_record_field_may_be_absent() -> None:
+    assert diagnostics("record R { a?: str? }\n") == [
+        ("WS323", "'a?' may be absent, so it cannot also be null (str?): none is how an "
+                  "absent field reads")]
+    assert diagnostics("entity E { key id: str  a?: str }\n") == [
+        ("WS323", "'a?' may be absent, which only record fields may be; a row of E has every "
+                  "field (make it optional: a: T?)")]
 
 
 # ------------------------------------------------------------------ diagnostics

@@ -53,7 +53,7 @@ type Short = str(1..3)
 type Pct = int(0..100)
 type Ratio = float(0.0..1.0)
 
-record Point { x: int  y: float = 0.0  label: str?  raw: json }
+record Point { x: int  y: float = 0.0  label: str?  raw: json  nick?: str }
 record Cat { name: str  lives: int(0..9) }
 record Dog { name: str  good: bool = true }
 union Pet by kind { cat: Cat, dog: Dog }
@@ -125,7 +125,7 @@ int_keys = st.integers().map(str) | st.sampled_from(["01", "-0", " 2", "+4", "1_
 point = st.fixed_dictionaries(
     {"x": st.integers() | numbers},
     optional={"y": st.none() | numbers, "label": st.none() | text, "raw": junk,
-              "z": st.integers()})
+              "z": st.integers(), "nick": st.none() | text | numbers})
 pet = st.fixed_dictionaries(
     {"kind": st.sampled_from(["cat", "dog", "fish"]), "name": text},
     optional={"lives": st.integers(-1, 10) | numbers, "good": st.booleans() | st.none()})

@@ -125,8 +125,12 @@ class WorldGenerator:
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
         for f in fields:
-            lines.append(f"{_INDENT * 3}{f.name!r}: "
-                         f"{self.tables.exporter(f.type, 'self.' + py_name(f.name))},")
+            value = self.tables.exporter(f.type, 'self.' + py_name(f.name))
+            if f.may_be_absent:  # an absent field is left out of the JSON
+                lines.append(f"{_INDENT * 3}**({{{f.name!r}: {value}}} if self."
+                             f"{py_name(f.name)} is not None else {{}}),")
+            else:
+                lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
         lines.append(f"{_INDENT * 2}}}")
         # load
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
