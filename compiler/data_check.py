@@ -551,6 +551,8 @@ class _Validator:
     def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
         """An object key (always text in data) as a value of ``typ``."""
         base = t.strip_optional(typ)
+        if base == t.JSON and text.isascii() and text.isdigit() and len(text) <= _MAX_INT_DIGITS:
+            return int(text)  # a json key: all-digit text is an int key (as the runtime reads it)
         if isinstance(base, t.Prim) and base.name == "int":
             if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
                 return self.report("WS601", loc, f"int keys are decimal integers in data, "

@@ -84,10 +84,11 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
                 base = t.SetOf(args[0], refinement)
             else:
                 key = args[0]
-                if not (key in (t.STR, t.INT) or t.is_unknown(key) or
+                if not (key in (t.STR, t.INT, t.JSON) or t.is_unknown(key) or
                         (isinstance(key, t.Named) and key.kind == "enum")):
                     sink.report("WS308", texpr.args[0].span,
-                                f"map keys must be str, int or an enum, not {t.show(key)}")
+                                f"map keys must be str, int, an enum or json (int and str keys "
+                                f"mixed), not {t.show(key)}")
                 base = t.MapOf(key, args[1], refinement)
     else:
         if texpr.args:

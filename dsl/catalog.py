@@ -269,8 +269,8 @@ state { index: map[str] }
 """)
 entry("WS308", "error", "invalid map key type",
       """
-Map keys are `str`, `int` or an enum, so that maps serialise to JSON and
-hash deterministically.
+Map keys are `str`, `int`, an enum or `json` (ints and strs mixed, as a Python
+dict may hold them), so that maps serialise to JSON and hash deterministically.
 """, """
 state { by_user: map[User, int] }
 """)

@@ -138,7 +138,7 @@ LANGUAGE_REFERENCE = (
     '| `json` | any JSON value: an explicit escape hatch for messy records; where `json` (or `map[str, json]`, `list[json]`) is expected, `[...]` and `{"key": ...}` literals may mix value types; queried with `j["k"]`, `j[0]`, `in`, `get`, `keys`, `values` and `for`, converted with `from_json` / `to_json` (below) |\n'
     '| `T?` | a `T` or `none` |\n'
     '| `list[T]`, `set[T]` | ordered list; set with insertion order |\n'
-    '| `map[K, V]` | ordered map; `K` is `str`, `int` or an enum (`int` and `str` keys stay distinct) |\n'
+    '| `map[K, V]` | ordered map; `K` is `str`, `int` or an enum (`int` and `str` keys stay distinct), or `json` for ints and strs mixed as in a Python dict (`{12345: ..., "order_type": "Buy"}`) |\n'
     '| enum, record, entity, union | declared below |\n'
     '\n'
     '**Constrained types** refine `int`, `float` and `str` (and the length of lists, sets and maps):\n'
@@ -195,7 +195,7 @@ LANGUAGE_REFERENCE = (
     '| `T?` | `null` or a `T` | |\n'
     '| `list[T]` | an array of `T` | |\n'
     '| `set[T]` | an array of `T` **without repeats** (the schema says `uniqueItems`) | |\n'
-    '| `map[K, V]` | an object; `int` keys are decimal text without a sign but `-` or leading zeros (`"12"`, `"-3"`; not `"012"`, `"+3"`, `"1_0"`) | |\n'
+    '| `map[K, V]` | an object; `int` keys are decimal text without a sign but `-` or leading zeros (`"12"`, `"-3"`; not `"012"`, `"+3"`, `"1_0"`); `json` keys that are all ASCII digits are ints (`"0012"` is `12`), any other key is text | keys as text |\n'
     '| record, row | an object with the fields: unknown fields are refused; a field without a default that is not optional must be given (a `json` one too, if only as `null`); `null` for a field with a default means the default; `null` or no key for a field that may be absent (`name?: T`) means absent | an absent field is left out |\n'
     "| union | an object with the tag field naming a variant, and that variant's fields | |\n"
     '\n'

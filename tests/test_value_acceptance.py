@@ -84,6 +84,7 @@ state {
   tags: set[str] = []
   counts: map[str, int] = {}
   names: map[int, str] = {}
+  mixed_keys: map[json, int] = {}
   by_color: map[Color, float] = {}
   point: Point? = none
   points: list[Point] = []
@@ -166,6 +167,7 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], bool]] = {
     "tags": (near(st.lists(st.sampled_from(["a", "b", "c"]) | text, max_size=4)), True),
     "counts": (near(st.dictionaries(text, st.integers() | numbers, max_size=3)), True),
     "names": (near(st.dictionaries(int_keys, text, max_size=3)), True),
+    "mixed_keys": (near(st.dictionaries(int_keys | text, st.integers(), max_size=3)), False),
     "by_color": (near(st.dictionaries(colors, numbers, max_size=3)), True),
     "point": (near(st.none() | point), False),
     "points": (near(st.lists(point, max_size=3)), False),

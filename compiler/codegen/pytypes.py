@@ -123,7 +123,8 @@ class TypeTables:
             return self.refine(typ, f"v.want_set({src}, {path}, {self.load_fn(typ.element)})",
                                path)
         if isinstance(typ, t.MapOf):
-            int_keys = ", int_keys=True" if typ.key == t.INT else ""
+            int_keys = ", int_keys=True" if typ.key == t.INT else (
+                ", json_keys=True" if typ.key == t.JSON else "")
             return self.refine(typ, f"v.want_map({src}, {path}, {self.load_fn(typ.key)}, "
                                f"{self.load_fn(typ.value)}{int_keys})", path)
         if isinstance(typ, t.Named):
@@ -186,7 +187,8 @@ class TypeTables:
             inner = self.exporter(typ.element, "x")
             return f"[{inner} for x in {src}]" if inner != "x" else f"list({src})"
         if isinstance(typ, t.MapOf):
-            key = self.exporter(typ.key, "k")
+            # a json key (an int or a str) is written as text, as JSON writes object keys
+            key = "rt.text(k)" if typ.key == t.JSON else self.exporter(typ.key, "k")
             val = self.exporter(typ.value, "x")
             return f"{{{key}: {val} for k, x in {src}.items()}}"
         if isinstance(typ, t.Named):

@@ -225,13 +225,20 @@ def want_set(value: object, path: str, item: Callable[[object, str], T]) -> tupl
 
 
 def want_map(value: object, path: str, key: Callable[[object, str], Any],
-             item: Callable[[object, str], T], int_keys: bool = False) -> dict[Any, T]:
+             item: Callable[[object, str], T], int_keys: bool = False,
+             json_keys: bool = False) -> dict[Any, T]:
+    """A JSON object as a map. ``int_keys``: each key is decimal text, read as an int.
+    ``json_keys`` (``map[json, V]``, int and str keys mixed as a Python dict may have them):
+    all-digit text is read as an int, any other key stays text."""
     if not isinstance(value, dict):
         raise _bad(path, "an object", value)
     out: dict[Any, T] = {}
     for k, v in value.items():
         raw: object = k
-        if int_keys and isinstance(k, str):
+        if json_keys and isinstance(k, str) and k.isascii() and k.isdigit() and \
+                len(k) <= MAX_INT_DIGITS:
+            raw = int(k)
+        elif int_keys and isinstance(k, str):
             if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
                 raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
                            "sign but '-', no leading zeros)", k)
