@@ -205,9 +205,10 @@ class WorldModel:
     #: the ``policy`` declaration the text comes from
     policy_node: n.PolicyDecl | None = None
     #: data files already checked against this world (many tasks share one large file):
-    #: (path, mtime, size) -> what checking it gave; filled by ``compiler.data_check``
-    data_files: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False,
-                                                        compare=False)
+    #: (path, mtime, size) -> what checking it gave, and a tuple of those keys -> what
+    #: merging those files gave a task; filled by ``compiler.data_check``
+    data_files: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False,
+                                                   compare=False)
 
     @property
     def entities(self) -> dict[str, RecordInfo]:

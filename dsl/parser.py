@@ -9,7 +9,9 @@ collected by the lexer and kept on the module for the formatter.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lark as lark_package
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -32,7 +35,8 @@ from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.lexer import install_fast_lexer
 from worldspec.dsl.syntax_messages import describe_expected, describe_token
 
-__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH"]
+__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH",
+           "parser_cache_dir"]
 
 MAX_DEPTH = 200
 _TOP_LEVEL = re.compile(
@@ -73,13 +77,18 @@ def _keep_comment(tok: Token) -> Token:
     return tok
 
 
-@cache
-def _lark(start: str) -> tuple[Lark, _ToNodes]:
-    """The LALR parser for ``start`` and the transformer it runs inline."""
-    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
-        encoding="utf-8")
-    transformer = _ToNodes()
-    lark = Lark(
+def parser_cache_dir() -> str | None:
+    """Where the parser tables are cached: ``$WORLDSPEC_PARSER_CACHE`` (empty: nowhere), else
+    ``$XDG_CACHE_HOME/worldspec``, else ``~/.cache/worldspec``; None when there is no home."""
+    configured = os.environ.get("WORLDSPEC_PARSER_CACHE")
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "worldspec") if os.path.isabs(base) else None
+
+
+def _build(grammar: str, start: str, transformer: _ToNodes, cache_file: str | bool) -> Lark:
+    return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
@@ -88,8 +97,39 @@ def _lark(start: str) -> tuple[Lark, _ToNodes]:
         start=start,
         transformer=transformer,
         lexer_callbacks={"COMMENT": _keep_comment},
-        cache=False,
+        cache=cache_file,
     )
+
+
+def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
+    """The parser, its LALR tables read from the per-user cache when they are there.
+
+    Building the tables takes most of a small check's time, and they depend only on the
+    grammar and the lark and Python versions, which name the cache file. lark's own
+    ``cache`` option reads and writes it: lark stores the grammar's hash in the file and
+    builds the tables again when the hash does not match or the file cannot be read, then
+    writes the file anew, so a stale, corrupted or half-written cache costs one build, never
+    a wrong parser. A cache folder that cannot be made or written means no cache.
+    """
+    folder = parser_cache_dir()
+    if folder is None:
+        return _build(grammar, start, transformer, False)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return _build(grammar, start, transformer, False)
+    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+                                    sys.version)).encode()).hexdigest()[:32]
+    return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
+
+
+@cache
+def _lark(start: str) -> tuple[Lark, _ToNodes]:
+    """The LALR parser for ``start`` and the transformer it runs inline."""
+    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
+        encoding="utf-8")
+    transformer = _ToNodes()
+    lark = _build_cached(grammar, start, transformer)
     # Nodes are built while parsing (no intermediate tree); each reduce callback
     # is wrapped so the transformer sees the raw children it takes spans from.
     table_parser = lark.parser.parser.parser
