@@ -24,6 +24,9 @@ test: install
 	$(BIN)/worldspec check examples
 	$(BIN)/worldspec fmt --check examples
 	$(BIN)/worldspec build --check examples
+	# the synthesised corpus (docs/llm.md, synth corpus): every task validates, property tests pass
+	if [ -d examples/corpus ]; then $(BIN)/worldspec tasks examples/corpus && \
+		$(BIN)/worldspec test examples/corpus; fi
 	$(BIN)/mypy --strict generated
 	$(MAKE) editor
 	$(BIN)/pytest

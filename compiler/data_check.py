@@ -53,7 +53,7 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
-__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
+__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
            "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
@@ -353,6 +353,14 @@ def _required(f: FieldInfo) -> bool:
     return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
 
 
+def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
+    """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
+    by the rules of tool arguments: what a solution may pass as an agent would send it."""
+    validator = _Validator(world, n.NO_SPAN, None)
+    validator.check(value, typ, _Loc((name,), name))
+    return [problem.text for problem in validator.problems]
+
+
 # --------------------------------------------------------------- validator
 class _Validator:
     """Checks one ``given``'s value against a world and normalises it."""
@@ -551,6 +559,8 @@ class _Validator:
     def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
         """An object key (always text in data) as a value of ``typ``."""
         base = t.strip_optional(typ)
+        if base == t.JSON and text.isascii() and text.isdigit() and len(text) <= _MAX_INT_DIGITS:
+            return int(text)  # a json key: all-digit text is an int key (as the runtime reads it)
         if isinstance(base, t.Prim) and base.name == "int":
             if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
                 return self.report("WS601", loc, f"int keys are decimal integers in data, "
@@ -571,6 +581,7 @@ class _Validator:
         fields but allowed (a union's tag).
         """
         self.check_repeated(value, loc)
+        value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
         for name, item in value.items():
             if self.full:
@@ -587,7 +598,9 @@ class _Validator:
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
-            out[name] = self.check(item, info.type, loc.field(name))
+            checked = self.check(item, info.type, loc.field(name))
+            if checked is not None or not info.may_be_absent:
+                out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
                    and (_required(f) or f.name in need)]
@@ -595,6 +608,23 @@ class _Validator:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
                         f"{_show_list(repr(m) for m in missing)}")
+        return out
+
+    def unalias(self, value: dict[str, object], rec: RecordInfo, loc: _Loc
+                ) -> dict[str, object]:
+        """``value`` with the original's keys (``from "..."``) renamed to the field names; a
+        field given under both names is WS602."""
+        aliases = {f.node.alias: f.name for f in rec.fields.values() if f.node.alias}
+        if not aliases or not any(alias in value for alias in aliases):
+            return value
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            name = aliases.get(key, key)
+            if name in out or (name != key and name in value):
+                self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
+                            f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
+                continue
+            out[name] = item
         return out
 
     # types -------------------------------------------------------------------
@@ -822,6 +852,12 @@ def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
     return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
 
 
+def _check_number(v: _Validator, value: object, loc: _Loc) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return v.mismatch(loc, "a finite number", value)
+    return value if _is_number(value) else v.mismatch(loc, "number", value)
+
+
 def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
     return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
 
@@ -899,6 +935,7 @@ _PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
     "str": _check_str,
     "int": _check_int,
     "float": _check_float,
+    "number": _check_number,
     "bool": _check_bool,
     "date": _check_date,
     "datetime": _check_datetime,

@@ -383,6 +383,19 @@ class _ToNodes(Transformer[Token, Any]):
     def config_item(self, c: list[Any]) -> n.ConfigItem:
         return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
+    def results_decl(self, c: list[Any]) -> n.ResultsDecl:
+        return n.ResultsDecl(shapes=tuple(c), span=self._span())
+
+    def result_shape(self, c: list[Any]) -> n.ResultShape:
+        return n.ResultShape(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
+
+    def load_decl(self, c: list[Any]) -> n.LoadDecl:
+        return n.LoadDecl(body=c[0], span=self._span())
+
+    def const_decl(self, c: list[Any]) -> n.ConstDecl:
+        return n.ConstDecl(name=_ident(self.pos, c[0]), type=c[1], value=c[2],
+                           doc=self._doc(c[3]), span=self._span())
+
     def policy_text(self, c: list[Any]) -> n.PolicyDecl:
         return n.PolicyDecl(source=self._string(c[0]), span=self._span())
 
@@ -415,9 +428,13 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, typ, default, doc = c
+        is_key, name, absent, typ, alias, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       is_key=is_key is not None, span=self._span())
+                       is_key=is_key is not None, may_be_absent=absent is not None,
+                       alias=alias, span=self._span())
+
+    def field_alias(self, c: list[Any]) -> str:
+        return self._string(c[0])
 
     def union_decl(self, c: list[Any]) -> n.UnionDecl:
         variants = tuple(v for v in c[3:] if v is not None)
@@ -488,9 +505,9 @@ class _ToNodes(Transformer[Token, Any]):
         return n.StateDecl(items=tuple(c), span=self._span())
 
     def state_item(self, c: list[Any]) -> n.StateItem:
-        return n.StateItem(name=_ident(self.pos, c[0]), kind=c[1], default=c[2],
-                           doc=self._doc(c[3]),
-                           span=self._span())
+        private, name, kind, default, doc = c
+        return n.StateItem(name=_ident(self.pos, name), kind=kind, default=default,
+                           doc=self._doc(doc), private=private is not None, span=self._span())
 
     def table_kind(self, c: list[Any]) -> n.TableKind:
         return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span())
@@ -572,7 +589,8 @@ class _ToNodes(Transformer[Token, Any]):
         return n.Require(condition=c[0], message=c[1], span=self._span())
 
     def fail_stmt(self, c: list[Any]) -> n.Fail:
-        return n.Fail(message=c[0], span=self._span())
+        keep, message = c
+        return n.Fail(message=message, keep=keep is not None, span=self._span())
 
     def break_stmt(self, c: list[Any]) -> n.Break:
         return n.Break(span=self._span())
@@ -619,11 +637,18 @@ class _ToNodes(Transformer[Token, Any]):
     def op_chain(self, c: list[Any]) -> n.Expr:
         return _Climber(c[1:], self.prefixes).expression(0, c[0])
 
-    def attribute(self, c: list[Any]) -> n.Attribute:
-        return n.Attribute(obj=c[0], name=_ident(self.pos, c[1]), span=self._span())
+    def attribute(self, c: list[Any]) -> n.Attribute | n.NameRef:
+        obj = c[0]
+        if isinstance(obj, n.NameRef) and obj.name == "state" and not obj.qualified:
+            # `state.x` is the state item x, whatever a local or parameter is called
+            return n.NameRef(name=str(c[1]), qualified=True, span=self._span())
+        return n.Attribute(obj=obj, name=_ident(self.pos, c[1]), span=self._span())
 
     def index(self, c: list[Any]) -> n.Index:
         return n.Index(obj=c[0], index=c[1], span=self._span())
+
+    def slice(self, c: list[Any]) -> n.Slice:
+        return n.Slice(obj=c[0], start=c[1], stop=c[2], step=c[3], span=self._span())
 
     def call(self, c: list[Any]) -> n.Call:
         func, *args = c
@@ -1046,12 +1071,15 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
 def _expected_phrase(exc: UnexpectedToken) -> str:
     """What was expected, in words; type and expression positions get one phrase."""
     expected = set(exc.expected)
+    if {"COLON", "OPTIONAL"} <= expected:
+        expected.discard("OPTIONAL")  # after a field's name: `name?:` is the rare case
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
             probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
-            if "OPTIONAL" in probe.accepts():
+            accepts = probe.accepts()
+            if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
                 return "a type"
         except UnexpectedInput:
             pass

@@ -38,7 +38,7 @@ from worldspec.compiler.checker import check_program
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
 from worldspec.runtime.episode import Episode, TaskSpec
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
@@ -273,7 +273,15 @@ def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: Diagnost
     node = task.node
     episode_class = runner.episode_class
     spec = episode_class.TASKS[task.name]
-    episode, initial = runner.reset(task.name)
+    try:
+        episode, initial = runner.reset(task.name)
+    except ValueError as exc:  # the world's `on load` refused the task's data
+        load = world.load_node
+        message = getattr(exc.__cause__, "message", str(exc))
+        sink.report("WS623", node.name.span, f"task '{task.name}': on load refuses the "
+                    f"task's data: {message}",
+                    related=[Related(load.span, "the on load block")] if load else [])
+        return
     start = episode.score(initial=initial)
     checks = {c.name.name: c for c in node.checks}
     if _restraint(spec, episode_class):
