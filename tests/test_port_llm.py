@@ -84,6 +84,31 @@ def test_differences_that_stay_reject_the_port_with_them(llm_server: ScriptedLLM
     assert outcome.reason == "differences remain after 2 repair rounds"
     assert outcome.report is not None and outcome.report.differences[0].tool == "take"
     assert len([h for h in outcome.history if h["step"] == "compare"]) == 3
+    assert [p["tool"] for p in outcome.persisting] == ["take"]  # unchanged through 2 rounds
+
+
+def test_a_difference_that_persists_through_two_repairs_stops_the_repairs(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    seen: list[str] = []
+    llm_server.responder = port_responder({**CORRECT, "take": BUGGY_TAKE},
+                                          repairs=[BUGGY_TAKE] * 4, seen=seen)
+    outcome = run_port(llm_config, PortOptions(max_rounds=4, compare=FAST.compare))
+    assert not outcome.accepted  # still rejected: the sequences do not agree
+    assert outcome.reason == ("1 difference(s) persisted unchanged through 2 repair rounds; "
+                              "stopped repairing after 2 of 4")
+    repairs = [h for h in outcome.history if h["step"].startswith("repair round")]
+    assert [h["step"] for h in repairs] == ["repair round 1", "repair round 2"]  # not 4
+    # the second repair request is the first one again (same world, same difference): the
+    # request journal answered it, so the server saw one
+    assert seen.count("repair") == 1
+    assert len([h for h in outcome.history if h["step"] == "compare"]) == 3
+    (persisting,) = outcome.to_json()["persisting"]
+    assert persisting["kind"] == "result" and persisting["tool"] == "take"
+    assert persisting["repair_rounds"] == 2
+    assert outcome.detail.startswith("result in take: the original returned")
+    repair = llm_server.chat_requests[-1].last_user
+    assert "This request starts a new conversation" in repair
+    assert "The current text of `take`" in repair and "if item.stock <= count" in repair
 
 
 def test_a_translation_that_never_checks_clean_is_rejected_with_the_diagnostics(

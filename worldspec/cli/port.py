@@ -276,9 +276,15 @@ def _render_record(record: ItemRecord, console: Console) -> None:
                  f"{outcome.get('rounds', 0)} repair round(s), "
                  f"{usage.get('total_tokens', 0):,} tokens"
                  + (f"; wrote {record.output}" if record.output else ""))
+    persisting = {(p.get("kind"), p.get("tool"), p.get("message")): p.get("repair_rounds")
+                  for p in outcome.get("persisting") or [] if isinstance(p, dict)}
     for difference in outcome.get("differences") or []:
+        rounds = persisting.get((difference.get("kind"), difference.get("tool"),
+                                 difference.get("message")))
         console.line(f"  {difference.get('kind')} in {difference.get('tool') or '(start)'}: "
-                     f"{difference.get('message')}")
+                     f"{difference.get('message')}"
+                     + (f" (persisting: unchanged through {rounds} repair rounds)"
+                        if rounds is not None else ""))
         for number, call in enumerate(difference.get("calls") or [], 1):
             console.line(f"      {number}. {call.get('call')}")
     for problem in (outcome.get("diagnostics") or [])[:5]:

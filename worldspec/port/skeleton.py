@@ -37,7 +37,7 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ParamInfo", "PortInputError",
+__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName", "ParamInfo", "PortInputError",
            "Skeleton", "emit_skeleton", "list_classes", "read_class", "worldspec_literal"]
 
 
@@ -84,6 +84,22 @@ class MethodInfo:
     raises: bool = False
     source: str = ""
     line: int = 0
+    #: the module-level names the body uses, in the module's order (see :class:`ModuleName`)
+    module_names: list[ModuleName] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModuleName:
+    """A name defined outside the class, at the module's top level, that a method uses.
+
+    ``kind`` is ``"assignment"`` (``code`` is the statement), ``"import"`` (``code`` is the
+    import of this one name: its value is in another module, unknown here), ``"function"``
+    or ``"class"`` (``code`` is the definition).
+    """
+
+    name: str
+    kind: str
+    code: str
 
 
 @dataclass
@@ -170,6 +186,10 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         if setter is not None and setter in functions:
             _collect_attributes(module, functions[setter], constants, attributes)
     methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
+    definitions = _module_definitions(module, class_name)
+    for method in methods:
+        used = _names_used(functions[method.name])
+        method.module_names = [d for d in definitions if d.name in used]
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node), _random_seed(module, node, constants))
 
@@ -225,6 +245,84 @@ def _module_constants(module: cst.Module) -> dict[str, Any]:
                 if folded is not _UNKNOWN:
                     constants[target.value] = folded
     return constants
+
+
+#: the longest definition shown to the model in full (longer ones are cut, and say so)
+MODULE_CODE_LIMIT = 1500
+
+
+def _clip(code: str) -> str:
+    code = code.strip()
+    if len(code) <= MODULE_CODE_LIMIT:
+        return code
+    return code[:MODULE_CODE_LIMIT].rstrip() + "\n# ... (cut: the rest of this definition is " \
+        "not shown)"
+
+
+def _module_definitions(module: cst.Module, class_name: str) -> list[ModuleName]:
+    """The module's top-level names other than the class, with the code defining each."""
+    out: list[ModuleName] = []
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if statement.name.value != class_name:
+                kind = "function" if isinstance(statement, cst.FunctionDef) else "class"
+                out.append(ModuleName(statement.name.value, kind,
+                                      _clip(module.code_for_node(statement))))
+            continue
+        for small in _smalls(statement):
+            if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                    else [small.target]
+                code = _clip(module.code_for_node(small))
+                for target in targets:
+                    for name in _target_names(target):
+                        out.append(ModuleName(name, "assignment", code))
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names,
+                                                                        cst.ImportStar):
+                origin = "." * len(small.relative) + (
+                    module.code_for_node(small.module) if small.module is not None else "")
+                for alias in small.names:
+                    imported = module.code_for_node(alias.name)
+                    local = alias.evaluated_alias or imported
+                    as_text = f" as {local}" if alias.asname is not None else ""
+                    out.append(ModuleName(local, "import",
+                                          f"from {origin} import {imported}{as_text}"))
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    imported = module.code_for_node(alias.name)
+                    local = alias.evaluated_alias or imported.split(".")[0]
+                    as_text = f" as {local}" if alias.asname is not None else ""
+                    out.append(ModuleName(local, "import", f"import {imported}{as_text}"))
+    return out
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+class _NamesUsed(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # ``CONST.x`` uses CONST; ``self.x`` uses no module name x
+        return False
+
+
+def _names_used(function: cst.FunctionDef) -> set[str]:
+    """The bare names a method's body reads (its parameters and ``self`` excluded)."""
+    visitor = _NamesUsed()
+    function.body.visit(visitor)
+    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params]}
+    return visitor.names - params - {"self", "cls"}
 
 
 def _smalls(statement: cst.CSTNode) -> tuple[cst.BaseSmallStatement, ...]:

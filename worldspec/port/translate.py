@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,13 @@ from worldspec.llm_frontend.prompts import (
     repair_messages,
 )
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK, diagnostics_for_model
-from worldspec.port.compare import CompareOptions, CompareReport, Original, compare
+from worldspec.port.compare import (
+    CompareOptions,
+    CompareReport,
+    Difference,
+    Original,
+    compare,
+)
 from worldspec.port.prompts import (
     difference_feedback,
     method_compile_feedback,
@@ -52,7 +59,8 @@ from worldspec.port.prompts import (
 )
 from worldspec.port.skeleton import Skeleton
 
-__all__ = ["PortOptions", "PortOutcome", "RequestJournal", "port_class", "splice"]
+__all__ = ["PERSIST_ROUNDS", "PortOptions", "PortOutcome", "RequestJournal",
+           "difference_signature", "port_class", "splice"]
 
 #: declarations a reply may carry, by kind
 _SPLICEABLE = (n.ToolDecl, n.FnDecl, n.RecordDecl, n.EnumDecl, n.AliasDecl, n.EntityDecl,
@@ -92,6 +100,9 @@ class PortOutcome:
     history: list[dict[str, Any]] = field(default_factory=list)
     #: per method: repair rounds its translation needed
     method_rounds: dict[str, int] = field(default_factory=dict)
+    #: differences of the last comparison that stayed the same (kind, tool, message pattern)
+    #: through at least :data:`PERSIST_ROUNDS` repair rounds: no longer sent to the model
+    persisting: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         report = self.report
@@ -100,8 +111,37 @@ class PortOutcome:
                 "method_rounds": self.method_rounds, "usage": self.usage.to_json(),
                 "calls_compared": report.calls if report else 0,
                 "differences": [d.to_json() for d in report.differences] if report else [],
+                "persisting": self.persisting,
                 "compare": report.to_json() if report else None,
                 "diagnostics": self.diagnostics, "history": self.history}
+
+
+#: repair rounds through which a difference may stay unchanged before it is taken to be one
+#: the model cannot remove (e.g. the iteration order of a Python ``set``): it is then no
+#: longer sent back, and when only such differences are left the repairs stop (the port is
+#: still rejected, and the report lists them as persisting)
+PERSIST_ROUNDS = 2
+
+_QUOTED = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""")
+_NUMBER = re.compile(r"-?\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b")
+
+
+def difference_signature(difference: Difference) -> tuple[str, str, str]:
+    """``(kind, tool, message pattern)``: the message with every quoted text (but a JSON
+    object's keys) and every number replaced, so that the same difference shown by other
+    arguments is recognised."""
+    message = difference.message
+
+    def value(match: re.Match[str]) -> str:
+        key = message[match.end():].lstrip().startswith(":")
+        return match.group(0) if key else '"…"'
+
+    pattern = _NUMBER.sub("#", _QUOTED.sub(value, message))
+    return (difference.kind, difference.tool, pattern)
+
+
+def _summary(difference: Difference) -> dict[str, Any]:
+    return {"kind": difference.kind, "tool": difference.tool, "message": difference.message}
 
 
 # ------------------------------------------------------------------ journal
@@ -328,6 +368,10 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
         world = done
         outcome.tools_ported.append(method.name)
     outcome.text = world
+    module_names = list({d.name: d for m in info.methods for d in m.module_names}.values())
+    #: per difference signature: the repair rounds it has stayed through unchanged
+    streaks: dict[tuple[str, str, str], int] = {}
+    last_seen: set[tuple[str, str, str]] = set()
     for round_number in range(options.max_rounds + 1):
         step(f"compare, round {round_number}")
         report = await asyncio.to_thread(_compare, world, filename, original, options.compare)
@@ -343,9 +387,26 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
             outcome.reason = "the comparison could not run"
             outcome.detail = report.load_error
             return outcome
+        for difference in report.differences:
+            signature = difference_signature(difference)
+            streaks[signature] = streaks.get(signature, 0) + 1 if signature in last_seen else 0
+        last_seen = {difference_signature(d) for d in report.differences}
+        persisting = [d for d in report.differences
+                      if streaks.get(difference_signature(d), 0) >= PERSIST_ROUNDS]
+        outcome.persisting = [{**_summary(d), "repair_rounds": streaks[difference_signature(d)]}
+                              for d in persisting]
         if round_number == options.max_rounds:
             break
-        differences = [d.to_json() for d in report.differences]
+        fresh = [d for d in report.differences if d not in persisting]
+        if persisting and not fresh and not (report.missing_in_world
+                                             or report.missing_in_original):
+            outcome.reason = (f"{len(persisting)} difference(s) persisted unchanged through "
+                              f"{PERSIST_ROUNDS} repair rounds; stopped repairing after "
+                              f"{round_number} of {options.max_rounds}")
+            outcome.detail = "; ".join(f"{d.kind} in {d.tool}: {d.message}"
+                                       for d in persisting)
+            return outcome
+        differences = [d.to_json() for d in fresh]
         if report.missing_in_world or report.missing_in_original:
             differences.append({"kind": "tools differ", "tool": "",
                                 "message": f"methods without a tool: {report.missing_in_world};"
@@ -353,7 +414,8 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
                                            f"{report.missing_in_original}"})
         step(f"repair {len(differences)} difference(s), round {round_number + 1}")
         base = difference_feedback(class_source=info.source, class_name=info.name,
-                                   world_text=world, differences=differences)
+                                   world_text=world, differences=differences,
+                                   module_names=module_names)
         fixed, _, problems = await _attempt(
             journal, base, world, tool=None, filename=filename,
             max_rounds=options.max_rounds, usage=spent, history=outcome.history,
@@ -371,5 +433,7 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
     outcome.reason = f"differences remain after {options.max_rounds} repair rounds"
     outcome.detail = f"{left} difference(s) left" + (
         f"; first: {last.differences[0].kind} in {last.differences[0].tool}: "
-        f"{last.differences[0].message}" if last and last.differences else "")
+        f"{last.differences[0].message}" if last and last.differences else "") + (
+        f"; {len(outcome.persisting)} persisted unchanged through {PERSIST_ROUNDS} or more "
+        "repair rounds" if outcome.persisting else "")
     return outcome
