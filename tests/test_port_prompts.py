@@ -20,6 +20,7 @@ import json
 CURRENT_TIME = datetime(2024, 9, 1, 10, 30)
 LIMIT, FLOOR = 10, 1
 UNUSED = 5
+STAMP = "T"
 
 
 class Market:
@@ -39,6 +40,13 @@ class Market:
     def count(self) -> dict:
         """How many are watched."""
         return {"n": len(self.watch)}
+
+    def stamp(self) -> dict:
+        """A stamp, from a helper."""
+        return {"stamp": self._stamp()}
+
+    def _stamp(self) -> str:
+        return STAMP + str(len(self.watch))
 '''
 
 
@@ -71,7 +79,14 @@ def test_imported_values_are_named_with_their_origin_and_said_to_be_unknown() ->
 
 
 def test_a_method_without_module_names_says_so() -> None:
-    assert "The method `count` uses no module-level names" in _request("count")
+    assert "The method `count` (with the private methods it calls) uses no module-level " \
+        "names" in _request("count")
+
+
+def test_the_constants_of_the_private_helpers_a_method_calls_are_shown() -> None:
+    text = _request("stamp")
+    assert 'STAMP = "T"' in text and "UNUSED = 5" not in text
+    assert 'STAMP = "T"' not in _request("count")
 
 
 def test_a_parameter_named_like_a_state_item_gets_the_state_x_advice() -> None:

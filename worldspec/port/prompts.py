@@ -116,7 +116,8 @@ def translate_method_messages(*, class_source: str, class_name: str, world_text:
                               params: Sequence[str] = (), state: Sequence[str] = ()
                               ) -> list[Message]:
     """Ask for the WorldSpec ``tool`` of one Python method."""
-    extra = [module_names_text(module_names, f"The method `{method}`"),
+    extra = [module_names_text(module_names, f"The method `{method}` (with the private "
+                                             "methods it calls)"),
              shadowing_text(params, state, method)]
     user = (f"{_context(class_source, class_name, world_text)}\n\nPort the method `{method}`:"
             f"\n\n```python\n{method_source.rstrip()}\n```\n\n"

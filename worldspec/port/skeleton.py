@@ -188,7 +188,7 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
     methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
     definitions = _module_definitions(module, class_name)
     for method in methods:
-        used = _names_used(functions[method.name])
+        used = _names_used(functions[method.name], functions)
         method.module_names = [d for d in definitions if d.name in used]
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node), _random_seed(module, node, constants))
@@ -307,22 +307,37 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
 class _NamesUsed(cst.CSTVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
+        #: methods called on ``self`` (``self._stamp()``)
+        self.methods: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if _is_self(node.value):
+            self.methods.add(node.attr.value)
         node.value.visit(self)  # ``CONST.x`` uses CONST; ``self.x`` uses no module name x
         return False
 
 
-def _names_used(function: cst.FunctionDef) -> set[str]:
-    """The bare names a method's body reads (its parameters and ``self`` excluded)."""
-    visitor = _NamesUsed()
-    function.body.visit(visitor)
-    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
-                                     *function.params.kwonly_params]}
-    return visitor.names - params - {"self", "cls"}
+def _names_used(function: cst.FunctionDef, functions: Mapping[str, cst.FunctionDef]
+                ) -> set[str]:
+    """The bare names a method's body reads (its parameters and ``self`` excluded), and
+    those of the private helper methods it calls, and theirs."""
+    names: set[str] = set()
+    todo, done = [function], set()
+    while todo:
+        current = todo.pop()
+        done.add(current.name.value)
+        visitor = _NamesUsed()
+        current.body.visit(visitor)
+        params = {p.name.value for p in [*current.params.posonly_params,
+                                         *current.params.params,
+                                         *current.params.kwonly_params]}
+        names |= visitor.names - params - {"self", "cls"}
+        todo += [functions[m] for m in sorted(visitor.methods)
+                 if m.startswith("_") and m in functions and m not in done]
+    return names
 
 
 def _smalls(statement: cst.CSTNode) -> tuple[cst.BaseSmallStatement, ...]:
