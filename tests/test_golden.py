@@ -525,6 +525,31 @@ NARROWED = [
         current = none
         return me.name + names[0]
         """, id="local-copy-stays-narrowed"),
+    pytest.param("""
+        for c in customers {
+          let r = c.referrer
+          if r == none { continue }
+          return r.name
+        }
+        return ""
+        """, id="after-if-none-continue"),
+    pytest.param("""
+        for c in customers {
+          if current == none { break }
+          return current.name
+        }
+        return ""
+        """, id="after-if-none-break"),
+    pytest.param("""
+        let i = 0
+        while i < 3 {
+          i += 1
+          let r = customers.get("C1")
+          if r == none { continue } else if r.name == "" { break }
+          return r.name
+        }
+        return ""
+        """, id="after-if-none-continue-in-while"),
 ]
 
 NOT_NARROWED = [
@@ -557,6 +582,17 @@ NOT_NARROWED = [
         require current != none else "Not signed in."
         return current.referrer.name
         """, (2, 8), id="other-path"),
+    pytest.param("""
+        for c in customers { if current == none { break } }
+        return current.name
+        """, (2, 8), id="break-narrows-only-inside-the-loop"),
+    pytest.param("""
+        for c in customers {
+          if current != none { continue }
+          return current.name
+        }
+        return ""
+        """, (3, 10), id="after-if-not-none-continue"),
 ]
 
 
