@@ -1116,7 +1116,10 @@ def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
 
 @dataclass(slots=True)
 class _Budget:
-    """How much text recovery may parse again: a multiple of the file, so it stays linear."""
+    """How much text recovery may parse again (a multiple of the file), so it stays linear.
+
+    A parse that fails stops at the error, so an attempt costs about its offset.
+    """
 
     left: int
 
@@ -1146,7 +1149,7 @@ def _parse_declaration(text: str, pos: _Positions, sink: DiagnosticSink,
         if at <= floor:
             return []
         _report_failure(result, text, pos, sink, next_declaration)
-        if sink.error_count() >= MAX_ERRORS or not budget.spend(len(text)):
+        if sink.error_count() >= MAX_ERRORS or not budget.spend(at + 1):
             return []
         repaired = _repair(result, text, pos)
         if repaired is None:
