@@ -939,9 +939,7 @@ HOSTILE: dict[str, Hostile] = {
     "unclosed-calls-on-every-line": Hostile(
         'world W "x"\ntool t() {\n' + "  let a = f(1\n" * (MB // 14) + "}\n",
         frozenset({"WS105"})),  # more open brackets than nesting allows
-    "unclosed-call-in-every-tool": Hostile(
-        "".join(f"tool t{i}() {{\n  let a = f(1\n}}\n" for i in range(MB // 30)),
-        frozenset({"WS109"})),
+
     "closers-on-one-line": Hostile('world W "x"\ntool t() { let x = ' + ") " * (MB // 2)
                                    + "}\n", _ERROR),
     "many-errors-on-one-line": Hostile(
