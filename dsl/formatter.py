@@ -24,8 +24,9 @@ Layout rules, chosen for small diffs and to match ``docs/language.md``:
 * expressions print on one line with the fewest parentheses the precedence
   table allows; data literals (``given``, ``config``) break one entry per line
   when they do not fit, and so does a list, map or record (a call with named
-  arguments) that is the value of a statement, field or state item (each element on its own line, broken the same
-  way if it is still too long, with a trailing comma);
+  arguments) that is the value of a statement, field or state item: each
+  element on its own line (numbers, strings and names filled to the width),
+  broken the same way if it is still too long, with a trailing comma;
 * string literals keep an escape (``\\u{A0}``) for every character that cannot be
   seen or passes for another: controls, zero-width and bidi characters,
   spaces other than the space.
@@ -818,10 +819,10 @@ class _Layout:
         """``prefix value suffix`` on one line when it fits (and holds no comment).
 
         Otherwise a list, map or record ``value`` (a call with named arguments
-        only) opens on this line, takes one element (or field) a line, each laid out the same way, with a
-        trailing comma, and closes on a line of its own followed by ``suffix``:
-        a long literal never becomes a line of thousands of columns. Other
-        expressions stay on one line.
+        only) opens on this line, takes one element (or field) a line, each laid
+        out the same way, with a trailing comma, and closes on a line of its own
+        followed by ``suffix``: a long literal never becomes a line of thousands
+        of columns. Other expressions stay on one line.
         """
         pad = INDENT * indent
         one = prefix + self.ex.expr(value) + suffix

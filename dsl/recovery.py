@@ -10,9 +10,9 @@ After a syntax error the parser (``parser.py``) asks this module two things:
   The parser's stack says which list of items (statements of a block, fields
   of an entity, items of a task, cases of a match...) it was in when it
   stopped and where the broken item began; the item is skipped up to the
-  next point where an item can start again: a line that starts with an
-  item's keyword (or a name, no further right than the broken item), or the
-  ``}`` that closes the list. The blanked text keeps its newlines, so every
+  next point where an item can start again: a line that starts with a word
+  no further right than the broken item (outside brackets the skipped text
+  opened), or the ``}`` that closes the list. The blanked text keeps its newlines, so every
   later position stays right.
 
 Both only read the parser's state (its state and value stacks and the
@@ -25,7 +25,7 @@ declaration); nodes already built carry absolute spans, shifted by
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -46,13 +46,6 @@ MAX_ERRORS_PER_DECLARATION = 10
 #: one of them is a place where an item may start (LALR gotos are named by rule).
 _ITEM_RULES = frozenset({"let_stmt", "field", "state_item", "config_item", "match_case",
                          "enum_member", "variant", "solution_call", "given"})
-
-#: Words that begin an item of some list: a statement, a field, a task item, a case.
-_ITEM_WORDS = frozenset({
-    "let", "if", "for", "while", "match", "require", "fail", "return", "insert", "delete",
-    "append", "remove", "break", "continue", "key", "case", "given", "instruction", "persona",
-    "known", "unknown", "check", "only", "solution", "tags", "split", "seed", "reply",
-})
 
 _OPEN = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
 _CLOSE_OF = {"(": ")", "[": "]", "{": "}"}
@@ -290,7 +283,8 @@ class _Error:
 
     @property
     def token(self) -> Token:
-        return self.exc.token
+        token: Token = self.exc.token
+        return token
 
     def line(self, offset: int) -> int:
         """The line number in the file of an offset into the parsed text."""
@@ -496,7 +490,7 @@ def _slice_forms() -> tuple[str, ...]:
     for form in ("xs[a:b]", "xs[a:]", "xs[:b]"):
         try:
             parse_expression(form)
-        except Exception:  # noqa: BLE001 - any failure means the form does not parse
+        except Exception:  # any failure means the form does not parse
             continue
         forms.append(form)
     return tuple(forms)
@@ -552,10 +546,3 @@ def _bare_call(e: _Error) -> Finding | None:
 
 _FINDERS: tuple[Callable[[_Error], Finding | None], ...] = (
     _bare_call, _python_conditional, _quantifier, _slice, _unclosed_bracket)
-
-
-def scan_words(text: str) -> Iterator[str]:
-    """The words of ``text`` outside strings and comments (for tests of the scanner)."""
-    for m in _SCAN.finditer(text):
-        if m.lastgroup == "word":
-            yield m.group()
