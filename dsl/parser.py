@@ -1023,7 +1023,7 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
             probe.feed_token(Token("NAME", "x"))
             if "OPTIONAL" in probe.accepts():
                 return "a type"
-        except UnexpectedInput:
+        except (UnexpectedInput, _SyntaxProblem):  # the probe may reduce a bad literal
             pass
     return describe_expected(expected)
 

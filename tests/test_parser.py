@@ -325,3 +325,35 @@ def test_slices_the_grammar_lacks_say_which_forms_exist(text: str) -> None:
 def test_a_list_literal_with_a_colon_is_not_called_a_slice() -> None:
     _, errors = parse("fn f() -> list[int] { return [1:2] }")
     assert [code for code, *_ in errors] == ["WS101"]
+
+
+def test_error_after_a_bad_regex_is_reported_not_raised() -> None:
+    """Wording the error probes the parser, which reduced the bad regex and raised (fuzzing)."""
+    _, errors = parse("record R { x: str matching /\\uD800/ 5 }\n")
+    assert errors and errors[0][0] in ("WS101", "WS108")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_damage_to_the_corpus_never_raises(seed: int) -> None:
+    """Recovery reads the parser's stacks after any error: damaged files only give diagnostics."""
+    import random
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    texts = [p.read_text(encoding="utf-8") for p in sorted((root / "corpus").rglob("*.world"))]
+    rng = random.Random(seed)
+    pieces = ["{", "}", "(", ")", "[", "]", ":", ",", "=", "if", "else", "let", "any", '"',
+              "\n", " or ", "[1:", "f(", "return", "#", "\u00a0", "@"]
+    for _ in range(150):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(text) + 1)
+            if rng.random() < 0.5:
+                text = text[:at] + rng.choice(pieces) + text[at:]
+            else:
+                text = text[:at] + text[at + rng.randint(1, 8):]
+        sink = DiagnosticSink()
+        parse_module(text, "t.world", sink)
+        lines = text.count("\n") + 1
+        for d in sink.diagnostics:
+            assert 1 <= d.span.line <= lines + 1 and d.span.column >= 1, d
