@@ -35,6 +35,7 @@ from worldspec.dsl.recovery import (
     MAX_ERRORS_PER_DECLARATION,
     blank,
     explain,
+    follows_from_skip,
     neutralise,
     recovery_span,
 )
@@ -1138,23 +1139,36 @@ def _parse_declaration(text: str, pos: _Positions, sink: DiagnosticSink,
     literal is replaced by a harmless one, and the text is parsed again. An error
     at or before the point where parsing resumed would be a consequence of the
     skip, not a mistake of its own, so it ends the declaration silently, as do
-    the caps (errors per declaration, errors in all, text parsed again).
+    the signs that the skip took a `}` it should not have
+    (:func:`recovery.follows_from_skip`) and the caps (errors per declaration,
+    errors in all, text parsed again). An error on the rest of a replaced
+    literal's line is its debris: skipped without a word, and parsing goes on.
     """
     floor = -1  # errors at offsets up to here follow from a recovery
+    skipped_from = -1  # where the last skipped text began
+    debris = False  # the floor ends the line of a replaced literal, not a skip
     for _ in range(MAX_ERRORS_PER_DECLARATION):
         result = _attempt(text, pos, comments)
         if not isinstance(result, BaseException):
             return result
         at = _failure_offset(result, text, pos)
-        if at <= floor:
+        silent = floor >= 0 and at <= floor
+        if silent and not debris:
             return []
-        _report_failure(result, text, pos, sink, next_declaration)
+        if floor >= 0 and not silent and isinstance(result, UnexpectedInput) \
+                and follows_from_skip(result, skipped_from):
+            return []
+        if not silent:
+            _report_failure(result, text, pos, sink, next_declaration)
         if sink.error_count() >= MAX_ERRORS or not budget.spend(at + 1):
             return []
         repaired = _repair(result, text, pos)
         if repaired is None:
             return []
-        text, floor = repaired
+        # What a replaced literal left on its line is skipped without a word.
+        debris = isinstance(result, _SyntaxProblem)
+        text, skipped_from, new_floor = repaired
+        floor = max(floor, new_floor) if silent else new_floor
     return []
 
 
@@ -1168,19 +1182,24 @@ def _failure_offset(exc: BaseException, text: str, pos: _Positions) -> int:
     return 0
 
 
-def _repair(exc: BaseException, text: str, pos: _Positions) -> tuple[str, int] | None:
-    """The text to parse next and the offset up to which errors are consequences."""
+def _repair(exc: BaseException, text: str, pos: _Positions) -> tuple[str, int, int] | None:
+    """The text to parse next, where the change began, and the offset up to which
+    errors are consequences of it."""
     if isinstance(exc, UnexpectedInput):
         skip = recovery_span(exc, text, pos.pos_delta)
         if skip is None:
             return None
-        return blank(text, *skip), skip[1]
+        return blank(text, *skip), skip[0], skip[1]
     if isinstance(exc, _SyntaxProblem):
         start, end = exc.span.start - pos.pos_delta, exc.span.end - pos.pos_delta
         if not 0 <= start < end <= len(text):
             return None
         replaced = neutralise(text, start, end)
-        return (replaced, end - 1) if replaced is not None else None
+        # The rest of the literal's line may be the literal's own debris (a quote too
+        # many splits a string): what follows on that line is not reported.
+        line_end = text.find("\n", end)
+        floor = len(text) if line_end < 0 else line_end
+        return (replaced, start, floor) if replaced is not None else None
     return None
 
 

@@ -36,7 +36,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from worldspec.dsl import nodes as n
 from worldspec.dsl.syntax_messages import describe_token as describe
 
-__all__ = ["Finding", "explain", "recovery_span", "neutralise", "blank",
+__all__ = ["Finding", "explain", "recovery_span", "follows_from_skip", "neutralise", "blank",
            "MAX_ERRORS_PER_DECLARATION"]
 
 #: A declaration reports at most this many syntax errors; the rest of it is skipped.
@@ -99,15 +99,22 @@ def _stacks(exc: UnexpectedInput) -> tuple[list[Any], list[Any], dict[Any, Any]]
     return state.state_stack, state.value_stack, state.parse_conf.states
 
 
-def _container(state_stack: Sequence[Any], states: dict[Any, Any]) -> int:
+def _container(state_stack: Sequence[Any], values: Sequence[Any], states: dict[Any, Any]) -> int:
     """Index into the value stack where the innermost open item list's items begin, or -1.
 
     ``state_stack[i]`` is the state after ``value_stack[i - 1]`` was taken, so
     when it is a place where an item may start, the items taken since are
-    ``value_stack[i:]`` (the broken one among them).
+    ``value_stack[i:]`` (the broken one among them). A list whose closing ``}``
+    was taken already (the parser had not yet reduced it) is no longer open.
     """
+    closers = 0
     for i in range(len(state_stack) - 1, 0, -1):
-        if not _ITEM_RULES.isdisjoint(states[state_stack[i]]):
+        value = values[i] if i < len(values) else None
+        if isinstance(value, Token) and value.type == "RBRACE":
+            closers += 1
+        elif isinstance(value, Token) and value.type == "LBRACE" and closers:
+            closers -= 1
+        if not closers and not _ITEM_RULES.isdisjoint(states[state_stack[i]]):
             return i
     return -1
 
@@ -140,9 +147,20 @@ def _first_start(values: Sequence[Any], pos_delta: int) -> int | None:
 
 
 def _open_brackets(values: Sequence[Any]) -> list[tuple[int, Token]]:
-    """Brackets taken but not closed: (stack index, token), outermost first."""
-    return [(i, v) for i, v in enumerate(values)
-            if isinstance(v, Token) and v.type in _OPEN]
+    """Brackets taken and not closed: (stack index, token), outermost first.
+
+    A reduced rule took its brackets with it; a closer still on the stack (its
+    rule not reduced yet) closes the opener before it.
+    """
+    opened: list[tuple[int, Token]] = []
+    for i, v in enumerate(values):
+        if not isinstance(v, Token):
+            continue
+        if v.type in _OPEN:
+            opened.append((i, v))
+        elif v.type in _CLOSER_TERMINAL.values() and opened:
+            opened.pop()
+    return opened
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -169,7 +187,7 @@ def recovery_span(exc: UnexpectedInput, text: str, pos_delta: int) -> tuple[int,
     if stacks is None:
         return None
     state_stack, values, states = stacks
-    first = _container(state_stack, states)
+    first = _container(state_stack, values, states)
     if first < 0:
         return None
     at = _error_offset(exc, text)
@@ -180,24 +198,68 @@ def recovery_span(exc: UnexpectedInput, text: str, pos_delta: int) -> tuple[int,
     if begin is None or begin > at:
         begin = at
     opened = [tok.value for _, tok in _open_brackets(partial)]
-    column = _line_col(text, begin)[1]
-    resume = _resume_point(text, at, opened, column, skip_first=begin == at)
+    # Items of a list start in the column where the broken one's line starts, unless
+    # that line is the one that opens the list: then the first item on a later line
+    # (right of the opening line) shows the column.
+    line_start = text.rfind("\n", 0, begin) + 1
+    column: int | None = len(text[line_start:begin]) - len(text[line_start:begin].lstrip()) + 1
+    opener = _list_opener(values[:first])
+    if opener is not None and (opener.start_pos or 0) >= line_start:
+        column = None
+    indent = len(text[line_start:begin]) - len(text[line_start:begin].lstrip()) + 1
+    resume = _resume_point(text, at, opened, column, indent, skip_first=begin == at)
     if resume is None or resume <= begin:
         return None
     return begin, resume
 
 
-def _resume_point(text: str, at: int, opened: list[str], column: int,
+def follows_from_skip(exc: UnexpectedInput, skipped_from: int) -> bool:
+    """Whether an error met after skipping text from ``skipped_from`` is its consequence.
+
+    Two signs: the parser is back at the top level before the declaration's
+    text ends (the skip took a `}` that was not the list's), or the text ends
+    while a bracket opened before the skip is still open (the skip took its
+    `}`). Either is not a mistake of the file's own, so it is not reported.
+    """
+    if not isinstance(exc, UnexpectedToken):
+        return False
+    if {"TOOL", "ENTITY", "TASK"} <= set(exc.expected):
+        return True
+    stacks = _stacks(exc)
+    if exc.token.type != "$END" or stacks is None:
+        return False
+    return any((tok.start_pos or 0) < skipped_from for _, tok in _open_brackets(stacks[1]))
+
+
+def _list_opener(values: Sequence[Any]) -> Token | None:
+    """The `{` that opened the innermost list (the last one still open below it)."""
+    depth = 0
+    for value in reversed(values):
+        if isinstance(value, Token) and value.type == "RBRACE":
+            depth += 1
+        elif isinstance(value, Token) and value.type == "LBRACE":
+            if not depth:
+                return value
+            depth -= 1
+    return None
+
+
+def _resume_point(text: str, at: int, opened: list[str], column: int | None, indent: int,
                   skip_first: bool) -> int | None:
     """The first offset from ``at`` where an item of the list may start again.
 
     ``opened`` are the brackets the broken item opened before the error. A
-    ``}`` that closes the list ends the skip; so does a line that starts (no
-    further right than the broken item, ``column``) with a word, outside any
-    bracket opened after the error.
+    ``}`` that closes the list ends the skip; so does a line that starts with a
+    word in the broken item's ``column``, outside any bracket opened after the
+    error (further right it continues the item; further left the list has
+    ended without its `}`, and there is no safe place to resume). When the
+    column is not known (``None``: the broken item is on the line that opens
+    the list, whose indentation is ``indent``), the first such line right of
+    ``indent`` shows it.
     """
     stack = list(opened)
     base = len(stack)
+    swallowed = False  # an unclosed string ran to the end of its line
     line_start = text.rfind("\n", 0, at) + 1
     at_line_start = not text[line_start:at].strip()
     first = True
@@ -210,18 +272,40 @@ def _resume_point(text: str, at: int, opened: list[str], column: int,
             continue
         if kind in ("space", "comment"):
             continue
+        if kind == "str" and not _CLOSED_STRING.fullmatch(m.group()):
+            swallowed = True
         candidate = not (first and skip_first)
         first = False
         starts_line = at_line_start
         at_line_start = False
         if kind == "open":
-            stack.append(m.group())
+            # The unexpected token itself, a `{` in the middle of a line, is a stray
+            # (`require x > 0{ else ...`): counting it would pair it with a real `}`.
+            if not (start == at and m.group() == "{" and not _ENDS_LINE.match(text, m.end())):
+                stack.append(m.group())
             continue
         if kind == "close":
             ch = m.group()
             if ch == "}":
-                if "{" not in stack:  # the `}` that closes the list
-                    return start if candidate else None
+                if "{" not in stack:
+                    # On a line of its own, left of the item, it closes the list; in
+                    # the item's column after an unclosed string it is the item's own
+                    # `}` (its `{` was in the string), so parsing resumes after it. At the
+                    # end of a line it closes the list too; one in the middle of a
+                    # line (`reverse}: true)`) or further right is a stray, skipped.
+                    if not candidate:
+                        continue
+                    if starts_line:
+                        at_column = start - line_start + 1
+                        if at_column < (indent + 1 if column is None else column):
+                            return start
+                        if at_column == column and not swallowed:
+                            return start
+                        if at_column == column and not _ELSE.match(text, m.end()):
+                            return m.end()  # (after `} else {` the item goes on)
+                    elif _ENDS_BLOCK.match(text, m.end()):
+                        return start
+                    continue
                 while stack.pop() != "{":
                     pass  # brackets closed only implicitly: their closer is missing
             else:
@@ -234,9 +318,25 @@ def _resume_point(text: str, at: int, opened: list[str], column: int,
             base = min(base, len(stack))
             continue
         if (kind == "word" and candidate and starts_line and len(stack) <= base
-                and start - line_start + 1 <= column):
-            return start
+                and m.group() not in _CONTINUATIONS):
+            at_column = start - line_start + 1
+            if column is None:
+                return start if at_column > indent else None
+            if at_column == column:
+                return start
+            if at_column < column:
+                return None  # an outer list goes on: the closing `}` went missing or astray
     return None
+
+
+_CLOSED_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|f?"(?:[^"\\\n]|\\.)*"', re.DOTALL)
+#: Words that go on an expression or a statement, so a line they begin is no new item.
+_CONTINUATIONS = frozenset({"or", "and", "in", "not", "then", "else", "as", "into", "from",
+                            "to", "matching", "by", "weight", "changes"})
+_ENDS_LINE = re.compile(r"[ \t\f\r]*(?:$|\n|#)")
+_ELSE = re.compile(r"[ \t\f\r]*else\b")
+#: What may follow a `}` that closes a block on its line: nothing, a comment, `}`, `else`.
+_ENDS_BLOCK = re.compile(r"[ \t\f\r]*(?:$|\n|#|\}|else\b)")
 
 
 def blank(text: str, start: int, end: int) -> str:
@@ -360,8 +460,8 @@ def _unclosed_bracket(e: _Error) -> Finding | None:
                        related=((at, at + 1, f"'{token.value}' found here"),))
     at = token.start_pos or 0
     line_start = e.text.rfind("\n", 0, at) + 1
-    if (_CLOSER_TERMINAL[closer] in e.exc.expected and not e.text[line_start:at].strip()
-            and e.text.count("\n", start, at) > 0):
+    if (ch != "{" and _CLOSER_TERMINAL[closer] in e.exc.expected
+            and not e.text[line_start:at].strip() and e.text.count("\n", start, at) > 0):
         # The line ended inside the bracket and the next one starts something new.
         previous = e.text.rfind("\n", 0, line_start - 1) + 1
         return Finding("WS109", f"'{ch}' {what} is never closed".replace("  ", " "), start,
@@ -524,7 +624,7 @@ def _slice(e: _Error) -> Finding | None:
 
 def _bare_call(e: _Error) -> Finding | None:
     """WS113: ``f(x)`` alone as a statement."""
-    first = _container(e.state_stack, e.states)
+    first = _container(e.state_stack, e.values, e.states)
     if first < 0 or first != len(e.values) - 1 \
             or "let_stmt" not in e.states[e.state_stack[first]]:
         return None

@@ -307,7 +307,7 @@ def test_ten_megabytes_of_garbage(alphabet: str, workdir: Path,
 
 def test_recovery_in_deeply_nested_blocks_is_capped() -> None:
     """A broken statement at each of 150 nesting levels: at most ten errors, no cascade."""
-    text = 'world W "x"\ntool t() {\n' + "if a {\n let = 1\n" * 150 + "}\n" * 151
+    text = 'world W "x"\ntool t() {\n' + "if a {\nlet = 1\n" * 150 + "}\n" * 151
     result = checked(text)
     assert codes(result) == {"WS101"}
     assert len(result.errors) == 10

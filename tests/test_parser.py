@@ -233,6 +233,25 @@ def codes_and_lines(text: str) -> list[tuple[str, int]]:
                  id="match-cases"),
     pytest.param("tool t() {\n  let x = foo(a,\n      b c)\n  return x\n}\n",
                  [("WS101", 3)], id="continuation-line-is-not-a-resume-point"),
+    # found by damaging the corpus at random: each once gave a second, bogus error
+    pytest.param("tool t() {\n  let xs = sorted(xs, key: x => -x, reverse}: true)\n"
+                 "  let y = 1 +\n}\n", [("WS109", 2), ("WS101", 4)],
+                 id="stray-brace-in-the-middle-of-a-line"),
+    pytest.param("fn f(s: S) -> int {\n  match s {\n    case a {\n      require 1 > 0{ else \"m\"\n"
+                 "    }\n    else {}\n  }\n  return 1\n}\n", [("WS101", 4)],
+                 id="stray-opening-brace"),
+    pytest.param("fn f(s: S) -> int {\n  match s {\n    case delive\"red {\n      return 1\n"
+                 "    }\n    else { return 2 }\n  }\n}\n", [("WS102", 3)],
+                 id="brace-lost-in-an-unclosed-string"),
+    pytest.param("tool t() {\n  if a\" > b {\n    x = 1\n  } else {\n    x = 2\n  }\n}\n",
+                 [("WS102", 2)], id="unclosed-string-before-an-else"),
+    pytest.param("task k in W {\n  check paid: true\n  solution {\n    pay(card: \"C1\")\n  }\n"
+                 "  or\n}\n", [("WS101", 6)], id="a-line-starting-with-or-is-no-new-item"),
+    pytest.param("tool t() {\n  if x > 0 {\n    if x < 0 {\n      return\n    }\n@  }\n"
+                 "  let = 1\n}\n", [("WS101", 6), ("WS101", 7)],
+                 id="closed-but-unreduced-block"),
+    pytest.param('tool t() {\n  let s = ["a\\q"x", "b"]\n  let = 1\n}\n',
+                 [("WS103", 2), ("WS101", 3)], id="debris-of-a-bad-literal-on-its-line"),
 ])
 def test_recovery_reports_each_independent_error_once(
         text: str, expected: list[tuple[str, int]]) -> None:
