@@ -46,8 +46,8 @@ entry("WS101", "error", "syntax error",
 The parser met a token it did not expect. The message says what it expected
 in words. After a syntax error the parser does not stop: it skips the broken
 statement, field or task item up to where the next one starts (a line that
-begins with a word no further right than the broken one, or the `}` that
-closes the block), or else to the next top-level declaration, and goes on.
+begins with a word in the broken item's column, or the `}` that closes the
+block), or else to the next top-level declaration, and goes on.
 So one file reports its independent mistakes together, each once: an error
 that only follows from the skip is not reported. A declaration reports at
 most 10 syntax errors, a file at most 100.

@@ -11,8 +11,10 @@ After a syntax error the parser (``parser.py``) asks this module two things:
   of an entity, items of a task, cases of a match...) it was in when it
   stopped and where the broken item began; the item is skipped up to the
   next point where an item can start again: a line that starts with a word
-  no further right than the broken item (outside brackets the skipped text
-  opened), or the ``}`` that closes the list. The blanked text keeps its newlines, so every
+  in the broken item's column (outside brackets the skipped text opened), or
+  the ``}`` that closes the list. When what follows shows the skip went wrong
+  (the parser is back at the top level, or a bracket opened before the skip
+  is never closed), the rest of the declaration is not reported. The blanked text keeps its newlines, so every
   later position stays right.
 
 Both only read the parser's state (its state and value stacks and the

@@ -95,8 +95,8 @@ LANGUAGE_REFERENCE = (
     '### Syntax errors and formatting\n'
     '\n'
     'A syntax error does not hide the next ones: the parser skips the broken statement, field or\n'
-    'task item to where the next one starts (a line beginning no further right than it, or the `}`\n'
-    'closing its block), or else to the next declaration, and reports every independent mistake\n'
+    "task item to where the next one starts (a line that begins in the broken item's column, or\n"
+    'the `}` closing its block), or else to the next declaration, and reports every independent mistake\n'
     'of the file in one run (at most 10 per declaration, 100 per file); what only follows from\n'
     'the skipped text is not reported. A bracket that is never closed is reported at the bracket,\n'
     'with what it opens and where its closer is missing (WS109):\n'
