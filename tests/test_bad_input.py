@@ -485,8 +485,8 @@ def test_big_but_reasonable_literals_are_fine() -> None:
     pytest.param('world W "x"\nfn f(a: int) -> str {\n  return f"x {}"\n}\n', "WS104",
                  id="f-string-empty-braces"),
     pytest.param('world W "x"\ntype P = str matching /abc\n', "WS101", id="regex"),
-    pytest.param('world W "x"\nenum E { a, b\n', "WS101", id="brace"),
-    pytest.param('world W "x"\nfn f() -> int {\n  return (1\n}\n', "WS101", id="paren"),
+    pytest.param('world W "x"\nenum E { a, b\n', "WS109", id="brace"),
+    pytest.param('world W "x"\nfn f() -> int {\n  return (1\n}\n', "WS109", id="paren"),
 ])
 def test_unterminated(text: str, code: str, workdir: Path, cli: Callable[..., CliRun]) -> None:
     assert code in codes(checked(text))
