@@ -14,8 +14,8 @@ After a syntax error the parser (``parser.py``) asks this module two things:
   in the broken item's column (outside brackets the skipped text opened), or
   the ``}`` that closes the list. When what follows shows the skip went wrong
   (the parser is back at the top level, or a bracket opened before the skip
-  is never closed), the rest of the declaration is not reported. The blanked text keeps its newlines, so every
-  later position stays right.
+  is never closed), the rest of the declaration is not reported. The blanked
+  text keeps its newlines, so every later position stays right.
 
 Both only read the parser's state (its state and value stacks and the
 parse table), never change it, so they work whatever way the parser was
