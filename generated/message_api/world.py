@@ -491,8 +491,8 @@ class MessageAPI(Episode):
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:258
         return MessageStats(stats=Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:260
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:

@@ -728,11 +728,11 @@ class OnlineShop(Episode):
             raise InvariantError('An order has at most one return request.', 'shop.world:265')
         if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:268
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:268')
-        for _row52 in self._changed_rows(self.t_variants):
+        for _row52 in self._changed_rows(self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row52.product, 'Variant.product')
-        for _row53 in self._changed_rows(self.t_orders):
+        for _row53 in self._changed_rows(self.t_orders, ('customer',)):
             rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
-        for _row54 in self._changed_rows(self.t_returns):
+        for _row54 in self._changed_rows(self.t_returns, ('order', 'items')):
             rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
             rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
         rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
@@ -980,8 +980,8 @@ class OnlineShop(Episode):
         self._set(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:529
         return variant  # shop.world:530
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:

@@ -640,7 +640,7 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row21 in self._changed_rows(self.t_orders):
+        for _row21 in self._changed_rows(self.t_orders, ('user_id',)):
             rt.check_refs(self.t_users, _row21.user_id, 'Order.user_id')
         rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
@@ -1223,8 +1223,8 @@ class Tau2Retail(Episode):
         self._set(order, 'return_payment_method_id', payment_method_id)  # retail.world:867
         return order  # retail.world:868
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:

@@ -674,8 +674,8 @@ class TradingBot(Episode):
             return Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:514
         return Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:516
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
