@@ -31,7 +31,7 @@ from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
-    "StateBase", "Score", "CheckOutcome", "FieldJson",
+    "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
 ]
 
 K = Any
@@ -189,6 +189,71 @@ class Row:
                 before[i] = _NO_FRAGMENT
         parts[at] = values
         return frags
+
+
+class EpisodeRandom(random.Random):
+    """The episode's generator: ``random.Random`` (the same draws) that counts the 32-bit
+    words it draws, so that a failed call can put it back without a copy of its state.
+
+    Saving a Mersenne Twister's state (``getstate()``) builds 625 ints, and freeing them
+    costs as much again: more than the rest of a small tool call. Instead, a call that draws
+    notes how many words had been drawn (:meth:`mark`), and a rollback (:meth:`rewind`) goes
+    back to the last base state (the seed, or a state set by ``setstate``) and draws that
+    many words again, in one ``getrandbits`` per 65,536 words. Every draw is built on
+    ``random()`` (two words) and ``getrandbits(k)`` (``ceil(k / 32)`` words), which are the
+    only two methods counted; ``gauss``'s cached second value is part of the mark.
+    """
+
+    #: words drawn since the base state
+    _words: int
+    #: the base state: an int seed or a state from ``getstate()``
+    _base: int | tuple[Any, ...]
+    #: a rewind this many words past the base makes the current state the new base
+    REBASE = 1 << 16
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        super().seed(a, version)
+        self._words = 0
+        self._base = a if type(a) is int else super().getstate()
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        super().setstate(state)
+        self._words = 0
+        self._base = state
+
+    def random(self) -> float:
+        self._words += 2
+        return super().random()
+
+    def getrandbits(self, k: int) -> int:
+        self._words += (k + 31) // 32
+        return super().getrandbits(k)
+
+    def mark(self) -> tuple[int, Any]:
+        """Where the generator is now, for :meth:`rewind`."""
+        return (self._words, self.gauss_next)
+
+    def rewind(self, mark: tuple[int, Any]) -> None:
+        """Back to the state of ``mark`` (taken since the last ``seed``/``setstate``)."""
+        words, gauss_next = mark
+        if words == self._words:
+            self.gauss_next = gauss_next
+            return
+        base = self._base
+        if type(base) is int:
+            random.Random.seed(self, base)
+        else:
+            random.Random.setstate(self, base)  # type: ignore[arg-type]
+        left = words
+        while left > 0:
+            chunk = min(left, 1 << 16)
+            random.Random.getrandbits(self, 32 * chunk)
+            left -= chunk
+        self.gauss_next = gauss_next
+        self._words = words
+        if words >= self.REBASE:
+            self._base = random.Random.getstate(self)
+            self._words = 0
 
 
 class StateBase:
@@ -436,6 +501,8 @@ class Episode:
         #: bumped whenever the non-table state changes, so its text can be cached for hashing
         self._state_version = 0
         self._state_cache: tuple[tuple[int, int], bytes] | None = None
+        #: where the RNG was before the running call's first draw (a mark of an
+        #: EpisodeRandom, or the state of another generator someone put in ``rng``)
         self._rng_saved: tuple[Any, ...] | None = None
         self._full_check = False
         #: whether the running (or last) call deleted a row (which references must not name)
@@ -452,7 +519,7 @@ class Episode:
         self._tables_of: dict[str, list[Table[Any]]] = {}
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
-        self.rng = random.Random(self.SEED)
+        self.rng: random.Random = EpisodeRandom(self.SEED)
         #: the seed of the last reset: the initial state's RNG starts from it again
         self._seed = self.SEED
         self.task: TaskSpec | None = None
@@ -526,7 +593,7 @@ class Episode:
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
-        self.rng = random.Random(chosen)
+        self.rng = EpisodeRandom(chosen)
         self._seed = chosen
 
     def _remember_template(self, data: Mapping[str, Any]) -> None:
@@ -575,7 +642,7 @@ class Episode:
         other._bind_tables()
         other.state = self.state.clone()
         other.clock = self.clock
-        other.rng = random.Random()
+        other.rng = EpisodeRandom(0)
         other.rng.setstate(self.rng.getstate())
         other._seed = self._seed
         other.task = self.task
@@ -751,14 +818,20 @@ class Episode:
 
     def _rng(self) -> random.Random:
         """The episode's RNG for a draw; the first draw of a call saves its state for undo."""
+        rng = self.rng
         if self._rng_saved is None:
-            self._rng_saved = self.rng.getstate()
-        return self.rng
+            self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
+        return rng
 
     def _abort(self, mark: int) -> None:
         self._rollback(mark)
-        if self._rng_saved is not None:
-            self.rng.setstate(self._rng_saved)
+        saved = self._rng_saved
+        if saved is not None:
+            rng = self.rng
+            if type(rng) is EpisodeRandom:
+                rng.rewind(saved)
+            else:
+                rng.setstate(saved)
             self._rng_saved = None
 
     def _fail(self, error: ToolError) -> Any:
@@ -908,7 +981,7 @@ class Episode:
                 copy_table.rows = dict(items)
                 copy_table._digest = None
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
-        initial.rng = random.Random(self._seed)  # what a replay of the solution draws from
+        initial.rng = EpisodeRandom(self._seed)  # what a replay of the solution draws from
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
