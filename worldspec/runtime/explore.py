@@ -100,37 +100,50 @@ def format_call(call: Call) -> str:
     return f"{name}({inner})"
 
 
-#: at most this many strings and numbers are collected from a start state
+#: at most this many strings, and as many numbers, are collected from a start state
 _POOL_LIMIT = 50_000
-#: at most this many values are taken from one call's result and changed rows
+#: at most this many strings, and as many numbers, are taken from one call's result and
+#: the rows it changed
 _FRESH_LIMIT = 200
 #: at most this many start states are kept loaded at once (the least recently used goes)
 _STARTS_KEPT = 16
 
 
-def _walk(value: Any, strings: list[str], numbers: list[float], limit: int,
-          depth: int = 0) -> None:
-    """Collect the strings and numbers of plain JSON data, depth first, up to ``limit``."""
-    if depth > 6 or len(strings) + len(numbers) >= limit:
-        return
-    if isinstance(value, str):
-        strings.append(value)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        numbers.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _walk(item, strings, numbers, limit, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _walk(item, strings, numbers, limit, depth + 1)
+def _walk(value: Any, strings: dict[str, None], numbers: dict[float, None], limit: int
+          ) -> None:
+    """Collect the distinct strings and numbers of plain JSON data (to depth 6, breadth
+    first, until ``limit`` of each kind), in the order met."""
+    level = [value]
+    for _ in range(7):
+        deeper: list[Any] = []
+        for item in level:
+            kind = type(item)
+            if kind is str:
+                if len(strings) < limit:
+                    strings[item] = None
+            elif kind is dict:
+                deeper.extend(item.values())
+            elif kind is list or kind is tuple:
+                deeper.extend(item)
+            elif (kind is int or kind is float) and len(numbers) < limit:
+                numbers[item] = None
+        if not deeper or (len(strings) >= limit and len(numbers) >= limit):
+            return
+        level = deeper
 
 
-def _pools(episode: Episode) -> Pools:
-    """The values of the whole state (collected once per start state)."""
-    strings: list[str] = []
-    numbers: list[float] = []
-    _walk(episode.export_state(), strings, numbers, _POOL_LIMIT)
-    return Pools(sorted(set(strings)), sorted(set(numbers)))
+def _pools(episode: Episode, data: Mapping[str, Any] | None = None) -> Pools:
+    """The values of a start state, collected once: from the data it was loaded from, which
+    is plain JSON already, and the non-table state (its defaults); or, without ``data``, from
+    the whole state exported."""
+    strings: dict[str, None] = {}
+    numbers: dict[float, None] = {}
+    if data is None:
+        _walk(episode.export_state(), strings, numbers, _POOL_LIMIT)
+    else:
+        _walk(episode.state.export(), strings, numbers, _POOL_LIMIT)
+        _walk(dict(data), strings, numbers, _POOL_LIMIT)
+    return Pools(sorted(strings), sorted(numbers))
 
 
 def _changed(episode: Episode, mark: int) -> Iterable[Any]:
@@ -154,12 +167,12 @@ def _changed(episode: Episode, mark: int) -> Iterable[Any]:
 
 def _refresh(pools: Pools, episode: Episode, mark: int) -> None:
     """Add what a successful call returned and wrote to the fresh values."""
-    strings: list[str] = []
-    numbers: list[float] = []
+    strings: dict[str, None] = {}
+    numbers: dict[float, None] = {}
     _walk(episode.last_value, strings, numbers, _FRESH_LIMIT)
     for data in _changed(episode, mark):
         _walk(data, strings, numbers, _FRESH_LIMIT)
-    pools.add(strings, numbers)
+    pools.add(list(strings), list(numbers))
 
 
 class _Keys:
@@ -229,7 +242,7 @@ class _Start:
         self.episode = world(data=data, seed=seed)
         self.hash = self.episode.state_hash()
         self.clean = self.episode.invariant_problem() is None
-        self.pools = _pools(self.episode)
+        self.pools = _pools(self.episode, data)
 
     def fresh(self) -> Episode:
         """The episode back in the start state: rolled back by its undo log, or loaded anew
