@@ -105,6 +105,9 @@ _POOL_LIMIT = 50_000
 #: at most this many strings, and as many numbers, are taken from one call's result and
 #: the rows it changed
 _FRESH_LIMIT = 200
+#: of a collection in the non-table state that a call set, the values of this many last items
+#: are taken
+_TAIL = 8
 #: at most this many start states are kept loaded at once (the least recently used goes)
 _STARTS_KEPT = 16
 
@@ -157,12 +160,22 @@ def _changed(episode: Episode, mark: int) -> Iterable[Any]:
                 seen.add(id(target))
                 yield target.export()
         elif kind == 0 and isinstance(target, StateBase):
-            yield export_value(getattr(target, entry[2]))
+            yield export_value(_tail(getattr(target, entry[2])))
         elif kind == 1 and isinstance(target, Table):
             row = target.rows.get(entry[2])
             if row is not None and id(row) not in seen:
                 seen.add(id(row))
                 yield row.export()
+
+
+def _tail(value: Any) -> Any:
+    """The end of a collection a call set (where ``append`` and a new map key put what it
+    added); any other value as it is."""
+    if isinstance(value, tuple) and len(value) > _TAIL:
+        return value[-_TAIL:]
+    if isinstance(value, dict) and len(value) > _TAIL:
+        return dict(list(value.items())[-_TAIL:])
+    return value
 
 
 def _refresh(pools: Pools, episode: Episode, mark: int) -> None:
