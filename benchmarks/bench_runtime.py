@@ -50,6 +50,7 @@ import platform
 import pstats
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -625,58 +626,81 @@ def _rss_bytes() -> int:
 
 
 def bench_scale(bench: Bench) -> None:
-    """``worldspec test`` on the retail tasks' data, and memory of many episodes."""
+    """``worldspec test`` on the retail tasks' data, and memory of many episodes, each in a
+    fresh process (as the command runs: this one holds several loaded databases, which would
+    make the garbage collector's full passes, not the explorer, what is measured)."""
     db_path = peers_dir() / "tau2-retail" / "db.json"
     if not db_path.is_file():
         return  # bench_retail has said why
-    from worldspec.runtime.explore import explore
-
-    db: dict[str, Any] = json.loads(db_path.read_text(encoding="utf-8"))
-    world = compile_worlds([RETAIL_WORLD]).worlds["Tau2Retail"]
-    # The start states of `worldspec test build/tau2`: 114 tasks given the same db.json (one
-    # shared mapping), then the empty world.
-    starts = [db] * 114 + [{}]
     examples = max(10, round(100 * bench.scale))
-    runs = []
-    for _ in range(3 if bench.scale >= 1 else 1):
-        loaded = explore(world, max_examples=examples, steps=40, seed=0, starts=starts)
-        empty = explore(world, max_examples=examples, steps=40, seed=0, starts=[{}])
-        runs.append((loaded, empty))
-    loaded, empty = max(runs, key=lambda pair: pair[0].calls_per_second)
-    rates = sorted(r.calls_per_second for r, _ in runs)
-    writes = [name for name, spec in world.TOOLS.items() if not spec.read_only]
-    reached = sum(1 for name in writes if loaded.succeeded[name] > 0)
+    runs = [_child("explore", str(db_path), str(examples))
+            for _ in range(3 if bench.scale >= 1 else 1)]
+    # Judged on CPU time: on a shared machine the wall clock counts other processes' turns
+    # (on an idle one the two agree); both are shown.
+    best = max(runs, key=lambda run: float(run["calls_per_cpu_second"]))
+    rates = sorted(float(run["calls_per_cpu_second"]) for run in runs)
     bench.explore_rows.append({
         "label": "worldspec test, retail tasks (3.4 MB db.json per task)",
-        "calls": loaded.calls, "seconds": round(loaded.seconds, 3),
-        "calls_per_second": round(loaded.calls_per_second),
-        "median_calls_per_second": round(statistics.median(rates)),
-        "empty_world_calls_per_second": round(empty.calls_per_second),
-        "write_tools_that_succeeded": f"{reached}/{len(writes)}",
+        **best, "median_calls_per_second": round(statistics.median(rates)),
         "goal": EXPLORE_GOAL, "before": EXPLORE_BEFORE,
         "met": statistics.median(rates) >= EXPLORE_GOAL})
-    bench.checks["exploring the retail tasks finds no problem"] = not loaded.problems
+    bench.checks["exploring the retail tasks finds no problem"] = all(
+        run["problems"] == 0 for run in runs)
+    memory = _child("memory", str(db_path), str(MEMORY_EPISODES))
+    bench.checks["every copy has the loaded state's hash"] = bool(memory.pop("same_hash"))
+    bench.memory_rows.append({
+        "label": f"{MEMORY_EPISODES:,} concurrent copies of a loaded retail episode",
+        **memory, "goal_mb": MEMORY_GOAL_MB,
+        "met": 0 < float(memory["mb_per_episode"]) <= MEMORY_GOAL_MB})
 
-    # memory: copies of one loaded episode, all alive at once
+
+def _child(task: str, *args: str) -> dict[str, Any]:
+    """Run ``task`` of :func:`child_main` in a fresh Python process; its JSON result."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", task,
+                           *args], capture_output=True, text=True, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench_runtime.py --child {task} failed: {done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def child_main(task: str, db_file: str, count: str) -> dict[str, Any]:
+    """One measurement in this (fresh) process: ``explore`` or ``memory``."""
+    db: dict[str, Any] = json.loads(Path(db_file).read_text(encoding="utf-8"))
+    world = compile_worlds([RETAIL_WORLD]).worlds["Tau2Retail"]
+    if task == "explore":
+        from worldspec.runtime.explore import explore
+
+        # The start states of `worldspec test build/tau2`: 114 tasks given the same db.json
+        # (one shared mapping), then the empty world.
+        cpu = time.process_time()
+        loaded = explore(world, max_examples=int(count), steps=40, seed=0,
+                         starts=[db] * 114 + [{}])
+        cpu = time.process_time() - cpu
+        empty = explore(world, max_examples=int(count), steps=40, seed=0, starts=[{}])
+        writes = [name for name, spec in world.TOOLS.items() if not spec.read_only]
+        reached = sum(1 for name in writes if loaded.succeeded[name] > 0)
+        return {"calls": loaded.calls, "seconds": round(loaded.seconds, 3),
+                "calls_per_second": round(loaded.calls_per_second),
+                "calls_per_cpu_second": round(loaded.calls / cpu) if cpu > 0 else 0,
+                "empty_world_calls_per_second": round(empty.calls_per_second),
+                "write_tools_that_succeeded": f"{reached}/{len(writes)}",
+                "problems": len(loaded.problems)}
     ep: Episode = world(data=db)
     ep.state_hash()
     gc.collect()
     before = _rss_bytes()
     start = time.perf_counter()
-    episodes = [ep.copy() for _ in range(MEMORY_EPISODES)]
+    episodes = [ep.copy() for _ in range(int(count))]
     seconds = time.perf_counter() - start
     gc.collect()
     per_episode = (_rss_bytes() - before) / len(episodes)
-    bench.checks["every copy has the loaded state's hash"] = all(
-        e.state_hash() == episodes[0].state_hash() for e in episodes[:: max(1, len(episodes)
-                                                                           // 20)])
+    same = all(e.state_hash() == episodes[0].state_hash()
+               for e in episodes[:: max(1, len(episodes) // 20)])
     del episodes
-    bench.memory_rows.append({
-        "label": f"{MEMORY_EPISODES:,} concurrent copies of a loaded retail episode",
-        "episodes": MEMORY_EPISODES, "mb_per_episode": round(per_episode / 1e6, 3),
-        "ms_per_copy": round(seconds / MEMORY_EPISODES * 1e3, 3),
-        "deepcopy_mb": round(_deepcopy_mb(db), 2),
-        "goal_mb": MEMORY_GOAL_MB, "met": 0 < per_episode / 1e6 <= MEMORY_GOAL_MB})
+    return {"episodes": int(count), "mb_per_episode": round(per_episode / 1e6, 3),
+            "ms_per_copy": round(seconds / int(count) * 1e3, 3),
+            "deepcopy_mb": round(_deepcopy_mb(db), 2), "same_hash": same}
 
 
 def _deepcopy_mb(db: Mapping[str, Any]) -> float:
@@ -734,9 +758,10 @@ def render(bench: Bench, elapsed: float) -> str:
     if any(c.peer_source == "constant" for c in bench.comparisons):
         lines.append("* a constant from the design brief, not measured in this run")
     for row in bench.explore_rows:
-        lines += ["", f"{row['label']}: {row['calls']} calls in {row['seconds']} s, best "
-                      f"{row['calls_per_second']:,} calls/s, median of the runs "
-                      f"{row['median_calls_per_second']:,} (goal >= {row['goal']:,.0f}: "
+        lines += ["", f"{row['label']}: {row['calls']} calls in {row['seconds']} s "
+                      f"({row['calls_per_second']:,} calls/s by the wall clock), best "
+                      f"{row['calls_per_cpu_second']:,} calls per CPU second, median of the "
+                      f"runs {row['median_calls_per_second']:,} (goal >= {row['goal']:,.0f}: "
                       f"{'ok' if row['met'] else 'MISS'}; before: {row['before']:g}); the "
                       f"empty world in the same run: {row['empty_world_calls_per_second']:,} "
                       f"calls/s; write tools that succeeded: "
@@ -809,7 +834,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when a goal is missed or a check fails")
+    parser.add_argument("--child", nargs=3, metavar=("TASK", "DB", "N"),
+                        help=argparse.SUPPRESS)  # one measurement in a fresh process
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child_main(*args.child)))
+        return 0
 
     bench = Bench(scale=0.2 if args.quick else 1.0)
     start = time.perf_counter()
