@@ -188,6 +188,28 @@ def _refresh(pools: Pools, episode: Episode, mark: int) -> None:
     pools.add(list(strings), list(numbers))
 
 
+def _enum_words(world: type[Episode]) -> list[str]:
+    """Every string an ``enum`` of the world's tool schemas (parameters and results) names."""
+    words: set[str] = set()
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, dict):
+            for value in schema.get("enum", ()):
+                if isinstance(value, str):
+                    words.add(value)
+            for value in schema.values():
+                walk(value)
+        elif isinstance(schema, list):
+            for value in schema:
+                walk(value)
+
+    for spec in world.TOOLS.values():
+        for param in spec.params:
+            walk(param.schema)
+        walk(spec.returns)
+    return sorted(words)
+
+
 class _Keys:
     """The row keys of each table, as tuples to draw from, kept while no row comes or goes."""
 
@@ -256,6 +278,7 @@ class _Start:
         self.hash = self.episode.state_hash()
         self.clean = self.episode.invariant_problem() is None
         self.pools = _pools(self.episode, data)
+        self.pools.hints = _enum_words(world)
 
     def fresh(self) -> Episode:
         """The episode back in the start state: rolled back by its undo log, or loaded anew

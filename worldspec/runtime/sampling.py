@@ -56,6 +56,9 @@ class Pools:
         self.fresh_numbers: list[float] = []
         #: per schema key: (the fresh strings it was computed from, those that fit)
         self._fresh_fitting: dict[tuple[Any, ...], tuple[tuple[str, ...], list[str]]] = {}
+        #: the world's own words (the enum values its schemas name), which a free-text
+        #: parameter compared with them in a precondition needs (a reason, a status)
+        self.hints: list[str] = []
 
     def fork(self) -> Pools:
         """A pool with the same state values (and their per-schema caches), no fresh ones."""
@@ -67,6 +70,7 @@ class Pools:
         other.fresh_strings = []
         other.fresh_numbers = []
         other._fresh_fitting = {}
+        other.hints = self.hints
         return other
 
     def add(self, strings: Sequence[str], numbers: Sequence[float]) -> None:
@@ -206,13 +210,18 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
         return dt.datetime.combine(day, dt.time(rng.randint(0, 23), rng.choice([0, 15, 30])))\
             .isoformat()
     lo = int(schema.get("minLength", 0))
-    hi = int(schema.get("maxLength", max(lo, 12)))
+    hi = int(schema.get("maxLength", max(lo, 12)))  # for made-up text
+    longest = int(schema.get("maxLength", 1 << 30))  # for values taken from the state
     pattern = schema.get("pattern")
-    fresh = pools.pick_string(rng, None, pattern, lo, hi)
+    if pools.hints and pattern is None and rng.random() < 0.25:
+        words = [w for w in pools.hints if lo <= len(w) <= longest]
+        if words:
+            return rng.choice(words)
+    fresh = pools.pick_string(rng, None, pattern, lo, longest)
     if fresh is not None:
         return fresh
     if pattern is not None:
-        fitting = pools.fitting(None, pattern, lo, hi)
+        fitting = pools.fitting(None, pattern, lo, longest)
         if fitting and rng.random() < 0.5:
             return rng.choice(fitting)
         for _ in range(8):
@@ -220,7 +229,7 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
             if lo <= len(text) <= hi and _fullmatch(pattern, text):
                 return text
         return fitting[0] if fitting else sample_regex(pattern, rng)
-    fitting = pools.fitting(None, None, lo, hi)
+    fitting = pools.fitting(None, None, lo, longest)
     roll = rng.random()
     if fitting and roll < 0.55:
         return rng.choice(fitting)
