@@ -64,7 +64,7 @@ class User(Row):
         ('phone', 'phone', None, True),
         ('email', 'email', None, True),
         ('password', 'password', None, True),
-        ('presence', 'presence', lambda value: value.value, True),
+        ('presence', 'presence', lambda value: value._value_, True),
     )
 
     def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
@@ -94,7 +94,7 @@ class User(Row):
             'phone': self.phone,
             'email': self.email,
             'password': self.password,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
         }
 
     @classmethod
@@ -176,7 +176,7 @@ class Conversation(Row):
     KEY: ClassVar[str] = 'id_'
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
         ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value.value, True),
+        ('kind', 'kind', lambda value: value._value_, True),
         ('title', 'title', None, True),
         ('participants', 'participants', lambda value: list(value), True),
         ('archived_by', 'archived_by', lambda value: list(value), True),
@@ -206,7 +206,7 @@ class Conversation(Row):
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'title': self.title,
             'participants': list(self.participants),
             'archived_by': list(self.archived_by),
@@ -238,7 +238,7 @@ class Message(Row):
         ('sender', 'sender', None, True),
         ('body', 'body', None, True),
         ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
-        ('delivery', 'delivery', lambda value: value.value, True),
+        ('delivery', 'delivery', lambda value: value._value_, True),
         ('read_by', 'read_by', lambda value: list(value), True),
     )
 
@@ -271,7 +271,7 @@ class Message(Row):
             'sender': self.sender,
             'body': self.body,
             'sent_at': self.sent_at.isoformat(),
-            'delivery': self.delivery.value,
+            'delivery': self.delivery._value_,
             'read_by': list(self.read_by),
         }
 
@@ -305,7 +305,7 @@ class Profile:
             'name': self.name,
             'phone': self.phone,
             'email': self.email,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
         }
 
     @classmethod
@@ -339,7 +339,7 @@ class ContactCard:
             'name': self.name,
             'phone': self.phone,
             'favorite': self.favorite,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
             'last_seen': rt.if_present(self.last_seen, lambda x: x.isoformat()),
         }
 
@@ -373,7 +373,7 @@ class ConversationSummary:
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'title': self.title,
             'participants': list(self.participants),
             'unread': self.unread,

@@ -175,7 +175,7 @@ class Transaction:
 
     def export(self) -> dict[str, Any]:
         return {
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'amount': self.amount,
             'method_id': self.method_id,
             'at': self.at.isoformat(),
@@ -383,11 +383,11 @@ class Order(Row):
         ('customer', 'customer', None, True),
         ('address', 'address', lambda value: value.export(), True),
         ('items', 'items', lambda value: [x.export() for x in value], True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('payment_method_id', 'payment_method_id', None, True),
         ('transactions', 'transactions', lambda value: [x.export() for x in value], True),
         ('tracking', 'tracking', None, True),
-        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x.value), True),
+        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
     )
 
@@ -425,11 +425,11 @@ class Order(Row):
             'customer': self.customer,
             'address': self.address.export(),
             'items': [x.export() for x in self.items],
-            'status': self.status.value,
+            'status': self.status._value_,
             'payment_method_id': self.payment_method_id,
             'transactions': [x.export() for x in self.transactions],
             'tracking': self.tracking,
-            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x.value),
+            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x._value_),
             'created_at': self.created_at.isoformat(),
         }
 
@@ -463,7 +463,7 @@ class ReturnRequest(Row):
         ('refund_method_id', 'refund_method_id', None, True),
         ('amount', 'amount', None, True),
         ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
     )
 
@@ -499,7 +499,7 @@ class ReturnRequest(Row):
             'refund_method_id': self.refund_method_id,
             'amount': self.amount,
             'reason': self.reason,
-            'status': self.status.value,
+            'status': self.status._value_,
             'created_at': self.created_at.isoformat(),
         }
 
@@ -590,7 +590,7 @@ class OrderSummary:
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'status': self.status.value,
+            'status': self.status._value_,
             'total': self.total,
             'items': self.items,
             'created_at': self.created_at.isoformat(),

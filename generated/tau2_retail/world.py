@@ -268,7 +268,7 @@ class OrderPayment:
 
     def export(self) -> dict[str, Any]:
         return {
-            'transaction_type': self.transaction_type.value,
+            'transaction_type': self.transaction_type._value_,
             'amount': self.amount,
             'payment_method_id': self.payment_method_id,
         }
@@ -395,10 +395,10 @@ class Order(Row):
         ('user_id', 'user_id', None, True),
         ('address', 'address', lambda value: value.export(), True),
         ('items', 'items', lambda value: [x.export() for x in value], True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('fulfillments', 'fulfillments', lambda value: [x.export() for x in value], True),
         ('payment_history', 'payment_history', lambda value: [x.export() for x in value], True),
-        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x.value), True),
+        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
         ('exchange_items', 'exchange_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
         ('exchange_new_items', 'exchange_new_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
         ('exchange_payment_method_id', 'exchange_payment_method_id', None, True),
@@ -449,10 +449,10 @@ class Order(Row):
             'user_id': self.user_id,
             'address': self.address.export(),
             'items': [x.export() for x in self.items],
-            'status': self.status.value,
+            'status': self.status._value_,
             'fulfillments': [x.export() for x in self.fulfillments],
             'payment_history': [x.export() for x in self.payment_history],
-            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x.value),
+            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x._value_),
             'exchange_items': rt.if_present(self.exchange_items, lambda x: list(x)),
             'exchange_new_items': rt.if_present(self.exchange_new_items, lambda x: list(x)),
             'exchange_payment_method_id': self.exchange_payment_method_id,
