@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,serve,ray]'
+	$(BIN)/pip install -q -e '.[dev,serve,ray,port]'
 	touch $(BIN)/worldspec
 
 install: $(BIN)/worldspec

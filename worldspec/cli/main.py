@@ -29,7 +29,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from worldspec import __version__
 from worldspec.cli import EXIT_INTERRUPTED, error_document, report_interrupted, wants_json
@@ -260,6 +260,15 @@ def _run_explain(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------- port
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported when the command runs (or configures its parser)."""
+    def call(*args: object) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
+
+    return call
+
+
 # ------------------------------------------------------------------- table
 #: Every subcommand, in the order ``--help`` lists them. Add a row to add one.
 SUBCOMMANDS: dict[str, Subcommand] = {
@@ -370,6 +379,29 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                     "validation drive repair, and only what passes is written. See docs/llm.md.",
         configure=configure_synth,
         run=run_synth,
+    ),
+    "port": Subcommand(
+        summary="turn a Python environment class into a checked world, proven equal",
+        description="Read a Python class (never running it) and write a spec skeleton; an "
+                    "LLM translates the methods with the compiler in the loop; then the "
+                    "original, sandboxed, and the world are driven with the same random call "
+                    "sequences, and each difference goes back to the model until N sequences "
+                    "agree. --skeleton-only writes the skeleton without a model; --batch DIR "
+                    "ports a folder of classes, resumably. See docs/port.md. Exit status: 0 "
+                    "every class ported, 1 some rejected or failed, 2 bad arguments.",
+        configure=_lazy("worldspec.cli.port", "configure_port"),
+        run=_lazy("worldspec.cli.port", "run_port"),
+    ),
+    "compare": Subcommand(
+        summary="differential test: a Python class against a world, call for call",
+        description="Run the original class in a sandbox (no network, time and memory "
+                    "limits) and the world side by side with the same random call sequences; "
+                    "compare results and public state after every call, and report each "
+                    "difference shrunk to its shortest sequence. See docs/port.md. Exit "
+                    "status: 0 they agree, 1 they differ or the world has errors, 2 bad "
+                    "arguments.",
+        configure=_lazy("worldspec.cli.compare", "configure_compare"),
+        run=_lazy("worldspec.cli.compare", "run_compare"),
     ),
     "serve": Subcommand(
         summary=SERVE_SUMMARY,

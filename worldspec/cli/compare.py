@@ -1,0 +1,225 @@
+"""``worldspec compare``: the differential test between a Python class and a world.
+
+``worldspec compare FILE.py --class NAME WORLD.world [--init-data FILE.json]`` runs the
+original class in the sandbox and the compiled world side by side with the same random call
+sequences and reports every difference with its shortest call sequence (docs/port.md).
+
+The options that say how the original is built and compared (:func:`add_original_options`)
+and how hard to look (:func:`add_compare_options`) are shared with ``worldspec port``.
+
+Exit status: 0 the two agree, 1 they differ (or the world has errors, or the original could
+not be loaded), 2 bad arguments or unusable input files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
+
+if TYPE_CHECKING:
+    from worldspec.port.compare import CompareOptions, Original
+
+__all__ = ["add_compare_options", "add_original_options", "compare_options", "missing_extra",
+           "configure_compare", "original_from_args", "read_init_data", "run_compare"]
+
+
+class InputProblem(Exception):
+    """An input file that cannot be used; the message says why."""
+
+
+def add_original_options(parser: argparse.ArgumentParser) -> None:
+    """``--class``, ``--init-data``, ``--load``, ``--seed-key``, ``--ignore-state``."""
+    group = parser.add_argument_group("the original class")
+    group.add_argument("--class", dest="class_name", metavar="NAME",
+                       help="the class to use (default: the file's only top-level class)")
+    group.add_argument("--init-data", metavar="FILE.json",
+                       help="the initial data: one JSON object, given to the class's load "
+                            "method and loaded into the world as its initial state")
+    group.add_argument("--load", default="auto", metavar="METHOD",
+                       help="how the class takes the data: 'auto' (default: _load_scenario "
+                            "if the class has it, else the constructor if it takes an "
+                            "argument, else each key set as an attribute), a method name, "
+                            "'__init__', 'attributes' or 'none' (just NAME())")
+    group.add_argument("--seed-key", metavar="KEY",
+                       help="a key of the initial data that is the world's episode seed, not "
+                            "state (BFCL's random_seed)")
+    group.add_argument("--ignore-state", action="append", default=[], metavar="NAME",
+                       help="a state name left out of the comparison on both sides "
+                            "(repeatable)")
+
+
+def add_compare_options(parser: argparse.ArgumentParser) -> None:
+    """How hard the differential test looks, and the sandbox's limits."""
+    group = parser.add_argument_group("the differential test")
+    group.add_argument("--examples", type=int, default=100, metavar="N",
+                       help="random call sequences that must agree (default 100)")
+    group.add_argument("--steps", type=int, default=20, metavar="N",
+                       help="the most calls in one sequence (default 20)")
+    group.add_argument("--test-seed", type=int, default=0, metavar="S",
+                       help="the seed of the random sequences (default 0)")
+    group.add_argument("--invalid", type=float, default=0.1, metavar="P",
+                       help="the share of calls with arguments the schema refuses "
+                            "(default 0.1)")
+    group.add_argument("--max-differences", type=int, default=3, metavar="N",
+                       help="distinct differences to look for (default 3)")
+    sandbox = parser.add_argument_group("the sandbox the original runs in")
+    sandbox.add_argument("--call-timeout", type=float, default=5.0, metavar="SECONDS",
+                         help="wall-clock seconds one call may take (default 5)")
+    sandbox.add_argument("--memory-mb", type=int, default=1024, metavar="MB",
+                         help="the child's address-space limit (default 1024)")
+    sandbox.add_argument("--cpu-seconds", type=int, default=60, metavar="SECONDS",
+                         help="CPU seconds the child may use in all (default 60)")
+    sandbox.add_argument("--time-zone", default="UTC", metavar="TZ",
+                         help="the child's local time zone (default UTC)")
+
+
+def missing_extra() -> str | None:
+    """What to install when the ``port`` extra (libcst, hypothesis) is missing, or None."""
+    import importlib.util
+
+    missing = [name for name in ("libcst", "hypothesis") if importlib.util.find_spec(name) is None]
+    if missing:
+        return (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed: "
+                "pip install 'worldspec[port]'")
+    return None
+
+
+def read_init_data(raw: str | None) -> dict[str, Any] | None:
+    """The ``--init-data`` object, or None; :class:`InputProblem` says what is wrong."""
+    if raw is None:
+        return None
+    path = Path(raw)
+    if not path.is_file():
+        raise InputProblem(f"--init-data: '{raw}' " + ("is not a file" if path.exists()
+                                                        else "does not exist"))
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputProblem(f"--init-data: '{raw}' is not UTF-8 text") from None
+    except ValueError as exc:
+        raise InputProblem(f"--init-data: '{raw}' is not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise InputProblem(f"--init-data: '{raw}' cannot be read: {exc.strerror}") from None
+    if not isinstance(value, dict):
+        raise InputProblem(f"--init-data: '{raw}' must hold one JSON object (state name -> "
+                           f"value), not {type(value).__name__}")
+    return value
+
+
+def read_source(raw: str) -> str:
+    path = Path(raw)
+    if path.suffix != ".py":
+        raise InputProblem(f"'{raw}' is not a Python file (.py)")
+    if not path.is_file():
+        raise InputProblem(f"'{raw}' " + ("is not a file" if path.exists() else "does not exist"))
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputProblem(f"'{raw}' is not UTF-8 text") from None
+    except OSError as exc:
+        raise InputProblem(f"'{raw}' cannot be read: {exc.strerror}") from None
+
+
+def original_from_args(args: argparse.Namespace, file: str, class_name: str,
+                       data: dict[str, Any] | None) -> Original:
+    from worldspec.port.compare import Original
+
+    load = None if args.load == "none" else args.load
+    return Original(Path(file), class_name, data, load, args.seed_key,
+                    tuple(args.ignore_state))
+
+
+def compare_options(args: argparse.Namespace) -> CompareOptions:
+    from worldspec.port.compare import CompareOptions
+    from worldspec.port.sandbox import Limits
+
+    return CompareOptions(examples=args.examples, steps=args.steps, seed=args.test_seed,
+                          invalid=args.invalid, max_differences=args.max_differences,
+                          limits=Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
+                                        call_timeout=args.call_timeout,
+                                        time_zone=args.time_zone))
+
+
+def limits_problem(args: argparse.Namespace) -> str | None:
+    """Why the test's numbers are unusable, or None."""
+    for name, low in (("examples", 1), ("steps", 1), ("max_differences", 1), ("memory_mb", 64),
+                      ("cpu_seconds", 1)):
+        if getattr(args, name) < low:
+            return f"--{name.replace('_', '-')} must be at least {low}"
+    if not 0 <= args.invalid <= 1:
+        return "--invalid must be between 0 and 1"
+    if not args.call_timeout > 0:
+        return "--call-timeout must be positive"
+    return None
+
+
+def class_name_of(source: str, file: str, wanted: str | None) -> str:
+    """The class to use: ``wanted`` if the file defines it, else the file's only class."""
+    from worldspec.port.skeleton import PortInputError, list_classes
+
+    try:
+        classes = list_classes(source, file)
+    except PortInputError as exc:
+        raise InputProblem(str(exc)) from None
+    if wanted is not None:
+        if wanted not in classes:
+            raise InputProblem(f"{file} has no top-level class {wanted} (classes: "
+                               f"{', '.join(classes) or 'none'})")
+        return wanted
+    if len(classes) != 1:
+        raise InputProblem(f"{file} defines {len(classes)} classes "
+                           f"({', '.join(classes) or 'none'}): name one with --class")
+    return classes[0]
+
+
+# ------------------------------------------------------------------ command
+def configure_compare(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE.py", help="the Python file with the class")
+    parser.add_argument("world", metavar="WORLD.world", help="the world to compare it with")
+    add_original_options(parser)
+    add_compare_options(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="the report as 'text' (default) or 'json' on stdout")
+
+
+def run_compare(args: argparse.Namespace, console: Console) -> int:
+    problem = missing_extra() or limits_problem(args)
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
+    try:
+        source = read_source(args.file)
+        class_name = class_name_of(source, args.file, args.class_name)
+        data = read_init_data(args.init_data)
+    except InputProblem as exc:
+        console.error(str(exc))
+        return EXIT_USAGE
+    world_path = Path(args.world)
+    if not world_path.is_file():
+        console.error(f"'{args.world}' " + ("is not a file" if world_path.exists()
+                                             else "does not exist"))
+        return EXIT_USAGE
+    from worldspec.services.loading import CompileError, compile_worlds
+
+    try:
+        loaded = compile_worlds([world_path])
+    except CompileError as exc:
+        report_errors(exc.result, console)
+        return EXIT_PROBLEMS
+    if len(loaded.worlds) != 1:
+        console.error(f"'{args.world}' defines {len(loaded.worlds)} worlds; compare needs one")
+        return EXIT_USAGE
+    world = next(iter(loaded.worlds.values()))
+    from worldspec.port.compare import compare
+
+    original = original_from_args(args, args.file, class_name, data)
+    report = compare(world, original, compare_options(args))
+    if args.format == "json":
+        console.line(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        console.write(report.render_text())
+    return EXIT_OK if report.agrees else EXIT_PROBLEMS

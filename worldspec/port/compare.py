@@ -1,0 +1,636 @@
+"""The differential test: an original Python class against a compiled world, call for call.
+
+Both sides start from the same data: the original in a :class:`~worldspec.port.sandbox.Sandbox`
+(built by its load method, see :class:`Original`), the world as ``World(data=..., seed=...)``.
+Hypothesis runs the examples, each one call sequence drawn from a seed it draws (the calls
+themselves come from a plain ``random.Random``, uniformly over tools and values: hypothesis'
+own draws lean so hard on first choices and boundaries that whole tools went untried). Both
+sides get the same sequence: a tool of the world, then arguments drawn from the tool's JSON
+schema and from the values already in either state (row keys, strings, numbers), and now and
+then arguments the schema refuses (a missing, a wrongly typed or an unexpected argument).
+After every call the two are compared:
+
+- **the result**: the original's return value, as JSON, must equal the world's result as
+  the world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
+  result or ``{"error": ...}``, tau2's text). An exception in the original must be a failed
+  call of the world with exactly the exception's text as its message;
+- **the public state**: ``vars(obj)`` without ``_`` names, as JSON, must equal the world's
+  ``export_state()``, state item by state item. A table is compared with a dict of dicts
+  keyed by row key (the key field left out of each row when the original's rows lack it) or
+  with a list of rows; a set in the original with the world's set in any order. JSON objects
+  are compared whatever their key order; lists in order; ``1`` and ``1.0`` differ.
+
+To a world, ``null`` for an argument with a default means the default; the test leaves such
+an argument out rather than sending ``null`` (the original would see ``None``). Arguments the
+world's schema refuses must be refused by the world; the original agrees when
+it raises, returns a failure or cannot bind them. When it accepts them anyway (or refuses
+them after changing its state) the world is stricter than the original there: a *note*, not
+a difference, and the sequence ends.
+
+Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
+sides) to the shortest call sequence that still shows it; up to
+``max_differences`` distinct ones (by kind and tool) are collected, each from its own search.
+A comparison *agrees* when ``examples`` random sequences found nothing, the initial states
+are equal and both sides have the same tools.
+
+The original is untrusted: a call that does not return in time, or that exhausts memory or
+CPU, stops its child process; that is reported as a difference of kind ``original
+stopped`` (not shrunk, so that a runaway call is not run again and again) and the search
+ends there: the sequence that stopped it is the report.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from worldspec.port.sandbox import CallOutcome, Limits, Sandbox, SandboxError, SandboxStopped
+from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
+
+__all__ = ["CallRecord", "CompareOptions", "CompareReport", "Difference", "Original",
+           "compare", "comparable_state", "format_call"]
+
+Call = tuple[str, dict[str, Any]]
+
+
+def format_call(call: Call) -> str:
+    """``send_message(receiver_id: "USR002", message: "hi")``."""
+    name, args = call
+    inner = ", ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return f"{name}({inner})"
+
+
+@dataclass(frozen=True)
+class Original:
+    """The class under test and how it is built.
+
+    ``load`` is ``"auto"`` (``_load_scenario(data)`` when the class has it, else
+    ``cls(data)`` when the constructor takes an argument, else each key set as an
+    attribute), a method name (called with the data), ``"__init__"``, ``"attributes"`` or
+    ``None`` (``cls()`` and nothing else). ``seed_key`` names a key of the data that is the
+    world's episode seed rather than state (BFCL's ``random_seed``).
+    """
+
+    file: Path
+    class_name: str
+    data: Mapping[str, Any] | None = None
+    load: str | None = "auto"
+    seed_key: str | None = None
+    #: state names left out of the comparison on both sides
+    ignore: tuple[str, ...] = ()
+
+    def world_data(self) -> tuple[dict[str, Any], int | None]:
+        """The world's initial data and seed from the original's data."""
+        data = copy.deepcopy(dict(self.data or {}))
+        seed = data.pop(self.seed_key, None) if self.seed_key else None
+        for name in self.ignore:
+            data.pop(name, None)
+        return data, seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How hard to look."""
+
+    examples: int = 100
+    steps: int = 20
+    seed: int = 0
+    #: the share of calls with arguments the schema refuses
+    invalid: float = 0.1
+    max_differences: int = 3
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call of a difference's sequence, with what each side answered."""
+
+    call: Call
+    original: Any
+    world: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call": format_call(self.call), "tool": self.call[0],
+                "arguments": self.call[1], "original": self.original, "world": self.world}
+
+
+@dataclass
+class Difference:
+    """Where the two disagree, with the shortest call sequence found that shows it."""
+
+    kind: str
+    tool: str
+    message: str
+    calls: list[CallRecord] = field(default_factory=list)
+
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.tool)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "tool": self.tool, "message": self.message,
+                "calls": [c.to_json() for c in self.calls]}
+
+    def render(self) -> str:
+        lines = [f"{self.kind} in {self.tool or '(start)'}: {self.message}"]
+        lines += [f"    {i}. {format_call(c.call)}" for i, c in enumerate(self.calls, 1)]
+        return "\n".join(lines)
+
+
+@dataclass
+class CompareReport:
+    """What the differential test found."""
+
+    world: str
+    class_name: str
+    tools: list[str] = field(default_factory=list)
+    #: public methods of the class that the world has no tool for, and the reverse
+    missing_in_world: list[str] = field(default_factory=list)
+    missing_in_original: list[str] = field(default_factory=list)
+    examples: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+    differences: list[Difference] = field(default_factory=list)
+    #: per tool, calls with arguments the world refuses by its schema that the original took
+    #: (or refused after changing its state): each ended its sequence
+    lenient: dict[str, int] = field(default_factory=dict)
+    #: the original could not be loaded at all (the comparison did not run)
+    load_error: str = ""
+
+    @property
+    def agrees(self) -> bool:
+        return not (self.differences or self.missing_in_world or self.missing_in_original
+                    or self.load_error)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"world": self.world, "class": self.class_name, "agrees": self.agrees,
+                "tools": self.tools, "missing_in_world": self.missing_in_world,
+                "missing_in_original": self.missing_in_original, "examples": self.examples,
+                "calls": self.calls, "seconds": round(self.seconds, 3),
+                "differences": [d.to_json() for d in self.differences],
+                "lenient_original": dict(sorted(self.lenient.items())),
+                "load_error": self.load_error}
+
+    def render_text(self) -> str:
+        if self.load_error:
+            return f"compare {self.class_name} with {self.world}: {self.load_error}\n"
+        verdict = "agree" if self.agrees else "differ"
+        lines = [f"compare {self.class_name} with {self.world}: {verdict} — {len(self.tools)} "
+                 f"tool(s), {self.examples} sequence(s), {self.calls:,} call(s) compared in "
+                 f"{self.seconds:.1f} s"]
+        if self.missing_in_world:
+            lines.append(f"  methods without a tool: {', '.join(self.missing_in_world)}")
+        if self.missing_in_original:
+            lines.append(f"  tools without a method: {', '.join(self.missing_in_original)}")
+        for difference in self.differences:
+            lines.append("  " + difference.render().replace("\n", "\n  "))
+        for tool, count in sorted(self.lenient.items()):
+            lines.append(f"  note: {tool}: {count} call(s) with arguments the world's schema "
+                         "refuses were taken by the original, or changed its state")
+        return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ state
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    """The world's value as the JSON the original's side is turned into."""
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
+def comparable_state(world: type[Episode], episode: Episode, theirs: Mapping[str, Any],
+                     sets: frozenset[str], ignore: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The world's exported state in the original's terms (see the module docstring)."""
+    ours = _plain(episode.export_state())
+    out: dict[str, Any] = {}
+    for name, value in ours.items():
+        if name in ignore:
+            continue
+        entity = world.TABLES.get(name)
+        their_value = theirs.get(name)
+        if entity is not None and isinstance(their_value, dict) and isinstance(value, list):
+            key_field = _key_field(episode, name)
+            rows: dict[str, Any] = {}
+            for key, row in zip(episode.tables[name].rows, value, strict=False):
+                their_row = their_value.get(_json_key(key))
+                if isinstance(row, dict) and isinstance(their_row, dict) \
+                        and key_field not in their_row:
+                    row = {k: v for k, v in row.items() if k != key_field}
+                rows[_json_key(key)] = row
+            value = rows
+        elif name in sets and isinstance(value, list):
+            value = sorted(value, key=_canonical)
+        out[name] = value
+    return out
+
+
+def _key_field(episode: Episode, table: str) -> str | None:
+    """The JSON name of a table's key field (None for an empty table: nothing to drop)."""
+    for row in episode.tables[table].rows.values():
+        attribute = getattr(type(row), "KEY", "")
+        for entry in getattr(type(row), "JSON_FIELDS", ()):
+            if entry[0] == attribute:
+                return str(entry[1])
+        break
+    return None
+
+
+def _json_key(key: Any) -> str:
+    """A row key as a JSON object key (what the original's dict key became)."""
+    return key if isinstance(key, str) else json.dumps(key)
+
+
+def _state_problem(theirs: Mapping[str, Any], ours: Mapping[str, Any],
+                   ignore: tuple[str, ...]) -> str | None:
+    their_names = {k for k in theirs if k not in ignore}
+    if their_names != set(ours):
+        only_theirs = sorted(their_names - set(ours))
+        only_ours = sorted(set(ours) - their_names)
+        parts = []
+        if only_theirs:
+            parts.append(f"only in the original: {', '.join(only_theirs)}")
+        if only_ours:
+            parts.append(f"only in the world: {', '.join(only_ours)}")
+        return "state names differ (" + "; ".join(parts) + ")"
+    for name in sorted(ours):
+        if _canonical(theirs[name]) != _canonical(ours[name]):
+            return (f"{name}: the original has {_short(theirs[name])}, the world "
+                    f"{_short(ours[name])}")
+    return None
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# --------------------------------------------------------------- strategies
+def _pool(*states: Any) -> tuple[list[str], list[int], list[float]]:
+    strings: set[str] = set()
+    ints: set[int] = set()
+    floats: set[float] = set()
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 6 or len(strings) > 300:
+            return
+        if isinstance(value, str):
+            strings.add(value)
+        elif isinstance(value, bool):
+            return
+        elif isinstance(value, int):
+            ints.add(value)
+        elif isinstance(value, float):
+            floats.add(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(key, depth + 1)
+                walk(item, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    for state in states:
+        walk(state, 0)
+    return sorted(strings), sorted(ints), sorted(floats)
+
+
+def _argument(param: ParamSpec, seen: tuple[list[str], list[int], list[float]],
+              episode: Episode, rng: Any) -> Any:
+    """An argument for ``param``: mostly a key or a value already in either state that fits
+    the schema, else a fresh value from the schema (boundaries included)."""
+    from worldspec.runtime.sampling import Pools, sample
+
+    strings, ints, floats = seen
+    if param.table and rng.random() < 0.8:
+        keys = episode.tables[param.table].keys()
+        if keys:
+            return rng.choice(keys)
+    if rng.random() < 0.6:
+        candidates = [v for v in [*strings, *ints, *(i + 1 for i in ints), *floats]
+                      if _fits(v, param.schema)]
+        if candidates:
+            return rng.choice(candidates)
+    return sample(param.schema, rng, Pools(strings, [*ints, *floats]))
+
+
+def _fits(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether the schema takes ``value``, with JSON's types as the runtime reads them: a
+    float is never an integer (``3.0`` is refused where an ``int`` is expected)."""
+    from worldspec.runtime.sampling import validate
+
+    if isinstance(value, float) and _only_integers(schema):
+        return False
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        if not all(_fits(v, schema["items"]) for v in value):
+            return False
+    return validate(value, schema)
+
+
+def _only_integers(schema: dict[str, Any]) -> bool:
+    if "anyOf" in schema:
+        return all(_only_integers(o) or o.get("type") == "null" for o in schema["anyOf"])
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return "integer" in kinds and "number" not in kinds
+
+
+def _invalid(spec: ToolSpec, args: dict[str, Any], roll: int) -> dict[str, Any]:
+    broken = dict(args)
+    required = [p for p in spec.params if p.required]
+    if roll == 0 and required:
+        del broken[required[0].name]
+    elif roll == 1 and spec.params:
+        param = spec.params[0]
+        broken[param.name] = 7 if param.schema.get("type") == "string" else "x"
+    else:
+        broken["unexpected_argument"] = 1
+    return broken
+
+
+# --------------------------------------------------------------- one search
+class _Found(Exception):
+    """A difference, raised inside a hypothesis example."""
+
+    def __init__(self, difference: Difference) -> None:
+        super().__init__(difference.message)
+        self.difference = difference
+
+
+@dataclass
+class _Search:
+    world: type[Episode]
+    original: Original
+    sandbox: Sandbox
+    options: CompareOptions
+    report: CompareReport
+    tools: list[ToolSpec]
+    known: set[tuple[str, str]]
+    #: set once the original was stopped: every later example fails at once with it
+    stopped: Difference | None = None
+    last: Difference | None = None
+
+    def run_example(self, data: Any) -> None:
+        from hypothesis import strategies as st
+
+        # hypothesis draws the seed of the sequence; the calls are drawn from a plain
+        # Random, uniformly, so that every tool and argument is as likely as the next
+        # (hypothesis' own draws lean hard on boundaries and first choices)
+        rng = random.Random(data.draw(st.integers(0, 2**64 - 1), label="seed"))
+        if self.stopped is not None:
+            raise _Found(self.stopped)
+        episode, theirs, _ = self._start()
+        self.report.examples += 1
+        done: list[CallRecord] = []
+        for _ in range(rng.randint(1, self.options.steps)):
+            spec = rng.choice(self.tools)
+            seen = _pool(theirs, _plain(episode.export_state()))
+            args: dict[str, Any] = {}
+            for param in spec.params:
+                if not param.required and rng.random() < 1 / 6:
+                    continue
+                value = _argument(param, seen, episode, rng)
+                if value is None and not param.required:
+                    continue  # to a world, null is "left out": leave it out for both
+                args[param.name] = value
+            if rng.random() < self.options.invalid:
+                args = _invalid(spec, args, rng.randint(0, 2))
+            step = self._step(episode, (spec.name, args), done)
+            if step is None:
+                return
+            theirs = step[0]
+
+    def replay(self, calls: list[Call]) -> Difference | None:
+        """The first difference ``calls`` show from the start, or None (for shrinking)."""
+        try:
+            episode, _, _ = self._start()
+            done: list[CallRecord] = []
+            for call in calls:
+                if call[0] not in self.world.TOOLS or self._step(episode, call, done) is None:
+                    return None
+        except (_Found, _Known):
+            return self.last
+        return None
+
+    def _start(self) -> tuple[Episode, dict[str, Any], frozenset[str]]:
+        world_data, seed = self.original.world_data()
+        try:
+            loaded = self.sandbox.reset()
+        except SandboxStopped as exc:
+            self._stop(Difference("original stopped", "", exc.reason), [])
+        return self.world(data=world_data, seed=seed), loaded.state, loaded.sets
+
+    def _step(self, episode: Episode, call: Call, done: list[CallRecord]
+              ) -> tuple[dict[str, Any], frozenset[str]] | None:
+        """One call on both sides, compared; the original's state after it, or None when
+        the sequence must end (the original took arguments the world refuses)."""
+        name, args = call
+        spec = self.world.TOOLS[name]
+        try:
+            outcome = self.sandbox.call(name, copy.deepcopy(args))
+        except SandboxStopped as exc:
+            self._stop(Difference("original stopped", name, exc.reason), done,
+                       CallRecord(call, exc.reason, None))
+        result = _plain(episode.call(name, copy.deepcopy(args)))
+        self.report.calls += 1
+        done.append(CallRecord(call, _original_view(outcome), result))
+        if not self._schema_accepts(spec, args):
+            if not self._refused(outcome):
+                self.report.lenient[name] = self.report.lenient.get(name, 0) + 1
+                return None  # the states may part here by design: the sequence ends
+            if episode.last_error is None:
+                self._differ(Difference("result", name, "the world accepted arguments its "
+                                        "own schema refuses"), done)
+            ours = comparable_state(self.world, episode, outcome.state, outcome.sets,
+                                    self.original.ignore)
+            if _state_problem(outcome.state, ours, self.original.ignore) is not None:
+                # the original changed its state on a call it refused, the world (by its
+                # schema, before any statement) did not: by design, so the sequence ends
+                self.report.lenient[name] = self.report.lenient.get(name, 0) + 1
+                return None
+            return outcome.state, outcome.sets
+        problem = self._result_problem(episode, outcome, result)
+        if problem is not None:
+            self._differ(Difference("result", name, problem), done)
+        ours = comparable_state(self.world, episode, outcome.state, outcome.sets,
+                                self.original.ignore)
+        state = _state_problem(outcome.state, ours, self.original.ignore)
+        if state is not None:
+            self._differ(Difference("state", name, state), done)
+        return outcome.state, outcome.sets
+
+    @staticmethod
+    def _schema_accepts(spec: ToolSpec, args: dict[str, Any]) -> bool:
+        names = {p.name for p in spec.params}
+        if set(args) - names or any(p.required and p.name not in args for p in spec.params):
+            return False
+        return all(_fits(args[p.name], p.schema) for p in spec.params if p.name in args)
+
+    @staticmethod
+    def _refused(outcome: CallOutcome) -> bool:
+        """Whether the original refused a call: it raised, or answered with an error (a
+        dict with ``"error"`` or ``"success": false``, or text starting with ``Error``)."""
+        if outcome.raised:
+            return True
+        result = outcome.result
+        if isinstance(result, dict):
+            return result.get("success") is False or "error" in result
+        return isinstance(result, str) and result.lower().startswith("error")
+
+    @staticmethod
+    def _result_problem(episode: Episode, outcome: CallOutcome, result: Any) -> str | None:
+        error = episode.last_error
+        if outcome.unbound:
+            if error is None:
+                return (f"the original cannot take these arguments ({outcome.error}) but the "
+                        f"world's call succeeded with {_short(result)}")
+            return None
+        if outcome.raised:
+            if error is None:
+                return (f"the original raised {outcome.exception or 'an exception'}: "
+                        f"{outcome.error!r}; the world's call succeeded with {_short(result)}")
+            if error.message != outcome.error:
+                return (f"the original raised {outcome.error!r}; the world failed with "
+                        f"{error.message!r}")
+            return None
+        if _canonical(outcome.result) != _canonical(result):
+            return (f"the original returned {_short(outcome.result)}, the world "
+                    f"{_short(result)}")
+        return None
+
+    def _differ(self, difference: Difference, done: list[CallRecord]) -> None:
+        difference.calls = list(done)
+        self.last = difference
+        if difference.key() in self.known:
+            raise _Known()
+        raise _Found(difference)
+
+    def _stop(self, difference: Difference, done: list[CallRecord],
+              last: CallRecord | None = None) -> Any:
+        difference.calls = [*done, *([last] if last else [])]
+        self.stopped = difference
+        self.last = difference
+        raise _Found(difference)
+
+
+class _Known(Exception):
+    """A difference already reported: the example ends without failing."""
+
+
+def _original_view(outcome: CallOutcome) -> Any:
+    if outcome.unbound:
+        return {"cannot bind": outcome.error}
+    if outcome.raised:
+        return {"raised": outcome.exception or "Exception", "message": outcome.error}
+    return outcome.result
+
+
+def _search(state: _Search) -> Difference | None:
+    from hypothesis import HealthCheck, Phase, Verbosity, errors, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    def example(data: Any) -> None:
+        try:
+            state.run_example(data)
+        except _Known:
+            return
+
+    test = settings(max_examples=state.options.examples, deadline=None, database=None,
+                    derandomize=False, report_multiple_bugs=False, verbosity=Verbosity.quiet,
+                    suppress_health_check=list(HealthCheck),
+                    phases=[Phase.generate])(given(st.data())(example))
+    test = hypothesis_seed(state.options.seed)(test)
+    state.last = None
+    try:
+        test()
+    except (_Found, errors.Flaky):  # Flaky: the original behaved differently on a replay
+        found = state.last
+        if found is None or found.kind == "original stopped":
+            return found
+        return _shrink(state, found)
+    return None
+
+
+def _shrink(state: _Search, found: Difference, budget: int = 200) -> Difference:
+    """Delta debugging: drop calls while the same kind of
+    difference in the same tool still shows."""
+    best = found
+    calls = [c.call for c in found.calls]
+    chunk = max(1, len(calls) // 2)
+    tries = 0
+    while chunk >= 1 and tries < budget:
+        i = 0
+        while i < len(calls) and tries < budget:
+            candidate = calls[:i] + calls[i + chunk:]
+            tries += 1
+            again = state.replay(candidate) if candidate else None
+            if again is not None and again.key() == found.key():
+                calls = [c.call for c in again.calls]
+                best = again
+            else:
+                i += chunk
+        chunk //= 2
+    state.last = best
+    return best
+
+
+# --------------------------------------------------------------------- api
+def compare(world: type[Episode], original: Original, options: CompareOptions = CompareOptions(),
+            *, on_difference: Callable[[Difference], None] | None = None) -> CompareReport:
+    """Run the differential test of ``original`` against ``world``."""
+    report = CompareReport(world.WORLD, original.class_name)
+    started = time.perf_counter()
+    sandbox = Sandbox(original.file, original.class_name, load=original.load,
+                      data=copy.deepcopy(dict(original.data)) if original.data is not None
+                      else None, limits=options.limits)
+    try:
+        try:
+            loaded = sandbox.reset()
+        except (SandboxError, SandboxStopped) as exc:
+            report.load_error = f"the original could not be loaded: {exc}"
+            return report
+        methods = set(loaded.methods)
+        report.missing_in_world = sorted(methods - set(world.TOOLS))
+        report.missing_in_original = sorted(set(world.TOOLS) - methods)
+        tools = [spec for name, spec in world.TOOLS.items() if name in methods]
+        report.tools = [spec.name for spec in tools]
+        world_data, seed = original.world_data()
+        try:
+            episode = world(data=world_data, seed=seed)
+        except Exception as exc:
+            report.load_error = (f"the world cannot load the original's data: "
+                                 f"{type(exc).__name__}: {exc}")
+            return report
+        initial = _state_problem(loaded.state, comparable_state(
+            world, episode, loaded.state, loaded.sets, original.ignore), original.ignore)
+        if initial is not None:
+            found = Difference("initial state", "", initial)
+            report.differences.append(found)
+            if on_difference is not None:
+                on_difference(found)
+            return report
+        if not tools:
+            return report
+        known: set[tuple[str, str]] = set()
+        for _ in range(options.max_differences):
+            search = _Search(world, original, sandbox, options, report, tools, known)
+            difference = _search(search)
+            if difference is None:
+                break
+            report.differences.append(difference)
+            known.add(difference.key())
+            if on_difference is not None:
+                on_difference(difference)
+            if difference.kind == "original stopped":
+                break
+    finally:
+        sandbox.close()
+        report.seconds = time.perf_counter() - started
+    return report

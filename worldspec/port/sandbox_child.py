@@ -1,0 +1,231 @@
+"""The child side of the sandbox: runs one untrusted Python class, answering JSON lines.
+
+This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I -B``: no
+``PYTHON*`` variables, no user site, not the current folder on the path, no bytecode
+written), never imported by worldspec, and imports the standard library alone. The parent
+has already set its resource limits (memory, CPU time, file size) and cleared its
+environment; before the class's module is loaded, this script
+
+- closes the network: every socket operation and name lookup is refused by an audit hook,
+  and so are new processes (``subprocess``, ``os.system``, ``exec``, ``fork``, ``kill``);
+- keeps the protocol on a private copy of stdout, and points file descriptor 1 and
+  ``sys.stdout``/``sys.stderr`` at a bounded sink, so a class that prints cannot corrupt it.
+
+Requests (one JSON object per line on stdin) and answers (one per line on the protocol fd):
+
+- ``{"op": "load", "file", "class", "load", "data", "paths"}``: import the file, build the
+  instance (``load`` is a method name given the data, ``"__init__"`` to pass the data to the
+  constructor, ``"attributes"`` to set each key as an attribute, null for ``cls()``, or
+  ``"auto"``: ``_load_scenario`` if the class has it, else the constructor if it takes an
+  argument, else attributes);
+  answers ``{"ok": true, "methods": [...], "state": {...}, "sets": [...]}``;
+- ``{"op": "reset"}``: a fresh instance from the same load request;
+- ``{"op": "call", "name", "args"}``: call a public method with keyword arguments; answers
+  ``{"ok": true, "raised": bool, "unbound": bool, "error": str, "result": ..., "state":
+  ..., "sets": [...]}`` (``unbound``: the arguments do not fit the signature, so the method
+  was not called).
+
+Values cross as JSON: tuples as lists, sets as sorted lists (and the top-level state names
+holding sets are listed in ``sets``), non-string keys as their JSON text, dates as ISO
+text, enums as their values, other objects as their ``repr``.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import importlib.util
+import inspect
+import io
+import json
+import os
+import sys
+from typing import Any
+
+_BLOCKED_PREFIXES = ("socket.", "subprocess.", "os.system", "os.exec", "os.posix_spawn",
+                     "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg", "pty.",
+                     "webbrowser.", "urllib.Request", "ftplib.", "smtplib.", "telnetlib.",
+                     "http.client.", "ctypes.")
+MAX_DEPTH = 64
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event.startswith(_BLOCKED_PREFIXES):
+        raise PermissionError(f"the sandbox forbids {event}")
+
+
+class _Sink(io.TextIOBase):
+    """Where the class's prints go: kept up to a bound, then dropped."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        return len(text)
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data (see the module docstring)."""
+    if depth > MAX_DEPTH:
+        return "<nested too deeply>"
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) \
+            else repr(value)
+    if isinstance(value, dict):
+        return {_key(k): plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [plain(v, depth + 1) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    iso = getattr(value, "isoformat", None)
+    if callable(iso):
+        return str(iso())
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth + 1)
+    return repr(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return repr(key)
+
+
+def _auto_load(cls: Any, data: Any) -> str | None:
+    """``_load_scenario`` when the class has one (BFCL's convention), else the constructor
+    when it takes an argument, else the data's keys set as attributes (or nothing)."""
+    if callable(getattr(cls, "_load_scenario", None)):
+        return "_load_scenario"
+    if data is None:
+        return None
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    return "__init__" if params else "attributes"
+
+
+class Host:
+    """The instance of the class under test and what loading it needs."""
+
+    def __init__(self) -> None:
+        self.cls: Any = None
+        self.request: dict[str, Any] = {}
+        self.obj: Any = None
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        for path in request.get("paths") or []:
+            if path not in sys.path:
+                sys.path.insert(0, path)
+        spec = importlib.util.spec_from_file_location("worldspec_original", request["file"])
+        if spec is None or spec.loader is None:
+            return {"ok": False, "error": f"cannot import {request['file']}"}
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["worldspec_original"] = module
+        spec.loader.exec_module(module)
+        cls = getattr(module, request["class"], None)
+        if not inspect.isclass(cls):
+            return {"ok": False, "error": f"the file defines no class {request['class']}"}
+        self.cls = cls
+        self.request = request
+        return self.reset()
+
+    def reset(self) -> dict[str, Any]:
+        if self.cls is None:
+            return {"ok": False, "error": "nothing is loaded"}
+        # a fresh copy each time: the class may keep and change the very objects it is given
+        load, data = self.request.get("load"), copy.deepcopy(self.request.get("data"))
+        if load == "auto":
+            load = _auto_load(self.cls, data)
+        if load == "__init__":
+            obj = self.cls(data) if data is not None else self.cls()
+        else:
+            obj = self.cls()
+            if load == "attributes":
+                for name, value in (data or {}).items():
+                    setattr(obj, name, value)
+            elif load:
+                getattr(obj, load)(data if data is not None else {})
+        self.obj = obj
+        methods = sorted(name for name, member in inspect.getmembers(self.cls)
+                         if not name.startswith("_") and callable(member))
+        return {"ok": True, "methods": methods, **self.state()}
+
+    def state(self) -> dict[str, Any]:
+        public = {k: v for k, v in vars(self.obj).items() if not k.startswith("_")}
+        sets = sorted(k for k, v in public.items() if isinstance(v, (set, frozenset)))
+        return {"state": plain(public), "sets": sets}
+
+    def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self.obj is None:
+            return {"ok": False, "error": "nothing is loaded"}
+        method = getattr(self.obj, name, None) if not name.startswith("_") else None
+        if method is None or not callable(method):
+            return {"ok": True, "raised": True, "unbound": True, "result": None,
+                    "error": f"no public method {name}", **self.state()}
+        try:
+            inspect.signature(method).bind(**args)
+        except TypeError as exc:
+            return {"ok": True, "raised": True, "unbound": True, "result": None,
+                    "error": str(exc), **self.state()}
+        except ValueError:
+            pass  # no signature to check (a builtin): let the call decide
+        try:
+            result = method(**args)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            return {"ok": True, "raised": True, "unbound": False, "result": None,
+                    "error": str(exc), "exception": type(exc).__name__, **self.state()}
+        return {"ok": True, "raised": False, "unbound": False, "result": plain(result),
+                "error": "", **self.state()}
+
+
+def main() -> None:
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    sink = _Sink()
+    sys.stdout = sink
+    sys.stderr = sink
+    sys.addaudithook(_audit)
+    host = Host()
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            op = request.get("op")
+            if op == "load":
+                answer = host.load(request)
+            elif op == "reset":
+                answer = host.reset()
+            elif op == "call":
+                answer = host.call(str(request["name"]), dict(request.get("args") or {}))
+            else:
+                answer = {"ok": False, "error": f"unknown request {op!r}"}
+        except MemoryError:
+            answer = {"ok": False, "fatal": "memory", "error": "the class ran out of memory"}
+        except RecursionError:
+            answer = {"ok": False, "error": "the class recursed too deeply"}
+        except BaseException as exc:  # the class's bug, at load time: reported, not fatal
+            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            text = json.dumps({"ok": False, "error": f"the answer is not JSON: {exc}"})
+        protocol.write(text + "\n")
+        protocol.flush()
+        if answer.get("fatal"):
+            return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,887 @@
+"""Read a Python environment class with libcst and write a WorldSpec skeleton for it.
+
+The class is read, never imported or run: libcst gives its structure (attributes assigned on
+``self`` in ``__init__`` and in a load method, public methods with their parameters, type
+hints, defaults, docstrings, and the dict literals they return); initial values are folded
+from literals only (module-level constant dicts, ``deepcopy(...)``, ``x.get("k", default)``,
+``CONST["k"]``), with :func:`ast.literal_eval`-style evaluation that runs nothing.
+
+The skeleton (:func:`emit_skeleton`) holds:
+
+- a ``world`` header named after the class, with its docstring;
+- ``config { results: ... }``: ``envscaler`` when every result dict is
+  ``{"success": True, "data": ...}`` or ``{"success": False, "error": ...}`` and no method
+  changes state before returning an error (the world's failures roll back, the original's
+  do not), otherwise ``bfcl`` (results are returned as they are);
+- one state item per public attribute, typed from its annotation, its initial value and the
+  sample data; a dict of dicts becomes a ``map`` of a record, or a ``table`` of an entity
+  when every row holds its own key;
+- one tool per public method: the parameters with their types, defaults and the docs of the
+  docstring's ``Args:`` (or ``:param x:``) section, the description, ``-> json``, and a body
+  that fails with ``not ported yet`` (the translation step fills it in), preceded by a
+  comment listing the result shapes the original returns.
+
+Every type comes from a table (:data:`SIMPLE_TYPES`); what cannot be typed is ``json``. The
+skeleton is checked with the compiler and any state item or parameter the compiler refuses is
+widened to ``json``, so the skeleton checks clean.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ParamInfo", "PortInputError",
+           "Skeleton", "emit_skeleton", "list_classes", "read_class", "worldspec_literal"]
+
+
+class PortInputError(Exception):
+    """The Python file cannot be read as a class to port; the message says why."""
+
+
+_UNKNOWN = object()
+
+#: Python annotation name -> WorldSpec type
+SIMPLE_TYPES: dict[str, str] = {"str": "str", "int": "int", "float": "float", "bool": "bool",
+                                "Any": "json", "object": "json", "dict": "map[str, json]",
+                                "Dict": "map[str, json]", "list": "list[json]",
+                                "List": "list[json]", "set": "list[json]", "Set": "list[json]",
+                                "tuple": "list[json]", "Tuple": "list[json]"}
+_SCALARS = ("str", "int", "float", "bool")
+_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|"
+                      r"Examples?|Notes?|Attributes|Methods)\s*:\s*$")
+_GOOGLE_ARG = re.compile(r"^\s*\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:[^:]*\s)?([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$")
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "add",
+             "discard", "setdefault", "popitem", "sort", "reverse"}
+_KEYWORDS = {"key", "all", "any", "exists", "nothing"}
+
+
+@dataclass
+class ParamInfo:
+    name: str
+    annotation: str | None
+    default: str | None
+    doc: str = ""
+
+
+@dataclass
+class MethodInfo:
+    name: str
+    params: list[ParamInfo]
+    returns: str | None
+    doc: str
+    #: the string keys of each dict literal the method returns, in order
+    result_keys: list[tuple[str, ...]] = field(default_factory=list)
+    #: whether it returns an error dict after changing ``self`` state
+    error_after_change: bool = False
+    raises: bool = False
+    source: str = ""
+    line: int = 0
+
+
+@dataclass
+class AttributeInfo:
+    name: str
+    annotation: str | None = None
+    value: Any = _UNKNOWN
+
+    @property
+    def known(self) -> bool:
+        return self.value is not _UNKNOWN
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    doc: str
+    attributes: dict[str, AttributeInfo]
+    methods: list[MethodInfo]
+    load_method: str | None
+    source: str
+    #: the literal seed of a ``random.Random(seed)`` the class keeps, if any
+    seed: int | None = None
+
+    @property
+    def convention(self) -> str:
+        """``envscaler`` or ``bfcl`` (see the module docstring)."""
+        shapes = [keys for m in self.methods for keys in m.result_keys]
+        if not shapes or not any("success" in keys for keys in shapes):
+            return "bfcl"
+        wrapped = all(set(keys) in ({"success", "data"}, {"success", "error"})
+                      for keys in shapes)
+        if wrapped and not any(m.error_after_change for m in self.methods):
+            return "envscaler"
+        return "bfcl"
+
+
+# ------------------------------------------------------------------ reading
+def _parse(source: str, filename: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise PortInputError(f"{filename}:{exc.raw_line}:{exc.raw_column}: not valid Python: "
+                             f"{exc.message}") from None
+
+
+def list_classes(source: str, filename: str = "<source>") -> list[str]:
+    """The names of the classes defined at the top level of ``source``."""
+    module = _parse(source, filename)
+    return [s.name.value for s in module.body if isinstance(s, cst.ClassDef)]
+
+
+def read_class(source: str, class_name: str | None = None, filename: str = "<source>"
+               ) -> ClassInfo:
+    """What :func:`emit_skeleton` needs to know about one class of ``source``."""
+    module = _parse(source, filename)
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    if class_name is None:
+        if len(classes) != 1:
+            names = ", ".join(sorted(classes)) or "none"
+            raise PortInputError(f"{filename} defines {len(classes)} classes ({names}): name "
+                                 "one with --class")
+        class_name = next(iter(classes))
+    node = classes.get(class_name)
+    if node is None:
+        names = ", ".join(sorted(classes)) or "none"
+        raise PortInputError(f"{filename} has no top-level class {class_name} (classes: "
+                             f"{names})")
+    constants = _module_constants(module)
+    functions = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    attributes: dict[str, AttributeInfo] = {}
+    for statement in node.body.body:  # class-level annotations: ``count: int = 0``
+        for small in _smalls(statement):
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                name = small.target.value
+                if not name.startswith("_"):
+                    info = attributes.setdefault(name, AttributeInfo(name))
+                    info.annotation = module.code_for_node(small.annotation.annotation)
+                    if small.value is not None:
+                        info.value = _fold(module.code_for_node(small.value), constants, {})
+    load = next((name for name in ("_load_scenario", "load_scenario", "_load", "load_state",
+                                   "load") if name in functions), None)
+    for setter in ("__init__", load):
+        if setter is not None and setter in functions:
+            _collect_attributes(module, functions[setter], constants, attributes)
+    methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
+    return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
+                     module.code_for_node(node), _random_seed(module, node, constants))
+
+
+class _SeedFinder(cst.CSTVisitor):
+    """The first ``Random(<literal>)`` (or ``Random(x.get("k", <literal>))``) in a class."""
+
+    def __init__(self, module: cst.Module, constants: Mapping[str, Any]) -> None:
+        self.module = module
+        self.constants = constants
+        self.seed: int | None = None
+        #: names assigned in the methods (``DEFAULT_COPY = deepcopy(DEFAULT)``)
+        self.local: dict[str, Any] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                value = _fold(self.module.code_for_node(node.value), self.constants, self.local)
+                if value is not _UNKNOWN:
+                    self.local[target.target.value] = value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else \
+            func.value if isinstance(func, cst.Name) else ""
+        if name != "Random" or len(node.args) != 1 or self.seed is not None:
+            return
+        value = _fold(self.module.code_for_node(node.args[0].value), self.constants,
+                      self.local)
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.seed = value
+
+
+def _random_seed(module: cst.Module, node: cst.ClassDef, constants: Mapping[str, Any]
+                 ) -> int | None:
+    finder = _SeedFinder(module, constants)
+    node.visit(finder)
+    return finder.seed
+
+
+def _module_constants(module: cst.Module) -> dict[str, Any]:
+    constants: dict[str, Any] = {}
+    for statement in module.body:
+        for small in _smalls(statement):
+            target: cst.BaseExpression | None = None
+            value: cst.BaseExpression | None = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            if isinstance(target, cst.Name) and value is not None:
+                folded = _fold(module.code_for_node(value), constants, {})
+                if folded is not _UNKNOWN:
+                    constants[target.value] = folded
+    return constants
+
+
+def _smalls(statement: cst.CSTNode) -> tuple[cst.BaseSmallStatement, ...]:
+    """The small statements of a simple statement line (none for a compound statement)."""
+    return tuple(statement.body) if isinstance(statement, cst.SimpleStatementLine) else ()
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
+                        constants: Mapping[str, Any], out: dict[str, AttributeInfo]) -> None:
+    # a parameter with a literal default stands for that default (``long_context=False``)
+    local: dict[str, Any] = {}
+    for param in [*function.params.params, *function.params.kwonly_params]:
+        if param.default is not None:
+            value = _fold(module.code_for_node(param.default), constants, {})
+            if value is not _UNKNOWN:
+                local[param.name.value] = value
+    for statement in function.body.body:
+        for small in _smalls(statement):
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None, str | None]] = []
+            if isinstance(small, cst.Assign):
+                pairs = [(t.target, small.value, None) for t in small.targets]
+            elif isinstance(small, cst.AnnAssign):
+                pairs = [(small.target, small.value,
+                          module.code_for_node(small.annotation.annotation))]
+            for target, value, annotation in pairs:
+                code = module.code_for_node(value) if value is not None else None
+                if isinstance(target, cst.Name) and code is not None:
+                    local[target.value] = _fold(code, constants, local)
+                if not (isinstance(target, cst.Attribute) and _is_self(target.value)):
+                    continue
+                name = target.attr.value
+                if name.startswith("_"):
+                    continue
+                info = out.setdefault(name, AttributeInfo(name))
+                if annotation is not None and info.annotation is None:
+                    info.annotation = annotation
+                if code is not None:
+                    folded = _fold(code, constants, local)
+                    if folded is not _UNKNOWN:
+                        info.value = folded
+
+
+def _fold(code: str, constants: Mapping[str, Any], local: Mapping[str, Any]) -> Any:
+    """The value of an expression built from literals and known names, or ``_UNKNOWN``.
+
+    Nothing is evaluated: the expression is parsed and only literals, known names,
+    ``deepcopy``/``dict``/``list``/``set`` copies, subscripts and ``.get(k, default)`` on
+    unknown mappings are folded.
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return _UNKNOWN
+    try:
+        return _fold_node(tree, constants, local, 0)
+    except (TypeError, KeyError, IndexError, ValueError, RecursionError):
+        return _UNKNOWN
+
+
+def _fold_node(node: ast.expr, constants: Mapping[str, Any], local: Mapping[str, Any],
+               depth: int) -> Any:
+    if depth > 40:
+        return _UNKNOWN
+
+    def fold(child: ast.expr) -> Any:
+        return _fold_node(child, constants, local, depth + 1)
+
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [fold(e) for e in node.elts]
+        if any(i is _UNKNOWN for i in items):
+            return _UNKNOWN
+        return set(items) if isinstance(node, ast.Set) else list(items)
+    if isinstance(node, ast.Dict):
+        out: dict[Any, Any] = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:
+                return _UNKNOWN
+            key, value = fold(k), fold(v)
+            if key is _UNKNOWN or value is _UNKNOWN:
+                return _UNKNOWN
+            out[key] = value
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = fold(node.operand)
+        return -value if isinstance(value, (int, float)) else _UNKNOWN
+    if isinstance(node, ast.Name):
+        if node.id in local:
+            return local[node.id]
+        return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Subscript):
+        base, index = fold(node.value), fold(node.slice)
+        if base is _UNKNOWN or index is _UNKNOWN:
+            return _UNKNOWN
+        return base[index]
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else ""
+        if name == "get" and isinstance(func, ast.Attribute) and len(node.args) == 2:
+            base = fold(func.value)
+            if base is _UNKNOWN:  # scenario.get("x", DEFAULT["x"]): the default
+                return fold(node.args[1])
+            key = fold(node.args[0])
+            return base.get(key, fold(node.args[1])) if isinstance(base, dict) else _UNKNOWN
+        if name in ("deepcopy", "copy", "dict", "list", "set") and len(node.args) <= 1:
+            if not node.args:
+                return {"dict": {}, "list": [], "set": set()}.get(name, _UNKNOWN)
+            value = fold(node.args[0])
+            if value is _UNKNOWN:
+                return _UNKNOWN
+            converted: Any = {"dict": dict, "list": list, "set": set}.get(name, lambda x: x)
+            return converted(value)
+    return _UNKNOWN
+
+
+class _BodyFacts(cst.CSTVisitor):
+    """The dict literals a method returns and whether an error follows a change of state."""
+
+    def __init__(self) -> None:
+        self.result_keys: list[tuple[str, ...]] = []
+        self.changed = False
+        self.error_after_change = False
+        self.raises = False
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.raises = True
+
+    def _target_is_self(self, node: cst.BaseExpression) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Attribute) and _is_self(node.value):
+                return True
+            node = node.value
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._target_is_self(t.target) for t in node.targets):
+            self.changed = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._target_is_self(node.target):
+            self.changed = True
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if self._target_is_self(node.target):
+            self.changed = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
+                and self._target_is_self(func.value):
+            self.changed = True
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if not isinstance(node.value, cst.Dict):
+            return
+        keys = tuple(e.key.evaluated_value for e in node.value.elements
+                     if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                     and isinstance(e.key.evaluated_value, str))
+        self.result_keys.append(keys)
+        failure = "error" in keys or any(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+            and e.key.evaluated_value == "success" and isinstance(e.value, cst.Name)
+            and e.value.value == "False" for e in node.value.elements)
+        if failure and self.changed:
+            self.error_after_change = True
+
+
+def _method(module: cst.Module, function: cst.FunctionDef) -> MethodInfo:
+    raw_doc = function.get_docstring() or ""
+    description, param_docs = _split_docstring(raw_doc)
+    params: list[ParamInfo] = []
+    for p in [*function.params.posonly_params, *function.params.params,
+              *function.params.kwonly_params]:
+        if p.name.value in ("self", "cls"):
+            continue
+        params.append(ParamInfo(
+            p.name.value,
+            module.code_for_node(p.annotation.annotation) if p.annotation else None,
+            module.code_for_node(p.default) if p.default is not None else None,
+            param_docs.get(p.name.value, "")))
+    facts = _BodyFacts()
+    function.body.visit(facts)
+    returns = module.code_for_node(function.returns.annotation) if function.returns else None
+    position = module.code.find(f"def {function.name.value}(")
+    line = module.code.count("\n", 0, position) + 1 if position >= 0 else 0
+    return MethodInfo(function.name.value, params, returns, description, facts.result_keys,
+                      facts.error_after_change, facts.raises, module.code_for_node(function),
+                      line)
+
+
+def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The description (text before the first section) and each parameter's doc."""
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        header = _SECTION.match(line)
+        sphinx = _SPHINX_ARG.match(line)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        if line.strip().startswith(":"):
+            section, current = "sphinx", None
+            continue
+        if header:
+            section = header.group(1).lower()
+            current = None
+            continue
+        if section is None:
+            description.append(line.strip())
+        elif section in ("args", "arguments", "parameters", "params"):
+            match = _GOOGLE_ARG.match(line)
+            indent = len(line) - len(line.lstrip())
+            if match and (current is None or indent <= _arg_indent.get(id(params), indent)):
+                current = match.group(1)
+                _arg_indent[id(params)] = indent
+                params[current] = match.group(3).strip()
+            elif current is not None and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+        elif section == "sphinx" and current is not None and line.strip():
+            params[current] = (params[current] + " " + line.strip()).strip()
+    _arg_indent.pop(id(params), None)
+    text = " ".join(" ".join(description).split())
+    return text, params
+
+
+#: the indentation of the argument lines of the docstring being split (by its dict's id)
+_arg_indent: dict[int, int] = {}
+
+
+# ------------------------------------------------------------------ typing
+def type_of_annotation(code: str | None) -> str | None:
+    """The WorldSpec type of a Python annotation, or None when there is none."""
+    if code is None:
+        return None
+    try:
+        tree = ast.parse(code.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return "json"
+    return _annotation(tree)
+
+
+def _annotation(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return type_of_annotation(node.value) or "json"
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "json"
+    if isinstance(node, ast.Attribute):  # typing.List
+        return SIMPLE_TYPES.get(node.attr, "json")
+    if isinstance(node, ast.Name):
+        return SIMPLE_TYPES.get(node.id, "json")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        parts = _union_parts(node)
+        return _optional(parts)
+    if isinstance(node, ast.Subscript):
+        head = node.value.attr if isinstance(node.value, ast.Attribute) else \
+            node.value.id if isinstance(node.value, ast.Name) else ""
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Optional" and len(args) == 1:
+            return _optional([args[0], ast.Constant(None)])
+        if head == "Union":
+            return _optional(args)
+        if head in ("List", "list", "Sequence") and len(args) == 1:
+            return f"list[{_annotation(args[0])}]"
+        if head in ("Set", "set", "FrozenSet", "frozenset") and len(args) == 1:
+            inner = _annotation(args[0])
+            return f"set[{inner}]" if inner in ("str", "int") else "list[json]"
+        if head in ("Dict", "dict", "Mapping") and len(args) == 2:
+            key = _annotation(args[0])
+            return f"map[{key if key in ('str', 'int') else 'str'}, {_annotation(args[1])}]" \
+                if key in ("str", "int") else "json"
+        if head == "Literal":
+            return "json"
+    return "json"
+
+
+def _union_parts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_union_parts(node.left), *_union_parts(node.right)]
+    return [node]
+
+
+def _optional(parts: list[ast.expr]) -> str:
+    nullable = any(isinstance(p, ast.Constant) and p.value is None for p in parts)
+    others = [p for p in parts if not (isinstance(p, ast.Constant) and p.value is None)]
+    if len(others) != 1:
+        return "json"
+    inner = _annotation(others[0])
+    if inner == "json" or not nullable:
+        return inner
+    return f"{inner}?"
+
+
+def type_of_value(value: Any) -> str | None:
+    """The WorldSpec type a sample value suggests, or None when it says nothing (None)."""
+    if value is None or value is _UNKNOWN:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        inner = _common({type_of_value(v) for v in value})
+        if isinstance(value, (set, frozenset)):
+            return f"set[{inner}]" if inner in ("str", "int") else "list[json]"
+        return f"list[{inner or 'json'}]"
+    if isinstance(value, dict):
+        key = _key_type(value)
+        if key is None:
+            return "json"
+        inner = _common({type_of_value(v) for v in value.values()})
+        return f"map[{key}, {inner or 'json'}]"
+    return "json"
+
+
+def _key_type(value: dict[Any, Any]) -> str | None:
+    """``str`` or ``int`` when every key of ``value`` is one (an empty dict: ``str``)."""
+    if all(isinstance(k, str) for k in value):
+        return "str"
+    if all(isinstance(k, int) and not isinstance(k, bool) for k in value):
+        return "int"
+    return None
+
+
+def _common(kinds: set[str | None]) -> str | None:
+    known = {k for k in kinds if k is not None}
+    if not known:
+        return None
+    if known == {"int", "float"}:
+        return "float"
+    if len(known) == 1:
+        only = known.pop()
+        return only if None not in kinds or only == "json" else \
+            (f"{only}?" if not only.endswith("?") else only)
+    return "json"
+
+
+# ------------------------------------------------------------------ literals
+def _string_literal(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def worldspec_literal(value: Any) -> str | None:
+    """``value`` as a WorldSpec literal, or None when it has none (a float like ``inf``)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        text = repr(value)
+        return text if any(c in text for c in ".e") else text + ".0"
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [worldspec_literal(v) for v in (sorted(value, key=repr)
+                                                if isinstance(value, (set, frozenset))
+                                                else value)]
+        if any(i is None for i in items):
+            return None
+        return "[" + ", ".join(i for i in items if i is not None) + "]"
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            if isinstance(k, bool) or not isinstance(k, (str, int)):
+                return None
+            inner = worldspec_literal(v)
+            if inner is None:
+                return None
+            parts.append(f"{_string_literal(k) if isinstance(k, str) else k}: {inner}")
+        return "{" + ", ".join(parts) + "}"
+    return None
+
+
+# ------------------------------------------------------------------ emitting
+@dataclass
+class Skeleton:
+    """The spec skeleton and what the reader should know about it."""
+
+    text: str
+    world: str
+    convention: str
+    tools: list[str]
+    notes: list[str] = field(default_factory=list)
+    #: the class as read (for the translation prompts)
+    info: ClassInfo | None = None
+
+
+def _singular_title(name: str) -> str:
+    base = name[:-3] + "y" if name.endswith("ies") else name[:-1] \
+        if name.endswith("s") and not name.endswith("ss") else name + "_item"
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"_+", base) if part) \
+        or "Item"
+
+
+def _doc(text: str, limit: int = 400) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 3].rstrip() + "..."
+
+
+@dataclass
+class _Plan:
+    """The typed choices of one skeleton, so they can be widened one by one."""
+
+    state_types: dict[str, str]
+    records: dict[str, tuple[str, dict[str, str], str | None]]  # state -> (name, fields, key)
+    param_types: dict[tuple[str, str], str]
+    widened: set[str] = field(default_factory=set)
+
+
+def _record_for(name: str, value: Any) -> tuple[str, dict[str, str], str | None] | None:
+    """A record (or entity, when each row holds its key) for a dict of dicts."""
+    if not isinstance(value, dict) or not value or _key_type(value) is None:
+        return None
+    rows = list(value.values())
+    if not all(isinstance(r, dict) and r and all(isinstance(k, str) for k in r) for r in rows):
+        return None
+    fields: dict[str, str] = {}
+    names: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in names:
+                names.append(key)
+    for key in names:
+        if any(k in _KEYWORDS for k in (key,)) or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            return None
+        kinds = {type_of_value(r.get(key)) for r in rows}
+        missing = any(key not in r for r in rows)
+        kind = _common(kinds) or "json"
+        if kind.startswith(("map[", "list[", "set[")) and "json" not in kind:
+            kind = kind  # nested typed collections are kept
+        if missing or None in kinds:
+            if kind != "json" and not kind.endswith("?"):
+                kind += "?"
+        fields[key] = kind
+    key_field = next((f for f in names if all(isinstance(r.get(f), str) and r.get(f) == k
+                                                for k, r in value.items())), None)
+    return _singular_title(name), fields, key_field
+
+
+def emit_skeleton(info: ClassInfo, data: Mapping[str, Any] | None = None, *,
+                  source_name: str = "", check: bool = True) -> Skeleton:
+    """The skeleton of ``info`` (see the module docstring), checked clean when ``check``."""
+    state_types: dict[str, str] = {}
+    records: dict[str, tuple[str, dict[str, str], str | None]] = {}
+    for name, attribute in info.attributes.items():
+        sample = data.get(name, _UNKNOWN) if data is not None else _UNKNOWN
+        value = sample if sample is not _UNKNOWN else attribute.value
+        record = _record_for(name, value)
+        annotated = type_of_annotation(attribute.annotation)
+        if record is not None and (annotated is None or "json" in annotated):
+            records[name] = record
+            continue
+        guessed = type_of_value(value)
+        if annotated is not None and annotated != "json":
+            state_types[name] = annotated
+        else:
+            state_types[name] = guessed or "json"
+    param_types: dict[tuple[str, str], str] = {}
+    for method in info.methods:
+        for p in method.params:
+            kind = type_of_annotation(p.annotation)
+            default = _fold(p.default, {}, {}) if p.default is not None else _UNKNOWN
+            if kind is None:
+                kind = type_of_value(default) or "json"
+            if default is None and kind != "json" and not kind.endswith("?"):
+                kind += "?"
+            param_types[(method.name, p.name)] = kind
+    plan = _Plan(state_types, records, param_types)
+    notes: list[str] = []
+    text, lines = _render(info, plan, data, source_name)
+    if check:
+        for _ in range(len(state_types) + len(records) + len(param_types) + 1):
+            bad = _refused_items(text, lines)
+            if not bad:
+                break
+            for item in bad:
+                plan.widened.add(item)
+                notes.append(f"{item}: the inferred type was refused by the compiler; "
+                             "widened to json")
+            text, lines = _render(info, plan, data, source_name)
+    if info.convention == "bfcl" and any("success" in k for m in info.methods
+                                         for k in m.result_keys):
+        notes.append("results: bfcl, because the class returns its own success/error dicts "
+                     "(or changes state before returning an error): tools return those dicts "
+                     "as values")
+    for method in info.methods:
+        if method.error_after_change:
+            notes.append(f"{method.name} changes state and then returns an error: a world's "
+                         "failure would roll that back, so it must return the error as a value")
+    return Skeleton(text, info.name, info.convention, [m.name for m in info.methods], notes,
+                    info)
+
+
+def _render(info: ClassInfo, plan: _Plan, data: Mapping[str, Any] | None,
+            source_name: str) -> tuple[str, dict[int, str]]:
+    """The skeleton's text, and which item each line types (to widen refused ones)."""
+    out: list[str] = []
+    lines: dict[int, str] = {}
+
+    def emit(text: str, item: str | None = None) -> None:
+        if item is not None:
+            lines[len(out) + 1] = item
+        out.append(text)
+
+    origin = f"{source_name} (class {info.name})" if source_name else f"class {info.name}"
+    emit(f"# Ported from {origin} by `worldspec port`: a skeleton; the tool bodies are")
+    emit("# translated from the original methods, then proven equal by `worldspec compare`.")
+    emit("")
+    emit(f"world {info.name} {_string_literal(_doc(info.doc.split(chr(10) * 2)[0]) or info.name)}")
+    emit("")
+    seed = f"  seed: {info.seed}" if info.seed is not None else ""
+    emit(f"config {{ results: {info.convention}{seed} }}")
+    emit("")
+    for state, (record, fields, key) in plan.records.items():
+        if f"state:{state}" in plan.widened:
+            continue
+        kind = "entity" if key is not None and not _default_rows(info, state, data) else "record"
+        emit(f"{kind} {record} {{", f"state:{state}")
+        for field_name, field_type in fields.items():
+            prefix = "key " if kind == "entity" and field_name == key else ""
+            emit(f"  {prefix}{field_name}: {field_type}", f"state:{state}")
+        emit("}", f"state:{state}")
+        emit("")
+    emit("state {")
+    for name in info.attributes:
+        item = f"state:{name}"
+        attribute = info.attributes[name]
+        if name in plan.records and item not in plan.widened:
+            record, fields, key = plan.records[name]
+            if key is not None and not _default_rows(info, name, data):
+                emit(f"  {name}: table {record}", item)
+                continue
+            kind = f"map[{_key_type(attribute.value) or 'str'}, {record}]" \
+                if isinstance(attribute.value, dict) else f"map[str, {record}]"
+            default = _record_map_literal(attribute.value, record, fields)
+        else:
+            kind = "json" if item in plan.widened else plan.state_types.get(name, "json")
+            default = _default_literal(attribute.value, kind)
+        emit(f"  {name}: {kind}" + (f" = {default}" if default is not None else ""), item)
+    emit("}")
+    for method in info.methods:
+        emit("")
+        for keys in _unique(method.result_keys)[:6]:
+            emit(f"# returns {{{', '.join(json.dumps(k) for k in keys)}}}")
+        if method.raises:
+            emit("# raises exceptions: fail with exactly the exception's text")
+        params = []
+        for p in method.params:
+            item = f"param:{method.name}.{p.name}"
+            kind = "json" if item in plan.widened else plan.param_types[(method.name, p.name)]
+            text = f"{p.name}: {kind}"
+            if p.default is not None:
+                literal = _default_literal(_fold(p.default, {}, {}), kind)
+                if literal is not None:
+                    text += f" = {literal}"
+            if p.doc:
+                text += f" {_string_literal(_doc(p.doc, 300))}"
+            params.append((text, item))
+        if params:
+            emit(f"tool {method.name}(")
+            for text, item in params:
+                emit(f"  {text},", item)
+            emit(") -> json")
+        else:
+            emit(f"tool {method.name}() -> json")
+        emit(f"  {_string_literal(_doc(method.doc) or method.name.replace('_', ' '))}")
+        emit("{")
+        emit(f"  fail \"not ported yet: {method.name}\"")
+        emit("}")
+    return "\n".join(out) + "\n", lines
+
+
+def _unique(items: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    seen: list[tuple[str, ...]] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _default_rows(info: ClassInfo, state: str, data: Mapping[str, Any] | None) -> bool:
+    """Whether the class starts ``state`` with rows of its own (a table could not hold them
+    as a default, so a map is used)."""
+    value = info.attributes[state].value
+    return isinstance(value, dict) and bool(value)
+
+
+def _default_literal(value: Any, kind: str) -> str | None:
+    if value is _UNKNOWN:
+        return None
+    if value is None and kind != "json" and not kind.endswith("?"):
+        return None
+    return worldspec_literal(value)
+
+
+def _record_map_literal(value: Any, record: str, fields: dict[str, str]) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    parts = []
+    for key, row in value.items():
+        if isinstance(key, bool) or not isinstance(key, (str, int)) or not isinstance(row, dict):
+            return None
+        inner = []
+        for name in fields:
+            if name not in row:
+                continue
+            literal = worldspec_literal(row[name])
+            if literal is None:
+                return None
+            inner.append(f"{name}: {literal}")
+        written = _string_literal(key) if isinstance(key, str) else str(key)
+        parts.append(f"{written}: {record}({', '.join(inner)})")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _refused_items(text: str, lines: dict[int, str]) -> set[str]:
+    from worldspec.compiler.api import check_source
+
+    result = check_source(text, "skeleton.world")
+    bad: set[str] = set()
+    for d in result.errors:
+        item = lines.get(d.span.line)
+        if item is not None:
+            bad.add(item)
+    if result.errors and not bad:  # an error we cannot place: widen everything typed
+        bad = set(lines.values())
+    return bad

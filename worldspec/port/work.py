@@ -1,0 +1,83 @@
+"""The work of ``worldspec port`` on one class, as a batch worker does it (here or on Ray).
+
+:func:`port_work` is a :data:`~llm_frontend.batch.ClientWork`: it gets the worker's model
+client, a :class:`PortPayload` the driver prepared (the class's source travels with it) and a
+usage record, and returns a picklable :class:`PortResult`. Nothing here writes outputs or the
+batch journal; the request journal (every model request and answer) is written where the
+payload says.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldspec.llm_frontend.client import LLMClient, Usage
+from worldspec.port.compare import Original
+from worldspec.port.translate import PortOptions, RequestJournal, port_class
+
+__all__ = ["PortPayload", "PortResult", "port_work"]
+
+
+@dataclass(frozen=True)
+class PortPayload:
+    """One class to port, with everything needed to do it on another machine."""
+
+    file: str
+    source: str
+    class_name: str
+    data: dict[str, Any] | None
+    load: str | None
+    seed_key: str | None
+    ignore: tuple[str, ...]
+    options: PortOptions
+    requests: str | None
+    #: whether to print each step on stderr (a long port, e.g. a model answered by hand)
+    progress: bool = False
+
+
+@dataclass
+class PortResult:
+    """What came of one class: the outcome as JSON, the world text, the skeleton's notes."""
+
+    accepted: bool
+    text: str | None
+    outcome: dict[str, Any]
+    notes: list[str]
+
+
+def _file_here(payload: PortPayload) -> Path:
+    """The class's file on this machine: its own path when it holds the same text, else a
+    copy in a temporary folder (a Ray worker on another machine)."""
+    path = Path(payload.file)
+    try:
+        if path.read_text(encoding="utf-8") == payload.source:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    folder = Path(tempfile.mkdtemp(prefix="worldspec-port-"))
+    copy = folder / path.name
+    copy.write_text(payload.source, encoding="utf-8")
+    return copy
+
+
+async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> PortResult:
+    """Read, skeleton, translate, compare and repair one class."""
+    from worldspec.port.skeleton import emit_skeleton, read_class
+
+    info = read_class(payload.source, payload.class_name, Path(payload.file).name)
+    skeleton = emit_skeleton(info, payload.data, source_name=Path(payload.file).name)
+    original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
+                        payload.seed_key, payload.ignore)
+    journal = RequestJournal(client, payload.requests)
+    label = f"{Path(payload.file).name}:{payload.class_name}"
+
+    def on_step(text: str) -> None:
+        print(f"\nport {label}: {text}", file=sys.stderr, flush=True)
+
+    outcome = await port_class(journal, skeleton, original, payload.options, usage=spent,
+                               on_step=on_step if payload.progress else None)
+    return PortResult(outcome.accepted, outcome.text, outcome.to_json(), skeleton.notes)
