@@ -354,7 +354,8 @@ def _next(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
 def _draw(ty: Typer, call: n.Call, what: str) -> None:
     ty.changes_state = True
     if not ty.context.may_draw:
-        where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check"}.get(
+        where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
+                 "load": "on load (loading is deterministic)"}.get(
             ty.context.where, ty.context.where)
         code = "WS505" if ty.context.where in ("invariant", "check") else "WS403"
         ty.report(code, call, f"{what} draws from the episode's generators, which {where} "

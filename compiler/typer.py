@@ -41,13 +41,18 @@ NO_FACTS = Facts()
 #: Deeper expressions are reported (WS105) rather than checked.
 MAX_EXPR_DEPTH = 200
 
+#: How diagnostics name each kind of local.
+_LOCAL_WORDS = {"param": "parameter", "loop": "loop variable", "local": "local",
+                "binding": "case variable", "lambda": "lambda parameter",
+                "quantifier": "quantifier variable"}
+
 _ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
 
 
 def path_of(expr: n.Node) -> str | None:
     """``x``, ``x.f.g`` for name/field chains; ``None`` for anything else."""
     if isinstance(expr, n.NameRef):
-        return expr.name
+        return "state." + expr.name if expr.qualified else expr.name
     if isinstance(expr, n.Attribute):
         base = path_of(expr.obj)
         return f"{base}.{expr.name.name}" if base else None
@@ -69,6 +74,7 @@ class Typer:
         self.loops = 0
         self.too_deep = False
         self.unions = {u.name: frozenset(u.variants.values()) for u in world.unions.values()}
+        self.qualified: set[str] = set()   # state items read as `state.x`
 
     # ------------------------------------------------------------ helpers
     def report(self, code: str, node: n.Node, message: str, *, hints: Iterable[str] = (),
@@ -121,7 +127,7 @@ class Typer:
         self.changes_state = True
         if not self.context.may_change_state:
             where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
-                     "default": "a default value", "solution": "a solution",
+                     "default": "a default value", "solution": "a solution", "load": "on load",
                      "data": "data"}.get(self.context.where, self.context.where)
             self.report("WS403", node, f"{what} changes the state, which {where} may not do")
 
@@ -234,6 +240,8 @@ class Typer:
 
     def expr_NameRef(self, e: n.NameRef, expected: t.Type | None) -> t.Type:
         name = e.name
+        if e.qualified:
+            return self._qualified_state(e)
         local = self.scope.lookup(name)
         if local is not None:
             local.used = True
@@ -244,6 +252,10 @@ class Typer:
         if state is not None:
             self.program.resolutions[id(e)] = Resolution("state", name)
             return self._narrow(e, state.type)
+        const = self.world.consts.get(name)
+        if const is not None:
+            self.program.resolutions[id(e)] = Resolution("const", name)
+            return const.type or const.declared or t.UNKNOWN
         if name == "now":
             self.program.resolutions[id(e)] = Resolution("builtin", name)
             return t.DATETIME
@@ -280,6 +292,38 @@ class Typer:
                      "only understood where that enum is expected"]
         self.report("WS201", e, f"unknown name '{name}'", hints=hints)
         return t.UNKNOWN
+
+    def _qualified_state(self, e: n.NameRef) -> t.Type:
+        """``state.x``: the state item ``x``, whatever local has that name."""
+        self.qualified.add(e.name)
+        local = self.scope.lookup("state")
+        if local is not None:
+            local.used = True
+            base = t.strip_optional(local.type)
+            info = self.world.records.get(base.name) if isinstance(base, t.Named) else None
+            if info is not None and e.name in info.fields:
+                self.report("WS216", e, f"'state.{e.name}' is the state item '{e.name}', not "
+                            f"the field of the {_LOCAL_WORDS[local.kind]} 'state'",
+                            hints=["bind the value to another name to read its field"])
+        state = self.world.state.get(e.name)
+        if state is None:
+            self.report("WS215", e, f"the world has no state item '{e.name}'",
+                        hints=did_you_mean(e.name, self.world.state))
+            return t.UNKNOWN
+        self.program.resolutions[id(e)] = Resolution("state", e.name)
+        return self._narrow(e, state.type)
+
+    def shadowing(self) -> None:
+        """Warn about each local or parameter named like a state item (WS214), unless the
+        body reads the state item as ``state.x`` (the author has told the two apart)."""
+        for local in self.scope.all_locals:
+            if local.name in self.world.state and local.name not in self.qualified:
+                what = _LOCAL_WORDS[local.kind]
+                kind = self.world.state[local.name].kind
+                item = "table" if kind == "table" else "state item"
+                self.report("WS214", local.node, f"{what} '{local.name}' shadows the {item} "
+                            f"'{local.name}': here '{local.name}' means the {what}",
+                            hints=[f"write state.{local.name} for the {item}"])
 
     def _names_in_scope(self, expected: t.Type | None) -> list[str]:
         names = [name for frame in self.scope.frames for name in frame]
@@ -658,7 +702,9 @@ class Typer:
     def target(self, target: n.Expr) -> t.Type:
         """Type an assignment target and report what cannot be assigned."""
         if isinstance(target, n.NameRef):
-            local = self.scope.lookup(target.name)
+            if target.qualified:
+                self.qualified.add(target.name)
+            local = None if target.qualified else self.scope.lookup(target.name)
             if local is not None:
                 self.program.resolutions[id(target)] = Resolution(
                     "param" if local.kind == "param" else "local", target.name)

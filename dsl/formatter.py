@@ -346,7 +346,7 @@ class _ExprPrinter:
         return "none", Prec.ATOM
 
     def print_NameRef(self, e: n.NameRef) -> _Printed:
-        return e.name, Prec.ATOM
+        return ("state." + e.name if e.qualified else e.name), Prec.ATOM
 
     def print_ListLit(self, e: n.ListLit) -> _Printing:
         items: list[str] = []
@@ -813,6 +813,24 @@ class _Layout:
         pending = self.start(d, "config", indent, blank)
         self.finish(self.section(pending, d.items, d.span, indent, self.member), d.span.end_line)
 
+    def print_ResultsDecl(self, d: n.ResultsDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "results", indent, blank)
+        self.finish(self.section(pending, d.shapes, d.span, indent, self.member), d.span.end_line)
+
+    def print_ResultShape(self, it: n.ResultShape, indent: int, blank: _Blank) -> None:
+        self.simple(it, f"{it.name.name}: {self.ex.expr(it.value)}", indent, blank)
+
+    def print_LoadDecl(self, d: n.LoadDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "on load", indent, blank)
+        self.finish(self.section(pending, d.body.body, d.body.span, indent, self.member),
+                    d.span.end_line)
+
+    def print_ConstDecl(self, d: n.ConstDecl, indent: int, blank: _Blank) -> None:
+        head = "const " + d.name.name
+        if d.type is not None:
+            head += ": " + type_text(d.type)
+        self.with_doc(d, head + " = " + self.ex.expr(d.value), d.doc, "", indent, blank)
+
     def print_ConfigItem(self, it: n.ConfigItem, indent: int, blank: _Blank) -> None:
         self.data(it, it.name.name + ": ", it.value, "", indent, blank)
 
@@ -874,6 +892,8 @@ class _Layout:
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
         head = ("key " if f.is_key else "") + f"{f.name.name}: {type_text(f.type)}"
+        if f.alias is not None:
+            head += " from " + quote_string(f.alias)
         if f.default is not None:
             head += " = " + self.ex.expr(f.default)
         self.with_doc(f, head, f.doc, "", indent, blank)
@@ -893,7 +913,7 @@ class _Layout:
             kind_text = "sequence " + quote_string(kind.format)
         else:
             kind_text = type_text(kind)
-        head = f"{it.name.name}: {kind_text}"
+        head = ("private " if it.private else "") + f"{it.name.name}: {kind_text}"
         if it.default is not None:
             head += " = " + self.ex.expr(it.default)
         self.with_doc(it, head, it.doc, "", indent, blank)
@@ -1039,7 +1059,8 @@ class _Layout:
         self.simple(s, text, indent, blank)
 
     def print_Fail(self, s: n.Fail, indent: int, blank: _Blank) -> None:
-        self.simple(s, "fail " + self.ex.expr(s.message), indent, blank)
+        self.simple(s, ("fail keep " if s.keep else "fail ") + self.ex.expr(s.message), indent,
+                    blank)
 
     def print_Break(self, s: n.Break, indent: int, blank: _Blank) -> None:
         self.simple(s, "break", indent, blank)

@@ -92,6 +92,20 @@ def _both(world: Any, config: dict[str, Any], calls: list[tuple[str, dict[str, A
 OPEN = {"authenticated": True, "market_status": "Open"}
 
 
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("place_order", {"order_type": "Buy", "symbol": "AAPL"}),
+    ("place_order", {}),
+    ("get_stock_info", {"symbol": "AAPL", "exchange": "NYSE"}),
+    ("get_current_time", {"zone": "UTC"}),
+    ("filter_stocks_by_price", {"stocks": ["AAPL"], "min_price": 1}),
+])
+def test_argument_errors_are_pythons(world: Any, name: str, kwargs: dict[str, Any]) -> None:
+    """`arguments: python`: a missing or unexpected argument fails with the TypeError text the
+    original's method raises."""
+    ((outcome, error),) = PEER.run_calls(world, OPEN, [(name, kwargs)])
+    assert outcome.raised and error is not None
+
+
 def test_place_order_reports_pending_but_stores_open(world: Any) -> None:
     placed, details = _both(world, OPEN, [
         ("place_order", {"order_type": "Buy", "symbol": "AAPL", "price": 200, "amount": 3}),

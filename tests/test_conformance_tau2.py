@@ -255,9 +255,8 @@ def probe_gap(step: dict[str, Any]) -> tuple[str, str] | None:
         return "skip", "requestor 'user': Episode.call has no requestor"
     if name not in TOOLS:
         return "flag", "unknown tool: the runtime's own message"
-    if step["error"] and ("positional argument" in content or "unexpected keyword" in content
-                          or "object has no attribute" in content):
-        return "flag", "bad arguments: the runtime validates them with its own messages"
+    if step["error"] and "object has no attribute" in content:
+        return "flag", "ill-typed arguments: the runtime validates them with its own messages"
     if name == "exchange_delivered_order_items" and not args.get("item_ids") \
             and not step["error"]:
         return "stop", "exchange with empty lists: tau2 stores the integer 0, we store 0.0"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import DRAWS
-from worldspec.compiler.codegen.names import enum_member, py_name
+from worldspec.compiler.codegen.names import const_name, enum_member, py_name
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
@@ -230,6 +230,8 @@ class ExprCompiler:
             return self._state(e.name, env.ep, env, id(e) in self.program.narrowed)
         if res.kind == "builtin" and e.name == "now":
             return f"{env.ep}.clock"
+        if res.kind == "const":
+            return const_name(e.name)
         if res.kind == "enum_member":
             return f"{self.tables.class_name(res.owner or '')}.{enum_member(e.name)}"
         if res.kind == "initial":

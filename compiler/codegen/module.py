@@ -21,7 +21,13 @@ from worldspec.compiler import types as t
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
-from worldspec.compiler.codegen.names import enum_member, file_label, py_name, snake_case
+from worldspec.compiler.codegen.names import (
+    const_name,
+    enum_member,
+    file_label,
+    py_name,
+    snake_case,
+)
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
@@ -131,8 +137,11 @@ class WorldGenerator:
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
                     for f in fields}
         lines += ["", f"{_INDENT}@classmethod",
-                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:",
-                  f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
+                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:"]
+        aliases = {f.node.alias: f.name for f in fields if f.node.alias is not None}
+        if aliases:  # the original's keys (`from "..."`) become the field names first
+            lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
+        lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
                   f"{_INDENT * 2}return cls("]
         for f in fields:
             src = f"d[{f.name!r}]"
@@ -232,7 +241,18 @@ class WorldGenerator:
                 loader = self.tables.loader(s.type, f"data[{key}]", repr(f"$.{s.name}"))
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+        if self.world.load_node is not None:
+            lines.append("self._on_load()")
         return lines
+
+    def on_load_method(self, node: n.LoadDecl) -> str:
+        """``on load { ... }`` as a method run at the end of ``_load``, with a fresh budget."""
+        body = StatementCompiler(self.x, Env(ep="self"), indent=1, once=True)
+        body.block(node.body.body)
+        anchor = f"  # {file_label(node.span.file)}:{node.span.line}"
+        lines = [f"def _on_load(self) -> None:{anchor}",
+                 f"{_INDENT}rt.refill(self)", *body.lines]
+        return "\n".join(_indent(lines, 1))
 
     def invariant_lines(self) -> list[str]:
         lines: list[str] = []
@@ -342,8 +362,14 @@ class WorldGenerator:
                     if p.default is None and not isinstance(p.type, t.Optional)]
         # null is a value of a required `json` parameter (its schema allows it), not a gap
         nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
-        check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
-            f", nullable={tuple(nullable)!r})" if nullable else ")")
+        if self.world.config.arguments == "python":
+            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
+            check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
+                     f"{tuple(required)!r}, "
+                     f"{function!r})")
+        else:
+            check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
+                f", nullable={tuple(nullable)!r})" if nullable else ")")
         lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
                  f"{_INDENT}{check}"]
         call_args = []
@@ -364,6 +390,11 @@ class WorldGenerator:
                 load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
             else:
                 load = self.tables.loader(p.type, src, path)
+                if p.not_found is not None:
+                    # the parameter's own message for a value that does not fit its type
+                    env = Env(ep="ep", locals={p.name: "key"})
+                    load = (f"rt.fitting(lambda: {load}, {src}, "
+                            f"lambda key: {self.x.value(p.not_found, env)})")
             if p.default is not None:
                 default = self.x.value(p.default, Env(ep="ep"))
                 load = f"({load} if args.get({p.name!r}) is not None else {default})"
@@ -453,6 +484,23 @@ class WorldGenerator:
                 f"split={split.name.name if split else None!r}, doc={node.doc!r}"
                 f"{_replies_arg(node.solution)})")
 
+    def result_methods(self, node: n.ResultsDecl) -> list[str]:
+        """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
+        the world's shapes (``failed`` matches a result against the failure shape)."""
+        shapes = {shape.name.name: shape.value for shape in node.shapes}
+        success = self.x.value(shapes["success"], Env(ep="self", locals={"value": "value"}),
+                               t.JSON)
+        failure = self.x.value(shapes["failure"], Env(ep="self", locals={"message": "message"}),
+                               t.JSON)
+        return ["\n".join(_indent(lines, 1)) for lines in (
+            ["def _success(self, value: Any) -> Any:",
+             f"{_INDENT}value = v.export_value(value)",
+             f"{_INDENT}return {success}"],
+            ["def _failure(self, message: str) -> Any:",
+             f"{_INDENT}return {failure}"],
+            ["def failed(self, result: Any) -> bool:",
+             f"{_INDENT}return rt.fits_shape(result, self._failure(rt.HOLE))"])]
+
     # ------------------------------------------------------------ module
     def render(self) -> str:
         w = self.world
@@ -462,6 +510,10 @@ class WorldGenerator:
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
+        if w.load_node is not None:
+            methods.append(self.on_load_method(w.load_node))
+        if w.config.results == "custom" and w.results_node is not None:
+            methods += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
                      for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
@@ -475,7 +527,15 @@ class WorldGenerator:
         spec_hash = hashlib.sha256("".join(
             f"{path}\0{text}\0" for path, text in sorted(relative.items())).encode()
         ).hexdigest()
+        consts = []
+        for const in w.consts.values():
+            typ = const.type or t.UNKNOWN
+            value = self.x.value(const.node.value, Env(ep="None"), typ)
+            anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
+            consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
+                          f"= {value}  # {anchor}")
         return _template().render(
+            consts=consts,
             version=GENERATOR_VERSION,
             sources=", ".join(sorted(file_label(p) for p in self.sources)),
             spec_hash=spec_hash,
@@ -490,6 +550,8 @@ class WorldGenerator:
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
+            private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
+                s.node.private for s in w.state.values()) else "",
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],

@@ -26,7 +26,13 @@ from itertools import compress
 from typing import Any, ClassVar, Generic, TypeVar
 
 from worldspec.runtime import budget
-from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, ToolError
+from worldspec.runtime.errors import (
+    ArgumentError,
+    InternalError,
+    InvariantError,
+    KeptError,
+    ToolError,
+)
 from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
@@ -479,6 +485,8 @@ class Episode:
 
     WORLD: ClassVar[str] = ""
     RESULTS: ClassVar[str] = "envscaler"
+    #: state items stored and hashed but left out of export_state() (``private`` in the spec)
+    PRIVATE: ClassVar[frozenset[str]] = frozenset()
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
@@ -783,6 +791,8 @@ class Episode:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
             result = self._success(value)
+        except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
+            return self._kept(spec, exc)
         except ToolError as exc:
             self._abort(mark)
             return self._fail(exc)
@@ -801,6 +811,18 @@ class Episode:
         self.clock = clock
         self._last_raw = value
         return result
+
+    def _kept(self, spec: ToolSpec, error: KeptError) -> Any:
+        """A ``fail keep`` failure: what the call changed stays (and so do its draws), unless
+        the state it leaves breaks an invariant; then the call is undone like any other."""
+        try:
+            if not spec.read_only:
+                self._check_invariants()
+        except ToolError as exc:
+            self._abort(self._call_mark)
+            return self._fail(exc)
+        self._rng_saved = None
+        return self._fail(error)
 
     def _ticked(self) -> dt.datetime:
         """The clock after a successful call; a clock at the end of time fails the call."""
@@ -879,11 +901,15 @@ class Episode:
         return isinstance(result, dict) and set(result) == {"error"}
 
     # -------------------------------------------------------------------- state
-    def export_state(self) -> dict[str, Any]:
-        """The whole state as plain JSON data (tables as lists of rows)."""
+    def export_state(self, *, private: bool = False) -> dict[str, Any]:
+        """The public state as plain JSON data (tables as lists of rows); with ``private``,
+        the world's private state items too (they are always stored, hashed and diffed)."""
         out: dict[str, Any] = {name: [r.export() for r in t.rows.values()]
                                for name, t in self.tables.items()}
-        out.update(self.state.export())
+        values = self.state.export()
+        if self.PRIVATE and not private:
+            values = {k: x for k, x in values.items() if k not in self.PRIVATE}
+        out.update(values)
         return out
 
     def state_hash(self) -> str:
@@ -924,7 +950,10 @@ class Episode:
         mine, theirs = self.state.export(), other.state.export()
         for name in mine:
             if mine[name] != theirs.get(name):
-                changes.append({"path": name, "old": theirs.get(name), "new": mine[name]})
+                change = {"path": name, "old": theirs.get(name), "new": mine[name]}
+                if name in self.PRIVATE:
+                    change["private"] = True
+                changes.append(change)
         for name, table in self.tables.items():
             old_rows = other.tables[name].rows
             for key, row in table.rows.items():

@@ -30,11 +30,12 @@ from worldspec.runtime.budget import (
     each,
     join,
     out_of_steps,
+    refill,
     replace,
     step,
     width,
 )
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
@@ -44,13 +45,14 @@ __all__ = [
     # the per-call budget (worldspec.runtime.budget), re-exported for the generated code
     "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
     "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
-    "width", "replace", "join", "check_spec",
+    "width", "replace", "join", "check_spec", "refill",
     "Exported", "MAX_POWER_BITS", "power", "as_float",
     "int_range", "present", "text", "to_int", "to_float", "parse_date",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
+    "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
 ]
 
@@ -299,6 +301,59 @@ def check_arguments(args: Mapping[str, Any], allowed: tuple[str, ...],
     for name in required:
         if name not in args or (args[name] is None and name not in nullable):
             raise ArgumentError(f"Missing required argument {json.dumps(name)}.")
+
+
+def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
+                           required: tuple[str, ...], function: str) -> None:
+    """:func:`check_arguments` with the messages of the ``TypeError`` Python raises when
+    ``function(**args)`` gets an unexpected or lacks a required keyword argument (``config {
+    arguments: python }``). As in Python, an explicit null is a value, not a missing argument:
+    the parameter's type then decides."""
+    for name in args:
+        if name not in allowed:
+            raise ArgumentError(f"{function}() got an unexpected keyword argument '{name}'")
+    missing = [name for name in required if name not in args]
+    if missing:
+        quoted = [f"'{name}'" for name in missing]
+        listed = quoted[0] if len(quoted) == 1 else \
+            " and ".join(quoted) if len(quoted) == 2 else \
+            ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+        plural = "argument" if len(missing) == 1 else "arguments"
+        raise ArgumentError(f"{function}() missing {len(missing)} required positional "
+                            f"{plural}: {listed}")
+
+
+def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) -> T:
+    """An argument loaded by ``load``; one that does not fit the parameter's type fails with
+    the parameter's own message (its ``else``), built from the JSON value ``given``."""
+    try:
+        return load()
+    except ArgumentError:
+        raise ArgumentError(message(given)) from None
+
+
+#: The message a custom failure shape is built with to recognise failures (``failed()``):
+#: text no tool message holds.
+HOLE = "\x00worldspec:message\x00"
+
+
+def fits_shape(result: Any, shape: Any) -> bool:
+    """Whether ``result`` has the failure ``shape`` (built with :data:`HOLE` as the message):
+    the same keys, the same constants (``false`` is not ``0``), any text where the message
+    stands, and around it, in a text, the same prefix and suffix."""
+    if isinstance(shape, str):
+        if HOLE not in shape:
+            return result == shape and isinstance(result, str)
+        before, _, after = shape.partition(HOLE)
+        return isinstance(result, str) and len(result) >= len(before) + len(after) and \
+            result.startswith(before) and result.endswith(after)
+    if isinstance(shape, dict):
+        return isinstance(result, dict) and result.keys() == shape.keys() and \
+            all(fits_shape(result[k], shape[k]) for k in shape)
+    if isinstance(shape, (list, tuple)):
+        return isinstance(result, (list, tuple)) and len(result) == len(shape) and \
+            all(fits_shape(r, s) for r, s in zip(result, shape, strict=True))
+    return type(result) is type(shape) and result == shape
 
 
 def quote(value: Any) -> str:

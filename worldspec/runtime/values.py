@@ -35,7 +35,7 @@ __all__ = [
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
-    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS",
+    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias",
 ]
 
 T = TypeVar("T")
@@ -228,6 +228,25 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
             raw = int(k)
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
+
+
+def unalias(value: object, path: str, aliases: Mapping[str, str]) -> object:
+    """An object with each alias key (the original's name of a field, ``from "..."``)
+    renamed to its field; giving a field under both names is refused."""
+    if not isinstance(value, dict) or not any(alias in value for alias in aliases):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = aliases.get(key, key)
+        if name in out or (name != key and name in value):
+            raise ArgumentError(f"{path}: field {json.dumps(name)} is given twice (also as "
+                                f"{json.dumps(key if name != key else _alias_of(name, aliases))})")
+        out[name] = item
+    return out
+
+
+def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
+    return next(alias for alias, field in aliases.items() if field == name)
 
 
 def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[str, Any]:
