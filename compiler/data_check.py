@@ -559,6 +559,8 @@ class _Validator:
     def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
         """An object key (always text in data) as a value of ``typ``."""
         base = t.strip_optional(typ)
+        if base == t.JSON and text.isascii() and text.isdigit() and len(text) <= _MAX_INT_DIGITS:
+            return int(text)  # a json key: all-digit text is an int key (as the runtime reads it)
         if isinstance(base, t.Prim) and base.name == "int":
             if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
                 return self.report("WS601", loc, f"int keys are decimal integers in data, "
@@ -596,7 +598,9 @@ class _Validator:
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
-            out[name] = self.check(item, info.type, loc.field(name))
+            checked = self.check(item, info.type, loc.field(name))
+            if checked is not None or not info.may_be_absent:
+                out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
                    and (_required(f) or f.name in need)]
@@ -848,6 +852,12 @@ def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
     return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
 
 
+def _check_number(v: _Validator, value: object, loc: _Loc) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return v.mismatch(loc, "a finite number", value)
+    return value if _is_number(value) else v.mismatch(loc, "number", value)
+
+
 def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
     return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
 
@@ -925,6 +935,7 @@ _PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
     "str": _check_str,
     "int": _check_int,
     "float": _check_float,
+    "number": _check_number,
     "bool": _check_bool,
     "date": _check_date,
     "datetime": _check_datetime,

@@ -35,6 +35,8 @@ class FieldInfo:
     doc: str | None
     is_key: bool
     node: n.Field
+    #: ``name?: T``: the field may be absent (stored as none, left out of the JSON)
+    may_be_absent: bool = False
 
 
 @dataclass
@@ -255,6 +257,9 @@ class ProgramModel:
     #: id(expression) -> the float-holding type it is stored as: an ``int`` value widened to
     #: ``float`` (or a list of them) is converted where it is stored, so a float stays a float
     widened: dict[int, Type] = field(default_factory=dict)
+    #: (world, tool) of the tools whose body asks ``given(p)``: they receive the names of the
+    #: arguments the caller sent
+    uses_given: set[tuple[str, str]] = field(default_factory=set)
     #: the modules, kept alive so the ids above stay valid
     modules: list[n.Module] = field(default_factory=list)
 

@@ -39,6 +39,8 @@ __all__ = ["VisibleDecl", "build_world", "resolve_type_expr", "GENERIC_TYPES"]
 
 #: Generic builtin types and how many type arguments each takes.
 GENERIC_TYPES = {"list": 1, "set": 1, "map": 2}
+#: primitive type -> the kind of refinement it takes (a range of values, or a length)
+_REFINED = {"str": "str", "int": "number", "float": "number", "number": "number"}
 
 _NAME_CHECKED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -83,17 +85,18 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
                 base = t.SetOf(args[0], refinement)
             else:
                 key = args[0]
-                if not (key in (t.STR, t.INT) or t.is_unknown(key) or
+                if not (key in (t.STR, t.INT, t.JSON) or t.is_unknown(key) or
                         (isinstance(key, t.Named) and key.kind == "enum")):
                     sink.report("WS308", texpr.args[0].span,
-                                f"map keys must be str, int or an enum, not {t.show(key)}")
+                                f"map keys must be str, int, an enum or json (int and str keys "
+                                f"mixed), not {t.show(key)}")
                 base = t.MapOf(key, args[1], refinement)
     else:
         if texpr.args:
             sink.report("WS307", texpr.span, f"{name} takes no type arguments")
         if name in t.PRIMITIVES:
             prim = t.PRIMITIVES[name]
-            kind = {"str": "str", "int": "number", "float": "number"}.get(name, "")
+            kind = _REFINED.get(name, "")
             refinement = _refinement(texpr, kind, sink)
             base = t.Prim(name, refinement) if refinement else prim
         elif name in world.enums:
@@ -109,8 +112,7 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
             alias = world.aliases[name]
             base = alias.type
             if texpr.constraints:
-                kind = {"str": "str", "int": "number", "float": "number"}.get(
-                    base.name if isinstance(base, t.Prim) else "", "")
+                kind = _REFINED.get(base.name if isinstance(base, t.Prim) else "", "")
                 refinement = _refinement(texpr, kind, sink)
                 if refinement and isinstance(base, t.Prim):
                     base = t.Prim(base.name, _merge(base.refinement, refinement))
@@ -165,6 +167,23 @@ def _refinement(texpr: n.TypeExpr, kind: str, sink: DiagnosticSink) -> t.Refinem
     if low is None and high is None and pattern is None:
         return None
     return t.Refinement(low, high, pattern)
+
+
+def _absent_field_type(rec: RecordInfo, f: n.Field, typ: t.Type,
+                       sink: DiagnosticSink) -> t.Type:
+    """The type of a field that may be absent (``name?: T``): ``T?``, none meaning absent."""
+    problem = None
+    if rec.kind != "record":
+        problem = (f"'{f.name.name}?' may be absent, which only record fields may be; a row "
+                   f"of {rec.name} has every field (make it optional: {f.name.name}: T?)")
+    elif isinstance(typ, t.Optional) or typ == t.JSON:
+        problem = (f"'{f.name.name}?' may be absent, so it cannot also be null "
+                   f"({t.show(typ)}): none is how an absent field reads")
+    elif f.default is not None:
+        problem = f"'{f.name.name}?' may be absent, so it has no default"
+    if problem is not None:
+        sink.report("WS323", f.span, problem)
+    return t.make_optional(typ)
 
 
 def _check_builtin_clash(ident: n.Ident, what: str, sink: DiagnosticSink,
@@ -256,7 +275,10 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
             if not _first(seen_fields, f.name, sink, "WS204", "field"):
                 continue
             typ = resolve_type_expr(f.type, world, sink)
-            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f)
+            if f.may_be_absent:
+                typ = _absent_field_type(rec, f, typ, sink)
+            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f,
+                                                f.may_be_absent)
         if rec.kind == "record":
             for f in rec.node.fields:
                 if f.is_key:

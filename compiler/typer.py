@@ -46,7 +46,7 @@ _LOCAL_WORDS = {"param": "parameter", "loop": "loop variable", "local": "local",
                 "binding": "case variable", "lambda": "lambda parameter",
                 "quantifier": "quantifier variable"}
 
-_ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
+_ORDERED = {"int", "float", "number", "str", "date", "datetime", "duration"}
 
 
 def path_of(expr: n.Node) -> str | None:
@@ -91,7 +91,7 @@ class Typer:
     def expect(self, node: n.Node, target: t.Type, value: t.Type, what: str) -> None:
         if not self.assignable(target, value):
             self.report("WS301", node, f"{what}: expected {t.show(target)}, found {t.show(value)}")
-        elif t.widens_int(target, value):
+        elif t.widens_int(target, value) or t.converts_to_json(target, value):
             self.program.widened[id(node)] = target
 
     def define(self, ident: n.Ident, typ: t.Type, kind: LocalKind) -> None:
@@ -397,11 +397,18 @@ class Typer:
             return self._union_member(obj_type.name, name)
         if obj_type in (t.DATE, t.DATETIME):
             fields = ("year", "month", "day") if obj_type == t.DATE else (
-                "year", "month", "day", "hour", "minute", "second")
+                "year", "month", "day", "hour", "minute", "second", "microsecond")
             if name.name in fields:
                 return t.INT
             self.report("WS205", name, f"{t.show(obj_type)} has no field '{name.name}'",
                         hints=did_you_mean(name.name, fields))
+            return t.UNKNOWN
+        if obj_type == t.DURATION:
+            if name.name in ("days", "seconds", "microseconds"):
+                return t.INT  # as Python's timedelta: days, then 0 <= seconds < 86400
+            self.report("WS205", name, f"duration has no field '{name.name}'",
+                        hints=did_you_mean(name.name, ("days", "seconds", "microseconds"))
+                        or ["durations have days, seconds, microseconds and total_seconds()"])
             return t.UNKNOWN
         if obj_type == t.JSON:
             self.report("WS205", name,
@@ -454,6 +461,20 @@ class Typer:
         self.expr(e.index)
         if not isinstance(obj_type, (t.Unknown, t.EmptyList, t.EmptyMap)):
             self.report("WS304", e, f"cannot index a value of type {t.show(obj_type)}")
+        return t.UNKNOWN
+
+    def expr_Slice(self, e: n.Slice, expected: t.Type | None) -> t.Type:
+        obj_type = self.expr(e.obj)
+        for bound in (e.start, e.stop, e.step):
+            if bound is not None:
+                self.expect(bound, t.INT, self.expr(bound, t.INT), "slice bound")
+        if isinstance(obj_type, t.Optional):
+            self.report("WS305", e, f"slicing a value that may be none ({t.show(obj_type)})")
+            obj_type = obj_type.inner
+        if obj_type == t.STR or isinstance(obj_type, (t.ListOf, t.Unknown)):
+            return obj_type
+        self.report("WS304", e, f"cannot slice a value of type {t.show(obj_type)}",
+                    hints=["slices take part of a str or a list: s[1:3], xs[:-1]"])
         return t.UNKNOWN
 
     def expr_Unary(self, e: n.Unary, expected: t.Type | None) -> t.Type:
@@ -599,6 +620,12 @@ class Typer:
         want = expected.element if isinstance(expected, (t.ListOf, t.SetOf)) else None
         if not e.items:
             return expected if isinstance(expected, t.ListOf) else t.EmptyList()
+        if want is not None and not isinstance(want, t.Unknown) and isinstance(expected,
+                                                                                t.ListOf):
+            # the expected element type decides (a `list[json]` literal may mix types)
+            for item in e.items:
+                self.expect(item, want, self.expr(item, want), "list element")
+            return expected
         joined: t.Type | None = None
         for item in e.items:
             typ = self.expr(item, want or joined)
@@ -629,6 +656,14 @@ class Typer:
         want_v = expected.value if isinstance(expected, t.MapOf) else None
         key_t: t.Type | None = None
         val_t: t.Type | None = None
+        if want_k is not None and want_v is not None and not any(
+                isinstance(x, t.Unknown) for x in (want_k, want_v)):
+            # the expected type decides: each entry must fit it (a `map[str, json]` literal
+            # may mix value types, as JSON does)
+            for entry in e.entries:
+                self.expect(entry.key, want_k, self.expr(entry.key, want_k), "map key")
+                self.expect(entry.value, want_v, self.expr(entry.value, want_v), "map value")
+            return expected or t.UNKNOWN
         for entry in e.entries:
             k = self.expr(entry.key, want_k or key_t)
             v = self.expr(entry.value, want_v or val_t)
@@ -1032,7 +1067,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
     num = t.is_numeric(left) and t.is_numeric(right)
     if op == "+":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == right == t.STR:
             return t.STR
         if isinstance(left, t.ListOf) and isinstance(right, (t.ListOf, t.EmptyList)):
@@ -1046,7 +1081,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "-":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left in (t.DATETIME, t.DATE) and right == t.DURATION:
             return left
         if left == right and left in (t.DATETIME, t.DATE, t.DURATION):
@@ -1054,7 +1089,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "*":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == t.DURATION and t.is_numeric(right):
             return t.DURATION
         return None
@@ -1064,11 +1099,11 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op in ("//", "%"):
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     if op == "**":
         # int ** int stays an int (a negative exponent fails the call); else a float
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     return None

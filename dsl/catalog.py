@@ -313,8 +313,8 @@ state { index: map[str] }
 """)
 entry("WS308", "error", "invalid map key type",
       """
-Map keys are `str`, `int` or an enum, so that maps serialise to JSON and
-hash deterministically.
+Map keys are `str`, `int`, an enum or `json` (ints and strs mixed, as a Python
+dict may hold them), so that maps serialise to JSON and hash deterministically.
 """, """
 state { by_user: map[User, int] }
 """)
@@ -348,6 +348,46 @@ has no backreferences (`\\1`), no lookahead or lookbehind (`(?=...)`,
 `(?<!...)`), no `\\Z` (write `$` or `\\z`) and repeats at most 1000 times.
 """, """
 type Twice = str matching /^(a)\\1$/
+""")
+entry("WS320", "error", "from_json() needs a type",
+      """
+`from_json(j)` turns a `json` value into the type expected where the result goes,
+checking it as data is checked (a value that does not fit fails the call with its
+path). It needs that type: declare the local (`let prices: map[str, float] =
+from_json(j)`), or pass the result where a type is expected (a parameter, a field,
+a return). Rows live in tables, so a json value cannot become an entity: convert it
+to the key type and look the row up.
+""", """
+let prices = from_json(settings["prices"])
+""")
+entry("WS321", "error", "strptime format not usable",
+      """
+The format of `strptime(text, format)` is read by Python's `datetime.strptime`,
+which refuses a bad directive (`%Q`) or a lone `%` for every text. A format
+with `%z` or `%Z` reads a UTC offset or time zone, and datetimes are naive (the
+world's local time), so it is refused too.
+""", """
+let when = strptime(text, "%Y-%m-%Q")
+""")
+entry("WS322", "error", "given() needs an optional parameter",
+      """
+`given(p)` is true when the caller of a tool sent the argument `p`, even as
+`null`, and false when it left it out: what Python tells apart with a sentinel
+default. It exists in tool bodies only (a helper `fn` is called by the world, not
+by the agent), and takes a parameter of that tool by name that may be left out
+(one with a default, or an optional one).
+""", """
+tool rename(name: str "The new name.") -> bool "Rename." { return given(name) }
+""")
+entry("WS323", "error", "field cannot be absent",
+      """
+`name?: T` declares a record field that may be absent: left out of the record's
+JSON (not `null`), read as `none`, built by leaving it out or by giving `none`. So
+the field cannot also be optional or `json` (both have a `null` of their own), nor
+have a default. Rows are always complete: a field of an entity is declared
+optional instead (`name: T?`).
+""", """
+record Profile { nickname?: str? }
 """)
 
 # ------------------------------------------------- WS4xx: statements and control flow

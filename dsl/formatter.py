@@ -375,20 +375,31 @@ class _ExprPrinter:
     def print_Index(self, e: n.Index) -> _Printing:
         return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
+    def print_Slice(self, e: n.Slice) -> _Printing:
+        return (yield from self.postfix_chain(e)), Prec.POSTFIX
+
     def print_Call(self, e: n.Call) -> _Printing:
         return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
-    def postfix_chain(self, e: n.Attribute | n.Index | n.Call
+    def postfix_chain(self, e: n.Attribute | n.Index | n.Slice | n.Call
                       ) -> Generator[tuple[n.Expr, Prec], str, str]:
         """``base.a[i](x)...``, walked iteratively: chains can be thousands long."""
         suffixes: list[str] = []
         node: n.Expr = e
-        while isinstance(node, (n.Attribute, n.Index, n.Call)):
+        while isinstance(node, (n.Attribute, n.Index, n.Slice, n.Call)):
             if isinstance(node, n.Attribute):
                 suffixes.append("." + node.name.name)
                 node = node.obj
             elif isinstance(node, n.Index):
                 suffixes.append(f"[{(yield node.index, Prec.LOWEST)}]")
+                node = node.obj
+            elif isinstance(node, n.Slice):
+                bounds = []
+                for bound in (node.start, node.stop, node.step):
+                    bounds.append("" if bound is None else (yield bound, Prec.LOWEST))
+                if node.step is None:
+                    bounds.pop()
+                suffixes.append(f"[{':'.join(bounds)}]")
                 node = node.obj
             else:
                 suffixes.append(f"({(yield from self.arg_list(node.args))})")
@@ -891,7 +902,8 @@ class _Layout:
         self.finish(self.section(pending, d.fields, d.span, indent, self.member), d.span.end_line)
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
-        head = ("key " if f.is_key else "") + f"{f.name.name}: {type_text(f.type)}"
+        head = ("key " if f.is_key else "") + f"{f.name.name}{'?' if f.may_be_absent else ''}: " \
+            f"{type_text(f.type)}"
         if f.alias is not None:
             head += " from " + quote_string(f.alias)
         if f.default is not None:

@@ -31,7 +31,7 @@ __all__ = [
     "Stmt",
     # expressions
     "IntLit", "FloatLit", "StrLit", "FStr", "Interpolation", "BoolLit", "NoneLit",
-    "NameRef", "Attribute", "Index", "Call", "Arg", "Lambda", "Unary", "Binary",
+    "NameRef", "Attribute", "Index", "Slice", "Call", "Arg", "Lambda", "Unary", "Binary",
     "Compare", "BoolOp", "Not", "Coalesce", "Conditional", "Quantifier", "ListLit",
     "MapLit", "MapEntry", "Comprehension", "Expr",
     # tasks
@@ -220,6 +220,17 @@ class Index(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Slice(Node):
+    """``obj[start:stop:step]``: part of a string or a list, as Python slices (each bound
+    may be left out)."""
+
+    obj: Expr
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Lambda(Node):
     """``x => body``; only allowed as an argument (``key: o => o.total``)."""
 
@@ -345,7 +356,7 @@ class Comprehension(Node):
 
 
 Expr = Union[
-    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Call,
+    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Slice, Call,
     Unary, Binary, Compare, BoolOp, Not, Coalesce, Conditional, Quantifier, ListLit,
     MapLit, Comprehension,
 ]
@@ -618,7 +629,8 @@ class EnumDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Field(Node):
-    """``[key] name: type [from "alias"] [= default] ["doc"]`` in a record or entity;
+    """``[key] name[?]: type [from "alias"] [= default] ["doc"]`` in a record or entity;
+    ``name?`` marks a record field that may be absent (left out of the record's JSON, not null);
     ``alias`` is the key loaded data may give the field under."""
 
     name: Ident
@@ -627,6 +639,7 @@ class Field(Node):
     doc: str | None
     is_key: bool = False
     alias: str | None = None
+    may_be_absent: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

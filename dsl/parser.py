@@ -428,9 +428,10 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, typ, alias, default, doc = c
+        is_key, name, absent, typ, alias, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       is_key=is_key is not None, alias=alias, span=self._span())
+                       is_key=is_key is not None, may_be_absent=absent is not None,
+                       alias=alias, span=self._span())
 
     def field_alias(self, c: list[Any]) -> str:
         return self._string(c[0])
@@ -645,6 +646,9 @@ class _ToNodes(Transformer[Token, Any]):
 
     def index(self, c: list[Any]) -> n.Index:
         return n.Index(obj=c[0], index=c[1], span=self._span())
+
+    def slice(self, c: list[Any]) -> n.Slice:
+        return n.Slice(obj=c[0], start=c[1], stop=c[2], step=c[3], span=self._span())
 
     def call(self, c: list[Any]) -> n.Call:
         func, *args = c
@@ -1067,12 +1071,15 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
 def _expected_phrase(exc: UnexpectedToken) -> str:
     """What was expected, in words; type and expression positions get one phrase."""
     expected = set(exc.expected)
+    if {"COLON", "OPTIONAL"} <= expected:
+        expected.discard("OPTIONAL")  # after a field's name: `name?:` is the rare case
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
             probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
-            if "OPTIONAL" in probe.accepts():
+            accepts = probe.accepts()
+            if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
                 return "a type"
         except UnexpectedInput:
             pass

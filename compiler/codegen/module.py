@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from worldspec.compiler import types as t
+from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
@@ -130,8 +131,12 @@ class WorldGenerator:
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
         for f in fields:
-            lines.append(f"{_INDENT * 3}{f.name!r}: "
-                         f"{self.tables.exporter(f.type, 'self.' + py_name(f.name))},")
+            value = self.tables.exporter(f.type, 'self.' + py_name(f.name))
+            if f.may_be_absent:  # an absent field is left out of the JSON
+                lines.append(f"{_INDENT * 3}**({{{f.name!r}: {value}}} if self."
+                             f"{py_name(f.name)} is not None else {{}}),")
+            else:
+                lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
         lines.append(f"{_INDENT * 2}}}")
         # load
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
@@ -345,6 +350,9 @@ class WorldGenerator:
                 pname = self.x.fresh(pname.lstrip("_"))
             env.locals[p.name] = pname
             params.append(f"{pname}: {self.tables.annotation(p.type, stored=False)}")
+        if self._uses_given(info):
+            env.locals[GIVEN_ARGUMENTS] = self.x.fresh("given")
+            params.append(f"{env.locals[GIVEN_ARGUMENTS]}: frozenset[str]")
         returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
         anchor = f"  # {file_label(info.node.span.file)}:{info.node.span.line}"
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
@@ -354,6 +362,9 @@ class WorldGenerator:
         doc = _doc_literal(info.doc, _INDENT)
         lines = [head] + ([doc] if doc else []) + body.lines
         return "\n".join(_indent(lines, 1))
+
+    def _uses_given(self, info: ToolInfo) -> bool:
+        return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
 
     def invoker(self, info: ToolInfo) -> str:
         name = py_name(info.name)
@@ -402,6 +413,8 @@ class WorldGenerator:
                 load = f"({load} if args.get({p.name!r}) is not None else None)"
             lines.append(f"{_INDENT}{pname} = {load}")
             call_args.append(pname)
+        if self._uses_given(info):
+            call_args.append("frozenset(args)")
         call = f"ep.tool_{name}({', '.join(call_args)})"
         if info.returns is not None and _has_union(info.returns):
             # a union value exports with its tag, which only the static type knows
@@ -619,7 +632,7 @@ def _zero(typ: t.Type) -> str:
     if isinstance(typ, t.MapOf):
         return "{}"
     if isinstance(typ, t.Prim):
-        return {"str": "''", "int": "0", "float": "0.0", "bool": "False",
+        return {"str": "''", "int": "0", "float": "0.0", "number": "0", "bool": "False",
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
     return "None  # type: ignore[assignment]"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
@@ -46,8 +47,11 @@ __all__ = [
     "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
     "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
     "width", "replace", "join", "check_spec", "refill",
-    "Exported", "MAX_POWER_BITS", "power", "as_float",
-    "int_range", "present", "text", "to_int", "to_float", "parse_date",
+    "Exported", "MAX_POWER_BITS", "power", "number_power", "bounded_number", "to_number",
+    "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains",
+    "from_json",
+    "as_float",
+    "int_range", "present", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
@@ -104,6 +108,19 @@ def parse_datetime(value: str) -> dt.datetime:
         raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
 
 
+def strptime(text: str, fmt: str) -> dt.datetime:
+    """``strptime(text, format)``: Python's ``datetime.strptime``, failing the call with
+    Python's own message (``time data '2024-13-01' does not match format '%Y-%m-%d'``);
+    a datetime read with a UTC offset is refused, datetimes being naive."""
+    try:
+        found = dt.datetime.strptime(text, fmt)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if found.tzinfo is not None:
+        raise ToolError(f"{quote(text)} has a UTC offset; datetimes are naive.")
+    return found
+
+
 class Exported:
     """A tool result already turned into plain JSON data by the generated code."""
 
@@ -147,6 +164,109 @@ def power(base: float, exponent: float) -> float:
     if isinstance(result, complex):
         raise ToolError(f"{base} ** {exponent} is not a real number.")
     return result
+
+
+def number_power(base: float, exponent: float) -> float:
+    """``base ** exponent`` on ``number`` values, as Python computes it: an int for an int
+    base and a non-negative int exponent (bounded like :func:`power`), else a float (an int
+    to a negative int power too: ``2 ** -1`` is ``0.5``)."""
+    if type(base) is int and type(exponent) is int and exponent < 0:
+        return power(float(base), float(exponent))
+    return power(base, exponent)
+
+
+def bounded_number(value: float) -> float:
+    """A ``number`` result: an int must have at most :data:`MAX_INT_BITS` bits."""
+    if type(value) is int:
+        return bounded(value)
+    return value
+
+
+def to_number(value: Any) -> int | float:
+    """``number(x)``: an int stays an int and a float a float (a bool is not a number);
+    text is read as Python's ``int()`` reads it, else as ``float()`` does (finite only)."""
+    if isinstance(value, bool) or value is None:
+        raise ToolError(f"Cannot convert {quote(value)} to a number.")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+        try:
+            result = float(value)
+        except ValueError:
+            raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
+        if math.isfinite(result):
+            return result
+    raise ToolError(f"Cannot convert {quote(value)} to a number.")
+
+
+def python_type(value: Any) -> str:
+    """``type_name(x)``: Python's name of the type of a json value, a number or a scalar."""
+    if value is None:
+        return "NoneType"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
+
+
+def python_repr(value: Any) -> str:
+    """``repr(x)``: Python's own ``repr`` of the value as Python holds it (a list value is
+    a list, not the tuple it is stored as)."""
+    return repr(_as_python(value))
+
+
+def _as_python(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_as_python(x) for x in value]
+    if isinstance(value, dict):
+        return {_as_python(k): _as_python(x) for k, x in value.items()}
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    return {"NoneType": "null", "dict": "object", "list": "array", "str": "a string",
+            "bool": "a bool"}.get(python_type(value), "a number")
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    raise ToolError(f"{what} needs a JSON object, not {_json_kind(value)}.")
+
+
+def json_get(value: Any, key: Any) -> Any:
+    """``j.get(k)``: the member of a JSON object, or none when it has no such key."""
+    return _object(value, "get()").get(key)
+
+
+def json_keys(value: Any) -> tuple[str, ...]:
+    """``j.keys()``: the keys of a JSON object, in order."""
+    return tuple(_object(value, "keys()"))
+
+
+def json_values(value: Any) -> tuple[Any, ...]:
+    """``j.values()``: the members of a JSON object, in order."""
+    return tuple(_object(value, "values()").values())
+
+
+def json_contains(value: Any, item: Any) -> bool:
+    """``j.contains(x)`` (and ``x in j``): a key of an object, an element of an array, a
+    substring of a string, as Python's ``in``; anything else fails the call."""
+    if isinstance(value, (dict, list)):
+        return item in value
+    if isinstance(value, str) and isinstance(item, str):
+        return item in value
+    raise ToolError(f"'in' needs a JSON object, array or string, not {_json_kind(value)}.")
+
+
+def from_json(load: Callable[[Any, str, Any], T], value: Any, ep: Any) -> T:
+    """``from_json(j)``: ``j`` checked and loaded as the expected type is from data."""
+    return load(value, "value", ep)
 
 
 @overload
