@@ -3,12 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test check-install test-extras lint bench tau2-tasks clean
+.PHONY: install demo test check-install test-extras editor lint bench tau2-tasks clean
 
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,serve,ray,port]'
+	$(BIN)/pip install -q -e '.[dev,serve,ray,port,lsp]'
 	touch $(BIN)/worldspec
 
 install: $(BIN)/worldspec
@@ -24,10 +24,26 @@ test: install
 	$(BIN)/worldspec check examples
 	$(BIN)/worldspec fmt --check examples
 	$(BIN)/worldspec build --check examples
+	# the synthesised corpus (docs/llm.md, synth corpus): every task validates, property tests pass
+	if [ -d examples/corpus ]; then $(BIN)/worldspec tasks examples/corpus && \
+		$(BIN)/worldspec test examples/corpus; fi
 	$(BIN)/mypy --strict generated
+	$(MAKE) editor
 	$(BIN)/pytest
 	bash scripts/check_install.sh $(BIN)/python
 	$(MAKE) test-extras
+
+# The VS Code extension (editors/vscode): its npm dependencies from the lock file, the client
+# parses, the TextMate grammar against its goldens (vscode-textmate), and it packages with vsce
+# (into a temporary folder: nothing is published).
+editor:
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
+	node --check editors/vscode/src/extension.js
+	cd editors/vscode && node test/grammar.test.js
+	tmp=$$(mktemp -d) && (cd editors/vscode && npx --no-install vsce package \
+		--allow-missing-repository --skip-license -o "$$tmp/worldspec.vsix") && \
+		$(BIN)/python -m zipfile -l "$$tmp/worldspec.vsix" | grep extension/syntaxes/worldspec.tmLanguage.json > /dev/null; \
+		status=$$?; rm -rf "$$tmp"; exit $$status
 
 # The adapters' frameworks, each in a venv of its own (their dependency trees clash with the
 # serve extra's): verifiers and OpenEnv, tested with the real libraries.
@@ -42,6 +58,7 @@ check-install: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_compile.py
+	$(BIN)/python benchmarks/bench_lsp.py
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 	$(BIN)/python benchmarks/bench_runtime.py
 

@@ -354,7 +354,8 @@ def _next(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
 def _draw(ty: Typer, call: n.Call, what: str) -> None:
     ty.changes_state = True
     if not ty.context.may_draw:
-        where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check"}.get(
+        where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
+                 "load": "on load (loading is deterministic)"}.get(
             ty.context.where, ty.context.where)
         code = "WS505" if ty.context.where in ("invariant", "check") else "WS403"
         ty.report(code, call, f"{what} draws from the episode's generators, which {where} "
@@ -378,6 +379,35 @@ def _parse_time(target: t.Type) -> Handler:
     return handler
 
 
+def strptime_format_problem(fmt: str) -> str | None:
+    """Why Python's ``strptime`` refuses a format itself (a bad directive), or None."""
+    import datetime as dt
+
+    try:
+        dt.datetime.strptime("", fmt)
+    except ValueError as exc:
+        text = str(exc)
+        if "directive" in text or "stray %" in text:
+            return text
+    return None
+
+
+def _strptime(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    for name in ("text", "format"):
+        node = _node(b, name)
+        ty.expect(node or call, t.STR, _arg(ty, b, name, t.STR), f"argument '{name}' of "
+                  "strptime()")
+    node = _node(b, "format")
+    if isinstance(node, n.StrLit):
+        problem = strptime_format_problem(node.value)
+        if problem is not None:
+            ty.report("WS321", node, f"strptime format '{node.value}': {problem}")
+        elif "%z" in node.value or "%Z" in node.value:
+            ty.report("WS321", node, f"strptime format '{node.value}' reads a UTC offset or "
+                      "time zone; datetimes are naive (the world's local time)")
+    return t.DATETIME
+
+
 def _duration(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     x = _arg(ty, b, "n")
     _want(ty, _node(b, "n"), x, t.is_numeric, "a number", "duration")
@@ -389,6 +419,17 @@ def _random_int(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type
         _want(ty, _node(b, name), _arg(ty, b, name), lambda y: y == t.INT, "int", "random_int")
     _draw(ty, call, "random_int()")
     return t.INT
+
+
+def _random_float(name: str, params: tuple[str, ...]) -> Handler:
+    def handler(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+        for param in params:
+            _want(ty, _node(b, param), _arg(ty, b, param, t.FLOAT), t.is_numeric, "a number",
+                  name)
+        _draw(ty, call, f"{name}()")
+        return t.FLOAT
+
+    return handler
 
 
 def _random_choice(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
@@ -405,6 +446,104 @@ def _random_digits(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.T
     _too_long(ty, _node(b, "n"), "random_digits()")
     _draw(ty, call, "random_digits()")
     return t.STR
+
+
+def _to_json(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, lambda y: t.assignable(t.JSON, y), "a value", "to_json")
+    return t.JSON
+
+
+def _from_json(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "value", t.JSON)
+    ty.expect(_node(b, "value") or call, t.JSON, x, "argument 'value' of from_json()")
+    if exp is None or t.is_unknown(exp):
+        ty.report("WS320", call, "from_json() takes its type from where the value goes",
+                  hints=["declare it: let prices: map[str, float] = from_json(j)"])
+        return t.UNKNOWN
+    if _holds(exp, lambda y: isinstance(y, (t.Table, t.Sequence)) or (
+            isinstance(y, t.Named) and y.kind == "entity")) and not _entity_row(exp):
+        ty.report("WS320", call, f"from_json() cannot build {t.show(exp)}",
+                  hints=["convert to the key type and look the row up"])
+        return t.UNKNOWN
+    if _entity_row(exp):
+        ty.report("WS320", call, f"from_json() cannot build a row ({t.show(exp)}): rows live "
+                  "in tables", hints=["convert to the key type and look the row up"])
+        return t.UNKNOWN
+    return exp
+
+
+def _entity_row(typ: t.Type) -> bool:
+    typ = t.strip_optional(typ)
+    return isinstance(typ, t.Named) and typ.kind == "entity"
+
+
+def _holds(typ: t.Type, bad: Callable[[t.Type], bool]) -> bool:
+    """Whether ``typ`` or a type inside it (element, key, value) is ``bad``."""
+    typ = t.strip_optional(typ)
+    if bad(typ):
+        return True
+    if isinstance(typ, (t.ListOf, t.SetOf)):
+        return _holds(typ.element, bad)
+    if isinstance(typ, t.MapOf):
+        return _holds(typ.key, bad) or _holds(typ.value, bad)
+    return False
+
+
+def _type_name(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, lambda y: t.strip_optional(y) in (
+        t.JSON, t.NUMBER, t.INT, t.FLOAT, t.STR, t.BOOL) or isinstance(y, t.NoneType),
+        "json, a number, text or a bool", "type_name")
+    return t.STR
+
+
+def _plain(typ: t.Type) -> bool:
+    """Whether ``typ`` holds Python's plain values only (what ``repr`` prints as Python
+    does): text, numbers, bools, none, json, and lists and maps of them."""
+    typ = t.strip_optional(typ)
+    if isinstance(typ, (t.NoneType, t.Unknown, t.EmptyList, t.EmptyMap)):
+        return True
+    if isinstance(typ, t.Prim):
+        return typ.name in ("str", "int", "float", "number", "bool", "json")
+    if isinstance(typ, t.ListOf):
+        return _plain(typ.element)
+    if isinstance(typ, t.MapOf):
+        return _plain(typ.key) and _plain(typ.value)
+    return False
+
+
+def _repr(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    x = _arg(ty, b, "x")
+    _want(ty, _node(b, "x"), x, _plain, "text, a number, a bool, none, json, or a list or "
+          "map of them", "repr")
+    return t.STR
+
+
+def _given(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    node = _node(b, "p")
+    tool = ty.world.tools.get(ty.context.tool_name or "") if ty.context.where == "tool" \
+        else None
+    param = None
+    if isinstance(node, n.NameRef) and tool is not None:
+        local = ty.scope.lookup(node.name)
+        if local is not None and local.kind == "param":  # not a local that hides it
+            param = next((p for p in tool.params if p.name == node.name), None)
+    if node is not None:
+        ty.expr(node)
+    if tool is None:
+        ty.report("WS322", call, "given(p) asks whether a tool's caller sent an argument; it "
+                  "exists only in tool bodies")
+    elif param is None:
+        ty.report("WS322", node or call, "given() takes a parameter of this tool by name",
+                  hints=did_you_mean(node.name, [p.name for p in tool.params])
+                  if isinstance(node, n.NameRef) else [])
+    elif param.default is None and not isinstance(param.type, t.Optional):
+        ty.report("WS322", node or call, f"'{param.name}' is required, so it is always given",
+                  hints=["give it a default or make it optional: p: str? = none"])
+    else:
+        ty.program.uses_given.add((ty.world.name, tool.name))
+    return t.BOOL
 
 
 def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
@@ -439,6 +578,21 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "float": Builtin(("x",), _conversion(
         t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
         "convert to float", "rt.to_float({x})"),
+    "number": Builtin(("x",), _conversion(
+        t.NUMBER, lambda y: t.is_numeric(y) or y in (t.STR, t.JSON), "a number, text or json"),
+        "Python's int or float: an int stays an int, a float a float; text is read as int() "
+        "reads it, else as float() does", "rt.to_number({x})"),
+    "to_json": Builtin(("x",), _to_json, "a value as plain JSON: a row or record as an "
+                       "object of its fields, dates as ISO text", "v.export_value({x})",
+                       charge=Charge(steps="x")),
+    "from_json": Builtin(("value",), _from_json, "a json value as the type expected where it "
+                         "goes, checked as data is (fails the call when it does not fit)",
+                         "@from_json"),
+    "repr": Builtin(("x",), _repr, "Python's repr(): text quoted as Python quotes it, "
+                    "lists and maps as Python prints them", "rt.python_repr({x})",
+                    charge=Charge(steps="x", text=True)),
+    "type_name": Builtin(("x",), _type_name, "Python's name of a value's type: int, float, "
+                         "str, bool, list, dict, NoneType", "rt.python_type({x})"),
     "list": Builtin(("xs",), _to_list, "a list of the elements", "@list",
                     charge=Charge(steps="xs")),
     "set": Builtin(("xs",), _to_set, "a set of the elements", "v.unique(tuple({xs}))",
@@ -451,6 +605,9 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
                     "rt.parse_date({text})"),
     "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime",
                         "rt.parse_datetime({text})"),
+    "strptime": Builtin(("text", "format"), _strptime, "Python's datetime.strptime: text "
+                        "read with an explicit format; fails with Python's message",
+                        "rt.strptime({text}, {format})"),
     "days": Builtin(("n",), _duration, "a duration in days", "dt.timedelta(days={n})"),
     "hours": Builtin(("n",), _duration, "a duration in hours", "dt.timedelta(hours={n})"),
     "minutes": Builtin(("n",), _duration, "a duration in minutes",
@@ -459,18 +616,30 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
                        "dt.timedelta(seconds={n})"),
     "random_int": Builtin(("lo", "hi"), _random_int, "seeded random int, inclusive",
                           "{ep}._rng().randint({lo}, {hi})"),
+    "random_float": Builtin((), _random_float("random_float", ()), "seeded float in "
+                            "[0, 1): Python's random.Random(seed).random()",
+                            "{ep}._rng().random()"),
+    "random_uniform": Builtin(("a", "b"), _random_float("random_uniform", ("a", "b")),
+                              "seeded float between a and b: Python's Random.uniform(a, b)",
+                              "{ep}._rng().uniform({a}, {b})"),
+    "random_gauss": Builtin(("mu", "sigma"), _random_float("random_gauss", ("mu", "sigma")),
+                            "seeded normal draw: Python's Random.gauss(mu, sigma)",
+                            "{ep}._rng().gauss({mu}, {sigma})"),
     "random_choice": Builtin(("xs",), _random_choice, "seeded random element",
                              "@random_choice"),
     "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits",
                              "rt.random_digits({ep}._rng(), {n})",
                              charge=Charge(width="n", text=True)),
+    "given": Builtin(("p",), _given, "in a tool: whether the caller sent the optional "
+                     "parameter p (even as null), as opposed to leaving it out", "@given"),
     "matches_solution": Builtin((), _matches_solution, "in a check: the whole state equals "
                                 "the state the task's reference solution leaves",
                                 "@matches_solution"),
 }
 
 #: Builtins that draw from the episode's generators.
-DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits"})
+DRAWS = frozenset({"next", "random_int", "random_choice", "random_digits", "random_float",
+                   "random_uniform", "random_gauss"})
 
 #: Builtin values usable as bare names.
 BUILTIN_VALUES = frozenset({"now", "initial", "true", "false", "none"})
@@ -655,13 +824,13 @@ def _str_arg(name: str) -> Callable[[Typer, t.Type, Bound], t.Type]:
         for pname, arg in b.items():
             if arg is None:
                 continue
-            want = t.INT if pname == "n" else t.ListOf(t.STR) if pname == "xs" else t.STR
+            want = t.INT if pname in ("n", "maxsplit") else t.ListOf(t.STR) if pname == "xs" \
+                else t.STR
             value = _arg(ty, b, pname, want)
             ty.expect(arg.value, want, value, f"argument '{pname}' of {name}()")
         if name == "zfill":
             _too_long(ty, _node(b, "n"), "zfill()")
-        return {"contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL,
-                "split": t.ListOf(t.STR)}.get(name, t.STR)
+        return _STR_RESULTS.get(name, t.STR)
 
     return check
 
@@ -696,15 +865,40 @@ def _map_get(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
     return t.UNKNOWN
 
 
-#: str method -> (parameters, template, charge)
+#: str methods whose result is not a str
+_STR_RESULTS: dict[str, t.Type] = {
+    "contains": t.BOOL, "startswith": t.BOOL, "endswith": t.BOOL, "split": t.ListOf(t.STR),
+    "splitlines": t.ListOf(t.STR), "isdigit": t.BOOL, "isalpha": t.BOOL, "isalnum": t.BOOL,
+    "isspace": t.BOOL, "islower": t.BOOL, "isupper": t.BOOL, "isdecimal": t.BOOL,
+    "find": t.INT, "rfind": t.INT, "count": t.INT, "byte_length": t.INT,
+}
+
+#: str method -> (parameters, template, charge); all are Python's ``str`` methods of the
+#: same name and arguments (``contains`` is ``in``, ``byte_length`` is the UTF-8 length)
 _STR: dict[str, tuple[tuple[str, ...], str, Charge]] = {
     "lower": ((), "{recv}.lower()", FREE),
     "upper": ((), "{recv}.upper()", FREE),
-    "strip": ((), "{recv}.strip()", FREE),
+    "title": ((), "{recv}.title()", FREE),
+    "capitalize": ((), "{recv}.capitalize()", FREE),
+    "strip": (("chars?",), "@strip", FREE),
+    "lstrip": (("chars?",), "@lstrip", FREE),
+    "rstrip": (("chars?",), "@rstrip", FREE),
     "contains": (("s",), "({s} in {recv})", FREE),
     "startswith": (("s",), "{recv}.startswith({s})", FREE),
     "endswith": (("s",), "{recv}.endswith({s})", FREE),
-    "split": (("sep",), "tuple({recv}.split({sep}))", Charge(items=True)),
+    "find": (("s",), "{recv}.find({s})", FREE),
+    "rfind": (("s",), "{recv}.rfind({s})", FREE),
+    "count": (("s",), "{recv}.count({s})", FREE),
+    "isdigit": ((), "{recv}.isdigit()", FREE),
+    "isdecimal": ((), "{recv}.isdecimal()", FREE),
+    "isalpha": ((), "{recv}.isalpha()", FREE),
+    "isalnum": ((), "{recv}.isalnum()", FREE),
+    "isspace": ((), "{recv}.isspace()", FREE),
+    "islower": ((), "{recv}.islower()", FREE),
+    "isupper": ((), "{recv}.isupper()", FREE),
+    "byte_length": ((), "len({recv}.encode('utf-8'))", FREE),
+    "split": (("sep?", "maxsplit?"), "@split", Charge(items=True)),
+    "splitlines": ((), "tuple({recv}.splitlines())", Charge(items=True)),
     "replace": (("old", "new"), "rt.replace({recv}, {old}, {new})", Charge(text=True)),
     "zfill": (("n",), "{recv}.zfill({n})", Charge(width="n", text=True)),
     "join": (("xs",), "rt.join({recv}, {xs})", Charge(steps="xs", text=True)),
@@ -733,12 +927,59 @@ TABLE_METHODS = {
                    if isinstance(r, t.Table) else t.UNKNOWN, "{recv}.keys()",
                    Charge(steps="recv")),
 }
-DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()")}
+def _format_arg(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+    arg = b.get("format")
+    if arg is not None:
+        ty.expect(arg.value, t.STR, _arg(ty, b, "format", t.STR), "argument 'format'")
+        if isinstance(arg.value, n.StrLit):
+            report_wide_spec(ty, arg.value, arg.value.value)
+    return t.STR
+
+
+_TIME_METHODS = {
+    "strftime": Method(("format",), _format_arg, "{recv}.strftime({format})",
+                       Charge(spec="format", text=True)),
+    "isoformat": Method((), lambda ty, r, b: t.STR, "{recv}.isoformat()"),
+    "weekday": Method((), lambda ty, r, b: t.INT, "{recv}.weekday()"),
+    "isoweekday": Method((), lambda ty, r, b: t.INT, "{recv}.isoweekday()"),
+}
+DATETIME_METHODS = {"date": Method((), lambda ty, r, b: t.DATE, "{recv}.date()"),
+                    **_TIME_METHODS}
+DATE_METHODS = dict(_TIME_METHODS)
+INT_METHODS = {"bit_length": Method((), lambda ty, r, b: t.INT, "{recv}.bit_length()")}
+FLOAT_METHODS = {"is_integer": Method((), lambda ty, r, b: t.BOOL, "{recv}.is_integer()")}
+DURATION_METHODS = {
+    "total_seconds": Method((), lambda ty, r, b: t.FLOAT, "{recv}.total_seconds()"),
+}
+
+
+def _json_key(result: t.Type) -> Callable[[Typer, t.Type, Bound], t.Type]:
+    def check(ty: Typer, recv: t.Type, b: Bound) -> t.Type:
+        for pname, arg in b.items():
+            if arg is not None:
+                value = _arg(ty, b, pname, t.JSON)
+                ty.expect(arg.value, t.JSON, value, f"argument '{pname}'")
+        return result
+
+    return check
+
+
+JSON_METHODS = {
+    "get": Method(("k",), _json_key(t.JSON), "rt.json_get({recv}, {k})"),
+    "contains": Method(("x",), _json_key(t.BOOL), "rt.json_contains({recv}, {x})",
+                       Charge(steps="recv")),
+    "keys": Method((), _json_key(t.ListOf(t.STR)), "rt.json_keys({recv})",
+                   Charge(steps="recv")),
+    "values": Method((), _json_key(t.ListOf(t.JSON)), "rt.json_values({recv})",
+                     Charge(steps="recv")),
+}
 
 #: Receiver kind -> method name -> method.
 METHODS: dict[str, dict[str, Method]] = {
     "str": STR_METHODS, "list": LIST_METHODS, "set": SET_METHODS, "map": MAP_METHODS,
-    "table": TABLE_METHODS, "datetime": DATETIME_METHODS,
+    "table": TABLE_METHODS, "datetime": DATETIME_METHODS, "json": JSON_METHODS,
+    "date": DATE_METHODS, "duration": DURATION_METHODS, "int": INT_METHODS,
+    "float": FLOAT_METHODS,
 }
 
 
@@ -747,6 +988,16 @@ def receiver_kind(typ: t.Type) -> str | None:
         return "str"
     if typ == t.DATETIME:
         return "datetime"
+    if typ == t.JSON:
+        return "json"
+    if typ == t.DATE:
+        return "date"
+    if typ == t.DURATION:
+        return "duration"
+    if typ == t.INT:
+        return "int"
+    if typ == t.FLOAT:
+        return "float"
     if isinstance(typ, t.ListOf):
         return "list"
     if isinstance(typ, t.SetOf):

@@ -15,7 +15,7 @@ import sys
 from typing import Literal
 
 from worldspec.compiler import types as t
-from worldspec.compiler.data_check import load_initial_data
+from worldspec.compiler.data_check import argument_problems, load_initial_data
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
 from worldspec.compiler.resolve import VisibleDecl, build_world
@@ -124,9 +124,117 @@ def _typer(world: WorldModel, model: ProgramModel, sink: DiagnosticSink,
     return Typer(world, model, sink, context)
 
 
+#: What a `const` value and a result shape are built from: literals, nothing computed.
+_LITERAL_NODES = (n.IntLit, n.FloatLit, n.StrLit, n.BoolLit, n.NoneLit, n.ListLit, n.MapLit,
+                  n.MapEntry, n.Unary)
+
+
+def _literal_problem(expr: n.Node, names: frozenset[str], world: WorldModel | None
+                     ) -> n.Node | None:
+    """The first part of ``expr`` that is not a literal, one of ``names``, an enum member of
+    ``world`` (``Enum.member``, or bare where the type says which enum), or an f-string of
+    those."""
+    enums = frozenset(world.enums) if world is not None else frozenset()
+    members = frozenset(m for e in world.enums.values() for m in e.members) \
+        if world is not None else frozenset()
+    for node in n.walk(expr):
+        if isinstance(node, (*_LITERAL_NODES, n.FStr, n.Interpolation, n.Ident)):
+            continue
+        if isinstance(node, n.Attribute) and isinstance(node.obj, n.NameRef) and \
+                node.obj.name in enums:
+            continue
+        if isinstance(node, n.NameRef) and not node.qualified and \
+                node.name in names | enums | members:
+            continue
+        return node
+    return None
+
+
+def _check_consts(world: WorldModel, path: str, model: ProgramModel,
+                  sink: DiagnosticSink) -> None:
+    """Each `const` is a literal of its declared (or inferred) type (WS217)."""
+    for const in world.consts.values():
+        node = const.node
+        bad = _literal_problem(node.value, frozenset(), world)
+        ty = _typer(world, model, sink, Context("default"))
+        value = ty.expr(node.value, const.declared)
+        if const.declared is not None:
+            ty.expect(node.value, const.declared, value, f"const '{const.name}'")
+            const.type = const.declared
+        elif isinstance(value, (t.EmptyList, t.EmptyMap, t.NoneType)):
+            sink.report("WS309", node.span, f"cannot infer the type of const '{const.name}'",
+                        hints=[f"give it a type: const {const.name}: list[str] = ..."])
+            const.type = t.UNKNOWN
+        else:
+            const.type = value
+        if bad is not None and const.file == path:
+            sink.report("WS217", bad.span, f"const '{const.name}' must be built from literals "
+                        "(numbers, strings, booleans, none, enum members, lists and maps)",
+                        hints=["compute it in a helper fn instead"])
+
+
+_RESULT_NAMES = {"success": ("value", t.JSON), "failure": ("message", t.STR)}
+
+
+def _check_results(world: WorldModel, model: ProgramModel, sink: DiagnosticSink) -> None:
+    """A custom result convention needs its `results` block, with a success and a failure
+    shape built from `value` / `message` and literals (WS510-WS512)."""
+    node = world.results_node
+    custom = world.config.results == "custom"
+    if custom and node is None:
+        sink.report("WS510", world.config.results_span or n.NO_SPAN, "results: custom needs a "
+                    "results block saying how a success and a failure look",
+                    hints=['results { success: value  failure: {"error": message} }'])
+        return
+    if node is None:
+        return
+    if not custom:
+        sink.report("WS510", node.span, "a results block is used only with "
+                    "`config { results: custom }`")
+    seen: dict[str, n.Node] = {}
+    unknown = False
+    for shape in node.shapes:
+        want = _RESULT_NAMES.get(shape.name.name)
+        if want is None:
+            unknown = True
+            sink.report("WS511", shape.name.span, f"unknown result shape '{shape.name.name}'",
+                        hints=["the shapes are success (from `value`) and failure (from "
+                               "`message`)"])
+            continue
+        if shape.name.name in seen:
+            sink.report("WS204", shape.name.span, f"shape '{shape.name.name}' is given twice")
+            continue
+        seen[shape.name.name] = shape
+        hole, typ = want
+        bad = _literal_problem(shape.value, frozenset({hole}), None)
+        if bad is not None:
+            sink.report("WS512", bad.span, f"the {shape.name.name} shape is built from "
+                        f"`{hole}` and literals only")
+            continue
+        ty = _typer(world, model, sink, Context("default"))
+        ty.scope.define(Local(hole, typ, "param", shape.name, used=True))
+        value = ty.expr(shape.value, t.JSON)
+        ty.expect(shape.value, t.JSON, value, f"the {shape.name.name} shape")
+        holes = [x for x in n.walk(shape.value) if isinstance(x, n.NameRef) and x.name == hole]
+        if shape.name.name == "failure" and len(holes) != 1:
+            sink.report("WS512", shape.value.span, "the failure shape holds `message` exactly "
+                        "once, so that failed() can recognise a failure")
+    for name in _RESULT_NAMES:
+        if name not in seen and not unknown:
+            sink.report("WS511", node.span, f"the results block has no {name} shape")
+
+
 def _check_bodies(world: WorldModel, path: str, model: ProgramModel,
                   sink: DiagnosticSink) -> None:
     """Type-check every body declared in ``path``."""
+    _check_consts(world, path, model, sink)
+    if world.file == path:
+        _check_results(world, model, sink)
+        if world.load_node is not None:
+            ty = _typer(world, model, sink, Context("load"))
+            ty.scope.push()
+            ty.statements(world.load_node.body.body)
+            ty.shadowing()
     for rec in world.records.values():
         if rec.file != path:
             continue
@@ -168,12 +276,12 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
                 sink.report("WS301", p.default.span, "an entity parameter cannot have a default",
                             hints=["make it optional (`User?`) and default to none"])
         if p.not_found is not None:
+            # an entity parameter's message when no row has the key; any other parameter's
+            # message when the value does not fit its type (the name is the JSON value sent)
             base = t.strip_optional(p.type)
-            if not (isinstance(base, t.Named) and base.kind == "entity"):
-                sink.report("WS301", p.not_found.span, "only entity parameters have a "
-                            "'not found' message")
             ty = _typer(world, model, sink, Context("default"))
-            key = ty.entity_key_type(base.name) if isinstance(base, t.Named) else t.UNKNOWN
+            key = ty.entity_key_type(base.name) if isinstance(base, t.Named) and \
+                base.kind == "entity" else t.JSON
             ty.scope.define(Local(p.name, key, "param", p.node.name, used=True))
             ty.message(p.not_found, "the 'not found' message")
     ty = _typer(world, model, sink, Context(where, returns=info.returns, tool_name=info.name))
@@ -181,6 +289,7 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
         ty.scope.define(Local(p.name, p.type, "param", p.node.name, used=True))
     ty.scope.push()
     ty.statements(info.node.body.body)
+    ty.shadowing()
     info.read_only = not ty.changes_state
     for local in ty.scope.all_locals:
         if not local.used and local.kind == "local" and not local.name.startswith("_"):
@@ -305,6 +414,16 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             sink.report("WS311", arg.value.span, "a solution argument cannot be a lambda")
             continue
         want = _agent_type(p.type, world)
+        # JSON as the agent would send it ("economy" for an enum, ISO text for a date, an
+        # object for a record) is checked by the rules of tool arguments; anything else is
+        # typed like an expression (Cabin.economy, date("2024-05-01"), Address(...)).
+        data = _json_literal(arg.value)
+        if data is not _NOT_JSON:
+            problems = argument_problems(data, want, world, p.name)
+            if problems:
+                sink.report("WS606", arg.value.span, f"{tool.name}(): {problems[0]}",
+                            hints=[f"also {x}" for x in problems[1:3]])
+            continue
         value = ty.expr(arg.value, want)
         if not ty.assignable(want, value):
             sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name}: expected "
@@ -314,6 +433,33 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
             break  # the misspelt argument is the error; do not also call its parameter missing
         if p.name not in given and p.default is None and not isinstance(p.type, t.Optional):
             sink.report("WS606", call.span, f"{tool.name}() is missing its argument '{p.name}'")
+
+
+_NOT_JSON = object()
+
+
+def _json_literal(expr: n.Node) -> object:
+    """The JSON value of a literal written as JSON (strings, numbers, booleans, none, lists and
+    maps with string keys), or ``_NOT_JSON``."""
+    if isinstance(expr, (n.IntLit, n.FloatLit, n.StrLit, n.BoolLit)):
+        return expr.value
+    if isinstance(expr, n.NoneLit):
+        return None
+    if isinstance(expr, n.Unary) and expr.op == "-" and \
+            isinstance(expr.operand, (n.IntLit, n.FloatLit)):
+        return -expr.operand.value
+    if isinstance(expr, n.ListLit):
+        items = [_json_literal(x) for x in expr.items]
+        return _NOT_JSON if any(x is _NOT_JSON for x in items) else items
+    if isinstance(expr, n.MapLit):
+        out: dict[str, object] = {}
+        for entry in expr.entries:
+            value = _json_literal(entry.value)
+            if not isinstance(entry.key, n.StrLit) or value is _NOT_JSON:
+                return _NOT_JSON
+            out[entry.key.value] = value
+        return out
+    return _NOT_JSON
 
 
 def _agent_type(typ: t.Type, world: WorldModel) -> t.Type:

@@ -53,7 +53,7 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
 
-__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python",
+__all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
            "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
 
 #: Problems reported per ``given`` before the check gives up on it.
@@ -353,6 +353,14 @@ def _required(f: FieldInfo) -> bool:
     return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
 
 
+def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
+    """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
+    by the rules of tool arguments: what a solution may pass as an agent would send it."""
+    validator = _Validator(world, n.NO_SPAN, None)
+    validator.check(value, typ, _Loc((name,), name))
+    return [problem.text for problem in validator.problems]
+
+
 # --------------------------------------------------------------- validator
 class _Validator:
     """Checks one ``given``'s value against a world and normalises it."""
@@ -551,6 +559,8 @@ class _Validator:
     def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
         """An object key (always text in data) as a value of ``typ``."""
         base = t.strip_optional(typ)
+        if base == t.JSON and text.isascii() and text.isdigit() and len(text) <= _MAX_INT_DIGITS:
+            return int(text)  # a json key: all-digit text is an int key (as the runtime reads it)
         if isinstance(base, t.Prim) and base.name == "int":
             if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
                 return self.report("WS601", loc, f"int keys are decimal integers in data, "
@@ -571,6 +581,7 @@ class _Validator:
         fields but allowed (a union's tag).
         """
         self.check_repeated(value, loc)
+        value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
         for name, item in value.items():
             if self.full:
@@ -587,7 +598,9 @@ class _Validator:
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
-            out[name] = self.check(item, info.type, loc.field(name))
+            checked = self.check(item, info.type, loc.field(name))
+            if checked is not None or not info.may_be_absent:
+                out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
                    and (_required(f) or f.name in need)]
@@ -595,6 +608,23 @@ class _Validator:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
                         f"{_show_list(repr(m) for m in missing)}")
+        return out
+
+    def unalias(self, value: dict[str, object], rec: RecordInfo, loc: _Loc
+                ) -> dict[str, object]:
+        """``value`` with the original's keys (``from "..."``) renamed to the field names; a
+        field given under both names is WS602."""
+        aliases = {f.node.alias: f.name for f in rec.fields.values() if f.node.alias}
+        if not aliases or not any(alias in value for alias in aliases):
+            return value
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            name = aliases.get(key, key)
+            if name in out or (name != key and name in value):
+                self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
+                            f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
+                continue
+            out[name] = item
         return out
 
     # types -------------------------------------------------------------------
@@ -822,6 +852,12 @@ def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
     return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
 
 
+def _check_number(v: _Validator, value: object, loc: _Loc) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return v.mismatch(loc, "a finite number", value)
+    return value if _is_number(value) else v.mismatch(loc, "number", value)
+
+
 def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
     return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
 
@@ -899,6 +935,7 @@ _PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
     "str": _check_str,
     "int": _check_int,
     "float": _check_float,
+    "number": _check_number,
     "bool": _check_bool,
     "date": _check_date,
     "datetime": _check_datetime,
@@ -1032,6 +1069,28 @@ class _CheckedFile:
     refs: tuple[_Ref, ...]
 
 
+def _file_key(given: n.Given, path: str) -> tuple[str, int, int] | None:
+    """(real path, mtime, size) of a ``given`` file, the key of what checking it gave; None
+    for inline data or a file that cannot be inspected (``_read_file`` reports it)."""
+    if not isinstance(given.source, str):
+        return None
+    full = os.path.join(os.path.dirname(path), given.source)
+    try:
+        info = os.stat(full)
+        return (os.path.realpath(full), info.st_mtime_ns, info.st_size)
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class _MergedFiles:
+    """What one sequence of data files gave a task: the merged value, and each file's
+    problems once its references were checked (reused by every task naming those files)."""
+
+    value: dict[str, object]
+    problems: tuple[tuple[_Problem, ...], ...]
+
+
 def _checked_file(given: n.Given, path: str, world: WorldModel, sink: DiagnosticSink
                   ) -> tuple[_Validator, dict[str, object]] | None:
     """A ``given``'s validator (problems, tables, references) and its normalised value.
@@ -1040,15 +1099,9 @@ def _checked_file(given: n.Given, path: str, world: WorldModel, sink: Diagnostic
     the ``given`` (a file has no inner spans), so a later task gets the same result at its
     own ``given``. The normalised value is shared between those tasks and never changed.
     """
-    key = None
-    if isinstance(given.source, str):
-        full = os.path.join(os.path.dirname(path), given.source)
-        try:
-            info = os.stat(full)
-            key = (os.path.realpath(full), info.st_mtime_ns, info.st_size)
-        except (OSError, ValueError):
-            key = None  # _read_file reports it
-        cached = world.data_files.get(key) if key is not None else None
+    key = _file_key(given, path)
+    if key is not None:
+        cached = world.data_files.get(key)
         if isinstance(cached, _CheckedFile):
             validator = _Validator(world, given.span, None)
             validator.problems = list(cached.problems)
@@ -1075,6 +1128,18 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
     as keys, enums as their serialised strings); it is None when anything was
     reported. References are checked against the tables of the merged data.
     """
+    keys = tuple(_file_key(given, path) for given in task.givens)
+    files_key = ("merged", *keys) if keys and None not in keys else None
+    merged_before = world.data_files.get(files_key) if files_key is not None else None
+    if isinstance(merged_before, _MergedFiles):
+        # The same files as an earlier task: the same value (one object, so what is derived
+        # from it is derived once) and the same problems, reported at this task's ``given``s.
+        failed = False
+        for given, problems in zip(task.givens, merged_before.problems, strict=True):
+            validator = _Validator(world, given.span, None)
+            validator.problems = list(problems)
+            failed = validator.flush(sink) or failed
+        return None if failed else merged_before.value
     merged: dict[str, object] = {}
     origin: dict[str, _Validator] = {}
     validators: list[_Validator] = []
@@ -1094,6 +1159,9 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
         live = [r for r in validator.refs if origin.get(r.loc.state) is validator]
         validator.check_references(tables, live)
         failed = validator.flush(sink) or failed
+    if files_key is not None and len(validators) == len(task.givens):
+        world.data_files[files_key] = _MergedFiles(
+            merged, tuple(tuple(v.problems) for v in validators))
     return None if failed else merged
 
 

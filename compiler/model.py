@@ -22,7 +22,7 @@ __all__ = [
     "WorldModel", "ProgramModel", "Resolution", "RESULT_CONVENTIONS",
 ]
 
-RESULT_CONVENTIONS = ("envscaler", "bfcl", "tau2")
+RESULT_CONVENTIONS = ("envscaler", "bfcl", "tau2", "custom")
 
 
 @dataclass
@@ -35,6 +35,8 @@ class FieldInfo:
     doc: str | None
     is_key: bool
     node: n.Field
+    #: ``name?: T``: the field may be absent (stored as none, left out of the JSON)
+    may_be_absent: bool = False
 
 
 @dataclass
@@ -169,6 +171,13 @@ class ConfigInfo:
     clock: str = "2024-01-01T00:00:00"
     tick: int = 0
     seed: int = 0
+    #: how argument errors read: "worldspec" (the runtime's messages) or "python" (the texts
+    #: of Python's TypeError for `Class.tool(**arguments)`)
+    arguments: str = "worldspec"
+    #: the class name Python's messages quote (the world's name unless `class_name` is set)
+    class_name: str | None = None
+    #: where `results` is set (for diagnostics about the convention)
+    results_span: n.Span | None = None
 
 
 @dataclass
@@ -176,9 +185,20 @@ class Resolution:
     """What a bare name refers to."""
 
     kind: Literal["local", "param", "state", "enum", "enum_member", "record", "fn", "builtin",
-                  "initial", "world_type", "conversation"]
+                  "initial", "world_type", "conversation", "const"]
     name: str
     owner: str | None = None
+
+
+@dataclass
+class ConstInfo:
+    """A top-level ``const``: its declared type (None: inferred from the value)."""
+
+    name: str
+    declared: Type | None
+    node: n.ConstDecl
+    file: str
+    type: Type | None = None
 
 
 @dataclass
@@ -198,14 +218,20 @@ class WorldModel:
     tools: dict[str, ToolInfo] = field(default_factory=dict)
     fns: dict[str, ToolInfo] = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    consts: dict[str, ConstInfo] = field(default_factory=dict)
+    #: `on load { ... }`: run after initial data is loaded
+    load_node: n.LoadDecl | None = None
+    #: the shapes of a custom result convention (`results { success: ... failure: ... }`)
+    results_node: n.ResultsDecl | None = None
     #: the rules the agent must follow (``policy``), shown to it with the tools; "" for none
     policy: str = ""
     #: the ``policy`` declaration the text comes from
     policy_node: n.PolicyDecl | None = None
     #: data files already checked against this world (many tasks share one large file):
-    #: (path, mtime, size) -> what checking it gave; filled by ``compiler.data_check``
-    data_files: dict[tuple[str, int, int], Any] = field(default_factory=dict, repr=False,
-                                                        compare=False)
+    #: (path, mtime, size) -> what checking it gave, and a tuple of those keys -> what
+    #: merging those files gave a task; filled by ``compiler.data_check``
+    data_files: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False,
+                                                   compare=False)
 
     @property
     def entities(self) -> dict[str, RecordInfo]:
@@ -231,6 +257,9 @@ class ProgramModel:
     #: id(expression) -> the float-holding type it is stored as: an ``int`` value widened to
     #: ``float`` (or a list of them) is converted where it is stored, so a float stays a float
     widened: dict[int, Type] = field(default_factory=dict)
+    #: (world, tool) of the tools whose body asks ``given(p)``: they receive the names of the
+    #: arguments the caller sent
+    uses_given: set[tuple[str, str]] = field(default_factory=set)
     #: the modules, kept alive so the ids above stay valid
     modules: list[n.Module] = field(default_factory=list)
 

@@ -19,6 +19,7 @@ from worldspec.compiler.model import (
     RESULT_CONVENTIONS,
     AliasInfo,
     ConfigInfo,
+    ConstInfo,
     EnumInfo,
     EnumMemberInfo,
     FieldInfo,
@@ -38,6 +39,8 @@ __all__ = ["VisibleDecl", "build_world", "resolve_type_expr", "GENERIC_TYPES"]
 
 #: Generic builtin types and how many type arguments each takes.
 GENERIC_TYPES = {"list": 1, "set": 1, "map": 2}
+#: primitive type -> the kind of refinement it takes (a range of values, or a length)
+_REFINED = {"str": "str", "int": "number", "float": "number", "number": "number"}
 
 _NAME_CHECKED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -82,17 +85,18 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
                 base = t.SetOf(args[0], refinement)
             else:
                 key = args[0]
-                if not (key in (t.STR, t.INT) or t.is_unknown(key) or
+                if not (key in (t.STR, t.INT, t.JSON) or t.is_unknown(key) or
                         (isinstance(key, t.Named) and key.kind == "enum")):
                     sink.report("WS308", texpr.args[0].span,
-                                f"map keys must be str, int or an enum, not {t.show(key)}")
+                                f"map keys must be str, int, an enum or json (int and str keys "
+                                f"mixed), not {t.show(key)}")
                 base = t.MapOf(key, args[1], refinement)
     else:
         if texpr.args:
             sink.report("WS307", texpr.span, f"{name} takes no type arguments")
         if name in t.PRIMITIVES:
             prim = t.PRIMITIVES[name]
-            kind = {"str": "str", "int": "number", "float": "number"}.get(name, "")
+            kind = _REFINED.get(name, "")
             refinement = _refinement(texpr, kind, sink)
             base = t.Prim(name, refinement) if refinement else prim
         elif name in world.enums:
@@ -108,8 +112,7 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
             alias = world.aliases[name]
             base = alias.type
             if texpr.constraints:
-                kind = {"str": "str", "int": "number", "float": "number"}.get(
-                    base.name if isinstance(base, t.Prim) else "", "")
+                kind = _REFINED.get(base.name if isinstance(base, t.Prim) else "", "")
                 refinement = _refinement(texpr, kind, sink)
                 if refinement and isinstance(base, t.Prim):
                     base = t.Prim(base.name, _merge(base.refinement, refinement))
@@ -164,6 +167,23 @@ def _refinement(texpr: n.TypeExpr, kind: str, sink: DiagnosticSink) -> t.Refinem
     if low is None and high is None and pattern is None:
         return None
     return t.Refinement(low, high, pattern)
+
+
+def _absent_field_type(rec: RecordInfo, f: n.Field, typ: t.Type,
+                       sink: DiagnosticSink) -> t.Type:
+    """The type of a field that may be absent (``name?: T``): ``T?``, none meaning absent."""
+    problem = None
+    if rec.kind != "record":
+        problem = (f"'{f.name.name}?' may be absent, which only record fields may be; a row "
+                   f"of {rec.name} has every field (make it optional: {f.name.name}: T?)")
+    elif isinstance(typ, t.Optional) or typ == t.JSON:
+        problem = (f"'{f.name.name}?' may be absent, so it cannot also be null "
+                   f"({t.show(typ)}): none is how an absent field reads")
+    elif f.default is not None:
+        problem = f"'{f.name.name}?' may be absent, so it has no default"
+    if problem is not None:
+        sink.report("WS323", f.span, problem)
+    return t.make_optional(typ)
 
 
 def _check_builtin_clash(ident: n.Ident, what: str, sink: DiagnosticSink,
@@ -235,6 +255,9 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
         elif isinstance(d, n.FnDecl):
             _check_builtin_clash(d.name, "helper", sink)
             _first(values, d.name, sink, "WS203", "name")
+        elif isinstance(d, n.ConstDecl):
+            _check_builtin_clash(d.name, "const", sink)
+            _first(values, d.name, sink, "WS203", "name")
 
     # 2. aliases, in dependency order (an alias may use another alias)
     pending = [vd for vd in decls if isinstance(vd.decl, n.AliasDecl)
@@ -252,7 +275,10 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
             if not _first(seen_fields, f.name, sink, "WS204", "field"):
                 continue
             typ = resolve_type_expr(f.type, world, sink)
-            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f)
+            if f.may_be_absent:
+                typ = _absent_field_type(rec, f, typ, sink)
+            rec.fields[f.name.name] = FieldInfo(f.name.name, typ, f.default, f.doc, f.is_key, f,
+                                                f.may_be_absent)
         if rec.kind == "record":
             for f in rec.node.fields:
                 if f.is_key:
@@ -287,6 +313,9 @@ def build_world(name: str, doc: str | None, file: str, visible: Iterable[Visible
         d = vd.decl
         if isinstance(d, n.FnDecl) and values.get(d.name.name) is d.name:
             world.fns[d.name.name] = _tool_info(d, world, sink, vd.file, is_fn=True)
+        elif isinstance(d, n.ConstDecl) and values.get(d.name.name) is d.name:
+            declared = resolve_type_expr(d.type, world, sink) if d.type is not None else None
+            world.consts[d.name.name] = ConstInfo(d.name.name, declared, d, vd.file)
     return world
 
 
@@ -337,7 +366,8 @@ def _tool_info(d: n.ToolDecl | n.FnDecl, world: WorldModel, sink: DiagnosticSink
     return ToolInfo(d.name.name, params, returns, d.doc, d, file, is_fn=is_fn)
 
 
-_CONFIG_KEYS = ("results", "clock", "tick", "seed")
+_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name")
+_ARGUMENT_STYLES = ("worldspec", "python")
 
 
 def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.Node],
@@ -358,6 +388,20 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
     for extra_policy in policies[1:]:
         sink.report("WS504", extra_policy.span, "a world has one policy",
                     related=[Related(policies[0].span, "first policy")])
+    loads = [vd.decl for vd in own if isinstance(vd.decl, n.LoadDecl)]
+    for extra_load in loads[1:]:
+        sink.report("WS504", extra_load.span, "a world has one on load block",
+                    related=[Related(loads[0].span, "first on load block")])
+    if loads:
+        assert isinstance(loads[0], n.LoadDecl)
+        world.load_node = loads[0]
+    results = [vd.decl for vd in own if isinstance(vd.decl, n.ResultsDecl)]
+    for extra_results in results[1:]:
+        sink.report("WS504", extra_results.span, "a world has one results block",
+                    related=[Related(results[0].span, "first results block")])
+    if results:
+        assert isinstance(results[0], n.ResultsDecl)
+        world.results_node = results[0]
     if policies:
         policy = policies[0]
         assert isinstance(policy, n.PolicyDecl)
@@ -379,12 +423,19 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
             if not _first(values, item.name, sink, "WS203", "name"):
                 continue
             world.state[item.name.name] = _state_info(item, world, sink)
+            if item.private and not isinstance(item.kind, n.TypeExpr):
+                sink.report("WS513", item.span, "only a value can be private, not a "
+                            f"{'table' if isinstance(item.kind, n.TableKind) else 'sequence'}",
+                            hints=["keep the table public, or hold the private data in a "
+                                   "value (a map or a list)"])
     tools: dict[str, n.Node] = {}
     invariants: dict[str, n.Node] = {}
     for vd in own:
         d = vd.decl
         if isinstance(d, n.ToolDecl):
-            _check_builtin_clash(d.name, "tool", sink, reserved=True)
+            # a tool's name is only a key of TOOLS and the suffix of `tool_<name>`: any name
+            # is free, `reset` and `diff` included (the agent-visible name is the original's)
+            _check_builtin_clash(d.name, "tool", sink)
             if _first(tools, d.name, sink, "WS203", "tool"):
                 world.tools[d.name.name] = _tool_info(d, world, sink, vd.file, is_fn=False)
         elif isinstance(d, n.InvariantDecl):
@@ -470,6 +521,22 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
                             hints=did_you_mean(str(word), RESULT_CONVENTIONS))
             else:
                 cfg.results = word
+                cfg.results_span = value.span
+        elif key == "arguments":
+            word = value.name if isinstance(value, n.DataName) else \
+                value.value if isinstance(value, n.DataString) else None
+            if word not in _ARGUMENT_STYLES:
+                sink.report("WS503", value.span, "arguments must be worldspec or python",
+                            hints=did_you_mean(str(word), _ARGUMENT_STYLES))
+            else:
+                cfg.arguments = word
+        elif key == "class_name":
+            text = value.value if isinstance(value, n.DataString) else None
+            if text is None or not text.isidentifier():
+                sink.report("WS503", value.span, "class_name must be a string holding a "
+                            'Python class name, such as "RetailTools"')
+            else:
+                cfg.class_name = text
         elif key == "clock":
             from worldspec.compiler.data_check import datetime_text_problem
 

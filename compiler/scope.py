@@ -38,13 +38,13 @@ class Local:
 class Context:
     """What the body being checked may do."""
 
-    where: Literal["tool", "fn", "invariant", "check", "default", "solution", "data"]
+    where: Literal["tool", "fn", "invariant", "check", "default", "solution", "data", "load"]
     returns: Type | None = None
     tool_name: str | None = None
 
     @property
     def may_change_state(self) -> bool:
-        return self.where == "tool"
+        return self.where in ("tool", "load")
 
     @property
     def may_draw(self) -> bool:
@@ -80,7 +80,14 @@ class Scope:
         self.frames.pop()
 
     def forget(self, path: str) -> None:
-        """An assignment to ``path`` invalidates what was known about it and below it."""
+        """An assignment to ``path`` invalidates what was known about it and below it.
+
+        A state item has two spellings, ``x`` and ``state.x``: what is known about either is
+        forgotten (forgetting too much is safe; a local ``x`` beside the state item ``x`` only
+        loses its narrowing)."""
+        paths = [path, path.removeprefix("state.") if path.startswith("state.") else
+                 "state." + path]
         for known in list(self.narrowed):
-            if known == path or known.startswith(path + ".") or known.startswith(path + "["):
+            if any(known == p or known.startswith(p + ".") or known.startswith(p + "[")
+                   for p in paths):
                 self.narrowed.discard(known)

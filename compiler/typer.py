@@ -41,13 +41,18 @@ NO_FACTS = Facts()
 #: Deeper expressions are reported (WS105) rather than checked.
 MAX_EXPR_DEPTH = 200
 
-_ORDERED = {"int", "float", "str", "date", "datetime", "duration"}
+#: How diagnostics name each kind of local.
+_LOCAL_WORDS = {"param": "parameter", "loop": "loop variable", "local": "local",
+                "binding": "case variable", "lambda": "lambda parameter",
+                "quantifier": "quantifier variable"}
+
+_ORDERED = {"int", "float", "number", "str", "date", "datetime", "duration"}
 
 
 def path_of(expr: n.Node) -> str | None:
     """``x``, ``x.f.g`` for name/field chains; ``None`` for anything else."""
     if isinstance(expr, n.NameRef):
-        return expr.name
+        return "state." + expr.name if expr.qualified else expr.name
     if isinstance(expr, n.Attribute):
         base = path_of(expr.obj)
         return f"{base}.{expr.name.name}" if base else None
@@ -69,6 +74,7 @@ class Typer:
         self.loops = 0
         self.too_deep = False
         self.unions = {u.name: frozenset(u.variants.values()) for u in world.unions.values()}
+        self.qualified: set[str] = set()   # state items read as `state.x`
 
     # ------------------------------------------------------------ helpers
     def report(self, code: str, node: n.Node, message: str, *, hints: Iterable[str] = (),
@@ -85,7 +91,7 @@ class Typer:
     def expect(self, node: n.Node, target: t.Type, value: t.Type, what: str) -> None:
         if not self.assignable(target, value):
             self.report("WS301", node, f"{what}: expected {t.show(target)}, found {t.show(value)}")
-        elif t.widens_int(target, value):
+        elif t.widens_int(target, value) or t.converts_to_json(target, value):
             self.program.widened[id(node)] = target
 
     def define(self, ident: n.Ident, typ: t.Type, kind: LocalKind) -> None:
@@ -121,7 +127,7 @@ class Typer:
         self.changes_state = True
         if not self.context.may_change_state:
             where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
-                     "default": "a default value", "solution": "a solution",
+                     "default": "a default value", "solution": "a solution", "load": "on load",
                      "data": "data"}.get(self.context.where, self.context.where)
             self.report("WS403", node, f"{what} changes the state, which {where} may not do")
 
@@ -234,6 +240,8 @@ class Typer:
 
     def expr_NameRef(self, e: n.NameRef, expected: t.Type | None) -> t.Type:
         name = e.name
+        if e.qualified:
+            return self._qualified_state(e)
         local = self.scope.lookup(name)
         if local is not None:
             local.used = True
@@ -244,6 +252,10 @@ class Typer:
         if state is not None:
             self.program.resolutions[id(e)] = Resolution("state", name)
             return self._narrow(e, state.type)
+        const = self.world.consts.get(name)
+        if const is not None:
+            self.program.resolutions[id(e)] = Resolution("const", name)
+            return const.type or const.declared or t.UNKNOWN
         if name == "now":
             self.program.resolutions[id(e)] = Resolution("builtin", name)
             return t.DATETIME
@@ -280,6 +292,38 @@ class Typer:
                      "only understood where that enum is expected"]
         self.report("WS201", e, f"unknown name '{name}'", hints=hints)
         return t.UNKNOWN
+
+    def _qualified_state(self, e: n.NameRef) -> t.Type:
+        """``state.x``: the state item ``x``, whatever local has that name."""
+        self.qualified.add(e.name)
+        local = self.scope.lookup("state")
+        if local is not None:
+            local.used = True
+            base = t.strip_optional(local.type)
+            info = self.world.records.get(base.name) if isinstance(base, t.Named) else None
+            if info is not None and e.name in info.fields:
+                self.report("WS216", e, f"'state.{e.name}' is the state item '{e.name}', not "
+                            f"the field of the {_LOCAL_WORDS[local.kind]} 'state'",
+                            hints=["bind the value to another name to read its field"])
+        state = self.world.state.get(e.name)
+        if state is None:
+            self.report("WS215", e, f"the world has no state item '{e.name}'",
+                        hints=did_you_mean(e.name, self.world.state))
+            return t.UNKNOWN
+        self.program.resolutions[id(e)] = Resolution("state", e.name)
+        return self._narrow(e, state.type)
+
+    def shadowing(self) -> None:
+        """Warn about each local or parameter named like a state item (WS214), unless the
+        body reads the state item as ``state.x`` (the author has told the two apart)."""
+        for local in self.scope.all_locals:
+            if local.name in self.world.state and local.name not in self.qualified:
+                what = _LOCAL_WORDS[local.kind]
+                kind = self.world.state[local.name].kind
+                item = "table" if kind == "table" else "state item"
+                self.report("WS214", local.node, f"{what} '{local.name}' shadows the {item} "
+                            f"'{local.name}': here '{local.name}' means the {what}",
+                            hints=[f"write state.{local.name} for the {item}"])
 
     def _names_in_scope(self, expected: t.Type | None) -> list[str]:
         names = [name for frame in self.scope.frames for name in frame]
@@ -353,11 +397,18 @@ class Typer:
             return self._union_member(obj_type.name, name)
         if obj_type in (t.DATE, t.DATETIME):
             fields = ("year", "month", "day") if obj_type == t.DATE else (
-                "year", "month", "day", "hour", "minute", "second")
+                "year", "month", "day", "hour", "minute", "second", "microsecond")
             if name.name in fields:
                 return t.INT
             self.report("WS205", name, f"{t.show(obj_type)} has no field '{name.name}'",
                         hints=did_you_mean(name.name, fields))
+            return t.UNKNOWN
+        if obj_type == t.DURATION:
+            if name.name in ("days", "seconds", "microseconds"):
+                return t.INT  # as Python's timedelta: days, then 0 <= seconds < 86400
+            self.report("WS205", name, f"duration has no field '{name.name}'",
+                        hints=did_you_mean(name.name, ("days", "seconds", "microseconds"))
+                        or ["durations have days, seconds, microseconds and total_seconds()"])
             return t.UNKNOWN
         if obj_type == t.JSON:
             self.report("WS205", name,
@@ -410,6 +461,20 @@ class Typer:
         self.expr(e.index)
         if not isinstance(obj_type, (t.Unknown, t.EmptyList, t.EmptyMap)):
             self.report("WS304", e, f"cannot index a value of type {t.show(obj_type)}")
+        return t.UNKNOWN
+
+    def expr_Slice(self, e: n.Slice, expected: t.Type | None) -> t.Type:
+        obj_type = self.expr(e.obj)
+        for bound in (e.start, e.stop, e.step):
+            if bound is not None:
+                self.expect(bound, t.INT, self.expr(bound, t.INT), "slice bound")
+        if isinstance(obj_type, t.Optional):
+            self.report("WS305", e, f"slicing a value that may be none ({t.show(obj_type)})")
+            obj_type = obj_type.inner
+        if obj_type == t.STR or isinstance(obj_type, (t.ListOf, t.Unknown)):
+            return obj_type
+        self.report("WS304", e, f"cannot slice a value of type {t.show(obj_type)}",
+                    hints=["slices take part of a str or a list: s[1:3], xs[:-1]"])
         return t.UNKNOWN
 
     def expr_Unary(self, e: n.Unary, expected: t.Type | None) -> t.Type:
@@ -555,6 +620,12 @@ class Typer:
         want = expected.element if isinstance(expected, (t.ListOf, t.SetOf)) else None
         if not e.items:
             return expected if isinstance(expected, t.ListOf) else t.EmptyList()
+        if want is not None and not isinstance(want, t.Unknown) and isinstance(expected,
+                                                                                t.ListOf):
+            # the expected element type decides (a `list[json]` literal may mix types)
+            for item in e.items:
+                self.expect(item, want, self.expr(item, want), "list element")
+            return expected
         joined: t.Type | None = None
         for item in e.items:
             typ = self.expr(item, want or joined)
@@ -585,6 +656,14 @@ class Typer:
         want_v = expected.value if isinstance(expected, t.MapOf) else None
         key_t: t.Type | None = None
         val_t: t.Type | None = None
+        if want_k is not None and want_v is not None and not any(
+                isinstance(x, t.Unknown) for x in (want_k, want_v)):
+            # the expected type decides: each entry must fit it (a `map[str, json]` literal
+            # may mix value types, as JSON does)
+            for entry in e.entries:
+                self.expect(entry.key, want_k, self.expr(entry.key, want_k), "map key")
+                self.expect(entry.value, want_v, self.expr(entry.value, want_v), "map value")
+            return expected or t.UNKNOWN
         for entry in e.entries:
             k = self.expr(entry.key, want_k or key_t)
             v = self.expr(entry.value, want_v or val_t)
@@ -665,7 +744,9 @@ class Typer:
     def target(self, target: n.Expr) -> t.Type:
         """Type an assignment target and report what cannot be assigned."""
         if isinstance(target, n.NameRef):
-            local = self.scope.lookup(target.name)
+            if target.qualified:
+                self.qualified.add(target.name)
+            local = None if target.qualified else self.scope.lookup(target.name)
             if local is not None:
                 self.program.resolutions[id(target)] = Resolution(
                     "param" if local.kind == "param" else "local", target.name)
@@ -994,7 +1075,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
     num = t.is_numeric(left) and t.is_numeric(right)
     if op == "+":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == right == t.STR:
             return t.STR
         if isinstance(left, t.ListOf) and isinstance(right, (t.ListOf, t.EmptyList)):
@@ -1008,7 +1089,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "-":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left in (t.DATETIME, t.DATE) and right == t.DURATION:
             return left
         if left == right and left in (t.DATETIME, t.DATE, t.DURATION):
@@ -1016,7 +1097,7 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op == "*":
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         if left == t.DURATION and t.is_numeric(right):
             return t.DURATION
         return None
@@ -1026,11 +1107,11 @@ def binary_result(op: str, left: t.Type, right: t.Type) -> t.Type | None:
         return None
     if op in ("//", "%"):
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     if op == "**":
         # int ** int stays an int (a negative exponent fails the call); else a float
         if num:
-            return t.INT if left == right == t.INT else t.FLOAT
+            return t.numeric_result(left, right)
         return None
     return None

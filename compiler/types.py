@@ -19,9 +19,10 @@ from dataclasses import dataclass
 __all__ = [
     "Type", "Refinement", "Prim", "Optional", "ListOf", "SetOf", "MapOf", "Named", "Table",
     "Sequence", "NoneType", "Unknown", "EmptyList", "EmptyMap",
-    "STR", "INT", "FLOAT", "BOOL", "DATE", "DATETIME", "DURATION", "JSON", "NONE", "UNKNOWN",
-    "SEQUENCE", "PRIMITIVES", "is_numeric", "is_unknown", "strip_optional", "make_optional",
-    "assignable", "comparable", "join_types", "show", "referenced_entity",
+    "STR", "INT", "FLOAT", "NUMBER", "BOOL", "DATE", "DATETIME", "DURATION", "JSON", "NONE",
+    "UNKNOWN", "SEQUENCE", "PRIMITIVES", "is_numeric", "numeric_result", "is_unknown",
+    "strip_optional", "make_optional", "assignable", "converts_to_json", "comparable",
+    "join_types", "show", "referenced_entity",
 ]
 
 
@@ -42,7 +43,10 @@ class Type:
 
 @dataclass(frozen=True, slots=True)
 class Prim(Type):
-    """A builtin scalar type: str int float bool date datetime duration json."""
+    """A builtin scalar type: str int float number bool date datetime duration json.
+
+    ``number`` is Python's int-or-float: each value keeps which one it is (``3`` stays an int,
+    ``3.0`` a float) through arithmetic, storage and results, as in Python."""
 
     name: str
     refinement: Refinement | None = None
@@ -147,6 +151,7 @@ class EmptyMap(Type):
 STR = Prim("str")
 INT = Prim("int")
 FLOAT = Prim("float")
+NUMBER = Prim("number")
 BOOL = Prim("bool")
 DATE = Prim("date")
 DATETIME = Prim("datetime")
@@ -158,7 +163,7 @@ SEQUENCE = Sequence()
 
 #: Builtin type names usable in specs -> type.
 PRIMITIVES: dict[str, Type] = {
-    "str": STR, "int": INT, "float": FLOAT, "bool": BOOL, "date": DATE,
+    "str": STR, "int": INT, "float": FLOAT, "number": NUMBER, "bool": BOOL, "date": DATE,
     "datetime": DATETIME, "duration": DURATION, "json": JSON,
 }
 
@@ -168,7 +173,18 @@ def is_unknown(t: Type) -> bool:
 
 
 def is_numeric(t: Type) -> bool:
-    return t == INT or t == FLOAT
+    return t == INT or t == FLOAT or t == NUMBER
+
+
+def numeric_result(left: Type, right: Type) -> Type:
+    """The type of ``left op right`` for two numeric types (``+ - * // % **``), as Python's
+    int and float combine: int with int is an int, anything with a float is a float, and a
+    ``number`` with an int or a number stays a ``number`` (it is whichever Python gives)."""
+    if left == right == INT:
+        return INT
+    if FLOAT in (left, right):
+        return FLOAT
+    return NUMBER
 
 
 def strip_optional(t: Type) -> Type:
@@ -185,7 +201,8 @@ def assignable(target: Type, value: Type,
                unions: Mapping[str, Collection[str]] | None = None) -> bool:
     """Whether a value of type ``value`` may be stored where ``target`` is expected.
 
-    ``int`` widens to ``float``; ``none`` fits every optional; ``T`` fits ``T?``;
+    ``int`` widens to ``float``; ``int`` and ``float`` fit ``number`` (and a ``number`` fits
+    ``float``, becoming one); ``none`` fits every optional; ``T`` fits ``T?``;
     anything fits ``json`` except tables and sequences; a variant record fits
     its union (``unions`` maps a union's name to its variant record names).
     """
@@ -200,7 +217,9 @@ def assignable(target: Type, value: Type,
         return assignable(target.inner, inner, unions)
     if isinstance(value, Optional) or isinstance(value, NoneType):
         return target == JSON
-    if target == FLOAT and value == INT:
+    if target == FLOAT and value in (INT, NUMBER):
+        return True
+    if target == NUMBER and value in (INT, FLOAT):
         return True
     if target == JSON:
         return not isinstance(value, (Table, Sequence))
@@ -227,10 +246,23 @@ def widens_int(target: Type, value: Type) -> bool:
     converts)."""
     target, value = strip_optional(target), strip_optional(value)
     if target == FLOAT:
-        return value == INT
+        return value in (INT, NUMBER)
     if isinstance(target, ListOf) and isinstance(value, ListOf):
         return widens_int(target.element, value.element)
     return False
+
+
+def converts_to_json(target: Type, value: Type) -> bool:
+    """Whether storing ``value`` as ``json`` must turn it into plain JSON first: records,
+    unions, enum members, dates, durations and collections (a row becomes its key, as
+    wherever a row is stored; ``to_json(row)`` gives its fields). Strings, numbers, bools,
+    ``none`` and ``json`` are JSON already."""
+    if target != JSON:
+        return False
+    value = strip_optional(value)
+    if isinstance(value, Prim):
+        return value.name in ("date", "datetime", "duration")
+    return isinstance(value, (ListOf, SetOf, MapOf, Named))
 
 
 def comparable(a: Type, b: Type, unions: Mapping[str, Collection[str]] | None = None) -> bool:

@@ -233,10 +233,13 @@ match order.status { case shiped { } }
 entry("WS208", "error", "name clashes with a builtin",
       """
 A tool, helper, state item or type is named like a builtin function or value
-(`len`, `now`, `sorted`...) or like a method of the generated environment
-(`reset`, `call`, `snapshot`...). Choose another name.
+(`len`, `now`, `sorted`...), or a state item like a method of the generated
+environment (`reset`, `call`, `snapshot`...). Choose another name. Tool names
+are free of the environment's methods: a tool may be called `reset`, `diff`
+or `copy` (tools are dispatched by name through `TOOLS`, apart from the
+environment's own methods).
 """, """
-tool reset() { }      # the environment already has reset()
+state { len: int = 0 }      # the language already has len()
 """)
 entry("WS209", "error", "unknown world",
       """
@@ -275,6 +278,47 @@ entry("WS213", "error", "policy file cannot be read",
 UTF-8 text. The path is relative to the spec file.
 """, """
 policy file "polcy.md"
+""")
+entry("WS214", "warning", "a local or parameter shadows state",
+      """
+A parameter, local or loop variable has the name of a state item or table. In
+that body the bare name means the local, so the state item cannot be read or
+assigned by its name, and a test such as `username == username` is always true.
+Read and assign the state as `state.username`; once the body does, the warning
+is not given (a tool's parameter names are what the agent sees, so they often
+have to match the original's).
+""", """
+state { username: str? = none }
+tool login(username: str) {
+  username = username          # assigns nothing: the parameter is not assignable
+}
+# write:  state.username = username
+""")
+entry("WS215", "error", "unknown qualified state name",
+      """
+`state.x` names the state item `x`, and the world has no state item of that
+name.
+""", """
+state { users: table User }
+fn count() -> int { return len(state.usres) }
+""")
+entry("WS216", "error", "`state.x` where a local is called state",
+      """
+`state.x` always means the state item `x`. A parameter or local may still be
+called `state` (an address has a state), and the bare name reads it; but the
+field `x` of such a local cannot be read as `state.x`.
+""", """
+record Address { city: str  state: str }
+tool move(state: Address) -> str { return state.city }
+""")
+entry("WS217", "error", "a const is not a literal",
+      """
+A top-level `const` is built once, when the world is loaded, from literals:
+numbers, strings, booleans, `none`, enum members, and lists and maps of these.
+Anything computed (a call, a state item, arithmetic on names) belongs in a
+helper `fn`.
+""", """
+const LIMIT = len("abc")
 """)
 
 # ------------------------------------------------------------------ WS3xx: types
@@ -333,8 +377,8 @@ state { index: map[str] }
 """)
 entry("WS308", "error", "invalid map key type",
       """
-Map keys are `str`, `int` or an enum, so that maps serialise to JSON and
-hash deterministically.
+Map keys are `str`, `int`, an enum or `json` (ints and strs mixed, as a Python
+dict may hold them), so that maps serialise to JSON and hash deterministically.
 """, """
 state { by_user: map[User, int] }
 """)
@@ -368,6 +412,46 @@ has no backreferences (`\\1`), no lookahead or lookbehind (`(?=...)`,
 `(?<!...)`), no `\\Z` (write `$` or `\\z`) and repeats at most 1000 times.
 """, """
 type Twice = str matching /^(a)\\1$/
+""")
+entry("WS320", "error", "from_json() needs a type",
+      """
+`from_json(j)` turns a `json` value into the type expected where the result goes,
+checking it as data is checked (a value that does not fit fails the call with its
+path). It needs that type: declare the local (`let prices: map[str, float] =
+from_json(j)`), or pass the result where a type is expected (a parameter, a field,
+a return). Rows live in tables, so a json value cannot become an entity: convert it
+to the key type and look the row up.
+""", """
+let prices = from_json(settings["prices"])
+""")
+entry("WS321", "error", "strptime format not usable",
+      """
+The format of `strptime(text, format)` is read by Python's `datetime.strptime`,
+which refuses a bad directive (`%Q`) or a lone `%` for every text. A format
+with `%z` or `%Z` reads a UTC offset or time zone, and datetimes are naive (the
+world's local time), so it is refused too.
+""", """
+let when = strptime(text, "%Y-%m-%Q")
+""")
+entry("WS322", "error", "given() needs an optional parameter",
+      """
+`given(p)` is true when the caller of a tool sent the argument `p`, even as
+`null`, and false when it left it out: what Python tells apart with a sentinel
+default. It exists in tool bodies only (a helper `fn` is called by the world, not
+by the agent), and takes a parameter of that tool by name that may be left out
+(one with a default, or an optional one).
+""", """
+tool rename(name: str "The new name.") -> bool "Rename." { return given(name) }
+""")
+entry("WS323", "error", "field cannot be absent",
+      """
+`name?: T` declares a record field that may be absent: left out of the record's
+JSON (not `null`), read as `none`, built by leaving it out or by giving `none`. So
+the field cannot also be optional or `json` (both have a `null` of their own), nor
+have a default. Rows are always complete: a field of an entity is declared
+optional instead (`name: T?`).
+""", """
+record Profile { nickname?: str? }
 """)
 
 # ------------------------------------------------- WS4xx: statements and control flow
@@ -541,6 +625,40 @@ out of representable time within a few thousand calls.
 """, """
 config { tick: 100000000000 }
 """)
+entry("WS510", "error", "custom results without their shapes",
+      """
+`config { results: custom }` says that the world shapes its own results, and
+the `results { success: ...  failure: ... }` block says how; one needs the
+other. The success shape is built from `value` (the tool's result as JSON),
+the failure shape from `message` (the failure's text).
+""", """
+config { results: custom }      # and no results { ... } block
+""")
+entry("WS511", "error", "unknown or missing result shape",
+      """
+A `results` block has exactly two shapes, `success` and `failure`.
+""", """
+results { success: value  error: {"error": message} }
+""")
+entry("WS512", "error", "a result shape is not a literal of its hole",
+      """
+A result shape is built from literals (numbers, strings, booleans, none, lists,
+maps, f-strings) and its hole: `value` for a success, `message` for a failure.
+The failure shape holds `message` exactly once: `failed()` recognises a
+failure by matching a result against the shape (same keys and constants, any
+text where the message stands), so property tests and `failed()` count such
+results as failures.
+""", """
+results { success: value  failure: {"status": false, "at": now} }
+""")
+entry("WS513", "error", "a private table or sequence",
+      """
+`private` marks a state value that the world stores and hashes but leaves out
+of `export_state()` (the original's `_cache`-like attributes). Tables and
+sequences are always public; hold private data in a value (a map or a list).
+""", """
+state { private orders: table Order }
+""")
 
 # ------------------------------------------------------- WS6xx: tasks and data
 entry("WS601", "error", "initial data does not match the schema",
@@ -582,9 +700,13 @@ entry("WS606", "error", "invalid solution call",
       """
 A reference solution calls a tool with arguments the tool does not accept:
 unknown or missing parameters, or values of the wrong type. Solution
-arguments are written as the agent would send them (entities by key).
+arguments may be written as the agent would send them, in JSON (entities by
+key, `"economy"` for an enum member, ISO text for a date, an object for a
+record), checked by the rules of tool arguments; or as typed expressions
+(`Cabin.economy`, `date("2024-05-01")`, `Address(city: "Austin", ...)`).
 """, """
-solution { cancel_order(order_id: 7) }
+solution { cancel_order(order_id: 7) }          # the order id is a str
+solution { book(cabin: "econmy") }              # not a member of the enum
 """)
 entry("WS607", "error", "unknown frame target",
       """
@@ -695,6 +817,15 @@ wrong (a typo in an amount, a different spelling).
 """, """
 check told: reply.contains("$54.04")
 solution { reply "That is $54.40." }
+""")
+entry("WS623", "error", "on load refuses a task's data",
+      """
+The world's `on load` block failed (a `fail`, a failing `require`, a duplicate
+key, a spent budget) on the data of a task, so no episode of the task can
+start. The message is the failure's.
+""", """
+on load { require len(orders) > 0 else "No orders given." }
+task empty in Shop { given { } ... }
 """)
 entry("WS409", "error", "break or continue outside a loop",
       """

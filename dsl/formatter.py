@@ -373,7 +373,7 @@ class _ExprPrinter:
         return "none", Prec.ATOM
 
     def print_NameRef(self, e: n.NameRef) -> _Printed:
-        return e.name, Prec.ATOM
+        return ("state." + e.name if e.qualified else e.name), Prec.ATOM
 
     def print_ListLit(self, e: n.ListLit) -> _Printing:
         items: list[str] = []
@@ -402,20 +402,31 @@ class _ExprPrinter:
     def print_Index(self, e: n.Index) -> _Printing:
         return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
+    def print_Slice(self, e: n.Slice) -> _Printing:
+        return (yield from self.postfix_chain(e)), Prec.POSTFIX
+
     def print_Call(self, e: n.Call) -> _Printing:
         return (yield from self.postfix_chain(e)), Prec.POSTFIX
 
-    def postfix_chain(self, e: n.Attribute | n.Index | n.Call
+    def postfix_chain(self, e: n.Attribute | n.Index | n.Slice | n.Call
                       ) -> Generator[tuple[n.Expr, Prec], str, str]:
         """``base.a[i](x)...``, walked iteratively: chains can be thousands long."""
         suffixes: list[str] = []
         node: n.Expr = e
-        while isinstance(node, (n.Attribute, n.Index, n.Call)):
+        while isinstance(node, (n.Attribute, n.Index, n.Slice, n.Call)):
             if isinstance(node, n.Attribute):
                 suffixes.append("." + node.name.name)
                 node = node.obj
             elif isinstance(node, n.Index):
                 suffixes.append(f"[{(yield node.index, Prec.LOWEST)}]")
+                node = node.obj
+            elif isinstance(node, n.Slice):
+                bounds = []
+                for bound in (node.start, node.stop, node.step):
+                    bounds.append("" if bound is None else (yield bound, Prec.LOWEST))
+                if node.step is None:
+                    bounds.pop()
+                suffixes.append(f"[{':'.join(bounds)}]")
                 node = node.obj
             else:
                 suffixes.append(f"({(yield from self.arg_list(node.args))})")
@@ -923,6 +934,24 @@ class _Layout:
         pending = self.start(d, "config", indent, blank)
         self.finish(self.section(pending, d.items, d.span, indent, self.member), d.span.end_line)
 
+    def print_ResultsDecl(self, d: n.ResultsDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "results", indent, blank)
+        self.finish(self.section(pending, d.shapes, d.span, indent, self.member), d.span.end_line)
+
+    def print_ResultShape(self, it: n.ResultShape, indent: int, blank: _Blank) -> None:
+        self.simple(it, f"{it.name.name}: {self.ex.expr(it.value)}", indent, blank)
+
+    def print_LoadDecl(self, d: n.LoadDecl, indent: int, blank: _Blank) -> None:
+        pending = self.start(d, "on load", indent, blank)
+        self.finish(self.section(pending, d.body.body, d.body.span, indent, self.member),
+                    d.span.end_line)
+
+    def print_ConstDecl(self, d: n.ConstDecl, indent: int, blank: _Blank) -> None:
+        head = "const " + d.name.name
+        if d.type is not None:
+            head += ": " + type_text(d.type)
+        self.with_doc(d, head + " = " + self.ex.expr(d.value), d.doc, "", indent, blank)
+
     def print_ConfigItem(self, it: n.ConfigItem, indent: int, blank: _Blank) -> None:
         self.data(it, it.name.name + ": ", it.value, "", indent, blank)
 
@@ -983,7 +1012,10 @@ class _Layout:
         self.finish(self.section(pending, d.fields, d.span, indent, self.member), d.span.end_line)
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
-        head = ("key " if f.is_key else "") + f"{f.name.name}: {type_text(f.type)}"
+        head = ("key " if f.is_key else "") + f"{f.name.name}{'?' if f.may_be_absent else ''}: " \
+            f"{type_text(f.type)}"
+        if f.alias is not None:
+            head += " from " + quote_string(f.alias)
         self.valued(f, head, f.default, f.doc, indent, blank)
 
     def print_AliasDecl(self, d: n.AliasDecl, indent: int, blank: _Blank) -> None:
@@ -1001,7 +1033,8 @@ class _Layout:
             kind_text = "sequence " + quote_string(kind.format)
         else:
             kind_text = type_text(kind)
-        self.valued(it, f"{it.name.name}: {kind_text}", it.default, it.doc, indent, blank)
+        head = ("private " if it.private else "") + f"{it.name.name}: {kind_text}"
+        self.valued(it, head, it.default, it.doc, indent, blank)
 
     def print_InvariantDecl(self, d: n.InvariantDecl, indent: int, blank: _Blank) -> None:
         condition = INDENT * (indent + 1) + self.ex.expr(d.condition)
@@ -1144,7 +1177,8 @@ class _Layout:
         self.simple(s, text, indent, blank)
 
     def print_Fail(self, s: n.Fail, indent: int, blank: _Blank) -> None:
-        self.simple(s, "fail " + self.ex.expr(s.message), indent, blank)
+        self.simple(s, ("fail keep " if s.keep else "fail ") + self.ex.expr(s.message), indent,
+                    blank)
 
     def print_Break(self, s: n.Break, indent: int, blank: _Blank) -> None:
         self.simple(s, "break", indent, blank)

@@ -43,7 +43,8 @@ _MASTER = re.compile(r"""
 _REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/")
 
 _QUANT = {"all", "any", "exists"}
-_WORD_TERMINALS = {"key": "KEY", "not": "NOT", "nothing": "NOTHING",
+_WORD_TERMINALS = {"key": "KEY", "not": "NOT", "nothing": "NOTHING", "keep": "KEEP",
+                   "private": "PRIVATE",
                    **{q: "QUANT" for q in _QUANT}}
 _ADD = {"+", "-"}
 _MUL = {"*", "/", "//", "%"}

@@ -22,14 +22,16 @@ __all__ = [
     "Import", "WorldDecl", "ConfigDecl", "ConfigItem", "EnumDecl", "EnumMember",
     "RecordDecl", "EntityDecl", "Field", "UnionDecl", "Variant", "AliasDecl",
     "StateDecl", "StateItem", "TableKind", "SequenceKind", "InvariantDecl",
-    "ToolDecl", "FnDecl", "Param", "PolicyDecl", "Decl", "TypeDecl",
+    "ToolDecl", "FnDecl", "Param", "PolicyDecl", "ResultsDecl", "ResultShape", "ConstDecl",
+    "LoadDecl",
+    "Decl", "TypeDecl",
     # statements
     "Block", "Let", "Assign", "AugAssign", "If", "For", "While", "Match", "MatchCase",
     "Require", "Fail", "Return", "Insert", "Delete", "Append", "Remove", "Break", "Continue",
     "Stmt",
     # expressions
     "IntLit", "FloatLit", "StrLit", "FStr", "Interpolation", "BoolLit", "NoneLit",
-    "NameRef", "Attribute", "Index", "Call", "Arg", "Lambda", "Unary", "Binary",
+    "NameRef", "Attribute", "Index", "Slice", "Call", "Arg", "Lambda", "Unary", "Binary",
     "Compare", "BoolOp", "Not", "Coalesce", "Conditional", "Quantifier", "ListLit",
     "MapLit", "MapEntry", "Comprehension", "Expr",
     # tasks
@@ -194,9 +196,11 @@ class NoneLit(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NameRef(Node):
-    """A bare name: a local, a parameter, state, an enum, a builtin."""
+    """A bare name: a local, a parameter, state, an enum, a builtin; ``state.name`` when
+    ``qualified`` (always the state item, whatever local has the name)."""
 
     name: str
+    qualified: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,6 +217,17 @@ class Index(Node):
 
     obj: Expr
     index: Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Slice(Node):
+    """``obj[start:stop:step]``: part of a string or a list, as Python slices (each bound
+    may be left out)."""
+
+    obj: Expr
+    start: Expr | None
+    stop: Expr | None
+    step: Expr | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,7 +356,7 @@ class Comprehension(Node):
 
 
 Expr = Union[
-    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Call,
+    IntLit, FloatLit, StrLit, FStr, BoolLit, NoneLit, NameRef, Attribute, Index, Slice, Call,
     Unary, Binary, Compare, BoolOp, Not, Coalesce, Conditional, Quantifier, ListLit,
     MapLit, Comprehension,
 ]
@@ -503,9 +518,11 @@ class Require(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fail(Node):
-    """``fail message``: the call fails; nothing it changed is kept."""
+    """``fail message``: the call fails and nothing it changed is kept; ``fail keep message``
+    keeps the changes made so far."""
 
     message: Expr
+    keep: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -612,13 +629,17 @@ class EnumDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Field(Node):
-    """``[key] name: type [= default] ["doc"]`` in a record or entity."""
+    """``[key] name[?]: type [from "alias"] [= default] ["doc"]`` in a record or entity;
+    ``name?`` marks a record field that may be absent (left out of the record's JSON, not null);
+    ``alias`` is the key loaded data may give the field under."""
 
     name: Ident
     type: TypeExpr
     default: Expr | None
     doc: str | None
     is_key: bool = False
+    alias: str | None = None
+    may_be_absent: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -682,12 +703,13 @@ class SequenceKind(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StateItem(Node):
-    """One named piece of world state."""
+    """One named piece of world state; ``private`` ones are not exported."""
 
     name: Ident
     kind: TableKind | SequenceKind | TypeExpr
     default: Expr | None
     doc: str | None
+    private: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -901,9 +923,43 @@ class TaskDecl(Node):
         return next((i.text for i in self.items if isinstance(i, Instruction)), None)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultShape(Node):
+    """``success: expr`` or ``failure: expr`` in a ``results`` block."""
+
+    name: Ident
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultsDecl(Node):
+    """``results { success: ... failure: ... }``: the shapes of a custom result convention."""
+
+    shapes: tuple[ResultShape, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConstDecl(Node):
+    """``const NAME [: type] = value ["doc"]``: a named value built once, from literals."""
+
+    name: Ident
+    type: TypeExpr | None
+    value: Expr
+    doc: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadDecl(Node):
+    """``on load { ... }``: statements run once after initial data is loaded, to turn the
+    data into rows and derived values; a failure refuses the data."""
+
+    body: Block
+
+
 TypeDecl = Union[EnumDecl, RecordDecl, EntityDecl, UnionDecl, AliasDecl]
 Decl = Union[Import, WorldDecl, ConfigDecl, EnumDecl, RecordDecl, EntityDecl, UnionDecl,
-             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl]
+             AliasDecl, StateDecl, InvariantDecl, ToolDecl, FnDecl, TaskDecl, PolicyDecl,
+             ResultsDecl, ConstDecl, LoadDecl]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

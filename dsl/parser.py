@@ -10,7 +10,9 @@ the lexer and kept on the module for the formatter.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,6 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import lark as lark_package
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -41,7 +44,8 @@ from worldspec.dsl.recovery import (
 )
 from worldspec.dsl.syntax_messages import describe_expected, describe_token
 
-__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH"]
+__all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH",
+           "parser_cache_dir"]
 
 MAX_DEPTH = 200
 _TOP_LEVEL = re.compile(
@@ -82,13 +86,18 @@ def _keep_comment(tok: Token) -> Token:
     return tok
 
 
-@cache
-def _lark(start: str) -> tuple[Lark, _ToNodes]:
-    """The LALR parser for ``start`` and the transformer it runs inline."""
-    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
-        encoding="utf-8")
-    transformer = _ToNodes()
-    lark = Lark(
+def parser_cache_dir() -> str | None:
+    """Where the parser tables are cached: ``$WORLDSPEC_PARSER_CACHE`` (empty: nowhere), else
+    ``$XDG_CACHE_HOME/worldspec``, else ``~/.cache/worldspec``; None when there is no home."""
+    configured = os.environ.get("WORLDSPEC_PARSER_CACHE")
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "worldspec") if os.path.isabs(base) else None
+
+
+def _build(grammar: str, start: str, transformer: _ToNodes, cache_file: str | bool) -> Lark:
+    return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
@@ -97,8 +106,39 @@ def _lark(start: str) -> tuple[Lark, _ToNodes]:
         start=start,
         transformer=transformer,
         lexer_callbacks={"COMMENT": _keep_comment},
-        cache=False,
+        cache=cache_file,
     )
+
+
+def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
+    """The parser, its LALR tables read from the per-user cache when they are there.
+
+    Building the tables takes most of a small check's time, and they depend only on the
+    grammar and the lark and Python versions, which name the cache file. lark's own
+    ``cache`` option reads and writes it: lark stores the grammar's hash in the file and
+    builds the tables again when the hash does not match or the file cannot be read, then
+    writes the file anew, so a stale, corrupted or half-written cache costs one build, never
+    a wrong parser. A cache folder that cannot be made or written means no cache.
+    """
+    folder = parser_cache_dir()
+    if folder is None:
+        return _build(grammar, start, transformer, False)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return _build(grammar, start, transformer, False)
+    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+                                    sys.version)).encode()).hexdigest()[:32]
+    return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
+
+
+@cache
+def _lark(start: str) -> tuple[Lark, _ToNodes]:
+    """The LALR parser for ``start`` and the transformer it runs inline."""
+    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
+        encoding="utf-8")
+    transformer = _ToNodes()
+    lark = _build_cached(grammar, start, transformer)
     # Nodes are built while parsing (no intermediate tree); each reduce callback
     # is wrapped so the transformer sees the raw children it takes spans from.
     table_parser = lark.parser.parser.parser
@@ -352,6 +392,19 @@ class _ToNodes(Transformer[Token, Any]):
     def config_item(self, c: list[Any]) -> n.ConfigItem:
         return n.ConfigItem(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
 
+    def results_decl(self, c: list[Any]) -> n.ResultsDecl:
+        return n.ResultsDecl(shapes=tuple(c), span=self._span())
+
+    def result_shape(self, c: list[Any]) -> n.ResultShape:
+        return n.ResultShape(name=_ident(self.pos, c[0]), value=c[1], span=self._span())
+
+    def load_decl(self, c: list[Any]) -> n.LoadDecl:
+        return n.LoadDecl(body=c[0], span=self._span())
+
+    def const_decl(self, c: list[Any]) -> n.ConstDecl:
+        return n.ConstDecl(name=_ident(self.pos, c[0]), type=c[1], value=c[2],
+                           doc=self._doc(c[3]), span=self._span())
+
     def policy_text(self, c: list[Any]) -> n.PolicyDecl:
         return n.PolicyDecl(source=self._string(c[0]), span=self._span())
 
@@ -384,9 +437,13 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, typ, default, doc = c
+        is_key, name, absent, typ, alias, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       is_key=is_key is not None, span=self._span())
+                       is_key=is_key is not None, may_be_absent=absent is not None,
+                       alias=alias, span=self._span())
+
+    def field_alias(self, c: list[Any]) -> str:
+        return self._string(c[0])
 
     def union_decl(self, c: list[Any]) -> n.UnionDecl:
         variants = tuple(v for v in c[3:] if v is not None)
@@ -457,9 +514,9 @@ class _ToNodes(Transformer[Token, Any]):
         return n.StateDecl(items=tuple(c), span=self._span())
 
     def state_item(self, c: list[Any]) -> n.StateItem:
-        return n.StateItem(name=_ident(self.pos, c[0]), kind=c[1], default=c[2],
-                           doc=self._doc(c[3]),
-                           span=self._span())
+        private, name, kind, default, doc = c
+        return n.StateItem(name=_ident(self.pos, name), kind=kind, default=default,
+                           doc=self._doc(doc), private=private is not None, span=self._span())
 
     def table_kind(self, c: list[Any]) -> n.TableKind:
         return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span())
@@ -541,7 +598,8 @@ class _ToNodes(Transformer[Token, Any]):
         return n.Require(condition=c[0], message=c[1], span=self._span())
 
     def fail_stmt(self, c: list[Any]) -> n.Fail:
-        return n.Fail(message=c[0], span=self._span())
+        keep, message = c
+        return n.Fail(message=message, keep=keep is not None, span=self._span())
 
     def break_stmt(self, c: list[Any]) -> n.Break:
         return n.Break(span=self._span())
@@ -588,11 +646,18 @@ class _ToNodes(Transformer[Token, Any]):
     def op_chain(self, c: list[Any]) -> n.Expr:
         return _Climber(c[1:], self.prefixes).expression(0, c[0])
 
-    def attribute(self, c: list[Any]) -> n.Attribute:
-        return n.Attribute(obj=c[0], name=_ident(self.pos, c[1]), span=self._span())
+    def attribute(self, c: list[Any]) -> n.Attribute | n.NameRef:
+        obj = c[0]
+        if isinstance(obj, n.NameRef) and obj.name == "state" and not obj.qualified:
+            # `state.x` is the state item x, whatever a local or parameter is called
+            return n.NameRef(name=str(c[1]), qualified=True, span=self._span())
+        return n.Attribute(obj=obj, name=_ident(self.pos, c[1]), span=self._span())
 
     def index(self, c: list[Any]) -> n.Index:
         return n.Index(obj=c[0], index=c[1], span=self._span())
+
+    def slice(self, c: list[Any]) -> n.Slice:
+        return n.Slice(obj=c[0], start=c[1], stop=c[2], step=c[3], span=self._span())
 
     def call(self, c: list[Any]) -> n.Call:
         func, *args = c
@@ -1017,12 +1082,15 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
 def _expected_phrase(exc: UnexpectedToken) -> str:
     """What was expected, in words; type and expression positions get one phrase."""
     expected = set(exc.expected)
+    if {"COLON", "OPTIONAL"} <= expected:
+        expected.discard("OPTIONAL")  # after a field's name: `name?:` is the rare case
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
             probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
-            if "OPTIONAL" in probe.accepts():
+            accepts = probe.accepts()
+            if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
                 return "a type"
         except (UnexpectedInput, _SyntaxProblem):  # the probe may reduce a bad literal
             pass

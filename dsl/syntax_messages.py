@@ -33,6 +33,8 @@ TERMINAL_WORDS: dict[str, str] = {
     "KEY": "'key'",
     "QUANT": "'all', 'any' or 'exists'",
     "NOTHING": "'nothing'",
+    "KEEP": "'keep'",
+    "PRIVATE": "'private'",
     "AUG_OP": "'+='",
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",

@@ -9,9 +9,13 @@ The **journal** is a JSON Lines file, append-only: one :class:`ItemRecord` per
 finished item, written with ``flush`` and ``fsync`` before the next item's
 result is reported. On resume, items whose key has an ``accepted`` or
 ``rejected`` record are skipped; ``error`` records (the model could not be
-reached, a bug) are tried again. A run killed at any moment loses at most the
-items in flight; a torn last line (the kill came mid-write) is ignored. The
-latest record of a key wins.
+reached, a bug) are tried again, and so are ``rejected`` ones with
+``retry_rejected`` (say, with more repair rounds). The journal is not trusted
+blindly: an accepted record's output is checked against the SHA-256 the record
+holds (:func:`restore_output`), rewritten from the journal when it is missing or
+changed, and the item is done again when the journal cannot rebuild it. A run
+killed at any moment loses at most the items in flight; a torn last line (the
+kill came mid-write) is ignored. The latest record of a key wins.
 
 **Outputs** are written atomically (a temporary file in the same folder,
 ``fsync``, ``os.replace``) under content-hashed names (``stem-<sha12>.world``),
@@ -48,8 +52,10 @@ from worldspec.services.files import write_atomically
 from worldspec.services.progress import StatusLine
 
 __all__ = ["BatchItem", "BatchSummary", "ClientWork", "ClientWorker", "InputError", "ItemRecord",
-           "Journal", "Progress", "SplitWork", "WorkDone", "item_key", "read_input_text",
-           "read_jsonl", "run_batch", "sha256_text", "write_atomically", "write_output"]
+           "Journal", "Progress", "SplitWork", "WorkDone", "file_sha256", "item_key",
+           "read_input_text",
+           "read_jsonl", "restore_output", "run_batch", "sha256_text", "write_atomically",
+           "write_output"]
 
 STATUSES = ("accepted", "rejected", "error")
 
@@ -193,6 +199,34 @@ def write_output(folder: Path, stem: str, text: str, suffix: str = ".world") -> 
     return path, digest
 
 
+def file_sha256(path: Path) -> str | None:
+    """The SHA-256 of a file's text, or None when it cannot be read."""
+    try:
+        return sha256_text(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def restore_output(record: ItemRecord, text_field: str = "text", *,
+                   root: Path | None = None) -> str:
+    """Make an accepted record's output match the journal: ``ok`` (it does), ``rewrote``
+    (it was missing or changed, and was written again from ``record.data[text_field]``) or
+    ``lost`` (it does not match and the journal cannot rebuild it: do the item again).
+    A relative output path is read below ``root`` when given."""
+    if record.status != "accepted" or not record.output or not record.output_sha256:
+        return "ok"
+    path = Path(record.output)
+    if root is not None and not path.is_absolute():
+        path = root / path
+    if file_sha256(path) == record.output_sha256:
+        return "ok"
+    text = record.data.get(text_field)
+    if isinstance(text, str) and sha256_text(text) == record.output_sha256:
+        write_atomically(path, text)
+        return "rewrote"
+    return "lost"
+
+
 # -------------------------------------------------------------------- input
 def read_input_text(path: str | Path, kind: str = "a JSONL file") -> str:
     """The text of an input file; :class:`InputError` says in words why it cannot be read."""
@@ -271,6 +305,8 @@ class BatchSummary:
     records: list[ItemRecord] = field(default_factory=list)
     #: tokens spent in this run (the records hold each item's own)
     run_usage: Usage = field(default_factory=Usage)
+    #: outputs of finished items rewritten from the journal (missing or changed on disk)
+    restored: list[str] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.records if r.status == status)
@@ -301,15 +337,27 @@ class BatchSummary:
                 "errors": self.count("error"), "reasons": dict(sorted(self.reasons.items())),
                 "rounds": {str(k): v for k, v in self.rounds.items()},
                 "usage": self.usage.to_json(), "run_usage": self.run_usage.to_json(),
-                "items_detail": [{"label": r.label, "status": r.status, "rounds": r.rounds,
-                                  "reason": r.reason, "detail": r.detail, "output": r.output,
-                                  "tokens": r.usage.total_tokens} for r in self.records]}
+                "restored": list(self.restored),
+                "items_detail": [self._detail(r) for r in self.records]}
+
+    @staticmethod
+    def _detail(record: ItemRecord) -> dict[str, Any]:
+        detail: dict[str, Any] = {"label": record.label, "status": record.status,
+                                  "rounds": record.rounds, "reason": record.reason,
+                                  "detail": record.detail, "output": record.output,
+                                  "tokens": record.usage.total_tokens}
+        for name in ("coverage", "draft"):  # what a world's record adds
+            if record.data.get(name):
+                detail[name] = record.data[name]
+        return detail
 
     def render_text(self) -> str:
         accepted, rejected, errors = (self.count(s) for s in STATUSES)
         resumed = f" ({self.resumed} finished before, resumed)" if self.resumed else ""
         lines = [f"{self.kind}: {self.total} item(s){resumed}: {accepted} accepted, "
                  f"{rejected} rejected, {errors} error(s)"]
+        lines += [f"  rewrote {path} from the journal (it was missing or changed)"
+                  for path in self.restored]
         for reason, count in sorted(self.reasons.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {count} x {reason}")
         if self.rounds:
@@ -429,7 +477,9 @@ async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker | SplitW
                     journal: Journal | None = None, concurrency: int = 4,
                     progress: Progress | None = None,
                     on_record: Callable[[ItemRecord], None] | None = None,
-                    executor: Executor | None = None) -> BatchSummary:
+                    executor: Executor | None = None, retry_rejected: bool = False,
+                    verify: Callable[[ItemRecord], str] | None = restore_output
+                    ) -> BatchSummary:
     """Run ``work`` on every item not finished in ``journal``, ``concurrency`` at a time.
 
     ``work(item, usage)`` returns the item's record and adds the tokens it
@@ -439,15 +489,33 @@ async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker | SplitW
     A :class:`~llm_frontend.client.LLMError` or any other exception becomes an
     ``error`` record; records are journaled as soon as they exist, then passed
     to ``on_record`` (to materialise outputs).
+
+    Finished items are skipped, but first ``verify(record)`` (default
+    :func:`restore_output`) checks each one's output: ``rewrote`` is reported in
+    the summary, ``lost`` sends the item back to work. ``retry_rejected`` works
+    on rejected items again.
     """
     unique: dict[str, BatchItem] = {}
     for item in items:
         unique.setdefault(item.key, item)
     summary = BatchSummary(kind, total=len(unique))
-    done = [journal.records[k] for k in unique if journal is not None and journal.finished(k)]
+
+    def stands(key: str) -> bool:
+        if journal is None or not journal.finished(key):
+            return False
+        record = journal.records[key]
+        if retry_rejected and record.status == "rejected":
+            return False
+        verdict = verify(record) if verify is not None else "ok"
+        if verdict == "rewrote" and record.output:
+            summary.restored.append(record.output)
+        return verdict != "lost"
+
+    standing = {key for key in unique if stands(key)}
+    done = [journal.records[k] for k in unique if journal is not None and k in standing]
     summary.resumed = len(done)
     summary.records.extend(done)
-    todo = [item for key, item in unique.items() if journal is None or not journal.finished(key)]
+    todo = [item for key, item in unique.items() if key not in standing]
     if progress is not None:
         progress.start(done)
     split = work if isinstance(work, SplitWork) else \

@@ -52,7 +52,7 @@ from worldspec.llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagn
 
 __all__ = ["TaskOptions", "TaskOutcome", "TaskVerdict", "TaskWorld", "judge_task",
            "load_task_world", "render_tasks_file", "rename_task", "synthesize_task",
-           "task_fingerprint"]
+           "task_fingerprint", "task_meaning"]
 
 #: The name the task is checked under, in the world's folder (never written to disk).
 _PROBE_NAME = "__synth_task__.world"
@@ -80,6 +80,8 @@ class TaskWorld:
     tools: dict[str, bool]
     #: task names the world's own file already uses
     own_tasks: frozenset[str]
+    #: :func:`task_meaning` of each of those tasks (a new task may not repeat one)
+    own_meanings: frozenset[str] = frozenset()
 
     @property
     def changing_tools(self) -> list[str]:
@@ -103,9 +105,21 @@ def load_task_world(path: str | Path) -> TaskWorld:
         from worldspec.services.loading import load_result
 
         world_class = load_result(result).worlds[worlds[0].name]
+        meanings = frozenset(_own_meaning(result, info, world_class)
+                             for info in worlds[0].tasks.values())
     return TaskWorld(source, text, sha256_text(text), worlds[0].name,
                      {name: spec.read_only for name, spec in world_class.TOOLS.items()},
-                     frozenset(worlds[0].tasks))
+                     frozenset(worlds[0].tasks), meanings)
+
+
+def _own_meaning(result: CheckResult, info: Any, world_class: Any) -> str:
+    """:func:`task_meaning` of a task the world's file holds."""
+    source = result.program.source(info.file) or ""
+    checks = [" ".join(source[c.condition.span.start:c.condition.span.end].split())
+              for c in info.node.checks]
+    spec = world_class.TASKS[info.name]
+    return task_meaning(world_class(task=info.name).export_state(),
+                        [[tool, dict(args)] for tool, args in spec.solution], checks, spec.frame)
 
 
 # ------------------------------------------------------------------ judging
@@ -118,6 +132,8 @@ class TaskVerdict:
     name: str | None = None
     instruction: str = ""
     warnings: tuple[str, ...] = ()
+    #: :func:`task_meaning` of an accepted task
+    meaning: str = ""
 
 
 def _problem(message: str, line: int = 0) -> dict[str, Any]:
@@ -203,6 +219,8 @@ def judge_task(world: TaskWorld, text: str, taken: set[str],
     problems = _structure(task, world, taken, options)
     if problems:
         return TaskVerdict("structure", tuple(problems), name, instruction)
+    checks = sorted(" ".join(text[c.condition.span.start:c.condition.span.end].split())
+                    for c in task.checks)
     path, probe = _probe(world, text)
     result = check_source(probe, path)
     shown = result.program.roots[0] if result.program.roots else path
@@ -210,11 +228,24 @@ def judge_task(world: TaskWorld, text: str, taken: set[str],
         found = diagnostics_for_model(list(result.diagnostics), text, file=shown, line_offset=2)
         return TaskVerdict("compile", tuple(found or [_problem("the world does not check")]),
                            name, instruction)
-    return _validate(world, result, shown, name, instruction, text, options)
+    return _validate(world, result, shown, name, instruction, text, options, checks)
+
+
+def task_meaning(initial_state: Any, solution: Any, checks: Sequence[str],
+                 frame: Sequence[str] | None) -> str:
+    """A hash of what a task *is*: its initial state (as loaded, whatever the layout of its
+    data), its solution's calls, its checks' conditions and its frame; not its name, doc,
+    instruction or check names. Two tasks with the same meaning are one task told twice."""
+    import json
+
+    canonical = json.dumps({"state": initial_state, "solution": solution,
+                            "checks": sorted(checks), "frame": sorted(frame or ())},
+                           sort_keys=True, ensure_ascii=False, default=str)
+    return sha256_text(canonical)
 
 
 def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, instruction: str,
-              text: str, options: TaskOptions) -> TaskVerdict:
+              text: str, options: TaskOptions, checks: Sequence[str] = ()) -> TaskVerdict:
     from worldspec.services.loading import load_result
     from worldspec.services.validation import validate_tasks
 
@@ -235,7 +266,11 @@ def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, inst
     if errors:
         return TaskVerdict("validation", tuple((errors + others)[:MAX_FEEDBACK]), name,
                            instruction, warnings)
-    return TaskVerdict("ok", (), name, instruction, warnings)
+    spec = episode.TASKS[name]
+    meaning = task_meaning(episode.export_state(),
+                           [[tool, dict(args)] for tool, args in spec.solution],
+                           checks, spec.frame)
+    return TaskVerdict("ok", (), name, instruction, warnings, meaning)
 
 
 def _judge_locked(world: TaskWorld, text: str, taken: set[str],
@@ -295,6 +330,10 @@ class TaskOutcome:
     instruction: str = ""
     warnings: tuple[str, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    #: :func:`task_meaning` (accepted tasks only)
+    meaning: str = ""
+    #: what was wrong with the last attempt of a rejected task
+    problems: tuple[dict[str, Any], ...] = ()
 
 
 async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
@@ -313,7 +352,9 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
     focus = tools[slot % len(tools)] if tools else None
     base = write_task_messages(world_name=world.name, world_file=world.path.name,
                                world_text=world.text, written=written, focus_tool=focus,
-                               conversational=options.conversational)
+                               conversational=options.conversational,
+                               min_calls=options.min_calls,
+                               max_ids=options.max_instruction_ids)
     messages = base
     last: str | None = None
     verdict: TaskVerdict | None = None
@@ -328,7 +369,7 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
         if verdict.stage == "ok":
             return TaskOutcome(True, verdict.name, code, round_number,
                                instruction=verdict.instruction, warnings=verdict.warnings,
-                               usage=spent)
+                               usage=spent, meaning=verdict.meaning)
         if verdict.stage == "validation":
             feedback = task_feedback(verdict.problems)
         elif verdict.stage == "structure":
@@ -344,4 +385,4 @@ async def synthesize_task(client: LLMClient, world: TaskWorld, slot: int,
               "validation": "the task does not validate"}[verdict.stage]
     detail = "; ".join(str(p.get("message")) for p in verdict.problems[:3])
     return TaskOutcome(False, verdict.name, last, rounds, f"{reason} after {rounds} repair rounds",
-                       detail, verdict.instruction, usage=spent)
+                       detail, verdict.instruction, usage=spent, problems=verdict.problems)

@@ -4,20 +4,31 @@ The loop, for one description:
 
 1. **Plan** (optional): the model answers a :class:`~llm_frontend.prompts.WorldPlan`
    (entities, state, rules, tools) as structured output, validated by pydantic.
-2. **Write**: the model writes the ``.world`` file, prompted with the condensed
-   language reference and an example world.
+2. **Write**: the model writes the ``.world`` file and its sample tasks, prompted with
+   the condensed language reference, an example world and a whole small file.
 3. **Judge** (:func:`judge_world`): the text is parsed and refused if it imports
    anything (a synthesised world is one self-contained file, so nothing outside
-   it is ever read); then the compiler checks it. Its diagnostics, as JSON with
-   the offending source line, go back to the model for repair.
-4. **Test**: once it checks clean, the compiled world is explored with random
-   tool-call sequences (:func:`worldspec.runtime.explore.explore`, the property
-   tests of ``worldspec test``); findings, each with its shortest failing call
-   sequence, go back to the model too.
+   it is ever read) or holds fewer than ``sample_tasks`` sample tasks with inline
+   data (the world's *seed data*); then the compiler checks it. Its diagnostics,
+   as JSON with the offending source line, go back to the model for repair.
+4. **Validate** the sample tasks as ``worldspec tasks`` does (each solution
+   replayed on its data must pass its checks within its frame).
+5. **Test**: the compiled world is explored with random tool-call sequences
+   *starting from each sample task's data* (:func:`worldspec.runtime.explore.explore`,
+   the property tests of ``worldspec test``); findings, each with its shortest
+   failing call sequence, go back to the model too.
+6. **Coverage**: every state-changing tool must succeed at least once in those
+   calls. When one has not, the exploration goes on with fresh seeds (at most
+   ``coverage_tries`` runs in all); a write tool that still never succeeds goes
+   back to the model, with the error it failed with most often. A world whose
+   write tools never succeed passes its property tests vacuously (nothing it
+   does is ever tested), so it is repaired or rejected, never accepted.
 
-Steps 3 and 4 repeat for at most ``max_rounds`` repair rounds. A world is accepted
-only when it checks clean and its property tests find nothing; the outcome
-says how many repair rounds were used and, if rejected, why.
+Steps 3 to 6 repeat for at most ``max_rounds`` repair rounds. A world is accepted
+only when it checks clean, its sample tasks validate, its property tests find
+nothing and every write tool was reached; the outcome says how many repair
+rounds were used, the per-tool coverage and, if rejected, why (with the last
+draft and its problems, so a rejected world can be looked at).
 
 The model's text is never executed: it is parsed, checked, compiled by the
 compiler into the usual generated package, and only that package runs.
@@ -38,17 +49,19 @@ from worldspec.llm_frontend.client import LLMClient, LLMOutputError, Usage
 from worldspec.llm_frontend.prompts import (
     WorldPlan,
     compiler_feedback,
+    coverage_feedback,
     extract_world_code,
     missing_code_feedback,
     plan_world_messages,
     property_feedback,
     repair_messages,
+    sample_task_feedback,
     structure_feedback,
     write_world_messages,
 )
 
 __all__ = ["COMPILE_LOCK", "RoundRecord", "WorldOptions", "WorldOutcome", "WorldVerdict",
-           "diagnostics_for_model", "judge_world", "synthesize_world"]
+           "diagnostics_for_model", "judge_world", "synthesize_world", "uncovered_tools"]
 
 #: Compiling and running generated worlds happens in worker threads (so model
 #: requests go on meanwhile) but one at a time: the compiler and the import
@@ -71,6 +84,10 @@ class WorldOptions:
     test_seed: int = 0
     #: the file name the world is checked under (shown in diagnostics)
     filename: str = "world.world"
+    #: the fewest sample tasks (with inline seed data) the file must hold; 0: none needed
+    sample_tasks: int = 1
+    #: exploration runs (seeds) at most, while some state-changing tool has not succeeded
+    coverage_tries: int = 3
 
 
 @dataclass(frozen=True)
@@ -103,16 +120,35 @@ class WorldOutcome:
     usage: Usage = field(default_factory=Usage)
     history: list[RoundRecord] = field(default_factory=list)
     plan: WorldPlan | None = None
+    #: tool -> ``{"calls", "succeeded", "changes_state"}`` in the last exploration
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the names of the sample tasks in ``text``
+    sample_tasks: tuple[str, ...] = ()
+    #: what was wrong with the last attempt (empty when accepted)
+    problems: tuple[dict[str, Any], ...] = ()
+    #: the stage the last attempt stopped at (``ok`` when accepted)
+    stage: str = ""
 
 
 @dataclass(frozen=True)
 class WorldVerdict:
-    """What judging found: ``stage`` ``structure``, ``compile``, ``properties`` or ``ok``."""
+    """What judging found: ``stage`` ``structure``, ``compile``, ``validation``,
+    ``properties``, ``coverage`` or ``ok``."""
 
     stage: str
     problems: tuple[dict[str, Any], ...] = ()
     world_name: str | None = None
     codes: tuple[str, ...] = ()
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sample_tasks: tuple[str, ...] = ()
+
+
+def uncovered_tools(coverage: dict[str, dict[str, Any]]) -> list[str]:
+    """The state-changing tools that neither random calls nor a sample solution got to
+    succeed (:func:`llm_frontend.coverage.unreached`)."""
+    from worldspec.llm_frontend.coverage import unreached
+
+    return unreached(coverage)
 
 
 # ------------------------------------------------------------------ judging
@@ -148,49 +184,111 @@ def _problem(message: str, line: int = 0) -> dict[str, Any]:
 
 
 def judge_world(text: str, options: WorldOptions = WorldOptions()) -> WorldVerdict:
-    """Parse, check, compile and property-test one world's text. Never raises for bad text."""
+    """Parse, check, validate, compile and explore one world's text. Never raises for bad text."""
     sink = DiagnosticSink()
     parsed = parse_module(text, options.filename, sink)
     if not parsed.ok:
         problems = diagnostics_for_model(sink.sorted(), text)
         return WorldVerdict("compile", tuple(problems), codes=_codes(problems))
-    refused = [_problem(f"a synthesised world is one self-contained file: remove the import "
-                        f"of '{d.path}'", d.span.line)
-               for d in parsed.module.decls if isinstance(d, n.Import)]
-    refused += [_problem(f"leave tasks out of the world file: remove task '{d.name.name}'",
-                         d.span.line)
-                for d in parsed.module.decls if isinstance(d, n.TaskDecl)]
-    headers = [d for d in parsed.module.decls if isinstance(d, n.WorldDecl)]
-    if len(headers) != 1:
-        refused.append(_problem("the file must start with one `world Name \"doc\"` header"))
+    refused = _structure(parsed.module.decls, options)
     if refused:
         return WorldVerdict("structure", tuple(refused), codes=("synth",))
+    headers = [d for d in parsed.module.decls if isinstance(d, n.WorldDecl)]
+    tasks = tuple(d.name.name for d in parsed.module.decls if isinstance(d, n.TaskDecl))
     result = check_source(text, options.filename)
     if not result.ok:
         problems = diagnostics_for_model(list(result.diagnostics), text)
-        return WorldVerdict("compile", tuple(problems), codes=_codes(problems))
+        return WorldVerdict("compile", tuple(problems), codes=_codes(problems),
+                            sample_tasks=tasks)
     name = headers[0].name.name
-    findings = _explore(result, name, options)
+    invalid = _validate_samples(result, text)
+    if invalid:
+        return WorldVerdict("validation", tuple(invalid), name, _codes(invalid),
+                            sample_tasks=tasks)
+    findings, coverage = _explore(result, name, options)
     if findings:
         return WorldVerdict("properties", tuple(findings), name,
-                            tuple(sorted({f["kind"] for f in findings})))
-    return WorldVerdict("ok", (), name)
+                            tuple(sorted({f["kind"] for f in findings})), coverage, tasks)
+    missing = uncovered_tools(coverage)
+    if missing:
+        uncovered = tuple(_coverage_problem(tool, coverage[tool], bool(tasks))
+                          for tool in missing)
+        return WorldVerdict("coverage", uncovered, name, ("never succeeds",), coverage, tasks)
+    return WorldVerdict("ok", (), name, coverage=coverage, sample_tasks=tasks)
 
 
-def _codes(problems: list[dict[str, Any]]) -> tuple[str, ...]:
+def _structure(decls: tuple[n.Decl, ...], options: WorldOptions) -> list[dict[str, Any]]:
+    refused = [_problem(f"a synthesised world is one self-contained file: remove the import "
+                        f"of '{d.path}'", d.span.line)
+               for d in decls if isinstance(d, n.Import)]
+    headers = [d for d in decls if isinstance(d, n.WorldDecl)]
+    if len(headers) != 1:
+        refused.append(_problem("the file must start with one `world Name \"doc\"` header"))
+    tasks = [d for d in decls if isinstance(d, n.TaskDecl)]
+    if options.sample_tasks == 0 and tasks:
+        refused += [_problem(f"leave tasks out of the world file: remove task '{d.name.name}'",
+                             d.span.line) for d in tasks]
+        return refused
+    if len(tasks) < options.sample_tasks:
+        refused.append(_problem(
+            f"after the world, write at least {options.sample_tasks} sample task(s) whose "
+            f"inline `given {{ ... }}` holds the seed data (the file has {len(tasks)})"))
+    for task in tasks:
+        line = task.span.line
+        given = [item for item in task.items if isinstance(item, n.Given)]
+        if any(isinstance(item.source, str) for item in given):
+            refused.append(_problem(f"task '{task.name.name}': give the seed data inline, "
+                                    "`given { ... }`, not from a file", line))
+        elif not given:
+            refused.append(_problem(f"task '{task.name.name}' needs `given {{ ... }}` with the "
+                                    "seed data", line))
+        if task.solution is None or not task.solution.calls:
+            refused.append(_problem(f"task '{task.name.name}' needs a `solution {{ ... }}` of "
+                                    "tool calls", line))
+        if not task.checks:
+            refused.append(_problem(f"task '{task.name.name}' needs `check` items", line))
+    return refused
+
+
+def _validate_samples(result: Any, text: str) -> list[dict[str, Any]]:
+    """The errors validation finds in the sample tasks (their solutions replayed)."""
+    from worldspec.services.validation import validate_tasks
+
+    problems: list[dict[str, Any]] = []
+    for report in validate_tasks(result):
+        problems += [p for p in diagnostics_for_model(report.problems, text)
+                     if p["severity"] == "error"]
+    return problems[:MAX_FEEDBACK]
+
+
+def _coverage_problem(tool: str, row: dict[str, Any], seeded: bool) -> dict[str, Any]:
+    calls = int(row.get("calls", 0))
+    common = str(row.get("error") or "").rstrip(".")
+    why = f"; it failed most often with: {common}" if common else ""
+    start = "the sample tasks' data" if seeded else "an empty state (there is no seed data)"
+    return {"kind": "never succeeds", "tool": tool,
+            "message": f"{tool} changes the state but succeeded in none of its {calls} random "
+                       f"calls from {start}{why}. Give the seed data what the tool needs to "
+                       "succeed (rows in the right state for its preconditions) or fix a "
+                       "precondition that can never hold."}
+
+
+def _codes(problems: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> tuple[str, ...]:
     return tuple(sorted({str(p["code"]) for p in problems if p["severity"] == "error"}))
 
 
-def _explore(result: Any, world: str, options: WorldOptions) -> list[dict[str, Any]]:
-    from worldspec.runtime.explore import explore, format_call
+def _explore(result: Any, world: str, options: WorldOptions
+             ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Findings and per-tool coverage of random calls from the sample tasks' data
+    (:func:`~llm_frontend.coverage.explore_from_tasks`, ``coverage_tries`` runs at most)."""
+    from worldspec.llm_frontend.coverage import explore_from_tasks
     from worldspec.services.loading import load_result
 
-    loaded = load_result(result)
-    report = explore(loaded.worlds[world], max_examples=options.test_examples,
-                     steps=options.test_steps, seed=options.test_seed)
-    return [{"kind": f.kind, "tool": f.tool, "message": f.message, "where": f.where,
-             "calls": [format_call(c) for c in f.calls]}
-            for f in report.problems[:MAX_FEEDBACK]]
+    found = explore_from_tasks(load_result(result).worlds[world],
+                               examples=options.test_examples, steps=options.test_steps,
+                               seed=options.test_seed, tries=options.coverage_tries,
+                               limit=MAX_FEEDBACK)
+    return found.findings, found.coverage
 
 
 def _judge_locked(text: str, options: WorldOptions) -> WorldVerdict:
@@ -228,7 +326,7 @@ async def synthesize_world(client: LLMClient, description: str,
         except LLMOutputError as exc:
             return WorldOutcome(False, None, None, 0, "no valid plan", str(exc), spent)
         plan = planned.parsed
-    base = write_world_messages(description, plan)
+    base = write_world_messages(description, plan, sample_tasks=options.sample_tasks)
     messages = base
     history: list[RoundRecord] = []
     last_text: str | None = None
@@ -247,9 +345,14 @@ async def synthesize_world(client: LLMClient, description: str,
         if verdict.stage == "ok":
             text = await asyncio.to_thread(_formatted, code, options.filename)
             return WorldOutcome(True, text, verdict.world_name, round_number, usage=spent,
-                                history=history, plan=plan)
+                                history=history, plan=plan, coverage=verdict.coverage,
+                                sample_tasks=verdict.sample_tasks, stage="ok")
         if verdict.stage == "properties":
             feedback = property_feedback(verdict.problems)
+        elif verdict.stage == "coverage":
+            feedback = coverage_feedback(verdict.problems)
+        elif verdict.stage == "validation":
+            feedback = sample_task_feedback(verdict.problems)
         elif verdict.stage == "structure":
             feedback = structure_feedback(verdict.problems, "file")
         else:
@@ -262,10 +365,17 @@ async def synthesize_world(client: LLMClient, description: str,
     if verdict.stage in ("compile", "structure"):
         reason = f"compile errors remain after {rounds} repair rounds"
         detail = "; ".join(f"{p.get('code')}: {p.get('message')}" for p in verdict.problems[:3])
+    elif verdict.stage == "validation":
+        reason = f"sample tasks do not validate after {rounds} repair rounds"
+        detail = "; ".join(f"{p.get('code')}: {p.get('message')}" for p in verdict.problems[:3])
+    elif verdict.stage == "coverage":
+        reason = f"write tools never succeed after {rounds} repair rounds"
+        detail = ", ".join(str(p["tool"]) for p in verdict.problems)
     else:
         reason = f"property tests fail after {rounds} repair rounds"
         detail = "; ".join(f"{p['kind']} in {p['tool']}: {p['message']}"
                            for p in verdict.problems[:3])
     return WorldOutcome(False, last_text, verdict.world_name, rounds, reason, detail, spent,
-                        history, plan)
+                        history, plan, verdict.coverage, verdict.sample_tasks,
+                        verdict.problems, verdict.stage)
 

@@ -530,7 +530,8 @@ async def mine_themes(client: LLMClient, readout: CorpusReadout,
                       options: ThemeOptions = ThemeOptions(), *, corpus: str = "",
                       journal: Journal | None = None, progress: Progress | None = None,
                       concurrency: int = 4, embed_client: LLMClient | None = None,
-                      executor: Executor | None = None) -> ThemesResult:
+                      executor: Executor | None = None,
+                      retry_rejected: bool = False) -> ThemesResult:
     """Assess every item not finished in ``journal``, filter, embed, cluster.
 
     ``embed_client`` (default ``client``) computes the embeddings. Model
@@ -538,7 +539,8 @@ async def mine_themes(client: LLMClient, readout: CorpusReadout,
     again on the next run); a failing embedding request raises
     :class:`~llm_frontend.client.LLMError` (the journal keeps the assessments).
     The assessments run on ``executor`` (default: this event loop), each worker
-    with its own client of ``client.config``; the rest runs here.
+    with its own client of ``client.config``; the rest runs here. ``retry_rejected``
+    asks again about items the journal holds as dropped or malformed.
     """
     from worldspec.llm_frontend.synth_workers import ThemeVerdict, theme_work
 
@@ -558,7 +560,8 @@ async def mine_themes(client: LLMClient, readout: CorpusReadout,
     work = SplitWork(ClientWorker(client.config, theme_work, client),
                      lambda batch_item: (texts[batch_item.key], options), settle)
     summary = await run_batch("synth themes", [b for b, _ in keyed], work, journal=journal,
-                              concurrency=concurrency, progress=progress, executor=executor)
+                              concurrency=concurrency, progress=progress, executor=executor,
+                              retry_rejected=retry_rejected)
     result = ThemesResult(corpus, readout, options, summary)
     records = {record.key: record for record in summary.records}
     for batch_item, item in keyed:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
-__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "counter_world", "fenced", "library_task",
-           "world_named"]
+__all__ = ["LIBRARY_WORLD", "PLAN_JSON", "VAULT_WORLD", "corpus_responder", "counter_task",
+           "counter_world", "fenced", "library_task", "parking_world", "world_named"]
 
 PLAN_JSON = json.dumps({
     "world_name": "Counter",
@@ -25,11 +26,24 @@ PLAN_JSON = json.dumps({
 
 
 def counter_world(name: str = "Counter", *, guarded: bool = True, typo: bool = False,
-                  type_error: bool = False) -> str:
-    """A tiny world. ``guarded=False`` lets ``decrement`` break the invariant (a property
-    failure); ``typo`` and ``type_error`` make compile errors."""
+                  type_error: bool = False, sample: bool = True) -> str:
+    """A tiny world with a sample task (its seed data: the total is 3). ``guarded=False``
+    lets ``decrement`` break the invariant (a property failure); ``typo`` and
+    ``type_error`` make compile errors; ``sample=False`` leaves the sample task out."""
     guard = '  require total > 0 else "The counter is at zero."\n' if guarded else ""
     added = "byy" if typo else ('"one"' if type_error else "by")
+    task = f'''
+task count_up in {name} "Add two, then take one." {{
+  given {{ total: 3 }}
+  instruction "Add two to the counter, then take one away."
+  check four: total == 4
+  only changes total
+  solution {{
+    increment(by: 2)
+    decrement()
+  }}
+}}
+''' if sample else ""
     return f'''world {name} "A counter that can go up and down."
 
 config {{ results: envscaler }}
@@ -54,7 +68,7 @@ tool decrement() -> int
 {guard}  total -= 1
   return total
 }}
-'''
+{task}'''
 
 
 def world_named(description: str) -> str:
@@ -171,4 +185,179 @@ def library_task(name: str = "swap_books", *, title: str = "Emma", broken_check:
     borrow_book(member: "M001", book: "B002")
   }}
 }}
+'''
+
+
+def parking_world(*, guarded: bool = True, open_garage: bool = True, sample: bool = True) -> str:
+    """A garage: vehicles park in spots and move between them; at most one vehicle per spot.
+
+    ``guarded=False`` plants the bug of a ``move_vehicle`` that does not check that the new
+    spot is free (the invariant catches it: a property failure). ``open_garage=False`` gives
+    the sample task a closed garage and no tool opens it, so ``move_vehicle`` and ``leave``
+    never succeed (the vacuous gate). ``sample=False`` leaves the sample task (the seed data)
+    out, so exploration starts from an empty garage where no write tool can succeed.
+    """
+    guard = ('  require not (exists v in vehicles: v.spot == spot) else '
+             'f"Spot {spot.id} is taken."\n') if guarded else ""
+    task = f'''
+task park_and_move in Garage "Park a car, then move another." {{
+  given {{
+    spots: [{{id: "S1", level: 0}}, {{id: "S2", level: 0}}, {{id: "S3", level: 1}},
+            {{id: "S4", level: 1}}],
+    vehicles: [{{plate: "AB123", spot: "S1"}}, {{plate: "CD456", spot: "S2"}},
+               {{plate: "EF789"}}],
+    open: {"true" if open_garage else "false"},
+  }}
+  instruction "Park EF789 on S3."
+  check parked: vehicles["EF789"].spot == "S3"
+  only changes vehicles.spot
+  solution {{
+    find_free_spots()
+    park(vehicle: "EF789", spot: "S3")
+  }}
+}}
+''' if sample else ""
+    return f'''world Garage "A parking garage: vehicles park in spots and move between them."
+
+config {{ results: envscaler }}
+
+entity Spot {{ key id: str  level: int(0..5) }}
+
+entity Vehicle {{ key plate: str  spot: Spot? = none }}
+
+state {{
+  spots: table Spot
+  vehicles: table Vehicle
+  open: bool = true
+}}
+
+invariant one_vehicle_per_spot "A spot holds at most one vehicle.":
+  all s in spots: count([v for v in vehicles if v.spot == s]) <= 1
+
+tool find_free_spots() -> list[str]
+  "The ids of the free spots."
+{{
+  return [s.id for s in spots if not (exists v in vehicles: v.spot == s)]
+}}
+
+tool park(vehicle: Vehicle "The plate.", spot: Spot "The spot id.") -> Vehicle
+  "Park a vehicle that is not parked in a free spot."
+{{
+  require vehicle.spot == none else f"{{vehicle.plate}} is already parked."
+  require not (exists v in vehicles: v.spot == spot) else f"Spot {{spot.id}} is taken."
+  vehicle.spot = spot
+  return vehicle
+}}
+
+tool move_vehicle(vehicle: Vehicle "The plate.", spot: Spot "The new spot id.") -> Vehicle
+  "Move a parked vehicle to another spot."
+{{
+  require open else "The garage is closed."
+  require vehicle.spot != none else f"{{vehicle.plate}} is not parked."
+{guard}  vehicle.spot = spot
+  return vehicle
+}}
+
+tool leave(vehicle: Vehicle "The plate.") -> Vehicle
+  "A parked vehicle leaves its spot."
+{{
+  require open else "The garage is closed."
+  require vehicle.spot != none else f"{{vehicle.plate}} is not parked."
+  vehicle.spot = none
+  return vehicle
+}}
+{task}'''
+
+
+def counter_task(world: str, number: int, *, conversational: bool = False) -> str:
+    """A task in a :func:`counter_world` named ``world``: four calls from a total of
+    ``number + 3``; ``number`` (1 to 9) makes tasks differ."""
+    start = number + 3
+    talk = ('  persona "A shopkeeper counting crates, brief."\n'
+            '  known "How much to add."\n  unknown "The current total."\n'
+            if conversational else "")
+    return f'''task count_{number} in {world} "Add {number + 1}, then even out." {{
+  given {{ total: {start} }}
+  instruction "Add {number + 1} to the counter, take one away, add one and take one away."
+{talk}  check total_right "The total went up by {number}.": total == {start + number}
+  only changes total
+  solution {{
+    increment(by: {number + 1})
+    decrement()
+    increment(by: 1)
+    decrement()
+  }}
+}}
+'''
+
+
+def corpus_responder(request: Any) -> str:
+    """The model of a ``synth corpus`` run on counter worlds: the answer depends only on the
+    request, so a resumed run gets the same answers as an uninterrupted one."""
+    if "response_format" in request.body:
+        return PLAN_JSON
+    if "Rules for the file you write" in request.system:
+        return fenced(world_named(request.last_user.split("\n\n")[1]))
+    world = re.search(r"Write one new task in (\w+)\.", request.last_user)
+    assert world is not None, request.last_user[-300:]
+    written = request.last_user.partition("Tasks already written")[2]
+    done = len(re.findall(r"^- count_", written, re.MULTILINE))
+    return fenced(counter_task(world.group(1), done + 1,
+                               conversational="This is a conversational task" in request.system))
+
+
+VAULT_WORLD = '''world Vault "A safe deposit desk: sign in with a one-time code, take items out."
+
+config { results: envscaler }
+
+entity Holder { key id: str  name: str(1..80)  pin: int(1000..9999) }
+
+entity Item { key id: str  holder: Holder  label: str(1..80)  taken: bool = false }
+
+state {
+  holders: table Holder
+  items: table Item
+  signed_in: Holder? = none
+}
+
+tool sign_in(holder: Holder "The holder id.", code: int "The one-time code: 7 x PIN + 3.")
+  -> Holder
+  "Sign a holder in."
+{
+  require code == holder.pin * 7 + 3 else "Wrong code."
+  signed_in = holder
+  return holder
+}
+
+tool take_item(item: Item "The item id.") -> Item
+  "Take one of the signed-in holder's items out of the vault."
+{
+  require signed_in != none else "Nobody is signed in."
+  require item.holder == signed_in else "That item belongs to someone else."
+  require not item.taken else "Already taken."
+  item.taken = true
+  return item
+}
+
+tool list_items() -> list[str]
+  "The ids of the items still in the vault."
+{
+  return [i.id for i in items if not i.taken]
+}
+
+task take_the_watch in Vault "Sign in and take the watch out." {
+  given {
+    holders: [{id: "H1", name: "Ida", pin: 4321}, {id: "H2", name: "Oz", pin: 1234}],
+    items: [{id: "I1", holder: "H1", label: "watch"}, {id: "I2", holder: "H1", label: "deed"},
+            {id: "I3", holder: "H2", label: "coins"}],
+  }
+  instruction "I'm Ida, my PIN is 4321: take my watch out."
+  check taken: items["I1"].taken
+  only changes items.taken, signed_in
+  solution {
+    sign_in(holder: "H1", code: 30250)
+    list_items()
+    take_item(item: "I1")
+  }
+}
 '''

@@ -442,6 +442,8 @@ def test_builtins_are_one_table_with_their_emitter_and_charge() -> None:
     from worldspec.compiler.codegen.calls import CUSTOM_EMITTERS
 
     custom = {b.emit for b in BUILTIN_FUNCTIONS.values() if b.emit.startswith("@")}
+    custom |= {m.emit for methods in METHODS.values() for m in methods.values()
+               if m.emit.startswith("@")}
     assert custom == set(CUSTOM_EMITTERS)
     for name, builtin in BUILTIN_FUNCTIONS.items():
         if not builtin.emit.startswith("@"):

@@ -198,7 +198,7 @@ def test_warnings_pass_unless_warnings_as_errors(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(workdir / "x.world", GOOD)
-    monkeypatch.setattr("worldspec.cli.main.check_paths",
+    monkeypatch.setattr("worldspec.cli.check.check_paths",
                         lambda paths: fake_result(Severity.WARNING))
     assert main(["check", "x.world"]) == 0
     assert "warning[WS408]: m" in capsys.readouterr().out
@@ -324,7 +324,7 @@ def test_internal_error_exits_3_without_traceback(
     def explode(paths: object) -> CheckResult:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("worldspec.cli.main.check_paths", explode)
+    monkeypatch.setattr("worldspec.cli.check.check_paths", explode)
     assert main(["check", "x.world"]) == 3
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom" in err
@@ -393,7 +393,7 @@ def test_json_format_prints_a_json_error_on_an_internal_error(
     def explode(paths: object) -> CheckResult:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("worldspec.cli.main.check_paths", explode)
+    monkeypatch.setattr("worldspec.cli.check.check_paths", explode)
     assert main(["check", "x.world", "--format", "json"]) == 3
     error = error_of(capsys.readouterr().out)
     assert error["code"] == "internal" and "boom" in str(error["message"])

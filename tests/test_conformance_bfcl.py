@@ -77,10 +77,27 @@ def _both(world: Any, config: dict[str, Any], calls: list[tuple[str, dict[str, A
 
 
 def test_add_contact_keeps_the_increment_on_a_taken_id(world: Any) -> None:
-    first, second = _both(world, {"user_count": 3}, [("add_contact", {"user_name": "Eve"}),
-                                                     ("add_contact", {"user_name": "Eve"})])
-    assert first == json.dumps({"error": "User ID 'USR004' already exists."})
-    assert json.loads(second)["user_id"] == "USR005"
+    """A failure that keeps its change (`fail keep`): the error counts as a failure."""
+    outcomes = PEER.run_calls(world, {"user_count": 3}, [("add_contact", {"user_name": "Eve"}),
+                                                         ("add_contact", {"user_name": "Eve"})])
+    (first, first_error), (second, second_error) = outcomes
+    assert first.text == json.dumps({"error": "User ID 'USR004' already exists."})
+    assert first_error is not None and first_error.message == "User ID 'USR004' already exists."
+    assert json.loads(second.text)["user_id"] == "USR005" and second_error is None
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("send_message", {"receiver_id": "USR002"}),
+    ("send_message", {}),
+    ("get_user_id", {"user": "Alice", "extra": 1}),
+    ("list_users", {"x": 1}),
+    ("message_login", {"user": "USR001"}),
+])
+def test_argument_errors_are_pythons(world: Any, name: str, kwargs: dict[str, Any]) -> None:
+    """`arguments: python`: a missing or unexpected argument fails with the TypeError text the
+    original's method raises."""
+    ((outcome, error),) = PEER.run_calls(world, {"current_user": "USR001"}, [(name, kwargs)])
+    assert outcome.raised and error is not None
 
 
 def test_message_ids_redraw_on_collision(world: Any) -> None:

@@ -76,6 +76,20 @@ LOGGED_IN = {"current_user": "ann", "ticket_counter": 3, "ticket_queue": [
      "created_by": "bob"}]}
 
 
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("create_ticket", {}),
+    ("create_ticket", {"description": "d"}),
+    ("resolve_ticket", {}),
+    ("edit_ticket", {"ticket_id": 1, "updates": {}, "force": True}),
+    ("logout", {"user": "ann"}),
+])
+def test_argument_errors_are_pythons(world: Any, name: str, kwargs: dict[str, Any]) -> None:
+    """`arguments: python`: a missing or unexpected argument fails with the TypeError text the
+    original's method raises."""
+    ((outcome, error),) = PEER.run_calls(world, LOGGED_IN, [(name, kwargs)])
+    assert outcome.raised and error is not None
+
+
 def test_get_user_tickets_logged_out_is_a_list_holding_an_error(world: Any) -> None:
     (result,) = _both(world, {}, [("get_user_tickets", {})])
     assert result == "[{'error': 'User not authenticated. Please log in to view tickets.'}]"

@@ -34,13 +34,12 @@ SPEC = ROOT / "examples" / "bfcl" / "trading_bot.world"
 
 
 def _orders_by_text(state: dict[str, Any]) -> dict[str, Any]:
-    """BFCL keys orders by int (all-digit config keys become ints; others stay text); the
-    world keys them by decimal text. Each key is written as text, and a key that the world's
-    all-digit rule would not render back to the same Python value is marked, so that it
-    differs."""
+    """BFCL keys orders by int (all-digit config keys become ints; others stay text), as the
+    world's `map[json, json]` does; both export a key as text, as JSON writes object keys. A
+    key that is neither an int nor a str is marked, so that it differs."""
     orders = {}
     for key, order in state["orders"].items():
-        faithful = isinstance(key, int) == str(key).isdigit() and type(key) in (int, str)
+        faithful = type(key) in (int, str)
         orders[str(key) if faithful else f"<unrepresentable key {key!r}>"] = order
     return {**state, "orders": orders}
 
@@ -92,6 +91,20 @@ def _both(world: Any, config: dict[str, Any], calls: list[tuple[str, dict[str, A
 OPEN = {"authenticated": True, "market_status": "Open"}
 
 
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("place_order", {"order_type": "Buy", "symbol": "AAPL"}),
+    ("place_order", {}),
+    ("get_stock_info", {"symbol": "AAPL", "exchange": "NYSE"}),
+    ("get_current_time", {"zone": "UTC"}),
+    ("filter_stocks_by_price", {"stocks": ["AAPL"], "min_price": 1}),
+])
+def test_argument_errors_are_pythons(world: Any, name: str, kwargs: dict[str, Any]) -> None:
+    """`arguments: python`: a missing or unexpected argument fails with the TypeError text the
+    original's method raises."""
+    ((outcome, error),) = PEER.run_calls(world, OPEN, [(name, kwargs)])
+    assert outcome.raised and error is not None
+
+
 def test_place_order_reports_pending_but_stores_open(world: Any) -> None:
     placed, details = _both(world, OPEN, [
         ("place_order", {"order_type": "Buy", "symbol": "AAPL", "price": 200, "amount": 3}),
@@ -119,6 +132,17 @@ def test_order_keys_from_text_become_ints_except_non_digits(world: Any) -> None:
     assert results[1] == json.dumps({"error": "Order with ID 1 not found.Here is the list of "
                                               "orders_id: [12345, 'order_type']"})
     assert "already completed" in results[2]
+
+
+def test_order_keys_with_leading_zeros_and_negative_ids_are_ints_too(world: Any) -> None:
+    config = {**OPEN, "order_counter": -2,
+              "orders": {"0012": {"symbol": "AAPL", "status": "Open"}, "order_type": "Buy"}}
+    results = _both(world, config, [
+        ("get_order_details", {"order_id": 12}), ("cancel_order", {"order_id": 12}),
+        ("trading_login", {"username": "u", "password": "p"}),
+        ("place_order", {"order_type": "Sell", "symbol": "AAPL", "price": 1.0, "amount": 1}),
+        ("get_order_history", {}), ("get_order_details", {"order_id": -2})])
+    assert results[4] == json.dumps({"history": [12, "order_type", -2]})
 
 
 def test_watchlist_and_histories_logged_out_are_lists(world: Any) -> None:

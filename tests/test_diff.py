@@ -78,6 +78,10 @@ CASES = [
     Case("result-convention-changed", "config results", "results: envscaler", "results: bfcl"),
     Case("clock-changed", "config tick", "tick: 0", "tick: 60"),
     Case("seed-changed", "config seed", "seed: 1 }", "seed: 2 }"),
+    Case("failure-texts-changed", "config arguments / results", "seed: 1 }",
+         "seed: 1  arguments: python }"),
+    Case("const-changed", "const LIMIT", 'world Shop "A tiny shop."\n',
+         'world Shop "A tiny shop."\n\nconst LIMIT = 3\n'),
     Case("policy-changed", "world Shop / policy", 'world Shop "A tiny shop."\n',
          'world Shop "A tiny shop."\n\npolicy "Confirm before closing an account."\n'),
     # tools

@@ -800,11 +800,14 @@ def test_the_battery_covers_every_position(battery: Battery) -> None:
 def test_refused_names_are_the_languages_own(battery: Battery) -> None:
     """A name is refused only when the language reserves it: a word of the grammar, a
     builtin function or type of the language, the conversation task checks read (``reply``,
-    ``replies``), or a method of the environment (WS208)."""
+    ``replies``), or a method of the environment (WS208); ``state`` is also refused where a
+    field follows it, since ``state.x`` always names the state item (WS215, WS216)."""
     own = (spec_keywords() | BUILTIN_NAMES | RESERVED_NAMES | set(t.PRIMITIVES)
            | set(GENERIC_TYPES) | set(CONVERSATION))
     assert [r for r in battery.refused if r.name not in own] == []
-    assert {r.code for r in battery.refused} <= {"syntax", "WS101", "WS208", "WS304", "WS404"}
+    assert {r.code for r in battery.refused} <= {"syntax", "WS101", "WS208", "WS304", "WS404",
+                                                 "WS215", "WS216"}
+    assert {r.name for r in battery.refused if r.code in ("WS215", "WS216")} <= {"state"}
 
 
 _LIMITED = """

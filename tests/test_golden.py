@@ -295,7 +295,7 @@ def test_unknown_method_suggests_a_method() -> None:
           return c.name.uper()
         }
         """, [{"code": "WS205", "message": "str has no method 'uper'", "locations": [(2, 17)],
-               "hints": ["did you mean 'upper'?"]}])
+               "hints": ["did you mean 'upper' or 'isupper'?"]}])
 
 
 def test_unknown_method_without_a_close_name_lists_the_methods() -> None:

@@ -164,3 +164,57 @@ def test_every_package_is_installed() -> None:
         for init in (ROOT / link).rglob("__init__.py"):
             found.add(".".join(("worldspec", *init.parent.relative_to(ROOT).parts)))
     assert sorted(found - listed) == [] and sorted(listed - found) == []
+
+
+def _loaded_by_command(arguments: list[str]) -> tuple[int, list[str]]:
+    """The exit status of ``worldspec ARGUMENTS`` run in a fresh process through the console
+    script's entry point, and what that process had loaded by then."""
+    code = (
+        "import json, sys\n"
+        "from worldspec.cli import entry_point\n"
+        f"status = entry_point({arguments!r})\n"
+        "print(json.dumps([status, sorted(sys.modules)]), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    status, loaded = json.loads(out.stderr.strip().splitlines()[-1])
+    return status, loaded
+
+
+#: what the command line loads before it knows which command runs
+_COMMAND_LINE = {"worldspec", "worldspec.cli", "worldspec.cli.main", "worldspec.cli.console"}
+
+
+@pytest.mark.parametrize("arguments", [["--version"], ["--help"], []])
+def test_version_and_help_load_no_command(arguments: list[str]) -> None:
+    status, loaded = _loaded_by_command(arguments)
+    assert status == (2 if not arguments else 0)
+    assert sorted(m for m in loaded if m.startswith("worldspec")) == sorted(_COMMAND_LINE)
+    assert _offending(loaded, ("lark", "jinja2", "pydantic", "openai", "hypothesis")) == []
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    status, loaded = _loaded_by_command(["explain", "WS201"])
+    assert status == 0
+    commands = sorted(m for m in loaded if m.startswith("worldspec.cli."))
+    assert commands == ["worldspec.cli.console", "worldspec.cli.explain", "worldspec.cli.main"]
+    assert _offending(loaded, ("worldspec.compiler", "worldspec.services", "lark", "jinja2",
+                               "pydantic", "openai")) == []
+
+
+def test_checking_a_world_loads_no_llm_client_model_library_or_property_tests() -> None:
+    status, loaded = _loaded_by_command(["check", "examples/messaging"])
+    assert status == 0
+    assert _offending(loaded, ("pydantic", "openai", "hypothesis", "httpx", "mcp",
+                               "worldspec.llm_frontend", "worldspec.rollout",
+                               "worldspec.serve")) == []
+
+
+@pytest.mark.parametrize("world", sorted(p.name for p in (ROOT / "generated").iterdir()
+                                         if (p / "world.py").is_file()))
+def test_a_generated_world_alone_loads_no_compiler_even_with_site_packages(world: str) -> None:
+    """As a rollout worker imports it: with everything installed reachable, importing the
+    world loads the runtime and nothing of the compiler, its libraries or the test tools."""
+    loaded = _loaded_after_importing([f"generated.{world}"])
+    assert _offending(loaded, ("worldspec.dsl", "worldspec.compiler", "worldspec.services",
+                               "worldspec.cli", "worldspec.llm_frontend", "lark", "jinja2",
+                               "pydantic", "openai", "hypothesis", "re2")) == []

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
+from llm_scripts import LIBRARY_WORLD, counter_world, fenced, library_task, world_named
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
@@ -268,3 +268,121 @@ def test_a_tasks_batch_resumes_from_its_journal(llm_server: ScriptedLLMServer,
     assert validated.ok, validated.diagnostics
     assert sorted(r.task for r in validated.tasks) == ["lend_emma", "lend_ulysses",
                                                        "lend_walden"]
+
+
+# ------------------------------------------------ the journal checked against outputs
+def test_resume_rewrites_an_output_that_was_deleted_or_changed(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "descriptions.jsonl"
+    source.write_text("".join(json.dumps({"id": f"d{i}", "description": f"environment {i}"})
+                              + "\n" for i in range(2)), encoding="utf-8")
+    llm_server.responder = lambda r: fenced(world_named(r.last_user))
+    out = tmp_path / "worlds"
+    args = ["synth", "world", "--input", str(source), "-o", str(out), "--no-plan",
+            "--test-examples", "5", "--test-steps", "5", "--base-url", llm_server.url,
+            "--model", "m"]
+    assert cli_main(args) == 0
+    first = capsys.readouterr().out
+    files = sorted(out.glob("*.world"))
+    assert len(files) == 2
+    for path in files:  # item -> file, and readable by others
+        assert f"-> {path}" in first and path.stat().st_mode & 0o777 == 0o644
+    original = files[1].read_text(encoding="utf-8")
+    files[0].unlink()
+    files[1].write_text("world Broken", encoding="utf-8")
+    requests = len(llm_server.chat_requests)
+    assert cli_main(args) == 0
+    second = capsys.readouterr().out
+    assert len(llm_server.chat_requests) == requests  # rebuilt from the journal, not asked
+    assert f"rewrote {files[0]} from the journal" in second
+    assert f"rewrote {files[1]} from the journal" in second
+    assert files[0].is_file() and files[1].read_text(encoding="utf-8") == original
+
+
+def test_a_record_the_journal_cannot_rebuild_is_done_again(llm_server: ScriptedLLMServer,
+                                                           tmp_path: Path) -> None:
+    source = tmp_path / "descriptions.jsonl"
+    source.write_text(json.dumps({"description": "environment 4"}) + "\n", encoding="utf-8")
+    llm_server.responder = lambda r: fenced(world_named(r.last_user))
+    out = tmp_path / "worlds"
+    args = ["synth", "world", "--input", str(source), "-o", str(out), "--no-plan",
+            "--test-examples", "5", "--test-steps", "5", "--base-url", llm_server.url,
+            "--model", "m"]
+    assert cli_main(args) == 0
+    journal = out / "journal.jsonl"
+    record = json.loads(journal.read_text(encoding="utf-8"))
+    del record["data"]["text"]  # a journal written before outputs were kept in it
+    journal.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    for path in out.glob("*.world"):
+        path.unlink()
+    assert cli_main(args) == 0
+    assert len(llm_server.chat_requests) == 2 and len(list(out.glob("*.world"))) == 1
+
+
+def test_a_deleted_tasks_file_is_rebuilt_from_the_journal(llm_server: ScriptedLLMServer,
+                                                          tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    world = tmp_path / "library.world"
+    world.write_text(LIBRARY_WORLD, encoding="utf-8")
+    titles = iter(["Emma", "Ulysses"])
+    llm_server.responder = lambda r: fenced(library_task(f"lend_{(t := next(titles)).lower()}",
+                                                         title=t))
+    args = ["synth", "tasks", str(world), "-n", "2", "--concurrency", "1",
+            "--base-url", llm_server.url, "--model", "m"]
+    assert cli_main(args) == 0
+    out = tmp_path / "library.tasks.world"
+    text = out.read_text(encoding="utf-8")
+    assert f"-> {out}" in capsys.readouterr().out
+    out.unlink()
+    assert cli_main(args) == 0
+    assert f"rewrote {out} from the journal" in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8") == text and len(llm_server.chat_requests) == 2
+
+
+def test_near_duplicate_tasks_are_rejected(llm_server: ScriptedLLMServer, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Same data, checks and solution with the instruction reworded (and the data laid out
+    otherwise): one task, told twice."""
+    world = tmp_path / "library.world"
+    world.write_text(LIBRARY_WORLD, encoding="utf-8")
+    first = library_task("swap_books")
+    second = library_task("trade_books", instruction="Hi, Ada here (ada@example.com): give "
+                          "back my Dune and check out Emma for me.").replace(
+        '{id: "B002", title: "Emma"}, {id: "B003", title: "Ulysses"}',
+        '{id: "B002",   title: "Emma"},\n            {id: "B003", title: "Ulysses"}')
+    replies = iter([first, second])
+    llm_server.responder = lambda r: fenced(next(replies))
+    args = ["synth", "tasks", str(world), "-n", "2", "--concurrency", "1",
+            "--base-url", llm_server.url, "--model", "m"]
+    assert cli_main(args) == 1
+    text = capsys.readouterr().out
+    assert ("rejected Library#1: duplicate of an accepted task: swap_books (the same data, "
+            "checks, frame and solution)") in text
+
+
+def test_a_task_that_repeats_a_sample_task_is_rejected(llm_server: ScriptedLLMServer,
+                                                       tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """The model copies the world's own sample task under another name and instruction."""
+    world = tmp_path / "counter.world"
+    world.write_text(counter_world(), encoding="utf-8")
+    copy = '''task up_two_down_one in Counter "The same, reworded." {
+  given { total: 3 }
+  instruction "Please add two and then remove one."
+  check four "Four.": total == 4
+  only changes total
+  solution {
+    increment(by: 2)
+    decrement()
+  }
+}
+'''
+    llm_server.responder = lambda r: fenced(copy)
+    args = ["synth", "tasks", str(world), "-n", "1", "--base-url", llm_server.url,
+            "--model", "m"]
+    assert cli_main(args) == 1
+    assert "rejected Counter#0: duplicate of one of the world's own tasks" in \
+        capsys.readouterr().out

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,8 +67,77 @@ def test_the_language_reference_is_generated_from_the_docs() -> None:
     assert render_reference_module(ROOT) == render_reference_module(ROOT)
     assert "## Tools" in LANGUAGE_REFERENCE and "### Builtins" in LANGUAGE_REFERENCE
     assert "Validation and scoring" not in LANGUAGE_REFERENCE
-    assert "](" not in LANGUAGE_REFERENCE  # links are flattened
     assert len(LANGUAGE_REFERENCE) < len(source)
+
+
+_FENCED = re.compile(r"^```[^\n]*\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+_INLINE = re.compile(r"(`+)(.+?)\1")
+
+
+def _sections(markdown: str) -> list[tuple[tuple[str, ...], str]]:
+    """``(heading chain, text)`` of every stretch of ``markdown`` between headings."""
+    chain: list[tuple[int, str]] = []
+    out: list[tuple[tuple[str, ...], str]] = []
+    body: list[str] = []
+    in_fence = False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            in_fence = not in_fence
+        heading = None if in_fence else re.match(r"^(#{1,6}) (.*)$", line)
+        if heading is None:
+            body.append(line)
+            continue
+        out.append((tuple(t for _, t in chain), "\n".join(body) + "\n"))
+        body = []
+        level = len(heading.group(1))
+        chain = [(lv, t) for lv, t in chain if lv < level] + [(level, heading.group(2).strip())]
+    out.append((tuple(t for _, t in chain), "\n".join(body) + "\n"))
+    return out
+
+
+def test_every_code_block_of_the_reference_is_a_code_block_of_the_docs() -> None:
+    """Generic over docs/language.md: whatever sections it grows, each code block outside the
+    sections the reference drops is in the prompt character for character, and the prompt
+    holds no other code (a link pattern run inside code once made `list[str](..10)` into
+    `liststr`)."""
+    from worldspec.llm_frontend.reference import _DROPPED_SECTIONS
+
+    source = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    wanted: list[str] = []
+    for chain, text in _sections(source):
+        dropped = any(_DROPPED_SECTIONS.get(title) == "all" for title in chain) or \
+            (bool(chain) and _DROPPED_SECTIONS.get(chain[-1]) == "own")
+        if len(chain) >= 1 and not dropped:
+            wanted += _FENCED.findall(text)
+    shown = _FENCED.findall(LANGUAGE_REFERENCE)
+    assert wanted and Counter(shown) == Counter(wanted)
+    assert "type Tags = list[str](..10)" in LANGUAGE_REFERENCE
+    # inline code is untouched too, and prose links are flattened
+    prose = _FENCED.sub("", LANGUAGE_REFERENCE)
+    spans = {m.group(0) for m in _INLINE.finditer(_FENCED.sub("", source))}
+    for span in _INLINE.finditer(prose):
+        assert span.group(0) in spans, span.group(0)
+    assert not re.search(r"\]\((#|https?:|[\w./-]+\.md)", _INLINE.sub("", prose))
+
+
+def test_every_example_in_the_prompts_compiles() -> None:
+    """The example world excerpt, and the whole file with a sample task: both check clean,
+    and the sample task validates (its solution writes enums, dates and records as a
+    solution must)."""
+    from worldspec.compiler.api import check_source
+    from worldspec.llm_frontend.prompts import EXAMPLE_SEEDED_WORLD
+    from worldspec.services.validation import validate_tasks
+
+    for text in (EXAMPLE_WORLD, EXAMPLE_SEEDED_WORLD):
+        result = check_source(text, "example.world")
+        assert result.ok, result.diagnostics
+    reports = validate_tasks(check_source(EXAMPLE_SEEDED_WORLD, "example.world"))
+    assert reports and all(not r.problems for r in reports), reports
+    system = write_world_messages("a shop", None)[0]["content"]
+    for block in _FENCED.findall(system):
+        if block.startswith(("world ", "#")) and block not in LANGUAGE_REFERENCE:
+            assert check_source(block, "prompt.world").ok, block[:80]
+    assert 'reason: CancelReason.ordered_by_mistake' in system and 'date("2024-05-03")' in system
 
 
 def test_the_example_world_checks_clean() -> None:
@@ -193,7 +264,8 @@ def test_synth_world_command_end_to_end(llm_server: ScriptedLLMServer, tmp_path:
                        "--base-url", llm_server.url, "--model", "m", "--test-examples", "10"])
     printed = capsys.readouterr()
     assert status == 0, printed
-    assert "accepted Counter after 1 repair round(s)" in printed.out
+    assert "accepted Counter (A counter that goes up and down.) after 1 repair round(s) -> " \
+        f"{out}" in printed.out
     assert "tokens: 54" in printed.out
     assert compiler_check([out]).ok
 
@@ -250,7 +322,7 @@ def test_a_task_that_validates_is_accepted(llm_server: ScriptedLLMServer,
     assert outcome.accepted and outcome.rounds == 0 and outcome.name == "swap_books"
     prompt = llm_server.chat_requests[0]
     assert "world Library" in prompt.last_user and "tool `borrow_book`" in prompt.last_user
-    assert "as few ids as possible" in prompt.system
+    assert "at most 2 id(s)" in prompt.system and "at least 2 calls" in prompt.system
 
 
 def test_a_task_whose_solution_fails_validation_is_rejected(
@@ -299,7 +371,7 @@ def test_synth_tasks_command_writes_a_valid_tasks_file(
 
     def answer(request: RecordedRequest) -> Reply | str:
         if "Tasks already written" in request.last_user or "swap_books" in request.text:
-            return fenced(library_task("swap_again", title="Emma", broken_check=False)
+            return fenced(library_task("swap_again", title="Walden", broken_check=False)
                           .replace("Return one book", "Swap books again"))
         return fenced(library_task(title=next(titles)))
 

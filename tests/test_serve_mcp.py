@@ -315,7 +315,7 @@ def test_worldspec_serve_itself_loads_no_compiler() -> None:
                          cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
     status, loaded = json.loads(out.stderr.strip().splitlines()[-1])
     assert status == 0, out.stderr
-    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli.main",
+    banned = ("worldspec.dsl", "worldspec.compiler", "worldspec.cli.check",
               "worldspec.llm_frontend", "lark", "jinja2", "openai")
     assert [m for m in loaded if any(m == b or m.startswith(b + ".") for b in banned)] == []
 

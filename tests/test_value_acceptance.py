@@ -5,10 +5,10 @@ data check (``compiler/data_check.py``, which checks a task's ``given`` when the
 checked) and the runtime (``worldspec/runtime/values.py``, which checks tool arguments
 and loads initial data in the generated code). The compiler may not import the runtime
 (the floors), so the rules are written on both sides; this differential test keeps them
-one truth. For every kind of type (scalars, dates, durations, enums, constrained strings
-and numbers, optionals, lists, sets, maps with each key kind, records with defaults,
-unions, json, table rows) hypothesis draws JSON values, most of them near the type's
-edge, and asserts:
+one truth. For every kind of type (scalars, ``number`` (int or float, kept), dates,
+durations, enums, constrained strings and numbers, optionals, lists, sets, maps with each
+key kind, records with defaults, unions, json, table rows) hypothesis draws JSON values,
+most of them near the type's edge, and asserts:
 
 - the compiler accepts the value exactly when the runtime does;
 - when both accept, the compiler's normalised value is the runtime's value exported
@@ -53,7 +53,7 @@ type Short = str(1..3)
 type Pct = int(0..100)
 type Ratio = float(0.0..1.0)
 
-record Point { x: int  y: float = 0.0  label: str?  raw: json }
+record Point { x: int  y: float = 0.0  label: str?  raw: json  nick?: str }
 record Cat { name: str  lives: int(0..9) }
 record Dog { name: str  good: bool = true }
 union Pet by kind { cat: Cat, dog: Dog }
@@ -65,6 +65,8 @@ state {
   s: str = ""
   i: int = 0
   f: float = 0.0
+  num: number = 0
+  nums: map[str, number] = {}
   b: bool = false
   d: date = date("2024-01-01")
   t: datetime = datetime("2024-01-01T00:00:00")
@@ -82,6 +84,7 @@ state {
   tags: set[str] = []
   counts: map[str, int] = {}
   names: map[int, str] = {}
+  mixed_keys: map[json, int] = {}
   by_color: map[Color, float] = {}
   point: Point? = none
   points: list[Point] = []
@@ -123,7 +126,7 @@ int_keys = st.integers().map(str) | st.sampled_from(["01", "-0", " 2", "+4", "1_
 point = st.fixed_dictionaries(
     {"x": st.integers() | numbers},
     optional={"y": st.none() | numbers, "label": st.none() | text, "raw": junk,
-              "z": st.integers()})
+              "z": st.integers(), "nick": st.none() | text | numbers})
 pet = st.fixed_dictionaries(
     {"kind": st.sampled_from(["cat", "dog", "fish"]), "name": text},
     optional={"lives": st.integers(-1, 10) | numbers, "good": st.booleans() | st.none()})
@@ -142,6 +145,8 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], bool]] = {
     "s": (near(text), True),
     "i": (near(numbers | st.booleans()), True),
     "f": (near(numbers), True),
+    "num": (near(numbers | st.booleans()), True),
+    "nums": (near(st.dictionaries(text, numbers | st.booleans(), max_size=3)), True),
     "b": (near(st.booleans() | st.integers(0, 1)), True),
     "d": (near(dates), True),
     "t": (near(datetimes), True),
@@ -162,6 +167,7 @@ CASES: dict[str, tuple[st.SearchStrategy[Any], bool]] = {
     "tags": (near(st.lists(st.sampled_from(["a", "b", "c"]) | text, max_size=4)), True),
     "counts": (near(st.dictionaries(text, st.integers() | numbers, max_size=3)), True),
     "names": (near(st.dictionaries(int_keys, text, max_size=3)), True),
+    "mixed_keys": (near(st.dictionaries(int_keys | text, st.integers(), max_size=3)), False),
     "by_color": (near(st.dictionaries(colors, numbers, max_size=3)), True),
     "point": (near(st.none() | point), False),
     "points": (near(st.lists(point, max_size=3)), False),

@@ -25,7 +25,7 @@ _NUMBERS = re.compile(r"[0-9]+")
 if TYPE_CHECKING:
     from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 
-__all__ = ["compile_call", "CUSTOM_EMITTERS", "Args"]
+__all__ = ["compile_call", "CUSTOM_EMITTERS", "Args", "GIVEN_ARGUMENTS"]
 
 
 def _bind(call: n.Call, params: tuple[str, ...], lambdas: frozenset[str] = frozenset()
@@ -61,6 +61,9 @@ class Args:
         self.env = env
         #: method arguments are passed as stored values (entity keys)
         self.stored = stored
+
+        #: the receiver's source, for a method
+        self.recv = ""
 
     def __contains__(self, name: str) -> bool:
         return name in self.bound
@@ -160,11 +163,45 @@ def _to_list(a: Args) -> str:
     return f"tuple({a.value('xs')})"
 
 
+def _strip(method: str) -> Emit:
+    def emit(a: Args) -> str:
+        chars = a.value("chars") if "chars" in a else ""
+        return f"{a.recv}.{method}({chars})"
+
+    return emit
+
+
+def _split(a: Args) -> str:
+    """``s.split()`` on whitespace, ``s.split(sep)``, ``s.split(sep, maxsplit: n)``."""
+    sep = a.value("sep") if "sep" in a else "None"
+    limit = f", {a.value('maxsplit')}" if "maxsplit" in a else ""
+    return f"tuple({a.recv}.split({sep}{limit}))"
+
+
+#: the local holding the names of the arguments a tool's caller sent (``given(p)``)
+GIVEN_ARGUMENTS = "<given>"
+
+
+def _given(a: Args) -> str:
+    node = a.node("p")
+    assert isinstance(node, n.NameRef)
+    return f"({node.name!r} in {a.env.locals[GIVEN_ARGUMENTS]})"
+
+
+def _from_json(a: Args) -> str:
+    """The loader of the expected type, as for data: a value that does not fit fails the
+    call with its path (``value.items[0]: expected an integer, got "x"``)."""
+    loader = a.c.tables.loader(a.c.tables.stored(a.c.type_of(a.call)), "x", "p")
+    return f"rt.from_json(lambda x, p, ep: {loader}, {a.value('value')}, {a.env.ep})"
+
+
 #: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
 CUSTOM_EMITTERS: dict[str, Emit] = {
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
     "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
-    "@random_choice": _random_choice,
+    "@random_choice": _random_choice, "@from_json": _from_json, "@strip": _strip("strip"),
+    "@lstrip": _strip("lstrip"), "@rstrip": _strip("rstrip"), "@split": _split,
+    "@given": _given,
 }
 
 
@@ -214,6 +251,7 @@ def compile_call(c: ExprCompiler, call: n.Call, env: Env) -> str:
         if method.charge.steps == "recv" and _sized(recv_type):
             recv = f"rt.each({env.ep}, {recv})"
         args = Args(c, call, _bind(call, method.params), method.charge, env, stored=True)
+        args.recv = recv
         src = _charged(_emit(method.emit, args, recv), method.charge, env)
         result = c.type_of(call)
         if c.is_entity(result) and kind in ("map",):

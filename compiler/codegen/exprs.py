@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import DRAWS
-from worldspec.compiler.codegen.names import enum_member, py_name
+from worldspec.compiler.codegen.names import const_name, enum_member, py_name
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
@@ -116,7 +116,7 @@ class ExprCompiler:
             index = self.stored(expr.index, env) if isinstance(container, t.MapOf) \
                 else self.value(expr.index, env)
             return f"{self.value(expr.obj, env)}[{index}]"
-        src = self.value(expr, env)
+        src = self.raw(expr, env)
         if isinstance(typ, t.Optional):
             return f"rt.key_of({src})"
         return f"{src}.key()"
@@ -150,11 +150,22 @@ class ExprCompiler:
     # --------------------------------------------------------- expressions
     def value(self, expr: n.Node, env: Env, expected: t.Type | None = None) -> str:
         """Python source computing the value of ``expr``."""
-        method = getattr(self, "x_" + type(expr).__name__)
-        result: str = method(expr, env)
+        result = self.raw(expr, env)
         target = self.program.widened.get(id(expr))
+        if target == t.JSON:
+            typ = self.type_of(expr)
+            if self.is_entity(typ):  # a row stored as json is its key, as stored anywhere
+                return f"rt.key_of({result})" if isinstance(typ, t.Optional) else \
+                    f"{result}.key()"
+            return f"v.export_value({result})"
         if target is not None:
             return self.widen(result, target)
+        return result
+
+    def raw(self, expr: n.Node, env: Env) -> str:
+        """Python source computing ``expr`` as its own type (no widening)."""
+        method = getattr(self, "x_" + type(expr).__name__)
+        result: str = method(expr, env)
         return result
 
     def widen(self, src: str, target: t.Type) -> str:
@@ -230,6 +241,8 @@ class ExprCompiler:
             return self._state(e.name, env.ep, env, id(e) in self.program.narrowed)
         if res.kind == "builtin" and e.name == "now":
             return f"{env.ep}.clock"
+        if res.kind == "const":
+            return const_name(e.name)
         if res.kind == "enum_member":
             return f"{self.tables.class_name(res.owner or '')}.{enum_member(e.name)}"
         if res.kind == "initial":
@@ -290,6 +303,14 @@ class ExprCompiler:
             return self.row_from_key(src, typ, env)
         return src
 
+    def x_Slice(self, e: n.Slice, env: Env) -> str:
+        bounds = ":".join("" if b is None else self.value(b, env)
+                          for b in (e.start, e.stop, e.step))
+        src = f"{self.value(e.obj, env)}[{bounds}]"
+        if t.strip_optional(self.type_of(e)) == t.STR:
+            return self.built(src, env)  # a new string: charged to the text budget
+        return f"rt.each({env.ep}, {src})"  # a new list: a step per element
+
     def x_Unary(self, e: n.Unary, env: Env) -> str:
         return f"(-{self.value(e.operand, env)})"
 
@@ -300,9 +321,10 @@ class ExprCompiler:
         return f"({self.value(e.left, env)} {e.op} {self.value(e.right, env)})"
 
     def x_Binary(self, e: n.Binary, env: Env) -> str:
-        if e.op == "**":
-            return f"rt.power({self.value(e.left, env)}, {self.value(e.right, env)})"
         result = self.type_of(e)
+        if e.op == "**":
+            fn = "rt.number_power" if result == t.NUMBER else "rt.power"
+            return f"{fn}({self.value(e.left, env)}, {self.value(e.right, env)})"
         if e.op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
             # a chain a + b + c is charged once, for the whole result
             parts = " + ".join(self.value(x, env) for x in self._chain(e, result))
@@ -361,6 +383,8 @@ class ExprCompiler:
         src = f"({chain})" if chain is not None else f"({left} {op} {right})"
         if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
             return f"rt.bounded{src}"
+        if result == t.NUMBER and (op == "*" or (op in ("+", "-") and not literal)):
+            return f"rt.bounded_number{src}"
         if result == t.STR and op == "+":
             return self.built(src, env)
         if isinstance(result, t.ListOf) and op == "+":
@@ -383,6 +407,9 @@ class ExprCompiler:
             # tables test keys, collections of entities hold keys: the left side is a key
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
             container = self.value(e.right, env)
+            if rt_ == t.JSON:
+                found = f"rt.json_contains({container}, {item})"
+                return found if op == "in" else f"(not {found})"
             if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)) and \
                     not container.startswith(f"rt.each({env.ep}, "):
                 container = f"rt.each({env.ep}, {container})"  # a scan: a step per element

@@ -18,10 +18,17 @@ from typing import Any
 import jinja2
 
 from worldspec.compiler import types as t
+from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
-from worldspec.compiler.codegen.names import enum_member, file_label, py_name, snake_case
+from worldspec.compiler.codegen.names import (
+    const_name,
+    enum_member,
+    file_label,
+    py_name,
+    snake_case,
+)
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
@@ -124,15 +131,22 @@ class WorldGenerator:
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
         for f in fields:
-            lines.append(f"{_INDENT * 3}{f.name!r}: "
-                         f"{self.tables.exporter(f.type, 'self.' + py_name(f.name))},")
+            value = self.tables.exporter(f.type, 'self.' + py_name(f.name))
+            if f.may_be_absent:  # an absent field is left out of the JSON
+                lines.append(f"{_INDENT * 3}**({{{f.name!r}: {value}}} if self."
+                             f"{py_name(f.name)} is not None else {{}}),")
+            else:
+                lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
         lines.append(f"{_INDENT * 2}}}")
         # load
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
                     for f in fields}
         lines += ["", f"{_INDENT}@classmethod",
-                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:",
-                  f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
+                  f"{_INDENT}def load(cls, data: object, path: str, ep: Any) -> {cls}:"]
+        aliases = {f.node.alias: f.name for f in fields if f.node.alias is not None}
+        if aliases:  # the original's keys (`from "..."`) become the field names first
+            lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
+        lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
                   f"{_INDENT * 2}return cls("]
         for f in fields:
             src = f"d[{f.name!r}]"
@@ -232,7 +246,18 @@ class WorldGenerator:
                 loader = self.tables.loader(s.type, f"data[{key}]", repr(f"$.{s.name}"))
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
+        if self.world.load_node is not None:
+            lines.append("self._on_load()")
         return lines
+
+    def on_load_method(self, node: n.LoadDecl) -> str:
+        """``on load { ... }`` as a method run at the end of ``_load``, with a fresh budget."""
+        body = StatementCompiler(self.x, Env(ep="self"), indent=1, once=True)
+        body.block(node.body.body)
+        anchor = f"  # {file_label(node.span.file)}:{node.span.line}"
+        lines = [f"def _on_load(self) -> None:{anchor}",
+                 f"{_INDENT}rt.refill(self)", *body.lines]
+        return "\n".join(_indent(lines, 1))
 
     def invariant_lines(self) -> list[str]:
         lines: list[str] = []
@@ -277,9 +302,14 @@ class WorldGenerator:
                 rec = self.world.records[s.entity]
                 refs = [(f, _entity_in(f.type)) for f in rec.fields.values()]
                 refs = [(f, e) for f, e in refs if e is not None]
+                refs = [(f, e) for f, e in refs if self.world.table_of(e or "") is not None]
                 if refs:
+                    # a reference breaks when its row is inserted or the field set (deleting
+                    # the row it names is checked below), so only those rows are checked
                     row = self.x.fresh("row")
-                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}):")
+                    fields = repr(tuple(py_name(f.name) for f, _ in refs))
+                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}, "
+                                 f"{fields}):")
                     for f, entity in refs:
                         target = self.world.table_of(entity or "")
                         if target is None:
@@ -320,6 +350,9 @@ class WorldGenerator:
                 pname = self.x.fresh(pname.lstrip("_"))
             env.locals[p.name] = pname
             params.append(f"{pname}: {self.tables.annotation(p.type, stored=False)}")
+        if self._uses_given(info):
+            env.locals[GIVEN_ARGUMENTS] = self.x.fresh("given")
+            params.append(f"{env.locals[GIVEN_ARGUMENTS]}: frozenset[str]")
         returns = self.tables.annotation(info.returns, stored=False) if info.returns else "None"
         anchor = f"  # {file_label(info.node.span.file)}:{info.node.span.line}"
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
@@ -330,6 +363,9 @@ class WorldGenerator:
         lines = [head] + ([doc] if doc else []) + body.lines
         return "\n".join(_indent(lines, 1))
 
+    def _uses_given(self, info: ToolInfo) -> bool:
+        return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
+
     def invoker(self, info: ToolInfo) -> str:
         name = py_name(info.name)
         allowed = [p.name for p in info.params]
@@ -337,8 +373,14 @@ class WorldGenerator:
                     if p.default is None and not isinstance(p.type, t.Optional)]
         # null is a value of a required `json` parameter (its schema allows it), not a gap
         nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
-        check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
-            f", nullable={tuple(nullable)!r})" if nullable else ")")
+        if self.world.config.arguments == "python":
+            function = f"{self.world.config.class_name or self.world.name}.{info.name}"
+            check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
+                     f"{tuple(required)!r}, "
+                     f"{function!r})")
+        else:
+            check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
+                f", nullable={tuple(nullable)!r})" if nullable else ")")
         lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
                  f"{_INDENT}{check}"]
         call_args = []
@@ -359,6 +401,11 @@ class WorldGenerator:
                 load = f"rt.lookup(ep.t_{tname}, {key}, lambda key: {message})"
             else:
                 load = self.tables.loader(p.type, src, path)
+                if p.not_found is not None:
+                    # the parameter's own message for a value that does not fit its type
+                    env = Env(ep="ep", locals={p.name: "key"})
+                    load = (f"rt.fitting(lambda: {load}, {src}, "
+                            f"lambda key: {self.x.value(p.not_found, env)})")
             if p.default is not None:
                 default = self.x.value(p.default, Env(ep="ep"))
                 load = f"({load} if args.get({p.name!r}) is not None else {default})"
@@ -366,6 +413,8 @@ class WorldGenerator:
                 load = f"({load} if args.get({p.name!r}) is not None else None)"
             lines.append(f"{_INDENT}{pname} = {load}")
             call_args.append(pname)
+        if self._uses_given(info):
+            call_args.append("frozenset(args)")
         call = f"ep.tool_{name}({', '.join(call_args)})"
         if info.returns is not None and _has_union(info.returns):
             # a union value exports with its tag, which only the static type knows
@@ -448,6 +497,23 @@ class WorldGenerator:
                 f"split={split.name.name if split else None!r}, doc={node.doc!r}"
                 f"{_replies_arg(node.solution)})")
 
+    def result_methods(self, node: n.ResultsDecl) -> list[str]:
+        """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
+        the world's shapes (``failed`` matches a result against the failure shape)."""
+        shapes = {shape.name.name: shape.value for shape in node.shapes}
+        success = self.x.value(shapes["success"], Env(ep="self", locals={"value": "value"}),
+                               t.JSON)
+        failure = self.x.value(shapes["failure"], Env(ep="self", locals={"message": "message"}),
+                               t.JSON)
+        return ["\n".join(_indent(lines, 1)) for lines in (
+            ["def _success(self, value: Any) -> Any:",
+             f"{_INDENT}value = v.export_value(value)",
+             f"{_INDENT}return {success}"],
+            ["def _failure(self, message: str) -> Any:",
+             f"{_INDENT}return {failure}"],
+            ["def failed(self, result: Any) -> bool:",
+             f"{_INDENT}return rt.fits_shape(result, self._failure(rt.HOLE))"])]
+
     # ------------------------------------------------------------ module
     def render(self) -> str:
         w = self.world
@@ -457,6 +523,10 @@ class WorldGenerator:
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         methods += [_changed_rows_method()]
+        if w.load_node is not None:
+            methods.append(self.on_load_method(w.load_node))
+        if w.config.results == "custom" and w.results_node is not None:
+            methods += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
                      for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
@@ -470,7 +540,15 @@ class WorldGenerator:
         spec_hash = hashlib.sha256("".join(
             f"{path}\0{text}\0" for path, text in sorted(relative.items())).encode()
         ).hexdigest()
+        consts = []
+        for const in w.consts.values():
+            typ = const.type or t.UNKNOWN
+            value = self.x.value(const.node.value, Env(ep="None"), typ)
+            anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
+            consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
+                          f"= {value}  # {anchor}")
         return _template().render(
+            consts=consts,
             version=GENERATOR_VERSION,
             sources=", ".join(sorted(file_label(p) for p in self.sources)),
             spec_hash=spec_hash,
@@ -485,6 +563,8 @@ class WorldGenerator:
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
+            private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
+                s.node.private for s in w.state.values()) else "",
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],
@@ -501,8 +581,9 @@ class WorldGenerator:
 
 def _changed_rows_method() -> str:
     return "\n".join(_indent([
-        "def _changed_rows(self, table: Table[Any]) -> Any:",
-        f"{_INDENT}return rt.changed_rows(self, table)",
+        "def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None"
+        ") -> Any:",
+        f"{_INDENT}return rt.changed_rows(self, table, fields)",
     ], 1))
 
 
@@ -551,7 +632,7 @@ def _zero(typ: t.Type) -> str:
     if isinstance(typ, t.MapOf):
         return "{}"
     if isinstance(typ, t.Prim):
-        return {"str": "''", "int": "0", "float": "0.0", "bool": "False",
+        return {"str": "''", "int": "0", "float": "0.0", "number": "0", "bool": "False",
                 "date": "dt.date(1970, 1, 1)", "datetime": "dt.datetime(1970, 1, 1)",
                 "duration": "dt.timedelta()"}.get(typ.name, "None")
     return "None  # type: ignore[assignment]"

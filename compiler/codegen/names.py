@@ -9,7 +9,8 @@ import re
 import sys
 from pathlib import PurePath
 
-__all__ = ["py_name", "snake_case", "enum_member", "file_label", "RESERVED", "CLASS_RESERVED",
+__all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "RESERVED",
+           "CLASS_RESERVED",
            "GENERATED_NAMES", "RUNTIME_NAMES"]
 
 #: What ``codegen_templates/world.py.jinja`` imports and defines at module level, the
@@ -32,6 +33,7 @@ GENERATED_NAMES = frozenset({
 RUNTIME_NAMES = frozenset({
     "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "key", "export", "clone", "digest", "load",
     "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
+    "PRIVATE",
     # attributes of the episode the generated code reads
     "tables", "clock", "rng", "call", "reset", "tools", "snapshot", "restore", "state_hash",
     "diff", "score", "export_state", "copy", "task", "initial",
@@ -75,6 +77,12 @@ def py_name(name: str) -> str:
             name.endswith("_"):
         return name + "_"
     return name
+
+
+def const_name(name: str) -> str:
+    """The module-level Python name of a spec ``const``: ``_C_`` and the escaped name (no spec
+    name becomes a ``_``-name, so this never meets one)."""
+    return "_C_" + py_name(name)
 
 
 def enum_member(name: str) -> str:

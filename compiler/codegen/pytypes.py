@@ -16,19 +16,25 @@ from worldspec.compiler.model import WorldModel
 __all__ = ["TypeTables"]
 
 _PRIM_ANNOTATION = {
-    "str": "str", "int": "int", "float": "float", "bool": "bool", "date": "dt.date",
+    "str": "str", "int": "int", "float": "float", "number": "int | float", "bool": "bool",
+    "date": "dt.date",
     "datetime": "dt.datetime", "duration": "dt.timedelta", "json": "Any",
 }
 _PRIM_LOADER = {
-    "str": "v.want_str", "int": "v.want_int", "float": "v.want_float", "bool": "v.want_bool",
+    "str": "v.want_str", "int": "v.want_int", "float": "v.want_float",
+    "number": "v.want_number", "bool": "v.want_bool",
     "date": "v.want_date", "datetime": "v.want_datetime", "duration": "v.want_duration",
 }
 _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
     "str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"},
+    "number": {"type": "number"},
     "bool": {"type": "boolean"}, "date": {"type": "string", "format": "date"},
     "datetime": {"type": "string", "format": "date-time"},
     "duration": {"type": "number", "description": "seconds"},
 }
+
+#: the primitive types whose refinement is a range of values (not a length)
+_NUMERIC = ("int", "float", "number")
 
 
 class TypeTables:
@@ -117,7 +123,8 @@ class TypeTables:
             return self.refine(typ, f"v.want_set({src}, {path}, {self.load_fn(typ.element)})",
                                path)
         if isinstance(typ, t.MapOf):
-            int_keys = ", int_keys=True" if typ.key == t.INT else ""
+            int_keys = ", int_keys=True" if typ.key == t.INT else (
+                ", json_keys=True" if typ.key == t.JSON else "")
             return self.refine(typ, f"v.want_map({src}, {path}, {self.load_fn(typ.key)}, "
                                f"{self.load_fn(typ.value)}{int_keys})", path)
         if isinstance(typ, t.Named):
@@ -141,7 +148,7 @@ class TypeTables:
         if ref is None:
             return code
         if ref.low is not None or ref.high is not None:
-            fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in ("int", "float") \
+            fn = "v.check_range" if isinstance(typ, t.Prim) and typ.name in _NUMERIC \
                 else "v.check_length"
             code = f"{fn}({code}, {path}, {ref.low!r}, {ref.high!r})"
         if ref.pattern is not None:
@@ -180,12 +187,15 @@ class TypeTables:
             inner = self.exporter(typ.element, "x")
             return f"[{inner} for x in {src}]" if inner != "x" else f"list({src})"
         if isinstance(typ, t.MapOf):
-            key = self.exporter(typ.key, "k")
+            # a json key (an int or a str) is written as text, as JSON writes object keys
+            key = "rt.text(k)" if typ.key == t.JSON else self.exporter(typ.key, "k")
             val = self.exporter(typ.value, "x")
             return f"{{{key}: {val} for k, x in {src}.items()}}"
         if isinstance(typ, t.Named):
             if typ.kind in ("enum", "entity"):
-                return src if typ.kind == "entity" else f"{src}.value"
+                # an enum member's ``_value_`` is its ``value`` without the property lookup
+                # (a Python-level descriptor call on every export)
+                return src if typ.kind == "entity" else f"{src}._value_"
             if typ.kind == "union":
                 return f"_export_{typ.name}({src})"
             return f"{src}.export()"
@@ -231,7 +241,7 @@ class TypeTables:
             out = dict(_PRIM_SCHEMA[typ.name])
             ref = typ.refinement
             if ref is not None:
-                if typ.name in ("int", "float"):
+                if typ.name in _NUMERIC:
                     if ref.low is not None:
                         out["minimum"] = ref.low
                     if ref.high is not None:

@@ -223,7 +223,8 @@ class StatementCompiler:
         self.depth -= 1
 
     def s_Fail(self, s: n.Fail) -> None:
-        self.emit(f"raise ToolError({self.x.value(s.message, self.env)})", s)
+        error = "rt.KeptError" if s.keep else "ToolError"
+        self.emit(f"raise {error}({self.x.value(s.message, self.env)})", s)
 
     def s_Break(self, s: n.Break) -> None:
         self.emit("break", s)

@@ -65,7 +65,7 @@ class Doctor(Row):
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
         ('id_', 'id', None, True),
         ('name', 'name', None, True),
-        ('specialty', 'specialty', lambda value: value.value, True),
+        ('specialty', 'specialty', lambda value: value._value_, True),
         ('room', 'room', None, True),
         ('max_daily_appointments', 'max_daily_appointments', None, True),
         ('accepting_new_patients', 'accepting_new_patients', None, True),
@@ -95,7 +95,7 @@ class Doctor(Row):
         return {
             'id': self.id_,
             'name': self.name,
-            'specialty': self.specialty.value,
+            'specialty': self.specialty._value_,
             'room': self.room,
             'max_daily_appointments': self.max_daily_appointments,
             'accepting_new_patients': self.accepting_new_patients,
@@ -241,11 +241,11 @@ class Appointment(Row):
         ('patient', 'patient', None, True),
         ('doctor', 'doctor', None, True),
         ('slot', 'slot', None, True),
-        ('kind', 'kind', lambda value: value.value, True),
+        ('kind', 'kind', lambda value: value._value_, True),
         ('start', 'start', lambda value: value.isoformat(), True),
         ('end', 'end', lambda value: value.isoformat(), True),
         ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('booked_at', 'booked_at', lambda value: value.isoformat(), True),
         ('cancelled_at', 'cancelled_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('late_cancellation', 'late_cancellation', None, True),
@@ -292,11 +292,11 @@ class Appointment(Row):
             'patient': self.patient,
             'doctor': self.doctor,
             'slot': self.slot,
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'start': self.start.isoformat(),
             'end': self.end.isoformat(),
             'reason': self.reason,
-            'status': self.status.value,
+            'status': self.status._value_,
             'booked_at': self.booked_at.isoformat(),
             'cancelled_at': rt.if_present(self.cancelled_at, lambda x: x.isoformat()),
             'late_cancellation': self.late_cancellation,
@@ -402,7 +402,7 @@ class SlotView:
             'slot_id': self.slot_id,
             'doctor_id': self.doctor_id,
             'doctor': self.doctor,
-            'specialty': self.specialty.value,
+            'specialty': self.specialty._value_,
             'start': self.start.isoformat(),
             'end': self.end.isoformat(),
         }
@@ -611,13 +611,13 @@ class ClinicScheduling(Episode):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
         if not all((len(tuple(_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor)))) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row53 in self._changed_rows(self.t_slots):
+        for _row53 in self._changed_rows(self.t_slots, ('doctor',)):
             rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
-        for _row54 in self._changed_rows(self.t_appointments):
+        for _row54 in self._changed_rows(self.t_appointments, ('patient', 'doctor', 'slot')):
             rt.check_refs(self.t_patients, _row54.patient, 'Appointment.patient')
             rt.check_refs(self.t_doctors, _row54.doctor, 'Appointment.doctor')
             rt.check_refs(self.t_slots, _row54.slot, 'Appointment.slot')
-        for _row55 in self._changed_rows(self.t_waitlist):
+        for _row55 in self._changed_rows(self.t_waitlist, ('patient', 'doctor')):
             rt.check_refs(self.t_patients, _row55.patient, 'WaitlistEntry.patient')
             rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
         rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
@@ -851,8 +851,8 @@ class ClinicScheduling(Episode):
         self._delete(self.t_waitlist, entry.key())  # clinic.world:542
         return appointment  # clinic.world:543
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:

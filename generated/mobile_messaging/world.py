@@ -64,7 +64,7 @@ class User(Row):
         ('phone', 'phone', None, True),
         ('email', 'email', None, True),
         ('password', 'password', None, True),
-        ('presence', 'presence', lambda value: value.value, True),
+        ('presence', 'presence', lambda value: value._value_, True),
     )
 
     def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
@@ -94,7 +94,7 @@ class User(Row):
             'phone': self.phone,
             'email': self.email,
             'password': self.password,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
         }
 
     @classmethod
@@ -176,7 +176,7 @@ class Conversation(Row):
     KEY: ClassVar[str] = 'id_'
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = (
         ('id_', 'id', None, True),
-        ('kind', 'kind', lambda value: value.value, True),
+        ('kind', 'kind', lambda value: value._value_, True),
         ('title', 'title', None, True),
         ('participants', 'participants', lambda value: list(value), True),
         ('archived_by', 'archived_by', lambda value: list(value), True),
@@ -206,7 +206,7 @@ class Conversation(Row):
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'title': self.title,
             'participants': list(self.participants),
             'archived_by': list(self.archived_by),
@@ -238,7 +238,7 @@ class Message(Row):
         ('sender', 'sender', None, True),
         ('body', 'body', None, True),
         ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
-        ('delivery', 'delivery', lambda value: value.value, True),
+        ('delivery', 'delivery', lambda value: value._value_, True),
         ('read_by', 'read_by', lambda value: list(value), True),
     )
 
@@ -271,7 +271,7 @@ class Message(Row):
             'sender': self.sender,
             'body': self.body,
             'sent_at': self.sent_at.isoformat(),
-            'delivery': self.delivery.value,
+            'delivery': self.delivery._value_,
             'read_by': list(self.read_by),
         }
 
@@ -305,7 +305,7 @@ class Profile:
             'name': self.name,
             'phone': self.phone,
             'email': self.email,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
         }
 
     @classmethod
@@ -339,7 +339,7 @@ class ContactCard:
             'name': self.name,
             'phone': self.phone,
             'favorite': self.favorite,
-            'presence': self.presence.value,
+            'presence': self.presence._value_,
             'last_seen': rt.if_present(self.last_seen, lambda x: x.isoformat()),
         }
 
@@ -373,7 +373,7 @@ class ConversationSummary:
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'title': self.title,
             'participants': list(self.participants),
             'unread': self.unread,
@@ -546,13 +546,13 @@ class MobileMessaging(Episode):
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
         if not all(all((_u70.key() in rt.each(self, self.t_conversations.row(_m69.conversation).participants)) for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:176
             raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
-        for _row71 in self._changed_rows(self.t_contacts):
+        for _row71 in self._changed_rows(self.t_contacts, ('owner', 'user')):
             rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
             rt.check_refs(self.t_users, _row71.user, 'Contact.user')
-        for _row72 in self._changed_rows(self.t_conversations):
+        for _row72 in self._changed_rows(self.t_conversations, ('participants', 'archived_by')):
             rt.check_refs(self.t_users, _row72.participants, 'Conversation.participants')
             rt.check_refs(self.t_users, _row72.archived_by, 'Conversation.archived_by')
-        for _row73 in self._changed_rows(self.t_messages):
+        for _row73 in self._changed_rows(self.t_messages, ('conversation', 'sender', 'read_by')):
             rt.check_refs(self.t_conversations, _row73.conversation, 'Message.conversation')
             rt.check_refs(self.t_users, _row73.sender, 'Message.sender')
             rt.check_refs(self.t_users, _row73.read_by, 'Message.read_by')
@@ -848,8 +848,8 @@ class MobileMessaging(Episode):
             self._set(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:580
         return stuck  # messaging.world:582
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:

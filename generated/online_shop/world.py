@@ -175,7 +175,7 @@ class Transaction:
 
     def export(self) -> dict[str, Any]:
         return {
-            'kind': self.kind.value,
+            'kind': self.kind._value_,
             'amount': self.amount,
             'method_id': self.method_id,
             'at': self.at.isoformat(),
@@ -383,11 +383,11 @@ class Order(Row):
         ('customer', 'customer', None, True),
         ('address', 'address', lambda value: value.export(), True),
         ('items', 'items', lambda value: [x.export() for x in value], True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('payment_method_id', 'payment_method_id', None, True),
         ('transactions', 'transactions', lambda value: [x.export() for x in value], True),
         ('tracking', 'tracking', None, True),
-        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x.value), True),
+        ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
     )
 
@@ -425,11 +425,11 @@ class Order(Row):
             'customer': self.customer,
             'address': self.address.export(),
             'items': [x.export() for x in self.items],
-            'status': self.status.value,
+            'status': self.status._value_,
             'payment_method_id': self.payment_method_id,
             'transactions': [x.export() for x in self.transactions],
             'tracking': self.tracking,
-            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x.value),
+            'cancel_reason': rt.if_present(self.cancel_reason, lambda x: x._value_),
             'created_at': self.created_at.isoformat(),
         }
 
@@ -463,7 +463,7 @@ class ReturnRequest(Row):
         ('refund_method_id', 'refund_method_id', None, True),
         ('amount', 'amount', None, True),
         ('reason', 'reason', None, True),
-        ('status', 'status', lambda value: value.value, True),
+        ('status', 'status', lambda value: value._value_, True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
     )
 
@@ -499,7 +499,7 @@ class ReturnRequest(Row):
             'refund_method_id': self.refund_method_id,
             'amount': self.amount,
             'reason': self.reason,
-            'status': self.status.value,
+            'status': self.status._value_,
             'created_at': self.created_at.isoformat(),
         }
 
@@ -590,7 +590,7 @@ class OrderSummary:
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
-            'status': self.status.value,
+            'status': self.status._value_,
             'total': self.total,
             'items': self.items,
             'created_at': self.created_at.isoformat(),
@@ -728,11 +728,11 @@ class OnlineShop(Episode):
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
         if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
-        for _row52 in self._changed_rows(self.t_variants):
+        for _row52 in self._changed_rows(self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row52.product, 'Variant.product')
-        for _row53 in self._changed_rows(self.t_orders):
+        for _row53 in self._changed_rows(self.t_orders, ('customer',)):
             rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
-        for _row54 in self._changed_rows(self.t_returns):
+        for _row54 in self._changed_rows(self.t_returns, ('order', 'items')):
             rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
             rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
         rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
@@ -980,8 +980,8 @@ class OnlineShop(Episode):
         self._set(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:

@@ -2,9 +2,11 @@
 
 The entry point is :func:`entry_point` here (the ``worldspec`` console script
 and ``python -m worldspec``; :func:`worldspec.cli.main.main` is the same without
-the import guard). It imports :mod:`worldspec.cli.main`, which loads the whole
-compiler, only once it is inside its ``KeyboardInterrupt`` handler, so Ctrl-C is
-one line and status 130 at any moment, the imports included.
+the import guard). It imports :mod:`worldspec.cli.main` only once it is inside its
+``KeyboardInterrupt`` handler, so Ctrl-C is one line and status 130 at any moment,
+the imports included. :mod:`worldspec.cli.main` holds the table of commands and
+imports a command's module only when that command is chosen: ``--version`` and
+``--help`` load no command, and ``serve`` of a generated package no compiler.
 :mod:`worldspec.cli.console` holds what every subcommand shares (exit statuses,
 the console, spec paths). This module imports only the standard library.
 """
@@ -71,10 +73,6 @@ def entry_point(argv: Sequence[str] | None = None) -> int:
     """Run ``worldspec`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     arguments = list(argv) if argv is not None else sys.argv[1:]
     try:
-        if arguments[:1] == ["serve"]:  # a server loads the runtime and the MCP SDK only
-            from worldspec.cli.serve import main as serve
-
-            return serve(arguments[1:])
         from worldspec.cli.main import main as run_command
 
         return run_command(arguments)

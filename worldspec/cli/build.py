@@ -148,7 +148,11 @@ def run_run(args: argparse.Namespace, console: Console) -> int:
         except ValueError as exc:  # not JSON, or not calls; UnicodeDecodeError too
             console.error(f"--calls: {exc}")
             return EXIT_USAGE
-    episode: Episode = world(task=args.task)
+    try:
+        episode: Episode = world(task=args.task)
+    except ValueError as exc:  # the world's `on load` refused the task's data (WS623)
+        console.error(f"task {args.task}: {exc}")
+        return EXIT_PROBLEMS
     results = []
     for name, arguments in calls:
         before = episode.copy() if args.format == "text" else None

@@ -7,6 +7,7 @@ generated package (``worldspec serve``) runs without it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -14,14 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "Console", "Subcommand",
-           "add_backend_options", "add_paths_argument", "collect_spec_files", "output_problem",
-           "report_errors", "special_file_kind"]
+__all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "ISSUES_HINT", "Console",
+           "LazySubcommand", "Subcommand", "add_backend_options", "add_colour_option",
+           "add_paths_argument", "collect_spec_files", "output_problem", "plural",
+           "report_errors", "special_file_kind", "wants_colour"]
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+
+#: what an internal error (status 3) says after its one line
+ISSUES_HINT = "this is a bug in worldspec; please report it together with the input that caused it"
 
 
 @dataclass(slots=True)
@@ -166,6 +171,62 @@ class Subcommand:
     description: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Console], int]
+
+    def load(self) -> Subcommand:
+        """Itself (a :class:`LazySubcommand` imports its module here)."""
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class LazySubcommand:
+    """A command whose code is imported only when it is chosen.
+
+    The help texts are here, so ``worldspec --help`` lists every command without
+    importing any; ``module`` is imported, and ``configure`` and ``run`` (names of
+    its functions) are looked up, by :meth:`load`, when the command is run or its
+    own ``--help`` is asked for.
+    """
+
+    summary: str
+    description: str
+    module: str
+    configure: str
+    run: str
+
+    def load(self) -> Subcommand:
+        """The command's :class:`Subcommand`, its module imported."""
+        code = importlib.import_module(self.module)
+        return Subcommand(self.summary, self.description, getattr(code, self.configure),
+                          getattr(code, self.run))
+
+
+def wants_colour(choice: str, stream: TextIO) -> bool:
+    """Colour for ``--color``: ``auto`` means a terminal, without ``NO_COLOR``, not ``dumb``."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def add_colour_option(parser: argparse.ArgumentParser) -> None:
+    """``--color``, for the commands that print diagnostics."""
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colour the diagnostics: 'auto' (default) when writing to a terminal and "
+             "NO_COLOR is not set, 'always', or 'never'",
+    )
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
 
 def add_backend_options(parser: argparse.ArgumentParser, *, title: str = "where the work runs",
                         count: Callable[[str], int] = int) -> None:

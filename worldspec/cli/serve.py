@@ -17,14 +17,7 @@ from pathlib import Path
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
 
-__all__ = ["SUMMARY", "DESCRIPTION", "configure_serve", "run_serve", "main"]
-
-SUMMARY = "serve a world over MCP (stdio or streamable HTTP)"
-DESCRIPTION = ("Run an MCP server for a world: its tools as MCP tools (results in the world's "
-               "convention, failures as tool errors), one episode per session, and resources for "
-               "the harness (episode, score, state, tasks, reset). See docs/serving.md. Exit "
-               "status: 0 stopped, 1 spec errors, 2 bad arguments.")
-
+__all__ = ["configure_serve", "run_serve"]
 
 def configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH",
@@ -46,18 +39,6 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
                         help="close an HTTP session idle this long (default 600)")
     parser.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES",
                         help="largest HTTP request body; larger ones get 413 (default 1 MiB)")
-
-
-def main(arguments: list[str]) -> int:
-    """``worldspec serve ...`` on its own: the command line's entry point hands ``serve`` here
-    so that the serving process never imports the rest of the command line (the compiler)."""
-    parser = argparse.ArgumentParser(prog="worldspec serve", description=DESCRIPTION)
-    configure_serve(parser)
-    try:
-        args = parser.parse_args(arguments)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    return run_serve(args, Console(sys.stdout, sys.stderr))
 
 
 def run_serve(args: argparse.Namespace, console: Console) -> int:

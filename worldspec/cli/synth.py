@@ -20,10 +20,10 @@ import argparse
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from worldspec.cli import synth_corpus as cli_synth_corpus
 from worldspec.cli import synth_review as cli_synth_review
 from worldspec.cli import synth_themes as cli_synth_themes
 from worldspec.cli.console import (
@@ -38,7 +38,8 @@ from worldspec.cli.console import (
 if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
     from worldspec.llm_frontend.client import LLMConfig
-    from worldspec.llm_frontend.synth_tasks import TaskWorld
+    from worldspec.llm_frontend.stages import TaskJob
+    from worldspec.llm_frontend.synth_world import WorldOutcome
 
 __all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "make_batch_executor", "model_config", "run_synth"]
@@ -93,6 +94,9 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
                         help="the summary as 'text' (default) or 'json' on stdout")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="the live progress line on stderr: 'auto' (default) on a terminal")
+    parser.add_argument("--retry-rejected", action="store_true",
+                        help="work again on items the journal holds as rejected (say, with "
+                             "more --max-rounds); accepted items are still skipped")
 
 
 def make_batch_executor(args: argparse.Namespace, concurrency: int) -> Any:
@@ -110,15 +114,38 @@ def _progress(args: argparse.Namespace, total: int, console: Console, label: str
     return Progress(total, console.err, enabled=enabled, label=label)
 
 
+def coverage_line(coverage: dict[str, Any]) -> str:
+    """``coverage: 3/3 write tools reached; park* 12/40, ...`` (succeeded/calls per tool)."""
+    from worldspec.llm_frontend.coverage import coverage_cells, unreached
+
+    rows = {name: row for name, row in coverage.items() if isinstance(row, dict)}
+    writes = [name for name, row in rows.items() if row.get("changes_state")]
+    missing = set(unreached(rows))
+    return (f"coverage: {len(writes) - len(missing)}/{len(writes)} write tools reached; "
+            f"{coverage_cells(rows)} (succeeded/calls, * changes state)")
+
+
 def _report(summary: BatchSummary, args: argparse.Namespace, console: Console) -> int:
+    """The summary; in text, first one line per item: what became of it and which file."""
     if args.format == "json":
         console.line(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:
         for record in summary.records:
             if record.status == "accepted":
-                continue
-            detail = f": {record.detail}" if record.detail else ""
-            console.line(f"{record.status} {record.label}: {record.reason}{detail}")
+                rounds = f"after {record.rounds} repair round(s)"
+                world = record.data.get("world") if "coverage" in record.data else None
+                what = f"{world} ({record.label})" if world and world != record.label \
+                    else record.label
+                console.line(f"accepted {what} {rounds} -> {record.output}")
+            else:
+                detail = f": {record.detail}" if record.detail else ""
+                console.line(f"{record.status} {record.label}: {record.reason}{detail}")
+                draft = record.data.get("draft")
+                if isinstance(draft, str):
+                    console.line(f"  last draft and its problems kept in {draft}")
+            coverage = record.data.get("coverage")
+            if isinstance(coverage, dict) and coverage:
+                console.line(f"  {coverage_line(coverage)}")
         console.write(summary.render_text())
     return EXIT_OK if summary.ok else EXIT_PROBLEMS
 
@@ -148,15 +175,6 @@ def _run_guarded(console: Console, body: Callable[[], int]) -> int:
         return EXIT_PROBLEMS
 
 
-def _slug(name: str) -> str:
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower() if ch.isascii() and ch.isalnum() else "_")
-    return "".join(out).strip("_") or "world"
-
-
 # -------------------------------------------------------------------- world
 def _configure_world(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("description", nargs="?", metavar="DESCRIPTION",
@@ -176,6 +194,10 @@ def _configure_world(parser: argparse.ArgumentParser) -> None:
                         help="random call sequences of the property tests (default 30)")
     parser.add_argument("--test-steps", type=int, default=20, metavar="N",
                         help="calls per sequence (default 20)")
+    parser.add_argument("--sample-tasks", type=int, default=1, metavar="N",
+                        help="the fewest sample tasks the world file holds; their inline data "
+                             "is the world's seed data, where the property tests start "
+                             "(default 1; 0: a world without data or tasks)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -212,7 +234,7 @@ def _run_world(args: argparse.Namespace, console: Console) -> int:
         console.error("the description is empty")
         return EXIT_USAGE
     if not _check_limits(args, console, max_rounds=0, test_examples=1, test_steps=1,
-                         concurrency=1, max_retries=0, workers=1):
+                         concurrency=1, max_retries=0, workers=1, sample_tasks=0):
         return EXIT_USAGE
     if args.input is not None and not _is_folder_or_absent(args.out, console):
         return EXIT_USAGE
@@ -227,18 +249,10 @@ def _is_folder_or_absent(raw: str | None, console: Console) -> bool:
 
 
 async def _world_batch(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.batch import (
-        ClientWorker,
-        ItemRecord,
-        Journal,
-        SplitWork,
-        run_batch,
-        sha256_text,
-        write_atomically,
-        write_output,
-    )
+    from worldspec.llm_frontend.batch import ClientWorker, Journal, SplitWork, run_batch
+    from worldspec.llm_frontend.stages import settle_world
     from worldspec.llm_frontend.synth_workers import world_work
-    from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome
+    from worldspec.llm_frontend.synth_world import WorldOptions
 
     config = model_config(args)
     executor = make_batch_executor(args, config.concurrency)
@@ -248,34 +262,20 @@ async def _world_batch(args: argparse.Namespace, console: Console) -> int:
     journal_path = args.journal or (None if single else str(out / "journal.jsonl"))
     journal = Journal.open(journal_path) if journal_path else None
     options = WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
-                           test_examples=args.test_examples, test_steps=args.test_steps)
+                           test_examples=args.test_examples, test_steps=args.test_steps,
+                           sample_tasks=args.sample_tasks)
 
     def settle(item: BatchItem, outcome: WorldOutcome) -> ItemRecord:
-        """On the driver: the record, and the world file when accepted."""
-        record = ItemRecord(item.key, "accepted" if outcome.accepted else "rejected",
-                            item.label, outcome.rounds, outcome.reason, outcome.detail,
-                            data={"world": outcome.world_name,
-                                  "history": [h.to_json() for h in outcome.history]})
-        if outcome.accepted and outcome.text is not None:
-            if single:
-                write_atomically(out, outcome.text)
-                path, digest = out, sha256_text(outcome.text)
-            else:
-                path, digest = write_output(out, _slug(outcome.world_name or "world"),
-                                            outcome.text)
-            record.output, record.output_sha256 = str(path), digest
-        return record
+        """On the driver: the record, and the world file when accepted (the last draft and
+        its problems when rejected)."""
+        return settle_world(item, outcome, out, single=single)
 
     work = SplitWork(ClientWorker(config, world_work),
                      lambda item: (str(item.payload["description"]), options), settle)
     summary = await run_batch("synth world", items, work, journal=journal,
                               concurrency=config.concurrency, executor=executor,
-                              progress=_progress(args, len(items), console, "worlds: "))
-    if single and args.format == "text" and summary.records and \
-            summary.records[0].status == "accepted":
-        record = summary.records[0]
-        console.line(f"accepted {record.data.get('world')} after {record.rounds} repair "
-                     f"round(s): wrote {record.output}")
+                              progress=_progress(args, len(items), console, "worlds: "),
+                              retry_rejected=args.retry_rejected)
     return _report(summary, args, console)
 
 
@@ -305,22 +305,15 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
     add_backend_options(parser)
 
 
-@dataclass
-class _TaskJob:
-    world: TaskWorld
-    count: int
-    conversational: bool
-    out: Path
-
-
-def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
+def _task_jobs(args: argparse.Namespace) -> list[TaskJob]:
     from worldspec.llm_frontend.batch import InputError, read_jsonl, sha256_text
+    from worldspec.llm_frontend.stages import TaskJob
     from worldspec.llm_frontend.synth_tasks import load_task_world
 
     if args.input is None:
         world = load_task_world(args.world)
         out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
-        return [_TaskJob(world, args.count, args.conversational, out)]
+        return [TaskJob(world, args.count, args.conversational, out)]
     base = Path(args.input).parent
     jobs = []
     for number, value in read_jsonl(args.input):
@@ -343,7 +336,7 @@ def _task_jobs(args: argparse.Namespace) -> list[_TaskJob]:
             out = Path(args.out) / f"{stem}-{sha256_text(world.text)[:12]}.tasks.world"
         else:
             out = world.path.with_suffix(".tasks.world")
-        jobs.append(_TaskJob(world, count, conversational, out))
+        jobs.append(TaskJob(world, count, conversational, out))
     return jobs
 
 
@@ -360,24 +353,10 @@ def _run_tasks(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _task_batch(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.batch import (
-        BatchItem,
-        ClientWorker,
-        ItemRecord,
-        Journal,
-        SplitWork,
-        run_batch,
-        sha256_text,
-        write_atomically,
-    )
-    from worldspec.llm_frontend.synth_tasks import (
-        TaskOptions,
-        TaskOutcome,
-        rename_task,
-        render_tasks_file,
-        task_fingerprint,
-    )
-    from worldspec.llm_frontend.synth_workers import TaskPayload, task_work
+    from worldspec.llm_frontend.batch import ClientWorker, Journal, SplitWork, run_batch
+    from worldspec.llm_frontend.stages import TaskBatch
+    from worldspec.llm_frontend.synth_tasks import TaskOptions
+    from worldspec.llm_frontend.synth_workers import task_work
 
     config = model_config(args)
     executor = make_batch_executor(args, config.concurrency)
@@ -388,75 +367,23 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
         journal_path = jobs[0].out.with_name(jobs[0].out.name + ".journal.jsonl")
     else:
         journal_path = Path(args.out or Path(args.input).parent) / "synth-tasks.journal.jsonl"
-    journal = Journal.open(journal_path)
-    by_sha = {job.world.sha256: job for job in jobs}
-    items: list[BatchItem] = []
-    for job in jobs:
-        for slot in range(job.count):
-            payload = {"world_sha256": job.world.sha256, "slot": slot,
-                       "conversational": job.conversational}
-            items.append(BatchItem.make("task", payload, f"{job.world.name}#{slot}"))
 
-    def accepted_of(sha: str) -> list[ItemRecord]:
-        records = [r for r in journal.records.values()
-                   if r.status == "accepted" and r.data.get("world_sha256") == sha]
-        return sorted(records, key=lambda r: int(r.data.get("slot", 0)))
+    def options(job: TaskJob, conversational: bool) -> TaskOptions:
+        return TaskOptions(max_rounds=args.max_rounds, conversational=conversational,
+                           min_calls=args.min_calls, max_instruction_ids=args.max_ids)
 
-    def materialise(record: ItemRecord) -> None:
-        job = by_sha.get(str(record.data.get("world_sha256")))
-        if record.status != "accepted" or job is None:
-            return
-        texts = [str(r.data["text"]) for r in accepted_of(job.world.sha256)]
-        write_atomically(job.out, render_tasks_file(job.world, job.out, texts))
-
-    def prepare(item: BatchItem) -> TaskPayload:
-        """On the driver, at dispatch: the slot with the tasks accepted so far."""
-        job = by_sha[str(item.payload["world_sha256"])]
-        written = [(str(r.data["task"]), str(r.data.get("instruction", "")))
-                   for r in accepted_of(job.world.sha256)]
-        options = TaskOptions(max_rounds=args.max_rounds, conversational=job.conversational,
-                              min_calls=args.min_calls, max_instruction_ids=args.max_ids)
-        return TaskPayload(job.world, int(item.payload["slot"]), options, tuple(written),
-                           frozenset(name for name, _ in written))
-
-    def settle(item: BatchItem, outcome: TaskOutcome) -> ItemRecord:
-        """On the driver: slots run concurrently, so name clashes and duplicates are settled
-        here, against the tasks accepted by then."""
-        job = by_sha[str(item.payload["world_sha256"])]
-        slot = int(item.payload["slot"])
-        data: dict[str, Any] = {"world": str(job.world.path),
-                                "world_sha256": job.world.sha256, "slot": slot}
-        if not outcome.accepted or outcome.text is None or outcome.name is None:
-            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                              outcome.reason, outcome.detail, data=data)
-        done = accepted_of(job.world.sha256)
-        print_ = task_fingerprint(outcome.text)
-        twin = next((r for r in done if r.data.get("fingerprint") == print_), None)
-        if twin is not None:
-            return ItemRecord(item.key, "rejected", item.label, outcome.rounds,
-                              "duplicate of an accepted task", str(twin.data.get("task")),
-                              data=data)
-        names = {str(r.data.get("task")) for r in done} | set(job.world.own_tasks)
-        name, text = outcome.name, outcome.text
-        suffix = 2
-        while name in names:
-            name = f"{outcome.name}_{suffix}"
-            suffix += 1
-        if name != outcome.name:
-            text = rename_task(text, name)
-        data.update({"task": name, "text": text, "instruction": outcome.instruction,
-                     "fingerprint": print_, "warnings": list(outcome.warnings)})
-        return ItemRecord(item.key, "accepted", f"{job.world.name}.{name}", outcome.rounds,
-                          output=str(job.out), output_sha256=sha256_text(text), data=data)
-
-    work = SplitWork(ClientWorker(config, task_work), prepare, settle)
-    summary = await run_batch("synth tasks", items, work, journal=journal,
-                              concurrency=config.concurrency, on_record=materialise,
-                              executor=executor,
-                              progress=_progress(args, len(items), console, "tasks: "))
+    batch = TaskBatch(jobs, Journal.open(journal_path), options)
+    restored = batch.restore_files()  # the journal is the truth
+    work = SplitWork(ClientWorker(config, task_work), batch.prepare, batch.settle)
+    summary = await run_batch("synth tasks", batch.items(), work, journal=batch.journal,
+                              concurrency=config.concurrency, on_record=batch.materialise,
+                              executor=executor, retry_rejected=args.retry_rejected,
+                              verify=None,
+                              progress=_progress(args, len(batch.items()), console, "tasks: "))
+    summary.restored = restored
     if args.format == "text":
         for job in jobs:
-            count = len(accepted_of(job.world.sha256))
+            count = len(batch.accepted_of(job.world.sha256))
             if count:
                 console.line(f"{job.world.name}: {count} task(s) in {job.out}")
     return _report(summary, args, console)
@@ -490,6 +417,8 @@ SYNTH_COMMANDS: dict[str, Subcommand] = {
                          cli_synth_themes.configure, cli_synth_themes.run),
     "review": Subcommand(cli_synth_review.SUMMARY, cli_synth_review.DESCRIPTION,
                          cli_synth_review.configure, cli_synth_review.run),
+    "corpus": Subcommand(cli_synth_corpus.SUMMARY, cli_synth_corpus.DESCRIPTION,
+                         cli_synth_corpus.configure, cli_synth_corpus.run),
 }
 
 

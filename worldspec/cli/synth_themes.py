@@ -125,13 +125,15 @@ async def _mine(args: argparse.Namespace, console: Console) -> int:
         if embed_config is None:
             result = await mine_themes(client, readout, options, corpus=args.corpus,
                                        journal=journal, progress=progress,
-                                       concurrency=config.concurrency, executor=executor)
+                                       concurrency=config.concurrency, executor=executor,
+                                       retry_rejected=args.retry_rejected)
         else:
             async with LLMClient(embed_config) as embed_client:
                 result = await mine_themes(client, readout, options, corpus=args.corpus,
                                            journal=journal, progress=progress,
                                            concurrency=config.concurrency,
-                                           embed_client=embed_client, executor=executor)
+                                           embed_client=embed_client, executor=executor,
+                                           retry_rejected=args.retry_rejected)
     write_atomically(out, render_descriptions(result.rows))
     result.output = str(out)
     if args.format == "json":

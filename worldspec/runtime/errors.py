@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError"]
+__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError", "KeptError"]
 
 
 class ToolError(Exception):
@@ -14,6 +14,11 @@ class ToolError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class KeptError(ToolError):
+    """A call failed by ``fail keep``: a failure whose changes so far are kept (the one
+    explicit exception to atomicity; the state must still keep every invariant)."""
 
 
 class ArgumentError(ToolError):

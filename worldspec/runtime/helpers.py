@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -30,11 +31,12 @@ from worldspec.runtime.budget import (
     each,
     join,
     out_of_steps,
+    refill,
     replace,
     step,
     width,
 )
-from worldspec.runtime.errors import ArgumentError, InvariantError, ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
@@ -44,13 +46,17 @@ __all__ = [
     # the per-call budget (worldspec.runtime.budget), re-exported for the generated code
     "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
     "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
-    "width", "replace", "join", "check_spec",
-    "Exported", "MAX_POWER_BITS", "power", "as_float",
-    "int_range", "present", "text", "to_int", "to_float", "parse_date",
+    "width", "replace", "join", "check_spec", "refill",
+    "Exported", "MAX_POWER_BITS", "power", "number_power", "bounded_number", "to_number",
+    "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains",
+    "from_json",
+    "as_float",
+    "int_range", "present", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
+    "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
 ]
 
@@ -102,6 +108,19 @@ def parse_datetime(value: str) -> dt.datetime:
         raise ToolError(f"{quote(value)} is not a datetime (YYYY-MM-DDTHH:MM:SS).") from None
 
 
+def strptime(text: str, fmt: str) -> dt.datetime:
+    """``strptime(text, format)``: Python's ``datetime.strptime``, failing the call with
+    Python's own message (``time data '2024-13-01' does not match format '%Y-%m-%d'``);
+    a datetime read with a UTC offset is refused, datetimes being naive."""
+    try:
+        found = dt.datetime.strptime(text, fmt)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if found.tzinfo is not None:
+        raise ToolError(f"{quote(text)} has a UTC offset; datetimes are naive.")
+    return found
+
+
 class Exported:
     """A tool result already turned into plain JSON data by the generated code."""
 
@@ -145,6 +164,109 @@ def power(base: float, exponent: float) -> float:
     if isinstance(result, complex):
         raise ToolError(f"{base} ** {exponent} is not a real number.")
     return result
+
+
+def number_power(base: float, exponent: float) -> float:
+    """``base ** exponent`` on ``number`` values, as Python computes it: an int for an int
+    base and a non-negative int exponent (bounded like :func:`power`), else a float (an int
+    to a negative int power too: ``2 ** -1`` is ``0.5``)."""
+    if type(base) is int and type(exponent) is int and exponent < 0:
+        return power(float(base), float(exponent))
+    return power(base, exponent)
+
+
+def bounded_number(value: float) -> float:
+    """A ``number`` result: an int must have at most :data:`MAX_INT_BITS` bits."""
+    if type(value) is int:
+        return bounded(value)
+    return value
+
+
+def to_number(value: Any) -> int | float:
+    """``number(x)``: an int stays an int and a float a float (a bool is not a number);
+    text is read as Python's ``int()`` reads it, else as ``float()`` does (finite only)."""
+    if isinstance(value, bool) or value is None:
+        raise ToolError(f"Cannot convert {quote(value)} to a number.")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+        try:
+            result = float(value)
+        except ValueError:
+            raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
+        if math.isfinite(result):
+            return result
+    raise ToolError(f"Cannot convert {quote(value)} to a number.")
+
+
+def python_type(value: Any) -> str:
+    """``type_name(x)``: Python's name of the type of a json value, a number or a scalar."""
+    if value is None:
+        return "NoneType"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
+
+
+def python_repr(value: Any) -> str:
+    """``repr(x)``: Python's own ``repr`` of the value as Python holds it (a list value is
+    a list, not the tuple it is stored as)."""
+    return repr(_as_python(value))
+
+
+def _as_python(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_as_python(x) for x in value]
+    if isinstance(value, dict):
+        return {_as_python(k): _as_python(x) for k, x in value.items()}
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    return {"NoneType": "null", "dict": "object", "list": "array", "str": "a string",
+            "bool": "a bool"}.get(python_type(value), "a number")
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    raise ToolError(f"{what} needs a JSON object, not {_json_kind(value)}.")
+
+
+def json_get(value: Any, key: Any) -> Any:
+    """``j.get(k)``: the member of a JSON object, or none when it has no such key."""
+    return _object(value, "get()").get(key)
+
+
+def json_keys(value: Any) -> tuple[str, ...]:
+    """``j.keys()``: the keys of a JSON object, in order."""
+    return tuple(_object(value, "keys()"))
+
+
+def json_values(value: Any) -> tuple[Any, ...]:
+    """``j.values()``: the members of a JSON object, in order."""
+    return tuple(_object(value, "values()").values())
+
+
+def json_contains(value: Any, item: Any) -> bool:
+    """``j.contains(x)`` (and ``x in j``): a key of an object, an element of an array, a
+    substring of a string, as Python's ``in``; anything else fails the call."""
+    if isinstance(value, (dict, list)):
+        return item in value
+    if isinstance(value, str) and isinstance(item, str):
+        return item in value
+    raise ToolError(f"'in' needs a JSON object, array or string, not {_json_kind(value)}.")
+
+
+def from_json(load: Callable[[Any, str, Any], T], value: Any, ep: Any) -> T:
+    """``from_json(j)``: ``j`` checked and loaded as the expected type is from data."""
+    return load(value, "value", ep)
 
 
 @overload
@@ -301,6 +423,59 @@ def check_arguments(args: Mapping[str, Any], allowed: tuple[str, ...],
             raise ArgumentError(f"Missing required argument {json.dumps(name)}.")
 
 
+def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
+                           required: tuple[str, ...], function: str) -> None:
+    """:func:`check_arguments` with the messages of the ``TypeError`` Python raises when
+    ``function(**args)`` gets an unexpected or lacks a required keyword argument (``config {
+    arguments: python }``). As in Python, an explicit null is a value, not a missing argument:
+    the parameter's type then decides."""
+    for name in args:
+        if name not in allowed:
+            raise ArgumentError(f"{function}() got an unexpected keyword argument '{name}'")
+    missing = [name for name in required if name not in args]
+    if missing:
+        quoted = [f"'{name}'" for name in missing]
+        listed = quoted[0] if len(quoted) == 1 else \
+            " and ".join(quoted) if len(quoted) == 2 else \
+            ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+        plural = "argument" if len(missing) == 1 else "arguments"
+        raise ArgumentError(f"{function}() missing {len(missing)} required positional "
+                            f"{plural}: {listed}")
+
+
+def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) -> T:
+    """An argument loaded by ``load``; one that does not fit the parameter's type fails with
+    the parameter's own message (its ``else``), built from the JSON value ``given``."""
+    try:
+        return load()
+    except ArgumentError:
+        raise ArgumentError(message(given)) from None
+
+
+#: The message a custom failure shape is built with to recognise failures (``failed()``):
+#: text no tool message holds.
+HOLE = "\x00worldspec:message\x00"
+
+
+def fits_shape(result: Any, shape: Any) -> bool:
+    """Whether ``result`` has the failure ``shape`` (built with :data:`HOLE` as the message):
+    the same keys, the same constants (``false`` is not ``0``), any text where the message
+    stands, and around it, in a text, the same prefix and suffix."""
+    if isinstance(shape, str):
+        if HOLE not in shape:
+            return result == shape and isinstance(result, str)
+        before, _, after = shape.partition(HOLE)
+        return isinstance(result, str) and len(result) >= len(before) + len(after) and \
+            result.startswith(before) and result.endswith(after)
+    if isinstance(shape, dict):
+        return isinstance(result, dict) and result.keys() == shape.keys() and \
+            all(fits_shape(result[k], shape[k]) for k in shape)
+    if isinstance(shape, (list, tuple)):
+        return isinstance(result, (list, tuple)) and len(result) == len(shape) and \
+            all(fits_shape(r, s) for r, s in zip(result, shape, strict=True))
+    return type(result) is type(shape) and result == shape
+
+
 def quote(value: Any) -> str:
     """A value as JSON text, for messages."""
     try:
@@ -334,29 +509,44 @@ def check_refs(table: Table[Any], stored: Any, where: str) -> None:
                              "exist.", where)
 
 
-def changed_rows(ep: Episode, table: Table[Any]) -> Iterator[Row]:
-    """Rows of ``table`` inserted or changed by the current call."""
+def changed_rows(ep: Episode, table: Table[Any],
+                 fields: tuple[str, ...] | None = None) -> Sequence[Row]:
+    """Rows of ``table`` inserted or changed by the current call (every row in a full check).
+
+    With ``fields``, a changed row counts only if one of those fields was set: what a check
+    that reads nothing else of the row needs (a reference check reads its reference field).
+    """
     if ep._full_check:
-        yield from tuple(table.rows.values())
-        return
+        return tuple(table.rows.values())
+    mark = ep._call_mark
+    undo = ep._undo
+    if len(undo) <= mark:
+        return ()
+    entity = table.entity
+    rows = table.rows
+    out: list[Row] = []
     seen: set[int] = set()
-    for entry in ep._undo[ep._call_mark:]:
+    for entry in undo[mark:] if mark else undo:
         kind = entry[0]
         candidate: Row | None = None
         if kind == 0:
             obj = entry[1]
-            if getattr(obj, "ENTITY", None) == table.entity and table.rows.get(obj.key()) is obj:
+            if (fields is None or entry[2] in fields) and \
+                    getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
-            candidate = table.rows.get(entry[2])
+            candidate = rows.get(entry[2])
         if candidate is not None and id(candidate) not in seen:
             seen.add(id(candidate))
-            yield candidate
+            out.append(candidate)
+    return out
 
 
 def check_deleted(ep: Episode, table: Table[Any],
                   users: tuple[tuple[Table[Any] | None, str], ...]) -> None:
     """A row deleted by the current call must not be referenced any more."""
+    if not ep._deleted:  # the call deleted nothing (the flag is set by every deletion)
+        return
     deleted = [e[2] for e in ep._undo[ep._call_mark:] if e[0] == 2 and e[1] is table
                and e[2] not in table.rows]
     if not deleted:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldspec.runtime.episode import Episode, ToolSpec
-from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError
+from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, KeptError
 from worldspec.runtime.sampling import validate
 
 __all__ = ["Violation", "schema_accepts", "check_call"]
@@ -56,6 +56,15 @@ def check_call(episode: Episode, spec: ToolSpec, args: Mapping[str, Any],
     name = spec.name
     where = spec.where
     if error is not None:
+        # `fail keep` is a failure that keeps its changes by the spec's explicit choice: the
+        # state may differ, but it must still keep every invariant (checked below as for a
+        # success); any other failure must leave the state as it was.
+        if isinstance(error, KeptError):
+            problem = episode.invariant_problem() if full_invariants else None
+            if problem is not None:
+                return Violation("invariant broken", name, problem.message,
+                                 problem.where or where)
+            return None
         if episode.state_hash() != hash_before:
             return Violation("failed call changed state", name,
                              f"{name} failed ({error.message}) but the state changed", where)

@@ -31,11 +31,11 @@ from typing import Any, Final, TypeVar
 from worldspec.runtime.errors import ArgumentError, ToolError
 
 __all__ = [
-    "canonical_json", "want_str", "want_int", "want_float", "want_bool", "want_date",
+    "canonical_json", "want_str", "want_int", "want_float", "want_number", "want_bool", "want_date",
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
-    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS",
+    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias",
 ]
 
 T = TypeVar("T")
@@ -133,6 +133,16 @@ def want_float(value: object, path: str) -> float:
     raise _bad(path, "a number", value)
 
 
+def want_number(value: object, path: str) -> int | float:
+    """A JSON number kept as it is: an integer stays an int, ``3.0`` stays a float (Python's
+    int-or-float, the ``number`` type); a float must be finite."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    raise _bad(path, "a number", value)
+
+
 def want_bool(value: object, path: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -215,19 +225,45 @@ def want_set(value: object, path: str, item: Callable[[object, str], T]) -> tupl
 
 
 def want_map(value: object, path: str, key: Callable[[object, str], Any],
-             item: Callable[[object, str], T], int_keys: bool = False) -> dict[Any, T]:
+             item: Callable[[object, str], T], int_keys: bool = False,
+             json_keys: bool = False) -> dict[Any, T]:
+    """A JSON object as a map. ``int_keys``: each key is decimal text, read as an int.
+    ``json_keys`` (``map[json, V]``, int and str keys mixed as a Python dict may have them):
+    all-digit text is read as an int, any other key stays text."""
     if not isinstance(value, dict):
         raise _bad(path, "an object", value)
     out: dict[Any, T] = {}
     for k, v in value.items():
         raw: object = k
-        if int_keys and isinstance(k, str):
+        if json_keys and isinstance(k, str) and k.isascii() and k.isdigit() and \
+                len(k) <= MAX_INT_DIGITS:
+            raw = int(k)
+        elif int_keys and isinstance(k, str):
             if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
                 raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
                            "sign but '-', no leading zeros)", k)
             raw = int(k)
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
+
+
+def unalias(value: object, path: str, aliases: Mapping[str, str]) -> object:
+    """An object with each alias key (the original's name of a field, ``from "..."``)
+    renamed to its field; giving a field under both names is refused."""
+    if not isinstance(value, dict) or not any(alias in value for alias in aliases):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = aliases.get(key, key)
+        if name in out or (name != key and name in value):
+            raise ArgumentError(f"{path}: field {json.dumps(name)} is given twice (also as "
+                                f"{json.dumps(key if name != key else _alias_of(name, aliases))})")
+        out[name] = item
+    return out
+
+
+def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
+    return next(alias for alias, field in aliases.items() if field == name)
 
 
 def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[str, Any]:

@@ -10,9 +10,11 @@ under a folder named after the hash of its text, so identical specs share it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -97,7 +99,30 @@ def compile_worlds(paths: list[str | Path]) -> LoadedWorlds:
 
 
 def load_result(result: CheckResult) -> LoadedWorlds:
-    """Generate and import every world of a clean check result."""
+    """Generate and import every world of a clean check result.
+
+    The packages are written under a folder named after the hash of what was generated.
+    A manifest named after the hash of what generation reads (:func:`_inputs_digest`)
+    points at that folder, so a later process given the same specs, data files and
+    compiler imports the packages without generating them again (nor loading the code
+    generator and its template engine).
+    """
+    inputs = _inputs_digest(result)
+    manifest = cache_dir() / f"inputs-{inputs}.json"
+    packages = _read_manifest(manifest)
+    if packages is None:
+        packages = _generate(result)
+        _write_manifest(manifest, packages)
+    worlds: dict[str, type[Episode]] = {}
+    for entry in packages:
+        module = load_package(cache_dir() / entry["root"] / entry["name"], name=entry["module"])
+        world: Any = module.World
+        worlds[entry["world"]] = world
+    return LoadedWorlds(result, worlds)
+
+
+def _generate(result: CheckResult) -> list[dict[str, Any]]:
+    """Generate and write the packages; a manifest entry for each (what, where, files)."""
     from worldspec.compiler.build import generate_all, write_packages
 
     build = generate_all(result)
@@ -105,15 +130,72 @@ def load_result(result: CheckResult) -> LoadedWorlds:
     for package in build.packages:
         for rel, text in sorted(package.files.items()):
             digest.update(f"{package.name}/{rel}\0{text}\0".encode())
-    root = cache_dir() / digest.hexdigest()[:24]
-    write_packages(build, root)
-    worlds: dict[str, type[Episode]] = {}
-    for package in build.packages:
-        module = load_package(root / package.name,
-                              name=f"_worldspec_{digest.hexdigest()[:12]}_{package.name}")
-        world: Any = module.World
-        worlds[package.world] = world
-    return LoadedWorlds(result, worlds)
+    root = digest.hexdigest()[:24]
+    write_packages(build, cache_dir() / root)
+    return [{"world": package.world, "name": package.name, "root": root,
+             "module": f"_worldspec_{digest.hexdigest()[:12]}_{package.name}",
+             "files": {rel: len(text.encode()) for rel, text in sorted(package.files.items())}}
+            for package in build.packages]
+
+
+#: the folders whose code decides what is generated (version, language, compiler, templates)
+_GENERATOR_CODE = ("dsl", "compiler", "codegen_templates")
+
+
+def _inputs_digest(result: CheckResult) -> str:
+    """A hash of everything generation reads: the spec texts (by path), the data files the
+    tasks name (path, modification time, size) and the code of the compiler itself (every
+    file's path, modification time and size), with the worldspec and Python versions."""
+    import worldspec
+
+    digest = hashlib.sha256(f"{worldspec.__version__}\0{sys.version}\0".encode())
+    for path, loaded in sorted(result.program.files.items()):
+        digest.update(f"spec\0{path}\0{loaded.text}\0".encode())
+    for name, world in sorted(result.model.worlds.items()):
+        for key in sorted(repr(k) for k in world.data_files):
+            digest.update(f"data\0{name}\0{key}\0".encode())
+    package = Path(worldspec.__file__).parent
+    for folder in _GENERATOR_CODE:
+        for base, dirs, files in os.walk(package / folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for file in sorted(files):
+                if file.endswith((".py", ".jinja", ".lark")):
+                    info = os.stat(os.path.join(base, file))
+                    digest.update(f"code\0{os.path.relpath(os.path.join(base, file), package)}"
+                                  f"\0{info.st_mtime_ns}\0{info.st_size}\0".encode())
+    return digest.hexdigest()[:32]
+
+
+def _read_manifest(path: Path) -> list[dict[str, Any]] | None:
+    """The packages a manifest lists, when every file of them is there at its size; else
+    None (no manifest, a broken one, or packages removed from the cache since)."""
+    try:
+        packages = json.loads(path.read_text(encoding="utf-8"))["packages"]
+        for entry in packages:
+            folder = cache_dir() / entry["root"] / entry["name"]
+            for rel, size in entry["files"].items():
+                if (folder / rel).stat().st_size != size:
+                    return None
+            if not all(isinstance(entry[k], str) for k in ("world", "name", "root", "module")):
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return packages if isinstance(packages, list) else None
+
+
+def _write_manifest(path: Path, packages: list[dict[str, Any]]) -> None:
+    """Write the manifest (atomically: a reader sees all of it or none); a cache folder that
+    cannot be written only means the next process generates again."""
+    temporary: str | None = None
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".inputs-", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"packages": packages}, out)
+        os.replace(temporary, path)
+    except OSError:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def load_world(path: str | Path, world: str | None = None) -> type[Episode]:

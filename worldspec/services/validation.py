@@ -38,7 +38,7 @@ from worldspec.compiler.checker import check_program
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Severity
+from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
 from worldspec.runtime.episode import Episode, TaskSpec
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
@@ -207,18 +207,59 @@ def check_paths(paths: Iterable[str | Path]) -> ValidatedResult:
 
 def validate_tasks(result: CheckResult) -> list[TaskReport]:
     """Run every task of a clean result; one report per task, in declaration order."""
+    if not any(world.tasks for world in result.model.worlds.values()):
+        return []  # nothing to run: no code to generate
     from worldspec.services.loading import load_result
 
     loaded = load_result(result)
     reports = []
     for name, world in sorted(result.model.worlds.items()):
-        episode_class = loaded.worlds[name]
+        runner = _Runner(loaded.worlds[name])
         for task in world.tasks.values():
             sink = DiagnosticSink()
-            _validate(task, world, episode_class, sink)
+            _validate(task, world, runner, sink)
             reports.append(TaskReport(name, task.name, task.file, task.node.span.line,
                                       sink.sorted()))
     return reports
+
+
+class _Runner:
+    """The two episodes every task of one world is run in, reset from task to task.
+
+    Tasks share their initial data (114 tau2 tasks name one 3 MB database, loaded once by
+    the generated package), so the episodes are made once: ``run`` is reset to each task
+    (undoing the last task's calls, the runtime's undo log, instead of loading or copying the
+    data) and runs the solution; ``start`` is reset to the task too and never called, so it
+    *is* the task's initial state, which every score compares with. What is derived from an
+    initial state alone (the keys its tables hold) is kept per data value.
+    """
+
+    def __init__(self, episode_class: type[Episode]) -> None:
+        self.episode_class = episode_class
+        self._run: Episode | None = None
+        self._start: Episode | None = None
+        #: id(initial data) -> (that data, the keys of its rows as text, their prefixes)
+        self._keys: dict[int, tuple[object, set[str], set[str]]] = {}
+
+    def reset(self, task: str) -> tuple[Episode, Episode]:
+        """The episode to run ``task`` in and the task's initial state, both fresh."""
+        if self._run is None or self._start is None:
+            self._run = self.episode_class(task=task)
+            self._start = self.episode_class(task=task)
+        else:
+            self._run.reset(task=task)
+            self._start.reset(task=task)
+        return self._run, self._start
+
+    def initial_keys(self, task: str, initial: Episode) -> tuple[set[str], set[str]]:
+        """Every row key of ``task``'s initial state as text, and the keys' prefixes."""
+        data = self.episode_class.TASKS[task].data
+        kept = self._keys.get(id(data))
+        if kept is None or kept[0] is not data:
+            known = {str(k) for rows in initial.tables.values() for k in rows.rows}
+            kept = (data, known, {_prefix(k) for k in known})
+            self._keys[id(data)] = kept
+        return kept[1], kept[2]
 
 
 def _restraint(spec: TaskSpec, episode_class: type[Episode]) -> bool:
@@ -228,12 +269,20 @@ def _restraint(spec: TaskSpec, episode_class: type[Episode]) -> bool:
     return spec.frame == () and zeroes
 
 
-def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
-              sink: DiagnosticSink) -> None:
+def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: DiagnosticSink) -> None:
     node = task.node
+    episode_class = runner.episode_class
     spec = episode_class.TASKS[task.name]
-    episode = episode_class(task=task.name)
-    start = episode.score()
+    try:
+        episode, initial = runner.reset(task.name)
+    except ValueError as exc:  # the world's `on load` refused the task's data
+        load = world.load_node
+        message = getattr(exc.__cause__, "message", str(exc))
+        sink.report("WS623", node.name.span, f"task '{task.name}': on load refuses the "
+                    f"task's data: {message}",
+                    related=[Related(load.span, "the on load block")] if load else [])
+        return
+    start = episode.score(initial=initial)
     checks = {c.name.name: c for c in node.checks}
     if _restraint(spec, episode_class):
         pass  # doing nothing is the right outcome, and any change zeroes the reward
@@ -255,7 +304,6 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
             message = episode.last_error.message if episode.last_error else str(result)
             sink.report("WS610", call_node.span, f"solution call {name}() fails: {message}")
             return
-    initial = episode.initial_state()
     final = episode.score(initial=initial, replies=spec.replies)
     if solution is not None:
         for outcome in final.checks:
@@ -277,11 +325,11 @@ def _validate(task: TaskInfo, world: WorldModel, episode_class: type[Episode],
                 if len(final.frame_violations) > 3 else ""
             sink.report("WS612", node.frame.span, "the reference solution changes what the "
                         f"frame does not allow: {shown}{more}")
-    _check_keys(task, world, initial, episode, sink)
+    _check_keys(task, world, runner, initial, episode, sink)
 
 
-def _check_keys(task: TaskInfo, world: WorldModel, initial: Episode, final: Episode,
-                sink: DiagnosticSink) -> None:
+def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Episode,
+                final: Episode, sink: DiagnosticSink) -> None:
     for check in task.node.checks:
         for expr in n.walk(check.condition):
             if not (isinstance(expr, n.Index) and isinstance(expr.obj, (n.NameRef, n.Attribute))
@@ -298,13 +346,14 @@ def _check_keys(task: TaskInfo, world: WorldModel, initial: Episode, final: Epis
     instruction = next((i for i in task.node.items if isinstance(i, n.Instruction)), None)
     if instruction is None:
         return
-    known: set[str] = set()
-    for episode in (initial, final):
-        for rows in episode.tables.values():
-            known.update(str(k) for k in rows.rows)
+    known, prefixes = runner.initial_keys(task.name, initial)
+    added = {str(k) for name, table in final.tables.items()
+             for k in table.rows.keys() - initial.tables[name].rows.keys()}
+    if added:  # rows the solution inserted
+        known = known | added
+        prefixes = prefixes | {_prefix(k) for k in added}
     if not known:
         return
-    prefixes = {_prefix(k) for k in known}
     for word in _ID.findall(instruction.text):
         token = word.rstrip(".,;:!?)")
         if token and token not in known and _prefix(token) in prefixes and \

@@ -242,6 +242,22 @@ class _WorldComparison:
                 self.add("clock-changed", f"config {key}",
                          f"config {key} changed: the episode clock differs", old=str(before),
                          new=str(after), span=self.header, tools=tuple(new.tools))
+        shapes = (_results_text(old), old.config.arguments, old.config.class_name)
+        if shapes != (_results_text(new), new.config.arguments, new.config.class_name):
+            self.add("failure-texts-changed", "config arguments / results",
+                     "how failures read changed (the custom result shapes or the argument "
+                     "error style): the agent sees other results and errors",
+                     old=f"{shapes[1]} {shapes[0]}".strip(),
+                     new=f"{new.config.arguments} {_results_text(new)}".strip(),
+                     span=self.header, tools=tuple(new.tools))
+        for name in sorted(set(old.consts) | set(new.consts)):
+            before, after = _const_text(old, name), _const_text(new, name)
+            if before != after:
+                const = new.consts.get(name) or old.consts[name]
+                self.add("const-changed", f"const {name}",
+                         f"const {name} changed: every tool, helper and check reading it may "
+                         "behave differently", old=before or "(none)", new=after or "(none)",
+                         span=const.node.span, tools=tuple(new.tools))
         if old.config.seed != new.config.seed:
             self.add("seed-changed", "config seed", "config seed changed: random draws differ",
                      old=str(old.config.seed), new=str(new.config.seed), span=self.header,
@@ -900,3 +916,21 @@ class _WorldComparison:
         self.add(rule_id, f"task {name} / frame", f"the frame of task '{name}' {what}",
                  old=show(before), new=show(after),
                  **{**kw, "span": new.span if new is not None else kw["span"]})
+
+
+def _results_text(world: WorldModel) -> str:
+    """The custom result shapes of ``world`` as spec text ("" without them)."""
+    from worldspec.dsl.formatter import format_expr
+
+    node = world.results_node
+    if node is None:
+        return ""
+    return " ".join(f"{shape.name.name}: {format_expr(shape.value)}" for shape in node.shapes)
+
+
+def _const_text(world: WorldModel, name: str) -> str:
+    """A const's value as spec text ("" when the world has no such const)."""
+    from worldspec.dsl.formatter import format_expr
+
+    const = world.consts.get(name)
+    return format_expr(const.node.value) if const is not None else ""

@@ -45,6 +45,11 @@ _TABLE: tuple[Rule, ...] = (
     Rule("clock-changed", D, BEHAV,
          "`config clock` or `tick` changed: `now`, and everything stamped with it, differs."),
     Rule("seed-changed", D, BEHAV, "`config seed` changed: the random draws differ."),
+    Rule("const-changed", D, BEHAV,
+         "A `const` was added, removed or given another value: what reads it may differ."),
+    Rule("failure-texts-changed", D, BEHAV,
+         "The custom result shapes, `config arguments` or `class_name` changed: results and "
+         "argument errors read differently to the agent."),
     Rule("policy-changed", D, IFACE,
          "The world's `policy` was added, removed or reworded; the agent's system prompt shows "
          "it."),

@@ -1,0 +1,154 @@
+"""The parser tables' cache: used when sound, ignored and rebuilt when stale or corrupted.
+
+The LALR tables are built once per user and grammar and read back by later processes
+(``$WORLDSPEC_PARSER_CACHE``, default ``~/.cache/worldspec``). Whatever is in the cache
+folder, a parse gives the same module and the same syntax errors as a parser built from
+the grammar; a folder that cannot be written means no cache, not a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from worldspec.dsl import parser
+from worldspec.dsl.diagnostics import DiagnosticSink
+
+SPEC = '''world W "A world."
+
+entity U "A user." {
+  key id: str
+  name: str(1..80)
+}
+
+state {
+  users: table U
+}
+
+tool rename(user: U, name: str) "Rename a user." {
+  user.name = name
+  return f"renamed {user.id} to {name}"
+}
+'''
+
+BROKEN = 'world W "A world."\n\nentity U { key id: str name }\n'
+
+
+Parsed = tuple[object, list[tuple[str, int, int]]]
+
+
+def parsed(text: str) -> Parsed:
+    sink = DiagnosticSink()
+    module = parser.parse_module(text, "t.world", sink).module
+    return module, [(d.code, d.span.line, d.span.column) for d in sink.sorted()]
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh cache folder, and a parser built again for each use of it."""
+    folder = tmp_path / "parser-cache"
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(folder))
+    parser._lark.cache_clear()
+    yield folder
+    parser._lark.cache_clear()
+
+
+def fresh_parse(text: str) -> Parsed:
+    """Parse in what is, for the parser, a new process: its tables are loaded again."""
+    parser._lark.cache_clear()
+    return parsed(text)
+
+
+@pytest.fixture
+def expected(monkeypatch: pytest.MonkeyPatch) -> dict[str, Parsed]:
+    """What a parser built from the grammar, with no cache at all, gives."""
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", "")
+    out = {"good": fresh_parse(SPEC), "broken": fresh_parse(BROKEN)}
+    parser._lark.cache_clear()
+    return out
+
+
+def cache_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("parser-*.lark"))
+
+
+def test_the_first_parse_writes_the_cache_and_later_ones_read_it(
+        expected: dict[str, object], cache: Path) -> None:
+    assert fresh_parse(SPEC) == expected["good"]
+    files = cache_files(cache)
+    assert [f.name.split("-")[1] for f in files] == ["expr", "start"]  # f-strings parse `expr`
+    written = {f: f.stat().st_mtime_ns for f in files}
+    assert fresh_parse(SPEC) == expected["good"]
+    assert fresh_parse(BROKEN) == expected["broken"]
+    assert {f: f.stat().st_mtime_ns for f in cache_files(cache)} == written  # only read
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_corrupted_cache_is_ignored_and_rebuilt(
+        expected: dict[str, object], cache: Path, damage: str) -> None:
+    fresh_parse(SPEC)
+    for path in cache_files(cache):
+        content = path.read_bytes()
+        path.write_bytes({"garbage": os.urandom(len(content)),
+                          "truncated": content[: len(content) // 2], "empty": b""}[damage])
+    assert fresh_parse(SPEC) == expected["good"]
+    assert fresh_parse(BROKEN) == expected["broken"]
+    # rebuilt in place: the next process reads sound tables again
+    sizes = {path.stat().st_size for path in cache_files(cache)}
+    assert 0 not in sizes
+    assert fresh_parse(SPEC) == expected["good"]
+
+
+def test_a_stale_cache_for_another_grammar_is_ignored(
+        expected: dict[str, object], cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file at the current name holding the tables of another grammar (an edited
+    grammar, a hash that happens to collide) is not used: lark checks the grammar's hash
+    stored inside it."""
+    fresh_parse(SPEC)
+    other = cache.parent / "other"
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(other))
+    tiny = 'start: "a"+\n'
+    parser._build_cached(tiny, "start", parser._ToNodes())
+    (stale,) = other.glob("parser-start-*.lark")
+    (current,) = cache.glob("parser-start-*.lark")
+    current.write_bytes(stale.read_bytes())
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(cache))
+    assert fresh_parse(SPEC) == expected["good"]
+    assert fresh_parse(BROKEN) == expected["broken"]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="needs a user that file permissions apply to")
+def test_a_read_only_cache_folder_means_no_cache(
+        expected: dict[str, object], cache: Path) -> None:
+    cache.mkdir()
+    cache.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        assert fresh_parse(SPEC) == expected["good"]
+        assert cache_files(cache) == []
+    finally:
+        cache.chmod(stat.S_IRWXU)
+
+
+def test_a_cache_folder_that_cannot_be_made_means_no_cache(
+        expected: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(blocker / "cache"))
+    try:
+        assert fresh_parse(SPEC) == expected["good"]
+        assert fresh_parse(BROKEN) == expected["broken"]
+    finally:
+        parser._lark.cache_clear()
+
+
+def test_an_empty_setting_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", "")
+    assert parser.parser_cache_dir() is None
+    monkeypatch.delenv("WORLDSPEC_PARSER_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert parser.parser_cache_dir() == os.path.join("/somewhere", "worldspec")

@@ -1,0 +1,190 @@
+"""``worldspec synth corpus``: domains or a task corpus -> worlds -> tasks -> a validated corpus.
+
+The pipeline itself is :mod:`llm_frontend.corpus`; this module parses the options, builds
+the configs and renders the report. Exit status: 0 the corpus is complete (every world and
+task accepted, every world validated with no findings), 1 something was rejected, failed or
+is left for the next run, 2 bad arguments, no endpoint or an unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from pathlib import Path
+
+from worldspec.cli.console import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Console,
+    add_backend_options,
+    output_problem,
+)
+
+__all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
+
+SUMMARY = "one resumable pipeline: domains or a task corpus -> worlds -> tasks -> a corpus"
+DESCRIPTION = (
+    "Build a corpus folder from --domains (one environment description per line) or "
+    "--corpus (a JSONL file of user requests, mined for environments as by 'synth themes'): "
+    "worlds with seed data and sample tasks, repaired until they check and their property "
+    "tests reach every write tool; tasks for each world; every world validated and explored "
+    "from every task's data; dataset.jsonl (one row per task), README.md and corpus.json "
+    "(worlds, tasks, coverage, provenance, token costs). Every stage journals under "
+    "OUT/journals/: run the same command again to resume where it stopped.")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from worldspec.cli.synth import add_batch_options, add_model_options
+
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--domains", metavar="FILE",
+                        help="environment descriptions: JSONL ({\"id\", \"description\"} or a "
+                             "string per line) or a text file with one description per line")
+    source.add_argument("--corpus", metavar="FILE.jsonl",
+                        help="user requests, one per line (as for 'synth themes'), mined for "
+                             "the environments they need")
+    parser.add_argument("-o", "--out", metavar="DIR", required=False,
+                        help="the corpus folder (created; resumed when it exists)")
+    parser.add_argument("--worlds", type=int, metavar="N",
+                        help="at most N descriptions become worlds (default: all)")
+    parser.add_argument("-n", "--tasks", type=int, default=6, metavar="N", dest="tasks",
+                        help="tasks written for each world (default 6), besides its samples")
+    parser.add_argument("--conversational", type=int, default=2, metavar="K",
+                        help="of which the last K are conversational (default 2)")
+    parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
+                        help="repair rounds of a world after its first draft (default 4)")
+    parser.add_argument("--task-rounds", type=int, default=4, metavar="N",
+                        help="repair rounds of a task after its first draft (default 4)")
+    parser.add_argument("--no-plan", action="store_true",
+                        help="write each world without the planning request")
+    parser.add_argument("--sample-tasks", type=int, default=1, metavar="N",
+                        help="the fewest sample tasks (with the seed data) per world "
+                             "(default 1)")
+    parser.add_argument("--test-examples", type=int, default=100, metavar="N",
+                        help="random call sequences of a world's gate (default 100)")
+    parser.add_argument("--test-steps", type=int, default=40, metavar="N",
+                        help="calls per sequence in the gate (default 40)")
+    parser.add_argument("--explore-examples", type=int, default=100, metavar="N",
+                        help="sequences of the final exploration from every task's data "
+                             "(default 100)")
+    parser.add_argument("--explore-steps", type=int, default=40, metavar="N",
+                        help="calls per sequence of the final exploration (default 40)")
+    parser.add_argument("--min-calls", type=int, default=4, metavar="N",
+                        help="the fewest calls a task's reference solution may have "
+                             "(default 4)")
+    parser.add_argument("--max-ids", type=int, default=2, metavar="N",
+                        help="the most row ids a task's instruction may name (default 2)")
+    parser.add_argument("--min-score", type=int, default=3, metavar="S",
+                        help="with --corpus: the usefulness and modelability a request needs "
+                             "(1-5, default 3)")
+    parser.add_argument("--similarity", type=float, default=0.9, metavar="X",
+                        help="with --corpus: descriptions at least this alike are one "
+                             "(default 0.9)")
+    parser.add_argument("--beside", nargs="+", metavar="PATH", default=[],
+                        help="the corpus will be checked beside these specs (say, examples): "
+                             "its worlds take none of their world names")
+    parser.add_argument("--field", metavar="NAME", help="with --corpus: the text field")
+    parser.add_argument("--id-field", metavar="NAME", help="with --corpus: the id field")
+    add_batch_options(parser)
+    add_model_options(parser)
+    add_backend_options(parser)
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli.synth import _check_limits, _run_guarded
+
+    if (args.domains is None) == (args.corpus is None):
+        console.error("give either --domains FILE or --corpus FILE.jsonl")
+        return EXIT_USAGE
+    if not args.out:
+        console.error("name the corpus folder: -o DIR")
+        return EXIT_USAGE
+    problem = output_problem(args.out, folder=True)
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
+    if args.journal:
+        console.error("synth corpus keeps one journal per stage in DIR/journals/: "
+                      "--journal does not apply")
+        return EXIT_USAGE
+    if not _check_limits(args, console, worlds=1, tasks=0, conversational=0, max_rounds=0,
+                         task_rounds=0, sample_tasks=1, test_examples=1, test_steps=1,
+                         explore_examples=1, explore_steps=1, min_calls=1, max_ids=0,
+                         concurrency=1, max_retries=0, workers=1):
+        return EXIT_USAGE
+    if args.conversational > args.tasks:
+        console.error(f"--conversational ({args.conversational}) cannot exceed -n "
+                      f"({args.tasks})")
+        return EXIT_USAGE
+    return _run_guarded(console, lambda: _build_or_say_why(args, console))
+
+
+def _build_or_say_why(args: argparse.Namespace, console: Console) -> int:
+    try:
+        return asyncio.run(_build(args, console))
+    except OSError as exc:  # a full disk, a folder that cannot be written
+        console.error(f"cannot write the corpus in '{args.out}': {exc.strerror or exc}; what "
+                      "is journaled is kept, run the same command again once it is fixed")
+        return EXIT_PROBLEMS
+
+
+def _world_names(paths: list[str], out: Path) -> frozenset[str]:
+    """The world names declared in the ``*.world`` files below ``paths``, outside ``out``."""
+    from worldspec.llm_frontend.batch import InputError
+
+    names: set[str] = set()
+    inside = out.resolve()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise InputError(f"--beside: '{raw}' does not exist")
+        files = [root] if root.is_file() else sorted(root.rglob("*.world"))
+        for path in files:
+            if path.resolve().is_relative_to(inside):
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            names.update(re.findall(r"^world\s+([A-Za-z_][A-Za-z0-9_]*)", text, re.MULTILINE))
+    return frozenset(names)
+
+
+async def _build(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli.synth import _progress, make_batch_executor, model_config
+    from worldspec.llm_frontend.corpus import CorpusOptions, CorpusSource, build_corpus
+    from worldspec.llm_frontend.synth_tasks import TaskOptions
+    from worldspec.llm_frontend.synth_world import WorldOptions
+    from worldspec.llm_frontend.themes import ThemeOptions
+
+    config = model_config(args)
+    executor = make_batch_executor(args, config.concurrency)
+    if args.domains is not None:
+        source = CorpusSource("domains", Path(args.domains))
+    else:
+        source = CorpusSource("corpus", Path(args.corpus), args.field, args.id_field)
+    options = CorpusOptions(
+        worlds=args.worlds, tasks_per_world=args.tasks, conversational=args.conversational,
+        world=WorldOptions(max_rounds=args.max_rounds, plan=not args.no_plan,
+                           test_examples=args.test_examples, test_steps=args.test_steps,
+                           sample_tasks=args.sample_tasks),
+        task=TaskOptions(max_rounds=args.task_rounds, min_calls=args.min_calls,
+                         max_instruction_ids=args.max_ids),
+        themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
+        explore_examples=args.explore_examples, explore_steps=args.explore_steps,
+        retry_rejected=args.retry_rejected,
+        reserved_names=_world_names(args.beside, Path(args.out)))
+    report = await build_corpus(
+        config, source, Path(args.out), options, executor=executor,
+        progress=lambda total, label: _progress(args, total, console, label))
+    if args.format == "json":
+        console.line(json.dumps({"out": str(report.out), "ok": report.ok,
+                                 "stopped": report.stopped, "message": report.message,
+                                 "restored": report.restored, "index": report.index},
+                                ensure_ascii=False, indent=2))
+    else:
+        console.write(report.render_text())
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
