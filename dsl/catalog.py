@@ -153,11 +153,11 @@ entry("WS112", "error", "slice form not supported",
       """
 A `:` inside `xs[...]` asks for a slice. The message says which slice forms
 the language has, if any (the grammar is asked, so the text stays true as
-the language grows); a form it does not have, such as a step `xs[a:b:c]`,
-is reported here. Without a slice form, build the part you need with a
-comprehension: `[xs[i] for i in range(1, len(xs))]`.
+the language grows): `xs[a:b]`, `xs[a:]`, `xs[:b]`, `xs[a:b:c]` as far as
+the grammar takes them; any other form, such as four parts `xs[a:b:c:d]`,
+is reported here.
 """, """
-let rest = names[1:2:3]
+let rest = names[1:2:3:4]
 """)
 entry("WS113", "error", "a call on its own is not a statement",
       """

@@ -589,7 +589,7 @@ def _slice_forms() -> tuple[str, ...]:
     from worldspec.dsl.parser import parse_expression  # the parser imports this module
 
     forms = []
-    for form in ("xs[a:b]", "xs[a:]", "xs[:b]"):
+    for form in ("xs[a:b]", "xs[a:]", "xs[:b]", "xs[a:b:c]"):
         try:
             parse_expression(form)
         except Exception:  # any failure means the form does not parse
@@ -615,8 +615,9 @@ def _slice(e: _Error) -> Finding | None:
     forms = _slice_forms()
     if forms:
         message = "this slice form is not supported"
-        hint = (f"a slice is written {', '.join(f'`{f}`' for f in forms)}; there is no step "
-                "(`xs[a:b:c]`)")
+        written = ", ".join(f"`{f}`" for f in forms)
+        step = "" if "xs[a:b:c]" in forms else "; there is no step (`xs[a:b:c]`)"
+        hint = f"a slice is written {written}{step}"
     else:
         message = "there is no slicing: `[...]` takes one index or key"
         hint = ("take the elements you need with a comprehension, e.g. "
