@@ -950,7 +950,7 @@ class _Layout:
         head = "const " + d.name.name
         if d.type is not None:
             head += ": " + type_text(d.type)
-        self.with_doc(d, head + " = " + self.ex.expr(d.value), d.doc, "", indent, blank)
+        self.valued(d, head, d.value, d.doc, indent, blank)
 
     def print_ConfigItem(self, it: n.ConfigItem, indent: int, blank: _Blank) -> None:
         self.data(it, it.name.name + ": ", it.value, "", indent, blank)
