@@ -9,8 +9,13 @@ One run measures, on this machine and in this process:
 2. **tau2 retail** (``db.json`` from ``$WORLDSPEC_PEERS/tau2-retail``): reset and state hash of
    our conformance world ``examples/tau2/retail.world`` loaded with the retail database, against
    tau2's way (``copy.deepcopy`` of the database, SHA-256 of ``json.dumps(db, sort_keys=True)``);
-   tool calls against tau2's ~44 µs per call through ``get_response``, a constant from the
-   design brief because tau2's code is not installed here.
+   tool calls (every write tool) against tau2's ~44 µs per call through ``get_response``, a
+   constant from the design brief because tau2's code is not installed here.
+3. **Scale** (the same ``db.json``): ``worldspec test``'s explorer on the start states of the
+   retail tasks (114 tasks given the same database, then the empty world), in calls per
+   second against the goal of 5,000 and the empty world in the same run; and the memory of
+   1,000 concurrent copies of one loaded episode (resident set growth per copy) against the
+   goal of 0.5 MB, beside what one ``copy.deepcopy`` of the database takes.
 
 Each operation is timed in batches with ``time.perf_counter_ns`` after a warm-up, round
 robin with the operations it is compared with (so a change of machine load hits both sides
@@ -45,6 +50,7 @@ import platform
 import pstats
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -230,6 +236,9 @@ class Bench:
         self.notes: list[str] = []
         self.skipped: list[str] = []
         self.checks: dict[str, bool] = {}
+        #: throughput of the explorer, and memory of many episodes (not batch timings)
+        self.explore_rows: list[dict[str, Any]] = []
+        self.memory_rows: list[dict[str, Any]] = []
 
     def time(self, ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, Timing]:
         """Measure a group of operations interleaved (``rounds`` scaled by ``--quick``)."""
@@ -397,6 +406,59 @@ def tau2_hash(db: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(db, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def retail_write_cases(db: Mapping[str, Any], n: int) -> dict[str, list[dict[str, Any]]]:
+    """Arguments that succeed, one call per order or user, for the retail write tools other
+    than the address change and the cancellation (measured above): items swapped for another
+    available variant of the same product, paid with the order's own (non gift card) method;
+    a change of payment method; a user's address; an exchange and a return of a delivered
+    order's first item."""
+    products = db["products"]
+    users = db["users"]
+
+    def other_variant(item: Mapping[str, Any]) -> str | None:
+        for item_id, variant in products[item["product_id"]]["variants"].items():
+            if item_id != item["item_id"] and variant["available"]:
+                return str(item_id)
+        return None
+
+    def card_paid(order: Mapping[str, Any]) -> str | None:
+        method = order["payment_history"][0]["payment_method_id"]
+        return None if method.startswith("gift_card") else str(method)
+
+    items: list[dict[str, Any]] = []
+    payments: list[dict[str, Any]] = []
+    exchanges: list[dict[str, Any]] = []
+    returns: list[dict[str, Any]] = []
+    for order_id, order in db["orders"].items():
+        first = order["items"][0]
+        paid = card_paid(order)
+        new = other_variant(first)
+        if order["status"] == "pending" and len(order["payment_history"]) == 1:
+            if paid is not None and new is not None and len(items) < n:
+                items.append({"order_id": order_id, "item_ids": [first["item_id"]],
+                              "new_item_ids": [new], "payment_method_id": paid})
+            others = [m for m in users[order["user_id"]]["payment_methods"]
+                      if not m.startswith("gift_card")
+                      and m != order["payment_history"][0]["payment_method_id"]]
+            if others and len(payments) < n:
+                payments.append({"order_id": order_id, "payment_method_id": others[0]})
+        if order["status"] == "delivered" and paid is not None:
+            if new is not None and len(exchanges) < n:
+                exchanges.append({"order_id": order_id, "item_ids": [first["item_id"]],
+                                  "new_item_ids": [new], "payment_method_id": paid})
+            if len(returns) < n:
+                returns.append({"order_id": order_id, "item_ids": [first["item_id"]],
+                                "payment_method_id": paid})
+    addresses = [{"user_id": user_id, "address1": f"{10 + i} Elm Street", "address2": "",
+                  "city": "Denver", "state": "CO", "country": "USA", "zip": "80202"}
+                 for i, user_id in enumerate(list(users)[:n])]
+    return {"modify_pending_order_items": items,
+            "modify_pending_order_payment": payments,
+            "modify_user_address": addresses,
+            "exchange_delivered_order_items": exchanges,
+            "return_delivered_order_items": returns}
+
+
 def bench_retail(bench: Bench) -> None:
     """Reset, state hash and tool calls on tau2's retail database."""
     db_path = peers_dir() / "tau2-retail" / "db.json"
@@ -496,6 +558,11 @@ def bench_retail(bench: Bench) -> None:
         for order in order_dumps:
             dumps(order)
 
+    others = retail_write_cases(db, n)
+    for tool, cases in others.items():
+        bench.checks[f"{tool} succeeds on every benchmark order"] = all(
+            not ep.failed(ep.call(tool, args)) for args in cases)
+        reset_same()
     calls = bench.time([
         Op("tau2.order_dumps", "tau2", "json.dumps(order dict) (floor of a tau2 read)",
            floor_batch, len(order_dumps)),
@@ -507,6 +574,8 @@ def bench_retail(bench: Bench) -> None:
            batch_of("modify_pending_order_address", writes), len(writes), reset_same),
         Op("retail.call_cancel", "ours", 'call("cancel_pending_order")',
            batch_of("cancel_pending_order", cancels), len(cancels), reset_same),
+        *[Op(f"retail.call_{tool}", "ours", f'call("{tool}")', batch_of(tool, cases),
+             len(cases), reset_same) for tool, cases in others.items()],
     ], rounds=100)
     reset_same()
 
@@ -525,13 +594,124 @@ def bench_retail(bench: Bench) -> None:
     for label, key in (("get_order_details", "retail.call_read"),
                        ("get_user_details", "retail.call_user"),
                        ("modify_pending_order_address", "retail.call_write"),
-                       ("cancel_pending_order", "retail.call_cancel")):
+                       ("cancel_pending_order", "retail.call_cancel"),
+                       *[(tool, f"retail.call_{tool}") for tool in others]):
         bench.compare(f"{label} vs tau2 call", calls[key], TAU2_CALL_US * 1000, goal=5.0,
                       peer_label=tau2_call)
     bench.notes.append(f"tau2's code is not installed here: a tool call is compared with "
                        f"{TAU2_CALL_US:g} µs through get_response, a constant from the design "
                        "brief measured on another machine. tau2's reset and hash are "
                        "measured here with its own recipe (deepcopy; json.dumps + sha256).")
+
+
+# ------------------------------------------------------------------------------ section 3
+
+#: how many copies of one loaded retail episode the memory section keeps alive at once
+MEMORY_EPISODES = 1000
+#: the design brief's budget per concurrent episode
+MEMORY_GOAL_MB = 0.5
+#: the explorer's goal on a world whose tasks load the multi-megabyte retail data
+EXPLORE_GOAL = 5000.0
+#: ``worldspec test`` on the retail tasks before the explorer kept its start states (calls/s)
+EXPLORE_BEFORE = 52.0
+
+
+def _rss_bytes() -> int:
+    """The resident set size of this process (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def bench_scale(bench: Bench) -> None:
+    """``worldspec test`` on the retail tasks' data, and memory of many episodes, each in a
+    fresh process (as the command runs: this one holds several loaded databases, which would
+    make the garbage collector's full passes, not the explorer, what is measured)."""
+    db_path = peers_dir() / "tau2-retail" / "db.json"
+    if not db_path.is_file():
+        return  # bench_retail has said why
+    examples = max(10, round(100 * bench.scale))
+    runs = [_child("explore", str(db_path), str(examples))
+            for _ in range(3 if bench.scale >= 1 else 1)]
+    # Judged on CPU time: on a shared machine the wall clock counts other processes' turns
+    # (on an idle one the two agree); both are shown.
+    best = max(runs, key=lambda run: float(run["calls_per_cpu_second"]))
+    rates = sorted(float(run["calls_per_cpu_second"]) for run in runs)
+    bench.explore_rows.append({
+        "label": "worldspec test, retail tasks (3.4 MB db.json per task)",
+        **best, "median_calls_per_second": round(statistics.median(rates)),
+        "goal": EXPLORE_GOAL, "before": EXPLORE_BEFORE,
+        "met": statistics.median(rates) >= EXPLORE_GOAL})
+    bench.checks["exploring the retail tasks finds no problem"] = all(
+        run["problems"] == 0 for run in runs)
+    memory = _child("memory", str(db_path), str(MEMORY_EPISODES))
+    bench.checks["every copy has the loaded state's hash"] = bool(memory.pop("same_hash"))
+    bench.memory_rows.append({
+        "label": f"{MEMORY_EPISODES:,} concurrent copies of a loaded retail episode",
+        **memory, "goal_mb": MEMORY_GOAL_MB,
+        "met": 0 < float(memory["mb_per_episode"]) <= MEMORY_GOAL_MB})
+
+
+def _child(task: str, *args: str) -> dict[str, Any]:
+    """Run ``task`` of :func:`child_main` in a fresh Python process; its JSON result."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", task,
+                           *args], capture_output=True, text=True, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench_runtime.py --child {task} failed: {done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def child_main(task: str, db_file: str, count: str) -> dict[str, Any]:
+    """One measurement in this (fresh) process: ``explore`` or ``memory``."""
+    db: dict[str, Any] = json.loads(Path(db_file).read_text(encoding="utf-8"))
+    world = compile_worlds([RETAIL_WORLD]).worlds["Tau2Retail"]
+    if task == "explore":
+        from worldspec.runtime.explore import explore
+
+        # The start states of `worldspec test build/tau2`: 114 tasks given the same db.json
+        # (one shared mapping), then the empty world.
+        cpu = time.process_time()
+        loaded = explore(world, max_examples=int(count), steps=40, seed=0,
+                         starts=[db] * 114 + [{}])
+        cpu = time.process_time() - cpu
+        empty = explore(world, max_examples=int(count), steps=40, seed=0, starts=[{}])
+        writes = [name for name, spec in world.TOOLS.items() if not spec.read_only]
+        reached = sum(1 for name in writes if loaded.succeeded[name] > 0)
+        return {"calls": loaded.calls, "seconds": round(loaded.seconds, 3),
+                "calls_per_second": round(loaded.calls_per_second),
+                "calls_per_cpu_second": round(loaded.calls / cpu) if cpu > 0 else 0,
+                "empty_world_calls_per_second": round(empty.calls_per_second),
+                "write_tools_that_succeeded": f"{reached}/{len(writes)}",
+                "problems": len(loaded.problems)}
+    ep: Episode = world(data=db)
+    ep.state_hash()
+    gc.collect()
+    before = _rss_bytes()
+    start = time.perf_counter()
+    episodes = [ep.copy() for _ in range(int(count))]
+    seconds = time.perf_counter() - start
+    gc.collect()
+    per_episode = (_rss_bytes() - before) / len(episodes)
+    same = all(e.state_hash() == episodes[0].state_hash()
+               for e in episodes[:: max(1, len(episodes) // 20)])
+    del episodes
+    return {"episodes": int(count), "mb_per_episode": round(per_episode / 1e6, 3),
+            "ms_per_copy": round(seconds / int(count) * 1e3, 3),
+            "deepcopy_mb": round(_deepcopy_mb(db), 2), "same_hash": same}
+
+
+def _deepcopy_mb(db: Mapping[str, Any]) -> float:
+    """What one ``copy.deepcopy`` of the database (tau2's episode) adds to the process."""
+    gc.collect()
+    before = _rss_bytes()
+    copies = [copy.deepcopy(dict(db)) for _ in range(5)]
+    gc.collect()
+    grown = (_rss_bytes() - before) / len(copies)
+    del copies
+    return grown / 1e6
 
 
 # ------------------------------------------------------------------------------ output
@@ -577,6 +757,20 @@ def render(bench: Bench, elapsed: float) -> str:
                      f"{c.ratio:>7.1f}x {goal:>6}  {verdict}")
     if any(c.peer_source == "constant" for c in bench.comparisons):
         lines.append("* a constant from the design brief, not measured in this run")
+    for row in bench.explore_rows:
+        lines += ["", f"{row['label']}: {row['calls']} calls in {row['seconds']} s "
+                      f"({row['calls_per_second']:,} calls/s by the wall clock), best "
+                      f"{row['calls_per_cpu_second']:,} calls per CPU second, median of the "
+                      f"runs {row['median_calls_per_second']:,} (goal >= {row['goal']:,.0f}: "
+                      f"{'ok' if row['met'] else 'MISS'}; before: {row['before']:g}); the "
+                      f"empty world in the same run: {row['empty_world_calls_per_second']:,} "
+                      f"calls/s; write tools that succeeded: "
+                      f"{row['write_tools_that_succeeded']}"]
+    for row in bench.memory_rows:
+        lines += ["", f"{row['label']}: {row['mb_per_episode']} MB each (goal <= "
+                      f"{row['goal_mb']} MB: {'ok' if row['met'] else 'MISS'}), "
+                      f"{row['ms_per_copy']} ms per copy; one copy.deepcopy of db.json: "
+                      f"{row['deepcopy_mb']} MB"]
     if bench.checks:
         lines += ["", "checks: " + "; ".join(f"{k}: {'yes' if v else 'NO'}"
                                              for k, v in bench.checks.items())]
@@ -584,10 +778,16 @@ def render(bench: Bench, elapsed: float) -> str:
         lines.append("")
         lines += [f"skipped: {s}" for s in bench.skipped]
         lines += [f"note: {s}" for s in bench.notes]
-    misses = [c.label for c in bench.comparisons if c.met is False]
+    misses = _misses(bench)
     lines += ["", f"goals missed: {', '.join(misses) if misses else 'none'}",
               f"total time: {elapsed:.1f} s"]
     return "\n".join(lines)
+
+
+def _misses(bench: Bench) -> list[str]:
+    """The labels of every goal missed."""
+    return ([c.label for c in bench.comparisons if c.met is False]
+            + [r["label"] for r in bench.explore_rows + bench.memory_rows if not r["met"]])
 
 
 def to_json(bench: Bench, elapsed: float) -> dict[str, Any]:
@@ -595,7 +795,8 @@ def to_json(bench: Bench, elapsed: float) -> dict[str, Any]:
     return {"machine": machine(), "timings": [t.to_json() for t in bench.timings],
             "comparisons": [c.to_json() for c in bench.comparisons],
             "checks": bench.checks, "skipped": bench.skipped, "notes": bench.notes,
-            "missed": [c.label for c in bench.comparisons if c.met is False],
+            "explore": bench.explore_rows, "memory": bench.memory_rows,
+            "missed": _misses(bench),
             "elapsed_s": round(elapsed, 2)}
 
 
@@ -633,13 +834,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when a goal is missed or a check fails")
+    parser.add_argument("--child", nargs=3, metavar=("TASK", "DB", "N"),
+                        help=argparse.SUPPRESS)  # one measurement in a fresh process
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child_main(*args.child)))
+        return 0
 
     bench = Bench(scale=0.2 if args.quick else 1.0)
     start = time.perf_counter()
     for case in BFCL_CASES:
         bench_bfcl(bench, case)
     bench_retail(bench)
+    bench_scale(bench)
     elapsed = time.perf_counter() - start
     if args.json:
         document = to_json(bench, elapsed)
@@ -651,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile:
             print()
             print(profile_misses(bench, args.top))
-    failed = any(c.met is False for c in bench.comparisons) or not all(bench.checks.values())
+    failed = bool(_misses(bench)) or not all(bench.checks.values())
     return 1 if args.strict and failed else 0
 
 

@@ -693,7 +693,14 @@ class Typer:
 
     # ---------------------------------------------------------- statements
     def block(self, block: n.Block) -> bool:
-        """Check a block in a new frame; True when it always ends in return or fail."""
+        """Check a block in a new frame; True when it always leaves the block early.
+
+        Leaving early is ``return`` or ``fail`` (the call ends) or ``break`` or
+        ``continue`` (the loop's round ends): in each case the code after an
+        ``if`` whose branch leaves knows that branch's condition was false, so
+        ``if v == none { continue }`` narrows ``v`` like ``return`` does. A loop
+        never passes its body's early exit on (stmt_For, stmt_While).
+        """
         self.scope.push()
         try:
             return self.statements(block.body)
@@ -893,7 +900,8 @@ class Typer:
         if self.loops == 0:
             self.report("WS409", s, f"'{word}' outside a loop",
                         hints=["use `return` to leave a tool or helper"])
-        return False
+            return False
+        return True  # the rest of the loop's round does not run
 
     def stmt_Match(self, s: n.Match) -> bool:
         subject = self.expr(s.subject)

@@ -44,8 +44,13 @@ $ worldspec check missing.world
 entry("WS101", "error", "syntax error",
       """
 The parser met a token it did not expect. The message says what it expected
-in words. After a syntax error the parser skips to the next top-level
-declaration, so one mistake yields one error per declaration at most.
+in words. After a syntax error the parser does not stop: it skips the broken
+statement, field or task item up to where the next one starts (a line that
+begins with a word in the broken item's column, or the `}` that closes the
+block), or else to the next top-level declaration, and goes on.
+So one file reports its independent mistakes together, each once: an error
+that only follows from the skip is not reported. A declaration reports at
+most 10 syntax errors, a file at most 100.
 """, """
 entity User {
   key id str        # expected ':' after the field name
@@ -108,6 +113,65 @@ alone, so the pattern could only match strings that cannot be encoded.
 Match the characters themselves, or their code points as `\\U0001F600`.
 """, """
 type Emoji = str matching /[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]/
+""")
+
+entry("WS109", "error", "bracket never closed",
+      """
+A `{`, `(` or `[` is opened and never closed: the declaration ends (the next
+one starts, or the file ends), or a different closing bracket comes first.
+The error points at the bracket that is left open and says what it opens
+(`'{' of tool 'lend'`, `'{' of the `if` on line 7 (in tool 'lend')`); the
+hint says where the closing bracket is missing. Every declaration is parsed
+on its own, so the declarations after it are still checked.
+""", """
+tool lend(book: Book "The book.") "Lend a book." {
+  if book.lent { fail "Already lent." }
+  book.lent = true
+                      # '}' missing here: '{' of tool 'lend' is never closed
+tool give_back(book: Book "The book.") "Take a book back." { book.lent = false }
+""")
+entry("WS110", "error", "Python-style conditional expression",
+      """
+Python writes a conditional expression `a if c else b`; WorldSpec writes the
+condition first: `if c then a else b`. The hint rewrites the expression
+when it fits on its line.
+""", """
+let fee = 0 if member.premium else 2      # write: let fee = if member.premium then 0 else 2
+""")
+entry("WS111", "error", "quantifier used as an operand",
+      """
+A quantifier (`all x in xs: cond`, `any ...`, `exists ...`) is a whole
+expression: its condition reaches as far right as it can, so it cannot be
+the operand of `or`, `and`, `not` or a comparison without parentheses. Write
+`a or (any x in xs: cond)` and `not (all x in xs: cond)`. Python's
+`any(cond for x in xs)` is also reported here: write `any x in xs: cond`.
+""", """
+require admin or any m in members: m.id == caller else "Not allowed."
+# write: require admin or (any m in members: m.id == caller) else "Not allowed."
+""")
+entry("WS112", "error", "slice form not supported",
+      """
+A `:` inside `xs[...]` asks for a slice. The message says which slice forms
+the language has, if any (the grammar is asked, so the text stays true as
+the language grows): `xs[a:b]`, `xs[a:]`, `xs[:b]`, `xs[a:b:c]` as far as
+the grammar takes them; any other form, such as four parts `xs[a:b:c:d]`,
+is reported here.
+""", """
+let rest = names[1:2:3:4]
+""")
+entry("WS113", "error", "a call on its own is not a statement",
+      """
+A statement that is only a call, such as `len(xs)` or `xs.append(x)`, is not
+valid: functions, helper `fn`s and methods never change anything, so its
+result would be lost. Use the result (`let n = len(xs)`, `return f(x)`,
+`require check(x) else "..."`), or change data with a statement:
+`append x to xs`, `remove x from xs`, `insert row into table`, `m[k] = v`.
+For a call wanted only for its effect on the episode (`next(ids)` takes an
+id, a `random_*` builtin draws from the RNG) bind it: `let _ = next(ids)`.
+""", """
+tool tag(book: Book "The book.", tag: str "The tag.") "Tag a book." {
+  book.tags.append(tag)       # write: append tag to book.tags
+}
 """)
 
 

@@ -23,7 +23,13 @@ Layout rules, chosen for small diffs and to match ``docs/language.md``:
   of the language reference);
 * expressions print on one line with the fewest parentheses the precedence
   table allows; data literals (``given``, ``config``) break one entry per line
-  when they do not fit.
+  when they do not fit, and so does a list, map or record (a call with named
+  arguments) that is the value of a statement, field or state item: each
+  element on its own line (numbers, strings and names filled to the width),
+  broken the same way if it is still too long, with a trailing comma;
+* string literals keep an escape (``\\u{A0}``) for every character that cannot be
+  seen or passes for another: controls, zero-width and bidi characters,
+  spaces other than the space.
 
 Comments are not part of the tree, so they are placed by position. Each
 printed line that starts a syntactic item carries an *anchor*: the source
@@ -40,6 +46,7 @@ from __future__ import annotations
 import bisect
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,13 +67,32 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Python's recursion limit while laying out (the parser raises it the same way).
 _RECURSION_LIMIT = 20000
 _ItemT = TypeVar("_ItemT", bound=n.Node)
+#: List elements short and simple enough to share a line when a list is broken.
+_SCALARS = (n.IntLit, n.FloatLit, n.StrLit, n.BoolLit, n.NoneLit, n.NameRef)
 
 
 # ------------------------------------------------------------------ strings
+#: Unicode categories whose characters are invisible or look like something else:
+#: controls, format characters (zero-width spaces and joiners, bidi controls, the
+#: soft hyphen, the BOM), separators other than the space, private-use and unassigned
+#: code points. Written raw they would hide in the text or change how it reads.
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn"})
+
+
 def _needs_unicode_escape(ch: str) -> bool:
-    """Control characters and line/paragraph separators print as ``\\u{XX}``."""
+    """Whether ``ch`` prints as an escape (``\\u{A0}``) rather than as itself.
+
+    Every character that cannot be seen, or passes for another one, stays an
+    escape: a no-break space, a zero-width space or a right-to-left mark written
+    ``\\u{200B}`` in the source must not come back from ``fmt`` as a raw
+    character no reader can tell from a space or from nothing.
+    """
+    if ch == " ":
+        return False
     code = ord(ch)
-    return code < 0x20 or 0x7F <= code <= 0x9F or ch in "\u2028\u2029"
+    if code < 0x7F:
+        return code < 0x20
+    return unicodedata.category(ch) in _ESCAPED_CATEGORIES
 
 
 def _escape(value: str, *, braces: bool = False, triple: bool = False) -> str:
@@ -91,8 +117,9 @@ def _escape(value: str, *, braces: bool = False, triple: bool = False) -> str:
             piece = "\\r"
         elif ch in "{}":
             piece = ch * 2 if braces else ch
-        elif _needs_unicode_escape(ch):
-            # In an f-string the braces of `\u{..}` would start an interpolation.
+        elif _needs_unicode_escape(ch) and not (braces and ord(ch) > 0xFFFF):
+            # In an f-string the braces of `\u{..}` would start an interpolation, and
+            # `\uXXXX` holds no code point past U+FFFF: such a one stays raw there.
             piece = f"\\u{ord(ch):04X}" if braces else f"\\u{{{ord(ch):02X}}}"
         else:
             piece = ch
@@ -798,6 +825,89 @@ class _Layout:
         for text in parts[1:]:
             self.glued(text, indent, can_trail=False)
 
+    def wrapped(self, node: n.Node, prefix: str, value: n.Expr, suffix: str, indent: int,
+                blank: _Blank) -> None:
+        """``prefix value suffix`` on one line when it fits (and holds no comment).
+
+        Otherwise a list, map or record ``value`` (a call with named arguments
+        only) opens on this line, takes one element (or field) a line, each laid
+        out the same way, with a trailing comma, and closes on a line of its own
+        followed by ``suffix``: a long literal never becomes a line of thousands
+        of columns. Other expressions stay on one line.
+        """
+        pad = INDENT * indent
+        one = prefix + self.ex.expr(value) + suffix
+        parts = self.literal_parts(value)
+        if parts is None or not parts[1] or (
+                len(pad + one) <= MAX_WIDTH and not self.has_comment(value.span)):
+            self.simple(node, one, indent, blank)
+            return
+        opening, entries, closing = parts
+        first = self.start(node, prefix + opening, indent, blank)
+        first.opener = True
+        self.lines.append(first)
+        if isinstance(value, n.ListLit) and all(isinstance(x, _SCALARS) for x in value.items) \
+                and not self.has_comment(value.span):
+            self.filled(value.items, indent + 1)
+        else:
+            for entry, entry_prefix, entry_value in entries:
+                self.wrapped(entry, entry_prefix, entry_value, ",", indent + 1, _Blank.KEEP)
+        self.lines.append(_Line(pad + closing + suffix, indent, value.span.end - 1,
+                                value.span.end_line, node.span.end_line, closer=True))
+
+    def filled(self, items: Sequence[n.Expr], indent: int) -> None:
+        """Scalars (numbers, strings, names) as many to a line as fit, each with its comma."""
+        pad = INDENT * indent
+        row: list[n.Expr] = []
+        texts: list[str] = []
+
+        def flush() -> None:
+            self.lines.append(_Line(pad + " ".join(texts), indent, row[0].span.start,
+                                    row[0].span.line, row[-1].span.end_line))
+            row.clear()
+            texts.clear()
+
+        for item in items:
+            text = self.ex.expr(item) + ","
+            if texts and len(pad + " ".join([*texts, text])) > MAX_WIDTH:
+                flush()
+            row.append(item)
+            texts.append(text)
+        if row:
+            flush()
+
+    def literal_parts(self, value: n.Expr
+                      ) -> tuple[str, list[tuple[n.Node, str, n.Expr]], str] | None:
+        """The opening, the (node, prefix, value) elements and the closing of a literal."""
+        if isinstance(value, n.ListLit):
+            return "[", [(x, "", x) for x in value.items], "]"
+        if isinstance(value, n.MapLit):
+            return "{", [(m, self.ex.expr(m.key) + ": ", m.value) for m in value.entries], "}"
+        if isinstance(value, n.Call) and value.args and all(a.name for a in value.args):
+            # a record or entity built field by field (or a call spelled like one)
+            entries: list[tuple[n.Node, str, n.Expr]] = []
+            for a in value.args:
+                name = "" if a.name is None else a.name.name + ": "
+                if isinstance(a.value, n.Lambda):
+                    entries.append((a, f"{name}{a.value.param.name} => ", a.value.body))
+                else:
+                    entries.append((a, name, a.value))
+            return self.ex.expr(value.func, Prec.POSTFIX) + "(", entries, ")"
+        return None
+
+    def valued(self, node: n.Node, head: str, default: n.Expr | None, doc: str | None,
+               indent: int, blank: _Blank) -> None:
+        """``head [= default] ["doc"]``: a field, state item or constant."""
+        if default is None:
+            self.with_doc(node, head, doc, "", indent, blank)
+            return
+        parts = None if doc is None else _doc_parts(doc, indent + 1)
+        if parts is not None and len(parts) > 1:
+            self.with_doc(node, head + " = " + self.ex.expr(default), doc, "", indent, blank)
+            return
+        suffix = "" if parts is None else " " + parts[0]
+        self.wrapped(node, head + " = ", default, suffix, indent, blank)
+
     # module ------------------------------------------------------------------
     def module(self, module: n.Module) -> None:
         prev: n.Decl | None = None
@@ -840,7 +950,7 @@ class _Layout:
         head = "const " + d.name.name
         if d.type is not None:
             head += ": " + type_text(d.type)
-        self.with_doc(d, head + " = " + self.ex.expr(d.value), d.doc, "", indent, blank)
+        self.valued(d, head, d.value, d.doc, indent, blank)
 
     def print_ConfigItem(self, it: n.ConfigItem, indent: int, blank: _Blank) -> None:
         self.data(it, it.name.name + ": ", it.value, "", indent, blank)
@@ -906,9 +1016,7 @@ class _Layout:
             f"{type_text(f.type)}"
         if f.alias is not None:
             head += " from " + quote_string(f.alias)
-        if f.default is not None:
-            head += " = " + self.ex.expr(f.default)
-        self.with_doc(f, head, f.doc, "", indent, blank)
+        self.valued(f, head, f.default, f.doc, indent, blank)
 
     def print_AliasDecl(self, d: n.AliasDecl, indent: int, blank: _Blank) -> None:
         self.with_doc(d, f"type {d.name.name} = {type_text(d.type)}", d.doc, "", indent, blank)
@@ -926,9 +1034,7 @@ class _Layout:
         else:
             kind_text = type_text(kind)
         head = ("private " if it.private else "") + f"{it.name.name}: {kind_text}"
-        if it.default is not None:
-            head += " = " + self.ex.expr(it.default)
-        self.with_doc(it, head, it.doc, "", indent, blank)
+        self.valued(it, head, it.default, it.doc, indent, blank)
 
     def print_InvariantDecl(self, d: n.InvariantDecl, indent: int, blank: _Blank) -> None:
         condition = INDENT * (indent + 1) + self.ex.expr(d.condition)
@@ -1009,15 +1115,15 @@ class _Layout:
     # statements --------------------------------------------------------------
     def print_Let(self, s: n.Let, indent: int, blank: _Blank) -> None:
         typ = "" if s.type is None else ": " + type_text(s.type)
-        self.simple(s, f"let {s.name.name}{typ} = {self.ex.expr(s.value)}", indent, blank)
+        self.wrapped(s, f"let {s.name.name}{typ} = ", s.value, "", indent, blank)
 
     def print_Assign(self, s: n.Assign, indent: int, blank: _Blank) -> None:
         target = self.ex.expr(s.target, Prec.POSTFIX)
-        self.simple(s, f"{target} = {self.ex.expr(s.value)}", indent, blank)
+        self.wrapped(s, f"{target} = ", s.value, "", indent, blank)
 
     def print_AugAssign(self, s: n.AugAssign, indent: int, blank: _Blank) -> None:
         target = self.ex.expr(s.target, Prec.POSTFIX)
-        self.simple(s, f"{target} {s.op}= {self.ex.expr(s.value)}", indent, blank)
+        self.wrapped(s, f"{target} {s.op}= ", s.value, "", indent, blank)
 
     def print_If(self, s: n.If, indent: int, blank: _Blank) -> None:
         pending = self.start(s, "if " + self.ex.expr(s.condition), indent, blank)
@@ -1081,20 +1187,20 @@ class _Layout:
         self.simple(s, "continue", indent, blank)
 
     def print_Return(self, s: n.Return, indent: int, blank: _Blank) -> None:
-        text = "return" if s.value is None else "return " + self.ex.expr(s.value)
-        self.simple(s, text, indent, blank)
+        if s.value is None:
+            self.simple(s, "return", indent, blank)
+        else:
+            self.wrapped(s, "return ", s.value, "", indent, blank)
 
     def print_Insert(self, s: n.Insert, indent: int, blank: _Blank) -> None:
-        text = f"insert {self.ex.expr(s.value)} into {self.ex.expr(s.table)}"
-        self.simple(s, text, indent, blank)
+        self.wrapped(s, "insert ", s.value, f" into {self.ex.expr(s.table)}", indent, blank)
 
     def print_Delete(self, s: n.Delete, indent: int, blank: _Blank) -> None:
         text = f"delete {self.ex.expr(s.value)} from {self.ex.expr(s.table)}"
         self.simple(s, text, indent, blank)
 
     def print_Append(self, s: n.Append, indent: int, blank: _Blank) -> None:
-        text = f"append {self.ex.expr(s.value)} to {self.ex.expr(s.target)}"
-        self.simple(s, text, indent, blank)
+        self.wrapped(s, "append ", s.value, f" to {self.ex.expr(s.target)}", indent, blank)
 
     def print_Remove(self, s: n.Remove, indent: int, blank: _Blank) -> None:
         text = f"remove {self.ex.expr(s.value)} from {self.ex.expr(s.target)}"

@@ -1,10 +1,11 @@
 """Source text to :class:`dsl.nodes.Module`, with syntax errors as diagnostics.
 
 The grammar is LALR(1) (``worldspec.lark``). A file that parses in one go is
-the common case. Otherwise the parser reports the first error, then parses
-each top-level declaration on its own so that every broken declaration
-gets at most one error and the rest still parse (no cascades). Comments are
-collected by the lexer and kept on the module for the formatter.
+the common case. Otherwise each top-level declaration is parsed on its own, and
+inside a declaration the parser resumes after each error at the next statement,
+field or item (``recovery.py``), so one file reports its independent mistakes
+together, each once, without cascades, up to a cap. Comments are collected by
+the lexer and kept on the module for the formatter.
 """
 
 from __future__ import annotations
@@ -31,8 +32,16 @@ from lark.exceptions import (
 )
 
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import DiagnosticSink
+from worldspec.dsl.diagnostics import MAX_ERRORS, DiagnosticSink, Related
 from worldspec.dsl.lexer import install_fast_lexer
+from worldspec.dsl.recovery import (
+    MAX_ERRORS_PER_DECLARATION,
+    blank,
+    explain,
+    follows_from_skip,
+    neutralise,
+    recovery_span,
+)
 from worldspec.dsl.syntax_messages import describe_expected, describe_token
 
 __all__ = ["ParseResult", "parse_module", "parse_expression", "decode_string", "MAX_DEPTH",
@@ -1026,7 +1035,7 @@ def _chunks(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
-                        sink: DiagnosticSink) -> None:
+                        sink: DiagnosticSink, next_declaration: str | None = None) -> None:
     line = getattr(exc, "line", 1) or 1
     column = getattr(exc, "column", 1) or 1
     start = getattr(exc, "pos_in_stream", 0) or 0
@@ -1055,6 +1064,8 @@ def _report_parse_error(exc: UnexpectedInput, text: str, pos: _Positions,
         return
     if isinstance(exc, UnexpectedToken):
         found = describe_token(exc.token)
+        if exc.token.type == "$END" and next_declaration is not None:
+            found = f"'{next_declaration}' (the next declaration)"
         expected = _expected_phrase(exc)
         prev = _previous_token_text(exc)
         where = f" after '{prev}'" if prev else ""
@@ -1081,7 +1092,7 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
             accepts = probe.accepts()
             if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
                 return "a type"
-        except UnexpectedInput:
+        except (UnexpectedInput, _SyntaxProblem):  # the probe may reduce a bad literal
             pass
     return describe_expected(expected)
 
@@ -1118,27 +1129,146 @@ def _too_deep(text: str) -> int:
 _BRACKET = re.compile(r"[()\[\]{}]")
 
 
-def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
-                comments: list[n.Comment]) -> list[Any] | None:
+def _attempt(text: str, pos: _Positions,
+             comments: list[n.Comment]) -> list[Any] | BaseException:
+    """Parse ``text`` whole: its items, or the exception that stopped the parse."""
     collected: list[Token] = []
     token = _COMMENTS.set(collected)
     try:
         items = _run("start", text, pos)
-    except UnexpectedInput as exc:
-        _report_parse_error(exc, text, pos, sink)
-        return None
-    except _SyntaxProblem as problem:
-        sink.report(problem.code, problem.span, problem.message, hints=problem.hints)
-        return None
-    except RecursionError:
-        sink.report("WS105", n.Span(pos.path, 1 + pos.line_delta, 1, 1 + pos.line_delta, 1,
-                                    pos.pos_delta, pos.pos_delta), "nesting too deep")
-        return None
+    except (UnexpectedInput, _SyntaxProblem, RecursionError) as exc:
+        return exc
     finally:
         _COMMENTS.reset(token)
     for tok in collected:
         comments.append(n.Comment(text=str(tok), span=pos.token(tok)))
     return list(items)
+
+
+def _report_failure(exc: BaseException, text: str, pos: _Positions, sink: DiagnosticSink,
+                    next_declaration: str | None) -> None:
+    """Report what stopped a parse: in the language's words when the mistake is known."""
+    if isinstance(exc, UnexpectedInput):
+        found = explain(exc, text, pos.pos_delta, pos.line_delta, next_declaration)
+        if found is None:
+            _report_parse_error(exc, text, pos, sink, next_declaration)
+            return
+        sink.report(found.code, _offset_span(text, pos, found.start, found.end),
+                    found.message, hints=found.hints,
+                    related=[Related(_offset_span(text, pos, a, b), message)
+                             for a, b, message in found.related])
+    elif isinstance(exc, _SyntaxProblem):
+        sink.report(exc.code, exc.span, exc.message, hints=exc.hints)
+    else:  # RecursionError
+        sink.report("WS105", n.Span(pos.path, 1 + pos.line_delta, 1, 1 + pos.line_delta, 1,
+                                    pos.pos_delta, pos.pos_delta), "nesting too deep")
+
+
+def _offset_span(text: str, pos: _Positions, start: int, end: int) -> n.Span:
+    """The file span of ``[start, end)`` in ``text`` (one declaration of the file)."""
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    end_line = line + text.count("\n", start, end)
+    end_column = end - (text.rfind("\n", 0, end) + 1) + 1
+    return n.Span(pos.path, line + pos.line_delta, column, end_line + pos.line_delta,
+                  end_column, start + pos.pos_delta, end + pos.pos_delta)
+
+
+def _parse_text(text: str, pos: _Positions, sink: DiagnosticSink,
+                comments: list[n.Comment]) -> list[Any] | None:
+    result = _attempt(text, pos, comments)
+    if isinstance(result, BaseException):
+        _report_failure(result, text, pos, sink, None)
+        return None
+    return result
+
+
+@dataclass(slots=True)
+class _Budget:
+    """How much text recovery may parse again (a multiple of the file), so it stays linear.
+
+    A parse that fails stops at the error, so an attempt costs about its offset.
+    """
+
+    left: int
+
+    def spend(self, size: int) -> bool:
+        self.left -= size
+        return self.left >= 0
+
+
+def _parse_declaration(text: str, pos: _Positions, sink: DiagnosticSink,
+                       comments: list[n.Comment], next_declaration: str | None,
+                       budget: _Budget) -> list[Any]:
+    """Parse one declaration's text, reporting each syntax error and resuming after it.
+
+    After an error the broken item (statement, field, task item...) is skipped up
+    to where the next one starts (:func:`recovery.recovery_span`), or a malformed
+    literal is replaced by a harmless one, and the text is parsed again. An error
+    at or before the point where parsing resumed would be a consequence of the
+    skip, not a mistake of its own, so it ends the declaration silently, as do
+    the signs that the skip took a `}` it should not have
+    (:func:`recovery.follows_from_skip`) and the caps (errors per declaration,
+    errors in all, text parsed again). An error on the rest of a replaced
+    literal's line is its debris: skipped without a word, and parsing goes on.
+    """
+    floor = -1  # errors at offsets up to here follow from a recovery
+    skipped_from = -1  # where the last skipped text began
+    debris = False  # the floor ends the line of a replaced literal, not a skip
+    for _ in range(MAX_ERRORS_PER_DECLARATION):
+        result = _attempt(text, pos, comments)
+        if not isinstance(result, BaseException):
+            return result
+        at = _failure_offset(result, text, pos)
+        silent = floor >= 0 and at <= floor
+        if silent and not debris:
+            return []
+        if floor >= 0 and not silent and isinstance(result, UnexpectedInput) \
+                and follows_from_skip(result, skipped_from):
+            return []
+        if not silent:
+            _report_failure(result, text, pos, sink, next_declaration)
+        if sink.error_count() >= MAX_ERRORS or not budget.spend(at + 1):
+            return []
+        repaired = _repair(result, text, pos)
+        if repaired is None:
+            return []
+        # What a replaced literal left on its line is skipped without a word.
+        debris = isinstance(result, _SyntaxProblem)
+        text, skipped_from, new_floor = repaired
+        floor = max(floor, new_floor) if silent else new_floor
+    return []
+
+
+def _failure_offset(exc: BaseException, text: str, pos: _Positions) -> int:
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
+        return len(text)
+    if isinstance(exc, UnexpectedInput):
+        return getattr(exc, "pos_in_stream", 0) or 0
+    if isinstance(exc, _SyntaxProblem):
+        return exc.span.start - pos.pos_delta
+    return 0
+
+
+def _repair(exc: BaseException, text: str, pos: _Positions) -> tuple[str, int, int] | None:
+    """The text to parse next, where the change began, and the offset up to which
+    errors are consequences of it."""
+    if isinstance(exc, UnexpectedInput):
+        skip = recovery_span(exc, text, pos.pos_delta)
+        if skip is None:
+            return None
+        return blank(text, *skip), skip[0], skip[1]
+    if isinstance(exc, _SyntaxProblem):
+        start, end = exc.span.start - pos.pos_delta, exc.span.end - pos.pos_delta
+        if not 0 <= start < end <= len(text):
+            return None
+        replaced = neutralise(text, start, end)
+        # The rest of the literal's line may be the literal's own debris (a quote too
+        # many splits a string): what follows on that line is not reported.
+        line_end = text.find("\n", end)
+        floor = len(text) if line_end < 0 else line_end
+        return (replaced, start, floor) if replaced is not None else None
+    return None
 
 
 def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:
@@ -1171,12 +1301,16 @@ def parse_module(text: str, path: str, sink: DiagnosticSink) -> ParseResult:
         decls: list[Any] = []
         line_delta = 0
         counted = 0
+        budget = _Budget(4 * len(text) + 1_000_000)
         for a, b in _chunks(text):
+            if sink.error_count() >= MAX_ERRORS:
+                break
             line_delta += text.count("\n", counted, a)
             counted = a
-            part = _parse_text(text[a:b], _Positions(path, line_delta, a), sink, comments)
-            if part is not None:
-                decls.extend(part)
+            following = _TOP_LEVEL.match(text, b)
+            decls.extend(_parse_declaration(
+                text[a:b], _Positions(path, line_delta, a), sink, comments,
+                following.group() if following is not None else None, budget))
         return ParseResult(_module(path, text, decls, comments), False)
     finally:
         sys.setrecursionlimit(old_limit)

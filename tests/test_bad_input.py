@@ -305,6 +305,14 @@ def test_ten_megabytes_of_garbage(alphabet: str, workdir: Path,
     assert len(result.errors) <= MAX_ERRORS
 
 
+def test_recovery_in_deeply_nested_blocks_is_capped() -> None:
+    """A broken statement at each of 150 nesting levels: at most ten errors, no cascade."""
+    text = 'world W "x"\ntool t() {\n' + "if a {\nlet = 1\n" * 150 + "}\n" * 151
+    result = checked(text)
+    assert codes(result) == {"WS101"}
+    assert len(result.errors) == 10
+
+
 def test_many_broken_declarations_are_capped() -> None:
     """Each line is a broken declaration: the errors stop at the cap, the check finishes."""
     text = "".join(f"tool t{i}\n" for i in range(2_000))
@@ -477,8 +485,8 @@ def test_big_but_reasonable_literals_are_fine() -> None:
     pytest.param('world W "x"\nfn f(a: int) -> str {\n  return f"x {}"\n}\n', "WS104",
                  id="f-string-empty-braces"),
     pytest.param('world W "x"\ntype P = str matching /abc\n', "WS101", id="regex"),
-    pytest.param('world W "x"\nenum E { a, b\n', "WS101", id="brace"),
-    pytest.param('world W "x"\nfn f() -> int {\n  return (1\n}\n', "WS101", id="paren"),
+    pytest.param('world W "x"\nenum E { a, b\n', "WS109", id="brace"),
+    pytest.param('world W "x"\nfn f() -> int {\n  return (1\n}\n', "WS109", id="paren"),
 ])
 def test_unterminated(text: str, code: str, workdir: Path, cli: Callable[..., CliRun]) -> None:
     assert code in codes(checked(text))
@@ -910,7 +918,7 @@ HOSTILE: dict[str, Hostile] = {
     "long-name-then-bad-character": Hostile(
         'world W "x"\nfn f() -> int { return ' + "a" * MB + " $ }\n", _ERROR),
     "long-name-then-end-of-file": Hostile(
-        'world W "x"\nfn f() -> int { return ' + "a" * MB, _ERROR),
+        'world W "x"\nfn f() -> int { return ' + "a" * MB, frozenset({"WS109"})),
     "long-unclosed-string": Hostile(
         'world W "x"\nfn f() -> str { return "' + "a" * MB + "\n}\n", frozenset({"WS102"})),
     "long-line-of-tokens-then-error": Hostile(
@@ -918,6 +926,22 @@ HOSTILE: dict[str, Hostile] = {
     "long-whitespace-then-error": Hostile('world W "x"\n' + " " * MB + "}\n", _ERROR),
     "many-lines-then-error": Hostile('world W "x"\n' + "\n" * MB + "}\n", _ERROR),
     "many-errors": Hostile("".join(f"tool t{i} }}\n" for i in range(20_000)), _ERROR),
+    # error recovery inside declarations: it resumes, but stays linear and capped
+    "many-broken-statements-in-one-tool": Hostile(
+        'world W "x"\ntool t() {\n' + "  let = 1\n" * (MB // 10) + "}\n", _ERROR),
+    "many-broken-fields-in-one-entity": Hostile(
+        'world W "x"\nentity E {\n' + "  a int\n" * (MB // 8) + "}\n", _ERROR),
+    "broken-statement-every-other-line": Hostile(
+        'world W "x"\ntool t() {\n' + "  let a = 1\n  let = 2\n" * (MB // 22) + "}\n",
+        _ERROR),
+    "broken-statements-on-one-line": Hostile(
+        'world W "x"\ntool t() { ' + "let = 1 " * (MB // 8) + "}\n", _ERROR),
+    "unclosed-calls-on-every-line": Hostile(
+        'world W "x"\ntool t() {\n' + "  let a = f(1\n" * (MB // 14) + "}\n",
+        frozenset({"WS105"})),  # more open brackets than nesting allows
+
+    "closers-on-one-line": Hostile('world W "x"\ntool t() { let x = ' + ") " * (MB // 2)
+                                   + "}\n", _ERROR),
     "many-errors-on-one-line": Hostile(
         'world W "x"\nfn f(a: int) -> int { return ' + "b + " * 25_000 + "a }\n",
         frozenset({"WS201"})),

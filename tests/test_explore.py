@@ -79,3 +79,62 @@ def test_examples_explore_clean(capsys: pytest.CaptureFixture[str]) -> None:
                 for f in r["findings"] if f["severity"] == "problem"]
     assert findings == []
     assert status == 0
+
+
+def test_coverage_lists_every_tool_in_text_and_json(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    spec = BUGGY / "never_holds.world"
+    [world] = compile_worlds([spec]).worlds.values()
+    report = explore(world, max_examples=10, steps=20, seed=3)
+    rows = report.coverage()
+    assert [name for name, _, _ in rows] == list(world.TOOLS)
+    assert all(calls == report.per_tool[name] and ok == report.succeeded[name]
+               for name, calls, ok in rows)
+    assert sum(calls for _, calls, _ in rows) == report.calls == 10 * 20
+    main(["test", str(spec), "--max-examples", "10", "--steps", "20", "--seed", "3",
+          "--failures", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "tool" in out and "calls" in out and "succeeded" in out and "share" in out
+    assert "unlock_bonus" in out and "never succeeded" in out
+    assert "NOTE never succeeds: unlock_bonus" in out  # the note stays
+    main(["test", str(spec), "--max-examples", "10", "--steps", "20", "--seed", "3",
+          "--format", "json", "--failures", str(tmp_path)])
+    [document] = json.loads(capsys.readouterr().out)
+    assert [(r["tool"], r["calls"], r["succeeded"]) for r in document["coverage"]] == rows
+
+
+def test_a_reused_start_explores_as_fresh_loads_do() -> None:
+    """Sequences from one start share one loaded episode, rolled back between them: they
+    make the same calls with the same outcomes as sequences that each load the start anew
+    (equal data in distinct mappings is loaded once per mapping)."""
+    loaded = compile_worlds([BUGGY / "failed_call_changes_state.world"])
+    [world] = loaded.worlds.values()
+    shared: dict[str, object] = {}
+    reused = explore(world, max_examples=8, steps=25, seed=5, starts=[shared] * 8)
+    fresh = explore(world, max_examples=8, steps=25, seed=5, starts=[{} for _ in range(8)])
+    assert reused.calls == fresh.calls == 8 * 25
+    assert reused.per_tool == fresh.per_tool and reused.succeeded == fresh.succeeded
+    assert reused.succeeded["bump"] > 0  # the sequences did change the shared episode
+    assert [(f.kind, f.tool) for f in reused.findings] == \
+        [(f.kind, f.tool) for f in fresh.findings]
+
+
+def test_fresh_values_reach_arguments() -> None:
+    """A value a call just returned is soon drawn as an argument (issue 17: write tools are
+    reached), and pools keep only the newest fresh values."""
+    import random
+
+    from worldspec.runtime.sampling import Pools, sample
+
+    pools = Pools(["a", "b"], [1.0]).fork()
+    pools.add(["order-77"], [42.0])
+    rng = random.Random(0)
+    drawn = [sample({"type": "string"}, rng, pools) for _ in range(200)]
+    assert drawn.count("order-77") > 50
+    numbers = [sample({"type": "integer", "minimum": 0, "maximum": 100}, rng, pools)
+               for _ in range(200)]
+    assert numbers.count(42) > 50
+    pools.add([f"v{i}" for i in range(Pools.FRESH + 5)], [])
+    assert len(pools.fresh_strings) == Pools.FRESH and pools.fresh_strings[-1] == \
+        f"v{Pools.FRESH + 4}"
+    assert "order-77" not in pools.fresh_strings

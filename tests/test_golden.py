@@ -51,7 +51,8 @@ EXTRA_GOLDENS: dict[str, list[str]] = {
     "WS211_matches_solution": ["WS211"],
     "multi_data": ["WS601", "WS605", "WS605", "WS602", "WS603"],
     "multi_no_cascade": ["WS202", "WS301", "WS205"],
-    "multi_syntax": ["WS101", "WS101"],
+    "multi_syntax": ["WS101", "WS109"],
+    "multi_recovery": ["WS101", "WS109", "WS110", "WS113", "WS101"],
 }
 
 
@@ -525,6 +526,31 @@ NARROWED = [
         current = none
         return me.name + names[0]
         """, id="local-copy-stays-narrowed"),
+    pytest.param("""
+        for c in customers {
+          let r = c.referrer
+          if r == none { continue }
+          return r.name
+        }
+        return ""
+        """, id="after-if-none-continue"),
+    pytest.param("""
+        for c in customers {
+          if current == none { break }
+          return current.name
+        }
+        return ""
+        """, id="after-if-none-break"),
+    pytest.param("""
+        let i = 0
+        while i < 3 {
+          i += 1
+          let r = customers.get("C1")
+          if r == none { continue } else if r.name == "" { break }
+          return r.name
+        }
+        return ""
+        """, id="after-if-none-continue-in-while"),
 ]
 
 NOT_NARROWED = [
@@ -557,6 +583,17 @@ NOT_NARROWED = [
         require current != none else "Not signed in."
         return current.referrer.name
         """, (2, 8), id="other-path"),
+    pytest.param("""
+        for c in customers { if current == none { break } }
+        return current.name
+        """, (2, 8), id="break-narrows-only-inside-the-loop"),
+    pytest.param("""
+        for c in customers {
+          if current != none { continue }
+          return current.name
+        }
+        return ""
+        """, (3, 10), id="after-if-not-none-continue"),
 ]
 
 
@@ -873,3 +910,44 @@ def test_json_literals_take_any_json_values() -> None:
         '''), "j.world")
     assert [(d.code, d.message) for d in result.diagnostics] == [
         ("WS301", "JSON object key: expected str, found int")]
+
+
+# ----------------------------------------------- several syntax errors at once
+THREE_BROKEN_DECLARATIONS = """\
+world Library "A small lending library."
+
+entity Book "A book on the shelf." {
+  key id: str
+  title str
+}
+
+state {
+  books: table Book
+}
+
+tool lend(book: Book "The book.") -> int "Lend a book." {
+  let due = 0 if book.title == "" else 14
+  return due
+}
+
+tool titles() -> list[str] "All titles." {
+  return [b.title for b in books if]
+}
+"""
+
+
+def test_three_syntax_errors_in_three_declarations_cost_one_round(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17: a syntax error must not hide the next ones (N errors, one repair round)."""
+    from worldspec.cli.main import main
+
+    spec = tmp_path / "library.world"
+    spec.write_text(THREE_BROKEN_DECLARATIONS, encoding="utf-8")
+    expected = [("WS101", 5), ("WS110", 13), ("WS101", 18)]
+    result = check_specs([spec])
+    assert [(d.code, d.span.line) for d in result.diagnostics] == expected
+    assert main(["check", "--format", "json", str(spec)]) == 1
+    import json
+
+    reported = json.loads(capsys.readouterr().out)
+    assert [(d["code"], d["line"]) for d in reported] == expected

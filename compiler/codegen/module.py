@@ -302,9 +302,14 @@ class WorldGenerator:
                 rec = self.world.records[s.entity]
                 refs = [(f, _entity_in(f.type)) for f in rec.fields.values()]
                 refs = [(f, e) for f, e in refs if e is not None]
+                refs = [(f, e) for f, e in refs if self.world.table_of(e or "") is not None]
                 if refs:
+                    # a reference breaks when its row is inserted or the field set (deleting
+                    # the row it names is checked below), so only those rows are checked
                     row = self.x.fresh("row")
-                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}):")
+                    fields = repr(tuple(py_name(f.name) for f, _ in refs))
+                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}, "
+                                 f"{fields}):")
                     for f, entity in refs:
                         target = self.world.table_of(entity or "")
                         if target is None:
@@ -576,8 +581,9 @@ class WorldGenerator:
 
 def _changed_rows_method() -> str:
     return "\n".join(_indent([
-        "def _changed_rows(self, table: Table[Any]) -> Any:",
-        f"{_INDENT}return rt.changed_rows(self, table)",
+        "def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None"
+        ") -> Any:",
+        f"{_INDENT}return rt.changed_rows(self, table, fields)",
     ], 1))
 
 

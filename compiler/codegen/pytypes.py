@@ -193,7 +193,9 @@ class TypeTables:
             return f"{{{key}: {val} for k, x in {src}.items()}}"
         if isinstance(typ, t.Named):
             if typ.kind in ("enum", "entity"):
-                return src if typ.kind == "entity" else f"{src}.value"
+                # an enum member's ``_value_`` is its ``value`` without the property lookup
+                # (a Python-level descriptor call on every export)
+                return src if typ.kind == "entity" else f"{src}._value_"
             if typ.kind == "union":
                 return f"_export_{typ.name}({src})"
             return f"{src}.export()"

@@ -272,8 +272,8 @@ class TicketAPI(Episode):
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
         return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == rt.present(status).lower()))  # ticket_api.world:223
 
-    def _changed_rows(self, table: Table[Any]) -> Any:
-        return rt.changed_rows(self, table)
+    def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
+        return rt.changed_rows(self, table, fields)
 
 
 def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:

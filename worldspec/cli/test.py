@@ -50,9 +50,8 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
     ok = sum(report.succeeded.values())
     console.line(f"{report.world}: {report.examples} sequences, {report.calls} calls "
                  f"({ok} succeeded), {report.calls_per_second:,.0f} calls/s")
-    for name in sorted(report.per_tool):
-        console.line(f"  {name}: {report.per_tool[name]} calls, "
-                     f"{report.succeeded[name]} succeeded")
+    for line in _coverage_table(report):
+        console.line(f"  {line}")
     if not report.problems:
         console.line("  no problems found")
     for index, finding in enumerate(report.findings):
@@ -67,6 +66,22 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
                 console.line(f"      {format_call(call)}")
         if index in saved:
             console.line(f"    saved to {saved[index]}")
+
+
+def _coverage_table(report: Report) -> list[str]:
+    """Per tool: calls, successes and their share, every tool of the world in declaration
+    order; a tool no call got past its checks is marked."""
+    rows = report.coverage()
+    if not rows:
+        return []
+    width = max(len("tool"), *(len(name) for name, _, _ in rows))
+    lines = [f"{'tool':<{width}}  {'calls':>6}  {'succeeded':>9}  {'share':>5}"]
+    for name, calls, succeeded in rows:
+        share = f"{100 * succeeded / calls:.0f}%" if calls else "-"
+        mark = "  never succeeded" if calls and not succeeded else (
+            "  never called" if not calls else "")
+        lines.append(f"{name:<{width}}  {calls:>6}  {succeeded:>9}  {share:>5}{mark}")
+    return lines
 
 
 def run_test(args: argparse.Namespace, console: Console) -> int:
@@ -113,6 +128,8 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
                 "calls_per_second": round(report.calls_per_second),
                 "per_tool": {k: {"calls": report.per_tool[k], "succeeded": report.succeeded[k]}
                              for k in sorted(report.per_tool)},
+                "coverage": [{"tool": tool, "calls": calls, "succeeded": succeeded}
+                             for tool, calls, succeeded in report.coverage()],
                 "findings": [{"kind": f.kind, "severity": f.severity, "tool": f.tool,
                               "message": f.message,
                               "where": f.where, "calls": [{"name": c[0], "arguments": c[1]}

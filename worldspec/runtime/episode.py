@@ -18,9 +18,11 @@ import datetime as dt
 import difflib
 import hashlib
 import json
+import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, ClassVar, Generic, TypeVar
 
 from worldspec.runtime import budget
@@ -35,7 +37,7 @@ from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
-    "StateBase", "Score", "CheckOutcome", "FieldJson",
+    "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
 ]
 
 K = Any
@@ -48,12 +50,31 @@ R = TypeVar("R", bound="Row")
 #: for as long as the field holds that very object.
 FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
-#: One step of a row's text: attribute, the JSON key with its separator, exporter, immutable,
-#: and the index of the fragment cache entry.
-_Step = tuple[str, str, Callable[[Any], Any] | None, bool, int]
+#: One step of a row's text: the JSON key with its separator, and the exporter.
+_Step = tuple[str, Callable[[Any], Any] | None]
 
 #: A fragment cache entry never filled: its value is nothing a field can hold.
 _NO_FRAGMENT: tuple[object, str] = (object(), "")
+
+
+class _Layout:
+    """How one of a row class's two texts is assembled: the fields in the text's order,
+    read all at once, with their keys, exporters and which of them may be cached."""
+
+    __slots__ = ("get", "indices", "steps", "volatile")
+
+    def __init__(self, fields: Sequence[FieldJson], head: Callable[[str], str]) -> None:
+        attrs = [attr for attr, _, _, _ in fields]
+        if len(attrs) == 1:
+            single = operator.attrgetter(attrs[0])
+            self.get: Callable[[Any], tuple[Any, ...]] = lambda row: (single(row),)
+        else:
+            self.get = operator.attrgetter(*attrs)
+        self.steps: tuple[_Step, ...] = tuple((head(name), export)
+                                              for _, name, export, _ in fields)
+        #: fields whose type holds ``json``: serialised every time
+        self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
+        self.indices = range(len(attrs))
 
 
 class Row:
@@ -64,9 +85,12 @@ class Row:
     cached per row with the stored value it was made from and reused while the field still
     holds that same object: stored values other than ``json`` are immutable (tuples, frozen
     records, maps never changed in place, scalars), so the same object always has the same
-    text. Fields whose type holds ``json`` anywhere are serialised every time. Every cache
-    entry carries its value and is checked by identity before use, so no change (``_set``,
-    an undo, a reset) needs to clear it; a clone starts without one (cloning stays cheap).
+    text. The fields are read in one call and compared with the values the fragments were
+    made from by identity, in C (``map(operator.is_not, ...)``), so only the fields that
+    changed cost Python work; the fragment a field had before is kept too, since an undo or
+    a reset brings that value back. Fields whose type holds ``json`` anywhere are serialised
+    every time. No change (``_set``, an undo, a reset) needs to clear the fragments; a clone
+    starts without them (cloning stays cheap).
     """
 
     __slots__ = ("_digest", "_parts", "_text")
@@ -74,24 +98,24 @@ class Row:
     KEY: ClassVar[str] = ""
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
     #: the fields in ``export()`` order, keyed as ``json.dumps`` writes them
-    _TEXT_STEPS: ClassVar[tuple[_Step, ...]] = ()
+    _TEXT: ClassVar[_Layout | None] = None
     #: the fields in sorted key order, keyed as ``canonical_json`` writes them
-    _CANONICAL_STEPS: ClassVar[tuple[_Step, ...]] = ()
+    _CANONICAL: ClassVar[_Layout | None] = None
     _digest: bytes | None
     _text: str | None
-    #: per field, for the text then for the canonical text: (stored value, key + its JSON);
-    #: then the same for the value each field held before (a reset or an undo brings it back)
-    _parts: list[tuple[object, str]] | None
+    #: per text (the JSON text, then the canonical text): the field values its fragments
+    #: were made from, the fragments, and per field the (value, fragment) it had before
+    _parts: list[Any] | None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         fields = cls.JSON_FIELDS
-        cls._TEXT_STEPS = tuple((attr, json_text(name) + ": ", export, keep, i)
-                                for i, (attr, name, export, keep) in enumerate(fields))
-        order = sorted(range(len(fields)), key=lambda i: fields[i][1])
-        cls._CANONICAL_STEPS = tuple(
-            (fields[i][0], canonical_json(fields[i][1]) + ":", fields[i][2], fields[i][3],
-             len(fields) + position) for position, i in enumerate(order))
+        if not fields:
+            cls._TEXT = cls._CANONICAL = None
+            return
+        cls._TEXT = _Layout(fields, lambda name: json_text(name) + ": ")
+        cls._CANONICAL = _Layout(sorted(fields, key=lambda f: f[1]),
+                                 lambda name: canonical_json(name) + ":")
 
     def key(self) -> Any:
         return getattr(self, self.KEY)
@@ -110,9 +134,9 @@ class Row:
         """
         cached: str | None = getattr(self, "_text", None)
         if cached is None:
-            steps = self._TEXT_STEPS
-            if steps:
-                cached = "{" + ", ".join(self._fragments(steps, json_text)) + "}"
+            layout = self._TEXT
+            if layout is not None:
+                cached = "{" + ", ".join(self._fragments(layout, 0, json_text)) + "}"
             else:
                 cached = json_text(self.export())
             self._text = cached
@@ -127,40 +151,115 @@ class Row:
         """
         cached: bytes | None = getattr(self, "_digest", None)
         if cached is None:
-            steps = self._CANONICAL_STEPS
-            if steps and getattr(self, "_parts", None) is not None:
-                text = "{" + ",".join(self._fragments(steps, canonical_json)) + "}"
+            layout = self._CANONICAL
+            if layout is not None and getattr(self, "_parts", None) is not None:
+                text = "{" + ",".join(self._fragments(layout, 3, canonical_json)) + "}"
             else:
                 text = canonical_json(self.export())
             cached = hashlib.sha256(text.encode()).digest()
             self._digest = cached
         return cached
 
-    def _fragments(self, steps: tuple[_Step, ...], encode: Callable[[Any], str]
+    def _fragments(self, layout: _Layout, at: int, encode: Callable[[Any], str]
                    ) -> list[str]:
         """Each field's key and JSON text, reusing a cached fragment when the field still
-        holds the value it was made from."""
-        parts: list[tuple[object, str]] | None = getattr(self, "_parts", None)
-        older = 2 * len(self.JSON_FIELDS)  # where the previous fragment of each entry is
+        holds the value it was made from (``at``: where this text's cache is in ``_parts``)."""
+        parts: list[Any] | None = getattr(self, "_parts", None)
         if parts is None:
-            parts = [_NO_FRAGMENT] * (2 * older)
-            self._parts = parts
-        out: list[str] = []
-        for attr, head, export, keep, index in steps:
-            value = getattr(self, attr)
-            entry = parts[index]
-            if entry[0] is not value:
-                previous = parts[index + older]
+            parts = self._parts = [None] * 6
+        values = layout.get(self)
+        steps = layout.steps
+        old: tuple[Any, ...] | None = parts[at]
+        if old is None:
+            frags = [head + encode(value if export is None else export(value))
+                     for value, (head, export) in zip(values, steps, strict=True)]
+            parts[at + 1] = frags
+            parts[at + 2] = [_NO_FRAGMENT] * len(frags)
+        else:
+            frags = parts[at + 1]
+            before: list[tuple[object, str]] = parts[at + 2]
+            for i in compress(layout.indices, map(operator.is_not, values, old)):
+                value = values[i]
+                previous = before[i]
                 if previous[0] is value:  # back to the value before (an undo, a reset)
-                    parts[index + older] = entry
-                    parts[index] = entry = previous
+                    before[i] = (old[i], frags[i])
+                    frags[i] = previous[1]
                 else:
-                    entry = (value, head + encode(value if export is None else export(value)))
-                    if keep:
-                        parts[index + older] = parts[index]
-                        parts[index] = entry
-            out.append(entry[1])
-        return out
+                    before[i] = (old[i], frags[i])
+                    head, export = steps[i]
+                    frags[i] = head + encode(value if export is None else export(value))
+            for i in layout.volatile:  # json: may hold anything, so made every time
+                head, export = steps[i]
+                value = values[i]
+                frags[i] = head + encode(value if export is None else export(value))
+                before[i] = _NO_FRAGMENT
+        parts[at] = values
+        return frags
+
+
+class EpisodeRandom(random.Random):
+    """The episode's generator: ``random.Random`` (the same draws) that counts the 32-bit
+    words it draws, so that a failed call can put it back without a copy of its state.
+
+    Saving a Mersenne Twister's state (``getstate()``) builds 625 ints, and freeing them
+    costs as much again: more than the rest of a small tool call. Instead, a call that draws
+    notes how many words had been drawn (:meth:`mark`), and a rollback (:meth:`rewind`) goes
+    back to the last base state (the seed, or a state set by ``setstate``) and draws that
+    many words again, in one ``getrandbits`` per 65,536 words. Every draw is built on
+    ``random()`` (two words) and ``getrandbits(k)`` (``ceil(k / 32)`` words), which are the
+    only two methods counted; ``gauss``'s cached second value is part of the mark.
+    """
+
+    #: words drawn since the base state
+    _words: int
+    #: the base state: an int seed or a state from ``getstate()``
+    _base: int | tuple[Any, ...]
+    #: a rewind this many words past the base makes the current state the new base
+    REBASE = 1 << 16
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        super().seed(a, version)
+        self._words = 0
+        self._base = a if type(a) is int else super().getstate()
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        super().setstate(state)
+        self._words = 0
+        self._base = state
+
+    def random(self) -> float:
+        self._words += 2
+        return super().random()
+
+    def getrandbits(self, k: int) -> int:
+        self._words += (k + 31) // 32
+        return super().getrandbits(k)
+
+    def mark(self) -> tuple[int, Any]:
+        """Where the generator is now, for :meth:`rewind`."""
+        return (self._words, self.gauss_next)
+
+    def rewind(self, mark: tuple[int, Any]) -> None:
+        """Back to the state of ``mark`` (taken since the last ``seed``/``setstate``)."""
+        words, gauss_next = mark
+        if words == self._words:
+            self.gauss_next = gauss_next
+            return
+        base = self._base
+        if type(base) is int:
+            random.Random.seed(self, base)
+        else:
+            random.Random.setstate(self, base)  # type: ignore[arg-type]
+        left = words
+        while left > 0:
+            chunk = min(left, 1 << 16)
+            random.Random.getrandbits(self, 32 * chunk)
+            left -= chunk
+        self.gauss_next = gauss_next
+        self._words = words
+        if words >= self.REBASE:
+            self._base = random.Random.getstate(self)
+            self._words = 0
 
 
 class StateBase:
@@ -176,6 +275,10 @@ class StateBase:
         raise NotImplementedError
 
 
+#: a row's cached digest (``None`` when it has none yet)
+_CACHED_DIGEST = operator.attrgetter("_digest")
+
+
 class Table(Generic[R]):
     """The rows of one entity, keyed and in insertion order."""
 
@@ -189,9 +292,20 @@ class Table(Generic[R]):
         self._digest: bytes | None = None
 
     def digest(self) -> bytes:
+        """SHA-256 of the row digests in row order, cached until a row changes.
+
+        The cached row digests are read in one pass (``attrgetter`` over the rows, no Python
+        call per row); only when some row has none is each row asked for its own.
+        """
         if self._digest is None:
-            self._digest = hashlib.sha256(b"".join(r.digest() for r in self.rows.values())
-                                          ).digest()
+            rows = self.rows.values()
+            try:
+                parts: list[bytes | None] = list(map(_CACHED_DIGEST, rows))
+            except AttributeError:  # a row made without its slots set
+                parts = [None]
+            if None in parts:
+                parts = [r.digest() for r in rows]
+            self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
         return self._digest
 
     def copy(self) -> Table[R]:
@@ -395,8 +509,12 @@ class Episode:
         #: bumped whenever the non-table state changes, so its text can be cached for hashing
         self._state_version = 0
         self._state_cache: tuple[tuple[int, int], bytes] | None = None
+        #: where the RNG was before the running call's first draw (a mark of an
+        #: EpisodeRandom, or the state of another generator someone put in ``rng``)
         self._rng_saved: tuple[Any, ...] | None = None
         self._full_check = False
+        #: whether the running (or last) call deleted a row (which references must not name)
+        self._deleted = False
         self.last_error: ToolError | None = None
         self._last_raw: Any = None
         self._call_mark = 0
@@ -405,9 +523,11 @@ class Episode:
         #: (after copy() or restore()); never changed once set
         self._origin: Episode | None = None
         self.tables: dict[str, Table[Any]] = {}
+        #: the tables of each entity, whose digests a change to one of its rows makes stale
+        self._tables_of: dict[str, list[Table[Any]]] = {}
         self.state: StateBase = self._new_state()
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
-        self.rng = random.Random(self.SEED)
+        self.rng: random.Random = EpisodeRandom(self.SEED)
         #: the seed of the last reset: the initial state's RNG starts from it again
         self._seed = self.SEED
         self.task: TaskSpec | None = None
@@ -426,8 +546,11 @@ class Episode:
 
     def _bind_tables(self) -> None:
         """Expose each table as the attribute ``t_<name>`` for generated code."""
+        tables_of: dict[str, list[Table[Any]]] = {}
         for name, table in self.tables.items():
             setattr(self, "t_" + name, table)
+            tables_of.setdefault(table.entity, []).append(table)
+        self._tables_of = tables_of
 
     # ---------------------------------------------------------------- lifecycle
     def reset(self, task: str | None = None, data: Mapping[str, Any] | None = None,
@@ -478,7 +601,7 @@ class Episode:
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
                                                 else self.SEED)
-        self.rng = random.Random(chosen)
+        self.rng = EpisodeRandom(chosen)
         self._seed = chosen
 
     def _remember_template(self, data: Mapping[str, Any]) -> None:
@@ -517,6 +640,7 @@ class Episode:
         other._state_cache = None
         other._rng_saved = None
         other._full_check = False
+        other._deleted = False
         other.last_error = None
         other._last_raw = None
         other._call_mark = 0
@@ -526,7 +650,7 @@ class Episode:
         other._bind_tables()
         other.state = self.state.clone()
         other.clock = self.clock
-        other.rng = random.Random()
+        other.rng = EpisodeRandom(0)
         other.rng.setstate(self.rng.getstate())
         other._seed = self._seed
         other.task = self.task
@@ -565,15 +689,15 @@ class Episode:
         if isinstance(obj, Row):
             obj._digest = None
             obj._text = None
-            self._touch(obj.ENTITY)
+            for table in self._tables_of.get(obj.ENTITY, ()):
+                table._digest = None
         else:
             self._state_version += 1
 
     def _touch(self, entity: str) -> None:
         """A row of ``entity`` changed: the digests of its tables are stale."""
-        for table in self.tables.values():
-            if table.entity == entity:
-                table._digest = None
+        for table in self._tables_of.get(entity, ()):
+            table._digest = None
 
     def _insert(self, table: Table[Any], row: Row) -> None:
         key = row.key()
@@ -592,6 +716,7 @@ class Episode:
         row = table.rows.pop(key)
         table._digest = None
         self._undo.append((_DELETE, table, key, row, position))
+        self._deleted = True
 
     def _next(self, name: str, fmt: str) -> str:
         value: int = getattr(self.state, name) + 1
@@ -635,23 +760,27 @@ class Episode:
         if not isinstance(name, str):
             raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
                             f"{_given(name)}")
-        if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
-            raise TypeError(f"{self._method('call')}: arguments must be a mapping of argument "
-                            f"names to values, JSON text or None, got {_given(arguments)}")
+        if type(arguments) is not dict:  # the common case (a dict) skips these checks
+            if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
+                raise TypeError(f"{self._method('call')}: arguments must be a mapping of "
+                                "argument names to values, JSON text or None, got "
+                                f"{_given(arguments)}")
         self.last_error = None
         self._last_raw = None
         spec = self.TOOLS.get(name)
         if spec is None:
             return self._fail(ArgumentError(f"Unknown tool {_quote(name)}."))
-        if arguments is None:
-            arguments = {}
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except (ValueError, RecursionError) as exc:
-                return self._fail(ArgumentError(f"Arguments are not valid JSON: {exc}"))
-        if not isinstance(arguments, Mapping):
-            return self._fail(ArgumentError("Arguments must be a JSON object."))
+        if type(arguments) is not dict:
+            if arguments is None:
+                arguments = {}
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except (ValueError, RecursionError) as exc:
+                    return self._fail(ArgumentError(f"Arguments are not valid JSON: {exc}"))
+            if not isinstance(arguments, Mapping):
+                return self._fail(ArgumentError("Arguments must be a JSON object."))
+        self._deleted = False
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
@@ -711,14 +840,20 @@ class Episode:
 
     def _rng(self) -> random.Random:
         """The episode's RNG for a draw; the first draw of a call saves its state for undo."""
+        rng = self.rng
         if self._rng_saved is None:
-            self._rng_saved = self.rng.getstate()
-        return self.rng
+            self._rng_saved = rng.mark() if type(rng) is EpisodeRandom else rng.getstate()
+        return rng
 
     def _abort(self, mark: int) -> None:
         self._rollback(mark)
-        if self._rng_saved is not None:
-            self.rng.setstate(self._rng_saved)
+        saved = self._rng_saved
+        if saved is not None:
+            rng = self.rng
+            if type(rng) is EpisodeRandom:
+                rng.rewind(saved)
+            else:
+                rng.setstate(saved)
             self._rng_saved = None
 
     def _fail(self, error: ToolError) -> Any:
@@ -875,7 +1010,7 @@ class Episode:
                 copy_table.rows = dict(items)
                 copy_table._digest = None
         initial.clock = dt.datetime.fromisoformat(self.CLOCK)
-        initial.rng = random.Random(self._seed)  # what a replay of the solution draws from
+        initial.rng = EpisodeRandom(self._seed)  # what a replay of the solution draws from
         return initial
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,

@@ -13,22 +13,32 @@ and after every call checks the properties every world must have:
 - replaying the same calls on a fresh episode gives the same state hash.
 
 It also reports tools that never succeed and tools whose calls break an
-invariant (the spec lacks a precondition). Every finding comes with the
-shortest call sequence that reproduces it (delta debugging).
+invariant (the spec lacks a precondition), and counts calls and successes per
+tool (:meth:`Report.coverage`). Every finding comes with the shortest call
+sequence that reproduces it (delta debugging), replayed from its start state.
+
+Each start state (a task's data, or the empty world) is loaded once per
+exploration and every sequence from it starts from that episode rolled back by
+its undo log, checked against the start's state hash (a mismatch, a change
+made outside the log, loads it anew). Arguments are drawn from the values of
+the start state, collected once, and from the values each successful call
+returned or wrote (the fresh values of :class:`~worldspec.runtime.sampling.Pools`),
+so the state is never exported while exploring.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from worldspec.runtime.episode import Episode, ToolSpec
+from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.properties import check_call
 from worldspec.runtime.sampling import Pools, sample
+from worldspec.runtime.values import export_value
 
 __all__ = ["Call", "Finding", "Report", "explore", "shrink", "format_call"]
 
@@ -63,6 +73,14 @@ class Report:
     per_tool: Counter[str] = field(default_factory=Counter)
     succeeded: Counter[str] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
+    #: every tool of the world, in declaration order (the rows of :meth:`coverage`)
+    tools: list[str] = field(default_factory=list)
+
+    def coverage(self) -> list[tuple[str, int, int]]:
+        """``(tool, calls, succeeded)`` for every tool, called or not, in declaration
+        order (tools the report does not list come last, by name)."""
+        names = list(self.tools) + sorted(set(self.per_tool) - set(self.tools))
+        return [(name, self.per_tool[name], self.succeeded[name]) for name in names]
 
     @property
     def problems(self) -> list[Finding]:
@@ -82,37 +100,151 @@ def format_call(call: Call) -> str:
     return f"{name}({inner})"
 
 
-def _pools(episode: Episode) -> Pools:
-    strings: list[str] = []
-    numbers: list[float] = []
+#: at most this many strings, and as many numbers, are collected from a start state
+_POOL_LIMIT = 50_000
+#: at most this many strings, and as many numbers, are taken from one call's result and
+#: the rows it changed
+_FRESH_LIMIT = 200
+#: of a collection in the non-table state that a call set, the values of this many last items
+#: are taken
+_TAIL = 8
+#: at most this many start states are kept loaded at once (the least recently used goes)
+_STARTS_KEPT = 16
 
-    def walk(value: Any, depth: int) -> None:
-        if depth > 6 or len(strings) > 400:
+
+def _walk(value: Any, strings: dict[str, None], numbers: dict[float, None], limit: int
+          ) -> None:
+    """Collect the distinct strings and numbers of plain JSON data (to depth 6, breadth
+    first, until ``limit`` of each kind), in the order met."""
+    level = [value]
+    for _ in range(7):
+        deeper: list[Any] = []
+        for item in level:
+            kind = type(item)
+            if kind is str:
+                if len(strings) < limit:
+                    strings[item] = None
+            elif kind is dict:
+                deeper.extend(item.values())
+            elif kind is list or kind is tuple:
+                deeper.extend(item)
+            elif (kind is int or kind is float) and len(numbers) < limit:
+                numbers[item] = None
+        if not deeper or (len(strings) >= limit and len(numbers) >= limit):
             return
-        if isinstance(value, str):
-            strings.append(value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            numbers.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item, depth + 1)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item, depth + 1)
-
-    walk(episode.export_state(), 0)
-    return Pools(sorted(set(strings)), sorted(set(numbers)))
+        level = deeper
 
 
-def _arguments(spec: ToolSpec, episode: Episode, rng: random.Random, pools: Pools
-               ) -> dict[str, Any]:
+def _pools(episode: Episode, data: Mapping[str, Any] | None = None) -> Pools:
+    """The values of a start state, collected once: from the data it was loaded from, which
+    is plain JSON already, and the non-table state (its defaults); or, without ``data``, from
+    the whole state exported."""
+    strings: dict[str, None] = {}
+    numbers: dict[float, None] = {}
+    if data is None:
+        _walk(episode.export_state(), strings, numbers, _POOL_LIMIT)
+    else:
+        _walk(episode.state.export(), strings, numbers, _POOL_LIMIT)
+        _walk(dict(data), strings, numbers, _POOL_LIMIT)
+    return Pools(sorted(strings), sorted(numbers))
+
+
+def _changed(episode: Episode, mark: int) -> Iterable[Any]:
+    """What the last call wrote, as plain data: the rows it changed or inserted and the new
+    values of the state items it set (from its undo-log entries after ``mark``)."""
+    seen: set[int] = set()
+    for entry in episode._undo[mark:]:
+        kind, target = entry[0], entry[1]
+        if kind == 0 and isinstance(target, Row):
+            if id(target) not in seen:
+                seen.add(id(target))
+                yield target.export()
+        elif kind == 0 and isinstance(target, StateBase):
+            yield export_value(_tail(getattr(target, entry[2])))
+        elif kind == 1 and isinstance(target, Table):
+            row = target.rows.get(entry[2])
+            if row is not None and id(row) not in seen:
+                seen.add(id(row))
+                yield row.export()
+
+
+def _tail(value: Any) -> Any:
+    """The end of a collection a call set (where ``append`` and a new map key put what it
+    added); any other value as it is."""
+    if isinstance(value, tuple) and len(value) > _TAIL:
+        return value[-_TAIL:]
+    if isinstance(value, dict) and len(value) > _TAIL:
+        return dict(list(value.items())[-_TAIL:])
+    return value
+
+
+def _refresh(pools: Pools, episode: Episode, mark: int) -> None:
+    """Add what a successful call returned and wrote to the fresh values."""
+    strings: dict[str, None] = {}
+    numbers: dict[float, None] = {}
+    _walk(episode.last_value, strings, numbers, _FRESH_LIMIT)
+    for data in _changed(episode, mark):
+        _walk(data, strings, numbers, _FRESH_LIMIT)
+    pools.add(list(strings), list(numbers))
+
+
+def _enum_words(world: type[Episode]) -> list[str]:
+    """Every string an ``enum`` of the world's tool schemas (parameters and results) names."""
+    words: set[str] = set()
+
+    def walk(schema: Any) -> None:
+        if isinstance(schema, dict):
+            for value in schema.get("enum", ()):
+                if isinstance(value, str):
+                    words.add(value)
+            for value in schema.values():
+                walk(value)
+        elif isinstance(schema, list):
+            for value in schema:
+                walk(value)
+
+    for spec in world.TOOLS.values():
+        for param in spec.params:
+            walk(param.schema)
+        walk(spec.returns)
+    return sorted(words)
+
+
+class _Keys:
+    """The row keys of each table, as tuples to draw from, kept while no row comes or goes."""
+
+    def __init__(self, episode: Episode) -> None:
+        self.episode = episode
+        self.keys: dict[str, tuple[Any, ...]] = {}
+
+    def of(self, table: str) -> tuple[Any, ...]:
+        found = self.keys.get(table)
+        if found is None:
+            found = self.keys[table] = self.episode.tables[table].keys()
+        return found
+
+    def after_call(self, mark: int) -> None:
+        """Forget the keys of tables the last call inserted into or deleted from."""
+        if self.keys:
+            for entry in self.episode._undo[mark:]:
+                if entry[0] != 0 and isinstance(entry[1], Table):
+                    self.keys.pop(entry[1].name, None)
+
+
+def _arguments(spec: ToolSpec, episode: Episode, rng: random.Random, pools: Pools,
+               keys: _Keys | None = None) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for param in spec.params:
         table = param.table
         if table and rng.random() < 0.85:
-            keys = episode.tables[table].keys()
-            if keys:
-                args[param.name] = rng.choice(keys)
+            rows = episode.tables[table].rows
+            fresh = [s for s in pools.fresh_strings if s in rows] if pools.fresh_strings else []
+            if fresh and rng.random() < 0.5:  # a key the last calls returned or wrote
+                args[param.name] = rng.choice(fresh)
+                continue
+            choices = keys.of(table) if keys is not None else episode.tables[table].keys()
+            if choices:
+                args[param.name] = rng.choice(choices)
                 continue
         args[param.name] = sample(param.schema, rng, pools)
     return args
@@ -134,10 +266,35 @@ def _malformed(spec: ToolSpec, args: dict[str, Any], rng: random.Random) -> dict
     return broken
 
 
-def _run(world: type[Episode], start: Mapping[str, Any], calls: Sequence[Call],
-         seed: int) -> tuple[Episode, Finding | None]:
-    """Replay ``calls`` from ``start`` checking every property; the first failure wins."""
-    episode = world(data=start, seed=seed)
+class _Start:
+    """One start state, loaded once: the episode every sequence from it runs on, its state
+    hash, whether its invariants hold, and the values in it."""
+
+    def __init__(self, world: type[Episode], data: Mapping[str, Any], seed: int) -> None:
+        self.world = world
+        self.data = data
+        self.seed = seed
+        self.episode = world(data=data, seed=seed)
+        self.hash = self.episode.state_hash()
+        self.clean = self.episode.invariant_problem() is None
+        self.pools = _pools(self.episode, data)
+        self.pools.hints = _enum_words(world)
+
+    def fresh(self) -> Episode:
+        """The episode back in the start state: rolled back by its undo log, or loaded anew
+        when that does not give the start's state hash (a change made outside the log)."""
+        episode = self.episode
+        episode.reset(data=self.data, seed=self.seed)
+        if episode.state_hash() != self.hash:
+            episode = self.episode = self.world(data=self.data, seed=self.seed)
+        return episode
+
+
+def _run(start: _Start, calls: Sequence[Call]) -> tuple[Episode, Finding | None]:
+    """Replay ``calls`` from the start state checking every property; the first failure
+    wins."""
+    episode = start.fresh()
+    world = start.world
     done: list[Call] = []
     for name, args in calls:
         spec = world.TOOLS.get(name)
@@ -156,11 +313,15 @@ def _run(world: type[Episode], start: Mapping[str, Any], calls: Sequence[Call],
 def shrink(world: type[Episode], start: Mapping[str, Any], finding: Finding,
            seed: int, budget: int = 400) -> Finding:
     """The shortest sub-sequence of ``finding.calls`` that still shows the same finding."""
+    return _shrink(_Start(world, start, seed), finding, budget)
+
+
+def _shrink(start: _Start, finding: Finding, budget: int = 400) -> Finding:
     calls = list(finding.calls)
     best = finding
 
     def reproduces(candidate: list[Call]) -> Finding | None:
-        _, found = _run(world, start, candidate, seed)
+        _, found = _run(start, candidate)
         return found if found is not None and found.key() == finding.key() else None
 
     changed = True
@@ -190,51 +351,73 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
     """Explore ``world`` with random call sequences from each start state."""
     if starts is None:
         starts = [task.data for task in world.TASKS.values()] + [{}]
-    report = Report(world.WORLD)
+    report = Report(world.WORLD, tools=list(world.TOOLS))
     found: dict[tuple[str, str], Finding] = {}
     errors: dict[str, Counter[str]] = {name: Counter() for name in world.TOOLS}
     tools = list(world.TOOLS.values())
+    loaded: OrderedDict[int, _Start] = OrderedDict()  # by the identity of the start's data
     clock = time.perf_counter()
     for example in range(max_examples):
         if not tools:
             break
         rng = random.Random(seed * 1_000_003 + example)
-        start = starts[example % len(starts)]
-        episode = world(data=start, seed=seed)
+        data = starts[example % len(starts)]
+        start = loaded.get(id(data))
+        if start is None or start.data is not data:
+            start = loaded[id(data)] = _Start(world, data, seed)
+            if len(loaded) > _STARTS_KEPT:
+                loaded.popitem(last=False)
+        loaded.move_to_end(id(data))
+        episode = start.fresh()
+        pools = start.pools.fork()
+        keys = _Keys(episode)
         calls: list[Call] = []
-        pools = _pools(episode)
         failed: Finding | None = None
+        hit = False
+        before = start.hash
+        # the state (undo-log length and clock) whose invariants were last checked in full
+        checked = (0, episode.clock) if start.clean else None
         for step in range(steps):
-            if step % 16 == 15:
-                pools = _pools(episode)
             spec = rng.choice(tools)
-            args = _arguments(spec, episode, rng, pools)
+            args = _arguments(spec, episode, rng, pools, keys)
             if rng.random() < 0.1:
                 args = _malformed(spec, args, rng)
             calls.append((spec.name, args))
             report.calls += 1
             report.per_tool[spec.name] += 1
-            before = episode.state_hash()
+            mark = len(episode._undo)
             episode.call(spec.name, args)
             error = episode.last_error
             if error is None:
                 report.succeeded[spec.name] += 1
+                if len(episode._undo) > mark:
+                    keys.after_call(mark)
+                _refresh(pools, episode, mark)
             else:
                 errors[spec.name][error.message] += 1
-            full = step % 5 == 4 or step == steps - 1
+            # every few calls, every invariant over the whole state, unless nothing changed
+            # since the last such check (a failed call changes nothing; a hit is replayed
+            # with full checks anyway)
+            state = (len(episode._undo), episode.clock)
+            full = (step % 5 == 4 or step == steps - 1) and state != checked
             if check_call(episode, spec, args, before, full_invariants=full) is not None:
-                _, failed = _run(world, start, calls, seed)
+                hit = True
+                _, failed = _run(start, calls)
                 break
-        if failed is None:
-            replay = world(data=start, seed=seed)
+            if full:
+                checked = state
+            before = episode.state_hash()
+        if not hit:
+            final = before
+            replay = start.fresh()
             for name, args in calls:
                 replay.call(name, args)
-            if replay.state_hash() != episode.state_hash():
+            if replay.state_hash() != final:
                 failed = Finding("replay differs", calls[-1][0] if calls else "",
                                  "replaying the same calls gave another state", calls)
         report.examples += 1
         if failed is not None and failed.key() not in found:
-            small = shrink(world, start, failed, seed)
+            small = _shrink(start, failed)
             found[small.key()] = small
             if on_finding is not None:
                 on_finding(small)

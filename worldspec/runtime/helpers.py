@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import math
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -509,29 +509,44 @@ def check_refs(table: Table[Any], stored: Any, where: str) -> None:
                              "exist.", where)
 
 
-def changed_rows(ep: Episode, table: Table[Any]) -> Iterator[Row]:
-    """Rows of ``table`` inserted or changed by the current call."""
+def changed_rows(ep: Episode, table: Table[Any],
+                 fields: tuple[str, ...] | None = None) -> Sequence[Row]:
+    """Rows of ``table`` inserted or changed by the current call (every row in a full check).
+
+    With ``fields``, a changed row counts only if one of those fields was set: what a check
+    that reads nothing else of the row needs (a reference check reads its reference field).
+    """
     if ep._full_check:
-        yield from tuple(table.rows.values())
-        return
+        return tuple(table.rows.values())
+    mark = ep._call_mark
+    undo = ep._undo
+    if len(undo) <= mark:
+        return ()
+    entity = table.entity
+    rows = table.rows
+    out: list[Row] = []
     seen: set[int] = set()
-    for entry in ep._undo[ep._call_mark:]:
+    for entry in undo[mark:] if mark else undo:
         kind = entry[0]
         candidate: Row | None = None
         if kind == 0:
             obj = entry[1]
-            if getattr(obj, "ENTITY", None) == table.entity and table.rows.get(obj.key()) is obj:
+            if (fields is None or entry[2] in fields) and \
+                    getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
-            candidate = table.rows.get(entry[2])
+            candidate = rows.get(entry[2])
         if candidate is not None and id(candidate) not in seen:
             seen.add(id(candidate))
-            yield candidate
+            out.append(candidate)
+    return out
 
 
 def check_deleted(ep: Episode, table: Table[Any],
                   users: tuple[tuple[Table[Any] | None, str], ...]) -> None:
     """A row deleted by the current call must not be referenced any more."""
+    if not ep._deleted:  # the call deleted nothing (the flag is set by every deletion)
+        return
     deleted = [e[2] for e in ep._undo[ep._call_mark:] if e[0] == 2 and e[1] is table
                and e[2] not in table.rows]
     if not deleted:

@@ -34,23 +34,109 @@ _ODD = ["", " ", "x" * 3, "é", "名前", "😀", "a\nb", "\"'", "\\", "{}", "0"
 
 
 class Pools:
-    """Values seen in the current state, to draw realistic strings and numbers from."""
+    """Values to draw realistic strings and numbers from.
+
+    Two layers: the values of a start state (``strings``, ``numbers``), collected once and
+    shared by every sequence explored from it (:meth:`fork`), and the *fresh* values a
+    sequence's successful calls returned or wrote (:meth:`add`), newest last, of which only
+    the latest :attr:`FRESH` are kept. A draw takes a fresh value about half the time there is
+    one that fits, so a value the last call produced (an id a read returned, a status a write
+    set) is soon used as an argument, as an agent would.
+    """
+
+    #: how many fresh values of each kind are kept
+    FRESH = 48
 
     def __init__(self, strings: Sequence[str] = (), numbers: Sequence[float] = ()) -> None:
         self.strings = list(strings)
         self.numbers = list(numbers)
         self._fitting: dict[tuple[Any, ...], list[str]] = {}
+        self._fitting_numbers: dict[tuple[float, float, bool], list[float]] = {}
+        self.fresh_strings: list[str] = []
+        self.fresh_numbers: list[float] = []
+        #: per schema key: (the fresh strings it was computed from, those that fit)
+        self._fresh_fitting: dict[tuple[Any, ...], tuple[tuple[str, ...], list[str]]] = {}
+        #: the world's own words (the enum values its schemas name), which a free-text
+        #: parameter compared with them in a precondition needs (a reason, a status)
+        self.hints: list[str] = []
+
+    def fork(self) -> Pools:
+        """A pool with the same state values (and their per-schema caches), no fresh ones."""
+        other = Pools.__new__(Pools)
+        other.strings = self.strings
+        other.numbers = self.numbers
+        other._fitting = self._fitting
+        other._fitting_numbers = self._fitting_numbers
+        other.fresh_strings = []
+        other.fresh_numbers = []
+        other._fresh_fitting = {}
+        other.hints = self.hints
+        return other
+
+    def add(self, strings: Sequence[str], numbers: Sequence[float]) -> None:
+        """Remember values a call just produced, as the freshest (the last one wins)."""
+        if strings:
+            self.fresh_strings = _newest(self.fresh_strings, strings, self.FRESH)
+        if numbers:
+            self.fresh_numbers = _newest(self.fresh_numbers, numbers, self.FRESH)
 
     def fitting(self, fmt: str | None, pattern: str | None, lo: int, hi: int) -> list[str]:
-        """The pool strings that a string schema accepts (computed once per schema)."""
+        """The state's strings that a string schema accepts (computed once per schema)."""
         key = (fmt, pattern, lo, hi)
         found = self._fitting.get(key)
         if found is None:
-            found = [s for s in self.strings if lo <= len(s) <= hi
-                     and (pattern is None or _fullmatch(pattern, s))
-                     and (fmt is None or _FORMATS[fmt](s))]
+            found = [s for s in self.strings if _fits(s, fmt, pattern, lo, hi)]
             self._fitting[key] = found
         return found
+
+    def fresh_fitting(self, fmt: str | None, pattern: str | None, lo: int, hi: int
+                      ) -> list[str]:
+        """The fresh strings that a string schema accepts."""
+        key = (fmt, pattern, lo, hi)
+        fresh = tuple(self.fresh_strings)
+        cached = self._fresh_fitting.get(key)
+        if cached is not None and cached[0] == fresh:
+            return cached[1]
+        found = [s for s in fresh if _fits(s, fmt, pattern, lo, hi)]
+        self._fresh_fitting[key] = (fresh, found)
+        return found
+
+    def pick_string(self, rng: random.Random, fmt: str | None, pattern: str | None,
+                    lo: int, hi: int) -> str | None:
+        """A fresh string that fits, about half the time there is one; else None."""
+        if self.fresh_strings and rng.random() < 0.5:
+            fresh = self.fresh_fitting(fmt, pattern, lo, hi)
+            if fresh:
+                return rng.choice(fresh)
+        return None
+
+    def fitting_numbers(self, lo: float, hi: float, integer: bool) -> list[float]:
+        """The state's numbers in ``[lo, hi]`` (integral ones only if ``integer``)."""
+        key = (lo, hi, integer)
+        found = self._fitting_numbers.get(key)
+        if found is None:
+            found = [x for x in self.numbers
+                     if lo <= x <= hi and (not integer or float(x).is_integer())]
+            self._fitting_numbers[key] = found
+        return found
+
+    def fresh_numbers_in(self, lo: float, hi: float, integer: bool) -> list[float]:
+        return [x for x in self.fresh_numbers
+                if lo <= x <= hi and (not integer or float(x).is_integer())]
+
+
+def _newest(kept: list[Any], new: Sequence[Any], limit: int) -> list[Any]:
+    """``kept`` then ``new``, each value once at its latest position, the last ``limit``."""
+    newer = set(new)
+    merged = dict.fromkeys([x for x in kept if x not in newer])
+    merged.update(dict.fromkeys(new))
+    out = list(merged)
+    return out[-limit:]
+
+
+def _fits(text: str, fmt: str | None, pattern: str | None, lo: int, hi: int) -> bool:
+    return (lo <= len(text) <= hi and (pattern is None or _fullmatch(pattern, text))
+            and (fmt is None or _FORMATS[fmt](text)))
 
 
 def sample(schema: dict[str, Any], rng: random.Random, pools: Pools | None = None,
@@ -82,10 +168,14 @@ def _integer(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: in
     hi = math.floor(high) if high is not None else max(lo, 0) + 100
     if lo > hi:
         return int(lo)
-    candidates = [lo, hi, min(max(0, lo), hi), min(max(1, lo), hi)]
-    candidates += [int(x) for x in pools.numbers if lo <= x <= hi and float(x).is_integer()]
+    fresh = pools.fresh_numbers_in(lo, hi, True) if pools.fresh_numbers else []
+    if fresh and rng.random() < 0.5:
+        return int(rng.choice(fresh))
     if rng.random() < 0.6:
-        return int(rng.choice(candidates))
+        stored = pools.fitting_numbers(lo, hi, True)
+        edges = (lo, hi, min(max(0, lo), hi), min(max(1, lo), hi))
+        index = rng.randrange(len(edges) + len(stored))
+        return int(edges[index] if index < len(edges) else stored[index - len(edges)])
     return rng.randint(int(lo), int(hi))
 
 
@@ -97,7 +187,9 @@ def _number(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
     if rng.random() < 0.5:
         choice = rng.choice([lo, hi, min(max(0.0, lo), hi), round(rng.uniform(lo, hi), 2)])
         return float(choice)
-    pool = [x for x in pools.numbers if lo <= x <= hi]
+    pool = pools.fresh_numbers_in(lo, hi, False) if pools.fresh_numbers else []
+    if not pool or rng.random() < 0.5:
+        pool = pools.fitting_numbers(lo, hi, False)
     if pool and rng.random() < 0.5:
         return float(rng.choice(pool))
     return round(rng.uniform(lo, hi), rng.choice([0, 1, 2, 4]))
@@ -106,6 +198,9 @@ def _number(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
 def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> str:
     fmt = schema.get("format")
     if fmt in _FORMATS:
+        fresh = pools.pick_string(rng, fmt, None, 0, 1 << 30)
+        if fresh is not None:
+            return fresh
         fitting = pools.fitting(fmt, None, 0, 1 << 30)
         if fitting and rng.random() < 0.6:
             return rng.choice(fitting)
@@ -115,10 +210,18 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
         return dt.datetime.combine(day, dt.time(rng.randint(0, 23), rng.choice([0, 15, 30])))\
             .isoformat()
     lo = int(schema.get("minLength", 0))
-    hi = int(schema.get("maxLength", max(lo, 12)))
+    hi = int(schema.get("maxLength", max(lo, 12)))  # for made-up text
+    longest = int(schema.get("maxLength", 1 << 30))  # for values taken from the state
     pattern = schema.get("pattern")
+    if pools.hints and pattern is None and rng.random() < 0.25:
+        words = [w for w in pools.hints if lo <= len(w) <= longest]
+        if words:
+            return rng.choice(words)
+    fresh = pools.pick_string(rng, None, pattern, lo, longest)
+    if fresh is not None:
+        return fresh
     if pattern is not None:
-        fitting = pools.fitting(None, pattern, lo, hi)
+        fitting = pools.fitting(None, pattern, lo, longest)
         if fitting and rng.random() < 0.5:
             return rng.choice(fitting)
         for _ in range(8):
@@ -126,7 +229,7 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
             if lo <= len(text) <= hi and _fullmatch(pattern, text):
                 return text
         return fitting[0] if fitting else sample_regex(pattern, rng)
-    fitting = pools.fitting(None, None, lo, hi)
+    fitting = pools.fitting(None, None, lo, longest)
     roll = rng.random()
     if fitting and roll < 0.55:
         return rng.choice(fitting)
