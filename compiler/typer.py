@@ -265,13 +265,17 @@ class Typer:
                             "only in task checks")
             self.program.resolutions[id(e)] = Resolution("initial", name)
             return t.UNKNOWN
-        if name in CONVERSATION:
+        # outside task checks the conversation names do not exist, so a bare enum member of
+        # that name (where its enum is expected) is the member
+        outside = self.context.where != "check"
+        member = self._bare_member(name, expected) if name in CONVERSATION and outside else None
+        if name in CONVERSATION and member is None:
             typ, what = CONVERSATION[name]
-            if self.context.where != "check":
+            if outside:
                 self.report("WS212", e, f"'{name}' ({what}) exists only in task checks")
             self.program.resolutions[id(e)] = Resolution("conversation", name)
             return typ
-        member = self._bare_member(name, expected)
+        member = member or self._bare_member(name, expected)
         if member is not None:
             self.program.resolutions[id(e)] = Resolution("enum_member", name, member.name)
             return member

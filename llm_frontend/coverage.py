@@ -3,9 +3,10 @@
 Random calls from an empty world prove little: a tool that needs a row never gets past its
 first lookup, so its body (and the bug in it) is never run. :func:`explore_from_tasks`
 therefore starts from the data of every task the world holds (and from the states its
-reference solutions pass through), and measures, per tool, how many random calls were made
-and how many succeeded. A state-changing tool is *reached* when a random call made it
-succeed, or when a task's reference solution called it successfully with every property
+reference solutions pass through, reached by running the solution's calls so that the clock
+and the random numbers are where they left them), and measures, per tool, how many random
+calls were made and how many succeeded. A state-changing tool is *reached* when a random call
+made it succeed, or when a task's reference solution called it successfully with every property
 checked (the checks of :func:`worldspec.runtime.properties.check_call`, as the explorer
 makes them): a login that needs the right password is reached by the solution, not by luck.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worldspec.runtime.episode import Episode
-from worldspec.runtime.explore import Finding, explore, format_call
+from worldspec.runtime.explore import Finding, Reached, Start, explore, format_call
 from worldspec.runtime.properties import check_call
 
 __all__ = ["Exploration", "coverage_cells", "explore_from_tasks", "unreached"]
@@ -69,11 +70,11 @@ def _shown(finding: Finding) -> dict[str, Any]:
             "where": finding.where, "calls": [format_call(c) for c in finding.calls]}
 
 
-def _replay_solutions(world: type[Episode]) -> tuple[list[Mapping[str, Any]], Counter[str],
+def _replay_solutions(world: type[Episode]) -> tuple[list[Reached], Counter[str],
                                                      list[dict[str, Any]]]:
     """The states each solution passes through, the tools it called successfully, and the
     properties its calls broke (as findings)."""
-    states: list[Mapping[str, Any]] = []
+    states: list[Reached] = []
     seen: set[str] = set()
     succeeded: Counter[str] = Counter()
     findings: list[dict[str, Any]] = []
@@ -100,7 +101,7 @@ def _replay_solutions(world: type[Episode]) -> tuple[list[Mapping[str, Any]], Co
             digest = episode.state_hash()
             if digest not in seen and len(states) < MAX_STARTS:
                 seen.add(digest)
-                states.append(episode.export_state())
+                states.append(Reached(task.data, tuple(done)))
     return states, succeeded, findings
 
 
@@ -109,7 +110,7 @@ def explore_from_tasks(world: type[Episode], *, examples: int, steps: int, seed:
     """Explore ``world`` from its tasks' data (or an empty state when it has none)."""
     result = Exploration()
     states, in_solutions, solution_findings = _replay_solutions(world)
-    starts: list[Mapping[str, Any]] = [task.data for task in world.TASKS.values()]
+    starts: list[Start] = [task.data for task in world.TASKS.values()]
     starts += states
     calls: Counter[str] = Counter()
     succeeded: Counter[str] = Counter()

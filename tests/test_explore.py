@@ -138,3 +138,72 @@ def test_fresh_values_reach_arguments() -> None:
     assert len(pools.fresh_strings) == Pools.FRESH and pools.fresh_strings[-1] == \
         f"v{Pools.FRESH + 4}"
     assert "order-77" not in pools.fresh_strings
+
+
+CLOCKED = """
+world Chat "Channels and messages, stamped by the world's clock."
+
+config { clock: "2026-03-10T09:00:00"  tick: 60 }
+
+entity Channel {
+  key id: str = next(channel_ids)
+  created_at: datetime = now
+}
+
+entity Message {
+  key id: str = next(message_ids)
+  channel: Channel
+  posted_at: datetime = now
+}
+
+state {
+  channels: table Channel
+  messages: table Message
+  channel_ids: sequence "CH{:03d}"
+  message_ids: sequence "MSG{:03d}"
+}
+
+invariant posted_after_creation "No message is older than its channel.":
+  all m in messages: m.posted_at >= m.channel.created_at
+
+tool create_channel() -> Channel "Open a channel." {
+  let channel = Channel()
+  insert channel into channels
+  return channel
+}
+
+tool post_message(channel: Channel "The channel.") -> Message "Post in a channel." {
+  let message = Message(channel: channel)
+  insert message into messages
+  return message
+}
+
+task open_and_post in Chat {
+  instruction "Open two channels."
+  check opened: len(channels) == 2
+  solution { create_channel() create_channel() }
+}
+"""
+
+
+def test_a_start_reached_by_calls_keeps_the_clock_they_left(tmp_path: Path) -> None:
+    """A state a solution passed through, exported and loaded anew, runs at the configured
+    time, before the channels its calls stamped minutes later: posting in the second breaks
+    the rule, in a state no agent can reach. Reached by running the calls, it keeps their
+    clock."""
+    from worldspec.runtime.explore import Reached
+
+    path = tmp_path / "chat.world"
+    path.write_text(CLOCKED, encoding="utf-8")
+    [world] = compile_worlds([path]).worlds.values()
+    after = world(task="open_and_post")
+    for _ in range(2):
+        after.call("create_channel", {})
+        assert after.last_error is None
+    exported = explore(world, max_examples=20, steps=6, starts=[after.export_state()])
+    assert [f.kind for f in exported.problems] == ["invariant broken"]
+    reached = explore(world, max_examples=20, steps=6,
+                      starts=[Reached(world.TASKS["open_and_post"].data,
+                                      (("create_channel", {}), ("create_channel", {})))])
+    assert reached.problems == [], reached.problems
+    assert reached.succeeded["post_message"] > 0

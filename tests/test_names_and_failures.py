@@ -675,3 +675,22 @@ def test_the_porting_example_of_the_language_reference_runs(tmp_path: Path) -> N
     assert ep.call("deposit", {"balance": "x"}) == {"status": False,
                                                     "message": "'x' is not a number"}
     assert ep.export_state(private=True)["attempts"] == 2
+
+
+def test_an_enum_member_named_like_a_conversation_name_is_the_member_outside_checks(
+        tmp_path: Path) -> None:
+    """`replies` exists only in task checks; elsewhere, where an enum with a member of that
+    name is expected, a bare `replies` is that member (found by the names battery, whose
+    chunks put such a member first as a state default)."""
+    text = ('world Talk "Talk."\n'
+            'enum Pick { replies, other }\n'
+            'state { pick: Pick = replies }\n'
+            'tool choose(p: Pick "The pick.") -> Pick "Choose." {\n'
+            '  pick = p\n'
+            '  return pick\n'
+            '}\n')
+    assert [d.code for d in check_source(text, "talk.world").diagnostics] == []
+    world = compile_spec(tmp_path, text, "Talk")
+    assert world().export_state()["pick"] == "replies"
+    wrong = text.replace("state { pick: Pick = replies }", "state { pick: str = replies }")
+    assert "WS212" in [d.code for d in check_source(wrong, "talk.world").diagnostics]

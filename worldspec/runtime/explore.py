@@ -32,15 +32,15 @@ import random
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
+from worldspec.runtime.episode import Episode, Row, Snapshot, StateBase, Table, ToolSpec
 from worldspec.runtime.properties import check_call
 from worldspec.runtime.sampling import Pools, sample
 from worldspec.runtime.values import export_value
 
-__all__ = ["Call", "Finding", "Report", "explore", "shrink", "format_call"]
+__all__ = ["Call", "Finding", "Reached", "Report", "Start", "explore", "shrink", "format_call"]
 
 Call = tuple[str, dict[str, Any]]
 
@@ -266,15 +266,40 @@ def _malformed(spec: ToolSpec, args: dict[str, Any], rng: random.Random) -> dict
     return broken
 
 
+@dataclass(frozen=True)
+class Reached:
+    """A start state reached by calls: data, then these calls (say, a task's solution so far).
+
+    An exported state has neither the world's clock nor its random generator, so an episode
+    loaded from one runs at the configured time, before the rows those calls stamped with a
+    later ``now`` — a state no agent can reach. A start given this way runs the calls instead,
+    and the findings from it list them first, so each replays from ``data`` alone."""
+
+    data: Mapping[str, Any]
+    calls: tuple[Call, ...]
+
+
+#: A start state: data to load, or data and the calls that lead on from it.
+Start = Mapping[str, Any] | Reached
+
+
 class _Start:
     """One start state, loaded once: the episode every sequence from it runs on, its state
     hash, whether its invariants hold, and the values in it."""
 
-    def __init__(self, world: type[Episode], data: Mapping[str, Any], seed: int) -> None:
+    def __init__(self, world: type[Episode], source: Start, seed: int) -> None:
         self.world = world
+        self.source = source
+        self.prefix: tuple[Call, ...] = source.calls if isinstance(source, Reached) else ()
+        data = source.data if isinstance(source, Reached) else source
         self.data = data
         self.seed = seed
         self.episode = world(data=data, seed=seed)
+        self.snap: Snapshot | None = None
+        if self.prefix:
+            for name, args in self.prefix:
+                self.episode.call(name, dict(args))
+            self.snap = self.episode.snapshot()
         self.hash = self.episode.state_hash()
         self.clean = self.episode.invariant_problem() is None
         self.pools = _pools(self.episode, data)
@@ -284,6 +309,9 @@ class _Start:
         """The episode back in the start state: rolled back by its undo log, or loaded anew
         when that does not give the start's state hash (a change made outside the log)."""
         episode = self.episode
+        if self.snap is not None:
+            episode.restore(self.snap)
+            return episode
         episode.reset(data=self.data, seed=self.seed)
         if episode.state_hash() != self.hash:
             episode = self.episode = self.world(data=self.data, seed=self.seed)
@@ -310,9 +338,10 @@ def _run(start: _Start, calls: Sequence[Call]) -> tuple[Episode, Finding | None]
     return episode, None
 
 
-def shrink(world: type[Episode], start: Mapping[str, Any], finding: Finding,
+def shrink(world: type[Episode], start: Start, finding: Finding,
            seed: int, budget: int = 400) -> Finding:
-    """The shortest sub-sequence of ``finding.calls`` that still shows the same finding."""
+    """The shortest sub-sequence of ``finding.calls`` that still shows the same finding (the
+    calls after a :class:`Reached` start's own)."""
     return _shrink(_Start(world, start, seed), finding, budget)
 
 
@@ -346,7 +375,7 @@ def _shrink(start: _Start, finding: Finding, budget: int = 400) -> Finding:
 
 
 def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, seed: int = 0,
-            starts: Sequence[Mapping[str, Any]] | None = None,
+            starts: Sequence[Start] | None = None,
             on_finding: Callable[[Finding], None] | None = None) -> Report:
     """Explore ``world`` with random call sequences from each start state."""
     if starts is None:
@@ -363,7 +392,7 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
         rng = random.Random(seed * 1_000_003 + example)
         data = starts[example % len(starts)]
         start = loaded.get(id(data))
-        if start is None or start.data is not data:
+        if start is None or start.source is not data:
             start = loaded[id(data)] = _Start(world, data, seed)
             if len(loaded) > _STARTS_KEPT:
                 loaded.popitem(last=False)
@@ -418,6 +447,8 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
         report.examples += 1
         if failed is not None and failed.key() not in found:
             small = _shrink(start, failed)
+            if start.prefix:
+                small = replace(small, calls=list(start.prefix) + small.calls)
             found[small.key()] = small
             if on_finding is not None:
                 on_finding(small)
