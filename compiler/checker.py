@@ -273,8 +273,17 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
             ty.expect(p.default, p.type, value, f"default of '{p.name}'")
             param_base = t.strip_optional(p.type)
             if isinstance(param_base, t.Named) and param_base.kind == "entity":
-                sink.report("WS301", p.default.span, "an entity parameter cannot have a default",
-                            hints=["make it optional (`User?`) and default to none"])
+                if isinstance(p.type, t.Optional):
+                    sink.report("WS301", p.default.span,
+                                f"an optional entity parameter is none when a call leaves it "
+                                f"out, so it takes no default: drop `= ...` after "
+                                f"'{p.name}: {param_base.name}?'")
+                else:
+                    sink.report("WS301", p.default.span,
+                                "an entity parameter cannot have a default",
+                                hints=[f"make it optional without a default (`{p.name}: "
+                                       f"{param_base.name}?`): it is none when a call leaves "
+                                       "it out"])
         if p.not_found is not None:
             # an entity parameter's message when no row has the key; any other parameter's
             # message when the value does not fit its type (the name is the JSON value sent)

@@ -694,3 +694,18 @@ def test_an_enum_member_named_like_a_conversation_name_is_the_member_outside_che
     assert world().export_state()["pick"] == "replies"
     wrong = text.replace("state { pick: Pick = replies }", "state { pick: str = replies }")
     assert "WS212" in [d.code for d in check_source(wrong, "talk.world").diagnostics]
+
+
+def test_an_optional_entity_parameter_with_a_default_says_to_drop_it() -> None:
+    """`guest: Guest? = none` is refused (an optional entity parameter is already none when
+    left out); the message says to drop the default instead of suggesting what was written."""
+    text = ('world Desk "Desk."\n'
+            'entity Guest { key id: str }\n'
+            'state { guests: table Guest }\n'
+            'tool find(guest: Guest? = none "The guest.") -> bool "Find." {\n'
+            '  return guest != none\n'
+            '}\n')
+    [d] = check_source(text, "desk.world").diagnostics
+    assert d.code == "WS301" and "drop `= ...` after 'guest: Guest?'" in d.message
+    fixed = text.replace("Guest? = none", "Guest?")
+    assert list(check_source(fixed, "desk.world").diagnostics) == []
