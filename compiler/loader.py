@@ -16,7 +16,8 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 
-__all__ = ["SourceFile", "Program", "load_program", "load_text", "expand_paths", "display_path"]
+__all__ = ["SourceFile", "Program", "load_program", "load_text", "expand_paths", "display_path",
+           "refuse_import"]
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -133,6 +134,21 @@ def load_program(paths: Iterable[str | Path], sink: DiagnosticSink) -> Program:
     return program
 
 
+def refuse_import(decl: n.Import, target: str, chain: list[str], sink: DiagnosticSink) -> bool:
+    """Report ``decl`` (an import of ``target``) when it imports the file itself or closes a
+    cycle; ``chain`` is the files importing down to the importing one, which is last."""
+    if target == chain[-1]:
+        sink.report("WS106", decl.span, f"'{target}' imports itself",
+                    hints=["remove this import: a file's own declarations are in scope"])
+        return True
+    if target in chain:
+        cycle = " -> ".join([*chain[chain.index(target):], target])
+        sink.report("WS106", decl.span, f"import cycle: {cycle}",
+                    hints=["move the shared declarations into a file both can import"])
+        return True
+    return False
+
+
 def _add(program: Program, text: str, shown: str, real: Path, sink: DiagnosticSink,
          stack: list[tuple[str, n.Span | None]]) -> None:
     result = parse_module(text, shown, sink)
@@ -143,16 +159,7 @@ def _add(program: Program, text: str, shown: str, real: Path, sink: DiagnosticSi
             continue
         target = (real.parent / decl.path)
         target_shown = display_path(target)
-        chain = [s for s, _ in stack] + [shown]
-        if target_shown == shown:
-            sink.report("WS106", decl.span, f"'{shown}' imports itself",
-                        hints=["remove this import: a file's own declarations are in scope"])
-            continue
-        if target_shown in chain:
-            first = chain.index(target_shown)
-            cycle = " -> ".join([*chain[first:], target_shown])
-            sink.report("WS106", decl.span, f"import cycle: {cycle}",
-                        hints=["move the shared declarations into a file both can import"])
+        if refuse_import(decl, target_shown, [s for s, _ in stack] + [shown], sink):
             continue
         program.imports[shown].append(target_shown)
         if target_shown in program.files:

@@ -25,7 +25,7 @@ from typing import cast
 
 from worldspec.compiler.api import CheckResult
 from worldspec.compiler.checker import check_program
-from worldspec.compiler.loader import Program, SourceFile, display_path, read_text
+from worldspec.compiler.loader import Program, SourceFile, display_path, read_text, refuse_import
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.dsl.parser import ParseResult, parse_module
@@ -193,15 +193,7 @@ def _add(program: Program, text: str, result: ParseResult, shown: str, real: Pat
             continue
         target = real.parent / decl.path
         target_shown = shown_path(target)
-        if target_shown == shown:
-            sink.report("WS106", decl.span, f"'{shown}' imports itself",
-                        hints=["remove this import: a file's own declarations are in scope"])
-            continue
-        if target_shown in chain:
-            first = chain.index(target_shown)
-            cycle = " -> ".join([*chain[first:], target_shown])
-            sink.report("WS106", decl.span, f"import cycle: {cycle}",
-                        hints=["move the shared declarations into a file both can import"])
+        if refuse_import(decl, target_shown, chain, sink):
             continue
         program.imports[shown].append(target_shown)
         if target_shown in program.files:
