@@ -107,6 +107,11 @@ class WorldGenerator:
                      _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), ""]
             for f in fields:
                 lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
+            if self.tables.has_text(rec.name):
+                lines += [f"{_INDENT}#: the record's JSON text, made once (the record is "
+                          "immutable)",
+                          f"{_INDENT}_json: str | None = dataclasses.field(default=None, "
+                          "init=False, repr=False, compare=False)"]
         else:
             key = rec.key
             lines = [f"class {cls}(Row):",
@@ -138,6 +143,8 @@ class WorldGenerator:
             else:
                 lines.append(f"{_INDENT * 3}{f.name!r}: {value},")
         lines.append(f"{_INDENT * 2}}}")
+        if rec.kind == "record" and self.tables.has_text(rec.name):
+            lines += ["", *self.record_text(rec)]
         # load
         required = {f.name: f.default is None and not isinstance(f.type, t.Optional)
                     for f in fields}
@@ -161,6 +168,25 @@ class WorldGenerator:
         lines.append(f"{_INDENT * 2})")
         return "\n".join(line for line in lines)
 
+    def record_text(self, rec: RecordInfo) -> list[str]:
+        """``_json_text()``: ``json.dumps(self.export())``, made once and kept on the record."""
+        fields = list(rec.fields.values())
+        if any(f.may_be_absent for f in fields) or not fields:
+            made = "v.json_text(self.export())"
+        else:
+            parts = []
+            for i, f in enumerate(fields):
+                head = ("{" if i == 0 else ", ") + json.dumps(f.name) + ": "
+                parts += [repr(head), self.tables.scalar_text(f.type, "self." + py_name(f.name))]
+            parts.append("'}'")
+            made = "''.join((" + ", ".join(parts) + "))"
+        return [f"{_INDENT}def _json_text(self) -> str:",
+                f"{_INDENT * 2}text = self._json",
+                f"{_INDENT * 2}if text is None:",
+                f"{_INDENT * 3}text = {made}",
+                f"{_INDENT * 3}object.__setattr__(self, '_json', text)",
+                f"{_INDENT * 2}return text"]
+
     def json_fields(self, fields: list[FieldInfo]) -> list[str]:
         """An entity's ``JSON_FIELDS``: per field, in ``export()`` order, the attribute, the
         JSON name, the exporter of one stored value (``None`` when it is plain JSON already)
@@ -172,6 +198,12 @@ class WorldGenerator:
             lines.append(f"{_INDENT * 2}({py_name(f.name)!r}, {f.name!r}, {exporter}, "
                          f"{self.tables.immutable(f.type)!r}),")
         lines.append(f"{_INDENT})")
+        texts = [self.tables.text(f.type, "value") for f in fields]
+        if any(text is not None for text in texts):
+            lines.append(f"{_INDENT}_JSON_TEXT: ClassVar[tuple[Any, ...]] = (")
+            for text in texts:
+                lines.append(f"{_INDENT * 2}{'None' if text is None else 'lambda value: ' + text},")
+            lines.append(f"{_INDENT})")
         return lines
 
     def union_block(self, name: str) -> str:
@@ -196,12 +228,28 @@ class WorldGenerator:
             f"**value.export()}}",
             "",
             "",
+            *self.union_text(name),
             f"def _some_{name}(value: {self.tables.class_name(name)} | None) -> "
             f"{self.tables.class_name(name)}:",
             f"{_INDENT}if value is None:",
             f"{_INDENT * 2}raise ToolError('A value that must be present is none.')",
             f"{_INDENT}return value",
         ])
+
+    def union_text(self, name: str) -> list[str]:
+        """``_text_U(value)``: ``json.dumps(_export_U(value))`` from the variant's cached text
+        (its tag first, as ``export`` puts it), when the union has one."""
+        if not self.tables.union_has_text(name):
+            return []
+        tag = self.world.unions[name].tag_field
+        return [
+            f"def _text_{name}(value: Any) -> str:",
+            f"{_INDENT}body: str = value._json_text()",
+            f"{_INDENT}head = {('{' + json.dumps(tag) + ': ')!r} + v.str_text(_TAGS_{name}[type(value)])",
+            f"{_INDENT}return head + '}}' if body == '{{}}' else head + ', ' + body[1:]",
+            "",
+            "",
+        ]
 
     # -------------------------------------------------------------- state
     def state_fields(self) -> list[dict[str, str]]:

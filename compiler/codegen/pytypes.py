@@ -201,6 +201,104 @@ class TypeTables:
             return f"{src}.export()"
         return src
 
+    def text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
+        """An expression giving ``json.dumps`` of the export of stored value ``src`` (a
+        name or an attribute read: it may be read twice), built from the JSON texts the
+        records it holds cache; ``None`` where no record is held (``json.dumps`` of the
+        exported value is as fast) or the type has no text of its own."""
+        if not self._holds_text(typ):
+            return None
+        if isinstance(typ, t.Optional):
+            inner = self.text(typ.inner, src, depth)
+            return None if inner is None else f"('null' if {src} is None else {inner})"
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            x = f"x{depth}"
+            item = self.text(typ.element, x, depth + 1)
+            if item is None:
+                return None
+            return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
+        if isinstance(typ, t.MapOf):
+            k, x = f"k{depth}", f"x{depth}"
+            item = self.text(typ.value, x, depth + 1)
+            if item is None or typ.key != t.STR:
+                return None
+            return (f"'{{' + ', '.join([v.str_text({k}) + ': ' + {item} "
+                    f"for {k}, {x} in {src}.items()]) + '}}'")
+        if isinstance(typ, t.Named):
+            if typ.kind == "union":
+                return f"_text_{typ.name}({src})"
+            if typ.kind == "record":
+                return f"{src}._json_text()"
+        return None
+
+    def scalar_text(self, typ: t.Type, src: str) -> str:
+        """An expression giving ``json.dumps`` of the export of stored value ``src`` of any
+        type: a record's cached text, a direct text for text and numbers, else
+        ``json_text`` of the exported value."""
+        found = self.text(typ, src)
+        if found is not None:
+            return found
+        base = typ
+        if isinstance(typ, t.Optional):
+            inner = self.scalar_text(typ.inner, src)
+            if inner.startswith("v.json_text("):
+                return f"v.json_text({self.exporter(typ, src)})"
+            return f"('null' if {src} is None else {inner})"
+        if isinstance(base, t.Named) and base.kind == "entity":
+            base = self.key_type(base.name)
+        if isinstance(base, t.Named) and base.kind == "enum":
+            return f"v.str_text({src}._value_)"
+        if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
+            return f"v.{base.name}_text({src})"
+        if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and self._plain(base):
+            return f"v.json_text({src})"  # tuples and dicts of plain JSON: as they are
+        return f"v.json_text({self.exporter(typ, src)})"
+
+    def _plain(self, typ: t.Type) -> bool:
+        """Whether a stored list or map is plain JSON as it is (its exporter only copies):
+        elements and values that export as themselves, keys that are text."""
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return self.exporter(typ.element, "x") == "x"
+        if isinstance(typ, t.MapOf):
+            return typ.key == t.STR and self.exporter(typ.value, "x") == "x"
+        return False
+
+    def _holds_text(self, typ: t.Type) -> bool:
+        """Whether a stored value of ``typ`` holds a record whose JSON text it may cache
+        (an immutable record, or an immutable union whose variants do not hold the tag)."""
+        if isinstance(typ, t.Optional):
+            return self._holds_text(typ.inner)
+        if isinstance(typ, (t.ListOf, t.SetOf)):
+            return self._holds_text(typ.element)
+        if isinstance(typ, t.MapOf):
+            return typ.key == t.STR and self._holds_text(typ.value)
+        if isinstance(typ, t.Named):
+            if typ.kind == "record":
+                return self.has_text(typ.name)
+            if typ.kind == "union":
+                return self.union_has_text(typ.name)
+        return False
+
+    def has_text(self, record: str) -> bool:
+        """Whether the record class caches its JSON text (``_json_text()``): it is
+        immutable all the way down."""
+        rec = self.world.records.get(record)
+        return rec is not None and rec.kind == "record" and \
+            self.immutable(t.Named("record", record))
+
+    def union_has_text(self, union: str) -> bool:
+        """Whether a union's value has a text built from its variant's (``_text_U``): every
+        variant caches its text and none has a field named like the tag (whose value would
+        replace the tag's in ``export()``)."""
+        info = self.world.unions.get(union)
+        if info is None:
+            return False
+        for rec_name in info.variants.values():
+            rec = self.world.records.get(rec_name)
+            if rec is None or not self.has_text(rec_name) or info.tag_field in rec.fields:
+                return False
+        return True
+
     def immutable(self, typ: t.Type, seen: frozenset[str] = frozenset()) -> bool:
         """Whether a stored value of ``typ`` never changes once made, all the way down, so
         that its JSON text may be cached by the value's identity (``docs/runtime.md``):

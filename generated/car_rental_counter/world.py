@@ -319,6 +319,8 @@ class CarOffer:
     daily_rate_cents: int
     days: int
     price_cents: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -329,6 +331,13 @@ class CarOffer:
             'days': self.days,
             'price_cents': self.price_cents,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', v.str_text(self.category._value_), ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CarOffer:
@@ -351,6 +360,8 @@ class CustomerRentals:
     name: str
     licence_expires: dt.date
     rentals: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -359,6 +370,13 @@ class CustomerRentals:
             'licence_expires': self.licence_expires.isoformat(),
             'rentals': list(self.rentals),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "licence_expires": ', v.json_text(self.licence_expires.isoformat()), ', "rentals": ', v.json_text(self.rentals), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CustomerRentals:

@@ -396,6 +396,8 @@ class SlotView:
     specialty: Specialty
     start: dt.datetime
     end: dt.datetime
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -406,6 +408,13 @@ class SlotView:
             'start': self.start.isoformat(),
             'end': self.end.isoformat(),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', v.str_text(self.specialty._value_), ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SlotView:
@@ -428,6 +437,8 @@ class Cancellation:
     late: bool
     fee: float
     message: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -436,6 +447,13 @@ class Cancellation:
             'fee': self.fee,
             'message': self.message,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"appointment_id": ', v.str_text(self.appointment_id), ', "late": ', v.json_text(self.late), ', "fee": ', v.float_text(self.fee), ', "message": ', v.str_text(self.message), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Cancellation:
@@ -456,6 +474,8 @@ class DaySchedule:
     day: dt.date
     appointments: tuple[str, ...]
     free_slots: tuple[SlotView, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -464,6 +484,13 @@ class DaySchedule:
             'appointments': list(self.appointments),
             'free_slots': [x.export() for x in self.free_slots],
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> DaySchedule:

@@ -420,6 +420,8 @@ class SeatAvailability:
     tier: Tier
     price_cents: int | None
     free_seats: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -429,6 +431,13 @@ class SeatAvailability:
             'price_cents': self.price_cents,
             'free_seats': list(self.free_seats),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.json_text(self.free_seats), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SeatAvailability:
@@ -449,6 +458,8 @@ class OrderView:
     order: str
     tickets: tuple[str, ...]
     hold_expired: bool
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -456,6 +467,13 @@ class OrderView:
             'tickets': list(self.tickets),
             'hold_expired': self.hold_expired,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"order": ', v.str_text(self.order), ', "tickets": ', v.json_text(self.tickets), ', "hold_expired": ', v.json_text(self.hold_expired), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderView:
@@ -473,12 +491,21 @@ class Refund:
 
     ticket: str
     amount_cents: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'ticket': self.ticket,
             'amount_cents': self.amount_cents,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "amount_cents": ', v.int_text(self.amount_cents), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Refund:

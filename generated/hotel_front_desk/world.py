@@ -240,6 +240,8 @@ class RoomOffer:
     capacity: int
     nights: int
     total: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -250,6 +252,13 @@ class RoomOffer:
             'nights': self.nights,
             'total': self.total,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', v.str_text(self.room_type._value_), ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> RoomOffer:
@@ -271,6 +280,8 @@ class CheckoutReceipt:
     booking: str
     nights: int
     amount_due: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -278,6 +289,13 @@ class CheckoutReceipt:
             'nights': self.nights,
             'amount_due': self.amount_due,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"booking": ', v.str_text(self.booking), ', "nights": ', v.int_text(self.nights), ', "amount_due": ', v.int_text(self.amount_due), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CheckoutReceipt:

@@ -310,12 +310,21 @@ class TicketView:
 
     ticket: str
     comments: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'ticket': self.ticket,
             'comments': list(self.comments),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "comments": ', v.json_text(self.comments), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> TicketView:

@@ -34,11 +34,20 @@ class MessageId:
     'BFCL wraps a new message id in an object.'
 
     new_id: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'new_id': self.new_id,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"new_id": ', v.int_text(self.new_id), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MessageId:
@@ -53,11 +62,20 @@ class UserList:
     'The UserList record.'
 
     user_list: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'user_list': list(self.user_list),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserList:
@@ -72,11 +90,20 @@ class UserId:
     'The UserId record.'
 
     user_id: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'user_id': self.user_id,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"user_id": ', v.str_text(self.user_id), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserId:
@@ -92,12 +119,21 @@ class LoginResult:
 
     login_status: bool
     message: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'login_status': self.login_status,
             'message': self.message,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.str_text(self.message), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginResult:
@@ -113,11 +149,20 @@ class LoginStatus:
     'The LoginStatus record.'
 
     login_status: bool
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'login_status': self.login_status,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
@@ -134,6 +179,8 @@ class SendResult:
     sent_status: bool
     message_id: MessageId
     message: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -141,6 +188,13 @@ class SendResult:
             'message_id': self.message_id.export(),
             'message': self.message,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', self.message_id._json_text(), ', "message": ', v.str_text(self.message), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SendResult:
@@ -159,6 +213,8 @@ class AddedContact:
     added_status: bool
     user_id: str
     message: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -166,6 +222,13 @@ class AddedContact:
             'user_id': self.user_id,
             'message': self.message,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.str_text(self.user_id), ', "message": ', v.str_text(self.message), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> AddedContact:
@@ -184,6 +247,8 @@ class DeleteResult:
     deleted_status: bool
     receiver_id: str
     message: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -191,6 +256,13 @@ class DeleteResult:
             'receiver_id': self.receiver_id,
             'message': self.message,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.str_text(self.receiver_id), ', "message": ', v.str_text(self.message), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> DeleteResult:
@@ -268,12 +340,21 @@ class Stats:
 
     received_count: int
     total_contacts: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'received_count': self.received_count,
             'total_contacts': self.total_contacts,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"received_count": ', v.int_text(self.received_count), ', "total_contacts": ', v.int_text(self.total_contacts), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Stats:
@@ -289,11 +370,20 @@ class MessageStats:
     'The MessageStats record.'
 
     stats: Stats
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'stats': self.stats.export(),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"stats": ', self.stats._json_text(), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MessageStats:

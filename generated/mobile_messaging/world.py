@@ -298,6 +298,8 @@ class Profile:
     phone: str
     email: str | None
     presence: Presence
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -307,6 +309,13 @@ class Profile:
             'email': self.email,
             'presence': self.presence._value_,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', v.str_text(self.presence._value_), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Profile:
@@ -331,6 +340,8 @@ class ContactCard:
     favorite: bool
     presence: Presence
     last_seen: dt.datetime | None
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -342,6 +353,13 @@ class ContactCard:
             'presence': self.presence._value_,
             'last_seen': rt.if_present(self.last_seen, lambda x: x.isoformat()),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', v.str_text(self.presence._value_), ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ContactCard:
@@ -369,6 +387,8 @@ class ConversationSummary:
     last_message: str | None
     last_activity: dt.datetime
     archived: bool
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -381,6 +401,13 @@ class ConversationSummary:
             'last_activity': self.last_activity.isoformat(),
             'archived': self.archived,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', v.str_text(self.kind._value_), ', "title": ', v.str_text(self.title), ', "participants": ', v.json_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ConversationSummary:
@@ -403,12 +430,21 @@ class UnreadSummary:
 
     total: int
     by_conversation: dict[str, int]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'total': self.total,
             'by_conversation': {k: x for k, x in self.by_conversation.items()},
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.json_text(self.by_conversation), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UnreadSummary:

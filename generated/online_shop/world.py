@@ -71,6 +71,8 @@ class Address:
     state_code: str
     zip_: str
     country: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -81,6 +83,13 @@ class Address:
             'zip': self.zip_,
             'country': self.country,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "state_code": ', v.str_text(self.state_code), ', "zip": ', v.str_text(self.zip_), ', "country": ', v.str_text(self.country), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Address:
@@ -102,6 +111,8 @@ class CreditCard:
     id_: str
     brand: str
     last_four: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -109,6 +120,13 @@ class CreditCard:
             'brand': self.brand,
             'last_four': self.last_four,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CreditCard:
@@ -126,12 +144,21 @@ class GiftCard:
 
     id_: str
     balance: float
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
             'balance': self.balance,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> GiftCard:
@@ -148,12 +175,21 @@ class Paypal:
 
     id_: str
     email: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
             'email': self.email,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "email": ', v.str_text(self.email), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Paypal:
@@ -172,6 +208,8 @@ class Transaction:
     amount: float
     method_id: str
     at: dt.datetime
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -180,6 +218,13 @@ class Transaction:
             'method_id': self.method_id,
             'at': self.at.isoformat(),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"kind": ', v.str_text(self.kind._value_), ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Transaction:
@@ -201,6 +246,8 @@ class OrderItem:
     options: dict[str, str]
     price: float
     quantity: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -210,6 +257,13 @@ class OrderItem:
             'price': self.price,
             'quantity': self.quantity,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.json_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderItem:
@@ -332,6 +386,13 @@ class Customer(Row):
         ('address', 'address', lambda value: value.export(), True),
         ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        None,
+        lambda value: value._json_text(),
+        lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
+    )
 
     def __init__(self, *, id_: str, name: str, email: str, address: Address, payment_methods: dict[str, PaymentMethod]) -> None:
         self.id_ = id_
@@ -389,6 +450,18 @@ class Order(Row):
         ('tracking', 'tracking', None, True),
         ('cancel_reason', 'cancel_reason', lambda value: rt.if_present(value, lambda x: x._value_), True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        lambda value: value._json_text(),
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        None,
+        None,
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        None,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, customer: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, payment_method_id: str, transactions: tuple[Transaction, ...], tracking: str | None, cancel_reason: CancelReason | None, created_at: dt.datetime) -> None:
@@ -527,6 +600,8 @@ class ProductSummary:
     category: str
     price_from: float
     in_stock: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -536,6 +611,13 @@ class ProductSummary:
             'price_from': self.price_from,
             'in_stock': self.in_stock,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "price_from": ', v.float_text(self.price_from), ', "in_stock": ', v.int_text(self.in_stock), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ProductSummary:
@@ -557,6 +639,8 @@ class ProductDetails:
     name: str
     category: str
     variants: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -565,6 +649,13 @@ class ProductDetails:
             'category': self.category,
             'variants': list(self.variants),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "variants": ', v.json_text(self.variants), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ProductDetails:
@@ -586,6 +677,8 @@ class OrderSummary:
     total: float
     items: int
     created_at: dt.datetime
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -595,6 +688,13 @@ class OrderSummary:
             'items': self.items,
             'created_at': self.created_at.isoformat(),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', v.str_text(self.status._value_), ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderSummary:
@@ -618,6 +718,12 @@ def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
 
 def _export_PaymentMethod(value: Any) -> dict[str, Any]:
     return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
+
+
+def _text_PaymentMethod(value: Any) -> str:
+    body: str = value._json_text()
+    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
+    return head + '}' if body == '{}' else head + ', ' + body[1:]
 
 
 def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:

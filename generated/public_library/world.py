@@ -331,6 +331,8 @@ class BookInfo:
     copies: int
     available_copies: tuple[str, ...]
     active_holds: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -342,6 +344,13 @@ class BookInfo:
             'available_copies': list(self.available_copies),
             'active_holds': self.active_holds,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', v.str_text(self.genre._value_), ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.json_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> BookInfo:
@@ -365,6 +374,8 @@ class MemberInfo:
     can_borrow: bool
     open_loans: tuple[str, ...]
     active_holds: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -373,6 +384,13 @@ class MemberInfo:
             'open_loans': list(self.open_loans),
             'active_holds': list(self.active_holds),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"member": ', v.str_text(self.member), ', "can_borrow": ', v.json_text(self.can_borrow), ', "open_loans": ', v.json_text(self.open_loans), ', "active_holds": ', v.json_text(self.active_holds), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MemberInfo:

@@ -407,6 +407,8 @@ class OrderView:
     payments: tuple[str, ...]
     paid_cents: int
     due_cents: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -419,6 +421,13 @@ class OrderView:
             'paid_cents': self.paid_cents,
             'due_cents': self.due_cents,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"order": ', v.str_text(self.order), ', "lines": ', v.json_text(self.lines), ', "total_cents": ', v.int_text(self.total_cents), ', "split_ways": ', v.int_text(self.split_ways), ', "share_amounts": ', v.json_text(self.share_amounts), ', "payments": ', v.json_text(self.payments), ', "paid_cents": ', v.int_text(self.paid_cents), ', "due_cents": ', v.int_text(self.due_cents), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderView:
@@ -444,6 +453,8 @@ class SettleReceipt:
     split_ways: int
     remaining_cents: int
     order_status: OrderStatus
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -453,6 +464,13 @@ class SettleReceipt:
             'remaining_cents': self.remaining_cents,
             'order_status': self.order_status._value_,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', v.str_text(self.order_status._value_), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SettleReceipt:

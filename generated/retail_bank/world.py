@@ -288,6 +288,8 @@ class CustomerView:
     email: str
     accounts: tuple[str, ...]
     total_balance_cents: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -297,6 +299,13 @@ class CustomerView:
             'accounts': list(self.accounts),
             'total_balance_cents': self.total_balance_cents,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "email": ', v.str_text(self.email), ', "accounts": ', v.json_text(self.accounts), ', "total_balance_cents": ', v.int_text(self.total_balance_cents), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CustomerView:
@@ -316,12 +325,21 @@ class AccountView:
 
     account: str
     recent_transactions: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'account': self.account,
             'recent_transactions': list(self.recent_transactions),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"account": ', v.str_text(self.account), ', "recent_transactions": ', v.json_text(self.recent_transactions), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> AccountView:

@@ -434,6 +434,8 @@ class EmployeeView:
     rate_percent: int
     active: bool
     payslips: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -447,6 +449,13 @@ class EmployeeView:
             'active': self.active,
             'payslips': list(self.payslips),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', v.str_text(self.pay_type._value_), ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> EmployeeView:

@@ -63,6 +63,8 @@ class Variant:
     options: dict[str, str]
     available: bool
     price: float
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,13 @@ class Variant:
             'available': self.available,
             'price': self.price,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Variant:
@@ -89,12 +98,21 @@ class UserName:
 
     first_name: str
     last_name: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'first_name': self.first_name,
             'last_name': self.last_name,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"first_name": ', v.str_text(self.first_name), ', "last_name": ', v.str_text(self.last_name), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserName:
@@ -115,6 +133,8 @@ class Address:
     country: str
     state_: str
     zip_: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -125,6 +145,13 @@ class Address:
             'state': self.state_,
             'zip': self.zip_,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "country": ', v.str_text(self.country), ', "state": ', v.str_text(self.state_), ', "zip": ', v.str_text(self.zip_), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Address:
@@ -146,6 +173,8 @@ class CreditCard:
     id_: str
     brand: str
     last_four: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -153,6 +182,13 @@ class CreditCard:
             'brand': self.brand,
             'last_four': self.last_four,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CreditCard:
@@ -170,12 +206,21 @@ class GiftCard:
 
     id_: str
     balance: float
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
             'balance': self.balance,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> GiftCard:
@@ -191,11 +236,20 @@ class Paypal:
     'The Paypal record.'
 
     id_: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'id': self.id_,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Paypal:
@@ -214,6 +268,8 @@ class OrderItem:
     item_id: str
     price: float
     options: dict[str, str]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -223,6 +279,13 @@ class OrderItem:
             'price': self.price,
             'options': {k: x for k, x in self.options.items()},
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderItem:
@@ -242,12 +305,21 @@ class Fulfillment:
 
     tracking_id: tuple[str, ...]
     item_ids: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'tracking_id': list(self.tracking_id),
             'item_ids': list(self.item_ids),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Fulfillment:
@@ -265,6 +337,8 @@ class OrderPayment:
     transaction_type: TransactionType
     amount: float
     payment_method_id: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -272,6 +346,13 @@ class OrderPayment:
             'amount': self.amount,
             'payment_method_id': self.payment_method_id,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"transaction_type": ', v.str_text(self.transaction_type._value_), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderPayment:
@@ -293,6 +374,11 @@ class Product(Row):
         ('name', 'name', None, True),
         ('product_id', 'product_id', None, True),
         ('variants', 'variants', lambda value: {k: x.export() for k, x in value.items()}, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + x0._json_text() for k0, x0 in value.items()]) + '}',
     )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
@@ -339,6 +425,14 @@ class User(Row):
         ('email', 'email', None, True),
         ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
         ('orders', 'orders', lambda value: list(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        lambda value: value._json_text(),
+        lambda value: value._json_text(),
+        None,
+        lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
+        None,
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -405,6 +499,22 @@ class Order(Row):
         ('exchange_price_difference', 'exchange_price_difference', None, True),
         ('return_items', 'return_items', lambda value: rt.if_present(value, lambda x: list(x)), True),
         ('return_payment_method_id', 'return_payment_method_id', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        lambda value: value._json_text(),
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        None,
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:
@@ -489,6 +599,8 @@ class CalcValue:
     kind: str
     int_value: int
     float_value: float
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -496,6 +608,13 @@ class CalcValue:
             'int_value': self.int_value,
             'float_value': self.float_value,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"kind": ', v.str_text(self.kind), ', "int_value": ', v.int_text(self.int_value), ', "float_value": ', v.float_text(self.float_value), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CalcValue:
@@ -517,6 +636,12 @@ def _load_PaymentMethod(data: object, path: str, ep: Any) -> Any:
 
 def _export_PaymentMethod(value: Any) -> dict[str, Any]:
     return {'source': _TAGS_PaymentMethod[type(value)], **value.export()}
+
+
+def _text_PaymentMethod(value: Any) -> str:
+    body: str = value._json_text()
+    head = '{"source": ' + v.str_text(_TAGS_PaymentMethod[type(value)])
+    return head + '}' if body == '{}' else head + ', ' + body[1:]
 
 
 def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:

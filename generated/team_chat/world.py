@@ -279,6 +279,8 @@ class ChannelSummary:
     topic: str
     members: int
     is_member: bool
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -290,6 +292,13 @@ class ChannelSummary:
             'members': self.members,
             'is_member': self.is_member,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', v.str_text(self.visibility._value_), ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ChannelSummary:
@@ -313,6 +322,8 @@ class ChannelView:
     members: tuple[str, ...]
     pinned: tuple[str, ...]
     messages: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -321,6 +332,13 @@ class ChannelView:
             'pinned': list(self.pinned),
             'messages': list(self.messages),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"channel": ', v.str_text(self.channel), ', "members": ', v.json_text(self.members), ', "pinned": ', v.json_text(self.pinned), ', "messages": ', v.json_text(self.messages), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ChannelView:

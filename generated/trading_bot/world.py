@@ -34,11 +34,20 @@ class Status:
     'The Status record.'
 
     status: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'status': self.status,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"status": ', v.str_text(self.status), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Status:
@@ -53,11 +62,20 @@ class LoginStatus:
     'The LoginStatus record.'
 
     status: bool
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'status': self.status,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
@@ -72,11 +90,20 @@ class CurrentTime:
     'The CurrentTime record.'
 
     current_time: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'current_time': self.current_time,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"current_time": ', v.str_text(self.current_time), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CurrentTime:
@@ -91,11 +118,20 @@ class Symbol:
     'The Symbol record.'
 
     symbol: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'symbol': self.symbol,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"symbol": ', v.str_text(self.symbol), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Symbol:
@@ -111,12 +147,21 @@ class Cancelled:
 
     order_id: int
     status: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'order_id': self.order_id,
             'status': self.status,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.str_text(self.status), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Cancelled:
@@ -136,6 +181,8 @@ class Placed:
     status: str
     price: float
     amount: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -145,6 +192,13 @@ class Placed:
             'price': self.price,
             'amount': self.amount,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.str_text(self.order_type), ', "status": ', v.str_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Placed:
@@ -185,11 +239,20 @@ class StockList:
     'The StockList record.'
 
     stock_list: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'stock_list': list(self.stock_list),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> StockList:
@@ -204,11 +267,20 @@ class FilteredStocks:
     'The FilteredStocks record.'
 
     filtered_stocks: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'filtered_stocks': list(self.filtered_stocks),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> FilteredStocks:
@@ -223,11 +295,20 @@ class Watchlist:
     'The Watchlist record.'
 
     watchlist: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'watchlist': list(self.watchlist),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Watchlist:
@@ -242,11 +323,20 @@ class Notification:
     'The Notification record.'
 
     notification: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'notification': self.notification,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"notification": ', v.str_text(self.notification), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Notification:

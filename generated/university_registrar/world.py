@@ -71,6 +71,8 @@ class Meeting:
     day: Weekday
     start: str
     end: str
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,13 @@ class Meeting:
             'start': self.start,
             'end': self.end,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"day": ', v.str_text(self.day._value_), ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Meeting:
@@ -201,6 +210,17 @@ class Section(Row):
         ('starts_on', 'starts_on', lambda value: value.isoformat(), True),
         ('ends_on', 'ends_on', lambda value: value.isoformat(), True),
         ('drop_deadline', 'drop_deadline', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        None,
+        None,
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        None,
+        None,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, course: str, term: str, instructor: str, meetings: tuple[Meeting, ...], capacity: int, starts_on: dt.date, ends_on: dt.date, drop_deadline: dt.date) -> None:
@@ -377,6 +397,8 @@ class SectionInfo:
     seats_taken: int
     capacity: int
     waitlisted: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -385,6 +407,13 @@ class SectionInfo:
             'capacity': self.capacity,
             'waitlisted': self.waitlisted,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"section": ', v.str_text(self.section), ', "seats_taken": ', v.int_text(self.seats_taken), ', "capacity": ', v.int_text(self.capacity), ', "waitlisted": ', v.int_text(self.waitlisted), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SectionInfo:
@@ -405,6 +434,8 @@ class StudentRecord:
     enrolments: tuple[str, ...]
     waitlist: tuple[str, ...]
     credits_by_term: dict[str, int]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -413,6 +444,13 @@ class StudentRecord:
             'waitlist': list(self.waitlist),
             'credits_by_term': {k: x for k, x in self.credits_by_term.items()},
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "credits_by_term": ', v.json_text(self.credits_by_term), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> StudentRecord:
@@ -431,12 +469,21 @@ class WaitlistPosition:
 
     entry: str
     position: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
             'entry': self.entry,
             'position': self.position,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"entry": ', v.str_text(self.entry), ', "position": ', v.int_text(self.position), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> WaitlistPosition:

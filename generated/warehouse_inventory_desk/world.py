@@ -328,6 +328,8 @@ class ItemStock:
     total: int
     below_reorder: bool
     levels: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -338,6 +340,13 @@ class ItemStock:
             'below_reorder': self.below_reorder,
             'levels': list(self.levels),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "reorder_level": ', v.int_text(self.reorder_level), ', "total": ', v.int_text(self.total), ', "below_reorder": ', v.json_text(self.below_reorder), ', "levels": ', v.json_text(self.levels), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ItemStock:
@@ -363,6 +372,8 @@ class BinReport:
     free: int
     blocked: bool
     levels: tuple[str, ...]
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -374,6 +385,13 @@ class BinReport:
             'blocked': self.blocked,
             'levels': list(self.levels),
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', v.str_text(self.zone._value_), ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> BinReport:
@@ -398,6 +416,8 @@ class ReorderFlag:
     on_hand: int
     reorder_level: int
     shortfall: int
+    #: the record's JSON text, made once (the record is immutable)
+    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -407,6 +427,13 @@ class ReorderFlag:
             'reorder_level': self.reorder_level,
             'shortfall': self.shortfall,
         }
+
+    def _json_text(self) -> str:
+        text = self._json
+        if text is None:
+            text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "on_hand": ', v.int_text(self.on_hand), ', "reorder_level": ', v.int_text(self.reorder_level), ', "shortfall": ', v.int_text(self.shortfall), '}'))
+            object.__setattr__(self, '_json', text)
+        return text
 
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ReorderFlag:

@@ -50,28 +50,38 @@ R = TypeVar("R", bound="Row")
 #: for as long as the field holds that very object.
 FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
-#: One step of a row's text: the JSON key with its separator, and the exporter.
-_Step = tuple[str, Callable[[Any], Any] | None]
+#: One step of a row's text: the JSON key with its separator, and the field's text maker.
+_Step = tuple[str, Callable[[Any], str]]
 
 #: A fragment cache entry never filled: its value is nothing a field can hold.
 _NO_FRAGMENT: tuple[object, str] = (object(), "")
 
 
+def _text_maker(export: Callable[[Any], Any] | None, encode: Callable[[Any], str]
+                ) -> Callable[[Any], str]:
+    """A field value's JSON text: ``encode`` of the value, exported first when it has an
+    exporter."""
+    if export is None:
+        return encode
+    return lambda value: encode(export(value))
+
+
 class _Layout:
     """How one of a row class's two texts is assembled: the fields in the text's order,
-    read all at once, with their keys, exporters and which of them may be cached."""
+    read all at once, with their keys, text makers and which of them may be cached."""
 
     __slots__ = ("get", "indices", "steps", "volatile")
 
-    def __init__(self, fields: Sequence[FieldJson], head: Callable[[str], str]) -> None:
+    def __init__(self, fields: Sequence[FieldJson], head: Callable[[str], str],
+                 makers: Sequence[Callable[[Any], str]]) -> None:
         attrs = [attr for attr, _, _, _ in fields]
         if len(attrs) == 1:
             single = operator.attrgetter(attrs[0])
             self.get: Callable[[Any], tuple[Any, ...]] = lambda row: (single(row),)
         else:
             self.get = operator.attrgetter(*attrs)
-        self.steps: tuple[_Step, ...] = tuple((head(name), export)
-                                              for _, name, export, _ in fields)
+        self.steps: tuple[_Step, ...] = tuple(
+            (head(name), make) for (_, name, _, _), make in zip(fields, makers, strict=True))
         #: fields whose type holds ``json``: serialised every time
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
@@ -97,6 +107,10 @@ class Row:
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
+    #: per field of ``JSON_FIELDS``, a function giving the JSON text of a stored value
+    #: (``json.dumps`` of its export), or None for ``json_text`` of the exported value;
+    #: generated for fields holding records, whose texts are cached on the records
+    _JSON_TEXT: ClassVar[tuple[Callable[[Any], str] | None, ...]] = ()
     #: the fields in ``export()`` order, keyed as ``json.dumps`` writes them
     _TEXT: ClassVar[_Layout | None] = None
     #: the fields in sorted key order, keyed as ``canonical_json`` writes them
@@ -113,9 +127,13 @@ class Row:
         if not fields:
             cls._TEXT = cls._CANONICAL = None
             return
-        cls._TEXT = _Layout(fields, lambda name: json_text(name) + ": ")
-        cls._CANONICAL = _Layout(sorted(fields, key=lambda f: f[1]),
-                                 lambda name: canonical_json(name) + ":")
+        texts = cls._JSON_TEXT or (None,) * len(fields)
+        cls._TEXT = _Layout(fields, lambda name: json_text(name) + ": ",
+                            [text or _text_maker(f[2], json_text)
+                             for f, text in zip(fields, texts, strict=True)])
+        ordered = sorted(fields, key=lambda f: f[1])
+        cls._CANONICAL = _Layout(ordered, lambda name: canonical_json(name) + ":",
+                                 [_text_maker(f[2], canonical_json) for f in ordered])
 
     def key(self) -> Any:
         return getattr(self, self.KEY)
@@ -136,7 +154,7 @@ class Row:
         if cached is None:
             layout = self._TEXT
             if layout is not None:
-                cached = "{" + ", ".join(self._fragments(layout, 0, json_text)) + "}"
+                cached = "{" + ", ".join(self._fragments(layout, 0)) + "}"
             else:
                 cached = json_text(self.export())
             self._text = cached
@@ -153,15 +171,14 @@ class Row:
         if cached is None:
             layout = self._CANONICAL
             if layout is not None and getattr(self, "_parts", None) is not None:
-                text = "{" + ",".join(self._fragments(layout, 3, canonical_json)) + "}"
+                text = "{" + ",".join(self._fragments(layout, 3)) + "}"
             else:
                 text = canonical_json(self.export())
             cached = hashlib.sha256(text.encode()).digest()
             self._digest = cached
         return cached
 
-    def _fragments(self, layout: _Layout, at: int, encode: Callable[[Any], str]
-                   ) -> list[str]:
+    def _fragments(self, layout: _Layout, at: int) -> list[str]:
         """Each field's key and JSON text, reusing a cached fragment when the field still
         holds the value it was made from (``at``: where this text's cache is in ``_parts``)."""
         parts: list[Any] | None = getattr(self, "_parts", None)
@@ -171,8 +188,7 @@ class Row:
         steps = layout.steps
         old: tuple[Any, ...] | None = parts[at]
         if old is None:
-            frags = [head + encode(value if export is None else export(value))
-                     for value, (head, export) in zip(values, steps, strict=True)]
+            frags = [head + make(value) for value, (head, make) in zip(values, steps, strict=True)]
             parts[at + 1] = frags
             parts[at + 2] = [_NO_FRAGMENT] * len(frags)
         else:
@@ -186,12 +202,11 @@ class Row:
                     frags[i] = previous[1]
                 else:
                     before[i] = (old[i], frags[i])
-                    head, export = steps[i]
-                    frags[i] = head + encode(value if export is None else export(value))
+                    head, make = steps[i]
+                    frags[i] = head + make(value)
             for i in layout.volatile:  # json: may hold anything, so made every time
-                head, export = steps[i]
-                value = values[i]
-                frags[i] = head + encode(value if export is None else export(value))
+                head, make = steps[i]
+                frags[i] = head + make(values[i])
                 before[i] = _NO_FRAGMENT
         parts[at] = values
         return frags

@@ -35,7 +35,8 @@ __all__ = [
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
-    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias",
+    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
+    "int_text", "float_text", "number_text", "want_str_list",
 ]
 
 T = TypeVar("T")
@@ -207,6 +208,20 @@ def want_list(value: object, path: str, item: Callable[[object, str], T]) -> tup
     if isinstance(value, (list, tuple)):
         return tuple(item(v, f"{path}[{i}]") for i, v in enumerate(value))
     raise _bad(path, "an array", value)
+
+
+_JUST_STR = frozenset({str})
+
+
+def want_str_list(value: object, path: str) -> tuple[str, ...]:
+    """``want_list(value, path, want_str)``, with a fast path for a list of ASCII text (the
+    common case: checked in C, without a path built per element)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        items: tuple[Any, ...] = tuple(value)  # type: ignore[arg-type]
+        if not items or (_JUST_STR.issuperset(map(type, items)) and "".join(items).isascii()):
+            return items
+    return want_list(value, path, want_str)
 
 
 def want_set(value: object, path: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
@@ -498,3 +513,34 @@ _canonical: Callable[[Any], str] = _encoder(ascii_only=False, canonical=True)
 def canonical_json(value: Any) -> str:
     """Deterministic JSON text: sorted keys, no spaces, non-ASCII kept."""
     return _canonical(value)
+
+
+#: ``json.dumps(text)`` of a ``str``: the very function ``json.dumps`` encodes text with (C)
+str_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+_int_repr = int.__repr__
+_float_repr = float.__repr__
+
+
+def int_text(value: int) -> str:
+    """``json.dumps(value)`` of an ``int``."""
+    if type(value) is int:
+        return _int_repr(value)
+    return json_text(value)
+
+
+def float_text(value: float) -> str:
+    """``json.dumps(value)`` of a ``float`` (``NaN`` and ``Infinity`` as ``json.dumps`` writes them)."""
+    if type(value) is float and value - value == 0.0:
+        return _float_repr(value)
+    return json_text(value)
+
+
+def number_text(value: float) -> str:
+    """``json.dumps(value)`` of a ``number`` (an int or a float)."""
+    kind = type(value)
+    if kind is int:
+        return _int_repr(value)
+    if kind is float and value - value == 0.0:
+        return _float_repr(value)
+    return json_text(value)
