@@ -309,7 +309,7 @@ class Rental(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CarOffer:
     'A car free for the requested days, with its price.'
 
@@ -321,6 +321,16 @@ class CarOffer:
     price_cents: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> None:
+        _set = _SET_CarOffer
+        _set[0](self, car)
+        _set[1](self, model)
+        _set[2](self, category)
+        _set[3](self, daily_rate_cents)
+        _set[4](self, days)
+        _set[5](self, price_cents)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -336,7 +346,7 @@ class CarOffer:
         text = self._json
         if text is None:
             text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', v.str_text(self.category._value_), ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CarOffer[6](self, text)
         return text
 
     @classmethod
@@ -352,7 +362,10 @@ class CarOffer:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_CarOffer: tuple[Any, ...] = rt.slot_setters(CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CustomerRentals:
     'A customer with all their rentals.'
 
@@ -362,6 +375,14 @@ class CustomerRentals:
     rentals: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> None:
+        _set = _SET_CustomerRentals
+        _set[0](self, customer)
+        _set[1](self, name)
+        _set[2](self, licence_expires)
+        _set[3](self, rentals)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -375,7 +396,7 @@ class CustomerRentals:
         text = self._json
         if text is None:
             text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "licence_expires": ', v.json_text(self.licence_expires.isoformat()), ', "rentals": ', v.json_text(self.rentals), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CustomerRentals[4](self, text)
         return text
 
     @classmethod
@@ -387,6 +408,9 @@ class CustomerRentals:
             licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
             rentals=v.want_list(d['rentals'], path + '.rentals', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

@@ -386,7 +386,7 @@ class WaitlistEntry(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SlotView:
     'A free slot as offered to the agent.'
 
@@ -398,6 +398,16 @@ class SlotView:
     end: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> None:
+        _set = _SET_SlotView
+        _set[0](self, slot_id)
+        _set[1](self, doctor_id)
+        _set[2](self, doctor)
+        _set[3](self, specialty)
+        _set[4](self, start)
+        _set[5](self, end)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -413,7 +423,7 @@ class SlotView:
         text = self._json
         if text is None:
             text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', v.str_text(self.specialty._value_), ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_SlotView[6](self, text)
         return text
 
     @classmethod
@@ -429,7 +439,10 @@ class SlotView:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SlotView: tuple[Any, ...] = rt.slot_setters(SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Cancellation:
     'The Cancellation record.'
 
@@ -439,6 +452,14 @@ class Cancellation:
     message: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, appointment_id: str, late: bool, fee: float, message: str) -> None:
+        _set = _SET_Cancellation
+        _set[0](self, appointment_id)
+        _set[1](self, late)
+        _set[2](self, fee)
+        _set[3](self, message)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -452,7 +473,7 @@ class Cancellation:
         text = self._json
         if text is None:
             text = ''.join(('{"appointment_id": ', v.str_text(self.appointment_id), ', "late": ', v.json_text(self.late), ', "fee": ', v.float_text(self.fee), ', "message": ', v.str_text(self.message), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Cancellation[4](self, text)
         return text
 
     @classmethod
@@ -466,7 +487,10 @@ class Cancellation:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class DaySchedule:
     'The DaySchedule record.'
 
@@ -476,6 +500,14 @@ class DaySchedule:
     free_slots: tuple[SlotView, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> None:
+        _set = _SET_DaySchedule
+        _set[0](self, doctor_id)
+        _set[1](self, day)
+        _set[2](self, appointments)
+        _set[3](self, free_slots)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -489,7 +521,7 @@ class DaySchedule:
         text = self._json
         if text is None:
             text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_DaySchedule[4](self, text)
         return text
 
     @classmethod
@@ -501,6 +533,9 @@ class DaySchedule:
             appointments=v.want_list(d['appointments'], path + '.appointments', (lambda x, p: v.want_str(x, p))),
             free_slots=v.want_list(d['free_slots'], path + '.free_slots', (lambda x, p: SlotView.load(x, p, ep))),
         )
+
+
+_SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
 
 
 class _State(StateBase):

@@ -411,7 +411,7 @@ class Ticket(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SeatAvailability:
     'The free seats of a section for an event.'
 
@@ -422,6 +422,15 @@ class SeatAvailability:
     free_seats: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> None:
+        _set = _SET_SeatAvailability
+        _set[0](self, event)
+        _set[1](self, section)
+        _set[2](self, tier)
+        _set[3](self, price_cents)
+        _set[4](self, free_seats)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -436,7 +445,7 @@ class SeatAvailability:
         text = self._json
         if text is None:
             text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.json_text(self.free_seats), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_SeatAvailability[5](self, text)
         return text
 
     @classmethod
@@ -451,7 +460,10 @@ class SeatAvailability:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderView:
     'An order with its tickets.'
 
@@ -460,6 +472,13 @@ class OrderView:
     hold_expired: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, order: str, tickets: tuple[str, ...], hold_expired: bool) -> None:
+        _set = _SET_OrderView
+        _set[0](self, order)
+        _set[1](self, tickets)
+        _set[2](self, hold_expired)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -472,7 +491,7 @@ class OrderView:
         text = self._json
         if text is None:
             text = ''.join(('{"order": ', v.str_text(self.order), ', "tickets": ', v.json_text(self.tickets), ', "hold_expired": ', v.json_text(self.hold_expired), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderView[3](self, text)
         return text
 
     @classmethod
@@ -485,7 +504,10 @@ class OrderView:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'tickets', 'hold_expired', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Refund:
     'A refunded ticket and the amount paid back.'
 
@@ -493,6 +515,12 @@ class Refund:
     amount_cents: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, ticket: str, amount_cents: int) -> None:
+        _set = _SET_Refund
+        _set[0](self, ticket)
+        _set[1](self, amount_cents)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -504,7 +532,7 @@ class Refund:
         text = self._json
         if text is None:
             text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "amount_cents": ', v.int_text(self.amount_cents), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Refund[2](self, text)
         return text
 
     @classmethod
@@ -514,6 +542,9 @@ class Refund:
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             amount_cents=v.want_int(d['amount_cents'], path + '.amount_cents'),
         )
+
+
+_SET_Refund: tuple[Any, ...] = rt.slot_setters(Refund, ('ticket', 'amount_cents', '_json'))
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13

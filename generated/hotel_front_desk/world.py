@@ -230,7 +230,7 @@ class Booking(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class RoomOffer:
     'A room free for the whole stay, with its price.'
 
@@ -242,6 +242,16 @@ class RoomOffer:
     total: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> None:
+        _set = _SET_RoomOffer
+        _set[0](self, number)
+        _set[1](self, room_type)
+        _set[2](self, nightly_rate)
+        _set[3](self, capacity)
+        _set[4](self, nights)
+        _set[5](self, total)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -257,7 +267,7 @@ class RoomOffer:
         text = self._json
         if text is None:
             text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', v.str_text(self.room_type._value_), ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_RoomOffer[6](self, text)
         return text
 
     @classmethod
@@ -273,7 +283,10 @@ class RoomOffer:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CheckoutReceipt:
     'What the guest pays when leaving.'
 
@@ -282,6 +295,13 @@ class CheckoutReceipt:
     amount_due: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, booking: str, nights: int, amount_due: int) -> None:
+        _set = _SET_CheckoutReceipt
+        _set[0](self, booking)
+        _set[1](self, nights)
+        _set[2](self, amount_due)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -294,7 +314,7 @@ class CheckoutReceipt:
         text = self._json
         if text is None:
             text = ''.join(('{"booking": ', v.str_text(self.booking), ', "nights": ', v.int_text(self.nights), ', "amount_due": ', v.int_text(self.amount_due), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CheckoutReceipt[3](self, text)
         return text
 
     @classmethod
@@ -305,6 +325,9 @@ class CheckoutReceipt:
             nights=v.want_int(d['nights'], path + '.nights'),
             amount_due=v.want_int(d['amount_due'], path + '.amount_due'),
         )
+
+
+_SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
 
 
 class _State(StateBase):

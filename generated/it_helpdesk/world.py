@@ -304,7 +304,7 @@ class Comment(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class TicketView:
     'A ticket with its comments.'
 
@@ -312,6 +312,12 @@ class TicketView:
     comments: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, ticket: str, comments: tuple[str, ...]) -> None:
+        _set = _SET_TicketView
+        _set[0](self, ticket)
+        _set[1](self, comments)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -323,7 +329,7 @@ class TicketView:
         text = self._json
         if text is None:
             text = ''.join(('{"ticket": ', v.str_text(self.ticket), ', "comments": ', v.json_text(self.comments), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_TicketView[2](self, text)
         return text
 
     @classmethod
@@ -333,6 +339,9 @@ class TicketView:
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             comments=v.want_list(d['comments'], path + '.comments', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_TicketView: tuple[Any, ...] = rt.slot_setters(TicketView, ('ticket', 'comments', '_json'))
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

@@ -29,13 +29,18 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId", "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId", "UserList"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class MessageId:
     'BFCL wraps a new message id in an object.'
 
     new_id: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, new_id: int) -> None:
+        _set = _SET_MessageId
+        _set[0](self, new_id)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -46,7 +51,7 @@ class MessageId:
         text = self._json
         if text is None:
             text = ''.join(('{"new_id": ', v.int_text(self.new_id), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_MessageId[1](self, text)
         return text
 
     @classmethod
@@ -57,13 +62,21 @@ class MessageId:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_MessageId: tuple[Any, ...] = rt.slot_setters(MessageId, ('new_id', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class UserList:
     'The UserList record.'
 
     user_list: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, user_list: tuple[str, ...]) -> None:
+        _set = _SET_UserList
+        _set[0](self, user_list)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -74,7 +87,7 @@ class UserList:
         text = self._json
         if text is None:
             text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_UserList[1](self, text)
         return text
 
     @classmethod
@@ -85,13 +98,21 @@ class UserList:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_UserList: tuple[Any, ...] = rt.slot_setters(UserList, ('user_list', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class UserId:
     'The UserId record.'
 
     user_id: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, user_id: str) -> None:
+        _set = _SET_UserId
+        _set[0](self, user_id)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -102,7 +123,7 @@ class UserId:
         text = self._json
         if text is None:
             text = ''.join(('{"user_id": ', v.str_text(self.user_id), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_UserId[1](self, text)
         return text
 
     @classmethod
@@ -113,7 +134,10 @@ class UserId:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_UserId: tuple[Any, ...] = rt.slot_setters(UserId, ('user_id', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class LoginResult:
     'The LoginResult record.'
 
@@ -121,6 +145,12 @@ class LoginResult:
     message: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, login_status: bool, message: str) -> None:
+        _set = _SET_LoginResult
+        _set[0](self, login_status)
+        _set[1](self, message)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -132,7 +162,7 @@ class LoginResult:
         text = self._json
         if text is None:
             text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.str_text(self.message), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_LoginResult[2](self, text)
         return text
 
     @classmethod
@@ -144,13 +174,21 @@ class LoginResult:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_LoginResult: tuple[Any, ...] = rt.slot_setters(LoginResult, ('login_status', 'message', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class LoginStatus:
     'The LoginStatus record.'
 
     login_status: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, login_status: bool) -> None:
+        _set = _SET_LoginStatus
+        _set[0](self, login_status)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -161,7 +199,7 @@ class LoginStatus:
         text = self._json
         if text is None:
             text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_LoginStatus[1](self, text)
         return text
 
     @classmethod
@@ -172,7 +210,10 @@ class LoginStatus:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SendResult:
     'The SendResult record.'
 
@@ -181,6 +222,13 @@ class SendResult:
     message: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, sent_status: bool, message_id: MessageId, message: str) -> None:
+        _set = _SET_SendResult
+        _set[0](self, sent_status)
+        _set[1](self, message_id)
+        _set[2](self, message)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -193,7 +241,7 @@ class SendResult:
         text = self._json
         if text is None:
             text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', self.message_id._json_text(), ', "message": ', v.str_text(self.message), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_SendResult[3](self, text)
         return text
 
     @classmethod
@@ -206,7 +254,10 @@ class SendResult:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SendResult: tuple[Any, ...] = rt.slot_setters(SendResult, ('sent_status', 'message_id', 'message', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class AddedContact:
     'The AddedContact record.'
 
@@ -215,6 +266,13 @@ class AddedContact:
     message: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, added_status: bool, user_id: str, message: str) -> None:
+        _set = _SET_AddedContact
+        _set[0](self, added_status)
+        _set[1](self, user_id)
+        _set[2](self, message)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -227,7 +285,7 @@ class AddedContact:
         text = self._json
         if text is None:
             text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.str_text(self.user_id), ', "message": ', v.str_text(self.message), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_AddedContact[3](self, text)
         return text
 
     @classmethod
@@ -240,7 +298,10 @@ class AddedContact:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_AddedContact: tuple[Any, ...] = rt.slot_setters(AddedContact, ('added_status', 'user_id', 'message', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class DeleteResult:
     'The DeleteResult record.'
 
@@ -249,6 +310,13 @@ class DeleteResult:
     message: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, deleted_status: bool, receiver_id: str, message: str) -> None:
+        _set = _SET_DeleteResult
+        _set[0](self, deleted_status)
+        _set[1](self, receiver_id)
+        _set[2](self, message)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -261,7 +329,7 @@ class DeleteResult:
         text = self._json
         if text is None:
             text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.str_text(self.receiver_id), ', "message": ', v.str_text(self.message), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_DeleteResult[3](self, text)
         return text
 
     @classmethod
@@ -274,11 +342,18 @@ class DeleteResult:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SentMessages:
     'The SentMessages record.'
 
     messages: dict[str, tuple[Any, ...]]
+
+    def __init__(self, messages: dict[str, tuple[Any, ...]]) -> None:
+        _set = _SET_SentMessages
+        _set[0](self, messages)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -293,12 +368,20 @@ class SentMessages:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SentMessages: tuple[Any, ...] = rt.slot_setters(SentMessages, ('messages',))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SearchHit:
     'The SearchHit record.'
 
     receiver_id: str
     message: Any
+
+    def __init__(self, receiver_id: str, message: Any) -> None:
+        _set = _SET_SearchHit
+        _set[0](self, receiver_id)
+        _set[1](self, message)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -315,11 +398,18 @@ class SearchHit:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SearchHit: tuple[Any, ...] = rt.slot_setters(SearchHit, ('receiver_id', 'message'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SearchResults:
     'The SearchResults record.'
 
     results: tuple[SearchHit, ...]
+
+    def __init__(self, results: tuple[SearchHit, ...]) -> None:
+        _set = _SET_SearchResults
+        _set[0](self, results)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -334,7 +424,10 @@ class SearchResults:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SearchResults: tuple[Any, ...] = rt.slot_setters(SearchResults, ('results',))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Stats:
     'The Stats record.'
 
@@ -342,6 +435,12 @@ class Stats:
     total_contacts: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, received_count: int, total_contacts: int) -> None:
+        _set = _SET_Stats
+        _set[0](self, received_count)
+        _set[1](self, total_contacts)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -353,7 +452,7 @@ class Stats:
         text = self._json
         if text is None:
             text = ''.join(('{"received_count": ', v.int_text(self.received_count), ', "total_contacts": ', v.int_text(self.total_contacts), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Stats[2](self, text)
         return text
 
     @classmethod
@@ -365,13 +464,21 @@ class Stats:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Stats: tuple[Any, ...] = rt.slot_setters(Stats, ('received_count', 'total_contacts', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class MessageStats:
     'The MessageStats record.'
 
     stats: Stats
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, stats: Stats) -> None:
+        _set = _SET_MessageStats
+        _set[0](self, stats)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -382,7 +489,7 @@ class MessageStats:
         text = self._json
         if text is None:
             text = ''.join(('{"stats": ', self.stats._json_text(), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_MessageStats[1](self, text)
         return text
 
     @classmethod
@@ -391,6 +498,9 @@ class MessageStats:
         return cls(
             stats=Stats.load(d['stats'], path + '.stats', ep),
         )
+
+
+_SET_MessageStats: tuple[Any, ...] = rt.slot_setters(MessageStats, ('stats', '_json'))
 
 
 class _State(StateBase):

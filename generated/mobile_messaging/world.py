@@ -289,7 +289,7 @@ class Message(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Profile:
     "The signed-in user's own account, without the password."
 
@@ -300,6 +300,15 @@ class Profile:
     presence: Presence
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, name: str, phone: str, email: str | None, presence: Presence) -> None:
+        _set = _SET_Profile
+        _set[0](self, id_)
+        _set[1](self, name)
+        _set[2](self, phone)
+        _set[3](self, email)
+        _set[4](self, presence)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -314,7 +323,7 @@ class Profile:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', v.str_text(self.presence._value_), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Profile[5](self, text)
         return text
 
     @classmethod
@@ -329,7 +338,10 @@ class Profile:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Profile: tuple[Any, ...] = rt.slot_setters(Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ContactCard:
     'An address-book entry as the agent sees it.'
 
@@ -342,6 +354,17 @@ class ContactCard:
     last_seen: dt.datetime | None
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> None:
+        _set = _SET_ContactCard
+        _set[0](self, contact_id)
+        _set[1](self, user_id)
+        _set[2](self, name)
+        _set[3](self, phone)
+        _set[4](self, favorite)
+        _set[5](self, presence)
+        _set[6](self, last_seen)
+        _set[7](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -358,7 +381,7 @@ class ContactCard:
         text = self._json
         if text is None:
             text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', v.str_text(self.presence._value_), ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ContactCard[7](self, text)
         return text
 
     @classmethod
@@ -375,7 +398,10 @@ class ContactCard:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ContactCard: tuple[Any, ...] = rt.slot_setters(ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ConversationSummary:
     'One line of the conversation list.'
 
@@ -389,6 +415,18 @@ class ConversationSummary:
     archived: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> None:
+        _set = _SET_ConversationSummary
+        _set[0](self, id_)
+        _set[1](self, kind)
+        _set[2](self, title)
+        _set[3](self, participants)
+        _set[4](self, unread)
+        _set[5](self, last_message)
+        _set[6](self, last_activity)
+        _set[7](self, archived)
+        _set[8](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -406,7 +444,7 @@ class ConversationSummary:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', v.str_text(self.kind._value_), ', "title": ', v.str_text(self.title), ', "participants": ', v.json_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ConversationSummary[8](self, text)
         return text
 
     @classmethod
@@ -424,7 +462,10 @@ class ConversationSummary:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class UnreadSummary:
     'Unread messages in the conversations that are not archived.'
 
@@ -432,6 +473,12 @@ class UnreadSummary:
     by_conversation: dict[str, int]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, total: int, by_conversation: dict[str, int]) -> None:
+        _set = _SET_UnreadSummary
+        _set[0](self, total)
+        _set[1](self, by_conversation)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -443,7 +490,7 @@ class UnreadSummary:
         text = self._json
         if text is None:
             text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.json_text(self.by_conversation), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_UnreadSummary[2](self, text)
         return text
 
     @classmethod
@@ -453,6 +500,9 @@ class UnreadSummary:
             total=v.want_int(d['total'], path + '.total'),
             by_conversation=v.want_map(d['by_conversation'], path + '.by_conversation', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
         )
+
+
+_SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(UnreadSummary, ('total', 'by_conversation', '_json'))
 
 
 class _State(StateBase):

@@ -61,7 +61,7 @@ class ReturnStatus(enum.StrEnum):
     refunded = 'refunded'
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Address:
     'A postal address in the USA.'
 
@@ -73,6 +73,16 @@ class Address:
     country: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> None:
+        _set = _SET_Address
+        _set[0](self, address1)
+        _set[1](self, address2)
+        _set[2](self, city)
+        _set[3](self, state_code)
+        _set[4](self, zip_)
+        _set[5](self, country)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -88,7 +98,7 @@ class Address:
         text = self._json
         if text is None:
             text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "state_code": ', v.str_text(self.state_code), ', "zip": ', v.str_text(self.zip_), ', "country": ', v.str_text(self.country), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Address[6](self, text)
         return text
 
     @classmethod
@@ -104,7 +114,10 @@ class Address:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CreditCard:
     'A credit card on file.'
 
@@ -113,6 +126,13 @@ class CreditCard:
     last_four: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, brand: str, last_four: str) -> None:
+        _set = _SET_CreditCard
+        _set[0](self, id_)
+        _set[1](self, brand)
+        _set[2](self, last_four)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -125,7 +145,7 @@ class CreditCard:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CreditCard[3](self, text)
         return text
 
     @classmethod
@@ -138,7 +158,10 @@ class CreditCard:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class GiftCard:
     'A store gift card; only gift cards hold a balance.'
 
@@ -146,6 +169,12 @@ class GiftCard:
     balance: float
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, balance: float) -> None:
+        _set = _SET_GiftCard
+        _set[0](self, id_)
+        _set[1](self, balance)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -157,7 +186,7 @@ class GiftCard:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_GiftCard[2](self, text)
         return text
 
     @classmethod
@@ -169,7 +198,10 @@ class GiftCard:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Paypal:
     'A linked PayPal account.'
 
@@ -177,6 +209,12 @@ class Paypal:
     email: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, email: str) -> None:
+        _set = _SET_Paypal
+        _set[0](self, id_)
+        _set[1](self, email)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -188,7 +226,7 @@ class Paypal:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "email": ', v.str_text(self.email), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Paypal[2](self, text)
         return text
 
     @classmethod
@@ -200,7 +238,10 @@ class Paypal:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', 'email', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Transaction:
     'A charge or refund on an order.'
 
@@ -210,6 +251,14 @@ class Transaction:
     at: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> None:
+        _set = _SET_Transaction
+        _set[0](self, kind)
+        _set[1](self, amount)
+        _set[2](self, method_id)
+        _set[3](self, at)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -223,7 +272,7 @@ class Transaction:
         text = self._json
         if text is None:
             text = ''.join(('{"kind": ', v.str_text(self.kind._value_), ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Transaction[4](self, text)
         return text
 
     @classmethod
@@ -237,7 +286,10 @@ class Transaction:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Transaction: tuple[Any, ...] = rt.slot_setters(Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderItem:
     'One line of an order, with the price paid.'
 
@@ -248,6 +300,15 @@ class OrderItem:
     quantity: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> None:
+        _set = _SET_OrderItem
+        _set[0](self, variant)
+        _set[1](self, name)
+        _set[2](self, options)
+        _set[3](self, price)
+        _set[4](self, quantity)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -262,7 +323,7 @@ class OrderItem:
         text = self._json
         if text is None:
             text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.json_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderItem[5](self, text)
         return text
 
     @classmethod
@@ -275,6 +336,9 @@ class OrderItem:
             price=v.check_range(v.want_float(d['price'], path + '.price'), path + '.price', 0.0, None),
             quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 10),
         )
+
+
+_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
 
 
 class Product(Row):
@@ -591,7 +655,7 @@ class ReturnRequest(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ProductSummary:
     'The ProductSummary record.'
 
@@ -602,6 +666,15 @@ class ProductSummary:
     in_stock: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, name: str, category: str, price_from: float, in_stock: int) -> None:
+        _set = _SET_ProductSummary
+        _set[0](self, id_)
+        _set[1](self, name)
+        _set[2](self, category)
+        _set[3](self, price_from)
+        _set[4](self, in_stock)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -616,7 +689,7 @@ class ProductSummary:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "price_from": ', v.float_text(self.price_from), ', "in_stock": ', v.int_text(self.in_stock), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ProductSummary[5](self, text)
         return text
 
     @classmethod
@@ -631,7 +704,10 @@ class ProductSummary:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ProductDetails:
     'The ProductDetails record.'
 
@@ -641,6 +717,14 @@ class ProductDetails:
     variants: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, name: str, category: str, variants: tuple[str, ...]) -> None:
+        _set = _SET_ProductDetails
+        _set[0](self, id_)
+        _set[1](self, name)
+        _set[2](self, category)
+        _set[3](self, variants)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -654,7 +738,7 @@ class ProductDetails:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "category": ', v.str_text(self.category), ', "variants": ', v.json_text(self.variants), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ProductDetails[4](self, text)
         return text
 
     @classmethod
@@ -668,7 +752,10 @@ class ProductDetails:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderSummary:
     'The OrderSummary record.'
 
@@ -679,6 +766,15 @@ class OrderSummary:
     created_at: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> None:
+        _set = _SET_OrderSummary
+        _set[0](self, id_)
+        _set[1](self, status)
+        _set[2](self, total)
+        _set[3](self, items)
+        _set[4](self, created_at)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -693,7 +789,7 @@ class OrderSummary:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', v.str_text(self.status._value_), ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderSummary[5](self, text)
         return text
 
     @classmethod
@@ -706,6 +802,9 @@ class OrderSummary:
             items=v.want_int(d['items'], path + '.items'),
             created_at=v.want_datetime(d['created_at'], path + '.created_at'),
         )
+
+
+_SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

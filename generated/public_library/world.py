@@ -320,7 +320,7 @@ class Hold(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class BookInfo:
     'A catalogue entry with its availability.'
 
@@ -333,6 +333,17 @@ class BookInfo:
     active_holds: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> None:
+        _set = _SET_BookInfo
+        _set[0](self, isbn)
+        _set[1](self, title)
+        _set[2](self, author)
+        _set[3](self, genre)
+        _set[4](self, copies)
+        _set[5](self, available_copies)
+        _set[6](self, active_holds)
+        _set[7](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -349,7 +360,7 @@ class BookInfo:
         text = self._json
         if text is None:
             text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', v.str_text(self.genre._value_), ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.json_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_BookInfo[7](self, text)
         return text
 
     @classmethod
@@ -366,7 +377,10 @@ class BookInfo:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_BookInfo: tuple[Any, ...] = rt.slot_setters(BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class MemberInfo:
     'A member with their open loans and active holds.'
 
@@ -376,6 +390,14 @@ class MemberInfo:
     active_holds: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, member: str, can_borrow: bool, open_loans: tuple[str, ...], active_holds: tuple[str, ...]) -> None:
+        _set = _SET_MemberInfo
+        _set[0](self, member)
+        _set[1](self, can_borrow)
+        _set[2](self, open_loans)
+        _set[3](self, active_holds)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -389,7 +411,7 @@ class MemberInfo:
         text = self._json
         if text is None:
             text = ''.join(('{"member": ', v.str_text(self.member), ', "can_borrow": ', v.json_text(self.can_borrow), ', "open_loans": ', v.json_text(self.open_loans), ', "active_holds": ', v.json_text(self.active_holds), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_MemberInfo[4](self, text)
         return text
 
     @classmethod
@@ -401,6 +423,9 @@ class MemberInfo:
             open_loans=v.want_list(d['open_loans'], path + '.open_loans', (lambda x, p: v.want_str(x, p))),
             active_holds=v.want_list(d['active_holds'], path + '.active_holds', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13

@@ -395,7 +395,7 @@ class Payment(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderView:
     'An order with its lines and what is still due.'
 
@@ -409,6 +409,18 @@ class OrderView:
     due_cents: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> None:
+        _set = _SET_OrderView
+        _set[0](self, order)
+        _set[1](self, lines)
+        _set[2](self, total_cents)
+        _set[3](self, split_ways)
+        _set[4](self, share_amounts)
+        _set[5](self, payments)
+        _set[6](self, paid_cents)
+        _set[7](self, due_cents)
+        _set[8](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -426,7 +438,7 @@ class OrderView:
         text = self._json
         if text is None:
             text = ''.join(('{"order": ', v.str_text(self.order), ', "lines": ', v.json_text(self.lines), ', "total_cents": ', v.int_text(self.total_cents), ', "split_ways": ', v.int_text(self.split_ways), ', "share_amounts": ', v.json_text(self.share_amounts), ', "payments": ', v.json_text(self.payments), ', "paid_cents": ', v.int_text(self.paid_cents), ', "due_cents": ', v.int_text(self.due_cents), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderView[8](self, text)
         return text
 
     @classmethod
@@ -444,7 +456,10 @@ class OrderView:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SettleReceipt:
     'A settled share and what remains.'
 
@@ -455,6 +470,15 @@ class SettleReceipt:
     order_status: OrderStatus
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> None:
+        _set = _SET_SettleReceipt
+        _set[0](self, payment)
+        _set[1](self, shares_paid)
+        _set[2](self, split_ways)
+        _set[3](self, remaining_cents)
+        _set[4](self, order_status)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -469,7 +493,7 @@ class SettleReceipt:
         text = self._json
         if text is None:
             text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', v.str_text(self.order_status._value_), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_SettleReceipt[5](self, text)
         return text
 
     @classmethod
@@ -482,6 +506,9 @@ class SettleReceipt:
             remaining_cents=v.want_int(d['remaining_cents'], path + '.remaining_cents'),
             order_status=v.want_enum(d['order_status'], path + '.order_status', OrderStatus),
         )
+
+
+_SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
 
 
 class _State(StateBase):

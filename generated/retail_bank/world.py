@@ -279,7 +279,7 @@ class Transaction(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CustomerView:
     'A customer with all their accounts.'
 
@@ -290,6 +290,15 @@ class CustomerView:
     total_balance_cents: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> None:
+        _set = _SET_CustomerView
+        _set[0](self, customer)
+        _set[1](self, name)
+        _set[2](self, email)
+        _set[3](self, accounts)
+        _set[4](self, total_balance_cents)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -304,7 +313,7 @@ class CustomerView:
         text = self._json
         if text is None:
             text = ''.join(('{"customer": ', v.str_text(self.customer), ', "name": ', v.str_text(self.name), ', "email": ', v.str_text(self.email), ', "accounts": ', v.json_text(self.accounts), ', "total_balance_cents": ', v.int_text(self.total_balance_cents), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CustomerView[5](self, text)
         return text
 
     @classmethod
@@ -319,7 +328,10 @@ class CustomerView:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_CustomerView: tuple[Any, ...] = rt.slot_setters(CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class AccountView:
     'An account with its most recent transactions, newest first.'
 
@@ -327,6 +339,12 @@ class AccountView:
     recent_transactions: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, account: str, recent_transactions: tuple[str, ...]) -> None:
+        _set = _SET_AccountView
+        _set[0](self, account)
+        _set[1](self, recent_transactions)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -338,7 +356,7 @@ class AccountView:
         text = self._json
         if text is None:
             text = ''.join(('{"account": ', v.str_text(self.account), ', "recent_transactions": ', v.json_text(self.recent_transactions), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_AccountView[2](self, text)
         return text
 
     @classmethod
@@ -348,6 +366,9 @@ class AccountView:
             account=v.want_str(d['account'], path + '.account'),
             recent_transactions=v.want_list(d['recent_transactions'], path + '.recent_transactions', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_AccountView: tuple[Any, ...] = rt.slot_setters(AccountView, ('account', 'recent_transactions', '_json'))
 
 
 class _State(StateBase):

@@ -421,7 +421,7 @@ class Payslip(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class EmployeeView:
     "An employee's pay details and payslips."
 
@@ -436,6 +436,19 @@ class EmployeeView:
     payslips: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> None:
+        _set = _SET_EmployeeView
+        _set[0](self, employee)
+        _set[1](self, name)
+        _set[2](self, pay_type)
+        _set[3](self, annual_salary_cents)
+        _set[4](self, hourly_rate_cents)
+        _set[5](self, tax_code)
+        _set[6](self, rate_percent)
+        _set[7](self, active)
+        _set[8](self, payslips)
+        _set[9](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -454,7 +467,7 @@ class EmployeeView:
         text = self._json
         if text is None:
             text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', v.str_text(self.pay_type._value_), ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_EmployeeView[9](self, text)
         return text
 
     @classmethod
@@ -471,6 +484,9 @@ class EmployeeView:
             active=v.want_bool(d['active'], path + '.active'),
             payslips=v.want_list(d['payslips'], path + '.payslips', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
 
 
 class _State(StateBase):

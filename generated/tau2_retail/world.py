@@ -55,7 +55,7 @@ class TransactionType(enum.StrEnum):
     refund = 'refund'
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Variant:
     'One purchasable option of a product.'
 
@@ -65,6 +65,14 @@ class Variant:
     price: float
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, item_id: str, options: dict[str, str], available: bool, price: float) -> None:
+        _set = _SET_Variant
+        _set[0](self, item_id)
+        _set[1](self, options)
+        _set[2](self, available)
+        _set[3](self, price)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -78,7 +86,7 @@ class Variant:
         text = self._json
         if text is None:
             text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Variant[4](self, text)
         return text
 
     @classmethod
@@ -92,7 +100,10 @@ class Variant:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Variant: tuple[Any, ...] = rt.slot_setters(Variant, ('item_id', 'options', 'available', 'price', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class UserName:
     'The UserName record.'
 
@@ -100,6 +111,12 @@ class UserName:
     last_name: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, first_name: str, last_name: str) -> None:
+        _set = _SET_UserName
+        _set[0](self, first_name)
+        _set[1](self, last_name)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -111,7 +128,7 @@ class UserName:
         text = self._json
         if text is None:
             text = ''.join(('{"first_name": ', v.str_text(self.first_name), ', "last_name": ', v.str_text(self.last_name), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_UserName[2](self, text)
         return text
 
     @classmethod
@@ -123,7 +140,10 @@ class UserName:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_UserName: tuple[Any, ...] = rt.slot_setters(UserName, ('first_name', 'last_name', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Address:
     "A postal address (an order's or a user's)."
 
@@ -135,6 +155,16 @@ class Address:
     zip_: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> None:
+        _set = _SET_Address
+        _set[0](self, address1)
+        _set[1](self, address2)
+        _set[2](self, city)
+        _set[3](self, country)
+        _set[4](self, state_)
+        _set[5](self, zip_)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -150,7 +180,7 @@ class Address:
         text = self._json
         if text is None:
             text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "country": ', v.str_text(self.country), ', "state": ', v.str_text(self.state_), ', "zip": ', v.str_text(self.zip_), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Address[6](self, text)
         return text
 
     @classmethod
@@ -166,7 +196,10 @@ class Address:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CreditCard:
     'The CreditCard record.'
 
@@ -175,6 +208,13 @@ class CreditCard:
     last_four: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, brand: str, last_four: str) -> None:
+        _set = _SET_CreditCard
+        _set[0](self, id_)
+        _set[1](self, brand)
+        _set[2](self, last_four)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -187,7 +227,7 @@ class CreditCard:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CreditCard[3](self, text)
         return text
 
     @classmethod
@@ -200,7 +240,10 @@ class CreditCard:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class GiftCard:
     'The GiftCard record.'
 
@@ -208,6 +251,12 @@ class GiftCard:
     balance: float
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, balance: float) -> None:
+        _set = _SET_GiftCard
+        _set[0](self, id_)
+        _set[1](self, balance)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -219,7 +268,7 @@ class GiftCard:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_GiftCard[2](self, text)
         return text
 
     @classmethod
@@ -231,13 +280,21 @@ class GiftCard:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Paypal:
     'The Paypal record.'
 
     id_: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str) -> None:
+        _set = _SET_Paypal
+        _set[0](self, id_)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -248,7 +305,7 @@ class Paypal:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Paypal[1](self, text)
         return text
 
     @classmethod
@@ -259,7 +316,10 @@ class Paypal:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderItem:
     'One line of an order, with the price paid.'
 
@@ -270,6 +330,15 @@ class OrderItem:
     options: dict[str, str]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> None:
+        _set = _SET_OrderItem
+        _set[0](self, name)
+        _set[1](self, product_id)
+        _set[2](self, item_id)
+        _set[3](self, price)
+        _set[4](self, options)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -284,7 +353,7 @@ class OrderItem:
         text = self._json
         if text is None:
             text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderItem[5](self, text)
         return text
 
     @classmethod
@@ -299,7 +368,10 @@ class OrderItem:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Fulfillment:
     'The Fulfillment record.'
 
@@ -307,6 +379,12 @@ class Fulfillment:
     item_ids: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> None:
+        _set = _SET_Fulfillment
+        _set[0](self, tracking_id)
+        _set[1](self, item_ids)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -318,7 +396,7 @@ class Fulfillment:
         text = self._json
         if text is None:
             text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Fulfillment[2](self, text)
         return text
 
     @classmethod
@@ -330,7 +408,10 @@ class Fulfillment:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(Fulfillment, ('tracking_id', 'item_ids', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class OrderPayment:
     'The OrderPayment record.'
 
@@ -339,6 +420,13 @@ class OrderPayment:
     payment_method_id: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, transaction_type: TransactionType, amount: float, payment_method_id: str) -> None:
+        _set = _SET_OrderPayment
+        _set[0](self, transaction_type)
+        _set[1](self, amount)
+        _set[2](self, payment_method_id)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -351,7 +439,7 @@ class OrderPayment:
         text = self._json
         if text is None:
             text = ''.join(('{"transaction_type": ', v.str_text(self.transaction_type._value_), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_OrderPayment[3](self, text)
         return text
 
     @classmethod
@@ -362,6 +450,9 @@ class OrderPayment:
             amount=v.want_float(d['amount'], path + '.amount'),
             payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
         )
+
+
+_SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
 
 
 class Product(Row):
@@ -592,7 +683,7 @@ class Order(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CalcValue:
     'A number while calculate evaluates: a Python int, float or complex.'
 
@@ -601,6 +692,13 @@ class CalcValue:
     float_value: float
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, kind: str, int_value: int, float_value: float) -> None:
+        _set = _SET_CalcValue
+        _set[0](self, kind)
+        _set[1](self, int_value)
+        _set[2](self, float_value)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -613,7 +711,7 @@ class CalcValue:
         text = self._json
         if text is None:
             text = ''.join(('{"kind": ', v.str_text(self.kind), ', "int_value": ', v.int_text(self.int_value), ', "float_value": ', v.float_text(self.float_value), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CalcValue[3](self, text)
         return text
 
     @classmethod
@@ -624,6 +722,9 @@ class CalcValue:
             int_value=v.want_int(d['int_value'], path + '.int_value'),
             float_value=v.want_float(d['float_value'], path + '.float_value'),
         )
+
+
+_SET_CalcValue: tuple[Any, ...] = rt.slot_setters(CalcValue, ('kind', 'int_value', 'float_value', '_json'))
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

@@ -268,7 +268,7 @@ class Message(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ChannelSummary:
     'A channel as listed.'
 
@@ -281,6 +281,17 @@ class ChannelSummary:
     is_member: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> None:
+        _set = _SET_ChannelSummary
+        _set[0](self, id_)
+        _set[1](self, name)
+        _set[2](self, visibility)
+        _set[3](self, owner)
+        _set[4](self, topic)
+        _set[5](self, members)
+        _set[6](self, is_member)
+        _set[7](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -297,7 +308,7 @@ class ChannelSummary:
         text = self._json
         if text is None:
             text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', v.str_text(self.visibility._value_), ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ChannelSummary[7](self, text)
         return text
 
     @classmethod
@@ -314,7 +325,10 @@ class ChannelSummary:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ChannelView:
     'A channel with its members and messages.'
 
@@ -324,6 +338,14 @@ class ChannelView:
     messages: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> None:
+        _set = _SET_ChannelView
+        _set[0](self, channel)
+        _set[1](self, members)
+        _set[2](self, pinned)
+        _set[3](self, messages)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -337,7 +359,7 @@ class ChannelView:
         text = self._json
         if text is None:
             text = ''.join(('{"channel": ', v.str_text(self.channel), ', "members": ', v.json_text(self.members), ', "pinned": ', v.json_text(self.pinned), ', "messages": ', v.json_text(self.messages), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ChannelView[4](self, text)
         return text
 
     @classmethod
@@ -349,6 +371,9 @@ class ChannelView:
             pinned=v.want_list(d['pinned'], path + '.pinned', (lambda x, p: v.want_str(x, p))),
             messages=v.want_list(d['messages'], path + '.messages', (lambda x, p: v.want_str(x, p))),
         )
+
+
+_SET_ChannelView: tuple[Any, ...] = rt.slot_setters(ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

@@ -29,13 +29,18 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Status:
     'The Status record.'
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, status: str) -> None:
+        _set = _SET_Status
+        _set[0](self, status)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -46,7 +51,7 @@ class Status:
         text = self._json
         if text is None:
             text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Status[1](self, text)
         return text
 
     @classmethod
@@ -57,13 +62,21 @@ class Status:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Success:
     'The Success record.'
 
     success: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, success: bool) -> None:
+        _set = _SET_Success
+        _set[0](self, success)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -74,7 +87,7 @@ class Success:
         text = self._json
         if text is None:
             text = ''.join(('{"success": ', v.json_text(self.success), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Success[1](self, text)
         return text
 
     @classmethod
@@ -85,13 +98,21 @@ class Success:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Success: tuple[Any, ...] = rt.slot_setters(Success, ('success', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class LoginStatus:
     'The LoginStatus record.'
 
     login_status: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, login_status: bool) -> None:
+        _set = _SET_LoginStatus
+        _set[0](self, login_status)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -102,7 +123,7 @@ class LoginStatus:
         text = self._json
         if text is None:
             text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_LoginStatus[1](self, text)
         return text
 
     @classmethod
@@ -111,6 +132,9 @@ class LoginStatus:
         return cls(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
         )
+
+
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:43

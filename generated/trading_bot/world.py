@@ -29,13 +29,18 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Status:
     'The Status record.'
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, status: str) -> None:
+        _set = _SET_Status
+        _set[0](self, status)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -46,7 +51,7 @@ class Status:
         text = self._json
         if text is None:
             text = ''.join(('{"status": ', v.str_text(self.status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Status[1](self, text)
         return text
 
     @classmethod
@@ -57,13 +62,21 @@ class Status:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class LoginStatus:
     'The LoginStatus record.'
 
     status: bool
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, status: bool) -> None:
+        _set = _SET_LoginStatus
+        _set[0](self, status)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -74,7 +87,7 @@ class LoginStatus:
         text = self._json
         if text is None:
             text = ''.join(('{"status": ', v.json_text(self.status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_LoginStatus[1](self, text)
         return text
 
     @classmethod
@@ -85,13 +98,21 @@ class LoginStatus:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class CurrentTime:
     'The CurrentTime record.'
 
     current_time: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, current_time: str) -> None:
+        _set = _SET_CurrentTime
+        _set[0](self, current_time)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -102,7 +123,7 @@ class CurrentTime:
         text = self._json
         if text is None:
             text = ''.join(('{"current_time": ', v.str_text(self.current_time), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_CurrentTime[1](self, text)
         return text
 
     @classmethod
@@ -113,13 +134,21 @@ class CurrentTime:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(CurrentTime, ('current_time', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Symbol:
     'The Symbol record.'
 
     symbol: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, symbol: str) -> None:
+        _set = _SET_Symbol
+        _set[0](self, symbol)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -130,7 +159,7 @@ class Symbol:
         text = self._json
         if text is None:
             text = ''.join(('{"symbol": ', v.str_text(self.symbol), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Symbol[1](self, text)
         return text
 
     @classmethod
@@ -141,7 +170,10 @@ class Symbol:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Symbol: tuple[Any, ...] = rt.slot_setters(Symbol, ('symbol', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Cancelled:
     'The Cancelled record.'
 
@@ -149,6 +181,12 @@ class Cancelled:
     status: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, order_id: int, status: str) -> None:
+        _set = _SET_Cancelled
+        _set[0](self, order_id)
+        _set[1](self, status)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -160,7 +198,7 @@ class Cancelled:
         text = self._json
         if text is None:
             text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.str_text(self.status), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Cancelled[2](self, text)
         return text
 
     @classmethod
@@ -172,7 +210,10 @@ class Cancelled:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Cancelled: tuple[Any, ...] = rt.slot_setters(Cancelled, ('order_id', 'status', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Placed:
     'The Placed record.'
 
@@ -183,6 +224,15 @@ class Placed:
     amount: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, order_id: int, order_type: str, status: str, price: float, amount: int) -> None:
+        _set = _SET_Placed
+        _set[0](self, order_id)
+        _set[1](self, order_type)
+        _set[2](self, status)
+        _set[3](self, price)
+        _set[4](self, amount)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -197,7 +247,7 @@ class Placed:
         text = self._json
         if text is None:
             text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.str_text(self.order_type), ', "status": ', v.str_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Placed[5](self, text)
         return text
 
     @classmethod
@@ -212,12 +262,20 @@ class Placed:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Placed: tuple[Any, ...] = rt.slot_setters(Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Balance:
     'The Balance record.'
 
     status: str
     new_balance: Any
+
+    def __init__(self, status: str, new_balance: Any) -> None:
+        _set = _SET_Balance
+        _set[0](self, status)
+        _set[1](self, new_balance)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -234,13 +292,21 @@ class Balance:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Balance: tuple[Any, ...] = rt.slot_setters(Balance, ('status', 'new_balance'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class StockList:
     'The StockList record.'
 
     stock_list: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, stock_list: tuple[str, ...]) -> None:
+        _set = _SET_StockList
+        _set[0](self, stock_list)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -251,7 +317,7 @@ class StockList:
         text = self._json
         if text is None:
             text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_StockList[1](self, text)
         return text
 
     @classmethod
@@ -262,13 +328,21 @@ class StockList:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_StockList: tuple[Any, ...] = rt.slot_setters(StockList, ('stock_list', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class FilteredStocks:
     'The FilteredStocks record.'
 
     filtered_stocks: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, filtered_stocks: tuple[str, ...]) -> None:
+        _set = _SET_FilteredStocks
+        _set[0](self, filtered_stocks)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -279,7 +353,7 @@ class FilteredStocks:
         text = self._json
         if text is None:
             text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_FilteredStocks[1](self, text)
         return text
 
     @classmethod
@@ -290,13 +364,21 @@ class FilteredStocks:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(FilteredStocks, ('filtered_stocks', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Watchlist:
     'The Watchlist record.'
 
     watchlist: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, watchlist: tuple[str, ...]) -> None:
+        _set = _SET_Watchlist
+        _set[0](self, watchlist)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -307,7 +389,7 @@ class Watchlist:
         text = self._json
         if text is None:
             text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Watchlist[1](self, text)
         return text
 
     @classmethod
@@ -318,13 +400,21 @@ class Watchlist:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_Watchlist: tuple[Any, ...] = rt.slot_setters(Watchlist, ('watchlist', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Notification:
     'The Notification record.'
 
     notification: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, notification: str) -> None:
+        _set = _SET_Notification
+        _set[0](self, notification)
+        _set[1](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -335,7 +425,7 @@ class Notification:
         text = self._json
         if text is None:
             text = ''.join(('{"notification": ', v.str_text(self.notification), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Notification[1](self, text)
         return text
 
     @classmethod
@@ -344,6 +434,9 @@ class Notification:
         return cls(
             notification=v.want_str(d['notification'], path + '.notification'),
         )
+
+
+_SET_Notification: tuple[Any, ...] = rt.slot_setters(Notification, ('notification', '_json'))
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93

@@ -64,7 +64,7 @@ class Grade(enum.StrEnum):
     F = 'F'
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Meeting:
     'A weekly class meeting.'
 
@@ -73,6 +73,13 @@ class Meeting:
     end: str
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, day: Weekday, start: str, end: str) -> None:
+        _set = _SET_Meeting
+        _set[0](self, day)
+        _set[1](self, start)
+        _set[2](self, end)
+        _set[3](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -85,7 +92,7 @@ class Meeting:
         text = self._json
         if text is None:
             text = ''.join(('{"day": ', v.str_text(self.day._value_), ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_Meeting[3](self, text)
         return text
 
     @classmethod
@@ -96,6 +103,9 @@ class Meeting:
             start=v.check_pattern(v.want_str(d['start'], path + '.start'), path + '.start', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
             end=v.check_pattern(v.want_str(d['end'], path + '.end'), path + '.end', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
         )
+
+
+_SET_Meeting: tuple[Any, ...] = rt.slot_setters(Meeting, ('day', 'start', 'end', '_json'))
 
 
 class Student(Row):
@@ -389,7 +399,7 @@ class WaitlistEntry(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class SectionInfo:
     'A section with its seats.'
 
@@ -399,6 +409,14 @@ class SectionInfo:
     waitlisted: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, section: str, seats_taken: int, capacity: int, waitlisted: int) -> None:
+        _set = _SET_SectionInfo
+        _set[0](self, section)
+        _set[1](self, seats_taken)
+        _set[2](self, capacity)
+        _set[3](self, waitlisted)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -412,7 +430,7 @@ class SectionInfo:
         text = self._json
         if text is None:
             text = ''.join(('{"section": ', v.str_text(self.section), ', "seats_taken": ', v.int_text(self.seats_taken), ', "capacity": ', v.int_text(self.capacity), ', "waitlisted": ', v.int_text(self.waitlisted), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_SectionInfo[4](self, text)
         return text
 
     @classmethod
@@ -426,7 +444,10 @@ class SectionInfo:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class StudentRecord:
     "A student's transcript and current registrations."
 
@@ -436,6 +457,14 @@ class StudentRecord:
     credits_by_term: dict[str, int]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], credits_by_term: dict[str, int]) -> None:
+        _set = _SET_StudentRecord
+        _set[0](self, student)
+        _set[1](self, enrolments)
+        _set[2](self, waitlist)
+        _set[3](self, credits_by_term)
+        _set[4](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -449,7 +478,7 @@ class StudentRecord:
         text = self._json
         if text is None:
             text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "credits_by_term": ', v.json_text(self.credits_by_term), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_StudentRecord[4](self, text)
         return text
 
     @classmethod
@@ -463,7 +492,10 @@ class StudentRecord:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(StudentRecord, ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class WaitlistPosition:
     'A waitlist entry and its place in the queue.'
 
@@ -471,6 +503,12 @@ class WaitlistPosition:
     position: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, entry: str, position: int) -> None:
+        _set = _SET_WaitlistPosition
+        _set[0](self, entry)
+        _set[1](self, position)
+        _set[2](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -482,7 +520,7 @@ class WaitlistPosition:
         text = self._json
         if text is None:
             text = ''.join(('{"entry": ', v.str_text(self.entry), ', "position": ', v.int_text(self.position), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_WaitlistPosition[2](self, text)
         return text
 
     @classmethod
@@ -492,6 +530,9 @@ class WaitlistPosition:
             entry=v.want_str(d['entry'], path + '.entry'),
             position=v.want_int(d['position'], path + '.position'),
         )
+
+
+_SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(WaitlistPosition, ('entry', 'position', '_json'))
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:113

@@ -318,7 +318,7 @@ class Movement(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ItemStock:
     'An item with its stock per bin.'
 
@@ -330,6 +330,16 @@ class ItemStock:
     levels: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> None:
+        _set = _SET_ItemStock
+        _set[0](self, item)
+        _set[1](self, name)
+        _set[2](self, reorder_level)
+        _set[3](self, total)
+        _set[4](self, below_reorder)
+        _set[5](self, levels)
+        _set[6](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -345,7 +355,7 @@ class ItemStock:
         text = self._json
         if text is None:
             text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "reorder_level": ', v.int_text(self.reorder_level), ', "total": ', v.int_text(self.total), ', "below_reorder": ', v.json_text(self.below_reorder), ', "levels": ', v.json_text(self.levels), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ItemStock[6](self, text)
         return text
 
     @classmethod
@@ -361,7 +371,10 @@ class ItemStock:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_ItemStock: tuple[Any, ...] = rt.slot_setters(ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class BinReport:
     'A bin with its contents and free capacity.'
 
@@ -374,6 +387,17 @@ class BinReport:
     levels: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> None:
+        _set = _SET_BinReport
+        _set[0](self, bin_)
+        _set[1](self, zone)
+        _set[2](self, capacity)
+        _set[3](self, used)
+        _set[4](self, free)
+        _set[5](self, blocked)
+        _set[6](self, levels)
+        _set[7](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -390,7 +414,7 @@ class BinReport:
         text = self._json
         if text is None:
             text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', v.str_text(self.zone._value_), ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_BinReport[7](self, text)
         return text
 
     @classmethod
@@ -407,7 +431,10 @@ class BinReport:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+_SET_BinReport: tuple[Any, ...] = rt.slot_setters(BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ReorderFlag:
     'An active item whose total stock is below its reorder level.'
 
@@ -418,6 +445,15 @@ class ReorderFlag:
     shortfall: int
     #: the record's JSON text, made once (the record is immutable)
     _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> None:
+        _set = _SET_ReorderFlag
+        _set[0](self, item)
+        _set[1](self, name)
+        _set[2](self, on_hand)
+        _set[3](self, reorder_level)
+        _set[4](self, shortfall)
+        _set[5](self, None)
 
     def export(self) -> dict[str, Any]:
         return {
@@ -432,7 +468,7 @@ class ReorderFlag:
         text = self._json
         if text is None:
             text = ''.join(('{"item": ', v.str_text(self.item), ', "name": ', v.str_text(self.name), ', "on_hand": ', v.int_text(self.on_hand), ', "reorder_level": ', v.int_text(self.reorder_level), ', "shortfall": ', v.int_text(self.shortfall), '}'))
-            object.__setattr__(self, '_json', text)
+            _SET_ReorderFlag[5](self, text)
         return text
 
     @classmethod
@@ -445,6 +481,9 @@ class ReorderFlag:
             reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
             shortfall=v.want_int(d['shortfall'], path + '.shortfall'),
         )
+
+
+_SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
 
 
 class _State(StateBase):
