@@ -31,7 +31,14 @@ from worldspec.compiler.codegen.names import (
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
-from worldspec.compiler.model import FieldInfo, ProgramModel, RecordInfo, ToolInfo, WorldModel
+from worldspec.compiler.model import (
+    FieldInfo,
+    ParamInfo,
+    ProgramModel,
+    RecordInfo,
+    ToolInfo,
+    WorldModel,
+)
 from worldspec.dsl import nodes as n
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
@@ -448,14 +455,33 @@ class WorldGenerator:
         else:
             check = f"rt.check_arguments(args, {tuple(allowed)!r}, {tuple(required)!r}" + (
                 f", nullable={tuple(nullable)!r})" if nullable else ")")
-        lines = [f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
-                 f"{_INDENT}{check}"]
+        # The arguments' names are checked in C against sets made once; only a call whose
+        # names do not fit runs the check that says what is wrong.
+        head: list[str] = []
+        if set(allowed) == set(required):
+            head.append(f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})")
+            fits = f"args.keys() == _ARGS_{name}"
+        else:
+            head += [f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})",
+                     f"_NEEDS_{name}: frozenset[str] = frozenset({_set_literal(required)})"]
+            fits = f"_ARGS_{name} >= args.keys() >= _NEEDS_{name}"
+        if self.world.config.arguments != "python" and required:
+            fits += " and None not in args.values()"  # a null counts as missing there
+        lines = [*head, "", "",
+                 f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
+                 f"{_INDENT}if not ({fits}):",
+                 f"{_INDENT * 2}{check}"]
         call_args = []
         for p in info.params:
             pname = "a_" + p.name
             src = f"args[{p.name!r}]"
             path = repr(p.name)
             base = t.strip_optional(p.type)
+            fast = self._fast_argument(p, pname, src, path)
+            if fast is not None:
+                lines += [_INDENT + line for line in fast]
+                call_args.append(pname)
+                continue
             if isinstance(base, t.Named) and base.kind == "entity":
                 key = self.tables.loader(self.tables.key_type(base.name), src, path)
                 table = self.world.table_of(base.name)
@@ -488,6 +514,33 @@ class WorldGenerator:
             call = f"rt.Exported({self.tables.exporter(info.returns, call)})"
         lines.append(f"{_INDENT}return {call}")
         return "\n".join(lines)
+
+    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str) -> list[str] | None:
+        """Statements loading a required argument of the common kinds (text, a list of
+        text, a row by a text key) with the type checks inline, or None for the general
+        loader. They accept and refuse exactly what the loader does, with its messages."""
+        typ = p.type
+        entity = isinstance(typ, t.Named) and typ.kind == "entity"
+        if p.default is not None or isinstance(typ, t.Optional) or \
+                (p.not_found is not None and not entity):
+            return None
+        if isinstance(typ, t.Named) and entity:
+            key_type = self.tables.key_type(typ.name)
+            table = self.world.table_of(typ.name)
+            if not _plain_str(key_type) or table is None:
+                return None
+            if p.not_found is not None:
+                message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+            else:
+                message = f"{typ.name!r} + ' ' + rt.quote(key) + ' not found.'"
+            return [*_str_argument(pname, src, path),
+                    f"{pname} = ep.t_{table.name}.rows.get({pname}) or "
+                    f"rt.lookup(ep.t_{table.name}, {pname}, lambda key: {message})"]
+        if _plain_str(typ):
+            return _str_argument(pname, src, path)
+        if isinstance(typ, t.ListOf) and _plain_str(typ.element) and typ.refinement is None:
+            return [f"{pname} = v.want_str_list({src}, {path})"]
+        return None
 
     def tool_spec(self, info: ToolInfo) -> str:
         params = []
@@ -652,6 +705,23 @@ def _changed_rows_method() -> str:
         ") -> Any:",
         f"{_INDENT}return rt.changed_rows(self, table, fields)",
     ], 1))
+
+
+def _set_literal(names: list[str]) -> str:
+    """A set display of names in the given order (deterministic text), or ``()``."""
+    return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
+
+
+def _plain_str(typ: t.Type) -> bool:
+    """``str`` without a refinement (``Prim`` equality ignores refinements)."""
+    return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
+
+
+def _str_argument(pname: str, src: str, path: str) -> list[str]:
+    """A text argument: ASCII text as it is, anything else through ``v.want_str``."""
+    return [f"{pname} = {src}",
+            f"if type({pname}) is not str or not {pname}.isascii():",
+            f"{_INDENT}{pname} = v.want_str({pname}, {path})"]
 
 
 def _check_fn_name(task: str, check: str) -> str:

@@ -666,8 +666,13 @@ class CarRentalCounter(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date', 'category'})
+_NEEDS_search_cars: frozenset[str] = frozenset({'branch', 'pickup_date', 'return_date'})
+
+
 def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('branch', 'pickup_date', 'return_date', 'category'), ('branch', 'pickup_date', 'return_date'))
+    if not (_ARGS_search_cars >= args.keys() >= _NEEDS_search_cars and None not in args.values()):
+        rt.check_arguments(args, ('branch', 'pickup_date', 'return_date', 'category'), ('branch', 'pickup_date', 'return_date'))
     a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.')))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
@@ -675,8 +680,12 @@ def _invoke_search_cars(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
     return ep.tool_search_cars(a_branch, a_pickup_date, a_return_date, a_category)
 
 
+_ARGS_register_customer: frozenset[str] = frozenset({'name', 'licence_number', 'licence_expires', 'email'})
+
+
 def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('name', 'licence_number', 'licence_expires', 'email'), ('name', 'licence_number', 'licence_expires', 'email'))
+    if not (args.keys() == _ARGS_register_customer and None not in args.values()):
+        rt.check_arguments(args, ('name', 'licence_number', 'licence_expires', 'email'), ('name', 'licence_number', 'licence_expires', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_licence_number = v.check_pattern(v.want_str(args['licence_number'], 'licence_number'), 'licence_number', '^[A-Z0-9]{6,12}$')
     a_licence_expires = v.want_date(args['licence_expires'], 'licence_expires')
@@ -684,49 +693,95 @@ def _invoke_register_customer(ep: CarRentalCounter, args: Mapping[str, Any]) -> 
     return ep.tool_register_customer(a_name, a_licence_number, a_licence_expires, a_email)
 
 
+_ARGS_get_customer_rentals: frozenset[str] = frozenset({'customer'})
+
+
 def _invoke_get_customer_rentals(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer',), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_customer_rentals and None not in args.values()):
+        rt.check_arguments(args, ('customer',), ('customer',))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     return ep.tool_get_customer_rentals(a_customer)
 
 
+_ARGS_get_rental: frozenset[str] = frozenset({'rental'})
+
+
 def _invoke_get_rental(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('rental',), ('rental',))
-    a_rental = rt.lookup(ep.t_rentals, v.want_str(args['rental'], 'rental'), lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_rental and None not in args.values()):
+        rt.check_arguments(args, ('rental',), ('rental',))
+    a_rental = args['rental']
+    if type(a_rental) is not str or not a_rental.isascii():
+        a_rental = v.want_str(a_rental, 'rental')
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
     return ep.tool_get_rental(a_rental)
 
 
+_ARGS_reserve_car: frozenset[str] = frozenset({'customer', 'car', 'pickup_date', 'return_date'})
+
+
 def _invoke_reserve_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'car', 'pickup_date', 'return_date'), ('customer', 'car', 'pickup_date', 'return_date'))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_reserve_car and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'car', 'pickup_date', 'return_date'), ('customer', 'car', 'pickup_date', 'return_date'))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
     a_pickup_date = v.want_date(args['pickup_date'], 'pickup_date')
     a_return_date = v.want_date(args['return_date'], 'return_date')
     return ep.tool_reserve_car(a_customer, a_car, a_pickup_date, a_return_date)
 
 
+_ARGS_cancel_reservation: frozenset[str] = frozenset({'rental'})
+
+
 def _invoke_cancel_reservation(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('rental',), ('rental',))
-    a_rental = rt.lookup(ep.t_rentals, v.want_str(args['rental'], 'rental'), lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_cancel_reservation and None not in args.values()):
+        rt.check_arguments(args, ('rental',), ('rental',))
+    a_rental = args['rental']
+    if type(a_rental) is not str or not a_rental.isascii():
+        a_rental = v.want_str(a_rental, 'rental')
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
     return ep.tool_cancel_reservation(a_rental)
 
 
+_ARGS_pick_up: frozenset[str] = frozenset({'rental'})
+
+
 def _invoke_pick_up(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('rental',), ('rental',))
-    a_rental = rt.lookup(ep.t_rentals, v.want_str(args['rental'], 'rental'), lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_pick_up and None not in args.values()):
+        rt.check_arguments(args, ('rental',), ('rental',))
+    a_rental = args['rental']
+    if type(a_rental) is not str or not a_rental.isascii():
+        a_rental = v.want_str(a_rental, 'rental')
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
     return ep.tool_pick_up(a_rental)
 
 
+_ARGS_return_car: frozenset[str] = frozenset({'rental', 'branch', 'mileage_km'})
+
+
 def _invoke_return_car(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('rental', 'branch', 'mileage_km'), ('rental', 'branch', 'mileage_km'))
-    a_rental = rt.lookup(ep.t_rentals, v.want_str(args['rental'], 'rental'), lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_return_car and None not in args.values()):
+        rt.check_arguments(args, ('rental', 'branch', 'mileage_km'), ('rental', 'branch', 'mileage_km'))
+    a_rental = args['rental']
+    if type(a_rental) is not str or not a_rental.isascii():
+        a_rental = v.want_str(a_rental, 'rental')
+    a_rental = ep.t_rentals.rows.get(a_rental) or rt.lookup(ep.t_rentals, a_rental, lambda key: rt.built(ep, ('Unknown rental ' + rt.text(key) + '.')))
     a_branch = rt.lookup(ep.t_branches, v.check_pattern(v.want_str(args['branch'], 'branch'), 'branch', '^[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown branch ' + rt.text(key) + '.')))
     a_mileage_km = v.check_range(v.want_int(args['mileage_km'], 'mileage_km'), 'mileage_km', 0, 10000000)
     return ep.tool_return_car(a_rental, a_branch, a_mileage_km)
 
 
+_ARGS_set_car_in_service: frozenset[str] = frozenset({'car', 'in_service'})
+
+
 def _invoke_set_car_in_service(ep: CarRentalCounter, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('car', 'in_service'), ('car', 'in_service'))
+    if not (args.keys() == _ARGS_set_car_in_service and None not in args.values()):
+        rt.check_arguments(args, ('car', 'in_service'), ('car', 'in_service'))
     a_car = rt.lookup(ep.t_cars, v.check_pattern(v.want_str(args['car'], 'car'), 'car', '^[0-9]{4}-[A-Z]{3}$'), lambda key: rt.built(ep, ('Unknown car ' + rt.text(key) + '.')))
     a_in_service = v.want_bool(args['in_service'], 'in_service')
     return ep.tool_set_car_in_service(a_car, a_in_service)

@@ -547,72 +547,137 @@ class ClinicRecords(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'doctor'})
+
+
 def _invoke_sign_in(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('doctor',), ('doctor',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('doctor',), ('doctor',))
     a_doctor = rt.lookup(ep.t_doctors, v.check_pattern(v.want_str(args['doctor'], 'doctor'), 'doctor', '^D[0-9]{3}$'), lambda key: rt.built(ep, ('Doctor ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_doctor)
 
 
+_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'allergies'})
+
+
 def _invoke_register_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('name', 'birth_date', 'allergies'), ('name', 'birth_date', 'allergies'))
+    if not (args.keys() == _ARGS_register_patient and None not in args.values()):
+        rt.check_arguments(args, ('name', 'birth_date', 'allergies'), ('name', 'birth_date', 'allergies'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_allergies = v.want_set(args['allergies'], 'allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$')))
     return ep.tool_register_patient(a_name, a_birth_date, a_allergies)
 
 
+_ARGS_add_allergy: frozenset[str] = frozenset({'patient', 'drug'})
+
+
 def _invoke_add_allergy(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'drug'), ('patient', 'drug'))
-    a_patient = rt.lookup(ep.t_patients, v.want_str(args['patient'], 'patient'), lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_add_allergy and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'drug'), ('patient', 'drug'))
+    a_patient = args['patient']
+    if type(a_patient) is not str or not a_patient.isascii():
+        a_patient = v.want_str(a_patient, 'patient')
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
     a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
     return ep.tool_add_allergy(a_patient, a_drug)
 
 
+_ARGS_record_visit: frozenset[str] = frozenset({'patient', 'diagnosis'})
+
+
 def _invoke_record_visit(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'diagnosis'), ('patient', 'diagnosis'))
-    a_patient = rt.lookup(ep.t_patients, v.want_str(args['patient'], 'patient'), lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_record_visit and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'diagnosis'), ('patient', 'diagnosis'))
+    a_patient = args['patient']
+    if type(a_patient) is not str or not a_patient.isascii():
+        a_patient = v.want_str(a_patient, 'patient')
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
     a_diagnosis = v.check_length(v.want_str(args['diagnosis'], 'diagnosis'), 'diagnosis', 1, 200)
     return ep.tool_record_visit(a_patient, a_diagnosis)
 
 
+_ARGS_prescribe: frozenset[str] = frozenset({'visit', 'drug', 'dose', 'course_days'})
+
+
 def _invoke_prescribe(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('visit', 'drug', 'dose', 'course_days'), ('visit', 'drug', 'dose', 'course_days'))
-    a_visit = rt.lookup(ep.t_visits, v.want_str(args['visit'], 'visit'), lambda key: rt.built(ep, ('Visit ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_prescribe and None not in args.values()):
+        rt.check_arguments(args, ('visit', 'drug', 'dose', 'course_days'), ('visit', 'drug', 'dose', 'course_days'))
+    a_visit = args['visit']
+    if type(a_visit) is not str or not a_visit.isascii():
+        a_visit = v.want_str(a_visit, 'visit')
+    a_visit = ep.t_visits.rows.get(a_visit) or rt.lookup(ep.t_visits, a_visit, lambda key: rt.built(ep, ('Visit ' + rt.text(key) + ' not found.')))
     a_drug = rt.lookup(ep.t_drugs, v.check_pattern(v.want_str(args['drug'], 'drug'), 'drug', '^[A-Z]{3}[0-9]{2}$'), lambda key: rt.built(ep, ('Drug ' + rt.text(key) + ' not found.')))
     a_dose = v.check_length(v.want_str(args['dose'], 'dose'), 'dose', 1, 60)
     a_course_days = v.check_range(v.want_int(args['course_days'], 'course_days'), 'course_days', 1, 365)
     return ep.tool_prescribe(a_visit, a_drug, a_dose, a_course_days)
 
 
+_ARGS_renew_prescription: frozenset[str] = frozenset({'prescription', 'extra_days'})
+
+
 def _invoke_renew_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('prescription', 'extra_days'), ('prescription', 'extra_days'))
-    a_prescription = rt.lookup(ep.t_prescriptions, v.want_str(args['prescription'], 'prescription'), lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_renew_prescription and None not in args.values()):
+        rt.check_arguments(args, ('prescription', 'extra_days'), ('prescription', 'extra_days'))
+    a_prescription = args['prescription']
+    if type(a_prescription) is not str or not a_prescription.isascii():
+        a_prescription = v.want_str(a_prescription, 'prescription')
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
     a_extra_days = v.check_range(v.want_int(args['extra_days'], 'extra_days'), 'extra_days', 1, 365)
     return ep.tool_renew_prescription(a_prescription, a_extra_days)
 
 
+_ARGS_stop_prescription: frozenset[str] = frozenset({'prescription', 'reason'})
+
+
 def _invoke_stop_prescription(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('prescription', 'reason'), ('prescription', 'reason'))
-    a_prescription = rt.lookup(ep.t_prescriptions, v.want_str(args['prescription'], 'prescription'), lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_stop_prescription and None not in args.values()):
+        rt.check_arguments(args, ('prescription', 'reason'), ('prescription', 'reason'))
+    a_prescription = args['prescription']
+    if type(a_prescription) is not str or not a_prescription.isascii():
+        a_prescription = v.want_str(a_prescription, 'prescription')
+    a_prescription = ep.t_prescriptions.rows.get(a_prescription) or rt.lookup(ep.t_prescriptions, a_prescription, lambda key: rt.built(ep, ('Prescription ' + rt.text(key) + ' not found.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_stop_prescription(a_prescription, a_reason)
 
 
+_ARGS_get_patient: frozenset[str] = frozenset({'patient'})
+
+
 def _invoke_get_patient(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient',), ('patient',))
-    a_patient = rt.lookup(ep.t_patients, v.want_str(args['patient'], 'patient'), lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_get_patient and None not in args.values()):
+        rt.check_arguments(args, ('patient',), ('patient',))
+    a_patient = args['patient']
+    if type(a_patient) is not str or not a_patient.isascii():
+        a_patient = v.want_str(a_patient, 'patient')
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
     return ep.tool_get_patient(a_patient)
 
 
+_ARGS_list_visits: frozenset[str] = frozenset({'patient'})
+
+
 def _invoke_list_visits(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient',), ('patient',))
-    a_patient = rt.lookup(ep.t_patients, v.want_str(args['patient'], 'patient'), lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_list_visits and None not in args.values()):
+        rt.check_arguments(args, ('patient',), ('patient',))
+    a_patient = args['patient']
+    if type(a_patient) is not str or not a_patient.isascii():
+        a_patient = v.want_str(a_patient, 'patient')
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
     return ep.tool_list_visits(a_patient)
 
 
+_ARGS_list_prescriptions: frozenset[str] = frozenset({'patient', 'active_only'})
+_NEEDS_list_prescriptions: frozenset[str] = frozenset({'patient'})
+
+
 def _invoke_list_prescriptions(ep: ClinicRecords, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'active_only'), ('patient',))
-    a_patient = rt.lookup(ep.t_patients, v.want_str(args['patient'], 'patient'), lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
+    if not (_ARGS_list_prescriptions >= args.keys() >= _NEEDS_list_prescriptions and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'active_only'), ('patient',))
+    a_patient = args['patient']
+    if type(a_patient) is not str or not a_patient.isascii():
+        a_patient = v.want_str(a_patient, 'patient')
+    a_patient = ep.t_patients.rows.get(a_patient) or rt.lookup(ep.t_patients, a_patient, lambda key: rt.built(ep, ('Patient ' + rt.text(key) + ' not found.')))
     a_active_only = (v.want_bool(args['active_only'], 'active_only') if args.get('active_only') is not None else False)
     return ep.tool_list_prescriptions(a_patient, a_active_only)
 

@@ -917,21 +917,35 @@ class ClinicScheduling(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_list_doctors: frozenset[str] = frozenset({'specialty', 'accepting_only'})
+_NEEDS_list_doctors: frozenset[str] = frozenset(())
+
+
 def _invoke_list_doctors(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('specialty', 'accepting_only'), ())
+    if not (_ARGS_list_doctors >= args.keys() >= _NEEDS_list_doctors):
+        rt.check_arguments(args, ('specialty', 'accepting_only'), ())
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_accepting_only = (v.want_bool(args['accepting_only'], 'accepting_only') if args.get('accepting_only') is not None else False)
     return ep.tool_list_doctors(a_specialty, a_accepting_only)
 
 
+_ARGS_find_patients: frozenset[str] = frozenset({'query'})
+
+
 def _invoke_find_patients(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('query',), ('query',))
+    if not (args.keys() == _ARGS_find_patients and None not in args.values()):
+        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 2, 80)
     return ep.tool_find_patients(a_query)
 
 
+_ARGS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone', 'email', 'insurance'})
+_NEEDS_register_patient: frozenset[str] = frozenset({'name', 'birth_date', 'phone'})
+
+
 def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('name', 'birth_date', 'phone', 'email', 'insurance'), ('name', 'birth_date', 'phone'))
+    if not (_ARGS_register_patient >= args.keys() >= _NEEDS_register_patient and None not in args.values()):
+        rt.check_arguments(args, ('name', 'birth_date', 'phone', 'email', 'insurance'), ('name', 'birth_date', 'phone'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_birth_date = v.want_date(args['birth_date'], 'birth_date')
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
@@ -940,8 +954,13 @@ def _invoke_register_patient(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
     return ep.tool_register_patient(a_name, a_birth_date, a_phone, a_email, a_insurance)
 
 
+_ARGS_find_available_slots: frozenset[str] = frozenset({'on', 'specialty', 'doctor_id', 'kind'})
+_NEEDS_find_available_slots: frozenset[str] = frozenset({'on'})
+
+
 def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('on', 'specialty', 'doctor_id', 'kind'), ('on',))
+    if not (_ARGS_find_available_slots >= args.keys() >= _NEEDS_find_available_slots and None not in args.values()):
+        rt.check_arguments(args, ('on', 'specialty', 'doctor_id', 'kind'), ('on',))
     a_on = v.want_date(args['on'], 'on')
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
@@ -949,15 +968,27 @@ def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) 
     return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
 
 
+_ARGS_get_doctor_schedule: frozenset[str] = frozenset({'doctor', 'day'})
+
+
 def _invoke_get_doctor_schedule(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('doctor', 'day'), ('doctor', 'day'))
-    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_doctor_schedule and None not in args.values()):
+        rt.check_arguments(args, ('doctor', 'day'), ('doctor', 'day'))
+    a_doctor = args['doctor']
+    if type(a_doctor) is not str or not a_doctor.isascii():
+        a_doctor = v.want_str(a_doctor, 'doctor')
+    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
     a_day = v.want_date(args['day'], 'day')
     return ep.tool_get_doctor_schedule(a_doctor, a_day)
 
 
+_ARGS_list_appointments: frozenset[str] = frozenset({'patient_id', 'doctor_id', 'on', 'status'})
+_NEEDS_list_appointments: frozenset[str] = frozenset(())
+
+
 def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient_id', 'doctor_id', 'on', 'status'), ())
+    if not (_ARGS_list_appointments >= args.keys() >= _NEEDS_list_appointments):
+        rt.check_arguments(args, ('patient_id', 'doctor_id', 'on', 'status'), ())
     a_patient_id = (v.want_optional(args['patient_id'], 'patient_id', (lambda x, p: v.want_str(x, p))) if args.get('patient_id') is not None else None)
     a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
     a_on = (v.want_optional(args['on'], 'on', (lambda x, p: v.want_date(x, p))) if args.get('on') is not None else None)
@@ -965,74 +996,149 @@ def _invoke_list_appointments(ep: ClinicScheduling, args: Mapping[str, Any]) -> 
     return ep.tool_list_appointments(a_patient_id, a_doctor_id, a_on, a_status)
 
 
+_ARGS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason', 'kind'})
+_NEEDS_book_appointment: frozenset[str] = frozenset({'patient', 'slot', 'reason'})
+
+
 def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
+    if not (_ARGS_book_appointment >= args.keys() >= _NEEDS_book_appointment and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'slot', 'reason', 'kind'), ('patient', 'slot', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
-    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    a_slot = args['slot']
+    if type(a_slot) is not str or not a_slot.isascii():
+        a_slot = v.want_str(a_slot, 'slot')
+    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
 
 
+_ARGS_reschedule_appointment: frozenset[str] = frozenset({'appointment', 'new_slot'})
+
+
 def _invoke_reschedule_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('appointment', 'new_slot'), ('appointment', 'new_slot'))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
-    a_new_slot = rt.lookup(ep.t_slots, v.want_str(args['new_slot'], 'new_slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_reschedule_appointment and None not in args.values()):
+        rt.check_arguments(args, ('appointment', 'new_slot'), ('appointment', 'new_slot'))
+    a_appointment = args['appointment']
+    if type(a_appointment) is not str or not a_appointment.isascii():
+        a_appointment = v.want_str(a_appointment, 'appointment')
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    a_new_slot = args['new_slot']
+    if type(a_new_slot) is not str or not a_new_slot.isascii():
+        a_new_slot = v.want_str(a_new_slot, 'new_slot')
+    a_new_slot = ep.t_slots.rows.get(a_new_slot) or rt.lookup(ep.t_slots, a_new_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     return ep.tool_reschedule_appointment(a_appointment, a_new_slot)
 
 
+_ARGS_cancel_appointment: frozenset[str] = frozenset({'appointment'})
+
+
 def _invoke_cancel_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_cancel_appointment and None not in args.values()):
+        rt.check_arguments(args, ('appointment',), ('appointment',))
+    a_appointment = args['appointment']
+    if type(a_appointment) is not str or not a_appointment.isascii():
+        a_appointment = v.want_str(a_appointment, 'appointment')
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_cancel_appointment(a_appointment)
 
 
+_ARGS_check_in: frozenset[str] = frozenset({'appointment'})
+
+
 def _invoke_check_in(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_check_in and None not in args.values()):
+        rt.check_arguments(args, ('appointment',), ('appointment',))
+    a_appointment = args['appointment']
+    if type(a_appointment) is not str or not a_appointment.isascii():
+        a_appointment = v.want_str(a_appointment, 'appointment')
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_check_in(a_appointment)
 
 
+_ARGS_complete_appointment: frozenset[str] = frozenset({'appointment', 'notes'})
+
+
 def _invoke_complete_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('appointment', 'notes'), ('appointment', 'notes'))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_complete_appointment and None not in args.values()):
+        rt.check_arguments(args, ('appointment', 'notes'), ('appointment', 'notes'))
+    a_appointment = args['appointment']
+    if type(a_appointment) is not str or not a_appointment.isascii():
+        a_appointment = v.want_str(a_appointment, 'appointment')
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     a_notes = v.check_length(v.want_str(args['notes'], 'notes'), 'notes', 1, 2000)
     return ep.tool_complete_appointment(a_appointment, a_notes)
 
 
+_ARGS_mark_no_show: frozenset[str] = frozenset({'appointment'})
+
+
 def _invoke_mark_no_show(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('appointment',), ('appointment',))
-    a_appointment = rt.lookup(ep.t_appointments, v.want_str(args['appointment'], 'appointment'), lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_mark_no_show and None not in args.values()):
+        rt.check_arguments(args, ('appointment',), ('appointment',))
+    a_appointment = args['appointment']
+    if type(a_appointment) is not str or not a_appointment.isascii():
+        a_appointment = v.want_str(a_appointment, 'appointment')
+    a_appointment = ep.t_appointments.rows.get(a_appointment) or rt.lookup(ep.t_appointments, a_appointment, lambda key: rt.built(ep, ('No appointment with id ' + rt.text(key) + '.')))
     return ep.tool_mark_no_show(a_appointment)
 
 
+_ARGS_pay_balance: frozenset[str] = frozenset({'patient', 'amount'})
+
+
 def _invoke_pay_balance(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
+    if not (args.keys() == _ARGS_pay_balance and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'amount'), ('patient', 'amount'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 10000.0)
     return ep.tool_pay_balance(a_patient, a_amount)
 
 
+_ARGS_join_waitlist: frozenset[str] = frozenset({'patient', 'doctor', 'earliest', 'latest', 'reason'})
+
+
 def _invoke_join_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
+    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('patient', 'doctor', 'earliest', 'latest', 'reason'), ('patient', 'doctor', 'earliest', 'latest', 'reason'))
     a_patient = rt.lookup(ep.t_patients, v.check_pattern(v.want_str(args['patient'], 'patient'), 'patient', '^P[0-9]{4}$'), lambda key: rt.built(ep, ('No patient with id ' + rt.text(key) + '.')))
-    a_doctor = rt.lookup(ep.t_doctors, v.want_str(args['doctor'], 'doctor'), lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
+    a_doctor = args['doctor']
+    if type(a_doctor) is not str or not a_doctor.isascii():
+        a_doctor = v.want_str(a_doctor, 'doctor')
+    a_doctor = ep.t_doctors.rows.get(a_doctor) or rt.lookup(ep.t_doctors, a_doctor, lambda key: rt.built(ep, ('No doctor with id ' + rt.text(key) + '.')))
     a_earliest = v.want_date(args['earliest'], 'earliest')
     a_latest = v.want_date(args['latest'], 'latest')
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_join_waitlist(a_patient, a_doctor, a_earliest, a_latest, a_reason)
 
 
+_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
+
+
 def _invoke_leave_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('entry',), ('entry',))
-    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('entry',), ('entry',))
+    a_entry = args['entry']
+    if type(a_entry) is not str or not a_entry.isascii():
+        a_entry = v.want_str(a_entry, 'entry')
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
     return ep.tool_leave_waitlist(a_entry)
 
 
+_ARGS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot', 'kind'})
+_NEEDS_book_from_waitlist: frozenset[str] = frozenset({'entry', 'slot'})
+
+
 def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('entry', 'slot', 'kind'), ('entry', 'slot'))
-    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
-    a_slot = rt.lookup(ep.t_slots, v.want_str(args['slot'], 'slot'), lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
+    if not (_ARGS_book_from_waitlist >= args.keys() >= _NEEDS_book_from_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('entry', 'slot', 'kind'), ('entry', 'slot'))
+    a_entry = args['entry']
+    if type(a_entry) is not str or not a_entry.isascii():
+        a_entry = v.want_str(a_entry, 'entry')
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('No waitlist entry with id ' + rt.text(key) + '.')))
+    a_slot = args['slot']
+    if type(a_slot) is not str or not a_slot.isascii():
+        a_slot = v.want_str(a_slot, 'slot')
+    a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 

@@ -834,33 +834,57 @@ class ConcertTicketOffice(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_list_events: frozenset[str] = frozenset(())
+
+
 def _invoke_list_events(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_list_events):
+        rt.check_arguments(args, (), ())
     return ep.tool_list_events()
 
 
+_ARGS_get_available_seats: frozenset[str] = frozenset({'event', 'section'})
+
+
 def _invoke_get_available_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('event', 'section'), ('event', 'section'))
+    if not (args.keys() == _ARGS_get_available_seats and None not in args.values()):
+        rt.check_arguments(args, ('event', 'section'), ('event', 'section'))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
     return ep.tool_get_available_seats(a_event, a_section)
 
 
+_ARGS_get_order: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_get_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_order and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
     return ep.tool_get_order(a_order)
 
 
+_ARGS_get_customer_tickets: frozenset[str] = frozenset({'customer', 'event'})
+_NEEDS_get_customer_tickets: frozenset[str] = frozenset({'customer'})
+
+
 def _invoke_get_customer_tickets(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'event'), ('customer',))
+    if not (_ARGS_get_customer_tickets >= args.keys() >= _NEEDS_get_customer_tickets and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'event'), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     a_event = (rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: 'Event' + ' ' + rt.quote(key) + ' not found.') if args.get('event') is not None else None)
     return ep.tool_get_customer_tickets(a_customer, a_event)
 
 
+_ARGS_hold_seats: frozenset[str] = frozenset({'customer', 'event', 'section', 'seats'})
+
+
 def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'event', 'section', 'seats'), ('customer', 'event', 'section', 'seats'))
+    if not (args.keys() == _ARGS_hold_seats and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'event', 'section', 'seats'), ('customer', 'event', 'section', 'seats'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     a_event = rt.lookup(ep.t_events, v.check_pattern(v.want_str(args['event'], 'event'), 'event', '^E[0-9]{2}$'), lambda key: rt.built(ep, ('No event ' + rt.text(key) + '.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z0-9]{2,10}$'), lambda key: rt.built(ep, ('No section ' + rt.text(key) + '.')))
@@ -868,35 +892,70 @@ def _invoke_hold_seats(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
     return ep.tool_hold_seats(a_customer, a_event, a_section, a_seats)
 
 
+_ARGS_buy_order: frozenset[str] = frozenset({'order', 'payment'})
+
+
 def _invoke_buy_order(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'payment'), ('order', 'payment'))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_buy_order and None not in args.values()):
+        rt.check_arguments(args, ('order', 'payment'), ('order', 'payment'))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
     a_payment = v.want_enum(args['payment'], 'payment', PayMethod)
     return ep.tool_buy_order(a_order, a_payment)
 
 
+_ARGS_release_hold: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_release_hold(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_release_hold and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('No order ' + rt.text(key) + '.')))
     return ep.tool_release_hold(a_order)
 
 
+_ARGS_transfer_ticket: frozenset[str] = frozenset({'ticket', 'to_customer'})
+
+
 def _invoke_transfer_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'to_customer'), ('ticket', 'to_customer'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_transfer_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'to_customer'), ('ticket', 'to_customer'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_to_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['to_customer'], 'to_customer'), 'to_customer', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('No customer ' + rt.text(key) + '.')))
     return ep.tool_transfer_ticket(a_ticket, a_to_customer)
 
 
+_ARGS_refund_ticket: frozenset[str] = frozenset({'ticket'})
+
+
 def _invoke_refund_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket',), ('ticket',))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_refund_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket',), ('ticket',))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     return ep.tool_refund_ticket(a_ticket)
 
 
+_ARGS_check_in_ticket: frozenset[str] = frozenset({'ticket'})
+
+
 def _invoke_check_in_ticket(ep: ConcertTicketOffice, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket',), ('ticket',))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_check_in_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket',), ('ticket',))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     return ep.tool_check_in_ticket(a_ticket)
 
 

@@ -548,8 +548,13 @@ class HotelFrontDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out', 'room_type', 'guests_count'})
+_NEEDS_search_free_rooms: frozenset[str] = frozenset({'check_in', 'check_out'})
+
+
 def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('check_in', 'check_out', 'room_type', 'guests_count'), ('check_in', 'check_out'))
+    if not (_ARGS_search_free_rooms >= args.keys() >= _NEEDS_search_free_rooms and None not in args.values()):
+        rt.check_arguments(args, ('check_in', 'check_out', 'room_type', 'guests_count'), ('check_in', 'check_out'))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     a_room_type = (v.want_optional(args['room_type'], 'room_type', (lambda x, p: v.want_enum(x, p, RoomType))) if args.get('room_type') is not None else None)
@@ -557,37 +562,66 @@ def _invoke_search_free_rooms(ep: HotelFrontDesk, args: Mapping[str, Any]) -> An
     return ep.tool_search_free_rooms(a_check_in, a_check_out, a_room_type, a_guests_count)
 
 
+_ARGS_find_guest: frozenset[str] = frozenset({'query'})
+
+
 def _invoke_find_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('query',), ('query',))
+    if not (args.keys() == _ARGS_find_guest and None not in args.values()):
+        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_find_guest(a_query)
 
 
+_ARGS_get_booking: frozenset[str] = frozenset({'booking'})
+
+
 def _invoke_get_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('booking',), ('booking',))
-    a_booking = rt.lookup(ep.t_bookings, v.want_str(args['booking'], 'booking'), lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_booking and None not in args.values()):
+        rt.check_arguments(args, ('booking',), ('booking',))
+    a_booking = args['booking']
+    if type(a_booking) is not str or not a_booking.isascii():
+        a_booking = v.want_str(a_booking, 'booking')
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
     return ep.tool_get_booking(a_booking)
 
 
+_ARGS_list_bookings: frozenset[str] = frozenset({'guest', 'room', 'status'})
+_NEEDS_list_bookings: frozenset[str] = frozenset(())
+
+
 def _invoke_list_bookings(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('guest', 'room', 'status'), ())
+    if not (_ARGS_list_bookings >= args.keys() >= _NEEDS_list_bookings):
+        rt.check_arguments(args, ('guest', 'room', 'status'), ())
     a_guest = (rt.lookup(ep.t_guests, v.want_str(args['guest'], 'guest'), lambda key: 'Guest' + ' ' + rt.quote(key) + ' not found.') if args.get('guest') is not None else None)
     a_room = (rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: 'Room' + ' ' + rt.quote(key) + ' not found.') if args.get('room') is not None else None)
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, BookingStatus))) if args.get('status') is not None else None)
     return ep.tool_list_bookings(a_guest, a_room, a_status)
 
 
+_ARGS_register_guest: frozenset[str] = frozenset({'name', 'email', 'phone'})
+_NEEDS_register_guest: frozenset[str] = frozenset({'name', 'email'})
+
+
 def _invoke_register_guest(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('name', 'email', 'phone'), ('name', 'email'))
+    if not (_ARGS_register_guest >= args.keys() >= _NEEDS_register_guest and None not in args.values()):
+        rt.check_arguments(args, ('name', 'email', 'phone'), ('name', 'email'))
     a_name = v.check_length(v.want_str(args['name'], 'name'), 'name', 1, 80)
     a_email = v.check_pattern(v.want_str(args['email'], 'email'), 'email', '^[^@ ]+@[^@ ]+\\.[a-z]+$')
     a_phone = (v.want_optional(args['phone'], 'phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if args.get('phone') is not None else None)
     return ep.tool_register_guest(a_name, a_email, a_phone)
 
 
+_ARGS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out', 'guests_count'})
+_NEEDS_book_room: frozenset[str] = frozenset({'guest', 'room', 'check_in', 'check_out'})
+
+
 def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('guest', 'room', 'check_in', 'check_out', 'guests_count'), ('guest', 'room', 'check_in', 'check_out'))
-    a_guest = rt.lookup(ep.t_guests, v.want_str(args['guest'], 'guest'), lambda key: rt.built(ep, ('No guest ' + rt.text(key) + '.')))
+    if not (_ARGS_book_room >= args.keys() >= _NEEDS_book_room and None not in args.values()):
+        rt.check_arguments(args, ('guest', 'room', 'check_in', 'check_out', 'guests_count'), ('guest', 'room', 'check_in', 'check_out'))
+    a_guest = args['guest']
+    if type(a_guest) is not str or not a_guest.isascii():
+        a_guest = v.want_str(a_guest, 'guest')
+    a_guest = ep.t_guests.rows.get(a_guest) or rt.lookup(ep.t_guests, a_guest, lambda key: rt.built(ep, ('No guest ' + rt.text(key) + '.')))
     a_room = rt.lookup(ep.t_rooms, v.check_pattern(v.want_str(args['room'], 'room'), 'room', '^[1-9][0-9]{2}$'), lambda key: rt.built(ep, ('No room ' + rt.text(key) + '.')))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
@@ -595,29 +629,57 @@ def _invoke_book_room(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_book_room(a_guest, a_room, a_check_in, a_check_out, a_guests_count)
 
 
+_ARGS_change_dates: frozenset[str] = frozenset({'booking', 'check_in', 'check_out'})
+
+
 def _invoke_change_dates(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('booking', 'check_in', 'check_out'), ('booking', 'check_in', 'check_out'))
-    a_booking = rt.lookup(ep.t_bookings, v.want_str(args['booking'], 'booking'), lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_change_dates and None not in args.values()):
+        rt.check_arguments(args, ('booking', 'check_in', 'check_out'), ('booking', 'check_in', 'check_out'))
+    a_booking = args['booking']
+    if type(a_booking) is not str or not a_booking.isascii():
+        a_booking = v.want_str(a_booking, 'booking')
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
     a_check_in = v.want_date(args['check_in'], 'check_in')
     a_check_out = v.want_date(args['check_out'], 'check_out')
     return ep.tool_change_dates(a_booking, a_check_in, a_check_out)
 
 
+_ARGS_cancel_booking: frozenset[str] = frozenset({'booking'})
+
+
 def _invoke_cancel_booking(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('booking',), ('booking',))
-    a_booking = rt.lookup(ep.t_bookings, v.want_str(args['booking'], 'booking'), lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_cancel_booking and None not in args.values()):
+        rt.check_arguments(args, ('booking',), ('booking',))
+    a_booking = args['booking']
+    if type(a_booking) is not str or not a_booking.isascii():
+        a_booking = v.want_str(a_booking, 'booking')
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
     return ep.tool_cancel_booking(a_booking)
 
 
+_ARGS_check_in: frozenset[str] = frozenset({'booking'})
+
+
 def _invoke_check_in(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('booking',), ('booking',))
-    a_booking = rt.lookup(ep.t_bookings, v.want_str(args['booking'], 'booking'), lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_check_in and None not in args.values()):
+        rt.check_arguments(args, ('booking',), ('booking',))
+    a_booking = args['booking']
+    if type(a_booking) is not str or not a_booking.isascii():
+        a_booking = v.want_str(a_booking, 'booking')
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
     return ep.tool_check_in(a_booking)
 
 
+_ARGS_check_out: frozenset[str] = frozenset({'booking'})
+
+
 def _invoke_check_out(ep: HotelFrontDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('booking',), ('booking',))
-    a_booking = rt.lookup(ep.t_bookings, v.want_str(args['booking'], 'booking'), lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_check_out and None not in args.values()):
+        rt.check_arguments(args, ('booking',), ('booking',))
+    a_booking = args['booking']
+    if type(a_booking) is not str or not a_booking.isascii():
+        a_booking = v.want_str(a_booking, 'booking')
+    a_booking = ep.t_bookings.rows.get(a_booking) or rt.lookup(ep.t_bookings, a_booking, lambda key: rt.built(ep, ('No booking ' + rt.text(key) + '.')))
     return ep.tool_check_out(a_booking)
 
 

@@ -618,14 +618,23 @@ class ITHelpdesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'agent'})
+
+
 def _invoke_sign_in(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('agent',), ('agent',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('agent',), ('agent',))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_agent)
 
 
+_ARGS_list_tickets: frozenset[str] = frozenset({'status', 'priority', 'category', 'assignee'})
+_NEEDS_list_tickets: frozenset[str] = frozenset(())
+
+
 def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('status', 'priority', 'category', 'assignee'), ())
+    if not (_ARGS_list_tickets >= args.keys() >= _NEEDS_list_tickets):
+        rt.check_arguments(args, ('status', 'priority', 'category', 'assignee'), ())
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TicketStatus))) if args.get('status') is not None else None)
     a_priority = (v.want_optional(args['priority'], 'priority', (lambda x, p: v.want_enum(x, p, Priority))) if args.get('priority') is not None else None)
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
@@ -633,14 +642,26 @@ def _invoke_list_tickets(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_list_tickets(a_status, a_priority, a_category, a_assignee)
 
 
+_ARGS_get_ticket: frozenset[str] = frozenset({'ticket'})
+
+
 def _invoke_get_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket',), ('ticket',))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket',), ('ticket',))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     return ep.tool_get_ticket(a_ticket)
 
 
+_ARGS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category', 'priority'})
+_NEEDS_open_ticket: frozenset[str] = frozenset({'reporter', 'title', 'category'})
+
+
 def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('reporter', 'title', 'category', 'priority'), ('reporter', 'title', 'category'))
+    if not (_ARGS_open_ticket >= args.keys() >= _NEEDS_open_ticket and None not in args.values()):
+        rt.check_arguments(args, ('reporter', 'title', 'category', 'priority'), ('reporter', 'title', 'category'))
     a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
@@ -648,46 +669,89 @@ def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     return ep.tool_open_ticket(a_reporter, a_title, a_category, a_priority)
 
 
+_ARGS_assign_ticket: frozenset[str] = frozenset({'ticket', 'agent'})
+
+
 def _invoke_assign_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'agent'), ('ticket', 'agent'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_assign_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'agent'), ('ticket', 'agent'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
     return ep.tool_assign_ticket(a_ticket, a_agent)
 
 
+_ARGS_add_comment: frozenset[str] = frozenset({'ticket', 'body', 'internal'})
+_NEEDS_add_comment: frozenset[str] = frozenset({'ticket', 'body'})
+
+
 def _invoke_add_comment(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'body', 'internal'), ('ticket', 'body'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (_ARGS_add_comment >= args.keys() >= _NEEDS_add_comment and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'body', 'internal'), ('ticket', 'body'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     a_internal = (v.want_bool(args['internal'], 'internal') if args.get('internal') is not None else False)
     return ep.tool_add_comment(a_ticket, a_body, a_internal)
 
 
+_ARGS_escalate_ticket: frozenset[str] = frozenset({'ticket', 'agent', 'reason'})
+
+
 def _invoke_escalate_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'agent', 'reason'), ('ticket', 'agent', 'reason'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_escalate_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'agent', 'reason'), ('ticket', 'agent', 'reason'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_agent = rt.lookup(ep.t_agents, v.check_pattern(v.want_str(args['agent'], 'agent'), 'agent', '^A[0-9]{2}$'), lambda key: rt.built(ep, ('No agent ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_escalate_ticket(a_ticket, a_agent, a_reason)
 
 
+_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket', 'resolution_note'})
+
+
 def _invoke_resolve_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'resolution_note'), ('ticket', 'resolution_note'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_resolve_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'resolution_note'), ('ticket', 'resolution_note'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_resolution_note = v.check_length(v.want_str(args['resolution_note'], 'resolution_note'), 'resolution_note', 1, 500)
     return ep.tool_resolve_ticket(a_ticket, a_resolution_note)
 
 
+_ARGS_reopen_ticket: frozenset[str] = frozenset({'ticket', 'reason'})
+
+
 def _invoke_reopen_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket', 'reason'), ('ticket', 'reason'))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_reopen_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket', 'reason'), ('ticket', 'reason'))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 500)
     return ep.tool_reopen_ticket(a_ticket, a_reason)
 
 
+_ARGS_close_ticket: frozenset[str] = frozenset({'ticket'})
+
+
 def _invoke_close_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('ticket',), ('ticket',))
-    a_ticket = rt.lookup(ep.t_tickets, v.want_str(args['ticket'], 'ticket'), lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_close_ticket and None not in args.values()):
+        rt.check_arguments(args, ('ticket',), ('ticket',))
+    a_ticket = args['ticket']
+    if type(a_ticket) is not str or not a_ticket.isascii():
+        a_ticket = v.want_str(a_ticket, 'ticket')
+    a_ticket = ep.t_tickets.rows.get(a_ticket) or rt.lookup(ep.t_tickets, a_ticket, lambda key: rt.built(ep, ('No ticket ' + rt.text(key) + '.')))
     return ep.tool_close_ticket(a_ticket)
 
 

@@ -699,60 +699,114 @@ class MessageAPI(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_list_users: frozenset[str] = frozenset(())
+
+
 def _invoke_list_users(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'MessageAPI.list_users')
+    if not (args.keys() == _ARGS_list_users):
+        rt.check_arguments_python(args, (), (), 'MessageAPI.list_users')
     return ep.tool_list_users()
 
 
+_ARGS_get_user_id: frozenset[str] = frozenset({'user'})
+
+
 def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
-    a_user = v.want_str(args['user'], 'user')
+    if not (args.keys() == _ARGS_get_user_id):
+        rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
+    a_user = args['user']
+    if type(a_user) is not str or not a_user.isascii():
+        a_user = v.want_str(a_user, 'user')
     return ep.tool_get_user_id(a_user)
 
 
+_ARGS_message_login: frozenset[str] = frozenset({'user_id'})
+
+
 def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
-    a_user_id = v.want_str(args['user_id'], 'user_id')
+    if not (args.keys() == _ARGS_message_login):
+        rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
+    a_user_id = args['user_id']
+    if type(a_user_id) is not str or not a_user_id.isascii():
+        a_user_id = v.want_str(a_user_id, 'user_id')
     return ep.tool_message_login(a_user_id)
 
 
+_ARGS_message_get_login_status: frozenset[str] = frozenset(())
+
+
 def _invoke_message_get_login_status(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'MessageAPI.message_get_login_status')
+    if not (args.keys() == _ARGS_message_get_login_status):
+        rt.check_arguments_python(args, (), (), 'MessageAPI.message_get_login_status')
     return ep.tool_message_get_login_status()
 
 
+_ARGS_send_message: frozenset[str] = frozenset({'receiver_id', 'message'})
+
+
 def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
-    a_receiver_id = v.want_str(args['receiver_id'], 'receiver_id')
-    a_message = v.want_str(args['message'], 'message')
+    if not (args.keys() == _ARGS_send_message):
+        rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
+    a_receiver_id = args['receiver_id']
+    if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+        a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
     return ep.tool_send_message(a_receiver_id, a_message)
 
 
+_ARGS_delete_message: frozenset[str] = frozenset({'receiver_id'})
+
+
 def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
-    a_receiver_id = v.want_str(args['receiver_id'], 'receiver_id')
+    if not (args.keys() == _ARGS_delete_message):
+        rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
+    a_receiver_id = args['receiver_id']
+    if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+        a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
     return ep.tool_delete_message(a_receiver_id)
 
 
+_ARGS_view_messages_sent: frozenset[str] = frozenset(())
+
+
 def _invoke_view_messages_sent(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'MessageAPI.view_messages_sent')
+    if not (args.keys() == _ARGS_view_messages_sent):
+        rt.check_arguments_python(args, (), (), 'MessageAPI.view_messages_sent')
     return ep.tool_view_messages_sent()
 
 
+_ARGS_add_contact: frozenset[str] = frozenset({'user_name'})
+
+
 def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
-    a_user_name = v.want_str(args['user_name'], 'user_name')
+    if not (args.keys() == _ARGS_add_contact):
+        rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
+    a_user_name = args['user_name']
+    if type(a_user_name) is not str or not a_user_name.isascii():
+        a_user_name = v.want_str(a_user_name, 'user_name')
     return ep.tool_add_contact(a_user_name)
 
 
+_ARGS_search_messages: frozenset[str] = frozenset({'keyword'})
+
+
 def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
-    a_keyword = v.want_str(args['keyword'], 'keyword')
+    if not (args.keys() == _ARGS_search_messages):
+        rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
+    a_keyword = args['keyword']
+    if type(a_keyword) is not str or not a_keyword.isascii():
+        a_keyword = v.want_str(a_keyword, 'keyword')
     return ep.tool_search_messages(a_keyword)
 
 
+_ARGS_get_message_stats: frozenset[str] = frozenset(())
+
+
 def _invoke_get_message_stats(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'MessageAPI.get_message_stats')
+    if not (args.keys() == _ARGS_get_message_stats):
+        rt.check_arguments_python(args, (), (), 'MessageAPI.get_message_stats')
     return ep.tool_get_message_stats()
 
 

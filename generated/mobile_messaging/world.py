@@ -938,127 +938,241 @@ class MobileMessaging(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_login: frozenset[str] = frozenset({'phone', 'password'})
+
+
 def _invoke_login(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('phone', 'password'), ('phone', 'password'))
+    if not (args.keys() == _ARGS_login and None not in args.values()):
+        rt.check_arguments(args, ('phone', 'password'), ('phone', 'password'))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_password = v.check_length(v.want_str(args['password'], 'password'), 'password', 1, 64)
     return ep.tool_login(a_phone, a_password)
 
 
+_ARGS_logout: frozenset[str] = frozenset(())
+
+
 def _invoke_logout(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_logout):
+        rt.check_arguments(args, (), ())
     return ep.tool_logout()
 
 
+_ARGS_get_current_user: frozenset[str] = frozenset(())
+
+
 def _invoke_get_current_user(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_get_current_user):
+        rt.check_arguments(args, (), ())
     return ep.tool_get_current_user()
 
 
+_ARGS_list_contacts: frozenset[str] = frozenset({'favorites_only'})
+_NEEDS_list_contacts: frozenset[str] = frozenset(())
+
+
 def _invoke_list_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('favorites_only',), ())
+    if not (_ARGS_list_contacts >= args.keys() >= _NEEDS_list_contacts):
+        rt.check_arguments(args, ('favorites_only',), ())
     a_favorites_only = (v.want_bool(args['favorites_only'], 'favorites_only') if args.get('favorites_only') is not None else False)
     return ep.tool_list_contacts(a_favorites_only)
 
 
+_ARGS_search_contacts: frozenset[str] = frozenset({'query'})
+
+
 def _invoke_search_contacts(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('query',), ('query',))
+    if not (args.keys() == _ARGS_search_contacts and None not in args.values()):
+        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 80)
     return ep.tool_search_contacts(a_query)
 
 
+_ARGS_add_contact: frozenset[str] = frozenset({'phone', 'name', 'favorite'})
+_NEEDS_add_contact: frozenset[str] = frozenset({'phone'})
+
+
 def _invoke_add_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('phone', 'name', 'favorite'), ('phone',))
+    if not (_ARGS_add_contact >= args.keys() >= _NEEDS_add_contact and None not in args.values()):
+        rt.check_arguments(args, ('phone', 'name', 'favorite'), ('phone',))
     a_phone = v.check_pattern(v.want_str(args['phone'], 'phone'), 'phone', '^\\+[0-9]{7,15}$')
     a_name = (v.want_optional(args['name'], 'name', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80))) if args.get('name') is not None else None)
     a_favorite = (v.want_bool(args['favorite'], 'favorite') if args.get('favorite') is not None else False)
     return ep.tool_add_contact(a_phone, a_name, a_favorite)
 
 
+_ARGS_remove_contact: frozenset[str] = frozenset({'contact'})
+
+
 def _invoke_remove_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('contact',), ('contact',))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_remove_contact and None not in args.values()):
+        rt.check_arguments(args, ('contact',), ('contact',))
+    a_contact = args['contact']
+    if type(a_contact) is not str or not a_contact.isascii():
+        a_contact = v.want_str(a_contact, 'contact')
+    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     return ep.tool_remove_contact(a_contact)
 
 
+_ARGS_set_favorite_contact: frozenset[str] = frozenset({'contact', 'favorite'})
+
+
 def _invoke_set_favorite_contact(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
-    a_contact = rt.lookup(ep.t_contacts, v.want_str(args['contact'], 'contact'), lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_set_favorite_contact and None not in args.values()):
+        rt.check_arguments(args, ('contact', 'favorite'), ('contact', 'favorite'))
+    a_contact = args['contact']
+    if type(a_contact) is not str or not a_contact.isascii():
+        a_contact = v.want_str(a_contact, 'contact')
+    a_contact = ep.t_contacts.rows.get(a_contact) or rt.lookup(ep.t_contacts, a_contact, lambda key: rt.built(ep, ('No contact with id ' + rt.text(key) + '.')))
     a_favorite = v.want_bool(args['favorite'], 'favorite')
     return ep.tool_set_favorite_contact(a_contact, a_favorite)
 
 
+_ARGS_list_conversations: frozenset[str] = frozenset({'include_archived'})
+_NEEDS_list_conversations: frozenset[str] = frozenset(())
+
+
 def _invoke_list_conversations(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('include_archived',), ())
+    if not (_ARGS_list_conversations >= args.keys() >= _NEEDS_list_conversations):
+        rt.check_arguments(args, ('include_archived',), ())
     a_include_archived = (v.want_bool(args['include_archived'], 'include_archived') if args.get('include_archived') is not None else False)
     return ep.tool_list_conversations(a_include_archived)
 
 
+_ARGS_get_conversation_messages: frozenset[str] = frozenset({'conversation', 'limit'})
+_NEEDS_get_conversation_messages: frozenset[str] = frozenset({'conversation'})
+
+
 def _invoke_get_conversation_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    if not (_ARGS_get_conversation_messages >= args.keys() >= _NEEDS_get_conversation_messages and None not in args.values()):
+        rt.check_arguments(args, ('conversation', 'limit'), ('conversation',))
+    a_conversation = args['conversation']
+    if type(a_conversation) is not str or not a_conversation.isascii():
+        a_conversation = v.want_str(a_conversation, 'conversation')
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_limit = (v.check_range(v.want_int(args['limit'], 'limit'), 'limit', 1, 100) if args.get('limit') is not None else 20)
     return ep.tool_get_conversation_messages(a_conversation, a_limit)
 
 
+_ARGS_create_group: frozenset[str] = frozenset({'title', 'members'})
+
+
 def _invoke_create_group(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('title', 'members'), ('title', 'members'))
+    if not (args.keys() == _ARGS_create_group and None not in args.values()):
+        rt.check_arguments(args, ('title', 'members'), ('title', 'members'))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 60)
     a_members = v.check_length(v.want_list(args['members'], 'members', (lambda x, p: v.want_str(x, p))), 'members', 2, 20)
     return ep.tool_create_group(a_title, a_members)
 
 
+_ARGS_archive_conversation: frozenset[str] = frozenset({'conversation'})
+
+
 def _invoke_archive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_archive_conversation and None not in args.values()):
+        rt.check_arguments(args, ('conversation',), ('conversation',))
+    a_conversation = args['conversation']
+    if type(a_conversation) is not str or not a_conversation.isascii():
+        a_conversation = v.want_str(a_conversation, 'conversation')
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_archive_conversation(a_conversation)
 
 
+_ARGS_unarchive_conversation: frozenset[str] = frozenset({'conversation'})
+
+
 def _invoke_unarchive_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_unarchive_conversation and None not in args.values()):
+        rt.check_arguments(args, ('conversation',), ('conversation',))
+    a_conversation = args['conversation']
+    if type(a_conversation) is not str or not a_conversation.isascii():
+        a_conversation = v.want_str(a_conversation, 'conversation')
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_unarchive_conversation(a_conversation)
 
 
+_ARGS_send_message: frozenset[str] = frozenset({'recipient', 'body'})
+
+
 def _invoke_send_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
-    a_recipient = rt.lookup(ep.t_users, v.want_str(args['recipient'], 'recipient'), lambda key: rt.built(ep, ('No user with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_send_message and None not in args.values()):
+        rt.check_arguments(args, ('recipient', 'body'), ('recipient', 'body'))
+    a_recipient = args['recipient']
+    if type(a_recipient) is not str or not a_recipient.isascii():
+        a_recipient = v.want_str(a_recipient, 'recipient')
+    a_recipient = ep.t_users.rows.get(a_recipient) or rt.lookup(ep.t_users, a_recipient, lambda key: rt.built(ep, ('No user with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_send_message(a_recipient, a_body)
 
 
+_ARGS_reply_in_conversation: frozenset[str] = frozenset({'conversation', 'body'})
+
+
 def _invoke_reply_in_conversation(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_reply_in_conversation and None not in args.values()):
+        rt.check_arguments(args, ('conversation', 'body'), ('conversation', 'body'))
+    a_conversation = args['conversation']
+    if type(a_conversation) is not str or not a_conversation.isascii():
+        a_conversation = v.want_str(a_conversation, 'conversation')
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 1000)
     return ep.tool_reply_in_conversation(a_conversation, a_body)
 
 
+_ARGS_mark_message_read: frozenset[str] = frozenset({'message'})
+
+
 def _invoke_mark_message_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_mark_message_read and None not in args.values()):
+        rt.check_arguments(args, ('message',), ('message',))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_mark_message_read(a_message)
 
 
+_ARGS_mark_conversation_read: frozenset[str] = frozenset({'conversation'})
+
+
 def _invoke_mark_conversation_read(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('conversation',), ('conversation',))
-    a_conversation = rt.lookup(ep.t_conversations, v.want_str(args['conversation'], 'conversation'), lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_mark_conversation_read and None not in args.values()):
+        rt.check_arguments(args, ('conversation',), ('conversation',))
+    a_conversation = args['conversation']
+    if type(a_conversation) is not str or not a_conversation.isascii():
+        a_conversation = v.want_str(a_conversation, 'conversation')
+    a_conversation = ep.t_conversations.rows.get(a_conversation) or rt.lookup(ep.t_conversations, a_conversation, lambda key: rt.built(ep, ('No conversation with id ' + rt.text(key) + '.')))
     return ep.tool_mark_conversation_read(a_conversation)
 
 
+_ARGS_get_unread_count: frozenset[str] = frozenset(())
+
+
 def _invoke_get_unread_count(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_get_unread_count):
+        rt.check_arguments(args, (), ())
     return ep.tool_get_unread_count()
 
 
+_ARGS_delete_message: frozenset[str] = frozenset({'message'})
+
+
 def _invoke_delete_message(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
+        rt.check_arguments(args, ('message',), ('message',))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('No message with id ' + rt.text(key) + '.')))
     return ep.tool_delete_message(a_message)
 
 
+_ARGS_retry_failed_messages: frozenset[str] = frozenset(())
+
+
 def _invoke_retry_failed_messages(ep: MobileMessaging, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_retry_failed_messages):
+        rt.check_arguments(args, (), ())
     return ep.tool_retry_failed_messages()
 
 

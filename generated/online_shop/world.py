@@ -1189,113 +1189,211 @@ class OnlineShop(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_find_customer_by_email: frozenset[str] = frozenset({'email'})
+
+
 def _invoke_find_customer_by_email(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('email',), ('email',))
+    if not (args.keys() == _ARGS_find_customer_by_email and None not in args.values()):
+        rt.check_arguments(args, ('email',), ('email',))
     a_email = v.check_length(v.want_str(args['email'], 'email'), 'email', 3, 120)
     return ep.tool_find_customer_by_email(a_email)
 
 
+_ARGS_get_customer_details: frozenset[str] = frozenset({'customer'})
+
+
 def _invoke_get_customer_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer',), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_get_customer_details and None not in args.values()):
+        rt.check_arguments(args, ('customer',), ('customer',))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     return ep.tool_get_customer_details(a_customer)
 
 
+_ARGS_list_customer_orders: frozenset[str] = frozenset({'customer', 'status'})
+_NEEDS_list_customer_orders: frozenset[str] = frozenset({'customer'})
+
+
 def _invoke_list_customer_orders(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'status'), ('customer',))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    if not (_ARGS_list_customer_orders >= args.keys() >= _NEEDS_list_customer_orders and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'status'), ('customer',))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, OrderStatus))) if args.get('status') is not None else None)
     return ep.tool_list_customer_orders(a_customer, a_status)
 
 
+_ARGS_get_order_details: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_get_order_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
+    if not (args.keys() == _ARGS_get_order_details and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
     a_order = v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$')
     return ep.tool_get_order_details(a_order)
 
 
+_ARGS_list_products: frozenset[str] = frozenset({'category', 'in_stock_only'})
+_NEEDS_list_products: frozenset[str] = frozenset(())
+
+
 def _invoke_list_products(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('category', 'in_stock_only'), ())
+    if not (_ARGS_list_products >= args.keys() >= _NEEDS_list_products):
+        rt.check_arguments(args, ('category', 'in_stock_only'), ())
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_str(x, p))) if args.get('category') is not None else None)
     a_in_stock_only = (v.want_bool(args['in_stock_only'], 'in_stock_only') if args.get('in_stock_only') is not None else False)
     return ep.tool_list_products(a_category, a_in_stock_only)
 
 
+_ARGS_get_product_details: frozenset[str] = frozenset({'product'})
+
+
 def _invoke_get_product_details(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('product',), ('product',))
-    a_product = rt.lookup(ep.t_products, v.want_str(args['product'], 'product'), lambda key: rt.built(ep, ('Product ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_get_product_details and None not in args.values()):
+        rt.check_arguments(args, ('product',), ('product',))
+    a_product = args['product']
+    if type(a_product) is not str or not a_product.isascii():
+        a_product = v.want_str(a_product, 'product')
+    a_product = ep.t_products.rows.get(a_product) or rt.lookup(ep.t_products, a_product, lambda key: rt.built(ep, ('Product ' + rt.text(key) + ' not found.')))
     return ep.tool_get_product_details(a_product)
 
 
+_ARGS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id', 'ship_to'})
+_NEEDS_place_order: frozenset[str] = frozenset({'customer', 'items', 'payment_method_id'})
+
+
 def _invoke_place_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'items', 'payment_method_id', 'ship_to'), ('customer', 'items', 'payment_method_id'))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    if not (_ARGS_place_order >= args.keys() >= _NEEDS_place_order and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'items', 'payment_method_id', 'ship_to'), ('customer', 'items', 'payment_method_id'))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_items = v.check_length(v.want_map(args['items'], 'items', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10))), 'items', 1, 10)
-    a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
+    a_payment_method_id = args['payment_method_id']
+    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
     a_ship_to = (v.want_optional(args['ship_to'], 'ship_to', (lambda x, p: Address.load(x, p, ep))) if args.get('ship_to') is not None else None)
     return ep.tool_place_order(a_customer, a_items, a_payment_method_id, a_ship_to)
 
 
+_ARGS_cancel_order: frozenset[str] = frozenset({'order', 'reason'})
+
+
 def _invoke_cancel_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
+    if not (args.keys() == _ARGS_cancel_order and None not in args.values()):
+        rt.check_arguments(args, ('order', 'reason'), ('order', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_reason = v.want_enum(args['reason'], 'reason', CancelReason)
     return ep.tool_cancel_order(a_order, a_reason)
 
 
+_ARGS_modify_order_address: frozenset[str] = frozenset({'order', 'address'})
+
+
 def _invoke_modify_order_address(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
+    if not (args.keys() == _ARGS_modify_order_address and None not in args.values()):
+        rt.check_arguments(args, ('order', 'address'), ('order', 'address'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_address = Address.load(args['address'], 'address', ep)
     return ep.tool_modify_order_address(a_order, a_address)
 
 
+_ARGS_swap_order_item: frozenset[str] = frozenset({'order', 'old_item', 'new_item'})
+
+
 def _invoke_swap_order_item(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
+    if not (args.keys() == _ARGS_swap_order_item and None not in args.values()):
+        rt.check_arguments(args, ('order', 'old_item', 'new_item'), ('order', 'old_item', 'new_item'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
-    a_old_item = rt.lookup(ep.t_variants, v.want_str(args['old_item'], 'old_item'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
-    a_new_item = rt.lookup(ep.t_variants, v.want_str(args['new_item'], 'new_item'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_old_item = args['old_item']
+    if type(a_old_item) is not str or not a_old_item.isascii():
+        a_old_item = v.want_str(a_old_item, 'old_item')
+    a_old_item = ep.t_variants.rows.get(a_old_item) or rt.lookup(ep.t_variants, a_old_item, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    a_new_item = args['new_item']
+    if type(a_new_item) is not str or not a_new_item.isascii():
+        a_new_item = v.want_str(a_new_item, 'new_item')
+    a_new_item = ep.t_variants.rows.get(a_new_item) or rt.lookup(ep.t_variants, a_new_item, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
     return ep.tool_swap_order_item(a_order, a_old_item, a_new_item)
 
 
+_ARGS_ship_order: frozenset[str] = frozenset({'order', 'tracking_number'})
+
+
 def _invoke_ship_order(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
+    if not (args.keys() == _ARGS_ship_order and None not in args.values()):
+        rt.check_arguments(args, ('order', 'tracking_number'), ('order', 'tracking_number'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_tracking_number = v.check_pattern(v.want_str(args['tracking_number'], 'tracking_number'), 'tracking_number', '^[0-9]{12}$')
     return ep.tool_ship_order(a_order, a_tracking_number)
 
 
+_ARGS_mark_order_delivered: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_mark_order_delivered(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
+    if not (args.keys() == _ARGS_mark_order_delivered and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_mark_order_delivered(a_order)
 
 
+_ARGS_request_return: frozenset[str] = frozenset({'order', 'item_ids', 'refund_method_id', 'reason'})
+
+
 def _invoke_request_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
+    if not (args.keys() == _ARGS_request_return and None not in args.values()):
+        rt.check_arguments(args, ('order', 'item_ids', 'refund_method_id', 'reason'), ('order', 'item_ids', 'refund_method_id', 'reason'))
     a_order = rt.lookup(ep.t_orders, v.check_pattern(v.want_str(args['order'], 'order'), 'order', '^#W[0-9]{7}$'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_item_ids = v.check_length(v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p))), 'item_ids', 1, 10)
-    a_refund_method_id = v.want_str(args['refund_method_id'], 'refund_method_id')
+    a_refund_method_id = args['refund_method_id']
+    if type(a_refund_method_id) is not str or not a_refund_method_id.isascii():
+        a_refund_method_id = v.want_str(a_refund_method_id, 'refund_method_id')
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
     return ep.tool_request_return(a_order, a_item_ids, a_refund_method_id, a_reason)
 
 
+_ARGS_receive_return: frozenset[str] = frozenset({'return_request'})
+
+
 def _invoke_receive_return(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('return_request',), ('return_request',))
-    a_return_request = rt.lookup(ep.t_returns, v.want_str(args['return_request'], 'return_request'), lambda key: rt.built(ep, ('Return ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_receive_return and None not in args.values()):
+        rt.check_arguments(args, ('return_request',), ('return_request',))
+    a_return_request = args['return_request']
+    if type(a_return_request) is not str or not a_return_request.isascii():
+        a_return_request = v.want_str(a_return_request, 'return_request')
+    a_return_request = ep.t_returns.rows.get(a_return_request) or rt.lookup(ep.t_returns, a_return_request, lambda key: rt.built(ep, ('Return ' + rt.text(key) + ' not found.')))
     return ep.tool_receive_return(a_return_request)
 
 
+_ARGS_issue_gift_card: frozenset[str] = frozenset({'customer', 'amount'})
+
+
 def _invoke_issue_gift_card(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'amount'), ('customer', 'amount'))
-    a_customer = rt.lookup(ep.t_customers, v.want_str(args['customer'], 'customer'), lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_issue_gift_card and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'amount'), ('customer', 'amount'))
+    a_customer = args['customer']
+    if type(a_customer) is not str or not a_customer.isascii():
+        a_customer = v.want_str(a_customer, 'customer')
+    a_customer = ep.t_customers.rows.get(a_customer) or rt.lookup(ep.t_customers, a_customer, lambda key: rt.built(ep, ('Customer ' + rt.text(key) + ' not found.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 1.0, 500.0)
     return rt.Exported(_export_PaymentMethod(ep.tool_issue_gift_card(a_customer, a_amount)))
 
 
+_ARGS_restock_variant: frozenset[str] = frozenset({'variant', 'quantity'})
+
+
 def _invoke_restock_variant(ep: OnlineShop, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('variant', 'quantity'), ('variant', 'quantity'))
-    a_variant = rt.lookup(ep.t_variants, v.want_str(args['variant'], 'variant'), lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_restock_variant and None not in args.values()):
+        rt.check_arguments(args, ('variant', 'quantity'), ('variant', 'quantity'))
+    a_variant = args['variant']
+    if type(a_variant) is not str or not a_variant.isascii():
+        a_variant = v.want_str(a_variant, 'variant')
+    a_variant = ep.t_variants.rows.get(a_variant) or rt.lookup(ep.t_variants, a_variant, lambda key: rt.built(ep, ('Item ' + rt.text(key) + ' not found.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
     return ep.tool_restock_variant(a_variant, a_quantity)
 

@@ -671,59 +671,102 @@ class PublicLibrary(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_search_books: frozenset[str] = frozenset({'query'})
+
+
 def _invoke_search_books(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('query',), ('query',))
+    if not (args.keys() == _ARGS_search_books and None not in args.values()):
+        rt.check_arguments(args, ('query',), ('query',))
     a_query = v.check_length(v.want_str(args['query'], 'query'), 'query', 1, 100)
     return ep.tool_search_books(a_query)
 
 
+_ARGS_get_member: frozenset[str] = frozenset({'member'})
+
+
 def _invoke_get_member(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('member',), ('member',))
+    if not (args.keys() == _ARGS_get_member and None not in args.values()):
+        rt.check_arguments(args, ('member',), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     return ep.tool_get_member(a_member)
 
 
+_ARGS_list_loans: frozenset[str] = frozenset({'member', 'open_only'})
+_NEEDS_list_loans: frozenset[str] = frozenset({'member'})
+
+
 def _invoke_list_loans(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('member', 'open_only'), ('member',))
+    if not (_ARGS_list_loans >= args.keys() >= _NEEDS_list_loans and None not in args.values()):
+        rt.check_arguments(args, ('member', 'open_only'), ('member',))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_open_only = (v.want_bool(args['open_only'], 'open_only') if args.get('open_only') is not None else True)
     return ep.tool_list_loans(a_member, a_open_only)
 
 
+_ARGS_borrow_copy: frozenset[str] = frozenset({'member', 'copy'})
+
+
 def _invoke_borrow_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('member', 'copy'), ('member', 'copy'))
+    if not (args.keys() == _ARGS_borrow_copy and None not in args.values()):
+        rt.check_arguments(args, ('member', 'copy'), ('member', 'copy'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
     return ep.tool_borrow_copy(a_member, a_copy)
 
 
+_ARGS_return_copy: frozenset[str] = frozenset({'copy'})
+
+
 def _invoke_return_copy(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('copy',), ('copy',))
+    if not (args.keys() == _ARGS_return_copy and None not in args.values()):
+        rt.check_arguments(args, ('copy',), ('copy',))
     a_copy = rt.lookup(ep.t_copies, v.check_pattern(v.want_str(args['copy'], 'copy'), 'copy', '^C[0-9]{4}$'), lambda key: rt.built(ep, ('No copy with barcode ' + rt.text(key) + '.')))
     return ep.tool_return_copy(a_copy)
 
 
+_ARGS_renew_loan: frozenset[str] = frozenset({'loan'})
+
+
 def _invoke_renew_loan(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('loan',), ('loan',))
-    a_loan = rt.lookup(ep.t_loans, v.want_str(args['loan'], 'loan'), lambda key: rt.built(ep, ('No loan ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_renew_loan and None not in args.values()):
+        rt.check_arguments(args, ('loan',), ('loan',))
+    a_loan = args['loan']
+    if type(a_loan) is not str or not a_loan.isascii():
+        a_loan = v.want_str(a_loan, 'loan')
+    a_loan = ep.t_loans.rows.get(a_loan) or rt.lookup(ep.t_loans, a_loan, lambda key: rt.built(ep, ('No loan ' + rt.text(key) + '.')))
     return ep.tool_renew_loan(a_loan)
 
 
+_ARGS_place_hold: frozenset[str] = frozenset({'member', 'book'})
+
+
 def _invoke_place_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('member', 'book'), ('member', 'book'))
+    if not (args.keys() == _ARGS_place_hold and None not in args.values()):
+        rt.check_arguments(args, ('member', 'book'), ('member', 'book'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_book = rt.lookup(ep.t_books, v.check_pattern(v.want_str(args['book'], 'book'), 'book', '^97[89][0-9]{10}$'), lambda key: rt.built(ep, ('No book with ISBN ' + rt.text(key) + '.')))
     return ep.tool_place_hold(a_member, a_book)
 
 
+_ARGS_cancel_hold: frozenset[str] = frozenset({'hold'})
+
+
 def _invoke_cancel_hold(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('hold',), ('hold',))
-    a_hold = rt.lookup(ep.t_holds, v.want_str(args['hold'], 'hold'), lambda key: rt.built(ep, ('No hold ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_cancel_hold and None not in args.values()):
+        rt.check_arguments(args, ('hold',), ('hold',))
+    a_hold = args['hold']
+    if type(a_hold) is not str or not a_hold.isascii():
+        a_hold = v.want_str(a_hold, 'hold')
+    a_hold = ep.t_holds.rows.get(a_hold) or rt.lookup(ep.t_holds, a_hold, lambda key: rt.built(ep, ('No hold ' + rt.text(key) + '.')))
     return ep.tool_cancel_hold(a_hold)
 
 
+_ARGS_pay_fees: frozenset[str] = frozenset({'member', 'amount'})
+
+
 def _invoke_pay_fees(ep: PublicLibrary, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('member', 'amount'), ('member', 'amount'))
+    if not (args.keys() == _ARGS_pay_fees and None not in args.values()):
+        rt.check_arguments(args, ('member', 'amount'), ('member', 'amount'))
     a_member = rt.lookup(ep.t_members, v.check_pattern(v.want_str(args['member'], 'member'), 'member', '^M[0-9]{3}$'), lambda key: rt.built(ep, ('No member with card number ' + rt.text(key) + '.')))
     a_amount = v.check_range(v.want_float(args['amount'], 'amount'), 'amount', 0.01, 500.0)
     return ep.tool_pay_fees(a_member, a_amount)

@@ -772,76 +772,144 @@ class RestaurantOrders(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'server'})
+
+
 def _invoke_sign_in(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('server',), ('server',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('server',), ('server',))
     a_server = rt.lookup(ep.t_servers, v.check_pattern(v.want_str(args['server'], 'server'), 'server', '^S[0-9]{2}$'), lambda key: rt.built(ep, ('Server ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_server)
 
 
+_ARGS_list_menu: frozenset[str] = frozenset({'category', 'available_only'})
+_NEEDS_list_menu: frozenset[str] = frozenset(())
+
+
 def _invoke_list_menu(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('category', 'available_only'), ())
+    if not (_ARGS_list_menu >= args.keys() >= _NEEDS_list_menu):
+        rt.check_arguments(args, ('category', 'available_only'), ())
     a_category = (v.want_optional(args['category'], 'category', (lambda x, p: v.want_enum(x, p, Category))) if args.get('category') is not None else None)
     a_available_only = (v.want_bool(args['available_only'], 'available_only') if args.get('available_only') is not None else True)
     return ep.tool_list_menu(a_category, a_available_only)
 
 
+_ARGS_get_order: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_get_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_get_order and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_get_order(a_order)
 
 
+_ARGS_open_order: frozenset[str] = frozenset({'table', 'guests'})
+
+
 def _invoke_open_order(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('table', 'guests'), ('table', 'guests'))
+    if not (args.keys() == _ARGS_open_order and None not in args.values()):
+        rt.check_arguments(args, ('table', 'guests'), ('table', 'guests'))
     a_table = rt.lookup(ep.t_dining_tables, v.check_pattern(v.want_str(args['table'], 'table'), 'table', '^T[0-9]{1,2}$'), lambda key: rt.built(ep, ('Table ' + rt.text(key) + ' not found.')))
     a_guests = v.check_range(v.want_int(args['guests'], 'guests'), 'guests', 1, 12)
     return ep.tool_open_order(a_table, a_guests)
 
 
+_ARGS_add_line: frozenset[str] = frozenset({'order', 'item', 'quantity', 'note'})
+_NEEDS_add_line: frozenset[str] = frozenset({'order', 'item'})
+
+
 def _invoke_add_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'item', 'quantity', 'note'), ('order', 'item'))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (_ARGS_add_line >= args.keys() >= _NEEDS_add_line and None not in args.values()):
+        rt.check_arguments(args, ('order', 'item', 'quantity', 'note'), ('order', 'item'))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
     a_quantity = (v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 20) if args.get('quantity') is not None else 1)
     a_note = (v.check_length(v.want_str(args['note'], 'note'), 'note', None, 120) if args.get('note') is not None else '')
     return ep.tool_add_line(a_order, a_item, a_quantity, a_note)
 
 
+_ARGS_remove_line: frozenset[str] = frozenset({'line'})
+
+
 def _invoke_remove_line(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('line',), ('line',))
-    a_line = rt.lookup(ep.t_order_lines, v.want_str(args['line'], 'line'), lambda key: rt.built(ep, ('Order line ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_remove_line and None not in args.values()):
+        rt.check_arguments(args, ('line',), ('line',))
+    a_line = args['line']
+    if type(a_line) is not str or not a_line.isascii():
+        a_line = v.want_str(a_line, 'line')
+    a_line = ep.t_order_lines.rows.get(a_line) or rt.lookup(ep.t_order_lines, a_line, lambda key: rt.built(ep, ('Order line ' + rt.text(key) + ' not found.')))
     return ep.tool_remove_line(a_line)
 
 
+_ARGS_send_to_kitchen: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_send_to_kitchen(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_send_to_kitchen and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_send_to_kitchen(a_order)
 
 
+_ARGS_mark_served: frozenset[str] = frozenset({'order'})
+
+
 def _invoke_mark_served(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order',), ('order',))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_mark_served and None not in args.values()):
+        rt.check_arguments(args, ('order',), ('order',))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     return ep.tool_mark_served(a_order)
 
 
+_ARGS_split_bill: frozenset[str] = frozenset({'order', 'ways'})
+
+
 def _invoke_split_bill(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'ways'), ('order', 'ways'))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_split_bill and None not in args.values()):
+        rt.check_arguments(args, ('order', 'ways'), ('order', 'ways'))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_ways = v.check_range(v.want_int(args['ways'], 'ways'), 'ways', 1, 12)
     return ep.tool_split_bill(a_order, a_ways)
 
 
+_ARGS_settle_share: frozenset[str] = frozenset({'order', 'method', 'tip_cents'})
+_NEEDS_settle_share: frozenset[str] = frozenset({'order', 'method'})
+
+
 def _invoke_settle_share(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('order', 'method', 'tip_cents'), ('order', 'method'))
-    a_order = rt.lookup(ep.t_orders, v.want_str(args['order'], 'order'), lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
+    if not (_ARGS_settle_share >= args.keys() >= _NEEDS_settle_share and None not in args.values()):
+        rt.check_arguments(args, ('order', 'method', 'tip_cents'), ('order', 'method'))
+    a_order = args['order']
+    if type(a_order) is not str or not a_order.isascii():
+        a_order = v.want_str(a_order, 'order')
+    a_order = ep.t_orders.rows.get(a_order) or rt.lookup(ep.t_orders, a_order, lambda key: rt.built(ep, ('Order ' + rt.text(key) + ' not found.')))
     a_method = v.want_enum(args['method'], 'method', PayMethod)
     a_tip_cents = (v.check_range(v.want_int(args['tip_cents'], 'tip_cents'), 'tip_cents', 0, 100000) if args.get('tip_cents') is not None else 0)
     return ep.tool_settle_share(a_order, a_method, a_tip_cents)
 
 
+_ARGS_set_item_availability: frozenset[str] = frozenset({'item', 'available'})
+
+
 def _invoke_set_item_availability(ep: RestaurantOrders, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item', 'available'), ('item', 'available'))
+    if not (args.keys() == _ARGS_set_item_availability and None not in args.values()):
+        rt.check_arguments(args, ('item', 'available'), ('item', 'available'))
     a_item = rt.lookup(ep.t_menu, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{2}[0-9]{2}$'), lambda key: rt.built(ep, ('Menu item ' + rt.text(key) + ' not found.')))
     a_available = v.want_bool(args['available'], 'available')
     return ep.tool_set_item_availability(a_item, a_available)

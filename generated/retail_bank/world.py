@@ -632,79 +632,154 @@ class RetailBank(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'teller'})
+
+
 def _invoke_sign_in(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('teller',), ('teller',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('teller',), ('teller',))
     a_teller = rt.lookup(ep.t_tellers, v.check_pattern(v.want_str(args['teller'], 'teller'), 'teller', '^T[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown teller ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_teller)
 
 
+_ARGS_get_customer: frozenset[str] = frozenset({'customer'})
+
+
 def _invoke_get_customer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer',), ('customer',))
+    if not (args.keys() == _ARGS_get_customer and None not in args.values()):
+        rt.check_arguments(args, ('customer',), ('customer',))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     return ep.tool_get_customer(a_customer)
 
 
+_ARGS_get_account: frozenset[str] = frozenset({'account'})
+
+
 def _invoke_get_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account',), ('account',))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_account and None not in args.values()):
+        rt.check_arguments(args, ('account',), ('account',))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     return ep.tool_get_account(a_account)
 
 
+_ARGS_list_transactions: frozenset[str] = frozenset({'account'})
+
+
 def _invoke_list_transactions(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account',), ('account',))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_list_transactions and None not in args.values()):
+        rt.check_arguments(args, ('account',), ('account',))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     return ep.tool_list_transactions(a_account)
 
 
+_ARGS_open_account: frozenset[str] = frozenset({'customer', 'kind', 'initial_deposit_cents'})
+_NEEDS_open_account: frozenset[str] = frozenset({'customer', 'kind'})
+
+
 def _invoke_open_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('customer', 'kind', 'initial_deposit_cents'), ('customer', 'kind'))
+    if not (_ARGS_open_account >= args.keys() >= _NEEDS_open_account and None not in args.values()):
+        rt.check_arguments(args, ('customer', 'kind', 'initial_deposit_cents'), ('customer', 'kind'))
     a_customer = rt.lookup(ep.t_customers, v.check_pattern(v.want_str(args['customer'], 'customer'), 'customer', '^CU[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown customer ' + rt.text(key) + '.')))
     a_kind = v.want_enum(args['kind'], 'kind', AccountKind)
     a_initial_deposit_cents = (v.check_range(v.want_int(args['initial_deposit_cents'], 'initial_deposit_cents'), 'initial_deposit_cents', 0, 100000000) if args.get('initial_deposit_cents') is not None else 0)
     return ep.tool_open_account(a_customer, a_kind, a_initial_deposit_cents)
 
 
+_ARGS_close_account: frozenset[str] = frozenset({'account'})
+
+
 def _invoke_close_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account',), ('account',))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_close_account and None not in args.values()):
+        rt.check_arguments(args, ('account',), ('account',))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     return ep.tool_close_account(a_account)
 
 
+_ARGS_deposit: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
+_NEEDS_deposit: frozenset[str] = frozenset({'account', 'amount_cents'})
+
+
 def _invoke_deposit(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (_ARGS_deposit >= args.keys() >= _NEEDS_deposit and None not in args.values()):
+        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_deposit(a_account, a_amount_cents, a_memo)
 
 
+_ARGS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents', 'memo'})
+_NEEDS_withdraw: frozenset[str] = frozenset({'account', 'amount_cents'})
+
+
 def _invoke_withdraw(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (_ARGS_withdraw >= args.keys() >= _NEEDS_withdraw and None not in args.values()):
+        rt.check_arguments(args, ('account', 'amount_cents', 'memo'), ('account', 'amount_cents'))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_withdraw(a_account, a_amount_cents, a_memo)
 
 
+_ARGS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents', 'memo'})
+_NEEDS_transfer: frozenset[str] = frozenset({'from_account', 'to_account', 'amount_cents'})
+
+
 def _invoke_transfer(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('from_account', 'to_account', 'amount_cents', 'memo'), ('from_account', 'to_account', 'amount_cents'))
-    a_from_account = rt.lookup(ep.t_accounts, v.want_str(args['from_account'], 'from_account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
-    a_to_account = rt.lookup(ep.t_accounts, v.want_str(args['to_account'], 'to_account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (_ARGS_transfer >= args.keys() >= _NEEDS_transfer and None not in args.values()):
+        rt.check_arguments(args, ('from_account', 'to_account', 'amount_cents', 'memo'), ('from_account', 'to_account', 'amount_cents'))
+    a_from_account = args['from_account']
+    if type(a_from_account) is not str or not a_from_account.isascii():
+        a_from_account = v.want_str(a_from_account, 'from_account')
+    a_from_account = ep.t_accounts.rows.get(a_from_account) or rt.lookup(ep.t_accounts, a_from_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    a_to_account = args['to_account']
+    if type(a_to_account) is not str or not a_to_account.isascii():
+        a_to_account = v.want_str(a_to_account, 'to_account')
+    a_to_account = ep.t_accounts.rows.get(a_to_account) or rt.lookup(ep.t_accounts, a_to_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 100000000)
     a_memo = (v.check_length(v.want_str(args['memo'], 'memo'), 'memo', None, 120) if args.get('memo') is not None else '')
     return ep.tool_transfer(a_from_account, a_to_account, a_amount_cents, a_memo)
 
 
+_ARGS_freeze_account: frozenset[str] = frozenset({'account', 'reason'})
+
+
 def _invoke_freeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account', 'reason'), ('account', 'reason'))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_freeze_account and None not in args.values()):
+        rt.check_arguments(args, ('account', 'reason'), ('account', 'reason'))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 120)
     return ep.tool_freeze_account(a_account, a_reason)
 
 
+_ARGS_unfreeze_account: frozenset[str] = frozenset({'account'})
+
+
 def _invoke_unfreeze_account(ep: RetailBank, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('account',), ('account',))
-    a_account = rt.lookup(ep.t_accounts, v.want_str(args['account'], 'account'), lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_unfreeze_account and None not in args.values()):
+        rt.check_arguments(args, ('account',), ('account',))
+    a_account = args['account']
+    if type(a_account) is not str or not a_account.isascii():
+        a_account = v.want_str(a_account, 'account')
+    a_account = ep.t_accounts.rows.get(a_account) or rt.lookup(ep.t_accounts, a_account, lambda key: rt.built(ep, ('Unknown account ' + rt.text(key) + '.')))
     return ep.tool_unfreeze_account(a_account)
 
 

@@ -776,47 +776,82 @@ class SmallPayroll(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'employee'})
+
+
 def _invoke_sign_in(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('employee',), ('employee',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_employee)
 
 
+_ARGS_get_employee: frozenset[str] = frozenset({'employee'})
+
+
 def _invoke_get_employee(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('employee',), ('employee',))
+    if not (args.keys() == _ARGS_get_employee and None not in args.values()):
+        rt.check_arguments(args, ('employee',), ('employee',))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     return ep.tool_get_employee(a_employee)
 
 
+_ARGS_list_timesheets: frozenset[str] = frozenset({'period', 'status'})
+_NEEDS_list_timesheets: frozenset[str] = frozenset({'period'})
+
+
 def _invoke_list_timesheets(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('period', 'status'), ('period',))
+    if not (_ARGS_list_timesheets >= args.keys() >= _NEEDS_list_timesheets and None not in args.values()):
+        rt.check_arguments(args, ('period', 'status'), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_enum(x, p, TimesheetStatus))) if args.get('status') is not None else None)
     return ep.tool_list_timesheets(a_period, a_status)
 
 
+_ARGS_get_payslip: frozenset[str] = frozenset({'payslip'})
+
+
 def _invoke_get_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('payslip',), ('payslip',))
-    a_payslip = rt.lookup(ep.t_payslips, v.want_str(args['payslip'], 'payslip'), lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_get_payslip and None not in args.values()):
+        rt.check_arguments(args, ('payslip',), ('payslip',))
+    a_payslip = args['payslip']
+    if type(a_payslip) is not str or not a_payslip.isascii():
+        a_payslip = v.want_str(a_payslip, 'payslip')
+    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
     return ep.tool_get_payslip(a_payslip)
 
 
+_ARGS_record_hours: frozenset[str] = frozenset({'employee', 'period', 'hours'})
+
+
 def _invoke_record_hours(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('employee', 'period', 'hours'), ('employee', 'period', 'hours'))
+    if not (args.keys() == _ARGS_record_hours and None not in args.values()):
+        rt.check_arguments(args, ('employee', 'period', 'hours'), ('employee', 'period', 'hours'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_hours = v.check_range(v.want_float(args['hours'], 'hours'), 'hours', 0.5, 300.0)
     return ep.tool_record_hours(a_employee, a_period, a_hours)
 
 
+_ARGS_approve_timesheet: frozenset[str] = frozenset({'timesheet'})
+
+
 def _invoke_approve_timesheet(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('timesheet',), ('timesheet',))
-    a_timesheet = rt.lookup(ep.t_timesheets, v.want_str(args['timesheet'], 'timesheet'), lambda key: rt.built(ep, ('Unknown timesheet ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_approve_timesheet and None not in args.values()):
+        rt.check_arguments(args, ('timesheet',), ('timesheet',))
+    a_timesheet = args['timesheet']
+    if type(a_timesheet) is not str or not a_timesheet.isascii():
+        a_timesheet = v.want_str(a_timesheet, 'timesheet')
+    a_timesheet = ep.t_timesheets.rows.get(a_timesheet) or rt.lookup(ep.t_timesheets, a_timesheet, lambda key: rt.built(ep, ('Unknown timesheet ' + rt.text(key) + '.')))
     return ep.tool_approve_timesheet(a_timesheet)
 
 
+_ARGS_issue_bonus: frozenset[str] = frozenset({'employee', 'period', 'amount_cents', 'reason'})
+
+
 def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('employee', 'period', 'amount_cents', 'reason'), ('employee', 'period', 'amount_cents', 'reason'))
+    if not (args.keys() == _ARGS_issue_bonus and None not in args.values()):
+        rt.check_arguments(args, ('employee', 'period', 'amount_cents', 'reason'), ('employee', 'period', 'amount_cents', 'reason'))
     a_employee = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['employee'], 'employee'), 'employee', '^E[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown employee ' + rt.text(key) + '.')))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     a_amount_cents = v.check_range(v.want_int(args['amount_cents'], 'amount_cents'), 'amount_cents', 1, 10000000)
@@ -824,15 +859,26 @@ def _invoke_issue_bonus(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
     return ep.tool_issue_bonus(a_employee, a_period, a_amount_cents, a_reason)
 
 
+_ARGS_run_payroll: frozenset[str] = frozenset({'period'})
+
+
 def _invoke_run_payroll(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('period',), ('period',))
+    if not (args.keys() == _ARGS_run_payroll and None not in args.values()):
+        rt.check_arguments(args, ('period',), ('period',))
     a_period = rt.lookup(ep.t_periods, v.check_pattern(v.want_str(args['period'], 'period'), 'period', '^[0-9]{4}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown period ' + rt.text(key) + '.')))
     return ep.tool_run_payroll(a_period)
 
 
+_ARGS_correct_payslip: frozenset[str] = frozenset({'payslip', 'gross_cents', 'note'})
+
+
 def _invoke_correct_payslip(ep: SmallPayroll, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('payslip', 'gross_cents', 'note'), ('payslip', 'gross_cents', 'note'))
-    a_payslip = rt.lookup(ep.t_payslips, v.want_str(args['payslip'], 'payslip'), lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
+    if not (args.keys() == _ARGS_correct_payslip and None not in args.values()):
+        rt.check_arguments(args, ('payslip', 'gross_cents', 'note'), ('payslip', 'gross_cents', 'note'))
+    a_payslip = args['payslip']
+    if type(a_payslip) is not str or not a_payslip.isascii():
+        a_payslip = v.want_str(a_payslip, 'payslip')
+    a_payslip = ep.t_payslips.rows.get(a_payslip) or rt.lookup(ep.t_payslips, a_payslip, lambda key: rt.built(ep, ('Unknown payslip ' + rt.text(key) + '.')))
     a_gross_cents = v.check_range(v.want_int(args['gross_cents'], 'gross_cents'), 'gross_cents', 0, 100000000)
     a_note = v.check_length(v.want_str(args['note'], 'note'), 'note', 1, 200)
     return ep.tool_correct_payslip(a_payslip, a_gross_cents, a_note)

@@ -1434,122 +1434,264 @@ class Tau2Retail(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_calculate: frozenset[str] = frozenset({'expression'})
+
+
 def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('expression',), ('expression',), 'RetailTools.calculate')
-    a_expression = v.want_str(args['expression'], 'expression')
+    if not (args.keys() == _ARGS_calculate):
+        rt.check_arguments_python(args, ('expression',), ('expression',), 'RetailTools.calculate')
+    a_expression = args['expression']
+    if type(a_expression) is not str or not a_expression.isascii():
+        a_expression = v.want_str(a_expression, 'expression')
     return ep.tool_calculate(a_expression)
 
 
+_ARGS_transfer_to_human_agents: frozenset[str] = frozenset({'summary'})
+
+
 def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('summary',), ('summary',), 'RetailTools.transfer_to_human_agents')
-    a_summary = v.want_str(args['summary'], 'summary')
+    if not (args.keys() == _ARGS_transfer_to_human_agents):
+        rt.check_arguments_python(args, ('summary',), ('summary',), 'RetailTools.transfer_to_human_agents')
+    a_summary = args['summary']
+    if type(a_summary) is not str or not a_summary.isascii():
+        a_summary = v.want_str(a_summary, 'summary')
     return ep.tool_transfer_to_human_agents(a_summary)
 
 
+_ARGS_find_user_id_by_email: frozenset[str] = frozenset({'email'})
+
+
 def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('email',), ('email',), 'RetailTools.find_user_id_by_email')
-    a_email = v.want_str(args['email'], 'email')
+    if not (args.keys() == _ARGS_find_user_id_by_email):
+        rt.check_arguments_python(args, ('email',), ('email',), 'RetailTools.find_user_id_by_email')
+    a_email = args['email']
+    if type(a_email) is not str or not a_email.isascii():
+        a_email = v.want_str(a_email, 'email')
     return ep.tool_find_user_id_by_email(a_email)
 
 
+_ARGS_find_user_id_by_name_zip: frozenset[str] = frozenset({'first_name', 'last_name', 'zip'})
+
+
 def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('first_name', 'last_name', 'zip'), ('first_name', 'last_name', 'zip'), 'RetailTools.find_user_id_by_name_zip')
-    a_first_name = v.want_str(args['first_name'], 'first_name')
-    a_last_name = v.want_str(args['last_name'], 'last_name')
-    a_zip = v.want_str(args['zip'], 'zip')
+    if not (args.keys() == _ARGS_find_user_id_by_name_zip):
+        rt.check_arguments_python(args, ('first_name', 'last_name', 'zip'), ('first_name', 'last_name', 'zip'), 'RetailTools.find_user_id_by_name_zip')
+    a_first_name = args['first_name']
+    if type(a_first_name) is not str or not a_first_name.isascii():
+        a_first_name = v.want_str(a_first_name, 'first_name')
+    a_last_name = args['last_name']
+    if type(a_last_name) is not str or not a_last_name.isascii():
+        a_last_name = v.want_str(a_last_name, 'last_name')
+    a_zip = args['zip']
+    if type(a_zip) is not str or not a_zip.isascii():
+        a_zip = v.want_str(a_zip, 'zip')
     return ep.tool_find_user_id_by_name_zip(a_first_name, a_last_name, a_zip)
 
 
+_ARGS_get_order_details: frozenset[str] = frozenset({'order_id'})
+
+
 def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id',), ('order_id',), 'RetailTools.get_order_details')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
+    if not (args.keys() == _ARGS_get_order_details):
+        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'RetailTools.get_order_details')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
     return ep.tool_get_order_details(a_order_id)
 
 
+_ARGS_get_product_details: frozenset[str] = frozenset({'product_id'})
+
+
 def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('product_id',), ('product_id',), 'RetailTools.get_product_details')
-    a_product_id = rt.lookup(ep.t_products, v.want_str(args['product_id'], 'product_id'), lambda key: 'Product not found')
+    if not (args.keys() == _ARGS_get_product_details):
+        rt.check_arguments_python(args, ('product_id',), ('product_id',), 'RetailTools.get_product_details')
+    a_product_id = args['product_id']
+    if type(a_product_id) is not str or not a_product_id.isascii():
+        a_product_id = v.want_str(a_product_id, 'product_id')
+    a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
     return ep.tool_get_product_details(a_product_id)
 
 
+_ARGS_get_item_details: frozenset[str] = frozenset({'item_id'})
+
+
 def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('item_id',), ('item_id',), 'RetailTools.get_item_details')
-    a_item_id = v.want_str(args['item_id'], 'item_id')
+    if not (args.keys() == _ARGS_get_item_details):
+        rt.check_arguments_python(args, ('item_id',), ('item_id',), 'RetailTools.get_item_details')
+    a_item_id = args['item_id']
+    if type(a_item_id) is not str or not a_item_id.isascii():
+        a_item_id = v.want_str(a_item_id, 'item_id')
     return ep.tool_get_item_details(a_item_id)
 
 
+_ARGS_get_user_details: frozenset[str] = frozenset({'user_id'})
+
+
 def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('user_id',), ('user_id',), 'RetailTools.get_user_details')
-    a_user_id = rt.lookup(ep.t_users, v.want_str(args['user_id'], 'user_id'), lambda key: 'User not found')
+    if not (args.keys() == _ARGS_get_user_details):
+        rt.check_arguments_python(args, ('user_id',), ('user_id',), 'RetailTools.get_user_details')
+    a_user_id = args['user_id']
+    if type(a_user_id) is not str or not a_user_id.isascii():
+        a_user_id = v.want_str(a_user_id, 'user_id')
+    a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
     return ep.tool_get_user_details(a_user_id)
 
 
+_ARGS_list_all_product_types: frozenset[str] = frozenset(())
+
+
 def _invoke_list_all_product_types(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'RetailTools.list_all_product_types')
+    if not (args.keys() == _ARGS_list_all_product_types):
+        rt.check_arguments_python(args, (), (), 'RetailTools.list_all_product_types')
     return ep.tool_list_all_product_types()
 
 
+_ARGS_cancel_pending_order: frozenset[str] = frozenset({'order_id', 'reason'})
+
+
 def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'reason'), ('order_id', 'reason'), 'RetailTools.cancel_pending_order')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_reason = v.want_str(args['reason'], 'reason')
+    if not (args.keys() == _ARGS_cancel_pending_order):
+        rt.check_arguments_python(args, ('order_id', 'reason'), ('order_id', 'reason'), 'RetailTools.cancel_pending_order')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_reason = args['reason']
+    if type(a_reason) is not str or not a_reason.isascii():
+        a_reason = v.want_str(a_reason, 'reason')
     return ep.tool_cancel_pending_order(a_order_id, a_reason)
 
 
+_ARGS_exchange_delivered_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'new_item_ids', 'payment_method_id'})
+
+
 def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.exchange_delivered_order_items')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_item_ids = v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p)))
-    a_new_item_ids = v.want_list(args['new_item_ids'], 'new_item_ids', (lambda x, p: v.want_str(x, p)))
-    a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
+    if not (args.keys() == _ARGS_exchange_delivered_order_items):
+        rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.exchange_delivered_order_items')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
+    a_new_item_ids = v.want_str_list(args['new_item_ids'], 'new_item_ids')
+    a_payment_method_id = args['payment_method_id']
+    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
     return ep.tool_exchange_delivered_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
 
 
+_ARGS_modify_pending_order_address: frozenset[str] = frozenset({'order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'})
+
+
 def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_pending_order_address')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_address1 = v.want_str(args['address1'], 'address1')
-    a_address2 = v.want_str(args['address2'], 'address2')
-    a_city = v.want_str(args['city'], 'city')
-    a_state = v.want_str(args['state'], 'state')
-    a_country = v.want_str(args['country'], 'country')
-    a_zip = v.want_str(args['zip'], 'zip')
+    if not (args.keys() == _ARGS_modify_pending_order_address):
+        rt.check_arguments_python(args, ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_pending_order_address')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_address1 = args['address1']
+    if type(a_address1) is not str or not a_address1.isascii():
+        a_address1 = v.want_str(a_address1, 'address1')
+    a_address2 = args['address2']
+    if type(a_address2) is not str or not a_address2.isascii():
+        a_address2 = v.want_str(a_address2, 'address2')
+    a_city = args['city']
+    if type(a_city) is not str or not a_city.isascii():
+        a_city = v.want_str(a_city, 'city')
+    a_state = args['state']
+    if type(a_state) is not str or not a_state.isascii():
+        a_state = v.want_str(a_state, 'state')
+    a_country = args['country']
+    if type(a_country) is not str or not a_country.isascii():
+        a_country = v.want_str(a_country, 'country')
+    a_zip = args['zip']
+    if type(a_zip) is not str or not a_zip.isascii():
+        a_zip = v.want_str(a_zip, 'zip')
     return ep.tool_modify_pending_order_address(a_order_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
 
 
+_ARGS_modify_pending_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'new_item_ids', 'payment_method_id'})
+
+
 def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.modify_pending_order_items')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_item_ids = v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p)))
-    a_new_item_ids = v.want_list(args['new_item_ids'], 'new_item_ids', (lambda x, p: v.want_str(x, p)))
-    a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
+    if not (args.keys() == _ARGS_modify_pending_order_items):
+        rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.modify_pending_order_items')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
+    a_new_item_ids = v.want_str_list(args['new_item_ids'], 'new_item_ids')
+    a_payment_method_id = args['payment_method_id']
+    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
     return ep.tool_modify_pending_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
 
 
+_ARGS_modify_pending_order_payment: frozenset[str] = frozenset({'order_id', 'payment_method_id'})
+
+
 def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'payment_method_id'), ('order_id', 'payment_method_id'), 'RetailTools.modify_pending_order_payment')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
+    if not (args.keys() == _ARGS_modify_pending_order_payment):
+        rt.check_arguments_python(args, ('order_id', 'payment_method_id'), ('order_id', 'payment_method_id'), 'RetailTools.modify_pending_order_payment')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_payment_method_id = args['payment_method_id']
+    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
     return ep.tool_modify_pending_order_payment(a_order_id, a_payment_method_id)
 
 
+_ARGS_modify_user_address: frozenset[str] = frozenset({'user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'})
+
+
 def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_user_address')
-    a_user_id = rt.lookup(ep.t_users, v.want_str(args['user_id'], 'user_id'), lambda key: 'User not found')
-    a_address1 = v.want_str(args['address1'], 'address1')
-    a_address2 = v.want_str(args['address2'], 'address2')
-    a_city = v.want_str(args['city'], 'city')
-    a_state = v.want_str(args['state'], 'state')
-    a_country = v.want_str(args['country'], 'country')
-    a_zip = v.want_str(args['zip'], 'zip')
+    if not (args.keys() == _ARGS_modify_user_address):
+        rt.check_arguments_python(args, ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_user_address')
+    a_user_id = args['user_id']
+    if type(a_user_id) is not str or not a_user_id.isascii():
+        a_user_id = v.want_str(a_user_id, 'user_id')
+    a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
+    a_address1 = args['address1']
+    if type(a_address1) is not str or not a_address1.isascii():
+        a_address1 = v.want_str(a_address1, 'address1')
+    a_address2 = args['address2']
+    if type(a_address2) is not str or not a_address2.isascii():
+        a_address2 = v.want_str(a_address2, 'address2')
+    a_city = args['city']
+    if type(a_city) is not str or not a_city.isascii():
+        a_city = v.want_str(a_city, 'city')
+    a_state = args['state']
+    if type(a_state) is not str or not a_state.isascii():
+        a_state = v.want_str(a_state, 'state')
+    a_country = args['country']
+    if type(a_country) is not str or not a_country.isascii():
+        a_country = v.want_str(a_country, 'country')
+    a_zip = args['zip']
+    if type(a_zip) is not str or not a_zip.isascii():
+        a_zip = v.want_str(a_zip, 'zip')
     return ep.tool_modify_user_address(a_user_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
 
 
+_ARGS_return_delivered_order_items: frozenset[str] = frozenset({'order_id', 'item_ids', 'payment_method_id'})
+
+
 def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id', 'item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'payment_method_id'), 'RetailTools.return_delivered_order_items')
-    a_order_id = rt.lookup(ep.t_orders, v.want_str(args['order_id'], 'order_id'), lambda key: 'Order not found')
-    a_item_ids = v.want_list(args['item_ids'], 'item_ids', (lambda x, p: v.want_str(x, p)))
-    a_payment_method_id = v.want_str(args['payment_method_id'], 'payment_method_id')
+    if not (args.keys() == _ARGS_return_delivered_order_items):
+        rt.check_arguments_python(args, ('order_id', 'item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'payment_method_id'), 'RetailTools.return_delivered_order_items')
+    a_order_id = args['order_id']
+    if type(a_order_id) is not str or not a_order_id.isascii():
+        a_order_id = v.want_str(a_order_id, 'order_id')
+    a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
+    a_payment_method_id = args['payment_method_id']
+    if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+        a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
     return ep.tool_return_delivered_order_items(a_order_id, a_item_ids, a_payment_method_id)
 
 

@@ -636,74 +636,143 @@ class TeamChat(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'user'})
+
+
 def _invoke_sign_in(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('user',), ('user',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('user',), ('user',))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
     return ep.tool_sign_in(a_user)
 
 
+_ARGS_create_channel: frozenset[str] = frozenset({'name', 'visibility', 'topic'})
+_NEEDS_create_channel: frozenset[str] = frozenset({'name', 'visibility'})
+
+
 def _invoke_create_channel(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('name', 'visibility', 'topic'), ('name', 'visibility'))
+    if not (_ARGS_create_channel >= args.keys() >= _NEEDS_create_channel and None not in args.values()):
+        rt.check_arguments(args, ('name', 'visibility', 'topic'), ('name', 'visibility'))
     a_name = v.check_pattern(v.want_str(args['name'], 'name'), 'name', '^[a-z0-9][a-z0-9-]{0,29}$')
     a_visibility = v.want_enum(args['visibility'], 'visibility', Visibility)
     a_topic = (v.check_length(v.want_str(args['topic'], 'topic'), 'topic', 0, 200) if args.get('topic') is not None else '')
     return ep.tool_create_channel(a_name, a_visibility, a_topic)
 
 
+_ARGS_invite_member: frozenset[str] = frozenset({'channel', 'user'})
+
+
 def _invoke_invite_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
-    a_channel = rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_invite_member and None not in args.values()):
+        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
+    a_channel = args['channel']
+    if type(a_channel) is not str or not a_channel.isascii():
+        a_channel = v.want_str(a_channel, 'channel')
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
     return ep.tool_invite_member(a_channel, a_user)
 
 
+_ARGS_remove_member: frozenset[str] = frozenset({'channel', 'user'})
+
+
 def _invoke_remove_member(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
-    a_channel = rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_remove_member and None not in args.values()):
+        rt.check_arguments(args, ('channel', 'user'), ('channel', 'user'))
+    a_channel = args['channel']
+    if type(a_channel) is not str or not a_channel.isascii():
+        a_channel = v.want_str(a_channel, 'channel')
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
     a_user = rt.lookup(ep.t_users, v.check_pattern(v.want_str(args['user'], 'user'), 'user', '^U[0-9]{3}$'), lambda key: rt.built(ep, ('User ' + rt.text(key) + ' not found.')))
     return ep.tool_remove_member(a_channel, a_user)
 
 
+_ARGS_post_message: frozenset[str] = frozenset({'channel', 'body'})
+
+
 def _invoke_post_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('channel', 'body'), ('channel', 'body'))
-    a_channel = rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_post_message and None not in args.values()):
+        rt.check_arguments(args, ('channel', 'body'), ('channel', 'body'))
+    a_channel = args['channel']
+    if type(a_channel) is not str or not a_channel.isascii():
+        a_channel = v.want_str(a_channel, 'channel')
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
     return ep.tool_post_message(a_channel, a_body)
 
 
+_ARGS_edit_message: frozenset[str] = frozenset({'message', 'body'})
+
+
 def _invoke_edit_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message', 'body'), ('message', 'body'))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_edit_message and None not in args.values()):
+        rt.check_arguments(args, ('message', 'body'), ('message', 'body'))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
     a_body = v.check_length(v.want_str(args['body'], 'body'), 'body', 1, 2000)
     return ep.tool_edit_message(a_message, a_body)
 
 
+_ARGS_delete_message: frozenset[str] = frozenset({'message'})
+
+
 def _invoke_delete_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_delete_message and None not in args.values()):
+        rt.check_arguments(args, ('message',), ('message',))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
     return ep.tool_delete_message(a_message)
 
 
+_ARGS_pin_message: frozenset[str] = frozenset({'message'})
+
+
 def _invoke_pin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_pin_message and None not in args.values()):
+        rt.check_arguments(args, ('message',), ('message',))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
     return ep.tool_pin_message(a_message)
 
 
+_ARGS_unpin_message: frozenset[str] = frozenset({'message'})
+
+
 def _invoke_unpin_message(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('message',), ('message',))
-    a_message = rt.lookup(ep.t_messages, v.want_str(args['message'], 'message'), lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_unpin_message and None not in args.values()):
+        rt.check_arguments(args, ('message',), ('message',))
+    a_message = args['message']
+    if type(a_message) is not str or not a_message.isascii():
+        a_message = v.want_str(a_message, 'message')
+    a_message = ep.t_messages.rows.get(a_message) or rt.lookup(ep.t_messages, a_message, lambda key: rt.built(ep, ('Message ' + rt.text(key) + ' not found.')))
     return ep.tool_unpin_message(a_message)
 
 
+_ARGS_list_channels: frozenset[str] = frozenset(())
+
+
 def _invoke_list_channels(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_list_channels):
+        rt.check_arguments(args, (), ())
     return ep.tool_list_channels()
 
 
+_ARGS_get_channel_messages: frozenset[str] = frozenset({'channel'})
+
+
 def _invoke_get_channel_messages(ep: TeamChat, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('channel',), ('channel',))
-    a_channel = rt.lookup(ep.t_channels, v.want_str(args['channel'], 'channel'), lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_get_channel_messages and None not in args.values()):
+        rt.check_arguments(args, ('channel',), ('channel',))
+    a_channel = args['channel']
+    if type(a_channel) is not str or not a_channel.isascii():
+        a_channel = v.want_str(a_channel, 'channel')
+    a_channel = ep.t_channels.rows.get(a_channel) or rt.lookup(ep.t_channels, a_channel, lambda key: rt.built(ep, ('Channel ' + rt.text(key) + ' not found.')))
     return ep.tool_get_channel_messages(a_channel)
 
 

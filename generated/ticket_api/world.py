@@ -327,59 +327,105 @@ class TicketAPI(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_create_ticket: frozenset[str] = frozenset({'title', 'description', 'priority'})
+_NEEDS_create_ticket: frozenset[str] = frozenset({'title'})
+
+
 def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('title', 'description', 'priority'), ('title',), 'TicketAPI.create_ticket')
-    a_title = v.want_str(args['title'], 'title')
+    if not (_ARGS_create_ticket >= args.keys() >= _NEEDS_create_ticket):
+        rt.check_arguments_python(args, ('title', 'description', 'priority'), ('title',), 'TicketAPI.create_ticket')
+    a_title = args['title']
+    if type(a_title) is not str or not a_title.isascii():
+        a_title = v.want_str(a_title, 'title')
     a_description = (v.want_str(args['description'], 'description') if args.get('description') is not None else '')
     a_priority = (v.want_int(args['priority'], 'priority') if args.get('priority') is not None else 1)
     return ep.tool_create_ticket(a_title, a_description, a_priority)
 
 
+_ARGS_get_ticket: frozenset[str] = frozenset({'ticket_id'})
+
+
 def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.get_ticket')
+    if not (args.keys() == _ARGS_get_ticket):
+        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.get_ticket')
     a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
     return ep.tool_get_ticket(a_ticket_id)
 
 
+_ARGS_close_ticket: frozenset[str] = frozenset({'ticket_id'})
+
+
 def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.close_ticket')
+    if not (args.keys() == _ARGS_close_ticket):
+        rt.check_arguments_python(args, ('ticket_id',), ('ticket_id',), 'TicketAPI.close_ticket')
     a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
     return ep.tool_close_ticket(a_ticket_id)
 
 
+_ARGS_resolve_ticket: frozenset[str] = frozenset({'ticket_id', 'resolution'})
+
+
 def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('ticket_id', 'resolution'), ('ticket_id', 'resolution'), 'TicketAPI.resolve_ticket')
+    if not (args.keys() == _ARGS_resolve_ticket):
+        rt.check_arguments_python(args, ('ticket_id', 'resolution'), ('ticket_id', 'resolution'), 'TicketAPI.resolve_ticket')
     a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
-    a_resolution = v.want_str(args['resolution'], 'resolution')
+    a_resolution = args['resolution']
+    if type(a_resolution) is not str or not a_resolution.isascii():
+        a_resolution = v.want_str(a_resolution, 'resolution')
     return ep.tool_resolve_ticket(a_ticket_id, a_resolution)
 
 
+_ARGS_edit_ticket: frozenset[str] = frozenset({'ticket_id', 'updates'})
+
+
 def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('ticket_id', 'updates'), ('ticket_id', 'updates'), 'TicketAPI.edit_ticket')
+    if not (args.keys() == _ARGS_edit_ticket):
+        rt.check_arguments_python(args, ('ticket_id', 'updates'), ('ticket_id', 'updates'), 'TicketAPI.edit_ticket')
     a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
     a_updates = v.want_map(args['updates'], 'updates', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
     return ep.tool_edit_ticket(a_ticket_id, a_updates)
 
 
+_ARGS_ticket_login: frozenset[str] = frozenset({'username', 'password'})
+
+
 def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TicketAPI.ticket_login')
-    a_username = v.want_str(args['username'], 'username')
-    a_password = v.want_str(args['password'], 'password')
+    if not (args.keys() == _ARGS_ticket_login):
+        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TicketAPI.ticket_login')
+    a_username = args['username']
+    if type(a_username) is not str or not a_username.isascii():
+        a_username = v.want_str(a_username, 'username')
+    a_password = args['password']
+    if type(a_password) is not str or not a_password.isascii():
+        a_password = v.want_str(a_password, 'password')
     return ep.tool_ticket_login(a_username, a_password)
 
 
+_ARGS_ticket_get_login_status: frozenset[str] = frozenset(())
+
+
 def _invoke_ticket_get_login_status(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TicketAPI.ticket_get_login_status')
+    if not (args.keys() == _ARGS_ticket_get_login_status):
+        rt.check_arguments_python(args, (), (), 'TicketAPI.ticket_get_login_status')
     return ep.tool_ticket_get_login_status()
 
 
+_ARGS_logout: frozenset[str] = frozenset(())
+
+
 def _invoke_logout(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TicketAPI.logout')
+    if not (args.keys() == _ARGS_logout):
+        rt.check_arguments_python(args, (), (), 'TicketAPI.logout')
     return ep.tool_logout()
 
 
+_ARGS_get_user_tickets: frozenset[str] = frozenset({'status'})
+_NEEDS_get_user_tickets: frozenset[str] = frozenset(())
+
+
 def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('status',), (), 'TicketAPI.get_user_tickets')
+    if not (_ARGS_get_user_tickets >= args.keys() >= _NEEDS_get_user_tickets):
+        rt.check_arguments_python(args, ('status',), (), 'TicketAPI.get_user_tickets')
     a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if args.get('status') is not None else None)
     return ep.tool_get_user_tickets(a_status)
 

@@ -727,124 +727,223 @@ class TradingBot(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_get_current_time: frozenset[str] = frozenset(())
+
+
 def _invoke_get_current_time(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.get_current_time')
+    if not (args.keys() == _ARGS_get_current_time):
+        rt.check_arguments_python(args, (), (), 'TradingBot.get_current_time')
     return ep.tool_get_current_time()
 
 
+_ARGS_get_symbol_by_name: frozenset[str] = frozenset({'name'})
+
+
 def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
-    a_name = v.want_str(args['name'], 'name')
+    if not (args.keys() == _ARGS_get_symbol_by_name):
+        rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
+    a_name = args['name']
+    if type(a_name) is not str or not a_name.isascii():
+        a_name = v.want_str(a_name, 'name')
     return ep.tool_get_symbol_by_name(a_name)
 
 
+_ARGS_get_stock_info: frozenset[str] = frozenset({'symbol'})
+
+
 def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
-    a_symbol = v.want_str(args['symbol'], 'symbol')
+    if not (args.keys() == _ARGS_get_stock_info):
+        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
+    a_symbol = args['symbol']
+    if type(a_symbol) is not str or not a_symbol.isascii():
+        a_symbol = v.want_str(a_symbol, 'symbol')
     return ep.tool_get_stock_info(a_symbol)
 
 
+_ARGS_get_order_details: frozenset[str] = frozenset({'order_id'})
+
+
 def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.get_order_details')
+    if not (args.keys() == _ARGS_get_order_details):
+        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.get_order_details')
     a_order_id = v.want_int(args['order_id'], 'order_id')
     return ep.tool_get_order_details(a_order_id)
 
 
+_ARGS_cancel_order: frozenset[str] = frozenset({'order_id'})
+
+
 def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.cancel_order')
+    if not (args.keys() == _ARGS_cancel_order):
+        rt.check_arguments_python(args, ('order_id',), ('order_id',), 'TradingBot.cancel_order')
     a_order_id = v.want_int(args['order_id'], 'order_id')
     return ep.tool_cancel_order(a_order_id)
 
 
+_ARGS_place_order: frozenset[str] = frozenset({'order_type', 'symbol', 'price', 'amount'})
+
+
 def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
-    a_order_type = v.want_str(args['order_type'], 'order_type')
-    a_symbol = v.want_str(args['symbol'], 'symbol')
+    if not (args.keys() == _ARGS_place_order):
+        rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
+    a_order_type = args['order_type']
+    if type(a_order_type) is not str or not a_order_type.isascii():
+        a_order_type = v.want_str(a_order_type, 'order_type')
+    a_symbol = args['symbol']
+    if type(a_symbol) is not str or not a_symbol.isascii():
+        a_symbol = v.want_str(a_symbol, 'symbol')
     a_price = v.want_float(args['price'], 'price')
     a_amount = v.want_int(args['amount'], 'amount')
     return ep.tool_place_order(a_order_type, a_symbol, a_price, a_amount)
 
 
+_ARGS_withdraw_funds: frozenset[str] = frozenset({'amount'})
+
+
 def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.withdraw_funds')
+    if not (args.keys() == _ARGS_withdraw_funds):
+        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.withdraw_funds')
     a_amount = v.want_number(args['amount'], 'amount')
     return ep.tool_withdraw_funds(a_amount)
 
 
+_ARGS_get_account_info: frozenset[str] = frozenset(())
+
+
 def _invoke_get_account_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.get_account_info')
+    if not (args.keys() == _ARGS_get_account_info):
+        rt.check_arguments_python(args, (), (), 'TradingBot.get_account_info')
     return ep.tool_get_account_info()
 
 
+_ARGS_trading_login: frozenset[str] = frozenset({'username', 'password'})
+
+
 def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
-    a_username = v.want_str(args['username'], 'username')
-    a_password = v.want_str(args['password'], 'password')
+    if not (args.keys() == _ARGS_trading_login):
+        rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
+    a_username = args['username']
+    if type(a_username) is not str or not a_username.isascii():
+        a_username = v.want_str(a_username, 'username')
+    a_password = args['password']
+    if type(a_password) is not str or not a_password.isascii():
+        a_password = v.want_str(a_password, 'password')
     return ep.tool_trading_login(a_username, a_password)
 
 
+_ARGS_trading_get_login_status: frozenset[str] = frozenset(())
+
+
 def _invoke_trading_get_login_status(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.trading_get_login_status')
+    if not (args.keys() == _ARGS_trading_get_login_status):
+        rt.check_arguments_python(args, (), (), 'TradingBot.trading_get_login_status')
     return ep.tool_trading_get_login_status()
 
 
+_ARGS_trading_logout: frozenset[str] = frozenset(())
+
+
 def _invoke_trading_logout(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.trading_logout')
+    if not (args.keys() == _ARGS_trading_logout):
+        rt.check_arguments_python(args, (), (), 'TradingBot.trading_logout')
     return ep.tool_trading_logout()
 
 
+_ARGS_fund_account: frozenset[str] = frozenset({'amount'})
+
+
 def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.fund_account')
+    if not (args.keys() == _ARGS_fund_account):
+        rt.check_arguments_python(args, ('amount',), ('amount',), 'TradingBot.fund_account')
     a_amount = v.want_number(args['amount'], 'amount')
     return ep.tool_fund_account(a_amount)
 
 
+_ARGS_remove_stock_from_watchlist: frozenset[str] = frozenset({'symbol'})
+
+
 def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
-    a_symbol = v.want_str(args['symbol'], 'symbol')
+    if not (args.keys() == _ARGS_remove_stock_from_watchlist):
+        rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
+    a_symbol = args['symbol']
+    if type(a_symbol) is not str or not a_symbol.isascii():
+        a_symbol = v.want_str(a_symbol, 'symbol')
     return ep.tool_remove_stock_from_watchlist(a_symbol)
 
 
+_ARGS_get_watchlist: frozenset[str] = frozenset(())
+
+
 def _invoke_get_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.get_watchlist')
+    if not (args.keys() == _ARGS_get_watchlist):
+        rt.check_arguments_python(args, (), (), 'TradingBot.get_watchlist')
     return ep.tool_get_watchlist()
 
 
+_ARGS_get_order_history: frozenset[str] = frozenset(())
+
+
 def _invoke_get_order_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, (), (), 'TradingBot.get_order_history')
+    if not (args.keys() == _ARGS_get_order_history):
+        rt.check_arguments_python(args, (), (), 'TradingBot.get_order_history')
     return ep.tool_get_order_history()
 
 
+_ARGS_get_transaction_history: frozenset[str] = frozenset({'start_date', 'end_date'})
+_NEEDS_get_transaction_history: frozenset[str] = frozenset(())
+
+
 def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('start_date', 'end_date'), (), 'TradingBot.get_transaction_history')
+    if not (_ARGS_get_transaction_history >= args.keys() >= _NEEDS_get_transaction_history):
+        rt.check_arguments_python(args, ('start_date', 'end_date'), (), 'TradingBot.get_transaction_history')
     a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if args.get('start_date') is not None else None)
     a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if args.get('end_date') is not None else None)
     return ep.tool_get_transaction_history(a_start_date, a_end_date)
 
 
+_ARGS_get_available_stocks: frozenset[str] = frozenset({'sector'})
+
+
 def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
-    a_sector = v.want_str(args['sector'], 'sector')
+    if not (args.keys() == _ARGS_get_available_stocks):
+        rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
+    a_sector = args['sector']
+    if type(a_sector) is not str or not a_sector.isascii():
+        a_sector = v.want_str(a_sector, 'sector')
     return ep.tool_get_available_stocks(a_sector)
 
 
+_ARGS_filter_stocks_by_price: frozenset[str] = frozenset({'stocks', 'min_price', 'max_price'})
+
+
 def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
-    a_stocks = v.want_list(args['stocks'], 'stocks', (lambda x, p: v.want_str(x, p)))
+    if not (args.keys() == _ARGS_filter_stocks_by_price):
+        rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
+    a_stocks = v.want_str_list(args['stocks'], 'stocks')
     a_min_price = v.want_float(args['min_price'], 'min_price')
     a_max_price = v.want_float(args['max_price'], 'max_price')
     return ep.tool_filter_stocks_by_price(a_stocks, a_min_price, a_max_price)
 
 
+_ARGS_add_to_watchlist: frozenset[str] = frozenset({'stock'})
+
+
 def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
-    a_stock = v.want_str(args['stock'], 'stock')
+    if not (args.keys() == _ARGS_add_to_watchlist):
+        rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
+    a_stock = args['stock']
+    if type(a_stock) is not str or not a_stock.isascii():
+        a_stock = v.want_str(a_stock, 'stock')
     return ep.tool_add_to_watchlist(a_stock)
 
 
+_ARGS_notify_price_change: frozenset[str] = frozenset({'stocks', 'threshold'})
+
+
 def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
-    a_stocks = v.want_list(args['stocks'], 'stocks', (lambda x, p: v.want_str(x, p)))
+    if not (args.keys() == _ARGS_notify_price_change):
+        rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
+    a_stocks = v.want_str_list(args['stocks'], 'stocks')
     a_threshold = v.want_float(args['threshold'], 'threshold')
     return ep.tool_notify_price_change(a_stocks, a_threshold)
 

@@ -802,54 +802,96 @@ class UniversityRegistrar(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_find_sections: frozenset[str] = frozenset({'course', 'term'})
+_NEEDS_find_sections: frozenset[str] = frozenset({'course'})
+
+
 def _invoke_find_sections(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('course', 'term'), ('course',))
+    if not (_ARGS_find_sections >= args.keys() >= _NEEDS_find_sections and None not in args.values()):
+        rt.check_arguments(args, ('course', 'term'), ('course',))
     a_course = rt.lookup(ep.t_courses, v.check_pattern(v.want_str(args['course'], 'course'), 'course', '^[A-Z]{2,4}[0-9]{3}$'), lambda key: rt.built(ep, ('Course ' + rt.text(key) + ' not found.')))
     a_term = (v.want_optional(args['term'], 'term', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'))) if args.get('term') is not None else None)
     return ep.tool_find_sections(a_course, a_term)
 
 
+_ARGS_get_student_record: frozenset[str] = frozenset({'student'})
+
+
 def _invoke_get_student_record(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('student',), ('student',))
+    if not (args.keys() == _ARGS_get_student_record and None not in args.values()):
+        rt.check_arguments(args, ('student',), ('student',))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     return ep.tool_get_student_record(a_student)
 
 
+_ARGS_enrol: frozenset[str] = frozenset({'student', 'section'})
+
+
 def _invoke_enrol(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
+    if not (args.keys() == _ARGS_enrol and None not in args.values()):
+        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_enrol(a_student, a_section)
 
 
+_ARGS_drop_enrolment: frozenset[str] = frozenset({'enrolment'})
+
+
 def _invoke_drop_enrolment(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('enrolment',), ('enrolment',))
-    a_enrolment = rt.lookup(ep.t_enrolments, v.want_str(args['enrolment'], 'enrolment'), lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_drop_enrolment and None not in args.values()):
+        rt.check_arguments(args, ('enrolment',), ('enrolment',))
+    a_enrolment = args['enrolment']
+    if type(a_enrolment) is not str or not a_enrolment.isascii():
+        a_enrolment = v.want_str(a_enrolment, 'enrolment')
+    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
     return ep.tool_drop_enrolment(a_enrolment)
 
 
+_ARGS_join_waitlist: frozenset[str] = frozenset({'student', 'section'})
+
+
 def _invoke_join_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
+    if not (args.keys() == _ARGS_join_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('student', 'section'), ('student', 'section'))
     a_student = rt.lookup(ep.t_students, v.check_pattern(v.want_str(args['student'], 'student'), 'student', '^S[0-9]{5}$'), lambda key: rt.built(ep, ('Student ' + rt.text(key) + ' not found.')))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_join_waitlist(a_student, a_section)
 
 
+_ARGS_leave_waitlist: frozenset[str] = frozenset({'entry'})
+
+
 def _invoke_leave_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('entry',), ('entry',))
-    a_entry = rt.lookup(ep.t_waitlist, v.want_str(args['entry'], 'entry'), lambda key: rt.built(ep, ('Waitlist entry ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_leave_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('entry',), ('entry',))
+    a_entry = args['entry']
+    if type(a_entry) is not str or not a_entry.isascii():
+        a_entry = v.want_str(a_entry, 'entry')
+    a_entry = ep.t_waitlist.rows.get(a_entry) or rt.lookup(ep.t_waitlist, a_entry, lambda key: rt.built(ep, ('Waitlist entry ' + rt.text(key) + ' not found.')))
     return ep.tool_leave_waitlist(a_entry)
 
 
+_ARGS_enrol_from_waitlist: frozenset[str] = frozenset({'section'})
+
+
 def _invoke_enrol_from_waitlist(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('section',), ('section',))
+    if not (args.keys() == _ARGS_enrol_from_waitlist and None not in args.values()):
+        rt.check_arguments(args, ('section',), ('section',))
     a_section = rt.lookup(ep.t_sections, v.check_pattern(v.want_str(args['section'], 'section'), 'section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), lambda key: rt.built(ep, ('Section ' + rt.text(key) + ' not found.')))
     return ep.tool_enrol_from_waitlist(a_section)
 
 
+_ARGS_record_grade: frozenset[str] = frozenset({'enrolment', 'grade'})
+
+
 def _invoke_record_grade(ep: UniversityRegistrar, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('enrolment', 'grade'), ('enrolment', 'grade'))
-    a_enrolment = rt.lookup(ep.t_enrolments, v.want_str(args['enrolment'], 'enrolment'), lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
+    if not (args.keys() == _ARGS_record_grade and None not in args.values()):
+        rt.check_arguments(args, ('enrolment', 'grade'), ('enrolment', 'grade'))
+    a_enrolment = args['enrolment']
+    if type(a_enrolment) is not str or not a_enrolment.isascii():
+        a_enrolment = v.want_str(a_enrolment, 'enrolment')
+    a_enrolment = ep.t_enrolments.rows.get(a_enrolment) or rt.lookup(ep.t_enrolments, a_enrolment, lambda key: rt.built(ep, ('Enrolment ' + rt.text(key) + ' not found.')))
     a_grade = v.want_enum(args['grade'], 'grade', Grade)
     return ep.tool_record_grade(a_enrolment, a_grade)
 

@@ -747,26 +747,42 @@ class WarehouseInventoryDesk(Episode):
         return rt.changed_rows(self, table, fields)
 
 
+_ARGS_sign_in: frozenset[str] = frozenset({'clerk'})
+
+
 def _invoke_sign_in(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('clerk',), ('clerk',))
+    if not (args.keys() == _ARGS_sign_in and None not in args.values()):
+        rt.check_arguments(args, ('clerk',), ('clerk',))
     a_clerk = rt.lookup(ep.t_clerks, v.check_pattern(v.want_str(args['clerk'], 'clerk'), 'clerk', '^C[0-9]{3}$'), lambda key: rt.built(ep, ('Unknown clerk ' + rt.text(key) + '.')))
     return ep.tool_sign_in(a_clerk)
 
 
+_ARGS_get_item_stock: frozenset[str] = frozenset({'item'})
+
+
 def _invoke_get_item_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item',), ('item',))
+    if not (args.keys() == _ARGS_get_item_stock and None not in args.values()):
+        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     return ep.tool_get_item_stock(a_item)
 
 
+_ARGS_get_bin: frozenset[str] = frozenset({'bin'})
+
+
 def _invoke_get_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('bin',), ('bin',))
+    if not (args.keys() == _ARGS_get_bin and None not in args.values()):
+        rt.check_arguments(args, ('bin',), ('bin',))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     return ep.tool_get_bin(a_bin)
 
 
+_ARGS_receive_delivery: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'delivery_note'})
+
+
 def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item', 'bin', 'quantity', 'delivery_note'), ('item', 'bin', 'quantity', 'delivery_note'))
+    if not (args.keys() == _ARGS_receive_delivery and None not in args.values()):
+        rt.check_arguments(args, ('item', 'bin', 'quantity', 'delivery_note'), ('item', 'bin', 'quantity', 'delivery_note'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -774,8 +790,12 @@ def _invoke_receive_delivery(ep: WarehouseInventoryDesk, args: Mapping[str, Any]
     return ep.tool_receive_delivery(a_item, a_bin, a_quantity, a_delivery_note)
 
 
+_ARGS_pick_stock: frozenset[str] = frozenset({'item', 'bin', 'quantity', 'order_number'})
+
+
 def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item', 'bin', 'quantity', 'order_number'), ('item', 'bin', 'quantity', 'order_number'))
+    if not (args.keys() == _ARGS_pick_stock and None not in args.values()):
+        rt.check_arguments(args, ('item', 'bin', 'quantity', 'order_number'), ('item', 'bin', 'quantity', 'order_number'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_quantity = v.check_range(v.want_int(args['quantity'], 'quantity'), 'quantity', 1, 1000)
@@ -783,8 +803,12 @@ def _invoke_pick_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_pick_stock(a_item, a_bin, a_quantity, a_order_number)
 
 
+_ARGS_move_stock: frozenset[str] = frozenset({'item', 'from_bin', 'to_bin', 'quantity'})
+
+
 def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item', 'from_bin', 'to_bin', 'quantity'), ('item', 'from_bin', 'to_bin', 'quantity'))
+    if not (args.keys() == _ARGS_move_stock and None not in args.values()):
+        rt.check_arguments(args, ('item', 'from_bin', 'to_bin', 'quantity'), ('item', 'from_bin', 'to_bin', 'quantity'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_from_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['from_bin'], 'from_bin'), 'from_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_to_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['to_bin'], 'to_bin'), 'to_bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
@@ -792,28 +816,44 @@ def _invoke_move_stock(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> A
     return ep.tool_move_stock(a_item, a_from_bin, a_to_bin, a_quantity)
 
 
+_ARGS_count_bin: frozenset[str] = frozenset({'item', 'bin', 'counted'})
+
+
 def _invoke_count_bin(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item', 'bin', 'counted'), ('item', 'bin', 'counted'))
+    if not (args.keys() == _ARGS_count_bin and None not in args.values()):
+        rt.check_arguments(args, ('item', 'bin', 'counted'), ('item', 'bin', 'counted'))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_counted = v.check_range(v.want_int(args['counted'], 'counted'), 'counted', 0, 1000)
     return ep.tool_count_bin(a_item, a_bin, a_counted)
 
 
+_ARGS_set_bin_blocked: frozenset[str] = frozenset({'bin', 'blocked'})
+
+
 def _invoke_set_bin_blocked(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('bin', 'blocked'), ('bin', 'blocked'))
+    if not (args.keys() == _ARGS_set_bin_blocked and None not in args.values()):
+        rt.check_arguments(args, ('bin', 'blocked'), ('bin', 'blocked'))
     a_bin = rt.lookup(ep.t_bins, v.check_pattern(v.want_str(args['bin'], 'bin'), 'bin', '^[A-Z][0-9]{2}-[0-9]{2}$'), lambda key: rt.built(ep, ('Unknown bin ' + rt.text(key) + '.')))
     a_blocked = v.want_bool(args['blocked'], 'blocked')
     return ep.tool_set_bin_blocked(a_bin, a_blocked)
 
 
+_ARGS_list_reorder_flags: frozenset[str] = frozenset(())
+
+
 def _invoke_list_reorder_flags(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, (), ())
+    if not (args.keys() == _ARGS_list_reorder_flags):
+        rt.check_arguments(args, (), ())
     return ep.tool_list_reorder_flags()
 
 
+_ARGS_list_movements: frozenset[str] = frozenset({'item'})
+
+
 def _invoke_list_movements(ep: WarehouseInventoryDesk, args: Mapping[str, Any]) -> Any:
-    rt.check_arguments(args, ('item',), ('item',))
+    if not (args.keys() == _ARGS_list_movements and None not in args.values()):
+        rt.check_arguments(args, ('item',), ('item',))
     a_item = rt.lookup(ep.t_items, v.check_pattern(v.want_str(args['item'], 'item'), 'item', '^[A-Z]{3}-[0-9]{4}$'), lambda key: rt.built(ep, ('Unknown item ' + rt.text(key) + '.')))
     return ep.tool_list_movements(a_item)
 
