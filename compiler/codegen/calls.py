@@ -299,4 +299,7 @@ def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:
         else:
             value = "None"
         parts.append(f"{py_name(f.name)}={value}")
-    return f"{c.tables.class_name(name)}({', '.join(parts)})"
+    cls = c.tables.class_name(name)
+    if info.kind == "record":  # see module.record_block: the class call costs several times
+        return f"_new_{cls}({', '.join(parts)})"
+    return f"{cls}({', '.join(parts)})"

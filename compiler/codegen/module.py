@@ -133,7 +133,19 @@ class WorldGenerator:
                 lines.append(f"{_INDENT * 2}_set[{i}](self, {'None' if name == '_json' else name})")
             if not slots:
                 lines.append(f"{_INDENT * 2}pass")
-            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters({cls}, {tuple(slots)!r})"]
+            # generated code makes records with _new_X(...): calling the class with keywords
+            # goes through type.__call__ and a keyword dict, several times the cost
+            params = ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
+                               for f in fields)
+            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters({cls}, {tuple(slots)!r})",
+                     "", "",
+                     f"def _new_{cls}({params}) -> {cls}:",
+                     f"{_INDENT}self = object.__new__({cls})"]
+            if slots:
+                after.append(f"{_INDENT}_set = _SET_{cls}")
+            for i, name in enumerate(slots):
+                after.append(f"{_INDENT}_set[{i}](self, {'None' if name == '_json' else name})")
+            after.append(f"{_INDENT}return self")
         else:
             key = rec.key
             lines = [f"class {cls}(Row):",
@@ -176,7 +188,7 @@ class WorldGenerator:
         if aliases:  # the original's keys (`from "..."`) become the field names first
             lines.append(f"{_INDENT * 2}data = v.unalias(data, path, {aliases!r})")
         lines += [f"{_INDENT * 2}d = v.want_object(data, path, {required!r})",
-                  f"{_INDENT * 2}return cls("]
+                  f"{_INDENT * 2}return {'_new_' + cls if rec.kind == 'record' else 'cls'}("]
         for f in fields:
             src = f"d[{f.name!r}]"
             path = f"path + {('.' + f.name)!r}"

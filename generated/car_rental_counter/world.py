@@ -352,7 +352,7 @@ class CarOffer:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CarOffer:
         d = v.want_object(data, path, {'car': True, 'model': True, 'category': True, 'daily_rate_cents': True, 'days': True, 'price_cents': True})
-        return cls(
+        return _new_CarOffer(
             car=v.check_pattern(v.want_str(d['car'], path + '.car'), path + '.car', '^[0-9]{4}-[A-Z]{3}$'),
             model=v.want_str(d['model'], path + '.model'),
             category=v.want_enum(d['category'], path + '.category', CarCategory),
@@ -363,6 +363,19 @@ class CarOffer:
 
 
 _SET_CarOffer: tuple[Any, ...] = rt.slot_setters(CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
+
+
+def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> CarOffer:
+    self = object.__new__(CarOffer)
+    _set = _SET_CarOffer
+    _set[0](self, car)
+    _set[1](self, model)
+    _set[2](self, category)
+    _set[3](self, daily_rate_cents)
+    _set[4](self, days)
+    _set[5](self, price_cents)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -402,7 +415,7 @@ class CustomerRentals:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CustomerRentals:
         d = v.want_object(data, path, {'customer': True, 'name': True, 'licence_expires': True, 'rentals': True})
-        return cls(
+        return _new_CustomerRentals(
             customer=v.want_str(d['customer'], path + '.customer'),
             name=v.want_str(d['name'], path + '.name'),
             licence_expires=v.want_date(d['licence_expires'], path + '.licence_expires'),
@@ -411,6 +424,17 @@ class CustomerRentals:
 
 
 _SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
+
+
+def _new_CustomerRentals(customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> CustomerRentals:
+    self = object.__new__(CustomerRentals)
+    _set = _SET_CustomerRentals
+    _set[0](self, customer)
+    _set[1](self, name)
+    _set[2](self, licence_expires)
+    _set[3](self, rentals)
+    _set[4](self, None)
+    return self
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
@@ -561,7 +585,7 @@ class CarRentalCounter(Episode):
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple(_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == rt.present(category)))) and self.fn_car_free(_c2, pickup_date, return_date)))  # car_rental_counter.world:174
-        return tuple(sorted(rt.each(self, tuple(CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found)))), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        return tuple(sorted(rt.each(self, tuple(_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found)))), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'
@@ -575,7 +599,7 @@ class CarRentalCounter(Episode):
 
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
         'Show a customer with all their rentals, the latest pick-up first.'
-        return CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple(_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+        return _new_CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple(_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'

@@ -429,7 +429,7 @@ class SlotView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SlotView:
         d = v.want_object(data, path, {'slot_id': True, 'doctor_id': True, 'doctor': True, 'specialty': True, 'start': True, 'end': True})
-        return cls(
+        return _new_SlotView(
             slot_id=v.want_str(d['slot_id'], path + '.slot_id'),
             doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
@@ -440,6 +440,19 @@ class SlotView:
 
 
 _SET_SlotView: tuple[Any, ...] = rt.slot_setters(SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
+
+
+def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> SlotView:
+    self = object.__new__(SlotView)
+    _set = _SET_SlotView
+    _set[0](self, slot_id)
+    _set[1](self, doctor_id)
+    _set[2](self, doctor)
+    _set[3](self, specialty)
+    _set[4](self, start)
+    _set[5](self, end)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -479,7 +492,7 @@ class Cancellation:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Cancellation:
         d = v.want_object(data, path, {'appointment_id': True, 'late': True, 'fee': True, 'message': True})
-        return cls(
+        return _new_Cancellation(
             appointment_id=v.want_str(d['appointment_id'], path + '.appointment_id'),
             late=v.want_bool(d['late'], path + '.late'),
             fee=v.want_float(d['fee'], path + '.fee'),
@@ -488,6 +501,17 @@ class Cancellation:
 
 
 _SET_Cancellation: tuple[Any, ...] = rt.slot_setters(Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
+
+
+def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str) -> Cancellation:
+    self = object.__new__(Cancellation)
+    _set = _SET_Cancellation
+    _set[0](self, appointment_id)
+    _set[1](self, late)
+    _set[2](self, fee)
+    _set[3](self, message)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -527,7 +551,7 @@ class DaySchedule:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> DaySchedule:
         d = v.want_object(data, path, {'doctor_id': True, 'day': True, 'appointments': True, 'free_slots': True})
-        return cls(
+        return _new_DaySchedule(
             doctor_id=v.want_str(d['doctor_id'], path + '.doctor_id'),
             day=v.want_date(d['day'], path + '.day'),
             appointments=v.want_list(d['appointments'], path + '.appointments', (lambda x, p: v.want_str(x, p))),
@@ -536,6 +560,17 @@ class DaySchedule:
 
 
 _SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
+
+
+def _new_DaySchedule(doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> DaySchedule:
+    self = object.__new__(DaySchedule)
+    _set = _SET_DaySchedule
+    _set[0](self, doctor_id)
+    _set[1](self, day)
+    _set[2](self, appointments)
+    _set[3](self, free_slots)
+    _set[4](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -717,7 +752,7 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return _new_SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
@@ -786,7 +821,7 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:337
-        return DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, VisitKind.consultation)))))  # clinic.world:338
+        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, VisitKind.consultation)))))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
@@ -839,7 +874,7 @@ class ClinicScheduling(Episode):
             fee = self.state.late_fee  # clinic.world:427
             self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:429
-        return Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
+        return _new_Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'

@@ -451,7 +451,7 @@ class SeatAvailability:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SeatAvailability:
         d = v.want_object(data, path, {'event': True, 'section': True, 'tier': True, 'price_cents': False, 'free_seats': True})
-        return cls(
+        return _new_SeatAvailability(
             event=v.want_str(d['event'], path + '.event'),
             section=v.want_str(d['section'], path + '.section'),
             tier=v.want_enum(d['tier'], path + '.tier', Tier),
@@ -461,6 +461,18 @@ class SeatAvailability:
 
 
 _SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
+
+
+def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> SeatAvailability:
+    self = object.__new__(SeatAvailability)
+    _set = _SET_SeatAvailability
+    _set[0](self, event)
+    _set[1](self, section)
+    _set[2](self, tier)
+    _set[3](self, price_cents)
+    _set[4](self, free_seats)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -497,7 +509,7 @@ class OrderView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderView:
         d = v.want_object(data, path, {'order': True, 'tickets': True, 'hold_expired': True})
-        return cls(
+        return _new_OrderView(
             order=v.want_str(d['order'], path + '.order'),
             tickets=v.want_list(d['tickets'], path + '.tickets', (lambda x, p: v.want_str(x, p))),
             hold_expired=v.want_bool(d['hold_expired'], path + '.hold_expired'),
@@ -505,6 +517,16 @@ class OrderView:
 
 
 _SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'tickets', 'hold_expired', '_json'))
+
+
+def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> OrderView:
+    self = object.__new__(OrderView)
+    _set = _SET_OrderView
+    _set[0](self, order)
+    _set[1](self, tickets)
+    _set[2](self, hold_expired)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -538,13 +560,22 @@ class Refund:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Refund:
         d = v.want_object(data, path, {'ticket': True, 'amount_cents': True})
-        return cls(
+        return _new_Refund(
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             amount_cents=v.want_int(d['amount_cents'], path + '.amount_cents'),
         )
 
 
 _SET_Refund: tuple[Any, ...] = rt.slot_setters(Refund, ('ticket', 'amount_cents', '_json'))
+
+
+def _new_Refund(ticket: str, amount_cents: int) -> Refund:
+    self = object.__new__(Refund)
+    _set = _SET_Refund
+    _set[0](self, ticket)
+    _set[1](self, amount_cents)
+    _set[2](self, None)
+    return self
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13
@@ -730,11 +761,11 @@ class ConcertTicketOffice(Episode):
                     self._steps -= len(free)  # concert_ticket_office.world:242
                     self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:242
                     free = (free + (label,))  # concert_ticket_office.world:242
-        return SeatAvailability(event=event.id_, section=section.id_, tier=section.tier, price_cents=event.prices.get(section.tier), free_seats=free)  # concert_ticket_office.world:246
+        return _new_SeatAvailability(event=event.id_, section=section.id_, tier=section.tier, price_cents=event.prices.get(section.tier), free_seats=free)  # concert_ticket_office.world:246
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:255
         'Show an order with its tickets, total, status and hold expiry.'
-        return OrderView(order=order.key(), tickets=tuple(_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())), hold_expired=((order.status == OrderStatus.held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
+        return _new_OrderView(order=order.key(), tickets=tuple(_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())), hold_expired=((order.status == OrderStatus.held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:265
         'List the tickets a customer holds, with event, section, seat and status, optionally for one event.'
@@ -764,7 +795,7 @@ class ConcertTicketOffice(Episode):
         self._insert(self.t_orders, order)  # concert_ticket_office.world:302
         for _seat8 in rt.each(self, seats):  # concert_ticket_office.world:303
             self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(rt.present(price), 'Ticket.price_cents', 0, None), holder=customer.key(), status=TicketStatus.held, checked_in_at=None))  # concert_ticket_office.world:304
-        return OrderView(order=order.key(), tickets=tuple(_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())), hold_expired=False)  # concert_ticket_office.world:313
+        return _new_OrderView(order=order.key(), tickets=tuple(_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())), hold_expired=False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320
         'Pay for a held order before its hold expires; its tickets become valid.'
@@ -783,7 +814,7 @@ class ConcertTicketOffice(Episode):
         self._set(order, 'payment', payment)  # concert_ticket_office.world:335
         for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
             self._set(self.t_tickets.row(_t12.id_), 'status', TicketStatus.sold)  # concert_ticket_office.world:337
-        return OrderView(order=order.key(), tickets=tuple(_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())), hold_expired=False)  # concert_ticket_office.world:339
+        return _new_OrderView(order=order.key(), tickets=tuple(_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())), hold_expired=False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
@@ -814,7 +845,7 @@ class ConcertTicketOffice(Episode):
         if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:379
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started; tickets cannot be refunded.')))
         self._set(ticket, 'status', TicketStatus.refunded)  # concert_ticket_office.world:380
-        return Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
+        return _new_Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:384
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'

@@ -273,7 +273,7 @@ class RoomOffer:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> RoomOffer:
         d = v.want_object(data, path, {'number': True, 'room_type': True, 'nightly_rate': True, 'capacity': True, 'nights': True, 'total': True})
-        return cls(
+        return _new_RoomOffer(
             number=v.check_pattern(v.want_str(d['number'], path + '.number'), path + '.number', '^[1-9][0-9]{2}$'),
             room_type=v.want_enum(d['room_type'], path + '.room_type', RoomType),
             nightly_rate=v.want_int(d['nightly_rate'], path + '.nightly_rate'),
@@ -284,6 +284,19 @@ class RoomOffer:
 
 
 _SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
+
+
+def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> RoomOffer:
+    self = object.__new__(RoomOffer)
+    _set = _SET_RoomOffer
+    _set[0](self, number)
+    _set[1](self, room_type)
+    _set[2](self, nightly_rate)
+    _set[3](self, capacity)
+    _set[4](self, nights)
+    _set[5](self, total)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -320,7 +333,7 @@ class CheckoutReceipt:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CheckoutReceipt:
         d = v.want_object(data, path, {'booking': True, 'nights': True, 'amount_due': True})
-        return cls(
+        return _new_CheckoutReceipt(
             booking=v.want_str(d['booking'], path + '.booking'),
             nights=v.want_int(d['nights'], path + '.nights'),
             amount_due=v.want_int(d['amount_due'], path + '.amount_due'),
@@ -328,6 +341,16 @@ class CheckoutReceipt:
 
 
 _SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
+
+
+def _new_CheckoutReceipt(booking: str, nights: int, amount_due: int) -> CheckoutReceipt:
+    self = object.__new__(CheckoutReceipt)
+    _set = _SET_CheckoutReceipt
+    _set[0](self, booking)
+    _set[1](self, nights)
+    _set[2](self, amount_due)
+    _set[3](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -461,7 +484,7 @@ class HotelFrontDesk(Episode):
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
-        return tuple(RoomOffer(number=v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), room_type=_r2.room_type, nightly_rate=_r2.nightly_rate, capacity=_r2.capacity, nights=n, total=rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == rt.present(room_type)))) and self.fn_room_is_free(_r2, check_in, check_out, '')))  # hotel_front_desk.world:158
+        return tuple(_new_RoomOffer(number=v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), room_type=_r2.room_type, nightly_rate=_r2.nightly_rate, capacity=_r2.capacity, nights=n, total=rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == rt.present(room_type)))) and self.fn_room_is_free(_r2, check_in, check_out, '')))  # hotel_front_desk.world:158
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name.'
@@ -542,7 +565,7 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
         self._set(booking, 'status', BookingStatus.checked_out)  # hotel_front_desk.world:278
         self._set(booking, 'checked_out_at', self.clock)  # hotel_front_desk.world:279
-        return CheckoutReceipt(booking=booking.key(), nights=self.fn_nights(booking.check_in, booking.check_out), amount_due=booking.total)  # hotel_front_desk.world:280
+        return _new_CheckoutReceipt(booking=booking.key(), nights=self.fn_nights(booking.check_in, booking.check_out), amount_due=booking.total)  # hotel_front_desk.world:280
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -335,13 +335,22 @@ class TicketView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> TicketView:
         d = v.want_object(data, path, {'ticket': True, 'comments': True})
-        return cls(
+        return _new_TicketView(
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             comments=v.want_list(d['comments'], path + '.comments', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_TicketView: tuple[Any, ...] = rt.slot_setters(TicketView, ('ticket', 'comments', '_json'))
+
+
+def _new_TicketView(ticket: str, comments: tuple[str, ...]) -> TicketView:
+    self = object.__new__(TicketView)
+    _set = _SET_TicketView
+    _set[0](self, ticket)
+    _set[1](self, comments)
+    _set[2](self, None)
+    return self
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
@@ -514,7 +523,7 @@ class ITHelpdesk(Episode):
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:194
         'Show a ticket with its comments, oldest first.'
-        return TicketView(ticket=ticket.key(), comments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple(_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
+        return _new_TicketView(ticket=ticket.key(), comments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple(_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
 
     def tool_open_ticket(self, reporter: Employee, title: str, category: Category, priority: Priority) -> Ticket:  # ithelpdesk.world:207
         'Open a ticket on behalf of an employee. It starts open and unassigned.'

@@ -57,12 +57,20 @@ class MessageId:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MessageId:
         d = v.want_object(data, path, {'new_id': True})
-        return cls(
+        return _new_MessageId(
             new_id=v.want_int(d['new_id'], path + '.new_id'),
         )
 
 
 _SET_MessageId: tuple[Any, ...] = rt.slot_setters(MessageId, ('new_id', '_json'))
+
+
+def _new_MessageId(new_id: int) -> MessageId:
+    self = object.__new__(MessageId)
+    _set = _SET_MessageId
+    _set[0](self, new_id)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -93,12 +101,20 @@ class UserList:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserList:
         d = v.want_object(data, path, {'user_list': True})
-        return cls(
+        return _new_UserList(
             user_list=v.want_list(d['user_list'], path + '.user_list', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_UserList: tuple[Any, ...] = rt.slot_setters(UserList, ('user_list', '_json'))
+
+
+def _new_UserList(user_list: tuple[str, ...]) -> UserList:
+    self = object.__new__(UserList)
+    _set = _SET_UserList
+    _set[0](self, user_list)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -129,12 +145,20 @@ class UserId:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserId:
         d = v.want_object(data, path, {'user_id': True})
-        return cls(
+        return _new_UserId(
             user_id=v.want_str(d['user_id'], path + '.user_id'),
         )
 
 
 _SET_UserId: tuple[Any, ...] = rt.slot_setters(UserId, ('user_id', '_json'))
+
+
+def _new_UserId(user_id: str) -> UserId:
+    self = object.__new__(UserId)
+    _set = _SET_UserId
+    _set[0](self, user_id)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -168,13 +192,22 @@ class LoginResult:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginResult:
         d = v.want_object(data, path, {'login_status': True, 'message': True})
-        return cls(
+        return _new_LoginResult(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
             message=v.want_str(d['message'], path + '.message'),
         )
 
 
 _SET_LoginResult: tuple[Any, ...] = rt.slot_setters(LoginResult, ('login_status', 'message', '_json'))
+
+
+def _new_LoginResult(login_status: bool, message: str) -> LoginResult:
+    self = object.__new__(LoginResult)
+    _set = _SET_LoginResult
+    _set[0](self, login_status)
+    _set[1](self, message)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -205,12 +238,20 @@ class LoginStatus:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
         d = v.want_object(data, path, {'login_status': True})
-        return cls(
+        return _new_LoginStatus(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
         )
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
+
+
+def _new_LoginStatus(login_status: bool) -> LoginStatus:
+    self = object.__new__(LoginStatus)
+    _set = _SET_LoginStatus
+    _set[0](self, login_status)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -247,7 +288,7 @@ class SendResult:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SendResult:
         d = v.want_object(data, path, {'sent_status': True, 'message_id': True, 'message': True})
-        return cls(
+        return _new_SendResult(
             sent_status=v.want_bool(d['sent_status'], path + '.sent_status'),
             message_id=MessageId.load(d['message_id'], path + '.message_id', ep),
             message=v.want_str(d['message'], path + '.message'),
@@ -255,6 +296,16 @@ class SendResult:
 
 
 _SET_SendResult: tuple[Any, ...] = rt.slot_setters(SendResult, ('sent_status', 'message_id', 'message', '_json'))
+
+
+def _new_SendResult(sent_status: bool, message_id: MessageId, message: str) -> SendResult:
+    self = object.__new__(SendResult)
+    _set = _SET_SendResult
+    _set[0](self, sent_status)
+    _set[1](self, message_id)
+    _set[2](self, message)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -291,7 +342,7 @@ class AddedContact:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> AddedContact:
         d = v.want_object(data, path, {'added_status': True, 'user_id': True, 'message': True})
-        return cls(
+        return _new_AddedContact(
             added_status=v.want_bool(d['added_status'], path + '.added_status'),
             user_id=v.want_str(d['user_id'], path + '.user_id'),
             message=v.want_str(d['message'], path + '.message'),
@@ -299,6 +350,16 @@ class AddedContact:
 
 
 _SET_AddedContact: tuple[Any, ...] = rt.slot_setters(AddedContact, ('added_status', 'user_id', 'message', '_json'))
+
+
+def _new_AddedContact(added_status: bool, user_id: str, message: str) -> AddedContact:
+    self = object.__new__(AddedContact)
+    _set = _SET_AddedContact
+    _set[0](self, added_status)
+    _set[1](self, user_id)
+    _set[2](self, message)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -335,7 +396,7 @@ class DeleteResult:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> DeleteResult:
         d = v.want_object(data, path, {'deleted_status': True, 'receiver_id': True, 'message': True})
-        return cls(
+        return _new_DeleteResult(
             deleted_status=v.want_bool(d['deleted_status'], path + '.deleted_status'),
             receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
             message=v.want_str(d['message'], path + '.message'),
@@ -343,6 +404,16 @@ class DeleteResult:
 
 
 _SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
+
+
+def _new_DeleteResult(deleted_status: bool, receiver_id: str, message: str) -> DeleteResult:
+    self = object.__new__(DeleteResult)
+    _set = _SET_DeleteResult
+    _set[0](self, deleted_status)
+    _set[1](self, receiver_id)
+    _set[2](self, message)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -363,12 +434,19 @@ class SentMessages:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SentMessages:
         d = v.want_object(data, path, {'messages': True})
-        return cls(
+        return _new_SentMessages(
             messages=v.want_map(d['messages'], path + '.messages', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
         )
 
 
 _SET_SentMessages: tuple[Any, ...] = rt.slot_setters(SentMessages, ('messages',))
+
+
+def _new_SentMessages(messages: dict[str, tuple[Any, ...]]) -> SentMessages:
+    self = object.__new__(SentMessages)
+    _set = _SET_SentMessages
+    _set[0](self, messages)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -392,13 +470,21 @@ class SearchHit:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SearchHit:
         d = v.want_object(data, path, {'receiver_id': True, 'message': True})
-        return cls(
+        return _new_SearchHit(
             receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
             message=v.want_json(d['message'], path + '.message'),
         )
 
 
 _SET_SearchHit: tuple[Any, ...] = rt.slot_setters(SearchHit, ('receiver_id', 'message'))
+
+
+def _new_SearchHit(receiver_id: str, message: Any) -> SearchHit:
+    self = object.__new__(SearchHit)
+    _set = _SET_SearchHit
+    _set[0](self, receiver_id)
+    _set[1](self, message)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -419,12 +505,19 @@ class SearchResults:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SearchResults:
         d = v.want_object(data, path, {'results': True})
-        return cls(
+        return _new_SearchResults(
             results=v.want_list(d['results'], path + '.results', (lambda x, p: SearchHit.load(x, p, ep))),
         )
 
 
 _SET_SearchResults: tuple[Any, ...] = rt.slot_setters(SearchResults, ('results',))
+
+
+def _new_SearchResults(results: tuple[SearchHit, ...]) -> SearchResults:
+    self = object.__new__(SearchResults)
+    _set = _SET_SearchResults
+    _set[0](self, results)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -458,13 +551,22 @@ class Stats:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Stats:
         d = v.want_object(data, path, {'received_count': True, 'total_contacts': True})
-        return cls(
+        return _new_Stats(
             received_count=v.want_int(d['received_count'], path + '.received_count'),
             total_contacts=v.want_int(d['total_contacts'], path + '.total_contacts'),
         )
 
 
 _SET_Stats: tuple[Any, ...] = rt.slot_setters(Stats, ('received_count', 'total_contacts', '_json'))
+
+
+def _new_Stats(received_count: int, total_contacts: int) -> Stats:
+    self = object.__new__(Stats)
+    _set = _SET_Stats
+    _set[0](self, received_count)
+    _set[1](self, total_contacts)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -495,12 +597,20 @@ class MessageStats:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MessageStats:
         d = v.want_object(data, path, {'stats': True})
-        return cls(
+        return _new_MessageStats(
             stats=Stats.load(d['stats'], path + '.stats', ep),
         )
 
 
 _SET_MessageStats: tuple[Any, ...] = rt.slot_setters(MessageStats, ('stats', '_json'))
+
+
+def _new_MessageStats(stats: Stats) -> MessageStats:
+    self = object.__new__(MessageStats)
+    _set = _SET_MessageStats
+    _set[0](self, stats)
+    _set[1](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -596,25 +706,25 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return UserList(user_list=tuple(rt.each(self, self.state.user_map)))  # message_api.world:131
+        return _new_UserList(user_list=tuple(rt.each(self, self.state.user_map)))  # message_api.world:131
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if not (id_ is not None):  # message_api.world:136
             raise ToolError(rt.built(self, ("User '" + rt.text(user) + "' not found in the workspace.")))
-        return UserId(user_id=rt.present(id_))  # message_api.world:137
+        return _new_UserId(user_id=rt.present(id_))  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
         if (user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:143
-            return LoginResult(login_status=False, message=rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
+            return _new_LoginResult(login_status=False, message=rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
         self._set(self.state, 'current_user', user_id)  # message_api.world:146
-        return LoginResult(login_status=True, message=rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
+        return _new_LoginResult(login_status=True, message=rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
         'Get the login status of the current user.'
-        return LoginStatus(login_status=self.fn_logged_in())  # message_api.world:151
+        return _new_LoginStatus(login_status=self.fn_logged_in())  # message_api.world:151
 
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:  # message_api.world:154
         'Send a message to a user.'
@@ -630,7 +740,7 @@ class MessageAPI(Episode):
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:169
-        return SendResult(sent_status=True, message_id=MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
+        return _new_SendResult(sent_status=True, message_id=_new_MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
         'Delete the latest message sent to a receiver.'
@@ -643,7 +753,7 @@ class MessageAPI(Episode):
         if not (latest is not None):  # message_api.world:189
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
         self._set(self.state, 'inbox', rt.without(self.state.inbox, rt.present(latest)))  # message_api.world:193
-        return DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
+        return _new_DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
         'View all historical messages sent by the current user.'
@@ -655,7 +765,7 @@ class MessageAPI(Episode):
             self._steps -= len(sent)  # message_api.world:206
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:206
             sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:206
-        return SentMessages(messages=sent)  # message_api.world:208
+        return _new_SentMessages(messages=sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
@@ -666,7 +776,7 @@ class MessageAPI(Episode):
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:219
             raise rt.KeptError(rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists.")))  # message_api.world:220
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222
-        return AddedContact(added_status=True, user_id=user_id, message=rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
+        return _new_AddedContact(added_status=True, user_id=user_id, message=rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
         'Search for messages containing a specific keyword.'
@@ -681,8 +791,8 @@ class MessageAPI(Episode):
             if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:241
                 self._steps -= len(hits)  # message_api.world:242
                 self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
-                hits = (hits + (SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:242
-        return SearchResults(results=hits)  # message_api.world:245
+                hits = (hits + (_new_SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:242
+        return _new_SearchResults(results=hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
         'Get statistics about messages for the current user.'
@@ -693,7 +803,7 @@ class MessageAPI(Episode):
             self._steps -= len(receivers)  # message_api.world:252
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:252
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:252
-        return MessageStats(stats=Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:254
+        return _new_MessageStats(stats=_new_Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:254
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

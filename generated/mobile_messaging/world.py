@@ -329,7 +329,7 @@ class Profile:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Profile:
         d = v.want_object(data, path, {'id': True, 'name': True, 'phone': True, 'email': False, 'presence': True})
-        return cls(
+        return _new_Profile(
             id_=v.want_str(d['id'], path + '.id'),
             name=v.want_str(d['name'], path + '.name'),
             phone=v.want_str(d['phone'], path + '.phone'),
@@ -339,6 +339,18 @@ class Profile:
 
 
 _SET_Profile: tuple[Any, ...] = rt.slot_setters(Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
+
+
+def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: Presence) -> Profile:
+    self = object.__new__(Profile)
+    _set = _SET_Profile
+    _set[0](self, id_)
+    _set[1](self, name)
+    _set[2](self, phone)
+    _set[3](self, email)
+    _set[4](self, presence)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -387,7 +399,7 @@ class ContactCard:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ContactCard:
         d = v.want_object(data, path, {'contact_id': True, 'user_id': True, 'name': True, 'phone': True, 'favorite': True, 'presence': True, 'last_seen': False})
-        return cls(
+        return _new_ContactCard(
             contact_id=v.want_str(d['contact_id'], path + '.contact_id'),
             user_id=v.want_str(d['user_id'], path + '.user_id'),
             name=v.want_str(d['name'], path + '.name'),
@@ -399,6 +411,20 @@ class ContactCard:
 
 
 _SET_ContactCard: tuple[Any, ...] = rt.slot_setters(ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
+
+
+def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> ContactCard:
+    self = object.__new__(ContactCard)
+    _set = _SET_ContactCard
+    _set[0](self, contact_id)
+    _set[1](self, user_id)
+    _set[2](self, name)
+    _set[3](self, phone)
+    _set[4](self, favorite)
+    _set[5](self, presence)
+    _set[6](self, last_seen)
+    _set[7](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -450,7 +476,7 @@ class ConversationSummary:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ConversationSummary:
         d = v.want_object(data, path, {'id': True, 'kind': True, 'title': True, 'participants': True, 'unread': True, 'last_message': False, 'last_activity': True, 'archived': True})
-        return cls(
+        return _new_ConversationSummary(
             id_=v.want_str(d['id'], path + '.id'),
             kind=v.want_enum(d['kind'], path + '.kind', ConversationKind),
             title=v.want_str(d['title'], path + '.title'),
@@ -463,6 +489,21 @@ class ConversationSummary:
 
 
 _SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
+
+
+def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> ConversationSummary:
+    self = object.__new__(ConversationSummary)
+    _set = _SET_ConversationSummary
+    _set[0](self, id_)
+    _set[1](self, kind)
+    _set[2](self, title)
+    _set[3](self, participants)
+    _set[4](self, unread)
+    _set[5](self, last_message)
+    _set[6](self, last_activity)
+    _set[7](self, archived)
+    _set[8](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -496,13 +537,22 @@ class UnreadSummary:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UnreadSummary:
         d = v.want_object(data, path, {'total': True, 'by_conversation': True})
-        return cls(
+        return _new_UnreadSummary(
             total=v.want_int(d['total'], path + '.total'),
             by_conversation=v.want_map(d['by_conversation'], path + '.by_conversation', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_int(x, p))),
         )
 
 
 _SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(UnreadSummary, ('total', 'by_conversation', '_json'))
+
+
+def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSummary:
+    self = object.__new__(UnreadSummary)
+    _set = _SET_UnreadSummary
+    _set[0](self, total)
+    _set[1](self, by_conversation)
+    _set[2](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -648,10 +698,10 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return Profile(id_=user.id_, name=user.name, phone=user.phone, email=user.email, presence=user.presence)  # messaging.world:182
+        return _new_Profile(id_=user.id_, name=user.name, phone=user.phone, email=user.email, presence=user.presence)  # messaging.world:182
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return ContactCard(contact_id=contact.id_, user_id=self.t_users.row(contact.user).id_, name=contact.name, phone=self.t_users.row(contact.user).phone, favorite=contact.favorite, presence=self.t_users.row(contact.user).presence, last_seen=self.state.last_seen.get(self.t_users.row(contact.user).id_))  # messaging.world:192
+        return _new_ContactCard(contact_id=contact.id_, user_id=self.t_users.row(contact.user).id_, name=contact.name, phone=self.t_users.row(contact.user).phone, favorite=contact.favorite, presence=self.t_users.row(contact.user).presence, last_seen=self.state.last_seen.get(self.t_users.row(contact.user).id_))  # messaging.world:192
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
@@ -681,7 +731,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:240
         if (len(history) > 0):  # messaging.world:241
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        return _new_ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
@@ -910,7 +960,7 @@ class MobileMessaging(Episode):
                 self._steps -= len(counts)  # messaging.world:554
                 self._steps >= 0 or rt.out_of_steps()  # messaging.world:554
                 counts = {**counts, c.id_: unread}  # messaging.world:554
-        return UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:557
+        return _new_UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:557
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'

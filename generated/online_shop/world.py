@@ -104,7 +104,7 @@ class Address:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Address:
         d = v.want_object(data, path, {'address1': True, 'address2': False, 'city': True, 'state_code': True, 'zip': True, 'country': False})
-        return cls(
+        return _new_Address(
             address1=v.check_length(v.want_str(d['address1'], path + '.address1'), path + '.address1', 1, 100),
             address2=(v.check_length(v.want_str(d['address2'], path + '.address2'), path + '.address2', None, 100) if d.get('address2') is not None else ''),
             city=v.check_length(v.want_str(d['city'], path + '.city'), path + '.city', 1, 60),
@@ -115,6 +115,19 @@ class Address:
 
 
 _SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
+
+
+def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> Address:
+    self = object.__new__(Address)
+    _set = _SET_Address
+    _set[0](self, address1)
+    _set[1](self, address2)
+    _set[2](self, city)
+    _set[3](self, state_code)
+    _set[4](self, zip_)
+    _set[5](self, country)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -151,7 +164,7 @@ class CreditCard:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CreditCard:
         d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return cls(
+        return _new_CreditCard(
             id_=v.want_str(d['id'], path + '.id'),
             brand=v.want_str(d['brand'], path + '.brand'),
             last_four=v.check_pattern(v.want_str(d['last_four'], path + '.last_four'), path + '.last_four', '^[0-9]{4}$'),
@@ -159,6 +172,16 @@ class CreditCard:
 
 
 _SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
+    self = object.__new__(CreditCard)
+    _set = _SET_CreditCard
+    _set[0](self, id_)
+    _set[1](self, brand)
+    _set[2](self, last_four)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -192,13 +215,22 @@ class GiftCard:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> GiftCard:
         d = v.want_object(data, path, {'id': True, 'balance': True})
-        return cls(
+        return _new_GiftCard(
             id_=v.want_str(d['id'], path + '.id'),
             balance=v.check_range(v.want_float(d['balance'], path + '.balance'), path + '.balance', 0.0, None),
         )
 
 
 _SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+
+
+def _new_GiftCard(id_: str, balance: float) -> GiftCard:
+    self = object.__new__(GiftCard)
+    _set = _SET_GiftCard
+    _set[0](self, id_)
+    _set[1](self, balance)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -232,13 +264,22 @@ class Paypal:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Paypal:
         d = v.want_object(data, path, {'id': True, 'email': True})
-        return cls(
+        return _new_Paypal(
             id_=v.want_str(d['id'], path + '.id'),
             email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
         )
 
 
 _SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', 'email', '_json'))
+
+
+def _new_Paypal(id_: str, email: str) -> Paypal:
+    self = object.__new__(Paypal)
+    _set = _SET_Paypal
+    _set[0](self, id_)
+    _set[1](self, email)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -278,7 +319,7 @@ class Transaction:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Transaction:
         d = v.want_object(data, path, {'kind': True, 'amount': True, 'method_id': True, 'at': True})
-        return cls(
+        return _new_Transaction(
             kind=v.want_enum(d['kind'], path + '.kind', TransactionKind),
             amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
             method_id=v.want_str(d['method_id'], path + '.method_id'),
@@ -287,6 +328,17 @@ class Transaction:
 
 
 _SET_Transaction: tuple[Any, ...] = rt.slot_setters(Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
+
+
+def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> Transaction:
+    self = object.__new__(Transaction)
+    _set = _SET_Transaction
+    _set[0](self, kind)
+    _set[1](self, amount)
+    _set[2](self, method_id)
+    _set[3](self, at)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -329,7 +381,7 @@ class OrderItem:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderItem:
         d = v.want_object(data, path, {'variant': True, 'name': True, 'options': True, 'price': True, 'quantity': True})
-        return cls(
+        return _new_OrderItem(
             variant=v.want_str(d['variant'], path + '.variant'),
             name=v.want_str(d['name'], path + '.name'),
             options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
@@ -339,6 +391,18 @@ class OrderItem:
 
 
 _SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
+
+
+def _new_OrderItem(variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> OrderItem:
+    self = object.__new__(OrderItem)
+    _set = _SET_OrderItem
+    _set[0](self, variant)
+    _set[1](self, name)
+    _set[2](self, options)
+    _set[3](self, price)
+    _set[4](self, quantity)
+    _set[5](self, None)
+    return self
 
 
 class Product(Row):
@@ -695,7 +759,7 @@ class ProductSummary:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ProductSummary:
         d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'price_from': True, 'in_stock': True})
-        return cls(
+        return _new_ProductSummary(
             id_=v.want_str(d['id'], path + '.id'),
             name=v.want_str(d['name'], path + '.name'),
             category=v.want_str(d['category'], path + '.category'),
@@ -705,6 +769,18 @@ class ProductSummary:
 
 
 _SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
+
+
+def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, in_stock: int) -> ProductSummary:
+    self = object.__new__(ProductSummary)
+    _set = _SET_ProductSummary
+    _set[0](self, id_)
+    _set[1](self, name)
+    _set[2](self, category)
+    _set[3](self, price_from)
+    _set[4](self, in_stock)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -744,7 +820,7 @@ class ProductDetails:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ProductDetails:
         d = v.want_object(data, path, {'id': True, 'name': True, 'category': True, 'variants': True})
-        return cls(
+        return _new_ProductDetails(
             id_=v.want_str(d['id'], path + '.id'),
             name=v.want_str(d['name'], path + '.name'),
             category=v.want_str(d['category'], path + '.category'),
@@ -753,6 +829,17 @@ class ProductDetails:
 
 
 _SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
+
+
+def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str, ...]) -> ProductDetails:
+    self = object.__new__(ProductDetails)
+    _set = _SET_ProductDetails
+    _set[0](self, id_)
+    _set[1](self, name)
+    _set[2](self, category)
+    _set[3](self, variants)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -795,7 +882,7 @@ class OrderSummary:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderSummary:
         d = v.want_object(data, path, {'id': True, 'status': True, 'total': True, 'items': True, 'created_at': True})
-        return cls(
+        return _new_OrderSummary(
             id_=v.want_str(d['id'], path + '.id'),
             status=v.want_enum(d['status'], path + '.status', OrderStatus),
             total=v.want_float(d['total'], path + '.total'),
@@ -805,6 +892,18 @@ class OrderSummary:
 
 
 _SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
+
+
+def _new_OrderSummary(id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> OrderSummary:
+    self = object.__new__(OrderSummary)
+    _set = _SET_OrderSummary
+    _set[0](self, id_)
+    _set[1](self, status)
+    _set[2](self, total)
+    _set[3](self, items)
+    _set[4](self, created_at)
+    _set[5](self, None)
+    return self
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -973,7 +1072,7 @@ class OnlineShop(Episode):
         _subject5 = method  # shop.world:211
         if isinstance(_subject5, GiftCard):  # shop.world:212
             card = _subject5
-            result = GiftCard(id_=card.id_, balance=v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
+            result = _new_GiftCard(id_=card.id_, balance=v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
         else:
             result = method  # shop.world:217
         return result  # shop.world:220
@@ -992,7 +1091,7 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple(_item7.quantity for _item7 in rt.each(self, order.items)))), created_at=order.created_at)  # shop.world:242
+        return _new_OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple(_item7.quantity for _item7 in rt.each(self, order.items)))), created_at=order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
@@ -1028,12 +1127,12 @@ class OnlineShop(Episode):
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple(_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))))), in_stock=stock),))  # shop.world:330
+                listed = (listed + (_new_ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple(_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))))), in_stock=stock),))  # shop.world:330
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple(_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())))  # shop.world:347
+        return _new_ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple(_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())))  # shop.world:347
 
     def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:357
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
@@ -1046,14 +1145,14 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
-        lines: tuple[OrderItem, ...] = tuple(OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items))))  # shop.world:375
+        lines: tuple[OrderItem, ...] = tuple(_new_OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items))))  # shop.world:375
         total: float = round(sum(rt.each(self, tuple((_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)))), 2)  # shop.world:376
         if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
         self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
         for _id_20 in rt.each(self, items):  # shop.world:379
             self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:380
-        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=OrderStatus.pending, payment_method_id=payment_method_id, transactions=(Transaction(kind=TransactionKind.charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
+        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=OrderStatus.pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=TransactionKind.charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
@@ -1064,7 +1163,7 @@ class OnlineShop(Episode):
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:402
-        self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
+        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
         for line in rt.each(self, order.items):  # shop.world:409
             self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:410
         self._set(order, 'status', OrderStatus.cancelled)  # shop.world:412
@@ -1100,16 +1199,16 @@ class OnlineShop(Episode):
         if (difference > 0.0):  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
+            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
-            self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
+            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:465
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         for line in rt.each(self, order.items):  # shop.world:467
             if (line.variant == old_item.key()):  # shop.world:468
                 self._steps -= len(updated)  # shop.world:469
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:469
-                updated = (updated + (OrderItem(variant=new_item.key(), name=line.name, options=new_item.options, price=v.check_range(new_item.price, 'OrderItem.price', 0.0, None), quantity=v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
+                updated = (updated + (_new_OrderItem(variant=new_item.key(), name=line.name, options=new_item.options, price=v.check_range(new_item.price, 'OrderItem.price', 0.0, None), quantity=v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
             else:
                 self._steps -= len(updated)  # shop.world:477
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:477
@@ -1169,14 +1268,14 @@ class OnlineShop(Episode):
                 self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:551
         method_id: str = return_request.refund_method_id  # shop.world:554
         self._set(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:555
-        self._set(order, 'transactions', (order.transactions + (Transaction(kind=TransactionKind.refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
+        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
         self._set(order, 'status', OrderStatus.returned)  # shop.world:562
         self._set(return_request, 'status', ReturnStatus.refunded)  # shop.world:563
         return return_request  # shop.world:564
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
-        card: GiftCard = GiftCard(id_=self._next('gift_card_ids', 'gift_card_{:07d}'), balance=v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
+        card: GiftCard = _new_GiftCard(id_=self._next('gift_card_ids', 'gift_card_{:07d}'), balance=v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
         self._set(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})  # shop.world:574
         return card  # shop.world:575
 

@@ -366,7 +366,7 @@ class BookInfo:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> BookInfo:
         d = v.want_object(data, path, {'isbn': True, 'title': True, 'author': True, 'genre': True, 'copies': True, 'available_copies': True, 'active_holds': True})
-        return cls(
+        return _new_BookInfo(
             isbn=v.want_str(d['isbn'], path + '.isbn'),
             title=v.want_str(d['title'], path + '.title'),
             author=v.want_str(d['author'], path + '.author'),
@@ -378,6 +378,20 @@ class BookInfo:
 
 
 _SET_BookInfo: tuple[Any, ...] = rt.slot_setters(BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
+
+
+def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> BookInfo:
+    self = object.__new__(BookInfo)
+    _set = _SET_BookInfo
+    _set[0](self, isbn)
+    _set[1](self, title)
+    _set[2](self, author)
+    _set[3](self, genre)
+    _set[4](self, copies)
+    _set[5](self, available_copies)
+    _set[6](self, active_holds)
+    _set[7](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -417,7 +431,7 @@ class MemberInfo:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> MemberInfo:
         d = v.want_object(data, path, {'member': True, 'can_borrow': True, 'open_loans': True, 'active_holds': True})
-        return cls(
+        return _new_MemberInfo(
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             can_borrow=v.want_bool(d['can_borrow'], path + '.can_borrow'),
             open_loans=v.want_list(d['open_loans'], path + '.open_loans', (lambda x, p: v.want_str(x, p))),
@@ -426,6 +440,17 @@ class MemberInfo:
 
 
 _SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
+
+
+def _new_MemberInfo(member: str, can_borrow: bool, open_loans: tuple[str, ...], active_holds: tuple[str, ...]) -> MemberInfo:
+    self = object.__new__(MemberInfo)
+    _set = _SET_MemberInfo
+    _set[0](self, member)
+    _set[1](self, can_borrow)
+    _set[2](self, open_loans)
+    _set[3](self, active_holds)
+    _set[4](self, None)
+    return self
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13
@@ -581,11 +606,11 @@ class PublicLibrary(Episode):
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:190
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
         q: str = query.strip().lower()  # public_library.world:195
-        return tuple(BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple(_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key()))), available_copies=tuple(_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == CopyStatus.available))), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower())))  # public_library.world:196
+        return tuple(_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple(_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key()))), available_copies=tuple(_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == CopyStatus.available))), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower())))  # public_library.world:196
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:199
         "Show a member's details and unpaid fees, whether they may borrow, their open loans and their active holds."
-        return MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple(_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == HoldStatus.active))))  # public_library.world:204
+        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple(_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == HoldStatus.active))))  # public_library.world:204
 
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[str, ...]:  # public_library.world:212
         "List a member's loans with their due dates, the open ones only by default."

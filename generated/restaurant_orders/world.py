@@ -444,7 +444,7 @@ class OrderView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderView:
         d = v.want_object(data, path, {'order': True, 'lines': True, 'total_cents': True, 'split_ways': True, 'share_amounts': True, 'payments': True, 'paid_cents': True, 'due_cents': True})
-        return cls(
+        return _new_OrderView(
             order=v.want_str(d['order'], path + '.order'),
             lines=v.want_list(d['lines'], path + '.lines', (lambda x, p: v.want_str(x, p))),
             total_cents=v.want_int(d['total_cents'], path + '.total_cents'),
@@ -457,6 +457,21 @@ class OrderView:
 
 
 _SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
+
+
+def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> OrderView:
+    self = object.__new__(OrderView)
+    _set = _SET_OrderView
+    _set[0](self, order)
+    _set[1](self, lines)
+    _set[2](self, total_cents)
+    _set[3](self, split_ways)
+    _set[4](self, share_amounts)
+    _set[5](self, payments)
+    _set[6](self, paid_cents)
+    _set[7](self, due_cents)
+    _set[8](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -499,7 +514,7 @@ class SettleReceipt:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SettleReceipt:
         d = v.want_object(data, path, {'payment': True, 'shares_paid': True, 'split_ways': True, 'remaining_cents': True, 'order_status': True})
-        return cls(
+        return _new_SettleReceipt(
             payment=v.want_str(d['payment'], path + '.payment'),
             shares_paid=v.want_int(d['shares_paid'], path + '.shares_paid'),
             split_ways=v.want_int(d['split_ways'], path + '.split_ways'),
@@ -509,6 +524,18 @@ class SettleReceipt:
 
 
 _SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
+
+
+def _new_SettleReceipt(payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> SettleReceipt:
+    self = object.__new__(SettleReceipt)
+    _set = _SET_SettleReceipt
+    _set[0](self, payment)
+    _set[1](self, shares_paid)
+    _set[2](self, split_ways)
+    _set[3](self, remaining_cents)
+    _set[4](self, order_status)
+    _set[5](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -671,7 +698,7 @@ class RestaurantOrders(Episode):
         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
         total: int = self.fn_order_total(order)  # restaurant_orders.world:194
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:195
-        return OrderView(order=order.key(), lines=tuple(_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=paid_amount, due_cents=rt.bounded(total - paid_amount))  # restaurant_orders.world:196
+        return _new_OrderView(order=order.key(), lines=tuple(_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=paid_amount, due_cents=rt.bounded(total - paid_amount))  # restaurant_orders.world:196
 
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:  # restaurant_orders.world:210
         'Open an order for a free table; the signed-in server takes it.'
@@ -706,7 +733,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:254
         total: int = self.fn_order_total(order)  # restaurant_orders.world:255
-        return OrderView(order=order.key(), lines=tuple(_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=0, due_cents=total)  # restaurant_orders.world:256
+        return _new_OrderView(order=order.key(), lines=tuple(_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=0, due_cents=total)  # restaurant_orders.world:256
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:268
         'Send an open order to the kitchen; its lines can no longer change.'
@@ -759,7 +786,7 @@ class RestaurantOrders(Episode):
         if (share == order.split_ways):  # restaurant_orders.world:330
             self._set(order, 'status', OrderStatus.paid)  # restaurant_orders.world:331
             self._set(order, 'paid_at', self.clock)  # restaurant_orders.world:332
-        return SettleReceipt(payment=payment.key(), shares_paid=share, split_ways=order.split_ways, remaining_cents=rt.bounded(total - self.fn_paid_so_far(order)), order_status=order.status)  # restaurant_orders.world:334
+        return _new_SettleReceipt(payment=payment.key(), shares_paid=share, split_ways=order.split_ways, remaining_cents=rt.bounded(total - self.fn_paid_so_far(order)), order_status=order.status)  # restaurant_orders.world:334
 
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:343
         'Mark a menu item available or sold out.'

@@ -319,7 +319,7 @@ class CustomerView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CustomerView:
         d = v.want_object(data, path, {'customer': True, 'name': True, 'email': True, 'accounts': True, 'total_balance_cents': True})
-        return cls(
+        return _new_CustomerView(
             customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^CU[0-9]{4}$'),
             name=v.want_str(d['name'], path + '.name'),
             email=v.want_str(d['email'], path + '.email'),
@@ -329,6 +329,18 @@ class CustomerView:
 
 
 _SET_CustomerView: tuple[Any, ...] = rt.slot_setters(CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
+
+
+def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> CustomerView:
+    self = object.__new__(CustomerView)
+    _set = _SET_CustomerView
+    _set[0](self, customer)
+    _set[1](self, name)
+    _set[2](self, email)
+    _set[3](self, accounts)
+    _set[4](self, total_balance_cents)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -362,13 +374,22 @@ class AccountView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> AccountView:
         d = v.want_object(data, path, {'account': True, 'recent_transactions': True})
-        return cls(
+        return _new_AccountView(
             account=v.want_str(d['account'], path + '.account'),
             recent_transactions=v.want_list(d['recent_transactions'], path + '.recent_transactions', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_AccountView: tuple[Any, ...] = rt.slot_setters(AccountView, ('account', 'recent_transactions', '_json'))
+
+
+def _new_AccountView(account: str, recent_transactions: tuple[str, ...]) -> AccountView:
+    self = object.__new__(AccountView)
+    _set = _SET_AccountView
+    _set[0](self, account)
+    _set[1](self, recent_transactions)
+    _set[2](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -507,7 +528,7 @@ class RetailBank(Episode):
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         'Show a customer and all their accounts with balances (in cents) and statuses.'
         owned: tuple[str, ...] = tuple(_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key()))  # retail_bank.world:149
-        return CustomerView(customer=customer.key(), name=customer.name, email=customer.email, accounts=owned, total_balance_cents=sum(rt.each(self, tuple(_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))))))  # retail_bank.world:150
+        return _new_CustomerView(customer=customer.key(), name=customer.name, email=customer.email, accounts=owned, total_balance_cents=sum(rt.each(self, tuple(_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))))))  # retail_bank.world:150
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
         'Show one account and its five most recent transactions.'
@@ -518,7 +539,7 @@ class RetailBank(Episode):
             self._steps -= len(recent)  # retail_bank.world:169
             self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:169
             recent = (recent + (t.key(),))  # retail_bank.world:169
-        return AccountView(account=account.key(), recent_transactions=recent)  # retail_bank.world:171
+        return _new_AccountView(account=account.key(), recent_transactions=recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
         'List all transactions into or out of an account, newest first.'

@@ -473,7 +473,7 @@ class EmployeeView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> EmployeeView:
         d = v.want_object(data, path, {'employee': True, 'name': True, 'pay_type': True, 'annual_salary_cents': True, 'hourly_rate_cents': True, 'tax_code': True, 'rate_percent': True, 'active': True, 'payslips': True})
-        return cls(
+        return _new_EmployeeView(
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             name=v.want_str(d['name'], path + '.name'),
             pay_type=v.want_enum(d['pay_type'], path + '.pay_type', PayType),
@@ -487,6 +487,22 @@ class EmployeeView:
 
 
 _SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
+
+
+def _new_EmployeeView(employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> EmployeeView:
+    self = object.__new__(EmployeeView)
+    _set = _SET_EmployeeView
+    _set[0](self, employee)
+    _set[1](self, name)
+    _set[2](self, pay_type)
+    _set[3](self, annual_salary_cents)
+    _set[4](self, hourly_rate_cents)
+    _set[5](self, tax_code)
+    _set[6](self, rate_percent)
+    _set[7](self, active)
+    _set[8](self, payslips)
+    _set[9](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -655,7 +671,7 @@ class SmallPayroll(Episode):
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         "Show an employee's pay details, tax code and payslips."
-        return EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=self.t_tax_codes.row(employee.tax_code).rate_percent, active=employee.active, payslips=tuple(_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())))  # small_payroll.world:207
+        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=self.t_tax_codes.row(employee.tax_code).rate_percent, active=employee.active, payslips=tuple(_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())))  # small_payroll.world:207
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period, optionally of one status.'

@@ -92,7 +92,7 @@ class Variant:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Variant:
         d = v.want_object(data, path, {'item_id': True, 'options': True, 'available': True, 'price': True})
-        return cls(
+        return _new_Variant(
             item_id=v.want_str(d['item_id'], path + '.item_id'),
             options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
             available=v.want_bool(d['available'], path + '.available'),
@@ -101,6 +101,17 @@ class Variant:
 
 
 _SET_Variant: tuple[Any, ...] = rt.slot_setters(Variant, ('item_id', 'options', 'available', 'price', '_json'))
+
+
+def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: float) -> Variant:
+    self = object.__new__(Variant)
+    _set = _SET_Variant
+    _set[0](self, item_id)
+    _set[1](self, options)
+    _set[2](self, available)
+    _set[3](self, price)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -134,13 +145,22 @@ class UserName:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> UserName:
         d = v.want_object(data, path, {'first_name': True, 'last_name': True})
-        return cls(
+        return _new_UserName(
             first_name=v.want_str(d['first_name'], path + '.first_name'),
             last_name=v.want_str(d['last_name'], path + '.last_name'),
         )
 
 
 _SET_UserName: tuple[Any, ...] = rt.slot_setters(UserName, ('first_name', 'last_name', '_json'))
+
+
+def _new_UserName(first_name: str, last_name: str) -> UserName:
+    self = object.__new__(UserName)
+    _set = _SET_UserName
+    _set[0](self, first_name)
+    _set[1](self, last_name)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -186,7 +206,7 @@ class Address:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Address:
         d = v.want_object(data, path, {'address1': True, 'address2': True, 'city': True, 'country': True, 'state': True, 'zip': True})
-        return cls(
+        return _new_Address(
             address1=v.want_str(d['address1'], path + '.address1'),
             address2=v.want_str(d['address2'], path + '.address2'),
             city=v.want_str(d['city'], path + '.city'),
@@ -197,6 +217,19 @@ class Address:
 
 
 _SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
+
+
+def _new_Address(address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> Address:
+    self = object.__new__(Address)
+    _set = _SET_Address
+    _set[0](self, address1)
+    _set[1](self, address2)
+    _set[2](self, city)
+    _set[3](self, country)
+    _set[4](self, state_)
+    _set[5](self, zip_)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -233,7 +266,7 @@ class CreditCard:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CreditCard:
         d = v.want_object(data, path, {'id': True, 'brand': True, 'last_four': True})
-        return cls(
+        return _new_CreditCard(
             id_=v.want_str(d['id'], path + '.id'),
             brand=v.want_str(d['brand'], path + '.brand'),
             last_four=v.want_str(d['last_four'], path + '.last_four'),
@@ -241,6 +274,16 @@ class CreditCard:
 
 
 _SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
+    self = object.__new__(CreditCard)
+    _set = _SET_CreditCard
+    _set[0](self, id_)
+    _set[1](self, brand)
+    _set[2](self, last_four)
+    _set[3](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -274,13 +317,22 @@ class GiftCard:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> GiftCard:
         d = v.want_object(data, path, {'id': True, 'balance': True})
-        return cls(
+        return _new_GiftCard(
             id_=v.want_str(d['id'], path + '.id'),
             balance=v.want_float(d['balance'], path + '.balance'),
         )
 
 
 _SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+
+
+def _new_GiftCard(id_: str, balance: float) -> GiftCard:
+    self = object.__new__(GiftCard)
+    _set = _SET_GiftCard
+    _set[0](self, id_)
+    _set[1](self, balance)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -311,12 +363,20 @@ class Paypal:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Paypal:
         d = v.want_object(data, path, {'id': True})
-        return cls(
+        return _new_Paypal(
             id_=v.want_str(d['id'], path + '.id'),
         )
 
 
 _SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', '_json'))
+
+
+def _new_Paypal(id_: str) -> Paypal:
+    self = object.__new__(Paypal)
+    _set = _SET_Paypal
+    _set[0](self, id_)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -359,7 +419,7 @@ class OrderItem:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderItem:
         d = v.want_object(data, path, {'name': True, 'product_id': True, 'item_id': True, 'price': True, 'options': True})
-        return cls(
+        return _new_OrderItem(
             name=v.want_str(d['name'], path + '.name'),
             product_id=v.want_str(d['product_id'], path + '.product_id'),
             item_id=v.want_str(d['item_id'], path + '.item_id'),
@@ -369,6 +429,18 @@ class OrderItem:
 
 
 _SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
+
+
+def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> OrderItem:
+    self = object.__new__(OrderItem)
+    _set = _SET_OrderItem
+    _set[0](self, name)
+    _set[1](self, product_id)
+    _set[2](self, item_id)
+    _set[3](self, price)
+    _set[4](self, options)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -402,13 +474,22 @@ class Fulfillment:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Fulfillment:
         d = v.want_object(data, path, {'tracking_id': True, 'item_ids': True})
-        return cls(
+        return _new_Fulfillment(
             tracking_id=v.want_list(d['tracking_id'], path + '.tracking_id', (lambda x, p: v.want_str(x, p))),
             item_ids=v.want_list(d['item_ids'], path + '.item_ids', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(Fulfillment, ('tracking_id', 'item_ids', '_json'))
+
+
+def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> Fulfillment:
+    self = object.__new__(Fulfillment)
+    _set = _SET_Fulfillment
+    _set[0](self, tracking_id)
+    _set[1](self, item_ids)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -445,7 +526,7 @@ class OrderPayment:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> OrderPayment:
         d = v.want_object(data, path, {'transaction_type': True, 'amount': True, 'payment_method_id': True})
-        return cls(
+        return _new_OrderPayment(
             transaction_type=v.want_enum(d['transaction_type'], path + '.transaction_type', TransactionType),
             amount=v.want_float(d['amount'], path + '.amount'),
             payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
@@ -453,6 +534,16 @@ class OrderPayment:
 
 
 _SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
+
+
+def _new_OrderPayment(transaction_type: TransactionType, amount: float, payment_method_id: str) -> OrderPayment:
+    self = object.__new__(OrderPayment)
+    _set = _SET_OrderPayment
+    _set[0](self, transaction_type)
+    _set[1](self, amount)
+    _set[2](self, payment_method_id)
+    _set[3](self, None)
+    return self
 
 
 class Product(Row):
@@ -717,7 +808,7 @@ class CalcValue:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CalcValue:
         d = v.want_object(data, path, {'kind': True, 'int_value': True, 'float_value': True})
-        return cls(
+        return _new_CalcValue(
             kind=v.want_str(d['kind'], path + '.kind'),
             int_value=v.want_int(d['int_value'], path + '.int_value'),
             float_value=v.want_float(d['float_value'], path + '.float_value'),
@@ -725,6 +816,16 @@ class CalcValue:
 
 
 _SET_CalcValue: tuple[Any, ...] = rt.slot_setters(CalcValue, ('kind', 'int_value', 'float_value', '_json'))
+
+
+def _new_CalcValue(kind: str, int_value: int, float_value: float) -> CalcValue:
+    self = object.__new__(CalcValue)
+    _set = _SET_CalcValue
+    _set[0](self, kind)
+    _set[1](self, int_value)
+    _set[2](self, float_value)
+    _set[3](self, None)
+    return self
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
@@ -886,13 +987,13 @@ class Tau2Retail(Episode):
         return (-1)  # retail.world:180
 
     def fn_calc_int(self, value: int) -> CalcValue:  # retail.world:199
-        return CalcValue(kind='int', int_value=value, float_value=0.0)  # retail.world:200
+        return _new_CalcValue(kind='int', int_value=value, float_value=0.0)  # retail.world:200
 
     def fn_calc_float(self, value: float) -> CalcValue:  # retail.world:203
-        return CalcValue(kind='float', int_value=0, float_value=value)  # retail.world:204
+        return _new_CalcValue(kind='float', int_value=0, float_value=value)  # retail.world:204
 
     def fn_calc_complex(self) -> CalcValue:  # retail.world:207
-        return CalcValue(kind='complex', int_value=0, float_value=0.0)  # retail.world:208
+        return _new_CalcValue(kind='complex', int_value=0, float_value=0.0)  # retail.world:208
 
     def fn_calc_precedence(self, op: str) -> int:  # retail.world:212
         if ((op == '+') or (op == '-')):  # retail.world:213
@@ -1233,7 +1334,7 @@ class Tau2Retail(Episode):
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:625
             raise ToolError('Invalid reason')
         user: User = self.t_users.row(order_id.user_id)  # retail.world:626
-        refunds: tuple[OrderPayment, ...] = tuple(OrderPayment(transaction_type=TransactionType.refund, amount=_p7.amount, payment_method_id=_p7.payment_method_id) for _p7 in rt.each(self, order_id.payment_history))  # retail.world:627
+        refunds: tuple[OrderPayment, ...] = tuple(_new_OrderPayment(transaction_type=TransactionType.refund, amount=_p7.amount, payment_method_id=_p7.payment_method_id) for _p7 in rt.each(self, order_id.payment_history))  # retail.world:627
         for p in rt.each(self, refunds):  # retail.world:628
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:629
             if not (method is not None):  # retail.world:630
@@ -1243,7 +1344,7 @@ class Tau2Retail(Episode):
                 card = _subject8
                 self._steps -= len(user.payment_methods)  # retail.world:633
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:633
-                self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:633
+                self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:633
             else:
                 pass
         self._set(order_id, 'status', OrderStatus.cancelled)  # retail.world:641
@@ -1301,7 +1402,7 @@ class Tau2Retail(Episode):
         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
         if not ((order_id.status == OrderStatus.pending) or (order_id.status == OrderStatus.pending_item_modified)):  # retail.world:709
             raise ToolError('Non-pending order cannot be modified')
-        self._set(order_id, 'address', Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:710
+        self._set(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:710
         return order_id  # retail.world:718
 
     def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:721
@@ -1347,11 +1448,11 @@ class Tau2Retail(Episode):
         else:
             pass
         kind: TransactionType = (TransactionType.payment if (diff_ > 0) else TransactionType.refund)  # retail.world:768
-        self._set(order, 'payment_history', rt.each(self, (order.payment_history + (OrderPayment(transaction_type=kind, amount=abs(diff_), payment_method_id=payment_method_id),))))  # retail.world:769
+        self._set(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=abs(diff_), payment_method_id=payment_method_id),))))  # retail.world:769
         _subject11 = _some_PaymentMethod(method)  # retail.world:770
         if isinstance(_subject11, GiftCard):  # retail.world:771
             _card12 = _subject11
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))})  # retail.world:772
+            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card12.id_, balance=round((_card12.balance - diff_), 2))})  # retail.world:772
         else:
             pass
         j: int = 0  # retail.world:779
@@ -1362,7 +1463,7 @@ class Tau2Retail(Episode):
             _it15: OrderItem = order.items[k]  # retail.world:784
             self._steps -= len(order.items)  # retail.world:785
             self._steps >= 0 or rt.out_of_steps()  # retail.world:785
-            self._set(order, 'items', rt.set_at(order.items, k, OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options)))  # retail.world:785
+            self._set(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options)))  # retail.world:785
         self._set(order, 'status', OrderStatus.pending_item_modified)  # retail.world:793
         return order  # retail.world:794
 
@@ -1389,11 +1490,11 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set(order, 'payment_history', rt.each(self, (history + (OrderPayment(transaction_type=TransactionType.payment, amount=amount, payment_method_id=payment_method_id), OrderPayment(transaction_type=TransactionType.refund, amount=amount, payment_method_id=old_id),))))  # retail.world:819
+        self._set(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=TransactionType.payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=TransactionType.refund, amount=amount, payment_method_id=old_id),))))  # retail.world:819
         _subject17 = _some_PaymentMethod(method)  # retail.world:820
         if isinstance(_subject17, GiftCard):  # retail.world:821
             _card18 = _subject17
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))})  # retail.world:822
+            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card18.id_, balance=round((_card18.balance - amount), 2))})  # retail.world:822
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:829
@@ -1402,14 +1503,14 @@ class Tau2Retail(Episode):
         _subject19 = _some_PaymentMethod(old_method)  # retail.world:831
         if isinstance(_subject19, GiftCard):  # retail.world:832
             _card20 = _subject19
-            self._set(user, 'payment_methods', {**user.payment_methods, old_id: GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))})  # retail.world:833
+            self._set(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card20.id_, balance=round((_card20.balance + amount), 2))})  # retail.world:833
         else:
             pass
         return order  # retail.world:837
 
     def tool_modify_user_address(self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> User:  # retail.world:840
         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        self._set(user_id, 'address', Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:851
+        self._set(user_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:851
         return user_id  # retail.world:859
 
     def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:862

@@ -314,7 +314,7 @@ class ChannelSummary:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ChannelSummary:
         d = v.want_object(data, path, {'id': True, 'name': True, 'visibility': True, 'owner': True, 'topic': True, 'members': True, 'is_member': True})
-        return cls(
+        return _new_ChannelSummary(
             id_=v.want_str(d['id'], path + '.id'),
             name=v.want_str(d['name'], path + '.name'),
             visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
@@ -326,6 +326,20 @@ class ChannelSummary:
 
 
 _SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
+
+
+def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> ChannelSummary:
+    self = object.__new__(ChannelSummary)
+    _set = _SET_ChannelSummary
+    _set[0](self, id_)
+    _set[1](self, name)
+    _set[2](self, visibility)
+    _set[3](self, owner)
+    _set[4](self, topic)
+    _set[5](self, members)
+    _set[6](self, is_member)
+    _set[7](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -365,7 +379,7 @@ class ChannelView:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ChannelView:
         d = v.want_object(data, path, {'channel': True, 'members': True, 'pinned': True, 'messages': True})
-        return cls(
+        return _new_ChannelView(
             channel=v.want_str(d['channel'], path + '.channel'),
             members=v.want_list(d['members'], path + '.members', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
             pinned=v.want_list(d['pinned'], path + '.pinned', (lambda x, p: v.want_str(x, p))),
@@ -374,6 +388,17 @@ class ChannelView:
 
 
 _SET_ChannelView: tuple[Any, ...] = rt.slot_setters(ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
+
+
+def _new_ChannelView(channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> ChannelView:
+    self = object.__new__(ChannelView)
+    _set = _SET_ChannelView
+    _set[0](self, channel)
+    _set[1](self, members)
+    _set[2](self, pinned)
+    _set[3](self, messages)
+    _set[4](self, None)
+    return self
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90
@@ -621,7 +646,7 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:255
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:256
-        return tuple(ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple(_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key()))), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == Visibility.public) or self.fn_is_member(_c6, me)))  # team_chat.world:257
+        return tuple(_new_ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple(_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key()))), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == Visibility.public) or self.fn_is_member(_c6, me)))  # team_chat.world:257
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:260
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
@@ -630,7 +655,7 @@ class TeamChat(Episode):
         if not ((channel.visibility == Visibility.public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
-        return ChannelView(channel=channel.key(), members=tuple(_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())), pinned=tuple(_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned), messages=posted)  # team_chat.world:268
+        return _new_ChannelView(channel=channel.key(), members=tuple(_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())), pinned=tuple(_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned), messages=posted)  # team_chat.world:268
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

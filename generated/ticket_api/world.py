@@ -57,12 +57,20 @@ class Status:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Status:
         d = v.want_object(data, path, {'status': True})
-        return cls(
+        return _new_Status(
             status=v.want_str(d['status'], path + '.status'),
         )
 
 
 _SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+
+
+def _new_Status(status: str) -> Status:
+    self = object.__new__(Status)
+    _set = _SET_Status
+    _set[0](self, status)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -93,12 +101,20 @@ class Success:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Success:
         d = v.want_object(data, path, {'success': True})
-        return cls(
+        return _new_Success(
             success=v.want_bool(d['success'], path + '.success'),
         )
 
 
 _SET_Success: tuple[Any, ...] = rt.slot_setters(Success, ('success', '_json'))
+
+
+def _new_Success(success: bool) -> Success:
+    self = object.__new__(Success)
+    _set = _SET_Success
+    _set[0](self, success)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -129,12 +145,20 @@ class LoginStatus:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
         d = v.want_object(data, path, {'login_status': True})
-        return cls(
+        return _new_LoginStatus(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
         )
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
+
+
+def _new_LoginStatus(login_status: bool) -> LoginStatus:
+    self = object.__new__(LoginStatus)
+    _set = _SET_LoginStatus
+    _set[0](self, login_status)
+    _set[1](self, None)
+    return self
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:43
@@ -251,7 +275,7 @@ class TicketAPI(Episode):
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:119
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:120
-        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:121
+        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:121
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:124
         'Resolve a ticket with a resolution.'
@@ -266,7 +290,7 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:135
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:136
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:137
-        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:138
+        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:138
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:141
         'Modify the details of an existing ticket.'
@@ -283,25 +307,25 @@ class TicketAPI(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:162
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:162
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:165
-        return Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:166
+        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:166
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:169
         'Authenticate a user for ticket system.'
         if ((username == '') or (password == '')):  # ticket_api.world:176
-            return Success(success=False)  # ticket_api.world:177
+            return _new_Success(success=False)  # ticket_api.world:177
         self._set(self.state, 'current_user', username)  # ticket_api.world:179
-        return Success(success=True)  # ticket_api.world:180
+        return _new_Success(success=True)  # ticket_api.world:180
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:183
         'Get the login status of the currently authenticated user.'
-        return LoginStatus(login_status=self.fn_logged_in())  # ticket_api.world:186
+        return _new_LoginStatus(login_status=self.fn_logged_in())  # ticket_api.world:186
 
     def tool_logout(self) -> Success:  # ticket_api.world:189
         'Log out the current user.'
         if (not self.fn_logged_in()):  # ticket_api.world:190
-            return Success(success=False)  # ticket_api.world:191
+            return _new_Success(success=False)  # ticket_api.world:191
         self._set(self.state, 'current_user', None)  # ticket_api.world:193
-        return Success(success=True)  # ticket_api.world:194
+        return _new_Success(success=True)  # ticket_api.world:194
 
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:197
         'Get all tickets created by the current user, optionally filtered by status.'

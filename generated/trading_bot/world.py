@@ -57,12 +57,20 @@ class Status:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Status:
         d = v.want_object(data, path, {'status': True})
-        return cls(
+        return _new_Status(
             status=v.want_str(d['status'], path + '.status'),
         )
 
 
 _SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+
+
+def _new_Status(status: str) -> Status:
+    self = object.__new__(Status)
+    _set = _SET_Status
+    _set[0](self, status)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -93,12 +101,20 @@ class LoginStatus:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> LoginStatus:
         d = v.want_object(data, path, {'status': True})
-        return cls(
+        return _new_LoginStatus(
             status=v.want_bool(d['status'], path + '.status'),
         )
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
+
+
+def _new_LoginStatus(status: bool) -> LoginStatus:
+    self = object.__new__(LoginStatus)
+    _set = _SET_LoginStatus
+    _set[0](self, status)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -129,12 +145,20 @@ class CurrentTime:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> CurrentTime:
         d = v.want_object(data, path, {'current_time': True})
-        return cls(
+        return _new_CurrentTime(
             current_time=v.want_str(d['current_time'], path + '.current_time'),
         )
 
 
 _SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(CurrentTime, ('current_time', '_json'))
+
+
+def _new_CurrentTime(current_time: str) -> CurrentTime:
+    self = object.__new__(CurrentTime)
+    _set = _SET_CurrentTime
+    _set[0](self, current_time)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -165,12 +189,20 @@ class Symbol:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Symbol:
         d = v.want_object(data, path, {'symbol': True})
-        return cls(
+        return _new_Symbol(
             symbol=v.want_str(d['symbol'], path + '.symbol'),
         )
 
 
 _SET_Symbol: tuple[Any, ...] = rt.slot_setters(Symbol, ('symbol', '_json'))
+
+
+def _new_Symbol(symbol: str) -> Symbol:
+    self = object.__new__(Symbol)
+    _set = _SET_Symbol
+    _set[0](self, symbol)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -204,13 +236,22 @@ class Cancelled:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Cancelled:
         d = v.want_object(data, path, {'order_id': True, 'status': True})
-        return cls(
+        return _new_Cancelled(
             order_id=v.want_int(d['order_id'], path + '.order_id'),
             status=v.want_str(d['status'], path + '.status'),
         )
 
 
 _SET_Cancelled: tuple[Any, ...] = rt.slot_setters(Cancelled, ('order_id', 'status', '_json'))
+
+
+def _new_Cancelled(order_id: int, status: str) -> Cancelled:
+    self = object.__new__(Cancelled)
+    _set = _SET_Cancelled
+    _set[0](self, order_id)
+    _set[1](self, status)
+    _set[2](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -253,7 +294,7 @@ class Placed:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Placed:
         d = v.want_object(data, path, {'order_id': True, 'order_type': True, 'status': True, 'price': True, 'amount': True})
-        return cls(
+        return _new_Placed(
             order_id=v.want_int(d['order_id'], path + '.order_id'),
             order_type=v.want_str(d['order_type'], path + '.order_type'),
             status=v.want_str(d['status'], path + '.status'),
@@ -263,6 +304,18 @@ class Placed:
 
 
 _SET_Placed: tuple[Any, ...] = rt.slot_setters(Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
+
+
+def _new_Placed(order_id: int, order_type: str, status: str, price: float, amount: int) -> Placed:
+    self = object.__new__(Placed)
+    _set = _SET_Placed
+    _set[0](self, order_id)
+    _set[1](self, order_type)
+    _set[2](self, status)
+    _set[3](self, price)
+    _set[4](self, amount)
+    _set[5](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -286,13 +339,21 @@ class Balance:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Balance:
         d = v.want_object(data, path, {'status': True, 'new_balance': True})
-        return cls(
+        return _new_Balance(
             status=v.want_str(d['status'], path + '.status'),
             new_balance=v.want_json(d['new_balance'], path + '.new_balance'),
         )
 
 
 _SET_Balance: tuple[Any, ...] = rt.slot_setters(Balance, ('status', 'new_balance'))
+
+
+def _new_Balance(status: str, new_balance: Any) -> Balance:
+    self = object.__new__(Balance)
+    _set = _SET_Balance
+    _set[0](self, status)
+    _set[1](self, new_balance)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -323,12 +384,20 @@ class StockList:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> StockList:
         d = v.want_object(data, path, {'stock_list': True})
-        return cls(
+        return _new_StockList(
             stock_list=v.want_list(d['stock_list'], path + '.stock_list', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_StockList: tuple[Any, ...] = rt.slot_setters(StockList, ('stock_list', '_json'))
+
+
+def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
+    self = object.__new__(StockList)
+    _set = _SET_StockList
+    _set[0](self, stock_list)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -359,12 +428,20 @@ class FilteredStocks:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> FilteredStocks:
         d = v.want_object(data, path, {'filtered_stocks': True})
-        return cls(
+        return _new_FilteredStocks(
             filtered_stocks=v.want_list(d['filtered_stocks'], path + '.filtered_stocks', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(FilteredStocks, ('filtered_stocks', '_json'))
+
+
+def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
+    self = object.__new__(FilteredStocks)
+    _set = _SET_FilteredStocks
+    _set[0](self, filtered_stocks)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -395,12 +472,20 @@ class Watchlist:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Watchlist:
         d = v.want_object(data, path, {'watchlist': True})
-        return cls(
+        return _new_Watchlist(
             watchlist=v.want_list(d['watchlist'], path + '.watchlist', (lambda x, p: v.want_str(x, p))),
         )
 
 
 _SET_Watchlist: tuple[Any, ...] = rt.slot_setters(Watchlist, ('watchlist', '_json'))
+
+
+def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
+    self = object.__new__(Watchlist)
+    _set = _SET_Watchlist
+    _set[0](self, watchlist)
+    _set[1](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -431,12 +516,20 @@ class Notification:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Notification:
         d = v.want_object(data, path, {'notification': True})
-        return cls(
+        return _new_Notification(
             notification=v.want_str(d['notification'], path + '.notification'),
         )
 
 
 _SET_Notification: tuple[Any, ...] = rt.slot_setters(Notification, ('notification', '_json'))
+
+
+def _new_Notification(notification: str) -> Notification:
+    self = object.__new__(Notification)
+    _set = _SET_Notification
+    _set[0](self, notification)
+    _set[1](self, None)
+    return self
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93
@@ -556,11 +649,11 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return CurrentTime(current_time=format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
+        return _new_CurrentTime(current_time=format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return Symbol(symbol=rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
+        return _new_Symbol(symbol=rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
@@ -585,7 +678,7 @@ class TradingBot(Episode):
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
-        return Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:282
+        return _new_Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:282
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:285
         'Place an order.'
@@ -604,7 +697,7 @@ class TradingBot(Episode):
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
         self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:313
-        return Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:315
+        return _new_Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
         'Withdraw funds from the account balance.'
@@ -621,7 +714,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) - amount)})  # trading_bot.world:332
         entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
-        return Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:339
+        return _new_Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:339
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         'Get account information.'
@@ -632,20 +725,20 @@ class TradingBot(Episode):
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
-            return Status(status='Already logged in')  # trading_bot.world:355
+            return _new_Status(status='Already logged in')  # trading_bot.world:355
         self._set(self.state, 'authenticated', True)  # trading_bot.world:357
-        return Status(status='Logged in successfully')  # trading_bot.world:358
+        return _new_Status(status='Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
         'Get the login status.'
-        return LoginStatus(status=self.state.authenticated)  # trading_bot.world:362
+        return _new_LoginStatus(status=self.state.authenticated)  # trading_bot.world:362
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
         'Handle user logout for trading system.'
         if (not self.state.authenticated):  # trading_bot.world:366
-            return Status(status='No user is currently logged in')  # trading_bot.world:367
+            return _new_Status(status='No user is currently logged in')  # trading_bot.world:367
         self._set(self.state, 'authenticated', False)  # trading_bot.world:369
-        return Status(status='Logged out successfully')  # trading_bot.world:370
+        return _new_Status(status='Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
         'Fund the account with the specified amount.'
@@ -658,7 +751,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) + amount)})  # trading_bot.world:379
         entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
-        return Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:386
+        return _new_Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:386
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         'Remove a stock from the watchlist.'
@@ -667,7 +760,7 @@ class TradingBot(Episode):
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
-        return Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
+        return _new_Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         'Get the watchlist.'
@@ -704,24 +797,24 @@ class TradingBot(Episode):
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
         'Get a list of stock symbols in the given sector.'
-        return StockList(stock_list=rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
+        return _new_StockList(stock_list=rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
         'Filter stocks based on a price range.'
-        return FilteredStocks(filtered_stocks=tuple(_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))))  # trading_bot.world:460
+        return _new_FilteredStocks(filtered_stocks=tuple(_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:469
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
-        return Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:472
+        return _new_Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:472
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
         'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple(_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold)))  # trading_bot.world:481
         if (len(changed) > 0):  # trading_bot.world:482
-            return Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
-        return Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:487
+            return _new_Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
+        return _new_Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

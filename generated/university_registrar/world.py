@@ -98,7 +98,7 @@ class Meeting:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> Meeting:
         d = v.want_object(data, path, {'day': True, 'start': True, 'end': True})
-        return cls(
+        return _new_Meeting(
             day=v.want_enum(d['day'], path + '.day', Weekday),
             start=v.check_pattern(v.want_str(d['start'], path + '.start'), path + '.start', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
             end=v.check_pattern(v.want_str(d['end'], path + '.end'), path + '.end', '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
@@ -106,6 +106,16 @@ class Meeting:
 
 
 _SET_Meeting: tuple[Any, ...] = rt.slot_setters(Meeting, ('day', 'start', 'end', '_json'))
+
+
+def _new_Meeting(day: Weekday, start: str, end: str) -> Meeting:
+    self = object.__new__(Meeting)
+    _set = _SET_Meeting
+    _set[0](self, day)
+    _set[1](self, start)
+    _set[2](self, end)
+    _set[3](self, None)
+    return self
 
 
 class Student(Row):
@@ -436,7 +446,7 @@ class SectionInfo:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> SectionInfo:
         d = v.want_object(data, path, {'section': True, 'seats_taken': True, 'capacity': True, 'waitlisted': True})
-        return cls(
+        return _new_SectionInfo(
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
             seats_taken=v.want_int(d['seats_taken'], path + '.seats_taken'),
             capacity=v.want_int(d['capacity'], path + '.capacity'),
@@ -445,6 +455,17 @@ class SectionInfo:
 
 
 _SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
+
+
+def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: int) -> SectionInfo:
+    self = object.__new__(SectionInfo)
+    _set = _SET_SectionInfo
+    _set[0](self, section)
+    _set[1](self, seats_taken)
+    _set[2](self, capacity)
+    _set[3](self, waitlisted)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -484,7 +505,7 @@ class StudentRecord:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> StudentRecord:
         d = v.want_object(data, path, {'student': True, 'enrolments': True, 'waitlist': True, 'credits_by_term': True})
-        return cls(
+        return _new_StudentRecord(
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             enrolments=v.want_list(d['enrolments'], path + '.enrolments', (lambda x, p: v.want_str(x, p))),
             waitlist=v.want_list(d['waitlist'], path + '.waitlist', (lambda x, p: v.want_str(x, p))),
@@ -493,6 +514,17 @@ class StudentRecord:
 
 
 _SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(StudentRecord, ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json'))
+
+
+def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], credits_by_term: dict[str, int]) -> StudentRecord:
+    self = object.__new__(StudentRecord)
+    _set = _SET_StudentRecord
+    _set[0](self, student)
+    _set[1](self, enrolments)
+    _set[2](self, waitlist)
+    _set[3](self, credits_by_term)
+    _set[4](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -526,13 +558,22 @@ class WaitlistPosition:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> WaitlistPosition:
         d = v.want_object(data, path, {'entry': True, 'position': True})
-        return cls(
+        return _new_WaitlistPosition(
             entry=v.want_str(d['entry'], path + '.entry'),
             position=v.want_int(d['position'], path + '.position'),
         )
 
 
 _SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(WaitlistPosition, ('entry', 'position', '_json'))
+
+
+def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
+    self = object.__new__(WaitlistPosition)
+    _set = _SET_WaitlistPosition
+    _set[0](self, entry)
+    _set[1](self, position)
+    _set[2](self, None)
+    return self
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:113
@@ -712,7 +753,7 @@ class UniversityRegistrar(Episode):
 
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:222
         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple(SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == rt.present(term)))))  # university_registrar.world:228
+        return tuple(_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == rt.present(term)))))  # university_registrar.world:228
 
     def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:231
         "Show a student's enrolments with grades, their waitlist entries and their credits per term."
@@ -723,7 +764,7 @@ class UniversityRegistrar(Episode):
                 self._steps -= len(credits_)  # university_registrar.world:240
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:240
                 credits_ = {**credits_, self.t_sections.row(e.section).term: rt.bounded(rt.coalesce(credits_.get(self.t_sections.row(e.section).term), lambda: 0) + self.t_courses.row(self.t_sections.row(e.section).course).credits_)}  # university_registrar.world:240
-        return StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple(_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())), credits_by_term=credits_)  # university_registrar.world:243
+        return _new_StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple(_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())), credits_by_term=credits_)  # university_registrar.world:243
 
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:  # university_registrar.world:253
         "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed."
@@ -765,7 +806,7 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:303
         self._insert(self.t_waitlist, entry)  # university_registrar.world:304
-        return WaitlistPosition(entry=entry.key(), position=self.fn_waiting_count(section))  # university_registrar.world:305
+        return _new_WaitlistPosition(entry=entry.key(), position=self.fn_waiting_count(section))  # university_registrar.world:305
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:  # university_registrar.world:308
         'Take a student off a waitlist.'

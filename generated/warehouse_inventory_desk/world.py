@@ -361,7 +361,7 @@ class ItemStock:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ItemStock:
         d = v.want_object(data, path, {'item': True, 'name': True, 'reorder_level': True, 'total': True, 'below_reorder': True, 'levels': True})
-        return cls(
+        return _new_ItemStock(
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             name=v.want_str(d['name'], path + '.name'),
             reorder_level=v.want_int(d['reorder_level'], path + '.reorder_level'),
@@ -372,6 +372,19 @@ class ItemStock:
 
 
 _SET_ItemStock: tuple[Any, ...] = rt.slot_setters(ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
+
+
+def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> ItemStock:
+    self = object.__new__(ItemStock)
+    _set = _SET_ItemStock
+    _set[0](self, item)
+    _set[1](self, name)
+    _set[2](self, reorder_level)
+    _set[3](self, total)
+    _set[4](self, below_reorder)
+    _set[5](self, levels)
+    _set[6](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -420,7 +433,7 @@ class BinReport:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> BinReport:
         d = v.want_object(data, path, {'bin': True, 'zone': True, 'capacity': True, 'used': True, 'free': True, 'blocked': True, 'levels': True})
-        return cls(
+        return _new_BinReport(
             bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
             zone=v.want_enum(d['zone'], path + '.zone', Zone),
             capacity=v.want_int(d['capacity'], path + '.capacity'),
@@ -432,6 +445,20 @@ class BinReport:
 
 
 _SET_BinReport: tuple[Any, ...] = rt.slot_setters(BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
+
+
+def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> BinReport:
+    self = object.__new__(BinReport)
+    _set = _SET_BinReport
+    _set[0](self, bin_)
+    _set[1](self, zone)
+    _set[2](self, capacity)
+    _set[3](self, used)
+    _set[4](self, free)
+    _set[5](self, blocked)
+    _set[6](self, levels)
+    _set[7](self, None)
+    return self
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -474,7 +501,7 @@ class ReorderFlag:
     @classmethod
     def load(cls, data: object, path: str, ep: Any) -> ReorderFlag:
         d = v.want_object(data, path, {'item': True, 'name': True, 'on_hand': True, 'reorder_level': True, 'shortfall': True})
-        return cls(
+        return _new_ReorderFlag(
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             name=v.want_str(d['name'], path + '.name'),
             on_hand=v.want_int(d['on_hand'], path + '.on_hand'),
@@ -484,6 +511,18 @@ class ReorderFlag:
 
 
 _SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
+
+
+def _new_ReorderFlag(item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> ReorderFlag:
+    self = object.__new__(ReorderFlag)
+    _set = _SET_ReorderFlag
+    _set[0](self, item)
+    _set[1](self, name)
+    _set[2](self, on_hand)
+    _set[3](self, reorder_level)
+    _set[4](self, shortfall)
+    _set[5](self, None)
+    return self
 
 
 class _State(StateBase):
@@ -629,12 +668,12 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return ItemStock(item=item.key(), name=item.name, reorder_level=item.reorder_level, total=total, below_reorder=(total < item.reorder_level), levels=tuple(_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())))  # warehouse_inventory_desk.world:181
+        return _new_ItemStock(item=item.key(), name=item.name, reorder_level=item.reorder_level, total=total, below_reorder=(total < item.reorder_level), levels=tuple(_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())))  # warehouse_inventory_desk.world:181
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
         "Show a bin's contents, used units and free capacity."
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return BinReport(bin_=bin_.key(), zone=bin_.zone, capacity=bin_.capacity, used=used, free=rt.bounded(bin_.capacity - used), blocked=bin_.blocked, levels=tuple(_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())))  # warehouse_inventory_desk.world:195
+        return _new_BinReport(bin_=bin_.key(), zone=bin_.zone, capacity=bin_.capacity, used=used, free=rt.bounded(bin_.capacity - used), blocked=bin_.blocked, levels=tuple(_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())))  # warehouse_inventory_desk.world:195
 
     def tool_receive_delivery(self, item: Item, bin_: Bin, quantity: int, delivery_note: str) -> StockLevel:  # warehouse_inventory_desk.world:206
         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.'
@@ -737,7 +776,7 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:361
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple(ReorderFlag(item=_i5.key(), name=_i5.name, on_hand=self.fn_on_hand(_i5), reorder_level=_i5.reorder_level, shortfall=rt.bounded(_i5.reorder_level - self.fn_on_hand(_i5))) for _i5 in rt.each(self, self.t_items) if (_i5.active and (self.fn_on_hand(_i5) < _i5.reorder_level)))  # warehouse_inventory_desk.world:364
+        return tuple(_new_ReorderFlag(item=_i5.key(), name=_i5.name, on_hand=self.fn_on_hand(_i5), reorder_level=_i5.reorder_level, shortfall=rt.bounded(_i5.reorder_level - self.fn_on_hand(_i5))) for _i5 in rt.each(self, self.t_items) if (_i5.active and (self.fn_on_hand(_i5) < _i5.reorder_level)))  # warehouse_inventory_desk.world:364
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:367
         'List the stock movements of an item, newest first.'
