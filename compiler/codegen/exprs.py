@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import DRAWS
-from worldspec.compiler.codegen.names import const_name, enum_member, py_name
+from worldspec.compiler.codegen.names import const_name, enum_member, member_constant, py_name
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
@@ -35,6 +35,7 @@ _SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
 #: A format width up to this keeps an f-string short; a wider one is charged as text.
 _SHORT_WIDTH = 64
 _NUMBERS = re.compile(r"[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -121,6 +122,14 @@ class ExprCompiler:
             return f"rt.key_of({src})"
         return f"{src}.key()"
 
+    def _row_local(self, expr: n.Expr) -> bool:
+        """Whether ``expr`` is a local or parameter holding a row (none exactly when its key
+        is): tested as it is, without taking its key."""
+        if not isinstance(expr, n.NameRef):
+            return False
+        res = self.program.resolutions.get(id(expr))
+        return res is not None and res.kind in ("local", "param")
+
     def _is_enum_member(self, expr: n.Attribute) -> bool:
         return isinstance(expr.obj, n.NameRef) and self.program.resolutions.get(
             id(expr.obj), None) is not None and self.program.resolutions[id(expr.obj)].kind == \
@@ -131,6 +140,8 @@ class ExprCompiler:
         base = t.strip_optional(typ)
         if isinstance(base, t.Named) and base.kind == "union":
             return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
+        if _NAME.fullmatch(src):  # a local: tested inline, without a call
+            return f"({src} if {src} is not None else rt.absent())"
         return f"rt.present({src})"
 
     def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> str:
@@ -244,7 +255,7 @@ class ExprCompiler:
         if res.kind == "const":
             return const_name(e.name)
         if res.kind == "enum_member":
-            return f"{self.tables.class_name(res.owner or '')}.{enum_member(e.name)}"
+            return member_constant(self.tables.class_name(res.owner or ''), enum_member(e.name))
         if res.kind == "initial":
             return env.init
         if res.kind == "conversation":
@@ -269,7 +280,8 @@ class ExprCompiler:
         if isinstance(e.obj, n.NameRef):
             res = self.program.resolutions.get(id(e.obj))
             if res is not None and res.kind == "enum":
-                return f"{self.tables.class_name(e.obj.name)}.{enum_member(e.name.name)}"
+                return member_constant(self.tables.class_name(e.obj.name),
+                                       enum_member(e.name.name))
             if res is not None and res.kind == "initial":
                 return self._state(e.name.name, env.init, env, id(e) in self.program.narrowed)
         obj_type = t.strip_optional(self.type_of(e.obj))
@@ -397,8 +409,8 @@ class ExprCompiler:
         if op in ("==", "!="):
             if isinstance(e.right, n.NoneLit) or isinstance(e.left, n.NoneLit):
                 other = e.left if isinstance(e.right, n.NoneLit) else e.right
-                src = self.key(other, env) if self.is_entity(self.type_of(other)) else \
-                    self.value(other, env)
+                src = self.key(other, env) if self.is_entity(self.type_of(other)) and \
+                    not self._row_local(other) else self.value(other, env)
                 return f"({src} {'is' if op == '==' else 'is not'} None)"
             if self.is_entity(lt) or self.is_entity(rt_):
                 return f"({self.key(e.left, env)} {op} {self.key(e.right, env)})"

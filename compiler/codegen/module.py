@@ -25,6 +25,7 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     const_name,
     enum_member,
+    member_constant,
     file_label,
     py_name,
     snake_case,
@@ -104,6 +105,14 @@ class WorldGenerator:
         lines.append("")
         for m in info.members.values():
             lines.append(f"{_INDENT}{enum_member(m.name)} = {m.value!r}")
+        # each member as a module constant: reading one is a global lookup, not the enum
+        # class's attribute lookup (several times slower)
+        cls = self.tables.class_name(name)
+        if info.members:
+            lines += ["", ""]
+        for m in info.members.values():
+            lines.append(f"{member_constant(cls, enum_member(m.name))}: {cls} = "
+                         f"{cls}.{enum_member(m.name)}")
         return "\n".join(lines)
 
     def record_block(self, rec: RecordInfo) -> str:
@@ -420,8 +429,10 @@ class WorldGenerator:
                             users.append(f"(self.t_{other.name}, {py_name(f.name)!r})")
                 elif other.kind == "value" and _entity_in(other.type) == s.entity:
                     users.append(f"(None, {py_name(other.name)!r})")
-            if users:
-                lines.append(f"rt.check_deleted(self, self.t_{s.name}, ({', '.join(users)},))")
+            if users:  # only a call that deleted a row (the flag is set by every deletion)
+                lines += ["if self._deleted:",
+                          f"{_INDENT}rt.check_deleted(self, self.t_{s.name}, "
+                          f"({', '.join(users)},))"]
         return lines
 
     # -------------------------------------------------------------- tools

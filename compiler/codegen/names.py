@@ -10,6 +10,7 @@ import sys
 from pathlib import PurePath
 
 __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "RESERVED",
+           "member_constant",
            "CLASS_RESERVED",
            "GENERATED_NAMES", "RUNTIME_NAMES"]
 
@@ -89,6 +90,12 @@ def enum_member(name: str) -> str:
     """The Python name of an enum member: like :func:`py_name`, never a ``StrEnum`` attribute."""
     safe = py_name(name)
     return safe + "_" if safe in _ENUM_RESERVED else safe
+
+
+def member_constant(cls: str, member: str) -> str:
+    """The module constant holding an enum member: ``_E<len>_<class>_<member>`` (the length
+    keeps ``A`` + ``b_c`` and ``A_b`` + ``c`` apart; no spec name starts with ``_``)."""
+    return f"_E{len(cls)}_{cls}_{member}"
 
 
 def snake_case(name: str) -> str:

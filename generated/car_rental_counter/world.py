@@ -38,6 +38,12 @@ class CarCategory(enum.StrEnum):
     van = 'van'
 
 
+_E11_CarCategory_economy: CarCategory = CarCategory.economy
+_E11_CarCategory_compact: CarCategory = CarCategory.compact
+_E11_CarCategory_suv: CarCategory = CarCategory.suv
+_E11_CarCategory_van: CarCategory = CarCategory.van
+
+
 class RentalStatus(enum.StrEnum):
     'Where a rental is in its life.'
 
@@ -45,6 +51,12 @@ class RentalStatus(enum.StrEnum):
     picked_up = 'picked_up'
     returned = 'returned'
     cancelled = 'cancelled'
+
+
+_E12_RentalStatus_reserved: RentalStatus = RentalStatus.reserved
+_E12_RentalStatus_picked_up: RentalStatus = RentalStatus.picked_up
+_E12_RentalStatus_returned: RentalStatus = RentalStatus.returned
+_E12_RentalStatus_cancelled: RentalStatus = RentalStatus.cancelled
 
 
 class Branch(Row):
@@ -297,7 +309,7 @@ class Rental(Row):
             pickup_branch=v.check_pattern(v.want_str(d['pickup_branch'], path + '.pickup_branch'), path + '.pickup_branch', '^[A-Z]{3}$'),
             pickup_date=v.want_date(d['pickup_date'], path + '.pickup_date'),
             return_date=v.want_date(d['return_date'], path + '.return_date'),
-            status=(v.want_enum(d['status'], path + '.status', RentalStatus) if d.get('status') is not None else RentalStatus.reserved),
+            status=(v.want_enum(d['status'], path + '.status', RentalStatus) if d.get('status') is not None else _E12_RentalStatus_reserved),
             start_mileage_km=(v.want_optional(d['start_mileage_km'], path + '.start_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('start_mileage_km') is not None else None),
             end_mileage_km=(v.want_optional(d['end_mileage_km'], path + '.end_mileage_km', (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))) if d.get('end_mileage_km') is not None else None),
             returned_on=(v.want_optional(d['returned_on'], path + '.returned_on', (lambda x, p: v.want_date(x, p))) if d.get('returned_on') is not None else None),
@@ -527,19 +539,19 @@ class CarRentalCounter(Episode):
     def _check_invariants(self) -> None:
         if not all(((not self.fn_holds(_a19)) or (len(tuple(_b20.key() for _b20 in rt.each(self, self.t_rentals) if ((((_b20.car == _a19.car) and self.fn_holds(_b20)) and (_b20.pickup_date < _a19.return_date)) and (_a19.pickup_date < _b20.return_date)))) == 1)) for _a19 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
             raise InvariantError('A car is never held by two reserved or picked-up rentals with overlapping days.', 'car_rental_counter.world:137')
-        if not all(((_c21.branch is None) == any(((_r22.car == _c21.key()) and (_r22.status == RentalStatus.picked_up)) for _r22 in rt.each(self, self.t_rentals))) for _c21 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
+        if not all(((_c21.branch is None) == any(((_r22.car == _c21.key()) and (_r22.status == _E12_RentalStatus_picked_up)) for _r22 in rt.each(self, self.t_rentals))) for _c21 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
             raise InvariantError('A car has no branch exactly while it is out on a rental.', 'car_rental_counter.world:140')
         for _row23 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
             if not (_row23.return_date > _row23.pickup_date):
                 raise InvariantError('A rental returns after it is picked up.', 'car_rental_counter.world:143')
         for _row24 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
-            if not (((_row24.status != RentalStatus.picked_up) and (_row24.status != RentalStatus.returned)) or (_row24.start_mileage_km is not None)):
+            if not (((_row24.status != _E12_RentalStatus_picked_up) and (_row24.status != _E12_RentalStatus_returned)) or (_row24.start_mileage_km is not None)):
                 raise InvariantError('A picked-up or returned rental has its start mileage.', 'car_rental_counter.world:146')
         for _row25 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
-            if not ((_row25.status != RentalStatus.returned) or (((((_row25.end_mileage_km is not None) and (_row25.start_mileage_km is not None)) and (rt.present(_row25.end_mileage_km) >= rt.present(_row25.start_mileage_km))) and (_row25.returned_on is not None)) and (_row25.return_branch is not None))):
+            if not ((_row25.status != _E12_RentalStatus_returned) or (((((_row25.end_mileage_km is not None) and (_row25.start_mileage_km is not None)) and (rt.present(_row25.end_mileage_km) >= rt.present(_row25.start_mileage_km))) and (_row25.returned_on is not None)) and (_row25.return_branch is not None))):
                 raise InvariantError('A returned rental has its end mileage (not below the start), day and branch.', 'car_rental_counter.world:149')
         for _row26 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
-            if not ((_row26.status != RentalStatus.returned) or (_row26.total_cents == rt.bounded(rt.bounded(_row26.base_charge_cents + _row26.extra_days_charge_cents) + _row26.one_way_fee_cents))):
+            if not ((_row26.status != _E12_RentalStatus_returned) or (_row26.total_cents == rt.bounded(rt.bounded(_row26.base_charge_cents + _row26.extra_days_charge_cents) + _row26.one_way_fee_cents))):
                 raise InvariantError("A returned rental's total is its base, extra-day and one-way charges.", 'car_rental_counter.world:152')
         for _row27 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
             if not ((_row27.one_way_fee_cents == 0) or ((_row27.return_branch is not None) and (_row27.return_branch != _row27.pickup_branch))):
@@ -553,9 +565,12 @@ class CarRentalCounter(Episode):
             rt.check_refs(self.t_cars, _row30.car, 'Rental.car')
             rt.check_refs(self.t_branches, _row30.pickup_branch, 'Rental.pickup_branch')
             rt.check_refs(self.t_branches, _row30.return_branch, 'Rental.return_branch')
-        rt.check_deleted(self, self.t_branches, ((self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'), (self.t_rentals, 'return_branch'),))
-        rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
-        rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_branches, ((self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'), (self.t_rentals, 'return_branch'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
         pass
 
     def fn_days_between(self, start: dt.date, finish: dt.date) -> int:  # car_rental_counter.world:113
@@ -571,7 +586,7 @@ class CarRentalCounter(Episode):
 
     def fn_holds(self, r: Rental) -> bool:  # car_rental_counter.world:125
         'Whether a rental holds its car (reserved or picked up).'
-        return ((r.status == RentalStatus.reserved) or (r.status == RentalStatus.picked_up))  # car_rental_counter.world:126
+        return ((r.status == _E12_RentalStatus_reserved) or (r.status == _E12_RentalStatus_picked_up))  # car_rental_counter.world:126
 
     def fn_car_free(self, car: Car, pickup_date: dt.date, return_date: dt.date) -> bool:  # car_rental_counter.world:129
         'Whether no reserved or picked-up rental of the car overlaps the days.'
@@ -584,7 +599,7 @@ class CarRentalCounter(Episode):
         if not (return_date <= (pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS))):  # car_rental_counter.world:172
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
-        found: tuple[str, ...] = tuple(_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == rt.present(category)))) and self.fn_car_free(_c2, pickup_date, return_date)))  # car_rental_counter.world:174
+        found: tuple[str, ...] = tuple(_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date)))  # car_rental_counter.world:174
         return tuple(sorted(rt.each(self, tuple(_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found)))), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
@@ -622,20 +637,20 @@ class CarRentalCounter(Episode):
         if not (customer.licence_expires >= return_date):  # car_rental_counter.world:233
             raise ToolError(rt.built(self, (rt.text(customer.name) + "'s licence expires on " + rt.text(customer.licence_expires) + ', before the return date.')))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:234
-        rental: Rental = Rental(id_=self._next('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(), pickup_branch=car.branch, pickup_date=pickup_date, return_date=return_date, status=RentalStatus.reserved, start_mileage_km=None, end_mileage_km=None, returned_on=None, return_branch=None, base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None), extra_days_charge_cents=0, one_way_fee_cents=0, total_cents=0)  # car_rental_counter.world:235
+        rental: Rental = Rental(id_=self._next('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(), pickup_branch=car.branch, pickup_date=pickup_date, return_date=return_date, status=_E12_RentalStatus_reserved, start_mileage_km=None, end_mileage_km=None, returned_on=None, return_branch=None, base_charge_cents=v.check_range(rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None), extra_days_charge_cents=0, one_way_fee_cents=0, total_cents=0)  # car_rental_counter.world:235
         self._insert(self.t_rentals, rental)  # car_rental_counter.world:243
         return rental  # car_rental_counter.world:244
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:247
         'Cancel a reservation that has not been picked up. There is no fee.'
-        if not (rental.status == RentalStatus.reserved):  # car_rental_counter.world:252
+        if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:252
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be cancelled.')))
-        self._set(rental, 'status', RentalStatus.cancelled)  # car_rental_counter.world:253
+        self._set(rental, 'status', _E12_RentalStatus_cancelled)  # car_rental_counter.world:253
         return rental  # car_rental_counter.world:254
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:257
         'Hand the car of a reservation to the customer, from its pick-up day until the day before its planned return. Records the start mileage.'
-        if not (rental.status == RentalStatus.reserved):  # car_rental_counter.world:262
+        if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:262
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be picked up.')))
         today: dt.date = self.clock.date()  # car_rental_counter.world:263
         if not (today >= rental.pickup_date):  # car_rental_counter.world:264
@@ -649,14 +664,14 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
         if not (self.t_customers.row(rental.customer).licence_expires >= rental.return_date):  # car_rental_counter.world:269
             raise ToolError(rt.built(self, (rt.text(self.t_customers.row(rental.customer).name) + "'s licence expires on " + rt.text(self.t_customers.row(rental.customer).licence_expires) + ', before the return date.')))
-        self._set(rental, 'status', RentalStatus.picked_up)  # car_rental_counter.world:270
+        self._set(rental, 'status', _E12_RentalStatus_picked_up)  # car_rental_counter.world:270
         self._set(rental, 'start_mileage_km', rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)))  # car_rental_counter.world:271
         self._set(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:272
         return rental  # car_rental_counter.world:273
 
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:  # car_rental_counter.world:276
         'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.'
-        if not (rental.status == RentalStatus.picked_up):  # car_rental_counter.world:287
+        if not (rental.status == _E12_RentalStatus_picked_up):  # car_rental_counter.world:287
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only picked-up rentals can be returned.')))
         car: Car = self.t_cars.row(rental.car)  # car_rental_counter.world:288
         if not (mileage_km >= car.mileage_km):  # car_rental_counter.world:289
@@ -672,7 +687,7 @@ class CarRentalCounter(Episode):
         self._set(rental, 'end_mileage_km', rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)))  # car_rental_counter.world:299
         self._set(rental, 'returned_on', today)  # car_rental_counter.world:300
         self._set(rental, 'return_branch', branch.key())  # car_rental_counter.world:301
-        self._set(rental, 'status', RentalStatus.returned)  # car_rental_counter.world:302
+        self._set(rental, 'status', _E12_RentalStatus_returned)  # car_rental_counter.world:302
         self._set(self.t_cars.row(car.plate), 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))  # car_rental_counter.world:303
         self._set(self.t_cars.row(car.plate), 'branch', branch.key())  # car_rental_counter.world:304
         return rental  # car_rental_counter.world:305
@@ -681,7 +696,7 @@ class CarRentalCounter(Episode):
         'Take a parked car out of service for maintenance, or put it back in service.'
         if not (car.branch is not None):  # car_rental_counter.world:314
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental.')))
-        if not (in_service or (not any(((_r8.car == car.key()) and (_r8.status == RentalStatus.reserved)) for _r8 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
+        if not (in_service or (not any(((_r8.car == car.key()) and (_r8.status == _E12_RentalStatus_reserved)) for _r8 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' has reservations; cancel or move them before taking it out of service.')))
         self._set(car, 'in_service', in_service)  # car_rental_counter.world:316
         return car  # car_rental_counter.world:317
@@ -825,7 +840,7 @@ CarRentalCounter.TOOLS = {
 
 
 def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:464
-    return bool((((ep.t_rentals.row('R0001').status == RentalStatus.picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
+    return bool((((ep.t_rentals.row('R0001').status == _E12_RentalStatus_picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
 
 
 def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:465
@@ -833,7 +848,7 @@ def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter, init: CarRent
 
 
 def _check_pickup_and_late_return__charged(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:466
-    return bool(((((ep.t_rentals.row('R0002').status == RentalStatus.returned) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 7500)) and (ep.t_rentals.row('R0002').total_cents == 31000)))
+    return bool(((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 7500)) and (ep.t_rentals.row('R0002').total_cents == 31000)))
 
 
 def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:467
@@ -845,19 +860,19 @@ def _check_new_customer_reservation__registered(ep: CarRentalCounter, init: CarR
 
 
 def _check_new_customer_reservation__reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:620
-    return bool(any(((((((ep.t_customers.row(_r10.customer).name == 'Tom Weber') and (_r10.car == '6666-FGH')) and (_r10.status == RentalStatus.reserved)) and (_r10.pickup_date == rt.parse_date('2026-07-15'))) and (_r10.return_date == rt.parse_date('2026-07-18'))) and (_r10.base_charge_cents == 15000)) for _r10 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((ep.t_customers.row(_r10.customer).name == 'Tom Weber') and (_r10.car == '6666-FGH')) and (_r10.status == _E12_RentalStatus_reserved)) and (_r10.pickup_date == rt.parse_date('2026-07-15'))) and (_r10.return_date == rt.parse_date('2026-07-18'))) and (_r10.base_charge_cents == 15000)) for _r10 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:772
-    return bool((ep.t_rentals.row('R0003').status == RentalStatus.cancelled))
+    return bool((ep.t_rentals.row('R0003').status == _E12_RentalStatus_cancelled))
 
 
 def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:773
-    return bool(any(((((((_r11.customer == 'CU003') and (_r11.car == '6666-FGH')) and (_r11.status == RentalStatus.reserved)) and (_r11.pickup_date == rt.parse_date('2026-07-20'))) and (_r11.return_date == rt.parse_date('2026-07-22'))) and (_r11.base_charge_cents == 10000)) for _r11 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r11.customer == 'CU003') and (_r11.car == '6666-FGH')) and (_r11.status == _E12_RentalStatus_reserved)) and (_r11.pickup_date == rt.parse_date('2026-07-20'))) and (_r11.return_date == rt.parse_date('2026-07-22'))) and (_r11.base_charge_cents == 10000)) for _r11 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:148
-    return bool((ep.t_rentals.row('R0003').status == RentalStatus.cancelled))
+    return bool((ep.t_rentals.row('R0003').status == _E12_RentalStatus_cancelled))
 
 
 def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:149
@@ -865,15 +880,15 @@ def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCo
 
 
 def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:150
-    return bool(any((((((((_r12.customer == 'CU003') and (_r12.car == '6666-FGH')) and (_r12.status == RentalStatus.reserved)) and (_r12.pickup_branch == 'BCN')) and (_r12.pickup_date == rt.parse_date('2026-07-20'))) and (_r12.return_date == rt.parse_date('2026-07-22'))) and (_r12.base_charge_cents == 10000)) for _r12 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r12.customer == 'CU003') and (_r12.car == '6666-FGH')) and (_r12.status == _E12_RentalStatus_reserved)) and (_r12.pickup_branch == 'BCN')) and (_r12.pickup_date == rt.parse_date('2026-07-20'))) and (_r12.return_date == rt.parse_date('2026-07-22'))) and (_r12.base_charge_cents == 10000)) for _r12 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:303
-    return bool((ep.t_rentals.row('R0001').status == RentalStatus.cancelled))
+    return bool((ep.t_rentals.row('R0001').status == _E12_RentalStatus_cancelled))
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:304
-    return bool(any((((((((_r13.customer == 'CU001') and (_r13.car == '1111-ABC')) and (_r13.status == RentalStatus.picked_up)) and (_r13.pickup_date == rt.parse_date('2026-07-10'))) and (_r13.return_date == rt.parse_date('2026-07-14'))) and (_r13.base_charge_cents == 15600)) and (_r13.start_mileage_km == 42000)) for _r13 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r13.customer == 'CU001') and (_r13.car == '1111-ABC')) and (_r13.status == _E12_RentalStatus_picked_up)) and (_r13.pickup_date == rt.parse_date('2026-07-10'))) and (_r13.return_date == rt.parse_date('2026-07-14'))) and (_r13.base_charge_cents == 15600)) and (_r13.start_mileage_km == 42000)) for _r13 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:305
@@ -885,7 +900,7 @@ def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter, init: CarR
 
 
 def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:460
-    return bool(any((((((((ep.t_customers.row(_r15.customer).licence_number == 'MAR77001') and (_r15.car == '1111-ABC')) and (_r15.status == RentalStatus.picked_up)) and (_r15.pickup_date == rt.parse_date('2026-07-10'))) and (_r15.return_date == rt.parse_date('2026-07-13'))) and (_r15.base_charge_cents == 11700)) and (_r15.start_mileage_km == 42000)) for _r15 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((ep.t_customers.row(_r15.customer).licence_number == 'MAR77001') and (_r15.car == '1111-ABC')) and (_r15.status == _E12_RentalStatus_picked_up)) and (_r15.pickup_date == rt.parse_date('2026-07-10'))) and (_r15.return_date == rt.parse_date('2026-07-13'))) and (_r15.base_charge_cents == 11700)) and (_r15.start_mileage_km == 42000)) for _r15 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:461
@@ -893,7 +908,7 @@ def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRent
 
 
 def _check_laura_picks_up_and_books_van__golf_handed_over(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:614
-    return bool((((ep.t_rentals.row('R0001').status == RentalStatus.picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
+    return bool((((ep.t_rentals.row('R0001').status == _E12_RentalStatus_picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
 
 
 def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:615
@@ -901,11 +916,11 @@ def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, in
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:616
-    return bool(any((((((((_r16.customer == 'CU001') and (_r16.car == '4444-DEF')) and (_r16.status == RentalStatus.reserved)) and (_r16.pickup_branch == 'VLC')) and (_r16.pickup_date == rt.parse_date('2026-08-01'))) and (_r16.return_date == rt.parse_date('2026-08-03'))) and (_r16.base_charge_cents == 19800)) for _r16 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r16.customer == 'CU001') and (_r16.car == '4444-DEF')) and (_r16.status == _E12_RentalStatus_reserved)) and (_r16.pickup_branch == 'VLC')) and (_r16.pickup_date == rt.parse_date('2026-08-01'))) and (_r16.return_date == rt.parse_date('2026-08-03'))) and (_r16.base_charge_cents == 19800)) for _r16 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:772
-    return bool(((((((ep.t_rentals.row('R0002').status == RentalStatus.returned) and (ep.t_rentals.row('R0002').return_branch == 'MAD')) and (ep.t_rentals.row('R0002').end_mileage_km == 27800)) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 0)) and (ep.t_rentals.row('R0002').total_cents == 23500)))
+    return bool(((((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').return_branch == 'MAD')) and (ep.t_rentals.row('R0002').end_mileage_km == 27800)) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 0)) and (ep.t_rentals.row('R0002').total_cents == 23500)))
 
 
 def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:773
@@ -913,11 +928,11 @@ def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:774
-    return bool(any(((((((_r17.customer == 'CU003') and (_r17.car == '1111-ABC')) and (_r17.status == RentalStatus.picked_up)) and (_r17.pickup_date == rt.parse_date('2026-07-10'))) and (_r17.return_date == rt.parse_date('2026-07-12'))) and (_r17.base_charge_cents == 7800)) for _r17 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r17.customer == 'CU003') and (_r17.car == '1111-ABC')) and (_r17.status == _E12_RentalStatus_picked_up)) and (_r17.pickup_date == rt.parse_date('2026-07-10'))) and (_r17.return_date == rt.parse_date('2026-07-12'))) and (_r17.base_charge_cents == 7800)) for _r17 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:931
-    return bool((((((ep.t_rentals.row('R0002').status == RentalStatus.returned) and (ep.t_rentals.row('R0002').return_branch == 'VLC')) and (ep.t_rentals.row('R0002').total_cents == 31000)) and (ep.t_cars.row('5555-EFG').branch == 'VLC')) and (ep.t_cars.row('5555-EFG').mileage_km == 28100)))
+    return bool((((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').return_branch == 'VLC')) and (ep.t_rentals.row('R0002').total_cents == 31000)) and (ep.t_cars.row('5555-EFG').branch == 'VLC')) and (ep.t_cars.row('5555-EFG').mileage_km == 28100)))
 
 
 def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:932
@@ -925,7 +940,7 @@ def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, 
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:933
-    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r18.customer == 'CU003') and (_r18.car == '4444-DEF')) and (_r18.status == RentalStatus.picked_up)) and (_r18.pickup_date == rt.parse_date('2026-07-10'))) and (_r18.return_date == rt.parse_date('2026-07-12'))) and (_r18.base_charge_cents == 19800)) and (_r18.start_mileage_km == 60500)) for _r18 in rt.each(ep, ep.t_rentals))))
+    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r18.customer == 'CU003') and (_r18.car == '4444-DEF')) and (_r18.status == _E12_RentalStatus_picked_up)) and (_r18.pickup_date == rt.parse_date('2026-07-10'))) and (_r18.return_date == rt.parse_date('2026-07-12'))) and (_r18.base_charge_cents == 19800)) and (_r18.start_mileage_km == 60500)) for _r18 in rt.each(ep, ep.t_rentals))))
 
 
 def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934

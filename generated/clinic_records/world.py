@@ -38,6 +38,12 @@ class Specialty(enum.StrEnum):
     dermatology = 'dermatology'
 
 
+_E9_Specialty_general: Specialty = Specialty.general
+_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
+_E9_Specialty_cardiology: Specialty = Specialty.cardiology
+_E9_Specialty_dermatology: Specialty = Specialty.dermatology
+
+
 class DrugClass(enum.StrEnum):
     'The DrugClass enum.'
 
@@ -47,11 +53,21 @@ class DrugClass(enum.StrEnum):
     antihypertensive = 'antihypertensive'
 
 
+_E9_DrugClass_antibiotic: DrugClass = DrugClass.antibiotic
+_E9_DrugClass_analgesic: DrugClass = DrugClass.analgesic
+_E9_DrugClass_antihistamine: DrugClass = DrugClass.antihistamine
+_E9_DrugClass_antihypertensive: DrugClass = DrugClass.antihypertensive
+
+
 class RxStatus(enum.StrEnum):
     'The RxStatus enum.'
 
     active = 'active'
     stopped = 'stopped'
+
+
+_E8_RxStatus_active: RxStatus = RxStatus.active
+_E8_RxStatus_stopped: RxStatus = RxStatus.stopped
 
 
 class Doctor(Row):
@@ -319,7 +335,7 @@ class Prescription(Row):
             start=v.want_date(d['start'], path + '.start'),
             end=v.want_date(d['end'], path + '.end'),
             renewals=(v.check_range(v.want_int(d['renewals'], path + '.renewals'), path + '.renewals', 0, 5) if d.get('renewals') is not None else 0),
-            status=(v.want_enum(d['status'], path + '.status', RxStatus) if d.get('status') is not None else RxStatus.active),
+            status=(v.want_enum(d['status'], path + '.status', RxStatus) if d.get('status') is not None else _E8_RxStatus_active),
             stop_reason=(v.want_optional(d['stop_reason'], path + '.stop_reason', (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))) if d.get('stop_reason') is not None else None),
         )
 
@@ -413,7 +429,7 @@ class ClinicRecords(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_p27.status != RxStatus.active) or (_p27.drug not in rt.each(self, self.t_patients.row(self.t_visits.row(_p27.visit).patient).allergies))) for _p27 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
+        if not all(((_p27.status != _E8_RxStatus_active) or (_p27.drug not in rt.each(self, self.t_patients.row(self.t_visits.row(_p27.visit).patient).allergies))) for _p27 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
             raise InvariantError('No active prescription is for a drug its patient is allergic to.', 'clinic_records.world:95')
         for _row28 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
             if not (_row28.end >= _row28.start):
@@ -421,9 +437,9 @@ class ClinicRecords(Episode):
         if not all((_p29.start >= self.t_visits.row(_p29.visit).at.date()) for _p29 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
             raise InvariantError('A prescription does not start before its visit.', 'clinic_records.world:101')
         for _row30 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
-            if not (((_row30.status == RxStatus.stopped) and (_row30.stop_reason is not None)) or ((_row30.status == RxStatus.active) and (_row30.stop_reason is None))):
+            if not (((_row30.status == _E8_RxStatus_stopped) and (_row30.stop_reason is not None)) or ((_row30.status == _E8_RxStatus_active) and (_row30.stop_reason is None))):
                 raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
-        if not all(((_p31.status != RxStatus.active) or (len(tuple(_q32.key() for _q32 in rt.each(self, self.t_prescriptions) if (((_q32.status == RxStatus.active) and (_q32.drug == _p31.drug)) and (self.t_visits.row(_q32.visit).patient == self.t_visits.row(_p31.visit).patient)))) == 1)) for _p31 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
+        if not all(((_p31.status != _E8_RxStatus_active) or (len(tuple(_q32.key() for _q32 in rt.each(self, self.t_prescriptions) if (((_q32.status == _E8_RxStatus_active) and (_q32.drug == _p31.drug)) and (self.t_visits.row(_q32.visit).patient == self.t_visits.row(_p31.visit).patient)))) == 1)) for _p31 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
             raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
         for _row33 in self._changed_rows(self.t_patients):  # clinic_records.world:110
             if not (_row33.birth_date <= _row33.registered_on):
@@ -437,15 +453,19 @@ class ClinicRecords(Episode):
             rt.check_refs(self.t_visits, _row36.visit, 'Prescription.visit')
             rt.check_refs(self.t_drugs, _row36.drug, 'Prescription.drug')
         rt.check_refs(self.t_doctors, self.state.current_doctor, 'current_doctor')
-        rt.check_deleted(self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'),))
-        rt.check_deleted(self, self.t_drugs, ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug'),))
-        rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
-        rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_drugs, ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
         pass
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
-        return any((((_q1.status == RxStatus.active) and (_q1.drug == drug.key())) and (self.t_visits.row(_q1.visit).patient == patient.key())) for _q1 in rt.each(self, self.t_prescriptions))  # clinic_records.world:90
+        return any((((_q1.status == _E8_RxStatus_active) and (_q1.drug == drug.key())) and (self.t_visits.row(_q1.visit).patient == patient.key())) for _q1 in rt.each(self, self.t_prescriptions))  # clinic_records.world:90
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
@@ -498,7 +518,7 @@ class ClinicRecords(Episode):
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:184
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' already has an active prescription of ' + rt.text(drug.name) + '.')))
         today: dt.date = self.clock.date()  # clinic_records.world:185
-        rx: Prescription = Prescription(id_=self._next('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(), dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today, end=(today + dt.timedelta(days=course_days)), renewals=0, status=RxStatus.active, stop_reason=None)  # clinic_records.world:186
+        rx: Prescription = Prescription(id_=self._next('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(), dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today, end=(today + dt.timedelta(days=course_days)), renewals=0, status=_E8_RxStatus_active, stop_reason=None)  # clinic_records.world:186
         self._insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
@@ -508,7 +528,7 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         if not (self.t_visits.row(prescription.visit).doctor == self.state.current_doctor):  # clinic_records.world:204
             raise ToolError(rt.built(self, ('Only the prescribing doctor (' + rt.text(self.t_doctors.row(self.t_visits.row(prescription.visit).doctor).name) + ') can renew ' + rt.text(prescription.id_) + '.')))
-        if not (prescription.status == RxStatus.active):  # clinic_records.world:205
+        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:205
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.')))
         if not (extra_days <= self.t_drugs.row(prescription.drug).max_days):  # clinic_records.world:206
             raise ToolError(rt.built(self, ('A renewal of ' + rt.text(self.t_drugs.row(prescription.drug).name) + ' can cover at most ' + rt.text(self.t_drugs.row(prescription.drug).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
@@ -522,12 +542,12 @@ class ClinicRecords(Episode):
         'Stop an active prescription with a reason. If it would still run past today, it now ends today.'
         if not (self.state.current_doctor is not None):  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
-        if not (prescription.status == RxStatus.active):  # clinic_records.world:220
+        if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:220
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is already stopped.')))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if ((today < prescription.end) and (today >= prescription.start)):  # clinic_records.world:222
             self._set(prescription, 'end', today)  # clinic_records.world:223
-        self._set(prescription, 'status', RxStatus.stopped)  # clinic_records.world:225
+        self._set(prescription, 'status', _E8_RxStatus_stopped)  # clinic_records.world:225
         self._set(prescription, 'stop_reason', rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)))  # clinic_records.world:226
         return prescription  # clinic_records.world:227
 
@@ -541,7 +561,7 @@ class ClinicRecords(Episode):
 
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:  # clinic_records.world:246
         "List a patient's prescriptions, optionally only the active ones."
-        return tuple(_p4.key() for _p4 in rt.each(self, self.t_prescriptions) if ((self.t_visits.row(_p4.visit).patient == patient.key()) and ((not active_only) or (_p4.status == RxStatus.active))))  # clinic_records.world:252
+        return tuple(_p4.key() for _p4 in rt.each(self, self.t_prescriptions) if ((self.t_visits.row(_p4.visit).patient == patient.key()) and ((not active_only) or (_p4.status == _E8_RxStatus_active))))  # clinic_records.world:252
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -697,11 +717,11 @@ ClinicRecords.TOOLS = {
 
 
 def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:358
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-18')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == RxStatus.active)))
+    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-18')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
 
 
 def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:359
-    return bool(any(((((((_p5.visit == 'V001') and (_p5.drug == 'IBU01')) and (_p5.status == RxStatus.active)) and (_p5.dose == '400 mg three times daily')) and (_p5.start == rt.parse_date('2026-03-10'))) and (_p5.end == rt.parse_date('2026-03-15'))) for _p5 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((((_p5.visit == 'V001') and (_p5.drug == 'IBU01')) and (_p5.status == _E8_RxStatus_active)) and (_p5.dose == '400 mg three times daily')) and (_p5.start == rt.parse_date('2026-03-10'))) and (_p5.end == rt.parse_date('2026-03-15'))) for _p5 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_new_child_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:470
@@ -713,11 +733,11 @@ def _check_new_child_patient__visited(ep: ClinicRecords, init: ClinicRecords, re
 
 
 def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:472
-    return bool(any(((((ep.t_patients.row(ep.t_visits.row(_p9.visit).patient).name == 'Liam Park') and (_p9.drug == 'AMX01')) and (_p9.status == RxStatus.active)) and (_p9.end == rt.parse_date('2026-03-17'))) for _p9 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((ep.t_patients.row(ep.t_visits.row(_p9.visit).patient).name == 'Liam Park') and (_p9.drug == 'AMX01')) and (_p9.status == _E8_RxStatus_active)) and (_p9.end == rt.parse_date('2026-03-17'))) for _p9 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:582
-    return bool((((ep.t_prescriptions.row('RX002').status == RxStatus.stopped) and (ep.t_prescriptions.row('RX002').stop_reason == 'angioedema')) and (ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-03-10'))))
+    return bool((((ep.t_prescriptions.row('RX002').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX002').stop_reason == 'angioedema')) and (ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-03-10'))))
 
 
 def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:583
@@ -725,7 +745,7 @@ def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecor
 
 
 def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:107
-    return bool((((ep.t_prescriptions.row('RX001').status == RxStatus.stopped) and (ep.t_prescriptions.row('RX001').stop_reason == 'allergic rash')) and (ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-10'))))
+    return bool((((ep.t_prescriptions.row('RX001').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX001').stop_reason == 'allergic rash')) and (ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-10'))))
 
 
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:108
@@ -741,11 +761,11 @@ def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords, init:
 
 
 def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:222
-    return bool(any((((((((ep.t_visits.row(_p15.visit).patient == 'P002') and (ep.t_visits.row(_p15.visit).diagnosis == 'streptococcal pharyngitis')) and (_p15.drug == 'AMX01')) and (_p15.status == RxStatus.active)) and (_p15.dose == '250 mg three times daily')) and (_p15.start == rt.parse_date('2026-03-10'))) and (_p15.end == rt.parse_date('2026-03-20'))) for _p15 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_visits.row(_p15.visit).patient == 'P002') and (ep.t_visits.row(_p15.visit).diagnosis == 'streptococcal pharyngitis')) and (_p15.drug == 'AMX01')) and (_p15.status == _E8_RxStatus_active)) and (_p15.dose == '250 mg three times daily')) and (_p15.start == rt.parse_date('2026-03-10'))) and (_p15.end == rt.parse_date('2026-03-20'))) for _p15 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:223
-    return bool(any(((((((ep.t_visits.row(_p16.visit).patient == 'P002') and (ep.t_visits.row(_p16.visit).diagnosis == 'streptococcal pharyngitis')) and (_p16.drug == 'IBU01')) and (_p16.status == RxStatus.active)) and (_p16.dose == '200 mg as needed')) and (_p16.end == rt.parse_date('2026-03-15'))) for _p16 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((((ep.t_visits.row(_p16.visit).patient == 'P002') and (ep.t_visits.row(_p16.visit).diagnosis == 'streptococcal pharyngitis')) and (_p16.drug == 'IBU01')) and (_p16.status == _E8_RxStatus_active)) and (_p16.dose == '200 mg as needed')) and (_p16.end == rt.parse_date('2026-03-15'))) for _p16 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:224
@@ -761,7 +781,7 @@ def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: Clin
 
 
 def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:338
-    return bool((((ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-06-19')) and (ep.t_prescriptions.row('RX002').renewals == 2)) and (ep.t_prescriptions.row('RX002').status == RxStatus.active)))
+    return bool((((ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-06-19')) and (ep.t_prescriptions.row('RX002').renewals == 2)) and (ep.t_prescriptions.row('RX002').status == _E8_RxStatus_active)))
 
 
 def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:449
@@ -773,11 +793,11 @@ def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords, init: Cli
 
 
 def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:451
-    return bool(any((((((((ep.t_patients.row(ep.t_visits.row(_p21.visit).patient).name == 'Omar Haddad') and (ep.t_visits.row(_p21.visit).doctor == 'D003')) and (_p21.drug == 'LIS01')) and (_p21.dose == '10 mg daily')) and (_p21.status == RxStatus.active)) and (_p21.start == rt.parse_date('2026-03-10'))) and (_p21.end == rt.parse_date('2026-06-08'))) for _p21 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_patients.row(ep.t_visits.row(_p21.visit).patient).name == 'Omar Haddad') and (ep.t_visits.row(_p21.visit).doctor == 'D003')) and (_p21.drug == 'LIS01')) and (_p21.dose == '10 mg daily')) and (_p21.status == _E8_RxStatus_active)) and (_p21.start == rt.parse_date('2026-03-10'))) and (_p21.end == rt.parse_date('2026-06-08'))) for _p21 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:565
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-14')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == RxStatus.active)))
+    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-14')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
 
 
 def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:566

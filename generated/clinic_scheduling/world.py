@@ -38,12 +38,23 @@ class Specialty(enum.StrEnum):
     pediatrics = 'pediatrics'
 
 
+_E9_Specialty_general_practice: Specialty = Specialty.general_practice
+_E9_Specialty_cardiology: Specialty = Specialty.cardiology
+_E9_Specialty_dermatology: Specialty = Specialty.dermatology
+_E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
+
+
 class VisitKind(enum.StrEnum):
     'What the visit is for; it decides how long it takes.'
 
     consultation = 'consultation'
     follow_up = 'follow-up'
     procedure = 'procedure'
+
+
+_E9_VisitKind_consultation: VisitKind = VisitKind.consultation
+_E9_VisitKind_follow_up: VisitKind = VisitKind.follow_up
+_E9_VisitKind_procedure: VisitKind = VisitKind.procedure
 
 
 class AppointmentStatus(enum.StrEnum):
@@ -54,6 +65,13 @@ class AppointmentStatus(enum.StrEnum):
     completed = 'completed'
     cancelled = 'cancelled'
     no_show = 'no show'
+
+
+_E17_AppointmentStatus_booked: AppointmentStatus = AppointmentStatus.booked
+_E17_AppointmentStatus_checked_in: AppointmentStatus = AppointmentStatus.checked_in
+_E17_AppointmentStatus_completed: AppointmentStatus = AppointmentStatus.completed
+_E17_AppointmentStatus_cancelled: AppointmentStatus = AppointmentStatus.cancelled
+_E17_AppointmentStatus_no_show: AppointmentStatus = AppointmentStatus.no_show
 
 
 class Doctor(Row):
@@ -311,11 +329,11 @@ class Appointment(Row):
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             slot=v.want_str(d['slot'], path + '.slot'),
-            kind=(v.want_enum(d['kind'], path + '.kind', VisitKind) if d.get('kind') is not None else VisitKind.consultation),
+            kind=(v.want_enum(d['kind'], path + '.kind', VisitKind) if d.get('kind') is not None else _E9_VisitKind_consultation),
             start=v.want_datetime(d['start'], path + '.start'),
             end=v.want_datetime(d['end'], path + '.end'),
             reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', AppointmentStatus) if d.get('status') is not None else AppointmentStatus.booked),
+            status=(v.want_enum(d['status'], path + '.status', AppointmentStatus) if d.get('status') is not None else _E17_AppointmentStatus_booked),
             booked_at=(v.want_datetime(d['booked_at'], path + '.booked_at') if d.get('booked_at') is not None else ep.clock),
             cancelled_at=(v.want_optional(d['cancelled_at'], path + '.cancelled_at', (lambda x, p: v.want_datetime(x, p))) if d.get('cancelled_at') is not None else None),
             late_cancellation=(v.want_bool(d['late_cancellation'], path + '.late_cancellation') if d.get('late_cancellation') is not None else False),
@@ -701,7 +719,7 @@ class ClinicScheduling(Episode):
         if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
         for _row49 in self._changed_rows(self.t_appointments):  # clinic.world:263
-            if not ((_row49.status == AppointmentStatus.cancelled) == (_row49.cancelled_at is not None)):
+            if not ((_row49.status == _E17_AppointmentStatus_cancelled) == (_row49.cancelled_at is not None)):
                 raise InvariantError('Exactly the cancelled appointments have a cancellation time.', 'clinic.world:263')
         for _row50 in self._changed_rows(self.t_waitlist):  # clinic.world:266
             if not (_row50.earliest <= _row50.latest):
@@ -717,14 +735,17 @@ class ClinicScheduling(Episode):
         for _row55 in self._changed_rows(self.t_waitlist, ('patient', 'doctor')):
             rt.check_refs(self.t_patients, _row55.patient, 'WaitlistEntry.patient')
             rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
-        rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
-        rt.check_deleted(self, self.t_patients, ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient'),))
-        rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_patients, ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
         pass
 
     def fn_active(self, appointment: Appointment) -> bool:  # clinic.world:147
         'Booked or checked in: it holds its time.'
-        return ((appointment.status == AppointmentStatus.booked) or (appointment.status == AppointmentStatus.checked_in))  # clinic.world:148
+        return ((appointment.status == _E17_AppointmentStatus_booked) or (appointment.status == _E17_AppointmentStatus_checked_in))  # clinic.world:148
 
     def fn_overlaps(self, a_start: dt.datetime, a_end: dt.datetime, b_start: dt.datetime, b_end: dt.datetime) -> bool:  # clinic.world:151
         return ((a_start < b_end) and (b_start < a_end))  # clinic.world:152
@@ -732,11 +753,11 @@ class ClinicScheduling(Episode):
     def fn_visit_minutes(self, kind: VisitKind) -> int:  # clinic.world:155
         length: int = 30  # clinic.world:156
         _subject1 = kind  # clinic.world:157
-        if _subject1 == VisitKind.consultation:  # clinic.world:158
+        if _subject1 == _E9_VisitKind_consultation:  # clinic.world:158
             length = 30  # clinic.world:159
-        elif _subject1 == VisitKind.follow_up:  # clinic.world:161
+        elif _subject1 == _E9_VisitKind_follow_up:  # clinic.world:161
             length = 15  # clinic.world:162
-        elif _subject1 == VisitKind.procedure:  # clinic.world:164
+        elif _subject1 == _E9_VisitKind_procedure:  # clinic.world:164
             length = 60  # clinic.world:165
         return length  # clinic.world:168
 
@@ -776,9 +797,9 @@ class ClinicScheduling(Episode):
         if (len(tuple(_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day)))) >= self.state.max_appointments_per_day):  # clinic.world:223
             return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:224
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
-        if ((doctor.specialty == Specialty.pediatrics) and (age >= 18)):  # clinic.world:227
+        if ((doctor.specialty == _E9_Specialty_pediatrics) and (age >= 18)):  # clinic.world:227
             return rt.built(self, (rt.text(doctor.name) + ' is a pediatrician and only sees patients under 18; ' + rt.text(patient.name) + ' is ' + rt.text(age) + '.'))  # clinic.world:228
-        seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == AppointmentStatus.completed)) for _a7 in rt.each(self, self.t_appointments))  # clinic.world:230
+        seen_before: bool = any((((_a7.patient == patient.key()) and (_a7.doctor == doctor.key())) and (_a7.status == _E17_AppointmentStatus_completed)) for _a7 in rt.each(self, self.t_appointments))  # clinic.world:230
         if ((not doctor.accepting_new_patients) and (not seen_before)):  # clinic.world:231
             return rt.built(self, (rt.text(doctor.name) + ' is not taking new patients, and ' + rt.text(patient.name) + ' has had no visit with them yet.'))  # clinic.world:232
         return None  # clinic.world:234
@@ -792,7 +813,7 @@ class ClinicScheduling(Episode):
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:274
         "List the clinic's doctors with their specialty, room and whether they take new patients."
-        return tuple(_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == rt.present(specialty))) and (_d13.accepting_new_patients or (not accepting_only))))  # clinic.world:280
+        return tuple(_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == (specialty if specialty is not None else rt.absent()))) and (_d13.accepting_new_patients or (not accepting_only))))  # clinic.world:280
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         'Find registered patients by name or phone number.'
@@ -812,7 +833,7 @@ class ClinicScheduling(Episode):
 
     def tool_find_available_slots(self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind) -> tuple[SlotView, ...]:  # clinic.world:315
         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
-        chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == rt.present(specialty))) and ((doctor_id is None) or (_d17.id_ == rt.present(doctor_id)))))  # clinic.world:323
+        chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent())))))  # clinic.world:323
         found: tuple[str, ...] = ()  # clinic.world:324
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:326
@@ -821,11 +842,11 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:337
-        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, VisitKind.consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, VisitKind.consultation)))))  # clinic.world:338
+        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple(_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == rt.present(patient_id))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == rt.present(doctor_id)))) and ((on is None) or (_a23.start.date() == rt.present(on)))) and ((status is None) or (_a23.status == rt.present(status)))))  # clinic.world:354
+        found: tuple[str, ...] = tuple(_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent())))))  # clinic.world:354
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
@@ -833,7 +854,7 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if not (problem is None):  # clinic.world:374
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
+        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
         self._insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(self.t_waitlist, rt.each(self, tuple(_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))))):  # clinic.world:385
             self._delete(self.t_waitlist, entry.key())  # clinic.world:386
@@ -841,7 +862,7 @@ class ClinicScheduling(Episode):
 
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:  # clinic.world:391
         'Move a booked appointment to another slot. Only possible up to the cancellation notice (24 hours) before it starts.'
-        if not (appointment.status == AppointmentStatus.booked):  # clinic.world:397
+        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:397
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be moved: it is ' + rt.text(appointment.status) + '.')))
         if not ((appointment.start - self.clock) >= dt.timedelta(hours=self.state.cancellation_notice_hours)):  # clinic.world:398
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
@@ -860,12 +881,12 @@ class ClinicScheduling(Episode):
 
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:410
         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed but\ncounts as a late cancellation: the late fee is added to the patient's balance."
-        if not (appointment.status == AppointmentStatus.booked):  # clinic.world:418
+        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:418
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be cancelled: it is ' + rt.text(appointment.status) + '.')))
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._set(appointment, 'status', AppointmentStatus.cancelled)  # clinic.world:421
+        self._set(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
         self._set(appointment, 'cancelled_at', self.clock)  # clinic.world:422
         self._set(appointment, 'late_cancellation', late)  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
@@ -878,30 +899,30 @@ class ClinicScheduling(Episode):
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'
-        if not (appointment.status == AppointmentStatus.booked):  # clinic.world:441
+        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:441
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be checked in: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock >= (appointment.start - dt.timedelta(minutes=30))):  # clinic.world:442
             raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
             raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        self._set(appointment, 'status', AppointmentStatus.checked_in)  # clinic.world:444
+        self._set(appointment, 'status', _E17_AppointmentStatus_checked_in)  # clinic.world:444
         return appointment  # clinic.world:445
 
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:448
         "Close a visit after the patient was seen, with the doctor's notes."
-        if not (appointment.status == AppointmentStatus.checked_in):  # clinic.world:454
+        if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._set(appointment, 'status', AppointmentStatus.completed)  # clinic.world:455
+        self._set(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
         self._set(appointment, 'notes', notes)  # clinic.world:456
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
         'Record that the patient did not come. Possible from 15 minutes after the start; the late fee is added to their balance.'
-        if not (appointment.status == AppointmentStatus.booked):  # clinic.world:465
+        if not (appointment.status == _E17_AppointmentStatus_booked):  # clinic.world:465
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        self._set(appointment, 'status', AppointmentStatus.no_show)  # clinic.world:467
+        self._set(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self._set(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:468
         self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:469
         return appointment  # clinic.world:470
@@ -943,7 +964,7 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:530
         if not (problem is None):  # clinic.world:531
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=AppointmentStatus.booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:532
+        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:532
         self._insert(self.t_appointments, appointment)  # clinic.world:541
         self._delete(self.t_waitlist, entry.key())  # clinic.world:542
         return appointment  # clinic.world:543
@@ -999,7 +1020,7 @@ def _invoke_find_available_slots(ep: ClinicScheduling, args: Mapping[str, Any]) 
     a_on = v.want_date(args['on'], 'on')
     a_specialty = (v.want_optional(args['specialty'], 'specialty', (lambda x, p: v.want_enum(x, p, Specialty))) if args.get('specialty') is not None else None)
     a_doctor_id = (v.want_optional(args['doctor_id'], 'doctor_id', (lambda x, p: v.want_str(x, p))) if args.get('doctor_id') is not None else None)
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
+    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_find_available_slots(a_on, a_specialty, a_doctor_id, a_kind)
 
 
@@ -1044,7 +1065,7 @@ def _invoke_book_appointment(ep: ClinicScheduling, args: Mapping[str, Any]) -> A
         a_slot = v.want_str(a_slot, 'slot')
     a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
     a_reason = v.check_length(v.want_str(args['reason'], 'reason'), 'reason', 1, 200)
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
+    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_book_appointment(a_patient, a_slot, a_reason, a_kind)
 
 
@@ -1174,7 +1195,7 @@ def _invoke_book_from_waitlist(ep: ClinicScheduling, args: Mapping[str, Any]) ->
     if type(a_slot) is not str or not a_slot.isascii():
         a_slot = v.want_str(a_slot, 'slot')
     a_slot = ep.t_slots.rows.get(a_slot) or rt.lookup(ep.t_slots, a_slot, lambda key: rt.built(ep, ('No slot with id ' + rt.text(key) + '.')))
-    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else VisitKind.consultation)
+    a_kind = (v.want_enum(args['kind'], 'kind', VisitKind) if args.get('kind') is not None else _E9_VisitKind_consultation)
     return ep.tool_book_from_waitlist(a_entry, a_slot, a_kind)
 
 
@@ -1199,7 +1220,7 @@ ClinicScheduling.TOOLS = {
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:16
-    return bool(((ep.t_appointments.row('APT1001').status == AppointmentStatus.cancelled) and ep.t_appointments.row('APT1001').late_cancellation))
+    return bool(((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_cancelled) and ep.t_appointments.row('APT1001').late_cancellation))
 
 
 def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:17
@@ -1207,7 +1228,7 @@ def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: 
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == AppointmentStatus.booked)) for _a27 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == _E17_AppointmentStatus_booked)) for _a27 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1215,11 +1236,11 @@ def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, i
 
 
 def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:43
-    return bool((((ep.t_appointments.row('APT1003').slot == 'S303') and (ep.t_appointments.row('APT1003').start == rt.parse_datetime('2024-06-12T13:30:00'))) and (ep.t_appointments.row('APT1003').status == AppointmentStatus.booked)))
+    return bool((((ep.t_appointments.row('APT1003').slot == 'S303') and (ep.t_appointments.row('APT1003').start == rt.parse_datetime('2024-06-12T13:30:00'))) and (ep.t_appointments.row('APT1003').status == _E17_AppointmentStatus_booked)))
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
-    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == Specialty.general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == _E9_Specialty_general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
@@ -1227,11 +1248,11 @@ def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: Cli
 
 
 def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:68
-    return bool((ep.t_appointments.row('APT1001').status == AppointmentStatus.checked_in))
+    return bool((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_checked_in))
 
 
 def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:69
-    return bool((((ep.t_appointments.row('APT1009').status == AppointmentStatus.no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))) and (ep.t_patients.row('P1004').balance == 50.0)))
+    return bool((((ep.t_appointments.row('APT1009').status == _E17_AppointmentStatus_no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))) and (ep.t_patients.row('P1004').balance == 50.0)))
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:70
@@ -1255,7 +1276,7 @@ def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicSchedu
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == AppointmentStatus.booked)) for _a33 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == _E17_AppointmentStatus_booked)) for _a33 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:157
@@ -1267,11 +1288,11 @@ def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicSche
 
 
 def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:181
-    return bool(((ep.t_appointments.row('APT1001').status == AppointmentStatus.completed) and (ep.t_appointments.row('APT1001').notes is not None)))
+    return bool(((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_completed) and (ep.t_appointments.row('APT1001').notes is not None)))
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:182
-    return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == VisitKind.follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == AppointmentStatus.booked)) for _a35 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == _E9_VisitKind_follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == _E17_AppointmentStatus_booked)) for _a35 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:183
@@ -1279,15 +1300,15 @@ def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, 
 
 
 def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:213
-    return bool(((ep.t_appointments.row('APT1009').status == AppointmentStatus.no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))))
+    return bool(((ep.t_appointments.row('APT1009').status == _E17_AppointmentStatus_no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))))
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == AppointmentStatus.booked)) for _a36 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == _E17_AppointmentStatus_booked)) for _a36 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:215
-    return bool(((ep.t_appointments.row('APT1004').status == AppointmentStatus.cancelled) and (not ep.t_appointments.row('APT1004').late_cancellation)))
+    return bool(((ep.t_appointments.row('APT1004').status == _E17_AppointmentStatus_cancelled) and (not ep.t_appointments.row('APT1004').late_cancellation)))
 
 
 def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:216
@@ -1299,7 +1320,7 @@ def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicSche
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == AppointmentStatus.booked)) for _a38 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == _E17_AppointmentStatus_booked)) for _a38 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244

@@ -37,12 +37,22 @@ class Tier(enum.StrEnum):
     vip = 'vip'
 
 
+_E4_Tier_standard: Tier = Tier.standard
+_E4_Tier_premium: Tier = Tier.premium
+_E4_Tier_vip: Tier = Tier.vip
+
+
 class PayMethod(enum.StrEnum):
     'How an order was paid.'
 
     card = 'card'
     cash = 'cash'
     voucher = 'voucher'
+
+
+_E9_PayMethod_card: PayMethod = PayMethod.card
+_E9_PayMethod_cash: PayMethod = PayMethod.cash
+_E9_PayMethod_voucher: PayMethod = PayMethod.voucher
 
 
 class OrderStatus(enum.StrEnum):
@@ -53,6 +63,11 @@ class OrderStatus(enum.StrEnum):
     released = 'released'
 
 
+_E11_OrderStatus_held: OrderStatus = OrderStatus.held
+_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
+_E11_OrderStatus_released: OrderStatus = OrderStatus.released
+
+
 class TicketStatus(enum.StrEnum):
     'Where a ticket is in its life.'
 
@@ -61,6 +76,13 @@ class TicketStatus(enum.StrEnum):
     checked_in = 'checked_in'
     refunded = 'refunded'
     released = 'released'
+
+
+_E12_TicketStatus_held: TicketStatus = TicketStatus.held
+_E12_TicketStatus_sold: TicketStatus = TicketStatus.sold
+_E12_TicketStatus_checked_in: TicketStatus = TicketStatus.checked_in
+_E12_TicketStatus_refunded: TicketStatus = TicketStatus.refunded
+_E12_TicketStatus_released: TicketStatus = TicketStatus.released
 
 
 class Venue(Row):
@@ -329,7 +351,7 @@ class Order(Row):
             id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'ORD{:03d}')),
             customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^C[0-9]{3}$'),
             event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else OrderStatus.held),
+            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_held),
             created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
             hold_expires_at=v.want_datetime(d['hold_expires_at'], path + '.hold_expires_at'),
             total_cents=v.check_range(v.want_int(d['total_cents'], path + '.total_cents'), path + '.total_cents', 0, None),
@@ -406,7 +428,7 @@ class Ticket(Row):
             seat=v.check_pattern(v.want_str(d['seat'], path + '.seat'), path + '.seat', '^[A-Z][0-9]{1,2}$'),
             price_cents=v.check_range(v.want_int(d['price_cents'], path + '.price_cents'), path + '.price_cents', 0, None),
             holder=v.check_pattern(v.want_str(d['holder'], path + '.holder'), path + '.holder', '^C[0-9]{3}$'),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else TicketStatus.held),
+            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_held),
             checked_in_at=(v.want_optional(d['checked_in_at'], path + '.checked_in_at', (lambda x, p: v.want_datetime(x, p))) if d.get('checked_in_at') is not None else None),
         )
 
@@ -677,12 +699,12 @@ class ConcertTicketOffice(Episode):
         if not all(self.fn_seat_in_section(_t39.seat, self.t_sections.row(_t39.section)) for _t39 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
             raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:206')
         for _row40 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
-            if not (((_row40.status == OrderStatus.paid) == (_row40.paid_at is not None)) and ((_row40.status == OrderStatus.paid) == (_row40.payment is not None))):
+            if not (((_row40.status == _E11_OrderStatus_paid) == (_row40.paid_at is not None)) and ((_row40.status == _E11_OrderStatus_paid) == (_row40.payment is not None))):
                 raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:209')
-        if not all((((self.t_orders.row(_t41.order).status == OrderStatus.held) == (_t41.status == TicketStatus.held)) and ((self.t_orders.row(_t41.order).status == OrderStatus.released) == (_t41.status == TicketStatus.released))) for _t41 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
+        if not all((((self.t_orders.row(_t41.order).status == _E11_OrderStatus_held) == (_t41.status == _E12_TicketStatus_held)) and ((self.t_orders.row(_t41.order).status == _E11_OrderStatus_released) == (_t41.status == _E12_TicketStatus_released))) for _t41 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
             raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:212')
         for _row42 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
-            if not ((_row42.checked_in_at is not None) == (_row42.status == TicketStatus.checked_in)):
+            if not ((_row42.checked_in_at is not None) == (_row42.status == _E12_TicketStatus_checked_in)):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:215')
         if not all((_o43.total_cents == sum(rt.each(self, tuple(_t44.price_cents for _t44 in rt.each(self, self.t_tickets) if (_t44.order == _o43.key()))))) for _o43 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:218')
@@ -698,11 +720,16 @@ class ConcertTicketOffice(Episode):
             rt.check_refs(self.t_events, _row48.event, 'Ticket.event')
             rt.check_refs(self.t_sections, _row48.section, 'Ticket.section')
             rt.check_refs(self.t_customers, _row48.holder, 'Ticket.holder')
-        rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
-        rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
-        rt.check_deleted(self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'),))
-        rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'),))
-        rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
         pass
 
     def fn_seat_in_section(self, seat: str, section: Section) -> bool:  # concert_ticket_office.world:144
@@ -718,15 +745,15 @@ class ConcertTicketOffice(Episode):
 
     def fn_owned(self, t: Ticket) -> bool:  # concert_ticket_office.world:159
         'A ticket that is sold or checked in.'
-        return ((t.status == TicketStatus.sold) or (t.status == TicketStatus.checked_in))  # concert_ticket_office.world:160
+        return ((t.status == _E12_TicketStatus_sold) or (t.status == _E12_TicketStatus_checked_in))  # concert_ticket_office.world:160
 
     def fn_hold_live(self, o: Order) -> bool:  # concert_ticket_office.world:163
         'A held order whose hold has not expired.'
-        return ((o.status == OrderStatus.held) and (o.hold_expires_at > self.clock))  # concert_ticket_office.world:164
+        return ((o.status == _E11_OrderStatus_held) and (o.hold_expires_at > self.clock))  # concert_ticket_office.world:164
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:167
         'Whether a ticket keeps its seat from being held by someone else.'
-        return (self.fn_owned(t) or ((t.status == TicketStatus.held) and self.fn_hold_live(self.t_orders.row(t.order))))  # concert_ticket_office.world:170
+        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live(self.t_orders.row(t.order))))  # concert_ticket_office.world:170
 
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:  # concert_ticket_office.world:173
         'The seats of a section that are sold, checked in or under a live hold.'
@@ -738,7 +765,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_live_held_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:185
         'Seats the customer has under live holds for the event.'
-        return len(tuple(_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == TicketStatus.held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))))  # concert_ticket_office.world:188
+        return len(tuple(_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))))  # concert_ticket_office.world:188
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:191
         'Whether the event has begun.'
@@ -765,11 +792,11 @@ class ConcertTicketOffice(Episode):
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:255
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order=order.key(), tickets=tuple(_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())), hold_expired=((order.status == OrderStatus.held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
+        return _new_OrderView(order=order.key(), tickets=tuple(_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())), hold_expired=((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:265
         'List the tickets a customer holds, with event, section, seat and status, optionally for one event.'
-        return tuple(_t7.key() for _t7 in rt.each(self, self.t_tickets) if ((_t7.holder == customer.key()) and ((rt.key_of(event) is None) or (_t7.event == rt.present(event).key()))))  # concert_ticket_office.world:271
+        return tuple(_t7.key() for _t7 in rt.each(self, self.t_tickets) if ((_t7.holder == customer.key()) and ((event is None) or (_t7.event == (event if event is not None else rt.absent()).key()))))  # concert_ticket_office.world:271
 
     def tool_hold_seats(self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]) -> OrderView:  # concert_ticket_office.world:276
         'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.'
@@ -791,15 +818,15 @@ class ConcertTicketOffice(Episode):
         already: int = rt.bounded(self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event))  # concert_ticket_office.world:294
         if not (rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:295
             raise ToolError(rt.built(self, (rt.text(customer.name) + ' already has ' + rt.text(already) + ' tickets or held seats for ' + rt.text(event.title) + '; at most ' + rt.text(_C_MAX_PER_EVENT) + ' per event.')))
-        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=OrderStatus.held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded(rt.present(price) * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:296
+        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded((price if price is not None else rt.absent()) * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:296
         self._insert(self.t_orders, order)  # concert_ticket_office.world:302
         for _seat8 in rt.each(self, seats):  # concert_ticket_office.world:303
-            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(rt.present(price), 'Ticket.price_cents', 0, None), holder=customer.key(), status=TicketStatus.held, checked_in_at=None))  # concert_ticket_office.world:304
+            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range((price if price is not None else rt.absent()), 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
         return _new_OrderView(order=order.key(), tickets=tuple(_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())), hold_expired=False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320
         'Pay for a held order before its hold expires; its tickets become valid.'
-        if not (order.status == OrderStatus.held):  # concert_ticket_office.world:326
+        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:326
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
         if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:327
             raise ToolError(rt.built(self, ('The hold on order ' + rt.text(order.id_) + ' expired at ' + rt.text(order.hold_expires_at) + '; hold the seats again.')))
@@ -809,25 +836,25 @@ class ConcertTicketOffice(Episode):
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text(self.t_sections.row(t.section).id_) + ' has been sold in the meantime.')))
-        self._set(order, 'status', OrderStatus.paid)  # concert_ticket_office.world:333
+        self._set(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:333
         self._set(order, 'paid_at', self.clock)  # concert_ticket_office.world:334
         self._set(order, 'payment', payment)  # concert_ticket_office.world:335
         for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
-            self._set(self.t_tickets.row(_t12.id_), 'status', TicketStatus.sold)  # concert_ticket_office.world:337
+            self._set(self.t_tickets.row(_t12.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:337
         return _new_OrderView(order=order.key(), tickets=tuple(_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())), hold_expired=False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
-        if not (order.status == OrderStatus.held):  # concert_ticket_office.world:351
+        if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:351
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        self._set(order, 'status', OrderStatus.released)  # concert_ticket_office.world:352
+        self._set(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:352
         for t in rt.rows(self.t_tickets, rt.each(self, tuple(_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())))):  # concert_ticket_office.world:353
-            self._set(self.t_tickets.row(t.id_), 'status', TicketStatus.released)  # concert_ticket_office.world:354
+            self._set(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:354
         return order  # concert_ticket_office.world:356
 
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:  # concert_ticket_office.world:359
         'Give a sold ticket to another customer before the event starts; they become its holder.'
-        if not (ticket.status == TicketStatus.sold):  # concert_ticket_office.world:365
+        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:365
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be transferred.')))
         if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:366
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started.')))
@@ -840,24 +867,24 @@ class ConcertTicketOffice(Episode):
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:373
         'Refund a sold ticket before the event starts; the seat becomes free again.'
-        if not (ticket.status == TicketStatus.sold):  # concert_ticket_office.world:378
+        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:378
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
         if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:379
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started; tickets cannot be refunded.')))
-        self._set(ticket, 'status', TicketStatus.refunded)  # concert_ticket_office.world:380
+        self._set(ticket, 'status', _E12_TicketStatus_refunded)  # concert_ticket_office.world:380
         return _new_Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:384
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'
-        if not (ticket.status != TicketStatus.checked_in):  # concert_ticket_office.world:389
+        if not (ticket.status != _E12_TicketStatus_checked_in):  # concert_ticket_office.world:389
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was already checked in at ' + rt.text(ticket.checked_in_at) + '.')))
-        if not (ticket.status == TicketStatus.sold):  # concert_ticket_office.world:390
+        if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:390
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ' and not valid for entry.')))
         if not (self.clock >= (self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:391
             raise ToolError(rt.built(self, ('Doors for ' + rt.text(self.t_events.row(ticket.event).title) + ' open at ' + rt.text((self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
         if not (self.clock <= (self.t_events.row(ticket.event).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has ended.')))
-        self._set(ticket, 'status', TicketStatus.checked_in)  # concert_ticket_office.world:393
+        self._set(ticket, 'status', _E12_TicketStatus_checked_in)  # concert_ticket_office.world:393
         self._set(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:394
         return ticket  # concert_ticket_office.world:395
 
@@ -1005,99 +1032,99 @@ ConcertTicketOffice.TOOLS = {
 
 
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:611
-    return bool(any((((((_o15.customer == 'C004') and (_o15.event == 'E02')) and (_o15.status == OrderStatus.paid)) and (_o15.payment == PayMethod.card)) and (_o15.total_cents == 5000)) for _o15 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o15.customer == 'C004') and (_o15.event == 'E02')) and (_o15.status == _E11_OrderStatus_paid)) and (_o15.payment == _E9_PayMethod_card)) and (_o15.total_cents == 5000)) for _o15 in rt.each(ep, ep.t_orders)))
 
 
 def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:612
-    return bool((any((((((_t16.holder == 'C004') and (_t16.event == 'E02')) and (_t16.section == 'BALC')) and (_t16.seat == 'A1')) and (_t16.status == TicketStatus.sold)) for _t16 in rt.each(ep, ep.t_tickets)) and any((((((_t17.holder == 'C004') and (_t17.event == 'E02')) and (_t17.section == 'BALC')) and (_t17.seat == 'A2')) and (_t17.status == TicketStatus.sold)) for _t17 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t16.holder == 'C004') and (_t16.event == 'E02')) and (_t16.section == 'BALC')) and (_t16.seat == 'A1')) and (_t16.status == _E12_TicketStatus_sold)) for _t16 in rt.each(ep, ep.t_tickets)) and any((((((_t17.holder == 'C004') and (_t17.event == 'E02')) and (_t17.section == 'BALC')) and (_t17.seat == 'A2')) and (_t17.status == _E12_TicketStatus_sold)) for _t17 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:834
-    return bool(((ep.t_tickets.row('TK0002').holder == 'C003') and (ep.t_tickets.row('TK0002').status == TicketStatus.sold)))
+    return bool(((ep.t_tickets.row('TK0002').holder == 'C003') and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_sold)))
 
 
 def _check_transfer_and_enter__entered(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:835
-    return bool(((ep.t_tickets.row('TK0001').status == TicketStatus.checked_in) and (ep.t_tickets.row('TK0001').checked_in_at is not None)))
+    return bool(((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_checked_in) and (ep.t_tickets.row('TK0001').checked_in_at is not None)))
 
 
 def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1057
-    return bool((((ep.t_orders.row('ORD003').status == OrderStatus.paid) and (ep.t_orders.row('ORD003').payment == PayMethod.voucher)) and (ep.t_tickets.row('TK0008').status == TicketStatus.sold)))
+    return bool((((ep.t_orders.row('ORD003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('ORD003').payment == _E9_PayMethod_voucher)) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_sold)))
 
 
 def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1058
-    return bool((ep.t_tickets.row('TK0003').status == TicketStatus.refunded))
+    return bool((ep.t_tickets.row('TK0003').status == _E12_TicketStatus_refunded))
 
 
 def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1059
-    return bool(((ep.t_tickets.row('TK0004').status == TicketStatus.sold) and (ep.t_tickets.row('TK0007').status == TicketStatus.sold)))
+    return bool(((ep.t_tickets.row('TK0004').status == _E12_TicketStatus_sold) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_sold)))
 
 
 def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(((ep.t_orders.row('ORD004').status == OrderStatus.released) and (ep.t_tickets.row('TK0009').status == TicketStatus.released)))
+    return bool(((ep.t_orders.row('ORD004').status == _E11_OrderStatus_released) and (ep.t_tickets.row('TK0009').status == _E12_TicketStatus_released)))
 
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(any(((((((_o18.customer == 'C002') and (_o18.event == 'E02')) and (_o18.status == OrderStatus.paid)) and (_o18.payment == PayMethod.cash)) and (_o18.total_cents == 2500)) and any((((((_t19.order == _o18.key()) and (_t19.section == 'BALC')) and (_t19.seat == 'B6')) and (_t19.status == TicketStatus.sold)) and (_t19.holder == 'C002')) for _t19 in rt.each(ep, ep.t_tickets))) for _o18 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o18.customer == 'C002') and (_o18.event == 'E02')) and (_o18.status == _E11_OrderStatus_paid)) and (_o18.payment == _E9_PayMethod_cash)) and (_o18.total_cents == 2500)) and any((((((_t19.order == _o18.key()) and (_t19.section == 'BALC')) and (_t19.seat == 'B6')) and (_t19.status == _E12_TicketStatus_sold)) and (_t19.holder == 'C002')) for _t19 in rt.each(ep, ep.t_tickets))) for _o18 in rt.each(ep, ep.t_orders)))
 
 
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((len(tuple(_t20.key() for _t20 in rt.each(ep, ep.t_tickets) if (((_t20.holder == 'C002') and (_t20.event == 'E02')) and (_t20.status == TicketStatus.sold)))) == 6))
+    return bool((len(tuple(_t20.key() for _t20 in rt.each(ep, ep.t_tickets) if (((_t20.holder == 'C002') and (_t20.event == 'E02')) and (_t20.status == _E12_TicketStatus_sold)))) == 6))
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
-    return bool(any((((((_o21.customer == 'C002') and (_o21.event == 'E01')) and (_o21.status == OrderStatus.paid)) and (_o21.payment == PayMethod.card)) and (_o21.total_cents == 24000)) for _o21 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o21.customer == 'C002') and (_o21.event == 'E01')) and (_o21.status == _E11_OrderStatus_paid)) and (_o21.payment == _E9_PayMethod_card)) and (_o21.total_cents == 24000)) for _o21 in rt.each(ep, ep.t_orders)))
 
 
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:447
-    return bool((len(tuple(_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((((_t22.holder == 'C002') and (_t22.event == 'E01')) and (_t22.section == 'BOX')) and (_t22.status == TicketStatus.checked_in)) and (_t22.checked_in_at is not None)))) == 2))
+    return bool((len(tuple(_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((((_t22.holder == 'C002') and (_t22.event == 'E01')) and (_t22.section == 'BOX')) and (_t22.status == _E12_TicketStatus_checked_in)) and (_t22.checked_in_at is not None)))) == 2))
 
 
 def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:672
-    return bool((((ep.t_orders.row('ORD003').status == OrderStatus.paid) and (ep.t_orders.row('ORD003').payment == PayMethod.card)) and (ep.t_tickets.row('TK0008').status == TicketStatus.sold)))
+    return bool((((ep.t_orders.row('ORD003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('ORD003').payment == _E9_PayMethod_card)) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_sold)))
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t23.holder == 'C003') and (_t23.event == 'E02')) and (_t23.section == 'ORCH')) and (_t23.seat == 'C5')) and (_t23.status == TicketStatus.sold)) and (_t23.price_cents == 4500)) and (ep.t_orders.row(_t23.order).payment == PayMethod.card)) for _t23 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t23.holder == 'C003') and (_t23.event == 'E02')) and (_t23.section == 'ORCH')) and (_t23.seat == 'C5')) and (_t23.status == _E12_TicketStatus_sold)) and (_t23.price_cents == 4500)) and (ep.t_orders.row(_t23.order).payment == _E9_PayMethod_card)) for _t23 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
-    return bool(any((((((((_o24.customer == 'C003') and (_o24.event == 'E04')) and (_o24.status == OrderStatus.paid)) and (_o24.payment == PayMethod.card)) and (_o24.total_cents == 6000)) and any(((((_t25.order == _o24.key()) and (_t25.section == 'FLOOR')) and (_t25.seat == 'A1')) and (_t25.status == TicketStatus.sold)) for _t25 in rt.each(ep, ep.t_tickets))) and any(((((_t26.order == _o24.key()) and (_t26.section == 'FLOOR')) and (_t26.seat == 'A2')) and (_t26.status == TicketStatus.sold)) for _t26 in rt.each(ep, ep.t_tickets))) for _o24 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o24.customer == 'C003') and (_o24.event == 'E04')) and (_o24.status == _E11_OrderStatus_paid)) and (_o24.payment == _E9_PayMethod_card)) and (_o24.total_cents == 6000)) and any(((((_t25.order == _o24.key()) and (_t25.section == 'FLOOR')) and (_t25.seat == 'A1')) and (_t25.status == _E12_TicketStatus_sold)) for _t25 in rt.each(ep, ep.t_tickets))) and any(((((_t26.order == _o24.key()) and (_t26.section == 'FLOOR')) and (_t26.seat == 'A2')) and (_t26.status == _E12_TicketStatus_sold)) for _t26 in rt.each(ep, ep.t_tickets))) for _o24 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:901
-    return bool(((ep.t_tickets.row('TK0001').status == TicketStatus.refunded) and (ep.t_tickets.row('TK0002').status == TicketStatus.refunded)))
+    return bool(((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_refunded) and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_refunded)))
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:902
-    return bool(any((((((_o27.customer == 'C001') and (_o27.event == 'E02')) and (_o27.status == OrderStatus.paid)) and (_o27.payment == PayMethod.card)) and (_o27.total_cents == 9000)) for _o27 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o27.customer == 'C001') and (_o27.event == 'E02')) and (_o27.status == _E11_OrderStatus_paid)) and (_o27.payment == _E9_PayMethod_card)) and (_o27.total_cents == 9000)) for _o27 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
-    return bool((any((((((_t28.holder == 'C001') and (_t28.event == 'E02')) and (_t28.section == 'ORCH')) and (_t28.seat == 'A1')) and (_t28.status == TicketStatus.sold)) for _t28 in rt.each(ep, ep.t_tickets)) and any((((((_t29.holder == 'C001') and (_t29.event == 'E02')) and (_t29.section == 'ORCH')) and (_t29.seat == 'A2')) and (_t29.status == TicketStatus.sold)) for _t29 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t28.holder == 'C001') and (_t28.event == 'E02')) and (_t28.section == 'ORCH')) and (_t28.seat == 'A1')) and (_t28.status == _E12_TicketStatus_sold)) for _t28 in rt.each(ep, ep.t_tickets)) and any((((((_t29.holder == 'C001') and (_t29.event == 'E02')) and (_t29.section == 'ORCH')) and (_t29.seat == 'A2')) and (_t29.status == _E12_TicketStatus_sold)) for _t29 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1132
-    return bool(((ep.t_orders.row('ORD003').status == OrderStatus.released) and (ep.t_tickets.row('TK0008').status == TicketStatus.released)))
+    return bool(((ep.t_orders.row('ORD003').status == _E11_OrderStatus_released) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_released)))
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1133
-    return bool(any((((((_o30.customer == 'C003') and (_o30.event == 'E02')) and (_o30.status == OrderStatus.paid)) and (_o30.payment == PayMethod.card)) and (_o30.total_cents == 5000)) for _o30 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o30.customer == 'C003') and (_o30.event == 'E02')) and (_o30.status == _E11_OrderStatus_paid)) and (_o30.payment == _E9_PayMethod_card)) and (_o30.total_cents == 5000)) for _o30 in rt.each(ep, ep.t_orders)))
 
 
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
-    return bool((any((((((_t31.event == 'E02') and (_t31.section == 'BALC')) and (_t31.seat == 'A5')) and (_t31.holder == 'C003')) and (_t31.status == TicketStatus.sold)) for _t31 in rt.each(ep, ep.t_tickets)) and any((((((_t32.event == 'E02') and (_t32.section == 'BALC')) and (_t32.seat == 'A6')) and (_t32.holder == 'C003')) and (_t32.status == TicketStatus.sold)) for _t32 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t31.event == 'E02') and (_t31.section == 'BALC')) and (_t31.seat == 'A5')) and (_t31.holder == 'C003')) and (_t31.status == _E12_TicketStatus_sold)) for _t31 in rt.each(ep, ep.t_tickets)) and any((((((_t32.event == 'E02') and (_t32.section == 'BALC')) and (_t32.seat == 'A6')) and (_t32.holder == 'C003')) and (_t32.status == _E12_TicketStatus_sold)) for _t32 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1361
-    return bool(((((ep.t_tickets.row('TK0006').holder == 'C004') and (ep.t_tickets.row('TK0006').status == TicketStatus.sold)) and (ep.t_tickets.row('TK0007').holder == 'C004')) and (ep.t_tickets.row('TK0007').status == TicketStatus.sold)))
+    return bool(((((ep.t_tickets.row('TK0006').holder == 'C004') and (ep.t_tickets.row('TK0006').status == _E12_TicketStatus_sold)) and (ep.t_tickets.row('TK0007').holder == 'C004')) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_sold)))
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1362
-    return bool((len(tuple(_t33.key() for _t33 in rt.each(ep, ep.t_tickets) if (((_t33.holder == 'C002') and (_t33.event == 'E02')) and (_t33.status == TicketStatus.sold)))) == 3))
+    return bool((len(tuple(_t33.key() for _t33 in rt.each(ep, ep.t_tickets) if (((_t33.holder == 'C002') and (_t33.event == 'E02')) and (_t33.status == _E12_TicketStatus_sold)))) == 3))
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363
-    return bool(any((((((((_t34.holder == 'C004') and (_t34.event == 'E02')) and (_t34.section == 'BALC')) and (_t34.seat == 'B6')) and (_t34.status == TicketStatus.sold)) and (ep.t_orders.row(_t34.order).payment == PayMethod.cash)) and (ep.t_orders.row(_t34.order).customer == 'C004')) for _t34 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t34.holder == 'C004') and (_t34.event == 'E02')) and (_t34.section == 'BALC')) and (_t34.seat == 'B6')) and (_t34.status == _E12_TicketStatus_sold)) and (ep.t_orders.row(_t34.order).payment == _E9_PayMethod_cash)) and (ep.t_orders.row(_t34.order).customer == 'C004')) for _t34 in rt.each(ep, ep.t_tickets)))
 
 
 ConcertTicketOffice.TASKS = {

@@ -38,6 +38,12 @@ class Category(enum.StrEnum):
     access = 'access'
 
 
+_E8_Category_hardware: Category = Category.hardware
+_E8_Category_software: Category = Category.software
+_E8_Category_network: Category = Category.network
+_E8_Category_access: Category = Category.access
+
+
 class Priority(enum.StrEnum):
     'How urgent a ticket is, lowest first.'
 
@@ -45,6 +51,12 @@ class Priority(enum.StrEnum):
     medium = 'medium'
     high = 'high'
     critical = 'critical'
+
+
+_E8_Priority_low: Priority = Priority.low
+_E8_Priority_medium: Priority = Priority.medium
+_E8_Priority_high: Priority = Priority.high
+_E8_Priority_critical: Priority = Priority.critical
 
 
 class TicketStatus(enum.StrEnum):
@@ -55,6 +67,13 @@ class TicketStatus(enum.StrEnum):
     in_progress = 'in_progress'
     resolved = 'resolved'
     closed = 'closed'
+
+
+_E12_TicketStatus_open_: TicketStatus = TicketStatus.open_
+_E12_TicketStatus_assigned: TicketStatus = TicketStatus.assigned
+_E12_TicketStatus_in_progress: TicketStatus = TicketStatus.in_progress
+_E12_TicketStatus_resolved: TicketStatus = TicketStatus.resolved
+_E12_TicketStatus_closed: TicketStatus = TicketStatus.closed
 
 
 class Employee(Row):
@@ -236,7 +255,7 @@ class Ticket(Row):
             title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
             category=v.want_enum(d['category'], path + '.category', Category),
             priority=v.want_enum(d['priority'], path + '.priority', Priority),
-            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else TicketStatus.open_),
+            status=(v.want_enum(d['status'], path + '.status', TicketStatus) if d.get('status') is not None else _E12_TicketStatus_open_),
             assignee=(v.want_optional(d['assignee'], path + '.assignee', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))) if d.get('assignee') is not None else None),
             escalated=(v.want_bool(d['escalated'], path + '.escalated') if d.get('escalated') is not None else False),
             resolution_note=(v.check_length(v.want_str(d['resolution_note'], path + '.resolution_note'), path + '.resolution_note', None, 500) if d.get('resolution_note') is not None else ''),
@@ -436,7 +455,7 @@ class ITHelpdesk(Episode):
 
     def _check_invariants(self) -> None:
         for _row15 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:158
-            if not ((_row15.status == TicketStatus.open_) == (_row15.assignee is None)):
+            if not ((_row15.status == _E12_TicketStatus_open_) == (_row15.assignee is None)):
                 raise InvariantError('An open ticket has no assignee; every other ticket has one.', 'ithelpdesk.world:158')
         if not all(self.fn_assignee_has_skill(_t16) for _t16 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:161
             raise InvariantError("A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161')
@@ -445,7 +464,7 @@ class ITHelpdesk(Episode):
         for _row18 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:167
             if not (((_row18.resolution_note != '') == self.fn_is_done(_row18)) and ((_row18.resolved_at is not None) == self.fn_is_done(_row18))):
                 raise InvariantError('A ticket has a resolution note and time exactly when it is resolved or closed.', 'ithelpdesk.world:167')
-        if not all(((_t19.status != TicketStatus.closed) or self.fn_window_passed(_t19)) for _t19 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
+        if not all(((_t19.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t19)) for _t19 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
             raise InvariantError('A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170')
         for _row20 in self._changed_rows(self.t_tickets, ('reporter', 'assignee')):
             rt.check_refs(self.t_employees, _row20.reporter, 'Ticket.reporter')
@@ -454,49 +473,52 @@ class ITHelpdesk(Episode):
             rt.check_refs(self.t_tickets, _row21.ticket, 'Comment.ticket')
             rt.check_refs(self.t_agents, _row21.author, 'Comment.author')
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
-        rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
-        rt.check_deleted(self, self.t_agents, ((self.t_tickets, 'assignee'), (self.t_comments, 'author'), (None, 'current_agent'),))
-        rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_agents, ((self.t_tickets, 'assignee'), (self.t_comments, 'author'), (None, 'current_agent'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
         pass
 
     def fn_rank(self, p: Priority) -> int:  # ithelpdesk.world:95
         '0 for low up to 3 for critical.'
         r: int = 3  # ithelpdesk.world:96
-        if (p == Priority.low):  # ithelpdesk.world:97
+        if (p == _E8_Priority_low):  # ithelpdesk.world:97
             r = 0  # ithelpdesk.world:98
-        elif (p == Priority.medium):  # ithelpdesk.world:99
+        elif (p == _E8_Priority_medium):  # ithelpdesk.world:99
             r = 1  # ithelpdesk.world:100
-        elif (p == Priority.high):  # ithelpdesk.world:101
+        elif (p == _E8_Priority_high):  # ithelpdesk.world:101
             r = 2  # ithelpdesk.world:102
         return r  # ithelpdesk.world:104
 
     def fn_raised(self, p: Priority) -> Priority:  # ithelpdesk.world:107
         'One step more urgent; critical stays critical.'
-        r: Priority = Priority.critical  # ithelpdesk.world:108
-        if (p == Priority.low):  # ithelpdesk.world:109
-            r = Priority.medium  # ithelpdesk.world:110
-        elif (p == Priority.medium):  # ithelpdesk.world:111
-            r = Priority.high  # ithelpdesk.world:112
+        r: Priority = _E8_Priority_critical  # ithelpdesk.world:108
+        if (p == _E8_Priority_low):  # ithelpdesk.world:109
+            r = _E8_Priority_medium  # ithelpdesk.world:110
+        elif (p == _E8_Priority_medium):  # ithelpdesk.world:111
+            r = _E8_Priority_high  # ithelpdesk.world:112
         return r  # ithelpdesk.world:114
 
     def fn_is_active_work(self, t: Ticket) -> bool:  # ithelpdesk.world:117
         'Whether a ticket is still being worked on (open, assigned or in progress).'
-        return (((t.status == TicketStatus.open_) or (t.status == TicketStatus.assigned)) or (t.status == TicketStatus.in_progress))  # ithelpdesk.world:120
+        return (((t.status == _E12_TicketStatus_open_) or (t.status == _E12_TicketStatus_assigned)) or (t.status == _E12_TicketStatus_in_progress))  # ithelpdesk.world:120
 
     def fn_assignee_has_skill(self, t: Ticket) -> bool:  # ithelpdesk.world:123
         "An assigned ticket's assignee has the skill for its category."
         ok: bool = True  # ithelpdesk.world:126
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
-        if (rt.key_of(a) is not None):  # ithelpdesk.world:128
-            ok = (t.category in rt.each(self, rt.present(a).skills))  # ithelpdesk.world:129
+        if (a is not None):  # ithelpdesk.world:128
+            ok = (t.category in rt.each(self, (a if a is not None else rt.absent()).skills))  # ithelpdesk.world:129
         return ok  # ithelpdesk.world:131
 
     def fn_escalation_ok(self, t: Ticket) -> bool:  # ithelpdesk.world:134
         "An escalated ticket's assignee, if any, is a tier-2 agent."
         ok: bool = True  # ithelpdesk.world:135
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:136
-        if ((rt.key_of(a) is not None) and t.escalated):  # ithelpdesk.world:137
-            ok = (rt.present(a).tier == 2)  # ithelpdesk.world:138
+        if ((a is not None) and t.escalated):  # ithelpdesk.world:137
+            ok = ((a if a is not None else rt.absent()).tier == 2)  # ithelpdesk.world:138
         return ok  # ithelpdesk.world:140
 
     def fn_window_passed(self, t: Ticket) -> bool:  # ithelpdesk.world:143
@@ -504,12 +526,12 @@ class ITHelpdesk(Episode):
         passed: bool = False  # ithelpdesk.world:144
         r: dt.datetime | None = t.resolved_at  # ithelpdesk.world:145
         if (r is not None):  # ithelpdesk.world:146
-            passed = (self.clock > (rt.present(r) + dt.timedelta(days=_C_REOPEN_DAYS)))  # ithelpdesk.world:147
+            passed = (self.clock > ((r if r is not None else rt.absent()) + dt.timedelta(days=_C_REOPEN_DAYS)))  # ithelpdesk.world:147
         return passed  # ithelpdesk.world:149
 
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152
         'Resolved or closed.'
-        return ((t.status == TicketStatus.resolved) or (t.status == TicketStatus.closed))  # ithelpdesk.world:153
+        return ((t.status == _E12_TicketStatus_resolved) or (t.status == _E12_TicketStatus_closed))  # ithelpdesk.world:153
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
         'Sign in as a helpdesk agent; the other actions are taken as this agent.'
@@ -518,7 +540,7 @@ class ITHelpdesk(Episode):
 
     def tool_list_tickets(self, status: TicketStatus | None, priority: Priority | None, category: Category | None, assignee: Agent | None) -> tuple[str, ...]:  # ithelpdesk.world:182
         'List tickets, optionally filtered by status, priority, category and assignee, the most urgent first.'
-        found: tuple[str, ...] = tuple(_t1.key() for _t1 in rt.each(self, self.t_tickets) if (((((status is None) or (_t1.status == rt.present(status))) and ((priority is None) or (_t1.priority == rt.present(priority)))) and ((category is None) or (_t1.category == rt.present(category)))) and ((rt.key_of(assignee) is None) or (_t1.assignee == rt.present(assignee).key()))))  # ithelpdesk.world:190
+        found: tuple[str, ...] = tuple(_t1.key() for _t1 in rt.each(self, self.t_tickets) if (((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key()))))  # ithelpdesk.world:190
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, found)), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:191
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:194
@@ -529,7 +551,7 @@ class ITHelpdesk(Episode):
         'Open a ticket on behalf of an employee. It starts open and unassigned.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:215
             raise ToolError('Not signed in.')
-        ticket: Ticket = Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), reporter=reporter.key(), title=v.check_length(title, 'Ticket.title', 1, 120), category=category, priority=priority, status=TicketStatus.open_, assignee=None, escalated=False, resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0)  # ithelpdesk.world:216
+        ticket: Ticket = Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), reporter=reporter.key(), title=v.check_length(title, 'Ticket.title', 1, 120), category=category, priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False, resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0)  # ithelpdesk.world:216
         self._insert(self.t_tickets, ticket)  # ithelpdesk.world:217
         return ticket  # ithelpdesk.world:218
 
@@ -546,19 +568,19 @@ class ITHelpdesk(Episode):
         if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:231
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
         self._set(ticket, 'assignee', agent.key())  # ithelpdesk.world:232
-        self._set(ticket, 'status', TicketStatus.assigned)  # ithelpdesk.world:233
+        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:233
         return ticket  # ithelpdesk.world:234
 
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:  # ithelpdesk.world:237
         'Add a comment to a ticket as the signed-in agent. When the assignee comments on an assigned ticket, it moves to in progress.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:244
             raise ToolError('Not signed in.')
-        if not (ticket.status != TicketStatus.closed):  # ithelpdesk.world:245
+        if not (ticket.status != _E12_TicketStatus_closed):  # ithelpdesk.world:245
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is closed.')))
         comment: Comment = Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:246
         self._insert(self.t_comments, comment)  # ithelpdesk.world:247
-        if ((ticket.status == TicketStatus.assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:248
-            self._set(ticket, 'status', TicketStatus.in_progress)  # ithelpdesk.world:249
+        if ((ticket.status == _E12_TicketStatus_assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:248
+            self._set(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:249
         return comment  # ithelpdesk.world:251
 
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:  # ithelpdesk.world:254
@@ -578,7 +600,7 @@ class ITHelpdesk(Episode):
         self._set(ticket, 'priority', self.fn_raised(ticket.priority))  # ithelpdesk.world:267
         self._set(ticket, 'escalated', True)  # ithelpdesk.world:268
         self._set(ticket, 'assignee', agent.key())  # ithelpdesk.world:269
-        self._set(ticket, 'status', TicketStatus.assigned)  # ithelpdesk.world:270
+        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:270
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:271
         return ticket  # ithelpdesk.world:277
 
@@ -586,13 +608,13 @@ class ITHelpdesk(Episode):
         "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's assignee can resolve it."
         if not (self.state.current_agent is not None):  # ithelpdesk.world:286
             raise ToolError('Not signed in.')
-        if not ((ticket.status == TicketStatus.assigned) or (ticket.status == TicketStatus.in_progress)):  # ithelpdesk.world:287
+        if not ((ticket.status == _E12_TicketStatus_assigned) or (ticket.status == _E12_TicketStatus_in_progress)):  # ithelpdesk.world:287
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only assigned or in-progress tickets can be resolved.')))
         if not (ticket.assignee == self.state.current_agent):  # ithelpdesk.world:288
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
         if not (resolution_note.strip() != ''):  # ithelpdesk.world:289
             raise ToolError('The resolution note cannot be blank.')
-        self._set(ticket, 'status', TicketStatus.resolved)  # ithelpdesk.world:290
+        self._set(ticket, 'status', _E12_TicketStatus_resolved)  # ithelpdesk.world:290
         self._set(ticket, 'resolution_note', v.check_length(resolution_note, 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:291
         self._set(ticket, 'resolved_at', self.clock)  # ithelpdesk.world:292
         return ticket  # ithelpdesk.world:293
@@ -601,11 +623,11 @@ class ITHelpdesk(Episode):
         'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee as assigned.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:302
             raise ToolError('Not signed in.')
-        if not (ticket.status == TicketStatus.resolved):  # ithelpdesk.world:303
+        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:303
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:304
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        self._set(ticket, 'status', TicketStatus.assigned)  # ithelpdesk.world:305
+        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:305
         self._set(ticket, 'resolution_note', v.check_length('', 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:306
         self._set(ticket, 'resolved_at', None)  # ithelpdesk.world:307
         self._set(ticket, 'reopen_count', v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None))  # ithelpdesk.world:308
@@ -616,11 +638,11 @@ class ITHelpdesk(Episode):
         'Close a resolved ticket for good once its 7-day reopen window has passed.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:318
             raise ToolError('Not signed in.')
-        if not (ticket.status == TicketStatus.resolved):  # ithelpdesk.world:319
+        if not (ticket.status == _E12_TicketStatus_resolved):  # ithelpdesk.world:319
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:320
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.')))
-        self._set(ticket, 'status', TicketStatus.closed)  # ithelpdesk.world:321
+        self._set(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:321
         return ticket  # ithelpdesk.world:322
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -674,7 +696,7 @@ def _invoke_open_ticket(ep: ITHelpdesk, args: Mapping[str, Any]) -> Any:
     a_reporter = rt.lookup(ep.t_employees, v.check_pattern(v.want_str(args['reporter'], 'reporter'), 'reporter', '^E[0-9]{4}$'), lambda key: rt.built(ep, ('No employee ' + rt.text(key) + '.')))
     a_title = v.check_length(v.want_str(args['title'], 'title'), 'title', 1, 120)
     a_category = v.want_enum(args['category'], 'category', Category)
-    a_priority = (v.want_enum(args['priority'], 'priority', Priority) if args.get('priority') is not None else Priority.medium)
+    a_priority = (v.want_enum(args['priority'], 'priority', Priority) if args.get('priority') is not None else _E8_Priority_medium)
     return ep.tool_open_ticket(a_reporter, a_title, a_category, a_priority)
 
 
@@ -779,15 +801,15 @@ ITHelpdesk.TOOLS = {
 
 
 def _check_take_and_resolve__taken(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:438
-    return bool(((ep.t_tickets.row('TK0001').assignee == 'A01') and (ep.t_tickets.row('TK0001').status == TicketStatus.assigned)))
+    return bool(((ep.t_tickets.row('TK0001').assignee == 'A01') and (ep.t_tickets.row('TK0001').status == _E12_TicketStatus_assigned)))
 
 
 def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:439
-    return bool((((ep.t_tickets.row('TK0003').status == TicketStatus.resolved) and (ep.t_tickets.row('TK0003').resolution_note == 'Repaired the Office installation; saving works again')) and (ep.t_tickets.row('TK0003').resolved_at is not None)))
+    return bool((((ep.t_tickets.row('TK0003').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0003').resolution_note == 'Repaired the Office installation; saving works again')) and (ep.t_tickets.row('TK0003').resolved_at is not None)))
 
 
 def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:558
-    return bool((((ep.t_tickets.row('TK0002').escalated and (ep.t_tickets.row('TK0002').assignee == 'A03')) and (ep.t_tickets.row('TK0002').priority == Priority.high)) and (ep.t_tickets.row('TK0002').status == TicketStatus.assigned)))
+    return bool((((ep.t_tickets.row('TK0002').escalated and (ep.t_tickets.row('TK0002').assignee == 'A03')) and (ep.t_tickets.row('TK0002').priority == _E8_Priority_high)) and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_assigned)))
 
 
 def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:559
@@ -795,7 +817,7 @@ def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[
 
 
 def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:677
-    return bool((((((ep.t_tickets.row('TK0004').status == TicketStatus.assigned) and (ep.t_tickets.row('TK0004').assignee == 'A01')) and (ep.t_tickets.row('TK0004').reopen_count == 1)) and (ep.t_tickets.row('TK0004').resolution_note == '')) and (ep.t_tickets.row('TK0004').resolved_at is None)))
+    return bool((((((ep.t_tickets.row('TK0004').status == _E12_TicketStatus_assigned) and (ep.t_tickets.row('TK0004').assignee == 'A01')) and (ep.t_tickets.row('TK0004').reopen_count == 1)) and (ep.t_tickets.row('TK0004').resolution_note == '')) and (ep.t_tickets.row('TK0004').resolved_at is None)))
 
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:678
@@ -803,7 +825,7 @@ def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, rep
 
 
 def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:679
-    return bool((ep.t_tickets.row('TK0005').status == TicketStatus.closed))
+    return bool((ep.t_tickets.row('TK0005').status == _E12_TicketStatus_closed))
 
 
 def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:117
@@ -811,15 +833,15 @@ def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk, init: ITHelp
 
 
 def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:118
-    return bool(((((ep.t_tickets.row('TK0001').status == TicketStatus.resolved) and (ep.t_tickets.row('TK0001').assignee == 'A03')) and (ep.t_tickets.row('TK0001').resolution_note == 'Replaced the SSD and restored her files from backup')) and (ep.t_tickets.row('TK0001').resolved_at is not None)))
+    return bool(((((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0001').assignee == 'A03')) and (ep.t_tickets.row('TK0001').resolution_note == 'Replaced the SSD and restored her files from backup')) and (ep.t_tickets.row('TK0001').resolved_at is not None)))
 
 
 def _check_cover_for_sam__excel_moved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:240
-    return bool(((ep.t_tickets.row('TK0003').assignee == 'A03') and (ep.t_tickets.row('TK0003').status == TicketStatus.assigned)))
+    return bool(((ep.t_tickets.row('TK0003').assignee == 'A03') and (ep.t_tickets.row('TK0003').status == _E12_TicketStatus_assigned)))
 
 
 def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:241
-    return bool(((ep.t_tickets.row('TK0001').assignee == 'A03') and (ep.t_tickets.row('TK0001').status == TicketStatus.assigned)))
+    return bool(((ep.t_tickets.row('TK0001').assignee == 'A03') and (ep.t_tickets.row('TK0001').status == _E12_TicketStatus_assigned)))
 
 
 def _check_cover_for_sam__handover_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:242
@@ -827,11 +849,11 @@ def _check_cover_for_sam__handover_noted(ep: ITHelpdesk, init: ITHelpdesk, repli
 
 
 def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:377
-    return bool((((ep.t_tickets.row('TK0005').status == TicketStatus.closed) and (ep.t_tickets.row('TK0007').status == TicketStatus.closed)) and (ep.t_tickets.row('TK0004').status == TicketStatus.resolved)))
+    return bool((((ep.t_tickets.row('TK0005').status == _E12_TicketStatus_closed) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_closed)) and (ep.t_tickets.row('TK0004').status == _E12_TicketStatus_resolved)))
 
 
 def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:378
-    return bool(((((ep.t_tickets.row('TK0002').status == TicketStatus.resolved) and (ep.t_tickets.row('TK0002').assignee == 'A02')) and (ep.t_tickets.row('TK0002').resolution_note == 'Updated the router firmware; the connection has held for 24 hours')) and (ep.t_tickets.row('TK0002').resolved_at is not None)))
+    return bool(((((ep.t_tickets.row('TK0002').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0002').assignee == 'A02')) and (ep.t_tickets.row('TK0002').resolution_note == 'Updated the router firmware; the connection has held for 24 hours')) and (ep.t_tickets.row('TK0002').resolved_at is not None)))
 
 
 def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:500
@@ -839,19 +861,19 @@ def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk, init: ITHelp
 
 
 def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:501
-    return bool((((ep.t_tickets.row('TK0003').escalated and (ep.t_tickets.row('TK0003').assignee == 'A03')) and (ep.t_tickets.row('TK0003').priority == Priority.medium)) and (ep.t_tickets.row('TK0003').status == TicketStatus.assigned)))
+    return bool((((ep.t_tickets.row('TK0003').escalated and (ep.t_tickets.row('TK0003').assignee == 'A03')) and (ep.t_tickets.row('TK0003').priority == _E8_Priority_medium)) and (ep.t_tickets.row('TK0003').status == _E12_TicketStatus_assigned)))
 
 
 def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:502
-    return bool(any(((((((_t10.reporter == 'E1003') and (_t10.title == 'Keyboard keys sticking')) and (_t10.category == Category.hardware)) and (_t10.priority == Priority.low)) and (_t10.assignee == 'A01')) and (_t10.status == TicketStatus.assigned)) for _t10 in rt.each(ep, ep.t_tickets)))
+    return bool(any(((((((_t10.reporter == 'E1003') and (_t10.title == 'Keyboard keys sticking')) and (_t10.category == _E8_Category_hardware)) and (_t10.priority == _E8_Priority_low)) and (_t10.assignee == 'A01')) and (_t10.status == _E12_TicketStatus_assigned)) for _t10 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:628
-    return bool(any(((((_t11.reporter == 'E1002') and (_t11.title == 'Docking station does not detect monitors')) and (_t11.category == Category.hardware)) and (_t11.priority == Priority.medium)) for _t11 in rt.each(ep, ep.t_tickets)))
+    return bool(any(((((_t11.reporter == 'E1002') and (_t11.title == 'Docking station does not detect monitors')) and (_t11.category == _E8_Category_hardware)) and (_t11.priority == _E8_Priority_medium)) for _t11 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:629
-    return bool(any((((_t12.title == 'Docking station does not detect monitors') and (_t12.assignee == 'A01')) and (_t12.status == TicketStatus.in_progress)) for _t12 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((_t12.title == 'Docking station does not detect monitors') and (_t12.assignee == 'A01')) and (_t12.status == _E12_TicketStatus_in_progress)) for _t12 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:630
@@ -863,11 +885,11 @@ def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, r
 
 
 def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:767
-    return bool((ep.t_tickets.row('TK0007').escalated and (ep.t_tickets.row('TK0007').priority == Priority.high)))
+    return bool((ep.t_tickets.row('TK0007').escalated and (ep.t_tickets.row('TK0007').priority == _E8_Priority_high)))
 
 
 def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:768
-    return bool(((ep.t_tickets.row('TK0007').status == TicketStatus.in_progress) and any(((((_c14.ticket == 'TK0007') and (_c14.author == 'A03')) and _c14.internal) and (_c14.body == 'Will swap the access point tomorrow morning')) for _c14 in rt.each(ep, ep.t_comments))))
+    return bool(((ep.t_tickets.row('TK0007').status == _E12_TicketStatus_in_progress) and any(((((_c14.ticket == 'TK0007') and (_c14.author == 'A03')) and _c14.internal) and (_c14.body == 'Will swap the access point tomorrow morning')) for _c14 in rt.each(ep, ep.t_comments))))
 
 
 ITHelpdesk.TASKS = {

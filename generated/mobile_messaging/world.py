@@ -37,6 +37,11 @@ class Presence(enum.StrEnum):
     offline = 'offline'
 
 
+_E8_Presence_online: Presence = Presence.online
+_E8_Presence_away: Presence = Presence.away
+_E8_Presence_offline: Presence = Presence.offline
+
+
 class Delivery(enum.StrEnum):
     'Where a message is on its way to its recipients.'
 
@@ -45,11 +50,20 @@ class Delivery(enum.StrEnum):
     failed = 'failed'
 
 
+_E8_Delivery_sent: Delivery = Delivery.sent
+_E8_Delivery_delivered: Delivery = Delivery.delivered
+_E8_Delivery_failed: Delivery = Delivery.failed
+
+
 class ConversationKind(enum.StrEnum):
     'The ConversationKind enum.'
 
     direct = 'direct'
     group = 'group'
+
+
+_E16_ConversationKind_direct: ConversationKind = ConversationKind.direct
+_E16_ConversationKind_group: ConversationKind = ConversationKind.group
 
 
 class User(Row):
@@ -106,7 +120,7 @@ class User(Row):
             phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
             email=(v.want_optional(d['email'], path + '.email', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))) if 'email' in d else None),
             password=v.check_length(v.want_str(d['password'], path + '.password'), path + '.password', 8, 64),
-            presence=(v.want_enum(d['presence'], path + '.presence', Presence) if d.get('presence') is not None else Presence.offline),
+            presence=(v.want_enum(d['presence'], path + '.presence', Presence) if d.get('presence') is not None else _E8_Presence_offline),
         )
 
 
@@ -284,7 +298,7 @@ class Message(Row):
             sender=v.want_str(d['sender'], path + '.sender'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
             sent_at=(v.want_datetime(d['sent_at'], path + '.sent_at') if d.get('sent_at') is not None else ep.clock),
-            delivery=(v.want_enum(d['delivery'], path + '.delivery', Delivery) if d.get('delivery') is not None else Delivery.sent),
+            delivery=(v.want_enum(d['delivery'], path + '.delivery', Delivery) if d.get('delivery') is not None else _E8_Delivery_sent),
             read_by=v.want_set(d['read_by'], path + '.read_by', (lambda x, p: v.want_str(x, p))),
         )
 
@@ -669,10 +683,10 @@ class MobileMessaging(Episode):
             if not (len(v.unique(tuple(rt.each(self, _row62.participants)))) == len(_row62.participants)):
                 raise InvariantError('A conversation lists each participant once.', 'messaging.world:158')
         for _row63 in self._changed_rows(self.t_conversations):  # messaging.world:161
-            if not ((len(_row63.participants) == 2) if (_row63.kind == ConversationKind.direct) else (len(_row63.participants) >= 3)):
+            if not ((len(_row63.participants) == 2) if (_row63.kind == _E16_ConversationKind_direct) else (len(_row63.participants) >= 3)):
                 raise InvariantError('A direct chat has exactly two people, a group at least three.', 'messaging.world:161')
         for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:164
-            if not ((_row64.kind == ConversationKind.group) == (_row64.title is not None)):
+            if not ((_row64.kind == _E16_ConversationKind_group) == (_row64.title is not None)):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:164')
         if not all(all((_u66.key() in rt.each(self, _c65.participants)) for _u66 in rt.rows(self.t_users, rt.each(self, _c65.archived_by))) for _c65 in rt.each(self, self.t_conversations)):  # messaging.world:167
             raise InvariantError('Only participants can archive a conversation.', 'messaging.world:167')
@@ -693,8 +707,10 @@ class MobileMessaging(Episode):
             rt.check_refs(self.t_users, _row73.sender, 'Message.sender')
             rt.check_refs(self.t_users, _row73.read_by, 'Message.read_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
-        rt.check_deleted(self, self.t_users, ((self.t_contacts, 'owner'), (self.t_contacts, 'user'), (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'), (self.t_messages, 'sender'), (self.t_messages, 'read_by'), (None, 'current_user'),))
-        rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_users, ((self.t_contacts, 'owner'), (self.t_contacts, 'user'), (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'), (self.t_messages, 'sender'), (self.t_messages, 'read_by'), (None, 'current_user'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
@@ -706,7 +722,7 @@ class MobileMessaging(Episode):
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
         for c in rt.each(self, self.t_conversations):  # messaging.world:206
-            if (((c.kind == ConversationKind.direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:207
+            if (((c.kind == _E16_ConversationKind_direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:207
                 return c  # messaging.world:208
         return None  # messaging.world:211
 
@@ -716,16 +732,16 @@ class MobileMessaging(Episode):
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:218
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key()))  # messaging.world:221
-        if all((_u3.presence != Presence.offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:222
-            return Delivery.delivered  # messaging.world:223
-        return Delivery.sent  # messaging.world:225
+        if all((_u3.presence != _E8_Presence_offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:222
+            return _E8_Delivery_delivered  # messaging.world:223
+        return _E8_Delivery_sent  # messaging.world:225
 
     def fn_summary(self, conversation: Conversation, viewer: User) -> ConversationSummary:  # messaging.world:228
         title: str = ''  # messaging.world:230
         _subject4 = conversation.kind  # messaging.world:231
-        if _subject4 == ConversationKind.direct:  # messaging.world:232
+        if _subject4 == _E16_ConversationKind_direct:  # messaging.world:232
             title = rt.built(self, rt.join(', ', rt.each(self, tuple(_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())))))  # messaging.world:233
-        elif _subject4 == ConversationKind.group:  # messaging.world:235
+        elif _subject4 == _E16_ConversationKind_group:  # messaging.world:235
             title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:236
         history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())))), key=lambda _m7: _m7.sent_at))  # messaging.world:239
         last: str | None = None  # messaging.world:240
@@ -742,9 +758,9 @@ class MobileMessaging(Episode):
         if not (user.password == password):  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:271
-            self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:272
+            self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:272
             self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:273
-        self._set(user, 'presence', Presence.online)  # messaging.world:275
+        self._set(user, 'presence', _E8_Presence_online)  # messaging.world:275
         self._set(self.state, 'current_user', user.key())  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
@@ -753,7 +769,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:282
-        self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', Presence.offline)  # messaging.world:283
+        self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:283
         self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:284
         self._set(self.state, 'current_user', None)  # messaging.world:285
         return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:286
@@ -853,7 +869,7 @@ class MobileMessaging(Episode):
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:408
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:408
         self._insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
@@ -890,10 +906,10 @@ class MobileMessaging(Episode):
             raise ToolError('You cannot send a message to yourself.')
         existing: Conversation | None = self.fn_direct_conversation(me, recipient)  # messaging.world:459
         conversation_id: str = ''  # messaging.world:460
-        if (rt.key_of(existing) is not None):  # messaging.world:461
-            conversation_id = rt.present(existing).id_  # messaging.world:462
+        if (existing is not None):  # messaging.world:461
+            conversation_id = (existing if existing is not None else rt.absent()).id_  # messaging.world:462
         else:
-            created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=ConversationKind.direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:464
+            created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_direct, title=None, participants=(me.key(), recipient.key(),), archived_by=(), last_activity=self.clock)  # messaging.world:464
             self._insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:468
@@ -927,8 +943,8 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:516
             self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:517
-        if (message.delivery == Delivery.sent):  # messaging.world:520
-            self._set(message, 'delivery', Delivery.delivered)  # messaging.world:521
+        if (message.delivery == _E8_Delivery_sent):  # messaging.world:520
+            self._set(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:  # messaging.world:526
@@ -943,8 +959,8 @@ class MobileMessaging(Episode):
             self._steps -= len(m.read_by)  # messaging.world:536
             self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
             self._set(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:536
-            if (m.delivery == Delivery.sent):  # messaging.world:537
-                self._set(m, 'delivery', Delivery.delivered)  # messaging.world:538
+            if (m.delivery == _E8_Delivery_sent):  # messaging.world:537
+                self._set(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
@@ -977,7 +993,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:576
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == Delivery.failed))))), key=lambda _m30: _m30.sent_at))  # messaging.world:577
+        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == _E8_Delivery_failed))))), key=lambda _m30: _m30.sent_at))  # messaging.world:577
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
@@ -1255,7 +1271,7 @@ def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging
 
 
 def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:17
-    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == Delivery.failed)) for _m32 in rt.each(ep, ep.t_messages))))
+    return bool((not any(((_m32.sender == 'U001') and (_m32.delivery == _E8_Delivery_failed)) for _m32 in rt.each(ep, ep.t_messages))))
 
 
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:18
@@ -1283,7 +1299,7 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMes
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c36.kind == ConversationKind.group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
+    return bool(any((((_c36.kind == _E16_ConversationKind_group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1335,7 +1351,7 @@ def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileM
 
 
 def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(((ep.state.current_user is None) and (ep.t_users.row('U002').presence == Presence.offline)))
+    return bool(((ep.state.current_user is None) and (ep.t_users.row('U002').presence == _E8_Presence_offline)))
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:185

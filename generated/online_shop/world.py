@@ -40,11 +40,23 @@ class OrderStatus(enum.StrEnum):
     returned = 'returned'
 
 
+_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
+_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
+_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
+_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
+_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
+_E11_OrderStatus_returned: OrderStatus = OrderStatus.returned
+
+
 class CancelReason(enum.StrEnum):
     'The CancelReason enum.'
 
     no_longer_needed = 'no longer needed'
     ordered_by_mistake = 'ordered by mistake'
+
+
+_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
+_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
 
 
 class TransactionKind(enum.StrEnum):
@@ -54,11 +66,19 @@ class TransactionKind(enum.StrEnum):
     refund = 'refund'
 
 
+_E15_TransactionKind_charge: TransactionKind = TransactionKind.charge
+_E15_TransactionKind_refund: TransactionKind = TransactionKind.refund
+
+
 class ReturnStatus(enum.StrEnum):
     'The ReturnStatus enum.'
 
     requested = 'requested'
     refunded = 'refunded'
+
+
+_E12_ReturnStatus_requested: ReturnStatus = ReturnStatus.requested
+_E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -642,7 +662,7 @@ class Order(Row):
             customer=v.want_str(d['customer'], path + '.customer'),
             address=Address.load(d['address'], path + '.address', ep),
             items=v.check_length(v.want_list(d['items'], path + '.items', (lambda x, p: OrderItem.load(x, p, ep))), path + '.items', 1, None),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else OrderStatus.pending),
+            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_pending),
             payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
             transactions=v.want_list(d['transactions'], path + '.transactions', (lambda x, p: Transaction.load(x, p, ep))),
             tracking=(v.want_optional(d['tracking'], path + '.tracking', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))) if d.get('tracking') is not None else None),
@@ -714,7 +734,7 @@ class ReturnRequest(Row):
             refund_method_id=v.want_str(d['refund_method_id'], path + '.refund_method_id'),
             amount=v.check_range(v.want_float(d['amount'], path + '.amount'), path + '.amount', 0.0, None),
             reason=v.check_length(v.want_str(d['reason'], path + '.reason'), path + '.reason', 1, 200),
-            status=(v.want_enum(d['status'], path + '.status', ReturnStatus) if d.get('status') is not None else ReturnStatus.requested),
+            status=(v.want_enum(d['status'], path + '.status', ReturnStatus) if d.get('status') is not None else _E12_ReturnStatus_requested),
             created_at=(v.want_datetime(d['created_at'], path + '.created_at') if d.get('created_at') is not None else ep.clock),
         )
 
@@ -1023,14 +1043,14 @@ class OnlineShop(Episode):
         if not all((_o44.payment_method_id in self.t_customers.row(_o44.customer).payment_methods) for _o44 in rt.each(self, self.t_orders)):  # shop.world:262
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:262')
         for _row45 in self._changed_rows(self.t_orders):  # shop.world:265
-            if not ((_row45.status != OrderStatus.pending) or (self.fn_net_paid(_row45) == self.fn_order_total(_row45))):
+            if not ((_row45.status != _E11_OrderStatus_pending) or (self.fn_net_paid(_row45) == self.fn_order_total(_row45))):
                 raise InvariantError('A pending order is paid exactly its total.', 'shop.world:265')
         for _row46 in self._changed_rows(self.t_orders):  # shop.world:268
-            if not ((_row46.status != OrderStatus.cancelled) or (self.fn_net_paid(_row46) == 0.0)):
+            if not ((_row46.status != _E11_OrderStatus_cancelled) or (self.fn_net_paid(_row46) == 0.0)):
                 raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:268')
         if not all((len(tuple(_s48.key() for _s48 in rt.each(self, self.t_returns) if (_s48.order == _r47.order))) == 1) for _r47 in rt.each(self, self.t_returns)):  # shop.world:271
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
-        if not all((((self.t_orders.row(_r49.order).status == OrderStatus.return_requested) or (self.t_orders.row(_r49.order).status == OrderStatus.returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:274
+        if not all((((self.t_orders.row(_r49.order).status == _E11_OrderStatus_return_requested) or (self.t_orders.row(_r49.order).status == _E11_OrderStatus_returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
         for _row52 in self._changed_rows(self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row52.product, 'Variant.product')
@@ -1039,10 +1059,14 @@ class OnlineShop(Episode):
         for _row54 in self._changed_rows(self.t_returns, ('order', 'items')):
             rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
             rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
-        rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
-        rt.check_deleted(self, self.t_variants, ((self.t_returns, 'items'),))
-        rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_variants, ((self.t_returns, 'items'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
         pass
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
@@ -1051,8 +1075,8 @@ class OnlineShop(Episode):
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(self, tuple(_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == TransactionKind.charge))))  # shop.world:187
-        refunded: float = sum(rt.each(self, tuple(_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == TransactionKind.refund))))  # shop.world:188
+        charged: float = sum(rt.each(self, tuple(_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == _E15_TransactionKind_charge))))  # shop.world:187
+        refunded: float = sum(rt.each(self, tuple(_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == _E15_TransactionKind_refund))))  # shop.world:188
         return round((charged - refunded), 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -1107,15 +1131,15 @@ class OnlineShop(Episode):
 
     def tool_list_customer_orders(self, customer: Customer, status: OrderStatus | None) -> tuple[OrderSummary, ...]:  # shop.world:298
         "List a customer's orders, newest first, with their status and total."
-        theirs: tuple[str, ...] = tuple(_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == rt.present(status)))))  # shop.world:304
+        theirs: tuple[str, ...] = tuple(_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == (status if status is not None else rt.absent())))))  # shop.world:304
         return tuple(self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o11: _o11.created_at, reverse=True)))))  # shop.world:305
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
         found: Order | None = self.t_orders.get(order)  # shop.world:313
-        if not (rt.key_of(found) is not None):  # shop.world:314
+        if not (found is not None):  # shop.world:314
             raise ToolError(rt.built(self, ('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.')))
-        return rt.present(found)  # shop.world:315
+        return (found if found is not None else rt.absent())  # shop.world:315
 
     def tool_list_products(self, category: str | None, in_stock_only: bool) -> tuple[ProductSummary, ...]:  # shop.world:318
         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.'
@@ -1123,7 +1147,7 @@ class OnlineShop(Episode):
         for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple(_p12.key() for _p12 in rt.each(self, self.t_products)))), key=lambda _p13: _p13.name)))):  # shop.world:325
             options: tuple[str, ...] = tuple(_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key()))  # shop.world:326
             stock: int = sum(rt.each(self, tuple(_v15.stock for _v15 in rt.rows(self.t_variants, rt.each(self, options)))))  # shop.world:327
-            wanted: bool = ((category is None) or (product.category.lower() == (rt.present(category) if rt.present(category) is not None else '').lower()))  # shop.world:328
+            wanted: bool = ((category is None) or (product.category.lower() == ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower()))  # shop.world:328
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
@@ -1138,10 +1162,10 @@ class OnlineShop(Episode):
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.get(id_)  # shop.world:369
-            if not (rt.key_of(variant) is not None):  # shop.world:370
+            if not (variant is not None):  # shop.world:370
                 raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
-            if not (rt.present(variant).stock >= items[id_]):  # shop.world:371
-                raise ToolError(rt.built(self, ('Only ' + rt.text(rt.present(variant).stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row(rt.present(variant).product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
+            if not ((variant if variant is not None else rt.absent()).stock >= items[id_]):  # shop.world:371
+                raise ToolError(rt.built(self, ('Only ' + rt.text((variant if variant is not None else rt.absent()).stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row((variant if variant is not None else rt.absent()).product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
@@ -1152,27 +1176,27 @@ class OnlineShop(Episode):
         self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
         for _id_20 in rt.each(self, items):  # shop.world:379
             self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:380
-        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=OrderStatus.pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=TransactionKind.charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
+        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
         'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.'
-        if not (order.status == OrderStatus.pending):  # shop.world:399
+        if not (order.status == _E11_OrderStatus_pending):  # shop.world:399
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:402
-        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
+        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
         for line in rt.each(self, order.items):  # shop.world:409
             self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:410
-        self._set(order, 'status', OrderStatus.cancelled)  # shop.world:412
+        self._set(order, 'status', _E11_OrderStatus_cancelled)  # shop.world:412
         self._set(order, 'cancel_reason', reason)  # shop.world:413
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
         "Change where a pending order ships to. The customer's default address is not changed."
-        if not (order.status == OrderStatus.pending):  # shop.world:423
+        if not (order.status == _E11_OrderStatus_pending):  # shop.world:423
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
         if not (address != order.address):  # shop.world:424
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' already ships to that address.')))
@@ -1181,7 +1205,7 @@ class OnlineShop(Episode):
 
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:  # shop.world:429
         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method."
-        if not (order.status == OrderStatus.pending):  # shop.world:439
+        if not (order.status == _E11_OrderStatus_pending):  # shop.world:439
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
         matching: tuple[OrderItem, ...] = tuple(_line21 for _line21 in rt.each(self, order.items) if (_line21.variant == old_item.key()))  # shop.world:440
         if not (len(matching) > 0):  # shop.world:441
@@ -1199,9 +1223,9 @@ class OnlineShop(Episode):
         if (difference > 0.0):  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
+            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
-            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
+            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:465
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         for line in rt.each(self, order.items):  # shop.world:467
@@ -1220,24 +1244,24 @@ class OnlineShop(Episode):
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
-        if not (order.status == OrderStatus.pending):  # shop.world:492
+        if not (order.status == _E11_OrderStatus_pending):  # shop.world:492
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
         if not (not any((_o22.tracking == tracking_number) for _o22 in rt.each(self, self.t_orders))):  # shop.world:493
             raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
-        self._set(order, 'status', OrderStatus.processed)  # shop.world:494
+        self._set(order, 'status', _E11_OrderStatus_processed)  # shop.world:494
         self._set(order, 'tracking', rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')))  # shop.world:495
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
         'Record that the carrier delivered a processed order.'
-        if not (order.status == OrderStatus.processed):  # shop.world:504
+        if not (order.status == _E11_OrderStatus_processed):  # shop.world:504
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.')))
-        self._set(order, 'status', OrderStatus.delivered)  # shop.world:505
+        self._set(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
     def tool_request_return(self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str) -> ReturnRequest:  # shop.world:511
         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
-        if not (order.status == OrderStatus.delivered):  # shop.world:519
+        if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
         unknown: tuple[str, ...] = tuple(_id23 for _id23 in rt.each(self, item_ids) if (not any((_line24.variant == _id23) for _line24 in rt.each(self, order.items))))  # shop.world:520
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
@@ -1252,14 +1276,14 @@ class OnlineShop(Episode):
         if not ((_some_PaymentMethod(method).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
         returned_lines: tuple[OrderItem, ...] = tuple(_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids)))  # shop.world:528
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(_line26.variant for _line26 in rt.each(self, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple((_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=ReturnStatus.requested, created_at=self.clock)  # shop.world:529
+        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(_line26.variant for _line26 in rt.each(self, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple((_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
-        self._set(order, 'status', OrderStatus.return_requested)  # shop.world:537
+        self._set(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:  # shop.world:541
         'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.'
-        if not (return_request.status == ReturnStatus.requested):  # shop.world:546
+        if not (return_request.status == _E12_ReturnStatus_requested):  # shop.world:546
             raise ToolError(rt.built(self, ('Return ' + rt.text(return_request.id_) + ' was already refunded.')))
         order: Order = self.t_orders.row(return_request.order)  # shop.world:547
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:548
@@ -1268,9 +1292,9 @@ class OnlineShop(Episode):
                 self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:551
         method_id: str = return_request.refund_method_id  # shop.world:554
         self._set(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:555
-        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=TransactionKind.refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
-        self._set(order, 'status', OrderStatus.returned)  # shop.world:562
-        self._set(return_request, 'status', ReturnStatus.refunded)  # shop.world:563
+        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
+        self._set(order, 'status', _E11_OrderStatus_returned)  # shop.world:562
+        self._set(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
@@ -1518,7 +1542,7 @@ OnlineShop.TOOLS = {
 
 
 def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:20
-    return bool(((ep.t_orders.row('#W4817420').status == OrderStatus.cancelled) and (ep.t_orders.row('#W4817420').cancel_reason == CancelReason.ordered_by_mistake)))
+    return bool(((ep.t_orders.row('#W4817420').status == _E11_OrderStatus_cancelled) and (ep.t_orders.row('#W4817420').cancel_reason == _E12_CancelReason_ordered_by_mistake)))
 
 
 def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:21
@@ -1538,7 +1562,7 @@ def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies:
 
 
 def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple(_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t29.kind == TransactionKind.charge)))) == 79.0)))
+    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple(_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t29.kind == _E15_TransactionKind_charge)))) == 79.0)))
 
 
 def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
@@ -1550,11 +1574,11 @@ def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop
 
 
 def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:71
-    return bool((ep.t_orders.row('#W2290175').status == OrderStatus.returned))
+    return bool((ep.t_orders.row('#W2290175').status == _E11_OrderStatus_returned))
 
 
 def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((((_r30.id_ not in init.t_returns) and (_r30.order == '#W2290175')) and (_r30.status == ReturnStatus.refunded)) and (_r30.amount == 199.0)) and (_r30.refund_method_id == 'gift_card_7245904')) for _r30 in rt.each(ep, ep.t_returns)))
+    return bool(any((((((_r30.id_ not in init.t_returns) and (_r30.order == '#W2290175')) and (_r30.status == _E12_ReturnStatus_refunded)) and (_r30.amount == 199.0)) and (_r30.refund_method_id == 'gift_card_7245904')) for _r30 in rt.each(ep, ep.t_returns)))
 
 
 def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1566,15 +1590,15 @@ def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool(((ep.t_orders.row('#W1038846').status == OrderStatus.processed) and (ep.t_orders.row('#W1038846').tracking == '449201778310')))
+    return bool(((ep.t_orders.row('#W1038846').status == _E11_OrderStatus_processed) and (ep.t_orders.row('#W1038846').tracking == '449201778310')))
 
 
 def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:97
-    return bool((ep.t_orders.row('#W6650318').status == OrderStatus.delivered))
+    return bool((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_delivered))
 
 
 def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:98
-    return bool(((ep.t_returns.row('RET9001').status == ReturnStatus.refunded) and (ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 194.0)))
+    return bool(((ep.t_returns.row('RET9001').status == _E12_ReturnStatus_refunded) and (ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 194.0)))
 
 
 def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:99
@@ -1598,7 +1622,7 @@ def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, rep
 
 
 def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(((ep.t_orders.row('#W5573012').status == OrderStatus.return_requested) and any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W5573012')) and (_r33.refund_method_id == 'gift_card_3318420')) and (_r33.amount == 29.95)) and (_r33.status == ReturnStatus.requested)) for _r33 in rt.each(ep, ep.t_returns))))
+    return bool(((ep.t_orders.row('#W5573012').status == _E11_OrderStatus_return_requested) and any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W5573012')) and (_r33.refund_method_id == 'gift_card_3318420')) and (_r33.amount == 29.95)) and (_r33.status == _E12_ReturnStatus_requested)) for _r33 in rt.each(ep, ep.t_returns))))
 
 
 def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1610,7 +1634,7 @@ def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop
 
 
 def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool(((ep.t_returns.row('RET9001').status == ReturnStatus.refunded) and (ep.t_orders.row('#W9046211').status == OrderStatus.returned)))
+    return bool(((ep.t_returns.row('RET9001').status == _E12_ReturnStatus_refunded) and (ep.t_orders.row('#W9046211').status == _E11_OrderStatus_returned)))
 
 
 def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:187
@@ -1626,11 +1650,11 @@ def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, 
 
 
 def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:217
-    return bool((((ep.t_orders.row('#W1038846').status == OrderStatus.cancelled) and (ep.t_orders.row('#W1038846').cancel_reason == CancelReason.no_longer_needed)) and (ep.t_variants.row('V6001').stock == (init.t_variants.row('V6001').stock + 1))))
+    return bool((((ep.t_orders.row('#W1038846').status == _E11_OrderStatus_cancelled) and (ep.t_orders.row('#W1038846').cancel_reason == _E12_CancelReason_no_longer_needed)) and (ep.t_variants.row('V6001').stock == (init.t_variants.row('V6001').stock + 1))))
 
 
 def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:218
-    return bool(((ep.t_orders.row('#W6650318').status == OrderStatus.return_requested) and any(((((((_r37.id_ not in init.t_returns) and (_r37.order == '#W6650318')) and (len(_r37.items) == 1)) and (ep.t_variants.row(_r37.items[0]).id_ == 'V5001')) and (_r37.amount == 32.5)) and (_r37.refund_method_id == 'paypal_3391027')) for _r37 in rt.each(ep, ep.t_returns))))
+    return bool(((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_return_requested) and any(((((((_r37.id_ not in init.t_returns) and (_r37.order == '#W6650318')) and (len(_r37.items) == 1)) and (ep.t_variants.row(_r37.items[0]).id_ == 'V5001')) and (_r37.amount == 32.5)) and (_r37.refund_method_id == 'paypal_3391027')) for _r37 in rt.each(ep, ep.t_returns))))
 
 
 def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:219

@@ -39,6 +39,13 @@ class Genre(enum.StrEnum):
     children = 'children'
 
 
+_E5_Genre_fiction: Genre = Genre.fiction
+_E5_Genre_science_fiction: Genre = Genre.science_fiction
+_E5_Genre_history: Genre = Genre.history
+_E5_Genre_science: Genre = Genre.science
+_E5_Genre_children: Genre = Genre.children
+
+
 class CopyStatus(enum.StrEnum):
     'Where a physical copy is.'
 
@@ -47,12 +54,22 @@ class CopyStatus(enum.StrEnum):
     lost = 'lost'
 
 
+_E10_CopyStatus_available: CopyStatus = CopyStatus.available
+_E10_CopyStatus_on_loan: CopyStatus = CopyStatus.on_loan
+_E10_CopyStatus_lost: CopyStatus = CopyStatus.lost
+
+
 class HoldStatus(enum.StrEnum):
     'Where a hold is in its life.'
 
     active = 'active'
     fulfilled = 'fulfilled'
     cancelled = 'cancelled'
+
+
+_E10_HoldStatus_active: HoldStatus = HoldStatus.active
+_E10_HoldStatus_fulfilled: HoldStatus = HoldStatus.fulfilled
+_E10_HoldStatus_cancelled: HoldStatus = HoldStatus.cancelled
 
 
 class Member(Row):
@@ -195,7 +212,7 @@ class Copy(Row):
         return cls(
             barcode=v.check_pattern(v.want_str(d['barcode'], path + '.barcode'), path + '.barcode', '^C[0-9]{4}$'),
             book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
-            status=(v.want_enum(d['status'], path + '.status', CopyStatus) if d.get('status') is not None else CopyStatus.available),
+            status=(v.want_enum(d['status'], path + '.status', CopyStatus) if d.get('status') is not None else _E10_CopyStatus_available),
         )
 
 
@@ -316,7 +333,7 @@ class Hold(Row):
             book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             placed_at=(v.want_datetime(d['placed_at'], path + '.placed_at') if d.get('placed_at') is not None else ep.clock),
-            status=(v.want_enum(d['status'], path + '.status', HoldStatus) if d.get('status') is not None else HoldStatus.active),
+            status=(v.want_enum(d['status'], path + '.status', HoldStatus) if d.get('status') is not None else _E10_HoldStatus_active),
         )
 
 
@@ -537,7 +554,7 @@ class PublicLibrary(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_l22.key() for _l22 in rt.each(self, self.t_loans) if ((_l22.copy_ == _c21.key()) and (_l22.returned_on is None)))) == (1 if (_c21.status == CopyStatus.on_loan) else 0)) for _c21 in rt.each(self, self.t_copies)):  # public_library.world:164
+        if not all((len(tuple(_l22.key() for _l22 in rt.each(self, self.t_loans) if ((_l22.copy_ == _c21.key()) and (_l22.returned_on is None)))) == (1 if (_c21.status == _E10_CopyStatus_on_loan) else 0)) for _c21 in rt.each(self, self.t_copies)):  # public_library.world:164
             raise InvariantError('A copy is on loan exactly when it has one open loan; never more than one.', 'public_library.world:164')
         for _row23 in self._changed_rows(self.t_loans):  # public_library.world:167
             if not ((_row23.due_on > _row23.borrowed_on) and ((_row23.returned_on if _row23.returned_on is not None else _row23.borrowed_on) >= _row23.borrowed_on)):
@@ -546,9 +563,9 @@ class PublicLibrary(Episode):
             raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.', 'public_library.world:170')
         if not all((_l25.late_fee == self.fn_expected_fee(_l25)) for _l25 in rt.each(self, self.t_loans)):  # public_library.world:173
             raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:173')
-        if not all(((_h26.status != HoldStatus.active) or (len(tuple(_o27.key() for _o27 in rt.each(self, self.t_holds) if (((_o27.status == HoldStatus.active) and (_o27.member == _h26.member)) and (_o27.book == _h26.book)))) == 1)) for _h26 in rt.each(self, self.t_holds)):  # public_library.world:176
+        if not all(((_h26.status != _E10_HoldStatus_active) or (len(tuple(_o27.key() for _o27 in rt.each(self, self.t_holds) if (((_o27.status == _E10_HoldStatus_active) and (_o27.member == _h26.member)) and (_o27.book == _h26.book)))) == 1)) for _h26 in rt.each(self, self.t_holds)):  # public_library.world:176
             raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:176')
-        if not all(((_h28.status != HoldStatus.active) or (not self.fn_has_book_on_loan(self.t_members.row(_h28.member), self.t_books.row(_h28.book)))) for _h28 in rt.each(self, self.t_holds)):  # public_library.world:179
+        if not all(((_h28.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan(self.t_members.row(_h28.member), self.t_books.row(_h28.book)))) for _h28 in rt.each(self, self.t_holds)):  # public_library.world:179
             raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:179')
         if not all((len(self.fn_open_loans_of(_m29)) <= _C_MAX_OPEN_LOANS) for _m29 in rt.each(self, self.t_members)):  # public_library.world:182
             raise InvariantError('A member has at most 5 open loans.', 'public_library.world:182')
@@ -563,9 +580,12 @@ class PublicLibrary(Episode):
         for _row33 in self._changed_rows(self.t_holds, ('book', 'member')):
             rt.check_refs(self.t_books, _row33.book, 'Hold.book')
             rt.check_refs(self.t_members, _row33.member, 'Hold.member')
-        rt.check_deleted(self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'),))
-        rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book'),))
-        rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
         pass
 
     def fn_day_number(self, d: dt.date) -> int:  # public_library.world:120
@@ -588,7 +608,7 @@ class PublicLibrary(Episode):
         fee: float = 0.0  # public_library.world:140
         returned: dt.date | None = loan.returned_on  # public_library.world:141
         if (returned is not None):  # public_library.world:142
-            fee = self.fn_late_fee_for(loan.due_on, rt.present(returned))  # public_library.world:143
+            fee = self.fn_late_fee_for(loan.due_on, (returned if returned is not None else rt.absent()))  # public_library.world:143
         return fee  # public_library.world:145
 
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:148
@@ -601,16 +621,16 @@ class PublicLibrary(Episode):
 
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:158
         'The active holds on a book, first in line first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_holds, rt.each(self, tuple(_h3.key() for _h3 in rt.each(self, self.t_holds) if ((_h3.book == book.key()) and (_h3.status == HoldStatus.active))))), key=lambda _h4: _h4.placed_at))  # public_library.world:159
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_holds, rt.each(self, tuple(_h3.key() for _h3 in rt.each(self, self.t_holds) if ((_h3.book == book.key()) and (_h3.status == _E10_HoldStatus_active))))), key=lambda _h4: _h4.placed_at))  # public_library.world:159
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:190
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
         q: str = query.strip().lower()  # public_library.world:195
-        return tuple(_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple(_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key()))), available_copies=tuple(_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == CopyStatus.available))), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower())))  # public_library.world:196
+        return tuple(_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple(_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key()))), available_copies=tuple(_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == _E10_CopyStatus_available))), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower())))  # public_library.world:196
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:199
         "Show a member's details and unpaid fees, whether they may borrow, their open loans and their active holds."
-        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple(_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == HoldStatus.active))))  # public_library.world:204
+        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple(_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == _E10_HoldStatus_active))))  # public_library.world:204
 
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[str, ...]:  # public_library.world:212
         "List a member's loans with their due dates, the open ones only by default."
@@ -620,7 +640,7 @@ class PublicLibrary(Episode):
         'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.'
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:233
             raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; members who owe more than $10.00 cannot borrow.')))
-        if not (copy_.status == CopyStatus.available):  # public_library.world:234
+        if not (copy_.status == _E10_CopyStatus_available):  # public_library.world:234
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is ' + rt.text(copy_.status) + ', not available.')))
         if not (len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS):  # public_library.world:235
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has ' + rt.text(_C_MAX_OPEN_LOANS) + ' copies on loan.')))
@@ -628,16 +648,16 @@ class PublicLibrary(Episode):
         if (len(queue) > 0):  # public_library.world:237
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:238
                 raise ToolError(rt.built(self, (rt.text(self.t_books.row(copy_.book).title) + ' is on hold for another member who comes first in line.')))
-            self._set(self.t_holds.row(self.t_holds.row(queue[0]).id_), 'status', HoldStatus.fulfilled)  # public_library.world:239
+            self._set(self.t_holds.row(self.t_holds.row(queue[0]).id_), 'status', _E10_HoldStatus_fulfilled)  # public_library.world:239
         today: dt.date = self.clock.date()  # public_library.world:241
         loan: Loan = Loan(id_=self._next('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:242
         self._insert(self.t_loans, loan)  # public_library.world:243
-        self._set(copy_, 'status', CopyStatus.on_loan)  # public_library.world:244
+        self._set(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:244
         return loan  # public_library.world:245
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:248
         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees."
-        if not (copy_.status == CopyStatus.on_loan):  # public_library.world:253
+        if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:253
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is not on loan.')))
         open_: tuple[str, ...] = tuple(_l10.key() for _l10 in rt.each(self, self.t_loans) if ((_l10.copy_ == copy_.key()) and (_l10.returned_on is None)))  # public_library.world:254
         if not (len(open_) == 1):  # public_library.world:255
@@ -649,7 +669,7 @@ class PublicLibrary(Episode):
         self._set(loan, 'late_fee', v.check_range(fee, 'Loan.late_fee', 0.0, None))  # public_library.world:260
         member: Member = self.t_members.row(loan.member)  # public_library.world:261
         self._set(member, 'fees_due', v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None))  # public_library.world:262
-        self._set(copy_, 'status', CopyStatus.available)  # public_library.world:263
+        self._set(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:263
         return loan  # public_library.world:264
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:267
@@ -668,19 +688,19 @@ class PublicLibrary(Episode):
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:279
         'Put a member at the end of the queue for a book.'
-        if not (not any((((_h11.member == member.key()) and (_h11.book == book.key())) and (_h11.status == HoldStatus.active)) for _h11 in rt.each(self, self.t_holds))):  # public_library.world:285
+        if not (not any((((_h11.member == member.key()) and (_h11.book == book.key())) and (_h11.status == _E10_HoldStatus_active)) for _h11 in rt.each(self, self.t_holds))):  # public_library.world:285
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has an active hold on ' + rt.text(book.title) + '.')))
         if not (not self.fn_has_book_on_loan(member, book)):  # public_library.world:286
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has a copy of ' + rt.text(book.title) + ' on loan.')))
-        hold: Hold = Hold(id_=self._next('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(), placed_at=self.clock, status=HoldStatus.active)  # public_library.world:287
+        hold: Hold = Hold(id_=self._next('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(), placed_at=self.clock, status=_E10_HoldStatus_active)  # public_library.world:287
         self._insert(self.t_holds, hold)  # public_library.world:288
         return hold  # public_library.world:289
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:292
         'Cancel an active hold.'
-        if not (hold.status == HoldStatus.active):  # public_library.world:295
+        if not (hold.status == _E10_HoldStatus_active):  # public_library.world:295
             raise ToolError(rt.built(self, ('Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.')))
-        self._set(hold, 'status', HoldStatus.cancelled)  # public_library.world:296
+        self._set(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:296
         return hold  # public_library.world:297
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:300
@@ -811,7 +831,7 @@ PublicLibrary.TOOLS = {
 
 
 def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:421
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == CopyStatus.available)))
+    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
 
 
 def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:422
@@ -823,7 +843,7 @@ def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLib
 
 
 def _check_late_return_and_new_loan__hold_kept(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:424
-    return bool((ep.t_holds.row('H001').status == HoldStatus.active))
+    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_active))
 
 
 def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:540
@@ -839,11 +859,11 @@ def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLib
 
 
 def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:658
-    return bool((ep.t_holds.row('H001').status == HoldStatus.cancelled))
+    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_cancelled))
 
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:659
-    return bool(any((((_h14.member == 'M003') and (_h14.book == '9781400033416')) and (_h14.status == HoldStatus.active)) for _h14 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h14.member == 'M003') and (_h14.book == '9781400033416')) and (_h14.status == _E10_HoldStatus_active)) for _h14 in rt.each(ep, ep.t_holds)))
 
 
 def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:113
@@ -855,7 +875,7 @@ def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: 
 
 
 def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool((ep.t_holds.row('H001').status == HoldStatus.fulfilled))
+    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_fulfilled))
 
 
 def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:116
@@ -863,11 +883,11 @@ def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: Publi
 
 
 def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:241
-    return bool(((ep.t_holds.row('H003').status == HoldStatus.cancelled) and (ep.t_holds.row('H001').status == HoldStatus.active)))
+    return bool(((ep.t_holds.row('H003').status == _E10_HoldStatus_cancelled) and (ep.t_holds.row('H001').status == _E10_HoldStatus_active)))
 
 
 def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == CopyStatus.available)))
+    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
@@ -875,7 +895,7 @@ def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init:
 
 
 def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == CopyStatus.available)))
+    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
 
 
 def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:362
@@ -895,7 +915,7 @@ def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init
 
 
 def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:483
-    return bool(any((((_h19.member == 'M002') and (_h19.book == '9780441172719')) and (_h19.status == HoldStatus.active)) for _h19 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h19.member == 'M002') and (_h19.book == '9780441172719')) and (_h19.status == _E10_HoldStatus_active)) for _h19 in rt.each(ep, ep.t_holds)))
 
 
 def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:605
@@ -903,15 +923,15 @@ def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: Pub
 
 
 def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool(((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == CopyStatus.available)) and (ep.t_members.row('M001').fees_due == 0.0)))
+    return bool(((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)) and (ep.t_members.row('M001').fees_due == 0.0)))
 
 
 def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:726
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == CopyStatus.available)))
+    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
 
 
 def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:727
-    return bool((((ep.t_loans.row('L003').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L003').late_fee == 0.0)) and (ep.t_copies.row('C0005').status == CopyStatus.available)))
+    return bool((((ep.t_loans.row('L003').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L003').late_fee == 0.0)) and (ep.t_copies.row('C0005').status == _E10_CopyStatus_available)))
 
 
 def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:728

@@ -37,6 +37,11 @@ class Zone(enum.StrEnum):
     bar = 'bar'
 
 
+_E4_Zone_indoor: Zone = Zone.indoor
+_E4_Zone_terrace: Zone = Zone.terrace
+_E4_Zone_bar: Zone = Zone.bar
+
+
 class Category(enum.StrEnum):
     'The Category enum.'
 
@@ -44,6 +49,12 @@ class Category(enum.StrEnum):
     main = 'main'
     dessert = 'dessert'
     drink = 'drink'
+
+
+_E8_Category_starter: Category = Category.starter
+_E8_Category_main: Category = Category.main
+_E8_Category_dessert: Category = Category.dessert
+_E8_Category_drink: Category = Category.drink
 
 
 class OrderStatus(enum.StrEnum):
@@ -55,11 +66,21 @@ class OrderStatus(enum.StrEnum):
     paid = 'paid'
 
 
+_E11_OrderStatus_open_: OrderStatus = OrderStatus.open_
+_E11_OrderStatus_sent_to_kitchen: OrderStatus = OrderStatus.sent_to_kitchen
+_E11_OrderStatus_served: OrderStatus = OrderStatus.served
+_E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
+
+
 class PayMethod(enum.StrEnum):
     'The PayMethod enum.'
 
     cash = 'cash'
     card = 'card'
+
+
+_E9_PayMethod_cash: PayMethod = PayMethod.cash
+_E9_PayMethod_card: PayMethod = PayMethod.card
 
 
 class Server(Row):
@@ -265,7 +286,7 @@ class Order(Row):
             table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
             server=v.check_pattern(v.want_str(d['server'], path + '.server'), path + '.server', '^S[0-9]{2}$'),
             guests=v.check_range(v.want_int(d['guests'], path + '.guests'), path + '.guests', 1, 12),
-            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else OrderStatus.open_),
+            status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_open_),
             opened_at=(v.want_datetime(d['opened_at'], path + '.opened_at') if d.get('opened_at') is not None else ep.clock),
             sent_at=(v.want_optional(d['sent_at'], path + '.sent_at', (lambda x, p: v.want_datetime(x, p))) if d.get('sent_at') is not None else None),
             served_at=(v.want_optional(d['served_at'], path + '.served_at', (lambda x, p: v.want_datetime(x, p))) if d.get('served_at') is not None else None),
@@ -632,26 +653,26 @@ class RestaurantOrders(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_o47.status == OrderStatus.paid) or (len(tuple(_p48.key() for _p48 in rt.each(self, self.t_orders) if ((_p48.table == _o47.table) and (_p48.status != OrderStatus.paid)))) == 1)) for _o47 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
+        if not all(((_o47.status == _E11_OrderStatus_paid) or (len(tuple(_p48.key() for _p48 in rt.each(self, self.t_orders) if ((_p48.table == _o47.table) and (_p48.status != _E11_OrderStatus_paid)))) == 1)) for _o47 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
             raise InvariantError('A dining table has at most one order that is not paid.', 'restaurant_orders.world:142')
         if not all((_o49.guests <= self.t_dining_tables.row(_o49.table).seats) for _o49 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
             raise InvariantError("An order's guests never exceed its table's seats.", 'restaurant_orders.world:145')
-        if not all(((_o50.status == OrderStatus.open_) or any((_l51.order == _o50.key()) for _l51 in rt.each(self, self.t_order_lines))) for _o50 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
+        if not all(((_o50.status == _E11_OrderStatus_open_) or any((_l51.order == _o50.key()) for _l51 in rt.each(self, self.t_order_lines))) for _o50 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
             raise InvariantError('An order that has left the open status has at least one line.', 'restaurant_orders.world:148')
         if not all(((_p52.share <= self.t_orders.row(_p52.order).split_ways) and (len(tuple(_q53.key() for _q53 in rt.each(self, self.t_payments) if ((_q53.order == _p52.order) and (_q53.share == _p52.share)))) == 1)) for _p52 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
             raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:151')
-        if not all((((_o54.status == OrderStatus.paid) == (len(self.fn_payments_of(_o54)) == _o54.split_ways)) and ((_o54.status != OrderStatus.paid) or (self.fn_paid_so_far(_o54) == self.fn_order_total(_o54)))) for _o54 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
+        if not all((((_o54.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o54)) == _o54.split_ways)) and ((_o54.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o54) == self.fn_order_total(_o54)))) for _o54 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
             raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:154')
         for _row55 in self._changed_rows(self.t_orders):  # restaurant_orders.world:157
-            if not ((_row55.status == OrderStatus.open_) == (_row55.sent_at is None)):
+            if not ((_row55.status == _E11_OrderStatus_open_) == (_row55.sent_at is None)):
                 raise InvariantError('An order has a sent time exactly when it has left the open status.', 'restaurant_orders.world:157')
         for _row56 in self._changed_rows(self.t_orders):  # restaurant_orders.world:160
-            if not (((_row56.status == OrderStatus.served) or (_row56.status == OrderStatus.paid)) == (_row56.served_at is not None)):
+            if not (((_row56.status == _E11_OrderStatus_served) or (_row56.status == _E11_OrderStatus_paid)) == (_row56.served_at is not None)):
                 raise InvariantError('An order has a served time exactly when it is served or paid.', 'restaurant_orders.world:160')
         for _row57 in self._changed_rows(self.t_orders):  # restaurant_orders.world:163
-            if not ((_row57.status == OrderStatus.paid) == (_row57.paid_at is not None)):
+            if not ((_row57.status == _E11_OrderStatus_paid) == (_row57.paid_at is not None)):
                 raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:163')
-        if not all(((self.t_orders.row(_p58.order).status == OrderStatus.served) or (self.t_orders.row(_p58.order).status == OrderStatus.paid)) for _p58 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
+        if not all(((self.t_orders.row(_p58.order).status == _E11_OrderStatus_served) or (self.t_orders.row(_p58.order).status == _E11_OrderStatus_paid)) for _p58 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
             raise InvariantError('Payments exist only for served or paid orders.', 'restaurant_orders.world:166')
         for _row59 in self._changed_rows(self.t_orders, ('table', 'server')):
             rt.check_refs(self.t_dining_tables, _row59.table, 'Order.table')
@@ -662,10 +683,14 @@ class RestaurantOrders(Episode):
         for _row61 in self._changed_rows(self.t_payments, ('order',)):
             rt.check_refs(self.t_orders, _row61.order, 'Payment.order')
         rt.check_refs(self.t_servers, self.state.current_server, 'current_server')
-        rt.check_deleted(self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'),))
-        rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
-        rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
-        rt.check_deleted(self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'),))
         pass
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:119
@@ -692,7 +717,7 @@ class RestaurantOrders(Episode):
 
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:  # restaurant_orders.world:180
         'List the menu items with their codes and prices in cents.'
-        return tuple(_m4.key() for _m4 in rt.each(self, self.t_menu) if (((category is None) or (_m4.category == rt.present(category))) and ((not available_only) or _m4.available)))  # restaurant_orders.world:186
+        return tuple(_m4.key() for _m4 in rt.each(self, self.t_menu) if (((category is None) or (_m4.category == (category if category is not None else rt.absent()))) and ((not available_only) or _m4.available)))  # restaurant_orders.world:186
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:189
         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
@@ -704,11 +729,11 @@ class RestaurantOrders(Episode):
         'Open an order for a free table; the signed-in server takes it.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:216
             raise ToolError('Not signed in.')
-        if not (not any(((_o7.table == table.key()) and (_o7.status != OrderStatus.paid)) for _o7 in rt.each(self, self.t_orders))):  # restaurant_orders.world:217
+        if not (not any(((_o7.table == table.key()) and (_o7.status != _E11_OrderStatus_paid)) for _o7 in rt.each(self, self.t_orders))):  # restaurant_orders.world:217
             raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' already has an unpaid order.')))
         if not (guests <= table.seats):  # restaurant_orders.world:218
             raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' seats ' + rt.text(table.seats) + '; ' + rt.text(guests) + ' guests is too many.')))
-        order: Order = Order(id_=self._next('order_ids', 'O{:03d}'), table=table.key(), server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12), status=OrderStatus.open_, opened_at=self.clock, sent_at=None, served_at=None, split_ways=1, paid_at=None)  # restaurant_orders.world:219
+        order: Order = Order(id_=self._next('order_ids', 'O{:03d}'), table=table.key(), server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12), status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None, split_ways=1, paid_at=None)  # restaurant_orders.world:219
         self._insert(self.t_orders, order)  # restaurant_orders.world:220
         return order  # restaurant_orders.world:221
 
@@ -716,7 +741,7 @@ class RestaurantOrders(Episode):
         'Add a menu item to an open order at its current price.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:232
             raise ToolError('Not signed in.')
-        if not (order.status == OrderStatus.open_):  # restaurant_orders.world:233
+        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:233
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be added while it is open.')))
         if not item.available:  # restaurant_orders.world:234
             raise ToolError(rt.built(self, (rt.text(item.name) + ' is not available.')))
@@ -729,7 +754,7 @@ class RestaurantOrders(Episode):
         if not (self.state.current_server is not None):  # restaurant_orders.world:251
             raise ToolError('Not signed in.')
         order: Order = self.t_orders.row(line.order)  # restaurant_orders.world:252
-        if not (order.status == OrderStatus.open_):  # restaurant_orders.world:253
+        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:253
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:254
         total: int = self.fn_order_total(order)  # restaurant_orders.world:255
@@ -739,11 +764,11 @@ class RestaurantOrders(Episode):
         'Send an open order to the kitchen; its lines can no longer change.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:273
             raise ToolError('Not signed in.')
-        if not (order.status == OrderStatus.open_):  # restaurant_orders.world:274
+        if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:274
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
         if not any((_l10.order == order.key()) for _l10 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:275
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        self._set(order, 'status', OrderStatus.sent_to_kitchen)  # restaurant_orders.world:276
+        self._set(order, 'status', _E11_OrderStatus_sent_to_kitchen)  # restaurant_orders.world:276
         self._set(order, 'sent_at', self.clock)  # restaurant_orders.world:277
         return order  # restaurant_orders.world:278
 
@@ -751,9 +776,9 @@ class RestaurantOrders(Episode):
         'Mark an order that is in the kitchen as served.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:286
             raise ToolError('Not signed in.')
-        if not (order.status == OrderStatus.sent_to_kitchen):  # restaurant_orders.world:287
+        if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:287
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        self._set(order, 'status', OrderStatus.served)  # restaurant_orders.world:288
+        self._set(order, 'status', _E11_OrderStatus_served)  # restaurant_orders.world:288
         self._set(order, 'served_at', self.clock)  # restaurant_orders.world:289
         return order  # restaurant_orders.world:290
 
@@ -761,7 +786,7 @@ class RestaurantOrders(Episode):
         "Split a served order's bill into equal shares before anything is paid; returns the share amounts in cents (the last share absorbs the rounding remainder)."
         if not (self.state.current_server is not None):  # restaurant_orders.world:301
             raise ToolError('Not signed in.')
-        if not (order.status == OrderStatus.served):  # restaurant_orders.world:302
+        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:302
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; only served orders can be split.')))
         if not (len(self.fn_payments_of(order)) == 0):  # restaurant_orders.world:303
             raise ToolError(rt.built(self, ('Payments have already been made on order ' + rt.text(order.id_) + '.')))
@@ -775,16 +800,16 @@ class RestaurantOrders(Episode):
         "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free."
         if not (self.state.current_server is not None):  # restaurant_orders.world:317
             raise ToolError('Not signed in.')
-        if not (order.status != OrderStatus.paid):  # restaurant_orders.world:318
+        if not (order.status != _E11_OrderStatus_paid):  # restaurant_orders.world:318
             raise ToolError(rt.built(self, ('The bill of order ' + rt.text(order.id_) + ' is already fully paid.')))
-        if not (order.status == OrderStatus.served):  # restaurant_orders.world:319
+        if not (order.status == _E11_OrderStatus_served):  # restaurant_orders.world:319
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; only served orders can be settled.')))
         share: int = (len(self.fn_payments_of(order)) + 1)  # restaurant_orders.world:320
         total: int = self.fn_order_total(order)  # restaurant_orders.world:321
         payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:322
         self._insert(self.t_payments, payment)  # restaurant_orders.world:329
         if (share == order.split_ways):  # restaurant_orders.world:330
-            self._set(order, 'status', OrderStatus.paid)  # restaurant_orders.world:331
+            self._set(order, 'status', _E11_OrderStatus_paid)  # restaurant_orders.world:331
             self._set(order, 'paid_at', self.clock)  # restaurant_orders.world:332
         return _new_SettleReceipt(payment=payment.key(), shares_paid=share, split_ways=order.split_ways, remaining_cents=rt.bounded(total - self.fn_paid_so_far(order)), order_status=order.status)  # restaurant_orders.world:334
 
@@ -958,23 +983,23 @@ RestaurantOrders.TOOLS = {
 
 
 def _check_new_table_order__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:490
-    return bool(any(((((_o12.table == 'T1') and (_o12.guests == 2)) and (_o12.status == OrderStatus.sent_to_kitchen)) and (_o12.server == 'S01')) for _o12 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((_o12.table == 'T1') and (_o12.guests == 2)) and (_o12.status == _E11_OrderStatus_sent_to_kitchen)) and (_o12.server == 'S01')) for _o12 in rt.each(ep, ep.t_orders)))
 
 
 def _check_new_table_order__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:491
-    return bool(any(((((((_o13.table == 'T1') and (_o13.status == OrderStatus.sent_to_kitchen)) and (len(tuple(_l14.key() for _l14 in rt.each(ep, ep.t_order_lines) if (_l14.order == _o13.key()))) == 3)) and any(((((_l15.order == _o13.key()) and (_l15.item == 'PZ01')) and (_l15.quantity == 1)) and (_l15.note == 'extra basil')) for _l15 in rt.each(ep, ep.t_order_lines))) and any((((_l16.order == _o13.key()) and (_l16.item == 'PS01')) and (_l16.quantity == 1)) for _l16 in rt.each(ep, ep.t_order_lines))) and any((((_l17.order == _o13.key()) and (_l17.item == 'DR01')) and (_l17.quantity == 2)) for _l17 in rt.each(ep, ep.t_order_lines))) for _o13 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o13.table == 'T1') and (_o13.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l14.key() for _l14 in rt.each(ep, ep.t_order_lines) if (_l14.order == _o13.key()))) == 3)) and any(((((_l15.order == _o13.key()) and (_l15.item == 'PZ01')) and (_l15.quantity == 1)) and (_l15.note == 'extra basil')) for _l15 in rt.each(ep, ep.t_order_lines))) and any((((_l16.order == _o13.key()) and (_l16.item == 'PS01')) and (_l16.quantity == 1)) for _l16 in rt.each(ep, ep.t_order_lines))) and any((((_l17.order == _o13.key()) and (_l17.item == 'DR01')) and (_l17.quantity == 2)) for _l17 in rt.each(ep, ep.t_order_lines))) for _o13 in rt.each(ep, ep.t_orders)))
 
 
 def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:492
-    return bool(any((((_o18.table == 'T1') and (_o18.status == OrderStatus.sent_to_kitchen)) and (ep.fn_order_total(_o18) == 3350)) for _o18 in rt.each(ep, ep.t_orders)))
+    return bool(any((((_o18.table == 'T1') and (_o18.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o18) == 3350)) for _o18 in rt.each(ep, ep.t_orders)))
 
 
 def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:638
-    return bool(((ep.t_orders.row('O003').status == OrderStatus.paid) and any((((((_p19.order == 'O003') and (_p19.share == 2)) and (_p19.amount_cents == 1950)) and (_p19.tip_cents == 150)) and (_p19.method == PayMethod.card)) for _p19 in rt.each(ep, ep.t_payments))))
+    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p19.order == 'O003') and (_p19.share == 2)) and (_p19.amount_cents == 1950)) and (_p19.tip_cents == 150)) and (_p19.method == _E9_PayMethod_card)) for _p19 in rt.each(ep, ep.t_payments))))
 
 
 def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:639
-    return bool(((ep.t_orders.row('O002').status == OrderStatus.served) and (ep.t_orders.row('O002').served_at is not None)))
+    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
 
 
 def _check_close_out_tables__sea_bass(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:640
@@ -986,7 +1011,7 @@ def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders,
 
 
 def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:784
-    return bool((((ep.t_orders.row('O005').status == OrderStatus.paid) and any((((((_p20.order == 'O005') and (_p20.share == 1)) and (_p20.amount_cents == 1250)) and (_p20.tip_cents == 100)) and (_p20.method == PayMethod.cash)) for _p20 in rt.each(ep, ep.t_payments))) and any((((((_p21.order == 'O005') and (_p21.share == 2)) and (_p21.amount_cents == 1250)) and (_p21.tip_cents == 200)) and (_p21.method == PayMethod.card)) for _p21 in rt.each(ep, ep.t_payments))))
+    return bool((((ep.t_orders.row('O005').status == _E11_OrderStatus_paid) and any((((((_p20.order == 'O005') and (_p20.share == 1)) and (_p20.amount_cents == 1250)) and (_p20.tip_cents == 100)) and (_p20.method == _E9_PayMethod_cash)) for _p20 in rt.each(ep, ep.t_payments))) and any((((((_p21.order == 'O005') and (_p21.share == 2)) and (_p21.amount_cents == 1250)) and (_p21.tip_cents == 200)) and (_p21.method == _E9_PayMethod_card)) for _p21 in rt.each(ep, ep.t_payments))))
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:140
@@ -1002,7 +1027,7 @@ def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantO
 
 
 def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:143
-    return bool(((ep.t_orders.row('O001').status == OrderStatus.sent_to_kitchen) and (ep.t_orders.row('O001').sent_at is not None)))
+    return bool(((ep.t_orders.row('O001').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O001').sent_at is not None)))
 
 
 def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:290
@@ -1014,23 +1039,23 @@ def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: Resta
 
 
 def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:292
-    return bool((((ep.t_orders.row('O001').status == OrderStatus.paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p28.order == 'O001') and (_p28.share == 1)) and (_p28.amount_cents == 3200)) and (_p28.tip_cents == 300)) and (_p28.method == PayMethod.card)) for _p28 in rt.each(ep, ep.t_payments))))
+    return bool((((ep.t_orders.row('O001').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p28.order == 'O001') and (_p28.share == 1)) and (_p28.amount_cents == 3200)) and (_p28.tip_cents == 300)) and (_p28.method == _E9_PayMethod_card)) for _p28 in rt.each(ep, ep.t_payments))))
 
 
 def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:438
-    return bool(((ep.t_orders.row('O003').status == OrderStatus.paid) and (ep.t_orders.row('O003').paid_at is not None)))
+    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O003').paid_at is not None)))
 
 
 def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:439
-    return bool(any((((((_o29.table == 'T4') and (_o29.id_ != 'O003')) and (_o29.guests == 4)) and (_o29.status == OrderStatus.sent_to_kitchen)) and (_o29.server == 'S01')) for _o29 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o29.table == 'T4') and (_o29.id_ != 'O003')) and (_o29.guests == 4)) and (_o29.status == _E11_OrderStatus_sent_to_kitchen)) and (_o29.server == 'S01')) for _o29 in rt.each(ep, ep.t_orders)))
 
 
 def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:440
-    return bool(any(((((((_o30.table == 'T4') and (_o30.status == OrderStatus.sent_to_kitchen)) and (len(tuple(_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key()))) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o30.table == 'T4') and (_o30.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key()))) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
 
 
 def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:605
-    return bool(((ep.t_orders.row('O006').status == OrderStatus.sent_to_kitchen) and (ep.t_orders.row('O006').sent_at is not None)))
+    return bool(((ep.t_orders.row('O006').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O006').sent_at is not None)))
 
 
 def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:606
@@ -1042,15 +1067,15 @@ def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOr
 
 
 def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:757
-    return bool(((ep.t_orders.row('O003').status == OrderStatus.paid) and any((((((_p40.order == 'O003') and (_p40.share == 2)) and (_p40.amount_cents == 1950)) and (_p40.tip_cents == 0)) and (_p40.method == PayMethod.cash)) for _p40 in rt.each(ep, ep.t_payments))))
+    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p40.order == 'O003') and (_p40.share == 2)) and (_p40.amount_cents == 1950)) and (_p40.tip_cents == 0)) and (_p40.method == _E9_PayMethod_cash)) for _p40 in rt.each(ep, ep.t_payments))))
 
 
 def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:758
-    return bool(any((((((_o41.table == 'T4') and (_o41.id_ != 'O003')) and (_o41.guests == 3)) and (_o41.status == OrderStatus.sent_to_kitchen)) and (_o41.server == 'S01')) for _o41 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o41.table == 'T4') and (_o41.id_ != 'O003')) and (_o41.guests == 3)) and (_o41.status == _E11_OrderStatus_sent_to_kitchen)) and (_o41.server == 'S01')) for _o41 in rt.each(ep, ep.t_orders)))
 
 
 def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:759
-    return bool(any((((((((_o42.table == 'T4') and (_o42.status == OrderStatus.sent_to_kitchen)) and (len(tuple(_l43.key() for _l43 in rt.each(ep, ep.t_order_lines) if (_l43.order == _o42.key()))) == 3)) and any((((_l44.order == _o42.key()) and (_l44.item == 'ST01')) and (_l44.quantity == 1)) for _l44 in rt.each(ep, ep.t_order_lines))) and any((((_l45.order == _o42.key()) and (_l45.item == 'PS01')) and (_l45.quantity == 3)) for _l45 in rt.each(ep, ep.t_order_lines))) and any((((_l46.order == _o42.key()) and (_l46.item == 'DR01')) and (_l46.quantity == 3)) for _l46 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o42) == 6150)) for _o42 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o42.table == 'T4') and (_o42.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l43.key() for _l43 in rt.each(ep, ep.t_order_lines) if (_l43.order == _o42.key()))) == 3)) and any((((_l44.order == _o42.key()) and (_l44.item == 'ST01')) and (_l44.quantity == 1)) for _l44 in rt.each(ep, ep.t_order_lines))) and any((((_l45.order == _o42.key()) and (_l45.item == 'PS01')) and (_l45.quantity == 3)) for _l45 in rt.each(ep, ep.t_order_lines))) and any((((_l46.order == _o42.key()) and (_l46.item == 'DR01')) and (_l46.quantity == 3)) for _l46 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o42) == 6150)) for _o42 in rt.each(ep, ep.t_orders)))
 
 
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:910
@@ -1058,7 +1083,7 @@ def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrder
 
 
 def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:911
-    return bool(((ep.t_orders.row('O002').status == OrderStatus.served) and (ep.t_orders.row('O002').served_at is not None)))
+    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
 
 
 def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:912

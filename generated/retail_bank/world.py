@@ -36,6 +36,10 @@ class AccountKind(enum.StrEnum):
     savings = 'savings'
 
 
+_E11_AccountKind_checking: AccountKind = AccountKind.checking
+_E11_AccountKind_savings: AccountKind = AccountKind.savings
+
+
 class AccountStatus(enum.StrEnum):
     'Where an account is in its life.'
 
@@ -44,12 +48,22 @@ class AccountStatus(enum.StrEnum):
     closed = 'closed'
 
 
+_E13_AccountStatus_active: AccountStatus = AccountStatus.active
+_E13_AccountStatus_frozen: AccountStatus = AccountStatus.frozen
+_E13_AccountStatus_closed: AccountStatus = AccountStatus.closed
+
+
 class TxKind(enum.StrEnum):
     'The TxKind enum.'
 
     deposit = 'deposit'
     withdrawal = 'withdrawal'
     transfer = 'transfer'
+
+
+_E6_TxKind_deposit: TxKind = TxKind.deposit
+_E6_TxKind_withdrawal: TxKind = TxKind.withdrawal
+_E6_TxKind_transfer: TxKind = TxKind.transfer
 
 
 class Teller(Row):
@@ -203,7 +217,7 @@ class Account(Row):
             number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep._next('account_numbers', 'AC{:05d}')),
             owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^CU[0-9]{4}$'),
             kind=v.want_enum(d['kind'], path + '.kind', AccountKind),
-            status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else AccountStatus.active),
+            status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else _E13_AccountStatus_active),
             balance_cents=(v.check_range(v.want_int(d['balance_cents'], path + '.balance_cents'), path + '.balance_cents', 0, None) if d.get('balance_cents') is not None else 0),
             opened_on=v.want_date(d['opened_on'], path + '.opened_on'),
             closed_on=(v.want_optional(d['closed_on'], path + '.closed_on', (lambda x, p: v.want_date(x, p))) if d.get('closed_on') is not None else None),
@@ -481,24 +495,24 @@ class RetailBank(Episode):
             if not (_row23.balance_cents >= 0):
                 raise InvariantError('No account is overdrawn.', 'retail_bank.world:111')
         for _row24 in self._changed_rows(self.t_accounts):  # retail_bank.world:114
-            if not ((_row24.status != AccountStatus.closed) or ((_row24.balance_cents == 0) and (_row24.closed_on is not None))):
+            if not ((_row24.status != _E13_AccountStatus_closed) or ((_row24.balance_cents == 0) and (_row24.closed_on is not None))):
                 raise InvariantError('A closed account has a zero balance and a closing date.', 'retail_bank.world:114')
         for _row25 in self._changed_rows(self.t_accounts):  # retail_bank.world:117
-            if not ((_row25.status == AccountStatus.closed) or (_row25.closed_on is None)):
+            if not ((_row25.status == _E13_AccountStatus_closed) or (_row25.closed_on is None)):
                 raise InvariantError('An account that is not closed has no closing date.', 'retail_bank.world:117')
         for _row26 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
-            if not ((_row26.status == AccountStatus.frozen) == (_row26.freeze_reason != '')):
+            if not ((_row26.status == _E13_AccountStatus_frozen) == (_row26.freeze_reason != '')):
                 raise InvariantError('An account has a freeze reason exactly when it is frozen.', 'retail_bank.world:120')
-        if not all(((_a27.status == AccountStatus.closed) or (len(tuple(_b28.key() for _b28 in rt.each(self, self.t_accounts) if (((_b28.owner == _a27.owner) and (_b28.kind == _a27.kind)) and (_b28.status != AccountStatus.closed)))) == 1)) for _a27 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
+        if not all(((_a27.status == _E13_AccountStatus_closed) or (len(tuple(_b28.key() for _b28 in rt.each(self, self.t_accounts) if (((_b28.owner == _a27.owner) and (_b28.kind == _a27.kind)) and (_b28.status != _E13_AccountStatus_closed)))) == 1)) for _a27 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
             raise InvariantError('A customer has at most one open account of each kind.', 'retail_bank.world:123')
         for _row29 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
-            if not ((_row29.kind != TxKind.deposit) or ((_row29.from_account is None) and (_row29.to_account is not None))):
+            if not ((_row29.kind != _E6_TxKind_deposit) or ((_row29.from_account is None) and (_row29.to_account is not None))):
                 raise InvariantError('A deposit goes into an account and comes from none.', 'retail_bank.world:126')
         for _row30 in self._changed_rows(self.t_transactions):  # retail_bank.world:129
-            if not ((_row30.kind != TxKind.withdrawal) or ((_row30.from_account is not None) and (_row30.to_account is None))):
+            if not ((_row30.kind != _E6_TxKind_withdrawal) or ((_row30.from_account is not None) and (_row30.to_account is None))):
                 raise InvariantError('A withdrawal comes out of an account and goes into none.', 'retail_bank.world:129')
         for _row31 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
-            if not ((_row31.kind != TxKind.transfer) or (((_row31.from_account is not None) and (_row31.to_account is not None)) and (_row31.from_account != _row31.to_account))):
+            if not ((_row31.kind != _E6_TxKind_transfer) or (((_row31.from_account is not None) and (_row31.to_account is not None)) and (_row31.from_account != _row31.to_account))):
                 raise InvariantError('A transfer goes between two different accounts.', 'retail_bank.world:132')
         for _row32 in self._changed_rows(self.t_accounts, ('owner',)):
             rt.check_refs(self.t_customers, _row32.owner, 'Account.owner')
@@ -507,9 +521,12 @@ class RetailBank(Episode):
             rt.check_refs(self.t_accounts, _row33.to_account, 'Transaction.to_account')
             rt.check_refs(self.t_tellers, _row33.teller, 'Transaction.teller')
         rt.check_refs(self.t_tellers, self.state.current_teller, 'current_teller')
-        rt.check_deleted(self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'),))
-        rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
-        rt.check_deleted(self, self.t_accounts, ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_accounts, ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account'),))
         pass
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
@@ -549,25 +566,25 @@ class RetailBank(Episode):
         'Open a new active account for a customer, with an optional opening deposit. A customer may hold one open account of each kind.'
         if not (self.state.current_teller is not None):  # retail_bank.world:189
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (not any((((_a5.owner == customer.key()) and (_a5.kind == kind)) and (_a5.status != AccountStatus.closed)) for _a5 in rt.each(self, self.t_accounts))):  # retail_bank.world:190
+        if not (not any((((_a5.owner == customer.key()) and (_a5.kind == kind)) and (_a5.status != _E13_AccountStatus_closed)) for _a5 in rt.each(self, self.t_accounts))):  # retail_bank.world:190
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' already has an open ' + rt.text(kind) + ' account.')))
-        account: Account = Account(number=self._next('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind, status=AccountStatus.active, balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None), opened_on=self.clock.date(), closed_on=None, freeze_reason='')  # retail_bank.world:191
+        account: Account = Account(number=self._next('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind, status=_E13_AccountStatus_active, balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None), opened_on=self.clock.date(), closed_on=None, freeze_reason='')  # retail_bank.world:191
         self._insert(self.t_accounts, account)  # retail_bank.world:197
         if (initial_deposit_cents > 0):  # retail_bank.world:198
-            self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=TxKind.deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length('opening deposit', 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:199
+            self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length('opening deposit', 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:199
         return account  # retail_bank.world:207
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:210
         'Close an account. Its balance must be zero (withdraw or transfer the money first) and it must not be frozen.'
         if not (self.state.current_teller is not None):  # retail_bank.world:215
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != AccountStatus.closed):  # retail_bank.world:216
+        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:216
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already closed.')))
-        if not (account.status != AccountStatus.frozen):  # retail_bank.world:217
+        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:217
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
         if not (account.balance_cents == 0):  # retail_bank.world:218
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        self._set(account, 'status', AccountStatus.closed)  # retail_bank.world:219
+        self._set(account, 'status', _E13_AccountStatus_closed)  # retail_bank.world:219
         self._set(account, 'closed_on', self.clock.date())  # retail_bank.world:220
         return account  # retail_bank.world:221
 
@@ -575,28 +592,28 @@ class RetailBank(Episode):
         'Deposit money into an active account.'
         if not (self.state.current_teller is not None):  # retail_bank.world:231
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != AccountStatus.closed):  # retail_bank.world:232
+        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:232
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
-        if not (account.status != AccountStatus.frozen):  # retail_bank.world:233
+        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:233
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
         self._set(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:234
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=TxKind.deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:235
+        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:235
         return account  # retail_bank.world:242
 
     def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:245
         "Withdraw money from an active account, up to its balance and the desk's per-call limit."
         if not (self.state.current_teller is not None):  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (account.status != AccountStatus.closed):  # retail_bank.world:253
+        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:253
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
-        if not (account.status != AccountStatus.frozen):  # retail_bank.world:254
+        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:254
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
         if not (amount_cents <= self.state.max_withdrawal_cents):  # retail_bank.world:255
             raise ToolError(rt.built(self, ('The desk can pay out at most ' + rt.text(self.fn_money(self.state.max_withdrawal_cents)) + ' per withdrawal.')))
         if not (account.balance_cents >= amount_cents):  # retail_bank.world:256
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(account.number) + ' holds ' + rt.text(self.fn_money(account.balance_cents)) + '.')))
         self._set(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:257
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=TxKind.withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:258
+        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:258
         return account  # retail_bank.world:265
 
     def tool_transfer(self, from_account: Account, to_account: Account, amount_cents: int, memo: str) -> Transaction:  # retail_bank.world:268
@@ -605,19 +622,19 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (from_account.key() != to_account.key()):  # retail_bank.world:277
             raise ToolError('Cannot transfer to the same account.')
-        if not (from_account.status != AccountStatus.closed):  # retail_bank.world:278
+        if not (from_account.status != _E13_AccountStatus_closed):  # retail_bank.world:278
             raise ToolError(rt.built(self, ('Source account ' + rt.text(from_account.number) + ' is closed.')))
-        if not (to_account.status != AccountStatus.closed):  # retail_bank.world:279
+        if not (to_account.status != _E13_AccountStatus_closed):  # retail_bank.world:279
             raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is closed.')))
-        if not (from_account.status != AccountStatus.frozen):  # retail_bank.world:280
+        if not (from_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:280
             raise ToolError(rt.built(self, ('Source account ' + rt.text(from_account.number) + ' is frozen.')))
-        if not (to_account.status != AccountStatus.frozen):  # retail_bank.world:281
+        if not (to_account.status != _E13_AccountStatus_frozen):  # retail_bank.world:281
             raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is frozen.')))
         if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:282
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(from_account.number) + ' holds ' + rt.text(self.fn_money(from_account.balance_cents)) + '.')))
         self._set(from_account, 'balance_cents', v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:283
         self._set(to_account, 'balance_cents', v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:284
-        tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=TxKind.transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:285
+        tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:285
         self._insert(self.t_transactions, tx)  # retail_bank.world:293
         return tx  # retail_bank.world:294
 
@@ -627,13 +644,13 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:304
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to freeze accounts.')))
-        if not (account.status != AccountStatus.closed):  # retail_bank.world:305
+        if not (account.status != _E13_AccountStatus_closed):  # retail_bank.world:305
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
-        if not (account.status != AccountStatus.frozen):  # retail_bank.world:306
+        if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:306
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
         if not (reason.strip() != ''):  # retail_bank.world:307
             raise ToolError('A freeze needs a reason.')
-        self._set(account, 'status', AccountStatus.frozen)  # retail_bank.world:308
+        self._set(account, 'status', _E13_AccountStatus_frozen)  # retail_bank.world:308
         self._set(account, 'freeze_reason', v.check_length(reason, 'Account.freeze_reason', None, 120))  # retail_bank.world:309
         return account  # retail_bank.world:310
 
@@ -643,9 +660,9 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not self.t_tellers.row(rt.present(self.state.current_teller)).can_freeze:  # retail_bank.world:319
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
-        if not (account.status == AccountStatus.frozen):  # retail_bank.world:320
+        if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:320
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        self._set(account, 'status', AccountStatus.active)  # retail_bank.world:321
+        self._set(account, 'status', _E13_AccountStatus_active)  # retail_bank.world:321
         self._set(account, 'freeze_reason', v.check_length('', 'Account.freeze_reason', None, 120))  # retail_bank.world:322
         return account  # retail_bank.world:323
 
@@ -828,27 +845,27 @@ def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank, init: Reta
 
 
 def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:421
-    return bool(any(((((_t6.kind == TxKind.transfer) and (_t6.from_account == 'AC00002')) and (_t6.to_account == 'AC00001')) and (_t6.amount_cents == 20000)) for _t6 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t6.kind == _E6_TxKind_transfer) and (_t6.from_account == 'AC00002')) and (_t6.to_account == 'AC00001')) and (_t6.amount_cents == 20000)) for _t6 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_savings_to_cash__cash_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:422
-    return bool(any(((((_t7.kind == TxKind.withdrawal) and (_t7.from_account == 'AC00001')) and (_t7.amount_cents == 15000)) and (_t7.teller == 'T02')) for _t7 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t7.kind == _E6_TxKind_withdrawal) and (_t7.from_account == 'AC00001')) and (_t7.amount_cents == 15000)) and (_t7.teller == 'T02')) for _t7 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:525
-    return bool(((ep.t_accounts.row('AC00006').status == AccountStatus.closed) and (ep.t_accounts.row('AC00006').closed_on == rt.parse_date('2026-03-02'))))
+    return bool(((ep.t_accounts.row('AC00006').status == _E13_AccountStatus_closed) and (ep.t_accounts.row('AC00006').closed_on == rt.parse_date('2026-03-02'))))
 
 
 def _check_chen_switch_accounts__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:526
-    return bool(any(((((_a8.owner == 'CU0003') and (_a8.kind == AccountKind.checking)) and (_a8.status == AccountStatus.active)) and (_a8.balance_cents == 50000)) for _a8 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a8.owner == 'CU0003') and (_a8.kind == _E11_AccountKind_checking)) and (_a8.status == _E13_AccountStatus_active)) and (_a8.balance_cents == 50000)) for _a8 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_chen_switch_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:527
-    return bool(any(((((_t9.kind == TxKind.deposit) and (_t9.amount_cents == 50000)) and (_t9.to_account is not None)) and (ep.t_accounts.row(rt.present(_t9.to_account)).owner == 'CU0003')) for _t9 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t9.kind == _E6_TxKind_deposit) and (_t9.amount_cents == 50000)) and (_t9.to_account is not None)) and (ep.t_accounts.row(rt.present(_t9.to_account)).owner == 'CU0003')) for _t9 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_ben_review_cleared__unfrozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:628
-    return bool(((ep.t_accounts.row('AC00004').status == AccountStatus.active) and (ep.t_accounts.row('AC00004').freeze_reason == '')))
+    return bool(((ep.t_accounts.row('AC00004').status == _E13_AccountStatus_active) and (ep.t_accounts.row('AC00004').freeze_reason == '')))
 
 
 def _check_ben_review_cleared__savings_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:629
@@ -860,15 +877,15 @@ def _check_ben_review_cleared__checking_after(ep: RetailBank, init: RetailBank, 
 
 
 def _check_alice_closes_savings__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:97
-    return bool((((ep.t_accounts.row('AC00002').status == AccountStatus.closed) and (ep.t_accounts.row('AC00002').balance_cents == 0)) and (ep.t_accounts.row('AC00002').closed_on == rt.parse_date('2026-03-02'))))
+    return bool((((ep.t_accounts.row('AC00002').status == _E13_AccountStatus_closed) and (ep.t_accounts.row('AC00002').balance_cents == 0)) and (ep.t_accounts.row('AC00002').closed_on == rt.parse_date('2026-03-02'))))
 
 
 def _check_alice_closes_savings__balance_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:98
-    return bool(any(((((_t10.kind == TxKind.transfer) and (_t10.from_account == 'AC00002')) and (_t10.to_account == 'AC00001')) and (_t10.amount_cents == 1200000)) for _t10 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t10.kind == _E6_TxKind_transfer) and (_t10.from_account == 'AC00002')) and (_t10.to_account == 'AC00001')) and (_t10.amount_cents == 1200000)) for _t10 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_closes_savings__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:99
-    return bool(any(((((_t11.kind == TxKind.withdrawal) and (_t11.from_account == 'AC00001')) and (_t11.amount_cents == 30000)) and (_t11.teller == 'T02')) for _t11 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t11.kind == _E6_TxKind_withdrawal) and (_t11.from_account == 'AC00001')) and (_t11.amount_cents == 30000)) and (_t11.teller == 'T02')) for _t11 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:100
@@ -876,7 +893,7 @@ def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBa
 
 
 def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:203
-    return bool(any(((((_t12.kind == TxKind.deposit) and (_t12.to_account == 'AC00006')) and (_t12.amount_cents == 80000)) and (_t12.teller == 'T02')) for _t12 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t12.kind == _E6_TxKind_deposit) and (_t12.to_account == 'AC00006')) and (_t12.amount_cents == 80000)) and (_t12.teller == 'T02')) for _t12 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:204
@@ -884,15 +901,15 @@ def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: Ret
 
 
 def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:205
-    return bool(any(((((_a13.owner == 'CU0003') and (_a13.kind == AccountKind.checking)) and (_a13.status == AccountStatus.active)) and (_a13.balance_cents == 30000)) for _a13 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a13.owner == 'CU0003') and (_a13.kind == _E11_AccountKind_checking)) and (_a13.status == _E13_AccountStatus_active)) and (_a13.balance_cents == 30000)) for _a13 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:206
-    return bool(any(((((_t14.kind == TxKind.transfer) and (_t14.from_account == 'AC00006')) and (_t14.amount_cents == 30000)) and (_t14.teller == 'T02')) for _t14 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t14.kind == _E6_TxKind_transfer) and (_t14.from_account == 'AC00006')) and (_t14.amount_cents == 30000)) and (_t14.teller == 'T02')) for _t14 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:309
-    return bool(((ep.t_accounts.row('AC00001').status == AccountStatus.frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'card reported stolen')))
+    return bool(((ep.t_accounts.row('AC00001').status == _E13_AccountStatus_frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'card reported stolen')))
 
 
 def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:310
@@ -900,27 +917,27 @@ def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: Reta
 
 
 def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:311
-    return bool(any((((((_t15.kind == TxKind.transfer) and (_t15.from_account == 'AC00001')) and (_t15.to_account == 'AC00002')) and (_t15.amount_cents == 100000)) and (_t15.teller == 'T01')) for _t15 in rt.each(ep, ep.t_transactions)))
+    return bool(any((((((_t15.kind == _E6_TxKind_transfer) and (_t15.from_account == 'AC00001')) and (_t15.to_account == 'AC00002')) and (_t15.amount_cents == 100000)) and (_t15.teller == 'T01')) for _t15 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_new_customer_two_accounts__checking_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:414
-    return bool(any((((((_a16.owner == 'CU0004') and (_a16.kind == AccountKind.checking)) and (_a16.status == AccountStatus.active)) and (_a16.balance_cents == 60000)) and (_a16.opened_on == rt.parse_date('2026-03-02'))) for _a16 in rt.each(ep, ep.t_accounts)))
+    return bool(any((((((_a16.owner == 'CU0004') and (_a16.kind == _E11_AccountKind_checking)) and (_a16.status == _E13_AccountStatus_active)) and (_a16.balance_cents == 60000)) and (_a16.opened_on == rt.parse_date('2026-03-02'))) for _a16 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_new_customer_two_accounts__savings_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:415
-    return bool(any(((((_a17.owner == 'CU0004') and (_a17.kind == AccountKind.savings)) and (_a17.status == AccountStatus.active)) and (_a17.balance_cents == 40000)) for _a17 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a17.owner == 'CU0004') and (_a17.kind == _E11_AccountKind_savings)) and (_a17.status == _E13_AccountStatus_active)) and (_a17.balance_cents == 40000)) for _a17 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:416
-    return bool(any(((((_t18.kind == TxKind.deposit) and (_t18.amount_cents == 100000)) and (_t18.to_account is not None)) and (ep.t_accounts.row(rt.present(_t18.to_account)).owner == 'CU0004')) for _t18 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t18.kind == _E6_TxKind_deposit) and (_t18.amount_cents == 100000)) and (_t18.to_account is not None)) and (ep.t_accounts.row(rt.present(_t18.to_account)).owner == 'CU0004')) for _t18 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_new_customer_two_accounts__funded_savings(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:417
-    return bool(any((((((((_t19.kind == TxKind.transfer) and (_t19.amount_cents == 40000)) and (_t19.from_account is not None)) and (_t19.to_account is not None)) and (ep.t_accounts.row(rt.present(_t19.from_account)).owner == 'CU0004')) and (ep.t_accounts.row(rt.present(_t19.from_account)).kind == AccountKind.checking)) and (ep.t_accounts.row(rt.present(_t19.to_account)).kind == AccountKind.savings)) for _t19 in rt.each(ep, ep.t_transactions)))
+    return bool(any((((((((_t19.kind == _E6_TxKind_transfer) and (_t19.amount_cents == 40000)) and (_t19.from_account is not None)) and (_t19.to_account is not None)) and (ep.t_accounts.row(rt.present(_t19.from_account)).owner == 'CU0004')) and (ep.t_accounts.row(rt.present(_t19.from_account)).kind == _E11_AccountKind_checking)) and (ep.t_accounts.row(rt.present(_t19.to_account)).kind == _E11_AccountKind_savings)) for _t19 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_lost_card__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:523
-    return bool(any(((((_t20.kind == TxKind.withdrawal) and (_t20.from_account == 'AC00001')) and (_t20.amount_cents == 20000)) and (_t20.teller == 'T01')) for _t20 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t20.kind == _E6_TxKind_withdrawal) and (_t20.from_account == 'AC00001')) and (_t20.amount_cents == 20000)) and (_t20.teller == 'T01')) for _t20 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:524
@@ -928,7 +945,7 @@ def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, repl
 
 
 def _check_alice_lost_card__frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:525
-    return bool(((ep.t_accounts.row('AC00001').status == AccountStatus.frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'debit card lost')))
+    return bool(((ep.t_accounts.row('AC00001').status == _E13_AccountStatus_frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'debit card lost')))
 
 
 def _check_alice_car_cash__checking_emptied(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:630
@@ -940,11 +957,11 @@ def _check_alice_car_cash__savings_debited(ep: RetailBank, init: RetailBank, rep
 
 
 def _check_alice_car_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:632
-    return bool(any(((((_t21.kind == TxKind.transfer) and (_t21.from_account == 'AC00002')) and (_t21.to_account == 'AC00001')) and (_t21.amount_cents == 350000)) for _t21 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t21.kind == _E6_TxKind_transfer) and (_t21.from_account == 'AC00002')) and (_t21.to_account == 'AC00001')) and (_t21.amount_cents == 350000)) for _t21 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:633
-    return bool((sum(rt.each(ep, tuple(_t22.amount_cents for _t22 in rt.each(ep, ep.t_transactions) if ((_t22.kind == TxKind.withdrawal) and (_t22.from_account == 'AC00001'))))) == 600000))
+    return bool((sum(rt.each(ep, tuple(_t22.amount_cents for _t22 in rt.each(ep, ep.t_transactions) if ((_t22.kind == _E6_TxKind_withdrawal) and (_t22.from_account == 'AC00001'))))) == 600000))
 
 
 RetailBank.TASKS = {

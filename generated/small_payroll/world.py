@@ -36,11 +36,19 @@ class Role(enum.StrEnum):
     manager = 'manager'
 
 
+_E4_Role_staff: Role = Role.staff
+_E4_Role_manager: Role = Role.manager
+
+
 class PayType(enum.StrEnum):
     'The PayType enum.'
 
     salaried = 'salaried'
     hourly = 'hourly'
+
+
+_E7_PayType_salaried: PayType = PayType.salaried
+_E7_PayType_hourly: PayType = PayType.hourly
 
 
 class PeriodStatus(enum.StrEnum):
@@ -50,12 +58,21 @@ class PeriodStatus(enum.StrEnum):
     paid = 'paid'
 
 
+_E12_PeriodStatus_open_: PeriodStatus = PeriodStatus.open_
+_E12_PeriodStatus_paid: PeriodStatus = PeriodStatus.paid
+
+
 class TimesheetStatus(enum.StrEnum):
     'Where a timesheet is in its life.'
 
     draft = 'draft'
     approved = 'approved'
     paid = 'paid'
+
+
+_E15_TimesheetStatus_draft: TimesheetStatus = TimesheetStatus.draft
+_E15_TimesheetStatus_approved: TimesheetStatus = TimesheetStatus.approved
+_E15_TimesheetStatus_paid: TimesheetStatus = TimesheetStatus.paid
 
 
 class TaxCode(Row):
@@ -217,7 +234,7 @@ class PayPeriod(Row):
             id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^[0-9]{4}-[0-9]{2}$'),
             start=v.want_date(d['start'], path + '.start'),
             end=v.want_date(d['end'], path + '.end'),
-            status=(v.want_enum(d['status'], path + '.status', PeriodStatus) if d.get('status') is not None else PeriodStatus.open_),
+            status=(v.want_enum(d['status'], path + '.status', PeriodStatus) if d.get('status') is not None else _E12_PeriodStatus_open_),
             paid_on=(v.want_optional(d['paid_on'], path + '.paid_on', (lambda x, p: v.want_date(x, p))) if d.get('paid_on') is not None else None),
         )
 
@@ -275,7 +292,7 @@ class Timesheet(Row):
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, 300.0) if d.get('hours') is not None else 0.0),
-            status=(v.want_enum(d['status'], path + '.status', TimesheetStatus) if d.get('status') is not None else TimesheetStatus.draft),
+            status=(v.want_enum(d['status'], path + '.status', TimesheetStatus) if d.get('status') is not None else _E15_TimesheetStatus_draft),
             approved_by=(v.want_optional(d['approved_by'], path + '.approved_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))) if d.get('approved_by') is not None else None),
         )
 
@@ -601,27 +618,27 @@ class SmallPayroll(Episode):
     def _check_invariants(self) -> None:
         if not all((len(tuple(_q26.key() for _q26 in rt.each(self, self.t_payslips) if ((_q26.employee == _p25.employee) and (_q26.period == _p25.period)))) == 1) for _p25 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
             raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
-        if not all((self.t_periods.row(_p27.period).status == PeriodStatus.paid) for _p27 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
+        if not all((self.t_periods.row(_p27.period).status == _E12_PeriodStatus_paid) for _p27 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
             raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
         for _row28 in self._changed_rows(self.t_periods):  # small_payroll.world:163
-            if not ((_row28.status == PeriodStatus.paid) == (_row28.paid_on is not None)):
+            if not ((_row28.status == _E12_PeriodStatus_paid) == (_row28.paid_on is not None)):
                 raise InvariantError('A period has a payment date exactly when it is paid.', 'small_payroll.world:163')
         if not all(self.fn_slip_timesheet_ok(_p29) for _p29 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
             raise InvariantError("A payslip pays its own employee's timesheet for its period.", 'small_payroll.world:166')
-        if not all(((self.t_employees.row(_p30.employee).pay_type == PayType.hourly) or (_p30.timesheet is None)) for _p30 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
+        if not all(((self.t_employees.row(_p30.employee).pay_type == _E7_PayType_hourly) or (_p30.timesheet is None)) for _p30 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
-        if not all(((_t31.status == TimesheetStatus.paid) == any((_p32.timesheet == _t31.key()) for _p32 in rt.each(self, self.t_payslips))) for _t31 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
+        if not all(((_t31.status == _E15_TimesheetStatus_paid) == any((_p32.timesheet == _t31.key()) for _p32 in rt.each(self, self.t_payslips))) for _t31 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
             raise InvariantError('A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172')
         for _row33 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
-            if not ((_row33.status == TimesheetStatus.draft) or ((_row33.approved_by is not None) and (_row33.approved_by != _row33.employee))):
+            if not ((_row33.status == _E15_TimesheetStatus_draft) or ((_row33.approved_by is not None) and (_row33.approved_by != _row33.employee))):
                 raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
-        if not all(((_t34.status != TimesheetStatus.approved) or (self.t_periods.row(_t34.period).status == PeriodStatus.open_)) for _t34 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
+        if not all(((_t34.status != _E15_TimesheetStatus_approved) or (self.t_periods.row(_t34.period).status == _E12_PeriodStatus_open_)) for _t34 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
             raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
         if not all((len(tuple(_u36.key() for _u36 in rt.each(self, self.t_timesheets) if ((_u36.employee == _t35.employee) and (_u36.period == _t35.period)))) == 1) for _t35 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
             raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
         if not all(((_p37.tax_cents == self.fn_tax_for(self.t_employees.row(_p37.employee), rt.bounded(_p37.gross_cents + _p37.bonus_cents))) and (_p37.net_cents == rt.bounded(rt.bounded(_p37.gross_cents + _p37.bonus_cents) - _p37.tax_cents))) for _p37 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
-        if not all(((self.t_periods.row(_b38.period).status == PeriodStatus.open_) or any((((_p39.employee == _b38.employee) and (_p39.period == _b38.period)) and (_p39.bonus_cents >= _b38.amount_cents)) for _p39 in rt.each(self, self.t_payslips))) for _b38 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
+        if not all(((self.t_periods.row(_b38.period).status == _E12_PeriodStatus_open_) or any((((_p39.employee == _b38.employee) and (_p39.period == _b38.period)) and (_p39.bonus_cents >= _b38.amount_cents)) for _p39 in rt.each(self, self.t_payslips))) for _b38 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
             raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
         for _row40 in self._changed_rows(self.t_employees, ('tax_code',)):
             rt.check_refs(self.t_tax_codes, _row40.tax_code, 'Employee.tax_code')
@@ -638,10 +655,14 @@ class SmallPayroll(Episode):
             rt.check_refs(self.t_periods, _row43.period, 'Payslip.period')
             rt.check_refs(self.t_timesheets, _row43.timesheet, 'Payslip.timesheet')
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
-        rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
-        rt.check_deleted(self, self.t_employees, ((self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'), (self.t_bonuses, 'employee'), (self.t_bonuses, 'issued_by'), (self.t_payslips, 'employee'), (None, 'current_user'),))
-        rt.check_deleted(self, self.t_periods, ((self.t_timesheets, 'period'), (self.t_bonuses, 'period'), (self.t_payslips, 'period'),))
-        rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_employees, ((self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'), (self.t_bonuses, 'employee'), (self.t_bonuses, 'issued_by'), (self.t_payslips, 'employee'), (None, 'current_user'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_periods, ((self.t_timesheets, 'period'), (self.t_bonuses, 'period'), (self.t_payslips, 'period'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
         pass
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
@@ -658,13 +679,13 @@ class SmallPayroll(Episode):
     def fn_slip_timesheet_ok(self, p: Payslip) -> bool:  # small_payroll.world:145
         "A payslip's timesheet, if any, is the paid timesheet of the same employee and period, with the same hours."
         ts: Timesheet | None = self.t_timesheets.ref(p.timesheet)  # small_payroll.world:148
-        if (rt.key_of(ts) is None):  # small_payroll.world:149
+        if (ts is None):  # small_payroll.world:149
             return True  # small_payroll.world:150
-        return ((((rt.present(ts).employee == p.employee) and (rt.present(ts).period == p.period)) and (rt.present(ts).status == TimesheetStatus.paid)) and (rt.present(ts).hours == p.hours))  # small_payroll.world:152
+        return (((((ts if ts is not None else rt.absent()).employee == p.employee) and ((ts if ts is not None else rt.absent()).period == p.period)) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_paid)) and ((ts if ts is not None else rt.absent()).hours == p.hours))  # small_payroll.world:152
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
         'Sign in to payroll. Only managers may sign in.'
-        if not (employee.role == Role.manager):  # small_payroll.world:197
+        if not (employee.role == _E4_Role_manager):  # small_payroll.world:197
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is not a manager and cannot sign in to payroll.')))
         self._set(self.state, 'current_user', employee.key())  # small_payroll.world:198
         return employee  # small_payroll.world:199
@@ -675,7 +696,7 @@ class SmallPayroll(Episode):
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period, optionally of one status.'
-        return tuple(_t2.key() for _t2 in rt.each(self, self.t_timesheets) if ((_t2.period == period.key()) and ((status is None) or (_t2.status == rt.present(status)))))  # small_payroll.world:226
+        return tuple(_t2.key() for _t2 in rt.each(self, self.t_timesheets) if ((_t2.period == period.key()) and ((status is None) or (_t2.status == (status if status is not None else rt.absent())))))  # small_payroll.world:226
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
         'Show one payslip: gross, bonus, tax, net, hours and any correction.'
@@ -685,21 +706,21 @@ class SmallPayroll(Episode):
         "Add hours to an hourly employee's draft timesheet for an open period, creating the timesheet if there is none."
         if not (self.state.current_user is not None):  # small_payroll.world:244
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (employee.pay_type == PayType.hourly):  # small_payroll.world:245
+        if not (employee.pay_type == _E7_PayType_hourly):  # small_payroll.world:245
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is salaried; only hourly employees have timesheets.')))
         if not employee.active:  # small_payroll.world:246
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is inactive.')))
-        if not (period.status == PeriodStatus.open_):  # small_payroll.world:247
+        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:247
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:248
-        if (rt.key_of(ts) is not None):  # small_payroll.world:249
-            if not (rt.present(ts).status == TimesheetStatus.draft):  # small_payroll.world:250
-                raise ToolError(rt.built(self, ('Timesheet ' + rt.text(rt.present(ts).id_) + ' is already ' + rt.text(rt.present(ts).status) + '; hours can no longer be added.')))
-            if not ((rt.present(ts).hours + hours) <= 300.0):  # small_payroll.world:251
-                raise ToolError(rt.built(self, ('Timesheet ' + rt.text(rt.present(ts).id_) + ' would have ' + rt.text((rt.present(ts).hours + hours)) + ' hours; at most 300 are allowed.')))
-            self._set(self.t_timesheets.row(rt.present(ts).id_), 'hours', v.check_range((rt.present(ts).hours + hours), 'Timesheet.hours', 0.0, 300.0))  # small_payroll.world:252
-            return self.t_timesheets.row(rt.present(ts).id_)  # small_payroll.world:253
-        created: Timesheet = Timesheet(id_=self._next('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=TimesheetStatus.draft, approved_by=None)  # small_payroll.world:255
+        if (ts is not None):  # small_payroll.world:249
+            if not ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_draft):  # small_payroll.world:250
+                raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' is already ' + rt.text((ts if ts is not None else rt.absent()).status) + '; hours can no longer be added.')))
+            if not (((ts if ts is not None else rt.absent()).hours + hours) <= 300.0):  # small_payroll.world:251
+                raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' would have ' + rt.text(((ts if ts is not None else rt.absent()).hours + hours)) + ' hours; at most 300 are allowed.')))
+            self._set(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'hours', v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0))  # small_payroll.world:252
+            return self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:253
+        created: Timesheet = Timesheet(id_=self._next('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=_E15_TimesheetStatus_draft, approved_by=None)  # small_payroll.world:255
         self._insert(self.t_timesheets, created)  # small_payroll.world:256
         return created  # small_payroll.world:257
 
@@ -707,15 +728,15 @@ class SmallPayroll(Episode):
         'Approve a draft timesheet of an open period as the signed-in manager, so that payroll pays it.'
         if not (self.state.current_user is not None):  # small_payroll.world:265
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (timesheet.status == TimesheetStatus.draft):  # small_payroll.world:266
+        if not (timesheet.status == _E15_TimesheetStatus_draft):  # small_payroll.world:266
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' is ' + rt.text(timesheet.status) + ', not a draft.')))
         if not (timesheet.employee != self.state.current_user):  # small_payroll.world:267
             raise ToolError('You cannot approve your own timesheet.')
-        if not (self.t_periods.row(timesheet.period).status == PeriodStatus.open_):  # small_payroll.world:268
+        if not (self.t_periods.row(timesheet.period).status == _E12_PeriodStatus_open_):  # small_payroll.world:268
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(timesheet.period).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:269
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        self._set(timesheet, 'status', TimesheetStatus.approved)  # small_payroll.world:270
+        self._set(timesheet, 'status', _E15_TimesheetStatus_approved)  # small_payroll.world:270
         self._set(timesheet, 'approved_by', self.state.current_user)  # small_payroll.world:271
         return timesheet  # small_payroll.world:272
 
@@ -723,7 +744,7 @@ class SmallPayroll(Episode):
         "Issue a bonus to an active employee in an open period; it is paid with that period's payroll."
         if not (self.state.current_user is not None):  # small_payroll.world:283
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (period.status == PeriodStatus.open_):  # small_payroll.world:284
+        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:284
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
         if not employee.active:  # small_payroll.world:285
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is inactive.')))
@@ -735,15 +756,15 @@ class SmallPayroll(Episode):
         'Pay a period, once. Every active salaried employee gets a twelfth of their annual salary;\nevery hourly employee with an approved timesheet gets its hours at their rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. Earlier\nperiods must be paid first. Returns the new payslips.'
         if not (self.state.current_user is not None):  # small_payroll.world:307
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (period.status == PeriodStatus.open_):  # small_payroll.world:308
+        if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:308
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
-        earlier: tuple[str, ...] = tuple(_p3.key() for _p3 in rt.each(self, self.t_periods) if ((_p3.end < period.start) and (_p3.status == PeriodStatus.open_)))  # small_payroll.world:309
+        earlier: tuple[str, ...] = tuple(_p3.key() for _p3 in rt.each(self, self.t_periods) if ((_p3.end < period.start) and (_p3.status == _E12_PeriodStatus_open_)))  # small_payroll.world:309
         if not (len(earlier) == 0):  # small_payroll.world:310
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(earlier[0]).id_) + ' is still open; pay it first.')))
         created: tuple[str, ...] = ()  # small_payroll.world:311
         for e in rt.each(self, self.t_employees):  # small_payroll.world:312
             bonus: int = sum(rt.each(self, tuple(_b4.amount_cents for _b4 in rt.each(self, self.t_bonuses) if ((_b4.employee == e.key()) and (_b4.period == period.key())))))  # small_payroll.world:313
-            if (e.pay_type == PayType.salaried):  # small_payroll.world:314
+            if (e.pay_type == _E7_PayType_salaried):  # small_payroll.world:314
                 if e.active:  # small_payroll.world:315
                     gross: int = (e.annual_salary_cents // 12)  # small_payroll.world:316
                     tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))  # small_payroll.world:317
@@ -754,15 +775,15 @@ class SmallPayroll(Episode):
                     created = (created + (slip.key(),))  # small_payroll.world:327
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:330
-                if ((rt.key_of(ts) is not None) and (rt.present(ts).status == TimesheetStatus.approved)):  # small_payroll.world:331
-                    _gross5: int = round((rt.present(ts).hours * e.hourly_rate_cents))  # small_payroll.world:332
+                if ((ts is not None) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_approved)):  # small_payroll.world:331
+                    _gross5: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:332
                     _tax6: int = self.fn_tax_for(e, rt.bounded(_gross5 + bonus))  # small_payroll.world:333
-                    _slip7: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=rt.present(ts).key(), hours=v.check_range(rt.present(ts).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross5, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax6, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross5 + bonus) - _tax6), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:334
+                    _slip7: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross5, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax6, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross5 + bonus) - _tax6), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:334
                     self._insert(self.t_payslips, _slip7)  # small_payroll.world:344
                     self._steps -= len(created)  # small_payroll.world:345
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:345
                     created = (created + (_slip7.key(),))  # small_payroll.world:345
-                    self._set(self.t_timesheets.row(rt.present(ts).id_), 'status', TimesheetStatus.paid)  # small_payroll.world:346
+                    self._set(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'status', _E15_TimesheetStatus_paid)  # small_payroll.world:346
                 elif (bonus > 0):  # small_payroll.world:347
                     _tax8: int = self.fn_tax_for(e, bonus)  # small_payroll.world:348
                     _slip9: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax8, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax8), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:349
@@ -770,7 +791,7 @@ class SmallPayroll(Episode):
                     self._steps -= len(created)  # small_payroll.world:358
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:358
                     created = (created + (_slip9.key(),))  # small_payroll.world:358
-        self._set(period, 'status', PeriodStatus.paid)  # small_payroll.world:362
+        self._set(period, 'status', _E12_PeriodStatus_paid)  # small_payroll.world:362
         self._set(period, 'paid_on', self.clock.date())  # small_payroll.world:363
         return created  # small_payroll.world:364
 
@@ -914,7 +935,7 @@ SmallPayroll.TOOLS = {
 
 
 def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:538
-    return bool(((ep.t_periods.row('2026-03').status == PeriodStatus.paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
 
 
 def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:539
@@ -930,11 +951,11 @@ def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, r
 
 
 def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:542
-    return bool((((ep.t_timesheets.row('TS003').status == TimesheetStatus.paid) and (ep.t_timesheets.row('TS004').status == TimesheetStatus.paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+    return bool((((ep.t_timesheets.row('TS003').status == _E15_TimesheetStatus_paid) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
 
 
 def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:706
-    return bool(((ep.t_timesheets.row('TS004').hours == 104.5) and (ep.t_timesheets.row('TS004').status == TimesheetStatus.draft)))
+    return bool(((ep.t_timesheets.row('TS004').hours == 104.5) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_draft)))
 
 
 def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:707
@@ -946,15 +967,15 @@ def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPa
 
 
 def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:159
-    return bool((((ep.t_timesheets.row('TS004').hours == 100.0) and (ep.t_timesheets.row('TS004').status == TimesheetStatus.approved)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+    return bool((((ep.t_timesheets.row('TS004').hours == 100.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_approved)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
 
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((((_t13.employee == 'E003') and (_t13.period == '2026-04')) and (_t13.hours == 32.0)) and (_t13.status == TimesheetStatus.approved)) and (_t13.approved_by == 'E001')) for _t13 in rt.each(ep, ep.t_timesheets)))
+    return bool(any((((((_t13.employee == 'E003') and (_t13.period == '2026-04')) and (_t13.hours == 32.0)) and (_t13.status == _E15_TimesheetStatus_approved)) and (_t13.approved_by == 'E001')) for _t13 in rt.each(ep, ep.t_timesheets)))
 
 
 def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool((((ep.t_periods.row('2026-03').status == PeriodStatus.open_) and (ep.t_periods.row('2026-04').status == PeriodStatus.open_)) and (len(ep.t_timesheets) == (len(init.t_timesheets) + 1))))
+    return bool((((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_open_) and (ep.t_periods.row('2026-04').status == _E12_PeriodStatus_open_)) and (len(ep.t_timesheets) == (len(init.t_timesheets) + 1))))
 
 
 def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:327
@@ -978,11 +999,11 @@ def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPa
 
 
 def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:496
-    return bool((ep.t_periods.row('2026-03').status == PeriodStatus.paid))
+    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
 
 
 def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:661
-    return bool((((ep.t_timesheets.row('TS004').hours == 104.0) and (ep.t_timesheets.row('TS004').status == TimesheetStatus.paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+    return bool((((ep.t_timesheets.row('TS004').hours == 104.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
 
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:662
@@ -994,7 +1015,7 @@ def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: Sm
 
 
 def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:664
-    return bool((ep.t_periods.row('2026-03').status == PeriodStatus.paid))
+    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:834
@@ -1002,7 +1023,7 @@ def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: 
 
 
 def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:835
-    return bool(((ep.t_periods.row('2026-03').status == PeriodStatus.paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
 
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:836
@@ -1014,7 +1035,7 @@ def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: Smal
 
 
 def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1007
-    return bool(((ep.t_periods.row('2026-03').status == PeriodStatus.paid) and (len(ep.t_payslips) == (len(init.t_payslips) + 4))))
+    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (len(ep.t_payslips) == (len(init.t_payslips) + 4))))
 
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1008

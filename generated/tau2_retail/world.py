@@ -41,6 +41,15 @@ class OrderStatus(enum.StrEnum):
     return_requested = 'return requested'
 
 
+_E11_OrderStatus_processed: OrderStatus = OrderStatus.processed
+_E11_OrderStatus_pending: OrderStatus = OrderStatus.pending
+_E11_OrderStatus_pending_item_modified: OrderStatus = OrderStatus.pending_item_modified
+_E11_OrderStatus_delivered: OrderStatus = OrderStatus.delivered
+_E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
+_E11_OrderStatus_exchange_requested: OrderStatus = OrderStatus.exchange_requested
+_E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
+
+
 class CancelReason(enum.StrEnum):
     'The CancelReason enum.'
 
@@ -48,11 +57,19 @@ class CancelReason(enum.StrEnum):
     ordered_by_mistake = 'ordered by mistake'
 
 
+_E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
+_E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
+
+
 class TransactionType(enum.StrEnum):
     'The TransactionType enum.'
 
     payment = 'payment'
     refund = 'refund'
+
+
+_E15_TransactionType_payment: TransactionType = TransactionType.payment
+_E15_TransactionType_refund: TransactionType = TransactionType.refund
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -969,7 +986,8 @@ class Tau2Retail(Episode):
     def _check_invariants(self) -> None:
         for _row21 in self._changed_rows(self.t_orders, ('user_id',)):
             rt.check_refs(self.t_users, _row21.user_id, 'Order.user_id')
-        rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> str | None:  # retail.world:162
@@ -1306,7 +1324,7 @@ class Tau2Retail(Episode):
         for p in rt.each(self, self.t_products):  # retail.world:583
             v_: Variant | None = p.variants.get(item_id)  # retail.world:584
             if (v_ is not None):  # retail.world:585
-                return rt.present(v_)  # retail.world:586
+                return (v_ if v_ is not None else rt.absent())  # retail.world:586
         raise ToolError('Item not found')  # retail.world:589
 
     def tool_get_user_details(self, user_id: User) -> User:  # retail.world:592
@@ -1329,12 +1347,12 @@ class Tau2Retail(Episode):
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:618
         "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation."
-        if not (order_id.status == OrderStatus.pending):  # retail.world:624
+        if not (order_id.status == _E11_OrderStatus_pending):  # retail.world:624
             raise ToolError('Non-pending order cannot be cancelled')
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:625
             raise ToolError('Invalid reason')
         user: User = self.t_users.row(order_id.user_id)  # retail.world:626
-        refunds: tuple[OrderPayment, ...] = tuple(_new_OrderPayment(transaction_type=TransactionType.refund, amount=_p7.amount, payment_method_id=_p7.payment_method_id) for _p7 in rt.each(self, order_id.payment_history))  # retail.world:627
+        refunds: tuple[OrderPayment, ...] = tuple(_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p7.amount, payment_method_id=_p7.payment_method_id) for _p7 in rt.each(self, order_id.payment_history))  # retail.world:627
         for p in rt.each(self, refunds):  # retail.world:628
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:629
             if not (method is not None):  # retail.world:630
@@ -1347,22 +1365,22 @@ class Tau2Retail(Episode):
                 self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:633
             else:
                 pass
-        self._set(order_id, 'status', OrderStatus.cancelled)  # retail.world:641
+        self._set(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:641
         if (reason == 'no longer needed'):  # retail.world:642
-            self._set(order_id, 'cancel_reason', CancelReason.no_longer_needed)  # retail.world:643
+            self._set(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)  # retail.world:643
         else:
-            self._set(order_id, 'cancel_reason', CancelReason.ordered_by_mistake)  # retail.world:645
+            self._set(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)  # retail.world:645
         self._set(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:647
         return order_id  # retail.world:648
 
     def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:651
         'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.'
         order: Order = order_id  # retail.world:659
-        if not (order.status == OrderStatus.delivered):  # retail.world:660
+        if not (order.status == _E11_OrderStatus_delivered):  # retail.world:660
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:661
         if (missing is not None):  # retail.world:662
-            raise ToolError(rt.built(self, ('Number of ' + rt.text(rt.present(missing)) + ' not found.')))  # retail.world:663
+            raise ToolError(rt.built(self, ('Number of ' + rt.text((missing if missing is not None else rt.absent())) + ' not found.')))  # retail.world:663
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:665
             raise ToolError('The number of items to be exchanged should match.')
         diff_: int | float = 0  # retail.world:668
@@ -1372,14 +1390,14 @@ class Tau2Retail(Episode):
             i = (i + 1)  # retail.world:672
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:673
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:674
-            if not (rt.key_of(product) is not None):  # retail.world:675
+            if not (product is not None):  # retail.world:675
                 raise ToolError('Product not found')
-            v_: Variant | None = rt.present(product).variants.get(new)  # retail.world:676
+            v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:676
             if not (v_ is not None):  # retail.world:677
                 raise ToolError('Variant not found')
-            if not rt.present(v_).available:  # retail.world:678
+            if not (v_ if v_ is not None else rt.absent()).available:  # retail.world:678
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + (rt.present(v_).price - it.price))  # retail.world:679
+            diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:679
         diff_ = round(diff_, 2)  # retail.world:681
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:682
         if not (method is not None):  # retail.world:683
@@ -1391,7 +1409,7 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        self._set(order, 'status', OrderStatus.exchange_requested)  # retail.world:690
+        self._set(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:690
         self._set(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:691
         self._set(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:692
         self._set(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:693
@@ -1400,7 +1418,7 @@ class Tau2Retail(Episode):
 
     def tool_modify_pending_order_address(self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> Order:  # retail.world:698
         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        if not ((order_id.status == OrderStatus.pending) or (order_id.status == OrderStatus.pending_item_modified)):  # retail.world:709
+        if not ((order_id.status == _E11_OrderStatus_pending) or (order_id.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:709
             raise ToolError('Non-pending order cannot be modified')
         self._set(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:710
         return order_id  # retail.world:718
@@ -1408,11 +1426,11 @@ class Tau2Retail(Episode):
     def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:721
         'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.'
         order: Order = order_id  # retail.world:729
-        if not (order.status == OrderStatus.pending):  # retail.world:730
+        if not (order.status == _E11_OrderStatus_pending):  # retail.world:730
             raise ToolError('Non-pending order cannot be modified')
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:731
         if (missing is not None):  # retail.world:732
-            raise ToolError(rt.built(self, (rt.text(rt.present(missing)) + ' not found')))  # retail.world:733
+            raise ToolError(rt.built(self, (rt.text((missing if missing is not None else rt.absent())) + ' not found')))  # retail.world:733
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:735
             raise ToolError('The number of items to be exchanged should match')
         diff_: float = 0.0  # retail.world:738
@@ -1426,16 +1444,16 @@ class Tau2Retail(Episode):
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:748
             product: Product | None = self.t_products.get(it.product_id)  # retail.world:749
-            if not (rt.key_of(product) is not None):  # retail.world:750
+            if not (product is not None):  # retail.world:750
                 raise ToolError('Product not found')
-            v_: Variant | None = rt.present(product).variants.get(new)  # retail.world:751
+            v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:751
             if not (v_ is not None):  # retail.world:752
                 raise ToolError('Variant not found')
-            if not rt.present(v_).available:  # retail.world:753
+            if not (v_ if v_ is not None else rt.absent()).available:  # retail.world:753
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + (rt.present(v_).price - it.price))  # retail.world:754
-            last_price = rt.present(v_).price  # retail.world:755
-            last_options = rt.present(v_).options  # retail.world:756
+            diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:754
+            last_price = (v_ if v_ is not None else rt.absent()).price  # retail.world:755
+            last_options = (v_ if v_ is not None else rt.absent()).options  # retail.world:756
         user: User = self.t_users.row(order.user_id)  # retail.world:758
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:759
         if not (method is not None):  # retail.world:760
@@ -1447,7 +1465,7 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         else:
             pass
-        kind: TransactionType = (TransactionType.payment if (diff_ > 0) else TransactionType.refund)  # retail.world:768
+        kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:768
         self._set(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=abs(diff_), payment_method_id=payment_method_id),))))  # retail.world:769
         _subject11 = _some_PaymentMethod(method)  # retail.world:770
         if isinstance(_subject11, GiftCard):  # retail.world:771
@@ -1464,20 +1482,20 @@ class Tau2Retail(Episode):
             self._steps -= len(order.items)  # retail.world:785
             self._steps >= 0 or rt.out_of_steps()  # retail.world:785
             self._set(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it15.name, product_id=_it15.product_id, item_id=_new14, price=last_price, options=last_options)))  # retail.world:785
-        self._set(order, 'status', OrderStatus.pending_item_modified)  # retail.world:793
+        self._set(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:793
         return order  # retail.world:794
 
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:  # retail.world:797
         'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
         order: Order = order_id  # retail.world:803
-        if not ((order.status == OrderStatus.pending) or (order.status == OrderStatus.pending_item_modified)):  # retail.world:804
+        if not ((order.status == _E11_OrderStatus_pending) or (order.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:804
             raise ToolError('Non-pending order cannot be modified')
         user: User = self.t_users.row(order.user_id)  # retail.world:805
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:806
         if not (method is not None):  # retail.world:807
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:808
-        if not ((len(history) == 1) and (history[0].transaction_type == TransactionType.payment)):  # retail.world:809
+        if not ((len(history) == 1) and (history[0].transaction_type == _E15_TransactionType_payment)):  # retail.world:809
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:810
         if not (old_id != payment_method_id):  # retail.world:811
@@ -1490,7 +1508,7 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=TransactionType.payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=TransactionType.refund, amount=amount, payment_method_id=old_id),))))  # retail.world:819
+        self._set(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:819
         _subject17 = _some_PaymentMethod(method)  # retail.world:820
         if isinstance(_subject17, GiftCard):  # retail.world:821
             _card18 = _subject17
@@ -1516,7 +1534,7 @@ class Tau2Retail(Episode):
     def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:862
         "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item."
         order: Order = order_id  # retail.world:869
-        if not (order.status == OrderStatus.delivered):  # retail.world:870
+        if not (order.status == _E11_OrderStatus_delivered):  # retail.world:870
             raise ToolError('Non-delivered order cannot be returned')
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:871
         if not (method is not None):  # retail.world:872
@@ -1526,7 +1544,7 @@ class Tau2Retail(Episode):
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:874
         if not (missing is None):  # retail.world:875
             raise ToolError('Some item not found')
-        self._set(order, 'status', OrderStatus.return_requested)  # retail.world:876
+        self._set(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:876
         self._set(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:877
         self._set(order, 'return_payment_method_id', payment_method_id)  # retail.world:878
         return order  # retail.world:879

@@ -36,6 +36,10 @@ class Visibility(enum.StrEnum):
     private = 'private'
 
 
+_E10_Visibility_public: Visibility = Visibility.public
+_E10_Visibility_private: Visibility = Visibility.private
+
+
 class User(Row):
     'A workspace user.'
 
@@ -515,8 +519,10 @@ class TeamChat(Episode):
             rt.check_refs(self.t_users, _row46.author, 'Message.author')
             rt.check_refs(self.t_users, _row46.pinned_by, 'Message.pinned_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
-        rt.check_deleted(self, self.t_users, ((self.t_channels, 'owner'), (self.t_memberships, 'user'), (self.t_memberships, 'invited_by'), (self.t_messages, 'author'), (self.t_messages, 'pinned_by'), (None, 'current_user'),))
-        rt.check_deleted(self, self.t_channels, ((self.t_memberships, 'channel'), (self.t_messages, 'channel'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_users, ((self.t_channels, 'owner'), (self.t_memberships, 'user'), (self.t_memberships, 'invited_by'), (self.t_messages, 'author'), (self.t_messages, 'pinned_by'), (None, 'current_user'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_channels, ((self.t_memberships, 'channel'), (self.t_messages, 'channel'),))
         pass
 
     def fn_is_member(self, channel: Channel, member: User) -> bool:  # team_chat.world:94
@@ -551,7 +557,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         if not self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:157
             raise ToolError(rt.built(self, ('You are not a member of #' + rt.text(channel.name) + '.')))
-        if not ((channel.visibility == Visibility.public) or (channel.owner == self.state.current_user)):  # team_chat.world:158
+        if not ((channel.visibility == _E10_Visibility_public) or (channel.owner == self.state.current_user)):  # team_chat.world:158
             raise ToolError(rt.built(self, ('Only the owner can invite to the private channel #' + rt.text(channel.name) + '.')))
         if not (not user.deactivated):  # team_chat.world:159
             raise ToolError(rt.built(self, ('User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.')))
@@ -646,13 +652,13 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:255
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:256
-        return tuple(_new_ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple(_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key()))), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == Visibility.public) or self.fn_is_member(_c6, me)))  # team_chat.world:257
+        return tuple(_new_ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple(_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key()))), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me)))  # team_chat.world:257
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:260
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
         if not (self.state.current_user is not None):  # team_chat.world:265
             raise ToolError('Not signed in.')
-        if not ((channel.visibility == Visibility.public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
+        if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
         return _new_ChannelView(channel=channel.key(), members=tuple(_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())), pinned=tuple(_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned), messages=posted)  # team_chat.world:268
@@ -817,7 +823,7 @@ TeamChat.TOOLS = {
 
 
 def _check_launch_channel__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:407
-    return bool(any(((((_c12.name == 'launch-plan') and (_c12.visibility == Visibility.private)) and (_c12.owner == 'U001')) and (_c12.topic == 'Q2 launch')) for _c12 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c12.name == 'launch-plan') and (_c12.visibility == _E10_Visibility_private)) and (_c12.owner == 'U001')) and (_c12.topic == 'Q2 launch')) for _c12 in rt.each(ep, ep.t_channels)))
 
 
 def _check_launch_channel__members(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:408
@@ -845,7 +851,7 @@ def _check_chen_tidies_up__others_kept(ep: TeamChat, init: TeamChat, replies: tu
 
 
 def _check_dara_starts_design_system__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:135
-    return bool(any(((((_c20.name == 'design-system') and (_c20.visibility == Visibility.public)) and (_c20.owner == 'U004')) and (_c20.topic == 'Shared UI components')) for _c20 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c20.name == 'design-system') and (_c20.visibility == _E10_Visibility_public)) and (_c20.owner == 'U004')) and (_c20.topic == 'Shared UI components')) for _c20 in rt.each(ep, ep.t_channels)))
 
 
 def _check_dara_starts_design_system__chen_added(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:136

@@ -261,20 +261,20 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:107
         if not (position is not None):  # ticket_api.world:108
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        return self.state.ticket_queue[rt.present(position)]  # ticket_api.world:109
+        return self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:109
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:112
         'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:113
         if not (position is not None):  # ticket_api.world:114
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:115
+        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:115
         if not ('status' in ticket):  # ticket_api.world:116
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:117
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:119
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:120
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:120
         return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:121
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:124
@@ -282,14 +282,14 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:130
         if not (position is not None):  # ticket_api.world:131
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:132
+        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:132
         if not ('status' in ticket):  # ticket_api.world:133
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:134
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:135
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:136
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:137
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:137
         return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:138
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:141
@@ -300,13 +300,13 @@ class TicketAPI(Episode):
         invalid: tuple[str, ...] = tuple(_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, _C_EDITABLE)))  # ticket_api.world:157
         if not (len(invalid) == 0):  # ticket_api.world:158
             raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', rt.each(self, invalid))))))
-        ticket: dict[str, Any] = self.state.ticket_queue[rt.present(position)]  # ticket_api.world:159
+        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:159
         for name in rt.each(self, updates):  # ticket_api.world:160
             if (updates[name] is not None):  # ticket_api.world:161
                 self._steps -= len(ticket)  # ticket_api.world:162
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:162
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:162
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, rt.present(position), ticket))  # ticket_api.world:165
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:165
         return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:166
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:169
@@ -337,7 +337,7 @@ class TicketAPI(Episode):
             if not ('created_by' in ticket):  # ticket_api.world:212
                 raise ToolError("'created_by'")
         mine: tuple[dict[str, Any], ...] = tuple(_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user))  # ticket_api.world:214
-        if ((status is None) or (rt.present(status) == '')):  # ticket_api.world:215
+        if ((status is None) or ((status if status is not None else rt.absent()) == '')):  # ticket_api.world:215
             return mine  # ticket_api.world:216
         for _ticket3 in rt.each(self, mine):  # ticket_api.world:218
             if not ('status' in _ticket3):  # ticket_api.world:219
@@ -345,7 +345,7 @@ class TicketAPI(Episode):
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:220
             if not (kind == 'str'):  # ticket_api.world:221
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-        return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == rt.present(status).lower()))  # ticket_api.world:223
+        return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower()))  # ticket_api.world:223
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

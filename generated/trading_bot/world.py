@@ -779,11 +779,11 @@ class TradingBot(Episode):
         if (not self.state.authenticated):  # trading_bot.world:421
             return [{'error': 'User not authenticated. Please log in to view transaction history.'}]  # trading_bot.world:422
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:425
-        if ((start_date is not None) and (rt.present(start_date) != '')):  # trading_bot.world:426
-            start = rt.strptime(rt.present(start_date), '%Y-%m-%d')  # trading_bot.world:427
+        if ((start_date is not None) and ((start_date if start_date is not None else rt.absent()) != '')):  # trading_bot.world:426
+            start = rt.strptime((start_date if start_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:427
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
-        if ((end_date is not None) and (rt.present(end_date) != '')):  # trading_bot.world:430
-            end = rt.strptime(rt.present(end_date), '%Y-%m-%d')  # trading_bot.world:431
+        if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:430
+            end = rt.strptime((end_date if end_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
         for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435

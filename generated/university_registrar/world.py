@@ -36,6 +36,10 @@ class StudentStatus(enum.StrEnum):
     suspended = 'suspended'
 
 
+_E13_StudentStatus_active: StudentStatus = StudentStatus.active
+_E13_StudentStatus_suspended: StudentStatus = StudentStatus.suspended
+
+
 class Weekday(enum.StrEnum):
     'The Weekday enum.'
 
@@ -46,12 +50,24 @@ class Weekday(enum.StrEnum):
     fri = 'fri'
 
 
+_E7_Weekday_mon: Weekday = Weekday.mon
+_E7_Weekday_tue: Weekday = Weekday.tue
+_E7_Weekday_wed: Weekday = Weekday.wed
+_E7_Weekday_thu: Weekday = Weekday.thu
+_E7_Weekday_fri: Weekday = Weekday.fri
+
+
 class EnrolmentStatus(enum.StrEnum):
     'The EnrolmentStatus enum.'
 
     enrolled = 'enrolled'
     dropped = 'dropped'
     completed = 'completed'
+
+
+_E15_EnrolmentStatus_enrolled: EnrolmentStatus = EnrolmentStatus.enrolled
+_E15_EnrolmentStatus_dropped: EnrolmentStatus = EnrolmentStatus.dropped
+_E15_EnrolmentStatus_completed: EnrolmentStatus = EnrolmentStatus.completed
 
 
 class Grade(enum.StrEnum):
@@ -62,6 +78,13 @@ class Grade(enum.StrEnum):
     C = 'C'
     D = 'D'
     F = 'F'
+
+
+_E5_Grade_A: Grade = Grade.A
+_E5_Grade_B: Grade = Grade.B
+_E5_Grade_C: Grade = Grade.C
+_E5_Grade_D: Grade = Grade.D
+_E5_Grade_F: Grade = Grade.F
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -162,7 +185,7 @@ class Student(Row):
             id_=v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^S[0-9]{5}$'),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             program=v.check_length(v.want_str(d['program'], path + '.program'), path + '.program', 1, 80),
-            status=(v.want_enum(d['status'], path + '.status', StudentStatus) if d.get('status') is not None else StudentStatus.active),
+            status=(v.want_enum(d['status'], path + '.status', StudentStatus) if d.get('status') is not None else _E13_StudentStatus_active),
         )
 
 
@@ -354,7 +377,7 @@ class Enrolment(Row):
             id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('enrolment_ids', 'EN{:04d}')),
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-            status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else EnrolmentStatus.enrolled),
+            status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else _E15_EnrolmentStatus_enrolled),
             grade=(v.want_optional(d['grade'], path + '.grade', (lambda x, p: v.want_enum(x, p, Grade))) if d.get('grade') is not None else None),
             enrolled_at=(v.want_datetime(d['enrolled_at'], path + '.enrolled_at') if d.get('enrolled_at') is not None else ep.clock),
             dropped_at=(v.want_optional(d['dropped_at'], path + '.dropped_at', (lambda x, p: v.want_datetime(x, p))) if d.get('dropped_at') is not None else None),
@@ -664,10 +687,10 @@ class UniversityRegistrar(Episode):
         if not all(((not self.fn_holds_seat(_e37)) or (len(tuple(_o38.key() for _o38 in rt.each(self, self.t_enrolments) if ((((_o38.student == _e37.student) and (self.t_sections.row(_o38.section).course == self.t_sections.row(_e37.section).course)) and (self.t_sections.row(_o38.section).term == self.t_sections.row(_e37.section).term)) and self.fn_holds_seat(_o38)))) == 1)) for _e37 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
             raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:196')
         for _row39 in self._changed_rows(self.t_enrolments):  # university_registrar.world:199
-            if not ((_row39.status == EnrolmentStatus.completed) == (_row39.grade is not None)):
+            if not ((_row39.status == _E15_EnrolmentStatus_completed) == (_row39.grade is not None)):
                 raise InvariantError('An enrolment has a grade exactly when it is completed.', 'university_registrar.world:199')
         for _row40 in self._changed_rows(self.t_enrolments):  # university_registrar.world:202
-            if not ((_row40.status == EnrolmentStatus.dropped) == (_row40.dropped_at is not None)):
+            if not ((_row40.status == _E15_EnrolmentStatus_dropped) == (_row40.dropped_at is not None)):
                 raise InvariantError('An enrolment has a drop time exactly when it is dropped.', 'university_registrar.world:202')
         if not all((not any((((_e42.student == _w41.student) and (_e42.section == _w41.section)) and self.fn_holds_seat(_e42)) for _e42 in rt.each(self, self.t_enrolments))) for _w41 in rt.each(self, self.t_waitlist)):  # university_registrar.world:205
             raise InvariantError('Nobody waits for a section they already sit in.', 'university_registrar.world:205')
@@ -675,7 +698,7 @@ class UniversityRegistrar(Episode):
             raise InvariantError("A student is on a section's waitlist at most once.", 'university_registrar.world:208')
         if not all((self.fn_term_credits(self.t_students.row(_e45.student), self.t_sections.row(_e45.section).term) <= _C_MAX_CREDITS) for _e45 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
             raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:211')
-        if not all(((_e46.status != EnrolmentStatus.enrolled) or (not any((((((_o47.id_ != _e46.id_) and (_o47.student == _e46.student)) and (_o47.status == EnrolmentStatus.enrolled)) and (self.t_sections.row(_o47.section).term == self.t_sections.row(_e46.section).term)) and self.fn_meetings_clash(self.t_sections.row(_o47.section), self.t_sections.row(_e46.section))) for _o47 in rt.each(self, self.t_enrolments)))) for _e46 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
+        if not all(((_e46.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o47.id_ != _e46.id_) and (_o47.student == _e46.student)) and (_o47.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_o47.section).term == self.t_sections.row(_e46.section).term)) and self.fn_meetings_clash(self.t_sections.row(_o47.section), self.t_sections.row(_e46.section))) for _o47 in rt.each(self, self.t_enrolments)))) for _e46 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
             raise InvariantError("A student's current sections of a term never meet at the same time.", 'university_registrar.world:214')
         for _row48 in self._changed_rows(self.t_sections):  # university_registrar.world:217
             if not all((self.fn_minutes_of(_m49.start) < self.fn_minutes_of(_m49.end)) for _m49 in rt.each(self, _row48.meetings)):
@@ -690,14 +713,17 @@ class UniversityRegistrar(Episode):
         for _row53 in self._changed_rows(self.t_waitlist, ('student', 'section')):
             rt.check_refs(self.t_students, _row53.student, 'WaitlistEntry.student')
             rt.check_refs(self.t_sections, _row53.section, 'WaitlistEntry.section')
-        rt.check_deleted(self, self.t_students, ((self.t_enrolments, 'student'), (self.t_waitlist, 'student'),))
-        rt.check_deleted(self, self.t_courses, ((self.t_courses, 'prerequisites'), (self.t_sections, 'course'),))
-        rt.check_deleted(self, self.t_sections, ((self.t_enrolments, 'section'), (self.t_waitlist, 'section'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_students, ((self.t_enrolments, 'student'), (self.t_waitlist, 'student'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_courses, ((self.t_courses, 'prerequisites'), (self.t_sections, 'course'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_sections, ((self.t_enrolments, 'section'), (self.t_waitlist, 'section'),))
         pass
 
     def fn_holds_seat(self, e: Enrolment) -> bool:  # university_registrar.world:117
         'Enrolled and completed enrolments hold a seat.'
-        return ((e.status == EnrolmentStatus.enrolled) or (e.status == EnrolmentStatus.completed))  # university_registrar.world:118
+        return ((e.status == _E15_EnrolmentStatus_enrolled) or (e.status == _E15_EnrolmentStatus_completed))  # university_registrar.world:118
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:121
         'Seats held in a section.'
@@ -705,7 +731,7 @@ class UniversityRegistrar(Episode):
 
     def fn_passed(self, student: Student, course: Course) -> bool:  # university_registrar.world:125
         'Whether the student has passed the course (A to D).'
-        return any((((((_e2.student == student.key()) and (self.t_sections.row(_e2.section).course == course.key())) and (_e2.status == EnrolmentStatus.completed)) and (_e2.grade is not None)) and (rt.present(_e2.grade) != Grade.F)) for _e2 in rt.each(self, self.t_enrolments))  # university_registrar.world:128
+        return any((((((_e2.student == student.key()) and (self.t_sections.row(_e2.section).course == course.key())) and (_e2.status == _E15_EnrolmentStatus_completed)) and (_e2.grade is not None)) and (rt.present(_e2.grade) != _E5_Grade_F)) for _e2 in rt.each(self, self.t_enrolments))  # university_registrar.world:128
 
     def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:  # university_registrar.world:131
         'Prerequisites the student has not passed.'
@@ -730,7 +756,7 @@ class UniversityRegistrar(Episode):
 
     def fn_enrol_problem(self, student: Student, section: Section) -> str:  # university_registrar.world:156
         'Why the student cannot take a seat in the section, or an empty text when they can.'
-        if (student.status == StudentStatus.suspended):  # university_registrar.world:159
+        if (student.status == _E13_StudentStatus_suspended):  # university_registrar.world:159
             return rt.built(self, ('Student ' + rt.text(student.id_) + ' (' + rt.text(student.name) + ') is suspended.'))  # university_registrar.world:160
         if (self.clock.date() > section.ends_on):  # university_registrar.world:162
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.'))  # university_registrar.world:163
@@ -742,7 +768,7 @@ class UniversityRegistrar(Episode):
             return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:171
         if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:173
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:174
-        clashes: tuple[str, ...] = tuple(self.t_sections.row(_e10.section).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == EnrolmentStatus.enrolled)) and (self.t_sections.row(_e10.section).term == section.term)) and self.fn_meetings_clash(self.t_sections.row(_e10.section), section)))  # university_registrar.world:176
+        clashes: tuple[str, ...] = tuple(self.t_sections.row(_e10.section).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_e10.section).term == section.term)) and self.fn_meetings_clash(self.t_sections.row(_e10.section), section)))  # university_registrar.world:176
         if (len(clashes) > 0):  # university_registrar.world:177
             ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))  # university_registrar.world:178
             return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:179
@@ -753,7 +779,7 @@ class UniversityRegistrar(Episode):
 
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:222
         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple(_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == rt.present(term)))))  # university_registrar.world:228
+        return tuple(_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent())))))  # university_registrar.world:228
 
     def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:231
         "Show a student's enrolments with grades, their waitlist entries and their credits per term."
@@ -774,23 +800,23 @@ class UniversityRegistrar(Episode):
         for w in rt.each(self, self.t_waitlist):  # university_registrar.world:265
             if ((w.student == student.key()) and (w.section == section.key())):  # university_registrar.world:266
                 self._delete(self.t_waitlist, w.key())  # university_registrar.world:267
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=EnrolmentStatus.enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:270
+        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:270
         self._insert(self.t_enrolments, enrolment)  # university_registrar.world:271
         return enrolment  # university_registrar.world:272
 
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:275
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
-        if not (enrolment.status == EnrolmentStatus.enrolled):  # university_registrar.world:280
+        if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:280
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
         if not (self.clock.date() <= self.t_sections.row(enrolment.section).drop_deadline):  # university_registrar.world:281
             raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' was ' + rt.text(self.t_sections.row(enrolment.section).drop_deadline) + '.')))
-        self._set(enrolment, 'status', EnrolmentStatus.dropped)  # university_registrar.world:282
+        self._set(enrolment, 'status', _E15_EnrolmentStatus_dropped)  # university_registrar.world:282
         self._set(enrolment, 'dropped_at', self.clock)  # university_registrar.world:283
         return enrolment  # university_registrar.world:284
 
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:  # university_registrar.world:289
         'Put a student on the waitlist of a full section; returns their place in the queue.'
-        if not (student.status == StudentStatus.active):  # university_registrar.world:295
+        if not (student.status == _E13_StudentStatus_active):  # university_registrar.world:295
             raise ToolError(rt.built(self, ('Student ' + rt.text(student.id_) + ' (' + rt.text(student.name) + ') is suspended.')))
         if not (self.clock.date() <= section.ends_on):  # university_registrar.world:296
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.')))
@@ -825,18 +851,18 @@ class UniversityRegistrar(Episode):
         if not (problem == ''):  # university_registrar.world:327
             raise ToolError(rt.built(self, ('The first student on the waitlist, ' + rt.text(self.t_students.row(first.student).name) + ', cannot enrol: ' + rt.text(problem))))
         self._delete(self.t_waitlist, first.key())  # university_registrar.world:328
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=EnrolmentStatus.enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:329
+        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:329
         self._insert(self.t_enrolments, enrolment)  # university_registrar.world:330
         return enrolment  # university_registrar.world:331
 
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:  # university_registrar.world:336
         'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.'
-        if not (enrolment.status == EnrolmentStatus.enrolled):  # university_registrar.world:342
+        if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:342
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
         if not (self.clock.date() >= self.t_sections.row(enrolment.section).ends_on):  # university_registrar.world:343
             raise ToolError(rt.built(self, ('Section ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' ends on ' + rt.text(self.t_sections.row(enrolment.section).ends_on) + '; grades can be recorded from then.')))
         self._set(enrolment, 'grade', grade)  # university_registrar.world:344
-        self._set(enrolment, 'status', EnrolmentStatus.completed)  # university_registrar.world:345
+        self._set(enrolment, 'status', _E15_EnrolmentStatus_completed)  # university_registrar.world:345
         return enrolment  # university_registrar.world:346
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -950,15 +976,15 @@ UniversityRegistrar.TOOLS = {
 
 
 def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:580
-    return bool((ep.t_enrolments.row('EN0006').status == EnrolmentStatus.dropped))
+    return bool((ep.t_enrolments.row('EN0006').status == _E15_EnrolmentStatus_dropped))
 
 
 def _check_switch_section__in_f2(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:581
-    return bool(any((((_e19.student == 'S10002') and (_e19.section == 'CS201-F2')) and (_e19.status == EnrolmentStatus.enrolled)) for _e19 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e19.student == 'S10002') and (_e19.section == 'CS201-F2')) and (_e19.status == _E15_EnrolmentStatus_enrolled)) for _e19 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_switch_section__eva_in(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:582
-    return bool(any((((_e20.student == 'S10005') and (_e20.section == 'CS201-F1')) and (_e20.status == EnrolmentStatus.enrolled)) for _e20 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e20.student == 'S10005') and (_e20.section == 'CS201-F1')) and (_e20.status == _E15_EnrolmentStatus_enrolled)) for _e20 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_switch_section__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:583
@@ -966,7 +992,7 @@ def _check_switch_section__off_waitlist(ep: UniversityRegistrar, init: Universit
 
 
 def _check_grade_and_waitlist__graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:822
-    return bool(((ep.t_enrolments.row('EN0004').status == EnrolmentStatus.completed) and (ep.t_enrolments.row('EN0004').grade == Grade.B)))
+    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_B)))
 
 
 def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:823
@@ -978,23 +1004,23 @@ def _check_grade_and_waitlist__farah_not_enrolled(ep: UniversityRegistrar, init:
 
 
 def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(((ep.t_enrolments.row('EN0007').status == EnrolmentStatus.dropped) and (ep.t_enrolments.row('EN0007').dropped_at is not None)))
+    return bool(((ep.t_enrolments.row('EN0007').status == _E15_EnrolmentStatus_dropped) and (ep.t_enrolments.row('EN0007').dropped_at is not None)))
 
 
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:236
-    return bool(any((((_e23.student == 'S10001') and (_e23.section == 'MATH201-F1')) and (_e23.status == EnrolmentStatus.enrolled)) for _e23 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e23.student == 'S10001') and (_e23.section == 'MATH201-F1')) and (_e23.status == _E15_EnrolmentStatus_enrolled)) for _e23 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:237
-    return bool((any((((_e24.student == 'S10005') and (_e24.section == 'CS201-F1')) and (_e24.status == EnrolmentStatus.enrolled)) for _e24 in rt.each(ep, ep.t_enrolments)) and (not any(((_w25.student == 'S10005') and (_w25.section == 'CS201-F1')) for _w25 in rt.each(ep, ep.t_waitlist)))))
+    return bool((any((((_e24.student == 'S10005') and (_e24.section == 'CS201-F1')) and (_e24.status == _E15_EnrolmentStatus_enrolled)) for _e24 in rt.each(ep, ep.t_enrolments)) and (not any(((_w25.student == 'S10005') and (_w25.section == 'CS201-F1')) for _w25 in rt.each(ep, ep.t_waitlist)))))
 
 
 def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:477
-    return bool(any((((_e26.student == 'S10006') and (_e26.section == 'CS201-F2')) and (_e26.status == EnrolmentStatus.enrolled)) for _e26 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e26.student == 'S10006') and (_e26.section == 'CS201-F2')) and (_e26.status == _E15_EnrolmentStatus_enrolled)) for _e26 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any((((_e27.student == 'S10006') and (_e27.section == 'MATH201-F2')) and (_e27.status == EnrolmentStatus.enrolled)) for _e27 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e27.student == 'S10006') and (_e27.section == 'MATH201-F2')) and (_e27.status == _E15_EnrolmentStatus_enrolled)) for _e27 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:479
@@ -1002,15 +1028,15 @@ def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar,
 
 
 def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:718
-    return bool((any((((_e28.student == 'S10006') and (_e28.section == 'MATH201-F2')) and (_e28.status == EnrolmentStatus.enrolled)) for _e28 in rt.each(ep, ep.t_enrolments)) and (not any(((_w29.student == 'S10006') and (_w29.section == 'MATH201-F2')) for _w29 in rt.each(ep, ep.t_waitlist)))))
+    return bool((any((((_e28.student == 'S10006') and (_e28.section == 'MATH201-F2')) and (_e28.status == _E15_EnrolmentStatus_enrolled)) for _e28 in rt.each(ep, ep.t_enrolments)) and (not any(((_w29.student == 'S10006') and (_w29.section == 'MATH201-F2')) for _w29 in rt.each(ep, ep.t_waitlist)))))
 
 
 def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:719
-    return bool(any((((_e30.student == 'S10006') and (_e30.section == 'CS201-F2')) and (_e30.status == EnrolmentStatus.enrolled)) for _e30 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e30.student == 'S10006') and (_e30.section == 'CS201-F2')) and (_e30.status == _E15_EnrolmentStatus_enrolled)) for _e30 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:965
-    return bool(((ep.t_enrolments.row('EN0004').status == EnrolmentStatus.completed) and (ep.t_enrolments.row('EN0004').grade == Grade.C)))
+    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_C)))
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:966
@@ -1022,19 +1048,19 @@ def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar, init: Univer
 
 
 def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1209
-    return bool(any((((_e33.student == 'S10005') and (_e33.section == 'CS201-F2')) and (_e33.status == EnrolmentStatus.enrolled)) for _e33 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e33.student == 'S10005') and (_e33.section == 'CS201-F2')) and (_e33.status == _E15_EnrolmentStatus_enrolled)) for _e33 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1458
-    return bool(((ep.t_enrolments.row('EN0004').status == EnrolmentStatus.completed) and (ep.t_enrolments.row('EN0004').grade == Grade.A)))
+    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_A)))
 
 
 def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1459
-    return bool(((ep.t_enrolments.row('EN0013').status == EnrolmentStatus.completed) and (ep.t_enrolments.row('EN0013').grade == Grade.C)))
+    return bool(((ep.t_enrolments.row('EN0013').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0013').grade == _E5_Grade_C)))
 
 
 def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1460
-    return bool(any((((_e34.student == 'S10005') and (_e34.section == 'MATH201-F1')) and (_e34.status == EnrolmentStatus.enrolled)) for _e34 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e34.student == 'S10005') and (_e34.section == 'MATH201-F1')) and (_e34.status == _E15_EnrolmentStatus_enrolled)) for _e34 in rt.each(ep, ep.t_enrolments)))
 
 
 UniversityRegistrar.TASKS = {

@@ -36,12 +36,21 @@ class ClerkRole(enum.StrEnum):
     supervisor = 'supervisor'
 
 
+_E9_ClerkRole_picker: ClerkRole = ClerkRole.picker
+_E9_ClerkRole_supervisor: ClerkRole = ClerkRole.supervisor
+
+
 class Zone(enum.StrEnum):
     'The Zone enum.'
 
     receiving = 'receiving'
     bulk = 'bulk'
     pick_face = 'pick_face'
+
+
+_E4_Zone_receiving: Zone = Zone.receiving
+_E4_Zone_bulk: Zone = Zone.bulk
+_E4_Zone_pick_face: Zone = Zone.pick_face
 
 
 class MovementKind(enum.StrEnum):
@@ -51,6 +60,12 @@ class MovementKind(enum.StrEnum):
     pick = 'pick'
     transfer = 'transfer'
     count_adjustment = 'count_adjustment'
+
+
+_E12_MovementKind_receipt: MovementKind = MovementKind.receipt
+_E12_MovementKind_pick: MovementKind = MovementKind.pick
+_E12_MovementKind_transfer: MovementKind = MovementKind.transfer
+_E12_MovementKind_count_adjustment: MovementKind = MovementKind.count_adjustment
 
 
 class Clerk(Row):
@@ -617,19 +632,19 @@ class WarehouseInventoryDesk(Episode):
         if not all((len(tuple(_t32.key() for _t32 in rt.each(self, self.t_stock) if ((_t32.item == _s31.item) and (_t32.bin_ == _s31.bin_)))) == 1) for _s31 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
             raise InvariantError('There is at most one stock row per item and bin.', 'warehouse_inventory_desk.world:148')
         for _row33 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
-            if not ((_row33.kind != MovementKind.receipt) or ((_row33.from_bin is None) and (_row33.to_bin is not None))):
+            if not ((_row33.kind != _E12_MovementKind_receipt) or ((_row33.from_bin is None) and (_row33.to_bin is not None))):
                 raise InvariantError('A receipt goes into a bin and comes from none.', 'warehouse_inventory_desk.world:151')
         for _row34 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:154
-            if not ((_row34.kind != MovementKind.pick) or ((_row34.from_bin is not None) and (_row34.to_bin is None))):
+            if not ((_row34.kind != _E12_MovementKind_pick) or ((_row34.from_bin is not None) and (_row34.to_bin is None))):
                 raise InvariantError('A pick comes out of a bin and goes into none.', 'warehouse_inventory_desk.world:154')
         for _row35 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:157
-            if not ((_row35.kind != MovementKind.transfer) or (((_row35.from_bin is not None) and (_row35.to_bin is not None)) and (_row35.from_bin != _row35.to_bin))):
+            if not ((_row35.kind != _E12_MovementKind_transfer) or (((_row35.from_bin is not None) and (_row35.to_bin is not None)) and (_row35.from_bin != _row35.to_bin))):
                 raise InvariantError('A transfer goes between two different bins.', 'warehouse_inventory_desk.world:157')
         for _row36 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:160
-            if not ((_row36.kind == MovementKind.count_adjustment) or (_row36.quantity > 0)):
+            if not ((_row36.kind == _E12_MovementKind_count_adjustment) or (_row36.quantity > 0)):
                 raise InvariantError('Receipts, picks and transfers move a positive number of units.', 'warehouse_inventory_desk.world:160')
         for _row37 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
-            if not ((_row37.kind != MovementKind.count_adjustment) or (_row37.quantity != 0)):
+            if not ((_row37.kind != _E12_MovementKind_count_adjustment) or (_row37.quantity != 0)):
                 raise InvariantError('A count adjustment records a real difference.', 'warehouse_inventory_desk.world:163')
         for _row38 in self._changed_rows(self.t_stock, ('item', 'bin_')):
             rt.check_refs(self.t_items, _row38.item, 'StockLevel.item')
@@ -640,9 +655,12 @@ class WarehouseInventoryDesk(Episode):
             rt.check_refs(self.t_bins, _row39.to_bin, 'Movement.to_bin')
             rt.check_refs(self.t_clerks, _row39.clerk, 'Movement.clerk')
         rt.check_refs(self.t_clerks, self.state.current_clerk, 'current_clerk')
-        rt.check_deleted(self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'),))
-        rt.check_deleted(self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'),))
-        rt.check_deleted(self, self.t_bins, ((self.t_stock, 'bin_'), (self.t_movements, 'from_bin'), (self.t_movements, 'to_bin'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'),))
+        if self._deleted:
+            rt.check_deleted(self, self.t_bins, ((self.t_stock, 'bin_'), (self.t_movements, 'from_bin'), (self.t_movements, 'to_bin'),))
         pass
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
@@ -688,14 +706,14 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, ('Bin ' + rt.text(bin_.code) + ' has room for ' + rt.text(free) + ' more units; the delivery is ' + rt.text(quantity) + '.')))
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:219
         id_: str = ''  # warehouse_inventory_desk.world:220
-        if (rt.key_of(level) is not None):  # warehouse_inventory_desk.world:221
-            self._set(self.t_stock.row(rt.present(level).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(rt.present(level).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:222
-            id_ = rt.present(level).id_  # warehouse_inventory_desk.world:223
+        if (level is not None):  # warehouse_inventory_desk.world:221
+            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:222
+            id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:223
         else:
             created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:225
             self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:226
             id_ = created.id_  # warehouse_inventory_desk.world:227
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=MovementKind.receipt, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity, reference=v.check_length(delivery_note, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:229
+        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity, reference=v.check_length(delivery_note, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:229
         return self.t_stock.row(id_)  # warehouse_inventory_desk.world:237
 
     def tool_pick_stock(self, item: Item, bin_: Bin, quantity: int, order_number: str) -> StockLevel:  # warehouse_inventory_desk.world:240
@@ -703,13 +721,13 @@ class WarehouseInventoryDesk(Episode):
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:248
             raise ToolError('Not signed in. Call sign_in first.')
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:249
-        if not (rt.key_of(level) is not None):  # warehouse_inventory_desk.world:250
+        if not (level is not None):  # warehouse_inventory_desk.world:250
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
-        if not (rt.present(level).quantity >= quantity):  # warehouse_inventory_desk.world:251
-            raise ToolError(rt.built(self, ('Only ' + rt.text(rt.present(level).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        self._set(self.t_stock.row(rt.present(level).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(rt.present(level).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:252
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=MovementKind.pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:253
-        return self.t_stock.row(rt.present(level).id_)  # warehouse_inventory_desk.world:261
+        if not ((level if level is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:251
+            raise ToolError(rt.built(self, ('Only ' + rt.text((level if level is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
+        self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:252
+        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:253
+        return self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:261
 
     def tool_move_stock(self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int) -> tuple[str, ...]:  # warehouse_inventory_desk.world:264
         'Transfer units of an item from one bin to another. Returns the source and destination stock rows.'
@@ -720,56 +738,56 @@ class WarehouseInventoryDesk(Episode):
         if not (not to_bin.blocked):  # warehouse_inventory_desk.world:274
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' is blocked and accepts no stock.')))
         source: StockLevel | None = self.fn_find_stock(item, from_bin)  # warehouse_inventory_desk.world:275
-        if not (rt.key_of(source) is not None):  # warehouse_inventory_desk.world:276
+        if not (source is not None):  # warehouse_inventory_desk.world:276
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(from_bin.code) + '.')))
-        if not (rt.present(source).quantity >= quantity):  # warehouse_inventory_desk.world:277
-            raise ToolError(rt.built(self, ('Only ' + rt.text(rt.present(source).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(from_bin.code) + '; ' + rt.text(quantity) + ' requested.')))
+        if not ((source if source is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:277
+            raise ToolError(rt.built(self, ('Only ' + rt.text((source if source is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(from_bin.code) + '; ' + rt.text(quantity) + ' requested.')))
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:278
         if not (quantity <= free):  # warehouse_inventory_desk.world:279
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        self._set(self.t_stock.row(rt.present(source).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(rt.present(source).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:280
+        self._set(self.t_stock.row((source if source is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:280
         target: StockLevel | None = self.fn_find_stock(item, to_bin)  # warehouse_inventory_desk.world:281
         target_id: str = ''  # warehouse_inventory_desk.world:282
-        if (rt.key_of(target) is not None):  # warehouse_inventory_desk.world:283
-            self._set(self.t_stock.row(rt.present(target).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(rt.present(target).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:284
-            target_id = rt.present(target).id_  # warehouse_inventory_desk.world:285
+        if (target is not None):  # warehouse_inventory_desk.world:283
+            self._set(self.t_stock.row((target if target is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:284
+            target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:285
         else:
             created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:287
             self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:288
             target_id = created.id_  # warehouse_inventory_desk.world:289
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=MovementKind.transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:291
-        return (rt.present(source).id_, target_id,)  # warehouse_inventory_desk.world:299
+        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:291
+        return ((source if source is not None else rt.absent()).id_, target_id,)  # warehouse_inventory_desk.world:299
 
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:  # warehouse_inventory_desk.world:302
         'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.'
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:313
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == ClerkRole.supervisor):  # warehouse_inventory_desk.world:314
+        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:314
             raise ToolError('Only supervisors can record counts.')
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:315
         recorded: int = 0  # warehouse_inventory_desk.world:316
-        if (rt.key_of(level) is not None):  # warehouse_inventory_desk.world:317
-            recorded = rt.present(level).quantity  # warehouse_inventory_desk.world:318
+        if (level is not None):  # warehouse_inventory_desk.world:317
+            recorded = (level if level is not None else rt.absent()).quantity  # warehouse_inventory_desk.world:318
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)  # warehouse_inventory_desk.world:320
         if not (rt.bounded(counted + others) <= bin_.capacity):  # warehouse_inventory_desk.world:321
             raise ToolError(rt.built(self, ('A count of ' + rt.text(counted) + ' would put bin ' + rt.text(bin_.code) + ' over its capacity of ' + rt.text(bin_.capacity) + ' (other items hold ' + rt.text(others) + ').')))
-        if (rt.key_of(level) is not None):  # warehouse_inventory_desk.world:322
-            self._set(self.t_stock.row(rt.present(level).id_), 'quantity', v.check_range(counted, 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:323
-            self._set(self.t_stock.row(rt.present(level).id_), 'last_counted', self.clock.date())  # warehouse_inventory_desk.world:324
+        if (level is not None):  # warehouse_inventory_desk.world:322
+            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(counted, 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:323
+            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'last_counted', self.clock.date())  # warehouse_inventory_desk.world:324
         else:
             self._insert(self.t_stock, StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:326
         difference: int = rt.bounded(counted - recorded)  # warehouse_inventory_desk.world:328
         if (difference > 0):  # warehouse_inventory_desk.world:329
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=MovementKind.count_adjustment, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:330
+            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:330
         elif (difference < 0):  # warehouse_inventory_desk.world:337
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=MovementKind.count_adjustment, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:338
+            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:338
         return difference  # warehouse_inventory_desk.world:346
 
     def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:  # warehouse_inventory_desk.world:349
         'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or transfers.'
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:355
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == ClerkRole.supervisor):  # warehouse_inventory_desk.world:356
+        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:356
             raise ToolError('Only supervisors can block or unblock bins.')
         self._set(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:357
         return bin_  # warehouse_inventory_desk.world:358
@@ -924,11 +942,11 @@ def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: 
 
 
 def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:425
-    return bool(any(((((_m8.kind == MovementKind.pick) and (_m8.item == 'BOL-1001')) and (_m8.quantity == 10)) and (_m8.reference == 'SO-10452')) for _m8 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m8.kind == _E12_MovementKind_pick) and (_m8.item == 'BOL-1001')) and (_m8.quantity == 10)) and (_m8.reference == 'SO-10452')) for _m8 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:426
-    return bool(any(((((_m9.kind == MovementKind.receipt) and (_m9.item == 'NUT-2001')) and (_m9.quantity == 30)) and (_m9.reference == 'DN-8812')) for _m9 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m9.kind == _E12_MovementKind_receipt) and (_m9.item == 'NUT-2001')) and (_m9.quantity == 30)) and (_m9.reference == 'DN-8812')) for _m9 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:427
@@ -944,7 +962,7 @@ def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: Warehou
 
 
 def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:484
-    return bool(any(((((_m10.kind == MovementKind.count_adjustment) and (_m10.item == 'WSH-3001')) and (_m10.quantity == (-8))) and (_m10.clerk == 'C001')) for _m10 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m10.kind == _E12_MovementKind_count_adjustment) and (_m10.item == 'WSH-3001')) and (_m10.quantity == (-8))) and (_m10.clerk == 'C001')) for _m10 in rt.each(ep, ep.t_movements)))
 
 
 def _check_count_washers__unblocked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:485
@@ -964,11 +982,11 @@ def _check_report_reorder_flags__no_bolts(ep: WarehouseInventoryDesk, init: Ware
 
 
 def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:51
-    return bool(any((((((_m11.kind == MovementKind.count_adjustment) and (_m11.item == 'NUT-2001')) and (_m11.quantity == (-3))) and (_m11.from_bin == 'A01-02')) and (_m11.clerk == 'C001')) for _m11 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m11.kind == _E12_MovementKind_count_adjustment) and (_m11.item == 'NUT-2001')) and (_m11.quantity == (-3))) and (_m11.from_bin == 'A01-02')) and (_m11.clerk == 'C001')) for _m11 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:52
-    return bool(any(((((((_m12.kind == MovementKind.receipt) and (_m12.item == 'NUT-2001')) and (_m12.quantity == 40)) and (_m12.reference == 'DN-9040')) and (_m12.to_bin == 'A01-02')) and (_m12.clerk == 'C001')) for _m12 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m12.kind == _E12_MovementKind_receipt) and (_m12.item == 'NUT-2001')) and (_m12.quantity == 40)) and (_m12.reference == 'DN-9040')) and (_m12.to_bin == 'A01-02')) and (_m12.clerk == 'C001')) for _m12 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:53
@@ -988,23 +1006,23 @@ def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, in
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool(any((((((_m14.kind == MovementKind.transfer) and (_m14.item == 'BOL-1001')) and (_m14.from_bin == 'B02-01')) and (_m14.to_bin == 'A01-01')) and (_m14.quantity == 15)) for _m14 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m14.kind == _E12_MovementKind_transfer) and (_m14.item == 'BOL-1001')) and (_m14.from_bin == 'B02-01')) and (_m14.to_bin == 'A01-01')) and (_m14.quantity == 15)) for _m14 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_m15.kind == MovementKind.pick) and (_m15.item == 'BOL-1001')) and (_m15.quantity == 30)) and (_m15.reference == 'SO-10460')) for _m15 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m15.kind == _E12_MovementKind_pick) and (_m15.item == 'BOL-1001')) and (_m15.quantity == 30)) and (_m15.reference == 'SO-10460')) for _m15 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool(any((((((_m16.kind == MovementKind.receipt) and (_m16.item == 'BOL-1001')) and (_m16.to_bin == 'B02-01')) and (_m16.quantity == 40)) and (_m16.reference == 'DN-8815')) for _m16 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m16.kind == _E12_MovementKind_receipt) and (_m16.item == 'BOL-1001')) and (_m16.to_bin == 'B02-01')) and (_m16.quantity == 40)) and (_m16.reference == 'DN-8815')) for _m16 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:172
-    return bool(((ep.t_stock.row('S0004').quantity == 48) and any(((((((_m17.kind == MovementKind.pick) and (_m17.item == 'WSH-3001')) and (_m17.from_bin == 'A01-01')) and (_m17.quantity == 12)) and (_m17.reference == 'SO-20417')) and (_m17.clerk == 'C002')) for _m17 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0004').quantity == 48) and any(((((((_m17.kind == _E12_MovementKind_pick) and (_m17.item == 'WSH-3001')) and (_m17.from_bin == 'A01-01')) and (_m17.quantity == 12)) and (_m17.reference == 'SO-20417')) and (_m17.clerk == 'C002')) for _m17 in rt.each(ep, ep.t_movements))))
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:173
-    return bool(any(((((((_m18.kind == MovementKind.pick) and (_m18.item == 'BOL-1001')) and (_m18.from_bin == 'A01-01')) and (_m18.quantity == 5)) and (_m18.reference == 'SO-20417')) and (_m18.clerk == 'C002')) for _m18 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m18.kind == _E12_MovementKind_pick) and (_m18.item == 'BOL-1001')) and (_m18.from_bin == 'A01-01')) and (_m18.quantity == 5)) and (_m18.reference == 'SO-20417')) and (_m18.clerk == 'C002')) for _m18 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:174
@@ -1012,15 +1030,15 @@ def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInv
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:175
-    return bool(((ep.t_stock.row('S0002').quantity == 90) and any((((((_m19.kind == MovementKind.transfer) and (_m19.item == 'BOL-1001')) and (_m19.from_bin == 'B02-01')) and (_m19.to_bin == 'A01-01')) and (_m19.quantity == 30)) for _m19 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0002').quantity == 90) and any((((((_m19.kind == _E12_MovementKind_transfer) and (_m19.item == 'BOL-1001')) and (_m19.from_bin == 'B02-01')) and (_m19.to_bin == 'A01-01')) and (_m19.quantity == 30)) for _m19 in rt.each(ep, ep.t_movements))))
 
 
 def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:232
-    return bool(any((((((_m20.kind == MovementKind.receipt) and (_m20.item == 'WSH-3001')) and (_m20.quantity == 120)) and (_m20.reference == 'DN-9117')) and (_m20.to_bin == 'R00-01')) for _m20 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m20.kind == _E12_MovementKind_receipt) and (_m20.item == 'WSH-3001')) and (_m20.quantity == 120)) and (_m20.reference == 'DN-9117')) and (_m20.to_bin == 'R00-01')) for _m20 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:233
-    return bool(any((((((_m21.kind == MovementKind.transfer) and (_m21.item == 'WSH-3001')) and (_m21.quantity == 15)) and (_m21.from_bin == 'R00-01')) and (_m21.to_bin == 'A01-01')) for _m21 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m21.kind == _E12_MovementKind_transfer) and (_m21.item == 'WSH-3001')) and (_m21.quantity == 15)) and (_m21.from_bin == 'R00-01')) and (_m21.to_bin == 'A01-01')) for _m21 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:234
@@ -1028,7 +1046,7 @@ def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDe
 
 
 def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(any((((((_m23.kind == MovementKind.pick) and (_m23.item == 'WSH-3001')) and (_m23.quantity == 10)) and (_m23.reference == 'SO-20331')) and (_m23.from_bin == 'A01-01')) for _m23 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m23.kind == _E12_MovementKind_pick) and (_m23.item == 'WSH-3001')) and (_m23.quantity == 10)) and (_m23.reference == 'SO-20331')) and (_m23.from_bin == 'A01-01')) for _m23 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:236
@@ -1052,19 +1070,19 @@ def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, 
 
 
 def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:300
-    return bool(any(((((((_m25.kind == MovementKind.transfer) and (_m25.item == 'BOL-1001')) and (_m25.from_bin == 'B02-01')) and (_m25.to_bin == 'B02-02')) and (_m25.quantity == 120)) and (_m25.clerk == 'C001')) for _m25 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m25.kind == _E12_MovementKind_transfer) and (_m25.item == 'BOL-1001')) and (_m25.from_bin == 'B02-01')) and (_m25.to_bin == 'B02-02')) and (_m25.quantity == 120)) and (_m25.clerk == 'C001')) for _m25 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:360
-    return bool(((ep.t_stock.row('S0001').last_counted == rt.parse_date('2026-03-05')) and any(((((_m26.kind == MovementKind.count_adjustment) and (_m26.item == 'BOL-1001')) and (_m26.quantity == (-3))) and (_m26.clerk == 'C001')) for _m26 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0001').last_counted == rt.parse_date('2026-03-05')) and any(((((_m26.kind == _E12_MovementKind_count_adjustment) and (_m26.item == 'BOL-1001')) and (_m26.quantity == (-3))) and (_m26.clerk == 'C001')) for _m26 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool(((ep.t_stock.row('S0002').last_counted == rt.parse_date('2026-03-05')) and any(((((_m27.kind == MovementKind.count_adjustment) and (_m27.item == 'BOL-1001')) and (_m27.quantity == (-2))) and (_m27.from_bin == 'B02-01')) for _m27 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0002').last_counted == rt.parse_date('2026-03-05')) and any(((((_m27.kind == _E12_MovementKind_count_adjustment) and (_m27.item == 'BOL-1001')) and (_m27.quantity == (-2))) and (_m27.from_bin == 'B02-01')) for _m27 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:362
-    return bool((((ep.t_stock.row('S0001').quantity == 32) and (ep.t_stock.row('S0002').quantity == 108)) and any((((((_m28.kind == MovementKind.transfer) and (_m28.item == 'BOL-1001')) and (_m28.from_bin == 'B02-01')) and (_m28.to_bin == 'A01-01')) and (_m28.quantity == 10)) for _m28 in rt.each(ep, ep.t_movements))))
+    return bool((((ep.t_stock.row('S0001').quantity == 32) and (ep.t_stock.row('S0002').quantity == 108)) and any((((((_m28.kind == _E12_MovementKind_transfer) and (_m28.item == 'BOL-1001')) and (_m28.from_bin == 'B02-01')) and (_m28.to_bin == 'A01-01')) and (_m28.quantity == 10)) for _m28 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:363

@@ -699,14 +699,17 @@ class Episode:
 
     # ---------------------------------------------------------------- mutation
     def _set(self, obj: Any, name: str, value: Any) -> None:
-        self._undo.append((_SET, obj, name, getattr(obj, name), getattr(obj, "_digest", None)))
-        setattr(obj, name, value)
         if isinstance(obj, Row):
+            self._undo.append((_SET, obj, name, getattr(obj, name),
+                               getattr(obj, "_digest", None)))
+            setattr(obj, name, value)
             obj._digest = None
             obj._text = None
             for table in self._tables_of.get(obj.ENTITY, ()):
                 table._digest = None
         else:
+            self._undo.append((_SET, obj, name, getattr(obj, name), None))
+            setattr(obj, name, value)
             self._state_version += 1
 
     def _touch(self, entity: str) -> None:

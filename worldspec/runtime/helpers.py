@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from worldspec.runtime.budget import (
     INT_MESSAGE,
@@ -51,7 +51,7 @@ __all__ = [
     "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains",
     "from_json",
     "as_float",
-    "int_range", "present", "text", "to_int", "to_float", "parse_date", "strptime",
+    "int_range", "present", "absent", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
     "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
@@ -295,6 +295,12 @@ def present(value: T | None) -> T:
     if value is None:
         raise ToolError("A value that must be present is none.")
     return value
+
+
+def absent() -> NoReturn:
+    """What :func:`present` raises, for the generated code's inline form of it
+    (``(x if x is not None else rt.absent())``)."""
+    raise ToolError("A value that must be present is none.")
 
 
 def key_of(value: Any) -> Any:
