@@ -239,6 +239,8 @@ class Bench:
         #: throughput of the explorer, and memory of many episodes (not batch timings)
         self.explore_rows: list[dict[str, Any]] = []
         self.memory_rows: list[dict[str, Any]] = []
+        #: per retail tool: median and best per call against the goal (5x tau2's call)
+        self.tool_rows: list[dict[str, Any]] = []
 
     def time(self, ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, Timing]:
         """Measure a group of operations interleaved (``rounds`` scaled by ``--quick``)."""
@@ -598,6 +600,14 @@ def bench_retail(bench: Bench) -> None:
                        *[(tool, f"retail.call_{tool}") for tool in others]):
         bench.compare(f"{label} vs tau2 call", calls[key], TAU2_CALL_US * 1000, goal=5.0,
                       peer_label=tau2_call)
+        goal_us = TAU2_CALL_US / 5.0
+        timing = calls[key]
+        bench.tool_rows.append({
+            "tool": label, "median_us": round(timing.median_ns / 1000, 2),
+            "min_us": round(timing.min_ns / 1000, 2), "goal_us": round(goal_us, 2),
+            "met": timing.median_ns / 1000 <= goal_us,
+            "met_at_best": timing.min_ns / 1000 <= goal_us,
+            "calls": timing.batch, "batches": len(timing.samples_ns)})
     bench.notes.append(f"tau2's code is not installed here: a tool call is compared with "
                        f"{TAU2_CALL_US:g} µs through get_response, a constant from the design "
                        "brief measured on another machine. tau2's reset and hash are "
@@ -757,6 +767,16 @@ def render(bench: Bench, elapsed: float) -> str:
                      f"{c.ratio:>7.1f}x {goal:>6}  {verdict}")
     if any(c.peer_source == "constant" for c in bench.comparisons):
         lines.append("* a constant from the design brief, not measured in this run")
+    if bench.tool_rows:
+        goal = bench.tool_rows[0]["goal_us"]
+        lines += ["", f"tau2 retail tool calls, per call (goal <= {goal:g} µs: 5x faster than "
+                      f"tau2's {TAU2_CALL_US:g} µs)",
+                  f"{'tool':<34} {'median':>9} {'best':>9}  verdict (median; best)"]
+        for row in bench.tool_rows:
+            verdict = "ok" if row["met"] else "MISS"
+            at_best = "ok" if row["met_at_best"] else "MISS"
+            lines.append(f"{row['tool']:<34} {row['median_us']:>7.2f}µs {row['min_us']:>7.2f}µs"
+                         f"  {verdict}; {at_best}")
     for row in bench.explore_rows:
         lines += ["", f"{row['label']}: {row['calls']} calls in {row['seconds']} s "
                       f"({row['calls_per_second']:,} calls/s by the wall clock), best "
@@ -796,7 +816,7 @@ def to_json(bench: Bench, elapsed: float) -> dict[str, Any]:
             "comparisons": [c.to_json() for c in bench.comparisons],
             "checks": bench.checks, "skipped": bench.skipped, "notes": bench.notes,
             "explore": bench.explore_rows, "memory": bench.memory_rows,
-            "missed": _misses(bench),
+            "retail_tools": bench.tool_rows, "missed": _misses(bench),
             "elapsed_s": round(elapsed, 2)}
 
 

@@ -350,3 +350,40 @@ def test_undo_and_redo_reuse_fragments(vault: type[Episode]) -> None:
     assert box._result_text() == before == json.dumps(box.export())
     assert episode.call("set_name", {"box": "a", "name": "new"}) == changed
     assert box.digest() == _canonical_digest(box.export())
+
+
+def test_text_helpers_write_what_json_dumps_writes() -> None:
+    """The per-type text makers of generated records (and the float text cache, asked twice)
+    give ``json.dumps``'s text, signed zeros and non-finite floats included."""
+    from worldspec.runtime import values as v
+
+    floats = [0.0, -0.0, 1.5, -2.25, 1e300, 5e-324, 1 / 3, 289.66, float("inf"),
+              float("-inf"), float("nan")]
+    for _ in range(2):
+        for x in floats:
+            assert v.float_text(x) == json.dumps(x)
+            assert v.number_text(x) == json.dumps(x)
+    for n in (0, -3, 2 ** 100, True):
+        assert v.int_text(n) == json.dumps(n) and v.number_text(n) == json.dumps(n)
+    for s in ("", "a", "\u00e9t\u00e9", "\"\\\n", "\U0001f600"):
+        assert v.str_text(s) == json.dumps(s)
+
+
+def test_text_lists_load_as_the_general_loader_does() -> None:
+    """``want_str_list`` (the invokers' fast path) accepts and refuses what
+    ``want_list(..., want_str)`` does, with the same messages."""
+    from worldspec.runtime import values as v
+    from worldspec.runtime.errors import ArgumentError
+
+    def general(value: object) -> object:
+        return v.want_list(value, "ids", lambda x, p: v.want_str(x, p))
+
+    for value in ([], ["a", "b"], ("a",), ["\u00e9"], ["a", 2], "ab", None, ["\ud800"],
+                  [True], {"a": 1}):
+        outcomes = []
+        for load in (general, lambda x: v.want_str_list(x, "ids")):
+            try:
+                outcomes.append(("ok", load(value)))
+            except ArgumentError as exc:
+                outcomes.append(("error", exc.message))
+        assert outcomes[0] == outcomes[1], value

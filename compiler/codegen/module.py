@@ -25,8 +25,8 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     const_name,
     enum_member,
-    member_constant,
     file_label,
+    member_constant,
     py_name,
     snake_case,
 )
@@ -292,7 +292,8 @@ class WorldGenerator:
         return [
             f"def _text_{name}(value: Any) -> str:",
             f"{_INDENT}body: str = value._json_text()",
-            f"{_INDENT}head = {('{' + json.dumps(tag) + ': ')!r} + v.str_text(_TAGS_{name}[type(value)])",
+            f"{_INDENT}head = {('{' + json.dumps(tag) + ': ')!r} + "
+            f"v.str_text(_TAGS_{name}[type(value)])",
             f"{_INDENT}return head + '}}' if body == '{{}}' else head + ', ' + body[1:]",
             "",
             "",

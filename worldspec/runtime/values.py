@@ -529,18 +529,30 @@ def int_text(value: int) -> str:
     return json_text(value)
 
 
+#: the shortest repr of recent floats (``repr`` runs dtoa: dearer than the rest of a record's
+#: text); zero is never kept, ``0.0`` and ``-0.0`` being equal keys with two texts
+_FLOAT_TEXTS: dict[float, str] = {}
+_FLOAT_TEXTS_MAX = 4096
+
+
 def float_text(value: float) -> str:
-    """``json.dumps(value)`` of a ``float`` (``NaN`` and ``Infinity`` as ``json.dumps`` writes them)."""
-    if type(value) is float and value - value == 0.0:
-        return _float_repr(value)
+    """``json.dumps(value)`` of a ``float`` (``NaN``, ``Infinity`` as json.dumps writes them)."""
+    if type(value) is float:
+        text = _FLOAT_TEXTS.get(value)
+        if text is not None:
+            return text
+        if value - value == 0.0:  # finite
+            text = _float_repr(value)
+            if value:
+                if len(_FLOAT_TEXTS) >= _FLOAT_TEXTS_MAX:
+                    _FLOAT_TEXTS.clear()
+                _FLOAT_TEXTS[value] = text
+            return text
     return json_text(value)
 
 
 def number_text(value: float) -> str:
     """``json.dumps(value)`` of a ``number`` (an int or a float)."""
-    kind = type(value)
-    if kind is int:
+    if type(value) is int:
         return _int_repr(value)
-    if kind is float and value - value == 0.0:
-        return _float_repr(value)
-    return json_text(value)
+    return float_text(value)
