@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from worldspec.runtime.arithmetic import arithmetic
 from worldspec.runtime.budget import (
     INT_MESSAGE,
     MAX_INT_BITS,
@@ -58,6 +59,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
+    "arithmetic",
 ]
 
 T = TypeVar("T")
@@ -86,8 +88,8 @@ def to_float(value: Any) -> float:
         return float(value)
     except ValueError:
         raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
-    except OverflowError:
-        raise ToolError("The integer is too large to convert to a float.") from None
+    except OverflowError as exc:  # Python's text: int too large to convert to float
+        raise ToolError(str(exc)) from None
 
 
 def parse_date(value: str) -> dt.date:
