@@ -689,6 +689,55 @@ LANGUAGE_REFERENCE = (
     'a `json` value, text or another number. The bounds of the per-call budget apply to its ints as\n'
     'to `int`.\n'
     '\n'
+    '#### Python arithmetic: `arithmetic(text)`\n'
+    '\n'
+    '`arithmetic(text)` is the value of a Python arithmetic expression, a `number`, exactly as\n'
+    '`eval(text)` would compute it, and without `eval`: the text is parsed by the running\n'
+    "interpreter's own parser (`ast.parse` in `eval` mode, after the leading spaces and tabs `eval`\n"
+    "drops), then the tree is evaluated step by step (a deep tree never meets Python's recursion\n"
+    "limit) with Python's own operators on Python's own values, so values and error texts are\n"
+    "CPython's. A failure fails the call with Python's exception text, as `fail` would.\n"
+    '\n'
+    '```\n'
+    'world Calculator "Arithmetic as Python\'s eval() computes it."\n'
+    '\n'
+    'tool calculate(expression: str "Digits, + - * / ( ) . and spaces.") -> str\n'
+    '  "The value, rounded to 2 places."\n'
+    '{\n'
+    '  require expression.strip("0123456789+-*/(). ") == "" else "Invalid characters in expression"\n'
+    '  return str(round(float(arithmetic(expression)), 2))\n'
+    '}\n'
+    '```\n'
+    '\n'
+    '`calculate(expression: "2**5000 / 2**4999")` is `"2.0"` (ints are exact), `"10**400"` fails\n'
+    'with `int too large to convert to float` (the `float()`), `"1 // 0"` with `integer division\n'
+    'or modulo by zero`, `"(-8) ** 0.5"` with `float() argument must be a string or a real number,\n'
+    'not \'complex\'`, `"(1"` with `\'(\' was never closed (<string>, line 1)` and `""` with `invalid\n'
+    'syntax (<string>, line 0)`: syntax-error texts are those of the Python the world runs on.\n'
+    '\n'
+    '- **What the text may hold**: number literals (and `...`), tuples, `+ - * / // % **`, unary\n'
+    '  `+ - ~` and parentheses. A call such as `2(3)` evaluates its callee and arguments, left to\n'
+    "  right as CPython does, then fails as Python does (`'int' object is not callable`). A name\n"
+    "  fails as in an empty namespace (`name 'x' is not defined`). Anything else (comparisons,\n"
+    "  strings, shifts, subscripts, ...) fails before anything is evaluated: `the operator '<<' is\n"
+    '  not arithmetic: ...`.\n'
+    '- **The result** is an int or a float. Another value (a complex number, a tuple, `...`) fails\n'
+    "  with the text Python's `float()` gives for it: `float() argument must be a string or a real\n"
+    "  number, not 'tuple'`.\n"
+    '- **Guards**, where Python would run for minutes or exhaust memory instead: a text of more\n'
+    '  than 20,000 characters fails (`The expression is longer than 20,000 characters.`); an int of\n'
+    '  more than 65,536 bits fails (`An integer in the expression would have more than 65,536\n'
+    '  bits.`), judged before computing a `**` or `*` whose operands already say so (`9**9**9`\n'
+    '  fails at once); a tuple of more than 10,000 elements fails likewise. Each step of the\n'
+    "  evaluation draws from the call's step budget, and an operation on two big ints draws more\n"
+    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int result\n"
+    "  may have up to 65,536 bits; the language's own arithmetic on it keeps the budget's 4,096-bit\n"
+    '  bound.\n'
+    "- **Python's own limits** stay Python's: a literal of more than 4,300 digits fails with\n"
+    "  Python's text; a tree nested deeper than CPython's compiler allows (about 3,000 levels, less\n"
+    '  with a deeper call stack) fails with `maximum recursion depth exceeded during compilation`,\n'
+    '  as `eval` says it.\n'
+    '\n'
     '#### Json values\n'
     '\n'
     'A `json` value is read like the JSON it is: `j["price"]`, `j[0]`, `"price" in j`,\n'
@@ -729,8 +778,9 @@ LANGUAGE_REFERENCE = (
     '| `sorted(xs, key: x => k, reverse: false)` | → `list[T]` | stable |\n'
     "| `round(x)`, `round(x, n)` | `float` → `int` / `float` | Python's round-half-even |\n"
     '| `abs(x)` | `int`/`float` | |\n'
-    '| `str(x)`, `int(x)`, `float(x)` | conversions | `int("x")` fails the call |\n'
+    '| `str(x)`, `int(x)`, `float(x)` | conversions | `int("x")` fails the call; `float(x)` of an int past the float range fails with Python\'s `int too large to convert to float` |\n'
     '| `number(x)` | int/float/text/`json` → `number` | an int stays an int, a float a float; text is read as `int()` reads it, else as `float()` does; anything else fails the call |\n'
+    "| `arithmetic(text)` | `str` → `number` | a Python arithmetic expression evaluated as `eval` would: Python's parser, values and error texts (Python arithmetic) |\n"
     '| `repr(x)` | → `str` | Python\'s `repr()` of text, numbers, bools, none, `json`, and lists and maps of them: `repr("it\'s")` is `"it\'s"` in double quotes, `repr([1, \'a\'])` is `[1, \'a\']` |\n'
     "| `type_name(x)` | → `str` | Python's `type(x).__name__` of a `json`, number or scalar value: `int`, `float`, `str`, `bool`, `list`, `dict`, `NoneType` |\n"
     '| `to_json(x)` | → `json` | a value as plain JSON: a row or record as the object of its fields (references as keys), dates as ISO text, durations as seconds |\n'

@@ -52,7 +52,7 @@ __all__ = ["arithmetic", "MAX_LENGTH", "MAX_BITS", "MAX_TUPLE", "LENGTH_MESSAGE"
            "BITS_MESSAGE", "TUPLE_MESSAGE"]
 
 #: the longest text evaluated (characters)
-MAX_LENGTH = 100_000
+MAX_LENGTH = 20_000
 #: the most bits an int of the evaluation may have
 MAX_BITS = 65_536
 #: the most elements a tuple of the evaluation may have
