@@ -730,9 +730,11 @@ LANGUAGE_REFERENCE = (
     '  bits.`), judged before computing a `**` or `*` whose operands already say so (`9**9**9`\n'
     '  fails at once); a tuple of more than 10,000 elements fails likewise. Each step of the\n'
     "  evaluation draws from the call's step budget, and an operation on two big ints draws more\n"
-    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int result\n"
-    "  may have up to 65,536 bits; the language's own arithmetic on it keeps the budget's 4,096-bit\n"
-    '  bound.\n'
+    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int\n"
+    "  *result* has at most 4,300 digits, Python's limit for writing an int as text (and what\n"
+    '  `number(text)` reads), so that it can be stored, hashed and sent: `2**20000` fails with `The\n'
+    "  expression's value is an integer of more than 4,300 digits (Python's limit for writing one as\n"
+    "  text).` The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
     "- **Python's own limits** stay Python's: a literal of more than 4,300 digits fails with\n"
     "  Python's text; a tree nested deeper than CPython's compiler allows (about 3,000 levels, less\n"
     '  with a deeper call stack) fails with `maximum recursion depth exceeded during compilation`,\n'

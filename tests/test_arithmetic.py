@@ -174,8 +174,8 @@ def test_results_keep_pythons_int_and_float(episode: Episode) -> None:
 def test_the_guards(episode: Episode) -> None:
     bits = arith.BITS_MESSAGE
     assert bits == "An integer in the expression would have more than 65,536 bits."
-    assert call(episode, "value", "2 ** 65535") == (True, 2 ** 65535)  # 65,536 bits
-    assert call(episode, "value", "2 ** 65536") == (False, bits)
+    assert call(episode, "value", "2 ** 65535 // 2 ** 65500") == (True, 2 ** 35)  # 65,536 bits
+    assert call(episode, "value", "2 ** 65536 // 2 ** 65500") == (False, bits)
     assert call(episode, "value", "9 ** 9 ** 9") == (False, bits)  # refused before computing
     assert call(episode, "value", "7 ** 10 ** 100") == (False, bits)
     assert call(episode, "value", "2 ** 40000 * 2 ** 40000") == (False, bits)
@@ -183,6 +183,16 @@ def test_the_guards(episode: Episode) -> None:
     assert call(episode, "value", "~(2 ** 65536 - 1)") == (False, bits)
     assert call(episode, "value", "(-1) ** (10 ** 4000) + 0 ** (10 ** 4000)") == (True, 1)
     assert call(episode, "value", "2 ** 65535 // 2 ** 65534") == (True, 2)
+    # an int value has at most 4,300 digits, so that it can be written, stored and hashed
+    digits = arith.DIGITS_MESSAGE
+    assert digits == ("The expression's value is an integer of more than 4,300 digits "
+                      "(Python's limit for writing one as text).")
+    assert call(episode, "value", "10 ** 4300 - 1") == (True, 10 ** 4300 - 1)
+    assert call(episode, "value", "-10 ** 4300 + 1") == (True, -10 ** 4300 + 1)
+    assert call(episode, "value", "10 ** 4300") == (False, digits)
+    assert call(episode, "value", "-2 ** 60000") == (False, digits)
+    assert call(episode, "keep", "2 ** 60000") == (False, digits)
+    assert len(episode.state_hash()) == 64
     tuple_text = "float() argument must be a string or a real number, not 'tuple'"
     assert call(episode, "value", "(1,) * 10000") == (False, tuple_text)
     assert call(episode, "value", "(1,) * 10001") == (False, arith.TUPLE_MESSAGE)
@@ -198,7 +208,7 @@ def test_the_guards(episode: Episode) -> None:
     # big-int work draws from the call's step budget
     costly = "+".join(["2 ** 65535 // 3 ** 20000"] * 200)
     assert call(episode, "value", costly) == (False, STEPS_MESSAGE)
-    assert call(episode, "value", "+".join(["2 ** 65535 // 3 ** 20000"] * 5))[0]
+    assert call(episode, "value", "+".join(["2 ** 65535 // 3 ** 20000 % 7"] * 5))[0]
 
 
 def test_what_is_not_arithmetic_is_refused_before_evaluating(episode: Episode) -> None:

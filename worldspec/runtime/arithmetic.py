@@ -18,7 +18,9 @@ an iterable, not int``). A name fails as in an empty namespace (``name 'x' is no
 Anything else (a comparison, a string, a shift, a subscript, ...) is refused before anything
 is evaluated. The result is an int or a float; another value fails with the text Python's
 ``float()`` gives for it (``float() argument must be a string or a real number, not
-'complex'``), as the result would if it were converted to a float.
+'complex'``), as the result would if it were converted to a float, and an int result has at
+most :data:`MAX_DIGITS` digits (Python's limit for writing an int as text: a larger one could
+not be stored, hashed or sent).
 
 Where Python would run out of time or memory instead, the guards fail first, each with a
 message naming its limit: the text has at most :data:`MAX_LENGTH` characters; no int of the
@@ -48,8 +50,8 @@ from worldspec.runtime.errors import ToolError
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
 
-__all__ = ["arithmetic", "MAX_LENGTH", "MAX_BITS", "MAX_TUPLE", "LENGTH_MESSAGE",
-           "BITS_MESSAGE", "TUPLE_MESSAGE"]
+__all__ = ["arithmetic", "MAX_LENGTH", "MAX_BITS", "MAX_TUPLE", "MAX_DIGITS", "LENGTH_MESSAGE",
+           "BITS_MESSAGE", "TUPLE_MESSAGE", "DIGITS_MESSAGE"]
 
 #: the longest text evaluated (characters)
 MAX_LENGTH = 20_000
@@ -57,12 +59,17 @@ MAX_LENGTH = 20_000
 MAX_BITS = 65_536
 #: the most elements a tuple of the evaluation may have
 MAX_TUPLE = 10_000
+#: the most digits an int result may have: Python's limit for writing an int as text (what
+#: ``number(text)`` reads), so the value can be stored, hashed and sent like any other
+MAX_DIGITS = 4300
 #: an operation on two ints of a and b bits draws ``a * b >> _BIG`` steps besides its own
 _BIG = 17
 
 LENGTH_MESSAGE = f"The expression is longer than {MAX_LENGTH:,} characters."
 BITS_MESSAGE = f"An integer in the expression would have more than {MAX_BITS:,} bits."
 TUPLE_MESSAGE = f"A tuple in the expression would have more than {MAX_TUPLE:,} elements."
+DIGITS_MESSAGE = (f"The expression's value is an integer of more than {MAX_DIGITS:,} digits "
+                  "(Python's limit for writing one as text).")
 
 #: text the parser can read without any warning (digits, operators, brackets, blanks)
 _PLAIN = re.compile(r"[0-9+\-*/%().,~ \t\r\n]*")
@@ -124,8 +131,13 @@ def arithmetic(ep: Episode | None, text: str) -> int | float:
         value = _run(ep, program)
     except (ArithmeticError, TypeError, ValueError, MemoryError) as exc:
         raise ToolError(str(exc)) from None
-    if type(value) is int or type(value) is float:
-        result: int | float = value
+    if type(value) is int:
+        if value.bit_length() > 3 * MAX_DIGITS and abs(value) >= 10 ** MAX_DIGITS:
+            raise ToolError(DIGITS_MESSAGE)  # it could not be written, stored or hashed
+        exact: int = value
+        return exact
+    if type(value) is float:
+        result: float = value
         return result
     try:
         float(value)  # what Python's float() says of a complex, a tuple, an Ellipsis
