@@ -513,7 +513,33 @@ LANGUAGE_REFERENCE = (
     '  `else` message, in which the parameter name stands for the key the agent gave.\n'
     "- Any other parameter's `else` message is what the call fails with when the value does not\n"
     "  fit the parameter's type; the parameter name stands for the JSON value the agent sent:\n"
-    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`.\n'
+    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`. The message may be a\n'
+    "  `str?`: where it is `none`, the call fails with the runtime's own message. A port gives the\n"
+    "  original's text for the values the original fails on and keeps the runtime's for the rest\n"
+    "  (`type_name` tells the JSON value's Python type):\n"
+    '\n'
+    '  ```\n'
+    '  fn unhashable(value: json) -> str? "Python\'s TypeError for a list or dict used as a key." {\n'
+    '    let kind = type_name(value)\n'
+    '    if kind == "list" or kind == "dict" {\n'
+    '      return f"unhashable type: \'{kind}\'"\n'
+    '    }\n'
+    '    return none\n'
+    '  }\n'
+    '\n'
+    '  tool get_stock_info(\n'
+    '    symbol: str "The symbol." else unhashable(symbol) ?? f"Stock with symbol \'{symbol}\' not found.",\n'
+    '  ) -> json\n'
+    '    "A stock\'s details."\n'
+    '  {\n'
+    '    require symbol in stocks else f"Stock with symbol \'{symbol}\' not found."\n'
+    '    return stocks[symbol]\n'
+    '  }\n'
+    '  ```\n'
+    '\n'
+    "  `get_stock_info(symbol: [1])` fails with `unhashable type: 'list'`, `symbol: 7` with\n"
+    "  `Stock with symbol '7' not found.`; with `else unhashable(symbol)` alone, `symbol: 7` fails\n"
+    '  with `symbol: expected a string, got 7`.\n'
     "- A tool may have any name, also one of the generated environment's methods (`reset`, `diff`,\n"
     "  `copy`, `call`, `state`...): tools are dispatched by name through the episode's `TOOLS`,\n"
     "  apart from its own methods, so the agent sees the original's names.\n"
