@@ -135,6 +135,7 @@ LANGUAGE_REFERENCE = (
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
     "| `arguments` | `worldspec` or `python` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError` (below) |\n"
     "| `class_name` | a Python class name | the world's name | the class Python's messages name (`RetailTools.get_order_details() ...`) |\n"
+    '| `unknown_tool` | a string; `{name}` in it is the name called | the runtime\'s `Unknown tool "x".` | what a call of a tool the world does not have fails with (below) |\n'
     '\n'
     '**Result conventions** decide how success and failure look to the agent:\n'
     '\n'
@@ -180,6 +181,15 @@ LANGUAGE_REFERENCE = (
     "argument. A value of the wrong JSON type fails with the runtime's message, or with the\n"
     "parameter's own `else` message (Tools), which is how a port gives the text the\n"
     'original fails with.\n'
+    '\n'
+    '**Unknown tools.** A call of a tool the world does not have fails with\n'
+    '`Unknown tool "x".`; `unknown_tool` gives the text of the original\'s dispatcher instead, with\n'
+    '`{name}` standing for the name called (no other braces):\n'
+    '\n'
+    '```\n'
+    'config { results: tau2  unknown_tool: "Tool \'{name}\' not found." }\n'
+    "# no_such_tool(): Error: Tool 'no_such_tool' not found.\n"
+    '```\n'
     '\n'
     '### `policy`\n'
     '\n'

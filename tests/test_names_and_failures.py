@@ -297,6 +297,33 @@ def test_an_else_message_must_be_text_or_none() -> None:
     assert any(code == "WS301" and "'not found' message" in message for code, message in entity)
 
 
+UNKNOWN = """\
+world Shop "A shop."
+
+config { results: tau2  unknown_tool: "Tool '{name}' not found." }
+
+tool ping() -> str "Ping." { return "pong" }
+"""
+
+
+def test_unknown_tool_text_is_the_worlds_choice(tmp_path: Path) -> None:
+    episode = compile_spec(tmp_path, UNKNOWN, "Shop")()
+    assert episode.call("pong", {}) == "Error: Tool 'pong' not found."
+    assert episode.failed(episode.call("pong", {}))
+    assert episode.call("ping", {}) == "pong"
+    (tmp_path / "plain").mkdir()
+    plain = compile_spec(tmp_path / "plain", UNKNOWN.replace(
+        "  unknown_tool: \"Tool '{name}' not found.\"", ""), "Shop")()
+    assert plain.call("pong", {}) == 'Error: Unknown tool "pong".'
+
+
+@pytest.mark.parametrize("value", ['""', '"Tool {tool} missing"', '"}{name}"', "3", "tool"])
+def test_unknown_tool_text_is_checked(value: str) -> None:
+    found = diagnostics(UNKNOWN.replace('"Tool \'{name}\' not found."', value))
+    assert any(code == "WS503" and message.startswith("unknown_tool must be a non-empty string")
+               for code, message in found), found
+
+
 class _C:
     def f(self, a: Any, b: Any, c: Any) -> None:
         pass
