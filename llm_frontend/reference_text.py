@@ -135,6 +135,7 @@ LANGUAGE_REFERENCE = (
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
     "| `arguments` | `worldspec` or `python` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError` (below) |\n"
     "| `class_name` | a Python class name | the world's name | the class Python's messages name (`RetailTools.get_order_details() ...`) |\n"
+    '| `unknown_tool` | a string; `{name}` in it is the name called | the runtime\'s `Unknown tool "x".` | what a call of a tool the world does not have fails with (below) |\n'
     '\n'
     '**Result conventions** decide how success and failure look to the agent:\n'
     '\n'
@@ -180,6 +181,15 @@ LANGUAGE_REFERENCE = (
     "argument. A value of the wrong JSON type fails with the runtime's message, or with the\n"
     "parameter's own `else` message (Tools), which is how a port gives the text the\n"
     'original fails with.\n'
+    '\n'
+    '**Unknown tools.** A call of a tool the world does not have fails with\n'
+    '`Unknown tool "x".`; `unknown_tool` gives the text of the original\'s dispatcher instead, with\n'
+    '`{name}` standing for the name called (no other braces):\n'
+    '\n'
+    '```\n'
+    'config { results: tau2  unknown_tool: "Tool \'{name}\' not found." }\n'
+    "# no_such_tool(): Error: Tool 'no_such_tool' not found.\n"
+    '```\n'
     '\n'
     '### `policy`\n'
     '\n'
@@ -513,7 +523,33 @@ LANGUAGE_REFERENCE = (
     '  `else` message, in which the parameter name stands for the key the agent gave.\n'
     "- Any other parameter's `else` message is what the call fails with when the value does not\n"
     "  fit the parameter's type; the parameter name stands for the JSON value the agent sent:\n"
-    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`.\n'
+    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`. The message may be a\n'
+    "  `str?`: where it is `none`, the call fails with the runtime's own message. A port gives the\n"
+    "  original's text for the values the original fails on and keeps the runtime's for the rest\n"
+    "  (`type_name` tells the JSON value's Python type):\n"
+    '\n'
+    '  ```\n'
+    '  fn unhashable(value: json) -> str? "Python\'s TypeError for a list or dict used as a key." {\n'
+    '    let kind = type_name(value)\n'
+    '    if kind == "list" or kind == "dict" {\n'
+    '      return f"unhashable type: \'{kind}\'"\n'
+    '    }\n'
+    '    return none\n'
+    '  }\n'
+    '\n'
+    '  tool get_stock_info(\n'
+    '    symbol: str "The symbol." else unhashable(symbol) ?? f"Stock with symbol \'{symbol}\' not found.",\n'
+    '  ) -> json\n'
+    '    "A stock\'s details."\n'
+    '  {\n'
+    '    require symbol in stocks else f"Stock with symbol \'{symbol}\' not found."\n'
+    '    return stocks[symbol]\n'
+    '  }\n'
+    '  ```\n'
+    '\n'
+    "  `get_stock_info(symbol: [1])` fails with `unhashable type: 'list'`, `symbol: 7` with\n"
+    "  `Stock with symbol '7' not found.`; with `else unhashable(symbol)` alone, `symbol: 7` fails\n"
+    '  with `symbol: expected a string, got 7`.\n'
     "- A tool may have any name, also one of the generated environment's methods (`reset`, `diff`,\n"
     "  `copy`, `call`, `state`...): tools are dispatched by name through the episode's `TOOLS`,\n"
     "  apart from its own methods, so the agent sees the original's names.\n"

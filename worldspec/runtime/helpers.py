@@ -445,13 +445,17 @@ def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
                             f"{plural}: {listed}")
 
 
-def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) -> T:
+def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str | None]) -> T:
     """An argument loaded by ``load``; one that does not fit the parameter's type fails with
-    the parameter's own message (its ``else``), built from the JSON value ``given``."""
+    the parameter's own message (its ``else``), built from the JSON value ``given``, or with
+    the runtime's message where the parameter's is none."""
     try:
         return load()
     except ArgumentError:
-        raise ArgumentError(message(given)) from None
+        own = message(given)
+        if own is None:
+            raise
+        raise ArgumentError(own) from None
 
 
 #: The message a custom failure shape is built with to recognise failures (``failed()``):
