@@ -57,10 +57,10 @@ check-install: install
 	bash scripts/check_install.sh $(BIN)/python
 
 bench: install
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
+	$(BIN)/python benchmarks/goals.py
 	$(BIN)/python benchmarks/bench_compile.py
 	$(BIN)/python benchmarks/bench_lsp.py
-	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
-	$(BIN)/python benchmarks/bench_runtime.py
 
 # tau2-bench retail's 114 tasks as WorldSpec tasks (from $WORLDSPEC_PEERS, default ../shared/peers)
 tau2-tasks: install

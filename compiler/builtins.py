@@ -408,6 +408,13 @@ def _strptime(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     return t.DATETIME
 
 
+def _arithmetic(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    node = _node(b, "text")
+    ty.expect(node or call, t.STR, _arg(ty, b, "text", t.STR), "argument 'text' of "
+              "arithmetic()")
+    return t.NUMBER
+
+
 def _duration(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     x = _arg(ty, b, "n")
     _want(ty, _node(b, "n"), x, t.is_numeric, "a number", "duration")
@@ -608,6 +615,10 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "strptime": Builtin(("text", "format"), _strptime, "Python's datetime.strptime: text "
                         "read with an explicit format; fails with Python's message",
                         "rt.strptime({text}, {format})"),
+    "arithmetic": Builtin(("text",), _arithmetic, "Python's arithmetic: the expression "
+                          "text evaluated as Python's eval() would (numbers, tuples, "
+                          "+ - * / // % **, unary + - ~), an int or a float; fails the call "
+                          "with Python's error text", "rt.arithmetic({ep}, {text})"),
     "days": Builtin(("n",), _duration, "a duration in days", "dt.timedelta(days={n})"),
     "hours": Builtin(("n",), _duration, "a duration in hours", "dt.timedelta(hours={n})"),
     "minutes": Builtin(("n",), _duration, "a duration in minutes",

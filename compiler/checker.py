@@ -292,7 +292,16 @@ def _check_callable(world: WorldModel, info: ToolInfo, model: ProgramModel,
             key = ty.entity_key_type(base.name) if isinstance(base, t.Named) and \
                 base.kind == "entity" else t.JSON
             ty.scope.define(Local(p.name, key, "param", p.node.name, used=True))
-            ty.message(p.not_found, "the 'not found' message")
+            if key == t.JSON:
+                # a type mismatch's message may be none: the runtime's own message then
+                found = ty.expr(p.not_found)
+                if t.strip_optional(found) != t.STR and found != t.NONE \
+                        and not t.is_unknown(found):
+                    sink.report("WS301", p.not_found.span,
+                                f"the parameter's 'else' message: expected str or str?, found "
+                                f"{t.show(found)}")
+            else:
+                ty.message(p.not_found, "the 'not found' message")
     ty = _typer(world, model, sink, Context(where, returns=info.returns, tool_name=info.name))
     for p in info.params:
         ty.scope.define(Local(p.name, p.type, "param", p.node.name, used=True))

@@ -176,6 +176,9 @@ class ConfigInfo:
     arguments: str = "worldspec"
     #: the class name Python's messages quote (the world's name unless `class_name` is set)
     class_name: str | None = None
+    #: the text an unknown tool name fails with (`{name}` stands for the name), or None for
+    #: the runtime's `Unknown tool "x".`
+    unknown_tool: str | None = None
     #: where `results` is set (for diagnostics about the convention)
     results_span: n.Span | None = None
 

@@ -366,7 +366,7 @@ def _tool_info(d: n.ToolDecl | n.FnDecl, world: WorldModel, sink: DiagnosticSink
     return ToolInfo(d.name.name, params, returns, d.doc, d, file, is_fn=is_fn)
 
 
-_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name")
+_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name", "unknown_tool")
 _ARGUMENT_STYLES = ("worldspec", "python")
 
 
@@ -537,6 +537,15 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
                             'Python class name, such as "RetailTools"')
             else:
                 cfg.class_name = text
+        elif key == "unknown_tool":
+            text = value.value if isinstance(value, n.DataString) else None
+            rest = text.replace("{name}", "") if text is not None else ""
+            if text is None or text.strip() == "" or "{" in rest or "}" in rest:
+                sink.report("WS503", value.span, "unknown_tool must be a non-empty string; "
+                            "{name} in it stands for the tool name, and it holds no other "
+                            "braces", hints=["""e.g. "Tool '{name}' not found." """.strip()])
+            else:
+                cfg.unknown_tool = text
         elif key == "clock":
             from worldspec.compiler.data_check import datetime_text_problem
 

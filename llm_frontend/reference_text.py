@@ -135,6 +135,7 @@ LANGUAGE_REFERENCE = (
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
     "| `arguments` | `worldspec` or `python` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError` (below) |\n"
     "| `class_name` | a Python class name | the world's name | the class Python's messages name (`RetailTools.get_order_details() ...`) |\n"
+    '| `unknown_tool` | a string; `{name}` in it is the name called | the runtime\'s `Unknown tool "x".` | what a call of a tool the world does not have fails with (below) |\n'
     '\n'
     '**Result conventions** decide how success and failure look to the agent:\n'
     '\n'
@@ -180,6 +181,15 @@ LANGUAGE_REFERENCE = (
     "argument. A value of the wrong JSON type fails with the runtime's message, or with the\n"
     "parameter's own `else` message (Tools), which is how a port gives the text the\n"
     'original fails with.\n'
+    '\n'
+    '**Unknown tools.** A call of a tool the world does not have fails with\n'
+    '`Unknown tool "x".`; `unknown_tool` gives the text of the original\'s dispatcher instead, with\n'
+    '`{name}` standing for the name called (no other braces):\n'
+    '\n'
+    '```\n'
+    'config { results: tau2  unknown_tool: "Tool \'{name}\' not found." }\n'
+    "# no_such_tool(): Error: Tool 'no_such_tool' not found.\n"
+    '```\n'
     '\n'
     '### `policy`\n'
     '\n'
@@ -513,7 +523,33 @@ LANGUAGE_REFERENCE = (
     '  `else` message, in which the parameter name stands for the key the agent gave.\n'
     "- Any other parameter's `else` message is what the call fails with when the value does not\n"
     "  fit the parameter's type; the parameter name stands for the JSON value the agent sent:\n"
-    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`.\n'
+    '  `email: str "The email." else f"\'{str(email)}\' is not an email"`. The message may be a\n'
+    "  `str?`: where it is `none`, the call fails with the runtime's own message. A port gives the\n"
+    "  original's text for the values the original fails on and keeps the runtime's for the rest\n"
+    "  (`type_name` tells the JSON value's Python type):\n"
+    '\n'
+    '  ```\n'
+    '  fn unhashable(value: json) -> str? "Python\'s TypeError for a list or dict used as a key." {\n'
+    '    let kind = type_name(value)\n'
+    '    if kind == "list" or kind == "dict" {\n'
+    '      return f"unhashable type: \'{kind}\'"\n'
+    '    }\n'
+    '    return none\n'
+    '  }\n'
+    '\n'
+    '  tool get_stock_info(\n'
+    '    symbol: str "The symbol." else unhashable(symbol) ?? f"Stock with symbol \'{symbol}\' not found.",\n'
+    '  ) -> json\n'
+    '    "A stock\'s details."\n'
+    '  {\n'
+    '    require symbol in stocks else f"Stock with symbol \'{symbol}\' not found."\n'
+    '    return stocks[symbol]\n'
+    '  }\n'
+    '  ```\n'
+    '\n'
+    "  `get_stock_info(symbol: [1])` fails with `unhashable type: 'list'`, `symbol: 7` with\n"
+    "  `Stock with symbol '7' not found.`; with `else unhashable(symbol)` alone, `symbol: 7` fails\n"
+    '  with `symbol: expected a string, got 7`.\n'
     "- A tool may have any name, also one of the generated environment's methods (`reset`, `diff`,\n"
     "  `copy`, `call`, `state`...): tools are dispatched by name through the episode's `TOOLS`,\n"
     "  apart from its own methods, so the agent sees the original's names.\n"
@@ -689,6 +725,57 @@ LANGUAGE_REFERENCE = (
     'a `json` value, text or another number. The bounds of the per-call budget apply to its ints as\n'
     'to `int`.\n'
     '\n'
+    '#### Python arithmetic: `arithmetic(text)`\n'
+    '\n'
+    '`arithmetic(text)` is the value of a Python arithmetic expression, a `number`, exactly as\n'
+    '`eval(text)` would compute it, and without `eval`: the text is parsed by the running\n'
+    "interpreter's own parser (`ast.parse` in `eval` mode, after the leading spaces and tabs `eval`\n"
+    "drops), then the tree is evaluated step by step (a deep tree never meets Python's recursion\n"
+    "limit) with Python's own operators on Python's own values, so values and error texts are\n"
+    "CPython's. A failure fails the call with Python's exception text, as `fail` would.\n"
+    '\n'
+    '```\n'
+    'world Calculator "Arithmetic as Python\'s eval() computes it."\n'
+    '\n'
+    'tool calculate(expression: str "Digits, + - * / ( ) . and spaces.") -> str\n'
+    '  "The value, rounded to 2 places."\n'
+    '{\n'
+    '  require expression.strip("0123456789+-*/(). ") == "" else "Invalid characters in expression"\n'
+    '  return str(round(float(arithmetic(expression)), 2))\n'
+    '}\n'
+    '```\n'
+    '\n'
+    '`calculate(expression: "2**5000 / 2**4999")` is `"2.0"` (ints are exact), `"10**400"` fails\n'
+    'with `int too large to convert to float` (the `float()`), `"1 // 0"` with `integer division\n'
+    'or modulo by zero`, `"(-8) ** 0.5"` with `float() argument must be a string or a real number,\n'
+    'not \'complex\'`, `"(1"` with `\'(\' was never closed (<string>, line 1)` and `""` with `invalid\n'
+    'syntax (<string>, line 0)`: syntax-error texts are those of the Python the world runs on.\n'
+    '\n'
+    '- **What the text may hold**: number literals (and `...`), tuples, `+ - * / // % **`, unary\n'
+    '  `+ - ~` and parentheses. A call such as `2(3)` evaluates its callee and arguments, left to\n'
+    "  right as CPython does, then fails as Python does (`'int' object is not callable`). A name\n"
+    "  fails as in an empty namespace (`name 'x' is not defined`). Anything else (comparisons,\n"
+    "  strings, shifts, subscripts, ...) fails before anything is evaluated: `the operator '<<' is\n"
+    '  not arithmetic: ...`.\n'
+    '- **The result** is an int or a float. Another value (a complex number, a tuple, `...`) fails\n'
+    "  with the text Python's `float()` gives for it: `float() argument must be a string or a real\n"
+    "  number, not 'tuple'`.\n"
+    '- **Guards**, where Python would run for minutes or exhaust memory instead: a text of more\n'
+    '  than 20,000 characters fails (`The expression is longer than 20,000 characters.`); an int of\n'
+    '  more than 65,536 bits fails (`An integer in the expression would have more than 65,536\n'
+    '  bits.`), judged before computing a `**` or `*` whose operands already say so (`9**9**9`\n'
+    '  fails at once); a tuple of more than 10,000 elements fails likewise. Each step of the\n'
+    "  evaluation draws from the call's step budget, and an operation on two big ints draws more\n"
+    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int\n"
+    "  *result* has at most 4,300 digits, Python's limit for writing an int as text (and what\n"
+    '  `number(text)` reads), so that it can be stored, hashed and sent: `2**20000` fails with `The\n'
+    "  expression's value is an integer of more than 4,300 digits (Python's limit for writing one as\n"
+    "  text).` The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
+    "- **Python's own limits** stay Python's: a literal of more than 4,300 digits fails with\n"
+    "  Python's text; a tree nested deeper than CPython's compiler allows (about 3,000 levels, less\n"
+    '  with a deeper call stack) fails with `maximum recursion depth exceeded during compilation`,\n'
+    '  as `eval` says it.\n'
+    '\n'
     '#### Json values\n'
     '\n'
     'A `json` value is read like the JSON it is: `j["price"]`, `j[0]`, `"price" in j`,\n'
@@ -729,8 +816,9 @@ LANGUAGE_REFERENCE = (
     '| `sorted(xs, key: x => k, reverse: false)` | → `list[T]` | stable |\n'
     "| `round(x)`, `round(x, n)` | `float` → `int` / `float` | Python's round-half-even |\n"
     '| `abs(x)` | `int`/`float` | |\n'
-    '| `str(x)`, `int(x)`, `float(x)` | conversions | `int("x")` fails the call |\n'
+    '| `str(x)`, `int(x)`, `float(x)` | conversions | `int("x")` fails the call; `float(x)` of an int past the float range fails with Python\'s `int too large to convert to float` |\n'
     '| `number(x)` | int/float/text/`json` → `number` | an int stays an int, a float a float; text is read as `int()` reads it, else as `float()` does; anything else fails the call |\n'
+    "| `arithmetic(text)` | `str` → `number` | a Python arithmetic expression evaluated as `eval` would: Python's parser, values and error texts (Python arithmetic) |\n"
     '| `repr(x)` | → `str` | Python\'s `repr()` of text, numbers, bools, none, `json`, and lists and maps of them: `repr("it\'s")` is `"it\'s"` in double quotes, `repr([1, \'a\'])` is `[1, \'a\']` |\n'
     "| `type_name(x)` | → `str` | Python's `type(x).__name__` of a `json`, number or scalar value: `int`, `float`, `str`, `bool`, `list`, `dict`, `NoneType` |\n"
     '| `to_json(x)` | → `json` | a value as plain JSON: a row or record as the object of its fields (references as keys), dates as ISO text, durations as seconds |\n'

@@ -7,11 +7,13 @@ whose correctness checks (hashes, results equal to tau2's) must all hold.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,9 +47,15 @@ def test_conformance_report_rows() -> None:
         assert row["differing"] == 0, row
 
 
-def test_runtime_benchmark_runs_every_section() -> None:
+@pytest.fixture(scope="module")
+def runtime_report() -> dict[str, Any]:
     _needs_peers()
-    report = json.loads(_run("bench_runtime.py", "--quick", "--json"))
+    report: dict[str, Any] = json.loads(_run("bench_runtime.py", "--quick", "--json"))
+    return report
+
+
+def test_runtime_benchmark_runs_every_section(runtime_report: dict[str, Any]) -> None:
+    report = runtime_report
     assert report["skipped"] == []
     assert report["checks"] and all(report["checks"].values()), report["checks"]
     labels = {c["label"] for c in report["comparisons"]}
@@ -55,6 +63,23 @@ def test_runtime_benchmark_runs_every_section() -> None:
         assert f"{peer}: call vs BFCL dispatch" in labels
     assert "reset (undo log) vs deepcopy" in labels
     assert all(c["ratio"] > 0 for c in report["comparisons"])
+
+
+def test_goals_table_finds_every_runtime_row(runtime_report: dict[str, Any]) -> None:
+    """benchmarks/goals.py reads the runtime report by its labels: a renamed row would be
+    printed as "not measured", so every goal row must be found with a verdict."""
+    spec = importlib.util.spec_from_file_location("goals", ROOT / "benchmarks" / "goals.py")
+    assert spec is not None and spec.loader is not None
+    goals = importlib.util.module_from_spec(spec)
+    sys.modules["goals"] = goals  # its dataclass looks its module up
+    try:
+        spec.loader.exec_module(goals)
+    finally:
+        del sys.modules["goals"]
+    rows = goals.runtime_rows(runtime_report)
+    assert len(rows) == len(goals.CALL_ROWS) + 2  # the exploration and memory rows
+    assert all(r.measured != "not measured" and r.met is not None for r in rows), rows
+    assert "send_message" in goals.render(rows)
 
 
 def test_serving_benchmark_runs_with_1_and_16_sessions() -> None:

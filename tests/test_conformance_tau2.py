@@ -253,11 +253,15 @@ def probe_gap(step: dict[str, Any]) -> tuple[str, str] | None:
     name, content = step["name"], step["content"]
     if step.get("requestor", "assistant") != "assistant":
         return "skip", "requestor 'user': Episode.call has no requestor"
-    if name not in TOOLS:
-        return "flag", "unknown tool: the runtime's own message"
-    if step["error"] and "object has no attribute" in content:
+    if step["error"] and "object has no attribute" in content \
+            and name not in WRONG_TYPE_TEXTS:
         return "flag", "ill-typed arguments: the runtime validates them with its own messages"
     return None
+
+
+#: the tools whose parameters give tau2's own text for a value of the wrong JSON type
+#: (TOOLS.md §2-3: the failure depends on the value alone); the others fail with the runtime's
+WRONG_TYPE_TEXTS = ("find_user_id_by_email", "find_user_id_by_name_zip", "get_item_details")
 
 
 def _probe_params() -> list[Any]:
@@ -286,3 +290,41 @@ def test_extra_probe(probe: dict[str, Any], world: type[Episode], db: dict[str, 
         if how == "flag" and not (ep.failed(result) and step["error"]):
             problems.append(f"{probe['probe']} call {i}: expected a failure, got {result!r:.200}")
     assert not problems, "\n".join(problems)
+
+
+def _python_error(action: Any) -> str:
+    """The text of the exception Python raises running ``action``."""
+    try:
+        action()
+    except Exception as exc:
+        return str(exc)
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize("value", [5, 2.5, True, None, [1], {"a": 1}])
+def test_wrong_types_fail_as_tau2s_tools_do(value: Any, world: type[Episode],
+                                            db: dict[str, Any]) -> None:
+    """tau2 passes arguments unchecked (TOOLS.md §2): where its failure depends on the value
+    alone, the world gives Python's text for what tau2 does with it (``.lower()`` on it for
+    each user, a key lookup of it in each product's variants, ``==`` with each user's zip)."""
+    ep = world(data=db)
+    lower = _python_error(lambda: value.lower())
+    assert ep.call("find_user_id_by_email", {"email": value}) == f"Error: {lower}"
+    assert ep.call("find_user_id_by_name_zip",
+                   {"first_name": value, "last_name": "Rossi", "zip": "19122"}) == f"Error: {lower}"
+    assert ep.call("find_user_id_by_name_zip",
+                   {"first_name": "Yusuf", "last_name": "Rossi", "zip": value}) \
+        == "Error: User not found"
+    variants: dict[str, Any] = {"1": None}
+    lookup = "Item not found" if isinstance(value, (int, float, type(None))) \
+        else _python_error(lambda: value in variants)
+    assert ep.call("get_item_details", {"item_id": value}) == f"Error: {lookup}"
+    assert fast_episode_hash(ep) == PRISTINE_HASH
+
+
+def test_unknown_tools_fail_with_tau2s_dispatcher_text(world: type[Episode]) -> None:
+    ep = world()
+    assert world.UNKNOWN_TOOL == "Tool '{name}' not found."
+    assert ep.call("no_such_tool", {}) == "Error: Tool 'no_such_tool' not found."
+    assert ep.call("{name}", {}) == "Error: Tool '{name}' not found."
+    assert ep.failed(ep.call("get_order_details ", {"order_id": "#W0000000"}))

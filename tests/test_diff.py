@@ -80,6 +80,8 @@ CASES = [
     Case("seed-changed", "config seed", "seed: 1 }", "seed: 2 }"),
     Case("failure-texts-changed", "config arguments / results", "seed: 1 }",
          "seed: 1  arguments: python }"),
+    Case("failure-texts-changed", "config arguments / results", "seed: 1 }",
+         "seed: 1  unknown_tool: \"No tool {name}.\" }"),
     Case("const-changed", "const LIMIT", 'world Shop "A tiny shop."\n',
          'world Shop "A tiny shop."\n\nconst LIMIT = 3\n'),
     Case("policy-changed", "world Shop / policy", 'world Shop "A tiny shop."\n',

@@ -244,6 +244,86 @@ def test_python_argument_errors(tmp_path: Path, name: str, arguments: dict[str, 
     assert world().call(name, arguments) == expected
 
 
+FALLBACK = """\
+world Lookup "A lookup."
+
+config { results: bfcl }
+
+state { names: map[str, str] = {"a": "b"} }
+
+fn unhashable(value: json) -> str? "Python's TypeError for a list or dict key, else none." {
+  let kind = type_name(value)
+  if kind == "list" or kind == "dict" {
+    return f"unhashable type: '{kind}'"
+  }
+  return none
+}
+
+tool find(name: str "A name." else unhashable(name)) -> str "Find." {
+  return names.get(name) ?? "none"
+}
+
+tool get(name: str "A name." else unhashable(name) ?? f"No name {name} ({type_name(name)}).")
+  -> str "Get."
+{
+  return names.get(name) ?? "none"
+}
+"""
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("find", [1], "unhashable type: 'list'"),
+    ("find", {"k": 1}, "unhashable type: 'dict'"),
+    ("find", 7, "name: expected a string, got 7"),  # none: the runtime's own message
+    ("find", 2.5, "name: expected a string, got 2.5"),
+    ("get", [1], "unhashable type: 'list'"),
+    ("get", 7, "No name 7 (int)."),
+    ("get", True, "No name True (bool)."),
+    ("get", 2.5, "No name 2.5 (float)."),
+])
+def test_an_else_message_that_is_none_keeps_the_runtimes_message(
+        tmp_path: Path, name: str, value: Any, expected: str) -> None:
+    world = compile_spec(tmp_path, FALLBACK, "Lookup")
+    episode = world()
+    assert episode.call(name, {"name": value}) == {"error": expected}
+    assert episode.call(name, {"name": "a"}) == "b"
+
+
+def test_an_else_message_must_be_text_or_none() -> None:
+    found = diagnostics(FALLBACK.replace('else unhashable(name))', 'else 3)'))
+    assert ("WS301", "the parameter's 'else' message: expected str or str?, found int") in found
+    entity = diagnostics('world W "w."\nentity U { key id: str }\nstate { us: table U }\n'
+                         'tool f(u: U "A user." else none) -> str "F." { return u.id }\n')
+    assert any(code == "WS301" and "'not found' message" in message for code, message in entity)
+
+
+UNKNOWN = """\
+world Shop "A shop."
+
+config { results: tau2  unknown_tool: "Tool '{name}' not found." }
+
+tool ping() -> str "Ping." { return "pong" }
+"""
+
+
+def test_unknown_tool_text_is_the_worlds_choice(tmp_path: Path) -> None:
+    episode = compile_spec(tmp_path, UNKNOWN, "Shop")()
+    assert episode.call("pong", {}) == "Error: Tool 'pong' not found."
+    assert episode.failed(episode.call("pong", {}))
+    assert episode.call("ping", {}) == "pong"
+    (tmp_path / "plain").mkdir()
+    plain = compile_spec(tmp_path / "plain", UNKNOWN.replace(
+        "  unknown_tool: \"Tool '{name}' not found.\"", ""), "Shop")()
+    assert plain.call("pong", {}) == 'Error: Unknown tool "pong".'
+
+
+@pytest.mark.parametrize("value", ['""', '"Tool {tool} missing"', '"}{name}"', "3", "tool"])
+def test_unknown_tool_text_is_checked(value: str) -> None:
+    found = diagnostics(UNKNOWN.replace('"Tool \'{name}\' not found."', value))
+    assert any(code == "WS503" and message.startswith("unknown_tool must be a non-empty string")
+               for code, message in found), found
+
+
 class _C:
     def f(self, a: Any, b: Any, c: Any) -> None:
         pass

@@ -82,6 +82,46 @@ def test_initial_states_are_compared_first() -> None:
     assert compare(world, original(ignore=("x",)), OPTIONS).agrees
 
 
+UNHASHABLE = '''
+fn unhashable(value: json) -> str? "Python's TypeError for a list or dict used as a key." {
+  let kind = type_name(value)
+  if kind == "list" or kind == "dict" {
+    return f"unhashable type: '{kind}'"
+  }
+  return none
+}
+'''
+
+
+def test_wrong_types_are_drawn_and_other_texts_are_noted() -> None:
+    options = CompareOptions(examples=80, steps=8, invalid=0.5, limits=Limits(call_timeout=5.0))
+    report = compare(load(inventory_world(GET_ITEM, TAKE, RESTOCK)), original(), options)
+    assert report.agrees, report.render_text()
+    # get_item's original answers `Item 7 not found` (or raises for a list): the world's
+    # schema refuses the value with its own text, which the report notes, with an example
+    count, example = report.refused_otherwise["get_item(item_id)"]
+    assert count >= 1 and example.call[0] == "get_item"
+    assert not isinstance(example.call[1]["item_id"], str)
+    assert "get_item(item_id)" in report.to_json()["refused_otherwise"]
+    assert "refused by both with other texts" in report.render_text()
+    # the original's texts as the parameter's `else` message: nothing left to note there
+    ported = GET_ITEM.replace(
+        'item_id: str "The id of the item, e.g. \\"A1\\"."',
+        'item_id: str "The id." else unhashable(item_id) ?? f"Item {item_id} not found"')
+    assert ported != GET_ITEM
+    # and the original's failure shape and argument texts (null is a value), so that the
+    # texts compare
+    text = inventory_world(ported, TAKE, RESTOCK).replace(
+        "config { results: bfcl }",
+        'config { results: custom  arguments: python }\n'
+        'results {\n  success: value\n  failure: {"success": false, "error": message}\n}')
+    assert "results: custom" in text
+    world = load(text + UNHASHABLE)
+    report = compare(world, original(), options)
+    assert report.agrees, report.render_text()
+    assert "get_item(item_id)" not in report.refused_otherwise, report.render_text()
+
+
 RUNAWAY_WORLD = '''world Runaway "Calls that answer."
 config { results: bfcl }
 state { calls: int = 0 }

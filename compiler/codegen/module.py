@@ -706,6 +706,7 @@ class WorldGenerator:
             class_name=self.class_name,
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
+            unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",

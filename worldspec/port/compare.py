@@ -7,7 +7,8 @@ themselves come from a plain ``random.Random``, uniformly over tools and values:
 own draws lean so hard on first choices and boundaries that whole tools went untried). Both
 sides get the same sequence: a tool of the world, then arguments drawn from the tool's JSON
 schema and from the values already in either state (row keys, strings, numbers), and now and
-then arguments the schema refuses (a missing, a wrongly typed or an unexpected argument).
+then arguments the schema refuses (a missing or an unexpected argument, or one parameter
+given a value of a JSON type its schema refuses).
 After every call the two are compared:
 
 - **the result**: the original's return value, as JSON, must equal the world's result as
@@ -25,7 +26,9 @@ an argument out rather than sending ``null`` (the original would see ``None``). 
 world's schema refuses must be refused by the world; the original agrees when
 it raises, returns a failure or cannot bind them. When it accepts them anyway (or refuses
 them after changing its state) the world is stricter than the original there: a *note*, not
-a difference, and the sequence ends.
+a difference, and the sequence ends. Where both refuse a value of the wrong type for one
+parameter, but with other texts, that is a note as well (``refused_otherwise``): the text a
+parameter's ``else`` message could give.
 
 Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
 sides) to the shortest call sequence that still shows it; up to
@@ -159,6 +162,9 @@ class CompareReport:
     #: per tool, calls with arguments the world refuses by its schema that the original took
     #: (or refused after changing its state): each ended its sequence
     lenient: dict[str, int] = field(default_factory=dict)
+    #: per ``tool(parameter)``, calls with a value of the wrong type for that one parameter
+    #: that both sides refused, but with different texts (how many, and the first one seen)
+    refused_otherwise: dict[str, tuple[int, CallRecord]] = field(default_factory=dict)
     #: the original could not be loaded at all (the comparison did not run)
     load_error: str = ""
 
@@ -174,6 +180,9 @@ class CompareReport:
                 "calls": self.calls, "seconds": round(self.seconds, 3),
                 "differences": [d.to_json() for d in self.differences],
                 "lenient_original": dict(sorted(self.lenient.items())),
+                "refused_otherwise": {
+                    name: {"calls": count, "example": record.to_json()}
+                    for name, (count, record) in sorted(self.refused_otherwise.items())},
                 "load_error": self.load_error}
 
     def render_text(self) -> str:
@@ -192,6 +201,11 @@ class CompareReport:
         for tool, count in sorted(self.lenient.items()):
             lines.append(f"  note: {tool}: {count} call(s) with arguments the world's schema "
                          "refuses were taken by the original, or changed its state")
+        for name, (count, record) in sorted(self.refused_otherwise.items()):
+            lines.append(f"  note: {name}: {count} call(s) with a value of the wrong type were "
+                         f"refused by both with other texts, e.g. {format_call(record.call)}: "
+                         f"the original {_short(record.original, 160)}, the world "
+                         f"{_short(record.world, 160)}")
         return "\n".join(lines) + "\n"
 
 
@@ -341,14 +355,23 @@ def _only_integers(schema: dict[str, Any]) -> bool:
     return "integer" in kinds and "number" not in kinds
 
 
-def _invalid(spec: ToolSpec, args: dict[str, Any], roll: int) -> dict[str, Any]:
+#: values of every JSON type, for an argument of the wrong type
+_WRONG_TYPES: tuple[Any, ...] = (7, 2.5, "x", True, None, [1], {"a": 1})
+
+
+def _invalid(spec: ToolSpec, args: dict[str, Any], roll: int, rng: Any) -> dict[str, Any]:
     broken = dict(args)
     required = [p for p in spec.params if p.required]
     if roll == 0 and required:
         del broken[required[0].name]
     elif roll == 1 and spec.params:
-        param = spec.params[0]
-        broken[param.name] = 7 if param.schema.get("type") == "string" else "x"
+        # one parameter, any of them, gets a value of a JSON type its schema refuses
+        param = rng.choice(spec.params)
+        wrong = [v for v in _WRONG_TYPES if not _fits(v, param.schema)]
+        if wrong:
+            broken[param.name] = rng.choice(wrong)
+        else:
+            broken["unexpected_argument"] = 1
     else:
         broken["unexpected_argument"] = 1
     return broken
@@ -400,7 +423,7 @@ class _Search:
                     continue  # to a world, null is "left out": leave it out for both
                 args[param.name] = value
             if rng.random() < self.options.invalid:
-                args = _invalid(spec, args, rng.randint(0, 2))
+                args = _invalid(spec, args, rng.randint(0, 2), rng)
             step = self._step(episode, (spec.name, args), done)
             if step is None:
                 return
@@ -454,6 +477,7 @@ class _Search:
                 # schema, before any statement) did not: by design, so the sequence ends
                 self.report.lenient[name] = self.report.lenient.get(name, 0) + 1
                 return None
+            self._note_text(spec, args, episode, outcome, result, done[-1])
             return outcome.state, outcome.sets
         problem = self._result_problem(episode, outcome, result)
         if problem is not None:
@@ -464,6 +488,22 @@ class _Search:
         if state is not None:
             self._differ(Difference("state", name, state), done)
         return outcome.state, outcome.sets
+
+    def _note_text(self, spec: ToolSpec, args: dict[str, Any], episode: Episode,
+                   outcome: CallOutcome, result: Any, record: CallRecord) -> None:
+        """Count a refused call whose one wrongly typed argument got another text than the
+        original's (the text a parameter's ``else`` message could give)."""
+        names = {p.name for p in spec.params}
+        if outcome.unbound or set(args) - names \
+                or any(p.required and p.name not in args for p in spec.params):
+            return
+        wrong = [p.name for p in spec.params if p.name in args and not _fits(args[p.name],
+                                                                              p.schema)]
+        if len(wrong) != 1 or self._result_problem(episode, outcome, result) is None:
+            return
+        key = f"{spec.name}({wrong[0]})"
+        count, first = self.report.refused_otherwise.get(key, (0, record))
+        self.report.refused_otherwise[key] = (count + 1, first)
 
     @staticmethod
     def _schema_accepts(spec: ToolSpec, args: dict[str, Any]) -> bool:

@@ -514,6 +514,9 @@ class Episode:
     FRAME_ZEROES: ClassVar[bool] = True
     #: the rules the agent must follow (the spec's ``policy``), for its system prompt
     POLICY: ClassVar[str] = ""
+    #: the text an unknown tool name fails with, ``{name}`` the name (``unknown_tool`` in the
+    #: spec's config); empty: the runtime's own
+    UNKNOWN_TOOL: ClassVar[str] = ""
     #: what is left of the running call's budget (worldspec.runtime.budget)
     _steps: int = budget.MAX_STEPS
     _text: int = budget.MAX_TEXT
@@ -787,7 +790,9 @@ class Episode:
         self._last_raw = None
         spec = self.TOOLS.get(name)
         if spec is None:
-            return self._fail(ArgumentError(f"Unknown tool {_quote(name)}."))
+            return self._fail(ArgumentError(
+                self.UNKNOWN_TOOL.replace("{name}", name) if self.UNKNOWN_TOOL
+                else f"Unknown tool {_quote(name)}."))
         if type(arguments) is not dict:
             if arguments is None:
                 arguments = {}

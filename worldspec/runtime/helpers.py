@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
+from worldspec.runtime.arithmetic import arithmetic
 from worldspec.runtime.budget import (
     INT_MESSAGE,
     MAX_INT_BITS,
@@ -58,7 +59,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
-    "slot_setters",
+    "slot_setters", "arithmetic",
 ]
 
 T = TypeVar("T")
@@ -87,8 +88,8 @@ def to_float(value: Any) -> float:
         return float(value)
     except ValueError:
         raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
-    except OverflowError:
-        raise ToolError("The integer is too large to convert to a float.") from None
+    except OverflowError as exc:  # Python's text: int too large to convert to float
+        raise ToolError(str(exc)) from None
 
 
 def parse_date(value: str) -> dt.date:
@@ -450,13 +451,17 @@ def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
                             f"{plural}: {listed}")
 
 
-def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str]) -> T:
+def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str | None]) -> T:
     """An argument loaded by ``load``; one that does not fit the parameter's type fails with
-    the parameter's own message (its ``else``), built from the JSON value ``given``."""
+    the parameter's own message (its ``else``), built from the JSON value ``given``, or with
+    the runtime's message where the parameter's is none."""
     try:
         return load()
     except ArgumentError:
-        raise ArgumentError(message(given)) from None
+        own = message(given)
+        if own is None:
+            raise
+        raise ArgumentError(own) from None
 
 
 #: The message a custom failure shape is built with to recognise failures (``failed()``):

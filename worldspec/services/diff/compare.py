@@ -242,8 +242,10 @@ class _WorldComparison:
                 self.add("clock-changed", f"config {key}",
                          f"config {key} changed: the episode clock differs", old=str(before),
                          new=str(after), span=self.header, tools=tuple(new.tools))
-        shapes = (_results_text(old), old.config.arguments, old.config.class_name)
-        if shapes != (_results_text(new), new.config.arguments, new.config.class_name):
+        shapes = (_results_text(old), old.config.arguments, old.config.class_name,
+                  old.config.unknown_tool)
+        if shapes != (_results_text(new), new.config.arguments, new.config.class_name,
+                      new.config.unknown_tool):
             self.add("failure-texts-changed", "config arguments / results",
                      "how failures read changed (the custom result shapes or the argument "
                      "error style): the agent sees other results and errors",

@@ -48,8 +48,8 @@ _TABLE: tuple[Rule, ...] = (
     Rule("const-changed", D, BEHAV,
          "A `const` was added, removed or given another value: what reads it may differ."),
     Rule("failure-texts-changed", D, BEHAV,
-         "The custom result shapes, `config arguments` or `class_name` changed: results and "
-         "argument errors read differently to the agent."),
+         "The custom result shapes, `config arguments`, `class_name` or `unknown_tool` "
+         "changed: results and argument errors read differently to the agent."),
     Rule("policy-changed", D, IFACE,
          "The world's `policy` was added, removed or reworded; the agent's system prompt shows "
          "it."),
