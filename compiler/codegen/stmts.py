@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
-from worldspec.compiler.codegen.names import enum_member, file_label, member_constant, py_name
+from worldspec.compiler.codegen.names import enum_member, file_label, py_name
 from worldspec.dsl import nodes as n
 
 __all__ = ["StatementCompiler"]
@@ -196,9 +196,10 @@ class StatementCompiler:
                 record = self.x.world.unions[typ.name].variants.get(case.tag.name, "")
                 test = f"isinstance({subject}, {self.x.tables.class_name(record)})"
             elif isinstance(typ, t.Named):
-                member = member_constant(self.x.tables.class_name(typ.name),
-                                         enum_member(case.tag.name))
-                test = f"{subject} == {member}"
+                # the class attribute, not the module constant: mypy narrows on it, and
+                # knows a match over every member returns
+                test = f"{subject} == {self.x.tables.class_name(typ.name)}." \
+                       f"{enum_member(case.tag.name)}"
             else:
                 test = "False"
             self.emit(f"{keyword} {test}:", case)

@@ -753,11 +753,11 @@ class ClinicScheduling(Episode):
     def fn_visit_minutes(self, kind: VisitKind) -> int:  # clinic.world:155
         length: int = 30  # clinic.world:156
         _subject1 = kind  # clinic.world:157
-        if _subject1 == _E9_VisitKind_consultation:  # clinic.world:158
+        if _subject1 == VisitKind.consultation:  # clinic.world:158
             length = 30  # clinic.world:159
-        elif _subject1 == _E9_VisitKind_follow_up:  # clinic.world:161
+        elif _subject1 == VisitKind.follow_up:  # clinic.world:161
             length = 15  # clinic.world:162
-        elif _subject1 == _E9_VisitKind_procedure:  # clinic.world:164
+        elif _subject1 == VisitKind.procedure:  # clinic.world:164
             length = 60  # clinic.world:165
         return length  # clinic.world:168
 

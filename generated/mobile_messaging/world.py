@@ -739,9 +739,9 @@ class MobileMessaging(Episode):
     def fn_summary(self, conversation: Conversation, viewer: User) -> ConversationSummary:  # messaging.world:228
         title: str = ''  # messaging.world:230
         _subject4 = conversation.kind  # messaging.world:231
-        if _subject4 == _E16_ConversationKind_direct:  # messaging.world:232
+        if _subject4 == ConversationKind.direct:  # messaging.world:232
             title = rt.built(self, rt.join(', ', rt.each(self, tuple(_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())))))  # messaging.world:233
-        elif _subject4 == _E16_ConversationKind_group:  # messaging.world:235
+        elif _subject4 == ConversationKind.group:  # messaging.world:235
             title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:236
         history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())))), key=lambda _m7: _m7.sent_at))  # messaging.world:239
         last: str | None = None  # messaging.world:240
