@@ -463,8 +463,9 @@ class ExprCompiler:
         name, inner = self._bind(e.var, env)
         element = self.stored(e.element, inner)
         cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
-        return (f"tuple({element} for {name} in {self.elements(e.iterable, env, charge=True)}"
-                f"{cond})")
+        # a list comprehension, then a tuple: a generator resumes once per element
+        return (f"tuple([{element} for {name} in "
+                f"{self.elements(e.iterable, env, charge=True)}{cond}])")
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> str:
         if not e.items:

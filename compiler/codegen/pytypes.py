@@ -250,6 +250,8 @@ class TypeTables:
             return f"v.str_text({src}._value_)"
         if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
             return f"v.{base.name}_text({src})"
+        if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):
+            return f"v.map_text({src})"  # never changed in place: its text kept by identity
         if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and self._plain(base):
             return f"v.json_text({src})"  # tuples and dicts of plain JSON: as they are
         return f"v.json_text({self.exporter(typ, src)})"

@@ -8,12 +8,18 @@ stores the new value where the old one was.
 
 from __future__ import annotations
 
+import re
+
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.names import enum_member, file_label, py_name
 from worldspec.dsl import nodes as n
 
 __all__ = ["StatementCompiler"]
+
+
+#: ``rt.each(ep, x)`` of a local or a chain of attribute reads (read twice at no cost)
+_CHARGED_READ = re.compile(r"rt\.each\(([A-Za-z_]\w*), ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\)")
 
 
 class StatementCompiler:
@@ -165,6 +171,11 @@ class StatementCompiler:
     def s_For(self, s: n.For) -> None:
         """One step per element, charged when the loop starts (the collection is copied)."""
         iterable = self.x.elements(s.iterable, self.env, charge=True)
+        charged = _CHARGED_READ.fullmatch(iterable)
+        if charged is not None and charged.group(1) == self.env.ep:
+            # a local or a field read: charged by two statements, without a call
+            iterable = charged.group(2)
+            self.charge(f"len({iterable})", s)
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)

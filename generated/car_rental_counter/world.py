@@ -537,7 +537,7 @@ class CarRentalCounter(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_holds(_a19)) or (len(tuple(_b20.key() for _b20 in rt.each(self, self.t_rentals) if ((((_b20.car == _a19.car) and self.fn_holds(_b20)) and (_b20.pickup_date < _a19.return_date)) and (_a19.pickup_date < _b20.return_date)))) == 1)) for _a19 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
+        if not all(((not self.fn_holds(_a19)) or (len(tuple([_b20.key() for _b20 in rt.each(self, self.t_rentals) if ((((_b20.car == _a19.car) and self.fn_holds(_b20)) and (_b20.pickup_date < _a19.return_date)) and (_a19.pickup_date < _b20.return_date))])) == 1)) for _a19 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
             raise InvariantError('A car is never held by two reserved or picked-up rentals with overlapping days.', 'car_rental_counter.world:137')
         if not all(((_c21.branch is None) == any(((_r22.car == _c21.key()) and (_r22.status == _E12_RentalStatus_picked_up)) for _r22 in rt.each(self, self.t_rentals))) for _c21 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
             raise InvariantError('A car has no branch exactly while it is out on a rental.', 'car_rental_counter.world:140')
@@ -599,8 +599,8 @@ class CarRentalCounter(Episode):
         if not (return_date <= (pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS))):  # car_rental_counter.world:172
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
-        found: tuple[str, ...] = tuple(_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date)))  # car_rental_counter.world:174
-        return tuple(sorted(rt.each(self, tuple(_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found)))), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
+        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'
@@ -614,7 +614,7 @@ class CarRentalCounter(Episode):
 
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
         'Show a customer with all their rentals, the latest pick-up first.'
-        return _new_CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple(_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+        return _new_CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'

@@ -439,7 +439,7 @@ class ClinicRecords(Episode):
         for _row30 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
             if not (((_row30.status == _E8_RxStatus_stopped) and (_row30.stop_reason is not None)) or ((_row30.status == _E8_RxStatus_active) and (_row30.stop_reason is None))):
                 raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
-        if not all(((_p31.status != _E8_RxStatus_active) or (len(tuple(_q32.key() for _q32 in rt.each(self, self.t_prescriptions) if (((_q32.status == _E8_RxStatus_active) and (_q32.drug == _p31.drug)) and (self.t_visits.row(_q32.visit).patient == self.t_visits.row(_p31.visit).patient)))) == 1)) for _p31 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
+        if not all(((_p31.status != _E8_RxStatus_active) or (len(tuple([_q32.key() for _q32 in rt.each(self, self.t_prescriptions) if (((_q32.status == _E8_RxStatus_active) and (_q32.drug == _p31.drug)) and (self.t_visits.row(_q32.visit).patient == self.t_visits.row(_p31.visit).patient))])) == 1)) for _p31 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
             raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
         for _row33 in self._changed_rows(self.t_patients):  # clinic_records.world:110
             if not (_row33.birth_date <= _row33.registered_on):
@@ -557,11 +557,11 @@ class ClinicRecords(Episode):
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:238
         "List a patient's visits, oldest first."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_visits, rt.each(self, tuple(_v2.key() for _v2 in rt.each(self, self.t_visits) if (_v2.patient == patient.key())))), key=lambda _v3: _v3.at))  # clinic_records.world:243
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_visits, rt.each(self, tuple([_v2.key() for _v2 in rt.each(self, self.t_visits) if (_v2.patient == patient.key())]))), key=lambda _v3: _v3.at))  # clinic_records.world:243
 
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:  # clinic_records.world:246
         "List a patient's prescriptions, optionally only the active ones."
-        return tuple(_p4.key() for _p4 in rt.each(self, self.t_prescriptions) if ((self.t_visits.row(_p4.visit).patient == patient.key()) and ((not active_only) or (_p4.status == _E8_RxStatus_active))))  # clinic_records.world:252
+        return tuple([_p4.key() for _p4 in rt.each(self, self.t_prescriptions) if ((self.t_visits.row(_p4.visit).patient == patient.key()) and ((not active_only) or (_p4.status == _E8_RxStatus_active)))])  # clinic_records.world:252
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -712,9 +712,9 @@ class ClinicScheduling(Episode):
             for _row42 in self.t_appointments:
                 if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        if not all(((not self.fn_active(_a44)) or (len(tuple(_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date())))) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:254
+        if not all(((not self.fn_active(_a44)) or (len(tuple([_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date()))])) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:254
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a46)) or (len(tuple(_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date())))) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:257
+        if not all(((not self.fn_active(_a46)) or (len(tuple([_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date()))])) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:257
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
         if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
@@ -724,7 +724,7 @@ class ClinicScheduling(Episode):
         for _row50 in self._changed_rows(self.t_waitlist):  # clinic.world:266
             if not (_row50.earliest <= _row50.latest):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
-        if not all((len(tuple(_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor)))) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:269
+        if not all((len(tuple([_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor))])) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
         for _row53 in self._changed_rows(self.t_slots, ('doctor',)):
             rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
@@ -781,7 +781,7 @@ class ClinicScheduling(Episode):
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:203
-        others: tuple[str, ...] = tuple(_a2.key() for _a2 in rt.each(self, self.t_appointments) if (self.fn_active(_a2) and (_a2.id_ != moving)))  # clinic.world:204
+        others: tuple[str, ...] = tuple([_a2.key() for _a2 in rt.each(self, self.t_appointments) if (self.fn_active(_a2) and (_a2.id_ != moving))])  # clinic.world:204
         if (slot.start <= self.clock):  # clinic.world:205
             return rt.built(self, ('Slot ' + rt.text(slot.id_) + ' (' + rt.text(self.fn_when(slot.start)) + ') has already started or is in the past.'))  # clinic.world:206
         if (day in rt.each(self, self.state.closed_days)):  # clinic.world:208
@@ -790,11 +790,11 @@ class ClinicScheduling(Episode):
             return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:212
         if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:214
             return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:215
-        if (len(tuple(_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day)))) >= doctor.max_daily_appointments):  # clinic.world:217
+        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
             return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:218
         if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:220
             return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:221
-        if (len(tuple(_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day)))) >= self.state.max_appointments_per_day):  # clinic.world:223
+        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
             return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:224
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if ((doctor.specialty == _E9_Specialty_pediatrics) and (age >= 18)):  # clinic.world:227
@@ -806,25 +806,25 @@ class ClinicScheduling(Episode):
 
     def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:  # clinic.world:237
         "A doctor's slots on a day that could take a visit of this kind."
-        candidates: tuple[str, ...] = tuple(_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days))))  # clinic.world:240
-        taken: tuple[str, ...] = tuple(_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day)))  # clinic.world:241
+        candidates: tuple[str, ...] = tuple([_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days)))])  # clinic.world:240
+        taken: tuple[str, ...] = tuple([_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day))])  # clinic.world:241
         full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:242
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple(_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))))), key=lambda _s12: _s12.start))  # clinic.world:243
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:274
         "List the clinic's doctors with their specialty, room and whether they take new patients."
-        return tuple(_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == (specialty if specialty is not None else rt.absent()))) and (_d13.accepting_new_patients or (not accepting_only))))  # clinic.world:280
+        return tuple([_d13.key() for _d13 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d13.specialty == (specialty if specialty is not None else rt.absent()))) and (_d13.accepting_new_patients or (not accepting_only)))])  # clinic.world:280
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         'Find registered patients by name or phone number.'
         needle: str = query.strip().lower()  # clinic.world:288
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple(_p14.key() for _p14 in rt.each(self, self.t_patients) if ((needle in _p14.name.lower()) or (_p14.phone == query.strip()))))), key=lambda _p15: _p15.name))  # clinic.world:289
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple([_p14.key() for _p14 in rt.each(self, self.t_patients) if ((needle in _p14.name.lower()) or (_p14.phone == query.strip()))]))), key=lambda _p15: _p15.name))  # clinic.world:289
 
     def tool_register_patient(self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None) -> Patient:  # clinic.world:292
         'Register a new patient so that they can be booked.'
         if not (birth_date <= self.clock.date()):  # clinic.world:301
             raise ToolError(('The birth date ' + rt.text(birth_date) + ' is in the future.'))
-        same: tuple[str, ...] = tuple(_p16.key() for _p16 in rt.each(self, self.t_patients) if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date)))  # clinic.world:302
+        same: tuple[str, ...] = tuple([_p16.key() for _p16 in rt.each(self, self.t_patients) if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date))])  # clinic.world:302
         if not (len(same) == 0):  # clinic.world:303
             raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
         patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:304
@@ -833,20 +833,20 @@ class ClinicScheduling(Episode):
 
     def tool_find_available_slots(self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind) -> tuple[SlotView, ...]:  # clinic.world:315
         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
-        chosen: tuple[str, ...] = tuple(_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent())))))  # clinic.world:323
+        chosen: tuple[str, ...] = tuple([_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))))])  # clinic.world:323
         found: tuple[str, ...] = ()  # clinic.world:324
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:326
-        return tuple(self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start)))))  # clinic.world:328
+        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start))))])  # clinic.world:328
 
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
-        booked: tuple[str, ...] = tuple(_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20)))  # clinic.world:337
-        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple(self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))))  # clinic.world:338
+        booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
+        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple(_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent())))))  # clinic.world:354
+        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
@@ -856,7 +856,7 @@ class ClinicScheduling(Episode):
             raise ToolError((problem if problem is not None else ''))
         appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
         self._insert(self.t_appointments, appointment)  # clinic.world:384
-        for entry in rt.rows(self.t_waitlist, rt.each(self, tuple(_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))))):  # clinic.world:385
+        for entry in rt.rows(self.t_waitlist, rt.each(self, tuple([_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))]))):  # clinic.world:385
             self._delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 

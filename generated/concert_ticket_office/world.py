@@ -690,7 +690,7 @@ class ConcertTicketOffice(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_owned(_t35)) or (len(tuple(_o36.key() for _o36 in rt.each(self, self.t_tickets) if ((((_o36.event == _t35.event) and (_o36.section == _t35.section)) and (_o36.seat == _t35.seat)) and self.fn_owned(_o36)))) == 1)) for _t35 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
+        if not all(((not self.fn_owned(_t35)) or (len(tuple([_o36.key() for _o36 in rt.each(self, self.t_tickets) if ((((_o36.event == _t35.event) and (_o36.section == _t35.section)) and (_o36.seat == _t35.seat)) and self.fn_owned(_o36))])) == 1)) for _t35 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
             raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:197')
         if not all(((not self.fn_owned(_t37)) or (self.fn_owned_count(self.t_customers.row(_t37.holder), self.t_events.row(_t37.event)) <= _C_MAX_PER_EVENT)) for _t37 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
             raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:200')
@@ -706,7 +706,7 @@ class ConcertTicketOffice(Episode):
         for _row42 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
             if not ((_row42.checked_in_at is not None) == (_row42.status == _E12_TicketStatus_checked_in)):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:215')
-        if not all((_o43.total_cents == sum(rt.each(self, tuple(_t44.price_cents for _t44 in rt.each(self, self.t_tickets) if (_t44.order == _o43.key()))))) for _o43 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
+        if not all((_o43.total_cents == sum(rt.each(self, tuple([_t44.price_cents for _t44 in rt.each(self, self.t_tickets) if (_t44.order == _o43.key())])))) for _o43 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:218')
         for _row45 in self._changed_rows(self.t_sections, ('venue',)):
             rt.check_refs(self.t_venues, _row45.venue, 'Section.venue')
@@ -757,15 +757,15 @@ class ConcertTicketOffice(Episode):
 
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:  # concert_ticket_office.world:173
         'The seats of a section that are sold, checked in or under a live hold.'
-        return v.unique(tuple(rt.each(self, tuple(_t1.seat for _t1 in rt.each(self, self.t_tickets) if (((_t1.event == event.key()) and (_t1.section == section.key())) and self.fn_blocks_seat(_t1))))))  # concert_ticket_office.world:176
+        return v.unique(tuple(rt.each(self, tuple([_t1.seat for _t1 in rt.each(self, self.t_tickets) if (((_t1.event == event.key()) and (_t1.section == section.key())) and self.fn_blocks_seat(_t1))]))))  # concert_ticket_office.world:176
 
     def fn_owned_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:179
         'Tickets for the event the customer holds, sold or checked in.'
-        return len(tuple(_t2.key() for _t2 in rt.each(self, self.t_tickets) if (((_t2.holder == customer.key()) and (_t2.event == event.key())) and self.fn_owned(_t2))))  # concert_ticket_office.world:182
+        return len(tuple([_t2.key() for _t2 in rt.each(self, self.t_tickets) if (((_t2.holder == customer.key()) and (_t2.event == event.key())) and self.fn_owned(_t2))]))  # concert_ticket_office.world:182
 
     def fn_live_held_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:185
         'Seats the customer has under live holds for the event.'
-        return len(tuple(_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))))  # concert_ticket_office.world:188
+        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))]))  # concert_ticket_office.world:188
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:191
         'Whether the event has begun.'
@@ -773,7 +773,7 @@ class ConcertTicketOffice(Episode):
 
     def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:223
         'List the events that have not ended yet, soonest first, with venue, start time, tier prices and whether they are on sale.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_events, rt.each(self, tuple(_e4.key() for _e4 in rt.each(self, self.t_events) if ((_e4.starts_at + dt.timedelta(hours=_C_EVENT_HOURS)) > self.clock)))), key=lambda _e5: _e5.starts_at))  # concert_ticket_office.world:226
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_events, rt.each(self, tuple([_e4.key() for _e4 in rt.each(self, self.t_events) if ((_e4.starts_at + dt.timedelta(hours=_C_EVENT_HOURS)) > self.clock)]))), key=lambda _e5: _e5.starts_at))  # concert_ticket_office.world:226
 
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:  # concert_ticket_office.world:229
         "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price."
@@ -792,11 +792,11 @@ class ConcertTicketOffice(Episode):
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:255
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order=order.key(), tickets=tuple(_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())), hold_expired=((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
+        return _new_OrderView(order=order.key(), tickets=tuple([_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())]), hold_expired=((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:265
         'List the tickets a customer holds, with event, section, seat and status, optionally for one event.'
-        return tuple(_t7.key() for _t7 in rt.each(self, self.t_tickets) if ((_t7.holder == customer.key()) and ((event is None) or (_t7.event == (event if event is not None else rt.absent()).key()))))  # concert_ticket_office.world:271
+        return tuple([_t7.key() for _t7 in rt.each(self, self.t_tickets) if ((_t7.holder == customer.key()) and ((event is None) or (_t7.event == (event if event is not None else rt.absent()).key())))])  # concert_ticket_office.world:271
 
     def tool_hold_seats(self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]) -> OrderView:  # concert_ticket_office.world:276
         'Hold specific seats of one section for a customer for 15 minutes; the order must be bought before the hold expires.'
@@ -810,7 +810,9 @@ class ConcertTicketOffice(Episode):
         if not (price is not None):  # concert_ticket_office.world:288
             raise ToolError(rt.built(self, (rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.')))
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:289
-        for seat in rt.each(self, seats):  # concert_ticket_office.world:290
+        self._steps -= len(seats)  # concert_ticket_office.world:290
+        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:290
+        for seat in seats:  # concert_ticket_office.world:290
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:291
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' does not exist in section ' + rt.text(section.id_) + '.')))
             if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:292
@@ -820,9 +822,11 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, (rt.text(customer.name) + ' already has ' + rt.text(already) + ' tickets or held seats for ' + rt.text(event.title) + '; at most ' + rt.text(_C_MAX_PER_EVENT) + ' per event.')))
         order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded((price if price is not None else rt.absent()) * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:296
         self._insert(self.t_orders, order)  # concert_ticket_office.world:302
-        for _seat8 in rt.each(self, seats):  # concert_ticket_office.world:303
+        self._steps -= len(seats)  # concert_ticket_office.world:303
+        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:303
+        for _seat8 in seats:  # concert_ticket_office.world:303
             self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range((price if price is not None else rt.absent()), 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
-        return _new_OrderView(order=order.key(), tickets=tuple(_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())), hold_expired=False)  # concert_ticket_office.world:313
+        return _new_OrderView(order=order.key(), tickets=tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320
         'Pay for a held order before its hold expires; its tickets become valid.'
@@ -830,7 +834,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
         if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:327
             raise ToolError(rt.built(self, ('The hold on order ' + rt.text(order.id_) + ' expired at ' + rt.text(order.hold_expires_at) + '; hold the seats again.')))
-        mine: tuple[str, ...] = tuple(_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key()))  # concert_ticket_office.world:328
+        mine: tuple[str, ...] = tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())])  # concert_ticket_office.world:328
         if not (rt.bounded(self.fn_owned_count(self.t_customers.row(order.customer), self.t_events.row(order.event)) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
             raise ToolError(rt.built(self, (rt.text(self.t_customers.row(order.customer).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(order.event).title) + '.')))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
@@ -841,14 +845,14 @@ class ConcertTicketOffice(Episode):
         self._set(order, 'payment', payment)  # concert_ticket_office.world:335
         for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
             self._set(self.t_tickets.row(_t12.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:337
-        return _new_OrderView(order=order.key(), tickets=tuple(_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())), hold_expired=False)  # concert_ticket_office.world:339
+        return _new_OrderView(order=order.key(), tickets=tuple([_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:351
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
         self._set(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:352
-        for t in rt.rows(self.t_tickets, rt.each(self, tuple(_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())))):  # concert_ticket_office.world:353
+        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())]))):  # concert_ticket_office.world:353
             self._set(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:354
         return order  # concert_ticket_office.world:356
 
@@ -1068,7 +1072,7 @@ def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTic
 
 
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((len(tuple(_t20.key() for _t20 in rt.each(ep, ep.t_tickets) if (((_t20.holder == 'C002') and (_t20.event == 'E02')) and (_t20.status == _E12_TicketStatus_sold)))) == 6))
+    return bool((len(tuple([_t20.key() for _t20 in rt.each(ep, ep.t_tickets) if (((_t20.holder == 'C002') and (_t20.event == 'E02')) and (_t20.status == _E12_TicketStatus_sold))])) == 6))
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
@@ -1076,7 +1080,7 @@ def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: Conc
 
 
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:447
-    return bool((len(tuple(_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((((_t22.holder == 'C002') and (_t22.event == 'E01')) and (_t22.section == 'BOX')) and (_t22.status == _E12_TicketStatus_checked_in)) and (_t22.checked_in_at is not None)))) == 2))
+    return bool((len(tuple([_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((((_t22.holder == 'C002') and (_t22.event == 'E01')) and (_t22.section == 'BOX')) and (_t22.status == _E12_TicketStatus_checked_in)) and (_t22.checked_in_at is not None))])) == 2))
 
 
 def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:672
@@ -1120,7 +1124,7 @@ def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: 
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1362
-    return bool((len(tuple(_t33.key() for _t33 in rt.each(ep, ep.t_tickets) if (((_t33.holder == 'C002') and (_t33.event == 'E02')) and (_t33.status == _E12_TicketStatus_sold)))) == 3))
+    return bool((len(tuple([_t33.key() for _t33 in rt.each(ep, ep.t_tickets) if (((_t33.holder == 'C002') and (_t33.event == 'E02')) and (_t33.status == _E12_TicketStatus_sold))])) == 3))
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363

@@ -455,9 +455,9 @@ class HotelFrontDesk(Episode):
         for _row26 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:136
             if not ((_row26.checked_out_at is not None) == (_row26.status == _E13_BookingStatus_checked_out)):
                 raise InvariantError('A booking has a check-out time exactly when the guest checked out.', 'hotel_front_desk.world:136')
-        if not all(((_b27.status != _E13_BookingStatus_checked_in) or (len(tuple(_o28.key() for _o28 in rt.each(self, self.t_bookings) if ((_o28.room == _b27.room) and (_o28.status == _E13_BookingStatus_checked_in)))) == 1)) for _b27 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
+        if not all(((_b27.status != _E13_BookingStatus_checked_in) or (len(tuple([_o28.key() for _o28 in rt.each(self, self.t_bookings) if ((_o28.room == _b27.room) and (_o28.status == _E13_BookingStatus_checked_in))])) == 1)) for _b27 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
             raise InvariantError('A room has at most one checked-in booking.', 'hotel_front_desk.world:139')
-        if not all((len(tuple(_h30.key() for _h30 in rt.each(self, self.t_guests) if (_h30.email.lower() == _g29.email.lower()))) == 1) for _g29 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
+        if not all((len(tuple([_h30.key() for _h30 in rt.each(self, self.t_guests) if (_h30.email.lower() == _g29.email.lower())])) == 1) for _g29 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
             raise InvariantError('No two guests share an email address.', 'hotel_front_desk.world:142')
         for _row31 in self._changed_rows(self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row31.guest, 'Booking.guest')
@@ -497,12 +497,12 @@ class HotelFrontDesk(Episode):
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
-        return tuple(_new_RoomOffer(number=v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), room_type=_r2.room_type, nightly_rate=_r2.nightly_rate, capacity=_r2.capacity, nights=n, total=rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, '')))  # hotel_front_desk.world:158
+        return tuple([_new_RoomOffer(number=v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), room_type=_r2.room_type, nightly_rate=_r2.nightly_rate, capacity=_r2.capacity, nights=n, total=rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name.'
         q: str = query.strip().lower()  # hotel_front_desk.world:164
-        return tuple(_g3.key() for _g3 in rt.each(self, self.t_guests) if ((_g3.email.lower() == q) or (q in _g3.name.lower())))  # hotel_front_desk.world:165
+        return tuple([_g3.key() for _g3 in rt.each(self, self.t_guests) if ((_g3.email.lower() == q) or (q in _g3.name.lower()))])  # hotel_front_desk.world:165
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:168
         'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.'
@@ -510,7 +510,7 @@ class HotelFrontDesk(Episode):
 
     def tool_list_bookings(self, guest: Guest | None, room: Room | None, status: BookingStatus | None) -> tuple[str, ...]:  # hotel_front_desk.world:176
         'List bookings, optionally of one guest, of one room and with one status.'
-        return tuple(_b4.key() for _b4 in rt.each(self, self.t_bookings) if ((((guest is None) or (_b4.guest == (guest if guest is not None else rt.absent()).key())) and ((room is None) or (_b4.room == (room if room is not None else rt.absent()).key()))) and ((status is None) or (_b4.status == (status if status is not None else rt.absent())))))  # hotel_front_desk.world:183
+        return tuple([_b4.key() for _b4 in rt.each(self, self.t_bookings) if ((((guest is None) or (_b4.guest == (guest if guest is not None else rt.absent()).key())) and ((room is None) or (_b4.room == (room if room is not None else rt.absent()).key()))) and ((status is None) or (_b4.status == (status if status is not None else rt.absent()))))])  # hotel_front_desk.world:183
 
     def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:  # hotel_front_desk.world:188
         'Create a guest profile. Each email address belongs to one guest.'

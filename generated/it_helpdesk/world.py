@@ -540,12 +540,12 @@ class ITHelpdesk(Episode):
 
     def tool_list_tickets(self, status: TicketStatus | None, priority: Priority | None, category: Category | None, assignee: Agent | None) -> tuple[str, ...]:  # ithelpdesk.world:182
         'List tickets, optionally filtered by status, priority, category and assignee, the most urgent first.'
-        found: tuple[str, ...] = tuple(_t1.key() for _t1 in rt.each(self, self.t_tickets) if (((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key()))))  # ithelpdesk.world:190
+        found: tuple[str, ...] = tuple([_t1.key() for _t1 in rt.each(self, self.t_tickets) if (((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key())))])  # ithelpdesk.world:190
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, found)), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:191
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:194
         'Show a ticket with its comments, oldest first.'
-        return _new_TicketView(ticket=ticket.key(), comments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple(_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
+        return _new_TicketView(ticket=ticket.key(), comments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())]))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
 
     def tool_open_ticket(self, reporter: Employee, title: str, category: Category, priority: Priority) -> Ticket:  # ithelpdesk.world:207
         'Open a ticket on behalf of an employee. It starts open and unassigned.'

@@ -754,7 +754,9 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:201
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:202
-        for entry in rt.each(self, self.state.inbox):  # message_api.world:203
+        self._steps -= len(self.state.inbox)  # message_api.world:203
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:203
+        for entry in self.state.inbox:  # message_api.world:203
             if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:204
                 latest = entry  # message_api.world:205
         if not (latest is not None):  # message_api.world:208
@@ -767,7 +769,9 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:221
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:222
-        for entry in rt.each(self, self.state.inbox):  # message_api.world:223
+        self._steps -= len(self.state.inbox)  # message_api.world:223
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:223
+        for entry in self.state.inbox:  # message_api.world:223
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:224
             self._steps -= len(sent)  # message_api.world:225
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:225
@@ -790,7 +794,9 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:254
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:255
-        for entry in rt.each(self, self.state.inbox):  # message_api.world:256
+        self._steps -= len(self.state.inbox)  # message_api.world:256
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:256
+        for entry in self.state.inbox:  # message_api.world:256
             content: Any = self.fn_content_of(entry)  # message_api.world:257
             kind: str = rt.python_type(content)  # message_api.world:260
             if not (kind == 'str'):  # message_api.world:261
@@ -806,7 +812,9 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:270
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:271
-        for entry in rt.each(self, self.state.inbox):  # message_api.world:272
+        self._steps -= len(self.state.inbox)  # message_api.world:272
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:272
+        for entry in self.state.inbox:  # message_api.world:272
             self._steps -= len(receivers)  # message_api.world:273
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:273
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:273

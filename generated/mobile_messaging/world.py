@@ -544,7 +544,7 @@ class UnreadSummary:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.json_text(self.by_conversation), '}'))
+            text = ''.join(('{"total": ', v.int_text(self.total), ', "by_conversation": ', v.map_text(self.by_conversation), '}'))
             _SET_UnreadSummary[2](self, text)
         return text
 
@@ -670,12 +670,12 @@ class MobileMessaging(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_v57.key() for _v57 in rt.each(self, self.t_users) if (_v57.phone == _u56.phone))) == 1) for _u56 in rt.each(self, self.t_users)):  # messaging.world:146
+        if not all((len(tuple([_v57.key() for _v57 in rt.each(self, self.t_users) if (_v57.phone == _u56.phone)])) == 1) for _u56 in rt.each(self, self.t_users)):  # messaging.world:146
             raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:146')
         for _row58 in self._changed_rows(self.t_contacts):  # messaging.world:149
             if not (_row58.owner != _row58.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
-        if not all((len(tuple(_d60.key() for _d60 in rt.each(self, self.t_contacts) if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user)))) == 1) for _c59 in rt.each(self, self.t_contacts)):  # messaging.world:152
+        if not all((len(tuple([_d60.key() for _d60 in rt.each(self, self.t_contacts) if ((_d60.owner == _c59.owner) and (_d60.user == _c59.user))])) == 1) for _c59 in rt.each(self, self.t_contacts)):  # messaging.world:152
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:152')
         if not all((_k61 in self.t_users) for _k61 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:155
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:155')
@@ -721,17 +721,19 @@ class MobileMessaging(Episode):
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
-        for c in rt.each(self, self.t_conversations):  # messaging.world:206
+        self._steps -= len(self.t_conversations)  # messaging.world:206
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:206
+        for c in self.t_conversations:  # messaging.world:206
             if (((c.kind == _E16_ConversationKind_direct) and (a.key() in rt.each(self, c.participants))) and (b.key() in rt.each(self, c.participants))):  # messaging.world:207
                 return c  # messaging.world:208
         return None  # messaging.world:211
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
-        return len(tuple(_m1.key() for _m1 in rt.each(self, self.t_messages) if ((_m1.conversation == conversation.key()) and (reader.key() not in rt.each(self, _m1.read_by)))))  # messaging.world:215
+        return len(tuple([_m1.key() for _m1 in rt.each(self, self.t_messages) if ((_m1.conversation == conversation.key()) and (reader.key() not in rt.each(self, _m1.read_by)))]))  # messaging.world:215
 
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:218
         'Delivered when every other participant is connected.'
-        others: tuple[str, ...] = tuple(_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key()))  # messaging.world:221
+        others: tuple[str, ...] = tuple([_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key())])  # messaging.world:221
         if all((_u3.presence != _E8_Presence_offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:222
             return _E8_Delivery_delivered  # messaging.world:223
         return _E8_Delivery_sent  # messaging.world:225
@@ -740,18 +742,18 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:230
         _subject4 = conversation.kind  # messaging.world:231
         if _subject4 == ConversationKind.direct:  # messaging.world:232
-            title = rt.built(self, rt.join(', ', rt.each(self, tuple(_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())))))  # messaging.world:233
+            title = rt.built(self, rt.join(', ', rt.each(self, tuple([_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u5.key() != viewer.key())]))))  # messaging.world:233
         elif _subject4 == ConversationKind.group:  # messaging.world:235
             title = (conversation.title if conversation.title is not None else 'Group')  # messaging.world:236
-        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())))), key=lambda _m7: _m7.sent_at))  # messaging.world:239
+        history: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m6.key() for _m6 in rt.each(self, self.t_messages) if (_m6.conversation == conversation.key())]))), key=lambda _m7: _m7.sent_at))  # messaging.world:239
         last: str | None = None  # messaging.world:240
         if (len(history) > 0):  # messaging.world:241
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return _new_ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple(_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        return _new_ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple([_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))]), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
-        matches: tuple[str, ...] = tuple(_u9.key() for _u9 in rt.each(self, self.t_users) if (_u9.phone == phone))  # messaging.world:267
+        matches: tuple[str, ...] = tuple([_u9.key() for _u9 in rt.each(self, self.t_users) if (_u9.phone == phone)])  # messaging.world:267
         if not (len(matches) == 1):  # messaging.world:268
             raise ToolError(rt.built(self, ('No account is registered with the phone number ' + rt.text(phone) + '.')))
         user: User = self.t_users.row(matches[0])  # messaging.world:269
@@ -785,8 +787,8 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:304
-        mine: tuple[str, ...] = tuple(_c10.key() for _c10 in rt.each(self, self.t_contacts) if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only))))  # messaging.world:305
-        return tuple(self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower())))))  # messaging.world:306
+        mine: tuple[str, ...] = tuple([_c10.key() for _c10 in rt.each(self, self.t_contacts) if ((_c10.owner == me.key()) and (_c10.favorite or (not favorites_only)))])  # messaging.world:305
+        return tuple([self.fn_card(_c11) for _c11 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c12: _c12.name.lower()))))])  # messaging.world:306
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -794,15 +796,15 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
         needle: str = query.strip().lower()  # messaging.world:316
-        found: tuple[str, ...] = tuple(_c13.key() for _c13 in rt.each(self, self.t_contacts) if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone))))  # messaging.world:317
-        return tuple(self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower())))))  # messaging.world:318
+        found: tuple[str, ...] = tuple([_c13.key() for _c13 in rt.each(self, self.t_contacts) if ((_c13.owner == me.key()) and ((needle in _c13.name.lower()) or (needle in self.t_users.row(_c13.user).phone)))])  # messaging.world:317
+        return tuple([self.fn_card(_c14) for _c14 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c15: _c15.name.lower()))))])  # messaging.world:318
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
         "Add a person who has an account on the app to the signed-in user's contacts."
         if not (self.state.current_user is not None):  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:329
-        matches: tuple[str, ...] = tuple(_u16.key() for _u16 in rt.each(self, self.t_users) if (_u16.phone == phone))  # messaging.world:330
+        matches: tuple[str, ...] = tuple([_u16.key() for _u16 in rt.each(self, self.t_users) if (_u16.phone == phone)])  # messaging.world:330
         if not (len(matches) == 1):  # messaging.world:331
             raise ToolError(rt.built(self, ('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.')))
         person: User = self.t_users.row(matches[0])  # messaging.world:332
@@ -838,8 +840,8 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:372
-        mine: tuple[str, ...] = tuple(_c18.key() for _c18 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c18.participants)) and (include_archived or (me.key() not in rt.each(self, _c18.archived_by)))))  # messaging.world:373
-        return tuple(self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True)))))  # messaging.world:374
+        mine: tuple[str, ...] = tuple([_c18.key() for _c18 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c18.participants)) and (include_archived or (me.key() not in rt.each(self, _c18.archived_by))))])  # messaging.world:373
+        return tuple([self.fn_summary(_c19, me) for _c19 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c20: _c20.last_activity, reverse=True))))])  # messaging.world:374
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:377
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
@@ -847,7 +849,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if not (self.state.current_user in rt.each(self, conversation.participants)):  # messaging.world:384
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m21.key() for _m21 in rt.each(self, self.t_messages) if (_m21.conversation == conversation.key())))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:385
+        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m21.key() for _m21 in rt.each(self, self.t_messages) if (_m21.conversation == conversation.key())]))), key=lambda _m22: _m22.sent_at, reverse=True))  # messaging.world:385
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
             if (len(page) < limit):  # messaging.world:388
@@ -861,7 +863,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:402
-        unknown: tuple[str, ...] = tuple(_id24 for _id24 in rt.each(self, members) if (_id24 not in self.t_users))  # messaging.world:403
+        unknown: tuple[str, ...] = tuple([_id24 for _id24 in rt.each(self, members) if (_id24 not in self.t_users)])  # messaging.world:403
         unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # messaging.world:404
         if not (len(unknown) == 0):  # messaging.world:405
             raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
@@ -869,7 +871,7 @@ class MobileMessaging(Episode):
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple(_id25 for _id25 in rt.each(self, members)))), archived_by=(), last_activity=self.clock)  # messaging.world:408
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id25 for _id25 in rt.each(self, members)]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
         self._insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
@@ -954,7 +956,7 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:532
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:533
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        unread: tuple[str, ...] = tuple(_m26.key() for _m26 in rt.each(self, self.t_messages) if ((_m26.conversation == conversation.key()) and (me.key() not in rt.each(self, _m26.read_by))))  # messaging.world:534
+        unread: tuple[str, ...] = tuple([_m26.key() for _m26 in rt.each(self, self.t_messages) if ((_m26.conversation == conversation.key()) and (me.key() not in rt.each(self, _m26.read_by)))])  # messaging.world:534
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
             self._steps -= len(m.read_by)  # messaging.world:536
             self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
@@ -969,7 +971,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
-        visible: tuple[str, ...] = tuple(_c27.key() for _c27 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c27.participants)) and (me.key() not in rt.each(self, _c27.archived_by))))  # messaging.world:550
+        visible: tuple[str, ...] = tuple([_c27.key() for _c27 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c27.participants)) and (me.key() not in rt.each(self, _c27.archived_by)))])  # messaging.world:550
         for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c28: _c28.last_activity, reverse=True)))):  # messaging.world:551
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if (unread > 0):  # messaging.world:553
@@ -993,7 +995,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:576
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == _E8_Delivery_failed))))), key=lambda _m30: _m30.sent_at))  # messaging.world:577
+        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m29.key() for _m29 in rt.each(self, self.t_messages) if ((_m29.sender == me.key()) and (_m29.delivery == _E8_Delivery_failed))]))), key=lambda _m30: _m30.sent_at))  # messaging.world:577
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
@@ -1299,7 +1301,7 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMes
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c36.kind == _E16_ConversationKind_group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
+    return bool(any((((_c36.kind == _E16_ConversationKind_group) and (_c36.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple([_p37.id_ for _p37 in rt.rows(ep.t_users, rt.each(ep, _c36.participants))])))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c36 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1319,7 +1321,7 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMess
 
 
 def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(rt.each(ep, tuple(ep.t_users.row(_c41.user).id_ for _c41 in rt.each(ep, ep.t_contacts) if ((_c41.owner == 'U001') and _c41.favorite))))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
+    return bool((v.unique(tuple(rt.each(ep, tuple([ep.t_users.row(_c41.user).id_ for _c41 in rt.each(ep, ep.t_contacts) if ((_c41.owner == 'U001') and _c41.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:121

@@ -394,7 +394,7 @@ class OrderItem:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.json_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
+            text = ''.join(('{"variant": ', v.str_text(self.variant), ', "name": ', v.str_text(self.name), ', "options": ', v.map_text(self.options), ', "price": ', v.float_text(self.price), ', "quantity": ', v.int_text(self.quantity), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -1048,7 +1048,7 @@ class OnlineShop(Episode):
         for _row46 in self._changed_rows(self.t_orders):  # shop.world:268
             if not ((_row46.status != _E11_OrderStatus_cancelled) or (self.fn_net_paid(_row46) == 0.0)):
                 raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:268')
-        if not all((len(tuple(_s48.key() for _s48 in rt.each(self, self.t_returns) if (_s48.order == _r47.order))) == 1) for _r47 in rt.each(self, self.t_returns)):  # shop.world:271
+        if not all((len(tuple([_s48.key() for _s48 in rt.each(self, self.t_returns) if (_s48.order == _r47.order)])) == 1) for _r47 in rt.each(self, self.t_returns)):  # shop.world:271
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
         if not all((((self.t_orders.row(_r49.order).status == _E11_OrderStatus_return_requested) or (self.t_orders.row(_r49.order).status == _E11_OrderStatus_returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
@@ -1071,12 +1071,12 @@ class OnlineShop(Episode):
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
-        return round(sum(rt.each(self, tuple((_item1.price * _item1.quantity) for _item1 in rt.each(self, order.items)))), 2)  # shop.world:183
+        return round(sum(rt.each(self, tuple([(_item1.price * _item1.quantity) for _item1 in rt.each(self, order.items)]))), 2)  # shop.world:183
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(self, tuple(_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == _E15_TransactionKind_charge))))  # shop.world:187
-        refunded: float = sum(rt.each(self, tuple(_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == _E15_TransactionKind_refund))))  # shop.world:188
+        charged: float = sum(rt.each(self, tuple([_t2.amount for _t2 in rt.each(self, order.transactions) if (_t2.kind == _E15_TransactionKind_charge)])))  # shop.world:187
+        refunded: float = sum(rt.each(self, tuple([_t3.amount for _t3 in rt.each(self, order.transactions) if (_t3.kind == _E15_TransactionKind_refund)])))  # shop.world:188
         return round((charged - refunded), 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -1115,12 +1115,12 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple(_item7.quantity for _item7 in rt.each(self, order.items)))), created_at=order.created_at)  # shop.world:242
+        return _new_OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple([_item7.quantity for _item7 in rt.each(self, order.items)]))), created_at=order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
         wanted: str = email.strip().lower()  # shop.world:284
-        matches: tuple[str, ...] = tuple(_c8.key() for _c8 in rt.each(self, self.t_customers) if (_c8.email.lower() == wanted))  # shop.world:285
+        matches: tuple[str, ...] = tuple([_c8.key() for _c8 in rt.each(self, self.t_customers) if (_c8.email.lower() == wanted)])  # shop.world:285
         if not (len(matches) > 0):  # shop.world:286
             raise ToolError(rt.built(self, ('No customer has the email address ' + rt.text(email) + '.')))
         return self.t_customers.row(matches[0]).id_  # shop.world:287
@@ -1131,8 +1131,8 @@ class OnlineShop(Episode):
 
     def tool_list_customer_orders(self, customer: Customer, status: OrderStatus | None) -> tuple[OrderSummary, ...]:  # shop.world:298
         "List a customer's orders, newest first, with their status and total."
-        theirs: tuple[str, ...] = tuple(_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == (status if status is not None else rt.absent())))))  # shop.world:304
-        return tuple(self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o11: _o11.created_at, reverse=True)))))  # shop.world:305
+        theirs: tuple[str, ...] = tuple([_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == (status if status is not None else rt.absent()))))])  # shop.world:304
+        return tuple([self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o11: _o11.created_at, reverse=True))))])  # shop.world:305
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
@@ -1144,23 +1144,25 @@ class OnlineShop(Episode):
     def tool_list_products(self, category: str | None, in_stock_only: bool) -> tuple[ProductSummary, ...]:  # shop.world:318
         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.'
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple(_p12.key() for _p12 in rt.each(self, self.t_products)))), key=lambda _p13: _p13.name)))):  # shop.world:325
-            options: tuple[str, ...] = tuple(_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key()))  # shop.world:326
-            stock: int = sum(rt.each(self, tuple(_v15.stock for _v15 in rt.rows(self.t_variants, rt.each(self, options)))))  # shop.world:327
+        for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple([_p12.key() for _p12 in rt.each(self, self.t_products)]))), key=lambda _p13: _p13.name)))):  # shop.world:325
+            options: tuple[str, ...] = tuple([_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key())])  # shop.world:326
+            stock: int = sum(rt.each(self, tuple([_v15.stock for _v15 in rt.rows(self.t_variants, rt.each(self, options))])))  # shop.world:327
             wanted: bool = ((category is None) or (product.category.lower() == ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower()))  # shop.world:328
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (_new_ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple(_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))))), in_stock=stock),))  # shop.world:330
+                listed = (listed + (_new_ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple([_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))]))), in_stock=stock),))  # shop.world:330
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return _new_ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple(_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())))  # shop.world:347
+        return _new_ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
 
     def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:357
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
-        for id_ in rt.each(self, items):  # shop.world:368
+        self._steps -= len(items)  # shop.world:368
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:368
+        for id_ in items:  # shop.world:368
             variant: Variant | None = self.t_variants.get(id_)  # shop.world:369
             if not (variant is not None):  # shop.world:370
                 raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
@@ -1169,12 +1171,14 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
-        lines: tuple[OrderItem, ...] = tuple(_new_OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items))))  # shop.world:375
-        total: float = round(sum(rt.each(self, tuple((_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)))), 2)  # shop.world:376
+        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items)))])  # shop.world:375
+        total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
         if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
         self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
-        for _id_20 in rt.each(self, items):  # shop.world:379
+        self._steps -= len(items)  # shop.world:379
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:379
+        for _id_20 in items:  # shop.world:379
             self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:380
         order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
@@ -1188,7 +1192,9 @@ class OnlineShop(Episode):
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:402
         self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
-        for line in rt.each(self, order.items):  # shop.world:409
+        self._steps -= len(order.items)  # shop.world:409
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:409
+        for line in order.items:  # shop.world:409
             self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:410
         self._set(order, 'status', _E11_OrderStatus_cancelled)  # shop.world:412
         self._set(order, 'cancel_reason', reason)  # shop.world:413
@@ -1207,7 +1213,7 @@ class OnlineShop(Episode):
         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method."
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:439
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
-        matching: tuple[OrderItem, ...] = tuple(_line21 for _line21 in rt.each(self, order.items) if (_line21.variant == old_item.key()))  # shop.world:440
+        matching: tuple[OrderItem, ...] = tuple([_line21 for _line21 in rt.each(self, order.items) if (_line21.variant == old_item.key())])  # shop.world:440
         if not (len(matching) > 0):  # shop.world:441
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.')))
         if not (new_item.key() != old_item.key()):  # shop.world:442
@@ -1228,7 +1234,9 @@ class OnlineShop(Episode):
             self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
         self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:465
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
-        for line in rt.each(self, order.items):  # shop.world:467
+        self._steps -= len(order.items)  # shop.world:467
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:467
+        for line in order.items:  # shop.world:467
             if (line.variant == old_item.key()):  # shop.world:468
                 self._steps -= len(updated)  # shop.world:469
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:469
@@ -1263,7 +1271,7 @@ class OnlineShop(Episode):
         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
         if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
-        unknown: tuple[str, ...] = tuple(_id23 for _id23 in rt.each(self, item_ids) if (not any((_line24.variant == _id23) for _line24 in rt.each(self, order.items))))  # shop.world:520
+        unknown: tuple[str, ...] = tuple([_id23 for _id23 in rt.each(self, item_ids) if (not any((_line24.variant == _id23) for _line24 in rt.each(self, order.items)))])  # shop.world:520
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if not (len(unknown) == 0):  # shop.world:522
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
@@ -1275,8 +1283,8 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
         if not ((_some_PaymentMethod(method).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
-        returned_lines: tuple[OrderItem, ...] = tuple(_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids)))  # shop.world:528
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(_line26.variant for _line26 in rt.each(self, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple((_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
+        returned_lines: tuple[OrderItem, ...] = tuple([_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids))])  # shop.world:528
+        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line26.variant for _line26 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
         self._set(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
@@ -1287,7 +1295,9 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Return ' + rt.text(return_request.id_) + ' was already refunded.')))
         order: Order = self.t_orders.row(return_request.order)  # shop.world:547
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:548
-        for line in rt.each(self, order.items):  # shop.world:549
+        self._steps -= len(order.items)  # shop.world:549
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:549
+        for line in order.items:  # shop.world:549
             if (line.variant in rt.each(self, return_request.items)):  # shop.world:550
                 self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:551
         method_id: str = return_request.refund_method_id  # shop.world:554
@@ -1562,7 +1572,7 @@ def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies:
 
 
 def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple(_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t29.kind == _E15_TransactionKind_charge)))) == 79.0)))
+    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple([_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t29.kind == _E15_TransactionKind_charge)]))) == 79.0)))
 
 
 def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
@@ -1606,7 +1616,7 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool((len(tuple(_k31 for _k31 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card'))) == 1))
+    return bool((len(tuple([_k31 for _k31 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card')])) == 1))
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:124

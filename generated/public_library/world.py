@@ -554,7 +554,7 @@ class PublicLibrary(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_l22.key() for _l22 in rt.each(self, self.t_loans) if ((_l22.copy_ == _c21.key()) and (_l22.returned_on is None)))) == (1 if (_c21.status == _E10_CopyStatus_on_loan) else 0)) for _c21 in rt.each(self, self.t_copies)):  # public_library.world:164
+        if not all((len(tuple([_l22.key() for _l22 in rt.each(self, self.t_loans) if ((_l22.copy_ == _c21.key()) and (_l22.returned_on is None))])) == (1 if (_c21.status == _E10_CopyStatus_on_loan) else 0)) for _c21 in rt.each(self, self.t_copies)):  # public_library.world:164
             raise InvariantError('A copy is on loan exactly when it has one open loan; never more than one.', 'public_library.world:164')
         for _row23 in self._changed_rows(self.t_loans):  # public_library.world:167
             if not ((_row23.due_on > _row23.borrowed_on) and ((_row23.returned_on if _row23.returned_on is not None else _row23.borrowed_on) >= _row23.borrowed_on)):
@@ -563,7 +563,7 @@ class PublicLibrary(Episode):
             raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.', 'public_library.world:170')
         if not all((_l25.late_fee == self.fn_expected_fee(_l25)) for _l25 in rt.each(self, self.t_loans)):  # public_library.world:173
             raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:173')
-        if not all(((_h26.status != _E10_HoldStatus_active) or (len(tuple(_o27.key() for _o27 in rt.each(self, self.t_holds) if (((_o27.status == _E10_HoldStatus_active) and (_o27.member == _h26.member)) and (_o27.book == _h26.book)))) == 1)) for _h26 in rt.each(self, self.t_holds)):  # public_library.world:176
+        if not all(((_h26.status != _E10_HoldStatus_active) or (len(tuple([_o27.key() for _o27 in rt.each(self, self.t_holds) if (((_o27.status == _E10_HoldStatus_active) and (_o27.member == _h26.member)) and (_o27.book == _h26.book))])) == 1)) for _h26 in rt.each(self, self.t_holds)):  # public_library.world:176
             raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:176')
         if not all(((_h28.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan(self.t_members.row(_h28.member), self.t_books.row(_h28.book)))) for _h28 in rt.each(self, self.t_holds)):  # public_library.world:179
             raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:179')
@@ -613,7 +613,7 @@ class PublicLibrary(Episode):
 
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:148
         "A member's loans not yet returned."
-        return tuple(_l1.key() for _l1 in rt.each(self, self.t_loans) if ((_l1.member == member.key()) and (_l1.returned_on is None)))  # public_library.world:149
+        return tuple([_l1.key() for _l1 in rt.each(self, self.t_loans) if ((_l1.member == member.key()) and (_l1.returned_on is None))])  # public_library.world:149
 
     def fn_has_book_on_loan(self, member: Member, book: Book) -> bool:  # public_library.world:152
         'Whether the member has a copy of the book on loan.'
@@ -621,20 +621,20 @@ class PublicLibrary(Episode):
 
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:158
         'The active holds on a book, first in line first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_holds, rt.each(self, tuple(_h3.key() for _h3 in rt.each(self, self.t_holds) if ((_h3.book == book.key()) and (_h3.status == _E10_HoldStatus_active))))), key=lambda _h4: _h4.placed_at))  # public_library.world:159
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_holds, rt.each(self, tuple([_h3.key() for _h3 in rt.each(self, self.t_holds) if ((_h3.book == book.key()) and (_h3.status == _E10_HoldStatus_active))]))), key=lambda _h4: _h4.placed_at))  # public_library.world:159
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:190
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
         q: str = query.strip().lower()  # public_library.world:195
-        return tuple(_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple(_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key()))), available_copies=tuple(_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == _E10_CopyStatus_available))), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower())))  # public_library.world:196
+        return tuple([_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple([_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key())])), available_copies=tuple([_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == _E10_CopyStatus_available))]), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower()))])  # public_library.world:196
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:199
         "Show a member's details and unpaid fees, whether they may borrow, their open loans and their active holds."
-        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple(_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == _E10_HoldStatus_active))))  # public_library.world:204
+        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple([_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == _E10_HoldStatus_active))]))  # public_library.world:204
 
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[str, ...]:  # public_library.world:212
         "List a member's loans with their due dates, the open ones only by default."
-        return tuple(_l9.key() for _l9 in rt.each(self, self.t_loans) if ((_l9.member == member.key()) and ((not open_only) or (_l9.returned_on is None))))  # public_library.world:218
+        return tuple([_l9.key() for _l9 in rt.each(self, self.t_loans) if ((_l9.member == member.key()) and ((not open_only) or (_l9.returned_on is None)))])  # public_library.world:218
 
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:223
         'Lend an available copy to a member for 21 days from today. A member who owes more than\n$10.00 cannot borrow. When the book has active holds, only the member first in line can\nborrow it, and doing so fulfils their hold.'
@@ -659,7 +659,7 @@ class PublicLibrary(Episode):
         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees."
         if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:253
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is not on loan.')))
-        open_: tuple[str, ...] = tuple(_l10.key() for _l10 in rt.each(self, self.t_loans) if ((_l10.copy_ == copy_.key()) and (_l10.returned_on is None)))  # public_library.world:254
+        open_: tuple[str, ...] = tuple([_l10.key() for _l10 in rt.each(self, self.t_loans) if ((_l10.copy_ == copy_.key()) and (_l10.returned_on is None))])  # public_library.world:254
         if not (len(open_) == 1):  # public_library.world:255
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' has no open loan.')))
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:256

@@ -653,13 +653,13 @@ class RestaurantOrders(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_o47.status == _E11_OrderStatus_paid) or (len(tuple(_p48.key() for _p48 in rt.each(self, self.t_orders) if ((_p48.table == _o47.table) and (_p48.status != _E11_OrderStatus_paid)))) == 1)) for _o47 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
+        if not all(((_o47.status == _E11_OrderStatus_paid) or (len(tuple([_p48.key() for _p48 in rt.each(self, self.t_orders) if ((_p48.table == _o47.table) and (_p48.status != _E11_OrderStatus_paid))])) == 1)) for _o47 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
             raise InvariantError('A dining table has at most one order that is not paid.', 'restaurant_orders.world:142')
         if not all((_o49.guests <= self.t_dining_tables.row(_o49.table).seats) for _o49 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
             raise InvariantError("An order's guests never exceed its table's seats.", 'restaurant_orders.world:145')
         if not all(((_o50.status == _E11_OrderStatus_open_) or any((_l51.order == _o50.key()) for _l51 in rt.each(self, self.t_order_lines))) for _o50 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
             raise InvariantError('An order that has left the open status has at least one line.', 'restaurant_orders.world:148')
-        if not all(((_p52.share <= self.t_orders.row(_p52.order).split_ways) and (len(tuple(_q53.key() for _q53 in rt.each(self, self.t_payments) if ((_q53.order == _p52.order) and (_q53.share == _p52.share)))) == 1)) for _p52 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
+        if not all(((_p52.share <= self.t_orders.row(_p52.order).split_ways) and (len(tuple([_q53.key() for _q53 in rt.each(self, self.t_payments) if ((_q53.order == _p52.order) and (_q53.share == _p52.share))])) == 1)) for _p52 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
             raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:151')
         if not all((((_o54.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o54)) == _o54.split_ways)) and ((_o54.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o54) == self.fn_order_total(_o54)))) for _o54 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
             raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:154')
@@ -695,7 +695,7 @@ class RestaurantOrders(Episode):
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:119
         "The bill total: quantity times unit price over the order's lines."
-        return sum(rt.each(self, tuple(rt.bounded(_l1.quantity * _l1.unit_price_cents) for _l1 in rt.each(self, self.t_order_lines) if (_l1.order == order.key()))))  # restaurant_orders.world:122
+        return sum(rt.each(self, tuple([rt.bounded(_l1.quantity * _l1.unit_price_cents) for _l1 in rt.each(self, self.t_order_lines) if (_l1.order == order.key())])))  # restaurant_orders.world:122
 
     def fn_share_amount(self, total: int, ways: int, share: int) -> int:  # restaurant_orders.world:125
         'One share of a bill split equally; the last share absorbs the remainder.'
@@ -704,11 +704,11 @@ class RestaurantOrders(Episode):
 
     def fn_payments_of(self, order: Order) -> tuple[str, ...]:  # restaurant_orders.world:132
         'The payments made on an order.'
-        return tuple(_p2.key() for _p2 in rt.each(self, self.t_payments) if (_p2.order == order.key()))  # restaurant_orders.world:133
+        return tuple([_p2.key() for _p2 in rt.each(self, self.t_payments) if (_p2.order == order.key())])  # restaurant_orders.world:133
 
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:136
         'The amount (without tips) paid on an order.'
-        return sum(rt.each(self, tuple(_p3.amount_cents for _p3 in rt.each(self, self.t_payments) if (_p3.order == order.key()))))  # restaurant_orders.world:137
+        return sum(rt.each(self, tuple([_p3.amount_cents for _p3 in rt.each(self, self.t_payments) if (_p3.order == order.key())])))  # restaurant_orders.world:137
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:171
         'Sign in as a server; orders opened afterwards are theirs.'
@@ -717,13 +717,13 @@ class RestaurantOrders(Episode):
 
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:  # restaurant_orders.world:180
         'List the menu items with their codes and prices in cents.'
-        return tuple(_m4.key() for _m4 in rt.each(self, self.t_menu) if (((category is None) or (_m4.category == (category if category is not None else rt.absent()))) and ((not available_only) or _m4.available)))  # restaurant_orders.world:186
+        return tuple([_m4.key() for _m4 in rt.each(self, self.t_menu) if (((category is None) or (_m4.category == (category if category is not None else rt.absent()))) and ((not available_only) or _m4.available))])  # restaurant_orders.world:186
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:189
         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
         total: int = self.fn_order_total(order)  # restaurant_orders.world:194
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:195
-        return _new_OrderView(order=order.key(), lines=tuple(_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=paid_amount, due_cents=rt.bounded(total - paid_amount))  # restaurant_orders.world:196
+        return _new_OrderView(order=order.key(), lines=tuple([_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())]), total_cents=total, split_ways=order.split_ways, share_amounts=tuple([self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))]), payments=self.fn_payments_of(order), paid_cents=paid_amount, due_cents=rt.bounded(total - paid_amount))  # restaurant_orders.world:196
 
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:  # restaurant_orders.world:210
         'Open an order for a free table; the signed-in server takes it.'
@@ -758,7 +758,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:254
         total: int = self.fn_order_total(order)  # restaurant_orders.world:255
-        return _new_OrderView(order=order.key(), lines=tuple(_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())), total_cents=total, split_ways=order.split_ways, share_amounts=tuple(self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))), payments=self.fn_payments_of(order), paid_cents=0, due_cents=total)  # restaurant_orders.world:256
+        return _new_OrderView(order=order.key(), lines=tuple([_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())]), total_cents=total, split_ways=order.split_ways, share_amounts=tuple([self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))]), payments=self.fn_payments_of(order), paid_cents=0, due_cents=total)  # restaurant_orders.world:256
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:268
         'Send an open order to the kitchen; its lines can no longer change.'
@@ -794,7 +794,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has ' + rt.text(order.guests) + ' guests; it cannot be split ' + rt.text(ways) + ' ways.')))
         self._set(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))  # restaurant_orders.world:305
         total: int = self.fn_order_total(order)  # restaurant_orders.world:306
-        return tuple(self.fn_share_amount(total, ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, ways)))  # restaurant_orders.world:307
+        return tuple([self.fn_share_amount(total, ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:307
 
     def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:  # restaurant_orders.world:310
         "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free."
@@ -987,7 +987,7 @@ def _check_new_table_order__sent(ep: RestaurantOrders, init: RestaurantOrders, r
 
 
 def _check_new_table_order__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:491
-    return bool(any(((((((_o13.table == 'T1') and (_o13.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l14.key() for _l14 in rt.each(ep, ep.t_order_lines) if (_l14.order == _o13.key()))) == 3)) and any(((((_l15.order == _o13.key()) and (_l15.item == 'PZ01')) and (_l15.quantity == 1)) and (_l15.note == 'extra basil')) for _l15 in rt.each(ep, ep.t_order_lines))) and any((((_l16.order == _o13.key()) and (_l16.item == 'PS01')) and (_l16.quantity == 1)) for _l16 in rt.each(ep, ep.t_order_lines))) and any((((_l17.order == _o13.key()) and (_l17.item == 'DR01')) and (_l17.quantity == 2)) for _l17 in rt.each(ep, ep.t_order_lines))) for _o13 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o13.table == 'T1') and (_o13.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l14.key() for _l14 in rt.each(ep, ep.t_order_lines) if (_l14.order == _o13.key())])) == 3)) and any(((((_l15.order == _o13.key()) and (_l15.item == 'PZ01')) and (_l15.quantity == 1)) and (_l15.note == 'extra basil')) for _l15 in rt.each(ep, ep.t_order_lines))) and any((((_l16.order == _o13.key()) and (_l16.item == 'PS01')) and (_l16.quantity == 1)) for _l16 in rt.each(ep, ep.t_order_lines))) and any((((_l17.order == _o13.key()) and (_l17.item == 'DR01')) and (_l17.quantity == 2)) for _l17 in rt.each(ep, ep.t_order_lines))) for _o13 in rt.each(ep, ep.t_orders)))
 
 
 def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:492
@@ -1019,7 +1019,7 @@ def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init
 
 
 def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:141
-    return bool((((((len(tuple(_l22.key() for _l22 in rt.each(ep, ep.t_order_lines) if (_l22.order == 'O001'))) == 3) and any((((_l23.order == 'O001') and (_l23.item == 'PZ01')) and (_l23.quantity == 1)) for _l23 in rt.each(ep, ep.t_order_lines))) and any(((((_l24.order == 'O001') and (_l24.item == 'FS01')) and (_l24.quantity == 1)) and (_l24.unit_price_cents == 2400)) for _l24 in rt.each(ep, ep.t_order_lines))) and any((((_l25.order == 'O001') and (_l25.item == 'DS01')) and (_l25.quantity == 2)) for _l25 in rt.each(ep, ep.t_order_lines))) and (not any(((_l26.order == 'O001') and (_l26.item == 'DR01')) for _l26 in rt.each(ep, ep.t_order_lines)))))
+    return bool((((((len(tuple([_l22.key() for _l22 in rt.each(ep, ep.t_order_lines) if (_l22.order == 'O001')])) == 3) and any((((_l23.order == 'O001') and (_l23.item == 'PZ01')) and (_l23.quantity == 1)) for _l23 in rt.each(ep, ep.t_order_lines))) and any(((((_l24.order == 'O001') and (_l24.item == 'FS01')) and (_l24.quantity == 1)) and (_l24.unit_price_cents == 2400)) for _l24 in rt.each(ep, ep.t_order_lines))) and any((((_l25.order == 'O001') and (_l25.item == 'DS01')) and (_l25.quantity == 2)) for _l25 in rt.each(ep, ep.t_order_lines))) and (not any(((_l26.order == 'O001') and (_l26.item == 'DR01')) for _l26 in rt.each(ep, ep.t_order_lines)))))
 
 
 def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:142
@@ -1051,7 +1051,7 @@ def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: R
 
 
 def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:440
-    return bool(any(((((((_o30.table == 'T4') and (_o30.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key()))) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o30.table == 'T4') and (_o30.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key())])) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
 
 
 def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:605
@@ -1059,11 +1059,11 @@ def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrd
 
 
 def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool((((((len(tuple(_l34.key() for _l34 in rt.each(ep, ep.t_order_lines) if (_l34.order == 'O006'))) == 3) and any((((_l35.order == 'O006') and (_l35.item == 'PS01')) and (_l35.quantity == 1)) for _l35 in rt.each(ep, ep.t_order_lines))) and any((((_l36.order == 'O006') and (_l36.item == 'PZ01')) and (_l36.quantity == 1)) for _l36 in rt.each(ep, ep.t_order_lines))) and any((((_l37.order == 'O006') and (_l37.item == 'DR02')) and (_l37.quantity == 1)) for _l37 in rt.each(ep, ep.t_order_lines))) and (not any(((_l38.order == 'O006') and (_l38.item == 'DS01')) for _l38 in rt.each(ep, ep.t_order_lines)))))
+    return bool((((((len(tuple([_l34.key() for _l34 in rt.each(ep, ep.t_order_lines) if (_l34.order == 'O006')])) == 3) and any((((_l35.order == 'O006') and (_l35.item == 'PS01')) and (_l35.quantity == 1)) for _l35 in rt.each(ep, ep.t_order_lines))) and any((((_l36.order == 'O006') and (_l36.item == 'PZ01')) and (_l36.quantity == 1)) for _l36 in rt.each(ep, ep.t_order_lines))) and any((((_l37.order == 'O006') and (_l37.item == 'DR02')) and (_l37.quantity == 1)) for _l37 in rt.each(ep, ep.t_order_lines))) and (not any(((_l38.order == 'O006') and (_l38.item == 'DS01')) for _l38 in rt.each(ep, ep.t_order_lines)))))
 
 
 def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:607
-    return bool((sum(rt.each(ep, tuple(rt.bounded(_l39.quantity * _l39.unit_price_cents) for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')))) == 3250))
+    return bool((sum(rt.each(ep, tuple([rt.bounded(_l39.quantity * _l39.unit_price_cents) for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')]))) == 3250))
 
 
 def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:757
@@ -1075,7 +1075,7 @@ def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantO
 
 
 def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:759
-    return bool(any((((((((_o42.table == 'T4') and (_o42.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple(_l43.key() for _l43 in rt.each(ep, ep.t_order_lines) if (_l43.order == _o42.key()))) == 3)) and any((((_l44.order == _o42.key()) and (_l44.item == 'ST01')) and (_l44.quantity == 1)) for _l44 in rt.each(ep, ep.t_order_lines))) and any((((_l45.order == _o42.key()) and (_l45.item == 'PS01')) and (_l45.quantity == 3)) for _l45 in rt.each(ep, ep.t_order_lines))) and any((((_l46.order == _o42.key()) and (_l46.item == 'DR01')) and (_l46.quantity == 3)) for _l46 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o42) == 6150)) for _o42 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o42.table == 'T4') and (_o42.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l43.key() for _l43 in rt.each(ep, ep.t_order_lines) if (_l43.order == _o42.key())])) == 3)) and any((((_l44.order == _o42.key()) and (_l44.item == 'ST01')) and (_l44.quantity == 1)) for _l44 in rt.each(ep, ep.t_order_lines))) and any((((_l45.order == _o42.key()) and (_l45.item == 'PS01')) and (_l45.quantity == 3)) for _l45 in rt.each(ep, ep.t_order_lines))) and any((((_l46.order == _o42.key()) and (_l46.item == 'DR01')) and (_l46.quantity == 3)) for _l46 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o42) == 6150)) for _o42 in rt.each(ep, ep.t_orders)))
 
 
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:910

@@ -503,7 +503,7 @@ class RetailBank(Episode):
         for _row26 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
             if not ((_row26.status == _E13_AccountStatus_frozen) == (_row26.freeze_reason != '')):
                 raise InvariantError('An account has a freeze reason exactly when it is frozen.', 'retail_bank.world:120')
-        if not all(((_a27.status == _E13_AccountStatus_closed) or (len(tuple(_b28.key() for _b28 in rt.each(self, self.t_accounts) if (((_b28.owner == _a27.owner) and (_b28.kind == _a27.kind)) and (_b28.status != _E13_AccountStatus_closed)))) == 1)) for _a27 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
+        if not all(((_a27.status == _E13_AccountStatus_closed) or (len(tuple([_b28.key() for _b28 in rt.each(self, self.t_accounts) if (((_b28.owner == _a27.owner) and (_b28.kind == _a27.kind)) and (_b28.status != _E13_AccountStatus_closed))])) == 1)) for _a27 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
             raise InvariantError('A customer has at most one open account of each kind.', 'retail_bank.world:123')
         for _row29 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
             if not ((_row29.kind != _E6_TxKind_deposit) or ((_row29.from_account is None) and (_row29.to_account is not None))):
@@ -531,7 +531,7 @@ class RetailBank(Episode):
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_transactions, rt.each(self, tuple(_t1.key() for _t1 in rt.each(self, self.t_transactions) if ((_t1.from_account == account.key()) or (_t1.to_account == account.key()))))), key=lambda _t2: _t2.at, reverse=True))  # retail_bank.world:102
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_transactions, rt.each(self, tuple([_t1.key() for _t1 in rt.each(self, self.t_transactions) if ((_t1.from_account == account.key()) or (_t1.to_account == account.key()))]))), key=lambda _t2: _t2.at, reverse=True))  # retail_bank.world:102
 
     def fn_money(self, cents: int) -> str:  # retail_bank.world:105
         'Cents as a decimal amount, e.g. 1234 -> 12.34.'
@@ -544,8 +544,8 @@ class RetailBank(Episode):
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         'Show a customer and all their accounts with balances (in cents) and statuses.'
-        owned: tuple[str, ...] = tuple(_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key()))  # retail_bank.world:149
-        return _new_CustomerView(customer=customer.key(), name=customer.name, email=customer.email, accounts=owned, total_balance_cents=sum(rt.each(self, tuple(_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))))))  # retail_bank.world:150
+        owned: tuple[str, ...] = tuple([_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key())])  # retail_bank.world:149
+        return _new_CustomerView(customer=customer.key(), name=customer.name, email=customer.email, accounts=owned, total_balance_cents=sum(rt.each(self, tuple([_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))]))))  # retail_bank.world:150
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
         'Show one account and its five most recent transactions.'
@@ -961,7 +961,7 @@ def _check_alice_car_cash__transfer_logged(ep: RetailBank, init: RetailBank, rep
 
 
 def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:633
-    return bool((sum(rt.each(ep, tuple(_t22.amount_cents for _t22 in rt.each(ep, ep.t_transactions) if ((_t22.kind == _E6_TxKind_withdrawal) and (_t22.from_account == 'AC00001'))))) == 600000))
+    return bool((sum(rt.each(ep, tuple([_t22.amount_cents for _t22 in rt.each(ep, ep.t_transactions) if ((_t22.kind == _E6_TxKind_withdrawal) and (_t22.from_account == 'AC00001'))]))) == 600000))
 
 
 RetailBank.TASKS = {

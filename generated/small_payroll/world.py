@@ -616,7 +616,7 @@ class SmallPayroll(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple(_q26.key() for _q26 in rt.each(self, self.t_payslips) if ((_q26.employee == _p25.employee) and (_q26.period == _p25.period)))) == 1) for _p25 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
+        if not all((len(tuple([_q26.key() for _q26 in rt.each(self, self.t_payslips) if ((_q26.employee == _p25.employee) and (_q26.period == _p25.period))])) == 1) for _p25 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
             raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
         if not all((self.t_periods.row(_p27.period).status == _E12_PeriodStatus_paid) for _p27 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
             raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
@@ -634,7 +634,7 @@ class SmallPayroll(Episode):
                 raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
         if not all(((_t34.status != _E15_TimesheetStatus_approved) or (self.t_periods.row(_t34.period).status == _E12_PeriodStatus_open_)) for _t34 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
             raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
-        if not all((len(tuple(_u36.key() for _u36 in rt.each(self, self.t_timesheets) if ((_u36.employee == _t35.employee) and (_u36.period == _t35.period)))) == 1) for _t35 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
+        if not all((len(tuple([_u36.key() for _u36 in rt.each(self, self.t_timesheets) if ((_u36.employee == _t35.employee) and (_u36.period == _t35.period))])) == 1) for _t35 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
             raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
         if not all(((_p37.tax_cents == self.fn_tax_for(self.t_employees.row(_p37.employee), rt.bounded(_p37.gross_cents + _p37.bonus_cents))) and (_p37.net_cents == rt.bounded(rt.bounded(_p37.gross_cents + _p37.bonus_cents) - _p37.tax_cents))) for _p37 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
@@ -671,7 +671,9 @@ class SmallPayroll(Episode):
 
     def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:  # small_payroll.world:134
         "The employee's timesheet for a period, if any."
-        for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
+        self._steps -= len(self.t_timesheets)  # small_payroll.world:137
+        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:137
+        for t in self.t_timesheets:  # small_payroll.world:137
             if ((t.employee == employee.key()) and (t.period == period.key())):  # small_payroll.world:138
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
@@ -692,11 +694,11 @@ class SmallPayroll(Episode):
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         "Show an employee's pay details, tax code and payslips."
-        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=self.t_tax_codes.row(employee.tax_code).rate_percent, active=employee.active, payslips=tuple(_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())))  # small_payroll.world:207
+        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=self.t_tax_codes.row(employee.tax_code).rate_percent, active=employee.active, payslips=tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period, optionally of one status.'
-        return tuple(_t2.key() for _t2 in rt.each(self, self.t_timesheets) if ((_t2.period == period.key()) and ((status is None) or (_t2.status == (status if status is not None else rt.absent())))))  # small_payroll.world:226
+        return tuple([_t2.key() for _t2 in rt.each(self, self.t_timesheets) if ((_t2.period == period.key()) and ((status is None) or (_t2.status == (status if status is not None else rt.absent()))))])  # small_payroll.world:226
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
         'Show one payslip: gross, bonus, tax, net, hours and any correction.'
@@ -758,12 +760,14 @@ class SmallPayroll(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:308
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
-        earlier: tuple[str, ...] = tuple(_p3.key() for _p3 in rt.each(self, self.t_periods) if ((_p3.end < period.start) and (_p3.status == _E12_PeriodStatus_open_)))  # small_payroll.world:309
+        earlier: tuple[str, ...] = tuple([_p3.key() for _p3 in rt.each(self, self.t_periods) if ((_p3.end < period.start) and (_p3.status == _E12_PeriodStatus_open_))])  # small_payroll.world:309
         if not (len(earlier) == 0):  # small_payroll.world:310
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(earlier[0]).id_) + ' is still open; pay it first.')))
         created: tuple[str, ...] = ()  # small_payroll.world:311
-        for e in rt.each(self, self.t_employees):  # small_payroll.world:312
-            bonus: int = sum(rt.each(self, tuple(_b4.amount_cents for _b4 in rt.each(self, self.t_bonuses) if ((_b4.employee == e.key()) and (_b4.period == period.key())))))  # small_payroll.world:313
+        self._steps -= len(self.t_employees)  # small_payroll.world:312
+        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:312
+        for e in self.t_employees:  # small_payroll.world:312
+            bonus: int = sum(rt.each(self, tuple([_b4.amount_cents for _b4 in rt.each(self, self.t_bonuses) if ((_b4.employee == e.key()) and (_b4.period == period.key()))])))  # small_payroll.world:313
             if (e.pay_type == _E7_PayType_salaried):  # small_payroll.world:314
                 if e.active:  # small_payroll.world:315
                     gross: int = (e.annual_salary_cents // 12)  # small_payroll.world:316

@@ -102,7 +102,7 @@ class Variant:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
             _SET_Variant[4](self, text)
         return text
 
@@ -429,7 +429,7 @@ class OrderItem:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
+            text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -938,14 +938,18 @@ class Tau2Retail(Episode):
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> str | None:  # retail.world:155
-        for id_ in rt.each(self, ids):  # retail.world:156
-            if (len(tuple(_x1 for _x1 in rt.each(self, ids) if (_x1 == id_))) > len(tuple(_it2 for _it2 in rt.each(self, order.items) if (_it2.item_id == id_)))):  # retail.world:157
+        self._steps -= len(ids)  # retail.world:156
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:156
+        for id_ in ids:  # retail.world:156
+            if (len(tuple([_x1 for _x1 in rt.each(self, ids) if (_x1 == id_)])) > len(tuple([_it2 for _it2 in rt.each(self, order.items) if (_it2.item_id == id_)]))):  # retail.world:157
                 return id_  # retail.world:158
         return None  # retail.world:161
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:165
         i: int = 0  # retail.world:166
-        for it in rt.each(self, order.items):  # retail.world:167
+        self._steps -= len(order.items)  # retail.world:167
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:167
+        for it in order.items:  # retail.world:167
             if (it.item_id == item_id):  # retail.world:168
                 return i  # retail.world:169
             i = (i + 1)  # retail.world:171
@@ -976,14 +980,18 @@ class Tau2Retail(Episode):
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:220
         'Find user id by email. If the user is not found, the function will return an error message.'
-        for u in rt.each(self, self.t_users):  # retail.world:225
+        self._steps -= len(self.t_users)  # retail.world:225
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:225
+        for u in self.t_users:  # retail.world:225
             if (u.email.lower() == email.lower()):  # retail.world:226
                 return u.user_id  # retail.world:227
         raise ToolError('User not found')  # retail.world:230
 
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:  # retail.world:233
         'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.'
-        for u in rt.each(self, self.t_users):  # retail.world:240
+        self._steps -= len(self.t_users)  # retail.world:240
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:240
+        for u in self.t_users:  # retail.world:240
             if (((u.name.first_name.lower() == first_name.lower()) and (u.name.last_name.lower() == last_name.lower())) and (u.address.zip_ == zip_)):  # retail.world:241
                 return u.user_id  # retail.world:242
         raise ToolError('User not found')  # retail.world:245
@@ -998,7 +1006,9 @@ class Tau2Retail(Episode):
 
     def tool_get_item_details(self, item_id: str) -> Variant:  # retail.world:264
         'Get the inventory details of an item.'
-        for p in rt.each(self, self.t_products):  # retail.world:269
+        self._steps -= len(self.t_products)  # retail.world:269
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:269
+        for p in self.t_products:  # retail.world:269
             v_: Variant | None = p.variants.get(item_id)  # retail.world:270
             if (v_ is not None):  # retail.world:271
                 return (v_ if v_ is not None else rt.absent())  # retail.world:272
@@ -1011,7 +1021,9 @@ class Tau2Retail(Episode):
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:286
         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
         names: dict[str, str] = {}  # retail.world:291
-        for p in rt.each(self, self.t_products):  # retail.world:292
+        self._steps -= len(self.t_products)  # retail.world:292
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:292
+        for p in self.t_products:  # retail.world:292
             self._steps -= len(names)  # retail.world:293
             self._steps >= 0 or rt.out_of_steps()  # retail.world:293
             names = {**names, p.name: p.product_id}  # retail.world:293
@@ -1029,8 +1041,10 @@ class Tau2Retail(Episode):
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:311
             raise ToolError('Invalid reason')
         user: User = self.t_users.row(order_id.user_id)  # retail.world:312
-        refunds: tuple[OrderPayment, ...] = tuple(_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p3.amount, payment_method_id=_p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history))  # retail.world:313
-        for p in rt.each(self, refunds):  # retail.world:314
+        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p3.amount, payment_method_id=_p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:313
+        self._steps -= len(refunds)  # retail.world:314
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:314
+        for p in refunds:  # retail.world:314
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:315
             if not (method is not None):  # retail.world:316
                 raise ToolError('Payment method not found')
@@ -1062,7 +1076,9 @@ class Tau2Retail(Episode):
             raise ToolError('The number of items to be exchanged should match.')
         diff_: int | float = 0  # retail.world:354
         i: int = 0  # retail.world:355
-        for old in rt.each(self, item_ids):  # retail.world:356
+        self._steps -= len(item_ids)  # retail.world:356
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:356
+        for old in item_ids:  # retail.world:356
             new: str = new_item_ids[i]  # retail.world:357
             i = (i + 1)  # retail.world:358
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:359
@@ -1114,7 +1130,9 @@ class Tau2Retail(Episode):
         last_price: float = 0.0  # retail.world:426
         last_options: dict[str, str] = {}  # retail.world:427
         i: int = 0  # retail.world:428
-        for old in rt.each(self, item_ids):  # retail.world:429
+        self._steps -= len(item_ids)  # retail.world:429
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:429
+        for old in item_ids:  # retail.world:429
             new: str = new_item_ids[i]  # retail.world:430
             i = (i + 1)  # retail.world:431
             if not (new != old):  # retail.world:432
@@ -1151,7 +1169,9 @@ class Tau2Retail(Episode):
         else:
             pass
         j: int = 0  # retail.world:464
-        for _old9 in rt.each(self, item_ids):  # retail.world:465
+        self._steps -= len(item_ids)  # retail.world:465
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:465
+        for _old9 in item_ids:  # retail.world:465
             _new10: str = new_item_ids[j]  # retail.world:466
             j = (j + 1)  # retail.world:467
             k: int = self.fn_first_item_index(order, _old9)  # retail.world:468

@@ -494,9 +494,9 @@ class TeamChat(Episode):
     def _check_invariants(self) -> None:
         if not all(self.fn_is_member(_c35, self.t_users.row(_c35.owner)) for _c35 in rt.each(self, self.t_channels)):  # team_chat.world:104
             raise InvariantError("A channel's owner is always one of its members.", 'team_chat.world:104')
-        if not all((len(tuple(_o37.key() for _o37 in rt.each(self, self.t_memberships) if ((_o37.channel == _m36.channel) and (_o37.user == _m36.user)))) == 1) for _m36 in rt.each(self, self.t_memberships)):  # team_chat.world:107
+        if not all((len(tuple([_o37.key() for _o37 in rt.each(self, self.t_memberships) if ((_o37.channel == _m36.channel) and (_o37.user == _m36.user))])) == 1) for _m36 in rt.each(self, self.t_memberships)):  # team_chat.world:107
             raise InvariantError('A user belongs to a channel at most once.', 'team_chat.world:107')
-        if not all((len(tuple(_d39.key() for _d39 in rt.each(self, self.t_channels) if (_d39.name == _c38.name))) == 1) for _c38 in rt.each(self, self.t_channels)):  # team_chat.world:110
+        if not all((len(tuple([_d39.key() for _d39 in rt.each(self, self.t_channels) if (_d39.name == _c38.name)])) == 1) for _c38 in rt.each(self, self.t_channels)):  # team_chat.world:110
             raise InvariantError('Channel names are unique.', 'team_chat.world:110')
         for _row40 in self._changed_rows(self.t_messages):  # team_chat.world:113
             if not (((_row40.deleted and (_row40.body == '')) and (not _row40.pinned)) or ((not _row40.deleted) and (len(_row40.body) > 0))):
@@ -531,7 +531,7 @@ class TeamChat(Episode):
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:98
         'How many messages are pinned in the channel.'
-        return len(tuple(_m2.key() for _m2 in rt.each(self, self.t_messages) if ((_m2.channel == channel.key()) and _m2.pinned)))  # team_chat.world:99
+        return len(tuple([_m2.key() for _m2 in rt.each(self, self.t_messages) if ((_m2.channel == channel.key()) and _m2.pinned)]))  # team_chat.world:99
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:127
         'Sign in as a user; every other tool acts as this user.'
@@ -575,11 +575,11 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Only the owner of #' + rt.text(channel.name) + ' can remove members.')))
         if not (user.key() != channel.owner):  # team_chat.world:174
             raise ToolError('The owner cannot be removed from their channel.')
-        found: tuple[str, ...] = tuple(_m4.key() for _m4 in rt.each(self, self.t_memberships) if ((_m4.channel == channel.key()) and (_m4.user == user.key())))  # team_chat.world:175
+        found: tuple[str, ...] = tuple([_m4.key() for _m4 in rt.each(self, self.t_memberships) if ((_m4.channel == channel.key()) and (_m4.user == user.key()))])  # team_chat.world:175
         if not (len(found) > 0):  # team_chat.world:176
             raise ToolError(rt.built(self, (rt.text(user.name) + ' is not a member of #' + rt.text(channel.name) + '.')))
         self._delete(self.t_memberships, found[0])  # team_chat.world:177
-        return tuple(_m5.user for _m5 in rt.each(self, self.t_memberships) if (_m5.channel == channel.key()))  # team_chat.world:178
+        return tuple([_m5.user for _m5 in rt.each(self, self.t_memberships) if (_m5.channel == channel.key())])  # team_chat.world:178
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:181
         'Post a message in a channel the signed-in user belongs to.'
@@ -652,7 +652,7 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:255
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:256
-        return tuple(_new_ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple(_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key()))), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me)))  # team_chat.world:257
+        return tuple([_new_ChannelSummary(id_=_c6.id_, name=_c6.name, visibility=_c6.visibility, owner=_c6.owner, topic=_c6.topic, members=len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key())])), is_member=self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me))])  # team_chat.world:257
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:260
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
@@ -660,8 +660,8 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple(_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
-        return _new_ChannelView(channel=channel.key(), members=tuple(_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())), pinned=tuple(_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned), messages=posted)  # team_chat.world:268
+        posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
+        return _new_ChannelView(channel=channel.key(), members=tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), pinned=tuple([_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned]), messages=posted)  # team_chat.world:268
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -827,7 +827,7 @@ def _check_launch_channel__created(ep: TeamChat, init: TeamChat, replies: tuple[
 
 
 def _check_launch_channel__members(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:408
-    return bool(any(((((_c13.name == 'launch-plan') and (len(tuple(_m14.key() for _m14 in rt.each(ep, ep.t_memberships) if (_m14.channel == _c13.key()))) == 3)) and any(((_m15.channel == _c13.key()) and (_m15.user == 'U002')) for _m15 in rt.each(ep, ep.t_memberships))) and any(((_m16.channel == _c13.key()) and (_m16.user == 'U004')) for _m16 in rt.each(ep, ep.t_memberships))) for _c13 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c13.name == 'launch-plan') and (len(tuple([_m14.key() for _m14 in rt.each(ep, ep.t_memberships) if (_m14.channel == _c13.key())])) == 3)) and any(((_m15.channel == _c13.key()) and (_m15.user == 'U002')) for _m15 in rt.each(ep, ep.t_memberships))) and any(((_m16.channel == _c13.key()) and (_m16.user == 'U004')) for _m16 in rt.each(ep, ep.t_memberships))) for _c13 in rt.each(ep, ep.t_channels)))
 
 
 def _check_launch_channel__pinned_kickoff(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:409
@@ -855,7 +855,7 @@ def _check_dara_starts_design_system__created(ep: TeamChat, init: TeamChat, repl
 
 
 def _check_dara_starts_design_system__chen_added(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:136
-    return bool(any((((_c21.name == 'design-system') and (len(tuple(_m22.key() for _m22 in rt.each(ep, ep.t_memberships) if (_m22.channel == _c21.key()))) == 2)) and any((((_m23.channel == _c21.key()) and (_m23.user == 'U003')) and (_m23.invited_by == 'U004')) for _m23 in rt.each(ep, ep.t_memberships))) for _c21 in rt.each(ep, ep.t_channels)))
+    return bool(any((((_c21.name == 'design-system') and (len(tuple([_m22.key() for _m22 in rt.each(ep, ep.t_memberships) if (_m22.channel == _c21.key())])) == 2)) and any((((_m23.channel == _c21.key()) and (_m23.user == 'U003')) and (_m23.invited_by == 'U004')) for _m23 in rt.each(ep, ep.t_memberships))) for _c21 in rt.each(ep, ep.t_channels)))
 
 
 def _check_dara_starts_design_system__announced(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:137

@@ -291,11 +291,13 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:149
         if not (position is not None):  # ticket_api.world:150
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        invalid: tuple[str, ...] = tuple(_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, _C_EDITABLE)))  # ticket_api.world:156
+        invalid: tuple[str, ...] = tuple([_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, _C_EDITABLE))])  # ticket_api.world:156
         if not (len(invalid) == 0):  # ticket_api.world:157
             raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', rt.each(self, invalid))))))
         ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:158
-        for name in rt.each(self, updates):  # ticket_api.world:159
+        self._steps -= len(updates)  # ticket_api.world:159
+        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:159
+        for name in updates:  # ticket_api.world:159
             if (updates[name] is not None):  # ticket_api.world:160
                 self._steps -= len(ticket)  # ticket_api.world:161
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161
@@ -325,19 +327,23 @@ class TicketAPI(Episode):
         'Get all tickets created by the current user, optionally filtered by status.'
         if (not self.fn_logged_in()):  # ticket_api.world:203
             return ({'error': 'User not authenticated. Please log in to view tickets.'},)  # ticket_api.world:204
-        for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:208
+        self._steps -= len(self.state.ticket_queue)  # ticket_api.world:208
+        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:208
+        for ticket in self.state.ticket_queue:  # ticket_api.world:208
             if not ('created_by' in ticket):  # ticket_api.world:209
                 raise ToolError("'created_by'")
-        mine: tuple[dict[str, Any], ...] = tuple(_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user))  # ticket_api.world:211
+        mine: tuple[dict[str, Any], ...] = tuple([_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user)])  # ticket_api.world:211
         if ((status is None) or ((status if status is not None else rt.absent()) == '')):  # ticket_api.world:212
             return mine  # ticket_api.world:213
-        for _ticket3 in rt.each(self, mine):  # ticket_api.world:215
+        self._steps -= len(mine)  # ticket_api.world:215
+        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:215
+        for _ticket3 in mine:  # ticket_api.world:215
             if not ('status' in _ticket3):  # ticket_api.world:216
                 raise ToolError("'status'")
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:217
             if not (kind == 'str'):  # ticket_api.world:218
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-        return tuple(_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower()))  # ticket_api.world:220
+        return tuple([_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower())])  # ticket_api.world:220
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

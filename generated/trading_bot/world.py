@@ -808,7 +808,9 @@ class TradingBot(Episode):
         if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:477
             end = rt.strptime((end_date if end_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:478
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:480
-        for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:481
+        self._steps -= len(self.state.transaction_history)  # trading_bot.world:481
+        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:481
+        for transaction in self.state.transaction_history:  # trading_bot.world:481
             if not ('timestamp' in transaction):  # trading_bot.world:482
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(rt.built(self, rt.text(transaction['timestamp'])), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:483
@@ -824,7 +826,7 @@ class TradingBot(Episode):
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:499
         'Filter stocks based on a price range.'
-        return _new_FilteredStocks(filtered_stocks=tuple(_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))))  # trading_bot.world:507
+        return _new_FilteredStocks(filtered_stocks=tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:507
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:512
         'Add a stock to the watchlist.'
@@ -834,7 +836,7 @@ class TradingBot(Episode):
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:524
         'Notify if there is a significant price change in the stocks.'
-        changed: tuple[str, ...] = tuple(_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold)))  # trading_bot.world:530
+        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:530
         if (len(changed) > 0):  # trading_bot.world:531
             return _new_Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:532
         return _new_Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:536

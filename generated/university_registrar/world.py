@@ -521,7 +521,7 @@ class StudentRecord:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "credits_by_term": ', v.json_text(self.credits_by_term), '}'))
+            text = ''.join(('{"student": ', v.str_text(self.student), ', "enrolments": ', v.json_text(self.enrolments), ', "waitlist": ', v.json_text(self.waitlist), ', "credits_by_term": ', v.map_text(self.credits_by_term), '}'))
             _SET_StudentRecord[4](self, text)
         return text
 
@@ -684,7 +684,7 @@ class UniversityRegistrar(Episode):
             raise InvariantError('No section holds more students than its capacity.', 'university_registrar.world:190')
         if not all(((not self.fn_holds_seat(_e36)) or (len(self.fn_missing_prereqs(self.t_students.row(_e36.student), self.t_courses.row(self.t_sections.row(_e36.section).course))) == 0)) for _e36 in rt.each(self, self.t_enrolments)):  # university_registrar.world:193
             raise InvariantError("Every student in a section has passed the course's prerequisites.", 'university_registrar.world:193')
-        if not all(((not self.fn_holds_seat(_e37)) or (len(tuple(_o38.key() for _o38 in rt.each(self, self.t_enrolments) if ((((_o38.student == _e37.student) and (self.t_sections.row(_o38.section).course == self.t_sections.row(_e37.section).course)) and (self.t_sections.row(_o38.section).term == self.t_sections.row(_e37.section).term)) and self.fn_holds_seat(_o38)))) == 1)) for _e37 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
+        if not all(((not self.fn_holds_seat(_e37)) or (len(tuple([_o38.key() for _o38 in rt.each(self, self.t_enrolments) if ((((_o38.student == _e37.student) and (self.t_sections.row(_o38.section).course == self.t_sections.row(_e37.section).course)) and (self.t_sections.row(_o38.section).term == self.t_sections.row(_e37.section).term)) and self.fn_holds_seat(_o38))])) == 1)) for _e37 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
             raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:196')
         for _row39 in self._changed_rows(self.t_enrolments):  # university_registrar.world:199
             if not ((_row39.status == _E15_EnrolmentStatus_completed) == (_row39.grade is not None)):
@@ -694,7 +694,7 @@ class UniversityRegistrar(Episode):
                 raise InvariantError('An enrolment has a drop time exactly when it is dropped.', 'university_registrar.world:202')
         if not all((not any((((_e42.student == _w41.student) and (_e42.section == _w41.section)) and self.fn_holds_seat(_e42)) for _e42 in rt.each(self, self.t_enrolments))) for _w41 in rt.each(self, self.t_waitlist)):  # university_registrar.world:205
             raise InvariantError('Nobody waits for a section they already sit in.', 'university_registrar.world:205')
-        if not all((len(tuple(_v44.key() for _v44 in rt.each(self, self.t_waitlist) if ((_v44.student == _w43.student) and (_v44.section == _w43.section)))) == 1) for _w43 in rt.each(self, self.t_waitlist)):  # university_registrar.world:208
+        if not all((len(tuple([_v44.key() for _v44 in rt.each(self, self.t_waitlist) if ((_v44.student == _w43.student) and (_v44.section == _w43.section))])) == 1) for _w43 in rt.each(self, self.t_waitlist)):  # university_registrar.world:208
             raise InvariantError("A student is on a section's waitlist at most once.", 'university_registrar.world:208')
         if not all((self.fn_term_credits(self.t_students.row(_e45.student), self.t_sections.row(_e45.section).term) <= _C_MAX_CREDITS) for _e45 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
             raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:211')
@@ -727,7 +727,7 @@ class UniversityRegistrar(Episode):
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:121
         'Seats held in a section.'
-        return len(tuple(_e1.key() for _e1 in rt.each(self, self.t_enrolments) if ((_e1.section == section.key()) and self.fn_holds_seat(_e1))))  # university_registrar.world:122
+        return len(tuple([_e1.key() for _e1 in rt.each(self, self.t_enrolments) if ((_e1.section == section.key()) and self.fn_holds_seat(_e1))]))  # university_registrar.world:122
 
     def fn_passed(self, student: Student, course: Course) -> bool:  # university_registrar.world:125
         'Whether the student has passed the course (A to D).'
@@ -735,7 +735,7 @@ class UniversityRegistrar(Episode):
 
     def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:  # university_registrar.world:131
         'Prerequisites the student has not passed.'
-        return tuple(_p3.key() for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites)) if (not self.fn_passed(student, _p3)))  # university_registrar.world:134
+        return tuple([_p3.key() for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites)) if (not self.fn_passed(student, _p3))])  # university_registrar.world:134
 
     def fn_minutes_of(self, t: str) -> int:  # university_registrar.world:137
         'Minutes since midnight of an HH:MM time.'
@@ -748,11 +748,11 @@ class UniversityRegistrar(Episode):
 
     def fn_term_credits(self, student: Student, term: str) -> int:  # university_registrar.world:148
         'Credits a student holds in a term.'
-        return sum(rt.each(self, tuple(self.t_courses.row(self.t_sections.row(_e6.section).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if (((_e6.student == student.key()) and (self.t_sections.row(_e6.section).term == term)) and self.fn_holds_seat(_e6)))))  # university_registrar.world:149
+        return sum(rt.each(self, tuple([self.t_courses.row(self.t_sections.row(_e6.section).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if (((_e6.student == student.key()) and (self.t_sections.row(_e6.section).term == term)) and self.fn_holds_seat(_e6))])))  # university_registrar.world:149
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:152
         'How many students wait for the section.'
-        return len(tuple(_w7.key() for _w7 in rt.each(self, self.t_waitlist) if (_w7.section == section.key())))  # university_registrar.world:153
+        return len(tuple([_w7.key() for _w7 in rt.each(self, self.t_waitlist) if (_w7.section == section.key())]))  # university_registrar.world:153
 
     def fn_enrol_problem(self, student: Student, section: Section) -> str:  # university_registrar.world:156
         'Why the student cannot take a seat in the section, or an empty text when they can.'
@@ -764,11 +764,11 @@ class UniversityRegistrar(Episode):
             return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text(self.t_courses.row(section.course).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:166
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses.row(section.course))  # university_registrar.world:168
         if (len(missing) > 0):  # university_registrar.world:169
-            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(_c9.code for _c9 in rt.rows(self.t_courses, rt.each(self, missing))))))  # university_registrar.world:170
+            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c9.code for _c9 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:170
             return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:171
         if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:173
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:174
-        clashes: tuple[str, ...] = tuple(self.t_sections.row(_e10.section).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_e10.section).term == section.term)) and self.fn_meetings_clash(self.t_sections.row(_e10.section), section)))  # university_registrar.world:176
+        clashes: tuple[str, ...] = tuple([self.t_sections.row(_e10.section).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_e10.section).term == section.term)) and self.fn_meetings_clash(self.t_sections.row(_e10.section), section))])  # university_registrar.world:176
         if (len(clashes) > 0):  # university_registrar.world:177
             ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))  # university_registrar.world:178
             return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:179
@@ -779,25 +779,27 @@ class UniversityRegistrar(Episode):
 
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:222
         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple(_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent())))))  # university_registrar.world:228
+        return tuple([_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:228
 
     def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:231
         "Show a student's enrolments with grades, their waitlist entries and their credits per term."
-        mine: tuple[str, ...] = tuple(_e12.key() for _e12 in rt.each(self, self.t_enrolments) if (_e12.student == student.key()))  # university_registrar.world:236
+        mine: tuple[str, ...] = tuple([_e12.key() for _e12 in rt.each(self, self.t_enrolments) if (_e12.student == student.key())])  # university_registrar.world:236
         credits_: dict[str, int] = {}  # university_registrar.world:237
         for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:238
             if self.fn_holds_seat(e):  # university_registrar.world:239
                 self._steps -= len(credits_)  # university_registrar.world:240
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:240
                 credits_ = {**credits_, self.t_sections.row(e.section).term: rt.bounded(rt.coalesce(credits_.get(self.t_sections.row(e.section).term), lambda: 0) + self.t_courses.row(self.t_sections.row(e.section).course).credits_)}  # university_registrar.world:240
-        return _new_StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple(_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())), credits_by_term=credits_)  # university_registrar.world:243
+        return _new_StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())]), credits_by_term=credits_)  # university_registrar.world:243
 
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:  # university_registrar.world:253
         "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed."
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:263
         if not (problem == ''):  # university_registrar.world:264
             raise ToolError(problem)
-        for w in rt.each(self, self.t_waitlist):  # university_registrar.world:265
+        self._steps -= len(self.t_waitlist)  # university_registrar.world:265
+        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:265
+        for w in self.t_waitlist:  # university_registrar.world:265
             if ((w.student == student.key()) and (w.section == section.key())):  # university_registrar.world:266
                 self._delete(self.t_waitlist, w.key())  # university_registrar.world:267
         enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:270
@@ -823,7 +825,7 @@ class UniversityRegistrar(Episode):
         if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:297
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses.row(section.course))  # university_registrar.world:298
-        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(_c14.code for _c14 in rt.rows(self.t_courses, rt.each(self, missing))))))  # university_registrar.world:299
+        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c14.code for _c14 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:299
         if not (len(missing) == 0):  # university_registrar.world:300
             raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
         if not (not any((((_e15.student == student.key()) and (_e15.section == section.key())) and self.fn_holds_seat(_e15)) for _e15 in rt.each(self, self.t_enrolments))):  # university_registrar.world:301
@@ -841,7 +843,7 @@ class UniversityRegistrar(Episode):
 
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:  # university_registrar.world:317
         "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed."
-        queue: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple(_w17.key() for _w17 in rt.each(self, self.t_waitlist) if (_w17.section == section.key())))), key=lambda _w18: _w18.joined_at))  # university_registrar.world:322
+        queue: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple([_w17.key() for _w17 in rt.each(self, self.t_waitlist) if (_w17.section == section.key())]))), key=lambda _w18: _w18.joined_at))  # university_registrar.world:322
         if not (len(queue) > 0):  # university_registrar.world:323
             raise ToolError(rt.built(self, ('The waitlist of ' + rt.text(section.id_) + ' is empty.')))
         if not (self.fn_seats_taken(section) < section.capacity):  # university_registrar.world:324

@@ -629,7 +629,7 @@ class WarehouseInventoryDesk(Episode):
                 raise InvariantError('Stock never goes below zero.', 'warehouse_inventory_desk.world:142')
         if not all((self.fn_bin_used(_b30) <= _b30.capacity) for _b30 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
             raise InvariantError('A bin never holds more units than its capacity.', 'warehouse_inventory_desk.world:145')
-        if not all((len(tuple(_t32.key() for _t32 in rt.each(self, self.t_stock) if ((_t32.item == _s31.item) and (_t32.bin_ == _s31.bin_)))) == 1) for _s31 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
+        if not all((len(tuple([_t32.key() for _t32 in rt.each(self, self.t_stock) if ((_t32.item == _s31.item) and (_t32.bin_ == _s31.bin_))])) == 1) for _s31 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
             raise InvariantError('There is at most one stock row per item and bin.', 'warehouse_inventory_desk.world:148')
         for _row33 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
             if not ((_row33.kind != _E12_MovementKind_receipt) or ((_row33.from_bin is None) and (_row33.to_bin is not None))):
@@ -665,15 +665,17 @@ class WarehouseInventoryDesk(Episode):
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
-        return sum(rt.each(self, tuple(_s1.quantity for _s1 in rt.each(self, self.t_stock) if (_s1.bin_ == bin_.key()))))  # warehouse_inventory_desk.world:124
+        return sum(rt.each(self, tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if (_s1.bin_ == bin_.key())])))  # warehouse_inventory_desk.world:124
 
     def fn_on_hand(self, item: Item) -> int:  # warehouse_inventory_desk.world:127
         'Total units of an item across all bins.'
-        return sum(rt.each(self, tuple(_s2.quantity for _s2 in rt.each(self, self.t_stock) if (_s2.item == item.key()))))  # warehouse_inventory_desk.world:128
+        return sum(rt.each(self, tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if (_s2.item == item.key())])))  # warehouse_inventory_desk.world:128
 
     def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:  # warehouse_inventory_desk.world:131
         'The stock row of an item in a bin, if any.'
-        for s in rt.each(self, self.t_stock):  # warehouse_inventory_desk.world:132
+        self._steps -= len(self.t_stock)  # warehouse_inventory_desk.world:132
+        self._steps >= 0 or rt.out_of_steps()  # warehouse_inventory_desk.world:132
+        for s in self.t_stock:  # warehouse_inventory_desk.world:132
             if ((s.item == item.key()) and (s.bin_ == bin_.key())):  # warehouse_inventory_desk.world:133
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
@@ -686,12 +688,12 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return _new_ItemStock(item=item.key(), name=item.name, reorder_level=item.reorder_level, total=total, below_reorder=(total < item.reorder_level), levels=tuple(_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())))  # warehouse_inventory_desk.world:181
+        return _new_ItemStock(item=item.key(), name=item.name, reorder_level=item.reorder_level, total=total, below_reorder=(total < item.reorder_level), levels=tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
         "Show a bin's contents, used units and free capacity."
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return _new_BinReport(bin_=bin_.key(), zone=bin_.zone, capacity=bin_.capacity, used=used, free=rt.bounded(bin_.capacity - used), blocked=bin_.blocked, levels=tuple(_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())))  # warehouse_inventory_desk.world:195
+        return _new_BinReport(bin_=bin_.key(), zone=bin_.zone, capacity=bin_.capacity, used=used, free=rt.bounded(bin_.capacity - used), blocked=bin_.blocked, levels=tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
 
     def tool_receive_delivery(self, item: Item, bin_: Bin, quantity: int, delivery_note: str) -> StockLevel:  # warehouse_inventory_desk.world:206
         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.'
@@ -794,11 +796,11 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:361
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple(_new_ReorderFlag(item=_i5.key(), name=_i5.name, on_hand=self.fn_on_hand(_i5), reorder_level=_i5.reorder_level, shortfall=rt.bounded(_i5.reorder_level - self.fn_on_hand(_i5))) for _i5 in rt.each(self, self.t_items) if (_i5.active and (self.fn_on_hand(_i5) < _i5.reorder_level)))  # warehouse_inventory_desk.world:364
+        return tuple([_new_ReorderFlag(item=_i5.key(), name=_i5.name, on_hand=self.fn_on_hand(_i5), reorder_level=_i5.reorder_level, shortfall=rt.bounded(_i5.reorder_level - self.fn_on_hand(_i5))) for _i5 in rt.each(self, self.t_items) if (_i5.active and (self.fn_on_hand(_i5) < _i5.reorder_level))])  # warehouse_inventory_desk.world:364
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:367
         'List the stock movements of an item, newest first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple(_m6.key() for _m6 in rt.each(self, self.t_movements) if (_m6.item == item.key())))), key=lambda _m7: _m7.at, reverse=True))  # warehouse_inventory_desk.world:372
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m6.key() for _m6 in rt.each(self, self.t_movements) if (_m6.item == item.key())]))), key=lambda _m7: _m7.at, reverse=True))  # warehouse_inventory_desk.world:372
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -36,7 +36,7 @@ __all__ = [
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
-    "int_text", "float_text", "number_text", "want_str_list",
+    "int_text", "float_text", "number_text", "want_str_list", "map_text",
 ]
 
 T = TypeVar("T")
@@ -549,6 +549,26 @@ def float_text(value: float) -> str:
                 _FLOAT_TEXTS[value] = text
             return text
     return json_text(value)
+
+
+#: JSON texts of maps by identity: the map (kept, so its id stays its own) and its text.
+#: Stored maps are never changed in place (a change builds a new dict), so a map's text
+#: holds for as long as the map lives; only maps of plain values come here (``map_text``).
+_MAP_TEXTS: dict[int, tuple[dict[Any, Any], str]] = {}
+_MAP_TEXTS_MAX = 4096
+
+
+def map_text(value: dict[Any, Any]) -> str:
+    """``json.dumps(value)`` of a stored map of plain JSON values, made once per map (a
+    record made from another's fields shares its maps: its text reuses theirs)."""
+    found = _MAP_TEXTS.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    text = json_text(value)
+    if len(_MAP_TEXTS) >= _MAP_TEXTS_MAX:
+        _MAP_TEXTS.clear()
+    _MAP_TEXTS[id(value)] = (value, text)
+    return text
 
 
 def number_text(value: float) -> str:
