@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -245,13 +246,22 @@ class WorldGenerator:
             lines.append(f"{_INDENT * 2}({py_name(f.name)!r}, {f.name!r}, {exporter}, "
                          f"{self.tables.immutable(f.type)!r}),")
         lines.append(f"{_INDENT})")
-        texts = [self.tables.text(f.type, "value") for f in fields]
-        if any(text is not None for text in texts):
+        texts = [self._field_text(f) for f in fields]
+        if any(text != "None" for text in texts):
             lines.append(f"{_INDENT}_JSON_TEXT: ClassVar[tuple[Any, ...]] = (")
-            for text in texts:
-                lines.append(f"{_INDENT * 2}{'None' if text is None else 'lambda value: ' + text},")
+            lines += [f"{_INDENT * 2}{text}," for text in texts]
             lines.append(f"{_INDENT})")
         return lines
+
+    def _field_text(self, f: FieldInfo) -> str:
+        """A row field's text maker for ``_JSON_TEXT``: a function of the stored value, or
+        ``None`` (``json_text`` of the exported value) where nothing is quicker."""
+        text = self.tables.scalar_text(f.type, "value")
+        if text.startswith("v.json_text("):
+            return "None"
+        if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
+            return text[:-len("(value)")]  # the function itself, not a lambda around it
+        return f"lambda value: {text}"
 
     def union_block(self, name: str) -> str:
         info = self.world.unions[name]
@@ -730,6 +740,9 @@ def _changed_rows_method() -> str:
         ") -> Any:",
         f"{_INDENT}return rt.changed_rows(self, table, fields)",
     ], 1))
+
+
+_SIMPLE_CALL = re.compile(r"v\.[a-z_]+")
 
 
 def _set_literal(names: list[str]) -> str:

@@ -37,6 +37,11 @@ _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
 _NUMERIC = ("int", "float", "number")
 
 
+def _text_prim(typ: t.Type) -> str | None:
+    """The name of a primitive type, or of an entity's key type that is text."""
+    return typ.name if isinstance(typ, t.Prim) else None
+
+
 class TypeTables:
     """The per-world type tables (named types need the world to be resolved)."""
 
@@ -248,6 +253,8 @@ class TypeTables:
             base = self.key_type(base.name)
         if isinstance(base, t.Named) and base.kind == "enum":
             return f"v.str_text({src}._value_)"
+        if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
+            return f"'[' + ', '.join(map(v.str_text, {src})) + ']'"
         if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
             return f"v.{base.name}_text({src})"
         if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):

@@ -70,6 +70,11 @@ class Branch(Row):
         ('name', 'name', None, True),
         ('city', 'city', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, code: str, name: str, city: str) -> None:
         self.code = code
@@ -116,6 +121,15 @@ class Car(Row):
         ('mileage_km', 'mileage_km', None, True),
         ('branch', 'branch', None, True),
         ('in_service', 'in_service', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        v.int_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        None,
     )
 
     def __init__(self, *, plate: str, model: str, category: CarCategory, daily_rate_cents: int, mileage_km: int, branch: str | None, in_service: bool) -> None:
@@ -177,6 +191,13 @@ class Customer(Row):
         ('licence_number', 'licence_number', None, True),
         ('licence_expires', 'licence_expires', lambda value: value.isoformat(), True),
         ('email', 'email', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        v.str_text,
     )
 
     def __init__(self, *, id_: str, name: str, licence_number: str, licence_expires: dt.date, email: str) -> None:
@@ -240,6 +261,23 @@ class Rental(Row):
         ('extra_days_charge_cents', 'extra_days_charge_cents', None, True),
         ('one_way_fee_cents', 'one_way_fee_cents', None, True),
         ('total_cents', 'total_cents', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.int_text(value)),
+        lambda value: ('null' if value is None else v.int_text(value)),
+        None,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.int_text,
+        v.int_text,
+        v.int_text,
+        v.int_text,
     )
 
     def __init__(self, *, id_: str, customer: str, car: str, pickup_branch: str, pickup_date: dt.date, return_date: dt.date, status: RentalStatus, start_mileage_km: int | None, end_mileage_km: int | None, returned_on: dt.date | None, return_branch: str | None, base_charge_cents: int, extra_days_charge_cents: int, one_way_fee_cents: int, total_cents: int) -> None:

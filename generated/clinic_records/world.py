@@ -81,6 +81,11 @@ class Doctor(Row):
         ('name', 'name', None, True),
         ('specialty', 'specialty', lambda value: value._value_, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+    )
 
     def __init__(self, *, id_: str, name: str, specialty: Specialty) -> None:
         self.id_ = id_
@@ -124,6 +129,12 @@ class Drug(Row):
         ('name', 'name', None, True),
         ('drug_class', 'drug_class', lambda value: value._value_, True),
         ('max_days', 'max_days', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
     )
 
     def __init__(self, *, code: str, name: str, drug_class: DrugClass, max_days: int) -> None:
@@ -173,6 +184,13 @@ class Patient(Row):
         ('birth_date', 'birth_date', lambda value: value.isoformat(), True),
         ('allergies', 'allergies', lambda value: list(value), True),
         ('registered_on', 'registered_on', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, name: str, birth_date: dt.date, allergies: tuple[str, ...], registered_on: dt.date) -> None:
@@ -226,6 +244,13 @@ class Visit(Row):
         ('doctor', 'doctor', None, True),
         ('at', 'at', lambda value: value.isoformat(), True),
         ('diagnosis', 'diagnosis', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        v.str_text,
     )
 
     def __init__(self, *, id_: str, patient: str, doctor: str, at: dt.datetime, diagnosis: str) -> None:
@@ -283,6 +308,17 @@ class Prescription(Row):
         ('renewals', 'renewals', None, True),
         ('status', 'status', lambda value: value._value_, True),
         ('stop_reason', 'stop_reason', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        v.int_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, id_: str, visit: str, drug: str, dose: str, start: dt.date, end: dt.date, renewals: int, status: RxStatus, stop_reason: str | None) -> None:

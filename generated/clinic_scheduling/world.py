@@ -88,6 +88,14 @@ class Doctor(Row):
         ('max_daily_appointments', 'max_daily_appointments', None, True),
         ('accepting_new_patients', 'accepting_new_patients', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.str_text,
+        v.int_text,
+        None,
+    )
 
     def __init__(self, *, id_: str, name: str, specialty: Specialty, room: str, max_daily_appointments: int, accepting_new_patients: bool) -> None:
         self.id_ = id_
@@ -147,6 +155,16 @@ class Patient(Row):
         ('insurance', 'insurance', None, True),
         ('balance', 'balance', None, True),
         ('no_shows', 'no_shows', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.float_text,
+        v.int_text,
     )
 
     def __init__(self, *, id_: str, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None, balance: float, no_shows: int) -> None:
@@ -212,6 +230,12 @@ class Slot(Row):
         ('start', 'start', lambda value: value.isoformat(), True),
         ('length_minutes', 'length_minutes', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+        v.int_text,
+    )
 
     def __init__(self, *, id_: str, doctor: str, start: dt.datetime, length_minutes: int) -> None:
         self.id_ = id_
@@ -268,6 +292,21 @@ class Appointment(Row):
         ('cancelled_at', 'cancelled_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('late_cancellation', 'late_cancellation', None, True),
         ('notes', 'notes', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        None,
+        None,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        None,
+        None,
+        None,
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, id_: str, patient: str, doctor: str, slot: str, kind: VisitKind, start: dt.datetime, end: dt.datetime, reason: str, status: AppointmentStatus, booked_at: dt.datetime, cancelled_at: dt.datetime | None, late_cancellation: bool, notes: str | None) -> None:
@@ -355,6 +394,15 @@ class WaitlistEntry(Row):
         ('latest', 'latest', lambda value: value.isoformat(), True),
         ('reason', 'reason', None, True),
         ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, patient: str, doctor: str, earliest: dt.date, latest: dt.date, reason: str, added_at: dt.datetime) -> None:

@@ -96,6 +96,11 @@ class Venue(Row):
         ('name', 'name', None, True),
         ('city', 'city', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, name: str, city: str) -> None:
         self.id_ = id_
@@ -141,6 +146,14 @@ class Section(Row):
         ('tier', 'tier', lambda value: value._value_, True),
         ('rows', 'rows', None, True),
         ('seats_per_row', 'seats_per_row', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        v.int_text,
     )
 
     def __init__(self, *, id_: str, venue: str, name: str, tier: Tier, rows: int, seats_per_row: int) -> None:
@@ -200,6 +213,14 @@ class Event(Row):
         ('prices', 'prices', lambda value: {k._value_: x for k, x in value.items()}, True),
         ('on_sale', 'on_sale', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        None,
+    )
 
     def __init__(self, *, id_: str, title: str, venue: str, starts_at: dt.datetime, prices: dict[Tier, int], on_sale: bool) -> None:
         self.id_ = id_
@@ -255,6 +276,11 @@ class Customer(Row):
         ('name', 'name', None, True),
         ('email', 'email', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, name: str, email: str) -> None:
         self.id_ = id_
@@ -303,6 +329,17 @@ class Order(Row):
         ('total_cents', 'total_cents', None, True),
         ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('payment', 'payment', lambda value: rt.if_present(value, lambda x: x._value_), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        None,
+        None,
+        v.int_text,
+        None,
+        lambda value: ('null' if value is None else v.str_text(value._value_)),
     )
 
     def __init__(self, *, id_: str, customer: str, event: str, status: OrderStatus, created_at: dt.datetime, hold_expires_at: dt.datetime, total_cents: int, paid_at: dt.datetime | None, payment: PayMethod | None) -> None:
@@ -376,6 +413,17 @@ class Ticket(Row):
         ('holder', 'holder', None, True),
         ('status', 'status', lambda value: value._value_, True),
         ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        None,
     )
 
     def __init__(self, *, id_: str, order: str, event: str, section: str, seat: str, price_cents: int, holder: str, status: TicketStatus, checked_in_at: dt.datetime | None) -> None:
@@ -466,7 +514,7 @@ class SeatAvailability:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.json_text(self.free_seats), '}'))
+            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
             _SET_SeatAvailability[5](self, text)
         return text
 

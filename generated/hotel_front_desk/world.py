@@ -70,6 +70,13 @@ class Room(Row):
         ('capacity', 'capacity', None, True),
         ('out_of_service', 'out_of_service', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        v.int_text,
+        None,
+    )
 
     def __init__(self, *, number: str, room_type: RoomType, nightly_rate: int, capacity: int, out_of_service: bool) -> None:
         self.number = number
@@ -121,6 +128,12 @@ class Guest(Row):
         ('name', 'name', None, True),
         ('email', 'email', None, True),
         ('phone', 'phone', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, id_: str, name: str, email: str, phone: str | None) -> None:
@@ -176,6 +189,19 @@ class Booking(Row):
         ('cancellation_fee', 'cancellation_fee', None, True),
         ('checked_in_at', 'checked_in_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('checked_out_at', 'checked_out_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        v.int_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        v.int_text,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, guest: str, room: str, check_in: dt.date, check_out: dt.date, guests_count: int, status: BookingStatus, total: int, cancellation_fee: int, checked_in_at: dt.datetime | None, checked_out_at: dt.datetime | None) -> None:

@@ -88,6 +88,12 @@ class Employee(Row):
         ('department', 'department', None, True),
         ('email', 'email', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, name: str, department: str, email: str) -> None:
         self.id_ = id_
@@ -136,6 +142,13 @@ class Agent(Row):
         ('skills', 'skills', lambda value: [x._value_ for x in value], True),
         ('tier', 'tier', None, True),
         ('active', 'active', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, id_: str, name: str, skills: tuple[Category, ...], tier: int, active: bool) -> None:
@@ -196,6 +209,20 @@ class Ticket(Row):
         ('opened_at', 'opened_at', lambda value: value.isoformat(), True),
         ('resolved_at', 'resolved_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('reopen_count', 'reopen_count', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: v.str_text(value._value_),
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        None,
+        v.str_text,
+        None,
+        None,
+        v.int_text,
     )
 
     def __init__(self, *, id_: str, reporter: str, title: str, category: Category, priority: Priority, status: TicketStatus, assignee: str | None, escalated: bool, resolution_note: str, opened_at: dt.datetime, resolved_at: dt.datetime | None, reopen_count: int) -> None:
@@ -278,6 +305,14 @@ class Comment(Row):
         ('body', 'body', None, True),
         ('internal', 'internal', None, True),
         ('at', 'at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, ticket: str, author: str, body: str, internal: bool, at: dt.datetime) -> None:

@@ -80,6 +80,14 @@ class User(Row):
         ('password', 'password', None, True),
         ('presence', 'presence', lambda value: value._value_, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+    )
 
     def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
         self.id_ = id_
@@ -137,6 +145,14 @@ class Contact(Row):
         ('name', 'name', None, True),
         ('favorite', 'favorite', None, True),
         ('added_at', 'added_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
     )
 
     def __init__(self, *, id_: str, owner: str, user: str, name: str, favorite: bool, added_at: dt.datetime) -> None:
@@ -196,6 +212,14 @@ class Conversation(Row):
         ('archived_by', 'archived_by', lambda value: list(value), True),
         ('last_activity', 'last_activity', lambda value: value.isoformat(), True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        None,
+        None,
+        None,
+    )
 
     def __init__(self, *, id_: str, kind: ConversationKind, title: str | None, participants: tuple[str, ...], archived_by: tuple[str, ...], last_activity: dt.datetime) -> None:
         self.id_ = id_
@@ -254,6 +278,15 @@ class Message(Row):
         ('sent_at', 'sent_at', lambda value: value.isoformat(), True),
         ('delivery', 'delivery', lambda value: value._value_, True),
         ('read_by', 'read_by', lambda value: list(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        lambda value: v.str_text(value._value_),
+        None,
     )
 
     def __init__(self, *, id_: str, conversation: str, sender: str, body: str, sent_at: dt.datetime, delivery: Delivery, read_by: tuple[str, ...]) -> None:
@@ -483,7 +516,7 @@ class ConversationSummary:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', v.str_text(self.kind._value_), ', "title": ', v.str_text(self.title), ', "participants": ', v.json_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', v.str_text(self.kind._value_), ', "title": ', v.str_text(self.title), ', "participants": ', '[' + ', '.join(map(v.str_text, self.participants)) + ']', ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
             _SET_ConversationSummary[8](self, text)
         return text
 

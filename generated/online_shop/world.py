@@ -436,6 +436,11 @@ class Product(Row):
         ('name', 'name', None, True),
         ('category', 'category', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, name: str, category: str) -> None:
         self.id_ = id_
@@ -480,6 +485,13 @@ class Variant(Row):
         ('options', 'options', lambda value: {k: x for k, x in value.items()}, True),
         ('price', 'price', None, True),
         ('stock', 'stock', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.map_text,
+        v.float_text,
+        v.int_text,
     )
 
     def __init__(self, *, id_: str, product: str, options: dict[str, str], price: float, stock: int) -> None:
@@ -535,9 +547,9 @@ class Customer(Row):
         ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
-        None,
-        None,
+        v.str_text,
+        v.str_text,
+        v.str_text,
         lambda value: value._json_text(),
         lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
     )
@@ -600,15 +612,15 @@ class Order(Row):
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
-        None,
+        v.str_text,
+        v.str_text,
         lambda value: value._json_text(),
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        None,
-        None,
+        lambda value: v.str_text(value._value_),
+        v.str_text,
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        None,
-        None,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        lambda value: ('null' if value is None else v.str_text(value._value_)),
         None,
     )
 
@@ -686,6 +698,16 @@ class ReturnRequest(Row):
         ('reason', 'reason', None, True),
         ('status', 'status', lambda value: value._value_, True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+        v.str_text,
+        v.float_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        None,
     )
 
     def __init__(self, *, id_: str, order: str, items: tuple[str, ...], refund_method_id: str, amount: float, reason: str, status: ReturnStatus, created_at: dt.datetime) -> None:

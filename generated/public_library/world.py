@@ -85,6 +85,13 @@ class Member(Row):
         ('fees_due', 'fees_due', None, True),
         ('joined_on', 'joined_on', lambda value: value.isoformat(), True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.float_text,
+        None,
+    )
 
     def __init__(self, *, id_: str, name: str, email: str, fees_due: float, joined_on: dt.date) -> None:
         self.id_ = id_
@@ -137,6 +144,12 @@ class Book(Row):
         ('author', 'author', None, True),
         ('genre', 'genre', lambda value: value._value_, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+    )
 
     def __init__(self, *, isbn: str, title: str, author: str, genre: Genre) -> None:
         self.isbn = isbn
@@ -183,6 +196,11 @@ class Copy(Row):
         ('barcode', 'barcode', None, True),
         ('book', 'book', None, True),
         ('status', 'status', lambda value: value._value_, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
     )
 
     def __init__(self, *, barcode: str, book: str, status: CopyStatus) -> None:
@@ -231,6 +249,16 @@ class Loan(Row):
         ('renewed', 'renewed', None, True),
         ('returned_on', 'returned_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('late_fee', 'late_fee', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        None,
+        None,
+        v.float_text,
     )
 
     def __init__(self, *, id_: str, copy_: str, member: str, borrowed_on: dt.date, due_on: dt.date, renewed: bool, returned_on: dt.date | None, late_fee: float) -> None:
@@ -296,6 +324,13 @@ class Hold(Row):
         ('member', 'member', None, True),
         ('placed_at', 'placed_at', lambda value: value.isoformat(), True),
         ('status', 'status', lambda value: value._value_, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        lambda value: v.str_text(value._value_),
     )
 
     def __init__(self, *, id_: str, book: str, member: str, placed_at: dt.datetime, status: HoldStatus) -> None:
@@ -376,7 +411,7 @@ class BookInfo:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', v.str_text(self.genre._value_), ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.json_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
+            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', v.str_text(self.genre._value_), ', "copies": ', v.int_text(self.copies), ', "available_copies": ', '[' + ', '.join(map(v.str_text, self.available_copies)) + ']', ', "active_holds": ', v.int_text(self.active_holds), '}'))
             _SET_BookInfo[7](self, text)
         return text
 

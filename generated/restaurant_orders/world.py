@@ -93,6 +93,10 @@ class Server(Row):
         ('id_', 'id', None, True),
         ('name', 'name', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, name: str) -> None:
         self.id_ = id_
@@ -131,6 +135,11 @@ class DiningTable(Row):
         ('number', 'number', None, True),
         ('seats', 'seats', None, True),
         ('zone', 'zone', lambda value: value._value_, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.int_text,
+        lambda value: v.str_text(value._value_),
     )
 
     def __init__(self, *, number: str, seats: int, zone: Zone) -> None:
@@ -176,6 +185,13 @@ class MenuItem(Row):
         ('category', 'category', lambda value: value._value_, True),
         ('price_cents', 'price_cents', None, True),
         ('available', 'available', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, code: str, name: str, category: Category, price_cents: int, available: bool) -> None:
@@ -234,6 +250,18 @@ class Order(Row):
         ('served_at', 'served_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('split_ways', 'split_ways', None, True),
         ('paid_at', 'paid_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        lambda value: v.str_text(value._value_),
+        None,
+        None,
+        None,
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, id_: str, table: str, server: str, guests: int, status: OrderStatus, opened_at: dt.datetime, sent_at: dt.datetime | None, served_at: dt.datetime | None, split_ways: int, paid_at: dt.datetime | None) -> None:
@@ -309,6 +337,14 @@ class OrderLine(Row):
         ('unit_price_cents', 'unit_price_cents', None, True),
         ('note', 'note', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        v.int_text,
+        v.str_text,
+    )
 
     def __init__(self, *, id_: str, order: str, item: str, quantity: int, unit_price_cents: int, note: str) -> None:
         self.id_ = id_
@@ -367,6 +403,15 @@ class Payment(Row):
         ('tip_cents', 'tip_cents', None, True),
         ('method', 'method', lambda value: value._value_, True),
         ('paid_at', 'paid_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        v.int_text,
+        v.int_text,
+        lambda value: v.str_text(value._value_),
+        None,
     )
 
     def __init__(self, *, id_: str, order: str, share: int, amount_cents: int, tip_cents: int, method: PayMethod, paid_at: dt.datetime) -> None:

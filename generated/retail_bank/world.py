@@ -77,6 +77,11 @@ class Teller(Row):
         ('name', 'name', None, True),
         ('can_freeze', 'can_freeze', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        None,
+    )
 
     def __init__(self, *, id_: str, name: str, can_freeze: bool) -> None:
         self.id_ = id_
@@ -120,6 +125,12 @@ class Customer(Row):
         ('name', 'name', None, True),
         ('email', 'email', None, True),
         ('since', 'since', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, name: str, email: str, since: dt.date) -> None:
@@ -172,6 +183,16 @@ class Account(Row):
         ('opened_on', 'opened_on', lambda value: value.isoformat(), True),
         ('closed_on', 'closed_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
         ('freeze_reason', 'freeze_reason', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        None,
+        None,
+        v.str_text,
     )
 
     def __init__(self, *, number: str, owner: str, kind: AccountKind, status: AccountStatus, balance_cents: int, opened_on: dt.date, closed_on: dt.date | None, freeze_reason: str) -> None:
@@ -240,6 +261,16 @@ class Transaction(Row):
         ('memo', 'memo', None, True),
         ('teller', 'teller', None, True),
         ('at', 'at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.int_text,
+        v.str_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, kind: TxKind, from_account: str | None, to_account: str | None, amount_cents: int, memo: str, teller: str, at: dt.datetime) -> None:

@@ -86,6 +86,11 @@ class TaxCode(Row):
         ('description', 'description', None, True),
         ('rate_percent', 'rate_percent', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.int_text,
+    )
 
     def __init__(self, *, code: str, description: str, rate_percent: int) -> None:
         self.code = code
@@ -133,6 +138,16 @@ class Employee(Row):
         ('hourly_rate_cents', 'hourly_rate_cents', None, True),
         ('tax_code', 'tax_code', None, True),
         ('active', 'active', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        v.int_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, name: str, role: Role, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, active: bool) -> None:
@@ -199,6 +214,13 @@ class PayPeriod(Row):
         ('status', 'status', lambda value: value._value_, True),
         ('paid_on', 'paid_on', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        None,
+        None,
+        lambda value: v.str_text(value._value_),
+        None,
+    )
 
     def __init__(self, *, id_: str, start: dt.date, end: dt.date, status: PeriodStatus, paid_on: dt.date | None) -> None:
         self.id_ = id_
@@ -252,6 +274,14 @@ class Timesheet(Row):
         ('hours', 'hours', None, True),
         ('status', 'status', lambda value: value._value_, True),
         ('approved_by', 'approved_by', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.float_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, id_: str, employee: str, period: str, hours: float, status: TimesheetStatus, approved_by: str | None) -> None:
@@ -310,6 +340,14 @@ class Bonus(Row):
         ('amount_cents', 'amount_cents', None, True),
         ('reason', 'reason', None, True),
         ('issued_by', 'issued_by', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        v.str_text,
+        v.str_text,
     )
 
     def __init__(self, *, id_: str, employee: str, period: str, amount_cents: int, reason: str, issued_by: str) -> None:
@@ -373,6 +411,19 @@ class Payslip(Row):
         ('net_cents', 'net_cents', None, True),
         ('corrected', 'corrected', None, True),
         ('correction_note', 'correction_note', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.float_text,
+        v.int_text,
+        v.int_text,
+        v.int_text,
+        v.int_text,
+        None,
+        v.str_text,
     )
 
     def __init__(self, *, id_: str, employee: str, period: str, timesheet: str | None, hours: float, gross_cents: int, bonus_cents: int, tax_cents: int, net_cents: int, corrected: bool, correction_note: str) -> None:

@@ -484,7 +484,7 @@ class Fulfillment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
+            text = ''.join(('{"tracking_id": ', '[' + ', '.join(map(v.str_text, self.tracking_id)) + ']', ', "item_ids": ', '[' + ', '.join(map(v.str_text, self.item_ids)) + ']', '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -575,8 +575,8 @@ class Product(Row):
         ('variants', 'variants', lambda value: {k: x.export() for k, x in value.items()}, True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
-        None,
+        v.str_text,
+        v.str_text,
         lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + x0._json_text() for k0, x0 in value.items()]) + '}',
     )
 
@@ -626,12 +626,12 @@ class User(Row):
         ('orders', 'orders', lambda value: list(value), True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
+        v.str_text,
         lambda value: value._json_text(),
         lambda value: value._json_text(),
-        None,
+        v.str_text,
         lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
-        None,
+        lambda value: '[' + ', '.join(map(v.str_text, value)) + ']',
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -700,20 +700,20 @@ class Order(Row):
         ('return_payment_method_id', 'return_payment_method_id', None, True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
-        None,
+        v.str_text,
+        v.str_text,
         lambda value: value._json_text(),
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        None,
+        lambda value: v.str_text(value._value_),
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
+        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
+        lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        lambda value: ('null' if value is None else v.number_text(value)),
+        lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:

@@ -52,6 +52,12 @@ class User(Row):
         ('handle', 'handle', None, True),
         ('deactivated', 'deactivated', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+    )
 
     def __init__(self, *, id_: str, name: str, handle: str, deactivated: bool) -> None:
         self.id_ = id_
@@ -101,6 +107,14 @@ class Channel(Row):
         ('owner', 'owner', None, True),
         ('topic', 'topic', None, True),
         ('created_at', 'created_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.str_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, name: str, visibility: Visibility, owner: str, topic: str, created_at: dt.datetime) -> None:
@@ -159,6 +173,13 @@ class Membership(Row):
         ('invited_by', 'invited_by', None, True),
         ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        None,
+    )
 
     def __init__(self, *, id_: str, channel: str, user: str, invited_by: str | None, joined_at: dt.datetime) -> None:
         self.id_ = id_
@@ -215,6 +236,17 @@ class Message(Row):
         ('deleted', 'deleted', None, True),
         ('pinned', 'pinned', None, True),
         ('pinned_by', 'pinned_by', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
+        None,
+        None,
+        None,
+        lambda value: ('null' if value is None else v.str_text(value)),
     )
 
     def __init__(self, *, id_: str, channel: str, author: str, body: str, posted_at: dt.datetime, edited_at: dt.datetime | None, deleted: bool, pinned: bool, pinned_by: str | None) -> None:

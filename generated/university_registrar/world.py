@@ -153,6 +153,12 @@ class Student(Row):
         ('program', 'program', None, True),
         ('status', 'status', lambda value: value._value_, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+    )
 
     def __init__(self, *, id_: str, name: str, program: str, status: StudentStatus) -> None:
         self.id_ = id_
@@ -200,6 +206,12 @@ class Course(Row):
         ('title', 'title', None, True),
         ('credits_', 'credits', None, True),
         ('prerequisites', 'prerequisites', lambda value: list(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, code: str, title: str, credits_: int, prerequisites: tuple[str, ...]) -> None:
@@ -255,12 +267,12 @@ class Section(Row):
         ('drop_deadline', 'drop_deadline', lambda value: value.isoformat(), True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
-        None,
-        None,
-        None,
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.str_text,
         lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        None,
+        v.int_text,
         None,
         None,
         None,
@@ -336,6 +348,15 @@ class Enrolment(Row):
         ('enrolled_at', 'enrolled_at', lambda value: value.isoformat(), True),
         ('dropped_at', 'dropped_at', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        None,
+        None,
+    )
 
     def __init__(self, *, id_: str, student: str, section: str, status: EnrolmentStatus, grade: Grade | None, enrolled_at: dt.datetime, dropped_at: dt.datetime | None) -> None:
         self.id_ = id_
@@ -395,6 +416,12 @@ class WaitlistEntry(Row):
         ('student', 'student', None, True),
         ('section', 'section', None, True),
         ('joined_at', 'joined_at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, student: str, section: str, joined_at: dt.datetime) -> None:

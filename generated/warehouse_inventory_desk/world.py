@@ -79,6 +79,11 @@ class Clerk(Row):
         ('name', 'name', None, True),
         ('role', 'role', lambda value: value._value_, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+    )
 
     def __init__(self, *, id_: str, name: str, role: ClerkRole) -> None:
         self.id_ = id_
@@ -122,6 +127,12 @@ class Item(Row):
         ('name', 'name', None, True),
         ('reorder_level', 'reorder_level', None, True),
         ('active', 'active', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, sku: str, name: str, reorder_level: int, active: bool) -> None:
@@ -171,6 +182,12 @@ class Bin(Row):
         ('capacity', 'capacity', None, True),
         ('blocked', 'blocked', None, True),
     )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.int_text,
+        None,
+    )
 
     def __init__(self, *, code: str, zone: Zone, capacity: int, blocked: bool) -> None:
         self.code = code
@@ -219,6 +236,13 @@ class StockLevel(Row):
         ('bin_', 'bin', None, True),
         ('quantity', 'quantity', None, True),
         ('last_counted', 'last_counted', lambda value: rt.if_present(value, lambda x: x.isoformat()), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        v.str_text,
+        v.str_text,
+        v.int_text,
+        None,
     )
 
     def __init__(self, *, id_: str, item: str, bin_: str, quantity: int, last_counted: dt.date | None) -> None:
@@ -276,6 +300,17 @@ class Movement(Row):
         ('reference', 'reference', None, True),
         ('clerk', 'clerk', None, True),
         ('at', 'at', lambda value: value.isoformat(), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.str_text,
+        lambda value: v.str_text(value._value_),
+        v.str_text,
+        lambda value: ('null' if value is None else v.str_text(value)),
+        lambda value: ('null' if value is None else v.str_text(value)),
+        v.int_text,
+        v.str_text,
+        v.str_text,
+        None,
     )
 
     def __init__(self, *, id_: str, kind: MovementKind, item: str, from_bin: str | None, to_bin: str | None, quantity: int, reference: str, clerk: str, at: dt.datetime) -> None:
