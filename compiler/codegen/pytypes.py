@@ -221,7 +221,14 @@ class TypeTables:
             item = self.text(typ.element, x, depth + 1)
             if item is None:
                 return None
-            return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
+            element = typ.element
+            if isinstance(element, t.Named) and element.kind == "record":
+                each = "rt.record_text"  # the records' own method, mapped in C
+            elif isinstance(element, t.Named) and element.kind == "union":
+                each = f"_text_{element.name}"
+            else:
+                return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
+            return f"'[' + ', '.join(map({each}, {src})) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"
             item = self.text(typ.value, x, depth + 1)

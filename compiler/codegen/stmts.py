@@ -119,7 +119,7 @@ class StatementCompiler:
             owner = obj_type.name if isinstance(obj_type, t.Named) else "?"
             value = self.x.tables.checked(typ, value, repr(f"{owner}.{target.name.name}"))
             if isinstance(obj_type, t.Named) and obj_type.kind == "entity":
-                self.emit(f"{self.env.ep}._set({self.x.value(target.obj, self.env)}, "
+                self.emit(f"{self.env.ep}._set_row({self.x.value(target.obj, self.env)}, "
                           f"{field!r}, {value})", node)
             else:
                 rebuilt = (f"dataclasses.replace({self.x.value(target.obj, self.env)}, "

@@ -683,7 +683,7 @@ class CarRentalCounter(Episode):
         'Cancel a reservation that has not been picked up. There is no fee.'
         if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:252
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be cancelled.')))
-        self._set(rental, 'status', _E12_RentalStatus_cancelled)  # car_rental_counter.world:253
+        self._set_row(rental, 'status', _E12_RentalStatus_cancelled)  # car_rental_counter.world:253
         return rental  # car_rental_counter.world:254
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:257
@@ -702,9 +702,9 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
         if not (self.t_customers.row(rental.customer).licence_expires >= rental.return_date):  # car_rental_counter.world:269
             raise ToolError(rt.built(self, (rt.text(self.t_customers.row(rental.customer).name) + "'s licence expires on " + rt.text(self.t_customers.row(rental.customer).licence_expires) + ', before the return date.')))
-        self._set(rental, 'status', _E12_RentalStatus_picked_up)  # car_rental_counter.world:270
-        self._set(rental, 'start_mileage_km', rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)))  # car_rental_counter.world:271
-        self._set(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:272
+        self._set_row(rental, 'status', _E12_RentalStatus_picked_up)  # car_rental_counter.world:270
+        self._set_row(rental, 'start_mileage_km', rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)))  # car_rental_counter.world:271
+        self._set_row(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:272
         return rental  # car_rental_counter.world:273
 
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:  # car_rental_counter.world:276
@@ -716,18 +716,18 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('The mileage ' + rt.text(mileage_km) + ' km is lower than the ' + rt.text(car.mileage_km) + ' km recorded for car ' + rt.text(car.plate) + '.')))
         today: dt.date = self.clock.date()  # car_rental_counter.world:290
         extra: int = self.fn_days_between(rental.return_date, today)  # car_rental_counter.world:291
-        self._set(rental, 'extra_days_charge_cents', v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None))  # car_rental_counter.world:292
+        self._set_row(rental, 'extra_days_charge_cents', v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None))  # car_rental_counter.world:292
         if (branch.key() != rental.pickup_branch):  # car_rental_counter.world:293
-            self._set(rental, 'one_way_fee_cents', v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:294
+            self._set_row(rental, 'one_way_fee_cents', v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:294
         else:
-            self._set(rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:296
-        self._set(rental, 'total_cents', v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None))  # car_rental_counter.world:298
-        self._set(rental, 'end_mileage_km', rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)))  # car_rental_counter.world:299
-        self._set(rental, 'returned_on', today)  # car_rental_counter.world:300
-        self._set(rental, 'return_branch', branch.key())  # car_rental_counter.world:301
-        self._set(rental, 'status', _E12_RentalStatus_returned)  # car_rental_counter.world:302
-        self._set(self.t_cars.row(car.plate), 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))  # car_rental_counter.world:303
-        self._set(self.t_cars.row(car.plate), 'branch', branch.key())  # car_rental_counter.world:304
+            self._set_row(rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:296
+        self._set_row(rental, 'total_cents', v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None))  # car_rental_counter.world:298
+        self._set_row(rental, 'end_mileage_km', rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)))  # car_rental_counter.world:299
+        self._set_row(rental, 'returned_on', today)  # car_rental_counter.world:300
+        self._set_row(rental, 'return_branch', branch.key())  # car_rental_counter.world:301
+        self._set_row(rental, 'status', _E12_RentalStatus_returned)  # car_rental_counter.world:302
+        self._set_row(self.t_cars.row(car.plate), 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))  # car_rental_counter.world:303
+        self._set_row(self.t_cars.row(car.plate), 'branch', branch.key())  # car_rental_counter.world:304
         return rental  # car_rental_counter.world:305
 
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:  # car_rental_counter.world:308
@@ -736,7 +736,7 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental.')))
         if not (in_service or (not any(((_r8.car == car.key()) and (_r8.status == _E12_RentalStatus_reserved)) for _r8 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' has reservations; cancel or move them before taking it out of service.')))
-        self._set(car, 'in_service', in_service)  # car_rental_counter.world:316
+        self._set_row(car, 'in_service', in_service)  # car_rental_counter.world:316
         return car  # car_rental_counter.world:317
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -529,7 +529,7 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already recorded as allergic to ' + rt.text(drug.name) + '.')))
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' has an active prescription of ' + rt.text(drug.name) + '; stop it first.')))
-        self._set(patient, 'allergies', rt.add(patient.allergies, drug.key()))  # clinic_records.world:155
+        self._set_row(patient, 'allergies', rt.add(patient.allergies, drug.key()))  # clinic_records.world:155
         return patient  # clinic_records.world:156
 
     def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:  # clinic_records.world:159
@@ -570,8 +570,8 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('A renewal of ' + rt.text(self.t_drugs.row(prescription.drug).name) + ' can cover at most ' + rt.text(self.t_drugs.row(prescription.drug).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
         if not (prescription.renewals < 5):  # clinic_records.world:207
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
-        self._set(prescription, 'end', (prescription.end + dt.timedelta(days=extra_days)))  # clinic_records.world:208
-        self._set(prescription, 'renewals', v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5))  # clinic_records.world:209
+        self._set_row(prescription, 'end', (prescription.end + dt.timedelta(days=extra_days)))  # clinic_records.world:208
+        self._set_row(prescription, 'renewals', v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5))  # clinic_records.world:209
         return prescription  # clinic_records.world:210
 
     def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:  # clinic_records.world:213
@@ -582,9 +582,9 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is already stopped.')))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if ((today < prescription.end) and (today >= prescription.start)):  # clinic_records.world:222
-            self._set(prescription, 'end', today)  # clinic_records.world:223
-        self._set(prescription, 'status', _E8_RxStatus_stopped)  # clinic_records.world:225
-        self._set(prescription, 'stop_reason', rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)))  # clinic_records.world:226
+            self._set_row(prescription, 'end', today)  # clinic_records.world:223
+        self._set_row(prescription, 'status', _E8_RxStatus_stopped)  # clinic_records.world:225
+        self._set_row(prescription, 'stop_reason', rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)))  # clinic_records.world:226
         return prescription  # clinic_records.world:227
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:230

@@ -610,7 +610,7 @@ class DaySchedule:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join(map(rt.record_text, self.free_slots)) + ']', '}'))
             _SET_DaySchedule[4](self, text)
         return text
 
@@ -921,10 +921,10 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
-        self._set(appointment, 'slot', new_slot.key())  # clinic.world:403
-        self._set(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
-        self._set(appointment, 'start', new_slot.start)  # clinic.world:405
-        self._set(appointment, 'end', (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind))))  # clinic.world:406
+        self._set_row(appointment, 'slot', new_slot.key())  # clinic.world:403
+        self._set_row(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
+        self._set_row(appointment, 'start', new_slot.start)  # clinic.world:405
+        self._set_row(appointment, 'end', (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind))))  # clinic.world:406
         return appointment  # clinic.world:407
 
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:410
@@ -934,14 +934,14 @@ class ClinicScheduling(Episode):
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._set(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
-        self._set(appointment, 'cancelled_at', self.clock)  # clinic.world:422
-        self._set(appointment, 'late_cancellation', late)  # clinic.world:423
+        self._set_row(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
+        self._set_row(appointment, 'cancelled_at', self.clock)  # clinic.world:422
+        self._set_row(appointment, 'late_cancellation', late)  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:428
+            self._set_row(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:429
         return _new_Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
 
@@ -953,15 +953,15 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
             raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        self._set(appointment, 'status', _E17_AppointmentStatus_checked_in)  # clinic.world:444
+        self._set_row(appointment, 'status', _E17_AppointmentStatus_checked_in)  # clinic.world:444
         return appointment  # clinic.world:445
 
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:448
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._set(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
-        self._set(appointment, 'notes', notes)  # clinic.world:456
+        self._set_row(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
+        self._set_row(appointment, 'notes', notes)  # clinic.world:456
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
@@ -970,9 +970,9 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        self._set(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
-        self._set(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:468
-        self._set(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:469
+        self._set_row(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
+        self._set_row(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:468
+        self._set_row(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:469
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
@@ -981,7 +981,7 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
         if not (amount <= patient.balance):  # clinic.world:480
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
-        self._set(patient, 'balance', v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None))  # clinic.world:481
+        self._set_row(patient, 'balance', v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None))  # clinic.world:481
         return patient  # clinic.world:482
 
     def tool_join_waitlist(self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str) -> WaitlistEntry:  # clinic.world:487

@@ -888,20 +888,20 @@ class ConcertTicketOffice(Episode):
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text(self.t_sections.row(t.section).id_) + ' has been sold in the meantime.')))
-        self._set(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:333
-        self._set(order, 'paid_at', self.clock)  # concert_ticket_office.world:334
-        self._set(order, 'payment', payment)  # concert_ticket_office.world:335
+        self._set_row(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:333
+        self._set_row(order, 'paid_at', self.clock)  # concert_ticket_office.world:334
+        self._set_row(order, 'payment', payment)  # concert_ticket_office.world:335
         for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
-            self._set(self.t_tickets.row(_t12.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:337
+            self._set_row(self.t_tickets.row(_t12.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:337
         return _new_OrderView(order=order.key(), tickets=tuple([_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:351
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        self._set(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:352
+        self._set_row(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:352
         for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())]))):  # concert_ticket_office.world:353
-            self._set(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:354
+            self._set_row(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:354
         return order  # concert_ticket_office.world:356
 
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:  # concert_ticket_office.world:359
@@ -914,7 +914,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
         if not ((self.fn_owned_count(to_customer, self.t_events.row(ticket.event)) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(ticket.event).title) + '.')))
-        self._set(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:369
+        self._set_row(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:369
         return ticket  # concert_ticket_office.world:370
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:373
@@ -923,7 +923,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
         if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:379
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started; tickets cannot be refunded.')))
-        self._set(ticket, 'status', _E12_TicketStatus_refunded)  # concert_ticket_office.world:380
+        self._set_row(ticket, 'status', _E12_TicketStatus_refunded)  # concert_ticket_office.world:380
         return _new_Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:384
@@ -936,8 +936,8 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Doors for ' + rt.text(self.t_events.row(ticket.event).title) + ' open at ' + rt.text((self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
         if not (self.clock <= (self.t_events.row(ticket.event).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
             raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has ended.')))
-        self._set(ticket, 'status', _E12_TicketStatus_checked_in)  # concert_ticket_office.world:393
-        self._set(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:394
+        self._set_row(ticket, 'status', _E12_TicketStatus_checked_in)  # concert_ticket_office.world:393
+        self._set_row(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:394
         return ticket  # concert_ticket_office.world:395
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -572,9 +572,9 @@ class HotelFrontDesk(Episode):
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         if not self.fn_room_is_free(self.t_rooms.row(booking.room), check_in, check_out, booking.id_):  # hotel_front_desk.world:237
             raise ToolError(rt.built(self, ('Room ' + rt.text(self.t_rooms.row(booking.room).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        self._set(booking, 'check_in', check_in)  # hotel_front_desk.world:238
-        self._set(booking, 'check_out', check_out)  # hotel_front_desk.world:239
-        self._set(booking, 'total', v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * self.t_rooms.row(booking.room).nightly_rate), 'Booking.total', 0, None))  # hotel_front_desk.world:240
+        self._set_row(booking, 'check_in', check_in)  # hotel_front_desk.world:238
+        self._set_row(booking, 'check_out', check_out)  # hotel_front_desk.world:239
+        self._set_row(booking, 'total', v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * self.t_rooms.row(booking.room).nightly_rate), 'Booking.total', 0, None))  # hotel_front_desk.world:240
         return booking  # hotel_front_desk.world:241
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:244
@@ -582,8 +582,8 @@ class HotelFrontDesk(Episode):
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:252
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be cancelled.')))
         days_ahead: int = rt.bounded(self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date()))  # hotel_front_desk.world:253
-        self._set(booking, 'status', _E13_BookingStatus_cancelled)  # hotel_front_desk.world:254
-        self._set(booking, 'cancellation_fee', v.check_range((self.t_rooms.row(booking.room).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None))  # hotel_front_desk.world:255
+        self._set_row(booking, 'status', _E13_BookingStatus_cancelled)  # hotel_front_desk.world:254
+        self._set_row(booking, 'cancellation_fee', v.check_range((self.t_rooms.row(booking.room).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None))  # hotel_front_desk.world:255
         return booking  # hotel_front_desk.world:256
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:259
@@ -594,16 +594,16 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
         if not (not any(((_o6.room == booking.room) and (_o6.status == _E13_BookingStatus_checked_in)) for _o6 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:266
             raise ToolError(rt.built(self, ('Room ' + rt.text(self.t_rooms.row(booking.room).number) + ' is still occupied by another guest.')))
-        self._set(booking, 'status', _E13_BookingStatus_checked_in)  # hotel_front_desk.world:267
-        self._set(booking, 'checked_in_at', self.clock)  # hotel_front_desk.world:268
+        self._set_row(booking, 'status', _E13_BookingStatus_checked_in)  # hotel_front_desk.world:267
+        self._set_row(booking, 'checked_in_at', self.clock)  # hotel_front_desk.world:268
         return booking  # hotel_front_desk.world:269
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:272
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:277
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
-        self._set(booking, 'status', _E13_BookingStatus_checked_out)  # hotel_front_desk.world:278
-        self._set(booking, 'checked_out_at', self.clock)  # hotel_front_desk.world:279
+        self._set_row(booking, 'status', _E13_BookingStatus_checked_out)  # hotel_front_desk.world:278
+        self._set_row(booking, 'checked_out_at', self.clock)  # hotel_front_desk.world:279
         return _new_CheckoutReceipt(booking=booking.key(), nights=self.fn_nights(booking.check_in, booking.check_out), amount_due=booking.total)  # hotel_front_desk.world:280
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -602,8 +602,8 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:231
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
-        self._set(ticket, 'assignee', agent.key())  # ithelpdesk.world:232
-        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:233
+        self._set_row(ticket, 'assignee', agent.key())  # ithelpdesk.world:232
+        self._set_row(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:233
         return ticket  # ithelpdesk.world:234
 
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:  # ithelpdesk.world:237
@@ -615,7 +615,7 @@ class ITHelpdesk(Episode):
         comment: Comment = Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:246
         self._insert(self.t_comments, comment)  # ithelpdesk.world:247
         if ((ticket.status == _E12_TicketStatus_assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:248
-            self._set(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:249
+            self._set_row(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:249
         return comment  # ithelpdesk.world:251
 
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:  # ithelpdesk.world:254
@@ -632,10 +632,10 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not agent.active:  # ithelpdesk.world:266
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
-        self._set(ticket, 'priority', self.fn_raised(ticket.priority))  # ithelpdesk.world:267
-        self._set(ticket, 'escalated', True)  # ithelpdesk.world:268
-        self._set(ticket, 'assignee', agent.key())  # ithelpdesk.world:269
-        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:270
+        self._set_row(ticket, 'priority', self.fn_raised(ticket.priority))  # ithelpdesk.world:267
+        self._set_row(ticket, 'escalated', True)  # ithelpdesk.world:268
+        self._set_row(ticket, 'assignee', agent.key())  # ithelpdesk.world:269
+        self._set_row(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:270
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:271
         return ticket  # ithelpdesk.world:277
 
@@ -649,9 +649,9 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
         if not (resolution_note.strip() != ''):  # ithelpdesk.world:289
             raise ToolError('The resolution note cannot be blank.')
-        self._set(ticket, 'status', _E12_TicketStatus_resolved)  # ithelpdesk.world:290
-        self._set(ticket, 'resolution_note', v.check_length(resolution_note, 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:291
-        self._set(ticket, 'resolved_at', self.clock)  # ithelpdesk.world:292
+        self._set_row(ticket, 'status', _E12_TicketStatus_resolved)  # ithelpdesk.world:290
+        self._set_row(ticket, 'resolution_note', v.check_length(resolution_note, 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:291
+        self._set_row(ticket, 'resolved_at', self.clock)  # ithelpdesk.world:292
         return ticket  # ithelpdesk.world:293
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:296
@@ -662,10 +662,10 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:304
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        self._set(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:305
-        self._set(ticket, 'resolution_note', v.check_length('', 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:306
-        self._set(ticket, 'resolved_at', None)  # ithelpdesk.world:307
-        self._set(ticket, 'reopen_count', v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None))  # ithelpdesk.world:308
+        self._set_row(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:305
+        self._set_row(ticket, 'resolution_note', v.check_length('', 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:306
+        self._set_row(ticket, 'resolved_at', None)  # ithelpdesk.world:307
+        self._set_row(ticket, 'reopen_count', v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None))  # ithelpdesk.world:308
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:309
         return ticket  # ithelpdesk.world:310
 
@@ -677,7 +677,7 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:320
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.')))
-        self._set(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:321
+        self._set_row(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:321
         return ticket  # ithelpdesk.world:322
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

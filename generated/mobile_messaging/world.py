@@ -793,9 +793,9 @@ class MobileMessaging(Episode):
         if not (user.password == password):  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:271
-            self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:272
+            self._set_row(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:272
             self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:273
-        self._set(user, 'presence', _E8_Presence_online)  # messaging.world:275
+        self._set_row(user, 'presence', _E8_Presence_online)  # messaging.world:275
         self._set(self.state, 'current_user', user.key())  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
@@ -804,7 +804,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:282
-        self._set(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:283
+        self._set_row(self.t_users.row(rt.present(self.state.current_user)), 'presence', _E8_Presence_offline)  # messaging.world:283
         self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:284
         self._set(self.state, 'current_user', None)  # messaging.world:285
         return rt.built(self, (rt.text(name) + ' has been logged out.'))  # messaging.world:286
@@ -865,7 +865,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:359
             raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
-        self._set(contact, 'favorite', favorite)  # messaging.world:360
+        self._set_row(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:  # messaging.world:366
@@ -917,7 +917,7 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:425
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
-        self._set(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:426
+        self._set_row(conversation, 'archived_by', (conversation.archived_by + (me.key(),)))  # messaging.world:426
         return self.fn_summary(conversation, me)  # messaging.world:427
 
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:  # messaging.world:430
@@ -929,7 +929,7 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:438
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
-        self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:439
+        self._set_row(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:439
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
@@ -950,9 +950,9 @@ class MobileMessaging(Episode):
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:468
         message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:469
         self._insert(self.t_messages, message)  # messaging.world:476
-        self._set(conversation, 'last_activity', self.clock)  # messaging.world:477
+        self._set_row(conversation, 'last_activity', self.clock)  # messaging.world:477
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:478
-            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:479
+            self._set_row(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:479
         return message  # messaging.world:481
 
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:  # messaging.world:484
@@ -964,9 +964,9 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:493
         self._insert(self.t_messages, message)  # messaging.world:500
-        self._set(conversation, 'last_activity', self.clock)  # messaging.world:501
+        self._set_row(conversation, 'last_activity', self.clock)  # messaging.world:501
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:502
-            self._set(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:503
+            self._set_row(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))  # messaging.world:503
         return message  # messaging.world:505
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
@@ -977,9 +977,9 @@ class MobileMessaging(Episode):
         if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:515
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:516
-            self._set(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:517
+            self._set_row(message, 'read_by', rt.add(message.read_by, me.key()))  # messaging.world:517
         if (message.delivery == _E8_Delivery_sent):  # messaging.world:520
-            self._set(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
+            self._set_row(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:  # messaging.world:526
@@ -993,9 +993,9 @@ class MobileMessaging(Episode):
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
             self._steps -= len(m.read_by)  # messaging.world:536
             self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
-            self._set(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:536
+            self._set_row(m, 'read_by', rt.add(m.read_by, me.key()))  # messaging.world:536
             if (m.delivery == _E8_Delivery_sent):  # messaging.world:537
-                self._set(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
+                self._set_row(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
@@ -1032,7 +1032,7 @@ class MobileMessaging(Episode):
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
-            self._set(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:580
+            self._set_row(m, 'delivery', self.fn_delivery_for(self.t_conversations.row(m.conversation), me))  # messaging.world:580
         return stuck  # messaging.world:582
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

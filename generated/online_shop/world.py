@@ -615,10 +615,10 @@ class Order(Row):
         v.str_text,
         v.str_text,
         lambda value: value._json_text(),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
         lambda value: v.str_text(value._value_),
         v.str_text,
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
         lambda value: ('null' if value is None else v.str_text(value)),
         lambda value: ('null' if value is None else v.str_text(value._value_)),
         None,
@@ -1197,11 +1197,11 @@ class OnlineShop(Episode):
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
         if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
-        self._set(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
         self._steps -= len(items)  # shop.world:379
         self._steps >= 0 or rt.out_of_steps()  # shop.world:379
         for _id_20 in items:  # shop.world:379
-            self._set(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:380
+            self._set_row(self.t_variants.row(_id_20), 'stock', rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20]))  # shop.world:380
         order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
@@ -1212,14 +1212,14 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
         customer: Customer = self.t_customers.row(order.customer)  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
-        self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:402
-        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)})  # shop.world:402
+        self._set_row(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:403
         self._steps -= len(order.items)  # shop.world:409
         self._steps >= 0 or rt.out_of_steps()  # shop.world:409
         for line in order.items:  # shop.world:409
-            self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:410
-        self._set(order, 'status', _E11_OrderStatus_cancelled)  # shop.world:412
-        self._set(order, 'cancel_reason', reason)  # shop.world:413
+            self._set_row(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:410
+        self._set_row(order, 'status', _E11_OrderStatus_cancelled)  # shop.world:412
+        self._set_row(order, 'cancel_reason', reason)  # shop.world:413
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
@@ -1228,7 +1228,7 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
         if not (address != order.address):  # shop.world:424
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' already ships to that address.')))
-        self._set(order, 'address', address)  # shop.world:425
+        self._set_row(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:  # shop.world:429
@@ -1251,10 +1251,10 @@ class OnlineShop(Episode):
         if (difference > 0.0):  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
+            self._set_row(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
-            self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
-        self._set(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:465
+            self._set_row(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),)))  # shop.world:458
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))})  # shop.world:465
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         self._steps -= len(order.items)  # shop.world:467
         self._steps >= 0 or rt.out_of_steps()  # shop.world:467
@@ -1267,9 +1267,9 @@ class OnlineShop(Episode):
                 self._steps -= len(updated)  # shop.world:477
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:477
                 updated = (updated + (line,))  # shop.world:477
-        self._set(order, 'items', v.check_length(updated, 'Order.items', 1, None))  # shop.world:480
-        self._set(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:481
-        self._set(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
+        self._set_row(order, 'items', v.check_length(updated, 'Order.items', 1, None))  # shop.world:480
+        self._set_row(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:481
+        self._set_row(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
@@ -1278,15 +1278,15 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
         if not (not any((_o22.tracking == tracking_number) for _o22 in rt.each(self, self.t_orders))):  # shop.world:493
             raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
-        self._set(order, 'status', _E11_OrderStatus_processed)  # shop.world:494
-        self._set(order, 'tracking', rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')))  # shop.world:495
+        self._set_row(order, 'status', _E11_OrderStatus_processed)  # shop.world:494
+        self._set_row(order, 'tracking', rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')))  # shop.world:495
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
         'Record that the carrier delivered a processed order.'
         if not (order.status == _E11_OrderStatus_processed):  # shop.world:504
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.')))
-        self._set(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
+        self._set_row(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
     def tool_request_return(self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str) -> ReturnRequest:  # shop.world:511
@@ -1308,7 +1308,7 @@ class OnlineShop(Episode):
         returned_lines: tuple[OrderItem, ...] = tuple([_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids))])  # shop.world:528
         request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line26.variant for _line26 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
-        self._set(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
+        self._set_row(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:  # shop.world:541
@@ -1321,23 +1321,23 @@ class OnlineShop(Episode):
         self._steps >= 0 or rt.out_of_steps()  # shop.world:549
         for line in order.items:  # shop.world:549
             if (line.variant in rt.each(self, return_request.items)):  # shop.world:550
-                self._set(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:551
+                self._set_row(self.t_variants.row(self.t_variants.row(line.variant).id_), 'stock', rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity))  # shop.world:551
         method_id: str = return_request.refund_method_id  # shop.world:554
-        self._set(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:555
-        self._set(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
-        self._set(order, 'status', _E11_OrderStatus_returned)  # shop.world:562
-        self._set(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)})  # shop.world:555
+        self._set_row(order, 'transactions', (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),)))  # shop.world:556
+        self._set_row(order, 'status', _E11_OrderStatus_returned)  # shop.world:562
+        self._set_row(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
         card: GiftCard = _new_GiftCard(id_=self._next('gift_card_ids', 'gift_card_{:07d}'), balance=v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
-        self._set(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})  # shop.world:574
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})  # shop.world:574
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
         "Add units that arrived from the supplier to an item's stock."
-        self._set(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
+        self._set_row(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -683,11 +683,11 @@ class PublicLibrary(Episode):
         if (len(queue) > 0):  # public_library.world:237
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:238
                 raise ToolError(rt.built(self, (rt.text(self.t_books.row(copy_.book).title) + ' is on hold for another member who comes first in line.')))
-            self._set(self.t_holds.row(self.t_holds.row(queue[0]).id_), 'status', _E10_HoldStatus_fulfilled)  # public_library.world:239
+            self._set_row(self.t_holds.row(self.t_holds.row(queue[0]).id_), 'status', _E10_HoldStatus_fulfilled)  # public_library.world:239
         today: dt.date = self.clock.date()  # public_library.world:241
         loan: Loan = Loan(id_=self._next('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:242
         self._insert(self.t_loans, loan)  # public_library.world:243
-        self._set(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:244
+        self._set_row(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:244
         return loan  # public_library.world:245
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:248
@@ -700,11 +700,11 @@ class PublicLibrary(Episode):
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:256
         today: dt.date = self.clock.date()  # public_library.world:257
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:258
-        self._set(loan, 'returned_on', today)  # public_library.world:259
-        self._set(loan, 'late_fee', v.check_range(fee, 'Loan.late_fee', 0.0, None))  # public_library.world:260
+        self._set_row(loan, 'returned_on', today)  # public_library.world:259
+        self._set_row(loan, 'late_fee', v.check_range(fee, 'Loan.late_fee', 0.0, None))  # public_library.world:260
         member: Member = self.t_members.row(loan.member)  # public_library.world:261
-        self._set(member, 'fees_due', v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None))  # public_library.world:262
-        self._set(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:263
+        self._set_row(member, 'fees_due', v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None))  # public_library.world:262
+        self._set_row(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:263
         return loan  # public_library.world:264
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:267
@@ -717,8 +717,8 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
         if not (len(self.fn_hold_queue(self.t_books.row(self.t_copies.row(loan.copy_).book))) == 0):  # public_library.world:273
             raise ToolError(rt.built(self, (rt.text(self.t_books.row(self.t_copies.row(loan.copy_).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
-        self._set(loan, 'due_on', (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS)))  # public_library.world:274
-        self._set(loan, 'renewed', True)  # public_library.world:275
+        self._set_row(loan, 'due_on', (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS)))  # public_library.world:274
+        self._set_row(loan, 'renewed', True)  # public_library.world:275
         return loan  # public_library.world:276
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:279
@@ -735,7 +735,7 @@ class PublicLibrary(Episode):
         'Cancel an active hold.'
         if not (hold.status == _E10_HoldStatus_active):  # public_library.world:295
             raise ToolError(rt.built(self, ('Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.')))
-        self._set(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:296
+        self._set_row(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:296
         return hold  # public_library.world:297
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:300
@@ -744,7 +744,7 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, (rt.text(member.name) + ' has no fees due.')))
         if not (amount <= member.fees_due):  # public_library.world:307
             raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; a payment of $' + format(amount, '.2f') + ' is more than that.')))
-        self._set(member, 'fees_due', v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None))  # public_library.world:308
+        self._set_row(member, 'fees_due', v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None))  # public_library.world:308
         return member  # public_library.world:309
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -813,8 +813,8 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
         if not any((_l10.order == order.key()) for _l10 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:275
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        self._set(order, 'status', _E11_OrderStatus_sent_to_kitchen)  # restaurant_orders.world:276
-        self._set(order, 'sent_at', self.clock)  # restaurant_orders.world:277
+        self._set_row(order, 'status', _E11_OrderStatus_sent_to_kitchen)  # restaurant_orders.world:276
+        self._set_row(order, 'sent_at', self.clock)  # restaurant_orders.world:277
         return order  # restaurant_orders.world:278
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:281
@@ -823,8 +823,8 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:287
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        self._set(order, 'status', _E11_OrderStatus_served)  # restaurant_orders.world:288
-        self._set(order, 'served_at', self.clock)  # restaurant_orders.world:289
+        self._set_row(order, 'status', _E11_OrderStatus_served)  # restaurant_orders.world:288
+        self._set_row(order, 'served_at', self.clock)  # restaurant_orders.world:289
         return order  # restaurant_orders.world:290
 
     def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:  # restaurant_orders.world:295
@@ -837,7 +837,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Payments have already been made on order ' + rt.text(order.id_) + '.')))
         if not (ways <= order.guests):  # restaurant_orders.world:304
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has ' + rt.text(order.guests) + ' guests; it cannot be split ' + rt.text(ways) + ' ways.')))
-        self._set(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))  # restaurant_orders.world:305
+        self._set_row(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))  # restaurant_orders.world:305
         total: int = self.fn_order_total(order)  # restaurant_orders.world:306
         return tuple([self.fn_share_amount(total, ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:307
 
@@ -854,15 +854,15 @@ class RestaurantOrders(Episode):
         payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:322
         self._insert(self.t_payments, payment)  # restaurant_orders.world:329
         if (share == order.split_ways):  # restaurant_orders.world:330
-            self._set(order, 'status', _E11_OrderStatus_paid)  # restaurant_orders.world:331
-            self._set(order, 'paid_at', self.clock)  # restaurant_orders.world:332
+            self._set_row(order, 'status', _E11_OrderStatus_paid)  # restaurant_orders.world:331
+            self._set_row(order, 'paid_at', self.clock)  # restaurant_orders.world:332
         return _new_SettleReceipt(payment=payment.key(), shares_paid=share, split_ways=order.split_ways, remaining_cents=rt.bounded(total - self.fn_paid_so_far(order)), order_status=order.status)  # restaurant_orders.world:334
 
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:343
         'Mark a menu item available or sold out.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:349
             raise ToolError('Not signed in.')
-        self._set(item, 'available', available)  # restaurant_orders.world:350
+        self._set_row(item, 'available', available)  # restaurant_orders.world:350
         return item  # restaurant_orders.world:351
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

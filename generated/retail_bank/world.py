@@ -615,8 +615,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
         if not (account.balance_cents == 0):  # retail_bank.world:218
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        self._set(account, 'status', _E13_AccountStatus_closed)  # retail_bank.world:219
-        self._set(account, 'closed_on', self.clock.date())  # retail_bank.world:220
+        self._set_row(account, 'status', _E13_AccountStatus_closed)  # retail_bank.world:219
+        self._set_row(account, 'closed_on', self.clock.date())  # retail_bank.world:220
         return account  # retail_bank.world:221
 
     def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:224
@@ -627,7 +627,7 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:233
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
-        self._set(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:234
+        self._set_row(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:234
         self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:235
         return account  # retail_bank.world:242
 
@@ -643,7 +643,7 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('The desk can pay out at most ' + rt.text(self.fn_money(self.state.max_withdrawal_cents)) + ' per withdrawal.')))
         if not (account.balance_cents >= amount_cents):  # retail_bank.world:256
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(account.number) + ' holds ' + rt.text(self.fn_money(account.balance_cents)) + '.')))
-        self._set(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:257
+        self._set_row(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:257
         self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:258
         return account  # retail_bank.world:265
 
@@ -663,8 +663,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is frozen.')))
         if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:282
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(from_account.number) + ' holds ' + rt.text(self.fn_money(from_account.balance_cents)) + '.')))
-        self._set(from_account, 'balance_cents', v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:283
-        self._set(to_account, 'balance_cents', v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:284
+        self._set_row(from_account, 'balance_cents', v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:283
+        self._set_row(to_account, 'balance_cents', v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:284
         tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:285
         self._insert(self.t_transactions, tx)  # retail_bank.world:293
         return tx  # retail_bank.world:294
@@ -681,8 +681,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
         if not (reason.strip() != ''):  # retail_bank.world:307
             raise ToolError('A freeze needs a reason.')
-        self._set(account, 'status', _E13_AccountStatus_frozen)  # retail_bank.world:308
-        self._set(account, 'freeze_reason', v.check_length(reason, 'Account.freeze_reason', None, 120))  # retail_bank.world:309
+        self._set_row(account, 'status', _E13_AccountStatus_frozen)  # retail_bank.world:308
+        self._set_row(account, 'freeze_reason', v.check_length(reason, 'Account.freeze_reason', None, 120))  # retail_bank.world:309
         return account  # retail_bank.world:310
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:313
@@ -693,8 +693,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
         if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:320
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        self._set(account, 'status', _E13_AccountStatus_active)  # retail_bank.world:321
-        self._set(account, 'freeze_reason', v.check_length('', 'Account.freeze_reason', None, 120))  # retail_bank.world:322
+        self._set_row(account, 'status', _E13_AccountStatus_active)  # retail_bank.world:321
+        self._set_row(account, 'freeze_reason', v.check_length('', 'Account.freeze_reason', None, 120))  # retail_bank.world:322
         return account  # retail_bank.world:323
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

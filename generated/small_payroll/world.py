@@ -771,7 +771,7 @@ class SmallPayroll(Episode):
                 raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' is already ' + rt.text((ts if ts is not None else rt.absent()).status) + '; hours can no longer be added.')))
             if not (((ts if ts is not None else rt.absent()).hours + hours) <= 300.0):  # small_payroll.world:251
                 raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' would have ' + rt.text(((ts if ts is not None else rt.absent()).hours + hours)) + ' hours; at most 300 are allowed.')))
-            self._set(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'hours', v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0))  # small_payroll.world:252
+            self._set_row(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'hours', v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0))  # small_payroll.world:252
             return self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:253
         created: Timesheet = Timesheet(id_=self._next('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=_E15_TimesheetStatus_draft, approved_by=None)  # small_payroll.world:255
         self._insert(self.t_timesheets, created)  # small_payroll.world:256
@@ -789,8 +789,8 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(timesheet.period).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:269
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        self._set(timesheet, 'status', _E15_TimesheetStatus_approved)  # small_payroll.world:270
-        self._set(timesheet, 'approved_by', self.state.current_user)  # small_payroll.world:271
+        self._set_row(timesheet, 'status', _E15_TimesheetStatus_approved)  # small_payroll.world:270
+        self._set_row(timesheet, 'approved_by', self.state.current_user)  # small_payroll.world:271
         return timesheet  # small_payroll.world:272
 
     def tool_issue_bonus(self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str) -> Bonus:  # small_payroll.world:275
@@ -838,7 +838,7 @@ class SmallPayroll(Episode):
                     self._steps -= len(created)  # small_payroll.world:345
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:345
                     created = (created + (_slip7.key(),))  # small_payroll.world:345
-                    self._set(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'status', _E15_TimesheetStatus_paid)  # small_payroll.world:346
+                    self._set_row(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'status', _E15_TimesheetStatus_paid)  # small_payroll.world:346
                 elif (bonus > 0):  # small_payroll.world:347
                     _tax8: int = self.fn_tax_for(e, bonus)  # small_payroll.world:348
                     _slip9: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax8, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax8), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:349
@@ -846,8 +846,8 @@ class SmallPayroll(Episode):
                     self._steps -= len(created)  # small_payroll.world:358
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:358
                     created = (created + (_slip9.key(),))  # small_payroll.world:358
-        self._set(period, 'status', _E12_PeriodStatus_paid)  # small_payroll.world:362
-        self._set(period, 'paid_on', self.clock.date())  # small_payroll.world:363
+        self._set_row(period, 'status', _E12_PeriodStatus_paid)  # small_payroll.world:362
+        self._set_row(period, 'paid_on', self.clock.date())  # small_payroll.world:363
         return created  # small_payroll.world:364
 
     def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:  # small_payroll.world:367
@@ -857,11 +857,11 @@ class SmallPayroll(Episode):
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:375
             raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
         tax: int = self.fn_tax_for(self.t_employees.row(payslip.employee), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:376
-        self._set(payslip, 'gross_cents', v.check_range(gross_cents, 'Payslip.gross_cents', 0, None))  # small_payroll.world:377
-        self._set(payslip, 'tax_cents', v.check_range(tax, 'Payslip.tax_cents', 0, None))  # small_payroll.world:378
-        self._set(payslip, 'net_cents', v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None))  # small_payroll.world:379
-        self._set(payslip, 'corrected', True)  # small_payroll.world:380
-        self._set(payslip, 'correction_note', v.check_length(note, 'Payslip.correction_note', None, 200))  # small_payroll.world:381
+        self._set_row(payslip, 'gross_cents', v.check_range(gross_cents, 'Payslip.gross_cents', 0, None))  # small_payroll.world:377
+        self._set_row(payslip, 'tax_cents', v.check_range(tax, 'Payslip.tax_cents', 0, None))  # small_payroll.world:378
+        self._set_row(payslip, 'net_cents', v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None))  # small_payroll.world:379
+        self._set_row(payslip, 'corrected', True)  # small_payroll.world:380
+        self._set_row(payslip, 'correction_note', v.check_length(note, 'Payslip.correction_note', None, 200))  # small_payroll.world:381
         return payslip  # small_payroll.world:382
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

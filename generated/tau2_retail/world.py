@@ -703,10 +703,10 @@ class Order(Row):
         v.str_text,
         v.str_text,
         lambda value: value._json_text(),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
         lambda value: v.str_text(value._value_),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
         lambda value: ('null' if value is None else v.str_text(value._value_)),
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
@@ -1053,15 +1053,15 @@ class Tau2Retail(Episode):
                 card = _subject4
                 self._steps -= len(user.payment_methods)  # retail.world:319
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:319
-                self._set(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:319
+                self._set_row(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:319
             else:
                 pass
-        self._set(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:327
+        self._set_row(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:327
         if (reason == 'no longer needed'):  # retail.world:328
-            self._set(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)  # retail.world:329
+            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)  # retail.world:329
         else:
-            self._set(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)  # retail.world:331
-        self._set(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:333
+            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)  # retail.world:331
+        self._set_row(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:333
         return order_id  # retail.world:334
 
     def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:337
@@ -1102,18 +1102,18 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        self._set(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:376
-        self._set(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:377
-        self._set(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:378
-        self._set(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:379
-        self._set(order, 'exchange_price_difference', diff_)  # retail.world:380
+        self._set_row(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:376
+        self._set_row(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:377
+        self._set_row(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:378
+        self._set_row(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:379
+        self._set_row(order, 'exchange_price_difference', diff_)  # retail.world:380
         return order  # retail.world:381
 
     def tool_modify_pending_order_address(self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> Order:  # retail.world:384
         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
         if not ((order_id.status == _E11_OrderStatus_pending) or (order_id.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:395
             raise ToolError('Non-pending order cannot be modified')
-        self._set(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:396
+        self._set_row(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:396
         return order_id  # retail.world:404
 
     def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:407
@@ -1161,11 +1161,11 @@ class Tau2Retail(Episode):
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:453
-        self._set(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),))))  # retail.world:454
+        self._set_row(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),))))  # retail.world:454
         _subject7 = _some_PaymentMethod(method)  # retail.world:455
         if isinstance(_subject7, GiftCard):  # retail.world:456
             _card8 = _subject7
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card8.id_, balance=round((_card8.balance - diff_), 2))})  # retail.world:457
+            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card8.id_, balance=round((_card8.balance - diff_), 2))})  # retail.world:457
         else:
             pass
         j: int = 0  # retail.world:464
@@ -1178,8 +1178,8 @@ class Tau2Retail(Episode):
             _it11: OrderItem = order.items[k]  # retail.world:469
             self._steps -= len(order.items)  # retail.world:470
             self._steps >= 0 or rt.out_of_steps()  # retail.world:470
-            self._set(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it11.name, product_id=_it11.product_id, item_id=_new10, price=last_price, options=last_options)))  # retail.world:470
-        self._set(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:478
+            self._set_row(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it11.name, product_id=_it11.product_id, item_id=_new10, price=last_price, options=last_options)))  # retail.world:470
+        self._set_row(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:478
         return order  # retail.world:479
 
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:  # retail.world:482
@@ -1205,11 +1205,11 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:504
+        self._set_row(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:504
         _subject13 = _some_PaymentMethod(method)  # retail.world:505
         if isinstance(_subject13, GiftCard):  # retail.world:506
             _card14 = _subject13
-            self._set(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card14.id_, balance=round((_card14.balance - amount), 2))})  # retail.world:507
+            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card14.id_, balance=round((_card14.balance - amount), 2))})  # retail.world:507
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:514
@@ -1218,14 +1218,14 @@ class Tau2Retail(Episode):
         _subject15 = _some_PaymentMethod(old_method)  # retail.world:516
         if isinstance(_subject15, GiftCard):  # retail.world:517
             _card16 = _subject15
-            self._set(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card16.id_, balance=round((_card16.balance + amount), 2))})  # retail.world:518
+            self._set_row(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card16.id_, balance=round((_card16.balance + amount), 2))})  # retail.world:518
         else:
             pass
         return order  # retail.world:522
 
     def tool_modify_user_address(self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> User:  # retail.world:525
         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        self._set(user_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:536
+        self._set_row(user_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:536
         return user_id  # retail.world:544
 
     def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:547
@@ -1241,9 +1241,9 @@ class Tau2Retail(Episode):
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:559
         if not (missing is None):  # retail.world:560
             raise ToolError('Some item not found')
-        self._set(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:561
-        self._set(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:562
-        self._set(order, 'return_payment_method_id', payment_method_id)  # retail.world:563
+        self._set_row(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:561
+        self._set_row(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:562
+        self._set_row(order, 'return_payment_method_id', payment_method_id)  # retail.world:563
         return order  # retail.world:564
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -633,8 +633,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
         if not self.fn_is_member(self.t_channels.row(message.channel), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:203
             raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text(self.t_channels.row(message.channel).name) + '.')))
-        self._set(message, 'body', v.check_length(body, 'Message.body', 0, 2000))  # team_chat.world:204
-        self._set(message, 'edited_at', self.clock)  # team_chat.world:205
+        self._set_row(message, 'body', v.check_length(body, 'Message.body', 0, 2000))  # team_chat.world:204
+        self._set_row(message, 'edited_at', self.clock)  # team_chat.world:205
         return message  # team_chat.world:206
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:209
@@ -645,10 +645,10 @@ class TeamChat(Episode):
             raise ToolError('You can only delete your own messages.')
         if not (not message.deleted):  # team_chat.world:216
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already deleted.')))
-        self._set(message, 'deleted', True)  # team_chat.world:217
-        self._set(message, 'body', v.check_length('', 'Message.body', 0, 2000))  # team_chat.world:218
-        self._set(message, 'pinned', False)  # team_chat.world:219
-        self._set(message, 'pinned_by', None)  # team_chat.world:220
+        self._set_row(message, 'deleted', True)  # team_chat.world:217
+        self._set_row(message, 'body', v.check_length('', 'Message.body', 0, 2000))  # team_chat.world:218
+        self._set_row(message, 'pinned', False)  # team_chat.world:219
+        self._set_row(message, 'pinned_by', None)  # team_chat.world:220
         return message  # team_chat.world:221
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:224
@@ -663,8 +663,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
         if not (self.fn_pin_count(self.t_channels.row(message.channel)) < _C_MAX_PINS):  # team_chat.world:233
             raise ToolError(rt.built(self, ('#' + rt.text(self.t_channels.row(message.channel).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
-        self._set(message, 'pinned', True)  # team_chat.world:234
-        self._set(message, 'pinned_by', self.state.current_user)  # team_chat.world:235
+        self._set_row(message, 'pinned', True)  # team_chat.world:234
+        self._set_row(message, 'pinned_by', self.state.current_user)  # team_chat.world:235
         return message  # team_chat.world:236
 
     def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:239
@@ -675,8 +675,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text(self.t_channels.row(message.channel).name) + '.')))
         if not message.pinned:  # team_chat.world:246
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
-        self._set(message, 'pinned', False)  # team_chat.world:247
-        self._set(message, 'pinned_by', None)  # team_chat.world:248
+        self._set_row(message, 'pinned', False)  # team_chat.world:247
+        self._set_row(message, 'pinned_by', None)  # team_chat.world:248
         return message  # team_chat.world:249
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:252

@@ -271,7 +271,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
         v.int_text,
         None,
         None,
@@ -839,8 +839,8 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
         if not (self.clock.date() <= self.t_sections.row(enrolment.section).drop_deadline):  # university_registrar.world:281
             raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' was ' + rt.text(self.t_sections.row(enrolment.section).drop_deadline) + '.')))
-        self._set(enrolment, 'status', _E15_EnrolmentStatus_dropped)  # university_registrar.world:282
-        self._set(enrolment, 'dropped_at', self.clock)  # university_registrar.world:283
+        self._set_row(enrolment, 'status', _E15_EnrolmentStatus_dropped)  # university_registrar.world:282
+        self._set_row(enrolment, 'dropped_at', self.clock)  # university_registrar.world:283
         return enrolment  # university_registrar.world:284
 
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:  # university_registrar.world:289
@@ -890,8 +890,8 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
         if not (self.clock.date() >= self.t_sections.row(enrolment.section).ends_on):  # university_registrar.world:343
             raise ToolError(rt.built(self, ('Section ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' ends on ' + rt.text(self.t_sections.row(enrolment.section).ends_on) + '; grades can be recorded from then.')))
-        self._set(enrolment, 'grade', grade)  # university_registrar.world:344
-        self._set(enrolment, 'status', _E15_EnrolmentStatus_completed)  # university_registrar.world:345
+        self._set_row(enrolment, 'grade', grade)  # university_registrar.world:344
+        self._set_row(enrolment, 'status', _E15_EnrolmentStatus_completed)  # university_registrar.world:345
         return enrolment  # university_registrar.world:346
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -744,7 +744,7 @@ class WarehouseInventoryDesk(Episode):
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:219
         id_: str = ''  # warehouse_inventory_desk.world:220
         if (level is not None):  # warehouse_inventory_desk.world:221
-            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:222
+            self._set_row(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:222
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:223
         else:
             created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:225
@@ -762,7 +762,7 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
         if not ((level if level is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:251
             raise ToolError(rt.built(self, ('Only ' + rt.text((level if level is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:252
+        self._set_row(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:252
         self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:253
         return self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:261
 
@@ -782,11 +782,11 @@ class WarehouseInventoryDesk(Episode):
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:278
         if not (quantity <= free):  # warehouse_inventory_desk.world:279
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        self._set(self.t_stock.row((source if source is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:280
+        self._set_row(self.t_stock.row((source if source is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:280
         target: StockLevel | None = self.fn_find_stock(item, to_bin)  # warehouse_inventory_desk.world:281
         target_id: str = ''  # warehouse_inventory_desk.world:282
         if (target is not None):  # warehouse_inventory_desk.world:283
-            self._set(self.t_stock.row((target if target is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:284
+            self._set_row(self.t_stock.row((target if target is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:284
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:285
         else:
             created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:287
@@ -809,8 +809,8 @@ class WarehouseInventoryDesk(Episode):
         if not (rt.bounded(counted + others) <= bin_.capacity):  # warehouse_inventory_desk.world:321
             raise ToolError(rt.built(self, ('A count of ' + rt.text(counted) + ' would put bin ' + rt.text(bin_.code) + ' over its capacity of ' + rt.text(bin_.capacity) + ' (other items hold ' + rt.text(others) + ').')))
         if (level is not None):  # warehouse_inventory_desk.world:322
-            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(counted, 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:323
-            self._set(self.t_stock.row((level if level is not None else rt.absent()).id_), 'last_counted', self.clock.date())  # warehouse_inventory_desk.world:324
+            self._set_row(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(counted, 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:323
+            self._set_row(self.t_stock.row((level if level is not None else rt.absent()).id_), 'last_counted', self.clock.date())  # warehouse_inventory_desk.world:324
         else:
             self._insert(self.t_stock, StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:326
         difference: int = rt.bounded(counted - recorded)  # warehouse_inventory_desk.world:328
@@ -826,7 +826,7 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:356
             raise ToolError('Only supervisors can block or unblock bins.')
-        self._set(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:357
+        self._set_row(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:357
         return bin_  # warehouse_inventory_desk.world:358
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:361

@@ -53,6 +53,8 @@ FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 #: One step of a row's text: the JSON key with its separator, and the field's text maker.
 _Step = tuple[str, Callable[[Any], str]]
 
+_is_not = operator.is_not
+
 #: A fragment cache entry never filled: its value is nothing a field can hold.
 _NO_FRAGMENT: tuple[object, str] = (object(), "")
 
@@ -194,7 +196,7 @@ class Row:
         else:
             frags = parts[at + 1]
             before: list[tuple[object, str]] = parts[at + 2]
-            for i in compress(layout.indices, map(operator.is_not, values, old)):
+            for i in compress(layout.indices, map(_is_not, values, old)):
                 value = values[i]
                 previous = before[i]
                 if previous[0] is value:  # back to the value before (an undo, a reset)
@@ -714,6 +716,15 @@ class Episode:
             self._undo.append((_SET, obj, name, getattr(obj, name), None))
             setattr(obj, name, value)
             self._state_version += 1
+
+    def _set_row(self, row: Row, name: str, value: Any) -> None:
+        """:meth:`_set` of a row's field (what generated code knows it sets)."""
+        self._undo.append((_SET, row, name, getattr(row, name), getattr(row, "_digest", None)))
+        setattr(row, name, value)
+        row._digest = None
+        row._text = None
+        for table in self._tables_of.get(row.ENTITY, ()):
+            table._digest = None
 
     def _touch(self, entity: str) -> None:
         """A row of ``entity`` changed: the digests of its tables are stale."""
