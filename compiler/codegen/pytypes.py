@@ -222,13 +222,9 @@ class TypeTables:
             if item is None:
                 return None
             element = typ.element
-            if isinstance(element, t.Named) and element.kind == "record":
-                each = "rt.record_text"  # the records' own method, mapped in C
-            elif isinstance(element, t.Named) and element.kind == "union":
-                each = f"_text_{element.name}"
-            else:
-                return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
-            return f"'[' + ', '.join(map({each}, {src})) + ']'"
+            if isinstance(element, t.Named) and element.kind == "union":
+                return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
+            return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"
             item = self.text(typ.value, x, depth + 1)

@@ -610,7 +610,7 @@ class DaySchedule:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join(map(rt.record_text, self.free_slots)) + ']', '}'))
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
             _SET_DaySchedule[4](self, text)
         return text
 

@@ -271,7 +271,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: '[' + ', '.join(map(rt.record_text, value)) + ']',
+        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
         v.int_text,
         None,
         None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import operator
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
@@ -60,7 +59,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
-    "slot_setters", "arithmetic", "record_text",
+    "slot_setters", "arithmetic",
 ]
 
 T = TypeVar("T")
@@ -592,7 +591,3 @@ def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any]
     """The setters of a slotted class's slots, in ``names`` order: a frozen record's
     ``__init__`` fills its fields through them (``object.__setattr__`` costs twice as much)."""
     return tuple(vars(cls)[name].__set__ for name in names)
-
-
-#: a record's cached JSON text (``record._json_text()``), as a function to map in C
-record_text: Callable[[Any], str] = operator.methodcaller("_json_text")
