@@ -563,7 +563,7 @@ def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> 
 _KEY = frozenset({"key"})
 
 BUILTIN_FUNCTIONS: dict[str, Builtin] = {
-    "len": Builtin(("x",), _len, "length of a string or collection", "len({x})"),
+    "len": Builtin(("x",), _len, "length of a string or collection", "@len"),
     "count": Builtin(("xs",), _count, "number of elements of a collection", "len({xs})"),
     "range": Builtin(("a", "b?"), _range, "range(n) is 0..n-1, range(a, b) is a..b-1", "@range",
                      charge=Charge(items=True)),

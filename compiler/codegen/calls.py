@@ -196,7 +196,17 @@ def _from_json(a: Args) -> str:
 
 
 #: ``@name`` in a builtin's ``emit`` -> the emitter of its several forms.
+def _len(a: Args) -> str:
+    """``len(x)``; of a comprehension, the length of its list (no tuple copied first)."""
+    src = a.value("x")
+    if isinstance(a.node("x"), n.Comprehension) and src.startswith("tuple([") and \
+            src.endswith("])"):
+        return f"len({src[len('tuple('):-1]})"
+    return f"len({src})"
+
+
 CUSTOM_EMITTERS: dict[str, Emit] = {
+    "@len": _len,
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
     "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
     "@random_choice": _random_choice, "@from_json": _from_json, "@strip": _strip("strip"),

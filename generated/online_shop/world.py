@@ -1638,7 +1638,7 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool((len(tuple([_k31 for _k31 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card')])) == 1))
+    return bool((len([_k31 for _k31 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k31])] == 'gift_card')]) == 1))
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:124

@@ -941,7 +941,7 @@ class Tau2Retail(Episode):
         self._steps -= len(ids)  # retail.world:156
         self._steps >= 0 or rt.out_of_steps()  # retail.world:156
         for id_ in ids:  # retail.world:156
-            if (len(tuple([_x1 for _x1 in rt.each(self, ids) if (_x1 == id_)])) > len(tuple([_it2 for _it2 in rt.each(self, order.items) if (_it2.item_id == id_)]))):  # retail.world:157
+            if (len([_x1 for _x1 in rt.each(self, ids) if (_x1 == id_)]) > len([_it2 for _it2 in rt.each(self, order.items) if (_it2.item_id == id_)])):  # retail.world:157
                 return id_  # retail.world:158
         return None  # retail.world:161
 
