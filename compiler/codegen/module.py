@@ -414,7 +414,7 @@ class WorldGenerator:
                     # the row it names is checked below), so only those rows are checked
                     row = self.x.fresh("row")
                     fields = repr(tuple(py_name(f.name) for f, _ in refs))
-                    lines.append(f"for {row} in self._changed_rows(self.t_{s.name}, "
+                    lines.append(f"for {row} in rt.changed_rows(self, self.t_{s.name}, "
                                  f"{fields}):")
                     for f, entity in refs:
                         target = self.world.table_of(entity or "")

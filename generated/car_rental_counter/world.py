@@ -596,9 +596,9 @@ class CarRentalCounter(Episode):
                 raise InvariantError('A one-way fee is charged only when the car came back to another branch.', 'car_rental_counter.world:155')
         if not all((((_r28.end_mileage_km is None) or (rt.present(_r28.end_mileage_km) <= self.t_cars.row(_r28.car).mileage_km)) and ((_r28.start_mileage_km is None) or (rt.present(_r28.start_mileage_km) <= self.t_cars.row(_r28.car).mileage_km))) for _r28 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
             raise InvariantError("A car's odometer is not below any reading recorded on its rentals.", 'car_rental_counter.world:158')
-        for _row29 in self._changed_rows(self.t_cars, ('branch',)):
+        for _row29 in rt.changed_rows(self, self.t_cars, ('branch',)):
             rt.check_refs(self.t_branches, _row29.branch, 'Car.branch')
-        for _row30 in self._changed_rows(self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
+        for _row30 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
             rt.check_refs(self.t_customers, _row30.customer, 'Rental.customer')
             rt.check_refs(self.t_cars, _row30.car, 'Rental.car')
             rt.check_refs(self.t_branches, _row30.pickup_branch, 'Rental.pickup_branch')

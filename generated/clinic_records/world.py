@@ -480,12 +480,12 @@ class ClinicRecords(Episode):
         for _row33 in self._changed_rows(self.t_patients):  # clinic_records.world:110
             if not (_row33.birth_date <= _row33.registered_on):
                 raise InvariantError('A patient is not registered before they were born.', 'clinic_records.world:110')
-        for _row34 in self._changed_rows(self.t_patients, ('allergies',)):
+        for _row34 in rt.changed_rows(self, self.t_patients, ('allergies',)):
             rt.check_refs(self.t_drugs, _row34.allergies, 'Patient.allergies')
-        for _row35 in self._changed_rows(self.t_visits, ('patient', 'doctor')):
+        for _row35 in rt.changed_rows(self, self.t_visits, ('patient', 'doctor')):
             rt.check_refs(self.t_patients, _row35.patient, 'Visit.patient')
             rt.check_refs(self.t_doctors, _row35.doctor, 'Visit.doctor')
-        for _row36 in self._changed_rows(self.t_prescriptions, ('visit', 'drug')):
+        for _row36 in rt.changed_rows(self, self.t_prescriptions, ('visit', 'drug')):
             rt.check_refs(self.t_visits, _row36.visit, 'Prescription.visit')
             rt.check_refs(self.t_drugs, _row36.drug, 'Prescription.drug')
         rt.check_refs(self.t_doctors, self.state.current_doctor, 'current_doctor')

@@ -774,13 +774,13 @@ class ClinicScheduling(Episode):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
         if not all((len(tuple([_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor))])) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row53 in self._changed_rows(self.t_slots, ('doctor',)):
+        for _row53 in rt.changed_rows(self, self.t_slots, ('doctor',)):
             rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
-        for _row54 in self._changed_rows(self.t_appointments, ('patient', 'doctor', 'slot')):
+        for _row54 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
             rt.check_refs(self.t_patients, _row54.patient, 'Appointment.patient')
             rt.check_refs(self.t_doctors, _row54.doctor, 'Appointment.doctor')
             rt.check_refs(self.t_slots, _row54.slot, 'Appointment.slot')
-        for _row55 in self._changed_rows(self.t_waitlist, ('patient', 'doctor')):
+        for _row55 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
             rt.check_refs(self.t_patients, _row55.patient, 'WaitlistEntry.patient')
             rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
         if self._deleted:

@@ -756,14 +756,14 @@ class ConcertTicketOffice(Episode):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:215')
         if not all((_o43.total_cents == sum(rt.each(self, tuple([_t44.price_cents for _t44 in rt.each(self, self.t_tickets) if (_t44.order == _o43.key())])))) for _o43 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:218')
-        for _row45 in self._changed_rows(self.t_sections, ('venue',)):
+        for _row45 in rt.changed_rows(self, self.t_sections, ('venue',)):
             rt.check_refs(self.t_venues, _row45.venue, 'Section.venue')
-        for _row46 in self._changed_rows(self.t_events, ('venue',)):
+        for _row46 in rt.changed_rows(self, self.t_events, ('venue',)):
             rt.check_refs(self.t_venues, _row46.venue, 'Event.venue')
-        for _row47 in self._changed_rows(self.t_orders, ('customer', 'event')):
+        for _row47 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
             rt.check_refs(self.t_customers, _row47.customer, 'Order.customer')
             rt.check_refs(self.t_events, _row47.event, 'Order.event')
-        for _row48 in self._changed_rows(self.t_tickets, ('order', 'event', 'section', 'holder')):
+        for _row48 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
             rt.check_refs(self.t_orders, _row48.order, 'Ticket.order')
             rt.check_refs(self.t_events, _row48.event, 'Ticket.event')
             rt.check_refs(self.t_sections, _row48.section, 'Ticket.section')

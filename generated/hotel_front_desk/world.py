@@ -485,7 +485,7 @@ class HotelFrontDesk(Episode):
             raise InvariantError('A room has at most one checked-in booking.', 'hotel_front_desk.world:139')
         if not all((len(tuple([_h30.key() for _h30 in rt.each(self, self.t_guests) if (_h30.email.lower() == _g29.email.lower())])) == 1) for _g29 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
             raise InvariantError('No two guests share an email address.', 'hotel_front_desk.world:142')
-        for _row31 in self._changed_rows(self.t_bookings, ('guest', 'room')):
+        for _row31 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row31.guest, 'Booking.guest')
             rt.check_refs(self.t_rooms, _row31.room, 'Booking.room')
         if self._deleted:

@@ -501,10 +501,10 @@ class ITHelpdesk(Episode):
                 raise InvariantError('A ticket has a resolution note and time exactly when it is resolved or closed.', 'ithelpdesk.world:167')
         if not all(((_t19.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t19)) for _t19 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
             raise InvariantError('A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170')
-        for _row20 in self._changed_rows(self.t_tickets, ('reporter', 'assignee')):
+        for _row20 in rt.changed_rows(self, self.t_tickets, ('reporter', 'assignee')):
             rt.check_refs(self.t_employees, _row20.reporter, 'Ticket.reporter')
             rt.check_refs(self.t_agents, _row20.assignee, 'Ticket.assignee')
-        for _row21 in self._changed_rows(self.t_comments, ('ticket', 'author')):
+        for _row21 in rt.changed_rows(self, self.t_comments, ('ticket', 'author')):
             rt.check_refs(self.t_tickets, _row21.ticket, 'Comment.ticket')
             rt.check_refs(self.t_agents, _row21.author, 'Comment.author')
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')

@@ -729,13 +729,13 @@ class MobileMessaging(Episode):
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
         if not all(all((_u70.key() in rt.each(self, self.t_conversations.row(_m69.conversation).participants)) for _u70 in rt.rows(self.t_users, rt.each(self, _m69.read_by))) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:176
             raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
-        for _row71 in self._changed_rows(self.t_contacts, ('owner', 'user')):
+        for _row71 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
             rt.check_refs(self.t_users, _row71.owner, 'Contact.owner')
             rt.check_refs(self.t_users, _row71.user, 'Contact.user')
-        for _row72 in self._changed_rows(self.t_conversations, ('participants', 'archived_by')):
+        for _row72 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
             rt.check_refs(self.t_users, _row72.participants, 'Conversation.participants')
             rt.check_refs(self.t_users, _row72.archived_by, 'Conversation.archived_by')
-        for _row73 in self._changed_rows(self.t_messages, ('conversation', 'sender', 'read_by')):
+        for _row73 in rt.changed_rows(self, self.t_messages, ('conversation', 'sender', 'read_by')):
             rt.check_refs(self.t_conversations, _row73.conversation, 'Message.conversation')
             rt.check_refs(self.t_users, _row73.sender, 'Message.sender')
             rt.check_refs(self.t_users, _row73.read_by, 'Message.read_by')

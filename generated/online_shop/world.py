@@ -1074,11 +1074,11 @@ class OnlineShop(Episode):
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
         if not all((((self.t_orders.row(_r49.order).status == _E11_OrderStatus_return_requested) or (self.t_orders.row(_r49.order).status == _E11_OrderStatus_returned)) and all(any((_i51.variant == _v50.key()) for _i51 in rt.each(self, self.t_orders.row(_r49.order).items)) for _v50 in rt.rows(self.t_variants, rt.each(self, _r49.items)))) for _r49 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
-        for _row52 in self._changed_rows(self.t_variants, ('product',)):
+        for _row52 in rt.changed_rows(self, self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row52.product, 'Variant.product')
-        for _row53 in self._changed_rows(self.t_orders, ('customer',)):
+        for _row53 in rt.changed_rows(self, self.t_orders, ('customer',)):
             rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
-        for _row54 in self._changed_rows(self.t_returns, ('order', 'items')):
+        for _row54 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
             rt.check_refs(self.t_orders, _row54.order, 'ReturnRequest.order')
             rt.check_refs(self.t_variants, _row54.items, 'ReturnRequest.items')
         if self._deleted:

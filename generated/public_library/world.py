@@ -607,12 +607,12 @@ class PublicLibrary(Episode):
         for _row30 in self._changed_rows(self.t_members):  # public_library.world:185
             if not (_row30.fees_due >= 0.0):
                 raise InvariantError('Unpaid fees are never negative.', 'public_library.world:185')
-        for _row31 in self._changed_rows(self.t_copies, ('book',)):
+        for _row31 in rt.changed_rows(self, self.t_copies, ('book',)):
             rt.check_refs(self.t_books, _row31.book, 'Copy.book')
-        for _row32 in self._changed_rows(self.t_loans, ('copy_', 'member')):
+        for _row32 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
             rt.check_refs(self.t_copies, _row32.copy_, 'Loan.copy')
             rt.check_refs(self.t_members, _row32.member, 'Loan.member')
-        for _row33 in self._changed_rows(self.t_holds, ('book', 'member')):
+        for _row33 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
             rt.check_refs(self.t_books, _row33.book, 'Hold.book')
             rt.check_refs(self.t_members, _row33.member, 'Hold.member')
         if self._deleted:

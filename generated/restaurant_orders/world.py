@@ -719,13 +719,13 @@ class RestaurantOrders(Episode):
                 raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:163')
         if not all(((self.t_orders.row(_p58.order).status == _E11_OrderStatus_served) or (self.t_orders.row(_p58.order).status == _E11_OrderStatus_paid)) for _p58 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
             raise InvariantError('Payments exist only for served or paid orders.', 'restaurant_orders.world:166')
-        for _row59 in self._changed_rows(self.t_orders, ('table', 'server')):
+        for _row59 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
             rt.check_refs(self.t_dining_tables, _row59.table, 'Order.table')
             rt.check_refs(self.t_servers, _row59.server, 'Order.server')
-        for _row60 in self._changed_rows(self.t_order_lines, ('order', 'item')):
+        for _row60 in rt.changed_rows(self, self.t_order_lines, ('order', 'item')):
             rt.check_refs(self.t_orders, _row60.order, 'OrderLine.order')
             rt.check_refs(self.t_menu, _row60.item, 'OrderLine.item')
-        for _row61 in self._changed_rows(self.t_payments, ('order',)):
+        for _row61 in rt.changed_rows(self, self.t_payments, ('order',)):
             rt.check_refs(self.t_orders, _row61.order, 'Payment.order')
         rt.check_refs(self.t_servers, self.state.current_server, 'current_server')
         if self._deleted:

@@ -545,9 +545,9 @@ class RetailBank(Episode):
         for _row31 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
             if not ((_row31.kind != _E6_TxKind_transfer) or (((_row31.from_account is not None) and (_row31.to_account is not None)) and (_row31.from_account != _row31.to_account))):
                 raise InvariantError('A transfer goes between two different accounts.', 'retail_bank.world:132')
-        for _row32 in self._changed_rows(self.t_accounts, ('owner',)):
+        for _row32 in rt.changed_rows(self, self.t_accounts, ('owner',)):
             rt.check_refs(self.t_customers, _row32.owner, 'Account.owner')
-        for _row33 in self._changed_rows(self.t_transactions, ('from_account', 'to_account', 'teller')):
+        for _row33 in rt.changed_rows(self, self.t_transactions, ('from_account', 'to_account', 'teller')):
             rt.check_refs(self.t_accounts, _row33.from_account, 'Transaction.from_account')
             rt.check_refs(self.t_accounts, _row33.to_account, 'Transaction.to_account')
             rt.check_refs(self.t_tellers, _row33.teller, 'Transaction.teller')

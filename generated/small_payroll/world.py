@@ -691,17 +691,17 @@ class SmallPayroll(Episode):
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
         if not all(((self.t_periods.row(_b38.period).status == _E12_PeriodStatus_open_) or any((((_p39.employee == _b38.employee) and (_p39.period == _b38.period)) and (_p39.bonus_cents >= _b38.amount_cents)) for _p39 in rt.each(self, self.t_payslips))) for _b38 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
             raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
-        for _row40 in self._changed_rows(self.t_employees, ('tax_code',)):
+        for _row40 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
             rt.check_refs(self.t_tax_codes, _row40.tax_code, 'Employee.tax_code')
-        for _row41 in self._changed_rows(self.t_timesheets, ('employee', 'period', 'approved_by')):
+        for _row41 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
             rt.check_refs(self.t_employees, _row41.employee, 'Timesheet.employee')
             rt.check_refs(self.t_periods, _row41.period, 'Timesheet.period')
             rt.check_refs(self.t_employees, _row41.approved_by, 'Timesheet.approved_by')
-        for _row42 in self._changed_rows(self.t_bonuses, ('employee', 'period', 'issued_by')):
+        for _row42 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
             rt.check_refs(self.t_employees, _row42.employee, 'Bonus.employee')
             rt.check_refs(self.t_periods, _row42.period, 'Bonus.period')
             rt.check_refs(self.t_employees, _row42.issued_by, 'Bonus.issued_by')
-        for _row43 in self._changed_rows(self.t_payslips, ('employee', 'period', 'timesheet')):
+        for _row43 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
             rt.check_refs(self.t_employees, _row43.employee, 'Payslip.employee')
             rt.check_refs(self.t_periods, _row43.period, 'Payslip.period')
             rt.check_refs(self.t_timesheets, _row43.timesheet, 'Payslip.timesheet')

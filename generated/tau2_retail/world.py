@@ -931,7 +931,7 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row17 in self._changed_rows(self.t_orders, ('user_id',)):
+        for _row17 in rt.changed_rows(self, self.t_orders, ('user_id',)):
             rt.check_refs(self.t_users, _row17.user_id, 'Order.user_id')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))

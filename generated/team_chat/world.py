@@ -540,13 +540,13 @@ class TeamChat(Episode):
             raise InvariantError('A channel has at most 3 pinned messages.', 'team_chat.world:119')
         if not all((_m43.posted_at >= self.t_channels.row(_m43.channel).created_at) for _m43 in rt.each(self, self.t_messages)):  # team_chat.world:122
             raise InvariantError('No message is older than its channel.', 'team_chat.world:122')
-        for _row44 in self._changed_rows(self.t_channels, ('owner',)):
+        for _row44 in rt.changed_rows(self, self.t_channels, ('owner',)):
             rt.check_refs(self.t_users, _row44.owner, 'Channel.owner')
-        for _row45 in self._changed_rows(self.t_memberships, ('channel', 'user', 'invited_by')):
+        for _row45 in rt.changed_rows(self, self.t_memberships, ('channel', 'user', 'invited_by')):
             rt.check_refs(self.t_channels, _row45.channel, 'Membership.channel')
             rt.check_refs(self.t_users, _row45.user, 'Membership.user')
             rt.check_refs(self.t_users, _row45.invited_by, 'Membership.invited_by')
-        for _row46 in self._changed_rows(self.t_messages, ('channel', 'author', 'pinned_by')):
+        for _row46 in rt.changed_rows(self, self.t_messages, ('channel', 'author', 'pinned_by')):
             rt.check_refs(self.t_channels, _row46.channel, 'Message.channel')
             rt.check_refs(self.t_users, _row46.author, 'Message.author')
             rt.check_refs(self.t_users, _row46.pinned_by, 'Message.pinned_by')

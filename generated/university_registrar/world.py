@@ -730,14 +730,14 @@ class UniversityRegistrar(Episode):
         for _row48 in self._changed_rows(self.t_sections):  # university_registrar.world:217
             if not all((self.fn_minutes_of(_m49.start) < self.fn_minutes_of(_m49.end)) for _m49 in rt.each(self, _row48.meetings)):
                 raise InvariantError('Every meeting ends after it starts.', 'university_registrar.world:217')
-        for _row50 in self._changed_rows(self.t_courses, ('prerequisites',)):
+        for _row50 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
             rt.check_refs(self.t_courses, _row50.prerequisites, 'Course.prerequisites')
-        for _row51 in self._changed_rows(self.t_sections, ('course',)):
+        for _row51 in rt.changed_rows(self, self.t_sections, ('course',)):
             rt.check_refs(self.t_courses, _row51.course, 'Section.course')
-        for _row52 in self._changed_rows(self.t_enrolments, ('student', 'section')):
+        for _row52 in rt.changed_rows(self, self.t_enrolments, ('student', 'section')):
             rt.check_refs(self.t_students, _row52.student, 'Enrolment.student')
             rt.check_refs(self.t_sections, _row52.section, 'Enrolment.section')
-        for _row53 in self._changed_rows(self.t_waitlist, ('student', 'section')):
+        for _row53 in rt.changed_rows(self, self.t_waitlist, ('student', 'section')):
             rt.check_refs(self.t_students, _row53.student, 'WaitlistEntry.student')
             rt.check_refs(self.t_sections, _row53.section, 'WaitlistEntry.section')
         if self._deleted:

@@ -681,10 +681,10 @@ class WarehouseInventoryDesk(Episode):
         for _row37 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
             if not ((_row37.kind != _E12_MovementKind_count_adjustment) or (_row37.quantity != 0)):
                 raise InvariantError('A count adjustment records a real difference.', 'warehouse_inventory_desk.world:163')
-        for _row38 in self._changed_rows(self.t_stock, ('item', 'bin_')):
+        for _row38 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
             rt.check_refs(self.t_items, _row38.item, 'StockLevel.item')
             rt.check_refs(self.t_bins, _row38.bin_, 'StockLevel.bin')
-        for _row39 in self._changed_rows(self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
+        for _row39 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
             rt.check_refs(self.t_items, _row39.item, 'Movement.item')
             rt.check_refs(self.t_bins, _row39.from_bin, 'Movement.from_bin')
             rt.check_refs(self.t_bins, _row39.to_bin, 'Movement.to_bin')

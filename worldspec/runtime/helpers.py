@@ -522,7 +522,7 @@ def check_refs(table: Table[Any], stored: Any, where: str) -> None:
 
 
 def changed_rows(ep: Episode, table: Table[Any],
-                 fields: tuple[str, ...] | None = None) -> Sequence[Row]:
+                 fields: tuple[str, ...] | None = None) -> Sequence[Any]:
     """Rows of ``table`` inserted or changed by the current call (every row in a full check).
 
     With ``fields``, a changed row counts only if one of those fields was set: what a check
