@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from worldspec.compiler import types as t
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import did_you_mean
+from worldspec.dsl.diagnostics import Related, did_you_mean
 
 if TYPE_CHECKING:
     from worldspec.compiler.typer import Typer
@@ -717,6 +717,11 @@ def _bind(ty: Typer, call: n.Call, name: str, params: tuple[str, ...],
     return bound
 
 
+#: how a diagnostic names each kind of local
+_LOCAL_WORDS = {"local": "local", "param": "parameter", "loop": "loop variable",
+                "binding": "binding", "lambda": "parameter", "quantifier": "variable"}
+
+
 def call_type(ty: Typer, call: n.Call, expected: t.Type | None) -> t.Type:
     """Type a call: builtin, helper fn, record constructor or method."""
     func = call.func
@@ -728,9 +733,19 @@ def call_type(ty: Typer, call: n.Call, expected: t.Type | None) -> t.Type:
         return t.UNKNOWN
     name = func.name
     world = ty.world
-    if ty.scope.lookup(name) is not None or name in world.state:
+    local = ty.scope.lookup(name)
+    if local is not None or name in world.state:
         ty.expr(func)
-        ty.report("WS206", func, f"'{name}' is a value, not a function")
+        hidden = ("builtin function" if name in BUILTIN_FUNCTIONS else "function"
+                  if name in world.fns else "record" if name in world.records else None)
+        if hidden is None:
+            ty.report("WS206", func, f"'{name}' is a value, not a function")
+            return t.UNKNOWN
+        what = "state item" if local is None else _LOCAL_WORDS[local.kind]
+        related = [] if local is None else [Related(local.node.span, f"the {what} '{name}'")]
+        ty.report("WS206", func, f"the {what} '{name}' hides the {hidden} {name}()",
+                  hints=[f"rename the {what} (say '{name}_'), then {name}() is the "
+                         f"{hidden} again"], related=related)
         return t.UNKNOWN
     if name in world.fns:
         return _fn_call(ty, call, name)

@@ -219,7 +219,9 @@ tool rename(user: User, name: str) { user.nmae = name }
 entry("WS206", "error", "unknown tool or function",
       """
 A call names a function that is neither a builtin, a helper `fn`, nor a
-record constructor; or a task's solution calls a tool the world lacks.
+record constructor; or a task's solution calls a tool the world lacks. A
+parameter, local or state item named like a builtin or `fn` (`days`, `len`)
+hides it where it is in scope: the message names both; rename the value.
 """, """
 solution { send_mesage(to: "U002", body: "hi") }
 """)
