@@ -81,7 +81,7 @@ def test_building_twice_gives_identical_files(example_files: dict[str, str]) -> 
     assert again == example_files
     assert {name.split("/")[0] for name in example_files} == {
         "clinic_scheduling", "message_api", "mobile_messaging", "online_shop", "tau2_retail",
-        "ticket_api", "trading_bot"}
+        "ticket_api", "trading_bot", "travel_api"}
 
 
 def test_committed_packages_are_current(example_files: dict[str, str]) -> None:
@@ -138,7 +138,7 @@ def test_header_has_spec_hash_and_do_not_edit(example_files: dict[str, str]) -> 
             assert "from messaging.world, tasks.world." in head[0] or \
                 "mobile_messaging" not in name
             hashes.add(head[1])
-    assert len(hashes) == 7  # one per world: each hashes its own sources
+    assert len(hashes) == 8  # one per world: each hashes its own sources
 
 
 def test_spec_hash_follows_the_spec_text(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def spec_lines(name: str) -> dict[str, list[str]]:
     folder = {"clinic_scheduling": EXAMPLES / "clinic", "mobile_messaging": EXAMPLES / "messaging",
               "online_shop": EXAMPLES / "shop", "message_api": EXAMPLES / "bfcl",
               "ticket_api": EXAMPLES / "bfcl", "trading_bot": EXAMPLES / "bfcl",
-              "tau2_retail": EXAMPLES / "tau2"}.get(name, HOSTILE)
+              "travel_api": EXAMPLES / "bfcl", "tau2_retail": EXAMPLES / "tau2"}.get(name, HOSTILE)
     return {p.name: p.read_text(encoding="utf-8").split("\n") for p in folder.glob("*.world")}
 
 
