@@ -378,6 +378,18 @@ def test_an_absent_field_is_left_out_of_the_json_not_null(world: type[Episode]) 
     assert episode.export_state()["accounts"][0]["point"] == {"x": 1, "y": 2.0, "tags": []}
 
 
+def test_a_result_may_leave_an_absent_field_out(world: type[Episode]) -> None:
+    """The result schema (what the property tests hold each result to) does not require a
+    field that may be absent: a record without it is a result of its type."""
+    from worldspec.runtime.sampling import validate
+
+    returns = world.TOOLS["load_point"].returns
+    assert returns is not None and returns["required"] == ["x", "y", "tags"]
+    assert validate({"x": 1, "y": 2.0, "tags": []}, returns)
+    assert validate({"x": 1, "y": 2.0, "tags": [], "note": "n"}, returns)
+    assert not validate({"x": 1, "tags": []}, returns)
+
+
 def test_only_a_plain_record_field_may_be_absent() -> None:
     assert diagnostics("record R { a?: str? }\n") == [
         ("WS323", "'a?' may be absent, so it cannot also be null (str?): none is how an "
