@@ -7,9 +7,9 @@
 The comparisons are the ones the conformance tests make (their helpers are
 reused, so the report and the tests cannot disagree): τ² retail replays every
 gold task (result text, error flag, DB hash after each write and at the end);
-BFCL (MessageAPI, TicketAPI, TradingBot) replays every base entry's ground
-truth on the original class and on ours (result text after each call, public
-state after each turn). A peer whose material is missing is reported as such,
+BFCL (MessageAPI, TicketAPI, TradingBot, VehicleControlAPI) replays every
+base entry's ground truth on the original class and on ours (result text after
+each call, public state after each turn). A peer whose material is missing is reported as such,
 not skipped silently.
 """
 
@@ -71,7 +71,8 @@ def tau2_row() -> dict[str, Any]:
 #: BFCL classes re-expressed: (row label, test module holding the peer).
 BFCL_PEERS = (("BFCL MessageAPI", "test_conformance_bfcl"),
               ("BFCL TicketAPI", "test_conformance_bfcl_ticket"),
-              ("BFCL TradingBot", "test_conformance_bfcl_trading"))
+              ("BFCL TradingBot", "test_conformance_bfcl_trading"),
+              ("BFCL VehicleControlAPI", "test_conformance_bfcl_vehicle"))
 
 
 def bfcl_row(label: str, module: str) -> dict[str, Any]:

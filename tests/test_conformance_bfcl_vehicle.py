@@ -319,6 +319,10 @@ def test_tire_pressure_health_is_the_mean(world: Any) -> None:
     ("setCruiseControl", {"speed": None, "activate": True, "distanceToNextVehicle": 5},
      "Error during execution: float() argument must be a string or a real number, not "
      "'NoneType'"),
+    ("liter_to_gallon", {"liter": 10 ** 400},
+     "Error during execution: int too large to convert to float"),
+    ("setCruiseControl", {"speed": 60, "activate": True, "distanceToNextVehicle": -10 ** 400},
+     "Error during execution: int too large to convert to float"),
     ("lockDoors", {"unlock": True, "door": 3},
      "Error during execution: 'int' object is not iterable"),
     ("estimate_distance", {"cityA": 83214, "cityB": "74532"},
