@@ -55,7 +55,8 @@ __all__ = [
     "int_range", "present", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
-    "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
+    "minimum", "maximum", "choice", "random_digits", "coalesce", "coalesce_optional", "set_at",
+    "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
@@ -333,6 +334,11 @@ def random_digits(rng: random.Random, count: int) -> str:
 
 
 def coalesce(value: T | None, default: Callable[[], T]) -> T:
+    return value if value is not None else default()
+
+
+def coalesce_optional(value: T | None, default: Callable[[], T | None]) -> T | None:
+    """``value ?? default`` where the default may be none as well."""
     return value if value is not None else default()
 
 
