@@ -816,7 +816,7 @@ LANGUAGE_REFERENCE = (
     '| `sorted(xs, key: x => k, reverse: false)` | → `list[T]` | stable |\n'
     "| `round(x)`, `round(x, n)` | `float` → `int` / `float` | Python's round-half-even |\n"
     '| `abs(x)` | `int`/`float` | |\n'
-    '| `str(x)`, `int(x)`, `float(x)` | conversions | `int("x")` fails the call; `float(x)` of an int past the float range fails with Python\'s `int too large to convert to float` |\n'
+    '| `str(x)`, `int(x)`, `float(x)` | conversions, as Python\'s | a failure fails the call with Python\'s text: `int("x")` gives `invalid literal for int() with base 10: \'x\'`, `float("x")` `could not convert string to float: \'x\'`, `float(x)` of an int past the float range `int too large to convert to float` |\n'
     '| `number(x)` | int/float/text/`json` → `number` | an int stays an int, a float a float; text is read as `int()` reads it, else as `float()` does; anything else fails the call |\n'
     "| `arithmetic(text)` | `str` → `number` | a Python arithmetic expression evaluated as `eval` would: Python's parser, values and error texts (Python arithmetic) |\n"
     '| `repr(x)` | → `str` | Python\'s `repr()` of text, numbers, bools, none, `json`, and lists and maps of them: `repr("it\'s")` is `"it\'s"` in double quotes, `repr([1, \'a\'])` is `[1, \'a\']` |\n'

@@ -55,6 +55,8 @@ tool deposit(amount: number) -> number "Add to the total." {
   return total
 }
 tool as_number(text: str) -> number "number(text)." { return number(text) }
+tool as_int(text: str) -> int "int(text)." { return int(text) }
+tool as_float(text: str) -> float "float(text)." { return float(text) }
 tool cut(s: str, a: int?, b: int?, c: int?) -> str "s[a:b:c] with the bounds given." {
   if a != none and b != none and c != none { return s[a:b:c] }
   if a != none and b != none { return s[a:b] }
@@ -220,6 +222,20 @@ def test_a_number_keeps_int_or_float_through_storage_and_results(
     assert call(world, "as_number", text="12") == (True, 12)
     assert exact(call(world, "as_number", text="1.5")[1]) == ("float", 1.5)
     assert call(world, "as_number", text="x") == (False, 'Cannot convert "x" to a number.')
+
+
+def test_int_and_float_of_text_fail_with_pythons_texts(world: type[Episode]) -> None:
+    """``int()`` and ``float()`` are Python's, their failures too (ports reproduce the
+    ``ValueError`` an original raises)."""
+    assert call(world, "as_int", text=" 12 ") == (True, 12)
+    assert call(world, "as_int", text="1_000") == (True, 1000)
+    for text in ("²", "1.5", "x", ""):
+        with pytest.raises(ValueError) as python:
+            int(text)
+        assert call(world, "as_int", text=text) == (False, str(python.value))
+        with pytest.raises(ValueError) as python:
+            float(text + "x")
+        assert call(world, "as_float", text=text + "x") == (False, str(python.value))
 
 
 @SETTINGS

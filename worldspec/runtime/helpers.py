@@ -78,18 +78,20 @@ def text(value: Any) -> str:
 
 
 def to_int(value: Any) -> int:
+    """``int(x)``: Python's ``int()``, failing with its text
+    (``invalid literal for int() with base 10: 'x'``, ``cannot convert float NaN to integer``)."""
     try:
         return int(value)
-    except (ValueError, OverflowError):
-        raise ToolError(f"Cannot convert {quote(value)} to an integer.") from None
+    except (ValueError, OverflowError) as exc:
+        raise ToolError(str(exc)) from None
 
 
 def to_float(value: Any) -> float:
+    """``float(x)``: Python's ``float()``, failing with its text
+    (``could not convert string to float: 'x'``, ``int too large to convert to float``)."""
     try:
         return float(value)
-    except ValueError:
-        raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
-    except OverflowError as exc:  # Python's text: int too large to convert to float
+    except (ValueError, OverflowError) as exc:
         raise ToolError(str(exc)) from None
 
 
