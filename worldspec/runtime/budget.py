@@ -15,8 +15,9 @@ each call with a full budget, and the generated code charges it:
   (checked *before* building when the size is known up front), and all of them together at
   most :data:`MAX_TEXT` characters.
 
-A spent part raises :class:`LimitError` (a :class:`ToolError`) with a message naming it, so ``call`` rolls the call
-back and reports it through the world's result convention like any other failure.
+A spent part raises :class:`LimitError` (a :class:`ToolError` that ``attempt()`` does not
+catch) with a message naming it, so ``call`` rolls the call back and reports it through the
+world's result convention like any other failure.
 
 The remaining amounts live on the episode (``_steps``, ``_text``: plain ints, so charging is
 an attribute subtraction); :func:`refill` resets them.
