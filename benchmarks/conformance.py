@@ -7,10 +7,10 @@
 The comparisons are the ones the conformance tests make (their helpers are
 reused, so the report and the tests cannot disagree): τ² retail replays every
 gold task (result text, error flag, DB hash after each write and at the end);
-BFCL (MessageAPI, TicketAPI, TradingBot) replays every base entry's ground
-truth on the original class and on ours (result text after each call, public
-state after each turn). A peer whose material is missing is reported as such,
-not skipped silently.
+BFCL (MessageAPI, TicketAPI, TradingBot, TravelAPI, VehicleControlAPI) replays
+every base entry's ground truth on the original class and on ours (result text
+after each call, public state after each turn). A peer whose material is missing
+is reported as such, not skipped silently.
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ def tau2_row() -> dict[str, Any]:
 #: BFCL classes re-expressed: (row label, test module holding the peer).
 BFCL_PEERS = (("BFCL MessageAPI", "test_conformance_bfcl"),
               ("BFCL TicketAPI", "test_conformance_bfcl_ticket"),
-              ("BFCL TradingBot", "test_conformance_bfcl_trading"))
+              ("BFCL TradingBot", "test_conformance_bfcl_trading"),
+              ("BFCL TravelAPI", "test_conformance_bfcl_travel"),
+              ("BFCL VehicleControlAPI", "test_conformance_bfcl_vehicle"))
 
 
 def bfcl_row(label: str, module: str) -> dict[str, Any]:

@@ -219,7 +219,9 @@ tool rename(user: User, name: str) { user.nmae = name }
 entry("WS206", "error", "unknown tool or function",
       """
 A call names a function that is neither a builtin, a helper `fn`, nor a
-record constructor; or a task's solution calls a tool the world lacks.
+record constructor; or a task's solution calls a tool the world lacks. A
+parameter, local or state item named like a builtin or `fn` (`days`, `len`)
+hides it where it is in scope: the message names both; rename the value.
 """, """
 solution { send_mesage(to: "U002", body: "hi") }
 """)
@@ -452,6 +454,16 @@ have a default. Rows are always complete: a field of an entity is declared
 optional instead (`name: T?`).
 """, """
 record Profile { nickname?: str? }
+""")
+entry("WS324", "error", "attempt() or error_of() cannot hold this",
+      """
+`attempt(x)` is the value of `x`, or `none` when evaluating `x` fails (Python's
+`try: ... except: ...`), and `error_of(x)` is the text it fails with. Nothing in an
+expression changes the state, so a failure inside needs nothing undone, except a
+draw: `next()` and the random builtins advance the episode's generators, so they
+are refused inside (draw first, into a local). `attempt(none)` is always `none`.
+""", """
+tool roll() -> int? "Roll." { return attempt(random_int(1, 6)) }
 """)
 
 # ------------------------------------------------- WS4xx: statements and control flow

@@ -40,7 +40,9 @@ def test_conformance_report_rows() -> None:
     _needs_peers()
     rows = json.loads(_run("conformance.py", "--format", "json"))
     assert [r["peer"] for r in rows] == ["tau2-bench retail", "BFCL MessageAPI",
-                                         "BFCL TicketAPI", "BFCL TradingBot"]
+                                         "BFCL TicketAPI", "BFCL TradingBot",
+                                         "BFCL TravelAPI",
+                                         "BFCL VehicleControlAPI"]
     for row in rows:
         assert set(row) == {"peer", "items", "calls", "identical", "differing"}
         assert row["identical"] + row["differing"] == row["calls"] > 0

@@ -25,7 +25,8 @@ PACKAGES = ("clinic_scheduling", "mobile_messaging", "online_shop")
 WORLDS = (("ClinicScheduling", "clinic_scheduling"), ("MessageAPI", "message_api"),
           ("MobileMessaging", "mobile_messaging"), ("OnlineShop", "online_shop"),
           ("Tau2Retail", "tau2_retail"), ("TicketAPI", "ticket_api"),
-          ("TradingBot", "trading_bot"))
+          ("TradingBot", "trading_bot"), ("TravelAPI", "travel_api"),
+          ("VehicleControlAPI", "vehicle_control_api"))
 
 BROKEN = '''\
 world Broken "A world with a typo."

@@ -96,6 +96,20 @@ def test_shadowing_locals_and_loop_variables_are_warned_too() -> None:
     assert codes.count("WS214") == 1  # `username` is read as state.username: only `logins`
 
 
+def test_a_parameter_named_like_a_builtin_says_it_hides_it() -> None:
+    """A parameter ``days`` makes ``days(...)`` a call of the parameter: the message names
+    both, and the builtin stays callable once the parameter is renamed."""
+    text = LOGIN.replace('tool whoami() -> str? "Who is logged in." {\n  return state.username',
+                         'tool whoami(days: int "how many") -> str? "Who is logged in." {\n'
+                         '  return str(days(1) + days)')
+    assert diagnostics(text) == [("WS206", "the parameter 'days' hides the builtin function "
+                                  "days()")]
+    assert diagnostics(text.replace("days", "n").replace("n(1)", "days(1).days")) == []
+    # a value that hides nothing is just not a function
+    assert diagnostics(text.replace("days(1)", "logins(1)")) == [
+        ("WS206", "'logins' is a value, not a function")]
+
+
 def test_unknown_qualified_state_is_ws215() -> None:
     found = diagnostics(LOGIN.replace("return state.username", "return state.usrname"))
     assert ("WS215", "the world has no state item 'usrname'") in found

@@ -55,6 +55,8 @@ tool deposit(amount: number) -> number "Add to the total." {
   return total
 }
 tool as_number(text: str) -> number "number(text)." { return number(text) }
+tool as_int(text: str) -> int "int(text)." { return int(text) }
+tool as_float(text: str) -> float "float(text)." { return float(text) }
 tool cut(s: str, a: int?, b: int?, c: int?) -> str "s[a:b:c] with the bounds given." {
   if a != none and b != none and c != none { return s[a:b:c] }
   if a != none and b != none { return s[a:b] }
@@ -222,6 +224,20 @@ def test_a_number_keeps_int_or_float_through_storage_and_results(
     assert call(world, "as_number", text="x") == (False, 'Cannot convert "x" to a number.')
 
 
+def test_int_and_float_of_text_fail_with_pythons_texts(world: type[Episode]) -> None:
+    """``int()`` and ``float()`` are Python's, their failures too (ports reproduce the
+    ``ValueError`` an original raises)."""
+    assert call(world, "as_int", text=" 12 ") == (True, 12)
+    assert call(world, "as_int", text="1_000") == (True, 1000)
+    for text in ("²", "1.5", "x", ""):
+        with pytest.raises(ValueError) as python:
+            int(text)
+        assert call(world, "as_int", text=text) == (False, str(python.value))
+        with pytest.raises(ValueError) as python:
+            float(text + "x")
+        assert call(world, "as_float", text=text + "x") == (False, str(python.value))
+
+
 @SETTINGS
 @given(st.integers(), st.floats(allow_nan=False, allow_infinity=False))
 def test_int_and_float_methods_are_pythons(world: type[Episode], i: int, f: float) -> None:
@@ -376,6 +392,18 @@ def test_an_absent_field_is_left_out_of_the_json_not_null(world: type[Episode]) 
     episode = world(data={"accounts": [{"id": "A1", "owner": "Ann",
                                         "point": {"x": 1, "y": 2, "tags": []}}]})
     assert episode.export_state()["accounts"][0]["point"] == {"x": 1, "y": 2.0, "tags": []}
+
+
+def test_a_result_may_leave_an_absent_field_out(world: type[Episode]) -> None:
+    """The result schema (what the property tests hold each result to) does not require a
+    field that may be absent: a record without it is a result of its type."""
+    from worldspec.runtime.sampling import validate
+
+    returns = world.TOOLS["load_point"].returns
+    assert returns is not None and returns["required"] == ["x", "y", "tags"]
+    assert validate({"x": 1, "y": 2.0, "tags": []}, returns)
+    assert validate({"x": 1, "y": 2.0, "tags": [], "note": "n"}, returns)
+    assert not validate({"x": 1, "tags": []}, returns)
 
 
 def test_only_a_plain_record_field_may_be_absent() -> None:

@@ -433,8 +433,11 @@ class ExprCompiler:
         right = self.value(e.right, env)
         if self._draws(e.left) or not isinstance(e.left, (n.NameRef, n.Attribute)):
             # evaluate the left side once (a call or a lookup cannot be narrowed by mypy
-            # when repeated) and the default only when needed
-            return f"rt.coalesce({left}, lambda: {right})"
+            # when repeated) and the default only when needed; a default that may be none
+            # too (`a.get(k) ?? b.get(k)`) needs the helper typed for it
+            helper = "coalesce_optional" if isinstance(self.type_of(e.right), t.Optional) \
+                else "coalesce"
+            return f"rt.{helper}({left}, lambda: {right})"
         return f"({left} if {left} is not None else {right})"
 
     def _draws(self, expr: n.Node) -> bool:

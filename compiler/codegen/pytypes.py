@@ -424,7 +424,9 @@ class TypeTables:
                 ref = isinstance(inner, t.Named) and inner.kind == "entity"
                 field_schema = self.schema(f.type) if ref else self.result_schema(f.type)
                 props[f.name] = field_schema
-            return {"type": "object", "properties": props, "required": list(props),
+            # a field that may be absent is left out of the JSON when it is none
+            required = [f.name for f in rec.fields.values() if not f.may_be_absent]
+            return {"type": "object", "properties": props, "required": required,
                     "additionalProperties": False}
         if isinstance(typ, t.Named) and typ.kind == "union":
             union = self.world.unions[typ.name]
@@ -433,7 +435,7 @@ class TypeTables:
                 option = self.result_schema(t.Named("record", rec_name))
                 option["properties"] = {union.tag_field: {"type": "string", "enum": [tag]},
                                         **option["properties"]}
-                option["required"] = list(option["properties"])
+                option["required"] = [union.tag_field, *option["required"]]
                 options.append(option)
             return {"anyOf": options}
         if typ == t.JSON:

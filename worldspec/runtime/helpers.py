@@ -37,7 +37,7 @@ from worldspec.runtime.budget import (
     step,
     width,
 )
-from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ __all__ = [
     "int_range", "present", "absent", "text", "to_int", "to_float", "parse_date", "strptime",
     "parse_datetime",
     "key_of", "rows",
-    "minimum", "maximum", "choice", "random_digits", "coalesce", "set_at", "add", "without",
+    "minimum", "maximum", "choice", "random_digits", "coalesce", "coalesce_optional", "set_at",
+    "add", "without",
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
@@ -77,18 +78,20 @@ def text(value: Any) -> str:
 
 
 def to_int(value: Any) -> int:
+    """``int(x)``: Python's ``int()``, failing with its text
+    (``invalid literal for int() with base 10: 'x'``, ``cannot convert float NaN to integer``)."""
     try:
         return int(value)
-    except (ValueError, OverflowError):
-        raise ToolError(f"Cannot convert {quote(value)} to an integer.") from None
+    except (ValueError, OverflowError) as exc:
+        raise ToolError(str(exc)) from None
 
 
 def to_float(value: Any) -> float:
+    """``float(x)``: Python's ``float()``, failing with its text
+    (``could not convert string to float: 'x'``, ``int too large to convert to float``)."""
     try:
         return float(value)
-    except ValueError:
-        raise ToolError(f"Cannot convert {quote(value)} to a number.") from None
-    except OverflowError as exc:  # Python's text: int too large to convert to float
+    except (ValueError, OverflowError) as exc:
         raise ToolError(str(exc)) from None
 
 
@@ -154,7 +157,7 @@ def power(base: float, exponent: float) -> float:
         if exponent < 0:
             raise ToolError(f"{base} ** {exponent}: a negative power of an int; use a float.")
         if abs(base) > 1 and exponent * (abs(base).bit_length()) > MAX_POWER_BITS:
-            raise ToolError(f"{base} ** {exponent} is too large.")
+            raise LimitError(f"{base} ** {exponent} is too large.")
         exact: int = base ** exponent
         return exact
     try:
@@ -283,7 +286,7 @@ def as_float(value: float | None) -> float | None:
 def int_range(low: int, high: int) -> tuple[int, ...]:
     """``range(low, high)`` as a list value; very long ranges fail the call."""
     if high - low > MAX_RANGE:
-        raise ToolError(f"range({low}, {high}) is longer than {MAX_RANGE:,} elements.")
+        raise LimitError(f"range({low}, {high}) is longer than {MAX_RANGE:,} elements.")
     return tuple(range(low, high))
 
 
@@ -339,6 +342,11 @@ def random_digits(rng: random.Random, count: int) -> str:
 
 
 def coalesce(value: T | None, default: Callable[[], T]) -> T:
+    return value if value is not None else default()
+
+
+def coalesce_optional(value: T | None, default: Callable[[], T | None]) -> T | None:
+    """``value ?? default`` where the default may be none as well."""
     return value if value is not None else default()
 
 
@@ -591,3 +599,49 @@ def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any]
     """The setters of a slotted class's slots, in ``names`` order: a frozen record's
     ``__init__`` fills its fields through them (``object.__setattr__`` costs twice as much)."""
     return tuple(vars(cls)[name].__set__ for name in names)
+
+
+# ------------------------------------------------ attempt() and error_of(): try/except
+
+#: what a call fails with: a ToolError, and the Python errors it describes as failures
+_FAILURES = (ToolError, ArithmeticError, IndexError, KeyError, ValueError, TypeError)
+
+_A = TypeVar("_A")
+
+
+def _failure_text(exc: BaseException) -> str | None:
+    """The text a call would fail with for ``exc``, or None when ``exc`` is not a failure
+    of the expression but of the call: a guard (:class:`LimitError`), ``fail keep``."""
+    if isinstance(exc, (LimitError, KeptError)):
+        return None
+    if isinstance(exc, ToolError):
+        return exc.message
+    from worldspec.runtime.episode import describe_failure  # the episode imports us
+    return describe_failure(exc)
+
+
+def attempt(compute: Callable[[], _A]) -> _A | None:
+    """``attempt(x)``: the value of ``x``, or None when evaluating it fails as a call
+    would fail; the call's guards (steps, sizes, nesting) go on failing the call."""
+    try:
+        return compute()
+    except _FAILURES as exc:
+        if _failure_text(exc) is None:
+            raise
+        return None
+
+
+def error_of(compute: Callable[[], object]) -> str | None:
+    """``error_of(x)``: the text evaluating ``x`` fails with (what the call would have
+    failed with), or None when it does not fail; guards are not caught, as for attempt."""
+    try:
+        compute()
+    except _FAILURES as exc:
+        text = _failure_text(exc)
+        if text is None:
+            raise
+        return text
+    return None
+
+
+__all__ += ["attempt", "error_of"]
