@@ -82,8 +82,12 @@ class _Layout:
             self.get: Callable[[Any], tuple[Any, ...]] = lambda row: (single(row),)
         else:
             self.get = operator.attrgetter(*attrs)
-        self.steps: tuple[_Step, ...] = tuple(
-            (head(name), make) for (_, name, _, _), make in zip(fields, makers, strict=True))
+        steps = [(head(name), make) for (_, name, _, _), make in zip(fields, makers, strict=True)]
+        # the braces are part of the first and the last fragment: the text is one join
+        steps[0] = ("{" + steps[0][0], steps[0][1])
+        last = steps[-1][1]
+        steps[-1] = (steps[-1][0], lambda value: last(value) + "}")
+        self.steps: tuple[_Step, ...] = tuple(steps)
         #: fields whose type holds ``json``: serialised every time
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
@@ -156,7 +160,7 @@ class Row:
         if cached is None:
             layout = self._TEXT
             if layout is not None:
-                cached = "{" + ", ".join(self._fragments(layout, 0)) + "}"
+                cached = ", ".join(self._fragments(layout, 0))
             else:
                 cached = json_text(self.export())
             self._text = cached
@@ -173,7 +177,7 @@ class Row:
         if cached is None:
             layout = self._CANONICAL
             if layout is not None and getattr(self, "_parts", None) is not None:
-                text = "{" + ",".join(self._fragments(layout, 3)) + "}"
+                text = ",".join(self._fragments(layout, 3))
             else:
                 text = canonical_json(self.export())
             cached = hashlib.sha256(text.encode()).digest()
