@@ -65,6 +65,13 @@ def test_runtime_benchmark_runs_every_section(runtime_report: dict[str, Any]) ->
         assert f"{peer}: call vs BFCL dispatch" in labels
     assert "reset (undo log) vs deepcopy" in labels
     assert all(c["ratio"] > 0 for c in report["comparisons"])
+    tools = {row["tool"]: row for row in report["retail_tools"]}
+    assert {"modify_pending_order_address", "cancel_pending_order", "modify_pending_order_items",
+            "modify_pending_order_payment", "modify_user_address",
+            "exchange_delivered_order_items", "return_delivered_order_items"} <= set(tools)
+    for row in tools.values():
+        assert 0 < row["min_us"] <= row["median_us"] and row["goal_us"] == 8.8
+        assert row["met"] == (row["median_us"] <= 8.8) or abs(row["median_us"] - 8.8) < 0.01
 
 
 def test_goals_table_finds_every_runtime_row(runtime_report: dict[str, Any]) -> None:
