@@ -138,10 +138,10 @@ class ExprCompiler:
     def present(self, src: str, typ: t.Type) -> str:
         """``src`` (declared optional) where the spec proved it is not none."""
         base = t.strip_optional(typ)
-        if isinstance(base, t.Named) and base.kind == "union":
-            return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
         if _NAME.fullmatch(src):  # a local: tested inline, without a call
             return f"({src} if {src} is not None else rt.absent())"
+        if isinstance(base, t.Named) and base.kind == "union":
+            return f"_some_{base.name}({src})"  # mypy cannot solve T | None for unions
         return f"rt.present({src})"
 
     def elements(self, expr: n.Expr, env: Env, charge: bool = False) -> str:

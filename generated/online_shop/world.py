@@ -1128,7 +1128,7 @@ class OnlineShop(Episode):
         balance: float = 0.0  # shop.world:226
         method: PaymentMethod | None = customer.payment_methods.get(method_id)  # shop.world:227
         if (method is not None):  # shop.world:228
-            _subject6 = _some_PaymentMethod(method)  # shop.world:229
+            _subject6 = (method if method is not None else rt.absent())  # shop.world:229
             if isinstance(_subject6, GiftCard):  # shop.world:230
                 card = _subject6
                 balance = card.balance  # shop.world:231
@@ -1195,9 +1195,9 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
         lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items)))])  # shop.world:375
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
-        if not self.fn_covers(_some_PaymentMethod(method), total):  # shop.world:377
+        if not self.fn_covers((method if method is not None else rt.absent()), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
-        self._set_row(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(_some_PaymentMethod(method), (-total))})  # shop.world:378
+        self._set_row(customer, 'payment_methods', {**customer.payment_methods, payment_method_id: self.fn_adjust_balance((method if method is not None else rt.absent()), (-total))})  # shop.world:378
         self._steps -= len(items)  # shop.world:379
         self._steps >= 0 or rt.out_of_steps()  # shop.world:379
         for _id_20 in items:  # shop.world:379
@@ -1303,7 +1303,7 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
         if not (method is not None):  # shop.world:526
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
-        if not ((_some_PaymentMethod(method).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card')):  # shop.world:527
+        if not (((method if method is not None else rt.absent()).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
         returned_lines: tuple[OrderItem, ...] = tuple([_line25 for _line25 in rt.each(self, order.items) if (self.t_variants.row(_line25.variant).id_ in rt.each(self, item_ids))])  # shop.world:528
         request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line26.variant for _line26 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line27.price * _line27.quantity) for _line27 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529

@@ -1048,7 +1048,7 @@ class Tau2Retail(Episode):
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:315
             if not (method is not None):  # retail.world:316
                 raise ToolError('Payment method not found')
-            _subject4 = _some_PaymentMethod(method)  # retail.world:317
+            _subject4 = (method if method is not None else rt.absent())  # retail.world:317
             if isinstance(_subject4, GiftCard):  # retail.world:318
                 card = _subject4
                 self._steps -= len(user.payment_methods)  # retail.world:319
@@ -1095,7 +1095,7 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:368
         if not (method is not None):  # retail.world:369
             raise ToolError('Payment method not found')
-        _subject5 = _some_PaymentMethod(method)  # retail.world:370
+        _subject5 = (method if method is not None else rt.absent())  # retail.world:370
         if isinstance(_subject5, GiftCard):  # retail.world:371
             card = _subject5
             if not (not (card.balance < diff_)):  # retail.world:372
@@ -1153,7 +1153,7 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:444
         if not (method is not None):  # retail.world:445
             raise ToolError('Payment method not found')
-        _subject6 = _some_PaymentMethod(method)  # retail.world:446
+        _subject6 = (method if method is not None else rt.absent())  # retail.world:446
         if isinstance(_subject6, GiftCard):  # retail.world:447
             card = _subject6
             if not (not (card.balance < diff_)):  # retail.world:448
@@ -1162,7 +1162,7 @@ class Tau2Retail(Episode):
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:453
         self._set_row(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),))))  # retail.world:454
-        _subject7 = _some_PaymentMethod(method)  # retail.world:455
+        _subject7 = (method if method is not None else rt.absent())  # retail.world:455
         if isinstance(_subject7, GiftCard):  # retail.world:456
             _card8 = _subject7
             self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card8.id_, balance=round((_card8.balance - diff_), 2))})  # retail.world:457
@@ -1198,7 +1198,7 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:496
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:497
-        _subject12 = _some_PaymentMethod(method)  # retail.world:498
+        _subject12 = (method if method is not None else rt.absent())  # retail.world:498
         if isinstance(_subject12, GiftCard):  # retail.world:499
             card = _subject12
             if not (not (card.balance < amount)):  # retail.world:500
@@ -1206,7 +1206,7 @@ class Tau2Retail(Episode):
         else:
             pass
         self._set_row(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:504
-        _subject13 = _some_PaymentMethod(method)  # retail.world:505
+        _subject13 = (method if method is not None else rt.absent())  # retail.world:505
         if isinstance(_subject13, GiftCard):  # retail.world:506
             _card14 = _subject13
             self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card14.id_, balance=round((_card14.balance - amount), 2))})  # retail.world:507
@@ -1215,7 +1215,7 @@ class Tau2Retail(Episode):
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:514
         if not (old_method is not None):  # retail.world:515
             raise ToolError('Payment method not found')
-        _subject15 = _some_PaymentMethod(old_method)  # retail.world:516
+        _subject15 = (old_method if old_method is not None else rt.absent())  # retail.world:516
         if isinstance(_subject15, GiftCard):  # retail.world:517
             _card16 = _subject15
             self._set_row(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card16.id_, balance=round((_card16.balance + amount), 2))})  # retail.world:518
@@ -1236,7 +1236,7 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:556
         if not (method is not None):  # retail.world:557
             raise ToolError('Payment method not found')
-        if not ((_TAGS_PaymentMethod[type(_some_PaymentMethod(method))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:558
+        if not ((_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:558
             raise ToolError('Payment method should be the original payment method')
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:559
         if not (missing is None):  # retail.world:560
