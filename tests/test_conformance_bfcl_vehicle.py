@@ -217,6 +217,17 @@ def test_climate_reports_the_temperature_given_and_stores_celsius(world: Any) ->
     assert results[4] == json.dumps({"error": "Fan speed must be between 0 and 100."})
 
 
+def test_a_fahrenheit_conversion_that_overflows_keeps_the_temperature(world: Any) -> None:
+    """An int past the float range: the original stores it, then its conversion raises
+    Python's OverflowError; the world's `error_of` + `fail keep` does the same (the harness
+    compares the public state after the call)."""
+    (result, status) = _both(world, {}, [
+        ("adjustClimateControl", {"temperature": 10 ** 400, "unit": "fahrenheit"}),
+        ("displayCarStatus", {"option": "climate"})])
+    assert result == "Error during execution: integer division result too large for a float"
+    assert json.loads(status)["currentACTemperature"] == 10 ** 400
+
+
 def test_parking_brake_release_tilts_the_slope_too(world: Any) -> None:
     results = _both(world, {}, [
         ("activateParkingBrake", {"mode": "engage"}),
