@@ -1154,7 +1154,8 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
     A later ``given`` replaces the top-level keys of an earlier one. The result
     maps state names (a state item's alias where it has one, as loaded) to plain
     values (tables as lists of row dicts, references as keys, enums as their
-    serialised strings); it is None when anything was reported. References are checked against the tables of the merged data.
+    serialised strings); it is None when anything was reported. References are
+    checked against the tables of the merged data.
     """
     keys = tuple(_file_key(given, path) for given in task.givens)
     files_key = ("merged", *keys) if keys and None not in keys else None
