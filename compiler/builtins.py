@@ -312,7 +312,9 @@ def _to_list(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
         return t.ListOf(xs.key)
     if isinstance(xs, t.Table):
         return t.ListOf(t.Named("entity", xs.entity))
-    _want(ty, _node(b, "xs"), xs, lambda _: False, "a collection", "list")
+    if xs == t.STR:  # its characters, as Python's list("abc")
+        return t.ListOf(t.STR)
+    _want(ty, _node(b, "xs"), xs, lambda _: False, "a collection or text", "list")
     return t.UNKNOWN
 
 
@@ -353,6 +355,11 @@ def _next(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
 
 def _draw(ty: Typer, call: n.Call, what: str) -> None:
     ty.changes_state = True
+    if ty.attempting:
+        ty.report("WS324", call, f"{what} draws from the episode's generators inside "
+                  "attempt() or error_of(); a failure there would have to undo the draw",
+                  hints=["draw first, into a local: let n = random_int(1, 6), then "
+                         "attempt(...) of what uses it"])
     if not ty.context.may_draw:
         where = {"fn": "a helper fn", "invariant": "an invariant", "check": "a check",
                  "load": "on load (loading is deterministic)"}.get(
@@ -553,6 +560,28 @@ def _given(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     return t.BOOL
 
 
+def _attempted(ty: Typer, b: Bound, exp: t.Type | None) -> t.Type:
+    """The operand of attempt()/error_of(), typed with draws refused (WS324)."""
+    ty.attempting += 1
+    try:
+        return _arg(ty, b, "x", exp)
+    finally:
+        ty.attempting -= 1
+
+
+def _attempt(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    inner = _attempted(ty, b, t.strip_optional(exp) if exp is not None else None)
+    if isinstance(inner, t.NoneType):
+        ty.report("WS324", _node(b, "x") or call, "attempt() of none is always none",
+                  hints=["attempt(e) is e's value, or none when evaluating e fails"])
+    return t.make_optional(inner)
+
+
+def _error_of(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
+    _attempted(ty, b, None)
+    return t.Optional(t.STR)
+
+
 def _matches_solution(ty: Typer, call: n.Call, b: Bound, exp: t.Type | None) -> t.Type:
     if ty.context.where != "check":
         ty.report("WS211", call, "matches_solution() (the state the reference solution leaves) "
@@ -641,6 +670,14 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "random_digits": Builtin(("n",), _random_digits, "seeded random decimal digits",
                              "rt.random_digits({ep}._rng(), {n})",
                              charge=Charge(width="n", text=True)),
+    "attempt": Builtin(("x",), _attempt, "the value of x, or none when evaluating x fails "
+                       "(Python's try/except: int(s), strptime, a require or fail in a fn); "
+                       "the call's guards (steps, sizes, nesting) are not caught",
+                       "rt.attempt(lambda: {x})"),
+    "error_of": Builtin(("x",), _error_of, "the text x fails with (what the call would fail "
+                        "with, Python's exception text for int(), strptime...), or none when "
+                        "it does not fail; the call's guards are not caught",
+                        "rt.error_of(lambda: {x})"),
     "given": Builtin(("p",), _given, "in a tool: whether the caller sent the optional "
                      "parameter p (even as null), as opposed to leaving it out", "@given"),
     "matches_solution": Builtin((), _matches_solution, "in a check: the whole state equals "

@@ -70,6 +70,7 @@ class Typer:
         self.context = context
         self.scope = Scope()
         self.changes_state = False
+        self.attempting = 0  # inside attempt()/error_of(): a draw there is WS324
         self.depth = 0
         self.loops = 0
         self.too_deep = False
@@ -117,6 +118,8 @@ class Typer:
             return t.JSON
         if isinstance(typ, (t.Unknown, t.EmptyList, t.EmptyMap)):
             return t.UNKNOWN
+        if typ == t.STR:  # a string's characters, each a str, as in Python
+            return t.STR
         if isinstance(typ, t.Optional):
             self.report("WS305", node, f"cannot iterate over {t.show(typ)}: it may be none")
             return self.element_type(node, typ.inner)

@@ -455,6 +455,16 @@ optional instead (`name: T?`).
 """, """
 record Profile { nickname?: str? }
 """)
+entry("WS324", "error", "attempt() or error_of() cannot hold this",
+      """
+`attempt(x)` is the value of `x`, or `none` when evaluating `x` fails (Python's
+`try: ... except: ...`), and `error_of(x)` is the text it fails with. Nothing in an
+expression changes the state, so a failure inside needs nothing undone, except a
+draw: `next()` and the random builtins advance the episode's generators, so they
+are refused inside (draw first, into a local). `attempt(none)` is always `none`.
+""", """
+tool roll() -> int? "Roll." { return attempt(random_int(1, 6)) }
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",

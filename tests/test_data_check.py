@@ -804,7 +804,7 @@ def test_aliased_state_is_checked_and_kept_under_its_alias(tmp_path: Path) -> No
     fixed = ALIASED.replace('"U9"', '"U1"')
     result = check_source(fixed, str(tmp_path / "shop.world"))
     assert data_diags(result) == []
-    data, sink = load(result, tmp_path)
+    data, _ = load(result, tmp_path)
     assert data == {"Users": [{"id": "U1", "name": "Ann"}], "isOpen": True,
                     "allOrders": [{"id": "O1", "user": "U1"}, {"id": "O2", "user": "U1"}]}
     misnamed = check_source(fixed.replace("isOpen: true", "flag: true"),

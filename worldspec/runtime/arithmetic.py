@@ -45,7 +45,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from worldspec.runtime.budget import out_of_steps
-from worldspec.runtime.errors import ToolError
+from worldspec.runtime.errors import LimitError, ToolError
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
@@ -108,7 +108,7 @@ def arithmetic(ep: Episode | None, text: str) -> int | float:
     computes it (see the module's text for what it allows and its guards); a failure is a
     :class:`ToolError` with the text of Python's exception."""
     if len(text) > MAX_LENGTH:
-        raise ToolError(LENGTH_MESSAGE)
+        raise LimitError(LENGTH_MESSAGE)
     source = text.lstrip(" \t")  # as eval() does before parsing
     try:
         if _PLAIN.fullmatch(source):
@@ -119,7 +119,7 @@ def arithmetic(ep: Episode | None, text: str) -> int | float:
                 tree = ast.parse(source, "<string>", "eval")
     except RecursionError:
         # the parser's tree is too deep to build: eval() fails compiling it, with this text
-        raise ToolError("maximum recursion depth exceeded during compilation") from None
+        raise LimitError("maximum recursion depth exceeded during compilation") from None
     except (SyntaxError, ValueError, MemoryError, UnicodeError) as exc:
         raise ToolError(str(exc)) from None
     program = _compile(tree.body)
@@ -133,7 +133,7 @@ def arithmetic(ep: Episode | None, text: str) -> int | float:
         raise ToolError(str(exc)) from None
     if type(value) is int:
         if value.bit_length() > 3 * MAX_DIGITS and abs(value) >= 10 ** MAX_DIGITS:
-            raise ToolError(DIGITS_MESSAGE)  # it could not be written, stored or hashed
+            raise LimitError(DIGITS_MESSAGE)  # it could not be written, stored or hashed
         exact: int = value
         return exact
     if type(value) is float:
@@ -271,24 +271,24 @@ def _run(ep: Episode | None, program: list[Step]) -> Any:
         elif code == _UNARY_OP:
             value = arg(stack[-1])
             if type(value) is int and value.bit_length() > MAX_BITS:
-                raise ToolError(BITS_MESSAGE)
+                raise LimitError(BITS_MESSAGE)
             stack[-1] = value
         elif code == _TUPLE:
             if arg > MAX_TUPLE:
-                raise ToolError(TUPLE_MESSAGE)
+                raise LimitError(TUPLE_MESSAGE)
             items = tuple(stack[len(stack) - arg:])
             del stack[len(stack) - arg:]
             push(items)
         elif code == _LIST:
             if arg > MAX_TUPLE:
-                raise ToolError(TUPLE_MESSAGE)
+                raise LimitError(TUPLE_MESSAGE)
             items_list = stack[len(stack) - arg:]
             del stack[len(stack) - arg:]
             push(items_list)
         elif code == _APPEND:
             item = pop()
             if len(stack[-1]) >= MAX_TUPLE:
-                raise ToolError(TUPLE_MESSAGE)
+                raise LimitError(TUPLE_MESSAGE)
             stack[-1].append(item)
         elif code == _EXTEND:
             iterable = pop()
@@ -296,7 +296,7 @@ def _run(ep: Episode | None, program: list[Step]) -> Any:
                 raise TypeError(f"Value after * must be an iterable, not "
                                 f"{type(iterable).__name__}")
             if len(stack[-1]) + len(iterable) > MAX_TUPLE:
-                raise ToolError(TUPLE_MESSAGE)
+                raise LimitError(TUPLE_MESSAGE)
             stack[-1].extend(iterable)
         elif code == _TO_TUPLE:
             stack[-1] = tuple(stack[-1])
@@ -330,11 +330,11 @@ def _binary(ep: Episode | None, op: Callable[[Any, Any], Any], left: Any, right:
             if right > 0 and left_bits > 1:  # |left| >= 2: the result has about this many bits
                 bits = right * math.log2(abs(left)) if right_bits <= 32 else math.inf
                 if bits > MAX_BITS + 1:
-                    raise ToolError(BITS_MESSAGE)  # certainly too large: not computed
+                    raise LimitError(BITS_MESSAGE)  # certainly too large: not computed
                 cost = int(bits) ** 2
         elif op is operator.mul:
             if left_bits + right_bits - 1 > MAX_BITS:
-                raise ToolError(BITS_MESSAGE)  # certainly too large: not computed
+                raise LimitError(BITS_MESSAGE)  # certainly too large: not computed
             cost = left_bits * right_bits
         elif op is operator.add or op is operator.sub:
             cost = 0
@@ -346,7 +346,7 @@ def _binary(ep: Episode | None, op: Callable[[Any, Any], Any], left: Any, right:
                 out_of_steps()
         value = op(left, right)
         if type(value) is int and value.bit_length() > MAX_BITS:
-            raise ToolError(BITS_MESSAGE)
+            raise LimitError(BITS_MESSAGE)
         return value
     if kind_left is tuple or kind_right is tuple:
         _check_tuple(op, left, right)
@@ -364,4 +364,4 @@ def _check_tuple(op: Callable[[Any, Any], Any], left: Any, right: Any) -> None:
     else:
         return
     if size > MAX_TUPLE:
-        raise ToolError(TUPLE_MESSAGE)
+        raise LimitError(TUPLE_MESSAGE)

@@ -15,8 +15,9 @@ each call with a full budget, and the generated code charges it:
   (checked *before* building when the size is known up front), and all of them together at
   most :data:`MAX_TEXT` characters.
 
-A spent part raises :class:`ToolError` with a message naming it, so ``call`` rolls the call
-back and reports it through the world's result convention like any other failure.
+A spent part raises :class:`LimitError` (a :class:`ToolError` that ``attempt()`` does not
+catch) with a message naming it, so ``call`` rolls the call back and reports it through the
+world's result convention like any other failure.
 
 The remaining amounts live on the episode (``_steps``, ``_text``: plain ints, so charging is
 an attribute subtraction); :func:`refill` resets them.
@@ -28,7 +29,7 @@ import re
 from collections.abc import Callable, Sized
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from worldspec.runtime.errors import ToolError
+from worldspec.runtime.errors import LimitError
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode
@@ -67,7 +68,7 @@ def refill(ep: Episode) -> None:
 
 
 def out_of_steps() -> NoReturn:
-    raise ToolError(STEPS_MESSAGE)
+    raise LimitError(STEPS_MESSAGE)
 
 
 def each(ep: Episode, items: S) -> S:
@@ -89,14 +90,14 @@ def step(ep: Episode, fn: F) -> F:
 def bounded(value: int) -> int:
     """An integer result, if it has at most :data:`MAX_INT_BITS` bits."""
     if value.bit_length() > MAX_INT_BITS:
-        raise ToolError(INT_MESSAGE)
+        raise LimitError(INT_MESSAGE)
     return value
 
 
 def width(size: int) -> int:
     """A string length about to be built (a ``zfill`` width, a digit count): checked first."""
     if size > MAX_STRING:
-        raise ToolError(STRING_MESSAGE)
+        raise LimitError(STRING_MESSAGE)
     return size
 
 
@@ -104,10 +105,10 @@ def built(ep: Episode, text: str) -> str:
     """A string the call just built, charged to the text budget."""
     size = len(text)
     if size > MAX_STRING:
-        raise ToolError(STRING_MESSAGE)
+        raise LimitError(STRING_MESSAGE)
     ep._text -= size
     if ep._text < 0:
-        raise ToolError(TEXT_MESSAGE)
+        raise LimitError(TEXT_MESSAGE)
     return text
 
 
@@ -134,5 +135,5 @@ def check_spec(spec: str) -> str:
     :data:`MAX_STRING` (a literal spec is judged by the checker, WS410)."""
     for number in _SPEC_NUMBERS.findall(spec):
         if len(number) > 7 or int(number) > MAX_STRING:
-            raise ToolError(STRING_MESSAGE)
+            raise LimitError(STRING_MESSAGE)
     return spec

@@ -1176,3 +1176,9 @@ def _episode_class(cls: type[Episode] | None) -> str:
     if cls is None:
         return "an unknown episode class"
     return f"world {cls.WORLD} ({cls.__module__}.{cls.__qualname__})"
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The text a call fails with for a Python exception of the world's code (what
+    ``error_of()`` gives for it)."""
+    return _describe_runtime_error(exc)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError", "KeptError"]
+__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError", "KeptError",
+           "LimitError"]
 
 
 class ToolError(Exception):
@@ -19,6 +20,12 @@ class ToolError(Exception):
 class KeptError(ToolError):
     """A call failed by ``fail keep``: a failure whose changes so far are kept (the one
     explicit exception to atomicity; the state must still keep every invariant)."""
+
+
+class LimitError(ToolError):
+    """A call passed one of the runtime's guards (its step budget, an int, string or text
+    size, a range or ``arithmetic()`` bound, nesting): a failure of the call as a whole,
+    which ``attempt()`` and ``error_of()`` do not catch (Python would have gone on)."""
 
 
 class ArgumentError(ToolError):

@@ -37,7 +37,7 @@ from worldspec.runtime.budget import (
     step,
     width,
 )
-from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, ToolError
+from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def power(base: float, exponent: float) -> float:
         if exponent < 0:
             raise ToolError(f"{base} ** {exponent}: a negative power of an int; use a float.")
         if abs(base) > 1 and exponent * (abs(base).bit_length()) > MAX_POWER_BITS:
-            raise ToolError(f"{base} ** {exponent} is too large.")
+            raise LimitError(f"{base} ** {exponent} is too large.")
         exact: int = base ** exponent
         return exact
     try:
@@ -286,7 +286,7 @@ def as_float(value: float | None) -> float | None:
 def int_range(low: int, high: int) -> tuple[int, ...]:
     """``range(low, high)`` as a list value; very long ranges fail the call."""
     if high - low > MAX_RANGE:
-        raise ToolError(f"range({low}, {high}) is longer than {MAX_RANGE:,} elements.")
+        raise LimitError(f"range({low}, {high}) is longer than {MAX_RANGE:,} elements.")
     return tuple(range(low, high))
 
 
@@ -587,3 +587,49 @@ def _data(package: str, name: str) -> Any:
 def package_data(package: str | None, name: str) -> Any:
     """A JSON data file shipped in a generated package (parsed once, shared)."""
     return _data(package or "", name)
+
+
+# ------------------------------------------------ attempt() and error_of(): try/except
+
+#: what a call fails with: a ToolError, and the Python errors it describes as failures
+_FAILURES = (ToolError, ArithmeticError, IndexError, KeyError, ValueError, TypeError)
+
+_A = TypeVar("_A")
+
+
+def _failure_text(exc: BaseException) -> str | None:
+    """The text a call would fail with for ``exc``, or None when ``exc`` is not a failure
+    of the expression but of the call: a guard (:class:`LimitError`), ``fail keep``."""
+    if isinstance(exc, (LimitError, KeptError)):
+        return None
+    if isinstance(exc, ToolError):
+        return exc.message
+    from worldspec.runtime.episode import describe_failure  # the episode imports us
+    return describe_failure(exc)
+
+
+def attempt(compute: Callable[[], _A]) -> _A | None:
+    """``attempt(x)``: the value of ``x``, or None when evaluating it fails as a call
+    would fail; the call's guards (steps, sizes, nesting) go on failing the call."""
+    try:
+        return compute()
+    except _FAILURES as exc:
+        if _failure_text(exc) is None:
+            raise
+        return None
+
+
+def error_of(compute: Callable[[], object]) -> str | None:
+    """``error_of(x)``: the text evaluating ``x`` fails with (what the call would have
+    failed with), or None when it does not fail; guards are not caught, as for attempt."""
+    try:
+        compute()
+    except _FAILURES as exc:
+        text = _failure_text(exc)
+        if text is None:
+            raise
+        return text
+    return None
+
+
+__all__ += ["attempt", "error_of"]
