@@ -117,7 +117,17 @@ def test_loading_renames_recounts_and_keeps_private(world: Any) -> None:
     assert not {"engineState", "parkingBrakeForce", "slopeAngle", "brakePedalForce"} & set(public)
     private = episode.export_state(private=True)
     assert (private["parkingBrakeForce"], private["slopeAngle"]) == (15.3, 5)
-    assert private["engineState"] is None  # consumed on load
+    assert "engineState" not in private  # `from "engineState"`: loaded into engine_state
+
+
+def test_the_attribute_name_is_not_a_scenario_key(world: Any) -> None:
+    """BFCL ignores a scenario key `engine_state` (it reads `engineState`); the world's item
+    loads from its alias only, so it ignores the key too; both given is refused."""
+    results = _both(world, {"engine_state": "running"},
+                    [("displayCarStatus", {"option": "engine"})])
+    assert results == [json.dumps({"engineState": "stopped"})]
+    with pytest.raises(ValueError, match='state "engine_state" is given twice'):
+        world(data={"engine_state": "running", "engineState": "running"})
 
 
 def test_private_state_is_hashed_not_exported(world: Any) -> None:
