@@ -362,6 +362,15 @@ def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) 
 
 
 # --------------------------------------------------------------- validator
+def _load_keys(world: WorldModel) -> dict[str, StateInfo]:
+    """The state items by the key data gives them under: the alias (``from "..."``) where
+    one is declared, else the name (the first item, where two clash: WS514)."""
+    keys: dict[str, StateInfo] = {}
+    for state in world.state.values():
+        keys.setdefault(state.load_key, state)
+    return keys
+
+
 class _Validator:
     """Checks one ``given``'s value against a world and normalises it."""
 
@@ -445,17 +454,36 @@ class _Validator:
             self.mismatch(root, "an object whose keys are state names", value)
             return out
         self.check_repeated(value, root)
+        keys = _load_keys(self.world)
         for name, item in value.items():
             if self.full:
                 break
             loc = root.field(name)
-            state = self.world.state.get(name)
+            state = keys.get(name)
             if state is None:
-                self.report("WS602", loc, f"world {self.world.name} has no state {_quote(name)}",
-                            hints=did_you_mean(name, self.world.state), at_pair=True)
+                self.unknown_state(name, value, loc, keys)
                 continue
+            # keyed as loaded: a state item with an alias (`from "..."`) under its alias
             out[name] = _STATE_CHECKERS[state.kind](self, item, state, loc)
         return out
+
+    def unknown_state(self, name: str, value: dict[str, object], loc: _Loc,
+                      keys: Mapping[str, StateInfo]) -> None:
+        """WS602 for a top-level key that names no state item as loaded; a state item with
+        an alias loads from the alias only, so its own name (alone or beside it) is refused."""
+        named = self.world.state.get(name)
+        alias = named.node.alias if named is not None else None
+        if named is None or alias is None:
+            self.report("WS602", loc, f"world {self.world.name} has no state {_quote(name)}",
+                        hints=did_you_mean(name, keys), at_pair=True)
+        elif alias in value:
+            self.report("WS602", loc, f"state {_quote(name)} is given twice (as {_quote(name)} "
+                        f"and as its alias {_quote(alias)}); it loads from {_quote(alias)} only",
+                        at_pair=True)
+        else:
+            self.report("WS602", loc, f"state {_quote(name)} loads from the key {_quote(alias)}, "
+                        "not from its name", hints=[f"give it as {_quote(alias)}"],
+                        at_pair=True)
 
     def check_references(self, tables: Mapping[str, Mapping[object, _Loc]],
                          refs: Iterable[_Ref]) -> None:
@@ -1124,9 +1152,10 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
     """The task's initial data: its ``given`` items merged in order, checked and normalised.
 
     A later ``given`` replaces the top-level keys of an earlier one. The result
-    maps state names to plain values (tables as lists of row dicts, references
-    as keys, enums as their serialised strings); it is None when anything was
-    reported. References are checked against the tables of the merged data.
+    maps state names (a state item's alias where it has one, as loaded) to plain
+    values (tables as lists of row dicts, references as keys, enums as their
+    serialised strings); it is None when anything was reported. References are
+    checked against the tables of the merged data.
     """
     keys = tuple(_file_key(given, path) for given in task.givens)
     files_key = ("merged", *keys) if keys and None not in keys else None
@@ -1141,7 +1170,8 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
             failed = validator.flush(sink) or failed
         return None if failed else merged_before.value
     merged: dict[str, object] = {}
-    origin: dict[str, _Validator] = {}
+    origin: dict[str, _Validator] = {}  # by state name (the data's keys may be aliases)
+    names = {key: state.name for key, state in _load_keys(world).items()}
     validators: list[_Validator] = []
     failed = False
     for given in task.givens:
@@ -1151,12 +1181,13 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
             continue
         validator, value_map = checked
         validators.append(validator)
-        for name, value in value_map.items():
-            merged[name] = value
-            origin[name] = validator
+        for key, value in value_map.items():
+            merged[key] = value
+            origin[names.get(key, key)] = validator
     tables = {name: v.tables[name] for name, v in origin.items() if name in v.tables}
     for validator in validators:
-        live = [r for r in validator.refs if origin.get(r.loc.state) is validator]
+        live = [r for r in validator.refs
+                if origin.get(names.get(r.loc.state, r.loc.state)) is validator]
         validator.check_references(tables, live)
         failed = validator.flush(sink) or failed
     if files_key is not None and len(validators) == len(task.givens):
@@ -1166,7 +1197,8 @@ def load_initial_data(task: n.TaskDecl, path: str, world: WorldModel,
 
 
 def check_data(world: WorldModel, data: object) -> tuple[dict[str, object] | None, list[str]]:
-    """Plain JSON ``data`` (keys are state names) checked against ``world``, without a spec.
+    """Plain JSON ``data`` (keys are state names, or their aliases) checked against ``world``,
+    without a spec.
 
     The normalised data (None when anything is wrong) and the problems as ``$.path:
     message`` texts: what a ``given`` file holding ``data`` would give. The differential

@@ -112,6 +112,11 @@ class StateInfo:
     entity: str | None = None
     format: str | None = None
 
+    @property
+    def load_key(self) -> str:
+        """The key loaded data gives the item under: its alias (``from "..."``) or its name."""
+        return self.node.alias if self.node.alias is not None else self.name
+
 
 @dataclass
 class InvariantInfo:

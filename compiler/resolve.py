@@ -7,6 +7,7 @@ config) without looking inside bodies; :mod:`compiler.typer` does that next.
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Iterable
@@ -428,6 +429,7 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
                             f"{'table' if isinstance(item.kind, n.TableKind) else 'sequence'}",
                             hints=["keep the table public, or hold the private data in a "
                                    "value (a map or a list)"])
+        _check_state_aliases(world, sink)
     tools: dict[str, n.Node] = {}
     invariants: dict[str, n.Node] = {}
     for vd in own:
@@ -467,6 +469,39 @@ def _policy_text(policy: n.PolicyDecl, spec_file: str, sink: DiagnosticSink) -> 
                     f"{exc.strerror or exc}")
         return ""
     return text.replace("\r\n", "\n").strip("\n")
+
+
+def _check_state_aliases(world: WorldModel, sink: DiagnosticSink) -> None:
+    """WS514: a state item's loading alias (``from "key"``) is a key data can give (not
+    empty), and differs from every state item's name and from the other aliases, so each key
+    of loaded data names one item."""
+    aliases: dict[str, StateInfo] = {}
+    for s in world.state.values():
+        alias = s.node.alias
+        if alias is None:
+            continue
+        shown = json.dumps(alias, ensure_ascii=False)
+        if not alias.strip():
+            sink.report("WS514", s.node.span, f"state '{s.name}' loads from a blank key",
+                        hints=["name the key the original's data gives it under, "
+                               'e.g. from "engineState"'])
+        elif alias == s.name:
+            sink.report("WS514", s.node.span, f"state '{s.name}' loads from its own name",
+                        hints=[f'leave out `from {shown}`'])
+        elif alias in world.state:
+            other = world.state[alias]
+            sink.report("WS514", s.node.span, f"state '{s.name}' loads from {shown}, the name "
+                        f"of state '{other.name}'",
+                        hints=["data under that key would be ambiguous; each key of loaded data "
+                               "names one state item"],
+                        related=[Related(other.node.span, f"state '{other.name}'")])
+        elif alias in aliases:
+            other = aliases[alias]
+            sink.report("WS514", s.node.span, f"state '{s.name}' and state '{other.name}' both "
+                        f"load from {shown}",
+                        related=[Related(other.node.span, f"state '{other.name}'")])
+        else:
+            aliases[alias] = s
 
 
 def _state_info(item: n.StateItem, world: WorldModel, sink: DiagnosticSink) -> StateInfo:

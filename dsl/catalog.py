@@ -672,6 +672,20 @@ sequences are always public; hold private data in a value (a map or a list).
 state { private orders: table Order }
 """)
 
+entry("WS514", "error", "a state item's loading alias clashes",
+      """
+`from "key"` after a state item names the key loaded data gives the item
+under, instead of its name (the original's own key, e.g. `engineState` for
+`engine_state`). The key must not be empty, and it must differ from the
+item's own name, from the names of the other state items and from their
+aliases: each key of loaded data names one state item.
+""", """
+state {
+  engine_state: str from "engineState" = "stopped"
+  engineState: str = ""            # the alias is this item's name
+}
+""")
+
 # ------------------------------------------------------- WS6xx: tasks and data
 entry("WS601", "error", "initial data does not match the schema",
       """
@@ -684,6 +698,10 @@ given { users: [{id: "U1", name: 42}] }
 entry("WS602", "error", "unknown key in data",
       """
 Initial data names a state item or a field that the world does not declare.
+A state item declared with an alias (`engine_state: str from "engineState"`)
+loads from the alias only: its own name is not a key of loaded data, and data
+giving both is refused. A field with an alias may be given under either name,
+but not under both.
 """, """
 given { userz: [] }
 """)

@@ -1034,6 +1034,8 @@ class _Layout:
         else:
             kind_text = type_text(kind)
         head = ("private " if it.private else "") + f"{it.name.name}: {kind_text}"
+        if it.alias is not None:
+            head += " from " + quote_string(it.alias)
         self.valued(it, head, it.default, it.doc, indent, blank)
 
     def print_InvariantDecl(self, d: n.InvariantDecl, indent: int, blank: _Blank) -> None:

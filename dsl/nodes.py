@@ -703,13 +703,15 @@ class SequenceKind(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StateItem(Node):
-    """One named piece of world state; ``private`` ones are not exported."""
+    """One named piece of world state; ``private`` ones are not exported. ``alias``
+    (``from "key"``) is the key loaded data gives the item under, instead of its name."""
 
     name: Ident
     kind: TableKind | SequenceKind | TypeExpr
     default: Expr | None
     doc: str | None
     private: bool = False
+    alias: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

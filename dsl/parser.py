@@ -514,9 +514,10 @@ class _ToNodes(Transformer[Token, Any]):
         return n.StateDecl(items=tuple(c), span=self._span())
 
     def state_item(self, c: list[Any]) -> n.StateItem:
-        private, name, kind, default, doc = c
+        private, name, kind, alias, default, doc = c
         return n.StateItem(name=_ident(self.pos, name), kind=kind, default=default,
-                           doc=self._doc(doc), private=private is not None, span=self._span())
+                           doc=self._doc(doc), private=private is not None, alias=alias,
+                           span=self._span())
 
     def table_kind(self, c: list[Any]) -> n.TableKind:
         return n.TableKind(entity=_ident(self.pos, c[0]), span=self._span())

@@ -424,6 +424,29 @@ LANGUAGE_REFERENCE = (
     'changes like others\', with `"private": true` in the entry. Only values can be private, not\n'
     'tables or sequences (WS513); `private` is a keyword at the start of a state item.\n'
     '\n'
+    '**State aliases for loading.** `from "..."` after a state item\'s type names the key loaded data\n'
+    "gives the item under, where the original's data and its attribute have different names:\n"
+    '\n'
+    '```\n'
+    'state {\n'
+    '  engine_state: str from "engineState" = "stopped"\n'
+    '  doors: table Door from "Doors"\n'
+    '  private brake_force: float from "brakePedalForce" = 0.0\n'
+    '}\n'
+    '```\n'
+    '\n'
+    'Data (a `given` block, a data file, `Episode(data=...)`) then gives the item as\n'
+    '`{"engineState": "running"}`, and only so: unlike a field\'s alias, a state item\'s alias\n'
+    "*replaces* its name for loading, as the original's loader reads only its own key. A key\n"
+    "`engine_state` in data is refused in a task's `given` (WS602, with the alias as the hint) and\n"
+    'ignored at run time like any other key the world does not load; data giving both keys is an\n'
+    'error at run time too (`$.engine_state: state "engine_state" is given twice (as\n'
+    '"engine_state" and as its alias "engineState"); it loads from "engineState" only`), since the\n'
+    'value under the name would be lost. Everywhere else the item is `engine_state`: in expressions,\n'
+    '`export_state()`, `diff()` paths and frames (so `export_state()` is not data to load back\n'
+    "as it is: rename the aliased keys first). An alias must not be empty, the item's own name,\n"
+    "another item's name or another item's alias (WS514), so each key of loaded data names one item.\n"
+    '\n'
     'A `table` is indexed by key: `users["U001"]` is the row (the call fails with\n'
     '`User "U001" not found.` if there is none), `users.get("U001")` is a `User?`, `"U001" in users`\n'
     'tests membership, and iterating a table yields its rows in insertion order. A `sequence` counts\n'

@@ -419,6 +419,18 @@ def test_hostile_task_is_exact(hostile: HostileBuild) -> None:
     assert episode.export_state()["notes"][2]["id"] == PAYLOAD
 
 
+def test_a_hostile_state_alias_is_only_a_key(hostile: HostileBuild) -> None:
+    """A state item's alias (`from "..."`) full of quotes, braces and code loads as a plain
+    data key; the item keeps its name in export_state()."""
+    world = hostile.worlds["HostileStrings"]
+    alias = "{index}}' " + PAYLOAD + "\x00"
+    episode = world(data={alias: "hi"})
+    assert episode.call("greeting", {}) == "hi"
+    assert episode.export_state()["greeting"] == "hi" and alias not in episode.export_state()
+    with pytest.raises(ValueError, match=r'\$\["\{index\}\}'):
+        world(data={alias: 1})
+
+
 # --- keywords: names that are Python keywords, builtins and runtime names
 def test_keyword_names_work(hostile: HostileBuild) -> None:
     world = hostile.worlds["class"]

@@ -117,7 +117,17 @@ def test_loading_renames_recounts_and_keeps_private(world: Any) -> None:
     assert not {"engineState", "parkingBrakeForce", "slopeAngle", "brakePedalForce"} & set(public)
     private = episode.export_state(private=True)
     assert (private["parkingBrakeForce"], private["slopeAngle"]) == (15.3, 5)
-    assert private["engineState"] is None  # consumed on load
+    assert "engineState" not in private  # `from "engineState"`: loaded into engine_state
+
+
+def test_the_attribute_name_is_not_a_scenario_key(world: Any) -> None:
+    """BFCL ignores a scenario key `engine_state` (it reads `engineState`); the world's item
+    loads from its alias only, so it ignores the key too; both given is refused."""
+    results = _both(world, {"engine_state": "running"},
+                    [("displayCarStatus", {"option": "engine"})])
+    assert results == [json.dumps({"engineState": "stopped"})]
+    with pytest.raises(ValueError, match='state "engine_state" is given twice'):
+        world(data={"engine_state": "running", "engineState": "running"})
 
 
 def test_private_state_is_hashed_not_exported(world: Any) -> None:
@@ -215,6 +225,17 @@ def test_climate_reports_the_temperature_given_and_stores_celsius(world: Any) ->
     assert results[3] == json.dumps({"currentACTemperature": 21, "fanSpeed": 50,
                                      "climateMode": "turbo", "humidityLevel": 50.0})
     assert results[4] == json.dumps({"error": "Fan speed must be between 0 and 100."})
+
+
+def test_a_fahrenheit_conversion_that_overflows_keeps_the_temperature(world: Any) -> None:
+    """An int past the float range: the original stores it, then its conversion raises
+    Python's OverflowError; the world's `error_of` + `fail keep` does the same (the harness
+    compares the public state after the call)."""
+    (result, status) = _both(world, {}, [
+        ("adjustClimateControl", {"temperature": 10 ** 400, "unit": "fahrenheit"}),
+        ("displayCarStatus", {"option": "climate"})])
+    assert result == "Error during execution: integer division result too large for a float"
+    assert json.loads(status)["currentACTemperature"] == 10 ** 400
 
 
 def test_parking_brake_release_tilts_the_slope_too(world: Any) -> None:

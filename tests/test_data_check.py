@@ -771,3 +771,44 @@ def test_ws312_finds_a_pattern_wherever_a_type_is_written() -> None:
     result = check_source(spec, "w.world")
     assert [(d.code, d.span.line) for d in result.diagnostics] == [
         ("WS312", 2), ("WS312", 3), ("WS312", 4), ("WS312", 5)]
+
+
+# ------------------------------------------------------ state aliases (`from "..."`)
+ALIASED = """\
+world Shop "Tables loaded under the original's keys."
+
+entity User { key id: str  name: str }
+entity Order { key id: str  user: User }
+
+state {
+  users: table User from "Users"
+  orders: table Order from "allOrders"
+  flag: bool from "isOpen" = false
+}
+
+task t in Shop {
+  given { Users: [{id: "U1", name: "Ann"}], isOpen: true }
+  given { allOrders: [{id: "O1", user: "U1"}, {id: "O2", user: "U9"}] }
+  instruction "Do it."
+  check ok: true
+}
+"""
+
+
+def test_aliased_state_is_checked_and_kept_under_its_alias(tmp_path: Path) -> None:
+    """Data gives aliased items under their aliases, references across givens are checked
+    against the aliased table, and the normalised data keeps the keys the runtime loads."""
+    result = check_source(ALIASED, str(tmp_path / "shop.world"))
+    found = [(d.code, d.message) for d in data_diags(result)]
+    assert found == [("WS605", '$.allOrders[1].user: no User with key "U9"')]
+    fixed = ALIASED.replace('"U9"', '"U1"')
+    result = check_source(fixed, str(tmp_path / "shop.world"))
+    assert data_diags(result) == []
+    data, _ = load(result, tmp_path)
+    assert data == {"Users": [{"id": "U1", "name": "Ann"}], "isOpen": True,
+                    "allOrders": [{"id": "O1", "user": "U1"}, {"id": "O2", "user": "U1"}]}
+    misnamed = check_source(fixed.replace("isOpen: true", "flag: true"),
+                            str(tmp_path / "shop.world"))
+    d = only(misnamed, "WS602")
+    assert d.message == '$.flag: state "flag" loads from the key "isOpen", not from its name'
+    assert list(d.hints) == ['give it as "isOpen"']

@@ -231,6 +231,33 @@ def test_hover_shows_types_of_fields_locals_and_state(session: LspSession, shop:
     assert "(parameter of is_open) order: Order" in param
 
 
+CAR = '''\
+world Car "A car."
+
+record Status { engine: str from "engineState" }
+
+state { engine_state: str from "engineState" = "stopped" "Running or stopped." }
+
+tool status() -> Status "The status." {
+  return Status(engine: engine_state)
+}
+'''
+
+
+def test_hover_shows_loading_aliases(session: LspSession, workspace: Path) -> None:
+    path = workspace / "car.world"
+    path.write_text(CAR, encoding="utf-8")
+    uri = session.open(path)
+    try:
+        state = markdown(session.hover(uri, *at(CAR, "engine: engine_state", delta=9)))
+        assert 'state engine_state: str from "engineState"' in state
+        assert "Running or stopped." in state
+        field = markdown(session.hover(uri, *at(CAR, "Status(engine", delta=8)))
+        assert 'Status.engine: str from "engineState"' in field
+    finally:
+        session.close(uri)
+
+
 def test_hover_on_a_builtin_shows_its_signature(session: LspSession, shop: str) -> None:
     text = markdown(session.hover(shop, *at(SHOP, "count([o")))
     assert "count(xs)" in text and "number of elements" in text

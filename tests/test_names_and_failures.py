@@ -803,3 +803,92 @@ def test_an_optional_entity_parameter_with_a_default_says_to_drop_it() -> None:
     assert d.code == "WS301" and "drop `= ...` after 'guest: Guest?'" in d.message
     fixed = text.replace("Guest? = none", "Guest?")
     assert list(check_source(fixed, "desk.world").diagnostics) == []
+
+
+# ---------------------------------------------------------------- state aliases for loading
+
+CAR = """\
+world Car "A car whose original loads its state under other keys."
+
+entity Door {
+  key id: str
+  locked: bool = false
+}
+
+state {
+  engine_state: str from "engineState" = "stopped" "Running or stopped."
+  doors: table Door from "Doors"
+  private brake_force: float from "brakePedalForce" = 0.0
+  speed: int = 0
+}
+
+tool start() -> str "Start the engine." {
+  require brake_force > 0.0 else "Press the brake first."
+  engine_state = "running"
+  return engine_state
+}
+
+task started in Car {
+  given {engineState: "stopped", brakePedalForce: 1.5, Doors: [{id: "driver"}]}
+  instruction "Start the car."
+  check running: engine_state == "running" and len(doors) == 1
+  only changes engine_state
+  solution { start() }
+}
+"""
+
+
+def test_a_state_alias_loads_and_the_name_is_kept_elsewhere(tmp_path: Path) -> None:
+    assert diagnostics(CAR) == []
+    world = compile_spec(tmp_path, CAR, "Car")
+    ep = world(task="started")
+    assert ep.export_state() == {"doors": [{"id": "driver", "locked": False}],
+                                 "engine_state": "stopped", "speed": 0}
+    assert ep.export_state(private=True)["brake_force"] == 1.5
+    before = ep._clone()
+    assert ep.call("start", {}) == {"success": True, "data": "running"}
+    assert ep.diff(before) == [{"path": "engine_state", "old": "stopped", "new": "running"}]
+    assert ep.score().reward == 1.0
+    # the alias replaces the name for loading: the name alone is not loaded (as the
+    # original ignores it), and both given is refused
+    assert world(data={"engine_state": "running", "doors": [{"id": "x"}]}).export_state() == {
+        "doors": [], "engine_state": "stopped", "speed": 0}
+    with pytest.raises(ValueError, match=(
+            r'data does not fit world Car: \$\.engine_state: state "engine_state" is given '
+            r'twice \(as "engine_state" and as its alias "engineState"\); it loads from '
+            r'"engineState" only')):
+        world(data={"engine_state": "running", "engineState": "running"})
+    with pytest.raises(ValueError, match=r'\$\.Doors\[0\]: '):
+        world(data={"Doors": [{"key": "x"}]})
+
+
+def test_given_data_under_a_state_items_name_is_ws602() -> None:
+    both = CAR.replace('given {engineState: "stopped",',
+                       'given {engineState: "stopped", engine_state: "running",')
+    assert diagnostics(both) == [(
+        "WS602", '$.engine_state: state "engine_state" is given twice (as "engine_state" and '
+                 'as its alias "engineState"); it loads from "engineState" only')]
+    alone = CAR.replace("Doors: [", "doors: [")
+    assert diagnostics(alone) == [(
+        "WS602", '$.doors: state "doors" loads from the key "Doors", not from its name')]
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ('  speed: int from "" = 0\n', "state 'speed' loads from a blank key"),
+    ('  speed: int from "speed" = 0\n', "state 'speed' loads from its own name"),
+    ('  speed: int from "engine_state" = 0\n',
+     "state 'speed' loads from \"engine_state\", the name of state 'engine_state'"),
+    ('  speed: int from "Doors" = 0\n', "state 'speed' and state 'doors' both load from \"Doors\""),
+])
+def test_a_clashing_state_alias_is_ws514(item: str, message: str) -> None:
+    assert diagnostics(CAR.replace("  speed: int = 0\n", item)) == [("WS514", message)]
+
+
+def test_state_aliases_format() -> None:
+    from worldspec.dsl.formatter import format_source
+
+    text = CAR.replace('  engine_state: str from "engineState" = "stopped"',
+                       '  engine_state  :  str   from   "engineState"  =  "stopped"')
+    formatted = format_source(text, "car.world")
+    assert formatted == CAR
+    assert format_source(formatted, "car.world") == formatted

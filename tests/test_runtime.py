@@ -314,7 +314,7 @@ ATOMIC_FAILURES: list[tuple[str, dict[str, Any], str]] = [
     ("transfer", {"source": "A", "target": "B", "amount": 71},
      "Account.balance: -1 is out of range 0.."),
     ("duplicate", {"id": "A"}, 'Account "A" already exists.'),
-    ("crash", {"n": 0}, "Division by zero."),
+    ("crash", {"n": 0}, "integer division or modulo by zero"),  # Python's text of 10 // 0
 ]
 
 

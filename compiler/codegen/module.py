@@ -80,6 +80,13 @@ def _doc_literal(text: str | None, indent: str) -> str:
     return f"{indent}{(text or '').strip()!r}" if text else ""
 
 
+def _data_path(key: str) -> str:
+    """The JSON path of a top-level key of loaded data (``$.users``, ``$["a b"]``)."""
+    if key.isidentifier() and key.isascii():
+        return "$." + key
+    return f"$[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def _indent(lines: list[str], level: int) -> list[str]:
     return [(_INDENT * level + line) if line else "" for line in lines]
 
@@ -334,22 +341,29 @@ class WorldGenerator:
 
     def load_lines(self) -> list[str]:
         lines = []
+        aliases = {s.name: s.node.alias for s in self.world.state.values()
+                   if s.node.alias is not None}
+        if aliases:  # an aliased item loads from its alias only; both given is refused
+            lines.append(f"v.state_aliases(data, {aliases!r})")
         for s in self.world.state.values():
-            key = repr(s.name)
+            key = repr(s.load_key)
+            path = _data_path(s.load_key)  # errors name the key the data gives
             if s.kind == "table":
                 cls = self.tables.class_name(s.entity or "")
                 row = f"row_{s.name}"
+                rows_path = f"f'{path}[{{index}}]'" if s.node.alias is None else \
+                    f"{path!r} + f'[{{index}}]'"
                 lines += [
                     f"for index, item in enumerate(rt.rows_of(data.get({key}, ()))):",
-                    f"{_INDENT}{row} = {cls}.load(item, f'$.{s.name}[{{index}}]', ep)",
+                    f"{_INDENT}{row} = {cls}.load(item, {rows_path}, ep)",
                     f"{_INDENT}self.t_{s.name}.rows[{row}.key()] = {row}",
                 ]
             elif s.kind == "sequence":
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = "
-                          f"v.want_int(data[{key}], '$.{s.name}')"]
+                          f"v.want_int(data[{key}], {path!r})"]
             else:
-                loader = self.tables.loader(s.type, f"data[{key}]", repr(f"$.{s.name}"))
+                loader = self.tables.loader(s.type, f"data[{key}]", repr(path))
                 lines += [f"if {key} in data:",
                           f"{_INDENT}self.state.{py_name(s.name)} = {loader}"]
         if self.world.load_node is not None:

@@ -5,6 +5,7 @@ Nothing here talks to the client: the server converts offsets to positions and s
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -74,6 +75,8 @@ def signature(index: Index, sym: Symbol) -> str:
 
 def _field_line(index: Index, f: n.Field) -> str:
     line = f"{'key ' if f.is_key else ''}{f.name.name}: {_source(index, f.type)}"
+    if f.alias is not None:
+        line += f" from {json.dumps(f.alias, ensure_ascii=False)}"
     if f.default is not None:
         line += f" = {_source(index, f.default)}"
     return line
@@ -140,6 +143,8 @@ def _declaration_text(index: Index, sym: Symbol, occ: Occurrence) -> str:
         return f"{sym.qualified}{value}"
     if sym.kind is Kind.STATE and isinstance(decl, n.StateItem):
         text = f"state {sym.name}: {_source(index, decl.kind)}"
+        if decl.alias is not None:  # the key loaded data gives it under
+            text += f" from {json.dumps(decl.alias, ensure_ascii=False)}"
         if typ is not None and isinstance(decl.kind, n.TypeExpr) and \
                 t.show(typ) != _source(index, decl.kind):
             text += f"  # here: {t.show(typ)}"

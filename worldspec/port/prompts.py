@@ -61,6 +61,10 @@ Rules of a faithful port:
   dict of dicts to a `table`); renaming, splitting or adding public state items is a
   difference. State the original does not show (its `_` attributes, a helper you need) must
   be `private` (`private cache: map[str, int] = {}`): private items are not compared.
+- Loading: where the original reads an attribute from another key of its data
+  (`self.engine_state = scenario.get("engineState", "stopped")`), keep the attribute's name and
+  give the key: `engine_state: str from "engineState" = "stopped"` (data then gives it under
+  `engineState` only).
 - Randomness: `random_int(lo, hi)` draws like Python's `Random.randint` on the episode's
   RNG, seeded by `config { seed: N }`; use it where the Python draws from `Random(N)`."""
 

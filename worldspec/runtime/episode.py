@@ -1176,15 +1176,24 @@ def _quote(key: Any) -> str:
         return repr(key)
 
 
+#: the text of such an exception raised without one
+_BARE_RUNTIME_ERRORS: dict[type[BaseException], str] = {
+    ZeroDivisionError: "division by zero", OverflowError: "number too large",
+    IndexError: "index out of range"}
+
+
 def _describe_runtime_error(exc: BaseException) -> str:
-    if isinstance(exc, ZeroDivisionError):
-        return "Division by zero."
-    if isinstance(exc, IndexError):
-        return "Index out of range."
+    """The failure text of an exception raised by a tool's own arithmetic or indexing.
+
+    Division by zero, overflow and a bad index fail with Python's own texts (``division by
+    zero``, ``float division by zero``, ``int too large to convert to float``, ``list index out
+    of range``), as the originals a world reproduces do; a missing key names the key (Python's
+    text would be its repr alone)."""
+    for kind, bare in _BARE_RUNTIME_ERRORS.items():
+        if isinstance(exc, kind):
+            return str(exc) or bare
     if isinstance(exc, KeyError):
         return f"Key {_quote(exc.args[0]) if exc.args else 'null'} not found."
-    if isinstance(exc, OverflowError):
-        return "Number too large."
     return f"Invalid value: {exc}"
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "map_text",
+    "state_aliases",
 ]
 
 T = TypeVar("T")
@@ -279,6 +280,17 @@ def unalias(value: object, path: str, aliases: Mapping[str, str]) -> object:
 
 def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
     return next(alias for alias, field in aliases.items() if field == name)
+
+
+def state_aliases(data: Mapping[str, Any], aliases: Mapping[str, str]) -> None:
+    """Refuse data giving a state item both under its name and under its alias (``from
+    "..."``, in ``aliases`` by name): the item loads from the alias only, so the value under
+    the name would be lost. The name alone is ignored, as every key the world does not load."""
+    for name, alias in aliases.items():
+        if name in data and alias in data:
+            raise ArgumentError(f"$.{name}: state {json.dumps(name)} is given twice (as "
+                                f"{json.dumps(name)} and as its alias {json.dumps(alias)}); it "
+                                f"loads from {json.dumps(alias)} only")
 
 
 def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[str, Any]:
