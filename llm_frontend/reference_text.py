@@ -526,7 +526,11 @@ LANGUAGE_REFERENCE = (
     '- Parameters: `name: type [= default] ["doc"] [else message]`. Doc strings of the tool and its\n'
     '  parameters become the tool description the agent sees. A parameter without a default or `?`\n'
     '  is required: leaving it out, or sending null, fails the call, except for a `json` parameter,\n'
-    '  where null is a value like any other.\n'
+    '  where null is a value like any other. Sending null for a parameter with a default means the\n'
+    '  default, except with `config { arguments: python }`, where it is a value as in Python: the\n'
+    '  parameter\'s type takes it (`mode: str? = "auto"` receives `none`) or refuses it (with the\n'
+    "  runtime's message, or the `else` message), and only leaving the argument out gives the\n"
+    '  default. The tool schema then offers null only where the type does.\n'
     '- `given(p)` tells an explicit `null` from an argument left out, as Python does with a\n'
     '  sentinel default: it is true when the caller sent `p` (even as `null`). Only in tool\n'
     '  bodies, for a parameter with a default or an optional one (WS322):\n'

@@ -238,6 +238,19 @@ def test_a_fahrenheit_conversion_that_overflows_keeps_the_temperature(world: Any
     assert json.loads(status)["currentACTemperature"] == 10 ** 400
 
 
+def test_an_explicit_null_is_a_value_as_in_python(world: Any) -> None:
+    """With `arguments: python` null is not the default: BFCL stores `mode: None`, takes a
+    `unit: None` as Celsius and fails on `fanSpeed: None` with Python's TypeError."""
+    results = _both(world, {}, [
+        ("adjustClimateControl", {"temperature": 20, "mode": None}),
+        ("adjustClimateControl", {"temperature": 20, "unit": None}),
+        ("adjustClimateControl", {"temperature": 20, "fanSpeed": None})])
+    assert json.loads(results[0])["climateMode"] is None
+    assert json.loads(results[1])["climateMode"] == "auto"
+    assert results[2] == ("Error during execution: '<=' not supported between instances of "
+                          "'int' and 'NoneType'")
+
+
 def test_parking_brake_release_tilts_the_slope_too(world: Any) -> None:
     results = _both(world, {}, [
         ("activateParkingBrake", {"mode": "engage"}),

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -892,3 +893,39 @@ def test_state_aliases_format() -> None:
     formatted = format_source(text, "car.world")
     assert formatted == CAR
     assert format_source(formatted, "car.world") == formatted
+
+
+# ---------------------------------------------------------------- null for a defaulted parameter
+
+DEFAULTS = """\
+world Defaults "Parameters with defaults."
+
+config { arguments: ARGS }
+
+tool set_mode(mode: str? = "auto" "The mode.", speed: int = 50 "The speed.") -> str "Set." {
+  return f"{mode} {speed}"
+}
+"""
+
+
+@pytest.mark.parametrize("rules", ["python", "worldspec"])
+def test_null_for_a_defaulted_parameter(tmp_path: Path, rules: str) -> None:
+    """By default null means the default; with `arguments: python` it is a value, as in
+    Python: an optional type takes it, another type refuses it, and the schema says so."""
+    world = compile_spec(tmp_path, DEFAULTS.replace("ARGS", rules), "Defaults")
+    ep = world()
+
+    def value(arguments: dict[str, Any]) -> Any:
+        result = ep.call("set_mode", arguments)
+        return None if ep.failed(result) else ep.last_value
+
+    assert value({}) == "auto 50"
+    schema = {t["function"]["name"]: t["function"]["parameters"] for t in ep.tools()}["set_mode"]
+    speed = schema["properties"]["speed"]
+    if rules == "python":
+        assert value({"mode": None}) == "None 50"
+        assert value({"speed": None}) is None
+        assert "null" not in json.dumps(speed)
+    else:
+        assert value({"mode": None, "speed": None}) == "auto 50"
+        assert "null" in json.dumps(speed)

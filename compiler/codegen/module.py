@@ -549,7 +549,11 @@ class WorldGenerator:
                             f"lambda key: {self.x.value(p.not_found, env)})")
             if p.default is not None:
                 default = self.x.value(p.default, Env(ep="ep"))
-                load = f"({load} if args.get({p.name!r}) is not None else {default})"
+                # with Python's argument rules an explicit null is a value, as in Python;
+                # otherwise it means the default
+                given = (f"{p.name!r} in args" if self.world.config.arguments == "python"
+                         else f"args.get({p.name!r}) is not None")
+                load = f"({load} if {given} else {default})"
             elif isinstance(p.type, t.Optional):
                 load = f"({load} if args.get({p.name!r}) is not None else None)"
             lines.append(f"{_INDENT}{pname} = {load}")
@@ -594,7 +598,8 @@ class WorldGenerator:
         params = []
         for p in info.params:
             schema = self.tables.schema(p.type)
-            if p.default is not None and not isinstance(p.type, t.Optional):
+            if p.default is not None and not isinstance(p.type, t.Optional) and \
+                    self.world.config.arguments != "python":
                 schema = {"anyOf": [schema, {"type": "null"}]}
             if p.doc:
                 schema = {**schema, "description": p.doc}

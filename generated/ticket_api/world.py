@@ -359,8 +359,8 @@ def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     a_title = args['title']
     if type(a_title) is not str or not a_title.isascii():
         a_title = v.want_str(a_title, 'title')
-    a_description = (v.want_str(args['description'], 'description') if args.get('description') is not None else '')
-    a_priority = (v.want_int(args['priority'], 'priority') if args.get('priority') is not None else 1)
+    a_description = (v.want_str(args['description'], 'description') if 'description' in args else '')
+    a_priority = (v.want_int(args['priority'], 'priority') if 'priority' in args else 1)
     return ep.tool_create_ticket(a_title, a_description, a_priority)
 
 
@@ -448,12 +448,12 @@ _NEEDS_get_user_tickets: frozenset[str] = frozenset(())
 def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_get_user_tickets >= args.keys() >= _NEEDS_get_user_tickets):
         rt.check_arguments_python(args, ('status',), (), 'TicketAPI.get_user_tickets')
-    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if args.get('status') is not None else None)
+    a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if 'status' in args else None)
     return ep.tool_get_user_tickets(a_status)
 
 
 TicketAPI.TOOLS = {
-    'create_ticket': ToolSpec('create_ticket', 'Create a ticket in the system and queue it.', (ParamSpec('title', {'type': 'string', 'description': 'Title of the ticket.'}, True, 'Title of the ticket.', table=None), ParamSpec('description', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': 'Description of the ticket. Defaults to an empty string.'}, False, 'Description of the ticket. Defaults to an empty string.', table=None), ParamSpec('priority', {'anyOf': [{'type': 'integer'}, {'type': 'null'}], 'description': 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.'}, False, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', table=None), ), read_only=False, invoke=_invoke_create_ticket, where='ticket_api.world:78', returns={'type': 'object', 'additionalProperties': {}}),
+    'create_ticket': ToolSpec('create_ticket', 'Create a ticket in the system and queue it.', (ParamSpec('title', {'type': 'string', 'description': 'Title of the ticket.'}, True, 'Title of the ticket.', table=None), ParamSpec('description', {'type': 'string', 'description': 'Description of the ticket. Defaults to an empty string.'}, False, 'Description of the ticket. Defaults to an empty string.', table=None), ParamSpec('priority', {'type': 'integer', 'description': 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.'}, False, 'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.', table=None), ), read_only=False, invoke=_invoke_create_ticket, where='ticket_api.world:78', returns={'type': 'object', 'additionalProperties': {}}),
     'get_ticket': ToolSpec('get_ticket', 'Get a specific ticket by its ID.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to retrieve.'}, True, 'ID of the ticket to retrieve.', table=None), ), read_only=True, invoke=_invoke_get_ticket, where='ticket_api.world:103', returns={'type': 'object', 'additionalProperties': {}}),
     'close_ticket': ToolSpec('close_ticket', 'Close a ticket.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be closed.'}, True, 'ID of the ticket to be closed.', table=None), ), read_only=False, invoke=_invoke_close_ticket, where='ticket_api.world:111', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),
     'resolve_ticket': ToolSpec('resolve_ticket', 'Resolve a ticket with a resolution.', (ParamSpec('ticket_id', {'type': ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'], 'description': 'ID of the ticket to be resolved.'}, True, 'ID of the ticket to be resolved.', table=None), ParamSpec('resolution', {'type': 'string', 'description': 'Resolution details for the ticket.'}, True, 'Resolution details for the ticket.', table=None), ), read_only=False, invoke=_invoke_resolve_ticket, where='ticket_api.world:123', returns={'type': 'object', 'properties': {'status': {'type': 'string'}}, 'required': ['status'], 'additionalProperties': False}),

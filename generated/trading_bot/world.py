@@ -1010,8 +1010,8 @@ _NEEDS_get_transaction_history: frozenset[str] = frozenset(())
 def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_get_transaction_history >= args.keys() >= _NEEDS_get_transaction_history):
         rt.check_arguments_python(args, ('start_date', 'end_date'), (), 'TradingBot.get_transaction_history')
-    a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if args.get('start_date') is not None else None)
-    a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if args.get('end_date') is not None else None)
+    a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if 'start_date' in args else None)
+    a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if 'end_date' in args else None)
     return ep.tool_get_transaction_history(a_start_date, a_end_date)
 
 

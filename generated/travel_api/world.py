@@ -1272,8 +1272,8 @@ _NEEDS_get_budget_fiscal_year: frozenset[str] = frozenset(())
 def _invoke_get_budget_fiscal_year(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_get_budget_fiscal_year >= args.keys() >= _NEEDS_get_budget_fiscal_year):
         rt.check_arguments_python(args, ('lastModifiedAfter', 'includeRemoved'), (), 'TravelAPI.get_budget_fiscal_year')
-    a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', (lambda x, p: v.want_str(x, p))) if args.get('lastModifiedAfter') is not None else None)
-    a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', (lambda x, p: v.want_str(x, p))) if args.get('includeRemoved') is not None else None)
+    a_lastModifiedAfter = (v.want_optional(args['lastModifiedAfter'], 'lastModifiedAfter', (lambda x, p: v.want_str(x, p))) if 'lastModifiedAfter' in args else None)
+    a_includeRemoved = (v.want_optional(args['includeRemoved'], 'includeRemoved', (lambda x, p: v.want_str(x, p))) if 'includeRemoved' in args else None)
     return ep.tool_get_budget_fiscal_year(a_lastModifiedAfter, a_includeRemoved)
 
 
@@ -1372,8 +1372,8 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     a_access_token = args['access_token']
     if type(a_access_token) is not str or not a_access_token.isascii():
         a_access_token = v.want_str(a_access_token, 'access_token')
-    a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if args.get('booking_id') is not None else None)
-    a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', (lambda x, p: v.want_str(x, p))) if args.get('insurance_id') is not None else None)
+    a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in args else None)
+    a_insurance_id = (v.want_optional(args['insurance_id'], 'insurance_id', (lambda x, p: v.want_str(x, p))) if 'insurance_id' in args else None)
     return ep.tool_retrieve_invoice(a_access_token, a_booking_id, a_insurance_id)
 
 
