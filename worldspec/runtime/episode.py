@@ -37,7 +37,8 @@ from worldspec.runtime.values import canonical_json, export_value, json_text
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
-    "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom",
+    "StateBase", "Score", "CheckOutcome", "FieldJson", "EpisodeRandom", "RUNTIME_FAILURES",
+    "describe_failure",
 ]
 
 K = Any
@@ -709,13 +710,7 @@ class Episode:
     # ---------------------------------------------------------------- mutation
     def _set(self, obj: Any, name: str, value: Any) -> None:
         if isinstance(obj, Row):
-            self._undo.append((_SET, obj, name, getattr(obj, name),
-                               getattr(obj, "_digest", None)))
-            setattr(obj, name, value)
-            obj._digest = None
-            obj._text = None
-            for table in self._tables_of.get(obj.ENTITY, ()):
-                table._digest = None
+            self._set_row(obj, name, value)
         else:
             self._undo.append((_SET, obj, name, getattr(obj, name), None))
             setattr(obj, name, value)
@@ -837,9 +832,9 @@ class Episode:
         except RecursionError:
             self._abort(mark)
             return self._fail(ToolError("The call nests too deeply."))
-        except (ArithmeticError, IndexError, KeyError, ValueError, TypeError) as exc:
+        except RUNTIME_FAILURES as exc:
             self._abort(mark)
-            return self._fail(ToolError(_describe_runtime_error(exc)))
+            return self._fail(ToolError(describe_failure(exc)))
         except Exception as exc:  # a bug, or memory running out: still atomic, still a result
             self._abort(mark)
             return self._fail(InternalError(type(exc).__name__, str(exc), name))
@@ -1182,8 +1177,14 @@ _BARE_RUNTIME_ERRORS: dict[type[BaseException], str] = {
     IndexError: "index out of range"}
 
 
-def _describe_runtime_error(exc: BaseException) -> str:
-    """The failure text of an exception raised by a tool's own arithmetic or indexing.
+#: Python errors of a tool's own arithmetic, indexing and conversions: the call fails with
+#: :func:`describe_failure`'s text (``attempt()`` and ``error_of()`` catch the same)
+RUNTIME_FAILURES = (ArithmeticError, IndexError, KeyError, ValueError, TypeError)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """The failure text of an exception raised by a tool's own arithmetic or indexing (one of
+    :data:`RUNTIME_FAILURES`).
 
     Division by zero, overflow and a bad index fail with Python's own texts (``division by
     zero``, ``float division by zero``, ``int too large to convert to float``, ``list index out
@@ -1218,9 +1219,3 @@ def _episode_class(cls: type[Episode] | None) -> str:
     if cls is None:
         return "an unknown episode class"
     return f"world {cls.WORLD} ({cls.__module__}.{cls.__qualname__})"
-
-
-def describe_failure(exc: BaseException) -> str:
-    """The text a call fails with for a Python exception of the world's code (what
-    ``error_of()`` gives for it)."""
-    return _describe_runtime_error(exc)

@@ -37,6 +37,7 @@ from worldspec.runtime.budget import (
     step,
     width,
 )
+from worldspec.runtime.episode import RUNTIME_FAILURES, describe_failure
 from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
 from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
 
@@ -604,7 +605,7 @@ def slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any]
 # ------------------------------------------------ attempt() and error_of(): try/except
 
 #: what a call fails with: a ToolError, and the Python errors it describes as failures
-_FAILURES = (ToolError, ArithmeticError, IndexError, KeyError, ValueError, TypeError)
+_FAILURES = (ToolError, *RUNTIME_FAILURES)
 
 _A = TypeVar("_A")
 
@@ -616,7 +617,6 @@ def _failure_text(exc: BaseException) -> str | None:
         return None
     if isinstance(exc, ToolError):
         return exc.message
-    from worldspec.runtime.episode import describe_failure  # the episode imports us
     return describe_failure(exc)
 
 
