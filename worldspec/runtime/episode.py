@@ -34,6 +34,7 @@ from worldspec.runtime.errors import (
     ToolError,
 )
 from worldspec.runtime.values import canonical_json, export_value, json_text
+from worldspec.runtime.values import quote as _quote
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
@@ -1161,14 +1162,6 @@ def _replies(replies: Sequence[str]) -> tuple[str, ...]:
         raise TypeError("replies must be a list of message texts (str), e.g. "
                         "score(replies=[\"Your total is $54.04.\"])")
     return tuple(replies)
-
-
-def _quote(key: Any) -> str:
-    """A row key in a message or a diff path: JSON text, non-ASCII kept (as ``rt.quote``)."""
-    try:
-        return json.dumps(export_value(key), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(key)
 
 
 #: the text of such an exception raised without one

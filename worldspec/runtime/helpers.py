@@ -39,7 +39,7 @@ from worldspec.runtime.budget import (
 )
 from worldspec.runtime.episode import RUNTIME_FAILURES, describe_failure
 from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
-from worldspec.runtime.values import export_value, type_name, want_date, want_datetime
+from worldspec.runtime.values import quote, type_name, want_date, want_datetime
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -495,14 +495,6 @@ def fits_shape(result: Any, shape: Any) -> bool:
         return isinstance(result, (list, tuple)) and len(result) == len(shape) and \
             all(fits_shape(r, s) for r, s in zip(result, shape, strict=True))
     return type(result) is type(shape) and result == shape
-
-
-def quote(value: Any) -> str:
-    """A value as JSON text, for messages."""
-    try:
-        return json.dumps(export_value(value), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def lookup(table: Table[Any], key: Any, message: Callable[[Any], str]) -> Any:

@@ -37,7 +37,7 @@ __all__ = [
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "map_text",
-    "state_aliases",
+    "state_aliases", "quote",
 ]
 
 T = TypeVar("T")
@@ -479,6 +479,15 @@ def export_value(value: Any) -> Any:
         return export()
     raise TypeError(f"cannot export {type(value).__name__}")
 
+
+
+def quote(value: Any) -> str:
+    """A value (a row key, an argument) in a message or a diff path: its JSON text with
+    non-ASCII characters kept, or its ``repr`` when it has none."""
+    try:
+        return json.dumps(export_value(value), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 def _encoder(*, ascii_only: bool, canonical: bool) -> Callable[[Any], str]:
     """``json.dumps`` with fixed options as a reusable function: the same text, without
