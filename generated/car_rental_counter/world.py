@@ -80,7 +80,7 @@ class Branch(Row):
         self.code = code
         self.name = name
         self.city = city
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Branch:
         other = Branch.__new__(Branch)
@@ -88,6 +88,8 @@ class Branch(Row):
         other.name = self.name
         other.city = self.city
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -140,7 +142,7 @@ class Car(Row):
         self.mileage_km = mileage_km
         self.branch = branch
         self.in_service = in_service
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Car:
         other = Car.__new__(Car)
@@ -152,6 +154,8 @@ class Car(Row):
         other.branch = self.branch
         other.in_service = self.in_service
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -206,7 +210,7 @@ class Customer(Row):
         self.licence_number = licence_number
         self.licence_expires = licence_expires
         self.email = email
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -216,6 +220,8 @@ class Customer(Row):
         other.licence_expires = self.licence_expires
         other.email = self.email
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -296,7 +302,7 @@ class Rental(Row):
         self.extra_days_charge_cents = extra_days_charge_cents
         self.one_way_fee_cents = one_way_fee_cents
         self.total_cents = total_cents
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Rental:
         other = Rental.__new__(Rental)
@@ -316,6 +322,8 @@ class Rental(Row):
         other.one_way_fee_cents = self.one_way_fee_cents
         other.total_cents = self.total_cents
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -91,7 +91,7 @@ class Doctor(Row):
         self.id_ = id_
         self.name = name
         self.specialty = specialty
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Doctor:
         other = Doctor.__new__(Doctor)
@@ -99,6 +99,8 @@ class Doctor(Row):
         other.name = self.name
         other.specialty = self.specialty
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -142,7 +144,7 @@ class Drug(Row):
         self.name = name
         self.drug_class = drug_class
         self.max_days = max_days
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Drug:
         other = Drug.__new__(Drug)
@@ -151,6 +153,8 @@ class Drug(Row):
         other.drug_class = self.drug_class
         other.max_days = self.max_days
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -199,7 +203,7 @@ class Patient(Row):
         self.birth_date = birth_date
         self.allergies = allergies
         self.registered_on = registered_on
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Patient:
         other = Patient.__new__(Patient)
@@ -209,6 +213,8 @@ class Patient(Row):
         other.allergies = self.allergies
         other.registered_on = self.registered_on
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -259,7 +265,7 @@ class Visit(Row):
         self.doctor = doctor
         self.at = at
         self.diagnosis = diagnosis
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Visit:
         other = Visit.__new__(Visit)
@@ -269,6 +275,8 @@ class Visit(Row):
         other.at = self.at
         other.diagnosis = self.diagnosis
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -331,7 +339,7 @@ class Prescription(Row):
         self.renewals = renewals
         self.status = status
         self.stop_reason = stop_reason
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Prescription:
         other = Prescription.__new__(Prescription)
@@ -345,6 +353,8 @@ class Prescription(Row):
         other.status = self.status
         other.stop_reason = self.stop_reason
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -104,7 +104,7 @@ class Doctor(Row):
         self.room = room
         self.max_daily_appointments = max_daily_appointments
         self.accepting_new_patients = accepting_new_patients
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Doctor:
         other = Doctor.__new__(Doctor)
@@ -115,6 +115,8 @@ class Doctor(Row):
         other.max_daily_appointments = self.max_daily_appointments
         other.accepting_new_patients = self.accepting_new_patients
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -176,7 +178,7 @@ class Patient(Row):
         self.insurance = insurance
         self.balance = balance
         self.no_shows = no_shows
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Patient:
         other = Patient.__new__(Patient)
@@ -189,6 +191,8 @@ class Patient(Row):
         other.balance = self.balance
         other.no_shows = self.no_shows
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -242,7 +246,7 @@ class Slot(Row):
         self.doctor = doctor
         self.start = start
         self.length_minutes = length_minutes
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Slot:
         other = Slot.__new__(Slot)
@@ -251,6 +255,8 @@ class Slot(Row):
         other.start = self.start
         other.length_minutes = self.length_minutes
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -323,7 +329,7 @@ class Appointment(Row):
         self.cancelled_at = cancelled_at
         self.late_cancellation = late_cancellation
         self.notes = notes
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Appointment:
         other = Appointment.__new__(Appointment)
@@ -341,6 +347,8 @@ class Appointment(Row):
         other.late_cancellation = self.late_cancellation
         other.notes = self.notes
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -413,7 +421,7 @@ class WaitlistEntry(Row):
         self.latest = latest
         self.reason = reason
         self.added_at = added_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> WaitlistEntry:
         other = WaitlistEntry.__new__(WaitlistEntry)
@@ -425,6 +433,8 @@ class WaitlistEntry(Row):
         other.reason = self.reason
         other.added_at = self.added_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

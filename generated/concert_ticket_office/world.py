@@ -106,7 +106,7 @@ class Venue(Row):
         self.id_ = id_
         self.name = name
         self.city = city
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Venue:
         other = Venue.__new__(Venue)
@@ -114,6 +114,8 @@ class Venue(Row):
         other.name = self.name
         other.city = self.city
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -163,7 +165,7 @@ class Section(Row):
         self.tier = tier
         self.rows = rows
         self.seats_per_row = seats_per_row
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Section:
         other = Section.__new__(Section)
@@ -174,6 +176,8 @@ class Section(Row):
         other.rows = self.rows
         other.seats_per_row = self.seats_per_row
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -229,7 +233,7 @@ class Event(Row):
         self.starts_at = starts_at
         self.prices = prices
         self.on_sale = on_sale
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Event:
         other = Event.__new__(Event)
@@ -240,6 +244,8 @@ class Event(Row):
         other.prices = self.prices
         other.on_sale = self.on_sale
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -286,7 +292,7 @@ class Customer(Row):
         self.id_ = id_
         self.name = name
         self.email = email
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -294,6 +300,8 @@ class Customer(Row):
         other.name = self.name
         other.email = self.email
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -352,7 +360,7 @@ class Order(Row):
         self.total_cents = total_cents
         self.paid_at = paid_at
         self.payment = payment
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -366,6 +374,8 @@ class Order(Row):
         other.paid_at = self.paid_at
         other.payment = self.payment
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -436,7 +446,7 @@ class Ticket(Row):
         self.holder = holder
         self.status = status
         self.checked_in_at = checked_in_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Ticket:
         other = Ticket.__new__(Ticket)
@@ -450,6 +460,8 @@ class Ticket(Row):
         other.status = self.status
         other.checked_in_at = self.checked_in_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

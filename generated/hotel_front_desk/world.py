@@ -84,7 +84,7 @@ class Room(Row):
         self.nightly_rate = nightly_rate
         self.capacity = capacity
         self.out_of_service = out_of_service
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Room:
         other = Room.__new__(Room)
@@ -94,6 +94,8 @@ class Room(Row):
         other.capacity = self.capacity
         other.out_of_service = self.out_of_service
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -141,7 +143,7 @@ class Guest(Row):
         self.name = name
         self.email = email
         self.phone = phone
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Guest:
         other = Guest.__new__(Guest)
@@ -150,6 +152,8 @@ class Guest(Row):
         other.email = self.email
         other.phone = self.phone
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -216,7 +220,7 @@ class Booking(Row):
         self.cancellation_fee = cancellation_fee
         self.checked_in_at = checked_in_at
         self.checked_out_at = checked_out_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Booking:
         other = Booking.__new__(Booking)
@@ -232,6 +236,8 @@ class Booking(Row):
         other.checked_in_at = self.checked_in_at
         other.checked_out_at = self.checked_out_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

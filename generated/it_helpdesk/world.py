@@ -100,7 +100,7 @@ class Employee(Row):
         self.name = name
         self.department = department
         self.email = email
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Employee:
         other = Employee.__new__(Employee)
@@ -109,6 +109,8 @@ class Employee(Row):
         other.department = self.department
         other.email = self.email
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -157,7 +159,7 @@ class Agent(Row):
         self.skills = skills
         self.tier = tier
         self.active = active
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Agent:
         other = Agent.__new__(Agent)
@@ -167,6 +169,8 @@ class Agent(Row):
         other.tier = self.tier
         other.active = self.active
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -238,7 +242,7 @@ class Ticket(Row):
         self.opened_at = opened_at
         self.resolved_at = resolved_at
         self.reopen_count = reopen_count
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Ticket:
         other = Ticket.__new__(Ticket)
@@ -255,6 +259,8 @@ class Ticket(Row):
         other.resolved_at = self.resolved_at
         other.reopen_count = self.reopen_count
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -322,7 +328,7 @@ class Comment(Row):
         self.body = body
         self.internal = internal
         self.at = at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Comment:
         other = Comment.__new__(Comment)
@@ -333,6 +339,8 @@ class Comment(Row):
         other.internal = self.internal
         other.at = self.at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

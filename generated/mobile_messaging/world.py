@@ -96,7 +96,7 @@ class User(Row):
         self.email = email
         self.password = password
         self.presence = presence
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -107,6 +107,8 @@ class User(Row):
         other.password = self.password
         other.presence = self.presence
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -162,7 +164,7 @@ class Contact(Row):
         self.name = name
         self.favorite = favorite
         self.added_at = added_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Contact:
         other = Contact.__new__(Contact)
@@ -173,6 +175,8 @@ class Contact(Row):
         other.favorite = self.favorite
         other.added_at = self.added_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -228,7 +232,7 @@ class Conversation(Row):
         self.participants = participants
         self.archived_by = archived_by
         self.last_activity = last_activity
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Conversation:
         other = Conversation.__new__(Conversation)
@@ -239,6 +243,8 @@ class Conversation(Row):
         other.archived_by = self.archived_by
         other.last_activity = self.last_activity
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -297,7 +303,7 @@ class Message(Row):
         self.sent_at = sent_at
         self.delivery = delivery
         self.read_by = read_by
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Message:
         other = Message.__new__(Message)
@@ -309,6 +315,8 @@ class Message(Row):
         other.delivery = self.delivery
         other.read_by = self.read_by
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -446,7 +446,7 @@ class Product(Row):
         self.id_ = id_
         self.name = name
         self.category = category
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Product:
         other = Product.__new__(Product)
@@ -454,6 +454,8 @@ class Product(Row):
         other.name = self.name
         other.category = self.category
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -500,7 +502,7 @@ class Variant(Row):
         self.options = options
         self.price = price
         self.stock = stock
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Variant:
         other = Variant.__new__(Variant)
@@ -510,6 +512,8 @@ class Variant(Row):
         other.price = self.price
         other.stock = self.stock
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -560,7 +564,7 @@ class Customer(Row):
         self.email = email
         self.address = address
         self.payment_methods = payment_methods
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -570,6 +574,8 @@ class Customer(Row):
         other.address = self.address
         other.payment_methods = self.payment_methods
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -635,7 +641,7 @@ class Order(Row):
         self.tracking = tracking
         self.cancel_reason = cancel_reason
         self.created_at = created_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -650,6 +656,8 @@ class Order(Row):
         other.cancel_reason = self.cancel_reason
         other.created_at = self.created_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -719,7 +727,7 @@ class ReturnRequest(Row):
         self.reason = reason
         self.status = status
         self.created_at = created_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> ReturnRequest:
         other = ReturnRequest.__new__(ReturnRequest)
@@ -732,6 +740,8 @@ class ReturnRequest(Row):
         other.status = self.status
         other.created_at = self.created_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -99,7 +99,7 @@ class Member(Row):
         self.email = email
         self.fees_due = fees_due
         self.joined_on = joined_on
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Member:
         other = Member.__new__(Member)
@@ -109,6 +109,8 @@ class Member(Row):
         other.fees_due = self.fees_due
         other.joined_on = self.joined_on
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -156,7 +158,7 @@ class Book(Row):
         self.title = title
         self.author = author
         self.genre = genre
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Book:
         other = Book.__new__(Book)
@@ -165,6 +167,8 @@ class Book(Row):
         other.author = self.author
         other.genre = self.genre
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -207,7 +211,7 @@ class Copy(Row):
         self.barcode = barcode
         self.book = book
         self.status = status
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Copy:
         other = Copy.__new__(Copy)
@@ -215,6 +219,8 @@ class Copy(Row):
         other.book = self.book
         other.status = self.status
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -270,7 +276,7 @@ class Loan(Row):
         self.renewed = renewed
         self.returned_on = returned_on
         self.late_fee = late_fee
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Loan:
         other = Loan.__new__(Loan)
@@ -283,6 +289,8 @@ class Loan(Row):
         other.returned_on = self.returned_on
         other.late_fee = self.late_fee
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -339,7 +347,7 @@ class Hold(Row):
         self.member = member
         self.placed_at = placed_at
         self.status = status
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Hold:
         other = Hold.__new__(Hold)
@@ -349,6 +357,8 @@ class Hold(Row):
         other.placed_at = self.placed_at
         other.status = self.status
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

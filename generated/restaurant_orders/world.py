@@ -101,13 +101,15 @@ class Server(Row):
     def __init__(self, *, id_: str, name: str) -> None:
         self.id_ = id_
         self.name = name
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Server:
         other = Server.__new__(Server)
         other.id_ = self.id_
         other.name = self.name
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -146,7 +148,7 @@ class DiningTable(Row):
         self.number = number
         self.seats = seats
         self.zone = zone
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> DiningTable:
         other = DiningTable.__new__(DiningTable)
@@ -154,6 +156,8 @@ class DiningTable(Row):
         other.seats = self.seats
         other.zone = self.zone
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -200,7 +204,7 @@ class MenuItem(Row):
         self.category = category
         self.price_cents = price_cents
         self.available = available
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> MenuItem:
         other = MenuItem.__new__(MenuItem)
@@ -210,6 +214,8 @@ class MenuItem(Row):
         other.price_cents = self.price_cents
         other.available = self.available
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -275,7 +281,7 @@ class Order(Row):
         self.served_at = served_at
         self.split_ways = split_ways
         self.paid_at = paid_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -290,6 +296,8 @@ class Order(Row):
         other.split_ways = self.split_ways
         other.paid_at = self.paid_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -353,7 +361,7 @@ class OrderLine(Row):
         self.quantity = quantity
         self.unit_price_cents = unit_price_cents
         self.note = note
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> OrderLine:
         other = OrderLine.__new__(OrderLine)
@@ -364,6 +372,8 @@ class OrderLine(Row):
         other.unit_price_cents = self.unit_price_cents
         other.note = self.note
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -422,7 +432,7 @@ class Payment(Row):
         self.tip_cents = tip_cents
         self.method = method
         self.paid_at = paid_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Payment:
         other = Payment.__new__(Payment)
@@ -434,6 +444,8 @@ class Payment(Row):
         other.method = self.method
         other.paid_at = self.paid_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -87,7 +87,7 @@ class Teller(Row):
         self.id_ = id_
         self.name = name
         self.can_freeze = can_freeze
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Teller:
         other = Teller.__new__(Teller)
@@ -95,6 +95,8 @@ class Teller(Row):
         other.name = self.name
         other.can_freeze = self.can_freeze
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -138,7 +140,7 @@ class Customer(Row):
         self.name = name
         self.email = email
         self.since = since
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -147,6 +149,8 @@ class Customer(Row):
         other.email = self.email
         other.since = self.since
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -204,7 +208,7 @@ class Account(Row):
         self.opened_on = opened_on
         self.closed_on = closed_on
         self.freeze_reason = freeze_reason
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Account:
         other = Account.__new__(Account)
@@ -217,6 +221,8 @@ class Account(Row):
         other.closed_on = self.closed_on
         other.freeze_reason = self.freeze_reason
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -282,7 +288,7 @@ class Transaction(Row):
         self.memo = memo
         self.teller = teller
         self.at = at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Transaction:
         other = Transaction.__new__(Transaction)
@@ -295,6 +301,8 @@ class Transaction(Row):
         other.teller = self.teller
         other.at = self.at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -96,7 +96,7 @@ class TaxCode(Row):
         self.code = code
         self.description = description
         self.rate_percent = rate_percent
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> TaxCode:
         other = TaxCode.__new__(TaxCode)
@@ -104,6 +104,8 @@ class TaxCode(Row):
         other.description = self.description
         other.rate_percent = self.rate_percent
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -159,7 +161,7 @@ class Employee(Row):
         self.hourly_rate_cents = hourly_rate_cents
         self.tax_code = tax_code
         self.active = active
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Employee:
         other = Employee.__new__(Employee)
@@ -172,6 +174,8 @@ class Employee(Row):
         other.tax_code = self.tax_code
         other.active = self.active
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -228,7 +232,7 @@ class PayPeriod(Row):
         self.end = end
         self.status = status
         self.paid_on = paid_on
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> PayPeriod:
         other = PayPeriod.__new__(PayPeriod)
@@ -238,6 +242,8 @@ class PayPeriod(Row):
         other.status = self.status
         other.paid_on = self.paid_on
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -291,7 +297,7 @@ class Timesheet(Row):
         self.hours = hours
         self.status = status
         self.approved_by = approved_by
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Timesheet:
         other = Timesheet.__new__(Timesheet)
@@ -302,6 +308,8 @@ class Timesheet(Row):
         other.status = self.status
         other.approved_by = self.approved_by
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -357,7 +365,7 @@ class Bonus(Row):
         self.amount_cents = amount_cents
         self.reason = reason
         self.issued_by = issued_by
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Bonus:
         other = Bonus.__new__(Bonus)
@@ -368,6 +376,8 @@ class Bonus(Row):
         other.reason = self.reason
         other.issued_by = self.issued_by
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -438,7 +448,7 @@ class Payslip(Row):
         self.net_cents = net_cents
         self.corrected = corrected
         self.correction_note = correction_note
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Payslip:
         other = Payslip.__new__(Payslip)
@@ -454,6 +464,8 @@ class Payslip(Row):
         other.corrected = self.corrected
         other.correction_note = self.correction_note
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -584,7 +584,7 @@ class Product(Row):
         self.name = name
         self.product_id = product_id
         self.variants = variants
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Product:
         other = Product.__new__(Product)
@@ -592,6 +592,8 @@ class Product(Row):
         other.product_id = self.product_id
         other.variants = self.variants
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -641,7 +643,7 @@ class User(Row):
         self.email = email
         self.payment_methods = payment_methods
         self.orders = orders
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -652,6 +654,8 @@ class User(Row):
         other.payment_methods = self.payment_methods
         other.orders = self.orders
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -731,7 +735,7 @@ class Order(Row):
         self.exchange_price_difference = exchange_price_difference
         self.return_items = return_items
         self.return_payment_method_id = return_payment_method_id
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -750,6 +754,8 @@ class Order(Row):
         other.return_items = self.return_items
         other.return_payment_method_id = self.return_payment_method_id
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -64,7 +64,7 @@ class User(Row):
         self.name = name
         self.handle = handle
         self.deactivated = deactivated
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -73,6 +73,8 @@ class User(Row):
         other.handle = self.handle
         other.deactivated = self.deactivated
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class Channel(Row):
         self.owner = owner
         self.topic = topic
         self.created_at = created_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Channel:
         other = Channel.__new__(Channel)
@@ -135,6 +137,8 @@ class Channel(Row):
         other.topic = self.topic
         other.created_at = self.created_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -187,7 +191,7 @@ class Membership(Row):
         self.user = user
         self.invited_by = invited_by
         self.joined_at = joined_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Membership:
         other = Membership.__new__(Membership)
@@ -197,6 +201,8 @@ class Membership(Row):
         other.invited_by = self.invited_by
         other.joined_at = self.joined_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -259,7 +265,7 @@ class Message(Row):
         self.deleted = deleted
         self.pinned = pinned
         self.pinned_by = pinned_by
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Message:
         other = Message.__new__(Message)
@@ -273,6 +279,8 @@ class Message(Row):
         other.pinned = self.pinned
         other.pinned_by = self.pinned_by
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -165,7 +165,7 @@ class Student(Row):
         self.name = name
         self.program = program
         self.status = status
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Student:
         other = Student.__new__(Student)
@@ -174,6 +174,8 @@ class Student(Row):
         other.program = self.program
         other.status = self.status
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -219,7 +221,7 @@ class Course(Row):
         self.title = title
         self.credits_ = credits_
         self.prerequisites = prerequisites
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Course:
         other = Course.__new__(Course)
@@ -228,6 +230,8 @@ class Course(Row):
         other.credits_ = self.credits_
         other.prerequisites = self.prerequisites
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -288,7 +292,7 @@ class Section(Row):
         self.starts_on = starts_on
         self.ends_on = ends_on
         self.drop_deadline = drop_deadline
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Section:
         other = Section.__new__(Section)
@@ -302,6 +306,8 @@ class Section(Row):
         other.ends_on = self.ends_on
         other.drop_deadline = self.drop_deadline
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -366,7 +372,7 @@ class Enrolment(Row):
         self.grade = grade
         self.enrolled_at = enrolled_at
         self.dropped_at = dropped_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Enrolment:
         other = Enrolment.__new__(Enrolment)
@@ -378,6 +384,8 @@ class Enrolment(Row):
         other.enrolled_at = self.enrolled_at
         other.dropped_at = self.dropped_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -429,7 +437,7 @@ class WaitlistEntry(Row):
         self.student = student
         self.section = section
         self.joined_at = joined_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> WaitlistEntry:
         other = WaitlistEntry.__new__(WaitlistEntry)
@@ -438,6 +446,8 @@ class WaitlistEntry(Row):
         other.section = self.section
         other.joined_at = self.joined_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class Clerk(Row):
         self.id_ = id_
         self.name = name
         self.role = role
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Clerk:
         other = Clerk.__new__(Clerk)
@@ -97,6 +97,8 @@ class Clerk(Row):
         other.name = self.name
         other.role = self.role
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -140,7 +142,7 @@ class Item(Row):
         self.name = name
         self.reorder_level = reorder_level
         self.active = active
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Item:
         other = Item.__new__(Item)
@@ -149,6 +151,8 @@ class Item(Row):
         other.reorder_level = self.reorder_level
         other.active = self.active
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -194,7 +198,7 @@ class Bin(Row):
         self.zone = zone
         self.capacity = capacity
         self.blocked = blocked
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Bin:
         other = Bin.__new__(Bin)
@@ -203,6 +207,8 @@ class Bin(Row):
         other.capacity = self.capacity
         other.blocked = self.blocked
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -251,7 +257,7 @@ class StockLevel(Row):
         self.bin_ = bin_
         self.quantity = quantity
         self.last_counted = last_counted
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> StockLevel:
         other = StockLevel.__new__(StockLevel)
@@ -261,6 +267,8 @@ class StockLevel(Row):
         other.quantity = self.quantity
         other.last_counted = self.last_counted
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -323,7 +331,7 @@ class Movement(Row):
         self.reference = reference
         self.clerk = clerk
         self.at = at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Movement:
         other = Movement.__new__(Movement)
@@ -337,6 +345,8 @@ class Movement(Row):
         other.clerk = self.clerk
         other.at = self.at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
