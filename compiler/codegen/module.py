@@ -104,6 +104,8 @@ class WorldGenerator:
         self.data_files: dict[str, str] = {}
         #: id(task data) -> its data file name, for tasks that share one data object
         self._data_names: dict[int, str] = {}
+        #: per tool: whether its calls must check the invariants (see ``_needs_check``)
+        self._checks: dict[str, bool] = {}
 
     # -------------------------------------------------------------- types
     def enum_block(self, name: str) -> str:
@@ -485,9 +487,26 @@ class WorldGenerator:
                f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
         body.block(info.node.body.body)
+        if not info.is_fn:
+            self._checks[info.name] = self._needs_check(body)
         doc = _doc_literal(info.doc, _INDENT)
         lines = [head] + ([doc] if doc else []) + body.lines
         return "\n".join(_indent(lines, 1))
+
+    def _needs_check(self, body: StatementCompiler) -> bool:
+        """Whether a call of the tool whose body is ``body`` must check the invariants
+        afterwards: always when the world declares any, else only when the call may break a
+        reference (it sets a field that holds keys, changes a state item, inserts or deletes a
+        row; ``next()`` changes a state item from inside an expression)."""
+        if self.world.invariants or body.other_writes or \
+                any("._next(" in line for line in body.lines):
+            return True
+        for entity, field in body.row_writes:
+            rec = self.world.records.get(entity)
+            info = rec.fields.get(field) if rec is not None else None
+            if info is None or _entity_in(info.type) is not None:
+                return True
+        return False
 
     def _uses_given(self, info: ToolInfo) -> bool:
         return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
@@ -619,6 +638,7 @@ class WorldGenerator:
         returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
         return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
                 f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
+                f"{'' if info.read_only or self._checks.get(info.name, True) else 'checks=False, '}"
                 f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
                 f"returns={returns})")
 

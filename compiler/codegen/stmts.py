@@ -41,6 +41,11 @@ class StatementCompiler:
         self.used: set[str] = set(env.locals.values())
         #: Classes of the module: a local named like one would shadow it.
         self.taken = exprs.tables.module_names()
+        #: the row fields the body sets, as (entity, field name)
+        self.row_writes: set[tuple[str, str]] = set()
+        #: whether the body changes state other than row fields (a state item, a row
+        #: inserted or deleted)
+        self.other_writes = False
 
     def anchor(self, node: n.Node) -> str:
         return f"  # {file_label(node.span.file)}:{node.span.line}"
@@ -106,6 +111,7 @@ class StatementCompiler:
         if isinstance(target, n.NameRef):
             res = self.x.program.resolutions.get(id(target))
             if res is not None and res.kind == "state":
+                self.other_writes = True
                 value = self.x.tables.checked(typ, value, repr(target.name))
                 self.emit(f"{self.env.ep}._set({self.env.ep}.state, "
                           f"{py_name(target.name)!r}, {value})", node)
@@ -119,6 +125,7 @@ class StatementCompiler:
             owner = obj_type.name if isinstance(obj_type, t.Named) else "?"
             value = self.x.tables.checked(typ, value, repr(f"{owner}.{target.name.name}"))
             if isinstance(obj_type, t.Named) and obj_type.kind == "entity":
+                self.row_writes.add((obj_type.name, target.name.name))
                 self.emit(f"{self.env.ep}._set_row({self.x.value(target.obj, self.env)}, "
                           f"{field!r}, {value})", node)
             else:
@@ -255,10 +262,12 @@ class StatementCompiler:
         return self.x.value(expr, self.env)
 
     def s_Insert(self, s: n.Insert) -> None:
+        self.other_writes = True
         self.emit(f"{self.env.ep}._insert({self._table(s.table)}, "
                   f"{self.x.value(s.value, self.env)})", s)
 
     def s_Delete(self, s: n.Delete) -> None:
+        self.other_writes = True
         self.emit(f"{self.env.ep}._delete({self._table(s.table)}, "
                   f"{self.x.key(s.value, self.env)})", s)
 

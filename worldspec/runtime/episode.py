@@ -459,6 +459,14 @@ class ToolSpec:
     where: str = ""
     #: the JSON schema of a successful result (as exported), or None when it returns nothing
     returns: dict[str, Any] | None = None
+    #: whether a call must check the invariants afterwards: by default when it may change
+    #: state; False where the compiler proved that no call can break one (the tool changes
+    #: no field holding keys, inserts and deletes nothing, and the world declares none)
+    checks: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.checks is None:
+            object.__setattr__(self, "checks", not self.read_only)
 
 
 @dataclass(frozen=True)
@@ -895,7 +903,7 @@ class Episode:
         self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
             value = spec.invoke(self, arguments)
-            if not spec.read_only:
+            if spec.checks:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
             result = self._success(value)
