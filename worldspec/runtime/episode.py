@@ -194,20 +194,31 @@ class Row:
         fragments were made are serialised again.
         """
         text = self._text
-        if text is None:
-            layout = self._TEXT
-            if layout is None:
-                text = json_text(self.export())
+        if text is not None:
+            return text
+        layout = self._TEXT
+        if layout is None:
+            text = json_text(self.export())
+        else:
+            frags = self._frags
+            if frags is None:
+                self._frags = frags = layout.fragments(layout.get(self))
+                self._stale = 0
             else:
-                frags = self._frags
-                if frags is None:
-                    self._frags = frags = layout.fragments(layout.get(self))
+                stale = self._stale
+                if stale:  # the fields changed since the fragments were made (one bit each)
+                    steps, attrs = layout.steps, layout.attrs
+                    while stale:
+                        low = stale & -stale
+                        stale ^= low
+                        i = low.bit_length() - 1
+                        head, make = steps[i]
+                        frags[i] = head + make(getattr(self, attrs[i]))
                     self._stale = 0
-                elif self._stale or layout.volatile:
-                    layout.refresh(self, frags, self._stale)
-                    self._stale = 0
-                text = ", ".join(frags)
-            self._text = text
+                if layout.volatile:
+                    layout.refresh(self, frags, 0)
+            text = ", ".join(frags)
+        self._text = text
         return text
 
     def _changed(self, name: str) -> str | None:
@@ -603,6 +614,9 @@ class Episode:
     #: the text an unknown tool name fails with, ``{name}`` the name (``unknown_tool`` in the
     #: spec's config); empty: the runtime's own
     UNKNOWN_TOOL: ClassVar[str] = ""
+    #: whether results follow tau2's convention with this class's own ``_success``, so that
+    #: a call returning a row takes the row's cached text at once (set per class)
+    _ROW_TEXT: ClassVar[bool] = False
     #: what is left of the running call's budget (worldspec.runtime.budget)
     _steps: int = budget.MAX_STEPS
     _text: int = budget.MAX_TEXT
@@ -906,7 +920,10 @@ class Episode:
             if spec.checks:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
-            result = self._success(value)
+            if self._ROW_TEXT and isinstance(value, Row):  # _success's own first case, inline
+                result = value._text or value._result_text()
+            else:
+                result = self._success(value)
         except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
             return self._kept(spec, exc)
         except ToolError as exc:
@@ -989,6 +1006,10 @@ class Episode:
         finally:
             self._full_check = False
         return None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._ROW_TEXT = cls.RESULTS == "tau2" and cls._success is Episode._success
 
     def _success(self, value: Any) -> Any:
         if self.RESULTS == "tau2":
