@@ -501,9 +501,9 @@ class WorldGenerator:
         if self.world.invariants or body.other_writes or \
                 any("._next(" in line for line in body.lines):
             return True
-        for entity, field in body.row_writes:
+        for entity, name in body.row_writes:
             rec = self.world.records.get(entity)
-            info = rec.fields.get(field) if rec is not None else None
+            info = rec.fields.get(name) if rec is not None else None
             if info is None or _entity_in(info.type) is not None:
                 return True
         return False

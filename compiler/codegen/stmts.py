@@ -126,8 +126,8 @@ class StatementCompiler:
             value = self.x.tables.checked(typ, value, repr(f"{owner}.{target.name.name}"))
             if isinstance(obj_type, t.Named) and obj_type.kind == "entity":
                 self.row_writes.add((obj_type.name, target.name.name))
-                self.emit(f"{self.env.ep}._set_row({self.x.value(target.obj, self.env)}, "
-                          f"{field!r}, {value})", node)
+                self.set_row(obj_type.name, target.name.name,
+                             self.x.value(target.obj, self.env), value, node)
             else:
                 rebuilt = (f"dataclasses.replace({self.x.value(target.obj, self.env)}, "
                            f"{field}={value})")
@@ -146,6 +146,31 @@ class StatementCompiler:
             self.assign(target.obj, self.copied(target.obj, obj, rebuilt, node), node)
             return
         raise AssertionError(f"cannot assign to {type(target).__name__}")
+
+    def set_row(self, entity: str, name: str, obj: str, value: str, node: n.Node) -> None:
+        """``ep._set_row(obj, field, value)``, inline: the row and the value are computed (in
+        that order), the undo entry logged with the row's digest, text and the field's text
+        fragment (whose bit in ``_stale`` marks it stale: ``Row._changed``), then the field
+        set and the digests of the entity's tables cleared."""
+        ep = self.env.ep
+        field = py_name(name)
+        fields = list(self.x.world.records[entity].fields)
+        bit = 1 << fields.index(name)
+        row, new, frags, stale = (self.x.fresh(x) for x in ("row", "new", "frags", "stale"))
+        self.emit(f"{row} = {obj}", node)
+        self.emit(f"{new} = {value}", node)
+        self.emit(f"{frags} = {row}._frags", node)
+        self.emit(f"if {frags} is not None:", node)
+        self.emit(f"    {stale} = {row}._stale", node)
+        self.emit(f"    {row}._stale = {stale} | {bit}", node)
+        self.emit(f"{ep}._undo.append((0, {row}, {field!r}, {row}.{field}, {row}._digest, "
+                  f"{row}._text, None if {frags} is None or {stale} & {bit} else "
+                  f"{frags}[{fields.index(name)}]))", node)
+        self.emit(f"{row}.{field} = {new}", node)
+        self.emit(f"{row}._digest = {row}._text = None", node)
+        for state in self.x.world.state.values():
+            if state.kind == "table" and state.entity == entity:
+                self.emit(f"{ep}.t_{state.name}._digest = None", node)
 
     def s_If(self, s: n.If, keyword: str = "if") -> None:
         self.emit(f"{keyword} {self.x.value(s.condition, self.env)}:", s)

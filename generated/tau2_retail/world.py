@@ -937,8 +937,8 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row17 in rt.changed_rows(self, self.t_orders, ('user_id',)):
-            rt.check_refs(self.t_users, _row17.user_id, 'Order.user_id')
+        for _row105 in rt.changed_rows(self, self.t_orders, ('user_id',)):
+            rt.check_refs(self.t_users, _row105.user_id, 'Order.user_id')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
@@ -1059,15 +1059,60 @@ class Tau2Retail(Episode):
                 card = _subject4
                 self._steps -= len(user.payment_methods)  # retail.world:319
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:319
-                self._set_row(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:319
+                _row5 = user  # retail.world:319
+                _new6 = {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))}  # retail.world:319
+                _frags7 = _row5._frags  # retail.world:319
+                if _frags7 is not None:  # retail.world:319
+                    _stale8 = _row5._stale  # retail.world:319
+                    _row5._stale = _stale8 | 16  # retail.world:319
+                self._undo.append((0, _row5, 'payment_methods', _row5.payment_methods, _row5._digest, _row5._text, None if _frags7 is None or _stale8 & 16 else _frags7[4]))  # retail.world:319
+                _row5.payment_methods = _new6  # retail.world:319
+                _row5._digest = _row5._text = None  # retail.world:319
+                self.t_users._digest = None  # retail.world:319
             else:
                 pass
-        self._set_row(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:327
+        _row9 = order_id  # retail.world:327
+        _new10 = _E11_OrderStatus_cancelled  # retail.world:327
+        _frags11 = _row9._frags  # retail.world:327
+        if _frags11 is not None:  # retail.world:327
+            _stale12 = _row9._stale  # retail.world:327
+            _row9._stale = _stale12 | 16  # retail.world:327
+        self._undo.append((0, _row9, 'status', _row9.status, _row9._digest, _row9._text, None if _frags11 is None or _stale12 & 16 else _frags11[4]))  # retail.world:327
+        _row9.status = _new10  # retail.world:327
+        _row9._digest = _row9._text = None  # retail.world:327
+        self.t_orders._digest = None  # retail.world:327
         if (reason == 'no longer needed'):  # retail.world:328
-            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)  # retail.world:329
+            _row13 = order_id  # retail.world:329
+            _new14 = _E12_CancelReason_no_longer_needed  # retail.world:329
+            _frags15 = _row13._frags  # retail.world:329
+            if _frags15 is not None:  # retail.world:329
+                _stale16 = _row13._stale  # retail.world:329
+                _row13._stale = _stale16 | 128  # retail.world:329
+            self._undo.append((0, _row13, 'cancel_reason', _row13.cancel_reason, _row13._digest, _row13._text, None if _frags15 is None or _stale16 & 128 else _frags15[7]))  # retail.world:329
+            _row13.cancel_reason = _new14  # retail.world:329
+            _row13._digest = _row13._text = None  # retail.world:329
+            self.t_orders._digest = None  # retail.world:329
         else:
-            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)  # retail.world:331
-        self._set_row(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:333
+            _row17 = order_id  # retail.world:331
+            _new18 = _E12_CancelReason_ordered_by_mistake  # retail.world:331
+            _frags19 = _row17._frags  # retail.world:331
+            if _frags19 is not None:  # retail.world:331
+                _stale20 = _row17._stale  # retail.world:331
+                _row17._stale = _stale20 | 128  # retail.world:331
+            self._undo.append((0, _row17, 'cancel_reason', _row17.cancel_reason, _row17._digest, _row17._text, None if _frags19 is None or _stale20 & 128 else _frags19[7]))  # retail.world:331
+            _row17.cancel_reason = _new18  # retail.world:331
+            _row17._digest = _row17._text = None  # retail.world:331
+            self.t_orders._digest = None  # retail.world:331
+        _row21 = order_id  # retail.world:333
+        _new22 = rt.each(self, (order_id.payment_history + refunds))  # retail.world:333
+        _frags23 = _row21._frags  # retail.world:333
+        if _frags23 is not None:  # retail.world:333
+            _stale24 = _row21._stale  # retail.world:333
+            _row21._stale = _stale24 | 64  # retail.world:333
+        self._undo.append((0, _row21, 'payment_history', _row21.payment_history, _row21._digest, _row21._text, None if _frags23 is None or _stale24 & 64 else _frags23[6]))  # retail.world:333
+        _row21.payment_history = _new22  # retail.world:333
+        _row21._digest = _row21._text = None  # retail.world:333
+        self.t_orders._digest = None  # retail.world:333
         return order_id  # retail.world:334
 
     def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:337
@@ -1101,25 +1146,79 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:368
         if not (method is not None):  # retail.world:369
             raise ToolError('Payment method not found')
-        _subject5 = (method if method is not None else rt.absent())  # retail.world:370
-        if isinstance(_subject5, GiftCard):  # retail.world:371
-            card = _subject5
+        _subject25 = (method if method is not None else rt.absent())  # retail.world:370
+        if isinstance(_subject25, GiftCard):  # retail.world:371
+            card = _subject25
             if not (not (card.balance < diff_)):  # retail.world:372
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        self._set_row(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:376
-        self._set_row(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:377
-        self._set_row(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:378
-        self._set_row(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:379
-        self._set_row(order, 'exchange_price_difference', diff_)  # retail.world:380
+        _row26 = order  # retail.world:376
+        _new27 = _E11_OrderStatus_exchange_requested  # retail.world:376
+        _frags28 = _row26._frags  # retail.world:376
+        if _frags28 is not None:  # retail.world:376
+            _stale29 = _row26._stale  # retail.world:376
+            _row26._stale = _stale29 | 16  # retail.world:376
+        self._undo.append((0, _row26, 'status', _row26.status, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 16 else _frags28[4]))  # retail.world:376
+        _row26.status = _new27  # retail.world:376
+        _row26._digest = _row26._text = None  # retail.world:376
+        self.t_orders._digest = None  # retail.world:376
+        _row30 = order  # retail.world:377
+        _new31 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:377
+        _frags32 = _row30._frags  # retail.world:377
+        if _frags32 is not None:  # retail.world:377
+            _stale33 = _row30._stale  # retail.world:377
+            _row30._stale = _stale33 | 256  # retail.world:377
+        self._undo.append((0, _row30, 'exchange_items', _row30.exchange_items, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 256 else _frags32[8]))  # retail.world:377
+        _row30.exchange_items = _new31  # retail.world:377
+        _row30._digest = _row30._text = None  # retail.world:377
+        self.t_orders._digest = None  # retail.world:377
+        _row34 = order  # retail.world:378
+        _new35 = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:378
+        _frags36 = _row34._frags  # retail.world:378
+        if _frags36 is not None:  # retail.world:378
+            _stale37 = _row34._stale  # retail.world:378
+            _row34._stale = _stale37 | 512  # retail.world:378
+        self._undo.append((0, _row34, 'exchange_new_items', _row34.exchange_new_items, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 512 else _frags36[9]))  # retail.world:378
+        _row34.exchange_new_items = _new35  # retail.world:378
+        _row34._digest = _row34._text = None  # retail.world:378
+        self.t_orders._digest = None  # retail.world:378
+        _row38 = order  # retail.world:379
+        _new39 = payment_method_id  # retail.world:379
+        _frags40 = _row38._frags  # retail.world:379
+        if _frags40 is not None:  # retail.world:379
+            _stale41 = _row38._stale  # retail.world:379
+            _row38._stale = _stale41 | 1024  # retail.world:379
+        self._undo.append((0, _row38, 'exchange_payment_method_id', _row38.exchange_payment_method_id, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 1024 else _frags40[10]))  # retail.world:379
+        _row38.exchange_payment_method_id = _new39  # retail.world:379
+        _row38._digest = _row38._text = None  # retail.world:379
+        self.t_orders._digest = None  # retail.world:379
+        _row42 = order  # retail.world:380
+        _new43 = diff_  # retail.world:380
+        _frags44 = _row42._frags  # retail.world:380
+        if _frags44 is not None:  # retail.world:380
+            _stale45 = _row42._stale  # retail.world:380
+            _row42._stale = _stale45 | 2048  # retail.world:380
+        self._undo.append((0, _row42, 'exchange_price_difference', _row42.exchange_price_difference, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 2048 else _frags44[11]))  # retail.world:380
+        _row42.exchange_price_difference = _new43  # retail.world:380
+        _row42._digest = _row42._text = None  # retail.world:380
+        self.t_orders._digest = None  # retail.world:380
         return order  # retail.world:381
 
     def tool_modify_pending_order_address(self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> Order:  # retail.world:384
         'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
         if not ((order_id.status == _E11_OrderStatus_pending) or (order_id.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:395
             raise ToolError('Non-pending order cannot be modified')
-        self._set_row(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:396
+        _row46 = order_id  # retail.world:396
+        _new47 = _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_)  # retail.world:396
+        _frags48 = _row46._frags  # retail.world:396
+        if _frags48 is not None:  # retail.world:396
+            _stale49 = _row46._stale  # retail.world:396
+            _row46._stale = _stale49 | 4  # retail.world:396
+        self._undo.append((0, _row46, 'address', _row46.address, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 4 else _frags48[2]))  # retail.world:396
+        _row46.address = _new47  # retail.world:396
+        _row46._digest = _row46._text = None  # retail.world:396
+        self.t_orders._digest = None  # retail.world:396
         return order_id  # retail.world:404
 
     def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:407
@@ -1159,33 +1258,69 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:444
         if not (method is not None):  # retail.world:445
             raise ToolError('Payment method not found')
-        _subject6 = (method if method is not None else rt.absent())  # retail.world:446
-        if isinstance(_subject6, GiftCard):  # retail.world:447
-            card = _subject6
+        _subject50 = (method if method is not None else rt.absent())  # retail.world:446
+        if isinstance(_subject50, GiftCard):  # retail.world:447
+            card = _subject50
             if not (not (card.balance < diff_)):  # retail.world:448
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:453
-        self._set_row(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),))))  # retail.world:454
-        _subject7 = (method if method is not None else rt.absent())  # retail.world:455
-        if isinstance(_subject7, GiftCard):  # retail.world:456
-            _card8 = _subject7
-            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card8.id_, balance=round((_card8.balance - diff_), 2))})  # retail.world:457
+        _row51 = order  # retail.world:454
+        _new52 = rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),)))  # retail.world:454
+        _frags53 = _row51._frags  # retail.world:454
+        if _frags53 is not None:  # retail.world:454
+            _stale54 = _row51._stale  # retail.world:454
+            _row51._stale = _stale54 | 64  # retail.world:454
+        self._undo.append((0, _row51, 'payment_history', _row51.payment_history, _row51._digest, _row51._text, None if _frags53 is None or _stale54 & 64 else _frags53[6]))  # retail.world:454
+        _row51.payment_history = _new52  # retail.world:454
+        _row51._digest = _row51._text = None  # retail.world:454
+        self.t_orders._digest = None  # retail.world:454
+        _subject55 = (method if method is not None else rt.absent())  # retail.world:455
+        if isinstance(_subject55, GiftCard):  # retail.world:456
+            _card56 = _subject55
+            _row57 = user  # retail.world:457
+            _new58 = {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card56.id_, balance=round((_card56.balance - diff_), 2))}  # retail.world:457
+            _frags59 = _row57._frags  # retail.world:457
+            if _frags59 is not None:  # retail.world:457
+                _stale60 = _row57._stale  # retail.world:457
+                _row57._stale = _stale60 | 16  # retail.world:457
+            self._undo.append((0, _row57, 'payment_methods', _row57.payment_methods, _row57._digest, _row57._text, None if _frags59 is None or _stale60 & 16 else _frags59[4]))  # retail.world:457
+            _row57.payment_methods = _new58  # retail.world:457
+            _row57._digest = _row57._text = None  # retail.world:457
+            self.t_users._digest = None  # retail.world:457
         else:
             pass
         j: int = 0  # retail.world:464
         self._steps -= len(item_ids)  # retail.world:465
         self._steps >= 0 or rt.out_of_steps()  # retail.world:465
-        for _old9 in item_ids:  # retail.world:465
-            _new10: str = new_item_ids[j]  # retail.world:466
+        for _old61 in item_ids:  # retail.world:465
+            _new62: str = new_item_ids[j]  # retail.world:466
             j = (j + 1)  # retail.world:467
-            k: int = self.fn_first_item_index(order, _old9)  # retail.world:468
-            _it11: OrderItem = order.items[k]  # retail.world:469
+            k: int = self.fn_first_item_index(order, _old61)  # retail.world:468
+            _it63: OrderItem = order.items[k]  # retail.world:469
             self._steps -= len(order.items)  # retail.world:470
             self._steps >= 0 or rt.out_of_steps()  # retail.world:470
-            self._set_row(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it11.name, product_id=_it11.product_id, item_id=_new10, price=last_price, options=last_options)))  # retail.world:470
-        self._set_row(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:478
+            _row64 = order  # retail.world:470
+            _new65 = rt.set_at(order.items, k, _new_OrderItem(name=_it63.name, product_id=_it63.product_id, item_id=_new62, price=last_price, options=last_options))  # retail.world:470
+            _frags66 = _row64._frags  # retail.world:470
+            if _frags66 is not None:  # retail.world:470
+                _stale67 = _row64._stale  # retail.world:470
+                _row64._stale = _stale67 | 8  # retail.world:470
+            self._undo.append((0, _row64, 'items', _row64.items, _row64._digest, _row64._text, None if _frags66 is None or _stale67 & 8 else _frags66[3]))  # retail.world:470
+            _row64.items = _new65  # retail.world:470
+            _row64._digest = _row64._text = None  # retail.world:470
+            self.t_orders._digest = None  # retail.world:470
+        _row68 = order  # retail.world:478
+        _new69 = _E11_OrderStatus_pending_item_modified  # retail.world:478
+        _frags70 = _row68._frags  # retail.world:478
+        if _frags70 is not None:  # retail.world:478
+            _stale71 = _row68._stale  # retail.world:478
+            _row68._stale = _stale71 | 16  # retail.world:478
+        self._undo.append((0, _row68, 'status', _row68.status, _row68._digest, _row68._text, None if _frags70 is None or _stale71 & 16 else _frags70[4]))  # retail.world:478
+        _row68.status = _new69  # retail.world:478
+        _row68._digest = _row68._text = None  # retail.world:478
+        self.t_orders._digest = None  # retail.world:478
         return order  # retail.world:479
 
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:  # retail.world:482
@@ -1204,34 +1339,70 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:496
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:497
-        _subject12 = (method if method is not None else rt.absent())  # retail.world:498
-        if isinstance(_subject12, GiftCard):  # retail.world:499
-            card = _subject12
+        _subject72 = (method if method is not None else rt.absent())  # retail.world:498
+        if isinstance(_subject72, GiftCard):  # retail.world:499
+            card = _subject72
             if not (not (card.balance < amount)):  # retail.world:500
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set_row(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:504
-        _subject13 = (method if method is not None else rt.absent())  # retail.world:505
-        if isinstance(_subject13, GiftCard):  # retail.world:506
-            _card14 = _subject13
-            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card14.id_, balance=round((_card14.balance - amount), 2))})  # retail.world:507
+        _row73 = order  # retail.world:504
+        _new74 = rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),)))  # retail.world:504
+        _frags75 = _row73._frags  # retail.world:504
+        if _frags75 is not None:  # retail.world:504
+            _stale76 = _row73._stale  # retail.world:504
+            _row73._stale = _stale76 | 64  # retail.world:504
+        self._undo.append((0, _row73, 'payment_history', _row73.payment_history, _row73._digest, _row73._text, None if _frags75 is None or _stale76 & 64 else _frags75[6]))  # retail.world:504
+        _row73.payment_history = _new74  # retail.world:504
+        _row73._digest = _row73._text = None  # retail.world:504
+        self.t_orders._digest = None  # retail.world:504
+        _subject77 = (method if method is not None else rt.absent())  # retail.world:505
+        if isinstance(_subject77, GiftCard):  # retail.world:506
+            _card78 = _subject77
+            _row79 = user  # retail.world:507
+            _new80 = {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card78.id_, balance=round((_card78.balance - amount), 2))}  # retail.world:507
+            _frags81 = _row79._frags  # retail.world:507
+            if _frags81 is not None:  # retail.world:507
+                _stale82 = _row79._stale  # retail.world:507
+                _row79._stale = _stale82 | 16  # retail.world:507
+            self._undo.append((0, _row79, 'payment_methods', _row79.payment_methods, _row79._digest, _row79._text, None if _frags81 is None or _stale82 & 16 else _frags81[4]))  # retail.world:507
+            _row79.payment_methods = _new80  # retail.world:507
+            _row79._digest = _row79._text = None  # retail.world:507
+            self.t_users._digest = None  # retail.world:507
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:514
         if not (old_method is not None):  # retail.world:515
             raise ToolError('Payment method not found')
-        _subject15 = (old_method if old_method is not None else rt.absent())  # retail.world:516
-        if isinstance(_subject15, GiftCard):  # retail.world:517
-            _card16 = _subject15
-            self._set_row(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card16.id_, balance=round((_card16.balance + amount), 2))})  # retail.world:518
+        _subject83 = (old_method if old_method is not None else rt.absent())  # retail.world:516
+        if isinstance(_subject83, GiftCard):  # retail.world:517
+            _card84 = _subject83
+            _row85 = user  # retail.world:518
+            _new86 = {**user.payment_methods, old_id: _new_GiftCard(id_=_card84.id_, balance=round((_card84.balance + amount), 2))}  # retail.world:518
+            _frags87 = _row85._frags  # retail.world:518
+            if _frags87 is not None:  # retail.world:518
+                _stale88 = _row85._stale  # retail.world:518
+                _row85._stale = _stale88 | 16  # retail.world:518
+            self._undo.append((0, _row85, 'payment_methods', _row85.payment_methods, _row85._digest, _row85._text, None if _frags87 is None or _stale88 & 16 else _frags87[4]))  # retail.world:518
+            _row85.payment_methods = _new86  # retail.world:518
+            _row85._digest = _row85._text = None  # retail.world:518
+            self.t_users._digest = None  # retail.world:518
         else:
             pass
         return order  # retail.world:522
 
     def tool_modify_user_address(self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> User:  # retail.world:525
         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
-        self._set_row(user_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:536
+        _row89 = user_id  # retail.world:536
+        _new90 = _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_)  # retail.world:536
+        _frags91 = _row89._frags  # retail.world:536
+        if _frags91 is not None:  # retail.world:536
+            _stale92 = _row89._stale  # retail.world:536
+            _row89._stale = _stale92 | 4  # retail.world:536
+        self._undo.append((0, _row89, 'address', _row89.address, _row89._digest, _row89._text, None if _frags91 is None or _stale92 & 4 else _frags91[2]))  # retail.world:536
+        _row89.address = _new90  # retail.world:536
+        _row89._digest = _row89._text = None  # retail.world:536
+        self.t_users._digest = None  # retail.world:536
         return user_id  # retail.world:544
 
     def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:547
@@ -1247,9 +1418,36 @@ class Tau2Retail(Episode):
         missing: str | None = self.fn_over_requested(order, item_ids)  # retail.world:559
         if not (missing is None):  # retail.world:560
             raise ToolError('Some item not found')
-        self._set_row(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:561
-        self._set_row(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:562
-        self._set_row(order, 'return_payment_method_id', payment_method_id)  # retail.world:563
+        _row93 = order  # retail.world:561
+        _new94 = _E11_OrderStatus_return_requested  # retail.world:561
+        _frags95 = _row93._frags  # retail.world:561
+        if _frags95 is not None:  # retail.world:561
+            _stale96 = _row93._stale  # retail.world:561
+            _row93._stale = _stale96 | 16  # retail.world:561
+        self._undo.append((0, _row93, 'status', _row93.status, _row93._digest, _row93._text, None if _frags95 is None or _stale96 & 16 else _frags95[4]))  # retail.world:561
+        _row93.status = _new94  # retail.world:561
+        _row93._digest = _row93._text = None  # retail.world:561
+        self.t_orders._digest = None  # retail.world:561
+        _row97 = order  # retail.world:562
+        _new98 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:562
+        _frags99 = _row97._frags  # retail.world:562
+        if _frags99 is not None:  # retail.world:562
+            _stale100 = _row97._stale  # retail.world:562
+            _row97._stale = _stale100 | 4096  # retail.world:562
+        self._undo.append((0, _row97, 'return_items', _row97.return_items, _row97._digest, _row97._text, None if _frags99 is None or _stale100 & 4096 else _frags99[12]))  # retail.world:562
+        _row97.return_items = _new98  # retail.world:562
+        _row97._digest = _row97._text = None  # retail.world:562
+        self.t_orders._digest = None  # retail.world:562
+        _row101 = order  # retail.world:563
+        _new102 = payment_method_id  # retail.world:563
+        _frags103 = _row101._frags  # retail.world:563
+        if _frags103 is not None:  # retail.world:563
+            _stale104 = _row101._stale  # retail.world:563
+            _row101._stale = _stale104 | 8192  # retail.world:563
+        self._undo.append((0, _row101, 'return_payment_method_id', _row101.return_payment_method_id, _row101._digest, _row101._text, None if _frags103 is None or _stale104 & 8192 else _frags103[13]))  # retail.world:563
+        _row101.return_payment_method_id = _new102  # retail.world:563
+        _row101._digest = _row101._text = None  # retail.world:563
+        self.t_orders._digest = None  # retail.world:563
         return order  # retail.world:564
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -277,11 +277,11 @@ class Row:
         parts = self._cparts
         values = layout.get(self)
         if parts is None:
-            frags = layout.fragments(values)
-            self._cparts = [values, frags, [_NO_FRAGMENT] * len(frags)]
-            return frags
+            made = layout.fragments(values)
+            self._cparts = [values, made, [_NO_FRAGMENT] * len(made)]
+            return made
         old: tuple[Any, ...] = parts[0]
-        frags = parts[1]
+        frags: list[str] = parts[1]
         before: list[tuple[object, str]] = parts[2]
         steps = layout.steps
         for i in compress(layout.indices, map(_is_not, values, old)):
