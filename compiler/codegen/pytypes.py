@@ -224,6 +224,10 @@ class TypeTables:
             element = typ.element
             if isinstance(element, t.Named) and element.kind == "union":
                 return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
+            if isinstance(element, t.Named) and item == f"{x}._json_text()":
+                # records: their method, mapped in C (no comprehension, no method lookup)
+                return f"'[' + ', '.join(map({self.class_name(element.name)}._json_text, " \
+                       f"{src})) + ']'"
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"

@@ -475,17 +475,17 @@ class ClinicRecords(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_p51.status != _E8_RxStatus_active) or (_p51.drug not in rt.each(self, self.t_patients.row(self.t_visits.row(_p51.visit).patient).allergies))) for _p51 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
+        if not all(((_p51.status != _E8_RxStatus_active) or (_p51.drug not in rt.each(self, self.t_patients.row((self.t_visits.rows.get(_p51.visit) or self.t_visits.row(_p51.visit)).patient).allergies))) for _p51 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
             raise InvariantError('No active prescription is for a drug its patient is allergic to.', 'clinic_records.world:95')
         for _row52 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
             if not (_row52.end >= _row52.start):
                 raise InvariantError('A prescription ends on or after its start.', 'clinic_records.world:98')
-        if not all((_p53.start >= self.t_visits.row(_p53.visit).at.date()) for _p53 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
+        if not all((_p53.start >= (self.t_visits.rows.get(_p53.visit) or self.t_visits.row(_p53.visit)).at.date()) for _p53 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
             raise InvariantError('A prescription does not start before its visit.', 'clinic_records.world:101')
         for _row54 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
             if not (((_row54.status == _E8_RxStatus_stopped) and (_row54.stop_reason is not None)) or ((_row54.status == _E8_RxStatus_active) and (_row54.stop_reason is None))):
                 raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
-        if not all(((_p55.status != _E8_RxStatus_active) or (len(tuple([_q56.key() for _q56 in rt.each(self, self.t_prescriptions) if (((_q56.status == _E8_RxStatus_active) and (_q56.drug == _p55.drug)) and (self.t_visits.row(_q56.visit).patient == self.t_visits.row(_p55.visit).patient))])) == 1)) for _p55 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
+        if not all(((_p55.status != _E8_RxStatus_active) or (len(tuple([_q56.key() for _q56 in rt.each(self, self.t_prescriptions) if (((_q56.status == _E8_RxStatus_active) and (_q56.drug == _p55.drug)) and ((self.t_visits.rows.get(_q56.visit) or self.t_visits.row(_q56.visit)).patient == (self.t_visits.rows.get(_p55.visit) or self.t_visits.row(_p55.visit)).patient))])) == 1)) for _p55 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
             raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
         for _row57 in self._changed_rows(self.t_patients):  # clinic_records.world:110
             if not (_row57.birth_date <= _row57.registered_on):
@@ -511,7 +511,7 @@ class ClinicRecords(Episode):
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
-        return any((((_q1.status == _E8_RxStatus_active) and (_q1.drug == drug.key())) and (self.t_visits.row(_q1.visit).patient == patient.key())) for _q1 in rt.each(self, self.t_prescriptions))  # clinic_records.world:90
+        return any((((_q1.status == _E8_RxStatus_active) and (_q1.drug == drug.key())) and ((self.t_visits.rows.get(_q1.visit) or self.t_visits.row(_q1.visit)).patient == patient.key())) for _q1 in rt.each(self, self.t_prescriptions))  # clinic_records.world:90
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
@@ -564,8 +564,8 @@ class ClinicRecords(Episode):
         if not (self.state.current_doctor is not None):  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if not (visit.doctor == self.state.current_doctor):  # clinic_records.world:180
-            raise ToolError(rt.built(self, ("Only the visit's doctor (" + rt.text(self.t_doctors.row(visit.doctor).name) + ') can prescribe from visit ' + rt.text(visit.id_) + '.')))
-        patient: Patient = self.t_patients.row(visit.patient)  # clinic_records.world:181
+            raise ToolError(rt.built(self, ("Only the visit's doctor (" + rt.text((self.t_doctors.rows.get(visit.doctor) or self.t_doctors.row(visit.doctor)).name) + ') can prescribe from visit ' + rt.text(visit.id_) + '.')))
+        patient: Patient = (self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient))  # clinic_records.world:181
         if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:182
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is allergic to ' + rt.text(drug.name) + '.')))
         if not (course_days <= drug.max_days):  # clinic_records.world:183
@@ -581,12 +581,12 @@ class ClinicRecords(Episode):
         'Extend an active prescription by a number of days. Only the prescribing doctor can renew; at most 5 renewals.'
         if not (self.state.current_doctor is not None):  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if not (self.t_visits.row(prescription.visit).doctor == self.state.current_doctor):  # clinic_records.world:204
-            raise ToolError(rt.built(self, ('Only the prescribing doctor (' + rt.text(self.t_doctors.row(self.t_visits.row(prescription.visit).doctor).name) + ') can renew ' + rt.text(prescription.id_) + '.')))
+        if not ((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor == self.state.current_doctor):  # clinic_records.world:204
+            raise ToolError(rt.built(self, ('Only the prescribing doctor (' + rt.text(self.t_doctors.row((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor).name) + ') can renew ' + rt.text(prescription.id_) + '.')))
         if not (prescription.status == _E8_RxStatus_active):  # clinic_records.world:205
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.')))
-        if not (extra_days <= self.t_drugs.row(prescription.drug).max_days):  # clinic_records.world:206
-            raise ToolError(rt.built(self, ('A renewal of ' + rt.text(self.t_drugs.row(prescription.drug).name) + ' can cover at most ' + rt.text(self.t_drugs.row(prescription.drug).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
+        if not (extra_days <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days):  # clinic_records.world:206
+            raise ToolError(rt.built(self, ('A renewal of ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name) + ' can cover at most ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
         if not (prescription.renewals < 5):  # clinic_records.world:207
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
         _row6 = prescription  # clinic_records.world:208
@@ -661,7 +661,7 @@ class ClinicRecords(Episode):
 
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:  # clinic_records.world:246
         "List a patient's prescriptions, optionally only the active ones."
-        return tuple([_p28.key() for _p28 in rt.each(self, self.t_prescriptions) if ((self.t_visits.row(_p28.visit).patient == patient.key()) and ((not active_only) or (_p28.status == _E8_RxStatus_active)))])  # clinic_records.world:252
+        return tuple([_p28.key() for _p28 in rt.each(self, self.t_prescriptions) if (((self.t_visits.rows.get(_p28.visit) or self.t_visits.row(_p28.visit)).patient == patient.key()) and ((not active_only) or (_p28.status == _E8_RxStatus_active)))])  # clinic_records.world:252
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -829,11 +829,11 @@ def _check_new_child_patient__registered(ep: ClinicRecords, init: ClinicRecords,
 
 
 def _check_new_child_patient__visited(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:471
-    return bool(any((((ep.t_patients.row(_v32.patient).name == 'Liam Park') and (_v32.doctor == 'D002')) and (_v32.diagnosis == 'acute otitis media')) for _v32 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((ep.t_patients.rows.get(_v32.patient) or ep.t_patients.row(_v32.patient)).name == 'Liam Park') and (_v32.doctor == 'D002')) and (_v32.diagnosis == 'acute otitis media')) for _v32 in rt.each(ep, ep.t_visits)))
 
 
 def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:472
-    return bool(any(((((ep.t_patients.row(ep.t_visits.row(_p33.visit).patient).name == 'Liam Park') and (_p33.drug == 'AMX01')) and (_p33.status == _E8_RxStatus_active)) and (_p33.end == rt.parse_date('2026-03-17'))) for _p33 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p33.visit) or ep.t_visits.row(_p33.visit)).patient).name == 'Liam Park') and (_p33.drug == 'AMX01')) and (_p33.status == _E8_RxStatus_active)) and (_p33.end == rt.parse_date('2026-03-17'))) for _p33 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:582
@@ -861,11 +861,11 @@ def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords, init:
 
 
 def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:222
-    return bool(any((((((((ep.t_visits.row(_p39.visit).patient == 'P002') and (ep.t_visits.row(_p39.visit).diagnosis == 'streptococcal pharyngitis')) and (_p39.drug == 'AMX01')) and (_p39.status == _E8_RxStatus_active)) and (_p39.dose == '250 mg three times daily')) and (_p39.start == rt.parse_date('2026-03-10'))) and (_p39.end == rt.parse_date('2026-03-20'))) for _p39 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((((((ep.t_visits.rows.get(_p39.visit) or ep.t_visits.row(_p39.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p39.visit) or ep.t_visits.row(_p39.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p39.drug == 'AMX01')) and (_p39.status == _E8_RxStatus_active)) and (_p39.dose == '250 mg three times daily')) and (_p39.start == rt.parse_date('2026-03-10'))) and (_p39.end == rt.parse_date('2026-03-20'))) for _p39 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:223
-    return bool(any(((((((ep.t_visits.row(_p40.visit).patient == 'P002') and (ep.t_visits.row(_p40.visit).diagnosis == 'streptococcal pharyngitis')) and (_p40.drug == 'IBU01')) and (_p40.status == _E8_RxStatus_active)) and (_p40.dose == '200 mg as needed')) and (_p40.end == rt.parse_date('2026-03-15'))) for _p40 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_visits.rows.get(_p40.visit) or ep.t_visits.row(_p40.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p40.visit) or ep.t_visits.row(_p40.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p40.drug == 'IBU01')) and (_p40.status == _E8_RxStatus_active)) and (_p40.dose == '200 mg as needed')) and (_p40.end == rt.parse_date('2026-03-15'))) for _p40 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:224
@@ -889,11 +889,11 @@ def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicR
 
 
 def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:450
-    return bool(any((((ep.t_patients.row(_v44.patient).name == 'Omar Haddad') and (_v44.doctor == 'D003')) and (_v44.diagnosis == 'newly diagnosed hypertension')) for _v44 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((ep.t_patients.rows.get(_v44.patient) or ep.t_patients.row(_v44.patient)).name == 'Omar Haddad') and (_v44.doctor == 'D003')) and (_v44.diagnosis == 'newly diagnosed hypertension')) for _v44 in rt.each(ep, ep.t_visits)))
 
 
 def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:451
-    return bool(any((((((((ep.t_patients.row(ep.t_visits.row(_p45.visit).patient).name == 'Omar Haddad') and (ep.t_visits.row(_p45.visit).doctor == 'D003')) and (_p45.drug == 'LIS01')) and (_p45.dose == '10 mg daily')) and (_p45.status == _E8_RxStatus_active)) and (_p45.start == rt.parse_date('2026-03-10'))) and (_p45.end == rt.parse_date('2026-06-08'))) for _p45 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p45.visit) or ep.t_visits.row(_p45.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p45.visit) or ep.t_visits.row(_p45.visit)).doctor == 'D003')) and (_p45.drug == 'LIS01')) and (_p45.dose == '10 mg daily')) and (_p45.status == _E8_RxStatus_active)) and (_p45.start == rt.parse_date('2026-03-10'))) and (_p45.end == rt.parse_date('2026-06-08'))) for _p45 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:565

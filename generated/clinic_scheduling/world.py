@@ -620,7 +620,7 @@ class DaySchedule:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join(map(SlotView._json_text, self.free_slots)) + ']', '}'))
             _SET_DaySchedule[4](self, text)
         return text
 
@@ -772,9 +772,9 @@ class ClinicScheduling(Episode):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
         if not all(((not self.fn_active(_a104)) or (len(tuple([_b105.key() for _b105 in rt.each(self, self.t_appointments) if ((self.fn_active(_b105) and (_b105.patient == _a104.patient)) and (_b105.start.date() == _a104.start.date()))])) <= self.state.max_appointments_per_day)) for _a104 in rt.each(self, self.t_appointments)):  # clinic.world:254
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a106)) or (len(tuple([_b107.key() for _b107 in rt.each(self, self.t_appointments) if ((self.fn_active(_b107) and (_b107.doctor == _a106.doctor)) and (_b107.start.date() == _a106.start.date()))])) <= self.t_doctors.row(_a106.doctor).max_daily_appointments)) for _a106 in rt.each(self, self.t_appointments)):  # clinic.world:257
+        if not all(((not self.fn_active(_a106)) or (len(tuple([_b107.key() for _b107 in rt.each(self, self.t_appointments) if ((self.fn_active(_b107) and (_b107.doctor == _a106.doctor)) and (_b107.start.date() == _a106.start.date()))])) <= (self.t_doctors.rows.get(_a106.doctor) or self.t_doctors.row(_a106.doctor)).max_daily_appointments)) for _a106 in rt.each(self, self.t_appointments)):  # clinic.world:257
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
-        if not all(((((_a108.doctor == self.t_slots.row(_a108.slot).doctor) and (_a108.start == self.t_slots.row(_a108.slot).start)) and (_a108.end > _a108.start)) and (_a108.end <= (self.t_slots.row(_a108.slot).start + dt.timedelta(minutes=self.t_slots.row(_a108.slot).length_minutes)))) for _a108 in rt.each(self, self.t_appointments)):  # clinic.world:260
+        if not all(((((_a108.doctor == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).doctor) and (_a108.start == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start)) and (_a108.end > _a108.start)) and (_a108.end <= ((self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).length_minutes)))) for _a108 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
         for _row109 in self._changed_rows(self.t_appointments):  # clinic.world:263
             if not ((_row109.status == _E17_AppointmentStatus_cancelled) == (_row109.cancelled_at is not None)):
@@ -831,11 +831,11 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return _new_SlotView(slot_id=slot.id_, doctor_id=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, doctor=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, specialty=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
-        doctor: Doctor = self.t_doctors.row(slot.doctor)  # clinic.world:200
+        doctor: Doctor = (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor))  # clinic.world:200
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:203
@@ -904,7 +904,7 @@ class ClinicScheduling(Episode):
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
+        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or ((self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or ((self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
@@ -926,9 +926,9 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
         if not (new_slot.key() != appointment.slot):  # clinic.world:399
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.')))
-        if not (self.t_doctors.row(new_slot.doctor).specialty == self.t_doctors.row(appointment.doctor).specialty):  # clinic.world:400
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text(self.t_doctors.row(new_slot.doctor).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text(self.t_doctors.row(appointment.doctor).specialty) + '.')))
-        problem: str | None = self.fn_booking_problem(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
+        if not ((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty):  # clinic.world:400
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text((self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty) + '.')))
+        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
         _row26 = appointment  # clinic.world:403
@@ -1014,8 +1014,8 @@ class ClinicScheduling(Episode):
         message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            _row54 = self.t_patients.row(appointment.patient)  # clinic.world:428
-            _new55 = v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
+            _row54 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
+            _new55 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
             _frags56 = _row54._frags  # clinic.world:428
             if _frags56 is not None:  # clinic.world:428
                 _stale57 = _row54._stale  # clinic.world:428
@@ -1024,7 +1024,7 @@ class ClinicScheduling(Episode):
             _row54.balance = _new55  # clinic.world:428
             _row54._digest = _row54._text = None  # clinic.world:428
             self.t_patients._digest = None  # clinic.world:428
-            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:429
+            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
         return _new_Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
@@ -1089,8 +1089,8 @@ class ClinicScheduling(Episode):
         _row70.status = _new71  # clinic.world:467
         _row70._digest = _row70._text = None  # clinic.world:467
         self.t_appointments._digest = None  # clinic.world:467
-        _row74 = self.t_patients.row(appointment.patient)  # clinic.world:468
-        _new75 = v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
+        _row74 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
+        _new75 = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
         _frags76 = _row74._frags  # clinic.world:468
         if _frags76 is not None:  # clinic.world:468
             _stale77 = _row74._stale  # clinic.world:468
@@ -1099,8 +1099,8 @@ class ClinicScheduling(Episode):
         _row74.no_shows = _new75  # clinic.world:468
         _row74._digest = _row74._text = None  # clinic.world:468
         self.t_patients._digest = None  # clinic.world:468
-        _row78 = self.t_patients.row(appointment.patient)  # clinic.world:469
-        _new79 = v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
+        _row78 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
+        _new79 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
         _frags80 = _row78._frags  # clinic.world:469
         if _frags80 is not None:  # clinic.world:469
             _stale81 = _row78._stale  # clinic.world:469
@@ -1143,18 +1143,18 @@ class ClinicScheduling(Episode):
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:510
         "Take a patient off a doctor's waitlist."
-        text: str = rt.built(self, (rt.text(self.t_patients.row(entry.patient).name) + ' was removed from ' + rt.text(self.t_doctors.row(entry.doctor).name) + "'s waitlist."))  # clinic.world:515
+        text: str = rt.built(self, (rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' was removed from ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + "'s waitlist."))  # clinic.world:515
         self._delete(self.t_waitlist, entry.key())  # clinic.world:516
         return text  # clinic.world:517
 
     def tool_book_from_waitlist(self, entry: WaitlistEntry, slot: Slot, kind: VisitKind) -> Appointment:  # clinic.world:520
         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.'
         if not (slot.doctor == entry.doctor):  # clinic.world:527
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text(self.t_doctors.row(slot.doctor).name) + ', but ' + rt.text(self.t_patients.row(entry.patient).name) + ' is waiting for ' + rt.text(self.t_doctors.row(entry.doctor).name) + '.')))
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text((self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name) + ', but ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' is waiting for ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + '.')))
         day: dt.date = slot.start.date()  # clinic.world:528
         if not ((day >= entry.earliest) and (day <= entry.latest)):  # clinic.world:529
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text(self.t_patients.row(entry.patient).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
-        problem: str | None = self.fn_booking_problem(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:530
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
+        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)), slot, kind, '')  # clinic.world:530
         if not (problem is None):  # clinic.world:531
             raise ToolError((problem if problem is not None else ''))
         appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:532
@@ -1433,7 +1433,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling,
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
-    return bool(any(((((_a88.id_ not in init.t_appointments) and (_a88.patient == 'P1005')) and (ep.t_doctors.row(_a88.doctor).specialty == _E9_Specialty_general_practice)) and (_a88.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a88 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a88.id_ not in init.t_appointments) and (_a88.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a88.doctor) or ep.t_doctors.row(_a88.doctor)).specialty == _E9_Specialty_general_practice)) and (_a88.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a88 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
@@ -1457,7 +1457,7 @@ def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicSche
 
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:133
-    return bool(any((((ep.t_patients.row(_a91.patient).name == 'Leo Fischer') and (_a91.doctor == 'D04')) and (_a91.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a91 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a91.patient) or ep.t_patients.row(_a91.patient)).name == 'Leo Fischer') and (_a91.doctor == 'D04')) and (_a91.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a91 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:134
@@ -1513,11 +1513,11 @@ def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicSche
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any((((ep.t_patients.row(_a98.patient).name == 'Tomas Rivera') and (_a98.slot == 'S303')) and (_a98.status == _E17_AppointmentStatus_booked)) for _a98 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a98.patient) or ep.t_patients.row(_a98.patient)).name == 'Tomas Rivera') and (_a98.slot == 'S303')) and (_a98.status == _E17_AppointmentStatus_booked)) for _a98 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244
-    return bool(any(((((ep.t_patients.row(_w99.patient).name == 'Tomas Rivera') and (_w99.doctor == 'D01')) and (_w99.earliest == rt.parse_date('2024-06-17'))) and (_w99.latest == rt.parse_date('2024-06-21'))) for _w99 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((((ep.t_patients.rows.get(_w99.patient) or ep.t_patients.row(_w99.patient)).name == 'Tomas Rivera') and (_w99.doctor == 'D01')) and (_w99.earliest == rt.parse_date('2024-06-17'))) and (_w99.latest == rt.parse_date('2024-06-21'))) for _w99 in rt.each(ep, ep.t_waitlist)))
 
 
 ClinicScheduling.TASKS = {

@@ -752,16 +752,16 @@ class ConcertTicketOffice(Episode):
     def _check_invariants(self) -> None:
         if not all(((not self.fn_owned(_t75)) or (len(tuple([_o76.key() for _o76 in rt.each(self, self.t_tickets) if ((((_o76.event == _t75.event) and (_o76.section == _t75.section)) and (_o76.seat == _t75.seat)) and self.fn_owned(_o76))])) == 1)) for _t75 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
             raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:197')
-        if not all(((not self.fn_owned(_t77)) or (self.fn_owned_count(self.t_customers.row(_t77.holder), self.t_events.row(_t77.event)) <= _C_MAX_PER_EVENT)) for _t77 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
+        if not all(((not self.fn_owned(_t77)) or (self.fn_owned_count((self.t_customers.rows.get(_t77.holder) or self.t_customers.row(_t77.holder)), (self.t_events.rows.get(_t77.event) or self.t_events.row(_t77.event))) <= _C_MAX_PER_EVENT)) for _t77 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
             raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:200')
-        if not all(((_t78.event == self.t_orders.row(_t78.order).event) and (self.t_sections.row(_t78.section).venue == self.t_events.row(_t78.event).venue)) for _t78 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
+        if not all(((_t78.event == (self.t_orders.rows.get(_t78.order) or self.t_orders.row(_t78.order)).event) and ((self.t_sections.rows.get(_t78.section) or self.t_sections.row(_t78.section)).venue == (self.t_events.rows.get(_t78.event) or self.t_events.row(_t78.event)).venue)) for _t78 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
             raise InvariantError("A ticket is for its order's event, in a section of the event's venue.", 'concert_ticket_office.world:203')
-        if not all(self.fn_seat_in_section(_t79.seat, self.t_sections.row(_t79.section)) for _t79 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
+        if not all(self.fn_seat_in_section(_t79.seat, (self.t_sections.rows.get(_t79.section) or self.t_sections.row(_t79.section))) for _t79 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
             raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:206')
         for _row80 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
             if not (((_row80.status == _E11_OrderStatus_paid) == (_row80.paid_at is not None)) and ((_row80.status == _E11_OrderStatus_paid) == (_row80.payment is not None))):
                 raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:209')
-        if not all((((self.t_orders.row(_t81.order).status == _E11_OrderStatus_held) == (_t81.status == _E12_TicketStatus_held)) and ((self.t_orders.row(_t81.order).status == _E11_OrderStatus_released) == (_t81.status == _E12_TicketStatus_released))) for _t81 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
+        if not all(((((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_held) == (_t81.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_released) == (_t81.status == _E12_TicketStatus_released))) for _t81 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
             raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:212')
         for _row82 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
             if not ((_row82.checked_in_at is not None) == (_row82.status == _E12_TicketStatus_checked_in)):
@@ -813,7 +813,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:167
         'Whether a ticket keeps its seat from being held by someone else.'
-        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live(self.t_orders.row(t.order))))  # concert_ticket_office.world:170
+        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live((self.t_orders.rows.get(t.order) or self.t_orders.row(t.order)))))  # concert_ticket_office.world:170
 
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:  # concert_ticket_office.world:173
         'The seats of a section that are sold, checked in or under a live hold.'
@@ -825,7 +825,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_live_held_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:185
         'Seats the customer has under live holds for the event.'
-        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))]))  # concert_ticket_office.world:188
+        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (((((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order))))]))  # concert_ticket_office.world:188
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:191
         'Whether the event has begun.'
@@ -838,7 +838,7 @@ class ConcertTicketOffice(Episode):
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:  # concert_ticket_office.world:229
         "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price."
         if not (section.venue == event.venue):  # concert_ticket_office.world:235
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text(self.t_venues.row(event.venue).name) + ', where ' + rt.text(event.title) + ' takes place.')))
+            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:236
         free: tuple[str, ...] = ()  # concert_ticket_office.world:237
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:238
@@ -865,7 +865,7 @@ class ConcertTicketOffice(Episode):
         if not (not self.fn_started(event)):  # concert_ticket_office.world:285
             raise ToolError(rt.built(self, (rt.text(event.title) + ' has already started.')))
         if not (section.venue == event.venue):  # concert_ticket_office.world:286
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text(self.t_venues.row(event.venue).name) + ', where ' + rt.text(event.title) + ' takes place.')))
+            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:287
         if not (price is not None):  # concert_ticket_office.world:288
             raise ToolError(rt.built(self, (rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.')))
@@ -895,11 +895,11 @@ class ConcertTicketOffice(Episode):
         if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:327
             raise ToolError(rt.built(self, ('The hold on order ' + rt.text(order.id_) + ' expired at ' + rt.text(order.hold_expires_at) + '; hold the seats again.')))
         mine: tuple[str, ...] = tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())])  # concert_ticket_office.world:328
-        if not (rt.bounded(self.fn_owned_count(self.t_customers.row(order.customer), self.t_events.row(order.event)) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
-            raise ToolError(rt.built(self, (rt.text(self.t_customers.row(order.customer).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(order.event).title) + '.')))
+        if not (rt.bounded(self.fn_owned_count((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)), (self.t_events.rows.get(order.event) or self.t_events.row(order.event))) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
+            raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title) + '.')))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
-                raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text(self.t_sections.row(t.section).id_) + ' has been sold in the meantime.')))
+                raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
         _row12 = order  # concert_ticket_office.world:333
         _new13 = _E11_OrderStatus_paid  # concert_ticket_office.world:333
         _frags14 = _row12._frags  # concert_ticket_office.world:333
@@ -974,12 +974,12 @@ class ConcertTicketOffice(Episode):
         'Give a sold ticket to another customer before the event starts; they become its holder.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:365
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be transferred.')))
-        if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:366
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started.')))
+        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:366
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started.')))
         if not (ticket.holder != to_customer.key()):  # concert_ticket_office.world:367
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
-        if not ((self.fn_owned_count(to_customer, self.t_events.row(ticket.event)) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
-            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(ticket.event).title) + '.')))
+        if not ((self.fn_owned_count(to_customer, (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
+            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + '.')))
         _row39 = ticket  # concert_ticket_office.world:369
         _new40 = to_customer.key()  # concert_ticket_office.world:369
         _frags41 = _row39._frags  # concert_ticket_office.world:369
@@ -996,8 +996,8 @@ class ConcertTicketOffice(Episode):
         'Refund a sold ticket before the event starts; the seat becomes free again.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:378
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
-        if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:379
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started; tickets cannot be refunded.')))
+        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:379
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started; tickets cannot be refunded.')))
         _row43 = ticket  # concert_ticket_office.world:380
         _new44 = _E12_TicketStatus_refunded  # concert_ticket_office.world:380
         _frags45 = _row43._frags  # concert_ticket_office.world:380
@@ -1016,10 +1016,10 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was already checked in at ' + rt.text(ticket.checked_in_at) + '.')))
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:390
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ' and not valid for entry.')))
-        if not (self.clock >= (self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:391
-            raise ToolError(rt.built(self, ('Doors for ' + rt.text(self.t_events.row(ticket.event).title) + ' open at ' + rt.text((self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
-        if not (self.clock <= (self.t_events.row(ticket.event).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has ended.')))
+        if not (self.clock >= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:391
+            raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
+        if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
         _row47 = ticket  # concert_ticket_office.world:393
         _new48 = _E12_TicketStatus_checked_in  # concert_ticket_office.world:393
         _frags49 = _row47._frags  # concert_ticket_office.world:393
@@ -1238,7 +1238,7 @@ def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: 
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t63.holder == 'C003') and (_t63.event == 'E02')) and (_t63.section == 'ORCH')) and (_t63.seat == 'C5')) and (_t63.status == _E12_TicketStatus_sold)) and (_t63.price_cents == 4500)) and (ep.t_orders.row(_t63.order).payment == _E9_PayMethod_card)) for _t63 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t63.holder == 'C003') and (_t63.event == 'E02')) and (_t63.section == 'ORCH')) and (_t63.seat == 'C5')) and (_t63.status == _E12_TicketStatus_sold)) and (_t63.price_cents == 4500)) and ((ep.t_orders.rows.get(_t63.order) or ep.t_orders.row(_t63.order)).payment == _E9_PayMethod_card)) for _t63 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
@@ -1278,7 +1278,7 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, 
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363
-    return bool(any((((((((_t74.holder == 'C004') and (_t74.event == 'E02')) and (_t74.section == 'BALC')) and (_t74.seat == 'B6')) and (_t74.status == _E12_TicketStatus_sold)) and (ep.t_orders.row(_t74.order).payment == _E9_PayMethod_cash)) and (ep.t_orders.row(_t74.order).customer == 'C004')) for _t74 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t74.holder == 'C004') and (_t74.event == 'E02')) and (_t74.section == 'BALC')) and (_t74.seat == 'B6')) and (_t74.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).customer == 'C004')) for _t74 in rt.each(ep, ep.t_tickets)))
 
 
 ConcertTicketOffice.TASKS = {

@@ -474,9 +474,9 @@ class HotelFrontDesk(Episode):
         for _row57 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:121
             if not (_row57.check_out > _row57.check_in):
                 raise InvariantError("Every booking's check-out is after its check-in.", 'hotel_front_desk.world:121')
-        if not all((_b58.guests_count <= self.t_rooms.row(_b58.room).capacity) for _b58 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
+        if not all((_b58.guests_count <= (self.t_rooms.rows.get(_b58.room) or self.t_rooms.row(_b58.room)).capacity) for _b58 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
             raise InvariantError('A booking never has more guests than its room holds.', 'hotel_front_desk.world:124')
-        if not all((_b59.total == rt.bounded(self.fn_nights(_b59.check_in, _b59.check_out) * self.t_rooms.row(_b59.room).nightly_rate)) for _b59 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
+        if not all((_b59.total == rt.bounded(self.fn_nights(_b59.check_in, _b59.check_out) * (self.t_rooms.rows.get(_b59.room) or self.t_rooms.row(_b59.room)).nightly_rate)) for _b59 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
             raise InvariantError("A booking's total is its nights times the room's nightly rate.", 'hotel_front_desk.world:127')
         for _row60 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:130
             if not ((_row60.status == _E13_BookingStatus_cancelled) or (_row60.cancellation_fee == 0)):
@@ -576,8 +576,8 @@ class HotelFrontDesk(Episode):
             raise ToolError('Check-out must be after check-in.')
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:236
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
-        if not self.fn_room_is_free(self.t_rooms.row(booking.room), check_in, check_out, booking.id_):  # hotel_front_desk.world:237
-            raise ToolError(rt.built(self, ('Room ' + rt.text(self.t_rooms.row(booking.room).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
+        if not self.fn_room_is_free((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)), check_in, check_out, booking.id_):  # hotel_front_desk.world:237
+            raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
         _row6 = booking  # hotel_front_desk.world:238
         _new7 = check_in  # hotel_front_desk.world:238
         _frags8 = _row6._frags  # hotel_front_desk.world:238
@@ -599,7 +599,7 @@ class HotelFrontDesk(Episode):
         _row10._digest = _row10._text = None  # hotel_front_desk.world:239
         self.t_bookings._digest = None  # hotel_front_desk.world:239
         _row14 = booking  # hotel_front_desk.world:240
-        _new15 = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * self.t_rooms.row(booking.room).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:240
+        _new15 = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:240
         _frags16 = _row14._frags  # hotel_front_desk.world:240
         if _frags16 is not None:  # hotel_front_desk.world:240
             _stale17 = _row14._stale  # hotel_front_desk.world:240
@@ -626,7 +626,7 @@ class HotelFrontDesk(Episode):
         _row18._digest = _row18._text = None  # hotel_front_desk.world:254
         self.t_bookings._digest = None  # hotel_front_desk.world:254
         _row22 = booking  # hotel_front_desk.world:255
-        _new23 = v.check_range((self.t_rooms.row(booking.room).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:255
+        _new23 = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:255
         _frags24 = _row22._frags  # hotel_front_desk.world:255
         if _frags24 is not None:  # hotel_front_desk.world:255
             _stale25 = _row22._stale  # hotel_front_desk.world:255
@@ -644,7 +644,7 @@ class HotelFrontDesk(Episode):
         if not (booking.check_in == self.clock.date()):  # hotel_front_desk.world:265
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
         if not (not any(((_o26.room == booking.room) and (_o26.status == _E13_BookingStatus_checked_in)) for _o26 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:266
-            raise ToolError(rt.built(self, ('Room ' + rt.text(self.t_rooms.row(booking.room).number) + ' is still occupied by another guest.')))
+            raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is still occupied by another guest.')))
         _row27 = booking  # hotel_front_desk.world:267
         _new28 = _E13_BookingStatus_checked_in  # hotel_front_desk.world:267
         _frags29 = _row27._frags  # hotel_front_desk.world:267
@@ -863,7 +863,7 @@ def _check_new_guest_double_room__registered(ep: HotelFrontDesk, init: HotelFron
 
 
 def _check_new_guest_double_room__booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:457
-    return bool(any((((((((ep.t_guests.row(_b44.guest).email == 'dana.lee@example.com') and (ep.t_rooms.row(_b44.room).room_type == _E8_RoomType_double)) and (_b44.check_in == rt.parse_date('2026-06-13'))) and (_b44.check_out == rt.parse_date('2026-06-15'))) and (_b44.guests_count == 2)) and (_b44.status == _E13_BookingStatus_reserved)) and (_b44.total == 280)) for _b44 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b44.guest) or ep.t_guests.row(_b44.guest)).email == 'dana.lee@example.com') and ((ep.t_rooms.rows.get(_b44.room) or ep.t_rooms.row(_b44.room)).room_type == _E8_RoomType_double)) and (_b44.check_in == rt.parse_date('2026-06-13'))) and (_b44.check_out == rt.parse_date('2026-06-15'))) and (_b44.guests_count == 2)) and (_b44.status == _E13_BookingStatus_reserved)) and (_b44.total == 280)) for _b44 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_new_guest_double_room__one_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:458
@@ -915,7 +915,7 @@ def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDes
 
 
 def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:276
-    return bool(any((((((((ep.t_guests.row(_b48.guest).email == 'priya.nair@example.com') and (_b48.room == '101')) and (_b48.check_in == rt.parse_date('2026-06-20'))) and (_b48.check_out == rt.parse_date('2026-06-22'))) and (_b48.guests_count == 1)) and (_b48.status == _E13_BookingStatus_reserved)) and (_b48.total == 180)) for _b48 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b48.guest) or ep.t_guests.row(_b48.guest)).email == 'priya.nair@example.com') and (_b48.room == '101')) and (_b48.check_in == rt.parse_date('2026-06-20'))) and (_b48.check_out == rt.parse_date('2026-06-22'))) and (_b48.guests_count == 1)) and (_b48.status == _E13_BookingStatus_reserved)) and (_b48.total == 180)) for _b48 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:378
@@ -939,7 +939,7 @@ def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk, init: Ho
 
 
 def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any(((((((((ep.t_guests.row(_b50.guest).email == 'marco.rossi@example.com') and (_b50.room == '101')) and (_b50.check_in == rt.parse_date('2026-06-10'))) and (_b50.check_out == rt.parse_date('2026-06-11'))) and (_b50.guests_count == 1)) and (_b50.status == _E13_BookingStatus_checked_in)) and (_b50.checked_in_at is not None)) and (_b50.total == 90)) for _b50 in rt.each(ep, ep.t_bookings)))
+    return bool(any((((((((((ep.t_guests.rows.get(_b50.guest) or ep.t_guests.row(_b50.guest)).email == 'marco.rossi@example.com') and (_b50.room == '101')) and (_b50.check_in == rt.parse_date('2026-06-10'))) and (_b50.check_out == rt.parse_date('2026-06-11'))) and (_b50.guests_count == 1)) and (_b50.status == _E13_BookingStatus_checked_in)) and (_b50.checked_in_at is not None)) and (_b50.total == 90)) for _b50 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:479
@@ -955,11 +955,11 @@ def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk, init: Hote
 
 
 def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:575
-    return bool(any((((((((ep.t_guests.row(_b53.guest).email == 'marco.rossi@example.com') and (_b53.room == '201')) and (_b53.guests_count == 4)) and (_b53.check_in == rt.parse_date('2026-06-13'))) and (_b53.check_out == rt.parse_date('2026-06-16'))) and (_b53.status == _E13_BookingStatus_reserved)) and (_b53.total == 960)) for _b53 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b53.guest) or ep.t_guests.row(_b53.guest)).email == 'marco.rossi@example.com') and (_b53.room == '201')) and (_b53.guests_count == 4)) and (_b53.check_in == rt.parse_date('2026-06-13'))) and (_b53.check_out == rt.parse_date('2026-06-16'))) and (_b53.status == _E13_BookingStatus_reserved)) and (_b53.total == 960)) for _b53 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:576
-    return bool(any((((((((ep.t_guests.row(_b54.guest).email == 'lucia.rossi@example.com') and (_b54.room == '101')) and (_b54.guests_count == 1)) and (_b54.check_in == rt.parse_date('2026-06-13'))) and (_b54.check_out == rt.parse_date('2026-06-16'))) and (_b54.status == _E13_BookingStatus_reserved)) and (_b54.total == 270)) for _b54 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b54.guest) or ep.t_guests.row(_b54.guest)).email == 'lucia.rossi@example.com') and (_b54.room == '101')) and (_b54.guests_count == 1)) and (_b54.check_in == rt.parse_date('2026-06-13'))) and (_b54.check_out == rt.parse_date('2026-06-16'))) and (_b54.status == _E13_BookingStatus_reserved)) and (_b54.total == 270)) for _b54 in rt.each(ep, ep.t_bookings)))
 
 
 HotelFrontDesk.TASKS = {

@@ -1055,7 +1055,7 @@ def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk, init: ITHelpdesk, 
 
 
 def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:630
-    return bool(any(((((ep.t_tickets.row(_c73.ticket).title == 'Docking station does not detect monitors') and (_c73.author == 'A01')) and (not _c73.internal)) and (_c73.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c73 in rt.each(ep, ep.t_comments)))
+    return bool(any((((((ep.t_tickets.rows.get(_c73.ticket) or ep.t_tickets.row(_c73.ticket)).title == 'Docking station does not detect monitors') and (_c73.author == 'A01')) and (not _c73.internal)) and (_c73.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c73 in rt.each(ep, ep.t_comments)))
 
 
 def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:766

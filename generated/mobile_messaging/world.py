@@ -731,11 +731,11 @@ class MobileMessaging(Episode):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:164')
         if not all(all((_u126.key() in rt.each(self, _c125.participants)) for _u126 in rt.rows(self.t_users, rt.each(self, _c125.archived_by))) for _c125 in rt.each(self, self.t_conversations)):  # messaging.world:167
             raise InvariantError('Only participants can archive a conversation.', 'messaging.world:167')
-        if not all((_m127.sender in rt.each(self, self.t_conversations.row(_m127.conversation).participants)) for _m127 in rt.each(self, self.t_messages)):  # messaging.world:170
+        if not all((_m127.sender in rt.each(self, (self.t_conversations.rows.get(_m127.conversation) or self.t_conversations.row(_m127.conversation)).participants)) for _m127 in rt.each(self, self.t_messages)):  # messaging.world:170
             raise InvariantError('Messages are sent by participants of their conversation.', 'messaging.world:170')
         if not all((_m128.sender in rt.each(self, _m128.read_by)) for _m128 in rt.each(self, self.t_messages)):  # messaging.world:173
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
-        if not all(all((_u130.key() in rt.each(self, self.t_conversations.row(_m129.conversation).participants)) for _u130 in rt.rows(self.t_users, rt.each(self, _m129.read_by))) for _m129 in rt.each(self, self.t_messages)):  # messaging.world:176
+        if not all(all((_u130.key() in rt.each(self, (self.t_conversations.rows.get(_m129.conversation) or self.t_conversations.row(_m129.conversation)).participants)) for _u130 in rt.rows(self.t_users, rt.each(self, _m129.read_by))) for _m129 in rt.each(self, self.t_messages)):  # messaging.world:176
             raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
         for _row131 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
             rt.check_refs(self.t_users, _row131.owner, 'Contact.owner')
@@ -758,7 +758,7 @@ class MobileMessaging(Episode):
         return _new_Profile(id_=user.id_, name=user.name, phone=user.phone, email=user.email, presence=user.presence)  # messaging.world:182
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return _new_ContactCard(contact_id=contact.id_, user_id=self.t_users.row(contact.user).id_, name=contact.name, phone=self.t_users.row(contact.user).phone, favorite=contact.favorite, presence=self.t_users.row(contact.user).presence, last_seen=self.state.last_seen.get(self.t_users.row(contact.user).id_))  # messaging.world:192
+        return _new_ContactCard(contact_id=contact.id_, user_id=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, name=contact.name, phone=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, favorite=contact.favorite, presence=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, last_seen=self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
@@ -864,7 +864,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
         needle: str = query.strip().lower()  # messaging.world:316
-        found: tuple[str, ...] = tuple([_c25.key() for _c25 in rt.each(self, self.t_contacts) if ((_c25.owner == me.key()) and ((needle in _c25.name.lower()) or (needle in self.t_users.row(_c25.user).phone)))])  # messaging.world:317
+        found: tuple[str, ...] = tuple([_c25.key() for _c25 in rt.each(self, self.t_contacts) if ((_c25.owner == me.key()) and ((needle in _c25.name.lower()) or (needle in (self.t_users.rows.get(_c25.user) or self.t_users.row(_c25.user)).phone)))])  # messaging.world:317
         return tuple([self.fn_card(_c26) for _c26 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c27: _c27.name.lower()))))])  # messaging.world:318
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
@@ -1072,7 +1072,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:514
-        if not (me.key() in rt.each(self, self.t_conversations.row(message.conversation).participants)):  # messaging.world:515
+        if not (me.key() in rt.each(self, (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants)):  # messaging.world:515
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:516
             _row66 = message  # messaging.world:517
@@ -1152,7 +1152,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if not (message.sender == self.state.current_user):  # messaging.world:566
-            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text(self.t_users.row(message.sender).name) + '; you can only delete messages you sent.')))
+            raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' was sent by ' + rt.text((self.t_users.rows.get(message.sender) or self.t_users.row(message.sender)).name) + '; you can only delete messages you sent.')))
         id_: str = message.id_  # messaging.world:567
         self._delete(self.t_messages, message.key())  # messaging.world:568
         return rt.built(self, ('Message ' + rt.text(id_) + ' deleted.'))  # messaging.world:569
@@ -1167,7 +1167,7 @@ class MobileMessaging(Episode):
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
             _row87 = m  # messaging.world:580
-            _new88 = self.fn_delivery_for(self.t_conversations.row(m.conversation), me)  # messaging.world:580
+            _new88 = self.fn_delivery_for((self.t_conversations.rows.get(m.conversation) or self.t_conversations.row(m.conversation)), me)  # messaging.world:580
             _frags89 = _row87._frags  # messaging.world:580
             if _frags89 is not None:  # messaging.world:580
                 _stale90 = _row87._stale  # messaging.world:580
@@ -1481,7 +1481,7 @@ def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMess
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_m98.sender == 'U001') and (ep.t_conversations.row(_m98.conversation).title == 'Paris trip')) and ('Paris in May' in _m98.body)) for _m98 in rt.each(ep, ep.t_messages)))
+    return bool(any((((_m98.sender == 'U001') and ((ep.t_conversations.rows.get(_m98.conversation) or ep.t_conversations.row(_m98.conversation)).title == 'Paris trip')) and ('Paris in May' in _m98.body)) for _m98 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:74
@@ -1497,7 +1497,7 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMess
 
 
 def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(rt.each(ep, tuple([ep.t_users.row(_c101.user).id_ for _c101 in rt.each(ep, ep.t_contacts) if ((_c101.owner == 'U001') and _c101.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
+    return bool((v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c101.user) or ep.t_users.row(_c101.user)).id_ for _c101 in rt.each(ep, ep.t_contacts) if ((_c101.owner == 'U001') and _c101.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:121

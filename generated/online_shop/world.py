@@ -621,10 +621,10 @@ class Order(Row):
         v.str_text,
         v.str_text,
         lambda value: value._json_text(),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']',
         lambda value: v.str_text(value._value_),
         v.str_text,
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(Transaction._json_text, value)) + ']',
         lambda value: ('null' if value is None else v.str_text(value)),
         lambda value: ('null' if value is None else v.str_text(value._value_)),
         None,
@@ -1072,7 +1072,7 @@ class OnlineShop(Episode):
         for _row142 in self._changed_rows(self.t_customers):  # shop.world:259
             if not all((_row142.payment_methods[_k143].id_ == _k143) for _k143 in rt.each(self, tuple(rt.each(self, _row142.payment_methods)))):
                 raise InvariantError('A payment method is filed under its own id.', 'shop.world:259')
-        if not all((_o144.payment_method_id in self.t_customers.row(_o144.customer).payment_methods) for _o144 in rt.each(self, self.t_orders)):  # shop.world:262
+        if not all((_o144.payment_method_id in (self.t_customers.rows.get(_o144.customer) or self.t_customers.row(_o144.customer)).payment_methods) for _o144 in rt.each(self, self.t_orders)):  # shop.world:262
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:262')
         for _row145 in self._changed_rows(self.t_orders):  # shop.world:265
             if not ((_row145.status != _E11_OrderStatus_pending) or (self.fn_net_paid(_row145) == self.fn_order_total(_row145))):
@@ -1082,7 +1082,7 @@ class OnlineShop(Episode):
                 raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:268')
         if not all((len(tuple([_s148.key() for _s148 in rt.each(self, self.t_returns) if (_s148.order == _r147.order)])) == 1) for _r147 in rt.each(self, self.t_returns)):  # shop.world:271
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
-        if not all((((self.t_orders.row(_r149.order).status == _E11_OrderStatus_return_requested) or (self.t_orders.row(_r149.order).status == _E11_OrderStatus_returned)) and all(any((_i151.variant == _v150.key()) for _i151 in rt.each(self, self.t_orders.row(_r149.order).items)) for _v150 in rt.rows(self.t_variants, rt.each(self, _r149.items)))) for _r149 in rt.each(self, self.t_returns)):  # shop.world:274
+        if not all(((((self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).status == _E11_OrderStatus_return_requested) or ((self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).status == _E11_OrderStatus_returned)) and all(any((_i151.variant == _v150.key()) for _i151 in rt.each(self, (self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).items)) for _v150 in rt.rows(self.t_variants, rt.each(self, _r149.items)))) for _r149 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
         for _row152 in rt.changed_rows(self, self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row152.product, 'Variant.product')
@@ -1238,7 +1238,7 @@ class OnlineShop(Episode):
         'Cancel a pending order. The amount paid goes back to the payment method it came from and the items return to stock.'
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:399
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
-        customer: Customer = self.t_customers.row(order.customer)  # shop.world:400
+        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         _row29 = customer  # shop.world:402
         _new30 = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)}  # shop.world:402
@@ -1263,8 +1263,8 @@ class OnlineShop(Episode):
         self._steps -= len(order.items)  # shop.world:409
         self._steps >= 0 or rt.out_of_steps()  # shop.world:409
         for line in order.items:  # shop.world:409
-            _row37 = self.t_variants.row(self.t_variants.row(line.variant).id_)  # shop.world:410
-            _new38 = rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity)  # shop.world:410
+            _row37 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:410
+            _new38 = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:410
             _frags39 = _row37._frags  # shop.world:410
             if _frags39 is not None:  # shop.world:410
                 _stale40 = _row37._stale  # shop.world:410
@@ -1323,12 +1323,12 @@ class OnlineShop(Episode):
         if not (new_item.key() != old_item.key()):  # shop.world:442
             raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is already in order ' + rt.text(order.id_) + '.')))
         if not (new_item.product == old_item.product):  # shop.world:443
-            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is a ' + rt.text(self.t_products.row(new_item.product).name) + ', not a ' + rt.text(self.t_products.row(old_item.product).name) + '; an item can only be swapped for another option of the same product.')))
+            raise ToolError(rt.built(self, ('Item ' + rt.text(new_item.id_) + ' is a ' + rt.text((self.t_products.rows.get(new_item.product) or self.t_products.row(new_item.product)).name) + ', not a ' + rt.text((self.t_products.rows.get(old_item.product) or self.t_products.row(old_item.product)).name) + '; an item can only be swapped for another option of the same product.')))
         quantity: int = matching[0].quantity  # shop.world:444
         if not (new_item.stock >= quantity):  # shop.world:445
             raise ToolError(rt.built(self, ('Only ' + rt.text(new_item.stock) + ' of item ' + rt.text(new_item.id_) + ' left in stock; ' + rt.text(quantity) + ' needed.')))
         difference: float = round(((new_item.price - old_item.price) * quantity), 2)  # shop.world:446
-        customer: Customer = self.t_customers.row(order.customer)  # shop.world:447
+        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if (difference > 0.0):  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
@@ -1462,13 +1462,13 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
         if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:523
             raise ToolError('List each item id only once.')
-        customer: Customer = self.t_customers.row(order.customer)  # shop.world:524
+        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:524
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
         if not (method is not None):  # shop.world:526
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
         if not (((method if method is not None else rt.absent()).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
-        returned_lines: tuple[OrderItem, ...] = tuple([_line93 for _line93 in rt.each(self, order.items) if (self.t_variants.row(_line93.variant).id_ in rt.each(self, item_ids))])  # shop.world:528
+        returned_lines: tuple[OrderItem, ...] = tuple([_line93 for _line93 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line93.variant) or self.t_variants.row(_line93.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
         request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line94.variant for _line94 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line95.price * _line95.quantity) for _line95 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
         _row96 = order  # shop.world:537
@@ -1487,14 +1487,14 @@ class OnlineShop(Episode):
         'Record that a returned parcel reached the warehouse: the items go back to stock and the refund is paid.'
         if not (return_request.status == _E12_ReturnStatus_requested):  # shop.world:546
             raise ToolError(rt.built(self, ('Return ' + rt.text(return_request.id_) + ' was already refunded.')))
-        order: Order = self.t_orders.row(return_request.order)  # shop.world:547
-        customer: Customer = self.t_customers.row(order.customer)  # shop.world:548
+        order: Order = (self.t_orders.rows.get(return_request.order) or self.t_orders.row(return_request.order))  # shop.world:547
+        customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:548
         self._steps -= len(order.items)  # shop.world:549
         self._steps >= 0 or rt.out_of_steps()  # shop.world:549
         for line in order.items:  # shop.world:549
             if (line.variant in rt.each(self, return_request.items)):  # shop.world:550
-                _row100 = self.t_variants.row(self.t_variants.row(line.variant).id_)  # shop.world:551
-                _new101 = rt.bounded(self.t_variants.row(self.t_variants.row(line.variant).id_).stock + line.quantity)  # shop.world:551
+                _row100 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:551
+                _new101 = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:551
                 _frags102 = _row100._frags  # shop.world:551
                 if _frags102 is not None:  # shop.world:551
                     _stale103 = _row100._stale  # shop.world:551

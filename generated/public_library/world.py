@@ -610,7 +610,7 @@ class PublicLibrary(Episode):
             raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:173')
         if not all(((_h66.status != _E10_HoldStatus_active) or (len(tuple([_o67.key() for _o67 in rt.each(self, self.t_holds) if (((_o67.status == _E10_HoldStatus_active) and (_o67.member == _h66.member)) and (_o67.book == _h66.book))])) == 1)) for _h66 in rt.each(self, self.t_holds)):  # public_library.world:176
             raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:176')
-        if not all(((_h68.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan(self.t_members.row(_h68.member), self.t_books.row(_h68.book)))) for _h68 in rt.each(self, self.t_holds)):  # public_library.world:179
+        if not all(((_h68.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h68.member) or self.t_members.row(_h68.member)), (self.t_books.rows.get(_h68.book) or self.t_books.row(_h68.book))))) for _h68 in rt.each(self, self.t_holds)):  # public_library.world:179
             raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:179')
         if not all((len(self.fn_open_loans_of(_m69)) <= _C_MAX_OPEN_LOANS) for _m69 in rt.each(self, self.t_members)):  # public_library.world:182
             raise InvariantError('A member has at most 5 open loans.', 'public_library.world:182')
@@ -662,7 +662,7 @@ class PublicLibrary(Episode):
 
     def fn_has_book_on_loan(self, member: Member, book: Book) -> bool:  # public_library.world:152
         'Whether the member has a copy of the book on loan.'
-        return any((((_l2.member == member.key()) and (_l2.returned_on is None)) and (self.t_copies.row(_l2.copy_).book == book.key())) for _l2 in rt.each(self, self.t_loans))  # public_library.world:155
+        return any((((_l2.member == member.key()) and (_l2.returned_on is None)) and ((self.t_copies.rows.get(_l2.copy_) or self.t_copies.row(_l2.copy_)).book == book.key())) for _l2 in rt.each(self, self.t_loans))  # public_library.world:155
 
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:158
         'The active holds on a book, first in line first.'
@@ -689,10 +689,10 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is ' + rt.text(copy_.status) + ', not available.')))
         if not (len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS):  # public_library.world:235
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has ' + rt.text(_C_MAX_OPEN_LOANS) + ' copies on loan.')))
-        queue: tuple[str, ...] = self.fn_hold_queue(self.t_books.row(copy_.book))  # public_library.world:236
+        queue: tuple[str, ...] = self.fn_hold_queue((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)))  # public_library.world:236
         if (len(queue) > 0):  # public_library.world:237
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:238
-                raise ToolError(rt.built(self, (rt.text(self.t_books.row(copy_.book).title) + ' is on hold for another member who comes first in line.')))
+                raise ToolError(rt.built(self, (rt.text((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title) + ' is on hold for another member who comes first in line.')))
             _row10 = self.t_holds.row(self.t_holds.row(queue[0]).id_)  # public_library.world:239
             _new11 = _E10_HoldStatus_fulfilled  # public_library.world:239
             _frags12 = _row10._frags  # public_library.world:239
@@ -748,7 +748,7 @@ class PublicLibrary(Episode):
         _row23.late_fee = _new24  # public_library.world:260
         _row23._digest = _row23._text = None  # public_library.world:260
         self.t_loans._digest = None  # public_library.world:260
-        member: Member = self.t_members.row(loan.member)  # public_library.world:261
+        member: Member = (self.t_members.rows.get(loan.member) or self.t_members.row(loan.member))  # public_library.world:261
         _row27 = member  # public_library.world:262
         _new28 = v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None)  # public_library.world:262
         _frags29 = _row27._frags  # public_library.world:262
@@ -779,8 +779,8 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' has already been renewed once.')))
         if not (loan.due_on >= self.clock.date()):  # public_library.world:272
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
-        if not (len(self.fn_hold_queue(self.t_books.row(self.t_copies.row(loan.copy_).book))) == 0):  # public_library.world:273
-            raise ToolError(rt.built(self, (rt.text(self.t_books.row(self.t_copies.row(loan.copy_).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
+        if not (len(self.fn_hold_queue(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book))) == 0):  # public_library.world:273
+            raise ToolError(rt.built(self, (rt.text(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
         _row35 = loan  # public_library.world:274
         _new36 = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:274
         _frags37 = _row35._frags  # public_library.world:274
@@ -1046,7 +1046,7 @@ def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
-    return bool(any(((((_l58.member == 'M002') and (ep.t_copies.row(_l58.copy_).book == '9781400033416')) and (_l58.returned_on is None)) and (_l58.due_on == rt.parse_date('2026-06-10'))) for _l58 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l58.member == 'M002') and ((ep.t_copies.rows.get(_l58.copy_) or ep.t_copies.row(_l58.copy_)).book == '9781400033416')) and (_l58.returned_on is None)) and (_l58.due_on == rt.parse_date('2026-06-10'))) for _l58 in rt.each(ep, ep.t_loans)))
 
 
 def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:483

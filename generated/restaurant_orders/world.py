@@ -712,11 +712,11 @@ class RestaurantOrders(Episode):
     def _check_invariants(self) -> None:
         if not all(((_o79.status == _E11_OrderStatus_paid) or (len(tuple([_p80.key() for _p80 in rt.each(self, self.t_orders) if ((_p80.table == _o79.table) and (_p80.status != _E11_OrderStatus_paid))])) == 1)) for _o79 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
             raise InvariantError('A dining table has at most one order that is not paid.', 'restaurant_orders.world:142')
-        if not all((_o81.guests <= self.t_dining_tables.row(_o81.table).seats) for _o81 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
+        if not all((_o81.guests <= (self.t_dining_tables.rows.get(_o81.table) or self.t_dining_tables.row(_o81.table)).seats) for _o81 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
             raise InvariantError("An order's guests never exceed its table's seats.", 'restaurant_orders.world:145')
         if not all(((_o82.status == _E11_OrderStatus_open_) or any((_l83.order == _o82.key()) for _l83 in rt.each(self, self.t_order_lines))) for _o82 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
             raise InvariantError('An order that has left the open status has at least one line.', 'restaurant_orders.world:148')
-        if not all(((_p84.share <= self.t_orders.row(_p84.order).split_ways) and (len(tuple([_q85.key() for _q85 in rt.each(self, self.t_payments) if ((_q85.order == _p84.order) and (_q85.share == _p84.share))])) == 1)) for _p84 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
+        if not all(((_p84.share <= (self.t_orders.rows.get(_p84.order) or self.t_orders.row(_p84.order)).split_ways) and (len(tuple([_q85.key() for _q85 in rt.each(self, self.t_payments) if ((_q85.order == _p84.order) and (_q85.share == _p84.share))])) == 1)) for _p84 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
             raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:151')
         if not all((((_o86.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o86)) == _o86.split_ways)) and ((_o86.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o86) == self.fn_order_total(_o86)))) for _o86 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
             raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:154')
@@ -729,7 +729,7 @@ class RestaurantOrders(Episode):
         for _row89 in self._changed_rows(self.t_orders):  # restaurant_orders.world:163
             if not ((_row89.status == _E11_OrderStatus_paid) == (_row89.paid_at is not None)):
                 raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:163')
-        if not all(((self.t_orders.row(_p90.order).status == _E11_OrderStatus_served) or (self.t_orders.row(_p90.order).status == _E11_OrderStatus_paid)) for _p90 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
+        if not all((((self.t_orders.rows.get(_p90.order) or self.t_orders.row(_p90.order)).status == _E11_OrderStatus_served) or ((self.t_orders.rows.get(_p90.order) or self.t_orders.row(_p90.order)).status == _E11_OrderStatus_paid)) for _p90 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
             raise InvariantError('Payments exist only for served or paid orders.', 'restaurant_orders.world:166')
         for _row91 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
             rt.check_refs(self.t_dining_tables, _row91.table, 'Order.table')
@@ -810,7 +810,7 @@ class RestaurantOrders(Episode):
         'Remove a line from an open order; returns the order as it is now.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:251
             raise ToolError('Not signed in.')
-        order: Order = self.t_orders.row(line.order)  # restaurant_orders.world:252
+        order: Order = (self.t_orders.rows.get(line.order) or self.t_orders.row(line.order))  # restaurant_orders.world:252
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:253
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:254

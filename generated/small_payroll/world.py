@@ -681,27 +681,27 @@ class SmallPayroll(Episode):
     def _check_invariants(self) -> None:
         if not all((len(tuple([_q70.key() for _q70 in rt.each(self, self.t_payslips) if ((_q70.employee == _p69.employee) and (_q70.period == _p69.period))])) == 1) for _p69 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
             raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
-        if not all((self.t_periods.row(_p71.period).status == _E12_PeriodStatus_paid) for _p71 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
+        if not all(((self.t_periods.rows.get(_p71.period) or self.t_periods.row(_p71.period)).status == _E12_PeriodStatus_paid) for _p71 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
             raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
         for _row72 in self._changed_rows(self.t_periods):  # small_payroll.world:163
             if not ((_row72.status == _E12_PeriodStatus_paid) == (_row72.paid_on is not None)):
                 raise InvariantError('A period has a payment date exactly when it is paid.', 'small_payroll.world:163')
         if not all(self.fn_slip_timesheet_ok(_p73) for _p73 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
             raise InvariantError("A payslip pays its own employee's timesheet for its period.", 'small_payroll.world:166')
-        if not all(((self.t_employees.row(_p74.employee).pay_type == _E7_PayType_hourly) or (_p74.timesheet is None)) for _p74 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
+        if not all((((self.t_employees.rows.get(_p74.employee) or self.t_employees.row(_p74.employee)).pay_type == _E7_PayType_hourly) or (_p74.timesheet is None)) for _p74 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
         if not all(((_t75.status == _E15_TimesheetStatus_paid) == any((_p76.timesheet == _t75.key()) for _p76 in rt.each(self, self.t_payslips))) for _t75 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
             raise InvariantError('A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172')
         for _row77 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
             if not ((_row77.status == _E15_TimesheetStatus_draft) or ((_row77.approved_by is not None) and (_row77.approved_by != _row77.employee))):
                 raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
-        if not all(((_t78.status != _E15_TimesheetStatus_approved) or (self.t_periods.row(_t78.period).status == _E12_PeriodStatus_open_)) for _t78 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
+        if not all(((_t78.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t78.period) or self.t_periods.row(_t78.period)).status == _E12_PeriodStatus_open_)) for _t78 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
             raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
         if not all((len(tuple([_u80.key() for _u80 in rt.each(self, self.t_timesheets) if ((_u80.employee == _t79.employee) and (_u80.period == _t79.period))])) == 1) for _t79 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
             raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
-        if not all(((_p81.tax_cents == self.fn_tax_for(self.t_employees.row(_p81.employee), rt.bounded(_p81.gross_cents + _p81.bonus_cents))) and (_p81.net_cents == rt.bounded(rt.bounded(_p81.gross_cents + _p81.bonus_cents) - _p81.tax_cents))) for _p81 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
+        if not all(((_p81.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p81.employee) or self.t_employees.row(_p81.employee)), rt.bounded(_p81.gross_cents + _p81.bonus_cents))) and (_p81.net_cents == rt.bounded(rt.bounded(_p81.gross_cents + _p81.bonus_cents) - _p81.tax_cents))) for _p81 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
-        if not all(((self.t_periods.row(_b82.period).status == _E12_PeriodStatus_open_) or any((((_p83.employee == _b82.employee) and (_p83.period == _b82.period)) and (_p83.bonus_cents >= _b82.amount_cents)) for _p83 in rt.each(self, self.t_payslips))) for _b82 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
+        if not all((((self.t_periods.rows.get(_b82.period) or self.t_periods.row(_b82.period)).status == _E12_PeriodStatus_open_) or any((((_p83.employee == _b82.employee) and (_p83.period == _b82.period)) and (_p83.bonus_cents >= _b82.amount_cents)) for _p83 in rt.each(self, self.t_payslips))) for _b82 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
             raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
         for _row84 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
             rt.check_refs(self.t_tax_codes, _row84.tax_code, 'Employee.tax_code')
@@ -730,7 +730,7 @@ class SmallPayroll(Episode):
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'
-        return (rt.bounded(amount * self.t_tax_codes.row(employee.tax_code).rate_percent) // 100)  # small_payroll.world:131
+        return (rt.bounded(amount * (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent) // 100)  # small_payroll.world:131
 
     def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:  # small_payroll.world:134
         "The employee's timesheet for a period, if any."
@@ -757,7 +757,7 @@ class SmallPayroll(Episode):
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         "Show an employee's pay details, tax code and payslips."
-        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=self.t_tax_codes.row(employee.tax_code).rate_percent, active=employee.active, payslips=tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
+        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=(self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, active=employee.active, payslips=tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period, optionally of one status.'
@@ -806,8 +806,8 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' is ' + rt.text(timesheet.status) + ', not a draft.')))
         if not (timesheet.employee != self.state.current_user):  # small_payroll.world:267
             raise ToolError('You cannot approve your own timesheet.')
-        if not (self.t_periods.row(timesheet.period).status == _E12_PeriodStatus_open_):  # small_payroll.world:268
-            raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(timesheet.period).id_) + ' has already been paid.')))
+        if not ((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status == _E12_PeriodStatus_open_):  # small_payroll.world:268
+            raise ToolError(rt.built(self, ('Period ' + rt.text((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:269
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
         _row7 = timesheet  # small_payroll.world:270
@@ -922,7 +922,7 @@ class SmallPayroll(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:375
             raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
-        tax: int = self.fn_tax_for(self.t_employees.row(payslip.employee), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:376
+        tax: int = self.fn_tax_for((self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee)), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:376
         _row34 = payslip  # small_payroll.world:377
         _new35 = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:377
         _frags36 = _row34._frags  # small_payroll.world:377

@@ -707,10 +707,10 @@ class Order(Row):
         v.str_text,
         v.str_text,
         lambda value: value._json_text(),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']',
         lambda value: v.str_text(value._value_),
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(Fulfillment._json_text, value)) + ']',
+        lambda value: '[' + ', '.join(map(OrderPayment._json_text, value)) + ']',
         lambda value: ('null' if value is None else v.str_text(value._value_)),
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
@@ -1046,7 +1046,7 @@ class Tau2Retail(Episode):
             raise ToolError('Non-pending order cannot be cancelled')
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:311
             raise ToolError('Invalid reason')
-        user: User = self.t_users.row(order_id.user_id)  # retail.world:312
+        user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:312
         refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p3.amount, payment_method_id=_p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:313
         self._steps -= len(refunds)  # retail.world:314
         self._steps >= 0 or rt.out_of_steps()  # retail.world:314
@@ -1143,7 +1143,7 @@ class Tau2Retail(Episode):
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
             diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:365
         diff_ = round(diff_, 2)  # retail.world:367
-        method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:368
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:368
         if not (method is not None):  # retail.world:369
             raise ToolError('Payment method not found')
         _subject25 = (method if method is not None else rt.absent())  # retail.world:370
@@ -1254,7 +1254,7 @@ class Tau2Retail(Episode):
             diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:439
             last_price = (v_ if v_ is not None else rt.absent()).price  # retail.world:440
             last_options = (v_ if v_ is not None else rt.absent()).options  # retail.world:441
-        user: User = self.t_users.row(order.user_id)  # retail.world:443
+        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:443
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:444
         if not (method is not None):  # retail.world:445
             raise ToolError('Payment method not found')
@@ -1328,7 +1328,7 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:488
         if not ((order.status == _E11_OrderStatus_pending) or (order.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:489
             raise ToolError('Non-pending order cannot be modified')
-        user: User = self.t_users.row(order.user_id)  # retail.world:490
+        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:490
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:491
         if not (method is not None):  # retail.world:492
             raise ToolError('Payment method not found')
@@ -1410,7 +1410,7 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:554
         if not (order.status == _E11_OrderStatus_delivered):  # retail.world:555
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:556
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:556
         if not (method is not None):  # retail.world:557
             raise ToolError('Payment method not found')
         if not ((_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:558

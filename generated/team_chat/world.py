@@ -532,7 +532,7 @@ class TeamChat(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(self.fn_is_member(_c75, self.t_users.row(_c75.owner)) for _c75 in rt.each(self, self.t_channels)):  # team_chat.world:104
+        if not all(self.fn_is_member(_c75, (self.t_users.rows.get(_c75.owner) or self.t_users.row(_c75.owner))) for _c75 in rt.each(self, self.t_channels)):  # team_chat.world:104
             raise InvariantError("A channel's owner is always one of its members.", 'team_chat.world:104')
         if not all((len(tuple([_o77.key() for _o77 in rt.each(self, self.t_memberships) if ((_o77.channel == _m76.channel) and (_o77.user == _m76.user))])) == 1) for _m76 in rt.each(self, self.t_memberships)):  # team_chat.world:107
             raise InvariantError('A user belongs to a channel at most once.', 'team_chat.world:107')
@@ -546,7 +546,7 @@ class TeamChat(Episode):
                 raise InvariantError('A message is pinned exactly when someone pinned it.', 'team_chat.world:116')
         if not all((self.fn_pin_count(_c82) <= _C_MAX_PINS) for _c82 in rt.each(self, self.t_channels)):  # team_chat.world:119
             raise InvariantError('A channel has at most 3 pinned messages.', 'team_chat.world:119')
-        if not all((_m83.posted_at >= self.t_channels.row(_m83.channel).created_at) for _m83 in rt.each(self, self.t_messages)):  # team_chat.world:122
+        if not all((_m83.posted_at >= (self.t_channels.rows.get(_m83.channel) or self.t_channels.row(_m83.channel)).created_at) for _m83 in rt.each(self, self.t_messages)):  # team_chat.world:122
             raise InvariantError('No message is older than its channel.', 'team_chat.world:122')
         for _row84 in rt.changed_rows(self, self.t_channels, ('owner',)):
             rt.check_refs(self.t_users, _row84.owner, 'Channel.owner')
@@ -639,8 +639,8 @@ class TeamChat(Episode):
             raise ToolError('You can only edit your own messages.')
         if not (not message.deleted):  # team_chat.world:202
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
-        if not self.fn_is_member(self.t_channels.row(message.channel), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:203
-            raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text(self.t_channels.row(message.channel).name) + '.')))
+        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:203
+            raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         _row6 = message  # team_chat.world:204
         _new7 = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:204
         _frags8 = _row6._frags  # team_chat.world:204
@@ -717,14 +717,14 @@ class TeamChat(Episode):
         'Pin a message in its channel; a channel holds at most 3 pinned messages.'
         if not (self.state.current_user is not None):  # team_chat.world:229
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(self.t_channels.row(message.channel), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:230
-            raise ToolError(rt.built(self, ('Only members can pin in #' + rt.text(self.t_channels.row(message.channel).name) + '.')))
+        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:230
+            raise ToolError(rt.built(self, ('Only members can pin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         if not (not message.deleted):  # team_chat.world:231
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
         if not (not message.pinned):  # team_chat.world:232
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
-        if not (self.fn_pin_count(self.t_channels.row(message.channel)) < _C_MAX_PINS):  # team_chat.world:233
-            raise ToolError(rt.built(self, ('#' + rt.text(self.t_channels.row(message.channel).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
+        if not (self.fn_pin_count((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel))) < _C_MAX_PINS):  # team_chat.world:233
+            raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
         _row30 = message  # team_chat.world:234
         _new31 = True  # team_chat.world:234
         _frags32 = _row30._frags  # team_chat.world:234
@@ -751,8 +751,8 @@ class TeamChat(Episode):
         'Unpin a pinned message.'
         if not (self.state.current_user is not None):  # team_chat.world:244
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(self.t_channels.row(message.channel), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:245
-            raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text(self.t_channels.row(message.channel).name) + '.')))
+        if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:245
+            raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         if not message.pinned:  # team_chat.world:246
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
         _row38 = message  # team_chat.world:247
@@ -961,7 +961,7 @@ def _check_launch_channel__members(ep: TeamChat, init: TeamChat, replies: tuple[
 
 
 def _check_launch_channel__pinned_kickoff(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:409
-    return bool(any(((((ep.t_channels.row(_m57.channel).name == 'launch-plan') and (_m57.body == 'Kickoff Thursday at 10:00')) and _m57.pinned) and (_m57.author == 'U001')) for _m57 in rt.each(ep, ep.t_messages)))
+    return bool(any((((((ep.t_channels.rows.get(_m57.channel) or ep.t_channels.row(_m57.channel)).name == 'launch-plan') and (_m57.body == 'Kickoff Thursday at 10:00')) and _m57.pinned) and (_m57.author == 'U001')) for _m57 in rt.each(ep, ep.t_messages)))
 
 
 def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:549

@@ -275,7 +275,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: '[' + ', '.join([x0._json_text() for x0 in value]) + ']',
+        lambda value: '[' + ', '.join(map(Meeting._json_text, value)) + ']',
         v.int_text,
         None,
         None,
@@ -719,9 +719,9 @@ class UniversityRegistrar(Episode):
     def _check_invariants(self) -> None:
         if not all((self.fn_seats_taken(_s51) <= _s51.capacity) for _s51 in rt.each(self, self.t_sections)):  # university_registrar.world:190
             raise InvariantError('No section holds more students than its capacity.', 'university_registrar.world:190')
-        if not all(((not self.fn_holds_seat(_e52)) or (len(self.fn_missing_prereqs(self.t_students.row(_e52.student), self.t_courses.row(self.t_sections.row(_e52.section).course))) == 0)) for _e52 in rt.each(self, self.t_enrolments)):  # university_registrar.world:193
+        if not all(((not self.fn_holds_seat(_e52)) or (len(self.fn_missing_prereqs((self.t_students.rows.get(_e52.student) or self.t_students.row(_e52.student)), self.t_courses.row((self.t_sections.rows.get(_e52.section) or self.t_sections.row(_e52.section)).course))) == 0)) for _e52 in rt.each(self, self.t_enrolments)):  # university_registrar.world:193
             raise InvariantError("Every student in a section has passed the course's prerequisites.", 'university_registrar.world:193')
-        if not all(((not self.fn_holds_seat(_e53)) or (len(tuple([_o54.key() for _o54 in rt.each(self, self.t_enrolments) if ((((_o54.student == _e53.student) and (self.t_sections.row(_o54.section).course == self.t_sections.row(_e53.section).course)) and (self.t_sections.row(_o54.section).term == self.t_sections.row(_e53.section).term)) and self.fn_holds_seat(_o54))])) == 1)) for _e53 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
+        if not all(((not self.fn_holds_seat(_e53)) or (len(tuple([_o54.key() for _o54 in rt.each(self, self.t_enrolments) if ((((_o54.student == _e53.student) and ((self.t_sections.rows.get(_o54.section) or self.t_sections.row(_o54.section)).course == (self.t_sections.rows.get(_e53.section) or self.t_sections.row(_e53.section)).course)) and ((self.t_sections.rows.get(_o54.section) or self.t_sections.row(_o54.section)).term == (self.t_sections.rows.get(_e53.section) or self.t_sections.row(_e53.section)).term)) and self.fn_holds_seat(_o54))])) == 1)) for _e53 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
             raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:196')
         for _row55 in self._changed_rows(self.t_enrolments):  # university_registrar.world:199
             if not ((_row55.status == _E15_EnrolmentStatus_completed) == (_row55.grade is not None)):
@@ -733,9 +733,9 @@ class UniversityRegistrar(Episode):
             raise InvariantError('Nobody waits for a section they already sit in.', 'university_registrar.world:205')
         if not all((len(tuple([_v60.key() for _v60 in rt.each(self, self.t_waitlist) if ((_v60.student == _w59.student) and (_v60.section == _w59.section))])) == 1) for _w59 in rt.each(self, self.t_waitlist)):  # university_registrar.world:208
             raise InvariantError("A student is on a section's waitlist at most once.", 'university_registrar.world:208')
-        if not all((self.fn_term_credits(self.t_students.row(_e61.student), self.t_sections.row(_e61.section).term) <= _C_MAX_CREDITS) for _e61 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
+        if not all((self.fn_term_credits((self.t_students.rows.get(_e61.student) or self.t_students.row(_e61.student)), (self.t_sections.rows.get(_e61.section) or self.t_sections.row(_e61.section)).term) <= _C_MAX_CREDITS) for _e61 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
             raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:211')
-        if not all(((_e62.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o63.id_ != _e62.id_) and (_o63.student == _e62.student)) and (_o63.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_o63.section).term == self.t_sections.row(_e62.section).term)) and self.fn_meetings_clash(self.t_sections.row(_o63.section), self.t_sections.row(_e62.section))) for _o63 in rt.each(self, self.t_enrolments)))) for _e62 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
+        if not all(((_e62.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o63.id_ != _e62.id_) and (_o63.student == _e62.student)) and (_o63.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_o63.section) or self.t_sections.row(_o63.section)).term == (self.t_sections.rows.get(_e62.section) or self.t_sections.row(_e62.section)).term)) and self.fn_meetings_clash((self.t_sections.rows.get(_o63.section) or self.t_sections.row(_o63.section)), (self.t_sections.rows.get(_e62.section) or self.t_sections.row(_e62.section)))) for _o63 in rt.each(self, self.t_enrolments)))) for _e62 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
             raise InvariantError("A student's current sections of a term never meet at the same time.", 'university_registrar.world:214')
         for _row64 in self._changed_rows(self.t_sections):  # university_registrar.world:217
             if not all((self.fn_minutes_of(_m65.start) < self.fn_minutes_of(_m65.end)) for _m65 in rt.each(self, _row64.meetings)):
@@ -768,7 +768,7 @@ class UniversityRegistrar(Episode):
 
     def fn_passed(self, student: Student, course: Course) -> bool:  # university_registrar.world:125
         'Whether the student has passed the course (A to D).'
-        return any((((((_e2.student == student.key()) and (self.t_sections.row(_e2.section).course == course.key())) and (_e2.status == _E15_EnrolmentStatus_completed)) and (_e2.grade is not None)) and (rt.present(_e2.grade) != _E5_Grade_F)) for _e2 in rt.each(self, self.t_enrolments))  # university_registrar.world:128
+        return any((((((_e2.student == student.key()) and ((self.t_sections.rows.get(_e2.section) or self.t_sections.row(_e2.section)).course == course.key())) and (_e2.status == _E15_EnrolmentStatus_completed)) and (_e2.grade is not None)) and (rt.present(_e2.grade) != _E5_Grade_F)) for _e2 in rt.each(self, self.t_enrolments))  # university_registrar.world:128
 
     def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:  # university_registrar.world:131
         'Prerequisites the student has not passed.'
@@ -785,7 +785,7 @@ class UniversityRegistrar(Episode):
 
     def fn_term_credits(self, student: Student, term: str) -> int:  # university_registrar.world:148
         'Credits a student holds in a term.'
-        return sum(rt.each(self, tuple([self.t_courses.row(self.t_sections.row(_e6.section).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if (((_e6.student == student.key()) and (self.t_sections.row(_e6.section).term == term)) and self.fn_holds_seat(_e6))])))  # university_registrar.world:149
+        return sum(rt.each(self, tuple([self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if (((_e6.student == student.key()) and ((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term == term)) and self.fn_holds_seat(_e6))])))  # university_registrar.world:149
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:152
         'How many students wait for the section.'
@@ -797,19 +797,19 @@ class UniversityRegistrar(Episode):
             return rt.built(self, ('Student ' + rt.text(student.id_) + ' (' + rt.text(student.name) + ') is suspended.'))  # university_registrar.world:160
         if (self.clock.date() > section.ends_on):  # university_registrar.world:162
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.'))  # university_registrar.world:163
-        if any(((((_e8.student == student.key()) and (self.t_sections.row(_e8.section).course == section.course)) and (self.t_sections.row(_e8.section).term == section.term)) and self.fn_holds_seat(_e8)) for _e8 in rt.each(self, self.t_enrolments)):  # university_registrar.world:165
-            return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text(self.t_courses.row(section.course).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:166
-        missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses.row(section.course))  # university_registrar.world:168
+        if any(((((_e8.student == student.key()) and ((self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).course == section.course)) and ((self.t_sections.rows.get(_e8.section) or self.t_sections.row(_e8.section)).term == section.term)) and self.fn_holds_seat(_e8)) for _e8 in rt.each(self, self.t_enrolments)):  # university_registrar.world:165
+            return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text((self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:166
+        missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:168
         if (len(missing) > 0):  # university_registrar.world:169
             codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c9.code for _c9 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:170
             return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:171
         if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:173
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:174
-        clashes: tuple[str, ...] = tuple([self.t_sections.row(_e10.section).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and (self.t_sections.row(_e10.section).term == section.term)) and self.fn_meetings_clash(self.t_sections.row(_e10.section), section))])  # university_registrar.world:176
+        clashes: tuple[str, ...] = tuple([(self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term == section.term)) and self.fn_meetings_clash((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)), section))])  # university_registrar.world:176
         if (len(clashes) > 0):  # university_registrar.world:177
             ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))  # university_registrar.world:178
             return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:179
-        credits_: int = rt.bounded(self.fn_term_credits(student, section.term) + self.t_courses.row(section.course).credits_)  # university_registrar.world:181
+        credits_: int = rt.bounded(self.fn_term_credits(student, section.term) + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_)  # university_registrar.world:181
         if (credits_ > _C_MAX_CREDITS):  # university_registrar.world:182
             return rt.built(self, ('This would bring ' + rt.text(student.name) + ' to ' + rt.text(credits_) + ' credits in ' + rt.text(section.term) + '; the maximum is ' + rt.text(_C_MAX_CREDITS) + '.'))  # university_registrar.world:183
         return ''  # university_registrar.world:185
@@ -826,7 +826,7 @@ class UniversityRegistrar(Episode):
             if self.fn_holds_seat(e):  # university_registrar.world:239
                 self._steps -= len(credits_)  # university_registrar.world:240
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:240
-                credits_ = {**credits_, self.t_sections.row(e.section).term: rt.bounded(rt.coalesce(credits_.get(self.t_sections.row(e.section).term), lambda: 0) + self.t_courses.row(self.t_sections.row(e.section).course).credits_)}  # university_registrar.world:240
+                credits_ = {**credits_, (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:240
         return _new_StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())]), credits_by_term=credits_)  # university_registrar.world:243
 
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:  # university_registrar.world:253
@@ -847,8 +847,8 @@ class UniversityRegistrar(Episode):
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:280
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
-        if not (self.clock.date() <= self.t_sections.row(enrolment.section).drop_deadline):  # university_registrar.world:281
-            raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' was ' + rt.text(self.t_sections.row(enrolment.section).drop_deadline) + '.')))
+        if not (self.clock.date() <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):  # university_registrar.world:281
+            raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' was ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline) + '.')))
         _row14 = enrolment  # university_registrar.world:282
         _new15 = _E15_EnrolmentStatus_dropped  # university_registrar.world:282
         _frags16 = _row14._frags  # university_registrar.world:282
@@ -879,7 +879,7 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' has already ended.')))
         if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:297
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
-        missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses.row(section.course))  # university_registrar.world:298
+        missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:298
         codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c22.code for _c22 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:299
         if not (len(missing) == 0):  # university_registrar.world:300
             raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
@@ -904,9 +904,9 @@ class UniversityRegistrar(Episode):
         if not (self.fn_seats_taken(section) < section.capacity):  # university_registrar.world:324
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is still full.')))
         first: WaitlistEntry = self.t_waitlist.row(queue[0])  # university_registrar.world:325
-        problem: str = self.fn_enrol_problem(self.t_students.row(first.student), section)  # university_registrar.world:326
+        problem: str = self.fn_enrol_problem((self.t_students.rows.get(first.student) or self.t_students.row(first.student)), section)  # university_registrar.world:326
         if not (problem == ''):  # university_registrar.world:327
-            raise ToolError(rt.built(self, ('The first student on the waitlist, ' + rt.text(self.t_students.row(first.student).name) + ', cannot enrol: ' + rt.text(problem))))
+            raise ToolError(rt.built(self, ('The first student on the waitlist, ' + rt.text((self.t_students.rows.get(first.student) or self.t_students.row(first.student)).name) + ', cannot enrol: ' + rt.text(problem))))
         self._delete(self.t_waitlist, first.key())  # university_registrar.world:328
         enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:329
         self._insert(self.t_enrolments, enrolment)  # university_registrar.world:330
@@ -916,8 +916,8 @@ class UniversityRegistrar(Episode):
         'Record the final grade of an enrolment once its section has ended; the enrolment is then completed.'
         if not (enrolment.status == _E15_EnrolmentStatus_enrolled):  # university_registrar.world:342
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
-        if not (self.clock.date() >= self.t_sections.row(enrolment.section).ends_on):  # university_registrar.world:343
-            raise ToolError(rt.built(self, ('Section ' + rt.text(self.t_sections.row(enrolment.section).id_) + ' ends on ' + rt.text(self.t_sections.row(enrolment.section).ends_on) + '; grades can be recorded from then.')))
+        if not (self.clock.date() >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):  # university_registrar.world:343
+            raise ToolError(rt.built(self, ('Section ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' ends on ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on) + '; grades can be recorded from then.')))
         _row27 = enrolment  # university_registrar.world:344
         _new28 = grade  # university_registrar.world:344
         _frags29 = _row27._frags  # university_registrar.world:344
