@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
+from worldspec.compiler.codegen.names import CLASS_RESERVED, enum_texts, py_name
 from worldspec.compiler.model import WorldModel
 
 __all__ = ["TypeTables"]
@@ -251,6 +251,9 @@ class TypeTables:
         if found is not None:
             return found
         base = typ
+        inner_type = typ.inner if isinstance(typ, t.Optional) else typ
+        if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
+            return f"{enum_texts(self.class_name(inner_type.name))}[{src}]"  # None: 'null'
         if isinstance(typ, t.Optional):
             inner = self.scalar_text(typ.inner, src)
             if inner.startswith("v.json_text("):

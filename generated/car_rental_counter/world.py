@@ -43,6 +43,8 @@ _E11_CarCategory_compact: CarCategory = CarCategory.compact
 _E11_CarCategory_suv: CarCategory = CarCategory.suv
 _E11_CarCategory_van: CarCategory = CarCategory.van
 
+_T11_CarCategory: dict[CarCategory | None, str] = {None: 'null', _E11_CarCategory_economy: '"economy"', _E11_CarCategory_compact: '"compact"', _E11_CarCategory_suv: '"suv"', _E11_CarCategory_van: '"van"', }
+
 
 class RentalStatus(enum.StrEnum):
     'Where a rental is in its life.'
@@ -57,6 +59,8 @@ _E12_RentalStatus_reserved: RentalStatus = RentalStatus.reserved
 _E12_RentalStatus_picked_up: RentalStatus = RentalStatus.picked_up
 _E12_RentalStatus_returned: RentalStatus = RentalStatus.returned
 _E12_RentalStatus_cancelled: RentalStatus = RentalStatus.cancelled
+
+_T12_RentalStatus: dict[RentalStatus | None, str] = {None: 'null', _E12_RentalStatus_reserved: '"reserved"', _E12_RentalStatus_picked_up: '"picked_up"', _E12_RentalStatus_returned: '"returned"', _E12_RentalStatus_cancelled: '"cancelled"', }
 
 
 class Branch(Row):
@@ -127,7 +131,7 @@ class Car(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T11_CarCategory.__getitem__,
         v.int_text,
         v.int_text,
         lambda value: ('null' if value is None else v.str_text(value)),
@@ -275,7 +279,7 @@ class Rental(Row):
         v.str_text,
         None,
         None,
-        lambda value: v.str_text(value._value_),
+        _T12_RentalStatus.__getitem__,
         lambda value: ('null' if value is None else v.int_text(value)),
         lambda value: ('null' if value is None else v.int_text(value)),
         None,
@@ -403,7 +407,7 @@ class CarOffer:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', v.str_text(self.category._value_), ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
+            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', _T11_CarCategory[self.category], ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
             _SET_CarOffer[6](self, text)
         return text
 
@@ -646,7 +650,7 @@ class CarRentalCounter(Episode):
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
-        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'
@@ -660,7 +664,7 @@ class CarRentalCounter(Episode):
 
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
         'Show a customer with all their rentals, the latest pick-up first.'
-        return _new_CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+        return _new_CustomerRentals(customer.key(), customer.name, customer.licence_expires, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'

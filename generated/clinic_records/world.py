@@ -43,6 +43,8 @@ _E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
 _E9_Specialty_cardiology: Specialty = Specialty.cardiology
 _E9_Specialty_dermatology: Specialty = Specialty.dermatology
 
+_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general: '"general"', _E9_Specialty_pediatrics: '"pediatrics"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', }
+
 
 class DrugClass(enum.StrEnum):
     'The DrugClass enum.'
@@ -58,6 +60,8 @@ _E9_DrugClass_analgesic: DrugClass = DrugClass.analgesic
 _E9_DrugClass_antihistamine: DrugClass = DrugClass.antihistamine
 _E9_DrugClass_antihypertensive: DrugClass = DrugClass.antihypertensive
 
+_T9_DrugClass: dict[DrugClass | None, str] = {None: 'null', _E9_DrugClass_antibiotic: '"antibiotic"', _E9_DrugClass_analgesic: '"analgesic"', _E9_DrugClass_antihistamine: '"antihistamine"', _E9_DrugClass_antihypertensive: '"antihypertensive"', }
+
 
 class RxStatus(enum.StrEnum):
     'The RxStatus enum.'
@@ -68,6 +72,8 @@ class RxStatus(enum.StrEnum):
 
 _E8_RxStatus_active: RxStatus = RxStatus.active
 _E8_RxStatus_stopped: RxStatus = RxStatus.stopped
+
+_T8_RxStatus: dict[RxStatus | None, str] = {None: 'null', _E8_RxStatus_active: '"active"', _E8_RxStatus_stopped: '"stopped"', }
 
 
 class Doctor(Row):
@@ -84,7 +90,7 @@ class Doctor(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_Specialty.__getitem__,
     )
 
     def __init__(self, *, id_: str, name: str, specialty: Specialty) -> None:
@@ -135,7 +141,7 @@ class Drug(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_DrugClass.__getitem__,
         v.int_text,
     )
 
@@ -325,7 +331,7 @@ class Prescription(Row):
         None,
         None,
         v.int_text,
-        lambda value: v.str_text(value._value_),
+        _T8_RxStatus.__getitem__,
         lambda value: ('null' if value is None else v.str_text(value)),
     )
 

@@ -43,6 +43,8 @@ _E9_Specialty_cardiology: Specialty = Specialty.cardiology
 _E9_Specialty_dermatology: Specialty = Specialty.dermatology
 _E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
 
+_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general_practice: '"general practice"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', _E9_Specialty_pediatrics: '"pediatrics"', }
+
 
 class VisitKind(enum.StrEnum):
     'What the visit is for; it decides how long it takes.'
@@ -55,6 +57,8 @@ class VisitKind(enum.StrEnum):
 _E9_VisitKind_consultation: VisitKind = VisitKind.consultation
 _E9_VisitKind_follow_up: VisitKind = VisitKind.follow_up
 _E9_VisitKind_procedure: VisitKind = VisitKind.procedure
+
+_T9_VisitKind: dict[VisitKind | None, str] = {None: 'null', _E9_VisitKind_consultation: '"consultation"', _E9_VisitKind_follow_up: '"follow-up"', _E9_VisitKind_procedure: '"procedure"', }
 
 
 class AppointmentStatus(enum.StrEnum):
@@ -72,6 +76,8 @@ _E17_AppointmentStatus_checked_in: AppointmentStatus = AppointmentStatus.checked
 _E17_AppointmentStatus_completed: AppointmentStatus = AppointmentStatus.completed
 _E17_AppointmentStatus_cancelled: AppointmentStatus = AppointmentStatus.cancelled
 _E17_AppointmentStatus_no_show: AppointmentStatus = AppointmentStatus.no_show
+
+_T17_AppointmentStatus: dict[AppointmentStatus | None, str] = {None: 'null', _E17_AppointmentStatus_booked: '"booked"', _E17_AppointmentStatus_checked_in: '"checked in"', _E17_AppointmentStatus_completed: '"completed"', _E17_AppointmentStatus_cancelled: '"cancelled"', _E17_AppointmentStatus_no_show: '"no show"', }
 
 
 class Doctor(Row):
@@ -91,7 +97,7 @@ class Doctor(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_Specialty.__getitem__,
         v.str_text,
         v.int_text,
         None,
@@ -304,11 +310,11 @@ class Appointment(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_VisitKind.__getitem__,
         None,
         None,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T17_AppointmentStatus.__getitem__,
         None,
         None,
         None,
@@ -498,7 +504,7 @@ class SlotView:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', v.str_text(self.specialty._value_), ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
+            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', _T9_Specialty[self.specialty], ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
             _SET_SlotView[6](self, text)
         return text
 
@@ -831,7 +837,7 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(slot_id=slot.id_, doctor_id=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, doctor=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, specialty=(self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return _new_SlotView(slot.id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, slot.start, (slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
@@ -900,7 +906,7 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
-        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
@@ -1025,7 +1031,7 @@ class ClinicScheduling(Episode):
             _row54._digest = _row54._text = None  # clinic.world:428
             self.t_patients._digest = None  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
-        return _new_Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
+        return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'

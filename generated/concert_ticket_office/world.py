@@ -41,6 +41,8 @@ _E4_Tier_standard: Tier = Tier.standard
 _E4_Tier_premium: Tier = Tier.premium
 _E4_Tier_vip: Tier = Tier.vip
 
+_T4_Tier: dict[Tier | None, str] = {None: 'null', _E4_Tier_standard: '"standard"', _E4_Tier_premium: '"premium"', _E4_Tier_vip: '"vip"', }
+
 
 class PayMethod(enum.StrEnum):
     'How an order was paid.'
@@ -54,6 +56,8 @@ _E9_PayMethod_card: PayMethod = PayMethod.card
 _E9_PayMethod_cash: PayMethod = PayMethod.cash
 _E9_PayMethod_voucher: PayMethod = PayMethod.voucher
 
+_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_card: '"card"', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_voucher: '"voucher"', }
+
 
 class OrderStatus(enum.StrEnum):
     'Where an order is in its life.'
@@ -66,6 +70,8 @@ class OrderStatus(enum.StrEnum):
 _E11_OrderStatus_held: OrderStatus = OrderStatus.held
 _E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
 _E11_OrderStatus_released: OrderStatus = OrderStatus.released
+
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_held: '"held"', _E11_OrderStatus_paid: '"paid"', _E11_OrderStatus_released: '"released"', }
 
 
 class TicketStatus(enum.StrEnum):
@@ -83,6 +89,8 @@ _E12_TicketStatus_sold: TicketStatus = TicketStatus.sold
 _E12_TicketStatus_checked_in: TicketStatus = TicketStatus.checked_in
 _E12_TicketStatus_refunded: TicketStatus = TicketStatus.refunded
 _E12_TicketStatus_released: TicketStatus = TicketStatus.released
+
+_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_held: '"held"', _E12_TicketStatus_sold: '"sold"', _E12_TicketStatus_checked_in: '"checked_in"', _E12_TicketStatus_refunded: '"refunded"', _E12_TicketStatus_released: '"released"', }
 
 
 class Venue(Row):
@@ -153,7 +161,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T4_Tier.__getitem__,
         v.int_text,
         v.int_text,
     )
@@ -342,12 +350,12 @@ class Order(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T11_OrderStatus.__getitem__,
         None,
         None,
         v.int_text,
         None,
-        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        _T9_PayMethod.__getitem__,
     )
 
     def __init__(self, *, id_: str, customer: str, event: str, status: OrderStatus, created_at: dt.datetime, hold_expires_at: dt.datetime, total_cents: int, paid_at: dt.datetime | None, payment: PayMethod | None) -> None:
@@ -432,7 +440,7 @@ class Ticket(Row):
         v.str_text,
         v.int_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T12_TicketStatus.__getitem__,
         None,
     )
 
@@ -526,7 +534,7 @@ class SeatAvailability:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
+            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
             _SET_SeatAvailability[5](self, text)
         return text
 
@@ -848,11 +856,11 @@ class ConcertTicketOffice(Episode):
                     self._steps -= len(free)  # concert_ticket_office.world:242
                     self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:242
                     free = (free + (label,))  # concert_ticket_office.world:242
-        return _new_SeatAvailability(event=event.id_, section=section.id_, tier=section.tier, price_cents=event.prices.get(section.tier), free_seats=free)  # concert_ticket_office.world:246
+        return _new_SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:246
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:255
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order=order.key(), tickets=tuple([_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())]), hold_expired=((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
+        return _new_OrderView(order.key(), tuple([_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())]), ((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:265
         'List the tickets a customer holds, with event, section, seat and status, optionally for one event.'
@@ -886,7 +894,7 @@ class ConcertTicketOffice(Episode):
         self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:303
         for _seat8 in seats:  # concert_ticket_office.world:303
             self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range((price if price is not None else rt.absent()), 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
-        return _new_OrderView(order=order.key(), tickets=tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:313
+        return _new_OrderView(order.key(), tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320
         'Pay for a held order before its hold expires; its tickets become valid.'
@@ -941,7 +949,7 @@ class ConcertTicketOffice(Episode):
             _row25.status = _new26  # concert_ticket_office.world:337
             _row25._digest = _row25._text = None  # concert_ticket_office.world:337
             self.t_tickets._digest = None  # concert_ticket_office.world:337
-        return _new_OrderView(order=order.key(), tickets=tuple([_t29.key() for _t29 in rt.each(self, self.t_tickets) if (_t29.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:339
+        return _new_OrderView(order.key(), tuple([_t29.key() for _t29 in rt.each(self, self.t_tickets) if (_t29.order == order.key())]), False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
@@ -1008,7 +1016,7 @@ class ConcertTicketOffice(Episode):
         _row43.status = _new44  # concert_ticket_office.world:380
         _row43._digest = _row43._text = None  # concert_ticket_office.world:380
         self.t_tickets._digest = None  # concert_ticket_office.world:380
-        return _new_Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
+        return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:381
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:384
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'

@@ -41,6 +41,8 @@ _E8_RoomType_single: RoomType = RoomType.single
 _E8_RoomType_double: RoomType = RoomType.double
 _E8_RoomType_suite: RoomType = RoomType.suite
 
+_T8_RoomType: dict[RoomType | None, str] = {None: 'null', _E8_RoomType_single: '"single"', _E8_RoomType_double: '"double"', _E8_RoomType_suite: '"suite"', }
+
 
 class BookingStatus(enum.StrEnum):
     'Where a booking is in its life.'
@@ -55,6 +57,8 @@ _E13_BookingStatus_reserved: BookingStatus = BookingStatus.reserved
 _E13_BookingStatus_checked_in: BookingStatus = BookingStatus.checked_in
 _E13_BookingStatus_checked_out: BookingStatus = BookingStatus.checked_out
 _E13_BookingStatus_cancelled: BookingStatus = BookingStatus.cancelled
+
+_T13_BookingStatus: dict[BookingStatus | None, str] = {None: 'null', _E13_BookingStatus_reserved: '"reserved"', _E13_BookingStatus_checked_in: '"checked_in"', _E13_BookingStatus_checked_out: '"checked_out"', _E13_BookingStatus_cancelled: '"cancelled"', }
 
 
 class Room(Row):
@@ -72,7 +76,7 @@ class Room(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T8_RoomType.__getitem__,
         v.int_text,
         v.int_text,
         None,
@@ -201,7 +205,7 @@ class Booking(Row):
         None,
         None,
         v.int_text,
-        lambda value: v.str_text(value._value_),
+        _T13_BookingStatus.__getitem__,
         v.int_text,
         v.int_text,
         None,
@@ -309,7 +313,7 @@ class RoomOffer:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', v.str_text(self.room_type._value_), ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
+            text = ''.join(('{"number": ', v.str_text(self.number), ', "room_type": ', _T8_RoomType[self.room_type], ', "nightly_rate": ', v.int_text(self.nightly_rate), ', "capacity": ', v.int_text(self.capacity), ', "nights": ', v.int_text(self.nights), ', "total": ', v.int_text(self.total), '}'))
             _SET_RoomOffer[6](self, text)
         return text
 
@@ -529,7 +533,7 @@ class HotelFrontDesk(Episode):
         if not (check_in >= self.clock.date()):  # hotel_front_desk.world:156
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
-        return tuple([_new_RoomOffer(number=v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), room_type=_r2.room_type, nightly_rate=_r2.nightly_rate, capacity=_r2.capacity, nights=n, total=rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
+        return tuple([_new_RoomOffer(v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type, _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate)) for _r2 in rt.each(self, self.t_rooms) if ((((not _r2.out_of_service) and (_r2.capacity >= guests_count)) and ((room_type is None) or (_r2.room_type == (room_type if room_type is not None else rt.absent())))) and self.fn_room_is_free(_r2, check_in, check_out, ''))])  # hotel_front_desk.world:158
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name.'
@@ -691,7 +695,7 @@ class HotelFrontDesk(Episode):
         _row39.checked_out_at = _new40  # hotel_front_desk.world:279
         _row39._digest = _row39._text = None  # hotel_front_desk.world:279
         self.t_bookings._digest = None  # hotel_front_desk.world:279
-        return _new_CheckoutReceipt(booking=booking.key(), nights=self.fn_nights(booking.check_in, booking.check_out), amount_due=booking.total)  # hotel_front_desk.world:280
+        return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:280
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -43,6 +43,8 @@ _E8_Category_software: Category = Category.software
 _E8_Category_network: Category = Category.network
 _E8_Category_access: Category = Category.access
 
+_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_hardware: '"hardware"', _E8_Category_software: '"software"', _E8_Category_network: '"network"', _E8_Category_access: '"access"', }
+
 
 class Priority(enum.StrEnum):
     'How urgent a ticket is, lowest first.'
@@ -57,6 +59,8 @@ _E8_Priority_low: Priority = Priority.low
 _E8_Priority_medium: Priority = Priority.medium
 _E8_Priority_high: Priority = Priority.high
 _E8_Priority_critical: Priority = Priority.critical
+
+_T8_Priority: dict[Priority | None, str] = {None: 'null', _E8_Priority_low: '"low"', _E8_Priority_medium: '"medium"', _E8_Priority_high: '"high"', _E8_Priority_critical: '"critical"', }
 
 
 class TicketStatus(enum.StrEnum):
@@ -74,6 +78,8 @@ _E12_TicketStatus_assigned: TicketStatus = TicketStatus.assigned
 _E12_TicketStatus_in_progress: TicketStatus = TicketStatus.in_progress
 _E12_TicketStatus_resolved: TicketStatus = TicketStatus.resolved
 _E12_TicketStatus_closed: TicketStatus = TicketStatus.closed
+
+_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_open_: '"open"', _E12_TicketStatus_assigned: '"assigned"', _E12_TicketStatus_in_progress: '"in_progress"', _E12_TicketStatus_resolved: '"resolved"', _E12_TicketStatus_closed: '"closed"', }
 
 
 class Employee(Row):
@@ -218,9 +224,9 @@ class Ticket(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
-        lambda value: v.str_text(value._value_),
-        lambda value: v.str_text(value._value_),
+        _T8_Category.__getitem__,
+        _T8_Priority.__getitem__,
+        _T12_TicketStatus.__getitem__,
         lambda value: ('null' if value is None else v.str_text(value)),
         None,
         v.str_text,
@@ -588,7 +594,7 @@ class ITHelpdesk(Episode):
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:194
         'Show a ticket with its comments, oldest first.'
-        return _new_TicketView(ticket=ticket.key(), comments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())]))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
+        return _new_TicketView(ticket.key(), tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_comments, rt.each(self, tuple([_c3.key() for _c3 in rt.each(self, self.t_comments) if (_c3.ticket == ticket.key())]))), key=lambda _c4: _c4.at)))  # ithelpdesk.world:199
 
     def tool_open_ticket(self, reporter: Employee, title: str, category: Category, priority: Priority) -> Ticket:  # ithelpdesk.world:207
         'Open a ticket on behalf of an employee. It starts open and unassigned.'

@@ -41,6 +41,8 @@ _E8_Presence_online: Presence = Presence.online
 _E8_Presence_away: Presence = Presence.away
 _E8_Presence_offline: Presence = Presence.offline
 
+_T8_Presence: dict[Presence | None, str] = {None: 'null', _E8_Presence_online: '"online"', _E8_Presence_away: '"away"', _E8_Presence_offline: '"offline"', }
+
 
 class Delivery(enum.StrEnum):
     'Where a message is on its way to its recipients.'
@@ -54,6 +56,8 @@ _E8_Delivery_sent: Delivery = Delivery.sent
 _E8_Delivery_delivered: Delivery = Delivery.delivered
 _E8_Delivery_failed: Delivery = Delivery.failed
 
+_T8_Delivery: dict[Delivery | None, str] = {None: 'null', _E8_Delivery_sent: '"sent"', _E8_Delivery_delivered: '"delivered"', _E8_Delivery_failed: '"failed"', }
+
 
 class ConversationKind(enum.StrEnum):
     'The ConversationKind enum.'
@@ -64,6 +68,8 @@ class ConversationKind(enum.StrEnum):
 
 _E16_ConversationKind_direct: ConversationKind = ConversationKind.direct
 _E16_ConversationKind_group: ConversationKind = ConversationKind.group
+
+_T16_ConversationKind: dict[ConversationKind | None, str] = {None: 'null', _E16_ConversationKind_direct: '"direct"', _E16_ConversationKind_group: '"group"', }
 
 
 class User(Row):
@@ -86,7 +92,7 @@ class User(Row):
         v.str_text,
         lambda value: ('null' if value is None else v.str_text(value)),
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T8_Presence.__getitem__,
     )
 
     def __init__(self, *, id_: str, name: str, phone: str, email: str | None, password: str, presence: Presence) -> None:
@@ -218,7 +224,7 @@ class Conversation(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T16_ConversationKind.__getitem__,
         lambda value: ('null' if value is None else v.str_text(value)),
         None,
         None,
@@ -291,7 +297,7 @@ class Message(Row):
         v.str_text,
         v.str_text,
         None,
-        lambda value: v.str_text(value._value_),
+        _T8_Delivery.__getitem__,
         None,
     )
 
@@ -377,7 +383,7 @@ class Profile:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', v.str_text(self.presence._value_), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "email": ', ('null' if self.email is None else v.str_text(self.email)), ', "presence": ', _T8_Presence[self.presence], '}'))
             _SET_Profile[5](self, text)
         return text
 
@@ -447,7 +453,7 @@ class ContactCard:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', v.str_text(self.presence._value_), ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
+            text = ''.join(('{"contact_id": ', v.str_text(self.contact_id), ', "user_id": ', v.str_text(self.user_id), ', "name": ', v.str_text(self.name), ', "phone": ', v.str_text(self.phone), ', "favorite": ', v.json_text(self.favorite), ', "presence": ', _T8_Presence[self.presence], ', "last_seen": ', v.json_text(rt.if_present(self.last_seen, lambda x: x.isoformat())), '}'))
             _SET_ContactCard[7](self, text)
         return text
 
@@ -524,7 +530,7 @@ class ConversationSummary:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', v.str_text(self.kind._value_), ', "title": ', v.str_text(self.title), ', "participants": ', '[' + ', '.join(map(v.str_text, self.participants)) + ']', ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', _T16_ConversationKind[self.kind], ', "title": ', v.str_text(self.title), ', "participants": ', '[' + ', '.join(map(v.str_text, self.participants)) + ']', ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
             _SET_ConversationSummary[8](self, text)
         return text
 
@@ -755,10 +761,10 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return _new_Profile(id_=user.id_, name=user.name, phone=user.phone, email=user.email, presence=user.presence)  # messaging.world:182
+        return _new_Profile(user.id_, user.name, user.phone, user.email, user.presence)  # messaging.world:182
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
-        return _new_ContactCard(contact_id=contact.id_, user_id=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, name=contact.name, phone=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, favorite=contact.favorite, presence=(self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, last_seen=self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
+        return _new_ContactCard(contact.id_, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_, contact.name, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone, contact.favorite, (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence, self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_))  # messaging.world:192
 
     def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:  # messaging.world:203
         'The one-to-one chat between two users, if any.'
@@ -790,7 +796,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:240
         if (len(history) > 0):  # messaging.world:241
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return _new_ConversationSummary(id_=conversation.id_, kind=conversation.kind, title=title, participants=tuple([_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))]), unread=self.fn_unread_in(conversation, viewer), last_message=last, last_activity=conversation.last_activity, archived=(viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        return _new_ConversationSummary(conversation.id_, conversation.kind, title, tuple([_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))]), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
@@ -1145,7 +1151,7 @@ class MobileMessaging(Episode):
                 self._steps -= len(counts)  # messaging.world:554
                 self._steps >= 0 or rt.out_of_steps()  # messaging.world:554
                 counts = {**counts, c.id_: unread}  # messaging.world:554
-        return _new_UnreadSummary(total=sum(rt.each(self, tuple(rt.each(self, counts).values()))), by_conversation=counts)  # messaging.world:557
+        return _new_UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)  # messaging.world:557
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'

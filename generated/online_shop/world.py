@@ -47,6 +47,8 @@ _E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
 _E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
 _E11_OrderStatus_returned: OrderStatus = OrderStatus.returned
 
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_return_requested: '"return requested"', _E11_OrderStatus_returned: '"returned"', }
+
 
 class CancelReason(enum.StrEnum):
     'The CancelReason enum.'
@@ -57,6 +59,8 @@ class CancelReason(enum.StrEnum):
 
 _E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
 _E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
+
+_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
 
 
 class TransactionKind(enum.StrEnum):
@@ -69,6 +73,8 @@ class TransactionKind(enum.StrEnum):
 _E15_TransactionKind_charge: TransactionKind = TransactionKind.charge
 _E15_TransactionKind_refund: TransactionKind = TransactionKind.refund
 
+_T15_TransactionKind: dict[TransactionKind | None, str] = {None: 'null', _E15_TransactionKind_charge: '"charge"', _E15_TransactionKind_refund: '"refund"', }
+
 
 class ReturnStatus(enum.StrEnum):
     'The ReturnStatus enum.'
@@ -79,6 +85,8 @@ class ReturnStatus(enum.StrEnum):
 
 _E12_ReturnStatus_requested: ReturnStatus = ReturnStatus.requested
 _E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
+
+_T12_ReturnStatus: dict[ReturnStatus | None, str] = {None: 'null', _E12_ReturnStatus_requested: '"requested"', _E12_ReturnStatus_refunded: '"refunded"', }
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -332,7 +340,7 @@ class Transaction:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"kind": ', v.str_text(self.kind._value_), ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
+            text = ''.join(('{"kind": ', _T15_TransactionKind[self.kind], ', "amount": ', v.float_text(self.amount), ', "method_id": ', v.str_text(self.method_id), ', "at": ', v.json_text(self.at.isoformat()), '}'))
             _SET_Transaction[4](self, text)
         return text
 
@@ -622,11 +630,11 @@ class Order(Row):
         v.str_text,
         lambda value: value._json_text(),
         lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']',
-        lambda value: v.str_text(value._value_),
+        _T11_OrderStatus.__getitem__,
         v.str_text,
         lambda value: '[' + ', '.join(map(Transaction._json_text, value)) + ']',
         lambda value: ('null' if value is None else v.str_text(value)),
-        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        _T12_CancelReason.__getitem__,
         None,
     )
 
@@ -714,7 +722,7 @@ class ReturnRequest(Row):
         v.str_text,
         v.float_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T12_ReturnStatus.__getitem__,
         None,
     )
 
@@ -927,7 +935,7 @@ class OrderSummary:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', v.str_text(self.status._value_), ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "status": ', _T11_OrderStatus[self.status], ', "total": ', v.float_text(self.total), ', "items": ', v.int_text(self.items), ', "created_at": ', v.json_text(self.created_at.isoformat()), '}'))
             _SET_OrderSummary[5](self, text)
         return text
 
@@ -1128,7 +1136,7 @@ class OnlineShop(Episode):
         _subject5 = method  # shop.world:211
         if isinstance(_subject5, GiftCard):  # shop.world:212
             card = _subject5
-            result = _new_GiftCard(id_=card.id_, balance=v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
+            result = _new_GiftCard(card.id_, v.check_range(round((card.balance + delta), 2), 'GiftCard.balance', 0.0, None))  # shop.world:213
         else:
             result = method  # shop.world:217
         return result  # shop.world:220
@@ -1147,7 +1155,7 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(id_=order.id_, status=order.status, total=self.fn_order_total(order), items=sum(rt.each(self, tuple([_item7.quantity for _item7 in rt.each(self, order.items)]))), created_at=order.created_at)  # shop.world:242
+        return _new_OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple([_item7.quantity for _item7 in rt.each(self, order.items)]))), order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
@@ -1183,12 +1191,12 @@ class OnlineShop(Episode):
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (_new_ProductSummary(id_=product.id_, name=product.name, category=product.category, price_from=rt.minimum(rt.each(self, tuple([_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))]))), in_stock=stock),))  # shop.world:330
+                listed = (listed + (_new_ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple([_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))]))), stock),))  # shop.world:330
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
-        return _new_ProductDetails(id_=product.id_, name=product.name, category=product.category, variants=tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
+        return _new_ProductDetails(product.id_, product.name, product.category, tuple([_v17.key() for _v17 in rt.each(self, self.t_variants) if (_v17.product == product.key())]))  # shop.world:347
 
     def tool_place_order(self, customer: Customer, items: dict[str, int], payment_method_id: str, ship_to: Address | None) -> Order:  # shop.world:357
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a gift\ncard must hold at least the order total. Stock is reserved at once.'
@@ -1203,7 +1211,7 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
-        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(variant=_id18, name=self.t_products.row(self.t_variants.row(_id18).product).name, options=self.t_variants.row(_id18).options, price=v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), quantity=v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items)))])  # shop.world:375
+        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items)))])  # shop.world:375
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
         if not self.fn_covers((method if method is not None else rt.absent()), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
@@ -1230,7 +1238,7 @@ class OnlineShop(Episode):
             _row25.stock = _new26  # shop.world:380
             _row25._digest = _row25._text = None  # shop.world:380
             self.t_variants._digest = None  # shop.world:380
-        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(total, 'Transaction.amount', 0.0, None), method_id=payment_method_id, at=self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
+        order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(_E15_TransactionKind_charge, v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id, self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
@@ -1251,7 +1259,7 @@ class OnlineShop(Episode):
         _row29._digest = _row29._text = None  # shop.world:402
         self.t_customers._digest = None  # shop.world:402
         _row33 = order  # shop.world:403
-        _new34 = (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(amount, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),))  # shop.world:403
+        _new34 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
         _frags35 = _row33._frags  # shop.world:403
         if _frags35 is not None:  # shop.world:403
             _stale36 = _row33._stale  # shop.world:403
@@ -1334,7 +1342,7 @@ class OnlineShop(Episode):
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
             _row54 = order  # shop.world:451
-            _new55 = (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_charge, amount=v.check_range(difference, 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),))  # shop.world:451
+            _new55 = (order.transactions + (_new_Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
             _frags56 = _row54._frags  # shop.world:451
             if _frags56 is not None:  # shop.world:451
                 _stale57 = _row54._stale  # shop.world:451
@@ -1345,7 +1353,7 @@ class OnlineShop(Episode):
             self.t_orders._digest = None  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
             _row58 = order  # shop.world:458
-            _new59 = (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range((-difference), 'Transaction.amount', 0.0, None), method_id=order.payment_method_id, at=self.clock),))  # shop.world:458
+            _new59 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
             _frags60 = _row58._frags  # shop.world:458
             if _frags60 is not None:  # shop.world:458
                 _stale61 = _row58._stale  # shop.world:458
@@ -1371,7 +1379,7 @@ class OnlineShop(Episode):
             if (line.variant == old_item.key()):  # shop.world:468
                 self._steps -= len(updated)  # shop.world:469
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:469
-                updated = (updated + (_new_OrderItem(variant=new_item.key(), name=line.name, options=new_item.options, price=v.check_range(new_item.price, 'OrderItem.price', 0.0, None), quantity=v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
+                updated = (updated + (_new_OrderItem(new_item.key(), line.name, new_item.options, v.check_range(new_item.price, 'OrderItem.price', 0.0, None), v.check_range(line.quantity, 'OrderItem.quantity', 1, 10)),))  # shop.world:469
             else:
                 self._steps -= len(updated)  # shop.world:477
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:477
@@ -1515,7 +1523,7 @@ class OnlineShop(Episode):
         _row104._digest = _row104._text = None  # shop.world:555
         self.t_customers._digest = None  # shop.world:555
         _row108 = order  # shop.world:556
-        _new109 = (order.transactions + (_new_Transaction(kind=_E15_TransactionKind_refund, amount=v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id=method_id, at=self.clock),))  # shop.world:556
+        _new109 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
         _frags110 = _row108._frags  # shop.world:556
         if _frags110 is not None:  # shop.world:556
             _stale111 = _row108._stale  # shop.world:556
@@ -1548,7 +1556,7 @@ class OnlineShop(Episode):
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
-        card: GiftCard = _new_GiftCard(id_=self._next('gift_card_ids', 'gift_card_{:07d}'), balance=v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
+        card: GiftCard = _new_GiftCard(self._next('gift_card_ids', 'gift_card_{:07d}'), v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
         _row120 = customer  # shop.world:574
         _new121 = {**customer.payment_methods, card.id_: card}  # shop.world:574
         _frags122 = _row120._frags  # shop.world:574

@@ -45,6 +45,8 @@ _E5_Genre_history: Genre = Genre.history
 _E5_Genre_science: Genre = Genre.science
 _E5_Genre_children: Genre = Genre.children
 
+_T5_Genre: dict[Genre | None, str] = {None: 'null', _E5_Genre_fiction: '"fiction"', _E5_Genre_science_fiction: '"science_fiction"', _E5_Genre_history: '"history"', _E5_Genre_science: '"science"', _E5_Genre_children: '"children"', }
+
 
 class CopyStatus(enum.StrEnum):
     'Where a physical copy is.'
@@ -58,6 +60,8 @@ _E10_CopyStatus_available: CopyStatus = CopyStatus.available
 _E10_CopyStatus_on_loan: CopyStatus = CopyStatus.on_loan
 _E10_CopyStatus_lost: CopyStatus = CopyStatus.lost
 
+_T10_CopyStatus: dict[CopyStatus | None, str] = {None: 'null', _E10_CopyStatus_available: '"available"', _E10_CopyStatus_on_loan: '"on_loan"', _E10_CopyStatus_lost: '"lost"', }
+
 
 class HoldStatus(enum.StrEnum):
     'Where a hold is in its life.'
@@ -70,6 +74,8 @@ class HoldStatus(enum.StrEnum):
 _E10_HoldStatus_active: HoldStatus = HoldStatus.active
 _E10_HoldStatus_fulfilled: HoldStatus = HoldStatus.fulfilled
 _E10_HoldStatus_cancelled: HoldStatus = HoldStatus.cancelled
+
+_T10_HoldStatus: dict[HoldStatus | None, str] = {None: 'null', _E10_HoldStatus_active: '"active"', _E10_HoldStatus_fulfilled: '"fulfilled"', _E10_HoldStatus_cancelled: '"cancelled"', }
 
 
 class Member(Row):
@@ -150,7 +156,7 @@ class Book(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T5_Genre.__getitem__,
     )
 
     def __init__(self, *, isbn: str, title: str, author: str, genre: Genre) -> None:
@@ -204,7 +210,7 @@ class Copy(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T10_CopyStatus.__getitem__,
     )
 
     def __init__(self, *, barcode: str, book: str, status: CopyStatus) -> None:
@@ -338,7 +344,7 @@ class Hold(Row):
         v.str_text,
         v.str_text,
         None,
-        lambda value: v.str_text(value._value_),
+        _T10_HoldStatus.__getitem__,
     )
 
     def __init__(self, *, id_: str, book: str, member: str, placed_at: dt.datetime, status: HoldStatus) -> None:
@@ -421,7 +427,7 @@ class BookInfo:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', v.str_text(self.genre._value_), ', "copies": ', v.int_text(self.copies), ', "available_copies": ', '[' + ', '.join(map(v.str_text, self.available_copies)) + ']', ', "active_holds": ', v.int_text(self.active_holds), '}'))
+            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', _T5_Genre[self.genre], ', "copies": ', v.int_text(self.copies), ', "available_copies": ', '[' + ', '.join(map(v.str_text, self.available_copies)) + ']', ', "active_holds": ', v.int_text(self.active_holds), '}'))
             _SET_BookInfo[7](self, text)
         return text
 
@@ -671,11 +677,11 @@ class PublicLibrary(Episode):
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:190
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
         q: str = query.strip().lower()  # public_library.world:195
-        return tuple([_new_BookInfo(isbn=_b5.isbn, title=_b5.title, author=_b5.author, genre=_b5.genre, copies=len(tuple([_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key())])), available_copies=tuple([_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == _E10_CopyStatus_available))]), active_holds=len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower()))])  # public_library.world:196
+        return tuple([_new_BookInfo(_b5.isbn, _b5.title, _b5.author, _b5.genre, len(tuple([_c6.key() for _c6 in rt.each(self, self.t_copies) if (_c6.book == _b5.key())])), tuple([_c7.barcode for _c7 in rt.each(self, self.t_copies) if ((_c7.book == _b5.key()) and (_c7.status == _E10_CopyStatus_available))]), len(self.fn_hold_queue(_b5))) for _b5 in rt.each(self, self.t_books) if ((q in _b5.title.lower()) or (q in _b5.author.lower()))])  # public_library.world:196
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:199
         "Show a member's details and unpaid fees, whether they may borrow, their open loans and their active holds."
-        return _new_MemberInfo(member=member.key(), can_borrow=(member.fees_due <= _C_FEE_LIMIT), open_loans=self.fn_open_loans_of(member), active_holds=tuple([_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == _E10_HoldStatus_active))]))  # public_library.world:204
+        return _new_MemberInfo(member.key(), (member.fees_due <= _C_FEE_LIMIT), self.fn_open_loans_of(member), tuple([_h8.key() for _h8 in rt.each(self, self.t_holds) if ((_h8.member == member.key()) and (_h8.status == _E10_HoldStatus_active))]))  # public_library.world:204
 
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[str, ...]:  # public_library.world:212
         "List a member's loans with their due dates, the open ones only by default."

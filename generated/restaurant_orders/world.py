@@ -41,6 +41,8 @@ _E4_Zone_indoor: Zone = Zone.indoor
 _E4_Zone_terrace: Zone = Zone.terrace
 _E4_Zone_bar: Zone = Zone.bar
 
+_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_indoor: '"indoor"', _E4_Zone_terrace: '"terrace"', _E4_Zone_bar: '"bar"', }
+
 
 class Category(enum.StrEnum):
     'The Category enum.'
@@ -55,6 +57,8 @@ _E8_Category_starter: Category = Category.starter
 _E8_Category_main: Category = Category.main
 _E8_Category_dessert: Category = Category.dessert
 _E8_Category_drink: Category = Category.drink
+
+_T8_Category: dict[Category | None, str] = {None: 'null', _E8_Category_starter: '"starter"', _E8_Category_main: '"main"', _E8_Category_dessert: '"dessert"', _E8_Category_drink: '"drink"', }
 
 
 class OrderStatus(enum.StrEnum):
@@ -71,6 +75,8 @@ _E11_OrderStatus_sent_to_kitchen: OrderStatus = OrderStatus.sent_to_kitchen
 _E11_OrderStatus_served: OrderStatus = OrderStatus.served
 _E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
 
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_open_: '"open"', _E11_OrderStatus_sent_to_kitchen: '"sent to kitchen"', _E11_OrderStatus_served: '"served"', _E11_OrderStatus_paid: '"paid"', }
+
 
 class PayMethod(enum.StrEnum):
     'The PayMethod enum.'
@@ -81,6 +87,8 @@ class PayMethod(enum.StrEnum):
 
 _E9_PayMethod_cash: PayMethod = PayMethod.cash
 _E9_PayMethod_card: PayMethod = PayMethod.card
+
+_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_card: '"card"', }
 
 
 class Server(Row):
@@ -141,7 +149,7 @@ class DiningTable(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.int_text,
-        lambda value: v.str_text(value._value_),
+        _T4_Zone.__getitem__,
     )
 
     def __init__(self, *, number: str, seats: int, zone: Zone) -> None:
@@ -193,7 +201,7 @@ class MenuItem(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T8_Category.__getitem__,
         v.int_text,
         None,
     )
@@ -262,7 +270,7 @@ class Order(Row):
         v.str_text,
         v.str_text,
         v.int_text,
-        lambda value: v.str_text(value._value_),
+        _T11_OrderStatus.__getitem__,
         None,
         None,
         None,
@@ -420,7 +428,7 @@ class Payment(Row):
         v.int_text,
         v.int_text,
         v.int_text,
-        lambda value: v.str_text(value._value_),
+        _T9_PayMethod.__getitem__,
         None,
     )
 
@@ -585,7 +593,7 @@ class SettleReceipt:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', v.str_text(self.order_status._value_), '}'))
+            text = ''.join(('{"payment": ', v.str_text(self.payment), ', "shares_paid": ', v.int_text(self.shares_paid), ', "split_ways": ', v.int_text(self.split_ways), ', "remaining_cents": ', v.int_text(self.remaining_cents), ', "order_status": ', _T11_OrderStatus[self.order_status], '}'))
             _SET_SettleReceipt[5](self, text)
         return text
 
@@ -780,7 +788,7 @@ class RestaurantOrders(Episode):
         'Show an order with its lines, total, split, payments made and the amount still due (all in cents).'
         total: int = self.fn_order_total(order)  # restaurant_orders.world:194
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:195
-        return _new_OrderView(order=order.key(), lines=tuple([_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())]), total_cents=total, split_ways=order.split_ways, share_amounts=tuple([self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))]), payments=self.fn_payments_of(order), paid_cents=paid_amount, due_cents=rt.bounded(total - paid_amount))  # restaurant_orders.world:196
+        return _new_OrderView(order.key(), tuple([_l5.key() for _l5 in rt.each(self, self.t_order_lines) if (_l5.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s6 + 1)) for _s6 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount))  # restaurant_orders.world:196
 
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:  # restaurant_orders.world:210
         'Open an order for a free table; the signed-in server takes it.'
@@ -815,7 +823,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
         self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:254
         total: int = self.fn_order_total(order)  # restaurant_orders.world:255
-        return _new_OrderView(order=order.key(), lines=tuple([_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())]), total_cents=total, split_ways=order.split_ways, share_amounts=tuple([self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))]), payments=self.fn_payments_of(order), paid_cents=0, due_cents=total)  # restaurant_orders.world:256
+        return _new_OrderView(order.key(), tuple([_l8.key() for _l8 in rt.each(self, self.t_order_lines) if (_l8.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s9 + 1)) for _s9 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), 0, total)  # restaurant_orders.world:256
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:268
         'Send an open order to the kitchen; its lines can no longer change.'
@@ -931,7 +939,7 @@ class RestaurantOrders(Episode):
             _row36.paid_at = _new37  # restaurant_orders.world:332
             _row36._digest = _row36._text = None  # restaurant_orders.world:332
             self.t_orders._digest = None  # restaurant_orders.world:332
-        return _new_SettleReceipt(payment=payment.key(), shares_paid=share, split_ways=order.split_ways, remaining_cents=rt.bounded(total - self.fn_paid_so_far(order)), order_status=order.status)  # restaurant_orders.world:334
+        return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:334
 
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:343
         'Mark a menu item available or sold out.'

@@ -39,6 +39,8 @@ class AccountKind(enum.StrEnum):
 _E11_AccountKind_checking: AccountKind = AccountKind.checking
 _E11_AccountKind_savings: AccountKind = AccountKind.savings
 
+_T11_AccountKind: dict[AccountKind | None, str] = {None: 'null', _E11_AccountKind_checking: '"checking"', _E11_AccountKind_savings: '"savings"', }
+
 
 class AccountStatus(enum.StrEnum):
     'Where an account is in its life.'
@@ -52,6 +54,8 @@ _E13_AccountStatus_active: AccountStatus = AccountStatus.active
 _E13_AccountStatus_frozen: AccountStatus = AccountStatus.frozen
 _E13_AccountStatus_closed: AccountStatus = AccountStatus.closed
 
+_T13_AccountStatus: dict[AccountStatus | None, str] = {None: 'null', _E13_AccountStatus_active: '"active"', _E13_AccountStatus_frozen: '"frozen"', _E13_AccountStatus_closed: '"closed"', }
+
 
 class TxKind(enum.StrEnum):
     'The TxKind enum.'
@@ -64,6 +68,8 @@ class TxKind(enum.StrEnum):
 _E6_TxKind_deposit: TxKind = TxKind.deposit
 _E6_TxKind_withdrawal: TxKind = TxKind.withdrawal
 _E6_TxKind_transfer: TxKind = TxKind.transfer
+
+_T6_TxKind: dict[TxKind | None, str] = {None: 'null', _E6_TxKind_deposit: '"deposit"', _E6_TxKind_withdrawal: '"withdrawal"', _E6_TxKind_transfer: '"transfer"', }
 
 
 class Teller(Row):
@@ -191,8 +197,8 @@ class Account(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
-        lambda value: v.str_text(value._value_),
+        _T11_AccountKind.__getitem__,
+        _T13_AccountStatus.__getitem__,
         v.int_text,
         None,
         None,
@@ -270,7 +276,7 @@ class Transaction(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T6_TxKind.__getitem__,
         lambda value: ('null' if value is None else v.str_text(value)),
         lambda value: ('null' if value is None else v.str_text(value)),
         v.int_text,
@@ -584,7 +590,7 @@ class RetailBank(Episode):
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         'Show a customer and all their accounts with balances (in cents) and statuses.'
         owned: tuple[str, ...] = tuple([_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key())])  # retail_bank.world:149
-        return _new_CustomerView(customer=customer.key(), name=customer.name, email=customer.email, accounts=owned, total_balance_cents=sum(rt.each(self, tuple([_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))]))))  # retail_bank.world:150
+        return _new_CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple([_a4.balance_cents for _a4 in rt.rows(self.t_accounts, rt.each(self, owned))]))))  # retail_bank.world:150
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
         'Show one account and its five most recent transactions.'
@@ -595,7 +601,7 @@ class RetailBank(Episode):
             self._steps -= len(recent)  # retail_bank.world:169
             self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:169
             recent = (recent + (t.key(),))  # retail_bank.world:169
-        return _new_AccountView(account=account.key(), recent_transactions=recent)  # retail_bank.world:171
+        return _new_AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
         'List all transactions into or out of an account, newest first.'

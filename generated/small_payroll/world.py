@@ -39,6 +39,8 @@ class Role(enum.StrEnum):
 _E4_Role_staff: Role = Role.staff
 _E4_Role_manager: Role = Role.manager
 
+_T4_Role: dict[Role | None, str] = {None: 'null', _E4_Role_staff: '"staff"', _E4_Role_manager: '"manager"', }
+
 
 class PayType(enum.StrEnum):
     'The PayType enum.'
@@ -50,6 +52,8 @@ class PayType(enum.StrEnum):
 _E7_PayType_salaried: PayType = PayType.salaried
 _E7_PayType_hourly: PayType = PayType.hourly
 
+_T7_PayType: dict[PayType | None, str] = {None: 'null', _E7_PayType_salaried: '"salaried"', _E7_PayType_hourly: '"hourly"', }
+
 
 class PeriodStatus(enum.StrEnum):
     'Whether a period has been paid.'
@@ -60,6 +64,8 @@ class PeriodStatus(enum.StrEnum):
 
 _E12_PeriodStatus_open_: PeriodStatus = PeriodStatus.open_
 _E12_PeriodStatus_paid: PeriodStatus = PeriodStatus.paid
+
+_T12_PeriodStatus: dict[PeriodStatus | None, str] = {None: 'null', _E12_PeriodStatus_open_: '"open"', _E12_PeriodStatus_paid: '"paid"', }
 
 
 class TimesheetStatus(enum.StrEnum):
@@ -73,6 +79,8 @@ class TimesheetStatus(enum.StrEnum):
 _E15_TimesheetStatus_draft: TimesheetStatus = TimesheetStatus.draft
 _E15_TimesheetStatus_approved: TimesheetStatus = TimesheetStatus.approved
 _E15_TimesheetStatus_paid: TimesheetStatus = TimesheetStatus.paid
+
+_T15_TimesheetStatus: dict[TimesheetStatus | None, str] = {None: 'null', _E15_TimesheetStatus_draft: '"draft"', _E15_TimesheetStatus_approved: '"approved"', _E15_TimesheetStatus_paid: '"paid"', }
 
 
 class TaxCode(Row):
@@ -144,8 +152,8 @@ class Employee(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
-        lambda value: v.str_text(value._value_),
+        _T4_Role.__getitem__,
+        _T7_PayType.__getitem__,
         v.int_text,
         v.int_text,
         v.str_text,
@@ -222,7 +230,7 @@ class PayPeriod(Row):
         v.str_text,
         None,
         None,
-        lambda value: v.str_text(value._value_),
+        _T12_PeriodStatus.__getitem__,
         None,
     )
 
@@ -286,7 +294,7 @@ class Timesheet(Row):
         v.str_text,
         v.str_text,
         v.float_text,
-        lambda value: v.str_text(value._value_),
+        _T15_TimesheetStatus.__getitem__,
         lambda value: ('null' if value is None else v.str_text(value)),
     )
 
@@ -546,7 +554,7 @@ class EmployeeView:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', v.str_text(self.pay_type._value_), ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
+            text = ''.join(('{"employee": ', v.str_text(self.employee), ', "name": ', v.str_text(self.name), ', "pay_type": ', _T7_PayType[self.pay_type], ', "annual_salary_cents": ', v.int_text(self.annual_salary_cents), ', "hourly_rate_cents": ', v.int_text(self.hourly_rate_cents), ', "tax_code": ', v.str_text(self.tax_code), ', "rate_percent": ', v.int_text(self.rate_percent), ', "active": ', v.json_text(self.active), ', "payslips": ', v.json_text(self.payslips), '}'))
             _SET_EmployeeView[9](self, text)
         return text
 
@@ -757,7 +765,7 @@ class SmallPayroll(Episode):
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         "Show an employee's pay details, tax code and payslips."
-        return _new_EmployeeView(employee=employee.key(), name=employee.name, pay_type=employee.pay_type, annual_salary_cents=employee.annual_salary_cents, hourly_rate_cents=employee.hourly_rate_cents, tax_code=employee.tax_code, rate_percent=(self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, active=employee.active, payslips=tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
+        return _new_EmployeeView(employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents, employee.hourly_rate_cents, employee.tax_code, (self.t_tax_codes.rows.get(employee.tax_code) or self.t_tax_codes.row(employee.tax_code)).rate_percent, employee.active, tuple([_p1.key() for _p1 in rt.each(self, self.t_payslips) if (_p1.employee == employee.key())]))  # small_payroll.world:207
 
     def tool_list_timesheets(self, period: PayPeriod, status: TimesheetStatus | None) -> tuple[str, ...]:  # small_payroll.world:220
         'List the timesheets of a period, optionally of one status.'

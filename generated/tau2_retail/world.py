@@ -49,6 +49,8 @@ _E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
 _E11_OrderStatus_exchange_requested: OrderStatus = OrderStatus.exchange_requested
 _E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
 
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_pending_item_modified: '"pending (item modified)"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_exchange_requested: '"exchange requested"', _E11_OrderStatus_return_requested: '"return requested"', }
+
 
 class CancelReason(enum.StrEnum):
     'The CancelReason enum.'
@@ -60,6 +62,8 @@ class CancelReason(enum.StrEnum):
 _E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
 _E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
 
+_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+
 
 class TransactionType(enum.StrEnum):
     'The TransactionType enum.'
@@ -70,6 +74,8 @@ class TransactionType(enum.StrEnum):
 
 _E15_TransactionType_payment: TransactionType = TransactionType.payment
 _E15_TransactionType_refund: TransactionType = TransactionType.refund
+
+_T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -536,7 +542,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', v.str_text(self.transaction_type._value_), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
+            text = ''.join(('{"transaction_type": ', _T15_TransactionType[self.transaction_type], ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -708,10 +714,10 @@ class Order(Row):
         v.str_text,
         lambda value: value._json_text(),
         lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']',
-        lambda value: v.str_text(value._value_),
+        _T11_OrderStatus.__getitem__,
         lambda value: '[' + ', '.join(map(Fulfillment._json_text, value)) + ']',
         lambda value: '[' + ', '.join(map(OrderPayment._json_text, value)) + ']',
-        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        _T12_CancelReason.__getitem__,
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
         lambda value: ('null' if value is None else '[' + ', '.join(map(v.str_text, value)) + ']'),
         lambda value: ('null' if value is None else v.str_text(value)),
@@ -1047,7 +1053,7 @@ class Tau2Retail(Episode):
         if not ((reason == 'no longer needed') or (reason == 'ordered by mistake')):  # retail.world:311
             raise ToolError('Invalid reason')
         user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:312
-        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p3.amount, payment_method_id=_p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:313
+        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:313
         self._steps -= len(refunds)  # retail.world:314
         self._steps >= 0 or rt.out_of_steps()  # retail.world:314
         for p in refunds:  # retail.world:314
@@ -1060,7 +1066,7 @@ class Tau2Retail(Episode):
                 self._steps -= len(user.payment_methods)  # retail.world:319
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:319
                 _row5 = user  # retail.world:319
-                _new6 = {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))}  # retail.world:319
+                _new6 = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:319
                 _frags7 = _row5._frags  # retail.world:319
                 if _frags7 is not None:  # retail.world:319
                     _stale8 = _row5._stale  # retail.world:319
@@ -1210,7 +1216,7 @@ class Tau2Retail(Episode):
         if not ((order_id.status == _E11_OrderStatus_pending) or (order_id.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:395
             raise ToolError('Non-pending order cannot be modified')
         _row46 = order_id  # retail.world:396
-        _new47 = _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_)  # retail.world:396
+        _new47 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:396
         _frags48 = _row46._frags  # retail.world:396
         if _frags48 is not None:  # retail.world:396
             _stale49 = _row46._stale  # retail.world:396
@@ -1267,7 +1273,7 @@ class Tau2Retail(Episode):
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:453
         _row51 = order  # retail.world:454
-        _new52 = rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),)))  # retail.world:454
+        _new52 = rt.each(self, (order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)))  # retail.world:454
         _frags53 = _row51._frags  # retail.world:454
         if _frags53 is not None:  # retail.world:454
             _stale54 = _row51._stale  # retail.world:454
@@ -1280,7 +1286,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject55, GiftCard):  # retail.world:456
             _card56 = _subject55
             _row57 = user  # retail.world:457
-            _new58 = {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card56.id_, balance=round((_card56.balance - diff_), 2))}  # retail.world:457
+            _new58 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card56.id_, round((_card56.balance - diff_), 2))}  # retail.world:457
             _frags59 = _row57._frags  # retail.world:457
             if _frags59 is not None:  # retail.world:457
                 _stale60 = _row57._stale  # retail.world:457
@@ -1302,7 +1308,7 @@ class Tau2Retail(Episode):
             self._steps -= len(order.items)  # retail.world:470
             self._steps >= 0 or rt.out_of_steps()  # retail.world:470
             _row64 = order  # retail.world:470
-            _new65 = rt.set_at(order.items, k, _new_OrderItem(name=_it63.name, product_id=_it63.product_id, item_id=_new62, price=last_price, options=last_options))  # retail.world:470
+            _new65 = rt.set_at(order.items, k, _new_OrderItem(_it63.name, _it63.product_id, _new62, last_price, last_options))  # retail.world:470
             _frags66 = _row64._frags  # retail.world:470
             if _frags66 is not None:  # retail.world:470
                 _stale67 = _row64._stale  # retail.world:470
@@ -1347,7 +1353,7 @@ class Tau2Retail(Episode):
         else:
             pass
         _row73 = order  # retail.world:504
-        _new74 = rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),)))  # retail.world:504
+        _new74 = rt.each(self, (history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)))  # retail.world:504
         _frags75 = _row73._frags  # retail.world:504
         if _frags75 is not None:  # retail.world:504
             _stale76 = _row73._stale  # retail.world:504
@@ -1360,7 +1366,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject77, GiftCard):  # retail.world:506
             _card78 = _subject77
             _row79 = user  # retail.world:507
-            _new80 = {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card78.id_, balance=round((_card78.balance - amount), 2))}  # retail.world:507
+            _new80 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card78.id_, round((_card78.balance - amount), 2))}  # retail.world:507
             _frags81 = _row79._frags  # retail.world:507
             if _frags81 is not None:  # retail.world:507
                 _stale82 = _row79._stale  # retail.world:507
@@ -1378,7 +1384,7 @@ class Tau2Retail(Episode):
         if isinstance(_subject83, GiftCard):  # retail.world:517
             _card84 = _subject83
             _row85 = user  # retail.world:518
-            _new86 = {**user.payment_methods, old_id: _new_GiftCard(id_=_card84.id_, balance=round((_card84.balance + amount), 2))}  # retail.world:518
+            _new86 = {**user.payment_methods, old_id: _new_GiftCard(_card84.id_, round((_card84.balance + amount), 2))}  # retail.world:518
             _frags87 = _row85._frags  # retail.world:518
             if _frags87 is not None:  # retail.world:518
                 _stale88 = _row85._stale  # retail.world:518
@@ -1394,7 +1400,7 @@ class Tau2Retail(Episode):
     def tool_modify_user_address(self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> User:  # retail.world:525
         'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.'
         _row89 = user_id  # retail.world:536
-        _new90 = _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_)  # retail.world:536
+        _new90 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:536
         _frags91 = _row89._frags  # retail.world:536
         if _frags91 is not None:  # retail.world:536
             _stale92 = _row89._stale  # retail.world:536

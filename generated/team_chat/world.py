@@ -39,6 +39,8 @@ class Visibility(enum.StrEnum):
 _E10_Visibility_public: Visibility = Visibility.public
 _E10_Visibility_private: Visibility = Visibility.private
 
+_T10_Visibility: dict[Visibility | None, str] = {None: 'null', _E10_Visibility_public: '"public"', _E10_Visibility_private: '"private"', }
+
 
 class User(Row):
     'A workspace user.'
@@ -113,7 +115,7 @@ class Channel(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T10_Visibility.__getitem__,
         v.str_text,
         v.str_text,
         None,
@@ -351,7 +353,7 @@ class ChannelSummary:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', v.str_text(self.visibility._value_), ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "name": ', v.str_text(self.name), ', "visibility": ', _T10_Visibility[self.visibility], ', "owner": ', v.str_text(self.owner), ', "topic": ', v.str_text(self.topic), ', "members": ', v.int_text(self.members), ', "is_member": ', v.json_text(self.is_member), '}'))
             _SET_ChannelSummary[7](self, text)
         return text
 
@@ -782,7 +784,7 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:255
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:256
-        return tuple([_new_ChannelSummary(id_=_c46.id_, name=_c46.name, visibility=_c46.visibility, owner=_c46.owner, topic=_c46.topic, members=len(tuple([_m47.key() for _m47 in rt.each(self, self.t_memberships) if (_m47.channel == _c46.key())])), is_member=self.fn_is_member(_c46, me)) for _c46 in rt.each(self, self.t_channels) if ((_c46.visibility == _E10_Visibility_public) or self.fn_is_member(_c46, me))])  # team_chat.world:257
+        return tuple([_new_ChannelSummary(_c46.id_, _c46.name, _c46.visibility, _c46.owner, _c46.topic, len(tuple([_m47.key() for _m47 in rt.each(self, self.t_memberships) if (_m47.channel == _c46.key())])), self.fn_is_member(_c46, me)) for _c46 in rt.each(self, self.t_channels) if ((_c46.visibility == _E10_Visibility_public) or self.fn_is_member(_c46, me))])  # team_chat.world:257
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:260
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
@@ -791,7 +793,7 @@ class TeamChat(Episode):
         if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m48.key() for _m48 in rt.each(self, self.t_messages) if (_m48.channel == channel.key())]))), key=lambda _m49: _m49.posted_at))  # team_chat.world:267
-        return _new_ChannelView(channel=channel.key(), members=tuple([_m50.user for _m50 in rt.each(self, self.t_memberships) if (_m50.channel == channel.key())]), pinned=tuple([_m51.key() for _m51 in rt.rows(self.t_messages, rt.each(self, posted)) if _m51.pinned]), messages=posted)  # team_chat.world:268
+        return _new_ChannelView(channel.key(), tuple([_m50.user for _m50 in rt.each(self, self.t_memberships) if (_m50.channel == channel.key())]), tuple([_m51.key() for _m51 in rt.rows(self.t_messages, rt.each(self, posted)) if _m51.pinned]), posted)  # team_chat.world:268
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

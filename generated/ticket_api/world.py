@@ -269,7 +269,7 @@ class TicketAPI(Episode):
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:118
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:119
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:120
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:120
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:123
         'Resolve a ticket with a resolution.'
@@ -284,7 +284,7 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:134
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:135
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:136
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:137
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:137
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:140
         'Modify the details of an existing ticket.'
@@ -303,25 +303,25 @@ class TicketAPI(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:161
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:164
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:165
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:165
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:168
         'Authenticate a user for ticket system.'
         if ((username == '') or (password == '')):  # ticket_api.world:175
-            return _new_Success(success=False)  # ticket_api.world:176
+            return _new_Success(False)  # ticket_api.world:176
         self._set(self.state, 'current_user', username)  # ticket_api.world:178
-        return _new_Success(success=True)  # ticket_api.world:179
+        return _new_Success(True)  # ticket_api.world:179
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:182
         'Get the login status of the currently authenticated user.'
-        return _new_LoginStatus(login_status=self.fn_logged_in())  # ticket_api.world:185
+        return _new_LoginStatus(self.fn_logged_in())  # ticket_api.world:185
 
     def tool_logout(self) -> Success:  # ticket_api.world:188
         'Log out the current user.'
         if (not self.fn_logged_in()):  # ticket_api.world:189
-            return _new_Success(success=False)  # ticket_api.world:190
+            return _new_Success(False)  # ticket_api.world:190
         self._set(self.state, 'current_user', None)  # ticket_api.world:192
-        return _new_Success(success=True)  # ticket_api.world:193
+        return _new_Success(True)  # ticket_api.world:193
 
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:196
         'Get all tickets created by the current user, optionally filtered by status.'

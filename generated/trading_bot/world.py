@@ -672,11 +672,11 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:271
         'Get the current time.'
-        return _new_CurrentTime(current_time=format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:272
+        return _new_CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:272
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:275
         'Get the symbol of a stock by company name.'
-        return _new_Symbol(symbol=rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:278
+        return _new_Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:278
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:281
         'Get the details of a stock.'
@@ -701,7 +701,7 @@ class TradingBot(Episode):
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:309
         self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:310
-        return _new_Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:311
+        return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:311
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:314
         'Place an order.'
@@ -720,7 +720,7 @@ class TradingBot(Episode):
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:331
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:341
         self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:342
-        return _new_Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:344
+        return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:344
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:353
         'Withdraw funds from the account balance.'
@@ -737,7 +737,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) - amount)})  # trading_bot.world:361
         entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:362
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:367
-        return _new_Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:368
+        return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:368
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:371
         'Get account information.'
@@ -748,20 +748,20 @@ class TradingBot(Episode):
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:376
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:383
-            return _new_Status(status='Already logged in')  # trading_bot.world:384
+            return _new_Status('Already logged in')  # trading_bot.world:384
         self._set(self.state, 'authenticated', True)  # trading_bot.world:386
-        return _new_Status(status='Logged in successfully')  # trading_bot.world:387
+        return _new_Status('Logged in successfully')  # trading_bot.world:387
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:390
         'Get the login status.'
-        return _new_LoginStatus(status=self.state.authenticated)  # trading_bot.world:391
+        return _new_LoginStatus(self.state.authenticated)  # trading_bot.world:391
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:394
         'Handle user logout for trading system.'
         if (not self.state.authenticated):  # trading_bot.world:395
-            return _new_Status(status='No user is currently logged in')  # trading_bot.world:396
+            return _new_Status('No user is currently logged in')  # trading_bot.world:396
         self._set(self.state, 'authenticated', False)  # trading_bot.world:398
-        return _new_Status(status='Logged out successfully')  # trading_bot.world:399
+        return _new_Status('Logged out successfully')  # trading_bot.world:399
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:402
         'Fund the account with the specified amount.'
@@ -774,7 +774,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) + amount)})  # trading_bot.world:408
         entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:409
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:414
-        return _new_Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:415
+        return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:415
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:418
         'Remove a stock from the watchlist.'
@@ -783,7 +783,7 @@ class TradingBot(Episode):
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:422
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:423
-        return _new_Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:424
+        return _new_Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:424
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:427
         'Get the watchlist.'
@@ -822,24 +822,24 @@ class TradingBot(Episode):
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:473
         'Get a list of stock symbols in the given sector.'
-        return _new_StockList(stock_list=rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:478
+        return _new_StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:478
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:481
         'Filter stocks based on a price range.'
-        return _new_FilteredStocks(filtered_stocks=tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:489
+        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:489
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:494
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:500
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:501
-        return _new_Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:503
+        return _new_Watchlist(self.state.watch_list)  # trading_bot.world:503
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:506
         'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:512
         if (len(changed) > 0):  # trading_bot.world:513
-            return _new_Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:514
-        return _new_Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:518
+            return _new_Notification(rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:514
+        return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:518
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -1017,10 +1017,10 @@ class TravelAPI(Episode):
         return costs  # travel_api.world:751
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:754
-        return _new_Booking(booking_id=None, transaction_id=None, booking_status=False, booking_history=None, error=error)  # travel_api.world:755
+        return _new_Booking(None, None, False, None, error)  # travel_api.world:755
 
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:758
-        return _new_Insurance(insurance_id=None, insurance_status=False, error=error)  # travel_api.world:759
+        return _new_Insurance(None, False, error)  # travel_api.world:759
 
     def tool_authenticate_travel(self, client_id: str, client_secret: str, refresh_token: str, grant_type: str, user_first_name: str, user_last_name: str) -> Token:  # travel_api.world:764
         'Authenticate the user with the travel API'
@@ -1031,15 +1031,15 @@ class TravelAPI(Episode):
         self._set(self.state, 'token_scope', grant_type)  # travel_api.world:779
         self._set(self.state, 'user_first_name', user_first_name)  # travel_api.world:780
         self._set(self.state, 'user_last_name', user_last_name)  # travel_api.world:781
-        return _new_Token(expires_in=2, access_token=token, token_type='Bearer', scope=grant_type)  # travel_api.world:782
+        return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:782
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:785
         'Get the status of the login'
-        return _new_LoginStatus(status=(not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:786
+        return _new_LoginStatus((not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:786
 
     def tool_get_budget_fiscal_year(self, lastModifiedAfter: str | None, includeRemoved: str | None) -> FiscalYear:  # travel_api.world:789
         'Get the budget fiscal year'
-        return _new_FiscalYear(budget_fiscal_year='2018')  # travel_api.world:796
+        return _new_FiscalYear('2018')  # travel_api.world:796
 
     def tool_register_credit_card(self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str, card_verification_number: int) -> CardId:  # travel_api.world:799
         'Register a credit card'
@@ -1053,12 +1053,12 @@ class TravelAPI(Episode):
             raise ToolError('Card already registered')
         card_id: str = rt.text(self._rng().randint(100000000000, 999999999999))  # travel_api.world:816
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self._rng().randint(10000, 99999)}})  # travel_api.world:817
-        return _new_CardId(card_id=card_id)  # travel_api.world:824
+        return _new_CardId(card_id)  # travel_api.world:824
 
     def tool_get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> CostList:  # travel_api.world:827
         'Get the list of cost of a flight in USD based on location, date, and class'
         self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:836
-        return _new_CostList(travel_cost_list=tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:837
+        return _new_CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:837
 
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:  # travel_api.world:840
         'Get the balance of a credit card'
@@ -1068,7 +1068,7 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_id in self.state.credit_card_list):  # travel_api.world:849
             raise ToolError(rt.built(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list))))))))
-        return _new_CardBalance(card_balance=self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:850
+        return _new_CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:850
 
     def tool_book_flight(self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str, travel_class: str) -> Booking:  # travel_api.world:853
         'Book a flight given the travel information. From and To should be the airport codes in the IATA format.'
@@ -1105,7 +1105,7 @@ class TravelAPI(Episode):
         booking_id: str = rt.text(self._rng().randint(1000000, 9999999))  # travel_api.world:912
         transaction_id: str = rt.text(self._rng().randint(10000000, 99999999))  # travel_api.world:913
         self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:914
-        return _new_Booking(booking_id=booking_id, transaction_id=transaction_id, booking_status=True, booking_history=(self.state.booking_record if self.state.long_context else {}), error=None)  # travel_api.world:924
+        return _new_Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:924
 
     def tool_retrieve_invoice(self, access_token: str, booking_id: str | None, insurance_id: str | None) -> InvoiceResult:  # travel_api.world:932
         'Retrieve the invoice for a booking.'
@@ -1116,7 +1116,7 @@ class TravelAPI(Episode):
         if ((booking_id is None) or ((booking_id if booking_id is not None else rt.absent()) not in self.state.booking_record)):  # travel_api.world:942
             raise ToolError('Booking not found')  # travel_api.world:943
         booking: dict[str, Any] = self.state.booking_record[(booking_id if booking_id is not None else rt.absent())]  # travel_api.world:945
-        return _new_InvoiceResult(invoice=_new_Invoice(booking_id=(booking_id if booking_id is not None else rt.absent()), travel_date=self.fn_key_of(booking, 'travel_date'), travel_from=self.fn_key_of(booking, 'travel_from'), travel_to=self.fn_key_of(booking, 'travel_to'), travel_class=self.fn_key_of(booking, 'travel_class'), travel_cost=self.fn_key_of(booking, 'travel_cost'), transaction_id=self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:948
+        return _new_InvoiceResult(_new_Invoice((booking_id if booking_id is not None else rt.absent()), self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'), self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'), self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:948
 
     def tool_get_booking_history(self, access_token: str) -> BookingHistory:  # travel_api.world:961
         'Retrieve all booking history for the user.'
@@ -1124,7 +1124,7 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:967
             raise ToolError('Invalid access token')
-        return _new_BookingHistory(booking_history=self.state.booking_record)  # travel_api.world:968
+        return _new_BookingHistory(self.state.booking_record)  # travel_api.world:968
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:971
         'List all available airports'
@@ -1133,11 +1133,11 @@ class TravelAPI(Episode):
     def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:  # travel_api.world:975
         'Cancel a booking'
         if (self.state.token_expires_in == 0):  # travel_api.world:981
-            return _new_Cancellation(cancel_status=False, error='Token expired')  # travel_api.world:982
+            return _new_Cancellation(False, 'Token expired')  # travel_api.world:982
         if (access_token != self.state.access_token):  # travel_api.world:984
-            return _new_Cancellation(cancel_status=False, error='Invalid access token')  # travel_api.world:985
+            return _new_Cancellation(False, 'Invalid access token')  # travel_api.world:985
         if (booking_id not in self.state.booking_record):  # travel_api.world:987
-            return _new_Cancellation(cancel_status=False, error='Booking not found')  # travel_api.world:988
+            return _new_Cancellation(False, 'Booking not found')  # travel_api.world:988
         booking: dict[str, Any] = self.state.booking_record[booking_id]  # travel_api.world:990
         card_id: Any = self.fn_key_of(booking, 'card_id')  # travel_api.world:991
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:992
@@ -1149,31 +1149,31 @@ class TravelAPI(Episode):
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:999
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) + rt.to_number(travel_cost))}})  # travel_api.world:1000
         self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1001
-        return _new_Cancellation(cancel_status=True, error=None)  # travel_api.world:1002
+        return _new_Cancellation(True, None)  # travel_api.world:1002
 
     def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1005
         'Compute the exchange rate between two currencies'
         if ((base_currency == 'USD') and (target_currency in _C_USD_RATES)):  # travel_api.world:1014
-            return _new_ExchangedValue(exchanged_value=rt.to_float(rt.bounded_number(value * _C_USD_RATES[target_currency])))  # travel_api.world:1015
+            return _new_ExchangedValue(rt.to_float(rt.bounded_number(value * _C_USD_RATES[target_currency])))  # travel_api.world:1015
         if ((target_currency == 'USD') and (base_currency in _C_USD_RATES)):  # travel_api.world:1017
-            return _new_ExchangedValue(exchanged_value=round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1019
+            return _new_ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1019
         raise ToolError('No available exchange rate for the given currencies.')  # travel_api.world:1021
 
     def tool_verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> Verification:  # travel_api.world:1024
         'Verify the traveler information'
         if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1032
-            return _new_Verification(verification_status=False, verification_failure=rt.built(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1034
+            return _new_Verification(False, rt.built(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1034
         if (rt.attempt(lambda: rt.strptime(date_of_birth, '%Y-%m-%d')) is None):  # travel_api.world:1039
-            return _new_Verification(verification_status=False, verification_failure='Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1040
+            return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1040
         born: dt.datetime = rt.strptime(date_of_birth, '%Y-%m-%d')  # travel_api.world:1046
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1047
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1048
             age = (age - 1)  # travel_api.world:1049
         if (age < 18):  # travel_api.world:1051
-            return _new_Verification(verification_status=False, verification_failure='Traveler must be at least 18 years old.')  # travel_api.world:1052
+            return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1052
         if (not passport_number.startswith('US')):  # travel_api.world:1057
-            return _new_Verification(verification_status=False, verification_failure='Passport must be issued by the United States.')  # travel_api.world:1058
-        return _new_Verification(verification_status=True, verification_failure=None)  # travel_api.world:1063
+            return _new_Verification(False, 'Passport must be issued by the United States.')  # travel_api.world:1058
+        return _new_Verification(True, None)  # travel_api.world:1063
 
     def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:  # travel_api.world:1066
         'Set the budget limit for the user'
@@ -1182,11 +1182,11 @@ class TravelAPI(Episode):
         if not (access_token == self.state.access_token):  # travel_api.world:1073
             raise ToolError('Invalid access token')
         self._set(self.state, 'budget_limit', budget_limit)  # travel_api.world:1075
-        return _new_BudgetLimit(budget_limit=budget_limit)  # travel_api.world:1076
+        return _new_BudgetLimit(budget_limit)  # travel_api.world:1076
 
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:  # travel_api.world:1079
         'Get the nearest airport to the given location'
-        return _new_NearestAirport(nearest_airport=rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1084
+        return _new_NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1084
 
     def tool_purchase_insurance(self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float, card_id: str) -> Insurance:  # travel_api.world:1087
         'Purchase insurance'
@@ -1202,17 +1202,17 @@ class TravelAPI(Episode):
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1110
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1114
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) - insurance_cost)}})  # travel_api.world:1115
-        return _new_Insurance(insurance_id=rt.text(self._rng().randint(100000000, 999999999)), insurance_status=True, error=None)  # travel_api.world:1116
+        return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1116
 
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1119
         'Contact travel booking customer support, get immediate support on an issue with an online call.'
         if not (booking_id in self.state.booking_record):  # travel_api.world:1125
             raise ToolError('Booking not found')
-        return _new_SupportMessage(customer_support_message='Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1126
+        return _new_SupportMessage('Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1126
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1131
         'Get all registered credit cards'
-        return _new_CreditCards(credit_card_list=self.state.credit_card_list)  # travel_api.world:1132
+        return _new_CreditCards(self.state.credit_card_list)  # travel_api.world:1132
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -39,6 +39,8 @@ class StudentStatus(enum.StrEnum):
 _E13_StudentStatus_active: StudentStatus = StudentStatus.active
 _E13_StudentStatus_suspended: StudentStatus = StudentStatus.suspended
 
+_T13_StudentStatus: dict[StudentStatus | None, str] = {None: 'null', _E13_StudentStatus_active: '"active"', _E13_StudentStatus_suspended: '"suspended"', }
+
 
 class Weekday(enum.StrEnum):
     'The Weekday enum.'
@@ -56,6 +58,8 @@ _E7_Weekday_wed: Weekday = Weekday.wed
 _E7_Weekday_thu: Weekday = Weekday.thu
 _E7_Weekday_fri: Weekday = Weekday.fri
 
+_T7_Weekday: dict[Weekday | None, str] = {None: 'null', _E7_Weekday_mon: '"mon"', _E7_Weekday_tue: '"tue"', _E7_Weekday_wed: '"wed"', _E7_Weekday_thu: '"thu"', _E7_Weekday_fri: '"fri"', }
+
 
 class EnrolmentStatus(enum.StrEnum):
     'The EnrolmentStatus enum.'
@@ -68,6 +72,8 @@ class EnrolmentStatus(enum.StrEnum):
 _E15_EnrolmentStatus_enrolled: EnrolmentStatus = EnrolmentStatus.enrolled
 _E15_EnrolmentStatus_dropped: EnrolmentStatus = EnrolmentStatus.dropped
 _E15_EnrolmentStatus_completed: EnrolmentStatus = EnrolmentStatus.completed
+
+_T15_EnrolmentStatus: dict[EnrolmentStatus | None, str] = {None: 'null', _E15_EnrolmentStatus_enrolled: '"enrolled"', _E15_EnrolmentStatus_dropped: '"dropped"', _E15_EnrolmentStatus_completed: '"completed"', }
 
 
 class Grade(enum.StrEnum):
@@ -85,6 +91,8 @@ _E5_Grade_B: Grade = Grade.B
 _E5_Grade_C: Grade = Grade.C
 _E5_Grade_D: Grade = Grade.D
 _E5_Grade_F: Grade = Grade.F
+
+_T5_Grade: dict[Grade | None, str] = {None: 'null', _E5_Grade_A: '"A"', _E5_Grade_B: '"B"', _E5_Grade_C: '"C"', _E5_Grade_D: '"D"', _E5_Grade_F: '"F"', }
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -114,7 +122,7 @@ class Meeting:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"day": ', v.str_text(self.day._value_), ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
+            text = ''.join(('{"day": ', _T7_Weekday[self.day], ', "start": ', v.str_text(self.start), ', "end": ', v.str_text(self.end), '}'))
             _SET_Meeting[3](self, text)
         return text
 
@@ -157,7 +165,7 @@ class Student(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T13_StudentStatus.__getitem__,
     )
 
     def __init__(self, *, id_: str, name: str, program: str, status: StudentStatus) -> None:
@@ -358,8 +366,8 @@ class Enrolment(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
-        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        _T15_EnrolmentStatus.__getitem__,
+        _T5_Grade.__getitem__,
         None,
         None,
     )
@@ -816,7 +824,7 @@ class UniversityRegistrar(Episode):
 
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:222
         'List the sections of a course with instructor, meetings, seats taken, capacity and waitlist length.'
-        return tuple([_new_SectionInfo(section=_s11.key(), seats_taken=self.fn_seats_taken(_s11), capacity=_s11.capacity, waitlisted=self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:228
+        return tuple([_new_SectionInfo(_s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)) for _s11 in rt.each(self, self.t_sections) if ((_s11.course == course.key()) and ((term is None) or (_s11.term == (term if term is not None else rt.absent()))))])  # university_registrar.world:228
 
     def tool_get_student_record(self, student: Student) -> StudentRecord:  # university_registrar.world:231
         "Show a student's enrolments with grades, their waitlist entries and their credits per term."
@@ -827,7 +835,7 @@ class UniversityRegistrar(Episode):
                 self._steps -= len(credits_)  # university_registrar.world:240
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:240
                 credits_ = {**credits_, (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:240
-        return _new_StudentRecord(student=student.key(), enrolments=mine, waitlist=tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())]), credits_by_term=credits_)  # university_registrar.world:243
+        return _new_StudentRecord(student.key(), mine, tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())]), credits_)  # university_registrar.world:243
 
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:  # university_registrar.world:253
         "Enrol a student in a section. The section must have a free seat, the student must have passed\nthe course's prerequisites, must not already take the course this term, must have no time\nclash and stays within 18 credits a term. A waitlist entry for the section is removed."
@@ -889,7 +897,7 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:303
         self._insert(self.t_waitlist, entry)  # university_registrar.world:304
-        return _new_WaitlistPosition(entry=entry.key(), position=self.fn_waiting_count(section))  # university_registrar.world:305
+        return _new_WaitlistPosition(entry.key(), self.fn_waiting_count(section))  # university_registrar.world:305
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:  # university_registrar.world:308
         'Take a student off a waitlist.'

@@ -1175,7 +1175,7 @@ class VehicleControlAPI(Episode):
         if (ignitionMode != 'START'):  # vehicle_control.world:290
             raise rt.KeptError('Invalid ignition mode.')  # vehicle_control.world:291
         self._set(self.state, 'engine_state', 'running')  # vehicle_control.world:293
-        return _new_EngineStatus(engineState=self.state.engine_state, fuelLevel=self.state.fuelLevel, batteryVoltage=self.state.batteryVoltage)  # vehicle_control.world:294
+        return _new_EngineStatus(self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage)  # vehicle_control.world:294
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:301
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
@@ -1186,7 +1186,7 @@ class VehicleControlAPI(Episode):
         if not (rt.bounded_number(self.state.fuelLevel + fuelAmount) >= _C_MIN_FUEL_LEVEL):  # vehicle_control.world:309
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self._set(self.state, 'fuelLevel', rt.bounded_number(self.state.fuelLevel + fuelAmount))  # vehicle_control.world:310
-        return _new_FuelLevel(fuelLevel=self.state.fuelLevel)  # vehicle_control.world:311
+        return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:311
 
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:314
         'Locks the doors of the vehicle.'
@@ -1202,7 +1202,7 @@ class VehicleControlAPI(Episode):
             self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:330
             self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:330
             self._set(self.state, 'remainingUnlockedDoors', rt.bounded(self.state.remainingUnlockedDoors + (1 if unlock else (-1))))  # vehicle_control.world:332
-        return _new_LockStatus(lockStatus=wanted, remainingUnlockedDoors=self.state.remainingUnlockedDoors)  # vehicle_control.world:334
+        return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:334
 
     def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:337
         'Adjusts the climate control of the vehicle.'
@@ -1216,11 +1216,11 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'acTemperature', (rt.bounded_number((temperature - 32) * 5) / 9))  # vehicle_control.world:355
         self._set(self.state, 'fanSpeed', fanSpeed)  # vehicle_control.world:357
         self._set(self.state, 'acMode', mode)  # vehicle_control.world:358
-        return _new_Climate(currentACTemperature=temperature, climateMode=mode, humidityLevel=self.state.humidityLevel)  # vehicle_control.world:360
+        return _new_Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:360
 
     def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:  # vehicle_control.world:363
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(outsideTemperature=self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:364
+        return _new_OutsideTemperature(self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:364
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:367
         'Gets the outside temperature.'
@@ -1231,7 +1231,7 @@ class VehicleControlAPI(Episode):
         if not (((mode == 'on') or (mode == 'off')) or (mode == 'auto')):  # vehicle_control.world:379
             raise ToolError('Invalid headlight mode.')
         self._set(self.state, 'headLightStatus', ('on' if (mode == 'on') else 'off'))  # vehicle_control.world:381
-        return _new_Headlights(headlightStatus=self.state.headLightStatus)  # vehicle_control.world:382
+        return _new_Headlights(self.state.headLightStatus)  # vehicle_control.world:382
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:385
         'Displays the status of the vehicle based on the provided display option.'
@@ -1267,7 +1267,7 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'parkingBrakeStatus', 'released')  # vehicle_control.world:434
             self._set(self.state, 'parkingBrakeForce', 0.0)  # vehicle_control.world:435
         self._set(self.state, 'slopeAngle', 10.0)  # vehicle_control.world:438
-        return _new_ParkingBrake(parkingBrakeStatus=self.state.parkingBrakeStatus, x_parkingBrakeForce=rt.as_float(self.state.parkingBrakeForce), x_slopeAngle=rt.as_float(self.state.slopeAngle))  # vehicle_control.world:439
+        return _new_ParkingBrake(self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce), rt.as_float(self.state.slopeAngle))  # vehicle_control.world:439
 
     def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:  # vehicle_control.world:446
         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.'
@@ -1276,17 +1276,17 @@ class VehicleControlAPI(Episode):
         if (pedalPosition == 0):  # vehicle_control.world:452
             self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:453
             self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:454
-            return _new_BrakePedal(brakePedalStatus='released', brakePedalForce=0.0)  # vehicle_control.world:455
+            return _new_BrakePedal('released', 0.0)  # vehicle_control.world:455
         force: int | float = rt.bounded_number(pedalPosition * 1000)  # vehicle_control.world:459
         self._set(self.state, 'brakePedalStatus', 'pressed')  # vehicle_control.world:460
         self._set(self.state, 'brakePedalForce', force)  # vehicle_control.world:461
-        return _new_BrakePedal(brakePedalStatus='pressed', brakePedalForce=rt.to_float(force))  # vehicle_control.world:462
+        return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:462
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:465
         'Releases the brake pedal of the vehicle.'
         self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:466
         self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:467
-        return _new_BrakePedal(brakePedalStatus='released', brakePedalForce=0.0)  # vehicle_control.world:468
+        return _new_BrakePedal('released', 0.0)  # vehicle_control.world:468
 
     def tool_setCruiseControl(self, speed: float, activate: bool, distanceToNextVehicle: float) -> Cruise:  # vehicle_control.world:471
         'Sets the cruise control of the vehicle.'
@@ -1299,52 +1299,52 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'cruiseStatus', 'active')  # vehicle_control.world:489
         else:
             self._set(self.state, 'cruiseStatus', 'inactive')  # vehicle_control.world:491
-        return _new_Cruise(cruiseStatus=self.state.cruiseStatus, currentSpeed=speed, distanceToNextVehicle=distanceToNextVehicle)  # vehicle_control.world:493
+        return _new_Cruise(self.state.cruiseStatus, speed, distanceToNextVehicle)  # vehicle_control.world:493
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:500
         'Gets the current speed of the vehicle.'
-        return _new_Speed(currentSpeed=self._rng().uniform(0.0, 120.0))  # vehicle_control.world:501
+        return _new_Speed(self._rng().uniform(0.0, 120.0))  # vehicle_control.world:501
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:504
         'Displays the log messages.'
-        return _new_Log(log=messages)  # vehicle_control.world:507
+        return _new_Log(messages)  # vehicle_control.world:507
 
     def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:  # vehicle_control.world:510
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility(canDrive=(not ((self.state.fuelLevel * _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:515
+        return _new_Feasibility((not ((self.state.fuelLevel * _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:515
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:518
         'Converts the liter to gallon.'
-        return _new_Gallons(gallon=(liter * 0.264172))  # vehicle_control.world:523
+        return _new_Gallons((liter * 0.264172))  # vehicle_control.world:523
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:526
         'Converts the gallon to liter.'
-        return _new_Liters(liter=(gallon * 3.78541))  # vehicle_control.world:531
+        return _new_Liters((gallon * 3.78541))  # vehicle_control.world:531
 
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:  # vehicle_control.world:534
         'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(_C_DISTANCES.get(rt.built(self, (rt.text(cityA) + '-' + rt.text(cityB)))), lambda: _C_DISTANCES.get(rt.built(self, (rt.text(cityB) + '-' + rt.text(cityA)))))  # vehicle_control.world:540
         if not (found is not None):  # vehicle_control.world:541
             raise ToolError('distance not found in database.')
-        return _new_Distance(distance=(found if found is not None else rt.absent()))  # vehicle_control.world:542
+        return _new_Distance((found if found is not None else rt.absent()))  # vehicle_control.world:542
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:545
         'Gets the zipcode based on the city.'
-        return _new_Zipcode(zipcode=rt.coalesce(_C_ZIPCODES.get(city), lambda: '00000'))  # vehicle_control.world:548
+        return _new_Zipcode(rt.coalesce(_C_ZIPCODES.get(city), lambda: '00000'))  # vehicle_control.world:548
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:551
         'Navigates to the destination.'
         self._set(self.state, 'destination', destination)  # vehicle_control.world:556
-        return _new_Navigation(status=rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:557
+        return _new_Navigation(rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:557
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:560
         'Checks the tire pressure of the vehicle.'
         mean: float = (rt.bounded_number(rt.bounded_number(rt.bounded_number(self.state.frontLeftTirePressure + self.state.frontRightTirePressure) + self.state.rearLeftTirePressure) + self.state.rearRightTirePressure) / 4)  # vehicle_control.world:562
-        return _new_TirePressure(frontLeftTirePressure=self.state.frontLeftTirePressure, frontRightTirePressure=self.state.frontRightTirePressure, rearLeftTirePressure=self.state.rearLeftTirePressure, rearRightTirePressure=self.state.rearRightTirePressure, healthy_tire_pressure=((30 <= mean) and (mean <= 35)), car_info={})  # vehicle_control.world:563
+        return _new_TirePressure(self.state.frontLeftTirePressure, self.state.frontRightTirePressure, self.state.rearLeftTirePressure, self.state.rearRightTirePressure, ((30 <= mean) and (mean <= 35)), {})  # vehicle_control.world:563
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:573
         'Finds the nearest tire shop.'
-        return _new_TireShop(shopLocation='456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:574
+        return _new_TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:574
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -39,6 +39,8 @@ class ClerkRole(enum.StrEnum):
 _E9_ClerkRole_picker: ClerkRole = ClerkRole.picker
 _E9_ClerkRole_supervisor: ClerkRole = ClerkRole.supervisor
 
+_T9_ClerkRole: dict[ClerkRole | None, str] = {None: 'null', _E9_ClerkRole_picker: '"picker"', _E9_ClerkRole_supervisor: '"supervisor"', }
+
 
 class Zone(enum.StrEnum):
     'The Zone enum.'
@@ -51,6 +53,8 @@ class Zone(enum.StrEnum):
 _E4_Zone_receiving: Zone = Zone.receiving
 _E4_Zone_bulk: Zone = Zone.bulk
 _E4_Zone_pick_face: Zone = Zone.pick_face
+
+_T4_Zone: dict[Zone | None, str] = {None: 'null', _E4_Zone_receiving: '"receiving"', _E4_Zone_bulk: '"bulk"', _E4_Zone_pick_face: '"pick_face"', }
 
 
 class MovementKind(enum.StrEnum):
@@ -67,6 +71,8 @@ _E12_MovementKind_pick: MovementKind = MovementKind.pick
 _E12_MovementKind_transfer: MovementKind = MovementKind.transfer
 _E12_MovementKind_count_adjustment: MovementKind = MovementKind.count_adjustment
 
+_T12_MovementKind: dict[MovementKind | None, str] = {None: 'null', _E12_MovementKind_receipt: '"receipt"', _E12_MovementKind_pick: '"pick"', _E12_MovementKind_transfer: '"transfer"', _E12_MovementKind_count_adjustment: '"count_adjustment"', }
+
 
 class Clerk(Row):
     'A warehouse employee who can sign in and perform stock operations.'
@@ -82,7 +88,7 @@ class Clerk(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_ClerkRole.__getitem__,
     )
 
     def __init__(self, *, id_: str, name: str, role: ClerkRole) -> None:
@@ -188,7 +194,7 @@ class Bin(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T4_Zone.__getitem__,
         v.int_text,
         None,
     )
@@ -311,7 +317,7 @@ class Movement(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T12_MovementKind.__getitem__,
         v.str_text,
         lambda value: ('null' if value is None else v.str_text(value)),
         lambda value: ('null' if value is None else v.str_text(value)),
@@ -486,7 +492,7 @@ class BinReport:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', v.str_text(self.zone._value_), ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
+            text = ''.join(('{"bin": ', v.str_text(self.bin_), ', "zone": ', _T4_Zone[self.zone], ', "capacity": ', v.int_text(self.capacity), ', "used": ', v.int_text(self.used), ', "free": ', v.int_text(self.free), ', "blocked": ', v.json_text(self.blocked), ', "levels": ', v.json_text(self.levels), '}'))
             _SET_BinReport[7](self, text)
         return text
 
@@ -733,12 +739,12 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
-        return _new_ItemStock(item=item.key(), name=item.name, reorder_level=item.reorder_level, total=total, below_reorder=(total < item.reorder_level), levels=tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
+        return _new_ItemStock(item.key(), item.name, item.reorder_level, total, (total < item.reorder_level), tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if (_s3.item == item.key())]))  # warehouse_inventory_desk.world:181
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
         "Show a bin's contents, used units and free capacity."
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
-        return _new_BinReport(bin_=bin_.key(), zone=bin_.zone, capacity=bin_.capacity, used=used, free=rt.bounded(bin_.capacity - used), blocked=bin_.blocked, levels=tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
+        return _new_BinReport(bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used), bin_.blocked, tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if (_s4.bin_ == bin_.key())]))  # warehouse_inventory_desk.world:195
 
     def tool_receive_delivery(self, item: Item, bin_: Bin, quantity: int, delivery_note: str) -> StockLevel:  # warehouse_inventory_desk.world:206
         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the whole delivery.'
@@ -904,7 +910,7 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:361
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple([_new_ReorderFlag(item=_i33.key(), name=_i33.name, on_hand=self.fn_on_hand(_i33), reorder_level=_i33.reorder_level, shortfall=rt.bounded(_i33.reorder_level - self.fn_on_hand(_i33))) for _i33 in rt.each(self, self.t_items) if (_i33.active and (self.fn_on_hand(_i33) < _i33.reorder_level))])  # warehouse_inventory_desk.world:364
+        return tuple([_new_ReorderFlag(_i33.key(), _i33.name, self.fn_on_hand(_i33), _i33.reorder_level, rt.bounded(_i33.reorder_level - self.fn_on_hand(_i33))) for _i33 in rt.each(self, self.t_items) if (_i33.active and (self.fn_on_hand(_i33) < _i33.reorder_level))])  # warehouse_inventory_desk.world:364
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:367
         'List the stock movements of an item, newest first.'
