@@ -38,8 +38,15 @@ from worldspec.runtime.budget import (
     width,
 )
 from worldspec.runtime.episode import RUNTIME_FAILURES, describe_failure
-from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
-from worldspec.runtime.values import quote, type_name, want_date, want_datetime
+from worldspec.runtime.errors import (
+    ArgumentError,
+    InvariantError,
+    KeptError,
+    LimitError,
+    ToolError,
+    WrongTypeError,
+)
+from worldspec.runtime.values import quote, type_name, want_date, want_datetime, want_json
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -473,6 +480,31 @@ def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str | No
         raise ArgumentError(own) from None
 
 
+def foreign(refused: ToolError, given: Any, path: str) -> Any:
+    """``config { arguments: dynamic }``: an argument its loader refused for its JSON type
+    (``refused`` is a :class:`WrongTypeError`), passed on as the JSON value it is, as Python
+    would (a copy: the caller's objects are never shared). Any other refusal stands: a value
+    of the right type that is not one of the parameter's (a text that is no enum member, a
+    broken refinement), or the parameter's own ``else`` message."""
+    if type(refused) is not WrongTypeError:
+        raise refused
+    return want_json(given, path)
+
+
+#: What a tool body of a world with ``arguments: dynamic`` may raise on a value of another
+#: type than declared (``5 .lower()``, ``"x" <= 0``, ``hash([1])``): the call fails with
+#: Python's own text (:func:`python_failure`)
+PYTHON_FAILURES = (*RUNTIME_FAILURES, AttributeError)
+
+
+def python_failure(exc: BaseException) -> ToolError:
+    """The failure of a call whose body raised ``exc`` (one of :data:`PYTHON_FAILURES`), with
+    ``str(exc)`` as its text, as the harnesses of BFCL and tau2 report a Python original's
+    exception (``'<=' not supported between instances of 'str' and 'int'``, ``'x'`` for a
+    missing key)."""
+    return ToolError(str(exc) or describe_failure(exc))
+
+
 #: The message a custom failure shape is built with to recognise failures (``failed()``):
 #: text no tool message holds.
 HOLE = "\x00worldspec:message\x00"
@@ -636,4 +668,4 @@ def error_of(compute: Callable[[], object]) -> str | None:
     return None
 
 
-__all__ += ["attempt", "error_of"]
+__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure"]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, ToolError
+from worldspec.runtime.errors import ArgumentError, ToolError, WrongTypeError
 
 __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_number", "want_bool", "want_date",
@@ -86,8 +86,12 @@ def _shown(value: object) -> str:
         return "an integer of over 4300 digits"
 
 
-def _bad(path: str, expected: str, value: object) -> ArgumentError:
-    return ArgumentError(f"{path}: expected {expected}, got {_shown(value)}")
+def _bad(path: str, expected: str, value: object, wrong_type: bool = True) -> ArgumentError:
+    """A value that does not fit: of another JSON type (a :class:`WrongTypeError`), or, with
+    ``wrong_type=False``, of the right type but not a value of the parameter's (a text that is
+    not an enum member, a date or an integer key)."""
+    kind = WrongTypeError if wrong_type else ArgumentError
+    return kind(f"{path}: expected {expected}, got {_shown(value)}")
 
 
 def lone_surrogate(text: str) -> int | None:
@@ -160,7 +164,7 @@ def want_date(value: object, path: str) -> dt.date:
             return dt.date.fromisoformat(value)
         except ValueError:
             pass
-    raise _bad(path, "a date (YYYY-MM-DD)", value)
+    raise _bad(path, "a date (YYYY-MM-DD)", value, not isinstance(value, str))
 
 
 def want_datetime(value: object, path: str) -> dt.datetime:
@@ -183,7 +187,7 @@ def want_datetime(value: object, path: str) -> dt.datetime:
                 return dt.datetime.fromisoformat(value)
             except ValueError:
                 pass
-    raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value)
+    raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value, not isinstance(value, str))
 
 
 def _offset(path: str, text: str) -> ArgumentError:
@@ -257,7 +261,7 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
         elif int_keys and isinstance(k, str):
             if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
                 raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
-                           "sign but '-', no leading zeros)", k)
+                           "sign but '-', no leading zeros)", k, False)
             raw = int(k)
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
@@ -315,7 +319,7 @@ def want_json(value: object, path: str) -> Any:
     if isinstance(value, float):
         if math.isfinite(value):
             return value
-        raise _bad(path, "a finite number", value)
+        raise _bad(path, "a finite number", value, False)
     if isinstance(value, (list, tuple)):
         return [want_json(x, f"{path}[{i}]") for i, x in enumerate(value)]
     if isinstance(value, dict):
@@ -361,7 +365,7 @@ def want_enum(value: object, path: str, enum_cls: type[T]) -> T:
     if isinstance(value, str) and value in members:
         return members[value]  # type: ignore[no-any-return]
     allowed = ", ".join(json.dumps(v) for v in members)
-    raise _bad(path, f"one of {allowed}", value)
+    raise _bad(path, f"one of {allowed}", value, not isinstance(value, str))
 
 
 def check_range(value: Any, path: str, low: float | None, high: float | None) -> Any:
