@@ -220,6 +220,9 @@ def _emit(template: str, a: Args, recv: str | None = None) -> str:
     if custom is not None:
         return custom(a)
     values = {name: a.value(name) for name in a.bound}
+    if template.startswith("rt.error_of(") and a.c.tables.dynamic:
+        # `arguments: dynamic`: Python's own text, as the call itself would fail with
+        template = "rt.python_error_of(" + template[len("rt.error_of("):]
     return template.format(ep=a.env.ep, **({"recv": recv} if recv is not None else {}),
                            **values)
 

@@ -505,6 +505,30 @@ def python_failure(exc: BaseException) -> ToolError:
     return ToolError(str(exc) or describe_failure(exc))
 
 
+def size(items: Any) -> int:
+    """``len(items)``, or 1 for a value without a length (in a world with ``arguments:
+    dynamic``, a number given for a list): the steps a loop over it is charged."""
+    try:
+        return len(items)
+    except TypeError:
+        return 1
+
+
+def python_error_of(compute: Callable[[], object]) -> str | None:
+    """:func:`error_of` in a world with ``arguments: dynamic``: a Python error's text is
+    Python's own (:func:`python_failure`), as the call would fail with it."""
+    try:
+        compute()
+    except PYTHON_FAILURES as exc:
+        return python_failure(exc).message
+    except ToolError as exc:
+        text = _failure_text(exc)
+        if text is None:
+            raise
+        return text
+    return None
+
+
 #: The message a custom failure shape is built with to recognise failures (``failed()``):
 #: text no tool message holds.
 HOLE = "\x00worldspec:message\x00"
@@ -668,4 +692,5 @@ def error_of(compute: Callable[[], object]) -> str | None:
     return None
 
 
-__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure"]
+__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
+            "python_error_of", "size"]

@@ -133,7 +133,9 @@ def want_float(value: object, path: str) -> float:
         try:
             result = float(value)
         except OverflowError:
-            raise ArgumentError(f"{path}: {_shown(value)} is too large for a float") from None
+            # of the type Python would compute with, but not one a float holds: as a value
+            # of another type, ``arguments: dynamic`` passes it on (``float()`` then fails)
+            raise WrongTypeError(f"{path}: {_shown(value)} is too large for a float") from None
         if math.isfinite(result):
             return result
     raise _bad(path, "a number", value)
