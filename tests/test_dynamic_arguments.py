@@ -200,3 +200,10 @@ def test_a_world_not_in_the_mode_still_refuses(tmp_path: Path) -> None:
     assert ep.call("fund", {"amount": "x"}) == {"error": 'amount: expected a number, got "x"'}
     assert ep.call("shout", {"text": 5}) == {"error": "text: expected a string, got 5"}
     assert ep.export_state()["balance"] == 10
+
+
+def test_a_list_of_other_elements_stays_a_list(dyn: type[Episode]) -> None:
+    ep = dyn()
+    assert ep.call("tally", {"items": [1, "", None]}) == 2  # 1 != "" and None != ""
+    ep.call("note", {"text": "t", "tags": [1, [2]]})
+    assert ep.export_state()["notes"][0]["tags"] == [1, [2]]

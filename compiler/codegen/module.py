@@ -591,6 +591,9 @@ class WorldGenerator:
         no row has fails with the not-found message, an unhashable one with Python's text)."""
         raw = f"rt.foreign(exc, {src}, {path})"
         base = t.strip_optional(p.type)
+        if isinstance(base, (t.ListOf, t.SetOf)):
+            # a list stays the world's list (a tuple), so that list operations work on it
+            return f"rt.foreign_list(exc, {src}, {path})"
         if not (isinstance(base, t.Named) and base.kind == "entity"):
             return raw
         table = self.world.table_of(base.name)

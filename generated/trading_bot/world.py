@@ -1118,7 +1118,7 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         try:
             a_stocks = v.want_str_list(args['stocks'], 'stocks')
         except ToolError as exc:
-            a_stocks = rt.foreign(exc, args['stocks'], 'stocks')
+            a_stocks = rt.foreign_list(exc, args['stocks'], 'stocks')
         try:
             a_min_price = v.want_float(args['min_price'], 'min_price')
         except ToolError as exc:
@@ -1160,7 +1160,7 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_stocks = v.want_str_list(args['stocks'], 'stocks')
         except ToolError as exc:
-            a_stocks = rt.foreign(exc, args['stocks'], 'stocks')
+            a_stocks = rt.foreign_list(exc, args['stocks'], 'stocks')
         try:
             a_threshold = v.want_float(args['threshold'], 'threshold')
         except ToolError as exc:

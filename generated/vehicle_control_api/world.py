@@ -1374,7 +1374,7 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_door = v.want_str_list(args['door'], 'door')
         except ToolError as exc:
-            a_door = rt.foreign(exc, args['door'], 'door')
+            a_door = rt.foreign_list(exc, args['door'], 'door')
         return ep.tool_lockDoors(a_unlock, a_door)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1561,7 +1561,7 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_messages = v.want_str_list(args['messages'], 'messages')
         except ToolError as exc:
-            a_messages = rt.foreign(exc, args['messages'], 'messages')
+            a_messages = rt.foreign_list(exc, args['messages'], 'messages')
         return ep.tool_display_log(a_messages)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -491,6 +491,14 @@ def foreign(refused: ToolError, given: Any, path: str) -> Any:
     return want_json(given, path)
 
 
+def foreign_list(refused: ToolError, given: Any, path: str) -> Any:
+    """:func:`foreign` for a list parameter: a JSON array whose elements are of another type
+    becomes a list as the world keeps lists (a tuple), so that ``+`` and the list builtins
+    work on it as Python's list operations on the original's list do."""
+    value = foreign(refused, given, path)
+    return tuple(value) if type(value) is list else value
+
+
 #: What a tool body of a world with ``arguments: dynamic`` may raise on a value of another
 #: type than declared (``5 .lower()``, ``"x" <= 0``, ``hash([1])``): the call fails with
 #: Python's own text (:func:`python_failure`)
@@ -693,4 +701,4 @@ def error_of(compute: Callable[[], object]) -> str | None:
 
 
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
-            "python_error_of", "size"]
+            "python_error_of", "size", "foreign_list"]

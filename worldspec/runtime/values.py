@@ -479,12 +479,26 @@ def export_value(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [export_value(v) for v in value]
     if isinstance(value, dict):
-        return {str(export_value(k)): export_value(v) for k, v in value.items()}
+        return {_key_text(k): export_value(v) for k, v in value.items()}
     export = getattr(value, "export", None)
     if export is not None:
         return export()
     raise TypeError(f"cannot export {type(value).__name__}")
 
+
+
+#: object keys JSON writes other than ``str()`` does (a map of a world with ``arguments:
+#: dynamic`` may be keyed by any JSON scalar an argument gave)
+_JSON_KEYS: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+def _key_text(key: Any) -> str:
+    """A map key as JSON writes it: text as it is, other keys as ``json.dumps`` writes them."""
+    if type(key) is str:
+        return key
+    if key is True or key is False or key is None:
+        return _JSON_KEYS[key]
+    return str(export_value(key))
 
 
 def quote(value: Any) -> str:
