@@ -46,7 +46,7 @@ tool fund(amount: number "How much.") -> number "Fund the account." {
   return balance
 }
 
-tool note(text: str "The text.", tags: list[str] = [] "Its tags.", when: date? = none "When.") -> str
+tool note(text: str "The text.", tags: list[str] = [] "Its tags.", when: date? = none) -> str
   "Store a note."
 {
   last = text
@@ -140,7 +140,8 @@ def test_stored_values_export_and_hash_as_json(dyn: type[Episode]) -> None:
     assert state["notes"] == [
         {"id": 1, "text": 5, "tags": "ab", "when": 3},
         {"id": 2, "text": {"a": [1, None]}, "tags": [1, "b"], "when": None}]
-    assert state["tagged"] == [{"text": 5, "tags": "ab"}, {"text": {"a": [1, None]}, "tags": [1, "b"]}]
+    assert state["tagged"] == [{"text": 5, "tags": "ab"},
+                               {"text": {"a": [1, None]}, "tags": [1, "b"]}]
     # the hash differs from the same calls with texts, and survives copy and undo
     other = dyn()
     other.call("note", {"text": "5", "tags": ["a", "b"]})
