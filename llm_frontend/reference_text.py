@@ -133,7 +133,7 @@ LANGUAGE_REFERENCE = (
     '| `clock` | ISO datetime string | `"2024-01-01T00:00:00"` | what `now` is when an episode starts |\n'
     '| `tick` | int (seconds, at most 86,400) | `0` | how far the clock moves after each successful tool call; the clock must be able to tick 100,000 times before year 9999 ends (WS508, WS509) |\n'
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
-    "| `arguments` | `worldspec` or `python` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError` (below) |\n"
+    "| `arguments` | `worldspec`, `python` or `dynamic` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError`; with `dynamic` also: a value of another JSON type reaches the tool as it is (below) |\n"
     "| `class_name` | a Python class name | the world's name | the class Python's messages name (`RetailTools.get_order_details() ...`) |\n"
     '| `unknown_tool` | a string; `{name}` in it is the name called | the runtime\'s `Unknown tool "x".` | what a call of a tool the world does not have fails with (below) |\n'
     '\n'
@@ -179,8 +179,63 @@ LANGUAGE_REFERENCE = (
     '\n'
     "As in Python, an explicit `null` is then a value (the parameter's type decides), not a missing\n"
     "argument. A value of the wrong JSON type fails with the runtime's message, or with the\n"
-    "parameter's own `else` message (Tools), which is how a port gives the text the\n"
-    'original fails with.\n'
+    "parameter's own `else` message (Tools).\n"
+    '\n'
+    '**Values of any JSON type.** A Python original checks no types: `fund_account(amount: "x")`\n'
+    'goes on with the text, and what it does with it decides what happens: it stores it, compares\n'
+    'it (`"x" <= 0` raises `\'<=\' not supported between instances of \'str\' and \'int\'`), or fails by\n'
+    'the state first. `arguments: dynamic` is `arguments: python` plus the same for values: an\n'
+    "argument of another JSON type than its parameter's (an int for a `str`, a text for a\n"
+    '`number`, `null` for a required parameter, a list whose elements are of another type, an int\n'
+    'past the float range for a `float`) is not refused but passed into the tool body as the JSON\n'
+    "value it is (a copy). The body is Python with Python's operators, so the value behaves as in\n"
+    'the original:\n'
+    '\n'
+    '```\n'
+    'config { results: bfcl  arguments: dynamic  class_name: "TradingBot" }\n'
+    '\n'
+    'tool fund_account(amount: number "Amount to fund the account with.") -> Funded {\n'
+    '  require authenticated else "User not authenticated. Please log in to fund the account."\n'
+    '  require not (amount <= 0) else "Funding amount must be positive."\n'
+    '  ...\n'
+    '}\n'
+    '# logged out, fund_account(amount: "x"): {"error": "User not authenticated. Please log in ..."}\n'
+    '# logged in:  {"error": "\'<=\' not supported between instances of \'str\' and \'int\'"}\n'
+    "# fund_account(amount: true) funds 1, as Python's True + balance does\n"
+    '```\n'
+    '\n'
+    'Exactly:\n'
+    '\n'
+    '- What the body raises on such a value (`TypeError`, `AttributeError`, `ValueError`,\n'
+    "  `KeyError`, `IndexError`, `ArithmeticError`) fails the call with Python's own text,\n"
+    "  `str(exception)`, as BFCL's and τ²'s harnesses report an original's exception (`'int' object\n"
+    "  has no attribute 'lower'`, `unhashable type: 'list'`, `'x'` for a missing key), and so does\n"
+    '  `error_of()`. The call is atomic as always: everything it changed is undone (`fail keep`\n'
+    '  keeps it, for an original that stores the value before it raises).\n'
+    "- Comparisons and `in` are Python's (`5 in users.values()` is false, `true == 1`), f-strings\n"
+    '  give Python\'s `f"{x}"` text (`True`, `None`, `[1, \'a\']`, `{\'k\': False}`), loops iterate what\n'
+    "  Python iterates (a text's characters) and fail as Python does (`'int' object is not\n"
+    '  iterable`).\n'
+    '- An entity parameter looks its row up by the value as given: a key of another type is not\n'
+    "  found (the parameter's not-found message) unless Python's `==` finds it (`true` for `1`), a\n"
+    '  list or an object fails with `unhashable type`.\n'
+    '- Stored in state or rows, such a value exports, hashes, copies, resets and diffs as the JSON\n'
+    '  value it is (`export_state()` shows `"text": 5`); map keys are written as JSON writes them\n'
+    '  (`true`, `null`).\n'
+    "- Still refused, with the runtime's message or the parameter's `else` message, which keeps\n"
+    "  its meaning: a value of the right JSON type that is not one of the parameter's (a text\n"
+    '  that is no member of an enum or no date, a broken refinement such as `int(1..5)`), and\n'
+    "  missing or unexpected arguments (Python's `TypeError` texts).\n"
+    '- What stays guaranteed: the checker checks bodies under the declared types, exactly as in\n'
+    '  the other modes (the mode changes what runs, not what is accepted), the tool schemas and\n'
+    "  `tools()` still declare every parameter's type (what an agent should send), and the\n"
+    '  generated class says its mode (`World.ARGUMENTS == "dynamic"`). A world without the mode\n'
+    '  generates the same code as before. `worldspec compare` compares calls with values of\n'
+    '  other types like any other call, result and state.\n'
+    '\n'
+    "Write a port's comparisons as the original writes them (`not (priority < 1 or priority >\n"
+    '5)`, not `priority >= 1 and priority <= 5`): with a value of another type, the operator and\n'
+    "operand order name Python's error.\n"
     '\n'
     '**Unknown tools.** A call of a tool the world does not have fails with\n'
     '`Unknown tool "x".`; `unknown_tool` gives the text of the original\'s dispatcher instead, with\n'
@@ -527,7 +582,7 @@ LANGUAGE_REFERENCE = (
     '  parameters become the tool description the agent sees. A parameter without a default or `?`\n'
     '  is required: leaving it out, or sending null, fails the call, except for a `json` parameter,\n'
     '  where null is a value like any other. Sending null for a parameter with a default means the\n'
-    '  default, except with `config { arguments: python }`, where it is a value as in Python: the\n'
+    '  default, except with `config { arguments: python }` (or `dynamic`), where it is a value as in Python: the\n'
     '  parameter\'s type takes it (`mode: str? = "auto"` receives `none`) or refuses it (with the\n'
     "  runtime's message, or the `else` message), and only leaving the argument out gives the\n"
     '  default. The tool schema then offers null only where the type does.\n'
