@@ -208,3 +208,28 @@ def test_a_list_of_other_elements_stays_a_list(dyn: type[Episode]) -> None:
     assert ep.call("tally", {"items": [1, "", None]}) == 2  # 1 != "" and None != ""
     ep.call("note", {"text": "t", "tags": [1, [2]]})
     assert ep.export_state()["notes"][0]["tags"] == [1, [2]]
+
+
+def test_property_checks_take_other_types_in_the_mode(dyn: type[Episode]) -> None:
+    from worldspec.runtime.properties import check_call
+
+    ep = dyn()
+    spec = dyn.TOOLS["note"]
+    before = ep.state_hash()
+    assert not ep.took_other_types
+    ep.call("note", {"text": 5})
+    assert ep.took_other_types
+    assert check_call(ep, spec, {"text": 5}, before) is None
+    before = ep.state_hash()
+    ep.call("note", {"text": "t", "nope": 1})  # a wrong name is still refused
+    assert check_call(ep, spec, {"text": "t", "nope": 1}, before) is None
+    assert ep.last_error is not None
+
+
+def test_worldspec_test_finds_nothing(tmp_path: Path) -> None:
+    from worldspec.runtime.explore import explore
+
+    world = _world(tmp_path, "dynamic")
+    report = explore(world, max_examples=30, steps=20, seed=3)
+    assert [f for f in report.findings if f.severity != "note"] == []
+    assert report.calls > 300

@@ -589,11 +589,11 @@ class WorldGenerator:
         """``arguments: dynamic``: the value of an argument its loader refused (``exc``) for
         its JSON type: the JSON value itself, or for an entity the row of that key (a key
         no row has fails with the not-found message, an unhashable one with Python's text)."""
-        raw = f"rt.foreign(exc, {src}, {path})"
+        raw = f"rt.foreign(ep, exc, {src}, {path})"
         base = t.strip_optional(p.type)
         if isinstance(base, (t.ListOf, t.SetOf)):
             # a list stays the world's list (a tuple), so that list operations work on it
-            return f"rt.foreign_list(exc, {src}, {path})"
+            return f"rt.foreign_list(ep, exc, {src}, {path})"
         if not (isinstance(base, t.Named) and base.kind == "entity"):
             return raw
         table = self.world.table_of(base.name)

@@ -842,7 +842,7 @@ def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_user) is not str or not a_user.isascii():
                 a_user = v.want_str(a_user, 'user')
         except ToolError as exc:
-            a_user = rt.foreign(exc, args['user'], 'user')
+            a_user = rt.foreign(ep, exc, args['user'], 'user')
         return ep.tool_get_user_id(a_user)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -860,7 +860,7 @@ def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_user_id) is not str or not a_user_id.isascii():
                 a_user_id = v.want_str(a_user_id, 'user_id')
         except ToolError as exc:
-            a_user_id = rt.foreign(exc, args['user_id'], 'user_id')
+            a_user_id = rt.foreign(ep, exc, args['user_id'], 'user_id')
         return ep.tool_message_login(a_user_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -890,13 +890,13 @@ def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_receiver_id) is not str or not a_receiver_id.isascii():
                 a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
         except ToolError as exc:
-            a_receiver_id = rt.foreign(exc, args['receiver_id'], 'receiver_id')
+            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
         try:
             a_message = args['message']
             if type(a_message) is not str or not a_message.isascii():
                 a_message = v.want_str(a_message, 'message')
         except ToolError as exc:
-            a_message = rt.foreign(exc, args['message'], 'message')
+            a_message = rt.foreign(ep, exc, args['message'], 'message')
         return ep.tool_send_message(a_receiver_id, a_message)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -914,7 +914,7 @@ def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_receiver_id) is not str or not a_receiver_id.isascii():
                 a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
         except ToolError as exc:
-            a_receiver_id = rt.foreign(exc, args['receiver_id'], 'receiver_id')
+            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
         return ep.tool_delete_message(a_receiver_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -944,7 +944,7 @@ def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_user_name) is not str or not a_user_name.isascii():
                 a_user_name = v.want_str(a_user_name, 'user_name')
         except ToolError as exc:
-            a_user_name = rt.foreign(exc, args['user_name'], 'user_name')
+            a_user_name = rt.foreign(ep, exc, args['user_name'], 'user_name')
         return ep.tool_add_contact(a_user_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -962,7 +962,7 @@ def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
             if type(a_keyword) is not str or not a_keyword.isascii():
                 a_keyword = v.want_str(a_keyword, 'keyword')
         except ToolError as exc:
-            a_keyword = rt.foreign(exc, args['keyword'], 'keyword')
+            a_keyword = rt.foreign(ep, exc, args['keyword'], 'keyword')
         return ep.tool_search_messages(a_keyword)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -386,15 +386,15 @@ def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
             if type(a_title) is not str or not a_title.isascii():
                 a_title = v.want_str(a_title, 'title')
         except ToolError as exc:
-            a_title = rt.foreign(exc, args['title'], 'title')
+            a_title = rt.foreign(ep, exc, args['title'], 'title')
         try:
             a_description = (v.want_str(args['description'], 'description') if 'description' in args else '')
         except ToolError as exc:
-            a_description = rt.foreign(exc, args['description'], 'description')
+            a_description = rt.foreign(ep, exc, args['description'], 'description')
         try:
             a_priority = (v.want_int(args['priority'], 'priority') if 'priority' in args else 1)
         except ToolError as exc:
-            a_priority = rt.foreign(exc, args['priority'], 'priority')
+            a_priority = rt.foreign(ep, exc, args['priority'], 'priority')
         return ep.tool_create_ticket(a_title, a_description, a_priority)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -410,7 +410,7 @@ def _invoke_get_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
-            a_ticket_id = rt.foreign(exc, args['ticket_id'], 'ticket_id')
+            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         return ep.tool_get_ticket(a_ticket_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -426,7 +426,7 @@ def _invoke_close_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
-            a_ticket_id = rt.foreign(exc, args['ticket_id'], 'ticket_id')
+            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         return ep.tool_close_ticket(a_ticket_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -442,13 +442,13 @@ def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
-            a_ticket_id = rt.foreign(exc, args['ticket_id'], 'ticket_id')
+            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         try:
             a_resolution = args['resolution']
             if type(a_resolution) is not str or not a_resolution.isascii():
                 a_resolution = v.want_str(a_resolution, 'resolution')
         except ToolError as exc:
-            a_resolution = rt.foreign(exc, args['resolution'], 'resolution')
+            a_resolution = rt.foreign(ep, exc, args['resolution'], 'resolution')
         return ep.tool_resolve_ticket(a_ticket_id, a_resolution)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -464,11 +464,11 @@ def _invoke_edit_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
-            a_ticket_id = rt.foreign(exc, args['ticket_id'], 'ticket_id')
+            a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
         try:
             a_updates = v.want_map(args['updates'], 'updates', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_json(x, p)))
         except ToolError as exc:
-            a_updates = rt.foreign(exc, args['updates'], 'updates')
+            a_updates = rt.foreign(ep, exc, args['updates'], 'updates')
         return ep.tool_edit_ticket(a_ticket_id, a_updates)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -486,13 +486,13 @@ def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
             if type(a_username) is not str or not a_username.isascii():
                 a_username = v.want_str(a_username, 'username')
         except ToolError as exc:
-            a_username = rt.foreign(exc, args['username'], 'username')
+            a_username = rt.foreign(ep, exc, args['username'], 'username')
         try:
             a_password = args['password']
             if type(a_password) is not str or not a_password.isascii():
                 a_password = v.want_str(a_password, 'password')
         except ToolError as exc:
-            a_password = rt.foreign(exc, args['password'], 'password')
+            a_password = rt.foreign(ep, exc, args['password'], 'password')
         return ep.tool_ticket_login(a_username, a_password)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -533,7 +533,7 @@ def _invoke_get_user_tickets(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_status = (v.want_optional(args['status'], 'status', (lambda x, p: v.want_str(x, p))) if 'status' in args else None)
         except ToolError as exc:
-            a_status = rt.foreign(exc, args['status'], 'status')
+            a_status = rt.foreign(ep, exc, args['status'], 'status')
         return ep.tool_get_user_tickets(a_status)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -847,7 +847,7 @@ def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
             if type(a_name) is not str or not a_name.isascii():
                 a_name = v.want_str(a_name, 'name')
         except ToolError as exc:
-            a_name = rt.foreign(exc, args['name'], 'name')
+            a_name = rt.foreign(ep, exc, args['name'], 'name')
         return ep.tool_get_symbol_by_name(a_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -865,7 +865,7 @@ def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
             if type(a_symbol) is not str or not a_symbol.isascii():
                 a_symbol = v.want_str(a_symbol, 'symbol')
         except ToolError as exc:
-            a_symbol = rt.foreign(exc, args['symbol'], 'symbol')
+            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
         return ep.tool_get_stock_info(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -881,7 +881,7 @@ def _invoke_get_order_details(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
         except ToolError as exc:
-            a_order_id = rt.foreign(exc, args['order_id'], 'order_id')
+            a_order_id = rt.foreign(ep, exc, args['order_id'], 'order_id')
         return ep.tool_get_order_details(a_order_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -897,7 +897,7 @@ def _invoke_cancel_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_order_id = v.want_int(args['order_id'], 'order_id')
         except ToolError as exc:
-            a_order_id = rt.foreign(exc, args['order_id'], 'order_id')
+            a_order_id = rt.foreign(ep, exc, args['order_id'], 'order_id')
         return ep.tool_cancel_order(a_order_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -915,21 +915,21 @@ def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
             if type(a_order_type) is not str or not a_order_type.isascii():
                 a_order_type = v.want_str(a_order_type, 'order_type')
         except ToolError as exc:
-            a_order_type = rt.foreign(exc, args['order_type'], 'order_type')
+            a_order_type = rt.foreign(ep, exc, args['order_type'], 'order_type')
         try:
             a_symbol = args['symbol']
             if type(a_symbol) is not str or not a_symbol.isascii():
                 a_symbol = v.want_str(a_symbol, 'symbol')
         except ToolError as exc:
-            a_symbol = rt.foreign(exc, args['symbol'], 'symbol')
+            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
         try:
             a_price = v.want_float(args['price'], 'price')
         except ToolError as exc:
-            a_price = rt.foreign(exc, args['price'], 'price')
+            a_price = rt.foreign(ep, exc, args['price'], 'price')
         try:
             a_amount = v.want_int(args['amount'], 'amount')
         except ToolError as exc:
-            a_amount = rt.foreign(exc, args['amount'], 'amount')
+            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
         return ep.tool_place_order(a_order_type, a_symbol, a_price, a_amount)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -945,7 +945,7 @@ def _invoke_withdraw_funds(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
         except ToolError as exc:
-            a_amount = rt.foreign(exc, args['amount'], 'amount')
+            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
         return ep.tool_withdraw_funds(a_amount)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -975,13 +975,13 @@ def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
             if type(a_username) is not str or not a_username.isascii():
                 a_username = v.want_str(a_username, 'username')
         except ToolError as exc:
-            a_username = rt.foreign(exc, args['username'], 'username')
+            a_username = rt.foreign(ep, exc, args['username'], 'username')
         try:
             a_password = args['password']
             if type(a_password) is not str or not a_password.isascii():
                 a_password = v.want_str(a_password, 'password')
         except ToolError as exc:
-            a_password = rt.foreign(exc, args['password'], 'password')
+            a_password = rt.foreign(ep, exc, args['password'], 'password')
         return ep.tool_trading_login(a_username, a_password)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1021,7 +1021,7 @@ def _invoke_fund_account(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_amount = v.want_number(args['amount'], 'amount')
         except ToolError as exc:
-            a_amount = rt.foreign(exc, args['amount'], 'amount')
+            a_amount = rt.foreign(ep, exc, args['amount'], 'amount')
         return ep.tool_fund_account(a_amount)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1039,7 +1039,7 @@ def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any])
             if type(a_symbol) is not str or not a_symbol.isascii():
                 a_symbol = v.want_str(a_symbol, 'symbol')
         except ToolError as exc:
-            a_symbol = rt.foreign(exc, args['symbol'], 'symbol')
+            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
         return ep.tool_remove_stock_from_watchlist(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1080,11 +1080,11 @@ def _invoke_get_transaction_history(ep: TradingBot, args: Mapping[str, Any]) -> 
         try:
             a_start_date = (v.want_optional(args['start_date'], 'start_date', (lambda x, p: v.want_str(x, p))) if 'start_date' in args else None)
         except ToolError as exc:
-            a_start_date = rt.foreign(exc, args['start_date'], 'start_date')
+            a_start_date = rt.foreign(ep, exc, args['start_date'], 'start_date')
         try:
             a_end_date = (v.want_optional(args['end_date'], 'end_date', (lambda x, p: v.want_str(x, p))) if 'end_date' in args else None)
         except ToolError as exc:
-            a_end_date = rt.foreign(exc, args['end_date'], 'end_date')
+            a_end_date = rt.foreign(ep, exc, args['end_date'], 'end_date')
         return ep.tool_get_transaction_history(a_start_date, a_end_date)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1102,7 +1102,7 @@ def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any
             if type(a_sector) is not str or not a_sector.isascii():
                 a_sector = v.want_str(a_sector, 'sector')
         except ToolError as exc:
-            a_sector = rt.foreign(exc, args['sector'], 'sector')
+            a_sector = rt.foreign(ep, exc, args['sector'], 'sector')
         return ep.tool_get_available_stocks(a_sector)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1118,15 +1118,15 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         try:
             a_stocks = v.want_str_list(args['stocks'], 'stocks')
         except ToolError as exc:
-            a_stocks = rt.foreign_list(exc, args['stocks'], 'stocks')
+            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
         try:
             a_min_price = v.want_float(args['min_price'], 'min_price')
         except ToolError as exc:
-            a_min_price = rt.foreign(exc, args['min_price'], 'min_price')
+            a_min_price = rt.foreign(ep, exc, args['min_price'], 'min_price')
         try:
             a_max_price = v.want_float(args['max_price'], 'max_price')
         except ToolError as exc:
-            a_max_price = rt.foreign(exc, args['max_price'], 'max_price')
+            a_max_price = rt.foreign(ep, exc, args['max_price'], 'max_price')
         return ep.tool_filter_stocks_by_price(a_stocks, a_min_price, a_max_price)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1144,7 +1144,7 @@ def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
             if type(a_stock) is not str or not a_stock.isascii():
                 a_stock = v.want_str(a_stock, 'stock')
         except ToolError as exc:
-            a_stock = rt.foreign(exc, args['stock'], 'stock')
+            a_stock = rt.foreign(ep, exc, args['stock'], 'stock')
         return ep.tool_add_to_watchlist(a_stock)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1160,11 +1160,11 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         try:
             a_stocks = v.want_str_list(args['stocks'], 'stocks')
         except ToolError as exc:
-            a_stocks = rt.foreign_list(exc, args['stocks'], 'stocks')
+            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
         try:
             a_threshold = v.want_float(args['threshold'], 'threshold')
         except ToolError as exc:
-            a_threshold = rt.foreign(exc, args['threshold'], 'threshold')
+            a_threshold = rt.foreign(ep, exc, args['threshold'], 'threshold')
         return ep.tool_notify_price_change(a_stocks, a_threshold)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

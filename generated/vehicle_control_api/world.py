@@ -1338,7 +1338,7 @@ def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
             if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
                 a_ignitionMode = v.want_str(a_ignitionMode, 'ignitionMode')
         except ToolError as exc:
-            a_ignitionMode = rt.foreign(exc, args['ignitionMode'], 'ignitionMode')
+            a_ignitionMode = rt.foreign(ep, exc, args['ignitionMode'], 'ignitionMode')
         return ep.tool_startEngine(a_ignitionMode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1354,7 +1354,7 @@ def _invoke_fillFuelTank(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_fuelAmount = v.want_number(args['fuelAmount'], 'fuelAmount')
         except ToolError as exc:
-            a_fuelAmount = rt.foreign(exc, args['fuelAmount'], 'fuelAmount')
+            a_fuelAmount = rt.foreign(ep, exc, args['fuelAmount'], 'fuelAmount')
         return ep.tool_fillFuelTank(a_fuelAmount)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1370,11 +1370,11 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_unlock = v.want_bool(args['unlock'], 'unlock')
         except ToolError as exc:
-            a_unlock = rt.foreign(exc, args['unlock'], 'unlock')
+            a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
         try:
             a_door = v.want_str_list(args['door'], 'door')
         except ToolError as exc:
-            a_door = rt.foreign_list(exc, args['door'], 'door')
+            a_door = rt.foreign_list(ep, exc, args['door'], 'door')
         return ep.tool_lockDoors(a_unlock, a_door)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1391,19 +1391,19 @@ def _invoke_adjustClimateControl(ep: VehicleControlAPI, args: Mapping[str, Any])
         try:
             a_temperature = v.want_number(args['temperature'], 'temperature')
         except ToolError as exc:
-            a_temperature = rt.foreign(exc, args['temperature'], 'temperature')
+            a_temperature = rt.foreign(ep, exc, args['temperature'], 'temperature')
         try:
             a_unit = (v.want_optional(args['unit'], 'unit', (lambda x, p: v.want_str(x, p))) if 'unit' in args else 'celsius')
         except ToolError as exc:
-            a_unit = rt.foreign(exc, args['unit'], 'unit')
+            a_unit = rt.foreign(ep, exc, args['unit'], 'unit')
         try:
             a_fanSpeed = (v.want_int(args['fanSpeed'], 'fanSpeed') if 'fanSpeed' in args else 50)
         except ToolError as exc:
-            a_fanSpeed = rt.foreign(exc, args['fanSpeed'], 'fanSpeed')
+            a_fanSpeed = rt.foreign(ep, exc, args['fanSpeed'], 'fanSpeed')
         try:
             a_mode = (v.want_optional(args['mode'], 'mode', (lambda x, p: v.want_str(x, p))) if 'mode' in args else 'auto')
         except ToolError as exc:
-            a_mode = rt.foreign(exc, args['mode'], 'mode')
+            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
         return ep.tool_adjustClimateControl(a_temperature, a_unit, a_fanSpeed, a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1445,7 +1445,7 @@ def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any
             if type(a_mode) is not str or not a_mode.isascii():
                 a_mode = v.want_str(a_mode, 'mode')
         except ToolError as exc:
-            a_mode = rt.foreign(exc, args['mode'], 'mode')
+            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
         return ep.tool_setHeadlights(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1463,7 +1463,7 @@ def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
             if type(a_option) is not str or not a_option.isascii():
                 a_option = v.want_str(a_option, 'option')
         except ToolError as exc:
-            a_option = rt.foreign(exc, args['option'], 'option')
+            a_option = rt.foreign(ep, exc, args['option'], 'option')
         return ep.tool_displayCarStatus(a_option)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1481,7 +1481,7 @@ def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any])
             if type(a_mode) is not str or not a_mode.isascii():
                 a_mode = v.want_str(a_mode, 'mode')
         except ToolError as exc:
-            a_mode = rt.foreign(exc, args['mode'], 'mode')
+            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
         return ep.tool_activateParkingBrake(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1497,7 +1497,7 @@ def _invoke_pressBrakePedal(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         try:
             a_pedalPosition = v.want_number(args['pedalPosition'], 'pedalPosition')
         except ToolError as exc:
-            a_pedalPosition = rt.foreign(exc, args['pedalPosition'], 'pedalPosition')
+            a_pedalPosition = rt.foreign(ep, exc, args['pedalPosition'], 'pedalPosition')
         return ep.tool_pressBrakePedal(a_pedalPosition)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1525,15 +1525,15 @@ def _invoke_setCruiseControl(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
         try:
             a_speed = v.want_float(args['speed'], 'speed')
         except ToolError as exc:
-            a_speed = rt.foreign(exc, args['speed'], 'speed')
+            a_speed = rt.foreign(ep, exc, args['speed'], 'speed')
         try:
             a_activate = v.want_bool(args['activate'], 'activate')
         except ToolError as exc:
-            a_activate = rt.foreign(exc, args['activate'], 'activate')
+            a_activate = rt.foreign(ep, exc, args['activate'], 'activate')
         try:
             a_distanceToNextVehicle = v.want_float(args['distanceToNextVehicle'], 'distanceToNextVehicle')
         except ToolError as exc:
-            a_distanceToNextVehicle = rt.foreign(exc, args['distanceToNextVehicle'], 'distanceToNextVehicle')
+            a_distanceToNextVehicle = rt.foreign(ep, exc, args['distanceToNextVehicle'], 'distanceToNextVehicle')
         return ep.tool_setCruiseControl(a_speed, a_activate, a_distanceToNextVehicle)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1561,7 +1561,7 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         try:
             a_messages = v.want_str_list(args['messages'], 'messages')
         except ToolError as exc:
-            a_messages = rt.foreign_list(exc, args['messages'], 'messages')
+            a_messages = rt.foreign_list(ep, exc, args['messages'], 'messages')
         return ep.tool_display_log(a_messages)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1577,7 +1577,7 @@ def _invoke_estimate_drive_feasibility_by_mileage(ep: VehicleControlAPI, args: M
         try:
             a_distance = v.want_number(args['distance'], 'distance')
         except ToolError as exc:
-            a_distance = rt.foreign(exc, args['distance'], 'distance')
+            a_distance = rt.foreign(ep, exc, args['distance'], 'distance')
         return ep.tool_estimate_drive_feasibility_by_mileage(a_distance)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1593,7 +1593,7 @@ def _invoke_liter_to_gallon(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         try:
             a_liter = v.want_float(args['liter'], 'liter')
         except ToolError as exc:
-            a_liter = rt.foreign(exc, args['liter'], 'liter')
+            a_liter = rt.foreign(ep, exc, args['liter'], 'liter')
         return ep.tool_liter_to_gallon(a_liter)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1609,7 +1609,7 @@ def _invoke_gallon_to_liter(ep: VehicleControlAPI, args: Mapping[str, Any]) -> A
         try:
             a_gallon = v.want_float(args['gallon'], 'gallon')
         except ToolError as exc:
-            a_gallon = rt.foreign(exc, args['gallon'], 'gallon')
+            a_gallon = rt.foreign(ep, exc, args['gallon'], 'gallon')
         return ep.tool_gallon_to_liter(a_gallon)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1625,11 +1625,11 @@ def _invoke_estimate_distance(ep: VehicleControlAPI, args: Mapping[str, Any]) ->
         try:
             a_cityA = rt.fitting(lambda: v.want_str(args['cityA'], 'cityA'), args['cityA'], lambda key: 'distance not found in database.')
         except ToolError as exc:
-            a_cityA = rt.foreign(exc, args['cityA'], 'cityA')
+            a_cityA = rt.foreign(ep, exc, args['cityA'], 'cityA')
         try:
             a_cityB = rt.fitting(lambda: v.want_str(args['cityB'], 'cityB'), args['cityB'], lambda key: 'distance not found in database.')
         except ToolError as exc:
-            a_cityB = rt.foreign(exc, args['cityB'], 'cityB')
+            a_cityB = rt.foreign(ep, exc, args['cityB'], 'cityB')
         return ep.tool_estimate_distance(a_cityA, a_cityB)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1647,7 +1647,7 @@ def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, 
             if type(a_city) is not str or not a_city.isascii():
                 a_city = v.want_str(a_city, 'city')
         except ToolError as exc:
-            a_city = rt.foreign(exc, args['city'], 'city')
+            a_city = rt.foreign(ep, exc, args['city'], 'city')
         return ep.tool_get_zipcode_based_on_city(a_city)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1665,7 +1665,7 @@ def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> An
             if type(a_destination) is not str or not a_destination.isascii():
                 a_destination = v.want_str(a_destination, 'destination')
         except ToolError as exc:
-            a_destination = rt.foreign(exc, args['destination'], 'destination')
+            a_destination = rt.foreign(ep, exc, args['destination'], 'destination')
         return ep.tool_set_navigation(a_destination)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

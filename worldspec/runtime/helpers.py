@@ -480,7 +480,7 @@ def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str | No
         raise ArgumentError(own) from None
 
 
-def foreign(refused: ToolError, given: Any, path: str) -> Any:
+def foreign(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
     """``config { arguments: dynamic }``: an argument its loader refused for its JSON type
     (``refused`` is a :class:`WrongTypeError`), passed on as the JSON value it is, as Python
     would (a copy: the caller's objects are never shared). Any other refusal stands: a value
@@ -488,14 +488,16 @@ def foreign(refused: ToolError, given: Any, path: str) -> Any:
     broken refinement), or the parameter's own ``else`` message."""
     if type(refused) is not WrongTypeError:
         raise refused
-    return want_json(given, path)
+    value = want_json(given, path)
+    ep.took_other_types = True
+    return value
 
 
-def foreign_list(refused: ToolError, given: Any, path: str) -> Any:
+def foreign_list(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
     """:func:`foreign` for a list parameter: a JSON array whose elements are of another type
     becomes a list as the world keeps lists (a tuple), so that ``+`` and the list builtins
     work on it as Python's list operations on the original's list do."""
-    value = foreign(refused, given, path)
+    value = foreign(ep, refused, given, path)
     return tuple(value) if type(value) is list else value
 
 
