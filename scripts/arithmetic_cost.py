@@ -44,7 +44,8 @@ def ratios() -> None:
     for exponent in (10_000, 100_000, 300_000):
         cases += [("**", operator.pow, 3, exponent), ("**", operator.pow, 12345, exponent // 8)]
     for exponent in (100_000, 1_000_000, 2_000_000):
-        cases += [("**", operator.pow, 2, exponent), ("**", operator.pow, -32, exponent // 5)]
+        cases += [("**", operator.pow, 2, exponent), ("**", operator.pow, -32, exponent // 5),
+                  ("**", operator.pow, 1, 2 ** (exponent // 2) - 1)]
     for name, op, left, right in cases:
         charged = arith._cost(op, left, right)
         measured = best(lambda op=op, left=left, right=right: op(left, right)) * 1e9
@@ -63,6 +64,10 @@ SLOW: list[Callable[[int], str]] = [
     lambda k: "+".join([f"3**{k} * 3**{k}"] * 40), lambda k: "+".join([f"3**{k} // 7"] * 40),
     lambda k: f"({', '.join([f'2**{k} + 1'] * 1000)})", lambda k: f"(*(1,) * {k},)",
     lambda k: f"(1,) * {k} + (1,) * {k}", lambda k: "-" * k + "1",
+    lambda k: f"(-1) ** (2**{k} - 1)", lambda k: f"0 ** 2**{k} + 1 ** 2**{k}",
+    lambda k: "+".join(["1"] * k), lambda k: "*".join(["9" * 4300] * k),
+    lambda k: "(" + "1," * k + ")", lambda k: "2(" + "*()," * k + ")",
+    lambda k: "(" + "1j+" * k + "1)", lambda k: "((" + "(1, 1) + " * k + "(1,)))",
 ]
 
 
@@ -82,7 +87,8 @@ def slowest() -> None:
 
     worst = 0.0
     for template in SLOW:
-        low, high = 10, 1 << 24
+        growth = len(template(1001)) - len(template(1000))  # characters per unit of k
+        low, high = 1, (1 << 24) if growth == 0 else arith.MAX_LENGTH // growth + 1
         while low < high:  # the largest k that passes
             middle = (low + high + 1) // 2
             if len(template(middle)) <= arith.MAX_LENGTH and passes(template(middle)):

@@ -85,6 +85,11 @@ _KARATSUBA_NS = 12.0
 _DIVISION = 2.5
 #: a power of a power of two (its squarings are of sparse ints), per digit of the result
 _SPARSE_POW = 400.0
+#: a power of 0, 1 or -1, per bit of the exponent
+_POW_BIT = 24.0
+#: parsing and compiling the text into steps, per token (a number, a name or a character)
+_PARSE = 2000.0
+_TOKENS = re.compile(r"[0-9A-Za-z_.]+|\S")
 #: per element of a tuple built or copied
 _ELEMENT = 24.0
 
@@ -169,6 +174,8 @@ def _evaluate(ep: Episode | None, text: str) -> Any:
     if len(text) > MAX_LENGTH:
         raise LimitError(LENGTH_MESSAGE)
     source = text.lstrip(" \t")  # as eval() does before parsing
+    if ep is not None:  # parsing a long text takes time too: charged before it is done
+        _charge(ep, _PARSE * len(_TOKENS.findall(source)))
     try:
         if _PLAIN.fullmatch(source):
             tree = ast.parse(source, "<string>", "eval")
@@ -406,8 +413,10 @@ def _cost(op: Callable[[Any, Any], Any], left: int, right: int) -> float:
     sizes before computing; an int result of more than :data:`MAX_BITS` bits is refused."""
     n, m = _digits(left), _digits(right)
     if op is operator.pow:
-        if right < 0 or abs(left) < 2:  # a float power; or 0, 1, -1 to any power
+        if right < 0:  # a float power
             return _LINEAR * (n + m)
+        if abs(left) < 2:  # 0, 1, -1 to any power: a round of CPython's loop per bit
+            return _LINEAR * (n + m) + _POW_BIT * right.bit_length()
         bits = right * math.log2(abs(left)) if right.bit_length() <= 64 else math.inf
         if bits + 1 > MAX_BITS:  # the result has about bits + 1 bits: not computed
             raise LimitError(BITS_MESSAGE)
