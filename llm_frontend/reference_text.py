@@ -798,9 +798,10 @@ LANGUAGE_REFERENCE = (
     "  per 32 ns of CPython's work on its 30-bit digits (`+ -` and conversions linear in the digits,\n"
     '  `*` digit by digit below 70 digits and Karatsuba above, `// %` long division, `**` its\n'
     "  squarings up to the result's size, a power of a power of two linear in the result, tuples\n"
-    '  per element), so the whole budget of 1,000,000 steps is about 32 ms of big-int work, and\n'
-    '  the slowest call that passes takes about 35 ms (`python scripts/arithmetic_cost.py`\n'
-    '  measures the model against the machine). So `2**70000 // 2**69990` is `1024`,\n'
+    '  per element, the parsing of the text per token), so the whole budget of 1,000,000 steps is\n'
+    '  about 32 ms of work, and the slowest call that passes takes under 50 ms (`python\n'
+    '  scripts/arithmetic_cost.py` measures the model against the machine and searches the\n'
+    '  slowest expression of each shape that passes). So `2**70000 // 2**69990` is `1024`,\n'
     '  `2**1000000 // 2**999990` too, while `3**1000000 // 3**999999` (0.2 s for Python)\n'
     '  fails with `The call used more than 1,000,000 steps.` An int *value* has at most 4,300\n'
     "  digits, Python's limit for writing an int as text (and what `number(text)` reads), so that\n"

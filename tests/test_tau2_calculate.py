@@ -220,3 +220,38 @@ def test_random_characters(episode: Episode, oracle: Oracle, expression: str) ->
 def test_any_text(episode: Episode, oracle: Oracle, expression: str) -> None:
     """Outside the alphabet the original refuses; inside it, it answers as above."""
     check(episode, oracle, expression)
+
+
+BIG = st.sampled_from(["2**70000", "2**100000", "3**20000", "10**5000", "7**9000", "2**65536",
+                       "(2**100000 + 1)", "(-2)**70001", "9" * 400, "12345", "7", "0", "1.5"])
+
+
+def _big_expressions() -> st.SearchStrategy[str]:
+    """Big ints past the old 65,536-bit guard, combined by the operators: the original
+    answers each within milliseconds (or hangs past the oracle's deadline, or fails)."""
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        ops = st.sampled_from(["+", "-", "*", "/", "//"])
+        return st.one_of(st.tuples(inner, ops, inner).map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+                         st.tuples(inner, st.sampled_from(["2", "-1"])).map(
+                             lambda p: f"({p[0]}) ** {p[1]}"))
+    return st.recursive(BIG, extend, max_leaves=4)
+
+
+@pytest.fixture(scope="module")
+def quick_oracle() -> Iterator[Oracle]:
+    """The original with a short deadline: what it does not answer in half a second is
+    past any call's bound anyway (and must then be past a guard of ours)."""
+    python = Oracle(timeout=0.5)
+    yield python
+    python.close()
+    print(f"\nbig ints against the original: {sum(BIG_OUTCOMES.values())} expressions, "
+          + ", ".join(f"{n} {how}" for how, n in sorted(BIG_OUTCOMES.items())))
+
+
+BIG_OUTCOMES: Counter[str] = Counter()
+
+
+@given(expression=_big_expressions())
+def test_generated_big_int_expressions(episode: Episode, quick_oracle: Oracle,
+                                       expression: str) -> None:
+    BIG_OUTCOMES[_compare(episode, quick_oracle, expression)] += 1
