@@ -230,9 +230,11 @@ def test_the_guards(episode: Episode) -> None:
 
 
 def test_the_cost_model_is_at_or_above_the_time_measured() -> None:
-    """The charge of an operation (in ns) is larger than its time on this machine by a
-    margin, on the sizes a call can reach; a loose check, so a busy machine does not fail
-    it: the measured time may pass the charge by half."""
+    """The charge of an operation (in ns) is at or above its time on this machine, on the
+    sizes a call can reach (``scripts/arithmetic_cost.py`` measures the ratios: 0.2 to 1);
+    a loose check, so that a busy machine does not fail it, but one that catches a model
+    wrong by an order of magnitude: the best of five runs stays under three times the
+    charge."""
     import operator
     import time
 
@@ -241,11 +243,11 @@ def test_the_cost_model_is_at_or_above_the_time_measured() -> None:
                             (operator.pow, 3, 60000), (operator.pow, 2, 600000)]:
         charged = arith._cost(op, left, right)
         measured = 1e9
-        for _ in range(3):
+        for _ in range(5):
             start = time.perf_counter_ns()
             op(left, right)
             measured = min(measured, time.perf_counter_ns() - start)
-        assert measured < 1.5 * charged, (op, measured, charged)
+        assert measured < 3 * charged, (op, measured, charged)
 
 
 def test_what_is_not_arithmetic_is_refused_before_evaluating(episode: Episode) -> None:
