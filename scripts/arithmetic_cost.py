@@ -67,7 +67,8 @@ SLOW: list[Callable[[int], str]] = [
     lambda k: f"(-1) ** (2**{k} - 1)", lambda k: f"0 ** 2**{k} + 1 ** 2**{k}",
     lambda k: "+".join(["1"] * k), lambda k: "*".join(["9" * 4300] * k),
     lambda k: "(" + "1," * k + ")", lambda k: "2(" + "*()," * k + ")",
-    lambda k: "(" + "1j+" * k + "1)", lambda k: "((" + "(1, 1) + " * k + "(1,)))",
+    lambda k: "(" + "1j+" * k + "1)", lambda k: "+".join(["(" + "-" * k + "1)"] * 7),
+    lambda k: "(" + "-1," * k + ")", lambda k: "((" + "(1, 1) + " * k + "(1,)))",
 ]
 
 

@@ -45,7 +45,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from worldspec.runtime.budget import out_of_steps
 from worldspec.runtime.errors import LimitError, ToolError
@@ -82,13 +82,14 @@ _KARATSUBA = 70
 #: Karatsuba multiplication of two m-digit ints: _KARATSUBA_NS * m ** 1.585
 _KARATSUBA_NS = 12.0
 #: long division of n by m digits, per (n - m + 1) * m
-_DIVISION = 2.5
+_DIVISION = 3.0
 #: a power of a power of two (its squarings are of sparse ints), per digit of the result
 _SPARSE_POW = 400.0
 #: a power of 0, 1 or -1, per bit of the exponent
 _POW_BIT = 24.0
-#: parsing and compiling the text into steps, per token (a number, a name or a character)
-_PARSE = 2000.0
+#: parsing the text into a tree and the tree into steps, per token (a number, a name or
+#: another character)
+_PARSE = 4000.0
 _TOKENS = re.compile(r"[0-9A-Za-z_.]+|\S")
 #: per element of a tuple built or copied
 _ELEMENT = 24.0
@@ -175,7 +176,9 @@ def _evaluate(ep: Episode | None, text: str) -> Any:
         raise LimitError(LENGTH_MESSAGE)
     source = text.lstrip(" \t")  # as eval() does before parsing
     if ep is not None:  # parsing a long text takes time too: charged before it is done
-        _charge(ep, _PARSE * len(_TOKENS.findall(source)))
+        ep._steps -= int(_PARSE * len(_TOKENS.findall(source)) / NS_PER_STEP)
+        if ep._steps < 0:
+            _too_long_to_parse(source)
     try:
         if _PLAIN.fullmatch(source):
             tree = ast.parse(source, "<string>", "eval")
@@ -197,6 +200,23 @@ def _evaluate(ep: Episode | None, text: str) -> Any:
         return _run(ep, program)
     except (ArithmeticError, TypeError, ValueError, MemoryError) as exc:
         raise ToolError(str(exc)) from None
+
+
+def _too_long_to_parse(source: str) -> NoReturn:
+    """A text whose tree would take longer to build than the call has left: it fails as
+    the call's budget says, unless Python's own compiler refuses it first, as ``eval``
+    would (``compile`` is eval's first half, quicker than building the tree, and runs
+    nothing: its code is dropped), so a long text that is no expression keeps Python's
+    text (a chain of 10,000 signs: ``eval`` fails with an empty message)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(source, "<string>", "eval", dont_inherit=True)
+        except RecursionError as exc:
+            raise LimitError(str(exc)) from None
+        except (SyntaxError, ValueError, MemoryError, UnicodeError) as exc:
+            raise ToolError(str(exc)) from None
+    out_of_steps()
 
 
 # ---------------------------------------------------------------- the tree as steps
