@@ -795,12 +795,12 @@ LANGUAGE_REFERENCE = (
     '  8,388,608 bits (1 MiB) fails (`An integer in the expression would have more than 8,388,608\n'
     '  bits.`: `9**9**9` fails at once); a tuple of more than 1,000,000 elements fails likewise.\n'
     "  Otherwise each operation draws from the call's step budget by its estimated time: one step\n"
-    "  per 32 ns of CPython's work on its 30-bit digits (`+ -` and conversions linear in the digits,\n"
+    "  per 25 ns of CPython's work on its 30-bit digits (`+ -` and conversions linear in the digits,\n"
     '  `*` digit by digit below 70 digits and Karatsuba above, `// %` long division, `**` its\n'
     "  squarings up to the result's size, a power of a power of two linear in the result, tuples\n"
     '  per element, the parsing of the text per token, where a text too long to parse that is no\n'
     "  expression keeps Python's syntax error), so the whole budget of 1,000,000 steps is\n"
-    '  about 32 ms of work, and the slowest call that passes takes under 50 ms (`python\n'
+    '  about 25 ms of work, and the slowest call that passes takes under 50 ms (`python\n'
     '  scripts/arithmetic_cost.py` measures the model against the machine and searches the\n'
     '  slowest expression of each shape that passes). So `2**70000 // 2**69990` is `1024`,\n'
     '  `2**1000000 // 2**999990` too, while `3**1000000 // 3**999999` (0.2 s for Python)\n'

@@ -28,7 +28,7 @@ each judged from the operands' sizes *before* the work is done: the text has at 
 bits (so ``9**9**9`` fails at once); no tuple more than :data:`MAX_TUPLE` elements; and each
 step draws one step from the call's budget, and each operation on big ints (or tuples) draws
 its estimated time besides, one step per :data:`NS_PER_STEP` ns (the cost model below), so a
-call's work stays bounded (about 32 ms for the whole budget). :func:`arithmetic_float` is
+call's work stays bounded (about 25 ms for the whole budget). :func:`arithmetic_float` is
 ``float(arithmetic(text))`` in one, so an int value too large to be a value of the language
 fails with Python's ``int too large to convert to float``, as ``float(eval(text))`` does.
 Python's own limits stay Python's: a literal of more than 4,300 digits, or a tree nested
@@ -69,11 +69,11 @@ MAX_DIGITS = 4300
 #: the cost model: the work an operation on big ints (or a tuple) will do is estimated in
 #: nanoseconds of CPython 3.11 from its operands' sizes in 30-bit digits, and drawn from the
 #: call's step budget, one step per NS_PER_STEP, before it is done; so the whole budget
-#: (1,000,000 steps) is about 32 ms of work. Each estimate is at or above the time measured
+#: (1,000,000 steps) is about 25 ms of work. Each estimate is at or above the time measured
 #: (``scripts/arithmetic_cost.py`` measures the ratio).
-NS_PER_STEP = 32
+NS_PER_STEP = 25
 #: ns per digit of a linear operation (+, -, unary, a conversion to float, copying): what
-#: writing the result costs, so the memory a call fills is bounded too (about 32 MB)
+#: writing the result costs, so the memory a call fills is bounded too (about 25 MB)
 _LINEAR = 4.0
 #: digit-by-digit multiplication, per pair of digits, when the shorter has at most
 #: _KARATSUBA digits
@@ -84,7 +84,7 @@ _KARATSUBA_NS = 12.0
 #: long division of n by m digits, per (n - m + 1) * m
 _DIVISION = 3.0
 #: a power of a power of two (its squarings are of sparse ints), per digit of the result
-_SPARSE_POW = 400.0
+_SPARSE_POW = 300.0
 #: a power of 0, 1 or -1, per bit of the exponent
 _POW_BIT = 24.0
 #: parsing the text into a tree and the tree into steps, per token (a number, a name or
