@@ -844,17 +844,28 @@ LANGUAGE_REFERENCE = (
     '- **The result** is an int or a float. Another value (a complex number, a tuple, `...`) fails\n'
     "  with the text Python's `float()` gives for it: `float() argument must be a string or a real\n"
     "  number, not 'tuple'`.\n"
-    '- **Guards**, where Python would run for minutes or exhaust memory instead: a text of more\n'
-    '  than 20,000 characters fails (`The expression is longer than 20,000 characters.`); an int of\n'
-    '  more than 65,536 bits fails (`An integer in the expression would have more than 65,536\n'
-    '  bits.`), judged before computing a `**` or `*` whose operands already say so (`9**9**9`\n'
-    '  fails at once); a tuple of more than 10,000 elements fails likewise. Each step of the\n'
-    "  evaluation draws from the call's step budget, and an operation on two big ints draws more\n"
-    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int\n"
-    "  *result* has at most 4,300 digits, Python's limit for writing an int as text (and what\n"
-    '  `number(text)` reads), so that it can be stored, hashed and sent: `2**20000` fails with `The\n'
-    "  expression's value is an integer of more than 4,300 digits (Python's limit for writing one as\n"
-    "  text).` The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
+    '- **Guards**, only where Python would work longer than a call may (or exhaust memory), each\n'
+    "  judged *before* the work from the operands' sizes: a text of more than 20,000 characters\n"
+    '  fails (`The expression is longer than 20,000 characters.`); an int that could have more than\n'
+    '  8,388,608 bits (1 MiB) fails (`An integer in the expression would have more than 8,388,608\n'
+    '  bits.`: `9**9**9` fails at once); a tuple of more than 1,000,000 elements fails likewise.\n'
+    "  Otherwise each operation draws from the call's step budget by its estimated time: one step\n"
+    "  per 25 ns of CPython's work on its 30-bit digits (`+ -` and conversions linear in the digits,\n"
+    '  `*` digit by digit below 70 digits and Karatsuba above, `// %` long division, `**` its\n'
+    "  squarings up to the result's size, a power of a power of two linear in the result, tuples\n"
+    '  per element, the parsing of the text per token, where a text too long to parse that is no\n'
+    "  expression keeps Python's syntax error), so the whole budget of 1,000,000 steps is\n"
+    '  about 25 ms of work, and the slowest call that passes takes under 50 ms (`python\n'
+    '  scripts/arithmetic_cost.py` measures the model against the machine and searches the\n'
+    '  slowest expression of each shape that passes). So `2**70000 // 2**69990` is `1024`,\n'
+    '  `2**1000000 // 2**999990` too, while `3**1000000 // 3**999999` (0.2 s for Python)\n'
+    '  fails with `The call used more than 1,000,000 steps.` An int *value* has at most 4,300\n'
+    "  digits, Python's limit for writing an int as text (and what `number(text)` reads), so that\n"
+    '  it can be stored, hashed and sent: `arithmetic("2**20000")` fails with `The expression\'s\n'
+    "  value is an integer of more than 4,300 digits (Python's limit for writing one as text).`;\n"
+    "  but `float(arithmetic(text))` is Python's `float(eval(text))` in one, converting the int\n"
+    "  where it is computed, so there it fails with Python's `int too large to convert to float`.\n"
+    "  The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
     "- **Python's own limits** stay Python's: a literal of more than 4,300 digits fails with\n"
     "  Python's text; a tree nested deeper than CPython's compiler allows (about 3,000 levels, less\n"
     '  with a deeper call stack) fails with `maximum recursion depth exceeded during compilation`,\n'

@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from worldspec.runtime.arithmetic import arithmetic
+from worldspec.runtime.arithmetic import arithmetic, arithmetic_float
 from worldspec.runtime.budget import (
     INT_MESSAGE,
     MAX_INT_BITS,
@@ -68,7 +68,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
-    "slot_setters", "arithmetic",
+    "slot_setters", "arithmetic", "arithmetic_float",
 ]
 
 T = TypeVar("T")
