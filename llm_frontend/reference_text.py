@@ -231,7 +231,11 @@ LANGUAGE_REFERENCE = (
     "  `tools()` still declare every parameter's type (what an agent should send), and the\n"
     '  generated class says its mode (`World.ARGUMENTS == "dynamic"`). A world without the mode\n'
     '  generates the same code as before. `worldspec compare` compares calls with values of\n'
-    '  other types like any other call, result and state.\n'
+    '  other types like any other call, result and state. Property tests (`worldspec test`, the\n'
+    '  generated tests) check such calls as any other (atomic failures, read-only tools, invariants,\n'
+    '  replays), except that a value of another type may be taken (a wrong name must still be\n'
+    '  refused) and, once an episode took one (`episode.took_other_types`), results are not held\n'
+    '  to their declared types.\n'
     '\n'
     "Write a port's comparisons as the original writes them (`not (priority < 1 or priority >\n"
     '5)`, not `priority >= 1 and priority <= 5`): with a value of another type, the operator and\n'
