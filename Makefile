@@ -29,7 +29,8 @@ test: install
 		$(BIN)/worldspec test examples/corpus; fi
 	$(BIN)/mypy --strict generated
 	$(MAKE) editor
-	$(BIN)/pytest
+	# two workers (CI has two cores), one test file per worker at a time: module fixtures stay shared
+	$(BIN)/pytest -n auto --dist loadfile
 	bash scripts/check_install.sh $(BIN)/python
 	$(MAKE) test-extras
 

@@ -613,7 +613,7 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
         "convert to int", "rt.to_int({x})"),
     "float": Builtin(("x",), _conversion(
         t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
-        "convert to float", "rt.to_float({x})"),
+        "convert to float", "@float"),
     "number": Builtin(("x",), _conversion(
         t.NUMBER, lambda y: t.is_numeric(y) or y in (t.STR, t.JSON), "a number, text or json"),
         "Python's int or float: an int stays an int, a float a float; text is read as int() "

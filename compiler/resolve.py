@@ -368,7 +368,7 @@ def _tool_info(d: n.ToolDecl | n.FnDecl, world: WorldModel, sink: DiagnosticSink
 
 
 _CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name", "unknown_tool")
-_ARGUMENT_STYLES = ("worldspec", "python")
+_ARGUMENT_STYLES = ("worldspec", "python", "dynamic")
 
 
 def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.Node],
@@ -561,7 +561,7 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
             word = value.name if isinstance(value, n.DataName) else \
                 value.value if isinstance(value, n.DataString) else None
             if word not in _ARGUMENT_STYLES:
-                sink.report("WS503", value.span, "arguments must be worldspec or python",
+                sink.report("WS503", value.span, "arguments must be worldspec, python or dynamic",
                             hints=did_you_mean(str(word), _ARGUMENT_STYLES))
             else:
                 cfg.arguments = word

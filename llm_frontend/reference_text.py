@@ -133,7 +133,7 @@ LANGUAGE_REFERENCE = (
     '| `clock` | ISO datetime string | `"2024-01-01T00:00:00"` | what `now` is when an episode starts |\n'
     '| `tick` | int (seconds, at most 86,400) | `0` | how far the clock moves after each successful tool call; the clock must be able to tick 100,000 times before year 9999 ends (WS508, WS509) |\n'
     '| `seed` | int | `0` | the default RNG seed of an episode |\n'
-    "| `arguments` | `worldspec` or `python` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError` (below) |\n"
+    "| `arguments` | `worldspec`, `python` or `dynamic` | `worldspec` | how a missing or unexpected argument fails: the runtime's messages, or the texts of Python's `TypeError`; with `dynamic` also: a value of another JSON type reaches the tool as it is (below) |\n"
     "| `class_name` | a Python class name | the world's name | the class Python's messages name (`RetailTools.get_order_details() ...`) |\n"
     '| `unknown_tool` | a string; `{name}` in it is the name called | the runtime\'s `Unknown tool "x".` | what a call of a tool the world does not have fails with (below) |\n'
     '\n'
@@ -179,8 +179,67 @@ LANGUAGE_REFERENCE = (
     '\n'
     "As in Python, an explicit `null` is then a value (the parameter's type decides), not a missing\n"
     "argument. A value of the wrong JSON type fails with the runtime's message, or with the\n"
-    "parameter's own `else` message (Tools), which is how a port gives the text the\n"
-    'original fails with.\n'
+    "parameter's own `else` message (Tools).\n"
+    '\n'
+    '**Values of any JSON type.** A Python original checks no types: `fund_account(amount: "x")`\n'
+    'goes on with the text, and what it does with it decides what happens: it stores it, compares\n'
+    'it (`"x" <= 0` raises `\'<=\' not supported between instances of \'str\' and \'int\'`), or fails by\n'
+    'the state first. `arguments: dynamic` is `arguments: python` plus the same for values: an\n'
+    "argument of another JSON type than its parameter's (an int for a `str`, a text for a\n"
+    '`number`, `null` for a required parameter, a list whose elements are of another type, an int\n'
+    'past the float range for a `float`) is not refused but passed into the tool body as the JSON\n'
+    "value it is (a copy). The body is Python with Python's operators, so the value behaves as in\n"
+    'the original:\n'
+    '\n'
+    '```\n'
+    'config { results: bfcl  arguments: dynamic  class_name: "TradingBot" }\n'
+    '\n'
+    'tool fund_account(amount: number "Amount to fund the account with.") -> Funded {\n'
+    '  require authenticated else "User not authenticated. Please log in to fund the account."\n'
+    '  require not (amount <= 0) else "Funding amount must be positive."\n'
+    '  ...\n'
+    '}\n'
+    '# logged out, fund_account(amount: "x"): {"error": "User not authenticated. Please log in ..."}\n'
+    '# logged in:  {"error": "\'<=\' not supported between instances of \'str\' and \'int\'"}\n'
+    "# fund_account(amount: true) funds 1, as Python's True + balance does\n"
+    '```\n'
+    '\n'
+    'Exactly:\n'
+    '\n'
+    '- What the body raises on such a value (`TypeError`, `AttributeError`, `ValueError`,\n'
+    "  `KeyError`, `IndexError`, `ArithmeticError`) fails the call with Python's own text,\n"
+    "  `str(exception)`, as BFCL's and τ²'s harnesses report an original's exception (`'int' object\n"
+    "  has no attribute 'lower'`, `unhashable type: 'list'`, `'x'` for a missing key), and so does\n"
+    '  `error_of()`. The call is atomic as always: everything it changed is undone (`fail keep`\n'
+    '  keeps it, for an original that stores the value before it raises).\n'
+    "- Comparisons and `in` are Python's (`5 in users.values()` is false, `true == 1`), f-strings\n"
+    '  give Python\'s `f"{x}"` text (`True`, `None`, `[1, \'a\']`, `{\'k\': False}`), loops iterate what\n'
+    "  Python iterates (a text's characters) and fail as Python does (`'int' object is not\n"
+    '  iterable`).\n'
+    '- An entity parameter looks its row up by the value as given: a key of another type is not\n'
+    "  found (the parameter's not-found message) unless Python's `==` finds it (`true` for `1`), a\n"
+    '  list or an object fails with `unhashable type`.\n'
+    '- Stored in state or rows, such a value exports, hashes, copies, resets and diffs as the JSON\n'
+    '  value it is (`export_state()` shows `"text": 5`); map keys are written as JSON writes them\n'
+    '  (`true`, `null`).\n'
+    "- Still refused, with the runtime's message or the parameter's `else` message, which keeps\n"
+    "  its meaning: a value of the right JSON type that is not one of the parameter's (a text\n"
+    '  that is no member of an enum or no date, a broken refinement such as `int(1..5)`), and\n'
+    "  missing or unexpected arguments (Python's `TypeError` texts).\n"
+    '- What stays guaranteed: the checker checks bodies under the declared types, exactly as in\n'
+    '  the other modes (the mode changes what runs, not what is accepted), the tool schemas and\n'
+    "  `tools()` still declare every parameter's type (what an agent should send), and the\n"
+    '  generated class says its mode (`World.ARGUMENTS == "dynamic"`). A world without the mode\n'
+    '  generates the same code as before. `worldspec compare` compares calls with values of\n'
+    '  other types like any other call, result and state. Property tests (`worldspec test`, the\n'
+    '  generated tests) check such calls as any other (atomic failures, read-only tools, invariants,\n'
+    '  replays), except that a value of another type may be taken (a wrong name must still be\n'
+    '  refused) and, once an episode took one (`episode.took_other_types`), results are not held\n'
+    '  to their declared types.\n'
+    '\n'
+    "Write a port's comparisons as the original writes them (`not (priority < 1 or priority >\n"
+    '5)`, not `priority >= 1 and priority <= 5`): with a value of another type, the operator and\n'
+    "operand order name Python's error.\n"
     '\n'
     '**Unknown tools.** A call of a tool the world does not have fails with\n'
     '`Unknown tool "x".`; `unknown_tool` gives the text of the original\'s dispatcher instead, with\n'
@@ -527,7 +586,7 @@ LANGUAGE_REFERENCE = (
     '  parameters become the tool description the agent sees. A parameter without a default or `?`\n'
     '  is required: leaving it out, or sending null, fails the call, except for a `json` parameter,\n'
     '  where null is a value like any other. Sending null for a parameter with a default means the\n'
-    '  default, except with `config { arguments: python }`, where it is a value as in Python: the\n'
+    '  default, except with `config { arguments: python }` (or `dynamic`), where it is a value as in Python: the\n'
     '  parameter\'s type takes it (`mode: str? = "auto"` receives `none`) or refuses it (with the\n'
     "  runtime's message, or the `else` message), and only leaving the argument out gives the\n"
     '  default. The tool schema then offers null only where the type does.\n'
@@ -789,17 +848,28 @@ LANGUAGE_REFERENCE = (
     '- **The result** is an int or a float. Another value (a complex number, a tuple, `...`) fails\n'
     "  with the text Python's `float()` gives for it: `float() argument must be a string or a real\n"
     "  number, not 'tuple'`.\n"
-    '- **Guards**, where Python would run for minutes or exhaust memory instead: a text of more\n'
-    '  than 20,000 characters fails (`The expression is longer than 20,000 characters.`); an int of\n'
-    '  more than 65,536 bits fails (`An integer in the expression would have more than 65,536\n'
-    '  bits.`), judged before computing a `**` or `*` whose operands already say so (`9**9**9`\n'
-    '  fails at once); a tuple of more than 10,000 elements fails likewise. Each step of the\n'
-    "  evaluation draws from the call's step budget, and an operation on two big ints draws more\n"
-    "  (the product of their bit lengths over 2^17), so a call's work stays bounded. An int\n"
-    "  *result* has at most 4,300 digits, Python's limit for writing an int as text (and what\n"
-    '  `number(text)` reads), so that it can be stored, hashed and sent: `2**20000` fails with `The\n'
-    "  expression's value is an integer of more than 4,300 digits (Python's limit for writing one as\n"
-    "  text).` The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
+    '- **Guards**, only where Python would work longer than a call may (or exhaust memory), each\n'
+    "  judged *before* the work from the operands' sizes: a text of more than 20,000 characters\n"
+    '  fails (`The expression is longer than 20,000 characters.`); an int that could have more than\n'
+    '  8,388,608 bits (1 MiB) fails (`An integer in the expression would have more than 8,388,608\n'
+    '  bits.`: `9**9**9` fails at once); a tuple of more than 1,000,000 elements fails likewise.\n'
+    "  Otherwise each operation draws from the call's step budget by its estimated time: one step\n"
+    "  per 25 ns of CPython's work on its 30-bit digits (`+ -` and conversions linear in the digits,\n"
+    '  `*` digit by digit below 70 digits and Karatsuba above, `// %` long division, `**` its\n'
+    "  squarings up to the result's size, a power of a power of two linear in the result, tuples\n"
+    '  per element, the parsing of the text per token, where a text too long to parse that is no\n'
+    "  expression keeps Python's syntax error), so the whole budget of 1,000,000 steps is\n"
+    '  about 25 ms of work, and the slowest call that passes takes under 50 ms (`python\n'
+    '  scripts/arithmetic_cost.py` measures the model against the machine and searches the\n'
+    '  slowest expression of each shape that passes). So `2**70000 // 2**69990` is `1024`,\n'
+    '  `2**1000000 // 2**999990` too, while `3**1000000 // 3**999999` (0.2 s for Python)\n'
+    '  fails with `The call used more than 1,000,000 steps.` An int *value* has at most 4,300\n'
+    "  digits, Python's limit for writing an int as text (and what `number(text)` reads), so that\n"
+    '  it can be stored, hashed and sent: `arithmetic("2**20000")` fails with `The expression\'s\n'
+    "  value is an integer of more than 4,300 digits (Python's limit for writing one as text).`;\n"
+    "  but `float(arithmetic(text))` is Python's `float(eval(text))` in one, converting the int\n"
+    "  where it is computed, so there it fails with Python's `int too large to convert to float`.\n"
+    "  The language's own arithmetic on a result keeps the budget's 4,096-bit bound.\n"
     "- **Python's own limits** stay Python's: a literal of more than 4,300 digits fails with\n"
     "  Python's text; a tree nested deeper than CPython's compiler allows (about 3,000 levels, less\n"
     '  with a deeper call stack) fails with `maximum recursion depth exceeded during compilation`,\n'

@@ -495,7 +495,7 @@ def test_the_fast_path_stays_plain(tmp_path: Path) -> None:
 
 def test_calculate_keeps_pythons_text_for_big_int_arithmetic() -> None:
     """tau2's calculate: an int sum or product past the language's 4,096-bit ints (which
-    arithmetic() computes up to its own 65,536-bit guard) fails with Python's own text (its
+    arithmetic() computes within its own cost guard) fails with Python's own text (its
     final float() of such an int), not the budget's."""
     from worldspec.services.loading import load_package
 

@@ -365,7 +365,7 @@ def test_python_messages_name_missing_arguments_as_python_lists_them() -> None:
 def test_argument_style_and_class_name_are_checked() -> None:
     found = diagnostics(ARGS.replace("arguments: python", "arguments: pyhton")
                         .replace('"ShopTools"', '"Shop Tools"'))
-    assert ("WS503", "arguments must be worldspec or python") in found
+    assert ("WS503", "arguments must be worldspec, python or dynamic") in found
     assert any(code == "WS503" and "class_name" in message for code, message in found)
 
 

@@ -6,11 +6,12 @@ returns ``str(round(float(eval(expression, {"__builtins__": None}, {})), 2))``, 
 same Python in a child process (``tests/python_oracle.py``: a memory limit, and a deadline
 per expression, since ``9**9**9`` makes the original run for hours). Every expression must get
 the original's answer, character for character, except where the spec's ``arithmetic()``
-stops at a documented guard (an int of more than 65,536 bits, a text of more than 20,000
-characters, an int value of more than 4,300 digits, the call's step budget): there the
-original hangs or computes a huge int, and the test checks that lifting the guard gives the
-original's answer (so the guard was the only difference). ``pytest -s`` prints how many
-expressions were compared, and how.
+stops at a documented guard (an int of more than 8,388,608 bits, a text of more than 20,000
+characters, the call's step budget, which big-int work draws from by its estimated time):
+there the original hangs or works longer than a call may, and the test checks that lifting
+the guard gives the original's answer (so the guard was the only difference; this re-run
+happens only where the original answered within the oracle's deadline and memory limit).
+``pytest -s`` prints how many expressions were compared, and how.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def _compare(ep: Episode, oracle: Oracle, expression: str) -> str:
         mp.setattr(arith, "MAX_BITS", 1 << 40)
         mp.setattr(arith, "MAX_LENGTH", 1 << 40)
         mp.setattr(arith, "MAX_DIGITS", 1 << 40)
-        mp.setattr(arith, "_BIG", 1 << 20)
+        mp.setattr(arith, "MAX_TUPLE", 1 << 40)
+        mp.setattr(arith, "NS_PER_STEP", 1 << 60)
         assert spec_calculate(ep, expression) == expected, expression
     return "beyond the guard"
 
@@ -126,8 +128,14 @@ TABLE = [
     "(" * 150 + "1" + ")" * 150, "(" * 200 + "1" + ")" * 200, "(" * 201 + "1" + ")" * 201,
     "(" * 250 + "1" + ")" * 250, "-" * 2000 + "1", "-" * 10000 + "1", "-" * 20000 + "1",
     "+".join(["1"] * 2000), "+".join(["1"] * 3500), "**".join(["1"] * 3000),
-    # beyond the guard: the original hangs
-    "9**9**9", "2**2**20", "10**10**10 // 1",
+    # big ints near and past the old 65,536-bit guard: the original's answers
+    "2**65535 // 2**65534", "2**65536 // 2**65535", "2**70000 // 2**69990",
+    "2**100000 - 2**100000 + 1", "(10**5000)/(10**4999)", "2**20000 * 0 + 1", "2**20000 / 3",
+    "2**20000 - 2**20000", "2**100000 // (2**99990 + 1)", "3**40000 // 3**39998",
+    "(2**1000000) // (2**999990)", "2**1000000 / 3**100000", "2**100000 * 1.5",
+    "-(2**100000) // 2**99999", "2**200000 - 1", "(3**30000) * (3**30000) // 3**59999",
+    # beyond the guard: the original hangs, or works longer than a call may
+    "9**9**9", "2**2**20", "10**10**10 // 1", "3**300000 // 3**299999", "2**9000000 // 2",
 ]
 
 
@@ -153,9 +161,11 @@ def test_the_guard_fails_at_once(episode: Episode, oracle: Oracle) -> None:
     """Where the original runs for hours, the spec fails at once with the guard's text."""
     assert oracle.calculate("9**9**9") is None  # the original did not answer in time
     assert spec_calculate(episode, "9**9**9") == \
-        "Error: An integer in the expression would have more than 65,536 bits."
-    assert spec_calculate(episode, "2**65535 // 2**65534") == "2.0"  # 65,536 bits: computed
-    assert spec_calculate(episode, "2**65536 // 2**65535") == f"Error: {arith.BITS_MESSAGE}"
+        "Error: An integer in the expression would have more than 8,388,608 bits."
+    assert spec_calculate(episode, "2**70000 // 2**69990") == "1024.0"
+    assert spec_calculate(episode, "2**20000") == "Error: int too large to convert to float"
+    assert spec_calculate(episode, "2**8388608 // 2") == f"Error: {arith.BITS_MESSAGE}"
+    assert spec_calculate(episode, "3**300000 // 3**299999") == f"Error: {STEPS_MESSAGE}"
 
 
 # ---------------------------------------------------------------- generated expressions
@@ -210,3 +220,38 @@ def test_random_characters(episode: Episode, oracle: Oracle, expression: str) ->
 def test_any_text(episode: Episode, oracle: Oracle, expression: str) -> None:
     """Outside the alphabet the original refuses; inside it, it answers as above."""
     check(episode, oracle, expression)
+
+
+BIG = st.sampled_from(["2**70000", "2**100000", "3**20000", "10**5000", "7**9000", "2**65536",
+                       "(2**100000 + 1)", "(-2)**70001", "9" * 400, "12345", "7", "0", "1.5"])
+
+
+def _big_expressions() -> st.SearchStrategy[str]:
+    """Big ints past the old 65,536-bit guard, combined by the operators: the original
+    answers each within milliseconds (or hangs past the oracle's deadline, or fails)."""
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        ops = st.sampled_from(["+", "-", "*", "/", "//"])
+        return st.one_of(st.tuples(inner, ops, inner).map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+                         st.tuples(inner, st.sampled_from(["2", "-1"])).map(
+                             lambda p: f"({p[0]}) ** {p[1]}"))
+    return st.recursive(BIG, extend, max_leaves=4)
+
+
+@pytest.fixture(scope="module")
+def quick_oracle() -> Iterator[Oracle]:
+    """The original with a short deadline: what it does not answer in half a second is
+    past any call's bound anyway (and must then be past a guard of ours)."""
+    python = Oracle(timeout=0.5)
+    yield python
+    python.close()
+    print(f"\nbig ints against the original: {sum(BIG_OUTCOMES.values())} expressions, "
+          + ", ".join(f"{n} {how}" for how, n in sorted(BIG_OUTCOMES.items())))
+
+
+BIG_OUTCOMES: Counter[str] = Counter()
+
+
+@given(expression=_big_expressions())
+def test_generated_big_int_expressions(episode: Episode, quick_oracle: Oracle,
+                                       expression: str) -> None:
+    BIG_OUTCOMES[_compare(episode, quick_oracle, expression)] += 1

@@ -157,6 +157,21 @@ def _round(a: Args) -> str:
     return f"round({a.value('x')})"
 
 
+def _to_float(a: Args) -> str:
+    """``float(x)``; of ``arithmetic(text)`` itself, Python's ``float(eval(text))`` in one
+    (``rt.arithmetic_float``), so an int too large to be a value of the language still
+    fails with ``float()``'s text."""
+    node = a.node("x")
+    if isinstance(node, n.Call) and isinstance(node.func, n.NameRef) and \
+            node.func.name == "arithmetic":
+        res = a.c.program.resolutions.get(id(node.func))
+        if res is None or res.kind not in ("fn", "record"):
+            builtin = BUILTIN_FUNCTIONS["arithmetic"]
+            inner = Args(a.c, node, _bind(node, builtin.params), builtin.charge, a.env)
+            return f"rt.arithmetic_float({a.env.ep}, {inner.value('text')})"
+    return f"rt.to_float({a.value('x')})"
+
+
 def _to_list(a: Args) -> str:
     if isinstance(t.strip_optional(a.c.type_of(a.node("xs"))), t.Table):
         return f"{a.value('xs')}.keys()"
@@ -208,7 +223,8 @@ def _len(a: Args) -> str:
 CUSTOM_EMITTERS: dict[str, Emit] = {
     "@len": _len,
     "@min": _min_max("min"), "@max": _min_max("max"), "@sorted": _sorted, "@range": _range,
-    "@round": _round, "@list": _to_list, "@next": _next, "@matches_solution": _matches_solution,
+    "@round": _round, "@float": _to_float, "@list": _to_list, "@next": _next,
+    "@matches_solution": _matches_solution,
     "@random_choice": _random_choice, "@from_json": _from_json, "@strip": _strip("strip"),
     "@lstrip": _strip("lstrip"), "@rstrip": _strip("rstrip"), "@split": _split,
     "@given": _given,
@@ -220,6 +236,9 @@ def _emit(template: str, a: Args, recv: str | None = None) -> str:
     if custom is not None:
         return custom(a)
     values = {name: a.value(name) for name in a.bound}
+    if template.startswith("rt.error_of(") and a.c.tables.dynamic:
+        # `arguments: dynamic`: Python's own text, as the call itself would fail with
+        template = "rt.python_error_of(" + template[len("rt.error_of("):]
     return template.format(ep=a.env.ep, **({"recv": recv} if recv is not None else {}),
                            **values)
 

@@ -526,7 +526,10 @@ class WorldGenerator:
                     if p.default is None and not isinstance(p.type, t.Optional)]
         # null is a value of a required `json` parameter (its schema allows it), not a gap
         nullable = [p.name for p in info.params if p.name in required and p.type == t.JSON]
-        if self.world.config.arguments == "python":
+        style = self.world.config.arguments
+        python_style = style in ("python", "dynamic")
+        dynamic = style == "dynamic"
+        if python_style:
             function = f"{self.world.config.class_name or self.world.name}.{info.name}"
             check = (f"rt.check_arguments_python(args, {tuple(allowed)!r}, "
                      f"{tuple(required)!r}, "
@@ -544,7 +547,7 @@ class WorldGenerator:
             head += [f"_ARGS_{name}: frozenset[str] = frozenset({_set_literal(allowed)})",
                      f"_NEEDS_{name}: frozenset[str] = frozenset({_set_literal(required)})"]
             fits = f"_ARGS_{name} >= args.keys() >= _NEEDS_{name}"
-        if self.world.config.arguments != "python" and required:
+        if not python_style and required:
             fits += " and None not in args.values()"  # a null counts as missing there
         lines = [*head, "", "",
                  f"def _invoke_{name}(ep: {self.class_name}, args: Mapping[str, Any]) -> Any:",
@@ -558,7 +561,11 @@ class WorldGenerator:
             base = t.strip_optional(p.type)
             fast = self._fast_argument(p, pname, src, path)
             if fast is not None:
-                lines += [_INDENT + line for line in fast]
+                if dynamic:
+                    fallback = self._dynamic_fallback(p, pname, src, path)
+                    lines += _dynamic_load(fast, pname, fallback)
+                else:
+                    lines += [_INDENT + line for line in fast]
                 call_args.append(pname)
                 continue
             if isinstance(base, t.Named) and base.kind == "entity":
@@ -582,12 +589,16 @@ class WorldGenerator:
                 default = self.x.value(p.default, Env(ep="ep"))
                 # with Python's argument rules an explicit null is a value, as in Python;
                 # otherwise it means the default
-                given = (f"{p.name!r} in args" if self.world.config.arguments == "python"
+                given = (f"{p.name!r} in args" if python_style
                          else f"args.get({p.name!r}) is not None")
                 load = f"({load} if {given} else {default})"
             elif isinstance(p.type, t.Optional):
                 load = f"({load} if args.get({p.name!r}) is not None else None)"
-            lines.append(f"{_INDENT}{pname} = {load}")
+            if dynamic:
+                fallback = self._dynamic_fallback(p, pname, src, path)
+                lines += _dynamic_load([f"{pname} = {load}"], pname, fallback)
+            else:
+                lines.append(f"{_INDENT}{pname} = {load}")
             call_args.append(pname)
         if self._uses_given(info):
             call_args.append("frozenset(args)")
@@ -596,7 +607,33 @@ class WorldGenerator:
             # a union value exports with its tag, which only the static type knows
             call = f"rt.Exported({self.tables.exporter(info.returns, call)})"
         lines.append(f"{_INDENT}return {call}")
+        if dynamic:
+            # a value of another type than declared reaches Python's own operators: what
+            # they raise is a failed call with Python's text, as the original's harness says
+            body = lines[len(head) + 5:]
+            lines[len(head) + 5:] = [f"{_INDENT}try:", *(_INDENT + line for line in body),
+                                     f"{_INDENT}except rt.PYTHON_FAILURES as exc:",
+                                     f"{_INDENT * 2}raise rt.python_failure(exc) from None"]
         return "\n".join(lines)
+
+    def _dynamic_fallback(self, p: ParamInfo, pname: str, src: str, path: str) -> str:
+        """``arguments: dynamic``: the value of an argument its loader refused (``exc``) for
+        its JSON type: the JSON value itself, or for an entity the row of that key (a key
+        no row has fails with the not-found message, an unhashable one with Python's text)."""
+        raw = f"rt.foreign(ep, exc, {src}, {path})"
+        base = t.strip_optional(p.type)
+        if isinstance(base, (t.ListOf, t.SetOf)):
+            # a list stays the world's list (a tuple), so that list operations work on it
+            return f"rt.foreign_list(ep, exc, {src}, {path})"
+        if not (isinstance(base, t.Named) and base.kind == "entity"):
+            return raw
+        table = self.world.table_of(base.name)
+        tname = table.name if table else base.name.lower()
+        if p.not_found is not None:
+            message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+        else:
+            message = f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'"
+        return f"rt.lookup(ep.t_{tname}, {raw}, lambda key: {message})"
 
     def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str) -> list[str] | None:
         """Statements loading a required argument of the common kinds (text, a list of
@@ -630,7 +667,7 @@ class WorldGenerator:
         for p in info.params:
             schema = self.tables.schema(p.type)
             if p.default is not None and not isinstance(p.type, t.Optional) and \
-                    self.world.config.arguments != "python":
+                    self.world.config.arguments not in ("python", "dynamic"):
                 schema = {"anyOf": [schema, {"type": "null"}]}
             if p.doc:
                 schema = {**schema, "description": p.doc}
@@ -768,6 +805,7 @@ class WorldGenerator:
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
+            dynamic=w.config.arguments == "dynamic",
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
@@ -805,6 +843,14 @@ def _set_literal(names: list[str]) -> str:
 def _plain_str(typ: t.Type) -> bool:
     """``str`` without a refinement (``Prim`` equality ignores refinements)."""
     return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
+
+
+def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
+    """``arguments: dynamic``: the statements ``load`` loading an argument, and for a value
+    they refuse for its JSON type, ``fallback`` (the value as it is)."""
+    return [f"{_INDENT}try:", *(_INDENT * 2 + line for line in load),
+            f"{_INDENT}except ToolError as exc:",
+            f"{_INDENT * 2}{pname} = {fallback}"]
 
 
 def _str_argument(pname: str, src: str, path: str) -> list[str]:

@@ -47,6 +47,10 @@ class TypeTables:
 
     def __init__(self, world: WorldModel) -> None:
         self.world = world
+        #: ``config { arguments: dynamic }``: a stored value may be a JSON value of another
+        #: type than declared (an argument taken as it is), so what exports and writes
+        #: stored values works for any JSON value
+        self.dynamic = world.config.arguments == "dynamic"
         #: type name -> class name. The fields of a record are names of its dataclass's
         #: body, where they would hide a class of the same name from the annotations after
         #: them: such a class steps aside (one more ``_``, until no name is taken).
@@ -175,6 +179,8 @@ class TypeTables:
     # ------------------------------------------------------------ exporters
     def exporter(self, typ: t.Type, src: str) -> str:
         """An expression turning a stored value ``src`` into plain JSON."""
+        if self.dynamic and self._loose(typ):
+            return f"v.export_value({src})"  # any JSON value, or one of the type
         if isinstance(typ, t.Prim):
             if typ.name in ("date", "datetime"):
                 return f"{src}.isoformat()"
@@ -206,12 +212,23 @@ class TypeTables:
             return f"{src}.export()"
         return src
 
+    def _loose(self, typ: t.Type) -> bool:
+        """Whether a stored value of ``typ`` exports other than as itself or by a function
+        of its own (a union's tag), so that with ``arguments: dynamic`` the generic exporter
+        (``v.export_value``, right for any JSON value too) takes over."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Prim):
+            return base.name in ("date", "datetime", "duration")
+        if isinstance(base, t.Named):
+            return base.kind in ("enum", "record")
+        return isinstance(base, (t.ListOf, t.SetOf, t.MapOf))
+
     def text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
         """An expression giving ``json.dumps`` of the export of stored value ``src`` (a
         name or an attribute read: it may be read twice), built from the JSON texts the
         records it holds cache; ``None`` where no record is held (``json.dumps`` of the
         exported value is as fast) or the type has no text of its own."""
-        if not self._holds_text(typ):
+        if self.dynamic or not self._holds_text(typ):
             return None
         if isinstance(typ, t.Optional):
             inner = self.text(typ.inner, src, depth)
@@ -250,6 +267,10 @@ class TypeTables:
         found = self.text(typ, src)
         if found is not None:
             return found
+        if self.dynamic:  # json_text of the value, whatever JSON value it is
+            if isinstance(typ, t.Prim) and typ.name in ("int", "float", "number"):
+                return f"v.{typ.name}_text({src})"  # any other value: its json_text
+            return f"v.json_text({self.exporter(typ, src)})"
         base = typ
         inner_type = typ.inner if isinstance(typ, t.Optional) else typ
         if isinstance(inner_type, t.Named) and inner_type.kind == "enum":

@@ -197,6 +197,10 @@ class StatementCompiler:
         """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is
         one expression, so a statement's charge stays anchored to its spec line)."""
         ep = self.env.ep
+        if self.x.tables.dynamic and steps.startswith("len("):
+            # `arguments: dynamic`: a value without a length (a number for a list) costs one
+            # step, and the loop over it fails with Python's text
+            steps = "rt.size(" + steps[len("len("):]
         self.emit(f"{ep}._steps -= {steps}", node)
         self.emit(f"{ep}._steps >= 0 or rt.out_of_steps()", node)
 

@@ -28,7 +28,8 @@ it raises, returns a failure or cannot bind them. When it accepts them anyway (o
 them after changing its state) the world is stricter than the original there: a *note*, not
 a difference, and the sequence ends. Where both refuse a value of the wrong type for one
 parameter, but with other texts, that is a note as well (``refused_otherwise``): the text a
-parameter's ``else`` message could give.
+parameter's ``else`` message could give. A world with ``config { arguments: dynamic }`` takes
+values of any JSON type, as the original does: such calls are compared as any other.
 
 Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
 sides) to the shortest call sequence that still shows it; up to
@@ -463,7 +464,7 @@ class _Search:
         result = _plain(episode.call(name, copy.deepcopy(args)))
         self.report.calls += 1
         done.append(CallRecord(call, _original_view(outcome), result))
-        if not self._schema_accepts(spec, args):
+        if not self._schema_accepts(spec, args, self.world.ARGUMENTS == "dynamic"):
             if not self._refused(outcome):
                 self.report.lenient[name] = self.report.lenient.get(name, 0) + 1
                 return None  # the states may part here by design: the sequence ends
@@ -506,11 +507,14 @@ class _Search:
         self.report.refused_otherwise[key] = (count + 1, first)
 
     @staticmethod
-    def _schema_accepts(spec: ToolSpec, args: dict[str, Any]) -> bool:
+    def _schema_accepts(spec: ToolSpec, args: dict[str, Any], dynamic: bool = False) -> bool:
+        """Whether the world takes ``args`` by its schema: the names, and unless the world
+        takes values of any JSON type (``arguments: dynamic``: such a call is compared as
+        any other, result and state), the types."""
         names = {p.name for p in spec.params}
         if set(args) - names or any(p.required and p.name not in args for p in spec.params):
             return False
-        return all(_fits(args[p.name], p.schema) for p in spec.params if p.name in args)
+        return dynamic or all(_fits(args[p.name], p.schema) for p in spec.params if p.name in args)
 
     @staticmethod
     def _refused(outcome: CallOutcome) -> bool:

@@ -72,8 +72,14 @@ def out_of_steps() -> NoReturn:
 
 
 def each(ep: Episode, items: S) -> S:
-    """``items``, after charging one step per element (the work about to be done on them)."""
-    ep._steps -= len(items)
+    """``items``, after charging one step per element (the work about to be done on them).
+    A value without a length (a scalar argument of a world with ``arguments: dynamic``) is
+    charged one step and passed on, so that Python's own operation on it fails with Python's
+    text (``'int' object is not iterable``)."""
+    try:
+        ep._steps -= len(items)
+    except TypeError:
+        ep._steps -= 1
     if ep._steps < 0:
         out_of_steps()
     return items
@@ -88,8 +94,9 @@ def step(ep: Episode, fn: F) -> F:
 
 
 def bounded(value: int) -> int:
-    """An integer result, if it has at most :data:`MAX_INT_BITS` bits."""
-    if value.bit_length() > MAX_INT_BITS:
+    """An integer result, if it has at most :data:`MAX_INT_BITS` bits (any other value, which
+    only an argument of another type than declared gives, passes)."""
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
         raise LimitError(INT_MESSAGE)
     return value
 

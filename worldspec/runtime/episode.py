@@ -597,6 +597,14 @@ class Episode:
 
     WORLD: ClassVar[str] = ""
     RESULTS: ClassVar[str] = "envscaler"
+    #: how arguments are checked (``config { arguments: ... }``): ``"dynamic"`` when a value
+    #: of another JSON type than a parameter's reaches the tool as it is; the tool schemas
+    #: declare the types either way
+    ARGUMENTS: ClassVar[str] = "worldspec"
+    #: whether a call took an argument of another JSON type than its parameter's (only with
+    #: ``arguments: dynamic``): from then on the episode may hold, and results may show,
+    #: values outside the declared types, which the property checks allow for
+    took_other_types: bool = False
     #: state items stored and hashed but left out of export_state() (``private`` in the spec)
     PRIVATE: ClassVar[frozenset[str]] = frozenset()
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"

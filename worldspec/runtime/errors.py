@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["ToolError", "ArgumentError", "InvariantError", "InternalError", "KeptError",
-           "LimitError"]
+__all__ = ["ToolError", "ArgumentError", "WrongTypeError", "InvariantError", "InternalError",
+           "KeptError", "LimitError"]
 
 
 class ToolError(Exception):
@@ -30,6 +30,12 @@ class LimitError(ToolError):
 
 class ArgumentError(ToolError):
     """The arguments of a call do not fit the tool's parameters."""
+
+
+class WrongTypeError(ArgumentError):
+    """An argument (or an element or field of it) is of another JSON type than its
+    parameter's (an int for a ``str``). With ``config { arguments: dynamic }`` such a value is
+    not refused: the tool gets it as it is, as a Python original would."""
 
 
 class InvariantError(ToolError):

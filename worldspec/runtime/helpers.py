@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from worldspec.runtime.arithmetic import arithmetic
+from worldspec.runtime.arithmetic import arithmetic, arithmetic_float
 from worldspec.runtime.budget import (
     INT_MESSAGE,
     MAX_INT_BITS,
@@ -38,8 +38,15 @@ from worldspec.runtime.budget import (
     width,
 )
 from worldspec.runtime.episode import RUNTIME_FAILURES, describe_failure
-from worldspec.runtime.errors import ArgumentError, InvariantError, KeptError, LimitError, ToolError
-from worldspec.runtime.values import quote, type_name, want_date, want_datetime
+from worldspec.runtime.errors import (
+    ArgumentError,
+    InvariantError,
+    KeptError,
+    LimitError,
+    ToolError,
+    WrongTypeError,
+)
+from worldspec.runtime.values import quote, type_name, want_date, want_datetime, want_json
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -61,7 +68,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "load_union", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
-    "slot_setters", "arithmetic",
+    "slot_setters", "arithmetic", "arithmetic_float",
 ]
 
 T = TypeVar("T")
@@ -473,6 +480,65 @@ def fitting(load: Callable[[], T], given: Any, message: Callable[[Any], str | No
         raise ArgumentError(own) from None
 
 
+def foreign(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
+    """``config { arguments: dynamic }``: an argument its loader refused for its JSON type
+    (``refused`` is a :class:`WrongTypeError`), passed on as the JSON value it is, as Python
+    would (a copy: the caller's objects are never shared). Any other refusal stands: a value
+    of the right type that is not one of the parameter's (a text that is no enum member, a
+    broken refinement), or the parameter's own ``else`` message."""
+    if type(refused) is not WrongTypeError:
+        raise refused
+    value = want_json(given, path)
+    ep.took_other_types = True
+    return value
+
+
+def foreign_list(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
+    """:func:`foreign` for a list parameter: a JSON array whose elements are of another type
+    becomes a list as the world keeps lists (a tuple), so that ``+`` and the list builtins
+    work on it as Python's list operations on the original's list do."""
+    value = foreign(ep, refused, given, path)
+    return tuple(value) if type(value) is list else value
+
+
+#: What a tool body of a world with ``arguments: dynamic`` may raise on a value of another
+#: type than declared (``5 .lower()``, ``"x" <= 0``, ``hash([1])``): the call fails with
+#: Python's own text (:func:`python_failure`)
+PYTHON_FAILURES = (*RUNTIME_FAILURES, AttributeError)
+
+
+def python_failure(exc: BaseException) -> ToolError:
+    """The failure of a call whose body raised ``exc`` (one of :data:`PYTHON_FAILURES`), with
+    ``str(exc)`` as its text, as the harnesses of BFCL and tau2 report a Python original's
+    exception (``'<=' not supported between instances of 'str' and 'int'``, ``'x'`` for a
+    missing key)."""
+    return ToolError(str(exc) or describe_failure(exc))
+
+
+def size(items: Any) -> int:
+    """``len(items)``, or 1 for a value without a length (in a world with ``arguments:
+    dynamic``, a number given for a list): the steps a loop over it is charged."""
+    try:
+        return len(items)
+    except TypeError:
+        return 1
+
+
+def python_error_of(compute: Callable[[], object]) -> str | None:
+    """:func:`error_of` in a world with ``arguments: dynamic``: a Python error's text is
+    Python's own (:func:`python_failure`), as the call would fail with it."""
+    try:
+        compute()
+    except PYTHON_FAILURES as exc:
+        return python_failure(exc).message
+    except ToolError as exc:
+        text = _failure_text(exc)
+        if text is None:
+            raise
+        return text
+    return None
+
+
 #: The message a custom failure shape is built with to recognise failures (``failed()``):
 #: text no tool message holds.
 HOLE = "\x00worldspec:message\x00"
@@ -636,4 +702,5 @@ def error_of(compute: Callable[[], object]) -> str | None:
     return None
 
 
-__all__ += ["attempt", "error_of"]
+__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
+            "python_error_of", "size", "foreign_list"]

@@ -28,8 +28,9 @@ class Violation:
     where: str = ""
 
 
-def schema_accepts(spec: ToolSpec, args: Mapping[str, Any]) -> bool:
-    """Whether the tool's JSON schema accepts ``args`` (missing optionals allowed)."""
+def schema_accepts(spec: ToolSpec, args: Mapping[str, Any], types: bool = True) -> bool:
+    """Whether the tool's JSON schema accepts ``args`` (missing optionals allowed); with
+    ``types=False`` only the argument names are checked."""
     names = {p.name for p in spec.params}
     if any(name not in names for name in args):
         return False
@@ -38,7 +39,7 @@ def schema_accepts(spec: ToolSpec, args: Mapping[str, Any]) -> bool:
             if param.required:
                 return False
             continue
-        if not validate(args[param.name], param.schema):
+        if types and not validate(args[param.name], param.schema):
             return False
     return True
 
@@ -79,13 +80,18 @@ def check_call(episode: Episode, spec: ToolSpec, args: Mapping[str, Any],
                              f"arguments valid for the schema were rejected: {error.message}",
                              where)
         return None
-    if not accepted:
+    # `arguments: dynamic`: a value of another JSON type is taken, as Python takes it; only
+    # wrong names must be refused, and once such a value was taken, results (and the state)
+    # may hold values outside the declared types
+    dynamic = type(episode).ARGUMENTS == "dynamic"
+    if not accepted and not (dynamic and schema_accepts(spec, args, types=False)):
         return Violation("tool accepts what its schema rejects", name,
                          "arguments outside the tool's schema were accepted", where)
     if spec.read_only and episode.state_hash() != hash_before:
         return Violation("read-only tool changed state", name,
                          f"{name} changes nothing by its spec, but the state changed", where)
-    if spec.returns is not None and not validate(episode.last_value, spec.returns):
+    if spec.returns is not None and not (dynamic and episode.took_other_types) and \
+            not validate(episode.last_value, spec.returns):
         shown = repr(episode.last_value)
         shown = shown if len(shown) <= 120 else shown[:117] + "..."
         return Violation("result does not match its type", name,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, ToolError
+from worldspec.runtime.errors import ArgumentError, ToolError, WrongTypeError
 
 __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_number", "want_bool", "want_date",
@@ -86,8 +86,12 @@ def _shown(value: object) -> str:
         return "an integer of over 4300 digits"
 
 
-def _bad(path: str, expected: str, value: object) -> ArgumentError:
-    return ArgumentError(f"{path}: expected {expected}, got {_shown(value)}")
+def _bad(path: str, expected: str, value: object, wrong_type: bool = True) -> ArgumentError:
+    """A value that does not fit: of another JSON type (a :class:`WrongTypeError`), or, with
+    ``wrong_type=False``, of the right type but not a value of the parameter's (a text that is
+    not an enum member, a date or an integer key)."""
+    kind = WrongTypeError if wrong_type else ArgumentError
+    return kind(f"{path}: expected {expected}, got {_shown(value)}")
 
 
 def lone_surrogate(text: str) -> int | None:
@@ -129,7 +133,9 @@ def want_float(value: object, path: str) -> float:
         try:
             result = float(value)
         except OverflowError:
-            raise ArgumentError(f"{path}: {_shown(value)} is too large for a float") from None
+            # of the type Python would compute with, but not one a float holds: as a value
+            # of another type, ``arguments: dynamic`` passes it on (``float()`` then fails)
+            raise WrongTypeError(f"{path}: {_shown(value)} is too large for a float") from None
         if math.isfinite(result):
             return result
     raise _bad(path, "a number", value)
@@ -160,7 +166,7 @@ def want_date(value: object, path: str) -> dt.date:
             return dt.date.fromisoformat(value)
         except ValueError:
             pass
-    raise _bad(path, "a date (YYYY-MM-DD)", value)
+    raise _bad(path, "a date (YYYY-MM-DD)", value, not isinstance(value, str))
 
 
 def want_datetime(value: object, path: str) -> dt.datetime:
@@ -183,7 +189,7 @@ def want_datetime(value: object, path: str) -> dt.datetime:
                 return dt.datetime.fromisoformat(value)
             except ValueError:
                 pass
-    raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value)
+    raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value, not isinstance(value, str))
 
 
 def _offset(path: str, text: str) -> ArgumentError:
@@ -257,7 +263,7 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
         elif int_keys and isinstance(k, str):
             if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
                 raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
-                           "sign but '-', no leading zeros)", k)
+                           "sign but '-', no leading zeros)", k, False)
             raw = int(k)
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
@@ -315,7 +321,7 @@ def want_json(value: object, path: str) -> Any:
     if isinstance(value, float):
         if math.isfinite(value):
             return value
-        raise _bad(path, "a finite number", value)
+        raise _bad(path, "a finite number", value, False)
     if isinstance(value, (list, tuple)):
         return [want_json(x, f"{path}[{i}]") for i, x in enumerate(value)]
     if isinstance(value, dict):
@@ -361,7 +367,7 @@ def want_enum(value: object, path: str, enum_cls: type[T]) -> T:
     if isinstance(value, str) and value in members:
         return members[value]  # type: ignore[no-any-return]
     allowed = ", ".join(json.dumps(v) for v in members)
-    raise _bad(path, f"one of {allowed}", value)
+    raise _bad(path, f"one of {allowed}", value, not isinstance(value, str))
 
 
 def check_range(value: Any, path: str, low: float | None, high: float | None) -> Any:
@@ -473,12 +479,26 @@ def export_value(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [export_value(v) for v in value]
     if isinstance(value, dict):
-        return {str(export_value(k)): export_value(v) for k, v in value.items()}
+        return {_key_text(k): export_value(v) for k, v in value.items()}
     export = getattr(value, "export", None)
     if export is not None:
         return export()
     raise TypeError(f"cannot export {type(value).__name__}")
 
+
+
+#: object keys JSON writes other than ``str()`` does (a map of a world with ``arguments:
+#: dynamic`` may be keyed by any JSON scalar an argument gave)
+_JSON_KEYS: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+def _key_text(key: Any) -> str:
+    """A map key as JSON writes it: text as it is, other keys as ``json.dumps`` writes them."""
+    if type(key) is str:
+        return key
+    if key is True or key is False or key is None:
+        return _JSON_KEYS[key]
+    return str(export_value(key))
 
 
 def quote(value: Any) -> str:

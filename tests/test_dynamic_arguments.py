@@ -1,0 +1,235 @@
+"""``config { arguments: dynamic }``: a value of another JSON type than a parameter's reaches
+the tool as it is, as it would reach a Python original; what Python's operators raise on it
+fails the call with Python's own text, atomically; stored, it exports and hashes as JSON.
+A world without the mode still refuses such a value with the runtime's message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worldspec.compiler.api import check_source
+from worldspec.runtime.episode import Episode
+from worldspec.services.loading import compile_worlds
+
+SPEC = """\
+world Dyn "Arguments as Python takes them."
+
+config { results: bfcl  arguments: ARGS  class_name: "DynAPI" }
+
+record Tagged "A text with tags." {
+  text: str
+  tags: list[str]
+}
+
+entity Note "A stored note." {
+  key id: int
+  text: str
+  tags: list[str]
+  when: date?
+}
+
+state {
+  balance: number = 10
+  last: str? = none
+  texts: list[str] = []
+  users: map[str, str] = {"alice": "U1"}
+  notes: table Note
+  tagged: list[Tagged] = []
+}
+
+tool fund(amount: number "How much.") -> number "Fund the account." {
+  balance += 1
+  require amount > 0 else "Funding amount must be positive."
+  balance += amount
+  return balance
+}
+
+tool note(text: str "The text.", tags: list[str] = [] "Its tags.", when: date? = none) -> str
+  "Store a note."
+{
+  last = text
+  append text to texts
+  insert Note(id: len(texts), text: text, tags: tags, when: when) into notes
+  append Tagged(text: text, tags: tags) to tagged
+  return f"noted {text}"
+}
+
+tool shout(text: str "The text.") -> str "Shout it." {
+  last = "shouted"
+  return text.upper()
+}
+
+tool user_id(user: str "A user name.") -> str "A user's id." {
+  let id = users.get(user)
+  require id != none else f"User '{user}' not found."
+  return id ?? ""
+}
+
+tool tally(items: list[str] "Things.") -> int "Count the non-empty things." {
+  let n = 0
+  for item in items {
+    if item != "" {
+      n += 1
+    }
+  }
+  return n
+}
+
+tool read(id: Note "A note's id.") -> str "A note's text." {
+  return id.text
+}
+"""
+
+
+def _world(root: Path, args: str) -> type[Episode]:
+    spec = root / "dyn.world"
+    spec.write_text(SPEC.replace("ARGS", args), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
+        return compile_worlds([spec]).worlds["Dyn"]
+
+
+@pytest.fixture(scope="module")
+def dyn(tmp_path_factory: pytest.TempPathFactory) -> type[Episode]:
+    return _world(tmp_path_factory.mktemp("dynamic"), "dynamic")
+
+
+def test_the_spec_checks_in_both_modes() -> None:
+    for args in ("dynamic", "python"):
+        result = check_source(SPEC.replace("ARGS", args), "dyn.world")
+        assert [d.code for d in result.diagnostics if d.severity == "error"] == []
+
+
+def test_a_bad_mode_is_ws503() -> None:
+    result = check_source(SPEC.replace("ARGS", "loose"), "dyn.world")
+    assert ("WS503", "arguments must be worldspec, python or dynamic") in \
+        [(d.code, d.message) for d in result.diagnostics]
+
+
+def test_python_type_error_text_and_rollback(dyn: type[Episode]) -> None:
+    ep = dyn()
+    before = ep.state_hash()
+    result = ep.call("fund", {"amount": "x"})
+    assert result == {"error": "'>' not supported between instances of 'str' and 'int'"}
+    assert ep.export_state()["balance"] == 10  # the `balance += 1` before it is undone
+    assert ep.state_hash() == before
+    assert ep.call("fund", {"amount": True}) == 12  # True is 1 to Python
+    assert ep.call("fund", {"amount": 2}) == 15
+
+
+def test_attribute_and_key_errors_have_pythons_text(dyn: type[Episode]) -> None:
+    ep = dyn()
+    assert ep.call("shout", {"text": 5}) == {"error": "'int' object has no attribute 'upper'"}
+    assert ep.export_state()["last"] is None
+    assert ep.call("user_id", {"user": [1]}) == {"error": "unhashable type: 'list'"}
+    assert ep.call("user_id", {"user": 7}) == {"error": "User '7' not found."}
+    assert ep.call("tally", {"items": 7}) == {"error": "'int' object is not iterable"}
+    assert ep.call("tally", {"items": "ab"}) == 2  # a text is iterable: its characters
+
+
+def test_stored_values_export_and_hash_as_json(dyn: type[Episode]) -> None:
+    ep = dyn()
+    assert ep.call("note", {"text": 5, "tags": "ab", "when": 3}) == "noted 5"
+    assert ep.call("note", {"text": {"a": [1, None]}, "tags": [1, "b"]}) == \
+        "noted {'a': [1, None]}"
+    state = ep.export_state()
+    assert state["last"] == {"a": [1, None]}
+    assert state["texts"] == [5, {"a": [1, None]}]
+    assert state["notes"] == [
+        {"id": 1, "text": 5, "tags": "ab", "when": 3},
+        {"id": 2, "text": {"a": [1, None]}, "tags": [1, "b"], "when": None}]
+    assert state["tagged"] == [{"text": 5, "tags": "ab"},
+                               {"text": {"a": [1, None]}, "tags": [1, "b"]}]
+    # the hash differs from the same calls with texts, and survives copy and undo
+    other = dyn()
+    other.call("note", {"text": "5", "tags": ["a", "b"]})
+    assert other.state_hash() != ep.state_hash()
+    copy = ep.copy()
+    assert copy.export_state() == state and copy.state_hash() == ep.state_hash()
+    assert ep.diff(dyn())  # a diff over foreign values works
+    ep.reset()
+    assert ep.export_state()["texts"] == [] and ep.state_hash() == dyn().state_hash()
+
+
+def test_the_callers_objects_are_not_shared(dyn: type[Episode]) -> None:
+    ep = dyn()
+    text = {"a": [1]}
+    ep.call("note", {"text": text})
+    text["a"].append(2)
+    assert ep.export_state()["last"] == {"a": [1]}
+
+
+def test_f_strings_give_pythons_text(dyn: type[Episode]) -> None:
+    ep = dyn()
+    for value, shown in ((True, "True"), (None, "None"), (2.5, "2.5"), ([1, "a"], "[1, 'a']"),
+                         ({"k": False}, "{'k': False}")):
+        assert ep.call("note", {"text": value}) == f"noted {shown}"
+
+
+def test_entity_keys_of_another_type(dyn: type[Episode]) -> None:
+    ep = dyn()
+    ep.call("note", {"text": "hello"})
+    assert ep.call("read", {"id": 1}) == "hello"
+    assert ep.call("read", {"id": True}) == "hello"  # True == 1 finds the row, as a dict does
+    assert ep.call("read", {"id": "1"}) == {"error": "Note \"1\" not found."}
+    assert ep.call("read", {"id": [1]}) == {"error": "unhashable type: 'list'"}
+
+
+def test_missing_and_unexpected_arguments_keep_pythons_type_errors(dyn: type[Episode]) -> None:
+    ep = dyn()
+    assert ep.call("fund", {}) == \
+        {"error": "DynAPI.fund() missing 1 required positional argument: 'amount'"}
+    assert ep.call("fund", {"amount": 1, "x": 2}) == \
+        {"error": "DynAPI.fund() got an unexpected keyword argument 'x'"}
+    # a value of the right type that is no value of the parameter's is still refused
+    assert ep.call("note", {"text": "a", "when": "2024-13-01"}) == \
+        {"error": 'when: expected a date (YYYY-MM-DD), got "2024-13-01"'}
+
+
+def test_the_mode_is_on_the_class_and_the_schema_keeps_the_types(dyn: type[Episode]) -> None:
+    assert dyn.ARGUMENTS == "dynamic"
+    fund = next(t for t in dyn().tools() if t["function"]["name"] == "fund")
+    assert fund["function"]["parameters"]["properties"]["amount"]["type"] == "number"
+
+
+def test_a_world_not_in_the_mode_still_refuses(tmp_path: Path) -> None:
+    world = _world(tmp_path, "python")
+    assert world.ARGUMENTS == "worldspec"
+    ep = world()
+    assert ep.call("fund", {"amount": "x"}) == {"error": 'amount: expected a number, got "x"'}
+    assert ep.call("shout", {"text": 5}) == {"error": "text: expected a string, got 5"}
+    assert ep.export_state()["balance"] == 10
+
+
+def test_a_list_of_other_elements_stays_a_list(dyn: type[Episode]) -> None:
+    ep = dyn()
+    assert ep.call("tally", {"items": [1, "", None]}) == 2  # 1 != "" and None != ""
+    ep.call("note", {"text": "t", "tags": [1, [2]]})
+    assert ep.export_state()["notes"][0]["tags"] == [1, [2]]
+
+
+def test_property_checks_take_other_types_in_the_mode(dyn: type[Episode]) -> None:
+    from worldspec.runtime.properties import check_call
+
+    ep = dyn()
+    spec = dyn.TOOLS["note"]
+    before = ep.state_hash()
+    assert not ep.took_other_types
+    ep.call("note", {"text": 5})
+    assert ep.took_other_types
+    assert check_call(ep, spec, {"text": 5}, before) is None
+    before = ep.state_hash()
+    ep.call("note", {"text": "t", "nope": 1})  # a wrong name is still refused
+    assert check_call(ep, spec, {"text": "t", "nope": 1}, before) is None
+    assert ep.last_error is not None
+
+
+def test_worldspec_test_finds_nothing(tmp_path: Path) -> None:
+    from worldspec.runtime.explore import explore
+
+    world = _world(tmp_path, "dynamic")
+    report = explore(world, max_examples=30, steps=20, seed=3)
+    assert [f for f in report.findings if f.severity != "note"] == []
+    assert report.calls > 300
