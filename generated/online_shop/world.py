@@ -1176,7 +1176,7 @@ class OnlineShop(Episode):
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
-        found: Order | None = self.t_orders.get(order)  # shop.world:313
+        found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if not (found is not None):  # shop.world:314
             raise ToolError(rt.built(self, ('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.')))
         return (found if found is not None else rt.absent())  # shop.world:315
@@ -1203,7 +1203,7 @@ class OnlineShop(Episode):
         self._steps -= len(items)  # shop.world:368
         self._steps >= 0 or rt.out_of_steps()  # shop.world:368
         for id_ in items:  # shop.world:368
-            variant: Variant | None = self.t_variants.get(id_)  # shop.world:369
+            variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if not (variant is not None):  # shop.world:370
                 raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
             if not ((variant if variant is not None else rt.absent()).stock >= items[id_]):  # shop.world:371

@@ -1139,7 +1139,7 @@ class Tau2Retail(Episode):
             new: str = new_item_ids[i]  # retail.world:357
             i = (i + 1)  # retail.world:358
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:359
-            product: Product | None = self.t_products.get(it.product_id)  # retail.world:360
+            product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:360
             if not (product is not None):  # retail.world:361
                 raise ToolError('Product not found')
             v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:362
@@ -1249,7 +1249,7 @@ class Tau2Retail(Episode):
             if not (new != old):  # retail.world:432
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:433
-            product: Product | None = self.t_products.get(it.product_id)  # retail.world:434
+            product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:434
             if not (product is not None):  # retail.world:435
                 raise ToolError('Product not found')
             v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:436
