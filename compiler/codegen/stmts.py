@@ -8,6 +8,7 @@ stores the new value where the old one was.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from worldspec.compiler import types as t
@@ -20,6 +21,22 @@ __all__ = ["StatementCompiler"]
 
 #: ``rt.each(ep, x)`` of a local or a chain of attribute reads (read twice at no cost)
 _CHARGED_READ = re.compile(r"rt\.each\(([A-Za-z_]\w*), ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\)")
+
+
+def _charged_value(src: str, ep: str) -> str | None:
+    """``X`` where expression ``src`` is ``rt.each(ep, X)`` as a whole, else None."""
+    if not (src.startswith(f"rt.each({ep}, ") and src.endswith(")")):
+        return None
+    try:
+        tree = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(tree, ast.Call) and len(tree.args) == 2 and not tree.keywords
+            and isinstance(tree.func, ast.Attribute) and tree.func.attr == "each"
+            and isinstance(tree.func.value, ast.Name) and tree.func.value.id == "rt"
+            and isinstance(tree.args[0], ast.Name) and tree.args[0].id == ep):
+        return None
+    return ast.get_source_segment(src, tree.args[1])
 
 
 class StatementCompiler:
@@ -158,7 +175,12 @@ class StatementCompiler:
         bit = 1 << fields.index(name)
         row, new, frags, stale = (self.x.fresh(x) for x in ("row", "new", "frags", "stale"))
         self.emit(f"{row} = {obj}", node)
-        self.emit(f"{new} = {value}", node)
+        charged = _charged_value(value, ep)
+        if charged is None:
+            self.emit(f"{new} = {value}", node)
+        else:  # the value's charge, paid by two statements instead of a call of rt.each
+            self.emit(f"{new} = {charged}", node)
+            self.charge(f"len({new})", node)
         self.emit(f"{frags} = {row}._frags", node)
         self.emit(f"if {frags} is not None:", node)
         self.emit(f"    {stale} = {row}._stale", node)

@@ -1110,7 +1110,9 @@ class Tau2Retail(Episode):
             _row17._digest = _row17._text = None  # retail.world:331
             self.t_orders._digest = None  # retail.world:331
         _row21 = order_id  # retail.world:333
-        _new22 = rt.each(self, (order_id.payment_history + refunds))  # retail.world:333
+        _new22 = order_id.payment_history + refunds  # retail.world:333
+        self._steps -= len(_new22)  # retail.world:333
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:333
         _frags23 = _row21._frags  # retail.world:333
         if _frags23 is not None:  # retail.world:333
             _stale24 = _row21._stale  # retail.world:333
@@ -1273,7 +1275,9 @@ class Tau2Retail(Episode):
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:453
         _row51 = order  # retail.world:454
-        _new52 = rt.each(self, (order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)))  # retail.world:454
+        _new52 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:454
+        self._steps -= len(_new52)  # retail.world:454
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:454
         _frags53 = _row51._frags  # retail.world:454
         if _frags53 is not None:  # retail.world:454
             _stale54 = _row51._stale  # retail.world:454
@@ -1353,7 +1357,9 @@ class Tau2Retail(Episode):
         else:
             pass
         _row73 = order  # retail.world:504
-        _new74 = rt.each(self, (history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)))  # retail.world:504
+        _new74 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:504
+        self._steps -= len(_new74)  # retail.world:504
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:504
         _frags75 = _row73._frags  # retail.world:504
         if _frags75 is not None:  # retail.world:504
             _stale76 = _row73._stale  # retail.world:504
@@ -1592,8 +1598,16 @@ def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, An
     if type(a_order_id) is not str or not a_order_id.isascii():
         a_order_id = v.want_str(a_order_id, 'order_id')
     a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
-    a_new_item_ids = v.want_str_list(args['new_item_ids'], 'new_item_ids')
+    a_item_ids = args['item_ids']
+    if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        a_item_ids = tuple(a_item_ids)
+    else:
+        a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
+    a_new_item_ids = args['new_item_ids']
+    if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+        a_new_item_ids = tuple(a_new_item_ids)
+    else:
+        a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
         a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
@@ -1641,8 +1655,16 @@ def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) 
     if type(a_order_id) is not str or not a_order_id.isascii():
         a_order_id = v.want_str(a_order_id, 'order_id')
     a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
-    a_new_item_ids = v.want_str_list(args['new_item_ids'], 'new_item_ids')
+    a_item_ids = args['item_ids']
+    if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        a_item_ids = tuple(a_item_ids)
+    else:
+        a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
+    a_new_item_ids = args['new_item_ids']
+    if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+        a_new_item_ids = tuple(a_new_item_ids)
+    else:
+        a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
         a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
@@ -1706,7 +1728,11 @@ def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]
     if type(a_order_id) is not str or not a_order_id.isascii():
         a_order_id = v.want_str(a_order_id, 'order_id')
     a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-    a_item_ids = v.want_str_list(args['item_ids'], 'item_ids')
+    a_item_ids = args['item_ids']
+    if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        a_item_ids = tuple(a_item_ids)
+    else:
+        a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
     a_payment_method_id = args['payment_method_id']
     if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
         a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')

@@ -1116,7 +1116,11 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
         try:
-            a_stocks = v.want_str_list(args['stocks'], 'stocks')
+            a_stocks = args['stocks']
+            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+                a_stocks = tuple(a_stocks)
+            else:
+                a_stocks = v.want_str_list(a_stocks, 'stocks')
         except ToolError as exc:
             a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
         try:
@@ -1158,7 +1162,11 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
         try:
-            a_stocks = v.want_str_list(args['stocks'], 'stocks')
+            a_stocks = args['stocks']
+            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+                a_stocks = tuple(a_stocks)
+            else:
+                a_stocks = v.want_str_list(a_stocks, 'stocks')
         except ToolError as exc:
             a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
         try:

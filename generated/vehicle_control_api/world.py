@@ -1372,7 +1372,11 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         except ToolError as exc:
             a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
         try:
-            a_door = v.want_str_list(args['door'], 'door')
+            a_door = args['door']
+            if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
+                a_door = tuple(a_door)
+            else:
+                a_door = v.want_str_list(a_door, 'door')
         except ToolError as exc:
             a_door = rt.foreign_list(ep, exc, args['door'], 'door')
         return ep.tool_lockDoors(a_unlock, a_door)
@@ -1559,7 +1563,11 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
         try:
-            a_messages = v.want_str_list(args['messages'], 'messages')
+            a_messages = args['messages']
+            if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
+                a_messages = tuple(a_messages)
+            else:
+                a_messages = v.want_str_list(a_messages, 'messages')
         except ToolError as exc:
             a_messages = rt.foreign_list(ep, exc, args['messages'], 'messages')
         return ep.tool_display_log(a_messages)

@@ -36,7 +36,7 @@ __all__ = [
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
-    "int_text", "float_text", "number_text", "want_str_list", "map_text",
+    "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
     "state_aliases", "quote",
 ]
 
@@ -218,6 +218,8 @@ def want_list(value: object, path: str, item: Callable[[object, str], T]) -> tup
 
 
 _JUST_STR = frozenset({str})
+#: the types a list of plain text holds (generated invokers test lists of text against it)
+JUST_STR: frozenset[type] = _JUST_STR
 
 
 def want_str_list(value: object, path: str) -> tuple[str, ...]:
