@@ -30,6 +30,7 @@ Run from the repository root::
     python benchmarks/bench_runtime.py --json     # JSON document on stdout
     python benchmarks/bench_runtime.py --profile  # table, then profiles of the misses
     python benchmarks/bench_runtime.py --quick    # fewer rounds: a smoke test (~5 s)
+    python benchmarks/bench_runtime.py --section retail  # only the retail section
 
 The exit status is 0 unless ``--strict`` is given and a goal is missed or a check fails.
 """
@@ -844,6 +845,10 @@ def profile_misses(bench: Bench, top: int) -> str:
     return "\n".join(out) if out else "no goal missed: nothing to profile"
 
 
+#: the sections ``--section`` can choose, in the order they run
+SECTIONS = ("bfcl", "retail", "scale")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every section and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -854,6 +859,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke test)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when a goal is missed or a check fails")
+    parser.add_argument("--section", action="append", choices=SECTIONS,
+                        help="run only this section (repeatable; default: every section)")
     parser.add_argument("--child", nargs=3, metavar=("TASK", "DB", "N"),
                         help=argparse.SUPPRESS)  # one measurement in a fresh process
     args = parser.parse_args(argv)
@@ -863,10 +870,14 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = Bench(scale=0.2 if args.quick else 1.0)
     start = time.perf_counter()
-    for case in BFCL_CASES:
-        bench_bfcl(bench, case)
-    bench_retail(bench)
-    bench_scale(bench)
+    sections = args.section or list(SECTIONS)
+    if "bfcl" in sections:
+        for case in BFCL_CASES:
+            bench_bfcl(bench, case)
+    if "retail" in sections:
+        bench_retail(bench)
+    if "scale" in sections:
+        bench_scale(bench)
     elapsed = time.perf_counter() - start
     if args.json:
         document = to_json(bench, elapsed)

@@ -985,7 +985,8 @@ MAP_METHODS = {
                      else t.UNKNOWN, "tuple({recv}.values())", Charge(steps="recv")),
 }
 TABLE_METHODS = {
-    "get": Method(("key",), _map_get, "{recv}.get({key})"),
+    # the table's dict itself (``Table.get`` is the same lookup behind a Python call)
+    "get": Method(("key",), _map_get, "{recv}.rows.get({key})"),
     "keys": Method((), lambda ty, r, b: t.ListOf(ty.entity_key_type(r.entity))
                    if isinstance(r, t.Table) else t.UNKNOWN, "{recv}.keys()",
                    Charge(steps="recv")),

@@ -235,6 +235,16 @@ def test_worldspec_test_finds_nothing(tmp_path: Path) -> None:
     assert report.calls > 300
 
 
+def test_a_copy_keeps_and_a_reset_clears_the_mark_of_other_types(dyn: type[Episode]) -> None:
+    ep = dyn()
+    ep.call("note", {"text": 5})
+    twin = ep.copy()
+    assert twin.took_other_types and twin.export_state() == ep.export_state()
+    ep.reset()
+    assert not ep.took_other_types and ep.export_state() == dyn().export_state()
+    assert twin.took_other_types  # the copy is its own episode
+
+
 UNION_SPEC = """\
 world Tags "Union members in collections."
 

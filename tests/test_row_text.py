@@ -10,6 +10,7 @@ SHA-256 of the canonical JSON of ``row.export()``, after every step.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -387,3 +388,127 @@ def test_text_lists_load_as_the_general_loader_does() -> None:
             except ArgumentError as exc:
                 outcomes.append(("error", exc.message))
         assert outcomes[0] == outcomes[1], value
+
+
+# ------------------------------------------------------- changes tracked per field
+
+def _two_boxes(vault: type[Episode]) -> Episode:
+    """An episode of the vault's task data, copied: other tests change a json value of that
+    data in place (which no generated code does) after its digest was cached."""
+    return vault(data=copy.deepcopy(vault.TASKS["two_boxes"].data))
+
+
+def _fresh_fragments(row: Row) -> list[str]:
+    layout = type(row)._TEXT
+    assert layout is not None
+    return layout.fragments(layout.get(row))
+
+
+def test_a_failed_write_puts_the_text_and_fragments_back(vault: type[Episode]) -> None:
+    """A call that changes fields and then fails leaves the row's cached text (the very
+    object), its fragments and its digest as they were; the next write and the state hash
+    are exact."""
+    data = copy.deepcopy(vault.TASKS["two_boxes"].data)
+    episode = vault(data=data)
+    box = episode.tables["boxes"].row("a")
+    before, digest, state = box._result_text(), box.digest(), episode.state_hash()
+    failed = episode.call("rename_then_fail", {"box": "a", "name": "gone"})
+    assert episode.failed(failed)
+    assert box._text is before and box.digest() == digest
+    assert box._frags == _fresh_fragments(box) and box._stale == 0
+    assert episode.state_hash() == state
+    renamed = episode.call("set_name", {"box": "a", "name": "new"})
+    assert renamed == json.dumps(box.export()) and '"new"' in renamed
+    assert box.digest() == _canonical_digest(box.export())
+    episode.reset(data=data)  # the same data: the undo log rolled back
+    assert box._text is before and box._frags == _fresh_fragments(box)
+    assert episode.state_hash() == state
+
+
+def test_a_changed_field_is_marked_and_its_undo_exact(vault: type[Episode]) -> None:
+    """A write marks the field's fragment stale (one bit) and keeps the old fragment in its
+    undo entry; undoing the writes in any number brings back exactly the fragments of the
+    values restored, and the text is made again from the stale fields alone."""
+    episode = _two_boxes(vault)
+    box = episode.tables["boxes"].row("a")
+    original = box._result_text()
+    at = type(box)._AT
+    episode._set_row(box, "name", "one")  # the runtime's write (generated code inlines it)
+    episode._set_row(box, "count", 7)
+    assert box._text is None and box._stale == at["name"][1] | at["count"][1]
+    after_two = box._result_text()
+    assert after_two == json.dumps(box.export()) and box._stale == 0
+    assert episode.call("set_name", {"box": "a", "name": "two"}) == json.dumps(box.export())
+    episode._rollback(len(episode._undo) - 1)  # the last write only
+    assert box._text is after_two and box._frags == _fresh_fragments(box)
+    episode._rollback(0)
+    assert box._text is original and box._frags == _fresh_fragments(box)
+    assert box._stale == 0 and box.digest() == _canonical_digest(box.export())
+
+
+def test_a_copy_keeps_the_text_and_changes_alone(vault: type[Episode]) -> None:
+    """A copy's rows keep their text (the same values) but no fragments; a write to the
+    copy changes neither the original's text nor its fragments."""
+    episode = _two_boxes(vault)
+    box = episode.tables["boxes"].row("a")
+    text = box._result_text()
+    other = episode.copy()
+    twin = other.tables["boxes"].row("a")
+    assert twin is not box and twin._text is text and twin._frags is None
+    changed = other.call("set_name", {"box": "a", "name": "copy"})
+    assert changed == json.dumps(twin.export()) and box._result_text() is text
+    assert box._frags == _fresh_fragments(box)
+
+
+REFS = """\
+world Refs "Rows that refer to other rows."
+
+config { results: tau2 }
+
+entity User { key id: str  name: str }
+entity Order { key id: str  user: User  note: str = "" }
+
+state { users: table User  orders: table Order }
+
+tool set_note(order: Order, note: str) -> Order "A note." { order.note = note  return order }
+tool give_to(order: Order, user: User) -> Order "Another user." {
+  order.user = user
+  return order
+}
+tool drop_user(user: User) -> str "Delete a user." {
+  delete user from users
+  return "done"
+}
+"""
+
+
+def test_invariant_checks_are_skipped_only_where_nothing_can_break(
+        tmp_path: Path, vault: type[Episode]) -> None:
+    """A tool that sets no field holding keys and inserts and deletes nothing (in a world
+    without declared invariants) runs without the check; one that may break a reference
+    keeps it, and the broken reference still fails the call."""
+    spec = tmp_path / "refs.world"
+    spec.write_text(REFS, encoding="utf-8")
+    world = compile_worlds([spec]).worlds["Refs"]
+    checks = {name: tool.checks for name, tool in world.TOOLS.items()}
+    assert checks == {"set_note": False, "give_to": True, "drop_user": True}
+    assert vault.TOOLS["set_name"].checks is False and vault.TOOLS["add_box"].checks is True
+    assert vault.TOOLS["get_box"].checks is False  # read only
+    episode = world(data={"users": [{"id": "u", "name": "U"}, {"id": "v", "name": "V"}],
+                          "orders": [{"id": "o", "user": "u"}]})
+    state = episode.state_hash()
+    result = episode.call("drop_user", {"user": "u"})
+    assert episode.failed(result) and "still referenced" in result
+    assert episode.state_hash() == state
+    assert not episode.failed(episode.call("give_to", {"order": "o", "user": "v"}))
+    assert not episode.failed(episode.call("drop_user", {"user": "u"}))
+    assert json.loads(episode.call("set_note", {"order": "o", "note": "n"}))["note"] == "n"
+
+
+def test_retail_writes_run_without_the_check(examples: dict[str, type[Episode]]) -> None:
+    """tau2's retail world declares no invariant and no write tool sets Order.user_id."""
+    writes = {name: tool.checks for name, tool in examples["Tau2Retail"].TOOLS.items()
+              if not tool.read_only}
+    assert len(writes) == 7 and not any(writes.values())
+    assert all(tool.checks for world in examples.values() if world.WORLD == "OnlineShop"
+               for tool in world.TOOLS.values() if not tool.read_only)

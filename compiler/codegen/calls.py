@@ -316,7 +316,7 @@ def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:
     """``Rec(field: value)``: every field passed explicitly, defaults evaluated here."""
     info = c.world.records[name]
     given = {arg.name.name: arg for arg in call.args if arg.name is not None}
-    parts = []
+    parts: list[tuple[str, str]] = []
     for f in info.fields.values():
         arg = given.get(f.name)
         if arg is not None:
@@ -327,8 +327,10 @@ def construct(c: ExprCompiler, call: n.Call, name: str, env: Env) -> str:
             value = c.stored(f.default, env, f.type)
         else:
             value = "None"
-        parts.append(f"{py_name(f.name)}={value}")
+        parts.append((py_name(f.name), value))
     cls = c.tables.class_name(name)
     if info.kind == "record":  # see module.record_block: the class call costs several times
-        return f"_new_{cls}({', '.join(parts)})"
-    return f"{cls}({', '.join(parts)})"
+        # positional, in declaration order (the order the values are computed in anyway):
+        # no keyword matching per call
+        return f"_new_{cls}({', '.join(value for _, value in parts)})"
+    return f"{cls}({', '.join(f'{field}={value}' for field, value in parts)})"

@@ -28,6 +28,9 @@ from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
 
+#: a local or a chain of attribute reads: an expression that may be evaluated twice
+_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
 __all__ = ["ExprCompiler", "Env"]
 
 #: Interpolated types whose text is short whatever the value (with numbers and enums).
@@ -86,6 +89,8 @@ class ExprCompiler:
         table = self.table_for(base.name, env)
         if isinstance(typ, t.Optional):
             return f"{table}.ref({key_src})"
+        if _READ.fullmatch(key_src):  # read twice at no cost: the row at once when it exists
+            return f"({table}.rows.get({key_src}) or {table}.row({key_src}))"
         return f"{table}.row({key_src})"
 
     def stored(self, expr: n.Expr, env: Env, target: t.Type | None = None) -> str:

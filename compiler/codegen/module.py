@@ -26,6 +26,7 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     const_name,
     enum_member,
+    enum_texts,
     file_label,
     member_constant,
     py_name,
@@ -104,6 +105,8 @@ class WorldGenerator:
         self.data_files: dict[str, str] = {}
         #: id(task data) -> its data file name, for tasks that share one data object
         self._data_names: dict[int, str] = {}
+        #: per tool: whether its calls must check the invariants (see ``_needs_check``)
+        self._checks: dict[str, bool] = {}
 
     # -------------------------------------------------------------- types
     def enum_block(self, name: str) -> str:
@@ -121,6 +124,11 @@ class WorldGenerator:
         for m in info.members.values():
             lines.append(f"{member_constant(cls, enum_member(m.name))}: {cls} = "
                          f"{cls}.{enum_member(m.name)}")
+        # each member's JSON text (and null's), for the texts of records and rows: a lookup
+        # in C instead of encoding the value every time
+        texts = "".join(f"{member_constant(cls, enum_member(m.name))}: "
+                        f"{json.dumps(m.value)!r}, " for m in info.members.values())
+        lines += ["", f"{enum_texts(cls)}: dict[{cls} | None, str] = {{None: 'null', {texts}}}"]
         return "\n".join(lines)
 
     def record_block(self, rec: RecordInfo) -> str:
@@ -177,13 +185,17 @@ class WorldGenerator:
                                  for f in fields) + ") -> None:"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
-            lines.append(f"{_INDENT * 2}self._digest = None")
+            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None"]
             lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
                       f"{_INDENT * 2}other = {cls}.__new__({cls})"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
-            # the fragment cache is not copied: copies and resets stay as cheap as before
-            lines += [f"{_INDENT * 2}other._digest = self._digest", f"{_INDENT * 2}return other"]
+            # the same values: the same digest and text; the fragment caches are not copied,
+            # so copies and resets stay cheap
+            lines += [f"{_INDENT * 2}other._digest = self._digest",
+                      f"{_INDENT * 2}other._text = self._text",
+                      f"{_INDENT * 2}other._frags = other._cparts = None",
+                      f"{_INDENT * 2}return other"]
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
         for f in fields:
@@ -266,6 +278,8 @@ class WorldGenerator:
         text = self.tables.scalar_text(f.type, "value")
         if text.startswith("v.json_text("):
             return "None"
+        if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):
+            return text[:-len("[value]")] + ".__getitem__"  # the dict's own lookup
         if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
             return text[:-len("(value)")]  # the function itself, not a lambda around it
         return f"lambda value: {text}"
@@ -481,9 +495,26 @@ class WorldGenerator:
                f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
         body.block(info.node.body.body)
+        if not info.is_fn:
+            self._checks[info.name] = self._needs_check(body)
         doc = _doc_literal(info.doc, _INDENT)
         lines = [head] + ([doc] if doc else []) + body.lines
         return "\n".join(_indent(lines, 1))
+
+    def _needs_check(self, body: StatementCompiler) -> bool:
+        """Whether a call of the tool whose body is ``body`` must check the invariants
+        afterwards: always when the world declares any, else only when the call may break a
+        reference (it sets a field that holds keys, changes a state item, inserts or deletes a
+        row; ``next()`` changes a state item from inside an expression)."""
+        if self.world.invariants or body.other_writes or \
+                any("._next(" in line for line in body.lines):
+            return True
+        for entity, name in body.row_writes:
+            rec = self.world.records.get(entity)
+            info = rec.fields.get(name) if rec is not None else None
+            if info is None or _entity_in(info.type) is not None:
+                return True
+        return False
 
     def _uses_given(self, info: ToolInfo) -> bool:
         return not info.is_fn and (self.world.name, info.name) in self.program.uses_given
@@ -652,6 +683,7 @@ class WorldGenerator:
         returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
         return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
                 f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
+                f"{'' if info.read_only or self._checks.get(info.name, True) else 'checks=False, '}"
                 f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
                 f"returns={returns})")
 
@@ -800,6 +832,7 @@ def _changed_rows_method() -> str:
 
 
 _SIMPLE_CALL = re.compile(r"v\.[a-z_]+")
+_ENUM_TEXTS = re.compile(r"_T[0-9]+_\w+")
 
 
 def _set_literal(names: list[str]) -> str:

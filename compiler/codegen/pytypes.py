@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.names import CLASS_RESERVED, py_name
+from worldspec.compiler.codegen.names import CLASS_RESERVED, enum_texts, py_name
 from worldspec.compiler.model import WorldModel
 
 __all__ = ["TypeTables"]
@@ -253,6 +253,10 @@ class TypeTables:
             element = typ.element
             if isinstance(element, t.Named) and element.kind == "union":
                 return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
+            if isinstance(element, t.Named) and item == f"{x}._json_text()":
+                # records: their method, mapped in C (no comprehension, no method lookup)
+                return f"'[' + ', '.join(map({self.class_name(element.name)}._json_text, " \
+                       f"{src})) + ']'"
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"
@@ -280,6 +284,9 @@ class TypeTables:
                 return f"v.{typ.name}_text({src})"  # any other value: its json_text
             return f"v.json_text({self.exporter(typ, src)})"
         base = typ
+        inner_type = typ.inner if isinstance(typ, t.Optional) else typ
+        if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
+            return f"{enum_texts(self.class_name(inner_type.name))}[{src}]"  # None: 'null'
         if isinstance(typ, t.Optional):
             inner = self.scalar_text(typ.inner, src)
             if inner.startswith("v.json_text("):

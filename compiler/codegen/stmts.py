@@ -41,6 +41,11 @@ class StatementCompiler:
         self.used: set[str] = set(env.locals.values())
         #: Classes of the module: a local named like one would shadow it.
         self.taken = exprs.tables.module_names()
+        #: the row fields the body sets, as (entity, field name)
+        self.row_writes: set[tuple[str, str]] = set()
+        #: whether the body changes state other than row fields (a state item, a row
+        #: inserted or deleted)
+        self.other_writes = False
 
     def anchor(self, node: n.Node) -> str:
         return f"  # {file_label(node.span.file)}:{node.span.line}"
@@ -106,6 +111,7 @@ class StatementCompiler:
         if isinstance(target, n.NameRef):
             res = self.x.program.resolutions.get(id(target))
             if res is not None and res.kind == "state":
+                self.other_writes = True
                 value = self.x.tables.checked(typ, value, repr(target.name))
                 self.emit(f"{self.env.ep}._set({self.env.ep}.state, "
                           f"{py_name(target.name)!r}, {value})", node)
@@ -119,8 +125,9 @@ class StatementCompiler:
             owner = obj_type.name if isinstance(obj_type, t.Named) else "?"
             value = self.x.tables.checked(typ, value, repr(f"{owner}.{target.name.name}"))
             if isinstance(obj_type, t.Named) and obj_type.kind == "entity":
-                self.emit(f"{self.env.ep}._set_row({self.x.value(target.obj, self.env)}, "
-                          f"{field!r}, {value})", node)
+                self.row_writes.add((obj_type.name, target.name.name))
+                self.set_row(obj_type.name, target.name.name,
+                             self.x.value(target.obj, self.env), value, node)
             else:
                 rebuilt = (f"dataclasses.replace({self.x.value(target.obj, self.env)}, "
                            f"{field}={value})")
@@ -139,6 +146,31 @@ class StatementCompiler:
             self.assign(target.obj, self.copied(target.obj, obj, rebuilt, node), node)
             return
         raise AssertionError(f"cannot assign to {type(target).__name__}")
+
+    def set_row(self, entity: str, name: str, obj: str, value: str, node: n.Node) -> None:
+        """``ep._set_row(obj, field, value)``, inline: the row and the value are computed (in
+        that order), the undo entry logged with the row's digest, text and the field's text
+        fragment (whose bit in ``_stale`` marks it stale: ``Row._changed``), then the field
+        set and the digests of the entity's tables cleared."""
+        ep = self.env.ep
+        field = py_name(name)
+        fields = list(self.x.world.records[entity].fields)
+        bit = 1 << fields.index(name)
+        row, new, frags, stale = (self.x.fresh(x) for x in ("row", "new", "frags", "stale"))
+        self.emit(f"{row} = {obj}", node)
+        self.emit(f"{new} = {value}", node)
+        self.emit(f"{frags} = {row}._frags", node)
+        self.emit(f"if {frags} is not None:", node)
+        self.emit(f"    {stale} = {row}._stale", node)
+        self.emit(f"    {row}._stale = {stale} | {bit}", node)
+        self.emit(f"{ep}._undo.append((0, {row}, {field!r}, {row}.{field}, {row}._digest, "
+                  f"{row}._text, None if {frags} is None or {stale} & {bit} else "
+                  f"{frags}[{fields.index(name)}]))", node)
+        self.emit(f"{row}.{field} = {new}", node)
+        self.emit(f"{row}._digest = {row}._text = None", node)
+        for state in self.x.world.state.values():
+            if state.kind == "table" and state.entity == entity:
+                self.emit(f"{ep}.t_{state.name}._digest = None", node)
 
     def s_If(self, s: n.If, keyword: str = "if") -> None:
         self.emit(f"{keyword} {self.x.value(s.condition, self.env)}:", s)
@@ -259,10 +291,12 @@ class StatementCompiler:
         return self.x.value(expr, self.env)
 
     def s_Insert(self, s: n.Insert) -> None:
+        self.other_writes = True
         self.emit(f"{self.env.ep}._insert({self._table(s.table)}, "
                   f"{self.x.value(s.value, self.env)})", s)
 
     def s_Delete(self, s: n.Delete) -> None:
+        self.other_writes = True
         self.emit(f"{self.env.ep}._delete({self._table(s.table)}, "
                   f"{self.x.key(s.value, self.env)})", s)
 

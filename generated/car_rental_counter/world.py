@@ -43,6 +43,8 @@ _E11_CarCategory_compact: CarCategory = CarCategory.compact
 _E11_CarCategory_suv: CarCategory = CarCategory.suv
 _E11_CarCategory_van: CarCategory = CarCategory.van
 
+_T11_CarCategory: dict[CarCategory | None, str] = {None: 'null', _E11_CarCategory_economy: '"economy"', _E11_CarCategory_compact: '"compact"', _E11_CarCategory_suv: '"suv"', _E11_CarCategory_van: '"van"', }
+
 
 class RentalStatus(enum.StrEnum):
     'Where a rental is in its life.'
@@ -57,6 +59,8 @@ _E12_RentalStatus_reserved: RentalStatus = RentalStatus.reserved
 _E12_RentalStatus_picked_up: RentalStatus = RentalStatus.picked_up
 _E12_RentalStatus_returned: RentalStatus = RentalStatus.returned
 _E12_RentalStatus_cancelled: RentalStatus = RentalStatus.cancelled
+
+_T12_RentalStatus: dict[RentalStatus | None, str] = {None: 'null', _E12_RentalStatus_reserved: '"reserved"', _E12_RentalStatus_picked_up: '"picked_up"', _E12_RentalStatus_returned: '"returned"', _E12_RentalStatus_cancelled: '"cancelled"', }
 
 
 class Branch(Row):
@@ -80,7 +84,7 @@ class Branch(Row):
         self.code = code
         self.name = name
         self.city = city
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Branch:
         other = Branch.__new__(Branch)
@@ -88,6 +92,8 @@ class Branch(Row):
         other.name = self.name
         other.city = self.city
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -125,7 +131,7 @@ class Car(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T11_CarCategory.__getitem__,
         v.int_text,
         v.int_text,
         lambda value: ('null' if value is None else v.str_text(value)),
@@ -140,7 +146,7 @@ class Car(Row):
         self.mileage_km = mileage_km
         self.branch = branch
         self.in_service = in_service
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Car:
         other = Car.__new__(Car)
@@ -152,6 +158,8 @@ class Car(Row):
         other.branch = self.branch
         other.in_service = self.in_service
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -206,7 +214,7 @@ class Customer(Row):
         self.licence_number = licence_number
         self.licence_expires = licence_expires
         self.email = email
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -216,6 +224,8 @@ class Customer(Row):
         other.licence_expires = self.licence_expires
         other.email = self.email
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -269,7 +279,7 @@ class Rental(Row):
         v.str_text,
         None,
         None,
-        lambda value: v.str_text(value._value_),
+        _T12_RentalStatus.__getitem__,
         lambda value: ('null' if value is None else v.int_text(value)),
         lambda value: ('null' if value is None else v.int_text(value)),
         None,
@@ -296,7 +306,7 @@ class Rental(Row):
         self.extra_days_charge_cents = extra_days_charge_cents
         self.one_way_fee_cents = one_way_fee_cents
         self.total_cents = total_cents
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Rental:
         other = Rental.__new__(Rental)
@@ -316,6 +326,8 @@ class Rental(Row):
         other.one_way_fee_cents = self.one_way_fee_cents
         other.total_cents = self.total_cents
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -395,7 +407,7 @@ class CarOffer:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', v.str_text(self.category._value_), ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
+            text = ''.join(('{"car": ', v.str_text(self.car), ', "model": ', v.str_text(self.model), ', "category": ', _T11_CarCategory[self.category], ', "daily_rate_cents": ', v.int_text(self.daily_rate_cents), ', "days": ', v.int_text(self.days), ', "price_cents": ', v.int_text(self.price_cents), '}'))
             _SET_CarOffer[6](self, text)
         return text
 
@@ -575,34 +587,34 @@ class CarRentalCounter(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_holds(_a19)) or (len(tuple([_b20.key() for _b20 in rt.each(self, self.t_rentals) if ((((_b20.car == _a19.car) and self.fn_holds(_b20)) and (_b20.pickup_date < _a19.return_date)) and (_a19.pickup_date < _b20.return_date))])) == 1)) for _a19 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
+        if not all(((not self.fn_holds(_a79)) or (len(tuple([_b80.key() for _b80 in rt.each(self, self.t_rentals) if ((((_b80.car == _a79.car) and self.fn_holds(_b80)) and (_b80.pickup_date < _a79.return_date)) and (_a79.pickup_date < _b80.return_date))])) == 1)) for _a79 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
             raise InvariantError('A car is never held by two reserved or picked-up rentals with overlapping days.', 'car_rental_counter.world:137')
-        if not all(((_c21.branch is None) == any(((_r22.car == _c21.key()) and (_r22.status == _E12_RentalStatus_picked_up)) for _r22 in rt.each(self, self.t_rentals))) for _c21 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
+        if not all(((_c81.branch is None) == any(((_r82.car == _c81.key()) and (_r82.status == _E12_RentalStatus_picked_up)) for _r82 in rt.each(self, self.t_rentals))) for _c81 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
             raise InvariantError('A car has no branch exactly while it is out on a rental.', 'car_rental_counter.world:140')
-        for _row23 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
-            if not (_row23.return_date > _row23.pickup_date):
+        for _row83 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
+            if not (_row83.return_date > _row83.pickup_date):
                 raise InvariantError('A rental returns after it is picked up.', 'car_rental_counter.world:143')
-        for _row24 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
-            if not (((_row24.status != _E12_RentalStatus_picked_up) and (_row24.status != _E12_RentalStatus_returned)) or (_row24.start_mileage_km is not None)):
+        for _row84 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
+            if not (((_row84.status != _E12_RentalStatus_picked_up) and (_row84.status != _E12_RentalStatus_returned)) or (_row84.start_mileage_km is not None)):
                 raise InvariantError('A picked-up or returned rental has its start mileage.', 'car_rental_counter.world:146')
-        for _row25 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
-            if not ((_row25.status != _E12_RentalStatus_returned) or (((((_row25.end_mileage_km is not None) and (_row25.start_mileage_km is not None)) and (rt.present(_row25.end_mileage_km) >= rt.present(_row25.start_mileage_km))) and (_row25.returned_on is not None)) and (_row25.return_branch is not None))):
+        for _row85 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
+            if not ((_row85.status != _E12_RentalStatus_returned) or (((((_row85.end_mileage_km is not None) and (_row85.start_mileage_km is not None)) and (rt.present(_row85.end_mileage_km) >= rt.present(_row85.start_mileage_km))) and (_row85.returned_on is not None)) and (_row85.return_branch is not None))):
                 raise InvariantError('A returned rental has its end mileage (not below the start), day and branch.', 'car_rental_counter.world:149')
-        for _row26 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
-            if not ((_row26.status != _E12_RentalStatus_returned) or (_row26.total_cents == rt.bounded(rt.bounded(_row26.base_charge_cents + _row26.extra_days_charge_cents) + _row26.one_way_fee_cents))):
+        for _row86 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
+            if not ((_row86.status != _E12_RentalStatus_returned) or (_row86.total_cents == rt.bounded(rt.bounded(_row86.base_charge_cents + _row86.extra_days_charge_cents) + _row86.one_way_fee_cents))):
                 raise InvariantError("A returned rental's total is its base, extra-day and one-way charges.", 'car_rental_counter.world:152')
-        for _row27 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
-            if not ((_row27.one_way_fee_cents == 0) or ((_row27.return_branch is not None) and (_row27.return_branch != _row27.pickup_branch))):
+        for _row87 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
+            if not ((_row87.one_way_fee_cents == 0) or ((_row87.return_branch is not None) and (_row87.return_branch != _row87.pickup_branch))):
                 raise InvariantError('A one-way fee is charged only when the car came back to another branch.', 'car_rental_counter.world:155')
-        if not all((((_r28.end_mileage_km is None) or (rt.present(_r28.end_mileage_km) <= self.t_cars.row(_r28.car).mileage_km)) and ((_r28.start_mileage_km is None) or (rt.present(_r28.start_mileage_km) <= self.t_cars.row(_r28.car).mileage_km))) for _r28 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
+        if not all((((_r88.end_mileage_km is None) or (rt.present(_r88.end_mileage_km) <= (self.t_cars.rows.get(_r88.car) or self.t_cars.row(_r88.car)).mileage_km)) and ((_r88.start_mileage_km is None) or (rt.present(_r88.start_mileage_km) <= (self.t_cars.rows.get(_r88.car) or self.t_cars.row(_r88.car)).mileage_km))) for _r88 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
             raise InvariantError("A car's odometer is not below any reading recorded on its rentals.", 'car_rental_counter.world:158')
-        for _row29 in rt.changed_rows(self, self.t_cars, ('branch',)):
-            rt.check_refs(self.t_branches, _row29.branch, 'Car.branch')
-        for _row30 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
-            rt.check_refs(self.t_customers, _row30.customer, 'Rental.customer')
-            rt.check_refs(self.t_cars, _row30.car, 'Rental.car')
-            rt.check_refs(self.t_branches, _row30.pickup_branch, 'Rental.pickup_branch')
-            rt.check_refs(self.t_branches, _row30.return_branch, 'Rental.return_branch')
+        for _row89 in rt.changed_rows(self, self.t_cars, ('branch',)):
+            rt.check_refs(self.t_branches, _row89.branch, 'Car.branch')
+        for _row90 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
+            rt.check_refs(self.t_customers, _row90.customer, 'Rental.customer')
+            rt.check_refs(self.t_cars, _row90.car, 'Rental.car')
+            rt.check_refs(self.t_branches, _row90.pickup_branch, 'Rental.pickup_branch')
+            rt.check_refs(self.t_branches, _row90.return_branch, 'Rental.return_branch')
         if self._deleted:
             rt.check_deleted(self, self.t_branches, ((self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'), (self.t_rentals, 'return_branch'),))
         if self._deleted:
@@ -638,7 +650,7 @@ class CarRentalCounter(Episode):
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
-        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(car=_c3.key(), model=_c3.model, category=_c3.category, daily_rate_cents=_c3.daily_rate_cents, days=n, price_cents=rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'
@@ -652,7 +664,7 @@ class CarRentalCounter(Episode):
 
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:  # car_rental_counter.world:198
         'Show a customer with all their rentals, the latest pick-up first.'
-        return _new_CustomerRentals(customer=customer.key(), name=customer.name, licence_expires=customer.licence_expires, rentals=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
+        return _new_CustomerRentals(customer.key(), customer.name, customer.licence_expires, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_rentals, rt.each(self, tuple([_r6.key() for _r6 in rt.each(self, self.t_rentals) if (_r6.customer == customer.key())]))), key=lambda _r7: _r7.pickup_date, reverse=True)))  # car_rental_counter.world:203
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
         'Show one rental with its car, dates, mileage and charges.'
@@ -683,7 +695,16 @@ class CarRentalCounter(Episode):
         'Cancel a reservation that has not been picked up. There is no fee.'
         if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:252
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be cancelled.')))
-        self._set_row(rental, 'status', _E12_RentalStatus_cancelled)  # car_rental_counter.world:253
+        _row8 = rental  # car_rental_counter.world:253
+        _new9 = _E12_RentalStatus_cancelled  # car_rental_counter.world:253
+        _frags10 = _row8._frags  # car_rental_counter.world:253
+        if _frags10 is not None:  # car_rental_counter.world:253
+            _stale11 = _row8._stale  # car_rental_counter.world:253
+            _row8._stale = _stale11 | 64  # car_rental_counter.world:253
+        self._undo.append((0, _row8, 'status', _row8.status, _row8._digest, _row8._text, None if _frags10 is None or _stale11 & 64 else _frags10[6]))  # car_rental_counter.world:253
+        _row8.status = _new9  # car_rental_counter.world:253
+        _row8._digest = _row8._text = None  # car_rental_counter.world:253
+        self.t_rentals._digest = None  # car_rental_counter.world:253
         return rental  # car_rental_counter.world:254
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:257
@@ -695,48 +716,174 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Too early: rental ' + rt.text(rental.id_) + ' can be picked up from ' + rt.text(rental.pickup_date) + '.')))
         if not (today < rental.return_date):  # car_rental_counter.world:265
             raise ToolError(rt.built(self, ('Reservation ' + rt.text(rental.id_) + ' has expired: its return date ' + rt.text(rental.return_date) + ' has come.')))
-        car: Car = self.t_cars.row(rental.car)  # car_rental_counter.world:266
+        car: Car = (self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car))  # car_rental_counter.world:266
         if not (car.branch == rental.pickup_branch):  # car_rental_counter.world:267
-            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is not at branch ' + rt.text(self.t_branches.row(rental.pickup_branch).code) + '.')))
+            raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is not at branch ' + rt.text((self.t_branches.rows.get(rental.pickup_branch) or self.t_branches.row(rental.pickup_branch)).code) + '.')))
         if not car.in_service:  # car_rental_counter.world:268
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
-        if not (self.t_customers.row(rental.customer).licence_expires >= rental.return_date):  # car_rental_counter.world:269
-            raise ToolError(rt.built(self, (rt.text(self.t_customers.row(rental.customer).name) + "'s licence expires on " + rt.text(self.t_customers.row(rental.customer).licence_expires) + ', before the return date.')))
-        self._set_row(rental, 'status', _E12_RentalStatus_picked_up)  # car_rental_counter.world:270
-        self._set_row(rental, 'start_mileage_km', rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)))  # car_rental_counter.world:271
-        self._set_row(self.t_cars.row(car.plate), 'branch', None)  # car_rental_counter.world:272
+        if not ((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires >= rental.return_date):  # car_rental_counter.world:269
+            raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name) + "'s licence expires on " + rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires) + ', before the return date.')))
+        _row12 = rental  # car_rental_counter.world:270
+        _new13 = _E12_RentalStatus_picked_up  # car_rental_counter.world:270
+        _frags14 = _row12._frags  # car_rental_counter.world:270
+        if _frags14 is not None:  # car_rental_counter.world:270
+            _stale15 = _row12._stale  # car_rental_counter.world:270
+            _row12._stale = _stale15 | 64  # car_rental_counter.world:270
+        self._undo.append((0, _row12, 'status', _row12.status, _row12._digest, _row12._text, None if _frags14 is None or _stale15 & 64 else _frags14[6]))  # car_rental_counter.world:270
+        _row12.status = _new13  # car_rental_counter.world:270
+        _row12._digest = _row12._text = None  # car_rental_counter.world:270
+        self.t_rentals._digest = None  # car_rental_counter.world:270
+        _row16 = rental  # car_rental_counter.world:271
+        _new17 = rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None))  # car_rental_counter.world:271
+        _frags18 = _row16._frags  # car_rental_counter.world:271
+        if _frags18 is not None:  # car_rental_counter.world:271
+            _stale19 = _row16._stale  # car_rental_counter.world:271
+            _row16._stale = _stale19 | 128  # car_rental_counter.world:271
+        self._undo.append((0, _row16, 'start_mileage_km', _row16.start_mileage_km, _row16._digest, _row16._text, None if _frags18 is None or _stale19 & 128 else _frags18[7]))  # car_rental_counter.world:271
+        _row16.start_mileage_km = _new17  # car_rental_counter.world:271
+        _row16._digest = _row16._text = None  # car_rental_counter.world:271
+        self.t_rentals._digest = None  # car_rental_counter.world:271
+        _row20 = self.t_cars.row(car.plate)  # car_rental_counter.world:272
+        _new21 = None  # car_rental_counter.world:272
+        _frags22 = _row20._frags  # car_rental_counter.world:272
+        if _frags22 is not None:  # car_rental_counter.world:272
+            _stale23 = _row20._stale  # car_rental_counter.world:272
+            _row20._stale = _stale23 | 32  # car_rental_counter.world:272
+        self._undo.append((0, _row20, 'branch', _row20.branch, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 32 else _frags22[5]))  # car_rental_counter.world:272
+        _row20.branch = _new21  # car_rental_counter.world:272
+        _row20._digest = _row20._text = None  # car_rental_counter.world:272
+        self.t_cars._digest = None  # car_rental_counter.world:272
         return rental  # car_rental_counter.world:273
 
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:  # car_rental_counter.world:276
         'Take back a picked-up car at any branch. Days past the planned return date are charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch differs from\nthe pick-up branch. Returns the rental with its charges.'
         if not (rental.status == _E12_RentalStatus_picked_up):  # car_rental_counter.world:287
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only picked-up rentals can be returned.')))
-        car: Car = self.t_cars.row(rental.car)  # car_rental_counter.world:288
+        car: Car = (self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car))  # car_rental_counter.world:288
         if not (mileage_km >= car.mileage_km):  # car_rental_counter.world:289
             raise ToolError(rt.built(self, ('The mileage ' + rt.text(mileage_km) + ' km is lower than the ' + rt.text(car.mileage_km) + ' km recorded for car ' + rt.text(car.plate) + '.')))
         today: dt.date = self.clock.date()  # car_rental_counter.world:290
         extra: int = self.fn_days_between(rental.return_date, today)  # car_rental_counter.world:291
-        self._set_row(rental, 'extra_days_charge_cents', v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None))  # car_rental_counter.world:292
+        _row24 = rental  # car_rental_counter.world:292
+        _new25 = v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None)  # car_rental_counter.world:292
+        _frags26 = _row24._frags  # car_rental_counter.world:292
+        if _frags26 is not None:  # car_rental_counter.world:292
+            _stale27 = _row24._stale  # car_rental_counter.world:292
+            _row24._stale = _stale27 | 4096  # car_rental_counter.world:292
+        self._undo.append((0, _row24, 'extra_days_charge_cents', _row24.extra_days_charge_cents, _row24._digest, _row24._text, None if _frags26 is None or _stale27 & 4096 else _frags26[12]))  # car_rental_counter.world:292
+        _row24.extra_days_charge_cents = _new25  # car_rental_counter.world:292
+        _row24._digest = _row24._text = None  # car_rental_counter.world:292
+        self.t_rentals._digest = None  # car_rental_counter.world:292
         if (branch.key() != rental.pickup_branch):  # car_rental_counter.world:293
-            self._set_row(rental, 'one_way_fee_cents', v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:294
+            _row28 = rental  # car_rental_counter.world:294
+            _new29 = v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:294
+            _frags30 = _row28._frags  # car_rental_counter.world:294
+            if _frags30 is not None:  # car_rental_counter.world:294
+                _stale31 = _row28._stale  # car_rental_counter.world:294
+                _row28._stale = _stale31 | 8192  # car_rental_counter.world:294
+            self._undo.append((0, _row28, 'one_way_fee_cents', _row28.one_way_fee_cents, _row28._digest, _row28._text, None if _frags30 is None or _stale31 & 8192 else _frags30[13]))  # car_rental_counter.world:294
+            _row28.one_way_fee_cents = _new29  # car_rental_counter.world:294
+            _row28._digest = _row28._text = None  # car_rental_counter.world:294
+            self.t_rentals._digest = None  # car_rental_counter.world:294
         else:
-            self._set_row(rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None))  # car_rental_counter.world:296
-        self._set_row(rental, 'total_cents', v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None))  # car_rental_counter.world:298
-        self._set_row(rental, 'end_mileage_km', rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)))  # car_rental_counter.world:299
-        self._set_row(rental, 'returned_on', today)  # car_rental_counter.world:300
-        self._set_row(rental, 'return_branch', branch.key())  # car_rental_counter.world:301
-        self._set_row(rental, 'status', _E12_RentalStatus_returned)  # car_rental_counter.world:302
-        self._set_row(self.t_cars.row(car.plate), 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))  # car_rental_counter.world:303
-        self._set_row(self.t_cars.row(car.plate), 'branch', branch.key())  # car_rental_counter.world:304
+            _row32 = rental  # car_rental_counter.world:296
+            _new33 = v.check_range(0, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:296
+            _frags34 = _row32._frags  # car_rental_counter.world:296
+            if _frags34 is not None:  # car_rental_counter.world:296
+                _stale35 = _row32._stale  # car_rental_counter.world:296
+                _row32._stale = _stale35 | 8192  # car_rental_counter.world:296
+            self._undo.append((0, _row32, 'one_way_fee_cents', _row32.one_way_fee_cents, _row32._digest, _row32._text, None if _frags34 is None or _stale35 & 8192 else _frags34[13]))  # car_rental_counter.world:296
+            _row32.one_way_fee_cents = _new33  # car_rental_counter.world:296
+            _row32._digest = _row32._text = None  # car_rental_counter.world:296
+            self.t_rentals._digest = None  # car_rental_counter.world:296
+        _row36 = rental  # car_rental_counter.world:298
+        _new37 = v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None)  # car_rental_counter.world:298
+        _frags38 = _row36._frags  # car_rental_counter.world:298
+        if _frags38 is not None:  # car_rental_counter.world:298
+            _stale39 = _row36._stale  # car_rental_counter.world:298
+            _row36._stale = _stale39 | 16384  # car_rental_counter.world:298
+        self._undo.append((0, _row36, 'total_cents', _row36.total_cents, _row36._digest, _row36._text, None if _frags38 is None or _stale39 & 16384 else _frags38[14]))  # car_rental_counter.world:298
+        _row36.total_cents = _new37  # car_rental_counter.world:298
+        _row36._digest = _row36._text = None  # car_rental_counter.world:298
+        self.t_rentals._digest = None  # car_rental_counter.world:298
+        _row40 = rental  # car_rental_counter.world:299
+        _new41 = rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None))  # car_rental_counter.world:299
+        _frags42 = _row40._frags  # car_rental_counter.world:299
+        if _frags42 is not None:  # car_rental_counter.world:299
+            _stale43 = _row40._stale  # car_rental_counter.world:299
+            _row40._stale = _stale43 | 256  # car_rental_counter.world:299
+        self._undo.append((0, _row40, 'end_mileage_km', _row40.end_mileage_km, _row40._digest, _row40._text, None if _frags42 is None or _stale43 & 256 else _frags42[8]))  # car_rental_counter.world:299
+        _row40.end_mileage_km = _new41  # car_rental_counter.world:299
+        _row40._digest = _row40._text = None  # car_rental_counter.world:299
+        self.t_rentals._digest = None  # car_rental_counter.world:299
+        _row44 = rental  # car_rental_counter.world:300
+        _new45 = today  # car_rental_counter.world:300
+        _frags46 = _row44._frags  # car_rental_counter.world:300
+        if _frags46 is not None:  # car_rental_counter.world:300
+            _stale47 = _row44._stale  # car_rental_counter.world:300
+            _row44._stale = _stale47 | 512  # car_rental_counter.world:300
+        self._undo.append((0, _row44, 'returned_on', _row44.returned_on, _row44._digest, _row44._text, None if _frags46 is None or _stale47 & 512 else _frags46[9]))  # car_rental_counter.world:300
+        _row44.returned_on = _new45  # car_rental_counter.world:300
+        _row44._digest = _row44._text = None  # car_rental_counter.world:300
+        self.t_rentals._digest = None  # car_rental_counter.world:300
+        _row48 = rental  # car_rental_counter.world:301
+        _new49 = branch.key()  # car_rental_counter.world:301
+        _frags50 = _row48._frags  # car_rental_counter.world:301
+        if _frags50 is not None:  # car_rental_counter.world:301
+            _stale51 = _row48._stale  # car_rental_counter.world:301
+            _row48._stale = _stale51 | 1024  # car_rental_counter.world:301
+        self._undo.append((0, _row48, 'return_branch', _row48.return_branch, _row48._digest, _row48._text, None if _frags50 is None or _stale51 & 1024 else _frags50[10]))  # car_rental_counter.world:301
+        _row48.return_branch = _new49  # car_rental_counter.world:301
+        _row48._digest = _row48._text = None  # car_rental_counter.world:301
+        self.t_rentals._digest = None  # car_rental_counter.world:301
+        _row52 = rental  # car_rental_counter.world:302
+        _new53 = _E12_RentalStatus_returned  # car_rental_counter.world:302
+        _frags54 = _row52._frags  # car_rental_counter.world:302
+        if _frags54 is not None:  # car_rental_counter.world:302
+            _stale55 = _row52._stale  # car_rental_counter.world:302
+            _row52._stale = _stale55 | 64  # car_rental_counter.world:302
+        self._undo.append((0, _row52, 'status', _row52.status, _row52._digest, _row52._text, None if _frags54 is None or _stale55 & 64 else _frags54[6]))  # car_rental_counter.world:302
+        _row52.status = _new53  # car_rental_counter.world:302
+        _row52._digest = _row52._text = None  # car_rental_counter.world:302
+        self.t_rentals._digest = None  # car_rental_counter.world:302
+        _row56 = self.t_cars.row(car.plate)  # car_rental_counter.world:303
+        _new57 = v.check_range(mileage_km, 'Car.mileage_km', 0, None)  # car_rental_counter.world:303
+        _frags58 = _row56._frags  # car_rental_counter.world:303
+        if _frags58 is not None:  # car_rental_counter.world:303
+            _stale59 = _row56._stale  # car_rental_counter.world:303
+            _row56._stale = _stale59 | 16  # car_rental_counter.world:303
+        self._undo.append((0, _row56, 'mileage_km', _row56.mileage_km, _row56._digest, _row56._text, None if _frags58 is None or _stale59 & 16 else _frags58[4]))  # car_rental_counter.world:303
+        _row56.mileage_km = _new57  # car_rental_counter.world:303
+        _row56._digest = _row56._text = None  # car_rental_counter.world:303
+        self.t_cars._digest = None  # car_rental_counter.world:303
+        _row60 = self.t_cars.row(car.plate)  # car_rental_counter.world:304
+        _new61 = branch.key()  # car_rental_counter.world:304
+        _frags62 = _row60._frags  # car_rental_counter.world:304
+        if _frags62 is not None:  # car_rental_counter.world:304
+            _stale63 = _row60._stale  # car_rental_counter.world:304
+            _row60._stale = _stale63 | 32  # car_rental_counter.world:304
+        self._undo.append((0, _row60, 'branch', _row60.branch, _row60._digest, _row60._text, None if _frags62 is None or _stale63 & 32 else _frags62[5]))  # car_rental_counter.world:304
+        _row60.branch = _new61  # car_rental_counter.world:304
+        _row60._digest = _row60._text = None  # car_rental_counter.world:304
+        self.t_cars._digest = None  # car_rental_counter.world:304
         return rental  # car_rental_counter.world:305
 
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:  # car_rental_counter.world:308
         'Take a parked car out of service for maintenance, or put it back in service.'
         if not (car.branch is not None):  # car_rental_counter.world:314
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental.')))
-        if not (in_service or (not any(((_r8.car == car.key()) and (_r8.status == _E12_RentalStatus_reserved)) for _r8 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
+        if not (in_service or (not any(((_r64.car == car.key()) and (_r64.status == _E12_RentalStatus_reserved)) for _r64 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' has reservations; cancel or move them before taking it out of service.')))
-        self._set_row(car, 'in_service', in_service)  # car_rental_counter.world:316
+        _row65 = car  # car_rental_counter.world:316
+        _new66 = in_service  # car_rental_counter.world:316
+        _frags67 = _row65._frags  # car_rental_counter.world:316
+        if _frags67 is not None:  # car_rental_counter.world:316
+            _stale68 = _row65._stale  # car_rental_counter.world:316
+            _row65._stale = _stale68 | 64  # car_rental_counter.world:316
+        self._undo.append((0, _row65, 'in_service', _row65.in_service, _row65._digest, _row65._text, None if _frags67 is None or _stale68 & 64 else _frags67[6]))  # car_rental_counter.world:316
+        _row65.in_service = _new66  # car_rental_counter.world:316
+        _row65._digest = _row65._text = None  # car_rental_counter.world:316
+        self.t_cars._digest = None  # car_rental_counter.world:316
         return car  # car_rental_counter.world:317
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -894,11 +1041,11 @@ def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRen
 
 
 def _check_new_customer_reservation__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:619
-    return bool(any((((_c9.name == 'Tom Weber') and (_c9.licence_number == 'WEB44321')) and (_c9.licence_expires == rt.parse_date('2031-02-28'))) for _c9 in rt.each(ep, ep.t_customers)))
+    return bool(any((((_c69.name == 'Tom Weber') and (_c69.licence_number == 'WEB44321')) and (_c69.licence_expires == rt.parse_date('2031-02-28'))) for _c69 in rt.each(ep, ep.t_customers)))
 
 
 def _check_new_customer_reservation__reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:620
-    return bool(any(((((((ep.t_customers.row(_r10.customer).name == 'Tom Weber') and (_r10.car == '6666-FGH')) and (_r10.status == _E12_RentalStatus_reserved)) and (_r10.pickup_date == rt.parse_date('2026-07-15'))) and (_r10.return_date == rt.parse_date('2026-07-18'))) and (_r10.base_charge_cents == 15000)) for _r10 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((ep.t_customers.rows.get(_r70.customer) or ep.t_customers.row(_r70.customer)).name == 'Tom Weber') and (_r70.car == '6666-FGH')) and (_r70.status == _E12_RentalStatus_reserved)) and (_r70.pickup_date == rt.parse_date('2026-07-15'))) and (_r70.return_date == rt.parse_date('2026-07-18'))) and (_r70.base_charge_cents == 15000)) for _r70 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:772
@@ -906,7 +1053,7 @@ def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRe
 
 
 def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:773
-    return bool(any(((((((_r11.customer == 'CU003') and (_r11.car == '6666-FGH')) and (_r11.status == _E12_RentalStatus_reserved)) and (_r11.pickup_date == rt.parse_date('2026-07-20'))) and (_r11.return_date == rt.parse_date('2026-07-22'))) and (_r11.base_charge_cents == 10000)) for _r11 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r71.customer == 'CU003') and (_r71.car == '6666-FGH')) and (_r71.status == _E12_RentalStatus_reserved)) and (_r71.pickup_date == rt.parse_date('2026-07-20'))) and (_r71.return_date == rt.parse_date('2026-07-22'))) and (_r71.base_charge_cents == 10000)) for _r71 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:148
@@ -918,7 +1065,7 @@ def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCo
 
 
 def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:150
-    return bool(any((((((((_r12.customer == 'CU003') and (_r12.car == '6666-FGH')) and (_r12.status == _E12_RentalStatus_reserved)) and (_r12.pickup_branch == 'BCN')) and (_r12.pickup_date == rt.parse_date('2026-07-20'))) and (_r12.return_date == rt.parse_date('2026-07-22'))) and (_r12.base_charge_cents == 10000)) for _r12 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r72.customer == 'CU003') and (_r72.car == '6666-FGH')) and (_r72.status == _E12_RentalStatus_reserved)) and (_r72.pickup_branch == 'BCN')) and (_r72.pickup_date == rt.parse_date('2026-07-20'))) and (_r72.return_date == rt.parse_date('2026-07-22'))) and (_r72.base_charge_cents == 10000)) for _r72 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:303
@@ -926,7 +1073,7 @@ def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init:
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:304
-    return bool(any((((((((_r13.customer == 'CU001') and (_r13.car == '1111-ABC')) and (_r13.status == _E12_RentalStatus_picked_up)) and (_r13.pickup_date == rt.parse_date('2026-07-10'))) and (_r13.return_date == rt.parse_date('2026-07-14'))) and (_r13.base_charge_cents == 15600)) and (_r13.start_mileage_km == 42000)) for _r13 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r73.customer == 'CU001') and (_r73.car == '1111-ABC')) and (_r73.status == _E12_RentalStatus_picked_up)) and (_r73.pickup_date == rt.parse_date('2026-07-10'))) and (_r73.return_date == rt.parse_date('2026-07-14'))) and (_r73.base_charge_cents == 15600)) and (_r73.start_mileage_km == 42000)) for _r73 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:305
@@ -934,11 +1081,11 @@ def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRe
 
 
 def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:459
-    return bool(any(((((_c14.name == 'Sofia Marin') and (_c14.licence_number == 'MAR77001')) and (_c14.licence_expires == rt.parse_date('2029-09-30'))) and (_c14.email == 'sofia.marin@example.com')) for _c14 in rt.each(ep, ep.t_customers)))
+    return bool(any(((((_c74.name == 'Sofia Marin') and (_c74.licence_number == 'MAR77001')) and (_c74.licence_expires == rt.parse_date('2029-09-30'))) and (_c74.email == 'sofia.marin@example.com')) for _c74 in rt.each(ep, ep.t_customers)))
 
 
 def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:460
-    return bool(any((((((((ep.t_customers.row(_r15.customer).licence_number == 'MAR77001') and (_r15.car == '1111-ABC')) and (_r15.status == _E12_RentalStatus_picked_up)) and (_r15.pickup_date == rt.parse_date('2026-07-10'))) and (_r15.return_date == rt.parse_date('2026-07-13'))) and (_r15.base_charge_cents == 11700)) and (_r15.start_mileage_km == 42000)) for _r15 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((((ep.t_customers.rows.get(_r75.customer) or ep.t_customers.row(_r75.customer)).licence_number == 'MAR77001') and (_r75.car == '1111-ABC')) and (_r75.status == _E12_RentalStatus_picked_up)) and (_r75.pickup_date == rt.parse_date('2026-07-10'))) and (_r75.return_date == rt.parse_date('2026-07-13'))) and (_r75.base_charge_cents == 11700)) and (_r75.start_mileage_km == 42000)) for _r75 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:461
@@ -954,7 +1101,7 @@ def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, in
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:616
-    return bool(any((((((((_r16.customer == 'CU001') and (_r16.car == '4444-DEF')) and (_r16.status == _E12_RentalStatus_reserved)) and (_r16.pickup_branch == 'VLC')) and (_r16.pickup_date == rt.parse_date('2026-08-01'))) and (_r16.return_date == rt.parse_date('2026-08-03'))) and (_r16.base_charge_cents == 19800)) for _r16 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r76.customer == 'CU001') and (_r76.car == '4444-DEF')) and (_r76.status == _E12_RentalStatus_reserved)) and (_r76.pickup_branch == 'VLC')) and (_r76.pickup_date == rt.parse_date('2026-08-01'))) and (_r76.return_date == rt.parse_date('2026-08-03'))) and (_r76.base_charge_cents == 19800)) for _r76 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:772
@@ -966,7 +1113,7 @@ def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:774
-    return bool(any(((((((_r17.customer == 'CU003') and (_r17.car == '1111-ABC')) and (_r17.status == _E12_RentalStatus_picked_up)) and (_r17.pickup_date == rt.parse_date('2026-07-10'))) and (_r17.return_date == rt.parse_date('2026-07-12'))) and (_r17.base_charge_cents == 7800)) for _r17 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r77.customer == 'CU003') and (_r77.car == '1111-ABC')) and (_r77.status == _E12_RentalStatus_picked_up)) and (_r77.pickup_date == rt.parse_date('2026-07-10'))) and (_r77.return_date == rt.parse_date('2026-07-12'))) and (_r77.base_charge_cents == 7800)) for _r77 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:931
@@ -978,7 +1125,7 @@ def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, 
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:933
-    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r18.customer == 'CU003') and (_r18.car == '4444-DEF')) and (_r18.status == _E12_RentalStatus_picked_up)) and (_r18.pickup_date == rt.parse_date('2026-07-10'))) and (_r18.return_date == rt.parse_date('2026-07-12'))) and (_r18.base_charge_cents == 19800)) and (_r18.start_mileage_km == 60500)) for _r18 in rt.each(ep, ep.t_rentals))))
+    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r78.customer == 'CU003') and (_r78.car == '4444-DEF')) and (_r78.status == _E12_RentalStatus_picked_up)) and (_r78.pickup_date == rt.parse_date('2026-07-10'))) and (_r78.return_date == rt.parse_date('2026-07-12'))) and (_r78.base_charge_cents == 19800)) and (_r78.start_mileage_km == 60500)) for _r78 in rt.each(ep, ep.t_rentals))))
 
 
 def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934

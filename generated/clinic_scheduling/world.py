@@ -43,6 +43,8 @@ _E9_Specialty_cardiology: Specialty = Specialty.cardiology
 _E9_Specialty_dermatology: Specialty = Specialty.dermatology
 _E9_Specialty_pediatrics: Specialty = Specialty.pediatrics
 
+_T9_Specialty: dict[Specialty | None, str] = {None: 'null', _E9_Specialty_general_practice: '"general practice"', _E9_Specialty_cardiology: '"cardiology"', _E9_Specialty_dermatology: '"dermatology"', _E9_Specialty_pediatrics: '"pediatrics"', }
+
 
 class VisitKind(enum.StrEnum):
     'What the visit is for; it decides how long it takes.'
@@ -55,6 +57,8 @@ class VisitKind(enum.StrEnum):
 _E9_VisitKind_consultation: VisitKind = VisitKind.consultation
 _E9_VisitKind_follow_up: VisitKind = VisitKind.follow_up
 _E9_VisitKind_procedure: VisitKind = VisitKind.procedure
+
+_T9_VisitKind: dict[VisitKind | None, str] = {None: 'null', _E9_VisitKind_consultation: '"consultation"', _E9_VisitKind_follow_up: '"follow-up"', _E9_VisitKind_procedure: '"procedure"', }
 
 
 class AppointmentStatus(enum.StrEnum):
@@ -72,6 +76,8 @@ _E17_AppointmentStatus_checked_in: AppointmentStatus = AppointmentStatus.checked
 _E17_AppointmentStatus_completed: AppointmentStatus = AppointmentStatus.completed
 _E17_AppointmentStatus_cancelled: AppointmentStatus = AppointmentStatus.cancelled
 _E17_AppointmentStatus_no_show: AppointmentStatus = AppointmentStatus.no_show
+
+_T17_AppointmentStatus: dict[AppointmentStatus | None, str] = {None: 'null', _E17_AppointmentStatus_booked: '"booked"', _E17_AppointmentStatus_checked_in: '"checked in"', _E17_AppointmentStatus_completed: '"completed"', _E17_AppointmentStatus_cancelled: '"cancelled"', _E17_AppointmentStatus_no_show: '"no show"', }
 
 
 class Doctor(Row):
@@ -91,7 +97,7 @@ class Doctor(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_Specialty.__getitem__,
         v.str_text,
         v.int_text,
         None,
@@ -104,7 +110,7 @@ class Doctor(Row):
         self.room = room
         self.max_daily_appointments = max_daily_appointments
         self.accepting_new_patients = accepting_new_patients
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Doctor:
         other = Doctor.__new__(Doctor)
@@ -115,6 +121,8 @@ class Doctor(Row):
         other.max_daily_appointments = self.max_daily_appointments
         other.accepting_new_patients = self.accepting_new_patients
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -176,7 +184,7 @@ class Patient(Row):
         self.insurance = insurance
         self.balance = balance
         self.no_shows = no_shows
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Patient:
         other = Patient.__new__(Patient)
@@ -189,6 +197,8 @@ class Patient(Row):
         other.balance = self.balance
         other.no_shows = self.no_shows
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -242,7 +252,7 @@ class Slot(Row):
         self.doctor = doctor
         self.start = start
         self.length_minutes = length_minutes
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Slot:
         other = Slot.__new__(Slot)
@@ -251,6 +261,8 @@ class Slot(Row):
         other.start = self.start
         other.length_minutes = self.length_minutes
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -298,11 +310,11 @@ class Appointment(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T9_VisitKind.__getitem__,
         None,
         None,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T17_AppointmentStatus.__getitem__,
         None,
         None,
         None,
@@ -323,7 +335,7 @@ class Appointment(Row):
         self.cancelled_at = cancelled_at
         self.late_cancellation = late_cancellation
         self.notes = notes
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Appointment:
         other = Appointment.__new__(Appointment)
@@ -341,6 +353,8 @@ class Appointment(Row):
         other.late_cancellation = self.late_cancellation
         other.notes = self.notes
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -413,7 +427,7 @@ class WaitlistEntry(Row):
         self.latest = latest
         self.reason = reason
         self.added_at = added_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> WaitlistEntry:
         other = WaitlistEntry.__new__(WaitlistEntry)
@@ -425,6 +439,8 @@ class WaitlistEntry(Row):
         other.reason = self.reason
         other.added_at = self.added_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -488,7 +504,7 @@ class SlotView:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', v.str_text(self.specialty._value_), ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
+            text = ''.join(('{"slot_id": ', v.str_text(self.slot_id), ', "doctor_id": ', v.str_text(self.doctor_id), ', "doctor": ', v.str_text(self.doctor), ', "specialty": ', _T9_Specialty[self.specialty], ', "start": ', v.json_text(self.start.isoformat()), ', "end": ', v.json_text(self.end.isoformat()), '}'))
             _SET_SlotView[6](self, text)
         return text
 
@@ -610,7 +626,7 @@ class DaySchedule:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join([x0._json_text() for x0 in self.free_slots]) + ']', '}'))
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join(map(SlotView._json_text, self.free_slots)) + ']', '}'))
             _SET_DaySchedule[4](self, text)
         return text
 
@@ -744,45 +760,45 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row40 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row41 in self.t_appointments:
-                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
+        for _row100 in self._changed_rows(self.t_appointments):  # clinic.world:248
+            for _row101 in self.t_appointments:
+                if not (((((_row100.id_ == _row101.id_) or (not self.fn_active(_row100))) or (not self.fn_active(_row101))) or (_row100.doctor != _row101.doctor)) or (not self.fn_overlaps(_row100.start, _row100.end, _row101.start, _row101.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row41 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row40 in self.t_appointments:
-                if not (((((_row40.id_ == _row41.id_) or (not self.fn_active(_row40))) or (not self.fn_active(_row41))) or (_row40.doctor != _row41.doctor)) or (not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end))):
+        for _row101 in self._changed_rows(self.t_appointments):  # clinic.world:248
+            for _row100 in self.t_appointments:
+                if not (((((_row100.id_ == _row101.id_) or (not self.fn_active(_row100))) or (not self.fn_active(_row101))) or (_row100.doctor != _row101.doctor)) or (not self.fn_overlaps(_row100.start, _row100.end, _row101.start, _row101.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row42 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row43 in self.t_appointments:
-                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
+        for _row102 in self._changed_rows(self.t_appointments):  # clinic.world:251
+            for _row103 in self.t_appointments:
+                if not (((((_row102.id_ == _row103.id_) or (not self.fn_active(_row102))) or (not self.fn_active(_row103))) or (_row102.patient != _row103.patient)) or (not self.fn_overlaps(_row102.start, _row102.end, _row103.start, _row103.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        for _row43 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row42 in self.t_appointments:
-                if not (((((_row42.id_ == _row43.id_) or (not self.fn_active(_row42))) or (not self.fn_active(_row43))) or (_row42.patient != _row43.patient)) or (not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end))):
+        for _row103 in self._changed_rows(self.t_appointments):  # clinic.world:251
+            for _row102 in self.t_appointments:
+                if not (((((_row102.id_ == _row103.id_) or (not self.fn_active(_row102))) or (not self.fn_active(_row103))) or (_row102.patient != _row103.patient)) or (not self.fn_overlaps(_row102.start, _row102.end, _row103.start, _row103.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        if not all(((not self.fn_active(_a44)) or (len(tuple([_b45.key() for _b45 in rt.each(self, self.t_appointments) if ((self.fn_active(_b45) and (_b45.patient == _a44.patient)) and (_b45.start.date() == _a44.start.date()))])) <= self.state.max_appointments_per_day)) for _a44 in rt.each(self, self.t_appointments)):  # clinic.world:254
+        if not all(((not self.fn_active(_a104)) or (len(tuple([_b105.key() for _b105 in rt.each(self, self.t_appointments) if ((self.fn_active(_b105) and (_b105.patient == _a104.patient)) and (_b105.start.date() == _a104.start.date()))])) <= self.state.max_appointments_per_day)) for _a104 in rt.each(self, self.t_appointments)):  # clinic.world:254
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a46)) or (len(tuple([_b47.key() for _b47 in rt.each(self, self.t_appointments) if ((self.fn_active(_b47) and (_b47.doctor == _a46.doctor)) and (_b47.start.date() == _a46.start.date()))])) <= self.t_doctors.row(_a46.doctor).max_daily_appointments)) for _a46 in rt.each(self, self.t_appointments)):  # clinic.world:257
+        if not all(((not self.fn_active(_a106)) or (len(tuple([_b107.key() for _b107 in rt.each(self, self.t_appointments) if ((self.fn_active(_b107) and (_b107.doctor == _a106.doctor)) and (_b107.start.date() == _a106.start.date()))])) <= (self.t_doctors.rows.get(_a106.doctor) or self.t_doctors.row(_a106.doctor)).max_daily_appointments)) for _a106 in rt.each(self, self.t_appointments)):  # clinic.world:257
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
-        if not all(((((_a48.doctor == self.t_slots.row(_a48.slot).doctor) and (_a48.start == self.t_slots.row(_a48.slot).start)) and (_a48.end > _a48.start)) and (_a48.end <= (self.t_slots.row(_a48.slot).start + dt.timedelta(minutes=self.t_slots.row(_a48.slot).length_minutes)))) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:260
+        if not all(((((_a108.doctor == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).doctor) and (_a108.start == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start)) and (_a108.end > _a108.start)) and (_a108.end <= ((self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).length_minutes)))) for _a108 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
-        for _row49 in self._changed_rows(self.t_appointments):  # clinic.world:263
-            if not ((_row49.status == _E17_AppointmentStatus_cancelled) == (_row49.cancelled_at is not None)):
+        for _row109 in self._changed_rows(self.t_appointments):  # clinic.world:263
+            if not ((_row109.status == _E17_AppointmentStatus_cancelled) == (_row109.cancelled_at is not None)):
                 raise InvariantError('Exactly the cancelled appointments have a cancellation time.', 'clinic.world:263')
-        for _row50 in self._changed_rows(self.t_waitlist):  # clinic.world:266
-            if not (_row50.earliest <= _row50.latest):
+        for _row110 in self._changed_rows(self.t_waitlist):  # clinic.world:266
+            if not (_row110.earliest <= _row110.latest):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
-        if not all((len(tuple([_v52.key() for _v52 in rt.each(self, self.t_waitlist) if ((_v52.patient == _w51.patient) and (_v52.doctor == _w51.doctor))])) == 1) for _w51 in rt.each(self, self.t_waitlist)):  # clinic.world:269
+        if not all((len(tuple([_v112.key() for _v112 in rt.each(self, self.t_waitlist) if ((_v112.patient == _w111.patient) and (_v112.doctor == _w111.doctor))])) == 1) for _w111 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row53 in rt.changed_rows(self, self.t_slots, ('doctor',)):
-            rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
-        for _row54 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
-            rt.check_refs(self.t_patients, _row54.patient, 'Appointment.patient')
-            rt.check_refs(self.t_doctors, _row54.doctor, 'Appointment.doctor')
-            rt.check_refs(self.t_slots, _row54.slot, 'Appointment.slot')
-        for _row55 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row55.patient, 'WaitlistEntry.patient')
-            rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
+        for _row113 in rt.changed_rows(self, self.t_slots, ('doctor',)):
+            rt.check_refs(self.t_doctors, _row113.doctor, 'Slot.doctor')
+        for _row114 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
+            rt.check_refs(self.t_patients, _row114.patient, 'Appointment.patient')
+            rt.check_refs(self.t_doctors, _row114.doctor, 'Appointment.doctor')
+            rt.check_refs(self.t_slots, _row114.slot, 'Appointment.slot')
+        for _row115 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row115.patient, 'WaitlistEntry.patient')
+            rt.check_refs(self.t_doctors, _row115.doctor, 'WaitlistEntry.doctor')
         if self._deleted:
             rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
         if self._deleted:
@@ -821,11 +837,11 @@ class ClinicScheduling(Episode):
         return (rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d'))  # clinic.world:180
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
-        return _new_SlotView(slot_id=slot.id_, doctor_id=self.t_doctors.row(slot.doctor).id_, doctor=self.t_doctors.row(slot.doctor).name, specialty=self.t_doctors.row(slot.doctor).specialty, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
+        return _new_SlotView(slot.id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).id_, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name, (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).specialty, slot.start, (slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))))  # clinic.world:184
 
     def fn_booking_problem(self, patient: Patient, slot: Slot, kind: VisitKind, moving: str) -> str | None:  # clinic.world:194
         'Why the patient cannot have this slot for this kind of visit, or none when they can.\n`moving` is the id of an appointment being moved (its current time does not count), or an empty string.'
-        doctor: Doctor = self.t_doctors.row(slot.doctor)  # clinic.world:200
+        doctor: Doctor = (self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor))  # clinic.world:200
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = (slot.start + dt.timedelta(minutes=length))  # clinic.world:203
@@ -890,11 +906,11 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
-        return _new_DaySchedule(doctor_id=doctor.id_, day=day, appointments=tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), free_slots=tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
-        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or (self.t_patients.row(_a23.patient).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or (self.t_doctors.row(_a23.doctor).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
+        found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or ((self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or ((self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
@@ -916,15 +932,51 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' starts at ' + rt.text(self.fn_when(appointment.start)) + ', less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours from now, and can no longer be moved. Cancel it instead.')))
         if not (new_slot.key() != appointment.slot):  # clinic.world:399
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' is already in slot ' + rt.text(new_slot.id_) + '.')))
-        if not (self.t_doctors.row(new_slot.doctor).specialty == self.t_doctors.row(appointment.doctor).specialty):  # clinic.world:400
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text(self.t_doctors.row(new_slot.doctor).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text(self.t_doctors.row(appointment.doctor).specialty) + '.')))
-        problem: str | None = self.fn_booking_problem(self.t_patients.row(appointment.patient), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
+        if not ((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty):  # clinic.world:400
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(new_slot.id_) + ' is with a ' + rt.text((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty) + ' doctor; appointment ' + rt.text(appointment.id_) + ' needs ' + rt.text((self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty) + '.')))
+        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
-        self._set_row(appointment, 'slot', new_slot.key())  # clinic.world:403
-        self._set_row(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
-        self._set_row(appointment, 'start', new_slot.start)  # clinic.world:405
-        self._set_row(appointment, 'end', (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind))))  # clinic.world:406
+        _row26 = appointment  # clinic.world:403
+        _new27 = new_slot.key()  # clinic.world:403
+        _frags28 = _row26._frags  # clinic.world:403
+        if _frags28 is not None:  # clinic.world:403
+            _stale29 = _row26._stale  # clinic.world:403
+            _row26._stale = _stale29 | 8  # clinic.world:403
+        self._undo.append((0, _row26, 'slot', _row26.slot, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 8 else _frags28[3]))  # clinic.world:403
+        _row26.slot = _new27  # clinic.world:403
+        _row26._digest = _row26._text = None  # clinic.world:403
+        self.t_appointments._digest = None  # clinic.world:403
+        _row30 = appointment  # clinic.world:404
+        _new31 = new_slot.doctor  # clinic.world:404
+        _frags32 = _row30._frags  # clinic.world:404
+        if _frags32 is not None:  # clinic.world:404
+            _stale33 = _row30._stale  # clinic.world:404
+            _row30._stale = _stale33 | 4  # clinic.world:404
+        self._undo.append((0, _row30, 'doctor', _row30.doctor, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 4 else _frags32[2]))  # clinic.world:404
+        _row30.doctor = _new31  # clinic.world:404
+        _row30._digest = _row30._text = None  # clinic.world:404
+        self.t_appointments._digest = None  # clinic.world:404
+        _row34 = appointment  # clinic.world:405
+        _new35 = new_slot.start  # clinic.world:405
+        _frags36 = _row34._frags  # clinic.world:405
+        if _frags36 is not None:  # clinic.world:405
+            _stale37 = _row34._stale  # clinic.world:405
+            _row34._stale = _stale37 | 32  # clinic.world:405
+        self._undo.append((0, _row34, 'start', _row34.start, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 32 else _frags36[5]))  # clinic.world:405
+        _row34.start = _new35  # clinic.world:405
+        _row34._digest = _row34._text = None  # clinic.world:405
+        self.t_appointments._digest = None  # clinic.world:405
+        _row38 = appointment  # clinic.world:406
+        _new39 = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
+        _frags40 = _row38._frags  # clinic.world:406
+        if _frags40 is not None:  # clinic.world:406
+            _stale41 = _row38._stale  # clinic.world:406
+            _row38._stale = _stale41 | 64  # clinic.world:406
+        self._undo.append((0, _row38, 'end', _row38.end, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 64 else _frags40[6]))  # clinic.world:406
+        _row38.end = _new39  # clinic.world:406
+        _row38._digest = _row38._text = None  # clinic.world:406
+        self.t_appointments._digest = None  # clinic.world:406
         return appointment  # clinic.world:407
 
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:410
@@ -934,16 +986,52 @@ class ClinicScheduling(Episode):
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._set_row(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
-        self._set_row(appointment, 'cancelled_at', self.clock)  # clinic.world:422
-        self._set_row(appointment, 'late_cancellation', late)  # clinic.world:423
+        _row42 = appointment  # clinic.world:421
+        _new43 = _E17_AppointmentStatus_cancelled  # clinic.world:421
+        _frags44 = _row42._frags  # clinic.world:421
+        if _frags44 is not None:  # clinic.world:421
+            _stale45 = _row42._stale  # clinic.world:421
+            _row42._stale = _stale45 | 256  # clinic.world:421
+        self._undo.append((0, _row42, 'status', _row42.status, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 256 else _frags44[8]))  # clinic.world:421
+        _row42.status = _new43  # clinic.world:421
+        _row42._digest = _row42._text = None  # clinic.world:421
+        self.t_appointments._digest = None  # clinic.world:421
+        _row46 = appointment  # clinic.world:422
+        _new47 = self.clock  # clinic.world:422
+        _frags48 = _row46._frags  # clinic.world:422
+        if _frags48 is not None:  # clinic.world:422
+            _stale49 = _row46._stale  # clinic.world:422
+            _row46._stale = _stale49 | 1024  # clinic.world:422
+        self._undo.append((0, _row46, 'cancelled_at', _row46.cancelled_at, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 1024 else _frags48[10]))  # clinic.world:422
+        _row46.cancelled_at = _new47  # clinic.world:422
+        _row46._digest = _row46._text = None  # clinic.world:422
+        self.t_appointments._digest = None  # clinic.world:422
+        _row50 = appointment  # clinic.world:423
+        _new51 = late  # clinic.world:423
+        _frags52 = _row50._frags  # clinic.world:423
+        if _frags52 is not None:  # clinic.world:423
+            _stale53 = _row50._stale  # clinic.world:423
+            _row50._stale = _stale53 | 2048  # clinic.world:423
+        self._undo.append((0, _row50, 'late_cancellation', _row50.late_cancellation, _row50._digest, _row50._text, None if _frags52 is None or _stale53 & 2048 else _frags52[11]))  # clinic.world:423
+        _row50.late_cancellation = _new51  # clinic.world:423
+        _row50._digest = _row50._text = None  # clinic.world:423
+        self.t_appointments._digest = None  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            self._set_row(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:428
-            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text(self.t_patients.row(appointment.patient).name) + "'s balance."))  # clinic.world:429
-        return _new_Cancellation(appointment_id=appointment.id_, late=late, fee=fee, message=message)  # clinic.world:431
+            _row54 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
+            _new55 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
+            _frags56 = _row54._frags  # clinic.world:428
+            if _frags56 is not None:  # clinic.world:428
+                _stale57 = _row54._stale  # clinic.world:428
+                _row54._stale = _stale57 | 64  # clinic.world:428
+            self._undo.append((0, _row54, 'balance', _row54.balance, _row54._digest, _row54._text, None if _frags56 is None or _stale57 & 64 else _frags56[6]))  # clinic.world:428
+            _row54.balance = _new55  # clinic.world:428
+            _row54._digest = _row54._text = None  # clinic.world:428
+            self.t_patients._digest = None  # clinic.world:428
+            message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
+        return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes after it.'
@@ -953,15 +1041,42 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
             raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        self._set_row(appointment, 'status', _E17_AppointmentStatus_checked_in)  # clinic.world:444
+        _row58 = appointment  # clinic.world:444
+        _new59 = _E17_AppointmentStatus_checked_in  # clinic.world:444
+        _frags60 = _row58._frags  # clinic.world:444
+        if _frags60 is not None:  # clinic.world:444
+            _stale61 = _row58._stale  # clinic.world:444
+            _row58._stale = _stale61 | 256  # clinic.world:444
+        self._undo.append((0, _row58, 'status', _row58.status, _row58._digest, _row58._text, None if _frags60 is None or _stale61 & 256 else _frags60[8]))  # clinic.world:444
+        _row58.status = _new59  # clinic.world:444
+        _row58._digest = _row58._text = None  # clinic.world:444
+        self.t_appointments._digest = None  # clinic.world:444
         return appointment  # clinic.world:445
 
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:448
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._set_row(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
-        self._set_row(appointment, 'notes', notes)  # clinic.world:456
+        _row62 = appointment  # clinic.world:455
+        _new63 = _E17_AppointmentStatus_completed  # clinic.world:455
+        _frags64 = _row62._frags  # clinic.world:455
+        if _frags64 is not None:  # clinic.world:455
+            _stale65 = _row62._stale  # clinic.world:455
+            _row62._stale = _stale65 | 256  # clinic.world:455
+        self._undo.append((0, _row62, 'status', _row62.status, _row62._digest, _row62._text, None if _frags64 is None or _stale65 & 256 else _frags64[8]))  # clinic.world:455
+        _row62.status = _new63  # clinic.world:455
+        _row62._digest = _row62._text = None  # clinic.world:455
+        self.t_appointments._digest = None  # clinic.world:455
+        _row66 = appointment  # clinic.world:456
+        _new67 = notes  # clinic.world:456
+        _frags68 = _row66._frags  # clinic.world:456
+        if _frags68 is not None:  # clinic.world:456
+            _stale69 = _row66._stale  # clinic.world:456
+            _row66._stale = _stale69 | 4096  # clinic.world:456
+        self._undo.append((0, _row66, 'notes', _row66.notes, _row66._digest, _row66._text, None if _frags68 is None or _stale69 & 4096 else _frags68[12]))  # clinic.world:456
+        _row66.notes = _new67  # clinic.world:456
+        _row66._digest = _row66._text = None  # clinic.world:456
+        self.t_appointments._digest = None  # clinic.world:456
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
@@ -970,9 +1085,36 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        self._set_row(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
-        self._set_row(self.t_patients.row(appointment.patient), 'no_shows', v.check_range((self.t_patients.row(appointment.patient).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:468
-        self._set_row(self.t_patients.row(appointment.patient), 'balance', v.check_range(round((self.t_patients.row(appointment.patient).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:469
+        _row70 = appointment  # clinic.world:467
+        _new71 = _E17_AppointmentStatus_no_show  # clinic.world:467
+        _frags72 = _row70._frags  # clinic.world:467
+        if _frags72 is not None:  # clinic.world:467
+            _stale73 = _row70._stale  # clinic.world:467
+            _row70._stale = _stale73 | 256  # clinic.world:467
+        self._undo.append((0, _row70, 'status', _row70.status, _row70._digest, _row70._text, None if _frags72 is None or _stale73 & 256 else _frags72[8]))  # clinic.world:467
+        _row70.status = _new71  # clinic.world:467
+        _row70._digest = _row70._text = None  # clinic.world:467
+        self.t_appointments._digest = None  # clinic.world:467
+        _row74 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
+        _new75 = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
+        _frags76 = _row74._frags  # clinic.world:468
+        if _frags76 is not None:  # clinic.world:468
+            _stale77 = _row74._stale  # clinic.world:468
+            _row74._stale = _stale77 | 128  # clinic.world:468
+        self._undo.append((0, _row74, 'no_shows', _row74.no_shows, _row74._digest, _row74._text, None if _frags76 is None or _stale77 & 128 else _frags76[7]))  # clinic.world:468
+        _row74.no_shows = _new75  # clinic.world:468
+        _row74._digest = _row74._text = None  # clinic.world:468
+        self.t_patients._digest = None  # clinic.world:468
+        _row78 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
+        _new79 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
+        _frags80 = _row78._frags  # clinic.world:469
+        if _frags80 is not None:  # clinic.world:469
+            _stale81 = _row78._stale  # clinic.world:469
+            _row78._stale = _stale81 | 64  # clinic.world:469
+        self._undo.append((0, _row78, 'balance', _row78.balance, _row78._digest, _row78._text, None if _frags80 is None or _stale81 & 64 else _frags80[6]))  # clinic.world:469
+        _row78.balance = _new79  # clinic.world:469
+        _row78._digest = _row78._text = None  # clinic.world:469
+        self.t_patients._digest = None  # clinic.world:469
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
@@ -981,7 +1123,16 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
         if not (amount <= patient.balance):  # clinic.world:480
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
-        self._set_row(patient, 'balance', v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None))  # clinic.world:481
+        _row82 = patient  # clinic.world:481
+        _new83 = v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None)  # clinic.world:481
+        _frags84 = _row82._frags  # clinic.world:481
+        if _frags84 is not None:  # clinic.world:481
+            _stale85 = _row82._stale  # clinic.world:481
+            _row82._stale = _stale85 | 64  # clinic.world:481
+        self._undo.append((0, _row82, 'balance', _row82.balance, _row82._digest, _row82._text, None if _frags84 is None or _stale85 & 64 else _frags84[6]))  # clinic.world:481
+        _row82.balance = _new83  # clinic.world:481
+        _row82._digest = _row82._text = None  # clinic.world:481
+        self.t_patients._digest = None  # clinic.world:481
         return patient  # clinic.world:482
 
     def tool_join_waitlist(self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str) -> WaitlistEntry:  # clinic.world:487
@@ -990,7 +1141,7 @@ class ClinicScheduling(Episode):
             raise ToolError(('The window ' + rt.text(earliest) + ' to ' + rt.text(latest) + ' ends before it starts.'))
         if not (latest >= self.clock.date()):  # clinic.world:497
             raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
-        if not (not any(((_w26.patient == patient.key()) and (_w26.doctor == doctor.key())) for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:498
+        if not (not any(((_w86.patient == patient.key()) and (_w86.doctor == doctor.key())) for _w86 in rt.each(self, self.t_waitlist))):  # clinic.world:498
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:499
         self._insert(self.t_waitlist, entry)  # clinic.world:506
@@ -998,18 +1149,18 @@ class ClinicScheduling(Episode):
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:510
         "Take a patient off a doctor's waitlist."
-        text: str = rt.built(self, (rt.text(self.t_patients.row(entry.patient).name) + ' was removed from ' + rt.text(self.t_doctors.row(entry.doctor).name) + "'s waitlist."))  # clinic.world:515
+        text: str = rt.built(self, (rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' was removed from ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + "'s waitlist."))  # clinic.world:515
         self._delete(self.t_waitlist, entry.key())  # clinic.world:516
         return text  # clinic.world:517
 
     def tool_book_from_waitlist(self, entry: WaitlistEntry, slot: Slot, kind: VisitKind) -> Appointment:  # clinic.world:520
         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist entry is removed.'
         if not (slot.doctor == entry.doctor):  # clinic.world:527
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text(self.t_doctors.row(slot.doctor).name) + ', but ' + rt.text(self.t_patients.row(entry.patient).name) + ' is waiting for ' + rt.text(self.t_doctors.row(entry.doctor).name) + '.')))
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is with ' + rt.text((self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)).name) + ', but ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' is waiting for ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + '.')))
         day: dt.date = slot.start.date()  # clinic.world:528
         if not ((day >= entry.earliest) and (day <= entry.latest)):  # clinic.world:529
-            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text(self.t_patients.row(entry.patient).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
-        problem: str | None = self.fn_booking_problem(self.t_patients.row(entry.patient), slot, kind, '')  # clinic.world:530
+            raise ToolError(rt.built(self, ('Slot ' + rt.text(slot.id_) + ' is on ' + rt.text(day) + ', outside ' + rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + "'s window of " + rt.text(entry.earliest) + ' to ' + rt.text(entry.latest) + '.')))
+        problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)), slot, kind, '')  # clinic.world:530
         if not (problem is None):  # clinic.world:531
             raise ToolError((problem if problem is not None else ''))
         appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:532
@@ -1276,7 +1427,7 @@ def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: 
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a27.id_ not in init.t_appointments) and (_a27.patient == 'P1002')) and (_a27.slot == 'S101')) and (_a27.status == _E17_AppointmentStatus_booked)) for _a27 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a87.id_ not in init.t_appointments) and (_a87.patient == 'P1002')) and (_a87.slot == 'S101')) and (_a87.status == _E17_AppointmentStatus_booked)) for _a87 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1288,7 +1439,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling,
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
-    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1005')) and (ep.t_doctors.row(_a28.doctor).specialty == _E9_Specialty_general_practice)) and (_a28.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a28 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a88.id_ not in init.t_appointments) and (_a88.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a88.doctor) or ep.t_doctors.row(_a88.doctor)).specialty == _E9_Specialty_general_practice)) and (_a88.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a88 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
@@ -1304,19 +1455,19 @@ def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicS
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:70
-    return bool(any((((_w29.patient == 'P1004') and (_w29.doctor == 'D05')) and (_w29.latest >= rt.parse_date('2024-06-14'))) for _w29 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((_w89.patient == 'P1004') and (_w89.doctor == 'D05')) and (_w89.latest >= rt.parse_date('2024-06-14'))) for _w89 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:132
-    return bool(any((((_p30.name == 'Leo Fischer') and (_p30.birth_date == rt.parse_date('2019-04-02'))) and (_p30.phone == '+15125550190')) for _p30 in rt.each(ep, ep.t_patients)))
+    return bool(any((((_p90.name == 'Leo Fischer') and (_p90.birth_date == rt.parse_date('2019-04-02'))) and (_p90.phone == '+15125550190')) for _p90 in rt.each(ep, ep.t_patients)))
 
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:133
-    return bool(any((((ep.t_patients.row(_a31.patient).name == 'Leo Fischer') and (_a31.doctor == 'D04')) and (_a31.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a31 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a91.patient) or ep.t_patients.row(_a91.patient)).name == 'Leo Fischer') and (_a91.doctor == 'D04')) and (_a91.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a91 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:134
-    return bool(any((((_a32.patient == 'P2001') and (_a32.doctor == 'D01')) and (_a32.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a92.patient == 'P2001') and (_a92.doctor == 'D01')) and (_a92.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a92 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
@@ -1324,11 +1475,11 @@ def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicSchedu
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool(any((((_a33.patient == 'P1006') and (_a33.slot == 'S402')) and (_a33.status == _E17_AppointmentStatus_booked)) for _a33 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a93.patient == 'P1006') and (_a93.slot == 'S402')) and (_a93.status == _E17_AppointmentStatus_booked)) for _a93 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(any((((_a34.patient == 'P1007') and (_a34.doctor == 'D03')) and (_a34.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a34 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a94.patient == 'P1007') and (_a94.doctor == 'D03')) and (_a94.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a94 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1340,7 +1491,7 @@ def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: C
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:182
-    return bool(any(((((((_a35.id_ not in init.t_appointments) and (_a35.patient == 'P1001')) and (_a35.doctor == 'D01')) and (_a35.kind == _E9_VisitKind_follow_up)) and (_a35.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a35.status == _E17_AppointmentStatus_booked)) for _a35 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((((_a95.id_ not in init.t_appointments) and (_a95.patient == 'P1001')) and (_a95.doctor == 'D01')) and (_a95.kind == _E9_VisitKind_follow_up)) and (_a95.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a95.status == _E17_AppointmentStatus_booked)) for _a95 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:183
@@ -1352,7 +1503,7 @@ def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: Clinic
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1004')) and (_a36.doctor == 'D05')) and (_a36.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a36.status == _E17_AppointmentStatus_booked)) for _a36 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((((_a96.id_ not in init.t_appointments) and (_a96.patient == 'P1004')) and (_a96.doctor == 'D05')) and (_a96.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a96.status == _E17_AppointmentStatus_booked)) for _a96 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:215
@@ -1364,15 +1515,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicSchedulin
 
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool(any(((((_p37.name == 'Tomas Rivera') and (_p37.birth_date == rt.parse_date('1980-08-15'))) and (_p37.phone == '+15125550199')) and (_p37.insurance == 'Aetna')) for _p37 in rt.each(ep, ep.t_patients)))
+    return bool(any(((((_p97.name == 'Tomas Rivera') and (_p97.birth_date == rt.parse_date('1980-08-15'))) and (_p97.phone == '+15125550199')) and (_p97.insurance == 'Aetna')) for _p97 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any((((ep.t_patients.row(_a38.patient).name == 'Tomas Rivera') and (_a38.slot == 'S303')) and (_a38.status == _E17_AppointmentStatus_booked)) for _a38 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a98.patient) or ep.t_patients.row(_a98.patient)).name == 'Tomas Rivera') and (_a98.slot == 'S303')) and (_a98.status == _E17_AppointmentStatus_booked)) for _a98 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244
-    return bool(any(((((ep.t_patients.row(_w39.patient).name == 'Tomas Rivera') and (_w39.doctor == 'D01')) and (_w39.earliest == rt.parse_date('2024-06-17'))) and (_w39.latest == rt.parse_date('2024-06-21'))) for _w39 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((((ep.t_patients.rows.get(_w99.patient) or ep.t_patients.row(_w99.patient)).name == 'Tomas Rivera') and (_w99.doctor == 'D01')) and (_w99.earliest == rt.parse_date('2024-06-17'))) and (_w99.latest == rt.parse_date('2024-06-21'))) for _w99 in rt.each(ep, ep.t_waitlist)))
 
 
 ClinicScheduling.TASKS = {

@@ -41,6 +41,8 @@ _E4_Tier_standard: Tier = Tier.standard
 _E4_Tier_premium: Tier = Tier.premium
 _E4_Tier_vip: Tier = Tier.vip
 
+_T4_Tier: dict[Tier | None, str] = {None: 'null', _E4_Tier_standard: '"standard"', _E4_Tier_premium: '"premium"', _E4_Tier_vip: '"vip"', }
+
 
 class PayMethod(enum.StrEnum):
     'How an order was paid.'
@@ -54,6 +56,8 @@ _E9_PayMethod_card: PayMethod = PayMethod.card
 _E9_PayMethod_cash: PayMethod = PayMethod.cash
 _E9_PayMethod_voucher: PayMethod = PayMethod.voucher
 
+_T9_PayMethod: dict[PayMethod | None, str] = {None: 'null', _E9_PayMethod_card: '"card"', _E9_PayMethod_cash: '"cash"', _E9_PayMethod_voucher: '"voucher"', }
+
 
 class OrderStatus(enum.StrEnum):
     'Where an order is in its life.'
@@ -66,6 +70,8 @@ class OrderStatus(enum.StrEnum):
 _E11_OrderStatus_held: OrderStatus = OrderStatus.held
 _E11_OrderStatus_paid: OrderStatus = OrderStatus.paid
 _E11_OrderStatus_released: OrderStatus = OrderStatus.released
+
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_held: '"held"', _E11_OrderStatus_paid: '"paid"', _E11_OrderStatus_released: '"released"', }
 
 
 class TicketStatus(enum.StrEnum):
@@ -83,6 +89,8 @@ _E12_TicketStatus_sold: TicketStatus = TicketStatus.sold
 _E12_TicketStatus_checked_in: TicketStatus = TicketStatus.checked_in
 _E12_TicketStatus_refunded: TicketStatus = TicketStatus.refunded
 _E12_TicketStatus_released: TicketStatus = TicketStatus.released
+
+_T12_TicketStatus: dict[TicketStatus | None, str] = {None: 'null', _E12_TicketStatus_held: '"held"', _E12_TicketStatus_sold: '"sold"', _E12_TicketStatus_checked_in: '"checked_in"', _E12_TicketStatus_refunded: '"refunded"', _E12_TicketStatus_released: '"released"', }
 
 
 class Venue(Row):
@@ -106,7 +114,7 @@ class Venue(Row):
         self.id_ = id_
         self.name = name
         self.city = city
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Venue:
         other = Venue.__new__(Venue)
@@ -114,6 +122,8 @@ class Venue(Row):
         other.name = self.name
         other.city = self.city
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -151,7 +161,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T4_Tier.__getitem__,
         v.int_text,
         v.int_text,
     )
@@ -163,7 +173,7 @@ class Section(Row):
         self.tier = tier
         self.rows = rows
         self.seats_per_row = seats_per_row
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Section:
         other = Section.__new__(Section)
@@ -174,6 +184,8 @@ class Section(Row):
         other.rows = self.rows
         other.seats_per_row = self.seats_per_row
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -229,7 +241,7 @@ class Event(Row):
         self.starts_at = starts_at
         self.prices = prices
         self.on_sale = on_sale
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Event:
         other = Event.__new__(Event)
@@ -240,6 +252,8 @@ class Event(Row):
         other.prices = self.prices
         other.on_sale = self.on_sale
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -286,7 +300,7 @@ class Customer(Row):
         self.id_ = id_
         self.name = name
         self.email = email
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -294,6 +308,8 @@ class Customer(Row):
         other.name = self.name
         other.email = self.email
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -334,12 +350,12 @@ class Order(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T11_OrderStatus.__getitem__,
         None,
         None,
         v.int_text,
         None,
-        lambda value: ('null' if value is None else v.str_text(value._value_)),
+        _T9_PayMethod.__getitem__,
     )
 
     def __init__(self, *, id_: str, customer: str, event: str, status: OrderStatus, created_at: dt.datetime, hold_expires_at: dt.datetime, total_cents: int, paid_at: dt.datetime | None, payment: PayMethod | None) -> None:
@@ -352,7 +368,7 @@ class Order(Row):
         self.total_cents = total_cents
         self.paid_at = paid_at
         self.payment = payment
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -366,6 +382,8 @@ class Order(Row):
         other.paid_at = self.paid_at
         other.payment = self.payment
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -422,7 +440,7 @@ class Ticket(Row):
         v.str_text,
         v.int_text,
         v.str_text,
-        lambda value: v.str_text(value._value_),
+        _T12_TicketStatus.__getitem__,
         None,
     )
 
@@ -436,7 +454,7 @@ class Ticket(Row):
         self.holder = holder
         self.status = status
         self.checked_in_at = checked_in_at
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Ticket:
         other = Ticket.__new__(Ticket)
@@ -450,6 +468,8 @@ class Ticket(Row):
         other.status = self.status
         other.checked_in_at = self.checked_in_at
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -514,7 +534,7 @@ class SeatAvailability:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', v.str_text(self.tier._value_), ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
+            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
             _SET_SeatAvailability[5](self, text)
         return text
 
@@ -738,36 +758,36 @@ class ConcertTicketOffice(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_owned(_t35)) or (len(tuple([_o36.key() for _o36 in rt.each(self, self.t_tickets) if ((((_o36.event == _t35.event) and (_o36.section == _t35.section)) and (_o36.seat == _t35.seat)) and self.fn_owned(_o36))])) == 1)) for _t35 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
+        if not all(((not self.fn_owned(_t75)) or (len(tuple([_o76.key() for _o76 in rt.each(self, self.t_tickets) if ((((_o76.event == _t75.event) and (_o76.section == _t75.section)) and (_o76.seat == _t75.seat)) and self.fn_owned(_o76))])) == 1)) for _t75 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
             raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:197')
-        if not all(((not self.fn_owned(_t37)) or (self.fn_owned_count(self.t_customers.row(_t37.holder), self.t_events.row(_t37.event)) <= _C_MAX_PER_EVENT)) for _t37 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
+        if not all(((not self.fn_owned(_t77)) or (self.fn_owned_count((self.t_customers.rows.get(_t77.holder) or self.t_customers.row(_t77.holder)), (self.t_events.rows.get(_t77.event) or self.t_events.row(_t77.event))) <= _C_MAX_PER_EVENT)) for _t77 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
             raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:200')
-        if not all(((_t38.event == self.t_orders.row(_t38.order).event) and (self.t_sections.row(_t38.section).venue == self.t_events.row(_t38.event).venue)) for _t38 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
+        if not all(((_t78.event == (self.t_orders.rows.get(_t78.order) or self.t_orders.row(_t78.order)).event) and ((self.t_sections.rows.get(_t78.section) or self.t_sections.row(_t78.section)).venue == (self.t_events.rows.get(_t78.event) or self.t_events.row(_t78.event)).venue)) for _t78 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
             raise InvariantError("A ticket is for its order's event, in a section of the event's venue.", 'concert_ticket_office.world:203')
-        if not all(self.fn_seat_in_section(_t39.seat, self.t_sections.row(_t39.section)) for _t39 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
+        if not all(self.fn_seat_in_section(_t79.seat, (self.t_sections.rows.get(_t79.section) or self.t_sections.row(_t79.section))) for _t79 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
             raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:206')
-        for _row40 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
-            if not (((_row40.status == _E11_OrderStatus_paid) == (_row40.paid_at is not None)) and ((_row40.status == _E11_OrderStatus_paid) == (_row40.payment is not None))):
+        for _row80 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
+            if not (((_row80.status == _E11_OrderStatus_paid) == (_row80.paid_at is not None)) and ((_row80.status == _E11_OrderStatus_paid) == (_row80.payment is not None))):
                 raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:209')
-        if not all((((self.t_orders.row(_t41.order).status == _E11_OrderStatus_held) == (_t41.status == _E12_TicketStatus_held)) and ((self.t_orders.row(_t41.order).status == _E11_OrderStatus_released) == (_t41.status == _E12_TicketStatus_released))) for _t41 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
+        if not all(((((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_held) == (_t81.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_released) == (_t81.status == _E12_TicketStatus_released))) for _t81 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
             raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:212')
-        for _row42 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
-            if not ((_row42.checked_in_at is not None) == (_row42.status == _E12_TicketStatus_checked_in)):
+        for _row82 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
+            if not ((_row82.checked_in_at is not None) == (_row82.status == _E12_TicketStatus_checked_in)):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:215')
-        if not all((_o43.total_cents == sum(rt.each(self, tuple([_t44.price_cents for _t44 in rt.each(self, self.t_tickets) if (_t44.order == _o43.key())])))) for _o43 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
+        if not all((_o83.total_cents == sum(rt.each(self, tuple([_t84.price_cents for _t84 in rt.each(self, self.t_tickets) if (_t84.order == _o83.key())])))) for _o83 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:218')
-        for _row45 in rt.changed_rows(self, self.t_sections, ('venue',)):
-            rt.check_refs(self.t_venues, _row45.venue, 'Section.venue')
-        for _row46 in rt.changed_rows(self, self.t_events, ('venue',)):
-            rt.check_refs(self.t_venues, _row46.venue, 'Event.venue')
-        for _row47 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
-            rt.check_refs(self.t_customers, _row47.customer, 'Order.customer')
-            rt.check_refs(self.t_events, _row47.event, 'Order.event')
-        for _row48 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
-            rt.check_refs(self.t_orders, _row48.order, 'Ticket.order')
-            rt.check_refs(self.t_events, _row48.event, 'Ticket.event')
-            rt.check_refs(self.t_sections, _row48.section, 'Ticket.section')
-            rt.check_refs(self.t_customers, _row48.holder, 'Ticket.holder')
+        for _row85 in rt.changed_rows(self, self.t_sections, ('venue',)):
+            rt.check_refs(self.t_venues, _row85.venue, 'Section.venue')
+        for _row86 in rt.changed_rows(self, self.t_events, ('venue',)):
+            rt.check_refs(self.t_venues, _row86.venue, 'Event.venue')
+        for _row87 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
+            rt.check_refs(self.t_customers, _row87.customer, 'Order.customer')
+            rt.check_refs(self.t_events, _row87.event, 'Order.event')
+        for _row88 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
+            rt.check_refs(self.t_orders, _row88.order, 'Ticket.order')
+            rt.check_refs(self.t_events, _row88.event, 'Ticket.event')
+            rt.check_refs(self.t_sections, _row88.section, 'Ticket.section')
+            rt.check_refs(self.t_customers, _row88.holder, 'Ticket.holder')
         if self._deleted:
             rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
         if self._deleted:
@@ -801,7 +821,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:167
         'Whether a ticket keeps its seat from being held by someone else.'
-        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live(self.t_orders.row(t.order))))  # concert_ticket_office.world:170
+        return (self.fn_owned(t) or ((t.status == _E12_TicketStatus_held) and self.fn_hold_live((self.t_orders.rows.get(t.order) or self.t_orders.row(t.order)))))  # concert_ticket_office.world:170
 
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:  # concert_ticket_office.world:173
         'The seats of a section that are sold, checked in or under a live hold.'
@@ -813,7 +833,7 @@ class ConcertTicketOffice(Episode):
 
     def fn_live_held_count(self, customer: Customer, event: Event) -> int:  # concert_ticket_office.world:185
         'Seats the customer has under live holds for the event.'
-        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if ((((self.t_orders.row(_t3.order).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live(self.t_orders.row(_t3.order)))]))  # concert_ticket_office.world:188
+        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (((((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer == customer.key()) and (_t3.event == event.key())) and (_t3.status == _E12_TicketStatus_held)) and self.fn_hold_live((self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order))))]))  # concert_ticket_office.world:188
 
     def fn_started(self, event: Event) -> bool:  # concert_ticket_office.world:191
         'Whether the event has begun.'
@@ -826,7 +846,7 @@ class ConcertTicketOffice(Episode):
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:  # concert_ticket_office.world:229
         "List the free seats of one section for an event (not sold, checked in or under a live hold), with the section's price."
         if not (section.venue == event.venue):  # concert_ticket_office.world:235
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text(self.t_venues.row(event.venue).name) + ', where ' + rt.text(event.title) + ' takes place.')))
+            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:236
         free: tuple[str, ...] = ()  # concert_ticket_office.world:237
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:238
@@ -836,11 +856,11 @@ class ConcertTicketOffice(Episode):
                     self._steps -= len(free)  # concert_ticket_office.world:242
                     self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:242
                     free = (free + (label,))  # concert_ticket_office.world:242
-        return _new_SeatAvailability(event=event.id_, section=section.id_, tier=section.tier, price_cents=event.prices.get(section.tier), free_seats=free)  # concert_ticket_office.world:246
+        return _new_SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:246
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:255
         'Show an order with its tickets, total, status and hold expiry.'
-        return _new_OrderView(order=order.key(), tickets=tuple([_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())]), hold_expired=((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
+        return _new_OrderView(order.key(), tuple([_t6.key() for _t6 in rt.each(self, self.t_tickets) if (_t6.order == order.key())]), ((order.status == _E11_OrderStatus_held) and (order.hold_expires_at <= self.clock)))  # concert_ticket_office.world:258
 
     def tool_get_customer_tickets(self, customer: Customer, event: Event | None) -> tuple[str, ...]:  # concert_ticket_office.world:265
         'List the tickets a customer holds, with event, section, seat and status, optionally for one event.'
@@ -853,7 +873,7 @@ class ConcertTicketOffice(Episode):
         if not (not self.fn_started(event)):  # concert_ticket_office.world:285
             raise ToolError(rt.built(self, (rt.text(event.title) + ' has already started.')))
         if not (section.venue == event.venue):  # concert_ticket_office.world:286
-            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text(self.t_venues.row(event.venue).name) + ', where ' + rt.text(event.title) + ' takes place.')))
+            raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' is not in ' + rt.text((self.t_venues.rows.get(event.venue) or self.t_venues.row(event.venue)).name) + ', where ' + rt.text(event.title) + ' takes place.')))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:287
         if not (price is not None):  # concert_ticket_office.world:288
             raise ToolError(rt.built(self, (rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.')))
@@ -874,7 +894,7 @@ class ConcertTicketOffice(Episode):
         self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:303
         for _seat8 in seats:  # concert_ticket_office.world:303
             self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range((price if price is not None else rt.absent()), 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
-        return _new_OrderView(order=order.key(), tickets=tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:313
+        return _new_OrderView(order.key(), tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320
         'Pay for a held order before its hold expires; its tickets become valid.'
@@ -883,48 +903,120 @@ class ConcertTicketOffice(Episode):
         if not (order.hold_expires_at > self.clock):  # concert_ticket_office.world:327
             raise ToolError(rt.built(self, ('The hold on order ' + rt.text(order.id_) + ' expired at ' + rt.text(order.hold_expires_at) + '; hold the seats again.')))
         mine: tuple[str, ...] = tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())])  # concert_ticket_office.world:328
-        if not (rt.bounded(self.fn_owned_count(self.t_customers.row(order.customer), self.t_events.row(order.event)) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
-            raise ToolError(rt.built(self, (rt.text(self.t_customers.row(order.customer).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(order.event).title) + '.')))
+        if not (rt.bounded(self.fn_owned_count((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)), (self.t_events.rows.get(order.event) or self.t_events.row(order.event))) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
+            raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title) + '.')))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
-                raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text(self.t_sections.row(t.section).id_) + ' has been sold in the meantime.')))
-        self._set_row(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:333
-        self._set_row(order, 'paid_at', self.clock)  # concert_ticket_office.world:334
-        self._set_row(order, 'payment', payment)  # concert_ticket_office.world:335
-        for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
-            self._set_row(self.t_tickets.row(_t12.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:337
-        return _new_OrderView(order=order.key(), tickets=tuple([_t13.key() for _t13 in rt.each(self, self.t_tickets) if (_t13.order == order.key())]), hold_expired=False)  # concert_ticket_office.world:339
+                raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
+        _row12 = order  # concert_ticket_office.world:333
+        _new13 = _E11_OrderStatus_paid  # concert_ticket_office.world:333
+        _frags14 = _row12._frags  # concert_ticket_office.world:333
+        if _frags14 is not None:  # concert_ticket_office.world:333
+            _stale15 = _row12._stale  # concert_ticket_office.world:333
+            _row12._stale = _stale15 | 8  # concert_ticket_office.world:333
+        self._undo.append((0, _row12, 'status', _row12.status, _row12._digest, _row12._text, None if _frags14 is None or _stale15 & 8 else _frags14[3]))  # concert_ticket_office.world:333
+        _row12.status = _new13  # concert_ticket_office.world:333
+        _row12._digest = _row12._text = None  # concert_ticket_office.world:333
+        self.t_orders._digest = None  # concert_ticket_office.world:333
+        _row16 = order  # concert_ticket_office.world:334
+        _new17 = self.clock  # concert_ticket_office.world:334
+        _frags18 = _row16._frags  # concert_ticket_office.world:334
+        if _frags18 is not None:  # concert_ticket_office.world:334
+            _stale19 = _row16._stale  # concert_ticket_office.world:334
+            _row16._stale = _stale19 | 128  # concert_ticket_office.world:334
+        self._undo.append((0, _row16, 'paid_at', _row16.paid_at, _row16._digest, _row16._text, None if _frags18 is None or _stale19 & 128 else _frags18[7]))  # concert_ticket_office.world:334
+        _row16.paid_at = _new17  # concert_ticket_office.world:334
+        _row16._digest = _row16._text = None  # concert_ticket_office.world:334
+        self.t_orders._digest = None  # concert_ticket_office.world:334
+        _row20 = order  # concert_ticket_office.world:335
+        _new21 = payment  # concert_ticket_office.world:335
+        _frags22 = _row20._frags  # concert_ticket_office.world:335
+        if _frags22 is not None:  # concert_ticket_office.world:335
+            _stale23 = _row20._stale  # concert_ticket_office.world:335
+            _row20._stale = _stale23 | 256  # concert_ticket_office.world:335
+        self._undo.append((0, _row20, 'payment', _row20.payment, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 256 else _frags22[8]))  # concert_ticket_office.world:335
+        _row20.payment = _new21  # concert_ticket_office.world:335
+        _row20._digest = _row20._text = None  # concert_ticket_office.world:335
+        self.t_orders._digest = None  # concert_ticket_office.world:335
+        for _t24 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
+            _row25 = self.t_tickets.row(_t24.id_)  # concert_ticket_office.world:337
+            _new26 = _E12_TicketStatus_sold  # concert_ticket_office.world:337
+            _frags27 = _row25._frags  # concert_ticket_office.world:337
+            if _frags27 is not None:  # concert_ticket_office.world:337
+                _stale28 = _row25._stale  # concert_ticket_office.world:337
+                _row25._stale = _stale28 | 128  # concert_ticket_office.world:337
+            self._undo.append((0, _row25, 'status', _row25.status, _row25._digest, _row25._text, None if _frags27 is None or _stale28 & 128 else _frags27[7]))  # concert_ticket_office.world:337
+            _row25.status = _new26  # concert_ticket_office.world:337
+            _row25._digest = _row25._text = None  # concert_ticket_office.world:337
+            self.t_tickets._digest = None  # concert_ticket_office.world:337
+        return _new_OrderView(order.key(), tuple([_t29.key() for _t29 in rt.each(self, self.t_tickets) if (_t29.order == order.key())]), False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:351
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        self._set_row(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:352
-        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())]))):  # concert_ticket_office.world:353
-            self._set_row(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:354
+        _row30 = order  # concert_ticket_office.world:352
+        _new31 = _E11_OrderStatus_released  # concert_ticket_office.world:352
+        _frags32 = _row30._frags  # concert_ticket_office.world:352
+        if _frags32 is not None:  # concert_ticket_office.world:352
+            _stale33 = _row30._stale  # concert_ticket_office.world:352
+            _row30._stale = _stale33 | 8  # concert_ticket_office.world:352
+        self._undo.append((0, _row30, 'status', _row30.status, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 8 else _frags32[3]))  # concert_ticket_office.world:352
+        _row30.status = _new31  # concert_ticket_office.world:352
+        _row30._digest = _row30._text = None  # concert_ticket_office.world:352
+        self.t_orders._digest = None  # concert_ticket_office.world:352
+        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t34.key() for _t34 in rt.each(self, self.t_tickets) if (_t34.order == order.key())]))):  # concert_ticket_office.world:353
+            _row35 = self.t_tickets.row(t.id_)  # concert_ticket_office.world:354
+            _new36 = _E12_TicketStatus_released  # concert_ticket_office.world:354
+            _frags37 = _row35._frags  # concert_ticket_office.world:354
+            if _frags37 is not None:  # concert_ticket_office.world:354
+                _stale38 = _row35._stale  # concert_ticket_office.world:354
+                _row35._stale = _stale38 | 128  # concert_ticket_office.world:354
+            self._undo.append((0, _row35, 'status', _row35.status, _row35._digest, _row35._text, None if _frags37 is None or _stale38 & 128 else _frags37[7]))  # concert_ticket_office.world:354
+            _row35.status = _new36  # concert_ticket_office.world:354
+            _row35._digest = _row35._text = None  # concert_ticket_office.world:354
+            self.t_tickets._digest = None  # concert_ticket_office.world:354
         return order  # concert_ticket_office.world:356
 
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:  # concert_ticket_office.world:359
         'Give a sold ticket to another customer before the event starts; they become its holder.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:365
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be transferred.')))
-        if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:366
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started.')))
+        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:366
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started.')))
         if not (ticket.holder != to_customer.key()):  # concert_ticket_office.world:367
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
-        if not ((self.fn_owned_count(to_customer, self.t_events.row(ticket.event)) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
-            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text(self.t_events.row(ticket.event).title) + '.')))
-        self._set_row(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:369
+        if not ((self.fn_owned_count(to_customer, (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
+            raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + '.')))
+        _row39 = ticket  # concert_ticket_office.world:369
+        _new40 = to_customer.key()  # concert_ticket_office.world:369
+        _frags41 = _row39._frags  # concert_ticket_office.world:369
+        if _frags41 is not None:  # concert_ticket_office.world:369
+            _stale42 = _row39._stale  # concert_ticket_office.world:369
+            _row39._stale = _stale42 | 64  # concert_ticket_office.world:369
+        self._undo.append((0, _row39, 'holder', _row39.holder, _row39._digest, _row39._text, None if _frags41 is None or _stale42 & 64 else _frags41[6]))  # concert_ticket_office.world:369
+        _row39.holder = _new40  # concert_ticket_office.world:369
+        _row39._digest = _row39._text = None  # concert_ticket_office.world:369
+        self.t_tickets._digest = None  # concert_ticket_office.world:369
         return ticket  # concert_ticket_office.world:370
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:373
         'Refund a sold ticket before the event starts; the seat becomes free again.'
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:378
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
-        if not (not self.fn_started(self.t_events.row(ticket.event))):  # concert_ticket_office.world:379
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has already started; tickets cannot be refunded.')))
-        self._set_row(ticket, 'status', _E12_TicketStatus_refunded)  # concert_ticket_office.world:380
-        return _new_Refund(ticket=ticket.key(), amount_cents=ticket.price_cents)  # concert_ticket_office.world:381
+        if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:379
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started; tickets cannot be refunded.')))
+        _row43 = ticket  # concert_ticket_office.world:380
+        _new44 = _E12_TicketStatus_refunded  # concert_ticket_office.world:380
+        _frags45 = _row43._frags  # concert_ticket_office.world:380
+        if _frags45 is not None:  # concert_ticket_office.world:380
+            _stale46 = _row43._stale  # concert_ticket_office.world:380
+            _row43._stale = _stale46 | 128  # concert_ticket_office.world:380
+        self._undo.append((0, _row43, 'status', _row43.status, _row43._digest, _row43._text, None if _frags45 is None or _stale46 & 128 else _frags45[7]))  # concert_ticket_office.world:380
+        _row43.status = _new44  # concert_ticket_office.world:380
+        _row43._digest = _row43._text = None  # concert_ticket_office.world:380
+        self.t_tickets._digest = None  # concert_ticket_office.world:380
+        return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:381
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:384
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted until 4 hours after it.'
@@ -932,12 +1024,30 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was already checked in at ' + rt.text(ticket.checked_in_at) + '.')))
         if not (ticket.status == _E12_TicketStatus_sold):  # concert_ticket_office.world:390
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ' and not valid for entry.')))
-        if not (self.clock >= (self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:391
-            raise ToolError(rt.built(self, ('Doors for ' + rt.text(self.t_events.row(ticket.event).title) + ' open at ' + rt.text((self.t_events.row(ticket.event).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
-        if not (self.clock <= (self.t_events.row(ticket.event).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
-            raise ToolError(rt.built(self, (rt.text(self.t_events.row(ticket.event).title) + ' has ended.')))
-        self._set_row(ticket, 'status', _E12_TicketStatus_checked_in)  # concert_ticket_office.world:393
-        self._set_row(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:394
+        if not (self.clock >= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))):  # concert_ticket_office.world:391
+            raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
+        if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
+            raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
+        _row47 = ticket  # concert_ticket_office.world:393
+        _new48 = _E12_TicketStatus_checked_in  # concert_ticket_office.world:393
+        _frags49 = _row47._frags  # concert_ticket_office.world:393
+        if _frags49 is not None:  # concert_ticket_office.world:393
+            _stale50 = _row47._stale  # concert_ticket_office.world:393
+            _row47._stale = _stale50 | 128  # concert_ticket_office.world:393
+        self._undo.append((0, _row47, 'status', _row47.status, _row47._digest, _row47._text, None if _frags49 is None or _stale50 & 128 else _frags49[7]))  # concert_ticket_office.world:393
+        _row47.status = _new48  # concert_ticket_office.world:393
+        _row47._digest = _row47._text = None  # concert_ticket_office.world:393
+        self.t_tickets._digest = None  # concert_ticket_office.world:393
+        _row51 = ticket  # concert_ticket_office.world:394
+        _new52 = self.clock  # concert_ticket_office.world:394
+        _frags53 = _row51._frags  # concert_ticket_office.world:394
+        if _frags53 is not None:  # concert_ticket_office.world:394
+            _stale54 = _row51._stale  # concert_ticket_office.world:394
+            _row51._stale = _stale54 | 256  # concert_ticket_office.world:394
+        self._undo.append((0, _row51, 'checked_in_at', _row51.checked_in_at, _row51._digest, _row51._text, None if _frags53 is None or _stale54 & 256 else _frags53[8]))  # concert_ticket_office.world:394
+        _row51.checked_in_at = _new52  # concert_ticket_office.world:394
+        _row51._digest = _row51._text = None  # concert_ticket_office.world:394
+        self.t_tickets._digest = None  # concert_ticket_office.world:394
         return ticket  # concert_ticket_office.world:395
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1084,11 +1194,11 @@ ConcertTicketOffice.TOOLS = {
 
 
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:611
-    return bool(any((((((_o15.customer == 'C004') and (_o15.event == 'E02')) and (_o15.status == _E11_OrderStatus_paid)) and (_o15.payment == _E9_PayMethod_card)) and (_o15.total_cents == 5000)) for _o15 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o55.customer == 'C004') and (_o55.event == 'E02')) and (_o55.status == _E11_OrderStatus_paid)) and (_o55.payment == _E9_PayMethod_card)) and (_o55.total_cents == 5000)) for _o55 in rt.each(ep, ep.t_orders)))
 
 
 def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:612
-    return bool((any((((((_t16.holder == 'C004') and (_t16.event == 'E02')) and (_t16.section == 'BALC')) and (_t16.seat == 'A1')) and (_t16.status == _E12_TicketStatus_sold)) for _t16 in rt.each(ep, ep.t_tickets)) and any((((((_t17.holder == 'C004') and (_t17.event == 'E02')) and (_t17.section == 'BALC')) and (_t17.seat == 'A2')) and (_t17.status == _E12_TicketStatus_sold)) for _t17 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t56.holder == 'C004') and (_t56.event == 'E02')) and (_t56.section == 'BALC')) and (_t56.seat == 'A1')) and (_t56.status == _E12_TicketStatus_sold)) for _t56 in rt.each(ep, ep.t_tickets)) and any((((((_t57.holder == 'C004') and (_t57.event == 'E02')) and (_t57.section == 'BALC')) and (_t57.seat == 'A2')) and (_t57.status == _E12_TicketStatus_sold)) for _t57 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:834
@@ -1116,19 +1226,19 @@ def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: Co
 
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(any(((((((_o18.customer == 'C002') and (_o18.event == 'E02')) and (_o18.status == _E11_OrderStatus_paid)) and (_o18.payment == _E9_PayMethod_cash)) and (_o18.total_cents == 2500)) and any((((((_t19.order == _o18.key()) and (_t19.section == 'BALC')) and (_t19.seat == 'B6')) and (_t19.status == _E12_TicketStatus_sold)) and (_t19.holder == 'C002')) for _t19 in rt.each(ep, ep.t_tickets))) for _o18 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o58.customer == 'C002') and (_o58.event == 'E02')) and (_o58.status == _E11_OrderStatus_paid)) and (_o58.payment == _E9_PayMethod_cash)) and (_o58.total_cents == 2500)) and any((((((_t59.order == _o58.key()) and (_t59.section == 'BALC')) and (_t59.seat == 'B6')) and (_t59.status == _E12_TicketStatus_sold)) and (_t59.holder == 'C002')) for _t59 in rt.each(ep, ep.t_tickets))) for _o58 in rt.each(ep, ep.t_orders)))
 
 
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((len(tuple([_t20.key() for _t20 in rt.each(ep, ep.t_tickets) if (((_t20.holder == 'C002') and (_t20.event == 'E02')) and (_t20.status == _E12_TicketStatus_sold))])) == 6))
+    return bool((len(tuple([_t60.key() for _t60 in rt.each(ep, ep.t_tickets) if (((_t60.holder == 'C002') and (_t60.event == 'E02')) and (_t60.status == _E12_TicketStatus_sold))])) == 6))
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
-    return bool(any((((((_o21.customer == 'C002') and (_o21.event == 'E01')) and (_o21.status == _E11_OrderStatus_paid)) and (_o21.payment == _E9_PayMethod_card)) and (_o21.total_cents == 24000)) for _o21 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o61.customer == 'C002') and (_o61.event == 'E01')) and (_o61.status == _E11_OrderStatus_paid)) and (_o61.payment == _E9_PayMethod_card)) and (_o61.total_cents == 24000)) for _o61 in rt.each(ep, ep.t_orders)))
 
 
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:447
-    return bool((len(tuple([_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((((_t22.holder == 'C002') and (_t22.event == 'E01')) and (_t22.section == 'BOX')) and (_t22.status == _E12_TicketStatus_checked_in)) and (_t22.checked_in_at is not None))])) == 2))
+    return bool((len(tuple([_t62.key() for _t62 in rt.each(ep, ep.t_tickets) if (((((_t62.holder == 'C002') and (_t62.event == 'E01')) and (_t62.section == 'BOX')) and (_t62.status == _E12_TicketStatus_checked_in)) and (_t62.checked_in_at is not None))])) == 2))
 
 
 def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:672
@@ -1136,11 +1246,11 @@ def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: 
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t23.holder == 'C003') and (_t23.event == 'E02')) and (_t23.section == 'ORCH')) and (_t23.seat == 'C5')) and (_t23.status == _E12_TicketStatus_sold)) and (_t23.price_cents == 4500)) and (ep.t_orders.row(_t23.order).payment == _E9_PayMethod_card)) for _t23 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t63.holder == 'C003') and (_t63.event == 'E02')) and (_t63.section == 'ORCH')) and (_t63.seat == 'C5')) and (_t63.status == _E12_TicketStatus_sold)) and (_t63.price_cents == 4500)) and ((ep.t_orders.rows.get(_t63.order) or ep.t_orders.row(_t63.order)).payment == _E9_PayMethod_card)) for _t63 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
-    return bool(any((((((((_o24.customer == 'C003') and (_o24.event == 'E04')) and (_o24.status == _E11_OrderStatus_paid)) and (_o24.payment == _E9_PayMethod_card)) and (_o24.total_cents == 6000)) and any(((((_t25.order == _o24.key()) and (_t25.section == 'FLOOR')) and (_t25.seat == 'A1')) and (_t25.status == _E12_TicketStatus_sold)) for _t25 in rt.each(ep, ep.t_tickets))) and any(((((_t26.order == _o24.key()) and (_t26.section == 'FLOOR')) and (_t26.seat == 'A2')) and (_t26.status == _E12_TicketStatus_sold)) for _t26 in rt.each(ep, ep.t_tickets))) for _o24 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o64.customer == 'C003') and (_o64.event == 'E04')) and (_o64.status == _E11_OrderStatus_paid)) and (_o64.payment == _E9_PayMethod_card)) and (_o64.total_cents == 6000)) and any(((((_t65.order == _o64.key()) and (_t65.section == 'FLOOR')) and (_t65.seat == 'A1')) and (_t65.status == _E12_TicketStatus_sold)) for _t65 in rt.each(ep, ep.t_tickets))) and any(((((_t66.order == _o64.key()) and (_t66.section == 'FLOOR')) and (_t66.seat == 'A2')) and (_t66.status == _E12_TicketStatus_sold)) for _t66 in rt.each(ep, ep.t_tickets))) for _o64 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:901
@@ -1148,11 +1258,11 @@ def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:902
-    return bool(any((((((_o27.customer == 'C001') and (_o27.event == 'E02')) and (_o27.status == _E11_OrderStatus_paid)) and (_o27.payment == _E9_PayMethod_card)) and (_o27.total_cents == 9000)) for _o27 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o67.customer == 'C001') and (_o67.event == 'E02')) and (_o67.status == _E11_OrderStatus_paid)) and (_o67.payment == _E9_PayMethod_card)) and (_o67.total_cents == 9000)) for _o67 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
-    return bool((any((((((_t28.holder == 'C001') and (_t28.event == 'E02')) and (_t28.section == 'ORCH')) and (_t28.seat == 'A1')) and (_t28.status == _E12_TicketStatus_sold)) for _t28 in rt.each(ep, ep.t_tickets)) and any((((((_t29.holder == 'C001') and (_t29.event == 'E02')) and (_t29.section == 'ORCH')) and (_t29.seat == 'A2')) and (_t29.status == _E12_TicketStatus_sold)) for _t29 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t68.holder == 'C001') and (_t68.event == 'E02')) and (_t68.section == 'ORCH')) and (_t68.seat == 'A1')) and (_t68.status == _E12_TicketStatus_sold)) for _t68 in rt.each(ep, ep.t_tickets)) and any((((((_t69.holder == 'C001') and (_t69.event == 'E02')) and (_t69.section == 'ORCH')) and (_t69.seat == 'A2')) and (_t69.status == _E12_TicketStatus_sold)) for _t69 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1132
@@ -1160,11 +1270,11 @@ def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, i
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1133
-    return bool(any((((((_o30.customer == 'C003') and (_o30.event == 'E02')) and (_o30.status == _E11_OrderStatus_paid)) and (_o30.payment == _E9_PayMethod_card)) and (_o30.total_cents == 5000)) for _o30 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o70.customer == 'C003') and (_o70.event == 'E02')) and (_o70.status == _E11_OrderStatus_paid)) and (_o70.payment == _E9_PayMethod_card)) and (_o70.total_cents == 5000)) for _o70 in rt.each(ep, ep.t_orders)))
 
 
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
-    return bool((any((((((_t31.event == 'E02') and (_t31.section == 'BALC')) and (_t31.seat == 'A5')) and (_t31.holder == 'C003')) and (_t31.status == _E12_TicketStatus_sold)) for _t31 in rt.each(ep, ep.t_tickets)) and any((((((_t32.event == 'E02') and (_t32.section == 'BALC')) and (_t32.seat == 'A6')) and (_t32.holder == 'C003')) and (_t32.status == _E12_TicketStatus_sold)) for _t32 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t71.event == 'E02') and (_t71.section == 'BALC')) and (_t71.seat == 'A5')) and (_t71.holder == 'C003')) and (_t71.status == _E12_TicketStatus_sold)) for _t71 in rt.each(ep, ep.t_tickets)) and any((((((_t72.event == 'E02') and (_t72.section == 'BALC')) and (_t72.seat == 'A6')) and (_t72.holder == 'C003')) and (_t72.status == _E12_TicketStatus_sold)) for _t72 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1361
@@ -1172,11 +1282,11 @@ def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: 
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1362
-    return bool((len(tuple([_t33.key() for _t33 in rt.each(ep, ep.t_tickets) if (((_t33.holder == 'C002') and (_t33.event == 'E02')) and (_t33.status == _E12_TicketStatus_sold))])) == 3))
+    return bool((len(tuple([_t73.key() for _t73 in rt.each(ep, ep.t_tickets) if (((_t73.holder == 'C002') and (_t73.event == 'E02')) and (_t73.status == _E12_TicketStatus_sold))])) == 3))
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363
-    return bool(any((((((((_t34.holder == 'C004') and (_t34.event == 'E02')) and (_t34.section == 'BALC')) and (_t34.seat == 'B6')) and (_t34.status == _E12_TicketStatus_sold)) and (ep.t_orders.row(_t34.order).payment == _E9_PayMethod_cash)) and (ep.t_orders.row(_t34.order).customer == 'C004')) for _t34 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t74.holder == 'C004') and (_t74.event == 'E02')) and (_t74.section == 'BALC')) and (_t74.seat == 'B6')) and (_t74.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).customer == 'C004')) for _t74 in rt.each(ep, ep.t_tickets)))
 
 
 ConcertTicketOffice.TASKS = {

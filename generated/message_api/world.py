@@ -707,25 +707,25 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return _new_UserList(user_list=tuple(rt.each(self, self.state.user_map)))  # message_api.world:131
+        return _new_UserList(tuple(rt.each(self, self.state.user_map)))  # message_api.world:131
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if not (id_ is not None):  # message_api.world:136
             raise ToolError(rt.built(self, ("User '" + rt.text(user) + "' not found in the workspace.")))
-        return _new_UserId(user_id=(id_ if id_ is not None else rt.absent()))  # message_api.world:137
+        return _new_UserId((id_ if id_ is not None else rt.absent()))  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
         if (user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:143
-            return _new_LoginResult(login_status=False, message=rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
+            return _new_LoginResult(False, rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
         self._set(self.state, 'current_user', user_id)  # message_api.world:146
-        return _new_LoginResult(login_status=True, message=rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
+        return _new_LoginResult(True, rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
         'Get the login status of the current user.'
-        return _new_LoginStatus(login_status=self.fn_logged_in())  # message_api.world:151
+        return _new_LoginStatus(self.fn_logged_in())  # message_api.world:151
 
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:  # message_api.world:154
         'Send a message to a user.'
@@ -741,7 +741,7 @@ class MessageAPI(Episode):
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
         self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:169
-        return _new_SendResult(sent_status=True, message_id=_new_MessageId(new_id=new_id), message=rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
+        return _new_SendResult(True, _new_MessageId(new_id), rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
         'Delete the latest message sent to a receiver.'
@@ -756,7 +756,7 @@ class MessageAPI(Episode):
         if not (latest is not None):  # message_api.world:189
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
         self._set(self.state, 'inbox', rt.without(self.state.inbox, (latest if latest is not None else rt.absent())))  # message_api.world:193
-        return _new_DeleteResult(deleted_status=True, receiver_id=receiver_id, message=rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
+        return _new_DeleteResult(True, receiver_id, rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
         'View all historical messages sent by the current user.'
@@ -770,7 +770,7 @@ class MessageAPI(Episode):
             self._steps -= rt.size(sent)  # message_api.world:206
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:206
             sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:206
-        return _new_SentMessages(messages=sent)  # message_api.world:208
+        return _new_SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
@@ -781,7 +781,7 @@ class MessageAPI(Episode):
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:219
             raise rt.KeptError(rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists.")))  # message_api.world:220
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222
-        return _new_AddedContact(added_status=True, user_id=user_id, message=rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
+        return _new_AddedContact(True, user_id, rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
         'Search for messages containing a specific keyword.'
@@ -798,8 +798,8 @@ class MessageAPI(Episode):
             if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:241
                 self._steps -= rt.size(hits)  # message_api.world:242
                 self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
-                hits = (hits + (_new_SearchHit(receiver_id=self.fn_receiver_of(entry), message=content),))  # message_api.world:242
-        return _new_SearchResults(results=hits)  # message_api.world:245
+                hits = (hits + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242
+        return _new_SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
         'Get statistics about messages for the current user.'
@@ -812,7 +812,7 @@ class MessageAPI(Episode):
             self._steps -= rt.size(receivers)  # message_api.world:252
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:252
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:252
-        return _new_MessageStats(stats=_new_Stats(received_count=len(self.state.inbox), total_contacts=len(receivers)))  # message_api.world:254
+        return _new_MessageStats(_new_Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -49,6 +49,8 @@ _E11_OrderStatus_cancelled: OrderStatus = OrderStatus.cancelled
 _E11_OrderStatus_exchange_requested: OrderStatus = OrderStatus.exchange_requested
 _E11_OrderStatus_return_requested: OrderStatus = OrderStatus.return_requested
 
+_T11_OrderStatus: dict[OrderStatus | None, str] = {None: 'null', _E11_OrderStatus_processed: '"processed"', _E11_OrderStatus_pending: '"pending"', _E11_OrderStatus_pending_item_modified: '"pending (item modified)"', _E11_OrderStatus_delivered: '"delivered"', _E11_OrderStatus_cancelled: '"cancelled"', _E11_OrderStatus_exchange_requested: '"exchange requested"', _E11_OrderStatus_return_requested: '"return requested"', }
+
 
 class CancelReason(enum.StrEnum):
     'The CancelReason enum.'
@@ -60,6 +62,8 @@ class CancelReason(enum.StrEnum):
 _E12_CancelReason_no_longer_needed: CancelReason = CancelReason.no_longer_needed
 _E12_CancelReason_ordered_by_mistake: CancelReason = CancelReason.ordered_by_mistake
 
+_T12_CancelReason: dict[CancelReason | None, str] = {None: 'null', _E12_CancelReason_no_longer_needed: '"no longer needed"', _E12_CancelReason_ordered_by_mistake: '"ordered by mistake"', }
+
 
 class TransactionType(enum.StrEnum):
     'The TransactionType enum.'
@@ -70,6 +74,8 @@ class TransactionType(enum.StrEnum):
 
 _E15_TransactionType_payment: TransactionType = TransactionType.payment
 _E15_TransactionType_refund: TransactionType = TransactionType.refund
+
+_T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -579,7 +585,7 @@ class Product(Row):
         self.name = name
         self.product_id = product_id
         self.variants = variants
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Product:
         other = Product.__new__(Product)
@@ -587,6 +593,8 @@ class Product(Row):
         other.product_id = self.product_id
         other.variants = self.variants
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -628,7 +636,7 @@ class User(Row):
         self.email = email
         self.payment_methods = payment_methods
         self.orders = orders
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -639,6 +647,8 @@ class User(Row):
         other.payment_methods = self.payment_methods
         other.orders = self.orders
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -702,7 +712,7 @@ class Order(Row):
         self.exchange_price_difference = exchange_price_difference
         self.return_items = return_items
         self.return_payment_method_id = return_payment_method_id
-        self._digest = None
+        self._digest = self._text = self._frags = self._cparts = None
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -721,6 +731,8 @@ class Order(Row):
         other.return_items = self.return_items
         other.return_payment_method_id = self.return_payment_method_id
         other._digest = self._digest
+        other._text = self._text
+        other._frags = other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -903,8 +915,8 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row18 in rt.changed_rows(self, self.t_orders, ('user_id',)):
-            rt.check_refs(self.t_users, _row18.user_id, 'Order.user_id')
+        for _row106 in rt.changed_rows(self, self.t_orders, ('user_id',)):
+            rt.check_refs(self.t_users, _row106.user_id, 'Order.user_id')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
@@ -1023,8 +1035,8 @@ class Tau2Retail(Episode):
             raise ToolError('Non-pending order cannot be cancelled')
         if not (reason in {'no longer needed': True, 'ordered by mistake': True}):  # retail.world:343
             raise ToolError('Invalid reason')
-        user: User = self.t_users.row(order_id.user_id)  # retail.world:344
-        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=_p4.amount, payment_method_id=_p4.payment_method_id) for _p4 in rt.each(self, order_id.payment_history)])  # retail.world:345
+        user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:344
+        refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(_E15_TransactionType_refund, _p4.amount, _p4.payment_method_id) for _p4 in rt.each(self, order_id.payment_history)])  # retail.world:345
         self._steps -= rt.size(refunds)  # retail.world:346
         self._steps >= 0 or rt.out_of_steps()  # retail.world:346
         for p in refunds:  # retail.world:346
@@ -1036,15 +1048,60 @@ class Tau2Retail(Episode):
                 card = _subject5
                 self._steps -= rt.size(user.payment_methods)  # retail.world:351
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:351
-                self._set_row(user, 'payment_methods', {**user.payment_methods, p.payment_method_id: _new_GiftCard(id_=card.id_, balance=round((card.balance + p.amount), 2))})  # retail.world:351
+                _row6 = user  # retail.world:351
+                _new7 = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:351
+                _frags8 = _row6._frags  # retail.world:351
+                if _frags8 is not None:  # retail.world:351
+                    _stale9 = _row6._stale  # retail.world:351
+                    _row6._stale = _stale9 | 16  # retail.world:351
+                self._undo.append((0, _row6, 'payment_methods', _row6.payment_methods, _row6._digest, _row6._text, None if _frags8 is None or _stale9 & 16 else _frags8[4]))  # retail.world:351
+                _row6.payment_methods = _new7  # retail.world:351
+                _row6._digest = _row6._text = None  # retail.world:351
+                self.t_users._digest = None  # retail.world:351
             else:
                 pass
-        self._set_row(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
+        _row10 = order_id  # retail.world:359
+        _new11 = _E11_OrderStatus_cancelled  # retail.world:359
+        _frags12 = _row10._frags  # retail.world:359
+        if _frags12 is not None:  # retail.world:359
+            _stale13 = _row10._stale  # retail.world:359
+            _row10._stale = _stale13 | 16  # retail.world:359
+        self._undo.append((0, _row10, 'status', _row10.status, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 16 else _frags12[4]))  # retail.world:359
+        _row10.status = _new11  # retail.world:359
+        _row10._digest = _row10._text = None  # retail.world:359
+        self.t_orders._digest = None  # retail.world:359
         if (reason == 'no longer needed'):  # retail.world:360
-            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)  # retail.world:361
+            _row14 = order_id  # retail.world:361
+            _new15 = _E12_CancelReason_no_longer_needed  # retail.world:361
+            _frags16 = _row14._frags  # retail.world:361
+            if _frags16 is not None:  # retail.world:361
+                _stale17 = _row14._stale  # retail.world:361
+                _row14._stale = _stale17 | 128  # retail.world:361
+            self._undo.append((0, _row14, 'cancel_reason', _row14.cancel_reason, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 128 else _frags16[7]))  # retail.world:361
+            _row14.cancel_reason = _new15  # retail.world:361
+            _row14._digest = _row14._text = None  # retail.world:361
+            self.t_orders._digest = None  # retail.world:361
         else:
-            self._set_row(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)  # retail.world:363
-        self._set_row(order_id, 'payment_history', rt.each(self, (order_id.payment_history + refunds)))  # retail.world:365
+            _row18 = order_id  # retail.world:363
+            _new19 = _E12_CancelReason_ordered_by_mistake  # retail.world:363
+            _frags20 = _row18._frags  # retail.world:363
+            if _frags20 is not None:  # retail.world:363
+                _stale21 = _row18._stale  # retail.world:363
+                _row18._stale = _stale21 | 128  # retail.world:363
+            self._undo.append((0, _row18, 'cancel_reason', _row18.cancel_reason, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 128 else _frags20[7]))  # retail.world:363
+            _row18.cancel_reason = _new19  # retail.world:363
+            _row18._digest = _row18._text = None  # retail.world:363
+            self.t_orders._digest = None  # retail.world:363
+        _row22 = order_id  # retail.world:365
+        _new23 = rt.each(self, (order_id.payment_history + refunds))  # retail.world:365
+        _frags24 = _row22._frags  # retail.world:365
+        if _frags24 is not None:  # retail.world:365
+            _stale25 = _row22._stale  # retail.world:365
+            _row22._stale = _stale25 | 64  # retail.world:365
+        self._undo.append((0, _row22, 'payment_history', _row22.payment_history, _row22._digest, _row22._text, None if _frags24 is None or _stale25 & 64 else _frags24[6]))  # retail.world:365
+        _row22.payment_history = _new23  # retail.world:365
+        _row22._digest = _row22._text = None  # retail.world:365
+        self.t_orders._digest = None  # retail.world:365
         return order_id  # retail.world:366
 
     def tool_exchange_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:369
@@ -1066,7 +1123,7 @@ class Tau2Retail(Episode):
             new: str = news[i]  # retail.world:392
             i = (i + 1)  # retail.world:393
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:394
-            product: Product | None = self.t_products.get(it.product_id)  # retail.world:395
+            product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:395
             if not (product is not None):  # retail.world:396
                 raise ToolError('Product not found')
             v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:397
@@ -1076,21 +1133,66 @@ class Tau2Retail(Episode):
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
             diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
-        method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:403
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:403
         if not (method is not None):  # retail.world:404
             raise ToolError('Payment method not found')
-        _subject6 = (method if method is not None else rt.absent())  # retail.world:405
-        if isinstance(_subject6, GiftCard):  # retail.world:406
-            card = _subject6
+        _subject26 = (method if method is not None else rt.absent())  # retail.world:405
+        if isinstance(_subject26, GiftCard):  # retail.world:406
+            card = _subject26
             if not (not (card.balance < diff_)):  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        self._set_row(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:411
-        self._set_row(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:412
-        self._set_row(order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids))))  # retail.world:413
-        self._set_row(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:414
-        self._set_row(order, 'exchange_price_difference', diff_)  # retail.world:415
+        _row27 = order  # retail.world:411
+        _new28 = _E11_OrderStatus_exchange_requested  # retail.world:411
+        _frags29 = _row27._frags  # retail.world:411
+        if _frags29 is not None:  # retail.world:411
+            _stale30 = _row27._stale  # retail.world:411
+            _row27._stale = _stale30 | 16  # retail.world:411
+        self._undo.append((0, _row27, 'status', _row27.status, _row27._digest, _row27._text, None if _frags29 is None or _stale30 & 16 else _frags29[4]))  # retail.world:411
+        _row27.status = _new28  # retail.world:411
+        _row27._digest = _row27._text = None  # retail.world:411
+        self.t_orders._digest = None  # retail.world:411
+        _row31 = order  # retail.world:412
+        _new32 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:412
+        _frags33 = _row31._frags  # retail.world:412
+        if _frags33 is not None:  # retail.world:412
+            _stale34 = _row31._stale  # retail.world:412
+            _row31._stale = _stale34 | 256  # retail.world:412
+        self._undo.append((0, _row31, 'exchange_items', _row31.exchange_items, _row31._digest, _row31._text, None if _frags33 is None or _stale34 & 256 else _frags33[8]))  # retail.world:412
+        _row31.exchange_items = _new32  # retail.world:412
+        _row31._digest = _row31._text = None  # retail.world:412
+        self.t_orders._digest = None  # retail.world:412
+        _row35 = order  # retail.world:413
+        _new36 = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:413
+        _frags37 = _row35._frags  # retail.world:413
+        if _frags37 is not None:  # retail.world:413
+            _stale38 = _row35._stale  # retail.world:413
+            _row35._stale = _stale38 | 512  # retail.world:413
+        self._undo.append((0, _row35, 'exchange_new_items', _row35.exchange_new_items, _row35._digest, _row35._text, None if _frags37 is None or _stale38 & 512 else _frags37[9]))  # retail.world:413
+        _row35.exchange_new_items = _new36  # retail.world:413
+        _row35._digest = _row35._text = None  # retail.world:413
+        self.t_orders._digest = None  # retail.world:413
+        _row39 = order  # retail.world:414
+        _new40 = payment_method_id  # retail.world:414
+        _frags41 = _row39._frags  # retail.world:414
+        if _frags41 is not None:  # retail.world:414
+            _stale42 = _row39._stale  # retail.world:414
+            _row39._stale = _stale42 | 1024  # retail.world:414
+        self._undo.append((0, _row39, 'exchange_payment_method_id', _row39.exchange_payment_method_id, _row39._digest, _row39._text, None if _frags41 is None or _stale42 & 1024 else _frags41[10]))  # retail.world:414
+        _row39.exchange_payment_method_id = _new40  # retail.world:414
+        _row39._digest = _row39._text = None  # retail.world:414
+        self.t_orders._digest = None  # retail.world:414
+        _row43 = order  # retail.world:415
+        _new44 = diff_  # retail.world:415
+        _frags45 = _row43._frags  # retail.world:415
+        if _frags45 is not None:  # retail.world:415
+            _stale46 = _row43._stale  # retail.world:415
+            _row43._stale = _stale46 | 2048  # retail.world:415
+        self._undo.append((0, _row43, 'exchange_price_difference', _row43.exchange_price_difference, _row43._digest, _row43._text, None if _frags45 is None or _stale46 & 2048 else _frags45[11]))  # retail.world:415
+        _row43.exchange_price_difference = _new44  # retail.world:415
+        _row43._digest = _row43._text = None  # retail.world:415
+        self.t_orders._digest = None  # retail.world:415
         return order  # retail.world:416
 
     def tool_modify_pending_order_address(self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str, zip_: str) -> Order:  # retail.world:419
@@ -1100,7 +1202,16 @@ class Tau2Retail(Episode):
         invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:431
         if (invalid is not None):  # retail.world:432
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:433
-        self._set_row(order_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:435
+        _row47 = order_id  # retail.world:435
+        _new48 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:435
+        _frags49 = _row47._frags  # retail.world:435
+        if _frags49 is not None:  # retail.world:435
+            _stale50 = _row47._stale  # retail.world:435
+            _row47._stale = _stale50 | 4  # retail.world:435
+        self._undo.append((0, _row47, 'address', _row47.address, _row47._digest, _row47._text, None if _frags49 is None or _stale50 & 4 else _frags49[2]))  # retail.world:435
+        _row47.address = _new48  # retail.world:435
+        _row47._digest = _row47._text = None  # retail.world:435
+        self.t_orders._digest = None  # retail.world:435
         return order_id  # retail.world:443
 
     def tool_modify_pending_order_items(self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:446
@@ -1126,7 +1237,7 @@ class Tau2Retail(Episode):
             if not (new != old):  # retail.world:472
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:473
-            product: Product | None = self.t_products.get(it.product_id)  # retail.world:474
+            product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:474
             if not (product is not None):  # retail.world:475
                 raise ToolError('Product not found')
             v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:476
@@ -1137,37 +1248,73 @@ class Tau2Retail(Episode):
             diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:479
             last_price = (v_ if v_ is not None else rt.absent()).price  # retail.world:480
             last_options = (v_ if v_ is not None else rt.absent()).options  # retail.world:481
-        user: User = self.t_users.row(order.user_id)  # retail.world:483
+        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:483
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:484
         if not (method is not None):  # retail.world:485
             raise ToolError('Payment method not found')
-        _subject7 = (method if method is not None else rt.absent())  # retail.world:486
-        if isinstance(_subject7, GiftCard):  # retail.world:487
-            card = _subject7
+        _subject51 = (method if method is not None else rt.absent())  # retail.world:486
+        if isinstance(_subject51, GiftCard):  # retail.world:487
+            card = _subject51
             if not (not (card.balance < diff_)):  # retail.world:488
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:493
-        self._set_row(order, 'payment_history', rt.each(self, (order.payment_history + (_new_OrderPayment(transaction_type=kind, amount=rt.to_float(abs(diff_)), payment_method_id=payment_method_id),))))  # retail.world:494
-        _subject8 = (method if method is not None else rt.absent())  # retail.world:495
-        if isinstance(_subject8, GiftCard):  # retail.world:496
-            _card9 = _subject8
-            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card9.id_, balance=round((_card9.balance - diff_), 2))})  # retail.world:497
+        _row52 = order  # retail.world:494
+        _new53 = rt.each(self, (order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)))  # retail.world:494
+        _frags54 = _row52._frags  # retail.world:494
+        if _frags54 is not None:  # retail.world:494
+            _stale55 = _row52._stale  # retail.world:494
+            _row52._stale = _stale55 | 64  # retail.world:494
+        self._undo.append((0, _row52, 'payment_history', _row52.payment_history, _row52._digest, _row52._text, None if _frags54 is None or _stale55 & 64 else _frags54[6]))  # retail.world:494
+        _row52.payment_history = _new53  # retail.world:494
+        _row52._digest = _row52._text = None  # retail.world:494
+        self.t_orders._digest = None  # retail.world:494
+        _subject56 = (method if method is not None else rt.absent())  # retail.world:495
+        if isinstance(_subject56, GiftCard):  # retail.world:496
+            _card57 = _subject56
+            _row58 = user  # retail.world:497
+            _new59 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card57.id_, round((_card57.balance - diff_), 2))}  # retail.world:497
+            _frags60 = _row58._frags  # retail.world:497
+            if _frags60 is not None:  # retail.world:497
+                _stale61 = _row58._stale  # retail.world:497
+                _row58._stale = _stale61 | 16  # retail.world:497
+            self._undo.append((0, _row58, 'payment_methods', _row58.payment_methods, _row58._digest, _row58._text, None if _frags60 is None or _stale61 & 16 else _frags60[4]))  # retail.world:497
+            _row58.payment_methods = _new59  # retail.world:497
+            _row58._digest = _row58._text = None  # retail.world:497
+            self.t_users._digest = None  # retail.world:497
         else:
             pass
         j: int = 0  # retail.world:504
         self._steps -= rt.size(item_ids)  # retail.world:505
         self._steps >= 0 or rt.out_of_steps()  # retail.world:505
-        for _old10 in item_ids:  # retail.world:505
-            _new11: str = news[j]  # retail.world:506
+        for _old62 in item_ids:  # retail.world:505
+            _new63: str = news[j]  # retail.world:506
             j = (j + 1)  # retail.world:507
-            k: int = self.fn_first_item_index(order, _old10)  # retail.world:508
-            _it12: OrderItem = order.items[k]  # retail.world:509
+            k: int = self.fn_first_item_index(order, _old62)  # retail.world:508
+            _it64: OrderItem = order.items[k]  # retail.world:509
             self._steps -= rt.size(order.items)  # retail.world:510
             self._steps >= 0 or rt.out_of_steps()  # retail.world:510
-            self._set_row(order, 'items', rt.set_at(order.items, k, _new_OrderItem(name=_it12.name, product_id=_it12.product_id, item_id=_new11, price=last_price, options=last_options)))  # retail.world:510
-        self._set_row(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
+            _row65 = order  # retail.world:510
+            _new66 = rt.set_at(order.items, k, _new_OrderItem(_it64.name, _it64.product_id, _new63, last_price, last_options))  # retail.world:510
+            _frags67 = _row65._frags  # retail.world:510
+            if _frags67 is not None:  # retail.world:510
+                _stale68 = _row65._stale  # retail.world:510
+                _row65._stale = _stale68 | 8  # retail.world:510
+            self._undo.append((0, _row65, 'items', _row65.items, _row65._digest, _row65._text, None if _frags67 is None or _stale68 & 8 else _frags67[3]))  # retail.world:510
+            _row65.items = _new66  # retail.world:510
+            _row65._digest = _row65._text = None  # retail.world:510
+            self.t_orders._digest = None  # retail.world:510
+        _row69 = order  # retail.world:518
+        _new70 = _E11_OrderStatus_pending_item_modified  # retail.world:518
+        _frags71 = _row69._frags  # retail.world:518
+        if _frags71 is not None:  # retail.world:518
+            _stale72 = _row69._stale  # retail.world:518
+            _row69._stale = _stale72 | 16  # retail.world:518
+        self._undo.append((0, _row69, 'status', _row69.status, _row69._digest, _row69._text, None if _frags71 is None or _stale72 & 16 else _frags71[4]))  # retail.world:518
+        _row69.status = _new70  # retail.world:518
+        _row69._digest = _row69._text = None  # retail.world:518
+        self.t_orders._digest = None  # retail.world:518
         return order  # retail.world:519
 
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:  # retail.world:522
@@ -1175,7 +1322,7 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:528
         if not ((order.status == _E11_OrderStatus_pending) or (order.status == _E11_OrderStatus_pending_item_modified)):  # retail.world:529
             raise ToolError('Non-pending order cannot be modified')
-        user: User = self.t_users.row(order.user_id)  # retail.world:530
+        user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:530
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:531
         if not (method is not None):  # retail.world:532
             raise ToolError('Payment method not found')
@@ -1186,27 +1333,54 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:536
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:537
-        _subject13 = (method if method is not None else rt.absent())  # retail.world:538
-        if isinstance(_subject13, GiftCard):  # retail.world:539
-            card = _subject13
+        _subject73 = (method if method is not None else rt.absent())  # retail.world:538
+        if isinstance(_subject73, GiftCard):  # retail.world:539
+            card = _subject73
             if not (not (card.balance < amount)):  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        self._set_row(order, 'payment_history', rt.each(self, (history + (_new_OrderPayment(transaction_type=_E15_TransactionType_payment, amount=amount, payment_method_id=payment_method_id), _new_OrderPayment(transaction_type=_E15_TransactionType_refund, amount=amount, payment_method_id=old_id),))))  # retail.world:544
-        _subject14 = (method if method is not None else rt.absent())  # retail.world:545
-        if isinstance(_subject14, GiftCard):  # retail.world:546
-            _card15 = _subject14
-            self._set_row(user, 'payment_methods', {**user.payment_methods, payment_method_id: _new_GiftCard(id_=_card15.id_, balance=round((_card15.balance - amount), 2))})  # retail.world:547
+        _row74 = order  # retail.world:544
+        _new75 = rt.each(self, (history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)))  # retail.world:544
+        _frags76 = _row74._frags  # retail.world:544
+        if _frags76 is not None:  # retail.world:544
+            _stale77 = _row74._stale  # retail.world:544
+            _row74._stale = _stale77 | 64  # retail.world:544
+        self._undo.append((0, _row74, 'payment_history', _row74.payment_history, _row74._digest, _row74._text, None if _frags76 is None or _stale77 & 64 else _frags76[6]))  # retail.world:544
+        _row74.payment_history = _new75  # retail.world:544
+        _row74._digest = _row74._text = None  # retail.world:544
+        self.t_orders._digest = None  # retail.world:544
+        _subject78 = (method if method is not None else rt.absent())  # retail.world:545
+        if isinstance(_subject78, GiftCard):  # retail.world:546
+            _card79 = _subject78
+            _row80 = user  # retail.world:547
+            _new81 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card79.id_, round((_card79.balance - amount), 2))}  # retail.world:547
+            _frags82 = _row80._frags  # retail.world:547
+            if _frags82 is not None:  # retail.world:547
+                _stale83 = _row80._stale  # retail.world:547
+                _row80._stale = _stale83 | 16  # retail.world:547
+            self._undo.append((0, _row80, 'payment_methods', _row80.payment_methods, _row80._digest, _row80._text, None if _frags82 is None or _stale83 & 16 else _frags82[4]))  # retail.world:547
+            _row80.payment_methods = _new81  # retail.world:547
+            _row80._digest = _row80._text = None  # retail.world:547
+            self.t_users._digest = None  # retail.world:547
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:554
         if not (old_method is not None):  # retail.world:555
             raise ToolError('Payment method not found')
-        _subject16 = (old_method if old_method is not None else rt.absent())  # retail.world:556
-        if isinstance(_subject16, GiftCard):  # retail.world:557
-            _card17 = _subject16
-            self._set_row(user, 'payment_methods', {**user.payment_methods, old_id: _new_GiftCard(id_=_card17.id_, balance=round((_card17.balance + amount), 2))})  # retail.world:558
+        _subject84 = (old_method if old_method is not None else rt.absent())  # retail.world:556
+        if isinstance(_subject84, GiftCard):  # retail.world:557
+            _card85 = _subject84
+            _row86 = user  # retail.world:558
+            _new87 = {**user.payment_methods, old_id: _new_GiftCard(_card85.id_, round((_card85.balance + amount), 2))}  # retail.world:558
+            _frags88 = _row86._frags  # retail.world:558
+            if _frags88 is not None:  # retail.world:558
+                _stale89 = _row86._stale  # retail.world:558
+                _row86._stale = _stale89 | 16  # retail.world:558
+            self._undo.append((0, _row86, 'payment_methods', _row86.payment_methods, _row86._digest, _row86._text, None if _frags88 is None or _stale89 & 16 else _frags88[4]))  # retail.world:558
+            _row86.payment_methods = _new87  # retail.world:558
+            _row86._digest = _row86._text = None  # retail.world:558
+            self.t_users._digest = None  # retail.world:558
         else:
             pass
         return order  # retail.world:562
@@ -1216,7 +1390,16 @@ class Tau2Retail(Episode):
         invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:576
         if (invalid is not None):  # retail.world:577
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:578
-        self._set_row(user_id, 'address', _new_Address(address1=address1, address2=address2, city=city, country=country, state_=state_, zip_=zip_))  # retail.world:580
+        _row90 = user_id  # retail.world:580
+        _new91 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:580
+        _frags92 = _row90._frags  # retail.world:580
+        if _frags92 is not None:  # retail.world:580
+            _stale93 = _row90._stale  # retail.world:580
+            _row90._stale = _stale93 | 4  # retail.world:580
+        self._undo.append((0, _row90, 'address', _row90.address, _row90._digest, _row90._text, None if _frags92 is None or _stale93 & 4 else _frags92[2]))  # retail.world:580
+        _row90.address = _new91  # retail.world:580
+        _row90._digest = _row90._text = None  # retail.world:580
+        self.t_users._digest = None  # retail.world:580
         return user_id  # retail.world:588
 
     def tool_return_delivered_order_items(self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str) -> Order:  # retail.world:591
@@ -1224,16 +1407,43 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:598
         if not (order.status == _E11_OrderStatus_delivered):  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = self.t_users.row(order.user_id).payment_methods.get(payment_method_id)  # retail.world:600
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:600
         if not (method is not None):  # retail.world:601
             raise ToolError('Payment method not found')
         if not ((_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:602
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')
-        self._set_row(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:604
-        self._set_row(order, 'return_items', tuple(sorted(rt.each(self, item_ids))))  # retail.world:605
-        self._set_row(order, 'return_payment_method_id', payment_method_id)  # retail.world:606
+        _row94 = order  # retail.world:604
+        _new95 = _E11_OrderStatus_return_requested  # retail.world:604
+        _frags96 = _row94._frags  # retail.world:604
+        if _frags96 is not None:  # retail.world:604
+            _stale97 = _row94._stale  # retail.world:604
+            _row94._stale = _stale97 | 16  # retail.world:604
+        self._undo.append((0, _row94, 'status', _row94.status, _row94._digest, _row94._text, None if _frags96 is None or _stale97 & 16 else _frags96[4]))  # retail.world:604
+        _row94.status = _new95  # retail.world:604
+        _row94._digest = _row94._text = None  # retail.world:604
+        self.t_orders._digest = None  # retail.world:604
+        _row98 = order  # retail.world:605
+        _new99 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:605
+        _frags100 = _row98._frags  # retail.world:605
+        if _frags100 is not None:  # retail.world:605
+            _stale101 = _row98._stale  # retail.world:605
+            _row98._stale = _stale101 | 4096  # retail.world:605
+        self._undo.append((0, _row98, 'return_items', _row98.return_items, _row98._digest, _row98._text, None if _frags100 is None or _stale101 & 4096 else _frags100[12]))  # retail.world:605
+        _row98.return_items = _new99  # retail.world:605
+        _row98._digest = _row98._text = None  # retail.world:605
+        self.t_orders._digest = None  # retail.world:605
+        _row102 = order  # retail.world:606
+        _new103 = payment_method_id  # retail.world:606
+        _frags104 = _row102._frags  # retail.world:606
+        if _frags104 is not None:  # retail.world:606
+            _stale105 = _row102._stale  # retail.world:606
+            _row102._stale = _stale105 | 8192  # retail.world:606
+        self._undo.append((0, _row102, 'return_payment_method_id', _row102.return_payment_method_id, _row102._digest, _row102._text, None if _frags104 is None or _stale105 & 8192 else _frags104[13]))  # retail.world:606
+        _row102.return_payment_method_id = _new103  # retail.world:606
+        _row102._digest = _row102._text = None  # retail.world:606
+        self.t_orders._digest = None  # retail.world:606
         return order  # retail.world:607
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1676,13 +1886,13 @@ Tau2Retail.TOOLS = {
     'get_item_details': ToolSpec('get_item_details', 'Get the inventory details of an item.', (ParamSpec('item_id', {'type': 'string', 'description': "The item id, such as '6086499569'."}, True, "The item id, such as '6086499569'.", table=None), ), read_only=True, invoke=_invoke_get_item_details, where='retail.world:296', returns={'type': 'object', 'properties': {'item_id': {'type': 'string'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}, 'available': {'type': 'boolean'}, 'price': {'type': 'number'}}, 'required': ['item_id', 'options', 'available', 'price'], 'additionalProperties': False}),
     'get_user_details': ToolSpec('get_user_details', 'Get the details of a user, including their orders.', (ParamSpec('user_id', {'type': 'string', 'description': "The user id, such as 'sara_doe_496'."}, True, "The user id, such as 'sara_doe_496'.", table='users'), ), read_only=True, invoke=_invoke_get_user_details, where='retail.world:308', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
     'list_all_product_types': ToolSpec('list_all_product_types', 'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.', (), read_only=True, invoke=_invoke_list_all_product_types, where='retail.world:316', returns={'type': 'object', 'additionalProperties': {'type': 'string'}}),
-    'cancel_pending_order': ToolSpec('cancel_pending_order', "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('reason', {'type': 'string', 'description': "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."}, True, "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.", table=None), ), read_only=False, invoke=_invoke_cancel_pending_order, where='retail.world:334', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'exchange_delivered_order_items': ToolSpec('exchange_delivered_order_items', 'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, invoke=_invoke_exchange_delivered_order_items, where='retail.world:369', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_address': ToolSpec('modify_pending_order_address', 'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, invoke=_invoke_modify_pending_order_address, where='retail.world:419', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_items': ToolSpec('modify_pending_order_items', 'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, invoke=_invoke_modify_pending_order_items, where='retail.world:446', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_pending_order_payment': ToolSpec('modify_pending_order_payment', 'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, invoke=_invoke_modify_pending_order_payment, where='retail.world:522', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
-    'modify_user_address': ToolSpec('modify_user_address', 'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('user_id', {'type': 'string', 'description': "The user id, such as 'sara_doe_496'."}, True, "The user id, such as 'sara_doe_496'.", table='users'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, invoke=_invoke_modify_user_address, where='retail.world:565', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
-    'return_delivered_order_items': ToolSpec('return_delivered_order_items', "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, invoke=_invoke_return_delivered_order_items, where='retail.world:591', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'cancel_pending_order': ToolSpec('cancel_pending_order', "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. The agent needs to explain the cancellation detail and ask for explicit user confirmation (yes) to proceed. If the user confirms, the order status will be changed to 'cancelled' and the payment will be refunded. The refund will be added to the user's gift card balance immediately if the payment was made using a gift card, otherwise the refund would take 5-7 business days to process. The function returns the order details after the cancellation.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('reason', {'type': 'string', 'description': "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."}, True, "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.", table=None), ), read_only=False, checks=False, invoke=_invoke_cancel_pending_order, where='retail.world:334', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'exchange_delivered_order_items': ToolSpec('exchange_delivered_order_items', 'Exchange items in a delivered order to new items of the same product type. For a delivered order, return or exchange can be only done once by the agent. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be exchanged for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_exchange_delivered_order_items, where='retail.world:369', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'modify_pending_order_address': ToolSpec('modify_pending_order_address', 'Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_address, where='retail.world:419', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'modify_pending_order_items': ToolSpec('modify_pending_order_items', 'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('new_item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product."}, True, "The item ids to be modified for, each such as '1008292230'. There could be duplicate items in the list. Each new item id should match the item id in the same position and be of the same product.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_items, where='retail.world:446', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'modify_pending_order_payment': ToolSpec('modify_pending_order_payment', 'Modify the payment method of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to pay or receive refund for the item price difference, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_pending_order_payment, where='retail.world:522', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
+    'modify_user_address': ToolSpec('modify_user_address', 'Modify the default address of a user. The agent needs to explain the modification detail and ask for explicit user confirmation (yes) to proceed.', (ParamSpec('user_id', {'type': 'string', 'description': "The user id, such as 'sara_doe_496'."}, True, "The user id, such as 'sara_doe_496'.", table='users'), ParamSpec('address1', {'type': 'string', 'description': "The first line of the address, such as '123 Main St'."}, True, "The first line of the address, such as '123 Main St'.", table=None), ParamSpec('address2', {'type': 'string', 'description': "The second line of the address, such as 'Apt 1' or ''."}, True, "The second line of the address, such as 'Apt 1' or ''.", table=None), ParamSpec('city', {'type': 'string', 'description': "The city, such as 'San Francisco'."}, True, "The city, such as 'San Francisco'.", table=None), ParamSpec('state', {'type': 'string', 'description': "The state, such as 'CA'."}, True, "The state, such as 'CA'.", table=None), ParamSpec('country', {'type': 'string', 'description': "The country, such as 'USA'."}, True, "The country, such as 'USA'.", table=None), ParamSpec('zip', {'type': 'string', 'description': "The zip code, such as '12345'."}, True, "The zip code, such as '12345'.", table=None), ), read_only=False, checks=False, invoke=_invoke_modify_user_address, where='retail.world:565', returns={'type': 'object', 'properties': {'user_id': {'type': 'string'}, 'name': {'type': 'object', 'properties': {'first_name': {'type': 'string'}, 'last_name': {'type': 'string'}}, 'required': ['first_name', 'last_name'], 'additionalProperties': False}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'email': {'type': 'string'}, 'payment_methods': {'type': 'object', 'additionalProperties': {'anyOf': [{'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['credit_card']}, 'id': {'type': 'string'}, 'brand': {'type': 'string'}, 'last_four': {'type': 'string'}}, 'required': ['source', 'id', 'brand', 'last_four'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['gift_card']}, 'id': {'type': 'string'}, 'balance': {'type': 'number'}}, 'required': ['source', 'id', 'balance'], 'additionalProperties': False}, {'type': 'object', 'properties': {'source': {'type': 'string', 'enum': ['paypal']}, 'id': {'type': 'string'}}, 'required': ['source', 'id'], 'additionalProperties': False}]}}, 'orders': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['user_id', 'name', 'address', 'email', 'payment_methods', 'orders'], 'additionalProperties': False}),
+    'return_delivered_order_items': ToolSpec('return_delivered_order_items', "Return some items of a delivered order. The order status will be changed to 'return requested'. The agent needs to explain the return detail and ask for explicit user confirmation (yes) to proceed. The user will receive follow-up email for how and where to return the item.", (ParamSpec('order_id', {'type': 'string', 'description': "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id."}, True, "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.", table='orders'), ParamSpec('item_ids', {'type': 'array', 'items': {'type': 'string'}, 'description': "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."}, True, "The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list.", table=None), ParamSpec('payment_method_id', {'type': 'string', 'description': "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details."}, True, "The payment method id to receive the refund, such as 'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.", table=None), ), read_only=False, checks=False, invoke=_invoke_return_delivered_order_items, where='retail.world:591', returns={'type': 'object', 'properties': {'order_id': {'type': 'string'}, 'user_id': {'type': 'string'}, 'address': {'type': 'object', 'properties': {'address1': {'type': 'string'}, 'address2': {'type': 'string'}, 'city': {'type': 'string'}, 'country': {'type': 'string'}, 'state': {'type': 'string'}, 'zip': {'type': 'string'}}, 'required': ['address1', 'address2', 'city', 'country', 'state', 'zip'], 'additionalProperties': False}, 'items': {'type': 'array', 'items': {'type': 'object', 'properties': {'name': {'type': 'string'}, 'product_id': {'type': 'string'}, 'item_id': {'type': 'string'}, 'price': {'type': 'number'}, 'options': {'type': 'object', 'additionalProperties': {'type': 'string'}}}, 'required': ['name', 'product_id', 'item_id', 'price', 'options'], 'additionalProperties': False}}, 'status': {'type': 'string', 'enum': ['processed', 'pending', 'pending (item modified)', 'delivered', 'cancelled', 'exchange requested', 'return requested']}, 'fulfillments': {'type': 'array', 'items': {'type': 'object', 'properties': {'tracking_id': {'type': 'array', 'items': {'type': 'string'}}, 'item_ids': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['tracking_id', 'item_ids'], 'additionalProperties': False}}, 'payment_history': {'type': 'array', 'items': {'type': 'object', 'properties': {'transaction_type': {'type': 'string', 'enum': ['payment', 'refund']}, 'amount': {'type': 'number'}, 'payment_method_id': {'type': 'string'}}, 'required': ['transaction_type', 'amount', 'payment_method_id'], 'additionalProperties': False}}, 'cancel_reason': {'anyOf': [{'type': 'string', 'enum': ['no longer needed', 'ordered by mistake']}, {'type': 'null'}]}, 'exchange_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_new_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'exchange_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'exchange_price_difference': {'anyOf': [{'type': 'number'}, {'type': 'null'}]}, 'return_items': {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}, 'return_payment_method_id': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}}, 'required': ['order_id', 'user_id', 'address', 'items', 'status', 'fulfillments', 'payment_history', 'cancel_reason', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference', 'return_items', 'return_payment_method_id'], 'additionalProperties': False}),
 }
 
 

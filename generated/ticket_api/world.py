@@ -293,7 +293,7 @@ class TicketAPI(Episode):
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:121
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:125
         'Resolve a ticket with a resolution.'
@@ -308,7 +308,7 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:138
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:142
         'Modify the details of an existing ticket.'
@@ -327,25 +327,25 @@ class TicketAPI(Episode):
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:163
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:163
         self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:166
-        return _new_Status(status=rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:167
+        return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:167
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:170
         'Authenticate a user for ticket system.'
         if ((not self.fn_truthy(username)) or (not self.fn_truthy(password))):  # ticket_api.world:177
-            return _new_Success(success=False)  # ticket_api.world:178
+            return _new_Success(False)  # ticket_api.world:178
         self._set(self.state, 'current_user', username)  # ticket_api.world:180
-        return _new_Success(success=True)  # ticket_api.world:181
+        return _new_Success(True)  # ticket_api.world:181
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:184
         'Get the login status of the currently authenticated user.'
-        return _new_LoginStatus(login_status=self.fn_logged_in())  # ticket_api.world:187
+        return _new_LoginStatus(self.fn_logged_in())  # ticket_api.world:187
 
     def tool_logout(self) -> Success:  # ticket_api.world:190
         'Log out the current user.'
         if (not self.fn_logged_in()):  # ticket_api.world:191
-            return _new_Success(success=False)  # ticket_api.world:192
+            return _new_Success(False)  # ticket_api.world:192
         self._set(self.state, 'current_user', None)  # ticket_api.world:194
-        return _new_Success(success=True)  # ticket_api.world:195
+        return _new_Success(True)  # ticket_api.world:195
 
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:  # ticket_api.world:198
         'Get all tickets created by the current user, optionally filtered by status.'

@@ -650,11 +650,11 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return _new_CurrentTime(current_time=format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
+        return _new_CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))  # trading_bot.world:253
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return _new_Symbol(symbol=rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
+        return _new_Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))  # trading_bot.world:259
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
@@ -679,7 +679,7 @@ class TradingBot(Episode):
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
-        return _new_Cancelled(order_id=order_id, status='Cancelled')  # trading_bot.world:282
+        return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:285
         'Place an order.'
@@ -698,7 +698,7 @@ class TradingBot(Episode):
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
         self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:313
-        return _new_Placed(order_id=order_id, order_type=order_type, status='Pending', price=price, amount=amount)  # trading_bot.world:315
+        return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
         'Withdraw funds from the account balance.'
@@ -715,7 +715,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) - amount)})  # trading_bot.world:332
         entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
-        return _new_Balance(status='Withdrawal successful', new_balance=self.state.account_info['balance'])  # trading_bot.world:339
+        return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         'Get account information.'
@@ -726,20 +726,20 @@ class TradingBot(Episode):
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
-            return _new_Status(status='Already logged in')  # trading_bot.world:355
+            return _new_Status('Already logged in')  # trading_bot.world:355
         self._set(self.state, 'authenticated', True)  # trading_bot.world:357
-        return _new_Status(status='Logged in successfully')  # trading_bot.world:358
+        return _new_Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
         'Get the login status.'
-        return _new_LoginStatus(status=self.state.authenticated)  # trading_bot.world:362
+        return _new_LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
         'Handle user logout for trading system.'
         if (not self.state.authenticated):  # trading_bot.world:366
-            return _new_Status(status='No user is currently logged in')  # trading_bot.world:367
+            return _new_Status('No user is currently logged in')  # trading_bot.world:367
         self._set(self.state, 'authenticated', False)  # trading_bot.world:369
-        return _new_Status(status='Logged out successfully')  # trading_bot.world:370
+        return _new_Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
         'Fund the account with the specified amount.'
@@ -752,7 +752,7 @@ class TradingBot(Episode):
         self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) + amount)})  # trading_bot.world:379
         entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
-        return _new_Balance(status='Account funded successfully', new_balance=self.state.account_info['balance'])  # trading_bot.world:386
+        return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         'Remove a stock from the watchlist.'
@@ -761,7 +761,7 @@ class TradingBot(Episode):
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
         self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
-        return _new_Status(status=rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
+        return _new_Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         'Get the watchlist.'
@@ -800,24 +800,24 @@ class TradingBot(Episode):
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
         'Get a list of stock symbols in the given sector.'
-        return _new_StockList(stock_list=rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
+        return _new_StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
         'Filter stocks based on a price range.'
-        return _new_FilteredStocks(filtered_stocks=tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:460
+        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:469
             self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
-        return _new_Watchlist(watchlist=self.state.watch_list)  # trading_bot.world:472
+        return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
         'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
         if (len(changed) > 0):  # trading_bot.world:482
-            return _new_Notification(notification=rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
-        return _new_Notification(notification='No significant price changes in the selected stocks.')  # trading_bot.world:487
+            return _new_Notification(rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
+        return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

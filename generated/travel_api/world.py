@@ -1030,10 +1030,10 @@ class TravelAPI(Episode):
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
-        return _new_Booking(booking_id=None, transaction_id=None, booking_status=False, booking_history=None, error=error)  # travel_api.world:760
+        return _new_Booking(None, None, False, None, error)  # travel_api.world:760
 
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
-        return _new_Insurance(insurance_id=None, insurance_status=False, error=error)  # travel_api.world:764
+        return _new_Insurance(None, False, error)  # travel_api.world:764
 
     def tool_authenticate_travel(self, client_id: str, client_secret: str, refresh_token: str, grant_type: str, user_first_name: str, user_last_name: str) -> Token:  # travel_api.world:769
         'Authenticate the user with the travel API'
@@ -1044,15 +1044,15 @@ class TravelAPI(Episode):
         self._set(self.state, 'token_scope', grant_type)  # travel_api.world:784
         self._set(self.state, 'user_first_name', user_first_name)  # travel_api.world:785
         self._set(self.state, 'user_last_name', user_last_name)  # travel_api.world:786
-        return _new_Token(expires_in=2, access_token=token, token_type='Bearer', scope=grant_type)  # travel_api.world:787
+        return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
         'Get the status of the login'
-        return _new_LoginStatus(status=(not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:791
+        return _new_LoginStatus((not ((self.state.token_expires_in is None) or (rt.present(self.state.token_expires_in) == 0))))  # travel_api.world:791
 
     def tool_get_budget_fiscal_year(self, lastModifiedAfter: str | None, includeRemoved: str | None) -> FiscalYear:  # travel_api.world:794
         'Get the budget fiscal year'
-        return _new_FiscalYear(budget_fiscal_year='2018')  # travel_api.world:801
+        return _new_FiscalYear('2018')  # travel_api.world:801
 
     def tool_register_credit_card(self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str, card_verification_number: int) -> CardId:  # travel_api.world:804
         'Register a credit card'
@@ -1066,12 +1066,12 @@ class TravelAPI(Episode):
             raise ToolError('Card already registered')
         card_id: str = rt.text(self._rng().randint(100000000000, 999999999999))  # travel_api.world:821
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self._rng().randint(10000, 99999)}})  # travel_api.world:822
-        return _new_CardId(card_id=card_id)  # travel_api.world:829
+        return _new_CardId(card_id)  # travel_api.world:829
 
     def tool_get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> CostList:  # travel_api.world:832
         'Get the list of cost of a flight in USD based on location, date, and class'
         self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:841
-        return _new_CostList(travel_cost_list=tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
+        return _new_CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
 
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:  # travel_api.world:845
         'Get the balance of a credit card'
@@ -1081,7 +1081,7 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_id in self.state.credit_card_list):  # travel_api.world:854
             raise ToolError(rt.built(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list))))))))
-        return _new_CardBalance(card_balance=self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
+        return _new_CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
 
     def tool_book_flight(self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str, travel_class: str) -> Booking:  # travel_api.world:858
         'Book a flight given the travel information. From and To should be the airport codes in the IATA format.'
@@ -1118,7 +1118,7 @@ class TravelAPI(Episode):
         booking_id: str = rt.text(self._rng().randint(1000000, 9999999))  # travel_api.world:917
         transaction_id: str = rt.text(self._rng().randint(10000000, 99999999))  # travel_api.world:918
         self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:919
-        return _new_Booking(booking_id=booking_id, transaction_id=transaction_id, booking_status=True, booking_history=(self.state.booking_record if self.state.long_context else {}), error=None)  # travel_api.world:929
+        return _new_Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:929
 
     def tool_retrieve_invoice(self, access_token: str, booking_id: str | None, insurance_id: str | None) -> InvoiceResult:  # travel_api.world:937
         'Retrieve the invoice for a booking.'
@@ -1129,7 +1129,7 @@ class TravelAPI(Episode):
         if ((booking_id is None) or ((booking_id if booking_id is not None else rt.absent()) not in self.state.booking_record)):  # travel_api.world:947
             raise ToolError('Booking not found')  # travel_api.world:948
         booking: dict[str, Any] = self.state.booking_record[(booking_id if booking_id is not None else rt.absent())]  # travel_api.world:950
-        return _new_InvoiceResult(invoice=_new_Invoice(booking_id=(booking_id if booking_id is not None else rt.absent()), travel_date=self.fn_key_of(booking, 'travel_date'), travel_from=self.fn_key_of(booking, 'travel_from'), travel_to=self.fn_key_of(booking, 'travel_to'), travel_class=self.fn_key_of(booking, 'travel_class'), travel_cost=self.fn_key_of(booking, 'travel_cost'), transaction_id=self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:953
+        return _new_InvoiceResult(_new_Invoice((booking_id if booking_id is not None else rt.absent()), self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'), self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'), self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id')))  # travel_api.world:953
 
     def tool_get_booking_history(self, access_token: str) -> BookingHistory:  # travel_api.world:966
         'Retrieve all booking history for the user.'
@@ -1137,7 +1137,7 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:972
             raise ToolError('Invalid access token')
-        return _new_BookingHistory(booking_history=self.state.booking_record)  # travel_api.world:973
+        return _new_BookingHistory(self.state.booking_record)  # travel_api.world:973
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
         'List all available airports'
@@ -1146,11 +1146,11 @@ class TravelAPI(Episode):
     def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:  # travel_api.world:980
         'Cancel a booking'
         if (self.state.token_expires_in == 0):  # travel_api.world:986
-            return _new_Cancellation(cancel_status=False, error='Token expired')  # travel_api.world:987
+            return _new_Cancellation(False, 'Token expired')  # travel_api.world:987
         if (access_token != self.state.access_token):  # travel_api.world:989
-            return _new_Cancellation(cancel_status=False, error='Invalid access token')  # travel_api.world:990
+            return _new_Cancellation(False, 'Invalid access token')  # travel_api.world:990
         if (booking_id not in self.state.booking_record):  # travel_api.world:992
-            return _new_Cancellation(cancel_status=False, error='Booking not found')  # travel_api.world:993
+            return _new_Cancellation(False, 'Booking not found')  # travel_api.world:993
         booking: dict[str, Any] = self.state.booking_record[booking_id]  # travel_api.world:995
         card_id: Any = self.fn_key_of(booking, 'card_id')  # travel_api.world:996
         travel_cost: Any = self.fn_key_of(booking, 'travel_cost')  # travel_api.world:997
@@ -1162,31 +1162,31 @@ class TravelAPI(Episode):
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:1004
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) + rt.to_number(travel_cost))}})  # travel_api.world:1005
         self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
-        return _new_Cancellation(cancel_status=True, error=None)  # travel_api.world:1007
+        return _new_Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1010
         'Compute the exchange rate between two currencies'
         if ((base_currency == 'USD') and (target_currency in _C_USD_RATES)):  # travel_api.world:1019
-            return _new_ExchangedValue(exchanged_value=rt.to_float(rt.bounded_number(value * _C_USD_RATES[target_currency])))  # travel_api.world:1020
+            return _new_ExchangedValue(rt.to_float(rt.bounded_number(value * _C_USD_RATES[target_currency])))  # travel_api.world:1020
         if ((target_currency == 'USD') and (base_currency in _C_USD_RATES)):  # travel_api.world:1022
-            return _new_ExchangedValue(exchanged_value=round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
+            return _new_ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
         raise ToolError('No available exchange rate for the given currencies.')  # travel_api.world:1026
 
     def tool_verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> Verification:  # travel_api.world:1029
         'Verify the traveler information'
         if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1037
-            return _new_Verification(verification_status=False, verification_failure=rt.built(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
+            return _new_Verification(False, rt.built(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
         if (rt.attempt(lambda: rt.strptime(date_of_birth, '%Y-%m-%d')) is None):  # travel_api.world:1044
-            return _new_Verification(verification_status=False, verification_failure='Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
+            return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
         born: dt.datetime = rt.strptime(date_of_birth, '%Y-%m-%d')  # travel_api.world:1051
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
             age = (age - 1)  # travel_api.world:1054
         if (age < 18):  # travel_api.world:1056
-            return _new_Verification(verification_status=False, verification_failure='Traveler must be at least 18 years old.')  # travel_api.world:1057
+            return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
         if (not passport_number.startswith('US')):  # travel_api.world:1062
-            return _new_Verification(verification_status=False, verification_failure='Passport must be issued by the United States.')  # travel_api.world:1063
-        return _new_Verification(verification_status=True, verification_failure=None)  # travel_api.world:1068
+            return _new_Verification(False, 'Passport must be issued by the United States.')  # travel_api.world:1063
+        return _new_Verification(True, None)  # travel_api.world:1068
 
     def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:  # travel_api.world:1071
         'Set the budget limit for the user'
@@ -1195,11 +1195,11 @@ class TravelAPI(Episode):
         if not (access_token == self.state.access_token):  # travel_api.world:1078
             raise ToolError('Invalid access token')
         self._set(self.state, 'budget_limit', budget_limit)  # travel_api.world:1080
-        return _new_BudgetLimit(budget_limit=budget_limit)  # travel_api.world:1081
+        return _new_BudgetLimit(budget_limit)  # travel_api.world:1081
 
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:  # travel_api.world:1084
         'Get the nearest airport to the given location'
-        return _new_NearestAirport(nearest_airport=rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1089
+        return _new_NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))  # travel_api.world:1089
 
     def tool_purchase_insurance(self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float, card_id: str) -> Insurance:  # travel_api.world:1092
         'Purchase insurance'
@@ -1215,17 +1215,17 @@ class TravelAPI(Episode):
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
         self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) - insurance_cost)}})  # travel_api.world:1120
-        return _new_Insurance(insurance_id=rt.text(self._rng().randint(100000000, 999999999)), insurance_status=True, error=None)  # travel_api.world:1121
+        return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
 
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1124
         'Contact travel booking customer support, get immediate support on an issue with an online call.'
         if not (booking_id in self.state.booking_record):  # travel_api.world:1130
             raise ToolError('Booking not found')
-        return _new_SupportMessage(customer_support_message='Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1131
+        return _new_SupportMessage('Thank you for contacting customer support. Your message has been received and we will get back to you shortly.')  # travel_api.world:1131
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
         'Get all registered credit cards'
-        return _new_CreditCards(credit_card_list=self.state.credit_card_list)  # travel_api.world:1137
+        return _new_CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

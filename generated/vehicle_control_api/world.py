@@ -1137,7 +1137,7 @@ class VehicleControlAPI(Episode):
         if (ignitionMode != 'START'):  # vehicle_control.world:247
             raise rt.KeptError('Invalid ignition mode.')  # vehicle_control.world:248
         self._set(self.state, 'engine_state', 'running')  # vehicle_control.world:250
-        return _new_EngineStatus(engineState=self.state.engine_state, fuelLevel=self.state.fuelLevel, batteryVoltage=self.state.batteryVoltage)  # vehicle_control.world:251
+        return _new_EngineStatus(self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage)  # vehicle_control.world:251
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
@@ -1148,7 +1148,7 @@ class VehicleControlAPI(Episode):
         if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self._set(self.state, 'fuelLevel', rt.bounded_number(self.state.fuelLevel + fuelAmount))  # vehicle_control.world:268
-        return _new_FuelLevel(fuelLevel=self.state.fuelLevel)  # vehicle_control.world:269
+        return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
         'Locks the doors of the vehicle.'
@@ -1164,7 +1164,7 @@ class VehicleControlAPI(Episode):
             self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:288
             self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:288
             self._set(self.state, 'remainingUnlockedDoors', rt.bounded(self.state.remainingUnlockedDoors + (1 if unlock else (-1))))  # vehicle_control.world:290
-        return _new_LockStatus(lockStatus=wanted, remainingUnlockedDoors=self.state.remainingUnlockedDoors)  # vehicle_control.world:292
+        return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
     def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:295
         'Adjusts the climate control of the vehicle.'
@@ -1178,11 +1178,11 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'acTemperature', (rt.bounded_number((temperature - 32) * 5) / 9))  # vehicle_control.world:313
         self._set(self.state, 'fanSpeed', fanSpeed)  # vehicle_control.world:315
         self._set(self.state, 'acMode', mode)  # vehicle_control.world:316
-        return _new_Climate(currentACTemperature=temperature, climateMode=mode, humidityLevel=self.state.humidityLevel)  # vehicle_control.world:318
+        return _new_Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
     def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:  # vehicle_control.world:321
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(outsideTemperature=self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:322
+        return _new_OutsideTemperature(self._rng().uniform((-10.0), 40.0))  # vehicle_control.world:322
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         'Gets the outside temperature.'
@@ -1193,7 +1193,7 @@ class VehicleControlAPI(Episode):
         if not (((mode == 'on') or (mode == 'off')) or (mode == 'auto')):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
         self._set(self.state, 'headLightStatus', ('on' if (mode == 'on') else 'off'))  # vehicle_control.world:339
-        return _new_Headlights(headlightStatus=self.state.headLightStatus)  # vehicle_control.world:340
+        return _new_Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
         'Displays the status of the vehicle based on the provided display option.'
@@ -1229,7 +1229,7 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'parkingBrakeStatus', 'released')  # vehicle_control.world:392
             self._set(self.state, 'parkingBrakeForce', 0.0)  # vehicle_control.world:393
         self._set(self.state, 'slopeAngle', 10.0)  # vehicle_control.world:396
-        return _new_ParkingBrake(parkingBrakeStatus=self.state.parkingBrakeStatus, x_parkingBrakeForce=rt.as_float(self.state.parkingBrakeForce), x_slopeAngle=rt.as_float(self.state.slopeAngle))  # vehicle_control.world:397
+        return _new_ParkingBrake(self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce), rt.as_float(self.state.slopeAngle))  # vehicle_control.world:397
 
     def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:  # vehicle_control.world:404
         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.'
@@ -1238,17 +1238,17 @@ class VehicleControlAPI(Episode):
         if (pedalPosition == 0):  # vehicle_control.world:410
             self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:411
             self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:412
-            return _new_BrakePedal(brakePedalStatus='released', brakePedalForce=0.0)  # vehicle_control.world:413
+            return _new_BrakePedal('released', 0.0)  # vehicle_control.world:413
         force: int | float = rt.bounded_number(pedalPosition * 1000)  # vehicle_control.world:417
         self._set(self.state, 'brakePedalStatus', 'pressed')  # vehicle_control.world:418
         self._set(self.state, 'brakePedalForce', force)  # vehicle_control.world:419
-        return _new_BrakePedal(brakePedalStatus='pressed', brakePedalForce=rt.to_float(force))  # vehicle_control.world:420
+        return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:423
         'Releases the brake pedal of the vehicle.'
         self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:424
         self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:425
-        return _new_BrakePedal(brakePedalStatus='released', brakePedalForce=0.0)  # vehicle_control.world:426
+        return _new_BrakePedal('released', 0.0)  # vehicle_control.world:426
 
     def tool_setCruiseControl(self, speed: float, activate: bool, distanceToNextVehicle: float) -> Cruise:  # vehicle_control.world:429
         'Sets the cruise control of the vehicle.'
@@ -1263,34 +1263,34 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'cruiseStatus', 'active')  # vehicle_control.world:451
         else:
             self._set(self.state, 'cruiseStatus', 'inactive')  # vehicle_control.world:453
-        return _new_Cruise(cruiseStatus=self.state.cruiseStatus, currentSpeed=current, distanceToNextVehicle=distance)  # vehicle_control.world:455
+        return _new_Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:458
         'Gets the current speed of the vehicle.'
-        return _new_Speed(currentSpeed=self._rng().uniform(0.0, 120.0))  # vehicle_control.world:459
+        return _new_Speed(self._rng().uniform(0.0, 120.0))  # vehicle_control.world:459
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
         'Displays the log messages.'
-        return _new_Log(log=messages)  # vehicle_control.world:465
+        return _new_Log(messages)  # vehicle_control.world:465
 
     def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:  # vehicle_control.world:468
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility(canDrive=(not ((self.state.fuelLevel * _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
+        return _new_Feasibility((not ((self.state.fuelLevel * _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
         'Converts the liter to gallon.'
-        return _new_Gallons(gallon=(liter * 0.264172))  # vehicle_control.world:479
+        return _new_Gallons((liter * 0.264172))  # vehicle_control.world:479
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
         'Converts the gallon to liter.'
-        return _new_Liters(liter=(gallon * 3.78541))  # vehicle_control.world:485
+        return _new_Liters((gallon * 3.78541))  # vehicle_control.world:485
 
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:  # vehicle_control.world:488
         'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(_C_DISTANCES.get(rt.built(self, (rt.text(cityA) + '-' + rt.text(cityB)))), lambda: _C_DISTANCES.get(rt.built(self, (rt.text(cityB) + '-' + rt.text(cityA)))))  # vehicle_control.world:494
         if not (found is not None):  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
-        return _new_Distance(distance=(found if found is not None else rt.absent()))  # vehicle_control.world:496
+        return _new_Distance((found if found is not None else rt.absent()))  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
         'Gets the zipcode based on the city.'
@@ -1298,8 +1298,8 @@ class VehicleControlAPI(Episode):
         self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:503
         for name in _C_ZIPCODES:  # vehicle_control.world:503
             if (name == city):  # vehicle_control.world:504
-                return _new_Zipcode(zipcode=_C_ZIPCODES[name])  # vehicle_control.world:505
-        return _new_Zipcode(zipcode='00000')  # vehicle_control.world:508
+                return _new_Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
+        return _new_Zipcode('00000')  # vehicle_control.world:508
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
@@ -1307,16 +1307,16 @@ class VehicleControlAPI(Episode):
         failure: str | None = rt.python_error_of(lambda: rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:519
         if (failure is not None):  # vehicle_control.world:520
             raise rt.KeptError((failure if failure is not None else rt.absent()))  # vehicle_control.world:521
-        return _new_Navigation(status=rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
+        return _new_Navigation(rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         'Checks the tire pressure of the vehicle.'
         mean: float = (rt.bounded_number(rt.bounded_number(rt.bounded_number(self.state.frontLeftTirePressure + self.state.frontRightTirePressure) + self.state.rearLeftTirePressure) + self.state.rearRightTirePressure) / 4)  # vehicle_control.world:528
-        return _new_TirePressure(frontLeftTirePressure=self.state.frontLeftTirePressure, frontRightTirePressure=self.state.frontRightTirePressure, rearLeftTirePressure=self.state.rearLeftTirePressure, rearRightTirePressure=self.state.rearRightTirePressure, healthy_tire_pressure=((30 <= mean) and (mean <= 35)), car_info={})  # vehicle_control.world:529
+        return _new_TirePressure(self.state.frontLeftTirePressure, self.state.frontRightTirePressure, self.state.rearLeftTirePressure, self.state.rearRightTirePressure, ((30 <= mean) and (mean <= 35)), {})  # vehicle_control.world:529
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
         'Finds the nearest tire shop.'
-        return _new_TireShop(shopLocation='456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
+        return _new_TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -1700,7 +1700,7 @@ VehicleControlAPI.TOOLS = {
     'fillFuelTank': ToolSpec('fillFuelTank', 'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.', (ParamSpec('fuelAmount', {'type': 'number', 'description': 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.'}, True, 'The amount of fuel to fill in gallons; this is the additional fuel to add to the tank.', table=None), ), read_only=False, invoke=_invoke_fillFuelTank, where='vehicle_control.world:258', returns={'type': 'object', 'properties': {'fuelLevel': {'type': 'number'}}, 'required': ['fuelLevel'], 'additionalProperties': False}),
     'lockDoors': ToolSpec('lockDoors', 'Locks the doors of the vehicle.', (ParamSpec('unlock', {'type': 'boolean', 'description': 'True if the doors are to be unlocked, False otherwise.'}, True, 'True if the doors are to be unlocked, False otherwise.', table=None), ParamSpec('door', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]'}, True, 'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]', table=None), ), read_only=False, invoke=_invoke_lockDoors, where='vehicle_control.world:272', returns={'type': 'object', 'properties': {'lockStatus': {'type': 'string'}, 'remainingUnlockedDoors': {'type': 'integer'}}, 'required': ['lockStatus', 'remainingUnlockedDoors'], 'additionalProperties': False}),
     'adjustClimateControl': ToolSpec('adjustClimateControl', 'Adjusts the climate control of the vehicle.', (ParamSpec('temperature', {'type': 'number', 'description': 'The temperature to set in degree. Default to be celsius.'}, True, 'The temperature to set in degree. Default to be celsius.', table=None), ParamSpec('unit', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]'}, False, '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]', table=None), ParamSpec('fanSpeed', {'type': 'integer', 'description': '[Optional] The fan speed to set from 0 to 100. Default is 50.'}, False, '[Optional] The fan speed to set from 0 to 100. Default is 50.', table=None), ParamSpec('mode', {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'description': '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]'}, False, '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]', table=None), ), read_only=False, invoke=_invoke_adjustClimateControl, where='vehicle_control.world:295', returns={'type': 'object', 'properties': {'currentACTemperature': {'type': 'number'}, 'climateMode': {'anyOf': [{'type': 'string'}, {'type': 'null'}]}, 'humidityLevel': {'type': 'number'}}, 'required': ['currentACTemperature', 'climateMode', 'humidityLevel'], 'additionalProperties': False}),
-    'get_outside_temperature_from_google': ToolSpec('get_outside_temperature_from_google', 'Gets the outside temperature.', (), read_only=False, invoke=_invoke_get_outside_temperature_from_google, where='vehicle_control.world:321', returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
+    'get_outside_temperature_from_google': ToolSpec('get_outside_temperature_from_google', 'Gets the outside temperature.', (), read_only=False, checks=False, invoke=_invoke_get_outside_temperature_from_google, where='vehicle_control.world:321', returns={'type': 'object', 'properties': {'outsideTemperature': {'type': 'number'}}, 'required': ['outsideTemperature'], 'additionalProperties': False}),
     'get_outside_temperature_from_weather_com': ToolSpec('get_outside_temperature_from_weather_com', 'Gets the outside temperature.', (), read_only=True, invoke=_invoke_get_outside_temperature_from_weather_com, where='vehicle_control.world:325', returns={}),
     'setHeadlights': ToolSpec('setHeadlights', 'Sets the headlights of the vehicle.', (ParamSpec('mode', {'type': 'string', 'description': 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'}, True, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]', table=None), ), read_only=False, invoke=_invoke_setHeadlights, where='vehicle_control.world:331', returns={'type': 'object', 'properties': {'headlightStatus': {'type': 'string'}}, 'required': ['headlightStatus'], 'additionalProperties': False}),
     'displayCarStatus': ToolSpec('displayCarStatus', 'Displays the status of the vehicle based on the provided display option.', (ParamSpec('option', {'type': 'string', 'description': 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]'}, True, 'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"]', table=None), ), read_only=True, invoke=_invoke_displayCarStatus, where='vehicle_control.world:343', returns={'type': 'object', 'additionalProperties': {}}),
@@ -1708,7 +1708,7 @@ VehicleControlAPI.TOOLS = {
     'pressBrakePedal': ToolSpec('pressBrakePedal', 'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed until released.', (ParamSpec('pedalPosition', {'type': 'number', 'description': 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'}, True, 'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).', table=None), ), read_only=False, invoke=_invoke_pressBrakePedal, where='vehicle_control.world:404', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
     'releaseBrakePedal': ToolSpec('releaseBrakePedal', 'Releases the brake pedal of the vehicle.', (), read_only=False, invoke=_invoke_releaseBrakePedal, where='vehicle_control.world:423', returns={'type': 'object', 'properties': {'brakePedalStatus': {'type': 'string'}, 'brakePedalForce': {'type': 'number'}}, 'required': ['brakePedalStatus', 'brakePedalForce'], 'additionalProperties': False}),
     'setCruiseControl': ToolSpec('setCruiseControl', 'Sets the cruise control of the vehicle.', (ParamSpec('speed', {'type': 'number', 'description': 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.'}, True, 'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.', table=None), ParamSpec('activate', {'type': 'boolean', 'description': 'True to activate the cruise control, False to deactivate.'}, True, 'True to activate the cruise control, False to deactivate.', table=None), ParamSpec('distanceToNextVehicle', {'type': 'number', 'description': 'The distance to the next vehicle in meters.'}, True, 'The distance to the next vehicle in meters.', table=None), ), read_only=False, invoke=_invoke_setCruiseControl, where='vehicle_control.world:429', returns={'type': 'object', 'properties': {'cruiseStatus': {'type': 'string'}, 'currentSpeed': {'type': 'number'}, 'distanceToNextVehicle': {'type': 'number'}}, 'required': ['cruiseStatus', 'currentSpeed', 'distanceToNextVehicle'], 'additionalProperties': False}),
-    'get_current_speed': ToolSpec('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False, invoke=_invoke_get_current_speed, where='vehicle_control.world:458', returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
+    'get_current_speed': ToolSpec('get_current_speed', 'Gets the current speed of the vehicle.', (), read_only=False, checks=False, invoke=_invoke_get_current_speed, where='vehicle_control.world:458', returns={'type': 'object', 'properties': {'currentSpeed': {'type': 'number'}}, 'required': ['currentSpeed'], 'additionalProperties': False}),
     'display_log': ToolSpec('display_log', 'Displays the log messages.', (ParamSpec('messages', {'type': 'array', 'items': {'type': 'string'}, 'description': 'The list of messages to display.'}, True, 'The list of messages to display.', table=None), ), read_only=True, invoke=_invoke_display_log, where='vehicle_control.world:462', returns={'type': 'object', 'properties': {'log': {'type': 'array', 'items': {'type': 'string'}}}, 'required': ['log'], 'additionalProperties': False}),
     'estimate_drive_feasibility_by_mileage': ToolSpec('estimate_drive_feasibility_by_mileage', 'Estimates the milage of the vehicle given the distance needed to drive.', (ParamSpec('distance', {'type': 'number', 'description': 'The distance to travel in miles.'}, True, 'The distance to travel in miles.', table=None), ), read_only=True, invoke=_invoke_estimate_drive_feasibility_by_mileage, where='vehicle_control.world:468', returns={'type': 'object', 'properties': {'canDrive': {'type': 'boolean'}}, 'required': ['canDrive'], 'additionalProperties': False}),
     'liter_to_gallon': ToolSpec('liter_to_gallon', 'Converts the liter to gallon.', (ParamSpec('liter', {'type': 'number', 'description': 'The amount of liter to convert.'}, True, 'The amount of liter to convert.', table=None), ), read_only=True, invoke=_invoke_liter_to_gallon, where='vehicle_control.world:476', returns={'type': 'object', 'properties': {'gallon': {'type': 'number'}}, 'required': ['gallon'], 'additionalProperties': False}),

@@ -74,11 +74,12 @@ class _Layout:
     """How one of a row class's two texts is assembled: the fields in the text's order,
     read all at once, with their keys, text makers and which of them may be cached."""
 
-    __slots__ = ("get", "indices", "steps", "volatile")
+    __slots__ = ("attrs", "get", "indices", "steps", "volatile")
 
     def __init__(self, fields: Sequence[FieldJson], head: Callable[[str], str],
                  makers: Sequence[Callable[[Any], str]]) -> None:
         attrs = [attr for attr, _, _, _ in fields]
+        self.attrs = tuple(attrs)
         if len(attrs) == 1:
             single = operator.attrgetter(attrs[0])
             self.get: Callable[[Any], tuple[Any, ...]] = lambda row: (single(row),)
@@ -94,24 +95,48 @@ class _Layout:
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
 
+    def fragments(self, values: tuple[Any, ...]) -> list[str]:
+        """Every field's key and JSON text, made from the row's values (``get`` of it)."""
+        return [head + make(value) for value, (head, make) in zip(values, self.steps,
+                                                                 strict=True)]
+
+    def refresh(self, row: Row, frags: list[str], stale: int) -> None:
+        """Make again the fragments of the fields whose bits are set in ``stale``, and of the
+        fields holding ``json`` (their values may have changed in place)."""
+        steps, attrs = self.steps, self.attrs
+        while stale:
+            low = stale & -stale
+            stale ^= low
+            i = low.bit_length() - 1
+            head, make = steps[i]
+            frags[i] = head + make(getattr(row, attrs[i]))
+        for i in self.volatile:
+            head, make = steps[i]
+            frags[i] = head + make(getattr(row, attrs[i]))
+
 
 class Row:
     """Base of generated entity classes: slotted, mutable, with a cached digest and text.
 
     A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
-    form) and its canonical text (for the digest) are assembled from one fragment per field,
-    cached per row with the stored value it was made from and reused while the field still
-    holds that same object: stored values other than ``json`` are immutable (tuples, frozen
-    records, maps never changed in place, scalars), so the same object always has the same
-    text. The fields are read in one call and compared with the values the fragments were
-    made from by identity, in C (``map(operator.is_not, ...)``), so only the fields that
-    changed cost Python work; the fragment a field had before is kept too, since an undo or
-    a reset brings that value back. Fields whose type holds ``json`` anywhere are serialised
-    every time. No change (``_set``, an undo, a reset) needs to clear the fragments; a clone
-    starts without them (cloning stays cheap).
+    form) is cached whole (``_text``) and as one fragment per field (``_frags``): every
+    change of a field goes through the episode (:meth:`Episode._set_row`, and the undo log
+    when it rolls a change back), which marks that field's fragment stale (a bit of
+    ``_stale``) and keeps the text and the fragment the row had before in the undo entry, so
+    an undo or a reset brings them back as they were. Making the text after a change then
+    serialises the changed fields only, and a row whose changes were all undone has its text
+    at once. Fields whose type holds ``json`` anywhere are serialised every time the text is
+    made.
+
+    The canonical text (for the digest) is assembled from fragments too, cached with the
+    field values they were made from and reused while a field still holds that very object
+    (stored values other than ``json`` are immutable: tuples, frozen records, maps never
+    changed in place, scalars); the fragment a field had before is kept as well, since an
+    undo or a reset brings that value back. A clone keeps the text and the digest (its
+    values are the same objects) but no fragments, so that copies stay cheap.
     """
 
-    __slots__ = ("_digest", "_parts", "_text")
+    __slots__ = ("_cparts", "_digest", "_frags", "_stale", "_text")
     ENTITY: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     JSON_FIELDS: ClassVar[tuple[FieldJson, ...]] = ()
@@ -123,17 +148,26 @@ class Row:
     _TEXT: ClassVar[_Layout | None] = None
     #: the fields in sorted key order, keyed as ``canonical_json`` writes them
     _CANONICAL: ClassVar[_Layout | None] = None
+    #: per attribute: its position in ``JSON_FIELDS`` and the bit of ``_stale`` for it
+    _AT: ClassVar[dict[str, tuple[int, int]]] = {}
     _digest: bytes | None
+    #: the JSON text, or None when a field changed since it was made
     _text: str | None
-    #: per text (the JSON text, then the canonical text): the field values its fragments
-    #: were made from, the fragments, and per field the (value, fragment) it had before
-    _parts: list[Any] | None
+    #: the JSON text's fragments (key and value of each field, in ``JSON_FIELDS`` order),
+    #: or None before the text is first made
+    _frags: list[str] | None
+    #: with ``_frags``: one bit per field whose fragment is stale (its value changed)
+    _stale: int
+    #: the canonical text's cache: the field values its fragments were made from, the
+    #: fragments, and per field the (value, fragment) it had before
+    _cparts: list[Any] | None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         fields = cls.JSON_FIELDS
         if not fields:
             cls._TEXT = cls._CANONICAL = None
+            cls._AT = {}
             return
         texts = cls._JSON_TEXT or (None,) * len(fields)
         cls._TEXT = _Layout(fields, lambda name: json_text(name) + ": ",
@@ -142,6 +176,7 @@ class Row:
         ordered = sorted(fields, key=lambda f: f[1])
         cls._CANONICAL = _Layout(ordered, lambda name: canonical_json(name) + ":",
                                  [_text_maker(f[2], canonical_json) for f in ordered])
+        cls._AT = {attr: (i, 1 << i) for i, (attr, _, _, _) in enumerate(fields)}
 
     def key(self) -> Any:
         return getattr(self, self.KEY)
@@ -155,68 +190,114 @@ class Row:
     def _result_text(self) -> str:
         """The row as JSON text (tau2's result form), cached until the row changes.
 
-        Equal to ``json.dumps(self.export())``; only the fields whose stored value changed
-        since the last time are serialised again.
+        Equal to ``json.dumps(self.export())``; only the fields that changed since the
+        fragments were made are serialised again.
         """
-        cached: str | None = getattr(self, "_text", None)
-        if cached is None:
-            layout = self._TEXT
-            if layout is not None:
-                cached = ", ".join(self._fragments(layout, 0))
+        text = self._text
+        if text is not None:
+            return text
+        layout = self._TEXT
+        if layout is None:
+            text = json_text(self.export())
+        else:
+            frags = self._frags
+            if frags is None:
+                self._frags = frags = layout.fragments(layout.get(self))
+                self._stale = 0
             else:
-                cached = json_text(self.export())
-            self._text = cached
-        return cached
+                stale = self._stale
+                if stale:  # the fields changed since the fragments were made (one bit each)
+                    steps, attrs = layout.steps, layout.attrs
+                    while stale:
+                        low = stale & -stale
+                        stale ^= low
+                        i = low.bit_length() - 1
+                        head, make = steps[i]
+                        frags[i] = head + make(getattr(self, attrs[i]))
+                    self._stale = 0
+                if layout.volatile:
+                    layout.refresh(self, frags, 0)
+            text = ", ".join(frags)
+        self._text = text
+        return text
+
+    def _changed(self, name: str) -> str | None:
+        """Field ``name`` is about to change: mark its fragment stale and return what the
+        undo log keeps to put it back (the fragment, or None when there is none to keep)."""
+        frags = self._frags
+        if frags is None:
+            return None
+        found = self._AT.get(name)
+        if found is None:  # not a field of the text: it cannot be told apart
+            self._frags = None
+            return None
+        i, bit = found
+        stale = self._stale
+        self._stale = stale | bit
+        return None if stale & bit else frags[i]
+
+    def _restored(self, name: str, frag: str | None) -> None:
+        """Field ``name`` got back the value it had when ``frag`` (its fragment then, or
+        None if it had none) was kept by :meth:`_changed`."""
+        frags = self._frags
+        if frags is None:
+            return
+        found = self._AT.get(name)
+        if found is None:
+            self._frags = None
+            return
+        i, bit = found
+        if frag is None:
+            self._stale |= bit
+        else:
+            frags[i] = frag
+            self._stale &= ~bit
 
     def digest(self) -> bytes:
         """SHA-256 of the row's canonical JSON, cached until the row changes.
 
-        A row whose text has been made before (it has a fragment cache) assembles its
-        canonical text from cached field fragments too; others serialise in one go, which
-        is faster when every field is new (a fresh load).
+        A row whose text has been made before (it has fragments) assembles its canonical
+        text from cached field fragments too; others serialise in one go, which is faster
+        when every field is new (a fresh load).
         """
-        cached: bytes | None = getattr(self, "_digest", None)
+        cached = self._digest
         if cached is None:
             layout = self._CANONICAL
-            if layout is not None and getattr(self, "_parts", None) is not None:
-                text = ",".join(self._fragments(layout, 3))
+            if layout is not None and (self._cparts is not None or self._frags is not None):
+                text = ",".join(self._fragments(layout))
             else:
                 text = canonical_json(self.export())
             cached = hashlib.sha256(text.encode()).digest()
             self._digest = cached
         return cached
 
-    def _fragments(self, layout: _Layout, at: int) -> list[str]:
-        """Each field's key and JSON text, reusing a cached fragment when the field still
-        holds the value it was made from (``at``: where this text's cache is in ``_parts``)."""
-        parts: list[Any] | None = getattr(self, "_parts", None)
-        if parts is None:
-            parts = self._parts = [None] * 6
+    def _fragments(self, layout: _Layout) -> list[str]:
+        """Each field's key and canonical JSON text, reusing a cached fragment when the
+        field still holds the value it was made from."""
+        parts = self._cparts
         values = layout.get(self)
+        if parts is None:
+            made = layout.fragments(values)
+            self._cparts = [values, made, [_NO_FRAGMENT] * len(made)]
+            return made
+        old: tuple[Any, ...] = parts[0]
+        frags: list[str] = parts[1]
+        before: list[tuple[object, str]] = parts[2]
         steps = layout.steps
-        old: tuple[Any, ...] | None = parts[at]
-        if old is None:
-            frags = [head + make(value) for value, (head, make) in zip(values, steps, strict=True)]
-            parts[at + 1] = frags
-            parts[at + 2] = [_NO_FRAGMENT] * len(frags)
-        else:
-            frags = parts[at + 1]
-            before: list[tuple[object, str]] = parts[at + 2]
-            for i in compress(layout.indices, map(_is_not, values, old)):
-                value = values[i]
-                previous = before[i]
-                if previous[0] is value:  # back to the value before (an undo, a reset)
-                    before[i] = (old[i], frags[i])
-                    frags[i] = previous[1]
-                else:
-                    before[i] = (old[i], frags[i])
-                    head, make = steps[i]
-                    frags[i] = head + make(value)
-            for i in layout.volatile:  # json: may hold anything, so made every time
+        for i in compress(layout.indices, map(_is_not, values, old)):
+            value = values[i]
+            previous = before[i]
+            before[i] = (old[i], frags[i])
+            if previous[0] is value:  # back to the value before (an undo, a reset)
+                frags[i] = previous[1]
+            else:
                 head, make = steps[i]
-                frags[i] = head + make(values[i])
-                before[i] = _NO_FRAGMENT
-        parts[at] = values
+                frags[i] = head + make(value)
+        for i in layout.volatile:  # json: may hold anything, so made every time
+            head, make = steps[i]
+            frags[i] = head + make(values[i])
+            before[i] = _NO_FRAGMENT
+        parts[0] = values
         return frags
 
 
@@ -389,6 +470,14 @@ class ToolSpec:
     where: str = ""
     #: the JSON schema of a successful result (as exported), or None when it returns nothing
     returns: dict[str, Any] | None = None
+    #: whether a call must check the invariants afterwards: by default when it may change
+    #: state; False where the compiler proved that no call can break one (the tool changes
+    #: no field holding keys, inserts and deletes nothing, and the world declares none)
+    checks: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.checks is None:
+            object.__setattr__(self, "checks", not self.read_only)
 
 
 @dataclass(frozen=True)
@@ -533,6 +622,9 @@ class Episode:
     #: the text an unknown tool name fails with, ``{name}`` the name (``unknown_tool`` in the
     #: spec's config); empty: the runtime's own
     UNKNOWN_TOOL: ClassVar[str] = ""
+    #: whether results follow tau2's convention with this class's own ``_success``, so that
+    #: a call returning a row takes the row's cached text at once (set per class)
+    _ROW_TEXT: ClassVar[bool] = False
     #: what is left of the running call's budget (worldspec.runtime.budget)
     _steps: int = budget.MAX_STEPS
     _text: int = budget.MAX_TEXT
@@ -631,6 +723,7 @@ class Episode:
             self._base = _Base(data)
         self._undo.clear()
         self._origin = None
+        self.took_other_types = False  # the loaders took the data: every value is of its type
         self.task = spec
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
@@ -688,6 +781,7 @@ class Episode:
         other.rng.setstate(self.rng.getstate())
         other._seed = self._seed
         other.task = self.task
+        other.took_other_types = self.took_other_types
         return other
 
     def snapshot(self) -> Snapshot:
@@ -726,8 +820,11 @@ class Episode:
             self._state_version += 1
 
     def _set_row(self, row: Row, name: str, value: Any) -> None:
-        """:meth:`_set` of a row's field (what generated code knows it sets)."""
-        self._undo.append((_SET, row, name, getattr(row, name), getattr(row, "_digest", None)))
+        """:meth:`_set` of a row's field (what generated code knows it sets). The undo entry
+        keeps the row's digest, text and the field's text fragment, which an undo puts
+        back."""
+        self._undo.append((_SET, row, name, getattr(row, name), row._digest, row._text,
+                           None if row._frags is None else row._changed(name)))
         setattr(row, name, value)
         row._digest = None
         row._text = None
@@ -769,11 +866,12 @@ class Episode:
             entry = undo.pop()
             kind = entry[0]
             if kind == _SET:
-                _, obj, name, old, digest = entry
-                setattr(obj, name, old)
+                obj, name = entry[1], entry[2]
+                setattr(obj, name, entry[3])
                 if isinstance(obj, Row):
-                    obj._digest = digest
-                    obj._text = None
+                    _, _, _, _, obj._digest, obj._text, frag = entry
+                    if obj._frags is not None:
+                        obj._restored(name, frag)
                     self._touch(obj.ENTITY)
                 else:
                     self._state_version += 1
@@ -829,10 +927,13 @@ class Episode:
         self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
             value = spec.invoke(self, arguments)
-            if not spec.read_only:
+            if spec.checks:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
-            result = self._success(value)
+            if self._ROW_TEXT and isinstance(value, Row):  # _success's own first case, inline
+                result = value._text or value._result_text()
+            else:
+                result = self._success(value)
         except KeptError as exc:  # `fail keep`: the changes stay, but must keep the rules
             return self._kept(spec, exc)
         except ToolError as exc:
@@ -915,6 +1016,10 @@ class Episode:
         finally:
             self._full_check = False
         return None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._ROW_TEXT = cls.RESULTS == "tau2" and cls._success is Episode._success
 
     def _success(self, value: Any) -> Any:
         if self.RESULTS == "tau2":
@@ -1031,12 +1136,14 @@ class Episode:
         for entry in reversed(self._undo):
             kind = entry[0]
             if kind == _SET:
-                _, obj, name, old, digest = entry
+                obj, name, old = entry[1], entry[2], entry[3]
                 if isinstance(obj, Row):
                     target = by_entity[obj.ENTITY].rows[obj.key()]
                     setattr(target, name, old)
-                    target._digest = digest
-                    target._text = None
+                    # the text and digest before the change hold for the copy's values too
+                    _, _, _, _, target._digest, target._text, frag = entry
+                    if target._frags is not None:
+                        target._restored(name, frag)
                     by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
                     setattr(initial.state, name, old)
