@@ -233,3 +233,53 @@ def test_worldspec_test_finds_nothing(tmp_path: Path) -> None:
     report = explore(world, max_examples=30, steps=20, seed=3)
     assert [f for f in report.findings if f.severity != "note"] == []
     assert report.calls > 300
+
+
+def test_a_copy_keeps_and_a_reset_clears_the_mark_of_other_types(dyn: type[Episode]) -> None:
+    ep = dyn()
+    ep.call("note", {"text": 5})
+    twin = ep.copy()
+    assert twin.took_other_types and twin.export_state() == ep.export_state()
+    ep.reset()
+    assert not ep.took_other_types and ep.export_state() == dyn().export_state()
+    assert twin.took_other_types  # the copy is its own episode
+
+
+UNION_SPEC = """\
+world Tags "Union members in collections."
+
+config { results: bfcl  arguments: dynamic  class_name: "TagsAPI" }
+
+record Card { id: str }
+record Cash { amount: number }
+union Method by source { card: Card, cash: Cash }
+
+state {
+  methods: map[str, Method] = {}
+  history: list[Method] = []
+  last: Method? = none
+}
+
+tool pay(id: str "An id.", amount: number "How much.") -> int "Record two payments." {
+  methods[id] = Card(id: id)
+  append Cash(amount: amount) to history
+  last = Card(id: id)
+  return len(history)
+}
+"""
+
+
+def test_collections_of_union_members_export_their_tags(tmp_path: Path) -> None:
+    """A union member exports with its tag in a collection as alone, also in the mode (the
+    generic exporter of the mode cannot know the tag, so such a collection keeps its own)."""
+    spec = tmp_path / "tags.world"
+    spec.write_text(UNION_SPEC, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Tags"]
+    ep = world()
+    assert ep.call("pay", {"id": "c1", "amount": "x"}) == 1
+    state = ep.export_state()
+    assert state["methods"] == {"c1": {"source": "card", "id": "c1"}}
+    assert state["history"] == [{"source": "cash", "amount": "x"}]
+    assert state["last"] == {"source": "card", "id": "c1"}

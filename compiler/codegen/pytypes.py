@@ -221,7 +221,19 @@ class TypeTables:
             return base.name in ("date", "datetime", "duration")
         if isinstance(base, t.Named):
             return base.kind in ("enum", "record")
-        return isinstance(base, (t.ListOf, t.SetOf, t.MapOf))
+        # a union's members export with their tag only by the union's own exporter, which
+        # the generic one cannot know: a collection holding one keeps its typed exporter
+        # (as a union-typed value itself does)
+        return isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and not self._holds_union(base)
+
+    def _holds_union(self, typ: t.Type) -> bool:
+        """Whether a value of ``typ`` may hold a union member (at any depth of collections)."""
+        base = t.strip_optional(typ)
+        if isinstance(base, (t.ListOf, t.SetOf)):
+            return self._holds_union(base.element)
+        if isinstance(base, t.MapOf):
+            return self._holds_union(base.key) or self._holds_union(base.value)
+        return isinstance(base, t.Named) and base.kind == "union"
 
     def text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
         """An expression giving ``json.dumps`` of the export of stored value ``src`` (a

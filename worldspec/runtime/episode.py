@@ -723,6 +723,7 @@ class Episode:
             self._base = _Base(data)
         self._undo.clear()
         self._origin = None
+        self.took_other_types = False  # the loaders took the data: every value is of its type
         self.task = spec
         self.clock = dt.datetime.fromisoformat(self.CLOCK)
         chosen = seed if seed is not None else (spec.seed if spec and spec.seed is not None
@@ -780,6 +781,7 @@ class Episode:
         other.rng.setstate(self.rng.getstate())
         other._seed = self._seed
         other.task = self.task
+        other.took_other_types = self.took_other_types
         return other
 
     def snapshot(self) -> Snapshot:
