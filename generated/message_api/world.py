@@ -62,6 +62,10 @@ class MessageId:
         )
 
 
+#: the element types of a list of MessageId whose text its records' make
+_ONLY_MessageId: frozenset[type] = frozenset({MessageId})
+
+
 _SET_MessageId: tuple[Any, ...] = rt.slot_setters(MessageId, ('new_id', '_json'))
 
 
@@ -106,6 +110,10 @@ class UserList:
         )
 
 
+#: the element types of a list of UserList whose text its records' make
+_ONLY_UserList: frozenset[type] = frozenset({UserList})
+
+
 _SET_UserList: tuple[Any, ...] = rt.slot_setters(UserList, ('user_list', '_json'))
 
 
@@ -148,6 +156,10 @@ class UserId:
         return _new_UserId(
             user_id=v.want_str(d['user_id'], path + '.user_id'),
         )
+
+
+#: the element types of a list of UserId whose text its records' make
+_ONLY_UserId: frozenset[type] = frozenset({UserId})
 
 
 _SET_UserId: tuple[Any, ...] = rt.slot_setters(UserId, ('user_id', '_json'))
@@ -198,6 +210,10 @@ class LoginResult:
         )
 
 
+#: the element types of a list of LoginResult whose text its records' make
+_ONLY_LoginResult: frozenset[type] = frozenset({LoginResult})
+
+
 _SET_LoginResult: tuple[Any, ...] = rt.slot_setters(LoginResult, ('login_status', 'message', '_json'))
 
 
@@ -241,6 +257,10 @@ class LoginStatus:
         return _new_LoginStatus(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
         )
+
+
+#: the element types of a list of LoginStatus whose text its records' make
+_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
@@ -293,6 +313,10 @@ class SendResult:
             message_id=MessageId.load(d['message_id'], path + '.message_id', ep),
             message=v.want_str(d['message'], path + '.message'),
         )
+
+
+#: the element types of a list of SendResult whose text its records' make
+_ONLY_SendResult: frozenset[type] = frozenset({SendResult})
 
 
 _SET_SendResult: tuple[Any, ...] = rt.slot_setters(SendResult, ('sent_status', 'message_id', 'message', '_json'))
@@ -349,6 +373,10 @@ class AddedContact:
         )
 
 
+#: the element types of a list of AddedContact whose text its records' make
+_ONLY_AddedContact: frozenset[type] = frozenset({AddedContact})
+
+
 _SET_AddedContact: tuple[Any, ...] = rt.slot_setters(AddedContact, ('added_status', 'user_id', 'message', '_json'))
 
 
@@ -401,6 +429,10 @@ class DeleteResult:
             receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
             message=v.want_str(d['message'], path + '.message'),
         )
+
+
+#: the element types of a list of DeleteResult whose text its records' make
+_ONLY_DeleteResult: frozenset[type] = frozenset({DeleteResult})
 
 
 _SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
@@ -557,6 +589,10 @@ class Stats:
         )
 
 
+#: the element types of a list of Stats whose text its records' make
+_ONLY_Stats: frozenset[type] = frozenset({Stats})
+
+
 _SET_Stats: tuple[Any, ...] = rt.slot_setters(Stats, ('received_count', 'total_contacts', '_json'))
 
 
@@ -600,6 +636,10 @@ class MessageStats:
         return _new_MessageStats(
             stats=Stats.load(d['stats'], path + '.stats', ep),
         )
+
+
+#: the element types of a list of MessageStats whose text its records' make
+_ONLY_MessageStats: frozenset[type] = frozenset({MessageStats})
 
 
 _SET_MessageStats: tuple[Any, ...] = rt.slot_setters(MessageStats, ('stats', '_json'))

@@ -123,6 +123,10 @@ class Variant:
         )
 
 
+#: the element types of a list of Variant whose text its records' make
+_ONLY_Variant: frozenset[type] = frozenset({Variant})
+
+
 _SET_Variant: tuple[Any, ...] = rt.slot_setters(Variant, ('item_id', 'options', 'available', 'price', '_json'))
 
 
@@ -172,6 +176,10 @@ class UserName:
             first_name=v.want_str(d['first_name'], path + '.first_name'),
             last_name=v.want_str(d['last_name'], path + '.last_name'),
         )
+
+
+#: the element types of a list of UserName whose text its records' make
+_ONLY_UserName: frozenset[type] = frozenset({UserName})
 
 
 _SET_UserName: tuple[Any, ...] = rt.slot_setters(UserName, ('first_name', 'last_name', '_json'))
@@ -239,6 +247,10 @@ class Address:
         )
 
 
+#: the element types of a list of Address whose text its records' make
+_ONLY_Address: frozenset[type] = frozenset({Address})
+
+
 _SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
 
 
@@ -296,6 +308,10 @@ class CreditCard:
         )
 
 
+#: the element types of a list of CreditCard whose text its records' make
+_ONLY_CreditCard: frozenset[type] = frozenset({CreditCard})
+
+
 _SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
 
 
@@ -346,6 +362,10 @@ class GiftCard:
         )
 
 
+#: the element types of a list of GiftCard whose text its records' make
+_ONLY_GiftCard: frozenset[type] = frozenset({GiftCard})
+
+
 _SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
 
 
@@ -389,6 +409,10 @@ class Paypal:
         return _new_Paypal(
             id_=v.want_str(d['id'], path + '.id'),
         )
+
+
+#: the element types of a list of Paypal whose text its records' make
+_ONLY_Paypal: frozenset[type] = frozenset({Paypal})
 
 
 _SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', '_json'))
@@ -451,6 +475,10 @@ class OrderItem:
         )
 
 
+#: the element types of a list of OrderItem whose text its records' make
+_ONLY_OrderItem: frozenset[type] = frozenset({OrderItem})
+
+
 _SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
 
 
@@ -501,6 +529,10 @@ class Fulfillment:
             tracking_id=v.want_list(d['tracking_id'], path + '.tracking_id', (lambda x, p: v.want_str(x, p))),
             item_ids=v.want_list(d['item_ids'], path + '.item_ids', (lambda x, p: v.want_str(x, p))),
         )
+
+
+#: the element types of a list of Fulfillment whose text its records' make
+_ONLY_Fulfillment: frozenset[type] = frozenset({Fulfillment})
 
 
 _SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(Fulfillment, ('tracking_id', 'item_ids', '_json'))
@@ -554,6 +586,10 @@ class OrderPayment:
             amount=v.want_float(d['amount'], path + '.amount'),
             payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
         )
+
+
+#: the element types of a list of OrderPayment whose text its records' make
+_ONLY_OrderPayment: frozenset[type] = frozenset({OrderPayment})
 
 
 _SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
@@ -695,6 +731,22 @@ class Order(Row):
         ('exchange_price_difference', 'exchange_price_difference', None, True),
         ('return_items', 'return_items', lambda value: v.export_value(value), True),
         ('return_payment_method_id', 'return_payment_method_id', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        None,
+        None,
+        None,
+        lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderItem.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
+        None,
+        lambda value: '[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if type(value) is tuple and _ONLY_Fulfillment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
+        lambda value: '[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderPayment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:

@@ -62,6 +62,10 @@ class Status:
         )
 
 
+#: the element types of a list of Status whose text its records' make
+_ONLY_Status: frozenset[type] = frozenset({Status})
+
+
 _SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
 
 
@@ -104,6 +108,10 @@ class LoginStatus:
         return _new_LoginStatus(
             status=v.want_bool(d['status'], path + '.status'),
         )
+
+
+#: the element types of a list of LoginStatus whose text its records' make
+_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
@@ -150,6 +158,10 @@ class CurrentTime:
         )
 
 
+#: the element types of a list of CurrentTime whose text its records' make
+_ONLY_CurrentTime: frozenset[type] = frozenset({CurrentTime})
+
+
 _SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(CurrentTime, ('current_time', '_json'))
 
 
@@ -192,6 +204,10 @@ class Symbol:
         return _new_Symbol(
             symbol=v.want_str(d['symbol'], path + '.symbol'),
         )
+
+
+#: the element types of a list of Symbol whose text its records' make
+_ONLY_Symbol: frozenset[type] = frozenset({Symbol})
 
 
 _SET_Symbol: tuple[Any, ...] = rt.slot_setters(Symbol, ('symbol', '_json'))
@@ -240,6 +256,10 @@ class Cancelled:
             order_id=v.want_int(d['order_id'], path + '.order_id'),
             status=v.want_str(d['status'], path + '.status'),
         )
+
+
+#: the element types of a list of Cancelled whose text its records' make
+_ONLY_Cancelled: frozenset[type] = frozenset({Cancelled})
 
 
 _SET_Cancelled: tuple[Any, ...] = rt.slot_setters(Cancelled, ('order_id', 'status', '_json'))
@@ -301,6 +321,10 @@ class Placed:
             price=v.want_float(d['price'], path + '.price'),
             amount=v.want_int(d['amount'], path + '.amount'),
         )
+
+
+#: the element types of a list of Placed whose text its records' make
+_ONLY_Placed: frozenset[type] = frozenset({Placed})
 
 
 _SET_Placed: tuple[Any, ...] = rt.slot_setters(Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
@@ -389,6 +413,10 @@ class StockList:
         )
 
 
+#: the element types of a list of StockList whose text its records' make
+_ONLY_StockList: frozenset[type] = frozenset({StockList})
+
+
 _SET_StockList: tuple[Any, ...] = rt.slot_setters(StockList, ('stock_list', '_json'))
 
 
@@ -431,6 +459,10 @@ class FilteredStocks:
         return _new_FilteredStocks(
             filtered_stocks=v.want_list(d['filtered_stocks'], path + '.filtered_stocks', (lambda x, p: v.want_str(x, p))),
         )
+
+
+#: the element types of a list of FilteredStocks whose text its records' make
+_ONLY_FilteredStocks: frozenset[type] = frozenset({FilteredStocks})
 
 
 _SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(FilteredStocks, ('filtered_stocks', '_json'))
@@ -477,6 +509,10 @@ class Watchlist:
         )
 
 
+#: the element types of a list of Watchlist whose text its records' make
+_ONLY_Watchlist: frozenset[type] = frozenset({Watchlist})
+
+
 _SET_Watchlist: tuple[Any, ...] = rt.slot_setters(Watchlist, ('watchlist', '_json'))
 
 
@@ -519,6 +555,10 @@ class Notification:
         return _new_Notification(
             notification=v.want_str(d['notification'], path + '.notification'),
         )
+
+
+#: the element types of a list of Notification whose text its records' make
+_ONLY_Notification: frozenset[type] = frozenset({Notification})
 
 
 _SET_Notification: tuple[Any, ...] = rt.slot_setters(Notification, ('notification', '_json'))

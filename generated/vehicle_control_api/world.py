@@ -70,6 +70,10 @@ class EngineStatus:
         )
 
 
+#: the element types of a list of EngineStatus whose text its records' make
+_ONLY_EngineStatus: frozenset[type] = frozenset({EngineStatus})
+
+
 _SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
 
 
@@ -114,6 +118,10 @@ class FuelLevel:
         return _new_FuelLevel(
             fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
         )
+
+
+#: the element types of a list of FuelLevel whose text its records' make
+_ONLY_FuelLevel: frozenset[type] = frozenset({FuelLevel})
 
 
 _SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(FuelLevel, ('fuelLevel', '_json'))
@@ -162,6 +170,10 @@ class LockStatus:
             lockStatus=v.want_str(d['lockStatus'], path + '.lockStatus'),
             remainingUnlockedDoors=v.want_int(d['remainingUnlockedDoors'], path + '.remainingUnlockedDoors'),
         )
+
+
+#: the element types of a list of LockStatus whose text its records' make
+_ONLY_LockStatus: frozenset[type] = frozenset({LockStatus})
 
 
 _SET_LockStatus: tuple[Any, ...] = rt.slot_setters(LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
@@ -217,6 +229,10 @@ class Climate:
         )
 
 
+#: the element types of a list of Climate whose text its records' make
+_ONLY_Climate: frozenset[type] = frozenset({Climate})
+
+
 _SET_Climate: tuple[Any, ...] = rt.slot_setters(Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
 
 
@@ -263,6 +279,10 @@ class OutsideTemperature:
         )
 
 
+#: the element types of a list of OutsideTemperature whose text its records' make
+_ONLY_OutsideTemperature: frozenset[type] = frozenset({OutsideTemperature})
+
+
 _SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(OutsideTemperature, ('outsideTemperature', '_json'))
 
 
@@ -305,6 +325,10 @@ class Headlights:
         return _new_Headlights(
             headlightStatus=v.want_str(d['headlightStatus'], path + '.headlightStatus'),
         )
+
+
+#: the element types of a list of Headlights whose text its records' make
+_ONLY_Headlights: frozenset[type] = frozenset({Headlights})
 
 
 _SET_Headlights: tuple[Any, ...] = rt.slot_setters(Headlights, ('headlightStatus', '_json'))
@@ -359,6 +383,10 @@ class ParkingBrake:
         )
 
 
+#: the element types of a list of ParkingBrake whose text its records' make
+_ONLY_ParkingBrake: frozenset[type] = frozenset({ParkingBrake})
+
+
 _SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
 
 
@@ -407,6 +435,10 @@ class BrakePedal:
             brakePedalStatus=v.want_str(d['brakePedalStatus'], path + '.brakePedalStatus'),
             brakePedalForce=v.want_float(d['brakePedalForce'], path + '.brakePedalForce'),
         )
+
+
+#: the element types of a list of BrakePedal whose text its records' make
+_ONLY_BrakePedal: frozenset[type] = frozenset({BrakePedal})
 
 
 _SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
@@ -462,6 +494,10 @@ class Cruise:
         )
 
 
+#: the element types of a list of Cruise whose text its records' make
+_ONLY_Cruise: frozenset[type] = frozenset({Cruise})
+
+
 _SET_Cruise: tuple[Any, ...] = rt.slot_setters(Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
 
 
@@ -508,6 +544,10 @@ class Speed:
         )
 
 
+#: the element types of a list of Speed whose text its records' make
+_ONLY_Speed: frozenset[type] = frozenset({Speed})
+
+
 _SET_Speed: tuple[Any, ...] = rt.slot_setters(Speed, ('currentSpeed', '_json'))
 
 
@@ -550,6 +590,10 @@ class Log:
         return _new_Log(
             log=v.want_list(d['log'], path + '.log', (lambda x, p: v.want_str(x, p))),
         )
+
+
+#: the element types of a list of Log whose text its records' make
+_ONLY_Log: frozenset[type] = frozenset({Log})
 
 
 _SET_Log: tuple[Any, ...] = rt.slot_setters(Log, ('log', '_json'))
@@ -596,6 +640,10 @@ class Feasibility:
         )
 
 
+#: the element types of a list of Feasibility whose text its records' make
+_ONLY_Feasibility: frozenset[type] = frozenset({Feasibility})
+
+
 _SET_Feasibility: tuple[Any, ...] = rt.slot_setters(Feasibility, ('canDrive', '_json'))
 
 
@@ -638,6 +686,10 @@ class Gallons:
         return _new_Gallons(
             gallon=v.want_float(d['gallon'], path + '.gallon'),
         )
+
+
+#: the element types of a list of Gallons whose text its records' make
+_ONLY_Gallons: frozenset[type] = frozenset({Gallons})
 
 
 _SET_Gallons: tuple[Any, ...] = rt.slot_setters(Gallons, ('gallon', '_json'))
@@ -684,6 +736,10 @@ class Liters:
         )
 
 
+#: the element types of a list of Liters whose text its records' make
+_ONLY_Liters: frozenset[type] = frozenset({Liters})
+
+
 _SET_Liters: tuple[Any, ...] = rt.slot_setters(Liters, ('liter', '_json'))
 
 
@@ -726,6 +782,10 @@ class Distance:
         return _new_Distance(
             distance=v.want_float(d['distance'], path + '.distance'),
         )
+
+
+#: the element types of a list of Distance whose text its records' make
+_ONLY_Distance: frozenset[type] = frozenset({Distance})
 
 
 _SET_Distance: tuple[Any, ...] = rt.slot_setters(Distance, ('distance', '_json'))
@@ -772,6 +832,10 @@ class Zipcode:
         )
 
 
+#: the element types of a list of Zipcode whose text its records' make
+_ONLY_Zipcode: frozenset[type] = frozenset({Zipcode})
+
+
 _SET_Zipcode: tuple[Any, ...] = rt.slot_setters(Zipcode, ('zipcode', '_json'))
 
 
@@ -814,6 +878,10 @@ class Navigation:
         return _new_Navigation(
             status=v.want_str(d['status'], path + '.status'),
         )
+
+
+#: the element types of a list of Navigation whose text its records' make
+_ONLY_Navigation: frozenset[type] = frozenset({Navigation})
 
 
 _SET_Navigation: tuple[Any, ...] = rt.slot_setters(Navigation, ('status', '_json'))
@@ -916,6 +984,10 @@ class TireShop:
         return _new_TireShop(
             shopLocation=v.want_str(d['shopLocation'], path + '.shopLocation'),
         )
+
+
+#: the element types of a list of TireShop whose text its records' make
+_ONLY_TireShop: frozenset[type] = frozenset({TireShop})
 
 
 _SET_TireShop: tuple[Any, ...] = rt.slot_setters(TireShop, ('shopLocation', '_json'))
