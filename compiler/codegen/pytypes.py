@@ -282,7 +282,13 @@ class TypeTables:
         if self.dynamic:  # json_text of the value, whatever JSON value it is
             if isinstance(typ, t.Prim) and typ.name in ("int", "float", "number"):
                 return f"v.{typ.name}_text({src})"  # any other value: its json_text
-            return f"v.json_text({self.exporter(typ, src)})"
+            generic = f"v.json_text({self.exporter(typ, src)})"
+            if _text_prim(typ) == "str":  # text as json.dumps writes it, in C
+                return f"(v.str_text({src}) if type({src}) is str else {generic})"
+            if isinstance(typ, (t.ListOf, t.SetOf)) and _text_prim(typ.element) == "str":
+                return (f"('[' + ', '.join(map(v.str_text, {src})) + ']' if type({src}) is tuple "
+                        f"and v.JUST_STR.issuperset(map(type, {src})) else {generic})")
+            return generic
         base = typ
         inner_type = typ.inner if isinstance(typ, t.Optional) else typ
         if isinstance(inner_type, t.Named) and inner_type.kind == "enum":

@@ -98,7 +98,7 @@ class UserList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', v.json_text(v.export_value(self.user_list)), '}'))
+            text = ''.join(('{"user_list": ', ('[' + ', '.join(map(v.str_text, self.user_list)) + ']' if type(self.user_list) is tuple and v.JUST_STR.issuperset(map(type, self.user_list)) else v.json_text(v.export_value(self.user_list))), '}'))
             _SET_UserList[1](self, text)
         return text
 
@@ -146,7 +146,7 @@ class UserId:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_id": ', v.json_text(self.user_id), '}'))
+            text = ''.join(('{"user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), '}'))
             _SET_UserId[1](self, text)
         return text
 
@@ -197,7 +197,7 @@ class LoginResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_LoginResult[2](self, text)
         return text
 
@@ -301,7 +301,7 @@ class SendResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.json_text(v.export_value(self.message_id)), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.json_text(v.export_value(self.message_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_SendResult[3](self, text)
         return text
 
@@ -359,7 +359,7 @@ class AddedContact:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.json_text(self.user_id), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_AddedContact[3](self, text)
         return text
 
@@ -417,7 +417,7 @@ class DeleteResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.json_text(self.receiver_id), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', (v.str_text(self.receiver_id) if type(self.receiver_id) is str else v.json_text(self.receiver_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_DeleteResult[3](self, text)
         return text
 

@@ -108,7 +108,7 @@ class Variant:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', v.json_text(self.item_id), ', "options": ', v.json_text(v.export_value(self.options)), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.json_text(v.export_value(self.options)), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
             _SET_Variant[4](self, text)
         return text
 
@@ -165,7 +165,7 @@ class UserName:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"first_name": ', v.json_text(self.first_name), ', "last_name": ', v.json_text(self.last_name), '}'))
+            text = ''.join(('{"first_name": ', (v.str_text(self.first_name) if type(self.first_name) is str else v.json_text(self.first_name)), ', "last_name": ', (v.str_text(self.last_name) if type(self.last_name) is str else v.json_text(self.last_name)), '}'))
             _SET_UserName[2](self, text)
         return text
 
@@ -230,7 +230,7 @@ class Address:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"address1": ', v.json_text(self.address1), ', "address2": ', v.json_text(self.address2), ', "city": ', v.json_text(self.city), ', "country": ', v.json_text(self.country), ', "state": ', v.json_text(self.state_), ', "zip": ', v.json_text(self.zip_), '}'))
+            text = ''.join(('{"address1": ', (v.str_text(self.address1) if type(self.address1) is str else v.json_text(self.address1)), ', "address2": ', (v.str_text(self.address2) if type(self.address2) is str else v.json_text(self.address2)), ', "city": ', (v.str_text(self.city) if type(self.city) is str else v.json_text(self.city)), ', "country": ', (v.str_text(self.country) if type(self.country) is str else v.json_text(self.country)), ', "state": ', (v.str_text(self.state_) if type(self.state_) is str else v.json_text(self.state_)), ', "zip": ', (v.str_text(self.zip_) if type(self.zip_) is str else v.json_text(self.zip_)), '}'))
             _SET_Address[6](self, text)
         return text
 
@@ -294,7 +294,7 @@ class CreditCard:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), ', "brand": ', v.json_text(self.brand), ', "last_four": ', v.json_text(self.last_four), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "brand": ', (v.str_text(self.brand) if type(self.brand) is str else v.json_text(self.brand)), ', "last_four": ', (v.str_text(self.last_four) if type(self.last_four) is str else v.json_text(self.last_four)), '}'))
             _SET_CreditCard[3](self, text)
         return text
 
@@ -349,7 +349,7 @@ class GiftCard:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "balance": ', v.float_text(self.balance), '}'))
             _SET_GiftCard[2](self, text)
         return text
 
@@ -399,7 +399,7 @@ class Paypal:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), '}'))
             _SET_Paypal[1](self, text)
         return text
 
@@ -459,7 +459,7 @@ class OrderItem:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', v.json_text(self.name), ', "product_id": ', v.json_text(self.product_id), ', "item_id": ', v.json_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(v.export_value(self.options)), '}'))
+            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(v.export_value(self.options)), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -518,7 +518,7 @@ class Fulfillment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.json_text(v.export_value(self.tracking_id)), ', "item_ids": ', v.json_text(v.export_value(self.item_ids)), '}'))
+            text = ''.join(('{"tracking_id": ', ('[' + ', '.join(map(v.str_text, self.tracking_id)) + ']' if type(self.tracking_id) is tuple and v.JUST_STR.issuperset(map(type, self.tracking_id)) else v.json_text(v.export_value(self.tracking_id))), ', "item_ids": ', ('[' + ', '.join(map(v.str_text, self.item_ids)) + ']' if type(self.item_ids) is tuple and v.JUST_STR.issuperset(map(type, self.item_ids)) else v.json_text(v.export_value(self.item_ids))), '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -574,7 +574,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', v.json_text(v.export_value(self.transaction_type)), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.json_text(self.payment_method_id), '}'))
+            text = ''.join(('{"transaction_type": ', v.json_text(v.export_value(self.transaction_type)), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -615,6 +615,11 @@ class Product(Row):
         ('name', 'name', None, True),
         ('product_id', 'product_id', None, True),
         ('variants', 'variants', lambda value: v.export_value(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
+        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
+        None,
     )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
@@ -663,6 +668,14 @@ class User(Row):
         ('email', 'email', None, True),
         ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
         ('orders', 'orders', lambda value: v.export_value(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
+        None,
+        None,
+        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
+        None,
+        lambda value: ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value))),
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -733,7 +746,7 @@ class Order(Row):
         ('return_payment_method_id', 'return_payment_method_id', None, True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        None,
+        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
         None,
         None,
         lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderItem.issuperset(map(type, value)) else v.json_text(v.export_value(value)),

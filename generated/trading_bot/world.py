@@ -50,7 +50,7 @@ class Status:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Status[1](self, text)
         return text
 
@@ -146,7 +146,7 @@ class CurrentTime:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"current_time": ', v.json_text(self.current_time), '}'))
+            text = ''.join(('{"current_time": ', (v.str_text(self.current_time) if type(self.current_time) is str else v.json_text(self.current_time)), '}'))
             _SET_CurrentTime[1](self, text)
         return text
 
@@ -194,7 +194,7 @@ class Symbol:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"symbol": ', v.json_text(self.symbol), '}'))
+            text = ''.join(('{"symbol": ', (v.str_text(self.symbol) if type(self.symbol) is str else v.json_text(self.symbol)), '}'))
             _SET_Symbol[1](self, text)
         return text
 
@@ -245,7 +245,7 @@ class Cancelled:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Cancelled[2](self, text)
         return text
 
@@ -307,7 +307,7 @@ class Placed:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.json_text(self.order_type), ', "status": ', v.json_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', (v.str_text(self.order_type) if type(self.order_type) is str else v.json_text(self.order_type)), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
             _SET_Placed[5](self, text)
         return text
 
@@ -401,7 +401,7 @@ class StockList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', v.json_text(v.export_value(self.stock_list)), '}'))
+            text = ''.join(('{"stock_list": ', ('[' + ', '.join(map(v.str_text, self.stock_list)) + ']' if type(self.stock_list) is tuple and v.JUST_STR.issuperset(map(type, self.stock_list)) else v.json_text(v.export_value(self.stock_list))), '}'))
             _SET_StockList[1](self, text)
         return text
 
@@ -449,7 +449,7 @@ class FilteredStocks:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', v.json_text(v.export_value(self.filtered_stocks)), '}'))
+            text = ''.join(('{"filtered_stocks": ', ('[' + ', '.join(map(v.str_text, self.filtered_stocks)) + ']' if type(self.filtered_stocks) is tuple and v.JUST_STR.issuperset(map(type, self.filtered_stocks)) else v.json_text(v.export_value(self.filtered_stocks))), '}'))
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -497,7 +497,7 @@ class Watchlist:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', v.json_text(v.export_value(self.watchlist)), '}'))
+            text = ''.join(('{"watchlist": ', ('[' + ', '.join(map(v.str_text, self.watchlist)) + ']' if type(self.watchlist) is tuple and v.JUST_STR.issuperset(map(type, self.watchlist)) else v.json_text(v.export_value(self.watchlist))), '}'))
             _SET_Watchlist[1](self, text)
         return text
 
@@ -545,7 +545,7 @@ class Notification:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"notification": ', v.json_text(self.notification), '}'))
+            text = ''.join(('{"notification": ', (v.str_text(self.notification) if type(self.notification) is str else v.json_text(self.notification)), '}'))
             _SET_Notification[1](self, text)
         return text
 
