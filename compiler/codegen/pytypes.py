@@ -288,6 +288,13 @@ class TypeTables:
             if isinstance(typ, (t.ListOf, t.SetOf)) and _text_prim(typ.element) == "str":
                 return (f"('[' + ', '.join(map(v.str_text, {src})) + ']' if type({src}) is tuple "
                         f"and v.JUST_STR.issuperset(map(type, {src})) else {generic})")
+            if isinstance(typ, t.Named) and typ.kind == "enum":  # a member: its text's dict
+                cls = self.class_name(typ.name)
+                return f"({enum_texts(cls)}[{src}] if type({src}) is {cls} else {generic})"
+            if isinstance(typ, t.Optional):
+                inner = self.scalar_text(typ.inner, src)
+                if not inner.startswith("v.json_text("):  # none is null, as json.dumps writes it
+                    return f"('null' if {src} is None else {inner})"
             return generic
         base = typ
         inner_type = typ.inner if isinstance(typ, t.Optional) else typ

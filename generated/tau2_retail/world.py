@@ -574,7 +574,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', v.json_text(v.export_value(self.transaction_type)), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
+            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -750,16 +750,16 @@ class Order(Row):
         None,
         None,
         lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderItem.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
-        None,
+        lambda value: (_T11_OrderStatus[value] if type(value) is OrderStatus else v.json_text(v.export_value(value))),
         lambda value: '[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if type(value) is tuple and _ONLY_Fulfillment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
         lambda value: '[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderPayment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
+        lambda value: ('null' if value is None else (_T12_CancelReason[value] if type(value) is CancelReason else v.json_text(v.export_value(value)))),
+        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
+        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
+        lambda value: ('null' if value is None else (v.str_text(value) if type(value) is str else v.json_text(value))),
+        lambda value: ('null' if value is None else v.number_text(value)),
+        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
+        lambda value: ('null' if value is None else (v.str_text(value) if type(value) is str else v.json_text(value))),
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:

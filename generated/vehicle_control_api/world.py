@@ -215,7 +215,7 @@ class Climate:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', v.json_text(self.climateMode), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
+            text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', ('null' if self.climateMode is None else (v.str_text(self.climateMode) if type(self.climateMode) is str else v.json_text(self.climateMode))), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
             _SET_Climate[3](self, text)
         return text
 
