@@ -276,6 +276,10 @@ class WorldGenerator:
         """A row field's text maker for ``_JSON_TEXT``: a function of the stored value, or
         ``None`` (``json_text`` of the exported value) where nothing is quicker."""
         text = self.tables.scalar_text(f.type, "value")
+        if self.tables.dynamic and text in (
+                "v.json_text(value)",
+                "(v.str_text(value) if type(value) is str else v.json_text(value))"):
+            return "v.json_text"  # the stored value as it is (``arguments: dynamic``)
         if text.startswith("v.json_text("):
             return "None"
         if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):

@@ -94,7 +94,7 @@ class UserList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', v.json_text(v.export_value(self.user_list)), '}'))
+            text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
             _SET_UserList[1](self, text)
         return text
 
@@ -138,7 +138,7 @@ class UserId:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_id": ', v.json_text(self.user_id), '}'))
+            text = ''.join(('{"user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), '}'))
             _SET_UserId[1](self, text)
         return text
 
@@ -185,7 +185,7 @@ class LoginResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_LoginResult[2](self, text)
         return text
 
@@ -281,7 +281,7 @@ class SendResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.json_text(v.export_value(self.message_id)), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', (self.message_id._json_text() if type(self.message_id) is MessageId else v.json_text(v.export_value(self.message_id))), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_SendResult[3](self, text)
         return text
 
@@ -335,7 +335,7 @@ class AddedContact:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.json_text(self.user_id), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_AddedContact[3](self, text)
         return text
 
@@ -389,7 +389,7 @@ class DeleteResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.json_text(self.receiver_id), ', "message": ', v.json_text(self.message), '}'))
+            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', (v.str_text(self.receiver_id) if type(self.receiver_id) is str else v.json_text(self.receiver_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_DeleteResult[3](self, text)
         return text
 
@@ -590,7 +590,7 @@ class MessageStats:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stats": ', v.json_text(v.export_value(self.stats)), '}'))
+            text = ''.join(('{"stats": ', (self.stats._json_text() if type(self.stats) is Stats else v.json_text(v.export_value(self.stats))), '}'))
             _SET_MessageStats[1](self, text)
         return text
 

@@ -108,7 +108,7 @@ class Variant:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', v.json_text(self.item_id), ', "options": ', v.json_text(v.export_value(self.options)), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
             _SET_Variant[4](self, text)
         return text
 
@@ -161,7 +161,7 @@ class UserName:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"first_name": ', v.json_text(self.first_name), ', "last_name": ', v.json_text(self.last_name), '}'))
+            text = ''.join(('{"first_name": ', (v.str_text(self.first_name) if type(self.first_name) is str else v.json_text(self.first_name)), ', "last_name": ', (v.str_text(self.last_name) if type(self.last_name) is str else v.json_text(self.last_name)), '}'))
             _SET_UserName[2](self, text)
         return text
 
@@ -222,7 +222,7 @@ class Address:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"address1": ', v.json_text(self.address1), ', "address2": ', v.json_text(self.address2), ', "city": ', v.json_text(self.city), ', "country": ', v.json_text(self.country), ', "state": ', v.json_text(self.state_), ', "zip": ', v.json_text(self.zip_), '}'))
+            text = ''.join(('{"address1": ', (v.str_text(self.address1) if type(self.address1) is str else v.json_text(self.address1)), ', "address2": ', (v.str_text(self.address2) if type(self.address2) is str else v.json_text(self.address2)), ', "city": ', (v.str_text(self.city) if type(self.city) is str else v.json_text(self.city)), ', "country": ', (v.str_text(self.country) if type(self.country) is str else v.json_text(self.country)), ', "state": ', (v.str_text(self.state_) if type(self.state_) is str else v.json_text(self.state_)), ', "zip": ', (v.str_text(self.zip_) if type(self.zip_) is str else v.json_text(self.zip_)), '}'))
             _SET_Address[6](self, text)
         return text
 
@@ -282,7 +282,7 @@ class CreditCard:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), ', "brand": ', v.json_text(self.brand), ', "last_four": ', v.json_text(self.last_four), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "brand": ', (v.str_text(self.brand) if type(self.brand) is str else v.json_text(self.brand)), ', "last_four": ', (v.str_text(self.last_four) if type(self.last_four) is str else v.json_text(self.last_four)), '}'))
             _SET_CreditCard[3](self, text)
         return text
 
@@ -333,7 +333,7 @@ class GiftCard:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "balance": ', v.float_text(self.balance), '}'))
             _SET_GiftCard[2](self, text)
         return text
 
@@ -379,7 +379,7 @@ class Paypal:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.json_text(self.id_), '}'))
+            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), '}'))
             _SET_Paypal[1](self, text)
         return text
 
@@ -435,7 +435,7 @@ class OrderItem:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', v.json_text(self.name), ', "product_id": ', v.json_text(self.product_id), ', "item_id": ', v.json_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(v.export_value(self.options)), '}'))
+            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -490,7 +490,7 @@ class Fulfillment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.json_text(v.export_value(self.tracking_id)), ', "item_ids": ', v.json_text(v.export_value(self.item_ids)), '}'))
+            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -542,7 +542,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', v.json_text(v.export_value(self.transaction_type)), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.json_text(self.payment_method_id), '}'))
+            text = ''.join(('{"transaction_type": ', (_T15_TransactionType.get(self.transaction_type) or v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -579,6 +579,11 @@ class Product(Row):
         ('name', 'name', None, True),
         ('product_id', 'product_id', None, True),
         ('variants', 'variants', lambda value: v.export_value(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.json_text,
+        v.json_text,
+        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + x0._json_text() for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) is Variant for k0, x0 in value.items()])) else v.json_text(v.export_value(value))),
     )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
@@ -627,6 +632,14 @@ class User(Row):
         ('email', 'email', None, True),
         ('payment_methods', 'payment_methods', lambda value: {k: _export_PaymentMethod(x) for k, x in value.items()}, True),
         ('orders', 'orders', lambda value: v.export_value(value), True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.json_text,
+        lambda value: (value._json_text() if type(value) is UserName else v.json_text(v.export_value(value))),
+        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
+        v.json_text,
+        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
+        v.json_text,
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -695,6 +708,22 @@ class Order(Row):
         ('exchange_price_difference', 'exchange_price_difference', None, True),
         ('return_items', 'return_items', lambda value: v.export_value(value), True),
         ('return_payment_method_id', 'return_payment_method_id', None, True),
+    )
+    _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
+        v.json_text,
+        v.json_text,
+        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(OrderItem._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderItem for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: (_T11_OrderStatus.get(value) or v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is Fulfillment for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderPayment for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: (_T12_CancelReason.get(value) or v.json_text(v.export_value(value))),
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:

@@ -50,7 +50,7 @@ class Status:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Status[1](self, text)
         return text
 

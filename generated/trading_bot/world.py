@@ -50,7 +50,7 @@ class Status:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Status[1](self, text)
         return text
 
@@ -138,7 +138,7 @@ class CurrentTime:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"current_time": ', v.json_text(self.current_time), '}'))
+            text = ''.join(('{"current_time": ', (v.str_text(self.current_time) if type(self.current_time) is str else v.json_text(self.current_time)), '}'))
             _SET_CurrentTime[1](self, text)
         return text
 
@@ -182,7 +182,7 @@ class Symbol:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"symbol": ', v.json_text(self.symbol), '}'))
+            text = ''.join(('{"symbol": ', (v.str_text(self.symbol) if type(self.symbol) is str else v.json_text(self.symbol)), '}'))
             _SET_Symbol[1](self, text)
         return text
 
@@ -229,7 +229,7 @@ class Cancelled:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Cancelled[2](self, text)
         return text
 
@@ -287,7 +287,7 @@ class Placed:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.json_text(self.order_type), ', "status": ', v.json_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
+            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', (v.str_text(self.order_type) if type(self.order_type) is str else v.json_text(self.order_type)), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
             _SET_Placed[5](self, text)
         return text
 
@@ -377,7 +377,7 @@ class StockList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', v.json_text(v.export_value(self.stock_list)), '}'))
+            text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
             _SET_StockList[1](self, text)
         return text
 
@@ -421,7 +421,7 @@ class FilteredStocks:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', v.json_text(v.export_value(self.filtered_stocks)), '}'))
+            text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -465,7 +465,7 @@ class Watchlist:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', v.json_text(v.export_value(self.watchlist)), '}'))
+            text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
             _SET_Watchlist[1](self, text)
         return text
 
@@ -509,7 +509,7 @@ class Notification:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"notification": ', v.json_text(self.notification), '}'))
+            text = ''.join(('{"notification": ', (v.str_text(self.notification) if type(self.notification) is str else v.json_text(self.notification)), '}'))
             _SET_Notification[1](self, text)
         return text
 

@@ -59,7 +59,7 @@ class Token:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', v.json_text(self.access_token), ', "token_type": ', v.json_text(self.token_type), ', "scope": ', v.json_text(self.scope), '}'))
+            text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', (v.str_text(self.access_token) if type(self.access_token) is str else v.json_text(self.access_token)), ', "token_type": ', (v.str_text(self.token_type) if type(self.token_type) is str else v.json_text(self.token_type)), ', "scope": ', (v.str_text(self.scope) if type(self.scope) is str else v.json_text(self.scope)), '}'))
             _SET_Token[4](self, text)
         return text
 
@@ -153,7 +153,7 @@ class FiscalYear:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"budget_fiscal_year": ', v.json_text(self.budget_fiscal_year), '}'))
+            text = ''.join(('{"budget_fiscal_year": ', (v.str_text(self.budget_fiscal_year) if type(self.budget_fiscal_year) is str else v.json_text(self.budget_fiscal_year)), '}'))
             _SET_FiscalYear[1](self, text)
         return text
 
@@ -197,7 +197,7 @@ class CardId:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"card_id": ', v.json_text(self.card_id), '}'))
+            text = ''.join(('{"card_id": ', (v.str_text(self.card_id) if type(self.card_id) is str else v.json_text(self.card_id)), '}'))
             _SET_CardId[1](self, text)
         return text
 
@@ -241,7 +241,7 @@ class CostList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"travel_cost_list": ', v.json_text(v.export_value(self.travel_cost_list)), '}'))
+            text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
             _SET_CostList[1](self, text)
         return text
 
@@ -686,7 +686,7 @@ class NearestAirport:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"nearest_airport": ', v.json_text(self.nearest_airport), '}'))
+            text = ''.join(('{"nearest_airport": ', (v.str_text(self.nearest_airport) if type(self.nearest_airport) is str else v.json_text(self.nearest_airport)), '}'))
             _SET_NearestAirport[1](self, text)
         return text
 
@@ -784,7 +784,7 @@ class SupportMessage:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"customer_support_message": ', v.json_text(self.customer_support_message), '}'))
+            text = ''.join(('{"customer_support_message": ', (v.str_text(self.customer_support_message) if type(self.customer_support_message) is str else v.json_text(self.customer_support_message)), '}'))
             _SET_SupportMessage[1](self, text)
         return text
 

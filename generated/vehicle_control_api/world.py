@@ -56,7 +56,7 @@ class EngineStatus:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"engineState": ', v.json_text(self.engineState), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
+            text = ''.join(('{"engineState": ', (v.str_text(self.engineState) if type(self.engineState) is str else v.json_text(self.engineState)), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
             _SET_EngineStatus[3](self, text)
         return text
 
@@ -151,7 +151,7 @@ class LockStatus:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"lockStatus": ', v.json_text(self.lockStatus), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
+            text = ''.join(('{"lockStatus": ', (v.str_text(self.lockStatus) if type(self.lockStatus) is str else v.json_text(self.lockStatus)), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
             _SET_LockStatus[2](self, text)
         return text
 
@@ -295,7 +295,7 @@ class Headlights:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"headlightStatus": ', v.json_text(self.headlightStatus), '}'))
+            text = ''.join(('{"headlightStatus": ', (v.str_text(self.headlightStatus) if type(self.headlightStatus) is str else v.json_text(self.headlightStatus)), '}'))
             _SET_Headlights[1](self, text)
         return text
 
@@ -345,7 +345,7 @@ class ParkingBrake:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"parkingBrakeStatus": ', v.json_text(self.parkingBrakeStatus), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
+            text = ''.join(('{"parkingBrakeStatus": ', (v.str_text(self.parkingBrakeStatus) if type(self.parkingBrakeStatus) is str else v.json_text(self.parkingBrakeStatus)), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
             _SET_ParkingBrake[3](self, text)
         return text
 
@@ -396,7 +396,7 @@ class BrakePedal:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"brakePedalStatus": ', v.json_text(self.brakePedalStatus), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
+            text = ''.join(('{"brakePedalStatus": ', (v.str_text(self.brakePedalStatus) if type(self.brakePedalStatus) is str else v.json_text(self.brakePedalStatus)), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
             _SET_BrakePedal[2](self, text)
         return text
 
@@ -448,7 +448,7 @@ class Cruise:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"cruiseStatus": ', v.json_text(self.cruiseStatus), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
+            text = ''.join(('{"cruiseStatus": ', (v.str_text(self.cruiseStatus) if type(self.cruiseStatus) is str else v.json_text(self.cruiseStatus)), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
             _SET_Cruise[3](self, text)
         return text
 
@@ -540,7 +540,7 @@ class Log:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"log": ', v.json_text(v.export_value(self.log)), '}'))
+            text = ''.join(('{"log": ', v.json_text(self.log), '}'))
             _SET_Log[1](self, text)
         return text
 
@@ -760,7 +760,7 @@ class Zipcode:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"zipcode": ', v.json_text(self.zipcode), '}'))
+            text = ''.join(('{"zipcode": ', (v.str_text(self.zipcode) if type(self.zipcode) is str else v.json_text(self.zipcode)), '}'))
             _SET_Zipcode[1](self, text)
         return text
 
@@ -804,7 +804,7 @@ class Navigation:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
             _SET_Navigation[1](self, text)
         return text
 
@@ -906,7 +906,7 @@ class TireShop:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"shopLocation": ', v.json_text(self.shopLocation), '}'))
+            text = ''.join(('{"shopLocation": ', (v.str_text(self.shopLocation) if type(self.shopLocation) is str else v.json_text(self.shopLocation)), '}'))
             _SET_TireShop[1](self, text)
         return text
 
