@@ -345,8 +345,9 @@ class TypeTables:
             inner_type = t.strip_optional(typ)
             if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
                 # a member's text from the enum's table; a value of another type its own
-                return (f"({enum_texts(self.class_name(inner_type.name))}.get({src}) or "
-                        f"v.json_text(v.export_value({src})))")
+                cls = self.class_name(inner_type.name)
+                return (f"({enum_texts(cls)}[{src}] if {src} is None or type({src}) is {cls} "
+                        f"else v.json_text(v.export_value({src})))")
             return f"v.json_text({self.exporter(typ, src)})"
         base = typ
         inner_type = typ.inner if isinstance(typ, t.Optional) else typ

@@ -542,7 +542,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', (_T15_TransactionType.get(self.transaction_type) or v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
+            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if self.transaction_type is None or type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -714,10 +714,10 @@ class Order(Row):
         v.json_text,
         lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
         lambda value: ('[' + ', '.join(map(OrderItem._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderItem for x0 in value])) else v.json_text(v.export_value(value))),
-        lambda value: (_T11_OrderStatus.get(value) or v.json_text(v.export_value(value))),
+        lambda value: (_T11_OrderStatus[value] if value is None or type(value) is OrderStatus else v.json_text(v.export_value(value))),
         lambda value: ('[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is Fulfillment for x0 in value])) else v.json_text(v.export_value(value))),
         lambda value: ('[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderPayment for x0 in value])) else v.json_text(v.export_value(value))),
-        lambda value: (_T12_CancelReason.get(value) or v.json_text(v.export_value(value))),
+        lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
         v.json_text,
         v.json_text,
         v.json_text,
