@@ -283,3 +283,66 @@ def test_collections_of_union_members_export_their_tags(tmp_path: Path) -> None:
     assert state["methods"] == {"c1": {"source": "card", "id": "c1"}}
     assert state["history"] == [{"source": "cash", "amount": "x"}]
     assert state["last"] == {"source": "card", "id": "c1"}
+
+
+BOXES = """\
+world Boxes "Rows whose fields may hold other-typed values."
+
+config { results: tau2  arguments: dynamic }
+
+enum Kind { small, large }
+
+record Part "A part." {
+  name: str
+  size: int
+}
+
+entity Box "A box." {
+  key id: str
+  kind: Kind
+  part: Part
+  parts: list[Part]
+  labels: map[str, Part]
+  notes: list[str]
+}
+
+state { boxes: table Box }
+
+tool put(id: str "Its id.", kind: Kind "Its kind.", part: Part "A part.",
+         parts: list[Part] "Parts.", notes: list[str] "Notes.") -> Box "Store a box." {
+  insert Box(id: id, kind: kind, part: part, parts: parts, labels: {"a": part},
+             notes: notes) into boxes
+  return boxes[id]
+}
+
+tool relabel(id: Box "A box.", kind: Kind "Its kind.") -> Box "Change its kind." {
+  id.kind = kind
+  return id
+}
+"""
+
+
+def test_a_row_holding_other_typed_values_has_the_text_of_its_export(tmp_path: Path) -> None:
+    """The typed texts (cached record texts, enum tables) are taken only for values of the
+    type's shape; a value of another JSON type in the same field gets its JSON text."""
+    import json
+
+    spec = tmp_path / "boxes.world"
+    spec.write_text(BOXES, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Boxes"]
+    ep = world()
+    typed = {"id": "b1", "kind": "small", "part": {"name": "p", "size": 1},
+             "parts": [{"name": "q", "size": 2}], "notes": ["n"]}
+    other = {"id": "b2", "kind": 7, "part": "not a part", "parts": [1, {"x": True}],
+             "notes": [None, 2.5]}
+    for args in (typed, other):
+        content = ep.call("put", args)
+        row = next(r for r in ep.export_state()["boxes"] if r["id"] == args["id"])
+        assert json.loads(content) == row and content == json.dumps(row)
+    assert json.loads(ep.call("put", other | {"id": "b3"}))["part"] == "not a part"
+    for kind in ("large", 3, [1]):  # the row's text made again after a change of one field
+        content = ep.call("relabel", {"id": "b1", "kind": kind})
+        row = next(r for r in ep.export_state()["boxes"] if r["id"] == "b1")
+        assert content == json.dumps(row) and row["kind"] == kind

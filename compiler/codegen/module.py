@@ -171,10 +171,6 @@ class WorldGenerator:
             for i, name in enumerate(slots):
                 after.append(f"{_INDENT}_set[{i}](self, {'None' if name == '_json' else name})")
             after.append(f"{_INDENT}return self")
-            if self.tables.dynamic and self.tables.has_text(rec.name):
-                after = [f"#: the element types of a list of {cls} whose text its records' make",
-                         f"_ONLY_{cls}: frozenset[type] = frozenset({{{cls}}})", "", "",
-                         *after]
         else:
             key = rec.key
             lines = [f"class {cls}(Row):",
@@ -280,9 +276,10 @@ class WorldGenerator:
         """A row field's text maker for ``_JSON_TEXT``: a function of the stored value, or
         ``None`` (``json_text`` of the exported value) where nothing is quicker."""
         text = self.tables.scalar_text(f.type, "value")
-        records = self._records_text(f.type, text)
-        if records is not None:
-            return records
+        if self.tables.dynamic and text in (
+                "v.json_text(value)",
+                "(v.str_text(value) if type(value) is str else v.json_text(value))"):
+            return "v.json_text"  # the stored value as it is (``arguments: dynamic``)
         if text.startswith("v.json_text("):
             return "None"
         if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):
@@ -290,23 +287,6 @@ class WorldGenerator:
         if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
             return text[:-len("(value)")]  # the function itself, not a lambda around it
         return f"lambda value: {text}"
-
-    def _records_text(self, typ: t.Type, generic: str) -> str | None:
-        """``arguments: dynamic``: the text maker of a field holding a list of records (whose
-        own texts take any value): a tuple of those records only is joined from their cached
-        texts, which is ``json.dumps`` of its export; any other value (one of another type an
-        argument gave) through ``generic``. None where that does not apply."""
-        if not self.tables.dynamic or not isinstance(typ, (t.ListOf, t.SetOf)) or \
-                not generic.startswith("v.json_text("):
-            return None
-        element = typ.element
-        if not (isinstance(element, t.Named) and element.kind == "record"
-                and self.tables.has_text(element.name)):
-            return None
-        cls = self.tables.class_name(element.name)
-        return (f"lambda value: '[' + ', '.join(map({cls}._json_text, value)) + ']' "
-                f"if type(value) is tuple and _ONLY_{cls}.issuperset(map(type, value)) "
-                f"else {generic}")
 
     def union_block(self, name: str) -> str:
         info = self.world.unions[name]

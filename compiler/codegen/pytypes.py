@@ -226,6 +226,21 @@ class TypeTables:
         # (as a union-typed value itself does)
         return isinstance(base, (t.ListOf, t.SetOf, t.MapOf)) and not self._holds_union(base)
 
+    @staticmethod
+    def _json_as_stored(typ: t.Type) -> bool:
+        """Whether a stored value of ``typ`` is JSON data as it is (texts, numbers, truth
+        values, json, and tuples and text-keyed maps of those), so that ``json_text`` of
+        it is the text of its export: of a value of the type, and of any JSON value an
+        argument passed on with ``arguments: dynamic``."""
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Prim):
+            return base.name in ("str", "int", "float", "bool", "number", "json")
+        if isinstance(base, (t.ListOf, t.SetOf)):
+            return TypeTables._json_as_stored(base.element)
+        if isinstance(base, t.MapOf):
+            return base.key == t.STR and TypeTables._json_as_stored(base.value)
+        return False
+
     def _holds_union(self, typ: t.Type) -> bool:
         """Whether a value of ``typ`` may hold a union member (at any depth of collections)."""
         base = t.strip_optional(typ)
@@ -239,15 +254,56 @@ class TypeTables:
         """An expression giving ``json.dumps`` of the export of stored value ``src`` (a
         name or an attribute read: it may be read twice), built from the JSON texts the
         records it holds cache; ``None`` where no record is held (``json.dumps`` of the
-        exported value is as fast) or the type has no text of its own."""
-        if self.dynamic or not self._holds_text(typ):
+        exported value is as fast) or the type has no text of its own.
+
+        With ``arguments: dynamic`` a stored value may be a JSON value of another type (an
+        argument passed on as it is): the typed text is taken when the value has the type's
+        shape (the records and union members it must hold, :meth:`shape`), and
+        ``json_text`` of its export otherwise. A record's own text is right whatever its
+        fields hold (its fields' texts are the generic ones in this mode)."""
+        if not self.dynamic:
+            return self._text(typ, src, depth)
+        typed = self._text(typ, src, depth)
+        guard = None if typed is None else self.shape(typ, src, depth)
+        if typed is None or guard is None:
+            return None
+        return f"({typed} if {guard} else v.json_text({self.exporter(typ, src)}))"
+
+    def shape(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
+        """A test that ``src`` has the shape of ``typ`` as far as its text depends on it:
+        a record is of its class, a union member of one of the union's, a list a tuple of
+        such (``None`` where the test would cost more than the generic text saves)."""
+        if isinstance(typ, t.Optional):
+            inner = self.shape(typ.inner, src, depth)
+            return None if inner is None else f"({src} is None or {inner})"
+        if isinstance(typ, (t.ListOf, t.SetOf)) and isinstance(typ.element, t.Named):
+            x = f"x{depth}"
+            item = self.shape(typ.element, x, depth + 1)
+            return None if item is None else \
+                f"(type({src}) is tuple and all([{item} for {x} in {src}]))"
+        if isinstance(typ, t.MapOf) and typ.key == t.STR:
+            k, x = f"k{depth}", f"x{depth}"
+            item = self.shape(typ.value, x, depth + 1)
+            return None if item is None else \
+                f"(type({src}) is dict and all([type({k}) is str and {item} " \
+                f"for {k}, {x} in {src}.items()]))"
+        if isinstance(typ, t.Named):
+            if typ.kind == "record":
+                return f"type({src}) is {self.class_name(typ.name)}"
+            if typ.kind == "union":
+                return f"type({src}) in _TAGS_{typ.name}"
+        return None
+
+    def _text(self, typ: t.Type, src: str, depth: int = 0) -> str | None:
+        """:meth:`text` of a value known to have its type's shape."""
+        if not self._holds_text(typ):
             return None
         if isinstance(typ, t.Optional):
-            inner = self.text(typ.inner, src, depth)
+            inner = self._text(typ.inner, src, depth)
             return None if inner is None else f"('null' if {src} is None else {inner})"
         if isinstance(typ, (t.ListOf, t.SetOf)):
             x = f"x{depth}"
-            item = self.text(typ.element, x, depth + 1)
+            item = self._text(typ.element, x, depth + 1)
             if item is None:
                 return None
             element = typ.element
@@ -260,7 +316,7 @@ class TypeTables:
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"
-            item = self.text(typ.value, x, depth + 1)
+            item = self._text(typ.value, x, depth + 1)
             if item is None or typ.key != t.STR:
                 return None
             return (f"'{{' + ', '.join([v.str_text({k}) + ': ' + {item} "
@@ -282,20 +338,17 @@ class TypeTables:
         if self.dynamic:  # json_text of the value, whatever JSON value it is
             if isinstance(typ, t.Prim) and typ.name in ("int", "float", "number"):
                 return f"v.{typ.name}_text({src})"  # any other value: its json_text
-            generic = f"v.json_text({self.exporter(typ, src)})"
-            if _text_prim(typ) == "str":  # text as json.dumps writes it, in C
-                return f"(v.str_text({src}) if type({src}) is str else {generic})"
-            if isinstance(typ, (t.ListOf, t.SetOf)) and _text_prim(typ.element) == "str":
-                return (f"('[' + ', '.join(map(v.str_text, {src})) + ']' if type({src}) is tuple "
-                        f"and v.JUST_STR.issuperset(map(type, {src})) else {generic})")
-            if isinstance(typ, t.Named) and typ.kind == "enum":  # a member: its text's dict
-                cls = self.class_name(typ.name)
-                return f"({enum_texts(cls)}[{src}] if type({src}) is {cls} else {generic})"
-            if isinstance(typ, t.Optional):
-                inner = self.scalar_text(typ.inner, src)
-                if not inner.startswith("v.json_text("):  # none is null, as json.dumps writes it
-                    return f"('null' if {src} is None else {inner})"
-            return generic
+            if isinstance(typ, t.Prim) and typ.name == "str":
+                return f"(v.str_text({src}) if type({src}) is str else v.json_text({src}))"
+            if self._json_as_stored(typ):  # JSON as it is stored, typed or not: no export first
+                return f"v.json_text({src})"
+            inner_type = t.strip_optional(typ)
+            if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
+                # a member's text from the enum's table; a value of another type its own
+                cls = self.class_name(inner_type.name)
+                return (f"({enum_texts(cls)}[{src}] if {src} is None or type({src}) is {cls} "
+                        f"else v.json_text(v.export_value({src})))")
+            return f"v.json_text({self.exporter(typ, src)})"
         base = typ
         inner_type = typ.inner if isinstance(typ, t.Optional) else typ
         if isinstance(inner_type, t.Named) and inner_type.kind == "enum":

@@ -62,10 +62,6 @@ class MessageId:
         )
 
 
-#: the element types of a list of MessageId whose text its records' make
-_ONLY_MessageId: frozenset[type] = frozenset({MessageId})
-
-
 _SET_MessageId: tuple[Any, ...] = rt.slot_setters(MessageId, ('new_id', '_json'))
 
 
@@ -98,7 +94,7 @@ class UserList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', ('[' + ', '.join(map(v.str_text, self.user_list)) + ']' if type(self.user_list) is tuple and v.JUST_STR.issuperset(map(type, self.user_list)) else v.json_text(v.export_value(self.user_list))), '}'))
+            text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
             _SET_UserList[1](self, text)
         return text
 
@@ -108,10 +104,6 @@ class UserList:
         return _new_UserList(
             user_list=v.want_list(d['user_list'], path + '.user_list', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of UserList whose text its records' make
-_ONLY_UserList: frozenset[type] = frozenset({UserList})
 
 
 _SET_UserList: tuple[Any, ...] = rt.slot_setters(UserList, ('user_list', '_json'))
@@ -156,10 +148,6 @@ class UserId:
         return _new_UserId(
             user_id=v.want_str(d['user_id'], path + '.user_id'),
         )
-
-
-#: the element types of a list of UserId whose text its records' make
-_ONLY_UserId: frozenset[type] = frozenset({UserId})
 
 
 _SET_UserId: tuple[Any, ...] = rt.slot_setters(UserId, ('user_id', '_json'))
@@ -210,10 +198,6 @@ class LoginResult:
         )
 
 
-#: the element types of a list of LoginResult whose text its records' make
-_ONLY_LoginResult: frozenset[type] = frozenset({LoginResult})
-
-
 _SET_LoginResult: tuple[Any, ...] = rt.slot_setters(LoginResult, ('login_status', 'message', '_json'))
 
 
@@ -259,10 +243,6 @@ class LoginStatus:
         )
 
 
-#: the element types of a list of LoginStatus whose text its records' make
-_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
-
-
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
 
 
@@ -301,7 +281,7 @@ class SendResult:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.json_text(v.export_value(self.message_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', (self.message_id._json_text() if type(self.message_id) is MessageId else v.json_text(v.export_value(self.message_id))), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_SendResult[3](self, text)
         return text
 
@@ -313,10 +293,6 @@ class SendResult:
             message_id=MessageId.load(d['message_id'], path + '.message_id', ep),
             message=v.want_str(d['message'], path + '.message'),
         )
-
-
-#: the element types of a list of SendResult whose text its records' make
-_ONLY_SendResult: frozenset[type] = frozenset({SendResult})
 
 
 _SET_SendResult: tuple[Any, ...] = rt.slot_setters(SendResult, ('sent_status', 'message_id', 'message', '_json'))
@@ -373,10 +349,6 @@ class AddedContact:
         )
 
 
-#: the element types of a list of AddedContact whose text its records' make
-_ONLY_AddedContact: frozenset[type] = frozenset({AddedContact})
-
-
 _SET_AddedContact: tuple[Any, ...] = rt.slot_setters(AddedContact, ('added_status', 'user_id', 'message', '_json'))
 
 
@@ -429,10 +401,6 @@ class DeleteResult:
             receiver_id=v.want_str(d['receiver_id'], path + '.receiver_id'),
             message=v.want_str(d['message'], path + '.message'),
         )
-
-
-#: the element types of a list of DeleteResult whose text its records' make
-_ONLY_DeleteResult: frozenset[type] = frozenset({DeleteResult})
 
 
 _SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
@@ -589,10 +557,6 @@ class Stats:
         )
 
 
-#: the element types of a list of Stats whose text its records' make
-_ONLY_Stats: frozenset[type] = frozenset({Stats})
-
-
 _SET_Stats: tuple[Any, ...] = rt.slot_setters(Stats, ('received_count', 'total_contacts', '_json'))
 
 
@@ -626,7 +590,7 @@ class MessageStats:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stats": ', v.json_text(v.export_value(self.stats)), '}'))
+            text = ''.join(('{"stats": ', (self.stats._json_text() if type(self.stats) is Stats else v.json_text(v.export_value(self.stats))), '}'))
             _SET_MessageStats[1](self, text)
         return text
 
@@ -636,10 +600,6 @@ class MessageStats:
         return _new_MessageStats(
             stats=Stats.load(d['stats'], path + '.stats', ep),
         )
-
-
-#: the element types of a list of MessageStats whose text its records' make
-_ONLY_MessageStats: frozenset[type] = frozenset({MessageStats})
 
 
 _SET_MessageStats: tuple[Any, ...] = rt.slot_setters(MessageStats, ('stats', '_json'))

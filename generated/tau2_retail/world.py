@@ -108,7 +108,7 @@ class Variant:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.json_text(v.export_value(self.options)), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
             _SET_Variant[4](self, text)
         return text
 
@@ -121,10 +121,6 @@ class Variant:
             available=v.want_bool(d['available'], path + '.available'),
             price=v.want_float(d['price'], path + '.price'),
         )
-
-
-#: the element types of a list of Variant whose text its records' make
-_ONLY_Variant: frozenset[type] = frozenset({Variant})
 
 
 _SET_Variant: tuple[Any, ...] = rt.slot_setters(Variant, ('item_id', 'options', 'available', 'price', '_json'))
@@ -176,10 +172,6 @@ class UserName:
             first_name=v.want_str(d['first_name'], path + '.first_name'),
             last_name=v.want_str(d['last_name'], path + '.last_name'),
         )
-
-
-#: the element types of a list of UserName whose text its records' make
-_ONLY_UserName: frozenset[type] = frozenset({UserName})
 
 
 _SET_UserName: tuple[Any, ...] = rt.slot_setters(UserName, ('first_name', 'last_name', '_json'))
@@ -247,10 +239,6 @@ class Address:
         )
 
 
-#: the element types of a list of Address whose text its records' make
-_ONLY_Address: frozenset[type] = frozenset({Address})
-
-
 _SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
 
 
@@ -308,10 +296,6 @@ class CreditCard:
         )
 
 
-#: the element types of a list of CreditCard whose text its records' make
-_ONLY_CreditCard: frozenset[type] = frozenset({CreditCard})
-
-
 _SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
 
 
@@ -362,10 +346,6 @@ class GiftCard:
         )
 
 
-#: the element types of a list of GiftCard whose text its records' make
-_ONLY_GiftCard: frozenset[type] = frozenset({GiftCard})
-
-
 _SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
 
 
@@ -409,10 +389,6 @@ class Paypal:
         return _new_Paypal(
             id_=v.want_str(d['id'], path + '.id'),
         )
-
-
-#: the element types of a list of Paypal whose text its records' make
-_ONLY_Paypal: frozenset[type] = frozenset({Paypal})
 
 
 _SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', '_json'))
@@ -459,7 +435,7 @@ class OrderItem:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(v.export_value(self.options)), '}'))
+            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -473,10 +449,6 @@ class OrderItem:
             price=v.want_float(d['price'], path + '.price'),
             options=v.want_map(d['options'], path + '.options', (lambda x, p: v.want_str(x, p)), (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of OrderItem whose text its records' make
-_ONLY_OrderItem: frozenset[type] = frozenset({OrderItem})
 
 
 _SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
@@ -518,7 +490,7 @@ class Fulfillment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', ('[' + ', '.join(map(v.str_text, self.tracking_id)) + ']' if type(self.tracking_id) is tuple and v.JUST_STR.issuperset(map(type, self.tracking_id)) else v.json_text(v.export_value(self.tracking_id))), ', "item_ids": ', ('[' + ', '.join(map(v.str_text, self.item_ids)) + ']' if type(self.item_ids) is tuple and v.JUST_STR.issuperset(map(type, self.item_ids)) else v.json_text(v.export_value(self.item_ids))), '}'))
+            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -529,10 +501,6 @@ class Fulfillment:
             tracking_id=v.want_list(d['tracking_id'], path + '.tracking_id', (lambda x, p: v.want_str(x, p))),
             item_ids=v.want_list(d['item_ids'], path + '.item_ids', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of Fulfillment whose text its records' make
-_ONLY_Fulfillment: frozenset[type] = frozenset({Fulfillment})
 
 
 _SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(Fulfillment, ('tracking_id', 'item_ids', '_json'))
@@ -574,7 +542,7 @@ class OrderPayment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
+            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if self.transaction_type is None or type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -586,10 +554,6 @@ class OrderPayment:
             amount=v.want_float(d['amount'], path + '.amount'),
             payment_method_id=v.want_str(d['payment_method_id'], path + '.payment_method_id'),
         )
-
-
-#: the element types of a list of OrderPayment whose text its records' make
-_ONLY_OrderPayment: frozenset[type] = frozenset({OrderPayment})
 
 
 _SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
@@ -617,9 +581,9 @@ class Product(Row):
         ('variants', 'variants', lambda value: v.export_value(value), True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
-        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
-        None,
+        v.json_text,
+        v.json_text,
+        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + x0._json_text() for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) is Variant for k0, x0 in value.items()])) else v.json_text(v.export_value(value))),
     )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
@@ -670,12 +634,12 @@ class User(Row):
         ('orders', 'orders', lambda value: v.export_value(value), True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
-        None,
-        None,
-        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
-        None,
-        lambda value: ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value))),
+        v.json_text,
+        lambda value: (value._json_text() if type(value) is UserName else v.json_text(v.export_value(value))),
+        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
+        v.json_text,
+        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
+        v.json_text,
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -746,20 +710,20 @@ class Order(Row):
         ('return_payment_method_id', 'return_payment_method_id', None, True),
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
-        lambda value: (v.str_text(value) if type(value) is str else v.json_text(value)),
-        None,
-        None,
-        lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderItem.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
-        lambda value: (_T11_OrderStatus[value] if type(value) is OrderStatus else v.json_text(v.export_value(value))),
-        lambda value: '[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if type(value) is tuple and _ONLY_Fulfillment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
-        lambda value: '[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if type(value) is tuple and _ONLY_OrderPayment.issuperset(map(type, value)) else v.json_text(v.export_value(value)),
-        lambda value: ('null' if value is None else (_T12_CancelReason[value] if type(value) is CancelReason else v.json_text(v.export_value(value)))),
-        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
-        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
-        lambda value: ('null' if value is None else (v.str_text(value) if type(value) is str else v.json_text(value))),
-        lambda value: ('null' if value is None else v.number_text(value)),
-        lambda value: ('null' if value is None else ('[' + ', '.join(map(v.str_text, value)) + ']' if type(value) is tuple and v.JUST_STR.issuperset(map(type, value)) else v.json_text(v.export_value(value)))),
-        lambda value: ('null' if value is None else (v.str_text(value) if type(value) is str else v.json_text(value))),
+        v.json_text,
+        v.json_text,
+        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(OrderItem._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderItem for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: (_T11_OrderStatus[value] if value is None or type(value) is OrderStatus else v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is Fulfillment for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: ('[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderPayment for x0 in value])) else v.json_text(v.export_value(value))),
+        lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
+        v.json_text,
     )
 
     def __init__(self, *, order_id: str, user_id: str, address: Address, items: tuple[OrderItem, ...], status: OrderStatus, fulfillments: tuple[Fulfillment, ...], payment_history: tuple[OrderPayment, ...], cancel_reason: CancelReason | None, exchange_items: tuple[str, ...] | None, exchange_new_items: tuple[str, ...] | None, exchange_payment_method_id: str | None, exchange_price_difference: int | float | None, return_items: tuple[str, ...] | None, return_payment_method_id: str | None) -> None:

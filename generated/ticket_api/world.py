@@ -62,10 +62,6 @@ class Status:
         )
 
 
-#: the element types of a list of Status whose text its records' make
-_ONLY_Status: frozenset[type] = frozenset({Status})
-
-
 _SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
 
 
@@ -110,10 +106,6 @@ class Success:
         )
 
 
-#: the element types of a list of Success whose text its records' make
-_ONLY_Success: frozenset[type] = frozenset({Success})
-
-
 _SET_Success: tuple[Any, ...] = rt.slot_setters(Success, ('success', '_json'))
 
 
@@ -156,10 +148,6 @@ class LoginStatus:
         return _new_LoginStatus(
             login_status=v.want_bool(d['login_status'], path + '.login_status'),
         )
-
-
-#: the element types of a list of LoginStatus whose text its records' make
-_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))

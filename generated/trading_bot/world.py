@@ -62,10 +62,6 @@ class Status:
         )
 
 
-#: the element types of a list of Status whose text its records' make
-_ONLY_Status: frozenset[type] = frozenset({Status})
-
-
 _SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
 
 
@@ -108,10 +104,6 @@ class LoginStatus:
         return _new_LoginStatus(
             status=v.want_bool(d['status'], path + '.status'),
         )
-
-
-#: the element types of a list of LoginStatus whose text its records' make
-_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
 
 
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
@@ -158,10 +150,6 @@ class CurrentTime:
         )
 
 
-#: the element types of a list of CurrentTime whose text its records' make
-_ONLY_CurrentTime: frozenset[type] = frozenset({CurrentTime})
-
-
 _SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(CurrentTime, ('current_time', '_json'))
 
 
@@ -204,10 +192,6 @@ class Symbol:
         return _new_Symbol(
             symbol=v.want_str(d['symbol'], path + '.symbol'),
         )
-
-
-#: the element types of a list of Symbol whose text its records' make
-_ONLY_Symbol: frozenset[type] = frozenset({Symbol})
 
 
 _SET_Symbol: tuple[Any, ...] = rt.slot_setters(Symbol, ('symbol', '_json'))
@@ -256,10 +240,6 @@ class Cancelled:
             order_id=v.want_int(d['order_id'], path + '.order_id'),
             status=v.want_str(d['status'], path + '.status'),
         )
-
-
-#: the element types of a list of Cancelled whose text its records' make
-_ONLY_Cancelled: frozenset[type] = frozenset({Cancelled})
 
 
 _SET_Cancelled: tuple[Any, ...] = rt.slot_setters(Cancelled, ('order_id', 'status', '_json'))
@@ -321,10 +301,6 @@ class Placed:
             price=v.want_float(d['price'], path + '.price'),
             amount=v.want_int(d['amount'], path + '.amount'),
         )
-
-
-#: the element types of a list of Placed whose text its records' make
-_ONLY_Placed: frozenset[type] = frozenset({Placed})
 
 
 _SET_Placed: tuple[Any, ...] = rt.slot_setters(Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
@@ -401,7 +377,7 @@ class StockList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', ('[' + ', '.join(map(v.str_text, self.stock_list)) + ']' if type(self.stock_list) is tuple and v.JUST_STR.issuperset(map(type, self.stock_list)) else v.json_text(v.export_value(self.stock_list))), '}'))
+            text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
             _SET_StockList[1](self, text)
         return text
 
@@ -411,10 +387,6 @@ class StockList:
         return _new_StockList(
             stock_list=v.want_list(d['stock_list'], path + '.stock_list', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of StockList whose text its records' make
-_ONLY_StockList: frozenset[type] = frozenset({StockList})
 
 
 _SET_StockList: tuple[Any, ...] = rt.slot_setters(StockList, ('stock_list', '_json'))
@@ -449,7 +421,7 @@ class FilteredStocks:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', ('[' + ', '.join(map(v.str_text, self.filtered_stocks)) + ']' if type(self.filtered_stocks) is tuple and v.JUST_STR.issuperset(map(type, self.filtered_stocks)) else v.json_text(v.export_value(self.filtered_stocks))), '}'))
+            text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -459,10 +431,6 @@ class FilteredStocks:
         return _new_FilteredStocks(
             filtered_stocks=v.want_list(d['filtered_stocks'], path + '.filtered_stocks', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of FilteredStocks whose text its records' make
-_ONLY_FilteredStocks: frozenset[type] = frozenset({FilteredStocks})
 
 
 _SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(FilteredStocks, ('filtered_stocks', '_json'))
@@ -497,7 +465,7 @@ class Watchlist:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', ('[' + ', '.join(map(v.str_text, self.watchlist)) + ']' if type(self.watchlist) is tuple and v.JUST_STR.issuperset(map(type, self.watchlist)) else v.json_text(v.export_value(self.watchlist))), '}'))
+            text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
             _SET_Watchlist[1](self, text)
         return text
 
@@ -507,10 +475,6 @@ class Watchlist:
         return _new_Watchlist(
             watchlist=v.want_list(d['watchlist'], path + '.watchlist', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of Watchlist whose text its records' make
-_ONLY_Watchlist: frozenset[type] = frozenset({Watchlist})
 
 
 _SET_Watchlist: tuple[Any, ...] = rt.slot_setters(Watchlist, ('watchlist', '_json'))
@@ -555,10 +519,6 @@ class Notification:
         return _new_Notification(
             notification=v.want_str(d['notification'], path + '.notification'),
         )
-
-
-#: the element types of a list of Notification whose text its records' make
-_ONLY_Notification: frozenset[type] = frozenset({Notification})
 
 
 _SET_Notification: tuple[Any, ...] = rt.slot_setters(Notification, ('notification', '_json'))

@@ -74,10 +74,6 @@ class Token:
         )
 
 
-#: the element types of a list of Token whose text its records' make
-_ONLY_Token: frozenset[type] = frozenset({Token})
-
-
 _SET_Token: tuple[Any, ...] = rt.slot_setters(Token, ('expires_in', 'access_token', 'token_type', 'scope', '_json'))
 
 
@@ -125,10 +121,6 @@ class LoginStatus:
         )
 
 
-#: the element types of a list of LoginStatus whose text its records' make
-_ONLY_LoginStatus: frozenset[type] = frozenset({LoginStatus})
-
-
 _SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
 
 
@@ -171,10 +163,6 @@ class FiscalYear:
         return _new_FiscalYear(
             budget_fiscal_year=v.want_str(d['budget_fiscal_year'], path + '.budget_fiscal_year'),
         )
-
-
-#: the element types of a list of FiscalYear whose text its records' make
-_ONLY_FiscalYear: frozenset[type] = frozenset({FiscalYear})
 
 
 _SET_FiscalYear: tuple[Any, ...] = rt.slot_setters(FiscalYear, ('budget_fiscal_year', '_json'))
@@ -221,10 +209,6 @@ class CardId:
         )
 
 
-#: the element types of a list of CardId whose text its records' make
-_ONLY_CardId: frozenset[type] = frozenset({CardId})
-
-
 _SET_CardId: tuple[Any, ...] = rt.slot_setters(CardId, ('card_id', '_json'))
 
 
@@ -257,7 +241,7 @@ class CostList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"travel_cost_list": ', v.json_text(v.export_value(self.travel_cost_list)), '}'))
+            text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
             _SET_CostList[1](self, text)
         return text
 
@@ -267,10 +251,6 @@ class CostList:
         return _new_CostList(
             travel_cost_list=v.want_list(d['travel_cost_list'], path + '.travel_cost_list', (lambda x, p: v.want_float(x, p))),
         )
-
-
-#: the element types of a list of CostList whose text its records' make
-_ONLY_CostList: frozenset[type] = frozenset({CostList})
 
 
 _SET_CostList: tuple[Any, ...] = rt.slot_setters(CostList, ('travel_cost_list', '_json'))
@@ -536,10 +516,6 @@ class Cancellation:
         )
 
 
-#: the element types of a list of Cancellation whose text its records' make
-_ONLY_Cancellation: frozenset[type] = frozenset({Cancellation})
-
-
 _SET_Cancellation: tuple[Any, ...] = rt.slot_setters(Cancellation, ('cancel_status', 'error', '_json'))
 
 
@@ -583,10 +559,6 @@ class ExchangedValue:
         return _new_ExchangedValue(
             exchanged_value=v.want_float(d['exchanged_value'], path + '.exchanged_value'),
         )
-
-
-#: the element types of a list of ExchangedValue whose text its records' make
-_ONLY_ExchangedValue: frozenset[type] = frozenset({ExchangedValue})
 
 
 _SET_ExchangedValue: tuple[Any, ...] = rt.slot_setters(ExchangedValue, ('exchanged_value', '_json'))
@@ -637,10 +609,6 @@ class Verification:
         )
 
 
-#: the element types of a list of Verification whose text its records' make
-_ONLY_Verification: frozenset[type] = frozenset({Verification})
-
-
 _SET_Verification: tuple[Any, ...] = rt.slot_setters(Verification, ('verification_status', 'verification_failure', '_json'))
 
 
@@ -686,10 +654,6 @@ class BudgetLimit:
         )
 
 
-#: the element types of a list of BudgetLimit whose text its records' make
-_ONLY_BudgetLimit: frozenset[type] = frozenset({BudgetLimit})
-
-
 _SET_BudgetLimit: tuple[Any, ...] = rt.slot_setters(BudgetLimit, ('budget_limit', '_json'))
 
 
@@ -732,10 +696,6 @@ class NearestAirport:
         return _new_NearestAirport(
             nearest_airport=v.want_str(d['nearest_airport'], path + '.nearest_airport'),
         )
-
-
-#: the element types of a list of NearestAirport whose text its records' make
-_ONLY_NearestAirport: frozenset[type] = frozenset({NearestAirport})
 
 
 _SET_NearestAirport: tuple[Any, ...] = rt.slot_setters(NearestAirport, ('nearest_airport', '_json'))
@@ -790,10 +750,6 @@ class Insurance:
         )
 
 
-#: the element types of a list of Insurance whose text its records' make
-_ONLY_Insurance: frozenset[type] = frozenset({Insurance})
-
-
 _SET_Insurance: tuple[Any, ...] = rt.slot_setters(Insurance, ('insurance_id', 'insurance_status', 'error', '_json'))
 
 
@@ -838,10 +794,6 @@ class SupportMessage:
         return _new_SupportMessage(
             customer_support_message=v.want_str(d['customer_support_message'], path + '.customer_support_message'),
         )
-
-
-#: the element types of a list of SupportMessage whose text its records' make
-_ONLY_SupportMessage: frozenset[type] = frozenset({SupportMessage})
 
 
 _SET_SupportMessage: tuple[Any, ...] = rt.slot_setters(SupportMessage, ('customer_support_message', '_json'))

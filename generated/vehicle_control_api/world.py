@@ -70,10 +70,6 @@ class EngineStatus:
         )
 
 
-#: the element types of a list of EngineStatus whose text its records' make
-_ONLY_EngineStatus: frozenset[type] = frozenset({EngineStatus})
-
-
 _SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
 
 
@@ -118,10 +114,6 @@ class FuelLevel:
         return _new_FuelLevel(
             fuelLevel=v.want_number(d['fuelLevel'], path + '.fuelLevel'),
         )
-
-
-#: the element types of a list of FuelLevel whose text its records' make
-_ONLY_FuelLevel: frozenset[type] = frozenset({FuelLevel})
 
 
 _SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(FuelLevel, ('fuelLevel', '_json'))
@@ -172,10 +164,6 @@ class LockStatus:
         )
 
 
-#: the element types of a list of LockStatus whose text its records' make
-_ONLY_LockStatus: frozenset[type] = frozenset({LockStatus})
-
-
 _SET_LockStatus: tuple[Any, ...] = rt.slot_setters(LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
 
 
@@ -215,7 +203,7 @@ class Climate:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', ('null' if self.climateMode is None else (v.str_text(self.climateMode) if type(self.climateMode) is str else v.json_text(self.climateMode))), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
+            text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', v.json_text(self.climateMode), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
             _SET_Climate[3](self, text)
         return text
 
@@ -227,10 +215,6 @@ class Climate:
             climateMode=(v.want_optional(d['climateMode'], path + '.climateMode', (lambda x, p: v.want_str(x, p))) if 'climateMode' in d else None),
             humidityLevel=v.want_number(d['humidityLevel'], path + '.humidityLevel'),
         )
-
-
-#: the element types of a list of Climate whose text its records' make
-_ONLY_Climate: frozenset[type] = frozenset({Climate})
 
 
 _SET_Climate: tuple[Any, ...] = rt.slot_setters(Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
@@ -279,10 +263,6 @@ class OutsideTemperature:
         )
 
 
-#: the element types of a list of OutsideTemperature whose text its records' make
-_ONLY_OutsideTemperature: frozenset[type] = frozenset({OutsideTemperature})
-
-
 _SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(OutsideTemperature, ('outsideTemperature', '_json'))
 
 
@@ -325,10 +305,6 @@ class Headlights:
         return _new_Headlights(
             headlightStatus=v.want_str(d['headlightStatus'], path + '.headlightStatus'),
         )
-
-
-#: the element types of a list of Headlights whose text its records' make
-_ONLY_Headlights: frozenset[type] = frozenset({Headlights})
 
 
 _SET_Headlights: tuple[Any, ...] = rt.slot_setters(Headlights, ('headlightStatus', '_json'))
@@ -383,10 +359,6 @@ class ParkingBrake:
         )
 
 
-#: the element types of a list of ParkingBrake whose text its records' make
-_ONLY_ParkingBrake: frozenset[type] = frozenset({ParkingBrake})
-
-
 _SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
 
 
@@ -435,10 +407,6 @@ class BrakePedal:
             brakePedalStatus=v.want_str(d['brakePedalStatus'], path + '.brakePedalStatus'),
             brakePedalForce=v.want_float(d['brakePedalForce'], path + '.brakePedalForce'),
         )
-
-
-#: the element types of a list of BrakePedal whose text its records' make
-_ONLY_BrakePedal: frozenset[type] = frozenset({BrakePedal})
 
 
 _SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
@@ -494,10 +462,6 @@ class Cruise:
         )
 
 
-#: the element types of a list of Cruise whose text its records' make
-_ONLY_Cruise: frozenset[type] = frozenset({Cruise})
-
-
 _SET_Cruise: tuple[Any, ...] = rt.slot_setters(Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
 
 
@@ -544,10 +508,6 @@ class Speed:
         )
 
 
-#: the element types of a list of Speed whose text its records' make
-_ONLY_Speed: frozenset[type] = frozenset({Speed})
-
-
 _SET_Speed: tuple[Any, ...] = rt.slot_setters(Speed, ('currentSpeed', '_json'))
 
 
@@ -580,7 +540,7 @@ class Log:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"log": ', ('[' + ', '.join(map(v.str_text, self.log)) + ']' if type(self.log) is tuple and v.JUST_STR.issuperset(map(type, self.log)) else v.json_text(v.export_value(self.log))), '}'))
+            text = ''.join(('{"log": ', v.json_text(self.log), '}'))
             _SET_Log[1](self, text)
         return text
 
@@ -590,10 +550,6 @@ class Log:
         return _new_Log(
             log=v.want_list(d['log'], path + '.log', (lambda x, p: v.want_str(x, p))),
         )
-
-
-#: the element types of a list of Log whose text its records' make
-_ONLY_Log: frozenset[type] = frozenset({Log})
 
 
 _SET_Log: tuple[Any, ...] = rt.slot_setters(Log, ('log', '_json'))
@@ -640,10 +596,6 @@ class Feasibility:
         )
 
 
-#: the element types of a list of Feasibility whose text its records' make
-_ONLY_Feasibility: frozenset[type] = frozenset({Feasibility})
-
-
 _SET_Feasibility: tuple[Any, ...] = rt.slot_setters(Feasibility, ('canDrive', '_json'))
 
 
@@ -686,10 +638,6 @@ class Gallons:
         return _new_Gallons(
             gallon=v.want_float(d['gallon'], path + '.gallon'),
         )
-
-
-#: the element types of a list of Gallons whose text its records' make
-_ONLY_Gallons: frozenset[type] = frozenset({Gallons})
 
 
 _SET_Gallons: tuple[Any, ...] = rt.slot_setters(Gallons, ('gallon', '_json'))
@@ -736,10 +684,6 @@ class Liters:
         )
 
 
-#: the element types of a list of Liters whose text its records' make
-_ONLY_Liters: frozenset[type] = frozenset({Liters})
-
-
 _SET_Liters: tuple[Any, ...] = rt.slot_setters(Liters, ('liter', '_json'))
 
 
@@ -782,10 +726,6 @@ class Distance:
         return _new_Distance(
             distance=v.want_float(d['distance'], path + '.distance'),
         )
-
-
-#: the element types of a list of Distance whose text its records' make
-_ONLY_Distance: frozenset[type] = frozenset({Distance})
 
 
 _SET_Distance: tuple[Any, ...] = rt.slot_setters(Distance, ('distance', '_json'))
@@ -832,10 +772,6 @@ class Zipcode:
         )
 
 
-#: the element types of a list of Zipcode whose text its records' make
-_ONLY_Zipcode: frozenset[type] = frozenset({Zipcode})
-
-
 _SET_Zipcode: tuple[Any, ...] = rt.slot_setters(Zipcode, ('zipcode', '_json'))
 
 
@@ -878,10 +814,6 @@ class Navigation:
         return _new_Navigation(
             status=v.want_str(d['status'], path + '.status'),
         )
-
-
-#: the element types of a list of Navigation whose text its records' make
-_ONLY_Navigation: frozenset[type] = frozenset({Navigation})
 
 
 _SET_Navigation: tuple[Any, ...] = rt.slot_setters(Navigation, ('status', '_json'))
@@ -984,10 +916,6 @@ class TireShop:
         return _new_TireShop(
             shopLocation=v.want_str(d['shopLocation'], path + '.shopLocation'),
         )
-
-
-#: the element types of a list of TireShop whose text its records' make
-_ONLY_TireShop: frozenset[type] = frozenset({TireShop})
 
 
 _SET_TireShop: tuple[Any, ...] = rt.slot_setters(TireShop, ('shopLocation', '_json'))
