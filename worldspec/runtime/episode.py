@@ -207,6 +207,7 @@ class Row:
             else:
                 stale = self._stale
                 if stale:  # the fields changed since the fragments were made (one bit each)
+                    # _Layout.refresh written out: this is every write's result, a call less
                     steps, attrs = layout.steps, layout.attrs
                     while stale:
                         low = stale & -stale
