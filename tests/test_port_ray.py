@@ -60,14 +60,16 @@ def _classes(folder: Path) -> Path:
 
 def _without_clock(summary: dict[str, Any], folder: Path) -> str:
     """The summary without wall-clock durations and what depends on the exact sequences run
-    (the calls made and the lenient-original notes: hypothesis' examples are not the same
-    call for call from one process to another), with the folder written as DIR."""
+    (the calls made, the lenient-original and refused-otherwise notes with their counts and
+    examples: hypothesis' examples are not the same call for call from one process to
+    another), with the folder written as DIR."""
     for detail in summary.get("classes", []):
         assert detail["calls_compared"] > 100
         detail.pop("calls_compared")
         detail["compare"].pop("seconds")
         detail["compare"].pop("calls")
         detail["compare"].pop("lenient_original")
+        detail["compare"].pop("refused_otherwise")
         for step in detail["history"]:
             step.pop("calls", None)
     summary.pop("journal", None)
