@@ -15,8 +15,6 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import hashlib
 import json
 import operator
 import random
@@ -263,6 +261,8 @@ class Row:
         """
         cached = self._digest
         if cached is None:
+            import hashlib  # here, not at the top: OpenSSL's costs a world's import ~4 ms
+
             layout = self._CANONICAL
             if layout is not None and (self._cparts is not None or self._frags is not None):
                 text = ",".join(self._fragments(layout))
@@ -410,6 +410,8 @@ class Table(Generic[R]):
                 parts = [None]
             if None in parts:
                 parts = [r.digest() for r in rows]
+            import hashlib
+
             self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
         return self._digest
 
@@ -1062,6 +1064,8 @@ class Episode:
 
     def state_hash(self) -> str:
         """SHA-256 of the state: stable across processes and machines."""
+        import hashlib
+
         h = hashlib.sha256()
         key = (id(self.state), self._state_version)
         if self._state_cache is None or self._state_cache[0] != key:
@@ -1250,6 +1254,8 @@ class Episode:
                         f"{_given(value)}")
 
     def _unknown_task(self, method: str, task: str) -> KeyError:
+        import difflib
+
         close = difflib.get_close_matches(task, list(self.TASKS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return KeyError(f"{self._method(method)}: world {self.WORLD} has no task {task!r}"
