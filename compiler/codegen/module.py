@@ -135,20 +135,23 @@ class WorldGenerator:
         cls = self.tables.class_name(rec.name)
         fields = list(rec.fields.values())
         if rec.kind == "record":
-            # the dataclass's own __init__ sets each field through object.__setattr__ (it is
-            # frozen); the slots' own setters, called directly, take half the time
-            lines = ["@dataclasses.dataclass(frozen=True, slots=True, init=False)",
-                     f"class {cls}:",
-                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), ""]
+            # a frozen value with slots, as @dataclass(frozen=True, slots=True) made it, its
+            # methods written out (the dataclass's import and making of each class were most
+            # of a world's import; rt.Record makes it frozen). Its fields are set through the
+            # slots' own setters, called directly: half the time of object.__setattr__
+            names = [py_name(f.name) for f in fields]
+            slots = [*names, "_json"] if self.tables.has_text(rec.name) else names
+            lines = [f"class {cls}(rt.Record):",
+                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), "",
+                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}",
+                     f"{_INDENT}__match_args__ = {_tuple_literal(names)}", ""]
             for f in fields:
                 lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
-            slots = [py_name(f.name) for f in fields]
-            if self.tables.has_text(rec.name):
+            if "_json" in slots:
                 lines += [f"{_INDENT}#: the record's JSON text, made once (the record is "
                           "immutable)",
-                          f"{_INDENT}_json: str | None = dataclasses.field(default=None, "
-                          "init=False, repr=False, compare=False)"]
-                slots.append("_json")
+                          f"{_INDENT}_json: str | None"]
+            lines += self.record_methods(names)
             lines += ["", f"{_INDENT}def __init__(self"
                       + "".join(f", {py_name(f.name)}: {self.tables.annotation(f.type)}"
                                 for f in fields) + ") -> None:"]
@@ -232,6 +235,22 @@ class WorldGenerator:
         if rec.kind == "record":
             lines += ["", "", *after]
         return "\n".join(line for line in lines)
+
+    def record_methods(self, names: list[str]) -> list[str]:
+        """A record's ``__eq__`` (same class, equal fields), ``__hash__`` (of the fields)
+        and ``__repr__`` (``Name(field=value, ...)``), as a frozen dataclass makes them; its
+        JSON text is no field of it."""
+        mine = _tuple_literal([f"self.{name}" for name in names], quote=False)
+        other = _tuple_literal([f"other.{name}" for name in names], quote=False)
+        shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
+        return ["", f"{_INDENT}def __eq__(self, other: Any) -> bool:",
+                f"{_INDENT * 2}if other.__class__ is self.__class__:",
+                f"{_INDENT * 3}return {mine} == {other}",
+                f"{_INDENT * 2}return NotImplemented",
+                "", f"{_INDENT}def __hash__(self) -> int:",
+                f"{_INDENT * 2}return hash({mine})",
+                "", f"{_INDENT}def __repr__(self) -> str:",
+                f"{_INDENT * 2}return f'{{self.__class__.__qualname__}}({shown})'"]
 
     def record_text(self, rec: RecordInfo) -> list[str]:
         """``_json_text()``: ``json.dumps(self.export())``, made once and kept on the record
@@ -842,6 +861,13 @@ _ENUM_TEXTS = re.compile(r"_T[0-9]+_\w+")
 def _set_literal(names: list[str]) -> str:
     """A set display of names in the given order (deterministic text), or ``()``."""
     return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
+
+
+def _tuple_literal(items: list[str], *, quote: bool = True) -> str:
+    """A tuple display of ``items`` (as string literals, or as they are when ``quote`` is
+    false): ``()``, ``('a',)``, ``('a', 'b')``."""
+    shown = [repr(x) if quote else x for x in items]
+    return f"({shown[0]},)" if len(shown) == 1 else "(" + ", ".join(shown) + ")"
 
 
 def _plain_str(typ: t.Type) -> bool:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -78,16 +77,29 @@ _E15_TransactionType_refund: TransactionType = TransactionType.refund
 _T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Variant:
+class Variant(rt.Record):
     'One purchasable option of a product.'
+
+    __slots__ = ('item_id', 'options', 'available', 'price', '_json')
+    __match_args__ = ('item_id', 'options', 'available', 'price')
 
     item_id: str
     options: dict[str, str]
     available: bool
     price: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.item_id, self.options, self.available, self.price) == (other.item_id, other.options, other.available, other.price)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.item_id, self.options, self.available, self.price))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(item_id={self.item_id!r}, options={self.options!r}, available={self.available!r}, price={self.price!r})'
 
     def __init__(self, item_id: str, options: dict[str, str], available: bool, price: float) -> None:
         _set = _SET_Variant
@@ -137,14 +149,27 @@ def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class UserName:
+class UserName(rt.Record):
     'The UserName record.'
+
+    __slots__ = ('first_name', 'last_name', '_json')
+    __match_args__ = ('first_name', 'last_name')
 
     first_name: str
     last_name: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.first_name, self.last_name) == (other.first_name, other.last_name)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.first_name, self.last_name))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(first_name={self.first_name!r}, last_name={self.last_name!r})'
 
     def __init__(self, first_name: str, last_name: str) -> None:
         _set = _SET_UserName
@@ -186,9 +211,11 @@ def _new_UserName(first_name: str, last_name: str) -> UserName:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Address:
+class Address(rt.Record):
     "A postal address (an order's or a user's)."
+
+    __slots__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json')
+    __match_args__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_')
 
     address1: str
     address2: str
@@ -197,7 +224,18 @@ class Address:
     state_: str
     zip_: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.address1, self.address2, self.city, self.country, self.state_, self.zip_) == (other.address1, other.address2, other.city, other.country, other.state_, other.zip_)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.address1, self.address2, self.city, self.country, self.state_, self.zip_))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, country={self.country!r}, state_={self.state_!r}, zip_={self.zip_!r})'
 
     def __init__(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> None:
         _set = _SET_Address
@@ -255,15 +293,28 @@ def _new_Address(address1: str, address2: str, city: str, country: str, state_: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CreditCard:
+class CreditCard(rt.Record):
     'The CreditCard record.'
+
+    __slots__ = ('id_', 'brand', 'last_four', '_json')
+    __match_args__ = ('id_', 'brand', 'last_four')
 
     id_: str
     brand: str
     last_four: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.brand, self.last_four))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
 
     def __init__(self, id_: str, brand: str, last_four: str) -> None:
         _set = _SET_CreditCard
@@ -309,14 +360,27 @@ def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class GiftCard:
+class GiftCard(rt.Record):
     'The GiftCard record.'
+
+    __slots__ = ('id_', 'balance', '_json')
+    __match_args__ = ('id_', 'balance')
 
     id_: str
     balance: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.balance) == (other.id_, other.balance)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.balance))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
 
     def __init__(self, id_: str, balance: float) -> None:
         _set = _SET_GiftCard
@@ -358,13 +422,26 @@ def _new_GiftCard(id_: str, balance: float) -> GiftCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Paypal:
+class Paypal(rt.Record):
     'The Paypal record.'
+
+    __slots__ = ('id_', '_json')
+    __match_args__ = ('id_',)
 
     id_: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_,) == (other.id_,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r})'
 
     def __init__(self, id_: str) -> None:
         _set = _SET_Paypal
@@ -402,9 +479,11 @@ def _new_Paypal(id_: str) -> Paypal:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderItem:
+class OrderItem(rt.Record):
     'One line of an order, with the price paid.'
+
+    __slots__ = ('name', 'product_id', 'item_id', 'price', 'options', '_json')
+    __match_args__ = ('name', 'product_id', 'item_id', 'price', 'options')
 
     name: str
     product_id: str
@@ -412,7 +491,18 @@ class OrderItem:
     price: float
     options: dict[str, str]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.product_id, self.item_id, self.price, self.options) == (other.name, other.product_id, other.item_id, other.price, other.options)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.product_id, self.item_id, self.price, self.options))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(name={self.name!r}, product_id={self.product_id!r}, item_id={self.item_id!r}, price={self.price!r}, options={self.options!r})'
 
     def __init__(self, name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> None:
         _set = _SET_OrderItem
@@ -466,14 +556,27 @@ def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, optio
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Fulfillment:
+class Fulfillment(rt.Record):
     'The Fulfillment record.'
+
+    __slots__ = ('tracking_id', 'item_ids', '_json')
+    __match_args__ = ('tracking_id', 'item_ids')
 
     tracking_id: tuple[str, ...]
     item_ids: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.tracking_id, self.item_ids) == (other.tracking_id, other.item_ids)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.tracking_id, self.item_ids))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(tracking_id={self.tracking_id!r}, item_ids={self.item_ids!r})'
 
     def __init__(self, tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> None:
         _set = _SET_Fulfillment
@@ -515,15 +618,28 @@ def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) ->
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderPayment:
+class OrderPayment(rt.Record):
     'The OrderPayment record.'
+
+    __slots__ = ('transaction_type', 'amount', 'payment_method_id', '_json')
+    __match_args__ = ('transaction_type', 'amount', 'payment_method_id')
 
     transaction_type: TransactionType
     amount: float
     payment_method_id: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transaction_type, self.amount, self.payment_method_id) == (other.transaction_type, other.amount, other.payment_method_id)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.transaction_type, self.amount, self.payment_method_id))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(transaction_type={self.transaction_type!r}, amount={self.amount!r}, payment_method_id={self.payment_method_id!r})'
 
     def __init__(self, transaction_type: TransactionType, amount: float, payment_method_id: str) -> None:
         _set = _SET_OrderPayment

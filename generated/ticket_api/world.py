@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,13 +28,26 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Status:
+class Status(rt.Record):
     'The Status record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: str) -> None:
         _set = _SET_Status
@@ -73,13 +85,26 @@ def _new_Status(status: str) -> Status:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Success:
+class Success(rt.Record):
     'The Success record.'
+
+    __slots__ = ('success', '_json')
+    __match_args__ = ('success',)
 
     success: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.success,) == (other.success,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.success,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(success={self.success!r})'
 
     def __init__(self, success: bool) -> None:
         _set = _SET_Success
@@ -117,13 +142,26 @@ def _new_Success(success: bool) -> Success:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('login_status', '_json')
+    __match_args__ = ('login_status',)
 
     login_status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.login_status,) == (other.login_status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.login_status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
 
     def __init__(self, login_status: bool) -> None:
         _set = _SET_LoginStatus

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,13 +28,26 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Status:
+class Status(rt.Record):
     'The Status record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: str) -> None:
         _set = _SET_Status
@@ -73,13 +85,26 @@ def _new_Status(status: str) -> Status:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: bool) -> None:
         _set = _SET_LoginStatus
@@ -117,13 +142,26 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CurrentTime:
+class CurrentTime(rt.Record):
     'The CurrentTime record.'
+
+    __slots__ = ('current_time', '_json')
+    __match_args__ = ('current_time',)
 
     current_time: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.current_time,) == (other.current_time,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.current_time,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(current_time={self.current_time!r})'
 
     def __init__(self, current_time: str) -> None:
         _set = _SET_CurrentTime
@@ -161,13 +199,26 @@ def _new_CurrentTime(current_time: str) -> CurrentTime:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Symbol:
+class Symbol(rt.Record):
     'The Symbol record.'
+
+    __slots__ = ('symbol', '_json')
+    __match_args__ = ('symbol',)
 
     symbol: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.symbol,) == (other.symbol,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.symbol,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(symbol={self.symbol!r})'
 
     def __init__(self, symbol: str) -> None:
         _set = _SET_Symbol
@@ -205,14 +256,27 @@ def _new_Symbol(symbol: str) -> Symbol:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cancelled:
+class Cancelled(rt.Record):
     'The Cancelled record.'
+
+    __slots__ = ('order_id', 'status', '_json')
+    __match_args__ = ('order_id', 'status')
 
     order_id: int
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order_id, self.status) == (other.order_id, other.status)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order_id, self.status))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, status={self.status!r})'
 
     def __init__(self, order_id: int, status: str) -> None:
         _set = _SET_Cancelled
@@ -254,9 +318,11 @@ def _new_Cancelled(order_id: int, status: str) -> Cancelled:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Placed:
+class Placed(rt.Record):
     'The Placed record.'
+
+    __slots__ = ('order_id', 'order_type', 'status', 'price', 'amount', '_json')
+    __match_args__ = ('order_id', 'order_type', 'status', 'price', 'amount')
 
     order_id: int
     order_type: str
@@ -264,7 +330,18 @@ class Placed:
     price: float
     amount: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order_id, self.order_type, self.status, self.price, self.amount) == (other.order_id, other.order_type, other.status, other.price, other.amount)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order_id, self.order_type, self.status, self.price, self.amount))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, order_type={self.order_type!r}, status={self.status!r}, price={self.price!r}, amount={self.amount!r})'
 
     def __init__(self, order_id: int, order_type: str, status: str, price: float, amount: int) -> None:
         _set = _SET_Placed
@@ -318,12 +395,25 @@ def _new_Placed(order_id: int, order_type: str, status: str, price: float, amoun
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Balance:
+class Balance(rt.Record):
     'The Balance record.'
+
+    __slots__ = ('status', 'new_balance')
+    __match_args__ = ('status', 'new_balance')
 
     status: str
     new_balance: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status, self.new_balance) == (other.status, other.new_balance)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.new_balance))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r}, new_balance={self.new_balance!r})'
 
     def __init__(self, status: str, new_balance: Any) -> None:
         _set = _SET_Balance
@@ -356,13 +446,26 @@ def _new_Balance(status: str, new_balance: Any) -> Balance:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class StockList:
+class StockList(rt.Record):
     'The StockList record.'
+
+    __slots__ = ('stock_list', '_json')
+    __match_args__ = ('stock_list',)
 
     stock_list: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.stock_list,) == (other.stock_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.stock_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(stock_list={self.stock_list!r})'
 
     def __init__(self, stock_list: tuple[str, ...]) -> None:
         _set = _SET_StockList
@@ -400,13 +503,26 @@ def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class FilteredStocks:
+class FilteredStocks(rt.Record):
     'The FilteredStocks record.'
+
+    __slots__ = ('filtered_stocks', '_json')
+    __match_args__ = ('filtered_stocks',)
 
     filtered_stocks: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.filtered_stocks,) == (other.filtered_stocks,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.filtered_stocks,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(filtered_stocks={self.filtered_stocks!r})'
 
     def __init__(self, filtered_stocks: tuple[str, ...]) -> None:
         _set = _SET_FilteredStocks
@@ -444,13 +560,26 @@ def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Watchlist:
+class Watchlist(rt.Record):
     'The Watchlist record.'
+
+    __slots__ = ('watchlist', '_json')
+    __match_args__ = ('watchlist',)
 
     watchlist: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.watchlist,) == (other.watchlist,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.watchlist,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(watchlist={self.watchlist!r})'
 
     def __init__(self, watchlist: tuple[str, ...]) -> None:
         _set = _SET_Watchlist
@@ -488,13 +617,26 @@ def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Notification:
+class Notification(rt.Record):
     'The Notification record.'
+
+    __slots__ = ('notification', '_json')
+    __match_args__ = ('notification',)
 
     notification: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.notification,) == (other.notification,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.notification,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(notification={self.notification!r})'
 
     def __init__(self, notification: str) -> None:
         _set = _SET_Notification

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,16 +28,29 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Token:
+class Token(rt.Record):
     "authenticate_travel's answer."
+
+    __slots__ = ('expires_in', 'access_token', 'token_type', 'scope', '_json')
+    __match_args__ = ('expires_in', 'access_token', 'token_type', 'scope')
 
     expires_in: int
     access_token: str
     token_type: str
     scope: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.expires_in, self.access_token, self.token_type, self.scope) == (other.expires_in, other.access_token, other.token_type, other.scope)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.expires_in, self.access_token, self.token_type, self.scope))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(expires_in={self.expires_in!r}, access_token={self.access_token!r}, token_type={self.token_type!r}, scope={self.scope!r})'
 
     def __init__(self, expires_in: int, access_token: str, token_type: str, scope: str) -> None:
         _set = _SET_Token
@@ -88,13 +100,26 @@ def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: bool) -> None:
         _set = _SET_LoginStatus
@@ -132,13 +157,26 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class FiscalYear:
+class FiscalYear(rt.Record):
     'The FiscalYear record.'
+
+    __slots__ = ('budget_fiscal_year', '_json')
+    __match_args__ = ('budget_fiscal_year',)
 
     budget_fiscal_year: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.budget_fiscal_year,) == (other.budget_fiscal_year,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.budget_fiscal_year,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(budget_fiscal_year={self.budget_fiscal_year!r})'
 
     def __init__(self, budget_fiscal_year: str) -> None:
         _set = _SET_FiscalYear
@@ -176,13 +214,26 @@ def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CardId:
+class CardId(rt.Record):
     'The CardId record.'
+
+    __slots__ = ('card_id', '_json')
+    __match_args__ = ('card_id',)
 
     card_id: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.card_id,) == (other.card_id,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.card_id,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(card_id={self.card_id!r})'
 
     def __init__(self, card_id: str) -> None:
         _set = _SET_CardId
@@ -220,13 +271,26 @@ def _new_CardId(card_id: str) -> CardId:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CostList:
+class CostList(rt.Record):
     'The CostList record.'
+
+    __slots__ = ('travel_cost_list', '_json')
+    __match_args__ = ('travel_cost_list',)
 
     travel_cost_list: tuple[float, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.travel_cost_list,) == (other.travel_cost_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.travel_cost_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(travel_cost_list={self.travel_cost_list!r})'
 
     def __init__(self, travel_cost_list: tuple[float, ...]) -> None:
         _set = _SET_CostList
@@ -264,11 +328,24 @@ def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CardBalance:
+class CardBalance(rt.Record):
     'The CardBalance record.'
 
+    __slots__ = ('card_balance',)
+    __match_args__ = ('card_balance',)
+
     card_balance: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.card_balance,) == (other.card_balance,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.card_balance,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(card_balance={self.card_balance!r})'
 
     def __init__(self, card_balance: Any) -> None:
         _set = _SET_CardBalance
@@ -297,15 +374,28 @@ def _new_CardBalance(card_balance: Any) -> CardBalance:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Booking:
+class Booking(rt.Record):
     'The Booking record.'
+
+    __slots__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
+    __match_args__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
 
     booking_id: str | None
     transaction_id: str | None
     booking_status: bool
     booking_history: dict[str, dict[str, Any]] | None
     error: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error) == (other.booking_id, other.transaction_id, other.booking_status, other.booking_history, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, transaction_id={self.transaction_id!r}, booking_status={self.booking_status!r}, booking_history={self.booking_history!r}, error={self.error!r})'
 
     def __init__(self, booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> None:
         _set = _SET_Booking
@@ -350,9 +440,11 @@ def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_sta
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Invoice:
+class Invoice(rt.Record):
     'The Invoice record.'
+
+    __slots__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
+    __match_args__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
 
     booking_id: str
     travel_date: Any
@@ -361,6 +453,17 @@ class Invoice:
     travel_class: Any
     travel_cost: Any
     transaction_id: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id) == (other.booking_id, other.travel_date, other.travel_from, other.travel_to, other.travel_class, other.travel_cost, other.transaction_id)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, travel_date={self.travel_date!r}, travel_from={self.travel_from!r}, travel_to={self.travel_to!r}, travel_class={self.travel_class!r}, travel_cost={self.travel_cost!r}, transaction_id={self.transaction_id!r})'
 
     def __init__(self, booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> None:
         _set = _SET_Invoice
@@ -413,11 +516,24 @@ def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class InvoiceResult:
+class InvoiceResult(rt.Record):
     'The InvoiceResult record.'
 
+    __slots__ = ('invoice',)
+    __match_args__ = ('invoice',)
+
     invoice: Invoice
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.invoice,) == (other.invoice,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.invoice,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(invoice={self.invoice!r})'
 
     def __init__(self, invoice: Invoice) -> None:
         _set = _SET_InvoiceResult
@@ -446,11 +562,24 @@ def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BookingHistory:
+class BookingHistory(rt.Record):
     'The BookingHistory record.'
 
+    __slots__ = ('booking_history',)
+    __match_args__ = ('booking_history',)
+
     booking_history: dict[str, dict[str, Any]]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_history,) == (other.booking_history,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_history,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_history={self.booking_history!r})'
 
     def __init__(self, booking_history: dict[str, dict[str, Any]]) -> None:
         _set = _SET_BookingHistory
@@ -479,14 +608,27 @@ def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHi
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cancellation:
+class Cancellation(rt.Record):
     'The Cancellation record.'
+
+    __slots__ = ('cancel_status', 'error', '_json')
+    __match_args__ = ('cancel_status', 'error')
 
     cancel_status: bool
     error: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.cancel_status, self.error) == (other.cancel_status, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.cancel_status, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(cancel_status={self.cancel_status!r}, error={self.error!r})'
 
     def __init__(self, cancel_status: bool, error: str | None) -> None:
         _set = _SET_Cancellation
@@ -528,13 +670,26 @@ def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ExchangedValue:
+class ExchangedValue(rt.Record):
     'The ExchangedValue record.'
+
+    __slots__ = ('exchanged_value', '_json')
+    __match_args__ = ('exchanged_value',)
 
     exchanged_value: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.exchanged_value,) == (other.exchanged_value,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.exchanged_value,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(exchanged_value={self.exchanged_value!r})'
 
     def __init__(self, exchanged_value: float) -> None:
         _set = _SET_ExchangedValue
@@ -572,14 +727,27 @@ def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Verification:
+class Verification(rt.Record):
     'The Verification record.'
+
+    __slots__ = ('verification_status', 'verification_failure', '_json')
+    __match_args__ = ('verification_status', 'verification_failure')
 
     verification_status: bool
     verification_failure: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.verification_status, self.verification_failure) == (other.verification_status, other.verification_failure)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.verification_status, self.verification_failure))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(verification_status={self.verification_status!r}, verification_failure={self.verification_failure!r})'
 
     def __init__(self, verification_status: bool, verification_failure: str | None) -> None:
         _set = _SET_Verification
@@ -621,13 +789,26 @@ def _new_Verification(verification_status: bool, verification_failure: str | Non
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BudgetLimit:
+class BudgetLimit(rt.Record):
     'The BudgetLimit record.'
+
+    __slots__ = ('budget_limit', '_json')
+    __match_args__ = ('budget_limit',)
 
     budget_limit: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.budget_limit,) == (other.budget_limit,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.budget_limit,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(budget_limit={self.budget_limit!r})'
 
     def __init__(self, budget_limit: float) -> None:
         _set = _SET_BudgetLimit
@@ -665,13 +846,26 @@ def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class NearestAirport:
+class NearestAirport(rt.Record):
     'The NearestAirport record.'
+
+    __slots__ = ('nearest_airport', '_json')
+    __match_args__ = ('nearest_airport',)
 
     nearest_airport: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.nearest_airport,) == (other.nearest_airport,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.nearest_airport,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(nearest_airport={self.nearest_airport!r})'
 
     def __init__(self, nearest_airport: str) -> None:
         _set = _SET_NearestAirport
@@ -709,15 +903,28 @@ def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Insurance:
+class Insurance(rt.Record):
     'The Insurance record.'
+
+    __slots__ = ('insurance_id', 'insurance_status', 'error', '_json')
+    __match_args__ = ('insurance_id', 'insurance_status', 'error')
 
     insurance_id: str | None
     insurance_status: bool
     error: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.insurance_id, self.insurance_status, self.error) == (other.insurance_id, other.insurance_status, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.insurance_id, self.insurance_status, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(insurance_id={self.insurance_id!r}, insurance_status={self.insurance_status!r}, error={self.error!r})'
 
     def __init__(self, insurance_id: str | None, insurance_status: bool, error: str | None) -> None:
         _set = _SET_Insurance
@@ -763,13 +970,26 @@ def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SupportMessage:
+class SupportMessage(rt.Record):
     'The SupportMessage record.'
+
+    __slots__ = ('customer_support_message', '_json')
+    __match_args__ = ('customer_support_message',)
 
     customer_support_message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.customer_support_message,) == (other.customer_support_message,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.customer_support_message,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(customer_support_message={self.customer_support_message!r})'
 
     def __init__(self, customer_support_message: str) -> None:
         _set = _SET_SupportMessage
@@ -807,11 +1027,24 @@ def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CreditCards:
+class CreditCards(rt.Record):
     'The CreditCards record.'
 
+    __slots__ = ('credit_card_list',)
+    __match_args__ = ('credit_card_list',)
+
     credit_card_list: dict[str, dict[str, Any]]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.credit_card_list,) == (other.credit_card_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.credit_card_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(credit_card_list={self.credit_card_list!r})'
 
     def __init__(self, credit_card_list: dict[str, dict[str, Any]]) -> None:
         _set = _SET_CreditCards

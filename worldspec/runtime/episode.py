@@ -19,7 +19,6 @@ import json
 import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -31,6 +30,9 @@ from worldspec.runtime.errors import (
     KeptError,
     ToolError,
 )
+
+# @dataclass as the standard one makes it, without importing dataclasses (see records.py)
+from worldspec.runtime.records import value_class as dataclass
 from worldspec.runtime.values import canonical_json, export_value, json_text
 from worldspec.runtime.values import quote as _quote
 

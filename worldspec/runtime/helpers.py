@@ -47,6 +47,7 @@ from worldspec.runtime.errors import (
     ToolError,
     WrongTypeError,
 )
+from worldspec.runtime.records import Record, replace_fields
 from worldspec.runtime.values import quote, type_name, want_date, want_datetime, want_json
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ __all__ = [
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
     "slot_setters", "arithmetic", "arithmetic_float",
+    # generated records (worldspec.runtime.records)
+    "Record", "replace_fields",
 ]
 
 T = TypeVar("T")
