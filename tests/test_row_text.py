@@ -426,8 +426,8 @@ def test_a_failed_write_puts_the_text_and_fragments_back(vault: type[Episode]) -
 
 
 def test_a_changed_field_is_marked_and_its_undo_exact(vault: type[Episode]) -> None:
-    """A write marks the field's fragment stale (one bit) and keeps the old fragment in its
-    undo entry; undoing the writes in any number brings back exactly the fragments of the
+    """A write marks the field's fragment stale (one bit) and keeps the fragments and stale
+    bits of then in its undo entry; undoing the writes in any number brings back exactly the fragments of the
     values restored, and the text is made again from the stale fields alone."""
     episode = _two_boxes(vault)
     box = episode.tables["boxes"].row("a")
@@ -447,17 +447,25 @@ def test_a_changed_field_is_marked_and_its_undo_exact(vault: type[Episode]) -> N
 
 
 def test_a_copy_keeps_the_text_and_changes_alone(vault: type[Episode]) -> None:
-    """A copy's rows keep their text (the same values) but no fragments; a write to the
-    copy changes neither the original's text nor its fragments."""
+    """A copy's rows keep their text and share its fragments (the same values; a fragment
+    list is never changed in place); a write to the copy makes the copy's text from a new
+    list with the changed field's fragment made again, and changes neither the original's
+    text nor its fragments."""
     episode = _two_boxes(vault)
     box = episode.tables["boxes"].row("a")
     text = box._result_text()
+    frags = box._frags
+    assert frags is not None
+    kept = list(frags)
     other = episode.copy()
     twin = other.tables["boxes"].row("a")
-    assert twin is not box and twin._text is text and twin._frags is None
+    assert twin is not box and twin._text is text and twin._frags is frags
     changed = other.call("set_name", {"box": "a", "name": "copy"})
     assert changed == json.dumps(twin.export()) and box._result_text() is text
-    assert box._frags == _fresh_fragments(box)
+    assert twin._frags is not frags and twin._frags == _fresh_fragments(twin)
+    assert box._frags is frags and frags == kept == _fresh_fragments(box)
+    name = type(box)._AT["name"][0]
+    assert [i for i, (a, b) in enumerate(zip(frags, twin._frags, strict=True)) if a != b] == [name]
 
 
 REFS = """\

@@ -165,30 +165,27 @@ class StatementCompiler:
         raise AssertionError(f"cannot assign to {type(target).__name__}")
 
     def set_row(self, entity: str, name: str, obj: str, value: str, node: n.Node) -> None:
-        """``ep._set_row(obj, field, value)``, inline: the row and the value are computed (in
-        that order), the undo entry logged with the row's digest, text and the field's text
-        fragment (whose bit in ``_stale`` marks it stale: ``Row._changed``), then the field
-        set and the digests of the entity's tables cleared."""
+        """``ep._set_row(obj, field, value)``, inline: the row is computed (into a local
+        unless it is one), the undo entry logged with the row's digest, text, text fragments
+        and their stale bits (``Row._put_back``), then the value computed and set, its
+        fragment marked stale, and the digests of the entity's tables cleared. A value
+        that fails leaves an undo entry that puts back what is there: harmless."""
         ep = self.env.ep
         field = py_name(name)
         fields = list(self.x.world.records[entity].fields)
         bit = 1 << fields.index(name)
-        row, new, frags, stale = (self.x.fresh(x) for x in ("row", "new", "frags", "stale"))
-        self.emit(f"{row} = {obj}", node)
+        row = obj if obj.isidentifier() else self.x.fresh("row")
+        if row != obj:
+            self.emit(f"{row} = {obj}", node)
         charged = _charged_value(value, ep)
-        if charged is None:
-            self.emit(f"{new} = {value}", node)
-        else:  # the value's charge, paid by two statements instead of a call of rt.each
-            self.emit(f"{new} = {charged}", node)
-            self.charge(f"len({new})", node)
-        self.emit(f"{frags} = {row}._frags", node)
-        self.emit(f"if {frags} is not None:", node)
-        self.emit(f"    {stale} = {row}._stale", node)
-        self.emit(f"    {row}._stale = {stale} | {bit}", node)
+        if charged is not None:  # the value's charge, paid by two statements, not rt.each
+            value = self.x.fresh("new")
+            self.emit(f"{value} = {charged}", node)
+            self.charge(f"len({value})", node)
         self.emit(f"{ep}._undo.append((0, {row}, {field!r}, {row}.{field}, {row}._digest, "
-                  f"{row}._text, None if {frags} is None or {stale} & {bit} else "
-                  f"{frags}[{fields.index(name)}]))", node)
-        self.emit(f"{row}.{field} = {new}", node)
+                  f"{row}._text, {row}._frags, {row}._stale))", node)
+        self.emit(f"{row}.{field} = {value}", node)
+        self.emit(f"{row}._stale |= {bit}", node)
         self.emit(f"{row}._digest = {row}._text = None", node)
         for state in self.x.world.state.values():
             if state.kind == "table" and state.entity == entity:

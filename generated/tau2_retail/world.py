@@ -591,6 +591,7 @@ class Product(Row):
         self.product_id = product_id
         self.variants = variants
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Product:
         other = Product.__new__(Product)
@@ -599,7 +600,9 @@ class Product(Row):
         other.variants = self.variants
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -650,6 +653,7 @@ class User(Row):
         self.payment_methods = payment_methods
         self.orders = orders
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -661,7 +665,9 @@ class User(Row):
         other.orders = self.orders
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -742,6 +748,7 @@ class Order(Row):
         self.return_items = return_items
         self.return_payment_method_id = return_payment_method_id
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -761,7 +768,9 @@ class Order(Row):
         other.return_payment_method_id = self.return_payment_method_id
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -944,8 +953,8 @@ class Tau2Retail(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row105 in rt.changed_rows(self, self.t_orders, ('user_id',)):
-            rt.check_refs(self.t_users, _row105.user_id, 'Order.user_id')
+        for _row20 in rt.changed_rows(self, self.t_orders, ('user_id',)):
+            rt.check_refs(self.t_users, _row20.user_id, 'Order.user_id')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
         pass
@@ -1075,61 +1084,37 @@ class Tau2Retail(Episode):
                 card = _subject4
                 self._steps -= rt.size(user.payment_methods)  # retail.world:350
                 self._steps >= 0 or rt.out_of_steps()  # retail.world:350
-                _row5 = user  # retail.world:350
-                _new6 = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:350
-                _frags7 = _row5._frags  # retail.world:350
-                if _frags7 is not None:  # retail.world:350
-                    _stale8 = _row5._stale  # retail.world:350
-                    _row5._stale = _stale8 | 16  # retail.world:350
-                self._undo.append((0, _row5, 'payment_methods', _row5.payment_methods, _row5._digest, _row5._text, None if _frags7 is None or _stale8 & 16 else _frags7[4]))  # retail.world:350
-                _row5.payment_methods = _new6  # retail.world:350
-                _row5._digest = _row5._text = None  # retail.world:350
+                self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:350
+                user.payment_methods = {**user.payment_methods, p.payment_method_id: _new_GiftCard(card.id_, round((card.balance + p.amount), 2))}  # retail.world:350
+                user._stale |= 16  # retail.world:350
+                user._digest = user._text = None  # retail.world:350
                 self.t_users._digest = None  # retail.world:350
             else:
                 pass
-        _row9 = order_id  # retail.world:358
-        _new10 = _E11_OrderStatus_cancelled  # retail.world:358
-        _frags11 = _row9._frags  # retail.world:358
-        if _frags11 is not None:  # retail.world:358
-            _stale12 = _row9._stale  # retail.world:358
-            _row9._stale = _stale12 | 16  # retail.world:358
-        self._undo.append((0, _row9, 'status', _row9.status, _row9._digest, _row9._text, None if _frags11 is None or _stale12 & 16 else _frags11[4]))  # retail.world:358
-        _row9.status = _new10  # retail.world:358
-        _row9._digest = _row9._text = None  # retail.world:358
+        self._undo.append((0, order_id, 'status', order_id.status, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:358
+        order_id.status = _E11_OrderStatus_cancelled  # retail.world:358
+        order_id._stale |= 16  # retail.world:358
+        order_id._digest = order_id._text = None  # retail.world:358
         self.t_orders._digest = None  # retail.world:358
         if (reason == 'no longer needed'):  # retail.world:359
-            _row13 = order_id  # retail.world:360
-            _new14 = _E12_CancelReason_no_longer_needed  # retail.world:360
-            _frags15 = _row13._frags  # retail.world:360
-            if _frags15 is not None:  # retail.world:360
-                _stale16 = _row13._stale  # retail.world:360
-                _row13._stale = _stale16 | 128  # retail.world:360
-            self._undo.append((0, _row13, 'cancel_reason', _row13.cancel_reason, _row13._digest, _row13._text, None if _frags15 is None or _stale16 & 128 else _frags15[7]))  # retail.world:360
-            _row13.cancel_reason = _new14  # retail.world:360
-            _row13._digest = _row13._text = None  # retail.world:360
+            self._undo.append((0, order_id, 'cancel_reason', order_id.cancel_reason, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:360
+            order_id.cancel_reason = _E12_CancelReason_no_longer_needed  # retail.world:360
+            order_id._stale |= 128  # retail.world:360
+            order_id._digest = order_id._text = None  # retail.world:360
             self.t_orders._digest = None  # retail.world:360
         else:
-            _row17 = order_id  # retail.world:362
-            _new18 = _E12_CancelReason_ordered_by_mistake  # retail.world:362
-            _frags19 = _row17._frags  # retail.world:362
-            if _frags19 is not None:  # retail.world:362
-                _stale20 = _row17._stale  # retail.world:362
-                _row17._stale = _stale20 | 128  # retail.world:362
-            self._undo.append((0, _row17, 'cancel_reason', _row17.cancel_reason, _row17._digest, _row17._text, None if _frags19 is None or _stale20 & 128 else _frags19[7]))  # retail.world:362
-            _row17.cancel_reason = _new18  # retail.world:362
-            _row17._digest = _row17._text = None  # retail.world:362
+            self._undo.append((0, order_id, 'cancel_reason', order_id.cancel_reason, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:362
+            order_id.cancel_reason = _E12_CancelReason_ordered_by_mistake  # retail.world:362
+            order_id._stale |= 128  # retail.world:362
+            order_id._digest = order_id._text = None  # retail.world:362
             self.t_orders._digest = None  # retail.world:362
-        _row21 = order_id  # retail.world:364
-        _new22 = order_id.payment_history + refunds  # retail.world:364
-        self._steps -= rt.size(_new22)  # retail.world:364
+        _new5 = order_id.payment_history + refunds  # retail.world:364
+        self._steps -= rt.size(_new5)  # retail.world:364
         self._steps >= 0 or rt.out_of_steps()  # retail.world:364
-        _frags23 = _row21._frags  # retail.world:364
-        if _frags23 is not None:  # retail.world:364
-            _stale24 = _row21._stale  # retail.world:364
-            _row21._stale = _stale24 | 64  # retail.world:364
-        self._undo.append((0, _row21, 'payment_history', _row21.payment_history, _row21._digest, _row21._text, None if _frags23 is None or _stale24 & 64 else _frags23[6]))  # retail.world:364
-        _row21.payment_history = _new22  # retail.world:364
-        _row21._digest = _row21._text = None  # retail.world:364
+        self._undo.append((0, order_id, 'payment_history', order_id.payment_history, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:364
+        order_id.payment_history = _new5  # retail.world:364
+        order_id._stale |= 64  # retail.world:364
+        order_id._digest = order_id._text = None  # retail.world:364
         self.t_orders._digest = None  # retail.world:364
         return order_id  # retail.world:365
 
@@ -1165,62 +1150,37 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:402
         if not (method is not None):  # retail.world:403
             raise ToolError('Payment method not found')
-        _subject25 = (method if method is not None else rt.absent())  # retail.world:404
-        if isinstance(_subject25, GiftCard):  # retail.world:405
-            card = _subject25
+        _subject6 = (method if method is not None else rt.absent())  # retail.world:404
+        if isinstance(_subject6, GiftCard):  # retail.world:405
+            card = _subject6
             if not (not (card.balance < diff_)):  # retail.world:406
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        _row26 = order  # retail.world:410
-        _new27 = _E11_OrderStatus_exchange_requested  # retail.world:410
-        _frags28 = _row26._frags  # retail.world:410
-        if _frags28 is not None:  # retail.world:410
-            _stale29 = _row26._stale  # retail.world:410
-            _row26._stale = _stale29 | 16  # retail.world:410
-        self._undo.append((0, _row26, 'status', _row26.status, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 16 else _frags28[4]))  # retail.world:410
-        _row26.status = _new27  # retail.world:410
-        _row26._digest = _row26._text = None  # retail.world:410
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:410
+        order.status = _E11_OrderStatus_exchange_requested  # retail.world:410
+        order._stale |= 16  # retail.world:410
+        order._digest = order._text = None  # retail.world:410
         self.t_orders._digest = None  # retail.world:410
-        _row30 = order  # retail.world:411
-        _new31 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:411
-        _frags32 = _row30._frags  # retail.world:411
-        if _frags32 is not None:  # retail.world:411
-            _stale33 = _row30._stale  # retail.world:411
-            _row30._stale = _stale33 | 256  # retail.world:411
-        self._undo.append((0, _row30, 'exchange_items', _row30.exchange_items, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 256 else _frags32[8]))  # retail.world:411
-        _row30.exchange_items = _new31  # retail.world:411
-        _row30._digest = _row30._text = None  # retail.world:411
+        self._undo.append((0, order, 'exchange_items', order.exchange_items, order._digest, order._text, order._frags, order._stale))  # retail.world:411
+        order.exchange_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:411
+        order._stale |= 256  # retail.world:411
+        order._digest = order._text = None  # retail.world:411
         self.t_orders._digest = None  # retail.world:411
-        _row34 = order  # retail.world:412
-        _new35 = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:412
-        _frags36 = _row34._frags  # retail.world:412
-        if _frags36 is not None:  # retail.world:412
-            _stale37 = _row34._stale  # retail.world:412
-            _row34._stale = _stale37 | 512  # retail.world:412
-        self._undo.append((0, _row34, 'exchange_new_items', _row34.exchange_new_items, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 512 else _frags36[9]))  # retail.world:412
-        _row34.exchange_new_items = _new35  # retail.world:412
-        _row34._digest = _row34._text = None  # retail.world:412
+        self._undo.append((0, order, 'exchange_new_items', order.exchange_new_items, order._digest, order._text, order._frags, order._stale))  # retail.world:412
+        order.exchange_new_items = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:412
+        order._stale |= 512  # retail.world:412
+        order._digest = order._text = None  # retail.world:412
         self.t_orders._digest = None  # retail.world:412
-        _row38 = order  # retail.world:413
-        _new39 = payment_method_id  # retail.world:413
-        _frags40 = _row38._frags  # retail.world:413
-        if _frags40 is not None:  # retail.world:413
-            _stale41 = _row38._stale  # retail.world:413
-            _row38._stale = _stale41 | 1024  # retail.world:413
-        self._undo.append((0, _row38, 'exchange_payment_method_id', _row38.exchange_payment_method_id, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 1024 else _frags40[10]))  # retail.world:413
-        _row38.exchange_payment_method_id = _new39  # retail.world:413
-        _row38._digest = _row38._text = None  # retail.world:413
+        self._undo.append((0, order, 'exchange_payment_method_id', order.exchange_payment_method_id, order._digest, order._text, order._frags, order._stale))  # retail.world:413
+        order.exchange_payment_method_id = payment_method_id  # retail.world:413
+        order._stale |= 1024  # retail.world:413
+        order._digest = order._text = None  # retail.world:413
         self.t_orders._digest = None  # retail.world:413
-        _row42 = order  # retail.world:414
-        _new43 = diff_  # retail.world:414
-        _frags44 = _row42._frags  # retail.world:414
-        if _frags44 is not None:  # retail.world:414
-            _stale45 = _row42._stale  # retail.world:414
-            _row42._stale = _stale45 | 2048  # retail.world:414
-        self._undo.append((0, _row42, 'exchange_price_difference', _row42.exchange_price_difference, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 2048 else _frags44[11]))  # retail.world:414
-        _row42.exchange_price_difference = _new43  # retail.world:414
-        _row42._digest = _row42._text = None  # retail.world:414
+        self._undo.append((0, order, 'exchange_price_difference', order.exchange_price_difference, order._digest, order._text, order._frags, order._stale))  # retail.world:414
+        order.exchange_price_difference = diff_  # retail.world:414
+        order._stale |= 2048  # retail.world:414
+        order._digest = order._text = None  # retail.world:414
         self.t_orders._digest = None  # retail.world:414
         return order  # retail.world:415
 
@@ -1231,15 +1191,10 @@ class Tau2Retail(Episode):
         invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:430
         if (invalid is not None):  # retail.world:431
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:432
-        _row46 = order_id  # retail.world:434
-        _new47 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:434
-        _frags48 = _row46._frags  # retail.world:434
-        if _frags48 is not None:  # retail.world:434
-            _stale49 = _row46._stale  # retail.world:434
-            _row46._stale = _stale49 | 4  # retail.world:434
-        self._undo.append((0, _row46, 'address', _row46.address, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 4 else _frags48[2]))  # retail.world:434
-        _row46.address = _new47  # retail.world:434
-        _row46._digest = _row46._text = None  # retail.world:434
+        self._undo.append((0, order_id, 'address', order_id.address, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:434
+        order_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:434
+        order_id._stale |= 4  # retail.world:434
+        order_id._digest = order_id._text = None  # retail.world:434
         self.t_orders._digest = None  # retail.world:434
         return order_id  # retail.world:442
 
@@ -1281,70 +1236,51 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:483
         if not (method is not None):  # retail.world:484
             raise ToolError('Payment method not found')
-        _subject50 = (method if method is not None else rt.absent())  # retail.world:485
-        if isinstance(_subject50, GiftCard):  # retail.world:486
-            card = _subject50
+        _subject7 = (method if method is not None else rt.absent())  # retail.world:485
+        if isinstance(_subject7, GiftCard):  # retail.world:486
+            card = _subject7
             if not (not (card.balance < diff_)):  # retail.world:487
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:492
-        _row51 = order  # retail.world:493
-        _new52 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:493
-        self._steps -= rt.size(_new52)  # retail.world:493
+        _new8 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:493
+        self._steps -= rt.size(_new8)  # retail.world:493
         self._steps >= 0 or rt.out_of_steps()  # retail.world:493
-        _frags53 = _row51._frags  # retail.world:493
-        if _frags53 is not None:  # retail.world:493
-            _stale54 = _row51._stale  # retail.world:493
-            _row51._stale = _stale54 | 64  # retail.world:493
-        self._undo.append((0, _row51, 'payment_history', _row51.payment_history, _row51._digest, _row51._text, None if _frags53 is None or _stale54 & 64 else _frags53[6]))  # retail.world:493
-        _row51.payment_history = _new52  # retail.world:493
-        _row51._digest = _row51._text = None  # retail.world:493
+        self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:493
+        order.payment_history = _new8  # retail.world:493
+        order._stale |= 64  # retail.world:493
+        order._digest = order._text = None  # retail.world:493
         self.t_orders._digest = None  # retail.world:493
-        _subject55 = (method if method is not None else rt.absent())  # retail.world:494
-        if isinstance(_subject55, GiftCard):  # retail.world:495
-            _card56 = _subject55
-            _row57 = user  # retail.world:496
-            _new58 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card56.id_, round((_card56.balance - diff_), 2))}  # retail.world:496
-            _frags59 = _row57._frags  # retail.world:496
-            if _frags59 is not None:  # retail.world:496
-                _stale60 = _row57._stale  # retail.world:496
-                _row57._stale = _stale60 | 16  # retail.world:496
-            self._undo.append((0, _row57, 'payment_methods', _row57.payment_methods, _row57._digest, _row57._text, None if _frags59 is None or _stale60 & 16 else _frags59[4]))  # retail.world:496
-            _row57.payment_methods = _new58  # retail.world:496
-            _row57._digest = _row57._text = None  # retail.world:496
+        _subject9 = (method if method is not None else rt.absent())  # retail.world:494
+        if isinstance(_subject9, GiftCard):  # retail.world:495
+            _card10 = _subject9
+            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:496
+            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card10.id_, round((_card10.balance - diff_), 2))}  # retail.world:496
+            user._stale |= 16  # retail.world:496
+            user._digest = user._text = None  # retail.world:496
             self.t_users._digest = None  # retail.world:496
         else:
             pass
         j: int = 0  # retail.world:503
         self._steps -= rt.size(item_ids)  # retail.world:504
         self._steps >= 0 or rt.out_of_steps()  # retail.world:504
-        for _old61 in item_ids:  # retail.world:504
-            _new62: str = news[j]  # retail.world:505
+        for _old11 in item_ids:  # retail.world:504
+            _new12: str = news[j]  # retail.world:505
             j = (j + 1)  # retail.world:506
-            k: int = self.fn_first_item_index(order, _old61)  # retail.world:507
-            _it63: OrderItem = order.items[k]  # retail.world:508
+            k: int = self.fn_first_item_index(order, _old11)  # retail.world:507
+            _it13: OrderItem = order.items[k]  # retail.world:508
             self._steps -= rt.size(order.items)  # retail.world:509
             self._steps >= 0 or rt.out_of_steps()  # retail.world:509
-            _row64 = order  # retail.world:509
-            _new65 = rt.set_at(order.items, k, _new_OrderItem(_it63.name, _it63.product_id, _new62, last_price, last_options))  # retail.world:509
-            _frags66 = _row64._frags  # retail.world:509
-            if _frags66 is not None:  # retail.world:509
-                _stale67 = _row64._stale  # retail.world:509
-                _row64._stale = _stale67 | 8  # retail.world:509
-            self._undo.append((0, _row64, 'items', _row64.items, _row64._digest, _row64._text, None if _frags66 is None or _stale67 & 8 else _frags66[3]))  # retail.world:509
-            _row64.items = _new65  # retail.world:509
-            _row64._digest = _row64._text = None  # retail.world:509
+            self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # retail.world:509
+            order.items = rt.set_at(order.items, k, _new_OrderItem(_it13.name, _it13.product_id, _new12, last_price, last_options))  # retail.world:509
+            order._stale |= 8  # retail.world:509
+            order._digest = order._text = None  # retail.world:509
             self.t_orders._digest = None  # retail.world:509
-        _row68 = order  # retail.world:517
-        _new69 = _E11_OrderStatus_pending_item_modified  # retail.world:517
-        _frags70 = _row68._frags  # retail.world:517
-        if _frags70 is not None:  # retail.world:517
-            _stale71 = _row68._stale  # retail.world:517
-            _row68._stale = _stale71 | 16  # retail.world:517
-        self._undo.append((0, _row68, 'status', _row68.status, _row68._digest, _row68._text, None if _frags70 is None or _stale71 & 16 else _frags70[4]))  # retail.world:517
-        _row68.status = _new69  # retail.world:517
-        _row68._digest = _row68._text = None  # retail.world:517
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:517
+        order.status = _E11_OrderStatus_pending_item_modified  # retail.world:517
+        order._stale |= 16  # retail.world:517
+        order._digest = order._text = None  # retail.world:517
         self.t_orders._digest = None  # retail.world:517
         return order  # retail.world:518
 
@@ -1364,55 +1300,41 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:535
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:536
-        _subject72 = (method if method is not None else rt.absent())  # retail.world:537
-        if isinstance(_subject72, GiftCard):  # retail.world:538
-            card = _subject72
+        _subject14 = (method if method is not None else rt.absent())  # retail.world:537
+        if isinstance(_subject14, GiftCard):  # retail.world:538
+            card = _subject14
             if not (not (card.balance < amount)):  # retail.world:539
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        _row73 = order  # retail.world:543
-        _new74 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:543
-        self._steps -= rt.size(_new74)  # retail.world:543
+        _new15 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:543
+        self._steps -= rt.size(_new15)  # retail.world:543
         self._steps >= 0 or rt.out_of_steps()  # retail.world:543
-        _frags75 = _row73._frags  # retail.world:543
-        if _frags75 is not None:  # retail.world:543
-            _stale76 = _row73._stale  # retail.world:543
-            _row73._stale = _stale76 | 64  # retail.world:543
-        self._undo.append((0, _row73, 'payment_history', _row73.payment_history, _row73._digest, _row73._text, None if _frags75 is None or _stale76 & 64 else _frags75[6]))  # retail.world:543
-        _row73.payment_history = _new74  # retail.world:543
-        _row73._digest = _row73._text = None  # retail.world:543
+        self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:543
+        order.payment_history = _new15  # retail.world:543
+        order._stale |= 64  # retail.world:543
+        order._digest = order._text = None  # retail.world:543
         self.t_orders._digest = None  # retail.world:543
-        _subject77 = (method if method is not None else rt.absent())  # retail.world:544
-        if isinstance(_subject77, GiftCard):  # retail.world:545
-            _card78 = _subject77
-            _row79 = user  # retail.world:546
-            _new80 = {**user.payment_methods, payment_method_id: _new_GiftCard(_card78.id_, round((_card78.balance - amount), 2))}  # retail.world:546
-            _frags81 = _row79._frags  # retail.world:546
-            if _frags81 is not None:  # retail.world:546
-                _stale82 = _row79._stale  # retail.world:546
-                _row79._stale = _stale82 | 16  # retail.world:546
-            self._undo.append((0, _row79, 'payment_methods', _row79.payment_methods, _row79._digest, _row79._text, None if _frags81 is None or _stale82 & 16 else _frags81[4]))  # retail.world:546
-            _row79.payment_methods = _new80  # retail.world:546
-            _row79._digest = _row79._text = None  # retail.world:546
+        _subject16 = (method if method is not None else rt.absent())  # retail.world:544
+        if isinstance(_subject16, GiftCard):  # retail.world:545
+            _card17 = _subject16
+            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:546
+            user.payment_methods = {**user.payment_methods, payment_method_id: _new_GiftCard(_card17.id_, round((_card17.balance - amount), 2))}  # retail.world:546
+            user._stale |= 16  # retail.world:546
+            user._digest = user._text = None  # retail.world:546
             self.t_users._digest = None  # retail.world:546
         else:
             pass
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:553
         if not (old_method is not None):  # retail.world:554
             raise ToolError('Payment method not found')
-        _subject83 = (old_method if old_method is not None else rt.absent())  # retail.world:555
-        if isinstance(_subject83, GiftCard):  # retail.world:556
-            _card84 = _subject83
-            _row85 = user  # retail.world:557
-            _new86 = {**user.payment_methods, old_id: _new_GiftCard(_card84.id_, round((_card84.balance + amount), 2))}  # retail.world:557
-            _frags87 = _row85._frags  # retail.world:557
-            if _frags87 is not None:  # retail.world:557
-                _stale88 = _row85._stale  # retail.world:557
-                _row85._stale = _stale88 | 16  # retail.world:557
-            self._undo.append((0, _row85, 'payment_methods', _row85.payment_methods, _row85._digest, _row85._text, None if _frags87 is None or _stale88 & 16 else _frags87[4]))  # retail.world:557
-            _row85.payment_methods = _new86  # retail.world:557
-            _row85._digest = _row85._text = None  # retail.world:557
+        _subject18 = (old_method if old_method is not None else rt.absent())  # retail.world:555
+        if isinstance(_subject18, GiftCard):  # retail.world:556
+            _card19 = _subject18
+            self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:557
+            user.payment_methods = {**user.payment_methods, old_id: _new_GiftCard(_card19.id_, round((_card19.balance + amount), 2))}  # retail.world:557
+            user._stale |= 16  # retail.world:557
+            user._digest = user._text = None  # retail.world:557
             self.t_users._digest = None  # retail.world:557
         else:
             pass
@@ -1423,15 +1345,10 @@ class Tau2Retail(Episode):
         invalid: str | None = self.fn_address_error(address1, address2, city, country, state_, zip_)  # retail.world:575
         if (invalid is not None):  # retail.world:576
             raise ToolError((invalid if invalid is not None else rt.absent()))  # retail.world:577
-        _row89 = user_id  # retail.world:579
-        _new90 = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:579
-        _frags91 = _row89._frags  # retail.world:579
-        if _frags91 is not None:  # retail.world:579
-            _stale92 = _row89._stale  # retail.world:579
-            _row89._stale = _stale92 | 4  # retail.world:579
-        self._undo.append((0, _row89, 'address', _row89.address, _row89._digest, _row89._text, None if _frags91 is None or _stale92 & 4 else _frags91[2]))  # retail.world:579
-        _row89.address = _new90  # retail.world:579
-        _row89._digest = _row89._text = None  # retail.world:579
+        self._undo.append((0, user_id, 'address', user_id.address, user_id._digest, user_id._text, user_id._frags, user_id._stale))  # retail.world:579
+        user_id.address = _new_Address(address1, address2, city, country, state_, zip_)  # retail.world:579
+        user_id._stale |= 4  # retail.world:579
+        user_id._digest = user_id._text = None  # retail.world:579
         self.t_users._digest = None  # retail.world:579
         return user_id  # retail.world:587
 
@@ -1447,35 +1364,20 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:602
             raise ToolError('Some item not found')
-        _row93 = order  # retail.world:603
-        _new94 = _E11_OrderStatus_return_requested  # retail.world:603
-        _frags95 = _row93._frags  # retail.world:603
-        if _frags95 is not None:  # retail.world:603
-            _stale96 = _row93._stale  # retail.world:603
-            _row93._stale = _stale96 | 16  # retail.world:603
-        self._undo.append((0, _row93, 'status', _row93.status, _row93._digest, _row93._text, None if _frags95 is None or _stale96 & 16 else _frags95[4]))  # retail.world:603
-        _row93.status = _new94  # retail.world:603
-        _row93._digest = _row93._text = None  # retail.world:603
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:603
+        order.status = _E11_OrderStatus_return_requested  # retail.world:603
+        order._stale |= 16  # retail.world:603
+        order._digest = order._text = None  # retail.world:603
         self.t_orders._digest = None  # retail.world:603
-        _row97 = order  # retail.world:604
-        _new98 = tuple(sorted(rt.each(self, item_ids)))  # retail.world:604
-        _frags99 = _row97._frags  # retail.world:604
-        if _frags99 is not None:  # retail.world:604
-            _stale100 = _row97._stale  # retail.world:604
-            _row97._stale = _stale100 | 4096  # retail.world:604
-        self._undo.append((0, _row97, 'return_items', _row97.return_items, _row97._digest, _row97._text, None if _frags99 is None or _stale100 & 4096 else _frags99[12]))  # retail.world:604
-        _row97.return_items = _new98  # retail.world:604
-        _row97._digest = _row97._text = None  # retail.world:604
+        self._undo.append((0, order, 'return_items', order.return_items, order._digest, order._text, order._frags, order._stale))  # retail.world:604
+        order.return_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:604
+        order._stale |= 4096  # retail.world:604
+        order._digest = order._text = None  # retail.world:604
         self.t_orders._digest = None  # retail.world:604
-        _row101 = order  # retail.world:605
-        _new102 = payment_method_id  # retail.world:605
-        _frags103 = _row101._frags  # retail.world:605
-        if _frags103 is not None:  # retail.world:605
-            _stale104 = _row101._stale  # retail.world:605
-            _row101._stale = _stale104 | 8192  # retail.world:605
-        self._undo.append((0, _row101, 'return_payment_method_id', _row101.return_payment_method_id, _row101._digest, _row101._text, None if _frags103 is None or _stale104 & 8192 else _frags103[13]))  # retail.world:605
-        _row101.return_payment_method_id = _new102  # retail.world:605
-        _row101._digest = _row101._text = None  # retail.world:605
+        self._undo.append((0, order, 'return_payment_method_id', order.return_payment_method_id, order._digest, order._text, order._frags, order._stale))  # retail.world:605
+        order.return_payment_method_id = payment_method_id  # retail.world:605
+        order._stale |= 8192  # retail.world:605
+        order._digest = order._text = None  # retail.world:605
         self.t_orders._digest = None  # retail.world:605
         return order  # retail.world:606
 
