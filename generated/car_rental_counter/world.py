@@ -730,14 +730,10 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
         if not ((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires >= rental.return_date):  # car_rental_counter.world:269
             raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name) + "'s licence expires on " + rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires) + ', before the return date.')))
-        self._undo.append((0, rental, 'status', rental.status, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:270
+        self._undo.append((3, rental, ('status', 'start_mileage_km'), (rental.status, rental.start_mileage_km, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:270
         rental.status = _E12_RentalStatus_picked_up  # car_rental_counter.world:270
-        rental._stale |= 64  # car_rental_counter.world:270
-        rental._digest = rental._text = None  # car_rental_counter.world:270
-        self.t_rentals._digest = None  # car_rental_counter.world:270
-        self._undo.append((0, rental, 'start_mileage_km', rental.start_mileage_km, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:271
         rental.start_mileage_km = rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None))  # car_rental_counter.world:271
-        rental._stale |= 128  # car_rental_counter.world:271
+        rental._stale |= 192  # car_rental_counter.world:271
         rental._digest = rental._text = None  # car_rental_counter.world:271
         self.t_rentals._digest = None  # car_rental_counter.world:271
         _row8 = self.t_cars.row(car.plate)  # car_rental_counter.world:272
@@ -774,29 +770,13 @@ class CarRentalCounter(Episode):
             rental._stale |= 8192  # car_rental_counter.world:296
             rental._digest = rental._text = None  # car_rental_counter.world:296
             self.t_rentals._digest = None  # car_rental_counter.world:296
-        self._undo.append((0, rental, 'total_cents', rental.total_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:298
+        self._undo.append((3, rental, ('total_cents', 'end_mileage_km', 'returned_on', 'return_branch', 'status'), (rental.total_cents, rental.end_mileage_km, rental.returned_on, rental.return_branch, rental.status, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:298
         rental.total_cents = v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None)  # car_rental_counter.world:298
-        rental._stale |= 16384  # car_rental_counter.world:298
-        rental._digest = rental._text = None  # car_rental_counter.world:298
-        self.t_rentals._digest = None  # car_rental_counter.world:298
-        self._undo.append((0, rental, 'end_mileage_km', rental.end_mileage_km, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:299
         rental.end_mileage_km = rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None))  # car_rental_counter.world:299
-        rental._stale |= 256  # car_rental_counter.world:299
-        rental._digest = rental._text = None  # car_rental_counter.world:299
-        self.t_rentals._digest = None  # car_rental_counter.world:299
-        self._undo.append((0, rental, 'returned_on', rental.returned_on, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:300
         rental.returned_on = today  # car_rental_counter.world:300
-        rental._stale |= 512  # car_rental_counter.world:300
-        rental._digest = rental._text = None  # car_rental_counter.world:300
-        self.t_rentals._digest = None  # car_rental_counter.world:300
-        self._undo.append((0, rental, 'return_branch', rental.return_branch, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:301
         rental.return_branch = branch.key()  # car_rental_counter.world:301
-        rental._stale |= 1024  # car_rental_counter.world:301
-        rental._digest = rental._text = None  # car_rental_counter.world:301
-        self.t_rentals._digest = None  # car_rental_counter.world:301
-        self._undo.append((0, rental, 'status', rental.status, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:302
         rental.status = _E12_RentalStatus_returned  # car_rental_counter.world:302
-        rental._stale |= 64  # car_rental_counter.world:302
+        rental._stale |= 18240  # car_rental_counter.world:302
         rental._digest = rental._text = None  # car_rental_counter.world:302
         self.t_rentals._digest = None  # car_rental_counter.world:302
         _row9 = self.t_cars.row(car.plate)  # car_rental_counter.world:303

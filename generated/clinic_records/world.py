@@ -605,14 +605,10 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('A renewal of ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name) + ' can cover at most ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
         if not (prescription.renewals < 5):  # clinic_records.world:207
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
-        self._undo.append((0, prescription, 'end', prescription.end, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:208
+        self._undo.append((3, prescription, ('end', 'renewals'), (prescription.end, prescription.renewals, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:208
         prescription.end = (prescription.end + dt.timedelta(days=extra_days))  # clinic_records.world:208
-        prescription._stale |= 32  # clinic_records.world:208
-        prescription._digest = prescription._text = None  # clinic_records.world:208
-        self.t_prescriptions._digest = None  # clinic_records.world:208
-        self._undo.append((0, prescription, 'renewals', prescription.renewals, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:209
         prescription.renewals = v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5)  # clinic_records.world:209
-        prescription._stale |= 64  # clinic_records.world:209
+        prescription._stale |= 96  # clinic_records.world:209
         prescription._digest = prescription._text = None  # clinic_records.world:209
         self.t_prescriptions._digest = None  # clinic_records.world:209
         return prescription  # clinic_records.world:210
@@ -630,14 +626,10 @@ class ClinicRecords(Episode):
             prescription._stale |= 32  # clinic_records.world:223
             prescription._digest = prescription._text = None  # clinic_records.world:223
             self.t_prescriptions._digest = None  # clinic_records.world:223
-        self._undo.append((0, prescription, 'status', prescription.status, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:225
+        self._undo.append((3, prescription, ('status', 'stop_reason'), (prescription.status, prescription.stop_reason, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:225
         prescription.status = _E8_RxStatus_stopped  # clinic_records.world:225
-        prescription._stale |= 128  # clinic_records.world:225
-        prescription._digest = prescription._text = None  # clinic_records.world:225
-        self.t_prescriptions._digest = None  # clinic_records.world:225
-        self._undo.append((0, prescription, 'stop_reason', prescription.stop_reason, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:226
         prescription.stop_reason = rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200))  # clinic_records.world:226
-        prescription._stale |= 256  # clinic_records.world:226
+        prescription._stale |= 384  # clinic_records.world:226
         prescription._digest = prescription._text = None  # clinic_records.world:226
         self.t_prescriptions._digest = None  # clinic_records.world:226
         return prescription  # clinic_records.world:227

@@ -952,24 +952,12 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
-        self._undo.append((0, appointment, 'slot', appointment.slot, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:403
+        self._undo.append((3, appointment, ('slot', 'doctor', 'start', 'end'), (appointment.slot, appointment.doctor, appointment.start, appointment.end, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:403
         appointment.slot = new_slot.key()  # clinic.world:403
-        appointment._stale |= 8  # clinic.world:403
-        appointment._digest = appointment._text = None  # clinic.world:403
-        self.t_appointments._digest = None  # clinic.world:403
-        self._undo.append((0, appointment, 'doctor', appointment.doctor, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:404
         appointment.doctor = new_slot.doctor  # clinic.world:404
-        appointment._stale |= 4  # clinic.world:404
-        appointment._digest = appointment._text = None  # clinic.world:404
-        self.t_appointments._digest = None  # clinic.world:404
-        self._undo.append((0, appointment, 'start', appointment.start, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:405
         appointment.start = new_slot.start  # clinic.world:405
-        appointment._stale |= 32  # clinic.world:405
-        appointment._digest = appointment._text = None  # clinic.world:405
-        self.t_appointments._digest = None  # clinic.world:405
-        self._undo.append((0, appointment, 'end', appointment.end, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:406
         appointment.end = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
-        appointment._stale |= 64  # clinic.world:406
+        appointment._stale |= 108  # clinic.world:406
         appointment._digest = appointment._text = None  # clinic.world:406
         self.t_appointments._digest = None  # clinic.world:406
         return appointment  # clinic.world:407
@@ -981,19 +969,11 @@ class ClinicScheduling(Episode):
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:421
+        self._undo.append((3, appointment, ('status', 'cancelled_at', 'late_cancellation'), (appointment.status, appointment.cancelled_at, appointment.late_cancellation, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:421
         appointment.status = _E17_AppointmentStatus_cancelled  # clinic.world:421
-        appointment._stale |= 256  # clinic.world:421
-        appointment._digest = appointment._text = None  # clinic.world:421
-        self.t_appointments._digest = None  # clinic.world:421
-        self._undo.append((0, appointment, 'cancelled_at', appointment.cancelled_at, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:422
         appointment.cancelled_at = self.clock  # clinic.world:422
-        appointment._stale |= 1024  # clinic.world:422
-        appointment._digest = appointment._text = None  # clinic.world:422
-        self.t_appointments._digest = None  # clinic.world:422
-        self._undo.append((0, appointment, 'late_cancellation', appointment.late_cancellation, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:423
         appointment.late_cancellation = late  # clinic.world:423
-        appointment._stale |= 2048  # clinic.world:423
+        appointment._stale |= 3328  # clinic.world:423
         appointment._digest = appointment._text = None  # clinic.world:423
         self.t_appointments._digest = None  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
@@ -1028,14 +1008,10 @@ class ClinicScheduling(Episode):
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:455
+        self._undo.append((3, appointment, ('status', 'notes'), (appointment.status, appointment.notes, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:455
         appointment.status = _E17_AppointmentStatus_completed  # clinic.world:455
-        appointment._stale |= 256  # clinic.world:455
-        appointment._digest = appointment._text = None  # clinic.world:455
-        self.t_appointments._digest = None  # clinic.world:455
-        self._undo.append((0, appointment, 'notes', appointment.notes, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:456
         appointment.notes = notes  # clinic.world:456
-        appointment._stale |= 4096  # clinic.world:456
+        appointment._stale |= 4352  # clinic.world:456
         appointment._digest = appointment._text = None  # clinic.world:456
         self.t_appointments._digest = None  # clinic.world:456
         return appointment  # clinic.world:457

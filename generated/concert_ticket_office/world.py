@@ -926,19 +926,11 @@ class ConcertTicketOffice(Episode):
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:333
+        self._undo.append((3, order, ('status', 'paid_at', 'payment'), (order.status, order.paid_at, order.payment, ), order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:333
         order.status = _E11_OrderStatus_paid  # concert_ticket_office.world:333
-        order._stale |= 8  # concert_ticket_office.world:333
-        order._digest = order._text = None  # concert_ticket_office.world:333
-        self.t_orders._digest = None  # concert_ticket_office.world:333
-        self._undo.append((0, order, 'paid_at', order.paid_at, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:334
         order.paid_at = self.clock  # concert_ticket_office.world:334
-        order._stale |= 128  # concert_ticket_office.world:334
-        order._digest = order._text = None  # concert_ticket_office.world:334
-        self.t_orders._digest = None  # concert_ticket_office.world:334
-        self._undo.append((0, order, 'payment', order.payment, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:335
         order.payment = payment  # concert_ticket_office.world:335
-        order._stale |= 256  # concert_ticket_office.world:335
+        order._stale |= 392  # concert_ticket_office.world:335
         order._digest = order._text = None  # concert_ticket_office.world:335
         self.t_orders._digest = None  # concert_ticket_office.world:335
         for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
@@ -1008,14 +1000,10 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
         if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
             raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:393
+        self._undo.append((3, ticket, ('status', 'checked_in_at'), (ticket.status, ticket.checked_in_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:393
         ticket.status = _E12_TicketStatus_checked_in  # concert_ticket_office.world:393
-        ticket._stale |= 128  # concert_ticket_office.world:393
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:393
-        self.t_tickets._digest = None  # concert_ticket_office.world:393
-        self._undo.append((0, ticket, 'checked_in_at', ticket.checked_in_at, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:394
         ticket.checked_in_at = self.clock  # concert_ticket_office.world:394
-        ticket._stale |= 256  # concert_ticket_office.world:394
+        ticket._stale |= 384  # concert_ticket_office.world:394
         ticket._digest = ticket._text = None  # concert_ticket_office.world:394
         self.t_tickets._digest = None  # concert_ticket_office.world:394
         return ticket  # concert_ticket_office.world:395

@@ -591,19 +591,11 @@ class HotelFrontDesk(Episode):
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         if not self.fn_room_is_free((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)), check_in, check_out, booking.id_):  # hotel_front_desk.world:237
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        self._undo.append((0, booking, 'check_in', booking.check_in, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:238
+        self._undo.append((3, booking, ('check_in', 'check_out', 'total'), (booking.check_in, booking.check_out, booking.total, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:238
         booking.check_in = check_in  # hotel_front_desk.world:238
-        booking._stale |= 8  # hotel_front_desk.world:238
-        booking._digest = booking._text = None  # hotel_front_desk.world:238
-        self.t_bookings._digest = None  # hotel_front_desk.world:238
-        self._undo.append((0, booking, 'check_out', booking.check_out, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:239
         booking.check_out = check_out  # hotel_front_desk.world:239
-        booking._stale |= 16  # hotel_front_desk.world:239
-        booking._digest = booking._text = None  # hotel_front_desk.world:239
-        self.t_bookings._digest = None  # hotel_front_desk.world:239
-        self._undo.append((0, booking, 'total', booking.total, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:240
         booking.total = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:240
-        booking._stale |= 128  # hotel_front_desk.world:240
+        booking._stale |= 152  # hotel_front_desk.world:240
         booking._digest = booking._text = None  # hotel_front_desk.world:240
         self.t_bookings._digest = None  # hotel_front_desk.world:240
         return booking  # hotel_front_desk.world:241
@@ -613,14 +605,10 @@ class HotelFrontDesk(Episode):
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:252
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be cancelled.')))
         days_ahead: int = rt.bounded(self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date()))  # hotel_front_desk.world:253
-        self._undo.append((0, booking, 'status', booking.status, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:254
+        self._undo.append((3, booking, ('status', 'cancellation_fee'), (booking.status, booking.cancellation_fee, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:254
         booking.status = _E13_BookingStatus_cancelled  # hotel_front_desk.world:254
-        booking._stale |= 64  # hotel_front_desk.world:254
-        booking._digest = booking._text = None  # hotel_front_desk.world:254
-        self.t_bookings._digest = None  # hotel_front_desk.world:254
-        self._undo.append((0, booking, 'cancellation_fee', booking.cancellation_fee, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:255
         booking.cancellation_fee = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:255
-        booking._stale |= 256  # hotel_front_desk.world:255
+        booking._stale |= 320  # hotel_front_desk.world:255
         booking._digest = booking._text = None  # hotel_front_desk.world:255
         self.t_bookings._digest = None  # hotel_front_desk.world:255
         return booking  # hotel_front_desk.world:256
@@ -633,14 +621,10 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
         if not (not any(((_o6.room == booking.room) and (_o6.status == _E13_BookingStatus_checked_in)) for _o6 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:266
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is still occupied by another guest.')))
-        self._undo.append((0, booking, 'status', booking.status, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:267
+        self._undo.append((3, booking, ('status', 'checked_in_at'), (booking.status, booking.checked_in_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:267
         booking.status = _E13_BookingStatus_checked_in  # hotel_front_desk.world:267
-        booking._stale |= 64  # hotel_front_desk.world:267
-        booking._digest = booking._text = None  # hotel_front_desk.world:267
-        self.t_bookings._digest = None  # hotel_front_desk.world:267
-        self._undo.append((0, booking, 'checked_in_at', booking.checked_in_at, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:268
         booking.checked_in_at = self.clock  # hotel_front_desk.world:268
-        booking._stale |= 512  # hotel_front_desk.world:268
+        booking._stale |= 576  # hotel_front_desk.world:268
         booking._digest = booking._text = None  # hotel_front_desk.world:268
         self.t_bookings._digest = None  # hotel_front_desk.world:268
         return booking  # hotel_front_desk.world:269
@@ -649,14 +633,10 @@ class HotelFrontDesk(Episode):
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:277
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
-        self._undo.append((0, booking, 'status', booking.status, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:278
+        self._undo.append((3, booking, ('status', 'checked_out_at'), (booking.status, booking.checked_out_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:278
         booking.status = _E13_BookingStatus_checked_out  # hotel_front_desk.world:278
-        booking._stale |= 64  # hotel_front_desk.world:278
-        booking._digest = booking._text = None  # hotel_front_desk.world:278
-        self.t_bookings._digest = None  # hotel_front_desk.world:278
-        self._undo.append((0, booking, 'checked_out_at', booking.checked_out_at, booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:279
         booking.checked_out_at = self.clock  # hotel_front_desk.world:279
-        booking._stale |= 1024  # hotel_front_desk.world:279
+        booking._stale |= 1088  # hotel_front_desk.world:279
         booking._digest = booking._text = None  # hotel_front_desk.world:279
         self.t_bookings._digest = None  # hotel_front_desk.world:279
         return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:280

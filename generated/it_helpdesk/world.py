@@ -628,14 +628,10 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:231
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
-        self._undo.append((0, ticket, 'assignee', ticket.assignee, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:232
+        self._undo.append((3, ticket, ('assignee', 'status'), (ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:232
         ticket.assignee = agent.key()  # ithelpdesk.world:232
-        ticket._stale |= 64  # ithelpdesk.world:232
-        ticket._digest = ticket._text = None  # ithelpdesk.world:232
-        self.t_tickets._digest = None  # ithelpdesk.world:232
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:233
         ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:233
-        ticket._stale |= 32  # ithelpdesk.world:233
+        ticket._stale |= 96  # ithelpdesk.world:233
         ticket._digest = ticket._text = None  # ithelpdesk.world:233
         self.t_tickets._digest = None  # ithelpdesk.world:233
         return ticket  # ithelpdesk.world:234
@@ -670,24 +666,12 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not agent.active:  # ithelpdesk.world:266
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
-        self._undo.append((0, ticket, 'priority', ticket.priority, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:267
+        self._undo.append((3, ticket, ('priority', 'escalated', 'assignee', 'status'), (ticket.priority, ticket.escalated, ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:267
         ticket.priority = self.fn_raised(ticket.priority)  # ithelpdesk.world:267
-        ticket._stale |= 16  # ithelpdesk.world:267
-        ticket._digest = ticket._text = None  # ithelpdesk.world:267
-        self.t_tickets._digest = None  # ithelpdesk.world:267
-        self._undo.append((0, ticket, 'escalated', ticket.escalated, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:268
         ticket.escalated = True  # ithelpdesk.world:268
-        ticket._stale |= 128  # ithelpdesk.world:268
-        ticket._digest = ticket._text = None  # ithelpdesk.world:268
-        self.t_tickets._digest = None  # ithelpdesk.world:268
-        self._undo.append((0, ticket, 'assignee', ticket.assignee, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:269
         ticket.assignee = agent.key()  # ithelpdesk.world:269
-        ticket._stale |= 64  # ithelpdesk.world:269
-        ticket._digest = ticket._text = None  # ithelpdesk.world:269
-        self.t_tickets._digest = None  # ithelpdesk.world:269
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:270
         ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:270
-        ticket._stale |= 32  # ithelpdesk.world:270
+        ticket._stale |= 240  # ithelpdesk.world:270
         ticket._digest = ticket._text = None  # ithelpdesk.world:270
         self.t_tickets._digest = None  # ithelpdesk.world:270
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:271
@@ -703,19 +687,11 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
         if not (resolution_note.strip() != ''):  # ithelpdesk.world:289
             raise ToolError('The resolution note cannot be blank.')
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:290
+        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:290
         ticket.status = _E12_TicketStatus_resolved  # ithelpdesk.world:290
-        ticket._stale |= 32  # ithelpdesk.world:290
-        ticket._digest = ticket._text = None  # ithelpdesk.world:290
-        self.t_tickets._digest = None  # ithelpdesk.world:290
-        self._undo.append((0, ticket, 'resolution_note', ticket.resolution_note, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:291
         ticket.resolution_note = v.check_length(resolution_note, 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:291
-        ticket._stale |= 256  # ithelpdesk.world:291
-        ticket._digest = ticket._text = None  # ithelpdesk.world:291
-        self.t_tickets._digest = None  # ithelpdesk.world:291
-        self._undo.append((0, ticket, 'resolved_at', ticket.resolved_at, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:292
         ticket.resolved_at = self.clock  # ithelpdesk.world:292
-        ticket._stale |= 1024  # ithelpdesk.world:292
+        ticket._stale |= 1312  # ithelpdesk.world:292
         ticket._digest = ticket._text = None  # ithelpdesk.world:292
         self.t_tickets._digest = None  # ithelpdesk.world:292
         return ticket  # ithelpdesk.world:293
@@ -728,24 +704,12 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:304
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:305
+        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at', 'reopen_count'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ticket.reopen_count, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:305
         ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:305
-        ticket._stale |= 32  # ithelpdesk.world:305
-        ticket._digest = ticket._text = None  # ithelpdesk.world:305
-        self.t_tickets._digest = None  # ithelpdesk.world:305
-        self._undo.append((0, ticket, 'resolution_note', ticket.resolution_note, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:306
         ticket.resolution_note = v.check_length('', 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:306
-        ticket._stale |= 256  # ithelpdesk.world:306
-        ticket._digest = ticket._text = None  # ithelpdesk.world:306
-        self.t_tickets._digest = None  # ithelpdesk.world:306
-        self._undo.append((0, ticket, 'resolved_at', ticket.resolved_at, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:307
         ticket.resolved_at = None  # ithelpdesk.world:307
-        ticket._stale |= 1024  # ithelpdesk.world:307
-        ticket._digest = ticket._text = None  # ithelpdesk.world:307
-        self.t_tickets._digest = None  # ithelpdesk.world:307
-        self._undo.append((0, ticket, 'reopen_count', ticket.reopen_count, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:308
         ticket.reopen_count = v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None)  # ithelpdesk.world:308
-        ticket._stale |= 2048  # ithelpdesk.world:308
+        ticket._stale |= 3360  # ithelpdesk.world:308
         ticket._digest = ticket._text = None  # ithelpdesk.world:308
         self.t_tickets._digest = None  # ithelpdesk.world:308
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:309

@@ -1273,14 +1273,10 @@ class OnlineShop(Episode):
             _row22._stale |= 16  # shop.world:410
             _row22._digest = _row22._text = None  # shop.world:410
             self.t_variants._digest = None  # shop.world:410
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:412
+        self._undo.append((3, order, ('status', 'cancel_reason'), (order.status, order.cancel_reason, ), order._digest, order._text, order._frags, order._stale))  # shop.world:412
         order.status = _E11_OrderStatus_cancelled  # shop.world:412
-        order._stale |= 16  # shop.world:412
-        order._digest = order._text = None  # shop.world:412
-        self.t_orders._digest = None  # shop.world:412
-        self._undo.append((0, order, 'cancel_reason', order.cancel_reason, order._digest, order._text, order._frags, order._stale))  # shop.world:413
         order.cancel_reason = reason  # shop.world:413
-        order._stale |= 256  # shop.world:413
+        order._stale |= 272  # shop.world:413
         order._digest = order._text = None  # shop.world:413
         self.t_orders._digest = None  # shop.world:413
         return order  # shop.world:414
@@ -1369,14 +1365,10 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
         if not (not any((_o24.tracking == tracking_number) for _o24 in rt.each(self, self.t_orders))):  # shop.world:493
             raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:494
+        self._undo.append((3, order, ('status', 'tracking'), (order.status, order.tracking, ), order._digest, order._text, order._frags, order._stale))  # shop.world:494
         order.status = _E11_OrderStatus_processed  # shop.world:494
-        order._stale |= 16  # shop.world:494
-        order._digest = order._text = None  # shop.world:494
-        self.t_orders._digest = None  # shop.world:494
-        self._undo.append((0, order, 'tracking', order.tracking, order._digest, order._text, order._frags, order._stale))  # shop.world:495
         order.tracking = rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$'))  # shop.world:495
-        order._stale |= 128  # shop.world:495
+        order._stale |= 144  # shop.world:495
         order._digest = order._text = None  # shop.world:495
         self.t_orders._digest = None  # shop.world:495
         return order  # shop.world:496

@@ -740,14 +740,10 @@ class PublicLibrary(Episode):
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:256
         today: dt.date = self.clock.date()  # public_library.world:257
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:258
-        self._undo.append((0, loan, 'returned_on', loan.returned_on, loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:259
+        self._undo.append((3, loan, ('returned_on', 'late_fee'), (loan.returned_on, loan.late_fee, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:259
         loan.returned_on = today  # public_library.world:259
-        loan._stale |= 64  # public_library.world:259
-        loan._digest = loan._text = None  # public_library.world:259
-        self.t_loans._digest = None  # public_library.world:259
-        self._undo.append((0, loan, 'late_fee', loan.late_fee, loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:260
         loan.late_fee = v.check_range(fee, 'Loan.late_fee', 0.0, None)  # public_library.world:260
-        loan._stale |= 128  # public_library.world:260
+        loan._stale |= 192  # public_library.world:260
         loan._digest = loan._text = None  # public_library.world:260
         self.t_loans._digest = None  # public_library.world:260
         member: Member = (self.t_members.rows.get(loan.member) or self.t_members.row(loan.member))  # public_library.world:261
@@ -773,14 +769,10 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
         if not (len(self.fn_hold_queue(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book))) == 0):  # public_library.world:273
             raise ToolError(rt.built(self, (rt.text(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
-        self._undo.append((0, loan, 'due_on', loan.due_on, loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:274
+        self._undo.append((3, loan, ('due_on', 'renewed'), (loan.due_on, loan.renewed, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:274
         loan.due_on = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:274
-        loan._stale |= 16  # public_library.world:274
-        loan._digest = loan._text = None  # public_library.world:274
-        self.t_loans._digest = None  # public_library.world:274
-        self._undo.append((0, loan, 'renewed', loan.renewed, loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:275
         loan.renewed = True  # public_library.world:275
-        loan._stale |= 32  # public_library.world:275
+        loan._stale |= 48  # public_library.world:275
         loan._digest = loan._text = None  # public_library.world:275
         self.t_loans._digest = None  # public_library.world:275
         return loan  # public_library.world:276

@@ -851,14 +851,10 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
         if not any((_l10.order == order.key()) for _l10 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:275
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:276
+        self._undo.append((3, order, ('status', 'sent_at'), (order.status, order.sent_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:276
         order.status = _E11_OrderStatus_sent_to_kitchen  # restaurant_orders.world:276
-        order._stale |= 16  # restaurant_orders.world:276
-        order._digest = order._text = None  # restaurant_orders.world:276
-        self.t_orders._digest = None  # restaurant_orders.world:276
-        self._undo.append((0, order, 'sent_at', order.sent_at, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:277
         order.sent_at = self.clock  # restaurant_orders.world:277
-        order._stale |= 64  # restaurant_orders.world:277
+        order._stale |= 80  # restaurant_orders.world:277
         order._digest = order._text = None  # restaurant_orders.world:277
         self.t_orders._digest = None  # restaurant_orders.world:277
         return order  # restaurant_orders.world:278
@@ -869,14 +865,10 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:287
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:288
+        self._undo.append((3, order, ('status', 'served_at'), (order.status, order.served_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:288
         order.status = _E11_OrderStatus_served  # restaurant_orders.world:288
-        order._stale |= 16  # restaurant_orders.world:288
-        order._digest = order._text = None  # restaurant_orders.world:288
-        self.t_orders._digest = None  # restaurant_orders.world:288
-        self._undo.append((0, order, 'served_at', order.served_at, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:289
         order.served_at = self.clock  # restaurant_orders.world:289
-        order._stale |= 128  # restaurant_orders.world:289
+        order._stale |= 144  # restaurant_orders.world:289
         order._digest = order._text = None  # restaurant_orders.world:289
         self.t_orders._digest = None  # restaurant_orders.world:289
         return order  # restaurant_orders.world:290
@@ -912,14 +904,10 @@ class RestaurantOrders(Episode):
         payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:322
         self._insert(self.t_payments, payment)  # restaurant_orders.world:329
         if (share == order.split_ways):  # restaurant_orders.world:330
-            self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:331
+            self._undo.append((3, order, ('status', 'paid_at'), (order.status, order.paid_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:331
             order.status = _E11_OrderStatus_paid  # restaurant_orders.world:331
-            order._stale |= 16  # restaurant_orders.world:331
-            order._digest = order._text = None  # restaurant_orders.world:331
-            self.t_orders._digest = None  # restaurant_orders.world:331
-            self._undo.append((0, order, 'paid_at', order.paid_at, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:332
             order.paid_at = self.clock  # restaurant_orders.world:332
-            order._stale |= 512  # restaurant_orders.world:332
+            order._stale |= 528  # restaurant_orders.world:332
             order._digest = order._text = None  # restaurant_orders.world:332
             self.t_orders._digest = None  # restaurant_orders.world:332
         return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:334

@@ -641,14 +641,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
         if not (account.balance_cents == 0):  # retail_bank.world:218
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        self._undo.append((0, account, 'status', account.status, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:219
+        self._undo.append((3, account, ('status', 'closed_on'), (account.status, account.closed_on, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:219
         account.status = _E13_AccountStatus_closed  # retail_bank.world:219
-        account._stale |= 8  # retail_bank.world:219
-        account._digest = account._text = None  # retail_bank.world:219
-        self.t_accounts._digest = None  # retail_bank.world:219
-        self._undo.append((0, account, 'closed_on', account.closed_on, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:220
         account.closed_on = self.clock.date()  # retail_bank.world:220
-        account._stale |= 64  # retail_bank.world:220
+        account._stale |= 72  # retail_bank.world:220
         account._digest = account._text = None  # retail_bank.world:220
         self.t_accounts._digest = None  # retail_bank.world:220
         return account  # retail_bank.world:221
@@ -731,14 +727,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
         if not (reason.strip() != ''):  # retail_bank.world:307
             raise ToolError('A freeze needs a reason.')
-        self._undo.append((0, account, 'status', account.status, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:308
+        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:308
         account.status = _E13_AccountStatus_frozen  # retail_bank.world:308
-        account._stale |= 8  # retail_bank.world:308
-        account._digest = account._text = None  # retail_bank.world:308
-        self.t_accounts._digest = None  # retail_bank.world:308
-        self._undo.append((0, account, 'freeze_reason', account.freeze_reason, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:309
         account.freeze_reason = v.check_length(reason, 'Account.freeze_reason', None, 120)  # retail_bank.world:309
-        account._stale |= 128  # retail_bank.world:309
+        account._stale |= 136  # retail_bank.world:309
         account._digest = account._text = None  # retail_bank.world:309
         self.t_accounts._digest = None  # retail_bank.world:309
         return account  # retail_bank.world:310
@@ -751,14 +743,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
         if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:320
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        self._undo.append((0, account, 'status', account.status, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:321
+        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:321
         account.status = _E13_AccountStatus_active  # retail_bank.world:321
-        account._stale |= 8  # retail_bank.world:321
-        account._digest = account._text = None  # retail_bank.world:321
-        self.t_accounts._digest = None  # retail_bank.world:321
-        self._undo.append((0, account, 'freeze_reason', account.freeze_reason, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:322
         account.freeze_reason = v.check_length('', 'Account.freeze_reason', None, 120)  # retail_bank.world:322
-        account._stale |= 128  # retail_bank.world:322
+        account._stale |= 136  # retail_bank.world:322
         account._digest = account._text = None  # retail_bank.world:322
         self.t_accounts._digest = None  # retail_bank.world:322
         return account  # retail_bank.world:323

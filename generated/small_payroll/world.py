@@ -832,14 +832,10 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Period ' + rt.text((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:269
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        self._undo.append((0, timesheet, 'status', timesheet.status, timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:270
+        self._undo.append((3, timesheet, ('status', 'approved_by'), (timesheet.status, timesheet.approved_by, ), timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:270
         timesheet.status = _E15_TimesheetStatus_approved  # small_payroll.world:270
-        timesheet._stale |= 16  # small_payroll.world:270
-        timesheet._digest = timesheet._text = None  # small_payroll.world:270
-        self.t_timesheets._digest = None  # small_payroll.world:270
-        self._undo.append((0, timesheet, 'approved_by', timesheet.approved_by, timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:271
         timesheet.approved_by = self.state.current_user  # small_payroll.world:271
-        timesheet._stale |= 32  # small_payroll.world:271
+        timesheet._stale |= 48  # small_payroll.world:271
         timesheet._digest = timesheet._text = None  # small_payroll.world:271
         self.t_timesheets._digest = None  # small_payroll.world:271
         return timesheet  # small_payroll.world:272
@@ -902,14 +898,10 @@ class SmallPayroll(Episode):
                     self._steps -= len(created)  # small_payroll.world:358
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:358
                     created = (created + (_slip11.key(),))  # small_payroll.world:358
-        self._undo.append((0, period, 'status', period.status, period._digest, period._text, period._frags, period._stale))  # small_payroll.world:362
+        self._undo.append((3, period, ('status', 'paid_on'), (period.status, period.paid_on, ), period._digest, period._text, period._frags, period._stale))  # small_payroll.world:362
         period.status = _E12_PeriodStatus_paid  # small_payroll.world:362
-        period._stale |= 8  # small_payroll.world:362
-        period._digest = period._text = None  # small_payroll.world:362
-        self.t_periods._digest = None  # small_payroll.world:362
-        self._undo.append((0, period, 'paid_on', period.paid_on, period._digest, period._text, period._frags, period._stale))  # small_payroll.world:363
         period.paid_on = self.clock.date()  # small_payroll.world:363
-        period._stale |= 16  # small_payroll.world:363
+        period._stale |= 24  # small_payroll.world:363
         period._digest = period._text = None  # small_payroll.world:363
         self.t_periods._digest = None  # small_payroll.world:363
         return created  # small_payroll.world:364
@@ -921,29 +913,13 @@ class SmallPayroll(Episode):
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:375
             raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
         tax: int = self.fn_tax_for((self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee)), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:376
-        self._undo.append((0, payslip, 'gross_cents', payslip.gross_cents, payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:377
+        self._undo.append((3, payslip, ('gross_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'), (payslip.gross_cents, payslip.tax_cents, payslip.net_cents, payslip.corrected, payslip.correction_note, ), payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:377
         payslip.gross_cents = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:377
-        payslip._stale |= 32  # small_payroll.world:377
-        payslip._digest = payslip._text = None  # small_payroll.world:377
-        self.t_payslips._digest = None  # small_payroll.world:377
-        self._undo.append((0, payslip, 'tax_cents', payslip.tax_cents, payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:378
         payslip.tax_cents = v.check_range(tax, 'Payslip.tax_cents', 0, None)  # small_payroll.world:378
-        payslip._stale |= 128  # small_payroll.world:378
-        payslip._digest = payslip._text = None  # small_payroll.world:378
-        self.t_payslips._digest = None  # small_payroll.world:378
-        self._undo.append((0, payslip, 'net_cents', payslip.net_cents, payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:379
         payslip.net_cents = v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None)  # small_payroll.world:379
-        payslip._stale |= 256  # small_payroll.world:379
-        payslip._digest = payslip._text = None  # small_payroll.world:379
-        self.t_payslips._digest = None  # small_payroll.world:379
-        self._undo.append((0, payslip, 'corrected', payslip.corrected, payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:380
         payslip.corrected = True  # small_payroll.world:380
-        payslip._stale |= 512  # small_payroll.world:380
-        payslip._digest = payslip._text = None  # small_payroll.world:380
-        self.t_payslips._digest = None  # small_payroll.world:380
-        self._undo.append((0, payslip, 'correction_note', payslip.correction_note, payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:381
         payslip.correction_note = v.check_length(note, 'Payslip.correction_note', None, 200)  # small_payroll.world:381
-        payslip._stale |= 1024  # small_payroll.world:381
+        payslip._stale |= 1952  # small_payroll.world:381
         payslip._digest = payslip._text = None  # small_payroll.world:381
         self.t_payslips._digest = None  # small_payroll.world:381
         return payslip  # small_payroll.world:382

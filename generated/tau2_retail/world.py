@@ -1157,29 +1157,13 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         else:
             pass
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:410
+        self._undo.append((3, order, ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'), (order.status, order.exchange_items, order.exchange_new_items, order.exchange_payment_method_id, order.exchange_price_difference, ), order._digest, order._text, order._frags, order._stale))  # retail.world:410
         order.status = _E11_OrderStatus_exchange_requested  # retail.world:410
-        order._stale |= 16  # retail.world:410
-        order._digest = order._text = None  # retail.world:410
-        self.t_orders._digest = None  # retail.world:410
-        self._undo.append((0, order, 'exchange_items', order.exchange_items, order._digest, order._text, order._frags, order._stale))  # retail.world:411
         order.exchange_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:411
-        order._stale |= 256  # retail.world:411
-        order._digest = order._text = None  # retail.world:411
-        self.t_orders._digest = None  # retail.world:411
-        self._undo.append((0, order, 'exchange_new_items', order.exchange_new_items, order._digest, order._text, order._frags, order._stale))  # retail.world:412
         order.exchange_new_items = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:412
-        order._stale |= 512  # retail.world:412
-        order._digest = order._text = None  # retail.world:412
-        self.t_orders._digest = None  # retail.world:412
-        self._undo.append((0, order, 'exchange_payment_method_id', order.exchange_payment_method_id, order._digest, order._text, order._frags, order._stale))  # retail.world:413
         order.exchange_payment_method_id = payment_method_id  # retail.world:413
-        order._stale |= 1024  # retail.world:413
-        order._digest = order._text = None  # retail.world:413
-        self.t_orders._digest = None  # retail.world:413
-        self._undo.append((0, order, 'exchange_price_difference', order.exchange_price_difference, order._digest, order._text, order._frags, order._stale))  # retail.world:414
         order.exchange_price_difference = diff_  # retail.world:414
-        order._stale |= 2048  # retail.world:414
+        order._stale |= 3856  # retail.world:414
         order._digest = order._text = None  # retail.world:414
         self.t_orders._digest = None  # retail.world:414
         return order  # retail.world:415
@@ -1364,19 +1348,11 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:602
             raise ToolError('Some item not found')
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # retail.world:603
+        self._undo.append((3, order, ('status', 'return_items', 'return_payment_method_id'), (order.status, order.return_items, order.return_payment_method_id, ), order._digest, order._text, order._frags, order._stale))  # retail.world:603
         order.status = _E11_OrderStatus_return_requested  # retail.world:603
-        order._stale |= 16  # retail.world:603
-        order._digest = order._text = None  # retail.world:603
-        self.t_orders._digest = None  # retail.world:603
-        self._undo.append((0, order, 'return_items', order.return_items, order._digest, order._text, order._frags, order._stale))  # retail.world:604
         order.return_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:604
-        order._stale |= 4096  # retail.world:604
-        order._digest = order._text = None  # retail.world:604
-        self.t_orders._digest = None  # retail.world:604
-        self._undo.append((0, order, 'return_payment_method_id', order.return_payment_method_id, order._digest, order._text, order._frags, order._stale))  # retail.world:605
         order.return_payment_method_id = payment_method_id  # retail.world:605
-        order._stale |= 8192  # retail.world:605
+        order._stale |= 12304  # retail.world:605
         order._digest = order._text = None  # retail.world:605
         self.t_orders._digest = None  # retail.world:605
         return order  # retail.world:606

@@ -655,14 +655,10 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
         if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:203
             raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
-        self._undo.append((0, message, 'body', message.body, message._digest, message._text, message._frags, message._stale))  # team_chat.world:204
+        self._undo.append((3, message, ('body', 'edited_at'), (message.body, message.edited_at, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:204
         message.body = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:204
-        message._stale |= 8  # team_chat.world:204
-        message._digest = message._text = None  # team_chat.world:204
-        self.t_messages._digest = None  # team_chat.world:204
-        self._undo.append((0, message, 'edited_at', message.edited_at, message._digest, message._text, message._frags, message._stale))  # team_chat.world:205
         message.edited_at = self.clock  # team_chat.world:205
-        message._stale |= 32  # team_chat.world:205
+        message._stale |= 40  # team_chat.world:205
         message._digest = message._text = None  # team_chat.world:205
         self.t_messages._digest = None  # team_chat.world:205
         return message  # team_chat.world:206
@@ -675,24 +671,12 @@ class TeamChat(Episode):
             raise ToolError('You can only delete your own messages.')
         if not (not message.deleted):  # team_chat.world:216
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already deleted.')))
-        self._undo.append((0, message, 'deleted', message.deleted, message._digest, message._text, message._frags, message._stale))  # team_chat.world:217
+        self._undo.append((3, message, ('deleted', 'body', 'pinned', 'pinned_by'), (message.deleted, message.body, message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:217
         message.deleted = True  # team_chat.world:217
-        message._stale |= 64  # team_chat.world:217
-        message._digest = message._text = None  # team_chat.world:217
-        self.t_messages._digest = None  # team_chat.world:217
-        self._undo.append((0, message, 'body', message.body, message._digest, message._text, message._frags, message._stale))  # team_chat.world:218
         message.body = v.check_length('', 'Message.body', 0, 2000)  # team_chat.world:218
-        message._stale |= 8  # team_chat.world:218
-        message._digest = message._text = None  # team_chat.world:218
-        self.t_messages._digest = None  # team_chat.world:218
-        self._undo.append((0, message, 'pinned', message.pinned, message._digest, message._text, message._frags, message._stale))  # team_chat.world:219
         message.pinned = False  # team_chat.world:219
-        message._stale |= 128  # team_chat.world:219
-        message._digest = message._text = None  # team_chat.world:219
-        self.t_messages._digest = None  # team_chat.world:219
-        self._undo.append((0, message, 'pinned_by', message.pinned_by, message._digest, message._text, message._frags, message._stale))  # team_chat.world:220
         message.pinned_by = None  # team_chat.world:220
-        message._stale |= 256  # team_chat.world:220
+        message._stale |= 456  # team_chat.world:220
         message._digest = message._text = None  # team_chat.world:220
         self.t_messages._digest = None  # team_chat.world:220
         return message  # team_chat.world:221
@@ -709,14 +693,10 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
         if not (self.fn_pin_count((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel))) < _C_MAX_PINS):  # team_chat.world:233
             raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
-        self._undo.append((0, message, 'pinned', message.pinned, message._digest, message._text, message._frags, message._stale))  # team_chat.world:234
+        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:234
         message.pinned = True  # team_chat.world:234
-        message._stale |= 128  # team_chat.world:234
-        message._digest = message._text = None  # team_chat.world:234
-        self.t_messages._digest = None  # team_chat.world:234
-        self._undo.append((0, message, 'pinned_by', message.pinned_by, message._digest, message._text, message._frags, message._stale))  # team_chat.world:235
         message.pinned_by = self.state.current_user  # team_chat.world:235
-        message._stale |= 256  # team_chat.world:235
+        message._stale |= 384  # team_chat.world:235
         message._digest = message._text = None  # team_chat.world:235
         self.t_messages._digest = None  # team_chat.world:235
         return message  # team_chat.world:236
@@ -729,14 +709,10 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         if not message.pinned:  # team_chat.world:246
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
-        self._undo.append((0, message, 'pinned', message.pinned, message._digest, message._text, message._frags, message._stale))  # team_chat.world:247
+        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:247
         message.pinned = False  # team_chat.world:247
-        message._stale |= 128  # team_chat.world:247
-        message._digest = message._text = None  # team_chat.world:247
-        self.t_messages._digest = None  # team_chat.world:247
-        self._undo.append((0, message, 'pinned_by', message.pinned_by, message._digest, message._text, message._frags, message._stale))  # team_chat.world:248
         message.pinned_by = None  # team_chat.world:248
-        message._stale |= 256  # team_chat.world:248
+        message._stale |= 384  # team_chat.world:248
         message._digest = message._text = None  # team_chat.world:248
         self.t_messages._digest = None  # team_chat.world:248
         return message  # team_chat.world:249

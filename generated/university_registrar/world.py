@@ -872,14 +872,10 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
         if not (self.clock.date() <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):  # university_registrar.world:281
             raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' was ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline) + '.')))
-        self._undo.append((0, enrolment, 'status', enrolment.status, enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:282
+        self._undo.append((3, enrolment, ('status', 'dropped_at'), (enrolment.status, enrolment.dropped_at, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:282
         enrolment.status = _E15_EnrolmentStatus_dropped  # university_registrar.world:282
-        enrolment._stale |= 8  # university_registrar.world:282
-        enrolment._digest = enrolment._text = None  # university_registrar.world:282
-        self.t_enrolments._digest = None  # university_registrar.world:282
-        self._undo.append((0, enrolment, 'dropped_at', enrolment.dropped_at, enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:283
         enrolment.dropped_at = self.clock  # university_registrar.world:283
-        enrolment._stale |= 64  # university_registrar.world:283
+        enrolment._stale |= 72  # university_registrar.world:283
         enrolment._digest = enrolment._text = None  # university_registrar.world:283
         self.t_enrolments._digest = None  # university_registrar.world:283
         return enrolment  # university_registrar.world:284
@@ -931,14 +927,10 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
         if not (self.clock.date() >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):  # university_registrar.world:343
             raise ToolError(rt.built(self, ('Section ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' ends on ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on) + '; grades can be recorded from then.')))
-        self._undo.append((0, enrolment, 'grade', enrolment.grade, enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:344
+        self._undo.append((3, enrolment, ('grade', 'status'), (enrolment.grade, enrolment.status, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:344
         enrolment.grade = grade  # university_registrar.world:344
-        enrolment._stale |= 16  # university_registrar.world:344
-        enrolment._digest = enrolment._text = None  # university_registrar.world:344
-        self.t_enrolments._digest = None  # university_registrar.world:344
-        self._undo.append((0, enrolment, 'status', enrolment.status, enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:345
         enrolment.status = _E15_EnrolmentStatus_completed  # university_registrar.world:345
-        enrolment._stale |= 8  # university_registrar.world:345
+        enrolment._stale |= 24  # university_registrar.world:345
         enrolment._digest = enrolment._text = None  # university_registrar.world:345
         self.t_enrolments._digest = None  # university_registrar.world:345
         return enrolment  # university_registrar.world:346

@@ -232,18 +232,19 @@ class Row:
             else:
                 self._stale |= found[1]
 
-    def _put_back(self, name: str, digest: bytes | None, text: str | None,
+    def _put_back(self, names: tuple[str, ...], digest: bytes | None, text: str | None,
                   frags: list[str] | None, stale: int) -> None:
-        """Field ``name`` got back the value it had before a change whose undo entry kept
-        the row's digest, text, fragments and stale bits of then (fragment lists are never
-        changed in place, so they still hold)."""
+        """Fields ``names`` got back the values they had before a change whose undo entry
+        kept the row's digest, text, fragments and stale bits of then (fragment lists are
+        never changed in place, so they still hold)."""
         self._digest = digest
         self._text = text
         if frags is not None:
             self._frags = frags
             self._stale = stale
-        else:  # the fragments were made after the change: they hold, but for this field
-            self._stale_field(name)
+        else:  # the fragments were made after the change: they hold, but for these fields
+            for name in names:
+                self._stale_field(name)
 
     def digest(self) -> bytes:
         """SHA-256 of the row's canonical JSON, cached until the row changes.
@@ -561,10 +562,16 @@ class Snapshot:
 
 
 # An undo entry is a callable-free tuple for speed:
-#   (0, obj, attribute, old value, old digest)  -- a field or state item was set
+#   (0, state, attribute, old value, None)       -- a state item was set
+#   (0, row, attribute, old value, digest, text, fragments, stale bits)
+#                                                -- a row's field was set (Row._put_back)
 #   (1, table, key)                              -- a row was inserted
 #   (2, table, key, row, position)               -- a row was deleted
-_SET, _INSERT, _DELETE = 0, 1, 2
+#   (3, row, attributes, old values, digest, text, fragments, stale bits)
+#                                                -- fields of one row were set, one after
+#                                                   the other (generated code: a run of
+#                                                   statements setting fields of a row)
+_SET, _INSERT, _DELETE, _SET_FIELDS = 0, 1, 2, 3
 
 
 @dataclass
@@ -862,10 +869,16 @@ class Episode:
                 obj, name = entry[1], entry[2]
                 setattr(obj, name, entry[3])
                 if isinstance(obj, Row):
-                    obj._put_back(name, *entry[4:])
+                    obj._put_back((name,), *entry[4:])
                     self._touch(obj.ENTITY)
                 else:
                     self._state_version += 1
+            elif kind == _SET_FIELDS:
+                row, names = entry[1], entry[2]
+                for name, old in zip(names, entry[3], strict=True):
+                    setattr(row, name, old)
+                row._put_back(names, *entry[4:])
+                self._touch(row.ENTITY)
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
@@ -1126,16 +1139,19 @@ class Episode:
         by_table = {id(t): initial.tables[name] for name, t in self.tables.items()}
         for entry in reversed(self._undo):
             kind = entry[0]
-            if kind == _SET:
-                obj, name, old = entry[1], entry[2], entry[3]
+            if kind == _SET or kind == _SET_FIELDS:
+                obj = entry[1]
+                names = (entry[2],) if kind == _SET else entry[2]
+                olds = (entry[3],) if kind == _SET else entry[3]
                 if isinstance(obj, Row):
                     target = by_entity[obj.ENTITY].rows[obj.key()]
-                    setattr(target, name, old)
+                    for name, old in zip(names, olds, strict=True):
+                        setattr(target, name, old)
                     # the text and digest before the change hold for the copy's values too
-                    target._put_back(name, *entry[4:])
+                    target._put_back(names, *entry[4:])
                     by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
-                    setattr(initial.state, name, old)
+                    setattr(initial.state, names[0], olds[0])
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]
