@@ -1368,12 +1368,9 @@ def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_calculate):
         rt.check_arguments_python(args, ('expression',), ('expression',), 'RetailTools.calculate')
     try:
-        try:
-            a_expression = args['expression']
-            if type(a_expression) is not str or not a_expression.isascii():
-                a_expression = v.want_str(a_expression, 'expression')
-        except ToolError as exc:
-            a_expression = rt.foreign(ep, exc, args['expression'], 'expression')
+        a_expression = args['expression']
+        if type(a_expression) is not str or not a_expression.isascii():
+            a_expression = rt.str_or_foreign(ep, a_expression, 'expression')
         return ep.tool_calculate(a_expression)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1386,12 +1383,9 @@ def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) ->
     if not (args.keys() == _ARGS_transfer_to_human_agents):
         rt.check_arguments_python(args, ('summary',), ('summary',), 'RetailTools.transfer_to_human_agents')
     try:
-        try:
-            a_summary = args['summary']
-            if type(a_summary) is not str or not a_summary.isascii():
-                a_summary = v.want_str(a_summary, 'summary')
-        except ToolError as exc:
-            a_summary = rt.foreign(ep, exc, args['summary'], 'summary')
+        a_summary = args['summary']
+        if type(a_summary) is not str or not a_summary.isascii():
+            a_summary = rt.str_or_foreign(ep, a_summary, 'summary')
         return ep.tool_transfer_to_human_agents(a_summary)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1404,12 +1398,9 @@ def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> An
     if not (args.keys() == _ARGS_find_user_id_by_email):
         rt.check_arguments_python(args, ('email',), ('email',), 'RetailTools.find_user_id_by_email')
     try:
-        try:
-            a_email = args['email']
-            if type(a_email) is not str or not a_email.isascii():
-                a_email = v.want_str(a_email, 'email')
-        except ToolError as exc:
-            a_email = rt.foreign(ep, exc, args['email'], 'email')
+        a_email = args['email']
+        if type(a_email) is not str or not a_email.isascii():
+            a_email = rt.str_or_foreign(ep, a_email, 'email')
         return ep.tool_find_user_id_by_email(a_email)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1422,24 +1413,15 @@ def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) ->
     if not (args.keys() == _ARGS_find_user_id_by_name_zip):
         rt.check_arguments_python(args, ('first_name', 'last_name', 'zip'), ('first_name', 'last_name', 'zip'), 'RetailTools.find_user_id_by_name_zip')
     try:
-        try:
-            a_first_name = args['first_name']
-            if type(a_first_name) is not str or not a_first_name.isascii():
-                a_first_name = v.want_str(a_first_name, 'first_name')
-        except ToolError as exc:
-            a_first_name = rt.foreign(ep, exc, args['first_name'], 'first_name')
-        try:
-            a_last_name = args['last_name']
-            if type(a_last_name) is not str or not a_last_name.isascii():
-                a_last_name = v.want_str(a_last_name, 'last_name')
-        except ToolError as exc:
-            a_last_name = rt.foreign(ep, exc, args['last_name'], 'last_name')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_first_name = args['first_name']
+        if type(a_first_name) is not str or not a_first_name.isascii():
+            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
+        a_last_name = args['last_name']
+        if type(a_last_name) is not str or not a_last_name.isascii():
+            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_find_user_id_by_name_zip(a_first_name, a_last_name, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1452,13 +1434,10 @@ def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_order_details):
         rt.check_arguments_python(args, ('order_id',), ('order_id',), 'RetailTools.get_order_details')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
         return ep.tool_get_order_details(a_order_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1471,13 +1450,10 @@ def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_product_details):
         rt.check_arguments_python(args, ('product_id',), ('product_id',), 'RetailTools.get_product_details')
     try:
-        try:
-            a_product_id = args['product_id']
-            if type(a_product_id) is not str or not a_product_id.isascii():
-                a_product_id = v.want_str(a_product_id, 'product_id')
-            a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
-        except ToolError as exc:
-            a_product_id = rt.lookup(ep.t_products, rt.foreign(ep, exc, args['product_id'], 'product_id'), lambda key: 'Product not found')
+        a_product_id = args['product_id']
+        if type(a_product_id) is not str or not a_product_id.isascii():
+            a_product_id = rt.str_or_foreign(ep, a_product_id, 'product_id')
+        a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
         return ep.tool_get_product_details(a_product_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1490,12 +1466,9 @@ def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_item_details):
         rt.check_arguments_python(args, ('item_id',), ('item_id',), 'RetailTools.get_item_details')
     try:
-        try:
-            a_item_id = args['item_id']
-            if type(a_item_id) is not str or not a_item_id.isascii():
-                a_item_id = v.want_str(a_item_id, 'item_id')
-        except ToolError as exc:
-            a_item_id = rt.foreign(ep, exc, args['item_id'], 'item_id')
+        a_item_id = args['item_id']
+        if type(a_item_id) is not str or not a_item_id.isascii():
+            a_item_id = rt.str_or_foreign(ep, a_item_id, 'item_id')
         return ep.tool_get_item_details(a_item_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1508,13 +1481,10 @@ def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_user_details):
         rt.check_arguments_python(args, ('user_id',), ('user_id',), 'RetailTools.get_user_details')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-            a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        except ToolError as exc:
-            a_user_id = rt.lookup(ep.t_users, rt.foreign(ep, exc, args['user_id'], 'user_id'), lambda key: 'User not found')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
+        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
         return ep.tool_get_user_details(a_user_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1539,19 +1509,13 @@ def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_cancel_pending_order):
         rt.check_arguments_python(args, ('order_id', 'reason'), ('order_id', 'reason'), 'RetailTools.cancel_pending_order')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_reason = args['reason']
-            if type(a_reason) is not str or not a_reason.isascii():
-                a_reason = v.want_str(a_reason, 'reason')
-        except ToolError as exc:
-            a_reason = rt.foreign(ep, exc, args['reason'], 'reason')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_reason = args['reason']
+        if type(a_reason) is not str or not a_reason.isascii():
+            a_reason = rt.str_or_foreign(ep, a_reason, 'reason')
         return ep.tool_cancel_pending_order(a_order_id, a_reason)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1564,35 +1528,23 @@ def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, An
     if not (args.keys() == _ARGS_exchange_delivered_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.exchange_delivered_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_new_item_ids = args['new_item_ids']
-            if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
-                a_new_item_ids = tuple(a_new_item_ids)
-            else:
-                a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
-        except ToolError as exc:
-            a_new_item_ids = rt.foreign_list(ep, exc, args['new_item_ids'], 'new_item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_new_item_ids = args['new_item_ids']
+        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+            a_new_item_ids = tuple(a_new_item_ids)
+        else:
+            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_exchange_delivered_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1605,49 +1557,28 @@ def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_modify_pending_order_address):
         rt.check_arguments_python(args, ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_pending_order_address')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_address1 = args['address1']
-            if type(a_address1) is not str or not a_address1.isascii():
-                a_address1 = v.want_str(a_address1, 'address1')
-        except ToolError as exc:
-            a_address1 = rt.foreign(ep, exc, args['address1'], 'address1')
-        try:
-            a_address2 = args['address2']
-            if type(a_address2) is not str or not a_address2.isascii():
-                a_address2 = v.want_str(a_address2, 'address2')
-        except ToolError as exc:
-            a_address2 = rt.foreign(ep, exc, args['address2'], 'address2')
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
-        try:
-            a_state = args['state']
-            if type(a_state) is not str or not a_state.isascii():
-                a_state = v.want_str(a_state, 'state')
-        except ToolError as exc:
-            a_state = rt.foreign(ep, exc, args['state'], 'state')
-        try:
-            a_country = args['country']
-            if type(a_country) is not str or not a_country.isascii():
-                a_country = v.want_str(a_country, 'country')
-        except ToolError as exc:
-            a_country = rt.foreign(ep, exc, args['country'], 'country')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_address1 = args['address1']
+        if type(a_address1) is not str or not a_address1.isascii():
+            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
+        a_address2 = args['address2']
+        if type(a_address2) is not str or not a_address2.isascii():
+            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
+        a_state = args['state']
+        if type(a_state) is not str or not a_state.isascii():
+            a_state = rt.str_or_foreign(ep, a_state, 'state')
+        a_country = args['country']
+        if type(a_country) is not str or not a_country.isascii():
+            a_country = rt.str_or_foreign(ep, a_country, 'country')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_modify_pending_order_address(a_order_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1660,35 +1591,23 @@ def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_modify_pending_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.modify_pending_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_new_item_ids = args['new_item_ids']
-            if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
-                a_new_item_ids = tuple(a_new_item_ids)
-            else:
-                a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
-        except ToolError as exc:
-            a_new_item_ids = rt.foreign_list(ep, exc, args['new_item_ids'], 'new_item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_new_item_ids = args['new_item_ids']
+        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+            a_new_item_ids = tuple(a_new_item_ids)
+        else:
+            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_modify_pending_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1701,19 +1620,13 @@ def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_modify_pending_order_payment):
         rt.check_arguments_python(args, ('order_id', 'payment_method_id'), ('order_id', 'payment_method_id'), 'RetailTools.modify_pending_order_payment')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_modify_pending_order_payment(a_order_id, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1726,49 +1639,28 @@ def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_modify_user_address):
         rt.check_arguments_python(args, ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_user_address')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-            a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        except ToolError as exc:
-            a_user_id = rt.lookup(ep.t_users, rt.foreign(ep, exc, args['user_id'], 'user_id'), lambda key: 'User not found')
-        try:
-            a_address1 = args['address1']
-            if type(a_address1) is not str or not a_address1.isascii():
-                a_address1 = v.want_str(a_address1, 'address1')
-        except ToolError as exc:
-            a_address1 = rt.foreign(ep, exc, args['address1'], 'address1')
-        try:
-            a_address2 = args['address2']
-            if type(a_address2) is not str or not a_address2.isascii():
-                a_address2 = v.want_str(a_address2, 'address2')
-        except ToolError as exc:
-            a_address2 = rt.foreign(ep, exc, args['address2'], 'address2')
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
-        try:
-            a_state = args['state']
-            if type(a_state) is not str or not a_state.isascii():
-                a_state = v.want_str(a_state, 'state')
-        except ToolError as exc:
-            a_state = rt.foreign(ep, exc, args['state'], 'state')
-        try:
-            a_country = args['country']
-            if type(a_country) is not str or not a_country.isascii():
-                a_country = v.want_str(a_country, 'country')
-        except ToolError as exc:
-            a_country = rt.foreign(ep, exc, args['country'], 'country')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
+        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
+        a_address1 = args['address1']
+        if type(a_address1) is not str or not a_address1.isascii():
+            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
+        a_address2 = args['address2']
+        if type(a_address2) is not str or not a_address2.isascii():
+            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
+        a_state = args['state']
+        if type(a_state) is not str or not a_state.isascii():
+            a_state = rt.str_or_foreign(ep, a_state, 'state')
+        a_country = args['country']
+        if type(a_country) is not str or not a_country.isascii():
+            a_country = rt.str_or_foreign(ep, a_country, 'country')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_modify_user_address(a_user_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1781,27 +1673,18 @@ def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_return_delivered_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'payment_method_id'), 'RetailTools.return_delivered_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_return_delivered_order_items(a_order_id, a_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
