@@ -188,16 +188,20 @@ class WorldGenerator:
                                  for f in fields) + ") -> None:"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
-            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None"]
+            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None",
+                      f"{_INDENT * 2}self._stale = 0"]
             lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
                       f"{_INDENT * 2}other = {cls}.__new__({cls})"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
-            # the same values: the same digest and text; the fragment caches are not copied,
-            # so copies and resets stay cheap
+            # the same values: the same digest, text and text fragments (a fragment list is
+            # never changed in place, so the two rows may share it); the canonical text's
+            # cache is not copied, so copies and resets stay cheap
             lines += [f"{_INDENT * 2}other._digest = self._digest",
                       f"{_INDENT * 2}other._text = self._text",
-                      f"{_INDENT * 2}other._frags = other._cparts = None",
+                      f"{_INDENT * 2}other._frags = self._frags",
+                      f"{_INDENT * 2}other._stale = self._stale",
+                      f"{_INDENT * 2}other._cparts = None",
                       f"{_INDENT * 2}return other"]
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]
@@ -582,13 +586,9 @@ class WorldGenerator:
             src = f"args[{p.name!r}]"
             path = repr(p.name)
             base = t.strip_optional(p.type)
-            fast = self._fast_argument(p, pname, src, path)
-            if fast is not None:
-                if dynamic:
-                    fallback = self._dynamic_fallback(p, pname, src, path)
-                    lines += _dynamic_load(fast, pname, fallback)
-                else:
-                    lines += [_INDENT + line for line in fast]
+            fast = self._fast_argument(p, pname, src, path, dynamic)
+            if fast is not None:  # in `arguments: dynamic` too: its slow path passes others on
+                lines += [_INDENT + line for line in fast]
                 call_args.append(pname)
                 continue
             if isinstance(base, t.Named) and base.kind == "entity":
@@ -658,10 +658,14 @@ class WorldGenerator:
             message = f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'"
         return f"rt.lookup(ep.t_{tname}, {raw}, lambda key: {message})"
 
-    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str) -> list[str] | None:
+    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str,
+                       dynamic: bool) -> list[str] | None:
         """Statements loading a required argument of the common kinds (text, a list of
         text, a row by a text key) with the type checks inline, or None for the general
-        loader. They accept and refuse exactly what the loader does, with its messages."""
+        loader. They accept and refuse exactly what the loader does, with its messages; in
+        ``arguments: dynamic`` the slow path passes a value of another JSON type on
+        (``rt.str_or_foreign``; a key of another type finds no row, an unhashable one fails
+        with Python's text)."""
         typ = p.type
         entity = isinstance(typ, t.Named) and typ.kind == "entity"
         if p.default is not None or isinstance(typ, t.Optional) or \
@@ -676,13 +680,13 @@ class WorldGenerator:
                 message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
             else:
                 message = f"{typ.name!r} + ' ' + rt.quote(key) + ' not found.'"
-            return [*_str_argument(pname, src, path),
+            return [*_str_argument(pname, src, path, dynamic),
                     f"{pname} = ep.t_{table.name}.rows.get({pname}) or "
                     f"rt.lookup(ep.t_{table.name}, {pname}, lambda key: {message})"]
         if _plain_str(typ):
-            return _str_argument(pname, src, path)
+            return _str_argument(pname, src, path, dynamic)
         if isinstance(typ, t.ListOf) and _plain_str(typ.element) and typ.refinement is None:
-            return _str_list_argument(pname, src, path)
+            return _str_list_argument(pname, src, path, dynamic)
         return None
 
     def tool_spec(self, info: ToolInfo) -> str:
@@ -883,22 +887,28 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
             f"{_INDENT * 2}{pname} = {fallback}"]
 
 
-def _str_argument(pname: str, src: str, path: str) -> list[str]:
-    """A text argument: ASCII text as it is, anything else through ``v.want_str``."""
+def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
+    """A text argument: ASCII text as it is, anything else through ``v.want_str`` (in
+    ``arguments: dynamic``, ``rt.str_or_foreign``)."""
+    slow = f"rt.str_or_foreign(ep, {pname}, {path})" if dynamic else \
+        f"v.want_str({pname}, {path})"
     return [f"{pname} = {src}",
             f"if type({pname}) is not str or not {pname}.isascii():",
-            f"{_INDENT}{pname} = v.want_str({pname}, {path})"]
+            f"{_INDENT}{pname} = {slow}"]
 
 
-def _str_list_argument(pname: str, src: str, path: str) -> list[str]:
+def _str_list_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
     """A list of text: a list of ASCII ``str`` as a tuple at once (the test ``v.want_str_list``
-    makes first, inline: checked in C, without a call), anything else through it."""
+    makes first, inline: checked in C, without a call), anything else through it (in
+    ``arguments: dynamic``, ``rt.str_list_or_foreign``)."""
+    slow = f"rt.str_list_or_foreign(ep, {pname}, {path})" if dynamic else \
+        f"v.want_str_list({pname}, {path})"
     return [f"{pname} = {src}",
             f"if type({pname}) is list and v.JUST_STR.issuperset(map(type, {pname})) and "
             f"''.join({pname}).isascii():",
             f"{_INDENT}{pname} = tuple({pname})",
             "else:",
-            f"{_INDENT}{pname} = v.want_str_list({pname}, {path})"]
+            f"{_INDENT}{pname} = {slow}"]
 
 
 def _check_fn_name(task: str, check: str) -> str:

@@ -1005,12 +1005,9 @@ def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_user_id):
         rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
     try:
-        try:
-            a_user = args['user']
-            if type(a_user) is not str or not a_user.isascii():
-                a_user = v.want_str(a_user, 'user')
-        except ToolError as exc:
-            a_user = rt.foreign(ep, exc, args['user'], 'user')
+        a_user = args['user']
+        if type(a_user) is not str or not a_user.isascii():
+            a_user = rt.str_or_foreign(ep, a_user, 'user')
         return ep.tool_get_user_id(a_user)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1023,12 +1020,9 @@ def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_message_login):
         rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-        except ToolError as exc:
-            a_user_id = rt.foreign(ep, exc, args['user_id'], 'user_id')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
         return ep.tool_message_login(a_user_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1053,18 +1047,12 @@ def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_send_message):
         rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
     try:
-        try:
-            a_receiver_id = args['receiver_id']
-            if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-                a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
-        except ToolError as exc:
-            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
-        try:
-            a_message = args['message']
-            if type(a_message) is not str or not a_message.isascii():
-                a_message = v.want_str(a_message, 'message')
-        except ToolError as exc:
-            a_message = rt.foreign(ep, exc, args['message'], 'message')
+        a_receiver_id = args['receiver_id']
+        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
+        a_message = args['message']
+        if type(a_message) is not str or not a_message.isascii():
+            a_message = rt.str_or_foreign(ep, a_message, 'message')
         return ep.tool_send_message(a_receiver_id, a_message)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1077,12 +1065,9 @@ def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_delete_message):
         rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
     try:
-        try:
-            a_receiver_id = args['receiver_id']
-            if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-                a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
-        except ToolError as exc:
-            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
+        a_receiver_id = args['receiver_id']
+        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
         return ep.tool_delete_message(a_receiver_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1107,12 +1092,9 @@ def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_add_contact):
         rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
     try:
-        try:
-            a_user_name = args['user_name']
-            if type(a_user_name) is not str or not a_user_name.isascii():
-                a_user_name = v.want_str(a_user_name, 'user_name')
-        except ToolError as exc:
-            a_user_name = rt.foreign(ep, exc, args['user_name'], 'user_name')
+        a_user_name = args['user_name']
+        if type(a_user_name) is not str or not a_user_name.isascii():
+            a_user_name = rt.str_or_foreign(ep, a_user_name, 'user_name')
         return ep.tool_add_contact(a_user_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1125,12 +1107,9 @@ def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_search_messages):
         rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
     try:
-        try:
-            a_keyword = args['keyword']
-            if type(a_keyword) is not str or not a_keyword.isascii():
-                a_keyword = v.want_str(a_keyword, 'keyword')
-        except ToolError as exc:
-            a_keyword = rt.foreign(ep, exc, args['keyword'], 'keyword')
+        a_keyword = args['keyword']
+        if type(a_keyword) is not str or not a_keyword.isascii():
+            a_keyword = rt.str_or_foreign(ep, a_keyword, 'keyword')
         return ep.tool_search_messages(a_keyword)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -984,12 +984,9 @@ def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_symbol_by_name):
         rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
     try:
-        try:
-            a_name = args['name']
-            if type(a_name) is not str or not a_name.isascii():
-                a_name = v.want_str(a_name, 'name')
-        except ToolError as exc:
-            a_name = rt.foreign(ep, exc, args['name'], 'name')
+        a_name = args['name']
+        if type(a_name) is not str or not a_name.isascii():
+            a_name = rt.str_or_foreign(ep, a_name, 'name')
         return ep.tool_get_symbol_by_name(a_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1002,12 +999,9 @@ def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_stock_info):
         rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
     try:
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         return ep.tool_get_stock_info(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1052,18 +1046,12 @@ def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_place_order):
         rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
     try:
-        try:
-            a_order_type = args['order_type']
-            if type(a_order_type) is not str or not a_order_type.isascii():
-                a_order_type = v.want_str(a_order_type, 'order_type')
-        except ToolError as exc:
-            a_order_type = rt.foreign(ep, exc, args['order_type'], 'order_type')
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_order_type = args['order_type']
+        if type(a_order_type) is not str or not a_order_type.isascii():
+            a_order_type = rt.str_or_foreign(ep, a_order_type, 'order_type')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         try:
             a_price = v.want_float(args['price'], 'price')
         except ToolError as exc:
@@ -1112,18 +1100,12 @@ def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_trading_login):
         rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
     try:
-        try:
-            a_username = args['username']
-            if type(a_username) is not str or not a_username.isascii():
-                a_username = v.want_str(a_username, 'username')
-        except ToolError as exc:
-            a_username = rt.foreign(ep, exc, args['username'], 'username')
-        try:
-            a_password = args['password']
-            if type(a_password) is not str or not a_password.isascii():
-                a_password = v.want_str(a_password, 'password')
-        except ToolError as exc:
-            a_password = rt.foreign(ep, exc, args['password'], 'password')
+        a_username = args['username']
+        if type(a_username) is not str or not a_username.isascii():
+            a_username = rt.str_or_foreign(ep, a_username, 'username')
+        a_password = args['password']
+        if type(a_password) is not str or not a_password.isascii():
+            a_password = rt.str_or_foreign(ep, a_password, 'password')
         return ep.tool_trading_login(a_username, a_password)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1176,12 +1158,9 @@ def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any])
     if not (args.keys() == _ARGS_remove_stock_from_watchlist):
         rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
     try:
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         return ep.tool_remove_stock_from_watchlist(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1239,12 +1218,9 @@ def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_get_available_stocks):
         rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
     try:
-        try:
-            a_sector = args['sector']
-            if type(a_sector) is not str or not a_sector.isascii():
-                a_sector = v.want_str(a_sector, 'sector')
-        except ToolError as exc:
-            a_sector = rt.foreign(ep, exc, args['sector'], 'sector')
+        a_sector = args['sector']
+        if type(a_sector) is not str or not a_sector.isascii():
+            a_sector = rt.str_or_foreign(ep, a_sector, 'sector')
         return ep.tool_get_available_stocks(a_sector)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1257,14 +1233,11 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
     if not (args.keys() == _ARGS_filter_stocks_by_price):
         rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
-        try:
-            a_stocks = args['stocks']
-            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
-                a_stocks = tuple(a_stocks)
-            else:
-                a_stocks = v.want_str_list(a_stocks, 'stocks')
-        except ToolError as exc:
-            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
+        a_stocks = args['stocks']
+        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+            a_stocks = tuple(a_stocks)
+        else:
+            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
         try:
             a_min_price = v.want_float(args['min_price'], 'min_price')
         except ToolError as exc:
@@ -1285,12 +1258,9 @@ def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_add_to_watchlist):
         rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
     try:
-        try:
-            a_stock = args['stock']
-            if type(a_stock) is not str or not a_stock.isascii():
-                a_stock = v.want_str(a_stock, 'stock')
-        except ToolError as exc:
-            a_stock = rt.foreign(ep, exc, args['stock'], 'stock')
+        a_stock = args['stock']
+        if type(a_stock) is not str or not a_stock.isascii():
+            a_stock = rt.str_or_foreign(ep, a_stock, 'stock')
         return ep.tool_add_to_watchlist(a_stock)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1303,14 +1273,11 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_notify_price_change):
         rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
-        try:
-            a_stocks = args['stocks']
-            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
-                a_stocks = tuple(a_stocks)
-            else:
-                a_stocks = v.want_str_list(a_stocks, 'stocks')
-        except ToolError as exc:
-            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
+        a_stocks = args['stocks']
+        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+            a_stocks = tuple(a_stocks)
+        else:
+            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
         try:
             a_threshold = v.want_float(args['threshold'], 'threshold')
         except ToolError as exc:

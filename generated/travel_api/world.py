@@ -1482,42 +1482,24 @@ def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_authenticate_travel):
         rt.check_arguments_python(args, ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), 'TravelAPI.authenticate_travel')
     try:
-        try:
-            a_client_id = args['client_id']
-            if type(a_client_id) is not str or not a_client_id.isascii():
-                a_client_id = v.want_str(a_client_id, 'client_id')
-        except ToolError as exc:
-            a_client_id = rt.foreign(ep, exc, args['client_id'], 'client_id')
-        try:
-            a_client_secret = args['client_secret']
-            if type(a_client_secret) is not str or not a_client_secret.isascii():
-                a_client_secret = v.want_str(a_client_secret, 'client_secret')
-        except ToolError as exc:
-            a_client_secret = rt.foreign(ep, exc, args['client_secret'], 'client_secret')
-        try:
-            a_refresh_token = args['refresh_token']
-            if type(a_refresh_token) is not str or not a_refresh_token.isascii():
-                a_refresh_token = v.want_str(a_refresh_token, 'refresh_token')
-        except ToolError as exc:
-            a_refresh_token = rt.foreign(ep, exc, args['refresh_token'], 'refresh_token')
-        try:
-            a_grant_type = args['grant_type']
-            if type(a_grant_type) is not str or not a_grant_type.isascii():
-                a_grant_type = v.want_str(a_grant_type, 'grant_type')
-        except ToolError as exc:
-            a_grant_type = rt.foreign(ep, exc, args['grant_type'], 'grant_type')
-        try:
-            a_user_first_name = args['user_first_name']
-            if type(a_user_first_name) is not str or not a_user_first_name.isascii():
-                a_user_first_name = v.want_str(a_user_first_name, 'user_first_name')
-        except ToolError as exc:
-            a_user_first_name = rt.foreign(ep, exc, args['user_first_name'], 'user_first_name')
-        try:
-            a_user_last_name = args['user_last_name']
-            if type(a_user_last_name) is not str or not a_user_last_name.isascii():
-                a_user_last_name = v.want_str(a_user_last_name, 'user_last_name')
-        except ToolError as exc:
-            a_user_last_name = rt.foreign(ep, exc, args['user_last_name'], 'user_last_name')
+        a_client_id = args['client_id']
+        if type(a_client_id) is not str or not a_client_id.isascii():
+            a_client_id = rt.str_or_foreign(ep, a_client_id, 'client_id')
+        a_client_secret = args['client_secret']
+        if type(a_client_secret) is not str or not a_client_secret.isascii():
+            a_client_secret = rt.str_or_foreign(ep, a_client_secret, 'client_secret')
+        a_refresh_token = args['refresh_token']
+        if type(a_refresh_token) is not str or not a_refresh_token.isascii():
+            a_refresh_token = rt.str_or_foreign(ep, a_refresh_token, 'refresh_token')
+        a_grant_type = args['grant_type']
+        if type(a_grant_type) is not str or not a_grant_type.isascii():
+            a_grant_type = rt.str_or_foreign(ep, a_grant_type, 'grant_type')
+        a_user_first_name = args['user_first_name']
+        if type(a_user_first_name) is not str or not a_user_first_name.isascii():
+            a_user_first_name = rt.str_or_foreign(ep, a_user_first_name, 'user_first_name')
+        a_user_last_name = args['user_last_name']
+        if type(a_user_last_name) is not str or not a_user_last_name.isascii():
+            a_user_last_name = rt.str_or_foreign(ep, a_user_last_name, 'user_last_name')
         return ep.tool_authenticate_travel(a_client_id, a_client_secret, a_refresh_token, a_grant_type, a_user_first_name, a_user_last_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1563,30 +1545,18 @@ def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_register_credit_card):
         rt.check_arguments_python(args, ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), 'TravelAPI.register_credit_card')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_number = args['card_number']
-            if type(a_card_number) is not str or not a_card_number.isascii():
-                a_card_number = v.want_str(a_card_number, 'card_number')
-        except ToolError as exc:
-            a_card_number = rt.foreign(ep, exc, args['card_number'], 'card_number')
-        try:
-            a_expiration_date = args['expiration_date']
-            if type(a_expiration_date) is not str or not a_expiration_date.isascii():
-                a_expiration_date = v.want_str(a_expiration_date, 'expiration_date')
-        except ToolError as exc:
-            a_expiration_date = rt.foreign(ep, exc, args['expiration_date'], 'expiration_date')
-        try:
-            a_cardholder_name = args['cardholder_name']
-            if type(a_cardholder_name) is not str or not a_cardholder_name.isascii():
-                a_cardholder_name = v.want_str(a_cardholder_name, 'cardholder_name')
-        except ToolError as exc:
-            a_cardholder_name = rt.foreign(ep, exc, args['cardholder_name'], 'cardholder_name')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_number = args['card_number']
+        if type(a_card_number) is not str or not a_card_number.isascii():
+            a_card_number = rt.str_or_foreign(ep, a_card_number, 'card_number')
+        a_expiration_date = args['expiration_date']
+        if type(a_expiration_date) is not str or not a_expiration_date.isascii():
+            a_expiration_date = rt.str_or_foreign(ep, a_expiration_date, 'expiration_date')
+        a_cardholder_name = args['cardholder_name']
+        if type(a_cardholder_name) is not str or not a_cardholder_name.isascii():
+            a_cardholder_name = rt.str_or_foreign(ep, a_cardholder_name, 'cardholder_name')
         try:
             a_card_verification_number = v.want_int(args['card_verification_number'], 'card_verification_number')
         except ToolError as exc:
@@ -1603,30 +1573,18 @@ def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_flight_cost):
         rt.check_arguments_python(args, ('travel_from', 'travel_to', 'travel_date', 'travel_class'), ('travel_from', 'travel_to', 'travel_date', 'travel_class'), 'TravelAPI.get_flight_cost')
     try:
-        try:
-            a_travel_from = args['travel_from']
-            if type(a_travel_from) is not str or not a_travel_from.isascii():
-                a_travel_from = v.want_str(a_travel_from, 'travel_from')
-        except ToolError as exc:
-            a_travel_from = rt.foreign(ep, exc, args['travel_from'], 'travel_from')
-        try:
-            a_travel_to = args['travel_to']
-            if type(a_travel_to) is not str or not a_travel_to.isascii():
-                a_travel_to = v.want_str(a_travel_to, 'travel_to')
-        except ToolError as exc:
-            a_travel_to = rt.foreign(ep, exc, args['travel_to'], 'travel_to')
-        try:
-            a_travel_date = args['travel_date']
-            if type(a_travel_date) is not str or not a_travel_date.isascii():
-                a_travel_date = v.want_str(a_travel_date, 'travel_date')
-        except ToolError as exc:
-            a_travel_date = rt.foreign(ep, exc, args['travel_date'], 'travel_date')
-        try:
-            a_travel_class = args['travel_class']
-            if type(a_travel_class) is not str or not a_travel_class.isascii():
-                a_travel_class = v.want_str(a_travel_class, 'travel_class')
-        except ToolError as exc:
-            a_travel_class = rt.foreign(ep, exc, args['travel_class'], 'travel_class')
+        a_travel_from = args['travel_from']
+        if type(a_travel_from) is not str or not a_travel_from.isascii():
+            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
+        a_travel_to = args['travel_to']
+        if type(a_travel_to) is not str or not a_travel_to.isascii():
+            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
+        a_travel_date = args['travel_date']
+        if type(a_travel_date) is not str or not a_travel_date.isascii():
+            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
+        a_travel_class = args['travel_class']
+        if type(a_travel_class) is not str or not a_travel_class.isascii():
+            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
         return ep.tool_get_flight_cost(a_travel_from, a_travel_to, a_travel_date, a_travel_class)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1639,18 +1597,12 @@ def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> A
     if not (args.keys() == _ARGS_get_credit_card_balance):
         rt.check_arguments_python(args, ('access_token', 'card_id'), ('access_token', 'card_id'), 'TravelAPI.get_credit_card_balance')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
         return ep.tool_get_credit_card_balance(a_access_token, a_card_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1663,42 +1615,24 @@ def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_book_flight):
         rt.check_arguments_python(args, ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), 'TravelAPI.book_flight')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
-        try:
-            a_travel_date = args['travel_date']
-            if type(a_travel_date) is not str or not a_travel_date.isascii():
-                a_travel_date = v.want_str(a_travel_date, 'travel_date')
-        except ToolError as exc:
-            a_travel_date = rt.foreign(ep, exc, args['travel_date'], 'travel_date')
-        try:
-            a_travel_from = args['travel_from']
-            if type(a_travel_from) is not str or not a_travel_from.isascii():
-                a_travel_from = v.want_str(a_travel_from, 'travel_from')
-        except ToolError as exc:
-            a_travel_from = rt.foreign(ep, exc, args['travel_from'], 'travel_from')
-        try:
-            a_travel_to = args['travel_to']
-            if type(a_travel_to) is not str or not a_travel_to.isascii():
-                a_travel_to = v.want_str(a_travel_to, 'travel_to')
-        except ToolError as exc:
-            a_travel_to = rt.foreign(ep, exc, args['travel_to'], 'travel_to')
-        try:
-            a_travel_class = args['travel_class']
-            if type(a_travel_class) is not str or not a_travel_class.isascii():
-                a_travel_class = v.want_str(a_travel_class, 'travel_class')
-        except ToolError as exc:
-            a_travel_class = rt.foreign(ep, exc, args['travel_class'], 'travel_class')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
+        a_travel_date = args['travel_date']
+        if type(a_travel_date) is not str or not a_travel_date.isascii():
+            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
+        a_travel_from = args['travel_from']
+        if type(a_travel_from) is not str or not a_travel_from.isascii():
+            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
+        a_travel_to = args['travel_to']
+        if type(a_travel_to) is not str or not a_travel_to.isascii():
+            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
+        a_travel_class = args['travel_class']
+        if type(a_travel_class) is not str or not a_travel_class.isascii():
+            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
         return ep.tool_book_flight(a_access_token, a_card_id, a_travel_date, a_travel_from, a_travel_to, a_travel_class)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1712,12 +1646,9 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_retrieve_invoice >= args.keys() >= _NEEDS_retrieve_invoice):
         rt.check_arguments_python(args, ('access_token', 'booking_id', 'insurance_id'), ('access_token',), 'TravelAPI.retrieve_invoice')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
             a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in args else None)
         except ToolError as exc:
@@ -1738,12 +1669,9 @@ def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_booking_history):
         rt.check_arguments_python(args, ('access_token',), ('access_token',), 'TravelAPI.get_booking_history')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         return ep.tool_get_booking_history(a_access_token)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1768,18 +1696,12 @@ def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_cancel_booking):
         rt.check_arguments_python(args, ('access_token', 'booking_id'), ('access_token', 'booking_id'), 'TravelAPI.cancel_booking')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
         return ep.tool_cancel_booking(a_access_token, a_booking_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1792,18 +1714,12 @@ def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_compute_exchange_rate):
         rt.check_arguments_python(args, ('base_currency', 'target_currency', 'value'), ('base_currency', 'target_currency', 'value'), 'TravelAPI.compute_exchange_rate')
     try:
-        try:
-            a_base_currency = args['base_currency']
-            if type(a_base_currency) is not str or not a_base_currency.isascii():
-                a_base_currency = v.want_str(a_base_currency, 'base_currency')
-        except ToolError as exc:
-            a_base_currency = rt.foreign(ep, exc, args['base_currency'], 'base_currency')
-        try:
-            a_target_currency = args['target_currency']
-            if type(a_target_currency) is not str or not a_target_currency.isascii():
-                a_target_currency = v.want_str(a_target_currency, 'target_currency')
-        except ToolError as exc:
-            a_target_currency = rt.foreign(ep, exc, args['target_currency'], 'target_currency')
+        a_base_currency = args['base_currency']
+        if type(a_base_currency) is not str or not a_base_currency.isascii():
+            a_base_currency = rt.str_or_foreign(ep, a_base_currency, 'base_currency')
+        a_target_currency = args['target_currency']
+        if type(a_target_currency) is not str or not a_target_currency.isascii():
+            a_target_currency = rt.str_or_foreign(ep, a_target_currency, 'target_currency')
         try:
             a_value = v.want_number(args['value'], 'value')
         except ToolError as exc:
@@ -1820,30 +1736,18 @@ def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_verify_traveler_information):
         rt.check_arguments_python(args, ('first_name', 'last_name', 'date_of_birth', 'passport_number'), ('first_name', 'last_name', 'date_of_birth', 'passport_number'), 'TravelAPI.verify_traveler_information')
     try:
-        try:
-            a_first_name = args['first_name']
-            if type(a_first_name) is not str or not a_first_name.isascii():
-                a_first_name = v.want_str(a_first_name, 'first_name')
-        except ToolError as exc:
-            a_first_name = rt.foreign(ep, exc, args['first_name'], 'first_name')
-        try:
-            a_last_name = args['last_name']
-            if type(a_last_name) is not str or not a_last_name.isascii():
-                a_last_name = v.want_str(a_last_name, 'last_name')
-        except ToolError as exc:
-            a_last_name = rt.foreign(ep, exc, args['last_name'], 'last_name')
-        try:
-            a_date_of_birth = args['date_of_birth']
-            if type(a_date_of_birth) is not str or not a_date_of_birth.isascii():
-                a_date_of_birth = v.want_str(a_date_of_birth, 'date_of_birth')
-        except ToolError as exc:
-            a_date_of_birth = rt.foreign(ep, exc, args['date_of_birth'], 'date_of_birth')
-        try:
-            a_passport_number = args['passport_number']
-            if type(a_passport_number) is not str or not a_passport_number.isascii():
-                a_passport_number = v.want_str(a_passport_number, 'passport_number')
-        except ToolError as exc:
-            a_passport_number = rt.foreign(ep, exc, args['passport_number'], 'passport_number')
+        a_first_name = args['first_name']
+        if type(a_first_name) is not str or not a_first_name.isascii():
+            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
+        a_last_name = args['last_name']
+        if type(a_last_name) is not str or not a_last_name.isascii():
+            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
+        a_date_of_birth = args['date_of_birth']
+        if type(a_date_of_birth) is not str or not a_date_of_birth.isascii():
+            a_date_of_birth = rt.str_or_foreign(ep, a_date_of_birth, 'date_of_birth')
+        a_passport_number = args['passport_number']
+        if type(a_passport_number) is not str or not a_passport_number.isascii():
+            a_passport_number = rt.str_or_foreign(ep, a_passport_number, 'passport_number')
         return ep.tool_verify_traveler_information(a_first_name, a_last_name, a_date_of_birth, a_passport_number)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1856,12 +1760,9 @@ def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_set_budget_limit):
         rt.check_arguments_python(args, ('access_token', 'budget_limit'), ('access_token', 'budget_limit'), 'TravelAPI.set_budget_limit')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
             a_budget_limit = v.want_float(args['budget_limit'], 'budget_limit')
         except ToolError as exc:
@@ -1878,12 +1779,9 @@ def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_get_nearest_airport_by_city):
         rt.check_arguments_python(args, ('location',), ('location',), 'TravelAPI.get_nearest_airport_by_city')
     try:
-        try:
-            a_location = args['location']
-            if type(a_location) is not str or not a_location.isascii():
-                a_location = v.want_str(a_location, 'location')
-        except ToolError as exc:
-            a_location = rt.foreign(ep, exc, args['location'], 'location')
+        a_location = args['location']
+        if type(a_location) is not str or not a_location.isascii():
+            a_location = rt.str_or_foreign(ep, a_location, 'location')
         return ep.tool_get_nearest_airport_by_city(a_location)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1896,34 +1794,22 @@ def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_purchase_insurance):
         rt.check_arguments_python(args, ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), 'TravelAPI.purchase_insurance')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_insurance_type = args['insurance_type']
-            if type(a_insurance_type) is not str or not a_insurance_type.isascii():
-                a_insurance_type = v.want_str(a_insurance_type, 'insurance_type')
-        except ToolError as exc:
-            a_insurance_type = rt.foreign(ep, exc, args['insurance_type'], 'insurance_type')
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_insurance_type = args['insurance_type']
+        if type(a_insurance_type) is not str or not a_insurance_type.isascii():
+            a_insurance_type = rt.str_or_foreign(ep, a_insurance_type, 'insurance_type')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
         try:
             a_insurance_cost = v.want_number(args['insurance_cost'], 'insurance_cost')
         except ToolError as exc:
             a_insurance_cost = rt.foreign(ep, exc, args['insurance_cost'], 'insurance_cost')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
         return ep.tool_purchase_insurance(a_access_token, a_insurance_type, a_booking_id, a_insurance_cost, a_card_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1936,18 +1822,12 @@ def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> 
     if not (args.keys() == _ARGS_contact_customer_support):
         rt.check_arguments_python(args, ('booking_id', 'message'), ('booking_id', 'message'), 'TravelAPI.contact_customer_support')
     try:
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
-        try:
-            a_message = args['message']
-            if type(a_message) is not str or not a_message.isascii():
-                a_message = v.want_str(a_message, 'message')
-        except ToolError as exc:
-            a_message = rt.foreign(ep, exc, args['message'], 'message')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
+        a_message = args['message']
+        if type(a_message) is not str or not a_message.isascii():
+            a_message = rt.str_or_foreign(ep, a_message, 'message')
         return ep.tool_contact_customer_support(a_booking_id, a_message)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

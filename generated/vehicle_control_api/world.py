@@ -1579,12 +1579,9 @@ def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_startEngine):
         rt.check_arguments_python(args, ('ignitionMode',), ('ignitionMode',), 'VehicleControlAPI.startEngine')
     try:
-        try:
-            a_ignitionMode = args['ignitionMode']
-            if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
-                a_ignitionMode = v.want_str(a_ignitionMode, 'ignitionMode')
-        except ToolError as exc:
-            a_ignitionMode = rt.foreign(ep, exc, args['ignitionMode'], 'ignitionMode')
+        a_ignitionMode = args['ignitionMode']
+        if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
+            a_ignitionMode = rt.str_or_foreign(ep, a_ignitionMode, 'ignitionMode')
         return ep.tool_startEngine(a_ignitionMode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1617,14 +1614,11 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
             a_unlock = v.want_bool(args['unlock'], 'unlock')
         except ToolError as exc:
             a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
-        try:
-            a_door = args['door']
-            if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
-                a_door = tuple(a_door)
-            else:
-                a_door = v.want_str_list(a_door, 'door')
-        except ToolError as exc:
-            a_door = rt.foreign_list(ep, exc, args['door'], 'door')
+        a_door = args['door']
+        if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
+            a_door = tuple(a_door)
+        else:
+            a_door = rt.str_list_or_foreign(ep, a_door, 'door')
         return ep.tool_lockDoors(a_unlock, a_door)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1690,12 +1684,9 @@ def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_setHeadlights):
         rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.setHeadlights')
     try:
-        try:
-            a_mode = args['mode']
-            if type(a_mode) is not str or not a_mode.isascii():
-                a_mode = v.want_str(a_mode, 'mode')
-        except ToolError as exc:
-            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
+        a_mode = args['mode']
+        if type(a_mode) is not str or not a_mode.isascii():
+            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
         return ep.tool_setHeadlights(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1708,12 +1699,9 @@ def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
     if not (args.keys() == _ARGS_displayCarStatus):
         rt.check_arguments_python(args, ('option',), ('option',), 'VehicleControlAPI.displayCarStatus')
     try:
-        try:
-            a_option = args['option']
-            if type(a_option) is not str or not a_option.isascii():
-                a_option = v.want_str(a_option, 'option')
-        except ToolError as exc:
-            a_option = rt.foreign(ep, exc, args['option'], 'option')
+        a_option = args['option']
+        if type(a_option) is not str or not a_option.isascii():
+            a_option = rt.str_or_foreign(ep, a_option, 'option')
         return ep.tool_displayCarStatus(a_option)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1726,12 +1714,9 @@ def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any])
     if not (args.keys() == _ARGS_activateParkingBrake):
         rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.activateParkingBrake')
     try:
-        try:
-            a_mode = args['mode']
-            if type(a_mode) is not str or not a_mode.isascii():
-                a_mode = v.want_str(a_mode, 'mode')
-        except ToolError as exc:
-            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
+        a_mode = args['mode']
+        if type(a_mode) is not str or not a_mode.isascii():
+            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
         return ep.tool_activateParkingBrake(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1808,14 +1793,11 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_display_log):
         rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
-        try:
-            a_messages = args['messages']
-            if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
-                a_messages = tuple(a_messages)
-            else:
-                a_messages = v.want_str_list(a_messages, 'messages')
-        except ToolError as exc:
-            a_messages = rt.foreign_list(ep, exc, args['messages'], 'messages')
+        a_messages = args['messages']
+        if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
+            a_messages = tuple(a_messages)
+        else:
+            a_messages = rt.str_list_or_foreign(ep, a_messages, 'messages')
         return ep.tool_display_log(a_messages)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1896,12 +1878,9 @@ def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, 
     if not (args.keys() == _ARGS_get_zipcode_based_on_city):
         rt.check_arguments_python(args, ('city',), ('city',), 'VehicleControlAPI.get_zipcode_based_on_city')
     try:
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
         return ep.tool_get_zipcode_based_on_city(a_city)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1914,12 +1893,9 @@ def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> An
     if not (args.keys() == _ARGS_set_navigation):
         rt.check_arguments_python(args, ('destination',), ('destination',), 'VehicleControlAPI.set_navigation')
     try:
-        try:
-            a_destination = args['destination']
-            if type(a_destination) is not str or not a_destination.isascii():
-                a_destination = v.want_str(a_destination, 'destination')
-        except ToolError as exc:
-            a_destination = rt.foreign(ep, exc, args['destination'], 'destination')
+        a_destination = args['destination']
+        if type(a_destination) is not str or not a_destination.isascii():
+            a_destination = rt.str_or_foreign(ep, a_destination, 'destination')
         return ep.tool_set_navigation(a_destination)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -48,7 +48,15 @@ from worldspec.runtime.errors import (
     WrongTypeError,
 )
 from worldspec.runtime.records import Record, replace_fields
-from worldspec.runtime.values import quote, type_name, want_date, want_datetime, want_json
+from worldspec.runtime.values import (
+    quote,
+    type_name,
+    want_date,
+    want_datetime,
+    want_json,
+    want_str,
+    want_str_list,
+)
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -505,6 +513,24 @@ def foreign_list(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
     return tuple(value) if type(value) is list else value
 
 
+def str_or_foreign(ep: Episode, given: Any, path: str) -> Any:
+    """A text argument's slow path in ``arguments: dynamic``: the text (``want_str``), or a
+    value of another JSON type passed on (:func:`foreign`)."""
+    try:
+        return want_str(given, path)
+    except WrongTypeError as exc:
+        return foreign(ep, exc, given, path)
+
+
+def str_list_or_foreign(ep: Episode, given: Any, path: str) -> Any:
+    """A list-of-text argument's slow path in ``arguments: dynamic``: the list
+    (``want_str_list``), or a value of another JSON type passed on (:func:`foreign_list`)."""
+    try:
+        return want_str_list(given, path)
+    except WrongTypeError as exc:
+        return foreign_list(ep, exc, given, path)
+
+
 #: What a tool body of a world with ``arguments: dynamic`` may raise on a value of another
 #: type than declared (``5 .lower()``, ``"x" <= 0``, ``hash([1])``): the call fails with
 #: Python's own text (:func:`python_failure`)
@@ -612,9 +638,10 @@ def changed_rows(ep: Episode, table: Table[Any],
     for entry in undo[mark:] if mark else undo:
         kind = entry[0]
         candidate: Row | None = None
-        if kind == 0:
+        if kind == 0 or kind == 3:  # a field set, or fields of one row (3)
             obj = entry[1]
-            if (fields is None or entry[2] in fields) and \
+            if (fields is None or (entry[2] in fields if kind == 0 else
+                                   any(name in fields for name in entry[2]))) and \
                     getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
@@ -719,4 +746,4 @@ def error_of(compute: Callable[[], object]) -> str | None:
 
 
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
-            "python_error_of", "size", "foreign_list"]
+            "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign"]
