@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from generated.tau2_retail.world import Address, UserName, Variant
+from generated.tau2_retail.world import (
+    Address,
+    UserName,
+    Variant,
+    _Made_Variant,
+    _new_Variant,
+    _Slots_Variant,
+)
 from worldspec.runtime.episode import Score, TaskSpec, ToolSpec
 from worldspec.runtime.records import Record, replace_fields, value_class
 
@@ -195,11 +202,26 @@ def test_a_generated_record_keeps_its_text_apart_from_its_value() -> None:
     assert text == '{"item_id": "v1", "options": {"color": "red"}, "available": true, ' \
                    '"price": 9.5}'
     assert a._json is text and b._json is None and a == b
-    assert "_json" not in repr(a) and Variant.__slots__[-1] == "_json"
+    assert "_json" not in repr(a) and _Slots_Variant.__slots__[-1] == "_json"
     assert pickle.loads(pickle.dumps(a))._json == text
     assert copy.deepcopy(a)._json == text
     with pytest.raises(TypeError, match="unhashable type: 'dict'"):
         hash(a)  # a map field, as with the dataclass
+
+
+def test_a_record_made_by_new_is_one_of_its_class() -> None:
+    """``_new_X`` (what generated code calls) fills a maker's slots by plain stores and
+    makes it an ``X``: equal to the one ``X(...)`` makes, with the same hash, repr, text,
+    copies and pickles, and as frozen; the maker class never shows."""
+    made = _new_Variant("v1", {"color": "red"}, True, 9.5)
+    built = Variant("v1", {"color": "red"}, True, 9.5)
+    assert type(made) is Variant and not isinstance(made, _Made_Variant)
+    assert isinstance(made, Record) and made == built and repr(made) == repr(built)
+    assert made._json is None and made._json_text() == built._json_text()
+    assert type(copy.deepcopy(made)) is Variant and pickle.loads(pickle.dumps(made)) == built
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'price'"):
+        made.price = 1.0
+    assert made.price == 9.5
 
 
 def test_replace_fields_is_dataclasses_replace() -> None:

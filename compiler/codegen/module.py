@@ -137,13 +137,20 @@ class WorldGenerator:
         if rec.kind == "record":
             # a frozen value with slots, as @dataclass(frozen=True, slots=True) made it, its
             # methods written out (the dataclass's import and making of each class were most
-            # of a world's import; rt.Record makes it frozen). Its fields are set through the
-            # slots' own setters, called directly: half the time of object.__setattr__
+            # of a world's import; rt.Record makes it frozen). The slots are a base class's,
+            # shared with a maker class without the frozen __setattr__: _new_X fills one by
+            # plain stores, then makes it an X (the same layout: its class may change), in
+            # half the time of the slots' setters that __init__ calls
             names = [py_name(f.name) for f in fields]
             slots = [*names, "_json"] if self.tables.has_text(rec.name) else names
-            lines = [f"class {cls}(rt.Record):",
+            lines = [f"class _Slots_{cls}:",
+                     _doc_literal(f"The slots of the {cls} record: its fields"
+                                  + (" and its JSON text." if "_json" in slots else "."),
+                                  _INDENT), "",
+                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}", "", "",
+                     f"class {cls}(_Slots_{cls}, rt.Record):",
                      _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), "",
-                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}",
+                     f"{_INDENT}__slots__ = ()",
                      f"{_INDENT}__match_args__ = {_tuple_literal(names)}", ""]
             for f in fields:
                 lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
@@ -165,15 +172,17 @@ class WorldGenerator:
             # goes through type.__call__ and a keyword dict, several times the cost
             params = ", ".join(f"{py_name(f.name)}: {self.tables.annotation(f.type)}"
                                for f in fields)
-            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters({cls}, {tuple(slots)!r})",
-                     "", "",
+            after = [f"_SET_{cls}: tuple[Any, ...] = rt.slot_setters(_Slots_{cls}, "
+                     f"{tuple(slots)!r})", "", "",
+                     f"class _Made_{cls}(_Slots_{cls}):",
+                     _doc_literal(f"A {cls} being made by _new_{cls}.", _INDENT), "",
+                     f"{_INDENT}__slots__ = ()", "", "",
                      f"def _new_{cls}({params}) -> {cls}:",
-                     f"{_INDENT}self = object.__new__({cls})"]
-            if slots:
-                after.append(f"{_INDENT}_set = _SET_{cls}")
-            for i, name in enumerate(slots):
-                after.append(f"{_INDENT}_set[{i}](self, {'None' if name == '_json' else name})")
-            after.append(f"{_INDENT}return self")
+                     f"{_INDENT}self: Any = object.__new__(_Made_{cls})"]
+            for name in slots:
+                after.append(f"{_INDENT}self.{name} = {'None' if name == '_json' else name}")
+            after += [f"{_INDENT}self.__class__ = {cls}", f"{_INDENT}made: {cls} = self",
+                      f"{_INDENT}return made"]
         else:
             key = rec.key
             lines = [f"class {cls}(Row):",

@@ -382,10 +382,16 @@ class Rental(Row):
         )
 
 
-class CarOffer(rt.Record):
-    'A car free for the requested days, with its price.'
+class _Slots_CarOffer:
+    'The slots of the CarOffer record: its fields and its JSON text.'
 
     __slots__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json')
+
+
+class CarOffer(_Slots_CarOffer, rt.Record):
+    'A car free for the requested days, with its price.'
+
+    __slots__ = ()
     __match_args__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents')
 
     car: str
@@ -448,26 +454,39 @@ class CarOffer(rt.Record):
         )
 
 
-_SET_CarOffer: tuple[Any, ...] = rt.slot_setters(CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
+_SET_CarOffer: tuple[Any, ...] = rt.slot_setters(_Slots_CarOffer, ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json'))
+
+
+class _Made_CarOffer(_Slots_CarOffer):
+    'A CarOffer being made by _new_CarOffer.'
+
+    __slots__ = ()
 
 
 def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> CarOffer:
-    self = object.__new__(CarOffer)
-    _set = _SET_CarOffer
-    _set[0](self, car)
-    _set[1](self, model)
-    _set[2](self, category)
-    _set[3](self, daily_rate_cents)
-    _set[4](self, days)
-    _set[5](self, price_cents)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_CarOffer)
+    self.car = car
+    self.model = model
+    self.category = category
+    self.daily_rate_cents = daily_rate_cents
+    self.days = days
+    self.price_cents = price_cents
+    self._json = None
+    self.__class__ = CarOffer
+    made: CarOffer = self
+    return made
 
 
-class CustomerRentals(rt.Record):
-    'A customer with all their rentals.'
+class _Slots_CustomerRentals:
+    'The slots of the CustomerRentals record: its fields and its JSON text.'
 
     __slots__ = ('customer', 'name', 'licence_expires', 'rentals', '_json')
+
+
+class CustomerRentals(_Slots_CustomerRentals, rt.Record):
+    'A customer with all their rentals.'
+
+    __slots__ = ()
     __match_args__ = ('customer', 'name', 'licence_expires', 'rentals')
 
     customer: str
@@ -522,18 +541,25 @@ class CustomerRentals(rt.Record):
         )
 
 
-_SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
+_SET_CustomerRentals: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerRentals, ('customer', 'name', 'licence_expires', 'rentals', '_json'))
+
+
+class _Made_CustomerRentals(_Slots_CustomerRentals):
+    'A CustomerRentals being made by _new_CustomerRentals.'
+
+    __slots__ = ()
 
 
 def _new_CustomerRentals(customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> CustomerRentals:
-    self = object.__new__(CustomerRentals)
-    _set = _SET_CustomerRentals
-    _set[0](self, customer)
-    _set[1](self, name)
-    _set[2](self, licence_expires)
-    _set[3](self, rentals)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_CustomerRentals)
+    self.customer = customer
+    self.name = name
+    self.licence_expires = licence_expires
+    self.rentals = rentals
+    self._json = None
+    self.__class__ = CustomerRentals
+    made: CustomerRentals = self
+    return made
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

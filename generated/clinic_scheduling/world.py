@@ -482,10 +482,16 @@ class WaitlistEntry(Row):
         )
 
 
-class SlotView(rt.Record):
-    'A free slot as offered to the agent.'
+class _Slots_SlotView:
+    'The slots of the SlotView record: its fields and its JSON text.'
 
     __slots__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json')
+
+
+class SlotView(_Slots_SlotView, rt.Record):
+    'A free slot as offered to the agent.'
+
+    __slots__ = ()
     __match_args__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end')
 
     slot_id: str
@@ -548,26 +554,39 @@ class SlotView(rt.Record):
         )
 
 
-_SET_SlotView: tuple[Any, ...] = rt.slot_setters(SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
+_SET_SlotView: tuple[Any, ...] = rt.slot_setters(_Slots_SlotView, ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json'))
+
+
+class _Made_SlotView(_Slots_SlotView):
+    'A SlotView being made by _new_SlotView.'
+
+    __slots__ = ()
 
 
 def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> SlotView:
-    self = object.__new__(SlotView)
-    _set = _SET_SlotView
-    _set[0](self, slot_id)
-    _set[1](self, doctor_id)
-    _set[2](self, doctor)
-    _set[3](self, specialty)
-    _set[4](self, start)
-    _set[5](self, end)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_SlotView)
+    self.slot_id = slot_id
+    self.doctor_id = doctor_id
+    self.doctor = doctor
+    self.specialty = specialty
+    self.start = start
+    self.end = end
+    self._json = None
+    self.__class__ = SlotView
+    made: SlotView = self
+    return made
 
 
-class Cancellation(rt.Record):
-    'The Cancellation record.'
+class _Slots_Cancellation:
+    'The slots of the Cancellation record: its fields and its JSON text.'
 
     __slots__ = ('appointment_id', 'late', 'fee', 'message', '_json')
+
+
+class Cancellation(_Slots_Cancellation, rt.Record):
+    'The Cancellation record.'
+
+    __slots__ = ()
     __match_args__ = ('appointment_id', 'late', 'fee', 'message')
 
     appointment_id: str
@@ -622,24 +641,37 @@ class Cancellation(rt.Record):
         )
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
+_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('appointment_id', 'late', 'fee', 'message', '_json'))
+
+
+class _Made_Cancellation(_Slots_Cancellation):
+    'A Cancellation being made by _new_Cancellation.'
+
+    __slots__ = ()
 
 
 def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str) -> Cancellation:
-    self = object.__new__(Cancellation)
-    _set = _SET_Cancellation
-    _set[0](self, appointment_id)
-    _set[1](self, late)
-    _set[2](self, fee)
-    _set[3](self, message)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_Cancellation)
+    self.appointment_id = appointment_id
+    self.late = late
+    self.fee = fee
+    self.message = message
+    self._json = None
+    self.__class__ = Cancellation
+    made: Cancellation = self
+    return made
 
 
-class DaySchedule(rt.Record):
-    'The DaySchedule record.'
+class _Slots_DaySchedule:
+    'The slots of the DaySchedule record: its fields and its JSON text.'
 
     __slots__ = ('doctor_id', 'day', 'appointments', 'free_slots', '_json')
+
+
+class DaySchedule(_Slots_DaySchedule, rt.Record):
+    'The DaySchedule record.'
+
+    __slots__ = ()
     __match_args__ = ('doctor_id', 'day', 'appointments', 'free_slots')
 
     doctor_id: str
@@ -694,18 +726,25 @@ class DaySchedule(rt.Record):
         )
 
 
-_SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
+_SET_DaySchedule: tuple[Any, ...] = rt.slot_setters(_Slots_DaySchedule, ('doctor_id', 'day', 'appointments', 'free_slots', '_json'))
+
+
+class _Made_DaySchedule(_Slots_DaySchedule):
+    'A DaySchedule being made by _new_DaySchedule.'
+
+    __slots__ = ()
 
 
 def _new_DaySchedule(doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> DaySchedule:
-    self = object.__new__(DaySchedule)
-    _set = _SET_DaySchedule
-    _set[0](self, doctor_id)
-    _set[1](self, day)
-    _set[2](self, appointments)
-    _set[3](self, free_slots)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_DaySchedule)
+    self.doctor_id = doctor_id
+    self.day = day
+    self.appointments = appointments
+    self.free_slots = free_slots
+    self._json = None
+    self.__class__ = DaySchedule
+    made: DaySchedule = self
+    return made
 
 
 class _State(StateBase):

@@ -518,10 +518,16 @@ class Ticket(Row):
         )
 
 
-class SeatAvailability(rt.Record):
-    'The free seats of a section for an event.'
+class _Slots_SeatAvailability:
+    'The slots of the SeatAvailability record: its fields and its JSON text.'
 
     __slots__ = ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json')
+
+
+class SeatAvailability(_Slots_SeatAvailability, rt.Record):
+    'The free seats of a section for an event.'
+
+    __slots__ = ()
     __match_args__ = ('event', 'section', 'tier', 'price_cents', 'free_seats')
 
     event: str
@@ -580,25 +586,38 @@ class SeatAvailability(rt.Record):
         )
 
 
-_SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
+_SET_SeatAvailability: tuple[Any, ...] = rt.slot_setters(_Slots_SeatAvailability, ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json'))
+
+
+class _Made_SeatAvailability(_Slots_SeatAvailability):
+    'A SeatAvailability being made by _new_SeatAvailability.'
+
+    __slots__ = ()
 
 
 def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> SeatAvailability:
-    self = object.__new__(SeatAvailability)
-    _set = _SET_SeatAvailability
-    _set[0](self, event)
-    _set[1](self, section)
-    _set[2](self, tier)
-    _set[3](self, price_cents)
-    _set[4](self, free_seats)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_SeatAvailability)
+    self.event = event
+    self.section = section
+    self.tier = tier
+    self.price_cents = price_cents
+    self.free_seats = free_seats
+    self._json = None
+    self.__class__ = SeatAvailability
+    made: SeatAvailability = self
+    return made
 
 
-class OrderView(rt.Record):
-    'An order with its tickets.'
+class _Slots_OrderView:
+    'The slots of the OrderView record: its fields and its JSON text.'
 
     __slots__ = ('order', 'tickets', 'hold_expired', '_json')
+
+
+class OrderView(_Slots_OrderView, rt.Record):
+    'An order with its tickets.'
+
+    __slots__ = ()
     __match_args__ = ('order', 'tickets', 'hold_expired')
 
     order: str
@@ -649,23 +668,36 @@ class OrderView(rt.Record):
         )
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'tickets', 'hold_expired', '_json'))
+_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'tickets', 'hold_expired', '_json'))
+
+
+class _Made_OrderView(_Slots_OrderView):
+    'A OrderView being made by _new_OrderView.'
+
+    __slots__ = ()
 
 
 def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> OrderView:
-    self = object.__new__(OrderView)
-    _set = _SET_OrderView
-    _set[0](self, order)
-    _set[1](self, tickets)
-    _set[2](self, hold_expired)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderView)
+    self.order = order
+    self.tickets = tickets
+    self.hold_expired = hold_expired
+    self._json = None
+    self.__class__ = OrderView
+    made: OrderView = self
+    return made
 
 
-class Refund(rt.Record):
-    'A refunded ticket and the amount paid back.'
+class _Slots_Refund:
+    'The slots of the Refund record: its fields and its JSON text.'
 
     __slots__ = ('ticket', 'amount_cents', '_json')
+
+
+class Refund(_Slots_Refund, rt.Record):
+    'A refunded ticket and the amount paid back.'
+
+    __slots__ = ()
     __match_args__ = ('ticket', 'amount_cents')
 
     ticket: str
@@ -712,16 +744,23 @@ class Refund(rt.Record):
         )
 
 
-_SET_Refund: tuple[Any, ...] = rt.slot_setters(Refund, ('ticket', 'amount_cents', '_json'))
+_SET_Refund: tuple[Any, ...] = rt.slot_setters(_Slots_Refund, ('ticket', 'amount_cents', '_json'))
+
+
+class _Made_Refund(_Slots_Refund):
+    'A Refund being made by _new_Refund.'
+
+    __slots__ = ()
 
 
 def _new_Refund(ticket: str, amount_cents: int) -> Refund:
-    self = object.__new__(Refund)
-    _set = _SET_Refund
-    _set[0](self, ticket)
-    _set[1](self, amount_cents)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Refund)
+    self.ticket = ticket
+    self.amount_cents = amount_cents
+    self._json = None
+    self.__class__ = Refund
+    made: Refund = self
+    return made
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13

@@ -285,10 +285,16 @@ class Booking(Row):
         )
 
 
-class RoomOffer(rt.Record):
-    'A room free for the whole stay, with its price.'
+class _Slots_RoomOffer:
+    'The slots of the RoomOffer record: its fields and its JSON text.'
 
     __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json')
+
+
+class RoomOffer(_Slots_RoomOffer, rt.Record):
+    'A room free for the whole stay, with its price.'
+
+    __slots__ = ()
     __match_args__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total')
 
     number: str
@@ -351,26 +357,39 @@ class RoomOffer(rt.Record):
         )
 
 
-_SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
+_SET_RoomOffer: tuple[Any, ...] = rt.slot_setters(_Slots_RoomOffer, ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json'))
+
+
+class _Made_RoomOffer(_Slots_RoomOffer):
+    'A RoomOffer being made by _new_RoomOffer.'
+
+    __slots__ = ()
 
 
 def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> RoomOffer:
-    self = object.__new__(RoomOffer)
-    _set = _SET_RoomOffer
-    _set[0](self, number)
-    _set[1](self, room_type)
-    _set[2](self, nightly_rate)
-    _set[3](self, capacity)
-    _set[4](self, nights)
-    _set[5](self, total)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_RoomOffer)
+    self.number = number
+    self.room_type = room_type
+    self.nightly_rate = nightly_rate
+    self.capacity = capacity
+    self.nights = nights
+    self.total = total
+    self._json = None
+    self.__class__ = RoomOffer
+    made: RoomOffer = self
+    return made
 
 
-class CheckoutReceipt(rt.Record):
-    'What the guest pays when leaving.'
+class _Slots_CheckoutReceipt:
+    'The slots of the CheckoutReceipt record: its fields and its JSON text.'
 
     __slots__ = ('booking', 'nights', 'amount_due', '_json')
+
+
+class CheckoutReceipt(_Slots_CheckoutReceipt, rt.Record):
+    'What the guest pays when leaving.'
+
+    __slots__ = ()
     __match_args__ = ('booking', 'nights', 'amount_due')
 
     booking: str
@@ -421,17 +440,24 @@ class CheckoutReceipt(rt.Record):
         )
 
 
-_SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
+_SET_CheckoutReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_CheckoutReceipt, ('booking', 'nights', 'amount_due', '_json'))
+
+
+class _Made_CheckoutReceipt(_Slots_CheckoutReceipt):
+    'A CheckoutReceipt being made by _new_CheckoutReceipt.'
+
+    __slots__ = ()
 
 
 def _new_CheckoutReceipt(booking: str, nights: int, amount_due: int) -> CheckoutReceipt:
-    self = object.__new__(CheckoutReceipt)
-    _set = _SET_CheckoutReceipt
-    _set[0](self, booking)
-    _set[1](self, nights)
-    _set[2](self, amount_due)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_CheckoutReceipt)
+    self.booking = booking
+    self.nights = nights
+    self.amount_due = amount_due
+    self._json = None
+    self.__class__ = CheckoutReceipt
+    made: CheckoutReceipt = self
+    return made
 
 
 class _State(StateBase):

@@ -383,10 +383,16 @@ class Comment(Row):
         )
 
 
-class TicketView(rt.Record):
-    'A ticket with its comments.'
+class _Slots_TicketView:
+    'The slots of the TicketView record: its fields and its JSON text.'
 
     __slots__ = ('ticket', 'comments', '_json')
+
+
+class TicketView(_Slots_TicketView, rt.Record):
+    'A ticket with its comments.'
+
+    __slots__ = ()
     __match_args__ = ('ticket', 'comments')
 
     ticket: str
@@ -433,16 +439,23 @@ class TicketView(rt.Record):
         )
 
 
-_SET_TicketView: tuple[Any, ...] = rt.slot_setters(TicketView, ('ticket', 'comments', '_json'))
+_SET_TicketView: tuple[Any, ...] = rt.slot_setters(_Slots_TicketView, ('ticket', 'comments', '_json'))
+
+
+class _Made_TicketView(_Slots_TicketView):
+    'A TicketView being made by _new_TicketView.'
+
+    __slots__ = ()
 
 
 def _new_TicketView(ticket: str, comments: tuple[str, ...]) -> TicketView:
-    self = object.__new__(TicketView)
-    _set = _SET_TicketView
-    _set[0](self, ticket)
-    _set[1](self, comments)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_TicketView)
+    self.ticket = ticket
+    self.comments = comments
+    self._json = None
+    self.__class__ = TicketView
+    made: TicketView = self
+    return made
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

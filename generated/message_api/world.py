@@ -28,10 +28,16 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId", "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId", "UserList"]
 
 
-class MessageId(rt.Record):
-    'BFCL wraps a new message id in an object.'
+class _Slots_MessageId:
+    'The slots of the MessageId record: its fields and its JSON text.'
 
     __slots__ = ('new_id', '_json')
+
+
+class MessageId(_Slots_MessageId, rt.Record):
+    'BFCL wraps a new message id in an object.'
+
+    __slots__ = ()
     __match_args__ = ('new_id',)
 
     new_id: int
@@ -74,21 +80,34 @@ class MessageId(rt.Record):
         )
 
 
-_SET_MessageId: tuple[Any, ...] = rt.slot_setters(MessageId, ('new_id', '_json'))
+_SET_MessageId: tuple[Any, ...] = rt.slot_setters(_Slots_MessageId, ('new_id', '_json'))
+
+
+class _Made_MessageId(_Slots_MessageId):
+    'A MessageId being made by _new_MessageId.'
+
+    __slots__ = ()
 
 
 def _new_MessageId(new_id: int) -> MessageId:
-    self = object.__new__(MessageId)
-    _set = _SET_MessageId
-    _set[0](self, new_id)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_MessageId)
+    self.new_id = new_id
+    self._json = None
+    self.__class__ = MessageId
+    made: MessageId = self
+    return made
 
 
-class UserList(rt.Record):
-    'The UserList record.'
+class _Slots_UserList:
+    'The slots of the UserList record: its fields and its JSON text.'
 
     __slots__ = ('user_list', '_json')
+
+
+class UserList(_Slots_UserList, rt.Record):
+    'The UserList record.'
+
+    __slots__ = ()
     __match_args__ = ('user_list',)
 
     user_list: tuple[str, ...]
@@ -131,21 +150,34 @@ class UserList(rt.Record):
         )
 
 
-_SET_UserList: tuple[Any, ...] = rt.slot_setters(UserList, ('user_list', '_json'))
+_SET_UserList: tuple[Any, ...] = rt.slot_setters(_Slots_UserList, ('user_list', '_json'))
+
+
+class _Made_UserList(_Slots_UserList):
+    'A UserList being made by _new_UserList.'
+
+    __slots__ = ()
 
 
 def _new_UserList(user_list: tuple[str, ...]) -> UserList:
-    self = object.__new__(UserList)
-    _set = _SET_UserList
-    _set[0](self, user_list)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_UserList)
+    self.user_list = user_list
+    self._json = None
+    self.__class__ = UserList
+    made: UserList = self
+    return made
 
 
-class UserId(rt.Record):
-    'The UserId record.'
+class _Slots_UserId:
+    'The slots of the UserId record: its fields and its JSON text.'
 
     __slots__ = ('user_id', '_json')
+
+
+class UserId(_Slots_UserId, rt.Record):
+    'The UserId record.'
+
+    __slots__ = ()
     __match_args__ = ('user_id',)
 
     user_id: str
@@ -188,21 +220,34 @@ class UserId(rt.Record):
         )
 
 
-_SET_UserId: tuple[Any, ...] = rt.slot_setters(UserId, ('user_id', '_json'))
+_SET_UserId: tuple[Any, ...] = rt.slot_setters(_Slots_UserId, ('user_id', '_json'))
+
+
+class _Made_UserId(_Slots_UserId):
+    'A UserId being made by _new_UserId.'
+
+    __slots__ = ()
 
 
 def _new_UserId(user_id: str) -> UserId:
-    self = object.__new__(UserId)
-    _set = _SET_UserId
-    _set[0](self, user_id)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_UserId)
+    self.user_id = user_id
+    self._json = None
+    self.__class__ = UserId
+    made: UserId = self
+    return made
 
 
-class LoginResult(rt.Record):
-    'The LoginResult record.'
+class _Slots_LoginResult:
+    'The slots of the LoginResult record: its fields and its JSON text.'
 
     __slots__ = ('login_status', 'message', '_json')
+
+
+class LoginResult(_Slots_LoginResult, rt.Record):
+    'The LoginResult record.'
+
+    __slots__ = ()
     __match_args__ = ('login_status', 'message')
 
     login_status: bool
@@ -249,22 +294,35 @@ class LoginResult(rt.Record):
         )
 
 
-_SET_LoginResult: tuple[Any, ...] = rt.slot_setters(LoginResult, ('login_status', 'message', '_json'))
+_SET_LoginResult: tuple[Any, ...] = rt.slot_setters(_Slots_LoginResult, ('login_status', 'message', '_json'))
+
+
+class _Made_LoginResult(_Slots_LoginResult):
+    'A LoginResult being made by _new_LoginResult.'
+
+    __slots__ = ()
 
 
 def _new_LoginResult(login_status: bool, message: str) -> LoginResult:
-    self = object.__new__(LoginResult)
-    _set = _SET_LoginResult
-    _set[0](self, login_status)
-    _set[1](self, message)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_LoginResult)
+    self.login_status = login_status
+    self.message = message
+    self._json = None
+    self.__class__ = LoginResult
+    made: LoginResult = self
+    return made
 
 
-class LoginStatus(rt.Record):
-    'The LoginStatus record.'
+class _Slots_LoginStatus:
+    'The slots of the LoginStatus record: its fields and its JSON text.'
 
     __slots__ = ('login_status', '_json')
+
+
+class LoginStatus(_Slots_LoginStatus, rt.Record):
+    'The LoginStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('login_status',)
 
     login_status: bool
@@ -307,21 +365,34 @@ class LoginStatus(rt.Record):
         )
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('login_status', '_json'))
+
+
+class _Made_LoginStatus(_Slots_LoginStatus):
+    'A LoginStatus being made by _new_LoginStatus.'
+
+    __slots__ = ()
 
 
 def _new_LoginStatus(login_status: bool) -> LoginStatus:
-    self = object.__new__(LoginStatus)
-    _set = _SET_LoginStatus
-    _set[0](self, login_status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_LoginStatus)
+    self.login_status = login_status
+    self._json = None
+    self.__class__ = LoginStatus
+    made: LoginStatus = self
+    return made
 
 
-class SendResult(rt.Record):
-    'The SendResult record.'
+class _Slots_SendResult:
+    'The slots of the SendResult record: its fields and its JSON text.'
 
     __slots__ = ('sent_status', 'message_id', 'message', '_json')
+
+
+class SendResult(_Slots_SendResult, rt.Record):
+    'The SendResult record.'
+
+    __slots__ = ()
     __match_args__ = ('sent_status', 'message_id', 'message')
 
     sent_status: bool
@@ -372,23 +443,36 @@ class SendResult(rt.Record):
         )
 
 
-_SET_SendResult: tuple[Any, ...] = rt.slot_setters(SendResult, ('sent_status', 'message_id', 'message', '_json'))
+_SET_SendResult: tuple[Any, ...] = rt.slot_setters(_Slots_SendResult, ('sent_status', 'message_id', 'message', '_json'))
+
+
+class _Made_SendResult(_Slots_SendResult):
+    'A SendResult being made by _new_SendResult.'
+
+    __slots__ = ()
 
 
 def _new_SendResult(sent_status: bool, message_id: MessageId, message: str) -> SendResult:
-    self = object.__new__(SendResult)
-    _set = _SET_SendResult
-    _set[0](self, sent_status)
-    _set[1](self, message_id)
-    _set[2](self, message)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_SendResult)
+    self.sent_status = sent_status
+    self.message_id = message_id
+    self.message = message
+    self._json = None
+    self.__class__ = SendResult
+    made: SendResult = self
+    return made
 
 
-class AddedContact(rt.Record):
-    'The AddedContact record.'
+class _Slots_AddedContact:
+    'The slots of the AddedContact record: its fields and its JSON text.'
 
     __slots__ = ('added_status', 'user_id', 'message', '_json')
+
+
+class AddedContact(_Slots_AddedContact, rt.Record):
+    'The AddedContact record.'
+
+    __slots__ = ()
     __match_args__ = ('added_status', 'user_id', 'message')
 
     added_status: bool
@@ -439,23 +523,36 @@ class AddedContact(rt.Record):
         )
 
 
-_SET_AddedContact: tuple[Any, ...] = rt.slot_setters(AddedContact, ('added_status', 'user_id', 'message', '_json'))
+_SET_AddedContact: tuple[Any, ...] = rt.slot_setters(_Slots_AddedContact, ('added_status', 'user_id', 'message', '_json'))
+
+
+class _Made_AddedContact(_Slots_AddedContact):
+    'A AddedContact being made by _new_AddedContact.'
+
+    __slots__ = ()
 
 
 def _new_AddedContact(added_status: bool, user_id: str, message: str) -> AddedContact:
-    self = object.__new__(AddedContact)
-    _set = _SET_AddedContact
-    _set[0](self, added_status)
-    _set[1](self, user_id)
-    _set[2](self, message)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_AddedContact)
+    self.added_status = added_status
+    self.user_id = user_id
+    self.message = message
+    self._json = None
+    self.__class__ = AddedContact
+    made: AddedContact = self
+    return made
 
 
-class DeleteResult(rt.Record):
-    'The DeleteResult record.'
+class _Slots_DeleteResult:
+    'The slots of the DeleteResult record: its fields and its JSON text.'
 
     __slots__ = ('deleted_status', 'receiver_id', 'message', '_json')
+
+
+class DeleteResult(_Slots_DeleteResult, rt.Record):
+    'The DeleteResult record.'
+
+    __slots__ = ()
     __match_args__ = ('deleted_status', 'receiver_id', 'message')
 
     deleted_status: bool
@@ -506,23 +603,36 @@ class DeleteResult(rt.Record):
         )
 
 
-_SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
+_SET_DeleteResult: tuple[Any, ...] = rt.slot_setters(_Slots_DeleteResult, ('deleted_status', 'receiver_id', 'message', '_json'))
+
+
+class _Made_DeleteResult(_Slots_DeleteResult):
+    'A DeleteResult being made by _new_DeleteResult.'
+
+    __slots__ = ()
 
 
 def _new_DeleteResult(deleted_status: bool, receiver_id: str, message: str) -> DeleteResult:
-    self = object.__new__(DeleteResult)
-    _set = _SET_DeleteResult
-    _set[0](self, deleted_status)
-    _set[1](self, receiver_id)
-    _set[2](self, message)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_DeleteResult)
+    self.deleted_status = deleted_status
+    self.receiver_id = receiver_id
+    self.message = message
+    self._json = None
+    self.__class__ = DeleteResult
+    made: DeleteResult = self
+    return made
 
 
-class SentMessages(rt.Record):
-    'The SentMessages record.'
+class _Slots_SentMessages:
+    'The slots of the SentMessages record: its fields.'
 
     __slots__ = ('messages',)
+
+
+class SentMessages(_Slots_SentMessages, rt.Record):
+    'The SentMessages record.'
+
+    __slots__ = ()
     __match_args__ = ('messages',)
 
     messages: dict[str, tuple[Any, ...]]
@@ -555,20 +665,33 @@ class SentMessages(rt.Record):
         )
 
 
-_SET_SentMessages: tuple[Any, ...] = rt.slot_setters(SentMessages, ('messages',))
+_SET_SentMessages: tuple[Any, ...] = rt.slot_setters(_Slots_SentMessages, ('messages',))
+
+
+class _Made_SentMessages(_Slots_SentMessages):
+    'A SentMessages being made by _new_SentMessages.'
+
+    __slots__ = ()
 
 
 def _new_SentMessages(messages: dict[str, tuple[Any, ...]]) -> SentMessages:
-    self = object.__new__(SentMessages)
-    _set = _SET_SentMessages
-    _set[0](self, messages)
-    return self
+    self: Any = object.__new__(_Made_SentMessages)
+    self.messages = messages
+    self.__class__ = SentMessages
+    made: SentMessages = self
+    return made
 
 
-class SearchHit(rt.Record):
-    'The SearchHit record.'
+class _Slots_SearchHit:
+    'The slots of the SearchHit record: its fields.'
 
     __slots__ = ('receiver_id', 'message')
+
+
+class SearchHit(_Slots_SearchHit, rt.Record):
+    'The SearchHit record.'
+
+    __slots__ = ()
     __match_args__ = ('receiver_id', 'message')
 
     receiver_id: str
@@ -605,21 +728,34 @@ class SearchHit(rt.Record):
         )
 
 
-_SET_SearchHit: tuple[Any, ...] = rt.slot_setters(SearchHit, ('receiver_id', 'message'))
+_SET_SearchHit: tuple[Any, ...] = rt.slot_setters(_Slots_SearchHit, ('receiver_id', 'message'))
+
+
+class _Made_SearchHit(_Slots_SearchHit):
+    'A SearchHit being made by _new_SearchHit.'
+
+    __slots__ = ()
 
 
 def _new_SearchHit(receiver_id: str, message: Any) -> SearchHit:
-    self = object.__new__(SearchHit)
-    _set = _SET_SearchHit
-    _set[0](self, receiver_id)
-    _set[1](self, message)
-    return self
+    self: Any = object.__new__(_Made_SearchHit)
+    self.receiver_id = receiver_id
+    self.message = message
+    self.__class__ = SearchHit
+    made: SearchHit = self
+    return made
 
 
-class SearchResults(rt.Record):
-    'The SearchResults record.'
+class _Slots_SearchResults:
+    'The slots of the SearchResults record: its fields.'
 
     __slots__ = ('results',)
+
+
+class SearchResults(_Slots_SearchResults, rt.Record):
+    'The SearchResults record.'
+
+    __slots__ = ()
     __match_args__ = ('results',)
 
     results: tuple[SearchHit, ...]
@@ -652,20 +788,33 @@ class SearchResults(rt.Record):
         )
 
 
-_SET_SearchResults: tuple[Any, ...] = rt.slot_setters(SearchResults, ('results',))
+_SET_SearchResults: tuple[Any, ...] = rt.slot_setters(_Slots_SearchResults, ('results',))
+
+
+class _Made_SearchResults(_Slots_SearchResults):
+    'A SearchResults being made by _new_SearchResults.'
+
+    __slots__ = ()
 
 
 def _new_SearchResults(results: tuple[SearchHit, ...]) -> SearchResults:
-    self = object.__new__(SearchResults)
-    _set = _SET_SearchResults
-    _set[0](self, results)
-    return self
+    self: Any = object.__new__(_Made_SearchResults)
+    self.results = results
+    self.__class__ = SearchResults
+    made: SearchResults = self
+    return made
 
 
-class Stats(rt.Record):
-    'The Stats record.'
+class _Slots_Stats:
+    'The slots of the Stats record: its fields and its JSON text.'
 
     __slots__ = ('received_count', 'total_contacts', '_json')
+
+
+class Stats(_Slots_Stats, rt.Record):
+    'The Stats record.'
+
+    __slots__ = ()
     __match_args__ = ('received_count', 'total_contacts')
 
     received_count: int
@@ -712,22 +861,35 @@ class Stats(rt.Record):
         )
 
 
-_SET_Stats: tuple[Any, ...] = rt.slot_setters(Stats, ('received_count', 'total_contacts', '_json'))
+_SET_Stats: tuple[Any, ...] = rt.slot_setters(_Slots_Stats, ('received_count', 'total_contacts', '_json'))
+
+
+class _Made_Stats(_Slots_Stats):
+    'A Stats being made by _new_Stats.'
+
+    __slots__ = ()
 
 
 def _new_Stats(received_count: int, total_contacts: int) -> Stats:
-    self = object.__new__(Stats)
-    _set = _SET_Stats
-    _set[0](self, received_count)
-    _set[1](self, total_contacts)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Stats)
+    self.received_count = received_count
+    self.total_contacts = total_contacts
+    self._json = None
+    self.__class__ = Stats
+    made: Stats = self
+    return made
 
 
-class MessageStats(rt.Record):
-    'The MessageStats record.'
+class _Slots_MessageStats:
+    'The slots of the MessageStats record: its fields and its JSON text.'
 
     __slots__ = ('stats', '_json')
+
+
+class MessageStats(_Slots_MessageStats, rt.Record):
+    'The MessageStats record.'
+
+    __slots__ = ()
     __match_args__ = ('stats',)
 
     stats: Stats
@@ -770,15 +932,22 @@ class MessageStats(rt.Record):
         )
 
 
-_SET_MessageStats: tuple[Any, ...] = rt.slot_setters(MessageStats, ('stats', '_json'))
+_SET_MessageStats: tuple[Any, ...] = rt.slot_setters(_Slots_MessageStats, ('stats', '_json'))
+
+
+class _Made_MessageStats(_Slots_MessageStats):
+    'A MessageStats being made by _new_MessageStats.'
+
+    __slots__ = ()
 
 
 def _new_MessageStats(stats: Stats) -> MessageStats:
-    self = object.__new__(MessageStats)
-    _set = _SET_MessageStats
-    _set[0](self, stats)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_MessageStats)
+    self.stats = stats
+    self._json = None
+    self.__class__ = MessageStats
+    made: MessageStats = self
+    return made
 
 
 class _State(StateBase):

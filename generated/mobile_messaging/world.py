@@ -361,10 +361,16 @@ class Message(Row):
         )
 
 
-class Profile(rt.Record):
-    "The signed-in user's own account, without the password."
+class _Slots_Profile:
+    'The slots of the Profile record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'name', 'phone', 'email', 'presence', '_json')
+
+
+class Profile(_Slots_Profile, rt.Record):
+    "The signed-in user's own account, without the password."
+
+    __slots__ = ()
     __match_args__ = ('id_', 'name', 'phone', 'email', 'presence')
 
     id_: str
@@ -423,25 +429,38 @@ class Profile(rt.Record):
         )
 
 
-_SET_Profile: tuple[Any, ...] = rt.slot_setters(Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
+_SET_Profile: tuple[Any, ...] = rt.slot_setters(_Slots_Profile, ('id_', 'name', 'phone', 'email', 'presence', '_json'))
+
+
+class _Made_Profile(_Slots_Profile):
+    'A Profile being made by _new_Profile.'
+
+    __slots__ = ()
 
 
 def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: Presence) -> Profile:
-    self = object.__new__(Profile)
-    _set = _SET_Profile
-    _set[0](self, id_)
-    _set[1](self, name)
-    _set[2](self, phone)
-    _set[3](self, email)
-    _set[4](self, presence)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_Profile)
+    self.id_ = id_
+    self.name = name
+    self.phone = phone
+    self.email = email
+    self.presence = presence
+    self._json = None
+    self.__class__ = Profile
+    made: Profile = self
+    return made
 
 
-class ContactCard(rt.Record):
-    'An address-book entry as the agent sees it.'
+class _Slots_ContactCard:
+    'The slots of the ContactCard record: its fields and its JSON text.'
 
     __slots__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json')
+
+
+class ContactCard(_Slots_ContactCard, rt.Record):
+    'An address-book entry as the agent sees it.'
+
+    __slots__ = ()
     __match_args__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen')
 
     contact_id: str
@@ -508,27 +527,40 @@ class ContactCard(rt.Record):
         )
 
 
-_SET_ContactCard: tuple[Any, ...] = rt.slot_setters(ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
+_SET_ContactCard: tuple[Any, ...] = rt.slot_setters(_Slots_ContactCard, ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json'))
+
+
+class _Made_ContactCard(_Slots_ContactCard):
+    'A ContactCard being made by _new_ContactCard.'
+
+    __slots__ = ()
 
 
 def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> ContactCard:
-    self = object.__new__(ContactCard)
-    _set = _SET_ContactCard
-    _set[0](self, contact_id)
-    _set[1](self, user_id)
-    _set[2](self, name)
-    _set[3](self, phone)
-    _set[4](self, favorite)
-    _set[5](self, presence)
-    _set[6](self, last_seen)
-    _set[7](self, None)
-    return self
+    self: Any = object.__new__(_Made_ContactCard)
+    self.contact_id = contact_id
+    self.user_id = user_id
+    self.name = name
+    self.phone = phone
+    self.favorite = favorite
+    self.presence = presence
+    self.last_seen = last_seen
+    self._json = None
+    self.__class__ = ContactCard
+    made: ContactCard = self
+    return made
 
 
-class ConversationSummary(rt.Record):
-    'One line of the conversation list.'
+class _Slots_ConversationSummary:
+    'The slots of the ConversationSummary record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json')
+
+
+class ConversationSummary(_Slots_ConversationSummary, rt.Record):
+    'One line of the conversation list.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived')
 
     id_: str
@@ -599,28 +631,41 @@ class ConversationSummary(rt.Record):
         )
 
 
-_SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
+_SET_ConversationSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ConversationSummary, ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json'))
+
+
+class _Made_ConversationSummary(_Slots_ConversationSummary):
+    'A ConversationSummary being made by _new_ConversationSummary.'
+
+    __slots__ = ()
 
 
 def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> ConversationSummary:
-    self = object.__new__(ConversationSummary)
-    _set = _SET_ConversationSummary
-    _set[0](self, id_)
-    _set[1](self, kind)
-    _set[2](self, title)
-    _set[3](self, participants)
-    _set[4](self, unread)
-    _set[5](self, last_message)
-    _set[6](self, last_activity)
-    _set[7](self, archived)
-    _set[8](self, None)
-    return self
+    self: Any = object.__new__(_Made_ConversationSummary)
+    self.id_ = id_
+    self.kind = kind
+    self.title = title
+    self.participants = participants
+    self.unread = unread
+    self.last_message = last_message
+    self.last_activity = last_activity
+    self.archived = archived
+    self._json = None
+    self.__class__ = ConversationSummary
+    made: ConversationSummary = self
+    return made
 
 
-class UnreadSummary(rt.Record):
-    'Unread messages in the conversations that are not archived.'
+class _Slots_UnreadSummary:
+    'The slots of the UnreadSummary record: its fields and its JSON text.'
 
     __slots__ = ('total', 'by_conversation', '_json')
+
+
+class UnreadSummary(_Slots_UnreadSummary, rt.Record):
+    'Unread messages in the conversations that are not archived.'
+
+    __slots__ = ()
     __match_args__ = ('total', 'by_conversation')
 
     total: int
@@ -667,16 +712,23 @@ class UnreadSummary(rt.Record):
         )
 
 
-_SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(UnreadSummary, ('total', 'by_conversation', '_json'))
+_SET_UnreadSummary: tuple[Any, ...] = rt.slot_setters(_Slots_UnreadSummary, ('total', 'by_conversation', '_json'))
+
+
+class _Made_UnreadSummary(_Slots_UnreadSummary):
+    'A UnreadSummary being made by _new_UnreadSummary.'
+
+    __slots__ = ()
 
 
 def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSummary:
-    self = object.__new__(UnreadSummary)
-    _set = _SET_UnreadSummary
-    _set[0](self, total)
-    _set[1](self, by_conversation)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_UnreadSummary)
+    self.total = total
+    self.by_conversation = by_conversation
+    self._json = None
+    self.__class__ = UnreadSummary
+    made: UnreadSummary = self
+    return made
 
 
 class _State(StateBase):

@@ -88,10 +88,16 @@ _E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
 _T12_ReturnStatus: dict[ReturnStatus | None, str] = {None: 'null', _E12_ReturnStatus_requested: '"requested"', _E12_ReturnStatus_refunded: '"refunded"', }
 
 
-class Address(rt.Record):
-    'A postal address in the USA.'
+class _Slots_Address:
+    'The slots of the Address record: its fields and its JSON text.'
 
     __slots__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json')
+
+
+class Address(_Slots_Address, rt.Record):
+    'A postal address in the USA.'
+
+    __slots__ = ()
     __match_args__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country')
 
     address1: str
@@ -154,26 +160,39 @@ class Address(rt.Record):
         )
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
+_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json'))
+
+
+class _Made_Address(_Slots_Address):
+    'A Address being made by _new_Address.'
+
+    __slots__ = ()
 
 
 def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> Address:
-    self = object.__new__(Address)
-    _set = _SET_Address
-    _set[0](self, address1)
-    _set[1](self, address2)
-    _set[2](self, city)
-    _set[3](self, state_code)
-    _set[4](self, zip_)
-    _set[5](self, country)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_Address)
+    self.address1 = address1
+    self.address2 = address2
+    self.city = city
+    self.state_code = state_code
+    self.zip_ = zip_
+    self.country = country
+    self._json = None
+    self.__class__ = Address
+    made: Address = self
+    return made
 
 
-class CreditCard(rt.Record):
-    'A credit card on file.'
+class _Slots_CreditCard:
+    'The slots of the CreditCard record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'brand', 'last_four', '_json')
+
+
+class CreditCard(_Slots_CreditCard, rt.Record):
+    'A credit card on file.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'brand', 'last_four')
 
     id_: str
@@ -224,23 +243,36 @@ class CreditCard(rt.Record):
         )
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+class _Made_CreditCard(_Slots_CreditCard):
+    'A CreditCard being made by _new_CreditCard.'
+
+    __slots__ = ()
 
 
 def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self = object.__new__(CreditCard)
-    _set = _SET_CreditCard
-    _set[0](self, id_)
-    _set[1](self, brand)
-    _set[2](self, last_four)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_CreditCard)
+    self.id_ = id_
+    self.brand = brand
+    self.last_four = last_four
+    self._json = None
+    self.__class__ = CreditCard
+    made: CreditCard = self
+    return made
 
 
-class GiftCard(rt.Record):
-    'A store gift card; only gift cards hold a balance.'
+class _Slots_GiftCard:
+    'The slots of the GiftCard record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'balance', '_json')
+
+
+class GiftCard(_Slots_GiftCard, rt.Record):
+    'A store gift card; only gift cards hold a balance.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'balance')
 
     id_: str
@@ -287,22 +319,35 @@ class GiftCard(rt.Record):
         )
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
+
+
+class _Made_GiftCard(_Slots_GiftCard):
+    'A GiftCard being made by _new_GiftCard.'
+
+    __slots__ = ()
 
 
 def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self = object.__new__(GiftCard)
-    _set = _SET_GiftCard
-    _set[0](self, id_)
-    _set[1](self, balance)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_GiftCard)
+    self.id_ = id_
+    self.balance = balance
+    self._json = None
+    self.__class__ = GiftCard
+    made: GiftCard = self
+    return made
 
 
-class Paypal(rt.Record):
-    'A linked PayPal account.'
+class _Slots_Paypal:
+    'The slots of the Paypal record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'email', '_json')
+
+
+class Paypal(_Slots_Paypal, rt.Record):
+    'A linked PayPal account.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'email')
 
     id_: str
@@ -349,22 +394,35 @@ class Paypal(rt.Record):
         )
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', 'email', '_json'))
+_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', 'email', '_json'))
+
+
+class _Made_Paypal(_Slots_Paypal):
+    'A Paypal being made by _new_Paypal.'
+
+    __slots__ = ()
 
 
 def _new_Paypal(id_: str, email: str) -> Paypal:
-    self = object.__new__(Paypal)
-    _set = _SET_Paypal
-    _set[0](self, id_)
-    _set[1](self, email)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Paypal)
+    self.id_ = id_
+    self.email = email
+    self._json = None
+    self.__class__ = Paypal
+    made: Paypal = self
+    return made
 
 
-class Transaction(rt.Record):
-    'A charge or refund on an order.'
+class _Slots_Transaction:
+    'The slots of the Transaction record: its fields and its JSON text.'
 
     __slots__ = ('kind', 'amount', 'method_id', 'at', '_json')
+
+
+class Transaction(_Slots_Transaction, rt.Record):
+    'A charge or refund on an order.'
+
+    __slots__ = ()
     __match_args__ = ('kind', 'amount', 'method_id', 'at')
 
     kind: TransactionKind
@@ -419,24 +477,37 @@ class Transaction(rt.Record):
         )
 
 
-_SET_Transaction: tuple[Any, ...] = rt.slot_setters(Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
+_SET_Transaction: tuple[Any, ...] = rt.slot_setters(_Slots_Transaction, ('kind', 'amount', 'method_id', 'at', '_json'))
+
+
+class _Made_Transaction(_Slots_Transaction):
+    'A Transaction being made by _new_Transaction.'
+
+    __slots__ = ()
 
 
 def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> Transaction:
-    self = object.__new__(Transaction)
-    _set = _SET_Transaction
-    _set[0](self, kind)
-    _set[1](self, amount)
-    _set[2](self, method_id)
-    _set[3](self, at)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_Transaction)
+    self.kind = kind
+    self.amount = amount
+    self.method_id = method_id
+    self.at = at
+    self._json = None
+    self.__class__ = Transaction
+    made: Transaction = self
+    return made
 
 
-class OrderItem(rt.Record):
-    'One line of an order, with the price paid.'
+class _Slots_OrderItem:
+    'The slots of the OrderItem record: its fields and its JSON text.'
 
     __slots__ = ('variant', 'name', 'options', 'price', 'quantity', '_json')
+
+
+class OrderItem(_Slots_OrderItem, rt.Record):
+    'One line of an order, with the price paid.'
+
+    __slots__ = ()
     __match_args__ = ('variant', 'name', 'options', 'price', 'quantity')
 
     variant: str
@@ -495,19 +566,26 @@ class OrderItem(rt.Record):
         )
 
 
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
+_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('variant', 'name', 'options', 'price', 'quantity', '_json'))
+
+
+class _Made_OrderItem(_Slots_OrderItem):
+    'A OrderItem being made by _new_OrderItem.'
+
+    __slots__ = ()
 
 
 def _new_OrderItem(variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> OrderItem:
-    self = object.__new__(OrderItem)
-    _set = _SET_OrderItem
-    _set[0](self, variant)
-    _set[1](self, name)
-    _set[2](self, options)
-    _set[3](self, price)
-    _set[4](self, quantity)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderItem)
+    self.variant = variant
+    self.name = name
+    self.options = options
+    self.price = price
+    self.quantity = quantity
+    self._json = None
+    self.__class__ = OrderItem
+    made: OrderItem = self
+    return made
 
 
 class Product(Row):
@@ -871,10 +949,16 @@ class ReturnRequest(Row):
         )
 
 
-class ProductSummary(rt.Record):
-    'The ProductSummary record.'
+class _Slots_ProductSummary:
+    'The slots of the ProductSummary record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'name', 'category', 'price_from', 'in_stock', '_json')
+
+
+class ProductSummary(_Slots_ProductSummary, rt.Record):
+    'The ProductSummary record.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'name', 'category', 'price_from', 'in_stock')
 
     id_: str
@@ -933,25 +1017,38 @@ class ProductSummary(rt.Record):
         )
 
 
-_SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
+_SET_ProductSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ProductSummary, ('id_', 'name', 'category', 'price_from', 'in_stock', '_json'))
+
+
+class _Made_ProductSummary(_Slots_ProductSummary):
+    'A ProductSummary being made by _new_ProductSummary.'
+
+    __slots__ = ()
 
 
 def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, in_stock: int) -> ProductSummary:
-    self = object.__new__(ProductSummary)
-    _set = _SET_ProductSummary
-    _set[0](self, id_)
-    _set[1](self, name)
-    _set[2](self, category)
-    _set[3](self, price_from)
-    _set[4](self, in_stock)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_ProductSummary)
+    self.id_ = id_
+    self.name = name
+    self.category = category
+    self.price_from = price_from
+    self.in_stock = in_stock
+    self._json = None
+    self.__class__ = ProductSummary
+    made: ProductSummary = self
+    return made
 
 
-class ProductDetails(rt.Record):
-    'The ProductDetails record.'
+class _Slots_ProductDetails:
+    'The slots of the ProductDetails record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'name', 'category', 'variants', '_json')
+
+
+class ProductDetails(_Slots_ProductDetails, rt.Record):
+    'The ProductDetails record.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'name', 'category', 'variants')
 
     id_: str
@@ -1006,24 +1103,37 @@ class ProductDetails(rt.Record):
         )
 
 
-_SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
+_SET_ProductDetails: tuple[Any, ...] = rt.slot_setters(_Slots_ProductDetails, ('id_', 'name', 'category', 'variants', '_json'))
+
+
+class _Made_ProductDetails(_Slots_ProductDetails):
+    'A ProductDetails being made by _new_ProductDetails.'
+
+    __slots__ = ()
 
 
 def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str, ...]) -> ProductDetails:
-    self = object.__new__(ProductDetails)
-    _set = _SET_ProductDetails
-    _set[0](self, id_)
-    _set[1](self, name)
-    _set[2](self, category)
-    _set[3](self, variants)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_ProductDetails)
+    self.id_ = id_
+    self.name = name
+    self.category = category
+    self.variants = variants
+    self._json = None
+    self.__class__ = ProductDetails
+    made: ProductDetails = self
+    return made
 
 
-class OrderSummary(rt.Record):
-    'The OrderSummary record.'
+class _Slots_OrderSummary:
+    'The slots of the OrderSummary record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'status', 'total', 'items', 'created_at', '_json')
+
+
+class OrderSummary(_Slots_OrderSummary, rt.Record):
+    'The OrderSummary record.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'status', 'total', 'items', 'created_at')
 
     id_: str
@@ -1082,19 +1192,26 @@ class OrderSummary(rt.Record):
         )
 
 
-_SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
+_SET_OrderSummary: tuple[Any, ...] = rt.slot_setters(_Slots_OrderSummary, ('id_', 'status', 'total', 'items', 'created_at', '_json'))
+
+
+class _Made_OrderSummary(_Slots_OrderSummary):
+    'A OrderSummary being made by _new_OrderSummary.'
+
+    __slots__ = ()
 
 
 def _new_OrderSummary(id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> OrderSummary:
-    self = object.__new__(OrderSummary)
-    _set = _SET_OrderSummary
-    _set[0](self, id_)
-    _set[1](self, status)
-    _set[2](self, total)
-    _set[3](self, items)
-    _set[4](self, created_at)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderSummary)
+    self.id_ = id_
+    self.status = status
+    self.total = total
+    self.items = items
+    self.created_at = created_at
+    self._json = None
+    self.__class__ = OrderSummary
+    made: OrderSummary = self
+    return made
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

@@ -402,10 +402,16 @@ class Hold(Row):
         )
 
 
-class BookInfo(rt.Record):
-    'A catalogue entry with its availability.'
+class _Slots_BookInfo:
+    'The slots of the BookInfo record: its fields and its JSON text.'
 
     __slots__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json')
+
+
+class BookInfo(_Slots_BookInfo, rt.Record):
+    'A catalogue entry with its availability.'
+
+    __slots__ = ()
     __match_args__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds')
 
     isbn: str
@@ -472,27 +478,40 @@ class BookInfo(rt.Record):
         )
 
 
-_SET_BookInfo: tuple[Any, ...] = rt.slot_setters(BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
+_SET_BookInfo: tuple[Any, ...] = rt.slot_setters(_Slots_BookInfo, ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json'))
+
+
+class _Made_BookInfo(_Slots_BookInfo):
+    'A BookInfo being made by _new_BookInfo.'
+
+    __slots__ = ()
 
 
 def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> BookInfo:
-    self = object.__new__(BookInfo)
-    _set = _SET_BookInfo
-    _set[0](self, isbn)
-    _set[1](self, title)
-    _set[2](self, author)
-    _set[3](self, genre)
-    _set[4](self, copies)
-    _set[5](self, available_copies)
-    _set[6](self, active_holds)
-    _set[7](self, None)
-    return self
+    self: Any = object.__new__(_Made_BookInfo)
+    self.isbn = isbn
+    self.title = title
+    self.author = author
+    self.genre = genre
+    self.copies = copies
+    self.available_copies = available_copies
+    self.active_holds = active_holds
+    self._json = None
+    self.__class__ = BookInfo
+    made: BookInfo = self
+    return made
 
 
-class MemberInfo(rt.Record):
-    'A member with their open loans and active holds.'
+class _Slots_MemberInfo:
+    'The slots of the MemberInfo record: its fields and its JSON text.'
 
     __slots__ = ('member', 'can_borrow', 'open_loans', 'active_holds', '_json')
+
+
+class MemberInfo(_Slots_MemberInfo, rt.Record):
+    'A member with their open loans and active holds.'
+
+    __slots__ = ()
     __match_args__ = ('member', 'can_borrow', 'open_loans', 'active_holds')
 
     member: str
@@ -547,18 +566,25 @@ class MemberInfo(rt.Record):
         )
 
 
-_SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
+_SET_MemberInfo: tuple[Any, ...] = rt.slot_setters(_Slots_MemberInfo, ('member', 'can_borrow', 'open_loans', 'active_holds', '_json'))
+
+
+class _Made_MemberInfo(_Slots_MemberInfo):
+    'A MemberInfo being made by _new_MemberInfo.'
+
+    __slots__ = ()
 
 
 def _new_MemberInfo(member: str, can_borrow: bool, open_loans: tuple[str, ...], active_holds: tuple[str, ...]) -> MemberInfo:
-    self = object.__new__(MemberInfo)
-    _set = _SET_MemberInfo
-    _set[0](self, member)
-    _set[1](self, can_borrow)
-    _set[2](self, open_loans)
-    _set[3](self, active_holds)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_MemberInfo)
+    self.member = member
+    self.can_borrow = can_borrow
+    self.open_loans = open_loans
+    self.active_holds = active_holds
+    self._json = None
+    self.__class__ = MemberInfo
+    made: MemberInfo = self
+    return made
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13

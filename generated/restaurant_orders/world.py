@@ -498,10 +498,16 @@ class Payment(Row):
         )
 
 
-class OrderView(rt.Record):
-    'An order with its lines and what is still due.'
+class _Slots_OrderView:
+    'The slots of the OrderView record: its fields and its JSON text.'
 
     __slots__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json')
+
+
+class OrderView(_Slots_OrderView, rt.Record):
+    'An order with its lines and what is still due.'
+
+    __slots__ = ()
     __match_args__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents')
 
     order: str
@@ -572,28 +578,41 @@ class OrderView(rt.Record):
         )
 
 
-_SET_OrderView: tuple[Any, ...] = rt.slot_setters(OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
+_SET_OrderView: tuple[Any, ...] = rt.slot_setters(_Slots_OrderView, ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json'))
+
+
+class _Made_OrderView(_Slots_OrderView):
+    'A OrderView being made by _new_OrderView.'
+
+    __slots__ = ()
 
 
 def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> OrderView:
-    self = object.__new__(OrderView)
-    _set = _SET_OrderView
-    _set[0](self, order)
-    _set[1](self, lines)
-    _set[2](self, total_cents)
-    _set[3](self, split_ways)
-    _set[4](self, share_amounts)
-    _set[5](self, payments)
-    _set[6](self, paid_cents)
-    _set[7](self, due_cents)
-    _set[8](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderView)
+    self.order = order
+    self.lines = lines
+    self.total_cents = total_cents
+    self.split_ways = split_ways
+    self.share_amounts = share_amounts
+    self.payments = payments
+    self.paid_cents = paid_cents
+    self.due_cents = due_cents
+    self._json = None
+    self.__class__ = OrderView
+    made: OrderView = self
+    return made
 
 
-class SettleReceipt(rt.Record):
-    'A settled share and what remains.'
+class _Slots_SettleReceipt:
+    'The slots of the SettleReceipt record: its fields and its JSON text.'
 
     __slots__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json')
+
+
+class SettleReceipt(_Slots_SettleReceipt, rt.Record):
+    'A settled share and what remains.'
+
+    __slots__ = ()
     __match_args__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status')
 
     payment: str
@@ -652,19 +671,26 @@ class SettleReceipt(rt.Record):
         )
 
 
-_SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
+_SET_SettleReceipt: tuple[Any, ...] = rt.slot_setters(_Slots_SettleReceipt, ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json'))
+
+
+class _Made_SettleReceipt(_Slots_SettleReceipt):
+    'A SettleReceipt being made by _new_SettleReceipt.'
+
+    __slots__ = ()
 
 
 def _new_SettleReceipt(payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> SettleReceipt:
-    self = object.__new__(SettleReceipt)
-    _set = _SET_SettleReceipt
-    _set[0](self, payment)
-    _set[1](self, shares_paid)
-    _set[2](self, split_ways)
-    _set[3](self, remaining_cents)
-    _set[4](self, order_status)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_SettleReceipt)
+    self.payment = payment
+    self.shares_paid = shares_paid
+    self.split_ways = split_ways
+    self.remaining_cents = remaining_cents
+    self.order_status = order_status
+    self._json = None
+    self.__class__ = SettleReceipt
+    made: SettleReceipt = self
+    return made
 
 
 class _State(StateBase):

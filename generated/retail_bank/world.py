@@ -349,10 +349,16 @@ class Transaction(Row):
         )
 
 
-class CustomerView(rt.Record):
-    'A customer with all their accounts.'
+class _Slots_CustomerView:
+    'The slots of the CustomerView record: its fields and its JSON text.'
 
     __slots__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json')
+
+
+class CustomerView(_Slots_CustomerView, rt.Record):
+    'A customer with all their accounts.'
+
+    __slots__ = ()
     __match_args__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents')
 
     customer: str
@@ -411,25 +417,38 @@ class CustomerView(rt.Record):
         )
 
 
-_SET_CustomerView: tuple[Any, ...] = rt.slot_setters(CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
+_SET_CustomerView: tuple[Any, ...] = rt.slot_setters(_Slots_CustomerView, ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json'))
+
+
+class _Made_CustomerView(_Slots_CustomerView):
+    'A CustomerView being made by _new_CustomerView.'
+
+    __slots__ = ()
 
 
 def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> CustomerView:
-    self = object.__new__(CustomerView)
-    _set = _SET_CustomerView
-    _set[0](self, customer)
-    _set[1](self, name)
-    _set[2](self, email)
-    _set[3](self, accounts)
-    _set[4](self, total_balance_cents)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_CustomerView)
+    self.customer = customer
+    self.name = name
+    self.email = email
+    self.accounts = accounts
+    self.total_balance_cents = total_balance_cents
+    self._json = None
+    self.__class__ = CustomerView
+    made: CustomerView = self
+    return made
 
 
-class AccountView(rt.Record):
-    'An account with its most recent transactions, newest first.'
+class _Slots_AccountView:
+    'The slots of the AccountView record: its fields and its JSON text.'
 
     __slots__ = ('account', 'recent_transactions', '_json')
+
+
+class AccountView(_Slots_AccountView, rt.Record):
+    'An account with its most recent transactions, newest first.'
+
+    __slots__ = ()
     __match_args__ = ('account', 'recent_transactions')
 
     account: str
@@ -476,16 +495,23 @@ class AccountView(rt.Record):
         )
 
 
-_SET_AccountView: tuple[Any, ...] = rt.slot_setters(AccountView, ('account', 'recent_transactions', '_json'))
+_SET_AccountView: tuple[Any, ...] = rt.slot_setters(_Slots_AccountView, ('account', 'recent_transactions', '_json'))
+
+
+class _Made_AccountView(_Slots_AccountView):
+    'A AccountView being made by _new_AccountView.'
+
+    __slots__ = ()
 
 
 def _new_AccountView(account: str, recent_transactions: tuple[str, ...]) -> AccountView:
-    self = object.__new__(AccountView)
-    _set = _SET_AccountView
-    _set[0](self, account)
-    _set[1](self, recent_transactions)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_AccountView)
+    self.account = account
+    self.recent_transactions = recent_transactions
+    self._json = None
+    self.__class__ = AccountView
+    made: AccountView = self
+    return made
 
 
 class _State(StateBase):

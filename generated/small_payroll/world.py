@@ -526,10 +526,16 @@ class Payslip(Row):
         )
 
 
-class EmployeeView(rt.Record):
-    "An employee's pay details and payslips."
+class _Slots_EmployeeView:
+    'The slots of the EmployeeView record: its fields and its JSON text.'
 
     __slots__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json')
+
+
+class EmployeeView(_Slots_EmployeeView, rt.Record):
+    "An employee's pay details and payslips."
+
+    __slots__ = ()
     __match_args__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips')
 
     employee: str
@@ -604,23 +610,30 @@ class EmployeeView(rt.Record):
         )
 
 
-_SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
+_SET_EmployeeView: tuple[Any, ...] = rt.slot_setters(_Slots_EmployeeView, ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json'))
+
+
+class _Made_EmployeeView(_Slots_EmployeeView):
+    'A EmployeeView being made by _new_EmployeeView.'
+
+    __slots__ = ()
 
 
 def _new_EmployeeView(employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> EmployeeView:
-    self = object.__new__(EmployeeView)
-    _set = _SET_EmployeeView
-    _set[0](self, employee)
-    _set[1](self, name)
-    _set[2](self, pay_type)
-    _set[3](self, annual_salary_cents)
-    _set[4](self, hourly_rate_cents)
-    _set[5](self, tax_code)
-    _set[6](self, rate_percent)
-    _set[7](self, active)
-    _set[8](self, payslips)
-    _set[9](self, None)
-    return self
+    self: Any = object.__new__(_Made_EmployeeView)
+    self.employee = employee
+    self.name = name
+    self.pay_type = pay_type
+    self.annual_salary_cents = annual_salary_cents
+    self.hourly_rate_cents = hourly_rate_cents
+    self.tax_code = tax_code
+    self.rate_percent = rate_percent
+    self.active = active
+    self.payslips = payslips
+    self._json = None
+    self.__class__ = EmployeeView
+    made: EmployeeView = self
+    return made
 
 
 class _State(StateBase):

@@ -77,10 +77,16 @@ _E15_TransactionType_refund: TransactionType = TransactionType.refund
 _T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
 
 
-class Variant(rt.Record):
-    'One purchasable option of a product.'
+class _Slots_Variant:
+    'The slots of the Variant record: its fields and its JSON text.'
 
     __slots__ = ('item_id', 'options', 'available', 'price', '_json')
+
+
+class Variant(_Slots_Variant, rt.Record):
+    'One purchasable option of a product.'
+
+    __slots__ = ()
     __match_args__ = ('item_id', 'options', 'available', 'price')
 
     item_id: str
@@ -135,24 +141,37 @@ class Variant(rt.Record):
         )
 
 
-_SET_Variant: tuple[Any, ...] = rt.slot_setters(Variant, ('item_id', 'options', 'available', 'price', '_json'))
+_SET_Variant: tuple[Any, ...] = rt.slot_setters(_Slots_Variant, ('item_id', 'options', 'available', 'price', '_json'))
+
+
+class _Made_Variant(_Slots_Variant):
+    'A Variant being made by _new_Variant.'
+
+    __slots__ = ()
 
 
 def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: float) -> Variant:
-    self = object.__new__(Variant)
-    _set = _SET_Variant
-    _set[0](self, item_id)
-    _set[1](self, options)
-    _set[2](self, available)
-    _set[3](self, price)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_Variant)
+    self.item_id = item_id
+    self.options = options
+    self.available = available
+    self.price = price
+    self._json = None
+    self.__class__ = Variant
+    made: Variant = self
+    return made
 
 
-class UserName(rt.Record):
-    'The UserName record.'
+class _Slots_UserName:
+    'The slots of the UserName record: its fields and its JSON text.'
 
     __slots__ = ('first_name', 'last_name', '_json')
+
+
+class UserName(_Slots_UserName, rt.Record):
+    'The UserName record.'
+
+    __slots__ = ()
     __match_args__ = ('first_name', 'last_name')
 
     first_name: str
@@ -199,22 +218,35 @@ class UserName(rt.Record):
         )
 
 
-_SET_UserName: tuple[Any, ...] = rt.slot_setters(UserName, ('first_name', 'last_name', '_json'))
+_SET_UserName: tuple[Any, ...] = rt.slot_setters(_Slots_UserName, ('first_name', 'last_name', '_json'))
+
+
+class _Made_UserName(_Slots_UserName):
+    'A UserName being made by _new_UserName.'
+
+    __slots__ = ()
 
 
 def _new_UserName(first_name: str, last_name: str) -> UserName:
-    self = object.__new__(UserName)
-    _set = _SET_UserName
-    _set[0](self, first_name)
-    _set[1](self, last_name)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_UserName)
+    self.first_name = first_name
+    self.last_name = last_name
+    self._json = None
+    self.__class__ = UserName
+    made: UserName = self
+    return made
 
 
-class Address(rt.Record):
-    "A postal address (an order's or a user's)."
+class _Slots_Address:
+    'The slots of the Address record: its fields and its JSON text.'
 
     __slots__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json')
+
+
+class Address(_Slots_Address, rt.Record):
+    "A postal address (an order's or a user's)."
+
+    __slots__ = ()
     __match_args__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_')
 
     address1: str
@@ -277,26 +309,39 @@ class Address(rt.Record):
         )
 
 
-_SET_Address: tuple[Any, ...] = rt.slot_setters(Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
+_SET_Address: tuple[Any, ...] = rt.slot_setters(_Slots_Address, ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json'))
+
+
+class _Made_Address(_Slots_Address):
+    'A Address being made by _new_Address.'
+
+    __slots__ = ()
 
 
 def _new_Address(address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> Address:
-    self = object.__new__(Address)
-    _set = _SET_Address
-    _set[0](self, address1)
-    _set[1](self, address2)
-    _set[2](self, city)
-    _set[3](self, country)
-    _set[4](self, state_)
-    _set[5](self, zip_)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_Address)
+    self.address1 = address1
+    self.address2 = address2
+    self.city = city
+    self.country = country
+    self.state_ = state_
+    self.zip_ = zip_
+    self._json = None
+    self.__class__ = Address
+    made: Address = self
+    return made
 
 
-class CreditCard(rt.Record):
-    'The CreditCard record.'
+class _Slots_CreditCard:
+    'The slots of the CreditCard record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'brand', 'last_four', '_json')
+
+
+class CreditCard(_Slots_CreditCard, rt.Record):
+    'The CreditCard record.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'brand', 'last_four')
 
     id_: str
@@ -347,23 +392,36 @@ class CreditCard(rt.Record):
         )
 
 
-_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(CreditCard, ('id_', 'brand', 'last_four', '_json'))
+_SET_CreditCard: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCard, ('id_', 'brand', 'last_four', '_json'))
+
+
+class _Made_CreditCard(_Slots_CreditCard):
+    'A CreditCard being made by _new_CreditCard.'
+
+    __slots__ = ()
 
 
 def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
-    self = object.__new__(CreditCard)
-    _set = _SET_CreditCard
-    _set[0](self, id_)
-    _set[1](self, brand)
-    _set[2](self, last_four)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_CreditCard)
+    self.id_ = id_
+    self.brand = brand
+    self.last_four = last_four
+    self._json = None
+    self.__class__ = CreditCard
+    made: CreditCard = self
+    return made
 
 
-class GiftCard(rt.Record):
-    'The GiftCard record.'
+class _Slots_GiftCard:
+    'The slots of the GiftCard record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'balance', '_json')
+
+
+class GiftCard(_Slots_GiftCard, rt.Record):
+    'The GiftCard record.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'balance')
 
     id_: str
@@ -410,22 +468,35 @@ class GiftCard(rt.Record):
         )
 
 
-_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(GiftCard, ('id_', 'balance', '_json'))
+_SET_GiftCard: tuple[Any, ...] = rt.slot_setters(_Slots_GiftCard, ('id_', 'balance', '_json'))
+
+
+class _Made_GiftCard(_Slots_GiftCard):
+    'A GiftCard being made by _new_GiftCard.'
+
+    __slots__ = ()
 
 
 def _new_GiftCard(id_: str, balance: float) -> GiftCard:
-    self = object.__new__(GiftCard)
-    _set = _SET_GiftCard
-    _set[0](self, id_)
-    _set[1](self, balance)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_GiftCard)
+    self.id_ = id_
+    self.balance = balance
+    self._json = None
+    self.__class__ = GiftCard
+    made: GiftCard = self
+    return made
 
 
-class Paypal(rt.Record):
-    'The Paypal record.'
+class _Slots_Paypal:
+    'The slots of the Paypal record: its fields and its JSON text.'
 
     __slots__ = ('id_', '_json')
+
+
+class Paypal(_Slots_Paypal, rt.Record):
+    'The Paypal record.'
+
+    __slots__ = ()
     __match_args__ = ('id_',)
 
     id_: str
@@ -468,21 +539,34 @@ class Paypal(rt.Record):
         )
 
 
-_SET_Paypal: tuple[Any, ...] = rt.slot_setters(Paypal, ('id_', '_json'))
+_SET_Paypal: tuple[Any, ...] = rt.slot_setters(_Slots_Paypal, ('id_', '_json'))
+
+
+class _Made_Paypal(_Slots_Paypal):
+    'A Paypal being made by _new_Paypal.'
+
+    __slots__ = ()
 
 
 def _new_Paypal(id_: str) -> Paypal:
-    self = object.__new__(Paypal)
-    _set = _SET_Paypal
-    _set[0](self, id_)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Paypal)
+    self.id_ = id_
+    self._json = None
+    self.__class__ = Paypal
+    made: Paypal = self
+    return made
 
 
-class OrderItem(rt.Record):
-    'One line of an order, with the price paid.'
+class _Slots_OrderItem:
+    'The slots of the OrderItem record: its fields and its JSON text.'
 
     __slots__ = ('name', 'product_id', 'item_id', 'price', 'options', '_json')
+
+
+class OrderItem(_Slots_OrderItem, rt.Record):
+    'One line of an order, with the price paid.'
+
+    __slots__ = ()
     __match_args__ = ('name', 'product_id', 'item_id', 'price', 'options')
 
     name: str
@@ -541,25 +625,38 @@ class OrderItem(rt.Record):
         )
 
 
-_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
+_SET_OrderItem: tuple[Any, ...] = rt.slot_setters(_Slots_OrderItem, ('name', 'product_id', 'item_id', 'price', 'options', '_json'))
+
+
+class _Made_OrderItem(_Slots_OrderItem):
+    'A OrderItem being made by _new_OrderItem.'
+
+    __slots__ = ()
 
 
 def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> OrderItem:
-    self = object.__new__(OrderItem)
-    _set = _SET_OrderItem
-    _set[0](self, name)
-    _set[1](self, product_id)
-    _set[2](self, item_id)
-    _set[3](self, price)
-    _set[4](self, options)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderItem)
+    self.name = name
+    self.product_id = product_id
+    self.item_id = item_id
+    self.price = price
+    self.options = options
+    self._json = None
+    self.__class__ = OrderItem
+    made: OrderItem = self
+    return made
 
 
-class Fulfillment(rt.Record):
-    'The Fulfillment record.'
+class _Slots_Fulfillment:
+    'The slots of the Fulfillment record: its fields and its JSON text.'
 
     __slots__ = ('tracking_id', 'item_ids', '_json')
+
+
+class Fulfillment(_Slots_Fulfillment, rt.Record):
+    'The Fulfillment record.'
+
+    __slots__ = ()
     __match_args__ = ('tracking_id', 'item_ids')
 
     tracking_id: tuple[str, ...]
@@ -606,22 +703,35 @@ class Fulfillment(rt.Record):
         )
 
 
-_SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(Fulfillment, ('tracking_id', 'item_ids', '_json'))
+_SET_Fulfillment: tuple[Any, ...] = rt.slot_setters(_Slots_Fulfillment, ('tracking_id', 'item_ids', '_json'))
+
+
+class _Made_Fulfillment(_Slots_Fulfillment):
+    'A Fulfillment being made by _new_Fulfillment.'
+
+    __slots__ = ()
 
 
 def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> Fulfillment:
-    self = object.__new__(Fulfillment)
-    _set = _SET_Fulfillment
-    _set[0](self, tracking_id)
-    _set[1](self, item_ids)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Fulfillment)
+    self.tracking_id = tracking_id
+    self.item_ids = item_ids
+    self._json = None
+    self.__class__ = Fulfillment
+    made: Fulfillment = self
+    return made
 
 
-class OrderPayment(rt.Record):
-    'The OrderPayment record.'
+class _Slots_OrderPayment:
+    'The slots of the OrderPayment record: its fields and its JSON text.'
 
     __slots__ = ('transaction_type', 'amount', 'payment_method_id', '_json')
+
+
+class OrderPayment(_Slots_OrderPayment, rt.Record):
+    'The OrderPayment record.'
+
+    __slots__ = ()
     __match_args__ = ('transaction_type', 'amount', 'payment_method_id')
 
     transaction_type: TransactionType
@@ -672,17 +782,24 @@ class OrderPayment(rt.Record):
         )
 
 
-_SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
+_SET_OrderPayment: tuple[Any, ...] = rt.slot_setters(_Slots_OrderPayment, ('transaction_type', 'amount', 'payment_method_id', '_json'))
+
+
+class _Made_OrderPayment(_Slots_OrderPayment):
+    'A OrderPayment being made by _new_OrderPayment.'
+
+    __slots__ = ()
 
 
 def _new_OrderPayment(transaction_type: TransactionType, amount: float, payment_method_id: str) -> OrderPayment:
-    self = object.__new__(OrderPayment)
-    _set = _SET_OrderPayment
-    _set[0](self, transaction_type)
-    _set[1](self, amount)
-    _set[2](self, payment_method_id)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_OrderPayment)
+    self.transaction_type = transaction_type
+    self.amount = amount
+    self.payment_method_id = payment_method_id
+    self._json = None
+    self.__class__ = OrderPayment
+    made: OrderPayment = self
+    return made
 
 
 class Product(Row):

@@ -325,10 +325,16 @@ class Message(Row):
         )
 
 
-class ChannelSummary(rt.Record):
-    'A channel as listed.'
+class _Slots_ChannelSummary:
+    'The slots of the ChannelSummary record: its fields and its JSON text.'
 
     __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json')
+
+
+class ChannelSummary(_Slots_ChannelSummary, rt.Record):
+    'A channel as listed.'
+
+    __slots__ = ()
     __match_args__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member')
 
     id_: str
@@ -395,27 +401,40 @@ class ChannelSummary(rt.Record):
         )
 
 
-_SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
+_SET_ChannelSummary: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelSummary, ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json'))
+
+
+class _Made_ChannelSummary(_Slots_ChannelSummary):
+    'A ChannelSummary being made by _new_ChannelSummary.'
+
+    __slots__ = ()
 
 
 def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> ChannelSummary:
-    self = object.__new__(ChannelSummary)
-    _set = _SET_ChannelSummary
-    _set[0](self, id_)
-    _set[1](self, name)
-    _set[2](self, visibility)
-    _set[3](self, owner)
-    _set[4](self, topic)
-    _set[5](self, members)
-    _set[6](self, is_member)
-    _set[7](self, None)
-    return self
+    self: Any = object.__new__(_Made_ChannelSummary)
+    self.id_ = id_
+    self.name = name
+    self.visibility = visibility
+    self.owner = owner
+    self.topic = topic
+    self.members = members
+    self.is_member = is_member
+    self._json = None
+    self.__class__ = ChannelSummary
+    made: ChannelSummary = self
+    return made
 
 
-class ChannelView(rt.Record):
-    'A channel with its members and messages.'
+class _Slots_ChannelView:
+    'The slots of the ChannelView record: its fields and its JSON text.'
 
     __slots__ = ('channel', 'members', 'pinned', 'messages', '_json')
+
+
+class ChannelView(_Slots_ChannelView, rt.Record):
+    'A channel with its members and messages.'
+
+    __slots__ = ()
     __match_args__ = ('channel', 'members', 'pinned', 'messages')
 
     channel: str
@@ -470,18 +489,25 @@ class ChannelView(rt.Record):
         )
 
 
-_SET_ChannelView: tuple[Any, ...] = rt.slot_setters(ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
+_SET_ChannelView: tuple[Any, ...] = rt.slot_setters(_Slots_ChannelView, ('channel', 'members', 'pinned', 'messages', '_json'))
+
+
+class _Made_ChannelView(_Slots_ChannelView):
+    'A ChannelView being made by _new_ChannelView.'
+
+    __slots__ = ()
 
 
 def _new_ChannelView(channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> ChannelView:
-    self = object.__new__(ChannelView)
-    _set = _SET_ChannelView
-    _set[0](self, channel)
-    _set[1](self, members)
-    _set[2](self, pinned)
-    _set[3](self, messages)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_ChannelView)
+    self.channel = channel
+    self.members = members
+    self.pinned = pinned
+    self.messages = messages
+    self._json = None
+    self.__class__ = ChannelView
+    made: ChannelView = self
+    return made
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

@@ -28,10 +28,16 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
 
 
-class Status(rt.Record):
-    'The Status record.'
+class _Slots_Status:
+    'The slots of the Status record: its fields and its JSON text.'
 
     __slots__ = ('status', '_json')
+
+
+class Status(_Slots_Status, rt.Record):
+    'The Status record.'
+
+    __slots__ = ()
     __match_args__ = ('status',)
 
     status: str
@@ -74,21 +80,34 @@ class Status(rt.Record):
         )
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
+
+
+class _Made_Status(_Slots_Status):
+    'A Status being made by _new_Status.'
+
+    __slots__ = ()
 
 
 def _new_Status(status: str) -> Status:
-    self = object.__new__(Status)
-    _set = _SET_Status
-    _set[0](self, status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Status)
+    self.status = status
+    self._json = None
+    self.__class__ = Status
+    made: Status = self
+    return made
 
 
-class Success(rt.Record):
-    'The Success record.'
+class _Slots_Success:
+    'The slots of the Success record: its fields and its JSON text.'
 
     __slots__ = ('success', '_json')
+
+
+class Success(_Slots_Success, rt.Record):
+    'The Success record.'
+
+    __slots__ = ()
     __match_args__ = ('success',)
 
     success: bool
@@ -131,21 +150,34 @@ class Success(rt.Record):
         )
 
 
-_SET_Success: tuple[Any, ...] = rt.slot_setters(Success, ('success', '_json'))
+_SET_Success: tuple[Any, ...] = rt.slot_setters(_Slots_Success, ('success', '_json'))
+
+
+class _Made_Success(_Slots_Success):
+    'A Success being made by _new_Success.'
+
+    __slots__ = ()
 
 
 def _new_Success(success: bool) -> Success:
-    self = object.__new__(Success)
-    _set = _SET_Success
-    _set[0](self, success)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Success)
+    self.success = success
+    self._json = None
+    self.__class__ = Success
+    made: Success = self
+    return made
 
 
-class LoginStatus(rt.Record):
-    'The LoginStatus record.'
+class _Slots_LoginStatus:
+    'The slots of the LoginStatus record: its fields and its JSON text.'
 
     __slots__ = ('login_status', '_json')
+
+
+class LoginStatus(_Slots_LoginStatus, rt.Record):
+    'The LoginStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('login_status',)
 
     login_status: bool
@@ -188,15 +220,22 @@ class LoginStatus(rt.Record):
         )
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('login_status', '_json'))
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('login_status', '_json'))
+
+
+class _Made_LoginStatus(_Slots_LoginStatus):
+    'A LoginStatus being made by _new_LoginStatus.'
+
+    __slots__ = ()
 
 
 def _new_LoginStatus(login_status: bool) -> LoginStatus:
-    self = object.__new__(LoginStatus)
-    _set = _SET_LoginStatus
-    _set[0](self, login_status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_LoginStatus)
+    self.login_status = login_status
+    self._json = None
+    self.__class__ = LoginStatus
+    made: LoginStatus = self
+    return made
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:45

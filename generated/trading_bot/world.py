@@ -28,10 +28,16 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
 
 
-class Status(rt.Record):
-    'The Status record.'
+class _Slots_Status:
+    'The slots of the Status record: its fields and its JSON text.'
 
     __slots__ = ('status', '_json')
+
+
+class Status(_Slots_Status, rt.Record):
+    'The Status record.'
+
+    __slots__ = ()
     __match_args__ = ('status',)
 
     status: str
@@ -74,21 +80,34 @@ class Status(rt.Record):
         )
 
 
-_SET_Status: tuple[Any, ...] = rt.slot_setters(Status, ('status', '_json'))
+_SET_Status: tuple[Any, ...] = rt.slot_setters(_Slots_Status, ('status', '_json'))
+
+
+class _Made_Status(_Slots_Status):
+    'A Status being made by _new_Status.'
+
+    __slots__ = ()
 
 
 def _new_Status(status: str) -> Status:
-    self = object.__new__(Status)
-    _set = _SET_Status
-    _set[0](self, status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Status)
+    self.status = status
+    self._json = None
+    self.__class__ = Status
+    made: Status = self
+    return made
 
 
-class LoginStatus(rt.Record):
-    'The LoginStatus record.'
+class _Slots_LoginStatus:
+    'The slots of the LoginStatus record: its fields and its JSON text.'
 
     __slots__ = ('status', '_json')
+
+
+class LoginStatus(_Slots_LoginStatus, rt.Record):
+    'The LoginStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('status',)
 
     status: bool
@@ -131,21 +150,34 @@ class LoginStatus(rt.Record):
         )
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
+
+
+class _Made_LoginStatus(_Slots_LoginStatus):
+    'A LoginStatus being made by _new_LoginStatus.'
+
+    __slots__ = ()
 
 
 def _new_LoginStatus(status: bool) -> LoginStatus:
-    self = object.__new__(LoginStatus)
-    _set = _SET_LoginStatus
-    _set[0](self, status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_LoginStatus)
+    self.status = status
+    self._json = None
+    self.__class__ = LoginStatus
+    made: LoginStatus = self
+    return made
 
 
-class CurrentTime(rt.Record):
-    'The CurrentTime record.'
+class _Slots_CurrentTime:
+    'The slots of the CurrentTime record: its fields and its JSON text.'
 
     __slots__ = ('current_time', '_json')
+
+
+class CurrentTime(_Slots_CurrentTime, rt.Record):
+    'The CurrentTime record.'
+
+    __slots__ = ()
     __match_args__ = ('current_time',)
 
     current_time: str
@@ -188,21 +220,34 @@ class CurrentTime(rt.Record):
         )
 
 
-_SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(CurrentTime, ('current_time', '_json'))
+_SET_CurrentTime: tuple[Any, ...] = rt.slot_setters(_Slots_CurrentTime, ('current_time', '_json'))
+
+
+class _Made_CurrentTime(_Slots_CurrentTime):
+    'A CurrentTime being made by _new_CurrentTime.'
+
+    __slots__ = ()
 
 
 def _new_CurrentTime(current_time: str) -> CurrentTime:
-    self = object.__new__(CurrentTime)
-    _set = _SET_CurrentTime
-    _set[0](self, current_time)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_CurrentTime)
+    self.current_time = current_time
+    self._json = None
+    self.__class__ = CurrentTime
+    made: CurrentTime = self
+    return made
 
 
-class Symbol(rt.Record):
-    'The Symbol record.'
+class _Slots_Symbol:
+    'The slots of the Symbol record: its fields and its JSON text.'
 
     __slots__ = ('symbol', '_json')
+
+
+class Symbol(_Slots_Symbol, rt.Record):
+    'The Symbol record.'
+
+    __slots__ = ()
     __match_args__ = ('symbol',)
 
     symbol: str
@@ -245,21 +290,34 @@ class Symbol(rt.Record):
         )
 
 
-_SET_Symbol: tuple[Any, ...] = rt.slot_setters(Symbol, ('symbol', '_json'))
+_SET_Symbol: tuple[Any, ...] = rt.slot_setters(_Slots_Symbol, ('symbol', '_json'))
+
+
+class _Made_Symbol(_Slots_Symbol):
+    'A Symbol being made by _new_Symbol.'
+
+    __slots__ = ()
 
 
 def _new_Symbol(symbol: str) -> Symbol:
-    self = object.__new__(Symbol)
-    _set = _SET_Symbol
-    _set[0](self, symbol)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Symbol)
+    self.symbol = symbol
+    self._json = None
+    self.__class__ = Symbol
+    made: Symbol = self
+    return made
 
 
-class Cancelled(rt.Record):
-    'The Cancelled record.'
+class _Slots_Cancelled:
+    'The slots of the Cancelled record: its fields and its JSON text.'
 
     __slots__ = ('order_id', 'status', '_json')
+
+
+class Cancelled(_Slots_Cancelled, rt.Record):
+    'The Cancelled record.'
+
+    __slots__ = ()
     __match_args__ = ('order_id', 'status')
 
     order_id: int
@@ -306,22 +364,35 @@ class Cancelled(rt.Record):
         )
 
 
-_SET_Cancelled: tuple[Any, ...] = rt.slot_setters(Cancelled, ('order_id', 'status', '_json'))
+_SET_Cancelled: tuple[Any, ...] = rt.slot_setters(_Slots_Cancelled, ('order_id', 'status', '_json'))
+
+
+class _Made_Cancelled(_Slots_Cancelled):
+    'A Cancelled being made by _new_Cancelled.'
+
+    __slots__ = ()
 
 
 def _new_Cancelled(order_id: int, status: str) -> Cancelled:
-    self = object.__new__(Cancelled)
-    _set = _SET_Cancelled
-    _set[0](self, order_id)
-    _set[1](self, status)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Cancelled)
+    self.order_id = order_id
+    self.status = status
+    self._json = None
+    self.__class__ = Cancelled
+    made: Cancelled = self
+    return made
 
 
-class Placed(rt.Record):
-    'The Placed record.'
+class _Slots_Placed:
+    'The slots of the Placed record: its fields and its JSON text.'
 
     __slots__ = ('order_id', 'order_type', 'status', 'price', 'amount', '_json')
+
+
+class Placed(_Slots_Placed, rt.Record):
+    'The Placed record.'
+
+    __slots__ = ()
     __match_args__ = ('order_id', 'order_type', 'status', 'price', 'amount')
 
     order_id: int
@@ -380,25 +451,38 @@ class Placed(rt.Record):
         )
 
 
-_SET_Placed: tuple[Any, ...] = rt.slot_setters(Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
+_SET_Placed: tuple[Any, ...] = rt.slot_setters(_Slots_Placed, ('order_id', 'order_type', 'status', 'price', 'amount', '_json'))
+
+
+class _Made_Placed(_Slots_Placed):
+    'A Placed being made by _new_Placed.'
+
+    __slots__ = ()
 
 
 def _new_Placed(order_id: int, order_type: str, status: str, price: float, amount: int) -> Placed:
-    self = object.__new__(Placed)
-    _set = _SET_Placed
-    _set[0](self, order_id)
-    _set[1](self, order_type)
-    _set[2](self, status)
-    _set[3](self, price)
-    _set[4](self, amount)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_Placed)
+    self.order_id = order_id
+    self.order_type = order_type
+    self.status = status
+    self.price = price
+    self.amount = amount
+    self._json = None
+    self.__class__ = Placed
+    made: Placed = self
+    return made
 
 
-class Balance(rt.Record):
-    'The Balance record.'
+class _Slots_Balance:
+    'The slots of the Balance record: its fields.'
 
     __slots__ = ('status', 'new_balance')
+
+
+class Balance(_Slots_Balance, rt.Record):
+    'The Balance record.'
+
+    __slots__ = ()
     __match_args__ = ('status', 'new_balance')
 
     status: str
@@ -435,21 +519,34 @@ class Balance(rt.Record):
         )
 
 
-_SET_Balance: tuple[Any, ...] = rt.slot_setters(Balance, ('status', 'new_balance'))
+_SET_Balance: tuple[Any, ...] = rt.slot_setters(_Slots_Balance, ('status', 'new_balance'))
+
+
+class _Made_Balance(_Slots_Balance):
+    'A Balance being made by _new_Balance.'
+
+    __slots__ = ()
 
 
 def _new_Balance(status: str, new_balance: Any) -> Balance:
-    self = object.__new__(Balance)
-    _set = _SET_Balance
-    _set[0](self, status)
-    _set[1](self, new_balance)
-    return self
+    self: Any = object.__new__(_Made_Balance)
+    self.status = status
+    self.new_balance = new_balance
+    self.__class__ = Balance
+    made: Balance = self
+    return made
 
 
-class StockList(rt.Record):
-    'The StockList record.'
+class _Slots_StockList:
+    'The slots of the StockList record: its fields and its JSON text.'
 
     __slots__ = ('stock_list', '_json')
+
+
+class StockList(_Slots_StockList, rt.Record):
+    'The StockList record.'
+
+    __slots__ = ()
     __match_args__ = ('stock_list',)
 
     stock_list: tuple[str, ...]
@@ -492,21 +589,34 @@ class StockList(rt.Record):
         )
 
 
-_SET_StockList: tuple[Any, ...] = rt.slot_setters(StockList, ('stock_list', '_json'))
+_SET_StockList: tuple[Any, ...] = rt.slot_setters(_Slots_StockList, ('stock_list', '_json'))
+
+
+class _Made_StockList(_Slots_StockList):
+    'A StockList being made by _new_StockList.'
+
+    __slots__ = ()
 
 
 def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
-    self = object.__new__(StockList)
-    _set = _SET_StockList
-    _set[0](self, stock_list)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_StockList)
+    self.stock_list = stock_list
+    self._json = None
+    self.__class__ = StockList
+    made: StockList = self
+    return made
 
 
-class FilteredStocks(rt.Record):
-    'The FilteredStocks record.'
+class _Slots_FilteredStocks:
+    'The slots of the FilteredStocks record: its fields and its JSON text.'
 
     __slots__ = ('filtered_stocks', '_json')
+
+
+class FilteredStocks(_Slots_FilteredStocks, rt.Record):
+    'The FilteredStocks record.'
+
+    __slots__ = ()
     __match_args__ = ('filtered_stocks',)
 
     filtered_stocks: tuple[str, ...]
@@ -549,21 +659,34 @@ class FilteredStocks(rt.Record):
         )
 
 
-_SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(FilteredStocks, ('filtered_stocks', '_json'))
+_SET_FilteredStocks: tuple[Any, ...] = rt.slot_setters(_Slots_FilteredStocks, ('filtered_stocks', '_json'))
+
+
+class _Made_FilteredStocks(_Slots_FilteredStocks):
+    'A FilteredStocks being made by _new_FilteredStocks.'
+
+    __slots__ = ()
 
 
 def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
-    self = object.__new__(FilteredStocks)
-    _set = _SET_FilteredStocks
-    _set[0](self, filtered_stocks)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_FilteredStocks)
+    self.filtered_stocks = filtered_stocks
+    self._json = None
+    self.__class__ = FilteredStocks
+    made: FilteredStocks = self
+    return made
 
 
-class Watchlist(rt.Record):
-    'The Watchlist record.'
+class _Slots_Watchlist:
+    'The slots of the Watchlist record: its fields and its JSON text.'
 
     __slots__ = ('watchlist', '_json')
+
+
+class Watchlist(_Slots_Watchlist, rt.Record):
+    'The Watchlist record.'
+
+    __slots__ = ()
     __match_args__ = ('watchlist',)
 
     watchlist: tuple[str, ...]
@@ -606,21 +729,34 @@ class Watchlist(rt.Record):
         )
 
 
-_SET_Watchlist: tuple[Any, ...] = rt.slot_setters(Watchlist, ('watchlist', '_json'))
+_SET_Watchlist: tuple[Any, ...] = rt.slot_setters(_Slots_Watchlist, ('watchlist', '_json'))
+
+
+class _Made_Watchlist(_Slots_Watchlist):
+    'A Watchlist being made by _new_Watchlist.'
+
+    __slots__ = ()
 
 
 def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
-    self = object.__new__(Watchlist)
-    _set = _SET_Watchlist
-    _set[0](self, watchlist)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Watchlist)
+    self.watchlist = watchlist
+    self._json = None
+    self.__class__ = Watchlist
+    made: Watchlist = self
+    return made
 
 
-class Notification(rt.Record):
-    'The Notification record.'
+class _Slots_Notification:
+    'The slots of the Notification record: its fields and its JSON text.'
 
     __slots__ = ('notification', '_json')
+
+
+class Notification(_Slots_Notification, rt.Record):
+    'The Notification record.'
+
+    __slots__ = ()
     __match_args__ = ('notification',)
 
     notification: str
@@ -663,15 +799,22 @@ class Notification(rt.Record):
         )
 
 
-_SET_Notification: tuple[Any, ...] = rt.slot_setters(Notification, ('notification', '_json'))
+_SET_Notification: tuple[Any, ...] = rt.slot_setters(_Slots_Notification, ('notification', '_json'))
+
+
+class _Made_Notification(_Slots_Notification):
+    'A Notification being made by _new_Notification.'
+
+    __slots__ = ()
 
 
 def _new_Notification(notification: str) -> Notification:
-    self = object.__new__(Notification)
-    _set = _SET_Notification
-    _set[0](self, notification)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Notification)
+    self.notification = notification
+    self._json = None
+    self.__class__ = Notification
+    made: Notification = self
+    return made
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93

@@ -28,10 +28,16 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
 
 
-class Token(rt.Record):
-    "authenticate_travel's answer."
+class _Slots_Token:
+    'The slots of the Token record: its fields and its JSON text.'
 
     __slots__ = ('expires_in', 'access_token', 'token_type', 'scope', '_json')
+
+
+class Token(_Slots_Token, rt.Record):
+    "authenticate_travel's answer."
+
+    __slots__ = ()
     __match_args__ = ('expires_in', 'access_token', 'token_type', 'scope')
 
     expires_in: int
@@ -86,24 +92,37 @@ class Token(rt.Record):
         )
 
 
-_SET_Token: tuple[Any, ...] = rt.slot_setters(Token, ('expires_in', 'access_token', 'token_type', 'scope', '_json'))
+_SET_Token: tuple[Any, ...] = rt.slot_setters(_Slots_Token, ('expires_in', 'access_token', 'token_type', 'scope', '_json'))
+
+
+class _Made_Token(_Slots_Token):
+    'A Token being made by _new_Token.'
+
+    __slots__ = ()
 
 
 def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) -> Token:
-    self = object.__new__(Token)
-    _set = _SET_Token
-    _set[0](self, expires_in)
-    _set[1](self, access_token)
-    _set[2](self, token_type)
-    _set[3](self, scope)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_Token)
+    self.expires_in = expires_in
+    self.access_token = access_token
+    self.token_type = token_type
+    self.scope = scope
+    self._json = None
+    self.__class__ = Token
+    made: Token = self
+    return made
 
 
-class LoginStatus(rt.Record):
-    'The LoginStatus record.'
+class _Slots_LoginStatus:
+    'The slots of the LoginStatus record: its fields and its JSON text.'
 
     __slots__ = ('status', '_json')
+
+
+class LoginStatus(_Slots_LoginStatus, rt.Record):
+    'The LoginStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('status',)
 
     status: bool
@@ -146,21 +165,34 @@ class LoginStatus(rt.Record):
         )
 
 
-_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(LoginStatus, ('status', '_json'))
+_SET_LoginStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LoginStatus, ('status', '_json'))
+
+
+class _Made_LoginStatus(_Slots_LoginStatus):
+    'A LoginStatus being made by _new_LoginStatus.'
+
+    __slots__ = ()
 
 
 def _new_LoginStatus(status: bool) -> LoginStatus:
-    self = object.__new__(LoginStatus)
-    _set = _SET_LoginStatus
-    _set[0](self, status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_LoginStatus)
+    self.status = status
+    self._json = None
+    self.__class__ = LoginStatus
+    made: LoginStatus = self
+    return made
 
 
-class FiscalYear(rt.Record):
-    'The FiscalYear record.'
+class _Slots_FiscalYear:
+    'The slots of the FiscalYear record: its fields and its JSON text.'
 
     __slots__ = ('budget_fiscal_year', '_json')
+
+
+class FiscalYear(_Slots_FiscalYear, rt.Record):
+    'The FiscalYear record.'
+
+    __slots__ = ()
     __match_args__ = ('budget_fiscal_year',)
 
     budget_fiscal_year: str
@@ -203,21 +235,34 @@ class FiscalYear(rt.Record):
         )
 
 
-_SET_FiscalYear: tuple[Any, ...] = rt.slot_setters(FiscalYear, ('budget_fiscal_year', '_json'))
+_SET_FiscalYear: tuple[Any, ...] = rt.slot_setters(_Slots_FiscalYear, ('budget_fiscal_year', '_json'))
+
+
+class _Made_FiscalYear(_Slots_FiscalYear):
+    'A FiscalYear being made by _new_FiscalYear.'
+
+    __slots__ = ()
 
 
 def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
-    self = object.__new__(FiscalYear)
-    _set = _SET_FiscalYear
-    _set[0](self, budget_fiscal_year)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_FiscalYear)
+    self.budget_fiscal_year = budget_fiscal_year
+    self._json = None
+    self.__class__ = FiscalYear
+    made: FiscalYear = self
+    return made
 
 
-class CardId(rt.Record):
-    'The CardId record.'
+class _Slots_CardId:
+    'The slots of the CardId record: its fields and its JSON text.'
 
     __slots__ = ('card_id', '_json')
+
+
+class CardId(_Slots_CardId, rt.Record):
+    'The CardId record.'
+
+    __slots__ = ()
     __match_args__ = ('card_id',)
 
     card_id: str
@@ -260,21 +305,34 @@ class CardId(rt.Record):
         )
 
 
-_SET_CardId: tuple[Any, ...] = rt.slot_setters(CardId, ('card_id', '_json'))
+_SET_CardId: tuple[Any, ...] = rt.slot_setters(_Slots_CardId, ('card_id', '_json'))
+
+
+class _Made_CardId(_Slots_CardId):
+    'A CardId being made by _new_CardId.'
+
+    __slots__ = ()
 
 
 def _new_CardId(card_id: str) -> CardId:
-    self = object.__new__(CardId)
-    _set = _SET_CardId
-    _set[0](self, card_id)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_CardId)
+    self.card_id = card_id
+    self._json = None
+    self.__class__ = CardId
+    made: CardId = self
+    return made
 
 
-class CostList(rt.Record):
-    'The CostList record.'
+class _Slots_CostList:
+    'The slots of the CostList record: its fields and its JSON text.'
 
     __slots__ = ('travel_cost_list', '_json')
+
+
+class CostList(_Slots_CostList, rt.Record):
+    'The CostList record.'
+
+    __slots__ = ()
     __match_args__ = ('travel_cost_list',)
 
     travel_cost_list: tuple[float, ...]
@@ -317,21 +375,34 @@ class CostList(rt.Record):
         )
 
 
-_SET_CostList: tuple[Any, ...] = rt.slot_setters(CostList, ('travel_cost_list', '_json'))
+_SET_CostList: tuple[Any, ...] = rt.slot_setters(_Slots_CostList, ('travel_cost_list', '_json'))
+
+
+class _Made_CostList(_Slots_CostList):
+    'A CostList being made by _new_CostList.'
+
+    __slots__ = ()
 
 
 def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
-    self = object.__new__(CostList)
-    _set = _SET_CostList
-    _set[0](self, travel_cost_list)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_CostList)
+    self.travel_cost_list = travel_cost_list
+    self._json = None
+    self.__class__ = CostList
+    made: CostList = self
+    return made
 
 
-class CardBalance(rt.Record):
-    'The CardBalance record.'
+class _Slots_CardBalance:
+    'The slots of the CardBalance record: its fields.'
 
     __slots__ = ('card_balance',)
+
+
+class CardBalance(_Slots_CardBalance, rt.Record):
+    'The CardBalance record.'
+
+    __slots__ = ()
     __match_args__ = ('card_balance',)
 
     card_balance: Any
@@ -364,20 +435,33 @@ class CardBalance(rt.Record):
         )
 
 
-_SET_CardBalance: tuple[Any, ...] = rt.slot_setters(CardBalance, ('card_balance',))
+_SET_CardBalance: tuple[Any, ...] = rt.slot_setters(_Slots_CardBalance, ('card_balance',))
+
+
+class _Made_CardBalance(_Slots_CardBalance):
+    'A CardBalance being made by _new_CardBalance.'
+
+    __slots__ = ()
 
 
 def _new_CardBalance(card_balance: Any) -> CardBalance:
-    self = object.__new__(CardBalance)
-    _set = _SET_CardBalance
-    _set[0](self, card_balance)
-    return self
+    self: Any = object.__new__(_Made_CardBalance)
+    self.card_balance = card_balance
+    self.__class__ = CardBalance
+    made: CardBalance = self
+    return made
 
 
-class Booking(rt.Record):
-    'The Booking record.'
+class _Slots_Booking:
+    'The slots of the Booking record: its fields.'
 
     __slots__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
+
+
+class Booking(_Slots_Booking, rt.Record):
+    'The Booking record.'
+
+    __slots__ = ()
     __match_args__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
 
     booking_id: str | None
@@ -426,24 +510,37 @@ class Booking(rt.Record):
         )
 
 
-_SET_Booking: tuple[Any, ...] = rt.slot_setters(Booking, ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error'))
+_SET_Booking: tuple[Any, ...] = rt.slot_setters(_Slots_Booking, ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error'))
+
+
+class _Made_Booking(_Slots_Booking):
+    'A Booking being made by _new_Booking.'
+
+    __slots__ = ()
 
 
 def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> Booking:
-    self = object.__new__(Booking)
-    _set = _SET_Booking
-    _set[0](self, booking_id)
-    _set[1](self, transaction_id)
-    _set[2](self, booking_status)
-    _set[3](self, booking_history)
-    _set[4](self, error)
-    return self
+    self: Any = object.__new__(_Made_Booking)
+    self.booking_id = booking_id
+    self.transaction_id = transaction_id
+    self.booking_status = booking_status
+    self.booking_history = booking_history
+    self.error = error
+    self.__class__ = Booking
+    made: Booking = self
+    return made
 
 
-class Invoice(rt.Record):
-    'The Invoice record.'
+class _Slots_Invoice:
+    'The slots of the Invoice record: its fields.'
 
     __slots__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
+
+
+class Invoice(_Slots_Invoice, rt.Record):
+    'The Invoice record.'
+
+    __slots__ = ()
     __match_args__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
 
     booking_id: str
@@ -500,26 +597,39 @@ class Invoice(rt.Record):
         )
 
 
-_SET_Invoice: tuple[Any, ...] = rt.slot_setters(Invoice, ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'))
+_SET_Invoice: tuple[Any, ...] = rt.slot_setters(_Slots_Invoice, ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id'))
+
+
+class _Made_Invoice(_Slots_Invoice):
+    'A Invoice being made by _new_Invoice.'
+
+    __slots__ = ()
 
 
 def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> Invoice:
-    self = object.__new__(Invoice)
-    _set = _SET_Invoice
-    _set[0](self, booking_id)
-    _set[1](self, travel_date)
-    _set[2](self, travel_from)
-    _set[3](self, travel_to)
-    _set[4](self, travel_class)
-    _set[5](self, travel_cost)
-    _set[6](self, transaction_id)
-    return self
+    self: Any = object.__new__(_Made_Invoice)
+    self.booking_id = booking_id
+    self.travel_date = travel_date
+    self.travel_from = travel_from
+    self.travel_to = travel_to
+    self.travel_class = travel_class
+    self.travel_cost = travel_cost
+    self.transaction_id = transaction_id
+    self.__class__ = Invoice
+    made: Invoice = self
+    return made
 
 
-class InvoiceResult(rt.Record):
-    'The InvoiceResult record.'
+class _Slots_InvoiceResult:
+    'The slots of the InvoiceResult record: its fields.'
 
     __slots__ = ('invoice',)
+
+
+class InvoiceResult(_Slots_InvoiceResult, rt.Record):
+    'The InvoiceResult record.'
+
+    __slots__ = ()
     __match_args__ = ('invoice',)
 
     invoice: Invoice
@@ -552,20 +662,33 @@ class InvoiceResult(rt.Record):
         )
 
 
-_SET_InvoiceResult: tuple[Any, ...] = rt.slot_setters(InvoiceResult, ('invoice',))
+_SET_InvoiceResult: tuple[Any, ...] = rt.slot_setters(_Slots_InvoiceResult, ('invoice',))
+
+
+class _Made_InvoiceResult(_Slots_InvoiceResult):
+    'A InvoiceResult being made by _new_InvoiceResult.'
+
+    __slots__ = ()
 
 
 def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
-    self = object.__new__(InvoiceResult)
-    _set = _SET_InvoiceResult
-    _set[0](self, invoice)
-    return self
+    self: Any = object.__new__(_Made_InvoiceResult)
+    self.invoice = invoice
+    self.__class__ = InvoiceResult
+    made: InvoiceResult = self
+    return made
 
 
-class BookingHistory(rt.Record):
-    'The BookingHistory record.'
+class _Slots_BookingHistory:
+    'The slots of the BookingHistory record: its fields.'
 
     __slots__ = ('booking_history',)
+
+
+class BookingHistory(_Slots_BookingHistory, rt.Record):
+    'The BookingHistory record.'
+
+    __slots__ = ()
     __match_args__ = ('booking_history',)
 
     booking_history: dict[str, dict[str, Any]]
@@ -598,20 +721,33 @@ class BookingHistory(rt.Record):
         )
 
 
-_SET_BookingHistory: tuple[Any, ...] = rt.slot_setters(BookingHistory, ('booking_history',))
+_SET_BookingHistory: tuple[Any, ...] = rt.slot_setters(_Slots_BookingHistory, ('booking_history',))
+
+
+class _Made_BookingHistory(_Slots_BookingHistory):
+    'A BookingHistory being made by _new_BookingHistory.'
+
+    __slots__ = ()
 
 
 def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHistory:
-    self = object.__new__(BookingHistory)
-    _set = _SET_BookingHistory
-    _set[0](self, booking_history)
-    return self
+    self: Any = object.__new__(_Made_BookingHistory)
+    self.booking_history = booking_history
+    self.__class__ = BookingHistory
+    made: BookingHistory = self
+    return made
 
 
-class Cancellation(rt.Record):
-    'The Cancellation record.'
+class _Slots_Cancellation:
+    'The slots of the Cancellation record: its fields and its JSON text.'
 
     __slots__ = ('cancel_status', 'error', '_json')
+
+
+class Cancellation(_Slots_Cancellation, rt.Record):
+    'The Cancellation record.'
+
+    __slots__ = ()
     __match_args__ = ('cancel_status', 'error')
 
     cancel_status: bool
@@ -658,22 +794,35 @@ class Cancellation(rt.Record):
         )
 
 
-_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(Cancellation, ('cancel_status', 'error', '_json'))
+_SET_Cancellation: tuple[Any, ...] = rt.slot_setters(_Slots_Cancellation, ('cancel_status', 'error', '_json'))
+
+
+class _Made_Cancellation(_Slots_Cancellation):
+    'A Cancellation being made by _new_Cancellation.'
+
+    __slots__ = ()
 
 
 def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
-    self = object.__new__(Cancellation)
-    _set = _SET_Cancellation
-    _set[0](self, cancel_status)
-    _set[1](self, error)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Cancellation)
+    self.cancel_status = cancel_status
+    self.error = error
+    self._json = None
+    self.__class__ = Cancellation
+    made: Cancellation = self
+    return made
 
 
-class ExchangedValue(rt.Record):
-    'The ExchangedValue record.'
+class _Slots_ExchangedValue:
+    'The slots of the ExchangedValue record: its fields and its JSON text.'
 
     __slots__ = ('exchanged_value', '_json')
+
+
+class ExchangedValue(_Slots_ExchangedValue, rt.Record):
+    'The ExchangedValue record.'
+
+    __slots__ = ()
     __match_args__ = ('exchanged_value',)
 
     exchanged_value: float
@@ -716,21 +865,34 @@ class ExchangedValue(rt.Record):
         )
 
 
-_SET_ExchangedValue: tuple[Any, ...] = rt.slot_setters(ExchangedValue, ('exchanged_value', '_json'))
+_SET_ExchangedValue: tuple[Any, ...] = rt.slot_setters(_Slots_ExchangedValue, ('exchanged_value', '_json'))
+
+
+class _Made_ExchangedValue(_Slots_ExchangedValue):
+    'A ExchangedValue being made by _new_ExchangedValue.'
+
+    __slots__ = ()
 
 
 def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
-    self = object.__new__(ExchangedValue)
-    _set = _SET_ExchangedValue
-    _set[0](self, exchanged_value)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_ExchangedValue)
+    self.exchanged_value = exchanged_value
+    self._json = None
+    self.__class__ = ExchangedValue
+    made: ExchangedValue = self
+    return made
 
 
-class Verification(rt.Record):
-    'The Verification record.'
+class _Slots_Verification:
+    'The slots of the Verification record: its fields and its JSON text.'
 
     __slots__ = ('verification_status', 'verification_failure', '_json')
+
+
+class Verification(_Slots_Verification, rt.Record):
+    'The Verification record.'
+
+    __slots__ = ()
     __match_args__ = ('verification_status', 'verification_failure')
 
     verification_status: bool
@@ -777,22 +939,35 @@ class Verification(rt.Record):
         )
 
 
-_SET_Verification: tuple[Any, ...] = rt.slot_setters(Verification, ('verification_status', 'verification_failure', '_json'))
+_SET_Verification: tuple[Any, ...] = rt.slot_setters(_Slots_Verification, ('verification_status', 'verification_failure', '_json'))
+
+
+class _Made_Verification(_Slots_Verification):
+    'A Verification being made by _new_Verification.'
+
+    __slots__ = ()
 
 
 def _new_Verification(verification_status: bool, verification_failure: str | None) -> Verification:
-    self = object.__new__(Verification)
-    _set = _SET_Verification
-    _set[0](self, verification_status)
-    _set[1](self, verification_failure)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_Verification)
+    self.verification_status = verification_status
+    self.verification_failure = verification_failure
+    self._json = None
+    self.__class__ = Verification
+    made: Verification = self
+    return made
 
 
-class BudgetLimit(rt.Record):
-    'The BudgetLimit record.'
+class _Slots_BudgetLimit:
+    'The slots of the BudgetLimit record: its fields and its JSON text.'
 
     __slots__ = ('budget_limit', '_json')
+
+
+class BudgetLimit(_Slots_BudgetLimit, rt.Record):
+    'The BudgetLimit record.'
+
+    __slots__ = ()
     __match_args__ = ('budget_limit',)
 
     budget_limit: float
@@ -835,21 +1010,34 @@ class BudgetLimit(rt.Record):
         )
 
 
-_SET_BudgetLimit: tuple[Any, ...] = rt.slot_setters(BudgetLimit, ('budget_limit', '_json'))
+_SET_BudgetLimit: tuple[Any, ...] = rt.slot_setters(_Slots_BudgetLimit, ('budget_limit', '_json'))
+
+
+class _Made_BudgetLimit(_Slots_BudgetLimit):
+    'A BudgetLimit being made by _new_BudgetLimit.'
+
+    __slots__ = ()
 
 
 def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
-    self = object.__new__(BudgetLimit)
-    _set = _SET_BudgetLimit
-    _set[0](self, budget_limit)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_BudgetLimit)
+    self.budget_limit = budget_limit
+    self._json = None
+    self.__class__ = BudgetLimit
+    made: BudgetLimit = self
+    return made
 
 
-class NearestAirport(rt.Record):
-    'The NearestAirport record.'
+class _Slots_NearestAirport:
+    'The slots of the NearestAirport record: its fields and its JSON text.'
 
     __slots__ = ('nearest_airport', '_json')
+
+
+class NearestAirport(_Slots_NearestAirport, rt.Record):
+    'The NearestAirport record.'
+
+    __slots__ = ()
     __match_args__ = ('nearest_airport',)
 
     nearest_airport: str
@@ -892,21 +1080,34 @@ class NearestAirport(rt.Record):
         )
 
 
-_SET_NearestAirport: tuple[Any, ...] = rt.slot_setters(NearestAirport, ('nearest_airport', '_json'))
+_SET_NearestAirport: tuple[Any, ...] = rt.slot_setters(_Slots_NearestAirport, ('nearest_airport', '_json'))
+
+
+class _Made_NearestAirport(_Slots_NearestAirport):
+    'A NearestAirport being made by _new_NearestAirport.'
+
+    __slots__ = ()
 
 
 def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
-    self = object.__new__(NearestAirport)
-    _set = _SET_NearestAirport
-    _set[0](self, nearest_airport)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_NearestAirport)
+    self.nearest_airport = nearest_airport
+    self._json = None
+    self.__class__ = NearestAirport
+    made: NearestAirport = self
+    return made
 
 
-class Insurance(rt.Record):
-    'The Insurance record.'
+class _Slots_Insurance:
+    'The slots of the Insurance record: its fields and its JSON text.'
 
     __slots__ = ('insurance_id', 'insurance_status', 'error', '_json')
+
+
+class Insurance(_Slots_Insurance, rt.Record):
+    'The Insurance record.'
+
+    __slots__ = ()
     __match_args__ = ('insurance_id', 'insurance_status', 'error')
 
     insurance_id: str | None
@@ -957,23 +1158,36 @@ class Insurance(rt.Record):
         )
 
 
-_SET_Insurance: tuple[Any, ...] = rt.slot_setters(Insurance, ('insurance_id', 'insurance_status', 'error', '_json'))
+_SET_Insurance: tuple[Any, ...] = rt.slot_setters(_Slots_Insurance, ('insurance_id', 'insurance_status', 'error', '_json'))
+
+
+class _Made_Insurance(_Slots_Insurance):
+    'A Insurance being made by _new_Insurance.'
+
+    __slots__ = ()
 
 
 def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str | None) -> Insurance:
-    self = object.__new__(Insurance)
-    _set = _SET_Insurance
-    _set[0](self, insurance_id)
-    _set[1](self, insurance_status)
-    _set[2](self, error)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_Insurance)
+    self.insurance_id = insurance_id
+    self.insurance_status = insurance_status
+    self.error = error
+    self._json = None
+    self.__class__ = Insurance
+    made: Insurance = self
+    return made
 
 
-class SupportMessage(rt.Record):
-    'The SupportMessage record.'
+class _Slots_SupportMessage:
+    'The slots of the SupportMessage record: its fields and its JSON text.'
 
     __slots__ = ('customer_support_message', '_json')
+
+
+class SupportMessage(_Slots_SupportMessage, rt.Record):
+    'The SupportMessage record.'
+
+    __slots__ = ()
     __match_args__ = ('customer_support_message',)
 
     customer_support_message: str
@@ -1016,21 +1230,34 @@ class SupportMessage(rt.Record):
         )
 
 
-_SET_SupportMessage: tuple[Any, ...] = rt.slot_setters(SupportMessage, ('customer_support_message', '_json'))
+_SET_SupportMessage: tuple[Any, ...] = rt.slot_setters(_Slots_SupportMessage, ('customer_support_message', '_json'))
+
+
+class _Made_SupportMessage(_Slots_SupportMessage):
+    'A SupportMessage being made by _new_SupportMessage.'
+
+    __slots__ = ()
 
 
 def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
-    self = object.__new__(SupportMessage)
-    _set = _SET_SupportMessage
-    _set[0](self, customer_support_message)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_SupportMessage)
+    self.customer_support_message = customer_support_message
+    self._json = None
+    self.__class__ = SupportMessage
+    made: SupportMessage = self
+    return made
 
 
-class CreditCards(rt.Record):
-    'The CreditCards record.'
+class _Slots_CreditCards:
+    'The slots of the CreditCards record: its fields.'
 
     __slots__ = ('credit_card_list',)
+
+
+class CreditCards(_Slots_CreditCards, rt.Record):
+    'The CreditCards record.'
+
+    __slots__ = ()
     __match_args__ = ('credit_card_list',)
 
     credit_card_list: dict[str, dict[str, Any]]
@@ -1063,14 +1290,21 @@ class CreditCards(rt.Record):
         )
 
 
-_SET_CreditCards: tuple[Any, ...] = rt.slot_setters(CreditCards, ('credit_card_list',))
+_SET_CreditCards: tuple[Any, ...] = rt.slot_setters(_Slots_CreditCards, ('credit_card_list',))
+
+
+class _Made_CreditCards(_Slots_CreditCards):
+    'A CreditCards being made by _new_CreditCards.'
+
+    __slots__ = ()
 
 
 def _new_CreditCards(credit_card_list: dict[str, dict[str, Any]]) -> CreditCards:
-    self = object.__new__(CreditCards)
-    _set = _SET_CreditCards
-    _set[0](self, credit_card_list)
-    return self
+    self: Any = object.__new__(_Made_CreditCards)
+    self.credit_card_list = credit_card_list
+    self.__class__ = CreditCards
+    made: CreditCards = self
+    return made
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS',)  # travel_api.world:150

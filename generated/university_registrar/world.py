@@ -94,10 +94,16 @@ _E5_Grade_F: Grade = Grade.F
 _T5_Grade: dict[Grade | None, str] = {None: 'null', _E5_Grade_A: '"A"', _E5_Grade_B: '"B"', _E5_Grade_C: '"C"', _E5_Grade_D: '"D"', _E5_Grade_F: '"F"', }
 
 
-class Meeting(rt.Record):
-    'A weekly class meeting.'
+class _Slots_Meeting:
+    'The slots of the Meeting record: its fields and its JSON text.'
 
     __slots__ = ('day', 'start', 'end', '_json')
+
+
+class Meeting(_Slots_Meeting, rt.Record):
+    'A weekly class meeting.'
+
+    __slots__ = ()
     __match_args__ = ('day', 'start', 'end')
 
     day: Weekday
@@ -148,17 +154,24 @@ class Meeting(rt.Record):
         )
 
 
-_SET_Meeting: tuple[Any, ...] = rt.slot_setters(Meeting, ('day', 'start', 'end', '_json'))
+_SET_Meeting: tuple[Any, ...] = rt.slot_setters(_Slots_Meeting, ('day', 'start', 'end', '_json'))
+
+
+class _Made_Meeting(_Slots_Meeting):
+    'A Meeting being made by _new_Meeting.'
+
+    __slots__ = ()
 
 
 def _new_Meeting(day: Weekday, start: str, end: str) -> Meeting:
-    self = object.__new__(Meeting)
-    _set = _SET_Meeting
-    _set[0](self, day)
-    _set[1](self, start)
-    _set[2](self, end)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_Meeting)
+    self.day = day
+    self.start = start
+    self.end = end
+    self._json = None
+    self.__class__ = Meeting
+    made: Meeting = self
+    return made
 
 
 class Student(Row):
@@ -504,10 +517,16 @@ class WaitlistEntry(Row):
         )
 
 
-class SectionInfo(rt.Record):
-    'A section with its seats.'
+class _Slots_SectionInfo:
+    'The slots of the SectionInfo record: its fields and its JSON text.'
 
     __slots__ = ('section', 'seats_taken', 'capacity', 'waitlisted', '_json')
+
+
+class SectionInfo(_Slots_SectionInfo, rt.Record):
+    'A section with its seats.'
+
+    __slots__ = ()
     __match_args__ = ('section', 'seats_taken', 'capacity', 'waitlisted')
 
     section: str
@@ -562,24 +581,37 @@ class SectionInfo(rt.Record):
         )
 
 
-_SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
+_SET_SectionInfo: tuple[Any, ...] = rt.slot_setters(_Slots_SectionInfo, ('section', 'seats_taken', 'capacity', 'waitlisted', '_json'))
+
+
+class _Made_SectionInfo(_Slots_SectionInfo):
+    'A SectionInfo being made by _new_SectionInfo.'
+
+    __slots__ = ()
 
 
 def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: int) -> SectionInfo:
-    self = object.__new__(SectionInfo)
-    _set = _SET_SectionInfo
-    _set[0](self, section)
-    _set[1](self, seats_taken)
-    _set[2](self, capacity)
-    _set[3](self, waitlisted)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_SectionInfo)
+    self.section = section
+    self.seats_taken = seats_taken
+    self.capacity = capacity
+    self.waitlisted = waitlisted
+    self._json = None
+    self.__class__ = SectionInfo
+    made: SectionInfo = self
+    return made
 
 
-class StudentRecord(rt.Record):
-    "A student's transcript and current registrations."
+class _Slots_StudentRecord:
+    'The slots of the StudentRecord record: its fields and its JSON text.'
 
     __slots__ = ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json')
+
+
+class StudentRecord(_Slots_StudentRecord, rt.Record):
+    "A student's transcript and current registrations."
+
+    __slots__ = ()
     __match_args__ = ('student', 'enrolments', 'waitlist', 'credits_by_term')
 
     student: str
@@ -634,24 +666,37 @@ class StudentRecord(rt.Record):
         )
 
 
-_SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(StudentRecord, ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json'))
+_SET_StudentRecord: tuple[Any, ...] = rt.slot_setters(_Slots_StudentRecord, ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json'))
+
+
+class _Made_StudentRecord(_Slots_StudentRecord):
+    'A StudentRecord being made by _new_StudentRecord.'
+
+    __slots__ = ()
 
 
 def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], credits_by_term: dict[str, int]) -> StudentRecord:
-    self = object.__new__(StudentRecord)
-    _set = _SET_StudentRecord
-    _set[0](self, student)
-    _set[1](self, enrolments)
-    _set[2](self, waitlist)
-    _set[3](self, credits_by_term)
-    _set[4](self, None)
-    return self
+    self: Any = object.__new__(_Made_StudentRecord)
+    self.student = student
+    self.enrolments = enrolments
+    self.waitlist = waitlist
+    self.credits_by_term = credits_by_term
+    self._json = None
+    self.__class__ = StudentRecord
+    made: StudentRecord = self
+    return made
 
 
-class WaitlistPosition(rt.Record):
-    'A waitlist entry and its place in the queue.'
+class _Slots_WaitlistPosition:
+    'The slots of the WaitlistPosition record: its fields and its JSON text.'
 
     __slots__ = ('entry', 'position', '_json')
+
+
+class WaitlistPosition(_Slots_WaitlistPosition, rt.Record):
+    'A waitlist entry and its place in the queue.'
+
+    __slots__ = ()
     __match_args__ = ('entry', 'position')
 
     entry: str
@@ -698,16 +743,23 @@ class WaitlistPosition(rt.Record):
         )
 
 
-_SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(WaitlistPosition, ('entry', 'position', '_json'))
+_SET_WaitlistPosition: tuple[Any, ...] = rt.slot_setters(_Slots_WaitlistPosition, ('entry', 'position', '_json'))
+
+
+class _Made_WaitlistPosition(_Slots_WaitlistPosition):
+    'A WaitlistPosition being made by _new_WaitlistPosition.'
+
+    __slots__ = ()
 
 
 def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
-    self = object.__new__(WaitlistPosition)
-    _set = _SET_WaitlistPosition
-    _set[0](self, entry)
-    _set[1](self, position)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_WaitlistPosition)
+    self.entry = entry
+    self.position = position
+    self._json = None
+    self.__class__ = WaitlistPosition
+    made: WaitlistPosition = self
+    return made
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:113

@@ -28,10 +28,16 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel", "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature", "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode"]
 
 
-class EngineStatus(rt.Record):
-    'The EngineStatus record.'
+class _Slots_EngineStatus:
+    'The slots of the EngineStatus record: its fields and its JSON text.'
 
     __slots__ = ('engineState', 'fuelLevel', 'batteryVoltage', '_json')
+
+
+class EngineStatus(_Slots_EngineStatus, rt.Record):
+    'The EngineStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('engineState', 'fuelLevel', 'batteryVoltage')
 
     engineState: str
@@ -82,23 +88,36 @@ class EngineStatus(rt.Record):
         )
 
 
-_SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
+_SET_EngineStatus: tuple[Any, ...] = rt.slot_setters(_Slots_EngineStatus, ('engineState', 'fuelLevel', 'batteryVoltage', '_json'))
+
+
+class _Made_EngineStatus(_Slots_EngineStatus):
+    'A EngineStatus being made by _new_EngineStatus.'
+
+    __slots__ = ()
 
 
 def _new_EngineStatus(engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> EngineStatus:
-    self = object.__new__(EngineStatus)
-    _set = _SET_EngineStatus
-    _set[0](self, engineState)
-    _set[1](self, fuelLevel)
-    _set[2](self, batteryVoltage)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_EngineStatus)
+    self.engineState = engineState
+    self.fuelLevel = fuelLevel
+    self.batteryVoltage = batteryVoltage
+    self._json = None
+    self.__class__ = EngineStatus
+    made: EngineStatus = self
+    return made
 
 
-class FuelLevel(rt.Record):
-    'The FuelLevel record.'
+class _Slots_FuelLevel:
+    'The slots of the FuelLevel record: its fields and its JSON text.'
 
     __slots__ = ('fuelLevel', '_json')
+
+
+class FuelLevel(_Slots_FuelLevel, rt.Record):
+    'The FuelLevel record.'
+
+    __slots__ = ()
     __match_args__ = ('fuelLevel',)
 
     fuelLevel: int | float
@@ -141,21 +160,34 @@ class FuelLevel(rt.Record):
         )
 
 
-_SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(FuelLevel, ('fuelLevel', '_json'))
+_SET_FuelLevel: tuple[Any, ...] = rt.slot_setters(_Slots_FuelLevel, ('fuelLevel', '_json'))
+
+
+class _Made_FuelLevel(_Slots_FuelLevel):
+    'A FuelLevel being made by _new_FuelLevel.'
+
+    __slots__ = ()
 
 
 def _new_FuelLevel(fuelLevel: int | float) -> FuelLevel:
-    self = object.__new__(FuelLevel)
-    _set = _SET_FuelLevel
-    _set[0](self, fuelLevel)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_FuelLevel)
+    self.fuelLevel = fuelLevel
+    self._json = None
+    self.__class__ = FuelLevel
+    made: FuelLevel = self
+    return made
 
 
-class LockStatus(rt.Record):
-    'The LockStatus record.'
+class _Slots_LockStatus:
+    'The slots of the LockStatus record: its fields and its JSON text.'
 
     __slots__ = ('lockStatus', 'remainingUnlockedDoors', '_json')
+
+
+class LockStatus(_Slots_LockStatus, rt.Record):
+    'The LockStatus record.'
+
+    __slots__ = ()
     __match_args__ = ('lockStatus', 'remainingUnlockedDoors')
 
     lockStatus: str
@@ -202,22 +234,35 @@ class LockStatus(rt.Record):
         )
 
 
-_SET_LockStatus: tuple[Any, ...] = rt.slot_setters(LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
+_SET_LockStatus: tuple[Any, ...] = rt.slot_setters(_Slots_LockStatus, ('lockStatus', 'remainingUnlockedDoors', '_json'))
+
+
+class _Made_LockStatus(_Slots_LockStatus):
+    'A LockStatus being made by _new_LockStatus.'
+
+    __slots__ = ()
 
 
 def _new_LockStatus(lockStatus: str, remainingUnlockedDoors: int) -> LockStatus:
-    self = object.__new__(LockStatus)
-    _set = _SET_LockStatus
-    _set[0](self, lockStatus)
-    _set[1](self, remainingUnlockedDoors)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_LockStatus)
+    self.lockStatus = lockStatus
+    self.remainingUnlockedDoors = remainingUnlockedDoors
+    self._json = None
+    self.__class__ = LockStatus
+    made: LockStatus = self
+    return made
 
 
-class Climate(rt.Record):
-    'The Climate record.'
+class _Slots_Climate:
+    'The slots of the Climate record: its fields and its JSON text.'
 
     __slots__ = ('currentACTemperature', 'climateMode', 'humidityLevel', '_json')
+
+
+class Climate(_Slots_Climate, rt.Record):
+    'The Climate record.'
+
+    __slots__ = ()
     __match_args__ = ('currentACTemperature', 'climateMode', 'humidityLevel')
 
     currentACTemperature: int | float
@@ -268,23 +313,36 @@ class Climate(rt.Record):
         )
 
 
-_SET_Climate: tuple[Any, ...] = rt.slot_setters(Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
+_SET_Climate: tuple[Any, ...] = rt.slot_setters(_Slots_Climate, ('currentACTemperature', 'climateMode', 'humidityLevel', '_json'))
+
+
+class _Made_Climate(_Slots_Climate):
+    'A Climate being made by _new_Climate.'
+
+    __slots__ = ()
 
 
 def _new_Climate(currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> Climate:
-    self = object.__new__(Climate)
-    _set = _SET_Climate
-    _set[0](self, currentACTemperature)
-    _set[1](self, climateMode)
-    _set[2](self, humidityLevel)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_Climate)
+    self.currentACTemperature = currentACTemperature
+    self.climateMode = climateMode
+    self.humidityLevel = humidityLevel
+    self._json = None
+    self.__class__ = Climate
+    made: Climate = self
+    return made
 
 
-class OutsideTemperature(rt.Record):
-    'The OutsideTemperature record.'
+class _Slots_OutsideTemperature:
+    'The slots of the OutsideTemperature record: its fields and its JSON text.'
 
     __slots__ = ('outsideTemperature', '_json')
+
+
+class OutsideTemperature(_Slots_OutsideTemperature, rt.Record):
+    'The OutsideTemperature record.'
+
+    __slots__ = ()
     __match_args__ = ('outsideTemperature',)
 
     outsideTemperature: float
@@ -327,21 +385,34 @@ class OutsideTemperature(rt.Record):
         )
 
 
-_SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(OutsideTemperature, ('outsideTemperature', '_json'))
+_SET_OutsideTemperature: tuple[Any, ...] = rt.slot_setters(_Slots_OutsideTemperature, ('outsideTemperature', '_json'))
+
+
+class _Made_OutsideTemperature(_Slots_OutsideTemperature):
+    'A OutsideTemperature being made by _new_OutsideTemperature.'
+
+    __slots__ = ()
 
 
 def _new_OutsideTemperature(outsideTemperature: float) -> OutsideTemperature:
-    self = object.__new__(OutsideTemperature)
-    _set = _SET_OutsideTemperature
-    _set[0](self, outsideTemperature)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_OutsideTemperature)
+    self.outsideTemperature = outsideTemperature
+    self._json = None
+    self.__class__ = OutsideTemperature
+    made: OutsideTemperature = self
+    return made
 
 
-class Headlights(rt.Record):
-    'The Headlights record.'
+class _Slots_Headlights:
+    'The slots of the Headlights record: its fields and its JSON text.'
 
     __slots__ = ('headlightStatus', '_json')
+
+
+class Headlights(_Slots_Headlights, rt.Record):
+    'The Headlights record.'
+
+    __slots__ = ()
     __match_args__ = ('headlightStatus',)
 
     headlightStatus: str
@@ -384,21 +455,34 @@ class Headlights(rt.Record):
         )
 
 
-_SET_Headlights: tuple[Any, ...] = rt.slot_setters(Headlights, ('headlightStatus', '_json'))
+_SET_Headlights: tuple[Any, ...] = rt.slot_setters(_Slots_Headlights, ('headlightStatus', '_json'))
+
+
+class _Made_Headlights(_Slots_Headlights):
+    'A Headlights being made by _new_Headlights.'
+
+    __slots__ = ()
 
 
 def _new_Headlights(headlightStatus: str) -> Headlights:
-    self = object.__new__(Headlights)
-    _set = _SET_Headlights
-    _set[0](self, headlightStatus)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Headlights)
+    self.headlightStatus = headlightStatus
+    self._json = None
+    self.__class__ = Headlights
+    made: Headlights = self
+    return made
 
 
-class ParkingBrake(rt.Record):
-    'The ParkingBrake record.'
+class _Slots_ParkingBrake:
+    'The slots of the ParkingBrake record: its fields and its JSON text.'
 
     __slots__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json')
+
+
+class ParkingBrake(_Slots_ParkingBrake, rt.Record):
+    'The ParkingBrake record.'
+
+    __slots__ = ()
     __match_args__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle')
 
     parkingBrakeStatus: str
@@ -449,23 +533,36 @@ class ParkingBrake(rt.Record):
         )
 
 
-_SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
+_SET_ParkingBrake: tuple[Any, ...] = rt.slot_setters(_Slots_ParkingBrake, ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json'))
+
+
+class _Made_ParkingBrake(_Slots_ParkingBrake):
+    'A ParkingBrake being made by _new_ParkingBrake.'
+
+    __slots__ = ()
 
 
 def _new_ParkingBrake(parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> ParkingBrake:
-    self = object.__new__(ParkingBrake)
-    _set = _SET_ParkingBrake
-    _set[0](self, parkingBrakeStatus)
-    _set[1](self, x_parkingBrakeForce)
-    _set[2](self, x_slopeAngle)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_ParkingBrake)
+    self.parkingBrakeStatus = parkingBrakeStatus
+    self.x_parkingBrakeForce = x_parkingBrakeForce
+    self.x_slopeAngle = x_slopeAngle
+    self._json = None
+    self.__class__ = ParkingBrake
+    made: ParkingBrake = self
+    return made
 
 
-class BrakePedal(rt.Record):
-    'The BrakePedal record.'
+class _Slots_BrakePedal:
+    'The slots of the BrakePedal record: its fields and its JSON text.'
 
     __slots__ = ('brakePedalStatus', 'brakePedalForce', '_json')
+
+
+class BrakePedal(_Slots_BrakePedal, rt.Record):
+    'The BrakePedal record.'
+
+    __slots__ = ()
     __match_args__ = ('brakePedalStatus', 'brakePedalForce')
 
     brakePedalStatus: str
@@ -512,22 +609,35 @@ class BrakePedal(rt.Record):
         )
 
 
-_SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
+_SET_BrakePedal: tuple[Any, ...] = rt.slot_setters(_Slots_BrakePedal, ('brakePedalStatus', 'brakePedalForce', '_json'))
+
+
+class _Made_BrakePedal(_Slots_BrakePedal):
+    'A BrakePedal being made by _new_BrakePedal.'
+
+    __slots__ = ()
 
 
 def _new_BrakePedal(brakePedalStatus: str, brakePedalForce: float) -> BrakePedal:
-    self = object.__new__(BrakePedal)
-    _set = _SET_BrakePedal
-    _set[0](self, brakePedalStatus)
-    _set[1](self, brakePedalForce)
-    _set[2](self, None)
-    return self
+    self: Any = object.__new__(_Made_BrakePedal)
+    self.brakePedalStatus = brakePedalStatus
+    self.brakePedalForce = brakePedalForce
+    self._json = None
+    self.__class__ = BrakePedal
+    made: BrakePedal = self
+    return made
 
 
-class Cruise(rt.Record):
-    'The Cruise record.'
+class _Slots_Cruise:
+    'The slots of the Cruise record: its fields and its JSON text.'
 
     __slots__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json')
+
+
+class Cruise(_Slots_Cruise, rt.Record):
+    'The Cruise record.'
+
+    __slots__ = ()
     __match_args__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle')
 
     cruiseStatus: str
@@ -578,23 +688,36 @@ class Cruise(rt.Record):
         )
 
 
-_SET_Cruise: tuple[Any, ...] = rt.slot_setters(Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
+_SET_Cruise: tuple[Any, ...] = rt.slot_setters(_Slots_Cruise, ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json'))
+
+
+class _Made_Cruise(_Slots_Cruise):
+    'A Cruise being made by _new_Cruise.'
+
+    __slots__ = ()
 
 
 def _new_Cruise(cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> Cruise:
-    self = object.__new__(Cruise)
-    _set = _SET_Cruise
-    _set[0](self, cruiseStatus)
-    _set[1](self, currentSpeed)
-    _set[2](self, distanceToNextVehicle)
-    _set[3](self, None)
-    return self
+    self: Any = object.__new__(_Made_Cruise)
+    self.cruiseStatus = cruiseStatus
+    self.currentSpeed = currentSpeed
+    self.distanceToNextVehicle = distanceToNextVehicle
+    self._json = None
+    self.__class__ = Cruise
+    made: Cruise = self
+    return made
 
 
-class Speed(rt.Record):
-    'The Speed record.'
+class _Slots_Speed:
+    'The slots of the Speed record: its fields and its JSON text.'
 
     __slots__ = ('currentSpeed', '_json')
+
+
+class Speed(_Slots_Speed, rt.Record):
+    'The Speed record.'
+
+    __slots__ = ()
     __match_args__ = ('currentSpeed',)
 
     currentSpeed: float
@@ -637,21 +760,34 @@ class Speed(rt.Record):
         )
 
 
-_SET_Speed: tuple[Any, ...] = rt.slot_setters(Speed, ('currentSpeed', '_json'))
+_SET_Speed: tuple[Any, ...] = rt.slot_setters(_Slots_Speed, ('currentSpeed', '_json'))
+
+
+class _Made_Speed(_Slots_Speed):
+    'A Speed being made by _new_Speed.'
+
+    __slots__ = ()
 
 
 def _new_Speed(currentSpeed: float) -> Speed:
-    self = object.__new__(Speed)
-    _set = _SET_Speed
-    _set[0](self, currentSpeed)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Speed)
+    self.currentSpeed = currentSpeed
+    self._json = None
+    self.__class__ = Speed
+    made: Speed = self
+    return made
 
 
-class Log(rt.Record):
-    'The Log record.'
+class _Slots_Log:
+    'The slots of the Log record: its fields and its JSON text.'
 
     __slots__ = ('log', '_json')
+
+
+class Log(_Slots_Log, rt.Record):
+    'The Log record.'
+
+    __slots__ = ()
     __match_args__ = ('log',)
 
     log: tuple[str, ...]
@@ -694,21 +830,34 @@ class Log(rt.Record):
         )
 
 
-_SET_Log: tuple[Any, ...] = rt.slot_setters(Log, ('log', '_json'))
+_SET_Log: tuple[Any, ...] = rt.slot_setters(_Slots_Log, ('log', '_json'))
+
+
+class _Made_Log(_Slots_Log):
+    'A Log being made by _new_Log.'
+
+    __slots__ = ()
 
 
 def _new_Log(log: tuple[str, ...]) -> Log:
-    self = object.__new__(Log)
-    _set = _SET_Log
-    _set[0](self, log)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Log)
+    self.log = log
+    self._json = None
+    self.__class__ = Log
+    made: Log = self
+    return made
 
 
-class Feasibility(rt.Record):
-    'The Feasibility record.'
+class _Slots_Feasibility:
+    'The slots of the Feasibility record: its fields and its JSON text.'
 
     __slots__ = ('canDrive', '_json')
+
+
+class Feasibility(_Slots_Feasibility, rt.Record):
+    'The Feasibility record.'
+
+    __slots__ = ()
     __match_args__ = ('canDrive',)
 
     canDrive: bool
@@ -751,21 +900,34 @@ class Feasibility(rt.Record):
         )
 
 
-_SET_Feasibility: tuple[Any, ...] = rt.slot_setters(Feasibility, ('canDrive', '_json'))
+_SET_Feasibility: tuple[Any, ...] = rt.slot_setters(_Slots_Feasibility, ('canDrive', '_json'))
+
+
+class _Made_Feasibility(_Slots_Feasibility):
+    'A Feasibility being made by _new_Feasibility.'
+
+    __slots__ = ()
 
 
 def _new_Feasibility(canDrive: bool) -> Feasibility:
-    self = object.__new__(Feasibility)
-    _set = _SET_Feasibility
-    _set[0](self, canDrive)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Feasibility)
+    self.canDrive = canDrive
+    self._json = None
+    self.__class__ = Feasibility
+    made: Feasibility = self
+    return made
 
 
-class Gallons(rt.Record):
-    'The Gallons record.'
+class _Slots_Gallons:
+    'The slots of the Gallons record: its fields and its JSON text.'
 
     __slots__ = ('gallon', '_json')
+
+
+class Gallons(_Slots_Gallons, rt.Record):
+    'The Gallons record.'
+
+    __slots__ = ()
     __match_args__ = ('gallon',)
 
     gallon: float
@@ -808,21 +970,34 @@ class Gallons(rt.Record):
         )
 
 
-_SET_Gallons: tuple[Any, ...] = rt.slot_setters(Gallons, ('gallon', '_json'))
+_SET_Gallons: tuple[Any, ...] = rt.slot_setters(_Slots_Gallons, ('gallon', '_json'))
+
+
+class _Made_Gallons(_Slots_Gallons):
+    'A Gallons being made by _new_Gallons.'
+
+    __slots__ = ()
 
 
 def _new_Gallons(gallon: float) -> Gallons:
-    self = object.__new__(Gallons)
-    _set = _SET_Gallons
-    _set[0](self, gallon)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Gallons)
+    self.gallon = gallon
+    self._json = None
+    self.__class__ = Gallons
+    made: Gallons = self
+    return made
 
 
-class Liters(rt.Record):
-    'The Liters record.'
+class _Slots_Liters:
+    'The slots of the Liters record: its fields and its JSON text.'
 
     __slots__ = ('liter', '_json')
+
+
+class Liters(_Slots_Liters, rt.Record):
+    'The Liters record.'
+
+    __slots__ = ()
     __match_args__ = ('liter',)
 
     liter: float
@@ -865,21 +1040,34 @@ class Liters(rt.Record):
         )
 
 
-_SET_Liters: tuple[Any, ...] = rt.slot_setters(Liters, ('liter', '_json'))
+_SET_Liters: tuple[Any, ...] = rt.slot_setters(_Slots_Liters, ('liter', '_json'))
+
+
+class _Made_Liters(_Slots_Liters):
+    'A Liters being made by _new_Liters.'
+
+    __slots__ = ()
 
 
 def _new_Liters(liter: float) -> Liters:
-    self = object.__new__(Liters)
-    _set = _SET_Liters
-    _set[0](self, liter)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Liters)
+    self.liter = liter
+    self._json = None
+    self.__class__ = Liters
+    made: Liters = self
+    return made
 
 
-class Distance(rt.Record):
-    'The Distance record.'
+class _Slots_Distance:
+    'The slots of the Distance record: its fields and its JSON text.'
 
     __slots__ = ('distance', '_json')
+
+
+class Distance(_Slots_Distance, rt.Record):
+    'The Distance record.'
+
+    __slots__ = ()
     __match_args__ = ('distance',)
 
     distance: float
@@ -922,21 +1110,34 @@ class Distance(rt.Record):
         )
 
 
-_SET_Distance: tuple[Any, ...] = rt.slot_setters(Distance, ('distance', '_json'))
+_SET_Distance: tuple[Any, ...] = rt.slot_setters(_Slots_Distance, ('distance', '_json'))
+
+
+class _Made_Distance(_Slots_Distance):
+    'A Distance being made by _new_Distance.'
+
+    __slots__ = ()
 
 
 def _new_Distance(distance: float) -> Distance:
-    self = object.__new__(Distance)
-    _set = _SET_Distance
-    _set[0](self, distance)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Distance)
+    self.distance = distance
+    self._json = None
+    self.__class__ = Distance
+    made: Distance = self
+    return made
 
 
-class Zipcode(rt.Record):
-    'The Zipcode record.'
+class _Slots_Zipcode:
+    'The slots of the Zipcode record: its fields and its JSON text.'
 
     __slots__ = ('zipcode', '_json')
+
+
+class Zipcode(_Slots_Zipcode, rt.Record):
+    'The Zipcode record.'
+
+    __slots__ = ()
     __match_args__ = ('zipcode',)
 
     zipcode: str
@@ -979,21 +1180,34 @@ class Zipcode(rt.Record):
         )
 
 
-_SET_Zipcode: tuple[Any, ...] = rt.slot_setters(Zipcode, ('zipcode', '_json'))
+_SET_Zipcode: tuple[Any, ...] = rt.slot_setters(_Slots_Zipcode, ('zipcode', '_json'))
+
+
+class _Made_Zipcode(_Slots_Zipcode):
+    'A Zipcode being made by _new_Zipcode.'
+
+    __slots__ = ()
 
 
 def _new_Zipcode(zipcode: str) -> Zipcode:
-    self = object.__new__(Zipcode)
-    _set = _SET_Zipcode
-    _set[0](self, zipcode)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Zipcode)
+    self.zipcode = zipcode
+    self._json = None
+    self.__class__ = Zipcode
+    made: Zipcode = self
+    return made
 
 
-class Navigation(rt.Record):
-    'The Navigation record.'
+class _Slots_Navigation:
+    'The slots of the Navigation record: its fields and its JSON text.'
 
     __slots__ = ('status', '_json')
+
+
+class Navigation(_Slots_Navigation, rt.Record):
+    'The Navigation record.'
+
+    __slots__ = ()
     __match_args__ = ('status',)
 
     status: str
@@ -1036,21 +1250,34 @@ class Navigation(rt.Record):
         )
 
 
-_SET_Navigation: tuple[Any, ...] = rt.slot_setters(Navigation, ('status', '_json'))
+_SET_Navigation: tuple[Any, ...] = rt.slot_setters(_Slots_Navigation, ('status', '_json'))
+
+
+class _Made_Navigation(_Slots_Navigation):
+    'A Navigation being made by _new_Navigation.'
+
+    __slots__ = ()
 
 
 def _new_Navigation(status: str) -> Navigation:
-    self = object.__new__(Navigation)
-    _set = _SET_Navigation
-    _set[0](self, status)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_Navigation)
+    self.status = status
+    self._json = None
+    self.__class__ = Navigation
+    made: Navigation = self
+    return made
 
 
-class TirePressure(rt.Record):
-    'The TirePressure record.'
+class _Slots_TirePressure:
+    'The slots of the TirePressure record: its fields.'
 
     __slots__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
+
+
+class TirePressure(_Slots_TirePressure, rt.Record):
+    'The TirePressure record.'
+
+    __slots__ = ()
     __match_args__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
 
     frontLeftTirePressure: int | float
@@ -1103,25 +1330,38 @@ class TirePressure(rt.Record):
         )
 
 
-_SET_TirePressure: tuple[Any, ...] = rt.slot_setters(TirePressure, ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'))
+_SET_TirePressure: tuple[Any, ...] = rt.slot_setters(_Slots_TirePressure, ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info'))
+
+
+class _Made_TirePressure(_Slots_TirePressure):
+    'A TirePressure being made by _new_TirePressure.'
+
+    __slots__ = ()
 
 
 def _new_TirePressure(frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> TirePressure:
-    self = object.__new__(TirePressure)
-    _set = _SET_TirePressure
-    _set[0](self, frontLeftTirePressure)
-    _set[1](self, frontRightTirePressure)
-    _set[2](self, rearLeftTirePressure)
-    _set[3](self, rearRightTirePressure)
-    _set[4](self, healthy_tire_pressure)
-    _set[5](self, car_info)
-    return self
+    self: Any = object.__new__(_Made_TirePressure)
+    self.frontLeftTirePressure = frontLeftTirePressure
+    self.frontRightTirePressure = frontRightTirePressure
+    self.rearLeftTirePressure = rearLeftTirePressure
+    self.rearRightTirePressure = rearRightTirePressure
+    self.healthy_tire_pressure = healthy_tire_pressure
+    self.car_info = car_info
+    self.__class__ = TirePressure
+    made: TirePressure = self
+    return made
 
 
-class TireShop(rt.Record):
-    'The TireShop record.'
+class _Slots_TireShop:
+    'The slots of the TireShop record: its fields and its JSON text.'
 
     __slots__ = ('shopLocation', '_json')
+
+
+class TireShop(_Slots_TireShop, rt.Record):
+    'The TireShop record.'
+
+    __slots__ = ()
     __match_args__ = ('shopLocation',)
 
     shopLocation: str
@@ -1164,15 +1404,22 @@ class TireShop(rt.Record):
         )
 
 
-_SET_TireShop: tuple[Any, ...] = rt.slot_setters(TireShop, ('shopLocation', '_json'))
+_SET_TireShop: tuple[Any, ...] = rt.slot_setters(_Slots_TireShop, ('shopLocation', '_json'))
+
+
+class _Made_TireShop(_Slots_TireShop):
+    'A TireShop being made by _new_TireShop.'
+
+    __slots__ = ()
 
 
 def _new_TireShop(shopLocation: str) -> TireShop:
-    self = object.__new__(TireShop)
-    _set = _SET_TireShop
-    _set[0](self, shopLocation)
-    _set[1](self, None)
-    return self
+    self: Any = object.__new__(_Made_TireShop)
+    self.shopLocation = shopLocation
+    self._json = None
+    self.__class__ = TireShop
+    made: TireShop = self
+    return made
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145

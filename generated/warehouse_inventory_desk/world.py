@@ -398,10 +398,16 @@ class Movement(Row):
         )
 
 
-class ItemStock(rt.Record):
-    'An item with its stock per bin.'
+class _Slots_ItemStock:
+    'The slots of the ItemStock record: its fields and its JSON text.'
 
     __slots__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json')
+
+
+class ItemStock(_Slots_ItemStock, rt.Record):
+    'An item with its stock per bin.'
+
+    __slots__ = ()
     __match_args__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels')
 
     item: str
@@ -464,26 +470,39 @@ class ItemStock(rt.Record):
         )
 
 
-_SET_ItemStock: tuple[Any, ...] = rt.slot_setters(ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
+_SET_ItemStock: tuple[Any, ...] = rt.slot_setters(_Slots_ItemStock, ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json'))
+
+
+class _Made_ItemStock(_Slots_ItemStock):
+    'A ItemStock being made by _new_ItemStock.'
+
+    __slots__ = ()
 
 
 def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> ItemStock:
-    self = object.__new__(ItemStock)
-    _set = _SET_ItemStock
-    _set[0](self, item)
-    _set[1](self, name)
-    _set[2](self, reorder_level)
-    _set[3](self, total)
-    _set[4](self, below_reorder)
-    _set[5](self, levels)
-    _set[6](self, None)
-    return self
+    self: Any = object.__new__(_Made_ItemStock)
+    self.item = item
+    self.name = name
+    self.reorder_level = reorder_level
+    self.total = total
+    self.below_reorder = below_reorder
+    self.levels = levels
+    self._json = None
+    self.__class__ = ItemStock
+    made: ItemStock = self
+    return made
 
 
-class BinReport(rt.Record):
-    'A bin with its contents and free capacity.'
+class _Slots_BinReport:
+    'The slots of the BinReport record: its fields and its JSON text.'
 
     __slots__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json')
+
+
+class BinReport(_Slots_BinReport, rt.Record):
+    'A bin with its contents and free capacity.'
+
+    __slots__ = ()
     __match_args__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels')
 
     bin_: str
@@ -550,27 +569,40 @@ class BinReport(rt.Record):
         )
 
 
-_SET_BinReport: tuple[Any, ...] = rt.slot_setters(BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
+_SET_BinReport: tuple[Any, ...] = rt.slot_setters(_Slots_BinReport, ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json'))
+
+
+class _Made_BinReport(_Slots_BinReport):
+    'A BinReport being made by _new_BinReport.'
+
+    __slots__ = ()
 
 
 def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> BinReport:
-    self = object.__new__(BinReport)
-    _set = _SET_BinReport
-    _set[0](self, bin_)
-    _set[1](self, zone)
-    _set[2](self, capacity)
-    _set[3](self, used)
-    _set[4](self, free)
-    _set[5](self, blocked)
-    _set[6](self, levels)
-    _set[7](self, None)
-    return self
+    self: Any = object.__new__(_Made_BinReport)
+    self.bin_ = bin_
+    self.zone = zone
+    self.capacity = capacity
+    self.used = used
+    self.free = free
+    self.blocked = blocked
+    self.levels = levels
+    self._json = None
+    self.__class__ = BinReport
+    made: BinReport = self
+    return made
 
 
-class ReorderFlag(rt.Record):
-    'An active item whose total stock is below its reorder level.'
+class _Slots_ReorderFlag:
+    'The slots of the ReorderFlag record: its fields and its JSON text.'
 
     __slots__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json')
+
+
+class ReorderFlag(_Slots_ReorderFlag, rt.Record):
+    'An active item whose total stock is below its reorder level.'
+
+    __slots__ = ()
     __match_args__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall')
 
     item: str
@@ -629,19 +661,26 @@ class ReorderFlag(rt.Record):
         )
 
 
-_SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
+_SET_ReorderFlag: tuple[Any, ...] = rt.slot_setters(_Slots_ReorderFlag, ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json'))
+
+
+class _Made_ReorderFlag(_Slots_ReorderFlag):
+    'A ReorderFlag being made by _new_ReorderFlag.'
+
+    __slots__ = ()
 
 
 def _new_ReorderFlag(item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> ReorderFlag:
-    self = object.__new__(ReorderFlag)
-    _set = _SET_ReorderFlag
-    _set[0](self, item)
-    _set[1](self, name)
-    _set[2](self, on_hand)
-    _set[3](self, reorder_level)
-    _set[4](self, shortfall)
-    _set[5](self, None)
-    return self
+    self: Any = object.__new__(_Made_ReorderFlag)
+    self.item = item
+    self.name = name
+    self.on_hand = on_hand
+    self.reorder_level = reorder_level
+    self.shortfall = shortfall
+    self._json = None
+    self.__class__ = ReorderFlag
+    made: ReorderFlag = self
+    return made
 
 
 class _State(StateBase):

@@ -58,13 +58,23 @@ class Record:
         _frozen("delete", name)
 
     def __getstate__(self) -> list[Any]:
-        slots: tuple[str, ...] = type(self).__slots__
-        return [getattr(self, name) for name in slots]
+        return [getattr(self, name) for name in _slots(type(self))]
 
     def __setstate__(self, state: list[Any]) -> None:
-        slots: tuple[str, ...] = type(self).__slots__
-        for name, value in zip(slots, state, strict=False):
+        for name, value in zip(_slots(type(self)), state, strict=False):
             object.__setattr__(self, name, value)
+
+
+#: per record class, its slots in layout order (a generated record's are its base class's)
+_SLOTS: dict[type, tuple[str, ...]] = {}
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    found = _SLOTS.get(cls)
+    if found is None:
+        found = _SLOTS[cls] = tuple(name for klass in reversed(cls.__mro__)
+                                    for name in vars(klass).get("__slots__", ()))
+    return found
 
 
 R = TypeVar("R", bound=Record)
