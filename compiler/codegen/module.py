@@ -181,8 +181,9 @@ class WorldGenerator:
                      f"{_INDENT}self: Any = object.__new__(_Made_{cls})"]
             for name in slots:
                 after.append(f"{_INDENT}self.{name} = {'None' if name == '_json' else name}")
-            after += [f"{_INDENT}self.__class__ = {cls}", f"{_INDENT}made: {cls} = self",
-                      f"{_INDENT}return made"]
+            # (a field's parameter never starts with "_", nor is it "self")
+            after += [f"{_INDENT}self.__class__ = {cls}", f"{_INDENT}_made: {cls} = self",
+                      f"{_INDENT}return _made"]
         else:
             key = rec.key
             lines = [f"class {cls}(Row):",

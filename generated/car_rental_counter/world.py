@@ -473,8 +473,8 @@ def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents:
     self.price_cents = price_cents
     self._json = None
     self.__class__ = CarOffer
-    made: CarOffer = self
-    return made
+    _made: CarOffer = self
+    return _made
 
 
 class _Slots_CustomerRentals:
@@ -558,8 +558,8 @@ def _new_CustomerRentals(customer: str, name: str, licence_expires: dt.date, ren
     self.rentals = rentals
     self._json = None
     self.__class__ = CustomerRentals
-    made: CustomerRentals = self
-    return made
+    _made: CustomerRentals = self
+    return _made
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

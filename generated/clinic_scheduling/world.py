@@ -573,8 +573,8 @@ def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialt
     self.end = end
     self._json = None
     self.__class__ = SlotView
-    made: SlotView = self
-    return made
+    _made: SlotView = self
+    return _made
 
 
 class _Slots_Cancellation:
@@ -658,8 +658,8 @@ def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str)
     self.message = message
     self._json = None
     self.__class__ = Cancellation
-    made: Cancellation = self
-    return made
+    _made: Cancellation = self
+    return _made
 
 
 class _Slots_DaySchedule:
@@ -743,8 +743,8 @@ def _new_DaySchedule(doctor_id: str, day: dt.date, appointments: tuple[str, ...]
     self.free_slots = free_slots
     self._json = None
     self.__class__ = DaySchedule
-    made: DaySchedule = self
-    return made
+    _made: DaySchedule = self
+    return _made
 
 
 class _State(StateBase):

@@ -604,8 +604,8 @@ def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int
     self.free_seats = free_seats
     self._json = None
     self.__class__ = SeatAvailability
-    made: SeatAvailability = self
-    return made
+    _made: SeatAvailability = self
+    return _made
 
 
 class _Slots_OrderView:
@@ -684,8 +684,8 @@ def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> 
     self.hold_expired = hold_expired
     self._json = None
     self.__class__ = OrderView
-    made: OrderView = self
-    return made
+    _made: OrderView = self
+    return _made
 
 
 class _Slots_Refund:
@@ -759,8 +759,8 @@ def _new_Refund(ticket: str, amount_cents: int) -> Refund:
     self.amount_cents = amount_cents
     self._json = None
     self.__class__ = Refund
-    made: Refund = self
-    return made
+    _made: Refund = self
+    return _made
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13

@@ -376,8 +376,8 @@ def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity
     self.total = total
     self._json = None
     self.__class__ = RoomOffer
-    made: RoomOffer = self
-    return made
+    _made: RoomOffer = self
+    return _made
 
 
 class _Slots_CheckoutReceipt:
@@ -456,8 +456,8 @@ def _new_CheckoutReceipt(booking: str, nights: int, amount_due: int) -> Checkout
     self.amount_due = amount_due
     self._json = None
     self.__class__ = CheckoutReceipt
-    made: CheckoutReceipt = self
-    return made
+    _made: CheckoutReceipt = self
+    return _made
 
 
 class _State(StateBase):

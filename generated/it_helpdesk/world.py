@@ -454,8 +454,8 @@ def _new_TicketView(ticket: str, comments: tuple[str, ...]) -> TicketView:
     self.comments = comments
     self._json = None
     self.__class__ = TicketView
-    made: TicketView = self
-    return made
+    _made: TicketView = self
+    return _made
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

@@ -94,8 +94,8 @@ def _new_MessageId(new_id: int) -> MessageId:
     self.new_id = new_id
     self._json = None
     self.__class__ = MessageId
-    made: MessageId = self
-    return made
+    _made: MessageId = self
+    return _made
 
 
 class _Slots_UserList:
@@ -164,8 +164,8 @@ def _new_UserList(user_list: tuple[str, ...]) -> UserList:
     self.user_list = user_list
     self._json = None
     self.__class__ = UserList
-    made: UserList = self
-    return made
+    _made: UserList = self
+    return _made
 
 
 class _Slots_UserId:
@@ -234,8 +234,8 @@ def _new_UserId(user_id: str) -> UserId:
     self.user_id = user_id
     self._json = None
     self.__class__ = UserId
-    made: UserId = self
-    return made
+    _made: UserId = self
+    return _made
 
 
 class _Slots_LoginResult:
@@ -309,8 +309,8 @@ def _new_LoginResult(login_status: bool, message: str) -> LoginResult:
     self.message = message
     self._json = None
     self.__class__ = LoginResult
-    made: LoginResult = self
-    return made
+    _made: LoginResult = self
+    return _made
 
 
 class _Slots_LoginStatus:
@@ -379,8 +379,8 @@ def _new_LoginStatus(login_status: bool) -> LoginStatus:
     self.login_status = login_status
     self._json = None
     self.__class__ = LoginStatus
-    made: LoginStatus = self
-    return made
+    _made: LoginStatus = self
+    return _made
 
 
 class _Slots_SendResult:
@@ -459,8 +459,8 @@ def _new_SendResult(sent_status: bool, message_id: MessageId, message: str) -> S
     self.message = message
     self._json = None
     self.__class__ = SendResult
-    made: SendResult = self
-    return made
+    _made: SendResult = self
+    return _made
 
 
 class _Slots_AddedContact:
@@ -539,8 +539,8 @@ def _new_AddedContact(added_status: bool, user_id: str, message: str) -> AddedCo
     self.message = message
     self._json = None
     self.__class__ = AddedContact
-    made: AddedContact = self
-    return made
+    _made: AddedContact = self
+    return _made
 
 
 class _Slots_DeleteResult:
@@ -619,8 +619,8 @@ def _new_DeleteResult(deleted_status: bool, receiver_id: str, message: str) -> D
     self.message = message
     self._json = None
     self.__class__ = DeleteResult
-    made: DeleteResult = self
-    return made
+    _made: DeleteResult = self
+    return _made
 
 
 class _Slots_SentMessages:
@@ -678,8 +678,8 @@ def _new_SentMessages(messages: dict[str, tuple[Any, ...]]) -> SentMessages:
     self: Any = object.__new__(_Made_SentMessages)
     self.messages = messages
     self.__class__ = SentMessages
-    made: SentMessages = self
-    return made
+    _made: SentMessages = self
+    return _made
 
 
 class _Slots_SearchHit:
@@ -742,8 +742,8 @@ def _new_SearchHit(receiver_id: str, message: Any) -> SearchHit:
     self.receiver_id = receiver_id
     self.message = message
     self.__class__ = SearchHit
-    made: SearchHit = self
-    return made
+    _made: SearchHit = self
+    return _made
 
 
 class _Slots_SearchResults:
@@ -801,8 +801,8 @@ def _new_SearchResults(results: tuple[SearchHit, ...]) -> SearchResults:
     self: Any = object.__new__(_Made_SearchResults)
     self.results = results
     self.__class__ = SearchResults
-    made: SearchResults = self
-    return made
+    _made: SearchResults = self
+    return _made
 
 
 class _Slots_Stats:
@@ -876,8 +876,8 @@ def _new_Stats(received_count: int, total_contacts: int) -> Stats:
     self.total_contacts = total_contacts
     self._json = None
     self.__class__ = Stats
-    made: Stats = self
-    return made
+    _made: Stats = self
+    return _made
 
 
 class _Slots_MessageStats:
@@ -946,8 +946,8 @@ def _new_MessageStats(stats: Stats) -> MessageStats:
     self.stats = stats
     self._json = None
     self.__class__ = MessageStats
-    made: MessageStats = self
-    return made
+    _made: MessageStats = self
+    return _made
 
 
 class _State(StateBase):

@@ -447,8 +447,8 @@ def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: P
     self.presence = presence
     self._json = None
     self.__class__ = Profile
-    made: Profile = self
-    return made
+    _made: Profile = self
+    return _made
 
 
 class _Slots_ContactCard:
@@ -547,8 +547,8 @@ def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favor
     self.last_seen = last_seen
     self._json = None
     self.__class__ = ContactCard
-    made: ContactCard = self
-    return made
+    _made: ContactCard = self
+    return _made
 
 
 class _Slots_ConversationSummary:
@@ -652,8 +652,8 @@ def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, parti
     self.archived = archived
     self._json = None
     self.__class__ = ConversationSummary
-    made: ConversationSummary = self
-    return made
+    _made: ConversationSummary = self
+    return _made
 
 
 class _Slots_UnreadSummary:
@@ -727,8 +727,8 @@ def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSum
     self.by_conversation = by_conversation
     self._json = None
     self.__class__ = UnreadSummary
-    made: UnreadSummary = self
-    return made
+    _made: UnreadSummary = self
+    return _made
 
 
 class _State(StateBase):

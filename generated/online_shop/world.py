@@ -179,8 +179,8 @@ def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_:
     self.country = country
     self._json = None
     self.__class__ = Address
-    made: Address = self
-    return made
+    _made: Address = self
+    return _made
 
 
 class _Slots_CreditCard:
@@ -259,8 +259,8 @@ def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
     self.last_four = last_four
     self._json = None
     self.__class__ = CreditCard
-    made: CreditCard = self
-    return made
+    _made: CreditCard = self
+    return _made
 
 
 class _Slots_GiftCard:
@@ -334,8 +334,8 @@ def _new_GiftCard(id_: str, balance: float) -> GiftCard:
     self.balance = balance
     self._json = None
     self.__class__ = GiftCard
-    made: GiftCard = self
-    return made
+    _made: GiftCard = self
+    return _made
 
 
 class _Slots_Paypal:
@@ -409,8 +409,8 @@ def _new_Paypal(id_: str, email: str) -> Paypal:
     self.email = email
     self._json = None
     self.__class__ = Paypal
-    made: Paypal = self
-    return made
+    _made: Paypal = self
+    return _made
 
 
 class _Slots_Transaction:
@@ -494,8 +494,8 @@ def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: d
     self.at = at
     self._json = None
     self.__class__ = Transaction
-    made: Transaction = self
-    return made
+    _made: Transaction = self
+    return _made
 
 
 class _Slots_OrderItem:
@@ -584,8 +584,8 @@ def _new_OrderItem(variant: str, name: str, options: dict[str, str], price: floa
     self.quantity = quantity
     self._json = None
     self.__class__ = OrderItem
-    made: OrderItem = self
-    return made
+    _made: OrderItem = self
+    return _made
 
 
 class Product(Row):
@@ -1035,8 +1035,8 @@ def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, i
     self.in_stock = in_stock
     self._json = None
     self.__class__ = ProductSummary
-    made: ProductSummary = self
-    return made
+    _made: ProductSummary = self
+    return _made
 
 
 class _Slots_ProductDetails:
@@ -1120,8 +1120,8 @@ def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str,
     self.variants = variants
     self._json = None
     self.__class__ = ProductDetails
-    made: ProductDetails = self
-    return made
+    _made: ProductDetails = self
+    return _made
 
 
 class _Slots_OrderSummary:
@@ -1210,8 +1210,8 @@ def _new_OrderSummary(id_: str, status: OrderStatus, total: float, items: int, c
     self.created_at = created_at
     self._json = None
     self.__class__ = OrderSummary
-    made: OrderSummary = self
-    return made
+    _made: OrderSummary = self
+    return _made
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal

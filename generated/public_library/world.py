@@ -498,8 +498,8 @@ def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int,
     self.active_holds = active_holds
     self._json = None
     self.__class__ = BookInfo
-    made: BookInfo = self
-    return made
+    _made: BookInfo = self
+    return _made
 
 
 class _Slots_MemberInfo:
@@ -583,8 +583,8 @@ def _new_MemberInfo(member: str, can_borrow: bool, open_loans: tuple[str, ...], 
     self.active_holds = active_holds
     self._json = None
     self.__class__ = MemberInfo
-    made: MemberInfo = self
-    return made
+    _made: MemberInfo = self
+    return _made
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13

@@ -599,8 +599,8 @@ def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_w
     self.due_cents = due_cents
     self._json = None
     self.__class__ = OrderView
-    made: OrderView = self
-    return made
+    _made: OrderView = self
+    return _made
 
 
 class _Slots_SettleReceipt:
@@ -689,8 +689,8 @@ def _new_SettleReceipt(payment: str, shares_paid: int, split_ways: int, remainin
     self.order_status = order_status
     self._json = None
     self.__class__ = SettleReceipt
-    made: SettleReceipt = self
-    return made
+    _made: SettleReceipt = self
+    return _made
 
 
 class _State(StateBase):

@@ -435,8 +435,8 @@ def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str,
     self.total_balance_cents = total_balance_cents
     self._json = None
     self.__class__ = CustomerView
-    made: CustomerView = self
-    return made
+    _made: CustomerView = self
+    return _made
 
 
 class _Slots_AccountView:
@@ -510,8 +510,8 @@ def _new_AccountView(account: str, recent_transactions: tuple[str, ...]) -> Acco
     self.recent_transactions = recent_transactions
     self._json = None
     self.__class__ = AccountView
-    made: AccountView = self
-    return made
+    _made: AccountView = self
+    return _made
 
 
 class _State(StateBase):

@@ -632,8 +632,8 @@ def _new_EmployeeView(employee: str, name: str, pay_type: PayType, annual_salary
     self.payslips = payslips
     self._json = None
     self.__class__ = EmployeeView
-    made: EmployeeView = self
-    return made
+    _made: EmployeeView = self
+    return _made
 
 
 class _State(StateBase):

@@ -158,8 +158,8 @@ def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: 
     self.price = price
     self._json = None
     self.__class__ = Variant
-    made: Variant = self
-    return made
+    _made: Variant = self
+    return _made
 
 
 class _Slots_UserName:
@@ -233,8 +233,8 @@ def _new_UserName(first_name: str, last_name: str) -> UserName:
     self.last_name = last_name
     self._json = None
     self.__class__ = UserName
-    made: UserName = self
-    return made
+    _made: UserName = self
+    return _made
 
 
 class _Slots_Address:
@@ -328,8 +328,8 @@ def _new_Address(address1: str, address2: str, city: str, country: str, state_: 
     self.zip_ = zip_
     self._json = None
     self.__class__ = Address
-    made: Address = self
-    return made
+    _made: Address = self
+    return _made
 
 
 class _Slots_CreditCard:
@@ -408,8 +408,8 @@ def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
     self.last_four = last_four
     self._json = None
     self.__class__ = CreditCard
-    made: CreditCard = self
-    return made
+    _made: CreditCard = self
+    return _made
 
 
 class _Slots_GiftCard:
@@ -483,8 +483,8 @@ def _new_GiftCard(id_: str, balance: float) -> GiftCard:
     self.balance = balance
     self._json = None
     self.__class__ = GiftCard
-    made: GiftCard = self
-    return made
+    _made: GiftCard = self
+    return _made
 
 
 class _Slots_Paypal:
@@ -553,8 +553,8 @@ def _new_Paypal(id_: str) -> Paypal:
     self.id_ = id_
     self._json = None
     self.__class__ = Paypal
-    made: Paypal = self
-    return made
+    _made: Paypal = self
+    return _made
 
 
 class _Slots_OrderItem:
@@ -643,8 +643,8 @@ def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, optio
     self.options = options
     self._json = None
     self.__class__ = OrderItem
-    made: OrderItem = self
-    return made
+    _made: OrderItem = self
+    return _made
 
 
 class _Slots_Fulfillment:
@@ -718,8 +718,8 @@ def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) ->
     self.item_ids = item_ids
     self._json = None
     self.__class__ = Fulfillment
-    made: Fulfillment = self
-    return made
+    _made: Fulfillment = self
+    return _made
 
 
 class _Slots_OrderPayment:
@@ -798,8 +798,8 @@ def _new_OrderPayment(transaction_type: TransactionType, amount: float, payment_
     self.payment_method_id = payment_method_id
     self._json = None
     self.__class__ = OrderPayment
-    made: OrderPayment = self
-    return made
+    _made: OrderPayment = self
+    return _made
 
 
 class Product(Row):

@@ -421,8 +421,8 @@ def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str,
     self.is_member = is_member
     self._json = None
     self.__class__ = ChannelSummary
-    made: ChannelSummary = self
-    return made
+    _made: ChannelSummary = self
+    return _made
 
 
 class _Slots_ChannelView:
@@ -506,8 +506,8 @@ def _new_ChannelView(channel: str, members: tuple[str, ...], pinned: tuple[str, 
     self.messages = messages
     self._json = None
     self.__class__ = ChannelView
-    made: ChannelView = self
-    return made
+    _made: ChannelView = self
+    return _made
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

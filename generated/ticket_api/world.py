@@ -94,8 +94,8 @@ def _new_Status(status: str) -> Status:
     self.status = status
     self._json = None
     self.__class__ = Status
-    made: Status = self
-    return made
+    _made: Status = self
+    return _made
 
 
 class _Slots_Success:
@@ -164,8 +164,8 @@ def _new_Success(success: bool) -> Success:
     self.success = success
     self._json = None
     self.__class__ = Success
-    made: Success = self
-    return made
+    _made: Success = self
+    return _made
 
 
 class _Slots_LoginStatus:
@@ -234,8 +234,8 @@ def _new_LoginStatus(login_status: bool) -> LoginStatus:
     self.login_status = login_status
     self._json = None
     self.__class__ = LoginStatus
-    made: LoginStatus = self
-    return made
+    _made: LoginStatus = self
+    return _made
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority',)  # ticket_api.world:45

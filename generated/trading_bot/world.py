@@ -94,8 +94,8 @@ def _new_Status(status: str) -> Status:
     self.status = status
     self._json = None
     self.__class__ = Status
-    made: Status = self
-    return made
+    _made: Status = self
+    return _made
 
 
 class _Slots_LoginStatus:
@@ -164,8 +164,8 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     self.status = status
     self._json = None
     self.__class__ = LoginStatus
-    made: LoginStatus = self
-    return made
+    _made: LoginStatus = self
+    return _made
 
 
 class _Slots_CurrentTime:
@@ -234,8 +234,8 @@ def _new_CurrentTime(current_time: str) -> CurrentTime:
     self.current_time = current_time
     self._json = None
     self.__class__ = CurrentTime
-    made: CurrentTime = self
-    return made
+    _made: CurrentTime = self
+    return _made
 
 
 class _Slots_Symbol:
@@ -304,8 +304,8 @@ def _new_Symbol(symbol: str) -> Symbol:
     self.symbol = symbol
     self._json = None
     self.__class__ = Symbol
-    made: Symbol = self
-    return made
+    _made: Symbol = self
+    return _made
 
 
 class _Slots_Cancelled:
@@ -379,8 +379,8 @@ def _new_Cancelled(order_id: int, status: str) -> Cancelled:
     self.status = status
     self._json = None
     self.__class__ = Cancelled
-    made: Cancelled = self
-    return made
+    _made: Cancelled = self
+    return _made
 
 
 class _Slots_Placed:
@@ -469,8 +469,8 @@ def _new_Placed(order_id: int, order_type: str, status: str, price: float, amoun
     self.amount = amount
     self._json = None
     self.__class__ = Placed
-    made: Placed = self
-    return made
+    _made: Placed = self
+    return _made
 
 
 class _Slots_Balance:
@@ -533,8 +533,8 @@ def _new_Balance(status: str, new_balance: Any) -> Balance:
     self.status = status
     self.new_balance = new_balance
     self.__class__ = Balance
-    made: Balance = self
-    return made
+    _made: Balance = self
+    return _made
 
 
 class _Slots_StockList:
@@ -603,8 +603,8 @@ def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
     self.stock_list = stock_list
     self._json = None
     self.__class__ = StockList
-    made: StockList = self
-    return made
+    _made: StockList = self
+    return _made
 
 
 class _Slots_FilteredStocks:
@@ -673,8 +673,8 @@ def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
     self.filtered_stocks = filtered_stocks
     self._json = None
     self.__class__ = FilteredStocks
-    made: FilteredStocks = self
-    return made
+    _made: FilteredStocks = self
+    return _made
 
 
 class _Slots_Watchlist:
@@ -743,8 +743,8 @@ def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
     self.watchlist = watchlist
     self._json = None
     self.__class__ = Watchlist
-    made: Watchlist = self
-    return made
+    _made: Watchlist = self
+    return _made
 
 
 class _Slots_Notification:
@@ -813,8 +813,8 @@ def _new_Notification(notification: str) -> Notification:
     self.notification = notification
     self._json = None
     self.__class__ = Notification
-    made: Notification = self
-    return made
+    _made: Notification = self
+    return _made
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93

@@ -109,8 +109,8 @@ def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) 
     self.scope = scope
     self._json = None
     self.__class__ = Token
-    made: Token = self
-    return made
+    _made: Token = self
+    return _made
 
 
 class _Slots_LoginStatus:
@@ -179,8 +179,8 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     self.status = status
     self._json = None
     self.__class__ = LoginStatus
-    made: LoginStatus = self
-    return made
+    _made: LoginStatus = self
+    return _made
 
 
 class _Slots_FiscalYear:
@@ -249,8 +249,8 @@ def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
     self.budget_fiscal_year = budget_fiscal_year
     self._json = None
     self.__class__ = FiscalYear
-    made: FiscalYear = self
-    return made
+    _made: FiscalYear = self
+    return _made
 
 
 class _Slots_CardId:
@@ -319,8 +319,8 @@ def _new_CardId(card_id: str) -> CardId:
     self.card_id = card_id
     self._json = None
     self.__class__ = CardId
-    made: CardId = self
-    return made
+    _made: CardId = self
+    return _made
 
 
 class _Slots_CostList:
@@ -389,8 +389,8 @@ def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
     self.travel_cost_list = travel_cost_list
     self._json = None
     self.__class__ = CostList
-    made: CostList = self
-    return made
+    _made: CostList = self
+    return _made
 
 
 class _Slots_CardBalance:
@@ -448,8 +448,8 @@ def _new_CardBalance(card_balance: Any) -> CardBalance:
     self: Any = object.__new__(_Made_CardBalance)
     self.card_balance = card_balance
     self.__class__ = CardBalance
-    made: CardBalance = self
-    return made
+    _made: CardBalance = self
+    return _made
 
 
 class _Slots_Booking:
@@ -527,8 +527,8 @@ def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_sta
     self.booking_history = booking_history
     self.error = error
     self.__class__ = Booking
-    made: Booking = self
-    return made
+    _made: Booking = self
+    return _made
 
 
 class _Slots_Invoice:
@@ -616,8 +616,8 @@ def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to:
     self.travel_cost = travel_cost
     self.transaction_id = transaction_id
     self.__class__ = Invoice
-    made: Invoice = self
-    return made
+    _made: Invoice = self
+    return _made
 
 
 class _Slots_InvoiceResult:
@@ -675,8 +675,8 @@ def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
     self: Any = object.__new__(_Made_InvoiceResult)
     self.invoice = invoice
     self.__class__ = InvoiceResult
-    made: InvoiceResult = self
-    return made
+    _made: InvoiceResult = self
+    return _made
 
 
 class _Slots_BookingHistory:
@@ -734,8 +734,8 @@ def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHi
     self: Any = object.__new__(_Made_BookingHistory)
     self.booking_history = booking_history
     self.__class__ = BookingHistory
-    made: BookingHistory = self
-    return made
+    _made: BookingHistory = self
+    return _made
 
 
 class _Slots_Cancellation:
@@ -809,8 +809,8 @@ def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
     self.error = error
     self._json = None
     self.__class__ = Cancellation
-    made: Cancellation = self
-    return made
+    _made: Cancellation = self
+    return _made
 
 
 class _Slots_ExchangedValue:
@@ -879,8 +879,8 @@ def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
     self.exchanged_value = exchanged_value
     self._json = None
     self.__class__ = ExchangedValue
-    made: ExchangedValue = self
-    return made
+    _made: ExchangedValue = self
+    return _made
 
 
 class _Slots_Verification:
@@ -954,8 +954,8 @@ def _new_Verification(verification_status: bool, verification_failure: str | Non
     self.verification_failure = verification_failure
     self._json = None
     self.__class__ = Verification
-    made: Verification = self
-    return made
+    _made: Verification = self
+    return _made
 
 
 class _Slots_BudgetLimit:
@@ -1024,8 +1024,8 @@ def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
     self.budget_limit = budget_limit
     self._json = None
     self.__class__ = BudgetLimit
-    made: BudgetLimit = self
-    return made
+    _made: BudgetLimit = self
+    return _made
 
 
 class _Slots_NearestAirport:
@@ -1094,8 +1094,8 @@ def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
     self.nearest_airport = nearest_airport
     self._json = None
     self.__class__ = NearestAirport
-    made: NearestAirport = self
-    return made
+    _made: NearestAirport = self
+    return _made
 
 
 class _Slots_Insurance:
@@ -1174,8 +1174,8 @@ def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str 
     self.error = error
     self._json = None
     self.__class__ = Insurance
-    made: Insurance = self
-    return made
+    _made: Insurance = self
+    return _made
 
 
 class _Slots_SupportMessage:
@@ -1244,8 +1244,8 @@ def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
     self.customer_support_message = customer_support_message
     self._json = None
     self.__class__ = SupportMessage
-    made: SupportMessage = self
-    return made
+    _made: SupportMessage = self
+    return _made
 
 
 class _Slots_CreditCards:
@@ -1303,8 +1303,8 @@ def _new_CreditCards(credit_card_list: dict[str, dict[str, Any]]) -> CreditCards
     self: Any = object.__new__(_Made_CreditCards)
     self.credit_card_list = credit_card_list
     self.__class__ = CreditCards
-    made: CreditCards = self
-    return made
+    _made: CreditCards = self
+    return _made
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS',)  # travel_api.world:150

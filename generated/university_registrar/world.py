@@ -170,8 +170,8 @@ def _new_Meeting(day: Weekday, start: str, end: str) -> Meeting:
     self.end = end
     self._json = None
     self.__class__ = Meeting
-    made: Meeting = self
-    return made
+    _made: Meeting = self
+    return _made
 
 
 class Student(Row):
@@ -598,8 +598,8 @@ def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: 
     self.waitlisted = waitlisted
     self._json = None
     self.__class__ = SectionInfo
-    made: SectionInfo = self
-    return made
+    _made: SectionInfo = self
+    return _made
 
 
 class _Slots_StudentRecord:
@@ -683,8 +683,8 @@ def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tupl
     self.credits_by_term = credits_by_term
     self._json = None
     self.__class__ = StudentRecord
-    made: StudentRecord = self
-    return made
+    _made: StudentRecord = self
+    return _made
 
 
 class _Slots_WaitlistPosition:
@@ -758,8 +758,8 @@ def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
     self.position = position
     self._json = None
     self.__class__ = WaitlistPosition
-    made: WaitlistPosition = self
-    return made
+    _made: WaitlistPosition = self
+    return _made
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:113

@@ -104,8 +104,8 @@ def _new_EngineStatus(engineState: str, fuelLevel: int | float, batteryVoltage: 
     self.batteryVoltage = batteryVoltage
     self._json = None
     self.__class__ = EngineStatus
-    made: EngineStatus = self
-    return made
+    _made: EngineStatus = self
+    return _made
 
 
 class _Slots_FuelLevel:
@@ -174,8 +174,8 @@ def _new_FuelLevel(fuelLevel: int | float) -> FuelLevel:
     self.fuelLevel = fuelLevel
     self._json = None
     self.__class__ = FuelLevel
-    made: FuelLevel = self
-    return made
+    _made: FuelLevel = self
+    return _made
 
 
 class _Slots_LockStatus:
@@ -249,8 +249,8 @@ def _new_LockStatus(lockStatus: str, remainingUnlockedDoors: int) -> LockStatus:
     self.remainingUnlockedDoors = remainingUnlockedDoors
     self._json = None
     self.__class__ = LockStatus
-    made: LockStatus = self
-    return made
+    _made: LockStatus = self
+    return _made
 
 
 class _Slots_Climate:
@@ -329,8 +329,8 @@ def _new_Climate(currentACTemperature: int | float, climateMode: str | None, hum
     self.humidityLevel = humidityLevel
     self._json = None
     self.__class__ = Climate
-    made: Climate = self
-    return made
+    _made: Climate = self
+    return _made
 
 
 class _Slots_OutsideTemperature:
@@ -399,8 +399,8 @@ def _new_OutsideTemperature(outsideTemperature: float) -> OutsideTemperature:
     self.outsideTemperature = outsideTemperature
     self._json = None
     self.__class__ = OutsideTemperature
-    made: OutsideTemperature = self
-    return made
+    _made: OutsideTemperature = self
+    return _made
 
 
 class _Slots_Headlights:
@@ -469,8 +469,8 @@ def _new_Headlights(headlightStatus: str) -> Headlights:
     self.headlightStatus = headlightStatus
     self._json = None
     self.__class__ = Headlights
-    made: Headlights = self
-    return made
+    _made: Headlights = self
+    return _made
 
 
 class _Slots_ParkingBrake:
@@ -549,8 +549,8 @@ def _new_ParkingBrake(parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slo
     self.x_slopeAngle = x_slopeAngle
     self._json = None
     self.__class__ = ParkingBrake
-    made: ParkingBrake = self
-    return made
+    _made: ParkingBrake = self
+    return _made
 
 
 class _Slots_BrakePedal:
@@ -624,8 +624,8 @@ def _new_BrakePedal(brakePedalStatus: str, brakePedalForce: float) -> BrakePedal
     self.brakePedalForce = brakePedalForce
     self._json = None
     self.__class__ = BrakePedal
-    made: BrakePedal = self
-    return made
+    _made: BrakePedal = self
+    return _made
 
 
 class _Slots_Cruise:
@@ -704,8 +704,8 @@ def _new_Cruise(cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: f
     self.distanceToNextVehicle = distanceToNextVehicle
     self._json = None
     self.__class__ = Cruise
-    made: Cruise = self
-    return made
+    _made: Cruise = self
+    return _made
 
 
 class _Slots_Speed:
@@ -774,8 +774,8 @@ def _new_Speed(currentSpeed: float) -> Speed:
     self.currentSpeed = currentSpeed
     self._json = None
     self.__class__ = Speed
-    made: Speed = self
-    return made
+    _made: Speed = self
+    return _made
 
 
 class _Slots_Log:
@@ -844,8 +844,8 @@ def _new_Log(log: tuple[str, ...]) -> Log:
     self.log = log
     self._json = None
     self.__class__ = Log
-    made: Log = self
-    return made
+    _made: Log = self
+    return _made
 
 
 class _Slots_Feasibility:
@@ -914,8 +914,8 @@ def _new_Feasibility(canDrive: bool) -> Feasibility:
     self.canDrive = canDrive
     self._json = None
     self.__class__ = Feasibility
-    made: Feasibility = self
-    return made
+    _made: Feasibility = self
+    return _made
 
 
 class _Slots_Gallons:
@@ -984,8 +984,8 @@ def _new_Gallons(gallon: float) -> Gallons:
     self.gallon = gallon
     self._json = None
     self.__class__ = Gallons
-    made: Gallons = self
-    return made
+    _made: Gallons = self
+    return _made
 
 
 class _Slots_Liters:
@@ -1054,8 +1054,8 @@ def _new_Liters(liter: float) -> Liters:
     self.liter = liter
     self._json = None
     self.__class__ = Liters
-    made: Liters = self
-    return made
+    _made: Liters = self
+    return _made
 
 
 class _Slots_Distance:
@@ -1124,8 +1124,8 @@ def _new_Distance(distance: float) -> Distance:
     self.distance = distance
     self._json = None
     self.__class__ = Distance
-    made: Distance = self
-    return made
+    _made: Distance = self
+    return _made
 
 
 class _Slots_Zipcode:
@@ -1194,8 +1194,8 @@ def _new_Zipcode(zipcode: str) -> Zipcode:
     self.zipcode = zipcode
     self._json = None
     self.__class__ = Zipcode
-    made: Zipcode = self
-    return made
+    _made: Zipcode = self
+    return _made
 
 
 class _Slots_Navigation:
@@ -1264,8 +1264,8 @@ def _new_Navigation(status: str) -> Navigation:
     self.status = status
     self._json = None
     self.__class__ = Navigation
-    made: Navigation = self
-    return made
+    _made: Navigation = self
+    return _made
 
 
 class _Slots_TirePressure:
@@ -1348,8 +1348,8 @@ def _new_TirePressure(frontLeftTirePressure: int | float, frontRightTirePressure
     self.healthy_tire_pressure = healthy_tire_pressure
     self.car_info = car_info
     self.__class__ = TirePressure
-    made: TirePressure = self
-    return made
+    _made: TirePressure = self
+    return _made
 
 
 class _Slots_TireShop:
@@ -1418,8 +1418,8 @@ def _new_TireShop(shopLocation: str) -> TireShop:
     self.shopLocation = shopLocation
     self._json = None
     self.__class__ = TireShop
-    made: TireShop = self
-    return made
+    _made: TireShop = self
+    return _made
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145

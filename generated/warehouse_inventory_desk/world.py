@@ -489,8 +489,8 @@ def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_r
     self.levels = levels
     self._json = None
     self.__class__ = ItemStock
-    made: ItemStock = self
-    return made
+    _made: ItemStock = self
+    return _made
 
 
 class _Slots_BinReport:
@@ -589,8 +589,8 @@ def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, b
     self.levels = levels
     self._json = None
     self.__class__ = BinReport
-    made: BinReport = self
-    return made
+    _made: BinReport = self
+    return _made
 
 
 class _Slots_ReorderFlag:
@@ -679,8 +679,8 @@ def _new_ReorderFlag(item: str, name: str, on_hand: int, reorder_level: int, sho
     self.shortfall = shortfall
     self._json = None
     self.__class__ = ReorderFlag
-    made: ReorderFlag = self
-    return made
+    _made: ReorderFlag = self
+    return _made
 
 
 class _State(StateBase):
