@@ -362,6 +362,9 @@ class TypeTables:
                 return f"v.{inner_type.name}_text({src})"
             if isinstance(typ, t.Prim) and typ.name == "str":
                 return f"(v.str_text({src}) if type({src}) is str else v.json_text({src}))"
+            if isinstance(inner_type, (t.ListOf, t.SetOf)) and \
+                    _text_prim(inner_type.element) == "str":
+                return f"v.str_list_text({src})"  # any other value (none too): its json_text
             if isinstance(inner_type, t.MapOf) and self._plain(inner_type) and \
                     self._json_as_stored(inner_type) and self.immutable(inner_type):
                 # a dict's text kept by identity (as below); any other value: its json_text
@@ -391,7 +394,7 @@ class TypeTables:
         if isinstance(base, t.Named) and base.kind == "enum":
             return f"v.str_text({src}._value_)"
         if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
-            return f"'[' + ', '.join(map(v.str_text, {src})) + ']'"
+            return f"v.str_list_text({src})"
         if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
             return f"v.{base.name}_text({src})"
         if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):

@@ -94,7 +94,7 @@ class UserList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
+            text = ''.join(('{"user_list": ', v.str_list_text(self.user_list), '}'))
             _SET_UserList[1](self, text)
         return text
 

@@ -490,7 +490,7 @@ class Fulfillment:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
+            text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -639,7 +639,7 @@ class User(Row):
         v.record_text,
         v.json_text,
         lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
-        v.json_text,
+        v.str_list_text,
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -718,11 +718,11 @@ class Order(Row):
         v.records_text,
         v.records_text,
         lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
-        v.json_text,
-        v.json_text,
+        v.str_list_text,
+        v.str_list_text,
         v.json_text,
         v.number_text,
-        v.json_text,
+        v.str_list_text,
         v.json_text,
     )
 

@@ -377,7 +377,7 @@ class StockList:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
+            text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
             _SET_StockList[1](self, text)
         return text
 
@@ -421,7 +421,7 @@ class FilteredStocks:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
+            text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -465,7 +465,7 @@ class Watchlist:
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
+            text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
             _SET_Watchlist[1](self, text)
         return text
 

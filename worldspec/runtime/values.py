@@ -37,7 +37,7 @@ __all__ = [
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
-    "state_aliases", "quote", "record_text", "records_text", "record_map_text",
+    "state_aliases", "quote", "record_text", "records_text", "record_map_text", "str_list_text",
 ]
 
 T = TypeVar("T")
@@ -565,6 +565,18 @@ _int_repr = int.__repr__
 _float_repr = float.__repr__
 
 
+def str_list_text(value: Any) -> str:
+    """``json.dumps(value)`` of a stored list (a tuple) of text: the texts' quoted forms
+    joined. Anything else (``None`` of an optional list, or with ``arguments: dynamic`` a JSON
+    value of another type or a list holding one) gets its JSON text."""
+    if type(value) is tuple:
+        try:
+            return f"[{', '.join(map(str_text, value))}]"
+        except TypeError:  # an element that is no text
+            pass
+    return json_text(value)
+
+
 def int_text(value: int) -> str:
     """``json.dumps(value)`` of an ``int``."""
     if type(value) is int:
@@ -641,7 +653,7 @@ def records_text(value: Any) -> str:
     list holding one) gets the JSON text of its export."""
     if type(value) is tuple:
         try:
-            return "[" + ", ".join([x._json or x._json_text() for x in value]) + "]"
+            return f"[{', '.join([x._json or x._json_text() for x in value])}]"
         except AttributeError:
             pass
     return json_text(export_value(value))
