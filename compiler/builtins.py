@@ -973,6 +973,9 @@ LIST_METHODS = {
                        Charge(steps="recv")),
     "index": Method(("x",), _elem_arg(lambda r: t.INT), "{recv}.index({x})",
                     Charge(steps="recv")),
+    # Python's list.count: how many elements are `x` or equal to it
+    "count": Method(("x",), _elem_arg(lambda r: t.INT), "{recv}.count({x})",
+                    Charge(steps="recv")),
 }
 SET_METHODS = {"contains": Method(("x",), _elem_arg(lambda r: t.BOOL), "({x} in {recv})",
                                   Charge(steps="recv"))}

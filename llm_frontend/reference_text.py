@@ -1000,7 +1000,7 @@ LANGUAGE_REFERENCE = (
     '| `str` | `lower() upper() title() capitalize() strip(chars?) lstrip(chars?) rstrip(chars?) contains(s) startswith(s) endswith(s) find(s) rfind(s) count(s) split() split(sep, maxsplit: n) splitlines() replace(a, b) zfill(n) join(xs) isdigit() isdecimal() isalpha() isalnum() isspace() islower() isupper() byte_length()`: each is Python\'s `str` method of the same name (`contains` is `in`; `byte_length()` is `len(s.encode("utf-8"))`) |\n'
     "| `int` | `bit_length()` (Python's: the bits of `abs(x)`) |\n"
     '| `float` | `is_integer()` |\n'
-    '| `list[T]` | `contains(x) index(x)` |\n'
+    "| `list[T]` | `contains(x) index(x) count(x)`: Python's `in`, `list.index` (an absent `x` fails the call) and `list.count` (how many elements are `x` or equal to it) |\n"
     '| `map[K, V]` | `get(k)` → `V?`, `keys()` → `list[K]`, `values()` → `list[V]`, `contains(k)` |\n'
     '| table | `get(key)` → `E?`, `keys()` |\n'
     '| `datetime` | `date() strftime(format) isoformat() weekday() isoweekday()`, fields `year month day hour minute second microsecond` |\n'

@@ -15,11 +15,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-from test_conformance_tau2 import IN_CI, PRISTINE_HASH, SPEC, TAU2, episode_hash
+import test_conformance_tau2 as tau2
+from test_conformance_tau2 import PRISTINE_HASH, episode_hash
 
 from worldspec.runtime.episode import Episode
-from worldspec.services.loading import compile_worlds
+
+# the retail DB and the compiled world: the tau2 conformance module's fixtures
+db = tau2.db
+world = tau2.world
 
 DELIVERED = "#W2378156"  # yusuf_rossi_9620's, paid by credit_card_9513926
 DELIVERED_ITEM = "4602305039"  # its own variant is available
@@ -28,20 +31,6 @@ PENDING_ITEM, PENDING_NEW = "1725100896", "9007697085"  # same product, availabl
 ADDRESS = {"address1": "1 Main St", "address2": "", "city": "Austin", "state": "TX",
            "country": "USA", "zip": "73301"}
 URL = "https://errors.pydantic.dev/2.12/v/string_type"
-
-
-@pytest.fixture(scope="module")
-def db() -> dict[str, Any]:
-    path = TAU2 / "db.json"
-    if not path.is_file():
-        pytest.fail(f"{path} not found") if IN_CI else pytest.skip(f"{path} not found")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
-
-
-@pytest.fixture(scope="module")
-def world() -> type[Episode]:
-    return compile_worlds([SPEC]).worlds["Tau2Retail"]
 
 
 def _any(value: Any) -> Any:

@@ -65,6 +65,9 @@ tool cut(s: str, a: int?, b: int?, c: int?) -> str "s[a:b:c] with the bounds giv
   return s[:]
 }
 tool cut_list(xs: list[int], a: int, b: int) -> list[int] "xs[a:b]." { return xs[a:b] }
+tool count_in(xs: list[str], x: str) -> list[json] "xs.count(x), xs.contains(x)." {
+  return [xs.count(x), xs.contains(x)]
+}
 tool text_ops(s: str, chars: str) -> json "String methods." {
   return {"strip": s.strip(chars), "lstrip": s.lstrip(chars), "rstrip": s.rstrip(chars),
           "strip_ws": s.strip(), "split": s.split(), "splitlines": s.splitlines(),
@@ -263,6 +266,13 @@ def test_slicing_is_pythons(world: type[Episode], s: str, a: int | None, b: int 
     xs = [ord(ch) for ch in s]
     lo, hi = a or 0, b or 0
     assert call(world, "cut_list", xs=xs, a=lo, b=hi) == (True, xs[lo:hi])
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["a", "b", "ab", ""]), max_size=6),
+       st.sampled_from(["a", "b", "ab", "", "c"]))
+def test_list_count_is_pythons(world: type[Episode], xs: list[str], x: str) -> None:
+    assert call(world, "count_in", xs=xs, x=x) == (True, [xs.count(x), x in xs])
 
 
 def test_a_zero_slice_step_fails_the_call(world: type[Episode]) -> None:

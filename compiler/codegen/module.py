@@ -185,16 +185,20 @@ class WorldGenerator:
                                  for f in fields) + ") -> None:"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}self.{py_name(f.name)} = {py_name(f.name)}")
-            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None"]
+            lines += [f"{_INDENT * 2}self._digest = self._text = self._frags = self._cparts = None",
+                      f"{_INDENT * 2}self._stale = 0"]
             lines += ["", f"{_INDENT}def clone(self) -> {cls}:",
                       f"{_INDENT * 2}other = {cls}.__new__({cls})"]
             for f in fields:
                 lines.append(f"{_INDENT * 2}other.{py_name(f.name)} = self.{py_name(f.name)}")
-            # the same values: the same digest and text; the fragment caches are not copied,
-            # so copies and resets stay cheap
+            # the same values: the same digest, text and text fragments (a fragment list is
+            # never changed in place, so the two rows may share it); the canonical text's
+            # cache is not copied, so copies and resets stay cheap
             lines += [f"{_INDENT * 2}other._digest = self._digest",
                       f"{_INDENT * 2}other._text = self._text",
-                      f"{_INDENT * 2}other._frags = other._cparts = None",
+                      f"{_INDENT * 2}other._frags = self._frags",
+                      f"{_INDENT * 2}other._stale = self._stale",
+                      f"{_INDENT * 2}other._cparts = None",
                       f"{_INDENT * 2}return other"]
         # export
         lines += ["", f"{_INDENT}def export(self) -> dict[str, Any]:", f"{_INDENT * 2}return {{"]

@@ -63,6 +63,9 @@ class StatementCompiler:
         #: whether the body changes state other than row fields (a state item, a row
         #: inserted or deleted)
         self.other_writes = False
+        #: while a run of statements setting fields of one row is compiled (``field_run``):
+        #: the row's local, whose field writes then only store
+        self.run_row: str | None = None
 
     def anchor(self, node: n.Node) -> str:
         return f"  # {file_label(node.span.file)}:{node.span.line}"
@@ -74,11 +77,73 @@ class StatementCompiler:
     def block(self, body: tuple[n.Stmt, ...]) -> None:
         before = len(self.lines)
         saved = dict(self.env.locals)
-        for stmt in body:
-            getattr(self, "s_" + type(stmt).__name__)(stmt)
+        i = 0
+        while i < len(body):
+            run = self.fields_of_one_row(body, i)
+            if len(run) > 1:
+                self.field_run(run)
+                i += len(run)
+            else:
+                getattr(self, "s_" + type(body[i]).__name__)(body[i])
+                i += 1
         self.env.locals = saved
         if len(self.lines) == before:
             self.emit("pass")
+
+    def _row_field(self, stmt: n.Stmt) -> tuple[str, str, str] | None:
+        """(entity, row local, field) of a statement ``r.f = x`` or ``r.f op= x`` setting a
+        field of the row held by local (or parameter) ``r``, else None."""
+        if not isinstance(stmt, (n.Assign, n.AugAssign)):
+            return None
+        target = stmt.target
+        if not (isinstance(target, n.Attribute) and isinstance(target.obj, n.NameRef)):
+            return None
+        typ = t.strip_optional(self.x.type_of(target.obj))
+        if not (isinstance(typ, t.Named) and typ.kind == "entity"):
+            return None
+        row = self.x.value(target.obj, self.env)
+        if not row.isidentifier():
+            return None
+        return typ.name, row, target.name.name
+
+    def fields_of_one_row(self, body: tuple[n.Stmt, ...], start: int) -> tuple[n.Stmt, ...]:
+        """The statements from ``start`` on that set fields of one and the same row."""
+        first = self._row_field(body[start])
+        if first is None:
+            return body[start:start + 1]
+        end = start + 1
+        while end < len(body):
+            found = self._row_field(body[end])
+            if found is None or found[:2] != first[:2]:
+                break
+            end += 1
+        return body[start:end]
+
+    def field_run(self, run: tuple[n.Stmt, ...]) -> None:
+        """Statements setting fields of one row, one after the other: one undo entry for
+        them all (kind 3: the fields' values, digest, text, fragments and stale bits of
+        before), then each value computed and stored in turn, then the fields' fragments
+        marked stale and the digests cleared once. A value that fails leaves the entry,
+        which puts back what the fields held (the ones not yet set: what they hold)."""
+        found = [f for f in map(self._row_field, run) if f is not None]
+        entity, row = found[0][0], found[0][1]
+        names = list(dict.fromkeys(field for _, _, field in found))  # each once, in order
+        fields = list(self.x.world.records[entity].fields)
+        bits = sum(1 << fields.index(name) for name in names)
+        attrs = tuple(py_name(name) for name in names)
+        ep = self.env.ep
+        olds = "".join(f"{row}.{attr}, " for attr in attrs)
+        self.emit(f"{ep}._undo.append((3, {row}, {attrs!r}, ({olds}), {row}._digest, "
+                  f"{row}._text, {row}._frags, {row}._stale))", run[0])
+        self.run_row = row
+        try:
+            for stmt in run:
+                getattr(self, "s_" + type(stmt).__name__)(stmt)
+        finally:
+            self.run_row = None
+        self.emit(f"{row}._stale |= {bits}", run[-1])
+        self.emit(f"{row}._digest = {row}._text = None", run[-1])
+        self.invalidate_tables(entity, run[-1])
 
     def nested(self, body: tuple[n.Stmt, ...]) -> None:
         self.depth += 1
@@ -165,34 +230,38 @@ class StatementCompiler:
         raise AssertionError(f"cannot assign to {type(target).__name__}")
 
     def set_row(self, entity: str, name: str, obj: str, value: str, node: n.Node) -> None:
-        """``ep._set_row(obj, field, value)``, inline: the row and the value are computed (in
-        that order), the undo entry logged with the row's digest, text and the field's text
-        fragment (whose bit in ``_stale`` marks it stale: ``Row._changed``), then the field
-        set and the digests of the entity's tables cleared."""
+        """``ep._set_row(obj, field, value)``, inline: the row is computed (into a local
+        unless it is one), the undo entry logged with the row's digest, text, text fragments
+        and their stale bits (``Row._put_back``), then the value computed and set, its
+        fragment marked stale, and the digests of the entity's tables cleared. A value
+        that fails leaves an undo entry that puts back what is there: harmless."""
         ep = self.env.ep
         field = py_name(name)
         fields = list(self.x.world.records[entity].fields)
         bit = 1 << fields.index(name)
-        row, new, frags, stale = (self.x.fresh(x) for x in ("row", "new", "frags", "stale"))
-        self.emit(f"{row} = {obj}", node)
+        row = obj if obj.isidentifier() else self.x.fresh("row")
+        if row != obj:
+            self.emit(f"{row} = {obj}", node)
         charged = _charged_value(value, ep)
-        if charged is None:
-            self.emit(f"{new} = {value}", node)
-        else:  # the value's charge, paid by two statements instead of a call of rt.each
-            self.emit(f"{new} = {charged}", node)
-            self.charge(f"len({new})", node)
-        self.emit(f"{frags} = {row}._frags", node)
-        self.emit(f"if {frags} is not None:", node)
-        self.emit(f"    {stale} = {row}._stale", node)
-        self.emit(f"    {row}._stale = {stale} | {bit}", node)
+        if charged is not None:  # the value's charge, paid by two statements, not rt.each
+            value = self.x.fresh("new")
+            self.emit(f"{value} = {charged}", node)
+            self.charge(f"len({value})", node)
+        if row == self.run_row:  # in a run of writes to this row: logged and marked once
+            self.emit(f"{row}.{field} = {value}", node)
+            return
         self.emit(f"{ep}._undo.append((0, {row}, {field!r}, {row}.{field}, {row}._digest, "
-                  f"{row}._text, None if {frags} is None or {stale} & {bit} else "
-                  f"{frags}[{fields.index(name)}]))", node)
-        self.emit(f"{row}.{field} = {new}", node)
+                  f"{row}._text, {row}._frags, {row}._stale))", node)
+        self.emit(f"{row}.{field} = {value}", node)
+        self.emit(f"{row}._stale |= {bit}", node)
         self.emit(f"{row}._digest = {row}._text = None", node)
+        self.invalidate_tables(entity, node)
+
+    def invalidate_tables(self, entity: str, node: n.Node) -> None:
+        """A row of ``entity`` changed: the digests of the tables holding its rows are stale."""
         for state in self.x.world.state.values():
             if state.kind == "table" and state.entity == entity:
-                self.emit(f"{ep}.t_{state.name}._digest = None", node)
+                self.emit(f"{self.env.ep}.t_{state.name}._digest = None", node)
 
     def s_If(self, s: n.If, keyword: str = "if") -> None:
         self.emit(f"{keyword} {self.x.value(s.condition, self.env)}:", s)

@@ -85,6 +85,7 @@ class Branch(Row):
         self.name = name
         self.city = city
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Branch:
         other = Branch.__new__(Branch)
@@ -93,7 +94,9 @@ class Branch(Row):
         other.city = self.city
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -147,6 +150,7 @@ class Car(Row):
         self.branch = branch
         self.in_service = in_service
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Car:
         other = Car.__new__(Car)
@@ -159,7 +163,9 @@ class Car(Row):
         other.in_service = self.in_service
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -215,6 +221,7 @@ class Customer(Row):
         self.licence_expires = licence_expires
         self.email = email
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -225,7 +232,9 @@ class Customer(Row):
         other.email = self.email
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -307,6 +316,7 @@ class Rental(Row):
         self.one_way_fee_cents = one_way_fee_cents
         self.total_cents = total_cents
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Rental:
         other = Rental.__new__(Rental)
@@ -327,7 +337,9 @@ class Rental(Row):
         other.total_cents = self.total_cents
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -587,34 +599,34 @@ class CarRentalCounter(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_holds(_a79)) or (len(tuple([_b80.key() for _b80 in rt.each(self, self.t_rentals) if ((((_b80.car == _a79.car) and self.fn_holds(_b80)) and (_b80.pickup_date < _a79.return_date)) and (_a79.pickup_date < _b80.return_date))])) == 1)) for _a79 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
+        if not all(((not self.fn_holds(_a22)) or (len(tuple([_b23.key() for _b23 in rt.each(self, self.t_rentals) if ((((_b23.car == _a22.car) and self.fn_holds(_b23)) and (_b23.pickup_date < _a22.return_date)) and (_a22.pickup_date < _b23.return_date))])) == 1)) for _a22 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:137
             raise InvariantError('A car is never held by two reserved or picked-up rentals with overlapping days.', 'car_rental_counter.world:137')
-        if not all(((_c81.branch is None) == any(((_r82.car == _c81.key()) and (_r82.status == _E12_RentalStatus_picked_up)) for _r82 in rt.each(self, self.t_rentals))) for _c81 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
+        if not all(((_c24.branch is None) == any(((_r25.car == _c24.key()) and (_r25.status == _E12_RentalStatus_picked_up)) for _r25 in rt.each(self, self.t_rentals))) for _c24 in rt.each(self, self.t_cars)):  # car_rental_counter.world:140
             raise InvariantError('A car has no branch exactly while it is out on a rental.', 'car_rental_counter.world:140')
-        for _row83 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
-            if not (_row83.return_date > _row83.pickup_date):
+        for _row26 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:143
+            if not (_row26.return_date > _row26.pickup_date):
                 raise InvariantError('A rental returns after it is picked up.', 'car_rental_counter.world:143')
-        for _row84 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
-            if not (((_row84.status != _E12_RentalStatus_picked_up) and (_row84.status != _E12_RentalStatus_returned)) or (_row84.start_mileage_km is not None)):
+        for _row27 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:146
+            if not (((_row27.status != _E12_RentalStatus_picked_up) and (_row27.status != _E12_RentalStatus_returned)) or (_row27.start_mileage_km is not None)):
                 raise InvariantError('A picked-up or returned rental has its start mileage.', 'car_rental_counter.world:146')
-        for _row85 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
-            if not ((_row85.status != _E12_RentalStatus_returned) or (((((_row85.end_mileage_km is not None) and (_row85.start_mileage_km is not None)) and (rt.present(_row85.end_mileage_km) >= rt.present(_row85.start_mileage_km))) and (_row85.returned_on is not None)) and (_row85.return_branch is not None))):
+        for _row28 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:149
+            if not ((_row28.status != _E12_RentalStatus_returned) or (((((_row28.end_mileage_km is not None) and (_row28.start_mileage_km is not None)) and (rt.present(_row28.end_mileage_km) >= rt.present(_row28.start_mileage_km))) and (_row28.returned_on is not None)) and (_row28.return_branch is not None))):
                 raise InvariantError('A returned rental has its end mileage (not below the start), day and branch.', 'car_rental_counter.world:149')
-        for _row86 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
-            if not ((_row86.status != _E12_RentalStatus_returned) or (_row86.total_cents == rt.bounded(rt.bounded(_row86.base_charge_cents + _row86.extra_days_charge_cents) + _row86.one_way_fee_cents))):
+        for _row29 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:152
+            if not ((_row29.status != _E12_RentalStatus_returned) or (_row29.total_cents == rt.bounded(rt.bounded(_row29.base_charge_cents + _row29.extra_days_charge_cents) + _row29.one_way_fee_cents))):
                 raise InvariantError("A returned rental's total is its base, extra-day and one-way charges.", 'car_rental_counter.world:152')
-        for _row87 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
-            if not ((_row87.one_way_fee_cents == 0) or ((_row87.return_branch is not None) and (_row87.return_branch != _row87.pickup_branch))):
+        for _row30 in self._changed_rows(self.t_rentals):  # car_rental_counter.world:155
+            if not ((_row30.one_way_fee_cents == 0) or ((_row30.return_branch is not None) and (_row30.return_branch != _row30.pickup_branch))):
                 raise InvariantError('A one-way fee is charged only when the car came back to another branch.', 'car_rental_counter.world:155')
-        if not all((((_r88.end_mileage_km is None) or (rt.present(_r88.end_mileage_km) <= (self.t_cars.rows.get(_r88.car) or self.t_cars.row(_r88.car)).mileage_km)) and ((_r88.start_mileage_km is None) or (rt.present(_r88.start_mileage_km) <= (self.t_cars.rows.get(_r88.car) or self.t_cars.row(_r88.car)).mileage_km))) for _r88 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
+        if not all((((_r31.end_mileage_km is None) or (rt.present(_r31.end_mileage_km) <= (self.t_cars.rows.get(_r31.car) or self.t_cars.row(_r31.car)).mileage_km)) and ((_r31.start_mileage_km is None) or (rt.present(_r31.start_mileage_km) <= (self.t_cars.rows.get(_r31.car) or self.t_cars.row(_r31.car)).mileage_km))) for _r31 in rt.each(self, self.t_rentals)):  # car_rental_counter.world:158
             raise InvariantError("A car's odometer is not below any reading recorded on its rentals.", 'car_rental_counter.world:158')
-        for _row89 in rt.changed_rows(self, self.t_cars, ('branch',)):
-            rt.check_refs(self.t_branches, _row89.branch, 'Car.branch')
-        for _row90 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
-            rt.check_refs(self.t_customers, _row90.customer, 'Rental.customer')
-            rt.check_refs(self.t_cars, _row90.car, 'Rental.car')
-            rt.check_refs(self.t_branches, _row90.pickup_branch, 'Rental.pickup_branch')
-            rt.check_refs(self.t_branches, _row90.return_branch, 'Rental.return_branch')
+        for _row32 in rt.changed_rows(self, self.t_cars, ('branch',)):
+            rt.check_refs(self.t_branches, _row32.branch, 'Car.branch')
+        for _row33 in rt.changed_rows(self, self.t_rentals, ('customer', 'car', 'pickup_branch', 'return_branch')):
+            rt.check_refs(self.t_customers, _row33.customer, 'Rental.customer')
+            rt.check_refs(self.t_cars, _row33.car, 'Rental.car')
+            rt.check_refs(self.t_branches, _row33.pickup_branch, 'Rental.pickup_branch')
+            rt.check_refs(self.t_branches, _row33.return_branch, 'Rental.return_branch')
         if self._deleted:
             rt.check_deleted(self, self.t_branches, ((self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'), (self.t_rentals, 'return_branch'),))
         if self._deleted:
@@ -695,15 +707,10 @@ class CarRentalCounter(Episode):
         'Cancel a reservation that has not been picked up. There is no fee.'
         if not (rental.status == _E12_RentalStatus_reserved):  # car_rental_counter.world:252
             raise ToolError(rt.built(self, ('Rental ' + rt.text(rental.id_) + ' is ' + rt.text(rental.status) + '; only reserved rentals can be cancelled.')))
-        _row8 = rental  # car_rental_counter.world:253
-        _new9 = _E12_RentalStatus_cancelled  # car_rental_counter.world:253
-        _frags10 = _row8._frags  # car_rental_counter.world:253
-        if _frags10 is not None:  # car_rental_counter.world:253
-            _stale11 = _row8._stale  # car_rental_counter.world:253
-            _row8._stale = _stale11 | 64  # car_rental_counter.world:253
-        self._undo.append((0, _row8, 'status', _row8.status, _row8._digest, _row8._text, None if _frags10 is None or _stale11 & 64 else _frags10[6]))  # car_rental_counter.world:253
-        _row8.status = _new9  # car_rental_counter.world:253
-        _row8._digest = _row8._text = None  # car_rental_counter.world:253
+        self._undo.append((0, rental, 'status', rental.status, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:253
+        rental.status = _E12_RentalStatus_cancelled  # car_rental_counter.world:253
+        rental._stale |= 64  # car_rental_counter.world:253
+        rental._digest = rental._text = None  # car_rental_counter.world:253
         self.t_rentals._digest = None  # car_rental_counter.world:253
         return rental  # car_rental_counter.world:254
 
@@ -723,35 +730,17 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out of service.')))
         if not ((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires >= rental.return_date):  # car_rental_counter.world:269
             raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).name) + "'s licence expires on " + rt.text((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires) + ', before the return date.')))
-        _row12 = rental  # car_rental_counter.world:270
-        _new13 = _E12_RentalStatus_picked_up  # car_rental_counter.world:270
-        _frags14 = _row12._frags  # car_rental_counter.world:270
-        if _frags14 is not None:  # car_rental_counter.world:270
-            _stale15 = _row12._stale  # car_rental_counter.world:270
-            _row12._stale = _stale15 | 64  # car_rental_counter.world:270
-        self._undo.append((0, _row12, 'status', _row12.status, _row12._digest, _row12._text, None if _frags14 is None or _stale15 & 64 else _frags14[6]))  # car_rental_counter.world:270
-        _row12.status = _new13  # car_rental_counter.world:270
-        _row12._digest = _row12._text = None  # car_rental_counter.world:270
-        self.t_rentals._digest = None  # car_rental_counter.world:270
-        _row16 = rental  # car_rental_counter.world:271
-        _new17 = rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None))  # car_rental_counter.world:271
-        _frags18 = _row16._frags  # car_rental_counter.world:271
-        if _frags18 is not None:  # car_rental_counter.world:271
-            _stale19 = _row16._stale  # car_rental_counter.world:271
-            _row16._stale = _stale19 | 128  # car_rental_counter.world:271
-        self._undo.append((0, _row16, 'start_mileage_km', _row16.start_mileage_km, _row16._digest, _row16._text, None if _frags18 is None or _stale19 & 128 else _frags18[7]))  # car_rental_counter.world:271
-        _row16.start_mileage_km = _new17  # car_rental_counter.world:271
-        _row16._digest = _row16._text = None  # car_rental_counter.world:271
+        self._undo.append((3, rental, ('status', 'start_mileage_km'), (rental.status, rental.start_mileage_km, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:270
+        rental.status = _E12_RentalStatus_picked_up  # car_rental_counter.world:270
+        rental.start_mileage_km = rt.if_present(car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None))  # car_rental_counter.world:271
+        rental._stale |= 192  # car_rental_counter.world:271
+        rental._digest = rental._text = None  # car_rental_counter.world:271
         self.t_rentals._digest = None  # car_rental_counter.world:271
-        _row20 = self.t_cars.row(car.plate)  # car_rental_counter.world:272
-        _new21 = None  # car_rental_counter.world:272
-        _frags22 = _row20._frags  # car_rental_counter.world:272
-        if _frags22 is not None:  # car_rental_counter.world:272
-            _stale23 = _row20._stale  # car_rental_counter.world:272
-            _row20._stale = _stale23 | 32  # car_rental_counter.world:272
-        self._undo.append((0, _row20, 'branch', _row20.branch, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 32 else _frags22[5]))  # car_rental_counter.world:272
-        _row20.branch = _new21  # car_rental_counter.world:272
-        _row20._digest = _row20._text = None  # car_rental_counter.world:272
+        _row8 = self.t_cars.row(car.plate)  # car_rental_counter.world:272
+        self._undo.append((0, _row8, 'branch', _row8.branch, _row8._digest, _row8._text, _row8._frags, _row8._stale))  # car_rental_counter.world:272
+        _row8.branch = None  # car_rental_counter.world:272
+        _row8._stale |= 32  # car_rental_counter.world:272
+        _row8._digest = _row8._text = None  # car_rental_counter.world:272
         self.t_cars._digest = None  # car_rental_counter.world:272
         return rental  # car_rental_counter.world:273
 
@@ -764,107 +753,43 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, ('The mileage ' + rt.text(mileage_km) + ' km is lower than the ' + rt.text(car.mileage_km) + ' km recorded for car ' + rt.text(car.plate) + '.')))
         today: dt.date = self.clock.date()  # car_rental_counter.world:290
         extra: int = self.fn_days_between(rental.return_date, today)  # car_rental_counter.world:291
-        _row24 = rental  # car_rental_counter.world:292
-        _new25 = v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None)  # car_rental_counter.world:292
-        _frags26 = _row24._frags  # car_rental_counter.world:292
-        if _frags26 is not None:  # car_rental_counter.world:292
-            _stale27 = _row24._stale  # car_rental_counter.world:292
-            _row24._stale = _stale27 | 4096  # car_rental_counter.world:292
-        self._undo.append((0, _row24, 'extra_days_charge_cents', _row24.extra_days_charge_cents, _row24._digest, _row24._text, None if _frags26 is None or _stale27 & 4096 else _frags26[12]))  # car_rental_counter.world:292
-        _row24.extra_days_charge_cents = _new25  # car_rental_counter.world:292
-        _row24._digest = _row24._text = None  # car_rental_counter.world:292
+        self._undo.append((0, rental, 'extra_days_charge_cents', rental.extra_days_charge_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:292
+        rental.extra_days_charge_cents = v.check_range(rt.bounded(extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)), 'Rental.extra_days_charge_cents', 0, None)  # car_rental_counter.world:292
+        rental._stale |= 4096  # car_rental_counter.world:292
+        rental._digest = rental._text = None  # car_rental_counter.world:292
         self.t_rentals._digest = None  # car_rental_counter.world:292
         if (branch.key() != rental.pickup_branch):  # car_rental_counter.world:293
-            _row28 = rental  # car_rental_counter.world:294
-            _new29 = v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:294
-            _frags30 = _row28._frags  # car_rental_counter.world:294
-            if _frags30 is not None:  # car_rental_counter.world:294
-                _stale31 = _row28._stale  # car_rental_counter.world:294
-                _row28._stale = _stale31 | 8192  # car_rental_counter.world:294
-            self._undo.append((0, _row28, 'one_way_fee_cents', _row28.one_way_fee_cents, _row28._digest, _row28._text, None if _frags30 is None or _stale31 & 8192 else _frags30[13]))  # car_rental_counter.world:294
-            _row28.one_way_fee_cents = _new29  # car_rental_counter.world:294
-            _row28._digest = _row28._text = None  # car_rental_counter.world:294
+            self._undo.append((0, rental, 'one_way_fee_cents', rental.one_way_fee_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:294
+            rental.one_way_fee_cents = v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:294
+            rental._stale |= 8192  # car_rental_counter.world:294
+            rental._digest = rental._text = None  # car_rental_counter.world:294
             self.t_rentals._digest = None  # car_rental_counter.world:294
         else:
-            _row32 = rental  # car_rental_counter.world:296
-            _new33 = v.check_range(0, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:296
-            _frags34 = _row32._frags  # car_rental_counter.world:296
-            if _frags34 is not None:  # car_rental_counter.world:296
-                _stale35 = _row32._stale  # car_rental_counter.world:296
-                _row32._stale = _stale35 | 8192  # car_rental_counter.world:296
-            self._undo.append((0, _row32, 'one_way_fee_cents', _row32.one_way_fee_cents, _row32._digest, _row32._text, None if _frags34 is None or _stale35 & 8192 else _frags34[13]))  # car_rental_counter.world:296
-            _row32.one_way_fee_cents = _new33  # car_rental_counter.world:296
-            _row32._digest = _row32._text = None  # car_rental_counter.world:296
+            self._undo.append((0, rental, 'one_way_fee_cents', rental.one_way_fee_cents, rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:296
+            rental.one_way_fee_cents = v.check_range(0, 'Rental.one_way_fee_cents', 0, None)  # car_rental_counter.world:296
+            rental._stale |= 8192  # car_rental_counter.world:296
+            rental._digest = rental._text = None  # car_rental_counter.world:296
             self.t_rentals._digest = None  # car_rental_counter.world:296
-        _row36 = rental  # car_rental_counter.world:298
-        _new37 = v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None)  # car_rental_counter.world:298
-        _frags38 = _row36._frags  # car_rental_counter.world:298
-        if _frags38 is not None:  # car_rental_counter.world:298
-            _stale39 = _row36._stale  # car_rental_counter.world:298
-            _row36._stale = _stale39 | 16384  # car_rental_counter.world:298
-        self._undo.append((0, _row36, 'total_cents', _row36.total_cents, _row36._digest, _row36._text, None if _frags38 is None or _stale39 & 16384 else _frags38[14]))  # car_rental_counter.world:298
-        _row36.total_cents = _new37  # car_rental_counter.world:298
-        _row36._digest = _row36._text = None  # car_rental_counter.world:298
-        self.t_rentals._digest = None  # car_rental_counter.world:298
-        _row40 = rental  # car_rental_counter.world:299
-        _new41 = rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None))  # car_rental_counter.world:299
-        _frags42 = _row40._frags  # car_rental_counter.world:299
-        if _frags42 is not None:  # car_rental_counter.world:299
-            _stale43 = _row40._stale  # car_rental_counter.world:299
-            _row40._stale = _stale43 | 256  # car_rental_counter.world:299
-        self._undo.append((0, _row40, 'end_mileage_km', _row40.end_mileage_km, _row40._digest, _row40._text, None if _frags42 is None or _stale43 & 256 else _frags42[8]))  # car_rental_counter.world:299
-        _row40.end_mileage_km = _new41  # car_rental_counter.world:299
-        _row40._digest = _row40._text = None  # car_rental_counter.world:299
-        self.t_rentals._digest = None  # car_rental_counter.world:299
-        _row44 = rental  # car_rental_counter.world:300
-        _new45 = today  # car_rental_counter.world:300
-        _frags46 = _row44._frags  # car_rental_counter.world:300
-        if _frags46 is not None:  # car_rental_counter.world:300
-            _stale47 = _row44._stale  # car_rental_counter.world:300
-            _row44._stale = _stale47 | 512  # car_rental_counter.world:300
-        self._undo.append((0, _row44, 'returned_on', _row44.returned_on, _row44._digest, _row44._text, None if _frags46 is None or _stale47 & 512 else _frags46[9]))  # car_rental_counter.world:300
-        _row44.returned_on = _new45  # car_rental_counter.world:300
-        _row44._digest = _row44._text = None  # car_rental_counter.world:300
-        self.t_rentals._digest = None  # car_rental_counter.world:300
-        _row48 = rental  # car_rental_counter.world:301
-        _new49 = branch.key()  # car_rental_counter.world:301
-        _frags50 = _row48._frags  # car_rental_counter.world:301
-        if _frags50 is not None:  # car_rental_counter.world:301
-            _stale51 = _row48._stale  # car_rental_counter.world:301
-            _row48._stale = _stale51 | 1024  # car_rental_counter.world:301
-        self._undo.append((0, _row48, 'return_branch', _row48.return_branch, _row48._digest, _row48._text, None if _frags50 is None or _stale51 & 1024 else _frags50[10]))  # car_rental_counter.world:301
-        _row48.return_branch = _new49  # car_rental_counter.world:301
-        _row48._digest = _row48._text = None  # car_rental_counter.world:301
-        self.t_rentals._digest = None  # car_rental_counter.world:301
-        _row52 = rental  # car_rental_counter.world:302
-        _new53 = _E12_RentalStatus_returned  # car_rental_counter.world:302
-        _frags54 = _row52._frags  # car_rental_counter.world:302
-        if _frags54 is not None:  # car_rental_counter.world:302
-            _stale55 = _row52._stale  # car_rental_counter.world:302
-            _row52._stale = _stale55 | 64  # car_rental_counter.world:302
-        self._undo.append((0, _row52, 'status', _row52.status, _row52._digest, _row52._text, None if _frags54 is None or _stale55 & 64 else _frags54[6]))  # car_rental_counter.world:302
-        _row52.status = _new53  # car_rental_counter.world:302
-        _row52._digest = _row52._text = None  # car_rental_counter.world:302
+        self._undo.append((3, rental, ('total_cents', 'end_mileage_km', 'returned_on', 'return_branch', 'status'), (rental.total_cents, rental.end_mileage_km, rental.returned_on, rental.return_branch, rental.status, ), rental._digest, rental._text, rental._frags, rental._stale))  # car_rental_counter.world:298
+        rental.total_cents = v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None)  # car_rental_counter.world:298
+        rental.end_mileage_km = rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None))  # car_rental_counter.world:299
+        rental.returned_on = today  # car_rental_counter.world:300
+        rental.return_branch = branch.key()  # car_rental_counter.world:301
+        rental.status = _E12_RentalStatus_returned  # car_rental_counter.world:302
+        rental._stale |= 18240  # car_rental_counter.world:302
+        rental._digest = rental._text = None  # car_rental_counter.world:302
         self.t_rentals._digest = None  # car_rental_counter.world:302
-        _row56 = self.t_cars.row(car.plate)  # car_rental_counter.world:303
-        _new57 = v.check_range(mileage_km, 'Car.mileage_km', 0, None)  # car_rental_counter.world:303
-        _frags58 = _row56._frags  # car_rental_counter.world:303
-        if _frags58 is not None:  # car_rental_counter.world:303
-            _stale59 = _row56._stale  # car_rental_counter.world:303
-            _row56._stale = _stale59 | 16  # car_rental_counter.world:303
-        self._undo.append((0, _row56, 'mileage_km', _row56.mileage_km, _row56._digest, _row56._text, None if _frags58 is None or _stale59 & 16 else _frags58[4]))  # car_rental_counter.world:303
-        _row56.mileage_km = _new57  # car_rental_counter.world:303
-        _row56._digest = _row56._text = None  # car_rental_counter.world:303
+        _row9 = self.t_cars.row(car.plate)  # car_rental_counter.world:303
+        self._undo.append((0, _row9, 'mileage_km', _row9.mileage_km, _row9._digest, _row9._text, _row9._frags, _row9._stale))  # car_rental_counter.world:303
+        _row9.mileage_km = v.check_range(mileage_km, 'Car.mileage_km', 0, None)  # car_rental_counter.world:303
+        _row9._stale |= 16  # car_rental_counter.world:303
+        _row9._digest = _row9._text = None  # car_rental_counter.world:303
         self.t_cars._digest = None  # car_rental_counter.world:303
-        _row60 = self.t_cars.row(car.plate)  # car_rental_counter.world:304
-        _new61 = branch.key()  # car_rental_counter.world:304
-        _frags62 = _row60._frags  # car_rental_counter.world:304
-        if _frags62 is not None:  # car_rental_counter.world:304
-            _stale63 = _row60._stale  # car_rental_counter.world:304
-            _row60._stale = _stale63 | 32  # car_rental_counter.world:304
-        self._undo.append((0, _row60, 'branch', _row60.branch, _row60._digest, _row60._text, None if _frags62 is None or _stale63 & 32 else _frags62[5]))  # car_rental_counter.world:304
-        _row60.branch = _new61  # car_rental_counter.world:304
-        _row60._digest = _row60._text = None  # car_rental_counter.world:304
+        _row10 = self.t_cars.row(car.plate)  # car_rental_counter.world:304
+        self._undo.append((0, _row10, 'branch', _row10.branch, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # car_rental_counter.world:304
+        _row10.branch = branch.key()  # car_rental_counter.world:304
+        _row10._stale |= 32  # car_rental_counter.world:304
+        _row10._digest = _row10._text = None  # car_rental_counter.world:304
         self.t_cars._digest = None  # car_rental_counter.world:304
         return rental  # car_rental_counter.world:305
 
@@ -872,17 +797,12 @@ class CarRentalCounter(Episode):
         'Take a parked car out of service for maintenance, or put it back in service.'
         if not (car.branch is not None):  # car_rental_counter.world:314
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' is out on a rental.')))
-        if not (in_service or (not any(((_r64.car == car.key()) and (_r64.status == _E12_RentalStatus_reserved)) for _r64 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
+        if not (in_service or (not any(((_r11.car == car.key()) and (_r11.status == _E12_RentalStatus_reserved)) for _r11 in rt.each(self, self.t_rentals)))):  # car_rental_counter.world:315
             raise ToolError(rt.built(self, ('Car ' + rt.text(car.plate) + ' has reservations; cancel or move them before taking it out of service.')))
-        _row65 = car  # car_rental_counter.world:316
-        _new66 = in_service  # car_rental_counter.world:316
-        _frags67 = _row65._frags  # car_rental_counter.world:316
-        if _frags67 is not None:  # car_rental_counter.world:316
-            _stale68 = _row65._stale  # car_rental_counter.world:316
-            _row65._stale = _stale68 | 64  # car_rental_counter.world:316
-        self._undo.append((0, _row65, 'in_service', _row65.in_service, _row65._digest, _row65._text, None if _frags67 is None or _stale68 & 64 else _frags67[6]))  # car_rental_counter.world:316
-        _row65.in_service = _new66  # car_rental_counter.world:316
-        _row65._digest = _row65._text = None  # car_rental_counter.world:316
+        self._undo.append((0, car, 'in_service', car.in_service, car._digest, car._text, car._frags, car._stale))  # car_rental_counter.world:316
+        car.in_service = in_service  # car_rental_counter.world:316
+        car._stale |= 64  # car_rental_counter.world:316
+        car._digest = car._text = None  # car_rental_counter.world:316
         self.t_cars._digest = None  # car_rental_counter.world:316
         return car  # car_rental_counter.world:317
 
@@ -1041,11 +961,11 @@ def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRen
 
 
 def _check_new_customer_reservation__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:619
-    return bool(any((((_c69.name == 'Tom Weber') and (_c69.licence_number == 'WEB44321')) and (_c69.licence_expires == rt.parse_date('2031-02-28'))) for _c69 in rt.each(ep, ep.t_customers)))
+    return bool(any((((_c12.name == 'Tom Weber') and (_c12.licence_number == 'WEB44321')) and (_c12.licence_expires == rt.parse_date('2031-02-28'))) for _c12 in rt.each(ep, ep.t_customers)))
 
 
 def _check_new_customer_reservation__reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:620
-    return bool(any((((((((ep.t_customers.rows.get(_r70.customer) or ep.t_customers.row(_r70.customer)).name == 'Tom Weber') and (_r70.car == '6666-FGH')) and (_r70.status == _E12_RentalStatus_reserved)) and (_r70.pickup_date == rt.parse_date('2026-07-15'))) and (_r70.return_date == rt.parse_date('2026-07-18'))) and (_r70.base_charge_cents == 15000)) for _r70 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((ep.t_customers.rows.get(_r13.customer) or ep.t_customers.row(_r13.customer)).name == 'Tom Weber') and (_r13.car == '6666-FGH')) and (_r13.status == _E12_RentalStatus_reserved)) and (_r13.pickup_date == rt.parse_date('2026-07-15'))) and (_r13.return_date == rt.parse_date('2026-07-18'))) and (_r13.base_charge_cents == 15000)) for _r13 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:772
@@ -1053,7 +973,7 @@ def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRe
 
 
 def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:773
-    return bool(any(((((((_r71.customer == 'CU003') and (_r71.car == '6666-FGH')) and (_r71.status == _E12_RentalStatus_reserved)) and (_r71.pickup_date == rt.parse_date('2026-07-20'))) and (_r71.return_date == rt.parse_date('2026-07-22'))) and (_r71.base_charge_cents == 10000)) for _r71 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r14.customer == 'CU003') and (_r14.car == '6666-FGH')) and (_r14.status == _E12_RentalStatus_reserved)) and (_r14.pickup_date == rt.parse_date('2026-07-20'))) and (_r14.return_date == rt.parse_date('2026-07-22'))) and (_r14.base_charge_cents == 10000)) for _r14 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:148
@@ -1065,7 +985,7 @@ def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCo
 
 
 def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:150
-    return bool(any((((((((_r72.customer == 'CU003') and (_r72.car == '6666-FGH')) and (_r72.status == _E12_RentalStatus_reserved)) and (_r72.pickup_branch == 'BCN')) and (_r72.pickup_date == rt.parse_date('2026-07-20'))) and (_r72.return_date == rt.parse_date('2026-07-22'))) and (_r72.base_charge_cents == 10000)) for _r72 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r15.customer == 'CU003') and (_r15.car == '6666-FGH')) and (_r15.status == _E12_RentalStatus_reserved)) and (_r15.pickup_branch == 'BCN')) and (_r15.pickup_date == rt.parse_date('2026-07-20'))) and (_r15.return_date == rt.parse_date('2026-07-22'))) and (_r15.base_charge_cents == 10000)) for _r15 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:303
@@ -1073,7 +993,7 @@ def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init:
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:304
-    return bool(any((((((((_r73.customer == 'CU001') and (_r73.car == '1111-ABC')) and (_r73.status == _E12_RentalStatus_picked_up)) and (_r73.pickup_date == rt.parse_date('2026-07-10'))) and (_r73.return_date == rt.parse_date('2026-07-14'))) and (_r73.base_charge_cents == 15600)) and (_r73.start_mileage_km == 42000)) for _r73 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r16.customer == 'CU001') and (_r16.car == '1111-ABC')) and (_r16.status == _E12_RentalStatus_picked_up)) and (_r16.pickup_date == rt.parse_date('2026-07-10'))) and (_r16.return_date == rt.parse_date('2026-07-14'))) and (_r16.base_charge_cents == 15600)) and (_r16.start_mileage_km == 42000)) for _r16 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:305
@@ -1081,11 +1001,11 @@ def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRe
 
 
 def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:459
-    return bool(any(((((_c74.name == 'Sofia Marin') and (_c74.licence_number == 'MAR77001')) and (_c74.licence_expires == rt.parse_date('2029-09-30'))) and (_c74.email == 'sofia.marin@example.com')) for _c74 in rt.each(ep, ep.t_customers)))
+    return bool(any(((((_c17.name == 'Sofia Marin') and (_c17.licence_number == 'MAR77001')) and (_c17.licence_expires == rt.parse_date('2029-09-30'))) and (_c17.email == 'sofia.marin@example.com')) for _c17 in rt.each(ep, ep.t_customers)))
 
 
 def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:460
-    return bool(any(((((((((ep.t_customers.rows.get(_r75.customer) or ep.t_customers.row(_r75.customer)).licence_number == 'MAR77001') and (_r75.car == '1111-ABC')) and (_r75.status == _E12_RentalStatus_picked_up)) and (_r75.pickup_date == rt.parse_date('2026-07-10'))) and (_r75.return_date == rt.parse_date('2026-07-13'))) and (_r75.base_charge_cents == 11700)) and (_r75.start_mileage_km == 42000)) for _r75 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((((ep.t_customers.rows.get(_r18.customer) or ep.t_customers.row(_r18.customer)).licence_number == 'MAR77001') and (_r18.car == '1111-ABC')) and (_r18.status == _E12_RentalStatus_picked_up)) and (_r18.pickup_date == rt.parse_date('2026-07-10'))) and (_r18.return_date == rt.parse_date('2026-07-13'))) and (_r18.base_charge_cents == 11700)) and (_r18.start_mileage_km == 42000)) for _r18 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:461
@@ -1101,7 +1021,7 @@ def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, in
 
 
 def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:616
-    return bool(any((((((((_r76.customer == 'CU001') and (_r76.car == '4444-DEF')) and (_r76.status == _E12_RentalStatus_reserved)) and (_r76.pickup_branch == 'VLC')) and (_r76.pickup_date == rt.parse_date('2026-08-01'))) and (_r76.return_date == rt.parse_date('2026-08-03'))) and (_r76.base_charge_cents == 19800)) for _r76 in rt.each(ep, ep.t_rentals)))
+    return bool(any((((((((_r19.customer == 'CU001') and (_r19.car == '4444-DEF')) and (_r19.status == _E12_RentalStatus_reserved)) and (_r19.pickup_branch == 'VLC')) and (_r19.pickup_date == rt.parse_date('2026-08-01'))) and (_r19.return_date == rt.parse_date('2026-08-03'))) and (_r19.base_charge_cents == 19800)) for _r19 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:772
@@ -1113,7 +1033,7 @@ def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:774
-    return bool(any(((((((_r77.customer == 'CU003') and (_r77.car == '1111-ABC')) and (_r77.status == _E12_RentalStatus_picked_up)) and (_r77.pickup_date == rt.parse_date('2026-07-10'))) and (_r77.return_date == rt.parse_date('2026-07-12'))) and (_r77.base_charge_cents == 7800)) for _r77 in rt.each(ep, ep.t_rentals)))
+    return bool(any(((((((_r20.customer == 'CU003') and (_r20.car == '1111-ABC')) and (_r20.status == _E12_RentalStatus_picked_up)) and (_r20.pickup_date == rt.parse_date('2026-07-10'))) and (_r20.return_date == rt.parse_date('2026-07-12'))) and (_r20.base_charge_cents == 7800)) for _r20 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:931
@@ -1125,7 +1045,7 @@ def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, 
 
 
 def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:933
-    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r78.customer == 'CU003') and (_r78.car == '4444-DEF')) and (_r78.status == _E12_RentalStatus_picked_up)) and (_r78.pickup_date == rt.parse_date('2026-07-10'))) and (_r78.return_date == rt.parse_date('2026-07-12'))) and (_r78.base_charge_cents == 19800)) and (_r78.start_mileage_km == 60500)) for _r78 in rt.each(ep, ep.t_rentals))))
+    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r21.customer == 'CU003') and (_r21.car == '4444-DEF')) and (_r21.status == _E12_RentalStatus_picked_up)) and (_r21.pickup_date == rt.parse_date('2026-07-10'))) and (_r21.return_date == rt.parse_date('2026-07-12'))) and (_r21.base_charge_cents == 19800)) and (_r21.start_mileage_km == 60500)) for _r21 in rt.each(ep, ep.t_rentals))))
 
 
 def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934

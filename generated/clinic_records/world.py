@@ -98,6 +98,7 @@ class Doctor(Row):
         self.name = name
         self.specialty = specialty
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Doctor:
         other = Doctor.__new__(Doctor)
@@ -106,7 +107,9 @@ class Doctor(Row):
         other.specialty = self.specialty
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -151,6 +154,7 @@ class Drug(Row):
         self.drug_class = drug_class
         self.max_days = max_days
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Drug:
         other = Drug.__new__(Drug)
@@ -160,7 +164,9 @@ class Drug(Row):
         other.max_days = self.max_days
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -210,6 +216,7 @@ class Patient(Row):
         self.allergies = allergies
         self.registered_on = registered_on
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Patient:
         other = Patient.__new__(Patient)
@@ -220,7 +227,9 @@ class Patient(Row):
         other.registered_on = self.registered_on
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -272,6 +281,7 @@ class Visit(Row):
         self.at = at
         self.diagnosis = diagnosis
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Visit:
         other = Visit.__new__(Visit)
@@ -282,7 +292,9 @@ class Visit(Row):
         other.diagnosis = self.diagnosis
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -346,6 +358,7 @@ class Prescription(Row):
         self.status = status
         self.stop_reason = stop_reason
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Prescription:
         other = Prescription.__new__(Prescription)
@@ -360,7 +373,9 @@ class Prescription(Row):
         other.stop_reason = self.stop_reason
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -481,29 +496,29 @@ class ClinicRecords(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_p51.status != _E8_RxStatus_active) or (_p51.drug not in rt.each(self, self.t_patients.row((self.t_visits.rows.get(_p51.visit) or self.t_visits.row(_p51.visit)).patient).allergies))) for _p51 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
+        if not all(((_p27.status != _E8_RxStatus_active) or (_p27.drug not in rt.each(self, self.t_patients.row((self.t_visits.rows.get(_p27.visit) or self.t_visits.row(_p27.visit)).patient).allergies))) for _p27 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
             raise InvariantError('No active prescription is for a drug its patient is allergic to.', 'clinic_records.world:95')
-        for _row52 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
-            if not (_row52.end >= _row52.start):
+        for _row28 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
+            if not (_row28.end >= _row28.start):
                 raise InvariantError('A prescription ends on or after its start.', 'clinic_records.world:98')
-        if not all((_p53.start >= (self.t_visits.rows.get(_p53.visit) or self.t_visits.row(_p53.visit)).at.date()) for _p53 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
+        if not all((_p29.start >= (self.t_visits.rows.get(_p29.visit) or self.t_visits.row(_p29.visit)).at.date()) for _p29 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
             raise InvariantError('A prescription does not start before its visit.', 'clinic_records.world:101')
-        for _row54 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
-            if not (((_row54.status == _E8_RxStatus_stopped) and (_row54.stop_reason is not None)) or ((_row54.status == _E8_RxStatus_active) and (_row54.stop_reason is None))):
+        for _row30 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
+            if not (((_row30.status == _E8_RxStatus_stopped) and (_row30.stop_reason is not None)) or ((_row30.status == _E8_RxStatus_active) and (_row30.stop_reason is None))):
                 raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
-        if not all(((_p55.status != _E8_RxStatus_active) or (len(tuple([_q56.key() for _q56 in rt.each(self, self.t_prescriptions) if (((_q56.status == _E8_RxStatus_active) and (_q56.drug == _p55.drug)) and ((self.t_visits.rows.get(_q56.visit) or self.t_visits.row(_q56.visit)).patient == (self.t_visits.rows.get(_p55.visit) or self.t_visits.row(_p55.visit)).patient))])) == 1)) for _p55 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
+        if not all(((_p31.status != _E8_RxStatus_active) or (len(tuple([_q32.key() for _q32 in rt.each(self, self.t_prescriptions) if (((_q32.status == _E8_RxStatus_active) and (_q32.drug == _p31.drug)) and ((self.t_visits.rows.get(_q32.visit) or self.t_visits.row(_q32.visit)).patient == (self.t_visits.rows.get(_p31.visit) or self.t_visits.row(_p31.visit)).patient))])) == 1)) for _p31 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
             raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
-        for _row57 in self._changed_rows(self.t_patients):  # clinic_records.world:110
-            if not (_row57.birth_date <= _row57.registered_on):
+        for _row33 in self._changed_rows(self.t_patients):  # clinic_records.world:110
+            if not (_row33.birth_date <= _row33.registered_on):
                 raise InvariantError('A patient is not registered before they were born.', 'clinic_records.world:110')
-        for _row58 in rt.changed_rows(self, self.t_patients, ('allergies',)):
-            rt.check_refs(self.t_drugs, _row58.allergies, 'Patient.allergies')
-        for _row59 in rt.changed_rows(self, self.t_visits, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row59.patient, 'Visit.patient')
-            rt.check_refs(self.t_doctors, _row59.doctor, 'Visit.doctor')
-        for _row60 in rt.changed_rows(self, self.t_prescriptions, ('visit', 'drug')):
-            rt.check_refs(self.t_visits, _row60.visit, 'Prescription.visit')
-            rt.check_refs(self.t_drugs, _row60.drug, 'Prescription.drug')
+        for _row34 in rt.changed_rows(self, self.t_patients, ('allergies',)):
+            rt.check_refs(self.t_drugs, _row34.allergies, 'Patient.allergies')
+        for _row35 in rt.changed_rows(self, self.t_visits, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row35.patient, 'Visit.patient')
+            rt.check_refs(self.t_doctors, _row35.doctor, 'Visit.doctor')
+        for _row36 in rt.changed_rows(self, self.t_prescriptions, ('visit', 'drug')):
+            rt.check_refs(self.t_visits, _row36.visit, 'Prescription.visit')
+            rt.check_refs(self.t_drugs, _row36.drug, 'Prescription.drug')
         rt.check_refs(self.t_doctors, self.state.current_doctor, 'current_doctor')
         if self._deleted:
             rt.check_deleted(self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'),))
@@ -545,15 +560,10 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already recorded as allergic to ' + rt.text(drug.name) + '.')))
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' has an active prescription of ' + rt.text(drug.name) + '; stop it first.')))
-        _row2 = patient  # clinic_records.world:155
-        _new3 = rt.add(patient.allergies, drug.key())  # clinic_records.world:155
-        _frags4 = _row2._frags  # clinic_records.world:155
-        if _frags4 is not None:  # clinic_records.world:155
-            _stale5 = _row2._stale  # clinic_records.world:155
-            _row2._stale = _stale5 | 8  # clinic_records.world:155
-        self._undo.append((0, _row2, 'allergies', _row2.allergies, _row2._digest, _row2._text, None if _frags4 is None or _stale5 & 8 else _frags4[3]))  # clinic_records.world:155
-        _row2.allergies = _new3  # clinic_records.world:155
-        _row2._digest = _row2._text = None  # clinic_records.world:155
+        self._undo.append((0, patient, 'allergies', patient.allergies, patient._digest, patient._text, patient._frags, patient._stale))  # clinic_records.world:155
+        patient.allergies = rt.add(patient.allergies, drug.key())  # clinic_records.world:155
+        patient._stale |= 8  # clinic_records.world:155
+        patient._digest = patient._text = None  # clinic_records.world:155
         self.t_patients._digest = None  # clinic_records.world:155
         return patient  # clinic_records.world:156
 
@@ -595,25 +605,11 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('A renewal of ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name) + ' can cover at most ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
         if not (prescription.renewals < 5):  # clinic_records.world:207
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
-        _row6 = prescription  # clinic_records.world:208
-        _new7 = (prescription.end + dt.timedelta(days=extra_days))  # clinic_records.world:208
-        _frags8 = _row6._frags  # clinic_records.world:208
-        if _frags8 is not None:  # clinic_records.world:208
-            _stale9 = _row6._stale  # clinic_records.world:208
-            _row6._stale = _stale9 | 32  # clinic_records.world:208
-        self._undo.append((0, _row6, 'end', _row6.end, _row6._digest, _row6._text, None if _frags8 is None or _stale9 & 32 else _frags8[5]))  # clinic_records.world:208
-        _row6.end = _new7  # clinic_records.world:208
-        _row6._digest = _row6._text = None  # clinic_records.world:208
-        self.t_prescriptions._digest = None  # clinic_records.world:208
-        _row10 = prescription  # clinic_records.world:209
-        _new11 = v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5)  # clinic_records.world:209
-        _frags12 = _row10._frags  # clinic_records.world:209
-        if _frags12 is not None:  # clinic_records.world:209
-            _stale13 = _row10._stale  # clinic_records.world:209
-            _row10._stale = _stale13 | 64  # clinic_records.world:209
-        self._undo.append((0, _row10, 'renewals', _row10.renewals, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 64 else _frags12[6]))  # clinic_records.world:209
-        _row10.renewals = _new11  # clinic_records.world:209
-        _row10._digest = _row10._text = None  # clinic_records.world:209
+        self._undo.append((3, prescription, ('end', 'renewals'), (prescription.end, prescription.renewals, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:208
+        prescription.end = (prescription.end + dt.timedelta(days=extra_days))  # clinic_records.world:208
+        prescription.renewals = v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5)  # clinic_records.world:209
+        prescription._stale |= 96  # clinic_records.world:209
+        prescription._digest = prescription._text = None  # clinic_records.world:209
         self.t_prescriptions._digest = None  # clinic_records.world:209
         return prescription  # clinic_records.world:210
 
@@ -625,35 +621,16 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is already stopped.')))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if ((today < prescription.end) and (today >= prescription.start)):  # clinic_records.world:222
-            _row14 = prescription  # clinic_records.world:223
-            _new15 = today  # clinic_records.world:223
-            _frags16 = _row14._frags  # clinic_records.world:223
-            if _frags16 is not None:  # clinic_records.world:223
-                _stale17 = _row14._stale  # clinic_records.world:223
-                _row14._stale = _stale17 | 32  # clinic_records.world:223
-            self._undo.append((0, _row14, 'end', _row14.end, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 32 else _frags16[5]))  # clinic_records.world:223
-            _row14.end = _new15  # clinic_records.world:223
-            _row14._digest = _row14._text = None  # clinic_records.world:223
+            self._undo.append((0, prescription, 'end', prescription.end, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:223
+            prescription.end = today  # clinic_records.world:223
+            prescription._stale |= 32  # clinic_records.world:223
+            prescription._digest = prescription._text = None  # clinic_records.world:223
             self.t_prescriptions._digest = None  # clinic_records.world:223
-        _row18 = prescription  # clinic_records.world:225
-        _new19 = _E8_RxStatus_stopped  # clinic_records.world:225
-        _frags20 = _row18._frags  # clinic_records.world:225
-        if _frags20 is not None:  # clinic_records.world:225
-            _stale21 = _row18._stale  # clinic_records.world:225
-            _row18._stale = _stale21 | 128  # clinic_records.world:225
-        self._undo.append((0, _row18, 'status', _row18.status, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 128 else _frags20[7]))  # clinic_records.world:225
-        _row18.status = _new19  # clinic_records.world:225
-        _row18._digest = _row18._text = None  # clinic_records.world:225
-        self.t_prescriptions._digest = None  # clinic_records.world:225
-        _row22 = prescription  # clinic_records.world:226
-        _new23 = rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200))  # clinic_records.world:226
-        _frags24 = _row22._frags  # clinic_records.world:226
-        if _frags24 is not None:  # clinic_records.world:226
-            _stale25 = _row22._stale  # clinic_records.world:226
-            _row22._stale = _stale25 | 256  # clinic_records.world:226
-        self._undo.append((0, _row22, 'stop_reason', _row22.stop_reason, _row22._digest, _row22._text, None if _frags24 is None or _stale25 & 256 else _frags24[8]))  # clinic_records.world:226
-        _row22.stop_reason = _new23  # clinic_records.world:226
-        _row22._digest = _row22._text = None  # clinic_records.world:226
+        self._undo.append((3, prescription, ('status', 'stop_reason'), (prescription.status, prescription.stop_reason, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:225
+        prescription.status = _E8_RxStatus_stopped  # clinic_records.world:225
+        prescription.stop_reason = rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200))  # clinic_records.world:226
+        prescription._stale |= 384  # clinic_records.world:226
+        prescription._digest = prescription._text = None  # clinic_records.world:226
         self.t_prescriptions._digest = None  # clinic_records.world:226
         return prescription  # clinic_records.world:227
 
@@ -663,11 +640,11 @@ class ClinicRecords(Episode):
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:238
         "List a patient's visits, oldest first."
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_visits, rt.each(self, tuple([_v26.key() for _v26 in rt.each(self, self.t_visits) if (_v26.patient == patient.key())]))), key=lambda _v27: _v27.at))  # clinic_records.world:243
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_visits, rt.each(self, tuple([_v2.key() for _v2 in rt.each(self, self.t_visits) if (_v2.patient == patient.key())]))), key=lambda _v3: _v3.at))  # clinic_records.world:243
 
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:  # clinic_records.world:246
         "List a patient's prescriptions, optionally only the active ones."
-        return tuple([_p28.key() for _p28 in rt.each(self, self.t_prescriptions) if (((self.t_visits.rows.get(_p28.visit) or self.t_visits.row(_p28.visit)).patient == patient.key()) and ((not active_only) or (_p28.status == _E8_RxStatus_active)))])  # clinic_records.world:252
+        return tuple([_p4.key() for _p4 in rt.each(self, self.t_prescriptions) if (((self.t_visits.rows.get(_p4.visit) or self.t_visits.row(_p4.visit)).patient == patient.key()) and ((not active_only) or (_p4.status == _E8_RxStatus_active)))])  # clinic_records.world:252
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -827,19 +804,19 @@ def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicReco
 
 
 def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:359
-    return bool(any(((((((_p29.visit == 'V001') and (_p29.drug == 'IBU01')) and (_p29.status == _E8_RxStatus_active)) and (_p29.dose == '400 mg three times daily')) and (_p29.start == rt.parse_date('2026-03-10'))) and (_p29.end == rt.parse_date('2026-03-15'))) for _p29 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((((_p5.visit == 'V001') and (_p5.drug == 'IBU01')) and (_p5.status == _E8_RxStatus_active)) and (_p5.dose == '400 mg three times daily')) and (_p5.start == rt.parse_date('2026-03-10'))) and (_p5.end == rt.parse_date('2026-03-15'))) for _p5 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_new_child_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:470
-    return bool(any(((((_pt30.name == 'Liam Park') and (_pt30.birth_date == rt.parse_date('2019-07-14'))) and any((_d31.key() == 'IBU01') for _d31 in rt.rows(ep.t_drugs, rt.each(ep, _pt30.allergies)))) and (len(_pt30.allergies) == 1)) for _pt30 in rt.each(ep, ep.t_patients)))
+    return bool(any(((((_pt6.name == 'Liam Park') and (_pt6.birth_date == rt.parse_date('2019-07-14'))) and any((_d7.key() == 'IBU01') for _d7 in rt.rows(ep.t_drugs, rt.each(ep, _pt6.allergies)))) and (len(_pt6.allergies) == 1)) for _pt6 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_child_patient__visited(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:471
-    return bool(any(((((ep.t_patients.rows.get(_v32.patient) or ep.t_patients.row(_v32.patient)).name == 'Liam Park') and (_v32.doctor == 'D002')) and (_v32.diagnosis == 'acute otitis media')) for _v32 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((ep.t_patients.rows.get(_v8.patient) or ep.t_patients.row(_v8.patient)).name == 'Liam Park') and (_v8.doctor == 'D002')) and (_v8.diagnosis == 'acute otitis media')) for _v8 in rt.each(ep, ep.t_visits)))
 
 
 def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:472
-    return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p33.visit) or ep.t_visits.row(_p33.visit)).patient).name == 'Liam Park') and (_p33.drug == 'AMX01')) and (_p33.status == _E8_RxStatus_active)) and (_p33.end == rt.parse_date('2026-03-17'))) for _p33 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p9.visit) or ep.t_visits.row(_p9.visit)).patient).name == 'Liam Park') and (_p9.drug == 'AMX01')) and (_p9.status == _E8_RxStatus_active)) and (_p9.end == rt.parse_date('2026-03-17'))) for _p9 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:582
@@ -847,7 +824,7 @@ def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecor
 
 
 def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:583
-    return bool(any((_d34.key() == 'LIS01') for _d34 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))))
+    return bool(any((_d10.key() == 'LIS01') for _d10 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))))
 
 
 def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:107
@@ -855,23 +832,23 @@ def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, rep
 
 
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:108
-    return bool((any((_d35.key() == 'AMX01') for _d35 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))) and any((_d36.key() == 'PEN01') for _d36 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies)))))
+    return bool((any((_d11.key() == 'AMX01') for _d11 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies))) and any((_d12.key() == 'PEN01') for _d12 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P001').allergies)))))
 
 
 def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:109
-    return bool(any(((((_v37.patient == 'P001') and (_v37.doctor == 'D001')) and (_v37.diagnosis == 'allergic drug rash')) and (_v37.at.date() == rt.parse_date('2026-03-10'))) for _v37 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((_v13.patient == 'P001') and (_v13.doctor == 'D001')) and (_v13.diagnosis == 'allergic drug rash')) and (_v13.at.date() == rt.parse_date('2026-03-10'))) for _v13 in rt.each(ep, ep.t_visits)))
 
 
 def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool(any(((((_v38.patient == 'P002') and (_v38.doctor == 'D002')) and (_v38.diagnosis == 'streptococcal pharyngitis')) and (_v38.at.date() == rt.parse_date('2026-03-10'))) for _v38 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((_v14.patient == 'P002') and (_v14.doctor == 'D002')) and (_v14.diagnosis == 'streptococcal pharyngitis')) and (_v14.at.date() == rt.parse_date('2026-03-10'))) for _v14 in rt.each(ep, ep.t_visits)))
 
 
 def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:222
-    return bool(any(((((((((ep.t_visits.rows.get(_p39.visit) or ep.t_visits.row(_p39.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p39.visit) or ep.t_visits.row(_p39.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p39.drug == 'AMX01')) and (_p39.status == _E8_RxStatus_active)) and (_p39.dose == '250 mg three times daily')) and (_p39.start == rt.parse_date('2026-03-10'))) and (_p39.end == rt.parse_date('2026-03-20'))) for _p39 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any(((((((((ep.t_visits.rows.get(_p15.visit) or ep.t_visits.row(_p15.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p15.visit) or ep.t_visits.row(_p15.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p15.drug == 'AMX01')) and (_p15.status == _E8_RxStatus_active)) and (_p15.dose == '250 mg three times daily')) and (_p15.start == rt.parse_date('2026-03-10'))) and (_p15.end == rt.parse_date('2026-03-20'))) for _p15 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:223
-    return bool(any((((((((ep.t_visits.rows.get(_p40.visit) or ep.t_visits.row(_p40.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p40.visit) or ep.t_visits.row(_p40.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p40.drug == 'IBU01')) and (_p40.status == _E8_RxStatus_active)) and (_p40.dose == '200 mg as needed')) and (_p40.end == rt.parse_date('2026-03-15'))) for _p40 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_visits.rows.get(_p16.visit) or ep.t_visits.row(_p16.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p16.visit) or ep.t_visits.row(_p16.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p16.drug == 'IBU01')) and (_p16.status == _E8_RxStatus_active)) and (_p16.dose == '200 mg as needed')) and (_p16.end == rt.parse_date('2026-03-15'))) for _p16 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:224
@@ -879,7 +856,7 @@ def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: Clin
 
 
 def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:336
-    return bool(any(((((_v41.patient == 'P003') and (_v41.doctor == 'D003')) and (_v41.diagnosis == 'hypertension follow-up, well controlled')) and (_v41.at.date() == rt.parse_date('2026-03-10'))) for _v41 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((_v17.patient == 'P003') and (_v17.doctor == 'D003')) and (_v17.diagnosis == 'hypertension follow-up, well controlled')) and (_v17.at.date() == rt.parse_date('2026-03-10'))) for _v17 in rt.each(ep, ep.t_visits)))
 
 
 def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:337
@@ -891,15 +868,15 @@ def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecord
 
 
 def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:449
-    return bool(any((((((_pt42.name == 'Omar Haddad') and (_pt42.birth_date == rt.parse_date('1979-08-30'))) and (len(_pt42.allergies) == 1)) and any((_d43.key() == 'AMX01') for _d43 in rt.rows(ep.t_drugs, rt.each(ep, _pt42.allergies)))) and (_pt42.registered_on == rt.parse_date('2026-03-10'))) for _pt42 in rt.each(ep, ep.t_patients)))
+    return bool(any((((((_pt18.name == 'Omar Haddad') and (_pt18.birth_date == rt.parse_date('1979-08-30'))) and (len(_pt18.allergies) == 1)) and any((_d19.key() == 'AMX01') for _d19 in rt.rows(ep.t_drugs, rt.each(ep, _pt18.allergies)))) and (_pt18.registered_on == rt.parse_date('2026-03-10'))) for _pt18 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:450
-    return bool(any(((((ep.t_patients.rows.get(_v44.patient) or ep.t_patients.row(_v44.patient)).name == 'Omar Haddad') and (_v44.doctor == 'D003')) and (_v44.diagnosis == 'newly diagnosed hypertension')) for _v44 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((ep.t_patients.rows.get(_v20.patient) or ep.t_patients.row(_v20.patient)).name == 'Omar Haddad') and (_v20.doctor == 'D003')) and (_v20.diagnosis == 'newly diagnosed hypertension')) for _v20 in rt.each(ep, ep.t_visits)))
 
 
 def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:451
-    return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p45.visit) or ep.t_visits.row(_p45.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p45.visit) or ep.t_visits.row(_p45.visit)).doctor == 'D003')) and (_p45.drug == 'LIS01')) and (_p45.dose == '10 mg daily')) and (_p45.status == _E8_RxStatus_active)) and (_p45.start == rt.parse_date('2026-03-10'))) and (_p45.end == rt.parse_date('2026-06-08'))) for _p45 in rt.each(ep, ep.t_prescriptions)))
+    return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p21.visit) or ep.t_visits.row(_p21.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p21.visit) or ep.t_visits.row(_p21.visit)).doctor == 'D003')) and (_p21.drug == 'LIS01')) and (_p21.dose == '10 mg daily')) and (_p21.status == _E8_RxStatus_active)) and (_p21.start == rt.parse_date('2026-03-10'))) and (_p21.end == rt.parse_date('2026-06-08'))) for _p21 in rt.each(ep, ep.t_prescriptions)))
 
 
 def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:565
@@ -907,15 +884,15 @@ def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicR
 
 
 def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:566
-    return bool(any((((_pt46.name == 'Lucia Lopez') and (_pt46.birth_date == rt.parse_date('2012-08-03'))) and (_pt46.registered_on == rt.parse_date('2026-03-10'))) for _pt46 in rt.each(ep, ep.t_patients)))
+    return bool(any((((_pt22.name == 'Lucia Lopez') and (_pt22.birth_date == rt.parse_date('2012-08-03'))) and (_pt22.registered_on == rt.parse_date('2026-03-10'))) for _pt22 in rt.each(ep, ep.t_patients)))
 
 
 def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:567
-    return bool(any((((_pt47.name == 'Lucia Lopez') and (len(_pt47.allergies) == 1)) and any((_d48.key() == 'PEN01') for _d48 in rt.rows(ep.t_drugs, rt.each(ep, _pt47.allergies)))) for _pt47 in rt.each(ep, ep.t_patients)))
+    return bool(any((((_pt23.name == 'Lucia Lopez') and (len(_pt23.allergies) == 1)) and any((_d24.key() == 'PEN01') for _d24 in rt.rows(ep.t_drugs, rt.each(ep, _pt23.allergies)))) for _pt23 in rt.each(ep, ep.t_patients)))
 
 
 def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:682
-    return bool(any((_d49.key() == 'IBU01') for _d49 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))))
+    return bool(any((_d25.key() == 'IBU01') for _d25 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))))
 
 
 def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:683
@@ -923,7 +900,7 @@ def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecord
 
 
 def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:684
-    return bool(any(((((_v50.patient == 'P002') and (_v50.doctor == 'D002')) and (_v50.diagnosis == 'seasonal allergic rhinitis')) and (_v50.at.date() == rt.parse_date('2026-03-10'))) for _v50 in rt.each(ep, ep.t_visits)))
+    return bool(any(((((_v26.patient == 'P002') and (_v26.doctor == 'D002')) and (_v26.diagnosis == 'seasonal allergic rhinitis')) and (_v26.at.date() == rt.parse_date('2026-03-10'))) for _v26 in rt.each(ep, ep.t_visits)))
 
 
 ClinicRecords.TASKS = {

@@ -111,6 +111,7 @@ class Doctor(Row):
         self.max_daily_appointments = max_daily_appointments
         self.accepting_new_patients = accepting_new_patients
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Doctor:
         other = Doctor.__new__(Doctor)
@@ -122,7 +123,9 @@ class Doctor(Row):
         other.accepting_new_patients = self.accepting_new_patients
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -185,6 +188,7 @@ class Patient(Row):
         self.balance = balance
         self.no_shows = no_shows
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Patient:
         other = Patient.__new__(Patient)
@@ -198,7 +202,9 @@ class Patient(Row):
         other.no_shows = self.no_shows
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -253,6 +259,7 @@ class Slot(Row):
         self.start = start
         self.length_minutes = length_minutes
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Slot:
         other = Slot.__new__(Slot)
@@ -262,7 +269,9 @@ class Slot(Row):
         other.length_minutes = self.length_minutes
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -336,6 +345,7 @@ class Appointment(Row):
         self.late_cancellation = late_cancellation
         self.notes = notes
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Appointment:
         other = Appointment.__new__(Appointment)
@@ -354,7 +364,9 @@ class Appointment(Row):
         other.notes = self.notes
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -428,6 +440,7 @@ class WaitlistEntry(Row):
         self.reason = reason
         self.added_at = added_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> WaitlistEntry:
         other = WaitlistEntry.__new__(WaitlistEntry)
@@ -440,7 +453,9 @@ class WaitlistEntry(Row):
         other.added_at = self.added_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -760,45 +775,45 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row100 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row101 in self.t_appointments:
-                if not (((((_row100.id_ == _row101.id_) or (not self.fn_active(_row100))) or (not self.fn_active(_row101))) or (_row100.doctor != _row101.doctor)) or (not self.fn_overlaps(_row100.start, _row100.end, _row101.start, _row101.end))):
+        for _row43 in self._changed_rows(self.t_appointments):  # clinic.world:248
+            for _row44 in self.t_appointments:
+                if not (((((_row43.id_ == _row44.id_) or (not self.fn_active(_row43))) or (not self.fn_active(_row44))) or (_row43.doctor != _row44.doctor)) or (not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row101 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row100 in self.t_appointments:
-                if not (((((_row100.id_ == _row101.id_) or (not self.fn_active(_row100))) or (not self.fn_active(_row101))) or (_row100.doctor != _row101.doctor)) or (not self.fn_overlaps(_row100.start, _row100.end, _row101.start, _row101.end))):
+        for _row44 in self._changed_rows(self.t_appointments):  # clinic.world:248
+            for _row43 in self.t_appointments:
+                if not (((((_row43.id_ == _row44.id_) or (not self.fn_active(_row43))) or (not self.fn_active(_row44))) or (_row43.doctor != _row44.doctor)) or (not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row102 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row103 in self.t_appointments:
-                if not (((((_row102.id_ == _row103.id_) or (not self.fn_active(_row102))) or (not self.fn_active(_row103))) or (_row102.patient != _row103.patient)) or (not self.fn_overlaps(_row102.start, _row102.end, _row103.start, _row103.end))):
+        for _row45 in self._changed_rows(self.t_appointments):  # clinic.world:251
+            for _row46 in self.t_appointments:
+                if not (((((_row45.id_ == _row46.id_) or (not self.fn_active(_row45))) or (not self.fn_active(_row46))) or (_row45.patient != _row46.patient)) or (not self.fn_overlaps(_row45.start, _row45.end, _row46.start, _row46.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        for _row103 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row102 in self.t_appointments:
-                if not (((((_row102.id_ == _row103.id_) or (not self.fn_active(_row102))) or (not self.fn_active(_row103))) or (_row102.patient != _row103.patient)) or (not self.fn_overlaps(_row102.start, _row102.end, _row103.start, _row103.end))):
+        for _row46 in self._changed_rows(self.t_appointments):  # clinic.world:251
+            for _row45 in self.t_appointments:
+                if not (((((_row45.id_ == _row46.id_) or (not self.fn_active(_row45))) or (not self.fn_active(_row46))) or (_row45.patient != _row46.patient)) or (not self.fn_overlaps(_row45.start, _row45.end, _row46.start, _row46.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        if not all(((not self.fn_active(_a104)) or (len(tuple([_b105.key() for _b105 in rt.each(self, self.t_appointments) if ((self.fn_active(_b105) and (_b105.patient == _a104.patient)) and (_b105.start.date() == _a104.start.date()))])) <= self.state.max_appointments_per_day)) for _a104 in rt.each(self, self.t_appointments)):  # clinic.world:254
+        if not all(((not self.fn_active(_a47)) or (len(tuple([_b48.key() for _b48 in rt.each(self, self.t_appointments) if ((self.fn_active(_b48) and (_b48.patient == _a47.patient)) and (_b48.start.date() == _a47.start.date()))])) <= self.state.max_appointments_per_day)) for _a47 in rt.each(self, self.t_appointments)):  # clinic.world:254
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a106)) or (len(tuple([_b107.key() for _b107 in rt.each(self, self.t_appointments) if ((self.fn_active(_b107) and (_b107.doctor == _a106.doctor)) and (_b107.start.date() == _a106.start.date()))])) <= (self.t_doctors.rows.get(_a106.doctor) or self.t_doctors.row(_a106.doctor)).max_daily_appointments)) for _a106 in rt.each(self, self.t_appointments)):  # clinic.world:257
+        if not all(((not self.fn_active(_a49)) or (len(tuple([_b50.key() for _b50 in rt.each(self, self.t_appointments) if ((self.fn_active(_b50) and (_b50.doctor == _a49.doctor)) and (_b50.start.date() == _a49.start.date()))])) <= (self.t_doctors.rows.get(_a49.doctor) or self.t_doctors.row(_a49.doctor)).max_daily_appointments)) for _a49 in rt.each(self, self.t_appointments)):  # clinic.world:257
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
-        if not all(((((_a108.doctor == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).doctor) and (_a108.start == (self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start)) and (_a108.end > _a108.start)) and (_a108.end <= ((self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a108.slot) or self.t_slots.row(_a108.slot)).length_minutes)))) for _a108 in rt.each(self, self.t_appointments)):  # clinic.world:260
+        if not all(((((_a51.doctor == (self.t_slots.rows.get(_a51.slot) or self.t_slots.row(_a51.slot)).doctor) and (_a51.start == (self.t_slots.rows.get(_a51.slot) or self.t_slots.row(_a51.slot)).start)) and (_a51.end > _a51.start)) and (_a51.end <= ((self.t_slots.rows.get(_a51.slot) or self.t_slots.row(_a51.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a51.slot) or self.t_slots.row(_a51.slot)).length_minutes)))) for _a51 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
-        for _row109 in self._changed_rows(self.t_appointments):  # clinic.world:263
-            if not ((_row109.status == _E17_AppointmentStatus_cancelled) == (_row109.cancelled_at is not None)):
+        for _row52 in self._changed_rows(self.t_appointments):  # clinic.world:263
+            if not ((_row52.status == _E17_AppointmentStatus_cancelled) == (_row52.cancelled_at is not None)):
                 raise InvariantError('Exactly the cancelled appointments have a cancellation time.', 'clinic.world:263')
-        for _row110 in self._changed_rows(self.t_waitlist):  # clinic.world:266
-            if not (_row110.earliest <= _row110.latest):
+        for _row53 in self._changed_rows(self.t_waitlist):  # clinic.world:266
+            if not (_row53.earliest <= _row53.latest):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
-        if not all((len(tuple([_v112.key() for _v112 in rt.each(self, self.t_waitlist) if ((_v112.patient == _w111.patient) and (_v112.doctor == _w111.doctor))])) == 1) for _w111 in rt.each(self, self.t_waitlist)):  # clinic.world:269
+        if not all((len(tuple([_v55.key() for _v55 in rt.each(self, self.t_waitlist) if ((_v55.patient == _w54.patient) and (_v55.doctor == _w54.doctor))])) == 1) for _w54 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row113 in rt.changed_rows(self, self.t_slots, ('doctor',)):
-            rt.check_refs(self.t_doctors, _row113.doctor, 'Slot.doctor')
-        for _row114 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
-            rt.check_refs(self.t_patients, _row114.patient, 'Appointment.patient')
-            rt.check_refs(self.t_doctors, _row114.doctor, 'Appointment.doctor')
-            rt.check_refs(self.t_slots, _row114.slot, 'Appointment.slot')
-        for _row115 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row115.patient, 'WaitlistEntry.patient')
-            rt.check_refs(self.t_doctors, _row115.doctor, 'WaitlistEntry.doctor')
+        for _row56 in rt.changed_rows(self, self.t_slots, ('doctor',)):
+            rt.check_refs(self.t_doctors, _row56.doctor, 'Slot.doctor')
+        for _row57 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
+            rt.check_refs(self.t_patients, _row57.patient, 'Appointment.patient')
+            rt.check_refs(self.t_doctors, _row57.doctor, 'Appointment.doctor')
+            rt.check_refs(self.t_slots, _row57.slot, 'Appointment.slot')
+        for _row58 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row58.patient, 'WaitlistEntry.patient')
+            rt.check_refs(self.t_doctors, _row58.doctor, 'WaitlistEntry.doctor')
         if self._deleted:
             rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
         if self._deleted:
@@ -937,45 +952,13 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
-        _row26 = appointment  # clinic.world:403
-        _new27 = new_slot.key()  # clinic.world:403
-        _frags28 = _row26._frags  # clinic.world:403
-        if _frags28 is not None:  # clinic.world:403
-            _stale29 = _row26._stale  # clinic.world:403
-            _row26._stale = _stale29 | 8  # clinic.world:403
-        self._undo.append((0, _row26, 'slot', _row26.slot, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 8 else _frags28[3]))  # clinic.world:403
-        _row26.slot = _new27  # clinic.world:403
-        _row26._digest = _row26._text = None  # clinic.world:403
-        self.t_appointments._digest = None  # clinic.world:403
-        _row30 = appointment  # clinic.world:404
-        _new31 = new_slot.doctor  # clinic.world:404
-        _frags32 = _row30._frags  # clinic.world:404
-        if _frags32 is not None:  # clinic.world:404
-            _stale33 = _row30._stale  # clinic.world:404
-            _row30._stale = _stale33 | 4  # clinic.world:404
-        self._undo.append((0, _row30, 'doctor', _row30.doctor, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 4 else _frags32[2]))  # clinic.world:404
-        _row30.doctor = _new31  # clinic.world:404
-        _row30._digest = _row30._text = None  # clinic.world:404
-        self.t_appointments._digest = None  # clinic.world:404
-        _row34 = appointment  # clinic.world:405
-        _new35 = new_slot.start  # clinic.world:405
-        _frags36 = _row34._frags  # clinic.world:405
-        if _frags36 is not None:  # clinic.world:405
-            _stale37 = _row34._stale  # clinic.world:405
-            _row34._stale = _stale37 | 32  # clinic.world:405
-        self._undo.append((0, _row34, 'start', _row34.start, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 32 else _frags36[5]))  # clinic.world:405
-        _row34.start = _new35  # clinic.world:405
-        _row34._digest = _row34._text = None  # clinic.world:405
-        self.t_appointments._digest = None  # clinic.world:405
-        _row38 = appointment  # clinic.world:406
-        _new39 = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
-        _frags40 = _row38._frags  # clinic.world:406
-        if _frags40 is not None:  # clinic.world:406
-            _stale41 = _row38._stale  # clinic.world:406
-            _row38._stale = _stale41 | 64  # clinic.world:406
-        self._undo.append((0, _row38, 'end', _row38.end, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 64 else _frags40[6]))  # clinic.world:406
-        _row38.end = _new39  # clinic.world:406
-        _row38._digest = _row38._text = None  # clinic.world:406
+        self._undo.append((3, appointment, ('slot', 'doctor', 'start', 'end'), (appointment.slot, appointment.doctor, appointment.start, appointment.end, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:403
+        appointment.slot = new_slot.key()  # clinic.world:403
+        appointment.doctor = new_slot.doctor  # clinic.world:404
+        appointment.start = new_slot.start  # clinic.world:405
+        appointment.end = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
+        appointment._stale |= 108  # clinic.world:406
+        appointment._digest = appointment._text = None  # clinic.world:406
         self.t_appointments._digest = None  # clinic.world:406
         return appointment  # clinic.world:407
 
@@ -986,49 +969,22 @@ class ClinicScheduling(Episode):
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        _row42 = appointment  # clinic.world:421
-        _new43 = _E17_AppointmentStatus_cancelled  # clinic.world:421
-        _frags44 = _row42._frags  # clinic.world:421
-        if _frags44 is not None:  # clinic.world:421
-            _stale45 = _row42._stale  # clinic.world:421
-            _row42._stale = _stale45 | 256  # clinic.world:421
-        self._undo.append((0, _row42, 'status', _row42.status, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 256 else _frags44[8]))  # clinic.world:421
-        _row42.status = _new43  # clinic.world:421
-        _row42._digest = _row42._text = None  # clinic.world:421
-        self.t_appointments._digest = None  # clinic.world:421
-        _row46 = appointment  # clinic.world:422
-        _new47 = self.clock  # clinic.world:422
-        _frags48 = _row46._frags  # clinic.world:422
-        if _frags48 is not None:  # clinic.world:422
-            _stale49 = _row46._stale  # clinic.world:422
-            _row46._stale = _stale49 | 1024  # clinic.world:422
-        self._undo.append((0, _row46, 'cancelled_at', _row46.cancelled_at, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 1024 else _frags48[10]))  # clinic.world:422
-        _row46.cancelled_at = _new47  # clinic.world:422
-        _row46._digest = _row46._text = None  # clinic.world:422
-        self.t_appointments._digest = None  # clinic.world:422
-        _row50 = appointment  # clinic.world:423
-        _new51 = late  # clinic.world:423
-        _frags52 = _row50._frags  # clinic.world:423
-        if _frags52 is not None:  # clinic.world:423
-            _stale53 = _row50._stale  # clinic.world:423
-            _row50._stale = _stale53 | 2048  # clinic.world:423
-        self._undo.append((0, _row50, 'late_cancellation', _row50.late_cancellation, _row50._digest, _row50._text, None if _frags52 is None or _stale53 & 2048 else _frags52[11]))  # clinic.world:423
-        _row50.late_cancellation = _new51  # clinic.world:423
-        _row50._digest = _row50._text = None  # clinic.world:423
+        self._undo.append((3, appointment, ('status', 'cancelled_at', 'late_cancellation'), (appointment.status, appointment.cancelled_at, appointment.late_cancellation, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:421
+        appointment.status = _E17_AppointmentStatus_cancelled  # clinic.world:421
+        appointment.cancelled_at = self.clock  # clinic.world:422
+        appointment.late_cancellation = late  # clinic.world:423
+        appointment._stale |= 3328  # clinic.world:423
+        appointment._digest = appointment._text = None  # clinic.world:423
         self.t_appointments._digest = None  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            _row54 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
-            _new55 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
-            _frags56 = _row54._frags  # clinic.world:428
-            if _frags56 is not None:  # clinic.world:428
-                _stale57 = _row54._stale  # clinic.world:428
-                _row54._stale = _stale57 | 64  # clinic.world:428
-            self._undo.append((0, _row54, 'balance', _row54.balance, _row54._digest, _row54._text, None if _frags56 is None or _stale57 & 64 else _frags56[6]))  # clinic.world:428
-            _row54.balance = _new55  # clinic.world:428
-            _row54._digest = _row54._text = None  # clinic.world:428
+            _row26 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
+            self._undo.append((0, _row26, 'balance', _row26.balance, _row26._digest, _row26._text, _row26._frags, _row26._stale))  # clinic.world:428
+            _row26.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
+            _row26._stale |= 64  # clinic.world:428
+            _row26._digest = _row26._text = None  # clinic.world:428
             self.t_patients._digest = None  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
         return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
@@ -1041,15 +997,10 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
             raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        _row58 = appointment  # clinic.world:444
-        _new59 = _E17_AppointmentStatus_checked_in  # clinic.world:444
-        _frags60 = _row58._frags  # clinic.world:444
-        if _frags60 is not None:  # clinic.world:444
-            _stale61 = _row58._stale  # clinic.world:444
-            _row58._stale = _stale61 | 256  # clinic.world:444
-        self._undo.append((0, _row58, 'status', _row58.status, _row58._digest, _row58._text, None if _frags60 is None or _stale61 & 256 else _frags60[8]))  # clinic.world:444
-        _row58.status = _new59  # clinic.world:444
-        _row58._digest = _row58._text = None  # clinic.world:444
+        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:444
+        appointment.status = _E17_AppointmentStatus_checked_in  # clinic.world:444
+        appointment._stale |= 256  # clinic.world:444
+        appointment._digest = appointment._text = None  # clinic.world:444
         self.t_appointments._digest = None  # clinic.world:444
         return appointment  # clinic.world:445
 
@@ -1057,25 +1008,11 @@ class ClinicScheduling(Episode):
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        _row62 = appointment  # clinic.world:455
-        _new63 = _E17_AppointmentStatus_completed  # clinic.world:455
-        _frags64 = _row62._frags  # clinic.world:455
-        if _frags64 is not None:  # clinic.world:455
-            _stale65 = _row62._stale  # clinic.world:455
-            _row62._stale = _stale65 | 256  # clinic.world:455
-        self._undo.append((0, _row62, 'status', _row62.status, _row62._digest, _row62._text, None if _frags64 is None or _stale65 & 256 else _frags64[8]))  # clinic.world:455
-        _row62.status = _new63  # clinic.world:455
-        _row62._digest = _row62._text = None  # clinic.world:455
-        self.t_appointments._digest = None  # clinic.world:455
-        _row66 = appointment  # clinic.world:456
-        _new67 = notes  # clinic.world:456
-        _frags68 = _row66._frags  # clinic.world:456
-        if _frags68 is not None:  # clinic.world:456
-            _stale69 = _row66._stale  # clinic.world:456
-            _row66._stale = _stale69 | 4096  # clinic.world:456
-        self._undo.append((0, _row66, 'notes', _row66.notes, _row66._digest, _row66._text, None if _frags68 is None or _stale69 & 4096 else _frags68[12]))  # clinic.world:456
-        _row66.notes = _new67  # clinic.world:456
-        _row66._digest = _row66._text = None  # clinic.world:456
+        self._undo.append((3, appointment, ('status', 'notes'), (appointment.status, appointment.notes, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:455
+        appointment.status = _E17_AppointmentStatus_completed  # clinic.world:455
+        appointment.notes = notes  # clinic.world:456
+        appointment._stale |= 4352  # clinic.world:456
+        appointment._digest = appointment._text = None  # clinic.world:456
         self.t_appointments._digest = None  # clinic.world:456
         return appointment  # clinic.world:457
 
@@ -1085,35 +1022,22 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        _row70 = appointment  # clinic.world:467
-        _new71 = _E17_AppointmentStatus_no_show  # clinic.world:467
-        _frags72 = _row70._frags  # clinic.world:467
-        if _frags72 is not None:  # clinic.world:467
-            _stale73 = _row70._stale  # clinic.world:467
-            _row70._stale = _stale73 | 256  # clinic.world:467
-        self._undo.append((0, _row70, 'status', _row70.status, _row70._digest, _row70._text, None if _frags72 is None or _stale73 & 256 else _frags72[8]))  # clinic.world:467
-        _row70.status = _new71  # clinic.world:467
-        _row70._digest = _row70._text = None  # clinic.world:467
+        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:467
+        appointment.status = _E17_AppointmentStatus_no_show  # clinic.world:467
+        appointment._stale |= 256  # clinic.world:467
+        appointment._digest = appointment._text = None  # clinic.world:467
         self.t_appointments._digest = None  # clinic.world:467
-        _row74 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
-        _new75 = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
-        _frags76 = _row74._frags  # clinic.world:468
-        if _frags76 is not None:  # clinic.world:468
-            _stale77 = _row74._stale  # clinic.world:468
-            _row74._stale = _stale77 | 128  # clinic.world:468
-        self._undo.append((0, _row74, 'no_shows', _row74.no_shows, _row74._digest, _row74._text, None if _frags76 is None or _stale77 & 128 else _frags76[7]))  # clinic.world:468
-        _row74.no_shows = _new75  # clinic.world:468
-        _row74._digest = _row74._text = None  # clinic.world:468
+        _row27 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
+        self._undo.append((0, _row27, 'no_shows', _row27.no_shows, _row27._digest, _row27._text, _row27._frags, _row27._stale))  # clinic.world:468
+        _row27.no_shows = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
+        _row27._stale |= 128  # clinic.world:468
+        _row27._digest = _row27._text = None  # clinic.world:468
         self.t_patients._digest = None  # clinic.world:468
-        _row78 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
-        _new79 = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
-        _frags80 = _row78._frags  # clinic.world:469
-        if _frags80 is not None:  # clinic.world:469
-            _stale81 = _row78._stale  # clinic.world:469
-            _row78._stale = _stale81 | 64  # clinic.world:469
-        self._undo.append((0, _row78, 'balance', _row78.balance, _row78._digest, _row78._text, None if _frags80 is None or _stale81 & 64 else _frags80[6]))  # clinic.world:469
-        _row78.balance = _new79  # clinic.world:469
-        _row78._digest = _row78._text = None  # clinic.world:469
+        _row28 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
+        self._undo.append((0, _row28, 'balance', _row28.balance, _row28._digest, _row28._text, _row28._frags, _row28._stale))  # clinic.world:469
+        _row28.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
+        _row28._stale |= 64  # clinic.world:469
+        _row28._digest = _row28._text = None  # clinic.world:469
         self.t_patients._digest = None  # clinic.world:469
         return appointment  # clinic.world:470
 
@@ -1123,15 +1047,10 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
         if not (amount <= patient.balance):  # clinic.world:480
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
-        _row82 = patient  # clinic.world:481
-        _new83 = v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None)  # clinic.world:481
-        _frags84 = _row82._frags  # clinic.world:481
-        if _frags84 is not None:  # clinic.world:481
-            _stale85 = _row82._stale  # clinic.world:481
-            _row82._stale = _stale85 | 64  # clinic.world:481
-        self._undo.append((0, _row82, 'balance', _row82.balance, _row82._digest, _row82._text, None if _frags84 is None or _stale85 & 64 else _frags84[6]))  # clinic.world:481
-        _row82.balance = _new83  # clinic.world:481
-        _row82._digest = _row82._text = None  # clinic.world:481
+        self._undo.append((0, patient, 'balance', patient.balance, patient._digest, patient._text, patient._frags, patient._stale))  # clinic.world:481
+        patient.balance = v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None)  # clinic.world:481
+        patient._stale |= 64  # clinic.world:481
+        patient._digest = patient._text = None  # clinic.world:481
         self.t_patients._digest = None  # clinic.world:481
         return patient  # clinic.world:482
 
@@ -1141,7 +1060,7 @@ class ClinicScheduling(Episode):
             raise ToolError(('The window ' + rt.text(earliest) + ' to ' + rt.text(latest) + ' ends before it starts.'))
         if not (latest >= self.clock.date()):  # clinic.world:497
             raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
-        if not (not any(((_w86.patient == patient.key()) and (_w86.doctor == doctor.key())) for _w86 in rt.each(self, self.t_waitlist))):  # clinic.world:498
+        if not (not any(((_w29.patient == patient.key()) and (_w29.doctor == doctor.key())) for _w29 in rt.each(self, self.t_waitlist))):  # clinic.world:498
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:499
         self._insert(self.t_waitlist, entry)  # clinic.world:506
@@ -1427,7 +1346,7 @@ def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: 
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a87.id_ not in init.t_appointments) and (_a87.patient == 'P1002')) and (_a87.slot == 'S101')) and (_a87.status == _E17_AppointmentStatus_booked)) for _a87 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a30.id_ not in init.t_appointments) and (_a30.patient == 'P1002')) and (_a30.slot == 'S101')) and (_a30.status == _E17_AppointmentStatus_booked)) for _a30 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1439,7 +1358,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling,
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:44
-    return bool(any(((((_a88.id_ not in init.t_appointments) and (_a88.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a88.doctor) or ep.t_doctors.row(_a88.doctor)).specialty == _E9_Specialty_general_practice)) and (_a88.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a88 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a31.id_ not in init.t_appointments) and (_a31.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a31.doctor) or ep.t_doctors.row(_a31.doctor)).specialty == _E9_Specialty_general_practice)) and (_a31.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a31 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
@@ -1455,19 +1374,19 @@ def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicS
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:70
-    return bool(any((((_w89.patient == 'P1004') and (_w89.doctor == 'D05')) and (_w89.latest >= rt.parse_date('2024-06-14'))) for _w89 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((_w32.patient == 'P1004') and (_w32.doctor == 'D05')) and (_w32.latest >= rt.parse_date('2024-06-14'))) for _w32 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:132
-    return bool(any((((_p90.name == 'Leo Fischer') and (_p90.birth_date == rt.parse_date('2019-04-02'))) and (_p90.phone == '+15125550190')) for _p90 in rt.each(ep, ep.t_patients)))
+    return bool(any((((_p33.name == 'Leo Fischer') and (_p33.birth_date == rt.parse_date('2019-04-02'))) and (_p33.phone == '+15125550190')) for _p33 in rt.each(ep, ep.t_patients)))
 
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:133
-    return bool(any(((((ep.t_patients.rows.get(_a91.patient) or ep.t_patients.row(_a91.patient)).name == 'Leo Fischer') and (_a91.doctor == 'D04')) and (_a91.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a91 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a34.patient) or ep.t_patients.row(_a34.patient)).name == 'Leo Fischer') and (_a34.doctor == 'D04')) and (_a34.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a34 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:134
-    return bool(any((((_a92.patient == 'P2001') and (_a92.doctor == 'D01')) and (_a92.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a92 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a35.patient == 'P2001') and (_a35.doctor == 'D01')) and (_a35.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a35 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
@@ -1475,11 +1394,11 @@ def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicSchedu
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool(any((((_a93.patient == 'P1006') and (_a93.slot == 'S402')) and (_a93.status == _E17_AppointmentStatus_booked)) for _a93 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a36.patient == 'P1006') and (_a36.slot == 'S402')) and (_a36.status == _E17_AppointmentStatus_booked)) for _a36 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(any((((_a94.patient == 'P1007') and (_a94.doctor == 'D03')) and (_a94.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a94 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a37.patient == 'P1007') and (_a37.doctor == 'D03')) and (_a37.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a37 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1491,7 +1410,7 @@ def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: C
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:182
-    return bool(any(((((((_a95.id_ not in init.t_appointments) and (_a95.patient == 'P1001')) and (_a95.doctor == 'D01')) and (_a95.kind == _E9_VisitKind_follow_up)) and (_a95.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a95.status == _E17_AppointmentStatus_booked)) for _a95 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((((_a38.id_ not in init.t_appointments) and (_a38.patient == 'P1001')) and (_a38.doctor == 'D01')) and (_a38.kind == _E9_VisitKind_follow_up)) and (_a38.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a38.status == _E17_AppointmentStatus_booked)) for _a38 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:183
@@ -1503,7 +1422,7 @@ def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: Clinic
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any((((((_a96.id_ not in init.t_appointments) and (_a96.patient == 'P1004')) and (_a96.doctor == 'D05')) and (_a96.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a96.status == _E17_AppointmentStatus_booked)) for _a96 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((((_a39.id_ not in init.t_appointments) and (_a39.patient == 'P1004')) and (_a39.doctor == 'D05')) and (_a39.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a39.status == _E17_AppointmentStatus_booked)) for _a39 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:215
@@ -1515,15 +1434,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicSchedulin
 
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool(any(((((_p97.name == 'Tomas Rivera') and (_p97.birth_date == rt.parse_date('1980-08-15'))) and (_p97.phone == '+15125550199')) and (_p97.insurance == 'Aetna')) for _p97 in rt.each(ep, ep.t_patients)))
+    return bool(any(((((_p40.name == 'Tomas Rivera') and (_p40.birth_date == rt.parse_date('1980-08-15'))) and (_p40.phone == '+15125550199')) and (_p40.insurance == 'Aetna')) for _p40 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any(((((ep.t_patients.rows.get(_a98.patient) or ep.t_patients.row(_a98.patient)).name == 'Tomas Rivera') and (_a98.slot == 'S303')) and (_a98.status == _E17_AppointmentStatus_booked)) for _a98 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a41.patient) or ep.t_patients.row(_a41.patient)).name == 'Tomas Rivera') and (_a41.slot == 'S303')) and (_a41.status == _E17_AppointmentStatus_booked)) for _a41 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:244
-    return bool(any((((((ep.t_patients.rows.get(_w99.patient) or ep.t_patients.row(_w99.patient)).name == 'Tomas Rivera') and (_w99.doctor == 'D01')) and (_w99.earliest == rt.parse_date('2024-06-17'))) and (_w99.latest == rt.parse_date('2024-06-21'))) for _w99 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((((ep.t_patients.rows.get(_w42.patient) or ep.t_patients.row(_w42.patient)).name == 'Tomas Rivera') and (_w42.doctor == 'D01')) and (_w42.earliest == rt.parse_date('2024-06-17'))) and (_w42.latest == rt.parse_date('2024-06-21'))) for _w42 in rt.each(ep, ep.t_waitlist)))
 
 
 ClinicScheduling.TASKS = {

@@ -115,6 +115,7 @@ class Venue(Row):
         self.name = name
         self.city = city
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Venue:
         other = Venue.__new__(Venue)
@@ -123,7 +124,9 @@ class Venue(Row):
         other.city = self.city
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -174,6 +177,7 @@ class Section(Row):
         self.rows = rows
         self.seats_per_row = seats_per_row
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Section:
         other = Section.__new__(Section)
@@ -185,7 +189,9 @@ class Section(Row):
         other.seats_per_row = self.seats_per_row
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -242,6 +248,7 @@ class Event(Row):
         self.prices = prices
         self.on_sale = on_sale
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Event:
         other = Event.__new__(Event)
@@ -253,7 +260,9 @@ class Event(Row):
         other.on_sale = self.on_sale
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -301,6 +310,7 @@ class Customer(Row):
         self.name = name
         self.email = email
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -309,7 +319,9 @@ class Customer(Row):
         other.email = self.email
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -369,6 +381,7 @@ class Order(Row):
         self.paid_at = paid_at
         self.payment = payment
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -383,7 +396,9 @@ class Order(Row):
         other.payment = self.payment
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -455,6 +470,7 @@ class Ticket(Row):
         self.status = status
         self.checked_in_at = checked_in_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Ticket:
         other = Ticket.__new__(Ticket)
@@ -469,7 +485,9 @@ class Ticket(Row):
         other.checked_in_at = self.checked_in_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -758,36 +776,36 @@ class ConcertTicketOffice(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_owned(_t75)) or (len(tuple([_o76.key() for _o76 in rt.each(self, self.t_tickets) if ((((_o76.event == _t75.event) and (_o76.section == _t75.section)) and (_o76.seat == _t75.seat)) and self.fn_owned(_o76))])) == 1)) for _t75 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
+        if not all(((not self.fn_owned(_t37)) or (len(tuple([_o38.key() for _o38 in rt.each(self, self.t_tickets) if ((((_o38.event == _t37.event) and (_o38.section == _t37.section)) and (_o38.seat == _t37.seat)) and self.fn_owned(_o38))])) == 1)) for _t37 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:197
             raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:197')
-        if not all(((not self.fn_owned(_t77)) or (self.fn_owned_count((self.t_customers.rows.get(_t77.holder) or self.t_customers.row(_t77.holder)), (self.t_events.rows.get(_t77.event) or self.t_events.row(_t77.event))) <= _C_MAX_PER_EVENT)) for _t77 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
+        if not all(((not self.fn_owned(_t39)) or (self.fn_owned_count((self.t_customers.rows.get(_t39.holder) or self.t_customers.row(_t39.holder)), (self.t_events.rows.get(_t39.event) or self.t_events.row(_t39.event))) <= _C_MAX_PER_EVENT)) for _t39 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:200
             raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:200')
-        if not all(((_t78.event == (self.t_orders.rows.get(_t78.order) or self.t_orders.row(_t78.order)).event) and ((self.t_sections.rows.get(_t78.section) or self.t_sections.row(_t78.section)).venue == (self.t_events.rows.get(_t78.event) or self.t_events.row(_t78.event)).venue)) for _t78 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
+        if not all(((_t40.event == (self.t_orders.rows.get(_t40.order) or self.t_orders.row(_t40.order)).event) and ((self.t_sections.rows.get(_t40.section) or self.t_sections.row(_t40.section)).venue == (self.t_events.rows.get(_t40.event) or self.t_events.row(_t40.event)).venue)) for _t40 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:203
             raise InvariantError("A ticket is for its order's event, in a section of the event's venue.", 'concert_ticket_office.world:203')
-        if not all(self.fn_seat_in_section(_t79.seat, (self.t_sections.rows.get(_t79.section) or self.t_sections.row(_t79.section))) for _t79 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
+        if not all(self.fn_seat_in_section(_t41.seat, (self.t_sections.rows.get(_t41.section) or self.t_sections.row(_t41.section))) for _t41 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:206
             raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:206')
-        for _row80 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
-            if not (((_row80.status == _E11_OrderStatus_paid) == (_row80.paid_at is not None)) and ((_row80.status == _E11_OrderStatus_paid) == (_row80.payment is not None))):
+        for _row42 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:209
+            if not (((_row42.status == _E11_OrderStatus_paid) == (_row42.paid_at is not None)) and ((_row42.status == _E11_OrderStatus_paid) == (_row42.payment is not None))):
                 raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:209')
-        if not all(((((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_held) == (_t81.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t81.order) or self.t_orders.row(_t81.order)).status == _E11_OrderStatus_released) == (_t81.status == _E12_TicketStatus_released))) for _t81 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
+        if not all(((((self.t_orders.rows.get(_t43.order) or self.t_orders.row(_t43.order)).status == _E11_OrderStatus_held) == (_t43.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t43.order) or self.t_orders.row(_t43.order)).status == _E11_OrderStatus_released) == (_t43.status == _E12_TicketStatus_released))) for _t43 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:212
             raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:212')
-        for _row82 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
-            if not ((_row82.checked_in_at is not None) == (_row82.status == _E12_TicketStatus_checked_in)):
+        for _row44 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:215
+            if not ((_row44.checked_in_at is not None) == (_row44.status == _E12_TicketStatus_checked_in)):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:215')
-        if not all((_o83.total_cents == sum(rt.each(self, tuple([_t84.price_cents for _t84 in rt.each(self, self.t_tickets) if (_t84.order == _o83.key())])))) for _o83 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
+        if not all((_o45.total_cents == sum(rt.each(self, tuple([_t46.price_cents for _t46 in rt.each(self, self.t_tickets) if (_t46.order == _o45.key())])))) for _o45 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:218
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:218')
-        for _row85 in rt.changed_rows(self, self.t_sections, ('venue',)):
-            rt.check_refs(self.t_venues, _row85.venue, 'Section.venue')
-        for _row86 in rt.changed_rows(self, self.t_events, ('venue',)):
-            rt.check_refs(self.t_venues, _row86.venue, 'Event.venue')
-        for _row87 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
-            rt.check_refs(self.t_customers, _row87.customer, 'Order.customer')
-            rt.check_refs(self.t_events, _row87.event, 'Order.event')
-        for _row88 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
-            rt.check_refs(self.t_orders, _row88.order, 'Ticket.order')
-            rt.check_refs(self.t_events, _row88.event, 'Ticket.event')
-            rt.check_refs(self.t_sections, _row88.section, 'Ticket.section')
-            rt.check_refs(self.t_customers, _row88.holder, 'Ticket.holder')
+        for _row47 in rt.changed_rows(self, self.t_sections, ('venue',)):
+            rt.check_refs(self.t_venues, _row47.venue, 'Section.venue')
+        for _row48 in rt.changed_rows(self, self.t_events, ('venue',)):
+            rt.check_refs(self.t_venues, _row48.venue, 'Event.venue')
+        for _row49 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
+            rt.check_refs(self.t_customers, _row49.customer, 'Order.customer')
+            rt.check_refs(self.t_events, _row49.event, 'Order.event')
+        for _row50 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
+            rt.check_refs(self.t_orders, _row50.order, 'Ticket.order')
+            rt.check_refs(self.t_events, _row50.event, 'Ticket.event')
+            rt.check_refs(self.t_sections, _row50.section, 'Ticket.section')
+            rt.check_refs(self.t_customers, _row50.holder, 'Ticket.holder')
         if self._deleted:
             rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
         if self._deleted:
@@ -908,73 +926,37 @@ class ConcertTicketOffice(Episode):
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
-        _row12 = order  # concert_ticket_office.world:333
-        _new13 = _E11_OrderStatus_paid  # concert_ticket_office.world:333
-        _frags14 = _row12._frags  # concert_ticket_office.world:333
-        if _frags14 is not None:  # concert_ticket_office.world:333
-            _stale15 = _row12._stale  # concert_ticket_office.world:333
-            _row12._stale = _stale15 | 8  # concert_ticket_office.world:333
-        self._undo.append((0, _row12, 'status', _row12.status, _row12._digest, _row12._text, None if _frags14 is None or _stale15 & 8 else _frags14[3]))  # concert_ticket_office.world:333
-        _row12.status = _new13  # concert_ticket_office.world:333
-        _row12._digest = _row12._text = None  # concert_ticket_office.world:333
-        self.t_orders._digest = None  # concert_ticket_office.world:333
-        _row16 = order  # concert_ticket_office.world:334
-        _new17 = self.clock  # concert_ticket_office.world:334
-        _frags18 = _row16._frags  # concert_ticket_office.world:334
-        if _frags18 is not None:  # concert_ticket_office.world:334
-            _stale19 = _row16._stale  # concert_ticket_office.world:334
-            _row16._stale = _stale19 | 128  # concert_ticket_office.world:334
-        self._undo.append((0, _row16, 'paid_at', _row16.paid_at, _row16._digest, _row16._text, None if _frags18 is None or _stale19 & 128 else _frags18[7]))  # concert_ticket_office.world:334
-        _row16.paid_at = _new17  # concert_ticket_office.world:334
-        _row16._digest = _row16._text = None  # concert_ticket_office.world:334
-        self.t_orders._digest = None  # concert_ticket_office.world:334
-        _row20 = order  # concert_ticket_office.world:335
-        _new21 = payment  # concert_ticket_office.world:335
-        _frags22 = _row20._frags  # concert_ticket_office.world:335
-        if _frags22 is not None:  # concert_ticket_office.world:335
-            _stale23 = _row20._stale  # concert_ticket_office.world:335
-            _row20._stale = _stale23 | 256  # concert_ticket_office.world:335
-        self._undo.append((0, _row20, 'payment', _row20.payment, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 256 else _frags22[8]))  # concert_ticket_office.world:335
-        _row20.payment = _new21  # concert_ticket_office.world:335
-        _row20._digest = _row20._text = None  # concert_ticket_office.world:335
+        self._undo.append((3, order, ('status', 'paid_at', 'payment'), (order.status, order.paid_at, order.payment, ), order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:333
+        order.status = _E11_OrderStatus_paid  # concert_ticket_office.world:333
+        order.paid_at = self.clock  # concert_ticket_office.world:334
+        order.payment = payment  # concert_ticket_office.world:335
+        order._stale |= 392  # concert_ticket_office.world:335
+        order._digest = order._text = None  # concert_ticket_office.world:335
         self.t_orders._digest = None  # concert_ticket_office.world:335
-        for _t24 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
-            _row25 = self.t_tickets.row(_t24.id_)  # concert_ticket_office.world:337
-            _new26 = _E12_TicketStatus_sold  # concert_ticket_office.world:337
-            _frags27 = _row25._frags  # concert_ticket_office.world:337
-            if _frags27 is not None:  # concert_ticket_office.world:337
-                _stale28 = _row25._stale  # concert_ticket_office.world:337
-                _row25._stale = _stale28 | 128  # concert_ticket_office.world:337
-            self._undo.append((0, _row25, 'status', _row25.status, _row25._digest, _row25._text, None if _frags27 is None or _stale28 & 128 else _frags27[7]))  # concert_ticket_office.world:337
-            _row25.status = _new26  # concert_ticket_office.world:337
-            _row25._digest = _row25._text = None  # concert_ticket_office.world:337
+        for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
+            _row13 = self.t_tickets.row(_t12.id_)  # concert_ticket_office.world:337
+            self._undo.append((0, _row13, 'status', _row13.status, _row13._digest, _row13._text, _row13._frags, _row13._stale))  # concert_ticket_office.world:337
+            _row13.status = _E12_TicketStatus_sold  # concert_ticket_office.world:337
+            _row13._stale |= 128  # concert_ticket_office.world:337
+            _row13._digest = _row13._text = None  # concert_ticket_office.world:337
             self.t_tickets._digest = None  # concert_ticket_office.world:337
-        return _new_OrderView(order.key(), tuple([_t29.key() for _t29 in rt.each(self, self.t_tickets) if (_t29.order == order.key())]), False)  # concert_ticket_office.world:339
+        return _new_OrderView(order.key(), tuple([_t14.key() for _t14 in rt.each(self, self.t_tickets) if (_t14.order == order.key())]), False)  # concert_ticket_office.world:339
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:346
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:351
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        _row30 = order  # concert_ticket_office.world:352
-        _new31 = _E11_OrderStatus_released  # concert_ticket_office.world:352
-        _frags32 = _row30._frags  # concert_ticket_office.world:352
-        if _frags32 is not None:  # concert_ticket_office.world:352
-            _stale33 = _row30._stale  # concert_ticket_office.world:352
-            _row30._stale = _stale33 | 8  # concert_ticket_office.world:352
-        self._undo.append((0, _row30, 'status', _row30.status, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 8 else _frags32[3]))  # concert_ticket_office.world:352
-        _row30.status = _new31  # concert_ticket_office.world:352
-        _row30._digest = _row30._text = None  # concert_ticket_office.world:352
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:352
+        order.status = _E11_OrderStatus_released  # concert_ticket_office.world:352
+        order._stale |= 8  # concert_ticket_office.world:352
+        order._digest = order._text = None  # concert_ticket_office.world:352
         self.t_orders._digest = None  # concert_ticket_office.world:352
-        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t34.key() for _t34 in rt.each(self, self.t_tickets) if (_t34.order == order.key())]))):  # concert_ticket_office.world:353
-            _row35 = self.t_tickets.row(t.id_)  # concert_ticket_office.world:354
-            _new36 = _E12_TicketStatus_released  # concert_ticket_office.world:354
-            _frags37 = _row35._frags  # concert_ticket_office.world:354
-            if _frags37 is not None:  # concert_ticket_office.world:354
-                _stale38 = _row35._stale  # concert_ticket_office.world:354
-                _row35._stale = _stale38 | 128  # concert_ticket_office.world:354
-            self._undo.append((0, _row35, 'status', _row35.status, _row35._digest, _row35._text, None if _frags37 is None or _stale38 & 128 else _frags37[7]))  # concert_ticket_office.world:354
-            _row35.status = _new36  # concert_ticket_office.world:354
-            _row35._digest = _row35._text = None  # concert_ticket_office.world:354
+        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t15.key() for _t15 in rt.each(self, self.t_tickets) if (_t15.order == order.key())]))):  # concert_ticket_office.world:353
+            _row16 = self.t_tickets.row(t.id_)  # concert_ticket_office.world:354
+            self._undo.append((0, _row16, 'status', _row16.status, _row16._digest, _row16._text, _row16._frags, _row16._stale))  # concert_ticket_office.world:354
+            _row16.status = _E12_TicketStatus_released  # concert_ticket_office.world:354
+            _row16._stale |= 128  # concert_ticket_office.world:354
+            _row16._digest = _row16._text = None  # concert_ticket_office.world:354
             self.t_tickets._digest = None  # concert_ticket_office.world:354
         return order  # concert_ticket_office.world:356
 
@@ -988,15 +970,10 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
         if not ((self.fn_owned_count(to_customer, (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:368
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + '.')))
-        _row39 = ticket  # concert_ticket_office.world:369
-        _new40 = to_customer.key()  # concert_ticket_office.world:369
-        _frags41 = _row39._frags  # concert_ticket_office.world:369
-        if _frags41 is not None:  # concert_ticket_office.world:369
-            _stale42 = _row39._stale  # concert_ticket_office.world:369
-            _row39._stale = _stale42 | 64  # concert_ticket_office.world:369
-        self._undo.append((0, _row39, 'holder', _row39.holder, _row39._digest, _row39._text, None if _frags41 is None or _stale42 & 64 else _frags41[6]))  # concert_ticket_office.world:369
-        _row39.holder = _new40  # concert_ticket_office.world:369
-        _row39._digest = _row39._text = None  # concert_ticket_office.world:369
+        self._undo.append((0, ticket, 'holder', ticket.holder, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:369
+        ticket.holder = to_customer.key()  # concert_ticket_office.world:369
+        ticket._stale |= 64  # concert_ticket_office.world:369
+        ticket._digest = ticket._text = None  # concert_ticket_office.world:369
         self.t_tickets._digest = None  # concert_ticket_office.world:369
         return ticket  # concert_ticket_office.world:370
 
@@ -1006,15 +983,10 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
         if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:379
             raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started; tickets cannot be refunded.')))
-        _row43 = ticket  # concert_ticket_office.world:380
-        _new44 = _E12_TicketStatus_refunded  # concert_ticket_office.world:380
-        _frags45 = _row43._frags  # concert_ticket_office.world:380
-        if _frags45 is not None:  # concert_ticket_office.world:380
-            _stale46 = _row43._stale  # concert_ticket_office.world:380
-            _row43._stale = _stale46 | 128  # concert_ticket_office.world:380
-        self._undo.append((0, _row43, 'status', _row43.status, _row43._digest, _row43._text, None if _frags45 is None or _stale46 & 128 else _frags45[7]))  # concert_ticket_office.world:380
-        _row43.status = _new44  # concert_ticket_office.world:380
-        _row43._digest = _row43._text = None  # concert_ticket_office.world:380
+        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:380
+        ticket.status = _E12_TicketStatus_refunded  # concert_ticket_office.world:380
+        ticket._stale |= 128  # concert_ticket_office.world:380
+        ticket._digest = ticket._text = None  # concert_ticket_office.world:380
         self.t_tickets._digest = None  # concert_ticket_office.world:380
         return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:381
 
@@ -1028,25 +1000,11 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
         if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:392
             raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
-        _row47 = ticket  # concert_ticket_office.world:393
-        _new48 = _E12_TicketStatus_checked_in  # concert_ticket_office.world:393
-        _frags49 = _row47._frags  # concert_ticket_office.world:393
-        if _frags49 is not None:  # concert_ticket_office.world:393
-            _stale50 = _row47._stale  # concert_ticket_office.world:393
-            _row47._stale = _stale50 | 128  # concert_ticket_office.world:393
-        self._undo.append((0, _row47, 'status', _row47.status, _row47._digest, _row47._text, None if _frags49 is None or _stale50 & 128 else _frags49[7]))  # concert_ticket_office.world:393
-        _row47.status = _new48  # concert_ticket_office.world:393
-        _row47._digest = _row47._text = None  # concert_ticket_office.world:393
-        self.t_tickets._digest = None  # concert_ticket_office.world:393
-        _row51 = ticket  # concert_ticket_office.world:394
-        _new52 = self.clock  # concert_ticket_office.world:394
-        _frags53 = _row51._frags  # concert_ticket_office.world:394
-        if _frags53 is not None:  # concert_ticket_office.world:394
-            _stale54 = _row51._stale  # concert_ticket_office.world:394
-            _row51._stale = _stale54 | 256  # concert_ticket_office.world:394
-        self._undo.append((0, _row51, 'checked_in_at', _row51.checked_in_at, _row51._digest, _row51._text, None if _frags53 is None or _stale54 & 256 else _frags53[8]))  # concert_ticket_office.world:394
-        _row51.checked_in_at = _new52  # concert_ticket_office.world:394
-        _row51._digest = _row51._text = None  # concert_ticket_office.world:394
+        self._undo.append((3, ticket, ('status', 'checked_in_at'), (ticket.status, ticket.checked_in_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:393
+        ticket.status = _E12_TicketStatus_checked_in  # concert_ticket_office.world:393
+        ticket.checked_in_at = self.clock  # concert_ticket_office.world:394
+        ticket._stale |= 384  # concert_ticket_office.world:394
+        ticket._digest = ticket._text = None  # concert_ticket_office.world:394
         self.t_tickets._digest = None  # concert_ticket_office.world:394
         return ticket  # concert_ticket_office.world:395
 
@@ -1194,11 +1152,11 @@ ConcertTicketOffice.TOOLS = {
 
 
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:611
-    return bool(any((((((_o55.customer == 'C004') and (_o55.event == 'E02')) and (_o55.status == _E11_OrderStatus_paid)) and (_o55.payment == _E9_PayMethod_card)) and (_o55.total_cents == 5000)) for _o55 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o17.customer == 'C004') and (_o17.event == 'E02')) and (_o17.status == _E11_OrderStatus_paid)) and (_o17.payment == _E9_PayMethod_card)) and (_o17.total_cents == 5000)) for _o17 in rt.each(ep, ep.t_orders)))
 
 
 def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:612
-    return bool((any((((((_t56.holder == 'C004') and (_t56.event == 'E02')) and (_t56.section == 'BALC')) and (_t56.seat == 'A1')) and (_t56.status == _E12_TicketStatus_sold)) for _t56 in rt.each(ep, ep.t_tickets)) and any((((((_t57.holder == 'C004') and (_t57.event == 'E02')) and (_t57.section == 'BALC')) and (_t57.seat == 'A2')) and (_t57.status == _E12_TicketStatus_sold)) for _t57 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t18.holder == 'C004') and (_t18.event == 'E02')) and (_t18.section == 'BALC')) and (_t18.seat == 'A1')) and (_t18.status == _E12_TicketStatus_sold)) for _t18 in rt.each(ep, ep.t_tickets)) and any((((((_t19.holder == 'C004') and (_t19.event == 'E02')) and (_t19.section == 'BALC')) and (_t19.seat == 'A2')) and (_t19.status == _E12_TicketStatus_sold)) for _t19 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:834
@@ -1226,19 +1184,19 @@ def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: Co
 
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(any(((((((_o58.customer == 'C002') and (_o58.event == 'E02')) and (_o58.status == _E11_OrderStatus_paid)) and (_o58.payment == _E9_PayMethod_cash)) and (_o58.total_cents == 2500)) and any((((((_t59.order == _o58.key()) and (_t59.section == 'BALC')) and (_t59.seat == 'B6')) and (_t59.status == _E12_TicketStatus_sold)) and (_t59.holder == 'C002')) for _t59 in rt.each(ep, ep.t_tickets))) for _o58 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o20.customer == 'C002') and (_o20.event == 'E02')) and (_o20.status == _E11_OrderStatus_paid)) and (_o20.payment == _E9_PayMethod_cash)) and (_o20.total_cents == 2500)) and any((((((_t21.order == _o20.key()) and (_t21.section == 'BALC')) and (_t21.seat == 'B6')) and (_t21.status == _E12_TicketStatus_sold)) and (_t21.holder == 'C002')) for _t21 in rt.each(ep, ep.t_tickets))) for _o20 in rt.each(ep, ep.t_orders)))
 
 
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((len(tuple([_t60.key() for _t60 in rt.each(ep, ep.t_tickets) if (((_t60.holder == 'C002') and (_t60.event == 'E02')) and (_t60.status == _E12_TicketStatus_sold))])) == 6))
+    return bool((len(tuple([_t22.key() for _t22 in rt.each(ep, ep.t_tickets) if (((_t22.holder == 'C002') and (_t22.event == 'E02')) and (_t22.status == _E12_TicketStatus_sold))])) == 6))
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
-    return bool(any((((((_o61.customer == 'C002') and (_o61.event == 'E01')) and (_o61.status == _E11_OrderStatus_paid)) and (_o61.payment == _E9_PayMethod_card)) and (_o61.total_cents == 24000)) for _o61 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o23.customer == 'C002') and (_o23.event == 'E01')) and (_o23.status == _E11_OrderStatus_paid)) and (_o23.payment == _E9_PayMethod_card)) and (_o23.total_cents == 24000)) for _o23 in rt.each(ep, ep.t_orders)))
 
 
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:447
-    return bool((len(tuple([_t62.key() for _t62 in rt.each(ep, ep.t_tickets) if (((((_t62.holder == 'C002') and (_t62.event == 'E01')) and (_t62.section == 'BOX')) and (_t62.status == _E12_TicketStatus_checked_in)) and (_t62.checked_in_at is not None))])) == 2))
+    return bool((len(tuple([_t24.key() for _t24 in rt.each(ep, ep.t_tickets) if (((((_t24.holder == 'C002') and (_t24.event == 'E01')) and (_t24.section == 'BOX')) and (_t24.status == _E12_TicketStatus_checked_in)) and (_t24.checked_in_at is not None))])) == 2))
 
 
 def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:672
@@ -1246,11 +1204,11 @@ def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: 
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t63.holder == 'C003') and (_t63.event == 'E02')) and (_t63.section == 'ORCH')) and (_t63.seat == 'C5')) and (_t63.status == _E12_TicketStatus_sold)) and (_t63.price_cents == 4500)) and ((ep.t_orders.rows.get(_t63.order) or ep.t_orders.row(_t63.order)).payment == _E9_PayMethod_card)) for _t63 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t25.holder == 'C003') and (_t25.event == 'E02')) and (_t25.section == 'ORCH')) and (_t25.seat == 'C5')) and (_t25.status == _E12_TicketStatus_sold)) and (_t25.price_cents == 4500)) and ((ep.t_orders.rows.get(_t25.order) or ep.t_orders.row(_t25.order)).payment == _E9_PayMethod_card)) for _t25 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
-    return bool(any((((((((_o64.customer == 'C003') and (_o64.event == 'E04')) and (_o64.status == _E11_OrderStatus_paid)) and (_o64.payment == _E9_PayMethod_card)) and (_o64.total_cents == 6000)) and any(((((_t65.order == _o64.key()) and (_t65.section == 'FLOOR')) and (_t65.seat == 'A1')) and (_t65.status == _E12_TicketStatus_sold)) for _t65 in rt.each(ep, ep.t_tickets))) and any(((((_t66.order == _o64.key()) and (_t66.section == 'FLOOR')) and (_t66.seat == 'A2')) and (_t66.status == _E12_TicketStatus_sold)) for _t66 in rt.each(ep, ep.t_tickets))) for _o64 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o26.customer == 'C003') and (_o26.event == 'E04')) and (_o26.status == _E11_OrderStatus_paid)) and (_o26.payment == _E9_PayMethod_card)) and (_o26.total_cents == 6000)) and any(((((_t27.order == _o26.key()) and (_t27.section == 'FLOOR')) and (_t27.seat == 'A1')) and (_t27.status == _E12_TicketStatus_sold)) for _t27 in rt.each(ep, ep.t_tickets))) and any(((((_t28.order == _o26.key()) and (_t28.section == 'FLOOR')) and (_t28.seat == 'A2')) and (_t28.status == _E12_TicketStatus_sold)) for _t28 in rt.each(ep, ep.t_tickets))) for _o26 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:901
@@ -1258,11 +1216,11 @@ def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:902
-    return bool(any((((((_o67.customer == 'C001') and (_o67.event == 'E02')) and (_o67.status == _E11_OrderStatus_paid)) and (_o67.payment == _E9_PayMethod_card)) and (_o67.total_cents == 9000)) for _o67 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o29.customer == 'C001') and (_o29.event == 'E02')) and (_o29.status == _E11_OrderStatus_paid)) and (_o29.payment == _E9_PayMethod_card)) and (_o29.total_cents == 9000)) for _o29 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
-    return bool((any((((((_t68.holder == 'C001') and (_t68.event == 'E02')) and (_t68.section == 'ORCH')) and (_t68.seat == 'A1')) and (_t68.status == _E12_TicketStatus_sold)) for _t68 in rt.each(ep, ep.t_tickets)) and any((((((_t69.holder == 'C001') and (_t69.event == 'E02')) and (_t69.section == 'ORCH')) and (_t69.seat == 'A2')) and (_t69.status == _E12_TicketStatus_sold)) for _t69 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t30.holder == 'C001') and (_t30.event == 'E02')) and (_t30.section == 'ORCH')) and (_t30.seat == 'A1')) and (_t30.status == _E12_TicketStatus_sold)) for _t30 in rt.each(ep, ep.t_tickets)) and any((((((_t31.holder == 'C001') and (_t31.event == 'E02')) and (_t31.section == 'ORCH')) and (_t31.seat == 'A2')) and (_t31.status == _E12_TicketStatus_sold)) for _t31 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1132
@@ -1270,11 +1228,11 @@ def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, i
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1133
-    return bool(any((((((_o70.customer == 'C003') and (_o70.event == 'E02')) and (_o70.status == _E11_OrderStatus_paid)) and (_o70.payment == _E9_PayMethod_card)) and (_o70.total_cents == 5000)) for _o70 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o32.customer == 'C003') and (_o32.event == 'E02')) and (_o32.status == _E11_OrderStatus_paid)) and (_o32.payment == _E9_PayMethod_card)) and (_o32.total_cents == 5000)) for _o32 in rt.each(ep, ep.t_orders)))
 
 
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
-    return bool((any((((((_t71.event == 'E02') and (_t71.section == 'BALC')) and (_t71.seat == 'A5')) and (_t71.holder == 'C003')) and (_t71.status == _E12_TicketStatus_sold)) for _t71 in rt.each(ep, ep.t_tickets)) and any((((((_t72.event == 'E02') and (_t72.section == 'BALC')) and (_t72.seat == 'A6')) and (_t72.holder == 'C003')) and (_t72.status == _E12_TicketStatus_sold)) for _t72 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t33.event == 'E02') and (_t33.section == 'BALC')) and (_t33.seat == 'A5')) and (_t33.holder == 'C003')) and (_t33.status == _E12_TicketStatus_sold)) for _t33 in rt.each(ep, ep.t_tickets)) and any((((((_t34.event == 'E02') and (_t34.section == 'BALC')) and (_t34.seat == 'A6')) and (_t34.holder == 'C003')) and (_t34.status == _E12_TicketStatus_sold)) for _t34 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1361
@@ -1282,11 +1240,11 @@ def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: 
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1362
-    return bool((len(tuple([_t73.key() for _t73 in rt.each(ep, ep.t_tickets) if (((_t73.holder == 'C002') and (_t73.event == 'E02')) and (_t73.status == _E12_TicketStatus_sold))])) == 3))
+    return bool((len(tuple([_t35.key() for _t35 in rt.each(ep, ep.t_tickets) if (((_t35.holder == 'C002') and (_t35.event == 'E02')) and (_t35.status == _E12_TicketStatus_sold))])) == 3))
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363
-    return bool(any((((((((_t74.holder == 'C004') and (_t74.event == 'E02')) and (_t74.section == 'BALC')) and (_t74.seat == 'B6')) and (_t74.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t74.order) or ep.t_orders.row(_t74.order)).customer == 'C004')) for _t74 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t36.holder == 'C004') and (_t36.event == 'E02')) and (_t36.section == 'BALC')) and (_t36.seat == 'B6')) and (_t36.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t36.order) or ep.t_orders.row(_t36.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t36.order) or ep.t_orders.row(_t36.order)).customer == 'C004')) for _t36 in rt.each(ep, ep.t_tickets)))
 
 
 ConcertTicketOffice.TASKS = {

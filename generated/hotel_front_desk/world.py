@@ -89,6 +89,7 @@ class Room(Row):
         self.capacity = capacity
         self.out_of_service = out_of_service
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Room:
         other = Room.__new__(Room)
@@ -99,7 +100,9 @@ class Room(Row):
         other.out_of_service = self.out_of_service
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -148,6 +151,7 @@ class Guest(Row):
         self.email = email
         self.phone = phone
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Guest:
         other = Guest.__new__(Guest)
@@ -157,7 +161,9 @@ class Guest(Row):
         other.phone = self.phone
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -225,6 +231,7 @@ class Booking(Row):
         self.checked_in_at = checked_in_at
         self.checked_out_at = checked_out_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Booking:
         other = Booking.__new__(Booking)
@@ -241,7 +248,9 @@ class Booking(Row):
         other.checked_out_at = self.checked_out_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -467,37 +476,37 @@ class HotelFrontDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row55 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
-            for _row56 in self.t_bookings:
-                if not ((((((_row55.id_ == _row56.id_) or (_row55.room != _row56.room)) or (not self.fn_holds_room(_row55))) or (not self.fn_holds_room(_row56))) or (_row55.check_out <= _row56.check_in)) or (_row56.check_out <= _row55.check_in)):
+        for _row19 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+            for _row20 in self.t_bookings:
+                if not ((((((_row19.id_ == _row20.id_) or (_row19.room != _row20.room)) or (not self.fn_holds_room(_row19))) or (not self.fn_holds_room(_row20))) or (_row19.check_out <= _row20.check_in)) or (_row20.check_out <= _row19.check_in)):
                     raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row56 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
-            for _row55 in self.t_bookings:
-                if not ((((((_row55.id_ == _row56.id_) or (_row55.room != _row56.room)) or (not self.fn_holds_room(_row55))) or (not self.fn_holds_room(_row56))) or (_row55.check_out <= _row56.check_in)) or (_row56.check_out <= _row55.check_in)):
+        for _row20 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+            for _row19 in self.t_bookings:
+                if not ((((((_row19.id_ == _row20.id_) or (_row19.room != _row20.room)) or (not self.fn_holds_room(_row19))) or (not self.fn_holds_room(_row20))) or (_row19.check_out <= _row20.check_in)) or (_row20.check_out <= _row19.check_in)):
                     raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row57 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:121
-            if not (_row57.check_out > _row57.check_in):
+        for _row21 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:121
+            if not (_row21.check_out > _row21.check_in):
                 raise InvariantError("Every booking's check-out is after its check-in.", 'hotel_front_desk.world:121')
-        if not all((_b58.guests_count <= (self.t_rooms.rows.get(_b58.room) or self.t_rooms.row(_b58.room)).capacity) for _b58 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
+        if not all((_b22.guests_count <= (self.t_rooms.rows.get(_b22.room) or self.t_rooms.row(_b22.room)).capacity) for _b22 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
             raise InvariantError('A booking never has more guests than its room holds.', 'hotel_front_desk.world:124')
-        if not all((_b59.total == rt.bounded(self.fn_nights(_b59.check_in, _b59.check_out) * (self.t_rooms.rows.get(_b59.room) or self.t_rooms.row(_b59.room)).nightly_rate)) for _b59 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
+        if not all((_b23.total == rt.bounded(self.fn_nights(_b23.check_in, _b23.check_out) * (self.t_rooms.rows.get(_b23.room) or self.t_rooms.row(_b23.room)).nightly_rate)) for _b23 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
             raise InvariantError("A booking's total is its nights times the room's nightly rate.", 'hotel_front_desk.world:127')
-        for _row60 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:130
-            if not ((_row60.status == _E13_BookingStatus_cancelled) or (_row60.cancellation_fee == 0)):
+        for _row24 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:130
+            if not ((_row24.status == _E13_BookingStatus_cancelled) or (_row24.cancellation_fee == 0)):
                 raise InvariantError('Only cancelled bookings carry a cancellation fee.', 'hotel_front_desk.world:130')
-        for _row61 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:133
-            if not ((_row61.checked_in_at is not None) == ((_row61.status == _E13_BookingStatus_checked_in) or (_row61.status == _E13_BookingStatus_checked_out))):
+        for _row25 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:133
+            if not ((_row25.checked_in_at is not None) == ((_row25.status == _E13_BookingStatus_checked_in) or (_row25.status == _E13_BookingStatus_checked_out))):
                 raise InvariantError('A booking has a check-in time exactly when the guest checked in.', 'hotel_front_desk.world:133')
-        for _row62 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:136
-            if not ((_row62.checked_out_at is not None) == (_row62.status == _E13_BookingStatus_checked_out)):
+        for _row26 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:136
+            if not ((_row26.checked_out_at is not None) == (_row26.status == _E13_BookingStatus_checked_out)):
                 raise InvariantError('A booking has a check-out time exactly when the guest checked out.', 'hotel_front_desk.world:136')
-        if not all(((_b63.status != _E13_BookingStatus_checked_in) or (len(tuple([_o64.key() for _o64 in rt.each(self, self.t_bookings) if ((_o64.room == _b63.room) and (_o64.status == _E13_BookingStatus_checked_in))])) == 1)) for _b63 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
+        if not all(((_b27.status != _E13_BookingStatus_checked_in) or (len(tuple([_o28.key() for _o28 in rt.each(self, self.t_bookings) if ((_o28.room == _b27.room) and (_o28.status == _E13_BookingStatus_checked_in))])) == 1)) for _b27 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
             raise InvariantError('A room has at most one checked-in booking.', 'hotel_front_desk.world:139')
-        if not all((len(tuple([_h66.key() for _h66 in rt.each(self, self.t_guests) if (_h66.email.lower() == _g65.email.lower())])) == 1) for _g65 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
+        if not all((len(tuple([_h30.key() for _h30 in rt.each(self, self.t_guests) if (_h30.email.lower() == _g29.email.lower())])) == 1) for _g29 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
             raise InvariantError('No two guests share an email address.', 'hotel_front_desk.world:142')
-        for _row67 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
-            rt.check_refs(self.t_guests, _row67.guest, 'Booking.guest')
-            rt.check_refs(self.t_rooms, _row67.room, 'Booking.room')
+        for _row31 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
+            rt.check_refs(self.t_guests, _row31.guest, 'Booking.guest')
+            rt.check_refs(self.t_rooms, _row31.room, 'Booking.room')
         if self._deleted:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
         if self._deleted:
@@ -582,35 +591,12 @@ class HotelFrontDesk(Episode):
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         if not self.fn_room_is_free((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)), check_in, check_out, booking.id_):  # hotel_front_desk.world:237
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        _row6 = booking  # hotel_front_desk.world:238
-        _new7 = check_in  # hotel_front_desk.world:238
-        _frags8 = _row6._frags  # hotel_front_desk.world:238
-        if _frags8 is not None:  # hotel_front_desk.world:238
-            _stale9 = _row6._stale  # hotel_front_desk.world:238
-            _row6._stale = _stale9 | 8  # hotel_front_desk.world:238
-        self._undo.append((0, _row6, 'check_in', _row6.check_in, _row6._digest, _row6._text, None if _frags8 is None or _stale9 & 8 else _frags8[3]))  # hotel_front_desk.world:238
-        _row6.check_in = _new7  # hotel_front_desk.world:238
-        _row6._digest = _row6._text = None  # hotel_front_desk.world:238
-        self.t_bookings._digest = None  # hotel_front_desk.world:238
-        _row10 = booking  # hotel_front_desk.world:239
-        _new11 = check_out  # hotel_front_desk.world:239
-        _frags12 = _row10._frags  # hotel_front_desk.world:239
-        if _frags12 is not None:  # hotel_front_desk.world:239
-            _stale13 = _row10._stale  # hotel_front_desk.world:239
-            _row10._stale = _stale13 | 16  # hotel_front_desk.world:239
-        self._undo.append((0, _row10, 'check_out', _row10.check_out, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 16 else _frags12[4]))  # hotel_front_desk.world:239
-        _row10.check_out = _new11  # hotel_front_desk.world:239
-        _row10._digest = _row10._text = None  # hotel_front_desk.world:239
-        self.t_bookings._digest = None  # hotel_front_desk.world:239
-        _row14 = booking  # hotel_front_desk.world:240
-        _new15 = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:240
-        _frags16 = _row14._frags  # hotel_front_desk.world:240
-        if _frags16 is not None:  # hotel_front_desk.world:240
-            _stale17 = _row14._stale  # hotel_front_desk.world:240
-            _row14._stale = _stale17 | 128  # hotel_front_desk.world:240
-        self._undo.append((0, _row14, 'total', _row14.total, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 128 else _frags16[7]))  # hotel_front_desk.world:240
-        _row14.total = _new15  # hotel_front_desk.world:240
-        _row14._digest = _row14._text = None  # hotel_front_desk.world:240
+        self._undo.append((3, booking, ('check_in', 'check_out', 'total'), (booking.check_in, booking.check_out, booking.total, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:238
+        booking.check_in = check_in  # hotel_front_desk.world:238
+        booking.check_out = check_out  # hotel_front_desk.world:239
+        booking.total = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:240
+        booking._stale |= 152  # hotel_front_desk.world:240
+        booking._digest = booking._text = None  # hotel_front_desk.world:240
         self.t_bookings._digest = None  # hotel_front_desk.world:240
         return booking  # hotel_front_desk.world:241
 
@@ -619,25 +605,11 @@ class HotelFrontDesk(Episode):
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:252
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be cancelled.')))
         days_ahead: int = rt.bounded(self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date()))  # hotel_front_desk.world:253
-        _row18 = booking  # hotel_front_desk.world:254
-        _new19 = _E13_BookingStatus_cancelled  # hotel_front_desk.world:254
-        _frags20 = _row18._frags  # hotel_front_desk.world:254
-        if _frags20 is not None:  # hotel_front_desk.world:254
-            _stale21 = _row18._stale  # hotel_front_desk.world:254
-            _row18._stale = _stale21 | 64  # hotel_front_desk.world:254
-        self._undo.append((0, _row18, 'status', _row18.status, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 64 else _frags20[6]))  # hotel_front_desk.world:254
-        _row18.status = _new19  # hotel_front_desk.world:254
-        _row18._digest = _row18._text = None  # hotel_front_desk.world:254
-        self.t_bookings._digest = None  # hotel_front_desk.world:254
-        _row22 = booking  # hotel_front_desk.world:255
-        _new23 = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:255
-        _frags24 = _row22._frags  # hotel_front_desk.world:255
-        if _frags24 is not None:  # hotel_front_desk.world:255
-            _stale25 = _row22._stale  # hotel_front_desk.world:255
-            _row22._stale = _stale25 | 256  # hotel_front_desk.world:255
-        self._undo.append((0, _row22, 'cancellation_fee', _row22.cancellation_fee, _row22._digest, _row22._text, None if _frags24 is None or _stale25 & 256 else _frags24[8]))  # hotel_front_desk.world:255
-        _row22.cancellation_fee = _new23  # hotel_front_desk.world:255
-        _row22._digest = _row22._text = None  # hotel_front_desk.world:255
+        self._undo.append((3, booking, ('status', 'cancellation_fee'), (booking.status, booking.cancellation_fee, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:254
+        booking.status = _E13_BookingStatus_cancelled  # hotel_front_desk.world:254
+        booking.cancellation_fee = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:255
+        booking._stale |= 320  # hotel_front_desk.world:255
+        booking._digest = booking._text = None  # hotel_front_desk.world:255
         self.t_bookings._digest = None  # hotel_front_desk.world:255
         return booking  # hotel_front_desk.world:256
 
@@ -647,27 +619,13 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be checked in.')))
         if not (booking.check_in == self.clock.date()):  # hotel_front_desk.world:265
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
-        if not (not any(((_o26.room == booking.room) and (_o26.status == _E13_BookingStatus_checked_in)) for _o26 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:266
+        if not (not any(((_o6.room == booking.room) and (_o6.status == _E13_BookingStatus_checked_in)) for _o6 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:266
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is still occupied by another guest.')))
-        _row27 = booking  # hotel_front_desk.world:267
-        _new28 = _E13_BookingStatus_checked_in  # hotel_front_desk.world:267
-        _frags29 = _row27._frags  # hotel_front_desk.world:267
-        if _frags29 is not None:  # hotel_front_desk.world:267
-            _stale30 = _row27._stale  # hotel_front_desk.world:267
-            _row27._stale = _stale30 | 64  # hotel_front_desk.world:267
-        self._undo.append((0, _row27, 'status', _row27.status, _row27._digest, _row27._text, None if _frags29 is None or _stale30 & 64 else _frags29[6]))  # hotel_front_desk.world:267
-        _row27.status = _new28  # hotel_front_desk.world:267
-        _row27._digest = _row27._text = None  # hotel_front_desk.world:267
-        self.t_bookings._digest = None  # hotel_front_desk.world:267
-        _row31 = booking  # hotel_front_desk.world:268
-        _new32 = self.clock  # hotel_front_desk.world:268
-        _frags33 = _row31._frags  # hotel_front_desk.world:268
-        if _frags33 is not None:  # hotel_front_desk.world:268
-            _stale34 = _row31._stale  # hotel_front_desk.world:268
-            _row31._stale = _stale34 | 512  # hotel_front_desk.world:268
-        self._undo.append((0, _row31, 'checked_in_at', _row31.checked_in_at, _row31._digest, _row31._text, None if _frags33 is None or _stale34 & 512 else _frags33[9]))  # hotel_front_desk.world:268
-        _row31.checked_in_at = _new32  # hotel_front_desk.world:268
-        _row31._digest = _row31._text = None  # hotel_front_desk.world:268
+        self._undo.append((3, booking, ('status', 'checked_in_at'), (booking.status, booking.checked_in_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:267
+        booking.status = _E13_BookingStatus_checked_in  # hotel_front_desk.world:267
+        booking.checked_in_at = self.clock  # hotel_front_desk.world:268
+        booking._stale |= 576  # hotel_front_desk.world:268
+        booking._digest = booking._text = None  # hotel_front_desk.world:268
         self.t_bookings._digest = None  # hotel_front_desk.world:268
         return booking  # hotel_front_desk.world:269
 
@@ -675,25 +633,11 @@ class HotelFrontDesk(Episode):
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:277
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
-        _row35 = booking  # hotel_front_desk.world:278
-        _new36 = _E13_BookingStatus_checked_out  # hotel_front_desk.world:278
-        _frags37 = _row35._frags  # hotel_front_desk.world:278
-        if _frags37 is not None:  # hotel_front_desk.world:278
-            _stale38 = _row35._stale  # hotel_front_desk.world:278
-            _row35._stale = _stale38 | 64  # hotel_front_desk.world:278
-        self._undo.append((0, _row35, 'status', _row35.status, _row35._digest, _row35._text, None if _frags37 is None or _stale38 & 64 else _frags37[6]))  # hotel_front_desk.world:278
-        _row35.status = _new36  # hotel_front_desk.world:278
-        _row35._digest = _row35._text = None  # hotel_front_desk.world:278
-        self.t_bookings._digest = None  # hotel_front_desk.world:278
-        _row39 = booking  # hotel_front_desk.world:279
-        _new40 = self.clock  # hotel_front_desk.world:279
-        _frags41 = _row39._frags  # hotel_front_desk.world:279
-        if _frags41 is not None:  # hotel_front_desk.world:279
-            _stale42 = _row39._stale  # hotel_front_desk.world:279
-            _row39._stale = _stale42 | 1024  # hotel_front_desk.world:279
-        self._undo.append((0, _row39, 'checked_out_at', _row39.checked_out_at, _row39._digest, _row39._text, None if _frags41 is None or _stale42 & 1024 else _frags41[10]))  # hotel_front_desk.world:279
-        _row39.checked_out_at = _new40  # hotel_front_desk.world:279
-        _row39._digest = _row39._text = None  # hotel_front_desk.world:279
+        self._undo.append((3, booking, ('status', 'checked_out_at'), (booking.status, booking.checked_out_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:278
+        booking.status = _E13_BookingStatus_checked_out  # hotel_front_desk.world:278
+        booking.checked_out_at = self.clock  # hotel_front_desk.world:279
+        booking._stale |= 1088  # hotel_front_desk.world:279
+        booking._digest = booking._text = None  # hotel_front_desk.world:279
         self.t_bookings._digest = None  # hotel_front_desk.world:279
         return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:280
 
@@ -863,11 +807,11 @@ def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk, init: H
 
 
 def _check_new_guest_double_room__registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:456
-    return bool(any(((_g43.email == 'dana.lee@example.com') and (_g43.name == 'Dana Lee')) for _g43 in rt.each(ep, ep.t_guests)))
+    return bool(any(((_g7.email == 'dana.lee@example.com') and (_g7.name == 'Dana Lee')) for _g7 in rt.each(ep, ep.t_guests)))
 
 
 def _check_new_guest_double_room__booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:457
-    return bool(any(((((((((ep.t_guests.rows.get(_b44.guest) or ep.t_guests.row(_b44.guest)).email == 'dana.lee@example.com') and ((ep.t_rooms.rows.get(_b44.room) or ep.t_rooms.row(_b44.room)).room_type == _E8_RoomType_double)) and (_b44.check_in == rt.parse_date('2026-06-13'))) and (_b44.check_out == rt.parse_date('2026-06-15'))) and (_b44.guests_count == 2)) and (_b44.status == _E13_BookingStatus_reserved)) and (_b44.total == 280)) for _b44 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b8.guest) or ep.t_guests.row(_b8.guest)).email == 'dana.lee@example.com') and ((ep.t_rooms.rows.get(_b8.room) or ep.t_rooms.row(_b8.room)).room_type == _E8_RoomType_double)) and (_b8.check_in == rt.parse_date('2026-06-13'))) and (_b8.check_out == rt.parse_date('2026-06-15'))) and (_b8.guests_count == 2)) and (_b8.status == _E13_BookingStatus_reserved)) and (_b8.total == 280)) for _b8 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_new_guest_double_room__one_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:458
@@ -883,7 +827,7 @@ def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk, init: HotelFr
 
 
 def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:86
-    return bool(any((((((((_b45.guest == 'G003') and (_b45.room == '101')) and (_b45.check_in == rt.parse_date('2026-06-24'))) and (_b45.check_out == rt.parse_date('2026-06-27'))) and (_b45.guests_count == 1)) and (_b45.status == _E13_BookingStatus_reserved)) and (_b45.total == 270)) for _b45 in rt.each(ep, ep.t_bookings)))
+    return bool(any((((((((_b9.guest == 'G003') and (_b9.room == '101')) and (_b9.check_in == rt.parse_date('2026-06-24'))) and (_b9.check_out == rt.parse_date('2026-06-27'))) and (_b9.guests_count == 1)) and (_b9.status == _E13_BookingStatus_reserved)) and (_b9.total == 270)) for _b9 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:87
@@ -903,7 +847,7 @@ def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk, in
 
 
 def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:181
-    return bool(any((((((((_b46.guest == 'G003') and (_b46.room == '101')) and (_b46.check_in == rt.parse_date('2026-06-16'))) and (_b46.check_out == rt.parse_date('2026-06-18'))) and (_b46.guests_count == 1)) and (_b46.status == _E13_BookingStatus_reserved)) and (_b46.total == 180)) for _b46 in rt.each(ep, ep.t_bookings)))
+    return bool(any((((((((_b10.guest == 'G003') and (_b10.room == '101')) and (_b10.check_in == rt.parse_date('2026-06-16'))) and (_b10.check_out == rt.parse_date('2026-06-18'))) and (_b10.guests_count == 1)) and (_b10.status == _E13_BookingStatus_reserved)) and (_b10.total == 180)) for _b10 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_chloe_leaves_early_and_rebooks__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:182
@@ -915,11 +859,11 @@ def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk, init
 
 
 def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:275
-    return bool(any(((_g47.email == 'priya.nair@example.com') and (_g47.name == 'Priya Nair')) for _g47 in rt.each(ep, ep.t_guests)))
+    return bool(any(((_g11.email == 'priya.nair@example.com') and (_g11.name == 'Priya Nair')) for _g11 in rt.each(ep, ep.t_guests)))
 
 
 def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:276
-    return bool(any(((((((((ep.t_guests.rows.get(_b48.guest) or ep.t_guests.row(_b48.guest)).email == 'priya.nair@example.com') and (_b48.room == '101')) and (_b48.check_in == rt.parse_date('2026-06-20'))) and (_b48.check_out == rt.parse_date('2026-06-22'))) and (_b48.guests_count == 1)) and (_b48.status == _E13_BookingStatus_reserved)) and (_b48.total == 180)) for _b48 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b12.guest) or ep.t_guests.row(_b12.guest)).email == 'priya.nair@example.com') and (_b12.room == '101')) and (_b12.check_in == rt.parse_date('2026-06-20'))) and (_b12.check_out == rt.parse_date('2026-06-22'))) and (_b12.guests_count == 1)) and (_b12.status == _E13_BookingStatus_reserved)) and (_b12.total == 180)) for _b12 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:378
@@ -939,11 +883,11 @@ def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk, init: 
 
 
 def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:477
-    return bool(any((((_g49.email == 'marco.rossi@example.com') and (_g49.name == 'Marco Rossi')) and (_g49.phone == '+39 333 1234567')) for _g49 in rt.each(ep, ep.t_guests)))
+    return bool(any((((_g13.email == 'marco.rossi@example.com') and (_g13.name == 'Marco Rossi')) and (_g13.phone == '+39 333 1234567')) for _g13 in rt.each(ep, ep.t_guests)))
 
 
 def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any((((((((((ep.t_guests.rows.get(_b50.guest) or ep.t_guests.row(_b50.guest)).email == 'marco.rossi@example.com') and (_b50.room == '101')) and (_b50.check_in == rt.parse_date('2026-06-10'))) and (_b50.check_out == rt.parse_date('2026-06-11'))) and (_b50.guests_count == 1)) and (_b50.status == _E13_BookingStatus_checked_in)) and (_b50.checked_in_at is not None)) and (_b50.total == 90)) for _b50 in rt.each(ep, ep.t_bookings)))
+    return bool(any((((((((((ep.t_guests.rows.get(_b14.guest) or ep.t_guests.row(_b14.guest)).email == 'marco.rossi@example.com') and (_b14.room == '101')) and (_b14.check_in == rt.parse_date('2026-06-10'))) and (_b14.check_out == rt.parse_date('2026-06-11'))) and (_b14.guests_count == 1)) and (_b14.status == _E13_BookingStatus_checked_in)) and (_b14.checked_in_at is not None)) and (_b14.total == 90)) for _b14 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:479
@@ -951,19 +895,19 @@ def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: H
 
 
 def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:573
-    return bool(any((((_g51.email == 'marco.rossi@example.com') and (_g51.name == 'Marco Rossi')) and (_g51.phone == '+39 347 123 4567')) for _g51 in rt.each(ep, ep.t_guests)))
+    return bool(any((((_g15.email == 'marco.rossi@example.com') and (_g15.name == 'Marco Rossi')) and (_g15.phone == '+39 347 123 4567')) for _g15 in rt.each(ep, ep.t_guests)))
 
 
 def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:574
-    return bool(any(((_g52.email == 'lucia.rossi@example.com') and (_g52.name == 'Lucia Rossi')) for _g52 in rt.each(ep, ep.t_guests)))
+    return bool(any(((_g16.email == 'lucia.rossi@example.com') and (_g16.name == 'Lucia Rossi')) for _g16 in rt.each(ep, ep.t_guests)))
 
 
 def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:575
-    return bool(any(((((((((ep.t_guests.rows.get(_b53.guest) or ep.t_guests.row(_b53.guest)).email == 'marco.rossi@example.com') and (_b53.room == '201')) and (_b53.guests_count == 4)) and (_b53.check_in == rt.parse_date('2026-06-13'))) and (_b53.check_out == rt.parse_date('2026-06-16'))) and (_b53.status == _E13_BookingStatus_reserved)) and (_b53.total == 960)) for _b53 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email == 'marco.rossi@example.com') and (_b17.room == '201')) and (_b17.guests_count == 4)) and (_b17.check_in == rt.parse_date('2026-06-13'))) and (_b17.check_out == rt.parse_date('2026-06-16'))) and (_b17.status == _E13_BookingStatus_reserved)) and (_b17.total == 960)) for _b17 in rt.each(ep, ep.t_bookings)))
 
 
 def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:576
-    return bool(any(((((((((ep.t_guests.rows.get(_b54.guest) or ep.t_guests.row(_b54.guest)).email == 'lucia.rossi@example.com') and (_b54.room == '101')) and (_b54.guests_count == 1)) and (_b54.check_in == rt.parse_date('2026-06-13'))) and (_b54.check_out == rt.parse_date('2026-06-16'))) and (_b54.status == _E13_BookingStatus_reserved)) and (_b54.total == 270)) for _b54 in rt.each(ep, ep.t_bookings)))
+    return bool(any(((((((((ep.t_guests.rows.get(_b18.guest) or ep.t_guests.row(_b18.guest)).email == 'lucia.rossi@example.com') and (_b18.room == '101')) and (_b18.guests_count == 1)) and (_b18.check_in == rt.parse_date('2026-06-13'))) and (_b18.check_out == rt.parse_date('2026-06-16'))) and (_b18.status == _E13_BookingStatus_reserved)) and (_b18.total == 270)) for _b18 in rt.each(ep, ep.t_bookings)))
 
 
 HotelFrontDesk.TASKS = {

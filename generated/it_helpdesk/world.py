@@ -107,6 +107,7 @@ class Employee(Row):
         self.department = department
         self.email = email
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Employee:
         other = Employee.__new__(Employee)
@@ -116,7 +117,9 @@ class Employee(Row):
         other.email = self.email
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -166,6 +169,7 @@ class Agent(Row):
         self.tier = tier
         self.active = active
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Agent:
         other = Agent.__new__(Agent)
@@ -176,7 +180,9 @@ class Agent(Row):
         other.active = self.active
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -249,6 +255,7 @@ class Ticket(Row):
         self.resolved_at = resolved_at
         self.reopen_count = reopen_count
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Ticket:
         other = Ticket.__new__(Ticket)
@@ -266,7 +273,9 @@ class Ticket(Row):
         other.reopen_count = self.reopen_count
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -335,6 +344,7 @@ class Comment(Row):
         self.internal = internal
         self.at = at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Comment:
         other = Comment.__new__(Comment)
@@ -346,7 +356,9 @@ class Comment(Row):
         other.at = self.at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -503,24 +515,24 @@ class ITHelpdesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row75 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:158
-            if not ((_row75.status == _E12_TicketStatus_open_) == (_row75.assignee is None)):
+        for _row15 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:158
+            if not ((_row15.status == _E12_TicketStatus_open_) == (_row15.assignee is None)):
                 raise InvariantError('An open ticket has no assignee; every other ticket has one.', 'ithelpdesk.world:158')
-        if not all(self.fn_assignee_has_skill(_t76) for _t76 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:161
+        if not all(self.fn_assignee_has_skill(_t16) for _t16 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:161
             raise InvariantError("A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161')
-        if not all(self.fn_escalation_ok(_t77) for _t77 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:164
+        if not all(self.fn_escalation_ok(_t17) for _t17 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:164
             raise InvariantError('An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164')
-        for _row78 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:167
-            if not (((_row78.resolution_note != '') == self.fn_is_done(_row78)) and ((_row78.resolved_at is not None) == self.fn_is_done(_row78))):
+        for _row18 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:167
+            if not (((_row18.resolution_note != '') == self.fn_is_done(_row18)) and ((_row18.resolved_at is not None) == self.fn_is_done(_row18))):
                 raise InvariantError('A ticket has a resolution note and time exactly when it is resolved or closed.', 'ithelpdesk.world:167')
-        if not all(((_t79.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t79)) for _t79 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
+        if not all(((_t19.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t19)) for _t19 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
             raise InvariantError('A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170')
-        for _row80 in rt.changed_rows(self, self.t_tickets, ('reporter', 'assignee')):
-            rt.check_refs(self.t_employees, _row80.reporter, 'Ticket.reporter')
-            rt.check_refs(self.t_agents, _row80.assignee, 'Ticket.assignee')
-        for _row81 in rt.changed_rows(self, self.t_comments, ('ticket', 'author')):
-            rt.check_refs(self.t_tickets, _row81.ticket, 'Comment.ticket')
-            rt.check_refs(self.t_agents, _row81.author, 'Comment.author')
+        for _row20 in rt.changed_rows(self, self.t_tickets, ('reporter', 'assignee')):
+            rt.check_refs(self.t_employees, _row20.reporter, 'Ticket.reporter')
+            rt.check_refs(self.t_agents, _row20.assignee, 'Ticket.assignee')
+        for _row21 in rt.changed_rows(self, self.t_comments, ('ticket', 'author')):
+            rt.check_refs(self.t_tickets, _row21.ticket, 'Comment.ticket')
+            rt.check_refs(self.t_agents, _row21.author, 'Comment.author')
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
         if self._deleted:
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
@@ -616,25 +628,11 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:231
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
-        _row5 = ticket  # ithelpdesk.world:232
-        _new6 = agent.key()  # ithelpdesk.world:232
-        _frags7 = _row5._frags  # ithelpdesk.world:232
-        if _frags7 is not None:  # ithelpdesk.world:232
-            _stale8 = _row5._stale  # ithelpdesk.world:232
-            _row5._stale = _stale8 | 64  # ithelpdesk.world:232
-        self._undo.append((0, _row5, 'assignee', _row5.assignee, _row5._digest, _row5._text, None if _frags7 is None or _stale8 & 64 else _frags7[6]))  # ithelpdesk.world:232
-        _row5.assignee = _new6  # ithelpdesk.world:232
-        _row5._digest = _row5._text = None  # ithelpdesk.world:232
-        self.t_tickets._digest = None  # ithelpdesk.world:232
-        _row9 = ticket  # ithelpdesk.world:233
-        _new10 = _E12_TicketStatus_assigned  # ithelpdesk.world:233
-        _frags11 = _row9._frags  # ithelpdesk.world:233
-        if _frags11 is not None:  # ithelpdesk.world:233
-            _stale12 = _row9._stale  # ithelpdesk.world:233
-            _row9._stale = _stale12 | 32  # ithelpdesk.world:233
-        self._undo.append((0, _row9, 'status', _row9.status, _row9._digest, _row9._text, None if _frags11 is None or _stale12 & 32 else _frags11[5]))  # ithelpdesk.world:233
-        _row9.status = _new10  # ithelpdesk.world:233
-        _row9._digest = _row9._text = None  # ithelpdesk.world:233
+        self._undo.append((3, ticket, ('assignee', 'status'), (ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:232
+        ticket.assignee = agent.key()  # ithelpdesk.world:232
+        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:233
+        ticket._stale |= 96  # ithelpdesk.world:233
+        ticket._digest = ticket._text = None  # ithelpdesk.world:233
         self.t_tickets._digest = None  # ithelpdesk.world:233
         return ticket  # ithelpdesk.world:234
 
@@ -647,15 +645,10 @@ class ITHelpdesk(Episode):
         comment: Comment = Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:246
         self._insert(self.t_comments, comment)  # ithelpdesk.world:247
         if ((ticket.status == _E12_TicketStatus_assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:248
-            _row13 = ticket  # ithelpdesk.world:249
-            _new14 = _E12_TicketStatus_in_progress  # ithelpdesk.world:249
-            _frags15 = _row13._frags  # ithelpdesk.world:249
-            if _frags15 is not None:  # ithelpdesk.world:249
-                _stale16 = _row13._stale  # ithelpdesk.world:249
-                _row13._stale = _stale16 | 32  # ithelpdesk.world:249
-            self._undo.append((0, _row13, 'status', _row13.status, _row13._digest, _row13._text, None if _frags15 is None or _stale16 & 32 else _frags15[5]))  # ithelpdesk.world:249
-            _row13.status = _new14  # ithelpdesk.world:249
-            _row13._digest = _row13._text = None  # ithelpdesk.world:249
+            self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:249
+            ticket.status = _E12_TicketStatus_in_progress  # ithelpdesk.world:249
+            ticket._stale |= 32  # ithelpdesk.world:249
+            ticket._digest = ticket._text = None  # ithelpdesk.world:249
             self.t_tickets._digest = None  # ithelpdesk.world:249
         return comment  # ithelpdesk.world:251
 
@@ -673,45 +666,13 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not agent.active:  # ithelpdesk.world:266
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
-        _row17 = ticket  # ithelpdesk.world:267
-        _new18 = self.fn_raised(ticket.priority)  # ithelpdesk.world:267
-        _frags19 = _row17._frags  # ithelpdesk.world:267
-        if _frags19 is not None:  # ithelpdesk.world:267
-            _stale20 = _row17._stale  # ithelpdesk.world:267
-            _row17._stale = _stale20 | 16  # ithelpdesk.world:267
-        self._undo.append((0, _row17, 'priority', _row17.priority, _row17._digest, _row17._text, None if _frags19 is None or _stale20 & 16 else _frags19[4]))  # ithelpdesk.world:267
-        _row17.priority = _new18  # ithelpdesk.world:267
-        _row17._digest = _row17._text = None  # ithelpdesk.world:267
-        self.t_tickets._digest = None  # ithelpdesk.world:267
-        _row21 = ticket  # ithelpdesk.world:268
-        _new22 = True  # ithelpdesk.world:268
-        _frags23 = _row21._frags  # ithelpdesk.world:268
-        if _frags23 is not None:  # ithelpdesk.world:268
-            _stale24 = _row21._stale  # ithelpdesk.world:268
-            _row21._stale = _stale24 | 128  # ithelpdesk.world:268
-        self._undo.append((0, _row21, 'escalated', _row21.escalated, _row21._digest, _row21._text, None if _frags23 is None or _stale24 & 128 else _frags23[7]))  # ithelpdesk.world:268
-        _row21.escalated = _new22  # ithelpdesk.world:268
-        _row21._digest = _row21._text = None  # ithelpdesk.world:268
-        self.t_tickets._digest = None  # ithelpdesk.world:268
-        _row25 = ticket  # ithelpdesk.world:269
-        _new26 = agent.key()  # ithelpdesk.world:269
-        _frags27 = _row25._frags  # ithelpdesk.world:269
-        if _frags27 is not None:  # ithelpdesk.world:269
-            _stale28 = _row25._stale  # ithelpdesk.world:269
-            _row25._stale = _stale28 | 64  # ithelpdesk.world:269
-        self._undo.append((0, _row25, 'assignee', _row25.assignee, _row25._digest, _row25._text, None if _frags27 is None or _stale28 & 64 else _frags27[6]))  # ithelpdesk.world:269
-        _row25.assignee = _new26  # ithelpdesk.world:269
-        _row25._digest = _row25._text = None  # ithelpdesk.world:269
-        self.t_tickets._digest = None  # ithelpdesk.world:269
-        _row29 = ticket  # ithelpdesk.world:270
-        _new30 = _E12_TicketStatus_assigned  # ithelpdesk.world:270
-        _frags31 = _row29._frags  # ithelpdesk.world:270
-        if _frags31 is not None:  # ithelpdesk.world:270
-            _stale32 = _row29._stale  # ithelpdesk.world:270
-            _row29._stale = _stale32 | 32  # ithelpdesk.world:270
-        self._undo.append((0, _row29, 'status', _row29.status, _row29._digest, _row29._text, None if _frags31 is None or _stale32 & 32 else _frags31[5]))  # ithelpdesk.world:270
-        _row29.status = _new30  # ithelpdesk.world:270
-        _row29._digest = _row29._text = None  # ithelpdesk.world:270
+        self._undo.append((3, ticket, ('priority', 'escalated', 'assignee', 'status'), (ticket.priority, ticket.escalated, ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:267
+        ticket.priority = self.fn_raised(ticket.priority)  # ithelpdesk.world:267
+        ticket.escalated = True  # ithelpdesk.world:268
+        ticket.assignee = agent.key()  # ithelpdesk.world:269
+        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:270
+        ticket._stale |= 240  # ithelpdesk.world:270
+        ticket._digest = ticket._text = None  # ithelpdesk.world:270
         self.t_tickets._digest = None  # ithelpdesk.world:270
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:271
         return ticket  # ithelpdesk.world:277
@@ -726,35 +687,12 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
         if not (resolution_note.strip() != ''):  # ithelpdesk.world:289
             raise ToolError('The resolution note cannot be blank.')
-        _row33 = ticket  # ithelpdesk.world:290
-        _new34 = _E12_TicketStatus_resolved  # ithelpdesk.world:290
-        _frags35 = _row33._frags  # ithelpdesk.world:290
-        if _frags35 is not None:  # ithelpdesk.world:290
-            _stale36 = _row33._stale  # ithelpdesk.world:290
-            _row33._stale = _stale36 | 32  # ithelpdesk.world:290
-        self._undo.append((0, _row33, 'status', _row33.status, _row33._digest, _row33._text, None if _frags35 is None or _stale36 & 32 else _frags35[5]))  # ithelpdesk.world:290
-        _row33.status = _new34  # ithelpdesk.world:290
-        _row33._digest = _row33._text = None  # ithelpdesk.world:290
-        self.t_tickets._digest = None  # ithelpdesk.world:290
-        _row37 = ticket  # ithelpdesk.world:291
-        _new38 = v.check_length(resolution_note, 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:291
-        _frags39 = _row37._frags  # ithelpdesk.world:291
-        if _frags39 is not None:  # ithelpdesk.world:291
-            _stale40 = _row37._stale  # ithelpdesk.world:291
-            _row37._stale = _stale40 | 256  # ithelpdesk.world:291
-        self._undo.append((0, _row37, 'resolution_note', _row37.resolution_note, _row37._digest, _row37._text, None if _frags39 is None or _stale40 & 256 else _frags39[8]))  # ithelpdesk.world:291
-        _row37.resolution_note = _new38  # ithelpdesk.world:291
-        _row37._digest = _row37._text = None  # ithelpdesk.world:291
-        self.t_tickets._digest = None  # ithelpdesk.world:291
-        _row41 = ticket  # ithelpdesk.world:292
-        _new42 = self.clock  # ithelpdesk.world:292
-        _frags43 = _row41._frags  # ithelpdesk.world:292
-        if _frags43 is not None:  # ithelpdesk.world:292
-            _stale44 = _row41._stale  # ithelpdesk.world:292
-            _row41._stale = _stale44 | 1024  # ithelpdesk.world:292
-        self._undo.append((0, _row41, 'resolved_at', _row41.resolved_at, _row41._digest, _row41._text, None if _frags43 is None or _stale44 & 1024 else _frags43[10]))  # ithelpdesk.world:292
-        _row41.resolved_at = _new42  # ithelpdesk.world:292
-        _row41._digest = _row41._text = None  # ithelpdesk.world:292
+        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:290
+        ticket.status = _E12_TicketStatus_resolved  # ithelpdesk.world:290
+        ticket.resolution_note = v.check_length(resolution_note, 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:291
+        ticket.resolved_at = self.clock  # ithelpdesk.world:292
+        ticket._stale |= 1312  # ithelpdesk.world:292
+        ticket._digest = ticket._text = None  # ithelpdesk.world:292
         self.t_tickets._digest = None  # ithelpdesk.world:292
         return ticket  # ithelpdesk.world:293
 
@@ -766,45 +704,13 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:304
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        _row45 = ticket  # ithelpdesk.world:305
-        _new46 = _E12_TicketStatus_assigned  # ithelpdesk.world:305
-        _frags47 = _row45._frags  # ithelpdesk.world:305
-        if _frags47 is not None:  # ithelpdesk.world:305
-            _stale48 = _row45._stale  # ithelpdesk.world:305
-            _row45._stale = _stale48 | 32  # ithelpdesk.world:305
-        self._undo.append((0, _row45, 'status', _row45.status, _row45._digest, _row45._text, None if _frags47 is None or _stale48 & 32 else _frags47[5]))  # ithelpdesk.world:305
-        _row45.status = _new46  # ithelpdesk.world:305
-        _row45._digest = _row45._text = None  # ithelpdesk.world:305
-        self.t_tickets._digest = None  # ithelpdesk.world:305
-        _row49 = ticket  # ithelpdesk.world:306
-        _new50 = v.check_length('', 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:306
-        _frags51 = _row49._frags  # ithelpdesk.world:306
-        if _frags51 is not None:  # ithelpdesk.world:306
-            _stale52 = _row49._stale  # ithelpdesk.world:306
-            _row49._stale = _stale52 | 256  # ithelpdesk.world:306
-        self._undo.append((0, _row49, 'resolution_note', _row49.resolution_note, _row49._digest, _row49._text, None if _frags51 is None or _stale52 & 256 else _frags51[8]))  # ithelpdesk.world:306
-        _row49.resolution_note = _new50  # ithelpdesk.world:306
-        _row49._digest = _row49._text = None  # ithelpdesk.world:306
-        self.t_tickets._digest = None  # ithelpdesk.world:306
-        _row53 = ticket  # ithelpdesk.world:307
-        _new54 = None  # ithelpdesk.world:307
-        _frags55 = _row53._frags  # ithelpdesk.world:307
-        if _frags55 is not None:  # ithelpdesk.world:307
-            _stale56 = _row53._stale  # ithelpdesk.world:307
-            _row53._stale = _stale56 | 1024  # ithelpdesk.world:307
-        self._undo.append((0, _row53, 'resolved_at', _row53.resolved_at, _row53._digest, _row53._text, None if _frags55 is None or _stale56 & 1024 else _frags55[10]))  # ithelpdesk.world:307
-        _row53.resolved_at = _new54  # ithelpdesk.world:307
-        _row53._digest = _row53._text = None  # ithelpdesk.world:307
-        self.t_tickets._digest = None  # ithelpdesk.world:307
-        _row57 = ticket  # ithelpdesk.world:308
-        _new58 = v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None)  # ithelpdesk.world:308
-        _frags59 = _row57._frags  # ithelpdesk.world:308
-        if _frags59 is not None:  # ithelpdesk.world:308
-            _stale60 = _row57._stale  # ithelpdesk.world:308
-            _row57._stale = _stale60 | 2048  # ithelpdesk.world:308
-        self._undo.append((0, _row57, 'reopen_count', _row57.reopen_count, _row57._digest, _row57._text, None if _frags59 is None or _stale60 & 2048 else _frags59[11]))  # ithelpdesk.world:308
-        _row57.reopen_count = _new58  # ithelpdesk.world:308
-        _row57._digest = _row57._text = None  # ithelpdesk.world:308
+        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at', 'reopen_count'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ticket.reopen_count, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:305
+        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:305
+        ticket.resolution_note = v.check_length('', 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:306
+        ticket.resolved_at = None  # ithelpdesk.world:307
+        ticket.reopen_count = v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None)  # ithelpdesk.world:308
+        ticket._stale |= 3360  # ithelpdesk.world:308
+        ticket._digest = ticket._text = None  # ithelpdesk.world:308
         self.t_tickets._digest = None  # ithelpdesk.world:308
         self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:309
         return ticket  # ithelpdesk.world:310
@@ -817,15 +723,10 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:320
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.')))
-        _row61 = ticket  # ithelpdesk.world:321
-        _new62 = _E12_TicketStatus_closed  # ithelpdesk.world:321
-        _frags63 = _row61._frags  # ithelpdesk.world:321
-        if _frags63 is not None:  # ithelpdesk.world:321
-            _stale64 = _row61._stale  # ithelpdesk.world:321
-            _row61._stale = _stale64 | 32  # ithelpdesk.world:321
-        self._undo.append((0, _row61, 'status', _row61.status, _row61._digest, _row61._text, None if _frags63 is None or _stale64 & 32 else _frags63[5]))  # ithelpdesk.world:321
-        _row61.status = _new62  # ithelpdesk.world:321
-        _row61._digest = _row61._text = None  # ithelpdesk.world:321
+        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:321
+        ticket.status = _E12_TicketStatus_closed  # ithelpdesk.world:321
+        ticket._stale |= 32  # ithelpdesk.world:321
+        ticket._digest = ticket._text = None  # ithelpdesk.world:321
         self.t_tickets._digest = None  # ithelpdesk.world:321
         return ticket  # ithelpdesk.world:322
 
@@ -997,7 +898,7 @@ def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tu
 
 
 def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:559
-    return bool(any(((((_c65.ticket == 'TK0002') and _c65.internal) and (_c65.author == 'A02')) and ('sales floor' in _c65.body.lower())) for _c65 in rt.each(ep, ep.t_comments)))
+    return bool(any(((((_c5.ticket == 'TK0002') and _c5.internal) and (_c5.author == 'A02')) and ('sales floor' in _c5.body.lower())) for _c5 in rt.each(ep, ep.t_comments)))
 
 
 def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:677
@@ -1005,7 +906,7 @@ def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies:
 
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:678
-    return bool(any(((_c66.ticket == 'TK0004') and ('jam' in _c66.body.lower())) for _c66 in rt.each(ep, ep.t_comments)))
+    return bool(any(((_c6.ticket == 'TK0004') and ('jam' in _c6.body.lower())) for _c6 in rt.each(ep, ep.t_comments)))
 
 
 def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:679
@@ -1013,7 +914,7 @@ def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replie
 
 
 def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:117
-    return bool(any(((((_c67.ticket == 'TK0001') and (_c67.author == 'A03')) and (not _c67.internal)) and (_c67.body == 'Diagnosed a failed SSD; replacing it today.')) for _c67 in rt.each(ep, ep.t_comments)))
+    return bool(any(((((_c7.ticket == 'TK0001') and (_c7.author == 'A03')) and (not _c7.internal)) and (_c7.body == 'Diagnosed a failed SSD; replacing it today.')) for _c7 in rt.each(ep, ep.t_comments)))
 
 
 def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:118
@@ -1029,7 +930,7 @@ def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk, init: ITHelpdesk, repl
 
 
 def _check_cover_for_sam__handover_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool(any((((_c68.ticket == 'TK0003') and (_c68.author == 'A02')) and (_c68.body == 'Handed over to Kenji while Sam is off')) for _c68 in rt.each(ep, ep.t_comments)))
+    return bool(any((((_c8.ticket == 'TK0003') and (_c8.author == 'A02')) and (_c8.body == 'Handed over to Kenji while Sam is off')) for _c8 in rt.each(ep, ep.t_comments)))
 
 
 def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:377
@@ -1041,7 +942,7 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk, init: ITH
 
 
 def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:500
-    return bool(any(((((_c69.ticket == 'TK0003') and (_c69.author == 'A01')) and _c69.internal) and (_c69.body == 'Crash persists after reinstall; dump points to a corrupted user profile')) for _c69 in rt.each(ep, ep.t_comments)))
+    return bool(any(((((_c9.ticket == 'TK0003') and (_c9.author == 'A01')) and _c9.internal) and (_c9.body == 'Crash persists after reinstall; dump points to a corrupted user profile')) for _c9 in rt.each(ep, ep.t_comments)))
 
 
 def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:501
@@ -1049,19 +950,19 @@ def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk
 
 
 def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:502
-    return bool(any(((((((_t70.reporter == 'E1003') and (_t70.title == 'Keyboard keys sticking')) and (_t70.category == _E8_Category_hardware)) and (_t70.priority == _E8_Priority_low)) and (_t70.assignee == 'A01')) and (_t70.status == _E12_TicketStatus_assigned)) for _t70 in rt.each(ep, ep.t_tickets)))
+    return bool(any(((((((_t10.reporter == 'E1003') and (_t10.title == 'Keyboard keys sticking')) and (_t10.category == _E8_Category_hardware)) and (_t10.priority == _E8_Priority_low)) and (_t10.assignee == 'A01')) and (_t10.status == _E12_TicketStatus_assigned)) for _t10 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:628
-    return bool(any(((((_t71.reporter == 'E1002') and (_t71.title == 'Docking station does not detect monitors')) and (_t71.category == _E8_Category_hardware)) and (_t71.priority == _E8_Priority_medium)) for _t71 in rt.each(ep, ep.t_tickets)))
+    return bool(any(((((_t11.reporter == 'E1002') and (_t11.title == 'Docking station does not detect monitors')) and (_t11.category == _E8_Category_hardware)) and (_t11.priority == _E8_Priority_medium)) for _t11 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:629
-    return bool(any((((_t72.title == 'Docking station does not detect monitors') and (_t72.assignee == 'A01')) and (_t72.status == _E12_TicketStatus_in_progress)) for _t72 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((_t12.title == 'Docking station does not detect monitors') and (_t12.assignee == 'A01')) and (_t12.status == _E12_TicketStatus_in_progress)) for _t12 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:630
-    return bool(any((((((ep.t_tickets.rows.get(_c73.ticket) or ep.t_tickets.row(_c73.ticket)).title == 'Docking station does not detect monitors') and (_c73.author == 'A01')) and (not _c73.internal)) and (_c73.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c73 in rt.each(ep, ep.t_comments)))
+    return bool(any((((((ep.t_tickets.rows.get(_c13.ticket) or ep.t_tickets.row(_c13.ticket)).title == 'Docking station does not detect monitors') and (_c13.author == 'A01')) and (not _c13.internal)) and (_c13.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c13 in rt.each(ep, ep.t_comments)))
 
 
 def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:766
@@ -1073,7 +974,7 @@ def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk, init: ITHelpdesk, 
 
 
 def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:768
-    return bool(((ep.t_tickets.row('TK0007').status == _E12_TicketStatus_in_progress) and any(((((_c74.ticket == 'TK0007') and (_c74.author == 'A03')) and _c74.internal) and (_c74.body == 'Will swap the access point tomorrow morning')) for _c74 in rt.each(ep, ep.t_comments))))
+    return bool(((ep.t_tickets.row('TK0007').status == _E12_TicketStatus_in_progress) and any(((((_c14.ticket == 'TK0007') and (_c14.author == 'A03')) and _c14.internal) and (_c14.body == 'Will swap the access point tomorrow morning')) for _c14 in rt.each(ep, ep.t_comments))))
 
 
 ITHelpdesk.TASKS = {

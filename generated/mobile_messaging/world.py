@@ -103,6 +103,7 @@ class User(Row):
         self.password = password
         self.presence = presence
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -114,7 +115,9 @@ class User(Row):
         other.presence = self.presence
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -171,6 +174,7 @@ class Contact(Row):
         self.favorite = favorite
         self.added_at = added_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Contact:
         other = Contact.__new__(Contact)
@@ -182,7 +186,9 @@ class Contact(Row):
         other.added_at = self.added_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -239,6 +245,7 @@ class Conversation(Row):
         self.archived_by = archived_by
         self.last_activity = last_activity
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Conversation:
         other = Conversation.__new__(Conversation)
@@ -250,7 +257,9 @@ class Conversation(Row):
         other.last_activity = self.last_activity
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -310,6 +319,7 @@ class Message(Row):
         self.delivery = delivery
         self.read_by = read_by
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Message:
         other = Message.__new__(Message)
@@ -322,7 +332,9 @@ class Message(Row):
         other.read_by = self.read_by
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -717,42 +729,42 @@ class MobileMessaging(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_v117.key() for _v117 in rt.each(self, self.t_users) if (_v117.phone == _u116.phone)])) == 1) for _u116 in rt.each(self, self.t_users)):  # messaging.world:146
+        if not all((len(tuple([_v59.key() for _v59 in rt.each(self, self.t_users) if (_v59.phone == _u58.phone)])) == 1) for _u58 in rt.each(self, self.t_users)):  # messaging.world:146
             raise InvariantError('Two accounts cannot share a phone number.', 'messaging.world:146')
-        for _row118 in self._changed_rows(self.t_contacts):  # messaging.world:149
-            if not (_row118.owner != _row118.user):
+        for _row60 in self._changed_rows(self.t_contacts):  # messaging.world:149
+            if not (_row60.owner != _row60.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
-        if not all((len(tuple([_d120.key() for _d120 in rt.each(self, self.t_contacts) if ((_d120.owner == _c119.owner) and (_d120.user == _c119.user))])) == 1) for _c119 in rt.each(self, self.t_contacts)):  # messaging.world:152
+        if not all((len(tuple([_d62.key() for _d62 in rt.each(self, self.t_contacts) if ((_d62.owner == _c61.owner) and (_d62.user == _c61.user))])) == 1) for _c61 in rt.each(self, self.t_contacts)):  # messaging.world:152
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:152')
-        if not all((_k121 in self.t_users) for _k121 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:155
+        if not all((_k63 in self.t_users) for _k63 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:155
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:155')
-        for _row122 in self._changed_rows(self.t_conversations):  # messaging.world:158
-            if not (len(v.unique(tuple(rt.each(self, _row122.participants)))) == len(_row122.participants)):
+        for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:158
+            if not (len(v.unique(tuple(rt.each(self, _row64.participants)))) == len(_row64.participants)):
                 raise InvariantError('A conversation lists each participant once.', 'messaging.world:158')
-        for _row123 in self._changed_rows(self.t_conversations):  # messaging.world:161
-            if not ((len(_row123.participants) == 2) if (_row123.kind == _E16_ConversationKind_direct) else (len(_row123.participants) >= 3)):
+        for _row65 in self._changed_rows(self.t_conversations):  # messaging.world:161
+            if not ((len(_row65.participants) == 2) if (_row65.kind == _E16_ConversationKind_direct) else (len(_row65.participants) >= 3)):
                 raise InvariantError('A direct chat has exactly two people, a group at least three.', 'messaging.world:161')
-        for _row124 in self._changed_rows(self.t_conversations):  # messaging.world:164
-            if not ((_row124.kind == _E16_ConversationKind_group) == (_row124.title is not None)):
+        for _row66 in self._changed_rows(self.t_conversations):  # messaging.world:164
+            if not ((_row66.kind == _E16_ConversationKind_group) == (_row66.title is not None)):
                 raise InvariantError('Groups have a title and direct chats do not.', 'messaging.world:164')
-        if not all(all((_u126.key() in rt.each(self, _c125.participants)) for _u126 in rt.rows(self.t_users, rt.each(self, _c125.archived_by))) for _c125 in rt.each(self, self.t_conversations)):  # messaging.world:167
+        if not all(all((_u68.key() in rt.each(self, _c67.participants)) for _u68 in rt.rows(self.t_users, rt.each(self, _c67.archived_by))) for _c67 in rt.each(self, self.t_conversations)):  # messaging.world:167
             raise InvariantError('Only participants can archive a conversation.', 'messaging.world:167')
-        if not all((_m127.sender in rt.each(self, (self.t_conversations.rows.get(_m127.conversation) or self.t_conversations.row(_m127.conversation)).participants)) for _m127 in rt.each(self, self.t_messages)):  # messaging.world:170
+        if not all((_m69.sender in rt.each(self, (self.t_conversations.rows.get(_m69.conversation) or self.t_conversations.row(_m69.conversation)).participants)) for _m69 in rt.each(self, self.t_messages)):  # messaging.world:170
             raise InvariantError('Messages are sent by participants of their conversation.', 'messaging.world:170')
-        if not all((_m128.sender in rt.each(self, _m128.read_by)) for _m128 in rt.each(self, self.t_messages)):  # messaging.world:173
+        if not all((_m70.sender in rt.each(self, _m70.read_by)) for _m70 in rt.each(self, self.t_messages)):  # messaging.world:173
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
-        if not all(all((_u130.key() in rt.each(self, (self.t_conversations.rows.get(_m129.conversation) or self.t_conversations.row(_m129.conversation)).participants)) for _u130 in rt.rows(self.t_users, rt.each(self, _m129.read_by))) for _m129 in rt.each(self, self.t_messages)):  # messaging.world:176
+        if not all(all((_u72.key() in rt.each(self, (self.t_conversations.rows.get(_m71.conversation) or self.t_conversations.row(_m71.conversation)).participants)) for _u72 in rt.rows(self.t_users, rt.each(self, _m71.read_by))) for _m71 in rt.each(self, self.t_messages)):  # messaging.world:176
             raise InvariantError('Only participants can have read a message.', 'messaging.world:176')
-        for _row131 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
-            rt.check_refs(self.t_users, _row131.owner, 'Contact.owner')
-            rt.check_refs(self.t_users, _row131.user, 'Contact.user')
-        for _row132 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
-            rt.check_refs(self.t_users, _row132.participants, 'Conversation.participants')
-            rt.check_refs(self.t_users, _row132.archived_by, 'Conversation.archived_by')
-        for _row133 in rt.changed_rows(self, self.t_messages, ('conversation', 'sender', 'read_by')):
-            rt.check_refs(self.t_conversations, _row133.conversation, 'Message.conversation')
-            rt.check_refs(self.t_users, _row133.sender, 'Message.sender')
-            rt.check_refs(self.t_users, _row133.read_by, 'Message.read_by')
+        for _row73 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
+            rt.check_refs(self.t_users, _row73.owner, 'Contact.owner')
+            rt.check_refs(self.t_users, _row73.user, 'Contact.user')
+        for _row74 in rt.changed_rows(self, self.t_conversations, ('participants', 'archived_by')):
+            rt.check_refs(self.t_users, _row74.participants, 'Conversation.participants')
+            rt.check_refs(self.t_users, _row74.archived_by, 'Conversation.archived_by')
+        for _row75 in rt.changed_rows(self, self.t_messages, ('conversation', 'sender', 'read_by')):
+            rt.check_refs(self.t_conversations, _row75.conversation, 'Message.conversation')
+            rt.check_refs(self.t_users, _row75.sender, 'Message.sender')
+            rt.check_refs(self.t_users, _row75.read_by, 'Message.read_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_contacts, 'owner'), (self.t_contacts, 'user'), (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'), (self.t_messages, 'sender'), (self.t_messages, 'read_by'), (None, 'current_user'),))
@@ -808,25 +820,16 @@ class MobileMessaging(Episode):
             raise ToolError('Wrong password. Check it and try again.')
         if (self.state.current_user is not None):  # messaging.world:271
             _row10 = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:272
-            _new11 = _E8_Presence_offline  # messaging.world:272
-            _frags12 = _row10._frags  # messaging.world:272
-            if _frags12 is not None:  # messaging.world:272
-                _stale13 = _row10._stale  # messaging.world:272
-                _row10._stale = _stale13 | 32  # messaging.world:272
-            self._undo.append((0, _row10, 'presence', _row10.presence, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 32 else _frags12[5]))  # messaging.world:272
-            _row10.presence = _new11  # messaging.world:272
+            self._undo.append((0, _row10, 'presence', _row10.presence, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # messaging.world:272
+            _row10.presence = _E8_Presence_offline  # messaging.world:272
+            _row10._stale |= 32  # messaging.world:272
             _row10._digest = _row10._text = None  # messaging.world:272
             self.t_users._digest = None  # messaging.world:272
             self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:273
-        _row14 = user  # messaging.world:275
-        _new15 = _E8_Presence_online  # messaging.world:275
-        _frags16 = _row14._frags  # messaging.world:275
-        if _frags16 is not None:  # messaging.world:275
-            _stale17 = _row14._stale  # messaging.world:275
-            _row14._stale = _stale17 | 32  # messaging.world:275
-        self._undo.append((0, _row14, 'presence', _row14.presence, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 32 else _frags16[5]))  # messaging.world:275
-        _row14.presence = _new15  # messaging.world:275
-        _row14._digest = _row14._text = None  # messaging.world:275
+        self._undo.append((0, user, 'presence', user.presence, user._digest, user._text, user._frags, user._stale))  # messaging.world:275
+        user.presence = _E8_Presence_online  # messaging.world:275
+        user._stale |= 32  # messaging.world:275
+        user._digest = user._text = None  # messaging.world:275
         self.t_users._digest = None  # messaging.world:275
         self._set(self.state, 'current_user', user.key())  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
@@ -836,15 +839,11 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users.row(rt.present(self.state.current_user)).name  # messaging.world:282
-        _row18 = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:283
-        _new19 = _E8_Presence_offline  # messaging.world:283
-        _frags20 = _row18._frags  # messaging.world:283
-        if _frags20 is not None:  # messaging.world:283
-            _stale21 = _row18._stale  # messaging.world:283
-            _row18._stale = _stale21 | 32  # messaging.world:283
-        self._undo.append((0, _row18, 'presence', _row18.presence, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 32 else _frags20[5]))  # messaging.world:283
-        _row18.presence = _new19  # messaging.world:283
-        _row18._digest = _row18._text = None  # messaging.world:283
+        _row11 = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:283
+        self._undo.append((0, _row11, 'presence', _row11.presence, _row11._digest, _row11._text, _row11._frags, _row11._stale))  # messaging.world:283
+        _row11.presence = _E8_Presence_offline  # messaging.world:283
+        _row11._stale |= 32  # messaging.world:283
+        _row11._digest = _row11._text = None  # messaging.world:283
         self.t_users._digest = None  # messaging.world:283
         self._set(self.state, 'last_seen', {**self.state.last_seen, self.t_users.row(rt.present(self.state.current_user)).id_: self.clock})  # messaging.world:284
         self._set(self.state, 'current_user', None)  # messaging.world:285
@@ -861,8 +860,8 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:304
-        mine: tuple[str, ...] = tuple([_c22.key() for _c22 in rt.each(self, self.t_contacts) if ((_c22.owner == me.key()) and (_c22.favorite or (not favorites_only)))])  # messaging.world:305
-        return tuple([self.fn_card(_c23) for _c23 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c24: _c24.name.lower()))))])  # messaging.world:306
+        mine: tuple[str, ...] = tuple([_c12.key() for _c12 in rt.each(self, self.t_contacts) if ((_c12.owner == me.key()) and (_c12.favorite or (not favorites_only)))])  # messaging.world:305
+        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c14: _c14.name.lower()))))])  # messaging.world:306
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -870,21 +869,21 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
         needle: str = query.strip().lower()  # messaging.world:316
-        found: tuple[str, ...] = tuple([_c25.key() for _c25 in rt.each(self, self.t_contacts) if ((_c25.owner == me.key()) and ((needle in _c25.name.lower()) or (needle in (self.t_users.rows.get(_c25.user) or self.t_users.row(_c25.user)).phone)))])  # messaging.world:317
-        return tuple([self.fn_card(_c26) for _c26 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c27: _c27.name.lower()))))])  # messaging.world:318
+        found: tuple[str, ...] = tuple([_c15.key() for _c15 in rt.each(self, self.t_contacts) if ((_c15.owner == me.key()) and ((needle in _c15.name.lower()) or (needle in (self.t_users.rows.get(_c15.user) or self.t_users.row(_c15.user)).phone)))])  # messaging.world:317
+        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c17: _c17.name.lower()))))])  # messaging.world:318
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
         "Add a person who has an account on the app to the signed-in user's contacts."
         if not (self.state.current_user is not None):  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:329
-        matches: tuple[str, ...] = tuple([_u28.key() for _u28 in rt.each(self, self.t_users) if (_u28.phone == phone)])  # messaging.world:330
+        matches: tuple[str, ...] = tuple([_u18.key() for _u18 in rt.each(self, self.t_users) if (_u18.phone == phone)])  # messaging.world:330
         if not (len(matches) == 1):  # messaging.world:331
             raise ToolError(rt.built(self, ('Nobody on the app uses the phone number ' + rt.text(phone) + '; only registered users can be added.')))
         person: User = self.t_users.row(matches[0])  # messaging.world:332
         if not (person.key() != me.key()):  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
-        if not (not any(((_c29.owner == me.key()) and (_c29.user == person.key())) for _c29 in rt.each(self, self.t_contacts))):  # messaging.world:334
+        if not (not any(((_c19.owner == me.key()) and (_c19.user == person.key())) for _c19 in rt.each(self, self.t_contacts))):  # messaging.world:334
             raise ToolError(rt.built(self, (rt.text(person.name) + ' (' + rt.text(phone) + ') is already in your contacts.')))
         contact: Contact = Contact(id_=self._next('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(), name=v.check_length((name if name is not None else person.name), 'Contact.name', 1, 80), favorite=favorite, added_at=self.clock)  # messaging.world:335
         self._insert(self.t_contacts, contact)  # messaging.world:336
@@ -906,15 +905,10 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if not (contact.owner == self.state.current_user):  # messaging.world:359
             raise ToolError(rt.built(self, ('Contact ' + rt.text(contact.id_) + ' is not in your address book.')))
-        _row30 = contact  # messaging.world:360
-        _new31 = favorite  # messaging.world:360
-        _frags32 = _row30._frags  # messaging.world:360
-        if _frags32 is not None:  # messaging.world:360
-            _stale33 = _row30._stale  # messaging.world:360
-            _row30._stale = _stale33 | 16  # messaging.world:360
-        self._undo.append((0, _row30, 'favorite', _row30.favorite, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 16 else _frags32[4]))  # messaging.world:360
-        _row30.favorite = _new31  # messaging.world:360
-        _row30._digest = _row30._text = None  # messaging.world:360
+        self._undo.append((0, contact, 'favorite', contact.favorite, contact._digest, contact._text, contact._frags, contact._stale))  # messaging.world:360
+        contact.favorite = favorite  # messaging.world:360
+        contact._stale |= 16  # messaging.world:360
+        contact._digest = contact._text = None  # messaging.world:360
         self.t_contacts._digest = None  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
@@ -923,8 +917,8 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:372
-        mine: tuple[str, ...] = tuple([_c34.key() for _c34 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c34.participants)) and (include_archived or (me.key() not in rt.each(self, _c34.archived_by))))])  # messaging.world:373
-        return tuple([self.fn_summary(_c35, me) for _c35 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c36: _c36.last_activity, reverse=True))))])  # messaging.world:374
+        mine: tuple[str, ...] = tuple([_c20.key() for _c20 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c20.participants)) and (include_archived or (me.key() not in rt.each(self, _c20.archived_by))))])  # messaging.world:373
+        return tuple([self.fn_summary(_c21, me) for _c21 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c22: _c22.last_activity, reverse=True))))])  # messaging.world:374
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:377
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
@@ -932,21 +926,21 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if not (self.state.current_user in rt.each(self, conversation.participants)):  # messaging.world:384
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m37.key() for _m37 in rt.each(self, self.t_messages) if (_m37.conversation == conversation.key())]))), key=lambda _m38: _m38.sent_at, reverse=True))  # messaging.world:385
+        newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m23.key() for _m23 in rt.each(self, self.t_messages) if (_m23.conversation == conversation.key())]))), key=lambda _m24: _m24.sent_at, reverse=True))  # messaging.world:385
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
             if (len(page) < limit):  # messaging.world:388
                 self._steps -= len(page)  # messaging.world:389
                 self._steps >= 0 or rt.out_of_steps()  # messaging.world:389
                 page = (page + (m.key(),))  # messaging.world:389
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m39: _m39.sent_at))  # messaging.world:392
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m25: _m25.sent_at))  # messaging.world:392
 
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:395
         'Create a group conversation with the signed-in user and at least two other people.'
         if not (self.state.current_user is not None):  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:402
-        unknown: tuple[str, ...] = tuple([_id40 for _id40 in rt.each(self, members) if (_id40 not in self.t_users)])  # messaging.world:403
+        unknown: tuple[str, ...] = tuple([_id26 for _id26 in rt.each(self, members) if (_id26 not in self.t_users)])  # messaging.world:403
         unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # messaging.world:404
         if not (len(unknown) == 0):  # messaging.world:405
             raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
@@ -954,7 +948,7 @@ class MobileMessaging(Episode):
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id41 for _id41 in rt.each(self, members)]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id27 for _id27 in rt.each(self, members)]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
         self._insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
@@ -967,15 +961,10 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() not in rt.each(self, conversation.archived_by)):  # messaging.world:425
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is already archived.')))
-        _row42 = conversation  # messaging.world:426
-        _new43 = (conversation.archived_by + (me.key(),))  # messaging.world:426
-        _frags44 = _row42._frags  # messaging.world:426
-        if _frags44 is not None:  # messaging.world:426
-            _stale45 = _row42._stale  # messaging.world:426
-            _row42._stale = _stale45 | 16  # messaging.world:426
-        self._undo.append((0, _row42, 'archived_by', _row42.archived_by, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 16 else _frags44[4]))  # messaging.world:426
-        _row42.archived_by = _new43  # messaging.world:426
-        _row42._digest = _row42._text = None  # messaging.world:426
+        self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:426
+        conversation.archived_by = (conversation.archived_by + (me.key(),))  # messaging.world:426
+        conversation._stale |= 16  # messaging.world:426
+        conversation._digest = conversation._text = None  # messaging.world:426
         self.t_conversations._digest = None  # messaging.world:426
         return self.fn_summary(conversation, me)  # messaging.world:427
 
@@ -988,15 +977,10 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         if not (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:438
             raise ToolError(rt.built(self, ('Conversation ' + rt.text(conversation.id_) + ' is not archived.')))
-        _row46 = conversation  # messaging.world:439
-        _new47 = rt.without(conversation.archived_by, me.key())  # messaging.world:439
-        _frags48 = _row46._frags  # messaging.world:439
-        if _frags48 is not None:  # messaging.world:439
-            _stale49 = _row46._stale  # messaging.world:439
-            _row46._stale = _stale49 | 16  # messaging.world:439
-        self._undo.append((0, _row46, 'archived_by', _row46.archived_by, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 16 else _frags48[4]))  # messaging.world:439
-        _row46.archived_by = _new47  # messaging.world:439
-        _row46._digest = _row46._text = None  # messaging.world:439
+        self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:439
+        conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:439
+        conversation._stale |= 16  # messaging.world:439
+        conversation._digest = conversation._text = None  # messaging.world:439
         self.t_conversations._digest = None  # messaging.world:439
         return self.fn_summary(conversation, me)  # messaging.world:440
 
@@ -1018,26 +1002,16 @@ class MobileMessaging(Episode):
         conversation: Conversation = self.t_conversations.row(conversation_id)  # messaging.world:468
         message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:469
         self._insert(self.t_messages, message)  # messaging.world:476
-        _row50 = conversation  # messaging.world:477
-        _new51 = self.clock  # messaging.world:477
-        _frags52 = _row50._frags  # messaging.world:477
-        if _frags52 is not None:  # messaging.world:477
-            _stale53 = _row50._stale  # messaging.world:477
-            _row50._stale = _stale53 | 32  # messaging.world:477
-        self._undo.append((0, _row50, 'last_activity', _row50.last_activity, _row50._digest, _row50._text, None if _frags52 is None or _stale53 & 32 else _frags52[5]))  # messaging.world:477
-        _row50.last_activity = _new51  # messaging.world:477
-        _row50._digest = _row50._text = None  # messaging.world:477
+        self._undo.append((0, conversation, 'last_activity', conversation.last_activity, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:477
+        conversation.last_activity = self.clock  # messaging.world:477
+        conversation._stale |= 32  # messaging.world:477
+        conversation._digest = conversation._text = None  # messaging.world:477
         self.t_conversations._digest = None  # messaging.world:477
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:478
-            _row54 = conversation  # messaging.world:479
-            _new55 = rt.without(conversation.archived_by, me.key())  # messaging.world:479
-            _frags56 = _row54._frags  # messaging.world:479
-            if _frags56 is not None:  # messaging.world:479
-                _stale57 = _row54._stale  # messaging.world:479
-                _row54._stale = _stale57 | 16  # messaging.world:479
-            self._undo.append((0, _row54, 'archived_by', _row54.archived_by, _row54._digest, _row54._text, None if _frags56 is None or _stale57 & 16 else _frags56[4]))  # messaging.world:479
-            _row54.archived_by = _new55  # messaging.world:479
-            _row54._digest = _row54._text = None  # messaging.world:479
+            self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:479
+            conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:479
+            conversation._stale |= 16  # messaging.world:479
+            conversation._digest = conversation._text = None  # messaging.world:479
             self.t_conversations._digest = None  # messaging.world:479
         return message  # messaging.world:481
 
@@ -1050,26 +1024,16 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), conversation=conversation.key(), sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me), read_by=v.unique(tuple(rt.each(self, (me.key(),)))))  # messaging.world:493
         self._insert(self.t_messages, message)  # messaging.world:500
-        _row58 = conversation  # messaging.world:501
-        _new59 = self.clock  # messaging.world:501
-        _frags60 = _row58._frags  # messaging.world:501
-        if _frags60 is not None:  # messaging.world:501
-            _stale61 = _row58._stale  # messaging.world:501
-            _row58._stale = _stale61 | 32  # messaging.world:501
-        self._undo.append((0, _row58, 'last_activity', _row58.last_activity, _row58._digest, _row58._text, None if _frags60 is None or _stale61 & 32 else _frags60[5]))  # messaging.world:501
-        _row58.last_activity = _new59  # messaging.world:501
-        _row58._digest = _row58._text = None  # messaging.world:501
+        self._undo.append((0, conversation, 'last_activity', conversation.last_activity, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:501
+        conversation.last_activity = self.clock  # messaging.world:501
+        conversation._stale |= 32  # messaging.world:501
+        conversation._digest = conversation._text = None  # messaging.world:501
         self.t_conversations._digest = None  # messaging.world:501
         if (me.key() in rt.each(self, conversation.archived_by)):  # messaging.world:502
-            _row62 = conversation  # messaging.world:503
-            _new63 = rt.without(conversation.archived_by, me.key())  # messaging.world:503
-            _frags64 = _row62._frags  # messaging.world:503
-            if _frags64 is not None:  # messaging.world:503
-                _stale65 = _row62._stale  # messaging.world:503
-                _row62._stale = _stale65 | 16  # messaging.world:503
-            self._undo.append((0, _row62, 'archived_by', _row62.archived_by, _row62._digest, _row62._text, None if _frags64 is None or _stale65 & 16 else _frags64[4]))  # messaging.world:503
-            _row62.archived_by = _new63  # messaging.world:503
-            _row62._digest = _row62._text = None  # messaging.world:503
+            self._undo.append((0, conversation, 'archived_by', conversation.archived_by, conversation._digest, conversation._text, conversation._frags, conversation._stale))  # messaging.world:503
+            conversation.archived_by = rt.without(conversation.archived_by, me.key())  # messaging.world:503
+            conversation._stale |= 16  # messaging.world:503
+            conversation._digest = conversation._text = None  # messaging.world:503
             self.t_conversations._digest = None  # messaging.world:503
         return message  # messaging.world:505
 
@@ -1081,26 +1045,16 @@ class MobileMessaging(Episode):
         if not (me.key() in rt.each(self, (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants)):  # messaging.world:515
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not in one of your conversations.')))
         if (me.key() not in rt.each(self, message.read_by)):  # messaging.world:516
-            _row66 = message  # messaging.world:517
-            _new67 = rt.add(message.read_by, me.key())  # messaging.world:517
-            _frags68 = _row66._frags  # messaging.world:517
-            if _frags68 is not None:  # messaging.world:517
-                _stale69 = _row66._stale  # messaging.world:517
-                _row66._stale = _stale69 | 64  # messaging.world:517
-            self._undo.append((0, _row66, 'read_by', _row66.read_by, _row66._digest, _row66._text, None if _frags68 is None or _stale69 & 64 else _frags68[6]))  # messaging.world:517
-            _row66.read_by = _new67  # messaging.world:517
-            _row66._digest = _row66._text = None  # messaging.world:517
+            self._undo.append((0, message, 'read_by', message.read_by, message._digest, message._text, message._frags, message._stale))  # messaging.world:517
+            message.read_by = rt.add(message.read_by, me.key())  # messaging.world:517
+            message._stale |= 64  # messaging.world:517
+            message._digest = message._text = None  # messaging.world:517
             self.t_messages._digest = None  # messaging.world:517
         if (message.delivery == _E8_Delivery_sent):  # messaging.world:520
-            _row70 = message  # messaging.world:521
-            _new71 = _E8_Delivery_delivered  # messaging.world:521
-            _frags72 = _row70._frags  # messaging.world:521
-            if _frags72 is not None:  # messaging.world:521
-                _stale73 = _row70._stale  # messaging.world:521
-                _row70._stale = _stale73 | 32  # messaging.world:521
-            self._undo.append((0, _row70, 'delivery', _row70.delivery, _row70._digest, _row70._text, None if _frags72 is None or _stale73 & 32 else _frags72[5]))  # messaging.world:521
-            _row70.delivery = _new71  # messaging.world:521
-            _row70._digest = _row70._text = None  # messaging.world:521
+            self._undo.append((0, message, 'delivery', message.delivery, message._digest, message._text, message._frags, message._stale))  # messaging.world:521
+            message.delivery = _E8_Delivery_delivered  # messaging.world:521
+            message._stale |= 32  # messaging.world:521
+            message._digest = message._text = None  # messaging.world:521
             self.t_messages._digest = None  # messaging.world:521
         return message  # messaging.world:523
 
@@ -1111,30 +1065,20 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:532
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:533
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
-        unread: tuple[str, ...] = tuple([_m74.key() for _m74 in rt.each(self, self.t_messages) if ((_m74.conversation == conversation.key()) and (me.key() not in rt.each(self, _m74.read_by)))])  # messaging.world:534
+        unread: tuple[str, ...] = tuple([_m28.key() for _m28 in rt.each(self, self.t_messages) if ((_m28.conversation == conversation.key()) and (me.key() not in rt.each(self, _m28.read_by)))])  # messaging.world:534
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
             self._steps -= len(m.read_by)  # messaging.world:536
             self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
-            _row75 = m  # messaging.world:536
-            _new76 = rt.add(m.read_by, me.key())  # messaging.world:536
-            _frags77 = _row75._frags  # messaging.world:536
-            if _frags77 is not None:  # messaging.world:536
-                _stale78 = _row75._stale  # messaging.world:536
-                _row75._stale = _stale78 | 64  # messaging.world:536
-            self._undo.append((0, _row75, 'read_by', _row75.read_by, _row75._digest, _row75._text, None if _frags77 is None or _stale78 & 64 else _frags77[6]))  # messaging.world:536
-            _row75.read_by = _new76  # messaging.world:536
-            _row75._digest = _row75._text = None  # messaging.world:536
+            self._undo.append((0, m, 'read_by', m.read_by, m._digest, m._text, m._frags, m._stale))  # messaging.world:536
+            m.read_by = rt.add(m.read_by, me.key())  # messaging.world:536
+            m._stale |= 64  # messaging.world:536
+            m._digest = m._text = None  # messaging.world:536
             self.t_messages._digest = None  # messaging.world:536
             if (m.delivery == _E8_Delivery_sent):  # messaging.world:537
-                _row79 = m  # messaging.world:538
-                _new80 = _E8_Delivery_delivered  # messaging.world:538
-                _frags81 = _row79._frags  # messaging.world:538
-                if _frags81 is not None:  # messaging.world:538
-                    _stale82 = _row79._stale  # messaging.world:538
-                    _row79._stale = _stale82 | 32  # messaging.world:538
-                self._undo.append((0, _row79, 'delivery', _row79.delivery, _row79._digest, _row79._text, None if _frags81 is None or _stale82 & 32 else _frags81[5]))  # messaging.world:538
-                _row79.delivery = _new80  # messaging.world:538
-                _row79._digest = _row79._text = None  # messaging.world:538
+                self._undo.append((0, m, 'delivery', m.delivery, m._digest, m._text, m._frags, m._stale))  # messaging.world:538
+                m.delivery = _E8_Delivery_delivered  # messaging.world:538
+                m._stale |= 32  # messaging.world:538
+                m._digest = m._text = None  # messaging.world:538
                 self.t_messages._digest = None  # messaging.world:538
         return len(unread)  # messaging.world:541
 
@@ -1144,8 +1088,8 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
-        visible: tuple[str, ...] = tuple([_c83.key() for _c83 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c83.participants)) and (me.key() not in rt.each(self, _c83.archived_by)))])  # messaging.world:550
-        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c84: _c84.last_activity, reverse=True)))):  # messaging.world:551
+        visible: tuple[str, ...] = tuple([_c29.key() for _c29 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c29.participants)) and (me.key() not in rt.each(self, _c29.archived_by)))])  # messaging.world:550
+        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c30: _c30.last_activity, reverse=True)))):  # messaging.world:551
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if (unread > 0):  # messaging.world:553
                 self._steps -= len(counts)  # messaging.world:554
@@ -1168,19 +1112,14 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:576
-        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m85.key() for _m85 in rt.each(self, self.t_messages) if ((_m85.sender == me.key()) and (_m85.delivery == _E8_Delivery_failed))]))), key=lambda _m86: _m86.sent_at))  # messaging.world:577
+        stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m31.key() for _m31 in rt.each(self, self.t_messages) if ((_m31.sender == me.key()) and (_m31.delivery == _E8_Delivery_failed))]))), key=lambda _m32: _m32.sent_at))  # messaging.world:577
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
         for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
-            _row87 = m  # messaging.world:580
-            _new88 = self.fn_delivery_for((self.t_conversations.rows.get(m.conversation) or self.t_conversations.row(m.conversation)), me)  # messaging.world:580
-            _frags89 = _row87._frags  # messaging.world:580
-            if _frags89 is not None:  # messaging.world:580
-                _stale90 = _row87._stale  # messaging.world:580
-                _row87._stale = _stale90 | 32  # messaging.world:580
-            self._undo.append((0, _row87, 'delivery', _row87.delivery, _row87._digest, _row87._text, None if _frags89 is None or _stale90 & 32 else _frags89[5]))  # messaging.world:580
-            _row87.delivery = _new88  # messaging.world:580
-            _row87._digest = _row87._text = None  # messaging.world:580
+            self._undo.append((0, m, 'delivery', m.delivery, m._digest, m._text, m._frags, m._stale))  # messaging.world:580
+            m.delivery = self.fn_delivery_for((self.t_conversations.rows.get(m.conversation) or self.t_conversations.row(m.conversation)), me)  # messaging.world:580
+            m._stale |= 32  # messaging.world:580
+            m._digest = m._text = None  # messaging.world:580
             self.t_messages._digest = None  # messaging.world:580
         return stuck  # messaging.world:582
 
@@ -1451,15 +1390,15 @@ MobileMessaging.TOOLS = {
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:16
-    return bool(all(((_m91.conversation != 'CONV102') or ('U001' in rt.each(ep, _m91.read_by))) for _m91 in rt.each(ep, ep.t_messages)))
+    return bool(all(((_m33.conversation != 'CONV102') or ('U001' in rt.each(ep, _m33.read_by))) for _m33 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:17
-    return bool((not any(((_m92.sender == 'U001') and (_m92.delivery == _E8_Delivery_failed)) for _m92 in rt.each(ep, ep.t_messages))))
+    return bool((not any(((_m34.sender == 'U001') and (_m34.delivery == _E8_Delivery_failed)) for _m34 in rt.each(ep, ep.t_messages))))
 
 
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_m93.id_ not in init.t_messages) and (_m93.conversation == 'CONV102')) and (_m93.sender == 'U001')) and ('budget sheet' in _m93.body)) for _m93 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m35.id_ not in init.t_messages) and (_m35.conversation == 'CONV102')) and (_m35.sender == 'U001')) and ('budget sheet' in _m35.body)) for _m35 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:19
@@ -1475,23 +1414,23 @@ def _check_tidy_archive__hana_restored(ep: MobileMessaging, init: MobileMessagin
 
 
 def _check_tidy_archive__hana_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:42
-    return bool(all(((_m94.conversation != 'CONV104') or ('U001' in rt.each(ep, _m94.read_by))) for _m94 in rt.each(ep, ep.t_messages)))
+    return bool(all(((_m36.conversation != 'CONV104') or ('U001' in rt.each(ep, _m36.read_by))) for _m36 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:71
-    return bool(any((((_c95.owner == 'U001') and (_c95.user == 'U004')) and _c95.favorite) for _c95 in rt.each(ep, ep.t_contacts)))
+    return bool(any((((_c37.owner == 'U001') and (_c37.user == 'U004')) and _c37.favorite) for _c37 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c96.kind == _E16_ConversationKind_group) and (_c96.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple([_p97.id_ for _p97 in rt.rows(ep.t_users, rt.each(ep, _c96.participants))])))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c96 in rt.each(ep, ep.t_conversations)))
+    return bool(any((((_c38.kind == _E16_ConversationKind_group) and (_c38.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple([_p39.id_ for _p39 in rt.rows(ep.t_users, rt.each(ep, _c38.participants))])))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c38 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_m98.sender == 'U001') and ((ep.t_conversations.rows.get(_m98.conversation) or ep.t_conversations.row(_m98.conversation)).title == 'Paris trip')) and ('Paris in May' in _m98.body)) for _m98 in rt.each(ep, ep.t_messages)))
+    return bool(any((((_m40.sender == 'U001') and ((ep.t_conversations.rows.get(_m40.conversation) or ep.t_conversations.row(_m40.conversation)).title == 'Paris trip')) and ('Paris in May' in _m40.body)) for _m40 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:74
-    return bool(any(((((_m99.id_ not in init.t_messages) and (_m99.conversation == 'CONV101')) and (_m99.sender == 'U001')) and ('Paris trip' in _m99.body)) for _m99 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m41.id_ not in init.t_messages) and (_m41.conversation == 'CONV101')) and (_m41.sender == 'U001')) and ('Paris trip' in _m41.body)) for _m41 in rt.each(ep, ep.t_messages)))
 
 
 def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:94
@@ -1499,23 +1438,23 @@ def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: Mob
 
 
 def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:95
-    return bool((not any(((_c100.owner == 'U001') and (_c100.user == 'U007')) for _c100 in rt.each(ep, ep.t_contacts))))
+    return bool((not any(((_c42.owner == 'U001') and (_c42.user == 'U007')) for _c42 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c101.user) or ep.t_users.row(_c101.user)).id_ for _c101 in rt.each(ep, ep.t_contacts) if ((_c101.owner == 'U001') and _c101.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
+    return bool((v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c43.user) or ep.t_users.row(_c43.user)).id_ for _c43 in rt.each(ep, ep.t_contacts) if ((_c43.owner == 'U001') and _c43.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:121
-    return bool(any(((((_m102.id_ not in init.t_messages) and (_m102.conversation == 'CONV101')) and (_m102.sender == 'U001')) and ('Friday' in _m102.body)) for _m102 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m44.id_ not in init.t_messages) and (_m44.conversation == 'CONV101')) and (_m44.sender == 'U001')) and ('Friday' in _m44.body)) for _m44 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:122
-    return bool(any(((((_m103.id_ not in init.t_messages) and (_m103.conversation == 'CONV103')) and (_m103.sender == 'U001')) and ('rope' in _m103.body.lower())) for _m103 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m45.id_ not in init.t_messages) and (_m45.conversation == 'CONV103')) and (_m45.sender == 'U001')) and ('rope' in _m45.body.lower())) for _m45 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool(all((((_m104.conversation != 'CONV101') and (_m104.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m104.read_by))) for _m104 in rt.each(ep, ep.t_messages)))
+    return bool(all((((_m46.conversation != 'CONV101') and (_m46.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m46.read_by))) for _m46 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:124
@@ -1523,7 +1462,7 @@ def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessagin
 
 
 def _check_daniel_catches_up__new_contacts(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:154
-    return bool((any((((_c105.owner == 'U002') and (_c105.user == 'U005')) and _c105.favorite) for _c105 in rt.each(ep, ep.t_contacts)) and any(((_c106.owner == 'U002') and (_c106.user == 'U006')) for _c106 in rt.each(ep, ep.t_contacts))))
+    return bool((any((((_c47.owner == 'U002') and (_c47.user == 'U005')) and _c47.favorite) for _c47 in rt.each(ep, ep.t_contacts)) and any(((_c48.owner == 'U002') and (_c48.user == 'U006')) for _c48 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:155
@@ -1531,7 +1470,7 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMe
 
 
 def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:156
-    return bool((all(((_m107.conversation != 'CONV103') or ('U002' in rt.each(ep, _m107.read_by))) for _m107 in rt.each(ep, ep.t_messages)) and any(((((_m108.id_ not in init.t_messages) and (_m108.conversation == 'CONV103')) and (_m108.sender == 'U002')) and ('Saturday' in _m108.body)) for _m108 in rt.each(ep, ep.t_messages))))
+    return bool((all(((_m49.conversation != 'CONV103') or ('U002' in rt.each(ep, _m49.read_by))) for _m49 in rt.each(ep, ep.t_messages)) and any(((((_m50.id_ not in init.t_messages) and (_m50.conversation == 'CONV103')) and (_m50.sender == 'U002')) and ('Saturday' in _m50.body)) for _m50 in rt.each(ep, ep.t_messages))))
 
 
 def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:157
@@ -1539,27 +1478,27 @@ def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessag
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:185
-    return bool(any(((((_m109.id_ not in init.t_messages) and (_m109.conversation == 'CONV104')) and (_m109.sender == 'U001')) and ('Q4' in _m109.body)) for _m109 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m51.id_ not in init.t_messages) and (_m51.conversation == 'CONV104')) and (_m51.sender == 'U001')) and ('Q4' in _m51.body)) for _m51 in rt.each(ep, ep.t_messages)))
 
 
 def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool((('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)) and all(((_m110.conversation != 'CONV104') or ('U001' in rt.each(ep, _m110.read_by))) for _m110 in rt.each(ep, ep.t_messages))))
+    return bool((('U001' not in rt.each(ep, ep.t_conversations.row('CONV104').archived_by)) and all(((_m52.conversation != 'CONV104') or ('U001' in rt.each(ep, _m52.read_by))) for _m52 in rt.each(ep, ep.t_messages))))
 
 
 def _check_hana_q4_follow_up__renamed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:187
-    return bool((('CT104' not in ep.t_contacts) and any(((((_c111.owner == 'U001') and (_c111.user == 'U007')) and (_c111.name == 'Hana Sato')) and _c111.favorite) for _c111 in rt.each(ep, ep.t_contacts))))
+    return bool((('CT104' not in ep.t_contacts) and any(((((_c53.owner == 'U001') and (_c53.user == 'U007')) and (_c53.name == 'Hana Sato')) and _c53.favorite) for _c53 in rt.each(ep, ep.t_contacts))))
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:213
-    return bool(any(((((_m112.id_ not in init.t_messages) and (_m112.conversation == 'CONV101')) and (_m112.sender == 'U001')) and ('late' in _m112.body)) for _m112 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV101')) and (_m54.sender == 'U001')) and ('late' in _m54.body)) for _m54 in rt.each(ep, ep.t_messages)))
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool((all(((_m113.conversation != 'CONV103') or ('U005' in rt.each(ep, _m113.read_by))) for _m113 in rt.each(ep, ep.t_messages)) and any(((((_m114.id_ not in init.t_messages) and (_m114.conversation == 'CONV103')) and (_m114.sender == 'U005')) and ('book the wall' in _m114.body)) for _m114 in rt.each(ep, ep.t_messages))))
+    return bool((all(((_m55.conversation != 'CONV103') or ('U005' in rt.each(ep, _m55.read_by))) for _m55 in rt.each(ep, ep.t_messages)) and any(((((_m56.id_ not in init.t_messages) and (_m56.conversation == 'CONV103')) and (_m56.sender == 'U005')) and ('book the wall' in _m56.body)) for _m56 in rt.each(ep, ep.t_messages))))
 
 
 def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:215
-    return bool(any(((_c115.owner == 'U005') and (_c115.user == 'U006')) for _c115 in rt.each(ep, ep.t_contacts)))
+    return bool(any(((_c57.owner == 'U005') and (_c57.user == 'U006')) for _c57 in rt.each(ep, ep.t_contacts)))
 
 
 def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:216

@@ -455,6 +455,7 @@ class Product(Row):
         self.name = name
         self.category = category
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Product:
         other = Product.__new__(Product)
@@ -463,7 +464,9 @@ class Product(Row):
         other.category = self.category
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -511,6 +514,7 @@ class Variant(Row):
         self.price = price
         self.stock = stock
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Variant:
         other = Variant.__new__(Variant)
@@ -521,7 +525,9 @@ class Variant(Row):
         other.stock = self.stock
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -573,6 +579,7 @@ class Customer(Row):
         self.address = address
         self.payment_methods = payment_methods
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -583,7 +590,9 @@ class Customer(Row):
         other.payment_methods = self.payment_methods
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -650,6 +659,7 @@ class Order(Row):
         self.cancel_reason = cancel_reason
         self.created_at = created_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -665,7 +675,9 @@ class Order(Row):
         other.created_at = self.created_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -736,6 +748,7 @@ class ReturnRequest(Row):
         self.status = status
         self.created_at = created_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> ReturnRequest:
         other = ReturnRequest.__new__(ReturnRequest)
@@ -749,7 +762,9 @@ class ReturnRequest(Row):
         other.created_at = self.created_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -1072,33 +1087,33 @@ class OnlineShop(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row139 in self._changed_rows(self.t_variants):  # shop.world:253
-            if not (_row139.stock >= 0):
+        for _row42 in self._changed_rows(self.t_variants):  # shop.world:253
+            if not (_row42.stock >= 0):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:253')
-        if not all(any((_v141.product == _p140.key()) for _v141 in rt.each(self, self.t_variants)) for _p140 in rt.each(self, self.t_products)):  # shop.world:256
+        if not all(any((_v44.product == _p43.key()) for _v44 in rt.each(self, self.t_variants)) for _p43 in rt.each(self, self.t_products)):  # shop.world:256
             raise InvariantError('Every product can be bought in at least one variant.', 'shop.world:256')
-        for _row142 in self._changed_rows(self.t_customers):  # shop.world:259
-            if not all((_row142.payment_methods[_k143].id_ == _k143) for _k143 in rt.each(self, tuple(rt.each(self, _row142.payment_methods)))):
+        for _row45 in self._changed_rows(self.t_customers):  # shop.world:259
+            if not all((_row45.payment_methods[_k46].id_ == _k46) for _k46 in rt.each(self, tuple(rt.each(self, _row45.payment_methods)))):
                 raise InvariantError('A payment method is filed under its own id.', 'shop.world:259')
-        if not all((_o144.payment_method_id in (self.t_customers.rows.get(_o144.customer) or self.t_customers.row(_o144.customer)).payment_methods) for _o144 in rt.each(self, self.t_orders)):  # shop.world:262
+        if not all((_o47.payment_method_id in (self.t_customers.rows.get(_o47.customer) or self.t_customers.row(_o47.customer)).payment_methods) for _o47 in rt.each(self, self.t_orders)):  # shop.world:262
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:262')
-        for _row145 in self._changed_rows(self.t_orders):  # shop.world:265
-            if not ((_row145.status != _E11_OrderStatus_pending) or (self.fn_net_paid(_row145) == self.fn_order_total(_row145))):
+        for _row48 in self._changed_rows(self.t_orders):  # shop.world:265
+            if not ((_row48.status != _E11_OrderStatus_pending) or (self.fn_net_paid(_row48) == self.fn_order_total(_row48))):
                 raise InvariantError('A pending order is paid exactly its total.', 'shop.world:265')
-        for _row146 in self._changed_rows(self.t_orders):  # shop.world:268
-            if not ((_row146.status != _E11_OrderStatus_cancelled) or (self.fn_net_paid(_row146) == 0.0)):
+        for _row49 in self._changed_rows(self.t_orders):  # shop.world:268
+            if not ((_row49.status != _E11_OrderStatus_cancelled) or (self.fn_net_paid(_row49) == 0.0)):
                 raise InvariantError('A cancelled order has been refunded in full.', 'shop.world:268')
-        if not all((len(tuple([_s148.key() for _s148 in rt.each(self, self.t_returns) if (_s148.order == _r147.order)])) == 1) for _r147 in rt.each(self, self.t_returns)):  # shop.world:271
+        if not all((len(tuple([_s51.key() for _s51 in rt.each(self, self.t_returns) if (_s51.order == _r50.order)])) == 1) for _r50 in rt.each(self, self.t_returns)):  # shop.world:271
             raise InvariantError('An order has at most one return request.', 'shop.world:271')
-        if not all(((((self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).status == _E11_OrderStatus_return_requested) or ((self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).status == _E11_OrderStatus_returned)) and all(any((_i151.variant == _v150.key()) for _i151 in rt.each(self, (self.t_orders.rows.get(_r149.order) or self.t_orders.row(_r149.order)).items)) for _v150 in rt.rows(self.t_variants, rt.each(self, _r149.items)))) for _r149 in rt.each(self, self.t_returns)):  # shop.world:274
+        if not all(((((self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).status == _E11_OrderStatus_return_requested) or ((self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).status == _E11_OrderStatus_returned)) and all(any((_i54.variant == _v53.key()) for _i54 in rt.each(self, (self.t_orders.rows.get(_r52.order) or self.t_orders.row(_r52.order)).items)) for _v53 in rt.rows(self.t_variants, rt.each(self, _r52.items)))) for _r52 in rt.each(self, self.t_returns)):  # shop.world:274
             raise InvariantError('A return names items of its order, and the order shows the return.', 'shop.world:274')
-        for _row152 in rt.changed_rows(self, self.t_variants, ('product',)):
-            rt.check_refs(self.t_products, _row152.product, 'Variant.product')
-        for _row153 in rt.changed_rows(self, self.t_orders, ('customer',)):
-            rt.check_refs(self.t_customers, _row153.customer, 'Order.customer')
-        for _row154 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
-            rt.check_refs(self.t_orders, _row154.order, 'ReturnRequest.order')
-            rt.check_refs(self.t_variants, _row154.items, 'ReturnRequest.items')
+        for _row55 in rt.changed_rows(self, self.t_variants, ('product',)):
+            rt.check_refs(self.t_products, _row55.product, 'Variant.product')
+        for _row56 in rt.changed_rows(self, self.t_orders, ('customer',)):
+            rt.check_refs(self.t_customers, _row56.customer, 'Order.customer')
+        for _row57 in rt.changed_rows(self, self.t_returns, ('order', 'items')):
+            rt.check_refs(self.t_orders, _row57.order, 'ReturnRequest.order')
+            rt.check_refs(self.t_variants, _row57.items, 'ReturnRequest.items')
         if self._deleted:
             rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
         if self._deleted:
@@ -1215,28 +1230,19 @@ class OnlineShop(Episode):
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
         if not self.fn_covers((method if method is not None else rt.absent()), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
-        _row20 = customer  # shop.world:378
-        _new21 = {**customer.payment_methods, payment_method_id: self.fn_adjust_balance((method if method is not None else rt.absent()), (-total))}  # shop.world:378
-        _frags22 = _row20._frags  # shop.world:378
-        if _frags22 is not None:  # shop.world:378
-            _stale23 = _row20._stale  # shop.world:378
-            _row20._stale = _stale23 | 16  # shop.world:378
-        self._undo.append((0, _row20, 'payment_methods', _row20.payment_methods, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 16 else _frags22[4]))  # shop.world:378
-        _row20.payment_methods = _new21  # shop.world:378
-        _row20._digest = _row20._text = None  # shop.world:378
+        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:378
+        customer.payment_methods = {**customer.payment_methods, payment_method_id: self.fn_adjust_balance((method if method is not None else rt.absent()), (-total))}  # shop.world:378
+        customer._stale |= 16  # shop.world:378
+        customer._digest = customer._text = None  # shop.world:378
         self.t_customers._digest = None  # shop.world:378
         self._steps -= len(items)  # shop.world:379
         self._steps >= 0 or rt.out_of_steps()  # shop.world:379
-        for _id_24 in items:  # shop.world:379
-            _row25 = self.t_variants.row(_id_24)  # shop.world:380
-            _new26 = rt.bounded(self.t_variants.row(_id_24).stock - items[_id_24])  # shop.world:380
-            _frags27 = _row25._frags  # shop.world:380
-            if _frags27 is not None:  # shop.world:380
-                _stale28 = _row25._stale  # shop.world:380
-                _row25._stale = _stale28 | 16  # shop.world:380
-            self._undo.append((0, _row25, 'stock', _row25.stock, _row25._digest, _row25._text, None if _frags27 is None or _stale28 & 16 else _frags27[4]))  # shop.world:380
-            _row25.stock = _new26  # shop.world:380
-            _row25._digest = _row25._text = None  # shop.world:380
+        for _id_20 in items:  # shop.world:379
+            _row21 = self.t_variants.row(_id_20)  # shop.world:380
+            self._undo.append((0, _row21, 'stock', _row21.stock, _row21._digest, _row21._text, _row21._frags, _row21._stale))  # shop.world:380
+            _row21.stock = rt.bounded(self.t_variants.row(_id_20).stock - items[_id_20])  # shop.world:380
+            _row21._stale |= 16  # shop.world:380
+            _row21._digest = _row21._text = None  # shop.world:380
             self.t_variants._digest = None  # shop.world:380
         order: Order = Order(id_=self._next('order_ids', '#W{:07d}'), customer=customer.key(), address=(ship_to if ship_to is not None else customer.address), items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending, payment_method_id=payment_method_id, transactions=(_new_Transaction(_E15_TransactionKind_charge, v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id, self.clock),), tracking=None, cancel_reason=None, created_at=self.clock)  # shop.world:382
         self._insert(self.t_orders, order)  # shop.world:389
@@ -1248,58 +1254,30 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be cancelled: it is already ' + rt.text(order.status) + '. Only pending orders can be cancelled.')))
         customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
-        _row29 = customer  # shop.world:402
-        _new30 = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)}  # shop.world:402
-        _frags31 = _row29._frags  # shop.world:402
-        if _frags31 is not None:  # shop.world:402
-            _stale32 = _row29._stale  # shop.world:402
-            _row29._stale = _stale32 | 16  # shop.world:402
-        self._undo.append((0, _row29, 'payment_methods', _row29.payment_methods, _row29._digest, _row29._text, None if _frags31 is None or _stale32 & 16 else _frags31[4]))  # shop.world:402
-        _row29.payment_methods = _new30  # shop.world:402
-        _row29._digest = _row29._text = None  # shop.world:402
+        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:402
+        customer.payment_methods = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(customer.payment_methods[order.payment_method_id], amount)}  # shop.world:402
+        customer._stale |= 16  # shop.world:402
+        customer._digest = customer._text = None  # shop.world:402
         self.t_customers._digest = None  # shop.world:402
-        _row33 = order  # shop.world:403
-        _new34 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
-        _frags35 = _row33._frags  # shop.world:403
-        if _frags35 is not None:  # shop.world:403
-            _stale36 = _row33._stale  # shop.world:403
-            _row33._stale = _stale36 | 64  # shop.world:403
-        self._undo.append((0, _row33, 'transactions', _row33.transactions, _row33._digest, _row33._text, None if _frags35 is None or _stale36 & 64 else _frags35[6]))  # shop.world:403
-        _row33.transactions = _new34  # shop.world:403
-        _row33._digest = _row33._text = None  # shop.world:403
+        self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:403
+        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:403
+        order._stale |= 64  # shop.world:403
+        order._digest = order._text = None  # shop.world:403
         self.t_orders._digest = None  # shop.world:403
         self._steps -= len(order.items)  # shop.world:409
         self._steps >= 0 or rt.out_of_steps()  # shop.world:409
         for line in order.items:  # shop.world:409
-            _row37 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:410
-            _new38 = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:410
-            _frags39 = _row37._frags  # shop.world:410
-            if _frags39 is not None:  # shop.world:410
-                _stale40 = _row37._stale  # shop.world:410
-                _row37._stale = _stale40 | 16  # shop.world:410
-            self._undo.append((0, _row37, 'stock', _row37.stock, _row37._digest, _row37._text, None if _frags39 is None or _stale40 & 16 else _frags39[4]))  # shop.world:410
-            _row37.stock = _new38  # shop.world:410
-            _row37._digest = _row37._text = None  # shop.world:410
+            _row22 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:410
+            self._undo.append((0, _row22, 'stock', _row22.stock, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # shop.world:410
+            _row22.stock = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:410
+            _row22._stale |= 16  # shop.world:410
+            _row22._digest = _row22._text = None  # shop.world:410
             self.t_variants._digest = None  # shop.world:410
-        _row41 = order  # shop.world:412
-        _new42 = _E11_OrderStatus_cancelled  # shop.world:412
-        _frags43 = _row41._frags  # shop.world:412
-        if _frags43 is not None:  # shop.world:412
-            _stale44 = _row41._stale  # shop.world:412
-            _row41._stale = _stale44 | 16  # shop.world:412
-        self._undo.append((0, _row41, 'status', _row41.status, _row41._digest, _row41._text, None if _frags43 is None or _stale44 & 16 else _frags43[4]))  # shop.world:412
-        _row41.status = _new42  # shop.world:412
-        _row41._digest = _row41._text = None  # shop.world:412
-        self.t_orders._digest = None  # shop.world:412
-        _row45 = order  # shop.world:413
-        _new46 = reason  # shop.world:413
-        _frags47 = _row45._frags  # shop.world:413
-        if _frags47 is not None:  # shop.world:413
-            _stale48 = _row45._stale  # shop.world:413
-            _row45._stale = _stale48 | 256  # shop.world:413
-        self._undo.append((0, _row45, 'cancel_reason', _row45.cancel_reason, _row45._digest, _row45._text, None if _frags47 is None or _stale48 & 256 else _frags47[8]))  # shop.world:413
-        _row45.cancel_reason = _new46  # shop.world:413
-        _row45._digest = _row45._text = None  # shop.world:413
+        self._undo.append((3, order, ('status', 'cancel_reason'), (order.status, order.cancel_reason, ), order._digest, order._text, order._frags, order._stale))  # shop.world:412
+        order.status = _E11_OrderStatus_cancelled  # shop.world:412
+        order.cancel_reason = reason  # shop.world:413
+        order._stale |= 272  # shop.world:413
+        order._digest = order._text = None  # shop.world:413
         self.t_orders._digest = None  # shop.world:413
         return order  # shop.world:414
 
@@ -1309,15 +1287,10 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
         if not (address != order.address):  # shop.world:424
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' already ships to that address.')))
-        _row49 = order  # shop.world:425
-        _new50 = address  # shop.world:425
-        _frags51 = _row49._frags  # shop.world:425
-        if _frags51 is not None:  # shop.world:425
-            _stale52 = _row49._stale  # shop.world:425
-            _row49._stale = _stale52 | 4  # shop.world:425
-        self._undo.append((0, _row49, 'address', _row49.address, _row49._digest, _row49._text, None if _frags51 is None or _stale52 & 4 else _frags51[2]))  # shop.world:425
-        _row49.address = _new50  # shop.world:425
-        _row49._digest = _row49._text = None  # shop.world:425
+        self._undo.append((0, order, 'address', order.address, order._digest, order._text, order._frags, order._stale))  # shop.world:425
+        order.address = address  # shop.world:425
+        order._stale |= 4  # shop.world:425
+        order._digest = order._text = None  # shop.world:425
         self.t_orders._digest = None  # shop.world:425
         return order  # shop.world:426
 
@@ -1325,7 +1298,7 @@ class OnlineShop(Episode):
         "Switch one item of a pending order to another option (size, colour, ...) of the same\nproduct. The price difference is charged to, or refunded on, the order's payment method."
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:439
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be changed: it is ' + rt.text(order.status) + '. Only pending orders can be changed.')))
-        matching: tuple[OrderItem, ...] = tuple([_line53 for _line53 in rt.each(self, order.items) if (_line53.variant == old_item.key())])  # shop.world:440
+        matching: tuple[OrderItem, ...] = tuple([_line23 for _line23 in rt.each(self, order.items) if (_line23.variant == old_item.key())])  # shop.world:440
         if not (len(matching) > 0):  # shop.world:441
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(old_item.id_) + '.')))
         if not (new_item.key() != old_item.key()):  # shop.world:442
@@ -1341,36 +1314,21 @@ class OnlineShop(Episode):
         if (difference > 0.0):  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(self, ('The price difference of $' + format(difference, '.2f') + ' is more than the balance of gift card ' + rt.text(order.payment_method_id) + '.')))
-            _row54 = order  # shop.world:451
-            _new55 = (order.transactions + (_new_Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
-            _frags56 = _row54._frags  # shop.world:451
-            if _frags56 is not None:  # shop.world:451
-                _stale57 = _row54._stale  # shop.world:451
-                _row54._stale = _stale57 | 64  # shop.world:451
-            self._undo.append((0, _row54, 'transactions', _row54.transactions, _row54._digest, _row54._text, None if _frags56 is None or _stale57 & 64 else _frags56[6]))  # shop.world:451
-            _row54.transactions = _new55  # shop.world:451
-            _row54._digest = _row54._text = None  # shop.world:451
+            self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:451
+            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_charge, v.check_range(difference, 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:451
+            order._stale |= 64  # shop.world:451
+            order._digest = order._text = None  # shop.world:451
             self.t_orders._digest = None  # shop.world:451
         elif (difference < 0.0):  # shop.world:457
-            _row58 = order  # shop.world:458
-            _new59 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
-            _frags60 = _row58._frags  # shop.world:458
-            if _frags60 is not None:  # shop.world:458
-                _stale61 = _row58._stale  # shop.world:458
-                _row58._stale = _stale61 | 64  # shop.world:458
-            self._undo.append((0, _row58, 'transactions', _row58.transactions, _row58._digest, _row58._text, None if _frags60 is None or _stale61 & 64 else _frags60[6]))  # shop.world:458
-            _row58.transactions = _new59  # shop.world:458
-            _row58._digest = _row58._text = None  # shop.world:458
+            self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:458
+            order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range((-difference), 'Transaction.amount', 0.0, None), order.payment_method_id, self.clock),))  # shop.world:458
+            order._stale |= 64  # shop.world:458
+            order._digest = order._text = None  # shop.world:458
             self.t_orders._digest = None  # shop.world:458
-        _row62 = customer  # shop.world:465
-        _new63 = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))}  # shop.world:465
-        _frags64 = _row62._frags  # shop.world:465
-        if _frags64 is not None:  # shop.world:465
-            _stale65 = _row62._stale  # shop.world:465
-            _row62._stale = _stale65 | 16  # shop.world:465
-        self._undo.append((0, _row62, 'payment_methods', _row62.payment_methods, _row62._digest, _row62._text, None if _frags64 is None or _stale65 & 16 else _frags64[4]))  # shop.world:465
-        _row62.payment_methods = _new63  # shop.world:465
-        _row62._digest = _row62._text = None  # shop.world:465
+        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:465
+        customer.payment_methods = {**customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(method, (-difference))}  # shop.world:465
+        customer._stale |= 16  # shop.world:465
+        customer._digest = customer._text = None  # shop.world:465
         self.t_customers._digest = None  # shop.world:465
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         self._steps -= len(order.items)  # shop.world:467
@@ -1384,35 +1342,20 @@ class OnlineShop(Episode):
                 self._steps -= len(updated)  # shop.world:477
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:477
                 updated = (updated + (line,))  # shop.world:477
-        _row66 = order  # shop.world:480
-        _new67 = v.check_length(updated, 'Order.items', 1, None)  # shop.world:480
-        _frags68 = _row66._frags  # shop.world:480
-        if _frags68 is not None:  # shop.world:480
-            _stale69 = _row66._stale  # shop.world:480
-            _row66._stale = _stale69 | 8  # shop.world:480
-        self._undo.append((0, _row66, 'items', _row66.items, _row66._digest, _row66._text, None if _frags68 is None or _stale69 & 8 else _frags68[3]))  # shop.world:480
-        _row66.items = _new67  # shop.world:480
-        _row66._digest = _row66._text = None  # shop.world:480
+        self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # shop.world:480
+        order.items = v.check_length(updated, 'Order.items', 1, None)  # shop.world:480
+        order._stale |= 8  # shop.world:480
+        order._digest = order._text = None  # shop.world:480
         self.t_orders._digest = None  # shop.world:480
-        _row70 = old_item  # shop.world:481
-        _new71 = rt.bounded(old_item.stock + quantity)  # shop.world:481
-        _frags72 = _row70._frags  # shop.world:481
-        if _frags72 is not None:  # shop.world:481
-            _stale73 = _row70._stale  # shop.world:481
-            _row70._stale = _stale73 | 16  # shop.world:481
-        self._undo.append((0, _row70, 'stock', _row70.stock, _row70._digest, _row70._text, None if _frags72 is None or _stale73 & 16 else _frags72[4]))  # shop.world:481
-        _row70.stock = _new71  # shop.world:481
-        _row70._digest = _row70._text = None  # shop.world:481
+        self._undo.append((0, old_item, 'stock', old_item.stock, old_item._digest, old_item._text, old_item._frags, old_item._stale))  # shop.world:481
+        old_item.stock = rt.bounded(old_item.stock + quantity)  # shop.world:481
+        old_item._stale |= 16  # shop.world:481
+        old_item._digest = old_item._text = None  # shop.world:481
         self.t_variants._digest = None  # shop.world:481
-        _row74 = new_item  # shop.world:482
-        _new75 = rt.bounded(new_item.stock - quantity)  # shop.world:482
-        _frags76 = _row74._frags  # shop.world:482
-        if _frags76 is not None:  # shop.world:482
-            _stale77 = _row74._stale  # shop.world:482
-            _row74._stale = _stale77 | 16  # shop.world:482
-        self._undo.append((0, _row74, 'stock', _row74.stock, _row74._digest, _row74._text, None if _frags76 is None or _stale77 & 16 else _frags76[4]))  # shop.world:482
-        _row74.stock = _new75  # shop.world:482
-        _row74._digest = _row74._text = None  # shop.world:482
+        self._undo.append((0, new_item, 'stock', new_item.stock, new_item._digest, new_item._text, new_item._frags, new_item._stale))  # shop.world:482
+        new_item.stock = rt.bounded(new_item.stock - quantity)  # shop.world:482
+        new_item._stale |= 16  # shop.world:482
+        new_item._digest = new_item._text = None  # shop.world:482
         self.t_variants._digest = None  # shop.world:482
         return order  # shop.world:483
 
@@ -1420,27 +1363,13 @@ class OnlineShop(Episode):
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
         if not (order.status == _E11_OrderStatus_pending):  # shop.world:492
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be shipped: it is ' + rt.text(order.status) + '.')))
-        if not (not any((_o78.tracking == tracking_number) for _o78 in rt.each(self, self.t_orders))):  # shop.world:493
+        if not (not any((_o24.tracking == tracking_number) for _o24 in rt.each(self, self.t_orders))):  # shop.world:493
             raise ToolError(rt.built(self, ('Tracking number ' + rt.text(tracking_number) + ' is already used by another order.')))
-        _row79 = order  # shop.world:494
-        _new80 = _E11_OrderStatus_processed  # shop.world:494
-        _frags81 = _row79._frags  # shop.world:494
-        if _frags81 is not None:  # shop.world:494
-            _stale82 = _row79._stale  # shop.world:494
-            _row79._stale = _stale82 | 16  # shop.world:494
-        self._undo.append((0, _row79, 'status', _row79.status, _row79._digest, _row79._text, None if _frags81 is None or _stale82 & 16 else _frags81[4]))  # shop.world:494
-        _row79.status = _new80  # shop.world:494
-        _row79._digest = _row79._text = None  # shop.world:494
-        self.t_orders._digest = None  # shop.world:494
-        _row83 = order  # shop.world:495
-        _new84 = rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$'))  # shop.world:495
-        _frags85 = _row83._frags  # shop.world:495
-        if _frags85 is not None:  # shop.world:495
-            _stale86 = _row83._stale  # shop.world:495
-            _row83._stale = _stale86 | 128  # shop.world:495
-        self._undo.append((0, _row83, 'tracking', _row83.tracking, _row83._digest, _row83._text, None if _frags85 is None or _stale86 & 128 else _frags85[7]))  # shop.world:495
-        _row83.tracking = _new84  # shop.world:495
-        _row83._digest = _row83._text = None  # shop.world:495
+        self._undo.append((3, order, ('status', 'tracking'), (order.status, order.tracking, ), order._digest, order._text, order._frags, order._stale))  # shop.world:494
+        order.status = _E11_OrderStatus_processed  # shop.world:494
+        order.tracking = rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$'))  # shop.world:495
+        order._stale |= 144  # shop.world:495
+        order._digest = order._text = None  # shop.world:495
         self.t_orders._digest = None  # shop.world:495
         return order  # shop.world:496
 
@@ -1448,15 +1377,10 @@ class OnlineShop(Episode):
         'Record that the carrier delivered a processed order.'
         if not (order.status == _E11_OrderStatus_processed):  # shop.world:504
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be marked delivered: it is ' + rt.text(order.status) + ', not processed.')))
-        _row87 = order  # shop.world:505
-        _new88 = _E11_OrderStatus_delivered  # shop.world:505
-        _frags89 = _row87._frags  # shop.world:505
-        if _frags89 is not None:  # shop.world:505
-            _stale90 = _row87._stale  # shop.world:505
-            _row87._stale = _stale90 | 16  # shop.world:505
-        self._undo.append((0, _row87, 'status', _row87.status, _row87._digest, _row87._text, None if _frags89 is None or _stale90 & 16 else _frags89[4]))  # shop.world:505
-        _row87.status = _new88  # shop.world:505
-        _row87._digest = _row87._text = None  # shop.world:505
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:505
+        order.status = _E11_OrderStatus_delivered  # shop.world:505
+        order._stale |= 16  # shop.world:505
+        order._digest = order._text = None  # shop.world:505
         self.t_orders._digest = None  # shop.world:505
         return order  # shop.world:506
 
@@ -1464,7 +1388,7 @@ class OnlineShop(Episode):
         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
         if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
-        unknown: tuple[str, ...] = tuple([_id91 for _id91 in rt.each(self, item_ids) if (not any((_line92.variant == _id91) for _line92 in rt.each(self, order.items)))])  # shop.world:520
+        unknown: tuple[str, ...] = tuple([_id25 for _id25 in rt.each(self, item_ids) if (not any((_line26.variant == _id25) for _line26 in rt.each(self, order.items)))])  # shop.world:520
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if not (len(unknown) == 0):  # shop.world:522
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
@@ -1476,18 +1400,13 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
         if not (((method if method is not None else rt.absent()).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
-        returned_lines: tuple[OrderItem, ...] = tuple([_line93 for _line93 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line93.variant) or self.t_variants.row(_line93.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line94.variant for _line94 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line95.price * _line95.quantity) for _line95 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
+        returned_lines: tuple[OrderItem, ...] = tuple([_line27 for _line27 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line27.variant) or self.t_variants.row(_line27.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
+        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line28.variant for _line28 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line29.price * _line29.quantity) for _line29 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
-        _row96 = order  # shop.world:537
-        _new97 = _E11_OrderStatus_return_requested  # shop.world:537
-        _frags98 = _row96._frags  # shop.world:537
-        if _frags98 is not None:  # shop.world:537
-            _stale99 = _row96._stale  # shop.world:537
-            _row96._stale = _stale99 | 16  # shop.world:537
-        self._undo.append((0, _row96, 'status', _row96.status, _row96._digest, _row96._text, None if _frags98 is None or _stale99 & 16 else _frags98[4]))  # shop.world:537
-        _row96.status = _new97  # shop.world:537
-        _row96._digest = _row96._text = None  # shop.world:537
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:537
+        order.status = _E11_OrderStatus_return_requested  # shop.world:537
+        order._stale |= 16  # shop.world:537
+        order._digest = order._text = None  # shop.world:537
         self.t_orders._digest = None  # shop.world:537
         return request  # shop.world:538
 
@@ -1501,85 +1420,51 @@ class OnlineShop(Episode):
         self._steps >= 0 or rt.out_of_steps()  # shop.world:549
         for line in order.items:  # shop.world:549
             if (line.variant in rt.each(self, return_request.items)):  # shop.world:550
-                _row100 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:551
-                _new101 = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:551
-                _frags102 = _row100._frags  # shop.world:551
-                if _frags102 is not None:  # shop.world:551
-                    _stale103 = _row100._stale  # shop.world:551
-                    _row100._stale = _stale103 | 16  # shop.world:551
-                self._undo.append((0, _row100, 'stock', _row100.stock, _row100._digest, _row100._text, None if _frags102 is None or _stale103 & 16 else _frags102[4]))  # shop.world:551
-                _row100.stock = _new101  # shop.world:551
-                _row100._digest = _row100._text = None  # shop.world:551
+                _row30 = self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_)  # shop.world:551
+                self._undo.append((0, _row30, 'stock', _row30.stock, _row30._digest, _row30._text, _row30._frags, _row30._stale))  # shop.world:551
+                _row30.stock = rt.bounded(self.t_variants.row((self.t_variants.rows.get(line.variant) or self.t_variants.row(line.variant)).id_).stock + line.quantity)  # shop.world:551
+                _row30._stale |= 16  # shop.world:551
+                _row30._digest = _row30._text = None  # shop.world:551
                 self.t_variants._digest = None  # shop.world:551
         method_id: str = return_request.refund_method_id  # shop.world:554
-        _row104 = customer  # shop.world:555
-        _new105 = {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)}  # shop.world:555
-        _frags106 = _row104._frags  # shop.world:555
-        if _frags106 is not None:  # shop.world:555
-            _stale107 = _row104._stale  # shop.world:555
-            _row104._stale = _stale107 | 16  # shop.world:555
-        self._undo.append((0, _row104, 'payment_methods', _row104.payment_methods, _row104._digest, _row104._text, None if _frags106 is None or _stale107 & 16 else _frags106[4]))  # shop.world:555
-        _row104.payment_methods = _new105  # shop.world:555
-        _row104._digest = _row104._text = None  # shop.world:555
+        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:555
+        customer.payment_methods = {**customer.payment_methods, method_id: self.fn_adjust_balance(customer.payment_methods[method_id], return_request.amount)}  # shop.world:555
+        customer._stale |= 16  # shop.world:555
+        customer._digest = customer._text = None  # shop.world:555
         self.t_customers._digest = None  # shop.world:555
-        _row108 = order  # shop.world:556
-        _new109 = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
-        _frags110 = _row108._frags  # shop.world:556
-        if _frags110 is not None:  # shop.world:556
-            _stale111 = _row108._stale  # shop.world:556
-            _row108._stale = _stale111 | 64  # shop.world:556
-        self._undo.append((0, _row108, 'transactions', _row108.transactions, _row108._digest, _row108._text, None if _frags110 is None or _stale111 & 64 else _frags110[6]))  # shop.world:556
-        _row108.transactions = _new109  # shop.world:556
-        _row108._digest = _row108._text = None  # shop.world:556
+        self._undo.append((0, order, 'transactions', order.transactions, order._digest, order._text, order._frags, order._stale))  # shop.world:556
+        order.transactions = (order.transactions + (_new_Transaction(_E15_TransactionKind_refund, v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id, self.clock),))  # shop.world:556
+        order._stale |= 64  # shop.world:556
+        order._digest = order._text = None  # shop.world:556
         self.t_orders._digest = None  # shop.world:556
-        _row112 = order  # shop.world:562
-        _new113 = _E11_OrderStatus_returned  # shop.world:562
-        _frags114 = _row112._frags  # shop.world:562
-        if _frags114 is not None:  # shop.world:562
-            _stale115 = _row112._stale  # shop.world:562
-            _row112._stale = _stale115 | 16  # shop.world:562
-        self._undo.append((0, _row112, 'status', _row112.status, _row112._digest, _row112._text, None if _frags114 is None or _stale115 & 16 else _frags114[4]))  # shop.world:562
-        _row112.status = _new113  # shop.world:562
-        _row112._digest = _row112._text = None  # shop.world:562
+        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:562
+        order.status = _E11_OrderStatus_returned  # shop.world:562
+        order._stale |= 16  # shop.world:562
+        order._digest = order._text = None  # shop.world:562
         self.t_orders._digest = None  # shop.world:562
-        _row116 = return_request  # shop.world:563
-        _new117 = _E12_ReturnStatus_refunded  # shop.world:563
-        _frags118 = _row116._frags  # shop.world:563
-        if _frags118 is not None:  # shop.world:563
-            _stale119 = _row116._stale  # shop.world:563
-            _row116._stale = _stale119 | 64  # shop.world:563
-        self._undo.append((0, _row116, 'status', _row116.status, _row116._digest, _row116._text, None if _frags118 is None or _stale119 & 64 else _frags118[6]))  # shop.world:563
-        _row116.status = _new117  # shop.world:563
-        _row116._digest = _row116._text = None  # shop.world:563
+        self._undo.append((0, return_request, 'status', return_request.status, return_request._digest, return_request._text, return_request._frags, return_request._stale))  # shop.world:563
+        return_request.status = _E12_ReturnStatus_refunded  # shop.world:563
+        return_request._stale |= 64  # shop.world:563
+        return_request._digest = return_request._text = None  # shop.world:563
         self.t_returns._digest = None  # shop.world:563
         return return_request  # shop.world:564
 
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to their payment methods.'
         card: GiftCard = _new_GiftCard(self._next('gift_card_ids', 'gift_card_{:07d}'), v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None))  # shop.world:573
-        _row120 = customer  # shop.world:574
-        _new121 = {**customer.payment_methods, card.id_: card}  # shop.world:574
-        _frags122 = _row120._frags  # shop.world:574
-        if _frags122 is not None:  # shop.world:574
-            _stale123 = _row120._stale  # shop.world:574
-            _row120._stale = _stale123 | 16  # shop.world:574
-        self._undo.append((0, _row120, 'payment_methods', _row120.payment_methods, _row120._digest, _row120._text, None if _frags122 is None or _stale123 & 16 else _frags122[4]))  # shop.world:574
-        _row120.payment_methods = _new121  # shop.world:574
-        _row120._digest = _row120._text = None  # shop.world:574
+        self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:574
+        customer.payment_methods = {**customer.payment_methods, card.id_: card}  # shop.world:574
+        customer._stale |= 16  # shop.world:574
+        customer._digest = customer._text = None  # shop.world:574
         self.t_customers._digest = None  # shop.world:574
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
         "Add units that arrived from the supplier to an item's stock."
-        _row124 = variant  # shop.world:584
-        _new125 = rt.bounded(variant.stock + quantity)  # shop.world:584
-        _frags126 = _row124._frags  # shop.world:584
-        if _frags126 is not None:  # shop.world:584
-            _stale127 = _row124._stale  # shop.world:584
-            _row124._stale = _stale127 | 16  # shop.world:584
-        self._undo.append((0, _row124, 'stock', _row124.stock, _row124._digest, _row124._text, None if _frags126 is None or _stale127 & 16 else _frags126[4]))  # shop.world:584
-        _row124.stock = _new125  # shop.world:584
-        _row124._digest = _row124._text = None  # shop.world:584
+        self._undo.append((0, variant, 'stock', variant.stock, variant._digest, variant._text, variant._frags, variant._stale))  # shop.world:584
+        variant.stock = rt.bounded(variant.stock + quantity)  # shop.world:584
+        variant._stale |= 16  # shop.world:584
+        variant._digest = variant._text = None  # shop.world:584
         self.t_variants._digest = None  # shop.world:584
         return variant  # shop.world:585
 
@@ -1825,7 +1710,7 @@ def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, repli
 
 
 def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:22
-    return bool(any((((((_o128.id_ not in init.t_orders) and (_o128.customer == 'C01')) and (_o128.payment_method_id == 'gift_card_7245904')) and (len(_o128.items) == 1)) and (_o128.items[0].variant == 'V2002')) for _o128 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o31.id_ not in init.t_orders) and (_o31.customer == 'C01')) and (_o31.payment_method_id == 'gift_card_7245904')) and (len(_o31.items) == 1)) and (_o31.items[0].variant == 'V2002')) for _o31 in rt.each(ep, ep.t_orders)))
 
 
 def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:23
@@ -1837,7 +1722,7 @@ def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies:
 
 
 def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple([_t129.amount for _t129 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t129.kind == _E15_TransactionKind_charge)]))) == 79.0)))
+    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple([_t32.amount for _t32 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t32.kind == _E15_TransactionKind_charge)]))) == 79.0)))
 
 
 def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
@@ -1853,7 +1738,7 @@ def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies
 
 
 def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((((_r130.id_ not in init.t_returns) and (_r130.order == '#W2290175')) and (_r130.status == _E12_ReturnStatus_refunded)) and (_r130.amount == 199.0)) and (_r130.refund_method_id == 'gift_card_7245904')) for _r130 in rt.each(ep, ep.t_returns)))
+    return bool(any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W2290175')) and (_r33.status == _E12_ReturnStatus_refunded)) and (_r33.amount == 199.0)) and (_r33.refund_method_id == 'gift_card_7245904')) for _r33 in rt.each(ep, ep.t_returns)))
 
 
 def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1881,11 +1766,11 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool((len([_k131 for _k131 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k131])] == 'gift_card')]) == 1))
+    return bool((len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]) == 1))
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:124
-    return bool(any(((((_o132.id_ not in init.t_orders) and (_o132.customer == 'C04')) and (_o132.items[0].variant == 'V2001')) and _o132.payment_method_id.startswith('gift_card_')) for _o132 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((_o35.id_ not in init.t_orders) and (_o35.customer == 'C04')) and (_o35.items[0].variant == 'V2001')) and _o35.payment_method_id.startswith('gift_card_')) for _o35 in rt.each(ep, ep.t_orders)))
 
 
 def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:125
@@ -1897,7 +1782,7 @@ def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, rep
 
 
 def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool(((ep.t_orders.row('#W5573012').status == _E11_OrderStatus_return_requested) and any((((((_r133.id_ not in init.t_returns) and (_r133.order == '#W5573012')) and (_r133.refund_method_id == 'gift_card_3318420')) and (_r133.amount == 29.95)) and (_r133.status == _E12_ReturnStatus_requested)) for _r133 in rt.each(ep, ep.t_returns))))
+    return bool(((ep.t_orders.row('#W5573012').status == _E11_OrderStatus_return_requested) and any((((((_r36.id_ not in init.t_returns) and (_r36.order == '#W5573012')) and (_r36.refund_method_id == 'gift_card_3318420')) and (_r36.amount == 29.95)) and (_r36.status == _E12_ReturnStatus_requested)) for _r36 in rt.each(ep, ep.t_returns))))
 
 
 def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:158
@@ -1917,7 +1802,7 @@ def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineSh
 
 
 def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:188
-    return bool(any(((((((_o134.id_ not in init.t_orders) and (_o134.customer == 'C05')) and (_o134.payment_method_id == 'gift_card_9904711')) and (len(_o134.items) == 2)) and any((_i135.variant == 'V1002') for _i135 in rt.each(ep, _o134.items))) and any((_i136.variant == 'V5001') for _i136 in rt.each(ep, _o134.items))) for _o134 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o37.id_ not in init.t_orders) and (_o37.customer == 'C05')) and (_o37.payment_method_id == 'gift_card_9904711')) and (len(_o37.items) == 2)) and any((_i38.variant == 'V1002') for _i38 in rt.each(ep, _o37.items))) and any((_i39.variant == 'V5001') for _i39 in rt.each(ep, _o37.items))) for _o37 in rt.each(ep, ep.t_orders)))
 
 
 def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:189
@@ -1929,11 +1814,11 @@ def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineSh
 
 
 def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:218
-    return bool(((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_return_requested) and any(((((((_r137.id_ not in init.t_returns) and (_r137.order == '#W6650318')) and (len(_r137.items) == 1)) and (ep.t_variants.row(_r137.items[0]).id_ == 'V5001')) and (_r137.amount == 32.5)) and (_r137.refund_method_id == 'paypal_3391027')) for _r137 in rt.each(ep, ep.t_returns))))
+    return bool(((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_return_requested) and any(((((((_r40.id_ not in init.t_returns) and (_r40.order == '#W6650318')) and (len(_r40.items) == 1)) and (ep.t_variants.row(_r40.items[0]).id_ == 'V5001')) and (_r40.amount == 32.5)) and (_r40.refund_method_id == 'paypal_3391027')) for _r40 in rt.each(ep, ep.t_returns))))
 
 
 def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(any((((((((_o138.id_ not in init.t_orders) and (_o138.customer == 'C02')) and (len(_o138.items) == 1)) and (_o138.items[0].variant == 'V3002')) and (_o138.payment_method_id == 'credit_card_9034112')) and (_o138.address.address1 == '2001 Western Avenue')) and (_o138.address.zip_ == '98121')) for _o138 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o41.id_ not in init.t_orders) and (_o41.customer == 'C02')) and (len(_o41.items) == 1)) and (_o41.items[0].variant == 'V3002')) and (_o41.payment_method_id == 'credit_card_9034112')) and (_o41.address.address1 == '2001 Western Avenue')) and (_o41.address.zip_ == '98121')) for _o41 in rt.each(ep, ep.t_orders)))
 
 
 OnlineShop.TASKS = {

@@ -106,6 +106,7 @@ class Member(Row):
         self.fees_due = fees_due
         self.joined_on = joined_on
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Member:
         other = Member.__new__(Member)
@@ -116,7 +117,9 @@ class Member(Row):
         other.joined_on = self.joined_on
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -165,6 +168,7 @@ class Book(Row):
         self.author = author
         self.genre = genre
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Book:
         other = Book.__new__(Book)
@@ -174,7 +178,9 @@ class Book(Row):
         other.genre = self.genre
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -218,6 +224,7 @@ class Copy(Row):
         self.book = book
         self.status = status
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Copy:
         other = Copy.__new__(Copy)
@@ -226,7 +233,9 @@ class Copy(Row):
         other.status = self.status
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -283,6 +292,7 @@ class Loan(Row):
         self.returned_on = returned_on
         self.late_fee = late_fee
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Loan:
         other = Loan.__new__(Loan)
@@ -296,7 +306,9 @@ class Loan(Row):
         other.late_fee = self.late_fee
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -354,6 +366,7 @@ class Hold(Row):
         self.placed_at = placed_at
         self.status = status
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Hold:
         other = Hold.__new__(Hold)
@@ -364,7 +377,9 @@ class Hold(Row):
         other.status = self.status
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -605,32 +620,32 @@ class PublicLibrary(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_l62.key() for _l62 in rt.each(self, self.t_loans) if ((_l62.copy_ == _c61.key()) and (_l62.returned_on is None))])) == (1 if (_c61.status == _E10_CopyStatus_on_loan) else 0)) for _c61 in rt.each(self, self.t_copies)):  # public_library.world:164
+        if not all((len(tuple([_l23.key() for _l23 in rt.each(self, self.t_loans) if ((_l23.copy_ == _c22.key()) and (_l23.returned_on is None))])) == (1 if (_c22.status == _E10_CopyStatus_on_loan) else 0)) for _c22 in rt.each(self, self.t_copies)):  # public_library.world:164
             raise InvariantError('A copy is on loan exactly when it has one open loan; never more than one.', 'public_library.world:164')
-        for _row63 in self._changed_rows(self.t_loans):  # public_library.world:167
-            if not ((_row63.due_on > _row63.borrowed_on) and ((_row63.returned_on if _row63.returned_on is not None else _row63.borrowed_on) >= _row63.borrowed_on)):
+        for _row24 in self._changed_rows(self.t_loans):  # public_library.world:167
+            if not ((_row24.due_on > _row24.borrowed_on) and ((_row24.returned_on if _row24.returned_on is not None else _row24.borrowed_on) >= _row24.borrowed_on)):
                 raise InvariantError('A loan is due after it was borrowed and is not returned before it was borrowed.', 'public_library.world:167')
-        if not all((_l64.due_on == (_l64.borrowed_on + dt.timedelta(days=(rt.bounded(2 * _C_LOAN_DAYS) if _l64.renewed else _C_LOAN_DAYS)))) for _l64 in rt.each(self, self.t_loans)):  # public_library.world:170
+        if not all((_l25.due_on == (_l25.borrowed_on + dt.timedelta(days=(rt.bounded(2 * _C_LOAN_DAYS) if _l25.renewed else _C_LOAN_DAYS)))) for _l25 in rt.each(self, self.t_loans)):  # public_library.world:170
             raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.', 'public_library.world:170')
-        if not all((_l65.late_fee == self.fn_expected_fee(_l65)) for _l65 in rt.each(self, self.t_loans)):  # public_library.world:173
+        if not all((_l26.late_fee == self.fn_expected_fee(_l26)) for _l26 in rt.each(self, self.t_loans)):  # public_library.world:173
             raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:173')
-        if not all(((_h66.status != _E10_HoldStatus_active) or (len(tuple([_o67.key() for _o67 in rt.each(self, self.t_holds) if (((_o67.status == _E10_HoldStatus_active) and (_o67.member == _h66.member)) and (_o67.book == _h66.book))])) == 1)) for _h66 in rt.each(self, self.t_holds)):  # public_library.world:176
+        if not all(((_h27.status != _E10_HoldStatus_active) or (len(tuple([_o28.key() for _o28 in rt.each(self, self.t_holds) if (((_o28.status == _E10_HoldStatus_active) and (_o28.member == _h27.member)) and (_o28.book == _h27.book))])) == 1)) for _h27 in rt.each(self, self.t_holds)):  # public_library.world:176
             raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:176')
-        if not all(((_h68.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h68.member) or self.t_members.row(_h68.member)), (self.t_books.rows.get(_h68.book) or self.t_books.row(_h68.book))))) for _h68 in rt.each(self, self.t_holds)):  # public_library.world:179
+        if not all(((_h29.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h29.member) or self.t_members.row(_h29.member)), (self.t_books.rows.get(_h29.book) or self.t_books.row(_h29.book))))) for _h29 in rt.each(self, self.t_holds)):  # public_library.world:179
             raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:179')
-        if not all((len(self.fn_open_loans_of(_m69)) <= _C_MAX_OPEN_LOANS) for _m69 in rt.each(self, self.t_members)):  # public_library.world:182
+        if not all((len(self.fn_open_loans_of(_m30)) <= _C_MAX_OPEN_LOANS) for _m30 in rt.each(self, self.t_members)):  # public_library.world:182
             raise InvariantError('A member has at most 5 open loans.', 'public_library.world:182')
-        for _row70 in self._changed_rows(self.t_members):  # public_library.world:185
-            if not (_row70.fees_due >= 0.0):
+        for _row31 in self._changed_rows(self.t_members):  # public_library.world:185
+            if not (_row31.fees_due >= 0.0):
                 raise InvariantError('Unpaid fees are never negative.', 'public_library.world:185')
-        for _row71 in rt.changed_rows(self, self.t_copies, ('book',)):
-            rt.check_refs(self.t_books, _row71.book, 'Copy.book')
-        for _row72 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
-            rt.check_refs(self.t_copies, _row72.copy_, 'Loan.copy')
-            rt.check_refs(self.t_members, _row72.member, 'Loan.member')
-        for _row73 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
-            rt.check_refs(self.t_books, _row73.book, 'Hold.book')
-            rt.check_refs(self.t_members, _row73.member, 'Hold.member')
+        for _row32 in rt.changed_rows(self, self.t_copies, ('book',)):
+            rt.check_refs(self.t_books, _row32.book, 'Copy.book')
+        for _row33 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
+            rt.check_refs(self.t_copies, _row33.copy_, 'Loan.copy')
+            rt.check_refs(self.t_members, _row33.member, 'Loan.member')
+        for _row34 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
+            rt.check_refs(self.t_books, _row34.book, 'Hold.book')
+            rt.check_refs(self.t_members, _row34.member, 'Hold.member')
         if self._deleted:
             rt.check_deleted(self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'),))
         if self._deleted:
@@ -700,27 +715,18 @@ class PublicLibrary(Episode):
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:238
                 raise ToolError(rt.built(self, (rt.text((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title) + ' is on hold for another member who comes first in line.')))
             _row10 = self.t_holds.row(self.t_holds.row(queue[0]).id_)  # public_library.world:239
-            _new11 = _E10_HoldStatus_fulfilled  # public_library.world:239
-            _frags12 = _row10._frags  # public_library.world:239
-            if _frags12 is not None:  # public_library.world:239
-                _stale13 = _row10._stale  # public_library.world:239
-                _row10._stale = _stale13 | 16  # public_library.world:239
-            self._undo.append((0, _row10, 'status', _row10.status, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 16 else _frags12[4]))  # public_library.world:239
-            _row10.status = _new11  # public_library.world:239
+            self._undo.append((0, _row10, 'status', _row10.status, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # public_library.world:239
+            _row10.status = _E10_HoldStatus_fulfilled  # public_library.world:239
+            _row10._stale |= 16  # public_library.world:239
             _row10._digest = _row10._text = None  # public_library.world:239
             self.t_holds._digest = None  # public_library.world:239
         today: dt.date = self.clock.date()  # public_library.world:241
         loan: Loan = Loan(id_=self._next('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:242
         self._insert(self.t_loans, loan)  # public_library.world:243
-        _row14 = copy_  # public_library.world:244
-        _new15 = _E10_CopyStatus_on_loan  # public_library.world:244
-        _frags16 = _row14._frags  # public_library.world:244
-        if _frags16 is not None:  # public_library.world:244
-            _stale17 = _row14._stale  # public_library.world:244
-            _row14._stale = _stale17 | 4  # public_library.world:244
-        self._undo.append((0, _row14, 'status', _row14.status, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 4 else _frags16[2]))  # public_library.world:244
-        _row14.status = _new15  # public_library.world:244
-        _row14._digest = _row14._text = None  # public_library.world:244
+        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:244
+        copy_.status = _E10_CopyStatus_on_loan  # public_library.world:244
+        copy_._stale |= 4  # public_library.world:244
+        copy_._digest = copy_._text = None  # public_library.world:244
         self.t_copies._digest = None  # public_library.world:244
         return loan  # public_library.world:245
 
@@ -728,52 +734,28 @@ class PublicLibrary(Episode):
         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees."
         if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:253
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is not on loan.')))
-        open_: tuple[str, ...] = tuple([_l18.key() for _l18 in rt.each(self, self.t_loans) if ((_l18.copy_ == copy_.key()) and (_l18.returned_on is None))])  # public_library.world:254
+        open_: tuple[str, ...] = tuple([_l11.key() for _l11 in rt.each(self, self.t_loans) if ((_l11.copy_ == copy_.key()) and (_l11.returned_on is None))])  # public_library.world:254
         if not (len(open_) == 1):  # public_library.world:255
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' has no open loan.')))
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:256
         today: dt.date = self.clock.date()  # public_library.world:257
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:258
-        _row19 = loan  # public_library.world:259
-        _new20 = today  # public_library.world:259
-        _frags21 = _row19._frags  # public_library.world:259
-        if _frags21 is not None:  # public_library.world:259
-            _stale22 = _row19._stale  # public_library.world:259
-            _row19._stale = _stale22 | 64  # public_library.world:259
-        self._undo.append((0, _row19, 'returned_on', _row19.returned_on, _row19._digest, _row19._text, None if _frags21 is None or _stale22 & 64 else _frags21[6]))  # public_library.world:259
-        _row19.returned_on = _new20  # public_library.world:259
-        _row19._digest = _row19._text = None  # public_library.world:259
-        self.t_loans._digest = None  # public_library.world:259
-        _row23 = loan  # public_library.world:260
-        _new24 = v.check_range(fee, 'Loan.late_fee', 0.0, None)  # public_library.world:260
-        _frags25 = _row23._frags  # public_library.world:260
-        if _frags25 is not None:  # public_library.world:260
-            _stale26 = _row23._stale  # public_library.world:260
-            _row23._stale = _stale26 | 128  # public_library.world:260
-        self._undo.append((0, _row23, 'late_fee', _row23.late_fee, _row23._digest, _row23._text, None if _frags25 is None or _stale26 & 128 else _frags25[7]))  # public_library.world:260
-        _row23.late_fee = _new24  # public_library.world:260
-        _row23._digest = _row23._text = None  # public_library.world:260
+        self._undo.append((3, loan, ('returned_on', 'late_fee'), (loan.returned_on, loan.late_fee, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:259
+        loan.returned_on = today  # public_library.world:259
+        loan.late_fee = v.check_range(fee, 'Loan.late_fee', 0.0, None)  # public_library.world:260
+        loan._stale |= 192  # public_library.world:260
+        loan._digest = loan._text = None  # public_library.world:260
         self.t_loans._digest = None  # public_library.world:260
         member: Member = (self.t_members.rows.get(loan.member) or self.t_members.row(loan.member))  # public_library.world:261
-        _row27 = member  # public_library.world:262
-        _new28 = v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None)  # public_library.world:262
-        _frags29 = _row27._frags  # public_library.world:262
-        if _frags29 is not None:  # public_library.world:262
-            _stale30 = _row27._stale  # public_library.world:262
-            _row27._stale = _stale30 | 8  # public_library.world:262
-        self._undo.append((0, _row27, 'fees_due', _row27.fees_due, _row27._digest, _row27._text, None if _frags29 is None or _stale30 & 8 else _frags29[3]))  # public_library.world:262
-        _row27.fees_due = _new28  # public_library.world:262
-        _row27._digest = _row27._text = None  # public_library.world:262
+        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:262
+        member.fees_due = v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None)  # public_library.world:262
+        member._stale |= 8  # public_library.world:262
+        member._digest = member._text = None  # public_library.world:262
         self.t_members._digest = None  # public_library.world:262
-        _row31 = copy_  # public_library.world:263
-        _new32 = _E10_CopyStatus_available  # public_library.world:263
-        _frags33 = _row31._frags  # public_library.world:263
-        if _frags33 is not None:  # public_library.world:263
-            _stale34 = _row31._stale  # public_library.world:263
-            _row31._stale = _stale34 | 4  # public_library.world:263
-        self._undo.append((0, _row31, 'status', _row31.status, _row31._digest, _row31._text, None if _frags33 is None or _stale34 & 4 else _frags33[2]))  # public_library.world:263
-        _row31.status = _new32  # public_library.world:263
-        _row31._digest = _row31._text = None  # public_library.world:263
+        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:263
+        copy_.status = _E10_CopyStatus_available  # public_library.world:263
+        copy_._stale |= 4  # public_library.world:263
+        copy_._digest = copy_._text = None  # public_library.world:263
         self.t_copies._digest = None  # public_library.world:263
         return loan  # public_library.world:264
 
@@ -787,31 +769,17 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
         if not (len(self.fn_hold_queue(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book))) == 0):  # public_library.world:273
             raise ToolError(rt.built(self, (rt.text(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
-        _row35 = loan  # public_library.world:274
-        _new36 = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:274
-        _frags37 = _row35._frags  # public_library.world:274
-        if _frags37 is not None:  # public_library.world:274
-            _stale38 = _row35._stale  # public_library.world:274
-            _row35._stale = _stale38 | 16  # public_library.world:274
-        self._undo.append((0, _row35, 'due_on', _row35.due_on, _row35._digest, _row35._text, None if _frags37 is None or _stale38 & 16 else _frags37[4]))  # public_library.world:274
-        _row35.due_on = _new36  # public_library.world:274
-        _row35._digest = _row35._text = None  # public_library.world:274
-        self.t_loans._digest = None  # public_library.world:274
-        _row39 = loan  # public_library.world:275
-        _new40 = True  # public_library.world:275
-        _frags41 = _row39._frags  # public_library.world:275
-        if _frags41 is not None:  # public_library.world:275
-            _stale42 = _row39._stale  # public_library.world:275
-            _row39._stale = _stale42 | 32  # public_library.world:275
-        self._undo.append((0, _row39, 'renewed', _row39.renewed, _row39._digest, _row39._text, None if _frags41 is None or _stale42 & 32 else _frags41[5]))  # public_library.world:275
-        _row39.renewed = _new40  # public_library.world:275
-        _row39._digest = _row39._text = None  # public_library.world:275
+        self._undo.append((3, loan, ('due_on', 'renewed'), (loan.due_on, loan.renewed, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:274
+        loan.due_on = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:274
+        loan.renewed = True  # public_library.world:275
+        loan._stale |= 48  # public_library.world:275
+        loan._digest = loan._text = None  # public_library.world:275
         self.t_loans._digest = None  # public_library.world:275
         return loan  # public_library.world:276
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:279
         'Put a member at the end of the queue for a book.'
-        if not (not any((((_h43.member == member.key()) and (_h43.book == book.key())) and (_h43.status == _E10_HoldStatus_active)) for _h43 in rt.each(self, self.t_holds))):  # public_library.world:285
+        if not (not any((((_h12.member == member.key()) and (_h12.book == book.key())) and (_h12.status == _E10_HoldStatus_active)) for _h12 in rt.each(self, self.t_holds))):  # public_library.world:285
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has an active hold on ' + rt.text(book.title) + '.')))
         if not (not self.fn_has_book_on_loan(member, book)):  # public_library.world:286
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has a copy of ' + rt.text(book.title) + ' on loan.')))
@@ -823,15 +791,10 @@ class PublicLibrary(Episode):
         'Cancel an active hold.'
         if not (hold.status == _E10_HoldStatus_active):  # public_library.world:295
             raise ToolError(rt.built(self, ('Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.')))
-        _row44 = hold  # public_library.world:296
-        _new45 = _E10_HoldStatus_cancelled  # public_library.world:296
-        _frags46 = _row44._frags  # public_library.world:296
-        if _frags46 is not None:  # public_library.world:296
-            _stale47 = _row44._stale  # public_library.world:296
-            _row44._stale = _stale47 | 16  # public_library.world:296
-        self._undo.append((0, _row44, 'status', _row44.status, _row44._digest, _row44._text, None if _frags46 is None or _stale47 & 16 else _frags46[4]))  # public_library.world:296
-        _row44.status = _new45  # public_library.world:296
-        _row44._digest = _row44._text = None  # public_library.world:296
+        self._undo.append((0, hold, 'status', hold.status, hold._digest, hold._text, hold._frags, hold._stale))  # public_library.world:296
+        hold.status = _E10_HoldStatus_cancelled  # public_library.world:296
+        hold._stale |= 16  # public_library.world:296
+        hold._digest = hold._text = None  # public_library.world:296
         self.t_holds._digest = None  # public_library.world:296
         return hold  # public_library.world:297
 
@@ -841,15 +804,10 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, (rt.text(member.name) + ' has no fees due.')))
         if not (amount <= member.fees_due):  # public_library.world:307
             raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; a payment of $' + format(amount, '.2f') + ' is more than that.')))
-        _row48 = member  # public_library.world:308
-        _new49 = v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None)  # public_library.world:308
-        _frags50 = _row48._frags  # public_library.world:308
-        if _frags50 is not None:  # public_library.world:308
-            _stale51 = _row48._stale  # public_library.world:308
-            _row48._stale = _stale51 | 8  # public_library.world:308
-        self._undo.append((0, _row48, 'fees_due', _row48.fees_due, _row48._digest, _row48._text, None if _frags50 is None or _stale51 & 8 else _frags50[3]))  # public_library.world:308
-        _row48.fees_due = _new49  # public_library.world:308
-        _row48._digest = _row48._text = None  # public_library.world:308
+        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:308
+        member.fees_due = v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None)  # public_library.world:308
+        member._stale |= 8  # public_library.world:308
+        member._digest = member._text = None  # public_library.world:308
         self.t_members._digest = None  # public_library.world:308
         return member  # public_library.world:309
 
@@ -980,7 +938,7 @@ def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibr
 
 
 def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:423
-    return bool(any(((((_l52.member == 'M001') and (_l52.copy_ == 'C0006')) and (_l52.returned_on is None)) and (_l52.due_on == rt.parse_date('2026-06-10'))) for _l52 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l13.member == 'M001') and (_l13.copy_ == 'C0006')) and (_l13.returned_on is None)) and (_l13.due_on == rt.parse_date('2026-06-10'))) for _l13 in rt.each(ep, ep.t_loans)))
 
 
 def _check_late_return_and_new_loan__hold_kept(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:424
@@ -992,7 +950,7 @@ def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrar
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:541
-    return bool(any((((_l53.member == 'M002') and (_l53.copy_ == 'C0001')) and (_l53.returned_on is None)) for _l53 in rt.each(ep, ep.t_loans)))
+    return bool(any((((_l14.member == 'M002') and (_l14.copy_ == 'C0001')) and (_l14.returned_on is None)) for _l14 in rt.each(ep, ep.t_loans)))
 
 
 def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:542
@@ -1004,7 +962,7 @@ def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, re
 
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:659
-    return bool(any((((_h54.member == 'M003') and (_h54.book == '9781400033416')) and (_h54.status == _E10_HoldStatus_active)) for _h54 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h15.member == 'M003') and (_h15.book == '9781400033416')) and (_h15.status == _E10_HoldStatus_active)) for _h15 in rt.each(ep, ep.t_holds)))
 
 
 def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:113
@@ -1012,7 +970,7 @@ def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: P
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_l55.member == 'M003') and (_l55.copy_ == 'C0003')) and (_l55.returned_on is None)) and (_l55.due_on == rt.parse_date('2026-06-10'))) for _l55 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l16.member == 'M003') and (_l16.copy_ == 'C0003')) and (_l16.returned_on is None)) and (_l16.due_on == rt.parse_date('2026-06-10'))) for _l16 in rt.each(ep, ep.t_loans)))
 
 
 def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:115
@@ -1032,7 +990,7 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init:
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any(((((_l56.member == 'M003') and (_l56.copy_ == 'C0004')) and (_l56.returned_on is None)) and (_l56.due_on == rt.parse_date('2026-06-10'))) for _l56 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l17.member == 'M003') and (_l17.copy_ == 'C0004')) and (_l17.returned_on is None)) and (_l17.due_on == rt.parse_date('2026-06-10'))) for _l17 in rt.each(ep, ep.t_loans)))
 
 
 def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:361
@@ -1044,7 +1002,7 @@ def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary
 
 
 def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:363
-    return bool(any(((((_l57.member == 'M003') and (_l57.copy_ == 'C0004')) and (_l57.returned_on is None)) and (_l57.due_on == rt.parse_date('2026-06-10'))) for _l57 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l18.member == 'M003') and (_l18.copy_ == 'C0004')) and (_l18.returned_on is None)) and (_l18.due_on == rt.parse_date('2026-06-10'))) for _l18 in rt.each(ep, ep.t_loans)))
 
 
 def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:481
@@ -1052,11 +1010,11 @@ def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
-    return bool(any(((((_l58.member == 'M002') and ((ep.t_copies.rows.get(_l58.copy_) or ep.t_copies.row(_l58.copy_)).book == '9781400033416')) and (_l58.returned_on is None)) and (_l58.due_on == rt.parse_date('2026-06-10'))) for _l58 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l19.member == 'M002') and ((ep.t_copies.rows.get(_l19.copy_) or ep.t_copies.row(_l19.copy_)).book == '9781400033416')) and (_l19.returned_on is None)) and (_l19.due_on == rt.parse_date('2026-06-10'))) for _l19 in rt.each(ep, ep.t_loans)))
 
 
 def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:483
-    return bool(any((((_h59.member == 'M002') and (_h59.book == '9780441172719')) and (_h59.status == _E10_HoldStatus_active)) for _h59 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h20.member == 'M002') and (_h20.book == '9780441172719')) and (_h20.status == _E10_HoldStatus_active)) for _h20 in rt.each(ep, ep.t_holds)))
 
 
 def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:605
@@ -1080,7 +1038,7 @@ def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibra
 
 
 def _check_ana_returns_everything__new_loan(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:729
-    return bool(any(((((_l60.member == 'M001') and (_l60.copy_ == 'C0001')) and (_l60.returned_on is None)) and (_l60.due_on == rt.parse_date('2026-06-10'))) for _l60 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l21.member == 'M001') and (_l21.copy_ == 'C0001')) and (_l21.returned_on is None)) and (_l21.due_on == rt.parse_date('2026-06-10'))) for _l21 in rt.each(ep, ep.t_loans)))
 
 
 PublicLibrary.TASKS = {

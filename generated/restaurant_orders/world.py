@@ -110,6 +110,7 @@ class Server(Row):
         self.id_ = id_
         self.name = name
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Server:
         other = Server.__new__(Server)
@@ -117,7 +118,9 @@ class Server(Row):
         other.name = self.name
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -157,6 +160,7 @@ class DiningTable(Row):
         self.seats = seats
         self.zone = zone
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> DiningTable:
         other = DiningTable.__new__(DiningTable)
@@ -165,7 +169,9 @@ class DiningTable(Row):
         other.zone = self.zone
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -213,6 +219,7 @@ class MenuItem(Row):
         self.price_cents = price_cents
         self.available = available
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> MenuItem:
         other = MenuItem.__new__(MenuItem)
@@ -223,7 +230,9 @@ class MenuItem(Row):
         other.available = self.available
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -290,6 +299,7 @@ class Order(Row):
         self.split_ways = split_ways
         self.paid_at = paid_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Order:
         other = Order.__new__(Order)
@@ -305,7 +315,9 @@ class Order(Row):
         other.paid_at = self.paid_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -370,6 +382,7 @@ class OrderLine(Row):
         self.unit_price_cents = unit_price_cents
         self.note = note
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> OrderLine:
         other = OrderLine.__new__(OrderLine)
@@ -381,7 +394,9 @@ class OrderLine(Row):
         other.note = self.note
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -441,6 +456,7 @@ class Payment(Row):
         self.method = method
         self.paid_at = paid_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Payment:
         other = Payment.__new__(Payment)
@@ -453,7 +469,9 @@ class Payment(Row):
         other.paid_at = self.paid_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -718,35 +736,35 @@ class RestaurantOrders(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((_o79.status == _E11_OrderStatus_paid) or (len(tuple([_p80.key() for _p80 in rt.each(self, self.t_orders) if ((_p80.table == _o79.table) and (_p80.status != _E11_OrderStatus_paid))])) == 1)) for _o79 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
+        if not all(((_o47.status == _E11_OrderStatus_paid) or (len(tuple([_p48.key() for _p48 in rt.each(self, self.t_orders) if ((_p48.table == _o47.table) and (_p48.status != _E11_OrderStatus_paid))])) == 1)) for _o47 in rt.each(self, self.t_orders)):  # restaurant_orders.world:142
             raise InvariantError('A dining table has at most one order that is not paid.', 'restaurant_orders.world:142')
-        if not all((_o81.guests <= (self.t_dining_tables.rows.get(_o81.table) or self.t_dining_tables.row(_o81.table)).seats) for _o81 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
+        if not all((_o49.guests <= (self.t_dining_tables.rows.get(_o49.table) or self.t_dining_tables.row(_o49.table)).seats) for _o49 in rt.each(self, self.t_orders)):  # restaurant_orders.world:145
             raise InvariantError("An order's guests never exceed its table's seats.", 'restaurant_orders.world:145')
-        if not all(((_o82.status == _E11_OrderStatus_open_) or any((_l83.order == _o82.key()) for _l83 in rt.each(self, self.t_order_lines))) for _o82 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
+        if not all(((_o50.status == _E11_OrderStatus_open_) or any((_l51.order == _o50.key()) for _l51 in rt.each(self, self.t_order_lines))) for _o50 in rt.each(self, self.t_orders)):  # restaurant_orders.world:148
             raise InvariantError('An order that has left the open status has at least one line.', 'restaurant_orders.world:148')
-        if not all(((_p84.share <= (self.t_orders.rows.get(_p84.order) or self.t_orders.row(_p84.order)).split_ways) and (len(tuple([_q85.key() for _q85 in rt.each(self, self.t_payments) if ((_q85.order == _p84.order) and (_q85.share == _p84.share))])) == 1)) for _p84 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
+        if not all(((_p52.share <= (self.t_orders.rows.get(_p52.order) or self.t_orders.row(_p52.order)).split_ways) and (len(tuple([_q53.key() for _q53 in rt.each(self, self.t_payments) if ((_q53.order == _p52.order) and (_q53.share == _p52.share))])) == 1)) for _p52 in rt.each(self, self.t_payments)):  # restaurant_orders.world:151
             raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:151')
-        if not all((((_o86.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o86)) == _o86.split_ways)) and ((_o86.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o86) == self.fn_order_total(_o86)))) for _o86 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
+        if not all((((_o54.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o54)) == _o54.split_ways)) and ((_o54.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o54) == self.fn_order_total(_o54)))) for _o54 in rt.each(self, self.t_orders)):  # restaurant_orders.world:154
             raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:154')
-        for _row87 in self._changed_rows(self.t_orders):  # restaurant_orders.world:157
-            if not ((_row87.status == _E11_OrderStatus_open_) == (_row87.sent_at is None)):
+        for _row55 in self._changed_rows(self.t_orders):  # restaurant_orders.world:157
+            if not ((_row55.status == _E11_OrderStatus_open_) == (_row55.sent_at is None)):
                 raise InvariantError('An order has a sent time exactly when it has left the open status.', 'restaurant_orders.world:157')
-        for _row88 in self._changed_rows(self.t_orders):  # restaurant_orders.world:160
-            if not (((_row88.status == _E11_OrderStatus_served) or (_row88.status == _E11_OrderStatus_paid)) == (_row88.served_at is not None)):
+        for _row56 in self._changed_rows(self.t_orders):  # restaurant_orders.world:160
+            if not (((_row56.status == _E11_OrderStatus_served) or (_row56.status == _E11_OrderStatus_paid)) == (_row56.served_at is not None)):
                 raise InvariantError('An order has a served time exactly when it is served or paid.', 'restaurant_orders.world:160')
-        for _row89 in self._changed_rows(self.t_orders):  # restaurant_orders.world:163
-            if not ((_row89.status == _E11_OrderStatus_paid) == (_row89.paid_at is not None)):
+        for _row57 in self._changed_rows(self.t_orders):  # restaurant_orders.world:163
+            if not ((_row57.status == _E11_OrderStatus_paid) == (_row57.paid_at is not None)):
                 raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:163')
-        if not all((((self.t_orders.rows.get(_p90.order) or self.t_orders.row(_p90.order)).status == _E11_OrderStatus_served) or ((self.t_orders.rows.get(_p90.order) or self.t_orders.row(_p90.order)).status == _E11_OrderStatus_paid)) for _p90 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
+        if not all((((self.t_orders.rows.get(_p58.order) or self.t_orders.row(_p58.order)).status == _E11_OrderStatus_served) or ((self.t_orders.rows.get(_p58.order) or self.t_orders.row(_p58.order)).status == _E11_OrderStatus_paid)) for _p58 in rt.each(self, self.t_payments)):  # restaurant_orders.world:166
             raise InvariantError('Payments exist only for served or paid orders.', 'restaurant_orders.world:166')
-        for _row91 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
-            rt.check_refs(self.t_dining_tables, _row91.table, 'Order.table')
-            rt.check_refs(self.t_servers, _row91.server, 'Order.server')
-        for _row92 in rt.changed_rows(self, self.t_order_lines, ('order', 'item')):
-            rt.check_refs(self.t_orders, _row92.order, 'OrderLine.order')
-            rt.check_refs(self.t_menu, _row92.item, 'OrderLine.item')
-        for _row93 in rt.changed_rows(self, self.t_payments, ('order',)):
-            rt.check_refs(self.t_orders, _row93.order, 'Payment.order')
+        for _row59 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
+            rt.check_refs(self.t_dining_tables, _row59.table, 'Order.table')
+            rt.check_refs(self.t_servers, _row59.server, 'Order.server')
+        for _row60 in rt.changed_rows(self, self.t_order_lines, ('order', 'item')):
+            rt.check_refs(self.t_orders, _row60.order, 'OrderLine.order')
+            rt.check_refs(self.t_menu, _row60.item, 'OrderLine.item')
+        for _row61 in rt.changed_rows(self, self.t_payments, ('order',)):
+            rt.check_refs(self.t_orders, _row61.order, 'Payment.order')
         rt.check_refs(self.t_servers, self.state.current_server, 'current_server')
         if self._deleted:
             rt.check_deleted(self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'),))
@@ -833,25 +851,11 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
         if not any((_l10.order == order.key()) for _l10 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:275
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        _row11 = order  # restaurant_orders.world:276
-        _new12 = _E11_OrderStatus_sent_to_kitchen  # restaurant_orders.world:276
-        _frags13 = _row11._frags  # restaurant_orders.world:276
-        if _frags13 is not None:  # restaurant_orders.world:276
-            _stale14 = _row11._stale  # restaurant_orders.world:276
-            _row11._stale = _stale14 | 16  # restaurant_orders.world:276
-        self._undo.append((0, _row11, 'status', _row11.status, _row11._digest, _row11._text, None if _frags13 is None or _stale14 & 16 else _frags13[4]))  # restaurant_orders.world:276
-        _row11.status = _new12  # restaurant_orders.world:276
-        _row11._digest = _row11._text = None  # restaurant_orders.world:276
-        self.t_orders._digest = None  # restaurant_orders.world:276
-        _row15 = order  # restaurant_orders.world:277
-        _new16 = self.clock  # restaurant_orders.world:277
-        _frags17 = _row15._frags  # restaurant_orders.world:277
-        if _frags17 is not None:  # restaurant_orders.world:277
-            _stale18 = _row15._stale  # restaurant_orders.world:277
-            _row15._stale = _stale18 | 64  # restaurant_orders.world:277
-        self._undo.append((0, _row15, 'sent_at', _row15.sent_at, _row15._digest, _row15._text, None if _frags17 is None or _stale18 & 64 else _frags17[6]))  # restaurant_orders.world:277
-        _row15.sent_at = _new16  # restaurant_orders.world:277
-        _row15._digest = _row15._text = None  # restaurant_orders.world:277
+        self._undo.append((3, order, ('status', 'sent_at'), (order.status, order.sent_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:276
+        order.status = _E11_OrderStatus_sent_to_kitchen  # restaurant_orders.world:276
+        order.sent_at = self.clock  # restaurant_orders.world:277
+        order._stale |= 80  # restaurant_orders.world:277
+        order._digest = order._text = None  # restaurant_orders.world:277
         self.t_orders._digest = None  # restaurant_orders.world:277
         return order  # restaurant_orders.world:278
 
@@ -861,25 +865,11 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:287
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        _row19 = order  # restaurant_orders.world:288
-        _new20 = _E11_OrderStatus_served  # restaurant_orders.world:288
-        _frags21 = _row19._frags  # restaurant_orders.world:288
-        if _frags21 is not None:  # restaurant_orders.world:288
-            _stale22 = _row19._stale  # restaurant_orders.world:288
-            _row19._stale = _stale22 | 16  # restaurant_orders.world:288
-        self._undo.append((0, _row19, 'status', _row19.status, _row19._digest, _row19._text, None if _frags21 is None or _stale22 & 16 else _frags21[4]))  # restaurant_orders.world:288
-        _row19.status = _new20  # restaurant_orders.world:288
-        _row19._digest = _row19._text = None  # restaurant_orders.world:288
-        self.t_orders._digest = None  # restaurant_orders.world:288
-        _row23 = order  # restaurant_orders.world:289
-        _new24 = self.clock  # restaurant_orders.world:289
-        _frags25 = _row23._frags  # restaurant_orders.world:289
-        if _frags25 is not None:  # restaurant_orders.world:289
-            _stale26 = _row23._stale  # restaurant_orders.world:289
-            _row23._stale = _stale26 | 128  # restaurant_orders.world:289
-        self._undo.append((0, _row23, 'served_at', _row23.served_at, _row23._digest, _row23._text, None if _frags25 is None or _stale26 & 128 else _frags25[7]))  # restaurant_orders.world:289
-        _row23.served_at = _new24  # restaurant_orders.world:289
-        _row23._digest = _row23._text = None  # restaurant_orders.world:289
+        self._undo.append((3, order, ('status', 'served_at'), (order.status, order.served_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:288
+        order.status = _E11_OrderStatus_served  # restaurant_orders.world:288
+        order.served_at = self.clock  # restaurant_orders.world:289
+        order._stale |= 144  # restaurant_orders.world:289
+        order._digest = order._text = None  # restaurant_orders.world:289
         self.t_orders._digest = None  # restaurant_orders.world:289
         return order  # restaurant_orders.world:290
 
@@ -893,18 +883,13 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Payments have already been made on order ' + rt.text(order.id_) + '.')))
         if not (ways <= order.guests):  # restaurant_orders.world:304
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has ' + rt.text(order.guests) + ' guests; it cannot be split ' + rt.text(ways) + ' ways.')))
-        _row27 = order  # restaurant_orders.world:305
-        _new28 = v.check_range(ways, 'Order.split_ways', 1, 12)  # restaurant_orders.world:305
-        _frags29 = _row27._frags  # restaurant_orders.world:305
-        if _frags29 is not None:  # restaurant_orders.world:305
-            _stale30 = _row27._stale  # restaurant_orders.world:305
-            _row27._stale = _stale30 | 256  # restaurant_orders.world:305
-        self._undo.append((0, _row27, 'split_ways', _row27.split_ways, _row27._digest, _row27._text, None if _frags29 is None or _stale30 & 256 else _frags29[8]))  # restaurant_orders.world:305
-        _row27.split_ways = _new28  # restaurant_orders.world:305
-        _row27._digest = _row27._text = None  # restaurant_orders.world:305
+        self._undo.append((0, order, 'split_ways', order.split_ways, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:305
+        order.split_ways = v.check_range(ways, 'Order.split_ways', 1, 12)  # restaurant_orders.world:305
+        order._stale |= 256  # restaurant_orders.world:305
+        order._digest = order._text = None  # restaurant_orders.world:305
         self.t_orders._digest = None  # restaurant_orders.world:305
         total: int = self.fn_order_total(order)  # restaurant_orders.world:306
-        return tuple([self.fn_share_amount(total, ways, (_s31 + 1)) for _s31 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:307
+        return tuple([self.fn_share_amount(total, ways, (_s11 + 1)) for _s11 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:307
 
     def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:  # restaurant_orders.world:310
         "Pay the next unpaid share of a served order's bill, with a tip. When the last share is paid the order is paid and the table is free."
@@ -919,25 +904,11 @@ class RestaurantOrders(Episode):
         payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:322
         self._insert(self.t_payments, payment)  # restaurant_orders.world:329
         if (share == order.split_ways):  # restaurant_orders.world:330
-            _row32 = order  # restaurant_orders.world:331
-            _new33 = _E11_OrderStatus_paid  # restaurant_orders.world:331
-            _frags34 = _row32._frags  # restaurant_orders.world:331
-            if _frags34 is not None:  # restaurant_orders.world:331
-                _stale35 = _row32._stale  # restaurant_orders.world:331
-                _row32._stale = _stale35 | 16  # restaurant_orders.world:331
-            self._undo.append((0, _row32, 'status', _row32.status, _row32._digest, _row32._text, None if _frags34 is None or _stale35 & 16 else _frags34[4]))  # restaurant_orders.world:331
-            _row32.status = _new33  # restaurant_orders.world:331
-            _row32._digest = _row32._text = None  # restaurant_orders.world:331
-            self.t_orders._digest = None  # restaurant_orders.world:331
-            _row36 = order  # restaurant_orders.world:332
-            _new37 = self.clock  # restaurant_orders.world:332
-            _frags38 = _row36._frags  # restaurant_orders.world:332
-            if _frags38 is not None:  # restaurant_orders.world:332
-                _stale39 = _row36._stale  # restaurant_orders.world:332
-                _row36._stale = _stale39 | 512  # restaurant_orders.world:332
-            self._undo.append((0, _row36, 'paid_at', _row36.paid_at, _row36._digest, _row36._text, None if _frags38 is None or _stale39 & 512 else _frags38[9]))  # restaurant_orders.world:332
-            _row36.paid_at = _new37  # restaurant_orders.world:332
-            _row36._digest = _row36._text = None  # restaurant_orders.world:332
+            self._undo.append((3, order, ('status', 'paid_at'), (order.status, order.paid_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:331
+            order.status = _E11_OrderStatus_paid  # restaurant_orders.world:331
+            order.paid_at = self.clock  # restaurant_orders.world:332
+            order._stale |= 528  # restaurant_orders.world:332
+            order._digest = order._text = None  # restaurant_orders.world:332
             self.t_orders._digest = None  # restaurant_orders.world:332
         return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:334
 
@@ -945,15 +916,10 @@ class RestaurantOrders(Episode):
         'Mark a menu item available or sold out.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:349
             raise ToolError('Not signed in.')
-        _row40 = item  # restaurant_orders.world:350
-        _new41 = available  # restaurant_orders.world:350
-        _frags42 = _row40._frags  # restaurant_orders.world:350
-        if _frags42 is not None:  # restaurant_orders.world:350
-            _stale43 = _row40._stale  # restaurant_orders.world:350
-            _row40._stale = _stale43 | 16  # restaurant_orders.world:350
-        self._undo.append((0, _row40, 'available', _row40.available, _row40._digest, _row40._text, None if _frags42 is None or _stale43 & 16 else _frags42[4]))  # restaurant_orders.world:350
-        _row40.available = _new41  # restaurant_orders.world:350
-        _row40._digest = _row40._text = None  # restaurant_orders.world:350
+        self._undo.append((0, item, 'available', item.available, item._digest, item._text, item._frags, item._stale))  # restaurant_orders.world:350
+        item.available = available  # restaurant_orders.world:350
+        item._stale |= 16  # restaurant_orders.world:350
+        item._digest = item._text = None  # restaurant_orders.world:350
         self.t_menu._digest = None  # restaurant_orders.world:350
         return item  # restaurant_orders.world:351
 
@@ -1120,19 +1086,19 @@ RestaurantOrders.TOOLS = {
 
 
 def _check_new_table_order__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:490
-    return bool(any(((((_o44.table == 'T1') and (_o44.guests == 2)) and (_o44.status == _E11_OrderStatus_sent_to_kitchen)) and (_o44.server == 'S01')) for _o44 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((_o12.table == 'T1') and (_o12.guests == 2)) and (_o12.status == _E11_OrderStatus_sent_to_kitchen)) and (_o12.server == 'S01')) for _o12 in rt.each(ep, ep.t_orders)))
 
 
 def _check_new_table_order__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:491
-    return bool(any(((((((_o45.table == 'T1') and (_o45.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l46.key() for _l46 in rt.each(ep, ep.t_order_lines) if (_l46.order == _o45.key())])) == 3)) and any(((((_l47.order == _o45.key()) and (_l47.item == 'PZ01')) and (_l47.quantity == 1)) and (_l47.note == 'extra basil')) for _l47 in rt.each(ep, ep.t_order_lines))) and any((((_l48.order == _o45.key()) and (_l48.item == 'PS01')) and (_l48.quantity == 1)) for _l48 in rt.each(ep, ep.t_order_lines))) and any((((_l49.order == _o45.key()) and (_l49.item == 'DR01')) and (_l49.quantity == 2)) for _l49 in rt.each(ep, ep.t_order_lines))) for _o45 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o13.table == 'T1') and (_o13.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l14.key() for _l14 in rt.each(ep, ep.t_order_lines) if (_l14.order == _o13.key())])) == 3)) and any(((((_l15.order == _o13.key()) and (_l15.item == 'PZ01')) and (_l15.quantity == 1)) and (_l15.note == 'extra basil')) for _l15 in rt.each(ep, ep.t_order_lines))) and any((((_l16.order == _o13.key()) and (_l16.item == 'PS01')) and (_l16.quantity == 1)) for _l16 in rt.each(ep, ep.t_order_lines))) and any((((_l17.order == _o13.key()) and (_l17.item == 'DR01')) and (_l17.quantity == 2)) for _l17 in rt.each(ep, ep.t_order_lines))) for _o13 in rt.each(ep, ep.t_orders)))
 
 
 def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:492
-    return bool(any((((_o50.table == 'T1') and (_o50.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o50) == 3350)) for _o50 in rt.each(ep, ep.t_orders)))
+    return bool(any((((_o18.table == 'T1') and (_o18.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o18) == 3350)) for _o18 in rt.each(ep, ep.t_orders)))
 
 
 def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:638
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p51.order == 'O003') and (_p51.share == 2)) and (_p51.amount_cents == 1950)) and (_p51.tip_cents == 150)) and (_p51.method == _E9_PayMethod_card)) for _p51 in rt.each(ep, ep.t_payments))))
+    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p19.order == 'O003') and (_p19.share == 2)) and (_p19.amount_cents == 1950)) and (_p19.tip_cents == 150)) and (_p19.method == _E9_PayMethod_card)) for _p19 in rt.each(ep, ep.t_payments))))
 
 
 def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:639
@@ -1148,7 +1114,7 @@ def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders,
 
 
 def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:784
-    return bool((((ep.t_orders.row('O005').status == _E11_OrderStatus_paid) and any((((((_p52.order == 'O005') and (_p52.share == 1)) and (_p52.amount_cents == 1250)) and (_p52.tip_cents == 100)) and (_p52.method == _E9_PayMethod_cash)) for _p52 in rt.each(ep, ep.t_payments))) and any((((((_p53.order == 'O005') and (_p53.share == 2)) and (_p53.amount_cents == 1250)) and (_p53.tip_cents == 200)) and (_p53.method == _E9_PayMethod_card)) for _p53 in rt.each(ep, ep.t_payments))))
+    return bool((((ep.t_orders.row('O005').status == _E11_OrderStatus_paid) and any((((((_p20.order == 'O005') and (_p20.share == 1)) and (_p20.amount_cents == 1250)) and (_p20.tip_cents == 100)) and (_p20.method == _E9_PayMethod_cash)) for _p20 in rt.each(ep, ep.t_payments))) and any((((((_p21.order == 'O005') and (_p21.share == 2)) and (_p21.amount_cents == 1250)) and (_p21.tip_cents == 200)) and (_p21.method == _E9_PayMethod_card)) for _p21 in rt.each(ep, ep.t_payments))))
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:140
@@ -1156,7 +1122,7 @@ def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init
 
 
 def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:141
-    return bool((((((len(tuple([_l54.key() for _l54 in rt.each(ep, ep.t_order_lines) if (_l54.order == 'O001')])) == 3) and any((((_l55.order == 'O001') and (_l55.item == 'PZ01')) and (_l55.quantity == 1)) for _l55 in rt.each(ep, ep.t_order_lines))) and any(((((_l56.order == 'O001') and (_l56.item == 'FS01')) and (_l56.quantity == 1)) and (_l56.unit_price_cents == 2400)) for _l56 in rt.each(ep, ep.t_order_lines))) and any((((_l57.order == 'O001') and (_l57.item == 'DS01')) and (_l57.quantity == 2)) for _l57 in rt.each(ep, ep.t_order_lines))) and (not any(((_l58.order == 'O001') and (_l58.item == 'DR01')) for _l58 in rt.each(ep, ep.t_order_lines)))))
+    return bool((((((len(tuple([_l22.key() for _l22 in rt.each(ep, ep.t_order_lines) if (_l22.order == 'O001')])) == 3) and any((((_l23.order == 'O001') and (_l23.item == 'PZ01')) and (_l23.quantity == 1)) for _l23 in rt.each(ep, ep.t_order_lines))) and any(((((_l24.order == 'O001') and (_l24.item == 'FS01')) and (_l24.quantity == 1)) and (_l24.unit_price_cents == 2400)) for _l24 in rt.each(ep, ep.t_order_lines))) and any((((_l25.order == 'O001') and (_l25.item == 'DS01')) and (_l25.quantity == 2)) for _l25 in rt.each(ep, ep.t_order_lines))) and (not any(((_l26.order == 'O001') and (_l26.item == 'DR01')) for _l26 in rt.each(ep, ep.t_order_lines)))))
 
 
 def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:142
@@ -1168,7 +1134,7 @@ def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOr
 
 
 def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:290
-    return bool(any(((((_l59.order == 'O001') and (_l59.item == 'DS01')) and (_l59.quantity == 2)) and (_l59.unit_price_cents == 650)) for _l59 in rt.each(ep, ep.t_order_lines)))
+    return bool(any(((((_l27.order == 'O001') and (_l27.item == 'DS01')) and (_l27.quantity == 2)) and (_l27.unit_price_cents == 650)) for _l27 in rt.each(ep, ep.t_order_lines)))
 
 
 def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:291
@@ -1176,7 +1142,7 @@ def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: Resta
 
 
 def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:292
-    return bool((((ep.t_orders.row('O001').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p60.order == 'O001') and (_p60.share == 1)) and (_p60.amount_cents == 3200)) and (_p60.tip_cents == 300)) and (_p60.method == _E9_PayMethod_card)) for _p60 in rt.each(ep, ep.t_payments))))
+    return bool((((ep.t_orders.row('O001').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p28.order == 'O001') and (_p28.share == 1)) and (_p28.amount_cents == 3200)) and (_p28.tip_cents == 300)) and (_p28.method == _E9_PayMethod_card)) for _p28 in rt.each(ep, ep.t_payments))))
 
 
 def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:438
@@ -1184,11 +1150,11 @@ def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: Res
 
 
 def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:439
-    return bool(any((((((_o61.table == 'T4') and (_o61.id_ != 'O003')) and (_o61.guests == 4)) and (_o61.status == _E11_OrderStatus_sent_to_kitchen)) and (_o61.server == 'S01')) for _o61 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o29.table == 'T4') and (_o29.id_ != 'O003')) and (_o29.guests == 4)) and (_o29.status == _E11_OrderStatus_sent_to_kitchen)) and (_o29.server == 'S01')) for _o29 in rt.each(ep, ep.t_orders)))
 
 
 def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:440
-    return bool(any(((((((_o62.table == 'T4') and (_o62.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l63.key() for _l63 in rt.each(ep, ep.t_order_lines) if (_l63.order == _o62.key())])) == 2)) and any((((_l64.order == _o62.key()) and (_l64.item == 'DR02')) and (_l64.quantity == 4)) for _l64 in rt.each(ep, ep.t_order_lines))) and any((((_l65.order == _o62.key()) and (_l65.item == 'ST01')) and (_l65.quantity == 1)) for _l65 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o62) == 3150)) for _o62 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o30.table == 'T4') and (_o30.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key())])) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
 
 
 def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:605
@@ -1196,23 +1162,23 @@ def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrd
 
 
 def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool((((((len(tuple([_l66.key() for _l66 in rt.each(ep, ep.t_order_lines) if (_l66.order == 'O006')])) == 3) and any((((_l67.order == 'O006') and (_l67.item == 'PS01')) and (_l67.quantity == 1)) for _l67 in rt.each(ep, ep.t_order_lines))) and any((((_l68.order == 'O006') and (_l68.item == 'PZ01')) and (_l68.quantity == 1)) for _l68 in rt.each(ep, ep.t_order_lines))) and any((((_l69.order == 'O006') and (_l69.item == 'DR02')) and (_l69.quantity == 1)) for _l69 in rt.each(ep, ep.t_order_lines))) and (not any(((_l70.order == 'O006') and (_l70.item == 'DS01')) for _l70 in rt.each(ep, ep.t_order_lines)))))
+    return bool((((((len(tuple([_l34.key() for _l34 in rt.each(ep, ep.t_order_lines) if (_l34.order == 'O006')])) == 3) and any((((_l35.order == 'O006') and (_l35.item == 'PS01')) and (_l35.quantity == 1)) for _l35 in rt.each(ep, ep.t_order_lines))) and any((((_l36.order == 'O006') and (_l36.item == 'PZ01')) and (_l36.quantity == 1)) for _l36 in rt.each(ep, ep.t_order_lines))) and any((((_l37.order == 'O006') and (_l37.item == 'DR02')) and (_l37.quantity == 1)) for _l37 in rt.each(ep, ep.t_order_lines))) and (not any(((_l38.order == 'O006') and (_l38.item == 'DS01')) for _l38 in rt.each(ep, ep.t_order_lines)))))
 
 
 def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:607
-    return bool((sum(rt.each(ep, tuple([rt.bounded(_l71.quantity * _l71.unit_price_cents) for _l71 in rt.each(ep, ep.t_order_lines) if (_l71.order == 'O006')]))) == 3250))
+    return bool((sum(rt.each(ep, tuple([rt.bounded(_l39.quantity * _l39.unit_price_cents) for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')]))) == 3250))
 
 
 def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:757
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p72.order == 'O003') and (_p72.share == 2)) and (_p72.amount_cents == 1950)) and (_p72.tip_cents == 0)) and (_p72.method == _E9_PayMethod_cash)) for _p72 in rt.each(ep, ep.t_payments))))
+    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p40.order == 'O003') and (_p40.share == 2)) and (_p40.amount_cents == 1950)) and (_p40.tip_cents == 0)) and (_p40.method == _E9_PayMethod_cash)) for _p40 in rt.each(ep, ep.t_payments))))
 
 
 def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:758
-    return bool(any((((((_o73.table == 'T4') and (_o73.id_ != 'O003')) and (_o73.guests == 3)) and (_o73.status == _E11_OrderStatus_sent_to_kitchen)) and (_o73.server == 'S01')) for _o73 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o41.table == 'T4') and (_o41.id_ != 'O003')) and (_o41.guests == 3)) and (_o41.status == _E11_OrderStatus_sent_to_kitchen)) and (_o41.server == 'S01')) for _o41 in rt.each(ep, ep.t_orders)))
 
 
 def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:759
-    return bool(any((((((((_o74.table == 'T4') and (_o74.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l75.key() for _l75 in rt.each(ep, ep.t_order_lines) if (_l75.order == _o74.key())])) == 3)) and any((((_l76.order == _o74.key()) and (_l76.item == 'ST01')) and (_l76.quantity == 1)) for _l76 in rt.each(ep, ep.t_order_lines))) and any((((_l77.order == _o74.key()) and (_l77.item == 'PS01')) and (_l77.quantity == 3)) for _l77 in rt.each(ep, ep.t_order_lines))) and any((((_l78.order == _o74.key()) and (_l78.item == 'DR01')) and (_l78.quantity == 3)) for _l78 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o74) == 6150)) for _o74 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o42.table == 'T4') and (_o42.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l43.key() for _l43 in rt.each(ep, ep.t_order_lines) if (_l43.order == _o42.key())])) == 3)) and any((((_l44.order == _o42.key()) and (_l44.item == 'ST01')) and (_l44.quantity == 1)) for _l44 in rt.each(ep, ep.t_order_lines))) and any((((_l45.order == _o42.key()) and (_l45.item == 'PS01')) and (_l45.quantity == 3)) for _l45 in rt.each(ep, ep.t_order_lines))) and any((((_l46.order == _o42.key()) and (_l46.item == 'DR01')) and (_l46.quantity == 3)) for _l46 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o42) == 6150)) for _o42 in rt.each(ep, ep.t_orders)))
 
 
 def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:910

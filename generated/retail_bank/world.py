@@ -94,6 +94,7 @@ class Teller(Row):
         self.name = name
         self.can_freeze = can_freeze
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Teller:
         other = Teller.__new__(Teller)
@@ -102,7 +103,9 @@ class Teller(Row):
         other.can_freeze = self.can_freeze
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -147,6 +150,7 @@ class Customer(Row):
         self.email = email
         self.since = since
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Customer:
         other = Customer.__new__(Customer)
@@ -156,7 +160,9 @@ class Customer(Row):
         other.since = self.since
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -215,6 +221,7 @@ class Account(Row):
         self.closed_on = closed_on
         self.freeze_reason = freeze_reason
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Account:
         other = Account.__new__(Account)
@@ -228,7 +235,9 @@ class Account(Row):
         other.freeze_reason = self.freeze_reason
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -295,6 +304,7 @@ class Transaction(Row):
         self.teller = teller
         self.at = at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Transaction:
         other = Transaction.__new__(Transaction)
@@ -308,7 +318,9 @@ class Transaction(Row):
         other.at = self.at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -536,35 +548,35 @@ class RetailBank(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row63 in self._changed_rows(self.t_accounts):  # retail_bank.world:111
-            if not (_row63.balance_cents >= 0):
+        for _row23 in self._changed_rows(self.t_accounts):  # retail_bank.world:111
+            if not (_row23.balance_cents >= 0):
                 raise InvariantError('No account is overdrawn.', 'retail_bank.world:111')
-        for _row64 in self._changed_rows(self.t_accounts):  # retail_bank.world:114
-            if not ((_row64.status != _E13_AccountStatus_closed) or ((_row64.balance_cents == 0) and (_row64.closed_on is not None))):
+        for _row24 in self._changed_rows(self.t_accounts):  # retail_bank.world:114
+            if not ((_row24.status != _E13_AccountStatus_closed) or ((_row24.balance_cents == 0) and (_row24.closed_on is not None))):
                 raise InvariantError('A closed account has a zero balance and a closing date.', 'retail_bank.world:114')
-        for _row65 in self._changed_rows(self.t_accounts):  # retail_bank.world:117
-            if not ((_row65.status == _E13_AccountStatus_closed) or (_row65.closed_on is None)):
+        for _row25 in self._changed_rows(self.t_accounts):  # retail_bank.world:117
+            if not ((_row25.status == _E13_AccountStatus_closed) or (_row25.closed_on is None)):
                 raise InvariantError('An account that is not closed has no closing date.', 'retail_bank.world:117')
-        for _row66 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
-            if not ((_row66.status == _E13_AccountStatus_frozen) == (_row66.freeze_reason != '')):
+        for _row26 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
+            if not ((_row26.status == _E13_AccountStatus_frozen) == (_row26.freeze_reason != '')):
                 raise InvariantError('An account has a freeze reason exactly when it is frozen.', 'retail_bank.world:120')
-        if not all(((_a67.status == _E13_AccountStatus_closed) or (len(tuple([_b68.key() for _b68 in rt.each(self, self.t_accounts) if (((_b68.owner == _a67.owner) and (_b68.kind == _a67.kind)) and (_b68.status != _E13_AccountStatus_closed))])) == 1)) for _a67 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
+        if not all(((_a27.status == _E13_AccountStatus_closed) or (len(tuple([_b28.key() for _b28 in rt.each(self, self.t_accounts) if (((_b28.owner == _a27.owner) and (_b28.kind == _a27.kind)) and (_b28.status != _E13_AccountStatus_closed))])) == 1)) for _a27 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
             raise InvariantError('A customer has at most one open account of each kind.', 'retail_bank.world:123')
-        for _row69 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
-            if not ((_row69.kind != _E6_TxKind_deposit) or ((_row69.from_account is None) and (_row69.to_account is not None))):
+        for _row29 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
+            if not ((_row29.kind != _E6_TxKind_deposit) or ((_row29.from_account is None) and (_row29.to_account is not None))):
                 raise InvariantError('A deposit goes into an account and comes from none.', 'retail_bank.world:126')
-        for _row70 in self._changed_rows(self.t_transactions):  # retail_bank.world:129
-            if not ((_row70.kind != _E6_TxKind_withdrawal) or ((_row70.from_account is not None) and (_row70.to_account is None))):
+        for _row30 in self._changed_rows(self.t_transactions):  # retail_bank.world:129
+            if not ((_row30.kind != _E6_TxKind_withdrawal) or ((_row30.from_account is not None) and (_row30.to_account is None))):
                 raise InvariantError('A withdrawal comes out of an account and goes into none.', 'retail_bank.world:129')
-        for _row71 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
-            if not ((_row71.kind != _E6_TxKind_transfer) or (((_row71.from_account is not None) and (_row71.to_account is not None)) and (_row71.from_account != _row71.to_account))):
+        for _row31 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
+            if not ((_row31.kind != _E6_TxKind_transfer) or (((_row31.from_account is not None) and (_row31.to_account is not None)) and (_row31.from_account != _row31.to_account))):
                 raise InvariantError('A transfer goes between two different accounts.', 'retail_bank.world:132')
-        for _row72 in rt.changed_rows(self, self.t_accounts, ('owner',)):
-            rt.check_refs(self.t_customers, _row72.owner, 'Account.owner')
-        for _row73 in rt.changed_rows(self, self.t_transactions, ('from_account', 'to_account', 'teller')):
-            rt.check_refs(self.t_accounts, _row73.from_account, 'Transaction.from_account')
-            rt.check_refs(self.t_accounts, _row73.to_account, 'Transaction.to_account')
-            rt.check_refs(self.t_tellers, _row73.teller, 'Transaction.teller')
+        for _row32 in rt.changed_rows(self, self.t_accounts, ('owner',)):
+            rt.check_refs(self.t_customers, _row32.owner, 'Account.owner')
+        for _row33 in rt.changed_rows(self, self.t_transactions, ('from_account', 'to_account', 'teller')):
+            rt.check_refs(self.t_accounts, _row33.from_account, 'Transaction.from_account')
+            rt.check_refs(self.t_accounts, _row33.to_account, 'Transaction.to_account')
+            rt.check_refs(self.t_tellers, _row33.teller, 'Transaction.teller')
         rt.check_refs(self.t_tellers, self.state.current_teller, 'current_teller')
         if self._deleted:
             rt.check_deleted(self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'),))
@@ -629,25 +641,11 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
         if not (account.balance_cents == 0):  # retail_bank.world:218
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        _row6 = account  # retail_bank.world:219
-        _new7 = _E13_AccountStatus_closed  # retail_bank.world:219
-        _frags8 = _row6._frags  # retail_bank.world:219
-        if _frags8 is not None:  # retail_bank.world:219
-            _stale9 = _row6._stale  # retail_bank.world:219
-            _row6._stale = _stale9 | 8  # retail_bank.world:219
-        self._undo.append((0, _row6, 'status', _row6.status, _row6._digest, _row6._text, None if _frags8 is None or _stale9 & 8 else _frags8[3]))  # retail_bank.world:219
-        _row6.status = _new7  # retail_bank.world:219
-        _row6._digest = _row6._text = None  # retail_bank.world:219
-        self.t_accounts._digest = None  # retail_bank.world:219
-        _row10 = account  # retail_bank.world:220
-        _new11 = self.clock.date()  # retail_bank.world:220
-        _frags12 = _row10._frags  # retail_bank.world:220
-        if _frags12 is not None:  # retail_bank.world:220
-            _stale13 = _row10._stale  # retail_bank.world:220
-            _row10._stale = _stale13 | 64  # retail_bank.world:220
-        self._undo.append((0, _row10, 'closed_on', _row10.closed_on, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 64 else _frags12[6]))  # retail_bank.world:220
-        _row10.closed_on = _new11  # retail_bank.world:220
-        _row10._digest = _row10._text = None  # retail_bank.world:220
+        self._undo.append((3, account, ('status', 'closed_on'), (account.status, account.closed_on, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:219
+        account.status = _E13_AccountStatus_closed  # retail_bank.world:219
+        account.closed_on = self.clock.date()  # retail_bank.world:220
+        account._stale |= 72  # retail_bank.world:220
+        account._digest = account._text = None  # retail_bank.world:220
         self.t_accounts._digest = None  # retail_bank.world:220
         return account  # retail_bank.world:221
 
@@ -659,15 +657,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:233
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
-        _row14 = account  # retail_bank.world:234
-        _new15 = v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:234
-        _frags16 = _row14._frags  # retail_bank.world:234
-        if _frags16 is not None:  # retail_bank.world:234
-            _stale17 = _row14._stale  # retail_bank.world:234
-            _row14._stale = _stale17 | 16  # retail_bank.world:234
-        self._undo.append((0, _row14, 'balance_cents', _row14.balance_cents, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 16 else _frags16[4]))  # retail_bank.world:234
-        _row14.balance_cents = _new15  # retail_bank.world:234
-        _row14._digest = _row14._text = None  # retail_bank.world:234
+        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:234
+        account.balance_cents = v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:234
+        account._stale |= 16  # retail_bank.world:234
+        account._digest = account._text = None  # retail_bank.world:234
         self.t_accounts._digest = None  # retail_bank.world:234
         self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:235
         return account  # retail_bank.world:242
@@ -684,15 +677,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('The desk can pay out at most ' + rt.text(self.fn_money(self.state.max_withdrawal_cents)) + ' per withdrawal.')))
         if not (account.balance_cents >= amount_cents):  # retail_bank.world:256
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(account.number) + ' holds ' + rt.text(self.fn_money(account.balance_cents)) + '.')))
-        _row18 = account  # retail_bank.world:257
-        _new19 = v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:257
-        _frags20 = _row18._frags  # retail_bank.world:257
-        if _frags20 is not None:  # retail_bank.world:257
-            _stale21 = _row18._stale  # retail_bank.world:257
-            _row18._stale = _stale21 | 16  # retail_bank.world:257
-        self._undo.append((0, _row18, 'balance_cents', _row18.balance_cents, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 16 else _frags20[4]))  # retail_bank.world:257
-        _row18.balance_cents = _new19  # retail_bank.world:257
-        _row18._digest = _row18._text = None  # retail_bank.world:257
+        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:257
+        account.balance_cents = v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:257
+        account._stale |= 16  # retail_bank.world:257
+        account._digest = account._text = None  # retail_bank.world:257
         self.t_accounts._digest = None  # retail_bank.world:257
         self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:258
         return account  # retail_bank.world:265
@@ -713,25 +701,15 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is frozen.')))
         if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:282
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(from_account.number) + ' holds ' + rt.text(self.fn_money(from_account.balance_cents)) + '.')))
-        _row22 = from_account  # retail_bank.world:283
-        _new23 = v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:283
-        _frags24 = _row22._frags  # retail_bank.world:283
-        if _frags24 is not None:  # retail_bank.world:283
-            _stale25 = _row22._stale  # retail_bank.world:283
-            _row22._stale = _stale25 | 16  # retail_bank.world:283
-        self._undo.append((0, _row22, 'balance_cents', _row22.balance_cents, _row22._digest, _row22._text, None if _frags24 is None or _stale25 & 16 else _frags24[4]))  # retail_bank.world:283
-        _row22.balance_cents = _new23  # retail_bank.world:283
-        _row22._digest = _row22._text = None  # retail_bank.world:283
+        self._undo.append((0, from_account, 'balance_cents', from_account.balance_cents, from_account._digest, from_account._text, from_account._frags, from_account._stale))  # retail_bank.world:283
+        from_account.balance_cents = v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:283
+        from_account._stale |= 16  # retail_bank.world:283
+        from_account._digest = from_account._text = None  # retail_bank.world:283
         self.t_accounts._digest = None  # retail_bank.world:283
-        _row26 = to_account  # retail_bank.world:284
-        _new27 = v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:284
-        _frags28 = _row26._frags  # retail_bank.world:284
-        if _frags28 is not None:  # retail_bank.world:284
-            _stale29 = _row26._stale  # retail_bank.world:284
-            _row26._stale = _stale29 | 16  # retail_bank.world:284
-        self._undo.append((0, _row26, 'balance_cents', _row26.balance_cents, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 16 else _frags28[4]))  # retail_bank.world:284
-        _row26.balance_cents = _new27  # retail_bank.world:284
-        _row26._digest = _row26._text = None  # retail_bank.world:284
+        self._undo.append((0, to_account, 'balance_cents', to_account.balance_cents, to_account._digest, to_account._text, to_account._frags, to_account._stale))  # retail_bank.world:284
+        to_account.balance_cents = v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:284
+        to_account._stale |= 16  # retail_bank.world:284
+        to_account._digest = to_account._text = None  # retail_bank.world:284
         self.t_accounts._digest = None  # retail_bank.world:284
         tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:285
         self._insert(self.t_transactions, tx)  # retail_bank.world:293
@@ -749,25 +727,11 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
         if not (reason.strip() != ''):  # retail_bank.world:307
             raise ToolError('A freeze needs a reason.')
-        _row30 = account  # retail_bank.world:308
-        _new31 = _E13_AccountStatus_frozen  # retail_bank.world:308
-        _frags32 = _row30._frags  # retail_bank.world:308
-        if _frags32 is not None:  # retail_bank.world:308
-            _stale33 = _row30._stale  # retail_bank.world:308
-            _row30._stale = _stale33 | 8  # retail_bank.world:308
-        self._undo.append((0, _row30, 'status', _row30.status, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 8 else _frags32[3]))  # retail_bank.world:308
-        _row30.status = _new31  # retail_bank.world:308
-        _row30._digest = _row30._text = None  # retail_bank.world:308
-        self.t_accounts._digest = None  # retail_bank.world:308
-        _row34 = account  # retail_bank.world:309
-        _new35 = v.check_length(reason, 'Account.freeze_reason', None, 120)  # retail_bank.world:309
-        _frags36 = _row34._frags  # retail_bank.world:309
-        if _frags36 is not None:  # retail_bank.world:309
-            _stale37 = _row34._stale  # retail_bank.world:309
-            _row34._stale = _stale37 | 128  # retail_bank.world:309
-        self._undo.append((0, _row34, 'freeze_reason', _row34.freeze_reason, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 128 else _frags36[7]))  # retail_bank.world:309
-        _row34.freeze_reason = _new35  # retail_bank.world:309
-        _row34._digest = _row34._text = None  # retail_bank.world:309
+        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:308
+        account.status = _E13_AccountStatus_frozen  # retail_bank.world:308
+        account.freeze_reason = v.check_length(reason, 'Account.freeze_reason', None, 120)  # retail_bank.world:309
+        account._stale |= 136  # retail_bank.world:309
+        account._digest = account._text = None  # retail_bank.world:309
         self.t_accounts._digest = None  # retail_bank.world:309
         return account  # retail_bank.world:310
 
@@ -779,25 +743,11 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
         if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:320
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        _row38 = account  # retail_bank.world:321
-        _new39 = _E13_AccountStatus_active  # retail_bank.world:321
-        _frags40 = _row38._frags  # retail_bank.world:321
-        if _frags40 is not None:  # retail_bank.world:321
-            _stale41 = _row38._stale  # retail_bank.world:321
-            _row38._stale = _stale41 | 8  # retail_bank.world:321
-        self._undo.append((0, _row38, 'status', _row38.status, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 8 else _frags40[3]))  # retail_bank.world:321
-        _row38.status = _new39  # retail_bank.world:321
-        _row38._digest = _row38._text = None  # retail_bank.world:321
-        self.t_accounts._digest = None  # retail_bank.world:321
-        _row42 = account  # retail_bank.world:322
-        _new43 = v.check_length('', 'Account.freeze_reason', None, 120)  # retail_bank.world:322
-        _frags44 = _row42._frags  # retail_bank.world:322
-        if _frags44 is not None:  # retail_bank.world:322
-            _stale45 = _row42._stale  # retail_bank.world:322
-            _row42._stale = _stale45 | 128  # retail_bank.world:322
-        self._undo.append((0, _row42, 'freeze_reason', _row42.freeze_reason, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 128 else _frags44[7]))  # retail_bank.world:322
-        _row42.freeze_reason = _new43  # retail_bank.world:322
-        _row42._digest = _row42._text = None  # retail_bank.world:322
+        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:321
+        account.status = _E13_AccountStatus_active  # retail_bank.world:321
+        account.freeze_reason = v.check_length('', 'Account.freeze_reason', None, 120)  # retail_bank.world:322
+        account._stale |= 136  # retail_bank.world:322
+        account._digest = account._text = None  # retail_bank.world:322
         self.t_accounts._digest = None  # retail_bank.world:322
         return account  # retail_bank.world:323
 
@@ -980,11 +930,11 @@ def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank, init: Reta
 
 
 def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:421
-    return bool(any(((((_t46.kind == _E6_TxKind_transfer) and (_t46.from_account == 'AC00002')) and (_t46.to_account == 'AC00001')) and (_t46.amount_cents == 20000)) for _t46 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t6.kind == _E6_TxKind_transfer) and (_t6.from_account == 'AC00002')) and (_t6.to_account == 'AC00001')) and (_t6.amount_cents == 20000)) for _t6 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_savings_to_cash__cash_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:422
-    return bool(any(((((_t47.kind == _E6_TxKind_withdrawal) and (_t47.from_account == 'AC00001')) and (_t47.amount_cents == 15000)) and (_t47.teller == 'T02')) for _t47 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t7.kind == _E6_TxKind_withdrawal) and (_t7.from_account == 'AC00001')) and (_t7.amount_cents == 15000)) and (_t7.teller == 'T02')) for _t7 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:525
@@ -992,11 +942,11 @@ def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank
 
 
 def _check_chen_switch_accounts__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:526
-    return bool(any(((((_a48.owner == 'CU0003') and (_a48.kind == _E11_AccountKind_checking)) and (_a48.status == _E13_AccountStatus_active)) and (_a48.balance_cents == 50000)) for _a48 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a8.owner == 'CU0003') and (_a8.kind == _E11_AccountKind_checking)) and (_a8.status == _E13_AccountStatus_active)) and (_a8.balance_cents == 50000)) for _a8 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_chen_switch_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:527
-    return bool(any(((((_t49.kind == _E6_TxKind_deposit) and (_t49.amount_cents == 50000)) and (_t49.to_account is not None)) and (ep.t_accounts.row(rt.present(_t49.to_account)).owner == 'CU0003')) for _t49 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t9.kind == _E6_TxKind_deposit) and (_t9.amount_cents == 50000)) and (_t9.to_account is not None)) and (ep.t_accounts.row(rt.present(_t9.to_account)).owner == 'CU0003')) for _t9 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_ben_review_cleared__unfrozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:628
@@ -1016,11 +966,11 @@ def _check_alice_closes_savings__savings_closed(ep: RetailBank, init: RetailBank
 
 
 def _check_alice_closes_savings__balance_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:98
-    return bool(any(((((_t50.kind == _E6_TxKind_transfer) and (_t50.from_account == 'AC00002')) and (_t50.to_account == 'AC00001')) and (_t50.amount_cents == 1200000)) for _t50 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t10.kind == _E6_TxKind_transfer) and (_t10.from_account == 'AC00002')) and (_t10.to_account == 'AC00001')) and (_t10.amount_cents == 1200000)) for _t10 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_closes_savings__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:99
-    return bool(any(((((_t51.kind == _E6_TxKind_withdrawal) and (_t51.from_account == 'AC00001')) and (_t51.amount_cents == 30000)) and (_t51.teller == 'T02')) for _t51 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t11.kind == _E6_TxKind_withdrawal) and (_t11.from_account == 'AC00001')) and (_t11.amount_cents == 30000)) and (_t11.teller == 'T02')) for _t11 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:100
@@ -1028,7 +978,7 @@ def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBa
 
 
 def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:203
-    return bool(any(((((_t52.kind == _E6_TxKind_deposit) and (_t52.to_account == 'AC00006')) and (_t52.amount_cents == 80000)) and (_t52.teller == 'T02')) for _t52 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t12.kind == _E6_TxKind_deposit) and (_t12.to_account == 'AC00006')) and (_t12.amount_cents == 80000)) and (_t12.teller == 'T02')) for _t12 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:204
@@ -1036,11 +986,11 @@ def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: Ret
 
 
 def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:205
-    return bool(any(((((_a53.owner == 'CU0003') and (_a53.kind == _E11_AccountKind_checking)) and (_a53.status == _E13_AccountStatus_active)) and (_a53.balance_cents == 30000)) for _a53 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a13.owner == 'CU0003') and (_a13.kind == _E11_AccountKind_checking)) and (_a13.status == _E13_AccountStatus_active)) and (_a13.balance_cents == 30000)) for _a13 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:206
-    return bool(any(((((_t54.kind == _E6_TxKind_transfer) and (_t54.from_account == 'AC00006')) and (_t54.amount_cents == 30000)) and (_t54.teller == 'T02')) for _t54 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t14.kind == _E6_TxKind_transfer) and (_t14.from_account == 'AC00006')) and (_t14.amount_cents == 30000)) and (_t14.teller == 'T02')) for _t14 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:309
@@ -1052,27 +1002,27 @@ def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: Reta
 
 
 def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:311
-    return bool(any((((((_t55.kind == _E6_TxKind_transfer) and (_t55.from_account == 'AC00001')) and (_t55.to_account == 'AC00002')) and (_t55.amount_cents == 100000)) and (_t55.teller == 'T01')) for _t55 in rt.each(ep, ep.t_transactions)))
+    return bool(any((((((_t15.kind == _E6_TxKind_transfer) and (_t15.from_account == 'AC00001')) and (_t15.to_account == 'AC00002')) and (_t15.amount_cents == 100000)) and (_t15.teller == 'T01')) for _t15 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_new_customer_two_accounts__checking_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:414
-    return bool(any((((((_a56.owner == 'CU0004') and (_a56.kind == _E11_AccountKind_checking)) and (_a56.status == _E13_AccountStatus_active)) and (_a56.balance_cents == 60000)) and (_a56.opened_on == rt.parse_date('2026-03-02'))) for _a56 in rt.each(ep, ep.t_accounts)))
+    return bool(any((((((_a16.owner == 'CU0004') and (_a16.kind == _E11_AccountKind_checking)) and (_a16.status == _E13_AccountStatus_active)) and (_a16.balance_cents == 60000)) and (_a16.opened_on == rt.parse_date('2026-03-02'))) for _a16 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_new_customer_two_accounts__savings_opened(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:415
-    return bool(any(((((_a57.owner == 'CU0004') and (_a57.kind == _E11_AccountKind_savings)) and (_a57.status == _E13_AccountStatus_active)) and (_a57.balance_cents == 40000)) for _a57 in rt.each(ep, ep.t_accounts)))
+    return bool(any(((((_a17.owner == 'CU0004') and (_a17.kind == _E11_AccountKind_savings)) and (_a17.status == _E13_AccountStatus_active)) and (_a17.balance_cents == 40000)) for _a17 in rt.each(ep, ep.t_accounts)))
 
 
 def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:416
-    return bool(any(((((_t58.kind == _E6_TxKind_deposit) and (_t58.amount_cents == 100000)) and (_t58.to_account is not None)) and (ep.t_accounts.row(rt.present(_t58.to_account)).owner == 'CU0004')) for _t58 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t18.kind == _E6_TxKind_deposit) and (_t18.amount_cents == 100000)) and (_t18.to_account is not None)) and (ep.t_accounts.row(rt.present(_t18.to_account)).owner == 'CU0004')) for _t18 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_new_customer_two_accounts__funded_savings(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:417
-    return bool(any((((((((_t59.kind == _E6_TxKind_transfer) and (_t59.amount_cents == 40000)) and (_t59.from_account is not None)) and (_t59.to_account is not None)) and (ep.t_accounts.row(rt.present(_t59.from_account)).owner == 'CU0004')) and (ep.t_accounts.row(rt.present(_t59.from_account)).kind == _E11_AccountKind_checking)) and (ep.t_accounts.row(rt.present(_t59.to_account)).kind == _E11_AccountKind_savings)) for _t59 in rt.each(ep, ep.t_transactions)))
+    return bool(any((((((((_t19.kind == _E6_TxKind_transfer) and (_t19.amount_cents == 40000)) and (_t19.from_account is not None)) and (_t19.to_account is not None)) and (ep.t_accounts.row(rt.present(_t19.from_account)).owner == 'CU0004')) and (ep.t_accounts.row(rt.present(_t19.from_account)).kind == _E11_AccountKind_checking)) and (ep.t_accounts.row(rt.present(_t19.to_account)).kind == _E11_AccountKind_savings)) for _t19 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_lost_card__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:523
-    return bool(any(((((_t60.kind == _E6_TxKind_withdrawal) and (_t60.from_account == 'AC00001')) and (_t60.amount_cents == 20000)) and (_t60.teller == 'T01')) for _t60 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t20.kind == _E6_TxKind_withdrawal) and (_t20.from_account == 'AC00001')) and (_t20.amount_cents == 20000)) and (_t20.teller == 'T01')) for _t20 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:524
@@ -1092,11 +1042,11 @@ def _check_alice_car_cash__savings_debited(ep: RetailBank, init: RetailBank, rep
 
 
 def _check_alice_car_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:632
-    return bool(any(((((_t61.kind == _E6_TxKind_transfer) and (_t61.from_account == 'AC00002')) and (_t61.to_account == 'AC00001')) and (_t61.amount_cents == 350000)) for _t61 in rt.each(ep, ep.t_transactions)))
+    return bool(any(((((_t21.kind == _E6_TxKind_transfer) and (_t21.from_account == 'AC00002')) and (_t21.to_account == 'AC00001')) and (_t21.amount_cents == 350000)) for _t21 in rt.each(ep, ep.t_transactions)))
 
 
 def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:633
-    return bool((sum(rt.each(ep, tuple([_t62.amount_cents for _t62 in rt.each(ep, ep.t_transactions) if ((_t62.kind == _E6_TxKind_withdrawal) and (_t62.from_account == 'AC00001'))]))) == 600000))
+    return bool((sum(rt.each(ep, tuple([_t22.amount_cents for _t22 in rt.each(ep, ep.t_transactions) if ((_t22.kind == _E6_TxKind_withdrawal) and (_t22.from_account == 'AC00001'))]))) == 600000))
 
 
 RetailBank.TASKS = {

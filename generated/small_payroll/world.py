@@ -105,6 +105,7 @@ class TaxCode(Row):
         self.description = description
         self.rate_percent = rate_percent
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> TaxCode:
         other = TaxCode.__new__(TaxCode)
@@ -113,7 +114,9 @@ class TaxCode(Row):
         other.rate_percent = self.rate_percent
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -170,6 +173,7 @@ class Employee(Row):
         self.tax_code = tax_code
         self.active = active
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Employee:
         other = Employee.__new__(Employee)
@@ -183,7 +187,9 @@ class Employee(Row):
         other.active = self.active
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -241,6 +247,7 @@ class PayPeriod(Row):
         self.status = status
         self.paid_on = paid_on
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> PayPeriod:
         other = PayPeriod.__new__(PayPeriod)
@@ -251,7 +258,9 @@ class PayPeriod(Row):
         other.paid_on = self.paid_on
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -306,6 +315,7 @@ class Timesheet(Row):
         self.status = status
         self.approved_by = approved_by
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Timesheet:
         other = Timesheet.__new__(Timesheet)
@@ -317,7 +327,9 @@ class Timesheet(Row):
         other.approved_by = self.approved_by
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -374,6 +386,7 @@ class Bonus(Row):
         self.reason = reason
         self.issued_by = issued_by
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Bonus:
         other = Bonus.__new__(Bonus)
@@ -385,7 +398,9 @@ class Bonus(Row):
         other.issued_by = self.issued_by
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -457,6 +472,7 @@ class Payslip(Row):
         self.corrected = corrected
         self.correction_note = correction_note
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Payslip:
         other = Payslip.__new__(Payslip)
@@ -473,7 +489,9 @@ class Payslip(Row):
         other.correction_note = self.correction_note
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -687,44 +705,44 @@ class SmallPayroll(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_q70.key() for _q70 in rt.each(self, self.t_payslips) if ((_q70.employee == _p69.employee) and (_q70.period == _p69.period))])) == 1) for _p69 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
+        if not all((len(tuple([_q28.key() for _q28 in rt.each(self, self.t_payslips) if ((_q28.employee == _p27.employee) and (_q28.period == _p27.period))])) == 1) for _p27 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
             raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
-        if not all(((self.t_periods.rows.get(_p71.period) or self.t_periods.row(_p71.period)).status == _E12_PeriodStatus_paid) for _p71 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
+        if not all(((self.t_periods.rows.get(_p29.period) or self.t_periods.row(_p29.period)).status == _E12_PeriodStatus_paid) for _p29 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
             raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
-        for _row72 in self._changed_rows(self.t_periods):  # small_payroll.world:163
-            if not ((_row72.status == _E12_PeriodStatus_paid) == (_row72.paid_on is not None)):
+        for _row30 in self._changed_rows(self.t_periods):  # small_payroll.world:163
+            if not ((_row30.status == _E12_PeriodStatus_paid) == (_row30.paid_on is not None)):
                 raise InvariantError('A period has a payment date exactly when it is paid.', 'small_payroll.world:163')
-        if not all(self.fn_slip_timesheet_ok(_p73) for _p73 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
+        if not all(self.fn_slip_timesheet_ok(_p31) for _p31 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
             raise InvariantError("A payslip pays its own employee's timesheet for its period.", 'small_payroll.world:166')
-        if not all((((self.t_employees.rows.get(_p74.employee) or self.t_employees.row(_p74.employee)).pay_type == _E7_PayType_hourly) or (_p74.timesheet is None)) for _p74 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
+        if not all((((self.t_employees.rows.get(_p32.employee) or self.t_employees.row(_p32.employee)).pay_type == _E7_PayType_hourly) or (_p32.timesheet is None)) for _p32 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
-        if not all(((_t75.status == _E15_TimesheetStatus_paid) == any((_p76.timesheet == _t75.key()) for _p76 in rt.each(self, self.t_payslips))) for _t75 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
+        if not all(((_t33.status == _E15_TimesheetStatus_paid) == any((_p34.timesheet == _t33.key()) for _p34 in rt.each(self, self.t_payslips))) for _t33 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
             raise InvariantError('A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172')
-        for _row77 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
-            if not ((_row77.status == _E15_TimesheetStatus_draft) or ((_row77.approved_by is not None) and (_row77.approved_by != _row77.employee))):
+        for _row35 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
+            if not ((_row35.status == _E15_TimesheetStatus_draft) or ((_row35.approved_by is not None) and (_row35.approved_by != _row35.employee))):
                 raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
-        if not all(((_t78.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t78.period) or self.t_periods.row(_t78.period)).status == _E12_PeriodStatus_open_)) for _t78 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
+        if not all(((_t36.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t36.period) or self.t_periods.row(_t36.period)).status == _E12_PeriodStatus_open_)) for _t36 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
             raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
-        if not all((len(tuple([_u80.key() for _u80 in rt.each(self, self.t_timesheets) if ((_u80.employee == _t79.employee) and (_u80.period == _t79.period))])) == 1) for _t79 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
+        if not all((len(tuple([_u38.key() for _u38 in rt.each(self, self.t_timesheets) if ((_u38.employee == _t37.employee) and (_u38.period == _t37.period))])) == 1) for _t37 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
             raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
-        if not all(((_p81.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p81.employee) or self.t_employees.row(_p81.employee)), rt.bounded(_p81.gross_cents + _p81.bonus_cents))) and (_p81.net_cents == rt.bounded(rt.bounded(_p81.gross_cents + _p81.bonus_cents) - _p81.tax_cents))) for _p81 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
+        if not all(((_p39.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p39.employee) or self.t_employees.row(_p39.employee)), rt.bounded(_p39.gross_cents + _p39.bonus_cents))) and (_p39.net_cents == rt.bounded(rt.bounded(_p39.gross_cents + _p39.bonus_cents) - _p39.tax_cents))) for _p39 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
-        if not all((((self.t_periods.rows.get(_b82.period) or self.t_periods.row(_b82.period)).status == _E12_PeriodStatus_open_) or any((((_p83.employee == _b82.employee) and (_p83.period == _b82.period)) and (_p83.bonus_cents >= _b82.amount_cents)) for _p83 in rt.each(self, self.t_payslips))) for _b82 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
+        if not all((((self.t_periods.rows.get(_b40.period) or self.t_periods.row(_b40.period)).status == _E12_PeriodStatus_open_) or any((((_p41.employee == _b40.employee) and (_p41.period == _b40.period)) and (_p41.bonus_cents >= _b40.amount_cents)) for _p41 in rt.each(self, self.t_payslips))) for _b40 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
             raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
-        for _row84 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
-            rt.check_refs(self.t_tax_codes, _row84.tax_code, 'Employee.tax_code')
-        for _row85 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
-            rt.check_refs(self.t_employees, _row85.employee, 'Timesheet.employee')
-            rt.check_refs(self.t_periods, _row85.period, 'Timesheet.period')
-            rt.check_refs(self.t_employees, _row85.approved_by, 'Timesheet.approved_by')
-        for _row86 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
-            rt.check_refs(self.t_employees, _row86.employee, 'Bonus.employee')
-            rt.check_refs(self.t_periods, _row86.period, 'Bonus.period')
-            rt.check_refs(self.t_employees, _row86.issued_by, 'Bonus.issued_by')
-        for _row87 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
-            rt.check_refs(self.t_employees, _row87.employee, 'Payslip.employee')
-            rt.check_refs(self.t_periods, _row87.period, 'Payslip.period')
-            rt.check_refs(self.t_timesheets, _row87.timesheet, 'Payslip.timesheet')
+        for _row42 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
+            rt.check_refs(self.t_tax_codes, _row42.tax_code, 'Employee.tax_code')
+        for _row43 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
+            rt.check_refs(self.t_employees, _row43.employee, 'Timesheet.employee')
+            rt.check_refs(self.t_periods, _row43.period, 'Timesheet.period')
+            rt.check_refs(self.t_employees, _row43.approved_by, 'Timesheet.approved_by')
+        for _row44 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
+            rt.check_refs(self.t_employees, _row44.employee, 'Bonus.employee')
+            rt.check_refs(self.t_periods, _row44.period, 'Bonus.period')
+            rt.check_refs(self.t_employees, _row44.issued_by, 'Bonus.issued_by')
+        for _row45 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
+            rt.check_refs(self.t_employees, _row45.employee, 'Payslip.employee')
+            rt.check_refs(self.t_periods, _row45.period, 'Payslip.period')
+            rt.check_refs(self.t_timesheets, _row45.timesheet, 'Payslip.timesheet')
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
         if self._deleted:
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
@@ -792,13 +810,9 @@ class SmallPayroll(Episode):
             if not (((ts if ts is not None else rt.absent()).hours + hours) <= 300.0):  # small_payroll.world:251
                 raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' would have ' + rt.text(((ts if ts is not None else rt.absent()).hours + hours)) + ' hours; at most 300 are allowed.')))
             _row3 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:252
-            _new4 = v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0)  # small_payroll.world:252
-            _frags5 = _row3._frags  # small_payroll.world:252
-            if _frags5 is not None:  # small_payroll.world:252
-                _stale6 = _row3._stale  # small_payroll.world:252
-                _row3._stale = _stale6 | 8  # small_payroll.world:252
-            self._undo.append((0, _row3, 'hours', _row3.hours, _row3._digest, _row3._text, None if _frags5 is None or _stale6 & 8 else _frags5[3]))  # small_payroll.world:252
-            _row3.hours = _new4  # small_payroll.world:252
+            self._undo.append((0, _row3, 'hours', _row3.hours, _row3._digest, _row3._text, _row3._frags, _row3._stale))  # small_payroll.world:252
+            _row3.hours = v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0)  # small_payroll.world:252
+            _row3._stale |= 8  # small_payroll.world:252
             _row3._digest = _row3._text = None  # small_payroll.world:252
             self.t_timesheets._digest = None  # small_payroll.world:252
             return self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:253
@@ -818,25 +832,11 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Period ' + rt.text((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:269
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        _row7 = timesheet  # small_payroll.world:270
-        _new8 = _E15_TimesheetStatus_approved  # small_payroll.world:270
-        _frags9 = _row7._frags  # small_payroll.world:270
-        if _frags9 is not None:  # small_payroll.world:270
-            _stale10 = _row7._stale  # small_payroll.world:270
-            _row7._stale = _stale10 | 16  # small_payroll.world:270
-        self._undo.append((0, _row7, 'status', _row7.status, _row7._digest, _row7._text, None if _frags9 is None or _stale10 & 16 else _frags9[4]))  # small_payroll.world:270
-        _row7.status = _new8  # small_payroll.world:270
-        _row7._digest = _row7._text = None  # small_payroll.world:270
-        self.t_timesheets._digest = None  # small_payroll.world:270
-        _row11 = timesheet  # small_payroll.world:271
-        _new12 = self.state.current_user  # small_payroll.world:271
-        _frags13 = _row11._frags  # small_payroll.world:271
-        if _frags13 is not None:  # small_payroll.world:271
-            _stale14 = _row11._stale  # small_payroll.world:271
-            _row11._stale = _stale14 | 32  # small_payroll.world:271
-        self._undo.append((0, _row11, 'approved_by', _row11.approved_by, _row11._digest, _row11._text, None if _frags13 is None or _stale14 & 32 else _frags13[5]))  # small_payroll.world:271
-        _row11.approved_by = _new12  # small_payroll.world:271
-        _row11._digest = _row11._text = None  # small_payroll.world:271
+        self._undo.append((3, timesheet, ('status', 'approved_by'), (timesheet.status, timesheet.approved_by, ), timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:270
+        timesheet.status = _E15_TimesheetStatus_approved  # small_payroll.world:270
+        timesheet.approved_by = self.state.current_user  # small_payroll.world:271
+        timesheet._stale |= 48  # small_payroll.world:271
+        timesheet._digest = timesheet._text = None  # small_payroll.world:271
         self.t_timesheets._digest = None  # small_payroll.world:271
         return timesheet  # small_payroll.world:272
 
@@ -858,14 +858,14 @@ class SmallPayroll(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:308
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
-        earlier: tuple[str, ...] = tuple([_p15.key() for _p15 in rt.each(self, self.t_periods) if ((_p15.end < period.start) and (_p15.status == _E12_PeriodStatus_open_))])  # small_payroll.world:309
+        earlier: tuple[str, ...] = tuple([_p4.key() for _p4 in rt.each(self, self.t_periods) if ((_p4.end < period.start) and (_p4.status == _E12_PeriodStatus_open_))])  # small_payroll.world:309
         if not (len(earlier) == 0):  # small_payroll.world:310
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(earlier[0]).id_) + ' is still open; pay it first.')))
         created: tuple[str, ...] = ()  # small_payroll.world:311
         self._steps -= len(self.t_employees)  # small_payroll.world:312
         self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:312
         for e in self.t_employees:  # small_payroll.world:312
-            bonus: int = sum(rt.each(self, tuple([_b16.amount_cents for _b16 in rt.each(self, self.t_bonuses) if ((_b16.employee == e.key()) and (_b16.period == period.key()))])))  # small_payroll.world:313
+            bonus: int = sum(rt.each(self, tuple([_b5.amount_cents for _b5 in rt.each(self, self.t_bonuses) if ((_b5.employee == e.key()) and (_b5.period == period.key()))])))  # small_payroll.world:313
             if (e.pay_type == _E7_PayType_salaried):  # small_payroll.world:314
                 if e.active:  # small_payroll.world:315
                     gross: int = (e.annual_salary_cents // 12)  # small_payroll.world:316
@@ -878,49 +878,31 @@ class SmallPayroll(Episode):
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:330
                 if ((ts is not None) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_approved)):  # small_payroll.world:331
-                    _gross17: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:332
-                    _tax18: int = self.fn_tax_for(e, rt.bounded(_gross17 + bonus))  # small_payroll.world:333
-                    _slip19: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross17, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax18, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross17 + bonus) - _tax18), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:334
-                    self._insert(self.t_payslips, _slip19)  # small_payroll.world:344
+                    _gross6: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:332
+                    _tax7: int = self.fn_tax_for(e, rt.bounded(_gross6 + bonus))  # small_payroll.world:333
+                    _slip8: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross6, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax7, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross6 + bonus) - _tax7), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:334
+                    self._insert(self.t_payslips, _slip8)  # small_payroll.world:344
                     self._steps -= len(created)  # small_payroll.world:345
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:345
-                    created = (created + (_slip19.key(),))  # small_payroll.world:345
-                    _row20 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:346
-                    _new21 = _E15_TimesheetStatus_paid  # small_payroll.world:346
-                    _frags22 = _row20._frags  # small_payroll.world:346
-                    if _frags22 is not None:  # small_payroll.world:346
-                        _stale23 = _row20._stale  # small_payroll.world:346
-                        _row20._stale = _stale23 | 16  # small_payroll.world:346
-                    self._undo.append((0, _row20, 'status', _row20.status, _row20._digest, _row20._text, None if _frags22 is None or _stale23 & 16 else _frags22[4]))  # small_payroll.world:346
-                    _row20.status = _new21  # small_payroll.world:346
-                    _row20._digest = _row20._text = None  # small_payroll.world:346
+                    created = (created + (_slip8.key(),))  # small_payroll.world:345
+                    _row9 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:346
+                    self._undo.append((0, _row9, 'status', _row9.status, _row9._digest, _row9._text, _row9._frags, _row9._stale))  # small_payroll.world:346
+                    _row9.status = _E15_TimesheetStatus_paid  # small_payroll.world:346
+                    _row9._stale |= 16  # small_payroll.world:346
+                    _row9._digest = _row9._text = None  # small_payroll.world:346
                     self.t_timesheets._digest = None  # small_payroll.world:346
                 elif (bonus > 0):  # small_payroll.world:347
-                    _tax24: int = self.fn_tax_for(e, bonus)  # small_payroll.world:348
-                    _slip25: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax24, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax24), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:349
-                    self._insert(self.t_payslips, _slip25)  # small_payroll.world:357
+                    _tax10: int = self.fn_tax_for(e, bonus)  # small_payroll.world:348
+                    _slip11: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax10, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax10), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:349
+                    self._insert(self.t_payslips, _slip11)  # small_payroll.world:357
                     self._steps -= len(created)  # small_payroll.world:358
                     self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:358
-                    created = (created + (_slip25.key(),))  # small_payroll.world:358
-        _row26 = period  # small_payroll.world:362
-        _new27 = _E12_PeriodStatus_paid  # small_payroll.world:362
-        _frags28 = _row26._frags  # small_payroll.world:362
-        if _frags28 is not None:  # small_payroll.world:362
-            _stale29 = _row26._stale  # small_payroll.world:362
-            _row26._stale = _stale29 | 8  # small_payroll.world:362
-        self._undo.append((0, _row26, 'status', _row26.status, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 8 else _frags28[3]))  # small_payroll.world:362
-        _row26.status = _new27  # small_payroll.world:362
-        _row26._digest = _row26._text = None  # small_payroll.world:362
-        self.t_periods._digest = None  # small_payroll.world:362
-        _row30 = period  # small_payroll.world:363
-        _new31 = self.clock.date()  # small_payroll.world:363
-        _frags32 = _row30._frags  # small_payroll.world:363
-        if _frags32 is not None:  # small_payroll.world:363
-            _stale33 = _row30._stale  # small_payroll.world:363
-            _row30._stale = _stale33 | 16  # small_payroll.world:363
-        self._undo.append((0, _row30, 'paid_on', _row30.paid_on, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 16 else _frags32[4]))  # small_payroll.world:363
-        _row30.paid_on = _new31  # small_payroll.world:363
-        _row30._digest = _row30._text = None  # small_payroll.world:363
+                    created = (created + (_slip11.key(),))  # small_payroll.world:358
+        self._undo.append((3, period, ('status', 'paid_on'), (period.status, period.paid_on, ), period._digest, period._text, period._frags, period._stale))  # small_payroll.world:362
+        period.status = _E12_PeriodStatus_paid  # small_payroll.world:362
+        period.paid_on = self.clock.date()  # small_payroll.world:363
+        period._stale |= 24  # small_payroll.world:363
+        period._digest = period._text = None  # small_payroll.world:363
         self.t_periods._digest = None  # small_payroll.world:363
         return created  # small_payroll.world:364
 
@@ -931,55 +913,14 @@ class SmallPayroll(Episode):
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:375
             raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
         tax: int = self.fn_tax_for((self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee)), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:376
-        _row34 = payslip  # small_payroll.world:377
-        _new35 = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:377
-        _frags36 = _row34._frags  # small_payroll.world:377
-        if _frags36 is not None:  # small_payroll.world:377
-            _stale37 = _row34._stale  # small_payroll.world:377
-            _row34._stale = _stale37 | 32  # small_payroll.world:377
-        self._undo.append((0, _row34, 'gross_cents', _row34.gross_cents, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 32 else _frags36[5]))  # small_payroll.world:377
-        _row34.gross_cents = _new35  # small_payroll.world:377
-        _row34._digest = _row34._text = None  # small_payroll.world:377
-        self.t_payslips._digest = None  # small_payroll.world:377
-        _row38 = payslip  # small_payroll.world:378
-        _new39 = v.check_range(tax, 'Payslip.tax_cents', 0, None)  # small_payroll.world:378
-        _frags40 = _row38._frags  # small_payroll.world:378
-        if _frags40 is not None:  # small_payroll.world:378
-            _stale41 = _row38._stale  # small_payroll.world:378
-            _row38._stale = _stale41 | 128  # small_payroll.world:378
-        self._undo.append((0, _row38, 'tax_cents', _row38.tax_cents, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 128 else _frags40[7]))  # small_payroll.world:378
-        _row38.tax_cents = _new39  # small_payroll.world:378
-        _row38._digest = _row38._text = None  # small_payroll.world:378
-        self.t_payslips._digest = None  # small_payroll.world:378
-        _row42 = payslip  # small_payroll.world:379
-        _new43 = v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None)  # small_payroll.world:379
-        _frags44 = _row42._frags  # small_payroll.world:379
-        if _frags44 is not None:  # small_payroll.world:379
-            _stale45 = _row42._stale  # small_payroll.world:379
-            _row42._stale = _stale45 | 256  # small_payroll.world:379
-        self._undo.append((0, _row42, 'net_cents', _row42.net_cents, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 256 else _frags44[8]))  # small_payroll.world:379
-        _row42.net_cents = _new43  # small_payroll.world:379
-        _row42._digest = _row42._text = None  # small_payroll.world:379
-        self.t_payslips._digest = None  # small_payroll.world:379
-        _row46 = payslip  # small_payroll.world:380
-        _new47 = True  # small_payroll.world:380
-        _frags48 = _row46._frags  # small_payroll.world:380
-        if _frags48 is not None:  # small_payroll.world:380
-            _stale49 = _row46._stale  # small_payroll.world:380
-            _row46._stale = _stale49 | 512  # small_payroll.world:380
-        self._undo.append((0, _row46, 'corrected', _row46.corrected, _row46._digest, _row46._text, None if _frags48 is None or _stale49 & 512 else _frags48[9]))  # small_payroll.world:380
-        _row46.corrected = _new47  # small_payroll.world:380
-        _row46._digest = _row46._text = None  # small_payroll.world:380
-        self.t_payslips._digest = None  # small_payroll.world:380
-        _row50 = payslip  # small_payroll.world:381
-        _new51 = v.check_length(note, 'Payslip.correction_note', None, 200)  # small_payroll.world:381
-        _frags52 = _row50._frags  # small_payroll.world:381
-        if _frags52 is not None:  # small_payroll.world:381
-            _stale53 = _row50._stale  # small_payroll.world:381
-            _row50._stale = _stale53 | 1024  # small_payroll.world:381
-        self._undo.append((0, _row50, 'correction_note', _row50.correction_note, _row50._digest, _row50._text, None if _frags52 is None or _stale53 & 1024 else _frags52[10]))  # small_payroll.world:381
-        _row50.correction_note = _new51  # small_payroll.world:381
-        _row50._digest = _row50._text = None  # small_payroll.world:381
+        self._undo.append((3, payslip, ('gross_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'), (payslip.gross_cents, payslip.tax_cents, payslip.net_cents, payslip.corrected, payslip.correction_note, ), payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:377
+        payslip.gross_cents = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:377
+        payslip.tax_cents = v.check_range(tax, 'Payslip.tax_cents', 0, None)  # small_payroll.world:378
+        payslip.net_cents = v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None)  # small_payroll.world:379
+        payslip.corrected = True  # small_payroll.world:380
+        payslip.correction_note = v.check_length(note, 'Payslip.correction_note', None, 200)  # small_payroll.world:381
+        payslip._stale |= 1952  # small_payroll.world:381
+        payslip._digest = payslip._text = None  # small_payroll.world:381
         self.t_payslips._digest = None  # small_payroll.world:381
         return payslip  # small_payroll.world:382
 
@@ -1117,11 +1058,11 @@ def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, r
 
 
 def _check_run_march_payroll__alan_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:540
-    return bool(any(((((((_p54.employee == 'E002') and (_p54.period == '2026-03')) and (_p54.gross_cents == 500000)) and (_p54.bonus_cents == 50000)) and (_p54.tax_cents == 110000)) and (_p54.net_cents == 440000)) for _p54 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p12.employee == 'E002') and (_p12.period == '2026-03')) and (_p12.gross_cents == 500000)) and (_p12.bonus_cents == 50000)) and (_p12.tax_cents == 110000)) and (_p12.net_cents == 440000)) for _p12 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:541
-    return bool(any((((((_p55.employee == 'E004') and (_p55.period == '2026-03')) and (_p55.timesheet == 'TS004')) and (_p55.gross_cents == 211200)) and (_p55.net_cents == 211200)) for _p55 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((_p13.employee == 'E004') and (_p13.period == '2026-03')) and (_p13.timesheet == 'TS004')) and (_p13.gross_cents == 211200)) and (_p13.net_cents == 211200)) for _p13 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:542
@@ -1133,7 +1074,7 @@ def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: Small
 
 
 def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:707
-    return bool(any((((_b56.employee == 'E003') and (_b56.period == '2026-03')) and (_b56.amount_cents == 25000)) for _b56 in rt.each(ep, ep.t_bonuses)))
+    return bool(any((((_b14.employee == 'E003') and (_b14.period == '2026-03')) and (_b14.amount_cents == 25000)) for _b14 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:708
@@ -1145,7 +1086,7 @@ def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: Sm
 
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((((_t57.employee == 'E003') and (_t57.period == '2026-04')) and (_t57.hours == 32.0)) and (_t57.status == _E15_TimesheetStatus_approved)) and (_t57.approved_by == 'E001')) for _t57 in rt.each(ep, ep.t_timesheets)))
+    return bool(any((((((_t15.employee == 'E003') and (_t15.period == '2026-04')) and (_t15.hours == 32.0)) and (_t15.status == _E15_TimesheetStatus_approved)) and (_t15.approved_by == 'E001')) for _t15 in rt.each(ep, ep.t_timesheets)))
 
 
 def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:161
@@ -1157,19 +1098,19 @@ def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayrol
 
 
 def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:328
-    return bool(any(((((_b58.employee == 'E004') and (_b58.period == '2026-03')) and (_b58.amount_cents == 5000)) and (_b58.issued_by == 'E001')) for _b58 in rt.each(ep, ep.t_bonuses)))
+    return bool(any(((((_b16.employee == 'E004') and (_b16.period == '2026-03')) and (_b16.amount_cents == 5000)) and (_b16.issued_by == 'E001')) for _b16 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:493
-    return bool((any(((((_b59.employee == 'E003') and (_b59.period == '2026-03')) and (_b59.amount_cents == 15000)) and (_b59.issued_by == 'E001')) for _b59 in rt.each(ep, ep.t_bonuses)) and any(((((_b60.employee == 'E004') and (_b60.period == '2026-03')) and (_b60.amount_cents == 20000)) and (_b60.issued_by == 'E001')) for _b60 in rt.each(ep, ep.t_bonuses))))
+    return bool((any(((((_b17.employee == 'E003') and (_b17.period == '2026-03')) and (_b17.amount_cents == 15000)) and (_b17.issued_by == 'E001')) for _b17 in rt.each(ep, ep.t_bonuses)) and any(((((_b18.employee == 'E004') and (_b18.period == '2026-03')) and (_b18.amount_cents == 20000)) and (_b18.issued_by == 'E001')) for _b18 in rt.each(ep, ep.t_bonuses))))
 
 
 def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:494
-    return bool(any(((((((_p61.employee == 'E003') and (_p61.period == '2026-03')) and (_p61.gross_cents == 300000)) and (_p61.bonus_cents == 15000)) and (_p61.tax_cents == 63000)) and (_p61.net_cents == 252000)) for _p61 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p19.employee == 'E003') and (_p19.period == '2026-03')) and (_p19.gross_cents == 300000)) and (_p19.bonus_cents == 15000)) and (_p19.tax_cents == 63000)) and (_p19.net_cents == 252000)) for _p19 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:495
-    return bool(any(((((((_p62.employee == 'E004') and (_p62.period == '2026-03')) and (_p62.timesheet == 'TS004')) and (_p62.gross_cents == 211200)) and (_p62.bonus_cents == 20000)) and (_p62.net_cents == 231200)) for _p62 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p20.employee == 'E004') and (_p20.period == '2026-03')) and (_p20.timesheet == 'TS004')) and (_p20.gross_cents == 211200)) and (_p20.bonus_cents == 20000)) and (_p20.net_cents == 231200)) for _p20 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:496
@@ -1181,11 +1122,11 @@ def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init:
 
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:662
-    return bool(any(((((_p63.employee == 'E004') and (_p63.period == '2026-03')) and (_p63.hours == 104.0)) and (_p63.gross_cents == 228800)) for _p63 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((_p21.employee == 'E004') and (_p21.period == '2026-03')) and (_p21.hours == 104.0)) and (_p21.gross_cents == 228800)) for _p21 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:663
-    return bool(any((((((((_p64.employee == 'E003') and (_p64.period == '2026-03')) and (_p64.gross_cents == 315000)) and _p64.corrected) and (_p64.tax_cents == 63000)) and (_p64.net_cents == 252000)) and (_p64.correction_note == 'March overtime: 6 hours')) for _p64 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p22.employee == 'E003') and (_p22.period == '2026-03')) and (_p22.gross_cents == 315000)) and _p22.corrected) and (_p22.tax_cents == 63000)) and (_p22.net_cents == 252000)) and (_p22.correction_note == 'March overtime: 6 hours')) for _p22 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:664
@@ -1193,7 +1134,7 @@ def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: Smal
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:834
-    return bool(any(((((_b65.employee == 'E004') and (_b65.period == '2026-03')) and (_b65.amount_cents == 30000)) and (_b65.issued_by == 'E001')) for _b65 in rt.each(ep, ep.t_bonuses)))
+    return bool(any(((((_b23.employee == 'E004') and (_b23.period == '2026-03')) and (_b23.amount_cents == 30000)) and (_b23.issued_by == 'E001')) for _b23 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:835
@@ -1201,7 +1142,7 @@ def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: Sm
 
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:836
-    return bool(any((((((((_p66.employee == 'E004') and (_p66.period == '2026-03')) and (_p66.timesheet == 'TS004')) and (_p66.gross_cents == 211200)) and (_p66.bonus_cents == 30000)) and (_p66.tax_cents == 0)) and (_p66.net_cents == 241200)) for _p66 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p24.employee == 'E004') and (_p24.period == '2026-03')) and (_p24.timesheet == 'TS004')) and (_p24.gross_cents == 211200)) and (_p24.bonus_cents == 30000)) and (_p24.tax_cents == 0)) and (_p24.net_cents == 241200)) for _p24 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:837
@@ -1213,11 +1154,11 @@ def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayro
 
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1008
-    return bool(any(((((_p67.employee == 'E004') and (_p67.period == '2026-03')) and (_p67.timesheet == 'TS004')) and (_p67.gross_cents == 211200)) for _p67 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((_p25.employee == 'E004') and (_p25.period == '2026-03')) and (_p25.timesheet == 'TS004')) and (_p25.gross_cents == 211200)) for _p25 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1009
-    return bool(any((((((((_p68.employee == 'E003') and (_p68.period == '2026-03')) and (_p68.gross_cents == 310000)) and (_p68.tax_cents == 62000)) and (_p68.net_cents == 248000)) and _p68.corrected) and (_p68.correction_note == '4 hours missing from timesheet')) for _p68 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p26.employee == 'E003') and (_p26.period == '2026-03')) and (_p26.gross_cents == 310000)) and (_p26.tax_cents == 62000)) and (_p26.net_cents == 248000)) and _p26.corrected) and (_p26.correction_note == '4 hours missing from timesheet')) for _p26 in rt.each(ep, ep.t_payslips)))
 
 
 SmallPayroll.TASKS = {

@@ -67,6 +67,7 @@ class User(Row):
         self.handle = handle
         self.deactivated = deactivated
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> User:
         other = User.__new__(User)
@@ -76,7 +77,9 @@ class User(Row):
         other.deactivated = self.deactivated
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -129,6 +132,7 @@ class Channel(Row):
         self.topic = topic
         self.created_at = created_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Channel:
         other = Channel.__new__(Channel)
@@ -140,7 +144,9 @@ class Channel(Row):
         other.created_at = self.created_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -194,6 +200,7 @@ class Membership(Row):
         self.invited_by = invited_by
         self.joined_at = joined_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Membership:
         other = Membership.__new__(Membership)
@@ -204,7 +211,9 @@ class Membership(Row):
         other.joined_at = self.joined_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -268,6 +277,7 @@ class Message(Row):
         self.pinned = pinned
         self.pinned_by = pinned_by
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Message:
         other = Message.__new__(Message)
@@ -282,7 +292,9 @@ class Message(Row):
         other.pinned_by = self.pinned_by
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -534,32 +546,32 @@ class TeamChat(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(self.fn_is_member(_c75, (self.t_users.rows.get(_c75.owner) or self.t_users.row(_c75.owner))) for _c75 in rt.each(self, self.t_channels)):  # team_chat.world:104
+        if not all(self.fn_is_member(_c35, (self.t_users.rows.get(_c35.owner) or self.t_users.row(_c35.owner))) for _c35 in rt.each(self, self.t_channels)):  # team_chat.world:104
             raise InvariantError("A channel's owner is always one of its members.", 'team_chat.world:104')
-        if not all((len(tuple([_o77.key() for _o77 in rt.each(self, self.t_memberships) if ((_o77.channel == _m76.channel) and (_o77.user == _m76.user))])) == 1) for _m76 in rt.each(self, self.t_memberships)):  # team_chat.world:107
+        if not all((len(tuple([_o37.key() for _o37 in rt.each(self, self.t_memberships) if ((_o37.channel == _m36.channel) and (_o37.user == _m36.user))])) == 1) for _m36 in rt.each(self, self.t_memberships)):  # team_chat.world:107
             raise InvariantError('A user belongs to a channel at most once.', 'team_chat.world:107')
-        if not all((len(tuple([_d79.key() for _d79 in rt.each(self, self.t_channels) if (_d79.name == _c78.name)])) == 1) for _c78 in rt.each(self, self.t_channels)):  # team_chat.world:110
+        if not all((len(tuple([_d39.key() for _d39 in rt.each(self, self.t_channels) if (_d39.name == _c38.name)])) == 1) for _c38 in rt.each(self, self.t_channels)):  # team_chat.world:110
             raise InvariantError('Channel names are unique.', 'team_chat.world:110')
-        for _row80 in self._changed_rows(self.t_messages):  # team_chat.world:113
-            if not (((_row80.deleted and (_row80.body == '')) and (not _row80.pinned)) or ((not _row80.deleted) and (len(_row80.body) > 0))):
+        for _row40 in self._changed_rows(self.t_messages):  # team_chat.world:113
+            if not (((_row40.deleted and (_row40.body == '')) and (not _row40.pinned)) or ((not _row40.deleted) and (len(_row40.body) > 0))):
                 raise InvariantError('A deleted message has no text and no pin; any other message has text.', 'team_chat.world:113')
-        for _row81 in self._changed_rows(self.t_messages):  # team_chat.world:116
-            if not (_row81.pinned == (_row81.pinned_by is not None)):
+        for _row41 in self._changed_rows(self.t_messages):  # team_chat.world:116
+            if not (_row41.pinned == (_row41.pinned_by is not None)):
                 raise InvariantError('A message is pinned exactly when someone pinned it.', 'team_chat.world:116')
-        if not all((self.fn_pin_count(_c82) <= _C_MAX_PINS) for _c82 in rt.each(self, self.t_channels)):  # team_chat.world:119
+        if not all((self.fn_pin_count(_c42) <= _C_MAX_PINS) for _c42 in rt.each(self, self.t_channels)):  # team_chat.world:119
             raise InvariantError('A channel has at most 3 pinned messages.', 'team_chat.world:119')
-        if not all((_m83.posted_at >= (self.t_channels.rows.get(_m83.channel) or self.t_channels.row(_m83.channel)).created_at) for _m83 in rt.each(self, self.t_messages)):  # team_chat.world:122
+        if not all((_m43.posted_at >= (self.t_channels.rows.get(_m43.channel) or self.t_channels.row(_m43.channel)).created_at) for _m43 in rt.each(self, self.t_messages)):  # team_chat.world:122
             raise InvariantError('No message is older than its channel.', 'team_chat.world:122')
-        for _row84 in rt.changed_rows(self, self.t_channels, ('owner',)):
-            rt.check_refs(self.t_users, _row84.owner, 'Channel.owner')
-        for _row85 in rt.changed_rows(self, self.t_memberships, ('channel', 'user', 'invited_by')):
-            rt.check_refs(self.t_channels, _row85.channel, 'Membership.channel')
-            rt.check_refs(self.t_users, _row85.user, 'Membership.user')
-            rt.check_refs(self.t_users, _row85.invited_by, 'Membership.invited_by')
-        for _row86 in rt.changed_rows(self, self.t_messages, ('channel', 'author', 'pinned_by')):
-            rt.check_refs(self.t_channels, _row86.channel, 'Message.channel')
-            rt.check_refs(self.t_users, _row86.author, 'Message.author')
-            rt.check_refs(self.t_users, _row86.pinned_by, 'Message.pinned_by')
+        for _row44 in rt.changed_rows(self, self.t_channels, ('owner',)):
+            rt.check_refs(self.t_users, _row44.owner, 'Channel.owner')
+        for _row45 in rt.changed_rows(self, self.t_memberships, ('channel', 'user', 'invited_by')):
+            rt.check_refs(self.t_channels, _row45.channel, 'Membership.channel')
+            rt.check_refs(self.t_users, _row45.user, 'Membership.user')
+            rt.check_refs(self.t_users, _row45.invited_by, 'Membership.invited_by')
+        for _row46 in rt.changed_rows(self, self.t_messages, ('channel', 'author', 'pinned_by')):
+            rt.check_refs(self.t_channels, _row46.channel, 'Message.channel')
+            rt.check_refs(self.t_users, _row46.author, 'Message.author')
+            rt.check_refs(self.t_users, _row46.pinned_by, 'Message.pinned_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self._deleted:
             rt.check_deleted(self, self.t_users, ((self.t_channels, 'owner'), (self.t_memberships, 'user'), (self.t_memberships, 'invited_by'), (self.t_messages, 'author'), (self.t_messages, 'pinned_by'), (None, 'current_user'),))
@@ -643,25 +655,11 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
         if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:203
             raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
-        _row6 = message  # team_chat.world:204
-        _new7 = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:204
-        _frags8 = _row6._frags  # team_chat.world:204
-        if _frags8 is not None:  # team_chat.world:204
-            _stale9 = _row6._stale  # team_chat.world:204
-            _row6._stale = _stale9 | 8  # team_chat.world:204
-        self._undo.append((0, _row6, 'body', _row6.body, _row6._digest, _row6._text, None if _frags8 is None or _stale9 & 8 else _frags8[3]))  # team_chat.world:204
-        _row6.body = _new7  # team_chat.world:204
-        _row6._digest = _row6._text = None  # team_chat.world:204
-        self.t_messages._digest = None  # team_chat.world:204
-        _row10 = message  # team_chat.world:205
-        _new11 = self.clock  # team_chat.world:205
-        _frags12 = _row10._frags  # team_chat.world:205
-        if _frags12 is not None:  # team_chat.world:205
-            _stale13 = _row10._stale  # team_chat.world:205
-            _row10._stale = _stale13 | 32  # team_chat.world:205
-        self._undo.append((0, _row10, 'edited_at', _row10.edited_at, _row10._digest, _row10._text, None if _frags12 is None or _stale13 & 32 else _frags12[5]))  # team_chat.world:205
-        _row10.edited_at = _new11  # team_chat.world:205
-        _row10._digest = _row10._text = None  # team_chat.world:205
+        self._undo.append((3, message, ('body', 'edited_at'), (message.body, message.edited_at, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:204
+        message.body = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:204
+        message.edited_at = self.clock  # team_chat.world:205
+        message._stale |= 40  # team_chat.world:205
+        message._digest = message._text = None  # team_chat.world:205
         self.t_messages._digest = None  # team_chat.world:205
         return message  # team_chat.world:206
 
@@ -673,45 +671,13 @@ class TeamChat(Episode):
             raise ToolError('You can only delete your own messages.')
         if not (not message.deleted):  # team_chat.world:216
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already deleted.')))
-        _row14 = message  # team_chat.world:217
-        _new15 = True  # team_chat.world:217
-        _frags16 = _row14._frags  # team_chat.world:217
-        if _frags16 is not None:  # team_chat.world:217
-            _stale17 = _row14._stale  # team_chat.world:217
-            _row14._stale = _stale17 | 64  # team_chat.world:217
-        self._undo.append((0, _row14, 'deleted', _row14.deleted, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 64 else _frags16[6]))  # team_chat.world:217
-        _row14.deleted = _new15  # team_chat.world:217
-        _row14._digest = _row14._text = None  # team_chat.world:217
-        self.t_messages._digest = None  # team_chat.world:217
-        _row18 = message  # team_chat.world:218
-        _new19 = v.check_length('', 'Message.body', 0, 2000)  # team_chat.world:218
-        _frags20 = _row18._frags  # team_chat.world:218
-        if _frags20 is not None:  # team_chat.world:218
-            _stale21 = _row18._stale  # team_chat.world:218
-            _row18._stale = _stale21 | 8  # team_chat.world:218
-        self._undo.append((0, _row18, 'body', _row18.body, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 8 else _frags20[3]))  # team_chat.world:218
-        _row18.body = _new19  # team_chat.world:218
-        _row18._digest = _row18._text = None  # team_chat.world:218
-        self.t_messages._digest = None  # team_chat.world:218
-        _row22 = message  # team_chat.world:219
-        _new23 = False  # team_chat.world:219
-        _frags24 = _row22._frags  # team_chat.world:219
-        if _frags24 is not None:  # team_chat.world:219
-            _stale25 = _row22._stale  # team_chat.world:219
-            _row22._stale = _stale25 | 128  # team_chat.world:219
-        self._undo.append((0, _row22, 'pinned', _row22.pinned, _row22._digest, _row22._text, None if _frags24 is None or _stale25 & 128 else _frags24[7]))  # team_chat.world:219
-        _row22.pinned = _new23  # team_chat.world:219
-        _row22._digest = _row22._text = None  # team_chat.world:219
-        self.t_messages._digest = None  # team_chat.world:219
-        _row26 = message  # team_chat.world:220
-        _new27 = None  # team_chat.world:220
-        _frags28 = _row26._frags  # team_chat.world:220
-        if _frags28 is not None:  # team_chat.world:220
-            _stale29 = _row26._stale  # team_chat.world:220
-            _row26._stale = _stale29 | 256  # team_chat.world:220
-        self._undo.append((0, _row26, 'pinned_by', _row26.pinned_by, _row26._digest, _row26._text, None if _frags28 is None or _stale29 & 256 else _frags28[8]))  # team_chat.world:220
-        _row26.pinned_by = _new27  # team_chat.world:220
-        _row26._digest = _row26._text = None  # team_chat.world:220
+        self._undo.append((3, message, ('deleted', 'body', 'pinned', 'pinned_by'), (message.deleted, message.body, message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:217
+        message.deleted = True  # team_chat.world:217
+        message.body = v.check_length('', 'Message.body', 0, 2000)  # team_chat.world:218
+        message.pinned = False  # team_chat.world:219
+        message.pinned_by = None  # team_chat.world:220
+        message._stale |= 456  # team_chat.world:220
+        message._digest = message._text = None  # team_chat.world:220
         self.t_messages._digest = None  # team_chat.world:220
         return message  # team_chat.world:221
 
@@ -727,25 +693,11 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
         if not (self.fn_pin_count((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel))) < _C_MAX_PINS):  # team_chat.world:233
             raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
-        _row30 = message  # team_chat.world:234
-        _new31 = True  # team_chat.world:234
-        _frags32 = _row30._frags  # team_chat.world:234
-        if _frags32 is not None:  # team_chat.world:234
-            _stale33 = _row30._stale  # team_chat.world:234
-            _row30._stale = _stale33 | 128  # team_chat.world:234
-        self._undo.append((0, _row30, 'pinned', _row30.pinned, _row30._digest, _row30._text, None if _frags32 is None or _stale33 & 128 else _frags32[7]))  # team_chat.world:234
-        _row30.pinned = _new31  # team_chat.world:234
-        _row30._digest = _row30._text = None  # team_chat.world:234
-        self.t_messages._digest = None  # team_chat.world:234
-        _row34 = message  # team_chat.world:235
-        _new35 = self.state.current_user  # team_chat.world:235
-        _frags36 = _row34._frags  # team_chat.world:235
-        if _frags36 is not None:  # team_chat.world:235
-            _stale37 = _row34._stale  # team_chat.world:235
-            _row34._stale = _stale37 | 256  # team_chat.world:235
-        self._undo.append((0, _row34, 'pinned_by', _row34.pinned_by, _row34._digest, _row34._text, None if _frags36 is None or _stale37 & 256 else _frags36[8]))  # team_chat.world:235
-        _row34.pinned_by = _new35  # team_chat.world:235
-        _row34._digest = _row34._text = None  # team_chat.world:235
+        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:234
+        message.pinned = True  # team_chat.world:234
+        message.pinned_by = self.state.current_user  # team_chat.world:235
+        message._stale |= 384  # team_chat.world:235
+        message._digest = message._text = None  # team_chat.world:235
         self.t_messages._digest = None  # team_chat.world:235
         return message  # team_chat.world:236
 
@@ -757,25 +709,11 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         if not message.pinned:  # team_chat.world:246
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
-        _row38 = message  # team_chat.world:247
-        _new39 = False  # team_chat.world:247
-        _frags40 = _row38._frags  # team_chat.world:247
-        if _frags40 is not None:  # team_chat.world:247
-            _stale41 = _row38._stale  # team_chat.world:247
-            _row38._stale = _stale41 | 128  # team_chat.world:247
-        self._undo.append((0, _row38, 'pinned', _row38.pinned, _row38._digest, _row38._text, None if _frags40 is None or _stale41 & 128 else _frags40[7]))  # team_chat.world:247
-        _row38.pinned = _new39  # team_chat.world:247
-        _row38._digest = _row38._text = None  # team_chat.world:247
-        self.t_messages._digest = None  # team_chat.world:247
-        _row42 = message  # team_chat.world:248
-        _new43 = None  # team_chat.world:248
-        _frags44 = _row42._frags  # team_chat.world:248
-        if _frags44 is not None:  # team_chat.world:248
-            _stale45 = _row42._stale  # team_chat.world:248
-            _row42._stale = _stale45 | 256  # team_chat.world:248
-        self._undo.append((0, _row42, 'pinned_by', _row42.pinned_by, _row42._digest, _row42._text, None if _frags44 is None or _stale45 & 256 else _frags44[8]))  # team_chat.world:248
-        _row42.pinned_by = _new43  # team_chat.world:248
-        _row42._digest = _row42._text = None  # team_chat.world:248
+        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:247
+        message.pinned = False  # team_chat.world:247
+        message.pinned_by = None  # team_chat.world:248
+        message._stale |= 384  # team_chat.world:248
+        message._digest = message._text = None  # team_chat.world:248
         self.t_messages._digest = None  # team_chat.world:248
         return message  # team_chat.world:249
 
@@ -784,7 +722,7 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:255
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:256
-        return tuple([_new_ChannelSummary(_c46.id_, _c46.name, _c46.visibility, _c46.owner, _c46.topic, len(tuple([_m47.key() for _m47 in rt.each(self, self.t_memberships) if (_m47.channel == _c46.key())])), self.fn_is_member(_c46, me)) for _c46 in rt.each(self, self.t_channels) if ((_c46.visibility == _E10_Visibility_public) or self.fn_is_member(_c46, me))])  # team_chat.world:257
+        return tuple([_new_ChannelSummary(_c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic, len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if (_m7.channel == _c6.key())])), self.fn_is_member(_c6, me)) for _c6 in rt.each(self, self.t_channels) if ((_c6.visibility == _E10_Visibility_public) or self.fn_is_member(_c6, me))])  # team_chat.world:257
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:260
         'Read a channel: its members, pinned messages and all messages, oldest first. Private channels are visible to members only.'
@@ -792,8 +730,8 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
-        posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m48.key() for _m48 in rt.each(self, self.t_messages) if (_m48.channel == channel.key())]))), key=lambda _m49: _m49.posted_at))  # team_chat.world:267
-        return _new_ChannelView(channel.key(), tuple([_m50.user for _m50 in rt.each(self, self.t_memberships) if (_m50.channel == channel.key())]), tuple([_m51.key() for _m51 in rt.rows(self.t_messages, rt.each(self, posted)) if _m51.pinned]), posted)  # team_chat.world:268
+        posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
+        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned]), posted)  # team_chat.world:268
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -955,15 +893,15 @@ TeamChat.TOOLS = {
 
 
 def _check_launch_channel__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:407
-    return bool(any(((((_c52.name == 'launch-plan') and (_c52.visibility == _E10_Visibility_private)) and (_c52.owner == 'U001')) and (_c52.topic == 'Q2 launch')) for _c52 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c12.name == 'launch-plan') and (_c12.visibility == _E10_Visibility_private)) and (_c12.owner == 'U001')) and (_c12.topic == 'Q2 launch')) for _c12 in rt.each(ep, ep.t_channels)))
 
 
 def _check_launch_channel__members(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:408
-    return bool(any(((((_c53.name == 'launch-plan') and (len(tuple([_m54.key() for _m54 in rt.each(ep, ep.t_memberships) if (_m54.channel == _c53.key())])) == 3)) and any(((_m55.channel == _c53.key()) and (_m55.user == 'U002')) for _m55 in rt.each(ep, ep.t_memberships))) and any(((_m56.channel == _c53.key()) and (_m56.user == 'U004')) for _m56 in rt.each(ep, ep.t_memberships))) for _c53 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c13.name == 'launch-plan') and (len(tuple([_m14.key() for _m14 in rt.each(ep, ep.t_memberships) if (_m14.channel == _c13.key())])) == 3)) and any(((_m15.channel == _c13.key()) and (_m15.user == 'U002')) for _m15 in rt.each(ep, ep.t_memberships))) and any(((_m16.channel == _c13.key()) and (_m16.user == 'U004')) for _m16 in rt.each(ep, ep.t_memberships))) for _c13 in rt.each(ep, ep.t_channels)))
 
 
 def _check_launch_channel__pinned_kickoff(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:409
-    return bool(any((((((ep.t_channels.rows.get(_m57.channel) or ep.t_channels.row(_m57.channel)).name == 'launch-plan') and (_m57.body == 'Kickoff Thursday at 10:00')) and _m57.pinned) and (_m57.author == 'U001')) for _m57 in rt.each(ep, ep.t_messages)))
+    return bool(any((((((ep.t_channels.rows.get(_m17.channel) or ep.t_channels.row(_m17.channel)).name == 'launch-plan') and (_m17.body == 'Kickoff Thursday at 10:00')) and _m17.pinned) and (_m17.author == 'U001')) for _m17 in rt.each(ep, ep.t_messages)))
 
 
 def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:549
@@ -971,7 +909,7 @@ def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[st
 
 
 def _check_chen_tidies_up__ana_left(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:550
-    return bool((not any(((_m58.channel == 'CH003') and (_m58.user == 'U001')) for _m58 in rt.each(ep, ep.t_memberships))))
+    return bool((not any(((_m18.channel == 'CH003') and (_m18.user == 'U001')) for _m18 in rt.each(ep, ep.t_memberships))))
 
 
 def _check_chen_tidies_up__lunch_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:551
@@ -979,19 +917,19 @@ def _check_chen_tidies_up__lunch_deleted(ep: TeamChat, init: TeamChat, replies: 
 
 
 def _check_chen_tidies_up__others_kept(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:552
-    return bool(any(((_m59.channel == 'CH001') and (_m59.user == 'U001')) for _m59 in rt.each(ep, ep.t_memberships)))
+    return bool(any(((_m19.channel == 'CH001') and (_m19.user == 'U001')) for _m19 in rt.each(ep, ep.t_memberships)))
 
 
 def _check_dara_starts_design_system__created(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:135
-    return bool(any(((((_c60.name == 'design-system') and (_c60.visibility == _E10_Visibility_public)) and (_c60.owner == 'U004')) and (_c60.topic == 'Shared UI components')) for _c60 in rt.each(ep, ep.t_channels)))
+    return bool(any(((((_c20.name == 'design-system') and (_c20.visibility == _E10_Visibility_public)) and (_c20.owner == 'U004')) and (_c20.topic == 'Shared UI components')) for _c20 in rt.each(ep, ep.t_channels)))
 
 
 def _check_dara_starts_design_system__chen_added(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:136
-    return bool(any((((_c61.name == 'design-system') and (len(tuple([_m62.key() for _m62 in rt.each(ep, ep.t_memberships) if (_m62.channel == _c61.key())])) == 2)) and any((((_m63.channel == _c61.key()) and (_m63.user == 'U003')) and (_m63.invited_by == 'U004')) for _m63 in rt.each(ep, ep.t_memberships))) for _c61 in rt.each(ep, ep.t_channels)))
+    return bool(any((((_c21.name == 'design-system') and (len(tuple([_m22.key() for _m22 in rt.each(ep, ep.t_memberships) if (_m22.channel == _c21.key())])) == 2)) and any((((_m23.channel == _c21.key()) and (_m23.user == 'U003')) and (_m23.invited_by == 'U004')) for _m23 in rt.each(ep, ep.t_memberships))) for _c21 in rt.each(ep, ep.t_channels)))
 
 
 def _check_dara_starts_design_system__announced(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:137
-    return bool(any((((_m64.channel == 'CH002') and (_m64.author == 'U004')) and (_m64.body == 'New channel #design-system for shared UI components, come join!')) for _m64 in rt.each(ep, ep.t_messages)))
+    return bool(any((((_m24.channel == 'CH002') and (_m24.author == 'U004')) and (_m24.body == 'New channel #design-system for shared UI components, come join!')) for _m24 in rt.each(ep, ep.t_messages)))
 
 
 def _check_refresh_general_welcome__old_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:278
@@ -999,11 +937,11 @@ def _check_refresh_general_welcome__old_deleted(ep: TeamChat, init: TeamChat, re
 
 
 def _check_refresh_general_welcome__new_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:279
-    return bool(any((((((_m65.channel == 'CH001') and (_m65.author == 'U001')) and (_m65.body == 'Welcome aboard! Standup is at 10:30 on weekdays.')) and _m65.pinned) and (not _m65.deleted)) for _m65 in rt.each(ep, ep.t_messages)))
+    return bool(any((((((_m25.channel == 'CH001') and (_m25.author == 'U001')) and (_m25.body == 'Welcome aboard! Standup is at 10:30 on weekdays.')) and _m25.pinned) and (not _m25.deleted)) for _m25 in rt.each(ep, ep.t_messages)))
 
 
 def _check_refresh_general_welcome__dara_joined(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:280
-    return bool(any((((_m66.channel == 'CH001') and (_m66.user == 'U004')) and (_m66.invited_by == 'U001')) for _m66 in rt.each(ep, ep.t_memberships)))
+    return bool(any((((_m26.channel == 'CH001') and (_m26.user == 'U004')) and (_m26.invited_by == 'U001')) for _m26 in rt.each(ep, ep.t_memberships)))
 
 
 def _check_ben_moves_standup__corrected(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:422
@@ -1015,11 +953,11 @@ def _check_ben_moves_standup__pinned(ep: TeamChat, init: TeamChat, replies: tupl
 
 
 def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:424
-    return bool(any((((_m67.channel == 'CH002') and (_m67.user == 'U003')) and (_m67.invited_by == 'U002')) for _m67 in rt.each(ep, ep.t_memberships)))
+    return bool(any((((_m27.channel == 'CH002') and (_m27.user == 'U003')) and (_m27.invited_by == 'U002')) for _m27 in rt.each(ep, ep.t_memberships)))
 
 
 def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:565
-    return bool(any((((_m68.channel == 'CH002') and (_m68.user == 'U003')) and (_m68.invited_by == 'U002')) for _m68 in rt.each(ep, ep.t_memberships)))
+    return bool(any((((_m28.channel == 'CH002') and (_m28.user == 'U003')) and (_m28.invited_by == 'U002')) for _m28 in rt.each(ep, ep.t_memberships)))
 
 
 def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:566
@@ -1027,7 +965,7 @@ def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat, init: TeamC
 
 
 def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:567
-    return bool(any(((((_m69.channel == 'CH002') and (_m69.author == 'U002')) and (_m69.body == 'Welcome Chen! Start with the pinned mockups.')) and (not _m69.deleted)) for _m69 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m29.channel == 'CH002') and (_m29.author == 'U002')) and (_m29.body == 'Welcome Chen! Start with the pinned mockups.')) and (not _m29.deleted)) for _m29 in rt.each(ep, ep.t_messages)))
 
 
 def _check_ben_curates_design_review__both_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:712
@@ -1035,23 +973,23 @@ def _check_ben_curates_design_review__both_pinned(ep: TeamChat, init: TeamChat, 
 
 
 def _check_ben_curates_design_review__ana_removed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:713
-    return bool((not any(((_m70.channel == 'CH002') and (_m70.user == 'U001')) for _m70 in rt.each(ep, ep.t_memberships))))
+    return bool((not any(((_m30.channel == 'CH002') and (_m30.user == 'U001')) for _m30 in rt.each(ep, ep.t_memberships))))
 
 
 def _check_ben_curates_design_review__reminder_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:714
-    return bool(any(((((_m71.channel == 'CH002') and (_m71.author == 'U002')) and (_m71.body == 'Reminder: critique is Thursday at 15:00')) and (not _m71.deleted)) for _m71 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m31.channel == 'CH002') and (_m31.author == 'U002')) and (_m31.body == 'Reminder: critique is Thursday at 15:00')) and (not _m31.deleted)) for _m31 in rt.each(ep, ep.t_messages)))
 
 
 def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:859
-    return bool(any((((_m72.channel == 'CH003') and (_m72.user == 'U002')) and (_m72.invited_by == 'U003')) for _m72 in rt.each(ep, ep.t_memberships)))
+    return bool(any((((_m32.channel == 'CH003') and (_m32.user == 'U002')) and (_m32.invited_by == 'U003')) for _m32 in rt.each(ep, ep.t_memberships)))
 
 
 def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:860
-    return bool(any(((((_m73.channel == 'CH003') and (_m73.author == 'U003')) and (_m73.body == 'Welcome Ben! Friday lunch at 12:30, who is in?')) and (not _m73.deleted)) for _m73 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m33.channel == 'CH003') and (_m33.author == 'U003')) and (_m33.body == 'Welcome Ben! Friday lunch at 12:30, who is in?')) and (not _m33.deleted)) for _m33 in rt.each(ep, ep.t_messages)))
 
 
 def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:861
-    return bool(any((((((_m74.channel == 'CH001') and (_m74.author == 'U003')) and (_m74.body == 'Handbook questions go to #random')) and _m74.pinned) and (_m74.pinned_by == 'U003')) for _m74 in rt.each(ep, ep.t_messages)))
+    return bool(any((((((_m34.channel == 'CH001') and (_m34.author == 'U003')) and (_m34.body == 'Handbook questions go to #random')) and _m34.pinned) and (_m34.pinned_by == 'U003')) for _m34 in rt.each(ep, ep.t_messages)))
 
 
 def _check_chen_welcomes_ben_to_random__two_posts(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:862

@@ -174,6 +174,7 @@ class Student(Row):
         self.program = program
         self.status = status
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Student:
         other = Student.__new__(Student)
@@ -183,7 +184,9 @@ class Student(Row):
         other.status = self.status
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -230,6 +233,7 @@ class Course(Row):
         self.credits_ = credits_
         self.prerequisites = prerequisites
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Course:
         other = Course.__new__(Course)
@@ -239,7 +243,9 @@ class Course(Row):
         other.prerequisites = self.prerequisites
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -301,6 +307,7 @@ class Section(Row):
         self.ends_on = ends_on
         self.drop_deadline = drop_deadline
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Section:
         other = Section.__new__(Section)
@@ -315,7 +322,9 @@ class Section(Row):
         other.drop_deadline = self.drop_deadline
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -381,6 +390,7 @@ class Enrolment(Row):
         self.enrolled_at = enrolled_at
         self.dropped_at = dropped_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Enrolment:
         other = Enrolment.__new__(Enrolment)
@@ -393,7 +403,9 @@ class Enrolment(Row):
         other.dropped_at = self.dropped_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -446,6 +458,7 @@ class WaitlistEntry(Row):
         self.section = section
         self.joined_at = joined_at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> WaitlistEntry:
         other = WaitlistEntry.__new__(WaitlistEntry)
@@ -455,7 +468,9 @@ class WaitlistEntry(Row):
         other.joined_at = self.joined_at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -725,39 +740,39 @@ class UniversityRegistrar(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((self.fn_seats_taken(_s51) <= _s51.capacity) for _s51 in rt.each(self, self.t_sections)):  # university_registrar.world:190
+        if not all((self.fn_seats_taken(_s35) <= _s35.capacity) for _s35 in rt.each(self, self.t_sections)):  # university_registrar.world:190
             raise InvariantError('No section holds more students than its capacity.', 'university_registrar.world:190')
-        if not all(((not self.fn_holds_seat(_e52)) or (len(self.fn_missing_prereqs((self.t_students.rows.get(_e52.student) or self.t_students.row(_e52.student)), self.t_courses.row((self.t_sections.rows.get(_e52.section) or self.t_sections.row(_e52.section)).course))) == 0)) for _e52 in rt.each(self, self.t_enrolments)):  # university_registrar.world:193
+        if not all(((not self.fn_holds_seat(_e36)) or (len(self.fn_missing_prereqs((self.t_students.rows.get(_e36.student) or self.t_students.row(_e36.student)), self.t_courses.row((self.t_sections.rows.get(_e36.section) or self.t_sections.row(_e36.section)).course))) == 0)) for _e36 in rt.each(self, self.t_enrolments)):  # university_registrar.world:193
             raise InvariantError("Every student in a section has passed the course's prerequisites.", 'university_registrar.world:193')
-        if not all(((not self.fn_holds_seat(_e53)) or (len(tuple([_o54.key() for _o54 in rt.each(self, self.t_enrolments) if ((((_o54.student == _e53.student) and ((self.t_sections.rows.get(_o54.section) or self.t_sections.row(_o54.section)).course == (self.t_sections.rows.get(_e53.section) or self.t_sections.row(_e53.section)).course)) and ((self.t_sections.rows.get(_o54.section) or self.t_sections.row(_o54.section)).term == (self.t_sections.rows.get(_e53.section) or self.t_sections.row(_e53.section)).term)) and self.fn_holds_seat(_o54))])) == 1)) for _e53 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
+        if not all(((not self.fn_holds_seat(_e37)) or (len(tuple([_o38.key() for _o38 in rt.each(self, self.t_enrolments) if ((((_o38.student == _e37.student) and ((self.t_sections.rows.get(_o38.section) or self.t_sections.row(_o38.section)).course == (self.t_sections.rows.get(_e37.section) or self.t_sections.row(_e37.section)).course)) and ((self.t_sections.rows.get(_o38.section) or self.t_sections.row(_o38.section)).term == (self.t_sections.rows.get(_e37.section) or self.t_sections.row(_e37.section)).term)) and self.fn_holds_seat(_o38))])) == 1)) for _e37 in rt.each(self, self.t_enrolments)):  # university_registrar.world:196
             raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:196')
-        for _row55 in self._changed_rows(self.t_enrolments):  # university_registrar.world:199
-            if not ((_row55.status == _E15_EnrolmentStatus_completed) == (_row55.grade is not None)):
+        for _row39 in self._changed_rows(self.t_enrolments):  # university_registrar.world:199
+            if not ((_row39.status == _E15_EnrolmentStatus_completed) == (_row39.grade is not None)):
                 raise InvariantError('An enrolment has a grade exactly when it is completed.', 'university_registrar.world:199')
-        for _row56 in self._changed_rows(self.t_enrolments):  # university_registrar.world:202
-            if not ((_row56.status == _E15_EnrolmentStatus_dropped) == (_row56.dropped_at is not None)):
+        for _row40 in self._changed_rows(self.t_enrolments):  # university_registrar.world:202
+            if not ((_row40.status == _E15_EnrolmentStatus_dropped) == (_row40.dropped_at is not None)):
                 raise InvariantError('An enrolment has a drop time exactly when it is dropped.', 'university_registrar.world:202')
-        if not all((not any((((_e58.student == _w57.student) and (_e58.section == _w57.section)) and self.fn_holds_seat(_e58)) for _e58 in rt.each(self, self.t_enrolments))) for _w57 in rt.each(self, self.t_waitlist)):  # university_registrar.world:205
+        if not all((not any((((_e42.student == _w41.student) and (_e42.section == _w41.section)) and self.fn_holds_seat(_e42)) for _e42 in rt.each(self, self.t_enrolments))) for _w41 in rt.each(self, self.t_waitlist)):  # university_registrar.world:205
             raise InvariantError('Nobody waits for a section they already sit in.', 'university_registrar.world:205')
-        if not all((len(tuple([_v60.key() for _v60 in rt.each(self, self.t_waitlist) if ((_v60.student == _w59.student) and (_v60.section == _w59.section))])) == 1) for _w59 in rt.each(self, self.t_waitlist)):  # university_registrar.world:208
+        if not all((len(tuple([_v44.key() for _v44 in rt.each(self, self.t_waitlist) if ((_v44.student == _w43.student) and (_v44.section == _w43.section))])) == 1) for _w43 in rt.each(self, self.t_waitlist)):  # university_registrar.world:208
             raise InvariantError("A student is on a section's waitlist at most once.", 'university_registrar.world:208')
-        if not all((self.fn_term_credits((self.t_students.rows.get(_e61.student) or self.t_students.row(_e61.student)), (self.t_sections.rows.get(_e61.section) or self.t_sections.row(_e61.section)).term) <= _C_MAX_CREDITS) for _e61 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
+        if not all((self.fn_term_credits((self.t_students.rows.get(_e45.student) or self.t_students.row(_e45.student)), (self.t_sections.rows.get(_e45.section) or self.t_sections.row(_e45.section)).term) <= _C_MAX_CREDITS) for _e45 in rt.each(self, self.t_enrolments)):  # university_registrar.world:211
             raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:211')
-        if not all(((_e62.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o63.id_ != _e62.id_) and (_o63.student == _e62.student)) and (_o63.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_o63.section) or self.t_sections.row(_o63.section)).term == (self.t_sections.rows.get(_e62.section) or self.t_sections.row(_e62.section)).term)) and self.fn_meetings_clash((self.t_sections.rows.get(_o63.section) or self.t_sections.row(_o63.section)), (self.t_sections.rows.get(_e62.section) or self.t_sections.row(_e62.section)))) for _o63 in rt.each(self, self.t_enrolments)))) for _e62 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
+        if not all(((_e46.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o47.id_ != _e46.id_) and (_o47.student == _e46.student)) and (_o47.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term)) and self.fn_meetings_clash((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)), (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)))) for _o47 in rt.each(self, self.t_enrolments)))) for _e46 in rt.each(self, self.t_enrolments)):  # university_registrar.world:214
             raise InvariantError("A student's current sections of a term never meet at the same time.", 'university_registrar.world:214')
-        for _row64 in self._changed_rows(self.t_sections):  # university_registrar.world:217
-            if not all((self.fn_minutes_of(_m65.start) < self.fn_minutes_of(_m65.end)) for _m65 in rt.each(self, _row64.meetings)):
+        for _row48 in self._changed_rows(self.t_sections):  # university_registrar.world:217
+            if not all((self.fn_minutes_of(_m49.start) < self.fn_minutes_of(_m49.end)) for _m49 in rt.each(self, _row48.meetings)):
                 raise InvariantError('Every meeting ends after it starts.', 'university_registrar.world:217')
-        for _row66 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
-            rt.check_refs(self.t_courses, _row66.prerequisites, 'Course.prerequisites')
-        for _row67 in rt.changed_rows(self, self.t_sections, ('course',)):
-            rt.check_refs(self.t_courses, _row67.course, 'Section.course')
-        for _row68 in rt.changed_rows(self, self.t_enrolments, ('student', 'section')):
-            rt.check_refs(self.t_students, _row68.student, 'Enrolment.student')
-            rt.check_refs(self.t_sections, _row68.section, 'Enrolment.section')
-        for _row69 in rt.changed_rows(self, self.t_waitlist, ('student', 'section')):
-            rt.check_refs(self.t_students, _row69.student, 'WaitlistEntry.student')
-            rt.check_refs(self.t_sections, _row69.section, 'WaitlistEntry.section')
+        for _row50 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
+            rt.check_refs(self.t_courses, _row50.prerequisites, 'Course.prerequisites')
+        for _row51 in rt.changed_rows(self, self.t_sections, ('course',)):
+            rt.check_refs(self.t_courses, _row51.course, 'Section.course')
+        for _row52 in rt.changed_rows(self, self.t_enrolments, ('student', 'section')):
+            rt.check_refs(self.t_students, _row52.student, 'Enrolment.student')
+            rt.check_refs(self.t_sections, _row52.section, 'Enrolment.section')
+        for _row53 in rt.changed_rows(self, self.t_waitlist, ('student', 'section')):
+            rt.check_refs(self.t_students, _row53.student, 'WaitlistEntry.student')
+            rt.check_refs(self.t_sections, _row53.section, 'WaitlistEntry.section')
         if self._deleted:
             rt.check_deleted(self, self.t_students, ((self.t_enrolments, 'student'), (self.t_waitlist, 'student'),))
         if self._deleted:
@@ -857,25 +872,11 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
         if not (self.clock.date() <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):  # university_registrar.world:281
             raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' was ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline) + '.')))
-        _row14 = enrolment  # university_registrar.world:282
-        _new15 = _E15_EnrolmentStatus_dropped  # university_registrar.world:282
-        _frags16 = _row14._frags  # university_registrar.world:282
-        if _frags16 is not None:  # university_registrar.world:282
-            _stale17 = _row14._stale  # university_registrar.world:282
-            _row14._stale = _stale17 | 8  # university_registrar.world:282
-        self._undo.append((0, _row14, 'status', _row14.status, _row14._digest, _row14._text, None if _frags16 is None or _stale17 & 8 else _frags16[3]))  # university_registrar.world:282
-        _row14.status = _new15  # university_registrar.world:282
-        _row14._digest = _row14._text = None  # university_registrar.world:282
-        self.t_enrolments._digest = None  # university_registrar.world:282
-        _row18 = enrolment  # university_registrar.world:283
-        _new19 = self.clock  # university_registrar.world:283
-        _frags20 = _row18._frags  # university_registrar.world:283
-        if _frags20 is not None:  # university_registrar.world:283
-            _stale21 = _row18._stale  # university_registrar.world:283
-            _row18._stale = _stale21 | 64  # university_registrar.world:283
-        self._undo.append((0, _row18, 'dropped_at', _row18.dropped_at, _row18._digest, _row18._text, None if _frags20 is None or _stale21 & 64 else _frags20[6]))  # university_registrar.world:283
-        _row18.dropped_at = _new19  # university_registrar.world:283
-        _row18._digest = _row18._text = None  # university_registrar.world:283
+        self._undo.append((3, enrolment, ('status', 'dropped_at'), (enrolment.status, enrolment.dropped_at, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:282
+        enrolment.status = _E15_EnrolmentStatus_dropped  # university_registrar.world:282
+        enrolment.dropped_at = self.clock  # university_registrar.world:283
+        enrolment._stale |= 72  # university_registrar.world:283
+        enrolment._digest = enrolment._text = None  # university_registrar.world:283
         self.t_enrolments._digest = None  # university_registrar.world:283
         return enrolment  # university_registrar.world:284
 
@@ -888,12 +889,12 @@ class UniversityRegistrar(Episode):
         if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:297
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:298
-        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c22.code for _c22 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:299
+        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c14.code for _c14 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:299
         if not (len(missing) == 0):  # university_registrar.world:300
             raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
-        if not (not any((((_e23.student == student.key()) and (_e23.section == section.key())) and self.fn_holds_seat(_e23)) for _e23 in rt.each(self, self.t_enrolments))):  # university_registrar.world:301
+        if not (not any((((_e15.student == student.key()) and (_e15.section == section.key())) and self.fn_holds_seat(_e15)) for _e15 in rt.each(self, self.t_enrolments))):  # university_registrar.world:301
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already enrolled in ' + rt.text(section.id_) + '.')))
-        if not (not any(((_w24.student == student.key()) and (_w24.section == section.key())) for _w24 in rt.each(self, self.t_waitlist))):  # university_registrar.world:302
+        if not (not any(((_w16.student == student.key()) and (_w16.section == section.key())) for _w16 in rt.each(self, self.t_waitlist))):  # university_registrar.world:302
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
         entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:303
         self._insert(self.t_waitlist, entry)  # university_registrar.world:304
@@ -906,7 +907,7 @@ class UniversityRegistrar(Episode):
 
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:  # university_registrar.world:317
         "Enrol the first student on a section's waitlist now that a seat is free (the same checks as enrol); their entry is removed."
-        queue: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple([_w25.key() for _w25 in rt.each(self, self.t_waitlist) if (_w25.section == section.key())]))), key=lambda _w26: _w26.joined_at))  # university_registrar.world:322
+        queue: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_waitlist, rt.each(self, tuple([_w17.key() for _w17 in rt.each(self, self.t_waitlist) if (_w17.section == section.key())]))), key=lambda _w18: _w18.joined_at))  # university_registrar.world:322
         if not (len(queue) > 0):  # university_registrar.world:323
             raise ToolError(rt.built(self, ('The waitlist of ' + rt.text(section.id_) + ' is empty.')))
         if not (self.fn_seats_taken(section) < section.capacity):  # university_registrar.world:324
@@ -926,25 +927,11 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
         if not (self.clock.date() >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):  # university_registrar.world:343
             raise ToolError(rt.built(self, ('Section ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' ends on ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on) + '; grades can be recorded from then.')))
-        _row27 = enrolment  # university_registrar.world:344
-        _new28 = grade  # university_registrar.world:344
-        _frags29 = _row27._frags  # university_registrar.world:344
-        if _frags29 is not None:  # university_registrar.world:344
-            _stale30 = _row27._stale  # university_registrar.world:344
-            _row27._stale = _stale30 | 16  # university_registrar.world:344
-        self._undo.append((0, _row27, 'grade', _row27.grade, _row27._digest, _row27._text, None if _frags29 is None or _stale30 & 16 else _frags29[4]))  # university_registrar.world:344
-        _row27.grade = _new28  # university_registrar.world:344
-        _row27._digest = _row27._text = None  # university_registrar.world:344
-        self.t_enrolments._digest = None  # university_registrar.world:344
-        _row31 = enrolment  # university_registrar.world:345
-        _new32 = _E15_EnrolmentStatus_completed  # university_registrar.world:345
-        _frags33 = _row31._frags  # university_registrar.world:345
-        if _frags33 is not None:  # university_registrar.world:345
-            _stale34 = _row31._stale  # university_registrar.world:345
-            _row31._stale = _stale34 | 8  # university_registrar.world:345
-        self._undo.append((0, _row31, 'status', _row31.status, _row31._digest, _row31._text, None if _frags33 is None or _stale34 & 8 else _frags33[3]))  # university_registrar.world:345
-        _row31.status = _new32  # university_registrar.world:345
-        _row31._digest = _row31._text = None  # university_registrar.world:345
+        self._undo.append((3, enrolment, ('grade', 'status'), (enrolment.grade, enrolment.status, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:344
+        enrolment.grade = grade  # university_registrar.world:344
+        enrolment.status = _E15_EnrolmentStatus_completed  # university_registrar.world:345
+        enrolment._stale |= 24  # university_registrar.world:345
+        enrolment._digest = enrolment._text = None  # university_registrar.world:345
         self.t_enrolments._digest = None  # university_registrar.world:345
         return enrolment  # university_registrar.world:346
 
@@ -1063,11 +1050,11 @@ def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegi
 
 
 def _check_switch_section__in_f2(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:581
-    return bool(any((((_e35.student == 'S10002') and (_e35.section == 'CS201-F2')) and (_e35.status == _E15_EnrolmentStatus_enrolled)) for _e35 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e19.student == 'S10002') and (_e19.section == 'CS201-F2')) and (_e19.status == _E15_EnrolmentStatus_enrolled)) for _e19 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_switch_section__eva_in(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:582
-    return bool(any((((_e36.student == 'S10005') and (_e36.section == 'CS201-F1')) and (_e36.status == _E15_EnrolmentStatus_enrolled)) for _e36 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e20.student == 'S10005') and (_e20.section == 'CS201-F1')) and (_e20.status == _E15_EnrolmentStatus_enrolled)) for _e20 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_switch_section__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:583
@@ -1079,11 +1066,11 @@ def _check_grade_and_waitlist__graded(ep: UniversityRegistrar, init: UniversityR
 
 
 def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:823
-    return bool(any(((_w37.student == 'S10006') and (_w37.section == 'CS201-F1')) for _w37 in rt.each(ep, ep.t_waitlist)))
+    return bool(any(((_w21.student == 'S10006') and (_w21.section == 'CS201-F1')) for _w21 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_grade_and_waitlist__farah_not_enrolled(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:824
-    return bool((not any(((_e38.student == 'S10006') and (_e38.section == 'CS201-F1')) for _e38 in rt.each(ep, ep.t_enrolments))))
+    return bool((not any(((_e22.student == 'S10006') and (_e22.section == 'CS201-F1')) for _e22 in rt.each(ep, ep.t_enrolments))))
 
 
 def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:235
@@ -1091,19 +1078,19 @@ def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, 
 
 
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:236
-    return bool(any((((_e39.student == 'S10001') and (_e39.section == 'MATH201-F1')) and (_e39.status == _E15_EnrolmentStatus_enrolled)) for _e39 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e23.student == 'S10001') and (_e23.section == 'MATH201-F1')) and (_e23.status == _E15_EnrolmentStatus_enrolled)) for _e23 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:237
-    return bool((any((((_e40.student == 'S10005') and (_e40.section == 'CS201-F1')) and (_e40.status == _E15_EnrolmentStatus_enrolled)) for _e40 in rt.each(ep, ep.t_enrolments)) and (not any(((_w41.student == 'S10005') and (_w41.section == 'CS201-F1')) for _w41 in rt.each(ep, ep.t_waitlist)))))
+    return bool((any((((_e24.student == 'S10005') and (_e24.section == 'CS201-F1')) and (_e24.status == _E15_EnrolmentStatus_enrolled)) for _e24 in rt.each(ep, ep.t_enrolments)) and (not any(((_w25.student == 'S10005') and (_w25.section == 'CS201-F1')) for _w25 in rt.each(ep, ep.t_waitlist)))))
 
 
 def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:477
-    return bool(any((((_e42.student == 'S10006') and (_e42.section == 'CS201-F2')) and (_e42.status == _E15_EnrolmentStatus_enrolled)) for _e42 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e26.student == 'S10006') and (_e26.section == 'CS201-F2')) and (_e26.status == _E15_EnrolmentStatus_enrolled)) for _e26 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:478
-    return bool(any((((_e43.student == 'S10006') and (_e43.section == 'MATH201-F2')) and (_e43.status == _E15_EnrolmentStatus_enrolled)) for _e43 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e27.student == 'S10006') and (_e27.section == 'MATH201-F2')) and (_e27.status == _E15_EnrolmentStatus_enrolled)) for _e27 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:479
@@ -1111,11 +1098,11 @@ def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar,
 
 
 def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:718
-    return bool((any((((_e44.student == 'S10006') and (_e44.section == 'MATH201-F2')) and (_e44.status == _E15_EnrolmentStatus_enrolled)) for _e44 in rt.each(ep, ep.t_enrolments)) and (not any(((_w45.student == 'S10006') and (_w45.section == 'MATH201-F2')) for _w45 in rt.each(ep, ep.t_waitlist)))))
+    return bool((any((((_e28.student == 'S10006') and (_e28.section == 'MATH201-F2')) and (_e28.status == _E15_EnrolmentStatus_enrolled)) for _e28 in rt.each(ep, ep.t_enrolments)) and (not any(((_w29.student == 'S10006') and (_w29.section == 'MATH201-F2')) for _w29 in rt.each(ep, ep.t_waitlist)))))
 
 
 def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:719
-    return bool(any((((_e46.student == 'S10006') and (_e46.section == 'CS201-F2')) and (_e46.status == _E15_EnrolmentStatus_enrolled)) for _e46 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e30.student == 'S10006') and (_e30.section == 'CS201-F2')) and (_e30.status == _E15_EnrolmentStatus_enrolled)) for _e30 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:965
@@ -1123,15 +1110,15 @@ def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: Univer
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:966
-    return bool(any(((_w47.student == 'S10002') and (_w47.section == 'MATH201-F2')) for _w47 in rt.each(ep, ep.t_waitlist)))
+    return bool(any(((_w31.student == 'S10002') and (_w31.section == 'MATH201-F2')) for _w31 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1208
-    return bool((not any(((_w48.student == 'S10005') and (_w48.section == 'CS201-F1')) for _w48 in rt.each(ep, ep.t_waitlist))))
+    return bool((not any(((_w32.student == 'S10005') and (_w32.section == 'CS201-F1')) for _w32 in rt.each(ep, ep.t_waitlist))))
 
 
 def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1209
-    return bool(any((((_e49.student == 'S10005') and (_e49.section == 'CS201-F2')) and (_e49.status == _E15_EnrolmentStatus_enrolled)) for _e49 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e33.student == 'S10005') and (_e33.section == 'CS201-F2')) and (_e33.status == _E15_EnrolmentStatus_enrolled)) for _e33 in rt.each(ep, ep.t_enrolments)))
 
 
 def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1458
@@ -1143,7 +1130,7 @@ def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar, init: Unive
 
 
 def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1460
-    return bool(any((((_e50.student == 'S10005') and (_e50.section == 'MATH201-F1')) and (_e50.status == _E15_EnrolmentStatus_enrolled)) for _e50 in rt.each(ep, ep.t_enrolments)))
+    return bool(any((((_e34.student == 'S10005') and (_e34.section == 'MATH201-F1')) and (_e34.status == _E15_EnrolmentStatus_enrolled)) for _e34 in rt.each(ep, ep.t_enrolments)))
 
 
 UniversityRegistrar.TASKS = {

@@ -96,6 +96,7 @@ class Clerk(Row):
         self.name = name
         self.role = role
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Clerk:
         other = Clerk.__new__(Clerk)
@@ -104,7 +105,9 @@ class Clerk(Row):
         other.role = self.role
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -149,6 +152,7 @@ class Item(Row):
         self.reorder_level = reorder_level
         self.active = active
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Item:
         other = Item.__new__(Item)
@@ -158,7 +162,9 @@ class Item(Row):
         other.active = self.active
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -205,6 +211,7 @@ class Bin(Row):
         self.capacity = capacity
         self.blocked = blocked
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Bin:
         other = Bin.__new__(Bin)
@@ -214,7 +221,9 @@ class Bin(Row):
         other.blocked = self.blocked
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -264,6 +273,7 @@ class StockLevel(Row):
         self.quantity = quantity
         self.last_counted = last_counted
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> StockLevel:
         other = StockLevel.__new__(StockLevel)
@@ -274,7 +284,9 @@ class StockLevel(Row):
         other.last_counted = self.last_counted
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -338,6 +350,7 @@ class Movement(Row):
         self.clerk = clerk
         self.at = at
         self._digest = self._text = self._frags = self._cparts = None
+        self._stale = 0
 
     def clone(self) -> Movement:
         other = Movement.__new__(Movement)
@@ -352,7 +365,9 @@ class Movement(Row):
         other.at = self.at
         other._digest = self._digest
         other._text = self._text
-        other._frags = other._cparts = None
+        other._frags = self._frags
+        other._stale = self._stale
+        other._cparts = None
         return other
 
     def export(self) -> dict[str, Any]:
@@ -675,36 +690,36 @@ class WarehouseInventoryDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row57 in self._changed_rows(self.t_stock):  # warehouse_inventory_desk.world:142
-            if not (_row57.quantity >= 0):
+        for _row35 in self._changed_rows(self.t_stock):  # warehouse_inventory_desk.world:142
+            if not (_row35.quantity >= 0):
                 raise InvariantError('Stock never goes below zero.', 'warehouse_inventory_desk.world:142')
-        if not all((self.fn_bin_used(_b58) <= _b58.capacity) for _b58 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
+        if not all((self.fn_bin_used(_b36) <= _b36.capacity) for _b36 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
             raise InvariantError('A bin never holds more units than its capacity.', 'warehouse_inventory_desk.world:145')
-        if not all((len(tuple([_t60.key() for _t60 in rt.each(self, self.t_stock) if ((_t60.item == _s59.item) and (_t60.bin_ == _s59.bin_))])) == 1) for _s59 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
+        if not all((len(tuple([_t38.key() for _t38 in rt.each(self, self.t_stock) if ((_t38.item == _s37.item) and (_t38.bin_ == _s37.bin_))])) == 1) for _s37 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
             raise InvariantError('There is at most one stock row per item and bin.', 'warehouse_inventory_desk.world:148')
-        for _row61 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
-            if not ((_row61.kind != _E12_MovementKind_receipt) or ((_row61.from_bin is None) and (_row61.to_bin is not None))):
+        for _row39 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
+            if not ((_row39.kind != _E12_MovementKind_receipt) or ((_row39.from_bin is None) and (_row39.to_bin is not None))):
                 raise InvariantError('A receipt goes into a bin and comes from none.', 'warehouse_inventory_desk.world:151')
-        for _row62 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:154
-            if not ((_row62.kind != _E12_MovementKind_pick) or ((_row62.from_bin is not None) and (_row62.to_bin is None))):
+        for _row40 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:154
+            if not ((_row40.kind != _E12_MovementKind_pick) or ((_row40.from_bin is not None) and (_row40.to_bin is None))):
                 raise InvariantError('A pick comes out of a bin and goes into none.', 'warehouse_inventory_desk.world:154')
-        for _row63 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:157
-            if not ((_row63.kind != _E12_MovementKind_transfer) or (((_row63.from_bin is not None) and (_row63.to_bin is not None)) and (_row63.from_bin != _row63.to_bin))):
+        for _row41 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:157
+            if not ((_row41.kind != _E12_MovementKind_transfer) or (((_row41.from_bin is not None) and (_row41.to_bin is not None)) and (_row41.from_bin != _row41.to_bin))):
                 raise InvariantError('A transfer goes between two different bins.', 'warehouse_inventory_desk.world:157')
-        for _row64 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:160
-            if not ((_row64.kind == _E12_MovementKind_count_adjustment) or (_row64.quantity > 0)):
+        for _row42 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:160
+            if not ((_row42.kind == _E12_MovementKind_count_adjustment) or (_row42.quantity > 0)):
                 raise InvariantError('Receipts, picks and transfers move a positive number of units.', 'warehouse_inventory_desk.world:160')
-        for _row65 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
-            if not ((_row65.kind != _E12_MovementKind_count_adjustment) or (_row65.quantity != 0)):
+        for _row43 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
+            if not ((_row43.kind != _E12_MovementKind_count_adjustment) or (_row43.quantity != 0)):
                 raise InvariantError('A count adjustment records a real difference.', 'warehouse_inventory_desk.world:163')
-        for _row66 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
-            rt.check_refs(self.t_items, _row66.item, 'StockLevel.item')
-            rt.check_refs(self.t_bins, _row66.bin_, 'StockLevel.bin')
-        for _row67 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
-            rt.check_refs(self.t_items, _row67.item, 'Movement.item')
-            rt.check_refs(self.t_bins, _row67.from_bin, 'Movement.from_bin')
-            rt.check_refs(self.t_bins, _row67.to_bin, 'Movement.to_bin')
-            rt.check_refs(self.t_clerks, _row67.clerk, 'Movement.clerk')
+        for _row44 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
+            rt.check_refs(self.t_items, _row44.item, 'StockLevel.item')
+            rt.check_refs(self.t_bins, _row44.bin_, 'StockLevel.bin')
+        for _row45 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
+            rt.check_refs(self.t_items, _row45.item, 'Movement.item')
+            rt.check_refs(self.t_bins, _row45.from_bin, 'Movement.from_bin')
+            rt.check_refs(self.t_bins, _row45.to_bin, 'Movement.to_bin')
+            rt.check_refs(self.t_clerks, _row45.clerk, 'Movement.clerk')
         rt.check_refs(self.t_clerks, self.state.current_clerk, 'current_clerk')
         if self._deleted:
             rt.check_deleted(self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'),))
@@ -761,13 +776,9 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:220
         if (level is not None):  # warehouse_inventory_desk.world:221
             _row5 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:222
-            _new6 = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:222
-            _frags7 = _row5._frags  # warehouse_inventory_desk.world:222
-            if _frags7 is not None:  # warehouse_inventory_desk.world:222
-                _stale8 = _row5._stale  # warehouse_inventory_desk.world:222
-                _row5._stale = _stale8 | 8  # warehouse_inventory_desk.world:222
-            self._undo.append((0, _row5, 'quantity', _row5.quantity, _row5._digest, _row5._text, None if _frags7 is None or _stale8 & 8 else _frags7[3]))  # warehouse_inventory_desk.world:222
-            _row5.quantity = _new6  # warehouse_inventory_desk.world:222
+            self._undo.append((0, _row5, 'quantity', _row5.quantity, _row5._digest, _row5._text, _row5._frags, _row5._stale))  # warehouse_inventory_desk.world:222
+            _row5.quantity = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:222
+            _row5._stale |= 8  # warehouse_inventory_desk.world:222
             _row5._digest = _row5._text = None  # warehouse_inventory_desk.world:222
             self.t_stock._digest = None  # warehouse_inventory_desk.world:222
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:223
@@ -787,15 +798,11 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
         if not ((level if level is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:251
             raise ToolError(rt.built(self, ('Only ' + rt.text((level if level is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        _row9 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:252
-        _new10 = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
-        _frags11 = _row9._frags  # warehouse_inventory_desk.world:252
-        if _frags11 is not None:  # warehouse_inventory_desk.world:252
-            _stale12 = _row9._stale  # warehouse_inventory_desk.world:252
-            _row9._stale = _stale12 | 8  # warehouse_inventory_desk.world:252
-        self._undo.append((0, _row9, 'quantity', _row9.quantity, _row9._digest, _row9._text, None if _frags11 is None or _stale12 & 8 else _frags11[3]))  # warehouse_inventory_desk.world:252
-        _row9.quantity = _new10  # warehouse_inventory_desk.world:252
-        _row9._digest = _row9._text = None  # warehouse_inventory_desk.world:252
+        _row6 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:252
+        self._undo.append((0, _row6, 'quantity', _row6.quantity, _row6._digest, _row6._text, _row6._frags, _row6._stale))  # warehouse_inventory_desk.world:252
+        _row6.quantity = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
+        _row6._stale |= 8  # warehouse_inventory_desk.world:252
+        _row6._digest = _row6._text = None  # warehouse_inventory_desk.world:252
         self.t_stock._digest = None  # warehouse_inventory_desk.world:252
         self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:253
         return self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:261
@@ -816,28 +823,20 @@ class WarehouseInventoryDesk(Episode):
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:278
         if not (quantity <= free):  # warehouse_inventory_desk.world:279
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        _row13 = self.t_stock.row((source if source is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:280
-        _new14 = v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:280
-        _frags15 = _row13._frags  # warehouse_inventory_desk.world:280
-        if _frags15 is not None:  # warehouse_inventory_desk.world:280
-            _stale16 = _row13._stale  # warehouse_inventory_desk.world:280
-            _row13._stale = _stale16 | 8  # warehouse_inventory_desk.world:280
-        self._undo.append((0, _row13, 'quantity', _row13.quantity, _row13._digest, _row13._text, None if _frags15 is None or _stale16 & 8 else _frags15[3]))  # warehouse_inventory_desk.world:280
-        _row13.quantity = _new14  # warehouse_inventory_desk.world:280
-        _row13._digest = _row13._text = None  # warehouse_inventory_desk.world:280
+        _row7 = self.t_stock.row((source if source is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:280
+        self._undo.append((0, _row7, 'quantity', _row7.quantity, _row7._digest, _row7._text, _row7._frags, _row7._stale))  # warehouse_inventory_desk.world:280
+        _row7.quantity = v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:280
+        _row7._stale |= 8  # warehouse_inventory_desk.world:280
+        _row7._digest = _row7._text = None  # warehouse_inventory_desk.world:280
         self.t_stock._digest = None  # warehouse_inventory_desk.world:280
         target: StockLevel | None = self.fn_find_stock(item, to_bin)  # warehouse_inventory_desk.world:281
         target_id: str = ''  # warehouse_inventory_desk.world:282
         if (target is not None):  # warehouse_inventory_desk.world:283
-            _row17 = self.t_stock.row((target if target is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:284
-            _new18 = v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:284
-            _frags19 = _row17._frags  # warehouse_inventory_desk.world:284
-            if _frags19 is not None:  # warehouse_inventory_desk.world:284
-                _stale20 = _row17._stale  # warehouse_inventory_desk.world:284
-                _row17._stale = _stale20 | 8  # warehouse_inventory_desk.world:284
-            self._undo.append((0, _row17, 'quantity', _row17.quantity, _row17._digest, _row17._text, None if _frags19 is None or _stale20 & 8 else _frags19[3]))  # warehouse_inventory_desk.world:284
-            _row17.quantity = _new18  # warehouse_inventory_desk.world:284
-            _row17._digest = _row17._text = None  # warehouse_inventory_desk.world:284
+            _row8 = self.t_stock.row((target if target is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:284
+            self._undo.append((0, _row8, 'quantity', _row8.quantity, _row8._digest, _row8._text, _row8._frags, _row8._stale))  # warehouse_inventory_desk.world:284
+            _row8.quantity = v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:284
+            _row8._stale |= 8  # warehouse_inventory_desk.world:284
+            _row8._digest = _row8._text = None  # warehouse_inventory_desk.world:284
             self.t_stock._digest = None  # warehouse_inventory_desk.world:284
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:285
         else:
@@ -861,25 +860,17 @@ class WarehouseInventoryDesk(Episode):
         if not (rt.bounded(counted + others) <= bin_.capacity):  # warehouse_inventory_desk.world:321
             raise ToolError(rt.built(self, ('A count of ' + rt.text(counted) + ' would put bin ' + rt.text(bin_.code) + ' over its capacity of ' + rt.text(bin_.capacity) + ' (other items hold ' + rt.text(others) + ').')))
         if (level is not None):  # warehouse_inventory_desk.world:322
-            _row21 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:323
-            _new22 = v.check_range(counted, 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:323
-            _frags23 = _row21._frags  # warehouse_inventory_desk.world:323
-            if _frags23 is not None:  # warehouse_inventory_desk.world:323
-                _stale24 = _row21._stale  # warehouse_inventory_desk.world:323
-                _row21._stale = _stale24 | 8  # warehouse_inventory_desk.world:323
-            self._undo.append((0, _row21, 'quantity', _row21.quantity, _row21._digest, _row21._text, None if _frags23 is None or _stale24 & 8 else _frags23[3]))  # warehouse_inventory_desk.world:323
-            _row21.quantity = _new22  # warehouse_inventory_desk.world:323
-            _row21._digest = _row21._text = None  # warehouse_inventory_desk.world:323
+            _row9 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:323
+            self._undo.append((0, _row9, 'quantity', _row9.quantity, _row9._digest, _row9._text, _row9._frags, _row9._stale))  # warehouse_inventory_desk.world:323
+            _row9.quantity = v.check_range(counted, 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:323
+            _row9._stale |= 8  # warehouse_inventory_desk.world:323
+            _row9._digest = _row9._text = None  # warehouse_inventory_desk.world:323
             self.t_stock._digest = None  # warehouse_inventory_desk.world:323
-            _row25 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:324
-            _new26 = self.clock.date()  # warehouse_inventory_desk.world:324
-            _frags27 = _row25._frags  # warehouse_inventory_desk.world:324
-            if _frags27 is not None:  # warehouse_inventory_desk.world:324
-                _stale28 = _row25._stale  # warehouse_inventory_desk.world:324
-                _row25._stale = _stale28 | 16  # warehouse_inventory_desk.world:324
-            self._undo.append((0, _row25, 'last_counted', _row25.last_counted, _row25._digest, _row25._text, None if _frags27 is None or _stale28 & 16 else _frags27[4]))  # warehouse_inventory_desk.world:324
-            _row25.last_counted = _new26  # warehouse_inventory_desk.world:324
-            _row25._digest = _row25._text = None  # warehouse_inventory_desk.world:324
+            _row10 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:324
+            self._undo.append((0, _row10, 'last_counted', _row10.last_counted, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # warehouse_inventory_desk.world:324
+            _row10.last_counted = self.clock.date()  # warehouse_inventory_desk.world:324
+            _row10._stale |= 16  # warehouse_inventory_desk.world:324
+            _row10._digest = _row10._text = None  # warehouse_inventory_desk.world:324
             self.t_stock._digest = None  # warehouse_inventory_desk.world:324
         else:
             self._insert(self.t_stock, StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:326
@@ -896,25 +887,20 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:356
             raise ToolError('Only supervisors can block or unblock bins.')
-        _row29 = bin_  # warehouse_inventory_desk.world:357
-        _new30 = blocked  # warehouse_inventory_desk.world:357
-        _frags31 = _row29._frags  # warehouse_inventory_desk.world:357
-        if _frags31 is not None:  # warehouse_inventory_desk.world:357
-            _stale32 = _row29._stale  # warehouse_inventory_desk.world:357
-            _row29._stale = _stale32 | 8  # warehouse_inventory_desk.world:357
-        self._undo.append((0, _row29, 'blocked', _row29.blocked, _row29._digest, _row29._text, None if _frags31 is None or _stale32 & 8 else _frags31[3]))  # warehouse_inventory_desk.world:357
-        _row29.blocked = _new30  # warehouse_inventory_desk.world:357
-        _row29._digest = _row29._text = None  # warehouse_inventory_desk.world:357
+        self._undo.append((0, bin_, 'blocked', bin_.blocked, bin_._digest, bin_._text, bin_._frags, bin_._stale))  # warehouse_inventory_desk.world:357
+        bin_.blocked = blocked  # warehouse_inventory_desk.world:357
+        bin_._stale |= 8  # warehouse_inventory_desk.world:357
+        bin_._digest = bin_._text = None  # warehouse_inventory_desk.world:357
         self.t_bins._digest = None  # warehouse_inventory_desk.world:357
         return bin_  # warehouse_inventory_desk.world:358
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:361
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple([_new_ReorderFlag(_i33.key(), _i33.name, self.fn_on_hand(_i33), _i33.reorder_level, rt.bounded(_i33.reorder_level - self.fn_on_hand(_i33))) for _i33 in rt.each(self, self.t_items) if (_i33.active and (self.fn_on_hand(_i33) < _i33.reorder_level))])  # warehouse_inventory_desk.world:364
+        return tuple([_new_ReorderFlag(_i11.key(), _i11.name, self.fn_on_hand(_i11), _i11.reorder_level, rt.bounded(_i11.reorder_level - self.fn_on_hand(_i11))) for _i11 in rt.each(self, self.t_items) if (_i11.active and (self.fn_on_hand(_i11) < _i11.reorder_level))])  # warehouse_inventory_desk.world:364
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:367
         'List the stock movements of an item, newest first.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m34.key() for _m34 in rt.each(self, self.t_movements) if (_m34.item == item.key())]))), key=lambda _m35: _m35.at, reverse=True))  # warehouse_inventory_desk.world:372
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m12.key() for _m12 in rt.each(self, self.t_movements) if (_m12.item == item.key())]))), key=lambda _m13: _m13.at, reverse=True))  # warehouse_inventory_desk.world:372
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -1058,11 +1044,11 @@ def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: 
 
 
 def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:425
-    return bool(any(((((_m36.kind == _E12_MovementKind_pick) and (_m36.item == 'BOL-1001')) and (_m36.quantity == 10)) and (_m36.reference == 'SO-10452')) for _m36 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m14.kind == _E12_MovementKind_pick) and (_m14.item == 'BOL-1001')) and (_m14.quantity == 10)) and (_m14.reference == 'SO-10452')) for _m14 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:426
-    return bool(any(((((_m37.kind == _E12_MovementKind_receipt) and (_m37.item == 'NUT-2001')) and (_m37.quantity == 30)) and (_m37.reference == 'DN-8812')) for _m37 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m15.kind == _E12_MovementKind_receipt) and (_m15.item == 'NUT-2001')) and (_m15.quantity == 30)) and (_m15.reference == 'DN-8812')) for _m15 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:427
@@ -1078,7 +1064,7 @@ def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: Warehou
 
 
 def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:484
-    return bool(any(((((_m38.kind == _E12_MovementKind_count_adjustment) and (_m38.item == 'WSH-3001')) and (_m38.quantity == (-8))) and (_m38.clerk == 'C001')) for _m38 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m16.kind == _E12_MovementKind_count_adjustment) and (_m16.item == 'WSH-3001')) and (_m16.quantity == (-8))) and (_m16.clerk == 'C001')) for _m16 in rt.each(ep, ep.t_movements)))
 
 
 def _check_count_washers__unblocked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:485
@@ -1098,11 +1084,11 @@ def _check_report_reorder_flags__no_bolts(ep: WarehouseInventoryDesk, init: Ware
 
 
 def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:51
-    return bool(any((((((_m39.kind == _E12_MovementKind_count_adjustment) and (_m39.item == 'NUT-2001')) and (_m39.quantity == (-3))) and (_m39.from_bin == 'A01-02')) and (_m39.clerk == 'C001')) for _m39 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m17.kind == _E12_MovementKind_count_adjustment) and (_m17.item == 'NUT-2001')) and (_m17.quantity == (-3))) and (_m17.from_bin == 'A01-02')) and (_m17.clerk == 'C001')) for _m17 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:52
-    return bool(any(((((((_m40.kind == _E12_MovementKind_receipt) and (_m40.item == 'NUT-2001')) and (_m40.quantity == 40)) and (_m40.reference == 'DN-9040')) and (_m40.to_bin == 'A01-02')) and (_m40.clerk == 'C001')) for _m40 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m18.kind == _E12_MovementKind_receipt) and (_m18.item == 'NUT-2001')) and (_m18.quantity == 40)) and (_m18.reference == 'DN-9040')) and (_m18.to_bin == 'A01-02')) and (_m18.clerk == 'C001')) for _m18 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:53
@@ -1110,7 +1096,7 @@ def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk,
 
 
 def _check_recount_nuts_then_receive__others_untouched(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:54
-    return bool(all(((_s41.id_ == 'S0003') or (_s41.quantity == init.t_stock.row(_s41.id_).quantity)) for _s41 in rt.each(ep, ep.t_stock)))
+    return bool(all(((_s19.id_ == 'S0003') or (_s19.quantity == init.t_stock.row(_s19.id_).quantity)) for _s19 in rt.each(ep, ep.t_stock)))
 
 
 def _check_top_up_pick_face_then_pick__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:111
@@ -1122,23 +1108,23 @@ def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, in
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool(any((((((_m42.kind == _E12_MovementKind_transfer) and (_m42.item == 'BOL-1001')) and (_m42.from_bin == 'B02-01')) and (_m42.to_bin == 'A01-01')) and (_m42.quantity == 15)) for _m42 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m20.kind == _E12_MovementKind_transfer) and (_m20.item == 'BOL-1001')) and (_m20.from_bin == 'B02-01')) and (_m20.to_bin == 'A01-01')) and (_m20.quantity == 15)) for _m20 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_m43.kind == _E12_MovementKind_pick) and (_m43.item == 'BOL-1001')) and (_m43.quantity == 30)) and (_m43.reference == 'SO-10460')) for _m43 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m21.kind == _E12_MovementKind_pick) and (_m21.item == 'BOL-1001')) and (_m21.quantity == 30)) and (_m21.reference == 'SO-10460')) for _m21 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool(any((((((_m44.kind == _E12_MovementKind_receipt) and (_m44.item == 'BOL-1001')) and (_m44.to_bin == 'B02-01')) and (_m44.quantity == 40)) and (_m44.reference == 'DN-8815')) for _m44 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m22.kind == _E12_MovementKind_receipt) and (_m22.item == 'BOL-1001')) and (_m22.to_bin == 'B02-01')) and (_m22.quantity == 40)) and (_m22.reference == 'DN-8815')) for _m22 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:172
-    return bool(((ep.t_stock.row('S0004').quantity == 48) and any(((((((_m45.kind == _E12_MovementKind_pick) and (_m45.item == 'WSH-3001')) and (_m45.from_bin == 'A01-01')) and (_m45.quantity == 12)) and (_m45.reference == 'SO-20417')) and (_m45.clerk == 'C002')) for _m45 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0004').quantity == 48) and any(((((((_m23.kind == _E12_MovementKind_pick) and (_m23.item == 'WSH-3001')) and (_m23.from_bin == 'A01-01')) and (_m23.quantity == 12)) and (_m23.reference == 'SO-20417')) and (_m23.clerk == 'C002')) for _m23 in rt.each(ep, ep.t_movements))))
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:173
-    return bool(any(((((((_m46.kind == _E12_MovementKind_pick) and (_m46.item == 'BOL-1001')) and (_m46.from_bin == 'A01-01')) and (_m46.quantity == 5)) and (_m46.reference == 'SO-20417')) and (_m46.clerk == 'C002')) for _m46 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m24.kind == _E12_MovementKind_pick) and (_m24.item == 'BOL-1001')) and (_m24.from_bin == 'A01-01')) and (_m24.quantity == 5)) and (_m24.reference == 'SO-20417')) and (_m24.clerk == 'C002')) for _m24 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:174
@@ -1146,23 +1132,23 @@ def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInv
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:175
-    return bool(((ep.t_stock.row('S0002').quantity == 90) and any((((((_m47.kind == _E12_MovementKind_transfer) and (_m47.item == 'BOL-1001')) and (_m47.from_bin == 'B02-01')) and (_m47.to_bin == 'A01-01')) and (_m47.quantity == 30)) for _m47 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0002').quantity == 90) and any((((((_m25.kind == _E12_MovementKind_transfer) and (_m25.item == 'BOL-1001')) and (_m25.from_bin == 'B02-01')) and (_m25.to_bin == 'A01-01')) and (_m25.quantity == 30)) for _m25 in rt.each(ep, ep.t_movements))))
 
 
 def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:232
-    return bool(any((((((_m48.kind == _E12_MovementKind_receipt) and (_m48.item == 'WSH-3001')) and (_m48.quantity == 120)) and (_m48.reference == 'DN-9117')) and (_m48.to_bin == 'R00-01')) for _m48 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m26.kind == _E12_MovementKind_receipt) and (_m26.item == 'WSH-3001')) and (_m26.quantity == 120)) and (_m26.reference == 'DN-9117')) and (_m26.to_bin == 'R00-01')) for _m26 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:233
-    return bool(any((((((_m49.kind == _E12_MovementKind_transfer) and (_m49.item == 'WSH-3001')) and (_m49.quantity == 15)) and (_m49.from_bin == 'R00-01')) and (_m49.to_bin == 'A01-01')) for _m49 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m27.kind == _E12_MovementKind_transfer) and (_m27.item == 'WSH-3001')) and (_m27.quantity == 15)) and (_m27.from_bin == 'R00-01')) and (_m27.to_bin == 'A01-01')) for _m27 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:234
-    return bool(any((((_s50.item == 'WSH-3001') and (_s50.bin_ == 'R00-01')) and (_s50.quantity == 105)) for _s50 in rt.each(ep, ep.t_stock)))
+    return bool(any((((_s28.item == 'WSH-3001') and (_s28.bin_ == 'R00-01')) and (_s28.quantity == 105)) for _s28 in rt.each(ep, ep.t_stock)))
 
 
 def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(any((((((_m51.kind == _E12_MovementKind_pick) and (_m51.item == 'WSH-3001')) and (_m51.quantity == 10)) and (_m51.reference == 'SO-20331')) and (_m51.from_bin == 'A01-01')) for _m51 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m29.kind == _E12_MovementKind_pick) and (_m29.item == 'WSH-3001')) and (_m29.quantity == 10)) and (_m29.reference == 'SO-20331')) and (_m29.from_bin == 'A01-01')) for _m29 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:236
@@ -1178,7 +1164,7 @@ def _check_empty_rack_for_inspection__inspection_blocked(ep: WarehouseInventoryD
 
 
 def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:298
-    return bool(any((((_s52.item == 'BOL-1001') and (_s52.bin_ == 'B02-02')) and (_s52.quantity == 120)) for _s52 in rt.each(ep, ep.t_stock)))
+    return bool(any((((_s30.item == 'BOL-1001') and (_s30.bin_ == 'B02-02')) and (_s30.quantity == 120)) for _s30 in rt.each(ep, ep.t_stock)))
 
 
 def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:299
@@ -1186,19 +1172,19 @@ def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, 
 
 
 def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:300
-    return bool(any(((((((_m53.kind == _E12_MovementKind_transfer) and (_m53.item == 'BOL-1001')) and (_m53.from_bin == 'B02-01')) and (_m53.to_bin == 'B02-02')) and (_m53.quantity == 120)) and (_m53.clerk == 'C001')) for _m53 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m31.kind == _E12_MovementKind_transfer) and (_m31.item == 'BOL-1001')) and (_m31.from_bin == 'B02-01')) and (_m31.to_bin == 'B02-02')) and (_m31.quantity == 120)) and (_m31.clerk == 'C001')) for _m31 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:360
-    return bool(((ep.t_stock.row('S0001').last_counted == rt.parse_date('2026-03-05')) and any(((((_m54.kind == _E12_MovementKind_count_adjustment) and (_m54.item == 'BOL-1001')) and (_m54.quantity == (-3))) and (_m54.clerk == 'C001')) for _m54 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0001').last_counted == rt.parse_date('2026-03-05')) and any(((((_m32.kind == _E12_MovementKind_count_adjustment) and (_m32.item == 'BOL-1001')) and (_m32.quantity == (-3))) and (_m32.clerk == 'C001')) for _m32 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool(((ep.t_stock.row('S0002').last_counted == rt.parse_date('2026-03-05')) and any(((((_m55.kind == _E12_MovementKind_count_adjustment) and (_m55.item == 'BOL-1001')) and (_m55.quantity == (-2))) and (_m55.from_bin == 'B02-01')) for _m55 in rt.each(ep, ep.t_movements))))
+    return bool(((ep.t_stock.row('S0002').last_counted == rt.parse_date('2026-03-05')) and any(((((_m33.kind == _E12_MovementKind_count_adjustment) and (_m33.item == 'BOL-1001')) and (_m33.quantity == (-2))) and (_m33.from_bin == 'B02-01')) for _m33 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:362
-    return bool((((ep.t_stock.row('S0001').quantity == 32) and (ep.t_stock.row('S0002').quantity == 108)) and any((((((_m56.kind == _E12_MovementKind_transfer) and (_m56.item == 'BOL-1001')) and (_m56.from_bin == 'B02-01')) and (_m56.to_bin == 'A01-01')) and (_m56.quantity == 10)) for _m56 in rt.each(ep, ep.t_movements))))
+    return bool((((ep.t_stock.row('S0001').quantity == 32) and (ep.t_stock.row('S0002').quantity == 108)) and any((((((_m34.kind == _E12_MovementKind_transfer) and (_m34.item == 'BOL-1001')) and (_m34.from_bin == 'B02-01')) and (_m34.to_bin == 'A01-01')) and (_m34.quantity == 10)) for _m34 in rt.each(ep, ep.t_movements))))
 
 
 def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:363

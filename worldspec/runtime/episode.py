@@ -54,6 +54,9 @@ FieldJson = tuple[str, str, Callable[[Any], Any] | None, bool]
 
 #: One step of a row's text: the JSON key with its separator, and the field's text maker.
 _Step = tuple[str, Callable[[Any], str]]
+#: A fragment to make again: its position, the key with its separator, the text maker and
+#: the attribute.
+_Remake = tuple[int, str, Callable[[Any], str], str]
 
 _is_not = operator.is_not
 
@@ -74,7 +77,7 @@ class _Layout:
     """How one of a row class's two texts is assembled: the fields in the text's order,
     read all at once, with their keys, text makers and which of them may be cached."""
 
-    __slots__ = ("attrs", "get", "indices", "steps", "volatile")
+    __slots__ = ("attrs", "by_mask", "get", "indices", "steps", "volatile")
 
     def __init__(self, fields: Sequence[FieldJson], head: Callable[[str], str],
                  makers: Sequence[Callable[[Any], str]]) -> None:
@@ -94,25 +97,25 @@ class _Layout:
         #: fields whose type holds ``json``: serialised every time
         self.volatile = tuple(i for i, (_, _, _, keep) in enumerate(fields) if not keep)
         self.indices = range(len(attrs))
+        #: per mask of stale bits met so far: (position, head, text maker, attribute) of
+        #: each field whose fragment is to be made again, the json fields among them
+        self.by_mask: dict[int, tuple[_Remake, ...]] = {}
+
+    def remakes(self, stale: int) -> tuple[_Remake, ...]:
+        """What :meth:`Row._result_text` makes again for the stale bits ``stale``."""
+        found = self.by_mask.get(stale)
+        if found is None:
+            if len(self.by_mask) >= 4096:  # each write pattern is one mask: few in practice
+                self.by_mask.clear()
+            marked = {i for i in self.indices if stale >> i & 1} | set(self.volatile)
+            found = tuple((i, *self.steps[i], self.attrs[i]) for i in sorted(marked))
+            self.by_mask[stale] = found
+        return found
 
     def fragments(self, values: tuple[Any, ...]) -> list[str]:
         """Every field's key and JSON text, made from the row's values (``get`` of it)."""
         return [head + make(value) for value, (head, make) in zip(values, self.steps,
                                                                  strict=True)]
-
-    def refresh(self, row: Row, frags: list[str], stale: int) -> None:
-        """Make again the fragments of the fields whose bits are set in ``stale``, and of the
-        fields holding ``json`` (their values may have changed in place)."""
-        steps, attrs = self.steps, self.attrs
-        while stale:
-            low = stale & -stale
-            stale ^= low
-            i = low.bit_length() - 1
-            head, make = steps[i]
-            frags[i] = head + make(getattr(row, attrs[i]))
-        for i in self.volatile:
-            head, make = steps[i]
-            frags[i] = head + make(getattr(row, attrs[i]))
 
 
 class Row:
@@ -120,20 +123,22 @@ class Row:
 
     A generated class lists its fields in ``JSON_FIELDS``. The row's JSON text (tau2's result
     form) is cached whole (``_text``) and as one fragment per field (``_frags``): every
-    change of a field goes through the episode (:meth:`Episode._set_row`, and the undo log
-    when it rolls a change back), which marks that field's fragment stale (a bit of
-    ``_stale``) and keeps the text and the fragment the row had before in the undo entry, so
-    an undo or a reset brings them back as they were. Making the text after a change then
-    serialises the changed fields only, and a row whose changes were all undone has its text
-    at once. Fields whose type holds ``json`` anywhere are serialised every time the text is
-    made.
+    change of a field goes through the episode (:meth:`Episode._set_row`, or generated code
+    doing the same inline), which marks that field's fragment stale (a bit of ``_stale``)
+    and keeps the text, the fragment list and the stale bits the row had before in the undo
+    entry, so an undo or a reset brings them back as they were (:meth:`_put_back`). A
+    fragment list is never changed in place: making the text after a change copies it and
+    serialises the changed fields only, so undo entries and clones may hold it, and a row
+    whose changes were all undone has its text at once. Fields whose type holds ``json``
+    anywhere are serialised every time the text is made.
 
     The canonical text (for the digest) is assembled from fragments too, cached with the
     field values they were made from and reused while a field still holds that very object
     (stored values other than ``json`` are immutable: tuples, frozen records, maps never
     changed in place, scalars); the fragment a field had before is kept as well, since an
-    undo or a reset brings that value back. A clone keeps the text and the digest (its
-    values are the same objects) but no fragments, so that copies stay cheap.
+    undo or a reset brings that value back. A clone keeps the text, the digest and the
+    fragment list (its values are the same objects) but not the canonical cache, so that
+    copies stay cheap.
     """
 
     __slots__ = ("_cparts", "_digest", "_frags", "_stale", "_text")
@@ -206,53 +211,40 @@ class Row:
                 self._stale = 0
             else:
                 stale = self._stale
-                if stale:  # the fields changed since the fragments were made (one bit each)
-                    # _Layout.refresh written out: this is every write's result, a call less
-                    steps, attrs = layout.steps, layout.attrs
-                    while stale:
-                        low = stale & -stale
-                        stale ^= low
-                        i = low.bit_length() - 1
-                        head, make = steps[i]
-                        frags[i] = head + make(getattr(self, attrs[i]))
+                if stale or layout.volatile:
+                    # a new list, never this one changed: undo entries and clones may hold it
+                    frags = frags.copy()
+                    remakes = layout.by_mask.get(stale) or layout.remakes(stale)
+                    for i, head, make, attr in remakes:  # the fields changed, and json ones
+                        frags[i] = head + make(getattr(self, attr))
+                    self._frags = frags
                     self._stale = 0
-                if layout.volatile:
-                    layout.refresh(self, frags, 0)
             text = ", ".join(frags)
         self._text = text
         return text
 
-    def _changed(self, name: str) -> str | None:
-        """Field ``name`` is about to change: mark its fragment stale and return what the
-        undo log keeps to put it back (the fragment, or None when there is none to keep)."""
-        frags = self._frags
-        if frags is None:
-            return None
-        found = self._AT.get(name)
-        if found is None:  # not a field of the text: it cannot be told apart
-            self._frags = None
-            return None
-        i, bit = found
-        stale = self._stale
-        self._stale = stale | bit
-        return None if stale & bit else frags[i]
+    def _stale_field(self, name: str) -> None:
+        """Field ``name`` changed (or got an old value back): its fragment is stale."""
+        if self._frags is not None:
+            found = self._AT.get(name)
+            if found is None:  # not a field of the text: it cannot be told apart
+                self._frags = None
+            else:
+                self._stale |= found[1]
 
-    def _restored(self, name: str, frag: str | None) -> None:
-        """Field ``name`` got back the value it had when ``frag`` (its fragment then, or
-        None if it had none) was kept by :meth:`_changed`."""
-        frags = self._frags
-        if frags is None:
-            return
-        found = self._AT.get(name)
-        if found is None:
-            self._frags = None
-            return
-        i, bit = found
-        if frag is None:
-            self._stale |= bit
-        else:
-            frags[i] = frag
-            self._stale &= ~bit
+    def _put_back(self, names: tuple[str, ...], digest: bytes | None, text: str | None,
+                  frags: list[str] | None, stale: int) -> None:
+        """Fields ``names`` got back the values they had before a change whose undo entry
+        kept the row's digest, text, fragments and stale bits of then (fragment lists are
+        never changed in place, so they still hold)."""
+        self._digest = digest
+        self._text = text
+        if frags is not None:
+            self._frags = frags
+            self._stale = stale
+        else:  # the fragments were made after the change: they hold, but for these fields
+            for name in names:
+                self._stale_field(name)
 
     def digest(self) -> bytes:
         """SHA-256 of the row's canonical JSON, cached until the row changes.
@@ -570,10 +562,16 @@ class Snapshot:
 
 
 # An undo entry is a callable-free tuple for speed:
-#   (0, obj, attribute, old value, old digest)  -- a field or state item was set
+#   (0, state, attribute, old value, None)       -- a state item was set
+#   (0, row, attribute, old value, digest, text, fragments, stale bits)
+#                                                -- a row's field was set (Row._put_back)
 #   (1, table, key)                              -- a row was inserted
 #   (2, table, key, row, position)               -- a row was deleted
-_SET, _INSERT, _DELETE = 0, 1, 2
+#   (3, row, attributes, old values, digest, text, fragments, stale bits)
+#                                                -- fields of one row were set, one after
+#                                                   the other (generated code: a run of
+#                                                   statements setting fields of a row)
+_SET, _INSERT, _DELETE, _SET_FIELDS = 0, 1, 2, 3
 
 
 @dataclass
@@ -821,12 +819,13 @@ class Episode:
             self._state_version += 1
 
     def _set_row(self, row: Row, name: str, value: Any) -> None:
-        """:meth:`_set` of a row's field (what generated code knows it sets). The undo entry
-        keeps the row's digest, text and the field's text fragment, which an undo puts
-        back."""
+        """:meth:`_set` of a row's field (generated code does the same inline). The undo
+        entry keeps the row's digest, text, fragments and stale bits, which an undo puts
+        back (:meth:`Row._put_back`)."""
         self._undo.append((_SET, row, name, getattr(row, name), row._digest, row._text,
-                           None if row._frags is None else row._changed(name)))
+                           row._frags, row._stale))
         setattr(row, name, value)
+        row._stale_field(name)
         row._digest = None
         row._text = None
         for table in self._tables_of.get(row.ENTITY, ()):
@@ -870,12 +869,16 @@ class Episode:
                 obj, name = entry[1], entry[2]
                 setattr(obj, name, entry[3])
                 if isinstance(obj, Row):
-                    _, _, _, _, obj._digest, obj._text, frag = entry
-                    if obj._frags is not None:
-                        obj._restored(name, frag)
+                    obj._put_back((name,), *entry[4:])
                     self._touch(obj.ENTITY)
                 else:
                     self._state_version += 1
+            elif kind == _SET_FIELDS:
+                row, names = entry[1], entry[2]
+                for name, old in zip(names, entry[3], strict=True):
+                    setattr(row, name, old)
+                row._put_back(names, *entry[4:])
+                self._touch(row.ENTITY)
             elif kind == _INSERT:
                 _, table, key = entry
                 del table.rows[key]
@@ -1136,18 +1139,19 @@ class Episode:
         by_table = {id(t): initial.tables[name] for name, t in self.tables.items()}
         for entry in reversed(self._undo):
             kind = entry[0]
-            if kind == _SET:
-                obj, name, old = entry[1], entry[2], entry[3]
+            if kind == _SET or kind == _SET_FIELDS:
+                obj = entry[1]
+                names = (entry[2],) if kind == _SET else entry[2]
+                olds = (entry[3],) if kind == _SET else entry[3]
                 if isinstance(obj, Row):
                     target = by_entity[obj.ENTITY].rows[obj.key()]
-                    setattr(target, name, old)
+                    for name, old in zip(names, olds, strict=True):
+                        setattr(target, name, old)
                     # the text and digest before the change hold for the copy's values too
-                    _, _, _, _, target._digest, target._text, frag = entry
-                    if target._frags is not None:
-                        target._restored(name, frag)
+                    target._put_back(names, *entry[4:])
                     by_entity[obj.ENTITY]._digest = None  # the copy's digest is the current one
                 else:
-                    setattr(initial.state, name, old)
+                    setattr(initial.state, names[0], olds[0])
             elif kind == _INSERT:
                 _, table, key = entry
                 del by_table[id(table)].rows[key]

@@ -155,7 +155,7 @@ def _changed(episode: Episode, mark: int) -> Iterable[Any]:
     seen: set[int] = set()
     for entry in episode._undo[mark:]:
         kind, target = entry[0], entry[1]
-        if kind == 0 and isinstance(target, Row):
+        if (kind == 0 or kind == 3) and isinstance(target, Row):  # fields of a row set
             if id(target) not in seen:
                 seen.add(id(target))
                 yield target.export()
@@ -227,7 +227,7 @@ class _Keys:
         """Forget the keys of tables the last call inserted into or deleted from."""
         if self.keys:
             for entry in self.episode._undo[mark:]:
-                if entry[0] != 0 and isinstance(entry[1], Table):
+                if (entry[0] == 1 or entry[0] == 2) and isinstance(entry[1], Table):
                     self.keys.pop(entry[1].name, None)
 
 

@@ -608,9 +608,10 @@ def changed_rows(ep: Episode, table: Table[Any],
     for entry in undo[mark:] if mark else undo:
         kind = entry[0]
         candidate: Row | None = None
-        if kind == 0:
+        if kind == 0 or kind == 3:  # a field set, or fields of one row (3)
             obj = entry[1]
-            if (fields is None or entry[2] in fields) and \
+            if (fields is None or (entry[2] in fields if kind == 0 else
+                                   any(name in fields for name in entry[2]))) and \
                     getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
