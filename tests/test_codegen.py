@@ -532,3 +532,53 @@ def test_a_default_that_may_be_none_too_passes_mypy_strict(tmp_path: Path) -> No
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     world = load_package(out / build.packages[0].name).World
     assert [world().call("pick", {"key": k})["data"] for k in ("a", "b", "c")] == [1.0, 2.0, None]
+
+
+def test_assigning_a_record_field_makes_a_new_record(tmp_path: Path) -> None:
+    """`order.address.city = city` and `a.city = ...` rebuild the record (``rt.replace_fields``,
+    as ``dataclasses.replace`` did): the old value is left as it was, the new one has its own
+    JSON text, and the package passes mypy --strict."""
+    spec = tmp_path / "moves.world"
+    spec.write_text(textwrap.dedent("""\
+        world Moves "An order whose address is changed one field at a time."
+        config { results: bfcl }
+        state { orders: table Order }
+        record Address "Where an order ships." { street: str  city: str }
+        entity Order "An order." {
+          key id: str
+          address: Address
+        }
+        tool move(order: Order "The order.", city: str "The new city.") -> Address "The address." {
+          order.address.city = city
+          return order.address
+        }
+        tool shifted(street: str "A street.") -> Address "An address built, then changed." {
+          let a = Address(street: street, city: "Austin")
+          a.city = "Boston"
+          return a
+        }
+        """), encoding="utf-8")
+    result = check_specs([spec])
+    assert result.ok, [d.message for d in result.errors]
+    build = generate_all(result)
+    out = tmp_path / "out"
+    write_packages(build, out)
+    assert build.packages[0].files["world.py"].count("rt.replace_fields(") == 2
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "mypy-cache"), str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    world = load_package(out / build.packages[0].name).World
+    ep = world(data={"orders": [{"id": "o1", "address": {"street": "1 Main", "city": "Austin"}}]})
+    before = ep.tables["orders"].row("o1").address
+    assert before._json_text() == '{"street": "1 Main", "city": "Austin"}'
+    assert ep.call("move", {"order": "o1", "city": "Dallas"}) == {"street": "1 Main",
+                                                                  "city": "Dallas"}
+    after = ep.tables["orders"].row("o1").address
+    assert repr(before) == "Address(street='1 Main', city='Austin')"
+    assert repr(after) == "Address(street='1 Main', city='Dallas')"
+    assert after._json_text() == '{"street": "1 Main", "city": "Dallas"}'
+    assert ep.export_state() == {"orders": [{"id": "o1", "address": {"street": "1 Main",
+                                                                      "city": "Dallas"}}]}
+    assert ep.call("shifted", {"street": "Elm"}) == {"street": "Elm", "city": "Boston"}

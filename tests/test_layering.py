@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from worldspec.services.loading import load_package
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "worldspec"
 
@@ -95,6 +97,58 @@ def test_a_generated_world_loads_the_runtime_and_the_standard_library_only() -> 
         and m.split(".")[0] not in ("generated", "__main__")
         and not (m == "worldspec" or m.startswith("worldspec.runtime")))
     assert foreign == []
+
+
+#: what a generated world's import leaves unloaded, though the runtime uses it: OpenSSL's
+#: hashlib (a digest), difflib (a "did you mean"), ast (``arithmetic()``), importlib.resources
+#: and zipfile (package data), dataclasses with inspect, dis and tokenize (records and the
+#: runtime's value classes are written out without it); each costs the import milliseconds
+LAZY = ("hashlib", "_hashlib", "difflib", "ast", "_ast", "importlib.resources", "zipfile",
+        "dataclasses", "inspect", "dis", "tokenize")
+
+
+def test_a_generated_world_leaves_what_only_some_calls_need_unloaded() -> None:
+    worlds = sorted(p.name for p in (ROOT / "generated").iterdir()
+                    if (p / "world.py").is_file())
+    loaded = _loaded_after_importing([f"generated.{w}" for w in worlds], site=False)
+    assert _offending(loaded, LAZY) == []
+
+
+def test_what_a_world_imports_late_works_once_it_is_imported() -> None:
+    """In a fresh process: after the import, without them, a task's package data loads, the
+    state digests, an unknown task gets its "did you mean", ``arithmetic()`` parses and a
+    record is frozen, each importing what it needs then; the digest is the one of an episode
+    of this process (which had all of them loaded before)."""
+    code = (
+        "import json, sys\n"
+        "from generated.mobile_messaging import World\n"
+        f"lazy = {LAZY!r}\n"
+        "before = [m for m in lazy if m in sys.modules]\n"
+        "ep = World(task='reply_to_priya')\n"
+        "digest = ep.state_hash()\n"
+        "try:\n"
+        "    ep.reset('reply_to_pryia')\n"
+        "except KeyError as exc:\n"
+        "    unknown = str(exc)\n"
+        "from worldspec.runtime.arithmetic import arithmetic\n"
+        "value = arithmetic(None, '2 ** 10 + 7 // 2')\n"
+        "from generated.tau2_retail.world import UserName\n"
+        "try:\n"
+        "    UserName('Ann', 'Lee').first_name = 'Bo'\n"
+        "except AttributeError as exc:\n"
+        "    frozen = f'{type(exc).__module__}.{type(exc).__name__}: {exc}'\n"
+        "print(json.dumps([before, digest, unknown, value, frozen]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)  # with site-packages: patterns need re2
+    assert out.returncode == 0, out.stderr
+    before, digest, unknown, value, frozen = json.loads(out.stdout)
+    assert before == []
+    world = load_package(ROOT / "generated" / "mobile_messaging").World
+    assert digest == world(task="reply_to_priya").state_hash()
+    assert "did you mean 'reply_to_priya'?" in unknown
+    assert value == 1027
+    assert frozen == "dataclasses.FrozenInstanceError: cannot assign to field 'first_name'"
 
 
 def test_importing_the_package_loads_nothing_but_itself() -> None:

@@ -135,20 +135,23 @@ class WorldGenerator:
         cls = self.tables.class_name(rec.name)
         fields = list(rec.fields.values())
         if rec.kind == "record":
-            # the dataclass's own __init__ sets each field through object.__setattr__ (it is
-            # frozen); the slots' own setters, called directly, take half the time
-            lines = ["@dataclasses.dataclass(frozen=True, slots=True, init=False)",
-                     f"class {cls}:",
-                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), ""]
+            # a frozen value with slots, as @dataclass(frozen=True, slots=True) made it, its
+            # methods written out (the dataclass's import and making of each class were most
+            # of a world's import; rt.Record makes it frozen). Its fields are set through the
+            # slots' own setters, called directly: half the time of object.__setattr__
+            names = [py_name(f.name) for f in fields]
+            slots = [*names, "_json"] if self.tables.has_text(rec.name) else names
+            lines = [f"class {cls}(rt.Record):",
+                     _doc_literal(rec.doc or f"The {rec.name} record.", _INDENT), "",
+                     f"{_INDENT}__slots__ = {_tuple_literal(slots)}",
+                     f"{_INDENT}__match_args__ = {_tuple_literal(names)}", ""]
             for f in fields:
                 lines.append(f"{_INDENT}{py_name(f.name)}: {self.tables.annotation(f.type)}")
-            slots = [py_name(f.name) for f in fields]
-            if self.tables.has_text(rec.name):
+            if "_json" in slots:
                 lines += [f"{_INDENT}#: the record's JSON text, made once (the record is "
                           "immutable)",
-                          f"{_INDENT}_json: str | None = dataclasses.field(default=None, "
-                          "init=False, repr=False, compare=False)"]
-                slots.append("_json")
+                          f"{_INDENT}_json: str | None"]
+            lines += self.record_methods(names)
             lines += ["", f"{_INDENT}def __init__(self"
                       + "".join(f", {py_name(f.name)}: {self.tables.annotation(f.type)}"
                                 for f in fields) + ") -> None:"]
@@ -236,6 +239,22 @@ class WorldGenerator:
         if rec.kind == "record":
             lines += ["", "", *after]
         return "\n".join(line for line in lines)
+
+    def record_methods(self, names: list[str]) -> list[str]:
+        """A record's ``__eq__`` (same class, equal fields), ``__hash__`` (of the fields)
+        and ``__repr__`` (``Name(field=value, ...)``), as a frozen dataclass makes them; its
+        JSON text is no field of it."""
+        mine = _tuple_literal([f"self.{name}" for name in names], quote=False)
+        other = _tuple_literal([f"other.{name}" for name in names], quote=False)
+        shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
+        return ["", f"{_INDENT}def __eq__(self, other: Any) -> bool:",
+                f"{_INDENT * 2}if other.__class__ is self.__class__:",
+                f"{_INDENT * 3}return {mine} == {other}",
+                f"{_INDENT * 2}return NotImplemented",
+                "", f"{_INDENT}def __hash__(self) -> int:",
+                f"{_INDENT * 2}return hash({mine})",
+                "", f"{_INDENT}def __repr__(self) -> str:",
+                f"{_INDENT * 2}return f'{{self.__class__.__qualname__}}({shown})'"]
 
     def record_text(self, rec: RecordInfo) -> list[str]:
         """``_json_text()``: ``json.dumps(self.export())``, made once and kept on the record
@@ -569,13 +588,9 @@ class WorldGenerator:
             src = f"args[{p.name!r}]"
             path = repr(p.name)
             base = t.strip_optional(p.type)
-            fast = self._fast_argument(p, pname, src, path)
-            if fast is not None:
-                if dynamic:
-                    fallback = self._dynamic_fallback(p, pname, src, path)
-                    lines += _dynamic_load(fast, pname, fallback)
-                else:
-                    lines += [_INDENT + line for line in fast]
+            fast = self._fast_argument(p, pname, src, path, dynamic)
+            if fast is not None:  # in `arguments: dynamic` too: its slow path passes others on
+                lines += [_INDENT + line for line in fast]
                 call_args.append(pname)
                 continue
             if isinstance(base, t.Named) and base.kind == "entity":
@@ -645,10 +660,14 @@ class WorldGenerator:
             message = f"{base.name!r} + ' ' + rt.quote(key) + ' not found.'"
         return f"rt.lookup(ep.t_{tname}, {raw}, lambda key: {message})"
 
-    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str) -> list[str] | None:
+    def _fast_argument(self, p: ParamInfo, pname: str, src: str, path: str,
+                       dynamic: bool) -> list[str] | None:
         """Statements loading a required argument of the common kinds (text, a list of
         text, a row by a text key) with the type checks inline, or None for the general
-        loader. They accept and refuse exactly what the loader does, with its messages."""
+        loader. They accept and refuse exactly what the loader does, with its messages; in
+        ``arguments: dynamic`` the slow path passes a value of another JSON type on
+        (``rt.str_or_foreign``; a key of another type finds no row, an unhashable one fails
+        with Python's text)."""
         typ = p.type
         entity = isinstance(typ, t.Named) and typ.kind == "entity"
         if p.default is not None or isinstance(typ, t.Optional) or \
@@ -663,13 +682,13 @@ class WorldGenerator:
                 message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
             else:
                 message = f"{typ.name!r} + ' ' + rt.quote(key) + ' not found.'"
-            return [*_str_argument(pname, src, path),
+            return [*_str_argument(pname, src, path, dynamic),
                     f"{pname} = ep.t_{table.name}.rows.get({pname}) or "
                     f"rt.lookup(ep.t_{table.name}, {pname}, lambda key: {message})"]
         if _plain_str(typ):
-            return _str_argument(pname, src, path)
+            return _str_argument(pname, src, path, dynamic)
         if isinstance(typ, t.ListOf) and _plain_str(typ.element) and typ.refinement is None:
-            return _str_list_argument(pname, src, path)
+            return _str_list_argument(pname, src, path, dynamic)
         return None
 
     def tool_spec(self, info: ToolInfo) -> str:
@@ -850,6 +869,13 @@ def _set_literal(names: list[str]) -> str:
     return "{" + ", ".join(repr(x) for x in names) + "}" if names else "()"
 
 
+def _tuple_literal(items: list[str], *, quote: bool = True) -> str:
+    """A tuple display of ``items`` (as string literals, or as they are when ``quote`` is
+    false): ``()``, ``('a',)``, ``('a', 'b')``."""
+    shown = [repr(x) if quote else x for x in items]
+    return f"({shown[0]},)" if len(shown) == 1 else "(" + ", ".join(shown) + ")"
+
+
 def _plain_str(typ: t.Type) -> bool:
     """``str`` without a refinement (``Prim`` equality ignores refinements)."""
     return isinstance(typ, t.Prim) and typ.name == "str" and typ.refinement is None
@@ -863,22 +889,28 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
             f"{_INDENT * 2}{pname} = {fallback}"]
 
 
-def _str_argument(pname: str, src: str, path: str) -> list[str]:
-    """A text argument: ASCII text as it is, anything else through ``v.want_str``."""
+def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
+    """A text argument: ASCII text as it is, anything else through ``v.want_str`` (in
+    ``arguments: dynamic``, ``rt.str_or_foreign``)."""
+    slow = f"rt.str_or_foreign(ep, {pname}, {path})" if dynamic else \
+        f"v.want_str({pname}, {path})"
     return [f"{pname} = {src}",
             f"if type({pname}) is not str or not {pname}.isascii():",
-            f"{_INDENT}{pname} = v.want_str({pname}, {path})"]
+            f"{_INDENT}{pname} = {slow}"]
 
 
-def _str_list_argument(pname: str, src: str, path: str) -> list[str]:
+def _str_list_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
     """A list of text: a list of ASCII ``str`` as a tuple at once (the test ``v.want_str_list``
-    makes first, inline: checked in C, without a call), anything else through it."""
+    makes first, inline: checked in C, without a call), anything else through it (in
+    ``arguments: dynamic``, ``rt.str_list_or_foreign``)."""
+    slow = f"rt.str_list_or_foreign(ep, {pname}, {path})" if dynamic else \
+        f"v.want_str_list({pname}, {path})"
     return [f"{pname} = {src}",
             f"if type({pname}) is list and v.JUST_STR.issuperset(map(type, {pname})) and "
             f"''.join({pname}).isascii():",
             f"{_INDENT}{pname} = tuple({pname})",
             "else:",
-            f"{_INDENT}{pname} = v.want_str_list({pname}, {path})"]
+            f"{_INDENT}{pname} = {slow}"]
 
 
 def _check_fn_name(task: str, check: str) -> str:

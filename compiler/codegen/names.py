@@ -20,7 +20,7 @@ __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "
 #: compares this with the names the generated modules really use.
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
-    "annotations", "dataclasses", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
+    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias",
     "rt", "v", "CheckSpec", "Episode", "FieldJson", "ParamSpec", "Row", "StateBase", "Table",
     "TaskSpec", "ToolSpec", "InvariantError", "ToolError",
     # the names tool methods, invokers and check functions bind around spec code

@@ -62,7 +62,7 @@ class TypeTables:
         #: type than declared (an argument taken as it is), so what exports and writes
         #: stored values works for any JSON value
         self.dynamic = world.config.arguments == "dynamic"
-        #: type name -> class name. The fields of a record are names of its dataclass's
+        #: type name -> class name. The fields of a record are names of its class's
         #: body, where they would hide a class of the same name from the annotations after
         #: them: such a class steps aside (one more ``_``, until no name is taken).
         fields = {py_name(f) for rec in world.records.values() if rec.kind == "record"

@@ -2,7 +2,7 @@
 
 Changes to state go through the episode's undo-logged helpers (``_set``,
 ``_insert``, ``_delete``, ``_next``). Records, lists and maps are values:
-assigning into one rebuilds it (``dataclasses.replace``, ``rt.set_at``) and
+assigning into one rebuilds it (``rt.replace_fields``, ``rt.set_at``) and
 stores the new value where the old one was.
 """
 
@@ -211,7 +211,7 @@ class StatementCompiler:
                 self.set_row(obj_type.name, target.name.name,
                              self.x.value(target.obj, self.env), value, node)
             else:
-                rebuilt = (f"dataclasses.replace({self.x.value(target.obj, self.env)}, "
+                rebuilt = (f"rt.replace_fields({self.x.value(target.obj, self.env)}, "
                            f"{field}={value})")
                 self.assign(target.obj, rebuilt, node)
             return

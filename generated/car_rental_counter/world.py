@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -383,9 +382,11 @@ class Rental(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CarOffer:
+class CarOffer(rt.Record):
     'A car free for the requested days, with its price.'
+
+    __slots__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents', '_json')
+    __match_args__ = ('car', 'model', 'category', 'daily_rate_cents', 'days', 'price_cents')
 
     car: str
     model: str
@@ -394,7 +395,18 @@ class CarOffer:
     days: int
     price_cents: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents) == (other.car, other.model, other.category, other.daily_rate_cents, other.days, other.price_cents)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.car, self.model, self.category, self.daily_rate_cents, self.days, self.price_cents))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(car={self.car!r}, model={self.model!r}, category={self.category!r}, daily_rate_cents={self.daily_rate_cents!r}, days={self.days!r}, price_cents={self.price_cents!r})'
 
     def __init__(self, car: str, model: str, category: CarCategory, daily_rate_cents: int, days: int, price_cents: int) -> None:
         _set = _SET_CarOffer
@@ -452,16 +464,29 @@ def _new_CarOffer(car: str, model: str, category: CarCategory, daily_rate_cents:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CustomerRentals:
+class CustomerRentals(rt.Record):
     'A customer with all their rentals.'
+
+    __slots__ = ('customer', 'name', 'licence_expires', 'rentals', '_json')
+    __match_args__ = ('customer', 'name', 'licence_expires', 'rentals')
 
     customer: str
     name: str
     licence_expires: dt.date
     rentals: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.customer, self.name, self.licence_expires, self.rentals) == (other.customer, other.name, other.licence_expires, other.rentals)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.customer, self.name, self.licence_expires, self.rentals))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, licence_expires={self.licence_expires!r}, rentals={self.rentals!r})'
 
     def __init__(self, customer: str, name: str, licence_expires: dt.date, rentals: tuple[str, ...]) -> None:
         _set = _SET_CustomerRentals

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -483,9 +482,11 @@ class WaitlistEntry(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SlotView:
+class SlotView(rt.Record):
     'A free slot as offered to the agent.'
+
+    __slots__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end', '_json')
+    __match_args__ = ('slot_id', 'doctor_id', 'doctor', 'specialty', 'start', 'end')
 
     slot_id: str
     doctor_id: str
@@ -494,7 +495,18 @@ class SlotView:
     start: dt.datetime
     end: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end) == (other.slot_id, other.doctor_id, other.doctor, other.specialty, other.start, other.end)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.slot_id, self.doctor_id, self.doctor, self.specialty, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(slot_id={self.slot_id!r}, doctor_id={self.doctor_id!r}, doctor={self.doctor!r}, specialty={self.specialty!r}, start={self.start!r}, end={self.end!r})'
 
     def __init__(self, slot_id: str, doctor_id: str, doctor: str, specialty: Specialty, start: dt.datetime, end: dt.datetime) -> None:
         _set = _SET_SlotView
@@ -552,16 +564,29 @@ def _new_SlotView(slot_id: str, doctor_id: str, doctor: str, specialty: Specialt
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cancellation:
+class Cancellation(rt.Record):
     'The Cancellation record.'
+
+    __slots__ = ('appointment_id', 'late', 'fee', 'message', '_json')
+    __match_args__ = ('appointment_id', 'late', 'fee', 'message')
 
     appointment_id: str
     late: bool
     fee: float
     message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.appointment_id, self.late, self.fee, self.message) == (other.appointment_id, other.late, other.fee, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.appointment_id, self.late, self.fee, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(appointment_id={self.appointment_id!r}, late={self.late!r}, fee={self.fee!r}, message={self.message!r})'
 
     def __init__(self, appointment_id: str, late: bool, fee: float, message: str) -> None:
         _set = _SET_Cancellation
@@ -611,16 +636,29 @@ def _new_Cancellation(appointment_id: str, late: bool, fee: float, message: str)
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class DaySchedule:
+class DaySchedule(rt.Record):
     'The DaySchedule record.'
+
+    __slots__ = ('doctor_id', 'day', 'appointments', 'free_slots', '_json')
+    __match_args__ = ('doctor_id', 'day', 'appointments', 'free_slots')
 
     doctor_id: str
     day: dt.date
     appointments: tuple[str, ...]
     free_slots: tuple[SlotView, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.doctor_id, self.day, self.appointments, self.free_slots) == (other.doctor_id, other.day, other.appointments, other.free_slots)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.doctor_id, self.day, self.appointments, self.free_slots))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(doctor_id={self.doctor_id!r}, day={self.day!r}, appointments={self.appointments!r}, free_slots={self.free_slots!r})'
 
     def __init__(self, doctor_id: str, day: dt.date, appointments: tuple[str, ...], free_slots: tuple[SlotView, ...]) -> None:
         _set = _SET_DaySchedule

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -519,9 +518,11 @@ class Ticket(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SeatAvailability:
+class SeatAvailability(rt.Record):
     'The free seats of a section for an event.'
+
+    __slots__ = ('event', 'section', 'tier', 'price_cents', 'free_seats', '_json')
+    __match_args__ = ('event', 'section', 'tier', 'price_cents', 'free_seats')
 
     event: str
     section: str
@@ -529,7 +530,18 @@ class SeatAvailability:
     price_cents: int | None
     free_seats: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.event, self.section, self.tier, self.price_cents, self.free_seats) == (other.event, other.section, other.tier, other.price_cents, other.free_seats)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.event, self.section, self.tier, self.price_cents, self.free_seats))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(event={self.event!r}, section={self.section!r}, tier={self.tier!r}, price_cents={self.price_cents!r}, free_seats={self.free_seats!r})'
 
     def __init__(self, event: str, section: str, tier: Tier, price_cents: int | None, free_seats: tuple[str, ...]) -> None:
         _set = _SET_SeatAvailability
@@ -583,15 +595,28 @@ def _new_SeatAvailability(event: str, section: str, tier: Tier, price_cents: int
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderView:
+class OrderView(rt.Record):
     'An order with its tickets.'
+
+    __slots__ = ('order', 'tickets', 'hold_expired', '_json')
+    __match_args__ = ('order', 'tickets', 'hold_expired')
 
     order: str
     tickets: tuple[str, ...]
     hold_expired: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order, self.tickets, self.hold_expired) == (other.order, other.tickets, other.hold_expired)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order, self.tickets, self.hold_expired))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order={self.order!r}, tickets={self.tickets!r}, hold_expired={self.hold_expired!r})'
 
     def __init__(self, order: str, tickets: tuple[str, ...], hold_expired: bool) -> None:
         _set = _SET_OrderView
@@ -637,14 +662,27 @@ def _new_OrderView(order: str, tickets: tuple[str, ...], hold_expired: bool) -> 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Refund:
+class Refund(rt.Record):
     'A refunded ticket and the amount paid back.'
+
+    __slots__ = ('ticket', 'amount_cents', '_json')
+    __match_args__ = ('ticket', 'amount_cents')
 
     ticket: str
     amount_cents: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.ticket, self.amount_cents) == (other.ticket, other.amount_cents)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.ticket, self.amount_cents))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, amount_cents={self.amount_cents!r})'
 
     def __init__(self, ticket: str, amount_cents: int) -> None:
         _set = _SET_Refund

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -286,9 +285,11 @@ class Booking(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class RoomOffer:
+class RoomOffer(rt.Record):
     'A room free for the whole stay, with its price.'
+
+    __slots__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total', '_json')
+    __match_args__ = ('number', 'room_type', 'nightly_rate', 'capacity', 'nights', 'total')
 
     number: str
     room_type: RoomType
@@ -297,7 +298,18 @@ class RoomOffer:
     nights: int
     total: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total) == (other.number, other.room_type, other.nightly_rate, other.capacity, other.nights, other.total)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.number, self.room_type, self.nightly_rate, self.capacity, self.nights, self.total))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(number={self.number!r}, room_type={self.room_type!r}, nightly_rate={self.nightly_rate!r}, capacity={self.capacity!r}, nights={self.nights!r}, total={self.total!r})'
 
     def __init__(self, number: str, room_type: RoomType, nightly_rate: int, capacity: int, nights: int, total: int) -> None:
         _set = _SET_RoomOffer
@@ -355,15 +367,28 @@ def _new_RoomOffer(number: str, room_type: RoomType, nightly_rate: int, capacity
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CheckoutReceipt:
+class CheckoutReceipt(rt.Record):
     'What the guest pays when leaving.'
+
+    __slots__ = ('booking', 'nights', 'amount_due', '_json')
+    __match_args__ = ('booking', 'nights', 'amount_due')
 
     booking: str
     nights: int
     amount_due: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking, self.nights, self.amount_due) == (other.booking, other.nights, other.amount_due)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking, self.nights, self.amount_due))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking={self.booking!r}, nights={self.nights!r}, amount_due={self.amount_due!r})'
 
     def __init__(self, booking: str, nights: int, amount_due: int) -> None:
         _set = _SET_CheckoutReceipt

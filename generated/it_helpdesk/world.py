@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -384,14 +383,27 @@ class Comment(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class TicketView:
+class TicketView(rt.Record):
     'A ticket with its comments.'
+
+    __slots__ = ('ticket', 'comments', '_json')
+    __match_args__ = ('ticket', 'comments')
 
     ticket: str
     comments: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.ticket, self.comments) == (other.ticket, other.comments)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.ticket, self.comments))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(ticket={self.ticket!r}, comments={self.comments!r})'
 
     def __init__(self, ticket: str, comments: tuple[str, ...]) -> None:
         _set = _SET_TicketView

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,13 +28,26 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["AddedContact", "DeleteResult", "LoginResult", "LoginStatus", "MessageAPI", "MessageId", "MessageStats", "SearchHit", "SearchResults", "SendResult", "SentMessages", "Stats", "UserId", "UserList"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class MessageId:
+class MessageId(rt.Record):
     'BFCL wraps a new message id in an object.'
+
+    __slots__ = ('new_id', '_json')
+    __match_args__ = ('new_id',)
 
     new_id: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.new_id,) == (other.new_id,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.new_id,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(new_id={self.new_id!r})'
 
     def __init__(self, new_id: int) -> None:
         _set = _SET_MessageId
@@ -73,13 +85,26 @@ def _new_MessageId(new_id: int) -> MessageId:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class UserList:
+class UserList(rt.Record):
     'The UserList record.'
+
+    __slots__ = ('user_list', '_json')
+    __match_args__ = ('user_list',)
 
     user_list: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.user_list,) == (other.user_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.user_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(user_list={self.user_list!r})'
 
     def __init__(self, user_list: tuple[str, ...]) -> None:
         _set = _SET_UserList
@@ -117,13 +142,26 @@ def _new_UserList(user_list: tuple[str, ...]) -> UserList:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class UserId:
+class UserId(rt.Record):
     'The UserId record.'
+
+    __slots__ = ('user_id', '_json')
+    __match_args__ = ('user_id',)
 
     user_id: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.user_id,) == (other.user_id,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.user_id,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(user_id={self.user_id!r})'
 
     def __init__(self, user_id: str) -> None:
         _set = _SET_UserId
@@ -161,14 +199,27 @@ def _new_UserId(user_id: str) -> UserId:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginResult:
+class LoginResult(rt.Record):
     'The LoginResult record.'
+
+    __slots__ = ('login_status', 'message', '_json')
+    __match_args__ = ('login_status', 'message')
 
     login_status: bool
     message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.login_status, self.message) == (other.login_status, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.login_status, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(login_status={self.login_status!r}, message={self.message!r})'
 
     def __init__(self, login_status: bool, message: str) -> None:
         _set = _SET_LoginResult
@@ -210,13 +261,26 @@ def _new_LoginResult(login_status: bool, message: str) -> LoginResult:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('login_status', '_json')
+    __match_args__ = ('login_status',)
 
     login_status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.login_status,) == (other.login_status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.login_status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
 
     def __init__(self, login_status: bool) -> None:
         _set = _SET_LoginStatus
@@ -254,15 +318,28 @@ def _new_LoginStatus(login_status: bool) -> LoginStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SendResult:
+class SendResult(rt.Record):
     'The SendResult record.'
+
+    __slots__ = ('sent_status', 'message_id', 'message', '_json')
+    __match_args__ = ('sent_status', 'message_id', 'message')
 
     sent_status: bool
     message_id: MessageId
     message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.sent_status, self.message_id, self.message) == (other.sent_status, other.message_id, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.sent_status, self.message_id, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(sent_status={self.sent_status!r}, message_id={self.message_id!r}, message={self.message!r})'
 
     def __init__(self, sent_status: bool, message_id: MessageId, message: str) -> None:
         _set = _SET_SendResult
@@ -308,15 +385,28 @@ def _new_SendResult(sent_status: bool, message_id: MessageId, message: str) -> S
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class AddedContact:
+class AddedContact(rt.Record):
     'The AddedContact record.'
+
+    __slots__ = ('added_status', 'user_id', 'message', '_json')
+    __match_args__ = ('added_status', 'user_id', 'message')
 
     added_status: bool
     user_id: str
     message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.added_status, self.user_id, self.message) == (other.added_status, other.user_id, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.added_status, self.user_id, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(added_status={self.added_status!r}, user_id={self.user_id!r}, message={self.message!r})'
 
     def __init__(self, added_status: bool, user_id: str, message: str) -> None:
         _set = _SET_AddedContact
@@ -362,15 +452,28 @@ def _new_AddedContact(added_status: bool, user_id: str, message: str) -> AddedCo
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class DeleteResult:
+class DeleteResult(rt.Record):
     'The DeleteResult record.'
+
+    __slots__ = ('deleted_status', 'receiver_id', 'message', '_json')
+    __match_args__ = ('deleted_status', 'receiver_id', 'message')
 
     deleted_status: bool
     receiver_id: str
     message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.deleted_status, self.receiver_id, self.message) == (other.deleted_status, other.receiver_id, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.deleted_status, self.receiver_id, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(deleted_status={self.deleted_status!r}, receiver_id={self.receiver_id!r}, message={self.message!r})'
 
     def __init__(self, deleted_status: bool, receiver_id: str, message: str) -> None:
         _set = _SET_DeleteResult
@@ -416,11 +519,24 @@ def _new_DeleteResult(deleted_status: bool, receiver_id: str, message: str) -> D
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SentMessages:
+class SentMessages(rt.Record):
     'The SentMessages record.'
 
+    __slots__ = ('messages',)
+    __match_args__ = ('messages',)
+
     messages: dict[str, tuple[Any, ...]]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.messages,) == (other.messages,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.messages,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(messages={self.messages!r})'
 
     def __init__(self, messages: dict[str, tuple[Any, ...]]) -> None:
         _set = _SET_SentMessages
@@ -449,12 +565,25 @@ def _new_SentMessages(messages: dict[str, tuple[Any, ...]]) -> SentMessages:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SearchHit:
+class SearchHit(rt.Record):
     'The SearchHit record.'
+
+    __slots__ = ('receiver_id', 'message')
+    __match_args__ = ('receiver_id', 'message')
 
     receiver_id: str
     message: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.receiver_id, self.message) == (other.receiver_id, other.message)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.receiver_id, self.message))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(receiver_id={self.receiver_id!r}, message={self.message!r})'
 
     def __init__(self, receiver_id: str, message: Any) -> None:
         _set = _SET_SearchHit
@@ -487,11 +616,24 @@ def _new_SearchHit(receiver_id: str, message: Any) -> SearchHit:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SearchResults:
+class SearchResults(rt.Record):
     'The SearchResults record.'
 
+    __slots__ = ('results',)
+    __match_args__ = ('results',)
+
     results: tuple[SearchHit, ...]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.results,) == (other.results,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.results,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(results={self.results!r})'
 
     def __init__(self, results: tuple[SearchHit, ...]) -> None:
         _set = _SET_SearchResults
@@ -520,14 +662,27 @@ def _new_SearchResults(results: tuple[SearchHit, ...]) -> SearchResults:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Stats:
+class Stats(rt.Record):
     'The Stats record.'
+
+    __slots__ = ('received_count', 'total_contacts', '_json')
+    __match_args__ = ('received_count', 'total_contacts')
 
     received_count: int
     total_contacts: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.received_count, self.total_contacts) == (other.received_count, other.total_contacts)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.received_count, self.total_contacts))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(received_count={self.received_count!r}, total_contacts={self.total_contacts!r})'
 
     def __init__(self, received_count: int, total_contacts: int) -> None:
         _set = _SET_Stats
@@ -569,13 +724,26 @@ def _new_Stats(received_count: int, total_contacts: int) -> Stats:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class MessageStats:
+class MessageStats(rt.Record):
     'The MessageStats record.'
+
+    __slots__ = ('stats', '_json')
+    __match_args__ = ('stats',)
 
     stats: Stats
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.stats,) == (other.stats,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.stats,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(stats={self.stats!r})'
 
     def __init__(self, stats: Stats) -> None:
         _set = _SET_MessageStats
@@ -837,12 +1005,9 @@ def _invoke_get_user_id(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_user_id):
         rt.check_arguments_python(args, ('user',), ('user',), 'MessageAPI.get_user_id')
     try:
-        try:
-            a_user = args['user']
-            if type(a_user) is not str or not a_user.isascii():
-                a_user = v.want_str(a_user, 'user')
-        except ToolError as exc:
-            a_user = rt.foreign(ep, exc, args['user'], 'user')
+        a_user = args['user']
+        if type(a_user) is not str or not a_user.isascii():
+            a_user = rt.str_or_foreign(ep, a_user, 'user')
         return ep.tool_get_user_id(a_user)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -855,12 +1020,9 @@ def _invoke_message_login(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_message_login):
         rt.check_arguments_python(args, ('user_id',), ('user_id',), 'MessageAPI.message_login')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-        except ToolError as exc:
-            a_user_id = rt.foreign(ep, exc, args['user_id'], 'user_id')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
         return ep.tool_message_login(a_user_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -885,18 +1047,12 @@ def _invoke_send_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_send_message):
         rt.check_arguments_python(args, ('receiver_id', 'message'), ('receiver_id', 'message'), 'MessageAPI.send_message')
     try:
-        try:
-            a_receiver_id = args['receiver_id']
-            if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-                a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
-        except ToolError as exc:
-            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
-        try:
-            a_message = args['message']
-            if type(a_message) is not str or not a_message.isascii():
-                a_message = v.want_str(a_message, 'message')
-        except ToolError as exc:
-            a_message = rt.foreign(ep, exc, args['message'], 'message')
+        a_receiver_id = args['receiver_id']
+        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
+        a_message = args['message']
+        if type(a_message) is not str or not a_message.isascii():
+            a_message = rt.str_or_foreign(ep, a_message, 'message')
         return ep.tool_send_message(a_receiver_id, a_message)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -909,12 +1065,9 @@ def _invoke_delete_message(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_delete_message):
         rt.check_arguments_python(args, ('receiver_id',), ('receiver_id',), 'MessageAPI.delete_message')
     try:
-        try:
-            a_receiver_id = args['receiver_id']
-            if type(a_receiver_id) is not str or not a_receiver_id.isascii():
-                a_receiver_id = v.want_str(a_receiver_id, 'receiver_id')
-        except ToolError as exc:
-            a_receiver_id = rt.foreign(ep, exc, args['receiver_id'], 'receiver_id')
+        a_receiver_id = args['receiver_id']
+        if type(a_receiver_id) is not str or not a_receiver_id.isascii():
+            a_receiver_id = rt.str_or_foreign(ep, a_receiver_id, 'receiver_id')
         return ep.tool_delete_message(a_receiver_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -939,12 +1092,9 @@ def _invoke_add_contact(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_add_contact):
         rt.check_arguments_python(args, ('user_name',), ('user_name',), 'MessageAPI.add_contact')
     try:
-        try:
-            a_user_name = args['user_name']
-            if type(a_user_name) is not str or not a_user_name.isascii():
-                a_user_name = v.want_str(a_user_name, 'user_name')
-        except ToolError as exc:
-            a_user_name = rt.foreign(ep, exc, args['user_name'], 'user_name')
+        a_user_name = args['user_name']
+        if type(a_user_name) is not str or not a_user_name.isascii():
+            a_user_name = rt.str_or_foreign(ep, a_user_name, 'user_name')
         return ep.tool_add_contact(a_user_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -957,12 +1107,9 @@ def _invoke_search_messages(ep: MessageAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_search_messages):
         rt.check_arguments_python(args, ('keyword',), ('keyword',), 'MessageAPI.search_messages')
     try:
-        try:
-            a_keyword = args['keyword']
-            if type(a_keyword) is not str or not a_keyword.isascii():
-                a_keyword = v.want_str(a_keyword, 'keyword')
-        except ToolError as exc:
-            a_keyword = rt.foreign(ep, exc, args['keyword'], 'keyword')
+        a_keyword = args['keyword']
+        if type(a_keyword) is not str or not a_keyword.isascii():
+            a_keyword = rt.str_or_foreign(ep, a_keyword, 'keyword')
         return ep.tool_search_messages(a_keyword)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

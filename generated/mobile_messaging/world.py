@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -362,9 +361,11 @@ class Message(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Profile:
+class Profile(rt.Record):
     "The signed-in user's own account, without the password."
+
+    __slots__ = ('id_', 'name', 'phone', 'email', 'presence', '_json')
+    __match_args__ = ('id_', 'name', 'phone', 'email', 'presence')
 
     id_: str
     name: str
@@ -372,7 +373,18 @@ class Profile:
     email: str | None
     presence: Presence
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.name, self.phone, self.email, self.presence) == (other.id_, other.name, other.phone, other.email, other.presence)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.name, self.phone, self.email, self.presence))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, phone={self.phone!r}, email={self.email!r}, presence={self.presence!r})'
 
     def __init__(self, id_: str, name: str, phone: str, email: str | None, presence: Presence) -> None:
         _set = _SET_Profile
@@ -426,9 +438,11 @@ def _new_Profile(id_: str, name: str, phone: str, email: str | None, presence: P
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ContactCard:
+class ContactCard(rt.Record):
     'An address-book entry as the agent sees it.'
+
+    __slots__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen', '_json')
+    __match_args__ = ('contact_id', 'user_id', 'name', 'phone', 'favorite', 'presence', 'last_seen')
 
     contact_id: str
     user_id: str
@@ -438,7 +452,18 @@ class ContactCard:
     presence: Presence
     last_seen: dt.datetime | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen) == (other.contact_id, other.user_id, other.name, other.phone, other.favorite, other.presence, other.last_seen)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.contact_id, self.user_id, self.name, self.phone, self.favorite, self.presence, self.last_seen))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(contact_id={self.contact_id!r}, user_id={self.user_id!r}, name={self.name!r}, phone={self.phone!r}, favorite={self.favorite!r}, presence={self.presence!r}, last_seen={self.last_seen!r})'
 
     def __init__(self, contact_id: str, user_id: str, name: str, phone: str, favorite: bool, presence: Presence, last_seen: dt.datetime | None) -> None:
         _set = _SET_ContactCard
@@ -500,9 +525,11 @@ def _new_ContactCard(contact_id: str, user_id: str, name: str, phone: str, favor
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ConversationSummary:
+class ConversationSummary(rt.Record):
     'One line of the conversation list.'
+
+    __slots__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived', '_json')
+    __match_args__ = ('id_', 'kind', 'title', 'participants', 'unread', 'last_message', 'last_activity', 'archived')
 
     id_: str
     kind: ConversationKind
@@ -513,7 +540,18 @@ class ConversationSummary:
     last_activity: dt.datetime
     archived: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived) == (other.id_, other.kind, other.title, other.participants, other.unread, other.last_message, other.last_activity, other.archived)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.kind, self.title, self.participants, self.unread, self.last_message, self.last_activity, self.archived))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, kind={self.kind!r}, title={self.title!r}, participants={self.participants!r}, unread={self.unread!r}, last_message={self.last_message!r}, last_activity={self.last_activity!r}, archived={self.archived!r})'
 
     def __init__(self, id_: str, kind: ConversationKind, title: str, participants: tuple[str, ...], unread: int, last_message: str | None, last_activity: dt.datetime, archived: bool) -> None:
         _set = _SET_ConversationSummary
@@ -579,14 +617,27 @@ def _new_ConversationSummary(id_: str, kind: ConversationKind, title: str, parti
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class UnreadSummary:
+class UnreadSummary(rt.Record):
     'Unread messages in the conversations that are not archived.'
+
+    __slots__ = ('total', 'by_conversation', '_json')
+    __match_args__ = ('total', 'by_conversation')
 
     total: int
     by_conversation: dict[str, int]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.total, self.by_conversation) == (other.total, other.by_conversation)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.total, self.by_conversation))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(total={self.total!r}, by_conversation={self.by_conversation!r})'
 
     def __init__(self, total: int, by_conversation: dict[str, int]) -> None:
         _set = _SET_UnreadSummary

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -89,9 +88,11 @@ _E12_ReturnStatus_refunded: ReturnStatus = ReturnStatus.refunded
 _T12_ReturnStatus: dict[ReturnStatus | None, str] = {None: 'null', _E12_ReturnStatus_requested: '"requested"', _E12_ReturnStatus_refunded: '"refunded"', }
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Address:
+class Address(rt.Record):
     'A postal address in the USA.'
+
+    __slots__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country', '_json')
+    __match_args__ = ('address1', 'address2', 'city', 'state_code', 'zip_', 'country')
 
     address1: str
     address2: str
@@ -100,7 +101,18 @@ class Address:
     zip_: str
     country: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.address1, self.address2, self.city, self.state_code, self.zip_, self.country) == (other.address1, other.address2, other.city, other.state_code, other.zip_, other.country)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.address1, self.address2, self.city, self.state_code, self.zip_, self.country))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, state_code={self.state_code!r}, zip_={self.zip_!r}, country={self.country!r})'
 
     def __init__(self, address1: str, address2: str, city: str, state_code: str, zip_: str, country: str) -> None:
         _set = _SET_Address
@@ -158,15 +170,28 @@ def _new_Address(address1: str, address2: str, city: str, state_code: str, zip_:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CreditCard:
+class CreditCard(rt.Record):
     'A credit card on file.'
+
+    __slots__ = ('id_', 'brand', 'last_four', '_json')
+    __match_args__ = ('id_', 'brand', 'last_four')
 
     id_: str
     brand: str
     last_four: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.brand, self.last_four))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
 
     def __init__(self, id_: str, brand: str, last_four: str) -> None:
         _set = _SET_CreditCard
@@ -212,14 +237,27 @@ def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class GiftCard:
+class GiftCard(rt.Record):
     'A store gift card; only gift cards hold a balance.'
+
+    __slots__ = ('id_', 'balance', '_json')
+    __match_args__ = ('id_', 'balance')
 
     id_: str
     balance: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.balance) == (other.id_, other.balance)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.balance))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
 
     def __init__(self, id_: str, balance: float) -> None:
         _set = _SET_GiftCard
@@ -261,14 +299,27 @@ def _new_GiftCard(id_: str, balance: float) -> GiftCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Paypal:
+class Paypal(rt.Record):
     'A linked PayPal account.'
+
+    __slots__ = ('id_', 'email', '_json')
+    __match_args__ = ('id_', 'email')
 
     id_: str
     email: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.email) == (other.id_, other.email)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.email))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, email={self.email!r})'
 
     def __init__(self, id_: str, email: str) -> None:
         _set = _SET_Paypal
@@ -310,16 +361,29 @@ def _new_Paypal(id_: str, email: str) -> Paypal:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Transaction:
+class Transaction(rt.Record):
     'A charge or refund on an order.'
+
+    __slots__ = ('kind', 'amount', 'method_id', 'at', '_json')
+    __match_args__ = ('kind', 'amount', 'method_id', 'at')
 
     kind: TransactionKind
     amount: float
     method_id: str
     at: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.kind, self.amount, self.method_id, self.at) == (other.kind, other.amount, other.method_id, other.at)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.amount, self.method_id, self.at))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(kind={self.kind!r}, amount={self.amount!r}, method_id={self.method_id!r}, at={self.at!r})'
 
     def __init__(self, kind: TransactionKind, amount: float, method_id: str, at: dt.datetime) -> None:
         _set = _SET_Transaction
@@ -369,9 +433,11 @@ def _new_Transaction(kind: TransactionKind, amount: float, method_id: str, at: d
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderItem:
+class OrderItem(rt.Record):
     'One line of an order, with the price paid.'
+
+    __slots__ = ('variant', 'name', 'options', 'price', 'quantity', '_json')
+    __match_args__ = ('variant', 'name', 'options', 'price', 'quantity')
 
     variant: str
     name: str
@@ -379,7 +445,18 @@ class OrderItem:
     price: float
     quantity: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.variant, self.name, self.options, self.price, self.quantity) == (other.variant, other.name, other.options, other.price, other.quantity)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.variant, self.name, self.options, self.price, self.quantity))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(variant={self.variant!r}, name={self.name!r}, options={self.options!r}, price={self.price!r}, quantity={self.quantity!r})'
 
     def __init__(self, variant: str, name: str, options: dict[str, str], price: float, quantity: int) -> None:
         _set = _SET_OrderItem
@@ -794,9 +871,11 @@ class ReturnRequest(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ProductSummary:
+class ProductSummary(rt.Record):
     'The ProductSummary record.'
+
+    __slots__ = ('id_', 'name', 'category', 'price_from', 'in_stock', '_json')
+    __match_args__ = ('id_', 'name', 'category', 'price_from', 'in_stock')
 
     id_: str
     name: str
@@ -804,7 +883,18 @@ class ProductSummary:
     price_from: float
     in_stock: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.name, self.category, self.price_from, self.in_stock) == (other.id_, other.name, other.category, other.price_from, other.in_stock)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.name, self.category, self.price_from, self.in_stock))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, price_from={self.price_from!r}, in_stock={self.in_stock!r})'
 
     def __init__(self, id_: str, name: str, category: str, price_from: float, in_stock: int) -> None:
         _set = _SET_ProductSummary
@@ -858,16 +948,29 @@ def _new_ProductSummary(id_: str, name: str, category: str, price_from: float, i
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ProductDetails:
+class ProductDetails(rt.Record):
     'The ProductDetails record.'
+
+    __slots__ = ('id_', 'name', 'category', 'variants', '_json')
+    __match_args__ = ('id_', 'name', 'category', 'variants')
 
     id_: str
     name: str
     category: str
     variants: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.name, self.category, self.variants) == (other.id_, other.name, other.category, other.variants)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.name, self.category, self.variants))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, category={self.category!r}, variants={self.variants!r})'
 
     def __init__(self, id_: str, name: str, category: str, variants: tuple[str, ...]) -> None:
         _set = _SET_ProductDetails
@@ -917,9 +1020,11 @@ def _new_ProductDetails(id_: str, name: str, category: str, variants: tuple[str,
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderSummary:
+class OrderSummary(rt.Record):
     'The OrderSummary record.'
+
+    __slots__ = ('id_', 'status', 'total', 'items', 'created_at', '_json')
+    __match_args__ = ('id_', 'status', 'total', 'items', 'created_at')
 
     id_: str
     status: OrderStatus
@@ -927,7 +1032,18 @@ class OrderSummary:
     items: int
     created_at: dt.datetime
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.status, self.total, self.items, self.created_at) == (other.id_, other.status, other.total, other.items, other.created_at)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.status, self.total, self.items, self.created_at))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, status={self.status!r}, total={self.total!r}, items={self.items!r}, created_at={self.created_at!r})'
 
     def __init__(self, id_: str, status: OrderStatus, total: float, items: int, created_at: dt.datetime) -> None:
         _set = _SET_OrderSummary

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -403,9 +402,11 @@ class Hold(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BookInfo:
+class BookInfo(rt.Record):
     'A catalogue entry with its availability.'
+
+    __slots__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds', '_json')
+    __match_args__ = ('isbn', 'title', 'author', 'genre', 'copies', 'available_copies', 'active_holds')
 
     isbn: str
     title: str
@@ -415,7 +416,18 @@ class BookInfo:
     available_copies: tuple[str, ...]
     active_holds: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds) == (other.isbn, other.title, other.author, other.genre, other.copies, other.available_copies, other.active_holds)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.isbn, self.title, self.author, self.genre, self.copies, self.available_copies, self.active_holds))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(isbn={self.isbn!r}, title={self.title!r}, author={self.author!r}, genre={self.genre!r}, copies={self.copies!r}, available_copies={self.available_copies!r}, active_holds={self.active_holds!r})'
 
     def __init__(self, isbn: str, title: str, author: str, genre: Genre, copies: int, available_copies: tuple[str, ...], active_holds: int) -> None:
         _set = _SET_BookInfo
@@ -477,16 +489,29 @@ def _new_BookInfo(isbn: str, title: str, author: str, genre: Genre, copies: int,
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class MemberInfo:
+class MemberInfo(rt.Record):
     'A member with their open loans and active holds.'
+
+    __slots__ = ('member', 'can_borrow', 'open_loans', 'active_holds', '_json')
+    __match_args__ = ('member', 'can_borrow', 'open_loans', 'active_holds')
 
     member: str
     can_borrow: bool
     open_loans: tuple[str, ...]
     active_holds: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.member, self.can_borrow, self.open_loans, self.active_holds) == (other.member, other.can_borrow, other.open_loans, other.active_holds)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.member, self.can_borrow, self.open_loans, self.active_holds))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(member={self.member!r}, can_borrow={self.can_borrow!r}, open_loans={self.open_loans!r}, active_holds={self.active_holds!r})'
 
     def __init__(self, member: str, can_borrow: bool, open_loans: tuple[str, ...], active_holds: tuple[str, ...]) -> None:
         _set = _SET_MemberInfo

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -499,9 +498,11 @@ class Payment(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderView:
+class OrderView(rt.Record):
     'An order with its lines and what is still due.'
+
+    __slots__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents', '_json')
+    __match_args__ = ('order', 'lines', 'total_cents', 'split_ways', 'share_amounts', 'payments', 'paid_cents', 'due_cents')
 
     order: str
     lines: tuple[str, ...]
@@ -512,7 +513,18 @@ class OrderView:
     paid_cents: int
     due_cents: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents) == (other.order, other.lines, other.total_cents, other.split_ways, other.share_amounts, other.payments, other.paid_cents, other.due_cents)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order, self.lines, self.total_cents, self.split_ways, self.share_amounts, self.payments, self.paid_cents, self.due_cents))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order={self.order!r}, lines={self.lines!r}, total_cents={self.total_cents!r}, split_ways={self.split_ways!r}, share_amounts={self.share_amounts!r}, payments={self.payments!r}, paid_cents={self.paid_cents!r}, due_cents={self.due_cents!r})'
 
     def __init__(self, order: str, lines: tuple[str, ...], total_cents: int, split_ways: int, share_amounts: tuple[int, ...], payments: tuple[str, ...], paid_cents: int, due_cents: int) -> None:
         _set = _SET_OrderView
@@ -578,9 +590,11 @@ def _new_OrderView(order: str, lines: tuple[str, ...], total_cents: int, split_w
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SettleReceipt:
+class SettleReceipt(rt.Record):
     'A settled share and what remains.'
+
+    __slots__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status', '_json')
+    __match_args__ = ('payment', 'shares_paid', 'split_ways', 'remaining_cents', 'order_status')
 
     payment: str
     shares_paid: int
@@ -588,7 +602,18 @@ class SettleReceipt:
     remaining_cents: int
     order_status: OrderStatus
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status) == (other.payment, other.shares_paid, other.split_ways, other.remaining_cents, other.order_status)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.payment, self.shares_paid, self.split_ways, self.remaining_cents, self.order_status))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(payment={self.payment!r}, shares_paid={self.shares_paid!r}, split_ways={self.split_ways!r}, remaining_cents={self.remaining_cents!r}, order_status={self.order_status!r})'
 
     def __init__(self, payment: str, shares_paid: int, split_ways: int, remaining_cents: int, order_status: OrderStatus) -> None:
         _set = _SET_SettleReceipt

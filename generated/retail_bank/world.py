@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -350,9 +349,11 @@ class Transaction(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CustomerView:
+class CustomerView(rt.Record):
     'A customer with all their accounts.'
+
+    __slots__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents', '_json')
+    __match_args__ = ('customer', 'name', 'email', 'accounts', 'total_balance_cents')
 
     customer: str
     name: str
@@ -360,7 +361,18 @@ class CustomerView:
     accounts: tuple[str, ...]
     total_balance_cents: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.customer, self.name, self.email, self.accounts, self.total_balance_cents) == (other.customer, other.name, other.email, other.accounts, other.total_balance_cents)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.customer, self.name, self.email, self.accounts, self.total_balance_cents))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(customer={self.customer!r}, name={self.name!r}, email={self.email!r}, accounts={self.accounts!r}, total_balance_cents={self.total_balance_cents!r})'
 
     def __init__(self, customer: str, name: str, email: str, accounts: tuple[str, ...], total_balance_cents: int) -> None:
         _set = _SET_CustomerView
@@ -414,14 +426,27 @@ def _new_CustomerView(customer: str, name: str, email: str, accounts: tuple[str,
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class AccountView:
+class AccountView(rt.Record):
     'An account with its most recent transactions, newest first.'
+
+    __slots__ = ('account', 'recent_transactions', '_json')
+    __match_args__ = ('account', 'recent_transactions')
 
     account: str
     recent_transactions: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.account, self.recent_transactions) == (other.account, other.recent_transactions)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.account, self.recent_transactions))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(account={self.account!r}, recent_transactions={self.recent_transactions!r})'
 
     def __init__(self, account: str, recent_transactions: tuple[str, ...]) -> None:
         _set = _SET_AccountView

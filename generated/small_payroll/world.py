@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -527,9 +526,11 @@ class Payslip(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class EmployeeView:
+class EmployeeView(rt.Record):
     "An employee's pay details and payslips."
+
+    __slots__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips', '_json')
+    __match_args__ = ('employee', 'name', 'pay_type', 'annual_salary_cents', 'hourly_rate_cents', 'tax_code', 'rate_percent', 'active', 'payslips')
 
     employee: str
     name: str
@@ -541,7 +542,18 @@ class EmployeeView:
     active: bool
     payslips: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips) == (other.employee, other.name, other.pay_type, other.annual_salary_cents, other.hourly_rate_cents, other.tax_code, other.rate_percent, other.active, other.payslips)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.employee, self.name, self.pay_type, self.annual_salary_cents, self.hourly_rate_cents, self.tax_code, self.rate_percent, self.active, self.payslips))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(employee={self.employee!r}, name={self.name!r}, pay_type={self.pay_type!r}, annual_salary_cents={self.annual_salary_cents!r}, hourly_rate_cents={self.hourly_rate_cents!r}, tax_code={self.tax_code!r}, rate_percent={self.rate_percent!r}, active={self.active!r}, payslips={self.payslips!r})'
 
     def __init__(self, employee: str, name: str, pay_type: PayType, annual_salary_cents: int, hourly_rate_cents: int, tax_code: str, rate_percent: int, active: bool, payslips: tuple[str, ...]) -> None:
         _set = _SET_EmployeeView

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -78,16 +77,29 @@ _E15_TransactionType_refund: TransactionType = TransactionType.refund
 _T15_TransactionType: dict[TransactionType | None, str] = {None: 'null', _E15_TransactionType_payment: '"payment"', _E15_TransactionType_refund: '"refund"', }
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Variant:
+class Variant(rt.Record):
     'One purchasable option of a product.'
+
+    __slots__ = ('item_id', 'options', 'available', 'price', '_json')
+    __match_args__ = ('item_id', 'options', 'available', 'price')
 
     item_id: str
     options: dict[str, str]
     available: bool
     price: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.item_id, self.options, self.available, self.price) == (other.item_id, other.options, other.available, other.price)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.item_id, self.options, self.available, self.price))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(item_id={self.item_id!r}, options={self.options!r}, available={self.available!r}, price={self.price!r})'
 
     def __init__(self, item_id: str, options: dict[str, str], available: bool, price: float) -> None:
         _set = _SET_Variant
@@ -137,14 +149,27 @@ def _new_Variant(item_id: str, options: dict[str, str], available: bool, price: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class UserName:
+class UserName(rt.Record):
     'The UserName record.'
+
+    __slots__ = ('first_name', 'last_name', '_json')
+    __match_args__ = ('first_name', 'last_name')
 
     first_name: str
     last_name: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.first_name, self.last_name) == (other.first_name, other.last_name)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.first_name, self.last_name))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(first_name={self.first_name!r}, last_name={self.last_name!r})'
 
     def __init__(self, first_name: str, last_name: str) -> None:
         _set = _SET_UserName
@@ -186,9 +211,11 @@ def _new_UserName(first_name: str, last_name: str) -> UserName:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Address:
+class Address(rt.Record):
     "A postal address (an order's or a user's)."
+
+    __slots__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_', '_json')
+    __match_args__ = ('address1', 'address2', 'city', 'country', 'state_', 'zip_')
 
     address1: str
     address2: str
@@ -197,7 +224,18 @@ class Address:
     state_: str
     zip_: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.address1, self.address2, self.city, self.country, self.state_, self.zip_) == (other.address1, other.address2, other.city, other.country, other.state_, other.zip_)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.address1, self.address2, self.city, self.country, self.state_, self.zip_))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(address1={self.address1!r}, address2={self.address2!r}, city={self.city!r}, country={self.country!r}, state_={self.state_!r}, zip_={self.zip_!r})'
 
     def __init__(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> None:
         _set = _SET_Address
@@ -255,15 +293,28 @@ def _new_Address(address1: str, address2: str, city: str, country: str, state_: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CreditCard:
+class CreditCard(rt.Record):
     'The CreditCard record.'
+
+    __slots__ = ('id_', 'brand', 'last_four', '_json')
+    __match_args__ = ('id_', 'brand', 'last_four')
 
     id_: str
     brand: str
     last_four: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.brand, self.last_four) == (other.id_, other.brand, other.last_four)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.brand, self.last_four))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, brand={self.brand!r}, last_four={self.last_four!r})'
 
     def __init__(self, id_: str, brand: str, last_four: str) -> None:
         _set = _SET_CreditCard
@@ -309,14 +360,27 @@ def _new_CreditCard(id_: str, brand: str, last_four: str) -> CreditCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class GiftCard:
+class GiftCard(rt.Record):
     'The GiftCard record.'
+
+    __slots__ = ('id_', 'balance', '_json')
+    __match_args__ = ('id_', 'balance')
 
     id_: str
     balance: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.balance) == (other.id_, other.balance)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.balance))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, balance={self.balance!r})'
 
     def __init__(self, id_: str, balance: float) -> None:
         _set = _SET_GiftCard
@@ -358,13 +422,26 @@ def _new_GiftCard(id_: str, balance: float) -> GiftCard:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Paypal:
+class Paypal(rt.Record):
     'The Paypal record.'
+
+    __slots__ = ('id_', '_json')
+    __match_args__ = ('id_',)
 
     id_: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_,) == (other.id_,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r})'
 
     def __init__(self, id_: str) -> None:
         _set = _SET_Paypal
@@ -402,9 +479,11 @@ def _new_Paypal(id_: str) -> Paypal:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderItem:
+class OrderItem(rt.Record):
     'One line of an order, with the price paid.'
+
+    __slots__ = ('name', 'product_id', 'item_id', 'price', 'options', '_json')
+    __match_args__ = ('name', 'product_id', 'item_id', 'price', 'options')
 
     name: str
     product_id: str
@@ -412,7 +491,18 @@ class OrderItem:
     price: float
     options: dict[str, str]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.product_id, self.item_id, self.price, self.options) == (other.name, other.product_id, other.item_id, other.price, other.options)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.product_id, self.item_id, self.price, self.options))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(name={self.name!r}, product_id={self.product_id!r}, item_id={self.item_id!r}, price={self.price!r}, options={self.options!r})'
 
     def __init__(self, name: str, product_id: str, item_id: str, price: float, options: dict[str, str]) -> None:
         _set = _SET_OrderItem
@@ -466,14 +556,27 @@ def _new_OrderItem(name: str, product_id: str, item_id: str, price: float, optio
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Fulfillment:
+class Fulfillment(rt.Record):
     'The Fulfillment record.'
+
+    __slots__ = ('tracking_id', 'item_ids', '_json')
+    __match_args__ = ('tracking_id', 'item_ids')
 
     tracking_id: tuple[str, ...]
     item_ids: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.tracking_id, self.item_ids) == (other.tracking_id, other.item_ids)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.tracking_id, self.item_ids))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(tracking_id={self.tracking_id!r}, item_ids={self.item_ids!r})'
 
     def __init__(self, tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) -> None:
         _set = _SET_Fulfillment
@@ -515,15 +618,28 @@ def _new_Fulfillment(tracking_id: tuple[str, ...], item_ids: tuple[str, ...]) ->
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OrderPayment:
+class OrderPayment(rt.Record):
     'The OrderPayment record.'
+
+    __slots__ = ('transaction_type', 'amount', 'payment_method_id', '_json')
+    __match_args__ = ('transaction_type', 'amount', 'payment_method_id')
 
     transaction_type: TransactionType
     amount: float
     payment_method_id: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.transaction_type, self.amount, self.payment_method_id) == (other.transaction_type, other.amount, other.payment_method_id)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.transaction_type, self.amount, self.payment_method_id))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(transaction_type={self.transaction_type!r}, amount={self.amount!r}, payment_method_id={self.payment_method_id!r})'
 
     def __init__(self, transaction_type: TransactionType, amount: float, payment_method_id: str) -> None:
         _set = _SET_OrderPayment
@@ -1368,12 +1484,9 @@ def _invoke_calculate(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_calculate):
         rt.check_arguments_python(args, ('expression',), ('expression',), 'RetailTools.calculate')
     try:
-        try:
-            a_expression = args['expression']
-            if type(a_expression) is not str or not a_expression.isascii():
-                a_expression = v.want_str(a_expression, 'expression')
-        except ToolError as exc:
-            a_expression = rt.foreign(ep, exc, args['expression'], 'expression')
+        a_expression = args['expression']
+        if type(a_expression) is not str or not a_expression.isascii():
+            a_expression = rt.str_or_foreign(ep, a_expression, 'expression')
         return ep.tool_calculate(a_expression)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1386,12 +1499,9 @@ def _invoke_transfer_to_human_agents(ep: Tau2Retail, args: Mapping[str, Any]) ->
     if not (args.keys() == _ARGS_transfer_to_human_agents):
         rt.check_arguments_python(args, ('summary',), ('summary',), 'RetailTools.transfer_to_human_agents')
     try:
-        try:
-            a_summary = args['summary']
-            if type(a_summary) is not str or not a_summary.isascii():
-                a_summary = v.want_str(a_summary, 'summary')
-        except ToolError as exc:
-            a_summary = rt.foreign(ep, exc, args['summary'], 'summary')
+        a_summary = args['summary']
+        if type(a_summary) is not str or not a_summary.isascii():
+            a_summary = rt.str_or_foreign(ep, a_summary, 'summary')
         return ep.tool_transfer_to_human_agents(a_summary)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1404,12 +1514,9 @@ def _invoke_find_user_id_by_email(ep: Tau2Retail, args: Mapping[str, Any]) -> An
     if not (args.keys() == _ARGS_find_user_id_by_email):
         rt.check_arguments_python(args, ('email',), ('email',), 'RetailTools.find_user_id_by_email')
     try:
-        try:
-            a_email = args['email']
-            if type(a_email) is not str or not a_email.isascii():
-                a_email = v.want_str(a_email, 'email')
-        except ToolError as exc:
-            a_email = rt.foreign(ep, exc, args['email'], 'email')
+        a_email = args['email']
+        if type(a_email) is not str or not a_email.isascii():
+            a_email = rt.str_or_foreign(ep, a_email, 'email')
         return ep.tool_find_user_id_by_email(a_email)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1422,24 +1529,15 @@ def _invoke_find_user_id_by_name_zip(ep: Tau2Retail, args: Mapping[str, Any]) ->
     if not (args.keys() == _ARGS_find_user_id_by_name_zip):
         rt.check_arguments_python(args, ('first_name', 'last_name', 'zip'), ('first_name', 'last_name', 'zip'), 'RetailTools.find_user_id_by_name_zip')
     try:
-        try:
-            a_first_name = args['first_name']
-            if type(a_first_name) is not str or not a_first_name.isascii():
-                a_first_name = v.want_str(a_first_name, 'first_name')
-        except ToolError as exc:
-            a_first_name = rt.foreign(ep, exc, args['first_name'], 'first_name')
-        try:
-            a_last_name = args['last_name']
-            if type(a_last_name) is not str or not a_last_name.isascii():
-                a_last_name = v.want_str(a_last_name, 'last_name')
-        except ToolError as exc:
-            a_last_name = rt.foreign(ep, exc, args['last_name'], 'last_name')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_first_name = args['first_name']
+        if type(a_first_name) is not str or not a_first_name.isascii():
+            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
+        a_last_name = args['last_name']
+        if type(a_last_name) is not str or not a_last_name.isascii():
+            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_find_user_id_by_name_zip(a_first_name, a_last_name, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1452,13 +1550,10 @@ def _invoke_get_order_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_order_details):
         rt.check_arguments_python(args, ('order_id',), ('order_id',), 'RetailTools.get_order_details')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
         return ep.tool_get_order_details(a_order_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1471,13 +1566,10 @@ def _invoke_get_product_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_product_details):
         rt.check_arguments_python(args, ('product_id',), ('product_id',), 'RetailTools.get_product_details')
     try:
-        try:
-            a_product_id = args['product_id']
-            if type(a_product_id) is not str or not a_product_id.isascii():
-                a_product_id = v.want_str(a_product_id, 'product_id')
-            a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
-        except ToolError as exc:
-            a_product_id = rt.lookup(ep.t_products, rt.foreign(ep, exc, args['product_id'], 'product_id'), lambda key: 'Product not found')
+        a_product_id = args['product_id']
+        if type(a_product_id) is not str or not a_product_id.isascii():
+            a_product_id = rt.str_or_foreign(ep, a_product_id, 'product_id')
+        a_product_id = ep.t_products.rows.get(a_product_id) or rt.lookup(ep.t_products, a_product_id, lambda key: 'Product not found')
         return ep.tool_get_product_details(a_product_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1490,12 +1582,9 @@ def _invoke_get_item_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_item_details):
         rt.check_arguments_python(args, ('item_id',), ('item_id',), 'RetailTools.get_item_details')
     try:
-        try:
-            a_item_id = args['item_id']
-            if type(a_item_id) is not str or not a_item_id.isascii():
-                a_item_id = v.want_str(a_item_id, 'item_id')
-        except ToolError as exc:
-            a_item_id = rt.foreign(ep, exc, args['item_id'], 'item_id')
+        a_item_id = args['item_id']
+        if type(a_item_id) is not str or not a_item_id.isascii():
+            a_item_id = rt.str_or_foreign(ep, a_item_id, 'item_id')
         return ep.tool_get_item_details(a_item_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1508,13 +1597,10 @@ def _invoke_get_user_details(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_user_details):
         rt.check_arguments_python(args, ('user_id',), ('user_id',), 'RetailTools.get_user_details')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-            a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        except ToolError as exc:
-            a_user_id = rt.lookup(ep.t_users, rt.foreign(ep, exc, args['user_id'], 'user_id'), lambda key: 'User not found')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
+        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
         return ep.tool_get_user_details(a_user_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1539,19 +1625,13 @@ def _invoke_cancel_pending_order(ep: Tau2Retail, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_cancel_pending_order):
         rt.check_arguments_python(args, ('order_id', 'reason'), ('order_id', 'reason'), 'RetailTools.cancel_pending_order')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_reason = args['reason']
-            if type(a_reason) is not str or not a_reason.isascii():
-                a_reason = v.want_str(a_reason, 'reason')
-        except ToolError as exc:
-            a_reason = rt.foreign(ep, exc, args['reason'], 'reason')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_reason = args['reason']
+        if type(a_reason) is not str or not a_reason.isascii():
+            a_reason = rt.str_or_foreign(ep, a_reason, 'reason')
         return ep.tool_cancel_pending_order(a_order_id, a_reason)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1564,35 +1644,23 @@ def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, An
     if not (args.keys() == _ARGS_exchange_delivered_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.exchange_delivered_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_new_item_ids = args['new_item_ids']
-            if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
-                a_new_item_ids = tuple(a_new_item_ids)
-            else:
-                a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
-        except ToolError as exc:
-            a_new_item_ids = rt.foreign_list(ep, exc, args['new_item_ids'], 'new_item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_new_item_ids = args['new_item_ids']
+        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+            a_new_item_ids = tuple(a_new_item_ids)
+        else:
+            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_exchange_delivered_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1605,49 +1673,28 @@ def _invoke_modify_pending_order_address(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_modify_pending_order_address):
         rt.check_arguments_python(args, ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('order_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_pending_order_address')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_address1 = args['address1']
-            if type(a_address1) is not str or not a_address1.isascii():
-                a_address1 = v.want_str(a_address1, 'address1')
-        except ToolError as exc:
-            a_address1 = rt.foreign(ep, exc, args['address1'], 'address1')
-        try:
-            a_address2 = args['address2']
-            if type(a_address2) is not str or not a_address2.isascii():
-                a_address2 = v.want_str(a_address2, 'address2')
-        except ToolError as exc:
-            a_address2 = rt.foreign(ep, exc, args['address2'], 'address2')
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
-        try:
-            a_state = args['state']
-            if type(a_state) is not str or not a_state.isascii():
-                a_state = v.want_str(a_state, 'state')
-        except ToolError as exc:
-            a_state = rt.foreign(ep, exc, args['state'], 'state')
-        try:
-            a_country = args['country']
-            if type(a_country) is not str or not a_country.isascii():
-                a_country = v.want_str(a_country, 'country')
-        except ToolError as exc:
-            a_country = rt.foreign(ep, exc, args['country'], 'country')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_address1 = args['address1']
+        if type(a_address1) is not str or not a_address1.isascii():
+            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
+        a_address2 = args['address2']
+        if type(a_address2) is not str or not a_address2.isascii():
+            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
+        a_state = args['state']
+        if type(a_state) is not str or not a_state.isascii():
+            a_state = rt.str_or_foreign(ep, a_state, 'state')
+        a_country = args['country']
+        if type(a_country) is not str or not a_country.isascii():
+            a_country = rt.str_or_foreign(ep, a_country, 'country')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_modify_pending_order_address(a_order_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1660,35 +1707,23 @@ def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_modify_pending_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'new_item_ids', 'payment_method_id'), 'RetailTools.modify_pending_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_new_item_ids = args['new_item_ids']
-            if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
-                a_new_item_ids = tuple(a_new_item_ids)
-            else:
-                a_new_item_ids = v.want_str_list(a_new_item_ids, 'new_item_ids')
-        except ToolError as exc:
-            a_new_item_ids = rt.foreign_list(ep, exc, args['new_item_ids'], 'new_item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_new_item_ids = args['new_item_ids']
+        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+            a_new_item_ids = tuple(a_new_item_ids)
+        else:
+            a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_modify_pending_order_items(a_order_id, a_item_ids, a_new_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1701,19 +1736,13 @@ def _invoke_modify_pending_order_payment(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_modify_pending_order_payment):
         rt.check_arguments_python(args, ('order_id', 'payment_method_id'), ('order_id', 'payment_method_id'), 'RetailTools.modify_pending_order_payment')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_modify_pending_order_payment(a_order_id, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1726,49 +1755,28 @@ def _invoke_modify_user_address(ep: Tau2Retail, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_modify_user_address):
         rt.check_arguments_python(args, ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), ('user_id', 'address1', 'address2', 'city', 'state', 'country', 'zip'), 'RetailTools.modify_user_address')
     try:
-        try:
-            a_user_id = args['user_id']
-            if type(a_user_id) is not str or not a_user_id.isascii():
-                a_user_id = v.want_str(a_user_id, 'user_id')
-            a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
-        except ToolError as exc:
-            a_user_id = rt.lookup(ep.t_users, rt.foreign(ep, exc, args['user_id'], 'user_id'), lambda key: 'User not found')
-        try:
-            a_address1 = args['address1']
-            if type(a_address1) is not str or not a_address1.isascii():
-                a_address1 = v.want_str(a_address1, 'address1')
-        except ToolError as exc:
-            a_address1 = rt.foreign(ep, exc, args['address1'], 'address1')
-        try:
-            a_address2 = args['address2']
-            if type(a_address2) is not str or not a_address2.isascii():
-                a_address2 = v.want_str(a_address2, 'address2')
-        except ToolError as exc:
-            a_address2 = rt.foreign(ep, exc, args['address2'], 'address2')
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
-        try:
-            a_state = args['state']
-            if type(a_state) is not str or not a_state.isascii():
-                a_state = v.want_str(a_state, 'state')
-        except ToolError as exc:
-            a_state = rt.foreign(ep, exc, args['state'], 'state')
-        try:
-            a_country = args['country']
-            if type(a_country) is not str or not a_country.isascii():
-                a_country = v.want_str(a_country, 'country')
-        except ToolError as exc:
-            a_country = rt.foreign(ep, exc, args['country'], 'country')
-        try:
-            a_zip = args['zip']
-            if type(a_zip) is not str or not a_zip.isascii():
-                a_zip = v.want_str(a_zip, 'zip')
-        except ToolError as exc:
-            a_zip = rt.foreign(ep, exc, args['zip'], 'zip')
+        a_user_id = args['user_id']
+        if type(a_user_id) is not str or not a_user_id.isascii():
+            a_user_id = rt.str_or_foreign(ep, a_user_id, 'user_id')
+        a_user_id = ep.t_users.rows.get(a_user_id) or rt.lookup(ep.t_users, a_user_id, lambda key: 'User not found')
+        a_address1 = args['address1']
+        if type(a_address1) is not str or not a_address1.isascii():
+            a_address1 = rt.str_or_foreign(ep, a_address1, 'address1')
+        a_address2 = args['address2']
+        if type(a_address2) is not str or not a_address2.isascii():
+            a_address2 = rt.str_or_foreign(ep, a_address2, 'address2')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
+        a_state = args['state']
+        if type(a_state) is not str or not a_state.isascii():
+            a_state = rt.str_or_foreign(ep, a_state, 'state')
+        a_country = args['country']
+        if type(a_country) is not str or not a_country.isascii():
+            a_country = rt.str_or_foreign(ep, a_country, 'country')
+        a_zip = args['zip']
+        if type(a_zip) is not str or not a_zip.isascii():
+            a_zip = rt.str_or_foreign(ep, a_zip, 'zip')
         return ep.tool_modify_user_address(a_user_id, a_address1, a_address2, a_city, a_state, a_country, a_zip)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1781,27 +1789,18 @@ def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]
     if not (args.keys() == _ARGS_return_delivered_order_items):
         rt.check_arguments_python(args, ('order_id', 'item_ids', 'payment_method_id'), ('order_id', 'item_ids', 'payment_method_id'), 'RetailTools.return_delivered_order_items')
     try:
-        try:
-            a_order_id = args['order_id']
-            if type(a_order_id) is not str or not a_order_id.isascii():
-                a_order_id = v.want_str(a_order_id, 'order_id')
-            a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
-        except ToolError as exc:
-            a_order_id = rt.lookup(ep.t_orders, rt.foreign(ep, exc, args['order_id'], 'order_id'), lambda key: 'Order not found')
-        try:
-            a_item_ids = args['item_ids']
-            if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
-                a_item_ids = tuple(a_item_ids)
-            else:
-                a_item_ids = v.want_str_list(a_item_ids, 'item_ids')
-        except ToolError as exc:
-            a_item_ids = rt.foreign_list(ep, exc, args['item_ids'], 'item_ids')
-        try:
-            a_payment_method_id = args['payment_method_id']
-            if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
-                a_payment_method_id = v.want_str(a_payment_method_id, 'payment_method_id')
-        except ToolError as exc:
-            a_payment_method_id = rt.foreign(ep, exc, args['payment_method_id'], 'payment_method_id')
+        a_order_id = args['order_id']
+        if type(a_order_id) is not str or not a_order_id.isascii():
+            a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
+        a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
+        a_item_ids = args['item_ids']
+        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+            a_item_ids = tuple(a_item_ids)
+        else:
+            a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
+        a_payment_method_id = args['payment_method_id']
+        if type(a_payment_method_id) is not str or not a_payment_method_id.isascii():
+            a_payment_method_id = rt.str_or_foreign(ep, a_payment_method_id, 'payment_method_id')
         return ep.tool_return_delivered_order_items(a_order_id, a_item_ids, a_payment_method_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

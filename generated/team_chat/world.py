@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -326,9 +325,11 @@ class Message(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ChannelSummary:
+class ChannelSummary(rt.Record):
     'A channel as listed.'
+
+    __slots__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member', '_json')
+    __match_args__ = ('id_', 'name', 'visibility', 'owner', 'topic', 'members', 'is_member')
 
     id_: str
     name: str
@@ -338,7 +339,18 @@ class ChannelSummary:
     members: int
     is_member: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member) == (other.id_, other.name, other.visibility, other.owner, other.topic, other.members, other.is_member)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id_, self.name, self.visibility, self.owner, self.topic, self.members, self.is_member))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(id_={self.id_!r}, name={self.name!r}, visibility={self.visibility!r}, owner={self.owner!r}, topic={self.topic!r}, members={self.members!r}, is_member={self.is_member!r})'
 
     def __init__(self, id_: str, name: str, visibility: Visibility, owner: str, topic: str, members: int, is_member: bool) -> None:
         _set = _SET_ChannelSummary
@@ -400,16 +412,29 @@ def _new_ChannelSummary(id_: str, name: str, visibility: Visibility, owner: str,
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ChannelView:
+class ChannelView(rt.Record):
     'A channel with its members and messages.'
+
+    __slots__ = ('channel', 'members', 'pinned', 'messages', '_json')
+    __match_args__ = ('channel', 'members', 'pinned', 'messages')
 
     channel: str
     members: tuple[str, ...]
     pinned: tuple[str, ...]
     messages: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.channel, self.members, self.pinned, self.messages) == (other.channel, other.members, other.pinned, other.messages)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.channel, self.members, self.pinned, self.messages))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(channel={self.channel!r}, members={self.members!r}, pinned={self.pinned!r}, messages={self.messages!r})'
 
     def __init__(self, channel: str, members: tuple[str, ...], pinned: tuple[str, ...], messages: tuple[str, ...]) -> None:
         _set = _SET_ChannelView

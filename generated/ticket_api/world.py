@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,13 +28,26 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["LoginStatus", "Status", "Success", "TicketAPI"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Status:
+class Status(rt.Record):
     'The Status record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: str) -> None:
         _set = _SET_Status
@@ -73,13 +85,26 @@ def _new_Status(status: str) -> Status:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Success:
+class Success(rt.Record):
     'The Success record.'
+
+    __slots__ = ('success', '_json')
+    __match_args__ = ('success',)
 
     success: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.success,) == (other.success,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.success,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(success={self.success!r})'
 
     def __init__(self, success: bool) -> None:
         _set = _SET_Success
@@ -117,13 +142,26 @@ def _new_Success(success: bool) -> Success:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('login_status', '_json')
+    __match_args__ = ('login_status',)
 
     login_status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.login_status,) == (other.login_status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.login_status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(login_status={self.login_status!r})'
 
     def __init__(self, login_status: bool) -> None:
         _set = _SET_LoginStatus
@@ -374,12 +412,9 @@ def _invoke_create_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_create_ticket >= args.keys() >= _NEEDS_create_ticket):
         rt.check_arguments_python(args, ('title', 'description', 'priority'), ('title',), 'TicketAPI.create_ticket')
     try:
-        try:
-            a_title = args['title']
-            if type(a_title) is not str or not a_title.isascii():
-                a_title = v.want_str(a_title, 'title')
-        except ToolError as exc:
-            a_title = rt.foreign(ep, exc, args['title'], 'title')
+        a_title = args['title']
+        if type(a_title) is not str or not a_title.isascii():
+            a_title = rt.str_or_foreign(ep, a_title, 'title')
         try:
             a_description = (v.want_str(args['description'], 'description') if 'description' in args else '')
         except ToolError as exc:
@@ -436,12 +471,9 @@ def _invoke_resolve_ticket(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
             a_ticket_id = v.want_json(args['ticket_id'], 'ticket_id')
         except ToolError as exc:
             a_ticket_id = rt.foreign(ep, exc, args['ticket_id'], 'ticket_id')
-        try:
-            a_resolution = args['resolution']
-            if type(a_resolution) is not str or not a_resolution.isascii():
-                a_resolution = v.want_str(a_resolution, 'resolution')
-        except ToolError as exc:
-            a_resolution = rt.foreign(ep, exc, args['resolution'], 'resolution')
+        a_resolution = args['resolution']
+        if type(a_resolution) is not str or not a_resolution.isascii():
+            a_resolution = rt.str_or_foreign(ep, a_resolution, 'resolution')
         return ep.tool_resolve_ticket(a_ticket_id, a_resolution)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -474,18 +506,12 @@ def _invoke_ticket_login(ep: TicketAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_ticket_login):
         rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TicketAPI.ticket_login')
     try:
-        try:
-            a_username = args['username']
-            if type(a_username) is not str or not a_username.isascii():
-                a_username = v.want_str(a_username, 'username')
-        except ToolError as exc:
-            a_username = rt.foreign(ep, exc, args['username'], 'username')
-        try:
-            a_password = args['password']
-            if type(a_password) is not str or not a_password.isascii():
-                a_password = v.want_str(a_password, 'password')
-        except ToolError as exc:
-            a_password = rt.foreign(ep, exc, args['password'], 'password')
+        a_username = args['username']
+        if type(a_username) is not str or not a_username.isascii():
+            a_username = rt.str_or_foreign(ep, a_username, 'username')
+        a_password = args['password']
+        if type(a_password) is not str or not a_password.isascii():
+            a_password = rt.str_or_foreign(ep, a_password, 'password')
         return ep.tool_ticket_login(a_username, a_password)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

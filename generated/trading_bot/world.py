@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,13 +28,26 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Balance", "Cancelled", "CurrentTime", "FilteredStocks", "LoginStatus", "Notification", "Placed", "Status", "StockList", "Symbol", "TradingBot", "Watchlist"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Status:
+class Status(rt.Record):
     'The Status record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: str) -> None:
         _set = _SET_Status
@@ -73,13 +85,26 @@ def _new_Status(status: str) -> Status:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: bool) -> None:
         _set = _SET_LoginStatus
@@ -117,13 +142,26 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CurrentTime:
+class CurrentTime(rt.Record):
     'The CurrentTime record.'
+
+    __slots__ = ('current_time', '_json')
+    __match_args__ = ('current_time',)
 
     current_time: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.current_time,) == (other.current_time,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.current_time,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(current_time={self.current_time!r})'
 
     def __init__(self, current_time: str) -> None:
         _set = _SET_CurrentTime
@@ -161,13 +199,26 @@ def _new_CurrentTime(current_time: str) -> CurrentTime:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Symbol:
+class Symbol(rt.Record):
     'The Symbol record.'
+
+    __slots__ = ('symbol', '_json')
+    __match_args__ = ('symbol',)
 
     symbol: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.symbol,) == (other.symbol,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.symbol,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(symbol={self.symbol!r})'
 
     def __init__(self, symbol: str) -> None:
         _set = _SET_Symbol
@@ -205,14 +256,27 @@ def _new_Symbol(symbol: str) -> Symbol:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cancelled:
+class Cancelled(rt.Record):
     'The Cancelled record.'
+
+    __slots__ = ('order_id', 'status', '_json')
+    __match_args__ = ('order_id', 'status')
 
     order_id: int
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order_id, self.status) == (other.order_id, other.status)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order_id, self.status))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, status={self.status!r})'
 
     def __init__(self, order_id: int, status: str) -> None:
         _set = _SET_Cancelled
@@ -254,9 +318,11 @@ def _new_Cancelled(order_id: int, status: str) -> Cancelled:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Placed:
+class Placed(rt.Record):
     'The Placed record.'
+
+    __slots__ = ('order_id', 'order_type', 'status', 'price', 'amount', '_json')
+    __match_args__ = ('order_id', 'order_type', 'status', 'price', 'amount')
 
     order_id: int
     order_type: str
@@ -264,7 +330,18 @@ class Placed:
     price: float
     amount: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.order_id, self.order_type, self.status, self.price, self.amount) == (other.order_id, other.order_type, other.status, other.price, other.amount)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.order_id, self.order_type, self.status, self.price, self.amount))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(order_id={self.order_id!r}, order_type={self.order_type!r}, status={self.status!r}, price={self.price!r}, amount={self.amount!r})'
 
     def __init__(self, order_id: int, order_type: str, status: str, price: float, amount: int) -> None:
         _set = _SET_Placed
@@ -318,12 +395,25 @@ def _new_Placed(order_id: int, order_type: str, status: str, price: float, amoun
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Balance:
+class Balance(rt.Record):
     'The Balance record.'
+
+    __slots__ = ('status', 'new_balance')
+    __match_args__ = ('status', 'new_balance')
 
     status: str
     new_balance: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status, self.new_balance) == (other.status, other.new_balance)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.new_balance))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r}, new_balance={self.new_balance!r})'
 
     def __init__(self, status: str, new_balance: Any) -> None:
         _set = _SET_Balance
@@ -356,13 +446,26 @@ def _new_Balance(status: str, new_balance: Any) -> Balance:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class StockList:
+class StockList(rt.Record):
     'The StockList record.'
+
+    __slots__ = ('stock_list', '_json')
+    __match_args__ = ('stock_list',)
 
     stock_list: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.stock_list,) == (other.stock_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.stock_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(stock_list={self.stock_list!r})'
 
     def __init__(self, stock_list: tuple[str, ...]) -> None:
         _set = _SET_StockList
@@ -400,13 +503,26 @@ def _new_StockList(stock_list: tuple[str, ...]) -> StockList:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class FilteredStocks:
+class FilteredStocks(rt.Record):
     'The FilteredStocks record.'
+
+    __slots__ = ('filtered_stocks', '_json')
+    __match_args__ = ('filtered_stocks',)
 
     filtered_stocks: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.filtered_stocks,) == (other.filtered_stocks,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.filtered_stocks,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(filtered_stocks={self.filtered_stocks!r})'
 
     def __init__(self, filtered_stocks: tuple[str, ...]) -> None:
         _set = _SET_FilteredStocks
@@ -444,13 +560,26 @@ def _new_FilteredStocks(filtered_stocks: tuple[str, ...]) -> FilteredStocks:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Watchlist:
+class Watchlist(rt.Record):
     'The Watchlist record.'
+
+    __slots__ = ('watchlist', '_json')
+    __match_args__ = ('watchlist',)
 
     watchlist: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.watchlist,) == (other.watchlist,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.watchlist,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(watchlist={self.watchlist!r})'
 
     def __init__(self, watchlist: tuple[str, ...]) -> None:
         _set = _SET_Watchlist
@@ -488,13 +617,26 @@ def _new_Watchlist(watchlist: tuple[str, ...]) -> Watchlist:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Notification:
+class Notification(rt.Record):
     'The Notification record.'
+
+    __slots__ = ('notification', '_json')
+    __match_args__ = ('notification',)
 
     notification: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.notification,) == (other.notification,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.notification,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(notification={self.notification!r})'
 
     def __init__(self, notification: str) -> None:
         _set = _SET_Notification
@@ -842,12 +984,9 @@ def _invoke_get_symbol_by_name(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_symbol_by_name):
         rt.check_arguments_python(args, ('name',), ('name',), 'TradingBot.get_symbol_by_name')
     try:
-        try:
-            a_name = args['name']
-            if type(a_name) is not str or not a_name.isascii():
-                a_name = v.want_str(a_name, 'name')
-        except ToolError as exc:
-            a_name = rt.foreign(ep, exc, args['name'], 'name')
+        a_name = args['name']
+        if type(a_name) is not str or not a_name.isascii():
+            a_name = rt.str_or_foreign(ep, a_name, 'name')
         return ep.tool_get_symbol_by_name(a_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -860,12 +999,9 @@ def _invoke_get_stock_info(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_stock_info):
         rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.get_stock_info')
     try:
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         return ep.tool_get_stock_info(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -910,18 +1046,12 @@ def _invoke_place_order(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_place_order):
         rt.check_arguments_python(args, ('order_type', 'symbol', 'price', 'amount'), ('order_type', 'symbol', 'price', 'amount'), 'TradingBot.place_order')
     try:
-        try:
-            a_order_type = args['order_type']
-            if type(a_order_type) is not str or not a_order_type.isascii():
-                a_order_type = v.want_str(a_order_type, 'order_type')
-        except ToolError as exc:
-            a_order_type = rt.foreign(ep, exc, args['order_type'], 'order_type')
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_order_type = args['order_type']
+        if type(a_order_type) is not str or not a_order_type.isascii():
+            a_order_type = rt.str_or_foreign(ep, a_order_type, 'order_type')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         try:
             a_price = v.want_float(args['price'], 'price')
         except ToolError as exc:
@@ -970,18 +1100,12 @@ def _invoke_trading_login(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_trading_login):
         rt.check_arguments_python(args, ('username', 'password'), ('username', 'password'), 'TradingBot.trading_login')
     try:
-        try:
-            a_username = args['username']
-            if type(a_username) is not str or not a_username.isascii():
-                a_username = v.want_str(a_username, 'username')
-        except ToolError as exc:
-            a_username = rt.foreign(ep, exc, args['username'], 'username')
-        try:
-            a_password = args['password']
-            if type(a_password) is not str or not a_password.isascii():
-                a_password = v.want_str(a_password, 'password')
-        except ToolError as exc:
-            a_password = rt.foreign(ep, exc, args['password'], 'password')
+        a_username = args['username']
+        if type(a_username) is not str or not a_username.isascii():
+            a_username = rt.str_or_foreign(ep, a_username, 'username')
+        a_password = args['password']
+        if type(a_password) is not str or not a_password.isascii():
+            a_password = rt.str_or_foreign(ep, a_password, 'password')
         return ep.tool_trading_login(a_username, a_password)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1034,12 +1158,9 @@ def _invoke_remove_stock_from_watchlist(ep: TradingBot, args: Mapping[str, Any])
     if not (args.keys() == _ARGS_remove_stock_from_watchlist):
         rt.check_arguments_python(args, ('symbol',), ('symbol',), 'TradingBot.remove_stock_from_watchlist')
     try:
-        try:
-            a_symbol = args['symbol']
-            if type(a_symbol) is not str or not a_symbol.isascii():
-                a_symbol = v.want_str(a_symbol, 'symbol')
-        except ToolError as exc:
-            a_symbol = rt.foreign(ep, exc, args['symbol'], 'symbol')
+        a_symbol = args['symbol']
+        if type(a_symbol) is not str or not a_symbol.isascii():
+            a_symbol = rt.str_or_foreign(ep, a_symbol, 'symbol')
         return ep.tool_remove_stock_from_watchlist(a_symbol)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1097,12 +1218,9 @@ def _invoke_get_available_stocks(ep: TradingBot, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_get_available_stocks):
         rt.check_arguments_python(args, ('sector',), ('sector',), 'TradingBot.get_available_stocks')
     try:
-        try:
-            a_sector = args['sector']
-            if type(a_sector) is not str or not a_sector.isascii():
-                a_sector = v.want_str(a_sector, 'sector')
-        except ToolError as exc:
-            a_sector = rt.foreign(ep, exc, args['sector'], 'sector')
+        a_sector = args['sector']
+        if type(a_sector) is not str or not a_sector.isascii():
+            a_sector = rt.str_or_foreign(ep, a_sector, 'sector')
         return ep.tool_get_available_stocks(a_sector)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1115,14 +1233,11 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
     if not (args.keys() == _ARGS_filter_stocks_by_price):
         rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
-        try:
-            a_stocks = args['stocks']
-            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
-                a_stocks = tuple(a_stocks)
-            else:
-                a_stocks = v.want_str_list(a_stocks, 'stocks')
-        except ToolError as exc:
-            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
+        a_stocks = args['stocks']
+        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+            a_stocks = tuple(a_stocks)
+        else:
+            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
         try:
             a_min_price = v.want_float(args['min_price'], 'min_price')
         except ToolError as exc:
@@ -1143,12 +1258,9 @@ def _invoke_add_to_watchlist(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_add_to_watchlist):
         rt.check_arguments_python(args, ('stock',), ('stock',), 'TradingBot.add_to_watchlist')
     try:
-        try:
-            a_stock = args['stock']
-            if type(a_stock) is not str or not a_stock.isascii():
-                a_stock = v.want_str(a_stock, 'stock')
-        except ToolError as exc:
-            a_stock = rt.foreign(ep, exc, args['stock'], 'stock')
+        a_stock = args['stock']
+        if type(a_stock) is not str or not a_stock.isascii():
+            a_stock = rt.str_or_foreign(ep, a_stock, 'stock')
         return ep.tool_add_to_watchlist(a_stock)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1161,14 +1273,11 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_notify_price_change):
         rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
-        try:
-            a_stocks = args['stocks']
-            if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
-                a_stocks = tuple(a_stocks)
-            else:
-                a_stocks = v.want_str_list(a_stocks, 'stocks')
-        except ToolError as exc:
-            a_stocks = rt.foreign_list(ep, exc, args['stocks'], 'stocks')
+        a_stocks = args['stocks']
+        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+            a_stocks = tuple(a_stocks)
+        else:
+            a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
         try:
             a_threshold = v.want_float(args['threshold'], 'threshold')
         except ToolError as exc:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,16 +28,29 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["Booking", "BookingHistory", "BudgetLimit", "Cancellation", "CardBalance", "CardId", "CostList", "CreditCards", "ExchangedValue", "FiscalYear", "Insurance", "Invoice", "InvoiceResult", "LoginStatus", "NearestAirport", "SupportMessage", "Token", "TravelAPI", "Verification"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Token:
+class Token(rt.Record):
     "authenticate_travel's answer."
+
+    __slots__ = ('expires_in', 'access_token', 'token_type', 'scope', '_json')
+    __match_args__ = ('expires_in', 'access_token', 'token_type', 'scope')
 
     expires_in: int
     access_token: str
     token_type: str
     scope: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.expires_in, self.access_token, self.token_type, self.scope) == (other.expires_in, other.access_token, other.token_type, other.scope)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.expires_in, self.access_token, self.token_type, self.scope))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(expires_in={self.expires_in!r}, access_token={self.access_token!r}, token_type={self.token_type!r}, scope={self.scope!r})'
 
     def __init__(self, expires_in: int, access_token: str, token_type: str, scope: str) -> None:
         _set = _SET_Token
@@ -88,13 +100,26 @@ def _new_Token(expires_in: int, access_token: str, token_type: str, scope: str) 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LoginStatus:
+class LoginStatus(rt.Record):
     'The LoginStatus record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: bool) -> None:
         _set = _SET_LoginStatus
@@ -132,13 +157,26 @@ def _new_LoginStatus(status: bool) -> LoginStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class FiscalYear:
+class FiscalYear(rt.Record):
     'The FiscalYear record.'
+
+    __slots__ = ('budget_fiscal_year', '_json')
+    __match_args__ = ('budget_fiscal_year',)
 
     budget_fiscal_year: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.budget_fiscal_year,) == (other.budget_fiscal_year,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.budget_fiscal_year,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(budget_fiscal_year={self.budget_fiscal_year!r})'
 
     def __init__(self, budget_fiscal_year: str) -> None:
         _set = _SET_FiscalYear
@@ -176,13 +214,26 @@ def _new_FiscalYear(budget_fiscal_year: str) -> FiscalYear:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CardId:
+class CardId(rt.Record):
     'The CardId record.'
+
+    __slots__ = ('card_id', '_json')
+    __match_args__ = ('card_id',)
 
     card_id: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.card_id,) == (other.card_id,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.card_id,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(card_id={self.card_id!r})'
 
     def __init__(self, card_id: str) -> None:
         _set = _SET_CardId
@@ -220,13 +271,26 @@ def _new_CardId(card_id: str) -> CardId:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CostList:
+class CostList(rt.Record):
     'The CostList record.'
+
+    __slots__ = ('travel_cost_list', '_json')
+    __match_args__ = ('travel_cost_list',)
 
     travel_cost_list: tuple[float, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.travel_cost_list,) == (other.travel_cost_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.travel_cost_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(travel_cost_list={self.travel_cost_list!r})'
 
     def __init__(self, travel_cost_list: tuple[float, ...]) -> None:
         _set = _SET_CostList
@@ -264,11 +328,24 @@ def _new_CostList(travel_cost_list: tuple[float, ...]) -> CostList:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CardBalance:
+class CardBalance(rt.Record):
     'The CardBalance record.'
 
+    __slots__ = ('card_balance',)
+    __match_args__ = ('card_balance',)
+
     card_balance: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.card_balance,) == (other.card_balance,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.card_balance,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(card_balance={self.card_balance!r})'
 
     def __init__(self, card_balance: Any) -> None:
         _set = _SET_CardBalance
@@ -297,15 +374,28 @@ def _new_CardBalance(card_balance: Any) -> CardBalance:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Booking:
+class Booking(rt.Record):
     'The Booking record.'
+
+    __slots__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
+    __match_args__ = ('booking_id', 'transaction_id', 'booking_status', 'booking_history', 'error')
 
     booking_id: str | None
     transaction_id: str | None
     booking_status: bool
     booking_history: dict[str, dict[str, Any]] | None
     error: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error) == (other.booking_id, other.transaction_id, other.booking_status, other.booking_history, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_id, self.transaction_id, self.booking_status, self.booking_history, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, transaction_id={self.transaction_id!r}, booking_status={self.booking_status!r}, booking_history={self.booking_history!r}, error={self.error!r})'
 
     def __init__(self, booking_id: str | None, transaction_id: str | None, booking_status: bool, booking_history: dict[str, dict[str, Any]] | None, error: str | None) -> None:
         _set = _SET_Booking
@@ -350,9 +440,11 @@ def _new_Booking(booking_id: str | None, transaction_id: str | None, booking_sta
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Invoice:
+class Invoice(rt.Record):
     'The Invoice record.'
+
+    __slots__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
+    __match_args__ = ('booking_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class', 'travel_cost', 'transaction_id')
 
     booking_id: str
     travel_date: Any
@@ -361,6 +453,17 @@ class Invoice:
     travel_class: Any
     travel_cost: Any
     transaction_id: Any
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id) == (other.booking_id, other.travel_date, other.travel_from, other.travel_to, other.travel_class, other.travel_cost, other.transaction_id)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_id, self.travel_date, self.travel_from, self.travel_to, self.travel_class, self.travel_cost, self.transaction_id))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_id={self.booking_id!r}, travel_date={self.travel_date!r}, travel_from={self.travel_from!r}, travel_to={self.travel_to!r}, travel_class={self.travel_class!r}, travel_cost={self.travel_cost!r}, transaction_id={self.transaction_id!r})'
 
     def __init__(self, booking_id: str, travel_date: Any, travel_from: Any, travel_to: Any, travel_class: Any, travel_cost: Any, transaction_id: Any) -> None:
         _set = _SET_Invoice
@@ -413,11 +516,24 @@ def _new_Invoice(booking_id: str, travel_date: Any, travel_from: Any, travel_to:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class InvoiceResult:
+class InvoiceResult(rt.Record):
     'The InvoiceResult record.'
 
+    __slots__ = ('invoice',)
+    __match_args__ = ('invoice',)
+
     invoice: Invoice
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.invoice,) == (other.invoice,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.invoice,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(invoice={self.invoice!r})'
 
     def __init__(self, invoice: Invoice) -> None:
         _set = _SET_InvoiceResult
@@ -446,11 +562,24 @@ def _new_InvoiceResult(invoice: Invoice) -> InvoiceResult:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BookingHistory:
+class BookingHistory(rt.Record):
     'The BookingHistory record.'
 
+    __slots__ = ('booking_history',)
+    __match_args__ = ('booking_history',)
+
     booking_history: dict[str, dict[str, Any]]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.booking_history,) == (other.booking_history,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.booking_history,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(booking_history={self.booking_history!r})'
 
     def __init__(self, booking_history: dict[str, dict[str, Any]]) -> None:
         _set = _SET_BookingHistory
@@ -479,14 +608,27 @@ def _new_BookingHistory(booking_history: dict[str, dict[str, Any]]) -> BookingHi
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cancellation:
+class Cancellation(rt.Record):
     'The Cancellation record.'
+
+    __slots__ = ('cancel_status', 'error', '_json')
+    __match_args__ = ('cancel_status', 'error')
 
     cancel_status: bool
     error: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.cancel_status, self.error) == (other.cancel_status, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.cancel_status, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(cancel_status={self.cancel_status!r}, error={self.error!r})'
 
     def __init__(self, cancel_status: bool, error: str | None) -> None:
         _set = _SET_Cancellation
@@ -528,13 +670,26 @@ def _new_Cancellation(cancel_status: bool, error: str | None) -> Cancellation:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ExchangedValue:
+class ExchangedValue(rt.Record):
     'The ExchangedValue record.'
+
+    __slots__ = ('exchanged_value', '_json')
+    __match_args__ = ('exchanged_value',)
 
     exchanged_value: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.exchanged_value,) == (other.exchanged_value,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.exchanged_value,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(exchanged_value={self.exchanged_value!r})'
 
     def __init__(self, exchanged_value: float) -> None:
         _set = _SET_ExchangedValue
@@ -572,14 +727,27 @@ def _new_ExchangedValue(exchanged_value: float) -> ExchangedValue:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Verification:
+class Verification(rt.Record):
     'The Verification record.'
+
+    __slots__ = ('verification_status', 'verification_failure', '_json')
+    __match_args__ = ('verification_status', 'verification_failure')
 
     verification_status: bool
     verification_failure: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.verification_status, self.verification_failure) == (other.verification_status, other.verification_failure)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.verification_status, self.verification_failure))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(verification_status={self.verification_status!r}, verification_failure={self.verification_failure!r})'
 
     def __init__(self, verification_status: bool, verification_failure: str | None) -> None:
         _set = _SET_Verification
@@ -621,13 +789,26 @@ def _new_Verification(verification_status: bool, verification_failure: str | Non
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BudgetLimit:
+class BudgetLimit(rt.Record):
     'The BudgetLimit record.'
+
+    __slots__ = ('budget_limit', '_json')
+    __match_args__ = ('budget_limit',)
 
     budget_limit: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.budget_limit,) == (other.budget_limit,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.budget_limit,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(budget_limit={self.budget_limit!r})'
 
     def __init__(self, budget_limit: float) -> None:
         _set = _SET_BudgetLimit
@@ -665,13 +846,26 @@ def _new_BudgetLimit(budget_limit: float) -> BudgetLimit:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class NearestAirport:
+class NearestAirport(rt.Record):
     'The NearestAirport record.'
+
+    __slots__ = ('nearest_airport', '_json')
+    __match_args__ = ('nearest_airport',)
 
     nearest_airport: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.nearest_airport,) == (other.nearest_airport,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.nearest_airport,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(nearest_airport={self.nearest_airport!r})'
 
     def __init__(self, nearest_airport: str) -> None:
         _set = _SET_NearestAirport
@@ -709,15 +903,28 @@ def _new_NearestAirport(nearest_airport: str) -> NearestAirport:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Insurance:
+class Insurance(rt.Record):
     'The Insurance record.'
+
+    __slots__ = ('insurance_id', 'insurance_status', 'error', '_json')
+    __match_args__ = ('insurance_id', 'insurance_status', 'error')
 
     insurance_id: str | None
     insurance_status: bool
     error: str | None
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.insurance_id, self.insurance_status, self.error) == (other.insurance_id, other.insurance_status, other.error)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.insurance_id, self.insurance_status, self.error))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(insurance_id={self.insurance_id!r}, insurance_status={self.insurance_status!r}, error={self.error!r})'
 
     def __init__(self, insurance_id: str | None, insurance_status: bool, error: str | None) -> None:
         _set = _SET_Insurance
@@ -763,13 +970,26 @@ def _new_Insurance(insurance_id: str | None, insurance_status: bool, error: str 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SupportMessage:
+class SupportMessage(rt.Record):
     'The SupportMessage record.'
+
+    __slots__ = ('customer_support_message', '_json')
+    __match_args__ = ('customer_support_message',)
 
     customer_support_message: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.customer_support_message,) == (other.customer_support_message,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.customer_support_message,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(customer_support_message={self.customer_support_message!r})'
 
     def __init__(self, customer_support_message: str) -> None:
         _set = _SET_SupportMessage
@@ -807,11 +1027,24 @@ def _new_SupportMessage(customer_support_message: str) -> SupportMessage:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class CreditCards:
+class CreditCards(rt.Record):
     'The CreditCards record.'
 
+    __slots__ = ('credit_card_list',)
+    __match_args__ = ('credit_card_list',)
+
     credit_card_list: dict[str, dict[str, Any]]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.credit_card_list,) == (other.credit_card_list,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.credit_card_list,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(credit_card_list={self.credit_card_list!r})'
 
     def __init__(self, credit_card_list: dict[str, dict[str, Any]]) -> None:
         _set = _SET_CreditCards
@@ -1249,42 +1482,24 @@ def _invoke_authenticate_travel(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_authenticate_travel):
         rt.check_arguments_python(args, ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), ('client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'), 'TravelAPI.authenticate_travel')
     try:
-        try:
-            a_client_id = args['client_id']
-            if type(a_client_id) is not str or not a_client_id.isascii():
-                a_client_id = v.want_str(a_client_id, 'client_id')
-        except ToolError as exc:
-            a_client_id = rt.foreign(ep, exc, args['client_id'], 'client_id')
-        try:
-            a_client_secret = args['client_secret']
-            if type(a_client_secret) is not str or not a_client_secret.isascii():
-                a_client_secret = v.want_str(a_client_secret, 'client_secret')
-        except ToolError as exc:
-            a_client_secret = rt.foreign(ep, exc, args['client_secret'], 'client_secret')
-        try:
-            a_refresh_token = args['refresh_token']
-            if type(a_refresh_token) is not str or not a_refresh_token.isascii():
-                a_refresh_token = v.want_str(a_refresh_token, 'refresh_token')
-        except ToolError as exc:
-            a_refresh_token = rt.foreign(ep, exc, args['refresh_token'], 'refresh_token')
-        try:
-            a_grant_type = args['grant_type']
-            if type(a_grant_type) is not str or not a_grant_type.isascii():
-                a_grant_type = v.want_str(a_grant_type, 'grant_type')
-        except ToolError as exc:
-            a_grant_type = rt.foreign(ep, exc, args['grant_type'], 'grant_type')
-        try:
-            a_user_first_name = args['user_first_name']
-            if type(a_user_first_name) is not str or not a_user_first_name.isascii():
-                a_user_first_name = v.want_str(a_user_first_name, 'user_first_name')
-        except ToolError as exc:
-            a_user_first_name = rt.foreign(ep, exc, args['user_first_name'], 'user_first_name')
-        try:
-            a_user_last_name = args['user_last_name']
-            if type(a_user_last_name) is not str or not a_user_last_name.isascii():
-                a_user_last_name = v.want_str(a_user_last_name, 'user_last_name')
-        except ToolError as exc:
-            a_user_last_name = rt.foreign(ep, exc, args['user_last_name'], 'user_last_name')
+        a_client_id = args['client_id']
+        if type(a_client_id) is not str or not a_client_id.isascii():
+            a_client_id = rt.str_or_foreign(ep, a_client_id, 'client_id')
+        a_client_secret = args['client_secret']
+        if type(a_client_secret) is not str or not a_client_secret.isascii():
+            a_client_secret = rt.str_or_foreign(ep, a_client_secret, 'client_secret')
+        a_refresh_token = args['refresh_token']
+        if type(a_refresh_token) is not str or not a_refresh_token.isascii():
+            a_refresh_token = rt.str_or_foreign(ep, a_refresh_token, 'refresh_token')
+        a_grant_type = args['grant_type']
+        if type(a_grant_type) is not str or not a_grant_type.isascii():
+            a_grant_type = rt.str_or_foreign(ep, a_grant_type, 'grant_type')
+        a_user_first_name = args['user_first_name']
+        if type(a_user_first_name) is not str or not a_user_first_name.isascii():
+            a_user_first_name = rt.str_or_foreign(ep, a_user_first_name, 'user_first_name')
+        a_user_last_name = args['user_last_name']
+        if type(a_user_last_name) is not str or not a_user_last_name.isascii():
+            a_user_last_name = rt.str_or_foreign(ep, a_user_last_name, 'user_last_name')
         return ep.tool_authenticate_travel(a_client_id, a_client_secret, a_refresh_token, a_grant_type, a_user_first_name, a_user_last_name)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1330,30 +1545,18 @@ def _invoke_register_credit_card(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_register_credit_card):
         rt.check_arguments_python(args, ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), ('access_token', 'card_number', 'expiration_date', 'cardholder_name', 'card_verification_number'), 'TravelAPI.register_credit_card')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_number = args['card_number']
-            if type(a_card_number) is not str or not a_card_number.isascii():
-                a_card_number = v.want_str(a_card_number, 'card_number')
-        except ToolError as exc:
-            a_card_number = rt.foreign(ep, exc, args['card_number'], 'card_number')
-        try:
-            a_expiration_date = args['expiration_date']
-            if type(a_expiration_date) is not str or not a_expiration_date.isascii():
-                a_expiration_date = v.want_str(a_expiration_date, 'expiration_date')
-        except ToolError as exc:
-            a_expiration_date = rt.foreign(ep, exc, args['expiration_date'], 'expiration_date')
-        try:
-            a_cardholder_name = args['cardholder_name']
-            if type(a_cardholder_name) is not str or not a_cardholder_name.isascii():
-                a_cardholder_name = v.want_str(a_cardholder_name, 'cardholder_name')
-        except ToolError as exc:
-            a_cardholder_name = rt.foreign(ep, exc, args['cardholder_name'], 'cardholder_name')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_number = args['card_number']
+        if type(a_card_number) is not str or not a_card_number.isascii():
+            a_card_number = rt.str_or_foreign(ep, a_card_number, 'card_number')
+        a_expiration_date = args['expiration_date']
+        if type(a_expiration_date) is not str or not a_expiration_date.isascii():
+            a_expiration_date = rt.str_or_foreign(ep, a_expiration_date, 'expiration_date')
+        a_cardholder_name = args['cardholder_name']
+        if type(a_cardholder_name) is not str or not a_cardholder_name.isascii():
+            a_cardholder_name = rt.str_or_foreign(ep, a_cardholder_name, 'cardholder_name')
         try:
             a_card_verification_number = v.want_int(args['card_verification_number'], 'card_verification_number')
         except ToolError as exc:
@@ -1370,30 +1573,18 @@ def _invoke_get_flight_cost(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_flight_cost):
         rt.check_arguments_python(args, ('travel_from', 'travel_to', 'travel_date', 'travel_class'), ('travel_from', 'travel_to', 'travel_date', 'travel_class'), 'TravelAPI.get_flight_cost')
     try:
-        try:
-            a_travel_from = args['travel_from']
-            if type(a_travel_from) is not str or not a_travel_from.isascii():
-                a_travel_from = v.want_str(a_travel_from, 'travel_from')
-        except ToolError as exc:
-            a_travel_from = rt.foreign(ep, exc, args['travel_from'], 'travel_from')
-        try:
-            a_travel_to = args['travel_to']
-            if type(a_travel_to) is not str or not a_travel_to.isascii():
-                a_travel_to = v.want_str(a_travel_to, 'travel_to')
-        except ToolError as exc:
-            a_travel_to = rt.foreign(ep, exc, args['travel_to'], 'travel_to')
-        try:
-            a_travel_date = args['travel_date']
-            if type(a_travel_date) is not str or not a_travel_date.isascii():
-                a_travel_date = v.want_str(a_travel_date, 'travel_date')
-        except ToolError as exc:
-            a_travel_date = rt.foreign(ep, exc, args['travel_date'], 'travel_date')
-        try:
-            a_travel_class = args['travel_class']
-            if type(a_travel_class) is not str or not a_travel_class.isascii():
-                a_travel_class = v.want_str(a_travel_class, 'travel_class')
-        except ToolError as exc:
-            a_travel_class = rt.foreign(ep, exc, args['travel_class'], 'travel_class')
+        a_travel_from = args['travel_from']
+        if type(a_travel_from) is not str or not a_travel_from.isascii():
+            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
+        a_travel_to = args['travel_to']
+        if type(a_travel_to) is not str or not a_travel_to.isascii():
+            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
+        a_travel_date = args['travel_date']
+        if type(a_travel_date) is not str or not a_travel_date.isascii():
+            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
+        a_travel_class = args['travel_class']
+        if type(a_travel_class) is not str or not a_travel_class.isascii():
+            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
         return ep.tool_get_flight_cost(a_travel_from, a_travel_to, a_travel_date, a_travel_class)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1406,18 +1597,12 @@ def _invoke_get_credit_card_balance(ep: TravelAPI, args: Mapping[str, Any]) -> A
     if not (args.keys() == _ARGS_get_credit_card_balance):
         rt.check_arguments_python(args, ('access_token', 'card_id'), ('access_token', 'card_id'), 'TravelAPI.get_credit_card_balance')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
         return ep.tool_get_credit_card_balance(a_access_token, a_card_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1430,42 +1615,24 @@ def _invoke_book_flight(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_book_flight):
         rt.check_arguments_python(args, ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), ('access_token', 'card_id', 'travel_date', 'travel_from', 'travel_to', 'travel_class'), 'TravelAPI.book_flight')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
-        try:
-            a_travel_date = args['travel_date']
-            if type(a_travel_date) is not str or not a_travel_date.isascii():
-                a_travel_date = v.want_str(a_travel_date, 'travel_date')
-        except ToolError as exc:
-            a_travel_date = rt.foreign(ep, exc, args['travel_date'], 'travel_date')
-        try:
-            a_travel_from = args['travel_from']
-            if type(a_travel_from) is not str or not a_travel_from.isascii():
-                a_travel_from = v.want_str(a_travel_from, 'travel_from')
-        except ToolError as exc:
-            a_travel_from = rt.foreign(ep, exc, args['travel_from'], 'travel_from')
-        try:
-            a_travel_to = args['travel_to']
-            if type(a_travel_to) is not str or not a_travel_to.isascii():
-                a_travel_to = v.want_str(a_travel_to, 'travel_to')
-        except ToolError as exc:
-            a_travel_to = rt.foreign(ep, exc, args['travel_to'], 'travel_to')
-        try:
-            a_travel_class = args['travel_class']
-            if type(a_travel_class) is not str or not a_travel_class.isascii():
-                a_travel_class = v.want_str(a_travel_class, 'travel_class')
-        except ToolError as exc:
-            a_travel_class = rt.foreign(ep, exc, args['travel_class'], 'travel_class')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
+        a_travel_date = args['travel_date']
+        if type(a_travel_date) is not str or not a_travel_date.isascii():
+            a_travel_date = rt.str_or_foreign(ep, a_travel_date, 'travel_date')
+        a_travel_from = args['travel_from']
+        if type(a_travel_from) is not str or not a_travel_from.isascii():
+            a_travel_from = rt.str_or_foreign(ep, a_travel_from, 'travel_from')
+        a_travel_to = args['travel_to']
+        if type(a_travel_to) is not str or not a_travel_to.isascii():
+            a_travel_to = rt.str_or_foreign(ep, a_travel_to, 'travel_to')
+        a_travel_class = args['travel_class']
+        if type(a_travel_class) is not str or not a_travel_class.isascii():
+            a_travel_class = rt.str_or_foreign(ep, a_travel_class, 'travel_class')
         return ep.tool_book_flight(a_access_token, a_card_id, a_travel_date, a_travel_from, a_travel_to, a_travel_class)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1479,12 +1646,9 @@ def _invoke_retrieve_invoice(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (_ARGS_retrieve_invoice >= args.keys() >= _NEEDS_retrieve_invoice):
         rt.check_arguments_python(args, ('access_token', 'booking_id', 'insurance_id'), ('access_token',), 'TravelAPI.retrieve_invoice')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
             a_booking_id = (v.want_optional(args['booking_id'], 'booking_id', (lambda x, p: v.want_str(x, p))) if 'booking_id' in args else None)
         except ToolError as exc:
@@ -1505,12 +1669,9 @@ def _invoke_get_booking_history(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_get_booking_history):
         rt.check_arguments_python(args, ('access_token',), ('access_token',), 'TravelAPI.get_booking_history')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         return ep.tool_get_booking_history(a_access_token)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1535,18 +1696,12 @@ def _invoke_cancel_booking(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_cancel_booking):
         rt.check_arguments_python(args, ('access_token', 'booking_id'), ('access_token', 'booking_id'), 'TravelAPI.cancel_booking')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
         return ep.tool_cancel_booking(a_access_token, a_booking_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1559,18 +1714,12 @@ def _invoke_compute_exchange_rate(ep: TravelAPI, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_compute_exchange_rate):
         rt.check_arguments_python(args, ('base_currency', 'target_currency', 'value'), ('base_currency', 'target_currency', 'value'), 'TravelAPI.compute_exchange_rate')
     try:
-        try:
-            a_base_currency = args['base_currency']
-            if type(a_base_currency) is not str or not a_base_currency.isascii():
-                a_base_currency = v.want_str(a_base_currency, 'base_currency')
-        except ToolError as exc:
-            a_base_currency = rt.foreign(ep, exc, args['base_currency'], 'base_currency')
-        try:
-            a_target_currency = args['target_currency']
-            if type(a_target_currency) is not str or not a_target_currency.isascii():
-                a_target_currency = v.want_str(a_target_currency, 'target_currency')
-        except ToolError as exc:
-            a_target_currency = rt.foreign(ep, exc, args['target_currency'], 'target_currency')
+        a_base_currency = args['base_currency']
+        if type(a_base_currency) is not str or not a_base_currency.isascii():
+            a_base_currency = rt.str_or_foreign(ep, a_base_currency, 'base_currency')
+        a_target_currency = args['target_currency']
+        if type(a_target_currency) is not str or not a_target_currency.isascii():
+            a_target_currency = rt.str_or_foreign(ep, a_target_currency, 'target_currency')
         try:
             a_value = v.want_number(args['value'], 'value')
         except ToolError as exc:
@@ -1587,30 +1736,18 @@ def _invoke_verify_traveler_information(ep: TravelAPI, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_verify_traveler_information):
         rt.check_arguments_python(args, ('first_name', 'last_name', 'date_of_birth', 'passport_number'), ('first_name', 'last_name', 'date_of_birth', 'passport_number'), 'TravelAPI.verify_traveler_information')
     try:
-        try:
-            a_first_name = args['first_name']
-            if type(a_first_name) is not str or not a_first_name.isascii():
-                a_first_name = v.want_str(a_first_name, 'first_name')
-        except ToolError as exc:
-            a_first_name = rt.foreign(ep, exc, args['first_name'], 'first_name')
-        try:
-            a_last_name = args['last_name']
-            if type(a_last_name) is not str or not a_last_name.isascii():
-                a_last_name = v.want_str(a_last_name, 'last_name')
-        except ToolError as exc:
-            a_last_name = rt.foreign(ep, exc, args['last_name'], 'last_name')
-        try:
-            a_date_of_birth = args['date_of_birth']
-            if type(a_date_of_birth) is not str or not a_date_of_birth.isascii():
-                a_date_of_birth = v.want_str(a_date_of_birth, 'date_of_birth')
-        except ToolError as exc:
-            a_date_of_birth = rt.foreign(ep, exc, args['date_of_birth'], 'date_of_birth')
-        try:
-            a_passport_number = args['passport_number']
-            if type(a_passport_number) is not str or not a_passport_number.isascii():
-                a_passport_number = v.want_str(a_passport_number, 'passport_number')
-        except ToolError as exc:
-            a_passport_number = rt.foreign(ep, exc, args['passport_number'], 'passport_number')
+        a_first_name = args['first_name']
+        if type(a_first_name) is not str or not a_first_name.isascii():
+            a_first_name = rt.str_or_foreign(ep, a_first_name, 'first_name')
+        a_last_name = args['last_name']
+        if type(a_last_name) is not str or not a_last_name.isascii():
+            a_last_name = rt.str_or_foreign(ep, a_last_name, 'last_name')
+        a_date_of_birth = args['date_of_birth']
+        if type(a_date_of_birth) is not str or not a_date_of_birth.isascii():
+            a_date_of_birth = rt.str_or_foreign(ep, a_date_of_birth, 'date_of_birth')
+        a_passport_number = args['passport_number']
+        if type(a_passport_number) is not str or not a_passport_number.isascii():
+            a_passport_number = rt.str_or_foreign(ep, a_passport_number, 'passport_number')
         return ep.tool_verify_traveler_information(a_first_name, a_last_name, a_date_of_birth, a_passport_number)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1623,12 +1760,9 @@ def _invoke_set_budget_limit(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_set_budget_limit):
         rt.check_arguments_python(args, ('access_token', 'budget_limit'), ('access_token', 'budget_limit'), 'TravelAPI.set_budget_limit')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
         try:
             a_budget_limit = v.want_float(args['budget_limit'], 'budget_limit')
         except ToolError as exc:
@@ -1645,12 +1779,9 @@ def _invoke_get_nearest_airport_by_city(ep: TravelAPI, args: Mapping[str, Any]) 
     if not (args.keys() == _ARGS_get_nearest_airport_by_city):
         rt.check_arguments_python(args, ('location',), ('location',), 'TravelAPI.get_nearest_airport_by_city')
     try:
-        try:
-            a_location = args['location']
-            if type(a_location) is not str or not a_location.isascii():
-                a_location = v.want_str(a_location, 'location')
-        except ToolError as exc:
-            a_location = rt.foreign(ep, exc, args['location'], 'location')
+        a_location = args['location']
+        if type(a_location) is not str or not a_location.isascii():
+            a_location = rt.str_or_foreign(ep, a_location, 'location')
         return ep.tool_get_nearest_airport_by_city(a_location)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1663,34 +1794,22 @@ def _invoke_purchase_insurance(ep: TravelAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_purchase_insurance):
         rt.check_arguments_python(args, ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), ('access_token', 'insurance_type', 'booking_id', 'insurance_cost', 'card_id'), 'TravelAPI.purchase_insurance')
     try:
-        try:
-            a_access_token = args['access_token']
-            if type(a_access_token) is not str or not a_access_token.isascii():
-                a_access_token = v.want_str(a_access_token, 'access_token')
-        except ToolError as exc:
-            a_access_token = rt.foreign(ep, exc, args['access_token'], 'access_token')
-        try:
-            a_insurance_type = args['insurance_type']
-            if type(a_insurance_type) is not str or not a_insurance_type.isascii():
-                a_insurance_type = v.want_str(a_insurance_type, 'insurance_type')
-        except ToolError as exc:
-            a_insurance_type = rt.foreign(ep, exc, args['insurance_type'], 'insurance_type')
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
+        a_access_token = args['access_token']
+        if type(a_access_token) is not str or not a_access_token.isascii():
+            a_access_token = rt.str_or_foreign(ep, a_access_token, 'access_token')
+        a_insurance_type = args['insurance_type']
+        if type(a_insurance_type) is not str or not a_insurance_type.isascii():
+            a_insurance_type = rt.str_or_foreign(ep, a_insurance_type, 'insurance_type')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
         try:
             a_insurance_cost = v.want_number(args['insurance_cost'], 'insurance_cost')
         except ToolError as exc:
             a_insurance_cost = rt.foreign(ep, exc, args['insurance_cost'], 'insurance_cost')
-        try:
-            a_card_id = args['card_id']
-            if type(a_card_id) is not str or not a_card_id.isascii():
-                a_card_id = v.want_str(a_card_id, 'card_id')
-        except ToolError as exc:
-            a_card_id = rt.foreign(ep, exc, args['card_id'], 'card_id')
+        a_card_id = args['card_id']
+        if type(a_card_id) is not str or not a_card_id.isascii():
+            a_card_id = rt.str_or_foreign(ep, a_card_id, 'card_id')
         return ep.tool_purchase_insurance(a_access_token, a_insurance_type, a_booking_id, a_insurance_cost, a_card_id)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1703,18 +1822,12 @@ def _invoke_contact_customer_support(ep: TravelAPI, args: Mapping[str, Any]) -> 
     if not (args.keys() == _ARGS_contact_customer_support):
         rt.check_arguments_python(args, ('booking_id', 'message'), ('booking_id', 'message'), 'TravelAPI.contact_customer_support')
     try:
-        try:
-            a_booking_id = args['booking_id']
-            if type(a_booking_id) is not str or not a_booking_id.isascii():
-                a_booking_id = v.want_str(a_booking_id, 'booking_id')
-        except ToolError as exc:
-            a_booking_id = rt.foreign(ep, exc, args['booking_id'], 'booking_id')
-        try:
-            a_message = args['message']
-            if type(a_message) is not str or not a_message.isascii():
-                a_message = v.want_str(a_message, 'message')
-        except ToolError as exc:
-            a_message = rt.foreign(ep, exc, args['message'], 'message')
+        a_booking_id = args['booking_id']
+        if type(a_booking_id) is not str or not a_booking_id.isascii():
+            a_booking_id = rt.str_or_foreign(ep, a_booking_id, 'booking_id')
+        a_message = args['message']
+        if type(a_message) is not str or not a_message.isascii():
+            a_message = rt.str_or_foreign(ep, a_message, 'message')
         return ep.tool_contact_customer_support(a_booking_id, a_message)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -95,15 +94,28 @@ _E5_Grade_F: Grade = Grade.F
 _T5_Grade: dict[Grade | None, str] = {None: 'null', _E5_Grade_A: '"A"', _E5_Grade_B: '"B"', _E5_Grade_C: '"C"', _E5_Grade_D: '"D"', _E5_Grade_F: '"F"', }
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Meeting:
+class Meeting(rt.Record):
     'A weekly class meeting.'
+
+    __slots__ = ('day', 'start', 'end', '_json')
+    __match_args__ = ('day', 'start', 'end')
 
     day: Weekday
     start: str
     end: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.day, self.start, self.end) == (other.day, other.start, other.end)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.day, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(day={self.day!r}, start={self.start!r}, end={self.end!r})'
 
     def __init__(self, day: Weekday, start: str, end: str) -> None:
         _set = _SET_Meeting
@@ -492,16 +504,29 @@ class WaitlistEntry(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class SectionInfo:
+class SectionInfo(rt.Record):
     'A section with its seats.'
+
+    __slots__ = ('section', 'seats_taken', 'capacity', 'waitlisted', '_json')
+    __match_args__ = ('section', 'seats_taken', 'capacity', 'waitlisted')
 
     section: str
     seats_taken: int
     capacity: int
     waitlisted: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.section, self.seats_taken, self.capacity, self.waitlisted) == (other.section, other.seats_taken, other.capacity, other.waitlisted)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.section, self.seats_taken, self.capacity, self.waitlisted))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(section={self.section!r}, seats_taken={self.seats_taken!r}, capacity={self.capacity!r}, waitlisted={self.waitlisted!r})'
 
     def __init__(self, section: str, seats_taken: int, capacity: int, waitlisted: int) -> None:
         _set = _SET_SectionInfo
@@ -551,16 +576,29 @@ def _new_SectionInfo(section: str, seats_taken: int, capacity: int, waitlisted: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class StudentRecord:
+class StudentRecord(rt.Record):
     "A student's transcript and current registrations."
+
+    __slots__ = ('student', 'enrolments', 'waitlist', 'credits_by_term', '_json')
+    __match_args__ = ('student', 'enrolments', 'waitlist', 'credits_by_term')
 
     student: str
     enrolments: tuple[str, ...]
     waitlist: tuple[str, ...]
     credits_by_term: dict[str, int]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.student, self.enrolments, self.waitlist, self.credits_by_term) == (other.student, other.enrolments, other.waitlist, other.credits_by_term)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.student, self.enrolments, self.waitlist, self.credits_by_term))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(student={self.student!r}, enrolments={self.enrolments!r}, waitlist={self.waitlist!r}, credits_by_term={self.credits_by_term!r})'
 
     def __init__(self, student: str, enrolments: tuple[str, ...], waitlist: tuple[str, ...], credits_by_term: dict[str, int]) -> None:
         _set = _SET_StudentRecord
@@ -610,14 +648,27 @@ def _new_StudentRecord(student: str, enrolments: tuple[str, ...], waitlist: tupl
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class WaitlistPosition:
+class WaitlistPosition(rt.Record):
     'A waitlist entry and its place in the queue.'
+
+    __slots__ = ('entry', 'position', '_json')
+    __match_args__ = ('entry', 'position')
 
     entry: str
     position: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.entry, self.position) == (other.entry, other.position)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.entry, self.position))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(entry={self.entry!r}, position={self.position!r})'
 
     def __init__(self, entry: str, position: int) -> None:
         _set = _SET_WaitlistPosition

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -29,15 +28,28 @@ from worldspec.runtime.errors import InvariantError, ToolError
 __all__ = ["BrakePedal", "Climate", "Cruise", "Distance", "EngineStatus", "Feasibility", "FuelLevel", "Gallons", "Headlights", "Liters", "LockStatus", "Log", "Navigation", "OutsideTemperature", "ParkingBrake", "Speed", "TirePressure", "TireShop", "VehicleControlAPI", "Zipcode"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class EngineStatus:
+class EngineStatus(rt.Record):
     'The EngineStatus record.'
+
+    __slots__ = ('engineState', 'fuelLevel', 'batteryVoltage', '_json')
+    __match_args__ = ('engineState', 'fuelLevel', 'batteryVoltage')
 
     engineState: str
     fuelLevel: int | float
     batteryVoltage: int | float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.engineState, self.fuelLevel, self.batteryVoltage) == (other.engineState, other.fuelLevel, other.batteryVoltage)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.engineState, self.fuelLevel, self.batteryVoltage))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(engineState={self.engineState!r}, fuelLevel={self.fuelLevel!r}, batteryVoltage={self.batteryVoltage!r})'
 
     def __init__(self, engineState: str, fuelLevel: int | float, batteryVoltage: int | float) -> None:
         _set = _SET_EngineStatus
@@ -83,13 +95,26 @@ def _new_EngineStatus(engineState: str, fuelLevel: int | float, batteryVoltage: 
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class FuelLevel:
+class FuelLevel(rt.Record):
     'The FuelLevel record.'
+
+    __slots__ = ('fuelLevel', '_json')
+    __match_args__ = ('fuelLevel',)
 
     fuelLevel: int | float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.fuelLevel,) == (other.fuelLevel,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.fuelLevel,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(fuelLevel={self.fuelLevel!r})'
 
     def __init__(self, fuelLevel: int | float) -> None:
         _set = _SET_FuelLevel
@@ -127,14 +152,27 @@ def _new_FuelLevel(fuelLevel: int | float) -> FuelLevel:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class LockStatus:
+class LockStatus(rt.Record):
     'The LockStatus record.'
+
+    __slots__ = ('lockStatus', 'remainingUnlockedDoors', '_json')
+    __match_args__ = ('lockStatus', 'remainingUnlockedDoors')
 
     lockStatus: str
     remainingUnlockedDoors: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.lockStatus, self.remainingUnlockedDoors) == (other.lockStatus, other.remainingUnlockedDoors)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.lockStatus, self.remainingUnlockedDoors))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(lockStatus={self.lockStatus!r}, remainingUnlockedDoors={self.remainingUnlockedDoors!r})'
 
     def __init__(self, lockStatus: str, remainingUnlockedDoors: int) -> None:
         _set = _SET_LockStatus
@@ -176,15 +214,28 @@ def _new_LockStatus(lockStatus: str, remainingUnlockedDoors: int) -> LockStatus:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Climate:
+class Climate(rt.Record):
     'The Climate record.'
+
+    __slots__ = ('currentACTemperature', 'climateMode', 'humidityLevel', '_json')
+    __match_args__ = ('currentACTemperature', 'climateMode', 'humidityLevel')
 
     currentACTemperature: int | float
     climateMode: str | None
     humidityLevel: int | float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.currentACTemperature, self.climateMode, self.humidityLevel) == (other.currentACTemperature, other.climateMode, other.humidityLevel)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.currentACTemperature, self.climateMode, self.humidityLevel))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(currentACTemperature={self.currentACTemperature!r}, climateMode={self.climateMode!r}, humidityLevel={self.humidityLevel!r})'
 
     def __init__(self, currentACTemperature: int | float, climateMode: str | None, humidityLevel: int | float) -> None:
         _set = _SET_Climate
@@ -230,13 +281,26 @@ def _new_Climate(currentACTemperature: int | float, climateMode: str | None, hum
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class OutsideTemperature:
+class OutsideTemperature(rt.Record):
     'The OutsideTemperature record.'
+
+    __slots__ = ('outsideTemperature', '_json')
+    __match_args__ = ('outsideTemperature',)
 
     outsideTemperature: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.outsideTemperature,) == (other.outsideTemperature,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.outsideTemperature,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(outsideTemperature={self.outsideTemperature!r})'
 
     def __init__(self, outsideTemperature: float) -> None:
         _set = _SET_OutsideTemperature
@@ -274,13 +338,26 @@ def _new_OutsideTemperature(outsideTemperature: float) -> OutsideTemperature:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Headlights:
+class Headlights(rt.Record):
     'The Headlights record.'
+
+    __slots__ = ('headlightStatus', '_json')
+    __match_args__ = ('headlightStatus',)
 
     headlightStatus: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.headlightStatus,) == (other.headlightStatus,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.headlightStatus,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(headlightStatus={self.headlightStatus!r})'
 
     def __init__(self, headlightStatus: str) -> None:
         _set = _SET_Headlights
@@ -318,15 +395,28 @@ def _new_Headlights(headlightStatus: str) -> Headlights:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ParkingBrake:
+class ParkingBrake(rt.Record):
     'The ParkingBrake record.'
+
+    __slots__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle', '_json')
+    __match_args__ = ('parkingBrakeStatus', 'x_parkingBrakeForce', 'x_slopeAngle')
 
     parkingBrakeStatus: str
     x_parkingBrakeForce: float
     x_slopeAngle: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle) == (other.parkingBrakeStatus, other.x_parkingBrakeForce, other.x_slopeAngle)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.parkingBrakeStatus, self.x_parkingBrakeForce, self.x_slopeAngle))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(parkingBrakeStatus={self.parkingBrakeStatus!r}, x_parkingBrakeForce={self.x_parkingBrakeForce!r}, x_slopeAngle={self.x_slopeAngle!r})'
 
     def __init__(self, parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slopeAngle: float) -> None:
         _set = _SET_ParkingBrake
@@ -372,14 +462,27 @@ def _new_ParkingBrake(parkingBrakeStatus: str, x_parkingBrakeForce: float, x_slo
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BrakePedal:
+class BrakePedal(rt.Record):
     'The BrakePedal record.'
+
+    __slots__ = ('brakePedalStatus', 'brakePedalForce', '_json')
+    __match_args__ = ('brakePedalStatus', 'brakePedalForce')
 
     brakePedalStatus: str
     brakePedalForce: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.brakePedalStatus, self.brakePedalForce) == (other.brakePedalStatus, other.brakePedalForce)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.brakePedalStatus, self.brakePedalForce))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(brakePedalStatus={self.brakePedalStatus!r}, brakePedalForce={self.brakePedalForce!r})'
 
     def __init__(self, brakePedalStatus: str, brakePedalForce: float) -> None:
         _set = _SET_BrakePedal
@@ -421,15 +524,28 @@ def _new_BrakePedal(brakePedalStatus: str, brakePedalForce: float) -> BrakePedal
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Cruise:
+class Cruise(rt.Record):
     'The Cruise record.'
+
+    __slots__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle', '_json')
+    __match_args__ = ('cruiseStatus', 'currentSpeed', 'distanceToNextVehicle')
 
     cruiseStatus: str
     currentSpeed: float
     distanceToNextVehicle: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle) == (other.cruiseStatus, other.currentSpeed, other.distanceToNextVehicle)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.cruiseStatus, self.currentSpeed, self.distanceToNextVehicle))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(cruiseStatus={self.cruiseStatus!r}, currentSpeed={self.currentSpeed!r}, distanceToNextVehicle={self.distanceToNextVehicle!r})'
 
     def __init__(self, cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: float) -> None:
         _set = _SET_Cruise
@@ -475,13 +591,26 @@ def _new_Cruise(cruiseStatus: str, currentSpeed: float, distanceToNextVehicle: f
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Speed:
+class Speed(rt.Record):
     'The Speed record.'
+
+    __slots__ = ('currentSpeed', '_json')
+    __match_args__ = ('currentSpeed',)
 
     currentSpeed: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.currentSpeed,) == (other.currentSpeed,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.currentSpeed,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(currentSpeed={self.currentSpeed!r})'
 
     def __init__(self, currentSpeed: float) -> None:
         _set = _SET_Speed
@@ -519,13 +648,26 @@ def _new_Speed(currentSpeed: float) -> Speed:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Log:
+class Log(rt.Record):
     'The Log record.'
+
+    __slots__ = ('log', '_json')
+    __match_args__ = ('log',)
 
     log: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.log,) == (other.log,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.log,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(log={self.log!r})'
 
     def __init__(self, log: tuple[str, ...]) -> None:
         _set = _SET_Log
@@ -563,13 +705,26 @@ def _new_Log(log: tuple[str, ...]) -> Log:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Feasibility:
+class Feasibility(rt.Record):
     'The Feasibility record.'
+
+    __slots__ = ('canDrive', '_json')
+    __match_args__ = ('canDrive',)
 
     canDrive: bool
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.canDrive,) == (other.canDrive,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.canDrive,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(canDrive={self.canDrive!r})'
 
     def __init__(self, canDrive: bool) -> None:
         _set = _SET_Feasibility
@@ -607,13 +762,26 @@ def _new_Feasibility(canDrive: bool) -> Feasibility:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Gallons:
+class Gallons(rt.Record):
     'The Gallons record.'
+
+    __slots__ = ('gallon', '_json')
+    __match_args__ = ('gallon',)
 
     gallon: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.gallon,) == (other.gallon,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.gallon,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(gallon={self.gallon!r})'
 
     def __init__(self, gallon: float) -> None:
         _set = _SET_Gallons
@@ -651,13 +819,26 @@ def _new_Gallons(gallon: float) -> Gallons:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Liters:
+class Liters(rt.Record):
     'The Liters record.'
+
+    __slots__ = ('liter', '_json')
+    __match_args__ = ('liter',)
 
     liter: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.liter,) == (other.liter,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.liter,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(liter={self.liter!r})'
 
     def __init__(self, liter: float) -> None:
         _set = _SET_Liters
@@ -695,13 +876,26 @@ def _new_Liters(liter: float) -> Liters:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Distance:
+class Distance(rt.Record):
     'The Distance record.'
+
+    __slots__ = ('distance', '_json')
+    __match_args__ = ('distance',)
 
     distance: float
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.distance,) == (other.distance,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.distance,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(distance={self.distance!r})'
 
     def __init__(self, distance: float) -> None:
         _set = _SET_Distance
@@ -739,13 +933,26 @@ def _new_Distance(distance: float) -> Distance:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Zipcode:
+class Zipcode(rt.Record):
     'The Zipcode record.'
+
+    __slots__ = ('zipcode', '_json')
+    __match_args__ = ('zipcode',)
 
     zipcode: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.zipcode,) == (other.zipcode,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.zipcode,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(zipcode={self.zipcode!r})'
 
     def __init__(self, zipcode: str) -> None:
         _set = _SET_Zipcode
@@ -783,13 +990,26 @@ def _new_Zipcode(zipcode: str) -> Zipcode:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class Navigation:
+class Navigation(rt.Record):
     'The Navigation record.'
+
+    __slots__ = ('status', '_json')
+    __match_args__ = ('status',)
 
     status: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.status,) == (other.status,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.status,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(status={self.status!r})'
 
     def __init__(self, status: str) -> None:
         _set = _SET_Navigation
@@ -827,9 +1047,11 @@ def _new_Navigation(status: str) -> Navigation:
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class TirePressure:
+class TirePressure(rt.Record):
     'The TirePressure record.'
+
+    __slots__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
+    __match_args__ = ('frontLeftTirePressure', 'frontRightTirePressure', 'rearLeftTirePressure', 'rearRightTirePressure', 'healthy_tire_pressure', 'car_info')
 
     frontLeftTirePressure: int | float
     frontRightTirePressure: int | float
@@ -837,6 +1059,17 @@ class TirePressure:
     rearRightTirePressure: int | float
     healthy_tire_pressure: bool
     car_info: dict[str, Any]
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info) == (other.frontLeftTirePressure, other.frontRightTirePressure, other.rearLeftTirePressure, other.rearRightTirePressure, other.healthy_tire_pressure, other.car_info)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.frontLeftTirePressure, self.frontRightTirePressure, self.rearLeftTirePressure, self.rearRightTirePressure, self.healthy_tire_pressure, self.car_info))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(frontLeftTirePressure={self.frontLeftTirePressure!r}, frontRightTirePressure={self.frontRightTirePressure!r}, rearLeftTirePressure={self.rearLeftTirePressure!r}, rearRightTirePressure={self.rearRightTirePressure!r}, healthy_tire_pressure={self.healthy_tire_pressure!r}, car_info={self.car_info!r})'
 
     def __init__(self, frontLeftTirePressure: int | float, frontRightTirePressure: int | float, rearLeftTirePressure: int | float, rearRightTirePressure: int | float, healthy_tire_pressure: bool, car_info: dict[str, Any]) -> None:
         _set = _SET_TirePressure
@@ -885,13 +1118,26 @@ def _new_TirePressure(frontLeftTirePressure: int | float, frontRightTirePressure
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class TireShop:
+class TireShop(rt.Record):
     'The TireShop record.'
+
+    __slots__ = ('shopLocation', '_json')
+    __match_args__ = ('shopLocation',)
 
     shopLocation: str
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.shopLocation,) == (other.shopLocation,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.shopLocation,))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(shopLocation={self.shopLocation!r})'
 
     def __init__(self, shopLocation: str) -> None:
         _set = _SET_TireShop
@@ -1333,12 +1579,9 @@ def _invoke_startEngine(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_startEngine):
         rt.check_arguments_python(args, ('ignitionMode',), ('ignitionMode',), 'VehicleControlAPI.startEngine')
     try:
-        try:
-            a_ignitionMode = args['ignitionMode']
-            if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
-                a_ignitionMode = v.want_str(a_ignitionMode, 'ignitionMode')
-        except ToolError as exc:
-            a_ignitionMode = rt.foreign(ep, exc, args['ignitionMode'], 'ignitionMode')
+        a_ignitionMode = args['ignitionMode']
+        if type(a_ignitionMode) is not str or not a_ignitionMode.isascii():
+            a_ignitionMode = rt.str_or_foreign(ep, a_ignitionMode, 'ignitionMode')
         return ep.tool_startEngine(a_ignitionMode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1371,14 +1614,11 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
             a_unlock = v.want_bool(args['unlock'], 'unlock')
         except ToolError as exc:
             a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
-        try:
-            a_door = args['door']
-            if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
-                a_door = tuple(a_door)
-            else:
-                a_door = v.want_str_list(a_door, 'door')
-        except ToolError as exc:
-            a_door = rt.foreign_list(ep, exc, args['door'], 'door')
+        a_door = args['door']
+        if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
+            a_door = tuple(a_door)
+        else:
+            a_door = rt.str_list_or_foreign(ep, a_door, 'door')
         return ep.tool_lockDoors(a_unlock, a_door)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1444,12 +1684,9 @@ def _invoke_setHeadlights(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any
     if not (args.keys() == _ARGS_setHeadlights):
         rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.setHeadlights')
     try:
-        try:
-            a_mode = args['mode']
-            if type(a_mode) is not str or not a_mode.isascii():
-                a_mode = v.want_str(a_mode, 'mode')
-        except ToolError as exc:
-            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
+        a_mode = args['mode']
+        if type(a_mode) is not str or not a_mode.isascii():
+            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
         return ep.tool_setHeadlights(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1462,12 +1699,9 @@ def _invoke_displayCarStatus(ep: VehicleControlAPI, args: Mapping[str, Any]) -> 
     if not (args.keys() == _ARGS_displayCarStatus):
         rt.check_arguments_python(args, ('option',), ('option',), 'VehicleControlAPI.displayCarStatus')
     try:
-        try:
-            a_option = args['option']
-            if type(a_option) is not str or not a_option.isascii():
-                a_option = v.want_str(a_option, 'option')
-        except ToolError as exc:
-            a_option = rt.foreign(ep, exc, args['option'], 'option')
+        a_option = args['option']
+        if type(a_option) is not str or not a_option.isascii():
+            a_option = rt.str_or_foreign(ep, a_option, 'option')
         return ep.tool_displayCarStatus(a_option)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1480,12 +1714,9 @@ def _invoke_activateParkingBrake(ep: VehicleControlAPI, args: Mapping[str, Any])
     if not (args.keys() == _ARGS_activateParkingBrake):
         rt.check_arguments_python(args, ('mode',), ('mode',), 'VehicleControlAPI.activateParkingBrake')
     try:
-        try:
-            a_mode = args['mode']
-            if type(a_mode) is not str or not a_mode.isascii():
-                a_mode = v.want_str(a_mode, 'mode')
-        except ToolError as exc:
-            a_mode = rt.foreign(ep, exc, args['mode'], 'mode')
+        a_mode = args['mode']
+        if type(a_mode) is not str or not a_mode.isascii():
+            a_mode = rt.str_or_foreign(ep, a_mode, 'mode')
         return ep.tool_activateParkingBrake(a_mode)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1562,14 +1793,11 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
     if not (args.keys() == _ARGS_display_log):
         rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
-        try:
-            a_messages = args['messages']
-            if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
-                a_messages = tuple(a_messages)
-            else:
-                a_messages = v.want_str_list(a_messages, 'messages')
-        except ToolError as exc:
-            a_messages = rt.foreign_list(ep, exc, args['messages'], 'messages')
+        a_messages = args['messages']
+        if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
+            a_messages = tuple(a_messages)
+        else:
+            a_messages = rt.str_list_or_foreign(ep, a_messages, 'messages')
         return ep.tool_display_log(a_messages)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1650,12 +1878,9 @@ def _invoke_get_zipcode_based_on_city(ep: VehicleControlAPI, args: Mapping[str, 
     if not (args.keys() == _ARGS_get_zipcode_based_on_city):
         rt.check_arguments_python(args, ('city',), ('city',), 'VehicleControlAPI.get_zipcode_based_on_city')
     try:
-        try:
-            a_city = args['city']
-            if type(a_city) is not str or not a_city.isascii():
-                a_city = v.want_str(a_city, 'city')
-        except ToolError as exc:
-            a_city = rt.foreign(ep, exc, args['city'], 'city')
+        a_city = args['city']
+        if type(a_city) is not str or not a_city.isascii():
+            a_city = rt.str_or_foreign(ep, a_city, 'city')
         return ep.tool_get_zipcode_based_on_city(a_city)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None
@@ -1668,12 +1893,9 @@ def _invoke_set_navigation(ep: VehicleControlAPI, args: Mapping[str, Any]) -> An
     if not (args.keys() == _ARGS_set_navigation):
         rt.check_arguments_python(args, ('destination',), ('destination',), 'VehicleControlAPI.set_navigation')
     try:
-        try:
-            a_destination = args['destination']
-            if type(a_destination) is not str or not a_destination.isascii():
-                a_destination = v.want_str(a_destination, 'destination')
-        except ToolError as exc:
-            a_destination = rt.foreign(ep, exc, args['destination'], 'destination')
+        a_destination = args['destination']
+        if type(a_destination) is not str or not a_destination.isascii():
+            a_destination = rt.str_or_foreign(ep, a_destination, 'destination')
         return ep.tool_set_navigation(a_destination)
     except rt.PYTHON_FAILURES as exc:
         raise rt.python_failure(exc) from None

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import enum
 from collections.abc import Mapping
@@ -399,9 +398,11 @@ class Movement(Row):
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ItemStock:
+class ItemStock(rt.Record):
     'An item with its stock per bin.'
+
+    __slots__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels', '_json')
+    __match_args__ = ('item', 'name', 'reorder_level', 'total', 'below_reorder', 'levels')
 
     item: str
     name: str
@@ -410,7 +411,18 @@ class ItemStock:
     below_reorder: bool
     levels: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels) == (other.item, other.name, other.reorder_level, other.total, other.below_reorder, other.levels)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.item, self.name, self.reorder_level, self.total, self.below_reorder, self.levels))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, reorder_level={self.reorder_level!r}, total={self.total!r}, below_reorder={self.below_reorder!r}, levels={self.levels!r})'
 
     def __init__(self, item: str, name: str, reorder_level: int, total: int, below_reorder: bool, levels: tuple[str, ...]) -> None:
         _set = _SET_ItemStock
@@ -468,9 +480,11 @@ def _new_ItemStock(item: str, name: str, reorder_level: int, total: int, below_r
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class BinReport:
+class BinReport(rt.Record):
     'A bin with its contents and free capacity.'
+
+    __slots__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels', '_json')
+    __match_args__ = ('bin_', 'zone', 'capacity', 'used', 'free', 'blocked', 'levels')
 
     bin_: str
     zone: Zone
@@ -480,7 +494,18 @@ class BinReport:
     blocked: bool
     levels: tuple[str, ...]
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels) == (other.bin_, other.zone, other.capacity, other.used, other.free, other.blocked, other.levels)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.bin_, self.zone, self.capacity, self.used, self.free, self.blocked, self.levels))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(bin_={self.bin_!r}, zone={self.zone!r}, capacity={self.capacity!r}, used={self.used!r}, free={self.free!r}, blocked={self.blocked!r}, levels={self.levels!r})'
 
     def __init__(self, bin_: str, zone: Zone, capacity: int, used: int, free: int, blocked: bool, levels: tuple[str, ...]) -> None:
         _set = _SET_BinReport
@@ -542,9 +567,11 @@ def _new_BinReport(bin_: str, zone: Zone, capacity: int, used: int, free: int, b
     return self
 
 
-@dataclasses.dataclass(frozen=True, slots=True, init=False)
-class ReorderFlag:
+class ReorderFlag(rt.Record):
     'An active item whose total stock is below its reorder level.'
+
+    __slots__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall', '_json')
+    __match_args__ = ('item', 'name', 'on_hand', 'reorder_level', 'shortfall')
 
     item: str
     name: str
@@ -552,7 +579,18 @@ class ReorderFlag:
     reorder_level: int
     shortfall: int
     #: the record's JSON text, made once (the record is immutable)
-    _json: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _json: str | None
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.item, self.name, self.on_hand, self.reorder_level, self.shortfall) == (other.item, other.name, other.on_hand, other.reorder_level, other.shortfall)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.item, self.name, self.on_hand, self.reorder_level, self.shortfall))
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__qualname__}(item={self.item!r}, name={self.name!r}, on_hand={self.on_hand!r}, reorder_level={self.reorder_level!r}, shortfall={self.shortfall!r})'
 
     def __init__(self, item: str, name: str, on_hand: int, reorder_level: int, shortfall: int) -> None:
         _set = _SET_ReorderFlag

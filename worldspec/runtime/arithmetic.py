@@ -38,7 +38,6 @@ depth exceeded during compilation``, as ``eval`` says it).
 
 from __future__ import annotations
 
-import ast
 import math
 import operator
 import re
@@ -51,6 +50,8 @@ from worldspec.runtime.budget import out_of_steps
 from worldspec.runtime.errors import LimitError, ToolError
 
 if TYPE_CHECKING:
+    import ast  # at run time imported by the first parse: a world's import goes without it
+
     from worldspec.runtime.episode import Episode
 
 __all__ = ["arithmetic", "arithmetic_float", "MAX_LENGTH", "MAX_BITS", "MAX_TUPLE", "MAX_DIGITS",
@@ -103,25 +104,27 @@ DIGITS_MESSAGE = (f"The expression's value is an integer of more than {MAX_DIGIT
 #: text the parser can read without any warning (digits, operators, brackets, blanks)
 _PLAIN = re.compile(r"[0-9+\-*/%().,~ \t\r\n]*")
 
-_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
+# the tables below are keyed by the name of the node's class (``ast`` is imported only
+# when a text is parsed)
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add, "Sub": operator.sub, "Mult": operator.mul,
+    "Div": operator.truediv, "FloorDiv": operator.floordiv, "Mod": operator.mod,
+    "Pow": operator.pow,
 }
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
-    ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Invert: operator.invert,
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "UAdd": operator.pos, "USub": operator.neg, "Invert": operator.invert,
 }
-_OPERATORS = {ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
-              ast.BitAnd: "&", ast.MatMult: "@", ast.Not: "not"}
+_OPERATORS = {"LShift": "<<", "RShift": ">>", "BitOr": "|", "BitXor": "^",
+              "BitAnd": "&", "MatMult": "@", "Not": "not"}
 #: what a refused node is called in the message
 _KINDS = {
-    ast.Compare: "a comparison", ast.BoolOp: "'and'/'or'", ast.IfExp: "a conditional expression",
-    ast.List: "a list", ast.Dict: "a dict", ast.Set: "a set", ast.Subscript: "a subscript",
-    ast.Attribute: "an attribute", ast.Lambda: "a lambda", ast.ListComp: "a comprehension",
-    ast.SetComp: "a comprehension", ast.DictComp: "a comprehension",
-    ast.GeneratorExp: "a generator expression", ast.JoinedStr: "an f-string",
-    ast.NamedExpr: "an assignment expression", ast.Slice: "a slice", ast.Await: "'await'",
-    ast.Yield: "'yield'", ast.YieldFrom: "'yield from'",
+    "Compare": "a comparison", "BoolOp": "'and'/'or'", "IfExp": "a conditional expression",
+    "List": "a list", "Dict": "a dict", "Set": "a set", "Subscript": "a subscript",
+    "Attribute": "an attribute", "Lambda": "a lambda", "ListComp": "a comprehension",
+    "SetComp": "a comprehension", "DictComp": "a comprehension",
+    "GeneratorExp": "a generator expression", "JoinedStr": "an f-string",
+    "NamedExpr": "an assignment expression", "Slice": "a slice", "Await": "'await'",
+    "Yield": "'yield'", "YieldFrom": "'yield from'",
 }
 _ALLOWED = "numbers, tuples, + - * / // % **, unary + - ~ and parentheses"
 
@@ -172,6 +175,8 @@ def _real(value: Any) -> int | float:
 
 def _evaluate(ep: Episode | None, text: str) -> Any:
     """The value of ``text``, whatever its type."""
+    import ast
+
     if len(text) > MAX_LENGTH:
         raise LimitError(LENGTH_MESSAGE)
     source = text.lstrip(" \t")  # as eval() does before parsing
@@ -223,6 +228,8 @@ def _too_long_to_parse(source: str) -> NoReturn:
 def _compile(root: ast.expr) -> list[Step]:
     """The steps that evaluate ``root``, in CPython's order of evaluation (without
     recursion: ``work`` holds the nodes still to visit and the steps to emit after them)."""
+    import ast
+
     program: list[Step] = []
     work: list[ast.AST | Step] = [root]
     while work:
@@ -260,7 +267,7 @@ def _compile(root: ast.expr) -> list[Step]:
             assert isinstance(item, ast.Starred)
             raise ToolError(f"can't use starred expression here (<string>, line {item.lineno})")
         else:
-            what = _KINDS.get(kind, f"a {kind.__name__} expression")
+            what = _KINDS.get(kind.__name__, f"a {kind.__name__} expression")
             raise ToolError(f"{what} is not arithmetic: the expression may hold {_ALLOWED}")
     return program
 
@@ -273,10 +280,11 @@ def _constant(value: object) -> str:
     return "a bytes literal" if isinstance(value, bytes) else type(value).__name__
 
 
-def _operator(table: dict[Any, Callable[..., Any]], op: ast.AST) -> Callable[..., Any]:
-    fn = table.get(type(op))
+def _operator(table: dict[str, Callable[..., Any]], op: ast.AST) -> Callable[..., Any]:
+    name = type(op).__name__
+    fn = table.get(name)
     if fn is None:
-        raise ToolError(f"the operator '{_OPERATORS.get(type(op), type(op).__name__)}' is "
+        raise ToolError(f"the operator '{_OPERATORS.get(name, name)}' is "
                         f"not arithmetic: the expression may hold {_ALLOWED}")
     return fn
 
@@ -284,6 +292,8 @@ def _operator(table: dict[Any, Callable[..., Any]], op: ast.AST) -> Callable[...
 def _unpacked(elts: list[ast.expr]) -> list[ast.AST | Step]:
     """A tuple of ``elts`` as CPython builds it: all at once, or, when an element is
     starred, a list extended element by element (so ``*3`` fails where it stands)."""
+    import ast
+
     if not any(type(e) is ast.Starred for e in elts):
         return [*elts, (_TUPLE, len(elts))]
     parts: list[ast.AST | Step] = []
@@ -305,6 +315,8 @@ def _unpacked(elts: list[ast.expr]) -> list[ast.AST | Step]:
 def _call(node: ast.Call) -> list[ast.AST | Step]:
     """A call as CPython 3.11 compiles it: the callee, the arguments, the keyword values,
     then the call, which fails (no value of an expression is callable)."""
+    import ast
+
     seen: set[str] = set()
     for kw in node.keywords:  # a compile-time error: before anything is evaluated
         if kw.arg is not None:

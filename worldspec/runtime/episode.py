@@ -15,13 +15,10 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import hashlib
 import json
 import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -33,6 +30,9 @@ from worldspec.runtime.errors import (
     KeptError,
     ToolError,
 )
+
+# @dataclass as the standard one makes it, without importing dataclasses (see records.py)
+from worldspec.runtime.records import value_class as dataclass
 from worldspec.runtime.values import canonical_json, export_value, json_text
 from worldspec.runtime.values import quote as _quote
 
@@ -255,6 +255,8 @@ class Row:
         """
         cached = self._digest
         if cached is None:
+            import hashlib  # here, not at the top: OpenSSL's costs a world's import ~4 ms
+
             layout = self._CANONICAL
             if layout is not None and (self._cparts is not None or self._frags is not None):
                 text = ",".join(self._fragments(layout))
@@ -402,6 +404,8 @@ class Table(Generic[R]):
                 parts = [None]
             if None in parts:
                 parts = [r.digest() for r in rows]
+            import hashlib
+
             self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
         return self._digest
 
@@ -1065,6 +1069,8 @@ class Episode:
 
     def state_hash(self) -> str:
         """SHA-256 of the state: stable across processes and machines."""
+        import hashlib
+
         h = hashlib.sha256()
         key = (id(self.state), self._state_version)
         if self._state_cache is None or self._state_cache[0] != key:
@@ -1254,6 +1260,8 @@ class Episode:
                         f"{_given(value)}")
 
     def _unknown_task(self, method: str, task: str) -> KeyError:
+        import difflib
+
         close = difflib.get_close_matches(task, list(self.TASKS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return KeyError(f"{self._method(method)}: world {self.WORLD} has no task {task!r}"

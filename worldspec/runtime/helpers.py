@@ -10,10 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import random
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from worldspec.runtime.arithmetic import arithmetic, arithmetic_float
@@ -46,7 +47,16 @@ from worldspec.runtime.errors import (
     ToolError,
     WrongTypeError,
 )
-from worldspec.runtime.values import quote, type_name, want_date, want_datetime, want_json
+from worldspec.runtime.records import Record, replace_fields
+from worldspec.runtime.values import (
+    quote,
+    type_name,
+    want_date,
+    want_datetime,
+    want_json,
+    want_str,
+    want_str_list,
+)
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -69,6 +79,8 @@ __all__ = [
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
     "slot_setters", "arithmetic", "arithmetic_float",
+    # generated records (worldspec.runtime.records)
+    "Record", "replace_fields",
 ]
 
 T = TypeVar("T")
@@ -501,6 +513,24 @@ def foreign_list(ep: Episode, refused: ToolError, given: Any, path: str) -> Any:
     return tuple(value) if type(value) is list else value
 
 
+def str_or_foreign(ep: Episode, given: Any, path: str) -> Any:
+    """A text argument's slow path in ``arguments: dynamic``: the text (``want_str``), or a
+    value of another JSON type passed on (:func:`foreign`)."""
+    try:
+        return want_str(given, path)
+    except WrongTypeError as exc:
+        return foreign(ep, exc, given, path)
+
+
+def str_list_or_foreign(ep: Episode, given: Any, path: str) -> Any:
+    """A list-of-text argument's slow path in ``arguments: dynamic``: the list
+    (``want_str_list``), or a value of another JSON type passed on (:func:`foreign_list`)."""
+    try:
+        return want_str_list(given, path)
+    except WrongTypeError as exc:
+        return foreign_list(ep, exc, given, path)
+
+
 #: What a tool body of a world with ``arguments: dynamic`` may raise on a value of another
 #: type than declared (``5 .lower()``, ``"x" <= 0``, ``hash([1])``): the call fails with
 #: Python's own text (:func:`python_failure`)
@@ -646,7 +676,19 @@ def check_deleted(ep: Episode, table: Table[Any],
 
 @cache
 def _data(package: str, name: str) -> Any:
-    text_ = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    module = sys.modules.get(package)
+    get_data = getattr(getattr(getattr(module, "__spec__", None), "loader", None), "get_data",
+                       None)
+    where = getattr(module, "__file__", None)
+    if isinstance(where, str) and get_data is not None:
+        # the package's own loader reads the file (from a directory or a zip archive), as
+        # importlib.resources would, without importing it: that costs a world's import ~10 ms
+        path = os.path.join(os.path.dirname(where), *name.split("/"))
+        text_ = bytes(get_data(path)).decode("utf-8")
+    else:
+        from importlib import resources
+
+        text_ = resources.files(package).joinpath(name).read_text(encoding="utf-8")
     return json.loads(text_)
 
 
@@ -704,4 +746,4 @@ def error_of(compute: Callable[[], object]) -> str | None:
 
 
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
-            "python_error_of", "size", "foreign_list"]
+            "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign"]
