@@ -346,3 +346,89 @@ def test_a_row_holding_other_typed_values_has_the_text_of_its_export(tmp_path: P
         content = ep.call("relabel", {"id": "b1", "kind": kind})
         row = next(r for r in ep.export_state()["boxes"] if r["id"] == "b1")
         assert content == json.dumps(row) and row["kind"] == kind
+
+
+CRATES = """\
+world Crates "Record, list and map fields given other-typed values."
+
+config { results: tau2  arguments: dynamic }
+
+record Part "A part." {
+  name: str
+  opts: map[str, str]
+}
+
+entity Crate "A crate." {
+  key id: str
+  parts: list[Part]
+  spare: list[Part]?
+  opts: map[str, str]
+  weight: number?
+  tags: list[str]?
+}
+
+state { crates: table Crate }
+
+tool put(id: str "Its id.", parts: list[Part] "Parts.", opts: map[str, str] "Options.",
+         weight: number? = none "Its weight.", tags: list[str]? = none "Tags.") -> Crate
+  "Store a crate."
+{
+  insert Crate(id: id, parts: parts, spare: none, opts: opts, weight: weight, tags: tags)
+    into crates
+  return crates[id]
+}
+
+tool add(id: Crate "A crate.", part: Part "A part.") -> Crate "Add a part, and keep it spare." {
+  append part to id.parts
+  id.spare = [part]
+  return id
+}
+
+tool make(id: Crate "A crate.", name: str "Its name.", opts: map[str, str] "Its options.")
+  -> Crate "Add a part made here (its fields as given)."
+{
+  append Part(name: name, opts: opts) to id.parts
+  id.opts = opts
+  id.weight = 2.5
+  id.tags = [name]
+  return id
+}
+"""
+
+
+def test_collections_of_records_given_other_values_have_the_text_of_their_export(
+        tmp_path: Path) -> None:
+    """A list of records holding another value (or being one), a map of plain values that is
+    no dict, optional numbers and lists of text of other types: each result is the row's
+    ``json.dumps`` after every change, the texts kept for records and maps included."""
+    import json
+
+    spec = tmp_path / "crates.world"
+    spec.write_text(CRATES, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Crates"]
+    ep = world()
+    part = {"name": "p", "opts": {"c": "red"}}
+
+    def exact(content: str, crate: str) -> dict[str, object]:
+        row = next(r for r in ep.export_state()["crates"] if r["id"] == crate)
+        assert content == json.dumps(row), (content, row)
+        return row
+
+    exact(ep.call("put", {"id": "c1", "parts": [part], "opts": {"a": "b"}}), "c1")
+    exact(ep.call("put", {"id": "c2", "parts": "none", "opts": [1], "weight": "9",
+                          "tags": ["t", 3]}), "c2")
+    exact(ep.call("put", {"id": "c3", "parts": [part, 5], "opts": {"a": 1}, "weight": 4,
+                          "tags": "t"}), "c3")
+    row = exact(ep.call("add", {"id": "c1", "part": "not a part"}), "c1")
+    assert row["parts"] == [part, "not a part"] and row["spare"] == ["not a part"]
+    exact(ep.call("add", {"id": "c1", "part": part}), "c1")
+    for opts in ({"x": "y"}, "no map", {"x": [1, {"y": None}]}, None, 7):
+        row = exact(ep.call("make", {"id": "c1", "name": "m", "opts": opts}), "c1")
+        assert row["parts"][-1] == {"name": "m", "opts": opts} and row["opts"] == opts
+    for name in (1.5, None):  # a record's text field of another type
+        row = exact(ep.call("make", {"id": "c3", "name": name, "opts": {"k": "v"}}), "c3")
+        assert row["tags"] == [name] and row["weight"] == 2.5
+    ep.reset()
+    assert ep.export_state()["crates"] == []

@@ -378,6 +378,43 @@ def test_text_helpers_write_what_json_dumps_writes() -> None:
         assert v.str_text(s) == json.dumps(s)
 
 
+def test_texts_of_records_are_exact_for_any_value(vault: type[Episode]) -> None:
+    """The text makers of stored records, lists and maps of records, lists of text and maps
+    give ``json.dumps`` of the export for their type's values (a record's text made or kept)
+    and, as ``arguments: dynamic`` may store instead, for any JSON value, none, a list
+    mixing records and other values, and records that keep no text (they hold json)."""
+    from worldspec.runtime import values as v
+
+    episode = _two_boxes(vault)
+    episode.call("tag", {"box": "a", "name": "t", "level": "high"})
+    episode.call("set_meta", {"box": "a", "label": "m", "extra": {"k": [1]}})
+    box = episode.tables["boxes"].row("a")
+    point, tag, meta = box.point, box.mark, box.meta
+    assert not hasattr(meta, "_json")  # a record holding json keeps no text
+    fresh = type(point)(x=1.5, y=-0.0)  # its text not made yet
+    records = [point, tag, meta, fresh]
+    others = [None, "text", 3, 2.5, True, [1, "a"], {"x": None}, (), []]
+
+    def exact(make: Any, value: Any) -> None:
+        assert make(value) == json.dumps(v.export_value(value)), (make, value)
+
+    for value in [*records, *others]:
+        exact(v.record_text, value)
+    for value in [(point, fresh, tag), (meta,), (point, "x"), ("x", point), (None,),
+                  [point], *others]:
+        exact(v.records_text, value)
+    for value in [{"a": point, "b": fresh}, {"\u00e9": tag}, {"m": meta}, {"a": point, "b": 1},
+                  {1: point}, {None: point, True: fresh}, {}, *others]:
+        exact(v.record_map_text, value)
+    for value in [("a", "\u00e9\n"), ("a", 1), ("a", None), ["a"], (), None, "ab", 7]:
+        exact(v.str_list_text, value)
+    kept = {"k": "v", "\u00e9": "\U0001f600"}
+    for value in [kept, kept, {"k": [1, {"x": 2}]}, {1: "a"}, None, "text", [1], 2]:
+        exact(v.map_text, value)
+    assert fresh._json is not None  # made once, then kept
+    assert v.record_text(fresh) is fresh._json
+
+
 def test_text_lists_load_as_the_general_loader_does() -> None:
     """``want_str_list`` (the invokers' fast path) accepts and refuses what
     ``want_list(..., want_str)`` does, with the same messages."""

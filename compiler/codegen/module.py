@@ -317,6 +317,8 @@ class WorldGenerator:
             return "None"
         if text.endswith("[value]") and _ENUM_TEXTS.fullmatch(text[:-len("[value]")]):
             return text[:-len("[value]")] + ".__getitem__"  # the dict's own lookup
+        if text == "value._json_text()":  # a record's kept text, without the method's call
+            return "v.record_text"
         if text.endswith("(value)") and _SIMPLE_CALL.fullmatch(text[:-len("(value)")]):
             return text[:-len("(value)")]  # the function itself, not a lambda around it
         return f"lambda value: {text}"

@@ -37,6 +37,17 @@ _PRIM_SCHEMA: dict[str, dict[str, Any]] = {
 _NUMERIC = ("int", "float", "number")
 
 
+#: text makers of the runtime (``worldspec/runtime/values.py``) giving ``json.dumps`` of the
+#: export of a value of any type: of their type's values the typed text, of ``None`` and of
+#: a JSON value of another type (``arguments: dynamic``) the JSON text of its export
+_ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text")
+
+
+def _any_value_text(text: str, src: str) -> bool:
+    """Whether expression ``text`` is one of :data:`_ANY_VALUE_TEXTS` called on ``src``."""
+    return any(text == f"{fn}({src})" for fn in _ANY_VALUE_TEXTS)
+
+
 def _text_prim(typ: t.Type) -> str | None:
     """The name of a primitive type, or of an entity's key type that is text."""
     return typ.name if isinstance(typ, t.Prim) else None
@@ -264,6 +275,12 @@ class TypeTables:
         if not self.dynamic:
             return self._text(typ, src, depth)
         typed = self._text(typ, src, depth)
+        if typed is not None and _any_value_text(typed, src):
+            return typed  # right for a value of any type: no guard
+        base = t.strip_optional(typ)
+        if isinstance(base, t.Named) and base.kind == "record" and typed is not None:
+            record = f"v.record_text({src})"  # a record's text, or any value's
+            return record if base is typ else f"('null' if {src} is None else {record})"
         guard = None if typed is None else self.shape(typ, src, depth)
         if typed is None or guard is None:
             return None
@@ -300,6 +317,8 @@ class TypeTables:
             return None
         if isinstance(typ, t.Optional):
             inner = self._text(typ.inner, src, depth)
+            if inner is not None and _any_value_text(inner, src):
+                return inner  # of None too: 'null'
             return None if inner is None else f"('null' if {src} is None else {inner})"
         if isinstance(typ, (t.ListOf, t.SetOf)):
             x = f"x{depth}"
@@ -310,15 +329,16 @@ class TypeTables:
             if isinstance(element, t.Named) and element.kind == "union":
                 return f"'[' + ', '.join(map(_text_{element.name}, {src})) + ']'"
             if isinstance(element, t.Named) and item == f"{x}._json_text()":
-                # records: their method, mapped in C (no comprehension, no method lookup)
-                return f"'[' + ', '.join(map({self.class_name(element.name)}._json_text, " \
-                       f"{src})) + ']'"
+                # records: their kept texts joined, a call only for one not made yet
+                return f"v.records_text({src})"
             return f"'[' + ', '.join([{item} for {x} in {src}]) + ']'"
         if isinstance(typ, t.MapOf):
             k, x = f"k{depth}", f"x{depth}"
             item = self._text(typ.value, x, depth + 1)
             if item is None or typ.key != t.STR:
                 return None
+            if isinstance(typ.value, t.Named) and item == f"{x}._json_text()":
+                return f"v.record_map_text({src})"
             return (f"'{{' + ', '.join([v.str_text({k}) + ': ' + {item} "
                     f"for {k}, {x} in {src}.items()]) + '}}'")
         if isinstance(typ, t.Named):
@@ -336,17 +356,28 @@ class TypeTables:
         if found is not None:
             return found
         if self.dynamic:  # json_text of the value, whatever JSON value it is
-            if isinstance(typ, t.Prim) and typ.name in ("int", "float", "number"):
-                return f"v.{typ.name}_text({src})"  # any other value: its json_text
+            inner_type = t.strip_optional(typ)
+            if isinstance(inner_type, t.Prim) and inner_type.name in ("int", "float", "number"):
+                # any other value (none too): its json_text
+                return f"v.{inner_type.name}_text({src})"
             if isinstance(typ, t.Prim) and typ.name == "str":
                 return f"(v.str_text({src}) if type({src}) is str else v.json_text({src}))"
+            if isinstance(inner_type, (t.ListOf, t.SetOf)) and \
+                    _text_prim(inner_type.element) == "str":
+                return f"v.str_list_text({src})"  # any other value (none too): its json_text
+            if isinstance(inner_type, t.MapOf) and self._plain(inner_type) and \
+                    self._json_as_stored(inner_type) and self.immutable(inner_type):
+                # a dict's text kept by identity (as below); any other value: its json_text
+                return f"v.map_text({src})"
             if self._json_as_stored(typ):  # JSON as it is stored, typed or not: no export first
                 return f"v.json_text({src})"
-            inner_type = t.strip_optional(typ)
             if isinstance(inner_type, t.Named) and inner_type.kind == "enum":
-                # a member's text from the enum's table; a value of another type its own
+                # a member's text from the enum's table (None's too, when it may be none); a
+                # value of another type its own
                 cls = self.class_name(inner_type.name)
-                return (f"({enum_texts(cls)}[{src}] if {src} is None or type({src}) is {cls} "
+                member = f"{src} is None or type({src}) is {cls}" if inner_type is not typ \
+                    else f"type({src}) is {cls}"
+                return (f"({enum_texts(cls)}[{src}] if {member} "
                         f"else v.json_text(v.export_value({src})))")
             return f"v.json_text({self.exporter(typ, src)})"
         base = typ
@@ -363,7 +394,7 @@ class TypeTables:
         if isinstance(base, t.Named) and base.kind == "enum":
             return f"v.str_text({src}._value_)"
         if isinstance(base, (t.ListOf, t.SetOf)) and _text_prim(base.element) == "str":
-            return f"'[' + ', '.join(map(v.str_text, {src})) + ']'"
+            return f"v.str_list_text({src})"
         if isinstance(base, t.Prim) and base.name in ("str", "int", "float", "number"):
             return f"v.{base.name}_text({src})"
         if isinstance(base, t.MapOf) and self._plain(base) and self.immutable(base):

@@ -711,7 +711,7 @@ class DaySchedule(_Slots_DaySchedule, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', '[' + ', '.join(map(SlotView._json_text, self.free_slots)) + ']', '}'))
+            text = ''.join(('{"doctor_id": ', v.str_text(self.doctor_id), ', "day": ', v.json_text(self.day.isoformat()), ', "appointments": ', v.json_text(self.appointments), ', "free_slots": ', v.records_text(self.free_slots), '}'))
             _SET_DaySchedule[4](self, text)
         return text
 

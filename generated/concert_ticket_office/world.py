@@ -570,7 +570,7 @@ class SeatAvailability(_Slots_SeatAvailability, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', '[' + ', '.join(map(v.str_text, self.free_seats)) + ']', '}'))
+            text = ''.join(('{"event": ', v.str_text(self.event), ', "section": ', v.str_text(self.section), ', "tier": ', _T4_Tier[self.tier], ', "price_cents": ', ('null' if self.price_cents is None else v.int_text(self.price_cents)), ', "free_seats": ', v.str_list_text(self.free_seats), '}'))
             _SET_SeatAvailability[5](self, text)
         return text
 

@@ -138,7 +138,7 @@ class UserList(_Slots_UserList, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', v.json_text(self.user_list), '}'))
+            text = ''.join(('{"user_list": ', v.str_list_text(self.user_list), '}'))
             _SET_UserList[1](self, text)
         return text
 
@@ -429,7 +429,7 @@ class SendResult(_Slots_SendResult, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', (self.message_id._json_text() if type(self.message_id) is MessageId else v.json_text(v.export_value(self.message_id))), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.record_text(self.message_id), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
             _SET_SendResult[3](self, text)
         return text
 
@@ -920,7 +920,7 @@ class MessageStats(_Slots_MessageStats, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stats": ', (self.stats._json_text() if type(self.stats) is Stats else v.json_text(v.export_value(self.stats))), '}'))
+            text = ''.join(('{"stats": ', v.record_text(self.stats), '}'))
             _SET_MessageStats[1](self, text)
         return text
 

@@ -612,7 +612,7 @@ class ConversationSummary(_Slots_ConversationSummary, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', _T16_ConversationKind[self.kind], ', "title": ', v.str_text(self.title), ', "participants": ', '[' + ', '.join(map(v.str_text, self.participants)) + ']', ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
+            text = ''.join(('{"id": ', v.str_text(self.id_), ', "kind": ', _T16_ConversationKind[self.kind], ', "title": ', v.str_text(self.title), ', "participants": ', v.str_list_text(self.participants), ', "unread": ', v.int_text(self.unread), ', "last_message": ', ('null' if self.last_message is None else v.str_text(self.last_message)), ', "last_activity": ', v.json_text(self.last_activity.isoformat()), ', "archived": ', v.json_text(self.archived), '}'))
             _SET_ConversationSummary[8](self, text)
         return text
 

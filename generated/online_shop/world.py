@@ -723,7 +723,7 @@ class Customer(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: value._json_text(),
+        v.record_text,
         lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}',
     )
 
@@ -792,11 +792,11 @@ class Order(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.str_text,
         v.str_text,
-        lambda value: value._json_text(),
-        lambda value: '[' + ', '.join(map(OrderItem._json_text, value)) + ']',
+        v.record_text,
+        v.records_text,
         _T11_OrderStatus.__getitem__,
         v.str_text,
-        lambda value: '[' + ', '.join(map(Transaction._json_text, value)) + ']',
+        v.records_text,
         lambda value: ('null' if value is None else v.str_text(value)),
         _T12_CancelReason.__getitem__,
         None,

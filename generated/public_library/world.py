@@ -460,7 +460,7 @@ class BookInfo(_Slots_BookInfo, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', _T5_Genre[self.genre], ', "copies": ', v.int_text(self.copies), ', "available_copies": ', '[' + ', '.join(map(v.str_text, self.available_copies)) + ']', ', "active_holds": ', v.int_text(self.active_holds), '}'))
+            text = ''.join(('{"isbn": ', v.str_text(self.isbn), ', "title": ', v.str_text(self.title), ', "author": ', v.str_text(self.author), ', "genre": ', _T5_Genre[self.genre], ', "copies": ', v.int_text(self.copies), ', "available_copies": ', v.str_list_text(self.available_copies), ', "active_holds": ', v.int_text(self.active_holds), '}'))
             _SET_BookInfo[7](self, text)
         return text
 

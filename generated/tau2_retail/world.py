@@ -126,7 +126,7 @@ class Variant(_Slots_Variant, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.json_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
             _SET_Variant[4](self, text)
         return text
 
@@ -609,7 +609,7 @@ class OrderItem(_Slots_OrderItem, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.json_text(self.options), '}'))
+            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
             _SET_OrderItem[5](self, text)
         return text
 
@@ -690,7 +690,7 @@ class Fulfillment(_Slots_Fulfillment, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.json_text(self.tracking_id), ', "item_ids": ', v.json_text(self.item_ids), '}'))
+            text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -768,7 +768,7 @@ class OrderPayment(_Slots_OrderPayment, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if self.transaction_type is None or type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
+            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
             _SET_OrderPayment[3](self, text)
         return text
 
@@ -816,7 +816,7 @@ class Product(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.json_text,
         v.json_text,
-        lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + x0._json_text() for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) is Variant for k0, x0 in value.items()])) else v.json_text(v.export_value(value))),
+        v.record_map_text,
     )
 
     def __init__(self, *, name: str, product_id: str, variants: dict[str, Variant]) -> None:
@@ -871,11 +871,11 @@ class User(Row):
     )
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.json_text,
-        lambda value: (value._json_text() if type(value) is UserName else v.json_text(v.export_value(value))),
-        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
+        v.record_text,
+        v.record_text,
         v.json_text,
         lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _text_PaymentMethod(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _TAGS_PaymentMethod for k0, x0 in value.items()])) else v.json_text({k: _export_PaymentMethod(x) for k, x in value.items()})),
-        v.json_text,
+        v.str_list_text,
     )
 
     def __init__(self, *, user_id: str, name: UserName, address: Address, email: str, payment_methods: dict[str, PaymentMethod], orders: tuple[str, ...]) -> None:
@@ -951,17 +951,17 @@ class Order(Row):
     _JSON_TEXT: ClassVar[tuple[Any, ...]] = (
         v.json_text,
         v.json_text,
-        lambda value: (value._json_text() if type(value) is Address else v.json_text(v.export_value(value))),
-        lambda value: ('[' + ', '.join(map(OrderItem._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderItem for x0 in value])) else v.json_text(v.export_value(value))),
-        lambda value: (_T11_OrderStatus[value] if value is None or type(value) is OrderStatus else v.json_text(v.export_value(value))),
-        lambda value: ('[' + ', '.join(map(Fulfillment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is Fulfillment for x0 in value])) else v.json_text(v.export_value(value))),
-        lambda value: ('[' + ', '.join(map(OrderPayment._json_text, value)) + ']' if (type(value) is tuple and all([type(x0) is OrderPayment for x0 in value])) else v.json_text(v.export_value(value))),
+        v.record_text,
+        v.records_text,
+        lambda value: (_T11_OrderStatus[value] if type(value) is OrderStatus else v.json_text(v.export_value(value))),
+        v.records_text,
+        v.records_text,
         lambda value: (_T12_CancelReason[value] if value is None or type(value) is CancelReason else v.json_text(v.export_value(value))),
+        v.str_list_text,
+        v.str_list_text,
         v.json_text,
-        v.json_text,
-        v.json_text,
-        v.json_text,
-        v.json_text,
+        v.number_text,
+        v.str_list_text,
         v.json_text,
     )
 

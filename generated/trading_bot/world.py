@@ -577,7 +577,7 @@ class StockList(_Slots_StockList, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', v.json_text(self.stock_list), '}'))
+            text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
             _SET_StockList[1](self, text)
         return text
 
@@ -647,7 +647,7 @@ class FilteredStocks(_Slots_FilteredStocks, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', v.json_text(self.filtered_stocks), '}'))
+            text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -717,7 +717,7 @@ class Watchlist(_Slots_Watchlist, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', v.json_text(self.watchlist), '}'))
+            text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
             _SET_Watchlist[1](self, text)
         return text
 

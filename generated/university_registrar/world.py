@@ -314,7 +314,7 @@ class Section(Row):
         v.str_text,
         v.str_text,
         v.str_text,
-        lambda value: '[' + ', '.join(map(Meeting._json_text, value)) + ']',
+        v.records_text,
         v.int_text,
         None,
         None,

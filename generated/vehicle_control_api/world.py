@@ -818,7 +818,7 @@ class Log(_Slots_Log, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"log": ', v.json_text(self.log), '}'))
+            text = ''.join(('{"log": ', v.str_list_text(self.log), '}'))
             _SET_Log[1](self, text)
         return text
 

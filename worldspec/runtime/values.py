@@ -37,7 +37,7 @@ __all__ = [
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
-    "state_aliases", "quote",
+    "state_aliases", "quote", "record_text", "records_text", "record_map_text", "str_list_text",
 ]
 
 T = TypeVar("T")
@@ -565,6 +565,18 @@ _int_repr = int.__repr__
 _float_repr = float.__repr__
 
 
+def str_list_text(value: Any) -> str:
+    """``json.dumps(value)`` of a stored list (a tuple) of text: the texts' quoted forms
+    joined. Anything else (``None`` of an optional list, or with ``arguments: dynamic`` a JSON
+    value of another type or a list holding one) gets its JSON text."""
+    if type(value) is tuple:
+        try:
+            return f"[{', '.join(map(str_text, value))}]"
+        except TypeError:  # an element that is no text
+            pass
+    return json_text(value)
+
+
 def int_text(value: int) -> str:
     """``json.dumps(value)`` of an ``int``."""
     if type(value) is int:
@@ -603,15 +615,60 @@ _MAP_TEXTS_MAX = 4096
 
 def map_text(value: dict[Any, Any]) -> str:
     """``json.dumps(value)`` of a stored map of plain JSON values, made once per map (a
-    record made from another's fields shares its maps: its text reuses theirs)."""
+    record made from another's fields shares its maps: its text reuses theirs). A value that
+    is no dict (``None`` of an optional map, or with ``arguments: dynamic`` a JSON value of
+    another type) gets its JSON text, not kept."""
     found = _MAP_TEXTS.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
     text = json_text(value)
-    if len(_MAP_TEXTS) >= _MAP_TEXTS_MAX:
-        _MAP_TEXTS.clear()
-    _MAP_TEXTS[id(value)] = (value, text)
+    if type(value) is dict:
+        if len(_MAP_TEXTS) >= _MAP_TEXTS_MAX:
+            _MAP_TEXTS.clear()
+        _MAP_TEXTS[id(value)] = (value, text)
     return text
+
+
+# The texts of stored values holding records. A generated record class whose text can be
+# kept (it is immutable all the way down) keeps it in its ``_json`` slot, ``None`` until its
+# ``_json_text()`` makes it; that text is ``json.dumps`` of ``export_value`` of the record,
+# whatever its fields hold. No other value has a ``_json`` attribute (no spec name becomes a
+# ``_``-name: not a field, not an enum member), so a value that is not such a record -- with
+# ``arguments: dynamic``, a JSON value an argument gave where a record or a list of them is
+# declared -- raises AttributeError and gets the JSON text of its export instead.
+
+def record_text(value: Any) -> str:
+    """``json.dumps(export_value(value))`` of a stored record: its kept text (made once)."""
+    try:
+        text: str = value._json or value._json_text()
+    except AttributeError:
+        return json_text(export_value(value))
+    return text
+
+
+def records_text(value: Any) -> str:
+    """``json.dumps(export_value(value))`` of a stored list (a tuple) of records: their kept
+    texts joined, without a call for a record whose text is made already. Anything else
+    (``None`` of an optional list; with ``arguments: dynamic``, another JSON value, or a
+    list holding one) gets the JSON text of its export."""
+    if type(value) is tuple:
+        try:
+            return f"[{', '.join([x._json or x._json_text() for x in value])}]"
+        except AttributeError:
+            pass
+    return json_text(export_value(value))
+
+
+def record_map_text(value: Any) -> str:
+    """:func:`records_text` of a stored map of records keyed by text: ``{"key": record}``
+    (a key that is no text, with ``arguments: dynamic``, as ``json.dumps`` writes it)."""
+    if type(value) is dict:
+        try:
+            return "{" + ", ".join([str_text(k) + ": " + (x._json or x._json_text())
+                                    for k, x in value.items()]) + "}"
+        except (AttributeError, TypeError):
+            pass
+    return json_text(export_value(value))
 
 
 def number_text(value: float) -> str:
