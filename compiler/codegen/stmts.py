@@ -39,6 +39,17 @@ def _charged_value(src: str, ep: str) -> str | None:
     return ast.get_source_segment(src, tree.args[1])
 
 
+def _makes_tuple(src: str) -> bool:
+    """Whether expression ``src`` gives a tuple whenever it gives a value at all: a tuple
+    display added to something (``x + (y,)``: a list or text there raises first)."""
+    try:
+        tree = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add) and (
+        isinstance(tree.left, ast.Tuple) or isinstance(tree.right, ast.Tuple))
+
+
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
@@ -246,7 +257,7 @@ class StatementCompiler:
         if charged is not None:  # the value's charge, paid by two statements, not rt.each
             value = self.x.fresh("new")
             self.emit(f"{value} = {charged}", node)
-            self.charge(f"len({value})", node)
+            self.charge(f"len({value})", node, sized=_makes_tuple(charged))
         if row == self.run_row:  # in a run of writes to this row: logged and marked once
             self.emit(f"{row}.{field} = {value}", node)
             return
@@ -284,11 +295,12 @@ class StatementCompiler:
         self.charge(f"len({current})", node)
         return rebuilt
 
-    def charge(self, steps: str, node: n.Node | None = None) -> None:
+    def charge(self, steps: str, node: n.Node | None = None, sized: bool = False) -> None:
         """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is
-        one expression, so a statement's charge stays anchored to its spec line)."""
+        one expression, so a statement's charge stays anchored to its spec line). ``sized``:
+        the ``len(...)`` is of a value that surely has a length (a tuple just made)."""
         ep = self.env.ep
-        if self.x.tables.dynamic and steps.startswith("len("):
+        if self.x.tables.dynamic and steps.startswith("len(") and not sized:
             # `arguments: dynamic`: a value without a length (a number for a list) costs one
             # step, and the loop over it fails with Python's text
             steps = "rt.size(" + steps[len("len("):]

@@ -1462,7 +1462,7 @@ class Tau2Retail(Episode):
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:492
         _new8 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:493
-        self._steps -= rt.size(_new8)  # retail.world:493
+        self._steps -= len(_new8)  # retail.world:493
         self._steps >= 0 or rt.out_of_steps()  # retail.world:493
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:493
         order.payment_history = _new8  # retail.world:493
@@ -1525,7 +1525,7 @@ class Tau2Retail(Episode):
         else:
             pass
         _new15 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:543
-        self._steps -= rt.size(_new15)  # retail.world:543
+        self._steps -= len(_new15)  # retail.world:543
         self._steps >= 0 or rt.out_of_steps()  # retail.world:543
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:543
         order.payment_history = _new15  # retail.world:543
