@@ -432,3 +432,65 @@ def test_collections_of_records_given_other_values_have_the_text_of_their_export
         assert row["tags"] == [name] and row["weight"] == 2.5
     ep.reset()
     assert ep.export_state()["crates"] == []
+
+
+PIECES = """\
+world Pieces "Records whose typed fields are given other-typed values."
+
+config { results: tau2  arguments: dynamic }
+
+enum Size { small, large = "large (xl)" }
+
+record Inner "A record in a record." { label: str }
+
+record Piece "A piece." {
+  size: Size
+  inner: Inner
+  spare: Inner?
+  count: int
+  code: str
+}
+
+entity Bin "A bin." {
+  key id: str
+  pieces: list[Piece]
+}
+
+state { bins: table Bin }
+
+tool put(id: str "Its id.", size: Size "A size.", inner: Inner "A record.", count: int "A count.",
+         code: str "A code.") -> Bin "Store a bin holding one piece made of what was sent." {
+  insert Bin(id: id, pieces: [Piece(size: size, inner: inner, spare: inner, count: count,
+                                    code: code)]) into bins
+  return bins[id]
+}
+"""
+
+
+def test_a_record_tries_its_typed_text_and_falls_back_to_its_exports(tmp_path: Path) -> None:
+    """A record's text is made from its fields' typed texts without a guard each: a field
+    holding a value of another type makes one of them raise (a text's quoting, an enum's
+    table, a record's own text), and the record's text is then that of its export."""
+    import json
+
+    spec = tmp_path / "pieces.world"
+    spec.write_text(PIECES, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Pieces"]
+    ep = world()
+    typed = {"size": "large (xl)", "inner": {"label": "a"}, "count": 2, "code": "c"}
+    others: list[dict[str, object]] = [
+        {"size": 3}, {"size": None}, {"size": ["small"]}, {"size": {"k": 1}},
+        {"inner": "no record"}, {"inner": None}, {"inner": [1, 2]},
+        {"count": "two"}, {"count": 2.5}, {"code": 7}, {"code": None}, {"code": ["c"]},
+        {"size": 1.5, "inner": 0, "count": None, "code": True},
+    ]
+    for i, change in enumerate([{}, *others]):
+        args = {**typed, **change, "id": f"b{i}"}
+        content = ep.call("put", args)
+        assert not ep.failed(content), (args, content)
+        row = next(r for r in ep.export_state()["bins"] if r["id"] == args["id"])
+        assert content == json.dumps(row), (args, content)
+        piece = row["pieces"][0]
+        assert {k: piece[k] for k in typed} == {k: args[k] for k in typed}

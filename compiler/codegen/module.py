@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -271,19 +272,29 @@ class WorldGenerator:
         (set through its slot's setter, the record being frozen: see ``record_block``)."""
         fields = list(rec.fields.values())
         cls = self.tables.class_name(rec.name)
-        if any(f.may_be_absent for f in fields) or not fields:
-            made = "v.json_text(self.export())"
-        else:
-            parts = []
-            for i, f in enumerate(fields):
-                head = ("{" if i == 0 else ", ") + json.dumps(f.name) + ": "
-                parts += [repr(head), self.tables.scalar_text(f.type, "self." + py_name(f.name))]
-            parts.append("'}'")
-            made = "''.join((" + ", ".join(parts) + "))"
+        make = ["text = v.json_text(self.export())"]
+        if fields and not any(f.may_be_absent for f in fields):
+            def joined(text_of: Callable[[t.Type, str], str]) -> str:
+                parts = []
+                for i, f in enumerate(fields):
+                    head = ("{" if i == 0 else ", ") + json.dumps(f.name) + ": "
+                    parts += [repr(head), text_of(f.type, "self." + py_name(f.name))]
+                parts.append("'}'")
+                return "''.join((" + ", ".join(parts) + "))"
+
+            make = [f"text = {joined(self.tables.scalar_text)}"]
+            typed = [self.tables.typed_text(f.type, "self." + py_name(f.name)) for f in fields]
+            if self.tables.dynamic and all(map(_typed_or_raises, typed)):
+                # the typed texts, without a guard per field: each is right for a value of
+                # any type or raises for one of another type than declared, and then the
+                # record's text is that of its export (a field holds such a value)
+                make = ["try:", f"{_INDENT}text = {joined(self.tables.typed_text)}",
+                        "except (TypeError, KeyError, AttributeError):",
+                        f"{_INDENT}text = v.json_text(self.export())"]
         return [f"{_INDENT}def _json_text(self) -> str:",
                 f"{_INDENT * 2}text = self._json",
                 f"{_INDENT * 2}if text is None:",
-                f"{_INDENT * 3}text = {made}",
+                *(_INDENT * 3 + line for line in make),
                 f"{_INDENT * 3}_SET_{cls}[{len(fields)}](self, text)",
                 f"{_INDENT * 2}return text"]
 
@@ -897,6 +908,27 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
     return [f"{_INDENT}try:", *(_INDENT * 2 + line for line in load),
             f"{_INDENT}except ToolError as exc:",
             f"{_INDENT * 2}{pname} = {fallback}"]
+
+
+#: a record field's typed text that is right for a value of any JSON type (the runtime's text
+#: makers test the value)
+_ANY_VALUE_TEXT = re.compile(
+    r"v\.(?:int|float|number|map|json|str_list|records|record_map|record)_text\(self\.\w+\)")
+#: a record field's typed text that raises TypeError, KeyError or AttributeError for a value
+#: of another type than declared: a text's quoted form, an enum member's text, a record's text
+_RAISING_TEXT = re.compile(
+    r"v\.str_text\(self\.\w+\)|_T\d+_\w+\[self\.\w+\]|self\.\w+\._json_text\(\)")
+_OPTIONAL_TEXT = re.compile(r"\('null' if (self\.\w+) is None else (.*)\)")
+
+
+def _typed_or_raises(text: str) -> bool:
+    """Whether a record field's typed text (``TypeTables.typed_text``) gives the value's
+    ``json.dumps`` or raises, whatever JSON value the field holds."""
+    optional = _OPTIONAL_TEXT.fullmatch(text)
+    if optional is not None:
+        text = optional.group(2)
+    return _ANY_VALUE_TEXT.fullmatch(text) is not None or \
+        _RAISING_TEXT.fullmatch(text) is not None
 
 
 def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:

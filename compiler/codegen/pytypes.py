@@ -348,6 +348,16 @@ class TypeTables:
                 return f"{src}._json_text()"
         return None
 
+    def typed_text(self, typ: t.Type, src: str) -> str:
+        """:meth:`scalar_text` as a world without ``arguments: dynamic`` has it: right for a
+        value of the declared type (what a record's text tries first in that mode)."""
+        saved = self.dynamic
+        self.dynamic = False
+        try:
+            return self.scalar_text(typ, src)
+        finally:
+            self.dynamic = saved
+
     def scalar_text(self, typ: t.Type, src: str) -> str:
         """An expression giving ``json.dumps`` of the export of stored value ``src`` of any
         type: a record's cached text, a direct text for text and numbers, else

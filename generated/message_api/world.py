@@ -68,7 +68,10 @@ class MessageId(_Slots_MessageId, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"new_id": ', v.int_text(self.new_id), '}'))
+            try:
+                text = ''.join(('{"new_id": ', v.int_text(self.new_id), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_MessageId[1](self, text)
         return text
 
@@ -138,7 +141,10 @@ class UserList(_Slots_UserList, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_list": ', v.str_list_text(self.user_list), '}'))
+            try:
+                text = ''.join(('{"user_list": ', v.str_list_text(self.user_list), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_UserList[1](self, text)
         return text
 
@@ -208,7 +214,10 @@ class UserId(_Slots_UserId, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), '}'))
+            try:
+                text = ''.join(('{"user_id": ', v.str_text(self.user_id), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_UserId[1](self, text)
         return text
 
@@ -281,7 +290,10 @@ class LoginResult(_Slots_LoginResult, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            try:
+                text = ''.join(('{"login_status": ', v.json_text(self.login_status), ', "message": ', v.str_text(self.message), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LoginResult[2](self, text)
         return text
 
@@ -353,7 +365,10 @@ class LoginStatus(_Slots_LoginStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
+            try:
+                text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LoginStatus[1](self, text)
         return text
 
@@ -429,7 +444,10 @@ class SendResult(_Slots_SendResult, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', v.record_text(self.message_id), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            try:
+                text = ''.join(('{"sent_status": ', v.json_text(self.sent_status), ', "message_id": ', self.message_id._json_text(), ', "message": ', v.str_text(self.message), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_SendResult[3](self, text)
         return text
 
@@ -509,7 +527,10 @@ class AddedContact(_Slots_AddedContact, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', (v.str_text(self.user_id) if type(self.user_id) is str else v.json_text(self.user_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            try:
+                text = ''.join(('{"added_status": ', v.json_text(self.added_status), ', "user_id": ', v.str_text(self.user_id), ', "message": ', v.str_text(self.message), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_AddedContact[3](self, text)
         return text
 
@@ -589,7 +610,10 @@ class DeleteResult(_Slots_DeleteResult, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', (v.str_text(self.receiver_id) if type(self.receiver_id) is str else v.json_text(self.receiver_id)), ', "message": ', (v.str_text(self.message) if type(self.message) is str else v.json_text(self.message)), '}'))
+            try:
+                text = ''.join(('{"deleted_status": ', v.json_text(self.deleted_status), ', "receiver_id": ', v.str_text(self.receiver_id), ', "message": ', v.str_text(self.message), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_DeleteResult[3](self, text)
         return text
 
@@ -848,7 +872,10 @@ class Stats(_Slots_Stats, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"received_count": ', v.int_text(self.received_count), ', "total_contacts": ', v.int_text(self.total_contacts), '}'))
+            try:
+                text = ''.join(('{"received_count": ', v.int_text(self.received_count), ', "total_contacts": ', v.int_text(self.total_contacts), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Stats[2](self, text)
         return text
 
@@ -920,7 +947,10 @@ class MessageStats(_Slots_MessageStats, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stats": ', v.record_text(self.stats), '}'))
+            try:
+                text = ''.join(('{"stats": ', self.stats._json_text(), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_MessageStats[1](self, text)
         return text
 

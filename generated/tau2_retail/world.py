@@ -126,7 +126,10 @@ class Variant(_Slots_Variant, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            try:
+                text = ''.join(('{"item_id": ', v.str_text(self.item_id), ', "options": ', v.map_text(self.options), ', "available": ', v.json_text(self.available), ', "price": ', v.float_text(self.price), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Variant[4](self, text)
         return text
 
@@ -205,7 +208,10 @@ class UserName(_Slots_UserName, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"first_name": ', (v.str_text(self.first_name) if type(self.first_name) is str else v.json_text(self.first_name)), ', "last_name": ', (v.str_text(self.last_name) if type(self.last_name) is str else v.json_text(self.last_name)), '}'))
+            try:
+                text = ''.join(('{"first_name": ', v.str_text(self.first_name), ', "last_name": ', v.str_text(self.last_name), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_UserName[2](self, text)
         return text
 
@@ -292,7 +298,10 @@ class Address(_Slots_Address, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"address1": ', (v.str_text(self.address1) if type(self.address1) is str else v.json_text(self.address1)), ', "address2": ', (v.str_text(self.address2) if type(self.address2) is str else v.json_text(self.address2)), ', "city": ', (v.str_text(self.city) if type(self.city) is str else v.json_text(self.city)), ', "country": ', (v.str_text(self.country) if type(self.country) is str else v.json_text(self.country)), ', "state": ', (v.str_text(self.state_) if type(self.state_) is str else v.json_text(self.state_)), ', "zip": ', (v.str_text(self.zip_) if type(self.zip_) is str else v.json_text(self.zip_)), '}'))
+            try:
+                text = ''.join(('{"address1": ', v.str_text(self.address1), ', "address2": ', v.str_text(self.address2), ', "city": ', v.str_text(self.city), ', "country": ', v.str_text(self.country), ', "state": ', v.str_text(self.state_), ', "zip": ', v.str_text(self.zip_), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Address[6](self, text)
         return text
 
@@ -378,7 +387,10 @@ class CreditCard(_Slots_CreditCard, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "brand": ', (v.str_text(self.brand) if type(self.brand) is str else v.json_text(self.brand)), ', "last_four": ', (v.str_text(self.last_four) if type(self.last_four) is str else v.json_text(self.last_four)), '}'))
+            try:
+                text = ''.join(('{"id": ', v.str_text(self.id_), ', "brand": ', v.str_text(self.brand), ', "last_four": ', v.str_text(self.last_four), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_CreditCard[3](self, text)
         return text
 
@@ -455,7 +467,10 @@ class GiftCard(_Slots_GiftCard, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), ', "balance": ', v.float_text(self.balance), '}'))
+            try:
+                text = ''.join(('{"id": ', v.str_text(self.id_), ', "balance": ', v.float_text(self.balance), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_GiftCard[2](self, text)
         return text
 
@@ -527,7 +542,10 @@ class Paypal(_Slots_Paypal, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"id": ', (v.str_text(self.id_) if type(self.id_) is str else v.json_text(self.id_)), '}'))
+            try:
+                text = ''.join(('{"id": ', v.str_text(self.id_), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Paypal[1](self, text)
         return text
 
@@ -609,7 +627,10 @@ class OrderItem(_Slots_OrderItem, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"name": ', (v.str_text(self.name) if type(self.name) is str else v.json_text(self.name)), ', "product_id": ', (v.str_text(self.product_id) if type(self.product_id) is str else v.json_text(self.product_id)), ', "item_id": ', (v.str_text(self.item_id) if type(self.item_id) is str else v.json_text(self.item_id)), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
+            try:
+                text = ''.join(('{"name": ', v.str_text(self.name), ', "product_id": ', v.str_text(self.product_id), ', "item_id": ', v.str_text(self.item_id), ', "price": ', v.float_text(self.price), ', "options": ', v.map_text(self.options), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_OrderItem[5](self, text)
         return text
 
@@ -690,7 +711,10 @@ class Fulfillment(_Slots_Fulfillment, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
+            try:
+                text = ''.join(('{"tracking_id": ', v.str_list_text(self.tracking_id), ', "item_ids": ', v.str_list_text(self.item_ids), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Fulfillment[2](self, text)
         return text
 
@@ -768,7 +792,10 @@ class OrderPayment(_Slots_OrderPayment, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"transaction_type": ', (_T15_TransactionType[self.transaction_type] if type(self.transaction_type) is TransactionType else v.json_text(v.export_value(self.transaction_type))), ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', (v.str_text(self.payment_method_id) if type(self.payment_method_id) is str else v.json_text(self.payment_method_id)), '}'))
+            try:
+                text = ''.join(('{"transaction_type": ', _T15_TransactionType[self.transaction_type], ', "amount": ', v.float_text(self.amount), ', "payment_method_id": ', v.str_text(self.payment_method_id), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_OrderPayment[3](self, text)
         return text
 

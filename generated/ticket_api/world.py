@@ -68,7 +68,10 @@ class Status(_Slots_Status, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
+            try:
+                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Status[1](self, text)
         return text
 
@@ -138,7 +141,10 @@ class Success(_Slots_Success, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"success": ', v.json_text(self.success), '}'))
+            try:
+                text = ''.join(('{"success": ', v.json_text(self.success), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Success[1](self, text)
         return text
 
@@ -208,7 +214,10 @@ class LoginStatus(_Slots_LoginStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
+            try:
+                text = ''.join(('{"login_status": ', v.json_text(self.login_status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LoginStatus[1](self, text)
         return text
 

@@ -68,7 +68,10 @@ class Status(_Slots_Status, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
+            try:
+                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Status[1](self, text)
         return text
 
@@ -138,7 +141,10 @@ class LoginStatus(_Slots_LoginStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            try:
+                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LoginStatus[1](self, text)
         return text
 
@@ -208,7 +214,10 @@ class CurrentTime(_Slots_CurrentTime, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"current_time": ', (v.str_text(self.current_time) if type(self.current_time) is str else v.json_text(self.current_time)), '}'))
+            try:
+                text = ''.join(('{"current_time": ', v.str_text(self.current_time), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_CurrentTime[1](self, text)
         return text
 
@@ -278,7 +287,10 @@ class Symbol(_Slots_Symbol, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"symbol": ', (v.str_text(self.symbol) if type(self.symbol) is str else v.json_text(self.symbol)), '}'))
+            try:
+                text = ''.join(('{"symbol": ', v.str_text(self.symbol), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Symbol[1](self, text)
         return text
 
@@ -351,7 +363,10 @@ class Cancelled(_Slots_Cancelled, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
+            try:
+                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "status": ', v.str_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Cancelled[2](self, text)
         return text
 
@@ -435,7 +450,10 @@ class Placed(_Slots_Placed, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', (v.str_text(self.order_type) if type(self.order_type) is str else v.json_text(self.order_type)), ', "status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
+            try:
+                text = ''.join(('{"order_id": ', v.int_text(self.order_id), ', "order_type": ', v.str_text(self.order_type), ', "status": ', v.str_text(self.status), ', "price": ', v.float_text(self.price), ', "amount": ', v.int_text(self.amount), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Placed[5](self, text)
         return text
 
@@ -577,7 +595,10 @@ class StockList(_Slots_StockList, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
+            try:
+                text = ''.join(('{"stock_list": ', v.str_list_text(self.stock_list), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_StockList[1](self, text)
         return text
 
@@ -647,7 +668,10 @@ class FilteredStocks(_Slots_FilteredStocks, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
+            try:
+                text = ''.join(('{"filtered_stocks": ', v.str_list_text(self.filtered_stocks), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_FilteredStocks[1](self, text)
         return text
 
@@ -717,7 +741,10 @@ class Watchlist(_Slots_Watchlist, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
+            try:
+                text = ''.join(('{"watchlist": ', v.str_list_text(self.watchlist), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Watchlist[1](self, text)
         return text
 
@@ -787,7 +814,10 @@ class Notification(_Slots_Notification, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"notification": ', (v.str_text(self.notification) if type(self.notification) is str else v.json_text(self.notification)), '}'))
+            try:
+                text = ''.join(('{"notification": ', v.str_text(self.notification), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Notification[1](self, text)
         return text
 

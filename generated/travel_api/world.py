@@ -77,7 +77,10 @@ class Token(_Slots_Token, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', (v.str_text(self.access_token) if type(self.access_token) is str else v.json_text(self.access_token)), ', "token_type": ', (v.str_text(self.token_type) if type(self.token_type) is str else v.json_text(self.token_type)), ', "scope": ', (v.str_text(self.scope) if type(self.scope) is str else v.json_text(self.scope)), '}'))
+            try:
+                text = ''.join(('{"expires_in": ', v.int_text(self.expires_in), ', "access_token": ', v.str_text(self.access_token), ', "token_type": ', v.str_text(self.token_type), ', "scope": ', v.str_text(self.scope), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Token[4](self, text)
         return text
 
@@ -153,7 +156,10 @@ class LoginStatus(_Slots_LoginStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            try:
+                text = ''.join(('{"status": ', v.json_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LoginStatus[1](self, text)
         return text
 
@@ -223,7 +229,10 @@ class FiscalYear(_Slots_FiscalYear, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"budget_fiscal_year": ', (v.str_text(self.budget_fiscal_year) if type(self.budget_fiscal_year) is str else v.json_text(self.budget_fiscal_year)), '}'))
+            try:
+                text = ''.join(('{"budget_fiscal_year": ', v.str_text(self.budget_fiscal_year), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_FiscalYear[1](self, text)
         return text
 
@@ -293,7 +302,10 @@ class CardId(_Slots_CardId, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"card_id": ', (v.str_text(self.card_id) if type(self.card_id) is str else v.json_text(self.card_id)), '}'))
+            try:
+                text = ''.join(('{"card_id": ', v.str_text(self.card_id), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_CardId[1](self, text)
         return text
 
@@ -363,7 +375,10 @@ class CostList(_Slots_CostList, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
+            try:
+                text = ''.join(('{"travel_cost_list": ', v.json_text(self.travel_cost_list), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_CostList[1](self, text)
         return text
 
@@ -853,7 +868,10 @@ class ExchangedValue(_Slots_ExchangedValue, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"exchanged_value": ', v.float_text(self.exchanged_value), '}'))
+            try:
+                text = ''.join(('{"exchanged_value": ', v.float_text(self.exchanged_value), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_ExchangedValue[1](self, text)
         return text
 
@@ -998,7 +1016,10 @@ class BudgetLimit(_Slots_BudgetLimit, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"budget_limit": ', v.float_text(self.budget_limit), '}'))
+            try:
+                text = ''.join(('{"budget_limit": ', v.float_text(self.budget_limit), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_BudgetLimit[1](self, text)
         return text
 
@@ -1068,7 +1089,10 @@ class NearestAirport(_Slots_NearestAirport, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"nearest_airport": ', (v.str_text(self.nearest_airport) if type(self.nearest_airport) is str else v.json_text(self.nearest_airport)), '}'))
+            try:
+                text = ''.join(('{"nearest_airport": ', v.str_text(self.nearest_airport), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_NearestAirport[1](self, text)
         return text
 
@@ -1218,7 +1242,10 @@ class SupportMessage(_Slots_SupportMessage, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"customer_support_message": ', (v.str_text(self.customer_support_message) if type(self.customer_support_message) is str else v.json_text(self.customer_support_message)), '}'))
+            try:
+                text = ''.join(('{"customer_support_message": ', v.str_text(self.customer_support_message), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_SupportMessage[1](self, text)
         return text
 

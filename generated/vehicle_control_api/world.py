@@ -74,7 +74,10 @@ class EngineStatus(_Slots_EngineStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"engineState": ', (v.str_text(self.engineState) if type(self.engineState) is str else v.json_text(self.engineState)), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
+            try:
+                text = ''.join(('{"engineState": ', v.str_text(self.engineState), ', "fuelLevel": ', v.number_text(self.fuelLevel), ', "batteryVoltage": ', v.number_text(self.batteryVoltage), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_EngineStatus[3](self, text)
         return text
 
@@ -148,7 +151,10 @@ class FuelLevel(_Slots_FuelLevel, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"fuelLevel": ', v.number_text(self.fuelLevel), '}'))
+            try:
+                text = ''.join(('{"fuelLevel": ', v.number_text(self.fuelLevel), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_FuelLevel[1](self, text)
         return text
 
@@ -221,7 +227,10 @@ class LockStatus(_Slots_LockStatus, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"lockStatus": ', (v.str_text(self.lockStatus) if type(self.lockStatus) is str else v.json_text(self.lockStatus)), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
+            try:
+                text = ''.join(('{"lockStatus": ', v.str_text(self.lockStatus), ', "remainingUnlockedDoors": ', v.int_text(self.remainingUnlockedDoors), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_LockStatus[2](self, text)
         return text
 
@@ -299,7 +308,10 @@ class Climate(_Slots_Climate, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', v.json_text(self.climateMode), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
+            try:
+                text = ''.join(('{"currentACTemperature": ', v.number_text(self.currentACTemperature), ', "climateMode": ', ('null' if self.climateMode is None else v.str_text(self.climateMode)), ', "humidityLevel": ', v.number_text(self.humidityLevel), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Climate[3](self, text)
         return text
 
@@ -373,7 +385,10 @@ class OutsideTemperature(_Slots_OutsideTemperature, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"outsideTemperature": ', v.float_text(self.outsideTemperature), '}'))
+            try:
+                text = ''.join(('{"outsideTemperature": ', v.float_text(self.outsideTemperature), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_OutsideTemperature[1](self, text)
         return text
 
@@ -443,7 +458,10 @@ class Headlights(_Slots_Headlights, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"headlightStatus": ', (v.str_text(self.headlightStatus) if type(self.headlightStatus) is str else v.json_text(self.headlightStatus)), '}'))
+            try:
+                text = ''.join(('{"headlightStatus": ', v.str_text(self.headlightStatus), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Headlights[1](self, text)
         return text
 
@@ -519,7 +537,10 @@ class ParkingBrake(_Slots_ParkingBrake, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"parkingBrakeStatus": ', (v.str_text(self.parkingBrakeStatus) if type(self.parkingBrakeStatus) is str else v.json_text(self.parkingBrakeStatus)), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
+            try:
+                text = ''.join(('{"parkingBrakeStatus": ', v.str_text(self.parkingBrakeStatus), ', "_parkingBrakeForce": ', v.float_text(self.x_parkingBrakeForce), ', "_slopeAngle": ', v.float_text(self.x_slopeAngle), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_ParkingBrake[3](self, text)
         return text
 
@@ -596,7 +617,10 @@ class BrakePedal(_Slots_BrakePedal, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"brakePedalStatus": ', (v.str_text(self.brakePedalStatus) if type(self.brakePedalStatus) is str else v.json_text(self.brakePedalStatus)), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
+            try:
+                text = ''.join(('{"brakePedalStatus": ', v.str_text(self.brakePedalStatus), ', "brakePedalForce": ', v.float_text(self.brakePedalForce), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_BrakePedal[2](self, text)
         return text
 
@@ -674,7 +698,10 @@ class Cruise(_Slots_Cruise, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"cruiseStatus": ', (v.str_text(self.cruiseStatus) if type(self.cruiseStatus) is str else v.json_text(self.cruiseStatus)), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
+            try:
+                text = ''.join(('{"cruiseStatus": ', v.str_text(self.cruiseStatus), ', "currentSpeed": ', v.float_text(self.currentSpeed), ', "distanceToNextVehicle": ', v.float_text(self.distanceToNextVehicle), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Cruise[3](self, text)
         return text
 
@@ -748,7 +775,10 @@ class Speed(_Slots_Speed, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"currentSpeed": ', v.float_text(self.currentSpeed), '}'))
+            try:
+                text = ''.join(('{"currentSpeed": ', v.float_text(self.currentSpeed), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Speed[1](self, text)
         return text
 
@@ -818,7 +848,10 @@ class Log(_Slots_Log, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"log": ', v.str_list_text(self.log), '}'))
+            try:
+                text = ''.join(('{"log": ', v.str_list_text(self.log), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Log[1](self, text)
         return text
 
@@ -888,7 +921,10 @@ class Feasibility(_Slots_Feasibility, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"canDrive": ', v.json_text(self.canDrive), '}'))
+            try:
+                text = ''.join(('{"canDrive": ', v.json_text(self.canDrive), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Feasibility[1](self, text)
         return text
 
@@ -958,7 +994,10 @@ class Gallons(_Slots_Gallons, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"gallon": ', v.float_text(self.gallon), '}'))
+            try:
+                text = ''.join(('{"gallon": ', v.float_text(self.gallon), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Gallons[1](self, text)
         return text
 
@@ -1028,7 +1067,10 @@ class Liters(_Slots_Liters, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"liter": ', v.float_text(self.liter), '}'))
+            try:
+                text = ''.join(('{"liter": ', v.float_text(self.liter), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Liters[1](self, text)
         return text
 
@@ -1098,7 +1140,10 @@ class Distance(_Slots_Distance, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"distance": ', v.float_text(self.distance), '}'))
+            try:
+                text = ''.join(('{"distance": ', v.float_text(self.distance), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Distance[1](self, text)
         return text
 
@@ -1168,7 +1213,10 @@ class Zipcode(_Slots_Zipcode, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"zipcode": ', (v.str_text(self.zipcode) if type(self.zipcode) is str else v.json_text(self.zipcode)), '}'))
+            try:
+                text = ''.join(('{"zipcode": ', v.str_text(self.zipcode), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Zipcode[1](self, text)
         return text
 
@@ -1238,7 +1286,10 @@ class Navigation(_Slots_Navigation, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"status": ', (v.str_text(self.status) if type(self.status) is str else v.json_text(self.status)), '}'))
+            try:
+                text = ''.join(('{"status": ', v.str_text(self.status), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_Navigation[1](self, text)
         return text
 
@@ -1392,7 +1443,10 @@ class TireShop(_Slots_TireShop, rt.Record):
     def _json_text(self) -> str:
         text = self._json
         if text is None:
-            text = ''.join(('{"shopLocation": ', (v.str_text(self.shopLocation) if type(self.shopLocation) is str else v.json_text(self.shopLocation)), '}'))
+            try:
+                text = ''.join(('{"shopLocation": ', v.str_text(self.shopLocation), '}'))
+            except (TypeError, KeyError, AttributeError):
+                text = v.json_text(self.export())
             _SET_TireShop[1](self, text)
         return text
 
