@@ -1115,7 +1115,7 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
-        self._steps -= rt.size(self.state.inbox)  # message_api.world:184
+        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:184
         self._steps >= 0 or rt.out_of_steps()  # message_api.world:184
         for entry in self.state.inbox:  # message_api.world:184
             if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:185
@@ -1130,7 +1130,7 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
-        self._steps -= rt.size(self.state.inbox)  # message_api.world:204
+        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:204
         self._steps >= 0 or rt.out_of_steps()  # message_api.world:204
         for entry in self.state.inbox:  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
@@ -1155,7 +1155,7 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
-        self._steps -= rt.size(self.state.inbox)  # message_api.world:235
+        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:235
         self._steps >= 0 or rt.out_of_steps()  # message_api.world:235
         for entry in self.state.inbox:  # message_api.world:235
             content: Any = self.fn_content_of(entry)  # message_api.world:236
@@ -1163,7 +1163,7 @@ class MessageAPI(Episode):
             if not (kind == 'str'):  # message_api.world:240
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
             if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:241
-                self._steps -= rt.size(hits)  # message_api.world:242
+                self._steps -= (len(hits) if type(hits) is tuple else rt.size(hits))  # message_api.world:242
                 self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
                 hits = (hits + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242
         return _new_SearchResults(hits)  # message_api.world:245
@@ -1173,10 +1173,10 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
-        self._steps -= rt.size(self.state.inbox)  # message_api.world:251
+        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:251
         self._steps >= 0 or rt.out_of_steps()  # message_api.world:251
         for entry in self.state.inbox:  # message_api.world:251
-            self._steps -= rt.size(receivers)  # message_api.world:252
+            self._steps -= (len(receivers) if type(receivers) is tuple else rt.size(receivers))  # message_api.world:252
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:252
             receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:252
         return _new_MessageStats(_new_Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254

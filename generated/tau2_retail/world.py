@@ -1222,7 +1222,7 @@ class Tau2Retail(Episode):
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:163
         item_ids: tuple[str, ...] = tuple([_it1.item_id for _it1 in rt.each(self, order.items)])  # retail.world:164
         k: int = 0  # retail.world:165
-        self._steps -= rt.size(ids)  # retail.world:166
+        self._steps -= (len(ids) if type(ids) is tuple else rt.size(ids))  # retail.world:166
         self._steps >= 0 or rt.out_of_steps()  # retail.world:166
         for id_ in ids:  # retail.world:166
             if (rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_)):  # retail.world:167
@@ -1232,7 +1232,7 @@ class Tau2Retail(Episode):
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:176
         i: int = 0  # retail.world:177
-        self._steps -= rt.size(order.items)  # retail.world:178
+        self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:178
         self._steps >= 0 or rt.out_of_steps()  # retail.world:178
         for it in order.items:  # retail.world:178
             if (it.item_id == item_id):  # retail.world:179
@@ -1271,7 +1271,7 @@ class Tau2Retail(Episode):
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:251
         'Find user id by email. If the user is not found, the function will return an error message.'
-        self._steps -= rt.size(self.t_users)  # retail.world:256
+        self._steps -= len(self.t_users)  # retail.world:256
         self._steps >= 0 or rt.out_of_steps()  # retail.world:256
         for u in self.t_users:  # retail.world:256
             if (u.email.lower() == email.lower()):  # retail.world:257
@@ -1280,7 +1280,7 @@ class Tau2Retail(Episode):
 
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:  # retail.world:264
         'Find user id by first name, last name, and zip code. If the user is not found, the function will return an error message. By default, find user id by email, and only call this function if the user is not found by email or cannot remember email.'
-        self._steps -= rt.size(self.t_users)  # retail.world:271
+        self._steps -= len(self.t_users)  # retail.world:271
         self._steps >= 0 or rt.out_of_steps()  # retail.world:271
         for u in self.t_users:  # retail.world:271
             if (((u.name.first_name.lower() == first_name.lower()) and (u.name.last_name.lower() == last_name.lower())) and (u.address.zip_ == zip_)):  # retail.world:272
@@ -1297,7 +1297,7 @@ class Tau2Retail(Episode):
 
     def tool_get_item_details(self, item_id: str) -> Variant:  # retail.world:295
         'Get the inventory details of an item.'
-        self._steps -= rt.size(self.t_products)  # retail.world:298
+        self._steps -= len(self.t_products)  # retail.world:298
         self._steps >= 0 or rt.out_of_steps()  # retail.world:298
         for p in self.t_products:  # retail.world:298
             v_: Variant | None = p.variants.get(item_id)  # retail.world:299
@@ -1312,7 +1312,7 @@ class Tau2Retail(Episode):
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:315
         'List the name and product id of all product types. Each product type has a variety of different items with unique item ids and options. There are only 50 product types in the store.'
         names: dict[str, str] = {}  # retail.world:320
-        self._steps -= rt.size(self.t_products)  # retail.world:321
+        self._steps -= len(self.t_products)  # retail.world:321
         self._steps >= 0 or rt.out_of_steps()  # retail.world:321
         for p in self.t_products:  # retail.world:321
             self._steps -= rt.size(names)  # retail.world:322
@@ -1333,7 +1333,7 @@ class Tau2Retail(Episode):
             raise ToolError('Invalid reason')
         user: User = (self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id))  # retail.world:343
         refunds: tuple[OrderPayment, ...] = tuple([_new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id) for _p3 in rt.each(self, order_id.payment_history)])  # retail.world:344
-        self._steps -= rt.size(refunds)  # retail.world:345
+        self._steps -= (len(refunds) if type(refunds) is tuple else rt.size(refunds))  # retail.world:345
         self._steps >= 0 or rt.out_of_steps()  # retail.world:345
         for p in refunds:  # retail.world:345
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:346
@@ -1369,7 +1369,7 @@ class Tau2Retail(Episode):
             order_id._digest = order_id._text = None  # retail.world:362
             self.t_orders._digest = None  # retail.world:362
         _new5 = order_id.payment_history + refunds  # retail.world:364
-        self._steps -= rt.size(_new5)  # retail.world:364
+        self._steps -= (len(_new5) if type(_new5) is tuple else rt.size(_new5))  # retail.world:364
         self._steps >= 0 or rt.out_of_steps()  # retail.world:364
         self._undo.append((0, order_id, 'payment_history', order_id.payment_history, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:364
         order_id.payment_history = _new5  # retail.world:364
@@ -1391,7 +1391,7 @@ class Tau2Retail(Episode):
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:385
         diff_: int | float = 0  # retail.world:388
         i: int = 0  # retail.world:389
-        self._steps -= rt.size(item_ids)  # retail.world:390
+        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:390
         self._steps >= 0 or rt.out_of_steps()  # retail.world:390
         for old in item_ids:  # retail.world:390
             new: str = news[i]  # retail.world:391
@@ -1457,7 +1457,7 @@ class Tau2Retail(Episode):
         last_price: float = 0.0  # retail.world:465
         last_options: dict[str, str] = {}  # retail.world:466
         i: int = 0  # retail.world:467
-        self._steps -= rt.size(item_ids)  # retail.world:468
+        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:468
         self._steps >= 0 or rt.out_of_steps()  # retail.world:468
         for old in item_ids:  # retail.world:468
             new: str = news[i]  # retail.world:469
@@ -1507,14 +1507,14 @@ class Tau2Retail(Episode):
         else:
             pass
         j: int = 0  # retail.world:503
-        self._steps -= rt.size(item_ids)  # retail.world:504
+        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:504
         self._steps >= 0 or rt.out_of_steps()  # retail.world:504
         for _old11 in item_ids:  # retail.world:504
             _new12: str = news[j]  # retail.world:505
             j = (j + 1)  # retail.world:506
             k: int = self.fn_first_item_index(order, _old11)  # retail.world:507
             _it13: OrderItem = order.items[k]  # retail.world:508
-            self._steps -= rt.size(order.items)  # retail.world:509
+            self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:509
             self._steps >= 0 or rt.out_of_steps()  # retail.world:509
             self._undo.append((0, order, 'items', order.items, order._digest, order._text, order._frags, order._stale))  # retail.world:509
             order.items = rt.set_at(order.items, k, _new_OrderItem(_it13.name, _it13.product_id, _new12, last_price, last_options))  # retail.world:509

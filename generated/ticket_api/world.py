@@ -430,7 +430,7 @@ class TicketAPI(Episode):
         'Get all tickets created by the current user, optionally filtered by status.'
         if (not self.fn_logged_in()):  # ticket_api.world:205
             return ({'error': 'User not authenticated. Please log in to view tickets.'},)  # ticket_api.world:206
-        self._steps -= rt.size(self.state.ticket_queue)  # ticket_api.world:210
+        self._steps -= (len(self.state.ticket_queue) if type(self.state.ticket_queue) is tuple else rt.size(self.state.ticket_queue))  # ticket_api.world:210
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:210
         for ticket in self.state.ticket_queue:  # ticket_api.world:210
             if not ('created_by' in ticket):  # ticket_api.world:211
@@ -438,7 +438,7 @@ class TicketAPI(Episode):
         mine: tuple[dict[str, Any], ...] = tuple([_ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue) if (_ticket2['created_by'] == self.state.current_user)])  # ticket_api.world:213
         if ((status is None) or ((status if status is not None else rt.absent()) == '')):  # ticket_api.world:214
             return mine  # ticket_api.world:215
-        self._steps -= rt.size(mine)  # ticket_api.world:217
+        self._steps -= (len(mine) if type(mine) is tuple else rt.size(mine))  # ticket_api.world:217
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:217
         for _ticket3 in mine:  # ticket_api.world:217
             if not ('status' in _ticket3):  # ticket_api.world:218

@@ -1101,14 +1101,14 @@ class TradingBot(Episode):
         if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:430
             end = rt.strptime((end_date if end_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
-        self._steps -= rt.size(self.state.transaction_history)  # trading_bot.world:434
+        self._steps -= (len(self.state.transaction_history) if type(self.state.transaction_history) is tuple else rt.size(self.state.transaction_history))  # trading_bot.world:434
         self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:434
         for transaction in self.state.transaction_history:  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(rt.built(self, rt.text(transaction['timestamp'])), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
             if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:437
-                self._steps -= rt.size(found)  # trading_bot.world:438
+                self._steps -= (len(found) if type(found) is tuple else rt.size(found))  # trading_bot.world:438
                 self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:438
                 found = (found + (transaction,))  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441

@@ -1700,7 +1700,7 @@ class VehicleControlAPI(Episode):
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
         'Locks the doors of the vehicle.'
         wanted: str = ('unlocked' if unlock else 'locked')  # vehicle_control.world:278
-        self._steps -= rt.size(door)  # vehicle_control.world:279
+        self._steps -= (len(door) if type(door) is tuple else rt.size(door))  # vehicle_control.world:279
         self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:279
         for d in door:  # vehicle_control.world:279
             if (d not in self.state.doorStatus):  # vehicle_control.world:282
