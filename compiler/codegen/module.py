@@ -33,7 +33,7 @@ from worldspec.compiler.codegen.names import (
     py_name,
     snake_case,
 )
-from worldspec.compiler.codegen.pytypes import TypeTables
+from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import (
     FieldInfo,
@@ -913,7 +913,7 @@ def _dynamic_load(load: list[str], pname: str, fallback: str) -> list[str]:
 #: a record field's typed text that is right for a value of any JSON type (the runtime's text
 #: makers test the value)
 _ANY_VALUE_TEXT = re.compile(
-    r"v\.(?:int|float|number|map|json|str_list|records|record_map|record)_text\(self\.\w+\)")
+    "(?:" + "|".join(map(re.escape, ANY_VALUE_TEXTS)) + r")\(self\.\w+\)")
 #: a record field's typed text that raises TypeError, KeyError or AttributeError for a value
 #: of another type than declared: a text's quoted form, an enum member's text, a record's text
 _RAISING_TEXT = re.compile(

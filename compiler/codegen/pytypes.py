@@ -40,12 +40,13 @@ _NUMERIC = ("int", "float", "number")
 #: text makers of the runtime (``worldspec/runtime/values.py``) giving ``json.dumps`` of the
 #: export of a value of any type: of their type's values the typed text, of ``None`` and of
 #: a JSON value of another type (``arguments: dynamic``) the JSON text of its export
-_ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text")
+ANY_VALUE_TEXTS = ("v.records_text", "v.record_map_text", "v.record_text", "v.str_list_text",
+                   "v.map_text", "v.int_text", "v.float_text", "v.number_text", "v.json_text")
 
 
 def _any_value_text(text: str, src: str) -> bool:
-    """Whether expression ``text`` is one of :data:`_ANY_VALUE_TEXTS` called on ``src``."""
-    return any(text == f"{fn}({src})" for fn in _ANY_VALUE_TEXTS)
+    """Whether expression ``text`` is one of :data:`ANY_VALUE_TEXTS` called on ``src``."""
+    return any(text == f"{fn}({src})" for fn in ANY_VALUE_TEXTS)
 
 
 def _text_prim(typ: t.Type) -> str | None:

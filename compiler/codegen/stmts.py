@@ -23,7 +23,7 @@ __all__ = ["StatementCompiler"]
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 #: ``rt.each(ep, x)`` of a local or a chain of attribute reads (read twice at no cost)
-_CHARGED_READ = re.compile(r"rt\.each\(([A-Za-z_]\w*), ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\)")
+_CHARGED_READ = re.compile(rf"rt\.each\(([A-Za-z_]\w*), ({_DOTTED.pattern})\)")
 
 
 def _charged_value(src: str, ep: str) -> str | None:
@@ -260,8 +260,8 @@ class StatementCompiler:
         if charged is not None:  # the value's charge, paid by two statements, not rt.each
             value = self.x.fresh("new")
             self.emit(f"{value} = {charged}", node)
-            self.charge(f"len({value})", node, sized=_makes_tuple(charged),
-                        of=self.x.world.records[entity].fields[name].type)
+            self.charge_len(value, node, of=self.x.world.records[entity].fields[name].type,
+                            made_tuple=_makes_tuple(charged))
         if row == self.run_row:  # in a run of writes to this row: logged and marked once
             self.emit(f"{row}.{field} = {value}", node)
             return
@@ -296,28 +296,30 @@ class StatementCompiler:
             return rebuilt
         if self.x._draws(target):
             return f"rt.each({self.env.ep}, {rebuilt})"
-        self.charge(f"len({current})", node, of=self.x.type_of(target))
+        self.charge_len(current, node, of=self.x.type_of(target))
         return rebuilt
 
-    def charge(self, steps: str, node: n.Node | None = None, sized: bool = False,
-               of: t.Type | None = None) -> None:
+    def charge_len(self, value: str, node: n.Node, of: t.Type,
+                   made_tuple: bool = False) -> None:
+        """Pay a step per element of ``value`` (a local or an attribute chain) of type
+        ``of``. With ``arguments: dynamic`` the value may be another JSON value than
+        declared: one without a length (a number for a list) costs one step, and the loop
+        over it fails with Python's text (``rt.size``); a tuple (what a list or set is unless
+        another value was given) is measured without the call, a table always, and so is a
+        tuple just made (``made_tuple``)."""
+        kind = t.strip_optional(of)
+        if not self.x.tables.dynamic or made_tuple or isinstance(kind, t.Table):
+            steps = f"len({value})"
+        elif isinstance(kind, (t.ListOf, t.SetOf)) and _DOTTED.fullmatch(value):
+            steps = f"(len({value}) if type({value}) is tuple else rt.size({value}))"
+        else:
+            steps = f"rt.size({value})"
+        self.charge(steps, node)
+
+    def charge(self, steps: str, node: n.Node | None = None) -> None:
         """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is
-        one expression, so a statement's charge stays anchored to its spec line). ``sized``:
-        the ``len(...)`` is of a value that surely has a length (a tuple just made); ``of``:
-        the measured value's type, where it is known."""
+        one expression, so a statement's charge stays anchored to its spec line)."""
         ep = self.env.ep
-        if self.x.tables.dynamic and steps.startswith("len(") and not sized:
-            # `arguments: dynamic`: a value without a length (a number for a list) costs one
-            # step, and the loop over it fails with Python's text; a tuple (what a list is
-            # unless another value was given) is measured without the call
-            value = steps[len("len("):-1]
-            kind = t.strip_optional(of) if of is not None else None
-            if isinstance(kind, t.Table):
-                pass  # a table is never a value of another type
-            elif isinstance(kind, (t.ListOf, t.SetOf)) and _DOTTED.fullmatch(value):
-                steps = f"(len({value}) if type({value}) is tuple else rt.size({value}))"
-            else:
-                steps = "rt.size(" + steps[len("len("):]
         self.emit(f"{ep}._steps -= {steps}", node)
         self.emit(f"{ep}._steps >= 0 or rt.out_of_steps()", node)
 
@@ -328,7 +330,7 @@ class StatementCompiler:
         if charged is not None and charged.group(1) == self.env.ep:
             # a local or a field read: charged by two statements, without a call
             iterable = charged.group(2)
-            self.charge(f"len({iterable})", s, of=self.x.type_of(s.iterable))
+            self.charge_len(iterable, s, of=self.x.type_of(s.iterable))
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)
