@@ -955,6 +955,12 @@ def test_a_model_s_bad_input_stays_a_failed_result(counters: dict[str, type[Epis
         result = episode.call(name, arguments)
         assert episode.failed(result), (name, arguments)
     assert fingerprint(episode) == before
+    # after a success, a failed call of each kind leaves no value of the last success behind
+    for name, arguments in calls:
+        assert not episode.failed(episode.call("bump", {}))
+        assert (episode.last_error, episode.last_value) == (None, episode.state.bumps)
+        assert episode.failed(episode.call(name, arguments)), (name, arguments)
+        assert episode.last_value is None and episode.last_error is not None
 
 
 @pytest.mark.parametrize(("data", "problem"), [

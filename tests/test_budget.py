@@ -505,3 +505,49 @@ def test_calculate_keeps_pythons_text_for_big_int_arithmetic() -> None:
         assert episode.call("calculate", {"expression": expression}) == \
             "Error: int too large to convert to float"
     assert episode.call("calculate", {"expression": "2**1000 * 2**10 // 2**1009"}) == "2.0"
+
+
+HOIST = """\
+world Hoist "A statement's charges, drawn before it where it always processes the list."
+
+config { results: envscaler }
+
+tool both(xs: list[int]) -> int "Two counts in one statement: both are paid." {
+  return xs.count(1) + xs.count(2)
+}
+
+tool branches(xs: list[int], ys: list[int], flag: bool) -> int
+  "Counts in an untaken branch, right of a false `and`, in a comprehension body: free." {
+  let a = if flag then xs.count(1) else 0
+  let b = flag and xs.count(2) > 0
+  let c = [y for y in ys if xs.count(y) > 0]
+  let d = xs.count(3)
+  return a + d + len(c)
+}
+"""
+
+
+def test_a_statements_charges_are_drawn_before_it_only_where_it_runs(tmp_path: Path) -> None:
+    """Counting a list argument twice in one statement is paid in one subtraction before the
+    statement (no runtime call per count) and still pays for both; a count in an untaken
+    branch of `if … then … else`, on the right of a false `and` or in the body of a
+    comprehension over an empty list is not paid."""
+    spec = tmp_path / "hoist.world"
+    spec.write_text(HOIST, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+        world = compile_worlds([spec]).worlds["Hoist"]
+    source = Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
+    both = source[source.index("def tool_both"):source.index("def tool_branches")]
+    assert "rt.each(" not in both and both.count("self._steps -=") == 1
+    ep = world()
+    small = [1, 2, 2, 3]
+    assert ep.call("both", {"xs": small}) == {"success": True, "data": 3}
+    half = [3] * 600_000  # one count fits in the 1,000,000 steps, two do not
+    assert ep.call("both", {"xs": half}) == {"success": False, "error": STEPS}
+    assert ep.call("branches", {"xs": half, "ys": [], "flag": False}) == \
+        {"success": True, "data": 600_000}
+    assert ep.call("branches", {"xs": half, "ys": [], "flag": True}) == \
+        {"success": False, "error": STEPS}
+    assert ep.call("branches", {"xs": small, "ys": [2, 5], "flag": True}) == \
+        {"success": True, "data": 1 + 1 + 1}

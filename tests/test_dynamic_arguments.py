@@ -80,6 +80,10 @@ tool tally(items: list[str] "Things.") -> int "Count the non-empty things." {
 tool read(id: Note "A note's id.") -> str "A note's text." {
   return id.text
 }
+
+tool texts_of(items: list[Tagged] "Tagged texts.") -> list[str] "Their texts." {
+  return [t.text for t in items]
+}
 """
 
 
@@ -127,6 +131,12 @@ def test_attribute_and_key_errors_have_pythons_text(dyn: type[Episode]) -> None:
     assert ep.call("user_id", {"user": 7}) == {"error": "User '7' not found."}
     assert ep.call("tally", {"items": 7}) == {"error": "'int' object is not iterable"}
     assert ep.call("tally", {"items": "ab"}) == 2  # a text is iterable: its characters
+    # one attribute of each element, read in C: Python's texts for what has none
+    assert ep.call("texts_of", {"items": [{"text": "a", "tags": []}]}) == ["a"]
+    assert ep.call("texts_of", {"items": [{"text": "a", "tags": []}, 5]}) == \
+        {"error": "'dict' object has no attribute 'text'"}
+    assert ep.call("texts_of", {"items": [5]}) == {"error": "'int' object has no attribute 'text'"}
+    assert ep.call("texts_of", {"items": 7}) == {"error": "'int' object is not iterable"}
 
 
 def test_stored_values_export_and_hash_as_json(dyn: type[Episode]) -> None:

@@ -39,6 +39,8 @@ _SHORT_TYPES = (t.BOOL, t.DATE, t.DATETIME, t.DURATION)
 _SHORT_WIDTH = 64
 _NUMBERS = re.compile(r"[0-9]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ``local.attribute``: a comprehension element that reads one attribute of the element
+_ATTRIBUTE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -64,6 +66,8 @@ class ExprCompiler:
         self.tables = tables
         self._fresh = 0
         self._recursive: set[str] | None = None
+        #: attributes read by ``[x.attr for x in xs]``: the module defines ``_GET_attr``
+        self.getters: set[str] = set()
 
     # ------------------------------------------------------------ helpers
     def type_of(self, expr: n.Node) -> t.Type:
@@ -471,9 +475,15 @@ class ExprCompiler:
         name, inner = self._bind(e.var, env)
         element = self.stored(e.element, inner)
         cond = f" if {self.value(e.condition, inner)}" if e.condition is not None else ""
+        elements = self.elements(e.iterable, env, charge=True)
+        read = _ATTRIBUTE.fullmatch(element)
+        if read is not None and read.group(1) == name and not cond:
+            # one attribute of each element: read in C (an element without it raises the
+            # AttributeError the comprehension would)
+            self.getters.add(read.group(2))
+            return f"tuple(map(_GET_{read.group(2)}, {elements}))"
         # a list comprehension, then a tuple: a generator resumes once per element
-        return (f"tuple([{element} for {name} in "
-                f"{self.elements(e.iterable, env, charge=True)}{cond}])")
+        return f"tuple([{element} for {name} in {elements}{cond}])"
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> str:
         if not e.items:

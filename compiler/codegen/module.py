@@ -544,6 +544,8 @@ class WorldGenerator:
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
                f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
+        for p in info.params:
+            body.know(env.locals[p.name], p.type)
         body.block(info.node.body.body)
         if not info.is_fn:
             self._checks[info.name] = self._needs_check(body)
@@ -839,8 +841,16 @@ class WorldGenerator:
             anchor = f"{file_label(const.node.span.file)}:{const.node.span.line}"
             consts.append(f"{const_name(const.name)}: {self.tables.annotation(typ, stored=False)} "
                           f"= {value}  # {anchor}")
+        invokers = [self.invoker(tool) for tool in w.tools.values()]
+        tool_specs = [self.tool_spec(tool) for tool in w.tools.values()]
+        task_specs = [self.task_spec(task) for task in w.tasks]
+        state_defaults, load_lines = self.state_defaults(), self.load_lines()
+        invariant_lines = self.invariant_lines()
+        # last: every expression is compiled, so every attribute a comprehension reads is known
+        getters = [f"_GET_{attr} = rt.attrgetter({attr!r})" for attr in sorted(self.x.getters)]
         return _template().render(
             consts=consts,
+            getters=getters,
             version=GENERATOR_VERSION,
             sources=", ".join(sorted(file_label(p) for p in self.sources)),
             spec_hash=spec_hash,
@@ -862,14 +872,14 @@ class WorldGenerator:
             tables=[{"name": s.name, "entity": s.entity,
                      "cls": self.tables.class_name(s.entity or "")}
                     for s in w.state.values() if s.kind == "table"],
-            state_defaults=self.state_defaults(),
-            load_lines=self.load_lines(),
-            invariant_lines=self.invariant_lines(),
+            state_defaults=state_defaults,
+            load_lines=load_lines,
+            invariant_lines=invariant_lines,
             methods=methods,
-            invokers=[self.invoker(tool) for tool in w.tools.values()],
-            tool_specs=[self.tool_spec(tool) for tool in w.tools.values()],
+            invokers=invokers,
+            tool_specs=tool_specs,
             check_fns=check_fns,
-            task_specs=[self.task_spec(task) for task in w.tasks],
+            task_specs=task_specs,
         )
 
 
@@ -942,14 +952,17 @@ def _str_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
 
 
 def _str_list_argument(pname: str, src: str, path: str, dynamic: bool) -> list[str]:
-    """A list of text: a list of ASCII ``str`` as a tuple at once (the test ``v.want_str_list``
-    makes first, inline: checked in C, without a call), anything else through it (in
-    ``arguments: dynamic``, ``rt.str_list_or_foreign``)."""
+    """A list of text: a list of ASCII text as a tuple at once (the test ``v.want_str_list``
+    makes first, inline: ``''.join`` checks in C that every element is a ``str``, without a
+    call), anything else through it (in ``arguments: dynamic``, ``rt.str_list_or_foreign``)."""
     slow = f"rt.str_list_or_foreign(ep, {pname}, {path})" if dynamic else \
         f"v.want_str_list({pname}, {path})"
     return [f"{pname} = {src}",
-            f"if type({pname}) is list and v.JUST_STR.issuperset(map(type, {pname})) and "
-            f"''.join({pname}).isascii():",
+            "try:",
+            f"{_INDENT}_ascii = type({pname}) is list and ''.join({pname}).isascii()",
+            "except TypeError:  # an element that is no str",
+            f"{_INDENT}_ascii = False",
+            "if _ascii:",
             f"{_INDENT}{pname} = tuple({pname})",
             "else:",
             f"{_INDENT}{pname} = {slow}"]

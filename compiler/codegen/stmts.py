@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Container
 
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
@@ -53,13 +54,75 @@ def _makes_tuple(src: str) -> bool:
         isinstance(tree.left, ast.Tuple) or isinstance(tree.right, ast.Tuple))
 
 
+def _unconditional(node: ast.AST) -> list[ast.AST]:
+    """The children of ``node`` that Python evaluates whenever it evaluates ``node`` (not a
+    branch of ``a if c else b``, the right side of ``and``/``or``, a comparison after the
+    first, a lambda's or a comprehension's body)."""
+    if isinstance(node, ast.BoolOp):
+        return [node.values[0]]
+    if isinstance(node, ast.IfExp):
+        return [node.test]
+    if isinstance(node, ast.Compare):
+        return [node.left, node.comparators[0]]
+    if isinstance(node, ast.Lambda):
+        return []
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        return [node.generators[0].iter]
+    if isinstance(node, (ast.If, ast.While)):
+        return [node.test]
+    if isinstance(node, ast.For):
+        return [node.iter]
+    return list(ast.iter_child_nodes(node))
+
+
+def _hoistable(text: str, ep: str, known: Container[str]
+               ) -> tuple[str, list[str]] | None:
+    """A one-line statement ``text`` without its ``rt.each(ep, x)`` of ``known`` locals ``x``
+    that it evaluates whenever it runs, and those locals in the order met (None if none)."""
+    if (not text.startswith(("if ", "for ")) and text.endswith(":")) or \
+            text.startswith(("elif ", "while ")):
+        return None
+    try:
+        tree = ast.parse(text + "\n    pass" if text.endswith(":") else text).body
+    except SyntaxError:
+        return None
+    if len(tree) != 1:
+        return None
+    found: list[ast.Call] = []
+    todo: list[ast.AST] = [tree[0]]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "each" and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id == "rt" and len(node.args) == 2 and not node.keywords and \
+                isinstance(node.args[0], ast.Name) and node.args[0].id == ep and \
+                isinstance(node.args[1], ast.Name) and node.args[1].id in known:
+            found.append(node)
+            continue
+        todo.extend(_unconditional(node))
+    if not found:
+        return None
+    # offsets of ast are in bytes of UTF-8: cut the encoded line, from its end
+    data = text.encode()
+    names: list[str] = []
+    for call in sorted(found, key=lambda c: c.col_offset, reverse=True):
+        arg = call.args[1]
+        assert isinstance(arg, ast.Name)
+        name = arg.id
+        data = data[:call.col_offset] + name.encode() + data[call.end_col_offset or 0:]
+        names.append(name)
+    return data.decode(), names[::-1]
+
+
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
-    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False
-                 ) -> None:
+    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False,
+                 types: dict[str, t.Type] | None = None) -> None:
         self.x = exprs
         self.env = env
+        #: Python name -> type of the parameters and ``let`` locals (one type per name)
+        self.types: dict[str, t.Type] = dict(types or {})
         #: the body runs once per call (a tool's, not a helper's): its statements outside
         #: loops run once, so the copies they make need no charge
         self.once = once
@@ -85,6 +148,13 @@ class StatementCompiler:
         return f"  # {file_label(node.span.file)}:{node.span.line}"
 
     def emit(self, text: str, node: n.Node | None = None) -> None:
+        if "rt.each(" in text:
+            hoisted = _hoistable(text, self.env.ep, self.types)
+            if hoisted is not None:
+                # the statement's charges for locals it processes whenever it runs: drawn
+                # together before it runs, without a call each
+                text, names = hoisted
+                self.charge(" + ".join(self.len_source(x, self.types[x]) for x in names), node)
         suffix = self.anchor(node) if node is not None else ""
         self.lines.append("    " * self.depth + text + suffix)
 
@@ -178,6 +248,7 @@ class StatementCompiler:
         declared = self.x.type_of(s)
         value = self.x.value(s.value, self.env, declared)
         name = self.local(s.name)
+        self.know(name, declared)
         annotation = self.x.tables.annotation(declared, stored=False)
         self.emit(f"{name}: {annotation} = {value}", s)
 
@@ -302,19 +373,31 @@ class StatementCompiler:
     def charge_len(self, value: str, node: n.Node, of: t.Type,
                    made_tuple: bool = False) -> None:
         """Pay a step per element of ``value`` (a local or an attribute chain) of type
-        ``of``. With ``arguments: dynamic`` the value may be another JSON value than
-        declared: one without a length (a number for a list) costs one step, and the loop
-        over it fails with Python's text (``rt.size``); a tuple (what a list or set is unless
-        another value was given) is measured without the call, a table always, and so is a
-        tuple just made (``made_tuple``)."""
+        ``of`` (see :meth:`len_source`)."""
+        self.charge(self.len_source(value, of, made_tuple), node)
+
+    def len_source(self, value: str, of: t.Type, made_tuple: bool = False) -> str:
+        """The steps of processing ``value`` (a local or an attribute chain) of type ``of``.
+        With ``arguments: dynamic`` the value may be another JSON value than declared: one
+        without a length (a number for a list) costs one step, and the loop over it fails
+        with Python's text (``rt.size``); a tuple (what a list or set is unless another value
+        was given) is measured without the call, a table always, and so is a tuple just made
+        (``made_tuple``)."""
         kind = t.strip_optional(of)
         if not self.x.tables.dynamic or made_tuple or isinstance(kind, t.Table):
-            steps = f"len({value})"
-        elif isinstance(kind, (t.ListOf, t.SetOf)) and _DOTTED.fullmatch(value):
-            steps = f"(len({value}) if type({value}) is tuple else rt.size({value}))"
+            return f"len({value})"
+        if isinstance(kind, (t.ListOf, t.SetOf)) and _DOTTED.fullmatch(value):
+            return f"(len({value}) if type({value}) is tuple else rt.size({value}))"
+        return f"rt.size({value})"
+
+    def know(self, name: str, typ: t.Type) -> None:
+        """Python local ``name`` holds a value of ``typ``: a collection whose charges can be
+        drawn before the statement (not a json value, which may have no length)."""
+        kind = t.strip_optional(typ)
+        if isinstance(kind, (t.ListOf, t.SetOf, t.MapOf)) or kind == t.STR:
+            self.types[name] = typ
         else:
-            steps = f"rt.size({value})"
-        self.charge(steps, node)
+            self.types.pop(name, None)
 
     def charge(self, steps: str, node: n.Node | None = None) -> None:
         """Pay ``steps`` from the call's budget; a spent budget fails the call (the check is

@@ -713,7 +713,9 @@ class CarRentalCounter(Episode):
             raise ToolError(('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.'))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([_c2.key() for _c2 in rt.each(self, self.t_cars) if ((((_c2.branch == branch.key()) and _c2.in_service) and ((category is None) or (_c2.category == (category if category is not None else rt.absent())))) and self.fn_car_free(_c2, pickup_date, return_date))])  # car_rental_counter.world:174
-        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, rt.each(self, found))])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
+        self._steps -= len(found)  # car_rental_counter.world:175
+        self._steps >= 0 or rt.out_of_steps()  # car_rental_counter.world:175
+        return tuple(sorted(rt.each(self, tuple([_new_CarOffer(_c3.key(), _c3.model, _c3.category, _c3.daily_rate_cents, n, rt.bounded(n * _c3.daily_rate_cents)) for _c3 in rt.rows(self.t_cars, found)])), key=lambda _o4: _o4.price_cents))  # car_rental_counter.world:175
 
     def tool_register_customer(self, name: str, licence_number: str, licence_expires: dt.date, email: str) -> Customer:  # car_rental_counter.world:178
         'Register a new customer with their driving licence.'

@@ -544,7 +544,9 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         if not (birth_date <= self.clock.date()):  # clinic_records.world:132
             raise ToolError(('Birth date ' + rt.text(birth_date) + ' is in the future.'))
-        for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
+        self._steps -= len(allergies)  # clinic_records.world:133
+        self._steps >= 0 or rt.out_of_steps()  # clinic_records.world:133
+        for d in rt.rows(self.t_drugs, allergies):  # clinic_records.world:133
             if not (rt.built(self, rt.text(d)) in self.t_drugs):  # clinic_records.world:134
                 raise ToolError(rt.built(self, ('Drug ' + rt.text(d) + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.')))
         patient: Patient = Patient(id_=self._next('patient_ids', 'P{:03d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, allergies=allergies, registered_on=self.clock.date())  # clinic_records.world:136

@@ -944,13 +944,21 @@ class ClinicScheduling(Episode):
             return ('The clinic is closed on ' + rt.text(day) + '; no appointments can be booked that day.')  # clinic.world:209
         if (length > slot.length_minutes):  # clinic.world:211
             return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:212
-        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:214
+        self._steps -= len(others)  # clinic.world:214
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:214
+        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, others)):  # clinic.world:214
             return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:215
-        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
+        self._steps -= len(others)  # clinic.world:217
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:217
+        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, others) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
             return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:218
-        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:220
+        self._steps -= len(others)  # clinic.world:220
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:220
+        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, others)):  # clinic.world:220
             return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:221
-        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
+        self._steps -= len(others)  # clinic.world:223
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:223
+        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, others) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
             return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:224
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if ((doctor.specialty == _E9_Specialty_pediatrics) and (age >= 18)):  # clinic.world:227
@@ -965,7 +973,9 @@ class ClinicScheduling(Episode):
         candidates: tuple[str, ...] = tuple([_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days)))])  # clinic.world:240
         taken: tuple[str, ...] = tuple([_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day))])  # clinic.world:241
         full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:242
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
+        self._steps -= len(candidates)  # clinic.world:243
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:243
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, candidates) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:274
         "List the clinic's doctors with their specialty, room and whether they take new patients."
@@ -991,19 +1001,27 @@ class ClinicScheduling(Episode):
         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
         chosen: tuple[str, ...] = tuple([_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))))])  # clinic.world:323
         found: tuple[str, ...] = ()  # clinic.world:324
-        for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
+        self._steps -= len(chosen)  # clinic.world:325
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:325
+        for d in rt.rows(self.t_doctors, chosen):  # clinic.world:325
             found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:326
-        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start))))])  # clinic.world:328
+        self._steps -= len(found)  # clinic.world:328
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:328
+        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, found), key=lambda _s19: _s19.start))))])  # clinic.world:328
 
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
-        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        self._steps -= len(booked)  # clinic.world:338
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:338
+        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
         found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or ((self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or ((self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
+        self._steps -= len(found)  # clinic.world:355
+        self._steps >= 0 or rt.out_of_steps()  # clinic.world:355
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, found), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any."

@@ -947,7 +947,9 @@ class ConcertTicketOffice(Episode):
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:238
             for n in rt.each(self, rt.int_range(1, (section.seats_per_row + 1))):  # concert_ticket_office.world:239
                 label: str = rt.built(self, (_C_ROW_LETTERS[r] + rt.text(n)))  # concert_ticket_office.world:240
-                if (label not in rt.each(self, taken)):  # concert_ticket_office.world:241
+                self._steps -= len(taken)  # concert_ticket_office.world:241
+                self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:241
+                if (label not in taken):  # concert_ticket_office.world:241
                     self._steps -= len(free)  # concert_ticket_office.world:242
                     self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:242
                     free = (free + (label,))  # concert_ticket_office.world:242
@@ -978,7 +980,9 @@ class ConcertTicketOffice(Episode):
         for seat in seats:  # concert_ticket_office.world:290
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:291
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' does not exist in section ' + rt.text(section.id_) + '.')))
-            if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:292
+            self._steps -= len(taken)  # concert_ticket_office.world:292
+            self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:292
+            if not (seat not in taken):  # concert_ticket_office.world:292
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' in section ' + rt.text(section.id_) + ' is already taken.')))
         already: int = rt.bounded(self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event))  # concert_ticket_office.world:294
         if not (rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:295
@@ -1000,7 +1004,9 @@ class ConcertTicketOffice(Episode):
         mine: tuple[str, ...] = tuple([_t10.key() for _t10 in rt.each(self, self.t_tickets) if (_t10.order == order.key())])  # concert_ticket_office.world:328
         if not (rt.bounded(self.fn_owned_count((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)), (self.t_events.rows.get(order.event) or self.t_events.row(order.event))) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:329
             raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title) + '.')))
-        for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:330
+        self._steps -= len(mine)  # concert_ticket_office.world:330
+        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:330
+        for t in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:330
             if not (not any(((((_o11.event == t.event) and (_o11.section == t.section)) and (_o11.seat == t.seat)) and self.fn_owned(_o11)) for _o11 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:331
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
         self._undo.append((3, order, ('status', 'paid_at', 'payment'), (order.status, order.paid_at, order.payment, ), order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:333
@@ -1010,7 +1016,9 @@ class ConcertTicketOffice(Episode):
         order._stale |= 392  # concert_ticket_office.world:335
         order._digest = order._text = None  # concert_ticket_office.world:335
         self.t_orders._digest = None  # concert_ticket_office.world:335
-        for _t12 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:336
+        self._steps -= len(mine)  # concert_ticket_office.world:336
+        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:336
+        for _t12 in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:336
             _row13 = self.t_tickets.row(_t12.id_)  # concert_ticket_office.world:337
             self._undo.append((0, _row13, 'status', _row13.status, _row13._digest, _row13._text, _row13._frags, _row13._stale))  # concert_ticket_office.world:337
             _row13.status = _E12_TicketStatus_sold  # concert_ticket_office.world:337

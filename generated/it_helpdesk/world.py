@@ -627,7 +627,9 @@ class ITHelpdesk(Episode):
     def tool_list_tickets(self, status: TicketStatus | None, priority: Priority | None, category: Category | None, assignee: Agent | None) -> tuple[str, ...]:  # ithelpdesk.world:182
         'List tickets, optionally filtered by status, priority, category and assignee, the most urgent first.'
         found: tuple[str, ...] = tuple([_t1.key() for _t1 in rt.each(self, self.t_tickets) if (((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key())))])  # ithelpdesk.world:190
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, found)), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:191
+        self._steps -= len(found)  # ithelpdesk.world:191
+        self._steps >= 0 or rt.out_of_steps()  # ithelpdesk.world:191
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, found), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:191
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:194
         'Show a ticket with its comments, oldest first.'

@@ -1067,10 +1067,14 @@ class MessageAPI(Episode):
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
         'The receiver of an inbox entry: its first (only) key.'
-        return tuple(rt.each(self, entry))[0]  # message_api.world:121
+        self._steps -= rt.size(entry)  # message_api.world:121
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:121
+        return tuple(entry)[0]  # message_api.world:121
 
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
-        return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
+        self._steps -= rt.size(entry)  # message_api.world:125
+        self._steps >= 0 or rt.out_of_steps()  # message_api.world:125
+        return tuple(entry.values())[0]  # message_api.world:125
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'

@@ -731,6 +731,9 @@ def _new_UnreadSummary(total: int, by_conversation: dict[str, int]) -> UnreadSum
     return _made
 
 
+_GET_id_ = rt.attrgetter('id_')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -896,7 +899,9 @@ class MobileMessaging(Episode):
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:  # messaging.world:218
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple([_u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if (_u2.key() != sender.key())])  # messaging.world:221
-        if all((_u3.presence != _E8_Presence_offline) for _u3 in rt.rows(self.t_users, rt.each(self, others))):  # messaging.world:222
+        self._steps -= len(others)  # messaging.world:222
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:222
+        if all((_u3.presence != _E8_Presence_offline) for _u3 in rt.rows(self.t_users, others)):  # messaging.world:222
             return _E8_Delivery_delivered  # messaging.world:223
         return _E8_Delivery_sent  # messaging.world:225
 
@@ -911,7 +916,7 @@ class MobileMessaging(Episode):
         last: str | None = None  # messaging.world:240
         if (len(history) > 0):  # messaging.world:241
             last = self.t_messages.row(history[(len(history) - 1)]).body  # messaging.world:242
-        return _new_ConversationSummary(conversation.id_, conversation.kind, title, tuple([_u8.id_ for _u8 in rt.rows(self.t_users, rt.each(self, conversation.participants))]), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
+        return _new_ConversationSummary(conversation.id_, conversation.kind, title, tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))), self.fn_unread_in(conversation, viewer), last, conversation.last_activity, (viewer.key() in rt.each(self, conversation.archived_by)))  # messaging.world:244
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         'Sign in on this phone. Signing in marks the account online and ends any other session\non the phone.'
@@ -964,7 +969,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:304
         mine: tuple[str, ...] = tuple([_c12.key() for _c12 in rt.each(self, self.t_contacts) if ((_c12.owner == me.key()) and (_c12.favorite or (not favorites_only)))])  # messaging.world:305
-        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, mine)), key=lambda _c14: _c14.name.lower()))))])  # messaging.world:306
+        self._steps -= len(mine)  # messaging.world:306
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:306
+        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c14: _c14.name.lower()))))])  # messaging.world:306
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
@@ -973,7 +980,9 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
         needle: str = query.strip().lower()  # messaging.world:316
         found: tuple[str, ...] = tuple([_c15.key() for _c15 in rt.each(self, self.t_contacts) if ((_c15.owner == me.key()) and ((needle in _c15.name.lower()) or (needle in (self.t_users.rows.get(_c15.user) or self.t_users.row(_c15.user)).phone)))])  # messaging.world:317
-        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, rt.each(self, found)), key=lambda _c17: _c17.name.lower()))))])  # messaging.world:318
+        self._steps -= len(found)  # messaging.world:318
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:318
+        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c17: _c17.name.lower()))))])  # messaging.world:318
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
         "Add a person who has an account on the app to the signed-in user's contacts."
@@ -1021,7 +1030,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:372
         mine: tuple[str, ...] = tuple([_c20.key() for _c20 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c20.participants)) and (include_archived or (me.key() not in rt.each(self, _c20.archived_by))))])  # messaging.world:373
-        return tuple([self.fn_summary(_c21, me) for _c21 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, mine)), key=lambda _c22: _c22.last_activity, reverse=True))))])  # messaging.world:374
+        self._steps -= len(mine)  # messaging.world:374
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:374
+        return tuple([self.fn_summary(_c21, me) for _c21 in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, mine), key=lambda _c22: _c22.last_activity, reverse=True))))])  # messaging.world:374
 
     def tool_get_conversation_messages(self, conversation: Conversation, limit: int) -> tuple[str, ...]:  # messaging.world:377
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as read.'
@@ -1031,27 +1042,41 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         newest_first: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m23.key() for _m23 in rt.each(self, self.t_messages) if (_m23.conversation == conversation.key())]))), key=lambda _m24: _m24.sent_at, reverse=True))  # messaging.world:385
         page: tuple[str, ...] = ()  # messaging.world:386
-        for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
+        self._steps -= len(newest_first)  # messaging.world:387
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:387
+        for m in rt.rows(self.t_messages, newest_first):  # messaging.world:387
             if (len(page) < limit):  # messaging.world:388
                 self._steps -= len(page)  # messaging.world:389
                 self._steps >= 0 or rt.out_of_steps()  # messaging.world:389
                 page = (page + (m.key(),))  # messaging.world:389
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m25: _m25.sent_at))  # messaging.world:392
+        self._steps -= len(page)  # messaging.world:392
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:392
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, page), key=lambda _m25: _m25.sent_at))  # messaging.world:392
 
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:  # messaging.world:395
         'Create a group conversation with the signed-in user and at least two other people.'
         if not (self.state.current_user is not None):  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:402
-        unknown: tuple[str, ...] = tuple([_id26 for _id26 in rt.each(self, members) if (_id26 not in self.t_users)])  # messaging.world:403
-        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # messaging.world:404
+        self._steps -= len(members)  # messaging.world:403
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:403
+        unknown: tuple[str, ...] = tuple([_id26 for _id26 in members if (_id26 not in self.t_users)])  # messaging.world:403
+        self._steps -= len(unknown)  # messaging.world:404
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:404
+        unknown_list: str = rt.built(self, rt.join(', ', unknown))  # messaging.world:404
         if not (len(unknown) == 0):  # messaging.world:405
             raise ToolError(rt.built(self, ('No user with id ' + rt.text(unknown_list) + '.')))
-        if not (me.id_ not in rt.each(self, members)):  # messaging.world:406
+        self._steps -= len(members)  # messaging.world:406
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:406
+        if not (me.id_ not in members):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        if not (len(v.unique(tuple(rt.each(self, members)))) == len(members)):  # messaging.world:407
+        self._steps -= len(members)  # messaging.world:407
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:407
+        if not (len(v.unique(tuple(members))) == len(members)):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
-        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id27 for _id27 in rt.each(self, members)]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
+        self._steps -= len(members)  # messaging.world:408
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:408
+        created: Conversation = Conversation(id_=self._next('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group, title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)), participants=rt.each(self, ((me.key(),) + tuple([_id27 for _id27 in members]))), archived_by=(), last_activity=self.clock)  # messaging.world:408
         self._insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
@@ -1169,7 +1194,9 @@ class MobileMessaging(Episode):
         if not (me.key() in rt.each(self, conversation.participants)):  # messaging.world:533
             raise ToolError(rt.built(self, ('You are not a participant of conversation ' + rt.text(conversation.id_) + '.')))
         unread: tuple[str, ...] = tuple([_m28.key() for _m28 in rt.each(self, self.t_messages) if ((_m28.conversation == conversation.key()) and (me.key() not in rt.each(self, _m28.read_by)))])  # messaging.world:534
-        for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
+        self._steps -= len(unread)  # messaging.world:535
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:535
+        for m in rt.rows(self.t_messages, unread):  # messaging.world:535
             self._steps -= len(m.read_by)  # messaging.world:536
             self._steps >= 0 or rt.out_of_steps()  # messaging.world:536
             self._undo.append((0, m, 'read_by', m.read_by, m._digest, m._text, m._frags, m._stale))  # messaging.world:536
@@ -1192,13 +1219,17 @@ class MobileMessaging(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
         visible: tuple[str, ...] = tuple([_c29.key() for _c29 in rt.each(self, self.t_conversations) if ((me.key() in rt.each(self, _c29.participants)) and (me.key() not in rt.each(self, _c29.archived_by)))])  # messaging.world:550
-        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, rt.each(self, visible)), key=lambda _c30: _c30.last_activity, reverse=True)))):  # messaging.world:551
+        self._steps -= len(visible)  # messaging.world:551
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:551
+        for c in rt.rows(self.t_conversations, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_conversations, visible), key=lambda _c30: _c30.last_activity, reverse=True)))):  # messaging.world:551
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if (unread > 0):  # messaging.world:553
                 self._steps -= len(counts)  # messaging.world:554
                 self._steps >= 0 or rt.out_of_steps()  # messaging.world:554
                 counts = {**counts, c.id_: unread}  # messaging.world:554
-        return _new_UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)  # messaging.world:557
+        self._steps -= len(counts)  # messaging.world:557
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:557
+        return _new_UnreadSummary(sum(rt.each(self, tuple(counts.values()))), counts)  # messaging.world:557
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         'Delete a message the signed-in user sent, for everyone in the conversation. Received messages cannot be deleted.'
@@ -1218,7 +1249,9 @@ class MobileMessaging(Episode):
         stuck: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m31.key() for _m31 in rt.each(self, self.t_messages) if ((_m31.sender == me.key()) and (_m31.delivery == _E8_Delivery_failed))]))), key=lambda _m32: _m32.sent_at))  # messaging.world:577
         if not (len(stuck) > 0):  # messaging.world:578
             raise ToolError('You have no failed messages to retry.')
-        for m in rt.rows(self.t_messages, rt.each(self, stuck)):  # messaging.world:579
+        self._steps -= len(stuck)  # messaging.world:579
+        self._steps >= 0 or rt.out_of_steps()  # messaging.world:579
+        for m in rt.rows(self.t_messages, stuck):  # messaging.world:579
             self._undo.append((0, m, 'delivery', m.delivery, m._digest, m._text, m._frags, m._stale))  # messaging.world:580
             m.delivery = self.fn_delivery_for((self.t_conversations.rows.get(m.conversation) or self.t_conversations.row(m.conversation)), me)  # messaging.world:580
             m._stale |= 32  # messaging.world:580
@@ -1525,7 +1558,7 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging, init: MobileMes
 
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool(any((((_c38.kind == _E16_ConversationKind_group) and (_c38.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple([_p39.id_ for _p39 in rt.rows(ep.t_users, rt.each(ep, _c38.participants))])))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c38 in rt.each(ep, ep.t_conversations)))
+    return bool(any((((_c38.kind == _E16_ConversationKind_group) and (_c38.title == 'Paris trip')) and (v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c38.participants))))))) == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004',)))))) for _c38 in rt.each(ep, ep.t_conversations)))
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73

@@ -1238,6 +1238,12 @@ def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
     return value
 
 
+_GET_price = rt.attrgetter('price')
+_GET_quantity = rt.attrgetter('quantity')
+_GET_stock = rt.attrgetter('stock')
+_GET_variant = rt.attrgetter('variant')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -1403,7 +1409,7 @@ class OnlineShop(Episode):
         return balance  # shop.world:238
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
-        return _new_OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple([_item7.quantity for _item7 in rt.each(self, order.items)]))), order.created_at)  # shop.world:242
+        return _new_OrderSummary(order.id_, order.status, self.fn_order_total(order), sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))), order.created_at)  # shop.world:242
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
@@ -1420,7 +1426,9 @@ class OnlineShop(Episode):
     def tool_list_customer_orders(self, customer: Customer, status: OrderStatus | None) -> tuple[OrderSummary, ...]:  # shop.world:298
         "List a customer's orders, newest first, with their status and total."
         theirs: tuple[str, ...] = tuple([_o9.key() for _o9 in rt.each(self, self.t_orders) if ((_o9.customer == customer.key()) and ((status is None) or (_o9.status == (status if status is not None else rt.absent()))))])  # shop.world:304
-        return tuple([self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o11: _o11.created_at, reverse=True))))])  # shop.world:305
+        self._steps -= len(theirs)  # shop.world:305
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:305
+        return tuple([self.fn_summarize(_o10) for _o10 in rt.rows(self.t_orders, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_orders, theirs), key=lambda _o11: _o11.created_at, reverse=True))))])  # shop.world:305
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
         'Show an order: items and prices paid, shipping address, status, tracking number and transactions.'
@@ -1434,12 +1442,16 @@ class OnlineShop(Episode):
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
         for product in rt.rows(self.t_products, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_products, rt.each(self, tuple([_p12.key() for _p12 in rt.each(self, self.t_products)]))), key=lambda _p13: _p13.name)))):  # shop.world:325
             options: tuple[str, ...] = tuple([_v14.key() for _v14 in rt.each(self, self.t_variants) if (_v14.product == product.key())])  # shop.world:326
-            stock: int = sum(rt.each(self, tuple([_v15.stock for _v15 in rt.rows(self.t_variants, rt.each(self, options))])))  # shop.world:327
+            self._steps -= len(options)  # shop.world:327
+            self._steps >= 0 or rt.out_of_steps()  # shop.world:327
+            stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(self.t_variants, options)))))  # shop.world:327
             wanted: bool = ((category is None) or (product.category.lower() == ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower()))  # shop.world:328
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330
-                listed = (listed + (_new_ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple([_v16.price for _v16 in rt.rows(self.t_variants, rt.each(self, options))]))), stock),))  # shop.world:330
+                self._steps -= len(options)  # shop.world:330
+                self._steps >= 0 or rt.out_of_steps()  # shop.world:330
+                listed = (listed + (_new_ProductSummary(product.id_, product.name, product.category, rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(self.t_variants, options))))), stock),))  # shop.world:330
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
@@ -1459,8 +1471,12 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
-        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(rt.each(self, items)))])  # shop.world:375
-        total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in rt.each(self, lines)]))), 2)  # shop.world:376
+        self._steps -= len(items)  # shop.world:375
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:375
+        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items))])  # shop.world:375
+        self._steps -= len(lines)  # shop.world:376
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:376
+        total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in lines]))), 2)  # shop.world:376
         if not self.fn_covers((method if method is not None else rt.absent()), total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
         self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:378
@@ -1621,11 +1637,17 @@ class OnlineShop(Episode):
         'Open a return for items of a delivered order. The refund is paid when the parcel reaches the warehouse.'
         if not (order.status == _E11_OrderStatus_delivered):  # shop.world:519
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' cannot be returned: it is ' + rt.text(order.status) + '. Only delivered orders can be returned.')))
-        unknown: tuple[str, ...] = tuple([_id25 for _id25 in rt.each(self, item_ids) if (not any((_line26.variant == _id25) for _line26 in rt.each(self, order.items)))])  # shop.world:520
-        unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
+        self._steps -= len(item_ids)  # shop.world:520
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:520
+        unknown: tuple[str, ...] = tuple([_id25 for _id25 in item_ids if (not any((_line26.variant == _id25) for _line26 in rt.each(self, order.items)))])  # shop.world:520
+        self._steps -= len(unknown)  # shop.world:521
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:521
+        unknown_text: str = rt.built(self, rt.join(', ', unknown))  # shop.world:521
         if not (len(unknown) == 0):  # shop.world:522
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no item ' + rt.text(unknown_text) + '.')))
-        if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:523
+        self._steps -= len(item_ids)  # shop.world:523
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:523
+        if not (len(v.unique(tuple(item_ids))) == len(item_ids)):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = (self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer))  # shop.world:524
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
@@ -1634,7 +1656,9 @@ class OnlineShop(Episode):
         if not (((method if method is not None else rt.absent()).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
         returned_lines: tuple[OrderItem, ...] = tuple([_line27 for _line27 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line27.variant) or self.t_variants.row(_line27.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
-        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple([_line28.variant for _line28 in rt.each(self, returned_lines)]), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line29.price * _line29.quantity) for _line29 in rt.each(self, returned_lines)]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
+        self._steps -= len(returned_lines) + len(returned_lines)  # shop.world:529
+        self._steps >= 0 or rt.out_of_steps()  # shop.world:529
+        request: ReturnRequest = ReturnRequest(id_=self._next('return_ids', 'RET{:04d}'), order=order.key(), items=v.check_length(tuple(map(_GET_variant, returned_lines)), 'ReturnRequest.items', 1, None), refund_method_id=refund_method_id, amount=v.check_range(round(sum(rt.each(self, tuple([(_line29.price * _line29.quantity) for _line29 in returned_lines]))), 2), 'ReturnRequest.amount', 0.0, None), reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200), status=_E12_ReturnStatus_requested, created_at=self.clock)  # shop.world:529
         self._insert(self.t_returns, request)  # shop.world:536
         self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # shop.world:537
         order.status = _E11_OrderStatus_return_requested  # shop.world:537

@@ -1096,6 +1096,9 @@ def _some_PaymentMethod(value: PaymentMethod | None) -> PaymentMethod:
     return value
 
 
+_GET_item_id = rt.attrgetter('item_id')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -1220,12 +1223,14 @@ class Tau2Retail(Episode):
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:163
-        item_ids: tuple[str, ...] = tuple([_it1.item_id for _it1 in rt.each(self, order.items)])  # retail.world:164
+        item_ids: tuple[str, ...] = tuple(map(_GET_item_id, rt.each(self, order.items)))  # retail.world:164
         k: int = 0  # retail.world:165
         self._steps -= (len(ids) if type(ids) is tuple else rt.size(ids))  # retail.world:166
         self._steps >= 0 or rt.out_of_steps()  # retail.world:166
         for id_ in ids:  # retail.world:166
-            if (rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_)):  # retail.world:167
+            self._steps -= (len(ids) if type(ids) is tuple else rt.size(ids)) + (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:167
+            self._steps >= 0 or rt.out_of_steps()  # retail.world:167
+            if (ids.count(id_) > item_ids.count(id_)):  # retail.world:167
                 return k  # retail.world:168
             k = (k + 1)  # retail.world:170
         return (-1)  # retail.world:172
@@ -1255,11 +1260,15 @@ class Tau2Retail(Episode):
         if (len(errors) == 0):  # retail.world:219
             return None  # retail.world:220
         plural: str = ('' if (len(errors) == 1) else 's')  # retail.world:222
-        return rt.built(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', rt.each(self, errors)))))  # retail.world:223
+        self._steps -= (len(errors) if type(errors) is tuple else rt.size(errors))  # retail.world:223
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:223
+        return rt.built(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:223
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:228
         'Calculate the result of a mathematical expression.'
-        if not all((_c2 in '0123456789+-*/(). ') for _c2 in rt.each(self, expression)):  # retail.world:235
+        self._steps -= rt.size(expression)  # retail.world:235
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:235
+        if not all((_c2 in '0123456789+-*/(). ') for _c2 in expression):  # retail.world:235
             raise ToolError('Invalid characters in expression')
         if not (rt.python_type(expression) == 'str'):  # retail.world:237
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
@@ -1319,7 +1328,9 @@ class Tau2Retail(Episode):
             self._steps >= 0 or rt.out_of_steps()  # retail.world:322
             names = {**names, p.name: p.product_id}  # retail.world:322
         out: dict[str, str] = {}  # retail.world:324
-        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names)))))):  # retail.world:325
+        self._steps -= rt.size(names)  # retail.world:325
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:325
+        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(names))))):  # retail.world:325
             self._steps -= rt.size(out)  # retail.world:326
             self._steps >= 0 or rt.out_of_steps()  # retail.world:326
             out = {**out, name: names[name]}  # retail.world:326
@@ -1388,7 +1399,9 @@ class Tau2Retail(Episode):
             raise ToolError(rt.built(self, ('Number of ' + rt.text(item_ids[missing]) + ' not found.')))  # retail.world:380
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:382
             raise ToolError('The number of items to be exchanged should match.')
-        news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:385
+        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:385
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:385
+        news: tuple[str, ...] = tuple(new_item_ids)  # retail.world:385
         diff_: int | float = 0  # retail.world:388
         i: int = 0  # retail.world:389
         self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:390
@@ -1419,8 +1432,12 @@ class Tau2Retail(Episode):
             pass
         self._undo.append((3, order, ('status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id', 'exchange_price_difference'), (order.status, order.exchange_items, order.exchange_new_items, order.exchange_payment_method_id, order.exchange_price_difference, ), order._digest, order._text, order._frags, order._stale))  # retail.world:410
         order.status = _E11_OrderStatus_exchange_requested  # retail.world:410
-        order.exchange_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:411
-        order.exchange_new_items = tuple(sorted(rt.each(self, new_item_ids)))  # retail.world:412
+        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:411
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:411
+        order.exchange_items = tuple(sorted(item_ids))  # retail.world:411
+        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:412
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:412
+        order.exchange_new_items = tuple(sorted(new_item_ids))  # retail.world:412
         order.exchange_payment_method_id = payment_method_id  # retail.world:413
         order.exchange_price_difference = diff_  # retail.world:414
         order._stale |= 3856  # retail.world:414
@@ -1452,7 +1469,9 @@ class Tau2Retail(Episode):
             raise ToolError(rt.built(self, (rt.text(item_ids[missing]) + ' not found')))  # retail.world:457
         if not (len(item_ids) == len(new_item_ids)):  # retail.world:459
             raise ToolError('The number of items to be exchanged should match')
-        news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:460
+        self._steps -= (len(new_item_ids) if type(new_item_ids) is tuple else rt.size(new_item_ids))  # retail.world:460
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:460
+        news: tuple[str, ...] = tuple(new_item_ids)  # retail.world:460
         diff_: int | float = 0  # retail.world:462
         last_price: float = 0.0  # retail.world:465
         last_options: dict[str, str] = {}  # retail.world:466
@@ -1610,7 +1629,9 @@ class Tau2Retail(Episode):
             raise ToolError('Some item not found')
         self._undo.append((3, order, ('status', 'return_items', 'return_payment_method_id'), (order.status, order.return_items, order.return_payment_method_id, ), order._digest, order._text, order._frags, order._stale))  # retail.world:603
         order.status = _E11_OrderStatus_return_requested  # retail.world:603
-        order.return_items = tuple(sorted(rt.each(self, item_ids)))  # retail.world:604
+        self._steps -= (len(item_ids) if type(item_ids) is tuple else rt.size(item_ids))  # retail.world:604
+        self._steps >= 0 or rt.out_of_steps()  # retail.world:604
+        order.return_items = tuple(sorted(item_ids))  # retail.world:604
         order.return_payment_method_id = payment_method_id  # retail.world:605
         order._stale |= 12304  # retail.world:605
         order._digest = order._text = None  # retail.world:605
@@ -1793,12 +1814,20 @@ def _invoke_exchange_delivered_order_items(ep: Tau2Retail, args: Mapping[str, An
             a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
         a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
         a_item_ids = args['item_ids']
-        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        try:
+            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_item_ids = tuple(a_item_ids)
         else:
             a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
         a_new_item_ids = args['new_item_ids']
-        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+        try:
+            _ascii = type(a_new_item_ids) is list and ''.join(a_new_item_ids).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_new_item_ids = tuple(a_new_item_ids)
         else:
             a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
@@ -1856,12 +1885,20 @@ def _invoke_modify_pending_order_items(ep: Tau2Retail, args: Mapping[str, Any]) 
             a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
         a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
         a_item_ids = args['item_ids']
-        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        try:
+            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_item_ids = tuple(a_item_ids)
         else:
             a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')
         a_new_item_ids = args['new_item_ids']
-        if type(a_new_item_ids) is list and v.JUST_STR.issuperset(map(type, a_new_item_ids)) and ''.join(a_new_item_ids).isascii():
+        try:
+            _ascii = type(a_new_item_ids) is list and ''.join(a_new_item_ids).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_new_item_ids = tuple(a_new_item_ids)
         else:
             a_new_item_ids = rt.str_list_or_foreign(ep, a_new_item_ids, 'new_item_ids')
@@ -1938,7 +1975,11 @@ def _invoke_return_delivered_order_items(ep: Tau2Retail, args: Mapping[str, Any]
             a_order_id = rt.str_or_foreign(ep, a_order_id, 'order_id')
         a_order_id = ep.t_orders.rows.get(a_order_id) or rt.lookup(ep.t_orders, a_order_id, lambda key: 'Order not found')
         a_item_ids = args['item_ids']
-        if type(a_item_ids) is list and v.JUST_STR.issuperset(map(type, a_item_ids)) and ''.join(a_item_ids).isascii():
+        try:
+            _ascii = type(a_item_ids) is list and ''.join(a_item_ids).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_item_ids = tuple(a_item_ids)
         else:
             a_item_ids = rt.str_list_or_foreign(ep, a_item_ids, 'item_ids')

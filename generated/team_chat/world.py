@@ -782,7 +782,9 @@ class TeamChat(Episode):
         if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:266
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:267
-        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned]), posted)  # team_chat.world:268
+        self._steps -= len(posted)  # team_chat.world:268
+        self._steps >= 0 or rt.out_of_steps()  # team_chat.world:268
+        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, posted) if _m11.pinned]), posted)  # team_chat.world:268
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

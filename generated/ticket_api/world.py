@@ -394,9 +394,13 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if not (position is not None):  # ticket_api.world:152
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        invalid: tuple[str, ...] = tuple([_name1 for _name1 in rt.each(self, updates) if (_name1 not in rt.each(self, _C_EDITABLE))])  # ticket_api.world:158
+        self._steps -= rt.size(updates)  # ticket_api.world:158
+        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:158
+        invalid: tuple[str, ...] = tuple([_name1 for _name1 in updates if (_name1 not in rt.each(self, _C_EDITABLE))])  # ticket_api.world:158
         if not (len(invalid) == 0):  # ticket_api.world:159
-            raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', rt.each(self, invalid))))))
+            self._steps -= (len(invalid) if type(invalid) is tuple else rt.size(invalid))
+            self._steps >= 0 or rt.out_of_steps()
+            raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
         ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:160
         self._steps -= rt.size(updates)  # ticket_api.world:161
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161
@@ -446,7 +450,9 @@ class TicketAPI(Episode):
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:219
             if not (kind == 'str'):  # ticket_api.world:220
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-        return tuple([_ticket4 for _ticket4 in rt.each(self, mine) if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower())])  # ticket_api.world:222
+        self._steps -= (len(mine) if type(mine) is tuple else rt.size(mine))  # ticket_api.world:222
+        self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:222
+        return tuple([_ticket4 for _ticket4 in mine if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower())])  # ticket_api.world:222
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

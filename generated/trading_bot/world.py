@@ -1119,7 +1119,9 @@ class TradingBot(Episode):
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
         'Filter stocks based on a price range.'
-        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:460
+        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:460
+        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:460
+        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
@@ -1129,9 +1131,13 @@ class TradingBot(Episode):
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
         'Notify if there is a significant price change in the stocks.'
-        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
+        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:481
+        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:481
+        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in stocks if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
         if (len(changed) > 0):  # trading_bot.world:482
-            return _new_Notification(rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
+            self._steps -= (len(changed) if type(changed) is tuple else rt.size(changed))  # trading_bot.world:483
+            self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:483
+            return _new_Notification(rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
         return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1407,7 +1413,11 @@ def _invoke_filter_stocks_by_price(ep: TradingBot, args: Mapping[str, Any]) -> A
         rt.check_arguments_python(args, ('stocks', 'min_price', 'max_price'), ('stocks', 'min_price', 'max_price'), 'TradingBot.filter_stocks_by_price')
     try:
         a_stocks = args['stocks']
-        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+        try:
+            _ascii = type(a_stocks) is list and ''.join(a_stocks).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_stocks = tuple(a_stocks)
         else:
             a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')
@@ -1447,7 +1457,11 @@ def _invoke_notify_price_change(ep: TradingBot, args: Mapping[str, Any]) -> Any:
         rt.check_arguments_python(args, ('stocks', 'threshold'), ('stocks', 'threshold'), 'TradingBot.notify_price_change')
     try:
         a_stocks = args['stocks']
-        if type(a_stocks) is list and v.JUST_STR.issuperset(map(type, a_stocks)) and ''.join(a_stocks).isascii():
+        try:
+            _ascii = type(a_stocks) is list and ''.join(a_stocks).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_stocks = tuple(a_stocks)
         else:
             a_stocks = rt.str_list_or_foreign(ep, a_stocks, 'stocks')

@@ -765,6 +765,9 @@ def _new_WaitlistPosition(entry: str, position: int) -> WaitlistPosition:
 _C_MAX_CREDITS: int = 18  # university_registrar.world:113
 
 
+_GET_code = rt.attrgetter('code')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -927,13 +930,17 @@ class UniversityRegistrar(Episode):
             return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text((self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:166
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:168
         if (len(missing) > 0):  # university_registrar.world:169
-            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c9.code for _c9 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:170
+            self._steps -= len(missing)  # university_registrar.world:170
+            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:170
+            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:170
             return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:171
         if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:173
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:174
         clashes: tuple[str, ...] = tuple([(self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term == section.term)) and self.fn_meetings_clash((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)), section))])  # university_registrar.world:176
         if (len(clashes) > 0):  # university_registrar.world:177
-            ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))  # university_registrar.world:178
+            self._steps -= len(clashes)  # university_registrar.world:178
+            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:178
+            ids: str = rt.built(self, rt.join(', ', clashes))  # university_registrar.world:178
             return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:179
         credits_: int = rt.bounded(self.fn_term_credits(student, section.term) + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_)  # university_registrar.world:181
         if (credits_ > _C_MAX_CREDITS):  # university_registrar.world:182
@@ -948,7 +955,9 @@ class UniversityRegistrar(Episode):
         "Show a student's enrolments with grades, their waitlist entries and their credits per term."
         mine: tuple[str, ...] = tuple([_e12.key() for _e12 in rt.each(self, self.t_enrolments) if (_e12.student == student.key())])  # university_registrar.world:236
         credits_: dict[str, int] = {}  # university_registrar.world:237
-        for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:238
+        self._steps -= len(mine)  # university_registrar.world:238
+        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:238
+        for e in rt.rows(self.t_enrolments, mine):  # university_registrar.world:238
             if self.fn_holds_seat(e):  # university_registrar.world:239
                 self._steps -= len(credits_)  # university_registrar.world:240
                 self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:240
@@ -992,7 +1001,9 @@ class UniversityRegistrar(Episode):
         if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:297
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:298
-        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple([_c14.code for _c14 in rt.rows(self.t_courses, rt.each(self, missing))]))))  # university_registrar.world:299
+        self._steps -= len(missing)  # university_registrar.world:299
+        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:299
+        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:299
         if not (len(missing) == 0):  # university_registrar.world:300
             raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
         if not (not any((((_e15.student == student.key()) and (_e15.section == section.key())) and self.fn_holds_seat(_e15)) for _e15 in rt.each(self, self.t_enrolments))):  # university_registrar.world:301

@@ -1916,7 +1916,11 @@ def _invoke_lockDoors(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         except ToolError as exc:
             a_unlock = rt.foreign(ep, exc, args['unlock'], 'unlock')
         a_door = args['door']
-        if type(a_door) is list and v.JUST_STR.issuperset(map(type, a_door)) and ''.join(a_door).isascii():
+        try:
+            _ascii = type(a_door) is list and ''.join(a_door).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_door = tuple(a_door)
         else:
             a_door = rt.str_list_or_foreign(ep, a_door, 'door')
@@ -2095,7 +2099,11 @@ def _invoke_display_log(ep: VehicleControlAPI, args: Mapping[str, Any]) -> Any:
         rt.check_arguments_python(args, ('messages',), ('messages',), 'VehicleControlAPI.display_log')
     try:
         a_messages = args['messages']
-        if type(a_messages) is list and v.JUST_STR.issuperset(map(type, a_messages)) and ''.join(a_messages).isascii():
+        try:
+            _ascii = type(a_messages) is list and ''.join(a_messages).isascii()
+        except TypeError:  # an element that is no str
+            _ascii = False
+        if _ascii:
             a_messages = tuple(a_messages)
         else:
             a_messages = rt.str_list_or_foreign(ep, a_messages, 'messages')

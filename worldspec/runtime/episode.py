@@ -903,38 +903,24 @@ class Episode:
         a name that is not a ``str``, or arguments of a type no JSON decoder gives, is a
         programming error and raises ``TypeError``.
         """
-        if not isinstance(name, str):
-            raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
-                            f"{_given(name)}")
-        if type(arguments) is not dict:  # the common case (a dict) skips these checks
-            if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
-                raise TypeError(f"{self._method('call')}: arguments must be a mapping of "
-                                "argument names to values, JSON text or None, got "
-                                f"{_given(arguments)}")
+        args: Mapping[str, Any]
+        if type(arguments) is dict and type(name) is str:  # the common case: one test
+            spec = self.TOOLS.get(name)
+            if spec is None:
+                return self._unknown_tool(name)
+            args = arguments
+        else:
+            spec, args = self._call_arguments(name, arguments)
+            if spec is None:
+                return args  # the failed result of an unknown tool or bad arguments
         self.last_error = None
-        self._last_raw = None
-        spec = self.TOOLS.get(name)
-        if spec is None:
-            return self._fail(ArgumentError(
-                self.UNKNOWN_TOOL.replace("{name}", name) if self.UNKNOWN_TOOL
-                else f"Unknown tool {_quote(name)}."))
-        if type(arguments) is not dict:
-            if arguments is None:
-                arguments = {}
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments) if arguments.strip() else {}
-                except (ValueError, RecursionError) as exc:
-                    return self._fail(ArgumentError(f"Arguments are not valid JSON: {exc}"))
-            if not isinstance(arguments, Mapping):
-                return self._fail(ArgumentError("Arguments must be a JSON object."))
         self._deleted = False
         mark = len(self._undo)
         self._call_mark = mark
         self._rng_saved = None
         self._steps, self._text = budget.FULL  # a fresh per-call budget (inline: the hot path)
         try:
-            value = spec.invoke(self, arguments)
+            value = spec.invoke(self, args)
             if spec.checks:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
@@ -958,10 +944,42 @@ class Episode:
             return self._fail(InternalError(type(exc).__name__, str(exc), name))
         except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on
             self._abort(mark)
+            self._last_raw = None
             raise
         self.clock = clock
         self._last_raw = value
         return result
+
+    def _call_arguments(self, name: object, arguments: object) -> tuple[ToolSpec | None, Any]:
+        """``call``'s checks of a name that is no ``str`` or arguments that are no ``dict``:
+        a ``TypeError`` for a programming error, else the tool's spec and its arguments as a
+        mapping, or ``None`` and the failed result of an unknown tool or of arguments that are
+        not a JSON object (the name is looked up before the arguments are decoded)."""
+        if not isinstance(name, str):
+            raise TypeError(f"{self._method('call')}: name must be a tool name (str), got "
+                            f"{_given(name)}")
+        if arguments is not None and not isinstance(arguments, _CALL_ARGUMENTS):
+            raise TypeError(f"{self._method('call')}: arguments must be a mapping of "
+                            "argument names to values, JSON text or None, got "
+                            f"{_given(arguments)}")
+        spec = self.TOOLS.get(name)
+        if spec is None:
+            return None, self._unknown_tool(name)
+        if arguments is None:
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except (ValueError, RecursionError) as exc:
+                return None, self._fail(ArgumentError(f"Arguments are not valid JSON: {exc}"))
+        if not isinstance(arguments, Mapping):
+            return None, self._fail(ArgumentError("Arguments must be a JSON object."))
+        return spec, arguments
+
+    def _unknown_tool(self, name: str) -> Any:
+        return self._fail(ArgumentError(
+            self.UNKNOWN_TOOL.replace("{name}", name) if self.UNKNOWN_TOOL
+            else f"Unknown tool {_quote(name)}."))
 
     def _kept(self, spec: ToolSpec, error: KeptError) -> Any:
         """A ``fail keep`` failure: what the call changed stays (and so do its draws), unless
@@ -1009,6 +1027,7 @@ class Episode:
 
     def _fail(self, error: ToolError) -> Any:
         self.last_error = error
+        self._last_raw = None
         return self._failure(error.message)
 
     def invariant_problem(self) -> InvariantError | None:

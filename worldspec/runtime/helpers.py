@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import operator
 import os
 import random
 import sys
@@ -745,5 +746,9 @@ def error_of(compute: Callable[[], object]) -> str | None:
     return None
 
 
-__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure",
+#: ``operator.attrgetter``: generated ``_GET_<attribute>`` read one attribute of every element
+#: of a collection in C (``tuple(map(_GET_id, xs))`` for ``[x.id for x in xs]``)
+attrgetter = operator.attrgetter
+
+__all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure", "attrgetter",
             "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign"]
