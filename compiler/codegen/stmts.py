@@ -114,6 +114,67 @@ def _hoistable(text: str, ep: str, known: Container[str]
     return data.decode(), names[::-1]
 
 
+def _is_guard(node: ast.AST, names: Container[str]) -> str | None:
+    """``x`` where ``node`` is ``(x if x is not None else rt.absent())`` of one of ``names``."""
+    if not (isinstance(node, ast.IfExp) and isinstance(node.body, ast.Name)
+            and node.body.id in names and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == node.body.id
+            and len(node.test.ops) == 1 and isinstance(node.test.ops[0], ast.IsNot)
+            and isinstance(node.test.comparators[0], ast.Constant)
+            and node.test.comparators[0].value is None
+            and isinstance(node.orelse, ast.Call) and not node.orelse.args
+            and isinstance(node.orelse.func, ast.Attribute)
+            and node.orelse.func.attr == "absent"):
+        return None
+    return node.body.id
+
+
+def _without_guards(text: str, names: Container[str]) -> str:
+    """One-line statement ``text`` with its ``(x if x is not None else rt.absent())`` of
+    ``names`` (locals mypy has narrowed to not none) read as ``x``, but inside a lambda or a
+    comprehension's body, where mypy may not keep the narrowing."""
+    try:
+        tree = ast.parse(text + "\n    pass" if text.endswith(":") else text).body
+    except SyntaxError:
+        return text
+    if len(tree) != 1:
+        return text
+    cuts: list[tuple[int, int, str]] = []
+    todo: list[ast.AST] = [tree[0]]
+    while todo:
+        node = todo.pop()
+        name = _is_guard(node, names)
+        if name is not None and isinstance(node, ast.IfExp):
+            # with the parentheses the guard is always written in
+            cuts.append((node.col_offset - 1, (node.end_col_offset or 0) + 1, name))
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            todo.append(node.generators[0].iter)
+            continue
+        if isinstance(node, (ast.If, ast.While, ast.For)) and node.lineno == 1:
+            todo.extend([node.test] if not isinstance(node, ast.For) else [node.iter])
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    data = text.encode()  # offsets of ast are in bytes of UTF-8: cut from the end
+    for start, end, name in sorted(cuts, reverse=True):
+        data = data[:start] + name.encode() + data[end:]
+    return data.decode()
+
+
+def _assigned(body: tuple[n.Stmt, ...]) -> set[str]:
+    """The spec names of the locals and parameters assigned anywhere in ``body``."""
+    return {node.target.name for stmt in body for node in n.walk(stmt)
+            if isinstance(node, (n.Assign, n.AugAssign)) and isinstance(node.target, n.NameRef)}
+
+
+def _conjuncts(cond: n.Expr) -> list[n.Expr]:
+    if isinstance(cond, n.BoolOp) and cond.op == "and":
+        return [*_conjuncts(cond.left), *_conjuncts(cond.right)]
+    return [cond]
+
+
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
@@ -123,6 +184,9 @@ class StatementCompiler:
         self.env = env
         #: Python name -> type of the parameters and ``let`` locals (one type per name)
         self.types: dict[str, t.Type] = dict(types or {})
+        #: Python names of optional locals that a ``require x != none`` before, in this
+        #: block or one around it, has narrowed for mypy too: read without a guard
+        self.present: set[str] = set()
         #: the body runs once per call (a tool's, not a helper's): its statements outside
         #: loops run once, so the copies they make need no charge
         self.once = once
@@ -155,12 +219,15 @@ class StatementCompiler:
                 # together before it runs, without a call each
                 text, names = hoisted
                 self.charge(" + ".join(self.len_source(x, self.types[x]) for x in names), node)
+        if self.present and "rt.absent()" in text:
+            text = _without_guards(text, self.present)
         suffix = self.anchor(node) if node is not None else ""
         self.lines.append("    " * self.depth + text + suffix)
 
     def block(self, body: tuple[n.Stmt, ...]) -> None:
         before = len(self.lines)
         saved = dict(self.env.locals)
+        present = set(self.present)
         i = 0
         while i < len(body):
             run = self.fields_of_one_row(body, i)
@@ -171,6 +238,8 @@ class StatementCompiler:
                 getattr(self, "s_" + type(body[i]).__name__)(body[i])
                 i += 1
         self.env.locals = saved
+        # what the block narrowed ends with it; what it assigned is no longer narrowed
+        self.present &= present
         if len(self.lines) == before:
             self.emit("pass")
 
@@ -283,8 +352,9 @@ class StatementCompiler:
                 self.emit(f"{self.env.ep}._set({self.env.ep}.state, "
                           f"{py_name(target.name)!r}, {value})", node)
             else:
-                self.emit(f"{self.env.locals.get(target.name, py_name(target.name))} = {value}",
-                          node)
+                local = self.env.locals.get(target.name, py_name(target.name))
+                self.emit(f"{local} = {value}", node)
+                self.present.discard(local)
             return
         if isinstance(target, n.Attribute):
             obj_type = t.strip_optional(self.x.type_of(target.obj))
@@ -414,6 +484,7 @@ class StatementCompiler:
             # a local or a field read: charged by two statements, without a call
             iterable = charged.group(2)
             self.charge_len(iterable, s, of=self.x.type_of(s.iterable))
+        self.loop_widens(s.body.body)
         saved = dict(self.env.locals)
         name = self.local(s.var)
         self.emit(f"for {name} in {iterable}:", s)
@@ -422,9 +493,15 @@ class StatementCompiler:
         self.loops -= 1
         self.env.locals = saved
 
+    def loop_widens(self, body: tuple[n.Stmt, ...]) -> None:
+        """A local the loop's body assigns is not narrowed anywhere in the loop (mypy checks
+        the body again with the types its assignments give)."""
+        self.present -= {self.env.locals[x] for x in _assigned(body) if x in self.env.locals}
+
     def s_While(self, s: n.While) -> None:
         """One step per round from the call's budget: a call whose loops run away (however
         nested) fails instead of hanging."""
+        self.loop_widens(s.body.body)
         self.emit(f"while {self.x.value(s.condition, self.env)}:", s)
         self.depth += 1
         self.charge("1")
@@ -472,6 +549,13 @@ class StatementCompiler:
         self.depth += 1
         self.emit(f"raise ToolError({self.x.value(s.message, self.env)})")
         self.depth -= 1
+        for part in _conjuncts(s.condition):  # mypy narrows `x` after `if not (x is not None)`
+            if isinstance(part, n.Compare) and part.op == "!=" and \
+                    isinstance(part.right, n.NoneLit) and isinstance(part.left, n.NameRef):
+                res = self.x.program.resolutions.get(id(part.left))
+                if res is not None and res.kind in ("local", "param") and \
+                        part.left.name in self.env.locals:
+                    self.present.add(self.env.locals[part.left.name])
 
     def s_Fail(self, s: n.Fail) -> None:
         error = "rt.KeptError" if s.keep else "ToolError"

@@ -987,12 +987,12 @@ class ConcertTicketOffice(Episode):
         already: int = rt.bounded(self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event))  # concert_ticket_office.world:294
         if not (rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:295
             raise ToolError(rt.built(self, (rt.text(customer.name) + ' already has ' + rt.text(already) + ' tickets or held seats for ' + rt.text(event.title) + '; at most ' + rt.text(_C_MAX_PER_EVENT) + ' per event.')))
-        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded((price if price is not None else rt.absent()) * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:296
+        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:296
         self._insert(self.t_orders, order)  # concert_ticket_office.world:302
         self._steps -= len(seats)  # concert_ticket_office.world:303
         self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:303
         for _seat8 in seats:  # concert_ticket_office.world:303
-            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range((price if price is not None else rt.absent()), 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
+            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat8, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(price, 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:304
         return _new_OrderView(order.key(), tuple([_t9.key() for _t9 in rt.each(self, self.t_tickets) if (_t9.order == order.key())]), False)  # concert_ticket_office.world:313
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:320

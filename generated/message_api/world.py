@@ -1085,7 +1085,7 @@ class MessageAPI(Episode):
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if not (id_ is not None):  # message_api.world:136
             raise ToolError(rt.built(self, ("User '" + rt.text(user) + "' not found in the workspace.")))
-        return _new_UserId((id_ if id_ is not None else rt.absent()))  # message_api.world:137
+        return _new_UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
@@ -1126,7 +1126,7 @@ class MessageAPI(Episode):
                 latest = entry  # message_api.world:186
         if not (latest is not None):  # message_api.world:189
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._set(self.state, 'inbox', rt.without(self.state.inbox, (latest if latest is not None else rt.absent())))  # message_api.world:193
+        self._set(self.state, 'inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return _new_DeleteResult(True, receiver_id, rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201

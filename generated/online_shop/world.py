@@ -1435,7 +1435,7 @@ class OnlineShop(Episode):
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if not (found is not None):  # shop.world:314
             raise ToolError(rt.built(self, ('Order ' + rt.text(order) + ' not found. Order ids look like #W4817420.')))
-        return (found if found is not None else rt.absent())  # shop.world:315
+        return found  # shop.world:315
 
     def tool_list_products(self, category: str | None, in_stock_only: bool) -> tuple[ProductSummary, ...]:  # shop.world:318
         'Browse the catalogue: each product with its lowest price and the units in stock over all its variants.'
@@ -1466,8 +1466,8 @@ class OnlineShop(Episode):
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if not (variant is not None):  # shop.world:370
                 raise ToolError(rt.built(self, ('Item ' + rt.text(id_) + ' not found. Item ids look like V2001.')))
-            if not ((variant if variant is not None else rt.absent()).stock >= items[id_]):  # shop.world:371
-                raise ToolError(rt.built(self, ('Only ' + rt.text((variant if variant is not None else rt.absent()).stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row((variant if variant is not None else rt.absent()).product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
+            if not (variant.stock >= items[id_]):  # shop.world:371
+                raise ToolError(rt.built(self, ('Only ' + rt.text(variant.stock) + ' of item ' + rt.text(id_) + ' (' + rt.text(self.t_products.row(variant.product).name) + ') left in stock; ' + rt.text(items[id_]) + ' requested.')))
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
@@ -1477,10 +1477,10 @@ class OnlineShop(Episode):
         self._steps -= len(lines)  # shop.world:376
         self._steps >= 0 or rt.out_of_steps()  # shop.world:376
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in lines]))), 2)  # shop.world:376
-        if not self.fn_covers((method if method is not None else rt.absent()), total):  # shop.world:377
+        if not self.fn_covers(method, total):  # shop.world:377
             raise ToolError(rt.built(self, ('Gift card ' + rt.text(payment_method_id) + ' has a balance of $' + format(self.fn_gift_card_balance(customer, payment_method_id), '.2f') + ', which does not cover the order total of $' + format(total, '.2f') + '.')))
         self._undo.append((0, customer, 'payment_methods', customer.payment_methods, customer._digest, customer._text, customer._frags, customer._stale))  # shop.world:378
-        customer.payment_methods = {**customer.payment_methods, payment_method_id: self.fn_adjust_balance((method if method is not None else rt.absent()), (-total))}  # shop.world:378
+        customer.payment_methods = {**customer.payment_methods, payment_method_id: self.fn_adjust_balance(method, (-total))}  # shop.world:378
         customer._stale |= 16  # shop.world:378
         customer._digest = customer._text = None  # shop.world:378
         self.t_customers._digest = None  # shop.world:378
@@ -1653,7 +1653,7 @@ class OnlineShop(Episode):
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
         if not (method is not None):  # shop.world:526
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(refund_method_id) + '.')))
-        if not (((method if method is not None else rt.absent()).id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card')):  # shop.world:527
+        if not ((method.id_ == order.payment_method_id) or (_TAGS_PaymentMethod[type(method)] == 'gift_card')):  # shop.world:527
             raise ToolError(rt.built(self, ('Refunds go to the original payment method (' + rt.text(order.payment_method_id) + ') or to a gift card, not to ' + rt.text(refund_method_id) + '.')))
         returned_lines: tuple[OrderItem, ...] = tuple([_line27 for _line27 in rt.each(self, order.items) if ((self.t_variants.rows.get(_line27.variant) or self.t_variants.row(_line27.variant)).id_ in rt.each(self, item_ids))])  # shop.world:528
         self._steps -= len(returned_lines) + len(returned_lines)  # shop.world:529

@@ -1350,7 +1350,7 @@ class Tau2Retail(Episode):
             method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:346
             if not (method is not None):  # retail.world:347
                 raise ToolError('Payment method not found')
-            _subject4 = (method if method is not None else rt.absent())  # retail.world:348
+            _subject4 = method  # retail.world:348
             if isinstance(_subject4, GiftCard):  # retail.world:349
                 card = _subject4
                 self._steps -= rt.size(user.payment_methods)  # retail.world:350
@@ -1413,17 +1413,17 @@ class Tau2Retail(Episode):
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:394
             if not (product is not None):  # retail.world:395
                 raise ToolError('Product not found')
-            v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:396
+            v_: Variant | None = product.variants.get(new)  # retail.world:396
             if not (v_ is not None):  # retail.world:397
                 raise ToolError('Variant not found')
-            if not (v_ if v_ is not None else rt.absent()).available:  # retail.world:398
+            if not v_.available:  # retail.world:398
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:399
+            diff_ = (diff_ + (v_.price - it.price))  # retail.world:399
         diff_ = round(diff_, 2)  # retail.world:401
         method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:402
         if not (method is not None):  # retail.world:403
             raise ToolError('Payment method not found')
-        _subject6 = (method if method is not None else rt.absent())  # retail.world:404
+        _subject6 = method  # retail.world:404
         if isinstance(_subject6, GiftCard):  # retail.world:405
             card = _subject6
             if not (not (card.balance < diff_)):  # retail.world:406
@@ -1487,19 +1487,19 @@ class Tau2Retail(Episode):
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:473
             if not (product is not None):  # retail.world:474
                 raise ToolError('Product not found')
-            v_: Variant | None = (product if product is not None else rt.absent()).variants.get(new)  # retail.world:475
+            v_: Variant | None = product.variants.get(new)  # retail.world:475
             if not (v_ is not None):  # retail.world:476
                 raise ToolError('Variant not found')
-            if not (v_ if v_ is not None else rt.absent()).available:  # retail.world:477
+            if not v_.available:  # retail.world:477
                 raise ToolError(rt.built(self, ('New item ' + rt.text(new) + ' not found or available')))
-            diff_ = (diff_ + ((v_ if v_ is not None else rt.absent()).price - it.price))  # retail.world:478
-            last_price = (v_ if v_ is not None else rt.absent()).price  # retail.world:479
-            last_options = (v_ if v_ is not None else rt.absent()).options  # retail.world:480
+            diff_ = (diff_ + (v_.price - it.price))  # retail.world:478
+            last_price = v_.price  # retail.world:479
+            last_options = v_.options  # retail.world:480
         user: User = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id))  # retail.world:482
         method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:483
         if not (method is not None):  # retail.world:484
             raise ToolError('Payment method not found')
-        _subject7 = (method if method is not None else rt.absent())  # retail.world:485
+        _subject7 = method  # retail.world:485
         if isinstance(_subject7, GiftCard):  # retail.world:486
             card = _subject7
             if not (not (card.balance < diff_)):  # retail.world:487
@@ -1515,7 +1515,7 @@ class Tau2Retail(Episode):
         order._stale |= 64  # retail.world:493
         order._digest = order._text = None  # retail.world:493
         self.t_orders._digest = None  # retail.world:493
-        _subject9 = (method if method is not None else rt.absent())  # retail.world:494
+        _subject9 = method  # retail.world:494
         if isinstance(_subject9, GiftCard):  # retail.world:495
             _card10 = _subject9
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:496
@@ -1563,7 +1563,7 @@ class Tau2Retail(Episode):
         if not (old_id != payment_method_id):  # retail.world:535
             raise ToolError('The new payment method should be different from the current one')
         amount: float = history[0].amount  # retail.world:536
-        _subject14 = (method if method is not None else rt.absent())  # retail.world:537
+        _subject14 = method  # retail.world:537
         if isinstance(_subject14, GiftCard):  # retail.world:538
             card = _subject14
             if not (not (card.balance < amount)):  # retail.world:539
@@ -1578,7 +1578,7 @@ class Tau2Retail(Episode):
         order._stale |= 64  # retail.world:543
         order._digest = order._text = None  # retail.world:543
         self.t_orders._digest = None  # retail.world:543
-        _subject16 = (method if method is not None else rt.absent())  # retail.world:544
+        _subject16 = method  # retail.world:544
         if isinstance(_subject16, GiftCard):  # retail.world:545
             _card17 = _subject16
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:546
@@ -1591,7 +1591,7 @@ class Tau2Retail(Episode):
         old_method: PaymentMethod | None = user.payment_methods.get(old_id)  # retail.world:553
         if not (old_method is not None):  # retail.world:554
             raise ToolError('Payment method not found')
-        _subject18 = (old_method if old_method is not None else rt.absent())  # retail.world:555
+        _subject18 = old_method  # retail.world:555
         if isinstance(_subject18, GiftCard):  # retail.world:556
             _card19 = _subject18
             self._undo.append((0, user, 'payment_methods', user.payment_methods, user._digest, user._text, user._frags, user._stale))  # retail.world:557
@@ -1623,7 +1623,7 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:599
         if not (method is not None):  # retail.world:600
             raise ToolError('Payment method not found')
-        if not ((_TAGS_PaymentMethod[type((method if method is not None else rt.absent()))] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:601
+        if not ((_TAGS_PaymentMethod[type(method)] == 'gift_card') or (payment_method_id == order.payment_history[0].payment_method_id)):  # retail.world:601
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:602
             raise ToolError('Some item not found')

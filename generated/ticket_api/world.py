@@ -358,20 +358,20 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if not (position is not None):  # ticket_api.world:109
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        return self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:110
+        return self.state.ticket_queue[position]  # ticket_api.world:110
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
         'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if not (position is not None):  # ticket_api.world:115
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:116
+        ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:116
         if not ('status' in ticket):  # ticket_api.world:117
             raise ToolError("'status'")
         if not (ticket['status'] != 'Closed'):  # ticket_api.world:118
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already closed.')))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:121
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:121
         return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been closed successfully.')))  # ticket_api.world:122
 
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:  # ticket_api.world:125
@@ -379,14 +379,14 @@ class TicketAPI(Episode):
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if not (position is not None):  # ticket_api.world:132
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' not found.')))
-        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:133
+        ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:133
         if not ('status' in ticket):  # ticket_api.world:134
             raise ToolError("'status'")
         if not (ticket['status'] != 'Resolved'):  # ticket_api.world:135
             raise ToolError(rt.built(self, ('Ticket with ID ' + rt.text(ticket_id) + ' is already resolved.')))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:138
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:138
         return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been resolved successfully.')))  # ticket_api.world:139
 
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:  # ticket_api.world:142
@@ -401,7 +401,7 @@ class TicketAPI(Episode):
             self._steps -= (len(invalid) if type(invalid) is tuple else rt.size(invalid))
             self._steps >= 0 or rt.out_of_steps()
             raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
-        ticket: dict[str, Any] = self.state.ticket_queue[(position if position is not None else rt.absent())]  # ticket_api.world:160
+        ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:160
         self._steps -= rt.size(updates)  # ticket_api.world:161
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161
         for name in updates:  # ticket_api.world:161
@@ -409,7 +409,7 @@ class TicketAPI(Episode):
                 self._steps -= rt.size(ticket)  # ticket_api.world:163
                 self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:163
                 ticket = {**ticket, name: updates[name]}  # ticket_api.world:163
-        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, (position if position is not None else rt.absent()), ticket))  # ticket_api.world:166
+        self._set(self.state, 'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))  # ticket_api.world:166
         return _new_Status(rt.built(self, ('Ticket ' + rt.text(ticket_id) + ' has been updated successfully.')))  # ticket_api.world:167
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:170

@@ -1837,7 +1837,7 @@ class VehicleControlAPI(Episode):
         found: float | None = rt.coalesce_optional(_C_DISTANCES.get(rt.built(self, (rt.text(cityA) + '-' + rt.text(cityB)))), lambda: _C_DISTANCES.get(rt.built(self, (rt.text(cityB) + '-' + rt.text(cityA)))))  # vehicle_control.world:494
         if not (found is not None):  # vehicle_control.world:495
             raise ToolError('distance not found in database.')
-        return _new_Distance((found if found is not None else rt.absent()))  # vehicle_control.world:496
+        return _new_Distance(found)  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
         'Gets the zipcode based on the city.'

@@ -873,16 +873,16 @@ class WarehouseInventoryDesk(Episode):
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:249
         if not (level is not None):  # warehouse_inventory_desk.world:250
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
-        if not ((level if level is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:251
-            raise ToolError(rt.built(self, ('Only ' + rt.text((level if level is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        _row6 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:252
+        if not (level.quantity >= quantity):  # warehouse_inventory_desk.world:251
+            raise ToolError(rt.built(self, ('Only ' + rt.text(level.quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
+        _row6 = self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:252
         self._undo.append((0, _row6, 'quantity', _row6.quantity, _row6._digest, _row6._text, _row6._frags, _row6._stale))  # warehouse_inventory_desk.world:252
-        _row6.quantity = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
+        _row6.quantity = v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
         _row6._stale |= 8  # warehouse_inventory_desk.world:252
         _row6._digest = _row6._text = None  # warehouse_inventory_desk.world:252
         self.t_stock._digest = None  # warehouse_inventory_desk.world:252
         self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:253
-        return self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:261
+        return self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:261
 
     def tool_move_stock(self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int) -> tuple[str, ...]:  # warehouse_inventory_desk.world:264
         'Transfer units of an item from one bin to another. Returns the source and destination stock rows.'
@@ -895,14 +895,14 @@ class WarehouseInventoryDesk(Episode):
         source: StockLevel | None = self.fn_find_stock(item, from_bin)  # warehouse_inventory_desk.world:275
         if not (source is not None):  # warehouse_inventory_desk.world:276
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(from_bin.code) + '.')))
-        if not ((source if source is not None else rt.absent()).quantity >= quantity):  # warehouse_inventory_desk.world:277
-            raise ToolError(rt.built(self, ('Only ' + rt.text((source if source is not None else rt.absent()).quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(from_bin.code) + '; ' + rt.text(quantity) + ' requested.')))
+        if not (source.quantity >= quantity):  # warehouse_inventory_desk.world:277
+            raise ToolError(rt.built(self, ('Only ' + rt.text(source.quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(from_bin.code) + '; ' + rt.text(quantity) + ' requested.')))
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:278
         if not (quantity <= free):  # warehouse_inventory_desk.world:279
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        _row7 = self.t_stock.row((source if source is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:280
+        _row7 = self.t_stock.row(source.id_)  # warehouse_inventory_desk.world:280
         self._undo.append((0, _row7, 'quantity', _row7.quantity, _row7._digest, _row7._text, _row7._frags, _row7._stale))  # warehouse_inventory_desk.world:280
-        _row7.quantity = v.check_range(rt.bounded(self.t_stock.row((source if source is not None else rt.absent()).id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:280
+        _row7.quantity = v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:280
         _row7._stale |= 8  # warehouse_inventory_desk.world:280
         _row7._digest = _row7._text = None  # warehouse_inventory_desk.world:280
         self.t_stock._digest = None  # warehouse_inventory_desk.world:280
@@ -921,7 +921,7 @@ class WarehouseInventoryDesk(Episode):
             self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:288
             target_id = created.id_  # warehouse_inventory_desk.world:289
         self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:291
-        return ((source if source is not None else rt.absent()).id_, target_id,)  # warehouse_inventory_desk.world:299
+        return (source.id_, target_id,)  # warehouse_inventory_desk.world:299
 
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:  # warehouse_inventory_desk.world:302
         'Record a physical count of an item in a bin (supervisors only). The stock row is set to the\ncounted quantity and marked counted today; a non-zero difference is logged as a count\nadjustment. Returns the difference, counted minus recorded.'

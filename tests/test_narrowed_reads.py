@@ -1,0 +1,122 @@
+"""A local that ``require x != none`` narrowed is read without a guard where mypy narrows it too.
+
+The spec's checker knows such a read is never none; the generated code used to test it again
+(``(x if x is not None else rt.absent())``) on every read, for mypy. After ``if not (x is not
+None): raise`` mypy narrows ``x`` itself, up to an assignment, so the read is plain there; in a
+loop that assigns the local, in a lambda and after the block that narrowed it, the guard stays.
+The package must pass ``mypy --strict`` and every tool must compute what the spec says.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from worldspec.compiler.api import check_specs
+from worldspec.compiler.build import generate_all, write_packages
+from worldspec.runtime.episode import Episode
+from worldspec.services.loading import compile_worlds
+
+REPO = Path(__file__).resolve().parents[1]
+
+SPEC = """\
+world Narrow "Reads of optional locals narrowed by require."
+
+config { results: envscaler }
+
+record Point "A point." { x: int  y: int }
+
+state {
+  points: map[str, Point] = {"a": Point(x: 1, y: 2), "b": Point(x: 10, y: 20)}
+}
+
+tool plain(id: str) -> int "Narrowed once, read twice." {
+  let p = points.get(id)
+  require p != none and id != "" else "no point"
+  return p.x + p.y
+}
+
+tool looped(id: str, other: str) -> int "Narrowed, then assigned in a loop." {
+  let p = points.get(id)
+  require p != none else "no point"
+  let total = p.x
+  for k in [1, 2] {
+    p = points.get(other)
+    require p != none else "no other point"
+    total += p.x
+  }
+  require p != none else "gone"
+  return total + p.y
+}
+
+tool branched(id: str, flag: bool) -> int "Narrowed in a branch only." {
+  let p = points.get(id)
+  if flag {
+    require p != none else "no point"
+    return p.x
+  }
+  return if p != none then p.y else -1
+}
+
+tool sorted_by(id: str) -> list[str] "Read inside a lambda." {
+  let p = points.get(id)
+  require p != none else "no point"
+  return sorted(["b", "a"], key: k => p.x)
+}
+"""
+
+
+def _world(tmp_path: Path) -> tuple[type[Episode], str]:
+    spec = tmp_path / "narrow.world"
+    spec.write_text(SPEC, encoding="utf-8")
+    world = compile_worlds([spec]).worlds["Narrow"]
+    return world, Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
+
+
+def _body(source: str, tool: str) -> str:
+    start = source.index(f"def tool_{tool}(")
+    end = source.find("\n    def ", start + 1)
+    return source[start:end]
+
+
+def test_a_narrowed_local_is_read_plain_and_the_tools_compute_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
+    world, source = _world(tmp_path)
+    plain = _body(source, "plain")
+    assert "rt.absent()" not in plain and "return rt.bounded(p.x + p.y)" in plain
+    # narrowed again in the loop that assigns it: plain there too
+    looped = _body(source, "looped")
+    assert "total: int = p.x" in looped and "(total + p.x)" in looped
+    assert "rt.absent()" not in looped
+    # narrowed by a conditional, not by require: the guard stays
+    assert "(p if p is not None else rt.absent()).y" in _body(source, "branched")
+    # the lambda's read keeps its guard
+    assert "lambda" in _body(source, "sorted_by") and "rt.absent()" in _body(source, "sorted_by")
+    ep = world()
+    assert ep.call("plain", {"id": "a"}) == {"success": True, "data": 3}
+    assert ep.call("plain", {"id": "z"}) == {"success": False, "error": "no point"}
+    assert ep.call("looped", {"id": "a", "other": "b"}) == \
+        {"success": True, "data": 1 + 10 + 10 + 20}
+    assert ep.call("looped", {"id": "a", "other": "z"}) == \
+        {"success": False, "error": "no other point"}
+    assert ep.call("branched", {"id": "a", "flag": True}) == {"success": True, "data": 1}
+    assert ep.call("branched", {"id": "z", "flag": False}) == {"success": True, "data": -1}
+    assert ep.call("branched", {"id": "b", "flag": False}) == {"success": True, "data": 20}
+    assert ep.call("sorted_by", {"id": "a"}) == {"success": True, "data": ["b", "a"]}
+
+
+def test_the_package_with_plain_reads_passes_mypy_strict(tmp_path: Path) -> None:
+    spec = tmp_path / "narrow.world"
+    spec.write_text(SPEC, encoding="utf-8")
+    result = check_specs([spec])
+    assert result.ok, [d.message for d in result.diagnostics]
+    write_packages(generate_all(result), tmp_path / "out")
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "mypy-cache"), str(tmp_path / "out")],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
