@@ -462,9 +462,9 @@ class StatementCompiler:
 
     def know(self, name: str, typ: t.Type) -> None:
         """Python local ``name`` holds a value of ``typ``: a collection whose charges can be
-        drawn before the statement (not a json value, which may have no length)."""
-        kind = t.strip_optional(typ)
-        if isinstance(kind, (t.ListOf, t.SetOf, t.MapOf)) or kind == t.STR:
+        drawn before the statement (not a json value, which may have no length, nor an
+        optional one, which mypy may not see narrowed)."""
+        if isinstance(typ, (t.ListOf, t.SetOf, t.MapOf)) or typ == t.STR:  # not optional
             self.types[name] = typ
         else:
             self.types.pop(name, None)
