@@ -1088,3 +1088,27 @@ def test_invariants_reading_other_rows_are_checked_in_full(tmp_path: Path, invar
     ep = compile_worlds([spec]).worlds["Friends"](data=data)
     result = ep.call("deactivate", {"user": "b"})
     assert ep.failed(result) and "friends are active" in result["error"], result
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(), max_size=6).map(tuple), st.integers(-8, 8), st.integers())
+def test_set_at_replaces_as_python_indexing_does(items: tuple[int, ...], index: int,
+                                                 value: int) -> None:
+    """``rt.set_at`` (an element assignment: ``xs[i] = v`` on a list value) gives the tuple
+    Python's list assignment gives, and an index out of range fails with its size."""
+    from worldspec.runtime import helpers as rt
+    from worldspec.runtime.errors import ToolError
+
+    expected = list(items)
+    try:
+        expected[index] = value
+    except IndexError:
+        with pytest.raises(ToolError) as caught:
+            rt.set_at(items, index, value)
+        assert caught.value.message == \
+            f"Index {index} is out of range for a list of {len(items)}."
+        return
+    assert rt.set_at(items, index, value) == tuple(expected)
+    # another JSON value than declared (arguments: dynamic) is indexed as Python slices it
+    assert rt.set_at("".join(map(str, range(len(items)))), index, "x") == tuple(
+        "x" if i == index % len(items) else str(i) for i in range(len(items)))

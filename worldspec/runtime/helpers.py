@@ -373,7 +373,15 @@ def coalesce_optional(value: T | None, default: Callable[[], T | None]) -> T | N
 
 def set_at(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     """A copy of ``items`` with one element replaced (Python indexing)."""
-    size = len(items)
+    if type(items) is tuple and type(index) is int:  # the common case: one copy each way
+        copy = list(items)
+        try:
+            copy[index] = value
+        except IndexError:
+            raise ToolError(f"Index {index} is out of range for a list of {len(items)}.") \
+                from None
+        return tuple(copy)
+    size = len(items)  # another JSON value than declared (arguments: dynamic), as Python does
     if not -size <= index < size:
         raise ToolError(f"Index {index} is out of range for a list of {size}.")
     position = index % size
