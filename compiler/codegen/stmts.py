@@ -54,10 +54,29 @@ def _makes_tuple(src: str) -> bool:
         isinstance(tree.left, ast.Tuple) or isinstance(tree.right, ast.Tuple))
 
 
+def _one_statement(text: str) -> ast.stmt | None:
+    """The one Python statement of generated line ``text`` (a block header such as ``if c:``
+    with a body to parse), or None if the line is not one statement."""
+    try:
+        tree = ast.parse(text + "\n    pass" if text.endswith(":") else text).body
+    except SyntaxError:
+        return None
+    return tree[0] if len(tree) == 1 else None
+
+
+def _replaced(text: str, cuts: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` span (ast's offsets, in bytes of UTF-8) made
+    ``new``, cut from the end so that the offsets before stay right."""
+    data = text.encode()
+    for start, end, new in sorted(cuts, reverse=True):
+        data = data[:start] + new.encode() + data[end:]
+    return data.decode()
+
+
 def _unconditional(node: ast.AST) -> list[ast.AST]:
     """The children of ``node`` that Python evaluates whenever it evaluates ``node`` (not a
     branch of ``a if c else b``, the right side of ``and``/``or``, a comparison after the
-    first, a lambda's or a comprehension's body)."""
+    first, a lambda's or a comprehension's body, a block header's body)."""
     if isinstance(node, ast.BoolOp):
         return [node.values[0]]
     if isinstance(node, ast.IfExp):
@@ -68,7 +87,7 @@ def _unconditional(node: ast.AST) -> list[ast.AST]:
         return []
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
         return [node.generators[0].iter]
-    if isinstance(node, (ast.If, ast.While)):
+    if isinstance(node, ast.If):
         return [node.test]
     if isinstance(node, ast.For):
         return [node.iter]
@@ -78,18 +97,15 @@ def _unconditional(node: ast.AST) -> list[ast.AST]:
 def _hoistable(text: str, ep: str, known: Container[str]
                ) -> tuple[str, list[str]] | None:
     """A one-line statement ``text`` without its ``rt.each(ep, x)`` of ``known`` locals ``x``
-    that it evaluates whenever it runs, and those locals in the order met (None if none)."""
+    that it evaluates whenever it runs, and those locals in the order met (None if none).
+    Only a statement, an ``if`` or a ``for`` header: nothing can go before an ``elif``, and a
+    ``while`` header is evaluated again each round."""
     if (not text.startswith(("if ", "for ")) and text.endswith(":")) or \
             text.startswith(("elif ", "while ")):
         return None
-    try:
-        tree = ast.parse(text + "\n    pass" if text.endswith(":") else text).body
-    except SyntaxError:
-        return None
-    if len(tree) != 1:
-        return None
-    found: list[ast.Call] = []
-    todo: list[ast.AST] = [tree[0]]
+    statement = _one_statement(text)
+    found: list[tuple[int, int, str]] = []
+    todo: list[ast.AST] = [] if statement is None else [statement]
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
@@ -97,27 +113,18 @@ def _hoistable(text: str, ep: str, known: Container[str]
                 node.func.value.id == "rt" and len(node.args) == 2 and not node.keywords and \
                 isinstance(node.args[0], ast.Name) and node.args[0].id == ep and \
                 isinstance(node.args[1], ast.Name) and node.args[1].id in known:
-            found.append(node)
+            found.append((node.col_offset, node.end_col_offset or 0, node.args[1].id))
             continue
         todo.extend(_unconditional(node))
     if not found:
         return None
-    # offsets of ast are in bytes of UTF-8: cut the encoded line, from its end
-    data = text.encode()
-    names: list[str] = []
-    for call in sorted(found, key=lambda c: c.col_offset, reverse=True):
-        arg = call.args[1]
-        assert isinstance(arg, ast.Name)
-        name = arg.id
-        data = data[:call.col_offset] + name.encode() + data[call.end_col_offset or 0:]
-        names.append(name)
-    return data.decode(), names[::-1]
+    return _replaced(text, found), [name for _, _, name in sorted(found)]
 
 
-def _is_guard(node: ast.AST, names: Container[str]) -> str | None:
-    """``x`` where ``node`` is ``(x if x is not None else rt.absent())`` of one of ``names``."""
-    if not (isinstance(node, ast.IfExp) and isinstance(node.body, ast.Name)
-            and node.body.id in names and isinstance(node.test, ast.Compare)
+def _guarded(node: ast.IfExp, names: Container[str]) -> str | None:
+    """``x`` where ``node`` is ``x if x is not None else rt.absent()`` of one of ``names``."""
+    if not (isinstance(node.body, ast.Name) and node.body.id in names
+            and isinstance(node.test, ast.Compare)
             and isinstance(node.test.left, ast.Name) and node.test.left.id == node.body.id
             and len(node.test.ops) == 1 and isinstance(node.test.ops[0], ast.IsNot)
             and isinstance(node.test.comparators[0], ast.Constant)
@@ -133,34 +140,19 @@ def _without_guards(text: str, names: Container[str]) -> str:
     """One-line statement ``text`` with its ``(x if x is not None else rt.absent())`` of
     ``names`` (locals mypy has narrowed to not none) read as ``x``, but inside a lambda or a
     comprehension's body, where mypy may not keep the narrowing."""
-    try:
-        tree = ast.parse(text + "\n    pass" if text.endswith(":") else text).body
-    except SyntaxError:
-        return text
-    if len(tree) != 1:
-        return text
+    statement = _one_statement(text)
     cuts: list[tuple[int, int, str]] = []
-    todo: list[ast.AST] = [tree[0]]
+    todo: list[ast.AST] = [] if statement is None else [statement]
     while todo:
         node = todo.pop()
-        name = _is_guard(node, names)
-        if name is not None and isinstance(node, ast.IfExp):
+        if isinstance(node, ast.IfExp) and (name := _guarded(node, names)) is not None:
             # with the parentheses the guard is always written in
             cuts.append((node.col_offset - 1, (node.end_col_offset or 0) + 1, name))
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             todo.append(node.generators[0].iter)
-            continue
-        if isinstance(node, (ast.If, ast.While, ast.For)) and node.lineno == 1:
-            todo.extend([node.test] if not isinstance(node, ast.For) else [node.iter])
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    data = text.encode()  # offsets of ast are in bytes of UTF-8: cut from the end
-    for start, end, name in sorted(cuts, reverse=True):
-        data = data[:start] + name.encode() + data[end:]
-    return data.decode()
+        elif not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return _replaced(text, cuts)
 
 
 def _assigned(body: tuple[n.Stmt, ...]) -> set[str]:
@@ -178,12 +170,13 @@ def _conjuncts(cond: n.Expr) -> list[n.Expr]:
 class StatementCompiler:
     """Emits the body of one tool or helper."""
 
-    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False,
-                 types: dict[str, t.Type] | None = None) -> None:
+    def __init__(self, exprs: ExprCompiler, env: Env, indent: int = 2, once: bool = False
+                 ) -> None:
         self.x = exprs
         self.env = env
-        #: Python name -> type of the parameters and ``let`` locals (one type per name)
-        self.types: dict[str, t.Type] = dict(types or {})
+        #: Python name -> type of the parameters and ``let`` locals whose charges can be
+        #: drawn before a statement (:meth:`know`; one type per name)
+        self.types: dict[str, t.Type] = {}
         #: Python names of optional locals that a ``require x != none`` before, in this
         #: block or one around it, has narrowed for mypy too: read without a guard
         self.present: set[str] = set()
