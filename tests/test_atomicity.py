@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mypy_support import mypy_strict
 
 from worldspec.compiler.api import check_source, check_specs
 from worldspec.compiler.build import generate_all, write_packages
@@ -504,10 +505,7 @@ def test_locals_package_passes_mypy_strict(tmp_path: Path) -> None:
     result = check_specs([spec])
     assert result.ok
     write_packages(generate_all(result), tmp_path / "out")
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", str(tmp_path / "mypy-cache"), str(tmp_path / "out")],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    mypy = mypy_strict(tmp_path / "out", tmp_path / "mypy-cache")
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spec_support import compile_text, generated_source
 
 from worldspec.compiler.api import check_source
-from worldspec.services.loading import compile_worlds
 
 REPO = Path(__file__).resolve().parents[1]
 #: wall-clock seconds a child may run (a budgeted attack takes about a second)
@@ -279,12 +279,7 @@ def run_child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The attack world compiled once; the folder of its generated package."""
-    root = tmp_path_factory.mktemp("attacks")
-    spec = root / "attacks.world"
-    spec.write_text(ATTACKS, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
-        world = compile_worlds([spec]).worlds["Attacks"]
+    world = compile_text(tmp_path_factory.mktemp("attacks"), "attacks.world", ATTACKS, "Attacks")
     return Path(sys.modules[world.__module__].__file__ or "").parent
 
 
@@ -478,12 +473,8 @@ tool bump(by: int) -> int "Counters and short text stay plain Python." {
 def test_the_fast_path_stays_plain(tmp_path: Path) -> None:
     """Adding a literal, and f-strings of numbers and dates, are not charged (they cannot run
     away); a product is bounded; the world still computes the same values."""
-    spec = tmp_path / "fast.world"
-    spec.write_text(FAST, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Fast"]
-    source = Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
+    world = compile_text(tmp_path, "fast.world", FAST, "Fast")
+    source = generated_source(world)
     body = source[source.index("def tool_bump"):]
     assert "(self.state.n + 1)" in body and "rt.bounded(self.state.n + 1)" not in body
     assert "rt.bounded(by * 2)" in body
@@ -532,12 +523,8 @@ def test_a_statements_charges_are_drawn_before_it_only_where_it_runs(tmp_path: P
     statement (no runtime call per count) and still pays for both; a count in an untaken
     branch of `if … then … else`, on the right of a false `and` or in the body of a
     comprehension over an empty list is not paid."""
-    spec = tmp_path / "hoist.world"
-    spec.write_text(HOIST, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Hoist"]
-    source = Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
+    world = compile_text(tmp_path, "hoist.world", HOIST, "Hoist")
+    source = generated_source(world)
     both = source[source.index("def tool_both"):source.index("def tool_branches")]
     assert "rt.each(" not in both and both.count("self._steps -=") == 1
     ep = world()

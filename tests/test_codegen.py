@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from mypy_support import mypy_strict
 
 from worldspec.compiler.api import check_specs
 from worldspec.compiler.build import generate_all, write_packages
@@ -299,10 +300,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> HostileBuild:
     out = tmp_path_factory.mktemp("hostile")
     write_packages(build, out)
     files = {f"{p.name}/{rel}": text for p in build.packages for rel, text in p.files.items()}
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", str(tmp_path_factory.mktemp("mypy-cache")), str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    mypy = mypy_strict(out, tmp_path_factory.mktemp("mypy-cache"))
     loaded: dict[str, ModuleType] = {p.world: load_package(out / p.name)
                                      for p in build.packages}
     return HostileBuild(files, out, mypy, {w: m.World for w, m in loaded.items()})
@@ -525,10 +523,7 @@ def test_a_default_that_may_be_none_too_passes_mypy_strict(tmp_path: Path) -> No
     out = tmp_path / "out"
     write_packages(build, out)
     assert "rt.coalesce_optional(" in build.packages[0].files["world.py"]
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", str(tmp_path / "mypy-cache"), str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    mypy = mypy_strict(out, tmp_path / "mypy-cache")
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     world = load_package(out / build.packages[0].name).World
     assert [world().call("pick", {"key": k})["data"] for k in ("a", "b", "c")] == [1.0, 2.0, None]
@@ -564,10 +559,7 @@ def test_assigning_a_record_field_makes_a_new_record(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_packages(build, out)
     assert build.packages[0].files["world.py"].count("rt.replace_fields(") == 2
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", str(tmp_path / "mypy-cache"), str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    mypy = mypy_strict(out, tmp_path / "mypy-cache")
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     world = load_package(out / build.packages[0].name).World
     ep = world(data={"orders": [{"id": "o1", "address": {"street": "1 Main", "city": "Austin"}}]})

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from spec_support import compile_text
 
 from worldspec.compiler.api import check_source
 from worldspec.runtime.episode import Episode
-from worldspec.services.loading import compile_worlds
 
 SPEC = """\
 world Dyn "Arguments as Python takes them."
@@ -88,11 +88,7 @@ tool texts_of(items: list[Tagged] "Tagged texts.") -> list[str] "Their texts." {
 
 
 def _world(root: Path, args: str) -> type[Episode]:
-    spec = root / "dyn.world"
-    spec.write_text(SPEC.replace("ARGS", args), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
-        return compile_worlds([spec]).worlds["Dyn"]
+    return compile_text(root, "dyn.world", SPEC.replace("ARGS", args), "Dyn")
 
 
 @pytest.fixture(scope="module")
@@ -282,11 +278,7 @@ tool pay(id: str "An id.", amount: number "How much.") -> int "Record two paymen
 def test_collections_of_union_members_export_their_tags(tmp_path: Path) -> None:
     """A union member exports with its tag in a collection as alone, also in the mode (the
     generic exporter of the mode cannot know the tag, so such a collection keeps its own)."""
-    spec = tmp_path / "tags.world"
-    spec.write_text(UNION_SPEC, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Tags"]
+    world = compile_text(tmp_path, "tags.world", UNION_SPEC, "Tags")
     ep = world()
     assert ep.call("pay", {"id": "c1", "amount": "x"}) == 1
     state = ep.export_state()
@@ -337,11 +329,7 @@ def test_a_row_holding_other_typed_values_has_the_text_of_its_export(tmp_path: P
     type's shape; a value of another JSON type in the same field gets its JSON text."""
     import json
 
-    spec = tmp_path / "boxes.world"
-    spec.write_text(BOXES, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Boxes"]
+    world = compile_text(tmp_path, "boxes.world", BOXES, "Boxes")
     ep = world()
     typed = {"id": "b1", "kind": "small", "part": {"name": "p", "size": 1},
              "parts": [{"name": "q", "size": 2}], "notes": ["n"]}
@@ -413,11 +401,7 @@ def test_collections_of_records_given_other_values_have_the_text_of_their_export
     ``json.dumps`` after every change, the texts kept for records and maps included."""
     import json
 
-    spec = tmp_path / "crates.world"
-    spec.write_text(CRATES, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Crates"]
+    world = compile_text(tmp_path, "crates.world", CRATES, "Crates")
     ep = world()
     part = {"name": "p", "opts": {"c": "red"}}
 
@@ -483,11 +467,7 @@ def test_a_record_tries_its_typed_text_and_falls_back_to_its_exports(tmp_path: P
     table, a record's own text), and the record's text is then that of its export."""
     import json
 
-    spec = tmp_path / "pieces.world"
-    spec.write_text(PIECES, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-        world = compile_worlds([spec]).worlds["Pieces"]
+    world = compile_text(tmp_path, "pieces.world", PIECES, "Pieces")
     ep = world()
     typed = {"size": "large (xl)", "inner": {"label": "a"}, "count": 2, "code": "c"}
     others: list[dict[str, object]] = [

@@ -9,18 +9,13 @@ The package must pass ``mypy --strict`` and every tool must compute what the spe
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from mypy_support import mypy_strict
+from spec_support import compile_text, generated_source
 
 from worldspec.compiler.api import check_specs
 from worldspec.compiler.build import generate_all, write_packages
-from worldspec.runtime.episode import Episode
-from worldspec.services.loading import compile_worlds
-
-REPO = Path(__file__).resolve().parents[1]
 
 SPEC = """\
 world Narrow "Reads of optional locals narrowed by require."
@@ -69,23 +64,15 @@ tool sorted_by(id: str) -> list[str] "Read inside a lambda." {
 """
 
 
-def _world(tmp_path: Path) -> tuple[type[Episode], str]:
-    spec = tmp_path / "narrow.world"
-    spec.write_text(SPEC, encoding="utf-8")
-    world = compile_worlds([spec]).worlds["Narrow"]
-    return world, Path(sys.modules[world.__module__].__file__ or "").read_text(encoding="utf-8")
-
-
 def _body(source: str, tool: str) -> str:
     start = source.index(f"def tool_{tool}(")
     end = source.find("\n    def ", start + 1)
     return source[start:end]
 
 
-def test_a_narrowed_local_is_read_plain_and_the_tools_compute_the_same(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WORLDSPEC_CACHE", str(tmp_path / "cache"))
-    world, source = _world(tmp_path)
+def test_a_narrowed_local_is_read_plain_and_the_tools_compute_the_same(tmp_path: Path) -> None:
+    world = compile_text(tmp_path, "narrow.world", SPEC, "Narrow")
+    source = generated_source(world)
     plain = _body(source, "plain")
     assert "rt.absent()" not in plain and "return rt.bounded(p.x + p.y)" in plain
     # narrowed again in the loop that assigns it: plain there too
@@ -115,8 +102,5 @@ def test_the_package_with_plain_reads_passes_mypy_strict(tmp_path: Path) -> None
     result = check_specs([spec])
     assert result.ok, [d.message for d in result.diagnostics]
     write_packages(generate_all(result), tmp_path / "out")
-    mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-         "--cache-dir", str(tmp_path / "mypy-cache"), str(tmp_path / "out")],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    mypy = mypy_strict(tmp_path / "out", tmp_path / "mypy-cache")
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr

@@ -8,14 +8,13 @@ the call's guards (steps, sizes, nesting) still fail the whole call; draws are r
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mypy_support import mypy_strict
 
 from worldspec.compiler.api import check_source
 from worldspec.dsl.formatter import format_source
@@ -261,7 +260,5 @@ def test_generated_code_is_mypy_strict_clean(tmp_path: Path) -> None:
     result = check_source(WORLD, str(tmp_path / "attempts.world"))
     out = tmp_path / "out"
     write_packages(generate_all(result), out)
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
-                           "--cache-dir", str(tmp_path / "mypy-cache"), str(out)],
-                          capture_output=True, text=True, check=False)
+    mypy = mypy_strict(out, tmp_path / "mypy-cache")
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
