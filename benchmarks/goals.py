@@ -98,6 +98,8 @@ def runtime_rows(report: Mapping[str, Any]) -> list[Row]:
     out = []
     comparisons = {c["label"]: c for c in report["comparisons"]}
     timings = {t["key"]: t for t in report["timings"]}
+    #: per retail tool, the brief's absolute figure (44 µs / 5) beside the measured peer's
+    brief = {f"{r['tool']} vs tau2 call": r for r in report.get("retail_tools", [])}
     for key, label in CALL_ROWS:
         c = comparisons.get(key)
         if c is None:
@@ -114,6 +116,10 @@ def runtime_rows(report: Mapping[str, Any]) -> list[Row]:
         goal = f"≥ {c['goal']:g}x the peer" if c.get("goal") is not None else ""
         if c.get("goal") is not None and not measured_peer:
             goal += f" (≤ {c['peer_ns'] / 1000 / c['goal']:.1f} µs)"
+        elif key in brief and brief[key].get("brief_goal_us") is not None:
+            b = brief[key]
+            goal += (f" (≤ {c['peer_ns'] / 1000 / c['goal']:.1f} µs here; the brief's "
+                     f"≤ {b['brief_goal_us']:g} µs: {'met' if b['met_brief'] else 'not met'})")
         out.append(Row(label, f"{measured}; {c['ratio']:.2f}x", goal, peer, c.get("met")))
     for e in report.get("explore", []):
         out.append(Row(
