@@ -78,12 +78,21 @@ class Node:
     span: Span = field(compare=False, repr=False)
 
 
+#: per node class, the names of its fields but ``span``, in order (``fields()`` is slow)
+_CHILD_FIELDS: dict[type[Node], tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type[Node]) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "span")
+    return names
+
+
 def iter_children(node: Node) -> Iterator[Node]:
     """Yield the direct child nodes of ``node`` in field order."""
-    for f in fields(node):
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+        value = getattr(node, name)
         if isinstance(value, Node):
             yield value
         elif isinstance(value, tuple):
@@ -95,10 +104,23 @@ def iter_children(node: Node) -> Iterator[Node]:
 def walk(node: Node) -> Iterator[Node]:
     """Yield ``node`` and all its descendants, depth first, in source order."""
     stack = [node]
+    pop, push = stack.pop, stack.append
+    known = _CHILD_FIELDS
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(reversed(list(iter_children(current))))
+        children: list[Node] = []
+        for name in known.get(type(current)) or _child_fields(type(current)):
+            value = getattr(current, name)
+            if isinstance(value, Node):
+                children.append(value)
+            elif isinstance(value, tuple):
+                children += [item for item in value if isinstance(item, Node)]
+        if len(children) == 1:
+            push(children[0])
+        elif children:
+            children.reverse()
+            stack += children
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

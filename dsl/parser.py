@@ -248,14 +248,29 @@ class _Positions:
 
     def between(self, first: Token | n.Node, last: Token | n.Node) -> n.Span:
         """From the start of ``first`` to the end of ``last`` (tokens or nodes)."""
-        a = first.span if isinstance(first, n.Node) else self.token(first)
-        b = last.span if isinstance(last, n.Node) else self.token(last)
-        return n.Span(self.path, a.line, a.column, b.end_line, b.end_column, a.start, b.end)
+        if isinstance(first, n.Node):
+            a = first.span
+            line, column, start = a.line, a.column, a.start
+        else:
+            line = (first.line or 1) + self.line_delta
+            column = first.column or 1
+            start = (first.start_pos or 0) + self.pos_delta
+        if isinstance(last, n.Node):
+            b = last.span
+            end_line, end_column, end = b.end_line, b.end_column, b.end
+        else:
+            end_line = (last.end_line or 1) + self.line_delta
+            end_column = last.end_column or 1
+            end = (last.end_pos or 0) + self.pos_delta
+        return n.Span(self.path, line, column, end_line, end_column, start, end)
 
     def token(self, tok: Token) -> n.Span:
         return n.Span(self.path, (tok.line or 1) + self.line_delta, tok.column or 1,
                       (tok.end_line or 1) + self.line_delta, tok.end_column or 1,
                       (tok.start_pos or 0) + self.pos_delta, (tok.end_pos or 0) + self.pos_delta)
+
+
+_POSITIONED = (Token, n.Node)
 
 
 def _first_token(children: Iterable[Any]) -> Token | n.Node | None:
@@ -356,8 +371,16 @@ class _ToNodes(Transformer[Token, Any]):
 
     def _span(self) -> n.Span:
         """The span of the rule being reduced: from its first to its last token."""
-        first = _first_token(self.current)
-        last = _last_token(self.current)
+        current = self.current
+        if not current:
+            return self.pos.empty()
+        # most rules start and end with a token or a node: no search
+        first = current[0]
+        if not isinstance(first, _POSITIONED):
+            first = _first_token(current)
+        last = current[-1]
+        if not isinstance(last, _POSITIONED):
+            last = _last_token(current)
         if first is None or last is None:
             return self.pos.empty()
         return self.pos.between(first, last)
