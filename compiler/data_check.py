@@ -294,32 +294,98 @@ def _in_range(number: int | float, ref: t.Refinement) -> bool:
 
 
 # ---------------------------------------------------------------- problems
-@dataclass(frozen=True, slots=True)
 class _Loc:
-    """Where a value sits: raw path segments (for spans) and the JSON path text."""
+    """Where a value sits: raw path segments (for spans) and the JSON path text.
 
-    raw: tuple[str | int, ...] = ()
-    text: str = "$"
-    at_key: bool = False
+    Made for every value checked, but read only for the few that are reported: so a
+    location keeps its parent and its own segment, and works out ``raw`` and ``text`` when
+    asked (``depth`` is kept as it goes, for the depth limit).
+    """
+
+    __slots__ = ("_root_raw", "_root_text", "at_key", "depth", "how", "parent", "segment")
+
+    def __init__(self, raw: tuple[str | int, ...] = (), text: str = "$") -> None:
+        #: a root has no parent; its raw path and text are given
+        self.parent: _Loc | None = None
+        self.segment: str | int = ""
+        #: how ``segment`` is written after the parent's text: "field", "key", "index", "as_key"
+        self.how = ""
+        self.depth = len(raw)
+        self.at_key = False
+        self._root_raw = raw
+        self._root_text = text
+
+    def _child(self, segment: str | int, how: str) -> _Loc:
+        loc = _Loc.__new__(_Loc)
+        loc.parent, loc.segment, loc.how = self, segment, how
+        loc.depth = self.depth + (how != "as_key")
+        loc.at_key = how == "as_key"
+        loc._root_raw, loc._root_text = (), ""
+        return loc
 
     def field(self, name: str) -> _Loc:
-        part = f".{name}" if _IDENT.fullmatch(name) else f"[{_quote(name)}]"
-        return _Loc((*self.raw, name), self.text + part)
+        return self._child(name, "field")
 
     def key(self, name: str) -> _Loc:
-        return _Loc((*self.raw, name), f"{self.text}[{_quote(name)}]")
+        return self._child(name, "key")
 
     def index(self, i: int) -> _Loc:
-        return _Loc((*self.raw, i), f"{self.text}[{i}]")
+        return self._child(i, "index")
 
     def as_key(self) -> _Loc:
         """The same place, but about the object key rather than its value."""
-        return _Loc(self.raw, f"{self.text} (the key)", at_key=True)
+        return self._child("", "as_key")
+
+    def _chain(self) -> list[_Loc]:
+        """This location and its ancestors up to the root, root first."""
+        chain: list[_Loc] = []
+        loc: _Loc | None = self
+        while loc is not None:
+            chain.append(loc)
+            loc = loc.parent
+        chain.reverse()
+        return chain
+
+    @property
+    def raw(self) -> tuple[str | int, ...]:
+        chain = self._chain()
+        return (*chain[0]._root_raw, *(loc.segment for loc in chain[1:] if loc.how != "as_key"))
+
+    @property
+    def text(self) -> str:
+        chain = self._chain()
+        parts = [chain[0]._root_text]
+        for loc in chain[1:]:
+            segment = loc.segment
+            if loc.how == "field":
+                assert isinstance(segment, str)
+                parts.append(f".{segment}" if _IDENT.fullmatch(segment) else
+                             f"[{_quote(segment)}]")
+            elif loc.how == "key":
+                assert isinstance(segment, str)
+                parts.append(f"[{_quote(segment)}]")
+            elif loc.how == "index":
+                parts.append(f"[{segment}]")
+            else:
+                parts.append(" (the key)")
+        return "".join(parts)
 
     @property
     def state(self) -> str:
         """The top-level state name the value belongs to."""
-        return str(self.raw[0]) if self.raw else ""
+        raw = self.raw
+        return str(raw[0]) if raw else ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Loc):
+            return NotImplemented
+        return (self.raw, self.text, self.at_key) == (other.raw, other.text, other.at_key)
+
+    def __hash__(self) -> int:
+        return hash((self.raw, self.text, self.at_key))
+
+    def __repr__(self) -> str:
+        return f"_Loc({self.raw!r}, {self.text!r}, at_key={self.at_key})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,7 +505,7 @@ class _Validator:
         """Check ``value`` against ``typ``; the normalised value or :data:`_INVALID`."""
         if self.full:
             return _INVALID
-        if value is _TOO_DEEP or len(loc.raw) > MAX_DEPTH:
+        if value is _TOO_DEEP or loc.depth > MAX_DEPTH:
             return self.too_deep(loc)
         checker = _TYPE_CHECKERS.get(type(typ))
         if checker is None:
@@ -626,7 +692,11 @@ class _Validator:
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
-            checked = self.check(item, info.type, loc.field(name))
+            typ = info.type
+            if loc.depth < MAX_DEPTH and _plain_fit(item, typ):
+                out[name] = item  # what check() would return, without its location
+                continue
+            checked = self.check(item, typ, loc.field(name))
             if checked is not None or not info.may_be_absent:
                 out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
@@ -674,7 +744,10 @@ class _Validator:
     def list_of(self, value: object, typ: t.ListOf, loc: _Loc) -> object:
         if not isinstance(value, list):
             return self.mismatch(loc, f"an array ({t.show(typ)})", value)
-        out = [self.check(item, typ.element, loc.index(i)) for i, item in enumerate(value)]
+        element = typ.element
+        shallow = loc.depth < MAX_DEPTH  # else check() reports the elements as too deep
+        out = [item if shallow and _plain_fit(item, element)
+               else self.check(item, element, loc.index(i)) for i, item in enumerate(value)]
         if typ.refinement is not None:
             self.refine(out, typ.refinement, loc)
         return out
@@ -706,12 +779,15 @@ class _Validator:
             return self.mismatch(loc, f"an object ({t.show(typ)})", value)
         self.check_repeated(value, loc)
         out: dict[object, object] = {}
+        shallow = loc.depth < MAX_DEPTH  # else check() reports the entries as too deep
         for name, item in value.items():
             if self.full:
                 break
             sub = loc.key(name)
-            key = self.key_from_text(name, typ.key, sub.as_key())
-            checked = self.check(item, typ.value, sub)
+            key = (name if shallow and _plain_fit(name, typ.key)
+                   else self.key_from_text(name, typ.key, sub.as_key()))
+            checked = (item if shallow and _plain_fit(item, typ.value)
+                       else self.check(item, typ.value, sub))
             if key is not _INVALID:
                 out[key] = checked
         if typ.refinement is not None:
@@ -830,7 +906,7 @@ class _Validator:
 
     def json_value(self, value: object, loc: _Loc) -> object:
         """Any JSON value, copied; bare names and non-finite numbers are not JSON."""
-        if value is _TOO_DEEP or len(loc.raw) > MAX_DEPTH:
+        if value is _TOO_DEEP or loc.depth > MAX_DEPTH:
             return self.too_deep(loc)
         if isinstance(value, dict):
             self.check_repeated(value, loc)
@@ -849,6 +925,21 @@ class _Validator:
 
 
 # ------------------------------------------------------- primitive checkers
+def _plain_fit(value: object, typ: t.Type) -> bool:
+    """Whether ``value`` fits ``typ`` as it is, with nothing to report or normalise: ASCII text
+    for a ``str``, an int for an ``int``, a bool for a ``bool`` (no refinement). The common
+    case of a data file, taken without the general check (its location included)."""
+    if type(typ) is not t.Prim or typ.refinement is not None:
+        return False
+    kind = type(value)
+    name = typ.name
+    if kind is str:
+        return name == "str" and value.isascii()  # type: ignore[attr-defined]
+    if kind is int:
+        return name == "int"
+    return kind is bool and name == "bool"
+
+
 def _is_text(value: object) -> bool:
     return isinstance(value, str) and not isinstance(value, _BareName)
 
