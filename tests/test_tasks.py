@@ -345,6 +345,32 @@ def test_matches_solution_grades_the_outcome_not_the_path(tmp_path: Path) -> Non
     assert episode.tables["accounts"].rows["A2"].balance == 10
 
 
+def test_matches_solution_leaves_the_initial_state_as_it_was(tmp_path: Path) -> None:
+    """The reference solution is replayed on the initial episode itself and rolled back:
+    afterwards its state, undo log, RNG, clock and attributes are those it had before."""
+    from worldspec.services.loading import load_world
+
+    spec = tmp_path / "ledger.world"
+    spec.write_text(OUTCOME_SPEC, encoding="utf-8")
+    world = load_world(spec)
+    episode = world(task="top_up")
+    initial = episode.initial_state()
+    initial.call("deposit", {"account": "A2", "amount": 1})  # an undo log of its own
+    assert initial.failed(initial.call("deposit", {"account": "A1", "amount": 0}))
+    before = (initial.state_hash(), len(initial._undo), initial.rng.getstate(), initial.clock,
+              dict(vars(initial)))
+    episode.call("deposit", {"account": "A1", "amount": 10})
+    episode.call("deposit", {"account": "A2", "amount": 4})
+    assert episode.score(initial=initial).reward == 1.0  # replayed from A2 = 1
+    assert episode.score(initial=initial).reward == 1.0  # the hash is kept: not replayed
+    after = (initial.state_hash(), len(initial._undo), initial.rng.getstate(), initial.clock,
+             dict(vars(initial)))
+    assert after == before
+    assert initial.tables["accounts"].rows["A1"].balance == 5
+    assert initial.tables["accounts"].rows["A2"].balance == 1
+    assert initial.last_error is not None  # the failed call's error, not the replay's
+
+
 def test_episodes_of_one_task_start_equal_and_stay_independent(tmp_path: Path) -> None:
     """Later episodes of a task start from a kept copy of its loaded data: they must equal
     an episode loaded from the same data afresh, and never share rows."""

@@ -394,16 +394,17 @@ class Table(Generic[R]):
         """SHA-256 of the row digests in row order, cached until a row changes.
 
         The cached row digests are read in one pass (``attrgetter`` over the rows, no Python
-        call per row); only when some row has none is each row asked for its own.
+        call per row); only the rows that have none are asked for their own.
         """
         if self._digest is None:
             rows = self.rows.values()
             try:
                 parts: list[bytes | None] = list(map(_CACHED_DIGEST, rows))
             except AttributeError:  # a row made without its slots set
-                parts = [None]
-            if None in parts:
                 parts = [r.digest() for r in rows]
+            if None in parts:  # only the rows changed since their last digest are asked
+                parts = [part if part is not None else row.digest()
+                         for part, row in zip(parts, rows, strict=True)]
             import hashlib
 
             self._digest = hashlib.sha256(b"".join(parts)).digest()  # type: ignore[arg-type]
@@ -1110,14 +1111,30 @@ class Episode:
         key = (type(self), task, initial.state_hash(), initial.rng.getstate(), initial.clock)
         expected = _SOLUTION_HASHES.get(key)
         if expected is None:
-            reference = initial._clone()
-            for name, arguments in self.TASKS[task].solution:
-                reference.call(name, dict(arguments))
-            expected = reference.state_hash()
+            expected = initial._replayed_hash(task)
             if len(_SOLUTION_HASHES) >= _SOLUTION_HASHES_MAX:
                 _SOLUTION_HASHES.clear()
             _SOLUTION_HASHES[key] = expected
         return self.state_hash() == expected
+
+    def _replayed_hash(self, task: str) -> str:
+        """The state hash that ``task``'s reference solution leaves when replayed from this
+        state. The episode is left as it was: its changes are rolled back through the undo
+        log, its RNG and its own attributes (clock, last error, …) put back, whatever the
+        replay did (a copy of the whole episode per task cost more than the replay)."""
+        saved = dict(vars(self))
+        rng = self.rng.getstate()
+        mark = len(self._undo)
+        try:
+            for name, arguments in self.TASKS[task].solution:
+                self.call(name, dict(arguments))
+            return self.state_hash()
+        finally:
+            self._rollback(mark)
+            self.rng.setstate(rng)
+            for added in vars(self).keys() - saved.keys():
+                delattr(self, added)
+            vars(self).update(saved)
 
     def diff(self, other: Episode) -> list[dict[str, Any]]:
         """What differs from ``other``: one entry per changed state item, row or field."""
