@@ -12,8 +12,9 @@ One run measures, on this machine and in this process:
    tool calls (both reads and every write tool) against tau2's own ``get_response`` on the
    same calls, run by ``tau2_peer.py`` in a process of its own with the Python named by
    ``$WORLDSPEC_TAU2_PYTHON`` (tau2-bench needs Python 3.12 and dependencies of its own),
-   in the same rounds as ours, after checking that both answer every call alike; without
-   it, against ~44 µs a call, the design brief's constant from another machine.
+   taking turns with ours in blocks of rounds, after checking that both answer every call
+   alike; without it, against ~44 µs a call, the design brief's constant from another
+   machine.
 3. **Scale** (the same ``db.json``): ``worldspec test``'s explorer on the start states of the
    retail tasks (114 tasks given the same database, then the empty world), in calls per
    second against the goal of 5,000 and the empty world in the same run; and the memory of
@@ -57,7 +58,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,7 @@ class Op:
         self.run_batch()
 
 
-def measure(ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, list[float]]:
+def measure(ops: Sequence[Op], *, rounds: int, warmup: int = 2) -> dict[str, list[float]]:
     """Time ``ops`` interleaved: each round runs one batch of every op, in turn.
 
     Interleaving spreads any change of machine load evenly over the operations that are
@@ -260,9 +261,30 @@ class Bench:
         #: per retail tool: median and best per call against the goal (5x tau2's call)
         self.tool_rows: list[dict[str, Any]] = []
 
-    def time(self, ops: list[Op], *, rounds: int, warmup: int = 2) -> dict[str, Timing]:
-        """Measure a group of operations interleaved (``rounds`` scaled by ``--quick``)."""
-        samples = measure(ops, rounds=max(3, round(rounds * self.scale)), warmup=warmup)
+    def time(self, ops: list[Op], *, rounds: int, warmup: int = 2,
+             apart: Sequence[Op] = (), block: int = 10) -> dict[str, Timing]:
+        """Measure a group of operations interleaved (``rounds`` scaled by ``--quick``).
+
+        ``apart`` are operations of another process (a peer timed in its own): they take
+        turns with ``ops`` in blocks of ``block`` rounds rather than batch by batch, so that
+        neither side's batches start with caches the other process has just filled, while a
+        drift of the machine's speed over the run still reaches both sides alike.
+        """
+        total = max(3, round(rounds * self.scale))
+        samples: dict[str, list[float]]
+        if not apart:
+            samples = measure(ops, rounds=total, warmup=warmup)
+        else:
+            samples = {op.key: [] for op in (*ops, *apart)}
+            done = 0
+            while done < total:
+                size = min(block, total - done)
+                for group in (ops, apart):
+                    got = measure(group, rounds=size, warmup=warmup if done == 0 else 1)
+                    for key, values in got.items():
+                        samples[key] += values
+                done += size
+            ops = [*ops, *apart]
         out: dict[str, Timing] = {}
         for op in ops:
             timing = Timing(op.key, op.side, op.label, samples[op.key], op.batch, op.rerun)
@@ -668,8 +690,7 @@ def bench_retail(bench: Bench) -> None:
             *[Op(key, "ours", f'call("{tool}")', batch_of(tool, cases), len(cases),
                  reset_same if writes_state else None)
               for tool, key, cases, writes_state in tools],
-            *peer_ops,
-        ], rounds=100)
+        ], rounds=100, apart=peer_ops)
     finally:
         if isinstance(peer, Tau2Peer):
             peer.close()
@@ -714,7 +735,8 @@ def bench_retail(bench: Bench) -> None:
             f"tau2: tau2 {peer.version} on Python {peer.python}, started from "
             f"${TAU2_PYTHON_VARIABLE}; each call through Environment.get_response with a "
             "ToolCall made beforehand, logging at tau2's default level (ERROR), timed in its "
-            "own process (the round trip to it is not counted), in the same rounds as ours.")
+            "own process (the round trip to it is not counted), taking turns with ours in blocks "
+            "of 10 rounds.")
     else:
         bench.notes.append(
             f"tau2's code is not measured ({peer}): a tool call is compared with "

@@ -164,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
                           "load_average": os.getloadavg()}, indent=1))
     else:
         print(render(rows))
+        for note in runtime.get("notes", []):  # the machine's speed, and how tau2 was run
+            if note.startswith(("Machine speed", "tau2:", "tau2's code")):
+                print(f"\n{note}")
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"\nload average at the end: {load}; missed: {len(missed)}"
               + (f" ({'; '.join(missed)})" if missed else ""))
