@@ -783,11 +783,10 @@ class _Validator:
         for name, item in value.items():
             if self.full:
                 break
-            sub = loc.key(name)
             key = (name if shallow and _plain_fit(name, typ.key)
-                   else self.key_from_text(name, typ.key, sub.as_key()))
+                   else self.key_from_text(name, typ.key, loc.key(name).as_key()))
             checked = (item if shallow and _plain_fit(item, typ.value)
-                       else self.check(item, typ.value, sub))
+                       else self.check(item, typ.value, loc.key(name)))
             if key is not _INVALID:
                 out[key] = checked
         if typ.refinement is not None:

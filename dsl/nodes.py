@@ -89,38 +89,33 @@ def _child_fields(cls: type[Node]) -> tuple[str, ...]:
     return names
 
 
-def iter_children(node: Node) -> Iterator[Node]:
-    """Yield the direct child nodes of ``node`` in field order."""
-    for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+def _children(node: Node) -> list[Node]:
+    """The direct child nodes of ``node`` in field order."""
+    children: list[Node] = []
+    for name in _child_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, Node):
-            yield value
+            children.append(value)
         elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, Node):
-                    yield item
+            children += [item for item in value if isinstance(item, Node)]
+    return children
+
+
+def iter_children(node: Node) -> Iterator[Node]:
+    """Yield the direct child nodes of ``node`` in field order."""
+    return iter(_children(node))
 
 
 def walk(node: Node) -> Iterator[Node]:
     """Yield ``node`` and all its descendants, depth first, in source order."""
     stack = [node]
-    pop, push = stack.pop, stack.append
-    known = _CHILD_FIELDS
+    pop = stack.pop
     while stack:
         current = pop()
         yield current
-        children: list[Node] = []
-        for name in known.get(type(current)) or _child_fields(type(current)):
-            value = getattr(current, name)
-            if isinstance(value, Node):
-                children.append(value)
-            elif isinstance(value, tuple):
-                children += [item for item in value if isinstance(item, Node)]
-        if len(children) == 1:
-            push(children[0])
-        elif children:
-            children.reverse()
-            stack += children
+        children = _children(current)
+        children.reverse()
+        stack += children
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

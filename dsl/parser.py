@@ -265,9 +265,7 @@ class _Positions:
         return n.Span(self.path, line, column, end_line, end_column, start, end)
 
     def token(self, tok: Token) -> n.Span:
-        return n.Span(self.path, (tok.line or 1) + self.line_delta, tok.column or 1,
-                      (tok.end_line or 1) + self.line_delta, tok.end_column or 1,
-                      (tok.start_pos or 0) + self.pos_delta, (tok.end_pos or 0) + self.pos_delta)
+        return self.between(tok, tok)
 
 
 _POSITIONED = (Token, n.Node)
