@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from llm_server import ScriptedLLMServer
 from port_replies import GET_ITEM, RESTOCK, TAKE, port_responder
+from ray_support import local_cluster
 
 from worldspec.cli.main import main
 
@@ -39,12 +40,8 @@ pytestmark = pytest.mark.skipif(ray is None, reason="Ray is not installed: "
 def cluster() -> Iterator[str]:
     assert ray is not None
     path = os.pathsep.join((str(ROOT), str(ROOT / "tests")))  # workers import this module
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _node_ip_address="127.0.0.1", runtime_env={"env_vars": {"PYTHONPATH": path}})
-    try:
-        yield str(ray.get_runtime_context().gcs_address)
-    finally:
-        ray.shutdown()
+    with local_cluster(ray, path) as address:
+        yield address
 
 
 def _classes(folder: Path) -> Path:

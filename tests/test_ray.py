@@ -1,6 +1,6 @@
 """``--backend ray``: rollouts and synth batches on a real local Ray cluster.
 
-One in-process cluster (``ray.init(num_cpus=2, include_dashboard=False)``) serves the module
+One in-process cluster (tests/ray_support.py: two CPUs, loopback) serves the module
 and is shut down after it. Models are the scripted local server (tests/llm_server.py). Each
 test runs a batch locally and on Ray and compares what they wrote: outputs byte for byte, and
 journal records line for line once sorted by key (a rollout record's ``timing`` and each
@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from llm_scripts import LIBRARY_WORLD, fenced, library_task, world_named
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
+from ray_support import local_cluster
 from test_llm_themes import scripted_embedding, themes_responder, write_corpus
 
 from worldspec.cli.main import main
@@ -53,13 +54,8 @@ pytestmark = pytest.mark.skipif(ray is None, reason="Ray is not installed: "
 def cluster() -> Iterator[str]:
     """A local two-CPU cluster for the module; its address, for drivers in subprocesses."""
     assert ray is not None
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _node_ip_address="127.0.0.1",  # loopback only
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    try:
-        yield str(ray.get_runtime_context().gcs_address)
-    finally:
-        ray.shutdown()
+    with local_cluster(ray, str(ROOT)) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
@@ -317,3 +313,44 @@ def test_the_scale_benchmark_runs_every_way_on_the_cluster(cluster: str) -> None
     assert all(r["requests"] == rows["rollouts", "local"]["requests"] > 0
                for (workload, _), r in rows.items() if workload == "rollouts")
 
+
+
+# ------------------------------------------------------------------- own cluster
+NICE_WORKER = """
+import os
+
+
+class NiceLevel:
+    async def start(self) -> None:
+        pass
+
+    async def run(self, payload: int) -> tuple[int, int]:
+        return payload, os.nice(0)
+
+    async def stop(self) -> None:
+        pass
+"""
+
+OWN_CLUSTER = """
+import asyncio, json, os
+from nice_worker import NiceLevel
+from worldspec.services.executors import RayExecutor
+
+done = {}
+asyncio.run(RayExecutor(workers=2, concurrency=1).run(
+    NiceLevel(), [1, 2, 3], prepare=lambda item: item,
+    finish=lambda item, outcome: done.__setitem__(item, outcome)))
+print(json.dumps({"done": done, "driver": os.environ.get("RAY_worker_niceness")}))
+"""
+
+
+def test_the_executor_s_own_cluster_runs_its_workers_at_nice_0_not_ray_s_15(
+        tmp_path: Path) -> None:
+    (tmp_path / "nice_worker.py").write_text(NICE_WORKER, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_worker_niceness")}
+    env["PYTHONPATH"] = os.pathsep.join((str(ROOT), str(tmp_path)))
+    done = subprocess.run([sys.executable, "-c", OWN_CLUSTER], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"done": {"1": [1, 0], "2": [2, 0], "3": [3, 0]}, "driver": None}
