@@ -20,14 +20,16 @@ what a syntax error message names as coming before the offending token.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import PatternStr
 
-__all__ = ["install_fast_lexer"]
+from worldspec.dsl.driver import Table, compile_table
+
+__all__ = ["Lex", "install_fast_lexer", "literal_terminals", "make_lexer"]
 
 _MASTER = re.compile(r"""
     (?P<WS>[ \t\f\r\n]+)
@@ -51,19 +53,36 @@ _MUL = {"*", "/", "//", "%"}
 _AUG = {"+=", "-=", "*=", "/="}
 
 
+Lex = Callable[[Any, Any], Iterator[Token]]
+
+
+def literal_terminals(lark: Lark) -> dict[str, str]:
+    """The terminals spelled by a fixed string (keywords, punctuation): text -> name."""
+    return {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
+
+
 def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None:
     """Replace the contextual lexer of a LALR ``lark`` parser built from worldspec.lark."""
-    literal = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
+    parse_table = lark.parser.parser.parser.parse_table
+    lark.parser.lexer.lex = make_lexer(compile_table(parse_table.states, lark.rules),
+                                       literal_terminals(lark), on_comment)
+
+
+def make_lexer(table: Table, literal: Mapping[str, str],
+               on_comment: Callable[[Token], Token]) -> Lex:
+    """The lexer for a parser whose table is ``table`` (:mod:`driver`'s form of lark's):
+    ``lex(lexer_state, parser_state)`` reads ``lexer_state.text`` (a str or lark's text
+    slice), sets its ``last_token``, and reads ``parser_state.state_stack``."""
     keywords = {word: name for word, name in literal.items() if word.isidentifier()}
     keywords.update(_WORD_TERMINALS)
-    states = lark.parser.parser.parser.parse_table.states
+    states = table
 
     def fits(stack: list[int], kind: str) -> bool:
         """Whether the parser, after any reductions, can shift a token of ``kind``."""
         first = states[stack[-1]].get(kind)
         if first is None:
             return False
-        if first[0].name == "Shift":
+        if first.__class__ is int:
             return True
         # Reduce on a view of the stack: the states pushed by the simulated
         # reductions over the untouched ``stack[:base]``. Copying the stack
@@ -72,19 +91,18 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
         pushed: list[int] = []
         action = first
         for _ in range(1000):
-            if action[0].name == "Shift":
+            if action.__class__ is int:
                 return True
-            rule = action[1]
-            size = len(rule.expansion)
+            size, name, _rule = action
             popped = min(size, len(pushed))
             if popped:
                 del pushed[-popped:]
             base -= size - popped
-            goto = states[pushed[-1] if pushed else stack[base - 1]].get(rule.origin.name)
+            goto = states[pushed[-1] if pushed else stack[base - 1]].get(name)
             if goto is None:
                 return False
-            pushed.append(goto[1])
-            action = states[goto[1]].get(kind)
+            pushed.append(goto)
+            action = states[goto].get(kind)
             if action is None:
                 return False
         return False
@@ -101,7 +119,7 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             m = match(text, pos)
             kind = m.lastgroup if m is not None else None
             value = m.group() if m is not None else ""
-            accepts = states[parser_state.position]
+            accepts = states[parser_state.state_stack[-1]]
             if text.startswith("/", pos) and "REGEX" in accepts:
                 rm = _REGEX.match(text, pos)
                 if rm is not None:
@@ -135,7 +153,7 @@ def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None
             # syntax error it is the token *before* the offending one (for "after 'x'").
             lexer_state.last_token = token
 
-    lark.parser.lexer.lex = lex
+    return lex
 
 
 def _word(value: str, keywords: dict[str, str], accepts: dict[str, Any], stack: list[int],
@@ -154,7 +172,7 @@ def _word(value: str, keywords: dict[str, str], accepts: dict[str, Any], stack: 
     return "NAME" if fits(stack, "NAME") else keyword
 
 
-def _operator(value: str, literal: dict[str, str], accepts: dict[str, Any]) -> str:
+def _operator(value: str, literal: Mapping[str, str], accepts: dict[str, Any]) -> str:
     if value == "-":
         if "ADD_OP" in accepts:
             return "ADD_OP"

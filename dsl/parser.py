@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import pickle
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,10 +32,12 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
+from lark.parse_tree_builder import ParseTreeBuilder
 
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import MAX_ERRORS, DiagnosticSink, Related
-from worldspec.dsl.lexer import install_fast_lexer
+from worldspec.dsl.driver import LoopState, Table, compile_table, drive
+from worldspec.dsl.lexer import Lex, install_fast_lexer, literal_terminals, make_lexer
 from worldspec.dsl.recovery import (
     MAX_ERRORS_PER_DECLARATION,
     blank,
@@ -127,36 +131,180 @@ def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
         os.makedirs(folder, exist_ok=True)
     except OSError:
         return _build(grammar, start, transformer, False)
-    key = hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
-                                    sys.version)).encode()).hexdigest()[:32]
+    key = _digest(grammar, start)[:32]
     return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
 
 
+#: The first item of a loop-tables file; a file that starts otherwise is another format.
+_TABLES_FORMAT = "worldspec-loop-tables-1"
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopTables:
+    """What our parser loop needs of a start rule's LALR parser: plain data, cached per user
+    beside lark's own cache (``tables-<start>-<key>.pickle``)."""
+
+    table: Table
+    #: lark's rules: a reduction's rule number is its place here
+    rules: tuple[Any, ...]
+    start_state: int
+    end_state: int
+    #: fixed-text terminals for the lexer: text -> terminal name
+    literal: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Loop:
+    """One start rule's parser for texts without syntax errors: our loop, lark's callbacks."""
+
+    tables: _LoopTables
+    callbacks: list[Callable[[list[Any]], Any]]
+    lex: Lex
+    transformer: _ToNodes
+
+    def parse(self, text: str) -> Any:
+        """The nodes of ``text`` (:class:`Stuck` or the lexer's error at the first error)."""
+        tables = self.tables
+        state = LoopState(tables.start_state)
+        return drive(tables.table, self.callbacks, state, self.lex(_LexerState(text), state),
+                     tables.end_state, self.transformer, _end_token)
+
+
+class _LexerState:
+    """What the lexer reads and writes of lark's lexer state: the text and the last token."""
+
+    __slots__ = ("last_token", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.last_token: Token | None = None
+
+
+def _end_token(last: Token | None) -> Token:
+    """Lark's ``$END`` token: at the last token's position, else at the start."""
+    if last is None:
+        return Token("$END", "", 0, 1, 1)
+    return Token.new_borrow_pos("$END", "", last)
+
+
 @cache
-def _lark(start: str) -> tuple[Lark, _ToNodes]:
-    """The LALR parser for ``start`` and the transformer it runs inline."""
-    grammar = resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
+def _grammar() -> str:
+    return resources.files("worldspec.dsl").joinpath("worldspec.lark").read_text(
         encoding="utf-8")
-    transformer = _ToNodes()
-    lark = _build_cached(grammar, start, transformer)
+
+
+def _digest(grammar: str, start: str) -> str:
+    """What the tables of ``start`` depend on: the grammar, lark's and Python's versions."""
+    return hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+                                      sys.version)).encode()).hexdigest()
+
+
+@cache
+def _transformer(start: str) -> _ToNodes:
+    """The transformer both parsers of ``start`` run inline (it keeps no state between
+    parses: :func:`_run` resets it)."""
+    return _ToNodes()
+
+
+@cache
+def _lark(start: str) -> Lark:
+    """Lark's LALR parser for ``start``: for texts with syntax errors, whose exceptions the
+    messages and the recovery read."""
+    transformer = _transformer(start)
+    lark = _build_cached(_grammar(), start, transformer)
     # Nodes are built while parsing (no intermediate tree); each reduce callback
     # is wrapped so the transformer sees the raw children it takes spans from.
     table_parser = lark.parser.parser.parser
     table_parser.callbacks = {rule: _SpanCallback(callback, transformer)
                               for rule, callback in table_parser.callbacks.items()}
     install_fast_lexer(lark, _keep_comment)
-    return lark, transformer
+    return lark
 
 
+@cache
+def _loop(start: str) -> _Loop:
+    """Our parser loop for ``start``: its tables from the cache, else from lark's parser."""
+    tables = _loop_tables(start)
+    transformer = _transformer(start)
+    # the callbacks lark makes for these rules and options (lark.Lark._prepare_callbacks)
+    builder = ParseTreeBuilder(  # type: ignore[no-untyped-call]
+        list(tables.rules), Tree, False, False, True)
+    made = builder.create_callback(transformer)  # type: ignore[no-untyped-call]
+    return _Loop(tables, [made[rule] for rule in tables.rules],
+                 make_lexer(tables.table, tables.literal, _keep_comment), transformer)
+
+
+def _loop_tables(start: str) -> _LoopTables:
+    """The loop's tables for ``start``: read from the per-user cache when a sound file for
+    this grammar, lark and Python is there, else taken from lark's parser and written."""
+    folder = parser_cache_dir()
+    digest = _digest(_grammar(), start)
+    path = os.path.join(folder, f"tables-{start}-{digest[:32]}.pickle") if folder else None
+    if path is not None:
+        found = _read_tables(path, digest)
+        if found is not None:
+            return found
+    lark = _lark(start)
+    parse_table = lark.parser.parser.parser.parse_table
+    tables = _LoopTables(compile_table(parse_table.states, lark.rules), tuple(lark.rules),
+                         parse_table.start_states[start], parse_table.end_states[start],
+                         literal_terminals(lark))
+    if path is not None:
+        _write_tables(path, digest, tables)
+    return tables
+
+
+def _read_tables(path: str, digest: str) -> _LoopTables | None:
+    """The tables in ``path``, or None when it is missing, unreadable, of another format or
+    made for another grammar, lark or Python (the full digest is stored inside)."""
+    try:
+        with open(path, "rb") as stream:
+            found = pickle.load(stream)
+    except Exception:  # missing, truncated, garbage: any of pickle's errors
+        return None
+    if not (isinstance(found, tuple) and len(found) == 3 and found[0] == _TABLES_FORMAT
+            and found[1] == digest and isinstance(found[2], _LoopTables)):
+        return None
+    tables: _LoopTables = found[2]
+    return tables
+
+
+def _write_tables(path: str, digest: str, tables: _LoopTables) -> None:
+    """Write the tables whole or not at all (a temporary file renamed); no cache on failure."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                pickle.dump((_TABLES_FORMAT, digest, tables), stream,
+                            protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    except OSError:
+        pass
 
 
 def _run(start: str, text: str, pos: _Positions) -> Any:
-    """Parse ``text`` from ``start`` into nodes (re-entrant, for f-strings)."""
-    lark, transformer = _lark(start)
+    """Parse ``text`` from ``start`` into nodes (re-entrant, for f-strings).
+
+    Our loop parses first; at any error it stopped on, the text is parsed again by lark from
+    a clean start (the transformer reset, the comments the first try collected dropped), so
+    errors are lark's exceptions, with the interactive parser recovery reads."""
+    transformer = _transformer(start)
     saved = (transformer.pos, transformer.prefixes, transformer.current)
+    comments = _COMMENTS.get()
+    kept = len(comments) if comments is not None else 0
     transformer.reset(pos)
     try:
-        return lark.parse(text)
+        try:
+            return _loop(start).parse(text)
+        except Exception:  # Stuck, the lexer's, a malformed literal's: lark says which
+            transformer.reset(pos)
+            if comments is not None:
+                del comments[kept:]
+        return _lark(start).parse(text)
     finally:
         transformer.pos, transformer.prefixes, transformer.current = saved
 

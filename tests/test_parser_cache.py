@@ -1,14 +1,17 @@
 """The parser tables' cache: used when sound, ignored and rebuilt when stale or corrupted.
 
 The LALR tables are built once per user and grammar and read back by later processes
-(``$WORLDSPEC_PARSER_CACHE``, default ``~/.cache/worldspec``). Whatever is in the cache
-folder, a parse gives the same module and the same syntax errors as a parser built from
-the grammar; a folder that cannot be written means no cache, not a failure.
+(``$WORLDSPEC_PARSER_CACHE``, default ``~/.cache/worldspec``): lark's own file
+(``parser-*.lark``), read only when a text has a syntax error, and the tables of our parser
+loop (``tables-*.pickle``), read by every parse. Whatever is in the cache folder, a parse
+gives the same module and the same syntax errors as a parser built from the grammar; a
+folder that cannot be written means no cache, not a failure.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,14 +55,20 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh cache folder, and a parser built again for each use of it."""
     folder = tmp_path / "parser-cache"
     monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(folder))
-    parser._lark.cache_clear()
+    forget_parsers()
     yield folder
+    forget_parsers()
+
+
+def forget_parsers() -> None:
+    """Drop the parsers this process has loaded (lark's and our loop's)."""
     parser._lark.cache_clear()
+    parser._loop.cache_clear()
 
 
 def fresh_parse(text: str) -> Parsed:
     """Parse in what is, for the parser, a new process: its tables are loaded again."""
-    parser._lark.cache_clear()
+    forget_parsers()
     return parsed(text)
 
 
@@ -68,23 +77,28 @@ def expected(monkeypatch: pytest.MonkeyPatch) -> dict[str, Parsed]:
     """What a parser built from the grammar, with no cache at all, gives."""
     monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", "")
     out = {"good": fresh_parse(SPEC), "broken": fresh_parse(BROKEN)}
-    parser._lark.cache_clear()
+    forget_parsers()
     return out
 
 
 def cache_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("parser-*.lark"))
+    return sorted([*folder.glob("parser-*.lark"), *folder.glob("tables-*.pickle")])
 
 
 def test_the_first_parse_writes_the_cache_and_later_ones_read_it(
         expected: dict[str, object], cache: Path) -> None:
     assert fresh_parse(SPEC) == expected["good"]
     files = cache_files(cache)
-    assert [f.name.split("-")[1] for f in files] == ["expr", "start"]  # f-strings parse `expr`
+    # lark's tables and the loop's, for `start` and for `expr` (f-strings parse `expr`)
+    assert [f.name.split("-")[:2] for f in files] == [
+        ["parser", "expr"], ["parser", "start"], ["tables", "expr"], ["tables", "start"]]
     written = {f: f.stat().st_mtime_ns for f in files}
     assert fresh_parse(SPEC) == expected["good"]
+    assert parser._lark.cache_info().currsize == 0  # a clean text never loads lark's parser
     assert fresh_parse(BROKEN) == expected["broken"]
+    assert parser._lark.cache_info().currsize == 1  # a syntax error does
     assert {f: f.stat().st_mtime_ns for f in cache_files(cache)} == written  # only read
+    assert list(cache.glob("*.tmp")) == []  # written whole, then renamed
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
@@ -99,8 +113,26 @@ def test_a_corrupted_cache_is_ignored_and_rebuilt(
     assert fresh_parse(BROKEN) == expected["broken"]
     # rebuilt in place: the next process reads sound tables again
     sizes = {path.stat().st_size for path in cache_files(cache)}
-    assert 0 not in sizes
+    assert 0 not in sizes and len(sizes) == 4
     assert fresh_parse(SPEC) == expected["good"]
+    assert parser._lark.cache_info().currsize == 0
+
+
+def test_loop_tables_for_another_grammar_lark_or_format_are_ignored(
+        expected: dict[str, object], cache: Path) -> None:
+    """A sound pickle at the current name made for something else (another grammar, lark
+    or Python: another digest inside; another format; another kind of object) is rebuilt."""
+    fresh_parse(SPEC)
+    (tables,) = cache.glob("tables-start-*.pickle")
+    digest = parser._digest(parser._grammar(), "start")
+    sound = pickle.loads(tables.read_bytes())
+    assert sound[:2] == (parser._TABLES_FORMAT, digest)
+    for stale in ((sound[0], "0" * 64, sound[2]), ("another-format", digest, sound[2]),
+                  (sound[0], digest, {"table": []}), ["not", "a", "tuple"]):
+        tables.write_bytes(pickle.dumps(stale))
+        assert fresh_parse(SPEC) == expected["good"]
+        assert fresh_parse(BROKEN) == expected["broken"]
+        assert pickle.loads(tables.read_bytes())[:2] == sound[:2]  # rebuilt
 
 
 def test_a_stale_cache_for_another_grammar_is_ignored(
@@ -143,7 +175,7 @@ def test_a_cache_folder_that_cannot_be_made_means_no_cache(
         assert fresh_parse(SPEC) == expected["good"]
         assert fresh_parse(BROKEN) == expected["broken"]
     finally:
-        parser._lark.cache_clear()
+        forget_parsers()
 
 
 def test_an_empty_setting_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
