@@ -115,9 +115,19 @@ def make_lexer(table: Table, literal: Mapping[str, str],
         line = 1
         line_start = 0
         match = _MASTER.match
+        new_str = str.__new__
         while pos < end:
             m = match(text, pos)
             kind = m.lastgroup if m is not None else None
+            if kind == "WS":  # the commonest match: skipped before anything else is asked
+                assert m is not None
+                after = m.end()
+                newlines = text.count("\n", pos, after)
+                if newlines:
+                    line += newlines
+                    line_start = text.rindex("\n", pos, after) + 1
+                pos = after
+                continue
             value = m.group() if m is not None else ""
             accepts = states[parser_state.state_stack[-1]]
             if text.startswith("/", pos) and "REGEX" in accepts:
@@ -128,22 +138,28 @@ def make_lexer(table: Table, literal: Mapping[str, str],
                 raise UnexpectedCharacters(  # type: ignore[no-untyped-call]
                     text, pos, line, pos - line_start + 1, allowed=set(accepts),
                     state=parser_state)
-            newlines = value.count("\n") if kind in ("WS", "TRIPLE") else 0
+            newlines = value.count("\n") if kind == "TRIPLE" else 0
             next_line = line + newlines
             next_start = line_start if not newlines else pos + value.rindex("\n") + 1
-            if kind == "WS":
-                pos = m.end()
-                line, line_start = next_line, next_start
-                continue
             if kind == "WORD":
                 kind = _word(value, keywords, accepts, parser_state.state_stack, fits)
             elif kind == "TRIPLE":
                 kind = "STRING"
             elif kind == "OP":
                 kind = _operator(value, literal, accepts)
-            token = Token(kind, value, pos, line, pos - line_start + 1, next_line,
-                          m.end() - next_start + 1, m.end())
-            pos = m.end()
+            after = m.end()
+            # Token(kind, value, pos, line, ...) with its fields stored here: lark's
+            # constructor is two calls deep, and this runs once per token
+            token = new_str(Token, value)
+            token.type = kind
+            token.value = value
+            token.start_pos = pos
+            token.line = line
+            token.column = pos - line_start + 1
+            token.end_line = next_line
+            token.end_column = after - next_start + 1
+            token.end_pos = after
+            pos = after
             line, line_start = next_line, next_start
             if kind == "COMMENT":
                 on_comment(token)
