@@ -62,18 +62,17 @@ class LoopState:
 def drive(table: Table, callbacks: Sequence[Callable[[list[Any]], Any]], state: LoopState,
           tokens: Iterator[Token], end_state: int, owner: Any,
           end: Callable[[Token | None], Token]) -> Any:
-    """Shift and reduce ``tokens`` from ``state``; the value of the start rule.
+    """Shift and reduce ``tokens``, then the ``$END`` token ``end(last_token)`` makes, from
+    ``state``; the value of the start rule.
 
     ``callbacks[rule]`` makes a reduction's value from its children; ``owner.current`` is set
-    to the raw children first (the transformer takes spans from them). ``end(last_token)``
-    makes the ``$END`` token.
+    to the raw children first (the transformer takes spans from them).
     """
     state_stack = state.state_stack
     value_stack: list[Any] = []
     push_state = state_stack.append
     push_value = value_stack.append
-    token: Token | None = None
-    for token in tokens:
+    for token in _and_end(tokens, end):
         kind = token.type
         while True:
             action = table[state_stack[-1]].get(kind)
@@ -92,23 +91,18 @@ def drive(table: Table, callbacks: Sequence[Callable[[list[Any]], Any]], state: 
                 children = []
             owner.current = children
             value = callbacks[rule](children)
-            push_state(table[state_stack[-1]][name])
+            goto = table[state_stack[-1]][name]
+            # only the start rule, reduced before `$END`, leads to the end state
+            if goto == end_state and kind == "$END":
+                return value
+            push_state(goto)
             push_value(value)
-    last = end(token)
-    while True:
-        action = table[state_stack[-1]].get(last.type)
-        if action is None or action.__class__ is int:
-            raise Stuck(last.type)
-        size, name, rule = action
-        if size:
-            children = value_stack[-size:]
-            del state_stack[-size:]
-            del value_stack[-size:]
-        else:
-            children = []
-        owner.current = children
-        value = callbacks[rule](children)
-        push_state(table[state_stack[-1]][name])
-        push_value(value)
-        if state_stack[-1] == end_state:
-            return value_stack[-1]
+    raise Stuck("$END")  # the tables shifted `$END`: not a table lark makes
+
+
+def _and_end(tokens: Iterator[Token], end: Callable[[Token | None], Token]) -> Iterator[Token]:
+    """``tokens``, then the ``$END`` token made from the last of them."""
+    last: Token | None = None
+    for last in tokens:
+        yield last
+    yield end(last)
