@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from types import CodeType
 from typing import Any
 
 import lark as lark_package
@@ -135,8 +136,20 @@ def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
     return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
 
 
-#: The first item of a loop-tables file; a file that starts otherwise is another format.
-_TABLES_FORMAT = "worldspec-loop-tables-1"
+def _code_print(code: CodeType) -> bytes:
+    """The bytecode of ``code`` and of the code objects inside it, with their constants: the
+    same in every process of one Python (a code object's repr holds its address)."""
+    parts = [code.co_code]
+    for constant in code.co_consts:
+        parts.append(_code_print(constant) if isinstance(constant, CodeType)
+                     else repr(constant).encode())
+    return b"\0".join(parts)
+
+
+#: The first item of a loop-tables file; a file that starts otherwise is another format. It
+#: names the code that makes the tables, so tables made by another version of it are not read.
+_TABLES_FORMAT = "worldspec-loop-tables-1-" + hashlib.sha256(
+    _code_print(compile_table.__code__)).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +239,8 @@ def _loop(start: str) -> _Loop:
     """Our parser loop for ``start``: its tables from the cache, else from lark's parser."""
     tables = _loop_tables(start)
     transformer = _transformer(start)
-    # the callbacks lark makes for these rules and options (lark.Lark._prepare_callbacks)
+    # the callbacks lark makes for these rules with _build's options (no positions, not
+    # ambiguous, placeholders), as lark.Lark._prepare_callbacks makes them
     builder = ParseTreeBuilder(  # type: ignore[no-untyped-call]
         list(tables.rules), Tree, False, False, True)
     made = builder.create_callback(transformer)  # type: ignore[no-untyped-call]

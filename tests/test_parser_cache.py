@@ -10,9 +10,12 @@ folder that cannot be written means no cache, not a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,3 +187,33 @@ def test_an_empty_setting_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("WORLDSPEC_PARSER_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
     assert parser.parser_cache_dir() == os.path.join("/somewhere", "worldspec")
+
+
+#: A process that parses the spec on stdin and says what it loaded and what it parsed.
+PARSE_IN_A_PROCESS = """
+import json, sys
+from worldspec.dsl import parser
+from worldspec.dsl.diagnostics import DiagnosticSink
+sink = DiagnosticSink()
+result = parser.parse_module(sys.stdin.read(), "t.world", sink)
+print(json.dumps({"lark loaded": parser._lark.cache_info().currsize, "ok": result.ok,
+                  "decls": len(result.module.decls), "format": parser._TABLES_FORMAT}))
+"""
+
+
+def test_a_new_process_reads_the_tables_another_wrote(tmp_path: Path) -> None:
+    """Across processes, the file is found and taken: the format names the code that makes
+    the tables the same way in every process, and the second parse never loads lark."""
+    env = {**os.environ, "WORLDSPEC_PARSER_CACHE": str(tmp_path / "cache")}
+
+    def run() -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", PARSE_IN_A_PROCESS], input=SPEC,
+                              capture_output=True, text=True, env=env, timeout=120,
+                              check=True)
+        found: dict[str, object] = json.loads(done.stdout)
+        return found
+
+    first, second = run(), run()
+    assert first["lark loaded"] == 2 and second["lark loaded"] == 0  # `start`, `expr`
+    assert first["format"] == second["format"]
+    assert first["ok"] is second["ok"] is True and first["decls"] == second["decls"] == 4
