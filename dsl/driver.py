@@ -39,9 +39,8 @@ def compile_table(states: Mapping[int, Mapping[str, tuple[Any, Any]]],
                   rules: Sequence[Any]) -> Table:
     """Lark's ``parse_table.states`` (state -> symbol -> (Shift|Reduce, argument)) as a
     :data:`Table` indexed by state number; ``rules`` numbers the rules (lark's rule list)."""
-    number = {rule: index for index, rule in enumerate(rules)}
     reductions = {rule: (len(rule.expansion), rule.origin.name, index)
-                  for rule, index in number.items()}
+                  for index, rule in enumerate(rules)}
     table: Table = [{} for _ in range(max(states) + 1)]
     for state, actions in states.items():
         row = table[state]

@@ -34,6 +34,11 @@ def parse_all(text: str) -> tuple[Any, ...]:
             [(d.code, d.span, d.message) for d in sink.sorted()])
 
 
+def _stuck(start: str) -> Any:
+    """Our loop switched off: every text goes to lark, as if the loop were stuck on it."""
+    raise Stuck(start)
+
+
 def test_the_repository_has_world_files_to_compare() -> None:
     assert len(FILES) > 100
 
@@ -44,16 +49,12 @@ def test_the_loop_parses_every_file_as_lark_does(path: Path,
     text = path.read_text(encoding="utf-8", errors="replace")
     cuts = sorted({len(text) * k // 7 for k in range(1, 7)})
     ours = [parse_all(text)] + [parse_all(text[:cut]) for cut in cuts]
-    with monkeypatch.context() as patch:  # every text to lark, as if the loop were stuck
+    with monkeypatch.context() as patch:
         patch.setattr(parser, "_loop", _stuck)
         larks = [parse_all(text)] + [parse_all(text[:cut]) for cut in cuts]
     assert ours[0] == larks[0]
     for cut, mine, theirs in zip(cuts, ours[1:], larks[1:], strict=True):
         assert mine == theirs, f"cut at {cut}"
-
-
-def _stuck(start: str) -> Any:
-    raise Stuck(start)
 
 
 def test_a_clean_file_is_parsed_by_the_loop_alone() -> None:

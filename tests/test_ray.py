@@ -314,7 +314,6 @@ def test_the_scale_benchmark_runs_every_way_on_the_cluster(cluster: str) -> None
                for (workload, _), r in rows.items() if workload == "rollouts")
 
 
-
 # ------------------------------------------------------------------- own cluster
 NICE_WORKER = """
 import os
