@@ -857,6 +857,32 @@ start. The message is the failure's.
 on load { require len(orders) > 0 else "No orders given." }
 task empty in Shop { given { } ... }
 """)
+entry("WS624", "error", "solution uses a value the agent was never shown",
+      """
+A call of the task's reference solution passes a value that names something (an
+entity's key, or any string) which the agent could not have seen before that call:
+it is in none of the instruction, the user's `persona` or `known` information (what
+is `unknown` does not count), the world's policy, the tool definitions (names,
+descriptions, parameter docs, enum values) or the results of the solution's earlier
+calls (their text, and the strings, keys and numbers inside JSON results). Such a
+task can only be solved by guessing. Matching ignores case and runs of whitespace,
+and is token-bounded: `"L002"` is not shown by `"L0021"`.
+
+Numbers that are not entity keys, booleans, dates, datetimes, durations and enum
+members are exempt (the agent computes or states them), and so is text the agent
+writes in its own words, when its parameter or record field is marked `freeform`:
+`body: str(1..1000) freeform "The message text."`.
+
+To fix: return the value from a read tool the solution calls first, add a read tool
+that shows it, name it in the instruction or `known`, or mark a genuine free-text
+parameter `freeform`.
+""", """
+tool list_loans(member: Member) -> list[str] { ... }   # loan ids only, no copies
+solution {
+  list_loans(member: "M001")
+  return_copy(copy: "C0003")    # the copy's barcode was never shown
+}
+""")
 entry("WS409", "error", "break or continue outside a loop",
       """
 `break` and `continue` belong inside a `for` loop; to leave a tool or helper,

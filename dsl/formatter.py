@@ -1013,7 +1013,7 @@ class _Layout:
 
     def print_Field(self, f: n.Field, indent: int, blank: _Blank) -> None:
         head = ("key " if f.is_key else "") + f"{f.name.name}{'?' if f.may_be_absent else ''}: " \
-            f"{type_text(f.type)}"
+            f"{type_text(f.type)}" + (" freeform" if f.freeform else "")
         if f.alias is not None:
             head += " from " + quote_string(f.alias)
         self.valued(f, head, f.default, f.doc, indent, blank)
@@ -1060,7 +1060,7 @@ class _Layout:
         return text + self.param_tail(p)
 
     def param_head(self, p: n.Param) -> str:
-        text = f"{p.name.name}: {type_text(p.type)}"
+        text = f"{p.name.name}: {type_text(p.type)}" + (" freeform" if p.freeform else "")
         return text if p.default is None else text + " = " + self.ex.expr(p.default)
 
     def param_tail(self, p: n.Param) -> str:

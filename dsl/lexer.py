@@ -46,7 +46,7 @@ _REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/")
 
 _QUANT = {"all", "any", "exists"}
 _WORD_TERMINALS = {"key": "KEY", "not": "NOT", "nothing": "NOTHING", "keep": "KEEP",
-                   "private": "PRIVATE",
+                   "private": "PRIVATE", "freeform": "FREEFORM",
                    **{q: "QUANT" for q in _QUANT}}
 _ADD = {"+", "-"}
 _MUL = {"*", "/", "//", "%"}

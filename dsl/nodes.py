@@ -646,9 +646,10 @@ class EnumDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Field(Node):
-    """``[key] name[?]: type [from "alias"] [= default] ["doc"]`` in a record or entity;
-    ``name?`` marks a record field that may be absent (left out of the record's JSON, not null);
-    ``alias`` is the key loaded data may give the field under."""
+    """``[key] name[?]: type [freeform] [from "alias"] [= default] ["doc"]`` in a record or
+    entity; ``name?`` marks a record field that may be absent (left out of the record's JSON,
+    not null); ``alias`` is the key loaded data may give the field under; ``freeform`` marks
+    a text the agent writes in its own words (see :class:`Param`)."""
 
     name: Ident
     type: TypeExpr
@@ -657,6 +658,7 @@ class Field(Node):
     is_key: bool = False
     alias: str | None = None
     may_be_absent: bool = False
+    freeform: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -762,13 +764,18 @@ class PolicyDecl(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Param(Node):
-    """A tool or helper parameter."""
+    """A tool or helper parameter: ``name: type [freeform] [= default] ["doc"] [else msg]``.
+
+    ``freeform`` marks a text the agent writes in its own words (a message body, a reason):
+    task validation does not ask that a reference solution's value for it was shown to the
+    agent before the call, as it does for every other string and entity key."""
 
     name: Ident
     type: TypeExpr
     default: Expr | None
     doc: str | None
     not_found: Expr | None = None
+    freeform: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -620,10 +620,10 @@ class _ToNodes(Transformer[Token, Any]):
                             span=self._span())
 
     def field(self, c: list[Any]) -> n.Field:
-        is_key, name, absent, typ, alias, default, doc = c
+        is_key, name, absent, typ, freeform, alias, default, doc = c
         return n.Field(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
                        is_key=is_key is not None, may_be_absent=absent is not None,
-                       alias=alias, span=self._span())
+                       alias=alias, freeform=freeform is not None, span=self._span())
 
     def field_alias(self, c: list[Any]) -> str:
         return self._string(c[0])
@@ -732,9 +732,9 @@ class _ToNodes(Transformer[Token, Any]):
         return c[0]  # type: ignore[no-any-return]
 
     def param(self, c: list[Any]) -> n.Param:
-        name, typ, default, doc, not_found = c
+        name, typ, freeform, default, doc, not_found = c
         return n.Param(name=_ident(self.pos, name), type=typ, default=default, doc=self._doc(doc),
-                       not_found=not_found, span=self._span())
+                       not_found=not_found, freeform=freeform is not None, span=self._span())
 
     def not_found(self, c: list[Any]) -> Any:
         return c[0]

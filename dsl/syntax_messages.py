@@ -35,6 +35,7 @@ TERMINAL_WORDS: dict[str, str] = {
     "NOTHING": "'nothing'",
     "KEEP": "'keep'",
     "PRIVATE": "'private'",
+    "FREEFORM": "'freeform'",
     "AUG_OP": "'+='",
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*' or '/'",

@@ -13,6 +13,8 @@ task's initial data and reports, as diagnostics at the task's own spans:
   breaks the policy, say), doing nothing earns the reward by design and any change
   loses it;
 - an answer check that the solution's own reference reply fails (WS622);
+- a solution call passing a value that names something (an entity key, a string) the agent
+  was never shown before that call (WS624, :mod:`~worldspec.services.discoverability`);
 - a literal table key in a check that exists neither before nor after the
   solution, or an id in the instruction that no table holds (WS615).
 
@@ -40,6 +42,7 @@ from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
 from worldspec.runtime.episode import Episode, TaskSpec
+from worldspec.services.discoverability import ShownText, report_unseen_arguments
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
            "set_aside_broken_tasks", "validate_tasks"]
@@ -240,6 +243,7 @@ class _Runner:
         self._start: Episode | None = None
         #: id(initial data) -> (that data, the keys of its rows as text, their prefixes)
         self._keys: dict[int, tuple[object, set[str], set[str]]] = {}
+        self._world_shown: ShownText | None = None
 
     def reset(self, task: str) -> tuple[Episode, Episode]:
         """The episode to run ``task`` in and the task's initial state, both fresh."""
@@ -250,6 +254,19 @@ class _Runner:
             self._run.reset(task=task)
             self._start.reset(task=task)
         return self._run, self._start
+
+    def shown_at_start(self, spec: TaskSpec, episode: Episode) -> ShownText:
+        """What the agent is shown before its first call in ``spec``: the world's policy and
+        tool definitions, the instruction, and what the simulated user may tell (its persona
+        and ``known`` information, never ``unknown``)."""
+        if self._world_shown is None:
+            self._world_shown = ShownText([self.episode_class.POLICY])
+            self._world_shown.add_value(episode.tools())
+        shown = self._world_shown.copy()
+        for text in (spec.instruction, spec.persona, spec.known):
+            if text:
+                shown.add_value(text)
+        return shown
 
     def initial_keys(self, task: str, initial: Episode) -> tuple[set[str], set[str]]:
         """Every row key of ``task``'s initial state as text, and the keys' prefixes."""
@@ -298,12 +315,17 @@ def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: Diagnost
                                                "task's work"])
     solution = node.solution
     calls = solution.calls if solution is not None else ()
+    seen = runner.shown_at_start(spec, episode)
     for call_node, (name, arguments) in zip(calls, spec.solution, strict=False):
+        tool = world.tools.get(name)
+        if tool is not None:
+            report_unseen_arguments(call_node, tool, arguments, world, seen, sink)
         result = episode.call(name, dict(arguments))
         if episode.failed(result):
             message = episode.last_error.message if episode.last_error else str(result)
             sink.report("WS610", call_node.span, f"solution call {name}() fails: {message}")
             return
+        seen.add_value(result)
     final = episode.score(initial=initial, replies=spec.replies)
     if solution is not None:
         for outcome in final.checks:

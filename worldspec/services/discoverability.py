@@ -1,0 +1,260 @@
+"""Discoverability: a reference solution names only what the agent was shown before the call.
+
+A task is solvable only when an agent could reach its reference solution from what it is
+shown. So every argument value of a solution call that *names* something must appear, before
+that call, in the instruction, the simulated user's persona or ``known`` information (never
+``unknown``), the world's policy, the tool definitions the agent gets (names, descriptions,
+parameter docs, enum values), or a result an earlier call of the solution returned (its text,
+and the strings, keys and numbers inside it when it is JSON).
+
+What names something: an entity-typed parameter's key (a string or a number), and any string,
+also nested in lists, sets, maps, records and ``json`` values. What an agent computes or says
+in its own words names nothing: numbers that are not entity keys, booleans, dates, datetimes
+and durations, enum members (the schema lists them), and ``freeform`` parameters and record
+fields (``body: str freeform "The message text."``).
+
+A value is shown by a text when it occurs there case-insensitively, whitespace-normalised
+and token-bounded: ``"L002"`` is not shown by ``"L0021"``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from worldspec.compiler.model import ParamInfo, ToolInfo, WorldModel
+from worldspec.compiler.types import ListOf, MapOf, Named, Optional, Prim, SetOf, Type
+from worldspec.dsl import nodes as n
+from worldspec.dsl.diagnostics import DiagnosticSink
+
+__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class NamedValue:
+    """A value inside an argument that names something, and where: ``items[0].sku``."""
+
+    path: str
+    value: str | int
+    #: whether the value is text the agent could have written in its own words (a plain
+    #: string, not an entity key): then marking it ``freeform`` is one possible fix
+    text: bool
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+class ShownText:
+    """Everything shown to the agent so far, searchable for token-bounded values."""
+
+    def __init__(self, texts: Sequence[str] = ()) -> None:
+        self._texts: list[str] = [t for t in (_normalised(x) for x in texts) if t]
+        self._joined: str | None = None
+
+    def copy(self) -> ShownText:
+        shown = ShownText()
+        shown._texts = list(self._texts)
+        return shown
+
+    def add_value(self, value: Any) -> None:
+        """Show a value: a text, and every string, key and number inside JSON data."""
+        for piece in _pieces(value):
+            normal = _normalised(piece)
+            if normal:
+                self._texts.append(normal)
+        self._joined = None
+
+    def shows(self, value: str | int) -> bool:
+        """Whether ``value`` occurs in what was shown, as a whole token sequence."""
+        wanted = _normalised(str(value))
+        if not wanted:
+            return True
+        if self._joined is None:
+            self._joined = "\n".join(self._texts)
+        head = r"(?<!\w)" if re.match(r"\w", wanted) else ""
+        tail = r"(?!\w)" if re.search(r"\w$", wanted) else ""
+        return re.search(head + re.escape(wanted) + tail, self._joined) is not None
+
+
+def _pieces(value: Any) -> Iterator[str]:
+    """The texts a value shows: a string itself (and its JSON contents), keys, numbers."""
+    if isinstance(value, str):
+        yield value
+        decoded = _json(value)
+        if decoded is not None:
+            yield from _pieces(decoded)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        yield str(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _pieces(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _pieces(item)
+
+
+def _json(text: str) -> Any:
+    """The JSON value a text holds when it is a JSON object, array or string, else None."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[\"":
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
+# ------------------------------------------------------------- what an argument names
+
+_Walker = Callable[["_Walk", Any, Any, str], Iterator[NamedValue]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    world: WorldModel
+
+    def values(self, value: Any, typ: Type, path: str) -> Iterator[NamedValue]:
+        if value is None:
+            return
+        walker = _WALKERS.get(type(typ))
+        if walker is not None:
+            yield from walker(self, value, typ, path)
+
+
+def _prim(walk: _Walk, value: Any, typ: Prim, path: str) -> Iterator[NamedValue]:
+    if typ.name == "str" and isinstance(value, str) and value.strip():
+        yield NamedValue(path, value, text=True)
+    elif typ.name == "json":
+        yield from _json_strings(value, path)
+    # numbers, bools, dates, datetimes, durations: computed or stated in the agent's words
+
+
+def _json_strings(value: Any, path: str) -> Iterator[NamedValue]:
+    if isinstance(value, str):
+        if value.strip():
+            yield NamedValue(path, value, text=True)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _json_strings(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _json_strings(item, f"{path}[{i}]")
+
+
+def _optional(walk: _Walk, value: Any, typ: Optional, path: str) -> Iterator[NamedValue]:
+    yield from walk.values(value, typ.inner, path)
+
+
+def _elements(walk: _Walk, value: Any, typ: ListOf | SetOf, path: str) -> Iterator[NamedValue]:
+    if isinstance(value, list | tuple | set | frozenset):
+        for i, item in enumerate(value):
+            yield from walk.values(item, typ.element, f"{path}[{i}]")
+
+
+def _map(walk: _Walk, value: Any, typ: MapOf, path: str) -> Iterator[NamedValue]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from walk.values(key, typ.key, f"{path} key")
+            yield from walk.values(item, typ.value, f"{path}[{json.dumps(key)}]")
+
+
+def _named(walk: _Walk, value: Any, typ: Named, path: str) -> Iterator[NamedValue]:
+    kind = _NAMED_KINDS.get(typ.kind)
+    if kind is not None:
+        yield from kind(walk, value, typ, path)
+
+
+def _entity_key(walk: _Walk, value: Any, typ: Named, path: str) -> Iterator[NamedValue]:
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        if not (isinstance(value, str) and not value.strip()):
+            yield NamedValue(path, value, text=False)
+
+
+def _record(walk: _Walk, value: Any, typ: Named, path: str,
+            skip: str | None = None) -> Iterator[NamedValue]:
+    record = walk.world.records.get(typ.name)
+    if record is None or not isinstance(value, Mapping):
+        return
+    for name, item in value.items():
+        info = record.fields.get(str(name))
+        if info is None or name == skip or info.node.freeform:
+            continue
+        yield from walk.values(item, info.type, f"{path}.{name}")
+
+
+def _union(walk: _Walk, value: Any, typ: Named, path: str) -> Iterator[NamedValue]:
+    union = walk.world.unions.get(typ.name)
+    if union is None or not isinstance(value, Mapping):
+        return
+    variant = union.variants.get(str(value.get(union.tag_field)))
+    if variant is not None:  # the tag is one of the schema's listed values
+        yield from _record(walk, value, Named("record", variant), path, skip=union.tag_field)
+
+
+_WALKERS: dict[type, _Walker] = {
+    Prim: _prim, Optional: _optional, ListOf: _elements, SetOf: _elements, MapOf: _map,
+    Named: _named,
+}
+
+#: what a declared type's value names: an entity its key, records and unions their fields;
+#: an enum member nothing (the tool schema lists the members)
+_NAMED_KINDS: dict[str, _Walker] = {"entity": _entity_key, "record": _record, "union": _union}
+
+
+def named_values(param: ParamInfo, value: Any, world: WorldModel) -> list[NamedValue]:
+    """What an argument's value names, or nothing for a ``freeform`` parameter."""
+    if param.node.freeform:
+        return []
+    return list(_Walk(world).values(value, param.type, param.name))
+
+
+# ------------------------------------------------------------------ the diagnostic
+
+_HINTS = (
+    "return it from a read tool the solution calls earlier (a field of its result)",
+    "or add a read tool that shows it (a search or a list) and call it first",
+    "or name it in the instruction or in the task's `known` information",
+)
+_FREEFORM_HINT = ("or, if the agent writes this text in its own words, mark the parameter "
+                  "(or record field) `freeform`")
+
+
+def report_unseen_arguments(call: n.SolutionCall, tool: ToolInfo, arguments: Mapping[str, Any],
+                            world: WorldModel, shown: ShownText, sink: DiagnosticSink) -> None:
+    """Report (WS624) each argument of ``call`` that names a value ``shown`` does not hold."""
+    nodes = _argument_nodes(call, tool)
+    for param in tool.params:
+        if param.name not in arguments:
+            continue
+        unseen = [v for v in named_values(param, arguments[param.name], world)
+                  if not shown.shows(v.value)]
+        if not unseen:
+            continue
+        values = ", ".join(
+            (f"{v.path}: " if v.path != param.name else "") + json.dumps(v.value,
+                                                                         ensure_ascii=False)
+            for v in unseen)
+        one = len(unseen) == 1
+        sink.report("WS624", nodes.get(param.name, call).span,
+                    f"solution call {tool.name}() passes {param.name}: {values}, "
+                    f"{'a value' if one else 'values'} the agent was never shown before the "
+                    "call",
+                    hints=[*_HINTS, *([_FREEFORM_HINT] if any(v.text for v in unseen) else [])])
+
+
+def _argument_nodes(call: n.SolutionCall, tool: ToolInfo) -> dict[str, n.Node]:
+    """Each argument's value node, by parameter name (positional ones by place)."""
+    found: dict[str, n.Node] = {}
+    for i, arg in enumerate(call.args):
+        if arg.name is not None:
+            found[arg.name.name] = arg.value
+        elif i < len(tool.params):
+            found[tool.params[i].name] = arg.value
+    return found
