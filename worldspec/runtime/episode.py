@@ -986,7 +986,7 @@ class Episode:
         if isinstance(key, Row):
             return key
         table = self.tables[table_name]
-        row = table.rows.get(key)
+        row: Row | None = table.rows.get(key)
         if row is not None:
             return row
         for entry in reversed(self._undo[self._call_mark:]):
