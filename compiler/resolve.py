@@ -39,7 +39,7 @@ from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 __all__ = ["VisibleDecl", "build_world", "resolve_type_expr", "GENERIC_TYPES"]
 
 #: Generic builtin types and how many type arguments each takes.
-GENERIC_TYPES = {"list": 1, "set": 1, "map": 2}
+GENERIC_TYPES = {"list": 1, "set": 1, "map": 2, "row": 1}
 #: primitive type -> the kind of refinement it takes (a range of values, or a length)
 _REFINED = {"str": "str", "int": "number", "float": "number", "number": "number"}
 
@@ -79,8 +79,10 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
             base = t.UNKNOWN
         else:
             args = [resolve_type_expr(a, world, sink) for a in texpr.args]
-            refinement = _refinement(texpr, "collection", sink)
-            if name == "list":
+            refinement = _refinement(texpr, "" if name == "row" else "collection", sink)
+            if name == "row":
+                base = _whole_row(texpr, args[0], sink)
+            elif name == "list":
                 base = t.ListOf(args[0], refinement)
             elif name == "set":
                 base = t.SetOf(args[0], refinement)
@@ -126,6 +128,18 @@ def resolve_type_expr(texpr: n.TypeExpr, world: WorldModel, sink: DiagnosticSink
     if texpr.optional and not t.is_unknown(base):
         return t.make_optional(base)
     return base
+
+
+def _whole_row(texpr: n.TypeExpr, of: t.Type, sink: DiagnosticSink) -> t.Type:
+    """``row[E]``: entity ``E`` shown whole in a result; anything else is reported (WS325)."""
+    if isinstance(of, t.Named) and of.kind == "entity":
+        return t.Named("entity", of.name, whole_row=True)
+    if not t.is_unknown(of):
+        hint = (f"write row[{t.show(of.inner)}]?" if isinstance(of, t.Optional)
+                else "a record or a value already shows in full; write its type alone")
+        sink.report("WS325", texpr.args[0].span, f"row[...] takes an entity, not {t.show(of)}",
+                    hints=[hint])
+    return t.UNKNOWN
 
 
 def _merge(a: t.Refinement | None, b: t.Refinement) -> t.Refinement:

@@ -14,7 +14,7 @@ mistake does not cascade into many diagnostics.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "Type", "Refinement", "Prim", "Optional", "ListOf", "SetOf", "MapOf", "Named", "Table",
@@ -110,10 +110,15 @@ class MapOf(Type):
 
 @dataclass(frozen=True, slots=True)
 class Named(Type):
-    """A declared type: ``kind`` is enum, record, entity or union."""
+    """A declared type: ``kind`` is enum, record, entity or union.
+
+    ``whole_row`` marks ``row[E]``: an entity that a tool's result shows as the object of its
+    row's fields where it would otherwise show only the key (in lists, maps and record
+    fields). It is an ``E`` in every other respect, so it takes no part in comparison."""
 
     kind: str
     name: str
+    whole_row: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +321,7 @@ def show(t: Type) -> str:
     if isinstance(t, MapOf):
         return f"map[{show(t.key)}, {show(t.value)}]"
     if isinstance(t, Named):
-        return t.name
+        return f"row[{t.name}]" if t.whole_row else t.name
     if isinstance(t, Table):
         return f"table {t.entity}"
     if isinstance(t, Sequence):

@@ -465,6 +465,20 @@ are refused inside (draw first, into a local). `attempt(none)` is always `none`.
 """, """
 tool roll() -> int? "Roll." { return attempt(random_int(1, 6)) }
 """)
+entry("WS325", "error", "row[...] out of place",
+      """
+`row[E]` is entity `E` shown whole: where a tool's result would show only the key of
+an `E` (in a list, a map or a record field), it shows the object of the row's fields
+instead. A value of `row[E]` is an `E` in every other respect. So it takes an entity
+(a record already shows in full), and it belongs only in what a result shows: a
+tool's return type and the fields of records it returns. State, entity fields,
+parameters and consts are stored or sent by an agent, where an entity is always its
+key, so they cannot hold one, not even through a record with a `row[...]` field.
+""", """
+record MemberInfo { open_loans: list[row[Loan]] }
+tool get_member(member: Member) -> MemberInfo "Show a member and their open loans." { ... }
+state { last_seen: MemberInfo? }     # stored: holds keys, not rows
+""")
 
 # ------------------------------------------------- WS4xx: statements and control flow
 entry("WS401", "error", "unreachable code",
@@ -619,6 +633,21 @@ A tool has no doc string. The doc string is the tool description the agent
 reads; without one, agents guess.
 """, """
 tool archive(conversation: Conversation) { conversation.archived = true }
+""")
+entry("WS515", "warning", "tool description promises fields its result lacks",
+      """
+A tool's doc string names a field of one of the world's records or entities (`due_on`
+as "due date", `late_fee` as "late fees": underscores read as spaces, plurals and a
+trailing `_on`/`_at` read loosely), but no value the tool returns contains that
+field: the agent is promised something it will never see. The fields a result
+contains are read from the declared return type: a record's fields, the entity a
+tool returns and every `row[E]`, recursively; any other entity inside the result
+(in a list, a map or a record field) is only its key. Return `row[E]` where the
+result should show the row, or say less in the doc.
+""", """
+tool list_loans(member: Member) -> list[Loan] "List a member's loans with their due dates." {
+  return [l for l in loans if l.member == member]   # shows keys only: use list[row[Loan]]
+}
 """)
 entry("WS508", "error", "clock runs out",
       """

@@ -733,11 +733,12 @@ class WorldGenerator:
                           f"{(p.doc or '')!r}, table={table!r})")
         where = f"{file_label(info.node.span.file)}:{info.node.span.line}"
         returns = _literal(self.tables.result_schema(info.returns)) if info.returns else "None"
+        shows = self.tables.shows(info.returns) if info.returns else None
         return (f"{info.name!r}: ToolSpec({info.name!r}, {(info.doc or '')!r}, "
                 f"({''.join(p + ', ' for p in params)}), read_only={info.read_only!r}, "
                 f"{'' if info.read_only or self._checks.get(info.name, True) else 'checks=False, '}"
                 f"invoke=_invoke_{py_name(info.name)}, where={where!r}, "
-                f"returns={returns})")
+                f"returns={returns}{'' if shows is None else f', shows={shows!r}'})")
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:

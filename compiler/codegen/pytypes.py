@@ -54,6 +54,11 @@ def _text_prim(typ: t.Type) -> str | None:
     return typ.name if isinstance(typ, t.Prim) else None
 
 
+def _by_key(typ: t.Type) -> bool:
+    """Whether a result shows a value of ``typ`` inside it by key: an entity not ``row[E]``."""
+    return isinstance(typ, t.Named) and typ.kind == "entity" and not typ.whole_row
+
+
 class TypeTables:
     """The per-world type tables (named types need the world to be resolved)."""
 
@@ -556,21 +561,18 @@ class TypeTables:
             return {"anyOf": [self.result_schema(typ.inner), {"type": "null"}]}
         if isinstance(typ, (t.ListOf, t.SetOf)):
             out = self.schema(typ)
-            out["items"] = self.result_schema(typ.element) if not (
-                isinstance(typ.element, t.Named) and typ.element.kind == "entity") \
-                else self.schema(typ.element)
+            out["items"] = self.schema(typ.element) if _by_key(typ.element) \
+                else self.result_schema(typ.element)
             return out
         if isinstance(typ, t.MapOf):
-            return {"type": "object", "additionalProperties": self.result_schema(typ.value)
-                    if not (isinstance(typ.value, t.Named) and typ.value.kind == "entity")
-                    else self.schema(typ.value)}
+            return {"type": "object", "additionalProperties": self.schema(typ.value)
+                    if _by_key(typ.value) else self.result_schema(typ.value)}
         if isinstance(typ, t.Named) and typ.kind in ("entity", "record"):
             rec = self.world.records[typ.name]
             props = {}
             for f in rec.fields.values():
-                inner = t.strip_optional(f.type)
-                ref = isinstance(inner, t.Named) and inner.kind == "entity"
-                field_schema = self.schema(f.type) if ref else self.result_schema(f.type)
+                by_key = _by_key(t.strip_optional(f.type))
+                field_schema = self.schema(f.type) if by_key else self.result_schema(f.type)
                 props[f.name] = field_schema
             # a field that may be absent is left out of the JSON when it is none
             required = [f.name for f in rec.fields.values() if not f.may_be_absent]
@@ -591,6 +593,32 @@ class TypeTables:
         if isinstance(typ, t.Prim) and typ.name in ("date", "datetime"):
             return {"type": "string"}
         return self.schema(typ)
+
+    def shows(self, typ: t.Type, seen: frozenset[str] = frozenset()) -> tuple[Any, ...] | None:
+        """Where a result of type ``typ`` shows whole rows (``row[E]``), as the shape
+        ``Episode.shown`` reads: None where it shows none. The entity a result is (``-> E``)
+        is shown whole already, by its own ``export``."""
+        base = t.strip_optional(typ)
+        if isinstance(base, (t.ListOf, t.SetOf, t.MapOf)):
+            inner = self.shows(base.value if isinstance(base, t.MapOf) else base.element, seen)
+            kind = "map" if isinstance(base, t.MapOf) else "list"
+            return None if inner is None else (kind, inner)
+        if not isinstance(base, t.Named) or base.name in seen:
+            return None
+        if base.kind == "entity":
+            table = self.world.table_of(base.name)
+            return ("row", table.name) if base.whole_row and table is not None else None
+        if base.kind == "record":
+            fields = tuple((f.name, py_name(f.name), shape)
+                           for f in self.world.records[base.name].fields.values()
+                           if (shape := self.shows(f.type, seen | {base.name})) is not None)
+            return ("record", fields) if fields else None
+        if base.kind == "union":
+            union = self.world.unions[base.name]
+            variants = tuple((tag, shape[1]) for tag, rec in union.variants.items()
+                             if (shape := self.shows(t.Named("record", rec), seen)) is not None)
+            return ("union", union.tag_field, variants) if variants else None
+        return None
 
     def record_schema(self, name: str, tag: tuple[str, str] | None) -> dict[str, Any]:
         rec = self.world.records[name]

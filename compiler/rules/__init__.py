@@ -41,11 +41,14 @@ def _registry() -> list[Rule]:
     from worldspec.compiler.rules.invariant_clock import InvariantClock
     from worldspec.compiler.rules.missing_return import MissingReturn
     from worldspec.compiler.rules.patterns import Patterns
+    from worldspec.compiler.rules.tool_doc_fields import ToolDocFields
     from worldspec.compiler.rules.tool_docs import ToolDocs
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
+    from worldspec.compiler.rules.whole_row_places import WholeRowPlaces
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
-            ClockRange(), ToolDocs(), Patterns()]
+            ClockRange(), ToolDocs(), ToolDocFields(), Patterns(),
+            WholeRowPlaces()]
 
 
 RULES: list[Rule] = []

@@ -32,7 +32,7 @@ KEYWORDS = frozenset(
     "tool true type union unknown weight while world".split())
 
 PRIMITIVE_TYPES = ("str", "int", "float", "bool", "date", "datetime", "duration", "json")
-GENERIC_TYPES = ("list", "set", "map")
+GENERIC_TYPES = ("list", "set", "map", "row")
 
 #: what a tool's result looks like to the agent, per ``config { results: ... }``
 RESULT_CONVENTIONS = {

@@ -33,7 +33,7 @@ from worldspec.runtime.errors import (
 
 # @dataclass as the standard one makes it, without importing dataclasses (see records.py)
 from worldspec.runtime.records import value_class as dataclass
-from worldspec.runtime.values import canonical_json, export_value, json_text
+from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
 from worldspec.runtime.values import quote as _quote
 
 __all__ = [
@@ -472,6 +472,9 @@ class ToolSpec:
     #: state; False where the compiler proved that no call can break one (the tool changes
     #: no field holding keys, inserts and deletes nothing, and the world declares none)
     checks: bool | None = None
+    #: where the result shows whole rows (``row[E]``): a shape for ``Episode.shown``, or
+    #: None when it shows none (its entities inside are keys, as stored)
+    shows: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.checks is None:
@@ -925,6 +928,8 @@ class Episode:
             if spec.checks:
                 self._check_invariants()
             clock = self._ticked() if self.TICK else self.clock
+            if spec.shows is not None:
+                value = self.shown(spec.shows, value)
             if self._ROW_TEXT and isinstance(value, Row):  # _success's own first case, inline
                 result = value._text or value._result_text()
             else:
@@ -950,6 +955,46 @@ class Episode:
         self.clock = clock
         self._last_raw = value
         return result
+
+    def shown(self, shape: tuple[Any, ...], value: Any) -> Any:
+        """A tool's result as JSON data, with each key that ``shape`` marks as a whole row
+        (``row[E]``) shown as the object of that row's fields. Called as the call ends, it
+        shows the rows as the call leaves them; a row the call itself deleted shows what it
+        was when deleted; a key no row has (deleted by an earlier call) fails the call.
+
+        ``shape`` is ``("row", table)``, ``("list", shape)``, ``("map", shape)``,
+        ``("record", ((json name, attribute, shape), ...))`` (only the fields holding rows)
+        or ``("union", tag, ((tag value, record shape), ...))``."""
+        if value is None:
+            return None
+        kind = shape[0]
+        if kind == "row":
+            return self._shown_row(shape[1], value).export()
+        if kind == "list":
+            return [self.shown(shape[1], item) for item in value]
+        if kind == "map":
+            return {key_text(key): self.shown(shape[1], item) for key, item in value.items()}
+        data = export_value(value)
+        fields = shape[1] if kind == "record" else dict(shape[2]).get(data[shape[1]], ())
+        for name, attribute, inner in fields:
+            if name in data:  # a record field that may be absent is left out when none
+                data[name] = self.shown(inner, getattr(value, attribute))
+        return data
+
+    def _shown_row(self, table_name: str, key: Any) -> Row:
+        """The row a result shows for ``key`` of ``table_name``'s table (see ``shown``)."""
+        if isinstance(key, Row):
+            return key
+        table = self.tables[table_name]
+        row: Row | None = table.rows.get(key)
+        if row is not None:
+            return row
+        for entry in reversed(self._undo[self._call_mark:]):
+            if entry[0] == _DELETE and entry[1] is table and entry[2] == key:
+                deleted: Row = entry[3]
+                return deleted
+        raise ToolError(f"{table.entity} {_quote(key)} no longer exists, so the result "
+                        "cannot show it.")
 
     def _call_arguments(self, name: object, arguments: object) -> tuple[ToolSpec | None, Any]:
         """``call``'s checks of a name that is no ``str`` or arguments that are no ``dict``:

@@ -38,6 +38,7 @@ __all__ = [
     "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
     "state_aliases", "quote", "record_text", "records_text", "record_map_text", "str_list_text",
+    "key_text",
 ]
 
 T = TypeVar("T")
@@ -481,7 +482,7 @@ def export_value(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [export_value(v) for v in value]
     if isinstance(value, dict):
-        return {_key_text(k): export_value(v) for k, v in value.items()}
+        return {key_text(k): export_value(v) for k, v in value.items()}
     export = getattr(value, "export", None)
     if export is not None:
         return export()
@@ -494,7 +495,7 @@ def export_value(value: Any) -> Any:
 _JSON_KEYS: dict[Any, str] = {True: "true", False: "false", None: "null"}
 
 
-def _key_text(key: Any) -> str:
+def key_text(key: Any) -> str:
     """A map key as JSON writes it: text as it is, other keys as ``json.dumps`` writes them."""
     if type(key) is str:
         return key
