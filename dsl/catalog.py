@@ -814,7 +814,12 @@ solution { update_address(user: "U1", city: "Paris") }
 entry("WS613", "warning", "check already holds at the start",
       """
 A check item is already true on the initial state, so it rewards doing nothing.
-Checks should become true because of the agent's work.
+Checks should become true because of the agent's work. A check that reads what
+the reference solution changes (a field of a table's rows, the set of its rows, a
+state item) is not reported: it guards the rows the task's work must leave alone
+(`others_kept: not orders["#W2"].cancelled` while the task cancels `#W1`), which a
+frame, naming whole fields, cannot say. A check on what the solution leaves alone
+is reported: the frame already keeps it, or nothing could ever make it false.
 """, """
 check has_users: len(users) > 0
 """)
@@ -832,6 +837,11 @@ entry("WS615", "warning", "a key in the task is not in the data",
 A check looks up a row by a literal key (`orders["#W9"]`) that exists neither
 in the initial data nor after the reference solution, or the instruction names
 an id that no table holds: the task probably refers to data it does not have.
+A word of the instruction is taken for an id when it looks like the keys: it has
+the letter head of one (`#W`, `L`), or, starting with a digit, exactly the pattern
+of digits and letters of one (`199` among rooms `101`...). Dates, times, amounts,
+ordinals (`1st`), ranges (`July 20-22`), numbers with separators (`27,800 km`),
+phone numbers and e-mail addresses are never taken for ids.
 """, """
 check done: orders["#W9999999"].status == cancelled
 """)

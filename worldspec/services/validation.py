@@ -29,12 +29,12 @@ task (in a world) leave the tasks unvalidated, and their reports say so.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from worldspec.compiler import types as t
 from worldspec.compiler.api import CheckResult, check_specs
 from worldspec.compiler.checker import check_program
 from worldspec.compiler.loader import Program
@@ -43,11 +43,10 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink, Related, Severity
 from worldspec.runtime.episode import Episode, TaskSpec
 from worldspec.services.discoverability import ShownText, report_unseen_arguments
+from worldspec.services.instruction_ids import key_shape, words_like_keys
 
 __all__ = ["TaskReport", "TaskSplit", "TaskStatus", "ValidatedResult", "check_paths",
            "set_aside_broken_tasks", "validate_tasks"]
-
-_ID = re.compile(r"#?[A-Za-z]{0,6}[0-9][A-Za-z0-9_-]{2,}")
 
 #: ``valid``: run, and nothing wrong; ``invalid``: it has errors (its own, or found by
 #: running it); ``not-validated``: never run, because the specs have errors outside tasks.
@@ -220,7 +219,7 @@ def validate_tasks(result: CheckResult) -> list[TaskReport]:
         runner = _Runner(loaded.worlds[name])
         for task in world.tasks.values():
             sink = DiagnosticSink()
-            _validate(task, world, runner, sink)
+            _validate(task, world, result.model, runner, sink)
             reports.append(TaskReport(name, task.name, task.file, task.node.span.line,
                                       sink.sorted()))
     return reports
@@ -241,7 +240,7 @@ class _Runner:
         self.episode_class = episode_class
         self._run: Episode | None = None
         self._start: Episode | None = None
-        #: id(initial data) -> (that data, the keys of its rows as text, their prefixes)
+        #: id(initial data) -> (that data, the keys of its rows as text, their shapes)
         self._keys: dict[int, tuple[object, set[str], set[str]]] = {}
         self._world_shown: ShownText | None = None
 
@@ -269,12 +268,12 @@ class _Runner:
         return shown
 
     def initial_keys(self, task: str, initial: Episode) -> tuple[set[str], set[str]]:
-        """Every row key of ``task``'s initial state as text, and the keys' prefixes."""
+        """Every row key of ``task``'s initial state as text, and the keys' shapes."""
         data = self.episode_class.TASKS[task].data
         kept = self._keys.get(id(data))
         if kept is None or kept[0] is not data:
             known = {str(k) for rows in initial.tables.values() for k in rows.rows}
-            kept = (data, known, {_prefix(k) for k in known})
+            kept = (data, known, {key_shape(k) for k in known})
             self._keys[id(data)] = kept
         return kept[1], kept[2]
 
@@ -286,7 +285,8 @@ def _restraint(spec: TaskSpec, episode_class: type[Episode]) -> bool:
     return spec.frame == () and zeroes
 
 
-def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: DiagnosticSink) -> None:
+def _validate(task: TaskInfo, world: WorldModel, program: ProgramModel, runner: _Runner,
+              sink: DiagnosticSink) -> None:
     node = task.node
     episode_class = runner.episode_class
     spec = episode_class.TASKS[task.name]
@@ -301,21 +301,18 @@ def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: Diagnost
         return
     start = episode.score(initial=initial)
     checks = {c.name.name: c for c in node.checks}
+    holding: list[n.Check] = []
     if _restraint(spec, episode_class):
         pass  # doing nothing is the right outcome, and any change zeroes the reward
     elif node.checks and start.reward >= 1.0 and start.frame_ok:
         sink.report("WS614", node.name.span, f"task '{task.name}' scores 1 when nothing is done",
                     hints=["add a check that only the task's work makes true"])
     else:
-        for outcome in start.checks:
-            if outcome.passed and outcome.name in checks:
-                sink.report("WS613", checks[outcome.name].name.span,
-                            f"check '{outcome.name}' already holds before the agent does "
-                            "anything", hints=["a check should become true through the "
-                                               "task's work"])
+        holding = [checks[o.name] for o in start.checks if o.passed and o.name in checks]
     solution = node.solution
     calls = solution.calls if solution is not None else ()
     seen = runner.shown_at_start(spec, episode)
+    failed = False
     for call_node, (name, arguments) in zip(calls, spec.solution, strict=False):
         tool = world.tools.get(name)
         if tool is not None:
@@ -324,8 +321,17 @@ def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: Diagnost
         if episode.failed(result):
             message = episode.last_error.message if episode.last_error else str(result)
             sink.report("WS610", call_node.span, f"solution call {name}() fails: {message}")
-            return
+            failed = True
+            break
         seen.add_value(result)
+    worked_on = set() if failed or solution is None else _changed_state(episode, initial)
+    for check in holding:
+        if not _guards(check, world, program, worked_on):
+            sink.report("WS613", check.name.span, f"check '{check.name.name}' already holds "
+                        "before the agent does anything",
+                        hints=["a check should become true through the task's work"])
+    if failed:
+        return
     final = episode.score(initial=initial, replies=spec.replies)
     if solution is not None:
         for outcome in final.checks:
@@ -350,6 +356,42 @@ def _validate(task: TaskInfo, world: WorldModel, runner: _Runner, sink: Diagnost
     _check_keys(task, world, runner, initial, episode, sink)
 
 
+#: What a check reads or a solution changes: a state item or a table's set of rows
+#: (``(name, None)``), or one field of a table's rows (``(table, field)``).
+_Part = tuple[str, str | None]
+
+
+def _changed_state(episode: Episode, initial: Episode) -> set[_Part]:
+    """What ``episode`` changed from ``initial``: state items, tables' sets of rows (a row
+    added or removed) and tables' fields (a row's field changed)."""
+    changed: set[_Part] = set()
+    for change in episode.diff(initial):
+        head, _, rest = change["path"].partition("[")
+        changed.add((head, rest.rpartition("].")[2] if "]." in rest else None))
+    return changed
+
+
+def _guards(check: n.Check, world: WorldModel, program: ProgramModel,
+            worked_on: set[_Part]) -> bool:
+    """Whether ``check``, true from the start, guards what the task works on: it reads a
+    field, a set of rows or a state item that the reference solution changes
+    (``others_kept: tickets["T4"].status == sold`` while the task refunds ``T3``). A frame
+    names whole fields, so such a check is how a task says which rows its work must leave
+    alone; it is no free reward. A check on what the solution leaves alone is (a frame that
+    keeps it already makes it hold, or nothing could ever change it)."""
+    reads: set[_Part] = set()
+    for expr in n.walk(check.condition):
+        if isinstance(expr, n.NameRef) and expr.name in world.state:
+            reads.add((expr.name, None))
+        elif isinstance(expr, n.Attribute):
+            row = t.strip_optional(program.type_of(expr.obj) or t.UNKNOWN)
+            table = world.table_of(row.name) if isinstance(row, t.Named) and \
+                row.kind == "entity" else None
+            if table is not None:
+                reads.add((table.name, expr.name.name))
+    return bool(reads & worked_on)
+
+
 def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Episode,
                 final: Episode, sink: DiagnosticSink) -> None:
     for check in task.node.checks:
@@ -368,22 +410,15 @@ def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Epi
     instruction = next((i for i in task.node.items if isinstance(i, n.Instruction)), None)
     if instruction is None:
         return
-    known, prefixes = runner.initial_keys(task.name, initial)
+    known, shapes = runner.initial_keys(task.name, initial)
     added = {str(k) for name, table in final.tables.items()
              for k in table.rows.keys() - initial.tables[name].rows.keys()}
     if added:  # rows the solution inserted
         known = known | added
-        prefixes = prefixes | {_prefix(k) for k in added}
+        shapes = shapes | {key_shape(k) for k in added}
     if not known:
         return
-    for word in _ID.findall(instruction.text):
-        token = word.rstrip(".,;:!?)")
-        if token and token not in known and _prefix(token) in prefixes and \
-                any(ch.isdigit() for ch in token):
-            sink.report("WS615", instruction.span, f"the instruction names '{token}', which no "
+    for word in words_like_keys(instruction.text, shapes):
+        if word not in known:
+            sink.report("WS615", instruction.span, f"the instruction names '{word}', which no "
                         "table holds")
-
-
-def _prefix(key: str) -> str:
-    """The non-digit head of an id (``#W``, ``MSG``, ``U``): ids of one table share it."""
-    return re.sub(r"[0-9].*$", "", key)
