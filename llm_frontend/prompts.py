@@ -145,6 +145,12 @@ tool find_bikes(size: Size "The size wanted.") -> list[Bike]
   return [b for b in bikes if b.size == size]
 }
 
+tool find_customers(name: str "Part of the name; case does not matter.") -> list[Customer]
+  "The customers whose name contains the text."
+{
+  return [c for c in customers if c.name.lower().contains(name.lower())]
+}
+
 task book_a_large_bike in Rentals "Book a free large bike and update a phone number." {
   given {
     customers: [{id: "C1", name: "Ana Ruiz", contact: {phone: "+34600111222"}},
@@ -164,6 +170,7 @@ task book_a_large_bike in Rentals "Book a free large bike and update a phone num
   check phone "Ana's new number is on file.": customers["C1"].contact.phone == "+34600999888"
   only changes bookings, booking_ids, customers.contact
   solution {
+    find_customers(name: "Ana Ruiz")     # ids come from results: the user knows none
     find_bikes(size: large)
     book_bike(customer: "C1", bike: "BK-L2", day: date("2024-05-03"))
     update_contact(customer: "C1", contact: Contact(phone: "+34600999888"))
@@ -232,7 +239,10 @@ Rules for the task you write:
 - `solution {{ ... }}`: the reference tool calls, in order, with named arguments,
   **at least {min_calls} calls**, at least one of them changing the state. It must make
   every check true and stay within the frame; doing nothing must not make every check
-  true.{conversational}
+  true. Every id or text a call passes must be shown to the agent before that call: in the
+  instruction, `known`, a tool description, or the result of an earlier call (look ids up
+  with a read tool first); numbers, dates, enum members and `freeform` text are
+  exempt.{conversational}
 - Reply with the task in one ```world code block and nothing else."""
 
 _CONVERSATIONAL = """

@@ -570,7 +570,7 @@ LANGUAGE_REFERENCE = (
     '```\n'
     'tool send_message(\n'
     '  recipient: User "Who receives the message." else f"No user with id {recipient}.",\n'
-    '  body: str(1..1000) "The text.",\n'
+    '  body: str(1..1000) freeform "The text.",\n'
     '  urgent: bool = false "Deliver with priority.",\n'
     ') -> Message\n'
     '  "Send a text message to a user."\n'
@@ -590,6 +590,13 @@ LANGUAGE_REFERENCE = (
     '  parameter\'s type takes it (`mode: str? = "auto"` receives `none`) or refuses it (with the\n'
     "  runtime's message, or the `else` message), and only leaving the argument out gives the\n"
     '  default. The tool schema then offers null only where the type does.\n'
+    '- `freeform` after a parameter\'s type (`body: str(1..1000) freeform "The text."`) marks a text\n'
+    '  the agent writes in its own words: a message body, a reason, a note. Task validation\n'
+    '  (WS624, below) asks that every other string and entity key a\n'
+    '  reference solution passes was shown to the agent first; a `freeform` value is exempt. A\n'
+    '  record field may be `freeform` too (`text: str freeform "What it says."`), for records\n'
+    "  passed as arguments. `freeform` is a keyword only right after a parameter's or field's\n"
+    '  type, so a field may not be called `freeform` when it follows another field.\n'
     '- `given(p)` tells an explicit `null` from an argument left out, as Python does with a\n'
     '  sentinel default: it is true when the caller sent `p` (even as `null`). Only in tool\n'
     '  bodies, for a parameter with a default or an optional one (WS322):\n'

@@ -157,15 +157,18 @@ tool return_book(book: Book "The book id.") -> Book
 
 
 def library_task(name: str = "swap_books", *, title: str = "Emma", broken_check: bool = False,
-                 persona: bool = False, extra: str = "", instruction: str | None = None) -> str:
+                 persona: bool = False, extra: str = "", instruction: str | None = None,
+                 guess_dune: bool = False) -> str:
     """A task for :data:`LIBRARY_WORLD`. ``broken_check`` makes a check the solution cannot
-    make true (the task does not validate)."""
+    make true (the task does not validate); ``guess_dune`` makes the solution return Dune by
+    an id no earlier call showed (WS624)."""
     wanted = "none" if broken_check else '"M001"'
     said = instruction or (f"I'm Ada (ada@example.com). Please return my copy of Dune and "
                            f"lend me {title}.")
     conversation = ('  persona "Ada, a retired mathematician who is brief."\n'
                     '  known "Her email and the two titles."\n'
                     '  unknown "Any ids."\n') if persona else ""
+    look_up = "" if guess_dune else '    find_book(title: "dune")\n'
     return f'''task {name} in Library "Return one book and borrow another." {{
   given {{
     members: [{{id: "M001", name: "Ada Lovelace", email: "ada@example.com"}}],
@@ -180,7 +183,7 @@ def library_task(name: str = "swap_books", *, title: str = "Emma", broken_check:
   only changes books.borrower, loans, loan_ids
   solution {{
     find_member(email: "ada@example.com")
-    return_book(book: "B001")
+{look_up}    return_book(book: "B001")
     find_book(title: "{title.lower()}")
     borrow_book(member: "M001", book: "B002")
   }}
@@ -351,7 +354,7 @@ task take_the_watch in Vault "Sign in and take the watch out." {
     items: [{id: "I1", holder: "H1", label: "watch"}, {id: "I2", holder: "H1", label: "deed"},
             {id: "I3", holder: "H2", label: "coins"}],
   }
-  instruction "I'm Ida, my PIN is 4321: take my watch out."
+  instruction "I'm Ida, holder H1, and my PIN is 4321: take my watch out."
   check taken: items["I1"].taken
   only changes items.taken, signed_in
   solution {

@@ -337,6 +337,20 @@ def test_a_task_whose_solution_fails_validation_is_rejected(
     assert len(llm_server.chat_requests) == 3
 
 
+def test_a_solution_that_guesses_an_id_is_sent_back_and_repaired(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig, library: Path) -> None:
+    """Discoverability gates synthesis: a solution returning Dune by an id that no earlier
+    call showed gets WS624 back (with its hints) and the repaired task is accepted."""
+    llm_server.push(fenced(library_task(guess_dune=True)), fenced(library_task()))
+    outcome = run_task(llm_config, library, TaskOptions(max_rounds=2))
+    assert outcome.accepted and outcome.rounds == 1
+    feedback = llm_server.chat_requests[1].last_user
+    assert '"code": "WS624"' in feedback
+    assert ('solution call return_book() passes book: \\"B001\\", a value the agent was '
+            'never shown before the call') in feedback
+    assert "read tool" in feedback
+
+
 def test_task_problems_are_repaired(llm_server: ScriptedLLMServer, llm_config: LLMConfig,
                                     library: Path) -> None:
     too_many_ids = "Return B001 and L001, then lend B002 to M001."

@@ -143,6 +143,25 @@ def test_clean_files_publish_no_diagnostics(session: LspSession, shop: str, task
     assert session.wait_diagnostics(tasks) == []
 
 
+def test_task_validation_reaches_the_editor(session: LspSession, workspace: Path) -> None:
+    """A task whose solution passes an id no earlier call showed gets WS624 in the editor, at
+    the argument; once the solution looks the copy up first, the error goes away."""
+    guessed = (ROOT / "tests" / "golden" / "WS624.world").read_text(encoding="utf-8")
+    uri = session.open(workspace / "library.world", guessed)
+    try:
+        [d] = session.wait_diagnostics(uri)
+        assert d.code == "WS624" and d.severity == lsp.DiagnosticSeverity.Error
+        assert 'return_copy() passes copy: "C0003"' in d.message and "= hint:" in d.message
+        line, character = at(guessed, '"C0003")\n  }', delta=0)
+        assert (d.range.start.line, d.range.start.character) == (line, character)
+        told = guessed.replace('"Member M001 is bringing back Dune."',
+                               '"Member M001 is bringing back Dune, copy C0003."')
+        version = session.change(uri, told)
+        assert session.wait_diagnostics(uri, version) == []
+    finally:
+        session.close(uri)
+
+
 def test_an_edit_brings_diagnostics_with_codes_links_and_hints(session: LspSession,
                                                                 shop: str) -> None:
     session.wait_diagnostics(shop)

@@ -1,4 +1,8 @@
-"""``worldspec test``: explore every world with random tool calls and report what breaks."""
+"""``worldspec test``: explore every world with random tool calls and report what breaks.
+
+The report also validates every task of each world (its reference solution replayed, as
+``worldspec tasks`` does: WS610-WS624, discoverability included): an invalid task is a problem.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from worldspec.cli.console import (
     report_errors,
 )
 from worldspec.runtime.explore import Finding, Report, explore, format_call
+from worldspec.services.validation import TaskReport
 
 __all__ = ["configure_test", "run_test"]
 
@@ -53,7 +58,7 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
     for line in _coverage_table(report):
         console.line(f"  {line}")
     if not report.problems:
-        console.line("  no problems found")
+        console.line("  exploration found no problems")
     for index, finding in enumerate(report.findings):
         where = f" ({finding.where})" if finding.where else ""
         label = "PROBLEM" if finding.severity == "problem" else "NOTE"
@@ -66,6 +71,20 @@ def _text(report: Report, saved: dict[int, Path], console: Console) -> None:
                 console.line(f"      {format_call(call)}")
         if index in saved:
             console.line(f"    saved to {saved[index]}")
+
+
+def _task_lines(reports: list[TaskReport]) -> list[str]:
+    """A world's task validation: how many are valid, and each invalid one's errors."""
+    if not reports:
+        return []
+    valid = sum(r.valid for r in reports)
+    lines = [f"tasks: {valid} of {len(reports)} valid"]
+    for r in reports:
+        if not r.valid:
+            lines.append(f"PROBLEM invalid task: {r.task} ({r.file}:{r.line})")
+            lines.extend(f"  {d.severity.value}[{d.code}] line {d.span.line}: {d.message}"
+                         for d in r.problems if d.severity.value == "error")
+    return lines
 
 
 def _coverage_table(report: Report) -> list[str]:
@@ -106,6 +125,11 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
     if not loaded.worlds:
         console.error("nothing to test: the specs define no world")
         return EXIT_PROBLEMS
+    from worldspec.services.validation import validate_tasks
+
+    tasks: dict[str, list[TaskReport]] = {}
+    for task_report in validate_tasks(loaded.result):
+        tasks.setdefault(task_report.world, []).append(task_report)
     problems = 0
     outputs = []
     for name in sorted(loaded.worlds):
@@ -121,7 +145,7 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
                 return EXIT_USAGE
             if path is not None:
                 saved[index] = path
-        problems += len(report.problems)
+        problems += len(report.problems) + sum(not r.valid for r in tasks.get(name, []))
         if args.format == "json":
             outputs.append({
                 "world": name, "sequences": report.examples, "calls": report.calls,
@@ -135,9 +159,12 @@ def run_test(args: argparse.Namespace, console: Console) -> int:
                               "where": f.where, "calls": [{"name": c[0], "arguments": c[1]}
                                                           for c in f.calls]}
                              for f in report.findings],
+                "tasks": [r.to_json() for r in tasks.get(name, [])],
             })
         else:
             _text(report, saved, console)
+            for line in _task_lines(tasks.get(name, [])):
+                console.line(f"  {line}")
     if args.format == "json":
         console.line(json.dumps(outputs, ensure_ascii=False, indent=2))
     return EXIT_PROBLEMS if problems else EXIT_OK

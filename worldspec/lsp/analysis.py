@@ -60,6 +60,7 @@ class Analysis:
     #: broken declarations blanked (None until first asked for)
     _semantic: CheckResult | None = None
     _index: Index | None = None
+    _tasks: list[Diagnostic] | None = None
     cache: ParseCache = field(default_factory=ParseCache, repr=False)
     overlay: Overlay | None = field(default=None, repr=False)
 
@@ -67,6 +68,22 @@ class Analysis:
     def diagnostics(self) -> list[Diagnostic]:
         """This document's own diagnostics (an import's are shown in the import's document)."""
         return [d for d in self.result.diagnostics if d.span.file == self.shown]
+
+    @property
+    def task_diagnostics(self) -> list[Diagnostic]:
+        """What running this document's tasks finds (WS610-WS624, discoverability included),
+        as ``worldspec check`` reports it; only for a document that checks without errors
+        and declares tasks (running them needs the compiled world)."""
+        if self._tasks is None:
+            self._tasks = []
+            source = self.result.program.files.get(self.shown)
+            if self.result.ok and source is not None and \
+                    any(isinstance(d, n.TaskDecl) for d in source.module.decls):
+                from worldspec.services.validation import validate_tasks
+
+                self._tasks = [d for r in validate_tasks(self.result) for d in r.problems
+                               if d.span.file == self.shown]
+        return self._tasks
 
     def broken_imports(self) -> list[tuple[n.Import, str]]:
         """This document's imports that (themselves or through theirs) do not parse: the

@@ -26,7 +26,7 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 KEYWORDS = frozenset(
     "all and any append as break by case changes check config continue delete else entity "
-    "enum exists fail false file fn for from given if import in insert instruction into "
+    "enum exists fail false file fn for freeform from given if import in insert instruction into "
     "invariant is key known let match matching none not null only or persona policy record "
     "remove reply require return seed sequence solution split state table tags task then to "
     "tool true type union unknown weight while world".split())

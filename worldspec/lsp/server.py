@@ -161,7 +161,8 @@ class WorldSpecServer(LanguageServer):
     def publish(self, uri: str) -> None:
         analysis = self.current(uri)
         lines = LineMap(analysis.text, self.encoding)
-        diagnostics = [self.to_lsp(d, lines, analysis) for d in analysis.diagnostics]
+        diagnostics = [self.to_lsp(d, lines, analysis)
+                       for d in [*analysis.diagnostics, *analysis.task_diagnostics]]
         for decl, broken in analysis.broken_imports():
             diagnostics.append(lsp.Diagnostic(
                 range=lines.span_range(decl.span), severity=lsp.DiagnosticSeverity.Information,
