@@ -253,3 +253,25 @@ def test_freeform_round_trips_through_the_formatter() -> None:
     assert "text: str(1..500) freeform \"What it says, in the writer's words.\"" in formatted
     assert "text: str(1..500) freeform \"The note, in the librarian's words.\"," in formatted
     assert format_source(formatted, "library.world") == formatted
+
+
+def test_a_key_in_a_tool_docs_example_is_a_guess_but_a_format_is_shown(tmp_path: Path) -> None:
+    # "e.g. C0003" in a parameter doc happens to name the task's row: sending it is a guess
+    spec = LIBRARY.replace('return_copy(copy: Copy "The copy\'s barcode.")',
+                           'return_copy(copy: Copy "The copy\'s barcode, e.g. C0003.")')
+    spec = spec.replace('text: str(1..500) "The note.")',
+                        'text: str(1..500) "The note: OVERDUE or LOST.")')
+    path = tmp_path / "library.world"
+    path.write_text(spec.replace("TASKS", "\n".join([
+        _task("example_id", 'instruction "Ana Silva (M001) brings back Dune."\n  '
+              + RETURN_DUNE, 'list_loans(member: "M001")\n    return_copy(copy: "C0003")'),
+        _task("doc_word", 'instruction "Mark Ana Silva (M001) as overdue."\n  '
+              'check noted: len(notes) == 1',
+              'add_note(member: "M001", text: "OVERDUE")'),
+    ])), encoding="utf-8")
+    reports = {r.task: r for r in check_paths([path]).tasks}
+    assert _unseen(reports["example_id"]) == [
+        'solution call return_copy() passes copy: "C0003", a value the agent was never shown '
+        'before the call']
+    # a plain text the definitions offer (not a row's key) is shown by them
+    assert reports["doc_word"].valid, reports["doc_word"].problems

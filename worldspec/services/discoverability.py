@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,27 +49,41 @@ def _normalised(text: str) -> str:
 
 
 class ShownText:
-    """Everything shown to the agent so far, searchable for token-bounded values."""
+    """Everything shown to the agent so far, searchable for token-bounded values.
+
+    The tool definitions are kept apart: their descriptions hold examples ("the card number,
+    e.g. M001") that may happen to name a row of the task's data, and an agent that sends an
+    example's id is guessing. So the definitions show what they define (tool and parameter
+    names, enum values, formats) but never a row key: :meth:`shows` looks a key up only in
+    the rest.
+    """
 
     def __init__(self, texts: Sequence[str] = ()) -> None:
         self._texts: list[str] = [t for t in (_normalised(x) for x in texts) if t]
+        self._definitions: list[str] = []
         self._joined: str | None = None
+        self._joined_definitions: str | None = None
 
     def copy(self) -> ShownText:
         shown = ShownText()
         shown._texts = list(self._texts)
+        shown._definitions = list(self._definitions)
+        shown._joined_definitions = self._joined_definitions
         return shown
 
     def add_value(self, value: Any) -> None:
         """Show a value: a text, and every string, key and number inside JSON data."""
-        for piece in _pieces(value):
-            normal = _normalised(piece)
-            if normal:
-                self._texts.append(normal)
+        self._texts.extend(t for t in (_normalised(p) for p in _pieces(value)) if t)
         self._joined = None
 
-    def shows(self, value: str | int) -> bool:
-        """Whether ``value`` occurs in what was shown, as a whole token sequence."""
+    def add_definitions(self, value: Any) -> None:
+        """Show the tool definitions (searched for everything but row keys)."""
+        self._definitions.extend(t for t in (_normalised(p) for p in _pieces(value)) if t)
+        self._joined_definitions = None
+
+    def shows(self, value: str | int, *, row_key: bool = False) -> bool:
+        """Whether ``value`` occurs in what was shown, as a whole token sequence; a
+        ``row_key`` only outside the tool definitions."""
         wanted = _normalised(str(value))
         if not wanted:
             return True
@@ -77,7 +91,14 @@ class ShownText:
             self._joined = "\n".join(self._texts)
         head = r"(?<!\w)" if re.match(r"\w", wanted) else ""
         tail = r"(?!\w)" if re.search(r"\w$", wanted) else ""
-        return re.search(head + re.escape(wanted) + tail, self._joined) is not None
+        pattern = re.compile(head + re.escape(wanted) + tail)
+        if pattern.search(self._joined) is not None:
+            return True
+        if row_key:
+            return False
+        if self._joined_definitions is None:
+            self._joined_definitions = "\n".join(self._definitions)
+        return pattern.search(self._joined_definitions) is not None
 
 
 def _pieces(value: Any) -> Iterator[str]:
@@ -227,14 +248,18 @@ _FREEFORM_HINT = ("or, if the agent writes this text in its own words, mark the 
 
 
 def report_unseen_arguments(call: n.SolutionCall, tool: ToolInfo, arguments: Mapping[str, Any],
-                            world: WorldModel, shown: ShownText, sink: DiagnosticSink) -> None:
-    """Report (WS624) each argument of ``call`` that names a value ``shown`` does not hold."""
+                            world: WorldModel, shown: ShownText, sink: DiagnosticSink,
+                            row_keys: Set[str] = frozenset()) -> None:
+    """Report (WS624) each argument of ``call`` that names a value ``shown`` does not hold.
+
+    An entity key, or a string equal to one of ``row_keys`` (the keys of the task's rows), is
+    a row key: the tool definitions' examples do not show it."""
     nodes = _argument_nodes(call, tool)
     for param in tool.params:
         if param.name not in arguments:
             continue
         unseen = [v for v in named_values(param, arguments[param.name], world)
-                  if not shown.shows(v.value)]
+                  if not shown.shows(v.value, row_key=not v.text or str(v.value) in row_keys)]
         if not unseen:
             continue
         values = ", ".join(

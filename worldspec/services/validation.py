@@ -260,7 +260,7 @@ class _Runner:
         and ``known`` information, never ``unknown``)."""
         if self._world_shown is None:
             self._world_shown = ShownText([self.episode_class.POLICY])
-            self._world_shown.add_value(episode.tools())
+            self._world_shown.add_definitions(episode.tools())
         shown = self._world_shown.copy()
         for text in (spec.instruction, spec.persona, spec.known):
             if text:
@@ -312,11 +312,12 @@ def _validate(task: TaskInfo, world: WorldModel, program: ProgramModel, runner: 
     solution = node.solution
     calls = solution.calls if solution is not None else ()
     seen = runner.shown_at_start(spec, episode)
+    row_keys = runner.initial_keys(task.name, initial)[0]
     failed = False
     for call_node, (name, arguments) in zip(calls, spec.solution, strict=False):
         tool = world.tools.get(name)
         if tool is not None:
-            report_unseen_arguments(call_node, tool, arguments, world, seen, sink)
+            report_unseen_arguments(call_node, tool, arguments, world, seen, sink, row_keys)
         result = episode.call(name, dict(arguments))
         if episode.failed(result):
             message = episode.last_error.message if episode.last_error else str(result)
