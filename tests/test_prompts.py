@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,3 +232,27 @@ def test_the_tau2_example_can_give_tau2s_own_policy_as_tau2_does() -> None:
     own = _mcp_instructions("generated/tau2_retail", None, ["--conversational"])
     assert world.POLICY in own and peer_policy.strip() not in own
 
+
+
+def test_the_repository_holds_no_copy_of_tau2s_policy() -> None:
+    """τ²'s policy.md is read from the peer material, never copied: no sentence of it (a
+    line of over 60 characters) is in a file of the repository; the prompt built from the
+    peer file has every one of them."""
+    peer_policy = _tau2_policy()
+    sentences = [line for line in peer_policy.splitlines() if len(line) > 60]
+    assert len(sentences) > 20
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    copied = {}
+    for name in tracked:
+        path = ROOT / name
+        if not name or path.suffix not in (".md", ".txt", ".world", ".py", ".json", ".jsonl"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found = [s for s in sentences if s in text]
+        if found:
+            copied[name] = found[:2]
+    assert copied == {}
+    prompt = _mcp_instructions("generated/tau2_retail", None,
+                               ["--policy", str(TAU2_POLICY)])
+    assert all(s in prompt for s in sentences)
