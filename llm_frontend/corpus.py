@@ -505,9 +505,8 @@ def _rows(world_file: Path, tasks_file: Path | None) -> list[dict[str, Any]]:
     loaded = load_result(validated.result)
     valid = {r.task for r in validated.tasks if r.valid}
     rows = []
-    for name, world_class in loaded.worlds.items():
-        model = validated.result.model.worlds[name]
-        rows += [row for row in task_rows(world_class, model) if row["task_id"] in valid]
+    for world_class in loaded.worlds.values():
+        rows += [row for row in task_rows(world_class) if row["task_id"] in valid]
     return rows
 
 

@@ -145,8 +145,8 @@ def test_the_export_shows_the_policy_in_the_system_prompt(tmp_path: Path) -> Non
     assert main(["export", str(spec), "-o", str(out)]) == 0
     row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     system = row["prompt"][0]["content"]
-    assert system.startswith("You operate Shop: A shop.") and \
-        system.endswith("\n\nConfirm before you cancel.")
+    assert system.startswith("You are an assistant operating Shop: A shop.\n"
+                             "\nConfirm before you cancel.\n\nThe current time is ")
 
 
 def test_the_examples_have_policies() -> None:

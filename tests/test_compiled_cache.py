@@ -32,6 +32,7 @@ episode = world(task="reply_to_priya")
 for name, arguments in world.TASKS["reply_to_priya"].solution:
     episode.call(name, dict(arguments))
 print(json.dumps({"users": sorted(episode.tables["users"].rows), "state": episode.state_hash(),
+                  "policy": world.POLICY,
                   "generated": "worldspec.compiler.build" in sys.modules,
                   "jinja2": "jinja2" in sys.modules}))
 """
@@ -88,6 +89,23 @@ def test_a_changed_spec_is_generated_again(workdir: Path) -> None:
     tasks = workdir / "examples" / "messaging" / "tasks.world"
     tasks.write_text(tasks.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
     assert run(workdir)["generated"] is True
+
+
+def test_a_changed_policy_file_is_generated_again(workdir: Path) -> None:
+    """A ``policy file`` is read beside the spec: the world's prompt follows its text."""
+    spec = workdir / "examples" / "messaging" / "messaging.world"
+    text = spec.read_text(encoding="utf-8")
+    start = text.index('policy """')
+    end = text.index('"""', start + len('policy """')) + len('"""')
+    spec.write_text(text[:start] + 'policy file "policy.md"' + text[end:], encoding="utf-8")
+    policy = workdir / "examples" / "messaging" / "policy.md"
+    policy.write_text("Archive nothing.\n", encoding="utf-8")
+    assert run(workdir)["policy"] == "Archive nothing."
+    unchanged = run(workdir)
+    assert unchanged["generated"] is False and unchanged["policy"] == "Archive nothing."
+    policy.write_text("Archive only what the user names.\n", encoding="utf-8")
+    changed = run(workdir)
+    assert changed["generated"] is True and changed["policy"] == "Archive only what the user names."
 
 
 @pytest.mark.parametrize("damage", ["manifest", "package"])

@@ -28,7 +28,7 @@ from worldspec.cli.main import main
 from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rollout.agent import AgentClient, chat_to_responses_input
 from worldspec.rollout.export import select_rollouts, sft_rows
-from worldspec.rollout.prompts import GREETING, STOP_MARKER, agent_system_prompt
+from worldspec.rollout.prompts import GREETING, STOP_MARKER
 from worldspec.rollout.records import FORMAT, Journal, RecordError, read_records
 from worldspec.rollout.runner import (
     RolloutSettings,
@@ -41,6 +41,7 @@ from worldspec.rollout.session import Session
 from worldspec.rollout.summary import pass_hat_k, summarise
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
+from worldspec.services.prompts import agent_system_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generated" / "mobile_messaging"
@@ -240,20 +241,26 @@ def test_max_turns_ends_a_conversation(world: type[Episode]) -> None:
 
 def test_the_system_prompt_carries_the_policy_clock_and_setting(world: type[Episode]) -> None:
     governed = type("Governed", (world,), {"POLICY": "Never delete a message."})
-    episode = governed(task="tidy_archive")
-    one_shot = agent_system_prompt(episode, "tidy_archive", conversational=False)
-    chat = agent_system_prompt(episode, "tidy_archive", conversational=True)
+    one_shot = agent_system_prompt(governed, "tidy_archive", conversational=False)
+    chat = agent_system_prompt(governed, "tidy_archive", conversational=True)
     assert "Never delete a message." in one_shot and "The current time is" in one_shot
     assert "nobody will answer questions" in one_shot and "chatting with a user" in chat
-    custom = agent_system_prompt(episode, "t", conversational=False,
+    custom = agent_system_prompt(governed, "t", conversational=False,
                                  template='{"json": true} $world at $clock $unknown_name')
     assert custom == '{"json": true} MobileMessaging at 2024-03-01T09:00:00 $unknown_name'
     # the spec's own policy (messaging.world has one) reaches the prompt
     assert world.POLICY and world.POLICY.strip() in agent_system_prompt(
-        world(task="tidy_archive"), "tidy_archive", conversational=False)
+        world, "tidy_archive", conversational=False)
     plain = type("Plain", (world,), {"POLICY": ""})  # a world without a policy: no gap
-    assert "\n\nThe current time" in agent_system_prompt(plain(task="tidy_archive"),
-                                                         "tidy_archive", conversational=False)
+    assert "\n\nThe current time" in agent_system_prompt(plain, "tidy_archive",
+                                                         conversational=False)
+    # an external policy replaces the world's; $policy_text keeps it byte for byte
+    external = agent_system_prompt(governed, "tidy_archive", conversational=False,
+                                   policy="Only archive.\n")
+    assert "Only archive." in external and "Never delete a message." not in external
+    exact = agent_system_prompt(governed, "t", conversational=True, policy="  A\nB\n\n",
+                                template="<policy>\n$policy_text\n</policy>")
+    assert exact == "<policy>\n  A\nB\n\n\n</policy>"
 
 
 def test_chat_history_becomes_responses_items() -> None:
@@ -641,6 +648,11 @@ def test_rollout_usage_errors_are_one_line_messages(
         (base + endpoint + ["--tag", "nope"], "no task matches the selection"),
         (base + endpoint + ["--system-prompt", str(tmp_path / "missing.txt")],
          "cannot read the prompt template"),
+        (base + endpoint + ["--policy", str(tmp_path)], "cannot read the policy file"),
+        (["export", "--trajectories", str(tmp_path), "--policy", "policy.md"],
+         "--policy: a trajectory keeps the prompt its rollout was given"),
+        (["export", "examples/messaging", "--policy", str(tmp_path / "missing.md")],
+         "cannot read the policy file"),
         (["rollout", str(tmp_path / "nowhere"), *endpoint], "does not exist"),
         (["view", str(tmp_path / "nowhere")], "does not exist"),
         (["export", "--trajectories", str(tmp_path), "examples"], "not both"),

@@ -192,3 +192,36 @@ def test_serving_a_generated_package_never_loads_the_compiler() -> None:
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("conversational", [False, True], ids=["one_shot", "conversational"])
+def test_the_opening_is_the_one_every_front_end_builds(
+        world: type[Episode], llm_server: ScriptedLLMServer, tmp_path: Any,
+        conversational: bool) -> None:
+    """Served with ``--policy`` and ``--system-prompt``, a reset opens with the step API's
+    messages for the same options, which are those of the shared builder."""
+    from worldspec.services.prompts import opening_messages
+
+    policy, template = "Archive only what the user names.\n", "$world: $setting\n$policy_text"
+    (tmp_path / "policy.md").write_text(policy, encoding="utf-8")
+    (tmp_path / "template.txt").write_text(template, encoding="utf-8")
+    text = world.TASKS["tidy_archive"].instruction.strip()
+    llm_server.responder = lambda request: text
+    extra = ["--policy", str(tmp_path / "policy.md"),
+             "--system-prompt", str(tmp_path / "template.txt")]
+    if conversational:
+        extra += ["--conversational", "--user-model", "user-model", "--user-base-url",
+                  llm_server.url]
+    for url in _serve(*extra):
+        async def go(url: str = url) -> Any:
+            async with adapter.WorldEnvClient(base_url=url) as env:
+                return await env.reset(task="tidy_archive")
+
+        opened = asyncio.run(go()).observation.messages
+    expected = opening_messages(world, "tidy_archive", conversational=conversational,
+                                policy=policy, template=template)
+    assert opened[:2] == expected
+    assert policy in opened[0]["content"] and world.POLICY.strip() not in opened[0]["content"]
+    if not conversational:
+        assert TextEnv(world, policy=policy, system_template=template).reset(
+            "tidy_archive")[0] == opened

@@ -158,3 +158,41 @@ def test_vf_eval_runs_a_world_environment_package(world: type[Episode],
     assert rewards == {t: pytest.approx(our_reward(world, t, PLANS["partial"](world, t)))
                        for t in ("tidy_archive", "reply_to_priya")}
     assert rewards["tidy_archive"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("conversational", [False, True], ids=["one_shot", "conversational"])
+def test_the_task_rows_prompt_is_what_the_harness_shows_the_model(
+        world: type[Episode], llm_server: ScriptedLLMServer, tmp_path: Path,
+        conversational: bool) -> None:
+    """The row's ``system_prompt`` and ``prompt`` are the opening every front end builds
+    (here with an external policy), and the model's first request opens with them."""
+    from worldspec.adapters.verifiers_prompt import verifiers_prompt
+    from worldspec.services.prompts import opening_messages
+
+    policy = "Archive only what the user names.\n"
+    (tmp_path / "policy.md").write_text(policy, encoding="utf-8")
+    text = world.TASKS["tidy_archive"].instruction.strip()
+
+    def user(request: RecordedRequest) -> str:
+        heard = sum(1 for m in request.messages if m.get("role") == "user")
+        return text if heard == 1 else f"Thanks!\n{STOP_MARKER}"
+
+    llm_server.responder = scripted_agent(world, lambda t: solution(world, t), user=user)
+    env = adapter.load_environment(PACKAGE, tasks=["tidy_archive"],
+                                   conversational=conversational, user_model="user-model",
+                                   user_base_url=llm_server.url,
+                                   policy_file=tmp_path / "policy.md")
+    (task,) = list(env.taskset)
+    data = task.data
+    rest = ([{"role": "user", "content": data.prompt}] if isinstance(data.prompt, str)
+            else [{"role": m.role, "content": m.content} for m in data.prompt])
+    row = [{"role": "system", "content": data.system_prompt}, *rest]
+    expected = opening_messages(world, "tidy_archive", conversational=conversational,
+                                policy=policy)
+    assert row == expected == verifiers_prompt(world, "tidy_archive",
+                                               conversational=conversational,
+                                               policy=policy).messages()
+    assert policy in data.system_prompt and world.POLICY.strip() not in data.system_prompt
+    evaluate(env, llm_server.url)
+    first = next(r for r in llm_server.chat_requests if r.body.get("tools"))
+    assert first.messages[:2] == expected

@@ -15,8 +15,12 @@ end and ``info`` the per-check breakdown, the frame and the termination.
 - :func:`create_world_app` builds the server app; :class:`WorldEnvClient` is an OpenEnv
   ``EnvClient`` for it. ``python -m worldspec.adapters.openenv PATH --port N`` serves.
 
-``reset(task=NAME, seed=S)`` picks the task (the first one by default). A generated package
-is served with the runtime only, never the compiler.
+``reset(task=NAME, seed=S)`` picks the task (the first one by default). The opening messages
+are the step API's, so the agent's system prompt is the one every front end builds
+(:mod:`worldspec.services.prompts`); ``policy`` (``--policy FILE``: an external policy text
+that replaces the world's own) and ``system_template`` (``--system-prompt FILE``) shape it as
+they shape a rollout's. A generated package is served with the runtime only, never the
+compiler.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rl.env import StepResult as TextStep
 from worldspec.rl.env import TextEnv
 from worldspec.runtime.episode import Episode
+from worldspec.services.prompts import AGENT_TEMPLATE, PromptFileError, read_prompt_file
 
 __all__ = ["WorldAction", "WorldEnvClient", "WorldEnvironment", "WorldObservation",
            "WorldState", "create_world_app", "main"]
@@ -77,11 +82,13 @@ class WorldEnvironment(Environment[WorldAction, WorldObservation, WorldState]):
 
     def __init__(self, world: type[Episode], *, conversational: bool = False,
                  user: Callable[[], LLMClient] | None = None, max_steps: int = 30,
-                 max_turns: int = 20) -> None:
+                 max_turns: int = 20, policy: str | None = None,
+                 system_template: str = AGENT_TEMPLATE) -> None:
         super().__init__()
         self._user = user() if conversational and user is not None else None
         self._env = TextEnv(world, conversational=conversational, user=self._user,
-                            max_steps=max_steps, max_turns=max_turns)
+                            max_steps=max_steps, max_turns=max_turns, policy=policy,
+                            system_template=system_template)
         self._state = WorldState(world=world.WORLD)
         self._closing: asyncio.Task[None] | None = None
 
@@ -162,16 +169,19 @@ class WorldEnvironment(Environment[WorldAction, WorldObservation, WorldState]):
 
 def create_world_app(world: type[Episode], *, conversational: bool = False,
                      user: Callable[[], LLMClient] | None = None, max_steps: int = 30,
-                     max_turns: int = 20, max_sessions: int = 64) -> Any:
+                     max_turns: int = 20, max_sessions: int = 64, policy: str | None = None,
+                     system_template: str = AGENT_TEMPLATE) -> Any:
     """The OpenEnv server app (FastAPI) of ``world``: ``/ws`` sessions, ``/health``,
     ``/schema``, ``/reset``/``/step``/``/state``. ``user`` makes the simulated user's
-    client (one per session) for a conversational world."""
+    client (one per session) for a conversational world; ``policy`` and
+    ``system_template`` shape the agent's prompt as in :class:`~worldspec.rl.env.TextEnv`."""
     if conversational and user is None:
         raise ValueError("a conversational world needs user=... (a factory of LLMClient)")
 
     def factory() -> WorldEnvironment:
         return WorldEnvironment(world, conversational=conversational, user=user,
-                                max_steps=max_steps, max_turns=max_turns)
+                                max_steps=max_steps, max_turns=max_turns, policy=policy,
+                                system_template=system_template)
 
     return create_fastapi_app(factory, WorldAction, WorldObservation,
                               max_concurrent_envs=max_sessions)
@@ -209,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conversational", action="store_true")
     parser.add_argument("--user-model")
     parser.add_argument("--user-base-url")
+    parser.add_argument("--policy", metavar="FILE",
+                        help="an external policy text that replaces the world's own")
+    parser.add_argument("--system-prompt", metavar="FILE",
+                        help="the agent's system prompt template (see docs/rollouts.md)")
     args = parser.parse_args(argv)
     import uvicorn
 
@@ -223,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
+        policy = None if args.policy is None else read_prompt_file(args.policy, "policy file")
+        template = (AGENT_TEMPLATE if args.system_prompt is None
+                    else read_prompt_file(args.system_prompt, "prompt template"))
+    except PromptFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
         world = load_world(path)
     except Exception as exc:  # a spec with errors, a folder that is no world
         print(f"error: cannot load {path}: {exc}", file=sys.stderr)
@@ -235,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = create_world_app(world, conversational=args.conversational,
                            user=user if args.conversational else None,
                            max_steps=args.max_steps, max_turns=args.max_turns,
-                           max_sessions=args.max_sessions)
+                           max_sessions=args.max_sessions, policy=policy,
+                           system_template=template)
     print(f"serving {world.WORLD} at http://{args.host}:{args.port}", file=sys.stderr,
           flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

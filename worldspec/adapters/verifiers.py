@@ -5,7 +5,10 @@ that plays a seat: it talks to the model through the rollout's interception endp
 records the trace) and the tasks' ``@vf.reward`` functions. This module supplies the three:
 
 - :class:`WorldTaskset` yields one :class:`WorldTask` per task of the world (``world=`` a
-  generated package or a spec; ``tasks``/``split`` pick some);
+  generated package or a spec; ``tasks``/``split`` pick some), whose ``system_prompt`` and
+  ``prompt`` are the opening the harness shows the model (the prompt every front end builds,
+  :mod:`worldspec.services.prompts`; ``policy_file`` and ``prompt_template_file`` shape it as
+  ``--policy`` and ``--system-prompt`` shape a rollout's);
 - :class:`WorldHarness` plays the seat in-process, as the v1 harness contract allows: a
   :class:`~worldspec.rl.env.TextEnv` (the rollout runner's turn logic) whose assistant
   messages come from the model behind the interception endpoint, the world's tools
@@ -34,10 +37,12 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
+from worldspec.adapters.verifiers_prompt import verifiers_prompt
 from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError
 from worldspec.rl.env import TextEnv, replay_score
 from worldspec.rollout.agent import AgentClient
 from worldspec.runtime.episode import Episode
+from worldspec.services.prompts import AGENT_TEMPLATE, read_prompt_file
 
 __all__ = ["PLUGIN_ID", "WorldData", "WorldHarness", "WorldHarnessConfig", "WorldTask",
            "WorldTaskset", "WorldTasksetConfig", "load_environment"]
@@ -68,6 +73,10 @@ class WorldData(vf.TaskData):
     user_model: str | None = None
     user_base_url: str | None = None
     user_api_key_var: str = "OPENAI_API_KEY"
+    #: the external policy text and the prompt template (None: the world's policy, the
+    #: default template), so the harness builds the prompt the row shows
+    policy: str | None = None
+    system_template: str | None = None
 
 
 class WorldTask(vf.Task[WorldData]):
@@ -115,6 +124,11 @@ class WorldTasksetConfig(vf.TasksetConfig):
     user_model: str | None = None
     user_base_url: str | None = None
     user_api_key_var: str = "OPENAI_API_KEY"
+    policy_file: str | None = None
+    """An external policy text (e.g. a benchmark's own policy.md) replacing the world's."""
+    prompt_template_file: str | None = None
+    """The agent's system prompt template (docs/rollouts.md); verifiers' own
+    ``system_prompt`` is refused, since the harness would not show it."""
 
 
 class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
@@ -128,6 +142,14 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
         if config.conversational and not (config.user_model and config.user_base_url):
             raise ValueError("a conversational taskset needs user_model and user_base_url "
                              "for the simulated user")
+        if config.system_prompt is not None:
+            raise ValueError("a world's system prompt is built from the world: set "
+                             "prompt_template_file (a template, docs/rollouts.md) and "
+                             "policy_file instead of system_prompt")
+        policy = (None if config.policy_file is None
+                  else read_prompt_file(config.policy_file, "policy file"))
+        template = (None if config.prompt_template_file is None
+                    else read_prompt_file(config.prompt_template_file, "prompt template"))
         world = _world(config.world)
         unknown = sorted(set(config.tasks) - set(world.TASKS))
         if unknown:
@@ -137,12 +159,16 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
                 continue
             if config.split is not None and (spec.split or "train") != config.split:
                 continue
+            opening = verifiers_prompt(world, name, conversational=config.conversational,
+                                       policy=policy, template=template or AGENT_TEMPLATE)
             data = WorldData(
-                id=f"{world.WORLD}/{name}", name=name, prompt=spec.instruction.strip(),
+                id=f"{world.WORLD}/{name}", name=name, prompt=opening.prompt,
+                system_prompt=opening.system_prompt,
                 world=config.world, task=name, seed=config.seed,
                 conversational=config.conversational, max_steps=config.max_steps,
                 max_turns=config.max_turns, user_model=config.user_model,
-                user_base_url=config.user_base_url, user_api_key_var=config.user_api_key_var)
+                user_base_url=config.user_base_url, user_api_key_var=config.user_api_key_var,
+                policy=policy, system_template=template)
             yield WorldTask(data, config.task)
 
 
@@ -176,7 +202,8 @@ class WorldHarness(vf.Harness[WorldHarnessConfig]):
                 api_key=os.environ.get(data.user_api_key_var) or "EMPTY",
                 timeout=self.config.request_timeout))
         env = TextEnv(world, conversational=data.conversational, user=user,
-                      max_steps=data.max_steps, max_turns=data.max_turns)
+                      max_steps=data.max_steps, max_turns=data.max_turns, policy=data.policy,
+                      system_template=data.system_template or AGENT_TEMPLATE)
         error: str | None = None
         try:
             messages, tools = await env.areset(data.task, seed=data.seed)
@@ -215,15 +242,22 @@ def load_environment(world: str | Path, *, tasks: list[str] | None = None,
                      max_steps: int = 30, max_turns: int = 20, seed: int | None = None,
                      user_model: str | None = None, user_base_url: str | None = None,
                      user_api_key_var: str = "OPENAI_API_KEY",
+                     policy_file: str | Path | None = None,
+                     prompt_template_file: str | Path | None = None,
                      **env_options: Any) -> Any:
     """A ``vf.Env`` (the single-agent env) over the tasks of ``world``, played by
-    :class:`WorldHarness` and scored by the tasks' own checks. ``env_options`` go to the
-    env config (``timeout``, ``retries``, ...)."""
+    :class:`WorldHarness` and scored by the tasks' own checks. ``policy_file`` and
+    ``prompt_template_file`` shape the agent's prompt (as ``--policy`` and
+    ``--system-prompt`` do a rollout's). ``env_options`` go to the env config (``timeout``,
+    ``retries``, ...)."""
     taskset: Mapping[str, Any] = {
         "id": PLUGIN_ID, "world": str(world), "tasks": list(tasks or []), "split": split,
         "conversational": conversational, "max_steps": max_steps, "max_turns": max_turns,
         "seed": seed, "user_model": user_model, "user_base_url": user_base_url,
-        "user_api_key_var": user_api_key_var}
+        "user_api_key_var": user_api_key_var,
+        "policy_file": None if policy_file is None else str(policy_file),
+        "prompt_template_file": None if prompt_template_file is None
+        else str(prompt_template_file)}
     # the harness runs in this process: the seat's runtime is a local subprocess box, so
     # the interception server is reached on localhost (no tunnel, no sandbox)
     agent = {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}}

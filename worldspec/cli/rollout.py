@@ -22,6 +22,7 @@ from worldspec.cli.console import (
     collect_spec_files,
     report_errors,
 )
+from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
 
 if TYPE_CHECKING:
     from worldspec.rollout.runner import WorldSource
@@ -66,9 +67,8 @@ def configure_rollout(parser: argparse.ArgumentParser) -> None:
     talk = parser.add_argument_group("the conversation")
     talk.add_argument("-n", "--samples", type=_positive, default=1, metavar="N",
                       help="rollouts per task (default 1); pass^k is reported for k <= N")
-    talk.add_argument("--conversational", action="store_true",
-                      help="a simulated user who knows the task talks to the agent turn by "
-                           "turn (default: the instruction is given at once)")
+    add_prompt_options(talk, conversational_help="a simulated user who knows the task talks "
+                       "to the agent turn by turn (default: the instruction is given at once)")
     talk.add_argument("--user-model", metavar="NAME",
                       help="the simulated user's model (default: --model)")
     talk.add_argument("--user-base-url", metavar="URL",
@@ -77,8 +77,6 @@ def configure_rollout(parser: argparse.ArgumentParser) -> None:
                       help="agent messages per rollout (default 30)")
     talk.add_argument("--max-turns", type=_positive, default=20, metavar="N",
                       help="user messages per conversation (default 20)")
-    talk.add_argument("--system-prompt", metavar="FILE",
-                      help="the agent's system prompt template (see docs/rollouts.md)")
     talk.add_argument("--user-prompt", metavar="FILE",
                       help="the simulated user's prompt template")
     out = parser.add_argument_group("output")
@@ -98,13 +96,14 @@ def configure_rollout(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_template(path: str | None, default: str, console: Console) -> str | None:
+    from worldspec.services.prompts import PromptFileError, read_prompt_file
+
     if path is None:
         return default
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        console.error(f"cannot read the prompt template '{path}': "
-                      f"{getattr(exc, 'strerror', None) or exc}")
+        return read_prompt_file(path, "prompt template")
+    except PromptFileError as exc:
+        console.error(str(exc))
         return None
 
 
@@ -144,7 +143,7 @@ def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | int
 
 def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     from worldspec.llm_frontend.client import LLMConfig, LLMConfigError
-    from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
+    from worldspec.rollout.prompts import USER_TEMPLATE
     from worldspec.rollout.records import JOURNAL_NAME, Journal, RecordError
     from worldspec.rollout.runner import (
         Progress,
@@ -162,9 +161,9 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     except BackendUnavailable as exc:
         console.error(str(exc))
         return EXIT_USAGE
-    system_template = _read_template(args.system_prompt, AGENT_TEMPLATE, console)
+    prompt = read_prompt_options(args, console)
     user_template = _read_template(args.user_prompt, USER_TEMPLATE, console)
-    if system_template is None or user_template is None:
+    if prompt is None or user_template is None:
         return EXIT_USAGE
     try:
         agent_config = LLMConfig.from_env_and_args(
@@ -199,7 +198,8 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
         model=agent_config.model, api=args.api, conversational=args.conversational,
         user_model=user_config.model if user_config is not None else None,
         max_steps=args.max_steps, max_turns=args.max_turns, temperature=args.temperature,
-        seed=args.seed, system_template=system_template, user_template=user_template)
+        seed=args.seed, system_template=prompt.template, user_template=user_template,
+        policy=prompt.policy)
     jobs = plan_rollouts(sources, tasks, args.samples, settings)
     out = Path(args.out)
     journal_path = Path(args.journal) if args.journal else out / JOURNAL_NAME

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
+from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
 
 __all__ = ["configure_serve", "run_serve"]
 
@@ -26,6 +27,10 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", help="every session starts on this task (default: an empty "
                                        "world; a harness can reset to any task)")
     parser.add_argument("--seed", type=int, help="the episodes' seed (default: the task's)")
+    prompt = parser.add_argument_group(
+        "the server's instructions: the agent's system prompt, as worldspec rollout builds it")
+    add_prompt_options(prompt, conversational_help="instructions for an agent that chats with "
+                       "a user (default: one-shot, the user's request given at once)")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                         help="'stdio' (default): one session on stdin/stdout; 'http': "
                              "streamable HTTP at /mcp, one episode per session")
@@ -60,6 +65,9 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         return EXIT_USAGE
     from worldspec.services.loading import CompileError, load_world
 
+    prompt = read_prompt_options(args, console)
+    if prompt is None:
+        return EXIT_USAGE
     path = Path(args.path)
     if not path.exists():
         console.error(f"'{args.path}' does not exist")
@@ -74,7 +82,9 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         console.error(f"cannot serve '{args.path}': {exc}")
         return EXIT_USAGE
     try:
-        server = build_server(world, task=args.task, seed=args.seed)
+        server = build_server(world, task=args.task, seed=args.seed,
+                              conversational=args.conversational, policy=prompt.policy,
+                              template=prompt.template)
     except ControlError as exc:
         console.error(str(exc))
         return EXIT_USAGE

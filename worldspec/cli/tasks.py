@@ -17,6 +17,7 @@ from worldspec.cli.console import (
     output_problem,
     report_errors,
 )
+from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
 from worldspec.dsl.diagnostics import did_you_mean
 from worldspec.services.dataset import task_rows
 from worldspec.services.files import write_atomically
@@ -75,6 +76,12 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
                         help="write to FILE instead of standard output")
     parser.add_argument("--split", metavar="NAME",
                         help="only tasks of this split (train, test, ...)")
+    prompt = parser.add_argument_group(
+        "the agent's prompt, as worldspec rollout builds it (not with --trajectories, whose "
+        "records hold theirs)")
+    add_prompt_options(prompt, conversational_help="rows for a conversation: the prompt ends "
+                       "with the agent's greeting and a simulated user speaks next (default: "
+                       "one-shot, the instruction as the user message)")
     rollouts = parser.add_argument_group("SFT data from rollouts (docs/rollouts.md)")
     rollouts.add_argument("--trajectories", metavar="RUNS",
                           help="export rollout records (a runs folder or a records file) as "
@@ -92,6 +99,14 @@ def _export_trajectories(args: argparse.Namespace, console: Console) -> int:
 
     if args.paths:
         console.error("give spec paths or --trajectories RUNS, not both")
+        return EXIT_USAGE
+    shaping = [flag for flag, given in (("--conversational", args.conversational),
+                                        ("--policy", args.policy is not None),
+                                        ("--system-prompt", args.system_prompt is not None))
+               if given]
+    if shaping:
+        console.error(f"{', '.join(shaping)}: a trajectory keeps the prompt its rollout was "
+                      "given; pass the option to `worldspec rollout` instead")
         return EXIT_USAGE
     try:
         records = list(read_records(args.trajectories))
@@ -123,6 +138,9 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     if problem is not None:
         console.error(problem)
         return EXIT_USAGE
+    prompt = read_prompt_options(args, console)
+    if prompt is None:
+        return EXIT_USAGE
     validated = check_paths(files)
     if not validated.ok:
         report_errors(validated, console)
@@ -133,7 +151,8 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     loaded = load_result(validated.result)
     rows: list[dict[str, Any]] = []
     for name in sorted(loaded.worlds):
-        rows += task_rows(loaded.worlds[name], validated.result.model.worlds[name])
+        rows += task_rows(loaded.worlds[name], conversational=args.conversational,
+                          policy=prompt.policy, template=prompt.template)
     if args.split is not None:
         splits = sorted({r["split"] for r in rows})
         if args.split not in splits:

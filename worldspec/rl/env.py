@@ -36,19 +36,20 @@ from pathlib import Path
 from typing import Any
 
 from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
-from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
+from worldspec.rollout.prompts import USER_TEMPLATE
 from worldspec.rollout.session import Session, Turn
 from worldspec.rollout.user import SimulatedUser
 from worldspec.runtime.episode import Episode, Score
+from worldspec.services.prompts import AGENT_TEMPLATE
 
 __all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv", "replay_score"]
 
 #: The fields of a rollout record (``worldspec.rollout/1``) that the session alone decides:
 #: what a step-API trajectory shares with ``worldspec rollout``'s record of the same messages.
 #: The rest (key, sampling seed, models, usage, timing) belong to whoever called the models.
-TRAJECTORY_FIELDS = ("task", "env_seed", "conversational", "messages", "tools", "steps",
-                     "replies", "reward", "checks_reward", "checks", "frame", "termination",
-                     "agent_messages", "user_turns")
+TRAJECTORY_FIELDS = ("task", "env_seed", "conversational", "setting", "messages", "tools",
+                     "steps", "replies", "reward", "checks_reward", "checks", "frame",
+                     "termination", "agent_messages", "user_turns")
 
 
 
@@ -77,9 +78,11 @@ class TextEnv:
     puts a simulated user in the loop; it needs ``user``, an :class:`LLMClient` the caller
     opens and closes (one client may serve many environments). ``max_steps``/``max_turns``,
     the prompt templates and ``temperature`` (sent to the user model) mean what they mean
-    for ``worldspec rollout``. ``record_diffs`` keeps the per-call state diffs of the
-    trajectory (as the runner's records do); a trainer that never reads them can switch
-    them off and save a state copy per write.
+    for ``worldspec rollout``; ``policy`` is an external policy text that replaces the
+    world's own in the agent's prompt (``worldspec rollout --policy FILE``).
+    ``record_diffs`` keeps the per-call state diffs of the trajectory (as the runner's
+    records do); a trainer that never reads them can switch them off and save a state copy
+    per write.
     """
 
     world: type[Episode]
@@ -90,6 +93,7 @@ class TextEnv:
     temperature: float | None = None
     system_template: str = AGENT_TEMPLATE
     user_template: str = USER_TEMPLATE
+    policy: str | None = None
     record_diffs: bool = True
     #: the tokens the simulated user spent in the current episode
     user_usage: Usage = field(init=False, default_factory=Usage)
@@ -180,6 +184,7 @@ class TextEnv:
             "task": session.task,
             "env_seed": session.env_seed,
             "conversational": session.conversational,
+            "setting": session.setting,
             "messages": [dict(m) for m in session.messages],
             "tools": session.tools,
             "steps": [step.to_json() for step in session.steps],
@@ -206,7 +211,7 @@ class TextEnv:
             raise KeyError(f"world {self.world.WORLD} has no task {task!r} (tasks: {known})")
         session = Session(self.world, task, conversational=self.conversational,
                           max_steps=self.max_steps, max_turns=self.max_turns, seed=seed,
-                          system_template=self.system_template,
+                          system_template=self.system_template, policy=self.policy,
                           record_diffs=self.record_diffs)
         self._session, self._error = session, None
         self.user_usage = Usage()

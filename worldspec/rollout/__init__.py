@@ -6,7 +6,8 @@ models behind any OpenAI-compatible endpoint (:mod:`worldspec.llm_frontend.clien
 
 - :mod:`~worldspec.rollout.session`: the turn logic of one episode, model-free (also the base
   of a step API for trainers);
-- :mod:`~worldspec.rollout.prompts`: the agent's and the simulated user's prompt templates;
+- :mod:`~worldspec.rollout.prompts`: the simulated user's prompt template (the agent's prompt
+  is built for every front end by :mod:`worldspec.services.prompts`);
 - :mod:`~worldspec.rollout.user`: what the simulated user is shown (roles turned round);
 - :mod:`~worldspec.rollout.agent`: tool-calling turns over Chat Completions or Responses;
 - :mod:`~worldspec.rollout.runner`: tasks x samples, concurrency, seeds, the journal;

@@ -5,8 +5,10 @@ One row per kept rollout: ``messages`` (the OpenAI-format conversation: system, 
 assistant turns with ``tool_calls`` whose ``function.arguments`` are JSON *text*, and ``tool``
 results as text), ``tools`` (the world's tool definitions, as JSON text so that every row has
 the same column types whatever the world: ``json.loads(row["tools"])`` gives the list a chat
-template takes), and ``world``, ``task``, ``sample``, ``reward``, ``world_sha256``. The file
-loads with ``datasets.load_dataset("json", data_files=FILE)``.
+template takes), ``setting`` (``one-shot`` or ``conversational``: the setting the system
+prompt, the first message, was built for; :mod:`worldspec.services.prompts` builds it for
+rollouts and task rows alike), and ``world``, ``task``, ``sample``, ``reward``,
+``world_sha256``. The file loads with ``datasets.load_dataset("json", data_files=FILE)``.
 
 Which rollouts are kept: every finished one with a reward of at least ``min_reward`` (default
 1: the successes), or with ``best_of`` the single best sample of each task (highest reward,
@@ -19,10 +21,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from worldspec.services.prompts import setting_name
+
 __all__ = ["COLUMNS", "sft_rows", "select_rollouts"]
 
 #: The columns of every row, in order.
-COLUMNS = ("messages", "tools", "world", "task", "sample", "reward", "world_sha256")
+COLUMNS = ("messages", "tools", "setting", "world", "task", "sample", "reward",
+           "world_sha256")
 
 
 def select_rollouts(records: Iterable[Mapping[str, Any]], *, best_of: bool = False,
@@ -66,10 +71,17 @@ def _call(call: Mapping[str, Any]) -> dict[str, Any]:
                          else json.dumps(arguments, ensure_ascii=False)}}
 
 
+def _setting(record: Mapping[str, Any]) -> str:
+    """The record's setting (records written before it was recorded have ``conversational``)."""
+    recorded = record.get("setting")
+    return str(recorded) if recorded else setting_name(bool(record.get("conversational")))
+
+
 def sft_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One training row per record, columns as :data:`COLUMNS`."""
     return [{"messages": [_message(m) for m in record.get("messages", [])],
              "tools": json.dumps(record.get("tools", []), ensure_ascii=False, sort_keys=True),
+             "setting": _setting(record),
              "world": record.get("world"), "task": record.get("task"),
              "sample": int(record.get("sample") or 0),
              "reward": float(record.get("reward") or 0.0),

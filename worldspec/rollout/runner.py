@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.rollout.agent import API, AgentClient
-from worldspec.rollout.prompts import AGENT_TEMPLATE, USER_TEMPLATE
+from worldspec.rollout.prompts import USER_TEMPLATE
 from worldspec.rollout.records import FORMAT, Journal, rollout_key
 from worldspec.rollout.session import Session
 from worldspec.rollout.summary import BatchSummary
@@ -40,6 +40,7 @@ from worldspec.services.dataset import world_sha256
 from worldspec.services.executors import Executor, LocalExecutor
 from worldspec.services.loading import load_package
 from worldspec.services.progress import StatusLine
+from worldspec.services.prompts import AGENT_TEMPLATE, setting_name
 
 __all__ = ["Progress", "RolloutJob", "RolloutSettings", "RolloutWorker", "WorldSource",
            "load_shipped", "package_files", "plan_rollouts", "run_batch", "run_rollout",
@@ -60,15 +61,22 @@ class RolloutSettings:
     seed: int = 0
     system_template: str = AGENT_TEMPLATE
     user_template: str = USER_TEMPLATE
+    #: an external policy text that replaces the worlds' own in the agent's prompt
+    policy: str | None = None
 
     def key_payload(self) -> dict[str, Any]:
-        """The settings as they enter a rollout's key (templates by their hash)."""
-        return {"model": self.model, "api": self.api, "conversational": self.conversational,
-                "user_model": self.user_model if self.conversational else None,
-                "max_steps": self.max_steps, "max_turns": self.max_turns,
-                "temperature": self.temperature, "seed": self.seed,
-                "system": _sha(self.system_template),
-                "user": _sha(self.user_template) if self.conversational else None}
+        """The settings as they enter a rollout's key (templates and an external policy by
+        their hash; without an external policy the key is what it was before there was one)."""
+        payload: dict[str, Any] = {
+            "model": self.model, "api": self.api, "conversational": self.conversational,
+            "user_model": self.user_model if self.conversational else None,
+            "max_steps": self.max_steps, "max_turns": self.max_turns,
+            "temperature": self.temperature, "seed": self.seed,
+            "system": _sha(self.system_template),
+            "user": _sha(self.user_template) if self.conversational else None}
+        if self.policy is not None:
+            payload["policy"] = _sha(self.policy)
+        return payload
 
 
 def _sha(text: str) -> str:
@@ -148,7 +156,7 @@ async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentCl
     started = time.perf_counter()
     session = Session(job.source.world, job.task, conversational=settings.conversational,
                       max_steps=settings.max_steps, max_turns=settings.max_turns,
-                      system_template=settings.system_template)
+                      system_template=settings.system_template, policy=settings.policy)
     agent_usage, user_usage = Usage(), Usage()
     clock = _Clock()
     error: str | None = None
@@ -195,6 +203,7 @@ async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentCl
         "seed": job.seed,
         "env_seed": session.env_seed,
         "conversational": settings.conversational,
+        "setting": setting_name(settings.conversational),
         "api": settings.api,
         "models": {"agent": settings.model,
                    "user": settings.user_model if settings.conversational else None},

@@ -29,13 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from worldspec.rollout.prompts import (
-    AGENT_TEMPLATE,
-    GREETING,
-    STOP_MARKER,
-    agent_system_prompt,
-)
+from worldspec.rollout.prompts import STOP_MARKER
 from worldspec.runtime.episode import Episode, Score, TaskSpec
+from worldspec.services.prompts import AGENT_TEMPLATE, Setting, opening_messages, setting_name
 
 __all__ = ["Session", "ToolStep", "Turn", "Termination", "Waiting", "result_text"]
 
@@ -109,6 +105,8 @@ class Session:
     tool calls ends the session. ``max_steps`` bounds the agent's messages, ``max_turns``
     the user's (in a conversation). ``seed`` is the episode's seed (default: the task's, else
     the world's): the same seed and the same messages give the same results and reward.
+    ``policy`` (an external policy text replacing the world's own) and ``system_template``
+    shape the agent's system prompt (:func:`~worldspec.services.prompts.opening_messages`).
     """
 
     world: type[Episode]
@@ -118,6 +116,7 @@ class Session:
     max_turns: int = 20
     seed: int | None = None
     system_template: str = AGENT_TEMPLATE
+    policy: str | None = None
     #: whether to record a state diff per state-changing call (off for the bare benchmark)
     record_diffs: bool = True
     episode: Episode = field(init=False)
@@ -149,6 +148,11 @@ class Session:
         return self.world.TASKS[self.task]
 
     @property
+    def setting(self) -> Setting:
+        """``conversational`` or ``one-shot``: the setting the agent's prompt is for."""
+        return setting_name(self.conversational)
+
+    @property
     def env_seed(self) -> int:
         """The seed the episode was reset with (as ``Episode.reset`` chooses it)."""
         if self.seed is not None:
@@ -165,16 +169,10 @@ class Session:
         (one-shot) or the agent's greeting (a conversation, where the user speaks next)."""
         if self.messages:
             raise RuntimeError("the session has started already")
-        system = agent_system_prompt(self.episode, self.task,
-                                     conversational=self.conversational,
-                                     template=self.system_template)
-        self.messages.append({"role": "system", "content": system})
-        if self.conversational:
-            self.messages.append({"role": "assistant", "content": GREETING})
-            self.waiting = "user"
-        else:
-            self.messages.append({"role": "user", "content": self.spec.instruction.strip()})
-            self.waiting = "agent"
+        self.messages.extend(opening_messages(
+            self.world, self.task, conversational=self.conversational, policy=self.policy,
+            template=self.system_template))
+        self.waiting = "user" if self.conversational else "agent"
         return list(self.messages)
 
     def act(self, message: Mapping[str, Any]) -> Turn:

@@ -11,6 +11,14 @@ text is the world's result convention; a failed call is a tool error (``isError`
 text is the world's failure message, which a model can read and correct. An unknown tool
 is a protocol error (JSON-RPC ``-32602``), as the MCP specification asks.
 
+The server's ``instructions`` (sent once, when a session initializes) are the agent's system
+prompt, built by :func:`worldspec.services.prompts.agent_system_prompt` exactly as a rollout,
+the step API, the adapters and ``worldspec export`` build it: for the server's ``task`` (the
+one every session starts on; none: an empty world), its setting (one-shot unless
+``conversational``), its external ``policy`` (else the world's own) and ``template``. A session
+that resets to another task keeps the instructions it was given; with the default template
+they name no task, so they hold for every task of the world in that setting.
+
 What the harness sees, and the agent does not, is a handful of resources:
 
 - ``worldspec://episode``: world, task, seed, state hash and the number of calls;
@@ -39,6 +47,7 @@ from worldspec import __version__
 from worldspec.runtime.episode import Episode
 from worldspec.runtime.errors import ToolError
 from worldspec.runtime.schema import tool_definitions
+from worldspec.services.prompts import AGENT_TEMPLATE, agent_system_prompt
 
 __all__ = ["EpisodeHost", "ControlError", "build_server", "RESOURCE_NOT_FOUND"]
 
@@ -158,9 +167,12 @@ def _protocol_error(code: int, message: str) -> McpError:
     return McpError(types.ErrorData(code=code, message=message))
 
 
-def build_server(world: type[Episode], *, task: str | None = None,
-                 seed: int | None = None) -> Server[EpisodeHost, Any]:
-    """An MCP server for ``world``; every session starts on ``task`` (or an empty world)."""
+def build_server(world: type[Episode], *, task: str | None = None, seed: int | None = None,
+                 conversational: bool = False, policy: str | None = None,
+                 template: str = AGENT_TEMPLATE) -> Server[EpisodeHost, Any]:
+    """An MCP server for ``world``; every session starts on ``task`` (or an empty world).
+    Its instructions are the agent's system prompt for that task in the setting
+    ``conversational`` says, with ``policy`` (an external policy text) and ``template``."""
     if task is not None and task not in world.TASKS:
         known = ", ".join(sorted(world.TASKS)) or "none"
         raise ControlError(f"world {world.WORLD} has no task {task!r} (tasks: {known})")
@@ -169,9 +181,10 @@ def build_server(world: type[Episode], *, task: str | None = None,
     async def one_episode_per_session(_: Server[EpisodeHost, Any]) -> AsyncIterator[EpisodeHost]:
         yield EpisodeHost(world, task, seed)
 
-    doc = (world.__doc__ or "").strip()
+    instructions = agent_system_prompt(world, task, conversational=conversational,
+                                       policy=policy, template=template)
     server: Server[EpisodeHost, Any] = Server(
-        f"worldspec-{world.WORLD}", version=__version__, instructions=doc or None,
+        f"worldspec-{world.WORLD}", version=__version__, instructions=instructions,
         lifespan=one_episode_per_session)
     tools = [types.Tool(name=d["function"]["name"], description=d["function"]["description"],
                         inputSchema=d["function"]["parameters"])

@@ -6,6 +6,12 @@ from world to world (tool schemas, initial state, solution) is stored as JSON
 text. A row carries what is needed to rebuild the episode and score it:
 the world and task names, the hash of the compiled world, and the initial
 state itself.
+
+The ``prompt`` is the episode's opening as :mod:`worldspec.services.prompts` builds it for
+every front end (rollouts, the step API, the adapters, the MCP server): the agent's system
+prompt, then the instruction (``one-shot``) or the agent's greeting (``conversational``, where
+a simulated user who knows ``persona``, ``known`` and ``unknown`` speaks next). ``setting``
+says which.
 """
 
 from __future__ import annotations
@@ -14,29 +20,17 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from worldspec.runtime.episode import Episode
+from worldspec.services.prompts import AGENT_TEMPLATE, opening_messages, setting_name
 
-if TYPE_CHECKING:  # only for annotations: a rollout worker hashes worlds without the compiler
-    from worldspec.compiler.model import WorldModel
-
-__all__ = ["task_rows", "system_prompt", "world_sha256", "COLUMNS"]
+__all__ = ["task_rows", "world_sha256", "COLUMNS"]
 
 #: The columns of every row, in order.
-COLUMNS = ("world", "task_id", "split", "prompt", "tools", "tags", "persona", "known",
-           "unknown", "initial_state", "solution", "checks", "frame", "world_sha256",
+COLUMNS = ("world", "task_id", "split", "setting", "prompt", "tools", "tags", "persona",
+           "known", "unknown", "initial_state", "solution", "checks", "frame", "world_sha256",
            "reward_spec")
-
-
-def system_prompt(world: type[Episode], model: WorldModel) -> str:
-    """The agent's system message: what the world is and how to act in it."""
-    doc = (model.doc or world.WORLD).strip()
-    prompt = (f"You operate {world.WORLD}: {doc}\n"
-              "Use the tools to read and change its state. Check what you need before you act, "
-              "follow the rules the tools enforce, and finish when the user's request is done.")
-    # the world's policy (``policy`` in the spec): the rules the tools do not enforce
-    return f"{prompt}\n\n{world.POLICY}" if world.POLICY else prompt
 
 
 #: files of a generated package that are not the world's behaviour
@@ -67,8 +61,11 @@ def world_sha256(world: type[Episode]) -> str:
     return hashlib.sha256(f"{world.WORLD}\0{tools}".encode()).hexdigest()
 
 
-def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
-    """One row per task of ``world``, in declaration order."""
+def task_rows(world: type[Episode], *, conversational: bool = False,
+              policy: str | None = None, template: str = AGENT_TEMPLATE
+              ) -> list[dict[str, Any]]:
+    """One row per task of ``world``, in declaration order, for the given setting; ``policy``
+    (an external policy text) and ``template`` shape the prompt as they do a rollout's."""
     tools = json.dumps(world().tools("chat"), ensure_ascii=False, sort_keys=True)
     digest = world_sha256(world)
     rows = []
@@ -77,8 +74,9 @@ def task_rows(world: type[Episode], model: WorldModel) -> list[dict[str, Any]]:
             "world": world.WORLD,
             "task_id": name,
             "split": task.split or "train",
-            "prompt": [{"role": "system", "content": system_prompt(world, model)},
-                       {"role": "user", "content": task.instruction}],
+            "setting": setting_name(conversational),
+            "prompt": opening_messages(world, name, conversational=conversational,
+                                       policy=policy, template=template),
             "tools": tools,
             "tags": list(task.tags),
             "persona": task.persona or "",

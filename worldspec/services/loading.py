@@ -143,15 +143,17 @@ _GENERATOR_CODE = ("dsl", "compiler", "codegen_templates")
 
 
 def _inputs_digest(result: CheckResult) -> str:
-    """A hash of everything generation reads: the spec texts (by path), the data files the
-    tasks name (path, modification time, size) and the code of the compiler itself (every
-    file's path, modification time and size), with the worldspec and Python versions."""
+    """A hash of everything generation reads: the spec texts (by path), each world's policy
+    text (a ``policy file`` is read beside the spec), the data files the tasks name (path,
+    modification time, size) and the code of the compiler itself (every file's path,
+    modification time and size), with the worldspec and Python versions."""
     import worldspec
 
     digest = hashlib.sha256(f"{worldspec.__version__}\0{sys.version}\0".encode())
     for path, loaded in sorted(result.program.files.items()):
         digest.update(f"spec\0{path}\0{loaded.text}\0".encode())
     for name, world in sorted(result.model.worlds.items()):
+        digest.update(f"policy\0{name}\0{world.policy}\0".encode())
         for key in sorted(repr(k) for k in world.data_files):
             digest.update(f"data\0{name}\0{key}\0".encode())
     package = Path(worldspec.__file__).parent
