@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from worldspec.cli.main import main
 from worldspec.dsl.formatter import format_source
 from worldspec.services.discoverability import ShownText
 from worldspec.services.validation import TaskReport, check_paths
@@ -275,3 +277,31 @@ def test_a_key_in_a_tool_docs_example_is_a_guess_but_a_format_is_shown(tmp_path:
         'before the call']
     # a plain text the definitions offer (not a row's key) is shown by them
     assert reports["doc_word"].valid, reports["doc_word"].problems
+
+
+GUESSED = Path(__file__).resolve().parent / "golden" / "WS624.world"
+
+
+def test_worldspec_test_reports_undiscoverable_tasks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "library.world"
+    spec.write_text(GUESSED.read_text(encoding="utf-8"), encoding="utf-8")
+    failures = str(tmp_path / "failures")
+    assert main(["test", str(spec), "--max-examples", "3", "--steps", "3",
+                 "--failures", failures]) == 1
+    text = capsys.readouterr().out
+    assert "tasks: 0 of 1 valid" in text
+    assert "PROBLEM invalid task: return_dune" in text
+    assert 'error[WS624] line 46: solution call return_copy() passes copy: "C0003"' in text
+    assert main(["test", str(spec), "--max-examples", "3", "--steps", "3", "--format", "json",
+                 "--failures", failures]) == 1
+    [world] = json.loads(capsys.readouterr().out)
+    [task] = world["tasks"]
+    assert task["task"] == "return_dune" and task["status"] == "invalid"
+    assert [p["code"] for p in task["problems"]] == ["WS624"]
+    # told the barcode, the same task is valid and the world tests clean
+    spec.write_text(GUESSED.read_text(encoding="utf-8").replace(
+        "bringing back Dune.", "bringing back Dune, copy C0003."), encoding="utf-8")
+    assert main(["test", str(spec), "--max-examples", "3", "--steps", "3",
+                 "--failures", failures]) == 0
+    assert "tasks: 1 of 1 valid" in capsys.readouterr().out

@@ -70,6 +70,28 @@ def reports(tasks_file: Path) -> dict[str, Any]:
     return {r.task: r for r in validated.tasks}
 
 
+def _errors_beside_discoverability(report: Any) -> list[Any]:
+    """A report's errors other than WS624. tau2's expected actions list what changes the
+    database and leave out most reads (get_user_details, get_order_details) that show the
+    agent the order, item and payment ids the actions pass, so most tasks fail
+    discoverability as imported; see test_discoverability_finds_the_reads_tau2_leaves_out."""
+    return [p for p in report.problems if p.severity.value == "error" and p.code != "WS624"]
+
+
+def test_discoverability_finds_the_reads_tau2_leaves_out(reports: dict[str, Any]) -> None:
+    """WS624 on the imported tasks names ids an agent only sees through a read that tau2's
+    expected actions leave out (order, item and payment method ids), and the user's names
+    when the user states only their user id; never a free-text or computed value (the world
+    marks `calculate`'s expression and the transfer summary `freeform`)."""
+    unseen = [p.message for r in reports.values() for p in r.problems if p.code == "WS624"]
+    assert unseen  # as imported, tau2's paths skip reads: the rule sees it
+    arguments = {m.split(" passes ")[1].split(":")[0] for m in unseen}
+    assert arguments <= {"order_id", "item_ids", "new_item_ids", "payment_method_id",
+                         "product_id", "first_name", "last_name", "address1", "address2",
+                         "city", "state", "zip", "country", "user_id"}, arguments
+    assert not any("calculate()" in m or "transfer_to_human_agents()" in m for m in unseen)
+
+
 def test_every_tau2_task_becomes_a_task(peer_tasks: list[dict[str, Any]],
                                         reports: dict[str, Any]) -> None:
     assert len(peer_tasks) == 114
@@ -90,7 +112,8 @@ def test_every_task_validates_and_the_read_only_ones_grade_restraint(
     told = {f"retail_{t['id']}" for t in peer_tasks
             if t["evaluation_criteria"].get("communicate_info")}
     assert len(read_only) == 11 and len(told) == 36 and len(read_only & told) == 4
-    assert [name for name, report in reports.items() if not report.valid] == []
+    assert [name for name, report in reports.items() if _errors_beside_discoverability(report)
+            ] == []
     assert len(reports) == 114
     for name, report in reports.items():
         assert not [p for p in report.problems
@@ -153,7 +176,7 @@ def test_every_solution_scores_one_and_nothing_scores_less(world: Any,
         for tool, arguments in task.solution:
             assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
         assert episode.score(replies=task.replies).reward == 1.0, name
-        assert reports[name].valid, name
+        assert not _errors_beside_discoverability(reports[name]), name
         assert (before == 1.0) is (task.frame == () and not task.replies), name
         if task.replies:
             assert episode.score().reward < 1.0, name  # the work without the answer
