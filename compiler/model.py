@@ -186,6 +186,11 @@ class ConfigInfo:
     unknown_tool: str | None = None
     #: where `results` is set (for diagnostics about the convention)
     results_span: n.Span | None = None
+    #: how a task's checks combine into its reward (`reward: all`), one of the runtime's
+    #: REWARD_MODES; a task's own `reward` item overrides it
+    reward: str = "weighted"
+    #: where `reward` is set ("" above when its value is not a name)
+    reward_span: n.Span | None = None
 
 
 @dataclass

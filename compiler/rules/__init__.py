@@ -41,11 +41,12 @@ def _registry() -> list[Rule]:
     from worldspec.compiler.rules.invariant_clock import InvariantClock
     from worldspec.compiler.rules.missing_return import MissingReturn
     from worldspec.compiler.rules.patterns import Patterns
+    from worldspec.compiler.rules.reward_modes import RewardModes
     from worldspec.compiler.rules.tool_docs import ToolDocs
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
-            ClockRange(), ToolDocs(), Patterns()]
+            ClockRange(), ToolDocs(), Patterns(), RewardModes()]
 
 
 RULES: list[Rule] = []
