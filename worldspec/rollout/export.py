@@ -5,7 +5,7 @@ One row per kept rollout: ``messages`` (the OpenAI-format conversation: system, 
 assistant turns with ``tool_calls`` whose ``function.arguments`` are JSON *text*, and ``tool``
 results as text), ``tools`` (the world's tool definitions, as JSON text so that every row has
 the same column types whatever the world: ``json.loads(row["tools"])`` gives the list a chat
-template takes), and ``world``, ``task``, ``sample``, ``reward``, ``world_sha256``. The file
+template takes), and ``world``, ``task``, ``sample``, ``reward``, ``passed``, ``world_sha256``. The file
 loads with ``datasets.load_dataset("json", data_files=FILE)``.
 
 Which rollouts are kept: every finished one with a reward of at least ``min_reward`` (default
@@ -19,10 +19,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from worldspec.rollout.records import record_passed
+
 __all__ = ["COLUMNS", "sft_rows", "select_rollouts"]
 
 #: The columns of every row, in order.
-COLUMNS = ("messages", "tools", "world", "task", "sample", "reward", "world_sha256")
+COLUMNS = ("messages", "tools", "world", "task", "sample", "reward", "passed", "world_sha256")
 
 
 def select_rollouts(records: Iterable[Mapping[str, Any]], *, best_of: bool = False,
@@ -73,5 +75,6 @@ def sft_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "world": record.get("world"), "task": record.get("task"),
              "sample": int(record.get("sample") or 0),
              "reward": float(record.get("reward") or 0.0),
+             "passed": record_passed(record),
              "world_sha256": record.get("world_sha256")}
             for record in records]
