@@ -36,6 +36,7 @@ from worldspec.compiler.codegen.names import (
 from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import (
+    DEFAULT_REWARD,
     FieldInfo,
     ParamInfo,
     ProgramModel,
@@ -44,7 +45,6 @@ from worldspec.compiler.model import (
     WorldModel,
 )
 from worldspec.dsl import nodes as n
-from worldspec.runtime.rewards import DEFAULT_REWARD
 
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 

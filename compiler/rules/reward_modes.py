@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from worldspec.compiler.model import REWARD_MODES, WEIGHED_REWARD_MODES
 from worldspec.compiler.rules import RuleContext
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Related, did_you_mean
-from worldspec.runtime.rewards import REWARD_MODES
 
 __all__ = ["RewardModes"]
 
@@ -30,8 +30,7 @@ class RewardModes:
             mode = items[0].mode.name if items else config.reward
             if items and not self._known(ctx, mode, items[0].mode.span):
                 continue
-            found = REWARD_MODES.get(mode)
-            if found is None or found.counts_weights:
+            if mode not in REWARD_MODES or mode in WEIGHED_REWARD_MODES:
                 continue
             whose = "the task's" if items else "the world's"
             for check in task.node.checks:

@@ -47,8 +47,8 @@ __all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv", "replay_score"]
 #: what a step-API trajectory shares with ``worldspec rollout``'s record of the same messages.
 #: The rest (key, sampling seed, models, usage, timing) belong to whoever called the models.
 TRAJECTORY_FIELDS = ("task", "env_seed", "conversational", "messages", "tools", "steps",
-                     "replies", "reward", "passed", "checks_reward", "checks", "frame", "termination",
-                     "agent_messages", "user_turns")
+                     "replies", "reward", "passed", "checks_reward", "checks", "frame",
+                     "termination", "agent_messages", "user_turns")
 
 
 

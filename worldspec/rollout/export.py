@@ -5,8 +5,8 @@ One row per kept rollout: ``messages`` (the OpenAI-format conversation: system, 
 assistant turns with ``tool_calls`` whose ``function.arguments`` are JSON *text*, and ``tool``
 results as text), ``tools`` (the world's tool definitions, as JSON text so that every row has
 the same column types whatever the world: ``json.loads(row["tools"])`` gives the list a chat
-template takes), and ``world``, ``task``, ``sample``, ``reward``, ``passed``, ``world_sha256``. The file
-loads with ``datasets.load_dataset("json", data_files=FILE)``.
+template takes), and ``world``, ``task``, ``sample``, ``reward``, ``passed``, ``world_sha256``.
+The file loads with ``datasets.load_dataset("json", data_files=FILE)``.
 
 Which rollouts are kept: every finished one with a reward of at least ``min_reward`` (default
 1: the successes), or with ``best_of`` the single best sample of each task (highest reward,

@@ -1276,12 +1276,12 @@ class Episode:
             outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
         violations = tuple(self._frame_violations(initial, spec.frame))
         checks_reward = combine_checks(mode, [(c.passed, c.weight) for c in outcomes])
-        reward = checks_reward
+        earned = checks_reward
         if frame_zeroes is None:
             frame_zeroes = bool(getattr(spec, "frame_zeroes", self.FRAME_ZEROES))
         if violations and (frame_zeroes or REWARD_MODES[mode].counts_frame):
-            reward = 0.0
-        return Score(reward, tuple(outcomes), not violations, violations, checks_reward)
+            earned = 0.0
+        return Score(earned, tuple(outcomes), not violations, violations, checks_reward)
 
     def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
                           ) -> list[str]:

@@ -1,9 +1,10 @@
 """How a task's checks combine into its reward: one row per mode of ``reward`` in a spec.
 
 A world chooses with ``config { reward: MODE }``, a task overrides it with the item
-``reward MODE``. The compiler validates the names against :data:`REWARD_MODES`, and
-:meth:`Episode.score` combines the outcomes of the checks with the mode's function, so the
-modes a spec may name and what they compute are decided here, in one place.
+``reward MODE``. :meth:`Episode.score` combines the outcomes of the checks with the mode's
+function. The compiler, which never loads the runtime, validates the names against its own
+copy of them (``worldspec.compiler.model.REWARD_MODES``, with the modes that count weights);
+``tests/test_reward_modes.py`` keeps the two in step.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _all(outcomes: Sequence[Outcome]) -> float:
 class RewardMode:
     """One way of combining checks: its name, its function and why one would choose it."""
 
-    __slots__ = ("name", "combine", "counts_weights", "counts_frame", "reason")
+    __slots__ = ("combine", "counts_frame", "counts_weights", "name", "reason")
 
     def __init__(self, name: str, combine: Callable[[Sequence[Outcome]], float], *,
                  counts_weights: bool, counts_frame: bool, reason: str) -> None:
