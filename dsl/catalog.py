@@ -586,7 +586,7 @@ entry("WS503", "error", "invalid config",
       """
 The `config` block has an unknown key or a value of the wrong kind. Keys:
 `results` (envscaler, bfcl or tau2), `clock` (ISO datetime), `tick` (int
-seconds), `seed` (int), `reward` (how checks combine; its modes are WS624's).
+seconds), `seed` (int), `reward` (how checks combine; its modes are WS626's).
 """, """
 config { results: openai }
 """)
@@ -857,7 +857,7 @@ start. The message is the failure's.
 on load { require len(orders) > 0 else "No orders given." }
 task empty in Shop { given { } ... }
 """)
-entry("WS624", "error", "unknown reward mode",
+entry("WS626", "error", "unknown reward mode",
       """
 `config { reward: ... }` and a task's `reward ...` name how the task's checks
 combine into its reward: `weighted` (the default: the weighted share of the

@@ -146,10 +146,10 @@ def test_a_broken_frame_fails_every_mode_and_all_counts_it_always(tmp_path: Path
 
 def test_unknown_modes_are_reported_with_a_did_you_mean() -> None:
     text = SHOP.replace("WORLD_MODE", "meen").replace("reward all", "reward al")
-    assert codes(text) == [("WS624", "unknown reward mode 'meen'"),
-                           ("WS624", "unknown reward mode 'al'")]
+    assert codes(text) == [("WS626", "unknown reward mode 'meen'"),
+                           ("WS626", "unknown reward mode 'al'")]
     text = SHOP.replace("WORLD_MODE", "42")
-    assert codes(text) == [("WS624", "unknown reward mode a value that is not a name")]
+    assert codes(text) == [("WS626", "unknown reward mode a value that is not a name")]
     assert codes(SHOP.replace("WORLD_MODE", "all")) == []
 
 

@@ -13,10 +13,10 @@ __all__ = ["RewardModes"]
 
 
 class RewardModes:
-    """Report unknown reward modes (WS624), a task's second mode (WS204) and weights the
+    """Report unknown reward modes (WS626), a task's second mode (WS204) and weights the
     task's mode ignores (WS625)."""
 
-    codes: ClassVar[tuple[str, ...]] = ("WS204", "WS624", "WS625")
+    codes: ClassVar[tuple[str, ...]] = ("WS204", "WS626", "WS625")
 
     def check(self, ctx: RuleContext) -> None:
         config = ctx.world.config
@@ -42,11 +42,11 @@ class RewardModes:
 
     @staticmethod
     def _known(ctx: RuleContext, mode: str, span: n.Span) -> bool:
-        """Whether ``mode`` names a reward mode; reports WS624 when it does not."""
+        """Whether ``mode`` names a reward mode; reports WS626 when it does not."""
         if mode in REWARD_MODES:
             return True
         shown = f"'{mode}'" if mode else "a value that is not a name"
-        ctx.sink.report("WS624", span, f"unknown reward mode {shown}",
+        ctx.sink.report("WS626", span, f"unknown reward mode {shown}",
                         hints=did_you_mean(mode, REWARD_MODES) or
                         [f"the modes: {', '.join(REWARD_MODES)}"])
         return False
