@@ -20,9 +20,17 @@ __all__ = [
     "FieldInfo", "RecordInfo", "EnumMemberInfo", "EnumInfo", "UnionInfo", "AliasInfo",
     "StateInfo", "InvariantInfo", "ParamInfo", "ToolInfo", "TaskInfo", "ConfigInfo",
     "WorldModel", "ProgramModel", "Resolution", "RESULT_CONVENTIONS",
+    "REWARD_MODES", "WEIGHED_REWARD_MODES", "DEFAULT_REWARD",
 ]
 
 RESULT_CONVENTIONS = ("envscaler", "bfcl", "tau2", "custom")
+#: how a task's checks may combine (`reward: ...`): the names of the runtime's
+#: worldspec.runtime.rewards.REWARD_MODES, which compute them (the compiler never loads the
+#: runtime; tests/test_reward_modes.py keeps the two in step)
+REWARD_MODES = ("weighted", "mean", "all")
+#: the modes in which a check's `weight` changes the reward
+WEIGHED_REWARD_MODES = ("weighted",)
+DEFAULT_REWARD = "weighted"
 
 
 @dataclass
@@ -186,6 +194,11 @@ class ConfigInfo:
     unknown_tool: str | None = None
     #: where `results` is set (for diagnostics about the convention)
     results_span: n.Span | None = None
+    #: how a task's checks combine into its reward (`reward: all`), one of the runtime's
+    #: REWARD_MODES; a task's own `reward` item overrides it
+    reward: str = DEFAULT_REWARD
+    #: where `reward` is set ("" above when its value is not a name)
+    reward_span: n.Span | None = None
 
 
 @dataclass

@@ -381,7 +381,8 @@ def _tool_info(d: n.ToolDecl | n.FnDecl, world: WorldModel, sink: DiagnosticSink
     return ToolInfo(d.name.name, params, returns, d.doc, d, file, is_fn=is_fn)
 
 
-_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name", "unknown_tool")
+_CONFIG_KEYS = ("results", "clock", "tick", "seed", "arguments", "class_name", "unknown_tool",
+                "reward")
 _ARGUMENT_STYLES = ("worldspec", "python", "dynamic")
 
 
@@ -579,6 +580,10 @@ def _config(world: WorldModel, block: n.ConfigDecl, sink: DiagnosticSink) -> Non
                             hints=did_you_mean(str(word), _ARGUMENT_STYLES))
             else:
                 cfg.arguments = word
+        elif key == "reward":  # the mode is judged by rules/reward_modes.py, with the tasks'
+            cfg.reward = value.name if isinstance(value, n.DataName) else \
+                value.value if isinstance(value, n.DataString) else ""
+            cfg.reward_span = value.span
         elif key == "class_name":
             text = value.value if isinstance(value, n.DataString) else None
             if text is None or not text.isidentifier():

@@ -204,8 +204,8 @@ record Address { street: str }
 """)
 entry("WS204", "error", "duplicate member",
       """
-A field, enum member, union variant, parameter, state item, check, config key
-or named argument appears twice in the same declaration.
+A field, enum member, union variant, parameter, state item, check, config key,
+named argument or a task's `reward` appears twice in the same declaration.
 """, """
 entity User { key id: str  name: str  name: str }
 """)
@@ -600,7 +600,7 @@ entry("WS503", "error", "invalid config",
       """
 The `config` block has an unknown key or a value of the wrong kind. Keys:
 `results` (envscaler, bfcl or tau2), `clock` (ISO datetime), `tick` (int
-seconds), `seed` (int).
+seconds), `seed` (int), `reward` (how checks combine; its modes are WS626's).
 """, """
 config { results: openai }
 """)
@@ -920,6 +920,32 @@ tool list_loans(member: Member) -> list[str] { ... }   # loan ids only, no copie
 solution {
   list_loans(member: "M001")
   return_copy(copy: "C0003")    # the copy's barcode was never shown
+}
+""")
+entry("WS626", "error", "unknown reward mode",
+      """
+`config { reward: ... }` and a task's `reward ...` name how the task's checks
+combine into its reward: `weighted` (the default: the weighted share of the
+checks that hold), `mean` (the share of the checks that hold, each counting
+the same) or `all` (1 when every check and the frame hold, else 0: the product
+of 0/1 components, as tau2-bench computes its reward).
+""", """
+task cancel in Shop {
+  reward all_or_nothing     # the mode is `all`
+  ...
+}
+""")
+entry("WS625", "warning", "check weight that the reward mode ignores",
+      """
+A check has a `weight`, but its task's checks combine by `mean` or `all`
+(the task's `reward`, else the world's `config { reward: ... }`), where every
+check counts the same: the weight changes nothing. Drop the weight, or use
+`reward weighted` for the task.
+""", """
+task cancel in Shop {
+  reward mean
+  check cancelled weight 2: orders["#W1"].status == cancelled
+  ...
 }
 """)
 entry("WS409", "error", "break or continue outside a loop",

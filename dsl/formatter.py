@@ -1271,6 +1271,9 @@ class _Layout:
     def print_Seed(self, s: n.Seed, indent: int, blank: _Blank) -> None:
         self.simple(s, f"seed {s.value}", indent, blank)
 
+    def print_Reward(self, r: n.Reward, indent: int, blank: _Blank) -> None:
+        self.simple(r, "reward " + r.mode.name, indent, blank)
+
     # data ----------------------------------------------------------------------
     def data(self, node: n.Node, prefix: str, value: n.Data, suffix: str, indent: int,
              blank: _Blank) -> None:

@@ -37,7 +37,7 @@ __all__ = [
     # tasks
     "TaskDecl", "Given", "Instruction", "Persona", "Known", "Unknown", "Check",
     "Frame", "FrameTarget", "Solution", "SolutionCall", "SolutionReply", "Tags", "Split", "Seed",
-    "TaskItem",
+    "Reward", "TaskItem",
     # data
     "DataObject", "DataPair", "DataArray", "DataString", "DataInt", "DataFloat",
     "DataBool", "DataNull", "DataName", "Data",
@@ -915,8 +915,16 @@ class Seed(Node):
     value: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reward(Node):
+    """``reward all``: how the task's checks combine into its reward (``weighted``, ``mean``
+    or ``all``), overriding the world's ``config { reward: ... }``."""
+
+    mode: Ident
+
+
 TaskItem = Union[Given, Instruction, Persona, Known, Unknown, Check, Frame, Solution, Tags,
-                 Split, Seed]
+                 Split, Seed, Reward]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

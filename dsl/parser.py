@@ -969,6 +969,9 @@ class _ToNodes(Transformer[Token, Any]):
     def seed(self, c: list[Any]) -> n.Seed:
         return n.Seed(value=_whole(c[0], self.pos), span=self._span())
 
+    def reward(self, c: list[Any]) -> n.Reward:
+        return n.Reward(mode=_ident(self.pos, c[0]), span=self._span())
+
     # data ----------------------------------------------------------------
     def data_object(self, c: list[Any]) -> n.DataObject:
         return n.DataObject(pairs=tuple(p for p in c if p is not None), span=self._span())

@@ -14,6 +14,11 @@ One task per tau2 task, named ``retail_<id>``:
 - ``given`` tau2's pristine ``db.json`` (no retail task has an ``initial_state``);
 - ``instruction`` the user's reason for calling; ``persona`` their behaviour instructions (and
   tau2's persona when one is set); ``known`` / ``unknown`` as in tau2;
+- ``reward all``: tau2's reward is the product of its components (DB match, each 0 or 1, times
+  communicate, 1 only when every ``communicate_info`` item was told), so the task scores 1 only
+  when every check holds and 0 otherwise, for any trajectory the same number as tau2's
+  evaluator (the world's ``config`` says the same; the task says it too, so the file reads
+  alone);
 - one check, ``db``: ``matches_solution()``, which is tau2's DB reward: the final state must equal
   the state the expected actions leave;
 - one answer check per item of tau2's ``communicate_info`` (``told_1``, ``told_2``...): some
@@ -31,7 +36,11 @@ One task per tau2 task, named ``retail_<id>``:
 
 tau2's ``nl_assertions`` are judged by an LLM: they are neither state nor text a check can match,
 so they stay comments (one restraint task, 105, has one; tau2 grades six others on the database
-alone).
+alone). Note that tau2's retail tasks list ``NL_ASSERTION`` (LLM-judged), not ``COMMUNICATE``, in
+their ``reward_basis`` (112 of 114; two are ``["DB"]``): the port grades the
+``communicate_info`` items instead, as tau2's ``CommunicateEvaluator`` does, so WorldSpec's
+reward is tau2's evaluator's with reward basis DB + COMMUNICATE
+(``tests/test_tau2_rewards.py`` checks it on recorded trajectories graded by tau2's own code).
 """
 
 from __future__ import annotations
@@ -146,6 +155,7 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
     for key, item in (("known_info", "known"), ("unknown_info", "unknown")):
         if instructions.get(key):
             lines.append(f"  {item} {quote_string(instructions[key])}")
+    lines.append("  reward all")
     lines.append(f"  check db {quote_string(DB_CHECK_DOC)}: matches_solution()")
     told = [str(info) for info in criteria.get("communicate_info") or ()]
     for number, info in enumerate(told, 1):

@@ -132,11 +132,15 @@ def test_communicate_info_becomes_answer_checks(world: Any,
         assert len(spec.replies) == (1 if told else 0)
     spec = world.TASKS["retail_62"]  # "302.67" and "20 hours"; nothing changes in the DB
     episode = world(task="retail_62")
-    assert episode.score().reward == pytest.approx(1 / 3)  # only the DB check holds
+    # tau2's reward is all-or-nothing (`reward all`): the DB check alone earns nothing
+    assert spec.reward == "all" and world.REWARD == "all"
+    assert episode.score().reward == 0.0 and not episode.score().passed
+    assert episode.score(reward="weighted").reward == pytest.approx(1 / 3)  # only the DB holds
     said = ["The speaker is $302.67.", "Its battery lasts 20 HOURS."]
-    assert episode.score(replies=said).reward == 1.0
-    assert episode.score(replies=said[:1]).reward == pytest.approx(2 / 3)
-    assert episode.score(replies=["It was $302.68, 20 hours."]).reward == pytest.approx(2 / 3)
+    assert episode.score(replies=said).reward == 1.0 and episode.score(replies=said).passed
+    assert episode.score(replies=said[:1]).reward == 0.0
+    assert episode.score(replies=said[:1], reward="mean").reward == pytest.approx(2 / 3)
+    assert episode.score(replies=["It was $302.68, 20 hours."]).reward == 0.0
     episode = world(task="retail_16")  # "8276.23", said with a thousands separator
     for name, arguments in world.TASKS["retail_16"].solution:
         episode.call(name, dict(arguments))

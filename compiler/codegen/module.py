@@ -36,6 +36,7 @@ from worldspec.compiler.codegen.names import (
 from worldspec.compiler.codegen.pytypes import ANY_VALUE_TEXTS, TypeTables
 from worldspec.compiler.codegen.stmts import StatementCompiler
 from worldspec.compiler.model import (
+    DEFAULT_REWARD,
     FieldInfo,
     ParamInfo,
     ProgramModel,
@@ -790,7 +791,7 @@ class WorldGenerator:
                 f"known={opt(n.Known)!r}, unknown={opt(n.Unknown)!r}, "
                 f"tags={tuple(x.name for x in tags.names) if tags else ()!r}, "
                 f"split={split.name.name if split else None!r}, doc={node.doc!r}"
-                f"{_replies_arg(node.solution)})")
+                f"{_replies_arg(node.solution)}{_reward_arg(node)})")
 
     def result_methods(self, node: n.ResultsDecl) -> list[str]:
         """A custom result convention: ``_success``, ``_failure`` and ``failed`` built from
@@ -866,6 +867,7 @@ class WorldGenerator:
             results=w.config.results, clock=w.config.clock, tick=w.config.tick,
             seed=w.config.seed,
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
+            reward=repr(w.config.reward) if w.config.reward != DEFAULT_REWARD else "",
             dynamic=w.config.arguments == "dynamic",
             policy=_text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
@@ -976,6 +978,13 @@ def _check_fn_name(task: str, check: str) -> str:
     if "__" in t_name or "__" in c_name:
         return f"_check_{t_name}__{c_name}_{len(t_name)}"
     return f"_check_{t_name}__{c_name}"
+
+
+def _reward_arg(task: n.TaskDecl) -> str:
+    """``, reward=...`` for a task that declares how its checks combine (nothing otherwise:
+    the world's ``REWARD`` holds)."""
+    declared = next((i for i in task.items if isinstance(i, n.Reward)), None)
+    return f", reward={declared.mode.name!r}" if declared is not None else ""
 
 
 def _replies_arg(solution: n.Solution | None) -> str:

@@ -41,6 +41,7 @@ def _registry() -> list[Rule]:
     from worldspec.compiler.rules.invariant_clock import InvariantClock
     from worldspec.compiler.rules.missing_return import MissingReturn
     from worldspec.compiler.rules.patterns import Patterns
+    from worldspec.compiler.rules.reward_modes import RewardModes
     from worldspec.compiler.rules.tool_doc_fields import ToolDocFields
     from worldspec.compiler.rules.tool_docs import ToolDocs
     from worldspec.compiler.rules.unreachable_code import UnreachableCode
@@ -48,7 +49,7 @@ def _registry() -> list[Rule]:
 
     return [EntityKeys(), EntityTables(), UnreachableCode(), MissingReturn(), InvariantClock(),
             ClockRange(), ToolDocs(), ToolDocFields(), Patterns(),
-            WholeRowPlaces()]
+            WholeRowPlaces(), RewardModes()]
 
 
 RULES: list[Rule] = []

@@ -89,9 +89,11 @@ class WorldTask(vf.Task[WorldData]):
 
     @vf.metric
     async def world_checks(self, trace: vf.Trace) -> dict[str, float]:
-        """The checks' share, whether the frame held, and each check (1 passed, 0 not)."""
+        """Whether the task passed, the checks' share, whether the frame held, and each check
+        (1 passed, 0 not)."""
         scored = self._score(trace)
-        values = {"checks_reward": float(scored["checks_reward"]),
+        values = {"passed": 1.0 if scored["passed"] else 0.0,
+                  "checks_reward": float(scored["checks_reward"]),
                   "frame_ok": 1.0 if scored["frame"]["ok"] else 0.0}
         values.update({f"check_{c['name']}": 1.0 if c["passed"] else 0.0
                        for c in scored["checks"]})
@@ -231,6 +233,7 @@ def _played(env: TextEnv, error: str | None) -> dict[str, Any]:
         "calls": [[s.name, s.arguments] for s in session.steps],
         "replies": list(session.replies), "termination": session.termination,
         "reward": session.score.reward if session.score is not None else None,
+        "passed": session.score.passed if session.score is not None else None,
     }
     if error is not None:
         played["error"] = error

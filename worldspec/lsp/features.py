@@ -28,7 +28,7 @@ KEYWORDS = frozenset(
     "all and any append as break by case changes check config continue delete else entity "
     "enum exists fail false file fn for freeform from given if import in insert instruction into "
     "invariant is key known let match matching none not null only or persona policy record "
-    "remove reply require return seed sequence solution split state table tags task then to "
+    "remove reply require return reward seed sequence solution split state table tags task then to "
     "tool true type union unknown weight while world".split())
 
 PRIMITIVE_TYPES = ("str", "int", "float", "bool", "date", "datetime", "duration", "json")

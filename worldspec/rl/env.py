@@ -48,7 +48,7 @@ __all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv", "replay_score"]
 #: what a step-API trajectory shares with ``worldspec rollout``'s record of the same messages.
 #: The rest (key, sampling seed, models, usage, timing) belong to whoever called the models.
 TRAJECTORY_FIELDS = ("task", "env_seed", "conversational", "setting", "messages", "tools",
-                     "steps", "replies", "reward", "checks_reward", "checks", "frame",
+                     "steps", "replies", "reward", "passed", "checks_reward", "checks", "frame",
                      "termination", "agent_messages", "user_turns")
 
 
@@ -63,7 +63,8 @@ class StepResult:
     reward: float
     done: bool
     #: ``waiting``, ``tool_steps`` (this step's calls: name, failed, result), counts; once
-    #: done also ``termination``, ``checks`` (per-check breakdown), ``frame``, ``checks_reward``
+    #: done also ``termination``, ``passed``, ``checks`` (per-check breakdown), ``frame``,
+    #: ``checks_reward``
     info: dict[str, Any]
 
     def __iter__(self) -> Any:
@@ -190,6 +191,7 @@ class TextEnv:
             "steps": [step.to_json() for step in session.steps],
             "replies": list(session.replies),
             "reward": scored.get("reward"),
+            "passed": scored.get("passed"),
             "checks_reward": scored.get("checks_reward"),
             "checks": scored.get("checks"),
             "frame": scored.get("frame"),
@@ -258,7 +260,8 @@ class TextEnv:
             assert session.score is not None
             scored = session.score.to_json()
             reward = float(scored["reward"])
-            info.update(termination=session.termination, checks=scored["checks"],
+            info.update(termination=session.termination, passed=scored["passed"],
+                        checks=scored["checks"],
                         frame=scored["frame"], checks_reward=scored["checks_reward"])
             if self._error is not None:
                 info["error"] = self._error

@@ -7,7 +7,7 @@ results as text), ``tools`` (the world's tool definitions, as JSON text so that 
 the same column types whatever the world: ``json.loads(row["tools"])`` gives the list a chat
 template takes), ``setting`` (``one-shot`` or ``conversational``: the setting the system
 prompt, the first message, was built for; :mod:`worldspec.services.prompts` builds it for
-rollouts and task rows alike), and ``world``, ``task``, ``sample``, ``reward``,
+rollouts and task rows alike), and ``world``, ``task``, ``sample``, ``reward``, ``passed``,
 ``world_sha256``. The file loads with ``datasets.load_dataset("json", data_files=FILE)``.
 
 Which rollouts are kept: every finished one with a reward of at least ``min_reward`` (default
@@ -21,12 +21,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from worldspec.rollout.records import record_passed
 from worldspec.services.prompts import setting_name
 
 __all__ = ["COLUMNS", "sft_rows", "select_rollouts"]
 
 #: The columns of every row, in order.
-COLUMNS = ("messages", "tools", "setting", "world", "task", "sample", "reward",
+COLUMNS = ("messages", "tools", "setting", "world", "task", "sample", "reward", "passed",
            "world_sha256")
 
 
@@ -85,5 +86,6 @@ def sft_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
              "world": record.get("world"), "task": record.get("task"),
              "sample": int(record.get("sample") or 0),
              "reward": float(record.get("reward") or 0.0),
+             "passed": record_passed(record),
              "world_sha256": record.get("world_sha256")}
             for record in records]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["FORMAT", "JOURNAL_NAME", "Journal", "RecordError", "read_records",
-           "record_files", "rollout_key"]
+           "record_files", "record_passed", "rollout_key"]
 
 #: The record format; bumped when a field changes meaning or goes away.
 FORMAT = "worldspec.rollout/1"
@@ -38,6 +38,15 @@ def rollout_key(payload: Mapping[str, Any]) -> str:
     """The SHA-256 that identifies one rollout: its defining settings as canonical JSON."""
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_passed(record: Mapping[str, Any]) -> bool:
+    """Whether a finished rollout did its task: the record's ``passed`` (every check and the
+    frame held). A record written before ``passed`` was recorded passes when its reward is 1
+    (every check held then, since rewards were the checks' weighted share)."""
+    if "passed" in record:
+        return bool(record["passed"])
+    return float(record.get("reward") or 0.0) >= 1.0 - 1e-9
 
 
 def _parse(line: str) -> dict[str, Any] | None:

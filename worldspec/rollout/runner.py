@@ -214,6 +214,7 @@ async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentCl
         "steps": [step.to_json() for step in session.steps],
         "replies": session.replies,
         "reward": scored["reward"],
+        "passed": scored["passed"],
         "checks_reward": scored["checks_reward"],
         "checks": scored["checks"],
         "frame": scored["frame"],

@@ -1,6 +1,7 @@
 """What a batch of rollouts came to: per task and per world, as tau2-bench reports it.
 
-A rollout *passes* when its reward is 1 (every check passed, the frame held). Per task, over
+A rollout *passes* when its record says ``passed`` (every check held and the frame held;
+whatever the task's reward mode, a weighted or mean reward below 1 never passes). Per task, over
 its ``n`` finished samples of which ``c`` passed: the mean reward, the pass rate ``c / n`` and
 pass^k for k = 1..n, the chance that k samples drawn without replacement all pass,
 ``C(c, k) / C(n, k)`` (tau2's estimator; pass^1 is the pass rate, and pass^k falls as a task
@@ -15,10 +16,10 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
+from worldspec.rollout.records import record_passed
+
 __all__ = ["BatchSummary", "GroupStats", "pass_hat_k", "summarise"]
 
-#: A reward at least this close to 1 is a pass (rewards are sums of float weights).
-_PASS = 1.0 - 1e-9
 
 
 def pass_hat_k(successes: int, trials: int, k: int) -> float:
@@ -62,7 +63,7 @@ def _task_stats(name: str, records: list[Mapping[str, Any]]) -> GroupStats:
     if not finished:
         return stats
     stats.rewards = [float(r.get("reward") or 0.0) for r in finished]
-    passed = sum(1 for x in stats.rewards if x >= _PASS)
+    passed = sum(1 for r in finished if record_passed(r))
     n = len(finished)
     stats.mean_reward = sum(stats.rewards) / n
     stats.pass_rate = passed / n

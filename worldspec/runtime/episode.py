@@ -33,6 +33,7 @@ from worldspec.runtime.errors import (
 
 # @dataclass as the standard one makes it, without importing dataclasses (see records.py)
 from worldspec.runtime.records import value_class as dataclass
+from worldspec.runtime.rewards import DEFAULT_REWARD, REWARD_MODES, combine_checks
 from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
 from worldspec.runtime.values import quote as _quote
 
@@ -512,6 +513,8 @@ class TaskSpec:
     doc: str | None = None
     #: the reference solution's replies: what the agent should tell the user
     replies: tuple[str, ...] = ()
+    #: how the checks combine (``reward MODE`` in the task); None: the world's ``REWARD``
+    reward: str | None = None
 
 
 @dataclass(frozen=True)
@@ -543,9 +546,19 @@ class Score:
     #: (``None`` on a score built by hand: then it is ``reward``)
     checks_reward: float | None = None
 
+    @property
+    def passed(self) -> bool:
+        """Whether the task is done: every check holds (and there is one) and the frame holds.
+
+        It does not depend on how the checks combine: under ``reward all`` the reward is 1
+        exactly when the score passed.
+        """
+        return bool(self.checks) and all(c.passed for c in self.checks) and self.frame_ok
+
     def to_json(self) -> dict[str, Any]:
         return {
             "reward": self.reward,
+            "passed": self.passed,
             "checks_reward": self.reward if self.checks_reward is None else self.checks_reward,
             "checks": [{"name": c.name, "passed": c.passed, "status": c.status,
                         "weight": c.weight, "message": c.message} for c in self.checks],
@@ -624,6 +637,9 @@ class Episode:
     #: agent cannot earn reward by doing the task and damaging other state on the way; a
     #: world may set it False, and a task overrides it with a ``frame_zeroes`` attribute.
     FRAME_ZEROES: ClassVar[bool] = True
+    #: how a task's checks combine into its reward (``config { reward: ... }``), one of
+    #: :data:`worldspec.runtime.rewards.REWARD_MODES`; a task overrides it with ``reward``
+    REWARD: ClassVar[str] = DEFAULT_REWARD
     #: the rules the agent must follow (the spec's ``policy``), for its system prompt
     POLICY: ClassVar[str] = ""
     #: the text an unknown tool name fails with, ``{name}`` the name (``unknown_tool`` in the
@@ -1256,26 +1272,37 @@ class Episode:
 
     def score(self, task: str | None = None, *, all_or_nothing: bool = False,
               initial: Episode | None = None, frame_zeroes: bool | None = None,
-              replies: Sequence[str] = ()) -> Score:
+              replies: Sequence[str] = (), reward: str | None = None) -> Score:
         """Grade the current state against a task's checks and frame. A check never raises.
 
-        The reward is the weighted share of passed checks, and 0 when the frame is broken
-        (collateral damage earns nothing) unless ``frame_zeroes`` is False (default: the
-        task's ``frame_zeroes`` attribute if it has one, else the world's
-        :attr:`FRAME_ZEROES`); ``checks_reward`` keeps the checks' share either way.
+        The checks combine as the task's reward mode says (``reward`` in the task, else the
+        world's :attr:`REWARD`; the argument ``reward`` overrides both): ``weighted``, the
+        weighted share of passed checks; ``mean``, the share of passed checks; ``all``, 1
+        when every check and the frame hold, else 0. ``all_or_nothing=True`` is
+        ``reward="all"``. Under ``weighted`` and ``mean`` the reward is 0 when the frame is
+        broken (collateral damage earns nothing) unless ``frame_zeroes`` is False (default:
+        the task's ``frame_zeroes`` attribute if it has one, else the world's
+        :attr:`FRAME_ZEROES`); ``checks_reward`` keeps the checks' combination either way,
+        and ``passed`` says whether every check and the frame hold.
         ``initial`` is :meth:`initial_state`, when the caller has already built it.
         ``replies`` are the text of the agent's messages to the user, in order; answer
         checks read them (``reply`` is the last one). Without them the agent said nothing.
-        An unknown task (``KeyError``) and replies that are not text (``TypeError``) are the
-        caller's mistakes and raise.
+        An unknown task (``KeyError``), replies that are not text (``TypeError``) and an
+        unknown reward mode (``ValueError``) are the caller's mistakes and raise.
         """
         self._expect("score", "task", task, str, "a task name (str) or None", optional=True)
+        self._expect("score", "reward", reward, str, "a reward mode (str) or None",
+                     optional=True)
         spec = self.TASKS.get(task) if task is not None else self.task
         if spec is None:
             if task is not None:
                 raise self._unknown_task("score", task)
             raise ValueError(f"{self._method('score')}: no task to score: the episode was not "
                              f"reset to a task; pass one of {_names(self.TASKS)}")
+        mode = "all" if all_or_nothing else reward or spec.reward or self.REWARD
+        if mode not in REWARD_MODES:
+            raise ValueError(f"{self._method('score')}: unknown reward mode {mode!r}; the "
+                             f"modes are {', '.join(REWARD_MODES)}")
         said = _replies(replies)
         if initial is None:
             initial = self.initial_state()
@@ -1293,17 +1320,13 @@ class Episode:
                 passed, message = False, f"error: {type(exc).__name__}: {exc}"
             outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
         violations = tuple(self._frame_violations(initial, spec.frame))
-        total = sum(c.weight for c in outcomes) or 1.0
-        checks_reward = (sum(c.weight for c in outcomes if c.passed) / total
-                         if outcomes else 0.0)
-        reward = checks_reward
+        checks_reward = combine_checks(mode, [(c.passed, c.weight) for c in outcomes])
+        earned = checks_reward
         if frame_zeroes is None:
             frame_zeroes = bool(getattr(spec, "frame_zeroes", self.FRAME_ZEROES))
-        if violations and frame_zeroes:
-            reward = 0.0
-        if all_or_nothing:
-            reward = 1.0 if all(c.passed for c in outcomes) and not violations else 0.0
-        return Score(reward, tuple(outcomes), not violations, violations, checks_reward)
+        if violations and (frame_zeroes or REWARD_MODES[mode].counts_frame):
+            earned = 0.0
+        return Score(earned, tuple(outcomes), not violations, violations, checks_reward)
 
     def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
                           ) -> list[str]:
