@@ -40,13 +40,17 @@ def test_through_a_record_field_too() -> None:
     assert len(warnings("""
 tool get_member(member: Member "The card.") -> MemberInfo
   "Show a member's name and the due dates of their loans."
-{ return MemberInfo(member: member, name: member.name, loans: [l for l in loans if l.member == member]) }
+{
+  let mine = [l for l in loans if l.member == member]
+  return MemberInfo(member: member, name: member.name, loans: mine)
+}
 """)) == 1
 
 
 @pytest.mark.parametrize("tool", [
     # the result is the row itself
-    """tool get_loan(loan: Loan "The loan.") -> Loan "Show a loan with its due date." { return loan }""",
+    """tool get_loan(loan: Loan "The loan.") -> Loan "Show a loan with its due date."
+{ return loan }""",
     # whole rows in a list
     """tool list_loans(member: Member "The card.") -> list[row[Loan]]
   "List a member's loans with their due dates."
@@ -55,7 +59,8 @@ tool get_member(member: Member "The card.") -> MemberInfo
     """tool get_member(member: Member "The card.") -> MemberInfo "Show a member's name and loans."
 { return MemberInfo(member: member, name: member.name, loans: []) }""",
     # a yes/no field used as an adjective choosing the rows, not promised
-    """tool renewed_loans() -> list[Loan] "List the renewed loans." { return [l for l in loans if l.renewed] }""",
+    """tool renewed_loans() -> list[Loan] "List the renewed loans."
+{ return [l for l in loans if l.renewed] }""",
     # the field is what the agent sends (its parameter's doc names it)
     """tool loans_due(due: date "The due date to look for.") -> list[Loan] "Find loans by due date."
 { return [l for l in loans if l.due_on == due] }""",
@@ -69,7 +74,8 @@ def test_no_warning_where_the_doc_keeps_its_promise(tool: str) -> None:
 
 def test_a_yes_no_field_after_whether_is_a_promise() -> None:
     assert len(warnings("""
-tool list_loans() -> list[Loan] "List loans and whether each was renewed." { return [l for l in loans] }
+tool list_loans() -> list[Loan] "List loans and whether each was renewed."
+{ return [l for l in loans] }
 """)) == 1
 
 
