@@ -242,6 +242,8 @@ def test_every_violation_of_a_task_is_reported(tmp_path: Path) -> None:
     ("Reply to Priya:\n  Slides   attached tonight.", "slides attached tonight.", True),
     ("Order #W3391820 is pending.", "#W3391820", True),
     ("Order #W33918201 is pending.", "#W3391820", False),
+    ("You are fatima_taylor_3452.", "Taylor", True),  # an underscore separates tokens
+    ("You are fatima_taylor_3452.", "Taylo", False),
 ])
 def test_shown_text_matching(shown: str, value: str, expected: bool) -> None:
     text = ShownText()

@@ -14,7 +14,8 @@ and durations, enum members (the schema lists them), and ``freeform`` parameters
 fields (``body: str freeform "The message text."``).
 
 A value is shown by a text when it occurs there case-insensitively, whitespace-normalised
-and token-bounded: ``"L002"`` is not shown by ``"L0021"``.
+and token-bounded (a token is a run of letters and digits): ``"L002"`` is not shown by
+``"L0021"``, and ``"Fatima"`` is shown by the user id ``"fatima_taylor_3452"``.
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ class ShownText:
             return True
         if self._joined is None:
             self._joined = "\n".join(self._texts)
-        head = r"(?<!\w)" if re.match(r"\w", wanted) else ""
-        tail = r"(?!\w)" if re.search(r"\w$", wanted) else ""
+        head = r"(?<![^\W_])" if re.match(r"[^\W_]", wanted) else ""
+        tail = r"(?![^\W_])" if re.search(r"[^\W_]$", wanted) else ""
         pattern = re.compile(head + re.escape(wanted) + tail)
         if pattern.search(self._joined) is not None:
             return True
