@@ -800,8 +800,8 @@ ClinicRecords.TOOLS = {
 }
 
 
-def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:358
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-18')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
+def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:358
+    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-18'), 'prescriptions["RX001"].end == date("2026-03-18")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
 
 
 def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:359
@@ -820,16 +820,16 @@ def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords,
     return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p9.visit) or ep.t_visits.row(_p9.visit)).patient).name == 'Liam Park') and (_p9.drug == 'AMX01')) and (_p9.status == _E8_RxStatus_active)) and (_p9.end == rt.parse_date('2026-03-17'))) for _p9 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:582
-    return bool((((ep.t_prescriptions.row('RX002').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX002').stop_reason == 'angioedema')) and (ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-03-10'))))
+def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:582
+    return ((rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX002"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX002').stop_reason, '==', 'angioedema', 'prescriptions["RX002"].stop_reason == "angioedema"')) and rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX002"].end == date("2026-03-10")'))
 
 
 def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:583
     return bool(any((_d10.key() == 'LIS01') for _d10 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))))
 
 
-def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:107
-    return bool((((ep.t_prescriptions.row('RX001').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX001').stop_reason == 'allergic rash')) and (ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-10'))))
+def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:107
+    return ((rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX001"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX001').stop_reason, '==', 'allergic rash', 'prescriptions["RX001"].stop_reason == "allergic rash"')) and rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX001"].end == date("2026-03-10")'))
 
 
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:108
@@ -852,20 +852,20 @@ def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: Cli
     return bool(any((((((((ep.t_visits.rows.get(_p16.visit) or ep.t_visits.row(_p16.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p16.visit) or ep.t_visits.row(_p16.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p16.drug == 'IBU01')) and (_p16.status == _E8_RxStatus_active)) and (_p16.dose == '200 mg as needed')) and (_p16.end == rt.parse_date('2026-03-15'))) for _p16 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:224
-    return bool((len(ep.t_prescriptions) == (len(init.t_prescriptions) + 2)))
+def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:224
+    return rt.compared(len(ep.t_prescriptions), '==', (len(init.t_prescriptions) + 2), 'len(prescriptions) == len(initial.prescriptions) + 2')
 
 
 def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:336
     return bool(any(((((_v17.patient == 'P003') and (_v17.doctor == 'D003')) and (_v17.diagnosis == 'hypertension follow-up, well controlled')) and (_v17.at.date() == rt.parse_date('2026-03-10'))) for _v17 in rt.each(ep, ep.t_visits)))
 
 
-def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:337
-    return bool((len(ep.t_visits) == (len(init.t_visits) + 1)))
+def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:337
+    return rt.compared(len(ep.t_visits), '==', (len(init.t_visits) + 1), 'len(visits) == len(initial.visits) + 1')
 
 
-def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:338
-    return bool((((ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-06-19')) and (ep.t_prescriptions.row('RX002').renewals == 2)) and (ep.t_prescriptions.row('RX002').status == _E8_RxStatus_active)))
+def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:338
+    return ((rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-06-19'), 'prescriptions["RX002"].end == date("2026-06-19")') and rt.compared(ep.t_prescriptions.row('RX002').renewals, '==', 2, 'prescriptions["RX002"].renewals == 2')) and rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_active, 'prescriptions["RX002"].status == active'))
 
 
 def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:449
@@ -880,8 +880,8 @@ def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init:
     return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p21.visit) or ep.t_visits.row(_p21.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p21.visit) or ep.t_visits.row(_p21.visit)).doctor == 'D003')) and (_p21.drug == 'LIS01')) and (_p21.dose == '10 mg daily')) and (_p21.status == _E8_RxStatus_active)) and (_p21.start == rt.parse_date('2026-03-10'))) and (_p21.end == rt.parse_date('2026-06-08'))) for _p21 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:565
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-14')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
+def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:565
+    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-14'), 'prescriptions["RX001"].end == date("2026-03-14")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
 
 
 def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:566
@@ -896,8 +896,8 @@ def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords
     return bool(any((_d25.key() == 'IBU01') for _d25 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))))
 
 
-def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:683
-    return bool((len(ep.t_patients.row('P002').allergies) == 1))
+def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:683
+    return rt.compared(len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1')
 
 
 def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:684

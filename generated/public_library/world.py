@@ -980,84 +980,84 @@ PublicLibrary.TOOLS = {
 }
 
 
-def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:421
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
+def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:421
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
 
 
-def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:422
-    return bool((ep.t_members.row('M001').fees_due == 1.25))
+def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:422
+    return rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25')
 
 
 def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:423
     return bool(any(((((_l13.member == 'M001') and (_l13.copy_ == 'C0006')) and (_l13.returned_on is None)) and (_l13.due_on == rt.parse_date('2026-06-10'))) for _l13 in rt.each(ep, ep.t_loans)))
 
 
-def _check_late_return_and_new_loan__hold_kept(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:424
-    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_active))
+def _check_late_return_and_new_loan__hold_kept(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:424
+    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_active, 'holds["H001"].status == active')
 
 
-def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:540
-    return bool((ep.t_members.row('M002').fees_due == 7.5))
+def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:540
+    return rt.compared(ep.t_members.row('M002').fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5')
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:541
     return bool(any((((_l14.member == 'M002') and (_l14.copy_ == 'C0001')) and (_l14.returned_on is None)) for _l14 in rt.each(ep, ep.t_loans)))
 
 
-def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:542
-    return bool((ep.t_loans.row('L003').renewed and (ep.t_loans.row('L003').due_on == rt.parse_date('2026-06-22'))))
+def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:542
+    return (ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")'))
 
 
-def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:658
-    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_cancelled))
+def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:658
+    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_cancelled, 'holds["H001"].status == cancelled')
 
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:659
     return bool(any((((_h15.member == 'M003') and (_h15.book == '9781400033416')) and (_h15.status == _E10_HoldStatus_active)) for _h15 in rt.each(ep, ep.t_holds)))
 
 
-def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_members.row('M001').fees_due == 1.25)))
+def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:113
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'))
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:114
     return bool(any(((((_l16.member == 'M003') and (_l16.copy_ == 'C0003')) and (_l16.returned_on is None)) and (_l16.due_on == rt.parse_date('2026-06-10'))) for _l16 in rt.each(ep, ep.t_loans)))
 
 
-def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_fulfilled))
+def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:115
+    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_fulfilled, 'holds["H001"].status == fulfilled')
 
 
-def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:116
-    return bool((ep.t_members.row('M003').fees_due == 0.0))
+def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:116
+    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
-def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:241
-    return bool(((ep.t_holds.row('H003').status == _E10_HoldStatus_cancelled) and (ep.t_holds.row('H001').status == _E10_HoldStatus_active)))
+def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:241
+    return (rt.compared(ep.t_holds.row('H003').status, '==', _E10_HoldStatus_cancelled, 'holds["H003"].status == cancelled') and rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_active, 'holds["H001"].status == active'))
 
 
-def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
+def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:242
+    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
     return bool(any(((((_l17.member == 'M003') and (_l17.copy_ == 'C0004')) and (_l17.returned_on is None)) and (_l17.due_on == rt.parse_date('2026-06-10'))) for _l17 in rt.each(ep, ep.t_loans)))
 
 
-def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
+def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
+    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
 
 
-def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:362
-    return bool((ep.t_members.row('M003').fees_due == 0.0))
+def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362
+    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
 def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:363
     return bool(any(((((_l18.member == 'M003') and (_l18.copy_ == 'C0004')) and (_l18.returned_on is None)) and (_l18.due_on == rt.parse_date('2026-06-10'))) for _l18 in rt.each(ep, ep.t_loans)))
 
 
-def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:481
-    return bool((ep.t_members.row('M002').fees_due == 10.0))
+def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:481
+    return rt.compared(ep.t_members.row('M002').fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0')
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
@@ -1068,24 +1068,24 @@ def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: Pub
     return bool(any((((_h20.member == 'M002') and (_h20.book == '9780441172719')) and (_h20.status == _E10_HoldStatus_active)) for _h20 in rt.each(ep, ep.t_holds)))
 
 
-def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:605
-    return bool(((ep.t_loans.row('L003').renewed and (ep.t_loans.row('L003').due_on == rt.parse_date('2026-06-22'))) and (ep.t_loans.row('L003').returned_on is None)))
+def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
+    return ((ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")')) and rt.compared(ep.t_loans.row('L003').returned_on, 'is', None, 'loans["L003"].returned_on == none'))
 
 
-def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool(((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)) and (ep.t_members.row('M001').fees_due == 0.0)))
+def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
+    return (((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'))
 
 
-def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:726
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
+def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:726
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
 
 
-def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:727
-    return bool((((ep.t_loans.row('L003').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L003').late_fee == 0.0)) and (ep.t_copies.row('C0005').status == _E10_CopyStatus_available)))
+def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:727
+    return ((rt.compared(ep.t_loans.row('L003').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L003"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L003').late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0005').status, '==', _E10_CopyStatus_available, 'copies["C0005"].status == available'))
 
 
-def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:728
-    return bool(((ep.t_members.row('M001').fees_due == 0.0) and (ep.t_loans.row('L002').late_fee == 1.25)))
+def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:728
+    return (rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'))
 
 
 def _check_ana_returns_everything__new_loan(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:729

@@ -1148,56 +1148,56 @@ def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, 
     return bool(any((((_o18.table == 'T1') and (_o18.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o18) == 3350)) for _o18 in rt.each(ep, ep.t_orders)))
 
 
-def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:638
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p19.order == 'O003') and (_p19.share == 2)) and (_p19.amount_cents == 1950)) and (_p19.tip_cents == 150)) and (_p19.method == _E9_PayMethod_card)) for _p19 in rt.each(ep, ep.t_payments))))
+def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:638
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p19.order == 'O003') and (_p19.share == 2)) and (_p19.amount_cents == 1950)) and (_p19.tip_cents == 150)) and (_p19.method == _E9_PayMethod_card)) for _p19 in rt.each(ep, ep.t_payments)))
 
 
-def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:639
-    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
+def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:639
+    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
 
 
 def _check_close_out_tables__sea_bass(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:640
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:783
-    return bool((ep.t_orders.row('O005').split_ways == 2))
+def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:783
+    return rt.compared(ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2')
 
 
-def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:784
-    return bool((((ep.t_orders.row('O005').status == _E11_OrderStatus_paid) and any((((((_p20.order == 'O005') and (_p20.share == 1)) and (_p20.amount_cents == 1250)) and (_p20.tip_cents == 100)) and (_p20.method == _E9_PayMethod_cash)) for _p20 in rt.each(ep, ep.t_payments))) and any((((((_p21.order == 'O005') and (_p21.share == 2)) and (_p21.amount_cents == 1250)) and (_p21.tip_cents == 200)) and (_p21.method == _E9_PayMethod_card)) for _p21 in rt.each(ep, ep.t_payments))))
+def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:784
+    return ((rt.compared(ep.t_orders.row('O005').status, '==', _E11_OrderStatus_paid, 'orders["O005"].status == paid') and any((((((_p20.order == 'O005') and (_p20.share == 1)) and (_p20.amount_cents == 1250)) and (_p20.tip_cents == 100)) and (_p20.method == _E9_PayMethod_cash)) for _p20 in rt.each(ep, ep.t_payments))) and any((((((_p21.order == 'O005') and (_p21.share == 2)) and (_p21.amount_cents == 1250)) and (_p21.tip_cents == 200)) and (_p21.method == _E9_PayMethod_card)) for _p21 in rt.each(ep, ep.t_payments)))
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:140
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:141
-    return bool((((((len(tuple([_l22.key() for _l22 in rt.each(ep, ep.t_order_lines) if (_l22.order == 'O001')])) == 3) and any((((_l23.order == 'O001') and (_l23.item == 'PZ01')) and (_l23.quantity == 1)) for _l23 in rt.each(ep, ep.t_order_lines))) and any(((((_l24.order == 'O001') and (_l24.item == 'FS01')) and (_l24.quantity == 1)) and (_l24.unit_price_cents == 2400)) for _l24 in rt.each(ep, ep.t_order_lines))) and any((((_l25.order == 'O001') and (_l25.item == 'DS01')) and (_l25.quantity == 2)) for _l25 in rt.each(ep, ep.t_order_lines))) and (not any(((_l26.order == 'O001') and (_l26.item == 'DR01')) for _l26 in rt.each(ep, ep.t_order_lines)))))
+def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:141
+    return ((((rt.compared(len(tuple([_l22.key() for _l22 in rt.each(ep, ep.t_order_lines) if (_l22.order == 'O001')])), '==', 3, 'count([l for l in order_lines if l.order == "O001"]) == 3') and any((((_l23.order == 'O001') and (_l23.item == 'PZ01')) and (_l23.quantity == 1)) for _l23 in rt.each(ep, ep.t_order_lines))) and any(((((_l24.order == 'O001') and (_l24.item == 'FS01')) and (_l24.quantity == 1)) and (_l24.unit_price_cents == 2400)) for _l24 in rt.each(ep, ep.t_order_lines))) and any((((_l25.order == 'O001') and (_l25.item == 'DS01')) and (_l25.quantity == 2)) for _l25 in rt.each(ep, ep.t_order_lines))) and (not any(((_l26.order == 'O001') and (_l26.item == 'DR01')) for _l26 in rt.each(ep, ep.t_order_lines))))
 
 
-def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:142
-    return bool((ep.fn_order_total(ep.t_orders.row('O001')) == 4900))
+def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:142
+    return rt.compared(ep.fn_order_total(ep.t_orders.row('O001')), '==', 4900, 'order_total(orders["O001"]) == 4900')
 
 
-def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:143
-    return bool(((ep.t_orders.row('O001').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O001').sent_at is not None)))
+def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:143
+    return (rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O001"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'))
 
 
 def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:290
     return bool(any(((((_l27.order == 'O001') and (_l27.item == 'DS01')) and (_l27.quantity == 2)) and (_l27.unit_price_cents == 650)) for _l27 in rt.each(ep, ep.t_order_lines)))
 
 
-def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:291
-    return bool(((ep.t_orders.row('O001').sent_at is not None) and (ep.t_orders.row('O001').served_at is not None)))
+def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:291
+    return (rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none') and rt.compared(ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'))
 
 
-def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:292
-    return bool((((ep.t_orders.row('O001').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p28.order == 'O001') and (_p28.share == 1)) and (_p28.amount_cents == 3200)) and (_p28.tip_cents == 300)) and (_p28.method == _E9_PayMethod_card)) for _p28 in rt.each(ep, ep.t_payments))))
+def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:292
+    return ((rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_paid, 'orders["O001"].status == paid') and rt.compared(ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1')) and any((((((_p28.order == 'O001') and (_p28.share == 1)) and (_p28.amount_cents == 3200)) and (_p28.tip_cents == 300)) and (_p28.method == _E9_PayMethod_card)) for _p28 in rt.each(ep, ep.t_payments)))
 
 
-def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:438
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O003').paid_at is not None)))
+def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:438
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and rt.compared(ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'))
 
 
 def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:439
@@ -1208,20 +1208,20 @@ def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: Re
     return bool(any(((((((_o30.table == 'T4') and (_o30.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l31.key() for _l31 in rt.each(ep, ep.t_order_lines) if (_l31.order == _o30.key())])) == 2)) and any((((_l32.order == _o30.key()) and (_l32.item == 'DR02')) and (_l32.quantity == 4)) for _l32 in rt.each(ep, ep.t_order_lines))) and any((((_l33.order == _o30.key()) and (_l33.item == 'ST01')) and (_l33.quantity == 1)) for _l33 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o30) == 3150)) for _o30 in rt.each(ep, ep.t_orders)))
 
 
-def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:605
-    return bool(((ep.t_orders.row('O006').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O006').sent_at is not None)))
+def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
+    return (rt.compared(ep.t_orders.row('O006').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O006"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'))
 
 
-def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool((((((len(tuple([_l34.key() for _l34 in rt.each(ep, ep.t_order_lines) if (_l34.order == 'O006')])) == 3) and any((((_l35.order == 'O006') and (_l35.item == 'PS01')) and (_l35.quantity == 1)) for _l35 in rt.each(ep, ep.t_order_lines))) and any((((_l36.order == 'O006') and (_l36.item == 'PZ01')) and (_l36.quantity == 1)) for _l36 in rt.each(ep, ep.t_order_lines))) and any((((_l37.order == 'O006') and (_l37.item == 'DR02')) and (_l37.quantity == 1)) for _l37 in rt.each(ep, ep.t_order_lines))) and (not any(((_l38.order == 'O006') and (_l38.item == 'DS01')) for _l38 in rt.each(ep, ep.t_order_lines)))))
+def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
+    return ((((rt.compared(len(tuple([_l34.key() for _l34 in rt.each(ep, ep.t_order_lines) if (_l34.order == 'O006')])), '==', 3, 'count([l for l in order_lines if l.order == "O006"]) == 3') and any((((_l35.order == 'O006') and (_l35.item == 'PS01')) and (_l35.quantity == 1)) for _l35 in rt.each(ep, ep.t_order_lines))) and any((((_l36.order == 'O006') and (_l36.item == 'PZ01')) and (_l36.quantity == 1)) for _l36 in rt.each(ep, ep.t_order_lines))) and any((((_l37.order == 'O006') and (_l37.item == 'DR02')) and (_l37.quantity == 1)) for _l37 in rt.each(ep, ep.t_order_lines))) and (not any(((_l38.order == 'O006') and (_l38.item == 'DS01')) for _l38 in rt.each(ep, ep.t_order_lines))))
 
 
-def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:607
-    return bool((sum(rt.each(ep, tuple([rt.bounded(_l39.quantity * _l39.unit_price_cents) for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')]))) == 3250))
+def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:607
+    return rt.compared(sum(rt.each(ep, tuple([rt.bounded(_l39.quantity * _l39.unit_price_cents) for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')]))), '==', 3250, 'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250')
 
 
-def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:757
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p40.order == 'O003') and (_p40.share == 2)) and (_p40.amount_cents == 1950)) and (_p40.tip_cents == 0)) and (_p40.method == _E9_PayMethod_cash)) for _p40 in rt.each(ep, ep.t_payments))))
+def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:757
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p40.order == 'O003') and (_p40.share == 2)) and (_p40.amount_cents == 1950)) and (_p40.tip_cents == 0)) and (_p40.method == _E9_PayMethod_cash)) for _p40 in rt.each(ep, ep.t_payments)))
 
 
 def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:758
@@ -1236,12 +1236,12 @@ def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrder
     return bool((not ep.t_menu.row('DS01').available))
 
 
-def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:911
-    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
+def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:911
+    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
 
 
-def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:912
-    return bool((ep.t_orders.row('O002').split_ways == 5))
+def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:912
+    return rt.compared(ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5')
 
 
 RestaurantOrders.TASKS = {

@@ -1074,12 +1074,12 @@ SmallPayroll.TOOLS = {
 }
 
 
-def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:538
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:538
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
 
 
-def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:539
-    return bool((len(ep.t_payslips) == (len(init.t_payslips) + 4)))
+def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:539
+    return rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4')
 
 
 def _check_run_march_payroll__alan_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:540
@@ -1090,36 +1090,36 @@ def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, r
     return bool(any((((((_p13.employee == 'E004') and (_p13.period == '2026-03')) and (_p13.timesheet == 'TS004')) and (_p13.gross_cents == 211200)) and (_p13.net_cents == 211200)) for _p13 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:542
-    return bool((((ep.t_timesheets.row('TS003').status == _E15_TimesheetStatus_paid) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:542
+    return ((rt.compared(ep.t_timesheets.row('TS003').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS003"].status == TimesheetStatus.paid') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
-def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:706
-    return bool(((ep.t_timesheets.row('TS004').hours == 104.5) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_draft)))
+def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:706
+    return (rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_draft, 'timesheets["TS004"].status == TimesheetStatus.draft'))
 
 
 def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:707
     return bool(any((((_b14.employee == 'E003') and (_b14.period == '2026-03')) and (_b14.amount_cents == 25000)) for _b14 in rt.each(ep, ep.t_bonuses)))
 
 
-def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:708
-    return bool(((((ep.t_payslips.row('PS0002').gross_cents == 520000) and (ep.t_payslips.row('PS0002').tax_cents == 104000)) and (ep.t_payslips.row('PS0002').net_cents == 416000)) and ep.t_payslips.row('PS0002').corrected))
+def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:708
+    return (((rt.compared(ep.t_payslips.row('PS0002').gross_cents, '==', 520000, 'payslips["PS0002"].gross_cents == 520000') and rt.compared(ep.t_payslips.row('PS0002').tax_cents, '==', 104000, 'payslips["PS0002"].tax_cents == 104000')) and rt.compared(ep.t_payslips.row('PS0002').net_cents, '==', 416000, 'payslips["PS0002"].net_cents == 416000')) and ep.t_payslips.row('PS0002').corrected)
 
 
-def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:159
-    return bool((((ep.t_timesheets.row('TS004').hours == 100.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_approved)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:159
+    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_approved, 'timesheets["TS004"].status == TimesheetStatus.approved')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
     return bool(any((((((_t15.employee == 'E003') and (_t15.period == '2026-04')) and (_t15.hours == 32.0)) and (_t15.status == _E15_TimesheetStatus_approved)) and (_t15.approved_by == 'E001')) for _t15 in rt.each(ep, ep.t_timesheets)))
 
 
-def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool((((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_open_) and (ep.t_periods.row('2026-04').status == _E12_PeriodStatus_open_)) and (len(ep.t_timesheets) == (len(init.t_timesheets) + 1))))
+def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
+    return ((rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_open_, 'periods["2026-03"].status == PeriodStatus.open') and rt.compared(ep.t_periods.row('2026-04').status, '==', _E12_PeriodStatus_open_, 'periods["2026-04"].status == PeriodStatus.open')) and rt.compared(len(ep.t_timesheets), '==', (len(init.t_timesheets) + 1), 'len(timesheets) == len(initial.timesheets) + 1'))
 
 
-def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:327
-    return bool(((((ep.t_payslips.row('PS0004').gross_cents == 230000) and (ep.t_payslips.row('PS0004').tax_cents == 0)) and (ep.t_payslips.row('PS0004').net_cents == 230000)) and ep.t_payslips.row('PS0004').corrected))
+def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:327
+    return (((rt.compared(ep.t_payslips.row('PS0004').gross_cents, '==', 230000, 'payslips["PS0004"].gross_cents == 230000') and rt.compared(ep.t_payslips.row('PS0004').tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0')) and rt.compared(ep.t_payslips.row('PS0004').net_cents, '==', 230000, 'payslips["PS0004"].net_cents == 230000')) and ep.t_payslips.row('PS0004').corrected)
 
 
 def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:328
@@ -1138,12 +1138,12 @@ def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPa
     return bool(any(((((((_p20.employee == 'E004') and (_p20.period == '2026-03')) and (_p20.timesheet == 'TS004')) and (_p20.gross_cents == 211200)) and (_p20.bonus_cents == 20000)) and (_p20.net_cents == 231200)) for _p20 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:496
-    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
+def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:496
+    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
 
 
-def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:661
-    return bool((((ep.t_timesheets.row('TS004').hours == 104.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:661
+    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:662
@@ -1154,16 +1154,16 @@ def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: Sm
     return bool(any((((((((_p22.employee == 'E003') and (_p22.period == '2026-03')) and (_p22.gross_cents == 315000)) and _p22.corrected) and (_p22.tax_cents == 63000)) and (_p22.net_cents == 252000)) and (_p22.correction_note == 'March overtime: 6 hours')) for _p22 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:664
-    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
+def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:664
+    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:834
     return bool(any(((((_b23.employee == 'E004') and (_b23.period == '2026-03')) and (_b23.amount_cents == 30000)) and (_b23.issued_by == 'E001')) for _b23 in rt.each(ep, ep.t_bonuses)))
 
 
-def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:835
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:835
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
 
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:836
@@ -1174,8 +1174,8 @@ def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: Smal
     return bool(('2412' in rt.built(ep, rt.replace((replies[-1] if replies else ''), ',', ''))))
 
 
-def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1007
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (len(ep.t_payslips) == (len(init.t_payslips) + 4))))
+def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1007
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4'))
 
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1008

@@ -49,6 +49,7 @@ from worldspec.runtime.errors import (
     WrongTypeError,
 )
 from worldspec.runtime.records import Record, replace_fields
+from worldspec.runtime.verdicts import Verdict, compared
 from worldspec.runtime.values import (
     quote,
     type_name,
@@ -82,6 +83,8 @@ __all__ = [
     "slot_setters", "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
+    # checks that say what they compared (worldspec.runtime.verdicts)
+    "Verdict", "compared",
 ]
 
 T = TypeVar("T")
