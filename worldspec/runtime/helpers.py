@@ -49,7 +49,6 @@ from worldspec.runtime.errors import (
     WrongTypeError,
 )
 from worldspec.runtime.records import Record, replace_fields
-from worldspec.runtime.verdicts import Verdict, compared
 from worldspec.runtime.values import (
     quote,
     type_name,
@@ -59,6 +58,7 @@ from worldspec.runtime.values import (
     want_str,
     want_str_list,
 )
+from worldspec.runtime.verdicts import Verdict, compared
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table

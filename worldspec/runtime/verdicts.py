@@ -43,7 +43,7 @@ COMPARISONS: Mapping[str, Callable[[Any, Any], Any]] = {
 class Verdict:
     """A check's result with the reason: truthy exactly when the check holds."""
 
-    __slots__ = ("holds", "detail")
+    __slots__ = ("detail", "holds")
 
     def __init__(self, holds: bool, detail: Mapping[str, Any] | None = None) -> None:
         self.holds = holds
