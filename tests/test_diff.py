@@ -658,7 +658,7 @@ def test_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]
 
 def test_trajectories_must_be_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(SHOP), str(SHOP), "--trajectories", str(tmp_path / "nope")]) == 2
-    assert "is not a folder" in capsys.readouterr().err
+    assert "'" + str(tmp_path / "nope") + "' does not exist" in capsys.readouterr().err
 
 
 # -------------------------------------------------------------------- git

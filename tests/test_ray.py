@@ -122,7 +122,8 @@ def test_a_ray_rollout_batch_writes_what_a_local_one_writes(
     remote = json.loads(capsys.readouterr().out)
     assert local.pop("journal") != remote.pop("journal")
     assert local == remote and local["rollouts"] == 6 and local["errors"] == 0
-    assert local["worlds"]["MobileMessaging"]["mean_reward"] == 1.0
+    (only,) = local["runs"]
+    assert only["world"] == "MobileMessaging" and only["mean_reward"] == 1.0
     for name in ("local", "ray"):
         summary = json.loads((tmp_path / name / "summary.json").read_text())
         summary.pop("journal")

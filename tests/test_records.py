@@ -146,7 +146,7 @@ def test_the_runtimes_value_classes_keep_their_defaults_and_post_init() -> None:
     assert task == TaskSpec("x", "Do it.", {}, (), None, (), tags=())
     score = Score(1.0, (), True, ())
     assert repr(score) == ("Score(reward=1.0, checks=(), frame_ok=True, frame_violations=(), "
-                           "checks_reward=None)")
+                           "checks_reward=None, frame_changes=())")
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'reward'"):
         score.reward = 0.0  # type: ignore[misc]
 

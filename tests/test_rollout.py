@@ -38,7 +38,7 @@ from worldspec.rollout.runner import (
     select_tasks,
 )
 from worldspec.rollout.session import Session
-from worldspec.rollout.summary import pass_hat_k, summarise
+from worldspec.rollout.summary import Run, pass_hat_k, summarise
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
 from worldspec.services.prompts import agent_system_prompt
@@ -307,8 +307,8 @@ def test_a_perfect_agent_scores_one_on_every_task_and_sample(
     if api == "responses":
         assert sent[0].body["tools"] == world(task="tidy_archive").tools("responses")
         assert "instructions" in sent[0].body
-    worlds, _ = summarise(records)
-    assert worlds["MobileMessaging"].pass_k == {1: 1.0, 2: 1.0}
+    runs, _ = summarise(records)
+    assert runs[Run("MobileMessaging", "one-shot", "scripted-model")].pass_k == {1: 1.0, 2: 1.0}
 
 
 def test_collateral_damage_zeroes_the_reward_and_partial_work_earns_partial_credit(
@@ -325,7 +325,9 @@ def test_collateral_damage_zeroes_the_reward_and_partial_work_earns_partial_cred
                           journal=tmp_path / "j.jsonl", config=llm_config)
     assert damage["reward"] == 0.0 and damage["checks_reward"] == 1.0
     assert all(c["passed"] for c in damage["checks"])
-    assert damage["frame"] == {"ok": False, "violations": ['contacts["CT101"].favorite']}
+    assert damage["frame"] == {"ok": False, "violations": ['contacts["CT101"].favorite'],
+                               "changes": [{"path": 'contacts["CT101"].favorite',
+                                            "old": True, "new": False}]}
     assert 0.0 < partial["reward"] < 1.0 and partial["frame"]["ok"]
     assert partial["reward"] == partial["checks_reward"] == 0.25
     assert [c["name"] for c in partial["checks"] if c["passed"]] == ["priya_read"]
@@ -459,10 +461,12 @@ def test_pass_hat_k_is_taus_estimator() -> None:
                for t, rewards in (("a", [1, 1, 0, 0]), ("b", [1, 1, 1, 1]))
                for i, r in enumerate(rewards)]
     records.append({"world": "W", "task": "a", "status": "error", "usage": {}})
-    worlds, tasks = summarise(records)
-    assert tasks["W"]["a"].pass_k[2] == pytest.approx(1 / 6) and tasks["W"]["a"].errors == 1
-    assert worlds["W"].pass_k[2] == pytest.approx((1 / 6 + 1) / 2)
-    assert worlds["W"].mean_reward == 0.75 and worlds["W"].tokens == 80
+    runs, tasks = summarise(records)
+    (run,) = runs  # records that name no model or setting: one run, one-shot, model "?"
+    assert run == Run("W", "one-shot", "?")
+    assert tasks[run]["a"].pass_k[2] == pytest.approx(1 / 6) and tasks[run]["a"].errors == 1
+    assert runs[run].pass_k[2] == pytest.approx((1 / 6 + 1) / 2)
+    assert runs[run].mean_reward == 0.75 and runs[run].tokens == 80
 
 
 def test_task_selection_by_name_split_and_tag(world: type[Episode]) -> None:
@@ -506,7 +510,10 @@ def test_the_command_line_writes_records_and_a_summary(runs: Path) -> None:
     assert "tidy_archive: 2 rollout(s), mean reward 0.500, pass rate 0.500, pass^1 0.500, " \
            "pass^2 0.000" in out
     summary = json.loads((runs / "summary.json").read_text())
-    task = summary["worlds"]["MobileMessaging"]["tasks"]["tidy_archive"]
+    (only,) = summary["runs"]
+    assert (only["world"], only["setting"], only["model"]) == \
+        ("MobileMessaging", "one-shot", "scripted-model")
+    task = only["tasks"]["tidy_archive"]
     assert task["pass_k"] == {"1": 0.5, "2": 0.0} and task["rollouts"] == 2
     records = list(read_records(runs))
     assert len(records) == 4 and {r["world_path"] for r in records} == {str(PACKAGE)}
@@ -673,7 +680,8 @@ def test_rollout_compiles_specs_too(world: type[Episode], llm_server: ScriptedLL
                  llm_server.url, "--model", "m", "-o", str(tmp_path), "--format",
                  "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["worlds"]["MobileMessaging"]["mean_reward"] == 1.0
+    (only,) = summary["runs"]
+    assert only["world"] == "MobileMessaging" and only["mean_reward"] == 1.0
     (record,) = read_records(tmp_path)
     assert record["world_sha256"] == WorldSource.of(world, "x").sha256  # same compiled world
 

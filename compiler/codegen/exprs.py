@@ -412,18 +412,31 @@ class ExprCompiler:
             return f"rt.each({env.ep}, {src})"
         return src
 
-    def x_Compare(self, e: n.Compare, env: Env) -> str:
+    def compare_operands(self, e: n.Compare, env: Env) -> tuple[str, str, str] | None:
+        """A comparison (not a membership test) as ``(left, operator, right)`` Python
+        source, so that ``left operator right`` computes it: entities compare by key, and
+        ``== none`` is ``is None`` (the other side first). ``None`` for ``in`` / ``not in``."""
         op = e.op
+        if op in ("in", "not in"):
+            return None
         lt, rt_ = self.type_of(e.left), self.type_of(e.right)
         if op in ("==", "!="):
             if isinstance(e.right, n.NoneLit) or isinstance(e.left, n.NoneLit):
                 other = e.left if isinstance(e.right, n.NoneLit) else e.right
                 src = self.key(other, env) if self.is_entity(self.type_of(other)) and \
                     not self._row_local(other) else self.value(other, env)
-                return f"({src} {'is' if op == '==' else 'is not'} None)"
+                return src, "is" if op == "==" else "is not", "None"
             if self.is_entity(lt) or self.is_entity(rt_):
-                return f"({self.key(e.left, env)} {op} {self.key(e.right, env)})"
-            return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
+                return self.key(e.left, env), op, self.key(e.right, env)
+        return self.value(e.left, env), op, self.value(e.right, env)
+
+    def x_Compare(self, e: n.Compare, env: Env) -> str:
+        sides = self.compare_operands(e, env)
+        if sides is not None:
+            left, op, right = sides
+            return f"({left} {op} {right})"
+        op = e.op
+        lt, rt_ = self.type_of(e.left), self.type_of(e.right)
         if op in ("in", "not in"):
             # tables test keys, collections of entities hold keys: the left side is a key
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
@@ -435,7 +448,7 @@ class ExprCompiler:
                     not container.startswith(f"rt.each({env.ep}, "):
                 container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
             return f"({item} {op} {container})"
-        return f"({self.value(e.left, env)} {op} {self.value(e.right, env)})"
+        raise AssertionError(f"unknown comparison {op!r}")
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
         left = self.value(e.left, env)

@@ -21,6 +21,7 @@ import jinja2
 
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
+from worldspec.compiler.codegen.checks import explained_condition
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
@@ -746,10 +747,13 @@ class WorldGenerator:
         env = Env(ep="ep", init="init", task=task)
         name = _check_fn_name(task, check.name.name)
         anchor = f"  # {file_label(check.span.file)}:{check.span.line}"
+        explained = explained_condition(self.x, check.condition, env)
+        returns, body = ("bool", f"bool({self.x.value(check.condition, env)})") \
+            if explained is None else ("rt.Verdict | bool", explained)
         return "\n".join([
             f"def {name}(ep: {self.class_name}, init: {self.class_name}, "
-            f"replies: tuple[str, ...]) -> bool:{anchor}",
-            f"{_INDENT}return bool({self.x.value(check.condition, env)})",
+            f"replies: tuple[str, ...]) -> {returns}:{anchor}",
+            f"{_INDENT}return {body}",
         ])
 
     def task_spec(self, name: str) -> str:

@@ -1074,16 +1074,16 @@ CarRentalCounter.TOOLS = {
 }
 
 
-def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:500
-    return bool((((ep.t_rentals.row('R0001').status == _E12_RentalStatus_picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
+def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:500
+    return ((rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up, 'rentals["R0001"].status == picked_up') and rt.compared(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, 'rentals["R0001"].start_mileage_km == 31500')) and rt.compared(ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'))
 
 
-def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:501
-    return bool(((ep.t_cars.row('5555-EFG').branch == 'BCN') and (ep.t_cars.row('5555-EFG').mileage_km == 27950)))
+def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:501
+    return (rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'BCN', 'cars["5555-EFG"].branch == "BCN"') and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 27950, 'cars["5555-EFG"].mileage_km == 27950'))
 
 
-def _check_pickup_and_late_return__charged(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:502
-    return bool(((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 7500)) and (ep.t_rentals.row('R0002').total_cents == 31000)))
+def _check_pickup_and_late_return__charged(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:502
+    return (((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, 'rentals["R0002"].extra_days_charge_cents == 11200')) and rt.compared(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 7500, 'rentals["R0002"].one_way_fee_cents == 7500')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000'))
 
 
 def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:503
@@ -1098,16 +1098,16 @@ def _check_new_customer_reservation__reserved(ep: CarRentalCounter, init: CarRen
     return bool(any((((((((ep.t_customers.rows.get(_r18.customer) or ep.t_customers.row(_r18.customer)).name == 'Tom Weber') and (_r18.car == '6666-FGH')) and (_r18.status == _E12_RentalStatus_reserved)) and (_r18.pickup_date == rt.parse_date('2026-07-15'))) and (_r18.return_date == rt.parse_date('2026-07-18'))) and (_r18.base_charge_cents == 15000)) for _r18 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:808
-    return bool((ep.t_rentals.row('R0003').status == _E12_RentalStatus_cancelled))
+def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # car_rental_counter.world:808
+    return rt.compared(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0003"].status == cancelled')
 
 
 def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:809
     return bool(any(((((((_r19.customer == 'CU003') and (_r19.car == '6666-FGH')) and (_r19.status == _E12_RentalStatus_reserved)) and (_r19.pickup_date == rt.parse_date('2026-07-20'))) and (_r19.return_date == rt.parse_date('2026-07-22'))) and (_r19.base_charge_cents == 10000)) for _r19 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:148
-    return bool((ep.t_rentals.row('R0003').status == _E12_RentalStatus_cancelled))
+def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:148
+    return rt.compared(ep.t_rentals.row('R0003').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0003"].status == cancelled')
 
 
 def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:149
@@ -1118,16 +1118,16 @@ def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter, init: CarRentalCount
     return bool(any((((((((_r20.customer == 'CU003') and (_r20.car == '6666-FGH')) and (_r20.status == _E12_RentalStatus_reserved)) and (_r20.pickup_branch == 'BCN')) and (_r20.pickup_date == rt.parse_date('2026-07-20'))) and (_r20.return_date == rt.parse_date('2026-07-22'))) and (_r20.base_charge_cents == 10000)) for _r20 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:303
-    return bool((ep.t_rentals.row('R0001').status == _E12_RentalStatus_cancelled))
+def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:303
+    return rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_cancelled, 'rentals["R0001"].status == cancelled')
 
 
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:304
     return bool(any((((((((_r21.customer == 'CU001') and (_r21.car == '1111-ABC')) and (_r21.status == _E12_RentalStatus_picked_up)) and (_r21.pickup_date == rt.parse_date('2026-07-10'))) and (_r21.return_date == rt.parse_date('2026-07-14'))) and (_r21.base_charge_cents == 15600)) and (_r21.start_mileage_km == 42000)) for _r21 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:305
-    return bool((ep.t_cars.row('1111-ABC').branch is None))
+def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:305
+    return rt.compared(ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none')
 
 
 def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:459
@@ -1138,12 +1138,12 @@ def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter, init: CarRe
     return bool(any(((((((((ep.t_customers.rows.get(_r23.customer) or ep.t_customers.row(_r23.customer)).licence_number == 'MAR77001') and (_r23.car == '1111-ABC')) and (_r23.status == _E12_RentalStatus_picked_up)) and (_r23.pickup_date == rt.parse_date('2026-07-10'))) and (_r23.return_date == rt.parse_date('2026-07-13'))) and (_r23.base_charge_cents == 11700)) and (_r23.start_mileage_km == 42000)) for _r23 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:461
-    return bool((ep.t_cars.row('1111-ABC').branch is None))
+def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:461
+    return rt.compared(ep.t_cars.row('1111-ABC').branch, 'is', None, 'cars["1111-ABC"].branch == none')
 
 
-def _check_laura_picks_up_and_books_van__golf_handed_over(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:614
-    return bool((((ep.t_rentals.row('R0001').status == _E12_RentalStatus_picked_up) and (ep.t_rentals.row('R0001').start_mileage_km == 31500)) and (ep.t_cars.row('2222-BCD').branch is None)))
+def _check_laura_picks_up_and_books_van__golf_handed_over(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:614
+    return ((rt.compared(ep.t_rentals.row('R0001').status, '==', _E12_RentalStatus_picked_up, 'rentals["R0001"].status == picked_up') and rt.compared(ep.t_rentals.row('R0001').start_mileage_km, '==', 31500, 'rentals["R0001"].start_mileage_km == 31500')) and rt.compared(ep.t_cars.row('2222-BCD').branch, 'is', None, 'cars["2222-BCD"].branch == none'))
 
 
 def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:615
@@ -1154,28 +1154,28 @@ def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter, init
     return bool(any((((((((_r24.customer == 'CU001') and (_r24.car == '4444-DEF')) and (_r24.status == _E12_RentalStatus_reserved)) and (_r24.pickup_branch == 'VLC')) and (_r24.pickup_date == rt.parse_date('2026-08-01'))) and (_r24.return_date == rt.parse_date('2026-08-03'))) and (_r24.base_charge_cents == 19800)) for _r24 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:772
-    return bool(((((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').return_branch == 'MAD')) and (ep.t_rentals.row('R0002').end_mileage_km == 27800)) and (ep.t_rentals.row('R0002').extra_days_charge_cents == 11200)) and (ep.t_rentals.row('R0002').one_way_fee_cents == 0)) and (ep.t_rentals.row('R0002').total_cents == 23500)))
+def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:772
+    return (((((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').return_branch, '==', 'MAD', 'rentals["R0002"].return_branch == "MAD"')) and rt.compared(ep.t_rentals.row('R0002').end_mileage_km, '==', 27800, 'rentals["R0002"].end_mileage_km == 27800')) and rt.compared(ep.t_rentals.row('R0002').extra_days_charge_cents, '==', 11200, 'rentals["R0002"].extra_days_charge_cents == 11200')) and rt.compared(ep.t_rentals.row('R0002').one_way_fee_cents, '==', 0, 'rentals["R0002"].one_way_fee_cents == 0')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 23500, 'rentals["R0002"].total_cents == 23500'))
 
 
-def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:773
-    return bool(((ep.t_cars.row('5555-EFG').branch == 'MAD') and (ep.t_cars.row('5555-EFG').mileage_km == 27800)))
+def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:773
+    return (rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'MAD', 'cars["5555-EFG"].branch == "MAD"') and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 27800, 'cars["5555-EFG"].mileage_km == 27800'))
 
 
 def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:774
     return bool(any(((((((_r25.customer == 'CU003') and (_r25.car == '1111-ABC')) and (_r25.status == _E12_RentalStatus_picked_up)) and (_r25.pickup_date == rt.parse_date('2026-07-10'))) and (_r25.return_date == rt.parse_date('2026-07-12'))) and (_r25.base_charge_cents == 7800)) for _r25 in rt.each(ep, ep.t_rentals)))
 
 
-def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:931
-    return bool((((((ep.t_rentals.row('R0002').status == _E12_RentalStatus_returned) and (ep.t_rentals.row('R0002').return_branch == 'VLC')) and (ep.t_rentals.row('R0002').total_cents == 31000)) and (ep.t_cars.row('5555-EFG').branch == 'VLC')) and (ep.t_cars.row('5555-EFG').mileage_km == 28100)))
+def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:931
+    return ((((rt.compared(ep.t_rentals.row('R0002').status, '==', _E12_RentalStatus_returned, 'rentals["R0002"].status == returned') and rt.compared(ep.t_rentals.row('R0002').return_branch, '==', 'VLC', 'rentals["R0002"].return_branch == "VLC"')) and rt.compared(ep.t_rentals.row('R0002').total_cents, '==', 31000, 'rentals["R0002"].total_cents == 31000')) and rt.compared(ep.t_cars.row('5555-EFG').branch, '==', 'VLC', 'cars["5555-EFG"].branch == "VLC"')) and rt.compared(ep.t_cars.row('5555-EFG').mileage_km, '==', 28100, 'cars["5555-EFG"].mileage_km == 28100'))
 
 
 def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:932
     return bool((not ep.t_cars.row('5555-EFG').in_service))
 
 
-def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:933
-    return bool(((ep.t_cars.row('4444-DEF').in_service and (ep.t_cars.row('4444-DEF').branch is None)) and any((((((((_r26.customer == 'CU003') and (_r26.car == '4444-DEF')) and (_r26.status == _E12_RentalStatus_picked_up)) and (_r26.pickup_date == rt.parse_date('2026-07-10'))) and (_r26.return_date == rt.parse_date('2026-07-12'))) and (_r26.base_charge_cents == 19800)) and (_r26.start_mileage_km == 60500)) for _r26 in rt.each(ep, ep.t_rentals))))
+def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:933
+    return ((ep.t_cars.row('4444-DEF').in_service and rt.compared(ep.t_cars.row('4444-DEF').branch, 'is', None, 'cars["4444-DEF"].branch == none')) and any((((((((_r26.customer == 'CU003') and (_r26.car == '4444-DEF')) and (_r26.status == _E12_RentalStatus_picked_up)) and (_r26.pickup_date == rt.parse_date('2026-07-10'))) and (_r26.return_date == rt.parse_date('2026-07-12'))) and (_r26.base_charge_cents == 19800)) and (_r26.start_mileage_km == 60500)) for _r26 in rt.each(ep, ep.t_rentals)))
 
 
 def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934

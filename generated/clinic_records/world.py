@@ -918,8 +918,8 @@ ClinicRecords.TOOLS = {
 }
 
 
-def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:420
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-18')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
+def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:420
+    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-18'), 'prescriptions["RX001"].end == date("2026-03-18")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
 
 
 def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:421
@@ -938,16 +938,16 @@ def _check_new_child_patient__prescribed(ep: ClinicRecords, init: ClinicRecords,
     return bool(any(((((ep.t_patients.row((ep.t_visits.rows.get(_p12.visit) or ep.t_visits.row(_p12.visit)).patient).name == 'Liam Park') and (_p12.drug == 'AMX01')) and (_p12.status == _E8_RxStatus_active)) and (_p12.end == rt.parse_date('2026-03-17'))) for _p12 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:648
-    return bool((((ep.t_prescriptions.row('RX002').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX002').stop_reason == 'angioedema')) and (ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-03-10'))))
+def _check_stop_and_record_allergy__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # clinic_records.world:648
+    return ((rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX002"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX002').stop_reason, '==', 'angioedema', 'prescriptions["RX002"].stop_reason == "angioedema"')) and rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX002"].end == date("2026-03-10")'))
 
 
 def _check_stop_and_record_allergy__allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # clinic_records.world:649
     return bool(any((_d13.key() == 'LIS01') for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P003').allergies))))
 
 
-def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:107
-    return bool((((ep.t_prescriptions.row('RX001').status == _E8_RxStatus_stopped) and (ep.t_prescriptions.row('RX001').stop_reason == 'allergic rash')) and (ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-10'))))
+def _check_amoxicillin_rash__stopped(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:107
+    return ((rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_stopped, 'prescriptions["RX001"].status == stopped') and rt.compared(ep.t_prescriptions.row('RX001').stop_reason, '==', 'allergic rash', 'prescriptions["RX001"].stop_reason == "allergic rash"')) and rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-10'), 'prescriptions["RX001"].end == date("2026-03-10")'))
 
 
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:108
@@ -970,20 +970,20 @@ def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords, init: Cli
     return bool(any((((((((ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).patient == 'P002') and ((ep.t_visits.rows.get(_p19.visit) or ep.t_visits.row(_p19.visit)).diagnosis == 'streptococcal pharyngitis')) and (_p19.drug == 'IBU01')) and (_p19.status == _E8_RxStatus_active)) and (_p19.dose == '200 mg as needed')) and (_p19.end == rt.parse_date('2026-03-15'))) for _p19 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:224
-    return bool((len(ep.t_prescriptions) == (len(init.t_prescriptions) + 2)))
+def _check_strep_throat_with_painkiller__two_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:224
+    return rt.compared(len(ep.t_prescriptions), '==', (len(init.t_prescriptions) + 2), 'len(prescriptions) == len(initial.prescriptions) + 2')
 
 
 def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:336
     return bool(any(((((_v20.patient == 'P003') and (_v20.doctor == 'D003')) and (_v20.diagnosis == 'hypertension follow-up, well controlled')) and (_v20.at.date() == rt.parse_date('2026-03-10'))) for _v20 in rt.each(ep, ep.t_visits)))
 
 
-def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:337
-    return bool((len(ep.t_visits) == (len(init.t_visits) + 1)))
+def _check_hypertension_follow_up__one_visit_added(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:337
+    return rt.compared(len(ep.t_visits), '==', (len(init.t_visits) + 1), 'len(visits) == len(initial.visits) + 1')
 
 
-def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:338
-    return bool((((ep.t_prescriptions.row('RX002').end == rt.parse_date('2026-06-19')) and (ep.t_prescriptions.row('RX002').renewals == 2)) and (ep.t_prescriptions.row('RX002').status == _E8_RxStatus_active)))
+def _check_hypertension_follow_up__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:338
+    return ((rt.compared(ep.t_prescriptions.row('RX002').end, '==', rt.parse_date('2026-06-19'), 'prescriptions["RX002"].end == date("2026-06-19")') and rt.compared(ep.t_prescriptions.row('RX002').renewals, '==', 2, 'prescriptions["RX002"].renewals == 2')) and rt.compared(ep.t_prescriptions.row('RX002').status, '==', _E8_RxStatus_active, 'prescriptions["RX002"].status == active'))
 
 
 def _check_new_hypertension_patient__registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:449
@@ -998,8 +998,8 @@ def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords, init:
     return bool(any((((((((ep.t_patients.row((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).patient).name == 'Omar Haddad') and ((ep.t_visits.rows.get(_p24.visit) or ep.t_visits.row(_p24.visit)).doctor == 'D003')) and (_p24.drug == 'LIS01')) and (_p24.dose == '10 mg daily')) and (_p24.status == _E8_RxStatus_active)) and (_p24.start == rt.parse_date('2026-03-10'))) and (_p24.end == rt.parse_date('2026-06-08'))) for _p24 in rt.each(ep, ep.t_prescriptions)))
 
 
-def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:565
-    return bool((((ep.t_prescriptions.row('RX001').end == rt.parse_date('2026-03-14')) and (ep.t_prescriptions.row('RX001').renewals == 1)) and (ep.t_prescriptions.row('RX001').status == _E8_RxStatus_active)))
+def _check_renew_and_register_daughter__renewed(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:565
+    return ((rt.compared(ep.t_prescriptions.row('RX001').end, '==', rt.parse_date('2026-03-14'), 'prescriptions["RX001"].end == date("2026-03-14")') and rt.compared(ep.t_prescriptions.row('RX001').renewals, '==', 1, 'prescriptions["RX001"].renewals == 1')) and rt.compared(ep.t_prescriptions.row('RX001').status, '==', _E8_RxStatus_active, 'prescriptions["RX001"].status == active'))
 
 
 def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:566
@@ -1014,8 +1014,8 @@ def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords
     return bool(any((_d28.key() == 'IBU01') for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients.row('P002').allergies))))
 
 
-def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:683
-    return bool((len(ep.t_patients.row('P002').allergies) == 1))
+def _check_painkiller_reaction_and_hay_fever__only_that_allergy(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:683
+    return rt.compared(len(ep.t_patients.row('P002').allergies), '==', 1, 'len(patients["P002"].allergies) == 1')
 
 
 def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords, init: ClinicRecords, replies: tuple[str, ...]) -> bool:  # tasks.world:684

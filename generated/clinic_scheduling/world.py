@@ -1448,40 +1448,40 @@ ClinicScheduling.TOOLS = {
 }
 
 
-def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:16
-    return bool(((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_cancelled) and ep.t_appointments.row('APT1001').late_cancellation))
+def _check_late_cancel_fill_from_waitlist__grace_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:16
+    return (rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_cancelled, 'appointments["APT1001"].status == cancelled') and ep.t_appointments.row('APT1001').late_cancellation)
 
 
-def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:17
-    return bool((ep.t_patients.row('P1001').balance == (init.t_patients.row('P1001').balance + 25.0)))
+def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:17
+    return rt.compared(ep.t_patients.row('P1001').balance, '==', (init.t_patients.row('P1001').balance + 25.0), 'patients["P1001"].balance == initial.patients["P1001"].balance + 25.0')
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
     return bool(any(((((_a31.id_ not in init.t_appointments) and (_a31.patient == 'P1002')) and (_a31.slot == 'S101')) and (_a31.status == _E17_AppointmentStatus_booked)) for _a31 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:19
-    return bool((('WL102' not in ep.t_waitlist) and (len(ep.t_waitlist) == (len(init.t_waitlist) - 1))))
+def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
+    return (('WL102' not in ep.t_waitlist) and rt.compared(len(ep.t_waitlist), '==', (len(init.t_waitlist) - 1), 'len(waitlist) == len(initial.waitlist) - 1'))
 
 
-def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:45
-    return bool((((ep.t_appointments.row('APT1003').slot == 'S303') and (ep.t_appointments.row('APT1003').start == rt.parse_datetime('2024-06-12T13:30:00'))) and (ep.t_appointments.row('APT1003').status == _E17_AppointmentStatus_booked)))
+def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:45
+    return ((rt.compared(ep.t_appointments.row('APT1003').slot, '==', 'S303', 'appointments["APT1003"].slot == "S303"') and rt.compared(ep.t_appointments.row('APT1003').start, '==', rt.parse_datetime('2024-06-12T13:30:00'), 'appointments["APT1003"].start == datetime("2024-06-12T13:30:00")')) and rt.compared(ep.t_appointments.row('APT1003').status, '==', _E17_AppointmentStatus_booked, 'appointments["APT1003"].status == booked'))
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:46
     return bool(any(((((_a32.id_ not in init.t_appointments) and (_a32.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a32.doctor) or ep.t_doctors.row(_a32.doctor)).specialty == _E9_Specialty_general_practice)) and (_a32.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool((len(ep.t_appointments) == (len(init.t_appointments) + 1)))
+def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:47
+    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 1), 'len(appointments) == len(initial.appointments) + 1')
 
 
-def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:71
-    return bool((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_checked_in))
+def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:71
+    return rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_checked_in, 'appointments["APT1001"].status == checked_in')
 
 
-def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:72
-    return bool((((ep.t_appointments.row('APT1009').status == _E17_AppointmentStatus_no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))) and (ep.t_patients.row('P1004').balance == 50.0)))
+def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:72
+    return ((rt.compared(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show, 'appointments["APT1009"].status == no_show') and rt.compared(ep.t_patients.row('P1004').no_shows, '==', (init.t_patients.row('P1004').no_shows + 1), 'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1')) and rt.compared(ep.t_patients.row('P1004').balance, '==', 50.0, 'patients["P1004"].balance == 50.0'))
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:73
@@ -1500,8 +1500,8 @@ def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicSchedu
     return bool(any((((_a36.patient == 'P2001') and (_a36.doctor == 'D01')) and (_a36.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a36 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:138
-    return bool((len(ep.t_appointments) == (len(init.t_appointments) + 2)))
+def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:138
+    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 2), 'len(appointments) == len(initial.appointments) + 2')
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:160
@@ -1512,36 +1512,36 @@ def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicSched
     return bool(any((((_a38.patient == 'P1007') and (_a38.doctor == 'D03')) and (_a38.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a38 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:162
-    return bool(((len(ep.t_waitlist) == 0) and (len(init.t_waitlist) == 3)))
+def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:162
+    return (rt.compared(len(ep.t_waitlist), '==', 0, 'len(waitlist) == 0') and rt.compared(len(init.t_waitlist), '==', 3, 'len(initial.waitlist) == 3'))
 
 
-def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool(((ep.t_appointments.row('APT1001').status == _E17_AppointmentStatus_completed) and (ep.t_appointments.row('APT1001').notes is not None)))
+def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:186
+    return (rt.compared(ep.t_appointments.row('APT1001').status, '==', _E17_AppointmentStatus_completed, 'appointments["APT1001"].status == completed') and rt.compared(ep.t_appointments.row('APT1001').notes, 'is not', None, 'appointments["APT1001"].notes != none'))
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:187
     return bool(any(((((((_a39.id_ not in init.t_appointments) and (_a39.patient == 'P1001')) and (_a39.doctor == 'D01')) and (_a39.kind == _E9_VisitKind_follow_up)) and (_a39.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a39.status == _E17_AppointmentStatus_booked)) for _a39 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:188
-    return bool((len(ep.t_appointments) == (len(init.t_appointments) + 1)))
+def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:188
+    return rt.compared(len(ep.t_appointments), '==', (len(init.t_appointments) + 1), 'len(appointments) == len(initial.appointments) + 1')
 
 
-def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:218
-    return bool(((ep.t_appointments.row('APT1009').status == _E17_AppointmentStatus_no_show) and (ep.t_patients.row('P1004').no_shows == (init.t_patients.row('P1004').no_shows + 1))))
+def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:218
+    return (rt.compared(ep.t_appointments.row('APT1009').status, '==', _E17_AppointmentStatus_no_show, 'appointments["APT1009"].status == no_show') and rt.compared(ep.t_patients.row('P1004').no_shows, '==', (init.t_patients.row('P1004').no_shows + 1), 'patients["P1004"].no_shows == initial.patients["P1004"].no_shows + 1'))
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:219
     return bool(any((((((_a40.id_ not in init.t_appointments) and (_a40.patient == 'P1004')) and (_a40.doctor == 'D05')) and (_a40.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a40.status == _E17_AppointmentStatus_booked)) for _a40 in rt.each(ep, ep.t_appointments)))
 
 
-def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(((ep.t_appointments.row('APT1004').status == _E17_AppointmentStatus_cancelled) and (not ep.t_appointments.row('APT1004').late_cancellation)))
+def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:220
+    return (rt.compared(ep.t_appointments.row('APT1004').status, '==', _E17_AppointmentStatus_cancelled, 'appointments["APT1004"].status == cancelled') and (not ep.t_appointments.row('APT1004').late_cancellation))
 
 
-def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((ep.t_patients.row('P1004').balance == 0.0))
+def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
+    return rt.compared(ep.t_patients.row('P1004').balance, '==', 0.0, 'patients["P1004"].balance == 0.0')
 
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:247

@@ -1519,48 +1519,48 @@ def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTi
     return bool((any((((((_t24.holder == 'C004') and (_t24.event == 'E02')) and (_t24.section == 'BALC')) and (_t24.seat == 'A1')) and (_t24.status == _E12_TicketStatus_sold)) for _t24 in rt.each(ep, ep.t_tickets)) and any((((((_t25.holder == 'C004') and (_t25.event == 'E02')) and (_t25.section == 'BALC')) and (_t25.seat == 'A2')) and (_t25.status == _E12_TicketStatus_sold)) for _t25 in rt.each(ep, ep.t_tickets))))
 
 
-def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:915
-    return bool(((ep.t_tickets.row('TK0002').holder == 'C003') and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_sold)))
+def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:915
+    return (rt.compared(ep.t_tickets.row('TK0002').holder, '==', 'C003', 'tickets["TK0002"].holder == "C003"') and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_sold, 'tickets["TK0002"].status == sold'))
 
 
-def _check_transfer_and_enter__entered(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:916
-    return bool(((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_checked_in) and (ep.t_tickets.row('TK0001').checked_in_at is not None)))
+def _check_transfer_and_enter__entered(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:916
+    return (rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_checked_in, 'tickets["TK0001"].status == checked_in') and rt.compared(ep.t_tickets.row('TK0001').checked_in_at, 'is not', None, 'tickets["TK0001"].checked_in_at != none'))
 
 
-def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1139
-    return bool((((ep.t_orders.row('ORD003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('ORD003').payment == _E9_PayMethod_voucher)) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_sold)))
+def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1139
+    return ((rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid, 'orders["ORD003"].status == paid') and rt.compared(ep.t_orders.row('ORD003').payment, '==', _E9_PayMethod_voucher, 'orders["ORD003"].payment == voucher')) and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_sold, 'tickets["TK0008"].status == sold'))
 
 
-def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1140
-    return bool((ep.t_tickets.row('TK0003').status == _E12_TicketStatus_refunded))
+def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1140
+    return rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0003"].status == refunded')
 
 
-def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:1141
-    return bool(((ep.t_tickets.row('TK0004').status == _E12_TicketStatus_sold) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_sold)))
+def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:1141
+    return (rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_sold, 'tickets["TK0004"].status == sold') and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_sold, 'tickets["TK0007"].status == sold'))
 
 
-def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(((ep.t_orders.row('ORD004').status == _E11_OrderStatus_released) and (ep.t_tickets.row('TK0009').status == _E12_TicketStatus_released)))
+def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:219
+    return (rt.compared(ep.t_orders.row('ORD004').status, '==', _E11_OrderStatus_released, 'orders["ORD004"].status == released') and rt.compared(ep.t_tickets.row('TK0009').status, '==', _E12_TicketStatus_released, 'tickets["TK0009"].status == released'))
 
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
     return bool(any(((((((_o26.customer == 'C002') and (_o26.event == 'E02')) and (_o26.status == _E11_OrderStatus_paid)) and (_o26.payment == _E9_PayMethod_cash)) and (_o26.total_cents == 2500)) and any((((((_t27.order == _o26.key()) and (_t27.section == 'BALC')) and (_t27.seat == 'B6')) and (_t27.status == _E12_TicketStatus_sold)) and (_t27.holder == 'C002')) for _t27 in rt.each(ep, ep.t_tickets))) for _o26 in rt.each(ep, ep.t_orders)))
 
 
-def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if (((_t28.holder == 'C002') and (_t28.event == 'E02')) and (_t28.status == _E12_TicketStatus_sold))])) == 6))
+def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
+    return rt.compared(len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if (((_t28.holder == 'C002') and (_t28.event == 'E02')) and (_t28.status == _E12_TicketStatus_sold))])), '==', 6, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6')
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
     return bool(any((((((_o29.customer == 'C002') and (_o29.event == 'E01')) and (_o29.status == _E11_OrderStatus_paid)) and (_o29.payment == _E9_PayMethod_card)) and (_o29.total_cents == 24000)) for _o29 in rt.each(ep, ep.t_orders)))
 
 
-def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:447
-    return bool((len(tuple([_t30.key() for _t30 in rt.each(ep, ep.t_tickets) if (((((_t30.holder == 'C002') and (_t30.event == 'E01')) and (_t30.section == 'BOX')) and (_t30.status == _E12_TicketStatus_checked_in)) and (_t30.checked_in_at is not None))])) == 2))
+def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:447
+    return rt.compared(len(tuple([_t30.key() for _t30 in rt.each(ep, ep.t_tickets) if (((((_t30.holder == 'C002') and (_t30.event == 'E01')) and (_t30.section == 'BOX')) and (_t30.status == _E12_TicketStatus_checked_in)) and (_t30.checked_in_at is not None))])), '==', 2, 'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2')
 
 
-def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:672
-    return bool((((ep.t_orders.row('ORD003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('ORD003').payment == _E9_PayMethod_card)) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_sold)))
+def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:672
+    return ((rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_paid, 'orders["ORD003"].status == paid') and rt.compared(ep.t_orders.row('ORD003').payment, '==', _E9_PayMethod_card, 'orders["ORD003"].payment == card')) and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_sold, 'tickets["TK0008"].status == sold'))
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
@@ -1571,8 +1571,8 @@ def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: Con
     return bool(any((((((((_o32.customer == 'C003') and (_o32.event == 'E04')) and (_o32.status == _E11_OrderStatus_paid)) and (_o32.payment == _E9_PayMethod_card)) and (_o32.total_cents == 6000)) and any(((((_t33.order == _o32.key()) and (_t33.section == 'FLOOR')) and (_t33.seat == 'A1')) and (_t33.status == _E12_TicketStatus_sold)) for _t33 in rt.each(ep, ep.t_tickets))) and any(((((_t34.order == _o32.key()) and (_t34.section == 'FLOOR')) and (_t34.seat == 'A2')) and (_t34.status == _E12_TicketStatus_sold)) for _t34 in rt.each(ep, ep.t_tickets))) for _o32 in rt.each(ep, ep.t_orders)))
 
 
-def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:902
-    return bool(((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_refunded) and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_refunded)))
+def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:902
+    return (rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0001"].status == refunded') and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_refunded, 'tickets["TK0002"].status == refunded'))
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
@@ -1583,8 +1583,8 @@ def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, ini
     return bool((any((((((_t36.holder == 'C001') and (_t36.event == 'E02')) and (_t36.section == 'ORCH')) and (_t36.seat == 'A1')) and (_t36.status == _E12_TicketStatus_sold)) for _t36 in rt.each(ep, ep.t_tickets)) and any((((((_t37.holder == 'C001') and (_t37.event == 'E02')) and (_t37.section == 'ORCH')) and (_t37.seat == 'A2')) and (_t37.status == _E12_TicketStatus_sold)) for _t37 in rt.each(ep, ep.t_tickets))))
 
 
-def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1133
-    return bool(((ep.t_orders.row('ORD003').status == _E11_OrderStatus_released) and (ep.t_tickets.row('TK0008').status == _E12_TicketStatus_released)))
+def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1133
+    return (rt.compared(ep.t_orders.row('ORD003').status, '==', _E11_OrderStatus_released, 'orders["ORD003"].status == released') and rt.compared(ep.t_tickets.row('TK0008').status, '==', _E12_TicketStatus_released, 'tickets["TK0008"].status == released'))
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
@@ -1595,12 +1595,12 @@ def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: Con
     return bool((any((((((_t39.event == 'E02') and (_t39.section == 'BALC')) and (_t39.seat == 'A5')) and (_t39.holder == 'C003')) and (_t39.status == _E12_TicketStatus_sold)) for _t39 in rt.each(ep, ep.t_tickets)) and any((((((_t40.event == 'E02') and (_t40.section == 'BALC')) and (_t40.seat == 'A6')) and (_t40.holder == 'C003')) and (_t40.status == _E12_TicketStatus_sold)) for _t40 in rt.each(ep, ep.t_tickets))))
 
 
-def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1362
-    return bool(((((ep.t_tickets.row('TK0006').holder == 'C004') and (ep.t_tickets.row('TK0006').status == _E12_TicketStatus_sold)) and (ep.t_tickets.row('TK0007').holder == 'C004')) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_sold)))
+def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1362
+    return (((rt.compared(ep.t_tickets.row('TK0006').holder, '==', 'C004', 'tickets["TK0006"].holder == "C004"') and rt.compared(ep.t_tickets.row('TK0006').status, '==', _E12_TicketStatus_sold, 'tickets["TK0006"].status == sold')) and rt.compared(ep.t_tickets.row('TK0007').holder, '==', 'C004', 'tickets["TK0007"].holder == "C004"')) and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_sold, 'tickets["TK0007"].status == sold'))
 
 
-def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1363
-    return bool((len(tuple([_t41.key() for _t41 in rt.each(ep, ep.t_tickets) if (((_t41.holder == 'C002') and (_t41.event == 'E02')) and (_t41.status == _E12_TicketStatus_sold))])) == 3))
+def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1363
+    return rt.compared(len(tuple([_t41.key() for _t41 in rt.each(ep, ep.t_tickets) if (((_t41.holder == 'C002') and (_t41.event == 'E02')) and (_t41.status == _E12_TicketStatus_sold))])), '==', 3, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3')
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1364

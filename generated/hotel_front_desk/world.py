@@ -942,16 +942,16 @@ HotelFrontDesk.TOOLS = {
 }
 
 
-def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:415
-    return bool(((ep.t_bookings.row('B001').status == _E13_BookingStatus_checked_in) and (ep.t_bookings.row('B001').checked_in_at is not None)))
+def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:415
+    return (rt.compared(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_checked_in, 'bookings["B001"].status == checked_in') and rt.compared(ep.t_bookings.row('B001').checked_in_at, 'is not', None, 'bookings["B001"].checked_in_at != none'))
 
 
-def _check_arrivals_and_departures__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:416
-    return bool(((ep.t_bookings.row('B003').status == _E13_BookingStatus_checked_out) and (ep.t_bookings.row('B003').checked_out_at is not None)))
+def _check_arrivals_and_departures__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:416
+    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
 
 
-def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:417
-    return bool(((ep.t_bookings.row('B002').status == _E13_BookingStatus_reserved) and (ep.t_bookings.row('B005').status == _E13_BookingStatus_reserved)))
+def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:417
+    return (rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved') and rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_reserved, 'bookings["B005"].status == reserved'))
 
 
 def _check_new_guest_double_room__registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:504
@@ -962,48 +962,48 @@ def _check_new_guest_double_room__booked(ep: HotelFrontDesk, init: HotelFrontDes
     return bool(any(((((((((ep.t_guests.rows.get(_b13.guest) or ep.t_guests.row(_b13.guest)).email == 'dana.lee@example.com') and ((ep.t_rooms.rows.get(_b13.room) or ep.t_rooms.row(_b13.room)).room_type == _E8_RoomType_double)) and (_b13.check_in == rt.parse_date('2026-06-13'))) and (_b13.check_out == rt.parse_date('2026-06-15'))) and (_b13.guests_count == 2)) and (_b13.status == _E13_BookingStatus_reserved)) and (_b13.total == 280)) for _b13 in rt.each(ep, ep.t_bookings)))
 
 
-def _check_new_guest_double_room__one_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:506
-    return bool((len(ep.t_bookings) == (len(init.t_bookings) + 1)))
+def _check_new_guest_double_room__one_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:506
+    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
 
 
-def _check_move_and_cancel__moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:595
-    return bool(((((ep.t_bookings.row('B002').check_in == rt.parse_date('2026-06-21')) and (ep.t_bookings.row('B002').check_out == rt.parse_date('2026-06-25'))) and (ep.t_bookings.row('B002').total == 1280)) and (ep.t_bookings.row('B002').status == _E13_BookingStatus_reserved)))
+def _check_move_and_cancel__moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:595
+    return (((rt.compared(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-21'), 'bookings["B002"].check_in == date("2026-06-21")') and rt.compared(ep.t_bookings.row('B002').check_out, '==', rt.parse_date('2026-06-25'), 'bookings["B002"].check_out == date("2026-06-25")')) and rt.compared(ep.t_bookings.row('B002').total, '==', 1280, 'bookings["B002"].total == 1280')) and rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved'))
 
 
-def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # hotel_front_desk.world:596
-    return bool(((ep.t_bookings.row('B001').status == _E13_BookingStatus_cancelled) and (ep.t_bookings.row('B001').cancellation_fee == 140)))
+def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # hotel_front_desk.world:596
+    return (rt.compared(ep.t_bookings.row('B001').status, '==', _E13_BookingStatus_cancelled, 'bookings["B001"].status == cancelled') and rt.compared(ep.t_bookings.row('B001').cancellation_fee, '==', 140, 'bookings["B001"].cancellation_fee == 140'))
 
 
 def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:86
     return bool(any((((((((_b14.guest == 'G003') and (_b14.room == '101')) and (_b14.check_in == rt.parse_date('2026-06-24'))) and (_b14.check_out == rt.parse_date('2026-06-27'))) and (_b14.guests_count == 1)) and (_b14.status == _E13_BookingStatus_reserved)) and (_b14.total == 270)) for _b14 in rt.each(ep, ep.t_bookings)))
 
 
-def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:87
-    return bool(((((ep.t_bookings.row('B005').check_in == rt.parse_date('2026-06-16')) and (ep.t_bookings.row('B005').check_out == rt.parse_date('2026-06-19'))) and (ep.t_bookings.row('B005').total == 420)) and (ep.t_bookings.row('B005').status == _E13_BookingStatus_reserved)))
+def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:87
+    return (((rt.compared(ep.t_bookings.row('B005').check_in, '==', rt.parse_date('2026-06-16'), 'bookings["B005"].check_in == date("2026-06-16")') and rt.compared(ep.t_bookings.row('B005').check_out, '==', rt.parse_date('2026-06-19'), 'bookings["B005"].check_out == date("2026-06-19")')) and rt.compared(ep.t_bookings.row('B005').total, '==', 420, 'bookings["B005"].total == 420')) and rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_reserved, 'bookings["B005"].status == reserved'))
 
 
-def _check_chloe_adds_a_single__one_new_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:88
-    return bool((len(ep.t_bookings) == (len(init.t_bookings) + 1)))
+def _check_chloe_adds_a_single__one_new_booking(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:88
+    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
 
 
-def _check_chloe_leaves_early_and_rebooks__checked_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:179
-    return bool(((ep.t_bookings.row('B003').status == _E13_BookingStatus_checked_out) and (ep.t_bookings.row('B003').checked_out_at is not None)))
+def _check_chloe_leaves_early_and_rebooks__checked_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:179
+    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
 
 
-def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:180
-    return bool(((ep.t_bookings.row('B005').status == _E13_BookingStatus_cancelled) and (ep.t_bookings.row('B005').cancellation_fee == 0)))
+def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:180
+    return (rt.compared(ep.t_bookings.row('B005').status, '==', _E13_BookingStatus_cancelled, 'bookings["B005"].status == cancelled') and rt.compared(ep.t_bookings.row('B005').cancellation_fee, '==', 0, 'bookings["B005"].cancellation_fee == 0'))
 
 
 def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:181
     return bool(any((((((((_b15.guest == 'G003') and (_b15.room == '101')) and (_b15.check_in == rt.parse_date('2026-06-16'))) and (_b15.check_out == rt.parse_date('2026-06-18'))) and (_b15.guests_count == 1)) and (_b15.status == _E13_BookingStatus_reserved)) and (_b15.total == 180)) for _b15 in rt.each(ep, ep.t_bookings)))
 
 
-def _check_chloe_leaves_early_and_rebooks__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:182
-    return bool((len(ep.t_bookings) == (len(init.t_bookings) + 1)))
+def _check_chloe_leaves_early_and_rebooks__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:182
+    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
 
 
-def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:274
-    return bool(((((ep.t_bookings.row('B002').check_in == rt.parse_date('2026-06-20')) and (ep.t_bookings.row('B002').check_out == rt.parse_date('2026-06-22'))) and (ep.t_bookings.row('B002').total == 640)) and (ep.t_bookings.row('B002').status == _E13_BookingStatus_reserved)))
+def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:274
+    return (((rt.compared(ep.t_bookings.row('B002').check_in, '==', rt.parse_date('2026-06-20'), 'bookings["B002"].check_in == date("2026-06-20")') and rt.compared(ep.t_bookings.row('B002').check_out, '==', rt.parse_date('2026-06-22'), 'bookings["B002"].check_out == date("2026-06-22")')) and rt.compared(ep.t_bookings.row('B002').total, '==', 640, 'bookings["B002"].total == 640')) and rt.compared(ep.t_bookings.row('B002').status, '==', _E13_BookingStatus_reserved, 'bookings["B002"].status == reserved'))
 
 
 def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:275
@@ -1014,20 +1014,20 @@ def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk, i
     return bool(any(((((((((ep.t_guests.rows.get(_b17.guest) or ep.t_guests.row(_b17.guest)).email == 'priya.nair@example.com') and (_b17.room == '101')) and (_b17.check_in == rt.parse_date('2026-06-20'))) and (_b17.check_out == rt.parse_date('2026-06-22'))) and (_b17.guests_count == 1)) and (_b17.status == _E13_BookingStatus_reserved)) and (_b17.total == 180)) for _b17 in rt.each(ep, ep.t_bookings)))
 
 
-def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:378
-    return bool(((ep.t_bookings.row('B003').status == _E13_BookingStatus_checked_out) and (ep.t_bookings.row('B003').checked_out_at is not None)))
+def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:378
+    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
 
 
-def _check_late_checkout_then_arrival__ben_extended(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:379
-    return bool((((ep.t_bookings.row('B006').check_in == rt.parse_date('2026-06-10')) and (ep.t_bookings.row('B006').check_out == rt.parse_date('2026-06-13'))) and (ep.t_bookings.row('B006').total == 270)))
+def _check_late_checkout_then_arrival__ben_extended(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:379
+    return ((rt.compared(ep.t_bookings.row('B006').check_in, '==', rt.parse_date('2026-06-10'), 'bookings["B006"].check_in == date("2026-06-10")') and rt.compared(ep.t_bookings.row('B006').check_out, '==', rt.parse_date('2026-06-13'), 'bookings["B006"].check_out == date("2026-06-13")')) and rt.compared(ep.t_bookings.row('B006').total, '==', 270, 'bookings["B006"].total == 270'))
 
 
-def _check_late_checkout_then_arrival__ben_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:380
-    return bool(((ep.t_bookings.row('B006').status == _E13_BookingStatus_checked_in) and (ep.t_bookings.row('B006').checked_in_at is not None)))
+def _check_late_checkout_then_arrival__ben_in(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:380
+    return (rt.compared(ep.t_bookings.row('B006').status, '==', _E13_BookingStatus_checked_in, 'bookings["B006"].status == checked_in') and rt.compared(ep.t_bookings.row('B006').checked_in_at, 'is not', None, 'bookings["B006"].checked_in_at != none'))
 
 
-def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:476
-    return bool(((ep.t_bookings.row('B003').status == _E13_BookingStatus_checked_out) and (ep.t_bookings.row('B003').checked_out_at is not None)))
+def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:476
+    return (rt.compared(ep.t_bookings.row('B003').status, '==', _E13_BookingStatus_checked_out, 'bookings["B003"].status == checked_out') and rt.compared(ep.t_bookings.row('B003').checked_out_at, 'is not', None, 'bookings["B003"].checked_out_at != none'))
 
 
 def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:477
@@ -1038,8 +1038,8 @@ def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk, init: HotelF
     return bool(any((((((((((ep.t_guests.rows.get(_b19.guest) or ep.t_guests.row(_b19.guest)).email == 'marco.rossi@example.com') and (_b19.room == '101')) and (_b19.check_in == rt.parse_date('2026-06-10'))) and (_b19.check_out == rt.parse_date('2026-06-11'))) and (_b19.guests_count == 1)) and (_b19.status == _E13_BookingStatus_checked_in)) and (_b19.checked_in_at is not None)) and (_b19.total == 90)) for _b19 in rt.each(ep, ep.t_bookings)))
 
 
-def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:479
-    return bool((len(ep.t_bookings) == (len(init.t_bookings) + 1)))
+def _check_walk_in_takes_room_101__one_booking_added(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:479
+    return rt.compared(len(ep.t_bookings), '==', (len(init.t_bookings) + 1), 'len(bookings) == len(initial.bookings) + 1')
 
 
 def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk, init: HotelFrontDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:573

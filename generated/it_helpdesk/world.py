@@ -1007,68 +1007,68 @@ ITHelpdesk.TOOLS = {
 }
 
 
-def _check_take_and_resolve__taken(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:487
-    return bool(((ep.t_tickets.row('TK0001').assignee == 'A01') and (ep.t_tickets.row('TK0001').status == _E12_TicketStatus_assigned)))
+def _check_take_and_resolve__taken(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:487
+    return (rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A01', 'tickets["TK0001"].assignee == "A01"') and rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0001"].status == assigned'))
 
 
-def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:488
-    return bool((((ep.t_tickets.row('TK0003').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0003').resolution_note == 'Repaired the Office installation; saving works again')) and (ep.t_tickets.row('TK0003').resolved_at is not None)))
+def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:488
+    return ((rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0003"].status == resolved') and rt.compared(ep.t_tickets.row('TK0003').resolution_note, '==', 'Repaired the Office installation; saving works again', 'tickets["TK0003"].resolution_note == "Repaired the Office installation; saving works again"')) and rt.compared(ep.t_tickets.row('TK0003').resolved_at, 'is not', None, 'tickets["TK0003"].resolved_at != none'))
 
 
-def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:607
-    return bool((((ep.t_tickets.row('TK0002').escalated and (ep.t_tickets.row('TK0002').assignee == 'A03')) and (ep.t_tickets.row('TK0002').priority == _E8_Priority_high)) and (ep.t_tickets.row('TK0002').status == _E12_TicketStatus_assigned)))
+def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:607
+    return (((ep.t_tickets.row('TK0002').escalated and rt.compared(ep.t_tickets.row('TK0002').assignee, '==', 'A03', 'tickets["TK0002"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0002').priority, '==', _E8_Priority_high, 'tickets["TK0002"].priority == high')) and rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0002"].status == assigned'))
 
 
 def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:608
     return bool(any(((((_c9.ticket == 'TK0002') and _c9.internal) and (_c9.author == 'A02')) and ('sales floor' in _c9.body.lower())) for _c9 in rt.each(ep, ep.t_comments)))
 
 
-def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:727
-    return bool((((((ep.t_tickets.row('TK0004').status == _E12_TicketStatus_assigned) and (ep.t_tickets.row('TK0004').assignee == 'A01')) and (ep.t_tickets.row('TK0004').reopen_count == 1)) and (ep.t_tickets.row('TK0004').resolution_note == '')) and (ep.t_tickets.row('TK0004').resolved_at is None)))
+def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:727
+    return ((((rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0004"].status == assigned') and rt.compared(ep.t_tickets.row('TK0004').assignee, '==', 'A01', 'tickets["TK0004"].assignee == "A01"')) and rt.compared(ep.t_tickets.row('TK0004').reopen_count, '==', 1, 'tickets["TK0004"].reopen_count == 1')) and rt.compared(ep.t_tickets.row('TK0004').resolution_note, '==', '', 'tickets["TK0004"].resolution_note == ""')) and rt.compared(ep.t_tickets.row('TK0004').resolved_at, 'is', None, 'tickets["TK0004"].resolved_at == none'))
 
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:728
     return bool(any(((_c10.ticket == 'TK0004') and ('jam' in _c10.body.lower())) for _c10 in rt.each(ep, ep.t_comments)))
 
 
-def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:729
-    return bool((ep.t_tickets.row('TK0005').status == _E12_TicketStatus_closed))
+def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:729
+    return rt.compared(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed, 'tickets["TK0005"].status == closed')
 
 
 def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:117
     return bool(any(((((_c11.ticket == 'TK0001') and (_c11.author == 'A03')) and (not _c11.internal)) and (_c11.body == 'Diagnosed a failed SSD; replacing it today.')) for _c11 in rt.each(ep, ep.t_comments)))
 
 
-def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:118
-    return bool(((((ep.t_tickets.row('TK0001').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0001').assignee == 'A03')) and (ep.t_tickets.row('TK0001').resolution_note == 'Replaced the SSD and restored her files from backup')) and (ep.t_tickets.row('TK0001').resolved_at is not None)))
+def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:118
+    return (((rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0001"].status == resolved') and rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0001').resolution_note, '==', 'Replaced the SSD and restored her files from backup', 'tickets["TK0001"].resolution_note == "Replaced the SSD and restored her files from backup"')) and rt.compared(ep.t_tickets.row('TK0001').resolved_at, 'is not', None, 'tickets["TK0001"].resolved_at != none'))
 
 
-def _check_cover_for_sam__excel_moved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:240
-    return bool(((ep.t_tickets.row('TK0003').assignee == 'A03') and (ep.t_tickets.row('TK0003').status == _E12_TicketStatus_assigned)))
+def _check_cover_for_sam__excel_moved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:240
+    return (rt.compared(ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"') and rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0003"].status == assigned'))
 
 
-def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:241
-    return bool(((ep.t_tickets.row('TK0001').assignee == 'A03') and (ep.t_tickets.row('TK0001').status == _E12_TicketStatus_assigned)))
+def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:241
+    return (rt.compared(ep.t_tickets.row('TK0001').assignee, '==', 'A03', 'tickets["TK0001"].assignee == "A03"') and rt.compared(ep.t_tickets.row('TK0001').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0001"].status == assigned'))
 
 
 def _check_cover_for_sam__handover_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:242
     return bool(any((((_c12.ticket == 'TK0003') and (_c12.author == 'A02')) and (_c12.body == 'Handed over to Kenji while Sam is off')) for _c12 in rt.each(ep, ep.t_comments)))
 
 
-def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:377
-    return bool((((ep.t_tickets.row('TK0005').status == _E12_TicketStatus_closed) and (ep.t_tickets.row('TK0007').status == _E12_TicketStatus_closed)) and (ep.t_tickets.row('TK0004').status == _E12_TicketStatus_resolved)))
+def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:377
+    return ((rt.compared(ep.t_tickets.row('TK0005').status, '==', _E12_TicketStatus_closed, 'tickets["TK0005"].status == closed') and rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_closed, 'tickets["TK0007"].status == closed')) and rt.compared(ep.t_tickets.row('TK0004').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0004"].status == resolved'))
 
 
-def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:378
-    return bool(((((ep.t_tickets.row('TK0002').status == _E12_TicketStatus_resolved) and (ep.t_tickets.row('TK0002').assignee == 'A02')) and (ep.t_tickets.row('TK0002').resolution_note == 'Updated the router firmware; the connection has held for 24 hours')) and (ep.t_tickets.row('TK0002').resolved_at is not None)))
+def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:378
+    return (((rt.compared(ep.t_tickets.row('TK0002').status, '==', _E12_TicketStatus_resolved, 'tickets["TK0002"].status == resolved') and rt.compared(ep.t_tickets.row('TK0002').assignee, '==', 'A02', 'tickets["TK0002"].assignee == "A02"')) and rt.compared(ep.t_tickets.row('TK0002').resolution_note, '==', 'Updated the router firmware; the connection has held for 24 hours', 'tickets["TK0002"].resolution_note == "Updated the router firmware; the connection has held for 24 hours"')) and rt.compared(ep.t_tickets.row('TK0002').resolved_at, 'is not', None, 'tickets["TK0002"].resolved_at != none'))
 
 
 def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:500
     return bool(any(((((_c13.ticket == 'TK0003') and (_c13.author == 'A01')) and _c13.internal) and (_c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile')) for _c13 in rt.each(ep, ep.t_comments)))
 
 
-def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:501
-    return bool((((ep.t_tickets.row('TK0003').escalated and (ep.t_tickets.row('TK0003').assignee == 'A03')) and (ep.t_tickets.row('TK0003').priority == _E8_Priority_medium)) and (ep.t_tickets.row('TK0003').status == _E12_TicketStatus_assigned)))
+def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:501
+    return (((ep.t_tickets.row('TK0003').escalated and rt.compared(ep.t_tickets.row('TK0003').assignee, '==', 'A03', 'tickets["TK0003"].assignee == "A03"')) and rt.compared(ep.t_tickets.row('TK0003').priority, '==', _E8_Priority_medium, 'tickets["TK0003"].priority == medium')) and rt.compared(ep.t_tickets.row('TK0003').status, '==', _E12_TicketStatus_assigned, 'tickets["TK0003"].status == assigned'))
 
 
 def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:502
@@ -1087,16 +1087,16 @@ def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk, init: ITHelpdesk, re
     return bool(any((((((ep.t_tickets.rows.get(_c17.ticket) or ep.t_tickets.row(_c17.ticket)).title == 'Docking station does not detect monitors') and (_c17.author == 'A01')) and (not _c17.internal)) and (_c17.body == 'Replacement dock ordered, arriving tomorrow morning.')) for _c17 in rt.each(ep, ep.t_comments)))
 
 
-def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:766
-    return bool(((((ep.t_tickets.row('TK0007').reopen_count == 1) and (ep.t_tickets.row('TK0007').resolution_note == '')) and (ep.t_tickets.row('TK0007').resolved_at is None)) and (ep.t_tickets.row('TK0007').assignee == 'A03')))
+def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:766
+    return (((rt.compared(ep.t_tickets.row('TK0007').reopen_count, '==', 1, 'tickets["TK0007"].reopen_count == 1') and rt.compared(ep.t_tickets.row('TK0007').resolution_note, '==', '', 'tickets["TK0007"].resolution_note == ""')) and rt.compared(ep.t_tickets.row('TK0007').resolved_at, 'is', None, 'tickets["TK0007"].resolved_at == none')) and rt.compared(ep.t_tickets.row('TK0007').assignee, '==', 'A03', 'tickets["TK0007"].assignee == "A03"'))
 
 
-def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:767
-    return bool((ep.t_tickets.row('TK0007').escalated and (ep.t_tickets.row('TK0007').priority == _E8_Priority_high)))
+def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:767
+    return (ep.t_tickets.row('TK0007').escalated and rt.compared(ep.t_tickets.row('TK0007').priority, '==', _E8_Priority_high, 'tickets["TK0007"].priority == high'))
 
 
-def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # tasks.world:768
-    return bool(((ep.t_tickets.row('TK0007').status == _E12_TicketStatus_in_progress) and any(((((_c18.ticket == 'TK0007') and (_c18.author == 'A03')) and _c18.internal) and (_c18.body == 'Will swap the access point tomorrow morning')) for _c18 in rt.each(ep, ep.t_comments))))
+def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:768
+    return (rt.compared(ep.t_tickets.row('TK0007').status, '==', _E12_TicketStatus_in_progress, 'tickets["TK0007"].status == in_progress') and any(((((_c18.ticket == 'TK0007') and (_c18.author == 'A03')) and _c18.internal) and (_c18.body == 'Will swap the access point tomorrow morning')) for _c18 in rt.each(ep, ep.t_comments)))
 
 
 ITHelpdesk.TASKS = {

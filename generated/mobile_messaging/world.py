@@ -1537,8 +1537,8 @@ def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, r
     return bool(any(((((_m35.id_ not in init.t_messages) and (_m35.conversation == 'CONV102')) and (_m35.sender == 'U001')) and ('budget sheet' in _m35.body)) for _m35 in rt.each(ep, ep.t_messages)))
 
 
-def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:19
-    return bool((len(ep.t_messages) == (len(init.t_messages) + 1)))
+def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
+    return rt.compared(len(ep.t_messages), '==', (len(init.t_messages) + 1), 'len(messages) == len(initial.messages) + 1')
 
 
 def _check_tidy_archive__archived(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:40
@@ -1569,16 +1569,16 @@ def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessag
     return bool(any(((((_m41.id_ not in init.t_messages) and (_m41.conversation == 'CONV101')) and (_m41.sender == 'U001')) and ('Paris trip' in _m41.body)) for _m41 in rt.each(ep, ep.t_messages)))
 
 
-def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:94
-    return bool((('MSG110' not in ep.t_messages) and (len(ep.t_messages) == (len(init.t_messages) - 1))))
+def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:94
+    return (('MSG110' not in ep.t_messages) and rt.compared(len(ep.t_messages), '==', (len(init.t_messages) - 1), 'len(messages) == len(initial.messages) - 1'))
 
 
 def _check_clean_up_contacts__hana_removed(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:95
     return bool((not any(((_c42.owner == 'U001') and (_c42.user == 'U007')) for _c42 in rt.each(ep, ep.t_contacts))))
 
 
-def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:96
-    return bool((v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c43.user) or ep.t_users.row(_c43.user)).id_ for _c43 in rt.each(ep, ep.t_contacts) if ((_c43.owner == 'U001') and _c43.favorite)])))) == v.unique(tuple(rt.each(ep, ('U003', 'U005',))))))
+def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:96
+    return rt.compared(v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c43.user) or ep.t_users.row(_c43.user)).id_ for _c43 in rt.each(ep, ep.t_contacts) if ((_c43.owner == 'U001') and _c43.favorite)])))), '==', v.unique(tuple(rt.each(ep, ('U003', 'U005',)))), 'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])')
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:122
@@ -1593,8 +1593,8 @@ def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessagin
     return bool(all((((_m46.conversation != 'CONV101') and (_m46.conversation != 'CONV103')) or ('U001' in rt.each(ep, _m46.read_by))) for _m46 in rt.each(ep, ep.t_messages)))
 
 
-def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:125
-    return bool(((ep.state.current_user is not None) and (ep.t_users.row(rt.present(ep.state.current_user)).id_ == 'U001')))
+def _check_weekend_catch_up__signed_in(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:125
+    return (rt.compared(ep.state.current_user, 'is not', None, 'current_user != none') and rt.compared(ep.t_users.row(rt.present(ep.state.current_user)).id_, '==', 'U001', 'current_user.id == "U001"'))
 
 
 def _check_daniel_catches_up__new_contacts(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:155
@@ -1609,8 +1609,8 @@ def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileM
     return bool((all(((_m49.conversation != 'CONV103') or ('U002' in rt.each(ep, _m49.read_by))) for _m49 in rt.each(ep, ep.t_messages)) and any(((((_m50.id_ not in init.t_messages) and (_m50.conversation == 'CONV103')) and (_m50.sender == 'U002')) and ('Saturday' in _m50.body)) for _m50 in rt.each(ep, ep.t_messages))))
 
 
-def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:158
-    return bool(((ep.state.current_user is None) and (ep.t_users.row('U002').presence == _E8_Presence_offline)))
+def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:158
+    return (rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and rt.compared(ep.t_users.row('U002').presence, '==', _E8_Presence_offline, 'users["U002"].presence == offline'))
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:186
@@ -1637,8 +1637,8 @@ def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMe
     return bool(any(((_c57.owner == 'U005') and (_c57.user == 'U006')) for _c57 in rt.each(ep, ep.t_contacts)))
 
 
-def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:217
-    return bool((((ep.state.current_user is None) and ('U001' in ep.state.last_seen)) and ('U005' in ep.state.last_seen)))
+def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:217
+    return ((rt.compared(ep.state.current_user, 'is', None, 'current_user == none') and ('U001' in ep.state.last_seen)) and ('U005' in ep.state.last_seen))
 
 
 MobileMessaging.TASKS = {

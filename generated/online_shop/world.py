@@ -1958,120 +1958,120 @@ OnlineShop.TOOLS = {
 }
 
 
-def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:20
-    return bool(((ep.t_orders.row('#W4817420').status == _E11_OrderStatus_cancelled) and (ep.t_orders.row('#W4817420').cancel_reason == _E12_CancelReason_ordered_by_mistake)))
+def _check_cancel_and_reorder__cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:20
+    return (rt.compared(ep.t_orders.row('#W4817420').status, '==', _E11_OrderStatus_cancelled, 'orders["#W4817420"].status == cancelled') and rt.compared(ep.t_orders.row('#W4817420').cancel_reason, '==', _E12_CancelReason_ordered_by_mistake, 'orders["#W4817420"].cancel_reason == CancelReason.ordered_by_mistake'))
 
 
-def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:21
-    return bool(((ep.t_variants.row('V1001').stock == (init.t_variants.row('V1001').stock + 1)) and (ep.t_variants.row('V2001').stock == (init.t_variants.row('V2001').stock + 2))))
+def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:21
+    return (rt.compared(ep.t_variants.row('V1001').stock, '==', (init.t_variants.row('V1001').stock + 1), 'variants["V1001"].stock == initial.variants["V1001"].stock + 1') and rt.compared(ep.t_variants.row('V2001').stock, '==', (init.t_variants.row('V2001').stock + 2), 'variants["V2001"].stock == initial.variants["V2001"].stock + 2'))
 
 
 def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:22
     return bool(any((((((_o31.id_ not in init.t_orders) and (_o31.customer == 'C01')) and (_o31.payment_method_id == 'gift_card_7245904')) and (len(_o31.items) == 1)) and (_o31.items[0].variant == 'V2002')) for _o31 in rt.each(ep, ep.t_orders)))
 
 
-def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:23
-    return bool((ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904') == 30.05))
+def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:23
+    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 30.05, 'gift_card_balance(customers["C01"], "gift_card_7245904") == 30.05')
 
 
-def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:47
-    return bool(((ep.t_orders.row('#W3391820').items[0].variant == 'V4003') and (ep.t_orders.row('#W3391820').items[0].price == 79.0)))
+def _check_grey_sweater_swap__swapped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:47
+    return (rt.compared(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4003', 'orders["#W3391820"].items[0].variant == "V4003"') and rt.compared(ep.t_orders.row('#W3391820').items[0].price, '==', 79.0, 'orders["#W3391820"].items[0].price == 79.0'))
 
 
-def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:48
-    return bool(((len(ep.t_orders.row('#W3391820').transactions) == (len(init.t_orders.row('#W3391820').transactions) + 1)) and (sum(rt.each(ep, tuple([_t32.amount for _t32 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t32.kind == _E15_TransactionKind_charge)]))) == 79.0)))
+def _check_grey_sweater_swap__difference_charged(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:48
+    return (rt.compared(len(ep.t_orders.row('#W3391820').transactions), '==', (len(init.t_orders.row('#W3391820').transactions) + 1), 'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1') and rt.compared(sum(rt.each(ep, tuple([_t32.amount for _t32 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if (_t32.kind == _E15_TransactionKind_charge)]))), '==', 79.0, 'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0'))
 
 
-def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:49
-    return bool(((ep.t_variants.row('V4003').stock == 4) and (ep.t_variants.row('V4002').stock == (init.t_variants.row('V4002').stock + 1))))
+def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:49
+    return (rt.compared(ep.t_variants.row('V4003').stock, '==', 4, 'variants["V4003"].stock == 4') and rt.compared(ep.t_variants.row('V4002').stock, '==', (init.t_variants.row('V4002').stock + 1), 'variants["V4002"].stock == initial.variants["V4002"].stock + 1'))
 
 
-def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:50
-    return bool((ep.t_variants.row('V2002').stock == (init.t_variants.row('V2002').stock + 10)))
+def _check_grey_sweater_swap__bottles_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:50
+    return rt.compared(ep.t_variants.row('V2002').stock, '==', (init.t_variants.row('V2002').stock + 10), 'variants["V2002"].stock == initial.variants["V2002"].stock + 10')
 
 
-def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool((ep.t_orders.row('#W2290175').status == _E11_OrderStatus_returned))
+def _check_return_headphones__returned(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:73
+    return rt.compared(ep.t_orders.row('#W2290175').status, '==', _E11_OrderStatus_returned, 'orders["#W2290175"].status == returned')
 
 
 def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:74
     return bool(any((((((_r33.id_ not in init.t_returns) and (_r33.order == '#W2290175')) and (_r33.status == _E12_ReturnStatus_refunded)) and (_r33.amount == 199.0)) and (_r33.refund_method_id == 'gift_card_7245904')) for _r33 in rt.each(ep, ep.t_returns)))
 
 
-def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:75
-    return bool((ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904') == 259.0))
+def _check_return_headphones__gift_card_credited(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:75
+    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C01'), 'gift_card_7245904'), '==', 259.0, 'gift_card_balance(customers["C01"], "gift_card_7245904") == 259.0')
 
 
-def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:76
-    return bool((ep.t_variants.row('V3001').stock == (init.t_variants.row('V3001').stock + 1)))
+def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:76
+    return rt.compared(ep.t_variants.row('V3001').stock, '==', (init.t_variants.row('V3001').stock + 1), 'variants["V3001"].stock == initial.variants["V3001"].stock + 1')
 
 
-def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:98
-    return bool(((ep.t_orders.row('#W1038846').status == _E11_OrderStatus_processed) and (ep.t_orders.row('#W1038846').tracking == '449201778310')))
+def _check_dispatch_day__shipped(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:98
+    return (rt.compared(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_processed, 'orders["#W1038846"].status == processed') and rt.compared(ep.t_orders.row('#W1038846').tracking, '==', '449201778310', 'orders["#W1038846"].tracking == "449201778310"'))
 
 
-def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:99
-    return bool((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_delivered))
+def _check_dispatch_day__delivered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:99
+    return rt.compared(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_delivered, 'orders["#W6650318"].status == delivered')
 
 
-def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:100
-    return bool(((ep.t_returns.row('RET9001').status == _E12_ReturnStatus_refunded) and (ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 194.0)))
+def _check_dispatch_day__return_refunded(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:100
+    return (rt.compared(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded, 'returns["RET9001"].status == refunded') and rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'), '==', 194.0, 'gift_card_balance(customers["C05"], "gift_card_9904711") == 194.0'))
 
 
-def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:101
-    return bool((((ep.t_orders.row('#W4817420').address.address1 == '500 Congress Avenue') and (ep.t_orders.row('#W4817420').address.address2 == 'Suite 300')) and (ep.t_customers.row('C01').address == init.t_customers.row('C01').address)))
+def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:101
+    return ((rt.compared(ep.t_orders.row('#W4817420').address.address1, '==', '500 Congress Avenue', 'orders["#W4817420"].address.address1 == "500 Congress Avenue"') and rt.compared(ep.t_orders.row('#W4817420').address.address2, '==', 'Suite 300', 'orders["#W4817420"].address.address2 == "Suite 300"')) and rt.compared(ep.t_customers.row('C01').address, '==', init.t_customers.row('C01').address, 'customers["C01"].address == initial.customers["C01"].address'))
 
 
-def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:125
-    return bool((len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]) == 1))
+def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:125
+    return rt.compared(len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]), '==', 1, 'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1')
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:126
     return bool(any(((((_o35.id_ not in init.t_orders) and (_o35.customer == 'C04')) and (_o35.items[0].variant == 'V2001')) and _o35.payment_method_id.startswith('gift_card_')) for _o35 in rt.each(ep, ep.t_orders)))
 
 
-def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:127
-    return bool((len(ep.t_orders) == (len(init.t_orders) + 1)))
+def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:127
+    return rt.compared(len(ep.t_orders), '==', (len(init.t_orders) + 1), 'len(orders) == len(initial.orders) + 1')
 
 
-def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:128
-    return bool((ep.t_variants.row('V2001').stock == (init.t_variants.row('V2001').stock - 1)))
+def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:128
+    return rt.compared(ep.t_variants.row('V2001').stock, '==', (init.t_variants.row('V2001').stock - 1), 'variants["V2001"].stock == initial.variants["V2001"].stock - 1')
 
 
-def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:159
-    return bool(((ep.t_orders.row('#W5573012').status == _E11_OrderStatus_return_requested) and any((((((_r36.id_ not in init.t_returns) and (_r36.order == '#W5573012')) and (_r36.refund_method_id == 'gift_card_3318420')) and (_r36.amount == 29.95)) and (_r36.status == _E12_ReturnStatus_requested)) for _r36 in rt.each(ep, ep.t_returns))))
+def _check_chloe_return_and_change__bottle_return(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:159
+    return (rt.compared(ep.t_orders.row('#W5573012').status, '==', _E11_OrderStatus_return_requested, 'orders["#W5573012"].status == return_requested') and any((((((_r36.id_ not in init.t_returns) and (_r36.order == '#W5573012')) and (_r36.refund_method_id == 'gift_card_3318420')) and (_r36.amount == 29.95)) and (_r36.status == _E12_ReturnStatus_requested)) for _r36 in rt.each(ep, ep.t_returns)))
 
 
-def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(((ep.t_orders.row('#W3391820').items[0].variant == 'V4001') and (len(ep.t_orders.row('#W3391820').transactions) == len(init.t_orders.row('#W3391820').transactions))))
+def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:160
+    return (rt.compared(ep.t_orders.row('#W3391820').items[0].variant, '==', 'V4001', 'orders["#W3391820"].items[0].variant == "V4001"') and rt.compared(len(ep.t_orders.row('#W3391820').transactions), '==', len(init.t_orders.row('#W3391820').transactions), 'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions)'))
 
 
-def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool((((ep.t_orders.row('#W3391820').address.address1 == '1200 Market Street') and (ep.t_orders.row('#W3391820').address.zip_ == '80204')) and (ep.t_customers.row('C03').address == init.t_customers.row('C03').address)))
+def _check_chloe_return_and_change__new_address(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
+    return ((rt.compared(ep.t_orders.row('#W3391820').address.address1, '==', '1200 Market Street', 'orders["#W3391820"].address.address1 == "1200 Market Street"') and rt.compared(ep.t_orders.row('#W3391820').address.zip_, '==', '80204', 'orders["#W3391820"].address.zip == "80204"')) and rt.compared(ep.t_customers.row('C03').address, '==', init.t_customers.row('C03').address, 'customers["C03"].address == initial.customers["C03"].address'))
 
 
-def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:189
-    return bool(((ep.t_returns.row('RET9001').status == _E12_ReturnStatus_refunded) and (ep.t_orders.row('#W9046211').status == _E11_OrderStatus_returned)))
+def _check_store_credit_shopping__return_done(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:189
+    return (rt.compared(ep.t_returns.row('RET9001').status, '==', _E12_ReturnStatus_refunded, 'returns["RET9001"].status == refunded') and rt.compared(ep.t_orders.row('#W9046211').status, '==', _E11_OrderStatus_returned, 'orders["#W9046211"].status == returned'))
 
 
-def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:190
-    return bool((ep.t_variants.row('V1002').stock == (init.t_variants.row('V1002').stock + 3)))
+def _check_store_credit_shopping__shoes_restocked(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:190
+    return rt.compared(ep.t_variants.row('V1002').stock, '==', (init.t_variants.row('V1002').stock + 3), 'variants["V1002"].stock == initial.variants["V1002"].stock + 3')
 
 
 def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:191
     return bool(any(((((((_o37.id_ not in init.t_orders) and (_o37.customer == 'C05')) and (_o37.payment_method_id == 'gift_card_9904711')) and (len(_o37.items) == 2)) and any((_i38.variant == 'V1002') for _i38 in rt.each(ep, _o37.items))) and any((_i39.variant == 'V5001') for _i39 in rt.each(ep, _o37.items))) for _o37 in rt.each(ep, ep.t_orders)))
 
 
-def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:192
-    return bool((ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711') == 71.51))
+def _check_store_credit_shopping__credit_left(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:192
+    return rt.compared(ep.fn_gift_card_balance(ep.t_customers.row('C05'), 'gift_card_9904711'), '==', 71.51, 'gift_card_balance(customers["C05"], "gift_card_9904711") == 71.51')
 
 
-def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:221
-    return bool((((ep.t_orders.row('#W1038846').status == _E11_OrderStatus_cancelled) and (ep.t_orders.row('#W1038846').cancel_reason == _E12_CancelReason_no_longer_needed)) and (ep.t_variants.row('V6001').stock == (init.t_variants.row('V6001').stock + 1))))
+def _check_raj_order_overhaul__espresso_cancelled(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
+    return ((rt.compared(ep.t_orders.row('#W1038846').status, '==', _E11_OrderStatus_cancelled, 'orders["#W1038846"].status == cancelled') and rt.compared(ep.t_orders.row('#W1038846').cancel_reason, '==', _E12_CancelReason_no_longer_needed, 'orders["#W1038846"].cancel_reason == CancelReason.no_longer_needed')) and rt.compared(ep.t_variants.row('V6001').stock, '==', (init.t_variants.row('V6001').stock + 1), 'variants["V6001"].stock == initial.variants["V6001"].stock + 1'))
 
 
-def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:222
-    return bool(((ep.t_orders.row('#W6650318').status == _E11_OrderStatus_return_requested) and any(((((((_r40.id_ not in init.t_returns) and (_r40.order == '#W6650318')) and (len(_r40.items) == 1)) and (ep.t_variants.row(_r40.items[0]).id_ == 'V5001')) and (_r40.amount == 32.5)) and (_r40.refund_method_id == 'paypal_3391027')) for _r40 in rt.each(ep, ep.t_returns))))
+def _check_raj_order_overhaul__mat_return_open(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:222
+    return (rt.compared(ep.t_orders.row('#W6650318').status, '==', _E11_OrderStatus_return_requested, 'orders["#W6650318"].status == return_requested') and any(((((((_r40.id_ not in init.t_returns) and (_r40.order == '#W6650318')) and (len(_r40.items) == 1)) and (ep.t_variants.row(_r40.items[0]).id_ == 'V5001')) and (_r40.amount == 32.5)) and (_r40.refund_method_id == 'paypal_3391027')) for _r40 in rt.each(ep, ep.t_returns)))
 
 
 def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:223

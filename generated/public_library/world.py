@@ -1377,80 +1377,80 @@ PublicLibrary.TOOLS = {
 }
 
 
-def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:536
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
+def _check_late_return_and_new_loan__returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:536
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
 
 
-def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:537
-    return bool((ep.t_members.row('M001').fees_due == 1.25))
+def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:537
+    return rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25')
 
 
 def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:538
     return bool(any(((((_l25.member == 'M001') and (_l25.copy_ == 'C0006')) and (_l25.returned_on is None)) and (_l25.due_on == rt.parse_date('2026-06-10'))) for _l25 in rt.each(ep, ep.t_loans)))
 
 
-def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:654
-    return bool((ep.t_members.row('M002').fees_due == 7.5))
+def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:654
+    return rt.compared(ep.t_members.row('M002').fees_due, '==', 7.5, 'members["M002"].fees_due == 7.5')
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:655
     return bool(any((((_l26.member == 'M002') and (_l26.copy_ == 'C0001')) and (_l26.returned_on is None)) for _l26 in rt.each(ep, ep.t_loans)))
 
 
-def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:656
-    return bool((ep.t_loans.row('L003').renewed and (ep.t_loans.row('L003').due_on == rt.parse_date('2026-06-22'))))
+def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:656
+    return (ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")'))
 
 
-def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:773
-    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_cancelled))
+def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:773
+    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_cancelled, 'holds["H001"].status == cancelled')
 
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:774
     return bool(any((((_h27.member == 'M003') and (_h27.book == '9781400033416')) and (_h27.status == _E10_HoldStatus_active)) for _h27 in rt.each(ep, ep.t_holds)))
 
 
-def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_members.row('M001').fees_due == 1.25)))
+def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:113
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 1.25, 'members["M001"].fees_due == 1.25'))
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:114
     return bool(any(((((_l28.member == 'M003') and (_l28.copy_ == 'C0003')) and (_l28.returned_on is None)) and (_l28.due_on == rt.parse_date('2026-06-10'))) for _l28 in rt.each(ep, ep.t_loans)))
 
 
-def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool((ep.t_holds.row('H001').status == _E10_HoldStatus_fulfilled))
+def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:115
+    return rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_fulfilled, 'holds["H001"].status == fulfilled')
 
 
-def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:116
-    return bool((ep.t_members.row('M003').fees_due == 0.0))
+def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:116
+    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
-def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:241
-    return bool(((ep.t_holds.row('H003').status == _E10_HoldStatus_cancelled) and (ep.t_holds.row('H001').status == _E10_HoldStatus_active)))
+def _check_chloe_swaps_hold_and_books__right_hold_cancelled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:241
+    return (rt.compared(ep.t_holds.row('H003').status, '==', _E10_HoldStatus_cancelled, 'holds["H003"].status == cancelled') and rt.compared(ep.t_holds.row('H001').status, '==', _E10_HoldStatus_active, 'holds["H001"].status == active'))
 
 
-def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:242
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
+def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:242
+    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
     return bool(any(((((_l29.member == 'M003') and (_l29.copy_ == 'C0004')) and (_l29.returned_on is None)) and (_l29.due_on == rt.parse_date('2026-06-10'))) for _l29 in rt.each(ep, ep.t_loans)))
 
 
-def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool((((ep.t_loans.row('L001').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L001').late_fee == 0.0)) and (ep.t_copies.row('C0002').status == _E10_CopyStatus_available)))
+def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
+    return ((rt.compared(ep.t_loans.row('L001').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L001"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L001').late_fee, '==', 0.0, 'loans["L001"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0002').status, '==', _E10_CopyStatus_available, 'copies["C0002"].status == available'))
 
 
-def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:362
-    return bool((ep.t_members.row('M003').fees_due == 0.0))
+def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362
+    return rt.compared(ep.t_members.row('M003').fees_due, '==', 0.0, 'members["M003"].fees_due == 0.0')
 
 
 def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:363
     return bool(any(((((_l30.member == 'M003') and (_l30.copy_ == 'C0004')) and (_l30.returned_on is None)) and (_l30.due_on == rt.parse_date('2026-06-10'))) for _l30 in rt.each(ep, ep.t_loans)))
 
 
-def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:481
-    return bool((ep.t_members.row('M002').fees_due == 10.0))
+def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:481
+    return rt.compared(ep.t_members.row('M002').fees_due, '==', 10.0, 'members["M002"].fees_due == 10.0')
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
@@ -1461,24 +1461,24 @@ def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: Pub
     return bool(any((((_h32.member == 'M002') and (_h32.book == '9780441172719')) and (_h32.status == _E10_HoldStatus_active)) for _h32 in rt.each(ep, ep.t_holds)))
 
 
-def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:605
-    return bool(((ep.t_loans.row('L003').renewed and (ep.t_loans.row('L003').due_on == rt.parse_date('2026-06-22'))) and (ep.t_loans.row('L003').returned_on is None)))
+def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
+    return ((ep.t_loans.row('L003').renewed and rt.compared(ep.t_loans.row('L003').due_on, '==', rt.parse_date('2026-06-22'), 'loans["L003"].due_on == date("2026-06-22")')) and rt.compared(ep.t_loans.row('L003').returned_on, 'is', None, 'loans["L003"].returned_on == none'))
 
 
-def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool(((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)) and (ep.t_members.row('M001').fees_due == 0.0)))
+def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
+    return (((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available')) and rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0'))
 
 
-def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:726
-    return bool((((ep.t_loans.row('L002').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L002').late_fee == 1.25)) and (ep.t_copies.row('C0003').status == _E10_CopyStatus_available)))
+def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:726
+    return ((rt.compared(ep.t_loans.row('L002').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L002"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25')) and rt.compared(ep.t_copies.row('C0003').status, '==', _E10_CopyStatus_available, 'copies["C0003"].status == available'))
 
 
-def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:727
-    return bool((((ep.t_loans.row('L003').returned_on == rt.parse_date('2026-05-20')) and (ep.t_loans.row('L003').late_fee == 0.0)) and (ep.t_copies.row('C0005').status == _E10_CopyStatus_available)))
+def _check_ana_returns_everything__beloved_back(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:727
+    return ((rt.compared(ep.t_loans.row('L003').returned_on, '==', rt.parse_date('2026-05-20'), 'loans["L003"].returned_on == date("2026-05-20")') and rt.compared(ep.t_loans.row('L003').late_fee, '==', 0.0, 'loans["L003"].late_fee == 0.0')) and rt.compared(ep.t_copies.row('C0005').status, '==', _E10_CopyStatus_available, 'copies["C0005"].status == available'))
 
 
-def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:728
-    return bool(((ep.t_members.row('M001').fees_due == 0.0) and (ep.t_loans.row('L002').late_fee == 1.25)))
+def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:728
+    return (rt.compared(ep.t_members.row('M001').fees_due, '==', 0.0, 'members["M001"].fees_due == 0.0') and rt.compared(ep.t_loans.row('L002').late_fee, '==', 1.25, 'loans["L002"].late_fee == 1.25'))
 
 
 def _check_ana_returns_everything__new_loan(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:729

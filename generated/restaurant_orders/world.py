@@ -1332,56 +1332,56 @@ def _check_new_table_order__total(ep: RestaurantOrders, init: RestaurantOrders, 
     return bool(any((((_o23.table == 'T1') and (_o23.status == _E11_OrderStatus_sent_to_kitchen)) and (ep.fn_order_total(_o23) == 3350)) for _o23 in rt.each(ep, ep.t_orders)))
 
 
-def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:706
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p24.order == 'O003') and (_p24.share == 2)) and (_p24.amount_cents == 1950)) and (_p24.tip_cents == 150)) and (_p24.method == _E9_PayMethod_card)) for _p24 in rt.each(ep, ep.t_payments))))
+def _check_close_out_tables__t4_paid(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:706
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p24.order == 'O003') and (_p24.share == 2)) and (_p24.amount_cents == 1950)) and (_p24.tip_cents == 150)) and (_p24.method == _E9_PayMethod_card)) for _p24 in rt.each(ep, ep.t_payments)))
 
 
-def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:707
-    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
+def _check_close_out_tables__t3_served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:707
+    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
 
 
 def _check_close_out_tables__sea_bass(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:708
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:854
-    return bool((ep.t_orders.row('O005').split_ways == 2))
+def _check_split_at_the_bar__split(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:854
+    return rt.compared(ep.t_orders.row('O005').split_ways, '==', 2, 'orders["O005"].split_ways == 2')
 
 
-def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # restaurant_orders.world:855
-    return bool((((ep.t_orders.row('O005').status == _E11_OrderStatus_paid) and any((((((_p25.order == 'O005') and (_p25.share == 1)) and (_p25.amount_cents == 1250)) and (_p25.tip_cents == 100)) and (_p25.method == _E9_PayMethod_cash)) for _p25 in rt.each(ep, ep.t_payments))) and any((((((_p26.order == 'O005') and (_p26.share == 2)) and (_p26.amount_cents == 1250)) and (_p26.tip_cents == 200)) and (_p26.method == _E9_PayMethod_card)) for _p26 in rt.each(ep, ep.t_payments))))
+def _check_split_at_the_bar__settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # restaurant_orders.world:855
+    return ((rt.compared(ep.t_orders.row('O005').status, '==', _E11_OrderStatus_paid, 'orders["O005"].status == paid') and any((((((_p25.order == 'O005') and (_p25.share == 1)) and (_p25.amount_cents == 1250)) and (_p25.tip_cents == 100)) and (_p25.method == _E9_PayMethod_cash)) for _p25 in rt.each(ep, ep.t_payments))) and any((((((_p26.order == 'O005') and (_p26.share == 2)) and (_p26.amount_cents == 1250)) and (_p26.tip_cents == 200)) and (_p26.method == _E9_PayMethod_card)) for _p26 in rt.each(ep, ep.t_payments)))
 
 
 def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:140
     return bool(ep.t_menu.row('FS01').available)
 
 
-def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:141
-    return bool((((((len(tuple([_l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if (_l27.order == 'O001')])) == 3) and any((((_l28.order == 'O001') and (_l28.item == 'PZ01')) and (_l28.quantity == 1)) for _l28 in rt.each(ep, ep.t_order_lines))) and any(((((_l29.order == 'O001') and (_l29.item == 'FS01')) and (_l29.quantity == 1)) and (_l29.unit_price_cents == 2400)) for _l29 in rt.each(ep, ep.t_order_lines))) and any((((_l30.order == 'O001') and (_l30.item == 'DS01')) and (_l30.quantity == 2)) for _l30 in rt.each(ep, ep.t_order_lines))) and (not any(((_l31.order == 'O001') and (_l31.item == 'DR01')) for _l31 in rt.each(ep, ep.t_order_lines)))))
+def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:141
+    return ((((rt.compared(len(tuple([_l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if (_l27.order == 'O001')])), '==', 3, 'count([l for l in order_lines if l.order == "O001"]) == 3') and any((((_l28.order == 'O001') and (_l28.item == 'PZ01')) and (_l28.quantity == 1)) for _l28 in rt.each(ep, ep.t_order_lines))) and any(((((_l29.order == 'O001') and (_l29.item == 'FS01')) and (_l29.quantity == 1)) and (_l29.unit_price_cents == 2400)) for _l29 in rt.each(ep, ep.t_order_lines))) and any((((_l30.order == 'O001') and (_l30.item == 'DS01')) and (_l30.quantity == 2)) for _l30 in rt.each(ep, ep.t_order_lines))) and (not any(((_l31.order == 'O001') and (_l31.item == 'DR01')) for _l31 in rt.each(ep, ep.t_order_lines))))
 
 
-def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:142
-    return bool((ep.fn_order_total(ep.t_orders.row('O001')) == 4900))
+def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:142
+    return rt.compared(ep.fn_order_total(ep.t_orders.row('O001')), '==', 4900, 'order_total(orders["O001"]) == 4900')
 
 
-def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:143
-    return bool(((ep.t_orders.row('O001').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O001').sent_at is not None)))
+def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:143
+    return (rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O001"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none'))
 
 
 def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:290
     return bool(any(((((_l32.order == 'O001') and (_l32.item == 'DS01')) and (_l32.quantity == 2)) and (_l32.unit_price_cents == 650)) for _l32 in rt.each(ep, ep.t_order_lines)))
 
 
-def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:291
-    return bool(((ep.t_orders.row('O001').sent_at is not None) and (ep.t_orders.row('O001').served_at is not None)))
+def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:291
+    return (rt.compared(ep.t_orders.row('O001').sent_at, 'is not', None, 'orders["O001"].sent_at != none') and rt.compared(ep.t_orders.row('O001').served_at, 'is not', None, 'orders["O001"].served_at != none'))
 
 
-def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:292
-    return bool((((ep.t_orders.row('O001').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O001').split_ways == 1)) and any((((((_p33.order == 'O001') and (_p33.share == 1)) and (_p33.amount_cents == 3200)) and (_p33.tip_cents == 300)) and (_p33.method == _E9_PayMethod_card)) for _p33 in rt.each(ep, ep.t_payments))))
+def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:292
+    return ((rt.compared(ep.t_orders.row('O001').status, '==', _E11_OrderStatus_paid, 'orders["O001"].status == paid') and rt.compared(ep.t_orders.row('O001').split_ways, '==', 1, 'orders["O001"].split_ways == 1')) and any((((((_p33.order == 'O001') and (_p33.share == 1)) and (_p33.amount_cents == 3200)) and (_p33.tip_cents == 300)) and (_p33.method == _E9_PayMethod_card)) for _p33 in rt.each(ep, ep.t_payments)))
 
 
-def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:438
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and (ep.t_orders.row('O003').paid_at is not None)))
+def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:438
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and rt.compared(ep.t_orders.row('O003').paid_at, 'is not', None, 'orders["O003"].paid_at != none'))
 
 
 def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:439
@@ -1392,20 +1392,20 @@ def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders, init: Re
     return bool(any(((((((_o35.table == 'T4') and (_o35.status == _E11_OrderStatus_sent_to_kitchen)) and (len(tuple([_l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if (_l36.order == _o35.key())])) == 2)) and any((((_l37.order == _o35.key()) and (_l37.item == 'DR02')) and (_l37.quantity == 4)) for _l37 in rt.each(ep, ep.t_order_lines))) and any((((_l38.order == _o35.key()) and (_l38.item == 'ST01')) and (_l38.quantity == 1)) for _l38 in rt.each(ep, ep.t_order_lines))) and (ep.fn_order_total(_o35) == 3150)) for _o35 in rt.each(ep, ep.t_orders)))
 
 
-def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:605
-    return bool(((ep.t_orders.row('O006').status == _E11_OrderStatus_sent_to_kitchen) and (ep.t_orders.row('O006').sent_at is not None)))
+def _check_t1_changes_their_mind__sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
+    return (rt.compared(ep.t_orders.row('O006').status, '==', _E11_OrderStatus_sent_to_kitchen, 'orders["O006"].status == sent_to_kitchen') and rt.compared(ep.t_orders.row('O006').sent_at, 'is not', None, 'orders["O006"].sent_at != none'))
 
 
-def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:606
-    return bool((((((len(tuple([_l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')])) == 3) and any((((_l40.order == 'O006') and (_l40.item == 'PS01')) and (_l40.quantity == 1)) for _l40 in rt.each(ep, ep.t_order_lines))) and any((((_l41.order == 'O006') and (_l41.item == 'PZ01')) and (_l41.quantity == 1)) for _l41 in rt.each(ep, ep.t_order_lines))) and any((((_l42.order == 'O006') and (_l42.item == 'DR02')) and (_l42.quantity == 1)) for _l42 in rt.each(ep, ep.t_order_lines))) and (not any(((_l43.order == 'O006') and (_l43.item == 'DS01')) for _l43 in rt.each(ep, ep.t_order_lines)))))
+def _check_t1_changes_their_mind__lines(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:606
+    return ((((rt.compared(len(tuple([_l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if (_l39.order == 'O006')])), '==', 3, 'count([l for l in order_lines if l.order == "O006"]) == 3') and any((((_l40.order == 'O006') and (_l40.item == 'PS01')) and (_l40.quantity == 1)) for _l40 in rt.each(ep, ep.t_order_lines))) and any((((_l41.order == 'O006') and (_l41.item == 'PZ01')) and (_l41.quantity == 1)) for _l41 in rt.each(ep, ep.t_order_lines))) and any((((_l42.order == 'O006') and (_l42.item == 'DR02')) and (_l42.quantity == 1)) for _l42 in rt.each(ep, ep.t_order_lines))) and (not any(((_l43.order == 'O006') and (_l43.item == 'DS01')) for _l43 in rt.each(ep, ep.t_order_lines))))
 
 
-def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:607
-    return bool((sum(rt.each(ep, tuple([rt.bounded(_l44.quantity * _l44.unit_price_cents) for _l44 in rt.each(ep, ep.t_order_lines) if (_l44.order == 'O006')]))) == 3250))
+def _check_t1_changes_their_mind__total(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:607
+    return rt.compared(sum(rt.each(ep, tuple([rt.bounded(_l44.quantity * _l44.unit_price_cents) for _l44 in rt.each(ep, ep.t_order_lines) if (_l44.order == 'O006')]))), '==', 3250, 'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250')
 
 
-def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:757
-    return bool(((ep.t_orders.row('O003').status == _E11_OrderStatus_paid) and any((((((_p45.order == 'O003') and (_p45.share == 2)) and (_p45.amount_cents == 1950)) and (_p45.tip_cents == 0)) and (_p45.method == _E9_PayMethod_cash)) for _p45 in rt.each(ep, ep.t_payments))))
+def _check_turn_table_t4__t4_settled(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:757
+    return (rt.compared(ep.t_orders.row('O003').status, '==', _E11_OrderStatus_paid, 'orders["O003"].status == paid') and any((((((_p45.order == 'O003') and (_p45.share == 2)) and (_p45.amount_cents == 1950)) and (_p45.tip_cents == 0)) and (_p45.method == _E9_PayMethod_cash)) for _p45 in rt.each(ep, ep.t_payments)))
 
 
 def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:758
@@ -1420,12 +1420,12 @@ def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrder
     return bool((not ep.t_menu.row('DS01').available))
 
 
-def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:911
-    return bool(((ep.t_orders.row('O002').status == _E11_OrderStatus_served) and (ep.t_orders.row('O002').served_at is not None)))
+def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:911
+    return (rt.compared(ep.t_orders.row('O002').status, '==', _E11_OrderStatus_served, 'orders["O002"].status == served') and rt.compared(ep.t_orders.row('O002').served_at, 'is not', None, 'orders["O002"].served_at != none'))
 
 
-def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:912
-    return bool((ep.t_orders.row('O002').split_ways == 5))
+def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:912
+    return rt.compared(ep.t_orders.row('O002').split_ways, '==', 5, 'orders["O002"].split_ways == 5')
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:913

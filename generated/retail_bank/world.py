@@ -1057,12 +1057,12 @@ RetailBank.TOOLS = {
 }
 
 
-def _check_alice_savings_to_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:456
-    return bool((ep.t_accounts.row('AC00002').balance_cents == 1180000))
+def _check_alice_savings_to_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:456
+    return rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 1180000, 'accounts["AC00002"].balance_cents == 1180000')
 
 
-def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:457
-    return bool((ep.t_accounts.row('AC00001').balance_cents == 255000))
+def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:457
+    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 255000, 'accounts["AC00001"].balance_cents == 255000')
 
 
 def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:458
@@ -1073,8 +1073,8 @@ def _check_alice_savings_to_cash__cash_logged(ep: RetailBank, init: RetailBank, 
     return bool(any(((((_t10.kind == _E6_TxKind_withdrawal) and (_t10.from_account == 'AC00001')) and (_t10.amount_cents == 15000)) and (_t10.teller == 'T02')) for _t10 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:562
-    return bool(((ep.t_accounts.row('AC00006').status == _E13_AccountStatus_closed) and (ep.t_accounts.row('AC00006').closed_on == rt.parse_date('2026-03-02'))))
+def _check_chen_switch_accounts__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:562
+    return (rt.compared(ep.t_accounts.row('AC00006').status, '==', _E13_AccountStatus_closed, 'accounts["AC00006"].status == closed') and rt.compared(ep.t_accounts.row('AC00006').closed_on, '==', rt.parse_date('2026-03-02'), 'accounts["AC00006"].closed_on == date("2026-03-02")'))
 
 
 def _check_chen_switch_accounts__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:563
@@ -1085,20 +1085,20 @@ def _check_chen_switch_accounts__opening_deposit(ep: RetailBank, init: RetailBan
     return bool(any(((((_t12.kind == _E6_TxKind_deposit) and (_t12.amount_cents == 50000)) and (_t12.to_account is not None)) and (ep.t_accounts.row(rt.present(_t12.to_account)).owner == 'CU0003')) for _t12 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_ben_review_cleared__unfrozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:665
-    return bool(((ep.t_accounts.row('AC00004').status == _E13_AccountStatus_active) and (ep.t_accounts.row('AC00004').freeze_reason == '')))
+def _check_ben_review_cleared__unfrozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:665
+    return (rt.compared(ep.t_accounts.row('AC00004').status, '==', _E13_AccountStatus_active, 'accounts["AC00004"].status == active') and rt.compared(ep.t_accounts.row('AC00004').freeze_reason, '==', '', 'accounts["AC00004"].freeze_reason == ""'))
 
 
-def _check_ben_review_cleared__savings_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:666
-    return bool((ep.t_accounts.row('AC00004').balance_cents == 50000))
+def _check_ben_review_cleared__savings_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:666
+    return rt.compared(ep.t_accounts.row('AC00004').balance_cents, '==', 50000, 'accounts["AC00004"].balance_cents == 50000')
 
 
-def _check_ben_review_cleared__checking_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # retail_bank.world:667
-    return bool((ep.t_accounts.row('AC00003').balance_cents == 34550))
+def _check_ben_review_cleared__checking_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # retail_bank.world:667
+    return rt.compared(ep.t_accounts.row('AC00003').balance_cents, '==', 34550, 'accounts["AC00003"].balance_cents == 34550')
 
 
-def _check_alice_closes_savings__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:97
-    return bool((((ep.t_accounts.row('AC00002').status == _E13_AccountStatus_closed) and (ep.t_accounts.row('AC00002').balance_cents == 0)) and (ep.t_accounts.row('AC00002').closed_on == rt.parse_date('2026-03-02'))))
+def _check_alice_closes_savings__savings_closed(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:97
+    return ((rt.compared(ep.t_accounts.row('AC00002').status, '==', _E13_AccountStatus_closed, 'accounts["AC00002"].status == closed') and rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 0, 'accounts["AC00002"].balance_cents == 0')) and rt.compared(ep.t_accounts.row('AC00002').closed_on, '==', rt.parse_date('2026-03-02'), 'accounts["AC00002"].closed_on == date("2026-03-02")'))
 
 
 def _check_alice_closes_savings__balance_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:98
@@ -1109,16 +1109,16 @@ def _check_alice_closes_savings__cash_paid(ep: RetailBank, init: RetailBank, rep
     return bool(any(((((_t14.kind == _E6_TxKind_withdrawal) and (_t14.from_account == 'AC00001')) and (_t14.amount_cents == 30000)) and (_t14.teller == 'T02')) for _t14 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:100
-    return bool((ep.t_accounts.row('AC00001').balance_cents == 1420000))
+def _check_alice_closes_savings__checking_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:100
+    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 1420000, 'accounts["AC00001"].balance_cents == 1420000')
 
 
 def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:203
     return bool(any(((((_t15.kind == _E6_TxKind_deposit) and (_t15.to_account == 'AC00006')) and (_t15.amount_cents == 80000)) and (_t15.teller == 'T02')) for _t15 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:204
-    return bool((ep.t_accounts.row('AC00006').balance_cents == 50000))
+def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:204
+    return rt.compared(ep.t_accounts.row('AC00006').balance_cents, '==', 50000, 'accounts["AC00006"].balance_cents == 50000')
 
 
 def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:205
@@ -1129,12 +1129,12 @@ def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank, init: 
     return bool(any(((((_t17.kind == _E6_TxKind_transfer) and (_t17.from_account == 'AC00006')) and (_t17.amount_cents == 30000)) and (_t17.teller == 'T02')) for _t17 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:309
-    return bool(((ep.t_accounts.row('AC00001').status == _E13_AccountStatus_frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'card reported stolen')))
+def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:309
+    return (rt.compared(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen, 'accounts["AC00001"].status == frozen') and rt.compared(ep.t_accounts.row('AC00001').freeze_reason, '==', 'card reported stolen', 'accounts["AC00001"].freeze_reason == "card reported stolen"'))
 
 
-def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:310
-    return bool(((ep.t_accounts.row('AC00001').balance_cents == 150000) and (ep.t_accounts.row('AC00002').balance_cents == 1300000)))
+def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:310
+    return (rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 150000, 'accounts["AC00001"].balance_cents == 150000') and rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 1300000, 'accounts["AC00002"].balance_cents == 1300000'))
 
 
 def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:311
@@ -1161,28 +1161,28 @@ def _check_alice_lost_card__cash_paid(ep: RetailBank, init: RetailBank, replies:
     return bool(any(((((_t23.kind == _E6_TxKind_withdrawal) and (_t23.from_account == 'AC00001')) and (_t23.amount_cents == 20000)) and (_t23.teller == 'T01')) for _t23 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:524
-    return bool((ep.t_accounts.row('AC00001').balance_cents == 230000))
+def _check_alice_lost_card__balance_after(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:524
+    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 230000, 'accounts["AC00001"].balance_cents == 230000')
 
 
-def _check_alice_lost_card__frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:525
-    return bool(((ep.t_accounts.row('AC00001').status == _E13_AccountStatus_frozen) and (ep.t_accounts.row('AC00001').freeze_reason == 'debit card lost')))
+def _check_alice_lost_card__frozen(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:525
+    return (rt.compared(ep.t_accounts.row('AC00001').status, '==', _E13_AccountStatus_frozen, 'accounts["AC00001"].status == AccountStatus.frozen') and rt.compared(ep.t_accounts.row('AC00001').freeze_reason, '==', 'debit card lost', 'accounts["AC00001"].freeze_reason == "debit card lost"'))
 
 
-def _check_alice_car_cash__checking_emptied(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:630
-    return bool((ep.t_accounts.row('AC00001').balance_cents == 0))
+def _check_alice_car_cash__checking_emptied(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:630
+    return rt.compared(ep.t_accounts.row('AC00001').balance_cents, '==', 0, 'accounts["AC00001"].balance_cents == 0')
 
 
-def _check_alice_car_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:631
-    return bool((ep.t_accounts.row('AC00002').balance_cents == 850000))
+def _check_alice_car_cash__savings_debited(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:631
+    return rt.compared(ep.t_accounts.row('AC00002').balance_cents, '==', 850000, 'accounts["AC00002"].balance_cents == 850000')
 
 
 def _check_alice_car_cash__transfer_logged(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:632
     return bool(any(((((_t24.kind == _E6_TxKind_transfer) and (_t24.from_account == 'AC00002')) and (_t24.to_account == 'AC00001')) and (_t24.amount_cents == 350000)) for _t24 in rt.each(ep, ep.t_transactions)))
 
 
-def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> bool:  # tasks.world:633
-    return bool((sum(rt.each(ep, tuple([_t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions) if ((_t25.kind == _E6_TxKind_withdrawal) and (_t25.from_account == 'AC00001'))]))) == 600000))
+def _check_alice_car_cash__cash_paid(ep: RetailBank, init: RetailBank, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:633
+    return rt.compared(sum(rt.each(ep, tuple([_t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions) if ((_t25.kind == _E6_TxKind_withdrawal) and (_t25.from_account == 'AC00001'))]))), '==', 600000, 'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000')
 
 
 RetailBank.TASKS = {

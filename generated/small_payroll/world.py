@@ -1189,12 +1189,12 @@ SmallPayroll.TOOLS = {
 }
 
 
-def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:596
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+def _check_run_march_payroll__period_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:596
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
 
 
-def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:597
-    return bool((len(ep.t_payslips) == (len(init.t_payslips) + 4)))
+def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:597
+    return rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4')
 
 
 def _check_run_march_payroll__alan_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:598
@@ -1205,36 +1205,36 @@ def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, r
     return bool(any((((((_p20.employee == 'E004') and (_p20.period == '2026-03')) and (_p20.timesheet == 'TS004')) and (_p20.gross_cents == 211200)) and (_p20.net_cents == 211200)) for _p20 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:600
-    return bool((((ep.t_timesheets.row('TS003').status == _E15_TimesheetStatus_paid) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:600
+    return ((rt.compared(ep.t_timesheets.row('TS003').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS003"].status == TimesheetStatus.paid') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
-def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:767
-    return bool(((ep.t_timesheets.row('TS004').hours == 104.5) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_draft)))
+def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:767
+    return (rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.5, 'timesheets["TS004"].hours == 104.5') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_draft, 'timesheets["TS004"].status == TimesheetStatus.draft'))
 
 
 def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:768
     return bool(any((((_b21.employee == 'E003') and (_b21.period == '2026-03')) and (_b21.amount_cents == 25000)) for _b21 in rt.each(ep, ep.t_bonuses)))
 
 
-def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:769
-    return bool(((((ep.t_payslips.row('PS0002').gross_cents == 520000) and (ep.t_payslips.row('PS0002').tax_cents == 104000)) and (ep.t_payslips.row('PS0002').net_cents == 416000)) and ep.t_payslips.row('PS0002').corrected))
+def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:769
+    return (((rt.compared(ep.t_payslips.row('PS0002').gross_cents, '==', 520000, 'payslips["PS0002"].gross_cents == 520000') and rt.compared(ep.t_payslips.row('PS0002').tax_cents, '==', 104000, 'payslips["PS0002"].tax_cents == 104000')) and rt.compared(ep.t_payslips.row('PS0002').net_cents, '==', 416000, 'payslips["PS0002"].net_cents == 416000')) and ep.t_payslips.row('PS0002').corrected)
 
 
-def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:159
-    return bool((((ep.t_timesheets.row('TS004').hours == 100.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_approved)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:159
+    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 100.0, 'timesheets["TS004"].hours == 100.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_approved, 'timesheets["TS004"].status == TimesheetStatus.approved')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
     return bool(any((((((_t22.employee == 'E003') and (_t22.period == '2026-04')) and (_t22.hours == 32.0)) and (_t22.status == _E15_TimesheetStatus_approved)) and (_t22.approved_by == 'E001')) for _t22 in rt.each(ep, ep.t_timesheets)))
 
 
-def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool((((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_open_) and (ep.t_periods.row('2026-04').status == _E12_PeriodStatus_open_)) and (len(ep.t_timesheets) == (len(init.t_timesheets) + 1))))
+def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
+    return ((rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_open_, 'periods["2026-03"].status == PeriodStatus.open') and rt.compared(ep.t_periods.row('2026-04').status, '==', _E12_PeriodStatus_open_, 'periods["2026-04"].status == PeriodStatus.open')) and rt.compared(len(ep.t_timesheets), '==', (len(init.t_timesheets) + 1), 'len(timesheets) == len(initial.timesheets) + 1'))
 
 
-def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:329
-    return bool(((((ep.t_payslips.row('PS0004').gross_cents == 230000) and (ep.t_payslips.row('PS0004').tax_cents == 0)) and (ep.t_payslips.row('PS0004').net_cents == 230000)) and ep.t_payslips.row('PS0004').corrected))
+def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:329
+    return (((rt.compared(ep.t_payslips.row('PS0004').gross_cents, '==', 230000, 'payslips["PS0004"].gross_cents == 230000') and rt.compared(ep.t_payslips.row('PS0004').tax_cents, '==', 0, 'payslips["PS0004"].tax_cents == 0')) and rt.compared(ep.t_payslips.row('PS0004').net_cents, '==', 230000, 'payslips["PS0004"].net_cents == 230000')) and ep.t_payslips.row('PS0004').corrected)
 
 
 def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:330
@@ -1253,12 +1253,12 @@ def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPa
     return bool(any(((((((_p27.employee == 'E004') and (_p27.period == '2026-03')) and (_p27.timesheet == 'TS004')) and (_p27.gross_cents == 211200)) and (_p27.bonus_cents == 20000)) and (_p27.net_cents == 231200)) for _p27 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:499
-    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
+def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:499
+    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
 
 
-def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:666
-    return bool((((ep.t_timesheets.row('TS004').hours == 104.0) and (ep.t_timesheets.row('TS004').status == _E15_TimesheetStatus_paid)) and (ep.t_timesheets.row('TS004').approved_by == 'E001')))
+def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:666
+    return ((rt.compared(ep.t_timesheets.row('TS004').hours, '==', 104.0, 'timesheets["TS004"].hours == 104.0') and rt.compared(ep.t_timesheets.row('TS004').status, '==', _E15_TimesheetStatus_paid, 'timesheets["TS004"].status == TimesheetStatus.paid')) and rt.compared(ep.t_timesheets.row('TS004').approved_by, '==', 'E001', 'timesheets["TS004"].approved_by == "E001"'))
 
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:667
@@ -1269,16 +1269,16 @@ def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: Sm
     return bool(any((((((((_p29.employee == 'E003') and (_p29.period == '2026-03')) and (_p29.gross_cents == 315000)) and _p29.corrected) and (_p29.tax_cents == 63000)) and (_p29.net_cents == 252000)) and (_p29.correction_note == 'March overtime: 6 hours')) for _p29 in rt.each(ep, ep.t_payslips)))
 
 
-def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:669
-    return bool((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid))
+def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:669
+    return rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid')
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:843
     return bool(any(((((_b30.employee == 'E004') and (_b30.period == '2026-03')) and (_b30.amount_cents == 30000)) and (_b30.issued_by == 'E001')) for _b30 in rt.each(ep, ep.t_bonuses)))
 
 
-def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:844
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (ep.t_periods.row('2026-03').paid_on == rt.parse_date('2026-03-31'))))
+def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:844
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(ep.t_periods.row('2026-03').paid_on, '==', rt.parse_date('2026-03-31'), 'periods["2026-03"].paid_on == date("2026-03-31")'))
 
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:845
@@ -1289,8 +1289,8 @@ def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: Smal
     return bool(('2412' in rt.built(ep, rt.replace((replies[-1] if replies else ''), ',', ''))))
 
 
-def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1018
-    return bool(((ep.t_periods.row('2026-03').status == _E12_PeriodStatus_paid) and (len(ep.t_payslips) == (len(init.t_payslips) + 4))))
+def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1018
+    return (rt.compared(ep.t_periods.row('2026-03').status, '==', _E12_PeriodStatus_paid, 'periods["2026-03"].status == PeriodStatus.paid') and rt.compared(len(ep.t_payslips), '==', (len(init.t_payslips) + 4), 'len(payslips) == len(initial.payslips) + 4'))
 
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1019

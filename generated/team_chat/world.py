@@ -1120,16 +1120,16 @@ def _check_launch_channel__pinned_kickoff(ep: TeamChat, init: TeamChat, replies:
     return bool(any((((((ep.t_channels.rows.get(_m25.channel) or ep.t_channels.row(_m25.channel)).name == 'launch-plan') and (_m25.body == 'Kickoff Thursday at 10:00')) and _m25.pinned) and (_m25.author == 'U001')) for _m25 in rt.each(ep, ep.t_messages)))
 
 
-def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:646
-    return bool(((ep.t_messages.row('MSG006').body == 'Please read the new handbook before Friday') and (ep.t_messages.row('MSG006').edited_at is not None)))
+def _check_chen_tidies_up__fixed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # team_chat.world:646
+    return (rt.compared(ep.t_messages.row('MSG006').body, '==', 'Please read the new handbook before Friday', 'messages["MSG006"].body == "Please read the new handbook before Friday"') and rt.compared(ep.t_messages.row('MSG006').edited_at, 'is not', None, 'messages["MSG006"].edited_at != none'))
 
 
 def _check_chen_tidies_up__ana_left(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:647
     return bool((not any(((_m26.channel == 'CH003') and (_m26.user == 'U001')) for _m26 in rt.each(ep, ep.t_memberships))))
 
 
-def _check_chen_tidies_up__lunch_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:648
-    return bool((ep.t_messages.row('MSG005').deleted and (ep.t_messages.row('MSG005').body == '')))
+def _check_chen_tidies_up__lunch_deleted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # team_chat.world:648
+    return (ep.t_messages.row('MSG005').deleted and rt.compared(ep.t_messages.row('MSG005').body, '==', '', 'messages["MSG005"].body == ""'))
 
 
 def _check_chen_tidies_up__others_kept(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # team_chat.world:649
@@ -1160,12 +1160,12 @@ def _check_refresh_general_welcome__dara_joined(ep: TeamChat, init: TeamChat, re
     return bool(any((((_m34.channel == 'CH001') and (_m34.user == 'U004')) and (_m34.invited_by == 'U001')) for _m34 in rt.each(ep, ep.t_memberships)))
 
 
-def _check_ben_moves_standup__corrected(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:422
-    return bool(((ep.t_messages.row('MSG002').body == 'Standup moved to 11:00 tomorrow') and (ep.t_messages.row('MSG002').edited_at is not None)))
+def _check_ben_moves_standup__corrected(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:422
+    return (rt.compared(ep.t_messages.row('MSG002').body, '==', 'Standup moved to 11:00 tomorrow', 'messages["MSG002"].body == "Standup moved to 11:00 tomorrow"') and rt.compared(ep.t_messages.row('MSG002').edited_at, 'is not', None, 'messages["MSG002"].edited_at != none'))
 
 
-def _check_ben_moves_standup__pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:423
-    return bool((ep.t_messages.row('MSG002').pinned and (ep.t_messages.row('MSG002').pinned_by == 'U002')))
+def _check_ben_moves_standup__pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:423
+    return (ep.t_messages.row('MSG002').pinned and rt.compared(ep.t_messages.row('MSG002').pinned_by, '==', 'U002', 'messages["MSG002"].pinned_by == "U002"'))
 
 
 def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:424
@@ -1176,16 +1176,16 @@ def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat, init: TeamCha
     return bool(any((((_m36.channel == 'CH002') and (_m36.user == 'U003')) and (_m36.invited_by == 'U002')) for _m36 in rt.each(ep, ep.t_memberships)))
 
 
-def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:566
-    return bool((ep.t_messages.row('MSG003').pinned and (ep.t_messages.row('MSG003').pinned_by == 'U002')))
+def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:566
+    return (ep.t_messages.row('MSG003').pinned and rt.compared(ep.t_messages.row('MSG003').pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"'))
 
 
 def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:567
     return bool(any(((((_m37.channel == 'CH002') and (_m37.author == 'U002')) and (_m37.body == 'Welcome Chen! Start with the pinned mockups.')) and (not _m37.deleted)) for _m37 in rt.each(ep, ep.t_messages)))
 
 
-def _check_ben_curates_design_review__both_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:712
-    return bool((((ep.t_messages.row('MSG003').pinned and (ep.t_messages.row('MSG003').pinned_by == 'U002')) and ep.t_messages.row('MSG004').pinned) and (ep.t_messages.row('MSG004').pinned_by == 'U002')))
+def _check_ben_curates_design_review__both_pinned(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:712
+    return (((ep.t_messages.row('MSG003').pinned and rt.compared(ep.t_messages.row('MSG003').pinned_by, '==', 'U002', 'messages["MSG003"].pinned_by == "U002"')) and ep.t_messages.row('MSG004').pinned) and rt.compared(ep.t_messages.row('MSG004').pinned_by, '==', 'U002', 'messages["MSG004"].pinned_by == "U002"'))
 
 
 def _check_ben_curates_design_review__ana_removed(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:713
@@ -1208,8 +1208,8 @@ def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat, init: TeamC
     return bool(any((((((_m42.channel == 'CH001') and (_m42.author == 'U003')) and (_m42.body == 'Handbook questions go to #random')) and _m42.pinned) and (_m42.pinned_by == 'U003')) for _m42 in rt.each(ep, ep.t_messages)))
 
 
-def _check_chen_welcomes_ben_to_random__two_posts(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> bool:  # tasks.world:862
-    return bool((len(ep.t_messages) == (len(init.t_messages) + 2)))
+def _check_chen_welcomes_ben_to_random__two_posts(ep: TeamChat, init: TeamChat, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:862
+    return rt.compared(len(ep.t_messages), '==', (len(init.t_messages) + 2), 'len(messages) == len(initial.messages) + 2')
 
 
 TeamChat.TASKS = {

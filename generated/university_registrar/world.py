@@ -1300,8 +1300,8 @@ UniversityRegistrar.TOOLS = {
 }
 
 
-def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:660
-    return bool((ep.t_enrolments.row('EN0006').status == _E15_EnrolmentStatus_dropped))
+def _check_switch_section__dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # university_registrar.world:660
+    return rt.compared(ep.t_enrolments.row('EN0006').status, '==', _E15_EnrolmentStatus_dropped, 'enrolments["EN0006"].status == dropped')
 
 
 def _check_switch_section__in_f2(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:661
@@ -1316,16 +1316,16 @@ def _check_switch_section__off_waitlist(ep: UniversityRegistrar, init: Universit
     return bool((not ('W001' in ep.t_waitlist)))
 
 
-def _check_grade_and_waitlist__graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:902
-    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_B)))
+def _check_grade_and_waitlist__graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # university_registrar.world:902
+    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_B, 'enrolments["EN0004"].grade == Grade.B'))
 
 
 def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # university_registrar.world:903
     return bool(any(((_w31.student == 'S10006') and (_w31.section == 'CS201-F1')) for _w31 in rt.each(ep, ep.t_waitlist)))
 
 
-def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(((ep.t_enrolments.row('EN0007').status == _E15_EnrolmentStatus_dropped) and (ep.t_enrolments.row('EN0007').dropped_at is not None)))
+def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:235
+    return (rt.compared(ep.t_enrolments.row('EN0007').status, '==', _E15_EnrolmentStatus_dropped, 'enrolments["EN0007"].status == dropped') and rt.compared(ep.t_enrolments.row('EN0007').dropped_at, 'is not', None, 'enrolments["EN0007"].dropped_at != none'))
 
 
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:236
@@ -1356,8 +1356,8 @@ def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar, init: Univ
     return bool(any((((_e39.student == 'S10006') and (_e39.section == 'CS201-F2')) and (_e39.status == _E15_EnrolmentStatus_enrolled)) for _e39 in rt.each(ep, ep.t_enrolments)))
 
 
-def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:967
-    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_C)))
+def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:967
+    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_C, 'enrolments["EN0004"].grade == Grade.C'))
 
 
 def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:968
@@ -1372,12 +1372,12 @@ def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar, init: 
     return bool(any((((_e42.student == 'S10005') and (_e42.section == 'CS201-F2')) and (_e42.status == _E15_EnrolmentStatus_enrolled)) for _e42 in rt.each(ep, ep.t_enrolments)))
 
 
-def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1460
-    return bool(((ep.t_enrolments.row('EN0004').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0004').grade == _E5_Grade_A)))
+def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1460
+    return (rt.compared(ep.t_enrolments.row('EN0004').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0004"].status == completed') and rt.compared(ep.t_enrolments.row('EN0004').grade, '==', _E5_Grade_A, 'enrolments["EN0004"].grade == Grade.A'))
 
 
-def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1461
-    return bool(((ep.t_enrolments.row('EN0013').status == _E15_EnrolmentStatus_completed) and (ep.t_enrolments.row('EN0013').grade == _E5_Grade_C)))
+def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1461
+    return (rt.compared(ep.t_enrolments.row('EN0013').status, '==', _E15_EnrolmentStatus_completed, 'enrolments["EN0013"].status == completed') and rt.compared(ep.t_enrolments.row('EN0013').grade, '==', _E5_Grade_C, 'enrolments["EN0013"].grade == Grade.C'))
 
 
 def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar, init: UniversityRegistrar, replies: tuple[str, ...]) -> bool:  # tasks.world:1462

@@ -1173,16 +1173,16 @@ WarehouseInventoryDesk.TOOLS = {
 }
 
 
-def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:452
-    return bool((ep.t_stock.row('S0001').quantity == 35))
+def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:452
+    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 35, 'stock["S0001"].quantity == 35')
 
 
-def _check_pick_then_replenish__bolts_bulk(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:453
-    return bool((ep.t_stock.row('S0002').quantity == 100))
+def _check_pick_then_replenish__bolts_bulk(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:453
+    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 100, 'stock["S0002"].quantity == 100')
 
 
-def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:454
-    return bool((ep.t_stock.row('S0003').quantity == 60))
+def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:454
+    return rt.compared(ep.t_stock.row('S0003').quantity, '==', 60, 'stock["S0003"].quantity == 60')
 
 
 def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:455
@@ -1193,16 +1193,16 @@ def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk, init:
     return bool(any(((((_m19.kind == _E12_MovementKind_receipt) and (_m19.item == 'NUT-2001')) and (_m19.quantity == 30)) and (_m19.reference == 'DN-8812')) for _m19 in rt.each(ep, ep.t_movements)))
 
 
-def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:457
-    return bool((len(ep.t_movements) == (len(init.t_movements) + 3)))
+def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:457
+    return rt.compared(len(ep.t_movements), '==', (len(init.t_movements) + 3), 'len(movements) == len(initial.movements) + 3')
 
 
-def _check_count_washers__counted(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:512
-    return bool((ep.t_stock.row('S0004').quantity == 52))
+def _check_count_washers__counted(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:512
+    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 52, 'stock["S0004"].quantity == 52')
 
 
-def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:513
-    return bool((ep.t_stock.row('S0004').last_counted == rt.parse_date('2026-03-05')))
+def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:513
+    return rt.compared(ep.t_stock.row('S0004').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0004"].last_counted == date("2026-03-05")')
 
 
 def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:514
@@ -1233,20 +1233,20 @@ def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk
     return bool(any(((((((_m22.kind == _E12_MovementKind_receipt) and (_m22.item == 'NUT-2001')) and (_m22.quantity == 40)) and (_m22.reference == 'DN-9040')) and (_m22.to_bin == 'A01-02')) and (_m22.clerk == 'C001')) for _m22 in rt.each(ep, ep.t_movements)))
 
 
-def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:53
-    return bool(((ep.t_stock.row('S0003').quantity == 67) and (ep.t_stock.row('S0003').last_counted == rt.parse_date('2026-03-05'))))
+def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:53
+    return (rt.compared(ep.t_stock.row('S0003').quantity, '==', 67, 'stock["S0003"].quantity == 67') and rt.compared(ep.t_stock.row('S0003').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0003"].last_counted == date("2026-03-05")'))
 
 
 def _check_recount_nuts_then_receive__others_untouched(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:54
     return bool(all(((_s23.id_ == 'S0003') or (_s23.quantity == init.t_stock.row(_s23.id_).quantity)) for _s23 in rt.each(ep, ep.t_stock)))
 
 
-def _check_top_up_pick_face_then_pick__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:111
-    return bool((ep.t_stock.row('S0001').quantity == 10))
+def _check_top_up_pick_face_then_pick__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:111
+    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 10, 'stock["S0001"].quantity == 10')
 
 
-def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:112
-    return bool((ep.t_stock.row('S0002').quantity == 145))
+def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:112
+    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 145, 'stock["S0002"].quantity == 145')
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:113
@@ -1261,20 +1261,20 @@ def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk
     return bool(any((((((_m26.kind == _E12_MovementKind_receipt) and (_m26.item == 'BOL-1001')) and (_m26.to_bin == 'B02-01')) and (_m26.quantity == 40)) and (_m26.reference == 'DN-8815')) for _m26 in rt.each(ep, ep.t_movements)))
 
 
-def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:172
-    return bool(((ep.t_stock.row('S0004').quantity == 48) and any(((((((_m27.kind == _E12_MovementKind_pick) and (_m27.item == 'WSH-3001')) and (_m27.from_bin == 'A01-01')) and (_m27.quantity == 12)) and (_m27.reference == 'SO-20417')) and (_m27.clerk == 'C002')) for _m27 in rt.each(ep, ep.t_movements))))
+def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:172
+    return (rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48') and any(((((((_m27.kind == _E12_MovementKind_pick) and (_m27.item == 'WSH-3001')) and (_m27.from_bin == 'A01-01')) and (_m27.quantity == 12)) and (_m27.reference == 'SO-20417')) and (_m27.clerk == 'C002')) for _m27 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:173
     return bool(any(((((((_m28.kind == _E12_MovementKind_pick) and (_m28.item == 'BOL-1001')) and (_m28.from_bin == 'A01-01')) and (_m28.quantity == 5)) and (_m28.reference == 'SO-20417')) and (_m28.clerk == 'C002')) for _m28 in rt.each(ep, ep.t_movements)))
 
 
-def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:174
-    return bool((ep.t_stock.row('S0001').quantity == 50))
+def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:174
+    return rt.compared(ep.t_stock.row('S0001').quantity, '==', 50, 'stock["S0001"].quantity == 50')
 
 
-def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:175
-    return bool(((ep.t_stock.row('S0002').quantity == 90) and any((((((_m29.kind == _E12_MovementKind_transfer) and (_m29.item == 'BOL-1001')) and (_m29.from_bin == 'B02-01')) and (_m29.to_bin == 'A01-01')) and (_m29.quantity == 30)) for _m29 in rt.each(ep, ep.t_movements))))
+def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:175
+    return (rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90') and any((((((_m29.kind == _E12_MovementKind_transfer) and (_m29.item == 'BOL-1001')) and (_m29.from_bin == 'B02-01')) and (_m29.to_bin == 'A01-01')) and (_m29.quantity == 30)) for _m29 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:232
@@ -1293,8 +1293,8 @@ def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk, init
     return bool(any((((((_m33.kind == _E12_MovementKind_pick) and (_m33.item == 'WSH-3001')) and (_m33.quantity == 10)) and (_m33.reference == 'SO-20331')) and (_m33.from_bin == 'A01-01')) for _m33 in rt.each(ep, ep.t_movements)))
 
 
-def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:236
-    return bool((ep.t_stock.row('S0004').quantity == 65))
+def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:236
+    return rt.compared(ep.t_stock.row('S0004').quantity, '==', 65, 'stock["S0004"].quantity == 65')
 
 
 def _check_empty_rack_for_inspection__repaired_open(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:296
@@ -1309,28 +1309,28 @@ def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk, in
     return bool(any((((_s34.item == 'BOL-1001') and (_s34.bin_ == 'B02-02')) and (_s34.quantity == 120)) for _s34 in rt.each(ep, ep.t_stock)))
 
 
-def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:299
-    return bool((ep.t_stock.row('S0002').quantity == 0))
+def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:299
+    return rt.compared(ep.t_stock.row('S0002').quantity, '==', 0, 'stock["S0002"].quantity == 0')
 
 
 def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:300
     return bool(any(((((((_m35.kind == _E12_MovementKind_transfer) and (_m35.item == 'BOL-1001')) and (_m35.from_bin == 'B02-01')) and (_m35.to_bin == 'B02-02')) and (_m35.quantity == 120)) and (_m35.clerk == 'C001')) for _m35 in rt.each(ep, ep.t_movements)))
 
 
-def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:359
-    return bool(((ep.t_stock.row('S0001').last_counted == rt.parse_date('2026-03-05')) and any(((((_m36.kind == _E12_MovementKind_count_adjustment) and (_m36.item == 'BOL-1001')) and (_m36.quantity == (-3))) and (_m36.clerk == 'C001')) for _m36 in rt.each(ep, ep.t_movements))))
+def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:359
+    return (rt.compared(ep.t_stock.row('S0001').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0001"].last_counted == date("2026-03-05")') and any(((((_m36.kind == _E12_MovementKind_count_adjustment) and (_m36.item == 'BOL-1001')) and (_m36.quantity == (-3))) and (_m36.clerk == 'C001')) for _m36 in rt.each(ep, ep.t_movements)))
 
 
-def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:360
-    return bool(((ep.t_stock.row('S0002').last_counted == rt.parse_date('2026-03-05')) and any(((((_m37.kind == _E12_MovementKind_count_adjustment) and (_m37.item == 'BOL-1001')) and (_m37.quantity == (-2))) and (_m37.from_bin == 'B02-01')) for _m37 in rt.each(ep, ep.t_movements))))
+def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:360
+    return (rt.compared(ep.t_stock.row('S0002').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0002"].last_counted == date("2026-03-05")') and any(((((_m37.kind == _E12_MovementKind_count_adjustment) and (_m37.item == 'BOL-1001')) and (_m37.quantity == (-2))) and (_m37.from_bin == 'B02-01')) for _m37 in rt.each(ep, ep.t_movements)))
 
 
-def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:361
-    return bool((((ep.t_stock.row('S0001').quantity == 32) and (ep.t_stock.row('S0002').quantity == 108)) and any((((((_m38.kind == _E12_MovementKind_transfer) and (_m38.item == 'BOL-1001')) and (_m38.from_bin == 'B02-01')) and (_m38.to_bin == 'A01-01')) and (_m38.quantity == 10)) for _m38 in rt.each(ep, ep.t_movements))))
+def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
+    return ((rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32') and rt.compared(ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108')) and any((((((_m38.kind == _E12_MovementKind_transfer) and (_m38.item == 'BOL-1001')) and (_m38.from_bin == 'B02-01')) and (_m38.to_bin == 'A01-01')) and (_m38.quantity == 10)) for _m38 in rt.each(ep, ep.t_movements)))
 
 
-def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:362
-    return bool((len(ep.t_movements) == (len(init.t_movements) + 3)))
+def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362
+    return rt.compared(len(ep.t_movements), '==', (len(init.t_movements) + 3), 'len(movements) == len(initial.movements) + 3')
 
 
 WarehouseInventoryDesk.TASKS = {

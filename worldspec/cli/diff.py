@@ -37,10 +37,12 @@ def configure_diff(parser: argparse.ArgumentParser) -> None:
                              "('breaking' or 'dangerous'; a task that no longer validates "
                              "counts as breaking, a trajectory that replays differently as "
                              "dangerous); without it the status is 0 whatever changed")
-    parser.add_argument("--trajectories", metavar="DIR",
-                        help="replay every <task>.jsonl / <task>.json file below DIR (tool "
-                             "calls or a chat transcript, as 'worldspec run --calls' takes; "
-                             "the task is the file name up to its first dot) on both sides")
+    parser.add_argument("--trajectories", metavar="PATH",
+                        help="replay recorded trajectories on both sides: a rollout journal "
+                             "(every record in it), a run folder of 'worldspec rollout', or "
+                             "any <task>.jsonl / <task>.json file ('worldspec run --calls' "
+                             "input; the task is the file name up to its first dot), or a "
+                             "folder of such files")
     parser.add_argument("--no-impact", action="store_true",
                         help="only compare the specs; do not run tasks or trajectories")
 
@@ -81,8 +83,9 @@ def _sides(args: argparse.Namespace, console: Console, scratch: Path
 
 def run_diff(args: argparse.Namespace, console: Console) -> int:
     trajectories = Path(args.trajectories) if args.trajectories else None
-    if trajectories is not None and not trajectories.is_dir():
-        console.error(f"--trajectories: '{args.trajectories}' is not a folder")
+    if trajectories is not None and not (trajectories.is_dir() or trajectories.is_file()):
+        console.error(f"--trajectories: '{args.trajectories}' does not exist (give a rollout "
+                      "journal, a trajectory file or a folder of them)")
         return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="worldspec-diff-") as scratch:
         sides = _sides(args, console, Path(scratch))

@@ -1,12 +1,17 @@
-"""What a batch of rollouts came to: per task and per world, as tau2-bench reports it.
+"""What a batch of rollouts came to: per run and task, as tau2-bench reports it.
+
+Rollouts are grouped by :class:`Run`: the world, the setting (one-shot or conversational)
+and the models (the agent's, and the simulated user's in a conversation). Samples of one
+setting and model are tries of the same thing; another setting or model is another
+experiment, so their figures are never pooled into one pass^k.
 
 A rollout *passes* when its record says ``passed`` (every check held and the frame held;
-whatever the task's reward mode, a weighted or mean reward below 1 never passes). Per task, over
-its ``n`` finished samples of which ``c`` passed: the mean reward, the pass rate ``c / n`` and
-pass^k for k = 1..n, the chance that k samples drawn without replacement all pass,
-``C(c, k) / C(n, k)`` (tau2's estimator; pass^1 is the pass rate, and pass^k falls as a task
-is solved less reliably). A world's figures are the means of its tasks'. Records that ended
-in an error are counted apart and enter no mean.
+whatever the task's reward mode, a weighted or mean reward below 1 never passes). Per task of
+a run, over its ``n`` finished samples of which ``c`` passed: the mean reward, the pass rate
+``c / n`` and pass^k for k = 1..n, the chance that k samples drawn without replacement all
+pass, ``C(c, k) / C(n, k)`` (tau2's estimator; pass^1 is the pass rate, and pass^k falls as a
+task is solved less reliably). A run's figures are the means of its tasks'. Records that
+ended in an error are counted apart and enter no mean.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 from worldspec.rollout.records import record_passed
 
-__all__ = ["BatchSummary", "GroupStats", "pass_hat_k", "summarise"]
+__all__ = ["BatchSummary", "GroupStats", "Run", "pass_hat_k", "run_of", "summarise"]
 
 
 
@@ -29,16 +34,53 @@ def pass_hat_k(successes: int, trials: int, k: int) -> float:
     return comb(successes, k) / comb(trials, k)
 
 
+#: A record's setting, by its ``conversational`` flag.
+_SETTINGS = {False: "one-shot", True: "conversational"}
+
+
+@dataclass(frozen=True, order=True)
+class Run:
+    """What makes samples comparable: a world, a setting and the models that played it."""
+
+    world: str
+    #: ``one-shot`` or ``conversational``
+    setting: str
+    #: the agent's model
+    model: str
+    #: the simulated user's model (a conversation only)
+    user_model: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``World · setting · model`` (``· user M`` in a conversation that names one)."""
+        user = f" \u00b7 user {self.user_model}" if self.user_model else ""
+        return f"{self.world} \u00b7 {self.setting} \u00b7 {self.model}{user}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"world": self.world, "setting": self.setting, "model": self.model,
+                "user_model": self.user_model}
+
+
+def run_of(record: Mapping[str, Any]) -> Run:
+    """The run a record belongs to (``?`` for what an old or broken record lacks)."""
+    models = record.get("models")
+    models = models if isinstance(models, Mapping) else {}
+    conversational = bool(record.get("conversational"))
+    user = models.get("user") if conversational else None
+    return Run(str(record.get("world", "?")), _SETTINGS[conversational],
+               str(models.get("agent") or "?"), str(user) if user else None)
+
+
 @dataclass
 class GroupStats:
-    """The figures of one task or one world."""
+    """The figures of one task of a run, or of one run."""
 
     name: str
     rollouts: int = 0
     errors: int = 0
     mean_reward: float = 0.0
     pass_rate: float = 0.0
-    #: k -> pass^k (for a world: the mean over its tasks that have k samples)
+    #: k -> pass^k (for a run: the mean over its tasks that have k samples)
     pass_k: dict[int, float] = field(default_factory=dict)
     avg_steps: float = 0.0
     avg_tool_calls: float = 0.0
@@ -73,7 +115,7 @@ def _task_stats(name: str, records: list[Mapping[str, Any]]) -> GroupStats:
     return stats
 
 
-def _world_stats(name: str, tasks: list[GroupStats]) -> GroupStats:
+def _run_stats(name: str, tasks: list[GroupStats]) -> GroupStats:
     stats = GroupStats(name)
     scored = [t for t in tasks if t.rollouts]
     stats.rollouts = sum(t.rollouts for t in tasks)
@@ -92,18 +134,18 @@ def _world_stats(name: str, tasks: list[GroupStats]) -> GroupStats:
 
 
 def summarise(records: Iterable[Mapping[str, Any]]
-              ) -> tuple[dict[str, GroupStats], dict[str, dict[str, GroupStats]]]:
-    """Per world, and per world and task, the figures of ``records``."""
-    grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+              ) -> tuple[dict[Run, GroupStats], dict[Run, dict[str, GroupStats]]]:
+    """Per run, and per run and task, the figures of ``records`` (runs in sorted order,
+    tasks in the order they first appear)."""
+    grouped: dict[Run, dict[str, list[Mapping[str, Any]]]] = {}
     for record in records:
-        world = str(record.get("world", "?"))
-        grouped.setdefault(world, {}).setdefault(str(record.get("task", "?")), []
-                                                 ).append(record)
-    tasks = {world: {task: _task_stats(task, rs) for task, rs in by_task.items()}
-             for world, by_task in grouped.items()}
-    worlds = {world: _world_stats(world, list(by_task.values()))
-              for world, by_task in tasks.items()}
-    return worlds, tasks
+        grouped.setdefault(run_of(record), {}).setdefault(str(record.get("task", "?")), []
+                                                          ).append(record)
+    tasks = {run: {task: _task_stats(task, rs) for task, rs in grouped[run].items()}
+             for run in sorted(grouped)}
+    runs = {run: _run_stats(run.label, list(by_task.values()))
+            for run, by_task in tasks.items()}
+    return runs, tasks
 
 
 @dataclass
@@ -123,22 +165,22 @@ class BatchSummary:
         return self.errors == 0 and len(self.records) == self.total
 
     def to_json(self) -> dict[str, Any]:
-        worlds, tasks = summarise(self.records)
+        runs, tasks = summarise(self.records)
         return {"rollouts": self.total, "resumed": self.resumed, "errors": self.errors,
-                "worlds": {w: {**s.to_json(), "tasks": {t: ts.to_json()
-                                                         for t, ts in tasks[w].items()}}
-                           for w, s in worlds.items()},
+                "runs": [{**run.to_json(), **stats.to_json(),
+                          "tasks": {t: ts.to_json() for t, ts in tasks[run].items()}}
+                         for run, stats in runs.items()],
                 "failures": [{"task": r.get("task"), "sample": r.get("sample"),
                               "error": r.get("error")}
                              for r in self.records if r.get("status") != "finished"]}
 
     def render_text(self) -> str:
-        worlds, tasks = summarise(self.records)
+        runs, tasks = summarise(self.records)
         resumed = f" ({self.resumed} finished before, resumed)" if self.resumed else ""
         lines = [f"{self.total} rollout(s){resumed}, {self.errors} error(s)"]
-        for world, stats in worlds.items():
-            lines.append(_row(world, stats))
-            for task, task_stats in tasks[world].items():
+        for run, stats in runs.items():
+            lines.append(_row(run.label, stats))
+            for task, task_stats in tasks[run].items():
                 lines.append("  " + _row(task, task_stats))
         for record in self.records:
             if record.get("status") != "finished":

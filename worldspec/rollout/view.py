@@ -6,11 +6,15 @@ record (model output, tool results, names, check messages) goes through :func:`_
 (``html.escape`` with quotes), so a hostile model reply shows as text and never becomes markup
 or script. The record data is never embedded in a ``<script>``.
 
-Layout: a table with one row per task (rollouts, mean reward, pass rate, pass^k and the reward
-distribution as a bar plot), then per task its rollouts as ``<details id="rollout-N">``
-blocks: the verdict (reward, each check passed or failed with its message, the frame), then
-the conversation, with every tool call, its raw result, whether it failed and the state diff
-it made. Opening ``report.html#rollout-N`` opens that rollout.
+Layout: a table with one row per group, a task of a :class:`~worldspec.rollout.summary.Run`
+(world, setting -- one-shot or conversational -- and models), with its rollouts, mean
+reward, pass rate, pass^k and the reward distribution as a bar plot; then per group its
+rollouts, numbered from 0 within the group, as ``<details id="rollout-N">`` blocks: the
+model, setting, tokens (prompt / completion, as recorded) and steps, the verdict (reward,
+each check passed or failed with its message and, for a failed one, what it compared; the
+frame, with the values of what broke it), then the conversation, with every tool call, its
+raw result, whether it failed and the state diff it made. Opening ``report.html#rollout-N``
+opens that rollout.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from worldspec.rollout.summary import summarise
+from worldspec.rollout.summary import Run, run_of, summarise
 
 __all__ = ["render_report"]
 
@@ -41,7 +45,8 @@ border-radius:4px;margin:.2em 0}
 border-radius:4px;display:block;margin:.2em 0}
 .diff{font-family:ui-monospace,monospace;font-size:.9em;color:#444}
 .failed>pre{border-left:3px solid #b3261e}.toolbar button{margin-right:.5em}
-.hidden{display:none}
+.hidden{display:none}.meta{color:#555;font-size:.9em;margin:.3em 0}
+.detail{font-family:ui-monospace,monospace;font-size:.9em;color:#444;margin-left:1.4em}
 """
 
 _SCRIPT = """
@@ -105,6 +110,34 @@ def _histogram(rewards: Sequence[float], *, bins: int = 10) -> str:
             + "".join(rects) + "</svg>")
 
 
+def _compared(detail: Mapping[str, Any]) -> str:
+    return (f"compared {_text(detail.get('expression', ''))}: left "
+            f"<code>{_text(detail.get('left'))}</code>, right "
+            f"<code>{_text(detail.get('right'))}</code>")
+
+
+def _state(detail: Mapping[str, Any]) -> str:
+    count = detail.get("differences")
+    more = f" ({_text(count)} path(s) differ)" if isinstance(count, int) and count > 1 else ""
+    return (f"first difference at {_text(detail.get('path', ''))}: expected "
+            f"<code>{_text(detail.get('expected'))}</code>, found "
+            f"<code>{_text(detail.get('found'))}</code>{more}")
+
+
+#: a check detail's ``kind`` -> how it reads (see ``worldspec.runtime.verdicts``)
+_DETAILS = {"compare": _compared, "state": _state}
+
+
+def _detail(check: Mapping[str, Any]) -> str:
+    """What a failed check compared, where its record says (nothing for a passed one)."""
+    detail = check.get("detail")
+    if check.get("passed") or not isinstance(detail, Mapping):
+        return ""
+    shown = _DETAILS.get(str(detail.get("kind")))
+    body = shown(detail) if shown is not None else _text(detail)
+    return f'<div class="detail">{body}</div>'
+
+
 def _checks(record: Mapping[str, Any]) -> str:
     items = []
     for check in record.get("checks") or []:
@@ -114,16 +147,41 @@ def _checks(record: Mapping[str, Any]) -> str:
         message = f" \u2014 {_text(check.get('message'))}" if check.get("message") else ""
         items.append(f'<li class="check {css}" data-check="{_text(check.get("name"))}" '
                      f'data-status="{_text(status)}">{mark} {_text(check.get("name"))}'
-                     f"{message}</li>")
+                     f"{message}{_detail(check)}</li>")
     frame = record.get("frame") or {}
     if frame:
         if frame.get("ok", True):
             items.append('<li class="frame pass">\u2713 frame: nothing else changed</li>')
         else:
             broken = ", ".join(str(v) for v in frame.get("violations", []))
+            changes = "".join(
+                f'<div class="detail">~ {_text(c.get("path"))}: {_text(c.get("old"))} '
+                f"\u2192 {_text(c.get('new'))}</div>"
+                for c in frame.get("changes") or [] if isinstance(c, Mapping))
             items.append(f'<li class="frame fail">\u2717 frame broken (reward 0): '
-                         f"{_text(broken)}</li>")
+                         f"{_text(broken)}{changes}</li>")
     return '<ul class="checks">' + "".join(items) + "</ul>"
+
+
+def _tokens(usage: Any) -> str:
+    """``prompt P / completion C`` of one model's usage, as recorded."""
+    if not isinstance(usage, Mapping):
+        return "not recorded"
+    return (f"prompt {_text(usage.get('prompt_tokens', '?'))} / completion "
+            f"{_text(usage.get('completion_tokens', '?'))}")
+
+
+def _meta(record: Mapping[str, Any]) -> str:
+    """Who played the rollout, in which setting, and what it cost."""
+    run = run_of(record)
+    recorded = record.get("usage")
+    usage: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
+    parts = [f"model {_text(run.model)}", f"setting {_text(run.setting)}",
+             f"agent tokens {_tokens(usage.get('agent'))}"]
+    if run.user_model:
+        parts.append(f"user {_text(run.user_model)}, tokens {_tokens(usage.get('user'))}")
+    parts.append(f"{_text(record.get('agent_messages', 0))} step(s) (agent messages)")
+    return '<p class="meta">' + " \u00b7 ".join(parts) + "</p>"
 
 
 def _conversation(record: Mapping[str, Any]) -> str:
@@ -154,56 +212,65 @@ def _conversation(record: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _rollout(index: int, record: Mapping[str, Any]) -> str:
+def _rollout(index: int, number: int, record: Mapping[str, Any]) -> str:
+    """One rollout's block; ``number`` counts the rollouts of its group from 0."""
     finished = record.get("status") == "finished"
     reward = float(record.get("reward") or 0.0)
     passed = finished and reward >= 1.0 - 1e-9
     css = "pass" if passed else "fail"
     verdict = f"reward {reward:.3f}" if finished else "error"
-    head = (f'<summary><span class="{css}">{_text(verdict)}</span> \u00b7 sample '
-            f'{_text(record.get("sample"))} \u00b7 {_text(record.get("termination") or "")} '
+    run = run_of(record)
+    head = (f'<summary><span class="{css}">{_text(verdict)}</span> \u00b7 sample {number} '
+            f'\u00b7 {_text(run.setting)} \u00b7 {_text(run.model)} '
+            f'\u00b7 {_text(record.get("termination") or "")} '
             f'\u00b7 {len(record.get("steps") or [])} tool call(s)</summary>')
     error = f'<p class="err">{_text(record.get("error"))}</p>' if record.get("error") else ""
     return (f'<details class="rollout" id="rollout-{index}" '
-            f'data-task="{_text(record.get("task"))}" data-reward="{reward}" '
-            f'data-passed="{"true" if passed else "false"}">{head}{error}'
+            f'data-task="{_text(record.get("task"))}" data-setting="{_text(run.setting)}" '
+            f'data-model="{_text(run.model)}" data-sample="{number}" data-reward="{reward}" '
+            f'data-passed="{"true" if passed else "false"}">{head}{_meta(record)}{error}'
             f"{_checks(record)}{_conversation(record)}</details>")
+
+
+def _sample_order(record: Mapping[str, Any]) -> tuple[int, str]:
+    sample = record.get("sample")
+    return (sample if isinstance(sample, int) else 0, str(record.get("key", "")))
 
 
 def render_report(records: Sequence[Mapping[str, Any]], *, title: str = "rollouts") -> str:
     """The whole page for ``records`` (finished and failed ones)."""
-    worlds, tasks = summarise(records)
-    rows = []
-    for world, by_task in sorted(tasks.items()):  # the order of the sections below
-        for task, stats in sorted(by_task.items()):
-            anchor = _text(f"task-{world}-{task}")
-            shown = ", ".join(f"{k}: {v:.2f}" for k, v in sorted(stats.pass_k.items())[:4])
-            rows.append(f'<tr><td>{_text(world)}</td><td><a href="#{anchor}">{_text(task)}'
-                        f"</a></td><td>{stats.rollouts}</td><td>{stats.errors}</td>"
-                        f"<td>{stats.mean_reward:.3f}</td><td>{stats.pass_rate:.3f}</td>"
-                        f"<td>{_text(shown)}</td><td>{_histogram(stats.rewards)}</td></tr>")
-    sections = []
+    runs, tasks = summarise(records)
+    members: dict[tuple[Run, str], list[Mapping[str, Any]]] = {}
+    for record in records:
+        members.setdefault((run_of(record), str(record.get("task", "?"))), []).append(record)
+    rows, sections = [], []
     index = 0
-    ordered = sorted(records, key=lambda r: (str(r.get("world")), str(r.get("task")),
-                                             int(r.get("sample") or 0)))
-    current: tuple[str, str] | None = None
-    for record in ordered:
-        group = (str(record.get("world")), str(record.get("task")))
-        if group != current:
-            current = group
-            sections.append(f'<h2 id="{_text(f"task-{group[0]}-{group[1]}")}">'
-                            f"{_text(group[0])} \u00b7 {_text(group[1])}</h2>")
-        sections.append(_rollout(index, record))
-        index += 1
-    overall = ", ".join(f"{_text(w)}: mean reward {s.mean_reward:.3f}, pass rate "
-                        f"{s.pass_rate:.3f}" for w, s in worlds.items())
+    for group, (run, task) in enumerate(sorted(members)):
+        stats = tasks[run][task]
+        anchor = f"group-{group}"
+        shown = ", ".join(f"{k}: {v:.2f}" for k, v in sorted(stats.pass_k.items())[:4])
+        rows.append(f'<tr class="group" data-setting="{_text(run.setting)}" '
+                    f'data-model="{_text(run.model)}" data-task="{_text(task)}">'
+                    f"<td>{_text(run.world)}</td><td>{_text(run.setting)}</td>"
+                    f"<td>{_text(run.model)}</td><td>"
+                    f'<a href="#{anchor}">{_text(task)}</a></td><td>{stats.rollouts}</td>'
+                    f"<td>{stats.errors}</td><td>{stats.mean_reward:.3f}</td>"
+                    f"<td>{stats.pass_rate:.3f}</td><td>{_text(shown)}</td>"
+                    f"<td>{_histogram(stats.rewards)}</td></tr>")
+        sections.append(f'<h2 id="{anchor}">{_text(run.label)} \u00b7 {_text(task)}</h2>')
+        for number, record in enumerate(sorted(members[(run, task)], key=_sample_order)):
+            sections.append(_rollout(index, number, record))
+            index += 1
+    overall = ", ".join(f"{_text(r.label)}: mean reward {s.mean_reward:.3f}, pass rate "
+                        f"{s.pass_rate:.3f}" for r, s in runs.items())
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>Rollouts \u2014 {_text(title)}</title><style>{_STYLE}</style></head>"
         f"<body><h1>Rollouts \u2014 {_text(title)}</h1><p>{len(records)} rollout(s). "
         f"{overall}</p>"
-        '<table class="tasks"><thead><tr><th>world</th><th>task</th><th>rollouts</th>'
+        '<table class="tasks"><thead><tr><th>world</th><th>setting</th><th>model</th>'
+        "<th>task</th><th>rollouts</th>"
         "<th>errors</th><th>mean reward</th><th>pass rate</th><th>pass^k</th>"
         "<th>rewards (0 \u2192 1)</th></tr></thead><tbody>" + "".join(rows) +
         "</tbody></table>"

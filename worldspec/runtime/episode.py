@@ -36,6 +36,7 @@ from worldspec.runtime.records import value_class as dataclass
 from worldspec.runtime.rewards import DEFAULT_REWARD, REWARD_MODES, combine_checks
 from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
 from worldspec.runtime.values import quote as _quote
+from worldspec.runtime.verdicts import Verdict, state_difference
 
 __all__ = [
     "Row", "Table", "Episode", "ToolSpec", "ParamSpec", "TaskSpec", "CheckSpec", "Snapshot",
@@ -490,8 +491,9 @@ class CheckSpec:
     weight: float
     doc: str
     #: ``test(episode, initial, replies)``: the final and the initial episode, and the
-    #: agent's messages to the user (what ``reply`` and ``replies`` read)
-    test: Callable[[Any, Any, tuple[str, ...]], bool]
+    #: agent's messages to the user (what ``reply`` and ``replies`` read); a
+    #: :class:`~worldspec.runtime.verdicts.Verdict` where the check can say what it compared
+    test: Callable[[Any, Any, tuple[str, ...]], bool | Verdict]
 
 
 @dataclass(frozen=True)
@@ -525,6 +527,17 @@ class CheckOutcome:
     passed: bool
     weight: float
     message: str = ""
+    #: for a failed check, what it compared where the check can tell (JSON data; see
+    #: :mod:`worldspec.runtime.verdicts`): both sides of a comparison, or the first path
+    #: where the state differs from the expected one; ``None`` otherwise
+    detail: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"name": self.name, "passed": self.passed, "status": self.status,
+               "weight": self.weight, "message": self.message}
+        if self.detail is not None:
+            out["detail"] = dict(self.detail)
+        return out
 
     @property
     def status(self) -> str:
@@ -545,6 +558,9 @@ class Score:
     #: the checks' weighted share alone, before a broken frame zeroes ``reward``
     #: (``None`` on a score built by hand: then it is ``reward``)
     checks_reward: float | None = None
+    #: the first changes that broke the frame, with both values (``Episode.diff`` entries:
+    #: ``path``, ``old``, ``new``), at most :data:`FRAME_CHANGES_SHOWN` of them
+    frame_changes: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -560,10 +576,19 @@ class Score:
             "reward": self.reward,
             "passed": self.passed,
             "checks_reward": self.reward if self.checks_reward is None else self.checks_reward,
-            "checks": [{"name": c.name, "passed": c.passed, "status": c.status,
-                        "weight": c.weight, "message": c.message} for c in self.checks],
-            "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations)},
+            "checks": [c.to_json() for c in self.checks],
+            "frame": {"ok": self.frame_ok, "violations": list(self.frame_violations),
+                      **({"changes": [_json_change(c) for c in self.frame_changes]}
+                         if self.frame_changes else {})},
         }
+
+
+#: How many of a broken frame's changes a score keeps with their values.
+FRAME_CHANGES_SHOWN = 10
+
+
+def _json_change(change: Mapping[str, Any]) -> dict[str, Any]:
+    return {"path": change["path"], "old": change.get("old"), "new": change.get("new")}
 
 
 @dataclass(frozen=True)
@@ -1178,6 +1203,17 @@ class Episode:
             _SOLUTION_HASHES[key] = expected
         return self.state_hash() == expected
 
+    def solution_verdict(self, initial: Episode, task: str) -> Verdict:
+        """:meth:`matches_solution` with the reason when it does not hold: the first path
+        where the state differs from the reference solution's, with the expected and found
+        values (the solution is replayed on a copy of ``initial`` only then)."""
+        if self.matches_solution(initial, task):
+            return Verdict(True)
+        expected = initial._clone()
+        for name, arguments in self.TASKS[task].solution:
+            expected.call(name, dict(arguments))
+        return Verdict(False, state_difference(self.diff(expected)))
+
     def _replayed_hash(self, task: str) -> str:
         """The state hash that ``task``'s reference solution leaves when replayed from this
         state. The episode is left as it was: its changes are rolled back through the undo
@@ -1311,25 +1347,32 @@ class Episode:
         outcomes: list[CheckOutcome] = []
         for check in spec.checks:
             budget.refill(self)
+            detail = None
             try:
-                passed = bool(check.test(self, initial, said))
+                verdict = check.test(self, initial, said)
+                passed = bool(verdict)
                 message = "" if passed else (check.doc or "the check does not hold")
+                if not passed and isinstance(verdict, Verdict):
+                    detail = verdict.detail
             except ToolError as exc:
                 passed, message = False, f"error: {exc.message}"
             except Exception as exc:  # a check never raises: it fails and says why
                 passed, message = False, f"error: {type(exc).__name__}: {exc}"
-            outcomes.append(CheckOutcome(check.name, passed, check.weight, message))
-        violations = tuple(self._frame_violations(initial, spec.frame))
+            outcomes.append(CheckOutcome(check.name, passed, check.weight, message, detail))
+        broken = self._frame_violations(initial, spec.frame)
+        violations = tuple(change["path"] for change in broken)
         checks_reward = combine_checks(mode, [(c.passed, c.weight) for c in outcomes])
         earned = checks_reward
         if frame_zeroes is None:
             frame_zeroes = bool(getattr(spec, "frame_zeroes", self.FRAME_ZEROES))
         if violations and (frame_zeroes or REWARD_MODES[mode].counts_frame):
             earned = 0.0
-        return Score(earned, tuple(outcomes), not violations, violations, checks_reward)
+        return Score(earned, tuple(outcomes), not violations, violations, checks_reward,
+                     tuple(broken[:FRAME_CHANGES_SHOWN]))
 
     def _frame_violations(self, initial: Episode, frame: tuple[str, ...] | None
-                          ) -> list[str]:
+                          ) -> list[dict[str, Any]]:
+        """The changes since ``initial`` that the frame does not allow."""
         if frame is None:
             return []
         allowed_tables = {f for f in frame if "." not in f}
@@ -1338,7 +1381,7 @@ class Episode:
             if "." in f:
                 table, name = f.split(".", 1)
                 allowed_fields.setdefault(table, set()).add(name)
-        out: list[str] = []
+        out: list[dict[str, Any]] = []
         for change in self.diff(initial):
             path = change["path"]
             head = path.split("[", 1)[0]
@@ -1348,7 +1391,7 @@ class Episode:
                 field_name = path.rsplit("].", 1)[1]
                 if field_name in allowed_fields[head]:
                     continue
-            out.append(path)
+            out.append(change)
         return out
 
     # ------------------------------------------------------------- API misuse

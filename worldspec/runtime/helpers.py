@@ -58,6 +58,7 @@ from worldspec.runtime.values import (
     want_str,
     want_str_list,
 )
+from worldspec.runtime.verdicts import Verdict, compared
 
 if TYPE_CHECKING:
     from worldspec.runtime.episode import Episode, Row, Table
@@ -82,6 +83,8 @@ __all__ = [
     "slot_setters", "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
+    # checks that say what they compared (worldspec.runtime.verdicts)
+    "Verdict", "compared",
 ]
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_calls", "read_replies"]
+__all__ = ["read_calls", "read_replies", "transcript_calls"]
 
 
 def read_calls(path: str) -> list[tuple[str, Any]]:
@@ -31,9 +31,9 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
         except RecursionError:  # nested deeper than the parser can go: not calls
             raise ValueError(f"{path}: JSON nested too deeply") from None
         if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
-            return _transcript_calls(whole["messages"], path)
+            return transcript_calls(whole["messages"], path)
         if isinstance(whole, list):
-            return _transcript_calls(whole, path)
+            return transcript_calls(whole, path)
         if isinstance(whole, dict):
             return _plain_calls([whole], path)
     items: list[Any] = []
@@ -47,11 +47,11 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
         except RecursionError:
             raise ValueError(f"{path}:{number}: JSON nested too deeply") from None
     if items and all(isinstance(i, dict) and "role" in i for i in items):
-        return _transcript_calls(items, path)
+        return transcript_calls(items, path)
     if items and all(isinstance(i, dict) and isinstance(i.get("messages"), list)
                      for i in items):  # rollout records: replay one at a time
         if len(items) == 1:
-            return _transcript_calls(items[0]["messages"], path)
+            return transcript_calls(items[0]["messages"], path)
         raise ValueError(f"{path} holds {len(items)} rollout records; replay one of them "
                          f"(for example the third: sed -n 3p {path} > one.json)")
     return _plain_calls(items, path)
@@ -66,7 +66,9 @@ def _plain_calls(items: list[Any], path: str) -> list[tuple[str, Any]]:
     return calls
 
 
-def _transcript_calls(messages: list[Any], path: str) -> list[tuple[str, Any]]:
+def transcript_calls(messages: list[Any], path: str) -> list[tuple[str, Any]]:
+    """The tool calls of the assistant messages of a chat transcript, in order (``path``
+    names the transcript in errors)."""
     calls: list[tuple[str, Any]] = []
     for number, message in enumerate(messages, 1):
         if not isinstance(message, dict):

@@ -11,8 +11,8 @@ Three analyses, each running both sides:
   data files;
 - **trajectories** — each recorded trajectory (a file ``<task>.jsonl``, or
   ``<task>.<anything>.json[l]``: the task is the file name up to its first
-  dot) is replayed call by call on both sides and the results and scores
-  compared.
+  dot; or each record of a rollout journal, see :mod:`.trajectories`) is
+  replayed call by call on both sides and the results and scores compared.
 """
 
 from __future__ import annotations
@@ -25,22 +25,17 @@ from worldspec.compiler.data_check import load_initial_data
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.runtime.episode import Episode, Score
-from worldspec.services.calls import read_calls, read_replies
 from worldspec.services.diff.model import CallDifference, Impact, TaskImpact, TrajectoryImpact
 from worldspec.services.diff.sources import Side
+from worldspec.services.diff.trajectories import (
+    TRAJECTORY_SUFFIXES,
+    read_trajectories,
+    task_of_trajectory,
+)
 from worldspec.services.loading import LoadedWorlds, load_result
 from worldspec.services.validation import validate_tasks
 
 __all__ = ["analyse_impact", "task_of_trajectory", "TRAJECTORY_SUFFIXES"]
-
-#: Files of a ``--trajectories`` folder that are read (others are ignored).
-TRAJECTORY_SUFFIXES = (".jsonl", ".json")
-
-
-def task_of_trajectory(path: Path) -> str:
-    """The task a trajectory file is for: its name up to the first dot."""
-    return path.name.split(".", 1)[0]
-
 
 def _problem(d: Diagnostic) -> str:
     return f"{d.code}: {d.message}"
@@ -170,11 +165,6 @@ def _compare_replays(path: str, task: str, world: str, calls: list[tuple[str, An
                             tools=tools)
 
 
-def _trajectory_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and p.suffix in TRAJECTORY_SUFFIXES)
-
-
 def _declared(side: Side) -> set[str]:
     """The tasks a side declares, whether or not they have errors."""
     return {decl.name.name for source in side.result.program.files.values()
@@ -182,25 +172,24 @@ def _declared(side: Side) -> set[str]:
 
 
 def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
-                       folder: Path, declared: tuple[set[str], set[str]] = (set(), set())
+                       source: Path, declared: tuple[set[str], set[str]] = (set(), set())
                        ) -> list[TrajectoryImpact]:
     out: list[TrajectoryImpact] = []
-    for path in _trajectory_files(folder):
-        shown = str(path)
-        task = task_of_trajectory(path)
-        try:
-            calls = read_calls(shown)
-            replies = read_replies(shown)  # what the agent said, for answer checks
-        except (OSError, ValueError) as exc:
-            out.append(TrajectoryImpact(shown, task, None, "unreadable", message=str(exc)))
+    for trajectory in read_trajectories(source):
+        shown, task = trajectory.shown, trajectory.task
+        calls, replies = trajectory.calls, trajectory.replies
+        if trajectory.problem is not None:
+            out.append(TrajectoryImpact(shown, task, None, "unreadable",
+                                        message=trajectory.problem))
             continue
         old_world = old.world_of_task(task) if old is not None else None
         new_world = new.world_of_task(task) if new is not None else None
         tools = tuple(dict.fromkeys(name for name, _ in calls))
         if old_world is None and new_world is None:
             out.append(TrajectoryImpact(shown, task, None, "unreadable", message=f"no valid "
-                                        f"task '{task}' on either side (the task is the file "
-                                        "name up to its first dot)", tools=tools))
+                                        f"task '{task}' on either side (the task is the "
+                                        "record's, or the file name up to its first dot)",
+                                        tools=tools))
             continue
         if old_world is None or new_world is None:
             present = new_world if new_world is not None else old_world
@@ -230,7 +219,8 @@ def _trajectory_impact(old: LoadedWorlds | None, new: LoadedWorlds | None,
 
 
 def analyse_impact(old: Side, new: Side, trajectories: Path | None = None) -> Impact:
-    """Validate the tasks of both sides and replay ``trajectories`` on both."""
+    """Validate the tasks of both sides and replay ``trajectories`` (a file or a folder of
+    them, see :mod:`.trajectories`) on both."""
     tasks = _task_impact(old, new)
     replayed: Iterable[TrajectoryImpact] = ()
     if trajectories is not None:

@@ -1,0 +1,71 @@
+"""A task check's condition as Python that says what it compared when it fails.
+
+A check whose condition has an explainable shape at its top level returns a
+:class:`~worldspec.runtime.verdicts.Verdict` (truthy exactly when the check holds) instead of
+a bare ``bool``, so the grader's breakdown can show *why* it failed:
+
+- a comparison ``a == b`` (``!= < <= > >=``) becomes ``rt.compared(a, '==', b, 'a == b')``:
+  both sides are evaluated once, as the plain comparison would, and the detail holds their
+  values and the comparison as spec text;
+- ``matches_solution()`` becomes ``ep.solution_verdict(init, task)``: the detail holds the
+  first path where the state differs from the reference solution's;
+- an ``and`` of conditions keeps Python's ``and``, each side explained where it can be: the
+  first conjunct that fails is the value, so its detail explains the check.
+
+Any other condition is compiled as it always was (``None`` here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.dsl import nodes as n
+from worldspec.dsl.formatter import format_expr
+
+__all__ = ["explained_condition"]
+
+Explainer = Callable[[ExprCompiler, n.Expr, Env], str | None]
+
+
+def _comparison(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+    assert isinstance(e, n.Compare)
+    sides = x.compare_operands(e, env)
+    if sides is None:
+        return None
+    left, op, right = sides
+    return f"rt.compared({left}, {op!r}, {right}, {format_expr(e)!r})"
+
+
+def _solution(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+    assert isinstance(e, n.Call)
+    if not (isinstance(e.func, n.NameRef) and e.func.name == "matches_solution") or \
+            env.task is None:
+        return None
+    return f"{env.ep}.solution_verdict({env.init}, {env.task!r})"
+
+
+def _conjunction(x: ExprCompiler, e: n.Expr, env: Env) -> str | None:
+    assert isinstance(e, n.BoolOp)
+    if e.op != "and":
+        return None
+    left, right = explained_condition(x, e.left, env), explained_condition(x, e.right, env)
+    if left is None and right is None:
+        return None
+    return (f"({left if left is not None else x.value(e.left, env)} and "
+            f"{right if right is not None else x.value(e.right, env)})")
+
+
+#: condition node type -> how it is explained
+_EXPLAINERS: dict[type[n.Node], Explainer] = {
+    n.Compare: _comparison,
+    n.Call: _solution,
+    n.BoolOp: _conjunction,
+}
+
+
+def explained_condition(x: ExprCompiler, condition: n.Expr, env: Env) -> str | None:
+    """``condition`` as Python that evaluates to a verdict (or, for a conjunct that cannot
+    be explained, a ``bool``); ``None`` when nothing in it can be explained."""
+    explainer = _EXPLAINERS.get(type(condition))
+    return explainer(x, condition, env) if explainer is not None else None

@@ -1,0 +1,186 @@
+"""A failed check says what it compared; a passed one says nothing more.
+
+The score's breakdown (``CheckOutcome.detail``, ``Score.to_json()``) carries, for a failed
+check, both sides of a top-level comparison (or of the first failing comparison of an ``and``
+chain), and for ``matches_solution()`` the first path where the state differs from the
+reference solution's with the expected and found values. A broken frame keeps the values of
+what broke it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from worldspec.runtime.episode import Episode
+from worldspec.runtime.verdicts import Verdict, compared, state_difference
+from worldspec.services.loading import load_world
+
+LEDGER = """
+world Ledger "Accounts and transfers."
+
+entity Account "An account." {
+  key id: str
+  balance: int = 0
+  frozen: bool = false
+}
+
+state {
+  accounts: table Account
+  note: str? = none
+}
+
+tool deposit(account: Account "Where to.", amount: int "How much.") "Deposit money." {
+  require amount > 0 else "amount must be positive"
+  account.balance += amount
+}
+
+tool freeze(account: Account "Which.") "Freeze an account." {
+  account.frozen = true
+}
+
+tool write_note(text: str "What to write.") "Leave a note." {
+  note = text
+}
+
+task top_up in Ledger {
+  given { accounts: [{id: "A1", balance: 5}, {id: "A2"}] }
+  instruction "Put 10 on A1 and 3 on A2."
+  check a1 "A1 holds 15.": accounts["A1"].balance == 15
+  check both: accounts["A1"].balance >= 15 and accounts["A2"].balance == 3
+  check some_money: (exists a in accounts: a.balance > 100) or accounts["A2"].balance == 3
+  check a2_low: accounts["A2"].balance < 4
+  check no_note: note == none
+  check same_outcome: matches_solution()
+  only changes accounts.balance
+  solution {
+    deposit(account: "A1", amount: 10)
+    deposit(account: "A2", amount: 3)
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> type[Episode]:
+    spec = tmp_path_factory.mktemp("ledger") / "ledger.world"
+    spec.write_text(LEDGER, encoding="utf-8")
+    return load_world(spec)
+
+
+def _checks(episode: Episode) -> dict[str, dict[str, Any]]:
+    scored = episode.score().to_json()
+    json.dumps(scored)  # the whole breakdown is JSON data
+    return {c["name"]: c for c in scored["checks"]}
+
+
+def test_passed_checks_carry_no_detail(ledger: type[Episode]) -> None:
+    episode = ledger(task="top_up")
+    for name, arguments in ledger.TASKS["top_up"].solution:
+        episode.call(name, dict(arguments))
+    checks = _checks(episode)
+    assert all(c["passed"] for c in checks.values())
+    assert [c for c in checks.values() if "detail" in c] == []
+    assert episode.score().checks[0].detail is None
+
+
+def test_a_failed_comparison_shows_both_sides(ledger: type[Episode]) -> None:
+    episode = ledger(task="top_up")
+    episode.call("deposit", {"account": "A1", "amount": 4})
+    checks = _checks(episode)
+    assert checks["a1"]["message"] == "A1 holds 15."
+    assert checks["a1"]["detail"] == {
+        "kind": "compare", "expression": 'accounts["A1"].balance == 15', "op": "==",
+        "left": 9, "right": 15}
+    # an `and` chain: the first conjunct that fails explains the check
+    assert checks["both"]["detail"]["expression"] == 'accounts["A1"].balance >= 15'
+    assert checks["both"]["detail"]["left"] == 9
+    episode.call("deposit", {"account": "A1", "amount": 6})
+    checks = _checks(episode)
+    assert checks["a1"]["passed"] and "detail" not in checks["a1"]
+    assert checks["both"]["detail"] == {
+        "kind": "compare", "expression": 'accounts["A2"].balance == 3', "op": "==",
+        "left": 0, "right": 3}
+
+
+def test_other_shapes_fail_without_detail(ledger: type[Episode]) -> None:
+    """An `or`, a quantifier: the check fails with its message and nothing invented."""
+    episode = ledger(task="top_up")
+    checks = _checks(episode)
+    assert not checks["some_money"]["passed"] and "detail" not in checks["some_money"]
+    episode.call("deposit", {"account": "A2", "amount": 9})
+    checks = _checks(episode)
+    assert checks["a2_low"]["detail"] == {
+        "kind": "compare", "expression": 'accounts["A2"].balance < 4', "op": "<",
+        "left": 9, "right": 4}
+
+
+def test_matches_solution_names_the_first_differing_path(ledger: type[Episode]) -> None:
+    episode = ledger(task="top_up")
+    episode.call("deposit", {"account": "A1", "amount": 10})
+    episode.call("deposit", {"account": "A2", "amount": 2})
+    detail = _checks(episode)["same_outcome"]["detail"]
+    assert detail == {"kind": "state", "path": 'accounts["A2"].balance', "expected": 3,
+                      "found": 2, "differences": 1}
+    episode.call("deposit", {"account": "A2", "amount": 1})
+    assert "detail" not in _checks(episode)["same_outcome"]
+    # the episode the reference was replayed from is left as it was
+    assert episode.initial_state().tables["accounts"].rows["A1"].balance == 5
+
+
+def test_a_broken_frame_keeps_the_values_of_what_broke_it(ledger: type[Episode]) -> None:
+    episode = ledger(task="top_up")
+    episode.call("deposit", {"account": "A1", "amount": 10})
+    assert episode.score().to_json()["frame"] == {"ok": True, "violations": []}
+    episode.call("freeze", {"account": "A2"})
+    episode.call("write_note", {"text": "hi"})
+    frame = episode.score().to_json()["frame"]
+    assert frame["ok"] is False
+    assert frame["changes"] == [
+        {"path": "note", "old": None, "new": "hi"},
+        {"path": 'accounts["A2"].frozen', "old": False, "new": True}]
+    assert frame["violations"] == [c["path"] for c in frame["changes"]]
+    # `== none` compares as `is None`, and reads as the spec wrote it
+    assert _checks(episode)["no_note"]["detail"] == {
+        "kind": "compare", "expression": "note == none", "op": "==", "left": "hi",
+        "right": None}
+
+
+def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> None:
+    import inspect
+    import sys
+
+    source = inspect.getsource(sys.modules[ledger.__module__])
+    assert ("    return rt.compared(ep.t_accounts.row('A1').balance, '==', 15, "
+            "'accounts[\"A1\"].balance == 15')\n") in source
+    assert "    return ep.solution_verdict(init, 'top_up')\n" in source
+    # an `or` is compiled as it always was
+    assert "-> bool:  # ledger.world:33\n    return bool((" in source
+
+
+def test_verdict_helpers() -> None:
+    assert bool(compared(1, "==", 1, "x == 1")) and compared(1, "==", 1, "x == 1").detail is None
+    failed = compared(None, "is not", None, "x != none")
+    assert not failed and failed.detail == {"kind": "compare", "expression": "x != none",
+                                            "op": "!=", "left": None, "right": None}
+    assert state_difference([]) is None
+    assert repr(Verdict(True)) == "Verdict(True, None)"
+
+
+def test_the_record_of_a_rollout_keeps_the_detail(tmp_path: Path, ledger: type[Episode]
+                                                  ) -> None:
+    """What a session scores is what a rollout record holds (``score.to_json()``)."""
+    from worldspec.rollout.session import Session
+
+    session = Session(ledger, "top_up")
+    session.start()
+    session.act({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {
+            "name": "deposit", "arguments": '{"account": "A1", "amount": 3}'}}]})
+    session.act({"role": "assistant", "content": "Done."})
+    assert session.score is not None
+    checks = {c["name"]: c for c in session.score.to_json()["checks"]}
+    assert checks["a1"]["detail"]["left"] == 8

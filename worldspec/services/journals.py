@@ -1,0 +1,160 @@
+"""Rollout records (one JSON object per rollout) and the journal that holds them.
+
+A service: ``worldspec rollout`` writes journals, ``worldspec view`` and ``export`` read
+them, and ``worldspec diff --trajectories`` replays them (``worldspec.rollout.records``
+re-exports this module for the rollout front end).
+
+A record is everything needed to train on, grade or replay one rollout; its fields are
+documented in ``docs/rollouts.md`` and versioned by :data:`FORMAT` (a reader refuses a
+version it does not know). The journal is a JSON Lines file of records, append-only: each
+record is written whole, flushed and fsynced as soon as its rollout ends, so a batch killed at
+any moment loses at most the rollouts in flight, and a torn last line (the kill came mid-write)
+is skipped on reading and closed before the next append. A rollout is identified by its
+:func:`rollout_key` (the world's hash, the task, the sample index and every setting that
+shapes it); the latest record of a key wins, and only ``finished`` records count as done, so a
+resumed batch redoes the rollouts that failed (``error``) and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT", "FORMAT_FAMILY", "JOURNAL_NAME", "SUMMARY_NAME", "Journal", "RecordError",
+           "is_journal", "read_records", "record_files", "rollout_key"]
+
+#: The record format; bumped when a field changes meaning or goes away.
+FORMAT = "worldspec.rollout/1"
+
+#: What every version of the record format starts with: a line whose ``format`` starts so
+#: is a rollout record (of a version this worldspec may not read).
+FORMAT_FAMILY = "worldspec.rollout/"
+
+#: The journal's file name inside the output folder (``-o runs/`` -> ``runs/rollouts.jsonl``).
+JOURNAL_NAME = "rollouts.jsonl"
+
+#: The batch summary ``worldspec rollout`` writes beside the journal (not a record file).
+SUMMARY_NAME = "summary.json"
+
+
+class RecordError(Exception):
+    """Records cannot be read (a missing folder, a record of an unknown format)."""
+
+
+def rollout_key(payload: Mapping[str, Any]) -> str:
+    """The SHA-256 that identifies one rollout: its defining settings as canonical JSON."""
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("key"), str):
+        return None
+    return value
+
+
+class Journal:
+    """The append-only, fsynced JSONL file of rollout records, safe against a kill."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        #: the latest record of each key, in first-seen order
+        self.records: dict[str, dict[str, Any]] = {}
+        #: lines that could not be read (a torn last line after a kill)
+        self.skipped_lines = 0
+        #: key -> the line (from 1) that holds its latest record (``sed -n Np`` prints it)
+        self.lines: dict[str, int] = {}
+
+    @classmethod
+    def open(cls, path: str | Path) -> Journal:
+        """Read the journal at ``path`` (a missing file is an empty journal)."""
+        journal = cls(Path(path))
+        try:
+            text = journal.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return journal
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecordError(f"cannot read the journal '{path}': {exc}") from exc
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            record = _parse(line)
+            if record is None:
+                journal.skipped_lines += 1
+                continue
+            _check_format(record, f"{path}")
+            journal.records[record["key"]] = record
+            journal.lines[record["key"]] = number
+        return journal
+
+    def finished(self, key: str) -> bool:
+        record = self.records.get(key)
+        return record is not None and record.get("status") == "finished"
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write ``record`` durably (one line, flushed and fsynced) and remember it."""
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+b") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() > 0:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")  # close a torn line left by a kill
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.records[str(record["key"])] = dict(record)
+
+
+def _check_format(record: Mapping[str, Any], where: str) -> None:
+    found = record.get("format")
+    if found != FORMAT:
+        raise RecordError(f"{where}: a record of format {found!r}; this worldspec reads "
+                          f"{FORMAT!r}")
+
+
+def is_journal(path: str | Path) -> bool:
+    """Whether ``path`` is a file of rollout records: its first line that is not blank is
+    a record (an object with a ``key`` and a ``format`` of this family, whatever version)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = next((line for line in handle if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return False
+    record = _parse(first)
+    return record is not None and str(record.get("format", "")).startswith(FORMAT_FAMILY)
+
+
+def record_files(path: str | Path) -> list[Path]:
+    """The JSONL files of a runs folder (every ``*.jsonl`` below it), or the file itself."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.rglob("*.jsonl") if f.is_file())
+        if not files:
+            raise RecordError(f"no rollout records (*.jsonl) in '{path}'")
+        return files
+    if p.is_file():
+        return [p]
+    raise RecordError(f"'{path}' does not exist")
+
+
+def read_records(path: str | Path, *, finished_only: bool = True
+                 ) -> Iterator[dict[str, Any]]:
+    """The records under ``path`` (a runs folder or a journal file), the latest per key,
+    ``finished`` ones only unless told otherwise."""
+    latest: dict[str, dict[str, Any]] = {}
+    for file in record_files(path):
+        journal = Journal.open(file)
+        latest.update(journal.records)
+    for record in latest.values():
+        if not finished_only or record.get("status") == "finished":
+            yield record
