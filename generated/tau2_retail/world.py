@@ -1250,19 +1250,19 @@ class Tau2Retail(Episode):
             return ()  # retail.world:195
         shown: str = rt.built(self, rt.python_repr(value))  # retail.world:197
         if (len(shown) > 50):  # retail.world:198
-            shown = rt.built(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:199
+            shown = rt.python_grown(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:199
         return (rt.built(self, (rt.text(field) + '\n  Input should be a valid string [type=string_type, input_value=' + rt.text(shown) + ', input_type=' + rt.text(rt.python_type(value)) + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type')),)  # retail.world:201
 
     def fn_address_error(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> str | None:  # retail.world:206
         if ((((((rt.python_type(address1) == 'str') and (rt.python_type(address2) == 'str')) and (rt.python_type(city) == 'str')) and (rt.python_type(country) == 'str')) and (rt.python_type(state_) == 'str')) and (rt.python_type(zip_) == 'str')):  # retail.world:215
             return None  # retail.world:216
-        errors: tuple[str, ...] = rt.each(self, (self.fn_string_error('address1', address1) + self.fn_string_error('address2', address2) + self.fn_string_error('city', city) + self.fn_string_error('country', country) + self.fn_string_error('state', state_) + self.fn_string_error('zip', zip_)))  # retail.world:218
+        errors: tuple[str, ...] = rt.each(self, rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(self.fn_string_error('address1', address1), self.fn_string_error('address2', address2)), self.fn_string_error('city', city)), self.fn_string_error('country', country)), self.fn_string_error('state', state_)), self.fn_string_error('zip', zip_)))  # retail.world:218
         if (len(errors) == 0):  # retail.world:219
             return None  # retail.world:220
         plural: str = ('' if (len(errors) == 1) else 's')  # retail.world:222
         self._steps -= (len(errors) if type(errors) is tuple else rt.size(errors))  # retail.world:223
         self._steps >= 0 or rt.out_of_steps()  # retail.world:223
-        return rt.built(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:223
+        return rt.python_grown(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:223
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:228
         'Calculate the result of a mathematical expression.'
@@ -1379,7 +1379,7 @@ class Tau2Retail(Episode):
             order_id._stale |= 128  # retail.world:362
             order_id._digest = order_id._text = None  # retail.world:362
             self.t_orders._digest = None  # retail.world:362
-        _new5 = order_id.payment_history + refunds  # retail.world:364
+        _new5 = rt.python_concat(order_id.payment_history, refunds)  # retail.world:364
         self._steps -= (len(_new5) if type(_new5) is tuple else rt.size(_new5))  # retail.world:364
         self._steps >= 0 or rt.out_of_steps()  # retail.world:364
         self._undo.append((0, order_id, 'payment_history', order_id.payment_history, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:364
@@ -1507,8 +1507,8 @@ class Tau2Retail(Episode):
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:492
-        _new8 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:493
-        self._steps -= len(_new8)  # retail.world:493
+        _new8 = rt.python_concat(order.payment_history, (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),))  # retail.world:493
+        self._steps -= (len(_new8) if type(_new8) is tuple else rt.size(_new8))  # retail.world:493
         self._steps >= 0 or rt.out_of_steps()  # retail.world:493
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:493
         order.payment_history = _new8  # retail.world:493
@@ -1570,8 +1570,8 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        _new15 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:543
-        self._steps -= len(_new15)  # retail.world:543
+        _new15 = rt.python_concat(history, (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),))  # retail.world:543
+        self._steps -= (len(_new15) if type(_new15) is tuple else rt.size(_new15))  # retail.world:543
         self._steps >= 0 or rt.out_of_steps()  # retail.world:543
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:543
         order.payment_history = _new15  # retail.world:543

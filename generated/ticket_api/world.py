@@ -400,7 +400,7 @@ class TicketAPI(Episode):
         if not (len(invalid) == 0):  # ticket_api.world:159
             self._steps -= (len(invalid) if type(invalid) is tuple else rt.size(invalid))
             self._steps >= 0 or rt.out_of_steps()
-            raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
+            raise ToolError(rt.python_grown(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:160
         self._steps -= rt.size(updates)  # ticket_api.world:161
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161
