@@ -5,6 +5,7 @@ A world without the mode still refuses such a value with the runtime's message."
 
 from __future__ import annotations
 
+import copy
 import operator
 import sys
 from pathlib import Path
@@ -509,6 +510,10 @@ BINARY = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", o
           "gt": (">", operator.gt), "ge": (">=", operator.ge),
           "in": ("in", lambda a, b: a in b)}
 UNARY = {"neg": ("-", operator.neg), "not": ("not ", operator.not_)}
+#: the operators with an augmented assignment (`x += y`), tested as `aug_<name>` tools
+AUGMENTED = ("add", "sub", "mul", "div")
+IN_PLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul,
+            "div": operator.itruediv}
 
 
 def _operator_tools() -> dict[tuple[str, str, str], str]:
@@ -519,13 +524,23 @@ def _operator_tools() -> dict[tuple[str, str, str], str]:
              for name, (op, _) in BINARY.items() for left in DECLARED for right in DECLARED}
     tools |= {(name, left, ""): f'tool {name}_{left}(a: {DECLARED[left]}) -> json "{op}a" '
               f'{{ return {op}a }}\n' for name, (op, _) in UNARY.items() for left in DECLARED}
+    tools |= {(f"aug_{name}", left, right): f'tool aug_{name}_{left}_{right}(a: '
+              f'{DECLARED[left]}, b: {DECLARED[right]}) -> json "a {op}= b" {{\n  let x = a\n'
+              f'  x {op}= b\n  return x\n}}\n'
+              for name, (op, _) in BINARY.items() if name in AUGMENTED
+              for left in DECLARED for right in DECLARED}
     while True:  # drop the tools the checker refuses, until it refuses none
-        lines = (OPERATORS_HEAD + "".join(tools.values())).splitlines()
-        result = check_source("\n".join(lines), "operators.world")
-        refused = {lines[d.span.line - 1] for d in result.diagnostics if d.severity == "error"}
+        text = OPERATORS_HEAD + "".join(tools.values())
+        result = check_source(text, "operators.world")
+        refused = {d.span.start for d in result.diagnostics if d.severity == "error"}
         if not refused:
             return tools
-        tools = {key: text for key, text in tools.items() if text.rstrip("\n") not in refused}
+        kept, at = {}, len(OPERATORS_HEAD)
+        for key, tool in tools.items():
+            if not any(at <= start < at + len(tool) for start in refused):
+                kept[key] = tool
+            at += len(tool)
+        tools = kept
 
 
 OPERATORS_HEAD = """\
@@ -614,12 +629,14 @@ def _pairs(name: str) -> list[tuple[str, str]]:
     return sorted((left, right) for (op, left, right) in OPERATOR_TOOLS if op == name)
 
 
-@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("name", [*BINARY, *(f"aug_{name}" for name in AUGMENTED)])
 @given(data=st.data(), a=json_values, b=json_values)
 def test_binary_operators_are_pythons_on_values_of_any_type(
         operators: type[Episode], name: str, data: st.DataObject, a: Any, b: Any) -> None:
     left, right = data.draw(st.sampled_from(_pairs(name)), label="declared")
-    expected = pythons(name, BINARY[name][1], received(a, left), received(b, right))
+    plain = name.removeprefix("aug_")
+    compute = IN_PLACE[plain] if name.startswith("aug_") else BINARY[name][1]
+    expected = pythons(plain, compute, copy.deepcopy(received(a, left)), received(b, right))
     assert worlds(operators(), f"{name}_{left}_{right}", {"a": a, "b": b}) == expected
 
 
@@ -641,6 +658,7 @@ def test_every_operator_is_tested_on_numbers_texts_and_lists() -> None:
     assert ("number", "number") in _pairs("pow") and ("str", "str") in _pairs("add")
     assert ("list", "list") in _pairs("add") and ("json", "json") in _pairs("in")
     assert ("json", "list") in _pairs("eq") and _pairs("neg") and _pairs("not")
+    assert ("str", "str") in _pairs("aug_add") and ("number", "number") in _pairs("aug_mul")
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), [
@@ -664,6 +682,13 @@ def test_every_operator_is_tested_on_numbers_texts_and_lists() -> None:
     # the budget judges the work first
     ("mul_number_number", {"a": "ab", "b": 10 ** 7}, ("error", STRING_MESSAGE)),
     ("mod_number_number", {"a": "%2000000d", "b": 1}, ("error", STRING_MESSAGE)),
+    ("aug_mul_number_number", {"a": "ab", "b": 10 ** 7}, ("error", STRING_MESSAGE)),
+    ("aug_add_str_str", {"a": 2, "b": True}, ("ok", ("int", 3))),
+    # `+=` extends a list with any iterable, and names itself in Python's errors
+    ("aug_add_list_list", {"a": [1], "b": "xy"}, ("ok", [("int", 1), ("str", "x"), ("str", "y")])),
+    ("aug_add_list_list", {"a": [1], "b": 5}, ("error", "'int' object is not iterable")),
+    ("aug_add_str_str", {"a": 1, "b": [1]},
+     ("error", "unsupported operand type(s) for +=: 'int' and 'list'")),
     ("pow_int_int", {"a": 3, "b": 10 ** 6}, ("error", "3 ** 1000000 is too large.")),
 ])
 def test_operators_on_values_of_other_types(operators: type[Episode], tool: str,

@@ -360,9 +360,6 @@ class ExprCompiler:
             if self.tables.dynamic:  # Python's + on whatever the operands hold
                 return self.python_sum(operands, result, env)
             return self.arithmetic("+", "", "", result, False, env, chain=" + ".join(operands))
-        if self.tables.dynamic and e.op in _PYTHON_OPERATORS:  # on values of any JSON type
-            return f"{_PYTHON_OPERATORS[e.op]}({self.value(e.left, env)}, " \
-                f"{self.value(e.right, env)})"
         literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
         return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
                                result, literal, env)
@@ -423,7 +420,14 @@ class ExprCompiler:
         """``left op right`` (``+ - * / // %``; or a whole ``chain`` of ``+``), charged where
         the result can grow: an int from ``*`` (or ``+``/``-`` of two computed ints: adding a
         literal cannot run away) is bounded in bits, a string is charged as text, a list by
-        its elements."""
+        its elements. With ``arguments: dynamic``, ``*``, ``%`` and ``+`` of texts or lists
+        are Python's on whatever the operands hold (:data:`_PYTHON_OPERATORS`,
+        :meth:`python_sum`); augmented assignments (``x *= y``) come here too."""
+        if self.tables.dynamic and chain is None:  # Python's operators, on any JSON value
+            if op in _PYTHON_OPERATORS:
+                return f"{_PYTHON_OPERATORS[op]}({left}, {right})"
+            if op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
+                return self.python_sum([left, right], result, env)
         # lists are tuples, so `+` concatenates them as the language says
         src = f"({chain})" if chain is not None else f"({left} {op} {right})"
         if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):

@@ -1232,7 +1232,7 @@ class Tau2Retail(Episode):
             self._steps >= 0 or rt.out_of_steps()  # retail.world:167
             if (ids.count(id_) > item_ids.count(id_)):  # retail.world:167
                 return k  # retail.world:168
-            k = (k + 1)  # retail.world:170
+            k = rt.python_augmented(self, '+', k, 1)  # retail.world:170
         return (-1)  # retail.world:172
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:176
@@ -1242,7 +1242,7 @@ class Tau2Retail(Episode):
         for it in order.items:  # retail.world:178
             if (it.item_id == item_id):  # retail.world:179
                 return i  # retail.world:180
-            i = (i + 1)  # retail.world:182
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:182
         return (-1)  # retail.world:184
 
     def fn_string_error(self, field: str, value: str) -> tuple[str, ...]:  # retail.world:193
@@ -1408,7 +1408,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:390
         for old in item_ids:  # retail.world:390
             new: str = news[i]  # retail.world:391
-            i = (i + 1)  # retail.world:392
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:392
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:393
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:394
             if not (product is not None):  # retail.world:395
@@ -1480,7 +1480,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:468
         for old in item_ids:  # retail.world:468
             new: str = news[i]  # retail.world:469
-            i = (i + 1)  # retail.world:470
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:470
             if not (new != old):  # retail.world:471
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:472
@@ -1530,7 +1530,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:504
         for _old11 in item_ids:  # retail.world:504
             _new12: str = news[j]  # retail.world:505
-            j = (j + 1)  # retail.world:506
+            j = rt.python_augmented(self, '+', j, 1)  # retail.world:506
             k: int = self.fn_first_item_index(order, _old11)  # retail.world:507
             _it13: OrderItem = order.items[k]  # retail.world:508
             self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:509

@@ -350,7 +350,7 @@ class TicketAPI(Episode):
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {'id': self.state.ticket_counter, 'title': title, 'description': description, 'status': 'Open', 'priority': priority, 'created_by': self.state.current_user}  # ticket_api.world:89
         self._set(self.state, 'ticket_queue', (self.state.ticket_queue + (ticket,)))  # ticket_api.world:97
-        self._set(self.state, 'ticket_counter', (self.state.ticket_counter + 1))  # ticket_api.world:98
+        self._set(self.state, 'ticket_counter', rt.python_augmented(self, '+', self.state.ticket_counter, 1))  # ticket_api.world:98
         return ticket  # ticket_api.world:99
 
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105

@@ -1012,7 +1012,7 @@ class TradingBot(Episode):
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
-        self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:313
+        self._set(self.state, 'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
         return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324

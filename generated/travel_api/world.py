@@ -1500,7 +1500,7 @@ class TravelAPI(Episode):
             if char.isdigit():  # travel_api.world:737
                 if not char.isdecimal():  # travel_api.world:738
                     raise ToolError(rt.built(self, ('invalid literal for int() with base 10: ' + rt.text(rt.built(self, rt.python_repr(char))))))
-                digit_sum = rt.bounded(digit_sum + rt.to_int(char))  # travel_api.world:739
+                digit_sum = rt.python_augmented(self, '+', digit_sum, rt.to_int(char))  # travel_api.world:739
         multiplier: int = (2 if (rt.python_remainder(digit_sum, 2) == 0) else 1)  # travel_api.world:742
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
@@ -1668,7 +1668,7 @@ class TravelAPI(Episode):
         born: dt.datetime = rt.strptime(date_of_birth, '%Y-%m-%d')  # travel_api.world:1051
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
-            age = (age - 1)  # travel_api.world:1054
+            age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if (age < 18):  # travel_api.world:1056
             return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
         if (not passport_number.startswith('US')):  # travel_api.world:1062

@@ -1694,7 +1694,7 @@ class VehicleControlAPI(Episode):
             raise ToolError('Cannot fill gas above the tank capacity.')
         if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
-        self._set(self.state, 'fuelLevel', rt.bounded_number(self.state.fuelLevel + fuelAmount))  # vehicle_control.world:268
+        self._set(self.state, 'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount))  # vehicle_control.world:268
         return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
@@ -1710,7 +1710,7 @@ class VehicleControlAPI(Episode):
             self._steps -= rt.size(self.state.doorStatus)  # vehicle_control.world:288
             self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:288
             self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:288
-            self._set(self.state, 'remainingUnlockedDoors', rt.bounded(self.state.remainingUnlockedDoors + (1 if unlock else (-1))))  # vehicle_control.world:290
+            self._set(self.state, 'remainingUnlockedDoors', rt.python_augmented(self, '+', self.state.remainingUnlockedDoors, (1 if unlock else (-1))))  # vehicle_control.world:290
         return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
     def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:295

@@ -638,16 +638,46 @@ def python_times(left: T, right: Any) -> T:
     over :data:`MAX_STRING` characters or a repeated list over the call's steps, and an int
     result over the budget's bits (as ``*`` on ints is)."""
     held: Any = left
-    if type(held) in _SEQUENCES or type(right) in _SEQUENCES:
-        items, times = (held, right) if type(held) in _SEQUENCES else (right, held)
-        # (a count past an index, or a text past one, Python refuses at once, with its text)
+    _repetition(held, right)
+    result = held * right
+    return cast(T, bounded(result) if type(result) is int else result)
+
+
+def _repetition(left: Any, right: Any) -> None:
+    """Refuse, before the work, ``left * right`` repeating a text past :data:`MAX_STRING`
+    characters or a list past the call's steps; a count past an index (or a text past one)
+    Python refuses at once, with its own text."""
+    if type(left) in _SEQUENCES or type(right) in _SEQUENCES:
+        items, times = (left, right) if type(left) in _SEQUENCES else (right, left)
         size = len(items) * times if type(times) in (int, bool) and times <= sys.maxsize else 0
         if size > MAX_STRING and not (type(items) is str and size > sys.maxsize):
             if type(items) is str:
                 raise LimitError(STRING_MESSAGE)
             out_of_steps()
-    result = held * right
-    return cast(T, bounded(result) if type(result) is int else result)
+
+
+#: Python's augmented assignments: ``x += y`` extends a list with any iterable
+#: (``xs += "ab"`` adds ``"a"`` and ``"b"``), and names ``+=`` in its errors
+_IN_PLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv}
+
+
+def python_augmented(ep: Episode, op: str, target: T, value: Any) -> T:
+    """``target op= value`` (``+= -= *= /=``) as Python computes it on what they hold: a list
+    (kept as a tuple) is extended in place by ``+=`` with any iterable, anything else is
+    Python's ``target op value`` with ``op=`` in its error texts (``unsupported operand
+    type(s) for +=: 'int' and 'list'``). The result is charged as ``+`` and ``*`` are."""
+    held: Any = python_value(target) if type(target) is tuple else target
+    if op == "*":
+        _repetition(held, value)
+    result = _IN_PLACE[op](held, python_value(value))
+    if type(result) is int:
+        return cast(T, bounded(result))
+    if type(result) is list and type(target) is not list:
+        return cast(T, each(ep, tuple(result)))
+    if type(result) in (str, list):
+        return cast(T, built(ep, result) if type(result) is str else each(ep, result))
+    return cast(T, result)
 
 
 def python_remainder(left: T, right: Any) -> T:
@@ -858,4 +888,4 @@ attrgetter = operator.attrgetter
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure", "attrgetter",
             "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign",
             "python_value", "python_power", "python_concat", "python_grown", "python_times",
-            "python_remainder"]
+            "python_remainder", "python_augmented"]
