@@ -679,6 +679,12 @@ def test_every_operator_is_tested_on_numbers_texts_and_lists() -> None:
     ("add_str_str", {"a": 2, "b": True}, ("ok", ("int", 3))),
     ("mul_number_number", {"a": "ab", "b": 3}, ("ok", ("str", "ababab"))),
     ("mod_number_number", {"a": "%s!", "b": [1]}, ("ok", ("str", "[1]!"))),
+    # inf and nan are no JSON: refused as arguments, but a result may be one, as Python's
+    ("mul_number_number", {"a": 1e300, "b": 1e300}, ("ok", ("float", "inf"))),
+    ("add_number_number", {"a": float("inf"), "b": 1},
+     ("error", "a: expected a finite number, got Infinity")),
+    ("add_str_str", {"a": float("nan"), "b": "x"},
+     ("error", "a: expected a finite number, got NaN")),
     # the budget judges the work first
     ("mul_number_number", {"a": "ab", "b": 10 ** 7}, ("error", STRING_MESSAGE)),
     ("mod_number_number", {"a": "%2000000d", "b": 1}, ("error", STRING_MESSAGE)),
