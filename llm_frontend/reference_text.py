@@ -213,6 +213,18 @@ LANGUAGE_REFERENCE = (
     "  has no attribute 'lower'`, `unhashable type: 'list'`, `'x'` for a missing key), and so does\n"
     '  `error_of()`. The call is atomic as always: everything it changed is undone (`fail keep`\n'
     '  keeps it, for an original that stores the value before it raises).\n'
+    "- Every operator is Python's, on whatever the operands hold: the same result, value and type,\n"
+    '  or the call fails with Python\'s text. `"2" ** 2` fails with `unsupported operand type(s) for\n'
+    '  ** or pow(): \'str\' and \'int\'`, `true ** 2` is `1` (an int), `2 ** -1` is `0.5`, `"ab" * 2`\n'
+    '  is `"abab"`, `"%s!" % 5` is `"5!"`, `[1] + "x"` fails with `can only concatenate list (not\n'
+    '  "str") to list` (a list is a list, never a tuple, in Python\'s texts), `[] in {}` with\n'
+    '  `unhashable type: \'list\'`, `1 in "abc"` with `\'in <string>\' requires string as left\n'
+    '  operand, not int`. An augmented assignment is Python\'s too: `xs += "ab"` extends a list\n'
+    '  with `"a"` and `"b"`, and `n += [1]` on an int fails with `unsupported operand type(s) for\n'
+    "  +=: 'int' and 'list'`. The budget's guards stay, judged before the work: an int over 4,096 bits\n"
+    '  (`3 ** 1000000`), a text over 1,000,000 characters (`"ab" * 10000000`, `"%2000000d" % 1`),\n'
+    '  and a power with a complex result (`(-8.0) ** 0.5`, no JSON value) fail the call. A property\n'
+    '  test checks each operator against Python itself on values of every JSON type.\n'
     "- Comparisons and `in` are Python's (`5 in users.values()` is false, `true == 1`), f-strings\n"
     '  give Python\'s `f"{x}"` text (`True`, `None`, `[1, \'a\']`, `{\'k\': False}`), loops iterate what\n'
     "  Python iterates (a text's characters) and fail as Python does (`'int' object is not\n"
@@ -1022,6 +1034,11 @@ LANGUAGE_REFERENCE = (
     'Anything but a table or a sequence can be stored where `json` is expected and becomes plain\n'
     'JSON: a record its object, a date its ISO text, an enum member its value, a row its key (as\n'
     "wherever a row is stored); `to_json(row)` is the object of the row's fields.\n"
+    '\n'
+    "`==` and `!=` on a `json` value are Python's, at every depth: `[] == []`, `{} == {}`, `[1] ==\n"
+    '[1.0]`, `[1] == [true]`, but `[] != {}` and `["1"] != [1]`. A list, a map or a record on the other\n'
+    'side is compared as the JSON it becomes (`j == xs` for `xs: list[int]` is true when `j` is\n'
+    'the array of the same numbers).\n'
     '\n'
     '#### Dates and durations\n'
     '\n'

@@ -83,6 +83,11 @@ tool replace_in(s: str, old: str, new: str) -> str "s.replace(old, new)." {
 }
 tool repr_of(value: json) -> str "repr(value)." { return repr(value) }
 tool type_of(value: json) -> str "type(value).__name__." { return type_name(value) }
+tool json_equal(x: json, y: json) -> list[bool] "x == y as Python's: also against literals." {
+  let empty: list[int] = []
+  let one: list[float] = [1.0]
+  return [x == y, x != y, x == [], [] == x, x != {}, x == {"k": []}, x == empty, one == x]
+}
 tool parse(text: str, format: str) -> str "strptime(text, format), as ISO text." {
   return strptime(text, format).isoformat()
 }
@@ -315,6 +320,44 @@ def test_repr_and_type_name_are_pythons(world: type[Episode], value: Any) -> Non
     assert call(world, "repr_of", value=value) == (True, repr(value))
     name = "NoneType" if value is None else type(value).__name__
     assert call(world, "type_of", value=value) == (True, name)
+
+
+def loosened(value: Any) -> Any:
+    """An equal value of other types, as Python's == sees it (1 == 1.0 == True)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and abs(value) < 2 ** 53:
+        return float(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, list):
+        return [loosened(x) for x in value]
+    if isinstance(value, dict):
+        return {k: loosened(x) for k, x in value.items()}
+    return value
+
+
+@SETTINGS
+@given(json_values.flatmap(lambda a: st.tuples(
+    st.just(a), st.sampled_from([a, loosened(a), [], {}, [a], {"k": a}]) | json_values)))
+def test_json_equality_is_pythons(world: type[Episode], pair: tuple[Any, Any]) -> None:
+    x, y = pair
+    assert call(world, "json_equal", x=x, y=y) == (True, [
+        x == y, x != y, x == [], [] == x, x != {}, x == {"k": []}, x == [], [1.0] == x])
+
+
+def test_json_empty_list_and_map_are_equal_to_themselves_not_each_other(
+        world: type[Episode]) -> None:
+    assert call(world, "json_equal", x=[], y=[]) == (
+        True, [True, False, True, True, True, False, True, False])
+    assert call(world, "json_equal", x={}, y=[]) == (
+        True, [False, True, False, False, False, False, False, False])
+    assert call(world, "json_equal", x=[True], y=[1.0]) == (
+        True, [True, False, False, False, True, False, False, True])
+    assert call(world, "json_equal", x={"k": []}, y={"k": ()}) == (
+        True, [True, False, False, False, True, True, False, False])
+    assert call(world, "json_equal", x=["1"], y=[1]) == (
+        True, [False, True, False, False, True, False, False, False])
 
 
 # ------------------------------------------------------------------ dates

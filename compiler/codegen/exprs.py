@@ -43,6 +43,12 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
+#: ``arguments: dynamic``: the operators whose Python meaning on a value of another type can
+#: do work the language's own never does (repeat a text, format one), through a helper that
+#: judges that work first
+_PYTHON_OPERATORS = {"*": "rt.python_times", "%": "rt.python_remainder"}
+
+
 @dataclass
 class Env:
     """Where the generated code runs: the episode's name, and the initial episode's."""
@@ -344,15 +350,30 @@ class ExprCompiler:
     def x_Binary(self, e: n.Binary, env: Env) -> str:
         result = self.type_of(e)
         if e.op == "**":
-            fn = "rt.number_power" if result == t.NUMBER else "rt.power"
+            fn = "rt.python_power" if self.tables.dynamic else \
+                "rt.number_power" if result == t.NUMBER else "rt.power"
             return f"{fn}({self.value(e.left, env)}, {self.value(e.right, env)})"
         if e.op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
             # a chain a + b + c is charged once, for the whole result
-            parts = " + ".join(self.value(x, env) for x in self._chain(e, result))
-            return self.arithmetic("+", "", "", result, False, env, chain=parts)
+            # (the operands of `e` itself, even when `e` is widened where it goes)
+            operands = [self.value(x, env) for x in [*self._chain(e.left, result), e.right]]
+            if self.tables.dynamic:  # Python's + on whatever the operands hold
+                return self.python_sum(operands, result, env)
+            return self.arithmetic("+", "", "", result, False, env, chain=" + ".join(operands))
         literal = isinstance(e.left, n.IntLit) or isinstance(e.right, n.IntLit)
         return self.arithmetic(e.op, self.value(e.left, env), self.value(e.right, env),
                                result, literal, env)
+
+    def python_sum(self, operands: list[str], result: t.Type, env: Env) -> str:
+        """``a + b + ...`` of values declared texts or lists, in a world with ``arguments:
+        dynamic``: Python's ``+`` on the values the operands hold, charged as what it
+        gives (lists through ``rt.python_concat``, which keeps tuples for lists)."""
+        if isinstance(result, t.ListOf):
+            src = operands[0]
+            for operand in operands[1:]:
+                src = f"rt.python_concat({src}, {operand})"
+            return f"rt.each({env.ep}, {src})"
+        return f"rt.python_grown({env.ep}, ({' + '.join(operands)}))"
 
     def _chain(self, e: n.Expr, result: t.Type) -> list[n.Expr]:
         """The operands of a left-nested ``+`` chain of strings (or lists) of one type."""
@@ -399,7 +420,14 @@ class ExprCompiler:
         """``left op right`` (``+ - * / // %``; or a whole ``chain`` of ``+``), charged where
         the result can grow: an int from ``*`` (or ``+``/``-`` of two computed ints: adding a
         literal cannot run away) is bounded in bits, a string is charged as text, a list by
-        its elements."""
+        its elements. With ``arguments: dynamic``, ``*``, ``%`` and ``+`` of texts or lists
+        are Python's on whatever the operands hold (:data:`_PYTHON_OPERATORS`,
+        :meth:`python_sum`); augmented assignments (``x *= y``) come here too."""
+        if self.tables.dynamic and chain is None:  # Python's operators, on any JSON value
+            if op in _PYTHON_OPERATORS:
+                return f"{_PYTHON_OPERATORS[op]}({left}, {right})"
+            if op == "+" and (result == t.STR or isinstance(result, t.ListOf)):
+                return self.python_sum([left, right], result, env)
         # lists are tuples, so `+` concatenates them as the language says
         src = f"({chain})" if chain is not None else f"({left} {op} {right})"
         if result == t.INT and (op == "*" or (op in ("+", "-") and not literal)):
@@ -428,6 +456,8 @@ class ExprCompiler:
                 return src, "is" if op == "==" else "is not", "None"
             if self.is_entity(lt) or self.is_entity(rt_):
                 return self.key(e.left, env), op, self.key(e.right, env)
+            if (lt == t.JSON) != (rt_ == t.JSON):
+                return self.json_side(e.left, env), op, self.json_side(e.right, env)
         return self.value(e.left, env), op, self.value(e.right, env)
 
     def x_Compare(self, e: n.Compare, env: Env) -> str:
@@ -442,13 +472,30 @@ class ExprCompiler:
             item = self.key(e.left, env) if self.is_entity(lt) else self.value(e.left, env)
             container = self.value(e.right, env)
             if rt_ == t.JSON:
+                if not self.is_entity(lt):
+                    item = self.json_side(e.left, env)
+                if self.tables.dynamic:  # Python's `in`, and its errors, on what `j` holds
+                    return f"({item} {op} {container})"
                 found = f"rt.json_contains({container}, {item})"
                 return found if op == "in" else f"(not {found})"
+            if self.tables.dynamic and isinstance(t.strip_optional(lt), (t.ListOf, t.MapOf)):
+                item = f"rt.python_value({item})"  # a list, not a tuple: hashed as Python does
             if isinstance(t.strip_optional(rt_), (t.ListOf, t.SetOf)) and \
                     not container.startswith(f"rt.each({env.ep}, "):
                 container = f"rt.each({env.ep}, {container})"  # a scan: a step per element
             return f"({item} {op} {container})"
         raise AssertionError(f"unknown comparison {op!r}")
+
+    def json_side(self, expr: n.Expr, env: Env) -> str:
+        """An operand of ``==`` with a ``json`` value on the other side, as JSON holds it: a
+        list (a tuple here), a map or a record of the language becomes the lists and
+        objects a JSON value is made of, so ``j == xs`` is Python's list equality
+        (``[] == []``, ``[1] == [1.0]``); a scalar stays as it is."""
+        src = self.value(expr, env)
+        typ = t.strip_optional(self.type_of(expr))
+        composite = isinstance(typ, (t.ListOf, t.SetOf, t.MapOf, t.EmptyList)) or (
+            isinstance(typ, t.Named) and typ.kind == "record")
+        return f"v.export_value({src})" if composite else src
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> str:
         left = self.value(e.left, env)
@@ -499,12 +546,12 @@ class ExprCompiler:
         return f"tuple([{element} for {name} in {elements}{cond}])"
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> str:
-        if not e.items:
-            return "()"
         items = [self.stored(item, env) for item in e.items]
         typ = self.type_of(e)
-        if typ == t.JSON:  # a JSON array is a list, as loaded data holds it
+        if typ == t.JSON:  # a JSON array is a list, as loaded data holds it (`[]` too)
             return "[" + ", ".join(items) + "]"
+        if not items:
+            return "()"
         src = "(" + ", ".join(items) + ",)"
         if isinstance(typ, t.SetOf):
             return f"v.unique({src})"

@@ -329,6 +329,10 @@ class StatementCompiler:
 
     def s_AugAssign(self, s: n.AugAssign) -> None:
         current = self.x.value(s.target, self.env)
+        if self.x.tables.dynamic:  # Python's `op=` on whatever the target and value hold
+            self.assign(s.target, f"rt.python_augmented({self.env.ep}, {s.op[0]!r}, {current}, "
+                        f"{self.x.value(s.value, self.env)})", s)
+            return
         value = self.x.arithmetic(s.op, current, self.x.value(s.value, self.env),
                                   self.x.type_of(s.target), isinstance(s.value, n.IntLit),
                                   self.env)

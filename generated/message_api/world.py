@@ -1111,7 +1111,7 @@ class MessageAPI(Episode):
             new_id = self._rng().randint(10000, 99999)  # message_api.world:165
         self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
         self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
-        self._set(self.state, 'message_count', (self.state.message_count + 1))  # message_api.world:169
+        self._set(self.state, 'message_count', rt.python_augmented(self, '+', self.state.message_count, 1))  # message_api.world:169
         return _new_SendResult(True, _new_MessageId(new_id), rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
@@ -1140,15 +1140,15 @@ class MessageAPI(Episode):
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
             self._steps -= rt.size(sent)  # message_api.world:206
             self._steps >= 0 or rt.out_of_steps()  # message_api.world:206
-            sent = {**sent, receiver: rt.each(self, (rt.coalesce(sent.get(receiver), lambda: ()) + (self.fn_content_of(entry),)))}  # message_api.world:206
+            sent = {**sent, receiver: rt.each(self, rt.python_concat(rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)))}  # message_api.world:206
         return _new_SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
         if not (user_name not in self.state.user_map):  # message_api.world:214
             raise ToolError(rt.built(self, ("User name '" + rt.text(user_name) + "' already exists.")))
-        self._set(self.state, 'user_count', (self.state.user_count + 1))  # message_api.world:215
-        user_id: str = rt.built(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:216
+        self._set(self.state, 'user_count', rt.python_augmented(self, '+', self.state.user_count, 1))  # message_api.world:215
+        user_id: str = rt.python_grown(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:216
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:219
             raise rt.KeptError(rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists.")))  # message_api.world:220
         self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222

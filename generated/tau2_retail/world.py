@@ -1259,7 +1259,7 @@ class Tau2Retail(Episode):
             self._steps >= 0 or rt.out_of_steps()  # retail.world:168
             if (ids.count(id_) > item_ids.count(id_)):  # retail.world:168
                 return k  # retail.world:169
-            k = (k + 1)  # retail.world:171
+            k = rt.python_augmented(self, '+', k, 1)  # retail.world:171
         return (-1)  # retail.world:173
 
     def fn_first_item_index(self, order: Order, item_id: str) -> int:  # retail.world:177
@@ -1269,7 +1269,7 @@ class Tau2Retail(Episode):
         for it in order.items:  # retail.world:179
             if (it.item_id == item_id):  # retail.world:180
                 return i  # retail.world:181
-            i = (i + 1)  # retail.world:183
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:183
         return (-1)  # retail.world:185
 
     def fn_string_error(self, field: str, value: str) -> tuple[str, ...]:  # retail.world:194
@@ -1277,19 +1277,19 @@ class Tau2Retail(Episode):
             return ()  # retail.world:196
         shown: str = rt.built(self, rt.python_repr(value))  # retail.world:198
         if (len(shown) > 50):  # retail.world:199
-            shown = rt.built(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:200
+            shown = rt.python_grown(self, (rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[(-24)::])))  # retail.world:200
         return (rt.built(self, (rt.text(field) + '\n  Input should be a valid string [type=string_type, input_value=' + rt.text(shown) + ', input_type=' + rt.text(rt.python_type(value)) + ']\n    For further information visit https://errors.pydantic.dev/2.12/v/string_type')),)  # retail.world:202
 
     def fn_address_error(self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str) -> str | None:  # retail.world:207
         if ((((((rt.python_type(address1) == 'str') and (rt.python_type(address2) == 'str')) and (rt.python_type(city) == 'str')) and (rt.python_type(country) == 'str')) and (rt.python_type(state_) == 'str')) and (rt.python_type(zip_) == 'str')):  # retail.world:216
             return None  # retail.world:217
-        errors: tuple[str, ...] = rt.each(self, (self.fn_string_error('address1', address1) + self.fn_string_error('address2', address2) + self.fn_string_error('city', city) + self.fn_string_error('country', country) + self.fn_string_error('state', state_) + self.fn_string_error('zip', zip_)))  # retail.world:219
+        errors: tuple[str, ...] = rt.each(self, rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(rt.python_concat(self.fn_string_error('address1', address1), self.fn_string_error('address2', address2)), self.fn_string_error('city', city)), self.fn_string_error('country', country)), self.fn_string_error('state', state_)), self.fn_string_error('zip', zip_)))  # retail.world:219
         if (len(errors) == 0):  # retail.world:220
             return None  # retail.world:221
         plural: str = ('' if (len(errors) == 1) else 's')  # retail.world:223
         self._steps -= (len(errors) if type(errors) is tuple else rt.size(errors))  # retail.world:224
         self._steps >= 0 or rt.out_of_steps()  # retail.world:224
-        return rt.built(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:224
+        return rt.python_grown(self, (rt.built(self, (rt.text(len(errors)) + ' validation error' + rt.text(plural) + ' for UserAddress\n')) + rt.built(self, rt.join('\n', errors))))  # retail.world:224
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:229
         'Calculate the result of a mathematical expression.'
@@ -1406,7 +1406,7 @@ class Tau2Retail(Episode):
             order_id._stale |= 128  # retail.world:363
             order_id._digest = order_id._text = None  # retail.world:363
             self.t_orders._digest = None  # retail.world:363
-        _new5 = order_id.payment_history + refunds  # retail.world:365
+        _new5 = rt.python_concat(order_id.payment_history, refunds)  # retail.world:365
         self._steps -= (len(_new5) if type(_new5) is tuple else rt.size(_new5))  # retail.world:365
         self._steps >= 0 or rt.out_of_steps()  # retail.world:365
         self._undo.append((0, order_id, 'payment_history', order_id.payment_history, order_id._digest, order_id._text, order_id._frags, order_id._stale))  # retail.world:365
@@ -1435,7 +1435,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:391
         for old in item_ids:  # retail.world:391
             new: str = news[i]  # retail.world:392
-            i = (i + 1)  # retail.world:393
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:393
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:394
             product: Product | None = self.t_products.rows.get(it.product_id)  # retail.world:395
             if not (product is not None):  # retail.world:396
@@ -1507,7 +1507,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:469
         for old in item_ids:  # retail.world:469
             new: str = news[i]  # retail.world:470
-            i = (i + 1)  # retail.world:471
+            i = rt.python_augmented(self, '+', i, 1)  # retail.world:471
             if not (new != old):  # retail.world:472
                 raise ToolError('The new item id should be different from the old item id')
             it: OrderItem = order.items[self.fn_first_item_index(order, old)]  # retail.world:473
@@ -1534,8 +1534,8 @@ class Tau2Retail(Episode):
         else:
             pass
         kind: TransactionType = (_E15_TransactionType_payment if (diff_ > 0) else _E15_TransactionType_refund)  # retail.world:493
-        _new8 = order.payment_history + (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),)  # retail.world:494
-        self._steps -= len(_new8)  # retail.world:494
+        _new8 = rt.python_concat(order.payment_history, (_new_OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),))  # retail.world:494
+        self._steps -= (len(_new8) if type(_new8) is tuple else rt.size(_new8))  # retail.world:494
         self._steps >= 0 or rt.out_of_steps()  # retail.world:494
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:494
         order.payment_history = _new8  # retail.world:494
@@ -1557,7 +1557,7 @@ class Tau2Retail(Episode):
         self._steps >= 0 or rt.out_of_steps()  # retail.world:505
         for _old11 in item_ids:  # retail.world:505
             _new12: str = news[j]  # retail.world:506
-            j = (j + 1)  # retail.world:507
+            j = rt.python_augmented(self, '+', j, 1)  # retail.world:507
             k: int = self.fn_first_item_index(order, _old11)  # retail.world:508
             _it13: OrderItem = order.items[k]  # retail.world:509
             self._steps -= (len(order.items) if type(order.items) is tuple else rt.size(order.items))  # retail.world:510
@@ -1597,8 +1597,8 @@ class Tau2Retail(Episode):
                 raise ToolError('Insufficient gift card balance to pay for the order')
         else:
             pass
-        _new15 = history + (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),)  # retail.world:544
-        self._steps -= len(_new15)  # retail.world:544
+        _new15 = rt.python_concat(history, (_new_OrderPayment(_E15_TransactionType_payment, amount, payment_method_id), _new_OrderPayment(_E15_TransactionType_refund, amount, old_id),))  # retail.world:544
+        self._steps -= (len(_new15) if type(_new15) is tuple else rt.size(_new15))  # retail.world:544
         self._steps >= 0 or rt.out_of_steps()  # retail.world:544
         self._undo.append((0, order, 'payment_history', order.payment_history, order._digest, order._text, order._frags, order._stale))  # retail.world:544
         order.payment_history = _new15  # retail.world:544

@@ -350,7 +350,7 @@ class TicketAPI(Episode):
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {'id': self.state.ticket_counter, 'title': title, 'description': description, 'status': 'Open', 'priority': priority, 'created_by': self.state.current_user}  # ticket_api.world:89
         self._set(self.state, 'ticket_queue', (self.state.ticket_queue + (ticket,)))  # ticket_api.world:97
-        self._set(self.state, 'ticket_counter', (self.state.ticket_counter + 1))  # ticket_api.world:98
+        self._set(self.state, 'ticket_counter', rt.python_augmented(self, '+', self.state.ticket_counter, 1))  # ticket_api.world:98
         return ticket  # ticket_api.world:99
 
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
@@ -400,7 +400,7 @@ class TicketAPI(Episode):
         if not (len(invalid) == 0):  # ticket_api.world:159
             self._steps -= (len(invalid) if type(invalid) is tuple else rt.size(invalid))
             self._steps >= 0 or rt.out_of_steps()
-            raise ToolError(rt.built(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
+            raise ToolError(rt.python_grown(self, ('Invalid fields for update: ' + rt.built(self, rt.join(', ', invalid)))))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:160
         self._steps -= rt.size(updates)  # ticket_api.world:161
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:161

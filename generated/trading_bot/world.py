@@ -980,7 +980,7 @@ class TradingBot(Episode):
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
         'Get the details of an order.'
         if not (order_id in self.state.orders):  # trading_bot.world:271
-            raise ToolError(rt.built(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders))))))))
+            raise ToolError(rt.python_grown(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders))))))))
         return self.state.orders[order_id]  # trading_bot.world:272
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
@@ -988,7 +988,7 @@ class TradingBot(Episode):
         if not (order_id in self.state.orders):  # trading_bot.world:276
             raise ToolError(('Order with ID ' + rt.text(order_id) + ' not found.'))
         order: Any = self.state.orders[order_id]  # trading_bot.world:277
-        if not rt.json_contains(order, 'status'):  # trading_bot.world:278
+        if not ('status' in order):  # trading_bot.world:278
             raise ToolError("'status'")
         if not (order['status'] != 'Completed'):  # trading_bot.world:279
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
@@ -1005,14 +1005,14 @@ class TradingBot(Episode):
         if not (not ((price <= 0) or (amount <= 0))):  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
         if (order_type.lower() == 'buy'):  # trading_bot.world:296
-            total_cost: float = (price * amount)  # trading_bot.world:297
+            total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)  # trading_bot.world:298
             if not (not (total_cost > rt.to_number(balance))):  # trading_bot.world:299
                 raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.to_number(balance), '.2f') + ' available.'))
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
-        self._set(self.state, 'order_counter', (self.state.order_counter + 1))  # trading_bot.world:313
+        self._set(self.state, 'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
         return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
@@ -1137,7 +1137,7 @@ class TradingBot(Episode):
         if (len(changed) > 0):  # trading_bot.world:482
             self._steps -= (len(changed) if type(changed) is tuple else rt.size(changed))  # trading_bot.world:483
             self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:483
-            return _new_Notification(rt.built(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
+            return _new_Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
         return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

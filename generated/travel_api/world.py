@@ -1500,8 +1500,8 @@ class TravelAPI(Episode):
             if char.isdigit():  # travel_api.world:737
                 if not char.isdecimal():  # travel_api.world:738
                     raise ToolError(rt.built(self, ('invalid literal for int() with base 10: ' + rt.text(rt.built(self, rt.python_repr(char))))))
-                digit_sum = rt.bounded(digit_sum + rt.to_int(char))  # travel_api.world:739
-        multiplier: int = (2 if ((digit_sum % 2) == 0) else 1)  # travel_api.world:742
+                digit_sum = rt.python_augmented(self, '+', digit_sum, rt.to_int(char))  # travel_api.world:739
+        multiplier: int = (2 if (rt.python_remainder(digit_sum, 2) == 0) else 1)  # travel_api.world:742
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
             self._steps -= rt.size(_C_BASE_COSTS)  # travel_api.world:746
@@ -1509,11 +1509,11 @@ class TravelAPI(Episode):
             for key_ in _C_BASE_COSTS:  # travel_api.world:746
                 self._steps -= rt.size(costs)  # travel_api.world:747
                 self._steps >= 0 or rt.out_of_steps()  # travel_api.world:747
-                costs = {**costs, rt.built(self, (rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.bounded(rt.bounded(_C_BASE_COSTS[key_] * factor) * multiplier))}}  # travel_api.world:747
+                costs = {**costs, rt.built(self, (rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[key_], factor), multiplier))}}  # travel_api.world:747
         else:
             self._steps -= rt.size(costs)  # travel_api.world:752
             self._steps >= 0 or rt.out_of_steps()  # travel_api.world:752
-            costs = {**costs, rt.built(self, (rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.bounded(rt.bounded(_C_BASE_COSTS[route] * factor) * multiplier))}}  # travel_api.world:752
+            costs = {**costs, rt.built(self, (rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[route], factor), multiplier))}}  # travel_api.world:752
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
@@ -1567,7 +1567,7 @@ class TravelAPI(Episode):
         if not (access_token == self.state.access_token):  # travel_api.world:852
             raise ToolError('Invalid access token')
         if not (card_id in self.state.credit_card_list):  # travel_api.world:854
-            raise ToolError(rt.built(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list))))))))
+            raise ToolError(rt.python_grown(self, ("Card not registered. Here are a list of card_id's: " + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list))))))))
         return _new_CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))  # travel_api.world:855
 
     def tool_book_flight(self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str, travel_class: str) -> Booking:  # travel_api.world:858
@@ -1654,7 +1654,7 @@ class TravelAPI(Episode):
     def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1010
         'Compute the exchange rate between two currencies'
         if ((base_currency == 'USD') and (target_currency in _C_USD_RATES)):  # travel_api.world:1019
-            return _new_ExchangedValue(rt.to_float(rt.bounded_number(value * _C_USD_RATES[target_currency])))  # travel_api.world:1020
+            return _new_ExchangedValue(rt.to_float(rt.python_times(value, _C_USD_RATES[target_currency])))  # travel_api.world:1020
         if ((target_currency == 'USD') and (base_currency in _C_USD_RATES)):  # travel_api.world:1022
             return _new_ExchangedValue(round((value / _C_USD_RATES[base_currency]), 2))  # travel_api.world:1024
         raise ToolError('No available exchange rate for the given currencies.')  # travel_api.world:1026
@@ -1662,13 +1662,13 @@ class TravelAPI(Episode):
     def tool_verify_traveler_information(self, first_name: str, last_name: str, date_of_birth: str, passport_number: str) -> Verification:  # travel_api.world:1029
         'Verify the traveler information'
         if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1037
-            return _new_Verification(False, rt.built(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
+            return _new_Verification(False, rt.python_grown(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
         if (rt.attempt(lambda: rt.strptime(date_of_birth, '%Y-%m-%d')) is None):  # travel_api.world:1044
             return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
         born: dt.datetime = rt.strptime(date_of_birth, '%Y-%m-%d')  # travel_api.world:1051
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
-            age = (age - 1)  # travel_api.world:1054
+            age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if (age < 18):  # travel_api.world:1056
             return _new_Verification(False, 'Traveler must be at least 18 years old.')  # travel_api.world:1057
         if (not passport_number.startswith('US')):  # travel_api.world:1062

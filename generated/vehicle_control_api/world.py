@@ -1674,7 +1674,7 @@ class VehicleControlAPI(Episode):
         if (ignitionMode == 'STOP'):  # vehicle_control.world:231
             self._set(self.state, 'engine_state', 'stopped')  # vehicle_control.world:232
         if (self.state.remainingUnlockedDoors > 0):  # vehicle_control.world:234
-            raise rt.KeptError(rt.built(self, ('All doors must be locked before starting the engine. Here are the unlocked doors: ' + rt.built(self, rt.join(', ', rt.each(self, tuple([_d1 for _d1 in rt.each(self, self.state.doorStatus) if (self.state.doorStatus[_d1] == 'unlocked')])))))))  # vehicle_control.world:235
+            raise rt.KeptError(rt.python_grown(self, ('All doors must be locked before starting the engine. Here are the unlocked doors: ' + rt.built(self, rt.join(', ', rt.each(self, tuple([_d1 for _d1 in rt.each(self, self.state.doorStatus) if (self.state.doorStatus[_d1] == 'unlocked')])))))))  # vehicle_control.world:235
         if (self.state.brakePedalStatus != 'pressed'):  # vehicle_control.world:237
             raise rt.KeptError('Brake pedal needs to be pressed when starting the engine.')  # vehicle_control.world:238
         if (self.state.brakePedalForce != 1000.0):  # vehicle_control.world:241
@@ -1694,7 +1694,7 @@ class VehicleControlAPI(Episode):
             raise ToolError('Cannot fill gas above the tank capacity.')
         if not (not (rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL)):  # vehicle_control.world:267
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
-        self._set(self.state, 'fuelLevel', rt.bounded_number(self.state.fuelLevel + fuelAmount))  # vehicle_control.world:268
+        self._set(self.state, 'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount))  # vehicle_control.world:268
         return _new_FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:  # vehicle_control.world:272
@@ -1710,7 +1710,7 @@ class VehicleControlAPI(Episode):
             self._steps -= rt.size(self.state.doorStatus)  # vehicle_control.world:288
             self._steps >= 0 or rt.out_of_steps()  # vehicle_control.world:288
             self._set(self.state, 'doorStatus', {**self.state.doorStatus, d: wanted})  # vehicle_control.world:288
-            self._set(self.state, 'remainingUnlockedDoors', rt.bounded(self.state.remainingUnlockedDoors + (1 if unlock else (-1))))  # vehicle_control.world:290
+            self._set(self.state, 'remainingUnlockedDoors', rt.python_augmented(self, '+', self.state.remainingUnlockedDoors, (1 if unlock else (-1))))  # vehicle_control.world:290
         return _new_LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
     def tool_adjustClimateControl(self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None) -> Climate:  # vehicle_control.world:295
@@ -1719,10 +1719,10 @@ class VehicleControlAPI(Episode):
             raise ToolError('Fan speed must be between 0 and 100.')
         self._set(self.state, 'acTemperature', temperature)  # vehicle_control.world:305
         if (unit == 'fahrenheit'):  # vehicle_control.world:306
-            overflow: str | None = rt.python_error_of(lambda: (rt.bounded_number((temperature - 32) * 5) / 9))  # vehicle_control.world:309
+            overflow: str | None = rt.python_error_of(lambda: (rt.python_times((temperature - 32), 5) / 9))  # vehicle_control.world:309
             if (overflow is not None):  # vehicle_control.world:310
                 raise rt.KeptError((overflow if overflow is not None else rt.absent()))  # vehicle_control.world:311
-            self._set(self.state, 'acTemperature', (rt.bounded_number((temperature - 32) * 5) / 9))  # vehicle_control.world:313
+            self._set(self.state, 'acTemperature', (rt.python_times((temperature - 32), 5) / 9))  # vehicle_control.world:313
         self._set(self.state, 'fanSpeed', fanSpeed)  # vehicle_control.world:315
         self._set(self.state, 'acMode', mode)  # vehicle_control.world:316
         return _new_Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
@@ -1786,7 +1786,7 @@ class VehicleControlAPI(Episode):
             self._set(self.state, 'brakePedalStatus', 'released')  # vehicle_control.world:411
             self._set(self.state, 'brakePedalForce', 0.0)  # vehicle_control.world:412
             return _new_BrakePedal('released', 0.0)  # vehicle_control.world:413
-        force: int | float = rt.bounded_number(pedalPosition * 1000)  # vehicle_control.world:417
+        force: int | float = rt.python_times(pedalPosition, 1000)  # vehicle_control.world:417
         self._set(self.state, 'brakePedalStatus', 'pressed')  # vehicle_control.world:418
         self._set(self.state, 'brakePedalForce', force)  # vehicle_control.world:419
         return _new_BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
@@ -1805,7 +1805,7 @@ class VehicleControlAPI(Episode):
             raise ToolError('Start the engine before activating the cruise control.')
         self._set(self.state, 'distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
-            if (((current < 0) or (current > 120)) or ((current % 5) != 0)):  # vehicle_control.world:448
+            if (((current < 0) or (current > 120)) or (rt.python_remainder(current, 5) != 0)):  # vehicle_control.world:448
                 raise rt.KeptError('Invalid speed')  # vehicle_control.world:449
             self._set(self.state, 'cruiseStatus', 'active')  # vehicle_control.world:451
         else:
@@ -1822,15 +1822,15 @@ class VehicleControlAPI(Episode):
 
     def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:  # vehicle_control.world:468
         'Estimates the milage of the vehicle given the distance needed to drive.'
-        return _new_Feasibility((not ((self.state.fuelLevel * _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
+        return _new_Feasibility((not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)))  # vehicle_control.world:473
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
         'Converts the liter to gallon.'
-        return _new_Gallons((liter * 0.264172))  # vehicle_control.world:479
+        return _new_Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
         'Converts the gallon to liter.'
-        return _new_Liters((gallon * 3.78541))  # vehicle_control.world:485
+        return _new_Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:  # vehicle_control.world:488
         'Estimates the distance between two cities.'
@@ -1851,10 +1851,10 @@ class VehicleControlAPI(Episode):
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
         self._set(self.state, 'destination', destination)  # vehicle_control.world:516
-        failure: str | None = rt.python_error_of(lambda: rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:519
+        failure: str | None = rt.python_error_of(lambda: rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:519
         if (failure is not None):  # vehicle_control.world:520
             raise rt.KeptError((failure if failure is not None else rt.absent()))  # vehicle_control.world:521
-        return _new_Navigation(rt.built(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
+        return _new_Navigation(rt.python_grown(self, ('Navigating to ' + destination)))  # vehicle_control.world:523
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         'Checks the tire pressure of the vehicle.'

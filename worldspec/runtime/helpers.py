@@ -13,10 +13,11 @@ import math
 import operator
 import os
 import random
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast, overload
 
 from worldspec.runtime.arithmetic import arithmetic, arithmetic_float
 from worldspec.runtime.budget import (
@@ -581,6 +582,132 @@ def python_error_of(compute: Callable[[], object]) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------ Python's operators
+# In a world with ``arguments: dynamic`` a tool body may hold a value of any JSON type where
+# it declares another, and its operators are Python's: these helpers give Python's result
+# (value and type) or Python's exception (whose text the call fails with), on the values as
+# the world holds them (a declared list is a tuple: Python's original had a list). Each is
+# typed as its left operand, the type the checker gives the operation on operands of their
+# declared types; on a value of another type it gives what Python gives, as the mode says.
+
+def python_value(value: Any) -> Any:
+    """``value`` as the Python original would hold it: the tuples the world keeps lists in
+    become lists, at every depth, so ``[] in {}`` raises ``unhashable type: 'list'`` and an
+    error names a ``list``, not a ``tuple``."""
+    if type(value) is tuple:
+        return [python_value(x) for x in value]
+    if type(value) is dict:
+        return {k: python_value(x) for k, x in value.items()}
+    return value
+
+
+def python_power(base: T, exponent: Any) -> T:
+    """``base ** exponent`` as Python computes it: an int for ints (bools too: ``True ** 2``
+    is ``1``) and a non-negative exponent, a float for an int to a negative power, Python's
+    ``TypeError`` for values that are no numbers (``"2" ** 2``) and Python's errors for zero
+    to a negative power and float overflow. The guards of the language's ``**`` stay: an
+    int result over :data:`MAX_POWER_BITS` bits, and a complex result (no JSON value),
+    fail the call."""
+    held: Any = base
+    if type(held) in (int, bool) and type(exponent) in (int, bool) and exponent >= 0:
+        if abs(held) > 1 and exponent * abs(held).bit_length() > MAX_POWER_BITS:
+            raise LimitError(f"{held} ** {exponent} is too large.")
+    result = held ** exponent
+    if isinstance(result, complex):
+        raise ToolError(f"{held} ** {exponent} is not a real number.")
+    return cast(T, result)
+
+
+def python_concat(left: T, right: Any) -> T:
+    """``left + right`` where the world declares lists: Python's ``+`` on the original's
+    lists (a list result is kept as the world keeps lists, a tuple), and on whatever other
+    values the operands hold (``"a" + "b"``, or Python's ``can only concatenate list (not
+    "str") to list``)."""
+    held: Any = left
+    if type(held) is tuple and type(right) is tuple:
+        return cast(T, held + right)
+    result = python_value(held) + python_value(right)
+    return cast(T, tuple(result) if type(result) is list else result)
+
+
+_SEQUENCES = (str, tuple, list)
+#: the widths and precisions of ``%`` formatting (``"%10.2f"``): each may build a long text
+_FORMAT_SIZES = re.compile(r"%[-#0 +]*([0-9]*)(?:\.([0-9]*))?")
+
+
+def python_times(left: T, right: Any) -> T:
+    """``left * right`` as Python computes it (``"ab" * 2``, ``True * 3``, Python's ``can't
+    multiply sequence by non-int of type 'str'``), refusing before the work a repeated text
+    over :data:`MAX_STRING` characters or a repeated list over the call's steps, and an int
+    result over the budget's bits (as ``*`` on ints is)."""
+    held: Any = left
+    _repetition(held, right)
+    result = held * right
+    return cast(T, bounded(result) if type(result) is int else result)
+
+
+def _repetition(left: Any, right: Any) -> None:
+    """Refuse, before the work, ``left * right`` repeating a text past :data:`MAX_STRING`
+    characters or a list past the call's steps; a count past an index (or a text past one)
+    Python refuses at once, with its own text."""
+    if type(left) in _SEQUENCES or type(right) in _SEQUENCES:
+        items, times = (left, right) if type(left) in _SEQUENCES else (right, left)
+        size = len(items) * times if type(times) in (int, bool) and times <= sys.maxsize else 0
+        if size > MAX_STRING and not (type(items) is str and size > sys.maxsize):
+            if type(items) is str:
+                raise LimitError(STRING_MESSAGE)
+            out_of_steps()
+
+
+#: Python's augmented assignments: ``x += y`` extends a list with any iterable
+#: (``xs += "ab"`` adds ``"a"`` and ``"b"``), and names ``+=`` in its errors
+_IN_PLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv}
+
+
+def python_augmented(ep: Episode, op: str, target: T, value: Any) -> T:
+    """``target op= value`` (``+= -= *= /=``) as Python computes it on what they hold: a list
+    (kept as a tuple) is extended in place by ``+=`` with any iterable, anything else is
+    Python's ``target op value`` with ``op=`` in its error texts (``unsupported operand
+    type(s) for +=: 'int' and 'list'``). The result is charged as ``+`` and ``*`` are."""
+    held: Any = python_value(target) if type(target) is tuple else target
+    if op == "*":
+        _repetition(held, value)
+    result = _IN_PLACE[op](held, python_value(value))
+    if type(result) is int:
+        return cast(T, bounded(result))
+    if type(result) is list and type(target) is not list:
+        return cast(T, each(ep, tuple(result)))
+    if type(result) in (str, list):
+        return cast(T, built(ep, result) if type(result) is str else each(ep, result))
+    return cast(T, result)
+
+
+def python_remainder(left: T, right: Any) -> T:
+    """``left % right`` as Python computes it: a number's remainder, or for a text Python's
+    ``%`` formatting (``"%s!" % 5``), refusing before the work a width or a precision over
+    :data:`MAX_STRING` characters."""
+    held: Any = left
+    if type(held) is str:
+        for width, precision in _FORMAT_SIZES.findall(held):
+            if max(len(width), len(precision)) > 7 or \
+                    max(int(width or 0), int(precision or 0)) > MAX_STRING:
+                raise LimitError(STRING_MESSAGE)
+    return cast(T, held % right)
+
+
+def python_grown(ep: Episode, value: T) -> T:
+    """The result of ``+`` on values declared text: charged as the text it is (``built``),
+    or per element for a list; a number (Python's ``+`` on values of other types) as it
+    is."""
+    held: Any = value
+    if type(held) is str:
+        built(ep, held)
+    elif type(held) in (tuple, list):
+        each(ep, held)
+    return value
+
+
 #: The message a custom failure shape is built with to recognise failures (``failed()``):
 #: text no tool message holds.
 HOLE = "\x00worldspec:message\x00"
@@ -762,4 +889,6 @@ def error_of(compute: Callable[[], object]) -> str | None:
 attrgetter = operator.attrgetter
 
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure", "attrgetter",
-            "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign"]
+            "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign",
+            "python_value", "python_power", "python_concat", "python_grown", "python_times",
+            "python_remainder", "python_augmented"]
