@@ -213,6 +213,19 @@ def test_reindex_is_a_no_op_on_an_index_that_matches(built: Path, corpus: Path) 
     assert snapshot(corpus) == once
 
 
+def test_a_world_dropped_from_the_index_leaves_the_dataset(corpus: Path) -> None:
+    index = read_index(corpus)
+    index["worlds"] = [w for w in index["worlds"] if w["id"] != "pantry"]
+    (corpus / "corpus.json").write_text(json.dumps(index), encoding="utf-8")
+    assert reindex(corpus) == 0
+    check_index_matches_files(corpus)
+    after = read_index(corpus)
+    assert [w["id"] for w in after["worlds"]] == ["warehouse"]
+    assert (after["totals"]["worlds"], after["totals"]["tasks"]) == (1, 4)
+    assert after["totals"]["tools"] == {"read": 0, "write": 2}
+    assert {r["world"] for r in rows(corpus)} == {"Counter1"}
+
+
 def test_reindex_as_json(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert reindex(corpus, "--format", "json") == 0
     shown = json.loads(capsys.readouterr().out)
