@@ -59,7 +59,8 @@ from worldspec.llm_frontend.synth_world import WorldOptions
 from worldspec.llm_frontend.themes import ThemeOptions
 
 __all__ = ["CorpusOptions", "CorpusReport", "CorpusSource", "Description", "StageStats",
-           "build_corpus", "read_descriptions"]
+           "WorldFacts", "build_corpus", "read_descriptions", "validated_fields", "world_facts",
+           "world_totals"]
 
 #: The version of ``corpus.json``'s layout.
 INDEX_VERSION = 1
@@ -210,6 +211,8 @@ class CorpusReport:
     stopped: str = ""
     message: str = ""
     restored: list[str] = field(default_factory=list)
+    #: with ``--reindex``: the worlds whose files were edited by hand since the last index
+    edited: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -224,6 +227,8 @@ class CorpusReport:
         lines = [f"synth corpus: {self.out}"]
         lines += [f"  rewrote {path} from the journal (it was missing or changed)"
                   for path in self.restored]
+        lines += [f"  recorded a hand edit of {world} in its provenance"
+                  for world in self.edited]
         for stage in self.stages:
             lines.append(f"  {stage.line()}" if not stage.skipped
                          else f"  {stage.name}: done before (recorded in the journal)")
@@ -493,21 +498,96 @@ def _validate_locked(world_file: Path, tasks_file: Path | None, options: CorpusO
         return _validate_world(world_file, tasks_file, options)
 
 
-def _rows(world_file: Path, tasks_file: Path | None) -> list[dict[str, Any]]:
-    """The dataset rows of a world's valid tasks (the columns of ``worldspec export``)."""
+@dataclass(frozen=True)
+class WorldFacts:
+    """What a world's files say beyond validation: its dataset rows and its statistics."""
+
+    #: the rows of its valid tasks (the columns of ``worldspec export``)
+    rows: list[dict[str, Any]]
+    #: task -> the calls of its reference solution (tasks that compile)
+    calls: dict[str, int]
+    #: the tasks that have a persona (the conversational ones)
+    personas: frozenset[str]
+    #: the tasks declared in the world file itself (its samples)
+    in_world_file: frozenset[str]
+    #: ``{"read": n, "write": m}``: its tools, read-only as the compiler infers
+    tools: dict[str, int]
+    #: how many state items the world declares
+    state_items: int
+
+
+def world_facts(world_file: Path, tasks_file: Path | None) -> WorldFacts:
+    """Check a world with its tasks and read its rows and statistics (no exploration).
+
+    Tasks with errors of their own are set aside as validation does, so a world with one
+    broken task still has its tools and state counted; a world with errors outside its
+    tasks has none.
+    """
+    from worldspec.dsl import nodes
     from worldspec.services.dataset import task_rows
     from worldspec.services.loading import load_result
-    from worldspec.services.validation import check_paths
+    from worldspec.services.validation import check_paths, set_aside_broken_tasks
 
     validated = check_paths([world_file] + ([tasks_file] if tasks_file is not None else []))
-    if not validated.result.ok:
-        return []
-    loaded = load_result(validated.result)
+    personas: set[str] = set()
+    in_world_file: set[str] = set()
+    for path, parsed in validated.result.program.files.items():
+        for decl in parsed.module.decls:
+            if not isinstance(decl, nodes.TaskDecl):
+                continue
+            if any(isinstance(item, nodes.Persona) for item in decl.items):
+                personas.add(decl.name.name)
+            if Path(path).resolve() == world_file.resolve():
+                in_world_file.add(decl.name.name)
+    runnable = set_aside_broken_tasks(validated.result).runnable
+    facts = WorldFacts([], {}, frozenset(personas), frozenset(in_world_file),
+                       {"read": 0, "write": 0}, 0)
+    if runnable is None or len(runnable.model.worlds) != 1:
+        return facts
+    [(name, model)] = runnable.model.worlds.items()
+    world_class = load_result(runnable).worlds[name]
     valid = {r.task for r in validated.tasks if r.valid}
-    rows = []
-    for world_class in loaded.worlds.values():
-        rows += [row for row in task_rows(world_class) if row["task_id"] in valid]
-    return rows
+    read = sum(1 for tool in world_class.TOOLS.values() if tool.read_only)
+    return WorldFacts(
+        rows=[row for row in task_rows(world_class) if row["task_id"] in valid],
+        calls={task: len(spec.solution) for task, spec in world_class.TASKS.items()},
+        personas=facts.personas, in_world_file=facts.in_world_file,
+        tools={"read": read, "write": len(world_class.TOOLS) - read},
+        state_items=len(model.state))
+
+
+def validated_fields(checked: ItemRecord, facts: WorldFacts, sample: set[str],
+                     conversational: set[str]) -> dict[str, Any]:
+    """The fields of a world's index entry that its files decide: validation (``checked``,
+    the journaled record), tasks, statistics; ``sample`` and ``conversational`` flag tasks.
+
+    One function for ``synth corpus`` and ``--reindex``, so both write the same entry for
+    the same files.
+    """
+    accepted = checked.status == "accepted"
+    checked_tasks = checked.data.get("tasks", [])
+    exported = {row["task_id"] for row in facts.rows} if accepted else set()
+    settings = {"one-shot": 0, "conversational": 0}
+    for task in exported:
+        settings["conversational" if task in conversational else "one-shot"] += 1
+    return {
+        "validated": accepted,
+        "problems": list(checked.data.get("problems", [])),
+        "coverage": checked.data.get("coverage", {}),
+        "findings": checked.data.get("findings", []),
+        "notes": checked.data.get("notes", []),
+        "explored_calls": checked.data.get("calls", 0),
+        "conversational_tasks": sum(1 for t in checked_tasks
+                                    if t["task"] in conversational and t["valid"]),
+        "tasks": [{"task": t["task"], "file": t["file"], "line": t["line"],
+                   "valid": t["valid"], "calls": facts.calls.get(t["task"], 0),
+                   "sample": t["task"] in sample,
+                   "conversational": t["task"] in conversational}
+                  for t in checked_tasks],
+        "tools": dict(facts.tools),
+        "state_items": facts.state_items,
+        "tasks_by_setting": settings,
+    }
 
 
 async def _validation(worlds: Sequence[tuple[Description, Path, Path | None]],
@@ -532,6 +612,9 @@ async def _validation(worlds: Sequence[tuple[Description, Path, Path | None]],
             if record is None:
                 found = await asyncio.to_thread(_validate_locked, world_file, tasks_file,
                                                 options)
+                # as the journal holds it (keys sorted): a run writes the same index whether
+                # it validated the world or read the journal
+                found = json.loads(json.dumps(found, sort_keys=True))
                 problems = found["errors"] + [
                     f"{t['task']}: {'; '.join(t['problems'])}" for t in found["tasks"]
                     if not t["valid"]] + [
@@ -611,9 +694,9 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         task_usage = Usage()
         for r in synthesized:
             task_usage.add(r.usage)
-        valid_rows = _rows(world_file, tasks_file) if checked.status == "accepted" else []
-        rows += valid_rows
-        calls = {row["task_id"]: len(json.loads(row["solution"])) for row in valid_rows}
+        facts = world_facts(world_file, tasks_file)
+        if checked.status == "accepted":
+            rows += facts.rows
         sample = set(world_record.data.get("sample_tasks", []))
         entries.append({
             "id": description.id,
@@ -623,20 +706,8 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
             "tasks_file": layout.relative(tasks_file) if tasks_file else None,
             "sha256": file_sha256(world_file),
             "tasks_sha256": file_sha256(tasks_file) if tasks_file else None,
-            "validated": checked.status == "accepted",
-            "problems": list(checked.data.get("problems", [])),
-            "coverage": checked.data.get("coverage", {}),
+            **validated_fields(checked, facts, sample, conversational),
             "gate_coverage": world_record.data.get("coverage", {}),
-            "findings": checked.data.get("findings", []),
-            "notes": checked.data.get("notes", []),
-            "explored_calls": checked.data.get("calls", 0),
-            "conversational_tasks": sum(1 for t in checked.data.get("tasks", [])
-                                        if t["task"] in conversational and t["valid"]),
-            "tasks": [{"task": t["task"], "file": t["file"], "line": t["line"],
-                       "valid": t["valid"], "calls": calls.get(t["task"], 0),
-                       "sample": t["task"] in sample,
-                       "conversational": t["task"] in conversational}
-                      for t in checked.data.get("tasks", [])],
             "provenance": {"source": description.source, "world_journal_key": world_record.key,
                            "repair_rounds": world_record.rounds,
                            "rounds": world_record.data.get("history", []),
@@ -660,15 +731,30 @@ def _index(config: LLMConfig, source: CorpusSource, layout: _Layout, options: Co
         "stages": {s.name: {**s.to_json(), "skipped": s.skipped} for s in stages},
         "worlds": entries,
         "rejected_worlds": rejected,
-        "totals": {"descriptions": len(descriptions), "worlds": len(entries),
-                   "validated_worlds": sum(1 for e in entries if e["validated"]),
-                   "tasks": len(rows),
-                   "conversational_tasks": sum(e["conversational_tasks"] for e in entries),
+        "totals": {"descriptions": len(descriptions), **world_totals(entries, rows),
                    "requests": usage.requests, "prompt_tokens": usage.prompt_tokens,
                    "completion_tokens": usage.completion_tokens, "tokens": usage.total_tokens},
         "dataset": "dataset.jsonl",
     }
     return index, rows
+
+
+def world_totals(entries: Sequence[Mapping[str, Any]], rows: Sequence[dict[str, Any]]
+                 ) -> dict[str, Any]:
+    """The totals the world entries and the dataset rows decide (tokens are the stages')."""
+    tools = {"read": 0, "write": 0}
+    settings = {"one-shot": 0, "conversational": 0}
+    for entry in entries:
+        for kind in tools:
+            tools[kind] += entry["tools"][kind]
+        for setting in settings:
+            settings[setting] += entry["tasks_by_setting"][setting]
+    return {"worlds": len(entries),
+            "validated_worlds": sum(1 for e in entries if e["validated"]),
+            "tasks": len(rows),
+            "conversational_tasks": sum(e["conversational_tasks"] for e in entries),
+            "tools": tools, "state_items": sum(e["state_items"] for e in entries),
+            "tasks_by_setting": settings}
 
 
 def _prompts_sha256(options: CorpusOptions) -> str:

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.skipif(not (CORPUS / "corpus.json").is_file(),
                                 reason="examples/corpus is not made yet")
 
 
-def index() -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((CORPUS / "corpus.json").read_text(encoding="utf-8"))
+def index(corpus: Path = CORPUS) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((corpus / "corpus.json").read_text(encoding="utf-8"))
     return loaded
 
 
@@ -32,15 +32,22 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest()
 
 
-def test_the_index_matches_the_files() -> None:
-    found = index()
+def check_index_matches_files(corpus: Path) -> None:
+    """The index of the corpus folder ``corpus`` holds its files' hashes and row count
+    (``tests/test_corpus_reindex.py`` runs it on re-indexed corpora too)."""
+    found = index(corpus)
     for world in found["worlds"]:
-        assert sha256(CORPUS / world["file"]) == world["sha256"], world["id"]
-        assert sha256(CORPUS / world["tasks_file"]) == world["tasks_sha256"], world["id"]
-    rows = (CORPUS / "dataset.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(rows) == found["totals"]["tasks"]
-    assert all((CORPUS / "journals" / f"{stage}.jsonl").is_file()
+        assert sha256(corpus / world["file"]) == world["sha256"], world["id"]
+        assert sha256(corpus / world["tasks_file"]) == world["tasks_sha256"], world["id"]
+    text = (corpus / "dataset.jsonl").read_text(encoding="utf-8")
+    assert len(text.splitlines()) == found["totals"]["tasks"]
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == found["dataset_sha256"]
+    assert all((corpus / "journals" / f"{stage}.jsonl").is_file()
                for stage in ("worlds", "tasks", "validation"))
+
+
+def test_the_index_matches_the_files() -> None:
+    check_index_matches_files(CORPUS)
 
 
 def test_every_world_meets_the_bar() -> None:

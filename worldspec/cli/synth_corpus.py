@@ -4,6 +4,10 @@ The pipeline itself is :mod:`llm_frontend.corpus`; this module parses the option
 the configs and renders the report. Exit status: 0 the corpus is complete (every world and
 task accepted, every world validated with no findings), 1 something was rejected, failed or
 is left for the next run, 2 bad arguments, no endpoint or an unusable input.
+
+``--reindex`` (:mod:`llm_frontend.corpus_reindex`) brings a corpus's index up to date after
+hand edits, with no model: 0 every world validated, 1 some world did not, 2 bad arguments, a
+missing or garbled ``corpus.json`` or a world file that is gone.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from worldspec.cli.console import (
     EXIT_OK,
@@ -22,6 +27,9 @@ from worldspec.cli.console import (
     add_backend_options,
     output_problem,
 )
+
+if TYPE_CHECKING:
+    from worldspec.llm_frontend.corpus import CorpusReport
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
@@ -33,7 +41,9 @@ DESCRIPTION = (
     "tests reach every write tool; tasks for each world; every world validated and explored "
     "from every task's data; dataset.jsonl (one row per task), README.md and corpus.json "
     "(worlds, tasks, coverage, provenance, token costs). Every stage journals under "
-    "OUT/journals/: run the same command again to resume where it stopped.")
+    "OUT/journals/: run the same command again to resume where it stopped. After editing "
+    "the worlds or tasks by hand, 'synth corpus --reindex -o DIR' validates them again and "
+    "rewrites the index and the dataset, asking no model.")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +58,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "the environments they need")
     parser.add_argument("-o", "--out", metavar="DIR", required=False,
                         help="the corpus folder (created; resumed when it exists)")
+    parser.add_argument("--reindex", action="store_true",
+                        help="after hand edits of DIR's worlds or tasks: validate every world "
+                             "listed in DIR/corpus.json as its files are now (journaled), "
+                             "record the edits in its provenance and write corpus.json, "
+                             "dataset.jsonl and README.md again; asks no model")
     parser.add_argument("--worlds", type=int, metavar="N",
                         help="at most N descriptions become worlds (default: all)")
     parser.add_argument("-n", "--tasks", type=int, default=6, metavar="N", dest="tasks",
@@ -96,6 +111,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     from worldspec.cli.synth import _check_limits, _run_guarded
 
+    if args.reindex:
+        return _reindex_or_say_why(args, console)
     if (args.domains is None) == (args.corpus is None):
         console.error("give either --domains FILE or --corpus FILE.jsonl")
         return EXIT_USAGE
@@ -129,6 +146,46 @@ def _build_or_say_why(args: argparse.Namespace, console: Console) -> int:
         console.error(f"cannot write the corpus in '{args.out}': {exc.strerror or exc}; what "
                       "is journaled is kept, run the same command again once it is fixed")
         return EXIT_PROBLEMS
+
+
+def _reindex_or_say_why(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli.synth import _run_guarded
+
+    if args.domains is not None or args.corpus is not None:
+        console.error("--reindex reads DIR/corpus.json: give no --domains or --corpus")
+        return EXIT_USAGE
+    if not args.out:
+        console.error("name the corpus folder to re-index: -o DIR")
+        return EXIT_USAGE
+    if not Path(args.out).is_dir():
+        console.error(f"-o: '{args.out}' is not a corpus folder (it does not exist or is "
+                      "not a folder)")
+        return EXIT_USAGE
+    try:
+        return _run_guarded(console, lambda: asyncio.run(_reindex(args, console)))
+    except OSError as exc:
+        console.error(f"cannot write the corpus in '{args.out}': {exc.strerror or exc}")
+        return EXIT_PROBLEMS
+
+
+async def _reindex(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.cli.synth import _progress
+    from worldspec.llm_frontend.corpus_reindex import reindex_corpus
+
+    report = await reindex_corpus(
+        Path(args.out), progress=lambda total, label: _progress(args, total, console, label))
+    _render(args, console, report)
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
+
+
+def _render(args: argparse.Namespace, console: Console, report: CorpusReport) -> None:
+    if args.format == "json":
+        console.line(json.dumps({"out": str(report.out), "ok": report.ok,
+                                 "stopped": report.stopped, "message": report.message,
+                                 "restored": report.restored, "edited": report.edited,
+                                 "index": report.index}, ensure_ascii=False, indent=2))
+    else:
+        console.write(report.render_text())
 
 
 def _world_names(paths: list[str], out: Path) -> frozenset[str]:
@@ -180,11 +237,5 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
     report = await build_corpus(
         config, source, Path(args.out), options, executor=executor,
         progress=lambda total, label: _progress(args, total, console, label))
-    if args.format == "json":
-        console.line(json.dumps({"out": str(report.out), "ok": report.ok,
-                                 "stopped": report.stopped, "message": report.message,
-                                 "restored": report.restored, "index": report.index},
-                                ensure_ascii=False, indent=2))
-    else:
-        console.write(report.render_text())
+    _render(args, console, report)
     return EXIT_OK if report.ok else EXIT_PROBLEMS
