@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ def _script() -> Any:
     spec = importlib.util.spec_from_file_location("tau2_tasks", ROOT / "scripts" / "tau2_tasks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
     spec.loader.exec_module(module)
     return module
 
