@@ -7,7 +7,7 @@ is written outside the sources, by default to ``build/tau2/retail_tasks.world`` 
 
     python scripts/tau2_tasks.py
     worldspec run build/tau2 --task retail_0 --solution
-    worldspec tasks build/tau2
+    worldspec tasks build/tau2    # 113 of 114 valid: retail_22, see below
 
 One task per tau2 task, named ``retail_<id>``:
 
@@ -28,6 +28,24 @@ One task per tau2 task, named ``retail_<id>``:
   a failed call is atomic), which are kept as comments; and, for a task with answer checks, a
   reference ``reply`` that names every item (written here: tau2 has no reference conversation);
 - ``split`` from ``split_tasks.json``; ``tags tau2, retail``.
+
+The reads tau2 leaves out. tau2's expected actions list the calls that change the database and
+only some of the reads an agent makes first, so 58 of the 114 tasks, as listed, pass ids the
+agent was never shown: an order or payment method id only ``get_user_details`` shows, an item
+id only ``get_order_details`` or ``get_product_details`` shows, an address "in one of the
+orders". Task validation rejects such a solution (discoverability, WS624, docs/language.md):
+an agent could not reach it. So :class:`ReadPlanner` replays each task on the compiled world
+and tau2's database, keeping what the agent was shown (``ShownText``, counted as validation
+counts it), and before each expected action inserts the fewest reads that show every value
+the action passes, each read's own arguments shown before it: the email or the name and zip
+give the user id, the user's details the order ids, an order its item and product ids, a
+product its variants' item ids. Each added read is marked in the file with
+``# read added: shows <values>``. Reads change nothing, so the solution's final state, and
+with it ``matches_solution()`` (tau2's DB reward), stays what tau2's gold trajectory leaves
+(its ``final_db_hash``, which ``tests/test_tau2_tasks.py`` checks for every task).
+``--as-listed`` writes tau2's expected actions alone. A value no read shows is named on
+stderr and keeps its task's WS624: only retail_22's ``state: "NY"`` (the user says "New York";
+none of their rows is in New York).
 
 - ``only changes nothing`` for the 11 tasks whose expected actions change nothing (the gold
   final database hash is the initial one): the right outcome is to leave the database as it is
@@ -295,7 +313,8 @@ class ReadPlanner:
                 pending += [str(v.value) for v in unseen]
                 for read, read_arguments in chain:
                     shown.add_value(self.episode.call(read, dict(read_arguments)))
-                    gained = tuple(dict.fromkeys(v for v in pending if shown.shows(v, row_key=True)))
+                    gained = tuple(dict.fromkeys(
+                        v for v in pending if shown.shows(v, row_key=True)))
                     pending = [v for v in pending if v not in gained]
                     calls.append(Call(read, dict(read_arguments), added=True, shows=gained))
             for value in self.unseen(name, arguments, shown) if add_reads else ():

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_conformance_tau2 import fast_episode_hash
 
 from worldspec.cli.main import main
