@@ -7,7 +7,7 @@ is written outside the sources, by default to ``build/tau2/retail_tasks.world`` 
 
     python scripts/tau2_tasks.py
     worldspec run build/tau2 --task retail_0 --solution
-    worldspec tasks build/tau2
+    worldspec tasks build/tau2    # 113 of 114 valid: retail_22, see below
 
 One task per tau2 task, named ``retail_<id>``:
 
@@ -28,6 +28,24 @@ One task per tau2 task, named ``retail_<id>``:
   a failed call is atomic), which are kept as comments; and, for a task with answer checks, a
   reference ``reply`` that names every item (written here: tau2 has no reference conversation);
 - ``split`` from ``split_tasks.json``; ``tags tau2, retail``.
+
+The reads tau2 leaves out. tau2's expected actions list the calls that change the database and
+only some of the reads an agent makes first, so 58 of the 114 tasks, as listed, pass ids the
+agent was never shown: an order or payment method id only ``get_user_details`` shows, an item
+id only ``get_order_details`` or ``get_product_details`` shows, an address "in one of the
+orders". Task validation rejects such a solution (discoverability, WS624, docs/language.md):
+an agent could not reach it. So :class:`ReadPlanner` replays each task on the compiled world
+and tau2's database, keeping what the agent was shown (``ShownText``, counted as validation
+counts it), and before each expected action inserts the fewest reads that show every value
+the action passes, each read's own arguments shown before it: the email or the name and zip
+give the user id, the user's details the order ids, an order its item and product ids, a
+product its variants' item ids. Each added read is marked in the file with
+``# read added: shows <values>``. Reads change nothing, so the solution's final state, and
+with it ``matches_solution()`` (tau2's DB reward), stays what tau2's gold trajectory leaves
+(its ``final_db_hash``, which ``tests/test_tau2_tasks.py`` checks for every task).
+``--as-listed`` writes tau2's expected actions alone. A value no read shows is named on
+stderr and keeps its task's WS624: only retail_22's ``state: "NY"`` (the user says "New York";
+none of their rows is in New York).
 
 - ``only changes nothing`` for the 11 tasks whose expected actions change nothing (the gold
   final database hash is the initial one): the right outcome is to leave the database as it is
@@ -50,14 +68,19 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from worldspec.compiler.model import ToolInfo, WorldModel  # noqa: E402
 from worldspec.dsl.formatter import format_source, quote_string  # noqa: E402
+from worldspec.runtime.episode import Episode  # noqa: E402
+from worldspec.services.discoverability import NamedValue, ShownText, unseen_values  # noqa: E402
+from worldspec.services.loading import compile_worlds  # noqa: E402
 
 WORLD_FILE = ROOT / "examples" / "tau2" / "retail.world"
 WORLD_NAME = "Tau2Retail"
@@ -123,6 +146,231 @@ def changes_nothing(tau2: Path, task_id: str) -> bool:
     return bool(gold["final_db_hash"] == gold["initial_db_hash"])
 
 
+# ------------------------------------------------------- the reads tau2's actions leave out
+
+#: Each read tool of the world, with the calls of it an agent could make on tau2's database
+#: (its JSON shape: each table a map keyed by row id), in order of preference when two reads
+#: would show the same value: the user's details, then a product's, then an order's, then
+#: the look-ups. ``get_item_details`` is left out: it needs the item id it would show.
+CANDIDATE_READS: dict[str, Callable[[Mapping[str, Any]], Iterator[dict[str, Any]]]] = {
+    "get_user_details": lambda db: ({"user_id": key} for key in db["users"]),
+    "get_product_details": lambda db: ({"product_id": key} for key in db["products"]),
+    "get_order_details": lambda db: ({"order_id": key} for key in db["orders"]),
+    "find_user_id_by_email": lambda db: ({"email": user["email"]}
+                                         for user in db["users"].values()),
+    "find_user_id_by_name_zip": lambda db: (
+        {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"],
+         "zip": user["address"]["zip"]} for user in db["users"].values()),
+    "list_all_product_types": lambda db: iter([{}]),
+}
+
+#: How many reads may lead to one value (the email gives the user id, the user's details an
+#: order id, the order its product ids, the product its item ids).
+MAX_CHAIN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call of a reference solution: an expected action of tau2, or a read added before
+    one (``shows``: the values it shows that a later call passes), or an expected action that
+    fails in tau2 (``error``: tau2's message), kept as a comment."""
+
+    name: str
+    arguments: dict[str, Any]
+    added: bool = False
+    shows: tuple[str, ...] = ()
+    error: str | None = None
+
+    def source(self) -> str:
+        return f"{self.name}(" + ", ".join(
+            f"{arg}: {literal(value)}" for arg, value in self.arguments.items()) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Unseen:
+    """A value an expected action passes that no read shows: the task keeps its WS624."""
+
+    task_id: str
+    tool: str
+    path: str
+    value: str | int
+
+
+def _normalised(value: object) -> str:
+    return " ".join(str(value).split()).casefold()
+
+
+def _result_values(value: Any) -> Iterator[str]:
+    """The strings, keys and numbers a tool result shows (its text, and its JSON inside)."""
+    if isinstance(value, str):
+        yield value
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return
+        if not isinstance(decoded, str):
+            yield from _result_values(decoded)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        yield str(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _result_values(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _result_values(item)
+
+
+class ReadPlanner:
+    """Inserts, before each expected action, the reads a careful agent makes so that every
+    value the action passes was shown first (WS624, ``worldspec.services.discoverability``).
+
+    Every read of :data:`CANDIDATE_READS` is run once on tau2's database and indexed by the
+    values its result shows. For a value the next action passes unseen, the planner picks
+    the shortest chain of reads that shows it, each read's own arguments shown before it
+    (an order id through the user's details, whose id the agent found by email); between
+    chains of one length, a read of a row the action names (the order it changes) first,
+    then the order of :data:`CANDIDATE_READS`. The chosen reads run in the episode, so what
+    they show is what the agent would see at that point of the conversation.
+    """
+
+    def __init__(self, world: type[Episode], model: WorldModel, db: dict[str, Any]) -> None:
+        self.world = world
+        self.model = model
+        self.db = db
+        self.episode = world(data=db)
+        self.row_keys = {str(key) for table in self.episode.tables.values()
+                         for key in table.rows}
+        self.definitions = self.episode.tools()
+        self.reads: list[tuple[str, dict[str, Any]]] = []
+        self.index: dict[str, list[int]] = {}
+        for name, calls in CANDIDATE_READS.items():
+            for arguments in calls(db):
+                result = self.episode.call(name, dict(arguments))
+                if self.episode.failed(result):
+                    continue
+                number = len(self.reads)
+                self.reads.append((name, arguments))
+                for value in {_normalised(v) for v in _result_values(result)}:
+                    self.index.setdefault(value, []).append(number)
+
+    def tool(self, name: str) -> ToolInfo:
+        return self.model.tools[name]
+
+    def shown_at_start(self, texts: Iterable[str | None]) -> ShownText:
+        """What the agent is shown before its first call, as validation counts it: the policy,
+        the tool definitions, the instruction, persona and ``known`` information."""
+        shown = ShownText([self.world.POLICY])
+        shown.add_definitions(self.definitions)
+        for text in texts:
+            if text:
+                shown.add_value(text)
+        return shown
+
+    def unseen(self, name: str, arguments: Mapping[str, Any],
+               shown: ShownText) -> list[NamedValue]:
+        tool = self.model.tools.get(name)
+        if tool is None:
+            return []
+        return [v for param in tool.params
+                for v in unseen_values(param, arguments, self.model, shown, self.row_keys)]
+
+    def chain(self, value: str | int, shown: ShownText, names: frozenset[str]
+              ) -> list[int] | None:
+        """The shortest chain of reads (indices into ``self.reads``) that shows ``value``,
+        or None; ``names``: the values the action passes (a read of one of them first)."""
+        return _ChainSearch(self, shown, names).chain(value, MAX_CHAIN)
+
+    def plan(self, task: Mapping[str, Any], texts: Iterable[str | None],
+             failures: Mapping[str, str], add_reads: bool = True
+             ) -> tuple[list[Call], list[Unseen]]:
+        """The task's reference solution: its expected actions, with the reads added before
+        each (unless ``add_reads`` is false), and the values no read shows."""
+        self.episode.reset(data=self.db)
+        shown = self.shown_at_start(texts)
+        calls: list[Call] = []
+        missing: list[Unseen] = []
+        for action in task["evaluation_criteria"]["actions"]:
+            name, arguments = action["name"], dict(action["arguments"])
+            if action["action_id"] in failures:
+                calls.append(Call(name, arguments, error=failures[action["action_id"]]))
+                continue
+            names = frozenset(str(v) for v in _result_values(arguments))
+            tried: set[str] = set()
+            while add_reads:
+                unseen = [v for v in self.unseen(name, arguments, shown)
+                          if _normalised(v.value) not in tried]
+                if not unseen:
+                    break
+                tried.add(_normalised(unseen[0].value))
+                chain = [self.reads[number] for number in
+                         self.chain(unseen[0].value, shown, names) or ()]
+                # what the chain is for: the action's values, and each read's own arguments
+                pending = [str(v.value) for call in chain[1:]
+                           for v in self.unseen(*call, shown)]
+                pending += [str(v.value) for v in unseen]
+                for read, read_arguments in chain:
+                    shown.add_value(self.episode.call(read, dict(read_arguments)))
+                    gained = tuple(dict.fromkeys(
+                        v for v in pending if shown.shows(v, row_key=True)))
+                    pending = [v for v in pending if v not in gained]
+                    calls.append(Call(read, dict(read_arguments), added=True, shows=gained))
+            for value in self.unseen(name, arguments, shown) if add_reads else ():
+                missing.append(Unseen(task["id"], name, value.path, value.value))
+            result = self.episode.call(name, dict(arguments))
+            shown.add_value(result)
+            calls.append(Call(name, arguments))
+        return calls, missing
+
+
+class _ChainSearch:
+    """One search of :meth:`ReadPlanner.chain`, against one state of what was shown: what
+    each read still needs and the best chain to each value are worked out once."""
+
+    def __init__(self, planner: ReadPlanner, shown: ShownText, names: frozenset[str]) -> None:
+        self.planner = planner
+        self.shown = shown
+        self.names = names
+        self.order = list(CANDIDATE_READS)
+        self.needs: dict[int, list[NamedValue]] = {}
+        self.chains: dict[tuple[str, int], list[int] | None] = {}
+
+    def chain(self, value: str | int, depth: int) -> list[int] | None:
+        key = (_normalised(value), depth)
+        if key not in self.chains:
+            self.chains[key] = None  # a value on its own way there is not shown by it
+            self.chains[key] = self._shortest(value, depth)
+        return self.chains[key]
+
+    def _needs(self, number: int) -> list[NamedValue]:
+        if number not in self.needs:
+            self.needs[number] = self.planner.unseen(*self.planner.reads[number], self.shown)
+        return self.needs[number]
+
+    def _shortest(self, value: str | int, depth: int) -> list[int] | None:
+        best: tuple[tuple[int, int, int], list[int]] | None = None
+        for number in self.planner.index.get(_normalised(value), ()):
+            needs = self._needs(number)
+            if any(_normalised(v.value) == _normalised(value) for v in needs):
+                continue  # a read that needs the value it would show
+            chain: list[int] = []
+            for need in needs:
+                found = self.chain(need.value, depth - 1) if depth > 1 else None
+                if found is None:
+                    break
+                chain += [n for n in found if n not in chain]
+            else:
+                chain.append(number)
+                name, arguments = self.planner.reads[number]
+                named = bool(arguments) and all(str(v) in self.names for v in arguments.values())
+                rank = (len(chain), 0 if named else 1, self.order.index(name))
+                if best is None or rank < best[0]:
+                    best = (rank, chain)
+        return best[1] if best else None
+
+
 def answer_check(number: int, info: str) -> str:
     """The check for one ``communicate_info`` item: some message of the agent holds it, as tau2
     compares (both lower-cased, the commas of the message dropped, so "1,234.56" holds
@@ -138,20 +386,42 @@ def reference_reply(told: list[str]) -> str:
     return "Here is what you asked about: " + "; ".join(told) + "."
 
 
-def render_task(task: dict[str, Any], db_path: str, split: str | None,
-                failures: dict[str, str], restraint: bool = False) -> list[str]:
+def persona(task: Mapping[str, Any]) -> str:
+    """The simulated user's behaviour: tau2's persona (when set) and task instructions."""
     scenario = task["user_scenario"]
-    instructions = scenario["instructions"]
+    return " ".join(x for x in (scenario.get("persona"),
+                                scenario["instructions"].get("task_instructions")) if x)
+
+
+def shown_texts(task: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    """What the task shows the agent before its first call: the instruction, the persona and
+    the ``known`` information (never ``unknown``)."""
+    instructions = task["user_scenario"]["instructions"]
+    return instructions["reason_for_call"], persona(task), instructions.get("known_info")
+
+
+def render_call(call: Call) -> list[str]:
+    """A solution line: a call, an added read marked with what it shows, or a failing
+    expected action as comments."""
+    if call.error is not None:
+        return [*comment(f"fails in tau2, so it changes nothing: {call.source()}", "    "),
+                *comment(f"-> {call.error}", "    ")]
+    if call.added:
+        return [f"    {call.source()}  # read added: shows {', '.join(call.shows)}"]
+    return [f"    {call.source()}"]
+
+
+def render_task(task: dict[str, Any], db_path: str, split: str | None, calls: list[Call],
+                restraint: bool = False) -> list[str]:
+    instructions = task["user_scenario"]["instructions"]
     criteria = task["evaluation_criteria"]
     name = task_name(task["id"])
     doc = quote_string(f"tau2-bench retail task {task['id']}.")
     lines = [f"task {name} in {WORLD_NAME} {doc} {{",
              f"  given {quote_string(db_path)}",
              f"  instruction {quote_string(instructions['reason_for_call'])}"]
-    persona = " ".join(x for x in (scenario.get("persona"), instructions.get("task_instructions"))
-                       if x)
-    if persona:
-        lines.append(f"  persona {quote_string(persona)}")
+    if persona(task):
+        lines.append(f"  persona {quote_string(persona(task))}")
     for key, item in (("known_info", "known"), ("unknown_info", "unknown")):
         if instructions.get(key):
             lines.append(f"  {item} {quote_string(instructions[key])}")
@@ -165,15 +435,7 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
                          "  ")
     if restraint:
         lines.append("  only changes nothing")
-    body: list[str] = []
-    for action in criteria["actions"]:
-        call = f"{action['name']}(" + ", ".join(
-            f"{arg}: {literal(value)}" for arg, value in action["arguments"].items()) + ")"
-        if action["action_id"] in failures:
-            body += comment(f"fails in tau2, so it changes nothing: {call}", "    ")
-            body += comment(f"-> {failures[action['action_id']]}", "    ")
-        else:
-            body.append(f"    {call}")
+    body = [line for call in calls for line in render_call(call)]
     if told:
         body.append(f"    reply {quote_string(reference_reply(told))}")
     lines += ["  solution {", *body, "  }"] if body else ["  solution {}"]
@@ -184,7 +446,29 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None,
     return lines
 
 
-def render(tasks: Iterable[dict[str, Any]], out: Path, tau2: Path) -> str:
+def load_planner(tau2: Path) -> ReadPlanner:
+    """The planner on the compiled world and tau2's ``db.json``."""
+    loaded = compile_worlds([WORLD_FILE])
+    db = json.loads((tau2 / "db.json").read_text(encoding="utf-8"))
+    return ReadPlanner(loaded.worlds[WORLD_NAME], loaded.result.model.worlds[WORLD_NAME], db)
+
+
+def plan_solutions(tasks: Iterable[dict[str, Any]], tau2: Path, add_reads: bool = True
+                   ) -> tuple[dict[str, list[Call]], list[Unseen]]:
+    """Each task's reference solution by tau2 task id, and the values no read shows."""
+    planner = load_planner(tau2)
+    solutions: dict[str, list[Call]] = {}
+    missing: list[Unseen] = []
+    for task in tasks:
+        calls, unseen = planner.plan(task, shown_texts(task), failed_actions(tau2, task["id"]),
+                                     add_reads)
+        solutions[task["id"]] = calls
+        missing += unseen
+    return solutions, missing
+
+
+def render(tasks: list[dict[str, Any]], out: Path, tau2: Path,
+           solutions: Mapping[str, list[Call]]) -> str:
     """The whole tasks file for ``out``, with paths relative to ``out``'s folder."""
     base = out.parent.resolve()
     world = Path(os.path.relpath(WORLD_FILE, base)).as_posix()
@@ -197,8 +481,7 @@ def render(tasks: Iterable[dict[str, Any]], out: Path, tau2: Path) -> str:
              f"import {quote_string(world)}"]
     for task in tasks:
         lines.append("")
-        lines += render_task(task, db, split_of.get(task["id"]),
-                             failed_actions(tau2, task["id"]),
+        lines += render_task(task, db, split_of.get(task["id"]), solutions[task["id"]],
                              changes_nothing(tau2, task["id"]))
     text = "\n".join(lines) + "\n"
     return format_source(text, out.name) or text
@@ -211,6 +494,10 @@ def main(argv: list[str] | None = None) -> int:
                              "or ../shared/peers from the repository root)")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT,
                         help="the tasks file to write (default: build/tau2/retail_tasks.world)")
+    parser.add_argument("--as-listed", action="store_true",
+                        help="keep tau2's expected actions as they are, without the reads "
+                             "that show the agent the ids they pass (most tasks then fail "
+                             "WS624)")
     args = parser.parse_args(argv)
     tau2 = (args.peers.resolve() if args.peers else peers_dir()) / "tau2-retail"
     source = tau2 / "tasks.json"
@@ -225,13 +512,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out: Path = args.out
     try:
+        solutions, missing = plan_solutions(tasks, tau2, add_reads=not args.as_listed)
         out.parent.mkdir(parents=True, exist_ok=True)
-        text = render(tasks, out, tau2)
+        text = render(tasks, out, tau2, solutions)
         out.write_text(text, encoding="utf-8")
     except (OSError, ValueError, KeyError) as exc:
         print(f"tau2_tasks: cannot write {out}: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {len(tasks)} tasks to {os.path.relpath(out)}")
+    added = sum(call.added for calls in solutions.values() for call in calls)
+    print(f"wrote {len(tasks)} tasks to {os.path.relpath(out)} ({added} reads added)")
+    for value in missing:
+        print(f"tau2_tasks: task {value.task_id}: no read shows {value.tool}()'s "
+              f"{value.path}: {json.dumps(value.value)}", file=sys.stderr)
     return 0
 
 

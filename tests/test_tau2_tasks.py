@@ -12,10 +12,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_conformance_tau2 import fast_episode_hash
 
 from worldspec.cli.main import main
 from worldspec.services.loading import compile_worlds
@@ -31,6 +33,7 @@ def _script() -> Any:
     spec = importlib.util.spec_from_file_location("tau2_tasks", ROOT / "scripts" / "tau2_tasks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
     spec.loader.exec_module(module)
     return module
 
@@ -70,26 +73,125 @@ def reports(tasks_file: Path) -> dict[str, Any]:
     return {r.task: r for r in validated.tasks}
 
 
-def _errors_beside_discoverability(report: Any) -> list[Any]:
-    """A report's errors other than WS624. tau2's expected actions list what changes the
-    database and leave out most reads (get_user_details, get_order_details) that show the
-    agent the order, item and payment ids the actions pass, so most tasks fail
-    discoverability as imported; see test_discoverability_finds_the_reads_tau2_leaves_out."""
-    return [p for p in report.problems if p.severity.value == "error" and p.code != "WS624"]
+#: The values no read can show, by task: the script reports them and the task keeps its
+#: WS624. retail_22's user asks for "101 Highway, New York, 10001"; tau2's expected action
+#: passes the state as "NY", which the user never says and no read of theirs shows (their
+#: address and orders are in Colorado): the agent abbreviates from what it knows.
+UNDISCOVERABLE = {"retail_22": ['modify_user_address() passes state: "NY"']}
 
 
-def test_discoverability_finds_the_reads_tau2_leaves_out(reports: dict[str, Any]) -> None:
-    """WS624 on the imported tasks names ids an agent only sees through a read that tau2's
-    expected actions leave out (order, item and payment method ids), and the user's names
-    when the user states only their user id; never a free-text or computed value (the world
-    marks `calculate`'s expression and the transfer summary `freeform`)."""
-    unseen = [p.message for r in reports.values() for p in r.problems if p.code == "WS624"]
-    assert unseen  # as imported, tau2's paths skip reads: the rule sees it
+def _errors(report: Any) -> list[Any]:
+    """A report's errors, less the WS624 of :data:`UNDISCOVERABLE`."""
+    set_aside = UNDISCOVERABLE.get(report.task, [])
+    return [p for p in report.problems if p.severity.value == "error"
+            and not (p.code == "WS624" and any(s in p.message for s in set_aside))]
+
+
+@pytest.fixture(scope="module")
+def planned(peer_tasks: list[dict[str, Any]]) -> tuple[dict[str, list[Any]], list[Any]]:
+    """The script's plan: each task's calls (the added reads marked), and the values no read
+    shows."""
+    calls, missing = _script().plan_solutions(peer_tasks, TAU2)
+    return {f"retail_{task_id}": c for task_id, c in calls.items()}, missing
+
+
+@pytest.fixture(scope="module")
+def solutions(planned: tuple[dict[str, list[Any]], list[Any]]) -> dict[str, list[Any]]:
+    return planned[0]
+
+
+@pytest.fixture(scope="module")
+def as_listed(peer_tasks: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+              ) -> dict[str, Any]:
+    """The reports of the tasks with tau2's expected actions as they are (``--as-listed``)."""
+    out = tmp_path_factory.mktemp("tau2_as_listed") / "retail_tasks.world"
+    assert _script().main(["--peers", str(PEERS), "-o", str(out), "--as-listed"]) == 0
+    return {r.task: r for r in check_paths([out]).tasks}
+
+
+def test_tau2s_expected_actions_skip_the_reads_that_show_their_ids(
+        as_listed: dict[str, Any]) -> None:
+    """As listed, tau2's expected actions change the database and leave out most reads
+    (get_user_details, get_order_details, get_product_details), so 58 of the 114 tasks pass
+    ids the agent was never shown: order, item and payment method ids, and addresses only
+    a read shows; never a free-text or computed value (the world marks `calculate`'s
+    expression and the transfer summary `freeform`)."""
+    invalid = {name for name, r in as_listed.items() if any(
+        p.severity.value == "error" for p in r.problems)}
+    unseen = [p.message for r in as_listed.values() for p in r.problems if p.code == "WS624"]
+    assert len(invalid) == 58 and len(as_listed) == 114
+    assert all(p.code == "WS624" for name in invalid for p in as_listed[name].problems
+               if p.severity.value == "error")
     arguments = {m.split(" passes ")[1].split(":")[0] for m in unseen}
-    assert arguments <= {"order_id", "item_ids", "new_item_ids", "payment_method_id",
-                         "product_id", "first_name", "last_name", "address1", "address2",
-                         "city", "state", "zip", "country", "user_id"}, arguments
+    assert arguments == {"order_id", "item_ids", "new_item_ids", "payment_method_id",
+                         "product_id", "address1", "address2", "city", "state", "zip"}
     assert not any("calculate()" in m or "transfer_to_human_agents()" in m for m in unseen)
+
+
+def test_the_added_reads_make_every_task_discoverable(
+        reports: dict[str, Any], as_listed: dict[str, Any],
+        solutions: dict[str, list[Any]]) -> None:
+    """With the reads added, every task is valid but retail_22 (its "NY", see
+    UNDISCOVERABLE); each task that failed WS624 as listed got reads, and a task that
+    needed none got none."""
+    assert [name for name, r in reports.items() if any(
+        p.severity.value == "error" for p in r.problems)] == list(UNDISCOVERABLE)
+    assert [p.message.split(" passes ")[0] + " passes " + p.message.split(" passes ")[1]
+            .split(", a value")[0] for p in reports["retail_22"].problems
+            if p.code == "WS624"] == ["solution call " + m for m in UNDISCOVERABLE["retail_22"]]
+    for name, report in as_listed.items():
+        assert bool(_errors(report)) is any(c.added for c in solutions[name]), name
+
+
+def test_a_task_with_reads_added_is_valid_and_without_them_is_not(
+        reports: dict[str, Any], as_listed: dict[str, Any],
+        solutions: dict[str, list[Any]], tasks_file: Path) -> None:
+    """retail_86: the user gives their email only, wants a fleece jacket of a pending order
+    changed and their default address set to the Washington DC one "in one of the orders".
+    tau2 lists the two writes alone; the reads find the user, their orders, the jacket's
+    item, its product's variants, and the order that holds the DC address."""
+    assert not reports["retail_86"].problems
+    listed = [p.message for p in as_listed["retail_86"].problems]
+    assert any('passes order_id: "#W2466703"' in m for m in listed)
+    assert any('passes address1: "565 Maple Drive"' in m for m in listed)
+    assert [(c.name, c.added) for c in solutions["retail_86"]] == [
+        ("find_user_id_by_email", True), ("get_user_details", True),
+        ("get_order_details", True), ("get_product_details", True),
+        ("modify_pending_order_items", False), ("get_order_details", True),
+        ("modify_user_address", False)]
+    text = tasks_file.read_text(encoding="utf-8")
+    assert ('    get_order_details(order_id: "#W1994898")  # read added: shows 565 Maple Drive, '
+            'Suite 501, 20307\n    modify_user_address(user_id: "yusuf_hernandez_6785"') in text
+
+
+def test_added_reads_change_nothing_so_every_final_db_is_tau2s(
+        world: Any, solutions: dict[str, list[Any]], gold: dict[str, dict[str, Any]]) -> None:
+    """Reads never change the database: every solution, reads and all, leaves the database
+    tau2's gold trajectory leaves (its ``final_db_hash``), so ``matches_solution()`` is
+    tau2's DB reward as before. The added reads are read tools of the world, each showing
+    some value a later call passes, and they succeed."""
+    reads = set(_script().CANDIDATE_READS)
+    episode = world(task="retail_0")
+    added = 0
+    for task_id, g in gold.items():
+        name = f"retail_{task_id}"
+        episode.reset(task=name)
+        for tool, arguments in world.TASKS[name].solution:
+            assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
+        assert fast_episode_hash(episode) == g["final_db_hash"], name
+        for call in solutions[name]:
+            if call.added:
+                added += 1
+                assert call.name in reads and call.shows, (name, call)
+    assert added > 100
+
+
+def test_the_plan_names_the_values_no_read_shows(
+        planned: tuple[dict[str, list[Any]], list[Any]]) -> None:
+    """What the script reports (on stderr) as undiscoverable is UNDISCOVERABLE."""
+    assert [(f"retail_{v.task_id}", f"{v.tool}() passes {v.path}: {json.dumps(v.value)}")
+            for v in planned[1]] == [(name, m) for name, ms in UNDISCOVERABLE.items()
+                                     for m in ms]
 
 
 def test_every_tau2_task_becomes_a_task(peer_tasks: list[dict[str, Any]],
@@ -112,8 +214,7 @@ def test_every_task_validates_and_the_read_only_ones_grade_restraint(
     told = {f"retail_{t['id']}" for t in peer_tasks
             if t["evaluation_criteria"].get("communicate_info")}
     assert len(read_only) == 11 and len(told) == 36 and len(read_only & told) == 4
-    assert [name for name, report in reports.items() if _errors_beside_discoverability(report)
-            ] == []
+    assert [name for name, report in reports.items() if _errors(report)] == []
     assert len(reports) == 114
     for name, report in reports.items():
         assert not [p for p in report.problems
@@ -149,15 +250,19 @@ def test_communicate_info_becomes_answer_checks(world: Any,
 
 
 def test_failing_expected_actions_are_left_out_of_the_solution(
-        world: Any, gold: dict[str, dict[str, Any]]) -> None:
-    """A failed call changes nothing, so the solution keeps the calls that succeed in tau2."""
+        world: Any, gold: dict[str, dict[str, Any]], solutions: dict[str, list[Any]]) -> None:
+    """A failed call changes nothing, so the solution keeps the calls that succeed in tau2,
+    in tau2's order, with the added reads between them."""
     assert len(world.TASKS) == 114
     failing = 0
     for task_id, g in gold.items():
+        name = f"retail_{task_id}"
         expected = [(s["name"], s["arguments"]) for s in g["steps"] if not s["error"]]
         failing += len(g["steps"]) - len(expected)
-        solution = [(name, dict(args)) for name, args in world.TASKS[f"retail_{task_id}"].solution]
-        assert solution == expected, task_id
+        planned = [c for c in solutions[name] if c.error is None]
+        assert [(c.name, c.arguments) for c in planned if not c.added] == expected, task_id
+        assert [(n, dict(a)) for n, a in world.TASKS[name].solution] == [
+            (c.name, c.arguments) for c in planned], task_id
     assert failing > 0
 
 
@@ -180,7 +285,7 @@ def test_every_solution_scores_one_and_nothing_scores_less(world: Any,
         for tool, arguments in task.solution:
             assert not episode.failed(episode.call(tool, dict(arguments))), (name, tool)
         assert episode.score(replies=task.replies).reward == 1.0, name
-        assert not _errors_beside_discoverability(reports[name]), name
+        assert not _errors(reports[name]), name
         assert (before == 1.0) is (task.frame == () and not task.replies), name
         if task.replies:
             assert episode.score().reward < 1.0, name  # the work without the answer

@@ -31,7 +31,8 @@ from worldspec.compiler.types import ListOf, MapOf, Named, Optional, Prim, SetOf
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 
-__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments"]
+__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments",
+           "unseen_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,16 +91,23 @@ class ShownText:
             return True
         if self._joined is None:
             self._joined = "\n".join(self._texts)
-        head = r"(?<![^\W_])" if re.match(r"[^\W_]", wanted) else ""
-        tail = r"(?![^\W_])" if re.search(r"[^\W_]$", wanted) else ""
-        pattern = re.compile(head + re.escape(wanted) + tail)
-        if pattern.search(self._joined) is not None:
+        if _occurs(wanted, self._joined):
             return True
         if row_key:
             return False
         if self._joined_definitions is None:
             self._joined_definitions = "\n".join(self._definitions)
-        return pattern.search(self._joined_definitions) is not None
+        return _occurs(wanted, self._joined_definitions)
+
+
+def _occurs(wanted: str, text: str) -> bool:
+    """Whether ``wanted`` occurs in ``text`` token-bounded (a plain substring test first: most
+    values looked up were never shown, and it is much cheaper than the pattern)."""
+    if wanted not in text:
+        return False
+    head = r"(?<![^\W_])" if re.match(r"[^\W_]", wanted) else ""
+    tail = r"(?![^\W_])" if re.search(r"[^\W_]$", wanted) else ""
+    return re.search(head + re.escape(wanted) + tail, text) is not None
 
 
 def _pieces(value: Any) -> Iterator[str]:
@@ -248,6 +256,18 @@ _FREEFORM_HINT = ("or, if the agent writes this text in its own words, mark the 
                   "(or record field) `freeform`")
 
 
+def unseen_values(param: ParamInfo, arguments: Mapping[str, Any], world: WorldModel,
+                  shown: ShownText, row_keys: Set[str] = frozenset()) -> list[NamedValue]:
+    """What ``param``'s argument in ``arguments`` names that ``shown`` does not hold (none
+    when the call leaves the parameter out). An entity key, or a string equal to one of
+    ``row_keys`` (the keys of the task's rows), is a row key: the tool definitions' examples
+    do not show it."""
+    if param.name not in arguments:
+        return []
+    return [v for v in named_values(param, arguments[param.name], world)
+            if not shown.shows(v.value, row_key=not v.text or str(v.value) in row_keys)]
+
+
 def report_unseen_arguments(call: n.SolutionCall, tool: ToolInfo, arguments: Mapping[str, Any],
                             world: WorldModel, shown: ShownText, sink: DiagnosticSink,
                             row_keys: Set[str] = frozenset()) -> None:
@@ -257,10 +277,7 @@ def report_unseen_arguments(call: n.SolutionCall, tool: ToolInfo, arguments: Map
     a row key: the tool definitions' examples do not show it."""
     nodes = _argument_nodes(call, tool)
     for param in tool.params:
-        if param.name not in arguments:
-            continue
-        unseen = [v for v in named_values(param, arguments[param.name], world)
-                  if not shown.shows(v.value, row_key=not v.text or str(v.value) in row_keys)]
+        unseen = unseen_values(param, arguments, world, shown, row_keys)
         if not unseen:
             continue
         values = ", ".join(
