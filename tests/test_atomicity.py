@@ -599,6 +599,7 @@ RAISED: dict[str, Callable[[], BaseException]] = {
 EXPECTED_MESSAGES = {
     "OverflowError": "int too large to convert to float",  # Python's texts
     "RecursionError": "The call nests too deeply.",
+    "MemoryError": "The call ran out of memory.",
     "ZeroDivisionError": "division by zero",
     "KeyError": 'Key "k" not found.',
     "IndexError": "tuple index out of range",
