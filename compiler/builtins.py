@@ -45,21 +45,32 @@ class Charge:
 
     ``steps`` names the parameter (``recv`` for a method's receiver) whose elements the
     builtin processes: one step each, charged before (only when it is a collection).
+    ``reads`` names the parameters whose text the builtin reads: one step per 64 characters,
+    charged before (``rt.read``; a literal or a number's text is short and free).
     ``width`` names the parameter that is the length of the string about to be built: checked
     before building. ``spec`` names a format-spec parameter: its width and precision are
     checked before formatting (at check time when it is a literal). ``text``: the result is a
     string the call builds (its length is checked and charged). ``items``: the result is a
-    new collection, one step per element.
+    new collection, one step per element. ``pieces``: the result is a collection of new
+    strings (``split``): one step per piece, and their characters charged as text.
     """
 
     steps: str | None = None
+    reads: tuple[str, ...] = ()
     width: str | None = None
     spec: str | None = None
     text: bool = False
     items: bool = False
+    pieces: bool = False
 
 
 FREE = Charge()
+#: a string method that builds a new string from its receiver
+BUILDS = Charge(text=True)
+#: a string method that reads its receiver (and answers a number or a bool)
+READS = Charge(reads=("recv",))
+#: a string method that searches its receiver for its argument ``s``
+SEARCHES = Charge(reads=("recv", "s"))
 
 #: the numbers of a format spec: a width or a precision (a digit used as fill is one digit)
 _SPEC_NUMBERS = re.compile(r"[0-9]+")
@@ -610,20 +621,20 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
                    "rt.text({x})", charge=Charge(text=True)),
     "int": Builtin(("x",), _conversion(
         t.INT, lambda y: t.is_numeric(y) or y in (t.STR, t.BOOL), "a number or text"),
-        "convert to int", "rt.to_int({x})"),
+        "convert to int", "rt.to_int({x})", charge=Charge(reads=("x",))),
     "float": Builtin(("x",), _conversion(
         t.FLOAT, lambda y: t.is_numeric(y) or y == t.STR, "a number or text"),
-        "convert to float", "@float"),
+        "convert to float", "@float", charge=Charge(reads=("x",))),
     "number": Builtin(("x",), _conversion(
         t.NUMBER, lambda y: t.is_numeric(y) or y in (t.STR, t.JSON), "a number, text or json"),
         "Python's int or float: an int stays an int, a float a float; text is read as int() "
-        "reads it, else as float() does", "rt.to_number({x})"),
+        "reads it, else as float() does", "rt.to_number({x})", charge=Charge(reads=("x",))),
     "to_json": Builtin(("x",), _to_json, "a value as plain JSON: a row or record as an "
                        "object of its fields, dates as ISO text", "v.export_value({x})",
                        charge=Charge(steps="x")),
     "from_json": Builtin(("value",), _from_json, "a json value as the type expected where it "
                          "goes, checked as data is (fails the call when it does not fit)",
-                         "@from_json"),
+                         "@from_json", charge=Charge(steps="value")),
     "repr": Builtin(("x",), _repr, "Python's repr(): text quoted as Python quotes it, "
                     "lists and maps as Python prints them", "rt.python_repr({x})",
                     charge=Charge(steps="x", text=True)),
@@ -634,16 +645,17 @@ BUILTIN_FUNCTIONS: dict[str, Builtin] = {
     "set": Builtin(("xs",), _to_set, "a set of the elements", "v.unique(tuple({xs}))",
                    charge=Charge(steps="xs")),
     "format": Builtin(("x", "spec"), _format, "Python format()", "format({x}, {spec})",
-                      charge=Charge(spec="spec", text=True)),
+                      charge=Charge(spec="spec", reads=("spec",), text=True)),
     "next": Builtin(("seq",), _next, "the next id of a sequence", "@next",
                     charge=Charge(text=True)),
     "date": Builtin(("text",), _parse_time(t.DATE), "parse an ISO date",
-                    "rt.parse_date({text})"),
+                    "rt.parse_date({text})", charge=Charge(reads=("text",))),
     "datetime": Builtin(("text",), _parse_time(t.DATETIME), "parse an ISO datetime",
-                        "rt.parse_datetime({text})"),
+                        "rt.parse_datetime({text})", charge=Charge(reads=("text",))),
     "strptime": Builtin(("text", "format"), _strptime, "Python's datetime.strptime: text "
                         "read with an explicit format; fails with Python's message",
-                        "rt.strptime({text}, {format})"),
+                        "rt.strptime({text}, {format})",
+                        charge=Charge(reads=("text", "format"))),
     "arithmetic": Builtin(("text",), _arithmetic, "Python's arithmetic: the expression "
                           "text evaluated as Python's eval() would (numbers, tuples, "
                           "+ - * / // % **, unary + - ~), an int or a float; fails the call "
@@ -939,30 +951,32 @@ _STR_RESULTS: dict[str, t.Type] = {
 #: str method -> (parameters, template, charge); all are Python's ``str`` methods of the
 #: same name and arguments (``contains`` is ``in``, ``byte_length`` is the UTF-8 length)
 _STR: dict[str, tuple[tuple[str, ...], str, Charge]] = {
-    "lower": ((), "{recv}.lower()", FREE),
-    "upper": ((), "{recv}.upper()", FREE),
-    "title": ((), "{recv}.title()", FREE),
-    "capitalize": ((), "{recv}.capitalize()", FREE),
-    "strip": (("chars?",), "@strip", FREE),
-    "lstrip": (("chars?",), "@lstrip", FREE),
-    "rstrip": (("chars?",), "@rstrip", FREE),
-    "contains": (("s",), "({s} in {recv})", FREE),
-    "startswith": (("s",), "{recv}.startswith({s})", FREE),
-    "endswith": (("s",), "{recv}.endswith({s})", FREE),
-    "find": (("s",), "{recv}.find({s})", FREE),
-    "rfind": (("s",), "{recv}.rfind({s})", FREE),
-    "count": (("s",), "{recv}.count({s})", FREE),
-    "isdigit": ((), "{recv}.isdigit()", FREE),
-    "isdecimal": ((), "{recv}.isdecimal()", FREE),
-    "isalpha": ((), "{recv}.isalpha()", FREE),
-    "isalnum": ((), "{recv}.isalnum()", FREE),
-    "isspace": ((), "{recv}.isspace()", FREE),
-    "islower": ((), "{recv}.islower()", FREE),
-    "isupper": ((), "{recv}.isupper()", FREE),
-    "byte_length": ((), "len({recv}.encode('utf-8'))", FREE),
-    "split": (("sep?", "maxsplit?"), "@split", Charge(items=True)),
-    "splitlines": ((), "tuple({recv}.splitlines())", Charge(items=True)),
-    "replace": (("old", "new"), "rt.replace({recv}, {old}, {new})", Charge(text=True)),
+    "lower": ((), "{recv}.lower()", BUILDS),
+    "upper": ((), "{recv}.upper()", BUILDS),
+    "title": ((), "{recv}.title()", BUILDS),
+    "capitalize": ((), "{recv}.capitalize()", BUILDS),
+    "strip": (("chars?",), "@strip", Charge(reads=("chars",), text=True)),
+    "lstrip": (("chars?",), "@lstrip", Charge(reads=("chars",), text=True)),
+    "rstrip": (("chars?",), "@rstrip", Charge(reads=("chars",), text=True)),
+    "contains": (("s",), "({s} in {recv})", SEARCHES),
+    # Python compares only as many characters as the prefix (suffix) has
+    "startswith": (("s",), "{recv}.startswith({s})", Charge(reads=("s",))),
+    "endswith": (("s",), "{recv}.endswith({s})", Charge(reads=("s",))),
+    "find": (("s",), "{recv}.find({s})", SEARCHES),
+    "rfind": (("s",), "{recv}.rfind({s})", SEARCHES),
+    "count": (("s",), "{recv}.count({s})", SEARCHES),
+    "isdigit": ((), "{recv}.isdigit()", READS),
+    "isdecimal": ((), "{recv}.isdecimal()", READS),
+    "isalpha": ((), "{recv}.isalpha()", READS),
+    "isalnum": ((), "{recv}.isalnum()", READS),
+    "isspace": ((), "{recv}.isspace()", READS),
+    "islower": ((), "{recv}.islower()", READS),
+    "isupper": ((), "{recv}.isupper()", READS),
+    "byte_length": ((), "len({recv}.encode('utf-8'))", READS),
+    "split": (("sep?", "maxsplit?"), "@split", Charge(reads=("recv", "sep"), pieces=True)),
+    "splitlines": ((), "tuple({recv}.splitlines())", Charge(reads=("recv",), pieces=True)),
+    "replace": (("old", "new"), "rt.replace({recv}, {old}, {new})",
+                Charge(reads=("recv", "old", "new"), text=True)),
     "zfill": (("n",), "{recv}.zfill({n})", Charge(width="n", text=True)),
     "join": (("xs",), "rt.join({recv}, {xs})", Charge(steps="xs", text=True)),
 }

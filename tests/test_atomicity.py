@@ -599,6 +599,7 @@ RAISED: dict[str, Callable[[], BaseException]] = {
 EXPECTED_MESSAGES = {
     "OverflowError": "int too large to convert to float",  # Python's texts
     "RecursionError": "The call nests too deeply.",
+    "MemoryError": "The call ran out of memory.",
     "ZeroDivisionError": "division by zero",
     "KeyError": 'Key "k" not found.',
     "IndexError": "tuple index out of range",
@@ -1137,6 +1138,72 @@ def test_a_tool_that_runs_out_of_memory_fails_and_changes_nothing(tmp_path: Path
     outcome = json.loads(run.stdout.strip().splitlines()[-1])
     assert outcome["failed"] and outcome["unchanged"], outcome
     assert outcome["after"] == {"success": True, "data": 1}
+
+
+#: A call made when the process has (almost) no memory left: the arguments' JSON text cannot
+#: even be decoded, or the tool's many small texts fill what is left.
+NO_MEMORY_SCRIPT = """\
+import json, resource, sys
+from pathlib import Path
+from worldspec.services.loading import compile_worlds
+
+root, margin, how = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+spec = root / "hog.world"
+spec.write_text('''world Hog "A tool that fills memory with many small texts."
+
+config { results: envscaler }
+
+state { calls: int = 0 }
+
+tool hog() -> int "900,000 short texts, kept in lists." {
+  calls += 1
+  let xs = [[f"{i}-{j}" for j in range(900)] for i in range(1000)]
+  return len(xs)
+}
+
+tool ping() -> int "Count a call." {
+  calls += 1
+  return calls
+}
+''', encoding="utf-8")
+episode = compile_worlds([spec]).worlds["Hog"]()
+episode.call("ping")
+before = episode.state_hash()
+arguments = '{"pad": "' + "x" * 8_000_000 + '"}'
+with open("/proc/self/statm") as statm:
+    mapped = int(statm.read().split()[0]) * resource.getpagesize()
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+resource.setrlimit(resource.RLIMIT_AS, (mapped + margin, hard))
+try:
+    result = episode.call("hog") if how == "tool" else episode.call("ping", arguments)
+except MemoryError:
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    print(json.dumps({"raised": "MemoryError"}))
+    raise SystemExit(0)
+unchanged = episode.state_hash() == before
+resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+print(json.dumps({"result": result, "unchanged": unchanged, "after": episode.call("ping")}))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc/self/statm")
+@pytest.mark.parametrize("how", ["arguments", "tool"])
+@pytest.mark.parametrize("margin", [0, 1 << 20])
+def test_a_call_at_no_free_memory_fails_and_changes_nothing(tmp_path: Path, how: str,
+                                                            margin: int) -> None:
+    """With no memory left beyond what the process holds (or 1 MiB), decoding the arguments'
+    JSON text or the tool's own work runs out: ``call`` still returns a failed result (it
+    used to raise ``MemoryError`` for the arguments), nothing changed, and the episode goes on
+    once memory is back."""
+    run = subprocess.run(
+        [sys.executable, "-c", NO_MEMORY_SCRIPT, str(tmp_path), str(margin), how], cwd=REPO,
+        env={**os.environ, "WORLDSPEC_CACHE": str(tmp_path / "cache"),
+             "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome == {"result": {"success": False, "error": "The call ran out of memory."},
+                       "unchanged": True, "after": {"success": True, "data": 2}}
 
 
 # ------------------------------------------------------------ any sequence of calls

@@ -3,8 +3,9 @@ helpers, constructors.
 
 A builtin's row says how it is emitted (a template, or a custom emitter here for builtins
 with several forms) and what it charges; :class:`Args` applies the charge to the arguments
-(``rt.each`` on the collection processed, ``rt.width`` on a string length, ``rt.check_spec``
-on a run-time format spec) and :func:`_charged` to the result (``rt.built``, ``rt.each``).
+(``rt.each`` on the collection processed, ``rt.read`` on a text read, ``rt.width`` on a
+string length, ``rt.check_spec`` on a run-time format spec) and :func:`_charged` to the result
+(``rt.built``, ``rt.each``, ``rt.pieces``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class Args:
         src = self.c.stored(node, self.env) if self.stored else self.c.value(node, self.env)
         if name == self.charge.steps and _sized(self.c.type_of(node)):
             return f"rt.each({self.env.ep}, {src})"
+        if name in self.charge.reads and _read(self.c, node):
+            src = f"rt.read({self.env.ep}, {src})"
         if name == self.charge.width:
             return f"rt.width({src})"
         if name == self.charge.spec and not isinstance(node, n.StrLit):
@@ -98,8 +101,17 @@ class Args:
 
 
 def _sized(typ: t.Type) -> bool:
-    """Whether values of ``typ`` are collections whose length a charge counts."""
-    return isinstance(t.strip_optional(typ), (t.ListOf, t.SetOf, t.MapOf, t.Table))
+    """Whether values of ``typ`` are collections (or json values, which may be) whose length
+    a charge counts."""
+    typ = t.strip_optional(typ)
+    return isinstance(typ, (t.ListOf, t.SetOf, t.MapOf, t.Table)) or typ == t.JSON
+
+
+def _read(c: ExprCompiler, node: n.Expr) -> bool:
+    """Whether reading ``node``'s text is charged: a text (or json) value that may be long,
+    not a literal (bounded by the spec) nor a number's or a date's text."""
+    typ = t.strip_optional(c.type_of(node))
+    return (typ == t.STR or typ == t.JSON) and not isinstance(node, n.StrLit)
 
 
 Emit = Callable[[Args], str]
@@ -173,8 +185,11 @@ def _to_float(a: Args) -> str:
 
 
 def _to_list(a: Args) -> str:
-    if isinstance(t.strip_optional(a.c.type_of(a.node("xs"))), t.Table):
+    typ = t.strip_optional(a.c.type_of(a.node("xs")))
+    if isinstance(typ, t.Table):
         return f"{a.value('xs')}.keys()"
+    if typ == t.STR:  # its characters: new strings, a step each
+        return f"rt.pieces({a.env.ep}, tuple({a.value('xs')}))"
     return f"tuple({a.value('xs')})"
 
 
@@ -262,9 +277,11 @@ def _short(a: Args) -> bool:
 
 def _charged(src: str, charge: Charge, env: Env, a: Args | None = None) -> str:
     """The result, charged: a built string to the text budget (unless it is built from
-    short values only), a new collection in steps."""
+    short values only), new strings to it and in steps, a new collection in steps."""
     if charge.text and not (a is not None and _short(a)):
         return f"rt.built({env.ep}, {src})"
+    if charge.pieces:
+        return f"rt.pieces({env.ep}, {src})"
     if charge.items:
         return f"rt.each({env.ep}, {src})"
     return src
@@ -279,6 +296,8 @@ def compile_call(c: ExprCompiler, call: n.Call, env: Env) -> str:
         recv = c.value(func.obj, env)
         if method.charge.steps == "recv" and _sized(recv_type):
             recv = f"rt.each({env.ep}, {recv})"
+        elif "recv" in method.charge.reads and _read(c, func.obj):
+            recv = f"rt.read({env.ep}, {recv})"
         args = Args(c, call, _bind(call, method.params), method.charge, env, stored=True)
         args.recv = recv
         src = _charged(_emit(method.emit, args, recv), method.charge, env)

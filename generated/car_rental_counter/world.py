@@ -741,8 +741,8 @@ class CarRentalCounter(Episode):
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
         'Find registered customers whose name, email or licence number contains the text, with their customer id and licence expiry date.'
-        wanted: str = text.strip().lower()  # car_rental_counter.world:228
-        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if (((wanted in _c9.name.lower()) or (wanted in _c9.email.lower())) or (wanted in _c9.licence_number.lower()))])  # car_rental_counter.world:229
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # car_rental_counter.world:228
+        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if (((rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower())))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))))])  # car_rental_counter.world:229
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
         'Show one car: its model, category, daily rate, mileage, the branch where it is parked and whether it is in service.'
@@ -1087,7 +1087,7 @@ def _check_pickup_and_late_return__charged(ep: CarRentalCounter, init: CarRental
 
 
 def _check_pickup_and_late_return__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:503
-    return bool(('310' in rt.built(ep, rt.replace((replies[-1] if replies else ''), ',', ''))))
+    return bool(('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
 
 
 def _check_new_customer_reservation__registered(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # car_rental_counter.world:655
@@ -1179,7 +1179,7 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(ep: CarRentalCounter
 
 
 def _check_clio_breaks_down_van_instead__told_total(ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]) -> bool:  # tasks.world:934
-    return bool(('310' in rt.built(ep, rt.replace((replies[-1] if replies else ''), ',', ''))))
+    return bool(('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
 
 
 CarRentalCounter.TASKS = {

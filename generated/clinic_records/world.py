@@ -645,8 +645,8 @@ class ClinicRecords(Episode):
 
     def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:  # clinic_records.world:248
         'Find drugs in the formulary by name or class, with their codes, names, classes and the longest course (max days) a prescription may cover.'
-        wanted: str = name.lower()  # clinic_records.world:254
-        return tuple([_d3.key() for _d3 in rt.each(self, self.t_drugs) if ((wanted in _d3.name.lower()) and ((drug_class is None) or (_d3.drug_class == (drug_class if drug_class is not None else rt.absent()))))])  # clinic_records.world:255
+        wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
+        return tuple([_d3.key() for _d3 in rt.each(self, self.t_drugs) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))) and ((drug_class is None) or (_d3.drug_class == (drug_class if drug_class is not None else rt.absent()))))])  # clinic_records.world:255
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
         "Read a drug's name, class and the longest course (max days) a prescription may cover."
@@ -654,8 +654,8 @@ class ClinicRecords(Episode):
 
     def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:  # clinic_records.world:266
         'Find patients by name or date of birth, with their ids, birth dates, allergies (drug codes) and registration dates.'
-        wanted: str = name.lower()  # clinic_records.world:272
-        return tuple([_p4.key() for _p4 in rt.each(self, self.t_patients) if ((wanted in _p4.name.lower()) and ((birth_date is None) or (_p4.birth_date == (birth_date if birth_date is not None else rt.absent()))))])  # clinic_records.world:273
+        wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
+        return tuple([_p4.key() for _p4 in rt.each(self, self.t_patients) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))) and ((birth_date is None) or (_p4.birth_date == (birth_date if birth_date is not None else rt.absent()))))])  # clinic_records.world:273
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
         "Read a patient's details: name, date of birth, allergies (drug codes) and registration date."

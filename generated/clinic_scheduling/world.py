@@ -983,14 +983,14 @@ class ClinicScheduling(Episode):
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         'Find registered patients by name or phone number.'
-        needle: str = query.strip().lower()  # clinic.world:288
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple([_p14.key() for _p14 in rt.each(self, self.t_patients) if ((needle in _p14.name.lower()) or (_p14.phone == query.strip()))]))), key=lambda _p15: _p15.name))  # clinic.world:289
+        needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_patients, rt.each(self, tuple([_p14.key() for _p14 in rt.each(self, self.t_patients) if ((rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))) or (_p14.phone == rt.built(self, query.strip())))]))), key=lambda _p15: _p15.name))  # clinic.world:289
 
     def tool_register_patient(self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None) -> Patient:  # clinic.world:292
         'Register a new patient so that they can be booked.'
         if not (birth_date <= self.clock.date()):  # clinic.world:301
             raise ToolError(('The birth date ' + rt.text(birth_date) + ' is in the future.'))
-        same: tuple[str, ...] = tuple([_p16.key() for _p16 in rt.each(self, self.t_patients) if ((_p16.name.lower() == name.lower()) and (_p16.birth_date == birth_date))])  # clinic.world:302
+        same: tuple[str, ...] = tuple([_p16.key() for _p16 in rt.each(self, self.t_patients) if ((rt.built(self, _p16.name.lower()) == rt.built(self, name.lower())) and (_p16.birth_date == birth_date))])  # clinic.world:302
         if not (len(same) == 0):  # clinic.world:303
             raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
         patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:304

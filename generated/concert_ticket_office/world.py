@@ -1060,9 +1060,9 @@ class ConcertTicketOffice(Episode):
         ok: bool = False  # concert_ticket_office.world:159
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
-            if seat.startswith(letter):  # concert_ticket_office.world:162
-                digits: str = rt.built(self, rt.replace(seat, letter, ''))  # concert_ticket_office.world:163
-                n: int = rt.to_int(digits)  # concert_ticket_office.world:164
+            if seat.startswith(rt.read(self, letter)):  # concert_ticket_office.world:162
+                digits: str = rt.built(self, rt.replace(rt.read(self, seat), rt.read(self, letter), ''))  # concert_ticket_office.world:163
+                n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
                 ok = (((rt.text(n) == digits) and (n >= 1)) and (n <= section.seats_per_row))  # concert_ticket_office.world:165
         return ok  # concert_ticket_office.world:168
 
@@ -1116,8 +1116,8 @@ class ConcertTicketOffice(Episode):
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
         'Find customers whose name or email contains the text, with their customer id.'
-        wanted: str = text.strip().lower()  # concert_ticket_office.world:280
-        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if ((wanted in _c9.name.lower()) or (wanted in _c9.email.lower()))])  # concert_ticket_office.world:281
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # concert_ticket_office.world:280
+        return tuple([_c9.key() for _c9 in rt.each(self, self.t_customers) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))))])  # concert_ticket_office.world:281
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
         'Show one customer: id, name and email.'

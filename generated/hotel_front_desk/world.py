@@ -553,7 +553,7 @@ class HotelFrontDesk(Episode):
                 raise InvariantError('A booking has a check-out time exactly when the guest checked out.', 'hotel_front_desk.world:136')
         if not all(((_b32.status != _E13_BookingStatus_checked_in) or (len(tuple([_o33.key() for _o33 in rt.each(self, self.t_bookings) if ((_o33.room == _b32.room) and (_o33.status == _E13_BookingStatus_checked_in))])) == 1)) for _b32 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
             raise InvariantError('A room has at most one checked-in booking.', 'hotel_front_desk.world:139')
-        if not all((len(tuple([_h35.key() for _h35 in rt.each(self, self.t_guests) if (_h35.email.lower() == _g34.email.lower())])) == 1) for _g34 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
+        if not all((len(tuple([_h35.key() for _h35 in rt.each(self, self.t_guests) if (rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower()))])) == 1) for _g34 in rt.each(self, self.t_guests)):  # hotel_front_desk.world:142
             raise InvariantError('No two guests share an email address.', 'hotel_front_desk.world:142')
         for _row36 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row36.guest, 'Booking.guest')
@@ -597,8 +597,8 @@ class HotelFrontDesk(Episode):
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name, with their guest id, name, email and phone.'
-        q: str = query.strip().lower()  # hotel_front_desk.world:166
-        return tuple([_g3.key() for _g3 in rt.each(self, self.t_guests) if ((_g3.email.lower() == q) or (q in _g3.name.lower()))])  # hotel_front_desk.world:167
+        q: str = rt.built(self, rt.built(self, query.strip()).lower())  # hotel_front_desk.world:166
+        return tuple([_g3.key() for _g3 in rt.each(self, self.t_guests) if ((rt.built(self, _g3.email.lower()) == q) or (rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))))])  # hotel_front_desk.world:167
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
         'Show one booking: guest, room, dates, number of guests, status, total and cancellation fee.'
@@ -636,7 +636,7 @@ class HotelFrontDesk(Episode):
 
     def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:  # hotel_front_desk.world:236
         'Create a guest profile. Each email address belongs to one guest.'
-        if not (not any((_g10.email.lower() == email.lower()) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
+        if not (not any((rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
             raise ToolError(rt.built(self, ('A guest with the email ' + rt.text(email) + ' already exists.')))
         guest: Guest = Guest(id_=self._next('guest_ids', 'G{:03d}'), name=v.check_length(name, 'Guest.name', 1, 80), email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'), phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')))  # hotel_front_desk.world:244
         self._insert(self.t_guests, guest)  # hotel_front_desk.world:245

@@ -633,8 +633,8 @@ class ITHelpdesk(Episode):
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
-        wanted: str = text.strip().lower()  # ithelpdesk.world:200
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (wanted in _t3.title.lower())]))), key=lambda _t4: self.fn_rank(_t4.priority), reverse=True))  # ithelpdesk.world:201
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _t3.title.lower())))]))), key=lambda _t4: self.fn_rank(_t4.priority), reverse=True))  # ithelpdesk.world:201
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
@@ -654,8 +654,8 @@ class ITHelpdesk(Episode):
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
         'Find employees whose name, department or email contains the text, with their employee id.'
-        wanted: str = text.strip().lower()  # ithelpdesk.world:242
-        return tuple([_e8.key() for _e8 in rt.each(self, self.t_employees) if (((wanted in _e8.name.lower()) or (wanted in _e8.department.lower())) or (wanted in _e8.email.lower()))])  # ithelpdesk.world:243
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
+        return tuple([_e8.key() for _e8 in rt.each(self, self.t_employees) if (((rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower())))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))))])  # ithelpdesk.world:243
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
         'Show one employee: name, department and email.'
@@ -738,7 +738,7 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only assigned or in-progress tickets can be resolved.')))
         if not (ticket.assignee == self.state.current_agent):  # ithelpdesk.world:337
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
-        if not (resolution_note.strip() != ''):  # ithelpdesk.world:338
+        if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:339
         ticket.status = _E12_TicketStatus_resolved  # ithelpdesk.world:339
@@ -1020,7 +1020,7 @@ def _check_escalate_vpn__escalated(ep: ITHelpdesk, init: ITHelpdesk, replies: tu
 
 
 def _check_escalate_vpn__noted(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:608
-    return bool(any(((((_c9.ticket == 'TK0002') and _c9.internal) and (_c9.author == 'A02')) and ('sales floor' in _c9.body.lower())) for _c9 in rt.each(ep, ep.t_comments)))
+    return bool(any(((((_c9.ticket == 'TK0002') and _c9.internal) and (_c9.author == 'A02')) and ('sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower())))) for _c9 in rt.each(ep, ep.t_comments)))
 
 
 def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:727
@@ -1028,7 +1028,7 @@ def _check_reopen_and_close__reopened(ep: ITHelpdesk, init: ITHelpdesk, replies:
 
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> bool:  # ithelpdesk.world:728
-    return bool(any(((_c10.ticket == 'TK0004') and ('jam' in _c10.body.lower())) for _c10 in rt.each(ep, ep.t_comments)))
+    return bool(any(((_c10.ticket == 'TK0004') and ('jam' in rt.read(ep, rt.built(ep, _c10.body.lower())))) for _c10 in rt.each(ep, ep.t_comments)))
 
 
 def _check_reopen_and_close__closed_old(ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # ithelpdesk.world:729

@@ -1166,7 +1166,7 @@ class MessageAPI(Episode):
             kind: str = rt.python_type(content)  # message_api.world:239
             if not (kind == 'str'):  # message_api.world:240
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
-            if (keyword.lower() in rt.built(self, rt.text(content)).lower()):  # message_api.world:241
+            if (rt.built(self, keyword.lower()) in rt.built(self, rt.built(self, rt.text(content)).lower())):  # message_api.world:241
                 self._steps -= (len(hits) if type(hits) is tuple else rt.size(hits))  # message_api.world:242
                 self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
                 hits = (hits + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242

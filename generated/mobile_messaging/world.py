@@ -971,18 +971,18 @@ class MobileMessaging(Episode):
         mine: tuple[str, ...] = tuple([_c12.key() for _c12 in rt.each(self, self.t_contacts) if ((_c12.owner == me.key()) and (_c12.favorite or (not favorites_only)))])  # messaging.world:305
         self._steps -= len(mine)  # messaging.world:306
         self._steps >= 0 or rt.out_of_steps()  # messaging.world:306
-        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c14: _c14.name.lower()))))])  # messaging.world:306
+        return tuple([self.fn_card(_c13) for _c13 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, mine), key=lambda _c14: rt.built(self, _c14.name.lower())))))])  # messaging.world:306
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
         'Find contacts of the signed-in user whose name or phone number contains the query.'
         if not (self.state.current_user is not None):  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:315
-        needle: str = query.strip().lower()  # messaging.world:316
-        found: tuple[str, ...] = tuple([_c15.key() for _c15 in rt.each(self, self.t_contacts) if ((_c15.owner == me.key()) and ((needle in _c15.name.lower()) or (needle in (self.t_users.rows.get(_c15.user) or self.t_users.row(_c15.user)).phone)))])  # messaging.world:317
+        needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
+        found: tuple[str, ...] = tuple([_c15.key() for _c15 in rt.each(self, self.t_contacts) if ((_c15.owner == me.key()) and ((rt.read(self, needle) in rt.read(self, rt.built(self, _c15.name.lower()))) or (rt.read(self, needle) in rt.read(self, (self.t_users.rows.get(_c15.user) or self.t_users.row(_c15.user)).phone))))])  # messaging.world:317
         self._steps -= len(found)  # messaging.world:318
         self._steps >= 0 or rt.out_of_steps()  # messaging.world:318
-        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c17: _c17.name.lower()))))])  # messaging.world:318
+        return tuple([self.fn_card(_c16) for _c16 in rt.rows(self.t_contacts, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_contacts, found), key=lambda _c17: rt.built(self, _c17.name.lower())))))])  # messaging.world:318
 
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:  # messaging.world:321
         "Add a person who has an account on the app to the signed-in user's contacts."
@@ -1534,7 +1534,7 @@ def _check_reply_to_priya__nothing_failed(ep: MobileMessaging, init: MobileMessa
 
 
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_m35.id_ not in init.t_messages) and (_m35.conversation == 'CONV102')) and (_m35.sender == 'U001')) and ('budget sheet' in _m35.body)) for _m35 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m35.id_ not in init.t_messages) and (_m35.conversation == 'CONV102')) and (_m35.sender == 'U001')) and ('budget sheet' in rt.read(ep, _m35.body))) for _m35 in rt.each(ep, ep.t_messages)))
 
 
 def _check_reply_to_priya__one_message_sent(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
@@ -1562,11 +1562,11 @@ def _check_paris_trip_group__group_created(ep: MobileMessaging, init: MobileMess
 
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_m40.sender == 'U001') and ((ep.t_conversations.rows.get(_m40.conversation) or ep.t_conversations.row(_m40.conversation)).title == 'Paris trip')) and ('Paris in May' in _m40.body)) for _m40 in rt.each(ep, ep.t_messages)))
+    return bool(any((((_m40.sender == 'U001') and ((ep.t_conversations.rows.get(_m40.conversation) or ep.t_conversations.row(_m40.conversation)).title == 'Paris trip')) and ('Paris in May' in rt.read(ep, _m40.body))) for _m40 in rt.each(ep, ep.t_messages)))
 
 
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:74
-    return bool(any(((((_m41.id_ not in init.t_messages) and (_m41.conversation == 'CONV101')) and (_m41.sender == 'U001')) and ('Paris trip' in _m41.body)) for _m41 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m41.id_ not in init.t_messages) and (_m41.conversation == 'CONV101')) and (_m41.sender == 'U001')) and ('Paris trip' in rt.read(ep, _m41.body))) for _m41 in rt.each(ep, ep.t_messages)))
 
 
 def _check_clean_up_contacts__failed_post_deleted(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:94
@@ -1582,11 +1582,11 @@ def _check_clean_up_contacts__favorites(ep: MobileMessaging, init: MobileMessagi
 
 
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:122
-    return bool(any(((((_m44.id_ not in init.t_messages) and (_m44.conversation == 'CONV101')) and (_m44.sender == 'U001')) and ('Friday' in _m44.body)) for _m44 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m44.id_ not in init.t_messages) and (_m44.conversation == 'CONV101')) and (_m44.sender == 'U001')) and ('Friday' in rt.read(ep, _m44.body))) for _m44 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:123
-    return bool(any(((((_m45.id_ not in init.t_messages) and (_m45.conversation == 'CONV103')) and (_m45.sender == 'U001')) and ('rope' in _m45.body.lower())) for _m45 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m45.id_ not in init.t_messages) and (_m45.conversation == 'CONV103')) and (_m45.sender == 'U001')) and ('rope' in rt.read(ep, rt.built(ep, _m45.body.lower())))) for _m45 in rt.each(ep, ep.t_messages)))
 
 
 def _check_weekend_catch_up__both_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:124
@@ -1606,7 +1606,7 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging, init: MobileMe
 
 
 def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:157
-    return bool((all(((_m49.conversation != 'CONV103') or ('U002' in rt.each(ep, _m49.read_by))) for _m49 in rt.each(ep, ep.t_messages)) and any(((((_m50.id_ not in init.t_messages) and (_m50.conversation == 'CONV103')) and (_m50.sender == 'U002')) and ('Saturday' in _m50.body)) for _m50 in rt.each(ep, ep.t_messages))))
+    return bool((all(((_m49.conversation != 'CONV103') or ('U002' in rt.each(ep, _m49.read_by))) for _m49 in rt.each(ep, ep.t_messages)) and any(((((_m50.id_ not in init.t_messages) and (_m50.conversation == 'CONV103')) and (_m50.sender == 'U002')) and ('Saturday' in rt.read(ep, _m50.body))) for _m50 in rt.each(ep, ep.t_messages))))
 
 
 def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:158
@@ -1614,7 +1614,7 @@ def _check_daniel_catches_up__signed_out(ep: MobileMessaging, init: MobileMessag
 
 
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:186
-    return bool(any(((((_m51.id_ not in init.t_messages) and (_m51.conversation == 'CONV104')) and (_m51.sender == 'U001')) and ('Q4' in _m51.body)) for _m51 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m51.id_ not in init.t_messages) and (_m51.conversation == 'CONV104')) and (_m51.sender == 'U001')) and ('Q4' in rt.read(ep, _m51.body))) for _m51 in rt.each(ep, ep.t_messages)))
 
 
 def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:187
@@ -1626,11 +1626,11 @@ def _check_hana_q4_follow_up__renamed(ep: MobileMessaging, init: MobileMessaging
 
 
 def _check_phone_handoff_to_sofia__maya_told_daniel(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:214
-    return bool(any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV101')) and (_m54.sender == 'U001')) and ('late' in _m54.body)) for _m54 in rt.each(ep, ep.t_messages)))
+    return bool(any(((((_m54.id_ not in init.t_messages) and (_m54.conversation == 'CONV101')) and (_m54.sender == 'U001')) and ('late' in rt.read(ep, _m54.body))) for _m54 in rt.each(ep, ep.t_messages)))
 
 
 def _check_phone_handoff_to_sofia__sofia_caught_up(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:215
-    return bool((all(((_m55.conversation != 'CONV103') or ('U005' in rt.each(ep, _m55.read_by))) for _m55 in rt.each(ep, ep.t_messages)) and any(((((_m56.id_ not in init.t_messages) and (_m56.conversation == 'CONV103')) and (_m56.sender == 'U005')) and ('book the wall' in _m56.body)) for _m56 in rt.each(ep, ep.t_messages))))
+    return bool((all(((_m55.conversation != 'CONV103') or ('U005' in rt.each(ep, _m55.read_by))) for _m55 in rt.each(ep, ep.t_messages)) and any(((((_m56.id_ not in init.t_messages) and (_m56.conversation == 'CONV103')) and (_m56.sender == 'U005')) and ('book the wall' in rt.read(ep, _m56.body))) for _m56 in rt.each(ep, ep.t_messages))))
 
 
 def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]) -> bool:  # tasks.world:216

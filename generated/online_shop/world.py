@@ -1413,8 +1413,8 @@ class OnlineShop(Episode):
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         "Find a customer's id from their email address. Use it to identify the customer before anything else."
-        wanted: str = email.strip().lower()  # shop.world:284
-        matches: tuple[str, ...] = tuple([_c8.key() for _c8 in rt.each(self, self.t_customers) if (_c8.email.lower() == wanted)])  # shop.world:285
+        wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
+        matches: tuple[str, ...] = tuple([_c8.key() for _c8 in rt.each(self, self.t_customers) if (rt.built(self, _c8.email.lower()) == wanted)])  # shop.world:285
         if not (len(matches) > 0):  # shop.world:286
             raise ToolError(rt.built(self, ('No customer has the email address ' + rt.text(email) + '.')))
         return self.t_customers.row(matches[0]).id_  # shop.world:287
@@ -1445,7 +1445,7 @@ class OnlineShop(Episode):
             self._steps -= len(options)  # shop.world:327
             self._steps >= 0 or rt.out_of_steps()  # shop.world:327
             stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(self.t_variants, options)))))  # shop.world:327
-            wanted: bool = ((category is None) or (product.category.lower() == ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower()))  # shop.world:328
+            wanted: bool = ((category is None) or (rt.built(self, product.category.lower()) == rt.built(self, ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower())))  # shop.world:328
             if (wanted and ((stock > 0) or (not in_stock_only))):  # shop.world:329
                 self._steps -= len(listed)  # shop.world:330
                 self._steps >= 0 or rt.out_of_steps()  # shop.world:330

@@ -996,8 +996,8 @@ class PublicLibrary(Episode):
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
         'Find books by part of the title or author (case-insensitive), with their available copies and how many active holds they have.'
-        q: str = query.strip().lower()  # public_library.world:242
-        return tuple([self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books) if ((q in _b8.title.lower()) or (q in _b8.author.lower()))])  # public_library.world:243
+        q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
+        return tuple([self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books) if ((rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))) or (rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))))])  # public_library.world:243
 
     def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
         'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of the available copies and how many active holds it has.'
@@ -1018,8 +1018,8 @@ class PublicLibrary(Episode):
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
         'Find members whose name or email contains the text, with their card number, email, unpaid fees and the day they joined.'
-        wanted: str = text.strip().lower()  # public_library.world:284
-        return tuple([_m14.key() for _m14 in rt.each(self, self.t_members) if ((wanted in _m14.name.lower()) or (wanted in _m14.email.lower()))])  # public_library.world:285
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # public_library.world:284
+        return tuple([_m14.key() for _m14 in rt.each(self, self.t_members) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))))])  # public_library.world:285
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
         "Show a member's details and unpaid fees, whether they may borrow, their open loans (each with the copy, its book and the due date) and their active holds (each with its book and place in the queue)."

@@ -944,8 +944,8 @@ class RestaurantOrders(Episode):
 
     def tool_search_menu(self, text: str) -> tuple[str, ...]:  # restaurant_orders.world:208
         'Find menu items whose name contains the text, sold-out ones included, with their codes, prices in cents and whether they are available.'
-        wanted: str = text.strip().lower()  # restaurant_orders.world:213
-        return tuple([_m5.key() for _m5 in rt.each(self, self.t_menu) if (wanted in _m5.name.lower())])  # restaurant_orders.world:214
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # restaurant_orders.world:213
+        return tuple([_m5.key() for _m5 in rt.each(self, self.t_menu) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower())))])  # restaurant_orders.world:214
 
     def tool_get_menu_item(self, item: MenuItem) -> MenuItem:  # restaurant_orders.world:217
         'Show one menu item: name, category, price in cents and whether it is available.'
@@ -1429,7 +1429,7 @@ def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders, init
 
 
 def _check_tiramisu_out_and_terrace_split__told_share(ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]) -> bool:  # tasks.world:913
-    return bool(('11.10' in (replies[-1] if replies else '')))
+    return bool(('11.10' in rt.read(ep, (replies[-1] if replies else ''))))
 
 
 RestaurantOrders.TASKS = {

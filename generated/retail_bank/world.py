@@ -677,8 +677,8 @@ class RetailBank(Episode):
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
         'Find customers whose name or email contains the text, with their customer id, name, email and since date.'
-        wanted: str = text.strip().lower()  # retail_bank.world:187
-        return tuple([_c5.key() for _c5 in rt.each(self, self.t_customers) if ((wanted in _c5.name.lower()) or (wanted in _c5.email.lower()))])  # retail_bank.world:188
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
+        return tuple([_c5.key() for _c5 in rt.each(self, self.t_customers) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))))])  # retail_bank.world:188
 
     def tool_list_accounts(self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None) -> tuple[str, ...]:  # retail_bank.world:191
         'List accounts with their owner, kind, status, balance (in cents) and opening date, optionally of one customer, kind or status.'
@@ -802,7 +802,7 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:343
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
-        if not (reason.strip() != ''):  # retail_bank.world:344
+        if not (rt.built(self, reason.strip()) != ''):  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:345
         account.status = _E13_AccountStatus_frozen  # retail_bank.world:345

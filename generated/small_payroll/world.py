@@ -820,8 +820,8 @@ class SmallPayroll(Episode):
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
         'Find employees whose name contains the text, with their employee id, role, pay type, salary or hourly rate, tax code and whether active.'
-        wanted: str = text.strip().lower()  # small_payroll.world:242
-        return tuple([_e3.key() for _e3 in rt.each(self, self.t_employees) if (wanted in _e3.name.lower())])  # small_payroll.world:243
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # small_payroll.world:242
+        return tuple([_e3.key() for _e3 in rt.each(self, self.t_employees) if (rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower())))])  # small_payroll.world:243
 
     def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:  # small_payroll.world:246
         'List employees with their employee id, name, role, pay type, salary or hourly rate, tax code and whether active.'
@@ -1286,7 +1286,7 @@ def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: Sm
 
 
 def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:846
-    return bool(('2412' in rt.built(ep, rt.replace((replies[-1] if replies else ''), ',', ''))))
+    return bool(('2412' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, (replies[-1] if replies else '')), ',', '')))))
 
 
 def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1018

@@ -1310,7 +1310,7 @@ class Tau2Retail(Episode):
         self._steps -= len(self.t_users)  # retail.world:257
         self._steps >= 0 or rt.out_of_steps()  # retail.world:257
         for u in self.t_users:  # retail.world:257
-            if (u.email.lower() == email.lower()):  # retail.world:258
+            if (rt.built(self, u.email.lower()) == rt.built(self, email.lower())):  # retail.world:258
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
@@ -1319,7 +1319,7 @@ class Tau2Retail(Episode):
         self._steps -= len(self.t_users)  # retail.world:272
         self._steps >= 0 or rt.out_of_steps()  # retail.world:272
         for u in self.t_users:  # retail.world:272
-            if (((u.name.first_name.lower() == first_name.lower()) and (u.name.last_name.lower() == last_name.lower())) and (u.address.zip_ == zip_)):  # retail.world:273
+            if (((rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())) and (rt.built(self, u.name.last_name.lower()) == rt.built(self, last_name.lower()))) and (u.address.zip_ == zip_)):  # retail.world:273
                 return u.user_id  # retail.world:274
         raise ToolError('User not found')  # retail.world:277
 

@@ -796,8 +796,8 @@ class TeamChat(Episode):
 
     def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
         'Find workspace users by name or handle, with their ids and whether they are deactivated.'
-        wanted: str = query.lower()  # team_chat.world:295
-        return tuple([_u12.key() for _u12 in rt.each(self, self.t_users) if ((wanted in _u12.name.lower()) or (wanted in _u12.handle))])  # team_chat.world:296
+        wanted: str = rt.built(self, query.lower())  # team_chat.world:295
+        return tuple([_u12.key() for _u12 in rt.each(self, self.t_users) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))) or (rt.read(self, wanted) in rt.read(self, _u12.handle)))])  # team_chat.world:296
 
     def tool_get_user(self, user: User) -> User:  # team_chat.world:299
         "Read a user's name, handle and whether they are deactivated."
@@ -817,8 +817,8 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:332
-        wanted: str = query.lower()  # team_chat.world:333
-        return tuple([_new_ChannelSummary(_c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic, len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if (_m15.channel == _c14.key())])), self.fn_is_member(_c14, me)) for _c14 in rt.each(self, self.t_channels) if (self.fn_can_read(_c14, me) and ((wanted in _c14.name) or (wanted in _c14.topic.lower())))])  # team_chat.world:334
+        wanted: str = rt.built(self, query.lower())  # team_chat.world:333
+        return tuple([_new_ChannelSummary(_c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic, len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if (_m15.channel == _c14.key())])), self.fn_is_member(_c14, me)) for _c14 in rt.each(self, self.t_channels) if (self.fn_can_read(_c14, me) and ((rt.read(self, wanted) in rt.read(self, _c14.name)) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))))])  # team_chat.world:334
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
         "List a channel's memberships, oldest first: each member's user id, who invited them and when they joined. Private channels are visible to members only."
@@ -841,8 +841,8 @@ class TeamChat(Episode):
         if not (self.state.current_user is not None):  # team_chat.world:364
             raise ToolError('Not signed in.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:365
-        wanted: str = query.lower()  # team_chat.world:366
-        found: tuple[str, ...] = tuple([_m18.key() for _m18 in rt.each(self, self.t_messages) if (((((not _m18.deleted) and self.fn_can_read((self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel)), me)) and (wanted in _m18.body.lower())) and ((channel is None) or (_m18.channel == (channel if channel is not None else rt.absent()).key()))) and ((author is None) or (_m18.author == (author if author is not None else rt.absent()).key())))])  # team_chat.world:367
+        wanted: str = rt.built(self, query.lower())  # team_chat.world:366
+        found: tuple[str, ...] = tuple([_m18.key() for _m18 in rt.each(self, self.t_messages) if (((((not _m18.deleted) and self.fn_can_read((self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel)), me)) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower())))) and ((channel is None) or (_m18.channel == (channel if channel is not None else rt.absent()).key()))) and ((author is None) or (_m18.author == (author if author is not None else rt.absent()).key())))])  # team_chat.world:367
         self._steps -= len(found)  # team_chat.world:368
         self._steps >= 0 or rt.out_of_steps()  # team_chat.world:368
         return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, found), key=lambda _m19: _m19.posted_at))  # team_chat.world:368

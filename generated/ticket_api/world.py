@@ -452,7 +452,7 @@ class TicketAPI(Episode):
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
         self._steps -= (len(mine) if type(mine) is tuple else rt.size(mine))  # ticket_api.world:222
         self._steps >= 0 or rt.out_of_steps()  # ticket_api.world:222
-        return tuple([_ticket4 for _ticket4 in mine if (rt.built(self, rt.text(_ticket4['status'])).lower() == (status if status is not None else rt.absent()).lower())])  # ticket_api.world:222
+        return tuple([_ticket4 for _ticket4 in mine if (rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(self, (status if status is not None else rt.absent()).lower()))])  # ticket_api.world:222
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

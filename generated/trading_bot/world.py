@@ -961,7 +961,7 @@ class TradingBot(Episode):
     def fn_price_changed(self, stock: dict[str, Any], threshold: float) -> bool:  # trading_bot.world:245
         if not ('percent_change' in stock):  # trading_bot.world:246
             raise ToolError("'percent_change'")
-        return (abs(rt.to_number(stock['percent_change'])) >= threshold)  # trading_bot.world:247
+        return (abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold)  # trading_bot.world:247
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
@@ -1004,11 +1004,11 @@ class TradingBot(Episode):
             raise ToolError(rt.built(self, ('Invalid stock symbol: ' + rt.text(symbol))))
         if not (not ((price <= 0) or (amount <= 0))):  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
-        if (order_type.lower() == 'buy'):  # trading_bot.world:296
+        if (rt.built(self, order_type.lower()) == 'buy'):  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)  # trading_bot.world:298
-            if not (not (total_cost > rt.to_number(balance))):  # trading_bot.world:299
-                raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.to_number(balance), '.2f') + ' available.'))
+            if not (not (total_cost > rt.to_number(rt.read(self, balance)))):  # trading_bot.world:299
+                raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.to_number(rt.read(self, balance)), '.2f') + ' available.'))
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
         self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
@@ -1025,9 +1025,9 @@ class TradingBot(Episode):
             raise ToolError('Transaction amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:330
             raise ToolError("'balance'")
-        if not (not (amount > rt.to_number(self.state.account_info['balance']))):  # trading_bot.world:331
+        if not (not (amount > rt.to_number(rt.read(self, self.state.account_info['balance'])))):  # trading_bot.world:331
             raise ToolError('Insufficient funds for withdrawal.')
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) - amount)})  # trading_bot.world:332
+        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount)})  # trading_bot.world:332
         entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
         return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
@@ -1064,7 +1064,7 @@ class TradingBot(Episode):
             raise ToolError('Funding amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:378
             raise ToolError("'balance'")
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(self.state.account_info['balance']) + amount)})  # trading_bot.world:379
+        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount)})  # trading_bot.world:379
         entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
         self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
         return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
@@ -1096,17 +1096,17 @@ class TradingBot(Episode):
             return [{'error': 'User not authenticated. Please log in to view transaction history.'}]  # trading_bot.world:422
         start: dt.datetime = rt.parse_datetime('0001-01-01T00:00:00')  # trading_bot.world:425
         if ((start_date is not None) and ((start_date if start_date is not None else rt.absent()) != '')):  # trading_bot.world:426
-            start = rt.strptime((start_date if start_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:427
+            start = rt.strptime(rt.read(self, (start_date if start_date is not None else rt.absent())), '%Y-%m-%d')  # trading_bot.world:427
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
         if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:430
-            end = rt.strptime((end_date if end_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:431
+            end = rt.strptime(rt.read(self, (end_date if end_date is not None else rt.absent())), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
         self._steps -= (len(self.state.transaction_history) if type(self.state.transaction_history) is tuple else rt.size(self.state.transaction_history))  # trading_bot.world:434
         self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:434
         for transaction in self.state.transaction_history:  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435
                 raise ToolError("'timestamp'")
-            stamp: dt.datetime = rt.strptime(rt.built(self, rt.text(transaction['timestamp'])), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
+            stamp: dt.datetime = rt.strptime(rt.read(self, rt.built(self, rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
             if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:437
                 self._steps -= (len(found) if type(found) is tuple else rt.size(found))  # trading_bot.world:438
                 self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:438
@@ -1121,7 +1121,7 @@ class TradingBot(Episode):
         'Filter stocks based on a price range.'
         self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:460
         self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:460
-        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) >= min_price) and (rt.to_number(self.fn_price_of(self.state.stocks.get(_symbol1))) <= max_price))]))  # trading_bot.world:460
+        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'

@@ -1497,10 +1497,10 @@ class TravelAPI(Episode):
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
             char: str = rt.built(self, travel_date[i:(i + 1):])  # travel_api.world:736
-            if char.isdigit():  # travel_api.world:737
-                if not char.isdecimal():  # travel_api.world:738
+            if rt.read(self, char).isdigit():  # travel_api.world:737
+                if not rt.read(self, char).isdecimal():  # travel_api.world:738
                     raise ToolError(rt.built(self, ('invalid literal for int() with base 10: ' + rt.text(rt.built(self, rt.python_repr(char))))))
-                digit_sum = rt.python_augmented(self, '+', digit_sum, rt.to_int(char))  # travel_api.world:739
+                digit_sum = rt.python_augmented(self, '+', digit_sum, rt.to_int(rt.read(self, char)))  # travel_api.world:739
         multiplier: int = (2 if (rt.python_remainder(digit_sum, 2) == 0) else 1)  # travel_api.world:742
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
@@ -1585,7 +1585,7 @@ class TravelAPI(Episode):
             return self.fn_booking_refused(rt.built(self, ('Invalid departure airport code: ' + rt.text(travel_from))))  # travel_api.world:882
         if (travel_to not in rt.each(self, _C_AIRPORTS)):  # travel_api.world:884
             return self.fn_booking_refused(rt.built(self, ('Invalid destination airport code: ' + rt.text(travel_to))))  # travel_api.world:885
-        if (rt.attempt(lambda: rt.strptime(travel_date, '%Y-%m-%d')) is None):  # travel_api.world:887
+        if (rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None):  # travel_api.world:887
             return self.fn_booking_refused('Invalid date format. Use YYYY-MM-DD.')  # travel_api.world:888
         if (((travel_class != 'economy') and (travel_class != 'business')) and (travel_class != 'first')):  # travel_api.world:890
             return self.fn_booking_refused("Invalid travel class. Must be one of {'first', 'business', 'economy'}")  # travel_api.world:893
@@ -1596,7 +1596,7 @@ class TravelAPI(Episode):
         if (entry is None):  # travel_api.world:904
             return self.fn_booking_refused('No available route for the given parameters')  # travel_api.world:905
         travel_cost: float = (entry if entry is not None else rt.absent())['cost']  # travel_api.world:907
-        balance: int | float = rt.to_number((card if card is not None else rt.absent())['balance'])  # travel_api.world:908
+        balance: int | float = rt.to_number(rt.read(self, (card if card is not None else rt.absent())['balance']))  # travel_api.world:908
         if (balance < travel_cost):  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
         if ((self.state.budget_limit is not None) and (balance < rt.present(self.state.budget_limit))):  # travel_api.world:913
@@ -1645,9 +1645,9 @@ class TravelAPI(Episode):
         if (refused is not None):  # travel_api.world:1000
             raise ToolError((refused if refused is not None else rt.absent()))  # travel_api.world:1001
         if not ((rt.python_type(card_id) == 'str') and (rt.built(self, rt.text(card_id)) in self.state.credit_card_list)):  # travel_api.world:1003
-            raise ToolError(rt.built(self, rt.python_repr(card_id)))
+            raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:1004
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) + rt.to_number(travel_cost))}})  # travel_api.world:1005
+        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) + rt.to_number(rt.read(self, travel_cost)))}})  # travel_api.world:1005
         self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
         return _new_Cancellation(True, None)  # travel_api.world:1007
 
@@ -1663,9 +1663,9 @@ class TravelAPI(Episode):
         'Verify the traveler information'
         if ((self.state.user_first_name != first_name) or (self.state.user_last_name != last_name)):  # travel_api.world:1037
             return _new_Verification(False, rt.python_grown(self, ('Cannot book flight information for another user.' + rt.built(self, ('Expected ' + rt.text(self.state.user_first_name) + ' ' + rt.text(self.state.user_last_name) + ', got ' + rt.text(first_name) + ' ' + rt.text(last_name))))))  # travel_api.world:1039
-        if (rt.attempt(lambda: rt.strptime(date_of_birth, '%Y-%m-%d')) is None):  # travel_api.world:1044
+        if (rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None):  # travel_api.world:1044
             return _new_Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')  # travel_api.world:1045
-        born: dt.datetime = rt.strptime(date_of_birth, '%Y-%m-%d')  # travel_api.world:1051
+        born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')  # travel_api.world:1051
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if ((self.clock.month < born.month) or ((self.clock.month == born.month) and (self.clock.day < born.day))):  # travel_api.world:1053
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
@@ -1701,7 +1701,7 @@ class TravelAPI(Episode):
         if (card_id not in self.state.credit_card_list):  # travel_api.world:1114
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(self.fn_key_of(card, 'balance')) - insurance_cost)}})  # travel_api.world:1120
+        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) - insurance_cost)}})  # travel_api.world:1120
         return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
 
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1124

@@ -910,8 +910,8 @@ class UniversityRegistrar(Episode):
 
     def fn_minutes_of(self, t: str) -> int:  # university_registrar.world:138
         'Minutes since midnight of an HH:MM time.'
-        parts: tuple[str, ...] = rt.each(self, tuple(t.split(':')))  # university_registrar.world:139
-        return rt.bounded(rt.bounded(rt.to_int(parts[0]) * 60) + rt.to_int(parts[1]))  # university_registrar.world:140
+        parts: tuple[str, ...] = rt.pieces(self, tuple(rt.read(self, t).split(':')))  # university_registrar.world:139
+        return rt.bounded(rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60) + rt.to_int(rt.read(self, parts[1])))  # university_registrar.world:140
 
     def fn_meetings_clash(self, a: Section, b: Section) -> bool:  # university_registrar.world:143
         'Whether two sections meet on the same day at overlapping times.'
@@ -972,14 +972,14 @@ class UniversityRegistrar(Episode):
 
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:  # university_registrar.world:254
         'Find students by name or program, with their ids, names, programs and status (active or suspended).'
-        wanted: str = name.lower()  # university_registrar.world:260
-        wanted_program: str = program.lower()  # university_registrar.world:261
-        return tuple([_s17.key() for _s17 in rt.each(self, self.t_students) if ((wanted in _s17.name.lower()) and (wanted_program in _s17.program.lower()))])  # university_registrar.world:262
+        wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
+        wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
+        return tuple([_s17.key() for _s17 in rt.each(self, self.t_students) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))) and (rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower()))))])  # university_registrar.world:262
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
         'Find courses in the catalogue by title or code, with their codes, titles, credits and prerequisites (course codes).'
-        wanted: str = title.lower()  # university_registrar.world:270
-        return tuple([_c18.key() for _c18 in rt.each(self, self.t_courses) if ((wanted in _c18.title.lower()) or (wanted in _c18.code.lower()))])  # university_registrar.world:271
+        wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
+        return tuple([_c18.key() for _c18 in rt.each(self, self.t_courses) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))))])  # university_registrar.world:271
 
     def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
         'Read a course: its title, credits and prerequisites (course codes).'
@@ -991,8 +991,8 @@ class UniversityRegistrar(Episode):
 
     def tool_search_sections(self, term: str | None, instructor: str, day: Weekday | None) -> tuple[SectionInfo, ...]:  # university_registrar.world:295
         'Find sections of any course by term, instructor or meeting day, with course, instructor, meetings, seats taken, capacity and waitlist length.'
-        wanted: str = instructor.lower()  # university_registrar.world:302
-        return tuple([_new_SectionInfo(_s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)) for _s19 in rt.each(self, self.t_sections) if ((((term is None) or (_s19.term == (term if term is not None else rt.absent()))) and (wanted in _s19.instructor.lower())) and ((day is None) or any((_m20.day == (day if day is not None else rt.absent())) for _m20 in rt.each(self, _s19.meetings))))])  # university_registrar.world:303
+        wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
+        return tuple([_new_SectionInfo(_s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)) for _s19 in rt.each(self, self.t_sections) if ((((term is None) or (_s19.term == (term if term is not None else rt.absent()))) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower())))) and ((day is None) or any((_m20.day == (day if day is not None else rt.absent())) for _m20 in rt.each(self, _s19.meetings))))])  # university_registrar.world:303
 
     def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:306
         'Read an enrolment: its student, section, status, grade and when it was made or dropped.'

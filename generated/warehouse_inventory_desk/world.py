@@ -840,8 +840,8 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
         'Find items whose name or SKU contains the text, with their SKU, name, reorder level and whether active.'
-        wanted: str = text.strip().lower()  # warehouse_inventory_desk.world:211
-        return tuple([_i5.key() for _i5 in rt.each(self, self.t_items) if ((wanted in _i5.name.lower()) or (wanted in _i5.sku.lower()))])  # warehouse_inventory_desk.world:212
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # warehouse_inventory_desk.world:211
+        return tuple([_i5.key() for _i5 in rt.each(self, self.t_items) if ((rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))) or (rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))))])  # warehouse_inventory_desk.world:212
 
     def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:  # warehouse_inventory_desk.world:215
         'List bins with their zone, capacity and whether blocked, optionally of one zone or holding one item.'
@@ -1214,15 +1214,15 @@ def _check_count_washers__unblocked(ep: WarehouseInventoryDesk, init: WarehouseI
 
 
 def _check_report_reorder_flags__names_nuts(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:568
-    return bool(('NUT-2001' in (replies[-1] if replies else '')))
+    return bool(('NUT-2001' in rt.read(ep, (replies[-1] if replies else ''))))
 
 
 def _check_report_reorder_flags__names_shortfall(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:569
-    return bool(('20' in (replies[-1] if replies else '')))
+    return bool(('20' in rt.read(ep, (replies[-1] if replies else ''))))
 
 
 def _check_report_reorder_flags__no_bolts(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:570
-    return bool((not ('BOL-1001' in (replies[-1] if replies else ''))))
+    return bool((not ('BOL-1001' in rt.read(ep, (replies[-1] if replies else '')))))
 
 
 def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:51

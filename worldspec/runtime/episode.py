@@ -15,6 +15,7 @@ when the row changes.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
 import operator
 import random
@@ -946,8 +947,32 @@ class Episode:
         What a model can send (an unknown tool name, JSON text that is malformed or not an
         object, decoded JSON that is not an object, bad argument values) is a failed result;
         a name that is not a ``str``, or arguments of a type no JSON decoder gives, is a
-        programming error and raises ``TypeError``.
+        programming error and raises ``TypeError``. Memory running out anywhere in the call
+        (reading the arguments, the tool, the result, the failure's own handling) is a failed
+        call too, with nothing changed (:data:`budget.MEMORY_MESSAGE`).
         """
+        mark = len(self._undo)
+        try:
+            return self._call(name, arguments)
+        except MemoryError:
+            pass  # handled once out of this block: the exception holds the tool's frames
+        return self._out_of_memory(mark)
+
+    def _out_of_memory(self, mark: int) -> Any:
+        """The failed result of a call that ran out of memory, its changes rolled back. The
+        tool's frames (and what they held) are gone by now; should memory still be short,
+        the collector runs and the failure is made again."""
+        for _ in range(3):
+            try:
+                self._abort(mark)
+                return self._fail(ToolError(budget.MEMORY_MESSAGE))
+            except MemoryError:
+                gc.collect()
+        self._abort(mark)
+        return self._fail(ToolError(budget.MEMORY_MESSAGE))
+
+    def _call(self, name: str, arguments: Mapping[str, Any] | str | None) -> Any:
+        """:meth:`call`, but for memory running out (which it lets through)."""
         args: Mapping[str, Any]
         if type(arguments) is dict and type(name) is str:  # the common case: one test
             spec = self.TOOLS.get(name)
@@ -986,7 +1011,9 @@ class Episode:
         except RUNTIME_FAILURES as exc:
             self._abort(mark)
             return self._fail(ToolError(describe_failure(exc)))
-        except Exception as exc:  # a bug, or memory running out: still atomic, still a result
+        except MemoryError:
+            raise  # see call(): handled once the frames holding the memory are gone
+        except Exception as exc:  # a bug: still atomic, still a result
             self._abort(mark)
             return self._fail(InternalError(type(exc).__name__, str(exc), name))
         except BaseException:  # KeyboardInterrupt, SystemExit: undo, then let it go on

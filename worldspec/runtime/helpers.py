@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast, overload
 
 from worldspec.runtime.arithmetic import arithmetic, arithmetic_float
 from worldspec.runtime.budget import (
+    CHARS_PER_STEP,
     INT_MESSAGE,
     MAX_INT_BITS,
     MAX_STEPS,
@@ -31,10 +32,13 @@ from worldspec.runtime.budget import (
     TEXT_MESSAGE,
     bounded,
     built,
+    charge_size,
     check_spec,
     each,
     join,
     out_of_steps,
+    pieces,
+    read,
     refill,
     replace,
     step,
@@ -67,8 +71,9 @@ if TYPE_CHECKING:
 __all__ = [
     # the per-call budget (worldspec.runtime.budget), re-exported for the generated code
     "MAX_STEPS", "MAX_INT_BITS", "MAX_STRING", "MAX_TEXT", "STEPS_MESSAGE", "INT_MESSAGE",
-    "STRING_MESSAGE", "TEXT_MESSAGE", "each", "step", "out_of_steps", "bounded", "built",
-    "width", "replace", "join", "check_spec", "refill",
+    "STRING_MESSAGE", "TEXT_MESSAGE", "CHARS_PER_STEP", "each", "step", "out_of_steps",
+    "bounded", "built", "pieces", "charge_size", "read", "width", "replace", "join",
+    "check_spec", "refill",
     "Exported", "MAX_POWER_BITS", "power", "number_power", "bounded_number", "to_number",
     "python_type", "python_repr", "json_get", "json_keys", "json_values", "json_contains",
     "from_json",

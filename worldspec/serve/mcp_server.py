@@ -11,6 +11,11 @@ text is the world's result convention; a failed call is a tool error (``isError`
 text is the world's failure message, which a model can read and correct. An unknown tool
 is a protocol error (JSON-RPC ``-32602``), as the MCP specification asks.
 
+Tool calls (and the harness's score, state and reset) run off the event loop, in worker
+threads drawn from a bounded pool (:data:`WORKERS` at once), one at a time per session (each
+session's :class:`EpisodeHost` holds a lock): a long call (at most what the per-call budget
+allows) delays only its own session, never another session's calls nor the server's answers.
+
 The server's ``instructions`` (sent once, when a session initializes) are the agent's system
 prompt, built by :func:`worldspec.services.prompts.agent_system_prompt` exactly as a rollout,
 the step API, the adapters and ``worldspec export`` build it: for the server's ``task`` (the
@@ -34,10 +39,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
+import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
@@ -49,7 +56,12 @@ from worldspec.runtime.errors import ToolError
 from worldspec.runtime.schema import tool_definitions
 from worldspec.services.prompts import AGENT_TEMPLATE, agent_system_prompt
 
-__all__ = ["EpisodeHost", "ControlError", "build_server", "RESOURCE_NOT_FOUND"]
+__all__ = ["EpisodeHost", "ControlError", "build_server", "RESOURCE_NOT_FOUND", "WORKERS"]
+
+T = TypeVar("T")
+
+#: worker threads that run sessions' calls at once (a session runs one call at a time)
+WORKERS = 16
 
 #: the MCP specification's error code for a resource that does not exist
 RESOURCE_NOT_FOUND = -32002
@@ -68,11 +80,23 @@ class ControlError(Exception):
 class EpisodeHost:
     """One session's episode and what the harness may do with it."""
 
-    def __init__(self, world: type[Episode], task: str | None, seed: int | None) -> None:
+    def __init__(self, world: type[Episode], task: str | None, seed: int | None,
+                 workers: anyio.CapacityLimiter | None = None) -> None:
         self.world = world
         self.seed = seed
         self.calls = 0
         self.episode = self._start(task=task, data=None, seed=seed)
+        #: the pool the session's work runs in (None: anyio's default one)
+        self.workers = workers
+        #: held while the session's episode is at work: one call at a time
+        self.busy = anyio.Lock()
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work()`` on the episode, in a worker thread, after the session's earlier work:
+        the event loop (every other session) goes on meanwhile. A cancelled request still
+        waits for its call to end, so the episode is never used by two threads."""
+        async with self.busy:
+            return await anyio.to_thread.run_sync(work, limiter=self.workers)
 
     def _start(self, *, task: str | None, data: Mapping[str, Any] | None,
                seed: int | None) -> Episode:
@@ -177,9 +201,13 @@ def build_server(world: type[Episode], *, task: str | None = None, seed: int | N
         known = ", ".join(sorted(world.TASKS)) or "none"
         raise ControlError(f"world {world.WORLD} has no task {task!r} (tasks: {known})")
 
+    pool: list[anyio.CapacityLimiter] = []  # made in the event loop, on the first session
+
     @contextlib.asynccontextmanager
     async def one_episode_per_session(_: Server[EpisodeHost, Any]) -> AsyncIterator[EpisodeHost]:
-        yield EpisodeHost(world, task, seed)
+        if not pool:
+            pool.append(anyio.CapacityLimiter(WORKERS))
+        yield EpisodeHost(world, task, seed, pool[0])
 
     instructions = agent_system_prompt(world, task, conversational=conversational,
                                        policy=policy, template=template)
@@ -216,7 +244,8 @@ def build_server(world: type[Episode], *, task: str | None = None, seed: int | N
         name = request.params.name
         if name not in world.TOOLS:
             raise _protocol_error(types.INVALID_PARAMS, f"Unknown tool: {name}")
-        text, failed = host().call(name, request.params.arguments)
+        episode_host, arguments = host(), request.params.arguments
+        text, failed = await episode_host.run(lambda: episode_host.call(name, arguments))
         return types.ServerResult(types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], isError=failed))
 
@@ -234,16 +263,21 @@ def build_server(world: type[Episode], *, task: str | None = None, seed: int | N
         try:
             if base == RESET_URI:
                 task_name, data, chosen_seed = _reset_arguments(parts.query)
-                episode_host.reset(task=task_name, data=data, seed=chosen_seed)
-                body: Any = episode_host.info()
+
+                def reset() -> Any:
+                    episode_host.reset(task=task_name, data=data, seed=chosen_seed)
+                    return episode_host.info()
+
+                body: Any = await episode_host.run(reset)
             elif base == SCORE_URI:
-                body = episode_host.score(_score_arguments(parts.query))
+                replies = _score_arguments(parts.query)
+                body = await episode_host.run(lambda: episode_host.score(replies))
             elif parts.query:
                 raise _protocol_error(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
             elif base == EPISODE_URI:
-                body = episode_host.info()
+                body = await episode_host.run(episode_host.info)
             elif base == STATE_URI:
-                body = episode_host.episode.export_state()
+                body = await episode_host.run(lambda: episode_host.episode.export_state())
             elif base == TASKS_URI:
                 body = episode_host.tasks()
             else:

@@ -1,0 +1,151 @@
+"""``worldspec serve`` over streamable HTTP runs tool calls off the event loop.
+
+A long call (one the per-call budget allows: a few seconds of ``strptime``) in one session
+must not stall another session, whose call answers while the long one still runs; within one
+session calls stay one at a time (the episode is never used by two threads). The server is a
+subprocess driven by the MCP SDK's own client, bounded in time; the assertions are about
+order (which answer came first), not about durations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if os.environ.get("CI") == "true":
+    import mcp  # noqa: F401  (CI installs the serve extra: these tests must run there)
+else:
+    pytest.importorskip("mcp")
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SLOW = """\
+world Slow "One slow tool and one fast one."
+
+config { results: envscaler }
+
+state { calls: int = 0 }
+
+tool spin(rounds: int) -> int "Parse a date again and again: slow, but within the budget." {
+  calls += 1
+  let i = 0
+  while i < rounds {
+    let d = strptime("2024-03-05 10:20", "%Y-%m-%d %H:%M")
+    i += 1
+  }
+  return i
+}
+
+tool ping() -> int "Count a call: how many this session has made." {
+  calls += 1
+  return calls
+}
+"""
+#: rounds of the slow call: seconds of work (about 10 microseconds a round)
+ROUNDS = 300_000
+
+
+@contextmanager
+def _http_server(spec: Path, cache: Path) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "worldspec", "serve", str(spec), "--transport", "http",
+         "--port", "0"], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "WORLDSPEC_CACHE": str(cache)})
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 120
+        line = ""
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if " on http://" in line or not line:
+                break
+        assert " on http://" in line, f"server did not start: {line!r}"
+        yield line.split(" on ", 1)[1].split(" ", 1)[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=20)
+
+
+@asynccontextmanager
+async def _session(url: str) -> AsyncIterator[ClientSession]:
+    async with streamable_http_client(url) as (read, write, _), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, timeout=120))
+
+
+def _data(result: Any) -> Any:
+    import json
+
+    assert result.isError is False, result
+    return json.loads(result.content[0].text)["data"]
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("slow")
+    spec = root / "slow.world"
+    spec.write_text(SLOW, encoding="utf-8")
+    with _http_server(spec, root / "cache") as served:
+        yield served
+
+
+def test_a_long_call_in_one_session_does_not_stall_another(url: str) -> None:
+    """Session b's quick call answers while session a's long call is still running."""
+
+    async def go() -> list[str]:
+        finished: list[str] = []
+        async with _session(url) as a, _session(url) as b:
+            async def slow() -> None:
+                assert _data(await a.call_tool("spin", {"rounds": ROUNDS})) == ROUNDS
+                finished.append("slow")
+
+            async def quick() -> None:
+                await asyncio.sleep(0.5)  # the slow call is under way by now
+                assert _data(await b.call_tool("ping", {})) == 1
+                finished.append("quick")
+
+            await asyncio.gather(slow(), quick())
+        return finished
+
+    assert _run(go()) == ["quick", "slow"]
+
+
+def test_one_session_runs_its_calls_one_at_a_time(url: str) -> None:
+    """Two calls sent at once in one session: the second runs after the first has ended
+    (it counts the first's call), never beside it on the same episode."""
+
+    async def go() -> list[tuple[str, Any]]:
+        finished: list[tuple[str, Any]] = []
+        async with _session(url) as a:
+            async def slow() -> None:
+                finished.append(("slow", _data(await a.call_tool("spin", {"rounds": ROUNDS}))))
+
+            async def quick() -> None:
+                await asyncio.sleep(0.5)
+                finished.append(("quick", _data(await a.call_tool("ping", {}))))
+
+            await asyncio.gather(slow(), quick())
+        return finished
+
+    assert _run(go()) == [("slow", ROUNDS), ("quick", 2)]
