@@ -71,7 +71,7 @@ def test_the_environment_is_cleared(sandbox: Sandbox, monkeypatch: pytest.Monkey
     names = sandbox.call("environment", {}).result["names"]
     assert "OPENAI_API_KEY" not in names and "PYTHONPATH" not in names
     assert set(names) <= {"PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
-                          "PYTHONIOENCODING", "TZ"}
+                          "PYTHONIOENCODING", "TZ", "PWD"}  # PWD: bwrap's, /tmp
     assert os.environ["OPENAI_API_KEY"] == "sk-must-not-leak"
 
 
