@@ -13,8 +13,8 @@ Python it runs in, meets the kernel's limits:
   and the folders on its ``sys.path`` (asked of the interpreter itself, so a venv or another
   Python works), the system's shared libraries (``/usr/lib``, ``/usr/lib64`` and the ``/lib``
   links), the time-zone files, the child script and the original's own folder; a private
-  ``/tmp`` (a size-limited tmpfs), ``/proc`` of its own pid namespace and a minimal ``/dev``.
-  No ``/etc``, no home folder, no ``/proc`` of the parent;
+  ``/tmp`` (a size-limited tmpfs), ``/proc`` of its own pid namespace and a minimal ``/dev``;
+  the root itself read-only. No ``/etc``, no home folder, no ``/proc`` of the parent;
 - **a seccomp filter** (:mod:`worldspec.port.seccomp`): threads, but no new process;
 - **a clean environment**: bwrap itself is started with only the child's variables, so not
   even ``/proc/1/environ`` (bwrap's own, inside) holds a variable of the parent.
@@ -123,7 +123,9 @@ def confined_command(python: str, child: Path, argument: str, original_folder: P
         command += ["--ro-bind", folder, folder]
     command += _bind_root_links()
     command += ["--ro-bind", str(child), str(child),
-                "--ro-bind", str(original_folder), str(original_folder), "--chdir", "/tmp",
+                "--ro-bind", str(original_folder), str(original_folder),
+                # the root itself is bwrap's tmpfs, unbounded: read-only once it is built
+                "--remount-ro", "/", "--chdir", "/tmp",
                 "--seccomp", str(seccomp.fileno()),
                 "--", python, "-I", "-B", str(child), argument]
     return command

@@ -7,6 +7,8 @@ loads, just before it runs the child) that, for the architecture it is built for
   ``CLONE_THREAD`` or with a namespace flag (``EPERM``), and ``clone3`` (``ENOSYS``, whose
   arguments a filter cannot read: the C library then falls back to ``clone`` for its
   threads);
+- refuses ``socket`` for every family but ``AF_UNIX``: no network at all, not even the
+  loopback of the sandbox's own network namespace;
 - refuses the calls that could loosen the sandbox from inside: namespaces (``unshare``,
   ``setns``), mounts, ``chroot``, ``ptrace`` and reading or writing another process's memory,
   ``bpf``, ``perf_event_open``, ``userfaultfd`` and the kernel keyring;
@@ -42,6 +44,7 @@ _ERRNO = 0x00050000
 # (its low 32 bits, on a little-endian machine)
 _NUMBER, _ARCHITECTURE, _FIRST_ARGUMENT = 0, 4, 16
 
+_AF_UNIX = 1
 _CLONE_THREAD = 0x00010000
 #: CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 _CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 \
@@ -54,6 +57,7 @@ class ArchitectureTable:
 
     audit_arch: int
     clone: int
+    socket: int
     #: syscall numbers at or above this belong to another calling convention (0: none)
     foreign_from: int
     #: number -> errno it is refused with
@@ -90,7 +94,8 @@ _X86_64_REFUSED = {
 
 #: machine name (``platform.machine()``) -> its table
 TABLES: dict[str, ArchitectureTable] = {
-    "x86_64": ArchitectureTable(audit_arch=0xC000003E, clone=56, foreign_from=0x40000000,
+    "x86_64": ArchitectureTable(audit_arch=0xC000003E, clone=56, socket=41,
+                                foreign_from=0x40000000,
                                 refused=_X86_64_REFUSED),
 }
 
@@ -112,6 +117,15 @@ def _program(table: ArchitectureTable) -> list[bytes]:
     for number, error in table.refused.items():
         program += [_instruction(_JUMP_EQUAL, 0, 1, number),
                     _instruction(_RETURN, 0, 0, _ERRNO | error)]
+    # socket: only AF_UNIX (a socketpair between threads); no other family, so no network
+    # even on the namespace's own loopback
+    program += [
+        _instruction(_JUMP_EQUAL, 0, 4, table.socket),
+        _instruction(_LOAD_WORD, 0, 0, _FIRST_ARGUMENT),
+        _instruction(_JUMP_EQUAL, 0, 1, _AF_UNIX),
+        _instruction(_RETURN, 0, 0, _ALLOW),
+        _instruction(_RETURN, 0, 0, _ERRNO | errno.EPERM),
+    ]
     # clone: a thread (CLONE_THREAD, no namespace flag) passes, anything else is refused
     program += [
         _instruction(_JUMP_EQUAL, 0, 5, table.clone),
