@@ -298,6 +298,8 @@ class Sandbox:
         else:
             tail = self._stderr_tail()
             self.close()
+            if status is not None and status > 128 and not self.trusted:
+                status = 128 - status  # bwrap exits 128 + N for a child killed by signal N
             if status == -signal.SIGXCPU or (status == -signal.SIGKILL and what == "exited"):
                 what = f"used up its CPU time (limit {self.limits.cpu_seconds} s)"
             elif what == "exited":
