@@ -32,6 +32,7 @@ from worldspec.port.compare import CompareOptions, Original, compare
 from worldspec.port.sandbox import (
     Limits,
     Sandbox,
+    SandboxStopped,
     SandboxUnavailable,
     confinement_problem,
 )
@@ -191,7 +192,23 @@ def test_no_process_outlives_the_sandbox(hostile: Sandbox, tmp_path: Path) -> No
     assert not target.exists()
 
 
-def test_its_private_tmp_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("kind", "problem"), [
+    ("stale", "an answer to request 0, not to"),
+    ("claims", "raised is not a bool"),
+    ("deep", "values nested over 100 levels"),
+])
+def test_a_forged_answer_stops_the_original_instead_of_being_believed(
+        hostile: Sandbox, kind: str, problem: str) -> None:
+    box = hostile
+    with pytest.raises(SandboxStopped, match="broke the sandbox's protocol") as stopped:
+        box.call("forge_answer", {"kind": kind})
+    assert problem in stopped.value.reason
+    # a fresh child, not the forged one, answers the next sequence
+    assert box.reset().state == {"calls": 0}
+    assert attempt(box, "ping") == {"pong": 1}
+
+
+def test_its_private_tmp_is_bounded() -> None:
     require_sandbox()
     with Sandbox(HOSTILE, "Hostile", load=None,
                  limits=Limits(call_timeout=20.0, memory_mb=512, tmp_mb=8)) as box:

@@ -158,3 +158,19 @@ class Hostile:
         except OSError as exc:
             return {"written_mb": written, "error": f"{type(exc).__name__}: {exc}"}
         return {"written_mb": written}
+
+    def forge_answer(self, kind: str) -> dict:
+        """Replace the child's own encoder, so that this call's answer is a forgery of kind
+        ``stale`` (another request's id), ``claims`` (fields of the wrong type) or ``deep``
+        (a state nested 150 levels)."""
+        import __main__
+
+        real = __main__._ENCODE
+        forgeries = {
+            "stale": lambda answer: real({**answer, "id": 0}),
+            "claims": lambda answer: real({**answer, "raised": "no", "state": []}),
+            "deep": lambda answer: real({**answer, "state": {"x": "@"}}).replace(
+                '"@"', "[" * 150 + "]" * 150),
+        }
+        __main__._ENCODE = forgeries[kind]
+        return {"forged": kind}
