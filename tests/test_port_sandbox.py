@@ -71,7 +71,7 @@ def test_the_environment_is_cleared(sandbox: Sandbox, monkeypatch: pytest.Monkey
     names = sandbox.call("environment", {}).result["names"]
     assert "OPENAI_API_KEY" not in names and "PYTHONPATH" not in names
     assert set(names) <= {"PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
-                          "PYTHONIOENCODING", "TZ"}
+                          "PYTHONIOENCODING", "TZ", "PWD"}  # PWD: bwrap's, /tmp
     assert os.environ["OPENAI_API_KEY"] == "sk-must-not-leak"
 
 
@@ -102,3 +102,12 @@ def test_the_child_is_renewed_after_many_resets(monkeypatch: pytest.MonkeyPatch)
         for _ in range(5):
             assert box.reset().state == {"calls": 0}
         assert box.starts == 3
+
+
+def test_a_child_out_of_cpu_time_is_stopped_and_says_so() -> None:
+    limits = Limits(call_timeout=120.0, cpu_seconds=1)
+    with Sandbox(RUNAWAY, "Runaway", load=None, limits=limits) as box:
+        box.reset()
+        with pytest.raises(SandboxStopped, match=r"used up its CPU time \(limit 1 s\)"):
+            box.call("spin", {})
+        assert box.reset().state == {"calls": 0}

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from worldspec.port.compare import CompareOptions, Original
 
 __all__ = ["add_compare_options", "add_original_options", "compare_options", "missing_extra",
-           "configure_compare", "original_from_args", "read_init_data", "run_compare"]
+           "configure_compare", "original_from_args", "read_init_data", "run_compare",
+           "sandbox_refusal"]
 
 
 class InputProblem(Exception):
@@ -75,6 +76,10 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
                          help="CPU seconds the child may use in all (default 60)")
     sandbox.add_argument("--time-zone", default="UTC", metavar="TZ",
                          help="the child's local time zone (default UTC)")
+    sandbox.add_argument("--trusted-original", action="store_true",
+                         help="the original's code is trusted: run it even where the "
+                              "operating-system sandbox (bubblewrap) is not available, as a "
+                              "plain child process with the limits above")
 
 
 def missing_extra() -> str | None:
@@ -141,7 +146,21 @@ def compare_options(args: argparse.Namespace) -> CompareOptions:
                           invalid=args.invalid, max_differences=args.max_differences,
                           limits=Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
                                         call_timeout=args.call_timeout,
-                                        time_zone=args.time_zone))
+                                        time_zone=args.time_zone),
+                          trusted_original=args.trusted_original)
+
+
+def sandbox_refusal(args: argparse.Namespace) -> str | None:
+    """Why the original will not be run (no sandbox here, and not declared trusted), or None."""
+    if args.trusted_original:
+        return None
+    from worldspec.port.sandbox import confinement_problem
+
+    problem = confinement_problem()
+    if problem is None:
+        return None
+    return (f"cannot sandbox the original: {problem}; install bubblewrap, or pass "
+            "--trusted-original if you trust its code")
 
 
 def limits_problem(args: argparse.Namespace) -> str | None:
@@ -187,7 +206,7 @@ def configure_compare(parser: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace, console: Console) -> int:
-    problem = missing_extra() or limits_problem(args)
+    problem = missing_extra() or limits_problem(args) or sandbox_refusal(args)
     if problem is not None:
         console.error(problem)
         return EXIT_USAGE

@@ -34,6 +34,7 @@ from worldspec.cli.compare import (
     missing_extra,
     read_init_data,
     read_source,
+    sandbox_refusal,
 )
 from worldspec.cli.console import (
     EXIT_OK,
@@ -88,6 +89,10 @@ def run_port(args: argparse.Namespace, console: Console) -> int:
         return EXIT_USAGE
     if args.batch is not None and args.skeleton_only:
         console.error("--skeleton-only reads one FILE.py, not --batch")
+        return EXIT_USAGE
+    refusal = None if args.skeleton_only else sandbox_refusal(args)
+    if refusal is not None:
+        console.error(refusal)
         return EXIT_USAGE
     try:
         if args.skeleton_only:

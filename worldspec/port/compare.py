@@ -109,6 +109,9 @@ class CompareOptions:
     invalid: float = 0.1
     max_differences: int = 3
     limits: Limits = field(default_factory=Limits)
+    #: run the original without the operating-system sandbox (its code is trusted); without
+    #: it, a machine that cannot confine the original refuses to run it
+    trusted_original: bool = False
 
 
 @dataclass(frozen=True)
@@ -633,7 +636,7 @@ def compare(world: type[Episode], original: Original, options: CompareOptions = 
     started = time.perf_counter()
     sandbox = Sandbox(original.file, original.class_name, load=original.load,
                       data=copy.deepcopy(dict(original.data)) if original.data is not None
-                      else None, limits=options.limits)
+                      else None, limits=options.limits, trusted=options.trusted_original)
     try:
         try:
             loaded = sandbox.reset()

@@ -1,24 +1,32 @@
-"""Run an untrusted Python class in a separate, resource-limited process.
+"""Run an untrusted Python class in a separate, confined, resource-limited process.
 
-:class:`Sandbox` starts ``python -I worldspec/port/sandbox_child.py`` with
+:class:`Sandbox` starts ``python -I -B worldspec/port/sandbox_child.py`` inside the
+operating-system boundary of :mod:`worldspec.port.confinement` (bubblewrap: new user, pid,
+network, IPC and UTS namespaces, a filesystem holding only the interpreter, its libraries,
+the original's folder read-only and a private ``/tmp``, a seccomp filter that allows no new
+process), with
 
 - a cleared environment (only ``PATH``, ``LANG``/``LC_ALL``, ``PYTHONHASHSEED=0`` and
   ``TZ``, default UTC): no API keys, no proxies, no ``PYTHONPATH``;
 - resource limits, set by the child as its first step, before it reads a request (no
   ``preexec_fn``, unsafe in a parent with threads, such as a Ray worker): address space
   (``RLIMIT_AS``, default 1024 MB), CPU time (``RLIMIT_CPU``, default 60 s for the whole
-  child), file size (``RLIMIT_FSIZE``, 16 MB) and no core dumps;
-- no network and no new processes: the child's audit hook refuses socket operations, name
-  lookups, ``subprocess``, ``os.system``, ``exec``, ``fork`` and ``kill`` before the class's
-  module is imported (see :mod:`worldspec.port.sandbox_child`);
+  child), file size (``RLIMIT_FSIZE``, 16 MB) and no core dumps; the private ``/tmp`` holds
+  at most ``tmp_mb`` (64 MB);
 - a wall-clock timeout on every request (default 5 s a call, 30 s to load): a child that
-  does not answer in time is killed and the request ends in :class:`SandboxStopped`;
+  does not answer in time is killed (with its pid namespace, so with everything it started)
+  and the request ends in :class:`SandboxStopped`;
 - a fresh child every :data:`RESETS_PER_CHILD` resets, so the CPU limit bounds a stretch of
   work rather than a whole long comparison.
 
-This is defence in depth against buggy or generated code, not a security boundary against a
-determined attacker (an audit hook can be evaded by native code); run classes you do not
-trust at all in a container too.
+The child's answers are data, never verdicts: this process decodes them itself, checks their
+shape (:func:`_checked_answer`) and leaves every comparison to :mod:`worldspec.port.compare`.
+A class that tampers with the child's own code can make it send other values, as if it had
+returned them, but never more than that (docs/port.md, "The sandbox").
+
+Where the machine cannot provide the boundary (:func:`confinement_problem`), the sandbox
+refuses to start (:class:`SandboxUnavailable`) unless it was built with ``trusted=True``:
+then the child runs as a plain process, with the limits and the child's audit hook only.
 
 After :class:`SandboxStopped` the sandbox restarts the child on the next request (loading
 the class again), so one runaway call does not end a comparison.
@@ -26,6 +34,7 @@ the class again), so one runaway call does not end a comparison.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import select
@@ -36,9 +45,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-__all__ = ["CallOutcome", "Limits", "Loaded", "Sandbox", "SandboxError", "SandboxStopped"]
+from worldspec.port import confinement
+
+__all__ = ["CallOutcome", "Limits", "Loaded", "Sandbox", "SandboxError", "SandboxStopped",
+           "SandboxUnavailable", "confinement_problem"]
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 
@@ -52,6 +64,16 @@ EXIT_GRACE = 2.0
 #: the largest answer the child may send (a state serialised as JSON), in bytes
 MAX_ANSWER = 64 * 1024 * 1024
 
+#: the deepest nesting an answer's values may have (the child cuts its values at 64 levels;
+#: deeper is a child that does not follow the protocol, and would strain the comparison)
+MAX_ANSWER_DEPTH = 100
+
+
+def confinement_problem() -> str | None:
+    """Why this machine cannot confine an original (see :mod:`worldspec.port.confinement`),
+    or None when it can."""
+    return confinement.confinement_problem(sys.executable)
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -62,12 +84,18 @@ class Limits:
     call_timeout: float = 5.0
     load_timeout: float = 30.0
     file_size_mb: int = 16
+    #: the size of the private /tmp (a tmpfs, so memory), in MB
+    tmp_mb: int = 64
     #: the child's local time zone (``TZ``)
     time_zone: str = "UTC"
 
 
 class SandboxError(Exception):
     """The class could not be loaded (import error, a failing constructor, ...)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """This machine cannot confine the original, and it was not declared trusted."""
 
 
 class SandboxStopped(Exception):
@@ -105,8 +133,10 @@ class Sandbox:
     """One child process holding one instance of the class under test."""
 
     def __init__(self, file: str | Path, class_name: str, *, load: str | None = None,
-                 data: Any = None, limits: Limits = Limits()) -> None:
+                 data: Any = None, limits: Limits = Limits(), trusted: bool = False) -> None:
         self.file = Path(file).resolve()
+        #: run the original without the operating-system boundary (its author is trusted)
+        self.trusted = trusted
         self.class_name = class_name
         self.load_method = load
         self.data = data
@@ -117,6 +147,7 @@ class Sandbox:
         #: how many times the child was started
         self.starts = 0
         self._resets = 0
+        self._request_ids = itertools.count(1)
 
     # ------------------------------------------------------------ lifecycle
     def __enter__(self) -> Sandbox:
@@ -130,24 +161,42 @@ class Sandbox:
                 "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONIOENCODING": "utf-8", "TZ": self.limits.time_zone}
 
+    def _command(self, seccomp: IO[bytes] | None) -> list[str]:
+        argument = _limits_argument(self.limits)
+        if seccomp is None:
+            return [sys.executable, "-I", "-B", str(CHILD), argument]
+        return confinement.confined_command(
+            sys.executable, CHILD, argument, self.file.parent, self._environment(),
+            self.limits.tmp_mb * 1024 * 1024, seccomp)
+
     def _start(self) -> Loaded:
         self.close()
+        seccomp = None
+        if not self.trusted:
+            problem = confinement_problem()
+            if problem is not None:
+                raise SandboxUnavailable(f"cannot sandbox the original: {problem} (pass "
+                                         "--trusted-original to run it unconfined)")
+            seccomp = confinement.filter_file()
         self._stderr = tempfile.TemporaryFile()
-        limits = self.limits
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(CHILD), _limits_argument(limits)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env=self._environment(), cwd=tempfile.gettempdir(), start_new_session=True,
-            close_fds=True)
+        try:
+            self._process = subprocess.Popen(
+                self._command(seccomp), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._stderr, env=self._environment(), cwd=tempfile.gettempdir(),
+                start_new_session=True, close_fds=True,
+                pass_fds=(seccomp.fileno(),) if seccomp is not None else ())
+        finally:
+            if seccomp is not None:
+                seccomp.close()
         self._buffer = b""
         self.starts += 1
         answer = self._request({"op": "load", "file": str(self.file), "class": self.class_name,
                                 "load": self.load_method, "data": self.data,
                                 "paths": [str(self.file.parent)]},
                                self.limits.load_timeout)
-        if not answer.get("ok"):
+        if not answer["ok"]:
             self.close()
-            raise SandboxError(str(answer.get("error", "the class could not be loaded")))
+            raise SandboxError(answer["error"] or "the class could not be loaded")
         return _loaded(answer)
 
     def close(self) -> None:
@@ -176,8 +225,8 @@ class Sandbox:
             self._resets = 1
             return self._start()
         answer = self._request({"op": "reset"}, self.limits.load_timeout)
-        if not answer.get("ok"):
-            raise SandboxError(str(answer.get("error", "the class could not be reset")))
+        if not answer["ok"]:
+            raise SandboxError(answer["error"] or "the class could not be reset")
         return _loaded(answer)
 
     def call(self, name: str, args: dict[str, Any]) -> CallOutcome:
@@ -186,16 +235,16 @@ class Sandbox:
             raise SandboxStopped("the original is not running (reset it first)")
         answer = self._request({"op": "call", "name": name, "args": args},
                                self.limits.call_timeout)
-        if not answer.get("ok"):
-            raise SandboxStopped(str(answer.get("error", "the call failed in the sandbox")))
-        return CallOutcome(answer.get("result"), bool(answer.get("raised")),
-                           bool(answer.get("unbound")), str(answer.get("error", "")),
-                           dict(answer.get("state") or {}), frozenset(answer.get("sets") or ()),
-                           str(answer.get("exception", "")))
+        if not answer["ok"]:
+            raise SandboxStopped(answer["error"] or "the call failed in the sandbox")
+        return CallOutcome(answer.get("result"), answer["raised"], answer["unbound"],
+                           answer["error"], answer["state"], frozenset(answer["sets"]),
+                           answer["exception"])
 
     def _request(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         process = self._process
         assert process is not None and process.stdin is not None and process.stdout is not None
+        request = {**request, "id": next(self._request_ids)}
         try:
             line = json.dumps(request, ensure_ascii=False, allow_nan=False) + "\n"
         except (TypeError, ValueError) as exc:
@@ -223,12 +272,14 @@ class Sandbox:
         raw, _, self._buffer = self._buffer.partition(b"\n")
         try:
             answer = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise self._stopped("sent an answer that is not JSON") from None
-        if not isinstance(answer, dict):
-            raise self._stopped("sent an answer that is not a JSON object")
-        if answer.get("fatal") == "memory":
+        if isinstance(answer, dict) and answer.get("fatal") == "memory":
             raise self._stopped(f"ran out of memory (limit {self.limits.memory_mb} MB)")
+        problem = _answer_problem(answer, request["op"], request["id"])
+        if problem is not None:
+            raise self._stopped(f"broke the sandbox's protocol ({problem})")
+        assert isinstance(answer, dict)
         return answer
 
     def _stopped(self, what: str) -> SandboxStopped:
@@ -247,6 +298,8 @@ class Sandbox:
         else:
             tail = self._stderr_tail()
             self.close()
+            if status is not None and status > 128 and not self.trusted:
+                status = 128 - status  # bwrap exits 128 + N for a child killed by signal N
             if status == -signal.SIGXCPU or (status == -signal.SIGKILL and what == "exited"):
                 what = f"used up its CPU time (limit {self.limits.cpu_seconds} s)"
             elif what == "exited":
@@ -274,5 +327,57 @@ def _limits_argument(limits: Limits) -> str:
 
 
 def _loaded(answer: dict[str, Any]) -> Loaded:
-    return Loaded(tuple(answer.get("methods") or ()), dict(answer.get("state") or {}),
-                  frozenset(answer.get("sets") or ()))
+    return Loaded(tuple(answer["methods"]), answer["state"], frozenset(answer["sets"]))
+
+
+#: request -> the fields of a successful answer and their types (every answer has ``ok``,
+#: ``id`` and ``error``)
+ANSWER_FIELDS: dict[str, dict[str, type]] = {
+    "load": {"methods": list, "state": dict, "sets": list},
+    "reset": {"methods": list, "state": dict, "sets": list},
+    "call": {"raised": bool, "unbound": bool, "exception": str, "state": dict, "sets": list},
+}
+
+
+def _answer_problem(answer: Any, op: str, request_id: int) -> str | None:
+    """What is wrong with the shape of the child's answer to request ``op``, or None.
+
+    The child may be under the original's control: its answer is checked field by field
+    (what it claims is never taken on trust, only its values, which the comparison judges),
+    and missing defaults are filled in place (``exception`` of a call: ``""``).
+    """
+    if not isinstance(answer, dict):
+        return "an answer that is not a JSON object"
+    if answer.get("id") != request_id:
+        return f"an answer to request {answer.get('id')!r}, not to {request_id}"
+    if not isinstance(answer.get("ok"), bool):
+        return "an answer without ok"
+    answer.setdefault("error", "")
+    if not isinstance(answer["error"], str):
+        return "an error that is not text"
+    if not answer["ok"]:
+        return None
+    if op == "call":
+        answer.setdefault("exception", "")
+    for name, kind in ANSWER_FIELDS[op].items():
+        if not isinstance(answer.get(name), kind):
+            return f"{name} is not a {kind.__name__}"
+    listed = [*answer.get("methods", ()), *answer["sets"]]
+    if not all(isinstance(x, str) for x in listed):
+        return "a name that is not text"
+    if _depth(answer) > MAX_ANSWER_DEPTH:
+        return f"values nested over {MAX_ANSWER_DEPTH} levels"
+    return None
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` (decoded JSON) nests, without recursion."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            pending.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((v, level + 1) for v in item)
+    return deepest

@@ -3,19 +3,25 @@
 This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I -B``: no
 ``PYTHON*`` variables, no user site, not the current folder on the path, no bytecode
 written), never imported by worldspec, and imports the standard library alone. The parent
-has cleared its environment and started it in a session of its own; before the class's
-module is loaded, this script
+runs it inside bubblewrap (see :mod:`worldspec.port.confinement`: the operating system is
+the boundary, not this script) with a cleared environment; before the class's module is
+loaded, this script
 
 - sets its resource limits first (address space, CPU time, file size, no core files: the
   numbers are its one argument, as JSON), so that no ``preexec_fn`` runs between fork and
   exec in a parent that has threads (a Ray worker, the comparison's worker thread);
-
-- closes the network: every socket operation and name lookup is refused by an audit hook,
-  and so are new processes (``subprocess``, ``os.system``, ``exec``, ``fork``, ``kill``);
+- takes private references to the JSON encoder and decoder it speaks with, so a class that
+  replaces ``json.dumps`` or ``json.loads`` changes nothing here (a class can still reach
+  this script's objects, and so send other values: the parent judges values only, and such
+  values are as good as the class returning them);
+- refuses, with an audit hook, socket operations, name lookups and new processes: a clear
+  message for a class that tries them (defence in depth: the hook can be switched off from
+  Python, the namespaces and the seccomp filter around this process cannot);
 - keeps the protocol on a private copy of stdout, and points file descriptor 1 and
   ``sys.stdout``/``sys.stderr`` at a bounded sink, so a class that prints cannot corrupt it.
 
-Requests (one JSON object per line on stdin) and answers (one per line on the protocol fd):
+Requests (one JSON object per line on stdin, each with an ``id`` its answer repeats) and
+answers (one per line on the protocol fd):
 
 - ``{"op": "load", "file", "class", "load", "data", "paths"}``: import the file, build the
   instance (``load`` is a method name given the data, ``"__init__"`` to pass the data to the
@@ -52,6 +58,12 @@ _BLOCKED_PREFIXES = ("socket.", "subprocess.", "os.system", "os.exec", "os.posix
                      "http.client.", "ctypes.")
 MAX_DEPTH = 64
 
+# taken before the class's module is imported: replacing json.dumps/json.loads (or the json
+# module in sys.modules) later does not reach these
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_ENCODE_SORTED = json.JSONEncoder(sort_keys=True).encode
+_DECODE = json.JSONDecoder().decode
+
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event.startswith(_BLOCKED_PREFIXES):
@@ -87,7 +99,7 @@ def plain(value: Any, depth: int = 0) -> Any:
         return [plain(v, depth + 1) for v in value]
     if isinstance(value, (set, frozenset)):
         items = [plain(v, depth + 1) for v in value]
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+        return sorted(items, key=_ENCODE_SORTED)
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return str(iso())
@@ -100,7 +112,7 @@ def _key(key: Any) -> str:
     if isinstance(key, str):
         return key
     if key is None or isinstance(key, (bool, int, float)):
-        return json.dumps(key)
+        return _ENCODE(key)
     return repr(key)
 
 
@@ -218,8 +230,10 @@ def main() -> None:
     sys.addaudithook(_audit)
     host = Host()
     for line in sys.stdin:
+        request_id = None
         try:
-            request = json.loads(line)
+            request = _DECODE(line)
+            request_id = request.get("id")
             op = request.get("op")
             if op == "load":
                 answer = host.load(request)
@@ -235,10 +249,12 @@ def main() -> None:
             answer = {"ok": False, "error": "the class recursed too deeply"}
         except BaseException as exc:  # the class's bug, at load time: reported, not fatal
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        answer["id"] = request_id
         try:
-            text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+            text = _ENCODE(answer)
         except (TypeError, ValueError, RecursionError) as exc:
-            text = json.dumps({"ok": False, "error": f"the answer is not JSON: {exc}"})
+            text = _ENCODE({"ok": False, "id": request_id,
+                            "error": f"the answer is not JSON: {exc}"})
         protocol.write(text + "\n")
         protocol.flush()
         if answer.get("fatal"):
