@@ -32,22 +32,26 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
     add_prompt_options(prompt, conversational_help="instructions for an agent that chats with "
                        "a user (default: one-shot, the user's request given at once)")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                        help="'stdio' (default): one session on stdin/stdout; 'http': "
-                             "streamable HTTP at /mcp, one episode per session")
+                        help="'stdio' (default): one episode on stdin/stdout; 'http': "
+                             "streamable HTTP: /mcp serves one episode, /episodes/ID/mcp "
+                             "each episode the harness creates with POST /episodes")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on with --transport http (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000,
                         help="port for --transport http (default 8000; 0 picks a free one)")
-    parser.add_argument("--max-sessions", type=int, default=64, metavar="N",
-                        help="open HTTP sessions at most; more are refused with 503 (default 64)")
+    parser.add_argument("--max-episodes", "--max-sessions", dest="max_episodes", type=int,
+                        default=64, metavar="N",
+                        help="episodes the harness may create at most; more are refused with "
+                             "503 (default 64)")
     parser.add_argument("--idle-timeout", type=float, default=600.0, metavar="SECONDS",
-                        help="close an HTTP session idle this long (default 600)")
+                        help="drop a created episode (and close a 2025 protocol session) idle "
+                             "this long (default 600)")
     parser.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES",
                         help="largest HTTP request body; larger ones get 413 (default 1 MiB)")
 
 
 def run_serve(args: argparse.Namespace, console: Console) -> int:
-    for name, minimum in (("max_sessions", 1), ("max_body", 1)):
+    for name, minimum in (("max_episodes", 1), ("max_body", 1)):
         if getattr(args, name) < minimum:
             console.error(f"--{name.replace('_', '-')} must be at least {minimum}")
             return EXIT_USAGE
@@ -58,6 +62,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         console.error(f"--port must be between 0 and 65535, got {args.port}")
         return EXIT_USAGE
     try:
+        from worldspec.serve.episodes import EpisodeTable
         from worldspec.serve.mcp_server import ControlError, build_server
     except ImportError as exc:
         console.error(f"serving needs the MCP SDK ({exc.name or exc}): "
@@ -82,9 +87,11 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         console.error(f"cannot serve '{args.path}': {exc}")
         return EXIT_USAGE
     try:
+        episodes = EpisodeTable(world, args.task, args.seed, max_episodes=args.max_episodes,
+                                idle_timeout=args.idle_timeout)
         server = build_server(world, task=args.task, seed=args.seed,
                               conversational=args.conversational, policy=prompt.policy,
-                              template=prompt.template)
+                              template=prompt.template, episodes=episodes)
     except ControlError as exc:
         console.error(str(exc))
         return EXIT_USAGE
@@ -95,8 +102,14 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     from worldspec.serve.http import http_app, serve_http
 
-    app = http_app(server, host=args.host, max_sessions=args.max_sessions,
-                   idle_timeout=args.idle_timeout, max_body=args.max_body)
+    from worldspec.services.prompts import agent_system_prompt
+
+    def instructions(task: str | None) -> str:
+        return agent_system_prompt(world, task, conversational=args.conversational,
+                                   policy=prompt.policy, template=prompt.template)
+
+    app = http_app(server, episodes, host=args.host, idle_timeout=args.idle_timeout,
+                   max_body=args.max_body, instructions=instructions)
 
     def ready(url: str) -> None:
         console.line(f"serving {world.WORLD} on {url} (Ctrl-C stops)", to_err=True)

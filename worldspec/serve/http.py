@@ -1,31 +1,42 @@
 """Serving an MCP server over streamable HTTP (the SDK's session manager, under uvicorn).
 
-The endpoint is the SDK's default path, ``/mcp``. Sessions are the SDK's: a client that
-initializes gets an ``Mcp-Session-Id`` and its own episode; a session idle for
-``idle_timeout`` seconds is closed (its id then answers 404); while ``max_sessions`` are
-open a new one is refused with 503; a request body over ``max_body`` bytes gets 413 before
-anything is parsed. On a loopback address, requests whose ``Host`` or ``Origin`` is not
-loopback are refused (DNS-rebinding protection).
+``/mcp`` (the SDK's default path) serves the table's default episode; ``/episodes/{id}/mcp``
+serves a created episode (an id the table does not hold answers 404 before any MCP is read);
+the control surface (:mod:`worldspec.serve.control`) creates, resets, scores and deletes them.
+Both MCP revisions are spoken: a 2026-07-28 request stands alone, a 2025 client initializes
+and gets an ``Mcp-Session-Id`` (a transport session only: the episode is the endpoint's),
+closed once idle for ``idle_timeout`` seconds (its id then answers 404). A request body over
+``max_body`` bytes gets 413 before anything is parsed. On a loopback address, requests whose
+``Host`` or ``Origin`` is not loopback are refused (DNS-rebinding protection). A client that
+disconnects is no error: the SDK's log of it is kept out of the server's stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["MCP_PATH", "http_app", "serve_http", "LOOPBACK"]
+from worldspec.serve.control import control_routes
+from worldspec.serve.episodes import EpisodeTable
+from worldspec.serve.mcp_server import EPISODE_PATH_PARAM
+
+__all__ = ["MCP_PATH", "EPISODE_MCP_PATH", "http_app", "serve_http", "LOOPBACK"]
 
 MCP_PATH = "/mcp"
+EPISODE_MCP_PATH = f"/episodes/{{{EPISODE_PATH_PARAM}}}/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -39,6 +50,41 @@ class _Endpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
+class _EpisodeEndpoint(_Endpoint):
+    """A created episode's endpoint: 404 when the table does not hold it."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, table: EpisodeTable) -> None:
+        super().__init__(manager)
+        self.table = table
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        episode_id = scope.get("path_params", {}).get(EPISODE_PATH_PARAM, "")
+        if self.table.get(episode_id) is None:
+            gone = JSONResponse({"error": f"no episode {episode_id} (never created, deleted, "
+                                          "or expired after being idle)"}, status_code=404)
+            await gone(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+class _QuietDisconnects(logging.Filter):
+    """Drops the SDK's error records for a client that went away (its stream closed)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
+
+
+def _log_sdk_quietly() -> None:
+    """The SDK's warnings and errors on stderr, less those of clients that went away."""
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(_QuietDisconnects())
+    sdk = logging.getLogger("mcp")
+    sdk.addHandler(handler)
+    sdk.propagate = False
+
+
 def _security(host: str) -> TransportSecuritySettings:
     if host not in LOOPBACK:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -50,21 +96,32 @@ def _security(host: str) -> TransportSecuritySettings:
                          for name in hosts for port in ("", ":*")])
 
 
-def http_app(server: Server[Any, Any], *, host: str = "127.0.0.1", max_sessions: int = 64,
-             idle_timeout: float = 600.0, max_body: int = 1 << 20) -> Starlette:
-    """A Starlette app serving ``server`` at :data:`MCP_PATH`."""
+def http_app(server: Server[Any], episodes: EpisodeTable, *, host: str = "127.0.0.1",
+             idle_timeout: float = 600.0, max_body: int = 1 << 20,
+             instructions: Callable[[str | None], str] | None = None) -> Starlette:
+    """A Starlette app serving ``server`` at :data:`MCP_PATH` (the default episode) and
+    :data:`EPISODE_MCP_PATH` (created ones), with the control surface over ``episodes``;
+    ``instructions(task)`` is the agent's system prompt the control surface answers for a
+    created episode (default: the server's own instructions)."""
+    security = _security(host)
     manager = StreamableHTTPSessionManager(
-        app=server, security_settings=_security(host), session_idle_timeout=idle_timeout,
-        max_sessions=max_sessions, max_request_body_size=max_body)
+        app=server, security_settings=security, session_idle_timeout=idle_timeout,
+        max_request_body_size=max_body)
+    prompt = instructions or (lambda _task: server.instructions or "")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route(MCP_PATH, endpoint=_Endpoint(manager),
-                                   methods=["GET", "POST", "DELETE"])],
-                     lifespan=lifespan)
+    methods = ["GET", "POST", "DELETE"]
+    routes: list[BaseRoute] = [
+        Route(MCP_PATH, endpoint=_Endpoint(manager), methods=methods),
+        Route(EPISODE_MCP_PATH, endpoint=_EpisodeEndpoint(manager, episodes), methods=methods),
+        *control_routes(episodes, security=TransportSecurityMiddleware(security),
+                        instructions=prompt, max_body=max_body),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def serve_http(app: Starlette, *, host: str, port: int,
@@ -78,6 +135,7 @@ def serve_http(app: Starlette, *, host: str, port: int,
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
+    _log_sdk_quietly()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     http_server = uvicorn.Server(config)
     if ready is not None:

@@ -1,4 +1,4 @@
-"""Serving an MCP server over stdio: one process, one session, one episode."""
+"""Serving an MCP server over stdio: one process, one episode (the table's default one)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mcp.server.stdio import stdio_server
 __all__ = ["serve_stdio"]
 
 
-def serve_stdio(server: Server[Any, Any]) -> None:
+def serve_stdio(server: Server[Any]) -> None:
     """Serve until the client closes stdin."""
 
     async def run() -> None:
