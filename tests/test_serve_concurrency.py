@@ -1,8 +1,10 @@
 """``worldspec serve`` over streamable HTTP runs tool calls off the event loop.
 
-A long call (one the per-call budget allows: a few seconds of ``strptime``) in one session
-must not stall another session, whose call answers while the long one still runs; within one
-session calls stay one at a time (the episode is never used by two threads). The server is a
+A long call (one the per-call budget allows: a few seconds of ``strptime``) in one episode
+must not stall another episode, whose call answers while the long one still runs; within one
+episode calls stay one at a time (the episode is never used by two threads). Episodes are
+created through the control surface (``POST /episodes``); the clients speak the 2026-07-28
+revision (``discover``). The server is a
 subprocess driven by the MCP SDK's own client, bounded in time; the assertions are about
 order (which answer came first), not about durations.
 """
@@ -26,6 +28,7 @@ if os.environ.get("CI") == "true":
 else:
     pytest.importorskip("mcp")
 
+import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -39,16 +42,16 @@ config { results: envscaler }
 state { calls: int = 0 }
 
 tool spin(rounds: int) -> int "Parse a date again and again: slow, but within the budget." {
-  calls += 1
   let i = 0
   while i < rounds {
     let d = strptime("2024-03-05 10:20", "%Y-%m-%d %H:%M")
     i += 1
   }
+  calls += 1
   return i
 }
 
-tool ping() -> int "Count a call: how many this session has made." {
+tool ping() -> int "Count a call: how many this episode has made." {
   calls += 1
   return calls
 }
@@ -84,9 +87,14 @@ def _http_server(spec: Path, cache: Path) -> Iterator[str]:
 
 @asynccontextmanager
 async def _session(url: str) -> AsyncIterator[ClientSession]:
-    async with streamable_http_client(url) as (read, write, _), \
+    """An SDK client on a new episode's endpoint."""
+    base = url.removesuffix("/mcp")
+    async with httpx.AsyncClient() as control:
+        created = await control.post(f"{base}/episodes", json={})
+        assert created.status_code == 201, created.text
+    async with streamable_http_client(base + created.json()["mcp"]) as (read, write), \
             ClientSession(read, write) as session:
-        await session.initialize()
+        await session.discover()
         yield session
 
 
@@ -97,7 +105,7 @@ def _run(coro: Any) -> Any:
 def _data(result: Any) -> Any:
     import json
 
-    assert result.isError is False, result
+    assert result.is_error is False, result
     return json.loads(result.content[0].text)["data"]
 
 
@@ -110,8 +118,8 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield served
 
 
-def test_a_long_call_in_one_session_does_not_stall_another(url: str) -> None:
-    """Session b's quick call answers while session a's long call is still running."""
+def test_a_long_call_in_one_episode_does_not_stall_another(url: str) -> None:
+    """Episode b's quick call answers while episode a's long call is still running."""
 
     async def go() -> list[str]:
         finished: list[str] = []
@@ -131,9 +139,11 @@ def test_a_long_call_in_one_session_does_not_stall_another(url: str) -> None:
     assert _run(go()) == ["quick", "slow"]
 
 
-def test_one_session_runs_its_calls_one_at_a_time(url: str) -> None:
-    """Two calls sent at once in one session: the second runs after the first has ended
-    (it counts the first's call), never beside it on the same episode."""
+def test_one_episode_runs_its_calls_one_at_a_time(url: str) -> None:
+    """Two calls sent at once to one episode: the second runs after the first has ended
+    (it counts the first's call, which counts itself only once its loop is done), never
+    beside it on the same episode. Each call is its own HTTP request (2026-07-28), so the
+    answers may arrive in either order: what shows the order is what the quick call saw."""
 
     async def go() -> list[tuple[str, Any]]:
         finished: list[tuple[str, Any]] = []
@@ -148,4 +158,4 @@ def test_one_session_runs_its_calls_one_at_a_time(url: str) -> None:
             await asyncio.gather(slow(), quick())
         return finished
 
-    assert _run(go()) == [("slow", ROUNDS), ("quick", 2)]
+    assert sorted(_run(go())) == [("quick", 2), ("slow", ROUNDS)]

@@ -1,11 +1,13 @@
-"""``worldspec serve``: a world as an MCP server, driven by the MCP SDK's own client.
+"""``worldspec serve``: a world as an MCP server, driven by the MCP SDK's (2.x) own client.
 
-Over stdio (one process, one session) and over streamable HTTP on 127.0.0.1 (one episode
-per ``Mcp-Session-Id``): tools listed with the world's strict schemas, calls answered in the
-world's result convention with failures as tool errors, protocol errors for unknown tools
-and resources, the harness's resources (episode, score, state, tasks, reset), sessions that
-do not see each other, bounded sessions, idle expiry and oversized bodies. Every server is
-a subprocess started by the test and stopped by it, bounded in time.
+Over stdio (one process, one episode) and over streamable HTTP on 127.0.0.1 (``/mcp``: one
+episode; ``/episodes/{id}/mcp``: each episode the control surface creates), in the 2026-07-28
+revision (``discover``) and the 2025 one (``initialize``): tools listed with the world's strict
+schemas, calls answered in the world's result convention with failures as tool errors,
+protocol errors for unknown tools and resources, the harness's resources (episode, score,
+state, tasks, reset) and control surface (create, reset, score, state, delete), episodes that
+do not see each other, bounded episodes, idle expiry, oversized bodies and quiet disconnects.
+Every server is a subprocess started by the test and stopped by it, bounded in time.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import McpError
-from pydantic import AnyUrl
+from mcp.shared.exceptions import MCPError
 
 from worldspec.services.loading import load_package
+from worldspec.services.prompts import agent_system_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generated" / "mobile_messaging"
@@ -50,7 +52,7 @@ def _run(coro: Any) -> Any:
 
 
 async def _read(session: ClientSession, uri: str) -> Any:
-    result = await session.read_resource(AnyUrl(uri))
+    result = await session.read_resource(uri)
     text = getattr(result.contents[0], "text", None)
     assert isinstance(text, str)
     return json.loads(text)
@@ -63,7 +65,7 @@ def _text(result: Any) -> str:
 
 
 @asynccontextmanager
-async def _stdio(*extra: str) -> AsyncIterator[ClientSession]:
+async def _stdio(*extra: str, modern: bool = True) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "worldspec", "serve", str(PACKAGE), "--task", TASK, *extra],
@@ -71,7 +73,11 @@ async def _stdio(*extra: str) -> AsyncIterator[ClientSession]:
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
                 ClientSession(read, write) as session:
-            await session.initialize()
+            if modern:
+                await session.discover()
+                assert session.protocol_version == "2026-07-28"
+            else:
+                await session.initialize()
             yield session
 
 
@@ -79,12 +85,13 @@ async def _stdio(*extra: str) -> AsyncIterator[ClientSession]:
 def test_tools_are_the_worlds_tools_with_their_strict_schemas() -> None:
     async def go() -> None:
         async with _stdio() as session:
+            assert session.instructions == agent_system_prompt(World, TASK, conversational=False)
             listed = (await session.list_tools()).tools
             expected = World(task=TASK).tools("chat")
             assert [t.name for t in listed] == [d["function"]["name"] for d in expected]
             for tool, definition in zip(listed, expected, strict=True):
                 assert tool.description == definition["function"]["description"]
-                assert tool.inputSchema == definition["function"]["parameters"]
+                assert tool.input_schema == definition["function"]["parameters"]
     _run(go())
 
 
@@ -94,18 +101,18 @@ def test_calls_answer_as_episode_call_does_and_failures_are_tool_errors() -> Non
     async def go() -> None:
         async with _stdio() as session:
             ok = await session.call_tool("login", LOGIN)
-            assert ok.isError is False
+            assert ok.is_error is False
             assert json.loads(_text(ok)) == local.call("login", LOGIN)
             before = (await _read(session, "worldspec://episode"))["state_hash"]
             # a precondition fails: a tool error with the world's message, nothing changed
             bad = await session.call_tool("login", {"phone": "+10000000000", "password": "x"})
             expected = local.call("login", {"phone": "+10000000000", "password": "x"})
-            assert bad.isError is True and local.failed(expected)
+            assert bad.is_error is True and local.failed(expected)
             assert json.loads(_text(bad)) == expected
             # arguments that do not fit: the world's dispatcher answers, nothing changed
             mistyped = await session.call_tool("login", {"phone": 5, "password": []})
             extra = await session.call_tool("logout", {"nosuch": 1})
-            assert mistyped.isError is True and extra.isError is True
+            assert mistyped.is_error is True and extra.is_error is True
             assert "error" in json.loads(_text(mistyped))
             after = await _read(session, "worldspec://episode")
             assert after["state_hash"] == before == local.state_hash()
@@ -114,16 +121,18 @@ def test_calls_answer_as_episode_call_does_and_failures_are_tool_errors() -> Non
 
 
 def test_an_unknown_tool_is_a_protocol_error_and_the_server_stays_up() -> None:
+    """Over the 2025 revision (``initialize``), which the SDK still speaks."""
     async def go() -> None:
-        async with _stdio() as session:
-            with pytest.raises(McpError) as caught:
+        async with _stdio(modern=False) as session:
+            assert session.protocol_version != "2026-07-28"
+            with pytest.raises(MCPError) as caught:
                 await session.call_tool("drop_all_tables", {})
             assert caught.value.error.code == -32602
             assert "drop_all_tables" in caught.value.error.message
-            with pytest.raises(McpError) as missing:
-                await session.read_resource(AnyUrl("worldspec://nosuch"))
+            with pytest.raises(MCPError) as missing:
+                await session.read_resource("worldspec://nosuch")
             assert missing.value.error.code == -32002
-            assert (await session.call_tool("login", LOGIN)).isError is False
+            assert (await session.call_tool("login", LOGIN)).is_error is False
     _run(go())
 
 
@@ -136,7 +145,7 @@ def test_the_harness_reads_the_score_and_resets_the_episode() -> None:
             assert start["task"] == TASK and start["calls"] == 0
             assert (await _read(session, "worldspec://episode/score"))["reward"] < 1.0
             for name, arguments in solution:
-                assert (await session.call_tool(name, dict(arguments))).isError is False
+                assert (await session.call_tool(name, dict(arguments))).is_error is False
             score = await _read(session, "worldspec://episode/score")
             assert score["reward"] == 1.0 and score["frame"]["ok"] is True
             assert all(c["passed"] for c in score["checks"])
@@ -149,7 +158,7 @@ def test_the_harness_reads_the_score_and_resets_the_episode() -> None:
             assert again["state_hash"] == start["state_hash"] and again["calls"] == 0
             # a bad reset is refused and leaves the episode as it was
             for query in ("task=nosuch", "seed=abc", "data=%7Bbroken", "colour=red"):
-                with pytest.raises(McpError) as refused:
+                with pytest.raises(MCPError) as refused:
                     await _read(session, f"worldspec://episode/reset?{query}")
                 assert refused.value.error.code == -32602
             assert (await _read(session, "worldspec://episode"))["state_hash"] == \
@@ -161,7 +170,7 @@ def test_the_harness_reads_the_score_and_resets_the_episode() -> None:
                 session, f"worldspec://episode/reset?data={quote(json.dumps(data))}&seed=5")
             assert fresh["task"] is None and fresh["seed"] == 5
             assert fresh["state_hash"] == World(data=data, seed=5).state_hash()
-            with pytest.raises(McpError):
+            with pytest.raises(MCPError):
                 await _read(session, "worldspec://episode/score")  # no task to score
     _run(go())
 
@@ -171,7 +180,7 @@ def test_serve_refuses_bad_input_with_a_clear_message() -> None:
         ([str(PACKAGE), "--task", "nosuch"], "has no task 'nosuch'"),
         ([str(ROOT / "nosuch.world")], "does not exist"),
         ([str(PACKAGE), "--port", "70000", "--transport", "http"], "--port"),
-        ([str(PACKAGE), "--max-sessions", "0"], "--max-sessions"),
+        ([str(PACKAGE), "--max-episodes", "0"], "--max-episodes"),
     ]
     for args, message in cases:
         out = subprocess.run([sys.executable, "-m", "worldspec", "serve", *args],
@@ -215,56 +224,134 @@ _INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 
 
 @asynccontextmanager
-async def _http_session(url: str) -> AsyncIterator[ClientSession]:
-    async with streamable_http_client(url) as (read, write, _), \
+async def _http_session(url: str, *, modern: bool = True) -> AsyncIterator[ClientSession]:
+    async with streamable_http_client(url) as (read, write), \
             ClientSession(read, write) as session:
-        await session.initialize()
+        if modern:
+            await session.discover()
+        else:
+            await session.initialize()
         yield session
 
 
-def test_http_sessions_each_have_their_own_episode() -> None:
+async def _create(base: str, **body: Any) -> dict[str, Any]:
+    async with httpx.AsyncClient() as control:
+        created = await control.post(f"{base}/episodes", json=body)
+    assert created.status_code == 201, created.text
+    answer: dict[str, Any] = created.json()
+    return answer
+
+
+def test_http_episodes_are_handles_the_harness_controls() -> None:
+    """Two episodes created through the control surface: each has its own endpoint and
+    state, the agent's tools carry no episode argument, the harness scores, resets and
+    deletes them; ``/mcp`` is a third, default episode; both revisions reach them."""
     with _http_server() as url:
-        assert url.endswith("/mcp")
+        base = url.removesuffix("/mcp")
 
         async def go() -> None:
-            async with _http_session(url) as a, _http_session(url) as b:
+            a_made = await _create(base, task=TASK)
+            b_made = await _create(base, task=TASK, seed=3)
+            assert a_made["id"] != b_made["id"] and a_made["calls"] == 0
+            assert a_made["mcp"] == f"/episodes/{a_made['id']}/mcp"
+            assert a_made["instructions"].startswith("You are")
+            async with _http_session(base + a_made["mcp"]) as a, \
+                    _http_session(base + b_made["mcp"], modern=False) as b, \
+                    _http_session(url) as default:
+                assert a.protocol_version == "2026-07-28" != b.protocol_version
+                listed = (await a.list_tools()).tools
+                assert all("episode" not in t.input_schema.get("properties", {})
+                           for t in listed)
                 initial = (await _read(b, "worldspec://episode"))["state_hash"]
-                results = await asyncio.gather(a.call_tool("login", LOGIN),
-                                               b.list_tools())
-                assert results[0].isError is False
-                a_info, b_info = await asyncio.gather(_read(a, "worldspec://episode"),
-                                                      _read(b, "worldspec://episode"))
-                assert a_info["calls"] == 1 and b_info["calls"] == 0
+                results = await asyncio.gather(a.call_tool("login", LOGIN), b.list_tools())
+                assert results[0].is_error is False
+                a_info, b_info, d_info = await asyncio.gather(
+                    _read(a, "worldspec://episode"), _read(b, "worldspec://episode"),
+                    _read(default, "worldspec://episode"))
+                assert (a_info["calls"], b_info["calls"], d_info["calls"]) == (1, 0, 0)
                 assert a_info["state_hash"] != initial == b_info["state_hash"]
                 for name, arguments in World.TASKS[TASK].solution[1:]:
-                    assert (await a.call_tool(name, dict(arguments))).isError is False
-                assert (await _read(a, "worldspec://episode/score"))["reward"] == 1.0
-                assert (await _read(b, "worldspec://episode/score"))["reward"] < 1.0
+                    assert (await a.call_tool(name, dict(arguments))).is_error is False
+            async with httpx.AsyncClient(base_url=base) as control:
+                a_id, b_id = a_made["id"], b_made["id"]
+                assert (await control.post(f"/episodes/{a_id}/score", json={})).json()[
+                    "reward"] == 1.0
+                assert (await control.post(f"/episodes/{b_id}/score", json={})).json()["reward"] < 1.0
+                assert (await control.get(f"/episodes/{a_id}/state")).json()[
+                    "current_user"] == "U001"
+                assert (await control.get(f"/episodes/{a_id}")).json()["calls"] == \
+                    len(World.TASKS[TASK].solution)
+                listing = (await control.get("/episodes")).json()
+                assert sorted(listing["episodes"]) == sorted([a_id, b_id])
+                again = await control.post(f"/episodes/{a_id}/reset", json={"task": TASK})
+                assert again.json()["calls"] == 0 and again.json()["state_hash"] == initial
+                tasks = (await control.get("/tasks")).json()
+                assert [t["name"] for t in tasks] == list(World.TASKS)
+                # refusals: clear JSON errors, the episode as it was
+                for body, fragment in (({"task": "nosuch"}, "no task 'nosuch'"),
+                                       ({"seed": "abc"}, "seed must be an integer"),
+                                       ({"colour": "red"}, "unknown field(s): colour")):
+                    refused = await control.post(f"/episodes/{a_id}/reset", json=body)
+                    assert refused.status_code == 400 and fragment in refused.json()["error"]
+                broken = await control.post(f"/episodes/{a_id}/reset", content=b"{broken",
+                                            headers={"Content-Type": "application/json"})
+                assert broken.status_code == 400 and "not valid JSON" in broken.json()["error"]
+                bad_replies = await control.post(f"/episodes/{a_id}/score",
+                                                 json={"replies": [1]})
+                assert bad_replies.status_code == 400
+                assert (await control.get(f"/episodes/{a_id}")).json()["calls"] == 0
+                # the default episode is reset and scored, never deleted
+                assert (await control.get("/episodes/default")).json()["mcp"] == "/mcp"
+                assert (await control.delete("/episodes/default")).status_code == 400
+                # deleted: its control routes and its endpoint answer 404
+                assert (await control.delete(f"/episodes/{a_id}")).status_code == 204
+                assert (await control.get(f"/episodes/{a_id}")).status_code == 404
+                gone = await control.post(a_made["mcp"], json=_INITIALIZE, headers=_ACCEPT)
+                assert gone.status_code == 404
+                assert (await control.delete(f"/episodes/{a_id}")).status_code == 404
+                assert (await control.get(f"/episodes/{b_id}")).json()["calls"] == 0
         _run(go())
 
 
-def test_http_bounds_sessions_bodies_and_idle_time() -> None:
-    with _http_server("--max-sessions", "2", "--max-body", "4096",
+def test_http_bounds_episodes_bodies_and_idle_time() -> None:
+    with _http_server("--max-episodes", "2", "--max-body", "4096",
                       "--idle-timeout", "1.5") as url:
+        base = url.removesuffix("/mcp")
 
         async def go() -> None:
             async with _http_session(url) as a:
                 await a.call_tool("login", LOGIN)
                 before = (await _read(a, "worldspec://episode"))["state_hash"]
-                # an oversized body is refused before it is parsed
+                # an oversized body is refused before it is parsed, on MCP and control routes
                 async with httpx.AsyncClient() as raw:
                     big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                            "params": {"name": "login", "arguments": {"phone": "9" * 10_000}}}
                     answer = await raw.post(url, json=big, headers=_ACCEPT)
                     assert answer.status_code == 413
+                    huge = await raw.post(f"{base}/episodes", json={"data": {"x": "9" * 9000}})
+                    assert huge.status_code == 413
                 assert (await _read(a, "worldspec://episode"))["state_hash"] == before
-                # two sessions open: a third is refused, the first two are unaffected
-                async with _http_session(url) as b, httpx.AsyncClient() as raw:
-                    third = await raw.post(url, json=_INITIALIZE, headers=_ACCEPT)
-                    assert third.status_code == 503
+                # two episodes open: a third is refused, the first two are unaffected
+                first, second = await _create(base), await _create(base)
+                async with httpx.AsyncClient() as raw:
+                    third = await raw.post(f"{base}/episodes", json={})
+                    assert third.status_code == 503 and "2 episodes" in third.json()["error"]
+                async with _http_session(base + second["mcp"]) as b:
                     assert (await b.list_tools()).tools
                 assert (await _read(a, "worldspec://episode"))["calls"] == 1
-            # an idle session is closed: its id answers 404
+            # idle episodes expire: their ids answer 404 and make room again
+            await asyncio.sleep(3)
+            async with httpx.AsyncClient() as raw:
+                for made in (first, second):
+                    assert (await raw.get(f"{base}/episodes/{made['id']}")).status_code == 404
+                    stale = await raw.post(base + made["mcp"], json=_INITIALIZE,
+                                           headers=_ACCEPT)
+                    assert stale.status_code == 404
+                assert (await raw.post(f"{base}/episodes", json={})).status_code == 201
+            # the default episode never expires
+            async with _http_session(url) as again:
+                assert (await _read(again, "worldspec://episode"))["calls"] == 1
+            # an idle 2025 session is closed: its id answers 404
             async with httpx.AsyncClient() as raw:
                 opened = await raw.post(url, json=_INITIALIZE, headers=_ACCEPT)
                 assert opened.status_code == 200
@@ -278,11 +365,44 @@ def test_http_bounds_sessions_bodies_and_idle_time() -> None:
 
 def test_http_refuses_foreign_hosts_on_loopback() -> None:
     with _http_server() as url:
+        base = url.removesuffix("/mcp")
+        foreign = {"Host": "evil.example", "Accept": "application/json, text/event-stream"}
         answer = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                            headers={"Host": "evil.example",
-                                     "Accept": "application/json, text/event-stream"},
-                            timeout=30)
+                            headers=foreign, timeout=30)
         assert answer.status_code in (400, 403, 421)
+        made = httpx.post(f"{base}/episodes", json={}, headers=foreign, timeout=30)
+        assert made.status_code in (400, 403, 421)
+        assert httpx.post(f"{base}/episodes", json={}, timeout=30).status_code == 201
+
+
+def test_http_client_disconnects_log_no_traceback() -> None:
+    """Clients of both revisions that come and go, one dropping its connection mid-call:
+    the server's stderr stays free of tracebacks."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "worldspec", "serve", str(PACKAGE), "--task", TASK,
+         "--transport", "http", "--port", "0"],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    try:
+        line = process.stderr.readline()
+        assert " on http://" in line, line
+        url = line.split(" on ", 1)[1].split(" ", 1)[0]
+
+        async def go() -> None:
+            for modern in (True, False, True, False):
+                async with _http_session(url, modern=modern) as session:
+                    await session.call_tool("login", LOGIN)
+            async with _http_session(url, modern=False) as session:
+                call = asyncio.ensure_future(session.list_tools())
+                await asyncio.sleep(0.01)
+                call.cancel()
+        _run(go())
+        time.sleep(1)
+    finally:
+        process.terminate()
+        _, rest = process.communicate(timeout=20)
+    assert "Traceback" not in rest and "Error" not in rest, rest
 
 
 def test_a_serving_process_loads_no_compiler() -> None:
@@ -290,8 +410,11 @@ def test_a_serving_process_loads_no_compiler() -> None:
         "import json, sys\n"
         "from worldspec.services.loading import load_world\n"
         "from worldspec.serve.mcp_server import build_server\n"
+        "from worldspec.serve.episodes import EpisodeTable\n"
         "from worldspec.serve.http import http_app\n"
-        f"http_app(build_server(load_world({str(PACKAGE)!r}), task={TASK!r}))\n"
+        f"world = load_world({str(PACKAGE)!r})\n"
+        f"episodes = EpisodeTable(world, {TASK!r})\n"
+        f"http_app(build_server(world, task={TASK!r}, episodes=episodes), episodes)\n"
         "print(json.dumps(sorted(sys.modules)))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
@@ -356,14 +479,14 @@ def test_the_harness_passes_the_agents_replies_to_answer_checks(tmp_path: Path) 
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as session:
-                await session.initialize()
+                await session.discover()
                 await session.call_tool("get_order", {"order": "W1"})
                 silent = await _read(session, "worldspec://episode/score")
                 said = quote(json.dumps(["Let me see.", "It is $1,234.56 in total."]))
                 told = await _read(session, f"worldspec://episode/score?replies={said}")
                 assert (silent["reward"], told["reward"]) == (0.0, 1.0)
                 for query in ("replies=%5B1%5D", "replies=nope", "colour=red"):
-                    with pytest.raises(McpError) as refused:
+                    with pytest.raises(MCPError) as refused:
                         await _read(session, f"worldspec://episode/score?{query}")
                     assert refused.value.error.code == -32602
     _run(go())
