@@ -8,7 +8,11 @@ BIN := $(VENV)/bin
 $(BIN)/worldspec: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,serve,ray,port,lsp]'
+	# torch's CPU build first (from the package index, ~190 MB instead of the CUDA build's GBs):
+	# trl takes the torch that is there
+	$(BIN)/pip install -q 'torch==2.13.0+cpu' || $(BIN)/pip install -q torch
+	$(BIN)/pip install -q -e '.[dev,serve,ray,port,lsp,verifiers,trl]'
+	$(BIN)/pip check
 	touch $(BIN)/worldspec
 
 install: $(BIN)/worldspec
@@ -46,10 +50,9 @@ editor:
 		$(BIN)/python -m zipfile -l "$$tmp/worldspec.vsix" | grep extension/syntaxes/worldspec.tmLanguage.json > /dev/null; \
 		status=$$?; rm -rf "$$tmp"; exit $$status
 
-# The adapters' frameworks, each in a venv of its own (their dependency trees clash with the
-# serve extra's): verifiers and OpenEnv, tested with the real libraries.
+# OpenEnv in a venv of its own: openenv 0.10 pins fastmcp 3 and so the MCP SDK 1.x, which the
+# serve extra (the SDK 2.x) cannot share. verifiers and trl are in the main venv.
 test-extras:
-	bash scripts/test_extra.sh verifiers
 	bash scripts/test_extra.sh openenv
 
 # A plain (non-editable) install into a fresh venv, used outside the checkout: one top-level

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+import httpx  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
@@ -66,16 +67,20 @@ def bare_calls(count: int) -> dict[str, float]:
 
 async def _session(url: str, calls: int, deadline: float, latencies: list[float]) -> int:
     done = 0
-    async with streamable_http_client(url) as (read, write, _), \
+    base = url.removesuffix("/mcp")
+    async with httpx.AsyncClient() as control:  # one episode per client, made by the harness
+        created = await control.post(f"{base}/episodes", json={"task": TASK})
+        endpoint = base + created.json()["mcp"]
+    async with streamable_http_client(endpoint) as (read, write), \
             ClientSession(read, write) as session:
-        await session.initialize()
+        await session.discover()
         await session.call_tool("login", LOGIN)
         while done < calls and time.monotonic() < deadline:
             name, arguments = CALLS[done % len(CALLS)]
             start = time.perf_counter()
             result = await session.call_tool(name, arguments)
             latencies.append(time.perf_counter() - start)
-            if result.isError:
+            if result.is_error:
                 raise RuntimeError(f"{name} failed: {result.content}")
             done += 1
     return done
@@ -97,7 +102,7 @@ async def mcp_calls(url: str, sessions: int, calls: int, seconds: float) -> dict
 def start_server() -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "worldspec", "serve", str(PACKAGE), "--task", TASK,
-         "--transport", "http", "--port", "0", "--max-sessions", "64"],
+         "--transport", "http", "--port", "0", "--max-episodes", "64"],
         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None

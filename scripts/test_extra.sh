@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The tests of one optional extra, in a venv of its own: the adapters' frameworks cannot share
-# the main venv (verifiers pins mcp==2, the serve extra needs mcp<2).
+# The tests of one optional extra, in a venv of its own: OpenEnv cannot share the main venv
+# (openenv 0.10 pins fastmcp 3 and so the MCP SDK 1.x; the serve extra takes the SDK 2.x).
+# verifiers and trl are in the main venv (make install) and run in its pytest run; the script
+# still takes verifiers, to try it alone.
 #
 #   1. a fresh venv in build/venv-NAME (removed first), from $PYTHON (default python3, >= 3.11);
 #   2. the project installed with that extra (`pip install -e '.[NAME]'`), plus pytest and

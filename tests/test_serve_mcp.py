@@ -276,7 +276,8 @@ def test_http_episodes_are_handles_the_harness_controls() -> None:
                 a_id, b_id = a_made["id"], b_made["id"]
                 assert (await control.post(f"/episodes/{a_id}/score", json={})).json()[
                     "reward"] == 1.0
-                assert (await control.post(f"/episodes/{b_id}/score", json={})).json()["reward"] < 1.0
+                b_score = await control.post(f"/episodes/{b_id}/score", json={})
+                assert b_score.json()["reward"] < 1.0
                 assert (await control.get(f"/episodes/{a_id}/state")).json()[
                     "current_user"] == "U001"
                 assert (await control.get(f"/episodes/{a_id}")).json()["calls"] == \

@@ -1,9 +1,9 @@
 """What the adapter tests share: importing the framework, or skipping when it is absent.
 
-The main test run lacks the adapters' frameworks (verifiers pins an MCP SDK our ``serve``
-extra cannot take), so their tests skip there; ``scripts/test_extra.sh NAME`` runs them in a
-venv with that extra, with ``CI=true WORLDSPEC_EXTRA=NAME`` under CI, where a missing
-framework is a failure, never a skip.
+verifiers and trl install into the main venv with the other extras (``make install``): under
+CI their tests run in the main test run, and a missing framework is a failure, never a skip.
+OpenEnv (which pins the MCP SDK 1.x) runs in a venv of its own, ``scripts/test_extra.sh
+openenv``, with ``CI=true WORLDSPEC_EXTRA=openenv``. Outside CI an absent framework skips.
 """
 
 from __future__ import annotations
@@ -28,10 +28,14 @@ Plan = Callable[[str], list[tuple[str, Any]]]
 __all__ = ["PACKAGE", "ROOT", "framework", "scripted_agent", "solution"]
 
 
+#: the extras `make install` puts in the main venv: under CI their tests never skip
+MAIN_VENV_EXTRAS = ("verifiers", "trl")
+
+
 def framework(extra: str, module: str) -> ModuleType:
     """Import ``module`` of the extra ``extra``; skip without it, unless CI runs that extra."""
     required = (os.environ.get("CI", "").lower() == "true"
-                and os.environ.get("WORLDSPEC_EXTRA", "") == extra)
+                and (os.environ.get("WORLDSPEC_EXTRA", "") == extra or extra in MAIN_VENV_EXTRAS))
     try:
         return importlib.import_module(module)
     except ImportError as exc:

@@ -101,7 +101,6 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         serve_stdio(server)
         return EXIT_OK
     from worldspec.serve.http import http_app, serve_http
-
     from worldspec.services.prompts import agent_system_prompt
 
     def instructions(task: str | None) -> str:

@@ -30,7 +30,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
