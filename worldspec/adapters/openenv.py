@@ -211,10 +211,13 @@ class WorldEnvironment(MCPEnvironment):
                 "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
         step = self._stepped(await self._env.astep(
             {"role": "assistant", "content": None, "tool_calls": [call]}))
-        text = str(step.messages[0]["content"]) if step.messages else ""
-        failed = bool(step.info["tool_steps"][0]["failed"]) if step.info["tool_steps"] \
-            else True
-        return ToolResult(content=text, is_error=failed)
+        (called,) = step.info["tool_steps"]
+        # the text the agent would read, and the result as ``episode.call`` returned it
+        # (wrapped as FastMCP wraps a non-object result, so its clients unwrap it to ``data``)
+        return ToolResult(content=str(step.messages[0]["content"]),
+                          structured_content={"result": called["result"]},
+                          meta={"fastmcp": {"wrap_result": True}},
+                          is_error=bool(called["failed"]))
 
     def _task(self, task: str | None) -> str:
         if task is None:
