@@ -259,6 +259,10 @@ class WorldEnvironment(MCPEnvironment):
                                 reward=step.reward, info=step.info)
 
 
+#: ``POST /reset`` takes an empty body (or none) as OpenEnv's does
+_OPTIONAL_RESET_BODY = Body(default_factory=ResetRequest)
+
+
 class HttpEpisode:
     """The server's one episode for plain HTTP clients: ``POST /reset``, ``POST /step``,
     ``GET /state`` (OpenEnv's own routes make a fresh environment per request)."""
@@ -320,9 +324,10 @@ def create_world_app(world: type[Episode], *, conversational: bool = False,
         raise ValueError("a conversational world needs user=... (a factory of LLMClient)")
     clashes = sorted(set(world.TOOLS) & set(RESERVED_TOOL_NAMES))
     if clashes:
+        reserved = ", ".join(sorted(RESERVED_TOOL_NAMES))
         raise ValueError(f"world {world.WORLD} has tools named {', '.join(clashes)}, which "
-                         f"OpenEnv reserves for its own calls ({', '.join(sorted(RESERVED_TOOL_NAMES))})"
-                         "; rename them to serve the world through OpenEnv")
+                         f"OpenEnv reserves for its own calls ({reserved}); rename them to "
+                         "serve the world through OpenEnv")
 
     def factory() -> WorldEnvironment:
         return WorldEnvironment(world, conversational=conversational, user=user,
@@ -337,8 +342,7 @@ def create_world_app(world: type[Episode], *, conversational: bool = False,
     episode = HttpEpisode(world, factory)
 
     @app.post("/reset", response_model=ResetResponse, tags=["Environment Control"])
-    async def reset(request: ResetRequest = Body(default_factory=ResetRequest)
-                    ) -> ResetResponse:
+    async def reset(request: ResetRequest = _OPTIONAL_RESET_BODY) -> ResetResponse:
         """Start the server's HTTP episode (``task``, ``seed``, ``episode_id``)."""
         return await episode.reset(request)
 
