@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tests of one optional extra, in a venv of its own: the adapters' frameworks cannot share
-# the main venv (verifiers pins mcp==2, the serve extra needs mcp<2).
+# the main venv: verifiers pins mcp==2.0.0, while openenv 0.10 needs fastmcp 3 and so the MCP
+# SDK 1.x (mcp<2); the two cannot share a venv.
 #
 #   1. a fresh venv in build/venv-NAME (removed first), from $PYTHON (default python3, >= 3.11);
 #   2. the project installed with that extra (`pip install -e '.[NAME]'`), plus pytest and
