@@ -218,10 +218,14 @@ def test_fast_hash_agrees(world: type[Episode], db: dict[str, Any]) -> None:
     """The cached hash equals the plain one from ``export_state()``, before and after writes."""
     ep = world(data=db)
     assert fast_episode_hash(ep) == episode_hash(ep) == PRISTINE_HASH
-    gold = json.loads((GOLD / "21.json").read_text(encoding="utf-8"))
-    for step in gold["steps"]:
-        ep.call(step["name"], step["arguments"])
-    assert fast_episode_hash(ep) == episode_hash(ep) == gold["final_db_hash"]
+    tasks = json.loads(RETAIL.tasks.read_text(encoding="utf-8"))
+    (task,) = [t for t in tasks if t["id"] == "21"]
+    for action in task["evaluation_criteria"]["actions"]:
+        ep.call(action["name"], action["arguments"])
+    assert fast_episode_hash(ep) == episode_hash(ep) != PRISTINE_HASH
+    if (GOLD / "21.json").is_file():  # the peer material's gold (a checkout has none)
+        gold = json.loads((GOLD / "21.json").read_text(encoding="utf-8"))
+        assert fast_episode_hash(ep) == gold["final_db_hash"]
 
 
 @pytest.mark.parametrize("task_id", GOLD_IDS)
