@@ -5,7 +5,8 @@
 #
 #   1. a fresh venv in build/venv-NAME (removed first), from $PYTHON (default python3, >= 3.11);
 #   2. the project installed with that extra (`pip install -e '.[NAME]'`), plus pytest and
-#      hypothesis;
+#      hypothesis, and the extra's own packages of the repository (verifiers: the environment
+#      package environments/messaging_world, which `vf-eval messaging-world` imports);
 #   3. that extra's tests, tests/adapters/test_NAME.py, run with CI=${CI:-} WORLDSPEC_EXTRA=NAME:
 #      under CI=true a framework that does not import fails the run instead of skipping it.
 #
@@ -32,6 +33,10 @@ mkdir -p "$ROOT/build"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 echo "test-extra $NAME: installing worldspec[$NAME], pytest, hypothesis"
 "$VENV/bin/python" -m pip install -q -e "$ROOT[$NAME]" "pytest>=8,<10" "hypothesis>=6.100,<7"
+if [[ "$NAME" == verifiers ]]; then
+    echo "test-extra $NAME: installing environments/messaging_world (vf-eval's taskset id)"
+    "$VENV/bin/python" -m pip install -q "$ROOT/environments/messaging_world"
+fi
 
 echo "test-extra $NAME: running $(basename "$TESTS")"
 cd "$ROOT"
