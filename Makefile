@@ -3,15 +3,17 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test check-install test-extras editor lint bench tau2-tasks clean
+.PHONY: install demo test check-install dist test-extras editor lint bench tau2-tasks clean
 
-$(BIN)/worldspec: pyproject.toml
+$(BIN)/worldspec: pyproject.toml environments/messaging_world/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch's CPU build first (from the package index, ~190 MB instead of the CUDA build's GBs):
 	# trl takes the torch that is there
 	$(BIN)/pip install -q 'torch==2.13.0+cpu' || $(BIN)/pip install -q torch
 	$(BIN)/pip install -q -e '.[dev,serve,ray,port,lsp,verifiers,trl]'
+	# the verifiers environment package: `vf-eval messaging-world` imports it by the taskset id
+	$(BIN)/pip install -q ./environments/messaging_world
 	$(BIN)/pip check
 	touch $(BIN)/worldspec
 
@@ -36,6 +38,7 @@ test: install
 	# two workers (CI has two cores), one test file per worker at a time: module fixtures stay shared
 	$(BIN)/pytest -n auto --dist loadfile
 	bash scripts/check_install.sh $(BIN)/python
+	$(MAKE) dist
 	$(MAKE) test-extras
 
 # The VS Code extension (editors/vscode): its npm dependencies from the lock file, the client
@@ -60,16 +63,23 @@ test-extras:
 check-install: install
 	bash scripts/check_install.sh $(BIN)/python
 
+# The release artefacts: `python -m build` makes the sdist and the wheel (from the sdist) in
+# dist/, and `twine check --strict` accepts both; build and twine come from the package index
+# into a throwaway venv (scripts/check_dist.sh).
+dist:
+	PYTHON=$(PYTHON) bash scripts/check_dist.sh dist
+
 bench: install
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 	$(BIN)/python benchmarks/goals.py
 	$(BIN)/python benchmarks/bench_compile.py
 	$(BIN)/python benchmarks/bench_lsp.py
 
-# tau2-bench retail's 114 tasks as WorldSpec tasks (from $WORLDSPEC_PEERS, default ../shared/peers)
+# tau2-bench retail's 114 tasks as WorldSpec tasks (from $WORLDSPEC_TAU2_CHECKOUT, a tau2-bench
+# clone, else $WORLDSPEC_PEERS, default ../shared/peers: scripts/tau2_data.py)
 tau2-tasks: install
 	$(BIN)/python scripts/tau2_tasks.py
 	$(BIN)/worldspec tasks build/tau2 || true
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

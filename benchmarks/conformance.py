@@ -6,7 +6,9 @@
 
 The comparisons are the ones the conformance tests make (their helpers are
 reused, so the report and the tests cannot disagree): τ² retail replays every
-gold task (result text, error flag, DB hash after each write and at the end);
+gold task (result text, error flag, DB hash after each write and at the end) on
+tau2's ``db.json`` from a tau2-bench checkout (``$WORLDSPEC_TAU2_CHECKOUT``) or the
+peer material, with the gold replays of the peer material (``scripts/tau2_data.py``);
 BFCL (MessageAPI, TicketAPI, TradingBot, TravelAPI, VehicleControlAPI) replays
 every base entry's ground truth on the original class and on ours (result text
 after each call, public state after each turn). A peer whose material is missing
@@ -26,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' shared harnesses (bfcl_support)
+sys.path.insert(0, str(ROOT / "scripts"))  # tau2_data: where tau2's data is
 
 
 def _module(name: str) -> ModuleType:
@@ -45,12 +48,16 @@ def tau2_row() -> dict[str, Any]:
     except BaseException as exc:  # pytest.skip raises a BaseException subclass
         row["note"] = f"not run: {exc}"
         return row
-    if not (mod.TAU2 / "db.json").is_file():
-        row["note"] = f"not run: {mod.TAU2} not found"
+    if not mod.RETAIL.db.is_file():
+        row["note"] = f"not run: {mod.RETAIL.missing()}"
+        return row
+    if not mod.GOLD_IDS:
+        row["note"] = (f"not run: no gold replays at {mod.GOLD} (the peer material's: a "
+                       "tau2-bench checkout has none; set WORLDSPEC_PEERS)")
         return row
     from worldspec.services.loading import compile_worlds
 
-    db = json.loads((mod.TAU2 / "db.json").read_text(encoding="utf-8"))
+    db = json.loads(mod.RETAIL.db.read_text(encoding="utf-8"))
     world = compile_worlds([mod.SPEC]).worlds["Tau2Retail"]
     episode = world(data=db)
     for task_id in mod.GOLD_IDS:

@@ -1,11 +1,13 @@
 """Turn tau2-bench retail's ``tasks.json`` into WorldSpec tasks for ``examples/tau2/retail.world``.
 
-The peer material stays where it is (``$WORLDSPEC_PEERS/tau2-retail``, by default
-``../shared/peers`` from the repository root) and is never copied into the repository: the
-generated file imports the world and names tau2's ``db.json`` by paths relative to itself, so it
-is written outside the sources, by default to ``build/tau2/retail_tasks.world`` (ignored by git)::
+tau2's data stays where it is and is never copied into the repository: a tau2-bench checkout
+(``--tau2 PATH`` or ``$WORLDSPEC_TAU2_CHECKOUT``: its ``data/tau2/domains/retail/``) or the
+peers folder (``--peers PATH`` or ``$WORLDSPEC_PEERS``, default ``../shared/peers`` from the
+repository root: its ``tau2-retail/``); ``scripts/tau2_data.py`` decides which. The generated
+file imports the world and names tau2's ``db.json`` by paths relative to itself, so it is
+written outside the sources, by default to ``build/tau2/retail_tasks.world`` (ignored by git)::
 
-    python scripts/tau2_tasks.py
+    python scripts/tau2_tasks.py                          # or --tau2 ~/src/tau2-bench
     worldspec run build/tau2 --task retail_0 --solution
     worldspec tasks build/tau2    # 113 of 114 valid: retail_22, see below
 
@@ -25,7 +27,10 @@ One task per tau2 task, named ``retail_<id>``:
   message of the agent holds the item, compared as tau2 does (lower case, commas dropped from the
   message): ``any r in replies: r.lower().replace(",", "").contains("...")``;
 - ``solution`` the expected actions in order, except those that fail in tau2 (they change nothing:
-  a failed call is atomic), which are kept as comments; and, for a task with answer checks, a
+  a failed call is atomic), which are kept as comments (which fail, and with what message, the
+  peers folder's gold replays record; from a checkout, which has none, the conformant world's
+  replay of the actions says it, and ``tests/test_tau2_tasks.py`` checks both give the same
+  file); and, for a task with answer checks, a
   reference ``reply`` that names every item (written here: tau2 has no reference conversation);
 - ``split`` from ``split_tasks.json``; ``tags tau2, retail``.
 
@@ -75,6 +80,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from tau2_data import Tau2Retail, locate_tau2  # noqa: E402
 
 from worldspec.compiler.model import ToolInfo, WorldModel  # noqa: E402
 from worldspec.dsl.formatter import format_source, quote_string  # noqa: E402
@@ -86,11 +94,6 @@ WORLD_FILE = ROOT / "examples" / "tau2" / "retail.world"
 WORLD_NAME = "Tau2Retail"
 DEFAULT_OUT = ROOT / "build" / "tau2" / "retail_tasks.world"
 DB_CHECK_DOC = "The database equals the one the expected actions leave (tau2's DB check)."
-
-
-def peers_dir() -> Path:
-    """``$WORLDSPEC_PEERS`` (relative to the repository root), default ``../shared/peers``."""
-    return (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
 
 
 def task_name(task_id: str) -> str:
@@ -120,30 +123,45 @@ def comment(text: str, indent: str) -> list[str]:
     return [f"{indent}# {line}".rstrip() for line in str(text).splitlines() or [""]]
 
 
-def splits(tau2: Path) -> dict[str, str]:
-    path = tau2 / "split_tasks.json"
+def splits(tau2: Tau2Retail) -> dict[str, str]:
+    path = tau2.data / "split_tasks.json"
     if not path.is_file():
         return {}
     table = json.loads(path.read_text(encoding="utf-8"))
     return {task_id: split for split in ("train", "test") for task_id in table.get(split, [])}
 
 
-def failed_actions(tau2: Path, task_id: str) -> dict[str, str]:
-    """Action id -> tau2's error message, for the expected actions that fail (from the gold)."""
-    path = tau2 / "gold" / f"{task_id}.json"
-    if not path.is_file():
-        return {}
-    gold = json.loads(path.read_text(encoding="utf-8"))
-    return {step["action_id"]: step["content"] for step in gold["steps"] if step["error"]}
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What tau2's expected actions of one task do: the message of each that fails (by
+    action id), and whether together they leave the database as it was."""
+
+    failures: dict[str, str]
+    changes_nothing: bool
 
 
-def changes_nothing(tau2: Path, task_id: str) -> bool:
-    """Whether the task's expected actions leave the database as it was (from the gold)."""
-    path = tau2 / "gold" / f"{task_id}.json"
+def gold_outcome(tau2: Tau2Retail, task_id: str) -> Outcome | None:
+    """The outcome tau2's own code recorded (the peers folder's gold replay), or None."""
+    path = tau2.gold / f"{task_id}.json"
     if not path.is_file():
-        return False
+        return None
     gold = json.loads(path.read_text(encoding="utf-8"))
-    return bool(gold["final_db_hash"] == gold["initial_db_hash"])
+    return Outcome({step["action_id"]: step["content"] for step in gold["steps"] if step["error"]},
+                   bool(gold["final_db_hash"] == gold["initial_db_hash"]))
+
+
+def replayed_outcome(episode: Episode, db: dict[str, Any], task: Mapping[str, Any]) -> Outcome:
+    """The outcome on the world, which answers every expected action as tau2 does (its text,
+    error flag and database hash: tests/test_conformance_tau2.py): what a checkout without
+    gold replays uses."""
+    episode.reset(data=db)
+    before = episode.state_hash()
+    failures: dict[str, str] = {}
+    for action in task["evaluation_criteria"]["actions"]:
+        result = episode.call(action["name"], dict(action["arguments"]))
+        if episode.failed(result):
+            failures[action["action_id"]] = str(result)
+    return Outcome(failures, episode.state_hash() == before)
 
 
 # ------------------------------------------------------- the reads tau2's actions leave out
@@ -446,50 +464,69 @@ def render_task(task: dict[str, Any], db_path: str, split: str | None, calls: li
     return lines
 
 
-def load_planner(tau2: Path) -> ReadPlanner:
+def load_planner(tau2: Tau2Retail) -> ReadPlanner:
     """The planner on the compiled world and tau2's ``db.json``."""
     loaded = compile_worlds([WORLD_FILE])
-    db = json.loads((tau2 / "db.json").read_text(encoding="utf-8"))
+    db = json.loads(tau2.db.read_text(encoding="utf-8"))
     return ReadPlanner(loaded.worlds[WORLD_NAME], loaded.result.model.worlds[WORLD_NAME], db)
 
 
-def plan_solutions(tasks: Iterable[dict[str, Any]], tau2: Path, add_reads: bool = True
-                   ) -> tuple[dict[str, list[Call]], list[Unseen]]:
-    """Each task's reference solution by tau2 task id, and the values no read shows."""
+def task_outcomes(tasks: Iterable[dict[str, Any]], tau2: Tau2Retail, planner: ReadPlanner
+                  ) -> dict[str, Outcome]:
+    """Each task's outcome by tau2 task id: the gold's where the peers folder has it, else
+    the world's replay."""
+    outcomes: dict[str, Outcome] = {}
+    for task in tasks:
+        recorded = gold_outcome(tau2, task["id"])
+        outcomes[task["id"]] = recorded if recorded is not None else replayed_outcome(
+            planner.episode, planner.db, task)
+    return outcomes
+
+
+def plan_solutions(tasks: Iterable[dict[str, Any]], tau2: Tau2Retail, add_reads: bool = True
+                   ) -> tuple[dict[str, list[Call]], list[Unseen], dict[str, Outcome]]:
+    """Each task's reference solution by tau2 task id, the values no read shows, and each
+    task's outcome."""
+    tasks = list(tasks)
     planner = load_planner(tau2)
+    outcomes = task_outcomes(tasks, tau2, planner)
     solutions: dict[str, list[Call]] = {}
     missing: list[Unseen] = []
     for task in tasks:
-        calls, unseen = planner.plan(task, shown_texts(task), failed_actions(tau2, task["id"]),
+        calls, unseen = planner.plan(task, shown_texts(task), outcomes[task["id"]].failures,
                                      add_reads)
         solutions[task["id"]] = calls
         missing += unseen
-    return solutions, missing
+    return solutions, missing, outcomes
 
 
-def render(tasks: list[dict[str, Any]], out: Path, tau2: Path,
-           solutions: Mapping[str, list[Call]]) -> str:
+def render(tasks: list[dict[str, Any]], out: Path, tau2: Tau2Retail,
+           solutions: Mapping[str, list[Call]], outcomes: Mapping[str, Outcome]) -> str:
     """The whole tasks file for ``out``, with paths relative to ``out``'s folder."""
     base = out.parent.resolve()
     world = Path(os.path.relpath(WORLD_FILE, base)).as_posix()
-    db = Path(os.path.relpath(tau2 / "db.json", base)).as_posix()
+    db = Path(os.path.relpath(tau2.db, base)).as_posix()
     split_of = splits(tau2)
     lines = ["# tau2-bench retail tasks for examples/tau2/retail.world, made by",
-             "# scripts/tau2_tasks.py from the peer material (tasks.json, split_tasks.json,",
-             "# gold/).",
+             "# scripts/tau2_tasks.py from tau2-bench's retail data (tasks.json,",
+             "# split_tasks.json).",
              "# Do not edit: run the script again.", "",
              f"import {quote_string(world)}"]
     for task in tasks:
         lines.append("")
         lines += render_task(task, db, split_of.get(task["id"]), solutions[task["id"]],
-                             changes_nothing(tau2, task["id"]))
+                             outcomes[task["id"]].changes_nothing)
     text = "\n".join(lines) + "\n"
     return format_source(text, out.name) or text
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peers", type=Path, default=None,
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--tau2", type=Path, default=None, metavar="CHECKOUT",
+                        help="a tau2-bench checkout (its data/tau2/domains/retail/; default: "
+                             "$WORLDSPEC_TAU2_CHECKOUT, else the peers folder)")
+    source.add_argument("--peers", type=Path, default=None,
                         help="the peer folder holding tau2-retail/ (default: $WORLDSPEC_PEERS, "
                              "or ../shared/peers from the repository root)")
     parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT,
@@ -499,28 +536,27 @@ def main(argv: list[str] | None = None) -> int:
                              "that show the agent the ids they pass (most tasks then fail "
                              "WS624)")
     args = parser.parse_args(argv)
-    tau2 = (args.peers.resolve() if args.peers else peers_dir()) / "tau2-retail"
-    source = tau2 / "tasks.json"
-    if not source.is_file():
-        print(f"tau2_tasks: {source} not found (set WORLDSPEC_PEERS or pass --peers)",
-              file=sys.stderr)
+    tau2 = locate_tau2(checkout=args.tau2, peers=args.peers)
+    if not tau2.tasks.is_file() or not tau2.db.is_file():
+        print(f"tau2_tasks: {tau2.missing()} (or pass --tau2 / --peers)", file=sys.stderr)
         return 2
     try:
-        tasks = json.loads(source.read_text(encoding="utf-8"))
+        tasks = json.loads(tau2.tasks.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        print(f"tau2_tasks: cannot read {source}: {exc}", file=sys.stderr)
+        print(f"tau2_tasks: cannot read {tau2.tasks}: {exc}", file=sys.stderr)
         return 2
     out: Path = args.out
     try:
-        solutions, missing = plan_solutions(tasks, tau2, add_reads=not args.as_listed)
+        solutions, missing, outcomes = plan_solutions(tasks, tau2, add_reads=not args.as_listed)
         out.parent.mkdir(parents=True, exist_ok=True)
-        text = render(tasks, out, tau2, solutions)
+        text = render(tasks, out, tau2, solutions, outcomes)
         out.write_text(text, encoding="utf-8")
     except (OSError, ValueError, KeyError) as exc:
         print(f"tau2_tasks: cannot write {out}: {exc}", file=sys.stderr)
         return 1
     added = sum(call.added for calls in solutions.values() for call in calls)
-    print(f"wrote {len(tasks)} tasks to {os.path.relpath(out)} ({added} reads added)")
+    print(f"wrote {len(tasks)} tasks from {tau2.origin} to {os.path.relpath(out)} "
+          f"({added} reads added)")
     for value in missing:
         print(f"tau2_tasks: task {value.task_id}: no read shows {value.tool}()'s "
               f"{value.path}: {json.dumps(value.value)}", file=sys.stderr)

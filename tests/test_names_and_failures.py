@@ -489,7 +489,7 @@ tool book(cabin: Cabin "The cabin.", on: date "The day.", to: Address "Where to.
 }
 
 task as_json in Air {
-  instruction "Book."
+  instruction "Book first class for 2024-05-01 at 10:00 to 1 Main, 78701, with the tags a and b."
   check booked: bookings == ["first class 2024-05-01 78701 2024-05-01 10:00:00 2"]
   solution {
     book(cabin: "first class", on: "2024-05-01", at: "2024-05-01T10:00",
@@ -498,7 +498,7 @@ task as_json in Air {
 }
 
 task typed in Air {
-  instruction "Book."
+  instruction "Book economy for 2024-05-01 to x, 12345."
   check booked: bookings == ["economy 2024-05-01 12345 2024-01-01 00:00:00 0"]
   solution {
     book(cabin: Cabin.economy, on: date("2024-05-01"), to: Address(street: "x", zip: "12345"))

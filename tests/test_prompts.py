@@ -9,7 +9,8 @@ external policy and template (``--policy``, ``--system-prompt``), in both settin
 serves ``TextEnv``'s opening; its own equality test runs with the framework
 (``tests/adapters/test_openenv.py``), as does the verifiers one (``test_verifiers.py``).
 
-With the peer material (``$WORLDSPEC_PEERS/tau2-retail``, default ``../shared/peers``; under
+With tau2's ``policy.md`` (a tau2-bench checkout, ``$WORLDSPEC_TAU2_CHECKOUT``, or the peer
+material, ``$WORLDSPEC_PEERS/tau2-retail``, default ``../shared/peers``; under
 ``CI=true`` its absence fails), the τ² example's prompt carries τ²'s own policy.md verbatim,
 wrapped as τ² wraps it.
 """
@@ -27,6 +28,7 @@ from typing import Any
 
 import pytest
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
+from tau2_data import locate_tau2
 
 from worldspec.adapters.verifiers_prompt import verifiers_prompt
 from worldspec.cli.main import main
@@ -39,8 +41,7 @@ from worldspec.services.loading import load_world
 from worldspec.services.prompts import GREETING, SETTING_TEXTS, read_prompt_file
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
-TAU2_POLICY = PEERS / "tau2-retail" / "policy.md"
+TAU2_POLICY = locate_tau2().policy
 TAU2_TEMPLATE = ROOT / "examples" / "tau2" / "tau2_agent_prompt.txt"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -213,7 +214,7 @@ def test_the_same_options_in_another_setting_give_another_prompt(
 # --------------------------------------------------------------------- tau2
 def _tau2_policy() -> str:
     if not TAU2_POLICY.is_file():
-        message = f"tau2 retail peer material not found at {TAU2_POLICY} (set WORLDSPEC_PEERS)"
+        message = locate_tau2().missing()
         pytest.fail(message) if IN_CI else pytest.skip(message)
     return TAU2_POLICY.read_text(encoding="utf-8")
 

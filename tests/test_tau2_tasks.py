@@ -1,10 +1,13 @@
 """tau2-bench retail's 114 tasks as WorldSpec tasks, runnable by name.
 
-``scripts/tau2_tasks.py`` writes the task definitions from the peer material in place
-(``$WORLDSPEC_PEERS/tau2-retail``); nothing of it is copied into the repository. The tasks are
-checked and run exactly as a user would: ``worldspec tasks`` and ``worldspec run --task``.
+``scripts/tau2_tasks.py`` writes the task definitions from tau2's data in place (a tau2-bench
+checkout, ``$WORLDSPEC_TAU2_CHECKOUT``, or the peer material, ``$WORLDSPEC_PEERS/tau2-retail``:
+``scripts/tau2_data.py``); nothing of it is copied into the repository. The tasks are checked
+and run exactly as a user would: ``worldspec tasks`` and ``worldspec run --task``.
 
-Without the peer material the tests skip, except under ``CI=true``, where they fail.
+Every test runs from a checkout alone but those taking the ``gold`` fixture (tau2's recorded
+final DB hashes, which only the peer material has) and the one comparing the two layouts.
+Without the data the tests skip, except under ``CI=true``, where they fail.
 """
 
 from __future__ import annotations
@@ -12,11 +15,20 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tau2_data import (
+    CHECKOUT_DATA,
+    CHECKOUT_VARIABLE,
+    DATA_FILES,
+    Tau2Retail,
+    locate_tau2,
+    peers_folder,
+)
 from test_conformance_tau2 import fast_episode_hash
 
 from worldspec.cli.main import main
@@ -24,8 +36,7 @@ from worldspec.services.loading import compile_worlds
 from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()
-TAU2 = PEERS / "tau2-retail"
+RETAIL = locate_tau2()
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -40,9 +51,9 @@ def _script() -> Any:
 
 @pytest.fixture(scope="module")
 def peer_tasks() -> list[dict[str, Any]]:
-    path = TAU2 / "tasks.json"
+    path = RETAIL.tasks
     if not path.is_file():
-        message = f"tau2 retail peer material not found at {TAU2} (set WORLDSPEC_PEERS)"
+        message = RETAIL.missing()
         pytest.fail(message) if IN_CI else pytest.skip(message)
     tasks: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     return tasks
@@ -52,14 +63,18 @@ def peer_tasks() -> list[dict[str, Any]]:
 def tasks_file(peer_tasks: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
                ) -> Path:
     out = tmp_path_factory.mktemp("tau2") / "retail_tasks.world"
-    assert _script().main(["--peers", str(PEERS), "-o", str(out)]) == 0
+    assert _script().main(["-o", str(out)]) == 0
     return out
 
 
 @pytest.fixture(scope="module")
 def gold() -> dict[str, dict[str, Any]]:
+    """tau2's gold replays (the peer material only: a tau2-bench checkout has none)."""
+    if not RETAIL.has_gold():
+        message = f"tau2 retail gold replays not found at {RETAIL.gold} (set WORLDSPEC_PEERS)"
+        pytest.fail(message) if IN_CI else pytest.skip(message)
     return {p.stem: json.loads(p.read_text(encoding="utf-8"))
-            for p in (TAU2 / "gold").glob("*.json") if not p.stem.startswith("_")}
+            for p in RETAIL.gold.glob("*.json") if not p.stem.startswith("_")}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +106,7 @@ def _errors(report: Any) -> list[Any]:
 def planned(peer_tasks: list[dict[str, Any]]) -> tuple[dict[str, list[Any]], list[Any]]:
     """The script's plan: each task's calls (the added reads marked), and the values no read
     shows."""
-    calls, missing = _script().plan_solutions(peer_tasks, TAU2)
+    calls, missing, _outcomes = _script().plan_solutions(peer_tasks, RETAIL)
     return {f"retail_{task_id}": c for task_id, c in calls.items()}, missing
 
 
@@ -105,7 +120,7 @@ def as_listed(peer_tasks: list[dict[str, Any]], tmp_path_factory: pytest.TempPat
               ) -> dict[str, Any]:
     """The reports of the tasks with tau2's expected actions as they are (``--as-listed``)."""
     out = tmp_path_factory.mktemp("tau2_as_listed") / "retail_tasks.world"
-    assert _script().main(["--peers", str(PEERS), "-o", str(out), "--as-listed"]) == 0
+    assert _script().main(["-o", str(out), "--as-listed"]) == 0
     return {r.task: r for r in check_paths([out]).tasks}
 
 
@@ -337,3 +352,77 @@ def test_a_restraint_task_rewards_leaving_the_database_alone(world: Any) -> None
     assert not episode.failed(result), result
     score = episode.score()
     assert score.reward == 0.0 and not score.frame_ok
+
+
+def _checkout(tmp_path: Path) -> Path:
+    """A tau2-bench checkout: ``$WORLDSPEC_TAU2_CHECKOUT``, else one laid out here as tau2-bench
+    lays out its data (``data/tau2/domains/retail/``) from the peer material's four data
+    files, without the gold replays, which a checkout never has."""
+    named = os.environ.get(CHECKOUT_VARIABLE)
+    if named:
+        return ROOT / named
+    peers = locate_tau2(peers=peers_folder())
+    if not peers.has_data():
+        message = peers.missing()
+        pytest.fail(message) if IN_CI else pytest.skip(message)
+    retail = tmp_path / "tau2-bench" / CHECKOUT_DATA
+    retail.mkdir(parents=True)
+    for name in DATA_FILES:
+        shutil.copyfile(peers.data / name, retail / name)
+    return tmp_path / "tau2-bench"
+
+
+def _without_db_path(text: str) -> str:
+    """The tasks file less its ``given`` lines, the only lines naming where db.json is."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("  given "))
+
+
+def test_a_tau2_checkout_gives_the_tasks_the_peer_material_gives(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tau2-bench's own layout, without gold: which expected actions fail (kept as comments,
+    with tau2's message) and which tasks change nothing (restraint tasks) come from the
+    world's replay instead of the gold, and the file is the same, line for line."""
+    checkout = _checkout(tmp_path)
+    from_checkout = locate_tau2(checkout=checkout)
+    assert from_checkout.data == (checkout / CHECKOUT_DATA).resolve()
+    peers = locate_tau2(peers=peers_folder())
+    if not peers.has_gold():
+        message = f"tau2 retail gold replays not found at {peers.gold} (set WORLDSPEC_PEERS)"
+        pytest.fail(message) if IN_CI else pytest.skip(message)
+    out_checkout, out_peers = tmp_path / "a" / "retail_tasks.world", tmp_path / "b" / "r.world"
+    assert _script().main(["--tau2", str(checkout), "-o", str(out_checkout)]) == 0
+    assert "from the tau2-bench checkout" in capsys.readouterr().out
+    assert _script().main(["--peers", str(peers_folder()), "-o", str(out_peers)]) == 0
+    assert "from the peers folder" in capsys.readouterr().out
+    text = out_checkout.read_text(encoding="utf-8")
+    assert _without_db_path(text) == _without_db_path(out_peers.read_text(encoding="utf-8"))
+    # what the gold decides shows in the file: failing actions and restraint tasks
+    assert text.count("  only changes nothing") == 11
+    assert "# fails in tau2, so it changes nothing:" in text
+    given = [line for line in text.splitlines() if line.startswith("  given ")]
+    assert len(given) == 114 and all(line.endswith('/db.json"') for line in given)
+
+
+def test_the_outcome_without_gold_is_the_golds(peer_tasks: list[dict[str, Any]]) -> None:
+    """The world's replay of the expected actions gives, for every task, the failures (their
+    action ids and tau2's messages) and the "changes nothing" verdict the gold records; a
+    task whose actions change the database is told apart from one whose actions do not."""
+    script = _script()
+    if not RETAIL.has_gold():
+        message = f"tau2 retail gold replays not found at {RETAIL.gold} (set WORLDSPEC_PEERS)"
+        pytest.fail(message) if IN_CI else pytest.skip(message)
+    planner = script.load_planner(RETAIL)
+    outcomes = [(script.gold_outcome(RETAIL, t["id"]),
+                 script.replayed_outcome(planner.episode, planner.db, t)) for t in peer_tasks]
+    assert all(gold == replayed for gold, replayed in outcomes)
+    assert {g.changes_nothing for g, _ in outcomes} == {True, False}
+    assert any(g.failures for g, _ in outcomes) and any(not g.failures for g, _ in outcomes)
+
+
+def test_the_data_setting_names_a_missing_checkout(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert _script().main(["--tau2", str(tmp_path), "-o", str(tmp_path / "x.world")]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / CHECKOUT_DATA) in err and CHECKOUT_VARIABLE in err
+    assert not (tmp_path / "x.world").exists()
+    assert not Tau2Retail(tmp_path, tmp_path / "gold", "here").has_data()

@@ -1,7 +1,8 @@
-"""The OpenEnv adapter, against the real ``openenv-core`` (0.3): a world server started on
+"""The OpenEnv adapter, against the real ``openenv`` (0.10): a world server started on
 127.0.0.1 by the test (``python -m worldspec.adapters.openenv``), driven by OpenEnv's own
-WebSocket client. Rewards, verdicts and messages are those of our step API. Skipped without
-openenv-core (run ``scripts/test_extra.sh openenv``).
+clients (its WebSocket ``EnvClient``, ``GenericEnvClient`` and ``MCPToolClient`` for the tools
+on ``/mcp``) and by a plain HTTP client (urllib). Rewards, verdicts and messages are those of
+our step API. Skipped without openenv (run ``scripts/test_extra.sh openenv``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -27,6 +29,7 @@ from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
 
 framework("openenv", "openenv.core")
+openenv_core = framework("openenv", "openenv.core")
 adapter = framework("openenv", "worldspec.adapters.openenv")
 
 
@@ -225,3 +228,142 @@ def test_the_opening_is_the_one_every_front_end_builds(
     if not conversational:
         assert TextEnv(world, policy=policy, system_template=template).reset(
             "tidy_archive")[0] == opened
+
+
+# ----------------------------------------------------------------- plain HTTP
+def post(url: str, body: Any) -> tuple[int, Any]:
+    """A JSON POST with urllib: the status and the decoded answer (errors included)."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+@pytest.mark.parametrize("damage", [False, True])
+def test_plain_http_resets_then_steps_one_episode_to_its_score(
+        world: type[Episode], damage: bool) -> None:
+    """``POST /reset`` then ``POST /step``s reach one episode (OpenEnv's own routes build a
+    fresh environment per request); ``GET /state`` has the episode id and the reward."""
+    plan = solution(world, "tidy_archive")
+    if damage:
+        plan.append(("set_favorite_contact", {"contact": "CT101", "favorite": False}))
+    for url in _serve():
+        status, early = post(f"{url}/step", {"action": {"content": "hi"}})
+        assert status == 409 and "POST /reset first" in early["detail"]
+        status, opened = post(f"{url}/reset", {"task": "tidy_archive", "seed": 3,
+                                               "episode_id": "ep-7"})
+        assert status == 200 and not opened["done"]
+        assert [m["role"] for m in opened["observation"]["messages"]] == ["system", "user"]
+        answers = [post(f"{url}/step", {"action": {"tool_calls": [call(i, n, a)]}})
+                   for i, (n, a) in enumerate(plan)]
+        answers.append(post(f"{url}/step", {"action": {"content": "All done."}}))
+        state = get(f"{url}/state")
+        status, late = post(f"{url}/step", {"action": {"content": "again"}})
+        status_bad, bad = post(f"{url}/reset", {"task": "no_such_task"})
+    assert all(status == 200 for status, _ in answers)
+    expected = ours(world, "tidy_archive", plan)
+    for (_, got), want in zip(answers, expected, strict=True):
+        assert got["observation"]["messages"] == want.messages
+        assert (got["reward"], got["done"]) == (want.reward, want.done)
+    assert answers[-1][1]["reward"] == (0.0 if damage else 1.0)
+    assert state["episode_id"] == "ep-7" and state["task"] == "tidy_archive"
+    assert state["step_count"] == len(plan) + 1 and state["reward"] == answers[-1][1]["reward"]
+    assert status == 409 and "episode is over" in late["detail"]
+    assert status_bad == 400 and "no_such_task" in bad["detail"]
+
+
+# ------------------------------------------------------------------- the MCP tools
+def test_the_worlds_tools_are_on_openenvs_mcp_path(world: type[Episode], server: str) -> None:
+    """``tools/list`` over plain HTTP lists the world's tools with their schemas, as
+    OpenEnv's MCP environments list theirs."""
+    status, answer = post(f"{server}/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                                            "params": {}})
+    assert status == 200, answer
+    listed = {tool["name"]: tool for tool in answer["result"]["tools"]}
+    assert list(listed) == list(world.TOOLS)
+    chat = {d["function"]["name"]: d["function"] for d in world().tools("chat")}
+    for name, tool in listed.items():
+        assert tool["inputSchema"] == chat[name]["parameters"]
+        assert tool["description"] == chat[name]["description"]
+    status, answer = post(f"{server}/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                            "params": {"name": "list_contacts",
+                                                       "arguments": {}}})
+    assert "no episode yet" in answer["error"]["message"]  # no session: says how
+
+
+@pytest.mark.parametrize("damage", [False, True])
+def test_openenvs_mcp_client_plays_an_episode_by_tool_calls(
+        world: type[Episode], server: str, damage: bool) -> None:
+    """OpenEnv's ``MCPToolClient``: reset over ``/ws`` and tools over ``/mcp`` on one
+    session; a failing call raises the world's error; the final answer scores the calls."""
+    plan = solution(world, "tidy_archive")
+    if damage:
+        plan.append(("set_favorite_contact", {"contact": "CT101", "favorite": False}))
+
+    async def go() -> tuple[list[Any], str, Any, Any]:
+        async with openenv_core.MCPToolClient(base_url=server, message_timeout_s=30) as env:
+            await env.reset(task="tidy_archive", seed=3)
+            names = [tool.name for tool in await env.list_tools()]
+            results = [await env.call_tool(name, **arguments) for name, arguments in plan]
+            try:
+                await env.call_tool("set_favorite_contact", contact="CT999", favorite=True)
+                failure = ""
+            except RuntimeError as exc:
+                failure = str(exc)
+            final = await env.step(adapter.WorldAction(content="All done."))
+            return [names, *results], failure, final, await env.state()
+
+    results, failure, final, state = asyncio.run(go())
+    assert results[0] == list(world.TOOLS)
+    episode = world(task="tidy_archive", seed=3)
+    for (name, arguments), got in zip(plan, results[1:], strict=True):
+        expected = episode.call(name, arguments)  # the world's result, as ``call`` gives it
+        assert got == expected and not episode.failed(expected)
+    assert "CT999" in failure and "set_favorite_contact" in failure
+    assert final.done and final.reward == (0.0 if damage else 1.0)
+    assert state.episode_id and state.step_count == len(plan) + 2
+
+
+def test_state_carries_the_episode_id_given_or_made(server: str) -> None:
+    async def go() -> tuple[Any, Any, Any]:
+        async with adapter.WorldEnvClient(base_url=server) as env:
+            await env.reset(task="tidy_archive", episode_id="given-1")
+            given = await env.state()
+            opened = await env.reset(task="tidy_archive")
+            return given, await env.state(), opened
+
+    given, made, opened = asyncio.run(go())
+    assert given.episode_id == "given-1"
+    assert made.episode_id and made.episode_id != "given-1"
+    assert opened.observation.info["episode_id"] == made.episode_id
+
+
+def test_openenvs_generic_client_needs_no_worldspec_classes(server: str) -> None:
+    """``GenericEnvClient`` (dict actions) drives the world as any OpenEnv environment."""
+    async def go() -> tuple[Any, Any, Any]:
+        async with openenv_core.GenericEnvClient(base_url=server) as env:
+            opened = await env.reset(task="tidy_archive")
+            stepped = await env.step({"content": "Nothing to do."})
+            return opened, stepped, await env.state()
+
+    opened, stepped, state = asyncio.run(go())
+    assert opened.observation["messages"][0]["role"] == "system"
+    assert stepped.done and stepped.reward == 0.0
+    assert state["episode_id"] and state["termination"] == "answered"
+
+
+def test_a_world_with_a_tool_openenv_reserves_is_refused_clearly(
+        world: type[Episode]) -> None:
+    clashing = type("Clashing", (world,), {"TOOLS": {**world.TOOLS,
+                                                     "reset": next(iter(world.TOOLS.values()))}})
+    with pytest.raises(ValueError, match="reserves"):
+        adapter.create_world_app(clashing)
+    assert adapter.create_world_app(world) is not None

@@ -1,7 +1,9 @@
 """The verifiers adapter, against the real ``verifiers`` (0.4, the v1 stack) and the scripted
 local model: its rewards are our own scores, played through verifiers' own rollout machinery
 (``Env.serving``, ``run_slot``, the interception server that records the trace) and through
-its ``vf-eval`` command. Skipped without verifiers (run ``scripts/test_extra.sh verifiers``).
+its ``vf-eval`` command, run as docs/serving.md writes it (with the ``messaging-world``
+environment package of ``environments/`` installed). Skipped without verifiers (run
+``scripts/test_extra.sh verifiers``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -129,35 +133,65 @@ def test_a_conversational_task_asks_the_simulated_user(
     assert all("CONV106" not in r.text for r in user_requests)  # no tool traffic, no state
 
 
-def test_vf_eval_runs_a_world_environment_package(world: type[Episode],
-                                                  llm_server: ScriptedLLMServer,
-                                                  tmp_path: Path) -> None:
-    """``vf-eval`` finds a taskset by importing its id: a two-line environment package."""
-    package = tmp_path / "env" / "messaging_world"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(
-        "from worldspec.adapters.verifiers import WorldHarness, WorldTaskset\n"
-        "__all__ = ['WorldHarness', 'WorldTaskset']\n", encoding="utf-8")
+def documented_vf_eval() -> list[str]:
+    """The ``vf-eval`` command of docs/serving.md, word for word."""
+    text = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+                 if b.startswith("vf-eval "))
+    return shlex.split(block.replace("\\\n", " "))
+
+
+def test_vf_eval_runs_as_documented(world: type[Episode], llm_server: ScriptedLLMServer,
+                                    tmp_path: Path) -> None:
+    """The real ``vf-eval``, from the repository root as docs/serving.md writes it (no
+    PYTHONPATH: the installed ``messaging-world`` environment package is found by its id), on
+    two tasks that share one check of their three or four: ``check_replied`` is a metric on
+    both rollouts, the checks only one of them has are in ``info``, never averaged."""
+    command = documented_vf_eval()
+    assert command[:2] == ["vf-eval", "messaging-world"]
+    # the model and endpoint the docs name become the scripted server's
+    values = {"-m": "scripted-model", "--client.base-url": llm_server.url,
+              "--client.api-key-var": "WORLDSPEC_TEST_KEY"}
+    for flag, value in values.items():
+        command[command.index(flag) + 1] = value
+    tasks = ["reply_to_priya", "hana_q4_follow_up"]
     llm_server.responder = scripted_agent(world, lambda t: PLANS["partial"](world, t))
-    eval_bin = Path(sys.executable).with_name("vf-eval")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path / "env"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
-        [str(eval_bin), "messaging-world", "--env.taskset.world", str(PACKAGE),
-         "--env.taskset.tasks", '["tidy_archive", "reply_to_priya"]',
-         "--env.agent.runtime.type", "subprocess", "-m", "scripted-model",
-         "--client.base-url", llm_server.url, "--client.api-key-var", "WORLDSPEC_TEST_KEY",
-         "--no-push", "--no-rich", "-o", str(tmp_path / "out")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
+        [str(Path(sys.executable).with_name("vf-eval")), *command[1:],
+         "--env.taskset.tasks", json.dumps(tasks), "--no-rich", "-o", str(tmp_path / "out")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     (traces,) = list((tmp_path / "out").rglob("traces.jsonl"))
-    rewards = {}
-    for line in traces.read_text(encoding="utf-8").splitlines():
-        for trace in json.loads(line)["traces"]:
-            rewards[trace["task"]["data"]["task"]] = trace["rewards"]["world_reward"]["score"]
-    assert rewards == {t: pytest.approx(our_reward(world, t, PLANS["partial"](world, t)))
-                       for t in ("tidy_archive", "reply_to_priya")}
-    assert rewards["tidy_archive"] == pytest.approx(2 / 3)
+    by_task = {trace["task"]["data"]["task"]: trace
+               for line in traces.read_text(encoding="utf-8").splitlines()
+               for trace in json.loads(line)["traces"]}
+    assert set(by_task) == set(tasks)
+    for task, trace in by_task.items():
+        plan = PLANS["partial"](world, task)
+        assert trace["rewards"]["world_reward"]["score"] == pytest.approx(
+            our_reward(world, task, plan))
+        verdicts = trace["info"]["worldspec"]["checks"]
+        assert list(verdicts) == [c.name for c in world.TASKS[task].checks]
+        check_metrics = {k for k in trace["metrics"] if k.startswith("check_")}
+        assert check_metrics == {"check_replied"}
+        assert trace["metrics"]["check_replied"] == (1.0 if verdicts["replied"] else 0.0)
+    # the partial plan leaves out Priya's reply but not Hana's: the check's mean is 1/2,
+    # over the two rollouts that have it
+    assert [by_task[t]["metrics"]["check_replied"] for t in tasks] == [0.0, 1.0]
+    assert not by_task["reply_to_priya"]["info"]["worldspec"]["checks"]["replied"]
+
+
+def test_metrics_name_only_the_checks_every_task_has(world: type[Episode]) -> None:
+    assert adapter.shared_checks(world, ["reply_to_priya", "hana_q4_follow_up"]) == ["replied"]
+    assert adapter.shared_checks(world, ["reply_to_priya", "tidy_archive"]) == []
+    assert adapter.shared_checks(world, ["tidy_archive"]) == [
+        "archived", "hana_restored", "hana_read"]
+    (task,) = list(adapter.load_environment(PACKAGE, tasks=["tidy_archive"]).taskset)
+    assert task.data.metric_checks == ["archived", "hana_restored", "hana_read"]
+    both = list(adapter.load_environment(
+        PACKAGE, tasks=["tidy_archive", "reply_to_priya"]).taskset)
+    assert [t.data.metric_checks for t in both] == [[], []]
 
 
 @pytest.mark.parametrize("conversational", [False, True], ids=["one_shot", "conversational"])

@@ -16,13 +16,18 @@ records the trace) and the tasks' ``@vf.reward`` functions. This module supplies
   through our own client (the user's tokens are not the policy's, so they stay off the
   trace). The calls, replies and termination go to ``trace.info["worldspec"]``;
 - :meth:`WorldTask.world_reward` is the rubric: it replays those calls on a fresh episode
-  and returns the task's score (0 with a broken frame); ``world_checks`` records the
-  per-check breakdown and the frame as metrics.
+  and returns the task's score (0 with a broken frame); ``world_checks`` records whether the
+  task passed, the checks' share and the frame as metrics, and one ``check_<name>`` metric
+  per check that every task of the taskset has (:func:`shared_checks`): verifiers averages a
+  metric over every rollout of a run, a rollout without it counting 0, so a check only some
+  tasks have would be averaged over rollouts that never had it. Every check's verdict, shared
+  or not, is in ``trace.info["worldspec"]["checks"]``.
 
 ``load_environment(world, ...)`` builds the whole ``vf.Env`` for programmatic use. verifiers
 finds a taskset by importing its id as a module; in this process the id
-:data:`PLUGIN_ID` names this module. A separate process (``vf-eval``, an env server) needs
-an importable module of its own that re-exports the classes (see ``docs/serving.md``).
+:data:`PLUGIN_ID` names this module. A separate process (``vf-eval``, an env server) imports
+an installed environment package that re-exports the classes: the repository's
+``environments/messaging_world`` is one (``docs/serving.md``).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from worldspec.runtime.episode import Episode
 from worldspec.services.prompts import AGENT_TEMPLATE, read_prompt_file
 
 __all__ = ["PLUGIN_ID", "WorldData", "WorldHarness", "WorldHarnessConfig", "WorldTask",
-           "WorldTaskset", "WorldTasksetConfig", "load_environment"]
+           "WorldTaskset", "WorldTasksetConfig", "load_environment", "shared_checks"]
 
 #: The taskset (and harness) id under which this module is importable in this process.
 PLUGIN_ID = "worldspec_verifiers"
@@ -77,6 +82,18 @@ class WorldData(vf.TaskData):
     #: default template), so the harness builds the prompt the row shows
     policy: str | None = None
     system_template: str | None = None
+    #: the checks every task of the taskset has: each is a ``check_<name>`` metric
+    metric_checks: list[str] = Field(default_factory=list)
+
+
+def shared_checks(world: type[Episode], tasks: list[str]) -> list[str]:
+    """The names of the checks every one of ``tasks`` has, in the first task's order: the
+    checks whose ``check_<name>`` metric a run's average reads over rollouts that all have
+    it."""
+    if not tasks:
+        return []
+    common = set.intersection(*({c.name for c in world.TASKS[t].checks} for t in tasks))
+    return [c.name for c in world.TASKS[tasks[0]].checks if c.name in common]
 
 
 class WorldTask(vf.Task[WorldData]):
@@ -90,13 +107,16 @@ class WorldTask(vf.Task[WorldData]):
     @vf.metric
     async def world_checks(self, trace: vf.Trace) -> dict[str, float]:
         """Whether the task passed, the checks' share, whether the frame held, and each check
-        (1 passed, 0 not)."""
+        every task of the taskset has (1 passed, 0 not); every check's verdict goes to
+        ``trace.info["worldspec"]["checks"]``."""
         scored = self._score(trace)
+        verdicts = {str(c["name"]): bool(c["passed"]) for c in scored["checks"]}
+        trace.info.setdefault("worldspec", {})["checks"] = verdicts
         values = {"passed": 1.0 if scored["passed"] else 0.0,
                   "checks_reward": float(scored["checks_reward"]),
                   "frame_ok": 1.0 if scored["frame"]["ok"] else 0.0}
-        values.update({f"check_{c['name']}": 1.0 if c["passed"] else 0.0
-                       for c in scored["checks"]})
+        values.update({f"check_{name}": 1.0 if verdicts[name] else 0.0
+                       for name in self.data.metric_checks if name in verdicts})
         return values
 
     def _score(self, trace: vf.Trace) -> dict[str, Any]:
@@ -156,11 +176,11 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
         unknown = sorted(set(config.tasks) - set(world.TASKS))
         if unknown:
             raise ValueError(f"world {world.WORLD} has no task {', '.join(unknown)}")
-        for name, spec in world.TASKS.items():
-            if config.tasks and name not in config.tasks:
-                continue
-            if config.split is not None and (spec.split or "train") != config.split:
-                continue
+        chosen = [name for name, spec in world.TASKS.items()
+                  if (not config.tasks or name in config.tasks)
+                  and (config.split is None or (spec.split or "train") == config.split)]
+        metric_checks = shared_checks(world, chosen)
+        for name in chosen:
             opening = verifiers_prompt(world, name, conversational=config.conversational,
                                        policy=policy, template=template or AGENT_TEMPLATE)
             data = WorldData(
@@ -170,7 +190,7 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
                 conversational=config.conversational, max_steps=config.max_steps,
                 max_turns=config.max_turns, user_model=config.user_model,
                 user_base_url=config.user_base_url, user_api_key_var=config.user_api_key_var,
-                policy=policy, system_template=template)
+                policy=policy, system_template=template, metric_checks=metric_checks)
             yield WorldTask(data, config.task)
 
 
