@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -37,6 +38,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from worldspec.serve.http import listening_socket
 from worldspec.services.loading import load_package
 from worldspec.services.prompts import agent_system_prompt
 
@@ -374,6 +376,48 @@ def test_http_refuses_foreign_hosts_on_loopback() -> None:
         made = httpx.post(f"{base}/episodes", json={}, headers=foreign, timeout=30)
         assert made.status_code in (400, 403, 421)
         assert httpx.post(f"{base}/episodes", json={}, timeout=30).status_code == 201
+
+
+def _nodelay_of_accepted(listener: socket.socket) -> int:
+    """TCP_NODELAY of a connection asyncio accepts on ``listener`` (as uvicorn does)."""
+    async def go() -> int:
+        seen: list[int] = []
+
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            seen.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        while not seen:
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+        return seen[0]
+    result: int = _run(go())
+    return result
+
+
+def test_http_connections_send_without_delay() -> None:
+    """The server's connections set TCP_NODELAY: a response's head and body never wait on
+    the client's delayed ACK (~40 ms a call without it)."""
+    assert _nodelay_of_accepted(listening_socket("127.0.0.1", 0)) != 0
+    # what it was: a listener made without proto gives connections Nagle's algorithm
+    plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    plain.bind(("127.0.0.1", 0))
+    plain.listen(8)
+    assert _nodelay_of_accepted(plain) == 0
+    # and end to end: a keep-alive client's calls take nowhere near the delayed ACK's 40 ms
+    with _http_server() as url, httpx.Client(timeout=30) as client:
+        base = url.removesuffix("/mcp")
+        latencies = []
+        for _ in range(30):
+            start = time.perf_counter()
+            assert client.get(f"{base}/episodes").status_code == 200
+            latencies.append(time.perf_counter() - start)
+        assert sorted(latencies)[len(latencies) // 2] < 0.02, latencies
 
 
 def test_http_client_disconnects_log_no_traceback() -> None:

@@ -33,7 +33,8 @@ from worldspec.serve.control import control_routes
 from worldspec.serve.episodes import EpisodeTable
 from worldspec.serve.mcp_server import EPISODE_PATH_PARAM
 
-__all__ = ["MCP_PATH", "EPISODE_MCP_PATH", "http_app", "serve_http", "LOOPBACK"]
+__all__ = ["MCP_PATH", "EPISODE_MCP_PATH", "http_app", "serve_http", "listening_socket",
+           "LOOPBACK"]
 
 MCP_PATH = "/mcp"
 EPISODE_MCP_PATH = f"/episodes/{{{EPISODE_PATH_PARAM}}}/mcp"
@@ -124,18 +125,26 @@ def http_app(server: Server[Any], episodes: EpisodeTable, *, host: str = "127.0.
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-def serve_http(app: Starlette, *, host: str, port: int,
-               ready: Callable[[str], None] | None = None) -> None:
-    """Run ``app`` until interrupted; ``ready`` gets the URL once the socket listens (with
-    the real port when ``port`` is 0)."""
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (0: a free port) whose connections, once
+    accepted by asyncio, send without delay (TCP_NODELAY).
+
+    Its proto is IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose
+    proto says TCP. Without it a response written in two segments (head, then body) waits on
+    the client's delayed ACK (Nagle's algorithm): ~40 ms a call."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose proto
-    # says TCP. Without it a response written in two segments (head, then body) waits on the
-    # client's delayed ACK (Nagle): ~40 ms a call.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
+    return sock
+
+
+def serve_http(app: Starlette, *, host: str, port: int,
+               ready: Callable[[str], None] | None = None) -> None:
+    """Run ``app`` until interrupted; ``ready`` gets the URL once the socket listens (with
+    the real port when ``port`` is 0)."""
+    sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     _log_sdk_quietly()
