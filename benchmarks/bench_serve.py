@@ -1,13 +1,18 @@
-"""Serving benchmark: tool calls over MCP (streamable HTTP on loopback) against a bare call.
+"""Serving benchmark: tool calls over MCP (streamable HTTP on loopback), beside a bare SDK server.
 
-Starts ``worldspec serve`` on 127.0.0.1 with a free port, opens 1 and then 16 MCP sessions
-with the SDK's own client, and has every session call a read-only tool and a writing one in
-turn as fast as it can, for a bounded number of calls and a bounded time. Reports calls/s
-over all sessions and the latency of one call (median, 99th percentile) as the client sees
-it, beside ``Episode.call`` of the same tools in this process (what the server adds is the
-protocol: JSON-RPC, HTTP, the SDK's session machinery).
+Starts ``worldspec serve`` on 127.0.0.1 with a free port and, as the reference, a bare MCP
+SDK 2.x ``MCPServer`` with one ``echo`` tool served the same way (the same uvicorn, loopback
+socket and transport settings); then, for each, opens 1 and then 16 clients with the SDK's
+own client (``streamable_http_client``, ``discover``) and has every client call tools as fast
+as it can, for a bounded number of calls and a bounded time: on WorldSpec, each client plays
+its own episode (made on the control surface, ``POST /episodes``) and alternates a read-only
+tool and a writing one; on the bare server, each calls ``echo``. Reports calls/s over all
+clients, the latency of one call (median, 99th percentile) as the client sees it, and
+WorldSpec's calls/s as a ratio of the bare server's (above 1: WorldSpec is ahead), beside
+``Episode.call`` of the same tools in this process (what the server adds is the protocol:
+JSON-RPC, HTTP, the SDK's machinery).
 
-Only loopback is used; every loop stops by itself (``--calls`` per session count, and
+Only loopback is used; every loop stops by itself (``--calls`` per client, and
 ``--seconds`` per run).
 
     python benchmarks/bench_serve.py                  # table
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -65,18 +71,38 @@ def bare_calls(count: int) -> dict[str, float]:
             "p99_us": _percentile(latencies, 0.99) * 1e6}
 
 
-async def _session(url: str, calls: int, deadline: float, latencies: list[float]) -> int:
-    done = 0
+#: the bare server's one tool and the arguments every call passes it
+ECHO = ("echo", {"text": "hello"})
+
+#: how many clients play at once in each run
+CLIENTS = (1, 16)
+
+
+async def _worldspec_endpoint(url: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """An episode of its own (made by the harness on the control surface), logged in."""
     base = url.removesuffix("/mcp")
-    async with httpx.AsyncClient() as control:  # one episode per client, made by the harness
+    async with httpx.AsyncClient() as control:
         created = await control.post(f"{base}/episodes", json={"task": TASK})
-        endpoint = base + created.json()["mcp"]
+        created.raise_for_status()
+    return base + created.json()["mcp"], [("login", LOGIN)]
+
+
+async def _bare_endpoint(url: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    return url, []
+
+
+async def _client(url: str, target: str, calls: int, deadline: float,
+                  latencies: list[float]) -> int:
+    done = 0
+    endpoint, setup = await ENDPOINTS[target](url)
+    plan = CALLS if target == "worldspec" else [ECHO]
     async with streamable_http_client(endpoint) as (read, write), \
             ClientSession(read, write) as session:
         await session.discover()
-        await session.call_tool("login", LOGIN)
+        for name, arguments in setup:
+            await session.call_tool(name, arguments)
         while done < calls and time.monotonic() < deadline:
-            name, arguments = CALLS[done % len(CALLS)]
+            name, arguments = plan[done % len(plan)]
             start = time.perf_counter()
             result = await session.call_tool(name, arguments)
             latencies.append(time.perf_counter() - start)
@@ -86,63 +112,137 @@ async def _session(url: str, calls: int, deadline: float, latencies: list[float]
     return done
 
 
-async def mcp_calls(url: str, sessions: int, calls: int, seconds: float) -> dict[str, float]:
+ENDPOINTS = {"worldspec": _worldspec_endpoint, "bare": _bare_endpoint}
+
+
+async def mcp_calls(url: str, target: str, clients: int, calls: int,
+                    seconds: float) -> dict[str, float]:
+    """``clients`` SDK clients of ``target`` (worldspec or bare) calling at once."""
     latencies: list[float] = []
     start = time.perf_counter()
     deadline = time.monotonic() + seconds
-    counts = await asyncio.gather(*(_session(url, calls, deadline, latencies)
-                                    for _ in range(sessions)))
+    counts = await asyncio.gather(*(_client(url, target, calls, deadline, latencies)
+                                    for _ in range(clients)))
     elapsed = time.perf_counter() - start
-    return {"sessions": sessions, "calls": sum(counts), "seconds": elapsed,
+    return {"sessions": clients, "calls": sum(counts), "seconds": elapsed,
             "calls_per_s": sum(counts) / elapsed,
             "p50_ms": statistics.median(latencies) * 1e3,
             "p99_ms": _percentile(latencies, 0.99) * 1e3}
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
+def serve_bare() -> None:
+    """The reference: a bare SDK ``MCPServer`` with an ``echo`` tool, served as ``worldspec
+    serve`` serves (uvicorn on a loopback socket from :func:`listening_socket`); prints its URL
+    on stderr as ``worldspec serve`` does."""
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+
+    from worldspec.serve.http import listening_socket
+
+    server = MCPServer("bare-echo")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Answers the text it was given."""
+        return text
+
+    sock = listening_socket("127.0.0.1", 0)
+    app = server.streamable_http_app(host="127.0.0.1")
+    print(f"bare MCPServer on http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr,
+          flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+
+
+SERVERS = {
+    "worldspec": [sys.executable, "-m", "worldspec", "serve", str(PACKAGE), "--task", TASK,
+                  "--transport", "http", "--port", "0", "--max-episodes", "64"],
+    "bare": [sys.executable, str(Path(__file__).resolve()), "--serve-bare"],
+}
+
+
+def start_server(target: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "worldspec", "serve", str(PACKAGE), "--task", TASK,
-         "--transport", "http", "--port", "0", "--max-episodes", "64"],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        SERVERS[target], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         line = process.stderr.readline()
         if " on http://" in line:
-            return process, line.split(" on ", 1)[1].split(" ", 1)[0]
+            return process, line.split(" on ", 1)[1].split(" ", 1)[0].strip()
         if not line:
             break
     process.kill()
-    raise SystemExit("the server did not start")
+    raise SystemExit(f"the {target} server did not start")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) process ``pid`` has used, from /proc (Linux; else None)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(target: str, calls: int, seconds: float) -> tuple[str, list[dict[str, float]]]:
+    """Start ``target``'s server, run each number of clients against it, stop it. Each run
+    also gives the server's own CPU time per call (the client shares the machine's cores, so
+    calls/s is partly the client's cost; CPU per call is the server's alone)."""
+    process, url = start_server(target)
+    try:
+        runs = []
+        for clients in CLIENTS:
+            before = _cpu_seconds(process.pid)
+            run = asyncio.run(mcp_calls(url, target, clients, calls, seconds))
+            after = _cpu_seconds(process.pid)
+            if before is not None and after is not None:
+                # the clients' set-up (discover, a login) is counted too: a few calls each
+                run["server_cpu_ms_per_call"] = (after - before) * 1e3 / run["calls"]
+            runs.append(run)
+        return url, runs
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=2000, help="calls per session at most")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per client at most")
     parser.add_argument("--seconds", type=float, default=20.0, help="time per run at most")
     parser.add_argument("--quick", action="store_true", help="a smoke test: 100 calls, 5 s")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_bare:
+        serve_bare()
+        return 0
     if args.quick:
         args.calls, args.seconds = 100, 5.0
     bare = bare_calls(max(2000, args.calls))
-    process, url = start_server()
-    try:
-        runs = [asyncio.run(mcp_calls(url, n, args.calls, args.seconds)) for n in (1, 16)]
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-    report = {"bare_episode_call": bare, "mcp_http": runs, "url": url}
+    reference_url, reference = measure("bare", args.calls, args.seconds)
+    url, runs = measure("worldspec", args.calls, args.seconds)
+    ratios = [{"sessions": ours["sessions"],
+               "calls_per_s_ratio": ours["calls_per_s"] / theirs["calls_per_s"]}
+              for ours, theirs in zip(runs, reference, strict=True)]
+    report = {"bare_episode_call": bare, "mcp_http": runs, "url": url,
+              "bare_mcpserver": reference, "bare_mcpserver_url": reference_url,
+              "vs_bare_mcpserver": ratios}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"bare Episode.call           {bare['calls_per_s']:>10,.0f} calls/s   "
+    print(f"bare Episode.call                   {bare['calls_per_s']:>8,.0f} calls/s   "
           f"p50 {bare['p50_us']:7.1f} us   p99 {bare['p99_us']:7.1f} us")
-    for run in runs:
-        print(f"MCP over HTTP, {run['sessions']:>2} session(s) {run['calls_per_s']:>10,.0f} "
-              f"calls/s   p50 {run['p50_ms']:7.2f} ms   p99 {run['p99_ms']:7.2f} ms   "
-              f"({run['calls']} calls in {run['seconds']:.1f} s)")
+    for label, rows in (("bare MCPServer echo", reference), ("worldspec serve    ", runs)):
+        for run in rows:
+            cpu = run.get("server_cpu_ms_per_call")
+            shown = f"   server CPU {cpu:5.2f} ms/call" if cpu is not None else ""
+            print(f"{label}, {run['sessions']:>2} client(s) {run['calls_per_s']:>8,.0f} "
+                  f"calls/s   p50 {run['p50_ms']:7.2f} ms   p99 {run['p99_ms']:7.2f} ms   "
+                  f"({run['calls']} calls in {run['seconds']:.1f} s){shown}")
+    for ratio in ratios:
+        print(f"worldspec / bare MCPServer, {ratio['sessions']:>2} client(s): "
+              f"{ratio['calls_per_s_ratio']:.2f}x calls/s")
     return 0
 
 

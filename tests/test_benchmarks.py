@@ -120,7 +120,7 @@ def test_goals_table_finds_every_runtime_row(runtime_report: dict[str, Any]) -> 
     assert "send_message" in goals.render(rows)
 
 
-def test_serving_benchmark_runs_with_1_and_16_sessions() -> None:
+def test_serving_benchmark_runs_with_1_and_16_sessions_beside_a_bare_sdk_server() -> None:
     pytest.importorskip("mcp")
     report = json.loads(_run("bench_serve.py", "--quick", "--json"))
     assert report["url"].startswith("http://127.0.0.1:")
@@ -128,3 +128,12 @@ def test_serving_benchmark_runs_with_1_and_16_sessions() -> None:
     for run in report["mcp_http"]:
         assert run["calls"] > 0 and run["p99_ms"] >= run["p50_ms"] > 0
     assert report["bare_episode_call"]["calls_per_s"] > 0
+    # the reference, in the same run: a bare SDK MCPServer served the same way
+    assert report["bare_mcpserver_url"].startswith("http://127.0.0.1:")
+    assert report["bare_mcpserver_url"] != report["url"]
+    assert [r["sessions"] for r in report["bare_mcpserver"]] == [1, 16]
+    for ours, theirs, ratio in zip(report["mcp_http"], report["bare_mcpserver"],
+                                   report["vs_bare_mcpserver"], strict=True):
+        assert theirs["calls"] > 0 and theirs["p99_ms"] >= theirs["p50_ms"] > 0
+        assert ratio["sessions"] == ours["sessions"]
+        assert ratio["calls_per_s_ratio"] == ours["calls_per_s"] / theirs["calls_per_s"]
