@@ -378,6 +378,26 @@ def test_http_refuses_foreign_hosts_on_loopback() -> None:
         assert httpx.post(f"{base}/episodes", json={}, timeout=30).status_code == 201
 
 
+def test_the_sdk_client_example_in_the_serving_docs_runs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/serving.md's SDK 2.x client example, against a real server on a free port."""
+    text = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    section = text.split("### Episodes are handles the harness controls", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'BASE = "http://127.0.0.1:8000"' in block and "discover()" in block
+    with _http_server() as url:
+        base = url.removesuffix("/mcp")
+        runnable = block.replace('"http://127.0.0.1:8000"', repr(base))
+        exec(compile(runnable, "docs/serving.md", "exec"), {"__name__": "docs_example"})
+        with httpx.Client(base_url=base, timeout=30) as control:
+            assert control.get("/episodes").json()["episodes"] == []  # the example deleted it
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"{len(World.TOOLS)} tools; ")
+    assert "U001" in printed[0]  # the world's login result
+    reward = float(printed[1].removeprefix("reward "))
+    assert 0.0 <= reward < 1.0  # logged in, nothing sent: the task is not done
+
+
 def _nodelay_of_accepted(listener: socket.socket) -> int:
     """TCP_NODELAY of a connection asyncio accepts on ``listener`` (as uvicorn does)."""
     async def go() -> int:
