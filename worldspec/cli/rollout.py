@@ -20,6 +20,7 @@ from worldspec.cli.console import (
     Console,
     add_backend_options,
     collect_spec_files,
+    output_problem,
     report_errors,
 )
 from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
@@ -253,6 +254,10 @@ def run_view(args: argparse.Namespace, console: Console) -> int:
     from worldspec.rollout.view import render_report
     from worldspec.services.files import write_atomically
 
+    problem = output_problem(args.out, folder=False)
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     try:
         records = list(read_records(args.runs, finished_only=False))
     except RecordError as exc:

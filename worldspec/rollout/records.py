@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from worldspec.runtime.values import escape_surrogates
-from worldspec.services.files import read_text_file
+from worldspec.services.files import read_text_file, special_file_kind
 
 __all__ = ["FORMAT", "JOURNAL_NAME", "Journal", "RecordError", "json_line", "read_records",
            "record_files", "record_passed", "rollout_key"]
@@ -146,6 +146,9 @@ def record_files(path: str | Path) -> list[Path]:
         return files
     if p.is_file():
         return [p]
+    if p.exists():
+        kind = special_file_kind(p.stat().st_mode) or "not a regular file"
+        raise RecordError(f"'{path}' is {kind}, not a file of records")
     raise RecordError(f"'{path}' does not exist")
 
 

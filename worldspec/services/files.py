@@ -16,8 +16,10 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
-__all__ = ["FileRefusedError", "read_text_file", "special_file_kind", "write_atomically"]
+__all__ = ["FileRefusedError", "open_for_append", "read_text_file", "special_file_kind",
+           "write_atomically"]
 
 
 class FileRefusedError(OSError):
@@ -68,6 +70,26 @@ def read_text_file(path: str | Path, *, limit: int) -> str:
                 raise _too_large(path, limit)
             chunks.append(chunk)
     return b"".join(chunks).decode("utf-8")
+
+
+def open_for_append(path: str | Path) -> TextIO:
+    """A UTF-8 text handle appending to the regular file at ``path`` (created if missing), for
+    a log. Opened without blocking, so a FIFO with no reader is refused at once rather than
+    waited on; a FIFO, a device, a socket or a folder raises :class:`FileRefusedError`."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if os.path.exists(path) and not os.path.isfile(path):
+            kind = "a folder" if os.path.isdir(path) else special_file_kind(os.stat(path).st_mode)
+            raise FileRefusedError(f"'{path}' is {kind}, not a regular file") from None
+        raise exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FileRefusedError(f"'{path}' is {special_file_kind(mode)}, not a regular file")
+    os.set_blocking(fd, True)
+    return open(fd, "a", encoding="utf-8", errors="backslashreplace")
 
 
 #: how much of an input file is read at a time

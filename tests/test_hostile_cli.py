@@ -1,0 +1,134 @@
+"""Hostile paths and files given to the command line: a clear message and status 2, never a
+hang, a traceback, status 3, or a device node replaced by a file.
+
+Every command runs in a child process under a timeout and a memory limit, so a regression (a
+read that blocks on a FIFO, a parse that exhausts memory) fails the test instead of hanging CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_server import RecordedRequest, Reply, ScriptedLLMServer
+
+from worldspec.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "generated" / "mobile_messaging"
+MESSAGING = ROOT / "examples" / "messaging"
+INVENTORY = ROOT / "tests" / "port_classes" / "inventory.py"
+DEEP = "[" * 200_000 + "]" * 200_000
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def worldspec_child(args: list[str], cwd: Path, timeout: float = 60
+                    ) -> subprocess.CompletedProcess[str]:
+    """``python -m worldspec ARGS`` under a timeout and a 2 GiB memory limit."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORLDSPEC_CACHE": str(cwd / "cache"),
+           "NO_COLOR": "1"}
+    try:
+        return subprocess.run([sys.executable, "-m", "worldspec", *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, preexec_fn=_limit_memory,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"worldspec {' '.join(args)} did not finish within {timeout} s (blocked?)")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a FIFO, a regular file standing where a folder is needed, a JSON file
+    nested 200,000 deep, a 20 MB file of calls, and a runs folder whose journal holds one
+    real record and one 200,000-deep line."""
+    folder = tmp_path_factory.mktemp("hostile")
+    os.mkfifo(folder / "pipe")
+    (folder / "a_file").write_text("x", encoding="utf-8")
+    (folder / "deep.json").write_text(DEEP + "\n", encoding="utf-8")
+    call = json.dumps({"name": "list_conversations", "arguments": {"x": "a" * 1000}})
+    (folder / "calls.jsonl").write_text((call + "\n") * 20_000, encoding="utf-8")
+    with ScriptedLLMServer() as server:
+        server.responder = _done
+        assert main(["rollout", str(PACKAGE), "--task", "tidy_archive", "--base-url",
+                     server.url, "--model", "m", "-o", str(folder / "runs"), "--progress",
+                     "never"]) == 0
+    journal = folder / "runs" / "rollouts.jsonl"
+    with open(journal, "a", encoding="utf-8") as handle:
+        handle.write(DEEP + "\n")
+    return folder
+
+
+def _done(request: RecordedRequest) -> Reply | str:
+    return "Nothing to do."
+
+
+REFUSED = [
+    # outputs never onto a device or a FIFO
+    (["export", "--trajectories", "runs", "-o", "/dev/full"],
+     "-o: '/dev/full' is a character device, not a regular file"),
+    (["export", "--trajectories", "runs", "-o", "pipe"],
+     "-o: 'pipe' is a named pipe (FIFO), not a regular file"),
+    (["export", str(MESSAGING), "-o", "/dev/full"], "'/dev/full' is a character device"),
+    (["view", "runs", "-o", "pipe"], "-o: 'pipe' is a named pipe (FIFO)"),
+    # outputs that cannot be written
+    (["export", "--trajectories", "runs", "-o", "a_file/x.jsonl"],
+     "-o: 'a_file/x.jsonl' cannot be created: 'a_file' is not a folder"),
+    (["lsp", "--log-file", "a_file/x.log"], "--log-file: cannot write 'a_file/x.log'"),
+    # inputs that are FIFOs
+    (["lsp", "--log-file", "pipe"], "--log-file: 'pipe' is a named pipe (FIFO)"),
+    (["rollout", str(PACKAGE), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+      "--system-prompt", "pipe", "-o", "out"],
+     "cannot read the prompt template 'pipe': 'pipe' is a named pipe (FIFO)"),
+    (["rollout", str(PACKAGE), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+      "--conversational", "--user-prompt", "pipe", "-o", "out"],
+     "cannot read the prompt template 'pipe': 'pipe' is a named pipe (FIFO)"),
+    (["rollout", str(PACKAGE), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+      "--journal", "pipe", "-o", "out"],
+     "cannot read the journal 'pipe': 'pipe' is a named pipe (FIFO)"),
+    (["view", "pipe", "-o", "report.html"], "'pipe' is a named pipe (FIFO), not a file"),
+    # inputs too deep or too big to parse
+    (["compare", str(INVENTORY), str(MESSAGING / "messaging.world"), "--init-data",
+      "deep.json"], "--init-data: 'deep.json' is JSON nested too deeply"),
+    (["run", str(MESSAGING), "--task", "tidy_archive", "--calls", "deep.json"],
+     "JSON nested too deeply"),
+    (["run", str(MESSAGING), "--task", "tidy_archive", "--calls", "calls.jsonl"],
+     "'calls.jsonl' is larger than 16.0 MB, the most read from such a file"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), REFUSED,
+                         ids=[" ".join(a[:1] + a[-2:]) for a, _ in REFUSED])
+def test_hostile_paths_are_refused_with_a_message(args: list[str], message: str,
+                                                  hostile: Path) -> None:
+    done = worldspec_child(args, hostile)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # the device node is still a device
+    assert stat.S_ISFIFO(os.stat(hostile / "pipe").st_mode)
+
+
+@pytest.mark.parametrize("args", [
+    ["export", "--trajectories", "runs", "-o", "sft.jsonl"],
+    ["view", "runs", "-o", "report.html"],
+    ["rollout", str(PACKAGE), "--task", "tidy_archive", "--base-url", "http://127.0.0.1:9/v1",
+     "--model", "m", "-o", "runs", "--progress", "never"],
+], ids=["export", "view", "rollout-resume"])
+def test_a_journal_line_nested_too_deep_is_skipped_like_a_torn_one(args: list[str],
+                                                                    hostile: Path) -> None:
+    """The one real record is read (the rollout is done, so a resume asks no model)."""
+    done = worldspec_child(args, hostile)
+    assert done.returncode == 0, done.stderr
+    assert "1 rollout(s)" in done.stdout and "internal error" not in done.stderr
