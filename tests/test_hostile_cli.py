@@ -167,3 +167,36 @@ def test_a_ten_megabyte_literal_is_checked_in_little_memory(kind: str, tmp_path:
     status, peak_mb = map(int, done.stdout.split())
     assert status in (0, 1)
     assert peak_mb < 300, f"check of a 10 MB {kind} literal peaked at {peak_mb} MB"
+
+
+# ------------------------------------------------------------------- Ctrl-C
+def test_ctrl_c_at_any_moment_near_the_end_prints_no_traceback(tmp_path: Path) -> None:
+    """SIGINT at moments spread from the middle of a short command to past its end: the
+    command stops with one line (130), finishes (0), or dies of the signal after its
+    output is done; it never prints a traceback or ``Exception ignored in: <module
+    'threading'>`` from the interpreter's shutdown."""
+    import signal
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORLDSPEC_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "worldspec", "check", str(ROOT / "examples" / "shop")]
+    started = time.monotonic()
+    subprocess.run(command, env=env, capture_output=True, timeout=120, check=True)
+    duration = time.monotonic() - started
+    runs = 24
+    seen: set[int] = set()
+    for index in range(runs):
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_limit_memory)
+        time.sleep(duration * (0.4 + 1.0 * index / runs))
+        process.send_signal(signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("the command hung after Ctrl-C")
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert process.returncode in (0, 130, -signal.SIGINT), (process.returncode, err)
+        seen.add(process.returncode)
+    assert 130 in seen  # some signals did land while the command ran
