@@ -200,3 +200,53 @@ def test_ctrl_c_at_any_moment_near_the_end_prints_no_traceback(tmp_path: Path) -
         assert process.returncode in (0, 130, -signal.SIGINT), (process.returncode, err)
         seen.add(process.returncode)
     assert 130 in seen  # some signals did land while the command ran
+
+
+# ------------------------------------------------------- the file helpers
+def test_write_atomically_replaces_a_file_but_never_a_fifo(tmp_path: Path) -> None:
+    from worldspec.services.files import FileRefusedError, write_atomically
+
+    regular = tmp_path / "out.jsonl"
+    regular.write_text("old\n", encoding="utf-8")
+    write_atomically(regular, "new\n")
+    assert regular.read_text(encoding="utf-8") == "new\n"
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(FileRefusedError, match="is a named pipe"):
+        write_atomically(pipe, "x\n")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "pipe"]  # no temp
+
+
+def test_read_text_file_reads_a_file_and_refuses_a_fifo_or_too_much(tmp_path: Path) -> None:
+    from worldspec.services.files import FileRefusedError, read_text_file
+
+    text = tmp_path / "calls.jsonl"
+    text.write_text("caf\u00e9\n" * 10, encoding="utf-8")
+    assert read_text_file(text, limit=1000) == "caf\u00e9\n" * 10
+    with pytest.raises(FileRefusedError, match="larger than 20 bytes"):
+        read_text_file(text, limit=20)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(FileRefusedError, match="is a named pipe"):
+        read_text_file(pipe, limit=1000)  # refused at once: no writer is waited for
+    with pytest.raises(FileRefusedError, match="is a folder"):
+        read_text_file(tmp_path, limit=1000)
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root may write into a read-only folder")
+@pytest.mark.parametrize("args", [
+    ["export", "--trajectories", "runs", "-o", "locked/x.jsonl"],
+    ["lsp", "--log-file", "locked/x.log"],
+], ids=["export", "lsp"])
+def test_an_unwritable_output_is_exit_2_not_a_crash(args: list[str], hostile: Path) -> None:
+    locked = hostile / "locked"
+    locked.mkdir(exist_ok=True)
+    locked.chmod(0o500)
+    try:
+        done = worldspec_child(args, hostile)
+    finally:
+        locked.chmod(0o700)
+    assert done.returncode == 2, done.stderr
+    assert "cannot" in done.stderr and "internal error" not in done.stderr

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from worldspec.services.files import special_file_kind
-
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "ISSUES_HINT", "Console",
            "LazySubcommand", "Subcommand", "add_backend_options", "add_colour_option",
            "add_paths_argument", "collect_spec_files", "output_problem", "plural",
@@ -73,6 +71,15 @@ class Console:
         """A problem with the command itself (not a diagnostic), on stderr."""
         self.errors.append(message)
         self.line(f"worldspec: error: {message}", to_err=True)
+
+
+def special_file_kind(mode: int) -> str | None:
+    """What a non-regular, non-folder file is (reading one may block or never end): the
+    answer of :func:`worldspec.services.files.special_file_kind`, imported when asked so that
+    ``--version`` and ``--help`` load no service."""
+    from worldspec.services.files import special_file_kind as kind_of
+
+    return kind_of(mode)
 
 
 def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:

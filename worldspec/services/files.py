@@ -53,13 +53,13 @@ def read_text_file(path: str | Path, *, limit: int) -> str:
     are the ``OSError`` or ``UnicodeDecodeError`` that reading raises.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise FileRefusedError(f"'{path}' is a folder, not a file")
-        kind = special_file_kind(mode)
-        if kind is not None:
-            raise FileRefusedError(f"'{path}' is {kind}, not a regular file")
+        raise FileRefusedError(f"'{path}' is {special_file_kind(mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as handle:
         if os.fstat(fd).st_size > limit:
             raise _too_large(path, limit)
         chunks: list[bytes] = []
