@@ -153,6 +153,7 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
         run_batch,
         select_tasks,
     )
+    from worldspec.runtime.values import escape_surrogates
     from worldspec.services.executors import BackendUnavailable, make_executor
     from worldspec.services.files import write_atomically
 
@@ -228,7 +229,9 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     data = summary.to_json()
     data["journal"] = str(journal_path)
     try:
-        write_atomically(out / "summary.json", json.dumps(data, indent=2, ensure_ascii=False)
+        # a failed rollout's message may quote what the model sent: escape lone surrogates
+        write_atomically(out / "summary.json",
+                         escape_surrogates(json.dumps(data, indent=2, ensure_ascii=False))
                          + "\n")
     except OSError as exc:
         console.error(f"cannot write '{out / 'summary.json'}': {exc.strerror or exc}")
