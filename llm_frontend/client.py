@@ -85,7 +85,28 @@ __all__ = [
     "Usage",
     "extract_json",
     "strip_reasoning",
+    "wire_safe",
 ]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_safe(value: Any) -> Any:
+    """``value`` (request parameters: messages, tools) with each lone surrogate in its texts
+    replaced by U+FFFD, the replacement character.
+
+    A model may answer with a lone surrogate (``"\\ud800"``: valid JSON, not Unicode); it is
+    kept as it is in what worldspec records, but the SDK writes request bodies as UTF-8,
+    which cannot hold one, so the conversation sent back carries U+FFFD in its place, as
+    any UTF-8 decoder would show it.
+    """
+    if isinstance(value, str):
+        return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {wire_safe(k): wire_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [wire_safe(v) for v in value]
+    return value
 
 #: Where requests go when only ``OPENAI_API_KEY`` is configured.
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -429,6 +450,8 @@ class LLMClient:
         wants_format = schema is not None and self._response_format_ok
         if wants_format and schema is not None:
             params["response_format"] = _response_format(schema, cfg.structured)
+
+        params = wire_safe(params)
 
         async def send() -> Any:
             return await self._sdk.chat.completions.create(**params)

@@ -1096,7 +1096,7 @@ LANGUAGE_REFERENCE = (
     '\n'
     '| receiver | methods |\n'
     '|---|---|\n'
-    '| `str` | `lower() upper() title() capitalize() strip(chars?) lstrip(chars?) rstrip(chars?) contains(s) startswith(s) endswith(s) find(s) rfind(s) count(s) split() split(sep, maxsplit: n) splitlines() replace(a, b) zfill(n) join(xs) isdigit() isdecimal() isalpha() isalnum() isspace() islower() isupper() byte_length()`: each is Python\'s `str` method of the same name (`contains` is `in`; `byte_length()` is `len(s.encode("utf-8"))`) |\n'
+    '| `str` | `lower() upper() title() capitalize() strip(chars?) lstrip(chars?) rstrip(chars?) contains(s) startswith(s) endswith(s) find(s) rfind(s) count(s) split() split(sep, maxsplit: n) splitlines() replace(a, b) zfill(n) join(xs) isdigit() isdecimal() isalpha() isalnum() isspace() islower() isupper() byte_length()`: each is Python\'s `str` method of the same name (`contains` is `in`; `byte_length()` is `len(s.encode("utf-8"))`); each is charged to the call\'s budget by the text it reads (a step per 64 characters) or builds (its length, at most 1,000,000 characters: `upper()` of a text that grows past it fails the call), see the per-call budget |\n'
     "| `int` | `bit_length()` (Python's: the bits of `abs(x)`) |\n"
     '| `float` | `is_integer()` |\n'
     "| `list[T]` | `contains(x) index(x) count(x)`: Python's `in`, `list.index` (an absent `x` fails the call) and `list.count` (how many elements are `x` or equal to it) |\n"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from worldspec.cli import entry_point
+try:
+    from worldspec.cli import entry_point
+except KeyboardInterrupt:  # Ctrl-C while the command line itself is imported
+    sys.stderr.write("worldspec: interrupted\n")
+    sys.exit(130)
 
 sys.exit(entry_point())

@@ -8,14 +8,19 @@ the imports included. :mod:`worldspec.cli.main` holds the table of commands and
 imports a command's module only when that command is chosen: ``--version`` and
 ``--help`` load no command, and ``serve`` of a generated package no compiler.
 :mod:`worldspec.cli.console` holds what every subcommand shares (exit statuses,
-the console, spec paths). This module imports only the standard library.
+the console, spec paths). This module imports only the standard library. Once the command
+is over, Ctrl-C exits at once with status 130 (no traceback from the interpreter's shutdown).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any, TextIO
 
 __all__ = ["EXIT_INTERRUPTED", "entry_point", "error_document", "report_interrupted",
@@ -69,12 +74,43 @@ def report_interrupted(arguments: Sequence[str], out: TextIO, err: TextIO) -> in
     return EXIT_INTERRUPTED
 
 
+def _exit_interrupted(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C once the command is over: leave at once, quietly, with status 130."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _quiet_exit_on_interrupt() -> None:
+    """From now on Ctrl-C ends the process without a ``KeyboardInterrupt``: the interpreter's
+    shutdown (joining library threads, flushing) would otherwise print ``Exception ignored
+    in: <module 'threading'>`` and a traceback. Retried if a Ctrl-C lands while it is set."""
+    while True:
+        try:
+            signal.signal(signal.SIGINT, _exit_interrupted)
+            return
+        except KeyboardInterrupt:
+            continue
+        except ValueError:  # not the main thread: the caller owns the signals
+            return
+
+
 def entry_point(argv: Sequence[str] | None = None) -> int:
-    """Run ``worldspec`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    """Run ``worldspec`` with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Without ``argv`` it runs as the program: once the command is over, Ctrl-C exits at once
+    (status 130) instead of interrupting the interpreter's shutdown."""
     arguments = list(argv) if argv is not None else sys.argv[1:]
     try:
-        from worldspec.cli.main import main as run_command
+        try:
+            from worldspec.cli.main import main as run_command
 
-        return run_command(arguments)
-    except KeyboardInterrupt:
-        return report_interrupted(arguments, sys.stdout, sys.stderr)
+            return run_command(arguments)
+        except KeyboardInterrupt:
+            return report_interrupted(arguments, sys.stdout, sys.stderr)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
+        return EXIT_INTERRUPTED
+    finally:
+        if argv is None:  # the program itself (console script, ``python -m``), not a caller
+            _quiet_exit_on_interrupt()

@@ -107,6 +107,8 @@ def read_init_data(raw: str | None) -> dict[str, Any] | None:
         raise InputProblem(f"--init-data: '{raw}' is not UTF-8 text") from None
     except ValueError as exc:
         raise InputProblem(f"--init-data: '{raw}' is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InputProblem(f"--init-data: '{raw}' is JSON nested too deeply") from None
     except OSError as exc:
         raise InputProblem(f"--init-data: '{raw}' cannot be read: {exc.strerror}") from None
     if not isinstance(value, dict):

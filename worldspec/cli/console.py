@@ -73,17 +73,13 @@ class Console:
         self.line(f"worldspec: error: {message}", to_err=True)
 
 
-#: what a path that is neither a file nor a folder is, for the message refusing it
-_SPECIAL_FILES: tuple[tuple[Callable[[int], bool], str], ...] = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
 def special_file_kind(mode: int) -> str | None:
-    """What a non-regular, non-folder file is (reading one may block or never end)."""
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    return next((name for test, name in _SPECIAL_FILES if test(mode)), "a special file")
+    """What a non-regular, non-folder file is (reading one may block or never end): the
+    answer of :func:`worldspec.services.files.special_file_kind`, imported when asked so that
+    ``--version`` and ``--help`` load no service."""
+    from worldspec.services.files import special_file_kind as kind_of
+
+    return kind_of(mode)
 
 
 def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:
@@ -97,6 +93,9 @@ def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:
         return f"{option}: {raw!r} is not a path"
     path = Path(raw)
     if path.exists():
+        kind = special_file_kind(path.stat().st_mode)
+        if kind is not None:
+            return f"{option}: '{raw}' is {kind}, not a regular file"
         if path.is_dir() == folder:
             return None
         return f"{option}: '{raw}' exists and is {'not ' if folder else ''}a folder"

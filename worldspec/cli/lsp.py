@@ -11,6 +11,7 @@ import argparse
 import logging
 
 from worldspec.cli.console import EXIT_OK, EXIT_USAGE, Console
+from worldspec.services.files import FileRefusedError, open_for_append
 
 __all__ = ["SUMMARY", "DESCRIPTION", "configure_lsp", "run_lsp"]
 
@@ -38,7 +39,15 @@ def run_lsp(args: argparse.Namespace, console: Console) -> int:
                       "pip install 'worldspec[lsp]'")
         return EXIT_USAGE
     if args.log_file:
-        logging.basicConfig(filename=args.log_file, level=logging.INFO)
+        try:
+            log = open_for_append(args.log_file)
+        except FileRefusedError as exc:
+            console.error(f"--log-file: {exc}")
+            return EXIT_USAGE
+        except OSError as exc:
+            console.error(f"--log-file: cannot write '{args.log_file}': {exc.strerror or exc}")
+            return EXIT_USAGE
+        logging.basicConfig(stream=log, level=logging.INFO)
     else:
         logging.basicConfig(level=logging.WARNING)
     serve()

@@ -20,6 +20,7 @@ from worldspec.cli.console import (
     Console,
     add_backend_options,
     collect_spec_files,
+    output_problem,
     report_errors,
 )
 from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
@@ -152,6 +153,7 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
         run_batch,
         select_tasks,
     )
+    from worldspec.runtime.values import escape_surrogates
     from worldspec.services.executors import BackendUnavailable, make_executor
     from worldspec.services.files import write_atomically
 
@@ -227,7 +229,9 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     data = summary.to_json()
     data["journal"] = str(journal_path)
     try:
-        write_atomically(out / "summary.json", json.dumps(data, indent=2, ensure_ascii=False)
+        # a failed rollout's message may quote what the model sent: escape lone surrogates
+        write_atomically(out / "summary.json",
+                         escape_surrogates(json.dumps(data, indent=2, ensure_ascii=False))
                          + "\n")
     except OSError as exc:
         console.error(f"cannot write '{out / 'summary.json'}': {exc.strerror or exc}")
@@ -253,6 +257,10 @@ def run_view(args: argparse.Namespace, console: Console) -> int:
     from worldspec.rollout.view import render_report
     from worldspec.services.files import write_atomically
 
+    problem = output_problem(args.out, folder=False)
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     try:
         records = list(read_records(args.runs, finished_only=False))
     except RecordError as exc:

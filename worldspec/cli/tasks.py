@@ -20,7 +20,7 @@ from worldspec.cli.console import (
 from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
 from worldspec.dsl.diagnostics import did_you_mean
 from worldspec.services.dataset import task_rows
-from worldspec.services.files import write_atomically
+from worldspec.services.files import FileRefusedError, write_atomically
 
 __all__ = ["configure_tasks", "run_tasks", "configure_export", "run_export"]
 
@@ -94,8 +94,7 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
 
 def _export_trajectories(args: argparse.Namespace, console: Console) -> int:
     from worldspec.rollout.export import select_rollouts, sft_rows
-    from worldspec.rollout.records import RecordError, read_records
-    from worldspec.services.files import write_atomically
+    from worldspec.rollout.records import RecordError, json_line, read_records
 
     if args.paths:
         console.error("give spec paths or --trajectories RUNS, not both")
@@ -108,19 +107,37 @@ def _export_trajectories(args: argparse.Namespace, console: Console) -> int:
         console.error(f"{', '.join(shaping)}: a trajectory keeps the prompt its rollout was "
                       "given; pass the option to `worldspec rollout` instead")
         return EXIT_USAGE
+    problem = output_problem(args.out, folder=False) if args.out is not None else None
+    if problem is not None:
+        console.error(problem)
+        return EXIT_USAGE
     try:
         records = list(read_records(args.trajectories))
     except RecordError as exc:
         console.error(str(exc))
         return EXIT_USAGE
     kept = select_rollouts(records, best_of=args.best_of, min_reward=args.min_reward)
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in sft_rows(kept))
+    text = "".join(json_line(row) + "\n" for row in sft_rows(kept))
     if args.out:
-        write_atomically(args.out, text)
+        if not _written(args.out, text, console):
+            return EXIT_USAGE
         console.line(f"wrote {len(kept)} of {len(records)} rollout(s) to {args.out}")
     else:
         console.write(text)
     return EXIT_OK
+
+
+def _written(out: str, text: str, console: Console) -> bool:
+    """Write ``text`` to ``-o OUT`` atomically; say why not (and return False) if it fails."""
+    try:
+        write_atomically(out, text)
+    except FileRefusedError as exc:
+        console.error(f"-o: {exc}")
+        return False
+    except OSError as exc:
+        console.error(f"-o: cannot write '{out}': {exc.strerror or exc}")
+        return False
+    return True
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
@@ -168,10 +185,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
         return EXIT_PROBLEMS
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     if args.out is not None:
-        try:
-            write_atomically(args.out, text)
-        except OSError as exc:
-            console.error(f"-o: cannot write '{args.out}': {exc.strerror or exc}")
+        if not _written(args.out, text, console):
             return EXIT_USAGE
         console.line(f"wrote {len(rows)} task(s) to {args.out}")
     else:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -38,6 +39,7 @@ from worldspec.lsp.features import (
 from worldspec.lsp.index import Index, Kind, Occurrence, Symbol
 from worldspec.lsp.loading import ParseCache, check_unit, shown_path
 from worldspec.lsp.positions import LineMap
+from worldspec.lsp.wire import AnsweringProtocol, FrameReader
 
 __all__ = ["WorldSpecServer", "build_server", "serve", "diagnostic_anchor", "MAX_WORKSPACE_FILES"]
 
@@ -93,7 +95,7 @@ class WorldSpecServer(LanguageServer):
     """The server's state: open documents and their analyses."""
 
     def __init__(self) -> None:
-        super().__init__("worldspec", __version__)
+        super().__init__("worldspec", __version__, protocol_cls=AnsweringProtocol)
         self.documents: dict[str, _Document] = {}
         self.by_path: dict[Path, str] = {}
         self.analyser = Analyser(self._open_text)
@@ -549,4 +551,4 @@ def serve(start: Callable[[WorldSpecServer], None] | None = None) -> None:
     server = build_server()
     if start is not None:
         start(server)
-    server.start_io()
+    server.start_io(cast(BinaryIO, FrameReader(sys.stdin.buffer)), sys.stdout.buffer)

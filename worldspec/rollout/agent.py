@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from worldspec.llm_frontend.client import LLMClient, LLMRequestError, Usage
+from worldspec.llm_frontend.client import LLMClient, LLMRequestError, Usage, wire_safe
 
 __all__ = ["API", "AgentClient", "chat_to_responses_input", "responses_tools"]
 
@@ -112,6 +112,8 @@ class AgentClient(LLMClient):
         if self.config.max_tokens is not None:
             params["max_tokens"] = self.config.max_tokens
 
+        params = wire_safe(params)
+
         async def send() -> Any:
             return await self._sdk.chat.completions.create(**params)
 
@@ -146,6 +148,8 @@ class AgentClient(LLMClient):
             params["tools"] = responses_tools(tools)
         if self.config.max_tokens is not None:
             params["max_output_tokens"] = self.config.max_tokens
+
+        params = wire_safe(params)
 
         async def send() -> Any:
             return await self._sdk.responses.create(**params)

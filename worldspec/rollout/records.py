@@ -16,12 +16,13 @@ from worldspec.services.journals import (
     SUMMARY_NAME,
     Journal,
     RecordError,
+    json_line,
     read_records,
     record_files,
     rollout_key,
 )
 
-__all__ = ["FORMAT", "JOURNAL_NAME", "SUMMARY_NAME", "Journal", "RecordError",
+__all__ = ["FORMAT", "JOURNAL_NAME", "SUMMARY_NAME", "Journal", "RecordError", "json_line",
            "read_records", "record_files", "record_passed", "rollout_key"]
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from worldspec.rollout.summary import Run, run_of, summarise
+from worldspec.runtime.values import escape_surrogates
 
 __all__ = ["render_report"]
 
@@ -83,10 +84,11 @@ _CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inlin
 
 
 def _text(value: Any) -> str:
-    """Any value as escaped text: strings as they are, the rest as JSON."""
+    """Any value as escaped text: strings as they are, the rest as JSON; a lone surrogate
+    (which no HTML page can hold) shows as its escape, ``\\ud800``."""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return html.escape(value, quote=True)
+    return html.escape(escape_surrogates(value), quote=True)
 
 
 def _histogram(rewards: Sequence[float], *, bins: int = 10) -> str:

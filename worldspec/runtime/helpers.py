@@ -55,6 +55,7 @@ from worldspec.runtime.errors import (
 )
 from worldspec.runtime.records import Record, replace_fields
 from worldspec.runtime.values import (
+    escape_surrogates,
     quote,
     type_name,
     want_date,
@@ -485,7 +486,8 @@ def check_arguments_python(args: Mapping[str, Any], allowed: tuple[str, ...],
     the parameter's type then decides."""
     for name in args:
         if name not in allowed:
-            raise ArgumentError(f"{function}() got an unexpected keyword argument '{name}'")
+            raise ArgumentError(f"{function}() got an unexpected keyword argument "
+                                f"'{escape_surrogates(str(name))}'")
     missing = [name for name in required if name not in args]
     if missing:
         quoted = [f"'{name}'" for name in missing]

@@ -35,7 +35,8 @@ __all__ = [
     "want_datetime", "want_duration", "want_list", "want_set", "want_map", "want_object",
     "want_optional", "want_enum", "check_range", "check_length", "check_pattern",
     "export_value", "unique", "type_name", "want_json", "copy_json", "json_text",
-    "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "unalias", "str_text",
+    "lone_surrogate", "escape_surrogates", "pattern_matcher", "MAX_INT_DIGITS", "unalias",
+    "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
     "state_aliases", "quote", "record_text", "records_text", "record_map_text", "str_list_text",
     "key_text",
@@ -102,6 +103,19 @@ def lone_surrogate(text: str) -> int | None:
         return None
     found = _SURROGATE.search(text)
     return None if found is None else found.start()
+
+
+def _surrogate_escape(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``, six characters),
+    so that it can be written as UTF-8. In JSON text the escape reads back as the same
+    surrogate; elsewhere (a message, an HTML page) it shows what the text held."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(_surrogate_escape, text)
 
 
 def _surrogate(path: str, text: str, at: int) -> ArgumentError:
@@ -506,9 +520,10 @@ def key_text(key: Any) -> str:
 
 def quote(value: Any) -> str:
     """A value (a row key, an argument) in a message or a diff path: its JSON text with
-    non-ASCII characters kept, or its ``repr`` when it has none."""
+    non-ASCII characters kept (a lone surrogate escaped, as it cannot be written as UTF-8),
+    or its ``repr`` when it has none."""
     try:
-        return json.dumps(export_value(value), ensure_ascii=False)
+        return escape_surrogates(json.dumps(export_value(value), ensure_ascii=False))
     except (TypeError, ValueError):
         return repr(value)
 

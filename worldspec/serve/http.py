@@ -6,14 +6,17 @@ the control surface (:mod:`worldspec.serve.control`) creates, resets, scores and
 Both MCP revisions are spoken: a 2026-07-28 request stands alone, a 2025 client initializes
 and gets an ``Mcp-Session-Id`` (a transport session only: the episode is the endpoint's),
 closed once idle for ``idle_timeout`` seconds (its id then answers 404). A request body over
-``max_body`` bytes gets 413 before anything is parsed. On a loopback address, requests whose
-``Host`` or ``Origin`` is not loopback are refused (DNS-rebinding protection). A client that
-disconnects is no error: the SDK's log of it is kept out of the server's stderr.
+``max_body`` bytes gets 413 before anything is parsed, and one that is not JSON the server can
+read (invalid UTF-8, nested too deep, a number too long to convert) gets 400 with a JSON-RPC
+parse error, never 500. On a loopback address, requests whose ``Host`` or ``Origin`` is not
+loopback are refused (DNS-rebinding protection). A client that disconnects is no error: the
+SDK's log of it is kept out of the server's stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -27,7 +30,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from worldspec.serve.control import control_routes
 from worldspec.serve.episodes import EpisodeTable
@@ -42,20 +45,82 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class _Endpoint:
-    """The ASGI endpoint that hands every request to the session manager."""
+    """The ASGI endpoint that hands every request to the session manager, after reading a
+    POST body whole (at most ``max_body`` bytes) and refusing one that is not readable JSON."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(self, manager: StreamableHTTPSessionManager, max_body: int) -> None:
         self.manager = manager
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.manager.handle_request(scope, receive, send)
+        if scope.get("method") != "POST":
+            await self.manager.handle_request(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                await _refuse(send, 413, -32600, f"the request body is over {self.max_body} "
+                                                 "bytes")
+                return
+            if not message.get("more_body", False):
+                break
+        problem = _unreadable_json(bytes(body))
+        if problem is not None:
+            await _refuse(send, 400, -32700, f"Parse error: {problem}")
+            return
+        await self.manager.handle_request(scope, _replay(bytes(body), receive), send)
+
+
+def _unreadable_json(body: bytes) -> str | None:
+    """Why ``body`` is not JSON this server can read, or None (an empty body is left to the
+    SDK, which answers it as the protocol says)."""
+    if not body:
+        return None
+    try:
+        json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "the body is not UTF-8"
+    except RecursionError:
+        return "the JSON is nested too deeply"
+    except ValueError as exc:  # not JSON, or an integer over Python's digit limit
+        return str(exc)
+    return None
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` again, then whatever the client sends next."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
+async def _refuse(send: Send, status: int, code: int, message: str) -> None:
+    """Answer with ``status`` and a JSON-RPC error (its id unknown: the request was not read)."""
+    payload = json.dumps({"jsonrpc": "2.0", "id": None,
+                          "error": {"code": code, "message": message}}).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(payload)).encode("ascii"))]})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class _EpisodeEndpoint(_Endpoint):
     """A created episode's endpoint: 404 when the table does not hold it."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, table: EpisodeTable) -> None:
-        super().__init__(manager)
+    def __init__(self, manager: StreamableHTTPSessionManager, table: EpisodeTable,
+                 max_body: int) -> None:
+        super().__init__(manager, max_body)
         self.table = table
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -117,8 +182,9 @@ def http_app(server: Server[Any], episodes: EpisodeTable, *, host: str = "127.0.
 
     methods = ["GET", "POST", "DELETE"]
     routes: list[BaseRoute] = [
-        Route(MCP_PATH, endpoint=_Endpoint(manager), methods=methods),
-        Route(EPISODE_MCP_PATH, endpoint=_EpisodeEndpoint(manager, episodes), methods=methods),
+        Route(MCP_PATH, endpoint=_Endpoint(manager, max_body), methods=methods),
+        Route(EPISODE_MCP_PATH, endpoint=_EpisodeEndpoint(manager, episodes, max_body),
+              methods=methods),
         *control_routes(episodes, security=TransportSecurityMiddleware(security),
                         instructions=prompt, max_body=max_body),
     ]

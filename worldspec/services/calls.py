@@ -7,10 +7,16 @@ diff``; rollout records are transcripts, so they replay through here too.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from worldspec.services.files import read_text_file
+
 __all__ = ["read_calls", "read_replies", "transcript_calls"]
+
+
+#: the largest file of calls or transcript read (a recorded rollout is far smaller; a bigger
+#: file fails with a message instead of exhausting memory while it is parsed)
+MAX_CALLS_BYTES = 16_000_000
 
 
 def read_calls(path: str) -> list[tuple[str, Any]]:
@@ -21,7 +27,7 @@ def read_calls(path: str) -> list[tuple[str, Any]]:
     assistant messages, in order (``function.arguments`` as the JSON text the
     model produced).
     """
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text_file(path, limit=MAX_CALLS_BYTES)
     stripped = text.lstrip()
     if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip()):
         try:
@@ -93,10 +99,10 @@ def read_replies(path: str) -> list[str]:
 
     ``content`` is a string, or a list of parts whose ``text`` parts are joined.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text_file(path, limit=MAX_CALLS_BYTES)
     try:
         whole = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
         messages: list[Any] = whole["messages"]
@@ -107,7 +113,7 @@ def read_replies(path: str) -> list[str]:
         for line in text.splitlines():
             try:
                 messages.append(json.loads(line) if line.strip() else None)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return []  # not a transcript: read_calls reports the problem
     replies: list[str] = []
     for message in messages:

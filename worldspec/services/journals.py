@@ -13,6 +13,11 @@ is skipped on reading and closed before the next append. A rollout is identified
 :func:`rollout_key` (the world's hash, the task, the sample index and every setting that
 shapes it); the latest record of a key wins, and only ``finished`` records count as done, so a
 resumed batch redoes the rollouts that failed (``error``) and nothing else.
+
+A record holds whatever text the model sent, lone surrogates (``"\\ud800"``, valid JSON that
+is not Unicode) and control characters included: :func:`json_line` writes each lone surrogate
+as its JSON escape, so the line is valid UTF-8 and reads back as the same text. A line nested
+too deep for the JSON reader counts as unreadable, like a torn one.
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMAT", "FORMAT_FAMILY", "JOURNAL_NAME", "SUMMARY_NAME", "Journal", "RecordError",
-           "is_journal", "read_records", "record_files", "rollout_key"]
+from worldspec.runtime.values import escape_surrogates
+from worldspec.services.files import read_text_file, special_file_kind
+
+__all__ = ["FORMAT", "FORMAT_FAMILY", "JOURNAL_NAME", "MAX_JOURNAL_BYTES", "SUMMARY_NAME",
+           "Journal", "RecordError", "is_journal", "json_line", "read_records", "record_files",
+           "rollout_key"]
 
 #: The record format; bumped when a field changes meaning or goes away.
 FORMAT = "worldspec.rollout/1"
@@ -45,16 +54,27 @@ class RecordError(Exception):
     """Records cannot be read (a missing folder, a record of an unknown format)."""
 
 
+#: the largest journal read (a bound, so that a wrong path fails with a message, not a
+#: MemoryError; a batch of 100,000 long rollouts fits)
+MAX_JOURNAL_BYTES = 4_000_000_000
+
+
+def json_line(value: Any, *, sort_keys: bool = False) -> str:
+    """``value`` as one line of JSON (no newline), non-ASCII text kept as it is and each lone
+    surrogate escaped: always writable as UTF-8, and ``json.loads`` gives ``value`` back."""
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, sort_keys=sort_keys))
+
+
 def rollout_key(payload: Mapping[str, Any]) -> str:
     """The SHA-256 that identifies one rollout: its defining settings as canonical JSON."""
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(escape_surrogates(text).encode("utf-8")).hexdigest()
 
 
 def _parse(line: str) -> dict[str, Any] | None:
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or not isinstance(value.get("key"), str):
         return None
@@ -78,7 +98,7 @@ class Journal:
         """Read the journal at ``path`` (a missing file is an empty journal)."""
         journal = cls(Path(path))
         try:
-            text = journal.path.read_text(encoding="utf-8")
+            text = read_text_file(journal.path, limit=MAX_JOURNAL_BYTES)
         except FileNotFoundError:
             return journal
         except (OSError, UnicodeDecodeError) as exc:
@@ -101,7 +121,7 @@ class Journal:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` durably (one line, flushed and fsynced) and remember it."""
-        line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+        line = json_line(record, sort_keys=True) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+b") as handle:
             handle.seek(0, os.SEEK_END)
@@ -124,7 +144,10 @@ def _check_format(record: Mapping[str, Any], where: str) -> None:
 
 def is_journal(path: str | Path) -> bool:
     """Whether ``path`` is a file of rollout records: its first line that is not blank is
-    a record (an object with a ``key`` and a ``format`` of this family, whatever version)."""
+    a record (an object with a ``key`` and a ``format`` of this family, whatever version).
+    Only a regular file can be one (a named pipe is not opened: the read would block)."""
+    if not Path(path).is_file():
+        return False
     try:
         with open(path, encoding="utf-8") as handle:
             first = next((line for line in handle if line.strip()), "")
@@ -144,6 +167,9 @@ def record_files(path: str | Path) -> list[Path]:
         return files
     if p.is_file():
         return [p]
+    if p.exists():
+        kind = special_file_kind(p.stat().st_mode) or "not a regular file"
+        raise RecordError(f"'{path}' is {kind}, not a file of records")
     raise RecordError(f"'{path}' does not exist")
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from worldspec.runtime.episode import Episode
+from worldspec.services.files import read_text_file
 
 __all__ = ["AGENT_TEMPLATE", "GREETING", "SETTINGS", "SETTING_TEXTS", "PromptFileError",
            "Setting", "agent_system_prompt", "fill", "opening_messages", "read_prompt_file",
@@ -123,11 +124,15 @@ def opening_messages(world: type[Episode], task: str, *, conversational: bool,
     return [{"role": "system", "content": system}, second]
 
 
+#: the largest policy or template file read (far above any prompt a model takes)
+MAX_PROMPT_BYTES = 16_000_000
+
+
 def read_prompt_file(path: str | Path, what: str) -> str:
     """The text of a policy or template file, exactly as written (UTF-8); a file that cannot
     be read is a :class:`PromptFileError` naming ``what`` it was meant to be."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_text_file(path, limit=MAX_PROMPT_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise PromptFileError(f"cannot read the {what} '{path}': {reason}") from None
