@@ -135,5 +135,6 @@ def test_serving_benchmark_runs_with_1_and_16_sessions_beside_a_bare_sdk_server(
     for ours, theirs, ratio in zip(report["mcp_http"], report["bare_mcpserver"],
                                    report["vs_bare_mcpserver"], strict=True):
         assert theirs["calls"] > 0 and theirs["p99_ms"] >= theirs["p50_ms"] > 0
+        assert ours["rounds"] == theirs["rounds"] == 1  # --quick: one round each
         assert ratio["sessions"] == ours["sessions"]
         assert ratio["calls_per_s_ratio"] == ours["calls_per_s"] / theirs["calls_per_s"]
