@@ -98,13 +98,15 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _run(command: Sequence[str], env: dict[str, str]) -> tuple[float, str]:
-    """One run of ``command``: its wall milliseconds and what it printed."""
+def _run(command: Sequence[str], env: dict[str, str], ok: tuple[int, ...] = (0,)
+         ) -> tuple[float, str]:
+    """One run of ``command``: its wall milliseconds and what it printed (an exit status
+    outside ``ok`` stops the benchmark)."""
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, check=False)
     elapsed = (time.perf_counter() - start) * 1e3
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}: "
                          f"{done.stderr[-400:]}")
     return elapsed, done.stdout
@@ -121,6 +123,9 @@ class Case:
     goal_ms: float | None = None
     note: str = ""
     printed: bool = False
+    #: the exit statuses of a finished run (``worldspec tasks`` exits 1 when it judges a task
+    #: invalid: a verdict, not a failure)
+    ok: tuple[int, ...] = (0,)
 
 
 def _measure_cases(cases: list[Case], runs: int) -> dict[str, list[float]]:
@@ -129,7 +134,7 @@ def _measure_cases(cases: list[Case], runs: int) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {c.what: [] for c in cases}
     for index in range(runs + 1):
         for case in cases:
-            elapsed, out = _run(case.command, case.env)
+            elapsed, out = _run(case.command, case.env, case.ok)
             if index:
                 figures[case.what].append(
                     float(out.strip().splitlines()[-1]) if case.printed else elapsed)
@@ -175,8 +180,11 @@ def measure(runs: int, *, tau2: bool = True) -> list[Row]:
                                    str(tasks_file)], cwd=ROOT, env=env, capture_output=True,
                                   text=True, check=False)
             if made.returncode == 0:
+                # one of the 114, retail_22, is invalid by discoverability (tau2 passes the
+                # state "NY" where its user says "New York"): exit 1 is that verdict
                 cases.append(Case("worldspec tasks, tau2 retail (114 tasks, 2.8 MB db.json)",
-                                  (*ws, "tasks", str(tasks_file.parent)), env, 1500))
+                                  (*ws, "tasks", str(tasks_file.parent)), env, 1500,
+                                  ok=(0, 1)))
             else:
                 print(f"tau2 rows skipped: {made.stderr.strip()[-200:]}", file=sys.stderr)
         folder = Path(scratch) / "bench_tasks"
