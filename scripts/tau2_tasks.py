@@ -87,7 +87,12 @@ from tau2_data import Tau2Retail, locate_tau2  # noqa: E402
 from worldspec.compiler.model import ToolInfo, WorldModel  # noqa: E402
 from worldspec.dsl.formatter import format_source, quote_string  # noqa: E402
 from worldspec.runtime.episode import Episode  # noqa: E402
-from worldspec.services.discoverability import NamedValue, ShownText, unseen_values  # noqa: E402
+from worldspec.services.discoverability import (  # noqa: E402
+    NamedValue,
+    ShownText,
+    shown_pieces,
+    unseen_values,
+)
 from worldspec.services.loading import compile_worlds  # noqa: E402
 
 WORLD_FILE = ROOT / "examples" / "tau2" / "retail.world"
@@ -218,29 +223,6 @@ def _normalised(value: object) -> str:
     return " ".join(str(value).split()).casefold()
 
 
-def _result_values(value: Any) -> Iterator[str]:
-    """The strings, keys and numbers a tool result shows (its text, and its JSON inside)."""
-    if isinstance(value, str):
-        yield value
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return
-        if not isinstance(decoded, str):
-            yield from _result_values(decoded)
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, int | float):
-        yield str(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _result_values(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _result_values(item)
-
-
 class ReadPlanner:
     """Inserts, before each expected action, the reads a careful agent makes so that every
     value the action passes was shown first (WS624, ``worldspec.services.discoverability``).
@@ -271,7 +253,7 @@ class ReadPlanner:
                     continue
                 number = len(self.reads)
                 self.reads.append((name, arguments))
-                for value in {_normalised(v) for v in _result_values(result)}:
+                for value in {_normalised(v) for v in shown_pieces(result)}:
                     self.index.setdefault(value, []).append(number)
 
     def tool(self, name: str) -> ToolInfo:
@@ -315,7 +297,7 @@ class ReadPlanner:
             if action["action_id"] in failures:
                 calls.append(Call(name, arguments, error=failures[action["action_id"]]))
                 continue
-            names = frozenset(str(v) for v in _result_values(arguments))
+            names = frozenset(str(v) for v in shown_pieces(arguments))
             tried: set[str] = set()
             while add_reads:
                 unseen = [v for v in self.unseen(name, arguments, shown)

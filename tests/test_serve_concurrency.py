@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +28,7 @@ else:
 import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-ROOT = Path(__file__).resolve().parents[1]
+from serve_support import served_over_http
 
 SLOW = """\
 world Slow "One slow tool and one fast one."
@@ -60,29 +56,8 @@ tool ping() -> int "Count a call: how many this episode has made." {
 ROUNDS = 300_000
 
 
-@contextmanager
-def _http_server(spec: Path, cache: Path) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "worldspec", "serve", str(spec), "--transport", "http",
-         "--port", "0"], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "WORLDSPEC_CACHE": str(cache)})
-    try:
-        assert process.stderr is not None
-        deadline = time.monotonic() + 120
-        line = ""
-        while time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if " on http://" in line or not line:
-                break
-        assert " on http://" in line, f"server did not start: {line!r}"
-        yield line.split(" on ", 1)[1].split(" ", 1)[0]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
+def _http_server(spec: Path, cache: Path) -> AbstractContextManager[str]:
+    return served_over_http([str(spec)], env={"WORLDSPEC_CACHE": str(cache)}, start_timeout=120)
 
 
 @asynccontextmanager

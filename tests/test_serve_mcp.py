@@ -37,6 +37,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from serve_support import served_over_http
 
 from worldspec.serve.http import listening_socket
 from worldspec.services.loading import load_package
@@ -195,28 +196,8 @@ def test_serve_refuses_bad_input_with_a_clear_message() -> None:
 # ------------------------------------------------------------------------- http
 @contextmanager
 def _http_server(*extra: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "worldspec", "serve", str(PACKAGE), "--task", TASK,
-         "--transport", "http", "--port", "0", *extra],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stderr is not None
-        deadline = time.monotonic() + 60
-        line = ""
-        while time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if " on http://" in line or not line:
-                break
-        assert " on http://" in line, f"server did not start: {line!r}"
-        yield line.split(" on ", 1)[1].split(" ", 1)[0]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
+    with served_over_http([str(PACKAGE), "--task", TASK, *extra]) as url:
+        yield url
 
 
 _ACCEPT = {"Accept": "application/json, text/event-stream"}

@@ -31,7 +31,7 @@ from worldspec.compiler.types import ListOf, MapOf, Named, Optional, Prim, SetOf
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 
-__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments",
+__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments", "shown_pieces",
            "unseen_values"]
 
 
@@ -75,12 +75,12 @@ class ShownText:
 
     def add_value(self, value: Any) -> None:
         """Show a value: a text, and every string, key and number inside JSON data."""
-        self._texts.extend(t for t in (_normalised(p) for p in _pieces(value)) if t)
+        self._texts.extend(t for t in (_normalised(p) for p in shown_pieces(value)) if t)
         self._joined = None
 
     def add_definitions(self, value: Any) -> None:
         """Show the tool definitions (searched for everything but row keys)."""
-        self._definitions.extend(t for t in (_normalised(p) for p in _pieces(value)) if t)
+        self._definitions.extend(t for t in (_normalised(p) for p in shown_pieces(value)) if t)
         self._joined_definitions = None
 
     def shows(self, value: str | int, *, row_key: bool = False) -> bool:
@@ -110,13 +110,14 @@ def _occurs(wanted: str, text: str) -> bool:
     return re.search(head + re.escape(wanted) + tail, text) is not None
 
 
-def _pieces(value: Any) -> Iterator[str]:
-    """The texts a value shows: a string itself (and its JSON contents), keys, numbers."""
+def shown_pieces(value: Any) -> Iterator[str]:
+    """The texts a value shows an agent: a string itself (and the strings, keys and numbers of
+    the JSON it holds), a collection's keys and elements, a number's text."""
     if isinstance(value, str):
         yield value
         decoded = _json(value)
         if decoded is not None:
-            yield from _pieces(decoded)
+            yield from shown_pieces(decoded)
     elif isinstance(value, bool) or value is None:
         return
     elif isinstance(value, int | float):
@@ -124,10 +125,10 @@ def _pieces(value: Any) -> Iterator[str]:
     elif isinstance(value, Mapping):
         for key, item in value.items():
             yield str(key)
-            yield from _pieces(item)
+            yield from shown_pieces(item)
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
-            yield from _pieces(item)
+            yield from shown_pieces(item)
 
 
 def _json(text: str) -> Any:
