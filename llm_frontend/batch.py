@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from typing import Any, TextIO
 
 from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.executors import Executor, ItemWorker, LocalExecutor, WorkerLost
-from worldspec.services.files import write_atomically
+from worldspec.services.files import append_line_durably, write_atomically
 from worldspec.services.progress import StatusLine
 
 __all__ = ["BatchItem", "BatchSummary", "ClientWork", "ClientWorker", "InputError", "ItemRecord",
@@ -175,16 +174,7 @@ class Journal:
     def append(self, record: ItemRecord) -> None:
         """Write ``record`` durably (flushed and fsynced) and remember it."""
         line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+b") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")  # close a torn line left by a kill
-            handle.write(line.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_line_durably(self.path, line)
         self.records[record.key] = record
 
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["FileRefusedError", "open_for_append", "read_text_file", "special_file_kind",
-           "write_atomically"]
+__all__ = ["FileRefusedError", "append_line_durably", "open_for_append", "read_text_file",
+           "special_file_kind", "write_atomically"]
 
 
 class FileRefusedError(OSError):
@@ -111,6 +111,22 @@ def _umask() -> int:
     except (OSError, ValueError):
         pass
     return 0o022
+
+
+def append_line_durably(path: Path, line: str) -> None:
+    """Append one line (``line`` ends with a newline) to a journal, flushed and fsynced before
+    returning, so that a kill at any moment loses at most the line being written; a torn last
+    line a kill left is closed first, so the new line starts a line of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")  # close a torn line left by a kill
+        handle.write(line.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def write_atomically(path: str | Path, text: str) -> None:

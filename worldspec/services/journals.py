@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from worldspec.runtime.values import escape_surrogates
-from worldspec.services.files import read_text_file, special_file_kind
+from worldspec.services.files import append_line_durably, read_text_file, special_file_kind
 
 __all__ = ["FORMAT", "FORMAT_FAMILY", "JOURNAL_NAME", "MAX_JOURNAL_BYTES", "SUMMARY_NAME",
            "Journal", "RecordError", "is_journal", "json_line", "read_records", "record_files",
@@ -121,17 +120,7 @@ class Journal:
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` durably (one line, flushed and fsynced) and remember it."""
-        line = json_line(record, sort_keys=True) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+b") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")  # close a torn line left by a kill
-            handle.write(line.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_line_durably(self.path, json_line(record, sort_keys=True) + "\n")
         self.records[str(record["key"])] = dict(record)
 
 
