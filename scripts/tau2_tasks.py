@@ -90,6 +90,7 @@ from worldspec.runtime.episode import Episode  # noqa: E402
 from worldspec.services.discoverability import (  # noqa: E402
     NamedValue,
     ShownText,
+    normalised,
     shown_pieces,
     unseen_values,
 )
@@ -219,10 +220,6 @@ class Unseen:
     value: str | int
 
 
-def _normalised(value: object) -> str:
-    return " ".join(str(value).split()).casefold()
-
-
 class ReadPlanner:
     """Inserts, before each expected action, the reads a careful agent makes so that every
     value the action passes was shown first (WS624, ``worldspec.services.discoverability``).
@@ -253,7 +250,7 @@ class ReadPlanner:
                     continue
                 number = len(self.reads)
                 self.reads.append((name, arguments))
-                for value in {_normalised(v) for v in shown_pieces(result)}:
+                for value in {normalised(v) for v in shown_pieces(result)}:
                     self.index.setdefault(value, []).append(number)
 
     def tool(self, name: str) -> ToolInfo:
@@ -301,10 +298,10 @@ class ReadPlanner:
             tried: set[str] = set()
             while add_reads:
                 unseen = [v for v in self.unseen(name, arguments, shown)
-                          if _normalised(v.value) not in tried]
+                          if normalised(str(v.value)) not in tried]
                 if not unseen:
                     break
-                tried.add(_normalised(unseen[0].value))
+                tried.add(normalised(str(unseen[0].value)))
                 chain = [self.reads[number] for number in
                          self.chain(unseen[0].value, shown, names) or ()]
                 # what the chain is for: the action's values, and each read's own arguments
@@ -338,7 +335,7 @@ class _ChainSearch:
         self.chains: dict[tuple[str, int], list[int] | None] = {}
 
     def chain(self, value: str | int, depth: int) -> list[int] | None:
-        key = (_normalised(value), depth)
+        key = (normalised(str(value)), depth)
         if key not in self.chains:
             self.chains[key] = None  # a value on its own way there is not shown by it
             self.chains[key] = self._shortest(value, depth)
@@ -351,9 +348,9 @@ class _ChainSearch:
 
     def _shortest(self, value: str | int, depth: int) -> list[int] | None:
         best: tuple[tuple[int, int, int], list[int]] | None = None
-        for number in self.planner.index.get(_normalised(value), ()):
+        for number in self.planner.index.get(normalised(str(value)), ()):
             needs = self._needs(number)
-            if any(_normalised(v.value) == _normalised(value) for v in needs):
+            if any(normalised(str(v.value)) == normalised(str(value)) for v in needs):
                 continue  # a read that needs the value it would show
             chain: list[int] = []
             for need in needs:

@@ -31,8 +31,8 @@ from worldspec.compiler.types import ListOf, MapOf, Named, Optional, Prim, SetOf
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 
-__all__ = ["NamedValue", "ShownText", "named_values", "report_unseen_arguments", "shown_pieces",
-           "unseen_values"]
+__all__ = ["NamedValue", "ShownText", "named_values", "normalised", "report_unseen_arguments",
+           "shown_pieces", "unseen_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,8 @@ class NamedValue:
     text: bool
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
+    """A text as shown-ness compares it: runs of whitespace as one space, case folded."""
     return " ".join(text.split()).casefold()
 
 
@@ -61,7 +62,7 @@ class ShownText:
     """
 
     def __init__(self, texts: Sequence[str] = ()) -> None:
-        self._texts: list[str] = [t for t in (_normalised(x) for x in texts) if t]
+        self._texts: list[str] = [t for t in (normalised(x) for x in texts) if t]
         self._definitions: list[str] = []
         self._joined: str | None = None
         self._joined_definitions: str | None = None
@@ -75,18 +76,18 @@ class ShownText:
 
     def add_value(self, value: Any) -> None:
         """Show a value: a text, and every string, key and number inside JSON data."""
-        self._texts.extend(t for t in (_normalised(p) for p in shown_pieces(value)) if t)
+        self._texts.extend(t for t in (normalised(p) for p in shown_pieces(value)) if t)
         self._joined = None
 
     def add_definitions(self, value: Any) -> None:
         """Show the tool definitions (searched for everything but row keys)."""
-        self._definitions.extend(t for t in (_normalised(p) for p in shown_pieces(value)) if t)
+        self._definitions.extend(t for t in (normalised(p) for p in shown_pieces(value)) if t)
         self._joined_definitions = None
 
     def shows(self, value: str | int, *, row_key: bool = False) -> bool:
         """Whether ``value`` occurs in what was shown, as a whole token sequence; a
         ``row_key`` only outside the tool definitions."""
-        wanted = _normalised(str(value))
+        wanted = normalised(str(value))
         if not wanted:
             return True
         if self._joined is None:
