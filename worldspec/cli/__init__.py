@@ -113,4 +113,7 @@ def entry_point(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         if argv is None:  # the program itself (console script, ``python -m``), not a caller
-            _quiet_exit_on_interrupt()
+            try:
+                _quiet_exit_on_interrupt()
+            except KeyboardInterrupt:  # it landed on the call itself, before the handler was set
+                _quiet_exit_on_interrupt()
