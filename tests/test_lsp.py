@@ -662,7 +662,7 @@ def test_without_pygls_the_command_says_what_to_install() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert out.returncode == 2
-    assert "pip install 'worldspec[lsp]'" in out.stderr
+    assert "pip install '.[lsp]' in a worldspec clone" in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
 
 

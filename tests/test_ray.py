@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - depends on the install
     if os.environ.get("CI") == "true":
         raise
 pytestmark = pytest.mark.skipif(ray is None, reason="Ray is not installed: "
-                                                    "pip install 'worldspec[ray]'")
+                                                    "pip install '.[ray]'")
 
 
 @pytest.fixture(scope="module")

@@ -51,8 +51,8 @@ def test_backend_ray_without_ray_says_what_to_install(argv: list[str], tmp_path:
                            "ray"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done.stderr
-    assert "--backend ray needs Ray, which is not installed: pip install 'worldspec[ray]'" \
-        in done.stderr
+    assert ("--backend ray needs Ray, which is not installed: pip install '.[ray]' in a "
+            "worldspec clone, or 'WHEEL[ray]' with the built wheel") in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -96,7 +96,7 @@ def test_a_shipped_rollout_worker_loads_the_runtime_and_the_world_only(
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None and os.environ.get("CI") != "true",
-                    reason="Ray is not installed: pip install 'worldspec[ray]'")
+                    reason="Ray is not installed: pip install '.[ray]'")
 def test_an_unreachable_cluster_is_a_one_line_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as probe:  # a port that nothing listens on

@@ -41,7 +41,7 @@ def framework(extra: str, module: str) -> ModuleType:
     except ImportError as exc:
         if required:
             pytest.fail(f"CI runs the {extra!r} extra but {module} does not import: {exc}")
-        pytest.skip(f"{module} is not installed (pip install 'worldspec[{extra}]')",
+        pytest.skip(f"{module} is not installed (pip install '.[{extra}]')",
                     allow_module_level=True)
 
 

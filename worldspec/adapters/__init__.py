@@ -1,8 +1,8 @@
 """Adapters from worlds to other frameworks' environment contracts (a front end).
 
 Each module imports its framework at the top, so nothing here is imported unless used:
-:mod:`~worldspec.adapters.verifiers` (``pip install 'worldspec[verifiers]'``) and
-:mod:`~worldspec.adapters.openenv` (``pip install 'worldspec[openenv]'``). Both sit on
+:mod:`~worldspec.adapters.verifiers` (the ``verifiers`` extra) and
+:mod:`~worldspec.adapters.openenv` (the ``openenv`` extra). Both sit on
 :mod:`worldspec.rl` (the rollout runner's turn logic) and load a generated package without
 the compiler. See ``docs/serving.md``.
 """

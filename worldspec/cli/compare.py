@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
+from worldspec.services.extras import install_line
 
 if TYPE_CHECKING:
     from worldspec.port.compare import CompareOptions, Original
@@ -89,7 +90,7 @@ def missing_extra() -> str | None:
     missing = [name for name in ("libcst", "hypothesis") if importlib.util.find_spec(name) is None]
     if missing:
         return (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed: "
-                "pip install 'worldspec[port]'")
+                + install_line("port"))
     return None
 
 

@@ -235,7 +235,7 @@ def add_backend_options(parser: argparse.ArgumentParser, *, title: str = "where 
     group.add_argument("--backend", choices=("local", "ray"), default="local",
                        help="'local' (default): this process, --concurrency items at once; "
                             "'ray': Ray workers, --concurrency items each, each worker with "
-                            "its own model clients (pip install 'worldspec[ray]')")
+                            "its own model clients (the ray extra)")
     group.add_argument("--workers", type=count, default=2, metavar="N",
                        help="Ray workers (actors) with --backend ray (default 2)")
     group.add_argument("--address", metavar="ADDR",

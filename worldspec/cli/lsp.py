@@ -1,6 +1,6 @@
 """``worldspec lsp``: the language server on stdin/stdout, for editors.
 
-pygls is an optional extra (``pip install 'worldspec[lsp]'``); it and the server are imported
+pygls is an optional extra (the ``lsp`` extra); it and the server are imported
 when the command runs, so no other command pays for them, and a missing pygls is a one-line
 error. stdout belongs to the protocol: nothing else is ever printed there.
 """
@@ -11,6 +11,7 @@ import argparse
 import logging
 
 from worldspec.cli.console import EXIT_OK, EXIT_USAGE, Console
+from worldspec.services.extras import install_line
 from worldspec.services.files import FileRefusedError, open_for_append
 
 __all__ = ["SUMMARY", "DESCRIPTION", "configure_lsp", "run_lsp"]
@@ -36,7 +37,7 @@ def run_lsp(args: argparse.Namespace, console: Console) -> int:
         from worldspec.lsp.server import serve
     except ImportError as exc:
         console.error(f"the language server needs pygls ({exc.name or exc}): "
-                      "pip install 'worldspec[lsp]'")
+                      + install_line("lsp"))
         return EXIT_USAGE
     if args.log_file:
         try:

@@ -1,6 +1,6 @@
 """``worldspec serve``: a world as an MCP server (stdio or streamable HTTP).
 
-The MCP SDK is an optional extra (``pip install 'worldspec[serve]'``); it is imported
+The MCP SDK is an optional extra (the ``serve`` extra); it is imported
 inside the command, so the rest of the command line starts without it, and a missing SDK is
 a one-line error. Given a generated package, the serving process loads the runtime and the
 SDK only, never the compiler.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
 from worldspec.cli.prompt_options import add_prompt_options, read_prompt_options
+from worldspec.services.extras import install_line
 
 __all__ = ["configure_serve", "run_serve"]
 
@@ -66,7 +67,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         from worldspec.serve.mcp_server import ControlError, build_server
     except ImportError as exc:
         console.error(f"serving needs the MCP SDK ({exc.name or exc}): "
-                      "pip install 'worldspec[serve]'")
+                      + install_line("serve"))
         return EXIT_USAGE
     from worldspec.services.loading import CompileError, load_world
 

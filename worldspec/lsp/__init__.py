@@ -11,7 +11,7 @@ check APIs and turns what they learn into LSP answers.
 - :mod:`worldspec.lsp.features`: hover, completion, rename and quick fixes over the index;
 - :mod:`worldspec.lsp.server`: the pygls wiring (stdio).
 
-pygls is an optional extra (``pip install 'worldspec[lsp]'``); only the server imports it.
+pygls is an optional extra (the ``lsp`` extra); only the server imports it.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcp import types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
@@ -63,8 +63,8 @@ from worldspec.serve.episodes import (
 )
 from worldspec.services.prompts import AGENT_TEMPLATE, agent_system_prompt
 
-__all__ = ["EpisodeHost", "ControlError", "build_server", "episode_id_of", "RESOURCE_NOT_FOUND",
-           "EPISODE_GONE", "WORKERS"]
+__all__ = ["EpisodeHost", "ControlError", "ToolListAnswers", "build_server", "episode_id_of",
+           "RESOURCE_NOT_FOUND", "EPISODE_GONE", "WORKERS"]
 
 #: the MCP specification's error code for a resource that does not exist
 RESOURCE_NOT_FOUND = -32002
@@ -229,7 +229,35 @@ def build_server(world: type[Episode], *, task: str | None = None, seed: int | N
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type=json_type, text=text)])
 
-    return Server(f"worldspec-{world.WORLD}", version=__version__, instructions=instructions,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_resources=list_resources, on_list_resource_templates=list_templates,
-                  on_read_resource=read_resource)
+    server = Server(f"worldspec-{world.WORLD}", version=__version__, instructions=instructions,
+                    on_list_tools=list_tools, on_call_tool=call_tool,
+                    on_list_resources=list_resources,
+                    on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    server.middleware.append(ToolListAnswers())
+    return server
+
+
+class ToolListAnswers:
+    """Server middleware that answers ``tools/list`` from its wire form, made once for each
+    protocol revision: a world's tools never change while it is served.
+
+    It matters on every ``tools/call``, not only on listings: to check a call's
+    ``Mcp-Param-*`` headers (2026-07-28), the SDK lists the server's tools before it runs the
+    call, and validating and dumping a world's few dozen tool schemas each time would cost
+    more than most tool calls. The answer is the SDK's own (made by the handler and shaped
+    by the SDK the first time), so it is exactly what an uncached listing gives."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str | None, dict[str, Any]] = {}
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any],
+                       call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/list" or (ctx.params or {}).get("cursor") is not None:
+            return await call_next(ctx)
+        answer = self.answers.get(ctx.protocol_version)
+        if answer is None:
+            made = await call_next(ctx)
+            if not isinstance(made, dict):  # not the wire form: leave it uncached
+                return made
+            answer = self.answers[ctx.protocol_version] = made
+        return dict(answer)

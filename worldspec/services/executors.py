@@ -20,7 +20,7 @@ lost) is replaced by a fresh one and the item is dispatched again, to whichever 
 free first, up to ``max_attempts`` times; after that the item ends with :class:`WorkerLost`.
 The item's result never depends on which worker ran it.
 
-Ray is an optional extra (``pip install 'worldspec[ray]'``): it is imported only when a
+Ray is an optional extra (the ``ray`` extra): it is imported only when a
 :class:`RayExecutor` starts, and :func:`require_ray` says in one sentence what to install. This
 module itself imports the standard library alone, so a Ray worker that unpickles its actor
 loads nothing else from here.
@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from worldspec.services.extras import install_line
+
 __all__ = ["BACKENDS", "BackendUnavailable", "Executor", "ItemWorker", "LocalExecutor",
            "RayExecutor", "WorkerLost", "make_executor", "require_ray"]
 
@@ -47,7 +49,7 @@ T = TypeVar("T")
 BACKENDS = ("local", "ray")
 
 #: The pip line that brings Ray in, pinned as in the ``ray`` extra.
-RAY_INSTALL = "pip install 'worldspec[ray]'"
+RAY_INSTALL = install_line("ray")
 
 #: Environment variables a Ray worker needs to import the same worldspec as the driver.
 _FORWARDED_ENV = ("PYTHONPATH", "WORLDSPEC_CACHE", "WORLDSPEC_PEERS")
