@@ -439,11 +439,6 @@ def _world_parts(world: WorldModel, own: list[VisibleDecl], values: dict[str, n.
             if not _first(values, item.name, sink, "WS203", "name"):
                 continue
             world.state[item.name.name] = _state_info(item, world, sink)
-            if item.private and not isinstance(item.kind, n.TypeExpr):
-                sink.report("WS513", item.span, "only a value can be private, not a "
-                            f"{'table' if isinstance(item.kind, n.TableKind) else 'sequence'}",
-                            hints=["keep the table public, or hold the private data in a "
-                                   "value (a map or a list)"])
         _check_state_aliases(world, sink)
     tools: dict[str, n.Node] = {}
     invariants: dict[str, n.Node] = {}

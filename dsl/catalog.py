@@ -2,7 +2,9 @@
 
 This table is the single source of truth: the checker reports by code,
 ``worldspec explain`` prints entries, and ``docs/diagnostics.md`` is
-generated from it (a test keeps the document in sync).
+generated from it (a test keeps the document in sync). A code the checker no
+longer reports stays here, marked ``retired`` with the reason, and is never
+reused for another meaning.
 """
 
 from __future__ import annotations
@@ -21,16 +23,22 @@ class CatalogEntry:
     title: str
     explanation: str
     example: str
+    #: why the checker no longer reports the code ("" while it does); a retired code keeps
+    #: its entry, so ``worldspec explain`` and the document still answer for old output,
+    #: and is never given to another meaning
+    retired: str = ""
 
 
 CATALOG: dict[str, CatalogEntry] = {}
 
 
-def entry(code: str, severity: str, title: str, explanation: str, example: str) -> None:
-    """Register a code; codes are unique."""
+def entry(code: str, severity: str, title: str, explanation: str, example: str,
+          *, retired: str = "") -> None:
+    """Register a code; codes are unique. ``retired`` says why a code is no longer reported."""
     if code in CATALOG:
         raise ValueError(f"duplicate diagnostic code {code}")
-    CATALOG[code] = CatalogEntry(code, severity, title, explanation.strip(), example.strip("\n"))
+    CATALOG[code] = CatalogEntry(code, severity, title, explanation.strip(), example.strip("\n"),
+                                 retired.strip())
 
 
 # ----------------------------------------------------------- WS1xx: input and syntax
@@ -694,11 +702,15 @@ results { success: value  failure: {"status": false, "at": now} }
 """)
 entry("WS513", "error", "a private table or sequence",
       """
-`private` marks a state value that the world stores and hashes but leaves out
-of `export_state()` (the original's `_cache`-like attributes). Tables and
-sequences are always public; hold private data in a value (a map or a list).
+Until it was retired, this refused `private` before a table or a sequence: only
+state values could be private, so a port held private data in a map or a list.
 """, """
 state { private orders: table Order }
+""", retired="""
+the checker no longer reports it. Every state item may be `private`, tables
+and sequences too (a cache table, an internal index of rows that refer to each
+other, an id counter); such an item is stored, hashed, undone and diffed like
+any other, and left out of `export_state()`.
 """)
 
 entry("WS514", "error", "a state item's loading alias clashes",

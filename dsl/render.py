@@ -349,7 +349,8 @@ def _fence(text: str) -> str:
 
 
 def render_explanation(entry: CatalogEntry, heading_level: int = 1) -> str:
-    """One catalog entry as Markdown: heading, severity, explanation, example.
+    """One catalog entry as Markdown: heading, severity, why it is retired (if it is),
+    explanation, example.
 
     ``worldspec explain`` prints this with ``heading_level=1`` and
     ``docs/diagnostics.md`` embeds it one level deeper, so the command and
@@ -359,6 +360,7 @@ def render_explanation(entry: CatalogEntry, heading_level: int = 1) -> str:
     parts = [
         f"{'#' * heading_level} {entry.code}: {entry.title}",
         f"Severity: {entry.severity}",
+        *([f"Retired: {entry.retired}"] if entry.retired else []),
         entry.explanation,
     ]
     if entry.example.strip():

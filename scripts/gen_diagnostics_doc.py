@@ -76,7 +76,8 @@ def generate(catalog: Mapping[str, CatalogEntry] = CATALOG) -> str:
         contents.append(f"- [{group}](#{_anchor(group)})")
         for e in grouped[group]:
             heading = f"{e.code}: {e.title}"
-            contents.append(f"  - [{heading}](#{_anchor(heading)}) ({e.severity})")
+            state = f"{e.severity}, retired" if e.retired else e.severity
+            contents.append(f"  - [{heading}](#{_anchor(heading)}) ({state})")
     parts.append("\n".join(contents) + "\n")
     for group in order:
         if group not in grouped:

@@ -651,7 +651,8 @@ class Episode:
     #: ``arguments: dynamic``): from then on the episode may hold, and results may show,
     #: values outside the declared types, which the property checks allow for
     took_other_types: bool = False
-    #: state items stored and hashed but left out of export_state() (``private`` in the spec)
+    #: state items (values, sequences and tables) stored and hashed but left out of
+    #: export_state() (``private`` in the spec)
     PRIVATE: ClassVar[frozenset[str]] = frozenset()
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0
@@ -1193,7 +1194,8 @@ class Episode:
         """The public state as plain JSON data (tables as lists of rows); with ``private``,
         the world's private state items too (they are always stored, hashed and diffed)."""
         out: dict[str, Any] = {name: [r.export() for r in t.rows.values()]
-                               for name, t in self.tables.items()}
+                               for name, t in self.tables.items()
+                               if private or name not in self.PRIVATE}
         values = self.state.export()
         if self.PRIVATE and not private:
             values = {k: x for k, x in values.items() if k not in self.PRIVATE}
@@ -1272,6 +1274,7 @@ class Episode:
                     change["private"] = True
                 changes.append(change)
         for name, table in self.tables.items():
+            first = len(changes)
             old_rows = other.tables[name].rows
             for key, row in table.rows.items():
                 before = old_rows.get(key)
@@ -1289,6 +1292,9 @@ class Episode:
                 if key not in table.rows:
                     changes.append({"path": f"{name}[{_quote(key)}]",
                                     "old": before.export(), "new": None})
+            if name in self.PRIVATE:
+                for change in changes[first:]:
+                    change["private"] = True
         return changes
 
     # ----------------------------------------------------------------- scoring
