@@ -65,6 +65,11 @@ def test_a_correct_translation_is_accepted_at_once(llm_server: ScriptedLLMServer
     first = llm_server.chat_requests[0]
     assert "class InventoryEnv" in first.text and "Port the method `get_item`" in first.text
     assert "fail \"not ported yet: get_item\"" in first.text  # the skeleton went along
+    # the long stable part first: consecutive requests share almost all of their text
+    second = "".join(m["content"] for m in llm_server.chat_requests[1].messages)
+    first_text = "".join(m["content"] for m in first.messages)
+    common = next(i for i, (a, b) in enumerate(zip(first_text, second, strict=False)) if a != b)
+    assert common >= 0.95 * len(second), (common, len(second))
 
 
 def test_a_planted_difference_is_found_shrunk_and_fed_back(llm_server: ScriptedLLMServer,

@@ -172,6 +172,22 @@ def test_names_used_through_attributes_nested_code_and_self_calls_are_found() ->
         assert "uses no module-level names" not in _request(method, HELPERS, "Shop")
 
 
+def test_names_the_constructor_reads_are_shown_and_type_hints_are_not_names() -> None:
+    source = ("from copy import deepcopy\nfrom typing import Any, Dict\n\n"
+              "DEFAULT_STATE = {\"n\": 0}\n\n\nclass C:\n"
+              "    def __init__(self) -> None:\n"
+              "        self.state: Dict[str, Any] = deepcopy(DEFAULT_STATE)\n\n"
+              "    def get(self, key: str) -> Any:\n        \"\"\"A value.\"\"\"\n"
+              "        return self.state[key]\n")
+    text = _request("get", source, "C")
+    assert "The class uses these names" in text and 'DEFAULT_STATE = {"n": 0}' in text
+    assert "- `deepcopy`: `from copy import deepcopy`" in text
+    assert "`Dict`" not in text and "`Any`" not in text  # only in type hints
+    assert "The method `get` (with the methods it calls) uses no module-level names." in text
+    plain = read_class(source.replace("deepcopy(DEFAULT_STATE)", "{}"), "C", "c.py")
+    assert plain.module_names == []  # typing names in hints alone are not read
+
+
 INHERITED = '''
 LIMIT = 3
 
@@ -214,7 +230,7 @@ def test_a_base_class_in_the_same_file_gives_its_tools_state_and_source() -> Non
     assert "tool bump() -> json" in skeleton.text and "  count: " in skeleton.text
     text = _request("bump", INHERITED, "Child")
     assert "Its base class `Base` (in the same file)" in text and "class Base:" in text
-    assert "LIMIT = 3" in text
+    assert "LIMIT = 3" in text and text.count("class Base:") == 1
 
 
 def test_an_imported_base_class_is_read_when_its_module_is_found() -> None:

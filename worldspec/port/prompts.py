@@ -164,8 +164,9 @@ class PortContext:
     @classmethod
     def of(cls, info: ClassInfo, data: Mapping[str, Any] | None) -> PortContext:
         """The context of a class as :func:`~worldspec.port.skeleton.read_class` read it."""
-        names = {d.name: d for m in info.methods for d in m.module_names}
-        return cls(info.name, info.source, tuple(info.bases), tuple(names.values()), data)
+        names = info.module_names or list(
+            {d.name: d for m in info.methods for d in m.module_names}.values())
+        return cls(info.name, info.source, tuple(info.bases), tuple(names), data)
 
     def text(self) -> str:
         parts = [f"The original Python class `{self.class_name}`:\n\n```python\n"

@@ -128,6 +128,9 @@ class ClassInfo:
     #: the base classes whose source was found: (name, the import that brought it, or ""
     #: for one of the same file, source)
     bases: list[tuple[str, str, str]] = field(default_factory=list)
+    #: the module-level names the class reads anywhere (its methods, ``__init__``, its
+    #: body, its base classes of the same file), with those their definitions read
+    module_names: list[ModuleName] = field(default_factory=list)
 
     @property
     def convention(self) -> str:
@@ -275,9 +278,11 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         method.module_names = _with_dependencies(definitions, used)
     bases = [(f.node.name.value, f.origin, f.module.code_for_node(f.node).strip())
              for f in chain[1:]]
+    read = set().union(*(_reads(f.node) for f in chain if f.module is module)) \
+        - {f.node.name.value for f in chain}
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node), _random_seed(module, node, constants),
-                     bases)
+                     bases, _with_dependencies(definitions, read))
 
 
 def _base_names(node: cst.ClassDef) -> list[str]:
@@ -492,6 +497,9 @@ class _NamesUsed(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False  # a type hint is not a value the code reads (``Dict[str, Any]``)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if _is_self(node.value):
