@@ -354,9 +354,12 @@ class BatchSummary:
             shown = ", ".join(f"{k}: {v}" for k, v in self.rounds.items())
             lines.append(f"  repair rounds (rounds: items): {shown}")
         total = self.usage
+        replayed = f" ({total.replayed_requests} answered from the request journal)" \
+            if total.replayed_requests else ""
         lines.append(f"  tokens: {total.total_tokens:,} (prompt {total.prompt_tokens:,}, "
-                     f"completion {total.completion_tokens:,}) in {total.requests} request(s), "
-                     f"{total.retries} retried; this run: {self.run_usage.total_tokens:,}")
+                     f"cached {total.cached_tokens:,}, completion "
+                     f"{total.completion_tokens:,}) in {total.requests} request(s){replayed}, "
+                     f"{total.retries} retried; this run: {self.run_usage.spent_tokens:,}")
         return "\n".join(lines) + "\n"
 
 

@@ -255,10 +255,22 @@ class Usage:
     completion_tokens: int = 0
     #: attempts that failed and were tried again
     retries: int = 0
+    #: of ``prompt_tokens``, those the server read from its prompt cache (its
+    #: ``usage.prompt_tokens_details.cached_tokens``; 0 when it does not say)
+    cached_tokens: int = 0
+    #: of ``requests`` and the tokens, those answered from a request journal (recorded by
+    #: an earlier run, not spent in this one)
+    replayed_requests: int = 0
+    replayed_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def spent_tokens(self) -> int:
+        """The tokens spent by this run: the total less those replayed from a journal."""
+        return self.total_tokens - self.replayed_tokens
 
     def add(self, other: Usage) -> None:
         """Add ``other`` into this record."""
@@ -266,6 +278,9 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.retries += other.retries
+        self.cached_tokens += other.cached_tokens
+        self.replayed_requests += other.replayed_requests
+        self.replayed_tokens += other.replayed_tokens
 
     def __add__(self, other: Usage) -> Usage:
         total = Usage()
@@ -276,7 +291,10 @@ class Usage:
     def to_json(self) -> dict[str, int]:
         return {"requests": self.requests, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens, "retries": self.retries}
+                "total_tokens": self.total_tokens, "retries": self.retries,
+                "cached_tokens": self.cached_tokens,
+                "replayed_requests": self.replayed_requests,
+                "replayed_tokens": self.replayed_tokens}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Usage:
@@ -286,7 +304,8 @@ class Usage:
             return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
         return cls(number("requests"), number("prompt_tokens"), number("completion_tokens"),
-                   number("retries"))
+                   number("retries"), number("cached_tokens"), number("replayed_requests"),
+                   number("replayed_tokens"))
 
 
 @dataclass(frozen=True)
@@ -578,8 +597,11 @@ def _count_tokens(reported: Any, spent: Usage) -> None:
         return
     prompt = getattr(reported, "prompt_tokens", 0) or 0
     completion = getattr(reported, "completion_tokens", 0) or 0
+    details = getattr(reported, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", 0) or 0
     spent.prompt_tokens += int(prompt)
     spent.completion_tokens += int(completion)
+    spent.cached_tokens += int(cached)
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:

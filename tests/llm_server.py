@@ -81,6 +81,9 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    #: prompt tokens the server says it read from its cache (sent as
+    #: ``usage.prompt_tokens_details.cached_tokens`` when not None)
+    cached_tokens: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     #: the exact response body, sent as is (overrides everything but status and headers)
     raw: bytes | None = None
@@ -254,7 +257,9 @@ def _chat_body(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
                      "message": message}],
         "usage": {"prompt_tokens": reply.prompt_tokens,
                   "completion_tokens": reply.completion_tokens,
-                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                  **({} if reply.cached_tokens is None else
+                     {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}})},
     }
 
 

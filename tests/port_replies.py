@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from llm_server import RecordedRequest
 
-__all__ = ["BROKEN_GET_ITEM", "BUGGY_TAKE", "GET_ITEM", "RESTOCK", "TAKE", "fenced",
-           "port_responder"]
+__all__ = ["BROKEN_GET_ITEM", "BUGGY_TAKE", "GET_ITEM", "LIBRARY_BOOKS_BY", "LIBRARY_BORROW",
+           "RESTOCK", "TAKE", "fenced", "port_responder"]
 
 GET_ITEM = '''tool get_item(item_id: str "The id of the item, e.g. \\"A1\\".") -> json
   "Look an item up by its id."
@@ -61,6 +61,57 @@ RESTOCK = '''tool restock(item_id: str "The id of the item.", count: int "How ma
 
 #: never checks clean: a str compared with an int
 BROKEN_GET_ITEM = GET_ITEM.replace("if not (item_id in items)", "if item_id == 3")
+
+
+#: tests/port_classes/library.py's borrow, with what its constructor derives from the data:
+#: the shelf as given kept private, the books, authors and copies derived ``on load``
+LIBRARY_BORROW = '''record Book {
+  title: str
+  copies: int
+}
+
+state {
+  private shelf: list[json] = []
+  books: map[str, Book] = {}
+  by_author: map[str, list[str]] = {}
+  total_copies: int = 0
+}
+
+on load {
+  for b in shelf {
+    let id = str(b["id"])
+    let author = str(b["author"])
+    books[id] = Book(title: str(b["title"]), copies: int(str(b["copies"])))
+    if author not in by_author {
+      by_author[author] = []
+    }
+    append id to by_author[author]
+    state.total_copies += int(str(b["copies"]))
+  }
+}
+
+tool borrow(book_id: str "The book's id.") -> json
+  "Borrow one copy of a book."
+{
+  if book_id not in books {
+    return {"error": f"No book {book_id}"}
+  }
+  let book = books[book_id]
+  if book.copies == 0 {
+    return {"error": f"No copies left of {book.title}"}
+  }
+  books[book_id].copies -= 1
+  total_copies -= 1
+  return {"title": book.title, "left": books[book_id].copies}
+}
+'''
+
+LIBRARY_BOOKS_BY = '''tool books_by(author: str "The author's name.") -> json
+  "The ids of an author's books."
+{
+  return {"ids": by_author.get(author) ?? []}
+}
+'''
 
 
 def fenced(code: str) -> str:

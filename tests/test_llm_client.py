@@ -81,11 +81,22 @@ def test_chat_in_the_real_wire_format(llm_server: ScriptedLLMServer,
     result, total = chat(llm_config)
     assert result.text == "hi there" and result.parsed is None
     assert result.usage.to_json() == {"requests": 1, "prompt_tokens": 5, "completion_tokens": 3,
-                                      "total_tokens": 8, "retries": 0}
+                                      "total_tokens": 8, "retries": 0, "cached_tokens": 0,
+                                      "replayed_requests": 0, "replayed_tokens": 0}
     assert total.total_tokens == 8
     request = llm_server.chat_requests[0]
     assert request.body["model"] == "scripted-model" and request.messages == USER
     assert request.headers["authorization"] == "Bearer test-key"
+
+
+def test_chat_reads_the_cached_prompt_tokens_the_server_reports(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.push(Reply("cached", prompt_tokens=50, completion_tokens=3, cached_tokens=40),
+                    Reply("not said", prompt_tokens=50, completion_tokens=3))
+    first, _ = chat(llm_config)
+    assert first.usage.cached_tokens == 40 and first.usage.prompt_tokens == 50
+    second, _ = chat(llm_config)  # no prompt_tokens_details in the answer: 0
+    assert second.usage.cached_tokens == 0 and second.usage.prompt_tokens == 50
 
 
 def test_429_then_success_is_retried(llm_server: ScriptedLLMServer,

@@ -10,8 +10,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from llm_server import ScriptedLLMServer
-from port_replies import BROKEN_GET_ITEM, BUGGY_TAKE, GET_ITEM, RESTOCK, TAKE, port_responder
+from llm_server import RecordedRequest, Reply, ScriptedLLMServer
+from port_replies import (
+    BROKEN_GET_ITEM,
+    BUGGY_TAKE,
+    GET_ITEM,
+    LIBRARY_BOOKS_BY,
+    LIBRARY_BORROW,
+    RESTOCK,
+    TAKE,
+    port_responder,
+)
 
 from worldspec.cli.main import main as cli_main
 from worldspec.compiler.api import check_source
@@ -56,6 +65,11 @@ def test_a_correct_translation_is_accepted_at_once(llm_server: ScriptedLLMServer
     first = llm_server.chat_requests[0]
     assert "class InventoryEnv" in first.text and "Port the method `get_item`" in first.text
     assert "fail \"not ported yet: get_item\"" in first.text  # the skeleton went along
+    # the long stable part first: consecutive requests share almost all of their text
+    second = "".join(m["content"] for m in llm_server.chat_requests[1].messages)
+    first_text = "".join(m["content"] for m in first.messages)
+    common = next(i for i, (a, b) in enumerate(zip(first_text, second, strict=False)) if a != b)
+    assert common >= 0.95 * len(second), (common, len(second))
 
 
 def test_a_planted_difference_is_found_shrunk_and_fed_back(llm_server: ScriptedLLMServer,
@@ -67,7 +81,8 @@ def test_a_planted_difference_is_found_shrunk_and_fed_back(llm_server: ScriptedL
     assert outcome.accepted and outcome.rounds == 1, outcome.to_json()
     assert seen == ["get_item", "take", "restock", "repair"]
     feedback = llm_server.chat_requests[-1].last_user
-    sent = json.loads(feedback.split("```json\n", 1)[1].split("\n```", 1)[0])
+    # the last JSON block (the first is the initial data, in the stable part)
+    sent = json.loads(feedback.rsplit("```json\n", 1)[1].split("\n```", 1)[0])
     assert sent[0]["kind"] == "result" and sent[0]["tool"] == "take"
     calls = sent[0]["calls"]
     assert 1 <= len(calls) <= 3 and calls[-1]["tool"] == "take"
@@ -161,12 +176,119 @@ def test_port_command_writes_only_an_accepted_world(llm_server: ScriptedLLMServe
             "--format", "json"]
     assert cli_main(argv) == 1
     summary = json.loads(capsys.readouterr().out)
-    assert summary["rejected"] == 1 and not rejected.exists()
+    assert summary["rejected"] == 1
     assert summary["items_detail"][0]["reason"] == \
         "compile errors remain in get_item after 0 repair rounds"
     (detail,) = summary["classes"]
     assert detail["label"] == "inventory.py:InventoryEnv" and detail["diagnostics"]
     assert detail["tools_ported"] == [] and detail["differences"] == []
+    # the last world that checked clean (the skeleton here) is kept, marked REJECTED
+    kept = rejected.read_text(encoding="utf-8")
+    assert kept.startswith("# REJECTED by `worldspec port`: compile errors remain in get_item "
+                           "after 0 repair rounds; 0 difference(s) remain (see "
+                           "rejected.port.json).")
+    assert check_source(kept, str(rejected)).ok and detail["rejected_world"] == str(rejected)
+    report = json.loads((tmp_path / "rejected.port.json").read_text(encoding="utf-8"))
+    assert report["status"] == "rejected" and report["diagnostics"][0]["code"].startswith("WS")
+
+
+def test_a_rejected_port_writes_its_last_world_and_the_differences_left(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    llm_server.responder = port_responder({**CORRECT, "take": BUGGY_TAKE},
+                                          repairs=[BUGGY_TAKE] * 4)
+    out = tmp_path / "inventory.world"
+    argv = ["port", str(INVENTORY), "--init-data", str(CLASSES / "inventory.json"), "-o",
+            str(out), "--base-url", llm_server.url, "--model", "m", "--examples", "40",
+            "--max-rounds", "1"]
+    assert cli_main(argv) == 1
+    printed = capsys.readouterr().out
+    kept = out.read_text(encoding="utf-8")
+    first, second = kept.splitlines()[:2]
+    assert first == ("# REJECTED by `worldspec port`: differences remain after 1 repair "
+                     "rounds; 1 difference(s) remain (see inventory.port.json).")
+    assert second.startswith("# This is the last world that checked clean")
+    assert "if item.stock <= count" in kept and check_source(kept, str(out)).ok
+    report = json.loads((tmp_path / "inventory.port.json").read_text(encoding="utf-8"))
+    (difference,) = report["differences"]
+    assert difference["kind"] == "result" and difference["tool"] == "take"
+    calls = difference["calls"]  # the shrunk sequence, with both sides' answers
+    assert 1 <= len(calls) <= 3 and calls[-1]["tool"] == "take"
+    assert calls[-1]["original"]["success"] is True and calls[-1]["world"]["success"] is False
+    assert f"the last world, marked REJECTED, in {out}" in printed
+    assert "last draft and its problems kept in" in printed
+
+
+def test_a_class_whose_state_is_derived_on_load_is_ported_with_an_on_load_block(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    library = CLASSES / "library.py"
+    data = json.loads((CLASSES / "library.json").read_text(encoding="utf-8"))
+    info = read_class(library.read_text(encoding="utf-8"), "LibraryEnv", library.name)
+    skeleton = emit_skeleton(info, data, source_name=library.name)
+    llm_server.responder = port_responder({"borrow": LIBRARY_BORROW,
+                                           "books_by": LIBRARY_BOOKS_BY})
+
+    async def go() -> PortOutcome:
+        async with LLMClient(llm_config) as client:
+            return await port_class(client, skeleton, Original(library, "LibraryEnv", data),
+                                    FAST)
+
+    outcome = asyncio.run(go())
+    assert outcome.accepted and outcome.rounds == 0, outcome.to_json()
+    assert outcome.method_rounds == {"borrow": 0, "books_by": 0}  # spliced as they came
+    text = outcome.text or ""
+    assert "on load {" in text and "private shelf: list[json] = []" in text
+    first = llm_server.chat_requests[0].text
+    assert '"shelf": [{"id": "b1"' in first  # the initial data went along
+
+
+def test_splice_takes_consts_an_on_load_block_and_private_state() -> None:
+    from worldspec.port.translate import splice
+
+    reply = ('const STEP = 2\n'
+             'state {\n  private raw: list[int] = []\n  n: int = 0\n}\n'
+             'on load {\n  state.n = len(raw)\n}\n'
+             'tool bump() -> json "Add one." {\n  n += STEP\n  return {"n": n}\n}\n')
+    text = splice(SMALL, reply, tool="bump")
+    assert check_source(text, "w.world").ok, text
+    assert text.index("const STEP") < text.index("on load") < text.index("tool bump")
+    again = splice(text, 'const STEP = 3\non load {\n  state.n = 1 + len(raw)\n}\n'
+                         'tool bump() -> json "Add one." {\n  return {"n": n}\n}\n',
+                   tool="bump")
+    assert again.count("on load") == 1 and again.count("const STEP") == 1
+    assert "const STEP = 3" in again and "1 + len(raw)" in again
+    assert check_source(again, "w.world").ok, again
+
+
+def test_the_report_shows_prompt_cached_and_completion_tokens_and_a_rerun_the_journals(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    answer = port_responder(CORRECT)
+
+    def respond(request: RecordedRequest) -> Reply:
+        return Reply(answer(request), prompt_tokens=1000, completion_tokens=50,
+                     cached_tokens=800)
+
+    llm_server.responder = respond
+    out = tmp_path / "inventory.world"
+    argv = ["port", str(INVENTORY), "--init-data", str(CLASSES / "inventory.json"), "-o",
+            str(out), "--base-url", llm_server.url, "--model", "m", "--examples", "30"]
+    assert cli_main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "3,150 tokens (prompt 3,000, cached 2,400, completion 150)" in printed
+    assert "tokens: 3,150 (prompt 3,000, cached 2,400, completion 150) in 3 request(s), " \
+        "0 retried; this run: 3,150" in printed
+    asked = len(llm_server.chat_requests)
+    out.unlink()  # the same port again: every answer comes from the request journal
+    assert cli_main([*argv, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert len(llm_server.chat_requests) == asked
+    usage = summary["classes"][0]["usage"]
+    assert (usage["prompt_tokens"], usage["cached_tokens"], usage["completion_tokens"]) == \
+        (3000, 2400, 150)
+    assert usage["replayed_requests"] == 3 and usage["replayed_tokens"] == 3150
+    assert summary["usage"]["total_tokens"] == 3150
+    assert summary["run_usage"]["total_tokens"] - summary["run_usage"]["replayed_tokens"] == 0
 
 
 def test_port_batch_is_resumable(llm_server: ScriptedLLMServer, tmp_path: Path,

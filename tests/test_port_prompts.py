@@ -1,11 +1,19 @@
 """What the prompts of ``worldspec port`` tell the model: the module-level names a method
-uses (their source, or that an imported value is unknown), a parameter hiding a state item
-(`state.x`), what the differential test compares, and that a repair request is a new
-conversation holding the current text of the tools it is about."""
+uses (their source, or that an imported value is unknown), base classes, the initial data, a
+parameter hiding a state item (`state.x`), what the differential test compares, that a
+repair request is a new conversation holding the current text of the tools it is about, and
+whole values (bounded per value, never cut mid-token); and the layout for prompt caching."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from worldspec.port.prompts import (
+    VALUE_RULE,
+    PortContext,
+    bounded,
+    bounded_json,
     difference_feedback,
     method_compile_feedback,
     translate_method_messages,
@@ -50,15 +58,24 @@ class Market:
 '''
 
 
-def _request(method: str) -> str:
-    info = read_class(SOURCE, "Market", "market.py")
+def _messages(method: str, source: str = SOURCE, class_name: str = "Market",
+              data: dict[str, Any] | None = None) -> list[dict[str, str]]:
+    info = read_class(source, class_name, "market.py")
     skeleton = emit_skeleton(info, source_name="market.py")
     found = next(m for m in info.methods if m.name == method)
-    messages = translate_method_messages(
-        class_source=info.source, class_name=info.name, world_text=skeleton.text,
-        method=method, method_source=found.source, module_names=found.module_names,
-        params=[p.name for p in found.params], state=list(info.attributes))
-    return "\n".join(m["content"] for m in messages)
+    return [dict(m) for m in translate_method_messages(
+        PortContext.of(info, data), world_text=skeleton.text, method=found,
+        state=list(info.attributes))]
+
+
+def _request(method: str, source: str = SOURCE, class_name: str = "Market",
+             data: dict[str, Any] | None = None) -> str:
+    return "\n".join(m["content"] for m in _messages(method, source, class_name, data))
+
+
+def _own_part(method: str, source: str = SOURCE, class_name: str = "Market") -> str:
+    """What the request says about this method alone (after the stable part)."""
+    return _request(method, source, class_name).split(f"Port the method `{method}`", 1)[1]
 
 
 def test_a_method_gets_the_source_of_the_module_constants_it_uses() -> None:
@@ -75,18 +92,199 @@ def test_imported_values_are_named_with_their_origin_and_said_to_be_unknown() ->
     assert "- `EXTRA`: `from market.long_context import WATCH_LIST_EXTENSION as EXTRA`" in text
     assert "- `json`: `import json`" in text
     assert "their values are not in this file, so unknown here" in text
-    assert "CURRENT_TIME =" not in text
 
 
-def test_a_method_without_module_names_says_so() -> None:
-    assert "The method `count` (with the private methods it calls) uses no module-level " \
-        "names" in _request("count")
+def test_each_method_is_told_which_of_the_names_shown_it_uses() -> None:
+    assert "The method `count` (with the methods it calls) uses no module-level names." \
+        in _own_part("count")
+    assert "uses these module-level names, shown above: `EXTRA`, `json`." in _own_part("buy")
+    assert "`CURRENT_TIME`" not in _own_part("buy")
 
 
 def test_the_constants_of_the_private_helpers_a_method_calls_are_shown() -> None:
     text = _request("stamp")
     assert 'STAMP = "T"' in text and "UNUSED = 5" not in text
-    assert 'STAMP = "T"' not in _request("count")
+    assert "shown above: `STAMP`." in _own_part("stamp")
+    assert "`STAMP`" not in _own_part("count")
+
+
+HELPERS = '''
+import math
+from decimal import Decimal
+import mpmath as mp
+
+RATE = Decimal("0.07")
+SCALE = 100
+FACTOR = SCALE * 2
+UNUSED = 1
+
+
+def round_money(x):
+    return float(Decimal(str(x)).quantize(Decimal("0.01")))
+
+
+class Point:
+    """A helper class of the same file."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class Shop:
+    def __init__(self):
+        self.total = 0.0
+
+    def distance(self, x: float, y: float) -> dict:
+        """How far a point is."""
+        p = Point(x, y)
+        return {"d": math.sqrt(p.x ** 2 + p.y ** 2)}
+
+    def taxed(self, prices: list) -> dict:
+        """Prices with tax, in a comprehension and a nested function."""
+        def tax(p):
+            return round_money(p * (1 + float(RATE)))
+        return {"taxed": [tax(p) for p in prices]}
+
+    def scaled(self) -> dict:
+        """A value from a public helper that reads a derived constant."""
+        return {"v": self.helper()}
+
+    def helper(self) -> float:
+        """Public, called on self."""
+        return mp.mpf(FACTOR) / 3
+'''
+
+
+def test_names_used_through_attributes_nested_code_and_self_calls_are_found() -> None:
+    info = read_class(HELPERS, "Shop", "shop.py")
+    used = {m.name: [d.name for d in m.module_names] for m in info.methods}
+    assert used["distance"] == ["math", "Point"]  # ``math.sqrt``: an imported module
+    assert used["taxed"] == ["Decimal", "RATE", "round_money"]  # nested fn, comprehension;
+    # round_money's own names (Decimal) come along
+    assert used["scaled"] == ["mp", "SCALE", "FACTOR"]  # self.helper(), FACTOR's SCALE
+    text = _request("taxed", HELPERS, "Shop")
+    assert "- `Decimal`: `from decimal import Decimal`" in text
+    assert 'RATE = Decimal("0.07")' in text and "def round_money(x):" in text
+    assert "- `mp`: `import mpmath as mp`" in _request("scaled", HELPERS, "Shop")
+    assert "class Point:" in text  # every name of the class is in the stable part
+    assert "UNUSED = 1" not in text
+    for method in ("distance", "taxed", "scaled"):
+        assert "uses no module-level names" not in _request(method, HELPERS, "Shop")
+
+
+def test_names_the_constructor_reads_are_shown_and_type_hints_are_not_names() -> None:
+    source = ("from copy import deepcopy\nfrom typing import Any, Dict\n\n"
+              "DEFAULT_STATE = {\"n\": 0}\n\n\nclass C:\n"
+              "    def __init__(self) -> None:\n"
+              "        self.state: Dict[str, Any] = deepcopy(DEFAULT_STATE)\n\n"
+              "    def get(self, key: str) -> Any:\n        \"\"\"A value.\"\"\"\n"
+              "        return self.state[key]\n")
+    text = _request("get", source, "C")
+    assert "The class uses these names" in text and 'DEFAULT_STATE = {"n": 0}' in text
+    assert "- `deepcopy`: `from copy import deepcopy`" in text
+    assert "`Dict`" not in text and "`Any`" not in text  # only in type hints
+    assert "The method `get` (with the methods it calls) uses no module-level names." in text
+    plain = read_class(source.replace("deepcopy(DEFAULT_STATE)", "{}"), "C", "c.py")
+    assert plain.module_names == []  # typing names in hints alone are not read
+
+
+INHERITED = '''
+LIMIT = 3
+
+
+class Base:
+    """Shared tools."""
+
+    def __init__(self):
+        self.count = 0
+
+    def bump(self) -> dict:
+        """Add one, up to LIMIT."""
+        if self.count >= LIMIT:
+            return {"error": "full"}
+        self.count += 1
+        return {"count": self.count}
+
+    def name(self) -> dict:
+        """The base's name."""
+        return {"name": "base"}
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.label = "c"
+
+    def name(self) -> dict:
+        """The child's name."""
+        return {"name": self.label}
+'''
+
+
+def test_a_base_class_in_the_same_file_gives_its_tools_state_and_source() -> None:
+    info = read_class(INHERITED, "Child", "child.py")
+    assert [m.name for m in info.methods] == ["bump", "name"]
+    assert next(m for m in info.methods if m.name == "name").doc == "The child's name."
+    assert list(info.attributes) == ["count", "label"]
+    skeleton = emit_skeleton(info, source_name="child.py")
+    assert "tool bump() -> json" in skeleton.text and "  count: " in skeleton.text
+    text = _request("bump", INHERITED, "Child")
+    assert "Its base class `Base` (in the same file)" in text and "class Base:" in text
+    assert "LIMIT = 3" in text and text.count("class Base:") == 1
+
+
+def test_an_imported_base_class_is_read_when_its_module_is_found() -> None:
+    child = "from .base import Base\n\n\nclass Child(Base):\n    pass\n"
+    base = INHERITED.split("class Child")[0]
+    asked: list[str] = []
+
+    def find(name: str) -> str | None:
+        asked.append(name)
+        return base if name == ".base" else None
+
+    info = read_class(child, "Child", "child.py", module_source=find)
+    assert asked == [".base"] and [m.name for m in info.methods] == ["bump", "name"]
+    assert info.bases[0][:2] == ("Base", "from .base import Base")
+    assert [m.name for m in read_class(child, "Child", "child.py").methods] == []  # not found
+
+
+def test_the_initial_data_is_shown_bounded() -> None:
+    data = {"items": {f"I{i}": {"id": f"I{i}", "note": "word " * 300} for i in range(100)}}
+    text = _request("count", data=data)
+    shown = text.split("Its initial data", 1)[1].split("```json\n", 1)[1].split("\n```", 1)[0]
+    assert len(shown) < 4500
+    parsed = json.loads(shown)  # still JSON: cut only at value boundaries
+    assert parsed["items"]["…"].endswith("more keys") and "I0" in parsed["items"]
+    note = parsed["items"]["I0"]["note"]
+    assert note.endswith("more characters]") and note.split(" … [")[0].endswith("word")
+    assert "It is built without initial data." in _request("count")
+
+
+def test_bounded_cuts_only_whole_values_and_marks_each_cut() -> None:
+    assert bounded([1, 2, 3], items=2) == [1, 2, "… 1 more items"]
+    assert bounded({"a": 1, "b": 2}, items=1) == {"a": 1, "…": "1 more keys"}
+    assert bounded("alpha beta gamma delta", chars=12) == "alpha beta … [12 more characters]"
+    assert bounded("short", chars=12) == "short" and bounded(1.0) == 1.0
+    assert json.loads(bounded_json({"k": list(range(1000))}, 200))["k"][-1].startswith("…")
+
+
+def test_two_requests_of_one_port_share_their_long_stable_part_first() -> None:
+    info = read_class(SOURCE, "Market", "market.py")
+    context = PortContext.of(info, {"stocks": {"AAPL": 1.5}})
+    world = emit_skeleton(info, source_name="market.py").text
+    first = translate_method_messages(context, world_text=world, method=info.methods[0])
+    ported = world.replace('fail "not ported yet: tomorrow"', 'return {"time": "x"}')
+    second = translate_method_messages(context, world_text=ported, method=info.methods[1])
+    a = "".join(m["content"] for m in first)
+    b = "".join(m["content"] for m in second)
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                  min(len(a), len(b)))
+    assert first[0] == second[0]  # the system prompt
+    assert common >= 0.9 * len(b), (common, len(b))
+    assert a[:common].endswith("The world so far") or "The world so far" in a[:common]
+    assert context.text() in a[:common]  # class, names and data all before what changes
+    repair = difference_feedback(context, world_text=ported, differences=[])
+    assert "".join(m["content"] for m in repair).startswith(a[:a.index("The world so far")])
 
 
 def test_a_parameter_named_like_a_state_item_gets_the_state_x_advice() -> None:
@@ -101,19 +299,40 @@ def test_the_rules_say_what_the_differential_test_compares() -> None:
     assert "every attribute of the original without a leading `_`" in text
     assert "a changed state shape\n  is accepted only where its JSON stays the same" in text
     assert "must\n  be `private`" in text and "private items are not compared" in text
+    assert VALUE_RULE in text and "(1 vs 1.0)" in VALUE_RULE
+    assert "`const`" in text and "`on load { ... }` block" in text
 
 
 def test_a_repair_request_is_a_new_conversation_with_the_tools_current_text() -> None:
     info = read_class(SOURCE, "Market", "market.py")
     world = emit_skeleton(info, source_name="market.py").text
     messages = difference_feedback(
-        class_source=info.source, class_name=info.name, world_text=world,
-        differences=[{"kind": "result", "tool": "count", "message": "differ", "calls": []}],
-        module_names=info.methods[0].module_names)
+        PortContext.of(info, None), world_text=world,
+        differences=[{"kind": "result", "tool": "count", "message": "differ", "calls": []}])
     user = messages[-1]["content"]
     assert "This request starts a new conversation" in user
     assert "The current text of `count`:\n\n```world\ntool count() -> json" in user
     assert 'fail "not ported yet: count"\n}\n```' in user
     assert "CURRENT_TIME = datetime(2024, 9, 1, 10, 30)" in user
+    assert VALUE_RULE in user  # the comparison rule, in the repair request itself
     compile_repair = method_compile_feedback([], "count")
     assert "your latest reply only, not earlier repair rounds" in compile_repair
+
+
+def test_a_difference_goes_back_whole_each_value_bounded_alone() -> None:
+    info = read_class(SOURCE, "Market", "market.py")
+    world = emit_skeleton(info, source_name="market.py").text
+    long_text = "token " * 1000
+    calls = [{"call": "count()", "tool": "count", "arguments": {},
+              "original": {"n": 1, "log": long_text, "rows": list(range(100))},
+              "world": {"n": 2}}]
+    user = difference_feedback(
+        PortContext.of(info, None), world_text=world,
+        differences=[{"kind": "result", "tool": "count", "message": "m", "calls": calls}]
+    )[-1]["content"]
+    sent = json.loads(user.split("```json\n", 1)[1].split("\n```", 1)[0])
+    original = sent[0]["calls"][0]["original"]
+    assert original["n"] == 1 and sent[0]["calls"][0]["world"] == {"n": 2}
+    assert original["log"].split(" … [")[0].endswith("token")  # cut between words
+    assert original["log"].endswith("more characters]")
+    assert original["rows"][:30] == list(range(30)) and original["rows"][30] == "… 70 more items"

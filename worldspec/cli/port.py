@@ -10,7 +10,9 @@
 
 Every model request and answer is recorded in a request journal (``OUT.requests.jsonl``, or
 ``OUTDIR/requests.jsonl``), so an interrupted port asks nothing twice; the batch journal
-(``OUTDIR/journal.jsonl``) skips finished classes. Only an accepted port is written.
+(``OUTDIR/journal.jsonl``) skips finished classes. A rejected port writes its last world,
+marked REJECTED in its header, and a report of the differences left beside it
+(``OUT.port.json``).
 
 Exit status: 0 every class ported, 1 some rejected or failed, 2 bad arguments, no endpoint
 configured or an unusable input.
@@ -115,7 +117,7 @@ def _default_out(args: argparse.Namespace) -> Path:
 
 
 def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.port.skeleton import PortInputError, emit_skeleton, read_class
+    from worldspec.port.skeleton import PortInputError, emit_skeleton, module_finder, read_class
     from worldspec.services.files import write_atomically
 
     source = read_source(args.file)
@@ -127,7 +129,8 @@ def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
         console.error(problem)
         return EXIT_USAGE
     try:
-        skeleton = emit_skeleton(read_class(source, class_name, args.file), data,
+        skeleton = emit_skeleton(read_class(source, class_name, args.file,
+                                            module_source=module_finder(Path(args.file))), data,
                                  source_name=Path(args.file).name)
     except PortInputError as exc:
         console.error(str(exc))
@@ -240,6 +243,13 @@ async def _port_batch(args: argparse.Namespace,
                 stem = item.label.split(":")[-1].lower()
                 path, digest = write_output(out, stem, result.text)
             record.output, record.output_sha256 = str(path), digest
+        elif result.text is not None:
+            if single:
+                where = (out, out.with_suffix(".port.json"))
+            else:
+                stem = f"{item.label.split(':')[-1].lower()}-{sha256_text(result.text)[:12]}"
+                where = (out / f"{stem}.rejected.world", out / f"{stem}.port.json")
+            _keep_rejected(record, result, *where)
         return record
 
     work = SplitWork(ClientWorker(config, port_work), lambda item: payloads[item.key], settle)
@@ -249,13 +259,41 @@ async def _port_batch(args: argparse.Namespace,
     if args.format == "json":
         document = summary.to_json()
         document["classes"] = [{"label": r.label, "status": r.status, "output": r.output,
-                                **(r.data.get("outcome") or {}), "notes": r.data.get("notes", [])}
+                                **(r.data.get("outcome") or {}), "notes": r.data.get("notes", []),
+                                "rejected_world": r.data.get("draft"),
+                                "report": r.data.get("report")}
                                for r in summary.records]
         console.line(json.dumps(document, ensure_ascii=False, indent=2))
         return EXIT_OK if summary.ok else EXIT_PROBLEMS
     for record in summary.records:
         _render_record(record, console)
     return _report(summary, args, console)
+
+
+def _keep_rejected(record: ItemRecord, result: PortResult, world_path: Path,
+                   report_path: Path) -> None:
+    """Write a rejected port's last world, marked REJECTED in its header, and its report
+    (the remaining differences with their shrunk call sequences) beside it: ``OUT.world`` and
+    ``OUT.port.json``, or in a batch ``OUTDIR/name-<sha12>.rejected.world`` and
+    ``...port.json``. Their paths go into the record (``draft``, ``report``)."""
+    from worldspec.port.translate import rejected_report, rejected_world
+    from worldspec.services.files import write_atomically
+
+    assert result.text is not None
+    report = rejected_report(record.label, result.outcome)
+    text = json.dumps(report, ensure_ascii=False, indent=2)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from the model: escape everything
+        text = json.dumps(report, indent=2)
+    try:
+        write_atomically(world_path, rejected_world(result.text, result.outcome,
+                                                    report_path.name))
+        write_atomically(report_path, text + "\n")
+    except OSError as exc:
+        record.data["write_error"] = f"cannot write '{world_path}': {exc.strerror or exc}"
+        return
+    record.data["draft"], record.data["report"] = str(world_path), str(report_path)
 
 
 def _steps_shown(args: argparse.Namespace, console: Console) -> bool:
@@ -279,8 +317,17 @@ def _render_record(record: ItemRecord, console: Console) -> None:
                  f"{outcome.get('calls_compared', 0):,} call(s) compared, "
                  f"{len(outcome.get('differences') or [])} difference(s) left, "
                  f"{outcome.get('rounds', 0)} repair round(s), "
-                 f"{usage.get('total_tokens', 0):,} tokens"
+                 f"{usage.get('total_tokens', 0):,} tokens (prompt "
+                 f"{usage.get('prompt_tokens', 0):,}, cached {usage.get('cached_tokens', 0):,}, "
+                 f"completion {usage.get('completion_tokens', 0):,}"
+                 + (f"; {usage.get('replayed_requests')} request(s) answered from the request "
+                    "journal" if usage.get("replayed_requests") else "") + ")"
                  + (f"; wrote {record.output}" if record.output else ""))
+    if record.data.get("report"):
+        console.line(f"  the last world, marked REJECTED, in {record.data.get('draft')}; the "
+                     f"differences left in {record.data.get('report')}")
+    if record.data.get("write_error"):
+        console.line(f"  {record.data.get('write_error')}")
     persisting = {(p.get("kind"), p.get("tool"), p.get("message")): p.get("repair_rounds")
                   for p in outcome.get("persisting") or [] if isinstance(p, dict)}
     for difference in outcome.get("differences") or []:

@@ -1,23 +1,40 @@
 """The prompts of ``worldspec port``: translate one method, repair it, remove a difference.
 
 Pure functions of their inputs, like :mod:`llm_frontend.prompts`: the same request always
-gets the same messages (so the request journal can replay an interrupted run). Each carries
-the condensed language reference, the rules of a faithful port, the original class's source
-and the world as it stands.
+gets the same messages (so the request journal can replay an interrupted run).
+
+Every request of one port is laid out for a provider's prompt cache: the long part that
+stays the same comes first, byte for byte the same in every request of the port (the system
+prompt with the condensed language reference and the rules of a faithful port; then the
+:class:`PortContext`: the class's source, its base classes, the module-level names it uses
+with their source, its initial data); what changes comes last (the world so far, the method
+or the differences).
+
+Values shown to the model (initial data, what each side answered) are bounded per value by
+:func:`bounded`: a long list or map keeps its first items and a long text its first words,
+each followed by a marker saying how much was left out, so nothing is cut mid-token.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from worldspec.llm_frontend.client import Message
 from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
-from worldspec.port.skeleton import ModuleName
+from worldspec.port.skeleton import ClassInfo, MethodInfo, ModuleName
 
-__all__ = ["difference_feedback", "method_compile_feedback", "module_names_text",
-           "shadowing_text", "tool_text", "translate_method_messages"]
+__all__ = ["VALUE_RULE", "PortContext", "bounded", "bounded_json", "difference_feedback",
+           "method_compile_feedback", "module_names_text", "shadowing_text", "tool_text",
+           "translate_method_messages"]
+
+#: how values are compared (the words the differential test's report uses too)
+VALUE_RULE = ("Values are compared exactly: an int and a float differ (1 vs 1.0), tuples and "
+              "lists differ, sets are compared as sets, dict keys keep their type (\"1\" and 1 "
+              "are different keys); a value with no JSON form (an object) is compared by its "
+              "repr().")
 
 _ROLE = ("You port Python tool environments to WorldSpec, a small typed language for the "
          "stateful tool environments LLM agents are trained and evaluated in. A compiler checks "
@@ -44,10 +61,14 @@ Rules of a faithful port:
 - Dicts are `map[K, V]` (ordered, like Python's), lists are `list[T]`; `json` holds any JSON
   value and mixes types in literals.
 - Reply with one ```world code block holding the complete `tool` declaration of the method,
-  and any `fn`, `record`, `enum` or `type` declarations it needs (new ones, or changed ones
-  in full). To change the state, include the whole `state { ... }` block; to change the
-  config (the result convention, the episode `seed` a Python `random.Random(seed)` needs),
-  the whole `config { ... }` block. Nothing else: no `world` header, no other tools.
+  and any `fn`, `record`, `entity`, `enum`, `type` or `const` declarations it needs (new
+  ones, or changed ones in full), and an `on load { ... }` block where state is derived from
+  the data when it is loaded (an original whose constructor builds dicts or objects from its
+  data). To change the state (add `private` items, say), include the whole `state { ... }`
+  block; to change the config (the result convention, the episode `seed` a Python
+  `random.Random(seed)` needs), the whole `config { ... }` block. A declaration replaces the
+  world's of the same name (the `on load` block replaces the world's). Nothing else: no
+  `world` header, no other tools.
 - A parameter named like a state item hides it in the body: there the bare name is the
   parameter. Keep the parameter's name (the agent sees it) and write `state.x` for the state
   item `x` (parameter `stocks`, state `stocks`: `state.stocks[symbol]`).
@@ -61,6 +82,7 @@ Rules of a faithful port:
   dict of dicts to a `table`); renaming, splitting or adding public state items is a
   difference. State the original does not show (its `_` attributes, a helper you need) must
   be `private` (`private cache: map[str, int] = {}`): private items are not compared.
+- {value_rule}
 - Loading: where the original reads an attribute from another key of its data
   (`self.engine_state = scenario.get("engineState", "stopped")`), keep the attribute's name and
   give the key: `engine_state: str from "engineState" = "stopped"` (data then gives it under
@@ -70,18 +92,114 @@ Rules of a faithful port:
 
 
 def _system() -> str:
-    return f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n\n{_RULES}"
+    rules = _RULES.replace("{value_rule}", VALUE_RULE)
+    return f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n\n{rules}"
 
 
-def _context(class_source: str, class_name: str, world_text: str) -> str:
-    return (f"The original Python class `{class_name}`:\n\n```python\n{class_source.rstrip()}\n"
-            f"```\n\nThe world so far (tools not yet ported fail with `not ported yet`):\n\n"
+# ------------------------------------------------------------------ bounding values
+#: per value shown to the model: items of a list or map, characters of a text
+VALUE_ITEMS = 30
+VALUE_CHARS = 600
+
+
+def bounded(value: Any, *, items: int = VALUE_ITEMS, chars: int = VALUE_CHARS,
+            depth: int = 0) -> Any:
+    """``value`` with each list or map cut to its first ``items`` entries and each text to
+    its first ``chars`` characters (at a word boundary), each cut followed by a marker that
+    says how much was left out: ``"… 12 more items"``, a key ``"…"``, ``"… [40 more
+    characters]"``. Only whole values are left out, never part of a token."""
+    if depth > 12:
+        return "… [nested deeper, left out]"
+    if isinstance(value, str):
+        if len(value) <= chars:
+            return value
+        cut = value.rfind(" ", 0, chars)
+        cut = cut if cut > chars // 2 else chars
+        return value[:cut] + f" … [{len(value) - cut} more characters]"
+    if isinstance(value, (list, tuple)):
+        kept = [bounded(v, items=items, chars=chars, depth=depth + 1) for v in value[:items]]
+        if len(value) > items:
+            kept.append(f"… {len(value) - items} more items")
+        return kept
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for number, (key, inner) in enumerate(value.items()):
+            if number == items:
+                out["…"] = f"{len(value) - items} more keys"
+                break
+            out[key] = bounded(inner, items=items, chars=chars, depth=depth + 1)
+        return out
+    return value
+
+
+def bounded_json(value: Any, limit: int) -> str:
+    """``value`` as JSON of at most about ``limit`` characters: bounded per value
+    (:func:`bounded`), tighter and tighter until it fits."""
+    items, chars = VALUE_ITEMS, VALUE_CHARS
+    while True:
+        text = json.dumps(bounded(value, items=items, chars=chars), ensure_ascii=False,
+                          default=repr)
+        if len(text) <= limit or (items <= 1 and chars <= 40):
+            return text
+        items, chars = max(1, items // 2), max(40, chars // 2)
+
+
+# ------------------------------------------------------------------ the stable part
+#: the initial data shown in the stable part of every request, at most (characters)
+DATA_LIMIT = 4000
+
+
+@dataclass(frozen=True)
+class PortContext:
+    """What every request of one port begins with, byte for byte the same: the class, its
+    base classes, the module-level names its methods use, its initial data."""
+
+    class_name: str
+    class_source: str
+    #: (name, the import that brought it or "", source) of each base class read
+    bases: tuple[tuple[str, str, str], ...] = ()
+    module_names: tuple[ModuleName, ...] = ()
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, info: ClassInfo, data: Mapping[str, Any] | None) -> PortContext:
+        """The context of a class as :func:`~worldspec.port.skeleton.read_class` read it."""
+        names = info.module_names or list(
+            {d.name: d for m in info.methods for d in m.module_names}.values())
+        return cls(info.name, info.source, tuple(info.bases), tuple(names), data)
+
+    def text(self) -> str:
+        parts = [f"The original Python class `{self.class_name}`:\n\n```python\n"
+                 f"{self.class_source.rstrip()}\n```"]
+        for name, origin, source in self.bases:
+            where = f" (`{origin}`)" if origin else " (in the same file)"
+            parts.append(f"Its base class `{name}`{where}: its public methods are tools of "
+                         f"the class too, unless the class overrides them:\n\n```python\n"
+                         f"{source.rstrip()}\n```")
+        if self.module_names:
+            parts.append(module_names_text(self.module_names, "The class"))
+        else:
+            parts.append("The class uses no module-level names (constants, imports or "
+                         "functions outside the class).")
+        if self.data is not None:
+            parts.append("Its initial data (given to the class when it is built, and loaded "
+                         "into the world as its initial state; long values are shortened, "
+                         "marked `…`):\n\n```json\n"
+                         f"{bounded_json(dict(self.data), DATA_LIMIT)}\n```")
+        else:
+            parts.append("It is built without initial data.")
+        return "\n\n".join(parts)
+
+
+def _world(world_text: str) -> str:
+    return ("The world so far (tools not yet ported fail with `not ported yet`):\n\n"
             f"```world\n{world_text.rstrip()}\n```")
 
 
 def module_names_text(names: Sequence[ModuleName], what: str) -> str:
     """What the model must know of the module-level names ``what`` uses (outside the class,
-    so not in the class's source): each definition, or that its value is unknown here."""
+    so not in the class's source): each definition, or its import line (its value is in
+    another module)."""
     if not names:
         return (f"{what} uses no module-level names (constants, imports or functions outside "
                 "the class).")
@@ -102,6 +220,16 @@ def module_names_text(names: Sequence[ModuleName], what: str) -> str:
     return "\n\n".join(parts)
 
 
+def _method_names_text(method: MethodInfo) -> str:
+    """Which of the module-level names shown above the method uses (by name)."""
+    if not method.module_names:
+        return (f"The method `{method.name}` (with the methods it calls) uses no module-level "
+                "names.")
+    named = ", ".join(f"`{d.name}`" for d in method.module_names)
+    return (f"The method `{method.name}` (with the methods it calls) uses these module-level "
+            f"names, shown above: {named}.")
+
+
 def shadowing_text(params: Sequence[str], state: Sequence[str], method: str) -> str:
     """Which of the method's parameters hide a state item of the same name, if any."""
     hidden = [p for p in params if p in set(state)]
@@ -114,20 +242,17 @@ def shadowing_text(params: Sequence[str], state: Sequence[str], method: str) -> 
             "for the state item. Keep the parameter names.")
 
 
-def translate_method_messages(*, class_source: str, class_name: str, world_text: str,
-                              method: str, method_source: str,
-                              module_names: Sequence[ModuleName] = (),
-                              params: Sequence[str] = (), state: Sequence[str] = ()
-                              ) -> list[Message]:
-    """Ask for the WorldSpec ``tool`` of one Python method."""
-    extra = [module_names_text(module_names, f"The method `{method}` (with the private "
-                                             "methods it calls)"),
-             shadowing_text(params, state, method)]
-    user = (f"{_context(class_source, class_name, world_text)}\n\nPort the method `{method}`:"
-            f"\n\n```python\n{method_source.rstrip()}\n```\n\n"
+def translate_method_messages(context: PortContext, *, world_text: str, method: MethodInfo,
+                              state: Sequence[str] = ()) -> list[Message]:
+    """Ask for the WorldSpec ``tool`` of one Python method: the stable context first, then
+    the world so far and the method."""
+    extra = [_method_names_text(method),
+             shadowing_text([p.name for p in method.params], state, method.name)]
+    user = (f"{context.text()}\n\n{_world(world_text)}\n\nPort the method `{method.name}`:"
+            f"\n\n```python\n{method.source.strip(chr(10)).rstrip()}\n```\n\n"
             + "".join(f"{x}\n\n" for x in extra if x)
-            + f"Reply with the complete `tool {method}` declaration (and the declarations it "
-              "needs) in one ```world block.")
+            + f"Reply with the complete `tool {method.name}` declaration (and the "
+              "declarations it needs) in one ```world block.")
     return [{"role": "system", "content": _system()}, {"role": "user", "content": user}]
 
 
@@ -154,26 +279,45 @@ def tool_text(world_text: str, tool: str) -> str | None:
     return None
 
 
-def difference_feedback(*, class_source: str, class_name: str, world_text: str,
-                        differences: Sequence[dict[str, Any]],
-                        module_names: Sequence[ModuleName] = ()) -> list[Message]:
-    """Ask to remove what the differential test found (each with its shortest sequence)."""
+#: the longest text of one value in a difference sent back (each value is bounded alone)
+DIFFERENCE_VALUE_CHARS = 2000
+
+
+def _bounded_difference(difference: Mapping[str, Any]) -> dict[str, Any]:
+    """A difference with each value of its calls bounded on its own (:func:`bounded`)."""
+    out = dict(difference)
+    calls = difference.get("calls")
+    if isinstance(calls, list):
+        out["calls"] = [
+            {k: bounded(v, chars=DIFFERENCE_VALUE_CHARS) if k in ("arguments", "original",
+                                                                   "world") else v
+             for k, v in call.items()} if isinstance(call, Mapping) else call
+            for call in calls]
+    return out
+
+
+def difference_feedback(context: PortContext, *, world_text: str,
+                        differences: Sequence[dict[str, Any]]) -> list[Message]:
+    """Ask to remove what the differential test found (each with its shortest sequence):
+    the stable context first, then the world, the tools' current text and the differences."""
     tools = sorted({str(d.get("tool")) for d in differences if d.get("tool")})
     named = ", ".join(f"`{t}`" for t in tools) or "the tools involved"
     current = [(t, tool_text(world_text, t)) for t in tools]
     shown = "".join(f"The current text of `{t}`:\n\n```world\n{text.rstrip()}\n```\n\n"
                     for t, text in current if text)
-    user = (f"{_context(class_source, class_name, world_text)}\n\n"
+    sent = [_bounded_difference(d) for d in differences]
+    user = (f"{context.text()}\n\n{_world(world_text)}\n\n"
             "This request starts a new conversation: the earlier translation requests, your "
             "replies and earlier repair rounds are not included. The world above is the "
             "current text of every declaration.\n\n" + shown
-            + (module_names_text(module_names, "The class") + "\n\n" if module_names else "")
             + "The world checks clean, but "
             "the differential test ran the original class and the world with the same calls "
             "and they disagree. Each difference comes with the shortest call sequence found "
             "that shows it, and what each side answered to each call (`original`: the "
             "Python's return value, or the exception it raised; `world`: the world's "
-            f"result):\n\n```json\n{json.dumps(list(differences), indent=1, ensure_ascii=False)}"
+            "result; a long value is shortened, marked `…`, only where whole items or words "
+            f"are left out). {VALUE_RULE}\n\n```json\n"
+            f"{json.dumps(sent, indent=1, ensure_ascii=False, default=repr)}"
             f"\n```\n\nChange {named} so that the world answers exactly as the original, and "
             "reply with the corrected declarations in one ```world block.")
     return [{"role": "system", "content": _system()}, {"role": "user", "content": user}]

@@ -31,14 +31,16 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
-__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName", "ParamInfo", "PortInputError",
-           "Skeleton", "emit_skeleton", "list_classes", "read_class", "worldspec_literal"]
+__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName", "ModuleSource", "ParamInfo",
+           "PortInputError", "Skeleton", "emit_skeleton", "list_classes", "module_finder",
+           "read_class", "worldspec_literal"]
 
 
 class PortInputError(Exception):
@@ -123,6 +125,12 @@ class ClassInfo:
     source: str
     #: the literal seed of a ``random.Random(seed)`` the class keeps, if any
     seed: int | None = None
+    #: the base classes whose source was found: (name, the import that brought it, or ""
+    #: for one of the same file, source)
+    bases: list[tuple[str, str, str]] = field(default_factory=list)
+    #: the module-level names the class reads anywhere (its methods, ``__init__``, its
+    #: body, its base classes of the same file), with those their definitions read
+    module_names: list[ModuleName] = field(default_factory=list)
 
     @property
     def convention(self) -> str:
@@ -152,9 +160,66 @@ def list_classes(source: str, filename: str = "<source>") -> list[str]:
     return [s.name.value for s in module.body if isinstance(s, cst.ClassDef)]
 
 
-def read_class(source: str, class_name: str | None = None, filename: str = "<source>"
-               ) -> ClassInfo:
-    """What :func:`emit_skeleton` needs to know about one class of ``source``."""
+#: finds the source of an imported module, by the dotted name in its import (``base``,
+#: ``.base``, ``pkg.base``); None when it cannot be found
+ModuleSource = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class _Owned:
+    """A method, with the module its source is in (a base class may be in another file)."""
+
+    module: cst.Module
+    function: cst.FunctionDef
+
+
+@dataclass(frozen=True)
+class _ClassFound:
+    """A class in the inheritance chain, with its module and where it came from."""
+
+    module: cst.Module
+    node: cst.ClassDef
+    #: the import that brought it, for a base class from another module ("" in this file)
+    origin: str = ""
+
+
+#: the largest module file read for a base class
+_MODULE_BYTES = 2_000_000
+
+
+def module_finder(file: Path) -> ModuleSource:
+    """Finds an imported module's source beside ``file``: ``.base`` (and ``..pkg.base``)
+    relative to its folder as Python would, ``base`` or ``pkg.base`` in its folder (a
+    sibling module), as ``NAME.py`` or ``NAME/__init__.py``. Nothing is imported."""
+
+    def find(name: str) -> str | None:
+        dots = len(name) - len(name.lstrip("."))
+        folder = file.parent
+        for _ in range(max(dots - 1, 0)):
+            folder = folder.parent
+        parts = [p for p in name.lstrip(".").split(".") if p]
+        if not parts:
+            return None
+        for candidate in (folder.joinpath(*parts).with_suffix(".py"),
+                          folder.joinpath(*parts, "__init__.py")):
+            try:
+                if candidate.is_file() and candidate.stat().st_size <= _MODULE_BYTES:
+                    return candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        return None
+
+    return find
+
+
+def read_class(source: str, class_name: str | None = None, filename: str = "<source>",
+               module_source: ModuleSource | None = None) -> ClassInfo:
+    """What :func:`emit_skeleton` needs to know about one class of ``source``.
+
+    Base classes defined in the same file, or imported from a module ``module_source`` finds,
+    are read too: their public methods become tools (unless the class overrides them) and
+    their source goes to the model.
+    """
     module = _parse(source, filename)
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
     if class_name is None:
@@ -169,29 +234,119 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         raise PortInputError(f"{filename} has no top-level class {class_name} (classes: "
                              f"{names})")
     constants = _module_constants(module)
-    functions = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    chain = _class_chain(_ClassFound(module, node), module_source)
+    own_init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef)
+                     and s.name.value == "__init__"), None)
+    functions: dict[str, _Owned] = {}
+    for found in reversed(chain):  # the most basic first, so overrides win
+        for statement in found.node.body.body:
+            if isinstance(statement, cst.FunctionDef):
+                functions[statement.name.value] = _Owned(found.module, statement)
     attributes: dict[str, AttributeInfo] = {}
-    for statement in node.body.body:  # class-level annotations: ``count: int = 0``
-        for small in _smalls(statement):
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                name = small.target.value
-                if not name.startswith("_"):
-                    info = attributes.setdefault(name, AttributeInfo(name))
-                    info.annotation = module.code_for_node(small.annotation.annotation)
-                    if small.value is not None:
-                        info.value = _fold(module.code_for_node(small.value), constants, {})
+    for found in reversed(chain):  # class-level annotations: ``count: int = 0``
+        if found.node is not node and not _inherits_init(found, own_init, module):
+            continue
+        found_constants = constants if found.module is module else \
+            _module_constants(found.module)
+        for statement in found.node.body.body:
+            for small in _smalls(statement):
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    name = small.target.value
+                    if not name.startswith("_"):
+                        info = attributes.setdefault(name, AttributeInfo(name))
+                        info.annotation = found.module.code_for_node(
+                            small.annotation.annotation)
+                        if small.value is not None:
+                            info.value = _fold(found.module.code_for_node(small.value),
+                                               found_constants, {})
     load = next((name for name in ("_load_scenario", "load_scenario", "_load", "load_state",
                                    "load") if name in functions), None)
-    for setter in ("__init__", load):
-        if setter is not None and setter in functions:
-            _collect_attributes(module, functions[setter], constants, attributes)
-    methods = [_method(module, f) for name, f in functions.items() if not name.startswith("_")]
+    for found in reversed(chain):
+        if found.node is not node and not _inherits_init(found, own_init, module):
+            continue
+        found_constants = constants if found.module is module else \
+            _module_constants(found.module)
+        for statement in found.node.body.body:
+            if isinstance(statement, cst.FunctionDef) and \
+                    statement.name.value in ("__init__", load):
+                _collect_attributes(found.module, statement, found_constants, attributes)
+    methods = [_method(owned.module, owned.function) for name, owned in functions.items()
+               if not name.startswith("_")]
     definitions = _module_definitions(module, class_name)
     for method in methods:
-        used = _names_used(functions[method.name], functions)
-        method.module_names = [d for d in definitions if d.name in used]
+        used = _names_used(method.name, functions, module)
+        method.module_names = _with_dependencies(definitions, used)
+    bases = [(f.node.name.value, f.origin, f.module.code_for_node(f.node).strip())
+             for f in chain[1:]]
+    read = set().union(*(_reads(f.node) for f in chain if f.module is module)) \
+        - {f.node.name.value for f in chain}
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
-                     module.code_for_node(node), _random_seed(module, node, constants))
+                     module.code_for_node(node), _random_seed(module, node, constants),
+                     bases, _with_dependencies(definitions, read))
+
+
+def _base_names(node: cst.ClassDef) -> list[str]:
+    return [b.value.value for b in node.bases
+            if b.keyword is None and isinstance(b.value, cst.Name)]
+
+
+def _class_chain(start: _ClassFound, module_source: ModuleSource | None) -> list[_ClassFound]:
+    """``start`` and the base classes whose source is found (same file, or an imported
+    module ``module_source`` finds), depth first, each once."""
+    chain = [start]
+    todo = [start]
+    while todo and len(chain) < 20:
+        current = todo.pop(0)
+        local = {s.name.value: s for s in current.module.body if isinstance(s, cst.ClassDef)}
+        imports = _imported_from(current.module)
+        for base in _base_names(current.node):
+            found: _ClassFound | None = None
+            if base in local and local[base] is not current.node:
+                found = _ClassFound(current.module, local[base], current.origin)
+            elif base in imports and module_source is not None:
+                origin, name = imports[base]
+                text = module_source(origin)
+                other = _parse_quietly(text) if text is not None else None
+                node = next((s for s in other.body if isinstance(s, cst.ClassDef)
+                             and s.name.value == name), None) if other is not None else None
+                if other is not None and node is not None:
+                    found = _ClassFound(other, node, f"from {origin} import {name}")
+            if found is not None and all(f.node is not found.node for f in chain):
+                chain.append(found)
+                todo.append(found)
+    return chain
+
+
+def _parse_quietly(source: str) -> cst.Module | None:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return None
+
+
+def _imported_from(module: cst.Module) -> dict[str, tuple[str, str]]:
+    """Local name -> (module, name) for each ``from M import name [as local]``."""
+    out: dict[str, tuple[str, str]] = {}
+    for statement in module.body:
+        for small in _smalls(statement):
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names,
+                                                                    cst.ImportStar):
+                origin = "." * len(small.relative) + (
+                    module.code_for_node(small.module) if small.module is not None else "")
+                for alias in small.names:
+                    imported = module.code_for_node(alias.name)
+                    out[alias.evaluated_alias or imported] = (origin, imported)
+    return out
+
+
+def _inherits_init(base: _ClassFound, own_init: cst.FunctionDef | None,
+                   module: cst.Module) -> bool:
+    """Whether the class's instances get ``base``'s attributes: it has no ``__init__`` of its
+    own, or its ``__init__`` calls ``super().__init__`` or ``Base.__init__``."""
+    if own_init is None:
+        return True
+    code = module.code_for_node(own_init)
+    return "super().__init__" in code or f"{base.node.name.value}.__init__" in code
 
 
 class _SeedFinder(cst.CSTVisitor):
@@ -259,24 +414,28 @@ def _clip(code: str) -> str:
         "not shown)"
 
 
-def _module_definitions(module: cst.Module, class_name: str) -> list[ModuleName]:
-    """The module's top-level names other than the class, with the code defining each."""
-    out: list[ModuleName] = []
+def _module_definitions(module: cst.Module, class_name: str
+                        ) -> list[tuple[ModuleName, frozenset[str]]]:
+    """The module's top-level names other than the class, with the code defining each and
+    the names that code reads (a helper function's constants, a constant's imports)."""
+    out: list[tuple[ModuleName, frozenset[str]]] = []
     for statement in module.body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             if statement.name.value != class_name:
                 kind = "function" if isinstance(statement, cst.FunctionDef) else "class"
-                out.append(ModuleName(statement.name.value, kind,
-                                      _clip(module.code_for_node(statement))))
+                out.append((ModuleName(statement.name.value, kind,
+                                       _clip(module.code_for_node(statement))),
+                            _reads(statement)))
             continue
         for small in _smalls(statement):
             if isinstance(small, (cst.Assign, cst.AnnAssign)):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
                     else [small.target]
                 code = _clip(module.code_for_node(small))
+                reads = _reads(small.value) if small.value is not None else frozenset()
                 for target in targets:
                     for name in _target_names(target):
-                        out.append(ModuleName(name, "assignment", code))
+                        out.append((ModuleName(name, "assignment", code), reads))
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names,
                                                                         cst.ImportStar):
                 origin = "." * len(small.relative) + (
@@ -285,15 +444,41 @@ def _module_definitions(module: cst.Module, class_name: str) -> list[ModuleName]
                     imported = module.code_for_node(alias.name)
                     local = alias.evaluated_alias or imported
                     as_text = f" as {local}" if alias.asname is not None else ""
-                    out.append(ModuleName(local, "import",
-                                          f"from {origin} import {imported}{as_text}"))
+                    out.append((ModuleName(local, "import",
+                                           f"from {origin} import {imported}{as_text}"),
+                                frozenset()))
             elif isinstance(small, cst.Import):
                 for alias in small.names:
                     imported = module.code_for_node(alias.name)
                     local = alias.evaluated_alias or imported.split(".")[0]
                     as_text = f" as {local}" if alias.asname is not None else ""
-                    out.append(ModuleName(local, "import", f"import {imported}{as_text}"))
+                    out.append((ModuleName(local, "import", f"import {imported}{as_text}"),
+                                frozenset()))
     return out
+
+
+def _reads(node: cst.CSTNode) -> frozenset[str]:
+    """The bare names a piece of code reads (attribute names left out: ``math.pi`` reads
+    ``math``)."""
+    visitor = _NamesUsed()
+    node.visit(visitor)
+    return frozenset(visitor.names)
+
+
+def _with_dependencies(definitions: list[tuple[ModuleName, frozenset[str]]],
+                       used: set[str]) -> list[ModuleName]:
+    """The definitions of the names in ``used``, and of the names those read, and so on, in
+    the module's order."""
+    wanted = set(used)
+    todo = list(used)
+    while todo:
+        name = todo.pop()
+        for definition, reads in definitions:
+            if definition.name == name:
+                for other in reads - wanted:
+                    wanted.add(other)
+                    todo.append(other)
+    return [d for d, _ in definitions if d.name in wanted]
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -313,6 +498,9 @@ class _NamesUsed(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
 
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False  # a type hint is not a value the code reads (``Dict[str, Any]``)
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if _is_self(node.value):
             self.methods.add(node.attr.value)
@@ -320,23 +508,26 @@ class _NamesUsed(cst.CSTVisitor):
         return False
 
 
-def _names_used(function: cst.FunctionDef, functions: Mapping[str, cst.FunctionDef]
+def _names_used(method: str, functions: Mapping[str, _Owned], module: cst.Module
                 ) -> set[str]:
-    """The bare names a method's body reads (its parameters and ``self`` excluded), and
-    those of the private helper methods it calls, and theirs."""
+    """The bare names a method's body reads (its parameters and ``self`` excluded), in
+    nested functions, lambdas and comprehensions too, and those of the methods it calls or
+    reads on ``self`` (``self._stamp()``, ``self.helper``), and theirs. Methods of a base
+    class from another module read that module's names, not this one's: left out."""
     names: set[str] = set()
-    todo, done = [function], set()
+    todo, done = [method], set()
     while todo:
-        current = todo.pop()
-        done.add(current.name.value)
+        current = functions[todo.pop()]
+        done.add(current.function.name.value)
         visitor = _NamesUsed()
-        current.body.visit(visitor)
-        params = {p.name.value for p in [*current.params.posonly_params,
-                                         *current.params.params,
-                                         *current.params.kwonly_params]}
-        names |= visitor.names - params - {"self", "cls"}
-        todo += [functions[m] for m in sorted(visitor.methods)
-                 if m.startswith("_") and m in functions and m not in done]
+        current.function.body.visit(visitor)
+        params = {p.name.value for p in [*current.function.params.posonly_params,
+                                         *current.function.params.params,
+                                         *current.function.params.kwonly_params]}
+        if current.module is module:
+            names |= visitor.names - params - {"self", "cls"}
+        todo += [m for m in sorted(visitor.methods)
+                 if m in functions and m not in done and m not in todo]
     return names
 
 

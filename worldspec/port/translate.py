@@ -53,6 +53,7 @@ from worldspec.port.compare import (
     compare,
 )
 from worldspec.port.prompts import (
+    PortContext,
     difference_feedback,
     method_compile_feedback,
     translate_method_messages,
@@ -60,11 +61,12 @@ from worldspec.port.prompts import (
 from worldspec.port.skeleton import Skeleton
 
 __all__ = ["PERSIST_ROUNDS", "PortOptions", "PortOutcome", "RequestJournal",
-           "difference_signature", "port_class", "splice"]
+           "difference_signature", "port_class", "rejected_report", "rejected_world", "splice"]
 
 #: declarations a reply may carry, by kind
 _SPLICEABLE = (n.ToolDecl, n.FnDecl, n.RecordDecl, n.EnumDecl, n.AliasDecl, n.EntityDecl,
-               n.UnionDecl, n.StateDecl, n.InvariantDecl, n.ConfigDecl)
+               n.UnionDecl, n.StateDecl, n.InvariantDecl, n.ConfigDecl, n.ConstDecl,
+               n.LoadDecl)
 
 
 class SpliceError(Exception):
@@ -116,6 +118,31 @@ class PortOutcome:
                 "diagnostics": self.diagnostics, "history": self.history}
 
 
+def rejected_world(text: str, outcome: dict[str, Any], report: str | None = None) -> str:
+    """The last world of a rejected port (``outcome`` is :meth:`PortOutcome.to_json`), with a
+    header comment that marks it REJECTED, says why and how many differences remain, and
+    names the ``report`` beside it."""
+    left = len(outcome.get("differences") or [])
+    reason = " ".join(str(outcome.get("reason") or "rejected").split())
+    where = f" (see {report})" if report else ""
+    return (f"# REJECTED by `worldspec port`: {reason}; {left} difference(s) remain{where}.\n"
+            "# This is the last world that checked clean: it does not behave like the "
+            "original everywhere.\n" + text)
+
+
+def rejected_report(label: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    """What a rejected port leaves beside its last world: why, the remaining differences
+    each with its shrunk call sequence and both sides' answers, the persisting ones, the last
+    compiler diagnostics, the tokens, and the whole outcome."""
+    return {"label": label, "status": "rejected", "reason": outcome.get("reason", ""),
+            "detail": outcome.get("detail", ""),
+            "differences": outcome.get("differences") or [],
+            "persisting": outcome.get("persisting") or [],
+            "diagnostics": outcome.get("diagnostics") or [],
+            "tools_ported": outcome.get("tools_ported") or [],
+            "usage": outcome.get("usage") or {}, "outcome": outcome}
+
+
 #: repair rounds through which a difference may stay unchanged before it is taken to be one
 #: the model cannot remove (e.g. the iteration order of a Python ``set``): it is then no
 #: longer sent back, and when only such differences are left the repairs stop (the port is
@@ -157,6 +184,8 @@ class RequestJournal:
         self.client = client
         self.path = Path(path) if path is not None else None
         self.answers: dict[str, str] = {}
+        #: per key: the usage the journal recorded for the answer (what it cost then)
+        self.recorded: dict[str, Usage] = {}
         self.replayed = 0
         if self.path is not None and self.path.is_file():
             for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -167,6 +196,9 @@ class RequestJournal:
                 if isinstance(raw, dict) and isinstance(raw.get("key"), str) \
                         and isinstance(raw.get("text"), str):
                     self.answers[raw["key"]] = raw["text"]
+                    usage = raw.get("usage")
+                    self.recorded[raw["key"]] = Usage.from_json(
+                        usage if isinstance(usage, dict) else {})
 
     @staticmethod
     def key(messages: Sequence[Message]) -> str:
@@ -178,9 +210,11 @@ class RequestJournal:
         known = self.answers.get(key)
         if known is not None:
             self.replayed += 1
+            usage.add(_replayed(self.recorded.get(key, Usage())))
             return known
         result = await self.client.chat(messages, usage=usage)
         self.answers[key] = result.text
+        self.recorded[key] = result.usage
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             line = json.dumps({"key": key, "text": result.text,
@@ -192,10 +226,21 @@ class RequestJournal:
         return result.text
 
 
+def _replayed(recorded: Usage) -> Usage:
+    """What an answer from the journal adds to a usage record: the tokens it cost when it was
+    asked (a journal rerun reports what the port cost), marked as not spent in this run."""
+    return Usage(requests=1, prompt_tokens=recorded.prompt_tokens,
+                 completion_tokens=recorded.completion_tokens,
+                 cached_tokens=recorded.cached_tokens, replayed_requests=1,
+                 replayed_tokens=recorded.prompt_tokens + recorded.completion_tokens)
+
+
 # ------------------------------------------------------------------ splice
 def _decl_key(decl: n.Decl) -> tuple[str, str]:
     if isinstance(decl, n.StateDecl):
         return ("state", "")
+    if isinstance(decl, n.LoadDecl):  # a world has at most one: a reply's replaces it
+        return ("load", "")
     name = getattr(decl, "name", None)
     kind = "type" if isinstance(decl, (n.RecordDecl, n.EnumDecl, n.AliasDecl, n.EntityDecl,
                                        n.UnionDecl)) else type(decl).__name__
@@ -204,10 +249,13 @@ def _decl_key(decl: n.Decl) -> tuple[str, str]:
 
 def splice(world_text: str, reply_code: str, *, tool: str | None = None) -> str:
     """``world_text`` with the declarations of ``reply_code`` in place of those of the same
-    name (new ones before the first tool, new tools at the end).
+    name (new ones before the first tool, new tools at the end). A reply may carry what the
+    language reference recommends for a port: ``const`` declarations, an ``on load`` block
+    (it replaces the world's), a ``state`` block with ``private`` items (it replaces the
+    world's), besides tools, helpers and types.
 
     Raises :class:`SpliceError` when the reply has syntax errors, holds what may not be
-    replaced (a world header, config, imports, tasks), or lacks ``tool`` when one is named.
+    replaced (a world header, imports, tasks, policies), or lacks ``tool`` when one is named.
     """
     sink = DiagnosticSink()
     parsed = parse_module(reply_code, "reply.world", sink)
@@ -217,8 +265,9 @@ def splice(world_text: str, reply_code: str, *, tool: str | None = None) -> str:
     refused = [d for d in parsed.module.decls if not isinstance(d, _SPLICEABLE)]
     if refused:
         kinds = sorted({type(d).__name__.replace("Decl", "").lower() for d in refused})
-        raise SpliceError(f"reply with tool, fn, record, enum, type, state or config "
-                          f"declarations only; leave out: {', '.join(kinds)}")
+        raise SpliceError(f"reply with tool, fn, record, entity, enum, type, const, state, "
+                          f"config or invariant declarations and an `on load` block only; "
+                          f"leave out: {', '.join(kinds)}")
     if tool is not None and not any(isinstance(d, n.ToolDecl) and d.name.name == tool
                                     for d in parsed.module.decls):
         raise SpliceError(f"your reply holds no `tool {tool}` declaration")
@@ -348,11 +397,12 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
         if on_step is not None:
             on_step(text)
 
+    context = PortContext.of(info, original.data)
+    state = list(info.attributes)
     for number, method in enumerate(info.methods, 1):
         step(f"translate {method.name} ({number}/{len(info.methods)})")
-        base = translate_method_messages(class_source=info.source, class_name=info.name,
-                                         world_text=world, method=method.name,
-                                         method_source=method.source)
+        base = translate_method_messages(context, world_text=world, method=method,
+                                         state=state)
         done, rounds, problems = await _attempt(
             journal, base, world, tool=method.name, filename=filename,
             max_rounds=options.max_rounds, usage=spent, history=outcome.history,
@@ -368,7 +418,6 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
         world = done
         outcome.tools_ported.append(method.name)
     outcome.text = world
-    module_names = list({d.name: d for m in info.methods for d in m.module_names}.values())
     #: per difference signature: the repair rounds it has stayed through unchanged
     streaks: dict[tuple[str, str, str], int] = {}
     last_seen: set[tuple[str, str, str]] = set()
@@ -413,9 +462,7 @@ async def port_class(client: LLMClient | RequestJournal, skeleton: Skeleton,
                                            f" tools without a method: "
                                            f"{report.missing_in_original}"})
         step(f"repair {len(differences)} difference(s), round {round_number + 1}")
-        base = difference_feedback(class_source=info.source, class_name=info.name,
-                                   world_text=world, differences=differences,
-                                   module_names=module_names)
+        base = difference_feedback(context, world_text=world, differences=differences)
         fixed, _, problems = await _attempt(
             journal, base, world, tool=None, filename=filename,
             max_rounds=options.max_rounds, usage=spent, history=outcome.history,

@@ -41,7 +41,8 @@ class PortPayload:
 
 @dataclass
 class PortResult:
-    """What came of one class: the outcome as JSON, the world text, the skeleton's notes."""
+    """What came of one class: the outcome as JSON, the world text (of a rejected port, the
+    last world that checked clean, or None), the skeleton's notes."""
 
     accepted: bool
     text: str | None
@@ -66,9 +67,10 @@ def _file_here(payload: PortPayload) -> Path:
 
 async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> PortResult:
     """Read, skeleton, translate, compare and repair one class."""
-    from worldspec.port.skeleton import emit_skeleton, read_class
+    from worldspec.port.skeleton import emit_skeleton, module_finder, read_class
 
-    info = read_class(payload.source, payload.class_name, Path(payload.file).name)
+    info = read_class(payload.source, payload.class_name, Path(payload.file).name,
+                      module_source=module_finder(Path(payload.file)))
     skeleton = emit_skeleton(info, payload.data, source_name=Path(payload.file).name)
     original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
                         payload.seed_key, payload.ignore)
