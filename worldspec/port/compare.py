@@ -11,15 +11,18 @@ then arguments the schema refuses (a missing or an unexpected argument, or one p
 given a value of a JSON type its schema refuses).
 After every call the two are compared:
 
-- **the result**: the original's return value, as JSON, must equal the world's result as
-  the world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
+- **the result**: the original's return value must equal the world's result as the
+  world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
   result or ``{"error": ...}``, tau2's text). An exception in the original must be a failed
   call of the world with exactly the exception's text as its message;
-- **the public state**: ``vars(obj)`` without ``_`` names, as JSON, must equal the world's
-  ``export_state()``, state item by state item. A table is compared with a dict of dicts
-  keyed by row key (the key field left out of each row when the original's rows lack it) or
-  with a list of rows; a set in the original with the world's set in any order. JSON objects
-  are compared whatever their key order; lists in order; ``1`` and ``1.0`` differ.
+- **the public state**: ``vars(obj)`` without ``_`` names must equal the world's public
+  state (:func:`world_state`), state item by state item. A table is compared with a dict of
+  dicts keyed by row key (the key field left out of each row when the original's rows lack
+  it) or with a list of rows.
+
+Values are compared exactly (:mod:`worldspec.port.exact`): an int and a float differ (1 vs
+1.0), tuples and lists differ, sets are compared as sets, dict keys keep their type ("1" and
+1 are different keys); a value with no JSON form (an object) is compared by its repr().
 
 To a world, ``null`` for an argument with a default means the default; the test leaves such
 an argument out rather than sending ``null`` (the original would see ``None``). Arguments the
@@ -34,8 +37,10 @@ values of any JSON type, as the original does: such calls are compared as any ot
 Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
 sides) to the shortest call sequence that still shows it; up to
 ``max_differences`` distinct ones (by kind and tool) are collected, each from its own search.
-A comparison *agrees* when ``examples`` random sequences found nothing, the initial states
-are equal and both sides have the same tools.
+The sequences run for each of ``seed_count`` test seeds on each initial data set
+(:meth:`Original.data_sets`). A comparison *agrees* when all of them found nothing, the
+initial states are equal and both sides have the same tools, and, where ``confirm`` asks for
+it, ``confirm`` more sequences per data set with a fresh seed found nothing either.
 
 The original is untrusted: a call that does not return in time, or that exhausts memory or
 CPU, stops its child process; that is reported as a difference of kind ``original
