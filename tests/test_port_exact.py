@@ -252,3 +252,13 @@ def test_compare_command_seeds_and_confirmation(tmp_path: Path,
         assert cli_main(["compare", str(TYPED), "--class", "Slots", str(world), *bad]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+def test_deeply_nested_tuples_are_cut_within_the_protocol_depth() -> None:
+    with Sandbox(TYPED, "Kinds", load=None) as box:
+        box.reset()
+        value = box.call("nested", {"levels": 80}).result
+    depth = 0
+    while isinstance(value, tuple):
+        value, depth = value[0], depth + 1
+    assert value == Repr("<nested too deeply>") and 25 <= depth <= 40

@@ -106,3 +106,14 @@ class Kinds:
         return {"1": "text key", 1: "int key", 2.5: (1, [2.0, True]), "$ref": None,
                 (0, "a"): frozenset({3}), "set": {1, "b"}, "nan": float("nan"),
                 "point": Point(1, 2), "nested": {"$tuple": [1]}}
+
+    def nested(self, levels: int) -> Any:
+        """A tuple in a tuple, ``levels`` deep.
+
+        Args:
+            levels (int): How deep.
+        """
+        value: Any = ()
+        for _ in range(levels):
+            value = (value,)
+        return value

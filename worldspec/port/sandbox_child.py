@@ -90,7 +90,9 @@ class _Sink(io.TextIOBase):
 
 
 def plain(value: Any, depth: int = 0) -> Any:
-    """``value`` in the tagged JSON form that keeps its types (see the module docstring)."""
+    """``value`` in the tagged JSON form that keeps its types (see the module docstring);
+    ``depth`` counts JSON levels (a tag's object and list are levels too), so that what is
+    sent nests at most :data:`MAX_DEPTH` levels, tags included."""
     if depth > MAX_DEPTH:
         return {"$repr": "<nested too deeply>"}
     if value is None or isinstance(value, (bool, str)):
@@ -105,13 +107,13 @@ def plain(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         if all(type(k) is str and not k.startswith("$") for k in value):
             return {k: plain(v, depth + 1) for k, v in value.items()}
-        return {"$dict": [[plain(k, depth + 1), plain(v, depth + 1)] for k, v in value.items()]}
+        return {"$dict": [[plain(k, depth + 3), plain(v, depth + 3)] for k, v in value.items()]}
     if isinstance(value, list):
         return [plain(v, depth + 1) for v in value]
     if isinstance(value, tuple):
-        return {"$tuple": [plain(v, depth + 1) for v in value]}
+        return {"$tuple": [plain(v, depth + 2) for v in value]}
     if isinstance(value, (set, frozenset)):
-        items = sorted((plain(v, depth + 1) for v in value), key=_ENCODE_SORTED)
+        items = sorted((plain(v, depth + 2) for v in value), key=_ENCODE_SORTED)
         return {"$set" if isinstance(value, set) else "$frozenset": items}
     iso = getattr(value, "isoformat", None)
     if callable(iso):
