@@ -159,7 +159,7 @@ def test_port_command_writes_only_an_accepted_world(llm_server: ScriptedLLMServe
     out = tmp_path / "inventory.world"
     argv = ["port", str(INVENTORY), "--init-data", str(CLASSES / "inventory.json"), "-o",
             str(out), "--base-url", llm_server.url, "--model", "m", "--examples", "40",
-            "--progress", "always"]
+            "--confirm", "100", "--progress", "always"]
     assert cli_main(argv) == 0
     captured = capsys.readouterr()
     printed = captured.out
@@ -302,10 +302,11 @@ def test_port_batch_is_resumable(llm_server: ScriptedLLMServer, tmp_path: Path,
     shutil.copy(CLASSES / "inventory.json", folder / "StoreEnv.json")
     llm_server.responder = port_responder(CORRECT)
     argv = ["port", "--batch", str(folder), "--base-url", llm_server.url, "--model", "m",
-            "--examples", "30", "--format", "json"]
+            "--examples", "30", "--confirm", "50", "--format", "json"]
     assert cli_main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["items"] == 2 and summary["accepted"] == 2
+    assert [c["compare"]["confirmed"] for c in summary["classes"]] == [50, 50]
     outputs = sorted(Path(item["output"]).name.split("-")[0]
                      for item in summary["items_detail"])
     assert outputs == ["inventoryenv", "storeenv"]

@@ -81,7 +81,8 @@ def test_a_ray_port_batch_writes_what_a_local_one_writes(
     for name, more in (("local", []), ("ray", ["--backend", "ray", "--workers", "2"])):
         folder = _classes(tmp_path / name)
         assert main(["port", "--batch", str(folder), "--base-url", llm_server.url, "--model",
-                     "m", "--examples", "30", "--progress", "never", "--format", "json",
+                     "m", "--examples", "30", "--confirm", "20", "--progress", "never",
+                     "--format", "json",
                      *more]) == 0
         summary = json.loads(capsys.readouterr().out)
         assert summary["accepted"] == 2 and summary["errors"] == 0, summary

@@ -54,15 +54,28 @@ def add_original_options(parser: argparse.ArgumentParser) -> None:
                             "(repeatable)")
 
 
-def add_compare_options(parser: argparse.ArgumentParser) -> None:
-    """How hard the differential test looks, and the sandbox's limits."""
+def add_compare_options(parser: argparse.ArgumentParser, *,
+                        confirm_by_default: bool = False) -> None:
+    """How hard the differential test looks, and the sandbox's limits; with
+    ``confirm_by_default`` (``worldspec port``), an agreement is confirmed on
+    :data:`~worldspec.port.compare.PORT_CONFIRM` fresh sequences unless ``--confirm`` says
+    otherwise."""
     group = parser.add_argument_group("the differential test")
     group.add_argument("--examples", type=int, default=100, metavar="N",
-                       help="random call sequences that must agree (default 100)")
+                       help="random call sequences that must agree, per test seed and "
+                            "initial data file (default 100)")
     group.add_argument("--steps", type=int, default=20, metavar="N",
                        help="the most calls in one sequence (default 20)")
     group.add_argument("--test-seed", type=int, default=0, metavar="S",
-                       help="the seed of the random sequences (default 0)")
+                       help="the first seed of the random sequences (default 0)")
+    group.add_argument("--test-seeds", type=int, default=3, metavar="N",
+                       help="how many seeds, from --test-seed on, each running --examples "
+                            "sequences (default 3)")
+    group.add_argument("--confirm", type=int, default=None, metavar="N",
+                       help="once every sequence agrees, N more with a fresh seed on each "
+                            "initial data file before the two are said to agree (default: "
+                            + ("1000" if confirm_by_default else "0, none") + ")")
+    parser.set_defaults(confirm_by_default=confirm_by_default)
     group.add_argument("--invalid", type=float, default=0.1, metavar="P",
                        help="the share of calls with arguments the schema refuses "
                             "(default 0.1)")
@@ -142,10 +155,13 @@ def original_from_args(args: argparse.Namespace, file: str, class_name: str,
 
 
 def compare_options(args: argparse.Namespace) -> CompareOptions:
-    from worldspec.port.compare import CompareOptions
+    from worldspec.port.compare import PORT_CONFIRM, CompareOptions
     from worldspec.port.sandbox import Limits
 
+    confirm = args.confirm if args.confirm is not None \
+        else PORT_CONFIRM if args.confirm_by_default else 0
     return CompareOptions(examples=args.examples, steps=args.steps, seed=args.test_seed,
+                          seed_count=args.test_seeds, confirm=confirm,
                           invalid=args.invalid, max_differences=args.max_differences,
                           limits=Limits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
                                         call_timeout=args.call_timeout,
@@ -169,8 +185,8 @@ def sandbox_refusal(args: argparse.Namespace) -> str | None:
 def limits_problem(args: argparse.Namespace) -> str | None:
     """Why the test's numbers are unusable, or None."""
     for name, low in (("examples", 1), ("steps", 1), ("max_differences", 1), ("memory_mb", 64),
-                      ("cpu_seconds", 1)):
-        if getattr(args, name) < low:
+                      ("cpu_seconds", 1), ("test_seeds", 1), ("confirm", 0)):
+        if getattr(args, name) is not None and getattr(args, name) < low:
             return f"--{name.replace('_', '-')} must be at least {low}"
     if not 0 <= args.invalid <= 1:
         return "--invalid must be between 0 and 1"

@@ -73,7 +73,7 @@ def configure_port(parser: argparse.ArgumentParser) -> None:
                         help="the request journal: every model request and answer (default: "
                              "OUT.requests.jsonl, or OUTDIR/requests.jsonl)")
     add_original_options(parser)
-    add_compare_options(parser)
+    add_compare_options(parser, confirm_by_default=True)
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)

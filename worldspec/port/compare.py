@@ -11,15 +11,18 @@ then arguments the schema refuses (a missing or an unexpected argument, or one p
 given a value of a JSON type its schema refuses).
 After every call the two are compared:
 
-- **the result**: the original's return value, as JSON, must equal the world's result as
-  the world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
+- **the result**: the original's return value must equal the world's result as the
+  world's result convention shapes it (``{"success": ..., "data": ...}``, BFCL's bare
   result or ``{"error": ...}``, tau2's text). An exception in the original must be a failed
   call of the world with exactly the exception's text as its message;
-- **the public state**: ``vars(obj)`` without ``_`` names, as JSON, must equal the world's
-  ``export_state()``, state item by state item. A table is compared with a dict of dicts
-  keyed by row key (the key field left out of each row when the original's rows lack it) or
-  with a list of rows; a set in the original with the world's set in any order. JSON objects
-  are compared whatever their key order; lists in order; ``1`` and ``1.0`` differ.
+- **the public state**: ``vars(obj)`` without ``_`` names must equal the world's public
+  state (:func:`world_state`), state item by state item. A table is compared with a dict of
+  dicts keyed by row key (the key field left out of each row when the original's rows lack
+  it) or with a list of rows.
+
+Values are compared exactly (:mod:`worldspec.port.exact`): an int and a float differ (1 vs
+1.0), tuples and lists differ, sets are compared as sets, dict keys keep their type ("1" and
+1 are different keys); a value with no JSON form (an object) is compared by its repr().
 
 To a world, ``null`` for an argument with a default means the default; the test leaves such
 an argument out rather than sending ``null`` (the original would see ``None``). Arguments the
@@ -34,8 +37,10 @@ values of any JSON type, as the original does: such calls are compared as any ot
 Every difference is shrunk by delta debugging (replaying ever shorter sub-sequences on both
 sides) to the shortest call sequence that still shows it; up to
 ``max_differences`` distinct ones (by kind and tool) are collected, each from its own search.
-A comparison *agrees* when ``examples`` random sequences found nothing, the initial states
-are equal and both sides have the same tools.
+The sequences run for each of ``seed_count`` test seeds on each initial data set
+(:meth:`Original.data_sets`). A comparison *agrees* when all of them found nothing, the
+initial states are equal and both sides have the same tools, and, where ``confirm`` asks for
+it, ``confirm`` more sequences per data set with a fresh seed found nothing either.
 
 The original is untrusted: a call that does not return in time, or that exhausts memory or
 CPU, stops its child process; that is reported as a difference of kind ``original
@@ -50,15 +55,20 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from worldspec.port.exact import agree, encoded, shown, world_value
 from worldspec.port.sandbox import CallOutcome, Limits, Sandbox, SandboxError, SandboxStopped
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
 
-__all__ = ["CallRecord", "CompareOptions", "CompareReport", "Difference", "Original",
-           "compare", "comparable_state", "format_call"]
+__all__ = ["PORT_CONFIRM", "CallRecord", "CompareOptions", "CompareReport", "Difference",
+           "Original", "compare", "comparable_state", "format_call", "world_result",
+           "world_state"]
+
+#: the fresh sequences ``worldspec port`` confirms an agreement on before it accepts a world
+PORT_CONFIRM = 1000
 
 Call = tuple[str, dict[str, Any]]
 
@@ -88,6 +98,15 @@ class Original:
     seed_key: str | None = None
     #: state names left out of the comparison on both sides
     ignore: tuple[str, ...] = ()
+    #: every initial data set to compare on, each ``(its file's name, the data)``; when
+    #: given, ``data`` is not used (each is taken in turn)
+    init_data_files: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def data_sets(self) -> list[tuple[str, Mapping[str, Any] | None]]:
+        """``(name, data)`` of each initial data set the comparison runs on."""
+        if self.init_data_files:
+            return list(self.init_data_files)
+        return [("", self.data)]
 
     def world_data(self) -> tuple[dict[str, Any], int | None]:
         """The world's initial data and seed from the original's data."""
@@ -102,9 +121,15 @@ class Original:
 class CompareOptions:
     """How hard to look."""
 
+    #: random sequences per test seed and initial data set
     examples: int = 100
     steps: int = 20
+    #: the first test seed; ``seed_count`` seeds from it are used (``seed``, ``seed + 1``, ...)
     seed: int = 0
+    seed_count: int = 3
+    #: once every sequence agreed, this many more with a fresh seed (``seed + seed_count``),
+    #: per initial data set, before the comparison agrees (0: no confirmation)
+    confirm: int = 0
     #: the share of calls with arguments the schema refuses
     invalid: float = 0.1
     max_differences: int = 3
@@ -112,6 +137,19 @@ class CompareOptions:
     #: run the original without the operating-system sandbox (its code is trusted); without
     #: it, a machine that cannot confine the original refuses to run it
     trusted_original: bool = False
+
+    @classmethod
+    def for_port(cls) -> CompareOptions:
+        """The options ``worldspec port`` accepts a world with: confirmed on
+        :data:`PORT_CONFIRM` fresh sequences."""
+        return cls(confirm=PORT_CONFIRM)
+
+    def seeds(self) -> list[int]:
+        return [self.seed + i for i in range(max(1, self.seed_count))]
+
+    def confirm_seed(self) -> int:
+        """The confirmation's seed: one the first stage did not use."""
+        return self.seed + max(1, self.seed_count)
 
 
 @dataclass(frozen=True)
@@ -124,7 +162,8 @@ class CallRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {"call": format_call(self.call), "tool": self.call[0],
-                "arguments": self.call[1], "original": self.original, "world": self.world}
+                "arguments": self.call[1], "original": encoded(self.original),
+                "world": encoded(self.world)}
 
 
 @dataclass
@@ -135,16 +174,23 @@ class Difference:
     tool: str
     message: str
     calls: list[CallRecord] = field(default_factory=list)
+    #: the initial data set it shows on (its file's name; "" when there is one, unnamed)
+    data_file: str = ""
+    #: found by the confirmation on fresh sequences, after every first sequence agreed
+    in_confirmation: bool = False
 
     def key(self) -> tuple[str, str]:
         return (self.kind, self.tool)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "tool": self.tool, "message": self.message,
+                "data_file": self.data_file, "in_confirmation": self.in_confirmation,
                 "calls": [c.to_json() for c in self.calls]}
 
     def render(self) -> str:
-        lines = [f"{self.kind} in {self.tool or '(start)'}: {self.message}"]
+        where = f" (data {self.data_file})" if self.data_file else ""
+        found = " (found by the confirmation)" if self.in_confirmation else ""
+        lines = [f"{self.kind} in {self.tool or '(start)'}{where}{found}: {self.message}"]
         lines += [f"    {i}. {format_call(c.call)}" for i, c in enumerate(self.calls, 1)]
         return "\n".join(lines)
 
@@ -171,17 +217,48 @@ class CompareReport:
     refused_otherwise: dict[str, tuple[int, CallRecord]] = field(default_factory=dict)
     #: the original could not be loaded at all (the comparison did not run)
     load_error: str = ""
+    #: the test seeds and the initial data sets (their files' names) the sequences ran with
+    seeds: list[int] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)
+    #: the confirmation asked for (fresh sequences per data set), its seed, and the fresh
+    #: sequences it ran (all of them: the confirmation passed)
+    confirm: int = 0
+    confirm_seed: int | None = None
+    confirmed: int = 0
 
     @property
     def agrees(self) -> bool:
         return not (self.differences or self.missing_in_world or self.missing_in_original
+                    or self.load_error) and (self.confirm == 0 or self.confirmed > 0)
+
+    def agrees_so_far(self) -> bool:
+        """Whether nothing differs (the confirmation aside)."""
+        return not (self.differences or self.missing_in_world or self.missing_in_original
                     or self.load_error)
+
+    def coverage(self) -> str:
+        """``compared 300 sequence(s): seed(s) 0, 1, 2, each on 1 data set``."""
+        files = len(self.data_files) or 1
+        text = (f"compared {self.examples:,} sequence(s): seed(s) "
+                f"{', '.join(map(str, self.seeds))}, each on {files} data set(s)")
+        if self.confirmed and self.agrees:
+            text += (f"; confirmed on {self.confirmed:,} fresh sequences (seed "
+                     f"{self.confirm_seed}, on {files} data set(s))")
+        elif self.confirmed:
+            text += (f"; the confirmation (seed {self.confirm_seed}) found a difference in "
+                     f"{self.confirmed:,} fresh sequence(s)")
+        elif self.confirm:
+            text += "; not confirmed (the first sequences did not agree)"
+        return text
 
     def to_json(self) -> dict[str, Any]:
         return {"world": self.world, "class": self.class_name, "agrees": self.agrees,
                 "tools": self.tools, "missing_in_world": self.missing_in_world,
                 "missing_in_original": self.missing_in_original, "examples": self.examples,
                 "calls": self.calls, "seconds": round(self.seconds, 3),
+                "seeds": self.seeds, "data_files": self.data_files, "confirm": self.confirm,
+                "confirm_seed": self.confirm_seed, "confirmed": self.confirmed,
+                "coverage": self.coverage(),
                 "differences": [d.to_json() for d in self.differences],
                 "lenient_original": dict(sorted(self.lenient.items())),
                 "refused_otherwise": {
@@ -194,8 +271,9 @@ class CompareReport:
             return f"compare {self.class_name} with {self.world}: {self.load_error}\n"
         verdict = "agree" if self.agrees else "differ"
         lines = [f"compare {self.class_name} with {self.world}: {verdict} — {len(self.tools)} "
-                 f"tool(s), {self.examples} sequence(s), {self.calls:,} call(s) compared in "
-                 f"{self.seconds:.1f} s"]
+                 f"tool(s), {self.examples + self.confirmed:,} sequence(s), {self.calls:,} "
+                 f"call(s) compared in {self.seconds:.1f} s",
+                 f"  {self.coverage()}"]
         if self.missing_in_world:
             lines.append(f"  methods without a tool: {', '.join(self.missing_in_world)}")
         if self.missing_in_original:
@@ -214,39 +292,56 @@ class CompareReport:
 
 
 # ------------------------------------------------------------------ state
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
 def _plain(value: Any) -> Any:
-    """The world's value as the JSON the original's side is turned into."""
+    """The world's value as JSON data (the values arguments are drawn from)."""
     return json.loads(json.dumps(value, ensure_ascii=False))
+
+
+def world_state(episode: Episode) -> dict[str, Any]:
+    """The world's public state as it holds it (:func:`~worldspec.port.exact.world_value`):
+    the names ``export_state()`` gives, tables as lists of rows, maps with typed keys."""
+    out: dict[str, Any] = {}
+    for name, exported in episode.export_state().items():
+        if name in episode.tables:
+            out[name] = [world_value(row) for row in episode.tables[name].rows.values()]
+        elif name in getattr(episode.state, "FIELDS", ()):
+            out[name] = world_value(getattr(episode.state, name))
+        else:
+            out[name] = exported
+    return out
 
 
 def comparable_state(world: type[Episode], episode: Episode, theirs: Mapping[str, Any],
                      sets: frozenset[str], ignore: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The world's exported state in the original's terms (see the module docstring)."""
-    ours = _plain(episode.export_state())
+    """The world's state in the original's terms (see the module docstring): a table as a
+    dict of rows by row key where the original keeps a dict (the key field left out of each
+    row when the original's rows lack it)."""
     out: dict[str, Any] = {}
-    for name, value in ours.items():
+    for name, value in world_state(episode).items():
         if name in ignore:
             continue
-        entity = world.TABLES.get(name)
         their_value = theirs.get(name)
-        if entity is not None and isinstance(their_value, dict) and isinstance(value, list):
+        if name in world.TABLES and isinstance(their_value, dict) and isinstance(value, list):
             key_field = _key_field(episode, name)
-            rows: dict[str, Any] = {}
+            rows: dict[Any, Any] = {}
             for key, row in zip(episode.tables[name].rows, value, strict=False):
-                their_row = their_value.get(_json_key(key))
+                key = world_value(key)
+                their_row = their_value.get(key) if _hashable(key) else None
                 if isinstance(row, dict) and isinstance(their_row, dict) \
                         and key_field not in their_row:
                     row = {k: v for k, v in row.items() if k != key_field}
-                rows[_json_key(key)] = row
+                rows[key] = row
             value = rows
-        elif name in sets and isinstance(value, list):
-            value = sorted(value, key=_canonical)
         out[name] = value
     return out
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _key_field(episode: Episode, table: str) -> str | None:
@@ -258,11 +353,6 @@ def _key_field(episode: Episode, table: str) -> str | None:
                 return str(entry[1])
         break
     return None
-
-
-def _json_key(key: Any) -> str:
-    """A row key as a JSON object key (what the original's dict key became)."""
-    return key if isinstance(key, str) else json.dumps(key)
 
 
 def _state_problem(theirs: Mapping[str, Any], ours: Mapping[str, Any],
@@ -278,15 +368,26 @@ def _state_problem(theirs: Mapping[str, Any], ours: Mapping[str, Any],
             parts.append(f"only in the world: {', '.join(only_ours)}")
         return "state names differ (" + "; ".join(parts) + ")"
     for name in sorted(ours):
-        if _canonical(theirs[name]) != _canonical(ours[name]):
+        if not agree(theirs[name], ours[name]):
             return (f"{name}: the original has {_short(theirs[name])}, the world "
                     f"{_short(ours[name])}")
     return None
 
 
 def _short(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = shown(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def world_result(episode: Episode, result: Any) -> Any:
+    """A world's call result as the world holds it: a success of the bfcl or envscaler
+    convention is its raw value (maps with typed keys); any other result is as returned."""
+    cls = type(episode)
+    if episode.last_error is not None or cls._success is not Episode._success \
+            or cls.RESULTS not in ("bfcl", "envscaler"):
+        return result
+    value = world_value(episode._last_raw)
+    return {"success": True, "data": value} if cls.RESULTS == "envscaler" else value
 
 
 # --------------------------------------------------------------- strategies
@@ -310,7 +411,7 @@ def _pool(*states: Any) -> tuple[list[str], list[int], list[float]]:
             for key, item in value.items():
                 walk(key, depth + 1)
                 walk(item, depth + 1)
-        elif isinstance(value, list):
+        elif isinstance(value, (list, tuple, set, frozenset)):
             for item in value:
                 walk(item, depth + 1)
 
@@ -399,6 +500,10 @@ class _Search:
     report: CompareReport
     tools: list[ToolSpec]
     known: set[tuple[str, str]]
+    #: the hypothesis seed of this search
+    seed: int = 0
+    #: a search of the confirmation stage (its sequences count as confirmed)
+    confirming: bool = False
     #: set once the original was stopped: every later example fails at once with it
     stopped: Difference | None = None
     last: Difference | None = None
@@ -413,7 +518,10 @@ class _Search:
         if self.stopped is not None:
             raise _Found(self.stopped)
         episode, theirs, _ = self._start()
-        self.report.examples += 1
+        if self.confirming:
+            self.report.confirmed += 1
+        else:
+            self.report.examples += 1
         done: list[CallRecord] = []
         for _ in range(rng.randint(1, self.options.steps)):
             spec = rng.choice(self.tools)
@@ -464,7 +572,7 @@ class _Search:
         except SandboxStopped as exc:
             self._stop(Difference("original stopped", name, exc.reason), done,
                        CallRecord(call, exc.reason, None))
-        result = _plain(episode.call(name, copy.deepcopy(args)))
+        result = world_result(episode, episode.call(name, copy.deepcopy(args)))
         self.report.calls += 1
         done.append(CallRecord(call, _original_view(outcome), result))
         if not self._schema_accepts(spec, args, self.world.ARGUMENTS == "dynamic"):
@@ -546,7 +654,7 @@ class _Search:
                 return (f"the original raised {outcome.error!r}; the world failed with "
                         f"{error.message!r}")
             return None
-        if _canonical(outcome.result) != _canonical(result):
+        if not agree(outcome.result, result):
             return (f"the original returned {_short(outcome.result)}, the world "
                     f"{_short(result)}")
         return None
@@ -593,7 +701,7 @@ def _search(state: _Search) -> Difference | None:
                     derandomize=False, report_multiple_bugs=False, verbosity=Verbosity.quiet,
                     suppress_health_check=list(HealthCheck),
                     phases=[Phase.generate])(given(st.data())(example))
-    test = hypothesis_seed(state.options.seed)(test)
+    test = hypothesis_seed(state.seed)(test)
     state.last = None
     try:
         test()
@@ -631,53 +739,92 @@ def _shrink(state: _Search, found: Difference, budget: int = 200) -> Difference:
 # --------------------------------------------------------------------- api
 def compare(world: type[Episode], original: Original, options: CompareOptions = CompareOptions(),
             *, on_difference: Callable[[Difference], None] | None = None) -> CompareReport:
-    """Run the differential test of ``original`` against ``world``."""
-    report = CompareReport(world.WORLD, original.class_name)
+    """Run the differential test of ``original`` against ``world``: ``options.examples``
+    sequences for each test seed and each initial data set; when all of them agree, and
+    ``options.confirm`` asks for it, as many fresh sequences per data set with a seed not
+    used before. The comparison agrees only when all of them did."""
+    report = CompareReport(world.WORLD, original.class_name, seeds=options.seeds(),
+                           data_files=[name for name, _ in original.data_sets() if name],
+                           confirm=max(0, options.confirm))
     started = time.perf_counter()
+    known: set[tuple[str, str]] = set()
+
+    def found(difference: Difference) -> None:
+        report.differences.append(difference)
+        known.add(difference.key())
+        if on_difference is not None:
+            on_difference(difference)
+
+    try:
+        stages = [(options.seeds(), False)]
+        if report.confirm:
+            report.confirm_seed = options.confirm_seed()
+            stages.append(([report.confirm_seed], True))
+        for seeds, confirming in stages:
+            if confirming and not report.agrees_so_far():
+                break
+            stage = replace(options, examples=report.confirm) if confirming else options
+            for name, data in original.data_sets():
+                one = replace(original, data=data, init_data_files=())
+                if not _compare_data(world, one, name, stage, seeds, confirming, report,
+                                     known, found):
+                    return report
+    finally:
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def _compare_data(world: type[Episode], original: Original, name: str,
+                  options: CompareOptions, seeds: list[int], confirming: bool,
+                  report: CompareReport, known: set[tuple[str, str]],
+                  found: Callable[[Difference], None]) -> bool:
+    """Compare on one initial data set, for each seed; False when the comparison must end
+    (the original could not be loaded, the initial states differ, the original was stopped,
+    or enough differences were found)."""
     sandbox = Sandbox(original.file, original.class_name, load=original.load,
                       data=copy.deepcopy(dict(original.data)) if original.data is not None
                       else None, limits=options.limits, trusted=options.trusted_original)
+    where = f" (data {name})" if name else ""
     try:
         try:
             loaded = sandbox.reset()
         except (SandboxError, SandboxStopped) as exc:
-            report.load_error = f"the original could not be loaded: {exc}"
-            return report
+            report.load_error = f"the original could not be loaded{where}: {exc}"
+            return False
         methods = set(loaded.methods)
         report.missing_in_world = sorted(methods - set(world.TOOLS))
         report.missing_in_original = sorted(set(world.TOOLS) - methods)
-        tools = [spec for name, spec in world.TOOLS.items() if name in methods]
+        tools = [spec for spec in world.TOOLS.values() if spec.name in methods]
         report.tools = [spec.name for spec in tools]
         world_data, seed = original.world_data()
         try:
             episode = world(data=world_data, seed=seed)
         except Exception as exc:
-            report.load_error = (f"the world cannot load the original's data: "
+            report.load_error = (f"the world cannot load the original's data{where}: "
                                  f"{type(exc).__name__}: {exc}")
-            return report
+            return False
         initial = _state_problem(loaded.state, comparable_state(
             world, episode, loaded.state, loaded.sets, original.ignore), original.ignore)
         if initial is not None:
-            found = Difference("initial state", "", initial)
-            report.differences.append(found)
-            if on_difference is not None:
-                on_difference(found)
-            return report
+            found(Difference("initial state", "", initial, data_file=name,
+                             in_confirmation=confirming))
+            return False
         if not tools:
-            return report
-        known: set[tuple[str, str]] = set()
-        for _ in range(options.max_differences):
-            search = _Search(world, original, sandbox, options, report, tools, known)
-            difference = _search(search)
-            if difference is None:
-                break
-            report.differences.append(difference)
-            known.add(difference.key())
-            if on_difference is not None:
-                on_difference(difference)
-            if difference.kind == "original stopped":
-                break
+            return True
+        for test_seed in seeds:
+            while len(report.differences) < options.max_differences:
+                search = _Search(world, original, sandbox, options, report, tools, known,
+                                 seed=test_seed, confirming=confirming)
+                difference = _search(search)
+                if difference is None:
+                    break
+                difference.data_file = name
+                difference.in_confirmation = confirming
+                found(difference)
+                if difference.kind == "original stopped":
+                    return False
+            if len(report.differences) >= options.max_differences:
+                return False
+        return True
     finally:
         sandbox.close()
-        report.seconds = time.perf_counter() - started
-    return report

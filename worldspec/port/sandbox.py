@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from worldspec.port import confinement
+from worldspec.port import confinement, exact
 
 __all__ = ["CallOutcome", "Limits", "Loaded", "Sandbox", "SandboxError", "SandboxStopped",
            "SandboxUnavailable", "confinement_problem"]
@@ -344,7 +344,9 @@ def _answer_problem(answer: Any, op: str, request_id: int) -> str | None:
 
     The child may be under the original's control: its answer is checked field by field
     (what it claims is never taken on trust, only its values, which the comparison judges),
-    and missing defaults are filled in place (``exception`` of a call: ``""``).
+    missing defaults are filled in place (``exception`` of a call: ``""``) and the values
+    (``state``, ``result``) are decoded in place from the tagged form that keeps their types
+    (:func:`worldspec.port.exact.decoded`).
     """
     if not isinstance(answer, dict):
         return "an answer that is not a JSON object"
@@ -367,6 +369,11 @@ def _answer_problem(answer: Any, op: str, request_id: int) -> str | None:
         return "a name that is not text"
     if _depth(answer) > MAX_ANSWER_DEPTH:
         return f"values nested over {MAX_ANSWER_DEPTH} levels"
+    try:  # the values, from the tagged form that keeps their types, in place
+        answer["state"] = exact.decoded(answer["state"])
+        answer["result"] = exact.decoded(answer.get("result"))
+    except exact.DecodeProblem as exc:
+        return str(exc)
     return None
 
 

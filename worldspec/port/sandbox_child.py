@@ -35,9 +35,13 @@ answers (one per line on the protocol fd):
   ..., "sets": [...]}`` (``unbound``: the arguments do not fit the signature, so the method
   was not called).
 
-Values cross as JSON: tuples as lists, sets as sorted lists (and the top-level state names
-holding sets are listed in ``sets``), non-string keys as their JSON text, dates as ISO
-text, enums as their values, other objects as their ``repr``.
+Values cross as JSON that keeps their types (:mod:`worldspec.port.exact` reads it): JSON's
+own values as they are (an int stays an int, a float a float), and ``{"$tuple": [...]}``,
+``{"$set": [...]}``, ``{"$frozenset": [...]}`` (items sorted by their JSON text),
+``{"$dict": [[key, value], ...]}`` for a dict with a key that is not text or starts with
+``$``, ``{"$float": "nan"}`` (``"inf"``, ``"-inf"``) and ``{"$repr": "..."}`` for a value
+with no JSON form; dates as ISO text, enums as their values. The top-level state names
+holding sets are listed in ``sets`` as well.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ MAX_DEPTH = 64
 _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 _ENCODE_SORTED = json.JSONEncoder(sort_keys=True).encode
 _DECODE = json.JSONDecoder().decode
+_INF = float("inf")
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -85,35 +90,38 @@ class _Sink(io.TextIOBase):
 
 
 def plain(value: Any, depth: int = 0) -> Any:
-    """``value`` as JSON data (see the module docstring)."""
+    """``value`` in the tagged JSON form that keeps its types (see the module docstring);
+    ``depth`` counts JSON levels (a tag's object and list are levels too), so that what is
+    sent nests at most :data:`MAX_DEPTH` levels, tags included."""
     if depth > MAX_DEPTH:
-        return "<nested too deeply>"
-    if value is None or isinstance(value, (bool, int, str)):
+        return {"$repr": "<nested too deeply>"}
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth + 1)
+    if isinstance(value, int):
+        return int(value)
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) \
-            else repr(value)
+        return float(value) if value == value and value not in (_INF, -_INF) \
+            else {"$float": repr(float(value))}
     if isinstance(value, dict):
-        return {_key(k): plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+        if all(type(k) is str and not k.startswith("$") for k in value):
+            return {k: plain(v, depth + 1) for k, v in value.items()}
+        return {"$dict": [[plain(k, depth + 3), plain(v, depth + 3)] for k, v in value.items()]}
+    if isinstance(value, list):
         return [plain(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [plain(v, depth + 2) for v in value]}
     if isinstance(value, (set, frozenset)):
-        items = [plain(v, depth + 1) for v in value]
-        return sorted(items, key=_ENCODE_SORTED)
+        items = sorted((plain(v, depth + 2) for v in value), key=_ENCODE_SORTED)
+        return {"$set" if isinstance(value, set) else "$frozenset": items}
     iso = getattr(value, "isoformat", None)
     if callable(iso):
         return str(iso())
-    if isinstance(value, enum.Enum):
-        return plain(value.value, depth + 1)
-    return repr(value)
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if key is None or isinstance(key, (bool, int, float)):
-        return _ENCODE(key)
-    return repr(key)
+    try:
+        return {"$repr": str(repr(value))}
+    except Exception as exc:  # a broken __repr__ is the class's bug: say so, as its repr
+        return {"$repr": f"<{type(value).__name__} whose repr raised {type(exc).__name__}>"}
 
 
 def _auto_load(cls: Any, data: Any) -> str | None:

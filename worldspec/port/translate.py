@@ -79,7 +79,7 @@ class PortOptions:
 
     #: repair rounds per method (compile errors) and differential rounds after the draft
     max_rounds: int = 4
-    compare: CompareOptions = field(default_factory=CompareOptions)
+    compare: CompareOptions = field(default_factory=CompareOptions.for_port)
     filename: str = "port.world"
 
 
