@@ -54,7 +54,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldspec.port.sandbox import CallOutcome, Limits, Sandbox, SandboxError, SandboxStopped
+from worldspec.port.sandbox import (
+    ISOLATION,
+    CallOutcome,
+    Limits,
+    Sandbox,
+    SandboxError,
+    SandboxStopped,
+)
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
 
 __all__ = ["CallRecord", "CompareOptions", "CompareReport", "Difference", "Original",
@@ -88,6 +95,20 @@ class Original:
     seed_key: str | None = None
     #: state names left out of the comparison on both sides
     ignore: tuple[str, ...] = ()
+    #: the interpreter that runs it (one with its dependencies), or None: worldspec's own
+    python: str | None = None
+    #: the root of the package it belongs to, or None: found from its ``__init__.py`` folders
+    package_root: Path | None = None
+    #: every ``--init-data`` file as (name, object), in order (``data`` is the first one's)
+    inits: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def sandbox(self, limits: Limits, trusted: bool, data: Any = None) -> Sandbox:
+        """A sandbox for it (``data``: other initial data than its own)."""
+        chosen = self.data if data is None else data
+        return Sandbox(self.file, self.class_name, load=self.load,
+                       data=copy.deepcopy(dict(chosen)) if chosen is not None else None,
+                       limits=limits, trusted=trusted, python=self.python,
+                       package_root=self.package_root)
 
     def world_data(self) -> tuple[dict[str, Any], int | None]:
         """The world's initial data and seed from the original's data."""
@@ -171,6 +192,8 @@ class CompareReport:
     refused_otherwise: dict[str, tuple[int, CallRecord]] = field(default_factory=dict)
     #: the original could not be loaded at all (the comparison did not run)
     load_error: str = ""
+    #: how the call sequences are kept apart on the original's side
+    isolation: str = ISOLATION
 
     @property
     def agrees(self) -> bool:
@@ -187,7 +210,7 @@ class CompareReport:
                 "refused_otherwise": {
                     name: {"calls": count, "example": record.to_json()}
                     for name, (count, record) in sorted(self.refused_otherwise.items())},
-                "load_error": self.load_error}
+                "load_error": self.load_error, "isolation": self.isolation}
 
     def render_text(self) -> str:
         if self.load_error:
@@ -195,7 +218,7 @@ class CompareReport:
         verdict = "agree" if self.agrees else "differ"
         lines = [f"compare {self.class_name} with {self.world}: {verdict} — {len(self.tools)} "
                  f"tool(s), {self.examples} sequence(s), {self.calls:,} call(s) compared in "
-                 f"{self.seconds:.1f} s"]
+                 f"{self.seconds:.1f} s", f"  isolation: {self.isolation}"]
         if self.missing_in_world:
             lines.append(f"  methods without a tool: {', '.join(self.missing_in_world)}")
         if self.missing_in_original:
@@ -634,9 +657,7 @@ def compare(world: type[Episode], original: Original, options: CompareOptions = 
     """Run the differential test of ``original`` against ``world``."""
     report = CompareReport(world.WORLD, original.class_name)
     started = time.perf_counter()
-    sandbox = Sandbox(original.file, original.class_name, load=original.load,
-                      data=copy.deepcopy(dict(original.data)) if original.data is not None
-                      else None, limits=options.limits, trusted=options.trusted_original)
+    sandbox = original.sandbox(options.limits, options.trusted_original)
     try:
         try:
             loaded = sandbox.reset()

@@ -70,7 +70,6 @@ import inspect
 import io
 import json
 import os
-import select
 import signal
 import sys
 from typing import Any
@@ -175,7 +174,7 @@ class Host:
             return {"ok": False, "error": f"cannot import {request['file']}"}
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        exec(code, module.__dict__)  # noqa: S102 - the original's own module, in the worker
+        exec(code, module.__dict__)  # the original's module, in the worker
         cls = getattr(module, request["class"], None)
         if not inspect.isclass(cls):
             return {"ok": False, "error": f"the file defines no class {request['class']}"}
@@ -313,7 +312,7 @@ def preimport(tree: ast.Module, folders: list[str]) -> None:
             spec = importlib.util.find_spec(name.partition(".")[0])
             if spec is not None and _outside(spec, folders):
                 importlib.import_module(name)
-        except BaseException:  # noqa: BLE001 - the worker imports it again and reports
+        except BaseException:  # the worker imports it again, and reports
             continue
 
 
@@ -427,7 +426,7 @@ class Server:
             try:
                 os.close(handback_read)
                 self._work(handback_write, request_id)
-            except BaseException:  # noqa: BLE001 - nothing may escape into the server's code
+            except BaseException:  # nothing may escape into the server's loop
                 status = 70
             os._exit(status)
         os.close(handback_write)

@@ -139,7 +139,8 @@ def _program(table: ArchitectureTable, forks: bool) -> list[bytes]:
     # clone: a thread (CLONE_THREAD, no namespace flag) passes, anything else is refused;
     # with forks, anything without a namespace flag passes
     if forks:
-        return program + [
+        return [
+            *program,
             _instruction(_JUMP_EQUAL, 0, 3, table.clone),
             _instruction(_LOAD_WORD, 0, 0, _FIRST_ARGUMENT),
             _instruction(_JUMP_ANY_BIT, 0, 1, _CLONE_NAMESPACES),
