@@ -6,6 +6,7 @@ model request."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -249,3 +250,36 @@ def test_a_batch_class_that_does_not_load_is_rejected_without_a_request(
     assert detail["reason"] == "the original does not load"
     assert "No module named 'tinydep'" in detail["detail"]
     assert llm_server.requests == []
+
+
+# ------------------------------------------------------------------ the child
+LIMITS_READER = """class Limits:
+    def tasks(self) -> str:
+        \"\"\"The task limit line of /proc/self/limits.\"\"\"
+        with open("/proc/self/limits", encoding="utf-8") as handle:
+            return next(line for line in handle if line.startswith("Max processes"))
+"""
+
+
+def test_the_sandbox_bounds_its_tasks(tmp_path: Path) -> None:
+    require_sandbox()
+    file = tmp_path / "limits.py"
+    file.write_text(LIMITS_READER, encoding="utf-8")
+    with Sandbox(file, "Limits", limits=Limits(processes=40)) as box:
+        box.reset()
+        assert box.call("tasks", {}).result.split()[2:4] == ["40", "40"]
+    # unconfined there is no user namespace of its own to count in: no such limit is set
+    with Sandbox(file, "Limits", trusted=True, limits=Limits(processes=40)) as box:
+        box.reset()
+        assert box.call("tasks", {}).result.split()[2] != "40"
+
+
+def test_the_child_script_is_standard_library_python_3_9() -> None:
+    from worldspec.port.sandbox import CHILD
+
+    tree = ast.parse(CHILD.read_text(encoding="utf-8"), feature_version=(3, 9))
+    imported = {alias.name.partition(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {(node.module or "").partition(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.level == 0}
+    assert imported and imported <= sys.stdlib_module_names, imported - sys.stdlib_module_names
