@@ -283,3 +283,9 @@ def test_the_child_script_is_standard_library_python_3_9() -> None:
     imported |= {(node.module or "").partition(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.level == 0}
     assert imported and imported <= sys.stdlib_module_names, imported - sys.stdlib_module_names
+
+
+def test_an_original_that_never_finishes_importing_is_one_line() -> None:
+    original = Original(CLASSES / "hangs_on_import.py", "Never")
+    line = preflight(original, Limits(call_timeout=1.0, load_timeout=2.0), trusted=True)
+    assert line == "the original does not load: did not answer within 2 s (stopped)"

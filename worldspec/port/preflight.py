@@ -42,6 +42,7 @@ def preflight(original: Original, limits: Limits, *, trusted: bool = False) -> s
 
 def _line(name: str | None, error: str) -> str:
     first = next((x.strip() for x in error.splitlines() if x.strip()), "no reason given")
+    first = first.removeprefix("the original ")  # a stop's reason: "the original exited ..."
     where = f" with --init-data {name}" if name is not None and _data_matters(first) else ""
     hint = _PYTHON_HINT if _MISSING_MODULE.match(first) else ""
     return f"the original does not load{where}: {first}{hint}"
