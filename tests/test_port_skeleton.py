@@ -136,7 +136,8 @@ def test_without_the_port_extra_the_commands_say_what_to_install(
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "libcst" else real(name, *a))
     assert cli_main(["compare", str(INVENTORY), "x.world"]) == 2
-    assert "libcst is not installed: pip install '.[port]' in a worldspec clone" in capsys.readouterr().err
+    assert ("libcst is not installed: pip install '.[port]' in a worldspec clone"
+            in capsys.readouterr().err)
 
 
 def test_a_seeded_random_becomes_the_worlds_seed() -> None:

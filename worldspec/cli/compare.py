@@ -1,8 +1,10 @@
 """``worldspec compare``: the differential test between a Python class and a world.
 
-``worldspec compare FILE.py --class NAME WORLD.world [--init-data FILE.json]`` runs the
-original class in the sandbox and the compiled world side by side with the same random call
-sequences and reports every difference with its shortest call sequence (docs/port.md).
+``worldspec compare FILE.py --class NAME WORLD.world [--init-data FILE.json]...`` first
+checks that the original imports and builds with every initial data (one line if not, see
+:mod:`worldspec.port.preflight`), then runs the original class in the sandbox and the
+compiled world side by side with the same random call sequences and reports every
+difference with its shortest call sequence (docs/port.md).
 
 The options that say how the original is built and compared (:func:`add_original_options`)
 and how hard to look (:func:`add_compare_options`) are shared with ``worldspec port``.
@@ -25,8 +27,8 @@ if TYPE_CHECKING:
     from worldspec.port.compare import CompareOptions, Original
 
 __all__ = ["add_compare_options", "add_original_options", "compare_options", "missing_extra",
-           "configure_compare", "original_from_args", "read_init_data", "run_compare",
-           "sandbox_refusal"]
+           "configure_compare", "original_from_args", "original_problem", "read_init_data",
+           "read_init_files", "run_compare", "sandbox_refusal"]
 
 
 class InputProblem(Exception):
@@ -34,13 +36,15 @@ class InputProblem(Exception):
 
 
 def add_original_options(parser: argparse.ArgumentParser) -> None:
-    """``--class``, ``--init-data``, ``--load``, ``--seed-key``, ``--ignore-state``."""
+    """``--class``, ``--init-data``, ``--load``, ``--seed-key``, ``--ignore-state``,
+    ``--python``, ``--package-root``."""
     group = parser.add_argument_group("the original class")
     group.add_argument("--class", dest="class_name", metavar="NAME",
                        help="the class to use (default: the file's only top-level class)")
-    group.add_argument("--init-data", metavar="FILE.json",
+    group.add_argument("--init-data", action="append", metavar="FILE.json",
                        help="the initial data: one JSON object, given to the class's load "
-                            "method and loaded into the world as its initial state")
+                            "method and loaded into the world as its initial state "
+                            "(repeatable: the original must load with each)")
     group.add_argument("--load", default="auto", metavar="METHOD",
                        help="how the class takes the data: 'auto' (default: _load_scenario "
                             "if the class has it, else the constructor if it takes an "
@@ -52,6 +56,14 @@ def add_original_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ignore-state", action="append", default=[], metavar="NAME",
                        help="a state name left out of the comparison on both sides "
                             "(repeatable)")
+    group.add_argument("--python", metavar="PATH",
+                       help="the interpreter that runs the original: one with its "
+                            "dependencies installed, e.g. a venv's bin/python (default: "
+                            "worldspec's own)")
+    group.add_argument("--package-root", metavar="DIR",
+                       help="the root folder of the package the original belongs to, so that "
+                            "its relative imports work (default: the outermost of the folders "
+                            "with an __init__.py that hold it)")
 
 
 def add_compare_options(parser: argparse.ArgumentParser, *,
@@ -131,6 +143,11 @@ def read_init_data(raw: str | None) -> dict[str, Any] | None:
     return value
 
 
+def read_init_files(raws: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``--init-data`` file as ``(name, object)``, in order."""
+    return [(raw, data) for raw in raws or () if (data := read_init_data(raw)) is not None]
+
+
 def read_source(raw: str) -> str:
     path = Path(raw)
     if path.suffix != ".py":
@@ -146,12 +163,45 @@ def read_source(raw: str) -> str:
 
 
 def original_from_args(args: argparse.Namespace, file: str, class_name: str,
-                       data: dict[str, Any] | None) -> Original:
+                       inits: list[tuple[str, dict[str, Any]]]) -> Original:
+    """The original as the options describe it (its data: the first ``--init-data``)."""
     from worldspec.port.compare import Original
 
     load = None if args.load == "none" else args.load
-    return Original(Path(file), class_name, data, load, args.seed_key,
-                    tuple(args.ignore_state))
+    return Original(Path(file), class_name, inits[0][1] if inits else None, load,
+                    args.seed_key, tuple(args.ignore_state), python=args.python,
+                    package_root=Path(args.package_root) if args.package_root else None,
+                    init_data_files=tuple(inits))
+
+
+def interpreter_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--python`` or ``--package-root`` cannot be used, or None."""
+    import os
+
+    if args.python is not None:
+        path = Path(args.python)
+        if not path.is_file():
+            return f"--python: '{args.python}' " + ("is not a file" if path.exists()
+                                                    else "does not exist")
+        if not os.access(path, os.X_OK):
+            return f"--python: '{args.python}' is not executable"
+    if args.package_root is not None:
+        root = Path(args.package_root)
+        if not root.is_dir():
+            return f"--package-root: '{args.package_root}' " + (
+                "is not a folder" if root.exists() else "does not exist")
+        for file in ([args.file] if getattr(args, "file", None) else []):
+            if not Path(file).resolve().is_relative_to(root.resolve()):
+                return f"--package-root: '{file}' is not inside '{args.package_root}'"
+    return None
+
+
+def original_problem(original: Original, args: argparse.Namespace) -> str | None:
+    """Why the original does not import and build with each initial data (one line), or
+    None; checked in the sandbox before any comparison or model request."""
+    from worldspec.port.preflight import preflight
+
+    return preflight(original, compare_options(args).limits, trusted=args.trusted_original)
 
 
 def compare_options(args: argparse.Namespace) -> CompareOptions:
@@ -175,7 +225,7 @@ def sandbox_refusal(args: argparse.Namespace) -> str | None:
         return None
     from worldspec.port.sandbox import confinement_problem
 
-    problem = confinement_problem()
+    problem = confinement_problem(args.python)
     if problem is None:
         return None
     return (f"cannot sandbox the original: {problem}; install bubblewrap, or pass "
@@ -225,14 +275,15 @@ def configure_compare(parser: argparse.ArgumentParser) -> None:
 
 
 def run_compare(args: argparse.Namespace, console: Console) -> int:
-    problem = missing_extra() or limits_problem(args) or sandbox_refusal(args)
+    problem = missing_extra() or limits_problem(args) or interpreter_problem(args) \
+        or sandbox_refusal(args)
     if problem is not None:
         console.error(problem)
         return EXIT_USAGE
     try:
         source = read_source(args.file)
         class_name = class_name_of(source, args.file, args.class_name)
-        data = read_init_data(args.init_data)
+        inits = read_init_files(args.init_data)
     except InputProblem as exc:
         console.error(str(exc))
         return EXIT_USAGE
@@ -254,7 +305,11 @@ def run_compare(args: argparse.Namespace, console: Console) -> int:
     world = next(iter(loaded.worlds.values()))
     from worldspec.port.compare import compare
 
-    original = original_from_args(args, args.file, class_name, data)
+    original = original_from_args(args, args.file, class_name, inits)
+    refusal = original_problem(original, args)
+    if refusal is not None:
+        console.error(refusal)
+        return EXIT_PROBLEMS
     report = compare(world, original, compare_options(args))
     if args.format == "json":
         console.line(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

@@ -1,6 +1,8 @@
 """``worldspec port``: from a Python environment class to a checked world, proven equal.
 
-- ``worldspec port FILE.py [--class NAME] [--init-data FILE.json] -o OUT.world``: skeleton,
+- ``worldspec port FILE.py [--class NAME] [--init-data FILE.json]... -o OUT.world``: a
+  preflight (the original must import and build with every initial data, in the sandbox,
+  before the first model request: one line and exit status 1 if not), skeleton,
   translation by the model (compiler in the loop), differential test against the sandboxed
   original (differences back to the model), and a report;
 - ``worldspec port FILE.py --skeleton-only -o OUT.world``: the skeleton alone, no model;
@@ -32,9 +34,13 @@ from worldspec.cli.compare import (
     add_original_options,
     class_name_of,
     compare_options,
+    interpreter_problem,
     limits_problem,
     missing_extra,
+    original_from_args,
+    original_problem,
     read_init_data,
+    read_init_files,
     read_source,
     sandbox_refusal,
 )
@@ -83,7 +89,7 @@ def run_port(args: argparse.Namespace, console: Console) -> int:
     if (args.file is None) == (args.batch is None):
         console.error("give either FILE.py or --batch DIR")
         return EXIT_USAGE
-    problem = missing_extra() or limits_problem(args)
+    problem = missing_extra() or limits_problem(args) or interpreter_problem(args)
     if problem is None and args.max_rounds < 0:
         problem = "--max-rounds must be at least 0"
     if problem is not None:
@@ -103,6 +109,12 @@ def run_port(args: argparse.Namespace, console: Console) -> int:
     except InputProblem as exc:
         console.error(str(exc))
         return EXIT_USAGE
+    if args.batch is None:  # a batch checks each class in its worker, see port_work
+        file, _, class_name, inits = items[0]
+        refusal = original_problem(original_from_args(args, file, class_name, inits), args)
+        if refusal is not None:
+            console.error(refusal)
+            return EXIT_PROBLEMS
     from worldspec.cli.synth import _run_guarded
 
     return _run_guarded(console, lambda: asyncio.run(_port_batch(args, items, console)))
@@ -122,7 +134,8 @@ def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
 
     source = read_source(args.file)
     class_name = class_name_of(source, args.file, args.class_name)
-    data = read_init_data(args.init_data)
+    inits = read_init_files(args.init_data)
+    data = inits[0][1] if inits else None
     out = _default_out(args)
     problem = output_problem(str(out), folder=False)
     if problem is not None:
@@ -152,12 +165,16 @@ def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _items(args: argparse.Namespace) -> list[tuple[str, str, str, dict[str, Any] | None]]:
-    """``(file, source, class, data)`` for every class to port."""
+#: one class to port: its file, source, name and every initial data as (file, object)
+Item = tuple[str, str, str, list[tuple[str, dict[str, Any]]]]
+
+
+def _items(args: argparse.Namespace) -> list[Item]:
+    """``(file, source, class, inits)`` for every class to port."""
     if args.batch is None:
         source = read_source(args.file)
         return [(args.file, source, class_name_of(source, args.file, args.class_name),
-                 read_init_data(args.init_data))]
+                 read_init_files(args.init_data))]
     folder = Path(args.batch)
     if not folder.is_dir():
         raise InputProblem(f"--batch: '{args.batch}' " + ("is not a folder" if folder.exists()
@@ -176,15 +193,16 @@ def _items(args: argparse.Namespace) -> list[tuple[str, str, str, dict[str, Any]
         for name in classes:
             data_file = next((p for p in (path.with_name(f"{name}.json"),
                                           path.with_suffix(".json")) if p.is_file()), None)
+            data = read_init_data(str(data_file)) if data_file else None
             found.append((str(path), source, name,
-                          read_init_data(str(data_file)) if data_file else None))
+                          [(str(data_file), data)] if data_file and data is not None else []))
     if not found:
         raise InputProblem(f"--batch: no classes found in the *.py files of '{args.batch}'")
     return found
 
 
 async def _port_batch(args: argparse.Namespace,
-                      items_in: list[tuple[str, str, str, dict[str, Any] | None]],
+                      items_in: list[Item],
                       console: Console) -> int:
     from worldspec.cli.synth import _progress, _report, make_batch_executor, model_config
     from worldspec.llm_frontend.batch import (
@@ -217,7 +235,8 @@ async def _port_batch(args: argparse.Namespace,
     load = None if args.load == "none" else args.load
     payloads: dict[str, PortPayload] = {}
     items: list[BatchItem] = []
-    for file, source, class_name, data in items_in:
+    for file, source, class_name, inits in items_in:
+        data = inits[0][1] if inits else None
         item = BatchItem.make("port", {"source": sha256_text(source), "class": class_name,
                                        "data": data, "load": load, "seed_key": args.seed_key,
                                        "ignore": list(args.ignore_state),
@@ -226,7 +245,9 @@ async def _port_batch(args: argparse.Namespace,
         items.append(item)
         payloads[item.key] = PortPayload(file, source, class_name, data, load, args.seed_key,
                                          tuple(args.ignore_state), options, requests,
-                                         progress=_steps_shown(args, console))
+                                         progress=_steps_shown(args, console),
+                                         inits=tuple(inits), python=args.python,
+                                         package_root=args.package_root)
 
     def settle(item: BatchItem, result: PortResult) -> ItemRecord:
         outcome = result.outcome

@@ -60,7 +60,14 @@ from pathlib import Path
 from typing import Any
 
 from worldspec.port.exact import agree, encoded, shown, world_value
-from worldspec.port.sandbox import CallOutcome, Limits, Sandbox, SandboxError, SandboxStopped
+from worldspec.port.sandbox import (
+    ISOLATION,
+    CallOutcome,
+    Limits,
+    Sandbox,
+    SandboxError,
+    SandboxStopped,
+)
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
 
 __all__ = ["PORT_CONFIRM", "CallRecord", "CompareOptions", "CompareReport", "Difference",
@@ -107,6 +114,19 @@ class Original:
         if self.init_data_files:
             return list(self.init_data_files)
         return [("", self.data)]
+
+    #: the interpreter that runs it (one with its dependencies), or None: worldspec's own
+    python: str | None = None
+    #: the root of the package it belongs to, or None: found from its ``__init__.py`` folders
+    package_root: Path | None = None
+
+    def sandbox(self, limits: Limits, trusted: bool, data: Any = None) -> Sandbox:
+        """A sandbox for it (``data``: other initial data than its own)."""
+        chosen = self.data if data is None else data
+        return Sandbox(self.file, self.class_name, load=self.load,
+                       data=copy.deepcopy(dict(chosen)) if chosen is not None else None,
+                       limits=limits, trusted=trusted, python=self.python,
+                       package_root=self.package_root)
 
     def world_data(self) -> tuple[dict[str, Any], int | None]:
         """The world's initial data and seed from the original's data."""
@@ -225,6 +245,8 @@ class CompareReport:
     confirm: int = 0
     confirm_seed: int | None = None
     confirmed: int = 0
+    #: how the call sequences are kept apart on the original's side
+    isolation: str = ISOLATION
 
     @property
     def agrees(self) -> bool:
@@ -264,7 +286,7 @@ class CompareReport:
                 "refused_otherwise": {
                     name: {"calls": count, "example": record.to_json()}
                     for name, (count, record) in sorted(self.refused_otherwise.items())},
-                "load_error": self.load_error}
+                "load_error": self.load_error, "isolation": self.isolation}
 
     def render_text(self) -> str:
         if self.load_error:
@@ -273,7 +295,7 @@ class CompareReport:
         lines = [f"compare {self.class_name} with {self.world}: {verdict} — {len(self.tools)} "
                  f"tool(s), {self.examples + self.confirmed:,} sequence(s), {self.calls:,} "
                  f"call(s) compared in {self.seconds:.1f} s",
-                 f"  {self.coverage()}"]
+                 f"  {self.coverage()}", f"  isolation: {self.isolation}"]
         if self.missing_in_world:
             lines.append(f"  methods without a tool: {', '.join(self.missing_in_world)}")
         if self.missing_in_original:
@@ -781,9 +803,7 @@ def _compare_data(world: type[Episode], original: Original, name: str,
     """Compare on one initial data set, for each seed; False when the comparison must end
     (the original could not be loaded, the initial states differ, the original was stopped,
     or enough differences were found)."""
-    sandbox = Sandbox(original.file, original.class_name, load=original.load,
-                      data=copy.deepcopy(dict(original.data)) if original.data is not None
-                      else None, limits=options.limits, trusted=options.trusted_original)
+    sandbox = original.sandbox(options.limits, options.trusted_original)
     where = f" (data {name})" if name else ""
     try:
         try:

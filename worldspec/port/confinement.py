@@ -6,22 +6,28 @@ Python it runs in, meets the kernel's limits:
 
 - **namespaces**: new user (uid and gid 65534 inside, no capabilities), pid, network, IPC,
   UTS and cgroup namespaces. No network at all (not even loopback is up), no other process
-  to see or signal, and ``--die-with-parent`` plus the pid namespace: when the sandbox's
-  bwrap is killed, its init dies and the kernel kills every process left in the namespace;
-  ``--new-session`` so it cannot push input into the terminal;
+  to see or signal, and ``--die-with-parent`` plus the pid namespace: the child script is
+  the namespace's pid 1 (``--as-pid-1``: the kernel ignores the signals its workers send
+  it), and when the sandbox's bwrap is killed it dies and the kernel kills every process
+  left in the namespace; ``--new-session`` so it cannot push input into the terminal;
 - **a filesystem of its own**: an empty root holding, read-only, the interpreter's prefixes
   and the folders on its ``sys.path`` (asked of the interpreter itself, so a venv or another
   Python works), the system's shared libraries (``/usr/lib``, ``/usr/lib64`` and the ``/lib``
   links), the time-zone files, the child script and the original's own folder; a private
   ``/tmp`` (a size-limited tmpfs), ``/proc`` of its own pid namespace and a minimal ``/dev``;
   the root itself read-only. No ``/etc``, no home folder, no ``/proc`` of the parent;
-- **a seccomp filter** (:mod:`worldspec.port.seccomp`): threads, but no new process;
+- **a seccomp filter** (:mod:`worldspec.port.seccomp`): the child script's server may fork
+  (no namespace), and each worker it forks loads the strict filter (threads, but no new
+  process) before the original's code runs;
 - **a clean environment**: bwrap itself is started with only the child's variables, so not
   even ``/proc/1/environ`` (bwrap's own, inside) holds a variable of the parent.
 
-Memory, CPU time and file size are ``setrlimit`` limits the child sets on itself before it
-reads a request (see :mod:`worldspec.port.sandbox_child`); with no second process possible
-they bound everything the original can run.
+Memory, CPU time, file size and tasks (``RLIMIT_NPROC``, counted in the sandbox's own user
+namespace) are ``setrlimit`` limits the child sets on itself before it reads a request (see
+:mod:`worldspec.port.sandbox_child`); its workers inherit them, and with no process of their
+own they bound everything the original can run.
+
+The interpreter need not be worldspec's own (``--python``): its folders are asked of it.
 
 :func:`confinement_problem` says, once per interpreter, why this machine cannot provide the
 boundary (no bwrap on ``PATH``, namespaces refused, an architecture without a seccomp table),
@@ -112,7 +118,8 @@ def confined_command(python: str, child: Path, argument: str, original_folder: P
         p for p in SYSTEM_LIBRARIES if os.path.isdir(p))])
     command = [bwrap, "--unshare-user", "--uid", str(CHILD_UID), "--gid", str(CHILD_UID),
                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--unshare-cgroup-try", "--as-pid-1", "--die-with-parent", "--new-session",
+               "--cap-drop", "ALL",
                "--clearenv"]
     for name, value in environment.items():
         command += ["--setenv", name, value]
@@ -131,9 +138,10 @@ def confined_command(python: str, child: Path, argument: str, original_folder: P
     return command
 
 
-def filter_file() -> IO[bytes] | None:
-    """A temporary file holding the seccomp program, rewound, or None (no table here)."""
-    program = process_filter()
+def filter_file(*, forks: bool = False) -> IO[bytes] | None:
+    """A temporary file holding the seccomp program (``forks``: the server's, see
+    :func:`~worldspec.port.seccomp.process_filter`), rewound, or None (no table here)."""
+    program = process_filter(forks=forks)
     if program is None:
         return None
     handle = tempfile.TemporaryFile()
@@ -145,7 +153,7 @@ def filter_file() -> IO[bytes] | None:
 
 @functools.lru_cache(maxsize=8)
 def _probe(bwrap: str, python: str) -> str | None:
-    seccomp = filter_file()
+    seccomp = filter_file(forks=True)
     if seccomp is None:
         return "no seccomp filter is known for this machine's architecture"
     if not interpreter_folders(python):

@@ -3,16 +3,25 @@
 :class:`Sandbox` starts ``python -I -B worldspec/port/sandbox_child.py`` inside the
 operating-system boundary of :mod:`worldspec.port.confinement` (bubblewrap: new user, pid,
 network, IPC and UTS namespaces, a filesystem holding only the interpreter, its libraries,
-the original's folder read-only and a private ``/tmp``, a seccomp filter that allows no new
-process), with
+the original's folder (or its package's root) read-only and a private ``/tmp``, seccomp
+filters that allow the original no new process), with
 
 - a cleared environment (only ``PATH``, ``LANG``/``LC_ALL``, ``PYTHONHASHSEED=0`` and
   ``TZ``, default UTC): no API keys, no proxies, no ``PYTHONPATH``;
 - resource limits, set by the child as its first step, before it reads a request (no
   ``preexec_fn``, unsafe in a parent with threads, such as a Ray worker): address space
-  (``RLIMIT_AS``, default 1024 MB), CPU time (``RLIMIT_CPU``, default 60 s for the whole
-  child), file size (``RLIMIT_FSIZE``, 16 MB) and no core dumps; the private ``/tmp`` holds
-  at most ``tmp_mb`` (64 MB);
+  (``RLIMIT_AS``, default 1024 MB), CPU time (``RLIMIT_CPU``, default 60 s a call
+  sequence), file size (``RLIMIT_FSIZE``, 16 MB), tasks (``RLIMIT_NPROC``, 128, confined
+  only) and no core dumps; the private ``/tmp`` holds at most ``tmp_mb`` (64 MB);
+- a fresh process per call sequence (:data:`ISOLATION`): the child compiles the original
+  and imports the libraries it imports once, then forks a worker for every ``reset``, in
+  which the original's module runs afresh, so nothing the original changes (module state,
+  mutable default arguments, class attributes, the ``decimal`` context, files in ``/tmp``)
+  reaches the next sequence;
+- any interpreter (``python``, default worldspec's own): one with the original's
+  dependencies installed (its prefixes and ``sys.path`` are mounted read-only);
+- the original's package: a file in a folder with ``__init__.py`` is imported by its dotted
+  name from the outermost such folder (:func:`module_location`), so relative imports work;
 - a wall-clock timeout on every request (default 5 s a call, 30 s to load): a child that
   does not answer in time is killed (with its pid namespace, so with everything it started)
   and the request ends in :class:`SandboxStopped`;
@@ -48,15 +57,21 @@ from pathlib import Path
 from typing import IO, Any
 
 from worldspec.port import confinement, exact
+from worldspec.port.seccomp import process_filter
 
-__all__ = ["CallOutcome", "Limits", "Loaded", "Sandbox", "SandboxError", "SandboxStopped",
-           "SandboxUnavailable", "confinement_problem"]
+__all__ = ["ISOLATION", "CallOutcome", "Limits", "Loaded", "ModuleLocation", "Sandbox",
+           "SandboxError", "SandboxStopped", "SandboxUnavailable", "confinement_problem",
+           "module_location"]
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 
-#: resets after which the child is started afresh, so that its CPU limit (which counts the
-#: child's whole life) measures a bounded stretch of work, never a long comparison's total
+#: resets after which the child (the server that forks a worker per sequence) is started
+#: afresh
 RESETS_PER_CHILD = 200
+
+#: how each call sequence is isolated from the others (said in compare's report)
+ISOLATION = ("a fresh process per sequence (forked before the original's module runs; "
+             "its installed libraries imported once)")
 
 #: seconds to wait for a child whose pipe closed to report its exit status
 EXIT_GRACE = 2.0
@@ -69,10 +84,48 @@ MAX_ANSWER = 64 * 1024 * 1024
 MAX_ANSWER_DEPTH = 100
 
 
-def confinement_problem() -> str | None:
-    """Why this machine cannot confine an original (see :mod:`worldspec.port.confinement`),
-    or None when it can."""
-    return confinement.confinement_problem(sys.executable)
+def confinement_problem(python: str | None = None) -> str | None:
+    """Why this machine cannot confine an original run by ``python`` (default: this
+    interpreter; see :mod:`worldspec.port.confinement`), or None when it can."""
+    return confinement.confinement_problem(python or sys.executable)
+
+
+@dataclass(frozen=True)
+class ModuleLocation:
+    """Where the original's module is and how the child imports it."""
+
+    #: the folder mounted read-only for it: the file's own, or its package's root
+    folder: Path
+    #: the folder put on ``sys.path``
+    path: Path
+    #: the dotted name inside its package, or None (a plain file, imported as itself)
+    dotted: str | None
+
+
+def module_location(file: Path, package_root: Path | None = None) -> ModuleLocation:
+    """How to import ``file``: from ``package_root`` when given (a folder holding it), else
+    from the outermost folder of the ``__init__.py`` folders it lies in, else as a plain
+    file. :class:`SandboxError` when the file is not inside ``package_root`` or a folder on
+    the way is not a Python name."""
+    file = file.resolve()
+    if package_root is None:
+        root = None
+        folder = file.parent
+        while (folder / "__init__.py").is_file() and folder.parent != folder:
+            root, folder = folder, folder.parent
+        if root is None:
+            return ModuleLocation(file.parent, file.parent, None)
+    else:
+        root = package_root.resolve()
+        if not file.is_relative_to(root):
+            raise SandboxError(f"{file} is not inside the package root {root}")
+    parts = [*file.relative_to(root.parent).parent.parts]
+    if file.name != "__init__.py":
+        parts.append(file.stem)
+    if not all(part.isidentifier() for part in parts):
+        raise SandboxError(f"{'.'.join(parts)} is not an importable module name (package "
+                           f"root {root})")
+    return ModuleLocation(root, root.parent, ".".join(parts))
 
 
 @dataclass(frozen=True)
@@ -88,6 +141,8 @@ class Limits:
     tmp_mb: int = 64
     #: the child's local time zone (``TZ``)
     time_zone: str = "UTC"
+    #: tasks (processes and threads) in the sandbox, where it has a user namespace of its own
+    processes: int = 128
 
 
 class SandboxError(Exception):
@@ -133,8 +188,13 @@ class Sandbox:
     """One child process holding one instance of the class under test."""
 
     def __init__(self, file: str | Path, class_name: str, *, load: str | None = None,
-                 data: Any = None, limits: Limits = Limits(), trusted: bool = False) -> None:
+                 data: Any = None, limits: Limits = Limits(), trusted: bool = False,
+                 python: str | Path | None = None, package_root: str | Path | None = None
+                 ) -> None:
         self.file = Path(file).resolve()
+        #: the interpreter that runs the original (not resolved: a venv's link is the venv)
+        self.python = os.path.abspath(python) if python is not None else sys.executable
+        self.package_root = Path(package_root) if package_root is not None else None
         #: run the original without the operating-system boundary (its author is trusted)
         self.trusted = trusted
         self.class_name = class_name
@@ -161,30 +221,34 @@ class Sandbox:
                 "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONIOENCODING": "utf-8", "TZ": self.limits.time_zone}
 
-    def _command(self, seccomp: IO[bytes] | None) -> list[str]:
-        argument = _limits_argument(self.limits)
+    def _command(self, seccomp: IO[bytes] | None, folder: Path) -> list[str]:
+        argument = _limits_argument(self.limits, confined=seccomp is not None)
         if seccomp is None:
-            return [sys.executable, "-I", "-B", str(CHILD), argument]
+            return [self.python, "-I", "-B", str(CHILD), argument]
         return confinement.confined_command(
-            sys.executable, CHILD, argument, self.file.parent, self._environment(),
+            self.python, CHILD, argument, folder, self._environment(),
             self.limits.tmp_mb * 1024 * 1024, seccomp)
 
     def _start(self) -> Loaded:
         self.close()
+        location = module_location(self.file, self.package_root)
         seccomp = None
         if not self.trusted:
-            problem = confinement_problem()
+            problem = confinement_problem(self.python)
             if problem is not None:
                 raise SandboxUnavailable(f"cannot sandbox the original: {problem} (pass "
                                          "--trusted-original to run it unconfined)")
-            seccomp = confinement.filter_file()
+            seccomp = confinement.filter_file(forks=True)
         self._stderr = tempfile.TemporaryFile()
         try:
             self._process = subprocess.Popen(
-                self._command(seccomp), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                self._command(seccomp, location.folder), stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 stderr=self._stderr, env=self._environment(), cwd=tempfile.gettempdir(),
                 start_new_session=True, close_fds=True,
                 pass_fds=(seccomp.fileno(),) if seccomp is not None else ())
+        except OSError as exc:
+            raise SandboxError(f"cannot run {self.python}: {exc.strerror or exc}") from None
         finally:
             if seccomp is not None:
                 seccomp.close()
@@ -192,7 +256,7 @@ class Sandbox:
         self.starts += 1
         answer = self._request({"op": "load", "file": str(self.file), "class": self.class_name,
                                 "load": self.load_method, "data": self.data,
-                                "paths": [str(self.file.parent)]},
+                                "paths": [str(location.path)], "module": location.dotted},
                                self.limits.load_timeout)
         if not answer["ok"]:
             self.close()
@@ -320,10 +384,18 @@ class Sandbox:
         return lines[-1].strip() if lines else ""
 
 
-def _limits_argument(limits: Limits) -> str:
-    """The child's limits, as its one argument (it sets them before anything else)."""
-    return json.dumps({"memory": limits.memory_mb * 1024 * 1024, "cpu": limits.cpu_seconds,
-                       "file_size": limits.file_size_mb * 1024 * 1024})
+def _limits_argument(limits: Limits, *, confined: bool) -> str:
+    """The child's limits, as its one argument (it sets them before anything else); where it
+    is confined, also its workers' strict seccomp program, its task limit and that its
+    ``/tmp`` is its own (emptied between sequences)."""
+    options: dict[str, Any] = {"memory": limits.memory_mb * 1024 * 1024,
+                               "cpu": limits.cpu_seconds,
+                               "file_size": limits.file_size_mb * 1024 * 1024}
+    if confined:
+        program = process_filter()
+        assert program is not None  # confinement_problem said this machine has a table
+        options.update(seccomp=program.hex(), processes=limits.processes, private_tmp=True)
+    return json.dumps(options)
 
 
 def _loaded(answer: dict[str, Any]) -> Loaded:

@@ -1,4 +1,4 @@
-"""The seccomp filter of the sandbox: the original may start threads, never a process.
+"""The seccomp filters of the sandbox: the original may start threads, never a process.
 
 :func:`process_filter` compiles a classic BPF program (the form ``bwrap --seccomp FD``
 loads, just before it runs the child) that, for the architecture it is built for,
@@ -16,7 +16,13 @@ loads, just before it runs the child) that, for the architecture it is built for
   on x86_64), so no syscall number can be smuggled past the table.
 
 With no new process, a fork bomb, a ``setsid`` grandchild and ``subprocess`` all end at the
-first call, whatever the Python code did to its own audit hooks. The table has rows for
+first call, whatever the Python code did to its own audit hooks.
+
+``process_filter(forks=True)`` is the sandbox server's filter (bwrap loads it): the same,
+except that ``fork``, ``vfork`` and ``clone`` without a namespace flag pass, so that the
+server (which never runs the original's code) can fork a worker per call sequence; each
+worker then loads the strict filter on top of it (filters stack, the strictest answer wins)
+before the original's code runs (see :mod:`worldspec.port.sandbox_child`). The table has rows for
 x86_64 only (the machines we test on); elsewhere :func:`process_filter` answers None and the
 sandbox counts as unavailable (see :func:`worldspec.port.sandbox.confinement_problem`).
 """
@@ -62,6 +68,8 @@ class ArchitectureTable:
     foreign_from: int
     #: number -> errno it is refused with
     refused: dict[int, int]
+    #: the numbers among ``refused`` that make a process (the server's filter lets them pass)
+    forks: tuple[int, ...] = ()
 
 
 _X86_64_REFUSED = {
@@ -96,7 +104,7 @@ _X86_64_REFUSED = {
 TABLES: dict[str, ArchitectureTable] = {
     "x86_64": ArchitectureTable(audit_arch=0xC000003E, clone=56, socket=41,
                                 foreign_from=0x40000000,
-                                refused=_X86_64_REFUSED),
+                                refused=_X86_64_REFUSED, forks=(57, 58)),
 }
 
 
@@ -104,7 +112,7 @@ def _instruction(code: int, jump_true: int, jump_false: int, value: int) -> byte
     return struct.pack("=HBBI", code, jump_true, jump_false, value)
 
 
-def _program(table: ArchitectureTable) -> list[bytes]:
+def _program(table: ArchitectureTable, forks: bool) -> list[bytes]:
     program = [
         _instruction(_LOAD_WORD, 0, 0, _ARCHITECTURE),
         _instruction(_JUMP_EQUAL, 1, 0, table.audit_arch),
@@ -115,6 +123,8 @@ def _program(table: ArchitectureTable) -> list[bytes]:
         program += [_instruction(_JUMP_AT_LEAST, 0, 1, table.foreign_from),
                     _instruction(_RETURN, 0, 0, _KILL_PROCESS)]
     for number, error in table.refused.items():
+        if forks and number in table.forks:
+            continue
         program += [_instruction(_JUMP_EQUAL, 0, 1, number),
                     _instruction(_RETURN, 0, 0, _ERRNO | error)]
     # socket: only AF_UNIX (a socketpair between threads); no other family, so no network
@@ -126,7 +136,17 @@ def _program(table: ArchitectureTable) -> list[bytes]:
         _instruction(_RETURN, 0, 0, _ALLOW),
         _instruction(_RETURN, 0, 0, _ERRNO | errno.EPERM),
     ]
-    # clone: a thread (CLONE_THREAD, no namespace flag) passes, anything else is refused
+    # clone: a thread (CLONE_THREAD, no namespace flag) passes, anything else is refused;
+    # with forks, anything without a namespace flag passes
+    if forks:
+        return [
+            *program,
+            _instruction(_JUMP_EQUAL, 0, 3, table.clone),
+            _instruction(_LOAD_WORD, 0, 0, _FIRST_ARGUMENT),
+            _instruction(_JUMP_ANY_BIT, 0, 1, _CLONE_NAMESPACES),
+            _instruction(_RETURN, 0, 0, _ERRNO | errno.EPERM),
+            _instruction(_RETURN, 0, 0, _ALLOW),
+        ]
     program += [
         _instruction(_JUMP_EQUAL, 0, 5, table.clone),
         _instruction(_LOAD_WORD, 0, 0, _FIRST_ARGUMENT),
@@ -139,7 +159,8 @@ def _program(table: ArchitectureTable) -> list[bytes]:
     return program
 
 
-def process_filter(machine: str | None = None) -> bytes | None:
-    """The filter for ``machine`` (default: this one) as bytes, or None without a table."""
+def process_filter(machine: str | None = None, *, forks: bool = False) -> bytes | None:
+    """The filter for ``machine`` (default: this one) as bytes, or None without a table;
+    ``forks``: the server's filter, which lets a process fork (see the module docstring)."""
     table = TABLES.get(machine or platform.machine())
-    return b"".join(_program(table)) if table is not None else None
+    return b"".join(_program(table, forks)) if table is not None else None

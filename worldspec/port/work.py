@@ -9,6 +9,7 @@ payload says.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -37,6 +38,12 @@ class PortPayload:
     requests: str | None
     #: whether to print each step on stderr (a long port, e.g. a model answered by hand)
     progress: bool = False
+    #: every initial data file as (name, object), in order (``data`` is the first one's)
+    inits: tuple[tuple[str, dict[str, Any]], ...] = ()
+    #: the interpreter with the original's dependencies (None: worldspec's own)
+    python: str | None = None
+    #: the root of the original's package (None: found from its ``__init__.py`` folders)
+    package_root: str | None = None
 
 
 @dataclass
@@ -66,14 +73,23 @@ def _file_here(payload: PortPayload) -> Path:
 
 
 async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> PortResult:
-    """Read, skeleton, translate, compare and repair one class."""
+    """Read, skeleton, check that the original loads (before any model request), translate,
+    compare and repair one class."""
+    from worldspec.port.preflight import preflight
     from worldspec.port.skeleton import emit_skeleton, module_finder, read_class
 
     info = read_class(payload.source, payload.class_name, Path(payload.file).name,
                       module_source=module_finder(Path(payload.file)))
     skeleton = emit_skeleton(info, payload.data, source_name=Path(payload.file).name)
     original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
-                        payload.seed_key, payload.ignore)
+                        payload.seed_key, payload.ignore, python=payload.python,
+                        package_root=Path(payload.package_root) if payload.package_root
+                        else None, init_data_files=payload.inits)
+    refusal = await asyncio.to_thread(preflight, original, payload.options.compare.limits,
+                                      trusted=payload.options.compare.trusted_original)
+    if refusal is not None:
+        return PortResult(False, None, {"reason": "the original does not load",
+                                        "detail": refusal, "rounds": 0}, skeleton.notes)
     journal = RequestJournal(client, payload.requests)
     label = f"{Path(payload.file).name}:{payload.class_name}"
 

@@ -1,0 +1,1 @@
+"""A package whose environment class imports its helpers relatively (the sandbox tests)."""
