@@ -218,9 +218,11 @@ def compare_command(case: Case, world: Path, data: Path | None, seed: int,
     command = [*args.worldspec, "compare", str(case.file), str(world), "--format", "json",
                "--examples", str(args.fresh_examples), "--test-seed", str(seed),
                *_class_options(case, args)]
+    if "--test-seeds" in options:  # one fresh seed: exactly --fresh-examples sequences
+        command += ["--test-seeds", "1"]
     if data is not None:
         command += ["--init-data", str(data)]
-    return command + _confirm(options, args.fresh_examples)
+    return command
 
 
 # ------------------------------------------------------------------ running
