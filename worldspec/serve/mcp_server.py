@@ -233,7 +233,7 @@ def build_server(world: type[Episode], *, task: str | None = None, seed: int | N
                     on_list_tools=list_tools, on_call_tool=call_tool,
                     on_list_resources=list_resources,
                     on_list_resource_templates=list_templates, on_read_resource=read_resource)
-    server.middleware.append(ToolListAnswers())
+    server.middleware.insert(0, ToolListAnswers())  # before the SDK's tracing: see its doc
     return server
 
 
@@ -245,7 +245,9 @@ class ToolListAnswers:
     ``Mcp-Param-*`` headers (2026-07-28), the SDK lists the server's tools before it runs the
     call, and validating and dumping a world's few dozen tool schemas each time would cost
     more than most tool calls. The answer is the SDK's own (made by the handler and shaped
-    by the SDK the first time), so it is exactly what an uncached listing gives."""
+    by the SDK the first time), so it is exactly what an uncached listing gives. It runs before
+    the SDK's tracing middleware: a listing answered from it (the SDK's own, on every call) is
+    not traced as a request of its own."""
 
     def __init__(self) -> None:
         self.answers: dict[str | None, dict[str, Any]] = {}
