@@ -643,7 +643,7 @@ def compare(world: type[Episode], original: Original, options: CompareOptions = 
         except (SandboxError, SandboxStopped) as exc:
             report.load_error = f"the original could not be loaded: {exc}"
             return report
-        methods = set(loaded.methods)
+        methods = set(loaded.methods) - {original.load}  # the load method is not a tool
         report.missing_in_world = sorted(methods - set(world.TOOLS))
         report.missing_in_original = sorted(set(world.TOOLS) - methods)
         tools = [spec for name, spec in world.TOOLS.items() if name in methods]

@@ -67,13 +67,13 @@ def _file_here(payload: PortPayload) -> Path:
 
 async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> PortResult:
     """Read, skeleton, translate, compare and repair one class."""
-    from worldspec.port.skeleton import emit_skeleton, module_finder, read_class
+    from worldspec.port.skeleton import emit_skeleton, module_finder, read_class, resolved_load
 
     info = read_class(payload.source, payload.class_name, Path(payload.file).name,
-                      module_source=module_finder(Path(payload.file)))
+                      module_source=module_finder(Path(payload.file)), load=payload.load)
     skeleton = emit_skeleton(info, payload.data, source_name=Path(payload.file).name)
-    original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
-                        payload.seed_key, payload.ignore)
+    original = Original(_file_here(payload), payload.class_name, payload.data,
+                        resolved_load(info, payload.load), payload.seed_key, payload.ignore)
     journal = RequestJournal(client, payload.requests)
     label = f"{Path(payload.file).name}:{payload.class_name}"
 
