@@ -420,6 +420,13 @@ def test_an_object_graph_in_state_is_said_so_for_the_model_and_the_user() -> Non
     assert "  # root holds objects of the module's classes Document, Folder" in skeleton.text
     note = next(n for n in skeleton.notes if n.startswith("root holds objects"))
     assert "as its repr() text" in note and "`on load`" in note
+    # the model reads it in every request, with the world so far
+    from worldspec.port.prompts import PortContext, translate_method_messages
+
+    mv = next(m for m in info.methods if m.name == "mv")
+    request = translate_method_messages(PortContext.of(info, None), world_text=skeleton.text,
+                                        method=mv)[-1]["content"]
+    assert "# root holds objects of the module's classes Document, Folder" in request
     # the close case: a module class the methods only test against is not in the state
     source = '''
 class Node:

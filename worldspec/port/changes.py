@@ -195,18 +195,35 @@ def _writes(node: cst.CSTNode, aliases: _Aliases, changing: frozenset[str]) -> b
     return visitor.found
 
 
+class _SelfCalls(cst.CSTVisitor):
+    """The methods called on ``self`` (``self._record(...)``)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
+            self.names.add(node.func.attr.value)
+
+
 def changing_methods(functions: Mapping[str, cst.FunctionDef]) -> frozenset[str]:
     """The methods (of ``functions``, by name) that may write the object's state, directly
     or through another method they call on ``self``."""
-    aliases = {name: _aliases_of(f) for name, f in functions.items()}
-    changing: frozenset[str] = frozenset()
-    for _ in range(len(functions) + 1):
-        grown = frozenset(name for name, f in functions.items()
-                          if _writes(f.body, aliases[name], changing))
-        if grown == changing:
-            break
-        changing = grown
-    return changing
+    changing = {name for name, f in functions.items() if _writes(f.body, _aliases_of(f),
+                                                                 frozenset())}
+    calls: dict[str, set[str]] = {}
+    for name, f in functions.items():
+        visitor = _SelfCalls()
+        f.body.visit(visitor)
+        calls[name] = visitor.names
+    grew = True
+    while grew:
+        grew = False
+        for name in functions:
+            if name not in changing and calls[name] & changing:
+                changing.add(name)
+                grew = True
+    return frozenset(changing)
 
 
 def _is_error(node: cst.Return) -> bool:
