@@ -446,3 +446,82 @@ class Tree:
     assert "object graph" not in plain.text and not plain.notes
     _, pharmacy = _wild("pharmacy_desk", "PharmacyDesk")
     assert "object graph" not in pharmacy.text
+
+
+@pytest.mark.parametrize(("line", "derived"), [
+    ('self.engine_state = scenario.get("engineState", "stopped")', True),  # renamed
+    ("self.engine_state = self._start_state()", True),                    # computed
+    ('self.engine_state = scenario.get("engine_state", "stopped")', False),
+    ('self.engine_state = str(scenario["engine_state"]).lower()', False),
+])
+def test_state_the_load_method_derives_is_said_to_need_on_load(line: str,
+                                                               derived: bool) -> None:
+    source = f'''
+class Car:
+    """A car."""
+    def __init__(self):
+        self.engine_state = "stopped"
+
+    def _load_scenario(self, scenario):
+        {line}
+
+    def _start_state(self):
+        return "running"
+
+    def state(self) -> str:
+        """The engine's state."""
+        return self.engine_state
+'''
+    info = read_class(source)
+    skeleton = emit_skeleton(info)
+    assert check_source(skeleton.text, "car.world").ok
+    said = [n for n in skeleton.notes if n.startswith("engine_state: _load_scenario sets it")]
+    assert bool(said) is derived and ("# engine_state: _load_scenario" in skeleton.text) is derived
+    if derived:
+        assert said[0].endswith('not to the data\'s "engine_state": set it in an `on load` block')
+
+
+def test_the_wild_classes_derived_state() -> None:
+    _, shell = _wild("shell_fs", "ShellFS")
+    assert ("cwd_path: _load_scenario sets it to `self._cwd.path()`, not to the data's "
+            '"cwd_path": set it in an `on load` block') in shell.notes
+    for stem, name, load in (("pharmacy_desk", "PharmacyDesk", "auto"),
+                             ("ledger_math", "LedgerMath", "load_state"),
+                             ("event_scheduler", "EventScheduler", "auto")):
+        info, skeleton = _wild(stem, name, load)
+        assert not any(a.derived for a in info.attributes.values()), stem
+        assert "on load" not in skeleton.text, stem
+
+
+@pytest.mark.parametrize(("shown", "addressed"), [
+    ("", True),
+    ("    def __repr__(self):\n        return f'Store({self.items!r})'\n", False),
+    ("@dataclass\n", False),
+])
+def test_objects_without_a_repr_of_their_own_are_said_never_to_compare(shown: str,
+                                                                     addressed: bool) -> None:
+    store = f"{shown}class Store:\n    def __init__(self):\n        self.items = []\n" \
+        if shown.startswith("@") else \
+        f"class Store:\n    def __init__(self):\n        self.items = []\n\n{shown}"
+    source = f'''from dataclasses import dataclass
+
+
+{store}
+
+class Memory:
+    """Memory."""
+    def __init__(self):
+        self.store = Store()
+
+    def size(self) -> int:
+        """How many items."""
+        return len(self.store.items)
+'''
+    info = read_class(source, "Memory")
+    skeleton = emit_skeleton(info)
+    assert check_source(skeleton.text, "memory.world").ok
+    assert info.attributes["store"].objects == ("Store",)
+    note = next(n for n in skeleton.notes if n.startswith("store holds objects"))
+    assert ("holds a memory address" in note) is addressed
+    assert ("--ignore-state store" in note) is addressed
+    assert ("as its repr() text" in note) is not addressed

@@ -111,6 +111,12 @@ class AttributeInfo:
     value: Any = _UNKNOWN
     #: the classes of the module whose objects it holds (an object graph), if any
     objects: tuple[str, ...] = ()
+    #: those of ``objects`` without a ``__repr__`` of their own (their repr() holds a memory
+    #: address, different in every run)
+    addressed: tuple[str, ...] = ()
+    #: the code the load method sets it with, when that is not the data's value of the same
+    #: name (``self.cwd_path = self._cwd.path()``, ``self.balance = data["start"]``)
+    derived: str = ""
 
     @property
     def known(self) -> bool:
@@ -277,8 +283,10 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         for statement in found.node.body.body:
             if isinstance(statement, cst.FunctionDef) and \
                     statement.name.value in ("__init__", load):
+                loads = statement.name.value == load or (
+                    load is None and _data_parameter(statement) is not None)
                 _collect_attributes(found.module, statement, found_constants, attributes,
-                                    makers if found.module is module else {})
+                                    makers if found.module is module else {}, loads)
     changing = changing_methods({name: owned.function for name, owned in functions.items()})
     methods = [_method(owned.module, owned.function, changing)
                for name, owned in functions.items()
@@ -291,6 +299,9 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
              for f in chain[1:]]
     read = set().union(*(_reads(f.node) for f in chain if f.module is module)) \
         - {f.node.name.value for f in chain}
+    shown = _classes_with_a_repr(module)
+    for attribute in attributes.values():
+        attribute.addressed = tuple(c for c in attribute.objects if c not in shown)
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node), _random_seed(module, node, constants),
                      bases, _with_dependencies(definitions, read))
@@ -592,6 +603,20 @@ def _object_makers(module: cst.Module, own: set[str]) -> dict[str, tuple[str, ..
     return makers
 
 
+def _classes_with_a_repr(module: cst.Module) -> set[str]:
+    """The module's classes with a ``__repr__`` of their own (a dataclass has one)."""
+    out: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        decorated = any("dataclass" in module.code_for_node(d.decorator)
+                        for d in statement.decorators)
+        if decorated or any(isinstance(s, cst.FunctionDef) and s.name.value == "__repr__"
+                            for s in statement.body.body):
+            out.add(statement.name.value)
+    return out
+
+
 class _ReturnedCalls(cst.CSTVisitor):
     """The names called in a ``return NAME(...)`` of a function."""
 
@@ -621,9 +646,43 @@ def _objects_built(value: cst.BaseExpression, makers: Mapping[str, tuple[str, ..
     return tuple(sorted({c for name in calls.names & set(makers) for c in makers[name]}))
 
 
+class _DataKeys(cst.CSTVisitor):
+    """The string keys read from the data parameter: ``data["k"]``, ``data.get("k", ...)``."""
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+        self.keys: set[str] = set()
+
+    def _key(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            self.keys.add(node.evaluated_value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.data \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            self._key(node.slice[0].slice.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "get" and node.args \
+                and isinstance(func.value, cst.Name) and func.value.value == self.data:
+            self._key(node.args[0].value)
+
+
+def _data_parameter(function: cst.FunctionDef) -> str | None:
+    """The parameter a load method (or a constructor that loads) takes the data in."""
+    names = [p.name.value for p in function.params.params]
+    return names[1] if len(names) > 1 and names[0] == "self" else None
+
+
 def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
                         constants: Mapping[str, Any], out: dict[str, AttributeInfo],
-                        makers: Mapping[str, tuple[str, ...]]) -> None:
+                        makers: Mapping[str, tuple[str, ...]], loads: bool = False) -> None:
+    """The attributes ``function`` sets; ``loads`` when it is the one that takes the data
+    (the load method, or a constructor with a data parameter)."""
+    data = _data_parameter(function) if loads else None
+    read = _DataKeys(data or "")
+    function.body.visit(read)  # the data's keys the whole method reads, branches too
     # a parameter with a literal default stands for that default (``long_context=False``)
     local: dict[str, Any] = {}
     for param in [*function.params.params, *function.params.kwonly_params]:
@@ -654,10 +713,15 @@ def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
                 if value is not None:
                     info.objects = tuple(sorted({*info.objects,
                                                  *_objects_built(value, makers)}))
-                if code is not None:
-                    folded = _fold(code, constants, local)
-                    if folded is not _UNKNOWN:
-                        info.value = folded
+                folded = _fold(code, constants, local) if code is not None else _UNKNOWN
+                if folded is not _UNKNOWN:
+                    info.value = folded
+                if data is not None and value is not None and not info.objects \
+                        and not (isinstance(value, cst.Name) and value.value == data):
+                    keys = _DataKeys(data)
+                    value.visit(keys)
+                    derived = name not in read.keys and (folded is _UNKNOWN or keys.keys)
+                    info.derived = _doc(code or "", 120) if derived else ""
 
 
 def _fold(code: str, constants: Mapping[str, Any], local: Mapping[str, Any]) -> Any:
@@ -1109,7 +1173,10 @@ def emit_skeleton(info: ClassInfo, data: Mapping[str, Any] | None = None, *,
                          "failure would roll that back, so it must return the error as a value")
     for name, attribute in info.attributes.items():
         if attribute.objects:
-            notes.append(" ".join(_object_graph_lines(name, attribute.objects)))
+            notes.append(" ".join(_object_graph_lines(name, attribute.objects,
+                                                      attribute.addressed)))
+        elif attribute.derived:
+            notes.append(_derived_text(name, attribute.derived, info.load_method))
     if info.load_method is not None and not info.load_method.startswith("_"):
         notes.append(f"{info.load_method} is the load method: the state is read from it and "
                      "it is not a tool; the original is built with it (as --load "
@@ -1118,9 +1185,23 @@ def emit_skeleton(info: ClassInfo, data: Mapping[str, Any] | None = None, *,
                     info)
 
 
-def _object_graph_lines(name: str, classes: tuple[str, ...]) -> list[str]:
+def _derived_text(name: str, code: str, load_method: str | None) -> str:
+    """What the model and the user must know of a state item the load derives."""
+    where = load_method or "__init__"
+    return (f"{name}: {where} sets it to `{code}`, not to the data's \"{name}\": set it in "
+            "an `on load` block")
+
+
+def _object_graph_lines(name: str, classes: tuple[str, ...],
+                        addressed: tuple[str, ...] = ()) -> list[str]:
     """What the model and the user must know of a state item that holds objects."""
     named = ", ".join(classes)
+    if addressed:
+        return [f"{name} holds objects of the module's classes {named} (an object graph);",
+                f"{', '.join(addressed)} has no __repr__ of its own, so the repr() by which",
+                f"`worldspec compare` sees {name} holds a memory address, different in",
+                f"every run: {name} cannot compare equal. Leave it out of the comparison",
+                f"(--ignore-state {name}) and keep it in the world as private state."]
     return [f"{name} holds objects of the module's classes {named} (an object graph),",
             "which a world cannot hold as they are; `worldspec compare` sees the original's",
             f"{name} as its repr() text (a value with no JSON form is compared by its repr()),",
@@ -1164,8 +1245,10 @@ def _render(info: ClassInfo, plan: _Plan, data: Mapping[str, Any] | None,
         item = f"state:{name}"
         attribute = info.attributes[name]
         if attribute.objects:
-            for line in _object_graph_lines(name, attribute.objects):
+            for line in _object_graph_lines(name, attribute.objects, attribute.addressed):
                 emit(f"  # {line}")
+        elif attribute.derived:
+            emit(f"  # {_derived_text(name, attribute.derived, info.load_method)}")
         if name in plan.records and item not in plan.widened:
             record, fields, key = plan.records[name]
             if key is not None and not _default_rows(info, name, data):
