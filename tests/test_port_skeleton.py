@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,3 +159,370 @@ def test_bfcl_trading_bot_skeleton_starts_as_the_original_does() -> None:
     world = next(iter(load_result(check_source(text, "tb.world")).worlds.values()))
     report = compare(world, Original(path, "TradingBot", {}), CompareOptions(examples=5))
     assert report.differences and report.differences[0].kind == "result"  # not the start
+
+
+# ------------------------------------------------ the classes of benchmarks/port_wild
+WILD = Path(__file__).resolve().parents[1] / "benchmarks" / "port_wild"
+
+
+def _wild(stem: str, name: str, load: str = "auto") -> tuple[Any, Any]:
+    path = WILD / f"{stem}.py"
+    info = read_class(path.read_text(encoding="utf-8"), name, path.name, load=load)
+    data = json.loads((WILD / f"{stem}.json").read_text(encoding="utf-8"))
+    skeleton = emit_skeleton(info, data, source_name=path.name)
+    result = check_source(skeleton.text, f"{stem}.world")
+    assert result.ok, [d.message for d in result.diagnostics]
+    return info, skeleton
+
+
+def _changers(source: str) -> list[str]:
+    """The methods that return an error after changing state, in ``source``'s class."""
+    return [m.name for m in read_class(source).methods if m.error_after_change]
+
+
+ROWS = '''
+class Desk:
+    """Prescriptions."""
+    def __init__(self):
+        self.rows = {"A": {"status": "active", "left": 0}}
+        self.log = []
+
+    def fill(self, rid: str) -> dict:
+        """Fill one."""
+        rx = self.rows.get(rid)
+        if rx is None:
+            return {"success": False, "error": "no such row"}
+        if rx["left"] == 0:
+            rx["status"] = "exhausted"
+            return {"success": False, "error": "none left"}
+        rx["left"] -= 1
+        return {"success": True, "data": rx["left"]}
+'''
+
+
+def test_a_change_through_a_local_alias_of_state_before_an_error_is_seen() -> None:
+    assert _changers(ROWS) == ["fill"]
+    assert read_class(ROWS).convention == "bfcl"
+    info, skeleton = _wild("pharmacy_desk", "PharmacyDesk")
+    assert [m.name for m in info.methods if m.error_after_change] == ["fill_prescription"]
+    assert info.convention == "bfcl" and "config { results: bfcl }" in skeleton.text
+    assert any(n.startswith("fill_prescription changes state and then returns an error")
+               for n in skeleton.notes)
+
+
+@pytest.mark.parametrize("binding", [
+    "rx = self.rows[rid]",
+    "rx = self.rows.setdefault(rid, {})",
+    "rx = next(r for r in self.rows.values() if r is not None)",
+    "rx = self._row(rid)",
+    "rx = row = self.rows.get(rid) or {}",
+])
+def test_each_kind_of_alias_is_followed(binding: str) -> None:
+    source = ROWS.replace("rx = self.rows.get(rid)", binding) + '''
+    def _row(self, rid):
+        return self.rows[rid]
+'''
+    assert _changers(source) == ["fill"]
+
+
+@pytest.mark.parametrize("loop", ["for rx in self.rows.values():",
+                                  "for _, rx in self.rows.items():",
+                                  "for i, rx in enumerate(sorted(self.rows.values())):"])
+def test_a_loop_variable_over_state_is_an_alias(loop: str) -> None:
+    source = ROWS + f'''
+    def close_all(self) -> dict:
+        """Close every row, then complain."""
+        {loop}
+            rx["status"] = "closed"
+        return {{"success": False, "error": "closed"}}
+'''
+    assert _changers(source) == ["fill", "close_all"]
+
+
+def test_a_copy_or_a_fresh_local_is_not_state() -> None:
+    """The close cases: writes to a copy, to a new dict, through a name bound to a value
+    read from state (a number), and only after every error: no change before an error."""
+    source = ROWS.replace('            rx["status"] = "exhausted"\n', "") + '''
+    def preview(self, rid: str) -> dict:
+        """What a fill would leave."""
+        rx = dict(self.rows[rid])
+        rx["left"] -= 1
+        summary = {}
+        summary["left"] = rx["left"]
+        left = self.rows[rid]["left"]
+        left -= 1
+        if left < 0:
+            return {"success": False, "error": "none left"}
+        return {"success": True, "data": summary}
+'''
+    assert _changers(source) == []
+    assert read_class(source).convention == "envscaler"
+    info, _ = _wild("event_scheduler", "EventScheduler")
+    assert not any(m.error_after_change for m in info.methods)
+
+
+MOVE = '''
+class Files:
+    """Files."""
+    def __init__(self):
+        self.entries = {}
+
+    def mv(self, source: str, folder: str) -> dict:
+        """Move."""
+        node = self.entries.get(source)
+        if node is None:
+            return {"error": "no such entry"}
+        if folder:
+            del self.entries[source]
+            node["folder"] = folder
+            return {"result": "moved"}
+        if "/" in source:
+            return {"error": "bad name"}
+        return {"result": "kept"}
+'''
+
+
+def test_a_change_in_a_branch_that_returns_does_not_precede_a_later_error() -> None:
+    assert _changers(MOVE) == []
+    info, skeleton = _wild("shell_fs", "ShellFS")
+    assert not any(m.error_after_change for m in info.methods)
+    assert not any("changes state and then returns an error" in n for n in skeleton.notes)
+
+
+@pytest.mark.parametrize(("edit", "changers"), [
+    # the branch no longer returns: its change reaches the "bad name" error
+    (('            return {"result": "moved"}\n', ""), ["mv"]),
+    # a change before the branches: it precedes every error after it
+    (("        if folder:\n", "        self.moves = 1\n        if folder:\n"), ["mv"]),
+    # a second change inside the branch that returns: still on no path to an error
+    (("        if folder:\n", "        if folder:\n            self.moves = 1\n"), []),
+])
+def test_a_change_on_the_path_to_an_error_is_still_seen(edit: tuple[str, str],
+                                                        changers: list[str]) -> None:
+    source = MOVE.replace(*edit)
+    assert source != MOVE
+    assert _changers(source) == changers
+
+
+LOOPS = '''
+class Stock:
+    """Stock."""
+    def __init__(self):
+        self.items = [{"id": "a", "n": 1}]
+
+    def take(self, item_id: str) -> dict:
+        """Find the row, change it and return; an error when no row matched."""
+        for row in self.items:
+            if row["id"] == item_id:
+                row["n"] -= 1
+                return {"success": True, "data": row["n"]}
+        return {"success": False, "error": "not found"}
+
+    def take_all(self, ids: list) -> dict:
+        """Take one of each; stop at the first unknown id (the earlier ones stay taken)."""
+        for item_id in ids:
+            row = next((r for r in self.items if r["id"] == item_id), None)
+            if row is None:
+                return {"success": False, "error": "not found"}
+            row["n"] -= 1
+        return {"success": True, "data": len(ids)}
+'''
+
+
+def test_loops_a_change_reaches_the_next_round_not_a_returned_round() -> None:
+    assert _changers(LOOPS) == ["take_all"]
+
+
+def test_a_method_that_calls_a_changing_helper_changes_state() -> None:
+    source = '''
+class Audit:
+    """Audit."""
+    def __init__(self):
+        self.trail = []
+
+    def _note(self, text):
+        self.trail.append(text)
+
+    def _shout(self, text):
+        return text.upper()
+
+    def check(self, x: int) -> dict:
+        """Check."""
+        self.{helper}("checked")
+        if x < 0:
+            return {{"error": "negative"}}
+        return {{"ok": True}}
+'''
+    assert _changers(source.format(helper="_note")) == ["check"]
+    assert _changers(source.format(helper="_shout")) == []
+
+
+def test_the_load_method_is_not_a_tool() -> None:
+    info, skeleton = _wild("ledger_math", "LedgerMath")
+    assert info.load_method == "load_state" and "tool load_state" not in skeleton.text
+    assert "load_state" not in skeleton.tools and len(skeleton.tools) == 9
+    assert 'rounding: str = "half_even"' in skeleton.text
+    assert any(n.startswith("load_state is the load method") for n in skeleton.notes)
+    # named with --load: a method auto-detection does not know
+    source = '''
+class Session:
+    """A session."""
+    def __init__(self):
+        self.user = ""
+
+    def restore(self, data: dict) -> None:
+        """Restore."""
+        self.user = data.get("user", "")
+        self.level = 1
+
+    def whoami(self) -> str:
+        """Who."""
+        return self.user
+'''
+    named = read_class(source, load="restore")
+    assert named.load_method == "restore" and [m.name for m in named.methods] == ["whoami"]
+    assert "level" in named.attributes
+    auto = read_class(source)  # the close case: not a load method unless named so
+    assert auto.load_method is None and [m.name for m in auto.methods] == ["restore", "whoami"]
+    assert "level" not in auto.attributes
+    assert read_class(source, load="__init__").load_method is None
+
+
+def test_compare_builds_the_original_with_the_load_method_and_never_calls_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from worldspec.port.compare import CompareOptions, Original, compare
+    from worldspec.services.loading import load_result
+
+    path, data = WILD / "ledger_math.py", WILD / "ledger_math.json"
+    out = tmp_path / "ledger.world"
+    assert cli_main(["port", str(path), "--init-data", str(data), "--skeleton-only",
+                     "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    world = next(iter(load_result(check_source(text, "ledger.world")).worlds.values()))
+    report = compare(world, Original(path, "LedgerMath", json.loads(data.read_text()),
+                                     "load_state"), CompareOptions(examples=2, steps=2))
+    assert report.missing_in_world == [] and "load_state" not in report.tools
+    assert not report.load_error and report.differences[0].kind != "initial state"
+    capsys.readouterr()
+    # the command's --load auto takes the same method (the skeleton's) and says nothing of
+    # a method without a tool
+    cli_main(["compare", str(path), str(out), "--init-data", str(data), "--examples", "2",
+              "--steps", "2"])
+    shown = capsys.readouterr().out
+    assert "LedgerMath" in shown and "methods without a tool" not in shown
+    assert "initial state" not in shown
+
+
+def test_an_object_graph_in_state_is_said_so_for_the_model_and_the_user() -> None:
+    info, skeleton = _wild("shell_fs", "ShellFS")
+    assert info.attributes["root"].objects == ("Document", "Folder")
+    assert info.attributes["cwd_path"].objects == ()
+    assert "\n  root: json\n" in skeleton.text
+    assert "  # root holds objects of the module's classes Document, Folder" in skeleton.text
+    note = next(n for n in skeleton.notes if n.startswith("root holds objects"))
+    assert "as its repr() text" in note and "`on load`" in note
+    # the model reads it in every request, with the world so far
+    from worldspec.port.prompts import PortContext, translate_method_messages
+
+    mv = next(m for m in info.methods if m.name == "mv")
+    request = translate_method_messages(PortContext.of(info, None), world_text=skeleton.text,
+                                        method=mv)[-1]["content"]
+    assert "# root holds objects of the module's classes Document, Folder" in request
+    # the close case: a module class the methods only test against is not in the state
+    source = '''
+class Node:
+    pass
+
+class Tree:
+    """A tree."""
+    def __init__(self):
+        self.nodes = {}
+
+    def is_node(self, name: str) -> bool:
+        """Whether it is a node."""
+        return isinstance(self.nodes.get(name), Node)
+'''
+    plain = emit_skeleton(read_class(source, "Tree"))
+    assert plain.info is not None and plain.info.attributes["nodes"].objects == ()
+    assert "object graph" not in plain.text and not plain.notes
+    _, pharmacy = _wild("pharmacy_desk", "PharmacyDesk")
+    assert "object graph" not in pharmacy.text
+
+
+@pytest.mark.parametrize(("line", "derived"), [
+    ('self.engine_state = scenario.get("engineState", "stopped")', True),  # renamed
+    ("self.engine_state = self._start_state()", True),                    # computed
+    ('self.engine_state = scenario.get("engine_state", "stopped")', False),
+    ('self.engine_state = str(scenario["engine_state"]).lower()', False),
+])
+def test_state_the_load_method_derives_is_said_to_need_on_load(line: str,
+                                                               derived: bool) -> None:
+    source = f'''
+class Car:
+    """A car."""
+    def __init__(self):
+        self.engine_state = "stopped"
+
+    def _load_scenario(self, scenario):
+        {line}
+
+    def _start_state(self):
+        return "running"
+
+    def state(self) -> str:
+        """The engine's state."""
+        return self.engine_state
+'''
+    info = read_class(source)
+    skeleton = emit_skeleton(info)
+    assert check_source(skeleton.text, "car.world").ok
+    said = [n for n in skeleton.notes if n.startswith("engine_state: _load_scenario sets it")]
+    assert bool(said) is derived and ("# engine_state: _load_scenario" in skeleton.text) is derived
+    if derived:
+        assert said[0].endswith('not to the data\'s "engine_state": set it in an `on load` block')
+
+
+def test_the_wild_classes_derived_state() -> None:
+    _, shell = _wild("shell_fs", "ShellFS")
+    assert ("cwd_path: _load_scenario sets it to `self._cwd.path()`, not to the data's "
+            '"cwd_path": set it in an `on load` block') in shell.notes
+    for stem, name, load in (("pharmacy_desk", "PharmacyDesk", "auto"),
+                             ("ledger_math", "LedgerMath", "load_state"),
+                             ("event_scheduler", "EventScheduler", "auto")):
+        info, skeleton = _wild(stem, name, load)
+        assert not any(a.derived for a in info.attributes.values()), stem
+        assert "on load" not in skeleton.text, stem
+
+
+@pytest.mark.parametrize(("shown", "addressed"), [
+    ("", True),
+    ("    def __repr__(self):\n        return f'Store({self.items!r})'\n", False),
+    ("@dataclass\n", False),
+])
+def test_objects_without_a_repr_of_their_own_are_said_never_to_compare(shown: str,
+                                                                     addressed: bool) -> None:
+    store = f"{shown}class Store:\n    def __init__(self):\n        self.items = []\n" \
+        if shown.startswith("@") else \
+        f"class Store:\n    def __init__(self):\n        self.items = []\n\n{shown}"
+    source = f'''from dataclasses import dataclass
+
+
+{store}
+
+class Memory:
+    """Memory."""
+    def __init__(self):
+        self.store = Store()
+
+    def size(self) -> int:
+        """How many items."""
+        return len(self.store.items)
+'''
+    info = read_class(source, "Memory")
+    skeleton = emit_skeleton(info)
+    assert check_source(skeleton.text, "memory.world").ok
+    assert info.attributes["store"].objects == ("Store",)
+    note = next(n for n in skeleton.notes if n.startswith("store holds objects"))
+    assert ("holds a memory address" in note) is addressed
+    assert ("--ignore-state store" in note) is addressed
+    assert ("as its repr() text" in note) is not addressed

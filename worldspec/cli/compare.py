@@ -46,9 +46,10 @@ def add_original_options(parser: argparse.ArgumentParser) -> None:
                             "method and loaded into the world as its initial state "
                             "(repeatable: the original must load with each)")
     group.add_argument("--load", default="auto", metavar="METHOD",
-                       help="how the class takes the data: 'auto' (default: _load_scenario "
-                            "if the class has it, else the constructor if it takes an "
-                            "argument, else each key set as an attribute), a method name, "
+                       help="how the class takes the data: 'auto' (default: the first of "
+                            "_load_scenario, load_scenario, _load, load_state, load the class "
+                            "has, else the constructor if it takes an argument, else each key "
+                            "set as an attribute), a method name (never a tool), "
                             "'__init__', 'attributes' or 'none' (just NAME())")
     group.add_argument("--seed-key", metavar="KEY",
                        help="a key of the initial data that is the world's episode seed, not "
@@ -166,8 +167,16 @@ def original_from_args(args: argparse.Namespace, file: str, class_name: str,
                        inits: list[tuple[str, dict[str, Any]]]) -> Original:
     """The original as the options describe it (its data: the first ``--init-data``)."""
     from worldspec.port.compare import Original
+    from worldspec.port.skeleton import PortInputError, module_finder, read_class, resolved_load
 
     load = None if args.load == "none" else args.load
+    if load == "auto":  # the load method the skeleton reads the state from, as port uses it
+        try:
+            source = Path(file).read_text(encoding="utf-8")
+            load = resolved_load(read_class(source, class_name, file,
+                                            module_source=module_finder(Path(file))), load)
+        except (OSError, UnicodeDecodeError, PortInputError):
+            pass  # the sandbox's own choice stands; its preflight reports what is wrong
     return Original(Path(file), class_name, inits[0][1] if inits else None, load,
                     args.seed_key, tuple(args.ignore_state), python=args.python,
                     package_root=Path(args.package_root) if args.package_root else None,

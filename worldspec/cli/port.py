@@ -142,8 +142,10 @@ def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
         console.error(problem)
         return EXIT_USAGE
     try:
+        load = None if args.load == "none" else args.load
         skeleton = emit_skeleton(read_class(source, class_name, args.file,
-                                            module_source=module_finder(Path(args.file))), data,
+                                            module_source=module_finder(Path(args.file)),
+                                            load=load), data,
                                  source_name=Path(args.file).name)
     except PortInputError as exc:
         console.error(str(exc))

@@ -811,7 +811,7 @@ def _compare_data(world: type[Episode], original: Original, name: str,
         except (SandboxError, SandboxStopped) as exc:
             report.load_error = f"the original could not be loaded{where}: {exc}"
             return False
-        methods = set(loaded.methods)
+        methods = set(loaded.methods) - {original.load}  # the load method is not a tool
         report.missing_in_world = sorted(methods - set(world.TOOLS))
         report.missing_in_original = sorted(set(world.TOOLS) - methods)
         tools = [spec for spec in world.TOOLS.values() if spec.name in methods]

@@ -38,9 +38,11 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName", "ModuleSource", "ParamInfo",
-           "PortInputError", "Skeleton", "emit_skeleton", "list_classes", "module_finder",
-           "read_class", "worldspec_literal"]
+from worldspec.port.changes import changing_methods, error_after_change
+
+__all__ = ["LOAD_METHODS", "AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName",
+           "ModuleSource", "ParamInfo", "PortInputError", "Skeleton", "emit_skeleton",
+           "list_classes", "module_finder", "read_class", "resolved_load", "worldspec_literal"]
 
 
 class PortInputError(Exception):
@@ -60,8 +62,6 @@ _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yi
                       r"Examples?|Notes?|Attributes|Methods)\s*:\s*$")
 _GOOGLE_ARG = re.compile(r"^\s*\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _SPHINX_ARG = re.compile(r"^\s*:param\s+(?:[^:]*\s)?([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$")
-_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "add",
-             "discard", "setdefault", "popitem", "sort", "reverse"}
 _KEYWORDS = {"key", "all", "any", "exists", "nothing"}
 
 
@@ -109,6 +109,14 @@ class AttributeInfo:
     name: str
     annotation: str | None = None
     value: Any = _UNKNOWN
+    #: the classes of the module whose objects it holds (an object graph), if any
+    objects: tuple[str, ...] = ()
+    #: those of ``objects`` without a ``__repr__`` of their own (their repr() holds a memory
+    #: address, different in every run)
+    addressed: tuple[str, ...] = ()
+    #: the code the load method sets it with, when that is not the data's value of the same
+    #: name (``self.cwd_path = self._cwd.path()``, ``self.balance = data["start"]``)
+    derived: str = ""
 
     @property
     def known(self) -> bool:
@@ -213,8 +221,14 @@ def module_finder(file: Path) -> ModuleSource:
 
 
 def read_class(source: str, class_name: str | None = None, filename: str = "<source>",
-               module_source: ModuleSource | None = None) -> ClassInfo:
+               module_source: ModuleSource | None = None, load: str | None = "auto"
+               ) -> ClassInfo:
     """What :func:`emit_skeleton` needs to know about one class of ``source``.
+
+    ``load`` says how the original takes its data, as ``--load`` does: ``"auto"`` (the first
+    of :data:`LOAD_METHODS` the class has), a method name, or ``"__init__"``,
+    ``"attributes"`` or None (no load method). The state is read from ``__init__`` and the
+    load method, and the load method is never a tool.
 
     Base classes defined in the same file, or imported from a module ``module_source`` finds,
     are read too: their public methods become tools (unless the class overrides them) and
@@ -259,8 +273,8 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
                         if small.value is not None:
                             info.value = _fold(found.module.code_for_node(small.value),
                                                found_constants, {})
-    load = next((name for name in ("_load_scenario", "load_scenario", "_load", "load_state",
-                                   "load") if name in functions), None)
+    load = _load_method(functions, load)
+    makers = _object_makers(module, {f.node.name.value for f in chain})
     for found in reversed(chain):
         if found.node is not node and not _inherits_init(found, own_init, module):
             continue
@@ -269,9 +283,14 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         for statement in found.node.body.body:
             if isinstance(statement, cst.FunctionDef) and \
                     statement.name.value in ("__init__", load):
-                _collect_attributes(found.module, statement, found_constants, attributes)
-    methods = [_method(owned.module, owned.function) for name, owned in functions.items()
-               if not name.startswith("_")]
+                loads = statement.name.value == load or (
+                    load is None and _data_parameter(statement) is not None)
+                _collect_attributes(found.module, statement, found_constants, attributes,
+                                    makers if found.module is module else {}, loads)
+    changing = changing_methods({name: owned.function for name, owned in functions.items()})
+    methods = [_method(owned.module, owned.function, changing)
+               for name, owned in functions.items()
+               if not name.startswith("_") and name != load]
     definitions = _module_definitions(module, class_name)
     for method in methods:
         used = _names_used(method.name, functions, module)
@@ -280,9 +299,31 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
              for f in chain[1:]]
     read = set().union(*(_reads(f.node) for f in chain if f.module is module)) \
         - {f.node.name.value for f in chain}
+    shown = _classes_with_a_repr(module)
+    for attribute in attributes.values():
+        attribute.addressed = tuple(c for c in attribute.objects if c not in shown)
     return ClassInfo(class_name, node.get_docstring() or "", attributes, methods, load,
                      module.code_for_node(node), _random_seed(module, node, constants),
                      bases, _with_dependencies(definitions, read))
+
+
+#: the names a load method goes by, in the order ``--load auto`` looks for them
+LOAD_METHODS = ("_load_scenario", "load_scenario", "_load", "load_state", "load")
+#: ``--load`` values that name no method (the constructor takes the data, or nothing does)
+_NO_LOAD_METHOD = ("__init__", "attributes", "none", None)
+
+
+def _load_method(functions: Mapping[str, _Owned], load: str | None) -> str | None:
+    if load == "auto":
+        return next((name for name in LOAD_METHODS if name in functions), None)
+    return load if load not in _NO_LOAD_METHOD and load in functions else None
+
+
+def resolved_load(info: ClassInfo, load: str | None) -> str | None:
+    """The ``--load`` value that builds the original from the method the skeleton read the
+    state from: ``"auto"`` becomes that method's name (``load_state``), so the sandbox calls
+    it and the differential test does not take it for a tool; any other value stays."""
+    return info.load_method if load == "auto" and info.load_method else load
 
 
 def _base_names(node: cst.ClassDef) -> list[str]:
@@ -540,8 +581,108 @@ def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
+def _object_makers(module: cst.Module, own: set[str]) -> dict[str, tuple[str, ...]]:
+    """The module's classes (other than ``own``) and the functions that build their objects,
+    each with the module classes whose objects it makes or links (``Folder`` -> Folder;
+    ``_build`` -> Folder, Document). A function builds objects when its return annotation
+    names a module class or it returns ``Cls(...)``."""
+    classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)} - own
+    makers: dict[str, tuple[str, ...]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value in classes:
+            linked = _reads(statement.body) & classes | {statement.name.value}
+            makers[statement.name.value] = tuple(sorted(linked))
+        elif isinstance(statement, cst.FunctionDef):
+            returned = _reads(statement.returns.annotation) if statement.returns is not None \
+                else frozenset()
+            finder = _ReturnedCalls()
+            statement.body.visit(finder)
+            if (returned | finder.names) & classes:
+                linked = (_reads(statement) | returned) & classes
+                makers[statement.name.value] = tuple(sorted(linked))
+    return makers
+
+
+def _classes_with_a_repr(module: cst.Module) -> set[str]:
+    """The module's classes with a ``__repr__`` of their own (a dataclass has one)."""
+    out: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        decorated = any("dataclass" in module.code_for_node(d.decorator)
+                        for d in statement.decorators)
+        if decorated or any(isinstance(s, cst.FunctionDef) and s.name.value == "__repr__"
+                            for s in statement.body.body):
+            out.add(statement.name.value)
+    return out
+
+
+class _ReturnedCalls(cst.CSTVisitor):
+    """The names called in a ``return NAME(...)`` of a function."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name):
+            self.names.add(node.value.func.value)
+
+
+class _CalledNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
+
+
+def _objects_built(value: cst.BaseExpression, makers: Mapping[str, tuple[str, ...]]
+                   ) -> tuple[str, ...]:
+    """The module classes whose objects ``value`` builds (``Folder("")``, ``_build(...)``,
+    ``{k: User(**u) for ...}``)."""
+    calls = _CalledNames()
+    value.visit(calls)
+    return tuple(sorted({c for name in calls.names & set(makers) for c in makers[name]}))
+
+
+class _DataKeys(cst.CSTVisitor):
+    """The string keys read from the data parameter: ``data["k"]``, ``data.get("k", ...)``."""
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+        self.keys: set[str] = set()
+
+    def _key(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            self.keys.add(node.evaluated_value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.data \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            self._key(node.slice[0].slice.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "get" and node.args \
+                and isinstance(func.value, cst.Name) and func.value.value == self.data:
+            self._key(node.args[0].value)
+
+
+def _data_parameter(function: cst.FunctionDef) -> str | None:
+    """The parameter a load method (or a constructor that loads) takes the data in."""
+    names = [p.name.value for p in function.params.params]
+    return names[1] if len(names) > 1 and names[0] == "self" else None
+
+
 def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
-                        constants: Mapping[str, Any], out: dict[str, AttributeInfo]) -> None:
+                        constants: Mapping[str, Any], out: dict[str, AttributeInfo],
+                        makers: Mapping[str, tuple[str, ...]], loads: bool = False) -> None:
+    """The attributes ``function`` sets; ``loads`` when it is the one that takes the data
+    (the load method, or a constructor with a data parameter)."""
+    data = _data_parameter(function) if loads else None
+    read = _DataKeys(data or "")
+    function.body.visit(read)  # the data's keys the whole method reads, branches too
     # a parameter with a literal default stands for that default (``long_context=False``)
     local: dict[str, Any] = {}
     for param in [*function.params.params, *function.params.kwonly_params]:
@@ -569,10 +710,18 @@ def _collect_attributes(module: cst.Module, function: cst.FunctionDef,
                 info = out.setdefault(name, AttributeInfo(name))
                 if annotation is not None and info.annotation is None:
                     info.annotation = annotation
-                if code is not None:
-                    folded = _fold(code, constants, local)
-                    if folded is not _UNKNOWN:
-                        info.value = folded
+                if value is not None:
+                    info.objects = tuple(sorted({*info.objects,
+                                                 *_objects_built(value, makers)}))
+                folded = _fold(code, constants, local) if code is not None else _UNKNOWN
+                if folded is not _UNKNOWN:
+                    info.value = folded
+                if data is not None and value is not None and not info.objects \
+                        and not (isinstance(value, cst.Name) and value.value == data):
+                    keys = _DataKeys(data)
+                    value.visit(keys)
+                    derived = name not in read.keys and (folded is _UNKNOWN or keys.keys)
+                    info.derived = _doc(code or "", 120) if derived else ""
 
 
 def _fold(code: str, constants: Mapping[str, Any], local: Mapping[str, Any]) -> Any:
@@ -651,41 +800,14 @@ def _fold_node(node: ast.expr, constants: Mapping[str, Any], local: Mapping[str,
 
 
 class _BodyFacts(cst.CSTVisitor):
-    """The dict literals a method returns and whether an error follows a change of state."""
+    """The dict literals a method returns and whether it raises."""
 
     def __init__(self) -> None:
         self.result_keys: list[tuple[str, ...]] = []
-        self.changed = False
-        self.error_after_change = False
         self.raises = False
 
     def visit_Raise(self, node: cst.Raise) -> None:
         self.raises = True
-
-    def _target_is_self(self, node: cst.BaseExpression) -> bool:
-        while isinstance(node, (cst.Attribute, cst.Subscript)):
-            if isinstance(node, cst.Attribute) and _is_self(node.value):
-                return True
-            node = node.value
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(self._target_is_self(t.target) for t in node.targets):
-            self.changed = True
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self._target_is_self(node.target):
-            self.changed = True
-
-    def visit_Del(self, node: cst.Del) -> None:
-        if self._target_is_self(node.target):
-            self.changed = True
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
-                and self._target_is_self(func.value):
-            self.changed = True
 
     def visit_Return(self, node: cst.Return) -> None:
         if not isinstance(node.value, cst.Dict):
@@ -694,15 +816,10 @@ class _BodyFacts(cst.CSTVisitor):
                      if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
                      and isinstance(e.key.evaluated_value, str))
         self.result_keys.append(keys)
-        failure = "error" in keys or any(
-            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
-            and e.key.evaluated_value == "success" and isinstance(e.value, cst.Name)
-            and e.value.value == "False" for e in node.value.elements)
-        if failure and self.changed:
-            self.error_after_change = True
 
 
-def _method(module: cst.Module, function: cst.FunctionDef) -> MethodInfo:
+def _method(module: cst.Module, function: cst.FunctionDef,
+            changing: frozenset[str] = frozenset()) -> MethodInfo:
     raw_doc = function.get_docstring() or ""
     description, param_docs = _split_docstring(raw_doc)
     params: list[ParamInfo] = []
@@ -721,8 +838,8 @@ def _method(module: cst.Module, function: cst.FunctionDef) -> MethodInfo:
     position = module.code.find(f"def {function.name.value}(")
     line = module.code.count("\n", 0, position) + 1 if position >= 0 else 0
     return MethodInfo(function.name.value, params, returns, description, facts.result_keys,
-                      facts.error_after_change, facts.raises, module.code_for_node(function),
-                      line)
+                      error_after_change(function, changing), facts.raises,
+                      module.code_for_node(function), line)
 
 
 def _split_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -1007,6 +1124,9 @@ def emit_skeleton(info: ClassInfo, data: Mapping[str, Any] | None = None, *,
     state_types: dict[str, str] = {}
     records: dict[str, tuple[str, dict[str, str], str | None]] = {}
     for name, attribute in info.attributes.items():
+        if attribute.objects:  # an object graph: no WorldSpec type holds it as it is
+            state_types[name] = "json"
+            continue
         sample = data.get(name, _UNKNOWN) if data is not None else _UNKNOWN
         value = sample if sample is not _UNKNOWN else attribute.value
         record = _record_for(name, value)
@@ -1051,8 +1171,43 @@ def emit_skeleton(info: ClassInfo, data: Mapping[str, Any] | None = None, *,
         if method.error_after_change:
             notes.append(f"{method.name} changes state and then returns an error: a world's "
                          "failure would roll that back, so it must return the error as a value")
+    for name, attribute in info.attributes.items():
+        if attribute.objects:
+            notes.append(" ".join(_object_graph_lines(name, attribute.objects,
+                                                      attribute.addressed)))
+        elif attribute.derived:
+            notes.append(_derived_text(name, attribute.derived, info.load_method))
+    if info.load_method is not None and not info.load_method.startswith("_"):
+        notes.append(f"{info.load_method} is the load method: the state is read from it and "
+                     "it is not a tool; the original is built with it (as --load "
+                     f"{info.load_method} does)")
     return Skeleton(text, info.name, info.convention, [m.name for m in info.methods], notes,
                     info)
+
+
+def _derived_text(name: str, code: str, load_method: str | None) -> str:
+    """What the model and the user must know of a state item the load derives."""
+    where = load_method or "__init__"
+    return (f"{name}: {where} sets it to `{code}`, not to the data's \"{name}\": set it in "
+            "an `on load` block")
+
+
+def _object_graph_lines(name: str, classes: tuple[str, ...],
+                        addressed: tuple[str, ...] = ()) -> list[str]:
+    """What the model and the user must know of a state item that holds objects."""
+    named = ", ".join(classes)
+    if addressed:
+        return [f"{name} holds objects of the module's classes {named} (an object graph);",
+                f"{', '.join(addressed)} has no __repr__ of its own, so the repr() by which",
+                f"`worldspec compare` sees {name} holds a memory address, different in",
+                f"every run: {name} cannot compare equal. Leave it out of the comparison",
+                f"(--ignore-state {name}) and keep it in the world as private state."]
+    return [f"{name} holds objects of the module's classes {named} (an object graph),",
+            "which a world cannot hold as they are; `worldspec compare` sees the original's",
+            f"{name} as its repr() text (a value with no JSON form is compared by its repr()),",
+            f"so the world's {name} must be that same text. Keep the graph as rows (a table",
+            "of nodes, each with its parent's key) or as private state, built from the data",
+            f"in an `on load` block, and set {name} from it after every change."]
 
 
 def _render(info: ClassInfo, plan: _Plan, data: Mapping[str, Any] | None,
@@ -1089,6 +1244,11 @@ def _render(info: ClassInfo, plan: _Plan, data: Mapping[str, Any] | None,
     for name in info.attributes:
         item = f"state:{name}"
         attribute = info.attributes[name]
+        if attribute.objects:
+            for line in _object_graph_lines(name, attribute.objects, attribute.addressed):
+                emit(f"  # {line}")
+        elif attribute.derived:
+            emit(f"  # {_derived_text(name, attribute.derived, info.load_method)}")
         if name in plan.records and item not in plan.widened:
             record, fields, key = plan.records[name]
             if key is not None and not _default_rows(info, name, data):

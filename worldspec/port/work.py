@@ -76,13 +76,14 @@ async def port_work(client: LLMClient, payload: PortPayload, spent: Usage) -> Po
     """Read, skeleton, check that the original loads (before any model request), translate,
     compare and repair one class."""
     from worldspec.port.preflight import preflight
-    from worldspec.port.skeleton import emit_skeleton, module_finder, read_class
+    from worldspec.port.skeleton import emit_skeleton, module_finder, read_class, resolved_load
 
     info = read_class(payload.source, payload.class_name, Path(payload.file).name,
-                      module_source=module_finder(Path(payload.file)))
+                      module_source=module_finder(Path(payload.file)), load=payload.load)
     skeleton = emit_skeleton(info, payload.data, source_name=Path(payload.file).name)
-    original = Original(_file_here(payload), payload.class_name, payload.data, payload.load,
-                        payload.seed_key, payload.ignore, python=payload.python,
+    original = Original(_file_here(payload), payload.class_name, payload.data,
+                        resolved_load(info, payload.load), payload.seed_key, payload.ignore,
+                        python=payload.python,
                         package_root=Path(payload.package_root) if payload.package_root
                         else None, init_data_files=payload.inits)
     refusal = await asyncio.to_thread(preflight, original, payload.options.compare.limits,
