@@ -5,9 +5,10 @@ check every accepted world on fresh random sequences the port never saw.
     python benchmarks/port_e2e.py --base-url http://127.0.0.1:8765/v1 --model relay \\
         --request-timeout 3600 --out ports/e2e                  # the run (resumable)
 
-The classes (default): every class of ``benchmarks/port_wild/`` and the five BFCL classes the
-project re-expresses in ``examples/bfcl/``, found in the installed ``bfcl-eval`` package
-(``--case FILE.py:CLASS[:DATA.json...]`` names others instead; ``--only CLASS`` picks some).
+The classes (default): every class of ``benchmarks/port_wild/`` and eight BFCL classes (the five
+the project re-expresses in ``examples/bfcl/`` and three it does not), found in the installed
+``bfcl-eval`` package (``--case FILE.py:CLASS[:DATA.json...]`` names others instead;
+``--only CLASS`` picks some).
 
 For each class, in ``OUT/<class>/``: ``worldspec port`` runs as a child process with its own
 request journal (``requests.jsonl``) and batch journal (``journal.jsonl``), so running the
@@ -53,13 +54,19 @@ WILD_CLASSES: tuple[tuple[str, str, str | None, tuple[str, ...]], ...] = (
     ("event_scheduler", "EventScheduler", None, ()),
 )
 
-#: the BFCL classes examples/bfcl/ re-expresses: (file stem in bfcl-eval's sources, class)
+#: the BFCL classes: (file stem in bfcl-eval's sources, class); the first five are those
+#: examples/bfcl/ re-expresses
 BFCL_CLASSES: tuple[tuple[str, str], ...] = (
     ("message_api", "MessageAPI"),
     ("ticket_api", "TicketAPI"),
     ("trading_bot", "TradingBot"),
     ("travel_booking", "TravelAPI"),
     ("vehicle_control", "VehicleControlAPI"),
+    # BFCL's other classes, which examples/bfcl does not re-express: an object graph of
+    # directories and files, a numeric toolkit on mpmath and decimal, a social-media API
+    ("gorilla_file_system", "GorillaFileSystem"),
+    ("math_api", "MathAPI"),
+    ("posting_api", "TwitterAPI"),
 )
 BFCL_SOURCES = ("eval_checker", "multi_turn_eval", "func_source_code")
 BFCL_SEED_KEY = "random_seed"
