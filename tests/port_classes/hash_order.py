@@ -7,14 +7,12 @@ list of a ``set``: the order of its state follows the hash seed as well. ``Order
 names them from a list, in the order of the change: there the original determines the order.
 """
 
-from typing import Dict, List
-
 
 class Settings:
     def __init__(self) -> None:
-        self.values: Dict[str, int] = {"volume": 5, "brightness": 3}
+        self.values: dict[str, int] = {"volume": 5, "brightness": 3}
 
-    def update(self, changes: Dict[str, int]) -> Dict[str, str]:
+    def update(self, changes: dict[str, int]) -> dict[str, str]:
         """Change settings; every name must be a known setting."""
         unknown = set(changes) - set(self.values)
         if unknown:
@@ -24,7 +22,7 @@ class Settings:
 
 
 class OrderedSettings(Settings):
-    def update(self, changes: Dict[str, int]) -> Dict[str, str]:
+    def update(self, changes: dict[str, int]) -> dict[str, str]:
         """Change settings; every name must be a known setting."""
         unknown = [name for name in changes if name not in self.values]
         if unknown:
@@ -35,9 +33,9 @@ class OrderedSettings(Settings):
 
 class Tags:
     def __init__(self) -> None:
-        self.tags: List[str] = []
+        self.tags: list[str] = []
 
-    def add_tags(self, names: List[str]) -> Dict[str, int]:
+    def add_tags(self, names: list[str]) -> dict[str, int]:
         """Add tags; each tag is kept once."""
         self.tags = list(set(self.tags) | set(names))
         return {"count": len(self.tags)}

@@ -1,12 +1,12 @@
 """The child side of the sandbox: runs one untrusted Python class, answering JSON lines.
 
 This file is run as a script by :mod:`worldspec.port.sandbox` (``python -s -B`` with a
-cleared environment: no ``PYTHON*`` variables but the sandbox's own, ``PYTHONHASHSEED`` among
-them (``-I`` would ignore it), no user site, not this script's folder on the path, no
-bytecode written), never imported by worldspec, and imports the standard library alone (it may run on
-another interpreter than worldspec's, ``--python``: Python 3.9 or newer). The parent runs it
-inside bubblewrap (see :mod:`worldspec.port.confinement`: the operating system is the
-boundary, not this script) with a cleared environment.
+cleared environment: no ``PYTHON*`` variables but the sandbox's own, ``PYTHONHASHSEED``
+among them (``-I`` would ignore it), no user site, not this script's folder on the path, no
+bytecode written), never imported by worldspec, and imports the standard library alone (it
+may run on another interpreter than worldspec's, ``--python``: Python 3.9 or newer). The
+parent runs it inside bubblewrap (see :mod:`worldspec.port.confinement`: the operating
+system is the boundary, not this script) with a cleared environment.
 
 It is two processes. The **server** (this script's own process, pid 1 of the sandbox's pid
 namespace) never runs the original's code: it sets the resource limits first (address
