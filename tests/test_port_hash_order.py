@@ -8,7 +8,7 @@ from pathlib import Path
 
 from worldspec.compiler.api import check_source
 from worldspec.port.compare import CompareOptions, Original, compare
-from worldspec.port.hash_order import HASH_ORDER_NOTE, agree_up_to_order, words
+from worldspec.port.hash_order import HASH_ORDER_NOTE, agree_up_to_order, tokens
 from worldspec.port.sandbox import Limits, Sandbox
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_result
@@ -98,13 +98,17 @@ def test_the_sandbox_runs_the_original_under_the_hash_seed_it_is_given() -> None
     assert error_text(0) == first  # the same seed, the same order (a fresh interpreter)
     others = {error_text(seed) for seed in (1, 2, 3)}
     assert others - {first}, "seven names in a set kept their order under four hash seeds"
-    assert all(words(text) == words(first) for text in others)
+    assert all(tokens(text) == tokens(first) for text in others)
 
 
-def test_up_to_order_means_the_same_words_or_items_each_as_often() -> None:
+def test_up_to_order_means_the_same_tokens_or_items_each_as_often() -> None:
     assert agree_up_to_order("Unknown settings: b, a", "Unknown settings: a, b")
     assert not agree_up_to_order("Unknown settings: b, a", "Unknown settings: a, c")
     assert not agree_up_to_order("Unknown settings: a, a", "Unknown settings: a")
+    assert not agree_up_to_order("Unknown settings: b, a", "Unknown settings: a b")
+    assert agree_up_to_order("Invalid class: {'first', 'business'}",
+                             "Invalid class: {'business', 'first'}")  # a set's repr
+    assert not agree_up_to_order("{'first', 'business'}", "{'business', first}")
     assert agree_up_to_order({"error": "x: b, a"}, {"error": "x: a, b"})
     assert agree_up_to_order(["b", "a"], ["a", "b"])
     assert not agree_up_to_order(["b", "a"], ["a", "a"])
@@ -139,7 +143,7 @@ def test_where_the_original_determines_the_order_a_sorting_world_differs() -> No
     assert not found.order_left_to_hash and HASH_ORDER_NOTE not in found.message
     assert report.hash_ordered == 0
     original, world = found.calls[-1].original["error"], found.calls[-1].world["error"]
-    assert original != world and words(original) == words(world)  # only the order differs
+    assert original != world and tokens(original) == tokens(world)  # only the order differs
 
 
 def test_state_kept_in_an_order_the_hash_seed_decides_is_compared_up_to_order() -> None:

@@ -11,10 +11,11 @@ holds.
 
 Up to order means:
 
-- two texts agree when they hold the same words, each as many times, in any order, where
-  the words of a text are its pieces between commas and white space
-  (``"Invalid fields for update: b, a"`` and ``"Invalid fields for update: a, b"`` agree;
-  ``"... a, c"`` does not agree with ``"... a, b"``);
+- two texts agree when they hold the same tokens, each as many times, in any order; a text's
+  tokens are its commas, semicolons, brackets, braces, parentheses and quotes, each one a
+  token, and the runs of other characters between them and white space
+  (``"Invalid fields for update: b, a"`` agrees with ``"Invalid fields for update: a, b"``,
+  not with ``"... a, c"`` or ``"... a b"``; ``"{'b', 'a'}"`` agrees with ``"{'a', 'b'}"``);
 - two lists (or two tuples) agree when they hold the same items, each as many times, in any
   order, items compared up to order in turn;
 - two dicts agree when they have the same keys (keys keep their type, as in the exact rule)
@@ -31,7 +32,7 @@ from typing import Any
 
 from worldspec.port.exact import Repr, agree, typed_key
 
-__all__ = ["HASH_ORDER_NOTE", "HASH_SEEDS", "agree_up_to_order", "words"]
+__all__ = ["HASH_ORDER_NOTE", "HASH_SEEDS", "agree_up_to_order", "tokens"]
 
 #: the hash seeds the original runs again under, besides the sandbox's own (0), to see
 #: whether a value's order follows the hash seed; tried in turn until one changes the value.
@@ -43,19 +44,20 @@ HASH_SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
 HASH_ORDER_NOTE = ("the original's order here varies with the hash seed, PYTHONHASHSEED, so "
                    "only the items are compared, not their order: the items differ")
 
-_SEPARATORS = re.compile(r"[,\s]+")
+_PUNCTUATION = ",;()[]{}'\""
+_TOKEN = re.compile(f"[{re.escape(_PUNCTUATION)}]|[^\\s{re.escape(_PUNCTUATION)}]+")
 
 
-def words(text: str) -> Counter[str]:
-    """The words of ``text``, counted: its pieces between commas and white space."""
-    return Counter(piece for piece in _SEPARATORS.split(text) if piece)
+def tokens(text: str) -> Counter[str]:
+    """The tokens of ``text``, counted (see the module docstring)."""
+    return Counter(_TOKEN.findall(text))
 
 
 def agree_up_to_order(original: Any, world: Any) -> bool:
     """Whether the original's value and the world's agree up to order (module docstring)."""
     if isinstance(original, (str, Repr)) and type(world) is str:
         text = original.text if isinstance(original, Repr) else original
-        return words(text) == words(world)
+        return tokens(text) == tokens(world)
     if isinstance(original, (list, tuple)) and type(original) is type(world):
         return _same_items(list(original), list(world), agree_up_to_order)
     if isinstance(original, dict) and isinstance(world, dict):
