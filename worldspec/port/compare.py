@@ -23,6 +23,13 @@ After every call the two are compared:
 Values are compared exactly (:mod:`worldspec.port.exact`): an int and a float differ (1 vs
 1.0), tuples and lists differ, sets are compared as sets, dict keys keep their type ("1" and
 1 are different keys); a value with no JSON form (an object) is compared by its repr().
+Only where the original itself does not determine a value's order is it compared up to
+order (:mod:`worldspec.port.hash_order`): when a result or a state item differs, but agrees
+up to order, the original runs the sequence again under other hash seeds
+(``PYTHONHASHSEED``); if its value at that call changes, the call agrees (counted in
+:attr:`CompareReport.hash_ordered`) and the sequence goes on. A difference that remains
+where the original's value changes with the hash seed says so (the items differ, not only
+their order). This costs only at differences: a sequence that agrees exactly runs once.
 
 To a world, ``null`` for an argument with a default means the default; the test leaves such
 an argument out rather than sending ``null`` (the original would see ``None``). Arguments the
@@ -623,8 +630,12 @@ class _Search:
     def _left_to_hash(self, done: list[CallRecord], spot: tuple[str, str], reference: Any,
                       values: tuple[Any, Any] | None) -> bool:
         """Whether a value that differs at the last call of ``done`` is one whose order the
-        original leaves to the hash seed, and the world's agrees with it up to order."""
-        if values is None or self.probe is None or not agree_up_to_order(*values):
+        original leaves to the hash seed, and the world's agrees with it up to order (not
+        asked where a difference of this kind in this tool is reported already: the
+        sequence ends there anyway)."""
+        kind = "result" if spot == _RESULT else "state"
+        if values is None or self.probe is None or (kind, done[-1].call[0]) in self.known \
+                or not agree_up_to_order(*values):
             return False
         return self.probe.varies([record.call for record in done], spot, reference)
 
