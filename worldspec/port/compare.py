@@ -23,6 +23,13 @@ After every call the two are compared:
 Values are compared exactly (:mod:`worldspec.port.exact`): an int and a float differ (1 vs
 1.0), tuples and lists differ, sets are compared as sets, dict keys keep their type ("1" and
 1 are different keys); a value with no JSON form (an object) is compared by its repr().
+Only where the original itself does not determine a value's order is it compared up to
+order (:mod:`worldspec.port.hash_order`): when a result or a state item differs, but agrees
+up to order, the original runs the sequence again under other hash seeds
+(``PYTHONHASHSEED``); if its value at that call changes, the call agrees (counted in
+:attr:`CompareReport.hash_ordered`) and the sequence goes on. A difference that remains
+where the original's value changes with the hash seed says so (the items differ, not only
+their order). This costs only at differences: a sequence that agrees exactly runs once.
 
 To a world, ``null`` for an argument with a default means the default; the test leaves such
 an argument out rather than sending ``null`` (the original would see ``None``). Arguments the
@@ -60,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from worldspec.port.exact import agree, encoded, shown, world_value
+from worldspec.port.hash_order import HASH_ORDER_NOTE, HASH_SEEDS, agree_up_to_order
 from worldspec.port.sandbox import (
     ISOLATION,
     CallOutcome,
@@ -120,13 +128,15 @@ class Original:
     #: the root of the package it belongs to, or None: found from its ``__init__.py`` folders
     package_root: Path | None = None
 
-    def sandbox(self, limits: Limits, trusted: bool, data: Any = None) -> Sandbox:
-        """A sandbox for it (``data``: other initial data than its own)."""
+    def sandbox(self, limits: Limits, trusted: bool, data: Any = None,
+                hash_seed: int = 0) -> Sandbox:
+        """A sandbox for it (``data``: other initial data than its own; ``hash_seed``: the
+        interpreter's ``PYTHONHASHSEED``)."""
         chosen = self.data if data is None else data
         return Sandbox(self.file, self.class_name, load=self.load,
                        data=copy.deepcopy(dict(chosen)) if chosen is not None else None,
                        limits=limits, trusted=trusted, python=self.python,
-                       package_root=self.package_root)
+                       package_root=self.package_root, hash_seed=hash_seed)
 
     def world_data(self) -> tuple[dict[str, Any], int | None]:
         """The world's initial data and seed from the original's data."""
@@ -198,6 +208,13 @@ class Difference:
     data_file: str = ""
     #: found by the confirmation on fresh sequences, after every first sequence agreed
     in_confirmation: bool = False
+    #: the original's order of the differing value varies with the hash seed (its items
+    #: differ even up to order: see :mod:`worldspec.port.hash_order`)
+    order_left_to_hash: bool = False
+    #: the value that differs at the last call (``("result", "")`` or ``("state", name)``)
+    #: and the original's value there, where the two could be compared up to order
+    spot: tuple[str, str] | None = field(default=None, repr=False, compare=False)
+    reference: Any = field(default=None, repr=False, compare=False)
 
     def key(self) -> tuple[str, str]:
         return (self.kind, self.tool)
@@ -205,6 +222,7 @@ class Difference:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "tool": self.tool, "message": self.message,
                 "data_file": self.data_file, "in_confirmation": self.in_confirmation,
+                "order_left_to_hash": self.order_left_to_hash,
                 "calls": [c.to_json() for c in self.calls]}
 
     def render(self) -> str:
@@ -247,6 +265,9 @@ class CompareReport:
     confirmed: int = 0
     #: how the call sequences are kept apart on the original's side
     isolation: str = ISOLATION
+    #: calls whose value differed only in an order the original leaves to the hash seed
+    #: (compared up to order, and agreeing so: see :mod:`worldspec.port.hash_order`)
+    hash_ordered: int = 0
 
     @property
     def agrees(self) -> bool:
@@ -286,7 +307,8 @@ class CompareReport:
                 "refused_otherwise": {
                     name: {"calls": count, "example": record.to_json()}
                     for name, (count, record) in sorted(self.refused_otherwise.items())},
-                "load_error": self.load_error, "isolation": self.isolation}
+                "load_error": self.load_error, "isolation": self.isolation,
+                "hash_ordered": self.hash_ordered}
 
     def render_text(self) -> str:
         if self.load_error:
@@ -302,6 +324,9 @@ class CompareReport:
             lines.append(f"  tools without a method: {', '.join(self.missing_in_original)}")
         for difference in self.differences:
             lines.append("  " + difference.render().replace("\n", "\n  "))
+        if self.hash_ordered:
+            lines.append(f"  note: {self.hash_ordered:,} call(s) whose order the original "
+                         "leaves to the hash seed, compared up to order")
         for tool, count in sorted(self.lenient.items()):
             lines.append(f"  note: {tool}: {count} call(s) with arguments the world's schema "
                          "refuses were taken by the original, or changed its state")
@@ -379,6 +404,16 @@ def _key_field(episode: Episode, table: str) -> str | None:
 
 def _state_problem(theirs: Mapping[str, Any], ours: Mapping[str, Any],
                    ignore: tuple[str, ...]) -> str | None:
+    found = _state_difference(theirs, ours, ignore)
+    return found[1] if found is not None else None
+
+
+def _state_difference(theirs: Mapping[str, Any], ours: Mapping[str, Any],
+                      ignore: tuple[str, ...],
+                      excused: Callable[[str], bool] = lambda name: False
+                      ) -> tuple[str, str] | None:
+    """The first state item that differs and what differs (``""``: the names), or None;
+    ``excused(name)`` may excuse an item whose values are not equal (asked only then)."""
     their_names = {k for k in theirs if k not in ignore}
     if their_names != set(ours):
         only_theirs = sorted(their_names - set(ours))
@@ -388,11 +423,11 @@ def _state_problem(theirs: Mapping[str, Any], ours: Mapping[str, Any],
             parts.append(f"only in the original: {', '.join(only_theirs)}")
         if only_ours:
             parts.append(f"only in the world: {', '.join(only_ours)}")
-        return "state names differ (" + "; ".join(parts) + ")"
+        return "", "state names differ (" + "; ".join(parts) + ")"
     for name in sorted(ours):
-        if not agree(theirs[name], ours[name]):
-            return (f"{name}: the original has {_short(theirs[name])}, the world "
-                    f"{_short(ours[name])}")
+        if not agree(theirs[name], ours[name]) and not excused(name):
+            return name, (f"{name}: the original has {_short(theirs[name])}, the world "
+                          f"{_short(ours[name])}")
     return None
 
 
@@ -526,9 +561,13 @@ class _Search:
     seed: int = 0
     #: a search of the confirmation stage (its sequences count as confirmed)
     confirming: bool = False
+    #: runs the original under other hash seeds (None: values are compared exactly only)
+    probe: _HashProbe | None = None
     #: set once the original was stopped: every later example fails at once with it
     stopped: Difference | None = None
     last: Difference | None = None
+    #: replaying a difference's calls to shrink it (its calls are not counted again)
+    replaying: bool = False
 
     def run_example(self, data: Any) -> None:
         from hypothesis import strategies as st
@@ -565,6 +604,7 @@ class _Search:
 
     def replay(self, calls: list[Call]) -> Difference | None:
         """The first difference ``calls`` show from the start, or None (for shrinking)."""
+        self.replaying = True
         try:
             episode, _, _ = self._start()
             done: list[CallRecord] = []
@@ -573,7 +613,31 @@ class _Search:
                     return None
         except (_Found, _Known):
             return self.last
+        finally:
+            self.replaying = False
         return None
+
+    def note_hash_order(self, difference: Difference) -> None:
+        """Say so in ``difference`` when the original's value that differs varies with the
+        hash seed (its order is not compared: the items themselves differ)."""
+        if difference.spot is None or self.probe is None or not difference.calls:
+            return
+        calls = [record.call for record in difference.calls]
+        if self.probe.varies(calls, difference.spot, difference.reference):
+            difference.order_left_to_hash = True
+            difference.message += f" ({HASH_ORDER_NOTE})"
+
+    def _left_to_hash(self, done: list[CallRecord], spot: tuple[str, str], reference: Any,
+                      values: tuple[Any, Any] | None) -> bool:
+        """Whether a value that differs at the last call of ``done`` is one whose order the
+        original leaves to the hash seed, and the world's agrees with it up to order (not
+        asked where a difference of this kind in this tool is reported already: the
+        sequence ends there anyway)."""
+        kind = "result" if spot == _RESULT else "state"
+        if values is None or self.probe is None or (kind, done[-1].call[0]) in self.known \
+                or not agree_up_to_order(*values):
+            return False
+        return self.probe.varies([record.call for record in done], spot, reference)
 
     def _start(self) -> tuple[Episode, dict[str, Any], frozenset[str]]:
         world_data, seed = self.original.world_data()
@@ -613,14 +677,36 @@ class _Search:
                 return None
             self._note_text(spec, args, episode, outcome, result, done[-1])
             return outcome.state, outcome.sets
+        excused = False
         problem = self._result_problem(episode, outcome, result)
         if problem is not None:
-            self._differ(Difference("result", name, problem), done)
+            values = _result_values(episode, outcome, result)
+            view = _original_view(outcome)
+            if not self._left_to_hash(done, _RESULT, view, values):
+                self._differ(Difference("result", name, problem,
+                                        spot=_RESULT if values is not None else None,
+                                        reference=view), done)
+            excused = True
         ours = comparable_state(self.world, episode, outcome.state, outcome.sets,
                                 self.original.ignore)
-        state = _state_problem(outcome.state, ours, self.original.ignore)
+
+        def state_excused(item: str) -> bool:
+            nonlocal excused
+            spot = ("state", item)
+            theirs = outcome.state[item]
+            if self._left_to_hash(done, spot, theirs, (theirs, ours[item])):
+                excused = True
+                return True
+            return False
+
+        state = _state_difference(outcome.state, ours, self.original.ignore, state_excused)
         if state is not None:
-            self._differ(Difference("state", name, state), done)
+            item, text = state
+            self._differ(Difference("state", name, text,
+                                    spot=("state", item) if item else None,
+                                    reference=outcome.state.get(item)), done)
+        if excused and not self.replaying:
+            self.report.hash_ordered += 1
         return outcome.state, outcome.sets
 
     def _note_text(self, spec: ToolSpec, args: dict[str, Any], episode: Episode,
@@ -700,6 +786,94 @@ class _Known(Exception):
     """A difference already reported: the example ends without failing."""
 
 
+#: the spot of a call's result (see :attr:`Difference.spot`)
+_RESULT = ("result", "")
+
+
+def _result_values(episode: Episode, outcome: CallOutcome, result: Any
+                   ) -> tuple[Any, Any] | None:
+    """The original's answer and the world's where both answered alike (both returned, or
+    the original raised and the world failed: their texts), or None."""
+    if outcome.unbound:
+        return None
+    if outcome.raised:
+        error = episode.last_error
+        return (outcome.error, error.message) if error is not None else None
+    return outcome.result, result
+
+
+def _spot_value(outcome: CallOutcome, spot: tuple[str, str]) -> Any:
+    kind, name = spot
+    return _original_view(outcome) if kind == "result" else outcome.state.get(name)
+
+
+class _HashProbe:
+    """The original run again under other hash seeds (:data:`HASH_SEEDS`), one sandbox a
+    seed, started when first needed: does a value at the last call of a sequence change with
+    the seed? Asked only where a value differs; each answer is kept. A sandbox goes on from
+    the calls it ran last when the sequence asked about continues them (a sequence whose
+    every call differs in order is run once under a seed, not once per call)."""
+
+    def __init__(self, original: Original, options: CompareOptions) -> None:
+        self.original = original
+        self.options = options
+        self.sandboxes: dict[int, Sandbox] = {}
+        #: per seed, the calls its sandbox ran since its reset and the last one's outcome
+        self.ran: dict[int, tuple[list[str], CallOutcome]] = {}
+        self.answers: dict[str, bool] = {}
+
+    def varies(self, calls: list[Call], spot: tuple[str, str], reference: Any) -> bool:
+        """Whether the original's value at ``spot`` after ``calls`` is other than
+        ``reference`` (its value under the sandbox's own seed) under some other seed."""
+        key = json.dumps([spot, [_call_key(call) for call in calls]], ensure_ascii=False)
+        if key not in self.answers:
+            expected = shown(reference)
+            self.answers[key] = any(
+                value is not _NOTHING and shown(value) != expected
+                for value in (self._value(seed, calls, spot) for seed in HASH_SEEDS))
+        return self.answers[key]
+
+    def _value(self, seed: int, calls: list[Call], spot: tuple[str, str]) -> Any:
+        """The value at ``spot`` after ``calls`` under hash seed ``seed``; ``_NOTHING`` when
+        the original could not run them there."""
+        sandbox = self.sandboxes.get(seed)
+        if sandbox is None:
+            sandbox = self.original.sandbox(self.options.limits,
+                                            self.options.trusted_original, hash_seed=seed)
+            self.sandboxes[seed] = sandbox
+        keys = [_call_key(call) for call in calls]
+        ran, outcome = self.ran.pop(seed, ([], None))
+        if not calls:
+            return _NOTHING
+        try:
+            if ran != keys[:len(ran)] or not ran:
+                sandbox.reset()
+                ran, outcome = [], None
+            for name, args in calls[len(ran):]:
+                outcome = sandbox.call(name, copy.deepcopy(args))
+        except (SandboxError, SandboxStopped):
+            return _NOTHING
+        if outcome is None:
+            return _NOTHING
+        self.ran[seed] = (keys, outcome)
+        return _spot_value(outcome, spot)
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes.values():
+            sandbox.close()
+        self.sandboxes.clear()
+
+
+#: no value (the original could not run a sequence under another hash seed)
+_NOTHING = object()
+
+
+def _call_key(call: Call) -> str:
+    """A call as text that tells ``1``, ``1.0`` and ``true`` apart."""
+    name, args = call
+    return json.dumps([name, encoded(args)], sort_keys=True, ensure_ascii=False)
+
+
 def _original_view(outcome: CallOutcome) -> Any:
     if outcome.unbound:
         return {"cannot bind": outcome.error}
@@ -731,7 +905,9 @@ def _search(state: _Search) -> Difference | None:
         found = state.last
         if found is None or found.kind == "original stopped":
             return found
-        return _shrink(state, found)
+        shrunk = _shrink(state, found)
+        state.note_hash_order(shrunk)
+        return shrunk
     return None
 
 
@@ -804,6 +980,7 @@ def _compare_data(world: type[Episode], original: Original, name: str,
     (the original could not be loaded, the initial states differ, the original was stopped,
     or enough differences were found)."""
     sandbox = original.sandbox(options.limits, options.trusted_original)
+    probe = _HashProbe(original, options)
     where = f" (data {name})" if name else ""
     try:
         try:
@@ -834,7 +1011,7 @@ def _compare_data(world: type[Episode], original: Original, name: str,
         for test_seed in seeds:
             while len(report.differences) < options.max_differences:
                 search = _Search(world, original, sandbox, options, report, tools, known,
-                                 seed=test_seed, confirming=confirming)
+                                 seed=test_seed, confirming=confirming, probe=probe)
                 difference = _search(search)
                 if difference is None:
                     break
@@ -848,3 +1025,4 @@ def _compare_data(world: type[Episode], original: Original, name: str,
         return True
     finally:
         sandbox.close()
+        probe.close()

@@ -1,6 +1,6 @@
 """The operating-system boundary around an untrusted original: a bubblewrap command line.
 
-:func:`confined_command` wraps the sandbox's child (``python -I -B sandbox_child.py``) in
+:func:`confined_command` wraps the sandbox's child (``python -s -B sandbox_child.py``) in
 ``bwrap`` (Debian's ``bubblewrap``) so that the original's code, whatever it does to the
 Python it runs in, meets the kernel's limits:
 
@@ -106,7 +106,8 @@ def _bind_root_links() -> list[str]:
 def confined_command(python: str, child: Path, argument: str, original_folder: Path,
                      environment: dict[str, str], tmp_bytes: int,
                      seccomp: IO[bytes]) -> list[str]:
-    """The bwrap command line that runs ``python -I -B child argument`` confined.
+    """The bwrap command line that runs ``python -s -B child argument`` confined
+    (``-s``, not ``-I``: ``-I`` ignores the ``PYTHONHASHSEED`` the environment sets).
 
     ``seccomp`` is an open file holding :func:`~worldspec.port.seccomp.process_filter`'s
     program; its descriptor must be passed to the process (``pass_fds``).
@@ -134,7 +135,7 @@ def confined_command(python: str, child: Path, argument: str, original_folder: P
                 # the root itself is bwrap's tmpfs, unbounded: read-only once it is built
                 "--remount-ro", "/", "--chdir", "/tmp",
                 "--seccomp", str(seccomp.fileno()),
-                "--", python, "-I", "-B", str(child), argument]
+                "--", python, "-s", "-B", str(child), argument]
     return command
 
 

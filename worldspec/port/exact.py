@@ -31,7 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DecodeProblem", "Repr", "agree", "decoded", "encoded", "shown", "world_value"]
+__all__ = ["DecodeProblem", "Repr", "agree", "decoded", "encoded", "shown", "typed_key",
+           "world_value"]
 
 
 @dataclass(frozen=True)
@@ -175,23 +176,23 @@ def _same_set(original: set[Any] | frozenset[Any], world: list[Any]) -> bool:
 def _same_dict(original: dict[Any, Any], world: dict[Any, Any]) -> bool:
     if len(original) != len(world):
         return False
-    keys = {_key(k): k for k in world}
+    keys = {typed_key(k): k for k in world}
     for key, value in original.items():
-        typed = _key(key)
+        typed = typed_key(key)
         if typed not in keys or not agree(value, world[keys[typed]]):
             return False
     return True
 
 
-def _key(key: Any) -> tuple[str, Any]:
+def typed_key(key: Any) -> tuple[str, Any]:
     """A dict key with its type: ``"1"`` and ``1`` (and ``1.0``) are different keys; a key
     of the original with no JSON form is the text of its repr."""
     if isinstance(key, Repr):
         return ("str", key.text)
     if isinstance(key, (set, frozenset)):
-        return ("set", frozenset(_key(k) for k in key))
+        return ("set", frozenset(typed_key(k) for k in key))
     if isinstance(key, (tuple, list)):
-        return (type(key).__name__, tuple(_key(k) for k in key))
+        return (type(key).__name__, tuple(typed_key(k) for k in key))
     return (type(key).__name__, key)
 
 

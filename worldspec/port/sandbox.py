@@ -1,13 +1,14 @@
 """Run an untrusted Python class in a separate, confined, resource-limited process.
 
-:class:`Sandbox` starts ``python -I -B worldspec/port/sandbox_child.py`` inside the
+:class:`Sandbox` starts ``python -s -B worldspec/port/sandbox_child.py`` inside the
 operating-system boundary of :mod:`worldspec.port.confinement` (bubblewrap: new user, pid,
 network, IPC and UTS namespaces, a filesystem holding only the interpreter, its libraries,
 the original's folder (or its package's root) read-only and a private ``/tmp``, seccomp
 filters that allow the original no new process), with
 
-- a cleared environment (only ``PATH``, ``LANG``/``LC_ALL``, ``PYTHONHASHSEED=0`` and
-  ``TZ``, default UTC): no API keys, no proxies, no ``PYTHONPATH``;
+- a cleared environment (only ``PATH``, ``LANG``/``LC_ALL``, ``PYTHONHASHSEED`` (default 0;
+  ``hash_seed`` chooses another, see :mod:`worldspec.port.hash_order`) and ``TZ``, default
+  UTC): no API keys, no proxies, no ``PYTHONPATH``;
 - resource limits, set by the child as its first step, before it reads a request (no
   ``preexec_fn``, unsafe in a parent with threads, such as a Ray worker): address space
   (``RLIMIT_AS``, default 1024 MB), CPU time (``RLIMIT_CPU``, default 60 s a call
@@ -189,8 +190,8 @@ class Sandbox:
 
     def __init__(self, file: str | Path, class_name: str, *, load: str | None = None,
                  data: Any = None, limits: Limits = Limits(), trusted: bool = False,
-                 python: str | Path | None = None, package_root: str | Path | None = None
-                 ) -> None:
+                 python: str | Path | None = None, package_root: str | Path | None = None,
+                 hash_seed: int = 0) -> None:
         self.file = Path(file).resolve()
         #: the interpreter that runs the original (not resolved: a venv's link is the venv)
         self.python = os.path.abspath(python) if python is not None else sys.executable
@@ -201,6 +202,8 @@ class Sandbox:
         self.load_method = load
         self.data = data
         self.limits = limits
+        #: the child's ``PYTHONHASHSEED``: the order of its sets of strings follows it
+        self.hash_seed = hash_seed
         self._process: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self._stderr: Any = None
@@ -218,13 +221,13 @@ class Sandbox:
 
     def _environment(self) -> dict[str, str]:
         return {"PATH": os.defpath, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONHASHSEED": str(self.hash_seed), "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONIOENCODING": "utf-8", "TZ": self.limits.time_zone}
 
     def _command(self, seccomp: IO[bytes] | None, folder: Path) -> list[str]:
         argument = _limits_argument(self.limits, confined=seccomp is not None)
         if seccomp is None:
-            return [self.python, "-I", "-B", str(CHILD), argument]
+            return [self.python, "-s", "-B", str(CHILD), argument]
         return confinement.confined_command(
             self.python, CHILD, argument, folder, self._environment(),
             self.limits.tmp_mb * 1024 * 1024, seccomp)

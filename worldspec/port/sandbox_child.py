@@ -1,11 +1,12 @@
 """The child side of the sandbox: runs one untrusted Python class, answering JSON lines.
 
-This file is run as a script by :mod:`worldspec.port.sandbox` (``python -I -B``: no
-``PYTHON*`` variables, no user site, not the current folder on the path, no bytecode
-written), never imported by worldspec, and imports the standard library alone (it may run on
-another interpreter than worldspec's, ``--python``: Python 3.9 or newer). The parent runs it
-inside bubblewrap (see :mod:`worldspec.port.confinement`: the operating system is the
-boundary, not this script) with a cleared environment.
+This file is run as a script by :mod:`worldspec.port.sandbox` (``python -s -B`` with a
+cleared environment: no ``PYTHON*`` variables but the sandbox's own, ``PYTHONHASHSEED``
+among them (``-I`` would ignore it), no user site, not this script's folder on the path, no
+bytecode written), never imported by worldspec, and imports the standard library alone (it
+may run on another interpreter than worldspec's, ``--python``: Python 3.9 or newer). The
+parent runs it inside bubblewrap (see :mod:`worldspec.port.confinement`: the operating
+system is the boundary, not this script) with a cleared environment.
 
 It is two processes. The **server** (this script's own process, pid 1 of the sandbox's pid
 namespace) never runs the original's code: it sets the resource limits first (address
@@ -523,6 +524,8 @@ def _empty_folder(folder: str) -> None:
 
 
 def main() -> None:
+    if not (sys.flags.isolated or getattr(sys.flags, "safe_path", False)):
+        del sys.path[0]  # this script's folder: nothing of the original's is imported from it
     options = _DECODE(sys.argv[1]) if len(sys.argv) > 1 else {}
     if options:
         set_limits(options)
