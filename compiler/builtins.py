@@ -997,7 +997,7 @@ MAP_METHODS = {
     "get": Method(("k",), _map_get, "{recv}.get({k})"),
     "contains": Method(("k",), _elem_arg(lambda r: t.BOOL), "({k} in {recv})"),
     "keys": Method((), lambda ty, r, b: t.ListOf(r.key) if isinstance(r, t.MapOf) else t.UNKNOWN,
-                   "tuple({recv})", Charge(steps="recv")),
+                   "tuple({recv}.keys())", Charge(steps="recv")),
     "values": Method((), lambda ty, r, b: t.ListOf(r.value) if isinstance(r, t.MapOf)
                      else t.UNKNOWN, "tuple({recv}.values())", Charge(steps="recv")),
 }

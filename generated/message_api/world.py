@@ -1069,7 +1069,7 @@ class MessageAPI(Episode):
         'The receiver of an inbox entry: its first (only) key.'
         self._steps -= rt.size(entry)  # message_api.world:121
         self._steps >= 0 or rt.out_of_steps()  # message_api.world:121
-        return tuple(entry)[0]  # message_api.world:121
+        return tuple(entry.keys())[0]  # message_api.world:121
 
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
         self._steps -= rt.size(entry)  # message_api.world:125
@@ -1078,7 +1078,7 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return _new_UserList(tuple(rt.each(self, self.state.user_map)))  # message_api.world:131
+        return _new_UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'

@@ -842,7 +842,7 @@ class MobileMessaging(Episode):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all((len(tuple([_d62.key() for _d62 in rt.each(self, self.t_contacts) if ((_d62.owner == _c61.owner) and (_d62.user == _c61.user))])) == 1) for _c61 in rt.each(self, self.t_contacts)):  # messaging.world:152
             raise InvariantError('A person is in an address book at most once.', 'messaging.world:152')
-        if not all((_k63 in self.t_users) for _k63 in rt.each(self, tuple(rt.each(self, self.state.last_seen)))):  # messaging.world:155
+        if not all((_k63 in self.t_users) for _k63 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))):  # messaging.world:155
             raise InvariantError('Last-seen times belong to registered users.', 'messaging.world:155')
         for _row64 in self._changed_rows(self.t_conversations):  # messaging.world:158
             if not (len(v.unique(tuple(rt.each(self, _row64.participants)))) == len(_row64.participants)):

@@ -1332,7 +1332,7 @@ class OnlineShop(Episode):
         if not all(any((_v44.product == _p43.key()) for _v44 in rt.each(self, self.t_variants)) for _p43 in rt.each(self, self.t_products)):  # shop.world:256
             raise InvariantError('Every product can be bought in at least one variant.', 'shop.world:256')
         for _row45 in self._changed_rows(self.t_customers):  # shop.world:259
-            if not all((_row45.payment_methods[_k46].id_ == _k46) for _k46 in rt.each(self, tuple(rt.each(self, _row45.payment_methods)))):
+            if not all((_row45.payment_methods[_k46].id_ == _k46) for _k46 in rt.each(self, tuple(rt.each(self, _row45.payment_methods).keys()))):
                 raise InvariantError('A payment method is filed under its own id.', 'shop.world:259')
         if not all((_o47.payment_method_id in (self.t_customers.rows.get(_o47.customer) or self.t_customers.row(_o47.customer)).payment_methods) for _o47 in rt.each(self, self.t_orders)):  # shop.world:262
             raise InvariantError("An order's payment method belongs to its customer.", 'shop.world:262')
@@ -1473,7 +1473,7 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' has no payment method ' + rt.text(payment_method_id) + '.')))
         self._steps -= len(items)  # shop.world:375
         self._steps >= 0 or rt.out_of_steps()  # shop.world:375
-        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items))])  # shop.world:375
+        lines: tuple[OrderItem, ...] = tuple([_new_OrderItem(_id18, self.t_products.row(self.t_variants.row(_id18).product).name, self.t_variants.row(_id18).options, v.check_range(self.t_variants.row(_id18).price, 'OrderItem.price', 0.0, None), v.check_range(items[_id18], 'OrderItem.quantity', 1, 10)) for _id18 in rt.each(self, tuple(items.keys()))])  # shop.world:375
         self._steps -= len(lines)  # shop.world:376
         self._steps >= 0 or rt.out_of_steps()  # shop.world:376
         total: float = round(sum(rt.each(self, tuple([(_line19.price * _line19.quantity) for _line19 in lines]))), 2)  # shop.world:376
@@ -2023,7 +2023,7 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop, replie
 
 
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:125
-    return rt.compared(len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods))) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]), '==', 1, 'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1')
+    return rt.compared(len([_k34 for _k34 in rt.each(ep, tuple(rt.each(ep, ep.t_customers.row('C04').payment_methods).keys())) if (_TAGS_PaymentMethod[type(ep.t_customers.row('C04').payment_methods[_k34])] == 'gift_card')]), '==', 1, 'len([k for k in customers["C04"].payment_methods.keys() if customers["C04"].payment_methods[k].source == "gift_card"]) == 1')
 
 
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop, replies: tuple[str, ...]) -> bool:  # tasks.world:126

@@ -1357,7 +1357,7 @@ class Tau2Retail(Episode):
         out: dict[str, str] = {}  # retail.world:325
         self._steps -= rt.size(names)  # retail.world:326
         self._steps >= 0 or rt.out_of_steps()  # retail.world:326
-        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(names))))):  # retail.world:326
+        for name in rt.each(self, tuple(sorted(rt.each(self, tuple(names.keys()))))):  # retail.world:326
             self._steps -= rt.size(out)  # retail.world:327
             self._steps >= 0 or rt.out_of_steps()  # retail.world:327
             out = {**out, name: names[name]}  # retail.world:327

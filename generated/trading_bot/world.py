@@ -980,7 +980,7 @@ class TradingBot(Episode):
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
         'Get the details of an order.'
         if not (order_id in self.state.orders):  # trading_bot.world:271
-            raise ToolError(rt.python_grown(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders))))))))
+            raise ToolError(rt.python_grown(self, (('Order with ID ' + rt.text(order_id) + ' not found.Here is the list of orders_id: ') + rt.built(self, rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys())))))))
         return self.state.orders[order_id]  # trading_bot.world:272
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
@@ -1088,7 +1088,7 @@ class TradingBot(Episode):
         'Get the stock order ID history.'
         if (not self.state.authenticated):  # trading_bot.world:409
             return [{'error': 'User not authenticated. Please log in to view order history.'}]  # trading_bot.world:410
-        return {'history': v.export_value(tuple(rt.each(self, self.state.orders)))}  # trading_bot.world:412
+        return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}  # trading_bot.world:412
 
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:  # trading_bot.world:415
         'Get the transaction history within a specified date range.'
