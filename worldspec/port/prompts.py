@@ -26,9 +26,9 @@ from worldspec.llm_frontend.client import Message
 from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
 from worldspec.port.skeleton import ClassInfo, MethodInfo, ModuleName
 
-__all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json", "difference_feedback",
-           "method_compile_feedback", "module_names_text", "shadowing_text", "tool_text",
-           "translate_method_messages"]
+__all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json",
+           "difference_feedback", "method_compile_feedback", "module_names_text",
+           "shadowing_text", "tool_text", "translate_method_messages"]
 
 #: how values are compared (the words the differential test's report uses too)
 VALUE_RULE = ("Values are compared exactly: an int and a float differ (1 vs 1.0), tuples and "

@@ -209,7 +209,12 @@ _MODULE_BYTES = 2_000_000
 def module_finder(file: Path) -> ModuleSource:
     """Finds an imported module's source beside ``file``: ``.base`` (and ``..pkg.base``)
     relative to its folder as Python would, ``base`` or ``pkg.base`` in its folder (a
-    sibling module), as ``NAME.py`` or ``NAME/__init__.py``. Nothing is imported."""
+    sibling module) or from the folder above each package ``file`` is in (``pkg.sub.base``
+    for a file of ``pkg/sub/``, as an installed package imports its own modules), as
+    ``NAME.py`` or ``NAME/__init__.py``. Nothing is imported."""
+    roots = [file.parent]
+    while (roots[-1] / "__init__.py").is_file() and len(roots) < 20:
+        roots.append(roots[-1].parent)
 
     def find(name: str) -> str | None:
         dots = len(name) - len(name.lstrip("."))
@@ -219,8 +224,9 @@ def module_finder(file: Path) -> ModuleSource:
         parts = [p for p in name.lstrip(".").split(".") if p]
         if not parts:
             return None
-        for candidate in (folder.joinpath(*parts).with_suffix(".py"),
-                          folder.joinpath(*parts, "__init__.py")):
+        folders = [folder] if dots else roots
+        for candidate in [c for f in folders for c in (f.joinpath(*parts).with_suffix(".py"),
+                                                       f.joinpath(*parts, "__init__.py"))]:
             try:
                 if candidate.is_file() and candidate.stat().st_size <= _MODULE_BYTES:
                     return candidate.read_text(encoding="utf-8")
@@ -565,13 +571,14 @@ def imported_definition(module_text: str, name: str) -> tuple[bool, Any, str] | 
                 found = (False, None, _clip(ast.get_source_segment(module_text, statement,
                                                                    padded=True) or ""))
             continue
-        targets: list[ast.expr] = list(statement.targets) if isinstance(
-            statement, ast.Assign) else [statement.target] if isinstance(
-            statement, ast.AnnAssign) and statement.value is not None else []
+        if isinstance(statement, ast.Assign):
+            targets, value_node = list(statement.targets), statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value_node = [statement.target], statement.value
+        else:
+            continue
         if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
             continue
-        value_node = statement.value
-        assert value_node is not None
         try:
             found = (True, ast.literal_eval(value_node), "")
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
