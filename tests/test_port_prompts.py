@@ -7,18 +7,21 @@ whole values (bounded per value, never cut mid-token); and the layout for prompt
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from worldspec.port.prompts import (
+    PORTING_NOTES,
     VALUE_RULE,
     PortContext,
     bounded,
     bounded_json,
     difference_feedback,
     method_compile_feedback,
+    module_names_text,
     translate_method_messages,
 )
-from worldspec.port.skeleton import emit_skeleton, read_class
+from worldspec.port.skeleton import emit_skeleton, imported_definition, module_finder, read_class
 
 SOURCE = '''
 from datetime import datetime, timedelta
@@ -336,3 +339,176 @@ def test_a_difference_goes_back_whole_each_value_bounded_alone() -> None:
     assert original["log"].split(" … [")[0].endswith("token")  # cut between words
     assert original["log"].endswith("more characters]")
     assert original["rows"][:30] == list(range(30)) and original["rows"][30] == "… 70 more items"
+
+
+# ------------------------------------------------ names imported from a module beside the class
+SIBLING = '''
+raise SystemExit("this module must be read, never run")
+
+TICKERS = ["AAPL"] + ["X"] * 3
+LONG_NOTE = @TEXT@
+SHORT = "word " * 4
+RATES = {"EUR": 1.1, "JPY": 0.0068}
+CODES = ("A", "B")
+TAGS = {"b", "a"}
+
+
+def cents(amount):
+    return round(amount * 100)
+
+
+TICKERS = sorted(TICKERS)
+'''.replace("@TEXT@", repr("word " * 400))
+
+ENV = '''
+from .long_context import LONG_NOTE, cents as to_cents
+from long_context import RATES, TICKERS
+from pkg.long_context import CODES, TAGS
+from elsewhere import UNSEEN
+
+
+class Env:
+    def __init__(self):
+        self.log = []
+
+    def note(self) -> dict:
+        """Notes."""
+        return {"note": LONG_NOTE, "c": to_cents(1.5), "r": RATES, "t": TICKERS,
+                "codes": CODES, "tags": TAGS, "u": UNSEEN}
+'''
+
+
+def test_a_name_imported_from_a_module_beside_the_class_shows_its_value_or_source(
+        tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "long_context.py").write_text(SIBLING, encoding="utf-8")
+    (package / "env.py").write_text(ENV, encoding="utf-8")
+    info = read_class(ENV, "Env", "env.py", module_source=module_finder(package / "env.py"))
+    text = module_names_text(info.module_names, "The class")
+    assert "from .long_context import LONG_NOTE\n# where it is:\nLONG_NOTE = 'word word" in text
+    note = text.split("LONG_NOTE = ", 1)[1].split("\n", 1)[0]
+    assert note.endswith("more characters]'") and len(note) < 700  # bounded, whole words
+    assert "RATES = {'EUR': 1.1, 'JPY': 0.0068}" in text  # `from long_context`: a sibling
+    assert "CODES = ('A', 'B')" in text and "TAGS = {'a', 'b'}" in text  # tuple, set kept
+    assert "def cents(amount):\n    return round(amount * 100)" in text  # a function
+    assert "TICKERS = sorted(TICKERS)" in text  # not a literal: its source; the last one wins
+    assert imported_definition(SIBLING, "SHORT") == (False, None, 'SHORT = "word " * 4')
+    assert "- `UNSEEN`: `from elsewhere import UNSEEN`" in text  # no module found: unknown
+    assert "(their values are not in this file, so unknown here" in text
+
+
+def test_without_the_module_file_an_imported_name_is_only_its_import(tmp_path: Path) -> None:
+    (tmp_path / "env.py").write_text(ENV, encoding="utf-8")
+    info = read_class(ENV, "Env", "env.py", module_source=module_finder(tmp_path / "env.py"))
+    text = module_names_text(info.module_names, "The class")
+    assert "# where it is" not in text and "- `RATES`: `from long_context import RATES`" in text
+
+
+def test_an_imported_definition_is_read_with_ast_only() -> None:
+    assert imported_definition(SIBLING, "RATES") == (True, {"EUR": 1.1, "JPY": 0.0068}, "")
+    assert imported_definition(SIBLING, "TICKERS") == (False, None, "TICKERS = sorted(TICKERS)")
+    assert imported_definition(SIBLING, "missing") is None
+    assert imported_definition("def (:\n", "x") is None
+
+
+# ------------------------------------------------ the porting notes of the system prompt
+def _system_prompt() -> str:
+    info = read_class(SOURCE, "Market", "market.py")
+    world = emit_skeleton(info, source_name="market.py").text
+    return translate_method_messages(PortContext.of(info, None), world_text=world,
+                                     method=info.methods[0])[0]["content"]
+
+
+def test_the_porting_notes_follow_the_rules_in_the_stable_system_prompt() -> None:
+    system = _system_prompt()
+    assert system.endswith(PORTING_NOTES)
+    assert system.index("Rules of a faithful port:") < system.index("How the differential test")
+    assert len(PORTING_NOTES.splitlines()) <= 30
+    repair = difference_feedback(PortContext.of(read_class(SOURCE, "Market", "m.py"), None),
+                                 world_text="", differences=[])
+    assert repair[0]["content"] == system  # byte for byte the same in every request
+
+
+def test_the_porting_notes_state_the_test_as_the_code_runs_it() -> None:
+    from worldspec.port.compare import CompareOptions
+    from worldspec.port.sandbox import Limits, Sandbox
+
+    assert f"(`--invalid`, {CompareOptions().invalid})" in PORTING_NOTES
+    assert "About one call in ten" in PORTING_NOTES and CompareOptions().invalid == 0.1
+    environment = Sandbox.__new__(Sandbox)
+    environment.limits = Limits()
+    env = environment._environment()
+    assert env["PYTHONHASHSEED"] == "0" and "PYTHONHASHSEED is 0" in PORTING_NOTES
+    assert env["TZ"] == "UTC" and "TZ is UTC" in PORTING_NOTES
+
+
+def _episode(text: str) -> Any:
+    from worldspec.compiler.api import check_source
+    from worldspec.services.loading import load_result
+
+    result = check_source(text, "idioms.world")
+    assert result.ok, [d.message for d in result.diagnostics]
+    return next(iter(load_result(result).worlds.values()))()
+
+
+IDIOMS = '''
+world Idioms "The porting notes' idioms."
+
+config { results: bfcl }
+
+record Item {
+  name: str
+  qty: int
+}
+
+state {
+  items: map[str, Item] = {"a": Item(name: "a", qty: 1)}
+  rows: list[Item] = [Item(name: "b", qty: 2)]
+  tags: set[str] = set(["z"])
+}
+
+tool bump(key: str) -> json "Through the path, and through a copy." {
+  require key in items else repr(key)
+  items[key].qty = items[key].qty + 1
+  rows[0].qty = rows[0].qty + 10
+  let r = items[key]
+  r.qty = 100
+  append key to tags
+  return {"q": items[key].qty, "copy": r.qty, "in": key in tags}
+}
+
+tool order() -> json "Two keys." {
+  let xs = [Item(name: "y", qty: 1), Item(name: "x", qty: 2), Item(name: "a", qty: 2)]
+  return [x.name for x in SORT]
+}
+'''
+
+
+def test_the_porting_idioms_compile_and_do_what_the_notes_say() -> None:
+    sort = "sorted(sorted(xs, key: x => x.name), key: x => x.qty, reverse: true)"
+    assert f"`{sort}`" in PORTING_NOTES and "`require key in m else repr(key)`" in PORTING_NOTES
+    episode = _episode(IDIOMS.replace("SORT", sort))
+    assert episode.call("bump", {"key": "a"}) == {"q": 2, "copy": 100, "in": True}
+    assert episode.export_state()["rows"][0]["qty"] == 12  # written through the path
+    assert episode.export_state()["items"]["a"]["qty"] == 2  # the copy's change is not
+    assert episode.call("bump", {"key": "q"}) is not None and \
+        episode.last_error.message == repr("q") == str(KeyError("q"))
+    xs = [("y", 1), ("x", 2), ("a", 2)]
+    python = [n for n, _ in sorted(xs, key=lambda x: (-x[1], x[0]))]
+    assert episode.call("order", {}) == python == ["a", "x", "y"]
+
+
+def test_what_the_notes_rule_out_is_refused_by_the_compiler() -> None:
+    from worldspec.compiler.api import check_source
+
+    base = IDIOMS.replace("SORT", "xs")
+    calls_a_tool = base.replace('return [x.name for x in xs]', 'return bump("a")')
+    truthy = base.replace("require key in items", "require not len(key)")
+    tuple_key = base.replace("for x in xs]", "for x in sorted(xs, key: x => [x.qty, x.name])]")
+    assert check_source(base, "ok.world").ok
+    for text, code in ((calls_a_tool, "WS206"), (truthy, "WS302"), (tuple_key, "WS304")):
+        assert code in [d.code for d in check_source(text, "bad.world").errors]
+    assert "A tool cannot call another tool" in PORTING_NOTES
+    assert "Conditions are `bool`" in PORTING_NOTES and "two stable sorts" in PORTING_NOTES

@@ -156,6 +156,16 @@ def test_bfcl_trading_bot_skeleton_starts_as_the_original_does() -> None:
     text = _skeleton(path, "TradingBot")
     assert "long_context: bool = false" in text and "seed: 1053520" in text
     assert "orders: map[int, Order] = {12345: Order(id: 12345" in text
+    assert 'amount: number "Amount to fund the account with."' in text  # an int stays an int
+    # its long_context names, imported by the package's dotted name, come with their values
+    from worldspec.port.prompts import module_names_text
+    from worldspec.port.skeleton import module_finder
+
+    info = read_class(path.read_text(encoding="utf-8"), "TradingBot", path.name,
+                      module_source=module_finder(path))
+    names = module_names_text(info.module_names, "The class")
+    assert "import MA_5_EXTENSION\n# where it is:\nMA_5_EXTENSION = [" in names
+    assert "more items']" in names and len(names) < 20_000
     world = next(iter(load_result(check_source(text, "tb.world")).worlds.values()))
     report = compare(world, Original(path, "TradingBot", {}), CompareOptions(examples=5))
     assert report.differences and report.differences[0].kind == "result"  # not the start
@@ -526,3 +536,70 @@ class Memory:
     assert ("holds a memory address" in note) is addressed
     assert ("--ignore-state store" in note) is addressed
     assert ("as its repr() text" in note) is not addressed
+
+
+# ------------------------------------------------ Python's float hint is the world's number
+WALLET = '''
+class Wallet:
+    def __init__(self):
+        self.balance = 10000.0
+        self.last = 0.5
+        self.calls = 0
+
+    def fund(self, amount: float, fee: float = 0) -> dict:
+        """Fund the wallet; the amount is kept as given."""
+        self.calls += 1
+        self.balance += amount
+        self.last = amount
+        return {"amount": amount, "fee": fee, "new_balance": self.balance}
+'''
+
+FUND_BODY = ('state.calls += 1\n  state.balance = state.balance + amount\n  state.last = amount\n'
+             '  return {"amount": amount, "fee": fee, "new_balance": state.balance}')
+
+
+def _wallet_world(tmp_path: Path) -> tuple[str, Path]:
+    path = tmp_path / "wallet.py"
+    path.write_text(WALLET, encoding="utf-8")
+    info = read_class(WALLET, "Wallet", path.name)
+    text = emit_skeleton(info, source_name=path.name).text
+    return text.replace('fail "not ported yet: fund"', FUND_BODY), path
+
+
+def test_a_float_hint_and_float_values_become_number(tmp_path: Path) -> None:
+    text, _ = _wallet_world(tmp_path)
+    assert "amount: number," in text and "fee: number = 0," in text  # Python's default: an int
+    assert "balance: number = 10000.0" in text and "last: number = 0.5" in text
+    assert "calls: int = 0" in text
+    data = _skeleton_of("class D:\n    def __init__(self):\n        self.rows = {'a': {'p': 1.5},"
+                        " 'b': {'p': 2}}\n        self.mixed = [1, 2.5]\n")
+    assert "  p: number\n" in data and "mixed: list[number]" in data  # ints and floats mixed
+
+
+def _skeleton_of(source: str) -> str:
+    text = emit_skeleton(read_class(source)).text
+    assert check_source(text, "s.world").ok
+    return text
+
+
+def test_an_int_for_a_float_parameter_keeps_its_kind_and_agrees(tmp_path: Path) -> None:
+    from worldspec.port.compare import CompareOptions, Original, compare
+    from worldspec.services.loading import load_result
+
+    text, path = _wallet_world(tmp_path)
+    world = next(iter(load_result(check_source(text, "w.world")).worlds.values()))
+    episode = world()
+    assert episode.call("fund", {"amount": 12346}) == {"amount": 12346, "fee": 0,
+                                                      "new_balance": 22346.0}
+    assert episode.export_state()["last"] == 12346 and type(episode.export_state()["last"]) is int
+    assert episode.call("fund", {"amount": 2.5, "fee": 0.25})["amount"] == 2.5  # a real float
+    options = CompareOptions(examples=15, seed_count=1)
+    report = compare(world, Original(path, "Wallet", None, load=None), options)
+    assert not report.differences, [d.render() for d in report.differences]
+    assert report.calls > 20
+    # the other way: the world's float widens the int, and the exact comparison sees it
+    widened = text.replace("amount: number", "amount: float").replace(
+        "last: number", "last: float")
+    world = next(iter(load_result(check_source(widened, "w.world")).worlds.values()))
+    report = compare(world, Original(path, "Wallet", None, load=None), options)
+    assert report.differences and report.differences[0].tool == "fund"

@@ -26,9 +26,9 @@ from worldspec.llm_frontend.client import Message
 from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
 from worldspec.port.skeleton import ClassInfo, MethodInfo, ModuleName
 
-__all__ = ["VALUE_RULE", "PortContext", "bounded", "bounded_json", "difference_feedback",
-           "method_compile_feedback", "module_names_text", "shadowing_text", "tool_text",
-           "translate_method_messages"]
+__all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json",
+           "difference_feedback", "method_compile_feedback", "module_names_text",
+           "shadowing_text", "tool_text", "translate_method_messages"]
 
 #: how values are compared (the words the differential test's report uses too)
 VALUE_RULE = ("Values are compared exactly: an int and a float differ (1 vs 1.0), tuples and "
@@ -91,9 +91,40 @@ Rules of a faithful port:
   RNG, seeded by `config { seed: N }`; use it where the Python draws from `Random(N)`."""
 
 
+#: facts of the differential test and porting idioms, each checked against the code and the
+#: compiler (tests/test_port_prompts.py compiles the idioms)
+PORTING_NOTES = """\
+How the differential test runs:
+- Arguments come from the world's parameter types: mostly keys and values found in either
+  state, else fresh values (boundaries too), so a `number` or `float` parameter gets ints as
+  well as floats. An optional parameter is sometimes left out, never sent as null.
+- About one call in ten (`--invalid`, 0.1) is broken: its first required argument left out,
+  one argument of a JSON type its type refuses, or an extra argument. The world refuses it
+  by its schema before the body runs (write no type checks for it); where the original
+  takes such a call, the sequence just ends there.
+- Every sequence starts in a fresh process: module state and mutable defaults start over.
+  PYTHONHASHSEED is 0 and TZ is UTC; a set's order is arbitrary, not something to chase.
+  The original's `datetime.now()` is the real clock, the world's `now` the episode clock.
+- An exception the original raises is shown as its text, `str(e)`: for a `KeyError` that is
+  the key's repr (`'q'`), so `require key in m else repr(key)` (the world's own `m[key]`
+  fails with another text, `Key "q" not found.`).
+- A tool cannot call another tool: share code in a `fn` (it reads state, changes nothing)
+  or repeat the statements.
+Porting idioms:
+- `m[k].f = v`, `xs[i].f = v` and `m[k]["x"] = v` write into the state, but `let r = m[k]`
+  is a copy (a Python alias is not): change the path, or store the copy back (`m[k] = r`).
+- Conditions are `bool`: Python's `if not x` is `x == ""`, `len(xs) == 0`, `n == 0` or
+  `x == none`, whichever `x` is.
+- Sort by two keys with two stable sorts, the second key first: Python's
+  `sorted(xs, key=lambda x: (-x.qty, x.name))` is
+  `sorted(sorted(xs, key: x => x.name), key: x => x.qty, reverse: true)`.
+- A Python set of strings is `set[str]` (`set(["a"])`, `append x to s`, `x in s`,
+  `sorted(s)`)."""
+
+
 def _system() -> str:
     rules = _RULES.replace("{value_rule}", VALUE_RULE)
-    return f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n\n{rules}"
+    return f"{_ROLE}\n\n{LANGUAGE_REFERENCE}\n\n{rules}\n\n{PORTING_NOTES}"
 
 
 # ------------------------------------------------------------------ bounding values
@@ -107,7 +138,8 @@ def bounded(value: Any, *, items: int = VALUE_ITEMS, chars: int = VALUE_CHARS,
     """``value`` with each list or map cut to its first ``items`` entries and each text to
     its first ``chars`` characters (at a word boundary), each cut followed by a marker that
     says how much was left out: ``"… 12 more items"``, a key ``"…"``, ``"… [40 more
-    characters]"``. Only whole values are left out, never part of a token."""
+    characters]"``. Only whole values are left out, never part of a token. A tuple stays a
+    tuple; a set keeps its items ordered by repr (JSON shows it as a list)."""
     if depth > 12:
         return "… [nested deeper, left out]"
     if isinstance(value, str):
@@ -116,10 +148,16 @@ def bounded(value: Any, *, items: int = VALUE_ITEMS, chars: int = VALUE_CHARS,
         cut = value.rfind(" ", 0, chars)
         cut = cut if cut > chars // 2 else chars
         return value[:cut] + f" … [{len(value) - cut} more characters]"
-    if isinstance(value, (list, tuple)):
-        kept = [bounded(v, items=items, chars=chars, depth=depth + 1) for v in value[:items]]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        ordered = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        kept = [bounded(v, items=items, chars=chars, depth=depth + 1)
+                for v in list(ordered)[:items]]
         if len(value) > items:
             kept.append(f"… {len(value) - items} more items")
+        if isinstance(value, tuple):
+            return tuple(kept)
+        if isinstance(value, (set, frozenset)):
+            return _ShownSet(kept, frozen=isinstance(value, frozenset))
         return kept
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
@@ -130,6 +168,21 @@ def bounded(value: Any, *, items: int = VALUE_ITEMS, chars: int = VALUE_CHARS,
             out[key] = bounded(inner, items=items, chars=chars, depth=depth + 1)
         return out
     return value
+
+
+class _ShownSet(list[Any]):
+    """A set's items in a fixed order (by repr, not the hash order, which changes from run to
+    run): JSON shows it as a list, repr() as the set (``{'a', 'b'}``)."""
+
+    def __init__(self, items: list[Any], *, frozen: bool) -> None:
+        super().__init__(items)
+        self.frozen = frozen
+
+    def __repr__(self) -> str:
+        inner = "{" + ", ".join(repr(v) for v in self) + "}" if self else ""
+        if self.frozen:
+            return f"frozenset({inner})"
+        return inner or "set()"
 
 
 def bounded_json(value: Any, limit: int) -> str:
@@ -213,11 +266,36 @@ def module_names_text(names: Sequence[ModuleName], what: str) -> str:
             if d.code not in seen:
                 seen.append(d.code)
         parts.append("```python\n" + "\n".join(seen) + "\n```")
-    if imported:
-        lines = "\n".join(f"- `{d.name}`: `{d.code}`" for d in imported)
+    found = [d for d in imported if d.has_value or d.definition]
+    unknown = [d for d in imported if not (d.has_value or d.definition)]
+    if found:
+        parts.append("Imported from modules beside the class's file, with their definitions "
+                     "there (a long value is shortened, marked `…`):\n\n```python\n"
+                     + "\n\n".join(_imported_text(d) for d in found) + "\n```")
+    if unknown:
+        lines = "\n".join(f"- `{d.name}`: `{d.code}`" for d in unknown)
         parts.append("Imported from other modules (their values are not in this file, so "
                      f"unknown here; a standard-library name is what Python's is):\n{lines}")
     return "\n\n".join(parts)
+
+
+#: the longest text of one imported value shown to the model (characters, about)
+IMPORTED_VALUE_LIMIT = 3000
+
+
+def _imported_text(name: ModuleName) -> str:
+    """An imported name's import line and its definition in its module: the value, bounded
+    as other data is (:func:`bounded`), or the source."""
+    if not name.has_value:
+        return f"{name.code}\n# where it is:\n{name.definition}"
+    value = name.value
+    items, chars = VALUE_ITEMS, VALUE_CHARS
+    while True:
+        text = repr(bounded(value, items=items, chars=chars))
+        if len(text) <= IMPORTED_VALUE_LIMIT or (items <= 1 and chars <= 40):
+            break
+        items, chars = max(1, items // 2), max(40, chars // 2)
+    return f"{name.code}\n# where it is:\n{name.name} = {text}"
 
 
 def _method_names_text(method: MethodInfo) -> str:

@@ -42,7 +42,8 @@ from worldspec.port.changes import changing_methods, error_after_change
 
 __all__ = ["LOAD_METHODS", "AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName",
            "ModuleSource", "ParamInfo", "PortInputError", "Skeleton", "emit_skeleton",
-           "list_classes", "module_finder", "read_class", "resolved_load", "worldspec_literal"]
+           "imported_definition", "list_classes", "module_finder", "read_class",
+           "resolved_load", "worldspec_literal"]
 
 
 class PortInputError(Exception):
@@ -51,8 +52,10 @@ class PortInputError(Exception):
 
 _UNKNOWN = object()
 
-#: Python annotation name -> WorldSpec type
-SIMPLE_TYPES: dict[str, str] = {"str": "str", "int": "int", "float": "float", "bool": "bool",
+#: Python annotation name -> WorldSpec type. Python's ``float`` hint takes an int and keeps
+#: it an int (``amount: float`` called with ``12346`` stores ``12346``), as ``number`` does; the
+#: world's ``float`` would widen it to ``12346.0``, which the exact comparison tells apart
+SIMPLE_TYPES: dict[str, str] = {"str": "str", "int": "int", "float": "number", "bool": "bool",
                                 "Any": "json", "object": "json", "dict": "map[str, json]",
                                 "Dict": "map[str, json]", "list": "list[json]",
                                 "List": "list[json]", "set": "list[json]", "Set": "list[json]",
@@ -95,13 +98,21 @@ class ModuleName:
     """A name defined outside the class, at the module's top level, that a method uses.
 
     ``kind`` is ``"assignment"`` (``code`` is the statement), ``"import"`` (``code`` is the
-    import of this one name: its value is in another module, unknown here), ``"function"``
-    or ``"class"`` (``code`` is the definition).
+    import of this one name: its value is in another module), ``"function"`` or ``"class"``
+    (``code`` is the definition).
+
+    For an import from a module whose file is found (beside the class's file, as
+    :func:`module_finder` looks), the name's definition there, read with :mod:`ast` (nothing
+    is imported or run): ``value`` when it is a plain assignment of a literal (``has_value``),
+    else ``definition``, the source of the assignment, function or class.
     """
 
     name: str
     kind: str
     code: str
+    has_value: bool = False
+    value: Any = None
+    definition: str = ""
 
 
 @dataclass
@@ -198,7 +209,12 @@ _MODULE_BYTES = 2_000_000
 def module_finder(file: Path) -> ModuleSource:
     """Finds an imported module's source beside ``file``: ``.base`` (and ``..pkg.base``)
     relative to its folder as Python would, ``base`` or ``pkg.base`` in its folder (a
-    sibling module), as ``NAME.py`` or ``NAME/__init__.py``. Nothing is imported."""
+    sibling module) or from the folder above each package ``file`` is in (``pkg.sub.base``
+    for a file of ``pkg/sub/``, as an installed package imports its own modules), as
+    ``NAME.py`` or ``NAME/__init__.py``. Nothing is imported."""
+    roots = [file.parent]
+    while (roots[-1] / "__init__.py").is_file() and len(roots) < 20:
+        roots.append(roots[-1].parent)
 
     def find(name: str) -> str | None:
         dots = len(name) - len(name.lstrip("."))
@@ -208,8 +224,9 @@ def module_finder(file: Path) -> ModuleSource:
         parts = [p for p in name.lstrip(".").split(".") if p]
         if not parts:
             return None
-        for candidate in (folder.joinpath(*parts).with_suffix(".py"),
-                          folder.joinpath(*parts, "__init__.py")):
+        folders = [folder] if dots else roots
+        for candidate in [c for f in folders for c in (f.joinpath(*parts).with_suffix(".py"),
+                                                       f.joinpath(*parts, "__init__.py"))]:
             try:
                 if candidate.is_file() and candidate.stat().st_size <= _MODULE_BYTES:
                     return candidate.read_text(encoding="utf-8")
@@ -248,6 +265,7 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
         raise PortInputError(f"{filename} has no top-level class {class_name} (classes: "
                              f"{names})")
     constants = _module_constants(module)
+    module_source = _remembered(module_source)
     chain = _class_chain(_ClassFound(module, node), module_source)
     own_init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef)
                      and s.name.value == "__init__"), None)
@@ -291,7 +309,7 @@ def read_class(source: str, class_name: str | None = None, filename: str = "<sou
     methods = [_method(owned.module, owned.function, changing)
                for name, owned in functions.items()
                if not name.startswith("_") and name != load]
-    definitions = _module_definitions(module, class_name)
+    definitions = _resolved_imports(_module_definitions(module, class_name), module_source)
     for method in methods:
         used = _names_used(method.name, functions, module)
         method.module_names = _with_dependencies(definitions, used)
@@ -496,6 +514,76 @@ def _module_definitions(module: cst.Module, class_name: str
                     out.append((ModuleName(local, "import", f"import {imported}{as_text}"),
                                 frozenset()))
     return out
+
+
+def _resolved_imports(definitions: list[tuple[ModuleName, frozenset[str]]],
+                      module_source: ModuleSource | None
+                      ) -> list[tuple[ModuleName, frozenset[str]]]:
+    """``definitions`` with each ``from M import name`` whose module ``module_source`` finds
+    given the name's value or source there (:func:`imported_definition`)."""
+    if module_source is None:
+        return definitions
+    out: list[tuple[ModuleName, frozenset[str]]] = []
+    for definition, reads in definitions:
+        match = _FROM_IMPORT.fullmatch(definition.code)
+        if definition.kind == "import" and match is not None:
+            origin, imported = match.group(1), match.group(2)
+            text = module_source(origin)
+            found = imported_definition(text, imported) if text is not None else None
+            if found is not None:
+                has_value, value, code = found
+                definition = ModuleName(definition.name, definition.kind, definition.code,
+                                        has_value, value, code)
+        out.append((definition, reads))
+    return out
+
+
+def _remembered(module_source: ModuleSource | None) -> ModuleSource | None:
+    """``module_source`` asking for each module once."""
+    if module_source is None:
+        return None
+    texts: dict[str, str | None] = {}
+
+    def find(name: str) -> str | None:
+        if name not in texts:
+            texts[name] = module_source(name)
+        return texts[name]
+
+    return find
+
+
+_FROM_IMPORT = re.compile(r"from (\S+) import (\w+)(?: as \w+)?")
+
+
+def imported_definition(module_text: str, name: str) -> tuple[bool, Any, str] | None:
+    """How ``module_text`` defines the top-level ``name``: ``(True, value, "")`` for a plain
+    assignment of a literal (``X = [...]``, read with :func:`ast.literal_eval`), ``(False,
+    None, source)`` for another assignment, a function or a class; None when it has no such
+    definition (or cannot be parsed). Nothing is imported or run."""
+    try:
+        tree = ast.parse(module_text)
+    except (SyntaxError, ValueError):
+        return None
+    found: tuple[bool, Any, str] | None = None
+    for statement in tree.body:  # the last definition wins, as when the module runs
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if statement.name == name:
+                found = (False, None, _clip(ast.get_source_segment(module_text, statement,
+                                                                   padded=True) or ""))
+            continue
+        if isinstance(statement, ast.Assign):
+            targets, value_node = list(statement.targets), statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value_node = [statement.target], statement.value
+        else:
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        try:
+            found = (True, ast.literal_eval(value_node), "")
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            found = (False, None, _clip(ast.get_source_segment(module_text, statement) or ""))
+    return found
 
 
 def _reads(node: cst.CSTNode) -> frozenset[str]:
@@ -957,7 +1045,7 @@ def type_of_value(value: Any) -> str | None:
     if isinstance(value, int):
         return "int"
     if isinstance(value, float):
-        return "float"
+        return "number"  # a float value now, an int when the original stores one (see above)
     if isinstance(value, str):
         return "str"
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -987,8 +1075,8 @@ def _common(kinds: set[str | None]) -> str | None:
     known = {k for k in kinds if k is not None}
     if not known:
         return None
-    if known == {"int", "float"}:
-        return "float"
+    if known == {"int", "number"}:
+        return "number"  # ints and floats side by side, each kept as it is
     if len(known) == 1:
         only = known.pop()
         return only if None not in kinds or only == "json" else \
