@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, report_errors
+from worldspec.port import PORT_CONFIRM
 from worldspec.services.extras import install_line
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def add_compare_options(parser: argparse.ArgumentParser, *,
     group.add_argument("--confirm", type=int, default=None, metavar="N",
                        help="once every sequence agrees, N more with a fresh seed on each "
                             "initial data file before the two are said to agree (default: "
-                            + ("1000" if confirm_by_default else "0, none") + ")")
+                            + (f"{PORT_CONFIRM}" if confirm_by_default else "0, none") + ")")
     parser.set_defaults(confirm_by_default=confirm_by_default)
     group.add_argument("--invalid", type=float, default=0.1, metavar="P",
                        help="the share of calls with arguments the schema refuses "
@@ -214,7 +215,7 @@ def original_problem(original: Original, args: argparse.Namespace) -> str | None
 
 
 def compare_options(args: argparse.Namespace) -> CompareOptions:
-    from worldspec.port.compare import PORT_CONFIRM, CompareOptions
+    from worldspec.port.compare import CompareOptions
     from worldspec.port.sandbox import Limits
 
     confirm = args.confirm if args.confirm is not None \

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from worldspec.port import PORT_CONFIRM
 from worldspec.port.exact import agree, encoded, shown, world_value
 from worldspec.port.hash_order import HASH_ORDER_NOTE, HASH_SEEDS, agree_up_to_order
 from worldspec.port.sandbox import (
@@ -82,8 +83,6 @@ __all__ = ["PORT_CONFIRM", "CallRecord", "CompareOptions", "CompareReport", "Dif
            "Original", "compare", "comparable_state", "format_call", "world_result",
            "world_state"]
 
-#: the fresh sequences ``worldspec port`` confirms an agreement on before it accepts a world
-PORT_CONFIRM = 1000
 
 Call = tuple[str, dict[str, Any]]
 
