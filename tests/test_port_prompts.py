@@ -191,6 +191,25 @@ def test_names_the_constructor_reads_are_shown_and_type_hints_are_not_names() ->
     assert plain.module_names == []  # typing names in hints alone are not read
 
 
+def test_a_long_constant_is_shown_bounded_and_a_long_helper_class_whole() -> None:
+    """A long literal is data: its value, bounded item by item with a marker, never code cut
+    mid-way; a helper class is code the model must reproduce (its ``__repr__`` is what
+    compare sees of its objects), so it is shown whole."""
+    rows = ", ".join(f'"k{i}": {{"price": {i}.5, "name": "item {i}"}}' for i in range(300))
+    methods = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(120))
+    source = (f"CATALOGUE = {{{rows}}}\n\n\nclass Node:\n{methods}"
+              "    def __repr__(self):\n        return 'Node()'\n\n\n"
+              "class Shop:\n    def get(self, key: str) -> dict:\n"
+              "        \"\"\"An item.\"\"\"\n"
+              "        return {\"item\": CATALOGUE[key], \"node\": repr(Node())}\n")
+    assert len(f"CATALOGUE = {{{rows}}}") > 1500 and len(methods) > 1500
+    text = _request("get", source, "Shop")
+    assert "cut: the rest of this definition" not in text
+    assert "CATALOGUE = {'k0': {'price': 0.5, 'name': 'item 0'}" in text
+    assert "'…': '270 more keys'" in text and "(a long value is shortened, marked `…`)" in text
+    assert "    def m119(self):" in text and "return 'Node()'" in text
+
+
 INHERITED = '''
 LIMIT = 3
 
@@ -437,9 +456,7 @@ def test_the_porting_notes_state_the_test_as_the_code_runs_it() -> None:
 
     assert f"(`--invalid`, {CompareOptions().invalid})" in PORTING_NOTES
     assert "About one call in ten" in PORTING_NOTES and CompareOptions().invalid == 0.1
-    environment = Sandbox.__new__(Sandbox)
-    environment.limits = Limits()
-    env = environment._environment()
+    env = Sandbox(Path(__file__), "Unused", limits=Limits())._environment()  # starts nothing
     assert env["PYTHONHASHSEED"] == "0" and "PYTHONHASHSEED is 0" in PORTING_NOTES
     assert env["TZ"] == "UTC" and "TZ is UTC" in PORTING_NOTES
 

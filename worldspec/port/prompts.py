@@ -24,7 +24,7 @@ from typing import Any
 
 from worldspec.llm_frontend.client import Message
 from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
-from worldspec.port.skeleton import ClassInfo, MethodInfo, ModuleName
+from worldspec.port.skeleton import CUT_MARKER, ClassInfo, MethodInfo, ModuleName
 
 __all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json",
            "difference_feedback", "method_compile_feedback", "module_names_text",
@@ -263,9 +263,14 @@ def module_names_text(names: Sequence[ModuleName], what: str) -> str:
     if defined:
         seen: list[str] = []
         for d in defined:
-            if d.code not in seen:
-                seen.append(d.code)
-        parts.append("```python\n" + "\n".join(seen) + "\n```")
+            # a literal too long to show whole: its value, bounded as data is (never cut code)
+            cut = d.has_value and d.code.endswith(CUT_MARKER)
+            shown = f"{d.name} = {_bounded_repr(d.value)}" if cut else d.code
+            if shown not in seen:
+                seen.append(shown)
+        parts.append("```python\n" + "\n".join(seen) + "\n```"
+                     + ("\n(a long value is shortened, marked `…`)"
+                        if any("…" in text for text in seen) else ""))
     found = [d for d in imported if d.has_value or d.definition]
     unknown = [d for d in imported if not (d.has_value or d.definition)]
     if found:
@@ -288,14 +293,18 @@ def _imported_text(name: ModuleName) -> str:
     as other data is (:func:`bounded`), or the source."""
     if not name.has_value:
         return f"{name.code}\n# where it is:\n{name.definition}"
-    value = name.value
+    return f"{name.code}\n# where it is:\n{name.name} = {_bounded_repr(name.value)}"
+
+
+def _bounded_repr(value: Any) -> str:
+    """``repr`` of a module-level value, bounded as data is (:func:`bounded`), tighter and
+    tighter until it is at most about :data:`IMPORTED_VALUE_LIMIT` characters."""
     items, chars = VALUE_ITEMS, VALUE_CHARS
     while True:
         text = repr(bounded(value, items=items, chars=chars))
         if len(text) <= IMPORTED_VALUE_LIMIT or (items <= 1 and chars <= 40):
-            break
+            return text
         items, chars = max(1, items // 2), max(40, chars // 2)
-    return f"{name.code}\n# where it is:\n{name.name} = {text}"
 
 
 def _method_names_text(method: MethodInfo) -> str:

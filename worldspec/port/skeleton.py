@@ -40,8 +40,8 @@ import libcst as cst
 
 from worldspec.port.changes import changing_methods, error_after_change
 
-__all__ = ["LOAD_METHODS", "AttributeInfo", "ClassInfo", "MethodInfo", "ModuleName",
-           "ModuleSource", "ParamInfo", "PortInputError", "Skeleton", "emit_skeleton",
+__all__ = ["CUT_MARKER", "LOAD_METHODS", "AttributeInfo", "ClassInfo", "MethodInfo",
+           "ModuleName", "ModuleSource", "ParamInfo", "PortInputError", "Skeleton", "emit_skeleton",
            "imported_definition", "list_classes", "module_finder", "read_class",
            "resolved_load", "worldspec_literal"]
 
@@ -461,16 +461,34 @@ def _module_constants(module: cst.Module) -> dict[str, Any]:
     return constants
 
 
-#: the longest definition shown to the model in full (longer ones are cut, and say so)
+#: the longest module-level statement shown to the model in full (longer ones are cut, and
+#: say so). Functions and classes are code the model must reproduce (a helper class's
+#: ``__repr__`` is what compare sees of its objects), so they are shown whole up to a far
+#: larger size than an assignment, whose literal value is shown bounded as data is instead.
 MODULE_CODE_LIMIT = 1500
+DEFINITION_LIMIT = 24000
 
 
-def _clip(code: str) -> str:
+#: ends a module-level statement too long to show whole
+CUT_MARKER = "\n# ... (cut: the rest of this definition is not shown)"
+
+
+def _clip(code: str, limit: int = MODULE_CODE_LIMIT) -> str:
     code = code.strip()
-    if len(code) <= MODULE_CODE_LIMIT:
+    if len(code) <= limit:
         return code
-    return code[:MODULE_CODE_LIMIT].rstrip() + "\n# ... (cut: the rest of this definition is " \
-        "not shown)"
+    return code[:limit].rstrip() + CUT_MARKER
+
+
+def _literal(module: cst.Module, value: cst.BaseExpression | None) -> tuple[bool, Any]:
+    """``(True, the value)`` when ``value`` is a plain literal (read with
+    :func:`ast.literal_eval`, nothing run), else ``(False, None)``."""
+    if value is None:
+        return False, None
+    try:
+        return True, ast.literal_eval(module.code_for_node(value).strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
 
 
 def _module_definitions(module: cst.Module, class_name: str
@@ -483,7 +501,8 @@ def _module_definitions(module: cst.Module, class_name: str
             if statement.name.value != class_name:
                 kind = "function" if isinstance(statement, cst.FunctionDef) else "class"
                 out.append((ModuleName(statement.name.value, kind,
-                                       _clip(module.code_for_node(statement))),
+                                       _clip(module.code_for_node(statement),
+                                             DEFINITION_LIMIT)),
                             _reads(statement)))
             continue
         for small in _smalls(statement):
@@ -492,9 +511,13 @@ def _module_definitions(module: cst.Module, class_name: str
                     else [small.target]
                 code = _clip(module.code_for_node(small))
                 reads = _reads(small.value) if small.value is not None else frozenset()
-                for target in targets:
-                    for name in _target_names(target):
-                        out.append((ModuleName(name, "assignment", code), reads))
+                names = [name for target in targets for name in _target_names(target)]
+                # one plain name bound to a literal: its value, shown bounded as data is
+                has_value, value = _literal(module, small.value) if len(names) == 1 \
+                    else (False, None)
+                for name in names:
+                    out.append((ModuleName(name, "assignment", code, has_value=has_value,
+                                           value=value), reads))
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names,
                                                                         cst.ImportStar):
                 origin = "." * len(small.relative) + (
