@@ -342,6 +342,18 @@ def _answer(host: Host, request: Any, code: Any) -> dict[str, Any]:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def _next_line(pending: bytes) -> tuple[bytes, bytes] | None:
+    """The next request line (without its newline) and what was read after it, reading
+    stdin as needed after ``pending``; None once stdin is closed."""
+    while b"\n" not in pending:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return None
+        pending += chunk
+    line, _, rest = pending.partition(b"\n")
+    return line, rest
+
+
 def _write(protocol: Any, answer: dict[str, Any], request_id: Any) -> None:
     answer["id"] = request_id
     try:
@@ -372,12 +384,10 @@ class Server:
     def serve(self) -> None:
         pending = b""
         while True:
-            while b"\n" not in pending:
-                chunk = os.read(0, 1 << 16)
-                if not chunk:
-                    return
-                pending += chunk
-            line, _, pending = pending.partition(b"\n")
+            read = _next_line(pending)
+            if read is None:
+                return
+            line, pending = read
             pending = self.handle(line) + pending
 
     def handle(self, line: bytes) -> bytes:
@@ -468,12 +478,10 @@ class Server:
         _write(self.protocol, _answer(host, self.load_request, self.code), request_id)
         pending = b""
         while True:
-            while b"\n" not in pending:
-                chunk = os.read(0, 1 << 16)
-                if not chunk:
-                    return
-                pending += chunk
-            line, _, rest = pending.partition(b"\n")
+            read = _next_line(pending)
+            if read is None:
+                return
+            line, rest = read
             request_id = None
             try:
                 request = _DECODE(line.decode("utf-8"))
@@ -482,7 +490,7 @@ class Server:
                 answer = {"ok": False, "error": f"a request that is not JSON: {exc}"}
             else:
                 if not isinstance(request, dict) or request.get("op") != "call":
-                    _hand_back(handback, pending)  # the sequence ends here
+                    _hand_back(handback, line + b"\n" + rest)  # the sequence ends here
                     return
                 answer = _answer(host, request, self.code)
             pending = rest

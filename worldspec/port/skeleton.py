@@ -383,19 +383,28 @@ def _parse_quietly(source: str) -> cst.Module | None:
         return None
 
 
+def _from_import_names(module: cst.Module, small: cst.ImportFrom
+                       ) -> list[tuple[str, str, str, bool]]:
+    """``(module, name, local name, renamed)`` for each name of ``from M import name [as
+    local]`` (none for ``import *``)."""
+    if isinstance(small.names, cst.ImportStar):
+        return []
+    origin = "." * len(small.relative) + (
+        module.code_for_node(small.module) if small.module is not None else "")
+    out = []
+    for alias in small.names:
+        imported = module.code_for_node(alias.name)
+        out.append((origin, imported, alias.evaluated_alias or imported,
+                    alias.asname is not None))
+    return out
+
+
 def _imported_from(module: cst.Module) -> dict[str, tuple[str, str]]:
     """Local name -> (module, name) for each ``from M import name [as local]``."""
-    out: dict[str, tuple[str, str]] = {}
-    for statement in module.body:
-        for small in _smalls(statement):
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names,
-                                                                    cst.ImportStar):
-                origin = "." * len(small.relative) + (
-                    module.code_for_node(small.module) if small.module is not None else "")
-                for alias in small.names:
-                    imported = module.code_for_node(alias.name)
-                    out[alias.evaluated_alias or imported] = (origin, imported)
-    return out
+    return {local: (origin, imported)
+            for statement in module.body for small in _smalls(statement)
+            if isinstance(small, cst.ImportFrom)
+            for origin, imported, local, _ in _from_import_names(module, small)}
 
 
 def _inherits_init(base: _ClassFound, own_init: cst.FunctionDef | None,
@@ -518,14 +527,9 @@ def _module_definitions(module: cst.Module, class_name: str
                 for name in names:
                     out.append((ModuleName(name, "assignment", code, has_value=has_value,
                                            value=value), reads))
-            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names,
-                                                                        cst.ImportStar):
-                origin = "." * len(small.relative) + (
-                    module.code_for_node(small.module) if small.module is not None else "")
-                for alias in small.names:
-                    imported = module.code_for_node(alias.name)
-                    local = alias.evaluated_alias or imported
-                    as_text = f" as {local}" if alias.asname is not None else ""
+            elif isinstance(small, cst.ImportFrom):
+                for origin, imported, local, renamed in _from_import_names(module, small):
+                    as_text = f" as {local}" if renamed else ""
                     out.append((ModuleName(local, "import",
                                            f"from {origin} import {imported}{as_text}"),
                                 frozenset()))
