@@ -833,7 +833,7 @@ def child_main(task: str, db_file: str, count: str) -> dict[str, Any]:
     db: dict[str, Any] = json.loads(Path(db_file).read_text(encoding="utf-8"))
     world = compile_worlds([RETAIL_WORLD]).worlds["Tau2Retail"]
     if task == "explore":
-        from worldspec.runtime.explore import explore
+        from worldspec.testing.explore import explore
 
         # The start states of `worldspec test build/tau2`: 114 tasks given the same db.json
         # (one shared mapping), then the empty world.

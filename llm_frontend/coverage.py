@@ -7,7 +7,7 @@ reference solutions pass through, reached by running the solution's calls so tha
 and the random numbers are where they left them), and measures, per tool, how many random
 calls were made and how many succeeded. A state-changing tool is *reached* when a random call
 made it succeed, or when a task's reference solution called it successfully with every property
-checked (the checks of :func:`worldspec.runtime.properties.check_call`, as the explorer
+checked (the checks of :func:`worldspec.testing.properties.check_call`, as the explorer
 makes them): a login that needs the right password is reached by the solution, not by luck.
 
 While some state-changing tool is not reached, exploration goes on with the next seed,
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worldspec.runtime.episode import Episode
-from worldspec.runtime.explore import Finding, Reached, Start, explore, format_call
-from worldspec.runtime.properties import check_call
+from worldspec.testing.explore import Finding, Reached, Start, explore, format_call
+from worldspec.testing.properties import check_call
 
 __all__ = ["Exploration", "coverage_cells", "explore_from_tasks", "unreached"]
 

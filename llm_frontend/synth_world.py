@@ -14,7 +14,7 @@ The loop, for one description:
 4. **Validate** the sample tasks as ``worldspec tasks`` does (each solution
    replayed on its data must pass its checks within its frame).
 5. **Test**: the compiled world is explored with random tool-call sequences
-   *starting from each sample task's data* (:func:`worldspec.runtime.explore.explore`,
+   *starting from each sample task's data* (:func:`worldspec.testing.explore.explore`,
    the property tests of ``worldspec test``); findings, each with its shortest
    failing call sequence, go back to the model too.
 6. **Coverage**: every state-changing tool must succeed at least once in those

@@ -42,8 +42,8 @@ from worldspec.compiler.api import check_source, check_specs
 from worldspec.compiler.build import generate_all, write_packages
 from worldspec.runtime.episode import Episode, ToolSpec
 from worldspec.runtime.errors import InternalError, ToolError
-from worldspec.runtime.properties import Violation, check_call
 from worldspec.services.loading import compile_worlds
+from worldspec.testing.properties import Violation, check_call
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -224,7 +224,7 @@ def test_a_list_of_other_elements_stays_a_list(dyn: type[Episode]) -> None:
 
 
 def test_property_checks_take_other_types_in_the_mode(dyn: type[Episode]) -> None:
-    from worldspec.runtime.properties import check_call
+    from worldspec.testing.properties import check_call
 
     ep = dyn()
     spec = dyn.TOOLS["note"]
@@ -240,7 +240,7 @@ def test_property_checks_take_other_types_in_the_mode(dyn: type[Episode]) -> Non
 
 
 def test_worldspec_test_finds_nothing(tmp_path: Path) -> None:
-    from worldspec.runtime.explore import explore
+    from worldspec.testing.explore import explore
 
     world = _world(tmp_path, "dynamic")
     report = explore(world, max_examples=30, steps=20, seed=3)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from worldspec.cli.main import main
-from worldspec.runtime.explore import explore
 from worldspec.services.loading import compile_worlds
+from worldspec.testing.explore import explore
 
 BUGGY = Path(__file__).resolve().parent / "buggy"
 
@@ -124,7 +124,7 @@ def test_fresh_values_reach_arguments() -> None:
     reached), and pools keep only the newest fresh values."""
     import random
 
-    from worldspec.runtime.sampling import Pools, sample
+    from worldspec.testing.sampling import Pools, sample
 
     pools = Pools(["a", "b"], [1.0]).fork()
     pools.add(["order-77"], [42.0])
@@ -191,7 +191,7 @@ def test_a_start_reached_by_calls_keeps_the_clock_they_left(tmp_path: Path) -> N
     time, before the channels its calls stamped minutes later: posting in the second breaks
     the rule, in a state no agent can reach. Reached by running the calls, it keeps their
     clock."""
-    from worldspec.runtime.explore import Reached
+    from worldspec.testing.explore import Reached
 
     path = tmp_path / "chat.world"
     path.write_text(CLOCKED, encoding="utf-8")

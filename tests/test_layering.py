@@ -1,12 +1,16 @@
 """The floors of the package import one way, and the runtime is a leaf.
 
 ``docs/api.md`` names the floors: ``worldspec.runtime`` (what generated code
-imports: stdlib only) < ``worldspec.dsl`` < ``worldspec.compiler`` <
-``worldspec.services`` < the front ends (``worldspec.llm_frontend``,
-``worldspec.cli``). Each floor's modules are imported together in a fresh
-process and the test asserts what got loaded: a floor never loads a floor
-above it, and a rollout worker that imports a generated world loads the
-runtime and the standard library, nothing else.
+imports: stdlib only) < ``worldspec.testing`` (what tests a world: sampling, the
+explorer, the properties, the hypothesis suite) and ``worldspec.dsl`` <
+``worldspec.compiler`` < ``worldspec.services`` < the front ends
+(``worldspec.llm_frontend``, ``worldspec.cli``). Each floor's modules are
+imported together in a fresh process and the test asserts what got loaded: a
+floor never loads a floor above it, and a rollout worker that imports a
+generated world loads the runtime and the standard library, nothing else.
+The runtime's and the generated ``world.py`` files' import statements are also
+read, late ones inside functions included: the runtime names nothing of
+``worldspec`` but itself, a generated world module nothing but the runtime.
 """
 
 from __future__ import annotations
@@ -26,25 +30,27 @@ PACKAGE = ROOT / "worldspec"
 
 #: floor -> (its folder under worldspec/, what it must never load)
 FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "runtime": ("runtime", ("worldspec.dsl", "worldspec.compiler", "worldspec.services",
+    "runtime": ("runtime", ("worldspec.testing", "worldspec.dsl", "worldspec.compiler",
+                            "worldspec.services", "worldspec.cli", "worldspec.llm_frontend",
+                            "lark", "jinja2", "pydantic", "openai", "hypothesis")),
+    # the test tools sit on the runtime (the hypothesis suite on hypothesis too)
+    "testing": ("testing", ("worldspec.dsl", "worldspec.compiler", "worldspec.services",
                             "worldspec.cli", "worldspec.llm_frontend", "lark", "jinja2",
                             "pydantic", "openai")),
-    "dsl": ("dsl", ("worldspec.runtime", "worldspec.compiler", "worldspec.services",
-                    "worldspec.cli", "worldspec.llm_frontend", "jinja2", "pydantic", "openai")),
-    "compiler": ("compiler", ("worldspec.runtime", "worldspec.services", "worldspec.cli",
-                              "worldspec.llm_frontend", "pydantic", "openai")),
+    "dsl": ("dsl", ("worldspec.runtime", "worldspec.testing", "worldspec.compiler",
+                    "worldspec.services", "worldspec.cli", "worldspec.llm_frontend", "jinja2",
+                    "pydantic", "openai")),
+    "compiler": ("compiler", ("worldspec.runtime", "worldspec.testing", "worldspec.services",
+                              "worldspec.cli", "worldspec.llm_frontend", "pydantic", "openai")),
     "services": ("services", ("worldspec.cli", "worldspec.llm_frontend", "openai")),
     "llm_frontend": ("llm_frontend", ("worldspec.cli",)),
     # a serving process sits on the runtime (and the MCP SDK) only
-    "serve": ("serve", ("worldspec.dsl", "worldspec.compiler", "worldspec.cli",
-                        "worldspec.llm_frontend", "lark", "jinja2", "openai")),
+    "serve": ("serve", ("worldspec.testing", "worldspec.dsl", "worldspec.compiler",
+                        "worldspec.cli", "worldspec.llm_frontend", "lark", "jinja2", "openai",
+                        "hypothesis")),
     "rollout": ("rollout", ("worldspec.cli", "worldspec.compiler", "worldspec.dsl", "lark",
                             "jinja2")),
 }
-
-#: runtime modules that exist for the property tests and may import hypothesis
-TEST_SUPPORT = {"worldspec.runtime.hypothesis_suite"}
-
 
 def _modules(folder: str) -> list[str]:
     base = PACKAGE / folder
@@ -80,9 +86,76 @@ def _offending(loaded: list[str], banned: tuple[str, ...]) -> list[str]:
 @pytest.mark.parametrize("floor", sorted(FLOORS))
 def test_a_floor_never_loads_a_floor_above_it(floor: str) -> None:
     folder, banned = FLOORS[floor]
-    modules = [m for m in _modules(folder) if m not in TEST_SUPPORT]
+    modules = _modules(folder)
     assert modules
     assert _offending(_loaded_after_importing(modules), banned) == []
+
+
+def _worldspec_imports(source: str, package: str) -> list[str]:
+    """Each ``worldspec`` module that ``source`` (a module of ``package``) names in an import
+    statement anywhere, inside functions too, relative imports resolved."""
+    above = package.split(".")
+    named: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*above[: len(above) - node.level + 1], *filter(None, [base])])
+            named += ([f"{base}.{alias.name}" for alias in node.names] if node.module is None
+                      else [base])
+    return [name for name in named if name == "worldspec" or name.startswith("worldspec.")]
+
+
+def _outside(imported: list[str], floor: str) -> list[str]:
+    return [name for name in imported if not (name == floor or name.startswith(floor + "."))]
+
+
+def test_reading_the_imports_finds_late_and_relative_ones() -> None:
+    source = (
+        "from __future__ import annotations\n"
+        "from worldspec.runtime import helpers as rt\n"
+        "from . import values\n"
+        "def explore_later() -> None:\n"
+        "    from worldspec.testing.explore import explore\n"
+        "    import worldspec.testing.sampling\n"
+    )
+    imported = _worldspec_imports(source, "worldspec.runtime")
+    assert sorted(imported) == ["worldspec.runtime", "worldspec.runtime.values",
+                                "worldspec.testing.explore", "worldspec.testing.sampling"]
+    assert sorted(_outside(imported, "worldspec.runtime")) == ["worldspec.testing.explore",
+                                                               "worldspec.testing.sampling"]
+    assert _outside(_worldspec_imports("import re\nfrom worldspec.runtime import values as v\n",
+                                       "generated.shop"), "worldspec.runtime") == []
+
+
+def test_the_runtime_imports_nothing_of_worldspec_but_itself() -> None:
+    """Statically, so that a late import inside a function (which importing the floor would
+    not run) of the test tools or anything above the runtime is caught too."""
+    offenders = []
+    for module in _modules("runtime"):
+        path = PACKAGE / Path(*module.split(".")[1:])
+        package = module if path.is_dir() else module.rsplit(".", 1)[0]
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        imported = _worldspec_imports(path.read_text(encoding="utf-8"), package)
+        offenders += [f"{module}: {name}" for name in _outside(imported, "worldspec.runtime")]
+    assert offenders == []
+
+
+def test_a_generated_world_module_imports_the_runtime_only() -> None:
+    """``world.py`` is what a rollout imports; ``test_world.py`` beside it may use the test
+    tools (``worldspec.testing``), the world module never does."""
+    worlds = sorted((ROOT / "generated").glob("*/world.py"))
+    assert worlds
+    offenders = []
+    for path in worlds:
+        package = f"generated.{path.parent.name}"
+        imported = _worldspec_imports(path.read_text(encoding="utf-8"), package)
+        assert imported, path
+        offenders += [f"{package}.world: {name}"
+                      for name in _outside(imported, "worldspec.runtime")]
+    assert offenders == []
 
 
 def test_a_generated_world_loads_the_runtime_and_the_standard_library_only() -> None:

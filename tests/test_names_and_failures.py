@@ -23,8 +23,8 @@ import pytest
 from worldspec.compiler.api import check_source
 from worldspec.runtime.episode import Episode
 from worldspec.runtime.errors import KeptError
-from worldspec.runtime.properties import check_call
 from worldspec.services.loading import compile_worlds
+from worldspec.testing.properties import check_call
 
 
 def compile_spec(root: Path, text: str, world: str) -> type[Episode]:

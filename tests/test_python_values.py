@@ -452,7 +452,7 @@ def test_an_absent_field_is_left_out_of_the_json_not_null(world: type[Episode]) 
 def test_a_result_may_leave_an_absent_field_out(world: type[Episode]) -> None:
     """The result schema (what the property tests hold each result to) does not require a
     field that may be absent: a record without it is a result of its type."""
-    from worldspec.runtime.sampling import validate
+    from worldspec.testing.sampling import validate
 
     returns = world.TOOLS["load_point"].returns
     assert returns is not None and returns["required"] == ["x", "y", "tags"]

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from worldspec.runtime import helpers as rt
 from worldspec.runtime.episode import Episode, Row, ToolSpec
-from worldspec.runtime.hypothesis_suite import from_schema
 from worldspec.services.loading import compile_worlds
+from worldspec.testing.hypothesis_suite import from_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = (ROOT / os.environ.get("WORLDSPEC_PEERS", "../shared/peers")).resolve()

@@ -429,9 +429,9 @@ def test_sampled_and_generated_strings_are_ones_the_runtime_accepts(pattern: str
     run would report false failures."""
     import random
 
-    from worldspec.runtime.hypothesis_suite import from_schema
-    from worldspec.runtime.sampling import sample, validate
     from worldspec.runtime.values import pattern_matcher
+    from worldspec.testing.hypothesis_suite import from_schema
+    from worldspec.testing.sampling import sample, validate
 
     matches = pattern_matcher(pattern)
     schema = {"type": "string", "pattern": pattern}
@@ -450,7 +450,7 @@ def test_sampled_and_generated_strings_are_ones_the_runtime_accepts(pattern: str
 
 
 def test_the_samplers_validate_formats_by_the_runtimes_rules() -> None:
-    from worldspec.runtime.sampling import validate
+    from worldspec.testing.sampling import validate
 
     schema = {"type": "string", "format": "date-time"}
     assert validate("2024-01-01T10:00:00", schema)

@@ -21,7 +21,7 @@ from worldspec.compiler.build import generate_all, write_packages
 from worldspec.dsl.formatter import format_source
 from worldspec.runtime.episode import Episode
 from worldspec.runtime.errors import ToolError
-from worldspec.runtime.sampling import validate
+from worldspec.testing.sampling import validate
 
 SPEC = Path(__file__).parent / "rows" / "lending.world"
 DATA: dict[str, Any] = {

@@ -20,8 +20,8 @@ from worldspec.cli.console import (
     output_problem,
     report_errors,
 )
-from worldspec.runtime.explore import Finding, Report, explore, format_call
 from worldspec.services.validation import TaskReport
+from worldspec.testing.explore import Finding, Report, explore, format_call
 
 __all__ = ["configure_test", "run_test"]
 

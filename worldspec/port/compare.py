@@ -480,7 +480,7 @@ def _argument(param: ParamSpec, seen: tuple[list[str], list[int], list[float]],
               episode: Episode, rng: Any) -> Any:
     """An argument for ``param``: mostly a key or a value already in either state that fits
     the schema, else a fresh value from the schema (boundaries included)."""
-    from worldspec.runtime.sampling import Pools, sample
+    from worldspec.testing.sampling import Pools, sample
 
     strings, ints, floats = seen
     if param.table and rng.random() < 0.8:
@@ -498,7 +498,7 @@ def _argument(param: ParamSpec, seen: tuple[list[str], list[int], list[float]],
 def _fits(value: Any, schema: dict[str, Any]) -> bool:
     """Whether the schema takes ``value``, with JSON's types as the runtime reads them: a
     float is never an integer (``3.0`` is refused where an ``int`` is expected)."""
-    from worldspec.runtime.sampling import validate
+    from worldspec.testing.sampling import validate
 
     if isinstance(value, float) and _only_integers(schema):
         return False

@@ -32,8 +32,9 @@ from worldspec.runtime.errors import (
     ToolError,
 )
 
-# @dataclass as the standard one makes it, without importing dataclasses (see records.py)
-from worldspec.runtime.records import value_class as dataclass
+# the value classes below are made by value_class, not dataclasses: importing dataclasses
+# costs a world's import about 8 ms (see records.py)
+from worldspec.runtime.records import value_class
 from worldspec.runtime.rewards import DEFAULT_REWARD, REWARD_MODES, combine_checks
 from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
 from worldspec.runtime.values import quote as _quote
@@ -446,7 +447,7 @@ class Table(Generic[R]):
         return len(self.rows)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ParamSpec:
     """A tool parameter as the agent sees it."""
 
@@ -458,7 +459,7 @@ class ParamSpec:
     table: str | None = None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ToolSpec:
     """A tool: its description, JSON schema and the bound method that runs it."""
 
@@ -484,7 +485,7 @@ class ToolSpec:
             object.__setattr__(self, "checks", not self.read_only)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class CheckSpec:
     """A named check item of a task."""
 
@@ -497,7 +498,7 @@ class CheckSpec:
     test: Callable[[Any, Any, tuple[str, ...]], bool | Verdict]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class TaskSpec:
     """A task: initial data, instruction, checks, frame and reference solution."""
 
@@ -520,7 +521,7 @@ class TaskSpec:
     reward: str | None = None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class CheckOutcome:
     """How one check item came out."""
 
@@ -548,7 +549,7 @@ class CheckOutcome:
         return "error" if self.message.startswith("error:") else "failed"
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Score:
     """A task's reward with the breakdown per check and the frame verdict."""
 
@@ -592,7 +593,7 @@ def _json_change(change: Mapping[str, Any]) -> dict[str, Any]:
     return {"path": change["path"], "old": change.get("old"), "new": change.get("new")}
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Snapshot:
     """A saved state of an episode (an independent copy)."""
 
@@ -621,7 +622,7 @@ class Snapshot:
 _SET, _INSERT, _DELETE, _SET_FIELDS = 0, 1, 2, 3
 
 
-@dataclass
+@value_class
 class _Base:
     """Which initial data the episode was loaded from (resets to it roll back)."""
 

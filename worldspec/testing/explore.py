@@ -22,7 +22,7 @@ exploration and every sequence from it starts from that episode rolled back by
 its undo log, checked against the start's state hash (a mismatch, a change
 made outside the log, loads it anew). Arguments are drawn from the values of
 the start state, collected once, and from the values each successful call
-returned or wrote (the fresh values of :class:`~worldspec.runtime.sampling.Pools`),
+returned or wrote (the fresh values of :class:`~worldspec.testing.sampling.Pools`),
 so the state is never exported while exploring.
 """
 
@@ -36,9 +36,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from worldspec.runtime.episode import Episode, Row, Snapshot, StateBase, Table, ToolSpec
-from worldspec.runtime.properties import check_call
-from worldspec.runtime.sampling import Pools, sample
 from worldspec.runtime.values import export_value
+from worldspec.testing.properties import check_call
+from worldspec.testing.sampling import Pools, sample
 
 __all__ = ["Call", "Finding", "Reached", "Report", "Start", "explore", "shrink", "format_call"]
 

@@ -1,7 +1,7 @@
 """The properties every world must have, checked after each call.
 
-Shared by the fast explorer (:mod:`worldspec.runtime.explore`) and the
-hypothesis state machine (:mod:`worldspec.runtime.hypothesis_suite`), so
+Shared by the fast explorer (:mod:`worldspec.testing.explore`) and the
+hypothesis state machine (:mod:`worldspec.testing.hypothesis_suite`), so
 both check exactly the same things and describe failures the same way.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from worldspec.runtime.episode import Episode, ToolSpec
 from worldspec.runtime.errors import ArgumentError, InternalError, InvariantError, KeptError
-from worldspec.runtime.sampling import validate
+from worldspec.testing.sampling import validate
 
 __all__ = ["Violation", "schema_accepts", "check_call"]
 

@@ -4,7 +4,7 @@ Generated packages hold a ``test_world.py`` that builds its test case here,
 so ``pytest generated/`` runs every world's property tests. Argument
 strategies come from the tools' JSON schemas through one table
 (:data:`STRATEGIES`); entity parameters draw mostly keys that exist. After
-every rule the properties of :mod:`worldspec.runtime.properties` are
+every rule the properties of :mod:`worldspec.testing.properties` are
 checked, and the machine can start from each task's data or from empty.
 """
 
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
-from worldspec.runtime.properties import check_call
 from worldspec.runtime.values import pattern_matcher
+from worldspec.testing.properties import check_call
 
 __all__ = ["from_schema", "world_state_machine", "STRATEGIES"]
 
