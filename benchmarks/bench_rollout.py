@@ -43,7 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from worldspec.llm_frontend.client import Usage  # noqa: E402
 from worldspec.rollout.records import Journal  # noqa: E402
 from worldspec.rollout.runner import (  # noqa: E402
     RolloutSettings,
@@ -54,6 +53,7 @@ from worldspec.rollout.runner import (  # noqa: E402
 from worldspec.rollout.session import Session  # noqa: E402
 from worldspec.runtime.episode import Episode  # noqa: E402
 from worldspec.services.loading import load_world  # noqa: E402
+from worldspec.services.model_client import Usage  # noqa: E402
 
 WORLDS = ("mobile_messaging", "online_shop", "clinic_scheduling")
 

@@ -48,7 +48,6 @@ from llm_scripts import fenced, world_named  # noqa: E402
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer  # noqa: E402
 
 from worldspec.cli.main import main as cli_main  # noqa: E402
-from worldspec.llm_frontend.client import LLMConfig  # noqa: E402
 from worldspec.rollout.records import Journal  # noqa: E402
 from worldspec.rollout.runner import (  # noqa: E402
     RolloutSettings,
@@ -59,6 +58,7 @@ from worldspec.rollout.runner import (  # noqa: E402
 from worldspec.runtime.episode import Episode  # noqa: E402
 from worldspec.services.executors import Executor, LocalExecutor, RayExecutor  # noqa: E402
 from worldspec.services.loading import load_world  # noqa: E402
+from worldspec.services.model_client import LLMConfig  # noqa: E402
 
 PACKAGE = ROOT / "generated" / "mobile_messaging"
 WAYS = ("local", "ray 1", "ray 2")

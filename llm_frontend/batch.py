@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.executors import Executor, ItemWorker, LocalExecutor, WorkerLost
 from worldspec.services.files import append_line_durably, write_atomically
+from worldspec.services.model_client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.progress import StatusLine
 
 __all__ = ["BatchItem", "BatchSummary", "ClientWork", "ClientWorker", "InputError", "ItemRecord",
@@ -479,7 +479,7 @@ async def run_batch(kind: str, items: Sequence[BatchItem], work: Worker | SplitW
     spends to ``usage`` (so an item that fails midway still reports its cost);
     a :class:`SplitWork` does the same in three parts and may run on any
     ``executor`` (default: this event loop, ``concurrency`` items at once).
-    A :class:`~llm_frontend.client.LLMError` or any other exception becomes an
+    A :class:`~worldspec.services.model_client.LLMError` or any other exception becomes an
     ``error`` record; records are journaled as soon as they exist, then passed
     to ``on_record`` (to materialise outputs).
 

@@ -52,11 +52,11 @@ from worldspec.llm_frontend.batch import (
     sha256_text,
     write_atomically,
 )
-from worldspec.llm_frontend.client import LLMConfig, Usage
 from worldspec.llm_frontend.coverage import coverage_cells, unreached
 from worldspec.llm_frontend.synth_tasks import TaskOptions
 from worldspec.llm_frontend.synth_world import WorldOptions
 from worldspec.llm_frontend.themes import ThemeOptions
+from worldspec.services.model_client import LLMConfig, Usage
 
 __all__ = ["CorpusOptions", "CorpusReport", "CorpusSource", "Description", "StageStats",
            "WorldFacts", "build_corpus", "read_descriptions", "validated_fields", "world_facts",
@@ -302,8 +302,8 @@ async def _descriptions(config: LLMConfig, source: CorpusSource, layout: _Layout
         if file_sha256(out) != sha256_text(text):
             write_atomically(out, text)
         return found[:options.worlds] if options.worlds else found
-    from worldspec.llm_frontend.client import LLMClient
     from worldspec.llm_frontend.themes import mine_themes, read_corpus, render_descriptions
+    from worldspec.services.model_client import LLMClient
 
     corpus_text = read_input_text(source.path, "a JSONL file")
     key = item_key("corpus-themes", {"corpus_sha256": sha256_text(corpus_text),

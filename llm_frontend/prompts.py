@@ -33,8 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from worldspec.llm_frontend.client import Message, strip_reasoning
 from worldspec.llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
+from worldspec.services.model_client import Message, strip_reasoning
 
 __all__ = [
     "EXAMPLE_SEEDED_WORLD",

@@ -35,8 +35,8 @@ from worldspec.compiler.types import show
 from worldspec.dsl import nodes as n
 from worldspec.dsl.formatter import format_expr, format_type
 from worldspec.llm_frontend.batch import InputError, read_input_text
-from worldspec.llm_frontend.client import LLMClient, Message, Usage
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK
+from worldspec.services.model_client import LLMClient, Message, Usage
 
 __all__ = ["MAX_SPEC_CHARS", "ReviewOutcome", "ReviewTarget", "ReviewVerdict", "RiskyTool",
            "WorldHasErrors", "load_review_target", "render_review_text", "review_messages",
@@ -226,7 +226,7 @@ class ReviewOutcome:
 async def review_world(client: LLMClient, target: ReviewTarget, description: str, *,
                        usage: Usage | None = None) -> ReviewOutcome:
     """Ask the model for a :class:`ReviewVerdict`; raises
-    :class:`~llm_frontend.client.LLMError` when it cannot get a valid one."""
+    :class:`~worldspec.services.model_client.LLMError` when it cannot get a valid one."""
     spent = usage if usage is not None else Usage()
     reply = await client.chat(review_messages(target, description), json_schema=ReviewVerdict,
                               usage=spent)

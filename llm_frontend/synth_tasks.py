@@ -38,7 +38,6 @@ from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.llm_frontend.batch import InputError, read_input_text, sha256_text
-from worldspec.llm_frontend.client import LLMClient, Usage
 from worldspec.llm_frontend.prompts import (
     compiler_feedback,
     extract_world_code,
@@ -49,6 +48,7 @@ from worldspec.llm_frontend.prompts import (
     write_task_messages,
 )
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagnostics_for_model
+from worldspec.services.model_client import LLMClient, Usage
 
 __all__ = ["TaskOptions", "TaskOutcome", "TaskVerdict", "TaskWorld", "judge_task",
            "load_task_world", "render_tasks_file", "rename_task", "synthesize_task",

@@ -1,10 +1,10 @@
 """The work of each ``synth`` batch on one item, as a worker does it (here or on a Ray actor).
 
 Each function is a :data:`~llm_frontend.batch.ClientWork`: it gets the worker's model client,
-a payload the driver prepared and a :class:`~llm_frontend.client.Usage` to add its tokens to,
-and returns a picklable value that the driver settles into the item's record (and outputs).
-They are module-level so a :class:`~llm_frontend.batch.ClientWorker` holding one travels to a
-Ray worker by reference; nothing here touches a journal or writes an output.
+a payload the driver prepared and a :class:`~worldspec.services.model_client.Usage` to add
+its tokens to, and returns a picklable value that the driver settles into the item's record
+(and outputs). They are module-level so a :class:`~llm_frontend.batch.ClientWorker` holding
+one travels to a Ray worker by reference; nothing here touches a journal or writes an output.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from worldspec.llm_frontend.client import LLMClient, LLMOutputError, Usage
+from worldspec.services.model_client import LLMClient, LLMOutputError, Usage
 
 if TYPE_CHECKING:  # each worker imports what its kind needs (a themes worker: no compiler)
     from worldspec.llm_frontend.synth_tasks import TaskOptions, TaskOutcome, TaskWorld

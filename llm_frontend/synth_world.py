@@ -45,7 +45,6 @@ from worldspec.compiler.api import check_source
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
 from worldspec.dsl.parser import parse_module
-from worldspec.llm_frontend.client import LLMClient, LLMOutputError, Usage
 from worldspec.llm_frontend.prompts import (
     WorldPlan,
     compiler_feedback,
@@ -59,6 +58,7 @@ from worldspec.llm_frontend.prompts import (
     structure_feedback,
     write_world_messages,
 )
+from worldspec.services.model_client import LLMClient, LLMOutputError, Usage
 
 __all__ = ["COMPILE_LOCK", "RoundRecord", "WorldOptions", "WorldOutcome", "WorldVerdict",
            "diagnostics_for_model", "judge_world", "synthesize_world", "uncovered_tools"]
@@ -314,7 +314,7 @@ async def synthesize_world(client: LLMClient, description: str,
                            usage: Usage | None = None) -> WorldOutcome:
     """Plan, write, check, test and repair one world.
 
-    Model failures that persist (:class:`~llm_frontend.client.LLMRequestError`)
+    Model failures that persist (:class:`~worldspec.services.model_client.LLMRequestError`)
     propagate; everything the model gets wrong ends in a rejected outcome.
     """
     spent = usage if usage is not None else Usage()

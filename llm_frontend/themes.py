@@ -54,8 +54,8 @@ from worldspec.llm_frontend.batch import (
     read_input_text,
     run_batch,
 )
-from worldspec.llm_frontend.client import LLMClient, LLMRequestError, Message, Usage
 from worldspec.services.executors import Executor
+from worldspec.services.model_client import LLMClient, LLMRequestError, Message, Usage
 
 __all__ = ["MALFORMED", "TEXT_FIELDS", "THEMES_PROMPT_VERSION", "Cluster", "CorpusItem",
            "CorpusReadout", "Dropped", "Kept", "SourceRef", "ThemeAssessment", "ThemeOptions",
@@ -253,8 +253,8 @@ def assess_messages(text: str, max_chars: int = 6000) -> list[Message]:
 
 async def assess_task(client: LLMClient, text: str, options: ThemeOptions = ThemeOptions(),
                       *, usage: Usage | None = None) -> ThemeAssessment:
-    """Ask the model about one task; :class:`~llm_frontend.client.LLMOutputError` when it
-    never answers with a valid :class:`ThemeAssessment`."""
+    """Ask the model about one task; :class:`~worldspec.services.model_client.LLMOutputError`
+    when it never answers with a valid :class:`ThemeAssessment`."""
     reply = await client.chat(assess_messages(text, options.max_chars),
                               json_schema=ThemeAssessment, usage=usage)
     return reply.parsed
@@ -537,7 +537,7 @@ async def mine_themes(client: LLMClient, readout: CorpusReadout,
     ``embed_client`` (default ``client``) computes the embeddings. Model
     requests that keep failing during assessment become ``error`` items (tried
     again on the next run); a failing embedding request raises
-    :class:`~llm_frontend.client.LLMError` (the journal keeps the assessments).
+    :class:`~worldspec.services.model_client.LLMError` (the journal keeps the assessments).
     The assessments run on ``executor`` (default: this event loop), each worker
     with its own client of ``client.config``; the rest runs here. ``retry_rejected``
     asks again about items the journal holds as dropped or malformed.

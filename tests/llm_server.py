@@ -1,6 +1,6 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1, for tests that must not need a model.
 
-The real ``openai`` SDK (through :class:`llm_frontend.client.LLMClient`) is
+The real ``openai`` SDK (through :class:`worldspec.services.model_client.LLMClient`) is
 pointed at it, so requests and responses cross a real socket in the real wire
 format. Standard library only.
 
@@ -36,7 +36,7 @@ in ``server.chat_requests``.
 Fixtures (import them into a test module, or they come with ``tests/conftest.py``):
 
 - ``llm_server``: a started :class:`ScriptedLLMServer`, closed after the test;
-- ``llm_config``: an :class:`~llm_frontend.client.LLMConfig` pointed at it with a
+- ``llm_config``: an :class:`~worldspec.services.model_client.LLMConfig` pointed at it with a
   5 s timeout, 3 retries and millisecond backoff (a timeout test sets its own,
   shorter timeout with ``dataclasses.replace``).
 
@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # imported in the fixture, so collecting tests does not load the SDK
-    from worldspec.llm_frontend.client import LLMConfig
+    from worldspec.services.model_client import LLMConfig
 
 __all__ = ["RecordedRequest", "Reply", "ScriptedLLMServer", "hashed_embedding", "llm_config",
            "llm_server"]
@@ -364,7 +364,7 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
 @pytest.fixture
 def llm_config(llm_server: ScriptedLLMServer) -> LLMConfig:
     """A client config for :func:`llm_server`: 5 s timeout, 3 retries, tiny backoff."""
-    from worldspec.llm_frontend.client import LLMConfig
+    from worldspec.services.model_client import LLMConfig
 
     return LLMConfig(base_url=llm_server.url, model="scripted-model", api_key="test-key",
                      timeout=5.0, max_retries=3, concurrency=4, backoff_base=0.01,

@@ -49,8 +49,14 @@ FLOORS: dict[str, tuple[str, tuple[str, ...]]] = {
                         "worldspec.cli", "worldspec.llm_frontend", "lark", "jinja2", "openai",
                         "hypothesis")),
     "rollout": ("rollout", ("worldspec.cli", "worldspec.compiler", "worldspec.dsl", "lark",
-                            "jinja2")),
+                            "jinja2", "worldspec.llm_frontend")),
 }
+
+#: the services module that talks to model servers, and so loads the ``openai`` SDK (every
+#: other service stays without it); it sits below every front end that calls a model
+MODEL_CLIENT = "worldspec.services.model_client"
+
+
 
 def _modules(folder: str) -> list[str]:
     base = PACKAGE / folder
@@ -86,7 +92,7 @@ def _offending(loaded: list[str], banned: tuple[str, ...]) -> list[str]:
 @pytest.mark.parametrize("floor", sorted(FLOORS))
 def test_a_floor_never_loads_a_floor_above_it(floor: str) -> None:
     folder, banned = FLOORS[floor]
-    modules = _modules(folder)
+    modules = [m for m in _modules(folder) if m != MODEL_CLIENT]
     assert modules
     assert _offending(_loaded_after_importing(modules), banned) == []
 
@@ -156,6 +162,63 @@ def test_a_generated_world_module_imports_the_runtime_only() -> None:
         offenders += [f"{package}.world: {name}"
                       for name in _outside(imported, "worldspec.runtime")]
     assert offenders == []
+
+
+def test_the_model_client_loads_no_front_end() -> None:
+    loaded = _loaded_after_importing([MODEL_CLIENT])
+    assert "openai" in loaded
+    assert _offending(loaded, ("worldspec.cli", "worldspec.llm_frontend", "worldspec.rollout",
+                               "worldspec.rl", "worldspec.adapters", "worldspec.port",
+                               "worldspec.serve", "worldspec.dsl", "worldspec.compiler")) == []
+
+
+def _imports_of(path: Path) -> list[str]:
+    """Every module a file imports, at the top or inside a function (an adapter imports what
+    it needs late); ``from a import b`` names both ``a`` and ``a.b``."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+    return names
+
+
+def _llm_frontend_imports(folder: str, allowed: set[str]) -> list[str]:
+    """The imports of ``llm_frontend`` in a folder of ``worldspec``, but those ``allowed``."""
+    return [f"{path.relative_to(ROOT)}: {name}"
+            for path in sorted((PACKAGE / folder).rglob("*.py"))
+            for name in _imports_of(path)
+            if _offending([name], ("worldspec.llm_frontend",))
+            and not any(name == a or name.startswith(a + ".") for a in allowed)]
+
+
+#: what ``worldspec.port`` still shares with ``synth``'s front end: the repair loop's prompts,
+#: its compile lock and diagnostics for the model, and the language reference the prompts carry
+PORT_SHARES_WITH_SYNTH = {"worldspec.llm_frontend.prompts", "worldspec.llm_frontend.synth_world",
+                          "worldspec.llm_frontend.reference_text"}
+
+
+@pytest.mark.parametrize(("folder", "allowed"), [
+    ("rollout", set()), ("rl", set()), ("adapters", set()), ("port", PORT_SHARES_WITH_SYNTH)])
+def test_the_front_ends_that_call_models_do_not_import_llm_frontend(
+        folder: str, allowed: set[str]) -> None:
+    """Rollouts, RL, the adapters and port reach models through ``worldspec.services.
+    model_client``, never through the ``synth`` front end (``llm_frontend``)."""
+    assert _llm_frontend_imports(folder, allowed) == []
+
+
+def test_the_import_scan_sees_a_late_import_of_llm_frontend(tmp_path: Path) -> None:
+    """The scan says no on a module that imports the client the old way, inside a function,
+    and yes on one that imports the service."""
+    old = tmp_path / "old.py"
+    old.write_text("def f() -> None:\n    from worldspec.llm_frontend.client import LLMClient\n",
+                   encoding="utf-8")
+    new = tmp_path / "new.py"
+    new.write_text("from worldspec.services.model_client import LLMClient\n", encoding="utf-8")
+    assert _offending(_imports_of(old), ("worldspec.llm_frontend",)) == [
+        "worldspec.llm_frontend.client", "worldspec.llm_frontend.client.LLMClient"]
+    assert _offending(_imports_of(new), ("worldspec.llm_frontend",)) == []
 
 
 def test_a_generated_world_loads_the_runtime_and_the_standard_library_only() -> None:

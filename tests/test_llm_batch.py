@@ -32,7 +32,7 @@ from worldspec.llm_frontend.batch import (
     run_batch,
     write_output,
 )
-from worldspec.llm_frontend.client import LLMRequestError, Usage
+from worldspec.services.model_client import LLMRequestError, Usage
 from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent

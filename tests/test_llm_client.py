@@ -12,7 +12,7 @@ import pytest
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer, hashed_embedding
 from pydantic import BaseModel
 
-from worldspec.llm_frontend.client import (
+from worldspec.services.model_client import (
     ChatResult,
     LLMClient,
     LLMConfig,

@@ -26,10 +26,10 @@ from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
 from worldspec.llm_frontend import corpus as corpus_module
-from worldspec.llm_frontend.client import LLMConfig
 from worldspec.llm_frontend.corpus import CorpusOptions, CorpusSource, build_corpus
 from worldspec.llm_frontend.synth_tasks import TaskOptions
 from worldspec.llm_frontend.synth_world import WorldOptions
+from worldspec.services.model_client import LLMConfig
 from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent

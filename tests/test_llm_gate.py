@@ -16,7 +16,6 @@ from llm_scripts import PLAN_JSON, counter_world, fenced, parking_world
 from llm_server import RecordedRequest, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.llm_frontend.synth_world import (
     WorldOptions,
     WorldOutcome,
@@ -24,6 +23,7 @@ from worldspec.llm_frontend.synth_world import (
     synthesize_world,
     uncovered_tools,
 )
+from worldspec.services.model_client import LLMClient, LLMConfig
 
 FAST = WorldOptions(max_rounds=2, test_examples=15, test_steps=12, plan=False)
 

@@ -28,7 +28,6 @@ from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
 from worldspec.compiler.api import check_specs as compiler_check
-from worldspec.llm_frontend.client import LLMClient, LLMConfig, Usage
 from worldspec.llm_frontend.prompts import extract_world_code, write_world_messages
 from worldspec.llm_frontend.reference import condense_language_doc, main, render_reference_module
 from worldspec.llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
@@ -39,6 +38,7 @@ from worldspec.llm_frontend.synth_tasks import (
     synthesize_task,
 )
 from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome, synthesize_world
+from worldspec.services.model_client import LLMClient, LLMConfig, Usage
 from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent

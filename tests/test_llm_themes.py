@@ -23,13 +23,13 @@ from llm_server import RecordedRequest, Reply, ScriptedLLMServer, hashed_embeddi
 from worldspec.cli.main import main as cli_main
 from worldspec.cli.synth import _world_items
 from worldspec.llm_frontend.batch import InputError
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.llm_frontend.themes import (
     ThemeOptions,
     cluster_by_similarity,
     mine_themes,
     read_corpus,
 )
+from worldspec.services.model_client import LLMClient, LLMConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP = ROOT / "examples" / "shop" / "shop.world"

@@ -24,11 +24,11 @@ from port_replies import (
 
 from worldspec.cli.main import main as cli_main
 from worldspec.compiler.api import check_source
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.port.compare import CompareOptions, Original
 from worldspec.port.sandbox import Limits
 from worldspec.port.skeleton import emit_skeleton, read_class
 from worldspec.port.translate import PortOptions, PortOutcome, RequestJournal, port_class
+from worldspec.services.model_client import LLMClient, LLMConfig
 
 CLASSES = Path(__file__).resolve().parent / "port_classes"
 INVENTORY = CLASSES / "inventory.py"

@@ -32,12 +32,12 @@ from tau2_data import locate_tau2
 
 from worldspec.adapters.verifiers_prompt import verifiers_prompt
 from worldspec.cli.main import main
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rl import TextEnv
 from worldspec.rollout.prompts import STOP_MARKER
 from worldspec.rollout.records import read_records
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
+from worldspec.services.model_client import LLMClient, LLMConfig
 from worldspec.services.prompts import GREETING, SETTING_TEXTS, read_prompt_file
 
 ROOT = Path(__file__).resolve().parents[1]

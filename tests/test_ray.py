@@ -29,12 +29,12 @@ from ray_support import local_cluster
 from test_llm_themes import scripted_embedding, themes_responder, write_corpus
 
 from worldspec.cli.main import main
-from worldspec.llm_frontend.client import LLMConfig
 from worldspec.rollout.records import Journal
 from worldspec.rollout.runner import RolloutSettings, WorldSource, plan_rollouts, run_batch
 from worldspec.runtime.episode import Episode
 from worldspec.services.executors import RayExecutor
 from worldspec.services.loading import load_world
+from worldspec.services.model_client import LLMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generated" / "mobile_messaging"

@@ -16,9 +16,9 @@ import pytest
 from llm_server import ScriptedLLMServer
 
 from worldspec.cli.main import main
-from worldspec.llm_frontend.client import LLMConfig
 from worldspec.rollout.runner import RolloutSettings, RolloutWorker, WorldSource
 from worldspec.services.loading import load_world
+from worldspec.services.model_client import LLMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generated" / "mobile_messaging"

@@ -21,13 +21,13 @@ import pytest
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rl import TRAJECTORY_FIELDS, StepResult, TextEnv
 from worldspec.rollout.agent import AgentClient
 from worldspec.rollout.prompts import GREETING, STOP_MARKER
 from worldspec.rollout.records import read_records
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
+from worldspec.services.model_client import LLMClient, LLMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generated" / "mobile_messaging"

@@ -25,11 +25,10 @@ import pytest
 from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rollout.agent import AgentClient, chat_to_responses_input
 from worldspec.rollout.export import select_rollouts, sft_rows
 from worldspec.rollout.prompts import GREETING, STOP_MARKER
-from worldspec.rollout.records import FORMAT, Journal, RecordError, read_records
+from worldspec.rollout.records import FORMAT, Journal, RecordError, RolloutRecord, read_records
 from worldspec.rollout.runner import (
     RolloutSettings,
     WorldSource,
@@ -41,6 +40,7 @@ from worldspec.rollout.session import Session
 from worldspec.rollout.summary import Run, pass_hat_k, summarise
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_world
+from worldspec.services.model_client import LLMClient, LLMConfig
 from worldspec.services.prompts import agent_system_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -517,6 +517,9 @@ def test_the_command_line_writes_records_and_a_summary(runs: Path) -> None:
     assert task["pass_k"] == {"1": 0.5, "2": 0.0} and task["rollouts"] == 2
     records = list(read_records(runs))
     assert len(records) == 4 and {r["world_path"] for r in records} == {str(PACKAGE)}
+    # a finished rollout's record holds every field of the schema, and nothing else
+    schema = RolloutRecord.__required_keys__ | RolloutRecord.__optional_keys__
+    assert [sorted(r) for r in records] == [sorted(schema)] * 4
 
 
 def test_run_calls_replays_a_record_exactly(runs: Path, tmp_path: Path,

@@ -75,11 +75,11 @@ from openenv.core.env_server.types import (
 from pydantic import Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-from worldspec.llm_frontend.client import LLMClient, LLMConfig
 from worldspec.rl.env import StepResult as TextStep
 from worldspec.rl.env import TextEnv
 from worldspec.runtime.episode import Episode
 from worldspec.runtime.schema import tool_definitions
+from worldspec.services.model_client import LLMClient, LLMConfig
 from worldspec.services.prompts import AGENT_TEMPLATE, PromptFileError, read_prompt_file
 
 __all__ = ["HttpEpisode", "WorldAction", "WorldEnvClient", "WorldEnvironment",

@@ -43,10 +43,10 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from worldspec.adapters.verifiers_prompt import verifiers_prompt
-from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError
 from worldspec.rl.env import TextEnv, replay_score
 from worldspec.rollout.agent import AgentClient
 from worldspec.runtime.episode import Episode
+from worldspec.services.model_client import LLMClient, LLMConfig, LLMError
 from worldspec.services.prompts import AGENT_TEMPLATE, read_prompt_file
 
 __all__ = ["PLUGIN_ID", "WorldData", "WorldHarness", "WorldHarnessConfig", "WorldTask",

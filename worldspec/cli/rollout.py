@@ -143,7 +143,6 @@ def _load_sources(paths: list[str], console: Console) -> list[WorldSource] | int
 
 
 def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.client import LLMConfig, LLMConfigError
     from worldspec.rollout.prompts import USER_TEMPLATE
     from worldspec.rollout.records import JOURNAL_NAME, Journal, RecordError
     from worldspec.rollout.runner import (
@@ -156,6 +155,7 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
     from worldspec.runtime.values import escape_surrogates
     from worldspec.services.executors import BackendUnavailable, make_executor
     from worldspec.services.files import write_atomically
+    from worldspec.services.model_client import LLMConfig, LLMConfigError
 
     try:
         executor = make_executor(args.backend, concurrency=args.concurrency,

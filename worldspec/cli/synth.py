@@ -37,9 +37,9 @@ from worldspec.cli.console import (
 
 if TYPE_CHECKING:
     from worldspec.llm_frontend.batch import BatchItem, BatchSummary, ItemRecord
-    from worldspec.llm_frontend.client import LLMConfig
     from worldspec.llm_frontend.stages import TaskJob
     from worldspec.llm_frontend.synth_world import WorldOutcome
+    from worldspec.services.model_client import LLMConfig
 
 __all__ = ["SYNTH_COMMANDS", "add_batch_options", "add_model_options",
            "configure_synth", "make_batch_executor", "model_config", "run_synth"]
@@ -74,9 +74,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def model_config(args: argparse.Namespace) -> LLMConfig:
     """The client config from :func:`add_model_options`'s options and the environment.
 
-    Raises :class:`llm_frontend.client.LLMConfigError` with a message for the user.
+    Raises :class:`worldspec.services.model_client.LLMConfigError` with a message for the user.
     """
-    from worldspec.llm_frontend.client import LLMConfig
+    from worldspec.services.model_client import LLMConfig
 
     return LLMConfig.from_env_and_args(
         base_url=args.base_url, model=args.model, timeout=args.timeout,
@@ -162,8 +162,8 @@ def _check_limits(args: argparse.Namespace, console: Console, **limits: int) -> 
 def _run_guarded(console: Console, body: Callable[[], int]) -> int:
     """Turn the front end's expected failures into one-line errors (never a traceback)."""
     from worldspec.llm_frontend.batch import InputError
-    from worldspec.llm_frontend.client import LLMConfigError, LLMError
     from worldspec.services.executors import BackendUnavailable
+    from worldspec.services.model_client import LLMConfigError, LLMError
 
     try:
         return body()

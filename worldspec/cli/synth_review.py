@@ -97,13 +97,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 async def _review(args: argparse.Namespace, description: str, console: Console) -> int:
     from worldspec.cli.synth import model_config
-    from worldspec.llm_frontend.client import LLMClient
     from worldspec.llm_frontend.review import (
         WorldHasErrors,
         load_review_target,
         render_review_text,
         review_world,
     )
+    from worldspec.services.model_client import LLMClient
 
     config = model_config(args)
     try:

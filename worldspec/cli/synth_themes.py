@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from worldspec.cli.console import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Console, add_backend_options
 
 if TYPE_CHECKING:
-    from worldspec.llm_frontend.client import LLMConfig
+    from worldspec.services.model_client import LLMConfig
 
 __all__ = ["DESCRIPTION", "SUMMARY", "configure", "run"]
 
@@ -101,13 +101,13 @@ def _embedding_config(args: argparse.Namespace, config: LLMConfig) -> LLMConfig 
 async def _mine(args: argparse.Namespace, console: Console) -> int:
     from worldspec.cli.synth import _progress, make_batch_executor, model_config
     from worldspec.llm_frontend.batch import Journal, write_atomically
-    from worldspec.llm_frontend.client import LLMClient
     from worldspec.llm_frontend.themes import (
         ThemeOptions,
         mine_themes,
         read_corpus,
         render_descriptions,
     )
+    from worldspec.services.model_client import LLMClient
 
     config = model_config(args)
     if args.embedding_model:

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worldspec.llm_frontend.client import Message
 from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
 from worldspec.port.skeleton import CUT_MARKER, ClassInfo, MethodInfo, ModuleName
+from worldspec.services.model_client import Message
 
 __all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json",
            "difference_feedback", "method_compile_feedback", "module_names_text",

@@ -38,7 +38,6 @@ from worldspec.compiler.api import check_source
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
-from worldspec.llm_frontend.client import LLMClient, Message, Usage
 from worldspec.llm_frontend.prompts import (
     extract_world_code,
     missing_code_feedback,
@@ -59,6 +58,7 @@ from worldspec.port.prompts import (
     translate_method_messages,
 )
 from worldspec.port.skeleton import Skeleton
+from worldspec.services.model_client import LLMClient, Message, Usage
 
 __all__ = ["PERSIST_ROUNDS", "PortOptions", "PortOutcome", "RequestJournal",
            "difference_signature", "port_class", "rejected_report", "rejected_world", "splice"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worldspec.llm_frontend.client import LLMClient, Usage
 from worldspec.port.compare import Original
 from worldspec.port.translate import PortOptions, RequestJournal, port_class
+from worldspec.services.model_client import LLMClient, Usage
 
 __all__ = ["PortPayload", "PortResult", "port_work"]
 

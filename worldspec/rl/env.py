@@ -10,7 +10,7 @@ is the task's score once the episode ends, 0.0 before.
 There is no turn logic here: :class:`TextEnv` drives a
 :class:`~worldspec.rollout.session.Session` (the same object ``worldspec rollout`` plays) and,
 in a conversation, a :class:`~worldspec.rollout.user.SimulatedUser` asked through
-:class:`~worldspec.llm_frontend.client.LLMClient` exactly as the runner asks it, so a policy
+:class:`~worldspec.services.model_client.LLMClient` exactly as the runner asks it, so a policy
 that writes the same messages gets the same trajectory, record for record::
 
     env = TextEnv(World)
@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldspec.llm_frontend.client import LLMClient, LLMError, Usage
 from worldspec.rollout.prompts import USER_TEMPLATE
 from worldspec.rollout.session import Session, Turn
 from worldspec.rollout.user import SimulatedUser
 from worldspec.runtime.episode import Episode, Score
+from worldspec.services.model_client import LLMClient, LLMError, Usage
 from worldspec.services.prompts import AGENT_TEMPLATE
 
 __all__ = ["TRAJECTORY_FIELDS", "StepResult", "TextEnv", "replay_score"]

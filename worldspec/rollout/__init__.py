@@ -2,7 +2,7 @@
 
 A front end: it drives compiled worlds (through :mod:`worldspec.runtime` and
 :mod:`worldspec.services.loading`, never the compiler when given a generated package) with
-models behind any OpenAI-compatible endpoint (:mod:`worldspec.llm_frontend.client`).
+models behind any OpenAI-compatible endpoint (:mod:`worldspec.services.model_client`).
 
 - :mod:`~worldspec.rollout.session`: the turn logic of one episode, model-free (also the base
   of a step API for trainers);

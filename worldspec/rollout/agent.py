@@ -1,6 +1,6 @@
 """The agent's model calls: one assistant message with tool calls, over either OpenAI API.
 
-:class:`AgentClient` is :class:`~worldspec.llm_frontend.client.LLMClient` (the same retries,
+:class:`AgentClient` is :class:`~worldspec.services.model_client.LLMClient` (the same retries,
 timeouts, concurrency bound and token accounting) with one more call, :meth:`respond`: the
 conversation so far and the world's tools in, the next assistant message out, always in the
 Chat Completions message format, so that a trajectory reads the same whichever API produced
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from worldspec.llm_frontend.client import LLMClient, LLMRequestError, Usage, wire_safe
+from worldspec.services.model_client import LLMClient, LLMRequestError, Usage, wire_safe
 
 __all__ = ["API", "AgentClient", "chat_to_responses_input", "responses_tools"]
 
@@ -79,7 +79,7 @@ class AgentClient(LLMClient):
                       ) -> dict[str, Any]:
         """The model's next assistant message (chat format: ``content``, ``tool_calls``).
 
-        Raises :class:`~worldspec.llm_frontend.client.LLMRequestError` when the server
+        Raises :class:`~worldspec.services.model_client.LLMRequestError` when the server
         cannot be reached, keeps failing, or answers with nothing usable.
         """
         spent = Usage()

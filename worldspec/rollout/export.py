@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from worldspec.rollout.records import record_passed
+from worldspec.rollout.records import RolloutRecord, record_passed
 from worldspec.services.prompts import setting_name
 
 __all__ = ["COLUMNS", "sft_rows", "select_rollouts"]
@@ -31,13 +31,13 @@ COLUMNS = ("messages", "tools", "setting", "world", "task", "sample", "reward", 
            "world_sha256")
 
 
-def select_rollouts(records: Iterable[Mapping[str, Any]], *, best_of: bool = False,
-                    min_reward: float = 1.0) -> list[Mapping[str, Any]]:
+def select_rollouts(records: Iterable[RolloutRecord], *, best_of: bool = False,
+                    min_reward: float = 1.0) -> list[RolloutRecord]:
     """The finished records to keep, in (world, task, sample) order."""
     finished = [r for r in records if r.get("status") == "finished"
                 and float(r.get("reward") or 0.0) >= min_reward - 1e-9]
     if best_of:
-        best: dict[tuple[str, str], Mapping[str, Any]] = {}
+        best: dict[tuple[str, str], RolloutRecord] = {}
         for record in finished:
             group = (str(record.get("world")), str(record.get("task")))
             held = best.get(group)
@@ -48,7 +48,7 @@ def select_rollouts(records: Iterable[Mapping[str, Any]], *, best_of: bool = Fal
                                            int(r.get("sample") or 0)))
 
 
-def _rank(record: Mapping[str, Any]) -> tuple[float, int]:
+def _rank(record: RolloutRecord) -> tuple[float, int]:
     return float(record.get("reward") or 0.0), -int(record.get("sample") or 0)
 
 
@@ -72,13 +72,13 @@ def _call(call: Mapping[str, Any]) -> dict[str, Any]:
                          else json.dumps(arguments, ensure_ascii=False)}}
 
 
-def _setting(record: Mapping[str, Any]) -> str:
+def _setting(record: RolloutRecord) -> str:
     """The record's setting (records written before it was recorded have ``conversational``)."""
     recorded = record.get("setting")
     return str(recorded) if recorded else setting_name(bool(record.get("conversational")))
 
 
-def sft_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def sft_rows(records: Iterable[RolloutRecord]) -> list[dict[str, Any]]:
     """One training row per record, columns as :data:`COLUMNS`."""
     return [{"messages": [_message(m) for m in record.get("messages", [])],
              "tools": json.dumps(record.get("tools", []), ensure_ascii=False, sort_keys=True),

@@ -26,12 +26,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
-from worldspec.llm_frontend.client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.rollout.agent import API, AgentClient
 from worldspec.rollout.prompts import USER_TEMPLATE
-from worldspec.rollout.records import FORMAT, Journal, rollout_key
+from worldspec.rollout.records import FORMAT, Journal, RolloutRecord, rollout_key
 from worldspec.rollout.session import Session
 from worldspec.rollout.summary import BatchSummary
 from worldspec.rollout.user import SimulatedUser
@@ -39,6 +38,7 @@ from worldspec.runtime.episode import Episode
 from worldspec.services.dataset import world_sha256
 from worldspec.services.executors import Executor, LocalExecutor
 from worldspec.services.loading import load_package
+from worldspec.services.model_client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.progress import StatusLine
 from worldspec.services.prompts import AGENT_TEMPLATE, setting_name
 
@@ -149,7 +149,7 @@ class _Clock:
 
 
 async def run_rollout(job: RolloutJob, settings: RolloutSettings, agent: AgentClient,
-                      user: LLMClient | None = None) -> dict[str, Any]:
+                      user: LLMClient | None = None) -> RolloutRecord:
     """Play one job to its end and return its record (``status`` ``error`` when a model
     request failed for good: the trajectory so far is kept, the state scored as it is)."""
     started_at = dt.datetime.now(dt.UTC)
@@ -242,7 +242,7 @@ class Progress(StatusLine):
         self.rewards: list[float] = []
         self.tokens = 0
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: RolloutRecord) -> None:
         self.done += 1
         if record.get("status") == "finished":
             self.rewards.append(float(record.get("reward") or 0.0))
@@ -336,7 +336,7 @@ class RolloutWorker:
             self.user = LLMClient(self.user_config)
             self._opened.append(self.user)
 
-    async def run(self, payload: tuple[int, str, int, int, str]) -> dict[str, Any]:
+    async def run(self, payload: tuple[int, str, int, int, str]) -> RolloutRecord:
         index, task, sample, seed, key = payload
         assert self.agent is not None, "start() the worker first"
         job = RolloutJob(self.sources[index], task, sample, seed, key)
@@ -351,7 +351,7 @@ class RolloutWorker:
         self._folders.clear()
 
 
-def _error_record(job: RolloutJob, exc: BaseException) -> dict[str, Any]:
+def _error_record(job: RolloutJob, exc: BaseException) -> RolloutRecord:
     """The record of a rollout that raised (a bug) or whose every worker died."""
     return {"format": FORMAT, "key": job.key, "status": "error",
             "error": f"internal error: {type(exc).__name__}: {exc}",
@@ -365,7 +365,7 @@ async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings,
                     agent: AgentClient | LLMConfig, user: LLMClient | LLMConfig | None, *,
                     journal: Journal, concurrency: int = 4,
                     progress: Progress | None = None,
-                    on_record: Callable[[dict[str, Any]], None] | None = None,
+                    on_record: Callable[[RolloutRecord], None] | None = None,
                     executor: Executor | None = None) -> BatchSummary:
     """Run every job not finished in ``journal``, ``concurrency`` at a time.
 
@@ -393,7 +393,8 @@ async def run_batch(jobs: Sequence[RolloutJob], settings: RolloutSettings,
         return where[id(job.source)], job.task, job.sample, job.seed, job.key
 
     def finish(job: RolloutJob, outcome: Any) -> None:
-        record = outcome if isinstance(outcome, dict) else _error_record(job, outcome)
+        record = (cast(RolloutRecord, outcome) if isinstance(outcome, dict)
+                  else _error_record(job, outcome))
         journal.append(record)
         summary.records.append(record)
         if on_record is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
-from worldspec.rollout.records import record_passed
+from worldspec.rollout.records import RolloutRecord, record_passed
 
 __all__ = ["BatchSummary", "GroupStats", "Run", "pass_hat_k", "run_of", "summarise"]
 
@@ -61,7 +61,7 @@ class Run:
                 "user_model": self.user_model}
 
 
-def run_of(record: Mapping[str, Any]) -> Run:
+def run_of(record: RolloutRecord) -> Run:
     """The run a record belongs to (``?`` for what an old or broken record lacks)."""
     models = record.get("models")
     models = models if isinstance(models, Mapping) else {}
@@ -96,7 +96,7 @@ class GroupStats:
                 "avg_tool_calls": round(self.avg_tool_calls, 3), "tokens": self.tokens}
 
 
-def _task_stats(name: str, records: list[Mapping[str, Any]]) -> GroupStats:
+def _task_stats(name: str, records: list[RolloutRecord]) -> GroupStats:
     stats = GroupStats(name)
     finished = [r for r in records if r.get("status") == "finished"]
     stats.errors = len(records) - len(finished)
@@ -133,11 +133,11 @@ def _run_stats(name: str, tasks: list[GroupStats]) -> GroupStats:
     return stats
 
 
-def summarise(records: Iterable[Mapping[str, Any]]
+def summarise(records: Iterable[RolloutRecord]
               ) -> tuple[dict[Run, GroupStats], dict[Run, dict[str, GroupStats]]]:
     """Per run, and per run and task, the figures of ``records`` (runs in sorted order,
     tasks in the order they first appear)."""
-    grouped: dict[Run, dict[str, list[Mapping[str, Any]]]] = {}
+    grouped: dict[Run, dict[str, list[RolloutRecord]]] = {}
     for record in records:
         grouped.setdefault(run_of(record), {}).setdefault(str(record.get("task", "?")), []
                                                           ).append(record)
@@ -154,7 +154,7 @@ class BatchSummary:
 
     total: int = 0
     resumed: int = 0
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[RolloutRecord] = field(default_factory=list)
 
     @property
     def errors(self) -> int:

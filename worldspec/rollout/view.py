@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from worldspec.rollout.records import RolloutRecord
 from worldspec.rollout.summary import Run, run_of, summarise
 from worldspec.runtime.values import escape_surrogates
 
@@ -140,7 +141,7 @@ def _detail(check: Mapping[str, Any]) -> str:
     return f'<div class="detail">{body}</div>'
 
 
-def _checks(record: Mapping[str, Any]) -> str:
+def _checks(record: RolloutRecord) -> str:
     items = []
     for check in record.get("checks") or []:
         status = str(check.get("status", "passed" if check.get("passed") else "failed"))
@@ -173,7 +174,7 @@ def _tokens(usage: Any) -> str:
             f"{_text(usage.get('completion_tokens', '?'))}")
 
 
-def _meta(record: Mapping[str, Any]) -> str:
+def _meta(record: RolloutRecord) -> str:
     """Who played the rollout, in which setting, and what it cost."""
     run = run_of(record)
     recorded = record.get("usage")
@@ -186,7 +187,7 @@ def _meta(record: Mapping[str, Any]) -> str:
     return '<p class="meta">' + " \u00b7 ".join(parts) + "</p>"
 
 
-def _conversation(record: Mapping[str, Any]) -> str:
+def _conversation(record: RolloutRecord) -> str:
     steps = {str(s.get("call_id")): s for s in record.get("steps") or []}
     out = ['<ol class="conversation">']
     for message in record.get("messages") or []:
@@ -214,7 +215,7 @@ def _conversation(record: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _rollout(index: int, number: int, record: Mapping[str, Any]) -> str:
+def _rollout(index: int, number: int, record: RolloutRecord) -> str:
     """One rollout's block; ``number`` counts the rollouts of its group from 0."""
     finished = record.get("status") == "finished"
     reward = float(record.get("reward") or 0.0)
@@ -234,15 +235,15 @@ def _rollout(index: int, number: int, record: Mapping[str, Any]) -> str:
             f"{_checks(record)}{_conversation(record)}</details>")
 
 
-def _sample_order(record: Mapping[str, Any]) -> tuple[int, str]:
+def _sample_order(record: RolloutRecord) -> tuple[int, str]:
     sample = record.get("sample")
     return (sample if isinstance(sample, int) else 0, str(record.get("key", "")))
 
 
-def render_report(records: Sequence[Mapping[str, Any]], *, title: str = "rollouts") -> str:
+def render_report(records: Sequence[RolloutRecord], *, title: str = "rollouts") -> str:
     """The whole page for ``records`` (finished and failed ones)."""
     runs, tasks = summarise(records)
-    members: dict[tuple[Run, str], list[Mapping[str, Any]]] = {}
+    members: dict[tuple[Run, str], list[RolloutRecord]] = {}
     for record in records:
         members.setdefault((run_of(record), str(record.get("task", "?"))), []).append(record)
     rows, sections = [], []

@@ -5,11 +5,12 @@ them, and ``worldspec diff --trajectories`` replays them (``worldspec.rollout.re
 re-exports this module for the rollout front end).
 
 A record is everything needed to train on, grade or replay one rollout; its fields are
-documented in ``docs/rollouts.md`` and versioned by :data:`FORMAT` (a reader refuses a
-version it does not know). The journal is a JSON Lines file of records, append-only: each
-record is written whole, flushed and fsynced as soon as its rollout ends, so a batch killed at
-any moment loses at most the rollouts in flight, and a torn last line (the kill came mid-write)
-is skipped on reading and closed before the next append. A rollout is identified by its
+:class:`RolloutRecord` (the table of ``docs/rollouts.md`` documents each, and a test keeps the
+two the same) and versioned by :data:`FORMAT` (a reader refuses a version it does not know).
+The journal is a JSON Lines file of records, append-only: each record is written whole,
+flushed and fsynced as soon as its rollout ends, so a batch killed at any moment loses at most
+the rollouts in flight, and a torn last line (the kill came mid-write) is skipped on reading
+and closed before the next append. A rollout is identified by its
 :func:`rollout_key` (the world's hash, the task, the sample index and every setting that
 shapes it); the latest record of a key wins, and only ``finished`` records count as done, so a
 resumed batch redoes the rollouts that failed (``error``) and nothing else.
@@ -26,14 +27,14 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from worldspec.runtime.values import escape_surrogates
 from worldspec.services.files import append_line_durably, read_text_file, special_file_kind
 
 __all__ = ["FORMAT", "FORMAT_FAMILY", "JOURNAL_NAME", "MAX_JOURNAL_BYTES", "SUMMARY_NAME",
-           "Journal", "RecordError", "is_journal", "json_line", "read_records", "record_files",
-           "rollout_key"]
+           "Journal", "RecordError", "RolloutRecord", "is_journal", "json_line", "read_records",
+           "record_files", "rollout_key"]
 
 #: The record format; bumped when a field changes meaning or goes away.
 FORMAT = "worldspec.rollout/1"
@@ -47,6 +48,50 @@ JOURNAL_NAME = "rollouts.jsonl"
 
 #: The batch summary ``worldspec rollout`` writes beside the journal (not a record file).
 SUMMARY_NAME = "summary.json"
+
+
+class _RecordIdentity(TypedDict):
+    """What every record holds (a reader checks both): its format and its rollout's key."""
+
+    format: str
+    key: str
+
+
+class RolloutRecord(_RecordIdentity, total=False):
+    """One rollout record, as the journal holds it (one JSON object per line).
+
+    A reader checks ``format`` and ``key`` only: the rest may be absent, from a rollout that
+    raised (whose record stops at ``usage``) or a record written before a field was added
+    within the version (``passed``)."""
+
+    status: str  # "finished" or "error"
+    error: str | None
+    world: str
+    world_sha256: str
+    world_path: str
+    task: str
+    sample: int
+    seed: int
+    env_seed: int
+    conversational: bool
+    setting: str
+    api: str
+    models: dict[str, str | None]
+    settings: dict[str, Any]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
+    replies: list[str]
+    reward: float
+    checks_reward: float
+    passed: bool
+    checks: list[dict[str, Any]]
+    frame: dict[str, Any]
+    termination: str | None
+    agent_messages: int
+    user_turns: int
+    usage: dict[str, Any]
+    timing: dict[str, Any]
 
 
 class RecordError(Exception):
@@ -70,14 +115,14 @@ def rollout_key(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(escape_surrogates(text).encode("utf-8")).hexdigest()
 
 
-def _parse(line: str) -> dict[str, Any] | None:
+def _parse(line: str) -> RolloutRecord | None:
     try:
         value = json.loads(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or not isinstance(value.get("key"), str):
         return None
-    return value
+    return cast(RolloutRecord, value)
 
 
 class Journal:
@@ -86,7 +131,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         #: the latest record of each key, in first-seen order
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, RolloutRecord] = {}
         #: lines that could not be read (a torn last line after a kill)
         self.skipped_lines = 0
         #: key -> the line (from 1) that holds its latest record (``sed -n Np`` prints it)
@@ -118,13 +163,13 @@ class Journal:
         record = self.records.get(key)
         return record is not None and record.get("status") == "finished"
 
-    def append(self, record: Mapping[str, Any]) -> None:
+    def append(self, record: RolloutRecord) -> None:
         """Write ``record`` durably (one line, flushed and fsynced) and remember it."""
         append_line_durably(self.path, json_line(record, sort_keys=True) + "\n")
-        self.records[str(record["key"])] = dict(record)
+        self.records[str(record["key"])] = record.copy()
 
 
-def _check_format(record: Mapping[str, Any], where: str) -> None:
+def _check_format(record: RolloutRecord, where: str) -> None:
     found = record.get("format")
     if found != FORMAT:
         raise RecordError(f"{where}: a record of format {found!r}; this worldspec reads "
@@ -163,10 +208,10 @@ def record_files(path: str | Path) -> list[Path]:
 
 
 def read_records(path: str | Path, *, finished_only: bool = True
-                 ) -> Iterator[dict[str, Any]]:
+                 ) -> Iterator[RolloutRecord]:
     """The records under ``path`` (a runs folder or a journal file), the latest per key,
     ``finished`` ones only unless told otherwise."""
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, RolloutRecord] = {}
     for file in record_files(path):
         journal = Journal.open(file)
         latest.update(journal.records)

@@ -15,7 +15,6 @@ a trajectory and is skipped. A file that cannot be read becomes a trajectory wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from worldspec.services.journals import (
     SUMMARY_NAME,
     Journal,
     RecordError,
+    RolloutRecord,
     is_journal,
 )
 
@@ -64,7 +64,7 @@ def _unreadable(path: Path, exc: Exception) -> Trajectory:
     return Trajectory(str(path), task_of_trajectory(path), problem=why)
 
 
-def _record_trajectory(path: Path, line: int, record: Mapping[str, Any]) -> Trajectory:
+def _record_trajectory(path: Path, line: int, record: RolloutRecord) -> Trajectory:
     shown = f"{path}:{line}"
     task, messages = record.get("task"), record.get("messages")
     if not isinstance(task, str) or not isinstance(messages, list):

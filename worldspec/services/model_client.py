@@ -1,7 +1,8 @@
 """An asynchronous client for any OpenAI-compatible server, with retries and token accounting.
 
-Everything in ``llm_frontend`` talks to models through this module, so the
-rules about endpoints, timeouts, retries and costs live in one place. It wraps
+Every front end that talks to models (``llm_frontend``, rollouts, RL, the adapters, port)
+does so through this module, a service below them all, so the rules about endpoints,
+timeouts, retries and costs live in one place. It wraps
 the official ``openai`` SDK (its own retries are switched off: the loop here
 decides, and is tested against a scripted local server).
 
