@@ -97,20 +97,29 @@ def test_a_floor_never_loads_a_floor_above_it(floor: str) -> None:
     assert _offending(_loaded_after_importing(modules), banned) == []
 
 
-def _worldspec_imports(source: str, package: str) -> list[str]:
-    """Each ``worldspec`` module that ``source`` (a module of ``package``) names in an import
-    statement anywhere, inside functions too, relative imports resolved."""
+def _import_statements(source: str, package: str) -> list[tuple[str, list[str], bool]]:
+    """Every import statement of ``source`` (a module of ``package``), inside functions too:
+    ``(module, names, names are modules)`` with relative modules resolved; ``import a.b`` is
+    ``("a.b", [], False)``, ``from . import x`` names modules (``x`` of the package)."""
     above = package.split(".")
-    named: list[str] = []
+    found: list[tuple[str, list[str], bool]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            named += [alias.name for alias in node.names]
+            found += [(alias.name, [], False) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 base = ".".join([*above[: len(above) - node.level + 1], *filter(None, [base])])
-            named += ([f"{base}.{alias.name}" for alias in node.names] if node.module is None
-                      else [base])
+            found.append((base, [alias.name for alias in node.names], node.module is None))
+    return found
+
+
+def _worldspec_imports(source: str, package: str) -> list[str]:
+    """Each ``worldspec`` module that ``source`` (a module of ``package``) names in an import
+    statement anywhere, inside functions too, relative imports resolved."""
+    named: list[str] = []
+    for module, names, modules in _import_statements(source, package):
+        named += [f"{module}.{name}" for name in names] if modules else [module]
     return [name for name in named if name == "worldspec" or name.startswith("worldspec.")]
 
 
@@ -175,13 +184,10 @@ def test_the_model_client_loads_no_front_end() -> None:
 def _imports_of(path: Path) -> list[str]:
     """Every module a file imports, at the top or inside a function (an adapter imports what
     it needs late); ``from a import b`` names both ``a`` and ``a.b``."""
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-    return names
+    package = ".".join(path.relative_to(ROOT).parent.parts) if path.is_relative_to(ROOT) else ""
+    return [name for module, names, _ in _import_statements(path.read_text(encoding="utf-8"),
+                                                            package)
+            for name in [module, *(f"{module}.{n}" for n in names)] if name]
 
 
 def _llm_frontend_imports(folder: str, allowed: set[str]) -> list[str]:
