@@ -46,6 +46,7 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 
 from benchmarks.gen_spec import generate  # noqa: E402
+from benchmarks.processes import cpu_seconds  # noqa: E402
 from worldspec.lsp.analysis import Analyser  # noqa: E402
 
 GOAL_MS = 100.0
@@ -134,9 +135,9 @@ async def _session(path: Path, text: str, keystrokes: int) -> dict[str, Any]:
     async def timed(kind: str, offset: int, remove: int, insert: str) -> tuple[float, list[str]]:
         """One keystroke, its server CPU time added to ``cpu[kind]`` (/proc ticks are 10 ms:
         summed over many keystrokes, the mean is good)."""
-        before = _cpu_seconds(pid) if pid is not None else None
+        before = cpu_seconds(pid) if pid is not None else None
         out = await typist.edit(offset, remove, insert)
-        after = _cpu_seconds(pid) if pid is not None else None
+        after = cpu_seconds(pid) if pid is not None else None
         if before is not None and after is not None:
             cpu[kind] += after - before
         return out
@@ -159,7 +160,7 @@ async def _session(path: Path, text: str, keystrokes: int) -> dict[str, Any]:
         assert codes == [], codes
         runs["syntax"].append(ms)
     server_cpu = ({k: cpu[k] * 1000 / len(runs[k]) for k in runs}
-                  if pid is not None and _cpu_seconds(pid) is not None else None)
+                  if pid is not None and cpu_seconds(pid) is not None else None)
 
     requests: dict[str, list[float]] = {"hover after a change": [],
                                         "completion after a change": []}
@@ -182,15 +183,6 @@ async def _session(path: Path, text: str, keystrokes: int) -> dict[str, Any]:
     return {"open_ms": open_ms, "server_cpu_ms_per_keystroke": server_cpu,
             "keystrokes": {k: _summary(v) for k, v in runs.items()},
             "requests": {k: _summary(v) for k, v in requests.items()}}
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (Linux ``/proc``; None elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _in_process(path: Path, text: str, repeat: int) -> tuple[dict[str, float], dict[str, float]]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ import httpx  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from benchmarks.processes import cpu_seconds  # noqa: E402
 from worldspec.services.loading import load_package  # noqa: E402
 
 PACKAGE = ROOT / "generated" / "mobile_messaging"
@@ -178,22 +178,13 @@ def start_server(target: str) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit(f"the {target} server did not start")
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """The CPU time (user + system) process ``pid`` has used, from /proc (Linux; else None)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _run_once(process: subprocess.Popen[str], url: str, target: str, clients: int,
               calls: int, seconds: float) -> dict[str, float]:
     """One run, with the server's own CPU time per call (the clients share the machine's
     cores, so calls/s is partly their cost; CPU per call is the server's alone)."""
-    before = _cpu_seconds(process.pid)
+    before = cpu_seconds(process.pid)
     run = asyncio.run(mcp_calls(url, target, clients, calls, seconds))
-    after = _cpu_seconds(process.pid)
+    after = cpu_seconds(process.pid)
     if before is not None and after is not None:
         # the clients' set-up (discover, a login) is counted too: a few calls each
         run["server_cpu_ms_per_call"] = (after - before) * 1e3 / run["calls"]
