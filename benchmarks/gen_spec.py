@@ -132,7 +132,7 @@ tool open_ticket_$i(
 
 tool resolve_ticket_$i(
   ticket: Ticket$i "The ticket id, e.g. T$i-0001." else f"Ticket {ticket} not found.",
-  note: str(1..500) "What was done.",
+  note: str(1..500) freeform "What was done.",
 ) -> Ticket$i
   "Resolve an open or waiting ticket, with a note saying what was done."
 {

@@ -138,3 +138,13 @@ def test_serving_benchmark_runs_with_1_and_16_sessions_beside_a_bare_sdk_server(
         assert ours["rounds"] == theirs["rounds"] == 1  # --quick: one round each
         assert ratio["sessions"] == ours["sessions"]
         assert ratio["calls_per_s_ratio"] == ours["calls_per_s"] / theirs["calls_per_s"]
+
+
+def test_the_language_server_benchmark_runs_on_a_clean_generated_spec() -> None:
+    """``bench_lsp.py`` times a spec that must check clean (it refuses one with diagnostics):
+    the generated spec's task solution stays valid as validation grows (it once failed WS624,
+    a free-text note not marked ``freeform``), and a quick run reports its goal."""
+    pytest.importorskip("pygls")
+    report = json.loads(_run("bench_lsp.py", "--quick", "--json"))
+    assert report["lines"] == 1000 and report["goal_ms"] == 100.0
+    assert report["in_process_check_cpu"]["n"] >= 1 and "goal_met" in report
