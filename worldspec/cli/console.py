@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "EXIT_INTERNAL", "ISSUES_HINT", "Console",
            "LazySubcommand", "Subcommand", "add_backend_options", "add_colour_option",
-           "add_paths_argument", "collect_spec_files", "output_problem", "plural",
+           "add_paths_argument", "cannot_write", "collect_spec_files", "output_problem", "plural",
            "report_errors", "special_file_kind", "wants_colour"]
 
 EXIT_OK = 0
@@ -80,6 +80,11 @@ def special_file_kind(mode: int) -> str | None:
     from worldspec.services.files import special_file_kind as kind_of
 
     return kind_of(mode)
+
+
+def cannot_write(path: object, exc: OSError) -> str:
+    """The one wording of a failed write: ``cannot write 'PATH': reason``."""
+    return f"cannot write '{path}': {exc.strerror or exc}"
 
 
 def output_problem(raw: str, *, folder: bool, option: str = "-o") -> str | None:

@@ -17,6 +17,7 @@ from worldspec.cli.console import (
     Console,
     add_colour_option,
     add_paths_argument,
+    cannot_write,
     collect_spec_files,
     plural,
     wants_colour,
@@ -113,7 +114,7 @@ def run_fmt(args: argparse.Namespace, console: Console) -> int:
             try:
                 write_atomically(path, formatted)
             except OSError as exc:
-                console.error(f"cannot write '{shown}': {exc.strerror or exc}")
+                console.error(cannot_write(shown, exc))
                 changed.pop()
                 failed += 1
                 continue

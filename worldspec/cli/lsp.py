@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from worldspec.cli.console import EXIT_OK, EXIT_USAGE, Console
+from worldspec.cli.console import EXIT_OK, EXIT_USAGE, Console, cannot_write
 from worldspec.services.extras import install_line
 from worldspec.services.files import FileRefusedError, open_for_append
 
@@ -46,7 +46,7 @@ def run_lsp(args: argparse.Namespace, console: Console) -> int:
             console.error(f"--log-file: {exc}")
             return EXIT_USAGE
         except OSError as exc:
-            console.error(f"--log-file: cannot write '{args.log_file}': {exc.strerror or exc}")
+            console.error("--log-file: " + cannot_write(args.log_file, exc))
             return EXIT_USAGE
         logging.basicConfig(stream=log, level=logging.INFO)
     else:

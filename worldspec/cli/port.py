@@ -50,6 +50,7 @@ from worldspec.cli.console import (
     EXIT_USAGE,
     Console,
     add_backend_options,
+    cannot_write,
     output_problem,
 )
 
@@ -153,7 +154,7 @@ def _skeleton_only(args: argparse.Namespace, console: Console) -> int:
     try:
         write_atomically(out, skeleton.text)
     except OSError as exc:
-        console.error(f"cannot write '{out}': {exc.strerror or exc}")
+        console.error(cannot_write(out, exc))
         return EXIT_PROBLEMS
     if args.format == "json":
         console.line(json.dumps({"world": skeleton.world, "output": str(out),
@@ -314,7 +315,7 @@ def _keep_rejected(record: ItemRecord, result: PortResult, world_path: Path,
                                                     report_path.name))
         write_atomically(report_path, text + "\n")
     except OSError as exc:
-        record.data["write_error"] = f"cannot write '{world_path}': {exc.strerror or exc}"
+        record.data["write_error"] = cannot_write(world_path, exc)
         return
     record.data["draft"], record.data["report"] = str(world_path), str(report_path)
 

@@ -19,6 +19,7 @@ from worldspec.cli.console import (
     EXIT_USAGE,
     Console,
     add_backend_options,
+    cannot_write,
     collect_spec_files,
     output_problem,
     report_errors,
@@ -234,7 +235,7 @@ def run_rollout_command(args: argparse.Namespace, console: Console) -> int:
                          escape_surrogates(json.dumps(data, indent=2, ensure_ascii=False))
                          + "\n")
     except OSError as exc:
-        console.error(f"cannot write '{out / 'summary.json'}': {exc.strerror or exc}")
+        console.error(cannot_write(out / "summary.json", exc))
         return EXIT_PROBLEMS
     if args.format == "json":
         console.line(json.dumps(data, indent=2, ensure_ascii=False))
@@ -272,7 +273,7 @@ def run_view(args: argparse.Namespace, console: Console) -> int:
     try:
         write_atomically(args.out, render_report(records, title=str(args.runs)))
     except OSError as exc:
-        console.error(f"cannot write '{args.out}': {exc.strerror or exc}")
+        console.error(cannot_write(args.out, exc))
         return EXIT_PROBLEMS
     console.line(f"wrote {len(records)} rollout(s) to {args.out}")
     return EXIT_OK

@@ -13,6 +13,7 @@ from worldspec.cli.console import (
     EXIT_USAGE,
     Console,
     add_paths_argument,
+    cannot_write,
     collect_spec_files,
     output_problem,
     report_errors,
@@ -135,7 +136,7 @@ def _written(out: str, text: str, console: Console) -> bool:
         console.error(f"-o: {exc}")
         return False
     except OSError as exc:
-        console.error(f"-o: cannot write '{out}': {exc.strerror or exc}")
+        console.error("-o: " + cannot_write(out, exc))
         return False
     return True
 
