@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 import os
@@ -101,6 +102,40 @@ def test_a_torn_last_line_is_ignored_and_closed(tmp_path: Path) -> None:
     assert seen == [2]
     reread = Journal.open(path)
     assert len(reread.records) == 3 and reread.skipped_lines == 1
+
+
+def test_a_model_answer_holding_a_lone_surrogate_is_journaled_and_read_back(
+        tmp_path: Path) -> None:
+    """A model server may send ``"\\ud800"`` (valid JSON, not Unicode): the record holding the
+    answer is journaled as valid UTF-8 and reads back as the same text, so the item counts as
+    done on resume; the journal's other text stays as it is (not escaped)."""
+    path = tmp_path / "journal.jsonl"
+    answer = "Voil\u00e0 \ud800 the world"
+
+    async def work(item: BatchItem, spent: Usage) -> ItemRecord:
+        return ItemRecord(item.key, "rejected", item.label, reason="no code",
+                          detail=answer, data={"reply": answer, "notes": ["\udfff"]})
+
+    batch = [BatchItem.make("demo", {"description": "caf\u00e9 \udc80"}, "odd")]
+    summary = asyncio.run(run_batch("demo", batch, work, journal=Journal.open(path)))
+    assert summary.count("rejected") == 1
+    line = path.read_bytes().decode("utf-8")
+    assert "Voil\u00e0" in line and "\\ud800" in line
+    record = Journal.open(path).records[batch[0].key]
+    assert (record.detail, record.data) == (answer, {"reply": answer, "notes": ["\udfff"]})
+    assert record.finished
+    again = asyncio.run(run_batch("demo", batch, work, journal=Journal.open(path)))
+    assert again.resumed == 1
+
+
+def test_an_ordinary_item_keeps_its_key() -> None:
+    """Keys of inputs without lone surrogates are what they always were (journals written
+    before stay valid): the SHA-256 of the canonical JSON, non-ASCII text as UTF-8."""
+    item = BatchItem.make("world", {"description": "caf\u00e9"}, "a")
+    canonical = '{"input":{"description":"caf\u00e9"},"kind":"world"}'
+    assert item.key == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    odd = BatchItem.make("world", {"description": "caf\u00e9 \ud800"}, "b")
+    assert len(odd.key) == 64 and odd.key != item.key
 
 
 def test_summary_counts_reasons_rounds_and_tokens(tmp_path: Path) -> None:
