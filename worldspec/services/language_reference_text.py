@@ -88,7 +88,11 @@ LANGUAGE_REFERENCE = (
     '- **f-strings**: `f"Order {order.id} costs {order.total:.2f}"` — `{expr}` or `{expr:spec}` with\n'
     '  Python format specs; `{{` and `}}` are literal braces. An interpolation cannot itself contain a\n'
     "  string literal: bind it with `let` first. Interpolated values print as Python's `str()` does,\n"
-    '  except that a row prints as its key and an enum member as its value.\n'
+    '  except that a row prints as its key and an enum member as its value. A list prints as a\n'
+    '  Python list, `f"{tags}"` giving `[\'new\', "it\'s"]`, and so does a set (its members in their\n'
+    "  order); a map prints as a Python dict (`{'s': 1}`) and a record as `Size(label='small',\n"
+    "  widths=[2, 3])`. Inside them each value is Python's `repr()` of it, an enum member its value\n"
+    "  (`['red', 'green']`) and a row its key (a `list[Order]` prints `['O001', 'O002']`).\n"
     '- **Numbers**: `42`, `1_000`, `3.5`, `1e-3`. A leading `-` makes a negative literal.\n'
     '- **Regular expressions**: `/^[A-Z]{3}[0-9]+$/` after `matching` (RE2 syntax, checked in\n'
     '  linear time; the whole string must match). See Patterns.\n'
