@@ -128,6 +128,36 @@ def test_a_model_answer_holding_a_lone_surrogate_is_journaled_and_read_back(
     assert again.resumed == 1
 
 
+def test_a_world_holding_a_lone_surrogate_is_rejected_and_kept(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The model answers a world with ``"\\ud800"`` in it: the compiler refuses it (WS107),
+    the item is rejected (not an internal error, retried forever), its journal record and
+    rejected draft are written as UTF-8 with the surrogate escaped, and a rerun resumes it."""
+    odd = counter_world().replace("\n", "\n# a stray \ud800 here\n", 1)
+    llm_server.responder = lambda request: fenced(odd)
+    source = tmp_path / "descriptions.jsonl"
+    source.write_text(json.dumps({"description": "A counter."}) + "\n", encoding="utf-8")
+    out = tmp_path / "worlds"
+    args = ["synth", "world", "--input", str(source), "-o", str(out), "--no-plan",
+            "--max-rounds", "1", "--base-url", llm_server.url, "--model", "m",
+            "--format", "json"]
+    assert cli_main(args) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rejected"], summary["errors"]) == (1, 0)
+    [record] = Journal.open(out / "journal.jsonl").records.values()
+    assert record.status == "rejected" and record.detail.startswith("WS107")
+    [draft] = (out / "rejected").glob("*.world.rejected")
+    assert draft.read_text(encoding="utf-8") == odd.replace("\ud800", "\\ud800")
+    [problems] = (out / "rejected").glob("*.problems.json")
+    report = json.loads(problems.read_text(encoding="utf-8"))
+    assert "# a stray \ud800 here" in json.dumps(report, ensure_ascii=False)
+    asked = len(llm_server.chat_requests)
+    assert cli_main(args) == 1
+    assert json.loads(capsys.readouterr().out)["resumed"] == 1
+    assert len(llm_server.chat_requests) == asked
+
+
 def test_an_ordinary_item_keeps_its_key() -> None:
     """Keys of inputs without lone surrogates are what they always were (journals written
     before stay valid): the SHA-256 of the canonical JSON, non-ASCII text as UTF-8."""
