@@ -15,7 +15,11 @@ blindly: an accepted record's output is checked against the SHA-256 the record
 holds (:func:`restore_output`), rewritten from the journal when it is missing or
 changed, and the item is done again when the journal cannot rebuild it. A run
 killed at any moment loses at most the items in flight; a torn last line (the
-kill came mid-write) is ignored. The latest record of a key wins.
+kill came mid-write) is ignored. The latest record of a key wins. A record holds
+whatever text the model sent, lone surrogates (``"\\ud800"``, valid JSON that is
+not Unicode) included: each is written as its JSON escape
+(:func:`~worldspec.services.journals.json_line`), so the line is valid UTF-8 and
+reads back as the same text.
 
 **Outputs** are written atomically (a temporary file in the same folder,
 ``fsync``, ``os.replace``) under content-hashed names (``stem-<sha12>.world``),
@@ -45,8 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from worldspec.runtime.values import escape_surrogates
 from worldspec.services.executors import Executor, ItemWorker, LocalExecutor, WorkerLost
 from worldspec.services.files import append_line_durably, write_atomically
+from worldspec.services.journals import json_line
 from worldspec.services.model_client import LLMClient, LLMConfig, LLMError, Usage
 from worldspec.services.progress import StatusLine
 
@@ -68,10 +74,11 @@ def sha256_text(text: str) -> str:
 
 
 def item_key(kind: str, payload: Mapping[str, Any]) -> str:
-    """The content hash that identifies an item: kind and input as canonical JSON."""
+    """The content hash that identifies an item: kind and input as canonical JSON (a lone
+    surrogate an input file's ``"\\ud800"`` made is hashed as its escape)."""
     canonical = json.dumps({"kind": kind, "input": payload}, sort_keys=True,
                            ensure_ascii=False, separators=(",", ":"))
-    return sha256_text(canonical)
+    return sha256_text(escape_surrogates(canonical))
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,7 @@ class Journal:
 
     def append(self, record: ItemRecord) -> None:
         """Write ``record`` durably (flushed and fsynced) and remember it."""
-        line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        line = json_line(record.to_json(), sort_keys=True) + "\n"
         append_line_durably(self.path, line)
         self.records[record.key] = record
 

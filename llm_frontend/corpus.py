@@ -492,7 +492,7 @@ def _validate_world(world_file: Path, tasks_file: Path | None, options: CorpusOp
 
 def _validate_locked(world_file: Path, tasks_file: Path | None, options: CorpusOptions
                      ) -> dict[str, Any]:
-    from worldspec.llm_frontend.synth_world import COMPILE_LOCK
+    from worldspec.services.compile_lock import COMPILE_LOCK
 
     with COMPILE_LOCK:
         return _validate_world(world_file, tasks_file, options)

@@ -1,4 +1,4 @@
-"""Every prompt the front end sends, and the parsing of the code the model sends back.
+"""Every prompt the front end sends.
 
 The prompts are plain functions of their inputs (no clock, no randomness), so
 the same request always gets the same messages, and a test can read them.
@@ -14,27 +14,29 @@ What each carries:
   good task (inline data, a multi-step state-changing instruction with as few
   ids as possible, checks, a frame and a reference solution), the world's text,
   the tasks already written (to be different) and a tool to focus on.
-- :func:`repair_messages`: the conversation so far plus the last reply and what
-  was wrong with it: compiler diagnostics as JSON, property-test findings or
-  validation problems. Only the latest attempt is kept, so a long repair does
-  not grow the prompt.
+- the repair requests (``*_feedback``): what was wrong with the last reply, as
+  compiler diagnostics in JSON, property-test findings or validation problems, sent
+  in :func:`~worldspec.services.world_replies.repair_messages` (the conversation so
+  far plus the last reply; only the latest attempt is kept, so a long repair does
+  not grow the prompt).
 
-The model writes ``.world`` text only; :func:`extract_world_code` takes it out
-of the reply (a fenced block, or the bare text) and nothing else from the
-reply is used.
+The model writes ``.world`` text only;
+:func:`~worldspec.services.world_replies.extract_world_code` takes it out of the reply
+(a fenced block, or the bare text) and nothing else from the reply is used. Those two,
+the language reference the prompts carry and the diagnostics as the model reads them are
+shared with ``port`` and live in ``worldspec.services``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from worldspec.llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
-from worldspec.services.model_client import Message, strip_reasoning
+from worldspec.services.language_reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
+from worldspec.services.model_client import Message
 
 __all__ = [
     "EXAMPLE_SEEDED_WORLD",
@@ -44,11 +46,8 @@ __all__ = [
     "WorldPlan",
     "compiler_feedback",
     "coverage_feedback",
-    "extract_world_code",
-    "missing_code_feedback",
     "plan_world_messages",
     "property_feedback",
-    "repair_messages",
     "sample_task_feedback",
     "structure_feedback",
     "task_feedback",
@@ -360,12 +359,6 @@ def write_task_messages(*, world_name: str, world_file: str, world_text: str,
 
 
 # ------------------------------------------------------------------ repair
-def repair_messages(base: Sequence[Message], previous: str, feedback: str) -> list[Message]:
-    """``base`` (the original request), the model's last reply, and what was wrong with it."""
-    return [*base, {"role": "assistant", "content": previous},
-            {"role": "user", "content": feedback}]
-
-
 def compiler_feedback(problems: Sequence[dict[str, Any]], what: str) -> str:
     """The repair request for compiler diagnostics (``problems`` as JSON objects)."""
     return (f"The compiler rejected the {what}. Its diagnostics, as JSON (line and column "
@@ -421,50 +414,3 @@ def structure_feedback(problems: Sequence[dict[str, Any]], what: str) -> str:
                       else f"- {p['message']}" for p in problems)
     return (f"The {what} cannot be used as written:\n{shown}\n\nFix this and reply with the "
             f"complete corrected {what} in one ```world code block.")
-
-
-def missing_code_feedback(what: str) -> str:
-    return (f"Your reply holds no {what}. Reply with the complete {what} in one ```world code "
-            "block and nothing else.")
-
-
-# ------------------------------------------------------------- extraction
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$",
-                    re.DOTALL | re.MULTILINE)
-_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*)\Z",
-                         re.DOTALL | re.MULTILINE)
-_CODE_START = re.compile(r"^\s*(#|world\s|task\s|import\s|entity\s|enum\s|record\s|type\s)")
-_WORLD_TAGS = ("world", "worldspec", "ws")
-
-
-def extract_world_code(reply: str) -> str | None:
-    """The ``.world`` text of a model reply, or ``None`` when it holds none.
-
-    Prefers a fenced block tagged ``world`` (the largest, if several), then an
-    untagged or otherwise tagged block that looks like WorldSpec, then a fence
-    the model forgot to close, then the whole reply if it starts like code.
-    Reasoning blocks (``<think>...</think>``) are ignored.
-    """
-    text = strip_reasoning(reply)
-    blocks = [(m.group(2).lower(), m.group(3)) for m in _FENCE.finditer(text)]
-    tagged = [body for tag, body in blocks if tag in _WORLD_TAGS and body.strip()]
-    if tagged:
-        return _finish(max(tagged, key=len))
-    looking = [body for _, body in blocks if _looks_like_world(body)]
-    if looking:
-        return _finish(max(looking, key=len))
-    unclosed = _OPEN_FENCE.search(text)
-    if unclosed is not None and _looks_like_world(unclosed.group(3)):
-        return _finish(unclosed.group(3))
-    if not blocks and _looks_like_world(text):
-        return _finish(text)
-    return None
-
-
-def _looks_like_world(text: str) -> bool:
-    return bool(re.search(r"^\s*(world|task)\s+[A-Za-z_]", text, re.MULTILINE)) and \
-        bool(_CODE_START.match(text))
-
-
-def _finish(code: str) -> str:
-    return code.strip("\n").rstrip() + "\n"

@@ -35,7 +35,7 @@ from worldspec.compiler.types import show
 from worldspec.dsl import nodes as n
 from worldspec.dsl.formatter import format_expr, format_type
 from worldspec.llm_frontend.batch import InputError, read_input_text
-from worldspec.llm_frontend.synth_world import COMPILE_LOCK
+from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.model_client import LLMClient, Message, Usage
 
 __all__ = ["MAX_SPEC_CHARS", "ReviewOutcome", "ReviewTarget", "ReviewVerdict", "RiskyTool",

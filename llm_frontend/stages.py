@@ -41,6 +41,7 @@ from worldspec.llm_frontend.synth_tasks import (
 )
 from worldspec.llm_frontend.synth_workers import TaskPayload
 from worldspec.llm_frontend.synth_world import WorldOutcome
+from worldspec.runtime.values import escape_surrogates
 
 __all__ = ["TaskBatch", "TaskJob", "keep_draft", "rename_world", "settle_world", "slug",
            "unique_name"]
@@ -89,10 +90,13 @@ def keep_draft(folder: Path, stem: str, text: str, report: dict[str, Any], *,
     """Write a rejected draft as ``folder/stem-<sha12><suffix>`` and, beside it,
     ``stem-<sha12>.problems.json`` (``report``: the reason, the stage and the problems the
     model was last told). Drafts are not named ``*.world``, so that ``worldspec check`` on
-    the folder reads only what was accepted: rename one to work on it."""
-    draft, _ = write_output(folder, stem, text, suffix)
+    the folder reads only what was accepted: rename one to work on it. A lone surrogate the
+    model wrote (``"\\ud800"`` in its JSON answer, which the compiler refuses) is written as
+    its escape, six characters, so that both files are UTF-8."""
+    draft, _ = write_output(folder, stem, escape_surrogates(text), suffix)
+    problems = json.dumps(report, ensure_ascii=False, indent=1)
     write_atomically(draft.with_name(draft.name.removesuffix(suffix) + ".problems.json"),
-                     json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+                     escape_surrogates(problems) + "\n")
     return draft
 
 

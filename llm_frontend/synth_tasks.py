@@ -40,15 +40,18 @@ from worldspec.dsl.parser import parse_module
 from worldspec.llm_frontend.batch import InputError, read_input_text, sha256_text
 from worldspec.llm_frontend.prompts import (
     compiler_feedback,
-    extract_world_code,
-    missing_code_feedback,
-    repair_messages,
     structure_feedback,
     task_feedback,
     write_task_messages,
 )
-from worldspec.llm_frontend.synth_world import COMPILE_LOCK, MAX_FEEDBACK, diagnostics_for_model
+from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.model_client import LLMClient, Usage
+from worldspec.services.model_diagnostics import MAX_FEEDBACK, diagnostics_for_model
+from worldspec.services.world_replies import (
+    extract_world_code,
+    missing_code_feedback,
+    repair_messages,
+)
 
 __all__ = ["TaskOptions", "TaskOutcome", "TaskVerdict", "TaskWorld", "judge_task",
            "load_task_world", "render_tasks_file", "rename_task", "synthesize_task",

@@ -37,40 +37,34 @@ compiler into the usual generated package, and only that package runs.
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from worldspec.compiler.api import check_source
 from worldspec.dsl import nodes as n
-from worldspec.dsl.diagnostics import Diagnostic, DiagnosticSink
+from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
 from worldspec.llm_frontend.prompts import (
     WorldPlan,
     compiler_feedback,
     coverage_feedback,
-    extract_world_code,
-    missing_code_feedback,
     plan_world_messages,
     property_feedback,
-    repair_messages,
     sample_task_feedback,
     structure_feedback,
     write_world_messages,
 )
+from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.model_client import LLMClient, LLMOutputError, Usage
+from worldspec.services.model_diagnostics import MAX_FEEDBACK, diagnostics_for_model
+from worldspec.services.world_replies import (
+    extract_world_code,
+    missing_code_feedback,
+    repair_messages,
+)
 
-__all__ = ["COMPILE_LOCK", "RoundRecord", "WorldOptions", "WorldOutcome", "WorldVerdict",
-           "diagnostics_for_model", "judge_world", "synthesize_world", "uncovered_tools"]
-
-#: Compiling and running generated worlds happens in worker threads (so model
-#: requests go on meanwhile) but one at a time: the compiler and the import
-#: machinery are not meant for concurrent use.
-COMPILE_LOCK = threading.Lock()
-
-#: At most this many diagnostics or findings are sent back in one repair request.
-MAX_FEEDBACK = 20
-
+__all__ = ["RoundRecord", "WorldOptions", "WorldOutcome", "WorldVerdict", "judge_world",
+           "synthesize_world", "uncovered_tools"]
 
 @dataclass(frozen=True)
 class WorldOptions:
@@ -152,30 +146,6 @@ def uncovered_tools(coverage: dict[str, dict[str, Any]]) -> list[str]:
 
 
 # ------------------------------------------------------------------ judging
-def diagnostics_for_model(diagnostics: list[Diagnostic], text: str, *, file: str | None = None,
-                          line_offset: int = 0) -> list[dict[str, Any]]:
-    """Diagnostics as compact JSON objects with the source line each points at.
-
-    Only diagnostics in ``file`` are kept when it is given; line numbers are
-    shifted by ``-line_offset`` so they match the text the model wrote.
-    """
-    lines = text.split("\n")
-    out: list[dict[str, Any]] = []
-    for d in diagnostics:
-        if file is not None and d.span.file != file:
-            continue
-        line = d.span.line - line_offset
-        item: dict[str, Any] = {"code": d.code, "severity": d.severity.value,
-                                "message": d.message, "line": line, "column": d.span.column}
-        if 1 <= line <= len(lines):
-            item["source"] = lines[line - 1].strip()[:200]
-        if d.hints:
-            item["hints"] = list(d.hints)
-        out.append(item)
-    errors = [x for x in out if x["severity"] == "error"]
-    return (errors + [x for x in out if x["severity"] != "error"])[:MAX_FEEDBACK]
-
-
 def _problem(message: str, line: int = 0) -> dict[str, Any]:
     item: dict[str, Any] = {"code": "synth", "severity": "error", "message": message}
     if line:

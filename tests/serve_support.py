@@ -10,6 +10,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from process_support import end_process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 __all__ = ["served_over_http"]
@@ -35,9 +37,4 @@ def served_over_http(args: Sequence[str], *, env: Mapping[str, str] | None = Non
         assert " on http://" in line, f"server did not start: {line!r}"
         yield line.split(" on ", 1)[1].split(" ", 1)[0]
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
+        end_process(process, timeout=20)

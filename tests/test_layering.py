@@ -190,28 +190,21 @@ def _imports_of(path: Path) -> list[str]:
             for name in [module, *(f"{module}.{n}" for n in names)] if name]
 
 
-def _llm_frontend_imports(folder: str, allowed: set[str]) -> list[str]:
-    """The imports of ``llm_frontend`` in a folder of ``worldspec``, but those ``allowed``."""
+def _llm_frontend_imports(folder: str) -> list[str]:
+    """The imports of ``llm_frontend`` in a folder of ``worldspec``."""
     return [f"{path.relative_to(ROOT)}: {name}"
             for path in sorted((PACKAGE / folder).rglob("*.py"))
             for name in _imports_of(path)
-            if _offending([name], ("worldspec.llm_frontend",))
-            and not any(name == a or name.startswith(a + ".") for a in allowed)]
+            if _offending([name], ("worldspec.llm_frontend",))]
 
 
-#: what ``worldspec.port`` still shares with ``synth``'s front end: the repair loop's prompts,
-#: its compile lock and diagnostics for the model, and the language reference the prompts carry
-PORT_SHARES_WITH_SYNTH = {"worldspec.llm_frontend.prompts", "worldspec.llm_frontend.synth_world",
-                          "worldspec.llm_frontend.reference_text"}
-
-
-@pytest.mark.parametrize(("folder", "allowed"), [
-    ("rollout", set()), ("rl", set()), ("adapters", set()), ("port", PORT_SHARES_WITH_SYNTH)])
-def test_the_front_ends_that_call_models_do_not_import_llm_frontend(
-        folder: str, allowed: set[str]) -> None:
+@pytest.mark.parametrize("folder", ["rollout", "rl", "adapters", "port"])
+def test_the_front_ends_that_call_models_do_not_import_llm_frontend(folder: str) -> None:
     """Rollouts, RL, the adapters and port reach models through ``worldspec.services.
-    model_client``, never through the ``synth`` front end (``llm_frontend``)."""
-    assert _llm_frontend_imports(folder, allowed) == []
+    model_client``, never through the ``synth`` front end (``llm_frontend``); what port shares
+    with ``synth`` (the language reference, reading and repairing a reply, the compile lock,
+    diagnostics for the model) is a service too."""
+    assert _llm_frontend_imports(folder) == []
 
 
 def test_the_import_scan_sees_a_late_import_of_llm_frontend(tmp_path: Path) -> None:

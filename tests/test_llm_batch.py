@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 import os
@@ -101,6 +102,70 @@ def test_a_torn_last_line_is_ignored_and_closed(tmp_path: Path) -> None:
     assert seen == [2]
     reread = Journal.open(path)
     assert len(reread.records) == 3 and reread.skipped_lines == 1
+
+
+def test_a_model_answer_holding_a_lone_surrogate_is_journaled_and_read_back(
+        tmp_path: Path) -> None:
+    """A model server may send ``"\\ud800"`` (valid JSON, not Unicode): the record holding the
+    answer is journaled as valid UTF-8 and reads back as the same text, so the item counts as
+    done on resume; the journal's other text stays as it is (not escaped)."""
+    path = tmp_path / "journal.jsonl"
+    answer = "Voil\u00e0 \ud800 the world"
+
+    async def work(item: BatchItem, spent: Usage) -> ItemRecord:
+        return ItemRecord(item.key, "rejected", item.label, reason="no code",
+                          detail=answer, data={"reply": answer, "notes": ["\udfff"]})
+
+    batch = [BatchItem.make("demo", {"description": "caf\u00e9 \udc80"}, "odd")]
+    summary = asyncio.run(run_batch("demo", batch, work, journal=Journal.open(path)))
+    assert summary.count("rejected") == 1
+    line = path.read_bytes().decode("utf-8")
+    assert "Voil\u00e0" in line and "\\ud800" in line
+    record = Journal.open(path).records[batch[0].key]
+    assert (record.detail, record.data) == (answer, {"reply": answer, "notes": ["\udfff"]})
+    assert record.finished
+    again = asyncio.run(run_batch("demo", batch, work, journal=Journal.open(path)))
+    assert again.resumed == 1
+
+
+def test_a_world_holding_a_lone_surrogate_is_rejected_and_kept(
+        llm_server: ScriptedLLMServer, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The model answers a world with ``"\\ud800"`` in it: the compiler refuses it (WS107),
+    the item is rejected (not an internal error, retried forever), its journal record and
+    rejected draft are written as UTF-8 with the surrogate escaped, and a rerun resumes it."""
+    odd = counter_world().replace("\n", "\n# a stray \ud800 here\n", 1)
+    llm_server.responder = lambda request: fenced(odd)
+    source = tmp_path / "descriptions.jsonl"
+    source.write_text(json.dumps({"description": "A counter."}) + "\n", encoding="utf-8")
+    out = tmp_path / "worlds"
+    args = ["synth", "world", "--input", str(source), "-o", str(out), "--no-plan",
+            "--max-rounds", "1", "--base-url", llm_server.url, "--model", "m",
+            "--format", "json"]
+    assert cli_main(args) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rejected"], summary["errors"]) == (1, 0)
+    [record] = Journal.open(out / "journal.jsonl").records.values()
+    assert record.status == "rejected" and record.detail.startswith("WS107")
+    [draft] = (out / "rejected").glob("*.world.rejected")
+    assert draft.read_text(encoding="utf-8") == odd.replace("\ud800", "\\ud800")
+    [problems] = (out / "rejected").glob("*.problems.json")
+    report = json.loads(problems.read_text(encoding="utf-8"))
+    assert "# a stray \ud800 here" in json.dumps(report, ensure_ascii=False)
+    asked = len(llm_server.chat_requests)
+    assert cli_main(args) == 1
+    assert json.loads(capsys.readouterr().out)["resumed"] == 1
+    assert len(llm_server.chat_requests) == asked
+
+
+def test_an_ordinary_item_keeps_its_key() -> None:
+    """Keys of inputs without lone surrogates are what they always were (journals written
+    before stay valid): the SHA-256 of the canonical JSON, non-ASCII text as UTF-8."""
+    item = BatchItem.make("world", {"description": "caf\u00e9"}, "a")
+    canonical = '{"input":{"description":"caf\u00e9"},"kind":"world"}'
+    assert item.key == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    odd = BatchItem.make("world", {"description": "caf\u00e9 \ud800"}, "b")
+    assert len(odd.key) == 64 and odd.key != item.key
 
 
 def test_summary_counts_reasons_rounds_and_tokens(tmp_path: Path) -> None:

@@ -28,9 +28,7 @@ from llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
 from worldspec.compiler.api import check_specs as compiler_check
-from worldspec.llm_frontend.prompts import extract_world_code, write_world_messages
-from worldspec.llm_frontend.reference import condense_language_doc, main, render_reference_module
-from worldspec.llm_frontend.reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
+from worldspec.llm_frontend.prompts import write_world_messages
 from worldspec.llm_frontend.synth_tasks import (
     TaskOptions,
     TaskOutcome,
@@ -38,8 +36,15 @@ from worldspec.llm_frontend.synth_tasks import (
     synthesize_task,
 )
 from worldspec.llm_frontend.synth_world import WorldOptions, WorldOutcome, synthesize_world
+from worldspec.services.language_reference import (
+    condense_language_doc,
+    main,
+    render_reference_module,
+)
+from worldspec.services.language_reference_text import EXAMPLE_WORLD, LANGUAGE_REFERENCE
 from worldspec.services.model_client import LLMClient, LLMConfig, Usage
 from worldspec.services.validation import check_paths
+from worldspec.services.world_replies import extract_world_code
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = WorldOptions(max_rounds=4, test_examples=15, test_steps=12)
@@ -60,7 +65,7 @@ def writes(server: ScriptedLLMServer) -> list[RecordedRequest]:
 
 # ---------------------------------------------------------------- reference
 def test_the_language_reference_is_generated_from_the_docs() -> None:
-    assert main(["--check"]) == 0, "run: python -m llm_frontend.reference"
+    assert main(["--check"]) == 0, "run: python -m worldspec.services.language_reference"
     source = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
     assert condense_language_doc(source) == LANGUAGE_REFERENCE
     assert condense_language_doc(source) == condense_language_doc(source)
@@ -100,7 +105,7 @@ def test_every_code_block_of_the_reference_is_a_code_block_of_the_docs() -> None
     sections the reference drops is in the prompt character for character, and the prompt
     holds no other code (a link pattern run inside code once made `list[str](..10)` into
     `liststr`)."""
-    from worldspec.llm_frontend.reference import _DROPPED_SECTIONS
+    from worldspec.services.language_reference import _DROPPED_SECTIONS
 
     source = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
     wanted: list[str] = []

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from adapter_support import PACKAGE, ROOT, framework, scripted_agent, solution
 from llm_server import RecordedRequest, ScriptedLLMServer
+from process_support import end_process
 
 from worldspec.rl import TextEnv
 from worldspec.rollout.prompts import STOP_MARKER
@@ -68,12 +69,7 @@ def _serve(*extra: str) -> Iterator[str]:
                 time.sleep(0.1)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        end_process(process, timeout=10)
 
 
 @pytest.fixture(scope="module")

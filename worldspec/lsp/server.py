@@ -41,7 +41,8 @@ from worldspec.lsp.loading import ParseCache, check_unit, shown_path
 from worldspec.lsp.positions import LineMap
 from worldspec.lsp.wire import AnsweringProtocol, FrameReader
 
-__all__ = ["WorldSpecServer", "build_server", "serve", "diagnostic_anchor", "MAX_WORKSPACE_FILES"]
+__all__ = ["DocumentUnreadable", "MAX_WORKSPACE_FILES", "RequestFailed", "WorldSpecServer",
+           "build_server", "diagnostic_anchor", "serve"]
 
 #: files read when looking for references outside the open document's imports
 MAX_WORKSPACE_FILES = 2000
@@ -63,6 +64,23 @@ class RequestFailed(JsonRpcException):
     """A request that cannot be carried out (LSP ``RequestFailed``), e.g. an unsafe rename."""
 
     CODE = -32803
+
+
+class DocumentUnreadable(RequestFailed):
+    """A request about a document the editor never opened and whose file cannot be read (it
+    does not exist, is a folder, is not UTF-8): answered with this error's message, not a
+    traceback."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"'{uri}' is not open in the editor and cannot be read ({reason}): "
+                         "open it first (textDocument/didOpen)")
+
+
+def _unreadable_reason(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, in words (``No such file or directory``, ...)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8 text"
+    return exc.strerror or type(exc).__name__
 
 
 def diagnostic_anchor(code: str) -> str:
@@ -126,13 +144,18 @@ class WorldSpecServer(LanguageServer):
             self.analyser.forget(doc.path)
 
     def current(self, uri: str) -> Analysis:
-        """The analysis of the document's text as it is now (checked if it changed)."""
-        doc = self.open(uri)
+        """The analysis of the document's text as it is now (checked if it changed); a
+        document the editor never opened is read from its file (:class:`DocumentUnreadable`
+        when that fails)."""
         text_doc = self.workspace.get_text_document(uri)
+        try:
+            source = text_doc.source
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DocumentUnreadable(uri, _unreadable_reason(exc)) from None
+        doc = self.open(uri)
         analysis = doc.analysis
-        if analysis is None or analysis.text != text_doc.source or \
-                analysis.version != text_doc.version:
-            analysis = self.analyser.analyse(doc.path, text_doc.source, text_doc.version)
+        if analysis is None or analysis.text != source or analysis.version != text_doc.version:
+            analysis = self.analyser.analyse(doc.path, source, text_doc.version)
             doc.analysis = analysis
             if analysis.parsed_ok:
                 doc.last_good = analysis
@@ -153,7 +176,11 @@ class WorldSpecServer(LanguageServer):
             return
         doc.scheduled = False
         changed = doc.analysis.shown if doc.analysis is not None else None
-        self.publish(uri)
+        try:
+            self.publish(uri)
+        except DocumentUnreadable:  # saved or changed, never opened, and not on disk
+            self.close(uri)
+            return
         for other_uri, other in list(self.documents.items()):  # documents importing this one
             if other_uri != uri and other.analysis is not None and changed is not None and \
                     changed in other.analysis.result.program.files:

@@ -1,6 +1,6 @@
 """The prompts of ``worldspec port``: translate one method, repair it, remove a difference.
 
-Pure functions of their inputs, like :mod:`llm_frontend.prompts`: the same request always
+Pure functions of their inputs, like ``synth``'s prompts: the same request always
 gets the same messages (so the request journal can replay an interrupted run).
 
 Every request of one port is laid out for a provider's prompt cache: the long part that
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worldspec.llm_frontend.reference_text import LANGUAGE_REFERENCE
 from worldspec.port.skeleton import CUT_MARKER, ClassInfo, MethodInfo, ModuleName
+from worldspec.services.language_reference_text import LANGUAGE_REFERENCE
 from worldspec.services.model_client import Message
 
 __all__ = ["PORTING_NOTES", "VALUE_RULE", "PortContext", "bounded", "bounded_json",

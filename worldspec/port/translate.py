@@ -38,12 +38,6 @@ from worldspec.compiler.api import check_source
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.parser import parse_module
-from worldspec.llm_frontend.prompts import (
-    extract_world_code,
-    missing_code_feedback,
-    repair_messages,
-)
-from worldspec.llm_frontend.synth_world import COMPILE_LOCK, diagnostics_for_model
 from worldspec.port.compare import (
     CompareOptions,
     CompareReport,
@@ -58,7 +52,14 @@ from worldspec.port.prompts import (
     translate_method_messages,
 )
 from worldspec.port.skeleton import Skeleton
+from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.model_client import LLMClient, Message, Usage
+from worldspec.services.model_diagnostics import diagnostics_for_model
+from worldspec.services.world_replies import (
+    extract_world_code,
+    missing_code_feedback,
+    repair_messages,
+)
 
 __all__ = ["PERSIST_ROUNDS", "PortOptions", "PortOutcome", "RequestJournal",
            "difference_signature", "port_class", "rejected_report", "rejected_world", "splice"]

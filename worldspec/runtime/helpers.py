@@ -99,13 +99,35 @@ U = TypeVar("U")
 
 
 def text(value: Any) -> str:
-    """``str()`` with Python semantics, except rows (their key) and enum members (their value)."""
+    """``str()`` with Python semantics, except rows (their key) and enum members (their value).
+
+    A list prints as Python prints a list, ``[1, 'a']``, though the runtime holds it as a
+    tuple, and so does a set (held as a tuple too); a map prints as a dict, ``{'k': False}``,
+    and a record as ``Point(x=1, y=[2, 3])``. Inside them each value is Python's ``repr()``
+    of it, with the same exceptions: an enum member is its value (``'open'``), a row its key.
+    """
     if isinstance(value, str):
         return str.__str__(value)
     key = getattr(value, "KEY", None)
     if key:
         return text(getattr(value, key))
-    return str(value)
+    if not isinstance(value, (tuple, list, dict, Record)):
+        return str(value)
+
+    def shown(inner: Any) -> str:
+        if isinstance(inner, str):
+            return repr(str.__str__(inner))
+        if isinstance(inner, (tuple, list)):
+            return "[" + ", ".join(map(shown, inner)) + "]"
+        if isinstance(inner, dict):
+            return "{" + ", ".join(f"{shown(k)}: {shown(v)}" for k, v in inner.items()) + "}"
+        if isinstance(inner, Record):
+            fields = (f"{name}={shown(getattr(inner, name))}" for name in inner.__match_args__)
+            return f"{type(inner).__qualname__}({', '.join(fields)})"
+        row_key = getattr(inner, "KEY", None)
+        return shown(getattr(inner, row_key)) if row_key else repr(inner)
+
+    return shown(value)
 
 
 def to_int(value: Any) -> int:

@@ -71,6 +71,8 @@ import httpx
 import openai
 from pydantic import BaseModel, ValidationError
 
+from worldspec.services.reasoning import strip_reasoning
+
 __all__ = [
     "DEFAULT_OPENAI_URL",
     "RETRY_STATUSES",
@@ -322,17 +324,7 @@ class ChatResult(Generic[ParsedT]):
 
 
 # ------------------------------------------------------------- extraction
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
-
-
-def strip_reasoning(text: str) -> str:
-    """``text`` without ``<think>...</think>`` blocks (and an unclosed one at the start)."""
-    cleaned = _THINK.sub("", text)
-    if cleaned.lstrip().lower().startswith("<think>"):
-        end = cleaned.lower().rfind("</think>")
-        cleaned = cleaned[end + len("</think>"):] if end >= 0 else ""
-    return cleaned.strip()
 
 
 def extract_json(text: str) -> Any:
