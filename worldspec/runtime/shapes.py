@@ -29,7 +29,6 @@ import importlib
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
@@ -228,18 +227,26 @@ def _seconds(value: Any) -> Any:
     return int(seconds) if seconds.is_integer() else seconds
 
 
-@dataclass(frozen=True, slots=True)
 class Scalar:
     """A builtin scalar type: its loader, and how a loaded value is written as JSON (what
-    a task's data is normalised to: a date as its ISO text, a duration as its seconds)."""
+    a task's data is normalised to: a date as its ISO text, a duration as its seconds).
 
-    name: str
-    load: Callable[[object], Any]
-    export: Callable[[Any], Any] = _same
+    A plain class: ``dataclasses`` would load ``inspect`` and ``ast`` into every world."""
+
+    __slots__ = ("name", "load", "export")
+
+    def __init__(self, name: str, load: Callable[[object], Any],
+                 export: Callable[[Any], Any] = _same) -> None:
+        self.name = name
+        self.load = load
+        self.export = export
 
     def normalise(self, value: object) -> Any:
         """``value`` loaded and written back as JSON; raises :class:`Misfit`."""
         return self.export(self.load(value))
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.name!r})"
 
 
 #: builtin type name -> its scalar shape (``json`` is not a scalar: :func:`load_json_leaf`)
