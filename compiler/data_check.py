@@ -461,6 +461,15 @@ class _Validator:
         #: table state name -> frozen row key -> where the row is
         self.tables: dict[str, dict[object, _Loc]] = {}
         self.refs: list[_Ref] = []
+        self._fast_paths: dict[str, dict[str, _Normaliser | None]] = {}
+
+    def fast_paths(self, rec: RecordInfo) -> dict[str, _Normaliser | None]:
+        """Field name -> its :func:`_fast_path`, worked out once per record per check."""
+        found = self._fast_paths.get(rec.name)
+        if found is None:
+            found = self._fast_paths[rec.name] = {
+                name: _fast_path(info.type) for name, info in rec.fields.items()}
+        return found
 
     # reporting ----------------------------------------------------------
     @property
@@ -694,6 +703,8 @@ class _Validator:
         self.check_repeated(value, loc)
         value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
+        fast = self.fast_paths(rec)
+        shallow = loc.depth < MAX_DEPTH  # else check() reports the fields as too deep
         for name, item in value.items():
             if self.full:
                 break
@@ -710,11 +721,13 @@ class _Validator:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
             typ = info.type
-            if loc.depth < MAX_DEPTH:
-                fast = _fast_fit(item, typ)
-                if fast is not _SLOW:
-                    out[name] = fast  # what check() would return, without its location
+            normalise = fast.get(name) if shallow and type(item) is not _BareName else None
+            if normalise is not None:
+                try:
+                    out[name] = normalise(item)  # what check() would return, without its location
                     continue
+                except Misfit:
+                    pass
             checked = self.check(item, typ, loc.field(name))
             if checked is not None or not info.may_be_absent:
                 out[name] = checked  # an absent field (null or left out) is not in the JSON
@@ -773,10 +786,16 @@ class _Validator:
             return self.mismatch(loc, f"an array ({t.show(typ)})", value)
         element = typ.element
         shallow = loc.depth < MAX_DEPTH  # else check() reports the elements as too deep
+        normalise = _fast_path(element) if shallow else None
         out: list[object] = []
         for i, item in enumerate(value):
-            fast = _fast_fit(item, element) if shallow else _SLOW
-            out.append(self.check(item, element, loc.index(i)) if fast is _SLOW else fast)
+            if normalise is not None and type(item) is not _BareName:
+                try:
+                    out.append(normalise(item))
+                    continue
+                except Misfit:
+                    pass
+            out.append(self.check(item, element, loc.index(i)))
         if typ.refinement is not None:
             self.refine(out, typ.refinement, loc)
         return out
@@ -809,14 +828,16 @@ class _Validator:
         self.check_repeated(value, loc)
         out: dict[object, object] = {}
         shallow = loc.depth < MAX_DEPTH  # else check() reports the entries as too deep
+        normalise = _fast_path(typ.value) if shallow else None
+        text_keys = load_str if shallow and _fast_path(typ.key) is _STR_PATH else None
         for name, item in value.items():
             if self.full:
                 break
-            key = _fast_fit(name, typ.key) if shallow and typ.key == t.STR else _SLOW
-            if key is _SLOW:
+            key = _fast_key(name, text_keys)
+            if key is _INVALID:
                 key = self.key_from_text(name, typ.key, loc.key(name).as_key())
-            checked = _fast_fit(item, typ.value) if shallow else _SLOW
-            if checked is _SLOW:
+            checked = _fast_value(item, normalise)
+            if checked is _INVALID:
                 checked = self.check(item, typ.value, loc.key(name))
             if key is not _INVALID:
                 out[key] = checked
@@ -1023,23 +1044,42 @@ def datetime_text_problem(text: str) -> str | None:
     return _text_problem(load_datetime, "datetime", text)
 
 
-#: What :func:`_fast_fit` returns for a value it leaves to the general check.
-_SLOW: Final = _Marker("<slow>")
+_Normaliser = Callable[[object], object]
+_STR_PATH: Final = SCALARS["str"].normalise
 
 
-def _fast_fit(value: object, typ: t.Type) -> object:
-    """``value`` normalised when it fits the unrefined scalar type ``typ`` (the common case
-    of a data file, taken without the general check and its location), else :data:`_SLOW`:
-    the general check then decides again, and reports."""
-    if type(typ) is not t.Prim or typ.refinement is not None or type(value) is _BareName:
-        return _SLOW
-    scalar = SCALARS.get(typ.name)
-    if scalar is None:
-        return _SLOW
+def _fast_value(value: object, normalise: _Normaliser | None) -> object:
+    """``value`` by the fast path ``normalise`` (:func:`_fast_path`), or :data:`_INVALID`
+    for the general check to decide and report."""
+    if normalise is None or type(value) is _BareName:
+        return _INVALID
     try:
-        return scalar.export(scalar.load(value))
+        return normalise(value)
     except Misfit:
-        return _SLOW
+        return _INVALID
+
+
+def _fast_key(text: str, load: _Normaliser | None) -> object:
+    """An object key of a ``map[str, V]`` by ``load``, or :data:`_INVALID` (as above)."""
+    if load is None:
+        return _INVALID
+    try:
+        return load(text)
+    except Misfit:
+        return _INVALID
+
+
+def _fast_path(typ: t.Type) -> _Normaliser | None:
+    """The runtime's normaliser of ``typ`` when it is an unrefined scalar, else None.
+
+    The common case of a data file (text for a ``str``, an int for an ``int``) is taken
+    with it alone, without the general check and the value's location; a value it refuses
+    (:class:`Misfit`), or a bare name, goes to the general check, which decides the same
+    way and reports."""
+    if type(typ) is not t.Prim or typ.refinement is not None:
+        return None
+    scalar = SCALARS.get(typ.name)
+    return None if scalar is None else scalar.normalise
 
 
 # The second parameter is the specific type class each checker is registered for.

@@ -233,17 +233,18 @@ class Scalar:
 
     A plain class: ``dataclasses`` would load ``inspect`` and ``ast`` into every world."""
 
-    __slots__ = ("name", "load", "export")
+    __slots__ = ("export", "load", "name", "normalise")
 
     def __init__(self, name: str, load: Callable[[object], Any],
-                 export: Callable[[Any], Any] = _same) -> None:
+                 export: Callable[[Any], Any] | None = None) -> None:
         self.name = name
         self.load = load
-        self.export = export
-
-    def normalise(self, value: object) -> Any:
-        """``value`` loaded and written back as JSON; raises :class:`Misfit`."""
-        return self.export(self.load(value))
+        self.export: Callable[[Any], Any] = export or _same
+        #: a JSON value loaded and written back as JSON (``"2024-01-01T10:00"`` becomes
+        #: ``"2024-01-01T10:00:00"``); raises :class:`Misfit`. The loader itself where a
+        #: loaded value is its own JSON (text, numbers, booleans).
+        self.normalise: Callable[[object], Any] = load if export is None else \
+            (lambda value: self.export(self.load(value)))
 
     def __repr__(self) -> str:
         return f"Scalar({self.name!r})"
