@@ -13,7 +13,7 @@ the first call. The parser has already checked that Python's ``re`` compiles the
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, ClassVar
 
