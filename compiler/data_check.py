@@ -6,10 +6,21 @@ from JSON path to source span so that problems point at the exact node,
 while problems in a file point at the ``given`` statement and carry the JSON
 path in the message (``$.users[2].phone: expected str, found 42``).
 
-One validator walks a value and its expected type. The walk is driven by
-two tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker) and
-:data:`_PRIM_CHECKERS` (builtin type name -> checker). Every checker returns
-the *normalised* value, the shape the runtime builds its initial state from:
+What fits a type is decided by the runtime's value validator
+(``worldspec/runtime/shapes.py``), the very loaders that load tool arguments and initial
+data at run time: a scalar, an enum member, a map key, a ``json`` leaf and a refinement are
+each given to it, and a refusal comes back as data (a ``Misfit``) that the tables here word
+as diagnostics (WS601; WS617 for text holding a lone surrogate; WS207 for an enum). What is
+the compiler's own stays here: reading the files, spans, bare enum names of inline data,
+nesting limits, keys repeated in one object, the walk over records, collections and whole
+tables that reports *every* problem (the generated loaders stop at the first), and
+references between rows. ``tests/test_value_acceptance.py`` checks, value for value, that
+this walk and the generated loaders accept the same data and normalise it alike.
+
+The walk is driven by tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker),
+:data:`_NAMED_CHECKERS` (kind of a named type -> checker) and the runtime's ``SCALARS``
+(builtin type name -> loader). Every checker returns the *normalised* value, the shape the
+runtime builds its initial state from:
 
 - a table is a list of row dicts in the given order (an object keyed by row
   key is accepted; the key field is injected or verified);
@@ -21,11 +32,6 @@ the *normalised* value, the shape the runtime builds its initial state from:
   seconds as the runtime exports them (a whole number as an int);
 - a field given as null that has a default stays null (the runtime fills in the default);
 - everything else is JSON as given.
-
-What fits a type is the runtime's rule (``worldspec/runtime/values.py``), restated here
-because the compiler may not import the runtime: ``tests/test_value_acceptance.py``
-checks, value for value, that both accept the same data and normalise it alike. Text
-holding a lone surrogate is WS617; patterns are matched with RE2, as at run time.
 
 Keys and references are checked last: duplicate row keys and references to
 rows that do not exist (in a table the data defines) are WS605.
@@ -1001,23 +1007,29 @@ _BAD_TEXT: dict[str, str] = {
 _OFFSET = "has a UTC offset; datetimes are naive (the world's local time)"
 
 
+# How the checker reports a scalar's misfit: by its reason, given the builtin type's name.
+_Report = Callable[["_Validator", Misfit, str, "_Loc"], object]
+
+#: reason -> the problem reported (each returns :data:`_INVALID`)
+_SCALAR_REPORTS: dict[Reason, _Report] = {
+    Reason.WRONG_TYPE: lambda v, m, name, loc: v.mismatch(loc, _EXPECTED[name], m.value),
+    Reason.NOT_FINITE: lambda v, m, name, loc: v.mismatch(loc, _EXPECTED_FINITE[name],
+                                                          m.value),
+    Reason.SURROGATE: lambda v, m, name, loc: v.surrogate(str(m.value), m.detail, loc),
+    Reason.TOO_LARGE: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_show(m.value)} is too large for a float"),
+    Reason.TOO_LONG: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_show(m.value)} seconds is too long for a duration"),
+    Reason.OFFSET: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_quote(str(m.value))} {_OFFSET}", hints=["drop the offset or the 'Z'"]),
+    Reason.BAD_TEXT: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_quote(str(m.value))} {_BAD_TEXT[name]}"),
+}
+
+
 def _worded_misfit(v: _Validator, misfit: Misfit, name: str, loc: _Loc) -> object:
     """Report why a value does not fit the builtin type ``name``; :data:`_INVALID`."""
-    value, reason = misfit.value, misfit.reason
-    if reason is Reason.WRONG_TYPE:
-        return v.mismatch(loc, _EXPECTED[name], value)
-    if reason is Reason.NOT_FINITE:
-        return v.mismatch(loc, _EXPECTED_FINITE[name], value)
-    if reason is Reason.SURROGATE:
-        return v.surrogate(str(value), misfit.detail, loc)
-    if reason is Reason.TOO_LARGE:
-        return v.report("WS601", loc, f"{_show(value)} is too large for a float")
-    if reason is Reason.TOO_LONG:
-        return v.report("WS601", loc, f"{_show(value)} seconds is too long for a duration")
-    if reason is Reason.OFFSET:
-        return v.report("WS601", loc, f"{_quote(str(value))} {_OFFSET}",
-                        hints=["drop the offset or the 'Z'"])
-    return v.report("WS601", loc, f"{_quote(str(value))} {_BAD_TEXT[name]}")
+    return _SCALAR_REPORTS[misfit.reason](v, misfit, name, loc)
 
 
 def _text_problem(load: Callable[[object], object], name: str, text: str) -> str | None:
