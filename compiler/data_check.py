@@ -432,12 +432,6 @@ class _Ref:
     loc: _Loc
 
 
-def _required(f: FieldInfo) -> bool:
-    """A field that data must give: no default and not optional (a ``json`` field without a
-    default must be given too, if only as null: the runtime's rule)."""
-    return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
-
-
 def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
     """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
     by the rules of tool arguments: what a solution may pass as an agent would send it."""
@@ -739,7 +733,7 @@ class _Validator:
                 out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
-                   and (_required(f) or f.name in need)]
+                   and (f.required_in_data or f.name in need)]
         if missing:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
