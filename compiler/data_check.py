@@ -833,7 +833,7 @@ class _Validator:
         for name, item in value.items():
             if self.full:
                 break
-            key = _fast_key(name, text_keys)
+            key = _fast_value(name, text_keys)
             if key is _INVALID:
                 key = self.key_from_text(name, typ.key, loc.key(name).as_key())
             checked = _fast_value(item, normalise)
@@ -1061,16 +1061,6 @@ def _fast_value(value: object, normalise: _Normaliser | None) -> object:
         return _INVALID
     try:
         return normalise(value)
-    except Misfit:
-        return _INVALID
-
-
-def _fast_key(text: str, load: _Normaliser | None) -> object:
-    """An object key of a ``map[str, V]`` by ``load``, or :data:`_INVALID` (as above)."""
-    if load is None:
-        return _INVALID
-    try:
-        return load(text)
     except Misfit:
         return _INVALID
 
