@@ -6,10 +6,21 @@ from JSON path to source span so that problems point at the exact node,
 while problems in a file point at the ``given`` statement and carry the JSON
 path in the message (``$.users[2].phone: expected str, found 42``).
 
-One validator walks a value and its expected type. The walk is driven by
-two tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker) and
-:data:`_PRIM_CHECKERS` (builtin type name -> checker). Every checker returns
-the *normalised* value, the shape the runtime builds its initial state from:
+What fits a type is decided by the runtime's value validator
+(``worldspec/runtime/shapes.py``), the very loaders that load tool arguments and initial
+data at run time: a scalar, an enum member, a map key, a ``json`` leaf and a refinement are
+each given to it, and a refusal comes back as data (a ``Misfit``) that the tables here word
+as diagnostics (WS601; WS617 for text holding a lone surrogate; WS207 for an enum). What is
+the compiler's own stays here: reading the files, spans, bare enum names of inline data,
+nesting limits, keys repeated in one object, the walk over records, collections and whole
+tables that reports *every* problem (the generated loaders stop at the first), and
+references between rows. ``tests/test_value_acceptance.py`` checks, value for value, that
+this walk and the generated loaders accept the same data and normalise it alike.
+
+The walk is driven by tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker),
+:data:`_NAMED_CHECKERS` (kind of a named type -> checker) and the runtime's ``SCALARS``
+(builtin type name -> loader). Every checker returns the *normalised* value, the shape the
+runtime builds its initial state from:
 
 - a table is a list of row dicts in the given order (an object keyed by row
   key is accepted; the key field is injected or verified);
@@ -21,11 +32,6 @@ the *normalised* value, the shape the runtime builds its initial state from:
   seconds as the runtime exports them (a whole number as an int);
 - a field given as null that has a default stays null (the runtime fills in the default);
 - everything else is JSON as given.
-
-What fits a type is the runtime's rule (``worldspec/runtime/values.py``), restated here
-because the compiler may not import the runtime: ``tests/test_value_acceptance.py``
-checks, value for value, that both accept the same data and normalise it alike. Text
-holding a lone surrogate is WS617; patterns are matched with RE2, as at run time.
 
 Keys and references are checked last: duplicate row keys and references to
 rows that do not exist (in a table the data defines) are WS605.
@@ -43,15 +49,30 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
 from typing import Any, Final
 
 from worldspec.compiler import types as t
 from worldspec.compiler.model import FieldInfo, RecordInfo, StateInfo, WorldModel
-from worldspec.compiler.rules.patterns import pattern_matcher
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink, Related, did_you_mean
 from worldspec.dsl.nodes import Span
+from worldspec.runtime.errors import ToolError
+from worldspec.runtime.shapes import (
+    MAX_INT_DIGITS,
+    SCALARS,
+    Misfit,
+    Reason,
+    check_length_within,
+    check_matches,
+    check_within,
+    load_date,
+    load_datetime,
+    load_int_key,
+    load_json_key,
+    load_json_leaf,
+    load_member,
+    load_str,
+)
 
 __all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
            "date_text_problem", "datetime_text_problem", "MAX_PROBLEMS", "MAX_DEPTH"]
@@ -62,13 +83,6 @@ MAX_PROBLEMS: Final = 50
 MAX_DEPTH: Final = 100
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_ISO_DATETIME = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
-    r"(Z|[+-][0-9]{2}(?::?[0-9]{2}(?::?[0-9]{2}(?:\.[0-9]{1,6})?)?)?)?")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit
 _SHOW_LIMIT = 60
 _LIST_LIMIT = 10
 
@@ -239,7 +253,7 @@ def _quote(text: str, limit: int | None = _SHOW_LIMIT) -> str:
 
 
 def _show_int(value: int) -> str:
-    if value.bit_length() > 3 * _MAX_INT_DIGITS:
+    if value.bit_length() > 3 * MAX_INT_DIGITS:
         return f"an integer of about {int(value.bit_length() * math.log10(2))} digits"
     text = str(value)
     return text if len(text) <= _SHOW_LIMIT else f"an integer of {len(text.lstrip('-'))} digits"
@@ -288,9 +302,14 @@ def _show_range(ref: t.Refinement) -> str:
     return f"({low}..{high})"
 
 
-def _in_range(number: int | float, ref: t.Refinement) -> bool:
-    return not ((ref.low is not None and number < ref.low)
-                or (ref.high is not None and number > ref.high))
+#: reason a refinement refuses a value -> the problem's words
+_REFINEMENT_WORDS: dict[Reason, Callable[[Any, t.Refinement], str]] = {
+    Reason.OUT_OF_RANGE: lambda value, ref: f"{_show(value)} is outside the range "
+                                            f"{_show_range(ref)}",
+    Reason.BAD_LENGTH: lambda value, ref: f"length {len(value)} is outside the length range "
+                                          f"{_show_range(ref)}",
+    Reason.NO_MATCH: lambda value, ref: f"{_quote(value)} does not match /{ref.pattern}/",
+}
 
 
 # ---------------------------------------------------------------- problems
@@ -413,12 +432,6 @@ class _Ref:
     loc: _Loc
 
 
-def _required(f: FieldInfo) -> bool:
-    """A field that data must give: no default and not optional (a ``json`` field without a
-    default must be given too, if only as null: the runtime's rule)."""
-    return f.default is None and not isinstance(f.type, (t.Optional, t.Unknown))
-
-
 def argument_problems(value: object, typ: t.Type, world: WorldModel, name: str) -> list[str]:
     """Why the JSON ``value`` does not fit a parameter of type ``typ`` (empty when it fits),
     by the rules of tool arguments: what a solution may pass as an agent would send it."""
@@ -448,6 +461,15 @@ class _Validator:
         #: table state name -> frozen row key -> where the row is
         self.tables: dict[str, dict[object, _Loc]] = {}
         self.refs: list[_Ref] = []
+        self._fast_paths: dict[str, dict[str, _Normaliser | None]] = {}
+
+    def fast_paths(self, rec: RecordInfo) -> dict[str, _Normaliser | None]:
+        """Field name -> its :func:`_fast_path`, worked out once per record per check."""
+        found = self._fast_paths.get(rec.name)
+        if found is None:
+            found = self._fast_paths[rec.name] = {
+                name: _fast_path(info.type) for name, info in rec.fields.items()}
+        return found
 
     # reporting ----------------------------------------------------------
     @property
@@ -653,13 +675,17 @@ class _Validator:
     def key_from_text(self, text: str, typ: t.Type, loc: _Loc) -> object:
         """An object key (always text in data) as a value of ``typ``."""
         base = t.strip_optional(typ)
-        if base == t.JSON and text.isascii() and text.isdigit() and len(text) <= _MAX_INT_DIGITS:
-            return int(text)  # a json key: all-digit text is an int key (as the runtime reads it)
+        if base == t.JSON:
+            key = load_json_key(text)  # all-digit text is an int key, as the runtime reads it
+            if isinstance(key, int):
+                return key
         if isinstance(base, t.Prim) and base.name == "int":
-            if len(text) > _MAX_INT_DIGITS or not _DECIMAL.fullmatch(text):
+            try:
+                number = load_int_key(text)
+            except Misfit:
                 return self.report("WS601", loc, f"int keys are decimal integers in data, "
                                    f"found {_quote(text)}")
-            return self.check(int(text), typ, loc)
+            return self.check(number, typ, loc)
         enum = self.world.enums.get(base.name) if isinstance(base, t.Named) else None
         if enum is not None and self.spans is not None and text in enum.members:
             return self.check(_BareName(text), typ, loc)  # inline keys may name members
@@ -677,6 +703,8 @@ class _Validator:
         self.check_repeated(value, loc)
         value = self.unalias(value, rec, loc)
         out: dict[str, object] = {}
+        fast = self.fast_paths(rec)
+        shallow = loc.depth < MAX_DEPTH  # else check() reports the fields as too deep
         for name, item in value.items():
             if self.full:
                 break
@@ -693,15 +721,19 @@ class _Validator:
                 out[name] = None  # null means the default, which the runtime fills in
                 continue
             typ = info.type
-            if loc.depth < MAX_DEPTH and _plain_fit(item, typ):
-                out[name] = item  # what check() would return, without its location
-                continue
+            normalise = fast.get(name) if shallow and type(item) is not _BareName else None
+            if normalise is not None:
+                try:
+                    out[name] = normalise(item)  # what check() would return, without its location
+                    continue
+                except Misfit:
+                    pass
             checked = self.check(item, typ, loc.field(name))
             if checked is not None or not info.may_be_absent:
                 out[name] = checked  # an absent field (null or left out) is not in the JSON
         missing = [f.name for f in rec.fields.values()
                    if f.name not in value and f.name not in given
-                   and (_required(f) or f.name in need)]
+                   and (f.required_in_data or f.name in need)]
         if missing:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
@@ -727,10 +759,18 @@ class _Validator:
 
     # types -------------------------------------------------------------------
     def prim(self, value: object, typ: t.Prim, loc: _Loc) -> object:
-        checker = _PRIM_CHECKERS.get(typ.name)
-        if checker is None:
-            return _plain(value)
-        result = checker(self, value, loc)
+        if typ.name == "json":
+            result = self.json_value(value, loc)
+        else:
+            scalar = SCALARS.get(typ.name)
+            if scalar is None:
+                return _plain(value)
+            if isinstance(value, _BareName):  # a bare word is an enum member, never text
+                return self.mismatch(loc, _EXPECTED[typ.name], value)
+            try:
+                result = scalar.export(scalar.load(value))
+            except Misfit as misfit:
+                return _worded_misfit(self, misfit, typ.name, loc)
         if result is not _INVALID and typ.refinement is not None:
             self.refine(result, typ.refinement, loc)
         return result
@@ -746,8 +786,16 @@ class _Validator:
             return self.mismatch(loc, f"an array ({t.show(typ)})", value)
         element = typ.element
         shallow = loc.depth < MAX_DEPTH  # else check() reports the elements as too deep
-        out = [item if shallow and _plain_fit(item, element)
-               else self.check(item, element, loc.index(i)) for i, item in enumerate(value)]
+        normalise = _fast_path(element) if shallow else None
+        out: list[object] = []
+        for i, item in enumerate(value):
+            if normalise is not None and type(item) is not _BareName:
+                try:
+                    out.append(normalise(item))
+                    continue
+                except Misfit:
+                    pass
+            out.append(self.check(item, element, loc.index(i)))
         if typ.refinement is not None:
             self.refine(out, typ.refinement, loc)
         return out
@@ -780,13 +828,17 @@ class _Validator:
         self.check_repeated(value, loc)
         out: dict[object, object] = {}
         shallow = loc.depth < MAX_DEPTH  # else check() reports the entries as too deep
+        normalise = _fast_path(typ.value) if shallow else None
+        text_keys = load_str if shallow and _fast_path(typ.key) is _STR_PATH else None
         for name, item in value.items():
             if self.full:
                 break
-            key = (name if shallow and _plain_fit(name, typ.key)
-                   else self.key_from_text(name, typ.key, loc.key(name).as_key()))
-            checked = (item if shallow and _plain_fit(item, typ.value)
-                       else self.check(item, typ.value, loc.key(name)))
+            key = _fast_value(name, text_keys)
+            if key is _INVALID:
+                key = self.key_from_text(name, typ.key, loc.key(name).as_key())
+            checked = _fast_value(item, normalise)
+            if checked is _INVALID:
+                checked = self.check(item, typ.value, loc.key(name))
             if key is not _INVALID:
                 out[key] = checked
         if typ.refinement is not None:
@@ -808,11 +860,13 @@ class _Validator:
                 return member.value
             return self.report("WS207", loc, f"{info.name} has no member '{value}'",
                                hints=did_you_mean(value, info.members))
-        if not isinstance(value, str):
-            return self.mismatch(loc, f"{info.name} ({_show_list(map(_quote, values))})",
-                                 value)
-        if value in values:
-            return value
+        try:
+            return load_member(value, values).value
+        except Misfit as misfit:
+            if misfit.reason is Reason.WRONG_TYPE:
+                return self.mismatch(loc, f"{info.name} ({_show_list(map(_quote, values))})",
+                                     value)
+        assert isinstance(value, str)
         hints = did_you_mean(value, values)
         named = info.members.get(value)
         if named is not None:
@@ -874,32 +928,31 @@ class _Validator:
 
     def refine(self, value: object, ref: t.Refinement, loc: _Loc) -> None:
         """Check a range (numbers), a length range (text, collections) and a pattern."""
-        if ref.low is not None or ref.high is not None:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                if not _in_range(value, ref):
-                    self.report("WS601", loc, f"{_show(value)} is outside the range "
-                                f"{_show_range(ref)}")
-            elif isinstance(value, (str, list, dict)) and not _in_range(len(value), ref):
-                self.report("WS601", loc, f"length {len(value)} is outside the length range "
-                            f"{_show_range(ref)}")
-        if ref.pattern is not None and isinstance(value, str):
-            matches = pattern_matcher(ref.pattern)
-            if matches is None:
-                return  # not an RE2 pattern: WS312, reported on the schema
-            if not matches(value):
-                self.report("WS601", loc, f"{_quote(value)} does not match "
-                            f"/{ref.pattern}/")
+        try:
+            if ref.low is not None or ref.high is not None:
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    check_within(value, ref.low, ref.high)
+                elif isinstance(value, (str, list, dict)):
+                    check_length_within(value, ref.low, ref.high)
+            if ref.pattern is not None and isinstance(value, str):
+                check_matches(value, ref.pattern)
+        except Misfit as misfit:
+            self.report("WS601", loc, _REFINEMENT_WORDS[misfit.reason](value, ref))
+        except ToolError:
+            return  # not an RE2 pattern: WS312, reported on the schema
 
     def unicode(self, text: str, loc: _Loc) -> object:
         """``text`` itself, or WS617 when it holds a lone surrogate (not Unicode text)."""
-        if text.isascii():
-            return text
-        found = _SURROGATE.search(text)
-        if found is None:
-            return text
-        escaped = json.dumps(found.group())[1:-1]
+        try:
+            return load_str(text)
+        except Misfit as misfit:
+            return self.surrogate(text, misfit.detail, loc)
+
+    def surrogate(self, text: str, at: int, loc: _Loc) -> object:
+        """WS617 for text holding a lone surrogate at index ``at``."""
+        escaped = json.dumps(text[at])[1:-1]
         return self.report("WS617", loc, f"the text holds a lone surrogate ({escaped} at "
-                           f"character {found.start()}), which is not valid Unicode",
+                           f"character {at}), which is not valid Unicode",
                            hints=["a surrogate is half of a UTF-16 pair; write the whole "
                                   "character, or \\u escapes of both halves"])
 
@@ -915,151 +968,115 @@ class _Validator:
         if isinstance(value, list):
             return [self.json_value(v, loc.index(i)) for i, v in enumerate(value)]
         if isinstance(value, _BareName):
-            return self.mismatch(loc, "a JSON value", value)
-        if isinstance(value, str):
-            return self.unicode(value, loc)
-        if isinstance(value, float) and not math.isfinite(value):
-            return self.mismatch(loc, "a finite number", value)
-        return value
+            return self.mismatch(loc, _EXPECTED["json"], value)
+        try:
+            return load_json_leaf(value)
+        except Misfit as misfit:
+            return _worded_misfit(self, misfit, "json", loc)
 
 
-# ------------------------------------------------------- primitive checkers
-def _plain_fit(value: object, typ: t.Type) -> bool:
-    """Whether ``value`` fits ``typ`` as it is, with nothing to report or normalise: ASCII text
-    for a ``str``, an int for an ``int``, a bool for a ``bool`` (no refinement). The common
-    case of a data file, taken without the general check (its location included)."""
-    if type(typ) is not t.Prim or typ.refinement is not None:
-        return False
-    kind = type(value)
-    name = typ.name
-    if kind is str:
-        return name == "str" and value.isascii()  # type: ignore[attr-defined]
-    if kind is int:
-        return name == "int"
-    return kind is bool and name == "bool"
+# ------------------------------------------------------------ scalars, worded
+# What fits a scalar is the runtime's decision (``worldspec.runtime.shapes``): a misfit comes
+# back as data, and these tables word it as the checker always has.
+
+#: builtin type name -> what a value of another type is told it should have been
+_EXPECTED: dict[str, str] = {
+    "str": "str", "int": "int", "float": "float", "number": "number", "bool": "bool",
+    "date": 'a date ("YYYY-MM-DD")', "datetime": 'a datetime ("YYYY-MM-DDTHH:MM:SS")',
+    "duration": "a duration (a number of seconds)", "json": "a JSON value",
+}
+
+#: builtin type name -> what a NaN or an infinity is told it should have been
+_EXPECTED_FINITE: dict[str, str] = {
+    "float": "a finite float", "number": "a finite number",
+    "duration": "a finite number of seconds", "json": "a finite number",
+}
+
+#: builtin type name -> why text is not a value of it (the text is shown before)
+_BAD_TEXT: dict[str, str] = {
+    "date": 'is not a date ("YYYY-MM-DD")',
+    "datetime": 'is not an ISO datetime ("YYYY-MM-DDTHH:MM:SS")',
+}
+
+_OFFSET = "has a UTC offset; datetimes are naive (the world's local time)"
 
 
-def _is_text(value: object) -> bool:
-    return isinstance(value, str) and not isinstance(value, _BareName)
+# How the checker reports a scalar's misfit: by its reason, given the builtin type's name.
+_Report = Callable[["_Validator", Misfit, str, "_Loc"], object]
+
+#: reason -> the problem reported (each returns :data:`_INVALID`)
+_SCALAR_REPORTS: dict[Reason, _Report] = {
+    Reason.WRONG_TYPE: lambda v, m, name, loc: v.mismatch(loc, _EXPECTED[name], m.value),
+    Reason.NOT_FINITE: lambda v, m, name, loc: v.mismatch(loc, _EXPECTED_FINITE[name],
+                                                          m.value),
+    Reason.SURROGATE: lambda v, m, name, loc: v.surrogate(str(m.value), m.detail, loc),
+    Reason.TOO_LARGE: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_show(m.value)} is too large for a float"),
+    Reason.TOO_LONG: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_show(m.value)} seconds is too long for a duration"),
+    Reason.OFFSET: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_quote(str(m.value))} {_OFFSET}", hints=["drop the offset or the 'Z'"]),
+    Reason.BAD_TEXT: lambda v, m, name, loc: v.report(
+        "WS601", loc, f"{_quote(str(m.value))} {_BAD_TEXT[name]}"),
+}
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _worded_misfit(v: _Validator, misfit: Misfit, name: str, loc: _Loc) -> object:
+    """Report why a value does not fit the builtin type ``name``; :data:`_INVALID`."""
+    return _SCALAR_REPORTS[misfit.reason](v, misfit, name, loc)
 
 
-def _check_str(v: _Validator, value: object, loc: _Loc) -> object:
-    if not _is_text(value):
-        return v.mismatch(loc, "str", value)
-    assert isinstance(value, str)
-    return v.unicode(value, loc)
-
-
-def _check_int(v: _Validator, value: object, loc: _Loc) -> object:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return v.mismatch(loc, "int", value)
-
-
-def _check_float(v: _Validator, value: object, loc: _Loc) -> object:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return v.mismatch(loc, "float", value)
+def _text_problem(load: Callable[[object], object], name: str, text: str) -> str | None:
     try:
-        number = float(value)
-    except OverflowError:
-        return v.report("WS601", loc, f"{_show(value)} is too large for a float")
-    return number if math.isfinite(number) else v.mismatch(loc, "a finite float", value)
-
-
-def _check_number(v: _Validator, value: object, loc: _Loc) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return v.mismatch(loc, "a finite number", value)
-    return value if _is_number(value) else v.mismatch(loc, "number", value)
-
-
-def _check_bool(v: _Validator, value: object, loc: _Loc) -> object:
-    return value if isinstance(value, bool) else v.mismatch(loc, "bool", value)
-
-
-def _check_date(v: _Validator, value: object, loc: _Loc) -> object:
-    if not _is_text(value):
-        return v.mismatch(loc, 'a date ("YYYY-MM-DD")', value)
-    assert isinstance(value, str)
-    problem = date_text_problem(value)
-    if problem is not None:
-        return v.report("WS601", loc, f"{_quote(value)} {problem}")
-    return value
-
-
-def _check_datetime(v: _Validator, value: object, loc: _Loc) -> object:
-    if not _is_text(value):
-        return v.mismatch(loc, 'a datetime ("YYYY-MM-DDTHH:MM:SS")', value)
-    assert isinstance(value, str)
-    problem = datetime_text_problem(value)
-    if problem is not None:
-        hints = ["drop the offset or the 'Z'"] if "offset" in problem else []
-        return v.report("WS601", loc, f"{_quote(value)} {problem}", hints=hints)
-    return datetime.fromisoformat(value).isoformat()
+        load(text)
+    except Misfit as misfit:
+        return _OFFSET if misfit.reason is Reason.OFFSET else _BAD_TEXT[name]
+    return None
 
 
 def date_text_problem(text: str) -> str | None:
-    """Why ``text`` is not a date (``YYYY-MM-DD``, ISO's extended form only), or None."""
-    if _ISO_DATE.fullmatch(text):
-        try:
-            date.fromisoformat(text)
-            return None
-        except ValueError:
-            pass
-    return 'is not a date ("YYYY-MM-DD")'
+    """Why ``text`` is not a date (``YYYY-MM-DD``, ISO's extended form only), or None: the
+    runtime's rule (``shapes.load_date``), for a ``date("...")`` literal."""
+    return _text_problem(load_date, "date", text)
 
 
 def datetime_text_problem(text: str) -> str | None:
     """Why ``text`` is not a datetime of data, a config clock or a ``datetime("...")``
     literal, or None: ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` (``T`` or a space), no UTC offset.
 
-    The runtime's ``want_datetime`` has the same rule: the world's clock is naive, so an
-    offset is refused rather than dropped or converted.
+    The runtime's rule (``shapes.load_datetime``): the world's clock is naive, so an offset
+    is refused rather than dropped or converted.
     """
-    form = _ISO_DATETIME.fullmatch(text)
-    if form is not None and form.group(1) is not None:
-        return "has a UTC offset; datetimes are naive (the world's local time)"
-    if form is not None:
-        try:
-            datetime.fromisoformat(text)
-            return None
-        except ValueError:
-            pass
-    return 'is not an ISO datetime ("YYYY-MM-DDTHH:MM:SS")'
+    return _text_problem(load_datetime, "datetime", text)
 
 
-def _check_duration(v: _Validator, value: object, loc: _Loc) -> object:
-    if not _is_number(value):
-        return v.mismatch(loc, "a duration (a number of seconds)", value)
-    assert isinstance(value, (int, float))
-    if isinstance(value, float) and not math.isfinite(value):
-        return v.mismatch(loc, "a finite number of seconds", value)
+_Normaliser = Callable[[object], object]
+_STR_PATH: Final = SCALARS["str"].normalise
+
+
+def _fast_value(value: object, normalise: _Normaliser | None) -> object:
+    """``value`` by the fast path ``normalise`` (:func:`_fast_path`), or :data:`_INVALID`
+    for the general check to decide and report."""
+    if normalise is None or type(value) is _BareName:
+        return _INVALID
     try:
-        seconds = timedelta(seconds=value).total_seconds()  # microseconds, as at run time
-    except OverflowError:
-        return v.report("WS601", loc, f"{_show(value)} seconds is too long for a duration")
-    return int(seconds) if seconds.is_integer() else seconds
+        return normalise(value)
+    except Misfit:
+        return _INVALID
 
 
-def _check_json(v: _Validator, value: object, loc: _Loc) -> object:
-    return v.json_value(value, loc)
+def _fast_path(typ: t.Type) -> _Normaliser | None:
+    """The runtime's normaliser of ``typ`` when it is an unrefined scalar, else None.
 
+    The common case of a data file (text for a ``str``, an int for an ``int``) is taken
+    with it alone, without the general check and the value's location; a value it refuses
+    (:class:`Misfit`), or a bare name, goes to the general check, which decides the same
+    way and reports."""
+    if type(typ) is not t.Prim or typ.refinement is not None:
+        return None
+    scalar = SCALARS.get(typ.name)
+    return None if scalar is None else scalar.normalise
 
-#: builtin type name -> checker of a value of that type (refinements are applied after).
-_PRIM_CHECKERS: dict[str, Callable[[_Validator, object, _Loc], object]] = {
-    "str": _check_str,
-    "int": _check_int,
-    "float": _check_float,
-    "number": _check_number,
-    "bool": _check_bool,
-    "date": _check_date,
-    "datetime": _check_datetime,
-    "duration": _check_duration,
-    "json": _check_json,
-}
 
 # The second parameter is the specific type class each checker is registered for.
 _TypeChecker = Callable[[_Validator, object, Any, _Loc], object]

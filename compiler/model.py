@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from worldspec.compiler.types import Type
+from worldspec.compiler.types import Optional, Type, Unknown
 from worldspec.dsl import nodes as n
 
 __all__ = [
@@ -45,6 +45,13 @@ class FieldInfo:
     node: n.Field
     #: ``name?: T``: the field may be absent (stored as none, left out of the JSON)
     may_be_absent: bool = False
+
+    @property
+    def required_in_data(self) -> bool:
+        """Whether data (a task's, a tool argument's record) must give the field: it has no
+        default and is not optional (a ``json`` field without a default must be given too,
+        if only as null). The rule of the data check and of the generated loaders alike."""
+        return self.default is None and not isinstance(self.type, (Optional, Unknown))
 
 
 @dataclass

@@ -1,14 +1,16 @@
 """Compile-time and run-time acceptance of values agree, value for value.
 
-Two pieces of code decide whether a JSON value fits a declared type: the compiler's
-data check (``compiler/data_check.py``, which checks a task's ``given`` when the spec is
-checked) and the runtime (``worldspec/runtime/values.py``, which checks tool arguments
-and loads initial data in the generated code). The compiler may not import the runtime
-(the floors), so the rules are written on both sides; this differential test keeps them
-one truth. For every kind of type (scalars, ``number`` (int or float, kept), dates,
-durations, enums, constrained strings and numbers, optionals, lists, sets, maps with each
-key kind, records with defaults, unions, json, table rows) hypothesis draws JSON values,
-most of them near the type's edge, and asserts:
+Whether a JSON value fits a declared type is decided once, by the runtime's shapes
+(``worldspec/runtime/shapes.py``: every scalar, enum member, map key, ``json`` leaf and
+refinement). Two walks call them: the compiler's data check (``compiler/data_check.py``,
+which checks a task's ``given`` when the spec is checked, reports every problem at its span,
+and normalises the data), and the generated loaders (their ``want_*`` calls of
+``worldspec/runtime/values.py``, which check tool arguments and load initial data, and
+stop at the first problem). This differential test keeps the two walks one truth: for
+every kind of type (scalars, ``number`` (int or float, kept), dates, durations, enums,
+constrained strings and numbers, optionals, lists, sets, maps with each key kind, records
+with defaults, unions, json, table rows) hypothesis draws JSON values, most of them near
+the type's edge, and asserts:
 
 - the compiler accepts the value exactly when the runtime does;
 - when both accept, the compiler's normalised value is the runtime's value exported
@@ -410,15 +412,25 @@ print("re2" in sys.modules)
     (r"^[A-Z]{2}$", "AB\n", False), (r"(?i)^abc$", "ABC", True),
 ])
 def test_the_pattern_dialect_is_re2s_at_check_time_and_at_run_time(
-        pattern: str, text: str, accepted: bool) -> None:
+        sides: tuple[WorldModel, type[Episode]], pattern: str, text: str,
+        accepted: bool) -> None:
     """``\\d``, ``\\w`` and ``\\s`` are ASCII, as RE2 has them, on both sides."""
-    from worldspec.compiler.rules.patterns import pattern_matcher as compile_time
-    from worldspec.runtime.values import pattern_matcher as run_time
+    from worldspec.compiler import types as t
+    from worldspec.compiler.data_check import argument_problems
+    from worldspec.runtime.values import check_pattern
 
-    check = compile_time(pattern)
-    assert check is not None
-    assert check(text) is accepted
-    assert run_time(pattern)(text) is accepted
+    typ = t.Prim("str", t.Refinement(pattern=pattern))
+    problems = argument_problems(text, typ, sides[0], "code")
+    assert problems == ([] if accepted else
+                        [f"code: {json.dumps(text, ensure_ascii=False)} does not match "
+                         f"/{pattern}/"])
+    try:
+        check_pattern(text, "code", pattern)
+    except ArgumentError as refused:
+        assert not accepted
+        assert refused.message == f"code: {json.dumps(text)} does not match /{pattern}/"
+    else:
+        assert accepted
 
 
 @pytest.mark.parametrize("pattern", [r"^\d{3}-\w+\s?[a-z]*$", r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$",

@@ -6,21 +6,21 @@ took 37 s). RE2 has no backreferences, lookaround, ``\\Z`` or repetition counts 
 1000, so a pattern that uses them is reported here, at its span, instead of failing at
 the first call. The parser has already checked that Python's ``re`` compiles the pattern
 (WS103): the property-test generators walk it with Python's parser (docs/language.md,
-"Patterns"). :func:`pattern_matcher` is the compile-time twin of the runtime's matcher,
-used by the data check so both sides accept the same strings.
+"Patterns"). Whether a text matches is decided by the runtime's matcher
+(``worldspec.runtime.shapes.pattern_matcher``), for a task's data too.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from worldspec.compiler.rules import RuleContext
 from worldspec.dsl import nodes as n
 
-__all__ = ["Patterns", "pattern_matcher", "re2_problem"]
+__all__ = ["Patterns", "re2_problem"]
 
 
 @lru_cache(maxsize=512)
@@ -43,20 +43,6 @@ def _compiled(pattern: str) -> tuple[Any, str | None]:
 def re2_problem(pattern: str) -> str | None:
     """Why RE2 cannot compile ``pattern`` (its own words), or None when it can."""
     return _compiled(pattern)[1]
-
-
-def pattern_matcher(pattern: str) -> Callable[[str], bool] | None:
-    """A test of whether a whole text matches ``pattern`` under RE2, or None if RE2
-    cannot compile it (WS312 reports that)."""
-    compiled = _compiled(pattern)[0]
-    if compiled is None:
-        return None
-    fullmatch = compiled.fullmatch
-
-    def matches(text: str) -> bool:
-        return fullmatch(text) is not None
-
-    return matches
 
 
 #: What to write instead of a construct RE2 lacks, by a word of RE2's message.

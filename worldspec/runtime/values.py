@@ -5,30 +5,51 @@ input and raises :class:`~worldspec.runtime.errors.ArgumentError` with the
 JSON path of a bad value, so bad initial data and bad tool arguments give
 the same precise messages.
 
-The rules of what fits a type are stated once in docs/language.md ("Values in data and
-arguments"); the compiler's data check (``compiler/data_check.py``) applies the same rules
-to a task's data at check time, and ``tests/test_value_acceptance.py`` keeps the two in
-step value for value. In short: an ``int`` is a JSON integer (``3.0`` is not one); text is
-valid Unicode (no lone surrogates, which cannot be encoded as UTF-8 and would break the
-state hash); dates and datetimes are ISO text without a UTC offset, since the world's clock
-is naive; a duration is a finite number of seconds that fits a ``timedelta``; a
-``map[int, V]`` key is a decimal integer; patterns are matched by RE2, in linear time.
+What fits a type is decided in one place, :mod:`worldspec.runtime.shapes` (the rules are
+stated in docs/language.md, "Values in data and arguments"): each ``want_*`` here is a
+view of a shape's loader that words its refusal for the agent, and the compiler's data
+check (``compiler/data_check.py``) calls the same loaders on a task's data at check time.
+In short: an ``int`` is a JSON integer (``3.0`` is not one); text is valid Unicode (no
+lone surrogates, which cannot be encoded as UTF-8 and would break the state hash); dates
+and datetimes are ISO text without a UTC offset, since the world's clock is naive; a
+duration is a finite number of seconds that fits a ``timedelta``; a ``map[int, V]`` key is
+a decimal integer; patterns are matched by RE2, in linear time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
-import importlib
 import json
 import json.encoder
 import math
 import re
 from collections.abc import Callable, Mapping
-from functools import lru_cache
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, ToolError, WrongTypeError
+from worldspec.runtime.errors import ArgumentError, WrongTypeError
+from worldspec.runtime.shapes import (
+    MAX_INT_DIGITS,
+    Misfit,
+    Reason,
+    check_length_within,
+    check_matches,
+    check_within,
+    load_bool,
+    load_date,
+    load_datetime,
+    load_duration,
+    load_float,
+    load_int,
+    load_int_key,
+    load_json_key,
+    load_json_leaf,
+    load_member,
+    load_number,
+    load_str,
+    lone_surrogate,
+    pattern_matcher,
+)
 
 __all__ = [
     "canonical_json", "want_str", "want_int", "want_float", "want_number", "want_bool", "want_date",
@@ -64,15 +85,7 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
-#: The most digits an integer is shown with, or read from a ``map[int, V]`` key (below
-#: Python's int/str conversion limit, so no conversion ever raises).
-MAX_INT_DIGITS: Final = 4000
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
-_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DATETIME_TEXT = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
-    r"(Z|[+-][0-9]{2}(?::?[0-9]{2}(?::?[0-9]{2}(?:\.[0-9]{1,6})?)?)?)?")
 
 
 def _shown(value: object) -> str:
@@ -96,15 +109,6 @@ def _bad(path: str, expected: str, value: object, wrong_type: bool = True) -> Ar
     return kind(f"{path}: expected {expected}, got {_shown(value)}")
 
 
-def lone_surrogate(text: str) -> int | None:
-    """Where ``text`` holds a lone surrogate (``"\\ud800"``), or None: such text is not
-    Unicode, cannot be written as UTF-8, and would make hashing the state fail."""
-    if text.isascii():
-        return None
-    found = _SURROGATE.search(text)
-    return None if found is None else found.start()
-
-
 def _surrogate_escape(found: re.Match[str]) -> str:
     return f"\\u{ord(found.group()):04x}"
 
@@ -124,111 +128,123 @@ def _surrogate(path: str, text: str, at: int) -> ArgumentError:
                          "valid Unicode")
 
 
-def want_str(value: object, path: str) -> str:
-    if isinstance(value, str):
-        if value.isascii():
-            return value
-        at = lone_surrogate(value)
-        if at is None:
-            return value
-        raise _surrogate(path, value, at)
-    raise _bad(path, "a string", value)
-
-
-def want_int(value: object, path: str) -> int:
-    """A JSON integer: ``3.0`` is a number, not an integer (as in JSON schema's
-    ``"integer"``, which is what the tool schemas tell the agent)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise _bad(path, "an integer", value)
-
-
-def want_float(value: object, path: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            result = float(value)
-        except OverflowError:
-            # of the type Python would compute with, but not one a float holds: as a value
-            # of another type, ``arguments: dynamic`` passes it on (``float()`` then fails)
-            raise WrongTypeError(f"{path}: {_shown(value)} is too large for a float") from None
-        if math.isfinite(result):
-            return result
-    raise _bad(path, "a number", value)
-
-
-def want_number(value: object, path: str) -> int | float:
-    """A JSON number kept as it is: an integer stays an int, ``3.0`` stays a float (Python's
-    int-or-float, the ``number`` type); a float must be finite."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    raise _bad(path, "a number", value)
-
-
-def want_bool(value: object, path: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise _bad(path, "true or false", value)
-
-
-def want_date(value: object, path: str) -> dt.date:
-    """A date, or its text ``YYYY-MM-DD`` (ISO's extended form only: no week dates)."""
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, str) and _DATE_TEXT.fullmatch(value):
-        try:
-            return dt.date.fromisoformat(value)
-        except ValueError:
-            pass
-    raise _bad(path, "a date (YYYY-MM-DD)", value, not isinstance(value, str))
-
-
-def want_datetime(value: object, path: str) -> dt.datetime:
-    """A naive datetime, or its text ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` (``T`` or a space).
-
-    A UTC offset (``Z``, ``+05:00``) is refused rather than dropped or converted: the
-    world's clock is naive, an aware value could not be compared with it, and silently
-    shifting a time would change what the data says.
-    """
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            return value
-        raise _offset(path, value.isoformat())
-    if isinstance(value, str):
-        form = _DATETIME_TEXT.fullmatch(value)
-        if form is not None:
-            if form.group(1) is not None:
-                raise _offset(path, value)
-            try:
-                return dt.datetime.fromisoformat(value)
-            except ValueError:
-                pass
-    raise _bad(path, "a datetime (YYYY-MM-DDTHH:MM:SS)", value, not isinstance(value, str))
-
-
 def _offset(path: str, text: str) -> ArgumentError:
     return ArgumentError(f"{path}: {json_text(text)} has a UTC offset; datetimes are naive "
                          "(the world's local time): drop the offset or the 'Z'")
 
 
+# How the runtime words a misfit (``shapes.Misfit``) for the agent: by its reason, given the
+# path of the value and what its type expects (``"an integer"``).
+_Wording = Callable[[str, str, Misfit], ArgumentError]
+
+#: reason -> the error a call fails with
+_WORDINGS: dict[Reason, _Wording] = {
+    Reason.WRONG_TYPE: lambda path, expected, m: _bad(path, expected, m.value),
+    Reason.NOT_FINITE: lambda path, expected, m: _bad(path, expected, m.value),
+    Reason.BAD_TEXT: lambda path, expected, m: _bad(path, expected, m.value, False),
+    Reason.NOT_MEMBER: lambda path, expected, m: _bad(path, expected, m.value, False),
+    Reason.BAD_KEY: lambda path, expected, m: _bad(path, expected, m.value, False),
+    # of the type Python would compute with, but not one a float holds: as a value of
+    # another type, ``arguments: dynamic`` passes it on (``float()`` then fails)
+    Reason.TOO_LARGE: lambda path, expected, m: WrongTypeError(
+        f"{path}: {_shown(m.value)} is too large for a float"),
+    Reason.TOO_LONG: lambda path, expected, m: ArgumentError(
+        f"{path}: {_shown(m.value)} seconds is too long for a duration"),
+    Reason.OFFSET: lambda path, expected, m: _offset(path, m.detail),
+    Reason.SURROGATE: lambda path, expected, m: _surrogate(path, str(m.value), m.detail),
+    Reason.OUT_OF_RANGE: lambda path, expected, m: ArgumentError(
+        f"{path}: {m.value!r} is out of range {_range(*m.detail)}"),
+    Reason.BAD_LENGTH: lambda path, expected, m: ArgumentError(
+        f"{path}: length {m.detail[0]} is out of range {_range(*m.detail[1:])}"),
+    Reason.NO_MATCH: lambda path, expected, m: _no_match(path, str(m.value), m.detail),
+}
+
+
+def _refusal(misfit: Misfit, path: str, expected: str = "") -> ArgumentError:
+    """The error a call fails with for a value at ``path`` that does not fit."""
+    return _WORDINGS[misfit.reason](path, expected, misfit)
+
+
+def _no_match(path: str, value: str, pattern: str) -> ArgumentError:
+    shown = value if len(value) <= 80 else value[:40] + "..." + value[-20:]
+    return ArgumentError(f"{path}: {json.dumps(shown)} does not match /{pattern}/")
+
+
+# Each ``want_*`` below is the shape's loader (``worldspec.runtime.shapes``) with the
+# runtime's words for a refusal: what fits is decided there, for the checker too.
+
+def want_str(value: object, path: str) -> str:
+    """Valid Unicode text (:func:`~worldspec.runtime.shapes.load_str`)."""
+    try:
+        return load_str(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a string") from None
+
+
+def want_int(value: object, path: str) -> int:
+    """A JSON integer: ``3.0`` is a number, not an integer (as in JSON schema's
+    ``"integer"``, which is what the tool schemas tell the agent)."""
+    try:
+        return load_int(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "an integer") from None
+
+
+def want_float(value: object, path: str) -> float:
+    """A finite number, an integer widened."""
+    try:
+        return load_float(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a number") from None
+
+
+def want_number(value: object, path: str) -> int | float:
+    """A JSON number kept as it is: an integer stays an int, ``3.0`` stays a float (Python's
+    int-or-float, the ``number`` type); a float must be finite."""
+    try:
+        return load_number(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a number") from None
+
+
+def want_bool(value: object, path: str) -> bool:
+    """``true`` or ``false``."""
+    try:
+        return load_bool(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "true or false") from None
+
+
+def want_date(value: object, path: str) -> dt.date:
+    """A date, or its text ``YYYY-MM-DD`` (ISO's extended form only: no week dates)."""
+    try:
+        return load_date(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a date (YYYY-MM-DD)") from None
+
+
+def want_datetime(value: object, path: str) -> dt.datetime:
+    """A naive datetime, or its text ``YYYY-MM-DDTHH:MM[:SS[.ffffff]]`` (``T`` or a space);
+    a UTC offset is refused (:func:`~worldspec.runtime.shapes.load_datetime`)."""
+    try:
+        return load_datetime(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a datetime (YYYY-MM-DDTHH:MM:SS)") from None
+
+
 def want_duration(value: object, path: str) -> dt.timedelta:
     """A length of time, or its number of seconds (finite, within ``timedelta``'s range)."""
-    if isinstance(value, dt.timedelta):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if isinstance(value, int) or math.isfinite(value):
-            try:
-                return dt.timedelta(seconds=value)
-            except OverflowError:
-                raise ArgumentError(f"{path}: {_shown(value)} seconds is too long for a "
-                                    "duration") from None
-    raise _bad(path, "a duration in seconds", value)
+    try:
+        return load_duration(value)
+    except Misfit as misfit:
+        raise _refusal(misfit, path, "a duration in seconds") from None
 
 
 def want_list(value: object, path: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
+    """An array, each element loaded by ``item`` at its own path."""
     if isinstance(value, (list, tuple)):
-        return tuple(item(v, f"{path}[{i}]") for i, v in enumerate(value))
+        # a list made whole, then frozen: faster than a generator feeding ``tuple()``
+        return tuple([item(v, f"{path}[{i}]") for i, v in enumerate(value)])
     raise _bad(path, "an array", value)
 
 
@@ -274,14 +290,14 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
     out: dict[Any, T] = {}
     for k, v in value.items():
         raw: object = k
-        if json_keys and isinstance(k, str) and k.isascii() and k.isdigit() and \
-                len(k) <= MAX_INT_DIGITS:
-            raw = int(k)
+        if json_keys and isinstance(k, str):
+            raw = load_json_key(k)
         elif int_keys and isinstance(k, str):
-            if len(k) > MAX_INT_DIGITS or not _DECIMAL.fullmatch(k):
-                raise _bad(f"{path}[{json.dumps(k)}]", "an integer key (decimal digits, no "
-                           "sign but '-', no leading zeros)", k, False)
-            raw = int(k)
+            try:
+                raw = load_int_key(k)
+            except Misfit as misfit:
+                raise _refusal(misfit, f"{path}[{json.dumps(k)}]", "an integer key (decimal "
+                               "digits, no sign but '-', no leading zeros)") from None
         out[key(raw, f"{path}[{json.dumps(k)}]")] = item(v, f"{path}[{json.dumps(k)}]")
     return out
 
@@ -320,25 +336,26 @@ def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[st
     """A JSON object whose keys are among ``fields`` (name -> required)."""
     if not isinstance(value, dict):
         raise _bad(path, "an object", value)
-    for name in value:
-        if name not in fields:
-            raise ArgumentError(f"{path}: unknown field {json.dumps(name)}")
+    if not value.keys() <= fields.keys():  # compared in C; the first unknown key is named
+        for name in value:
+            if name not in fields:
+                raise ArgumentError(f"{path}: unknown field {json.dumps(name)}")
     for name, required in fields.items():
         if required and name not in value:
             raise ArgumentError(f"{path}: missing field {json.dumps(name)}")
     return value
 
 
+#: how a misfit of a ``json`` leaf is worded: what the value should have been, and whether
+#: it is of another JSON type (a NaN is a number, just not a finite one)
+_JSON_LEAF_WORDS: dict[Reason, tuple[str, bool]] = {
+    Reason.WRONG_TYPE: ("a JSON value", True),
+    Reason.NOT_FINITE: ("a finite number", False),
+}
+
+
 def want_json(value: object, path: str) -> Any:
     """A JSON value, deep-copied: the caller's (or the task's) objects are never shared."""
-    if value is None or isinstance(value, (bool, int)):
-        return value
-    if isinstance(value, str):
-        return want_str(value, path)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        raise _bad(path, "a finite number", value, False)
     if isinstance(value, (list, tuple)):
         return [want_json(x, f"{path}[{i}]") for i, x in enumerate(value)]
     if isinstance(value, dict):
@@ -346,12 +363,19 @@ def want_json(value: object, path: str) -> Any:
         for k, x in value.items():
             if not isinstance(k, str):
                 raise ArgumentError(f"{path}: object keys must be strings")
-            at = lone_surrogate(k)
-            if at is not None:
-                raise _surrogate(f"{path}[{json.dumps(k)}] (the key)", k, at)
+            try:
+                load_str(k)
+            except Misfit as misfit:
+                raise _refusal(misfit, f"{path}[{json.dumps(k)}] (the key)") from None
             out[k] = want_json(x, f"{path}[{json.dumps(k)}]")
         return out
-    raise _bad(path, "a JSON value", value)
+    try:
+        return load_json_leaf(value)
+    except Misfit as misfit:
+        if misfit.reason is Reason.SURROGATE:
+            raise _refusal(misfit, path) from None
+        expected, wrong_type = _JSON_LEAF_WORDS[misfit.reason]
+        raise _bad(path, expected, value, wrong_type) from None
 
 
 def copy_json(value: Any) -> Any:
@@ -380,99 +404,42 @@ def _members(enum_cls: type) -> dict[str, Any]:
 
 
 def want_enum(value: object, path: str, enum_cls: type[T]) -> T:
+    """The member of ``enum_cls`` whose serialised text ``value`` is."""
     members = _members(enum_cls)
-    if isinstance(value, str) and value in members:
-        return members[value]  # type: ignore[no-any-return]
-    allowed = ", ".join(json.dumps(v) for v in members)
-    raise _bad(path, f"one of {allowed}", value, not isinstance(value, str))
+    try:
+        return load_member(value, members)  # type: ignore[no-any-return]
+    except Misfit as misfit:
+        allowed = ", ".join(json.dumps(v) for v in members)
+        raise _refusal(misfit, path, f"one of {allowed}") from None
 
 
 def check_range(value: Any, path: str, low: float | None, high: float | None) -> Any:
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ArgumentError(f"{path}: {value!r} is out of range {_range(low, high)}")
-    return value
+    """A number within ``low..high`` (:func:`~worldspec.runtime.shapes.check_within`)."""
+    try:
+        return check_within(value, low, high)
+    except Misfit as misfit:
+        raise _refusal(misfit, path) from None
 
 
 def check_length(value: Any, path: str, low: int | None, high: int | None) -> Any:
-    size = len(value)
-    if (low is not None and size < low) or (high is not None and size > high):
-        raise ArgumentError(f"{path}: length {size} is out of range {_range(low, high)}")
-    return value
+    """A text or collection of ``low..high`` elements."""
+    try:
+        return check_length_within(value, low, high)
+    except Misfit as misfit:
+        raise _refusal(misfit, path) from None
 
 
 def _range(low: float | None, high: float | None) -> str:
     return f"{'' if low is None else low}..{'' if high is None else high}"
 
 
-#: Texts up to this long have their verdict remembered per pattern (ids, codes and emails
-#: recur from call to call), at most :data:`_REMEMBERED` of them.
-_SHORT_TEXT: Final = 256
-_REMEMBERED: Final = 4096
-
-
-@lru_cache(maxsize=512)
-def pattern_matcher(pattern: str) -> Callable[[str], bool]:
-    """Whether a whole text matches ``pattern``, decided by RE2 in time linear in the text.
-
-    Python's ``re`` backtracks: ``/^(a+)+$/`` takes exponential time on a string of ``a``s
-    ending in ``b``, so one tool argument could stall an episode. RE2 never backtracks. It
-    is imported here, at the first pattern check, so that importing a generated world still
-    loads nothing but the standard library. The dialect (``\\d``, ``\\w``, ``\\s`` are ASCII;
-    no backreferences or lookaround) is described in docs/language.md; the compiler
-    rejects patterns RE2 cannot compile (WS312).
-
-    The wrapper's ``fullmatch`` on a ``str`` maps byte offsets back to characters, which
-    costs twenty times a match; only whether it matches is needed here, so the compiled
-    regexp is asked directly (anchored at both ends, without captures) when the wrapper
-    exposes it, and verdicts on short texts are remembered.
-    """
-    re2: Any = importlib.import_module("re2")  # google-re2, untyped: kept behind this function
-    options = re2.Options()
-    options.log_errors = False
-    options.never_capture = True
-    try:
-        compiled = re2.compile(pattern, options)
-    except re2.error as exc:  # only a world that skipped the checker gets here (WS312)
-        reason = exc.args[0] if exc.args else exc
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
-        raise ToolError(f"/{pattern}/ is not an RE2 pattern: {reason}") from None
-    regexp = getattr(compiled, "_regexp", None)
-    anchor = getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
-    if regexp is not None and anchor is not None:
-        match = regexp.Match
-        missing = re2._NULL_SPAN
-
-        def decide(text: str) -> bool:
-            encoded = text.encode("utf-8")
-            return bool(match(anchor, encoded, 0, len(encoded))[0] != missing)
-    else:  # another wrapper version: the public API, slower but the same verdicts
-        fullmatch = compiled.fullmatch
-
-        def decide(text: str) -> bool:
-            return fullmatch(text) is not None
-
-    remembered: dict[str, bool] = {}
-
-    def matches(text: str) -> bool:
-        known = remembered.get(text)
-        if known is not None:
-            return known
-        verdict = decide(text)
-        if len(text) <= _SHORT_TEXT:
-            if len(remembered) >= _REMEMBERED:
-                remembered.clear()
-            remembered[text] = verdict
-        return verdict
-
-    return matches
-
-
 def check_pattern(value: str, path: str, pattern: str) -> str:
-    if not pattern_matcher(pattern)(value):
-        shown = value if len(value) <= 80 else value[:40] + "..." + value[-20:]
-        raise ArgumentError(f"{path}: {json.dumps(shown)} does not match /{pattern}/")
-    return value
+    """Text matching ``pattern`` as a whole, decided by RE2 in linear time
+    (:func:`~worldspec.runtime.shapes.pattern_matcher`)."""
+    try:
+        return check_matches(value, pattern)
+    except Misfit as misfit:
+        raise _refusal(misfit, path) from None
 
 
 def unique(items: tuple[T, ...]) -> tuple[T, ...]:

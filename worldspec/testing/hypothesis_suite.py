@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from worldspec.runtime.episode import Episode, ParamSpec, ToolSpec
-from worldspec.runtime.values import pattern_matcher
+from worldspec.runtime.shapes import pattern_matcher
 from worldspec.testing.properties import check_call
 
 __all__ = ["from_schema", "world_state_machine", "STRATEGIES"]

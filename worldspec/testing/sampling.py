@@ -7,11 +7,12 @@ Both cover exactly the subset of JSON Schema the code generator emits
 seeded and fast (plain :class:`random.Random`), and leans on boundaries:
 range ends, empty and maximal lengths, existing keys and values.
 
-What counts as valid is the runtime's own rule, not a look-alike: patterns are
-matched with the runtime's RE2 matcher (:func:`~worldspec.runtime.values.pattern_matcher`,
-where ``\\d``, ``\\w`` and ``\\s`` are ASCII), and ``date``/``date-time`` strings are
-what ``want_date``/``want_datetime`` accept (naive ISO text). A sample that only
-Python's ``re`` would accept would be a false finding of the property tests.
+What counts as valid is the runtime's own rule, not a look-alike: the one value validator
+(:mod:`worldspec.runtime.shapes`) decides. Patterns are matched with its RE2 matcher
+(``\\d``, ``\\w`` and ``\\s`` are ASCII), ``date``/``date-time`` strings are what a
+``date``/``datetime`` parameter accepts (naive ISO text), an ``integer`` is a JSON integer
+(``3.0`` is not one), a ``string`` is valid Unicode. A sample that only Python's ``re``
+would accept would be a false finding of the property tests.
 """
 
 from __future__ import annotations
@@ -24,8 +25,16 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from worldspec.runtime.errors import ToolError
-from worldspec.runtime.values import pattern_matcher, want_date, want_datetime
+from worldspec.runtime.shapes import (
+    Misfit,
+    load_bool,
+    load_date,
+    load_datetime,
+    load_int,
+    load_number,
+    load_str,
+    pattern_matcher,
+)
 
 __all__ = ["sample", "validate", "sample_regex", "Pools"]
 
@@ -241,13 +250,13 @@ def _string(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int
     return "".join(rng.choice(_PRINTABLE) for _ in range(size))
 
 
-def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
-    """A test that ``text`` is accepted by ``parse`` (the dispatcher's own parser)."""
+def _accepted_by(load: Callable[[Any], object]) -> Callable[[Any], bool]:
+    """A test that a value is accepted by ``load``, a loader of the one value validator."""
 
-    def test(text: str) -> bool:
+    def test(value: Any) -> bool:
         try:
-            parse(text)
-        except (ValueError, ToolError):
+            load(value)
+        except Misfit:
             return False
         return True
 
@@ -255,9 +264,9 @@ def _parses(parse: Callable[[str], object]) -> Callable[[str], bool]:
 
 
 #: JSON schema ``format`` -> test; both what the dispatcher accepts.
-_FORMATS: dict[str, Callable[[str], bool]] = {
-    "date": _parses(lambda text: want_date(text, "$")),
-    "date-time": _parses(lambda text: want_datetime(text, "$"))}
+_FORMATS: dict[str, Callable[[Any], bool]] = {
+    "date": _accepted_by(load_date),
+    "date-time": _accepted_by(load_datetime)}
 
 
 def _boolean(schema: dict[str, Any], rng: random.Random, pools: Pools, depth: int) -> bool:
@@ -465,20 +474,18 @@ def validate(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
+#: JSON schema ``type`` -> whether a value is of it: the scalars as the runtime loads them
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "null": lambda value: value is None,
+    "boolean": _accepted_by(load_bool),
+    "integer": _accepted_by(load_int),
+    "number": _accepted_by(load_number),
+    "string": _accepted_by(load_str),
+    "array": lambda value: isinstance(value, list),
+    "object": lambda value: isinstance(value, dict),
+}
+
+
 def _is(value: Any, kind: str) -> bool:
-    if kind == "null":
-        return value is None
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer())
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "object":
-        return isinstance(value, dict)
-    return False
+    test = _JSON_TYPES.get(kind)
+    return test is not None and test(value)
