@@ -88,6 +88,8 @@ class WorldSpecLexer(Lexer):
         pos: int = getattr(source, "start", 0)
         end: int = getattr(source, "end", len(text))
         states: Mapping[Any, _Actions] = parser_state.parse_conf.states
+        # lark changes its state stack in place: the top is the state the parser is in
+        state_stack: list[Any] = parser_state.state_stack
         on_comment = self.on_comment
         line = 1
         line_start = 0
@@ -106,7 +108,7 @@ class WorldSpecLexer(Lexer):
                 pos = after
                 continue
             value = m.group() if m is not None else ""
-            accepts = states[parser_state.position]
+            accepts = states[state_stack[-1]]
             if text.startswith("/", pos) and "REGEX" in accepts:
                 rm = _REGEX.match(text, pos)
                 if rm is not None:
@@ -119,7 +121,7 @@ class WorldSpecLexer(Lexer):
             next_line = line + newlines
             next_start = line_start if not newlines else pos + value.rindex("\n") + 1
             if kind == "WORD":
-                kind = self._word(value, accepts, parser_state.state_stack, states)
+                kind = self._word(value, accepts, state_stack, states)
             elif kind == "TRIPLE":
                 kind = "STRING"
             elif kind == "OP":
