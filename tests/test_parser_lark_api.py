@@ -52,7 +52,7 @@ def lark_api_misuses(source: str) -> list[str]:
                 base = base.value
             if isinstance(target, ast.Attribute) and isinstance(base, ast.Name) \
                     and base.id in lark_names | {"lark", "parser", "table_parser"}:
-                found.append(f"line {node.lineno}: assigns to {ast.unparse(target)}")
+                found.append(f"line {target.lineno}: assigns to {ast.unparse(target)}")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "setattr" and node.args
                 and isinstance(node.args[0], ast.Name) and node.args[0].id in lark_names):
