@@ -1,12 +1,13 @@
 """The lexer lark's LALR parser runs for the WorldSpec grammar (``Lark(lexer=WorldSpecLexer)``).
 
-Lark's own contextual lexer cannot read this language: where a parser state takes both a
-keyword and a name (LALR merges such states), it always reads the keyword, so a field
-called ``tags`` or ``state`` fails to parse. It was also the slowest part of parsing (a
-regular expression per parser state and token). This lexer scans with one master
-expression and decides between the few context-dependent readings by asking the parser
-state lark hands every lexer (its ``position`` and ``parse_conf.states``, the same table
-lark's contextual lexer reads) what the parser can take next:
+Lark's own contextual lexer cannot read this language: it reads a word spelled like a
+keyword as the keyword in places where only a name can stand (a field ``tags`` after a
+field with a default fails to parse: ``credit: float = 0.0  tags: str``). It was also the
+slowest part of parsing (a regular expression per parser state and token). This lexer
+scans with one master expression and decides between the few context-dependent readings
+by asking the parser state lark hands every lexer (its state stack, and
+``parse_conf.states``: the table lark's own contextual lexer reads) what the parser can
+take next:
 
 - a word is a keyword where the parser can take the keyword, and a name where only a
   name fits (so fields may be called ``state`` or ``type``); where both could follow, the
@@ -81,8 +82,8 @@ class WorldSpecLexer(Lexer):
         self.on_comment: Callable[[Token], Any] | None = lexer_conf.callbacks.get("COMMENT")
 
     def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
-        """The tokens of ``lexer_state.text``; ``parser_state`` is lark's (its ``position``
-        says what the parser can take next)."""
+        """The tokens of ``lexer_state.text``; ``parser_state`` is lark's (the state on top
+        of its stack says what the parser can take next)."""
         source: Any = lexer_state.text  # lark's TextSlice (a str before lark 1.3)
         text: str = getattr(source, "text", source)
         pos: int = getattr(source, "start", 0)
