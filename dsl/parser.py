@@ -1178,7 +1178,7 @@ def _expected_phrase(exc: UnexpectedToken) -> str:
     parser = exc.interactive_parser
     if "NAME" in expected and parser is not None:
         try:
-            probe = parser.copy(deepcopy_values=False)  # type: ignore[no-untyped-call]
+            probe = parser.copy()  # type: ignore[no-untyped-call]
             probe.feed_token(Token("NAME", "x"))
             accepts = probe.accepts()
             if "OPTIONAL" in accepts and "COLON" not in accepts:  # not a field's name
