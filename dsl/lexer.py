@@ -92,6 +92,7 @@ class WorldSpecLexer(Lexer):
         # lark changes its state stack in place: the top is the state the parser is in
         state_stack: list[Any] = parser_state.state_stack
         on_comment = self.on_comment
+        keywords = self.keywords
         line = 1
         line_start = 0
         match = _MASTER.match
@@ -122,7 +123,9 @@ class WorldSpecLexer(Lexer):
             next_line = line + newlines
             next_start = line_start if not newlines else pos + value.rindex("\n") + 1
             if kind == "WORD":
-                kind = self._word(value, accepts, state_stack, states)
+                keyword = keywords.get(value)
+                kind = "NAME" if keyword is None else self._keyword_or_name(
+                    keyword, accepts, state_stack, states)
             elif kind == "TRIPLE":
                 kind = "STRING"
             elif kind == "OP":
@@ -150,11 +153,10 @@ class WorldSpecLexer(Lexer):
             # syntax error it is the token *before* the offending one (for "after 'x'").
             lexer_state.last_token = token
 
-    def _word(self, value: str, accepts: _Actions, stack: list[Any],
-              states: Mapping[Any, _Actions]) -> str:
-        keyword = self.keywords.get(value)
-        if keyword is None:
-            return "NAME"
+    @staticmethod
+    def _keyword_or_name(keyword: str, accepts: _Actions, stack: list[Any],
+                         states: Mapping[Any, _Actions]) -> str:
+        """How a word spelled like ``keyword`` reads where the parser's state is ``accepts``."""
         if keyword in accepts and "NAME" not in accepts:
             return keyword
         if "NAME" in accepts and keyword not in accepts:
