@@ -79,6 +79,8 @@ class WorldSpecLexer(Lexer):
         self.keywords = {word: name for word, name in self.literal.items()
                          if word.isidentifier()}
         self.keywords.update(_WORD_TERMINALS)
+        #: operators and punctuation: text -> terminal (``-`` is decided by its place)
+        self.operators = {**self.literal, **_OPERATOR_TERMINALS}
         self.on_comment: Callable[[Token], Any] | None = lexer_conf.callbacks.get("COMMENT")
 
     def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
@@ -93,6 +95,7 @@ class WorldSpecLexer(Lexer):
         state_stack: list[Any] = parser_state.state_stack
         on_comment = self.on_comment
         keywords = self.keywords
+        operators = self.operators
         line = 1
         line_start = 0
         match = _MASTER.match
@@ -129,7 +132,10 @@ class WorldSpecLexer(Lexer):
             elif kind == "TRIPLE":
                 kind = "STRING"
             elif kind == "OP":
-                kind = self._operator(value, accepts)
+                if value == "-":  # binary after an operand, a sign elsewhere
+                    kind = "ADD_OP" if "ADD_OP" in accepts else "MINUS"
+                else:
+                    kind = operators.get(value, value)
             after = m.end()
             # Token(kind, value, pos, line, ...) with its fields stored here: lark's
             # constructor is two calls deep, and this runs once per token
@@ -166,11 +172,6 @@ class WorldSpecLexer(Lexer):
         if _fits(states, stack, keyword):
             return keyword
         return "NAME" if _fits(states, stack, "NAME") else keyword
-
-    def _operator(self, value: str, accepts: _Actions) -> str:
-        if value == "-":
-            return "ADD_OP" if "ADD_OP" in accepts else "MINUS"
-        return _OPERATOR_TERMINALS.get(value) or self.literal.get(value, value)
 
 
 def _fits(states: Mapping[Any, _Actions], stack: list[Any], kind: str) -> bool:
