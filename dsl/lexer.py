@@ -1,20 +1,25 @@
-"""A contextual lexer for the WorldSpec grammar, faster than lark's generic one.
+"""The lexer lark's LALR parser runs for the WorldSpec grammar (``Lark(lexer=WorldSpecLexer)``).
 
-Lark's contextual lexer tries a regular expression per parser state and
-token; parsing spent a third of its time there. This lexer scans with one
-master expression and decides between the few context-dependent readings by
-asking the LALR table what the parser can take next:
+Lark's own contextual lexer cannot read this language: it reads a word spelled like a
+keyword as the keyword in places where only a name can stand (a field ``tags`` after a
+field with a default fails to parse: ``credit: float = 0.0  tags: str``). It was also the
+slowest part of parsing (a regular expression per parser state and token). This lexer
+scans with one master expression and decides between the few context-dependent readings
+by asking the parser state lark hands every lexer (its state stack, and
+``parse_conf.states``: the table lark's own contextual lexer reads) what the parser can
+take next:
 
-- a word is a keyword where the parser can take the keyword, and a name
-  where only a name fits (so fields may be called ``state`` or ``type``);
+- a word is a keyword where the parser can take the keyword, and a name where only a
+  name fits (so fields may be called ``state`` or ``type``); where both could follow, the
+  reductions the parser would make first decide;
 - ``-`` is binary after an operand and a sign elsewhere;
 - ``/.../`` is a regular expression only after ``matching``.
 
-It produces lark tokens with the same terminal names, positions and
-comment callback, so the grammar file stays the single definition of the
-language and lark's parser and error reporting work unchanged. The lexer
-state's ``last_token`` is the last token the parser *accepted*, which is
-what a syntax error message names as coming before the offending token.
+It produces lark tokens with the grammar's terminal names and positions, and hands
+comments to the ``COMMENT`` callback of ``lexer_callbacks``, so the grammar file stays the
+single definition of the language and lark's parser and error reporting work unchanged.
+The lexer state's ``last_token`` is the last token the parser *accepted*, which is what a
+syntax error message names as coming before the offending token.
 """
 
 from __future__ import annotations
@@ -23,13 +28,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lark import Lark, Token
+from lark import Token
+from lark.common import LexerConf
 from lark.exceptions import UnexpectedCharacters
-from lark.lexer import PatternStr
+from lark.lexer import Lexer, LexerState, PatternStr
 
-from worldspec.dsl.driver import Table, compile_table
-
-__all__ = ["Lex", "install_fast_lexer", "literal_terminals", "make_lexer"]
+__all__ = ["WorldSpecLexer"]
 
 # Strings, f-strings and regular expressions are written "unrolled" (a run of plain characters,
 # then escapes each followed by such a run, the loop possessive): matching takes memory in the
@@ -49,73 +53,49 @@ _MASTER = re.compile(r"""
 _REGEX = re.compile(r"/(?!/)[^/\\\n]*(?:\\.[^/\\\n]*)*+/")
 
 _QUANT = {"all", "any", "exists"}
+#: Words whose terminal the grammar defines by a regular expression, not a fixed string.
 _WORD_TERMINALS = {"key": "KEY", "not": "NOT", "nothing": "NOTHING", "keep": "KEEP",
                    "private": "PRIVATE", "freeform": "FREEFORM",
                    **{q: "QUANT" for q in _QUANT}}
-_ADD = {"+", "-"}
-_MUL = {"*", "/", "//", "%"}
-_AUG = {"+=", "-=", "*=", "/="}
+#: Operators whose terminal stands for several spellings: text -> terminal.
+_OPERATOR_TERMINALS = {"+": "ADD_OP", "*": "MUL_OP", "/": "MUL_OP", "//": "MUL_OP",
+                       "%": "MUL_OP", "**": "POW_OP", "+=": "AUG_OP", "-=": "AUG_OP",
+                       "*=": "AUG_OP", "/=": "AUG_OP", "?": "OPTIONAL", "..": "RANGE"}
+
+#: A parser state's actions: terminal or rule name -> (Shift or Reduce, state or rule).
+_Actions = Mapping[str, tuple[Any, Any]]
 
 
-Lex = Callable[[Any, Any], Iterator[Token]]
+class WorldSpecLexer(Lexer):
+    """Lark's lexer interface (``lex(lexer_state, parser_state)``) for worldspec.lark."""
 
+    #: lark hands ``lex`` its lexer state and the parser's state (lark's interface 2)
+    __future_interface__ = 2
 
-def literal_terminals(lark: Lark) -> dict[str, str]:
-    """The terminals spelled by a fixed string (keywords, punctuation): text -> name."""
-    return {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
+    def __init__(self, lexer_conf: LexerConf) -> None:
+        #: the terminals spelled by a fixed string (keywords, punctuation): text -> name
+        self.literal = {t.pattern.value: t.name for t in lexer_conf.terminals
+                        if isinstance(t.pattern, PatternStr)}
+        self.keywords = {word: name for word, name in self.literal.items()
+                         if word.isidentifier()}
+        self.keywords.update(_WORD_TERMINALS)
+        #: operators and punctuation: text -> terminal (``-`` is decided by its place)
+        self.operators = {**self.literal, **_OPERATOR_TERMINALS}
+        self.on_comment: Callable[[Token], Any] | None = lexer_conf.callbacks.get("COMMENT")
 
-
-def install_fast_lexer(lark: Lark, on_comment: Callable[[Token], Token]) -> None:
-    """Replace the contextual lexer of a LALR ``lark`` parser built from worldspec.lark."""
-    parse_table = lark.parser.parser.parser.parse_table
-    lark.parser.lexer.lex = make_lexer(compile_table(parse_table.states, lark.rules),
-                                       literal_terminals(lark), on_comment)
-
-
-def make_lexer(table: Table, literal: Mapping[str, str],
-               on_comment: Callable[[Token], Token]) -> Lex:
-    """The lexer for a parser whose table is ``table`` (:mod:`driver`'s form of lark's):
-    ``lex(lexer_state, parser_state)`` reads ``lexer_state.text`` (a str or lark's text
-    slice), sets its ``last_token``, and reads ``parser_state.state_stack``."""
-    keywords = {word: name for word, name in literal.items() if word.isidentifier()}
-    keywords.update(_WORD_TERMINALS)
-    states = table
-
-    def fits(stack: list[int], kind: str) -> bool:
-        """Whether the parser, after any reductions, can shift a token of ``kind``."""
-        first = states[stack[-1]].get(kind)
-        if first is None:
-            return False
-        if first.__class__ is int:
-            return True
-        # Reduce on a view of the stack: the states pushed by the simulated
-        # reductions over the untouched ``stack[:base]``. Copying the stack
-        # instead would cost its depth per word (quadratic on `not not ...`).
-        base = len(stack)
-        pushed: list[int] = []
-        action = first
-        for _ in range(1000):
-            if action.__class__ is int:
-                return True
-            size, name, _rule = action
-            popped = min(size, len(pushed))
-            if popped:
-                del pushed[-popped:]
-            base -= size - popped
-            goto = states[pushed[-1] if pushed else stack[base - 1]].get(name)
-            if goto is None:
-                return False
-            pushed.append(goto)
-            action = states[goto].get(kind)
-            if action is None:
-                return False
-        return False
-
-    def lex(lexer_state: Any, parser_state: Any) -> Iterator[Token]:
-        text_slice = lexer_state.text
-        text: str = getattr(text_slice, "text", text_slice)
-        pos: int = getattr(text_slice, "start", 0)
-        end: int = getattr(text_slice, "end", len(text))
+    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
+        """The tokens of ``lexer_state.text``; ``parser_state`` is lark's (the state on top
+        of its stack says what the parser can take next)."""
+        source: Any = lexer_state.text  # lark's TextSlice (a str before lark 1.3)
+        text: str = getattr(source, "text", source)
+        pos: int = getattr(source, "start", 0)
+        end: int = getattr(source, "end", len(text))
+        states: Mapping[Any, _Actions] = parser_state.parse_conf.states
+        # lark changes its state stack in place: the top is the state the parser is in
+        state_stack: list[Any] = parser_state.state_stack
+        on_comment = self.on_comment
+        keywords = self.keywords
+        operators = self.operators
         line = 1
         line_start = 0
         match = _MASTER.match
@@ -133,7 +113,7 @@ def make_lexer(table: Table, literal: Mapping[str, str],
                 pos = after
                 continue
             value = m.group() if m is not None else ""
-            accepts = states[parser_state.state_stack[-1]]
+            accepts = states[state_stack[-1]]
             if text.startswith("/", pos) and "REGEX" in accepts:
                 rm = _REGEX.match(text, pos)
                 if rm is not None:
@@ -146,11 +126,16 @@ def make_lexer(table: Table, literal: Mapping[str, str],
             next_line = line + newlines
             next_start = line_start if not newlines else pos + value.rindex("\n") + 1
             if kind == "WORD":
-                kind = _word(value, keywords, accepts, parser_state.state_stack, fits)
+                keyword = keywords.get(value)
+                kind = "NAME" if keyword is None else self._keyword_or_name(
+                    keyword, accepts, state_stack, states)
             elif kind == "TRIPLE":
                 kind = "STRING"
             elif kind == "OP":
-                kind = _operator(value, literal, accepts)
+                if value == "-":  # binary after an operand, a sign elsewhere
+                    kind = "ADD_OP" if "ADD_OP" in accepts else "MINUS"
+                else:
+                    kind = operators.get(value, value)
             after = m.end()
             # Token(kind, value, pos, line, ...) with its fields stored here: lark's
             # constructor is two calls deep, and this runs once per token
@@ -166,47 +151,52 @@ def make_lexer(table: Table, literal: Mapping[str, str],
             pos = after
             line, line_start = next_line, next_start
             if kind == "COMMENT":
-                on_comment(token)
+                if on_comment is not None:
+                    on_comment(token)
                 continue
             yield token
             # Set once the parser has taken the token and asks for the next one, so at a
             # syntax error it is the token *before* the offending one (for "after 'x'").
             lexer_state.last_token = token
 
-    return lex
+    @staticmethod
+    def _keyword_or_name(keyword: str, accepts: _Actions, stack: list[Any],
+                         states: Mapping[Any, _Actions]) -> str:
+        """How a word spelled like ``keyword`` reads where the parser's state is ``accepts``."""
+        if keyword in accepts and "NAME" not in accepts:
+            return keyword
+        if "NAME" in accepts and keyword not in accepts:
+            return "NAME"
+        # Both readings are possible in this (merged) state: take the keyword only if the
+        # parser can really shift it here, else a name if a name fits.
+        if _fits(states, stack, keyword):
+            return keyword
+        return "NAME" if _fits(states, stack, "NAME") else keyword
 
 
-def _word(value: str, keywords: dict[str, str], accepts: dict[str, Any], stack: list[int],
-          fits: Callable[[list[int], str], bool]) -> str:
-    keyword = keywords.get(value)
-    if keyword is None:
-        return "NAME"
-    if keyword in accepts and "NAME" not in accepts:
-        return keyword
-    if "NAME" in accepts and keyword not in accepts:
-        return "NAME"
-    # Both readings are possible in this (merged) state: take the keyword only if the
-    # parser can really shift it here, else a name if a name fits.
-    if fits(stack, keyword):
-        return keyword
-    return "NAME" if fits(stack, "NAME") else keyword
-
-
-def _operator(value: str, literal: Mapping[str, str], accepts: dict[str, Any]) -> str:
-    if value == "-":
-        if "ADD_OP" in accepts:
-            return "ADD_OP"
-        return "MINUS"
-    if value in _ADD:
-        return "ADD_OP"
-    if value in _MUL:
-        return "MUL_OP"
-    if value == "**":
-        return "POW_OP"
-    if value in _AUG:
-        return "AUG_OP"
-    if value == "?":
-        return "OPTIONAL"
-    if value == "..":
-        return "RANGE"
-    return literal.get(value, value)
+def _fits(states: Mapping[Any, _Actions], stack: list[Any], kind: str) -> bool:
+    """Whether the parser whose state stack is ``stack`` can, after the reductions it would
+    make first, shift a token of ``kind`` (the stack itself is left as it is)."""
+    # Reduce on a view of the stack: the states pushed by the simulated reductions over
+    # the untouched ``stack[:base]``. Copying the stack instead would cost its depth per
+    # word (quadratic on `not not ...`).
+    base = len(stack)
+    pushed: list[Any] = []
+    found = states[stack[-1]].get(kind)
+    for _ in range(1000):
+        if found is None:
+            return False
+        action, argument = found
+        if action.name == "Shift":
+            return True
+        size = len(argument.expansion)
+        popped = min(size, len(pushed))
+        if popped:
+            del pushed[-popped:]
+        base -= size - popped
+        goto = states[pushed[-1] if pushed else stack[base - 1]].get(argument.origin.name)
+        if goto is None:
+            return False
+        pushed.append(goto[1])
+        found = states[goto[1]].get(kind)
+    return False

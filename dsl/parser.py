@@ -1,11 +1,16 @@
 """Source text to :class:`dsl.nodes.Module`, with syntax errors as diagnostics.
 
-The grammar is LALR(1) (``worldspec.lark``). A file that parses in one go is
-the common case. Otherwise each top-level declaration is parsed on its own, and
-inside a declaration the parser resumes after each error at the next statement,
-field or item (``recovery.py``), so one file reports its independent mistakes
-together, each once, without cascades, up to a cap. Comments are collected by
-the lexer and kept on the module for the formatter.
+The grammar is LALR(1) (``worldspec.lark``), parsed by lark through its public API: one
+``Lark`` parser for both start rules (a module, ``start``; an f-string's expression,
+``expr``), with our lexer (:class:`lexer.WorldSpecLexer`, lark's ``lexer=`` interface)
+and our transformer run inline (``transformer=``), so nodes are built as the parser
+reduces, with no intermediate tree. Its tables come from lark's own cache file
+(:func:`parser_cache_dir`). A file that parses in one go is the common case. Otherwise
+each top-level declaration is parsed on its own, and inside a declaration the parser
+resumes after each error at the next statement, field or item (``recovery.py``, which
+reads the interactive parser lark attaches to its exceptions), so one file reports its
+independent mistakes together, each once, without cascades, up to a cap. Comments are
+collected by the lexer and kept on the module for the formatter.
 """
 
 from __future__ import annotations
@@ -13,16 +18,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import pickle
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from types import CodeType
 from typing import Any
 
 import lark as lark_package
@@ -33,12 +35,10 @@ from lark.exceptions import (
     UnexpectedInput,
     UnexpectedToken,
 )
-from lark.parse_tree_builder import ParseTreeBuilder
 
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import MAX_ERRORS, DiagnosticSink, Related
-from worldspec.dsl.driver import LoopState, Table, compile_table, drive
-from worldspec.dsl.lexer import Lex, install_fast_lexer, literal_terminals, make_lexer
+from worldspec.dsl.lexer import WorldSpecLexer
 from worldspec.dsl.recovery import (
     MAX_ERRORS_PER_DECLARATION,
     blank,
@@ -58,6 +58,8 @@ _TOP_LEVEL = re.compile(
     r"task)\b",
     re.MULTILINE,
 )
+#: The grammar's start rules: a file, and the expression inside an f-string's braces.
+_STARTS = ("start", "expr")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,21 +103,21 @@ def parser_cache_dir() -> str | None:
     return os.path.join(base, "worldspec") if os.path.isabs(base) else None
 
 
-def _build(grammar: str, start: str, transformer: _ToNodes, cache_file: str | bool) -> Lark:
+def _build(grammar: str, transformer: _ToNodes, cache_file: str | bool) -> Lark:
     return Lark(
         grammar,
         parser="lalr",
-        lexer="contextual",
+        lexer=WorldSpecLexer,
         propagate_positions=False,
         maybe_placeholders=True,
-        start=start,
+        start=list(_STARTS),
         transformer=transformer,
         lexer_callbacks={"COMMENT": _keep_comment},
         cache=cache_file,
     )
 
 
-def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
+def _build_cached(grammar: str, transformer: _ToNodes) -> Lark:
     """The parser, its LALR tables read from the per-user cache when they are there.
 
     Building the tables takes most of a small check's time, and they depend only on the
@@ -123,81 +125,18 @@ def _build_cached(grammar: str, start: str, transformer: _ToNodes) -> Lark:
     ``cache`` option reads and writes it: lark stores the grammar's hash in the file and
     builds the tables again when the hash does not match or the file cannot be read, then
     writes the file anew, so a stale, corrupted or half-written cache costs one build, never
-    a wrong parser. A cache folder that cannot be made or written means no cache.
+    a wrong parser. A cache folder that cannot be made or written means no cache (the
+    package's own folder is never written: it may be read-only).
     """
     folder = parser_cache_dir()
     if folder is None:
-        return _build(grammar, start, transformer, False)
+        return _build(grammar, transformer, False)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
-        return _build(grammar, start, transformer, False)
-    key = _digest(grammar, start)[:32]
-    return _build(grammar, start, transformer, os.path.join(folder, f"parser-{start}-{key}.lark"))
-
-
-def _code_print(code: CodeType) -> bytes:
-    """The bytecode of ``code`` and of the code objects inside it, with their constants: the
-    same in every process of one Python (a code object's repr holds its address)."""
-    parts = [code.co_code]
-    for constant in code.co_consts:
-        parts.append(_code_print(constant) if isinstance(constant, CodeType)
-                     else repr(constant).encode())
-    return b"\0".join(parts)
-
-
-#: The first item of a loop-tables file; a file that starts otherwise is another format. It
-#: names the code that makes the tables, so tables made by another version of it are not read.
-_TABLES_FORMAT = "worldspec-loop-tables-1-" + hashlib.sha256(
-    _code_print(compile_table.__code__)).hexdigest()[:16]
-
-
-@dataclass(frozen=True, slots=True)
-class _LoopTables:
-    """What our parser loop needs of a start rule's LALR parser: plain data, cached per user
-    beside lark's own cache (``tables-<start>-<key>.pickle``)."""
-
-    table: Table
-    #: lark's rules: a reduction's rule number is its place here
-    rules: tuple[Any, ...]
-    start_state: int
-    end_state: int
-    #: fixed-text terminals for the lexer: text -> terminal name
-    literal: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Loop:
-    """One start rule's parser for texts without syntax errors: our loop, lark's callbacks."""
-
-    tables: _LoopTables
-    callbacks: list[Callable[[list[Any]], Any]]
-    lex: Lex
-    transformer: _ToNodes
-
-    def parse(self, text: str) -> Any:
-        """The nodes of ``text`` (:class:`Stuck` or the lexer's error at the first error)."""
-        tables = self.tables
-        state = LoopState(tables.start_state)
-        return drive(tables.table, self.callbacks, state, self.lex(_LexerState(text), state),
-                     tables.end_state, self.transformer, _end_token)
-
-
-class _LexerState:
-    """What the lexer reads and writes of lark's lexer state: the text and the last token."""
-
-    __slots__ = ("last_token", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.last_token: Token | None = None
-
-
-def _end_token(last: Token | None) -> Token:
-    """Lark's ``$END`` token: at the last token's position, else at the start."""
-    if last is None:
-        return Token("$END", "", 0, 1, 1)
-    return Token.new_borrow_pos("$END", "", last)
+        return _build(grammar, transformer, False)
+    key = _digest(grammar)[:32]
+    return _build(grammar, transformer, os.path.join(folder, f"parser-{key}.lark"))
 
 
 @cache
@@ -206,121 +145,37 @@ def _grammar() -> str:
         encoding="utf-8")
 
 
-def _digest(grammar: str, start: str) -> str:
-    """What the tables of ``start`` depend on: the grammar, lark's and Python's versions."""
-    return hashlib.sha256("\0".join((grammar, start, lark_package.__version__,
+def _digest(grammar: str) -> str:
+    """What the tables depend on: the grammar, lark's and Python's versions."""
+    return hashlib.sha256("\0".join((grammar, *_STARTS, lark_package.__version__,
                                       sys.version)).encode()).hexdigest()
 
 
 @cache
-def _transformer(start: str) -> _ToNodes:
-    """The transformer both parsers of ``start`` run inline (it keeps no state between
-    parses: :func:`_run` resets it)."""
+def _transformer() -> _ToNodes:
+    """The transformer the parser runs inline (it keeps no state between parses: :func:`_run`
+    resets it, and puts back what an outer parse had when an f-string's parse is nested)."""
     return _ToNodes()
 
 
 @cache
-def _lark(start: str) -> Lark:
-    """Lark's LALR parser for ``start``: for texts with syntax errors, whose exceptions the
-    messages and the recovery read."""
-    transformer = _transformer(start)
-    lark = _build_cached(_grammar(), start, transformer)
-    # Nodes are built while parsing (no intermediate tree); each reduce callback
-    # is wrapped so the transformer sees the raw children it takes spans from.
-    table_parser = lark.parser.parser.parser
-    table_parser.callbacks = {rule: _SpanCallback(callback, transformer)
-                              for rule, callback in table_parser.callbacks.items()}
-    install_fast_lexer(lark, _keep_comment)
-    return lark
-
-
-@cache
-def _loop(start: str) -> _Loop:
-    """Our parser loop for ``start``: its tables from the cache, else from lark's parser."""
-    tables = _loop_tables(start)
-    transformer = _transformer(start)
-    # the callbacks lark makes for these rules with _build's options (no positions, not
-    # ambiguous, placeholders), as lark.Lark._prepare_callbacks makes them
-    builder = ParseTreeBuilder(  # type: ignore[no-untyped-call]
-        list(tables.rules), Tree, False, False, True)
-    made = builder.create_callback(transformer)  # type: ignore[no-untyped-call]
-    return _Loop(tables, [made[rule] for rule in tables.rules],
-                 make_lexer(tables.table, tables.literal, _keep_comment), transformer)
-
-
-def _loop_tables(start: str) -> _LoopTables:
-    """The loop's tables for ``start``: read from the per-user cache when a sound file for
-    this grammar, lark and Python is there, else taken from lark's parser and written."""
-    folder = parser_cache_dir()
-    digest = _digest(_grammar(), start)
-    path = os.path.join(folder, f"tables-{start}-{digest[:32]}.pickle") if folder else None
-    if path is not None:
-        found = _read_tables(path, digest)
-        if found is not None:
-            return found
-    lark = _lark(start)
-    parse_table = lark.parser.parser.parser.parse_table
-    tables = _LoopTables(compile_table(parse_table.states, lark.rules), tuple(lark.rules),
-                         parse_table.start_states[start], parse_table.end_states[start],
-                         literal_terminals(lark))
-    if path is not None:
-        _write_tables(path, digest, tables)
-    return tables
-
-
-def _read_tables(path: str, digest: str) -> _LoopTables | None:
-    """The tables in ``path``, or None when it is missing, unreadable, of another format or
-    made for another grammar, lark or Python (the full digest is stored inside)."""
-    try:
-        with open(path, "rb") as stream:
-            found = pickle.load(stream)
-    except Exception:  # missing, truncated, garbage: any of pickle's errors
-        return None
-    if not (isinstance(found, tuple) and len(found) == 3 and found[0] == _TABLES_FORMAT
-            and found[1] == digest and isinstance(found[2], _LoopTables)):
-        return None
-    tables: _LoopTables = found[2]
-    return tables
-
-
-def _write_tables(path: str, digest: str, tables: _LoopTables) -> None:
-    """Write the tables whole or not at all (a temporary file renamed); no cache on failure."""
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                pickle.dump((_TABLES_FORMAT, digest, tables), stream,
-                            protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-    except OSError:
-        pass
+def _parser() -> Lark:
+    """Lark's LALR parser for both start rules, built or read from the cache once a process."""
+    return _build_cached(_grammar(), _transformer())
 
 
 def _run(start: str, text: str, pos: _Positions) -> Any:
-    """Parse ``text`` from ``start`` into nodes (re-entrant, for f-strings).
-
-    Our loop parses first; at any error it stopped on, the text is parsed again by lark from
-    a clean start (the transformer reset, the comments the first try collected dropped), so
-    errors are lark's exceptions, with the interactive parser recovery reads."""
-    transformer = _transformer(start)
-    saved = (transformer.pos, transformer.prefixes, transformer.current)
-    comments = _COMMENTS.get()
-    kept = len(comments) if comments is not None else 0
-    transformer.reset(pos)
+    """Parse ``text`` from ``start`` into nodes (re-entrant, for f-strings); lark's
+    exceptions, with their interactive parser, at a syntax error."""
+    parser = _parser()
+    transformer = _transformer()
+    saved = transformer._save()
     try:
-        try:
-            return _loop(start).parse(text)
-        except Exception:  # Stuck, the lexer's, a malformed literal's: lark says which
-            transformer.reset(pos)
-            if comments is not None:
-                del comments[kept:]
-        return _lark(start).parse(text)
+        interactive = parser.parse_interactive(text, start)
+        transformer._begin(pos, interactive.parser_state.value_stack)
+        return interactive.resume_parse()  # type: ignore[no-untyped-call]
     finally:
-        transformer.pos, transformer.prefixes, transformer.current = saved
+        transformer._restore(saved)
 
 
 # ------------------------------------------------------------------ strings
@@ -468,25 +323,6 @@ def _last_token(children: Sequence[Any]) -> Token | n.Node | None:
     return None
 
 
-class _SpanCallback:
-    """Wraps lark's reduce callback: records the raw children, then builds the node.
-
-    Lark computes positions only for its own trees; the transformer runs
-    inline (no tree is built), so spans are taken here from the raw children,
-    anonymous keywords and brackets included.
-    """
-
-    __slots__ = ("callback", "owner")
-
-    def __init__(self, callback: Callable[[list[Any]], Any], owner: _ToNodes) -> None:
-        self.callback = callback
-        self.owner = owner
-
-    def __call__(self, children: list[Any]) -> Any:
-        self.owner.current = children
-        return self.callback(children)
-
-
 #: Integers longer than this are refused (Python's own int/str conversion limit).
 MAX_INT_DIGITS = 4000
 
@@ -515,32 +351,95 @@ def _doc(item: Any) -> str | None:
 
 
 class _ToNodes(Transformer[Token, Any]):
-    """One method per grammar rule; each returns a node (or a plain value)."""
+    """One method per grammar rule; each returns a node (or a plain value).
+
+    Lark runs it inline (``Lark(transformer=...)``): a rule's method gets the children lark
+    keeps (no keywords or brackets), but a node's span runs from the rule's first token to
+    its last, keywords and brackets included. So the transformer keeps a copy of lark's
+    value stack (:attr:`values`): lark hands each token it shifts to the terminal callbacks
+    a transformer may define (:meth:`__getattr__`), and each rule's method is wrapped
+    (:meth:`_tracked`) to note what it reduced to. When lark reduces a rule it has just
+    taken the rule's values off its stack, so the copy's values past the stack's length are
+    the rule's, all of them.
+    """
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.pos = _Positions("<input>", 0, 0)
         self.prefixes: dict[int, _Prefix] = {}
-        #: the raw children (all tokens included) of the rule being reduced
-        self.current: Sequence[Any] = ()
+        #: lark's value stack during a parse
+        self.stack: list[Any] = []
+        #: lark's value stack as it was before the current reduction (one list for the
+        #: transformer's life: emptied and refilled, never replaced)
+        self.values: list[Any] = []
+        #: where the values of the rule being reduced begin in :attr:`values`
+        self.base = 0
+        # lark looks each rule's method up by name: it finds the wrapped one
+        for name in _RULE_METHODS:
+            setattr(self, name, self._tracked(getattr(self, name)))
 
-    def reset(self, pos: _Positions) -> None:
+    def __getattr__(self, name: str) -> Callable[[Token], Token]:
+        """Lark's callback for a terminal (named in upper case: ``NAME``, ``LBRACE``...):
+        :meth:`_shifted`, for every one; rules are named in lower case."""
+        if name.isupper():
+            return self._shifted
+        raise AttributeError(name)
+
+    def _shifted(self, token: Token) -> Token:
+        """Lark shifts ``token`` onto its stack."""
+        self.values.append(token)
+        return token
+
+    def _tracked(self, method: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+        """``method`` as lark calls it on a reduction, with the reduction noted."""
+        values = self.values
+
+        def reduce(children: list[Any]) -> Any:
+            self.base = base = len(self.stack)
+            value = method(children)
+            del values[base:]
+            values.append(value)
+            return value
+
+        return reduce
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Tree[Token]:
+        """A rule with no method (one lark inlines into its parent): lark's tree."""
+        base = len(self.stack)
+        tree = Tree(data, children, meta)
+        del self.values[base:]
+        self.values.append(tree)
+        return tree
+
+    def _save(self) -> tuple[Any, ...]:
+        """What a parse in progress needs back after a nested one (an f-string's)."""
+        return self.pos, self.prefixes, self.stack, self.values[:], self.base
+
+    def _restore(self, saved: tuple[Any, ...]) -> None:
+        self.pos, self.prefixes, self.stack, values, self.base = saved
+        self.values[:] = values
+
+    def _begin(self, pos: _Positions, stack: list[Any]) -> None:
+        """Start a parse whose positions ``pos`` shifts, over lark's value ``stack``."""
         self.pos = pos
         self.prefixes = {}
-        self.current = ()
+        self.stack = stack
+        self.values.clear()
+        self.base = 0
 
     def _span(self) -> n.Span:
         """The span of the rule being reduced: from its first to its last token."""
-        current = self.current
-        if not current:
+        values, base = self.values, self.base
+        top = len(values)
+        if base >= top:
             return self.pos.empty()
         # most rules start and end with a token or a node: no search
-        first = current[0]
+        first = values[base]
         if not isinstance(first, _POSITIONED):
-            first = _first_token(current)
-        last = current[-1]
+            first = _first_token(values[base:])
+        last = values[-1]
         if not isinstance(last, _POSITIONED):
-            last = _last_token(current)
+            last = _last_token(values[base:])
         if first is None or last is None:
             return self.pos.empty()
         return self.pos.between(first, last)
@@ -1022,6 +921,11 @@ RIGHT_ASSOCIATIVE = frozenset({"**"})
 #: Prefix operator -> binding power of its operand.
 PREFIX_PRECEDENCE: dict[str, int] = {"not": 3, "-": 8}
 _COMPARISON = 4
+
+
+#: The rule methods of :class:`_ToNodes` (its public ones), which lark calls by name.
+_RULE_METHODS = tuple(name for name, value in vars(_ToNodes).items()
+                      if callable(value) and not name.startswith("_"))
 
 
 def _make_binary(op: str, left: n.Expr, right: n.Expr) -> n.Expr:

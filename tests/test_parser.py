@@ -143,6 +143,25 @@ def test_keywords_are_names_where_only_a_name_fits() -> None:
     assert [f.name.name for f in record.fields] == ["x", "state", "type", "tool"]
 
 
+def test_a_field_after_a_default_may_be_named_like_a_keyword() -> None:
+    """After ``= 0.0`` a word may continue the default or start the next field: `tags`
+    is a field's name there (lark's own contextual lexer reads the keyword and fails), and
+    the keyword where a task's items stand."""
+    module, errors = parse('world W "w"\n'
+                           "entity U { key id: str  credit: float = 0.0  tags: list[str]\n"
+                           "  seed: int = 1  split: str }\n"
+                           'state { users: table U }\n'
+                           'task t in W { instruction "i" tags a, b  seed 3 }\n')
+    assert errors == []
+    _, entity, _, task = module.decls
+    assert isinstance(entity, n.EntityDecl) and isinstance(task, n.TaskDecl)
+    assert [f.name.name for f in entity.fields] == ["id", "credit", "tags", "seed", "split"]
+    assert [type(item).__name__ for item in task.items] == ["Instruction", "Tags", "Seed"]
+    _, bad = parse('task t in W { instruction "i" tags: a }\n')
+    assert [(code, message) for code, _, _, message in bad] == [
+        ("WS101", "expected a name after 'tags', found ':'")]
+
+
 # ------------------------------------------------------------- lone surrogates
 #: Places a string escape can name a lone surrogate (U+D800..U+DFFF), each with
 #: the line and column of the literal that must be reported.

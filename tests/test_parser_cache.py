@@ -1,18 +1,16 @@
 """The parser tables' cache: used when sound, ignored and rebuilt when stale or corrupted.
 
 The LALR tables are built once per user and grammar and read back by later processes
-(``$WORLDSPEC_PARSER_CACHE``, default ``~/.cache/worldspec``): lark's own file
-(``parser-*.lark``), read only when a text has a syntax error, and the tables of our parser
-loop (``tables-*.pickle``), read by every parse. Whatever is in the cache folder, a parse
-gives the same module and the same syntax errors as a parser built from the grammar; a
-folder that cannot be written means no cache, not a failure.
+(``$WORLDSPEC_PARSER_CACHE``, default ``~/.cache/worldspec``): lark's own cache file
+(``parser-*.lark``, lark's ``cache=`` option), one for both start rules. Whatever is in the
+cache folder, a parse gives the same module and the same syntax errors as a parser built
+from the grammar; a folder that cannot be written means no cache, not a failure.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import stat
 import subprocess
 import sys
@@ -64,9 +62,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def forget_parsers() -> None:
-    """Drop the parsers this process has loaded (lark's and our loop's)."""
-    parser._lark.cache_clear()
-    parser._loop.cache_clear()
+    """Drop the parser this process has loaded."""
+    parser._parser.cache_clear()
 
 
 def fresh_parse(text: str) -> Parsed:
@@ -85,57 +82,37 @@ def expected(monkeypatch: pytest.MonkeyPatch) -> dict[str, Parsed]:
 
 
 def cache_files(folder: Path) -> list[Path]:
-    return sorted([*folder.glob("parser-*.lark"), *folder.glob("tables-*.pickle")])
+    return sorted(folder.glob("*"))
 
 
 def test_the_first_parse_writes_the_cache_and_later_ones_read_it(
         expected: dict[str, object], cache: Path) -> None:
     assert fresh_parse(SPEC) == expected["good"]
     files = cache_files(cache)
-    # lark's tables and the loop's, for `start` and for `expr` (f-strings parse `expr`)
-    assert [f.name.split("-")[:2] for f in files] == [
-        ["parser", "expr"], ["parser", "start"], ["tables", "expr"], ["tables", "start"]]
+    # one file, for both start rules (`start`, and `expr` for f-strings), named after the
+    # grammar and the lark and Python versions
+    assert [f.name for f in files] == [f"parser-{parser._digest(parser._grammar())[:32]}.lark"]
     written = {f: f.stat().st_mtime_ns for f in files}
     assert fresh_parse(SPEC) == expected["good"]
-    assert parser._lark.cache_info().currsize == 0  # a clean text never loads lark's parser
     assert fresh_parse(BROKEN) == expected["broken"]
-    assert parser._lark.cache_info().currsize == 1  # a syntax error does
     assert {f: f.stat().st_mtime_ns for f in cache_files(cache)} == written  # only read
-    assert list(cache.glob("*.tmp")) == []  # written whole, then renamed
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupted_cache_is_ignored_and_rebuilt(
         expected: dict[str, object], cache: Path, damage: str) -> None:
     fresh_parse(SPEC)
-    for path in cache_files(cache):
-        content = path.read_bytes()
-        path.write_bytes({"garbage": os.urandom(len(content)),
-                          "truncated": content[: len(content) // 2], "empty": b""}[damage])
+    (path,) = cache_files(cache)
+    content = path.read_bytes()
+    path.write_bytes({"garbage": os.urandom(len(content)),
+                      "truncated": content[: len(content) // 2], "empty": b""}[damage])
     assert fresh_parse(SPEC) == expected["good"]
     assert fresh_parse(BROKEN) == expected["broken"]
-    # rebuilt in place: the next process reads sound tables again
-    sizes = {path.stat().st_size for path in cache_files(cache)}
-    assert 0 not in sizes and len(sizes) == 4
+    # rebuilt in place: the next process reads sound tables again, and leaves them be
+    assert cache_files(cache) == [path] and path.stat().st_size > len(content) // 2
+    rebuilt = path.stat().st_mtime_ns
     assert fresh_parse(SPEC) == expected["good"]
-    assert parser._lark.cache_info().currsize == 0
-
-
-def test_loop_tables_for_another_grammar_lark_or_format_are_ignored(
-        expected: dict[str, object], cache: Path) -> None:
-    """A sound pickle at the current name made for something else (another grammar, lark
-    or Python: another digest inside; another format; another kind of object) is rebuilt."""
-    fresh_parse(SPEC)
-    (tables,) = cache.glob("tables-start-*.pickle")
-    digest = parser._digest(parser._grammar(), "start")
-    sound = pickle.loads(tables.read_bytes())
-    assert sound[:2] == (parser._TABLES_FORMAT, digest)
-    for stale in ((sound[0], "0" * 64, sound[2]), ("another-format", digest, sound[2]),
-                  (sound[0], digest, {"table": []}), ["not", "a", "tuple"]):
-        tables.write_bytes(pickle.dumps(stale))
-        assert fresh_parse(SPEC) == expected["good"]
-        assert fresh_parse(BROKEN) == expected["broken"]
-        assert pickle.loads(tables.read_bytes())[:2] == sound[:2]  # rebuilt
+    assert path.stat().st_mtime_ns == rebuilt
 
 
 def test_a_stale_cache_for_another_grammar_is_ignored(
@@ -146,10 +123,11 @@ def test_a_stale_cache_for_another_grammar_is_ignored(
     fresh_parse(SPEC)
     other = cache.parent / "other"
     monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(other))
-    tiny = 'start: "a"+\n'
-    parser._build_cached(tiny, "start", parser._ToNodes())
-    (stale,) = other.glob("parser-start-*.lark")
-    (current,) = cache.glob("parser-start-*.lark")
+    tiny = 'start: "a"+\nexpr: "b"\n'
+    parser._build_cached(tiny, parser._ToNodes())
+    (stale,) = cache_files(other)
+    (current,) = cache_files(cache)
+    assert stale.name != current.name
     current.write_bytes(stale.read_bytes())
     monkeypatch.setenv("WORLDSPEC_PARSER_CACHE", str(cache))
     assert fresh_parse(SPEC) == expected["good"]
@@ -196,15 +174,14 @@ from worldspec.dsl import parser
 from worldspec.dsl.diagnostics import DiagnosticSink
 sink = DiagnosticSink()
 result = parser.parse_module(sys.stdin.read(), "t.world", sink)
-print(json.dumps({"lark loaded": parser._lark.cache_info().currsize, "ok": result.ok,
-                  "decls": len(result.module.decls), "format": parser._TABLES_FORMAT}))
+print(json.dumps({"ok": result.ok, "decls": len(result.module.decls)}))
 """
 
 
 def test_a_new_process_reads_the_tables_another_wrote(tmp_path: Path) -> None:
-    """Across processes, the file is found and taken: the format names the code that makes
-    the tables the same way in every process, and the second parse never loads lark."""
-    env = {**os.environ, "WORLDSPEC_PARSER_CACHE": str(tmp_path / "cache")}
+    """Across processes, the file is found and taken, not written again."""
+    folder = tmp_path / "cache"
+    env = {**os.environ, "WORLDSPEC_PARSER_CACHE": str(folder)}
 
     def run() -> dict[str, object]:
         done = subprocess.run([sys.executable, "-c", PARSE_IN_A_PROCESS], input=SPEC,
@@ -213,7 +190,9 @@ def test_a_new_process_reads_the_tables_another_wrote(tmp_path: Path) -> None:
         found: dict[str, object] = json.loads(done.stdout)
         return found
 
-    first, second = run(), run()
-    assert first["lark loaded"] == 2 and second["lark loaded"] == 0  # `start`, `expr`
-    assert first["format"] == second["format"]
-    assert first["ok"] is second["ok"] is True and first["decls"] == second["decls"] == 4
+    first = run()
+    (written,) = cache_files(folder)
+    made = written.stat().st_mtime_ns
+    second = run()
+    assert cache_files(folder) == [written] and written.stat().st_mtime_ns == made
+    assert first == second == {"ok": True, "decls": 4}
