@@ -42,7 +42,7 @@ from worldspec.llm_frontend.batch import InputError
 from worldspec.llm_frontend.synth_tasks import TaskOptions, TaskWorld, judge_task
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK
 from worldspec.runtime.episode import Episode
-from worldspec.services.mining import MinedTask, mine_tasks
+from worldspec.services.mining import MinedTask, mine_starts
 from worldspec.services.model_client import LLMClient, LLMError, Message, Usage
 
 __all__ = ["DeterminedChoice", "MineOptions", "MineReport", "MinedInstruction",
@@ -329,15 +329,10 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
     """Mine candidates from the world's own tasks' start states and write ``options.count``
     of them (the hardest, spread over the starts)."""
     model, world_class = await asyncio.to_thread(load_mining_world, world.path)
-    candidates: list[MinedTask] = []
-    starts: set[str] = set()
-    for name, spec in world_class.TASKS.items():
-        data = json.dumps(spec.data, sort_keys=True, default=str)
-        if data in starts:  # tasks that share their data share their candidates too
-            continue
-        starts.add(data)
-        candidates += mine_tasks(model, world_class, spec.data, start=name, seed=options.seed,
-                                 runs=options.runs, max_calls=options.max_calls)
+    candidates = await asyncio.to_thread(
+        mine_starts, model, world_class,
+        {name: spec.data for name, spec in world_class.TASKS.items()},
+        seed=options.seed, runs=options.runs, max_calls=options.max_calls)
     report = MineReport(world.name, len(candidates))
     if not candidates:
         return report
@@ -374,8 +369,11 @@ def journal_tokens_per_task(path: str | Path) -> tuple[int, float] | None:
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
-        record: Mapping[str, Any] = json.loads(line)
-        usage = record.get("usage") or {}
-        tokens += int(usage.get("total_tokens", 0))
+        record = json.loads(line)
+        if not isinstance(record, Mapping):
+            continue
+        usage = record.get("usage")
+        if isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
+            tokens += usage["total_tokens"]
         accepted += record.get("status") == "accepted"
     return (accepted, tokens / accepted) if accepted else None

@@ -162,6 +162,11 @@ def test_derived_checks_cover_sets_inserts_and_deletes() -> None:
         'not (exists r in holds: r.id == "H001")',
     ]
     assert derive_frame(changes) == ("hold_ids", "holds", "loans.returned_on")
+    # a time stamp of the run moves with every extra call: left to the frame, not checked
+    during = derive_checks(changes, model, ("2026-05-20T10:00:00", "2026-05-20T10:03:00"))
+    assert "placed_at" not in during[1].condition and "r.member" in during[1].condition
+    before = derive_checks(changes, model, ("2026-05-20T10:01:00", "2026-05-20T10:03:00"))
+    assert "placed_at" in before[1].condition
 
 
 def test_careless_failures_count_failing_draws() -> None:

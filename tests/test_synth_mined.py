@@ -151,11 +151,13 @@ def test_synth_tasks_mine_command_writes_a_valid_tasks_file(
     out = tmp_path / "mined.tasks.world"
     status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "-n", "2", "--mine-runs",
                        "20", "-o", str(out), "--base-url", llm_server.url, "--model", "m",
-                       "--format", "json"])
+                       "--format", "json", "--compare-journal",
+                       str(CORPUS / "journals" / "tasks.jsonl")])
     printed = capsys.readouterr()  # type: ignore[attr-defined]
     assert status == 0, printed.err
     summary = json.loads(printed.out)
     assert summary["accepted"] == 2 and summary["usage"]["requests"] == 4
+    assert summary["written_tasks"]["tokens_per_task"] > summary["tokens_per_task"] > 0
     # the file imports the world by a path relative to it, and every task in it validates
     copied = tmp_path / "public_library.world"
     copied.write_text(LIBRARY.read_text(encoding="utf-8"), encoding="utf-8")
@@ -175,6 +177,17 @@ def test_mine_takes_one_world(tmp_path: Path, capsys: object) -> None:
     assert "--mine works on one WORLD" in capsys.readouterr().err  # type: ignore[attr-defined]
 
 
+def test_an_unreadable_journal_to_compare_is_a_usage_error(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    broken = tmp_path / "journal.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "--compare-journal",
+                       str(broken), "--base-url", llm_server.url, "--model", "m"])
+    printed = capsys.readouterr()  # type: ignore[attr-defined]
+    assert status == 2 and "cannot read the journal" in printed.err
+    assert "Traceback" not in printed.err + printed.out and not llm_server.chat_requests
+
+
 def test_tokens_per_written_task_come_from_the_journal(tmp_path: Path) -> None:
     journal = tmp_path / "tasks.jsonl"
     journal.write_text("\n".join(json.dumps(r) for r in [
@@ -182,8 +195,8 @@ def test_tokens_per_written_task_come_from_the_journal(tmp_path: Path) -> None:
         {"status": "rejected", "usage": {"total_tokens": 500}},
         {"status": "accepted", "usage": {"total_tokens": 2000}}]) + "\n", encoding="utf-8")
     assert journal_tokens_per_task(journal) == (2, 1750.0)
-    journal.write_text(json.dumps({"status": "rejected", "usage": {"total_tokens": 9}}) + "\n",
-                       encoding="utf-8")
+    journal.write_text(json.dumps({"status": "rejected", "usage": {"total_tokens": 9}}) +
+                       "\n[]\n", encoding="utf-8")
     assert journal_tokens_per_task(journal) is None
     corpus = journal_tokens_per_task(CORPUS / "journals" / "tasks.jsonl")
     assert corpus is not None and corpus[0] > 50 and corpus[1] > 1000

@@ -310,6 +310,9 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
                         help="the seed of the mined call sequences (default 0)")
     mining.add_argument("--mine-runs", type=int, default=60, metavar="N",
                         help="call sequences drawn from each start state (default 60)")
+    mining.add_argument("--compare-journal", metavar="FILE",
+                        help="a `synth tasks` journal: report its tokens per accepted task "
+                             "beside the mined tasks' (e.g. examples/corpus/journals/tasks.jsonl)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -412,13 +415,25 @@ def _run_mined(args: argparse.Namespace, console: Console) -> int:
 
 
 async def _mined_tasks(args: argparse.Namespace, console: Console) -> int:
-    from worldspec.llm_frontend.synth_mined import MineOptions, mine_world_tasks
+    from worldspec.llm_frontend.batch import InputError
+    from worldspec.llm_frontend.synth_mined import (
+        MineOptions,
+        journal_tokens_per_task,
+        mine_world_tasks,
+    )
     from worldspec.llm_frontend.synth_tasks import load_task_world, render_tasks_file
     from worldspec.services.files import FileRefusedError, write_atomically
     from worldspec.services.model_client import LLMClient
 
     config = model_config(args)
     world = load_task_world(args.world)
+    written = None
+    if args.compare_journal:
+        try:
+            written = journal_tokens_per_task(args.compare_journal)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read the journal '{args.compare_journal}': {exc}") \
+                from None
     out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
     options = MineOptions(count=args.count, conversational=args.conversational,
                           seed=args.mine_seed, runs=args.mine_runs,
@@ -436,8 +451,10 @@ async def _mined_tasks(args: argparse.Namespace, console: Console) -> int:
             console.error(cannot_write(out, exc))
             return EXIT_PROBLEMS
     if args.format == "json":
-        console.line(json.dumps({**report.to_json(), "output": str(out) if texts else None},
-                                ensure_ascii=False, indent=2))
+        compared = None if written is None else \
+            {"accepted": written[0], "tokens_per_task": written[1]}
+        console.line(json.dumps({**report.to_json(), "output": str(out) if texts else None,
+                                 "written_tasks": compared}, ensure_ascii=False, indent=2))
     else:
         for outcome in report.outcomes:
             if outcome.accepted:
@@ -446,6 +463,9 @@ async def _mined_tasks(args: argparse.Namespace, console: Console) -> int:
                 detail = f": {outcome.detail}" if outcome.detail else ""
                 console.line(f"rejected {outcome.candidate}: {outcome.reason}{detail}")
         console.write(report.render_text())
+        if written is not None:
+            console.line(f"written whole (journal): {written[0]} accepted task(s), "
+                         f"{written[1]:.0f} tokens per task")
         if texts:
             console.line(f"{world.name}: {len(texts)} task(s) in {out}")
     return EXIT_OK if report.accepted and len(report.accepted) == len(report.outcomes) \

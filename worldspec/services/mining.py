@@ -46,7 +46,8 @@ from worldspec.testing.explore import Call
 from worldspec.testing.mining import WriteRun, careless_failures, draw_write_runs
 
 __all__ = ["PLACEHOLDER_INSTRUCTION", "Change", "Difficulty", "MinedCheck", "MinedTask",
-           "literal", "mine_tasks", "validate_mined"]
+           "derive_checks", "derive_frame", "goal_changes", "literal", "mine_starts",
+           "mine_tasks", "validate_mined"]
 
 #: how many reads deep a key is looked for (a read by a key that an earlier read shows)
 _READ_HOPS = 2
@@ -284,7 +285,22 @@ def _key_field(state: StateInfo, world: WorldModel) -> str | None:
     return next((f.name for f in entity.fields.values() if f.is_key), None)
 
 
-def _row_check(change: Change, world: WorldModel, index: int) -> MinedCheck | None:
+#: the first and last moment of the solution's run (its clock before the first call and after
+#: the last), or None: no value is taken for a time stamp
+Moments = tuple[str, str] | None
+
+
+def _stamped(value: Any, typ: t.Type, moments: Moments) -> bool:
+    """Whether ``value`` is a time stamp the run put there (a ``datetime`` between its first
+    and last moment): it moves with every call the agent makes (the clock ticks per call),
+    so a check pinning it would fail an agent that reads once more; the frame covers it."""
+    inner = typ.inner if isinstance(typ, t.Optional) else typ
+    return (moments is not None and isinstance(inner, t.Prim) and inner.name == "datetime"
+            and isinstance(value, str) and moments[0] <= value <= moments[1])
+
+
+def _row_check(change: Change, world: WorldModel, index: int, moments: Moments = None
+               ) -> MinedCheck | None:
     state = world.state.get(change.target)
     entity = world.records.get(state.entity or "") if state is not None else None
     if state is None or entity is None:
@@ -296,7 +312,8 @@ def _row_check(change: Change, world: WorldModel, index: int) -> MinedCheck | No
         parts = []
         for name, value in change.fields.items():
             info = entity.fields.get(name)
-            text = literal(value, info.type, world) if info is not None else None
+            text = literal(value, info.type, world) \
+                if info is not None and not _stamped(value, info.type, moments) else None
             if text is not None:
                 parts.append(f"{change.target}[{key_text}].{name} == {text}")
         if not parts:
@@ -314,7 +331,7 @@ def _row_check(change: Change, world: WorldModel, index: int) -> MinedCheck | No
     parts = []
     for name, value in change.fields.items():
         info = entity.fields.get(name)
-        if info is None or name == generated:
+        if info is None or name == generated or _stamped(value, info.type, moments):
             continue
         text = literal(value, info.type, world)
         if text is not None:
@@ -338,10 +355,11 @@ def _state_check(change: Change, world: WorldModel) -> MinedCheck | None:
                       f"{change.target} == {text}")
 
 
-def derive_checks(changes: Sequence[Change], world: WorldModel) -> list[MinedCheck]:
+def derive_checks(changes: Sequence[Change], world: WorldModel, moments: Moments = None
+                  ) -> list[MinedCheck]:
     """Checks as specific as ``changes``: one per changed, inserted or deleted row and per
-    changed state value; a part with no literal form (``json``, ``duration``) is left to the
-    frame."""
+    changed state value; a part with no literal form (``json``, ``duration``) and a time
+    stamp of the run (a datetime within ``moments``) are left to the frame."""
     checks: list[MinedCheck] = []
     inserted: dict[str, int] = {}
     for change in changes:
@@ -351,7 +369,7 @@ def derive_checks(changes: Sequence[Change], world: WorldModel) -> list[MinedChe
             index = inserted.get(change.target, 0)
             if change.kind == "insert":
                 inserted[change.target] = index + 1
-            check = _row_check(change, world, index)
+            check = _row_check(change, world, index, moments)
         if check is not None:
             checks.append(check)
     return checks
@@ -422,7 +440,7 @@ class MinedTask:
         """The placeholder instruction: it says what the instruction must tell."""
         if not self.told:
             return PLACEHOLDER_INSTRUCTION
-        named = ", ".join(json.dumps(v, ensure_ascii=False) for v in self.told)
+        named = ", ".join(f'"{v}"' for v in self.told)
         return f"{PLACEHOLDER_INSTRUCTION} It names {named}."
 
     def text(self, instruction: str | None = None, *, name: str | None = None,
@@ -595,14 +613,48 @@ def mine_tasks(model: WorldModel, world: type[Episode], data: Mapping[str, Any],
     return list(found.values())
 
 
+def mine_starts(model: WorldModel, world: type[Episode], starts: Mapping[str, Mapping[str, Any]],
+                *, seed: int = 0, runs: int = 100, max_calls: int = 4,
+                seconds: float | None = None) -> list[MinedTask]:
+    """Distinct candidates from several start states (name -> data; starts with equal data
+    are mined once): ``runs`` runs from each with ``seed``, or, given ``seconds``, rounds of
+    ``runs`` runs with seeds ``seed``, ``seed + 1``, ... until that time is spent."""
+    unique: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for name, data in starts.items():
+        unique.setdefault(json.dumps(data, sort_keys=True, default=str), (name, data))
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    found: dict[tuple[str, Any], MinedTask] = {}
+    round_seed = seed
+    while True:
+        for name, data in unique.values():
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0:
+                return list(found.values())
+            for task in mine_tasks(model, world, data, start=name, seed=round_seed, runs=runs,
+                                   max_calls=max_calls, seconds=left):
+                found.setdefault((name, task.dedup_key), task)
+        if deadline is None:
+            return list(found.values())
+        round_seed += 1
+
+
+def _tellable(value: str) -> bool:
+    """Whether a user could say ``value``: printable, with a letter or digit in it (the
+    explorer also draws odd strings, ``"a\\nb"`` or ``"{}"``, to test the tools)."""
+    return value.isprintable() and any(ch.isalnum() for ch in value)
+
+
 def _candidate(model: WorldModel, world: type[Episode], solver: _Solver, initial: Episode,
                run: WriteRun, start: str, seed: int) -> MinedTask | None:
     solved = solver.solve(run)
     if solved is None:
         return None
     final, solution, told = solved
+    if not all(_tellable(value) for value in told):
+        return None
     changes = goal_changes(initial, final)
-    checks = derive_checks(changes, model)
+    moments = (initial.clock.isoformat(), final.clock.isoformat())
+    checks = derive_checks(changes, model, moments)
     if not changes or not checks:
         return None
     texts = [_call_text(model.tools[name], args, model) for name, args in solution]
