@@ -295,6 +295,10 @@ class MineReport:
                  "tokens per validated task: " + (f"{per:.0f}" if per is not None else "-")]
         for reason, count in sorted(self.rejected.items()):
             lines.append(f"rejected ({count}): {reason}")
+        if not self.candidates:
+            lines.append("nothing to mine: no task of the world gives a start state whose "
+                         "state-changing calls succeed (mining starts from the data of the "
+                         "world's own tasks)")
         return "\n".join(lines) + "\n"
 
 

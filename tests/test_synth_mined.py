@@ -48,8 +48,10 @@ def _listed(block: str) -> list[str]:
     return lines
 
 
-def _write(request: RecordedRequest, *, tell: bool = True) -> str:
-    """The scripted writer: tells what it must and names the goal by its codeword."""
+def _write(request: RecordedRequest, *, tell: bool = True, chatter: str = "",
+           persona: bool = False) -> str:
+    """The scripted writer: tells what it must and names the goal by its codeword (with
+    ``persona``, the values go into ``known`` and a persona is written)."""
     user = request.messages[1]["content"]
     told = re.search(r"^Must tell: (.*)$", user, re.MULTILINE)
     values = [] if told is None or told.group(1) == "(nothing)" else \
@@ -57,7 +59,11 @@ def _write(request: RecordedRequest, *, tell: bool = True) -> str:
     goal = user.split("The goal (what must have changed when the task is done):\n", 1)[1]
     word = _codeword(_listed(goal))
     said = f" I am {' and '.join(values)}." if values and tell else ""
-    return json.dumps({"instruction": f"Please see to request {word}.{said}"})
+    if persona:
+        return json.dumps({"instruction": f"Please see to request {word}.{chatter}",
+                           "persona": "A patient regular who answers briefly.",
+                           "known": f"Request {word}.{said}", "unknown": "Any ids."})
+    return json.dumps({"instruction": f"Please see to request {word}.{said}{chatter}"})
 
 
 def _judge(request: RecordedRequest, *, honest: bool = True) -> str:
@@ -143,6 +149,43 @@ def test_an_instruction_never_repaired_is_rejected(llm_server: ScriptedLLMServer
     llm_server.responder = _responder(write=lambda r: _write(r, tell=False))
     report = _run(llm_config, MineOptions(count=3, runs=20))
     assert report.rejected["the task does not validate after one repair"] >= 1
+
+
+def test_a_conversational_mined_task_has_persona_known_and_unknown(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(write=lambda r: _write(r, persona=True))
+    report = _run(llm_config, MineOptions(count=2, runs=20, conversational=True))
+    assert [o.accepted for o in report.outcomes] == [True, True], report.to_json()
+    for outcome in report.outcomes:
+        assert outcome.text is not None
+        assert all(f"\n  {word} " in outcome.text for word in ("persona", "known", "unknown"))
+    writes = [r for r in llm_server.chat_requests if WRITER in r.system]
+    assert all("conversational task" in r.system for r in writes)
+
+
+def test_a_conversational_task_without_a_persona_is_repaired_once_then_rejected(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder()
+    report = _run(llm_config, MineOptions(count=1, runs=20, conversational=True))
+    assert report.rejected == {"the task does not validate after one repair": 1}
+    assert "persona" in report.outcomes[0].detail
+
+
+def test_a_near_duplicate_instruction_is_dropped(llm_server: ScriptedLLMServer,
+                                               llm_config: LLMConfig) -> None:
+    """Two instructions of forty words that differ only in the goal's codeword and the names
+    they tell: the second is a near-duplicate of the first."""
+    chatter = (" I would be grateful if you could take care of all of it today because"
+               " I am travelling tomorrow morning and will not be able to come back to the"
+               " desk before next week at the earliest, thank you so much.")
+    llm_server.responder = _responder(write=lambda r: _write(r, chatter=chatter))
+    report = _run(llm_config, MineOptions(count=2, runs=20))
+    reasons = [o.reason for o in report.outcomes]
+    assert reasons.count("") == 1
+    assert reasons.count("a near-duplicate of an accepted instruction") == 1
+    llm_server.responder = _responder()
+    different = _run(llm_config, MineOptions(count=2, runs=20))
+    assert len(different.accepted) == 2
 
 
 def test_synth_tasks_mine_command_writes_a_valid_tasks_file(
