@@ -198,7 +198,7 @@ async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: typ
     """Write, validate (one repair) and check the instruction of one mined task."""
     spent = Usage()
     outcome = MinedOutcome(task.name, False, usage=spent,
-                           difficulty=task.difficulty.to_json())
+                           difficulty={**task.difficulty.to_json(), "linked": task.linked})
     base = instruction_messages(task, world_class, model,
                                 conversational=options.conversational,
                                 max_ids=options.max_instruction_ids)
@@ -315,8 +315,9 @@ def load_mining_world(path: Path) -> tuple[WorldModel, type[Episode]]:
 
 
 def _pick(candidates: Sequence[MinedTask], count: int) -> list[MinedTask]:
-    """The hardest ``count`` candidates, spread over the start states."""
-    ranked = sorted(candidates, key=lambda c: (-c.difficulty.score, c.name))
+    """``count`` candidates spread over the start states: those whose writes make one errand
+    (:attr:`MinedTask.linked`) first, the hardest first."""
+    ranked = sorted(candidates, key=lambda c: (not c.linked, -c.difficulty.score, c.name))
     by_start: dict[str, list[MinedTask]] = {}
     for candidate in ranked:
         by_start.setdefault(candidate.start, []).append(candidate)

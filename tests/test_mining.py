@@ -16,6 +16,7 @@ from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_result
 from worldspec.services.mining import (
+    linked_writes,
     Change,
     MinedTask,
     derive_checks,
@@ -178,3 +179,20 @@ def test_careless_failures_count_failing_draws() -> None:
     runs = list(draw_write_runs(world, data, seed=0, runs=10))
     assert runs and all(1 <= len(r.calls) <= 4 for r in runs)
     assert all(not world.TOOLS[name].read_only for r in runs for name in r.tools)
+
+
+def test_linked_writes_make_one_errand() -> None:
+    holds = [Change("insert", "holds", "H003", {"id": "H003"})]
+    assert linked_writes([("place_hold", {"member": "M001", "book": "9780441172719"}),
+                    ("cancel_hold", {"hold": "H003"})], holds)
+    assert linked_writes([("return_copy", {"copy": "C0003"}),
+                    ("borrow_copy", {"member": "M003", "copy": "C0003"})], [])
+    assert not linked_writes([("return_copy", {"copy": "C0003"}),
+                        ("pay_fees", {"member": "M002", "amount": 1.0})], [])
+    candidates = _mined(LIBRARY, 0)
+    assert any(c.linked and len(c.writes) > 1 for c in candidates)
+    assert any(not c.linked for c in candidates)
+    # the goal in words leaves out the sequences that number new rows
+    inserting = next(c for c in candidates if any(ch.kind == "insert" for ch in c.changes))
+    assert not any(line.startswith(("hold_ids", "loan_ids")) for line in inserting.goal_words())
+    assert {"hold_ids", "loan_ids"} & set(inserting.frame)

@@ -173,11 +173,14 @@ def test_a_conversational_task_without_a_persona_is_repaired_once_then_rejected(
 
 def test_a_near_duplicate_instruction_is_dropped(llm_server: ScriptedLLMServer,
                                                llm_config: LLMConfig) -> None:
-    """Two instructions of forty words that differ only in the goal's codeword and the names
-    they tell: the second is a near-duplicate of the first."""
+    """Two instructions of some seventy words that differ only in the goal's codeword and
+    the names they tell: the second is a near-duplicate of the first."""
     chatter = (" I would be grateful if you could take care of all of it today because"
                " I am travelling tomorrow morning and will not be able to come back to the"
-               " desk before next week at the earliest, thank you so much.")
+               " desk before next week at the earliest. My neighbour usually drives me here"
+               " on Saturdays, but she is visiting her sister in another city, so every"
+               " errand has to happen now while the weather stays pleasant and quiet, thank"
+               " you so much for your patience with an old reader.")
     llm_server.responder = _responder(write=lambda r: _write(r, chatter=chatter))
     report = _run(llm_config, MineOptions(count=2, runs=20))
     reasons = [o.reason for o in report.outcomes]

@@ -46,8 +46,8 @@ from worldspec.testing.explore import Call
 from worldspec.testing.mining import WriteRun, careless_failures, draw_write_runs
 
 __all__ = ["PLACEHOLDER_INSTRUCTION", "Change", "Difficulty", "MinedCheck", "MinedTask",
-           "derive_checks", "derive_frame", "goal_changes", "literal", "mine_starts",
-           "mine_tasks", "validate_mined"]
+           "derive_checks", "derive_frame", "goal_changes", "linked_writes", "literal",
+           "mine_starts", "mine_tasks", "validate_mined"]
 
 #: how many reads deep a key is looked for (a read by a key that an earlier read shows)
 _READ_HOPS = 2
@@ -425,6 +425,11 @@ class MinedTask:
     call_texts: tuple[str, ...] = ()
     #: the state-changing calls of the solution, in order
     writes: tuple[Call, ...] = ()
+    #: whether each write after the first names a value an earlier write named or a row an
+    #: earlier write inserted (one errand, not unrelated ones)
+    linked: bool = True
+    #: state items that only number rows (sequences): in the frame, not in the goal's words
+    counters: frozenset[str] = frozenset()
 
     @property
     def dedup_key(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -433,8 +438,10 @@ class MinedTask:
                 tuple(sorted(p for c in self.changes for p in c.paths)))
 
     def goal_words(self) -> list[str]:
-        """The goal in plain words, one line per change."""
-        return [c.words() for c in self.changes]
+        """The goal in plain words, one line per change (a sequence that numbers the new
+        rows is left out: the rows say it)."""
+        return [c.words() for c in self.changes
+                if not (c.kind == "state" and c.target in self.counters)]
 
     def placeholder_instruction(self) -> str:
         """The placeholder instruction: it says what the instruction must tell."""
@@ -665,10 +672,31 @@ def _candidate(model: WorldModel, world: type[Episode], solver: _Solver, initial
                             len(solution) - len(writes),
                             careless_failures(world, solver.data, [w[0] for w in writes],
                                               seed=seed))
+    counters = frozenset(name for name, info in model.state.items()
+                         if info.kind == "sequence")
     return MinedTask(_task_name(start, solution, checks), world.WORLD, solver.data,
                      tuple(solution), tuple(changes), tuple(checks), derive_frame(changes),
                      tuple(dict.fromkeys(told)), difficulty, start,
-                     tuple(text for text in texts if text is not None), writes)
+                     tuple(text for text in texts if text is not None), writes,
+                     linked_writes(writes, changes), counters)
+
+
+def _named_values(args: Mapping[str, Any]) -> set[str]:
+    return {str(v) for v in args.values()
+            if isinstance(v, str | int) and not isinstance(v, bool)}
+
+
+def linked_writes(writes: Sequence[Call], changes: Sequence[Change]) -> bool:
+    """Whether every write after the first names a value an earlier write named, or a row
+    the run inserted (``place_hold`` then ``cancel_hold`` of that hold)."""
+    inserted = {str(c.key) for c in changes if c.kind == "insert"}
+    seen: set[str] = set()
+    for index, (_, args) in enumerate(writes):
+        values = _named_values(args)
+        if index and not values & (seen | inserted):
+            return False
+        seen |= values
+    return True
 
 
 # ------------------------------------------------------------------ validation
