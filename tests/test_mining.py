@@ -16,11 +16,11 @@ from worldspec.compiler.model import WorldModel
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import load_result
 from worldspec.services.mining import (
-    linked_writes,
     Change,
     MinedTask,
     derive_checks,
     derive_frame,
+    linked_writes,
     literal,
     mine_tasks,
     validate_mined,
