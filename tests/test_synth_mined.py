@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from llm_scripts import corpus_responder
 from llm_server import RecordedRequest, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
@@ -246,3 +247,44 @@ def test_tokens_per_written_task_come_from_the_journal(tmp_path: Path) -> None:
     assert journal_tokens_per_task(journal) is None
     corpus = journal_tokens_per_task(CORPUS / "journals" / "tasks.jsonl")
     assert corpus is not None and corpus[0] > 50 and corpus[1] > 1000
+
+
+def test_synth_corpus_mines_tasks_beside_the_written_ones(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    """``synth corpus --mined M``: each world gets M mined tasks in its tasks file, through
+    validation and export like the written ones; a second run asks nothing again."""
+    mined = _responder()
+
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system or JUDGE in request.system:
+            return mined(request)
+        return corpus_responder(request)
+
+    llm_server.responder = answer
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text("".join(json.dumps(d) + "\n" for d in [
+        {"id": "warehouse", "description": "A crate counter for a warehouse, number 1."},
+        {"id": "pantry", "description": "A jar counter for a pantry, number 2."}]),
+        encoding="utf-8")
+    out = tmp_path / "corpus"
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(out), "-n", "1",
+            "--conversational", "0", "--mined", "2", "--min-calls", "4",
+            "--test-examples", "8", "--test-steps", "8", "--explore-examples", "12",
+            "--explore-steps", "10", "--concurrency", "1", "--base-url", llm_server.url,
+            "--model", "m", "--max-retries", "0"]
+    assert cli_main(args) == 0, capsys.readouterr()  # type: ignore[attr-defined]
+    index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    stage = index["stages"]["mined"]
+    assert (stage["items"], stage["accepted"], stage["requests"]) == (4, 4, 8)
+    for world in index["worlds"]:
+        names = [t["task"] for t in world["tasks"]]
+        assert len(names) == 4 and sum(n.startswith("mined_") for n in names) == 2
+        assert world["validated"]
+    assert index["options"]["mined_per_world"] == 2
+    assert index["totals"]["tasks"] == 8
+    validated = check_paths([out])
+    assert validated.ok and all(t.valid for t in validated.tasks)
+    asked = len(llm_server.chat_requests)
+    assert cli_main(args) == 0
+    assert len(llm_server.chat_requests) == asked
+    assert json.loads((out / "corpus.json").read_text(encoding="utf-8")) == index
