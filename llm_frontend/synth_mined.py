@@ -43,7 +43,7 @@ from worldspec.llm_frontend.synth_tasks import TaskOptions, TaskWorld, judge_tas
 from worldspec.llm_frontend.synth_world import COMPILE_LOCK
 from worldspec.runtime.episode import Episode
 from worldspec.services.mining import MinedTask, mine_starts
-from worldspec.services.model_client import LLMClient, LLMError, Message, Usage
+from worldspec.services.model_client import LLMClient, LLMOutputError, Message, Usage
 
 __all__ = ["DeterminedChoice", "MineOptions", "MineReport", "MinedInstruction",
            "MinedOutcome", "determine_messages", "instruction_messages",
@@ -195,7 +195,9 @@ def _normalised_words(text: str) -> frozenset[str]:
 async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: type[Episode],
                            model: WorldModel, task: MinedTask, others: Sequence[MinedTask],
                            options: MineOptions, rng: random.Random) -> MinedOutcome:
-    """Write, validate (one repair) and check the instruction of one mined task."""
+    """Write, validate (one repair) and check the instruction of one mined task. A reply
+    that never parses rejects the task; a server that cannot be reached raises
+    :class:`~worldspec.services.model_client.LLMRequestError` (the run stops)."""
     spent = Usage()
     outcome = MinedOutcome(task.name, False, usage=spent,
                            difficulty={**task.difficulty.to_json(), "linked": task.linked})
@@ -208,7 +210,7 @@ async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: typ
     for attempt in range(2):
         try:
             reply = await client.chat(messages, json_schema=MinedInstruction, usage=spent)
-        except LLMError as exc:
+        except LLMOutputError as exc:
             outcome.reason, outcome.detail = "no usable reply", str(exc)
             return outcome
         written = reply.parsed
@@ -233,7 +235,7 @@ async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: typ
         choice = await client.chat(
             determine_messages(outcome.instruction, [t.goal_words() for t in shown]),
             json_schema=DeterminedChoice, usage=spent)
-    except LLMError as exc:
+    except LLMOutputError as exc:
         outcome.reason, outcome.detail = "no usable reply", str(exc)
         return outcome
     letter = choice.parsed.outcome.strip().upper()[:1]

@@ -288,3 +288,25 @@ def test_synth_corpus_mines_tasks_beside_the_written_ones(
     assert cli_main(args) == 0
     assert len(llm_server.chat_requests) == asked
     assert json.loads((out / "corpus.json").read_text(encoding="utf-8")) == index
+
+
+def test_a_judge_that_never_answers_in_json_rejects_the_task(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(judge=lambda r: "I think it is the second one.")
+    report = _run(llm_config, MineOptions(count=1, runs=20))
+    assert report.rejected == {"no usable reply": 1}
+    assert "DeterminedChoice" in report.outcomes[0].detail
+
+
+def test_an_unreachable_server_stops_the_run_without_a_traceback(
+        tmp_path: Path, capsys: object) -> None:
+    server = ScriptedLLMServer().start()
+    url = server.url
+    server.close()
+    status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "-n", "1", "-o",
+                       str(tmp_path / "out.world"), "--base-url", url, "--model", "m",
+                       "--max-retries", "0"])
+    printed = capsys.readouterr()  # type: ignore[attr-defined]
+    assert status == 1 and "chat completion failed" in printed.err
+    assert "Traceback" not in printed.err + printed.out
+    assert not (tmp_path / "out.world").exists()
