@@ -69,6 +69,26 @@ def test_every_mined_candidate_validates(seed: int) -> None:
         assert candidate.difficulty.reads == len(candidate.solution) - len(candidate.writes)
 
 
+def test_the_goal_is_the_episode_diff_of_the_solution() -> None:
+    """Replaying a candidate's solution from its data changes exactly the paths of its goal
+    (the episode's own diff), and a solution cut short does not."""
+    _, world = _world(LIBRARY)
+    candidates = _mined(LIBRARY, 4)
+    for candidate in candidates:
+        initial, final = world(data=candidate.data), world(data=candidate.data)
+        for name, args in candidate.solution:
+            final.call(name, dict(args))
+            assert final.last_error is None
+        goal = {path for change in candidate.changes for path in change.paths}
+        assert {change["path"] for change in final.diff(initial)} == goal
+    longer = next(c for c in candidates if len(c.writes) > 1)
+    cut = world(data=longer.data)
+    for name, args in longer.solution[:-1]:
+        cut.call(name, dict(args))
+    goal = {path for change in longer.changes for path in change.paths}
+    assert {change["path"] for change in cut.diff(world(data=longer.data))} != goal
+
+
 def test_candidates_are_distinct_and_deterministic() -> None:
     first = _mined(LIBRARY, 3)
     again = _mined(LIBRARY, 3)

@@ -40,6 +40,7 @@ from worldspec.compiler.model import StateInfo, ToolInfo, WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.dsl.formatter import format_source, quote_string
 from worldspec.runtime.episode import Episode
+from worldspec.runtime.values import quote
 from worldspec.services.discoverability import ShownText, unseen_values
 from worldspec.services.validation import TaskReport, set_aside_broken_tasks, validate_tasks
 from worldspec.testing.explore import Call
@@ -198,10 +199,11 @@ class Change:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        """The diff paths this change covers (``loans["L002"].returned_on``)."""
+        """The paths of :meth:`Episode.diff` this change covers
+        (``loans["L002"].returned_on``)."""
         if self.kind == "state":
             return (self.target,)
-        row = f"{self.target}[{json.dumps(self.key)}]"
+        row = f"{self.target}[{quote(self.key)}]"
         if self.kind == "set":
             return tuple(f"{row}.{name}" for name in self.fields)
         return (row,)
