@@ -13,6 +13,11 @@ without asking the model again for anything it already answered:
    its sample tasks (the seed data), written to ``worlds/<id>/<name>.world``.
 3. **tasks** — ``synth tasks`` for each accepted world: ``tasks`` slots, the last
    ``conversational`` of them conversational, into ``worlds/<id>/tasks.world``.
+   **mined** (with ``mined_per_world``) — ``synth tasks --mine`` for each accepted world:
+   candidates mined from its seed data, the model writing only each instruction
+   (:mod:`~llm_frontend.synth_mined`); each outcome is a record of the tasks journal (slots
+   after the written ones), so the accepted ones join ``tasks.world`` and every later stage
+   as written tasks do. A world is mined once: a run stopped while mining it mines it again.
 4. **validation** — every world with its tasks is checked and validated as
    ``worldspec tasks`` does, then explored (``explore_examples`` x ``explore_steps``) from
    *every* task's data; the per-tool coverage and the findings are journaled per world
@@ -84,6 +89,9 @@ class CorpusOptions:
     retry_rejected: bool = False
     #: world names the corpus must not use (other worlds checked beside it)
     reserved_names: frozenset[str] = frozenset()
+    #: tasks mined per world (``synth tasks --mine``: the model writes only the
+    #: instruction), besides the ``tasks_per_world`` written whole; 0: no mining stage
+    mined_per_world: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"worlds": self.worlds, "tasks_per_world": self.tasks_per_world,
@@ -94,7 +102,8 @@ class CorpusOptions:
                           "sample_tasks": self.world.sample_tasks},
                 "task": {"max_rounds": self.task.max_rounds, "min_calls": self.task.min_calls,
                          "max_ids": self.task.max_instruction_ids},
-                "explore": {"examples": self.explore_examples, "steps": self.explore_steps}}
+                "explore": {"examples": self.explore_examples, "steps": self.explore_steps},
+                **({"mined_per_world": self.mined_per_world} if self.mined_per_world else {})}
 
 
 @dataclass(frozen=True)
@@ -460,6 +469,62 @@ async def _tasks(config: LLMConfig, worlds: Sequence[tuple[Description, Path]], 
     return batch
 
 
+async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
+                 stages: list[StageStats]) -> None:
+    """Mine ``mined_per_world`` tasks for each world of ``batch`` not mined before, and
+    journal each outcome in the tasks journal (accepted ones then join its tasks file)."""
+    from worldspec.llm_frontend.synth_mined import MineOptions, mine_world_tasks
+    from worldspec.services.model_client import LLMClient
+
+    stage = StageStats("mined")
+    mined_before = {str(r.data.get("world_sha256")) for r in batch.journal.records.values()
+                    if r.data.get("mined")}
+    todo = [job for job in batch.jobs if job.world.sha256 not in mined_before]
+    mine = MineOptions(count=options.mined_per_world,
+                       max_instruction_ids=options.task.max_instruction_ids)
+    async with LLMClient(config) as client:
+        for job in todo:
+            report = await mine_world_tasks(client, job.world, mine, config.concurrency)
+            for number, outcome in enumerate(report.outcomes or [None]):
+                record = _mined_record(batch, job, job.count + number, outcome)
+                batch.journal.append(record)
+                batch.materialise(record)
+    # the stage's figures from the journal, so a resumed run reports what a whole one does
+    worlds = {job.world.sha256 for job in batch.jobs}
+    for record in batch.journal.records.values():
+        if not record.data.get("mined") or record.data.get("world_sha256") not in worlds:
+            continue
+        stage.items += 1
+        stage.usage.add(record.usage)
+        if record.status == "accepted":
+            stage.accepted += 1
+        else:
+            stage.rejected += 1
+            stage.reasons[record.reason] = stage.reasons.get(record.reason, 0) + 1
+    stages.append(stage)
+
+
+def _mined_record(batch: Any, job: Any, slot: int, outcome: Any) -> ItemRecord:
+    """The tasks journal's record of one mined task (``outcome`` None: nothing to mine)."""
+    key = item_key("corpus-mined-task", {"world_sha256": job.world.sha256, "slot": slot})
+    data: dict[str, Any] = {"world": batch.shown(job.world.path),
+                            "world_sha256": job.world.sha256, "slot": slot,
+                            "conversational": False, "mined": True}
+    if outcome is None:
+        return ItemRecord(key, "rejected", f"{job.world.name}#mined",
+                          reason="nothing to mine from the world's seed data", data=data)
+    data.update({"candidate": outcome.candidate, "difficulty": outcome.difficulty,
+                 "instruction": outcome.instruction})
+    if not outcome.accepted or outcome.text is None:
+        return ItemRecord(key, "rejected", f"{job.world.name}.{outcome.candidate}",
+                          reason=outcome.reason, detail=outcome.detail, usage=outcome.usage,
+                          data=data)
+    data.update({"task": outcome.candidate, "text": outcome.text})
+    return ItemRecord(key, "accepted", f"{job.world.name}.{outcome.candidate}",
+                      usage=outcome.usage, output=batch.shown(job.out),
+                      output_sha256=sha256_text(outcome.text), data=data)
+
+
 def _validate_world(world_file: Path, tasks_file: Path | None, options: CorpusOptions
                     ) -> dict[str, Any]:
     """Check, validate and explore one world with its tasks (no model involved)."""
@@ -664,6 +729,8 @@ async def build_corpus(config: LLMConfig, source: CorpusSource, out: Path,
                 if d.id in records and records[d.id].status == "accepted"]
     batch = await _tasks(config, accepted, layout, options, progress, executor, stages,
                          restored)
+    if options.mined_per_world:
+        await _mined(config, batch, options, stages)
     with_tasks = []
     for description, world_file in accepted:
         tasks_file = world_file.parent / "tasks.world"

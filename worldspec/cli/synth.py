@@ -33,6 +33,7 @@ from worldspec.cli.console import (
     Console,
     Subcommand,
     add_backend_options,
+    cannot_write,
 )
 
 if TYPE_CHECKING:
@@ -300,6 +301,18 @@ def _configure_tasks(parser: argparse.ArgumentParser) -> None:
                         help="the fewest calls a reference solution may have (default 2)")
     parser.add_argument("--max-ids", type=int, default=2, metavar="N",
                         help="the most table keys an instruction may name (default 2)")
+    mining = parser.add_argument_group("mining (--mine)")
+    mining.add_argument("--mine", action="store_true",
+                        help="mine the tasks from the explorer's successful calls (goal, "
+                             "checks, frame, solution) and ask the model for the instruction "
+                             "only; one WORLD, no journal")
+    mining.add_argument("--mine-seed", type=int, default=0, metavar="S",
+                        help="the seed of the mined call sequences (default 0)")
+    mining.add_argument("--mine-runs", type=int, default=60, metavar="N",
+                        help="call sequences drawn from each start state (default 60)")
+    mining.add_argument("--compare-journal", metavar="FILE",
+                        help="a `synth tasks` journal: report its tokens per accepted task "
+                             "beside the mined tasks' (e.g. examples/corpus/journals/tasks.jsonl)")
     add_batch_options(parser)
     add_model_options(parser)
     add_backend_options(parser)
@@ -341,6 +354,8 @@ def _task_jobs(args: argparse.Namespace) -> list[TaskJob]:
 
 
 def _run_tasks(args: argparse.Namespace, console: Console) -> int:
+    if args.mine:
+        return _run_mined(args, console)
     if (args.world is None) == (args.input is None):
         console.error("give either a WORLD.world file or --input FILE.jsonl")
         return EXIT_USAGE
@@ -387,6 +402,74 @@ async def _task_batch(args: argparse.Namespace, console: Console) -> int:
             if count:
                 console.line(f"{job.world.name}: {count} task(s) in {job.out}")
     return _report(summary, args, console)
+
+
+def _run_mined(args: argparse.Namespace, console: Console) -> int:
+    if args.world is None or args.input is not None:
+        console.error("--mine works on one WORLD.world file, not --input")
+        return EXIT_USAGE
+    if not _check_limits(args, console, count=1, max_ids=0, concurrency=1, max_retries=0,
+                         mine_runs=1):
+        return EXIT_USAGE
+    return _run_guarded(console, lambda: asyncio.run(_mined_tasks(args, console)))
+
+
+async def _mined_tasks(args: argparse.Namespace, console: Console) -> int:
+    from worldspec.llm_frontend.batch import InputError
+    from worldspec.llm_frontend.synth_mined import (
+        MineOptions,
+        journal_tokens_per_task,
+        mine_world_tasks,
+    )
+    from worldspec.llm_frontend.synth_tasks import load_task_world, render_tasks_file
+    from worldspec.services.files import FileRefusedError, write_atomically
+    from worldspec.services.model_client import LLMClient
+
+    config = model_config(args)
+    world = load_task_world(args.world)
+    written = None
+    if args.compare_journal:
+        try:
+            written = journal_tokens_per_task(args.compare_journal)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read the journal '{args.compare_journal}': {exc}") \
+                from None
+    out = Path(args.out) if args.out else world.path.with_suffix(".tasks.world")
+    options = MineOptions(count=args.count, conversational=args.conversational,
+                          seed=args.mine_seed, runs=args.mine_runs,
+                          max_instruction_ids=args.max_ids)
+    async with LLMClient(config) as client:
+        report = await mine_world_tasks(client, world, options, config.concurrency)
+    texts = [o.text for o in report.accepted if o.text is not None]
+    if texts:
+        try:
+            write_atomically(out, render_tasks_file(world, out, texts))
+        except FileRefusedError as exc:
+            console.error(str(exc))
+            return EXIT_PROBLEMS
+        except OSError as exc:
+            console.error(cannot_write(out, exc))
+            return EXIT_PROBLEMS
+    if args.format == "json":
+        compared = None if written is None else \
+            {"accepted": written[0], "tokens_per_task": written[1]}
+        console.line(json.dumps({**report.to_json(), "output": str(out) if texts else None,
+                                 "written_tasks": compared}, ensure_ascii=False, indent=2))
+    else:
+        for outcome in report.outcomes:
+            if outcome.accepted:
+                console.line(f"accepted {outcome.candidate}: {outcome.instruction}")
+            else:
+                detail = f": {outcome.detail}" if outcome.detail else ""
+                console.line(f"rejected {outcome.candidate}: {outcome.reason}{detail}")
+        console.write(report.render_text())
+        if written is not None:
+            console.line(f"written whole (journal): {written[0]} accepted task(s), "
+                         f"{written[1]:.0f} tokens per task")
+        if texts:
+            console.line(f"{world.name}: {len(texts)} task(s) in {out}")
+    return EXIT_OK if report.accepted and len(report.accepted) == len(report.outcomes) \
+        else EXIT_PROBLEMS
 
 
 # -------------------------------------------------------------------- table

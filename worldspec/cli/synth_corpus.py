@@ -69,6 +69,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="tasks written for each world (default 6), besides its samples")
     parser.add_argument("--conversational", type=int, default=2, metavar="K",
                         help="of which the last K are conversational (default 2)")
+    parser.add_argument("--mined", type=int, default=0, metavar="M",
+                        help="tasks mined for each world besides the N written (as 'synth "
+                             "tasks --mine': the model writes only each instruction; "
+                             "default 0)")
     parser.add_argument("--max-rounds", type=int, default=4, metavar="N",
                         help="repair rounds of a world after its first draft (default 4)")
     parser.add_argument("--task-rounds", type=int, default=4, metavar="N",
@@ -130,7 +134,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if not _check_limits(args, console, worlds=1, tasks=0, conversational=0, max_rounds=0,
                          task_rounds=0, sample_tasks=1, test_examples=1, test_steps=1,
                          explore_examples=1, explore_steps=1, min_calls=1, max_ids=0,
-                         concurrency=1, max_retries=0, workers=1):
+                         concurrency=1, max_retries=0, workers=1, mined=0):
         return EXIT_USAGE
     if args.conversational > args.tasks:
         console.error(f"--conversational ({args.conversational}) cannot exceed -n "
@@ -233,7 +237,7 @@ async def _build(args: argparse.Namespace, console: Console) -> int:
         themes=ThemeOptions(min_score=args.min_score, similarity=args.similarity),
         explore_examples=args.explore_examples, explore_steps=args.explore_steps,
         retry_rejected=args.retry_rejected,
-        reserved_names=_world_names(args.beside, Path(args.out)))
+        reserved_names=_world_names(args.beside, Path(args.out)), mined_per_world=args.mined)
     report = await build_corpus(
         config, source, Path(args.out), options, executor=executor,
         progress=lambda total, label: _progress(args, total, console, label))

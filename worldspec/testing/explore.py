@@ -40,7 +40,8 @@ from worldspec.runtime.values import export_value
 from worldspec.testing.properties import check_call
 from worldspec.testing.sampling import Pools, sample
 
-__all__ = ["Call", "Finding", "Reached", "Report", "Start", "explore", "shrink", "format_call"]
+__all__ = ["Call", "Finding", "Reached", "Report", "Start", "draw_arguments", "explore",
+           "format_call", "remember_results", "shrink", "start_pools"]
 
 Call = tuple[str, dict[str, Any]]
 
@@ -248,6 +249,26 @@ def _arguments(spec: ToolSpec, episode: Episode, rng: random.Random, pools: Pool
                 continue
         args[param.name] = sample(param.schema, rng, pools)
     return args
+
+
+def start_pools(world: type[Episode], episode: Episode, data: Mapping[str, Any]) -> Pools:
+    """The values of a start state to draw arguments from, collected as the explorer does
+    (with the world's enum words as hints); :meth:`Pools.fork` gives one per sequence."""
+    pools = _pools(episode, data)
+    pools.hints = _enum_words(world)
+    return pools
+
+
+def draw_arguments(spec: ToolSpec, episode: Episode, rng: random.Random, pools: Pools
+                   ) -> dict[str, Any]:
+    """Well-formed arguments for one call of ``spec``, drawn as the explorer draws them."""
+    return _arguments(spec, episode, rng, pools)
+
+
+def remember_results(pools: Pools, episode: Episode, mark: int) -> None:
+    """Add what the last call returned and wrote (undo-log entries after ``mark``) to the
+    fresh values of ``pools``, as the explorer does after a successful call."""
+    _refresh(pools, episode, mark)
 
 
 def _malformed(spec: ToolSpec, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:

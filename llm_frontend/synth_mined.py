@@ -1,0 +1,386 @@
+"""``synth tasks --mine``: mined tasks, with only the instruction written by a model.
+
+The miner (:mod:`worldspec.services.mining`) finds candidate tasks in a world without a
+model: goal, checks, frame, reference solution and difficulty. Per candidate the model
+then writes only what a user would say:
+
+1. **write** (one request): the model gets a summary of the world (its description, policy
+   and tools), the rows of the start state the solution touches, the goal in plain words
+   and as checks, and the values the instruction must tell; it replies with the
+   instruction (and ``persona``, ``known`` and ``unknown`` with ``conversational``);
+2. **validate**: the task with that instruction goes through :func:`judge_task` (the
+   compiler, then :func:`~worldspec.services.validation.validate_tasks` with
+   discoverability, and the instruction's id count); what fails goes back once for repair;
+3. **determine** (a second, separate request): the instruction is shown with the true
+   outcome among up to three other outcomes mined from the same start, shuffled, and the
+   model says which one the instruction asks for. Only an instruction that picks out its
+   own outcome is accepted: one that two different goal states would satisfy is not;
+4. an instruction that repeats an accepted one (the same words, near enough) is dropped.
+
+:class:`MineReport` counts requests, tokens, accepted tasks, rejections by reason and the
+tokens spent per validated task; :func:`journal_tokens_per_task` gives the same figure for
+tasks written whole by ``synth tasks``, from its journal, to compare with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from worldspec.compiler.api import check_specs
+from worldspec.compiler.model import WorldModel
+from worldspec.llm_frontend.batch import InputError
+from worldspec.llm_frontend.synth_tasks import TaskOptions, TaskWorld, judge_task
+from worldspec.services.compile_lock import COMPILE_LOCK
+from worldspec.runtime.episode import Episode
+from worldspec.services.mining import MinedTask, mine_starts
+from worldspec.services.model_client import LLMClient, LLMOutputError, Message, Usage
+
+__all__ = ["DeterminedChoice", "MineOptions", "MineReport", "MinedInstruction",
+           "MinedOutcome", "determine_messages", "instruction_messages",
+           "journal_tokens_per_task", "mine_world_tasks", "write_mined_task"]
+
+
+@dataclass(frozen=True)
+class MineOptions:
+    """How many tasks to mine and write, and the limits they are held to."""
+
+    count: int = 5
+    conversational: bool = False
+    seed: int = 0
+    #: seeded runs of write calls drawn from each start state
+    runs: int = 60
+    max_calls: int = 4
+    max_instruction_ids: int = 2
+    #: other outcomes of the same start shown beside the true one
+    distractors: int = 3
+
+
+# ------------------------------------------------------------------ prompts
+class MinedInstruction(BaseModel):
+    """What the model writes for a mined task."""
+
+    instruction: str = Field(description="what the user asks, in their own words")
+    persona: str = Field(default="", description="who the user is and how they talk "
+                                                 "(conversational tasks)")
+    known: str = Field(default="", description="what the user knows and may tell "
+                                               "(conversational tasks)")
+    unknown: str = Field(default="", description="what the user does not know "
+                                                 "(conversational tasks)")
+
+
+class DeterminedChoice(BaseModel):
+    """The outcome an instruction asks for."""
+
+    outcome: str = Field(description="the letter of the outcome the instruction asks for")
+
+
+_WRITE_SYSTEM = """\
+You write the user's request for a task in a stateful tool environment. The task is already \
+fixed: its start state, the exact goal state (the changes) and the reference solution. You \
+write only what the user says, so that an agent that follows it reaches exactly that goal.
+
+Rules:
+- Ask for every change of the goal, with the values it sets, and nothing else: an agent that \
+follows the request must reach this goal and no other.
+- Name the values listed under "must tell" word for word: no tool shows them to the agent.
+- Name as few ids as possible (at most {max_ids}); describe rows by what a user knows \
+(names, titles, emails) so the agent looks the ids up.
+- Write as the user, in the first person; no tool names, no mention of checks or states.
+{conversational}
+Reply with one JSON object: {{"instruction": "..."{fields}}}."""
+
+_CONVERSATIONAL_RULES = """\
+- This is a conversational task: also write `persona` (who the user is and how they talk), \
+`known` (what the user knows and tells when asked: every value under "must tell") and \
+`unknown` (what the user does not know)."""
+
+_DETERMINE_SYSTEM = """\
+You check a user's request against the outcomes of a stateful tool environment. Each \
+outcome lists the changes it makes to the same start state. Say which single outcome the \
+request asks for. Reply with one JSON object: {"outcome": "<letter>"}."""
+
+
+def _world_summary(world_class: type[Episode], model: WorldModel) -> str:
+    lines = [f"World {model.name}: {model.doc or ''}".rstrip()]
+    if model.policy:
+        lines.append(f"Policy: {model.policy}")
+    lines.append("Tools:")
+    for name, spec in world_class.TOOLS.items():
+        params = ", ".join(p.name for p in spec.params)
+        kind = "reads" if spec.read_only else "changes state"
+        doc = " ".join(spec.doc.split())
+        lines.append(f"- {name}({params}) [{kind}]: {doc}")
+    return "\n".join(lines)
+
+
+def _relevant_rows(task: MinedTask, world_class: type[Episode]) -> list[str]:
+    """The start state's rows the solution names or the goal changes, as JSON lines."""
+    episode = world_class(data=task.data)
+    wanted: set[str] = {str(c.key) for c in task.changes if c.key is not None}
+    for _, args in task.solution:
+        wanted |= {str(v) for v in args.values() if isinstance(v, str | int)}
+    lines = []
+    for name, table in episode.tables.items():
+        for key, row in table.rows.items():
+            if str(key) in wanted:
+                lines.append(f"{name}: {json.dumps(row.export(), ensure_ascii=False)}")
+    return lines
+
+
+def instruction_messages(task: MinedTask, world_class: type[Episode], model: WorldModel, *,
+                         conversational: bool, max_ids: int) -> list[Message]:
+    """Ask for the instruction (and persona, known, unknown) of a mined task."""
+    fields = ', "persona": "...", "known": "...", "unknown": "..."' if conversational else ""
+    system = _WRITE_SYSTEM.format(max_ids=max_ids, fields=fields,
+                                  conversational=_CONVERSATIONAL_RULES if conversational
+                                  else "")
+    goal = "\n".join(f"- {line}" for line in task.goal_words())
+    checks = "\n".join(f"- {c.condition}" for c in task.checks)
+    rows = "\n".join(_relevant_rows(task, world_class)) or "(none)"
+    told = ", ".join(json.dumps(v, ensure_ascii=False) for v in task.told) or "(nothing)"
+    user = (f"{_world_summary(world_class, model)}\n\nThe start state's rows this task "
+            f"touches:\n{rows}\n\nThe goal (what must have changed when the task is done):\n"
+            f"{goal}\n\nThe checks, in WorldSpec:\n{checks}\n\nMust tell: {told}\n\n"
+            "Write the user's request.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def determine_messages(instruction: str, outcomes: Sequence[Sequence[str]]) -> list[Message]:
+    """Ask which of ``outcomes`` (each its change lines) ``instruction`` asks for; they are
+    lettered A, B, C, ... in the order given."""
+    listed = "\n\n".join(f"Outcome {chr(65 + i)}:\n" + "\n".join(f"- {line}" for line in lines)
+                         for i, lines in enumerate(outcomes))
+    user = f"The request:\n{instruction}\n\n{listed}\n\nWhich outcome does the request ask for?"
+    return [{"role": "system", "content": _DETERMINE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _repair_messages(base: Sequence[Message], reply: str, problems: Sequence[str]) -> list[Message]:
+    listed = "\n".join(f"- {p}" for p in problems)
+    return [*base, {"role": "assistant", "content": reply},
+            {"role": "user", "content": "The task with that request does not validate:\n"
+                                        f"{listed}\n\nWrite the request again (the same JSON "
+                                        "object), fixing these."}]
+
+
+# ------------------------------------------------------------------ one task
+@dataclass
+class MinedOutcome:
+    """What became of one mined candidate."""
+
+    candidate: str
+    accepted: bool
+    #: the accepted task's text (or the last one tried)
+    text: str | None = None
+    instruction: str = ""
+    reason: str = ""
+    detail: str = ""
+    usage: Usage = field(default_factory=Usage)
+    difficulty: dict[str, Any] = field(default_factory=dict)
+
+
+def _normalised_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z0-9]+", text.casefold()))
+
+
+async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: type[Episode],
+                           model: WorldModel, task: MinedTask, others: Sequence[MinedTask],
+                           options: MineOptions, rng: random.Random) -> MinedOutcome:
+    """Write, validate (one repair) and check the instruction of one mined task. A reply
+    that never parses rejects the task; a server that cannot be reached raises
+    :class:`~worldspec.services.model_client.LLMRequestError` (the run stops)."""
+    spent = Usage()
+    outcome = MinedOutcome(task.name, False, usage=spent,
+                           difficulty={**task.difficulty.to_json(), "linked": task.linked})
+    base = instruction_messages(task, world_class, model,
+                                conversational=options.conversational,
+                                max_ids=options.max_instruction_ids)
+    judge_options = TaskOptions(conversational=options.conversational, min_calls=1,
+                                max_instruction_ids=options.max_instruction_ids)
+    messages = base
+    for attempt in range(2):
+        try:
+            reply = await client.chat(messages, json_schema=MinedInstruction, usage=spent)
+        except LLMOutputError as exc:
+            outcome.reason, outcome.detail = "no usable reply", str(exc)
+            return outcome
+        written = reply.parsed
+        text = task.text(written.instruction, persona=written.persona or None,
+                         known=written.known or None, unknown=written.unknown or None)
+        outcome.text, outcome.instruction = text, written.instruction
+        verdict = await asyncio.to_thread(_judge_locked, world, text, judge_options)
+        if verdict.stage == "ok":
+            break
+        problems = [str(p.get("message")) for p in verdict.problems]
+        if attempt == 1:
+            outcome.reason = "the task does not validate after one repair"
+            outcome.detail = "; ".join(problems[:3])
+            return outcome
+        messages = _repair_messages(base, reply.text, problems)
+    if not others:
+        outcome.reason = "no other outcome from the same start to tell it from"
+        return outcome
+    shown = [task, *rng.sample(list(others), min(options.distractors, len(others)))]
+    rng.shuffle(shown)
+    try:
+        choice = await client.chat(
+            determine_messages(outcome.instruction, [t.goal_words() for t in shown]),
+            json_schema=DeterminedChoice, usage=spent)
+    except LLMOutputError as exc:
+        outcome.reason, outcome.detail = "no usable reply", str(exc)
+        return outcome
+    letter = choice.parsed.outcome.strip().upper()[:1]
+    truth = chr(65 + shown.index(task))
+    if letter != truth:
+        outcome.reason = "the instruction does not determine the goal"
+        outcome.detail = f"the judge picked outcome {letter or '?'}, not {truth}"
+        return outcome
+    outcome.accepted = True
+    return outcome
+
+
+def _judge_locked(world: TaskWorld, text: str, options: TaskOptions) -> Any:
+    with COMPILE_LOCK:
+        return judge_task(world, text, set(world.own_tasks), options)
+
+
+# ------------------------------------------------------------------ a world
+@dataclass
+class MineReport:
+    """One ``synth tasks --mine`` run over a world."""
+
+    world: str
+    candidates: int = 0
+    outcomes: list[MinedOutcome] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def accepted(self) -> list[MinedOutcome]:
+        return [o for o in self.outcomes if o.accepted]
+
+    @property
+    def rejected(self) -> Counter[str]:
+        return Counter(o.reason for o in self.outcomes if not o.accepted)
+
+    @property
+    def tokens_per_task(self) -> float | None:
+        """Tokens spent per accepted (validated and determined) task."""
+        count = len(self.accepted)
+        return self.usage.total_tokens / count if count else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"world": self.world, "candidates": self.candidates,
+                "written": len(self.outcomes), "accepted": len(self.accepted),
+                "rejected": dict(self.rejected), "usage": self.usage.to_json(),
+                "tokens_per_task": self.tokens_per_task,
+                "tasks": [{"candidate": o.candidate, "accepted": o.accepted,
+                           "instruction": o.instruction, "reason": o.reason,
+                           "detail": o.detail, "difficulty": o.difficulty,
+                           "tokens": o.usage.total_tokens} for o in self.outcomes]}
+
+    def render_text(self) -> str:
+        per = self.tokens_per_task
+        lines = [f"{self.world}: {self.candidates} candidate(s) mined, {len(self.outcomes)} "
+                 f"written, {len(self.accepted)} accepted",
+                 f"requests: {self.usage.requests}, tokens: {self.usage.total_tokens} "
+                 f"({self.usage.prompt_tokens} prompt, {self.usage.completion_tokens} "
+                 "completion)",
+                 "tokens per validated task: " + (f"{per:.0f}" if per is not None else "-")]
+        for reason, count in sorted(self.rejected.items()):
+            lines.append(f"rejected ({count}): {reason}")
+        if not self.candidates:
+            lines.append("nothing to mine: no task of the world gives a start state whose "
+                         "state-changing calls succeed (mining starts from the data of the "
+                         "world's own tasks)")
+        return "\n".join(lines) + "\n"
+
+
+def load_mining_world(path: Path) -> tuple[WorldModel, type[Episode]]:
+    """The world of a file, checked and compiled (:class:`InputError` when it is not one)."""
+    from worldspec.services.loading import load_result
+
+    with COMPILE_LOCK:
+        result = check_specs([path])
+        worlds = list(result.model.worlds.values())
+        if not result.ok or len(worlds) != 1:
+            raise InputError(f"'{path}' must check clean and define one world")
+        return worlds[0], load_result(result).worlds[worlds[0].name]
+
+
+def _pick(candidates: Sequence[MinedTask], count: int) -> list[MinedTask]:
+    """``count`` candidates spread over the start states: those whose writes make one errand
+    (:attr:`MinedTask.linked`) first, the hardest first."""
+    ranked = sorted(candidates, key=lambda c: (not c.linked, -c.difficulty.score, c.name))
+    by_start: dict[str, list[MinedTask]] = {}
+    for candidate in ranked:
+        by_start.setdefault(candidate.start, []).append(candidate)
+    picked: list[MinedTask] = []
+    while len(picked) < count and any(by_start.values()):
+        for queue in by_start.values():
+            if queue and len(picked) < count:
+                picked.append(queue.pop(0))
+    return picked
+
+
+async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOptions,
+                           concurrency: int = 4) -> MineReport:
+    """Mine candidates from the world's own tasks' start states and write ``options.count``
+    of them (the hardest, spread over the starts)."""
+    model, world_class = await asyncio.to_thread(load_mining_world, world.path)
+    candidates = await asyncio.to_thread(
+        mine_starts, model, world_class,
+        {name: spec.data for name, spec in world_class.TASKS.items()},
+        seed=options.seed, runs=options.runs, max_calls=options.max_calls)
+    report = MineReport(world.name, len(candidates))
+    if not candidates:
+        return report
+    slots = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(index: int, task: MinedTask) -> MinedOutcome:
+        others = [c for c in candidates if c.start == task.start and c is not task]
+        async with slots:
+            return await write_mined_task(client, world, world_class, model, task, others,
+                                          options,
+                                          random.Random(options.seed * 7919 + index))
+
+    outcomes = await asyncio.gather(*(one(i, t) for i, t in enumerate(
+        _pick(candidates, options.count))))
+    seen: list[frozenset[str]] = []
+    for outcome in outcomes:
+        report.usage.add(outcome.usage)
+        if outcome.accepted:
+            words = _normalised_words(outcome.instruction)
+            if any(len(words & other) >= 0.9 * max(len(words | other), 1) for other in seen):
+                outcome.accepted = False
+                outcome.reason = "a near-duplicate of an accepted instruction"
+            else:
+                seen.append(words)
+        report.outcomes.append(outcome)
+    return report
+
+
+def journal_tokens_per_task(path: str | Path) -> tuple[int, float] | None:
+    """From a ``synth tasks`` journal: how many tasks were accepted and the tokens spent per
+    accepted task (all items' tokens, rejected ones included), or None without any."""
+    accepted = 0
+    tokens = 0
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if not isinstance(record, Mapping):
+            continue
+        usage = record.get("usage")
+        if isinstance(usage, Mapping) and isinstance(usage.get("total_tokens"), int):
+            tokens += usage["total_tokens"]
+        accepted += record.get("status") == "accepted"
+    return (accepted, tokens / accepted) if accepted else None

@@ -1,0 +1,218 @@
+"""Task mining without a model: candidates from the explorer's successful calls validate, and
+checks derived from a wrong diff, a frame that misses a change, or an instruction that does
+not tell what no read shows, do not."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from worldspec.compiler import types as t
+from worldspec.compiler.api import check_specs
+from worldspec.compiler.model import WorldModel
+from worldspec.runtime.episode import Episode
+from worldspec.services.loading import load_result
+from worldspec.services.mining import (
+    Change,
+    MinedTask,
+    derive_checks,
+    derive_frame,
+    linked_writes,
+    literal,
+    mine_tasks,
+    validate_mined,
+)
+from worldspec.testing.mining import careless_failures, draw_write_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = ROOT / "examples" / "corpus" / "worlds" / "library_loans" / "public_library.world"
+CHAT = ROOT / "examples" / "corpus" / "worlds" / "team_chat" / "team_chat.world"
+
+
+@lru_cache(maxsize=4)
+def _world(path: Path) -> tuple[WorldModel, type[Episode]]:
+    result = check_specs([path])
+    assert result.ok, result.errors[:3]
+    [model] = result.model.worlds.values()
+    return model, load_result(result).worlds[model.name]
+
+
+def _mined(path: Path, seed: int, runs: int = 12) -> list[MinedTask]:
+    model, world = _world(path)
+    found: list[MinedTask] = []
+    for name, spec in world.TASKS.items():
+        found += mine_tasks(model, world, spec.data, start=name, seed=seed, runs=runs)
+    return found
+
+
+def _codes(report: object) -> set[str]:
+    assert report is not None, "the task did not compile"
+    return {d.code for d in report.problems}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_mined_candidate_validates(seed: int) -> None:
+    candidates = _mined(LIBRARY, seed)
+    assert len(candidates) >= 10
+    reports = validate_mined(LIBRARY, {c.name: c.text() for c in candidates})
+    invalid = {name: sorted(_codes(r)) for name, r in reports.items()
+               if r is None or not r.valid}
+    assert not invalid
+    # the frame names exactly what changed, and every candidate changes something
+    for candidate in candidates:
+        assert candidate.checks and candidate.changes
+        assert set(candidate.frame) == set(derive_frame(candidate.changes))
+        assert candidate.difficulty.calls == len(candidate.solution)
+        assert candidate.difficulty.reads == len(candidate.solution) - len(candidate.writes)
+
+
+def test_the_goal_is_the_episode_diff_of_the_solution() -> None:
+    """Replaying a candidate's solution from its data changes exactly the paths of its goal
+    (the episode's own diff), and a solution cut short does not."""
+    _, world = _world(LIBRARY)
+    candidates = _mined(LIBRARY, 4)
+    for candidate in candidates:
+        initial, final = world(data=candidate.data), world(data=candidate.data)
+        for name, args in candidate.solution:
+            final.call(name, dict(args))
+            assert final.last_error is None
+        goal = {path for change in candidate.changes for path in change.paths}
+        assert {change["path"] for change in final.diff(initial)} == goal
+    longer = next(c for c in candidates if len(c.writes) > 1)
+    cut = world(data=longer.data)
+    for name, args in longer.solution[:-1]:
+        cut.call(name, dict(args))
+    goal = {path for change in longer.changes for path in change.paths}
+    assert {change["path"] for change in cut.diff(world(data=longer.data))} != goal
+
+
+def test_candidates_are_distinct_and_deterministic() -> None:
+    first = _mined(LIBRARY, 3)
+    again = _mined(LIBRARY, 3)
+    assert [c.name for c in first] == [c.name for c in again]
+    keys = [(c.start, c.dedup_key) for c in first]
+    assert len(keys) == len(set(keys))
+
+
+def test_checks_from_a_wrong_diff_fail_validation() -> None:
+    """The checks are as specific as the diff: a check of a value the solution did not
+    write is false after it (WS611), and the true one passes."""
+    model, _ = _world(LIBRARY)
+    candidate = next(c for c in _mined(LIBRARY, 0)
+                     if any(ch.kind == "set" and isinstance(v, float)
+                            for ch in c.changes for v in ch.fields.values()))
+    wrong_changes = [dataclasses.replace(ch, fields={
+        k: (v + 1.5 if isinstance(v, float) else v) for k, v in ch.fields.items()})
+        if ch.kind == "set" else ch for ch in candidate.changes]
+    wrong = dataclasses.replace(candidate, name=candidate.name + "_wrong",
+                                checks=tuple(derive_checks(wrong_changes, model)))
+    reports = validate_mined(LIBRARY, {candidate.name: candidate.text(),
+                                       wrong.name: wrong.text()})
+    assert reports[candidate.name] is not None and reports[candidate.name].valid
+    assert "WS611" in _codes(reports[wrong.name])
+
+
+def test_a_frame_missing_a_change_fails_validation() -> None:
+    candidate = next(c for c in _mined(LIBRARY, 1) if len(c.frame) >= 2)
+    narrow = dataclasses.replace(candidate, name=candidate.name + "_narrow",
+                                 frame=candidate.frame[1:])
+    reports = validate_mined(LIBRARY, {candidate.name: candidate.text(),
+                                       narrow.name: narrow.text()})
+    assert reports[candidate.name] is not None and reports[candidate.name].valid
+    assert "WS612" in _codes(reports[narrow.name])
+
+
+def test_an_instruction_that_does_not_tell_what_no_read_shows_fails() -> None:
+    """Values no read shows are told by the instruction; without them the solution passes
+    a value the agent was never shown (WS624)."""
+    candidate = next(c for c in _mined(CHAT, 0, runs=30) if c.told)
+    silent = dataclasses.replace(candidate, name=candidate.name + "_silent")
+    reports = validate_mined(CHAT, {
+        candidate.name: candidate.text(),
+        silent.name: silent.text("Please do what the team asked for.")})
+    assert reports[candidate.name] is not None and reports[candidate.name].valid
+    assert "WS624" in _codes(reports[silent.name])
+
+
+def test_reads_show_keys_so_the_instruction_tells_none() -> None:
+    """In the library every row can be found by a read (a list, or a search by a member's
+    name), so no candidate's instruction has to tell a row key, and those whose writes name
+    a key of the start state read before their first write."""
+    _, world = _world(LIBRARY)
+    candidates = _mined(LIBRARY, 0)
+    for candidate in candidates:
+        keys = {str(k) for table in world(data=candidate.data).tables.values()
+                for k in table.rows}
+        assert not keys & set(candidate.told), candidate.told
+        named = {str(v) for _, args in candidate.writes for v in args.values()} & keys
+        if named:
+            assert candidate.solution[0] not in candidate.writes
+    assert any(c.difficulty.reads for c in candidates)
+
+
+def test_literals_follow_the_declared_types() -> None:
+    model, _ = _world(LIBRARY)
+    assert literal("2026-05-20", t.DATE, model) == 'date("2026-05-20")'
+    assert literal(None, t.Optional(t.DATE), model) == "none"
+    assert literal("active", t.Named("enum", "HoldStatus"), model) == "HoldStatus.active"
+    assert literal("nope", t.Named("enum", "HoldStatus"), model) is None
+    assert literal("M003", t.Named("entity", "Member"), model) == '"M003"'
+    assert literal(3, t.FLOAT, model) == "3.0"
+    assert literal(2.5, t.INT, model) is None
+    assert literal({"a": 1}, t.JSON, model) is None
+
+
+def test_derived_checks_cover_sets_inserts_and_deletes() -> None:
+    model, _ = _world(LIBRARY)
+    changes = [
+        Change("set", "loans", "L002", {"returned_on": "2026-05-20"}, {"returned_on": None}),
+        Change("insert", "holds", "H003", {"id": "H003", "book": "9780441172719",
+                                           "member": "M001", "status": "active",
+                                           "placed_at": "2026-05-20T10:00:00"}),
+        Change("delete", "holds", "H001", {"id": "H001"}),
+        Change("state", "hold_ids", fields={"value": 3}, old={"value": 2}),
+    ]
+    conditions = [c.condition for c in derive_checks(changes, model)]
+    assert conditions == [
+        'loans["L002"].returned_on == date("2026-05-20")',
+        'exists r in holds: r.book == "9780441172719" and r.member == "M001" and '
+        'r.status == HoldStatus.active and r.placed_at == datetime("2026-05-20T10:00:00")',
+        'not (exists r in holds: r.id == "H001")',
+    ]
+    assert derive_frame(changes) == ("hold_ids", "holds", "loans.returned_on")
+    # a time stamp of the run moves with every extra call: left to the frame, not checked
+    during = derive_checks(changes, model, ("2026-05-20T10:00:00", "2026-05-20T10:03:00"))
+    assert "placed_at" not in during[1].condition and "r.member" in during[1].condition
+    before = derive_checks(changes, model, ("2026-05-20T10:01:00", "2026-05-20T10:03:00"))
+    assert "placed_at" in before[1].condition
+
+
+def test_careless_failures_count_failing_draws() -> None:
+    _, world = _world(LIBRARY)
+    data = world.TASKS["late_return_and_new_loan"].data
+    # returning a copy: most copies drawn are not on loan
+    assert careless_failures(world, data, ["return_copy"], seed=0) > 0
+    assert careless_failures(world, data, [], seed=0) == 0
+    runs = list(draw_write_runs(world, data, seed=0, runs=10))
+    assert runs and all(1 <= len(r.calls) <= 4 for r in runs)
+    assert all(not world.TOOLS[name].read_only for r in runs for name in r.tools)
+
+
+def test_linked_writes_make_one_errand() -> None:
+    holds = [Change("insert", "holds", "H003", {"id": "H003"})]
+    assert linked_writes([("place_hold", {"member": "M001", "book": "9780441172719"}),
+                    ("cancel_hold", {"hold": "H003"})], holds)
+    assert linked_writes([("return_copy", {"copy": "C0003"}),
+                    ("borrow_copy", {"member": "M003", "copy": "C0003"})], [])
+    assert not linked_writes([("return_copy", {"copy": "C0003"}),
+                        ("pay_fees", {"member": "M002", "amount": 1.0})], [])
+    candidates = _mined(LIBRARY, 0)
+    assert any(c.linked and len(c.writes) > 1 for c in candidates)
+    assert any(not c.linked for c in candidates)
+    # the goal in words leaves out the sequences that number new rows
+    inserting = next(c for c in candidates if any(ch.kind == "insert" for ch in c.changes))
+    assert not any(line.startswith(("hold_ids", "loan_ids")) for line in inserting.goal_words())
+    assert {"hold_ids", "loan_ids"} & set(inserting.frame)

@@ -1,0 +1,312 @@
+"""``synth tasks --mine`` against a scripted OpenAI-compatible server: the model writes only
+the instruction of a mined task; the task must validate (one repair) and a second request must
+pick its true outcome out of other outcomes mined from the same start."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from llm_scripts import corpus_responder
+from llm_server import RecordedRequest, ScriptedLLMServer
+
+from worldspec.cli.main import main as cli_main
+from worldspec.llm_frontend.synth_mined import (
+    MineOptions,
+    MineReport,
+    journal_tokens_per_task,
+    mine_world_tasks,
+)
+from worldspec.llm_frontend.synth_tasks import load_task_world
+from worldspec.services.model_client import LLMClient, LLMConfig
+from worldspec.services.validation import check_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "examples" / "corpus"
+LIBRARY = CORPUS / "worlds" / "library_loans" / "public_library.world"
+
+WRITER = "You write the user's request"
+JUDGE = "You check a user's request"
+
+
+def _codeword(goal_lines: list[str]) -> str:
+    """A made-up word standing for a goal (letters only, so it looks like no key)."""
+    digest = hashlib.sha256("\n".join(goal_lines).encode()).digest()
+    return "".join(chr(97 + b % 26) for b in digest[:8])
+
+
+def _listed(block: str) -> list[str]:
+    """The ``- line`` items at the start of ``block``."""
+    lines = []
+    for line in block.splitlines():
+        if not line.startswith("- "):
+            break
+        lines.append(line[2:])
+    return lines
+
+
+def _write(request: RecordedRequest, *, tell: bool = True, chatter: str = "",
+           persona: bool = False) -> str:
+    """The scripted writer: tells what it must and names the goal by its codeword (with
+    ``persona``, the values go into ``known`` and a persona is written)."""
+    user = request.messages[1]["content"]
+    told = re.search(r"^Must tell: (.*)$", user, re.MULTILINE)
+    values = [] if told is None or told.group(1) == "(nothing)" else \
+        json.loads(f"[{told.group(1)}]")
+    goal = user.split("The goal (what must have changed when the task is done):\n", 1)[1]
+    word = _codeword(_listed(goal))
+    said = f" I am {' and '.join(values)}." if values and tell else ""
+    if persona:
+        return json.dumps({"instruction": f"Please see to request {word}.{chatter}",
+                           "persona": "A patient regular who answers briefly.",
+                           "known": f"Request {word}.{said}", "unknown": "Any ids."})
+    return json.dumps({"instruction": f"Please see to request {word}.{said}{chatter}"})
+
+
+def _judge(request: RecordedRequest, *, honest: bool = True) -> str:
+    """The scripted judge: the outcome whose codeword the request names (or another)."""
+    user = request.last_user
+    outcomes = [(part[0], _listed(part[3:])) for part in user.split("Outcome ")[1:]]
+    named = next(letter for letter, lines in outcomes if _codeword(lines) in user)
+    if honest:
+        return json.dumps({"outcome": named})
+    return json.dumps({"outcome": next(letter for letter, _ in outcomes if letter != named)})
+
+
+def _responder(write: Callable[[RecordedRequest], str] = _write,
+               judge: Callable[[RecordedRequest], str] = _judge
+               ) -> Callable[[RecordedRequest], str]:
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system:
+            return write(request)
+        assert JUDGE in request.system
+        return judge(request)
+
+    return answer
+
+
+def _run(config: LLMConfig, options: MineOptions) -> MineReport:
+    world = load_task_world(LIBRARY)
+
+    async def go() -> MineReport:
+        async with LLMClient(config) as client:
+            return await mine_world_tasks(client, world, options, concurrency=2)
+
+    return asyncio.run(go())
+
+
+def test_a_mined_task_is_written_validated_and_accepted(llm_server: ScriptedLLMServer,
+                                                        llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder()
+    report = _run(llm_config, MineOptions(count=2, runs=20))
+    assert report.candidates > 10
+    assert [o.accepted for o in report.outcomes] == [True, True], report.to_json()
+    assert report.usage.requests == 4  # one instruction and one judgement each
+    assert report.tokens_per_task == report.usage.total_tokens / 2 > 0
+    for outcome in report.outcomes:
+        assert outcome.text is not None and outcome.instruction in outcome.text
+        assert outcome.difficulty["calls"] >= 1
+    writes = [r for r in llm_server.chat_requests if WRITER in r.system]
+    assert "Must tell:" in writes[0].last_user and "exists r in" not in writes[0].system
+    judged = [r for r in llm_server.chat_requests if JUDGE in r.system]
+    assert all(len(re.findall(r"^Outcome [A-Z]:", r.last_user, re.MULTILINE)) >= 2
+               for r in judged)
+
+
+def test_an_instruction_that_does_not_determine_the_goal_is_rejected(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(judge=lambda r: _judge(r, honest=False))
+    report = _run(llm_config, MineOptions(count=2, runs=20))
+    assert not report.accepted
+    assert report.rejected == {"the instruction does not determine the goal": 2}
+    assert report.tokens_per_task is None
+
+
+def test_an_instruction_that_does_not_validate_gets_one_repair(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """The first draft leaves out the names no read shows (WS624): the problems go back once,
+    and the second draft, which tells them, is accepted."""
+    replies: dict[str, int] = {}
+
+    def forgetful(request: RecordedRequest) -> str:
+        key = request.messages[1]["content"]
+        replies[key] = replies.get(key, 0) + 1
+        return _write(request, tell=replies[key] > 1)
+
+    llm_server.responder = _responder(write=forgetful)
+    report = _run(llm_config, MineOptions(count=3, runs=20))
+    repaired = [r for r in llm_server.chat_requests
+                if WRITER in r.system and "does not validate" in r.last_user]
+    assert repaired and "never shown" in repaired[0].last_user
+    assert all(o.accepted for o in report.outcomes), report.to_json()
+
+
+def test_an_instruction_never_repaired_is_rejected(llm_server: ScriptedLLMServer,
+                                                   llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(write=lambda r: _write(r, tell=False))
+    report = _run(llm_config, MineOptions(count=3, runs=20))
+    assert report.rejected["the task does not validate after one repair"] >= 1
+
+
+def test_a_conversational_mined_task_has_persona_known_and_unknown(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(write=lambda r: _write(r, persona=True))
+    report = _run(llm_config, MineOptions(count=2, runs=20, conversational=True))
+    assert [o.accepted for o in report.outcomes] == [True, True], report.to_json()
+    for outcome in report.outcomes:
+        assert outcome.text is not None
+        assert all(f"\n  {word} " in outcome.text for word in ("persona", "known", "unknown"))
+    writes = [r for r in llm_server.chat_requests if WRITER in r.system]
+    assert all("conversational task" in r.system for r in writes)
+
+
+def test_a_conversational_task_without_a_persona_is_repaired_once_then_rejected(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder()
+    report = _run(llm_config, MineOptions(count=1, runs=20, conversational=True))
+    assert report.rejected == {"the task does not validate after one repair": 1}
+    assert "persona" in report.outcomes[0].detail
+
+
+def test_a_near_duplicate_instruction_is_dropped(llm_server: ScriptedLLMServer,
+                                               llm_config: LLMConfig) -> None:
+    """Two instructions of some seventy words that differ only in the goal's codeword and
+    the names they tell: the second is a near-duplicate of the first."""
+    chatter = (" I would be grateful if you could take care of all of it today because"
+               " I am travelling tomorrow morning and will not be able to come back to the"
+               " desk before next week at the earliest. My neighbour usually drives me here"
+               " on Saturdays, but she is visiting her sister in another city, so every"
+               " errand has to happen now while the weather stays pleasant and quiet, thank"
+               " you so much for your patience with an old reader.")
+    llm_server.responder = _responder(write=lambda r: _write(r, chatter=chatter))
+    report = _run(llm_config, MineOptions(count=2, runs=20))
+    reasons = [o.reason for o in report.outcomes]
+    assert reasons.count("") == 1
+    assert reasons.count("a near-duplicate of an accepted instruction") == 1
+    llm_server.responder = _responder()
+    different = _run(llm_config, MineOptions(count=2, runs=20))
+    assert len(different.accepted) == 2
+
+
+def test_synth_tasks_mine_command_writes_a_valid_tasks_file(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    llm_server.responder = _responder()
+    out = tmp_path / "mined.tasks.world"
+    status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "-n", "2", "--mine-runs",
+                       "20", "-o", str(out), "--base-url", llm_server.url, "--model", "m",
+                       "--format", "json", "--compare-journal",
+                       str(CORPUS / "journals" / "tasks.jsonl")])
+    printed = capsys.readouterr()  # type: ignore[attr-defined]
+    assert status == 0, printed.err
+    summary = json.loads(printed.out)
+    assert summary["accepted"] == 2 and summary["usage"]["requests"] == 4
+    assert summary["written_tasks"]["tokens_per_task"] > summary["tokens_per_task"] > 0
+    # the file imports the world by a path relative to it, and every task in it validates
+    copied = tmp_path / "public_library.world"
+    copied.write_text(LIBRARY.read_text(encoding="utf-8"), encoding="utf-8")
+    text = out.read_text(encoding="utf-8")
+    assert text.count("\ntask mined_") == 2
+    out.write_text(re.sub(r'import "[^"]*"', 'import "public_library.world"', text),
+                   encoding="utf-8")
+    result = check_paths([out])
+    assert result.ok, [d.message for d in result.errors[:3]]
+    mined = [r for r in result.tasks if r.task.startswith("mined_")]
+    assert len(mined) == 2 and all(r.valid for r in mined)
+
+
+def test_mine_takes_one_world(tmp_path: Path, capsys: object) -> None:
+    status = cli_main(["synth", "tasks", "--input", str(tmp_path / "x.jsonl"), "--mine"])
+    assert status == 2
+    assert "--mine works on one WORLD" in capsys.readouterr().err  # type: ignore[attr-defined]
+
+
+def test_an_unreadable_journal_to_compare_is_a_usage_error(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    broken = tmp_path / "journal.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "--compare-journal",
+                       str(broken), "--base-url", llm_server.url, "--model", "m"])
+    printed = capsys.readouterr()  # type: ignore[attr-defined]
+    assert status == 2 and "cannot read the journal" in printed.err
+    assert "Traceback" not in printed.err + printed.out and not llm_server.chat_requests
+
+
+def test_tokens_per_written_task_come_from_the_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "tasks.jsonl"
+    journal.write_text("\n".join(json.dumps(r) for r in [
+        {"status": "accepted", "usage": {"total_tokens": 1000}},
+        {"status": "rejected", "usage": {"total_tokens": 500}},
+        {"status": "accepted", "usage": {"total_tokens": 2000}}]) + "\n", encoding="utf-8")
+    assert journal_tokens_per_task(journal) == (2, 1750.0)
+    journal.write_text(json.dumps({"status": "rejected", "usage": {"total_tokens": 9}}) +
+                       "\n[]\n", encoding="utf-8")
+    assert journal_tokens_per_task(journal) is None
+    corpus = journal_tokens_per_task(CORPUS / "journals" / "tasks.jsonl")
+    assert corpus is not None and corpus[0] > 50 and corpus[1] > 1000
+
+
+def test_synth_corpus_mines_tasks_beside_the_written_ones(
+        llm_server: ScriptedLLMServer, tmp_path: Path, capsys: object) -> None:
+    """``synth corpus --mined M``: each world gets M mined tasks in its tasks file, through
+    validation and export like the written ones; a second run asks nothing again."""
+    mined = _responder()
+
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system or JUDGE in request.system:
+            return mined(request)
+        return corpus_responder(request)
+
+    llm_server.responder = answer
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text("".join(json.dumps(d) + "\n" for d in [
+        {"id": "warehouse", "description": "A crate counter for a warehouse, number 1."},
+        {"id": "pantry", "description": "A jar counter for a pantry, number 2."}]),
+        encoding="utf-8")
+    out = tmp_path / "corpus"
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(out), "-n", "1",
+            "--conversational", "0", "--mined", "2", "--min-calls", "4",
+            "--test-examples", "8", "--test-steps", "8", "--explore-examples", "12",
+            "--explore-steps", "10", "--concurrency", "1", "--base-url", llm_server.url,
+            "--model", "m", "--max-retries", "0"]
+    assert cli_main(args) == 0, capsys.readouterr()  # type: ignore[attr-defined]
+    index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+    stage = index["stages"]["mined"]
+    assert (stage["items"], stage["accepted"], stage["requests"]) == (4, 4, 8)
+    for world in index["worlds"]:
+        names = [t["task"] for t in world["tasks"]]
+        assert len(names) == 4 and sum(n.startswith("mined_") for n in names) == 2
+        assert world["validated"]
+    assert index["options"]["mined_per_world"] == 2
+    assert index["totals"]["tasks"] == 8
+    validated = check_paths([out])
+    assert validated.ok and all(t.valid for t in validated.tasks)
+    asked = len(llm_server.chat_requests)
+    assert cli_main(args) == 0
+    assert len(llm_server.chat_requests) == asked
+    assert json.loads((out / "corpus.json").read_text(encoding="utf-8")) == index
+
+
+def test_a_judge_that_never_answers_in_json_rejects_the_task(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    llm_server.responder = _responder(judge=lambda r: "I think it is the second one.")
+    report = _run(llm_config, MineOptions(count=1, runs=20))
+    assert report.rejected == {"no usable reply": 1}
+    assert "DeterminedChoice" in report.outcomes[0].detail
+
+
+def test_an_unreachable_server_stops_the_run_without_a_traceback(
+        tmp_path: Path, capsys: object) -> None:
+    server = ScriptedLLMServer().start()
+    url = server.url
+    server.close()
+    status = cli_main(["synth", "tasks", str(LIBRARY), "--mine", "-n", "1", "-o",
+                       str(tmp_path / "out.world"), "--base-url", url, "--model", "m",
+                       "--max-retries", "0"])
+    printed = capsys.readouterr()  # type: ignore[attr-defined]
+    assert status == 1 and "chat completion failed" in printed.err
+    assert "Traceback" not in printed.err + printed.out
+    assert not (tmp_path / "out.world").exists()
