@@ -40,8 +40,8 @@ from worldspec.compiler.api import check_specs
 from worldspec.compiler.model import WorldModel
 from worldspec.llm_frontend.batch import InputError
 from worldspec.llm_frontend.synth_tasks import TaskOptions, TaskWorld, judge_task
-from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.runtime.episode import Episode
+from worldspec.services.compile_lock import COMPILE_LOCK
 from worldspec.services.mining import MinedTask, mine_starts
 from worldspec.services.model_client import LLMClient, LLMOutputError, Message, Usage
 
