@@ -140,7 +140,7 @@ def _sorted(a: Args) -> str:
 
 def _random_choice(a: Args) -> str:
     """A seeded element; a collection of entities holds keys, so look the row up."""
-    src = f"rt.choice({a.env.ep}._rng(), {a.value('xs')})"
+    src = f"rt.choice({a.env.ep}.random_source(), {a.value('xs')})"
     typ = a.c.type_of(a.call)
     return a.c.row_from_key(src, typ, a.env) if a.c.is_entity(typ) else src
 
@@ -154,7 +154,8 @@ def _next(a: Args) -> str:
     seq = a.node("seq")
     assert isinstance(seq, n.NameRef)
     fmt = a.c.world.state[seq.name].format or "{}"
-    return f"{a.env.ep}._next({py_name(seq.name)!r}, {fmt!r})"
+    a.c.sequences_advanced += 1
+    return f"{a.env.ep}.next_id({py_name(seq.name)!r}, {fmt!r})"
 
 
 def _range(a: Args) -> str:

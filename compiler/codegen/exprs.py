@@ -74,6 +74,8 @@ class ExprCompiler:
         self._recursive: set[str] | None = None
         #: attributes read by ``[x.attr for x in xs]``: the module defines ``_GET_attr``
         self.getters: set[str] = set()
+        #: how many ``next()`` calls (each advancing a sequence) were compiled so far
+        self.sequences_advanced = 0
 
     # ------------------------------------------------------------ helpers
     def type_of(self, expr: n.Node) -> t.Type:

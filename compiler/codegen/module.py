@@ -459,16 +459,16 @@ class WorldGenerator:
             if local is not None:
                 name = self.x.fresh("row")
                 inner = Env(ep="self", locals={local.var: name})
-                lines += [f"for {name} in self._changed_rows(self.t_{local.table}):{anchor}",
+                lines += [f"for {name} in rt.changed_rows(self, self.t_{local.table}):{anchor}",
                           f"{_INDENT}if not {self.x.value(local.body, inner)}:",
                           f"{_INDENT * 2}{fail}"]
             elif pair is not None:
                 # every pair with a changed row on either side
                 a, b = self.x.fresh("row"), self.x.fresh("row")
                 test = self.x.value(pair.body, Env(ep="self", locals={pair.a: a, pair.b: b}))
-                for changed, every in ((f"{a} in self._changed_rows(self.t_{pair.table_a})",
+                for changed, every in ((f"{a} in rt.changed_rows(self, self.t_{pair.table_a})",
                                         f"{b} in self.t_{pair.table_b}"),
-                                       (f"{b} in self._changed_rows(self.t_{pair.table_b})",
+                                       (f"{b} in rt.changed_rows(self, self.t_{pair.table_b})",
                                         f"{a} in self.t_{pair.table_a}")):
                     lines += [f"for {changed}:{anchor}",
                               f"{_INDENT}for {every}:",
@@ -521,7 +521,7 @@ class WorldGenerator:
                 elif other.kind == "value" and _entity_in(other.type) == s.entity:
                     users.append(f"(None, {py_name(other.name)!r})")
             if users:  # only a call that deleted a row (the flag is set by every deletion)
-                lines += ["if self._deleted:",
+                lines += ["if self.deleted_rows:",
                           f"{_INDENT}rt.check_deleted(self, self.t_{s.name}, "
                           f"({', '.join(users)},))"]
         return lines
@@ -546,8 +546,6 @@ class WorldGenerator:
         head = f"def {prefix}{py_name(info.name)}(self{''.join(', ' + p for p in params)})" \
                f" -> {returns}:{anchor}"
         body = StatementCompiler(self.x, env, indent=1, once=not info.is_fn)
-        for p in info.params:
-            body.know(env.locals[p.name], p.type)
         body.block(info.node.body.body)
         if not info.is_fn:
             self._checks[info.name] = self._needs_check(body)
@@ -560,8 +558,7 @@ class WorldGenerator:
         afterwards: always when the world declares any, else only when the call may break a
         reference (it sets a field that holds keys, changes a state item, inserts or deletes a
         row; ``next()`` changes a state item from inside an expression)."""
-        if self.world.invariants or body.other_writes or \
-                any("._next(" in line for line in body.lines):
+        if self.world.invariants or body.other_writes or body.sequences_advanced:
             return True
         for entity, name in body.row_writes:
             rec = self.world.records.get(entity)

@@ -244,7 +244,7 @@ class Patient(Row):
     def load(cls, data: object, path: str, ep: Any) -> Patient:
         d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'allergies': True, 'registered_on': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('patient_ids', 'P{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:03d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
             allergies=v.want_set(d['allergies'], path + '.allergies', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
@@ -309,7 +309,7 @@ class Visit(Row):
     def load(cls, data: object, path: str, ep: Any) -> Visit:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'at': False, 'diagnosis': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('visit_ids', 'V{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('visit_ids', 'V{:03d}')),
             patient=v.want_str(d['patient'], path + '.patient'),
             doctor=v.check_pattern(v.want_str(d['doctor'], path + '.doctor'), path + '.doctor', '^D[0-9]{3}$'),
             at=(v.want_datetime(d['at'], path + '.at') if d.get('at') is not None else ep.clock),
@@ -394,7 +394,7 @@ class Prescription(Row):
     def load(cls, data: object, path: str, ep: Any) -> Prescription:
         d = v.want_object(data, path, {'id': False, 'visit': True, 'drug': True, 'dose': True, 'start': True, 'end': True, 'renewals': False, 'status': False, 'stop_reason': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('rx_ids', 'RX{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('rx_ids', 'RX{:03d}')),
             visit=v.want_str(d['visit'], path + '.visit'),
             drug=v.check_pattern(v.want_str(d['drug'], path + '.drug'), path + '.drug', '^[A-Z]{3}[0-9]{2}$'),
             dose=v.check_length(v.want_str(d['dose'], path + '.dose'), path + '.dose', 1, 60),
@@ -497,17 +497,17 @@ class ClinicRecords(Episode):
     def _check_invariants(self) -> None:
         if not all(((_p30.status != _E8_RxStatus_active) or (_p30.drug not in rt.each(self, self.t_patients.row((self.t_visits.rows.get(_p30.visit) or self.t_visits.row(_p30.visit)).patient).allergies))) for _p30 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:95
             raise InvariantError('No active prescription is for a drug its patient is allergic to.', 'clinic_records.world:95')
-        for _row31 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:98
+        for _row31 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:98
             if not (_row31.end >= _row31.start):
                 raise InvariantError('A prescription ends on or after its start.', 'clinic_records.world:98')
         if not all((_p32.start >= (self.t_visits.rows.get(_p32.visit) or self.t_visits.row(_p32.visit)).at.date()) for _p32 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:101
             raise InvariantError('A prescription does not start before its visit.', 'clinic_records.world:101')
-        for _row33 in self._changed_rows(self.t_prescriptions):  # clinic_records.world:104
+        for _row33 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:104
             if not (((_row33.status == _E8_RxStatus_stopped) and (_row33.stop_reason is not None)) or ((_row33.status == _E8_RxStatus_active) and (_row33.stop_reason is None))):
                 raise InvariantError('A stopped prescription has a reason; an active one has none.', 'clinic_records.world:104')
         if not all(((_p34.status != _E8_RxStatus_active) or (len(tuple([_q35.key() for _q35 in rt.each(self, self.t_prescriptions) if (((_q35.status == _E8_RxStatus_active) and (_q35.drug == _p34.drug)) and ((self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient))])) == 1)) for _p34 in rt.each(self, self.t_prescriptions)):  # clinic_records.world:107
             raise InvariantError('A patient has at most one active prescription of a drug.', 'clinic_records.world:107')
-        for _row36 in self._changed_rows(self.t_patients):  # clinic_records.world:110
+        for _row36 in rt.changed_rows(self, self.t_patients):  # clinic_records.world:110
             if not (_row36.birth_date <= _row36.registered_on):
                 raise InvariantError('A patient is not registered before they were born.', 'clinic_records.world:110')
         for _row37 in rt.changed_rows(self, self.t_patients, ('allergies',)):
@@ -519,13 +519,13 @@ class ClinicRecords(Episode):
             rt.check_refs(self.t_visits, _row39.visit, 'Prescription.visit')
             rt.check_refs(self.t_drugs, _row39.drug, 'Prescription.drug')
         rt.check_refs(self.t_doctors, self.state.current_doctor, 'current_doctor')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_drugs, ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
         pass
 
@@ -535,7 +535,7 @@ class ClinicRecords(Episode):
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
         'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
-        self._set(self.state, 'current_doctor', doctor.key())  # clinic_records.world:120
+        self.set_state('current_doctor', doctor.key())  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
     def tool_register_patient(self, name: str, birth_date: dt.date, allergies: tuple[str, ...]) -> Patient:  # clinic_records.world:124
@@ -544,13 +544,11 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         if not (birth_date <= self.clock.date()):  # clinic_records.world:132
             raise ToolError(('Birth date ' + rt.text(birth_date) + ' is in the future.'))
-        self._steps -= len(allergies)  # clinic_records.world:133
-        self._steps >= 0 or rt.out_of_steps()  # clinic_records.world:133
-        for d in rt.rows(self.t_drugs, allergies):  # clinic_records.world:133
+        for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if not (rt.built(self, rt.text(d)) in self.t_drugs):  # clinic_records.world:134
                 raise ToolError(rt.built(self, ('Drug ' + rt.text(d) + ' not found: allergies must be codes of drugs in the formulary, e.g. PEN01.')))
-        patient: Patient = Patient(id_=self._next('patient_ids', 'P{:03d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, allergies=allergies, registered_on=self.clock.date())  # clinic_records.world:136
-        self._insert(self.t_patients, patient)  # clinic_records.world:142
+        patient: Patient = Patient(id_=self.next_id('patient_ids', 'P{:03d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, allergies=allergies, registered_on=self.clock.date())  # clinic_records.world:136
+        self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
 
     def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:  # clinic_records.world:146
@@ -561,19 +559,15 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already recorded as allergic to ' + rt.text(drug.name) + '.')))
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:154
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' has an active prescription of ' + rt.text(drug.name) + '; stop it first.')))
-        self._undo.append((0, patient, 'allergies', patient.allergies, patient._digest, patient._text, patient._frags, patient._stale))  # clinic_records.world:155
-        patient.allergies = rt.add(patient.allergies, drug.key())  # clinic_records.world:155
-        patient._stale |= 8  # clinic_records.world:155
-        patient._digest = patient._text = None  # clinic_records.world:155
-        self.t_patients._digest = None  # clinic_records.world:155
+        self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.key()))  # clinic_records.world:155
         return patient  # clinic_records.world:156
 
     def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:  # clinic_records.world:159
         'Record a visit of a patient with the signed-in doctor, taking place now, with a diagnosis.'
         if not (self.state.current_doctor is not None):  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
-        visit: Visit = Visit(id_=self._next('visit_ids', 'V{:03d}'), patient=patient.key(), doctor=self.state.current_doctor, at=self.clock, diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200))  # clinic_records.world:166
-        self._insert(self.t_visits, visit)  # clinic_records.world:167
+        visit: Visit = Visit(id_=self.next_id('visit_ids', 'V{:03d}'), patient=patient.key(), doctor=self.state.current_doctor, at=self.clock, diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200))  # clinic_records.world:166
+        self.insert(self.t_visits, visit)  # clinic_records.world:167
         return visit  # clinic_records.world:168
 
     def tool_prescribe(self, visit: Visit, drug: Drug, dose: str, course_days: int) -> Prescription:  # clinic_records.world:171
@@ -590,8 +584,8 @@ class ClinicRecords(Episode):
         if not (not self.fn_has_active(patient, drug)):  # clinic_records.world:184
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' already has an active prescription of ' + rt.text(drug.name) + '.')))
         today: dt.date = self.clock.date()  # clinic_records.world:185
-        rx: Prescription = Prescription(id_=self._next('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(), dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today, end=(today + dt.timedelta(days=course_days)), renewals=0, status=_E8_RxStatus_active, stop_reason=None)  # clinic_records.world:186
-        self._insert(self.t_prescriptions, rx)  # clinic_records.world:193
+        rx: Prescription = Prescription(id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(), dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today, end=(today + dt.timedelta(days=course_days)), renewals=0, status=_E8_RxStatus_active, stop_reason=None)  # clinic_records.world:186
+        self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
     def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:  # clinic_records.world:197
@@ -606,12 +600,8 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('A renewal of ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).name) + ' can cover at most ' + rt.text((self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days) + ' days; ' + rt.text(extra_days) + ' requested.')))
         if not (prescription.renewals < 5):  # clinic_records.world:207
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' has reached the maximum of 5 renewals.')))
-        self._undo.append((3, prescription, ('end', 'renewals'), (prescription.end, prescription.renewals, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:208
-        prescription.end = (prescription.end + dt.timedelta(days=extra_days))  # clinic_records.world:208
-        prescription.renewals = v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5)  # clinic_records.world:209
-        prescription._stale |= 96  # clinic_records.world:209
-        prescription._digest = prescription._text = None  # clinic_records.world:209
-        self.t_prescriptions._digest = None  # clinic_records.world:209
+        self.set_field(prescription, 'end', (prescription.end + dt.timedelta(days=extra_days)))  # clinic_records.world:208
+        self.set_field(prescription, 'renewals', v.check_range((prescription.renewals + 1), 'Prescription.renewals', 0, 5))  # clinic_records.world:209
         return prescription  # clinic_records.world:210
 
     def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:  # clinic_records.world:213
@@ -622,17 +612,9 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(self, ('Prescription ' + rt.text(prescription.id_) + ' is already stopped.')))
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if ((today < prescription.end) and (today >= prescription.start)):  # clinic_records.world:222
-            self._undo.append((0, prescription, 'end', prescription.end, prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:223
-            prescription.end = today  # clinic_records.world:223
-            prescription._stale |= 32  # clinic_records.world:223
-            prescription._digest = prescription._text = None  # clinic_records.world:223
-            self.t_prescriptions._digest = None  # clinic_records.world:223
-        self._undo.append((3, prescription, ('status', 'stop_reason'), (prescription.status, prescription.stop_reason, ), prescription._digest, prescription._text, prescription._frags, prescription._stale))  # clinic_records.world:225
-        prescription.status = _E8_RxStatus_stopped  # clinic_records.world:225
-        prescription.stop_reason = rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200))  # clinic_records.world:226
-        prescription._stale |= 384  # clinic_records.world:226
-        prescription._digest = prescription._text = None  # clinic_records.world:226
-        self.t_prescriptions._digest = None  # clinic_records.world:226
+            self.set_field(prescription, 'end', today)  # clinic_records.world:223
+        self.set_field(prescription, 'status', _E8_RxStatus_stopped)  # clinic_records.world:225
+        self.set_field(prescription, 'stop_reason', rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)))  # clinic_records.world:226
         return prescription  # clinic_records.world:227
 
     def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:  # clinic_records.world:232

@@ -222,7 +222,7 @@ class Patient(Row):
     def load(cls, data: object, path: str, ep: Any) -> Patient:
         d = v.want_object(data, path, {'id': False, 'name': True, 'birth_date': True, 'phone': True, 'email': False, 'insurance': False, 'balance': False, 'no_shows': False})
         return cls(
-            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep._next('patient_ids', 'P{:04d}')),
+            id_=(v.check_pattern(v.want_str(d['id'], path + '.id'), path + '.id', '^P[0-9]{4}$') if d.get('id') is not None else ep.next_id('patient_ids', 'P{:04d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             birth_date=v.want_date(d['birth_date'], path + '.birth_date'),
             phone=v.check_pattern(v.want_str(d['phone'], path + '.phone'), path + '.phone', '^\\+[0-9]{7,15}$'),
@@ -389,7 +389,7 @@ class Appointment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Appointment:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'slot': True, 'kind': False, 'start': True, 'end': True, 'reason': True, 'status': False, 'booked_at': False, 'cancelled_at': False, 'late_cancellation': False, 'notes': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('appointment_ids', 'APT{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('appointment_ids', 'APT{:04d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             slot=v.want_str(d['slot'], path + '.slot'),
@@ -472,7 +472,7 @@ class WaitlistEntry(Row):
     def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
         d = v.want_object(data, path, {'id': False, 'patient': True, 'doctor': True, 'earliest': True, 'latest': True, 'reason': True, 'added_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'WL{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'WL{:03d}')),
             patient=v.check_pattern(v.want_str(d['patient'], path + '.patient'), path + '.patient', '^P[0-9]{4}$'),
             doctor=v.want_str(d['doctor'], path + '.doctor'),
             earliest=v.want_date(d['earliest'], path + '.earliest'),
@@ -852,50 +852,50 @@ class ClinicScheduling(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row44 in self._changed_rows(self.t_appointments):  # clinic.world:248
-            for _row45 in self.t_appointments:
-                if not (((((_row44.id_ == _row45.id_) or (not self.fn_active(_row44))) or (not self.fn_active(_row45))) or (_row44.doctor != _row45.doctor)) or (not self.fn_overlaps(_row44.start, _row44.end, _row45.start, _row45.end))):
+        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+            for _row42 in self.t_appointments:
+                if not (((((_row41.id_ == _row42.id_) or (not self.fn_active(_row41))) or (not self.fn_active(_row42))) or (_row41.doctor != _row42.doctor)) or (not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end))):
                     raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row45 in self._changed_rows(self.t_appointments):  # clinic.world:248
+        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
+            for _row41 in self.t_appointments:
+                if not (((((_row41.id_ == _row42.id_) or (not self.fn_active(_row41))) or (not self.fn_active(_row42))) or (_row41.doctor != _row42.doctor)) or (not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end))):
+                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
+        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row44 in self.t_appointments:
-                if not (((((_row44.id_ == _row45.id_) or (not self.fn_active(_row44))) or (not self.fn_active(_row45))) or (_row44.doctor != _row45.doctor)) or (not self.fn_overlaps(_row44.start, _row44.end, _row45.start, _row45.end))):
-                    raise InvariantError('A doctor never has two active appointments at overlapping times.', 'clinic.world:248')
-        for _row46 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row47 in self.t_appointments:
-                if not (((((_row46.id_ == _row47.id_) or (not self.fn_active(_row46))) or (not self.fn_active(_row47))) or (_row46.patient != _row47.patient)) or (not self.fn_overlaps(_row46.start, _row46.end, _row47.start, _row47.end))):
+                if not (((((_row43.id_ == _row44.id_) or (not self.fn_active(_row43))) or (not self.fn_active(_row44))) or (_row43.patient != _row44.patient)) or (not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        for _row47 in self._changed_rows(self.t_appointments):  # clinic.world:251
-            for _row46 in self.t_appointments:
-                if not (((((_row46.id_ == _row47.id_) or (not self.fn_active(_row46))) or (not self.fn_active(_row47))) or (_row46.patient != _row47.patient)) or (not self.fn_overlaps(_row46.start, _row46.end, _row47.start, _row47.end))):
+        for _row44 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
+            for _row43 in self.t_appointments:
+                if not (((((_row43.id_ == _row44.id_) or (not self.fn_active(_row43))) or (not self.fn_active(_row44))) or (_row43.patient != _row44.patient)) or (not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end))):
                     raise InvariantError('A patient never has two active appointments at overlapping times.', 'clinic.world:251')
-        if not all(((not self.fn_active(_a48)) or (len(tuple([_b49.key() for _b49 in rt.each(self, self.t_appointments) if ((self.fn_active(_b49) and (_b49.patient == _a48.patient)) and (_b49.start.date() == _a48.start.date()))])) <= self.state.max_appointments_per_day)) for _a48 in rt.each(self, self.t_appointments)):  # clinic.world:254
+        if not all(((not self.fn_active(_a45)) or (len(tuple([_b46.key() for _b46 in rt.each(self, self.t_appointments) if ((self.fn_active(_b46) and (_b46.patient == _a45.patient)) and (_b46.start.date() == _a45.start.date()))])) <= self.state.max_appointments_per_day)) for _a45 in rt.each(self, self.t_appointments)):  # clinic.world:254
             raise InvariantError('A patient has at most max_appointments_per_day active appointments on one day.', 'clinic.world:254')
-        if not all(((not self.fn_active(_a50)) or (len(tuple([_b51.key() for _b51 in rt.each(self, self.t_appointments) if ((self.fn_active(_b51) and (_b51.doctor == _a50.doctor)) and (_b51.start.date() == _a50.start.date()))])) <= (self.t_doctors.rows.get(_a50.doctor) or self.t_doctors.row(_a50.doctor)).max_daily_appointments)) for _a50 in rt.each(self, self.t_appointments)):  # clinic.world:257
+        if not all(((not self.fn_active(_a47)) or (len(tuple([_b48.key() for _b48 in rt.each(self, self.t_appointments) if ((self.fn_active(_b48) and (_b48.doctor == _a47.doctor)) and (_b48.start.date() == _a47.start.date()))])) <= (self.t_doctors.rows.get(_a47.doctor) or self.t_doctors.row(_a47.doctor)).max_daily_appointments)) for _a47 in rt.each(self, self.t_appointments)):  # clinic.world:257
             raise InvariantError('A doctor has at most their daily maximum of active appointments.', 'clinic.world:257')
-        if not all(((((_a52.doctor == (self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).doctor) and (_a52.start == (self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).start)) and (_a52.end > _a52.start)) and (_a52.end <= ((self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a52.slot) or self.t_slots.row(_a52.slot)).length_minutes)))) for _a52 in rt.each(self, self.t_appointments)):  # clinic.world:260
+        if not all(((((_a49.doctor == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).doctor) and (_a49.start == (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start)) and (_a49.end > _a49.start)) and (_a49.end <= ((self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start + dt.timedelta(minutes=(self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).length_minutes)))) for _a49 in rt.each(self, self.t_appointments)):  # clinic.world:260
             raise InvariantError("An appointment starts with its slot, ends within it, and is with the slot's doctor.", 'clinic.world:260')
-        for _row53 in self._changed_rows(self.t_appointments):  # clinic.world:263
-            if not ((_row53.status == _E17_AppointmentStatus_cancelled) == (_row53.cancelled_at is not None)):
+        for _row50 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
+            if not ((_row50.status == _E17_AppointmentStatus_cancelled) == (_row50.cancelled_at is not None)):
                 raise InvariantError('Exactly the cancelled appointments have a cancellation time.', 'clinic.world:263')
-        for _row54 in self._changed_rows(self.t_waitlist):  # clinic.world:266
-            if not (_row54.earliest <= _row54.latest):
+        for _row51 in rt.changed_rows(self, self.t_waitlist):  # clinic.world:266
+            if not (_row51.earliest <= _row51.latest):
                 raise InvariantError("A waitlist entry's window does not end before it starts.", 'clinic.world:266')
-        if not all((len(tuple([_v56.key() for _v56 in rt.each(self, self.t_waitlist) if ((_v56.patient == _w55.patient) and (_v56.doctor == _w55.doctor))])) == 1) for _w55 in rt.each(self, self.t_waitlist)):  # clinic.world:269
+        if not all((len(tuple([_v53.key() for _v53 in rt.each(self, self.t_waitlist) if ((_v53.patient == _w52.patient) and (_v53.doctor == _w52.doctor))])) == 1) for _w52 in rt.each(self, self.t_waitlist)):  # clinic.world:269
             raise InvariantError("A patient is on a doctor's waitlist at most once.", 'clinic.world:269')
-        for _row57 in rt.changed_rows(self, self.t_slots, ('doctor',)):
-            rt.check_refs(self.t_doctors, _row57.doctor, 'Slot.doctor')
-        for _row58 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
-            rt.check_refs(self.t_patients, _row58.patient, 'Appointment.patient')
-            rt.check_refs(self.t_doctors, _row58.doctor, 'Appointment.doctor')
-            rt.check_refs(self.t_slots, _row58.slot, 'Appointment.slot')
-        for _row59 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
-            rt.check_refs(self.t_patients, _row59.patient, 'WaitlistEntry.patient')
-            rt.check_refs(self.t_doctors, _row59.doctor, 'WaitlistEntry.doctor')
-        if self._deleted:
+        for _row54 in rt.changed_rows(self, self.t_slots, ('doctor',)):
+            rt.check_refs(self.t_doctors, _row54.doctor, 'Slot.doctor')
+        for _row55 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
+            rt.check_refs(self.t_patients, _row55.patient, 'Appointment.patient')
+            rt.check_refs(self.t_doctors, _row55.doctor, 'Appointment.doctor')
+            rt.check_refs(self.t_slots, _row55.slot, 'Appointment.slot')
+        for _row56 in rt.changed_rows(self, self.t_waitlist, ('patient', 'doctor')):
+            rt.check_refs(self.t_patients, _row56.patient, 'WaitlistEntry.patient')
+            rt.check_refs(self.t_doctors, _row56.doctor, 'WaitlistEntry.doctor')
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_doctors, ((self.t_slots, 'doctor'), (self.t_appointments, 'doctor'), (self.t_waitlist, 'doctor'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
         pass
 
@@ -944,21 +944,13 @@ class ClinicScheduling(Episode):
             return ('The clinic is closed on ' + rt.text(day) + '; no appointments can be booked that day.')  # clinic.world:209
         if (length > slot.length_minutes):  # clinic.world:211
             return rt.built(self, ('A ' + rt.text(kind) + ' takes ' + rt.text(length) + ' minutes, but slot ' + rt.text(slot.id_) + ' is only ' + rt.text(slot.length_minutes) + ' minutes long.'))  # clinic.world:212
-        self._steps -= len(others)  # clinic.world:214
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:214
-        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, others)):  # clinic.world:214
+        if any(((_a3.doctor == doctor.key()) and self.fn_overlaps(_a3.start, _a3.end, slot.start, end)) for _a3 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:214
             return rt.built(self, (rt.text(doctor.name) + ' is already booked at ' + rt.text(self.fn_when(slot.start)) + '.'))  # clinic.world:215
-        self._steps -= len(others)  # clinic.world:217
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:217
-        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, others) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
+        if (len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a4.doctor == doctor.key()) and (_a4.start.date() == day))])) >= doctor.max_daily_appointments):  # clinic.world:217
             return rt.built(self, (rt.text(doctor.name) + ' is fully booked on ' + rt.text(day) + ' (' + rt.text(doctor.max_daily_appointments) + ' appointments).'))  # clinic.world:218
-        self._steps -= len(others)  # clinic.world:220
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:220
-        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, others)):  # clinic.world:220
+        if any(((_a5.patient == patient.key()) and self.fn_overlaps(_a5.start, _a5.end, slot.start, end)) for _a5 in rt.rows(self.t_appointments, rt.each(self, others))):  # clinic.world:220
             return rt.built(self, (rt.text(patient.name) + ' already has appointment ' + rt.text(self.fn_when(slot.start)) + ' at that time.'))  # clinic.world:221
-        self._steps -= len(others)  # clinic.world:223
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:223
-        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, others) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
+        if (len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if ((_a6.patient == patient.key()) and (_a6.start.date() == day))])) >= self.state.max_appointments_per_day):  # clinic.world:223
             return rt.built(self, (rt.text(patient.name) + ' already has ' + rt.text(self.state.max_appointments_per_day) + ' appointments on ' + rt.text(day) + ', the most allowed in one day.'))  # clinic.world:224
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if ((doctor.specialty == _E9_Specialty_pediatrics) and (age >= 18)):  # clinic.world:227
@@ -973,9 +965,7 @@ class ClinicScheduling(Episode):
         candidates: tuple[str, ...] = tuple([_s8.key() for _s8 in rt.each(self, self.t_slots) if (((((_s8.doctor == doctor.key()) and (_s8.start.date() == day)) and (_s8.start > self.clock)) and (self.fn_visit_minutes(kind) <= _s8.length_minutes)) and (day not in rt.each(self, self.state.closed_days)))])  # clinic.world:240
         taken: tuple[str, ...] = tuple([_a9.key() for _a9 in rt.each(self, self.t_appointments) if ((self.fn_active(_a9) and (_a9.doctor == doctor.key())) and (_a9.start.date() == day))])  # clinic.world:241
         full: bool = (len(taken) >= doctor.max_daily_appointments)  # clinic.world:242
-        self._steps -= len(candidates)  # clinic.world:243
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:243
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, candidates) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, tuple([_s10.key() for _s10 in rt.rows(self.t_slots, rt.each(self, candidates)) if ((not full) and (not any(self.fn_overlaps(_a11.start, _a11.end, _s10.start, (_s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)))) for _a11 in rt.rows(self.t_appointments, rt.each(self, taken)))))]))), key=lambda _s12: _s12.start))  # clinic.world:243
 
     def tool_list_doctors(self, specialty: Specialty | None, accepting_only: bool) -> tuple[str, ...]:  # clinic.world:274
         "List the clinic's doctors with their specialty, room and whether they take new patients."
@@ -993,45 +983,37 @@ class ClinicScheduling(Episode):
         same: tuple[str, ...] = tuple([_p16.key() for _p16 in rt.each(self, self.t_patients) if ((rt.built(self, _p16.name.lower()) == rt.built(self, name.lower())) and (_p16.birth_date == birth_date))])  # clinic.world:302
         if not (len(same) == 0):  # clinic.world:303
             raise ToolError(rt.built(self, (rt.text(name) + ', born ' + rt.text(birth_date) + ', is already registered as patient ' + rt.text(self.t_patients.row(same[0]).id_) + '.')))
-        patient: Patient = Patient(id_=self._next('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:304
-        self._insert(self.t_patients, patient)  # clinic.world:311
+        patient: Patient = Patient(id_=self.next_id('patient_ids', 'P{:04d}'), name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date, phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'), email=rt.if_present(email, lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), insurance=insurance, balance=0.0, no_shows=0)  # clinic.world:304
+        self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
 
     def tool_find_available_slots(self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind) -> tuple[SlotView, ...]:  # clinic.world:315
         'Find free slots on a day, earliest first. A slot listed here can still be refused for patient-specific reasons when booking.'
         chosen: tuple[str, ...] = tuple([_d17.key() for _d17 in rt.each(self, self.t_doctors) if (((specialty is None) or (_d17.specialty == (specialty if specialty is not None else rt.absent()))) and ((doctor_id is None) or (_d17.id_ == (doctor_id if doctor_id is not None else rt.absent()))))])  # clinic.world:323
         found: tuple[str, ...] = ()  # clinic.world:324
-        self._steps -= len(chosen)  # clinic.world:325
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:325
-        for d in rt.rows(self.t_doctors, chosen):  # clinic.world:325
+        for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, (found + self.fn_free_slots(d, on, kind)))  # clinic.world:326
-        self._steps -= len(found)  # clinic.world:328
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:328
-        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, found), key=lambda _s19: _s19.start))))])  # clinic.world:328
+        return tuple([self.fn_slot_view(_s18, kind) for _s18 in rt.rows(self.t_slots, rt.each(self, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s19: _s19.start))))])  # clinic.world:328
 
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:  # clinic.world:331
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([_a20.key() for _a20 in rt.each(self, self.t_appointments) if (((_a20.doctor == doctor.key()) and (_a20.start.date() == day)) and self.fn_active(_a20))])  # clinic.world:337
-        self._steps -= len(booked)  # clinic.world:338
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:338
-        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, booked), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
+        return _new_DaySchedule(doctor.id_, day, tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a21: _a21.start)), tuple([self.fn_slot_view(_s22, _E9_VisitKind_consultation) for _s22 in rt.rows(self.t_slots, rt.each(self, self.fn_free_slots(doctor, day, _E9_VisitKind_consultation)))]))  # clinic.world:338
 
     def tool_list_appointments(self, patient_id: str | None, doctor_id: str | None, on: dt.date | None, status: AppointmentStatus | None) -> tuple[str, ...]:  # clinic.world:346
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
         found: tuple[str, ...] = tuple([_a23.key() for _a23 in rt.each(self, self.t_appointments) if (((((patient_id is None) or ((self.t_patients.rows.get(_a23.patient) or self.t_patients.row(_a23.patient)).id_ == (patient_id if patient_id is not None else rt.absent()))) and ((doctor_id is None) or ((self.t_doctors.rows.get(_a23.doctor) or self.t_doctors.row(_a23.doctor)).id_ == (doctor_id if doctor_id is not None else rt.absent())))) and ((on is None) or (_a23.start.date() == (on if on is not None else rt.absent())))) and ((status is None) or (_a23.status == (status if status is not None else rt.absent()))))])  # clinic.world:354
-        self._steps -= len(found)  # clinic.world:355
-        self._steps >= 0 or rt.out_of_steps()  # clinic.world:355
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, found), key=lambda _a24: _a24.start))  # clinic.world:355
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a24: _a24.start))  # clinic.world:355
 
     def tool_book_appointment(self, patient: Patient, slot: Slot, reason: str, kind: VisitKind) -> Appointment:  # clinic.world:360
         "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, the\npatient already has an appointment at that time or the daily maximum, the clinic is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\nBooking removes the patient's waitlist entry for that doctor, if any."
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if not (problem is None):  # clinic.world:374
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
-        self._insert(self.t_appointments, appointment)  # clinic.world:384
+        appointment: Appointment = Appointment(id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.key(), doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:375
+        self.insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(self.t_waitlist, rt.each(self, tuple([_w25.key() for _w25 in rt.each(self, self.t_waitlist) if ((_w25.patient == patient.key()) and (_w25.doctor == slot.doctor))]))):  # clinic.world:385
-            self._delete(self.t_waitlist, entry.key())  # clinic.world:386
+            self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:  # clinic.world:391
@@ -1047,14 +1029,10 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), new_slot, appointment.kind, appointment.id_)  # clinic.world:401
         if not (problem is None):  # clinic.world:402
             raise ToolError((problem if problem is not None else ''))
-        self._undo.append((3, appointment, ('slot', 'doctor', 'start', 'end'), (appointment.slot, appointment.doctor, appointment.start, appointment.end, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:403
-        appointment.slot = new_slot.key()  # clinic.world:403
-        appointment.doctor = new_slot.doctor  # clinic.world:404
-        appointment.start = new_slot.start  # clinic.world:405
-        appointment.end = (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)))  # clinic.world:406
-        appointment._stale |= 108  # clinic.world:406
-        appointment._digest = appointment._text = None  # clinic.world:406
-        self.t_appointments._digest = None  # clinic.world:406
+        self.set_field(appointment, 'slot', new_slot.key())  # clinic.world:403
+        self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
+        self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
+        self.set_field(appointment, 'end', (new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind))))  # clinic.world:406
         return appointment  # clinic.world:407
 
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:  # clinic.world:410
@@ -1064,23 +1042,14 @@ class ClinicScheduling(Episode):
         if not (appointment.start > self.clock):  # clinic.world:419
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; mark it as a no-show instead.')))
         late: bool = ((appointment.start - self.clock) < dt.timedelta(hours=self.state.cancellation_notice_hours))  # clinic.world:420
-        self._undo.append((3, appointment, ('status', 'cancelled_at', 'late_cancellation'), (appointment.status, appointment.cancelled_at, appointment.late_cancellation, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:421
-        appointment.status = _E17_AppointmentStatus_cancelled  # clinic.world:421
-        appointment.cancelled_at = self.clock  # clinic.world:422
-        appointment.late_cancellation = late  # clinic.world:423
-        appointment._stale |= 3328  # clinic.world:423
-        appointment._digest = appointment._text = None  # clinic.world:423
-        self.t_appointments._digest = None  # clinic.world:423
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
+        self.set_field(appointment, 'cancelled_at', self.clock)  # clinic.world:422
+        self.set_field(appointment, 'late_cancellation', late)  # clinic.world:423
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled.'))  # clinic.world:425
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
-            _row26 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:428
-            self._undo.append((0, _row26, 'balance', _row26.balance, _row26._digest, _row26._text, _row26._frags, _row26._stale))  # clinic.world:428
-            _row26.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:428
-            _row26._stale |= 64  # clinic.world:428
-            _row26._digest = _row26._text = None  # clinic.world:428
-            self.t_patients._digest = None  # clinic.world:428
+            self.set_field((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), 'balance', v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:428
             message = rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' on ' + rt.text(self.fn_when(appointment.start)) + ' is cancelled. It was less than ' + rt.text(self.state.cancellation_notice_hours) + ' hours away, so a late fee of $' + format(fee, '.2f') + ' was added to ' + rt.text((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).name) + "'s balance."))  # clinic.world:429
         return _new_Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
@@ -1092,23 +1061,15 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Too early: check-in for appointment ' + rt.text(appointment.id_) + ' opens at ' + rt.text(self.fn_when((appointment.start - dt.timedelta(minutes=30)))) + '.')))
         if not (self.clock <= (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:443
             raise ToolError(rt.built(self, ('Too late: appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '. Mark it as a no-show or reschedule it.')))
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:444
-        appointment.status = _E17_AppointmentStatus_checked_in  # clinic.world:444
-        appointment._stale |= 256  # clinic.world:444
-        appointment._digest = appointment._text = None  # clinic.world:444
-        self.t_appointments._digest = None  # clinic.world:444
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)  # clinic.world:444
         return appointment  # clinic.world:445
 
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:  # clinic.world:448
         "Close a visit after the patient was seen, with the doctor's notes."
         if not (appointment.status == _E17_AppointmentStatus_checked_in):  # clinic.world:454
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be completed: it is ' + rt.text(appointment.status) + ', and only checked-in patients can be seen.')))
-        self._undo.append((3, appointment, ('status', 'notes'), (appointment.status, appointment.notes, ), appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:455
-        appointment.status = _E17_AppointmentStatus_completed  # clinic.world:455
-        appointment.notes = notes  # clinic.world:456
-        appointment._stale |= 4352  # clinic.world:456
-        appointment._digest = appointment._text = None  # clinic.world:456
-        self.t_appointments._digest = None  # clinic.world:456
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
+        self.set_field(appointment, 'notes', notes)  # clinic.world:456
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
@@ -1117,23 +1078,9 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' cannot be marked as a no-show: it is ' + rt.text(appointment.status) + '.')))
         if not (self.clock > (appointment.start + dt.timedelta(minutes=15))):  # clinic.world:466
             raise ToolError(rt.built(self, ('Appointment ' + rt.text(appointment.id_) + ' started at ' + rt.text(self.fn_when(appointment.start)) + '; wait until 15 minutes after the start before marking a no-show.')))
-        self._undo.append((0, appointment, 'status', appointment.status, appointment._digest, appointment._text, appointment._frags, appointment._stale))  # clinic.world:467
-        appointment.status = _E17_AppointmentStatus_no_show  # clinic.world:467
-        appointment._stale |= 256  # clinic.world:467
-        appointment._digest = appointment._text = None  # clinic.world:467
-        self.t_appointments._digest = None  # clinic.world:467
-        _row27 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:468
-        self._undo.append((0, _row27, 'no_shows', _row27.no_shows, _row27._digest, _row27._text, _row27._frags, _row27._stale))  # clinic.world:468
-        _row27.no_shows = v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None)  # clinic.world:468
-        _row27._stale |= 128  # clinic.world:468
-        _row27._digest = _row27._text = None  # clinic.world:468
-        self.t_patients._digest = None  # clinic.world:468
-        _row28 = (self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient))  # clinic.world:469
-        self._undo.append((0, _row28, 'balance', _row28.balance, _row28._digest, _row28._text, _row28._frags, _row28._stale))  # clinic.world:469
-        _row28.balance = v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None)  # clinic.world:469
-        _row28._stale |= 64  # clinic.world:469
-        _row28._digest = _row28._text = None  # clinic.world:469
-        self.t_patients._digest = None  # clinic.world:469
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
+        self.set_field((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), 'no_shows', v.check_range(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).no_shows + 1), 'Patient.no_shows', 0, None))  # clinic.world:468
+        self.set_field((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)), 'balance', v.check_range(round(((self.t_patients.rows.get(appointment.patient) or self.t_patients.row(appointment.patient)).balance + self.state.late_fee), 2), 'Patient.balance', 0.0, None))  # clinic.world:469
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
@@ -1142,11 +1089,7 @@ class ClinicScheduling(Episode):
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes nothing.')))
         if not (amount <= patient.balance):  # clinic.world:480
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' owes only $' + format(patient.balance, '.2f') + '; $' + format(amount, '.2f') + ' is too much.')))
-        self._undo.append((0, patient, 'balance', patient.balance, patient._digest, patient._text, patient._frags, patient._stale))  # clinic.world:481
-        patient.balance = v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None)  # clinic.world:481
-        patient._stale |= 64  # clinic.world:481
-        patient._digest = patient._text = None  # clinic.world:481
-        self.t_patients._digest = None  # clinic.world:481
+        self.set_field(patient, 'balance', v.check_range(round((patient.balance - amount), 2), 'Patient.balance', 0.0, None))  # clinic.world:481
         return patient  # clinic.world:482
 
     def tool_join_waitlist(self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str) -> WaitlistEntry:  # clinic.world:487
@@ -1155,20 +1098,20 @@ class ClinicScheduling(Episode):
             raise ToolError(('The window ' + rt.text(earliest) + ' to ' + rt.text(latest) + ' ends before it starts.'))
         if not (latest >= self.clock.date()):  # clinic.world:497
             raise ToolError(('The window ends on ' + rt.text(latest) + ', which has already passed.'))
-        if not (not any(((_w29.patient == patient.key()) and (_w29.doctor == doctor.key())) for _w29 in rt.each(self, self.t_waitlist))):  # clinic.world:498
+        if not (not any(((_w26.patient == patient.key()) and (_w26.doctor == doctor.key())) for _w26 in rt.each(self, self.t_waitlist))):  # clinic.world:498
             raise ToolError(rt.built(self, (rt.text(patient.name) + ' is already on ' + rt.text(doctor.name) + "'s waitlist.")))
-        entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:499
-        self._insert(self.t_waitlist, entry)  # clinic.world:506
+        entry: WaitlistEntry = WaitlistEntry(id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.key(), doctor=doctor.key(), earliest=earliest, latest=latest, reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock)  # clinic.world:499
+        self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
         'List the waitlist entries, oldest first: who waits for which doctor, the window of days that suits them and why.'
-        return tuple([_w30.key() for _w30 in rt.each(self, self.t_waitlist) if ((doctor is None) or (_w30.doctor == (doctor if doctor is not None else rt.absent()).key()))])  # clinic.world:515
+        return tuple([_w27.key() for _w27 in rt.each(self, self.t_waitlist) if ((doctor is None) or (_w27.doctor == (doctor if doctor is not None else rt.absent()).key()))])  # clinic.world:515
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
         "Take a patient off a doctor's waitlist."
         text: str = rt.built(self, (rt.text((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)).name) + ' was removed from ' + rt.text((self.t_doctors.rows.get(entry.doctor) or self.t_doctors.row(entry.doctor)).name) + "'s waitlist."))  # clinic.world:523
-        self._delete(self.t_waitlist, entry.key())  # clinic.world:524
+        self.delete(self.t_waitlist, entry.key())  # clinic.world:524
         return text  # clinic.world:525
 
     def tool_book_from_waitlist(self, entry: WaitlistEntry, slot: Slot, kind: VisitKind) -> Appointment:  # clinic.world:528
@@ -1181,9 +1124,9 @@ class ClinicScheduling(Episode):
         problem: str | None = self.fn_booking_problem((self.t_patients.rows.get(entry.patient) or self.t_patients.row(entry.patient)), slot, kind, '')  # clinic.world:538
         if not (problem is None):  # clinic.world:539
             raise ToolError((problem if problem is not None else ''))
-        appointment: Appointment = Appointment(id_=self._next('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:540
-        self._insert(self.t_appointments, appointment)  # clinic.world:549
-        self._delete(self.t_waitlist, entry.key())  # clinic.world:550
+        appointment: Appointment = Appointment(id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=entry.patient, doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start, end=(slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind))), reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200), status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None, late_cancellation=False, notes=None)  # clinic.world:540
+        self.insert(self.t_appointments, appointment)  # clinic.world:549
+        self.delete(self.t_waitlist, entry.key())  # clinic.world:550
         return appointment  # clinic.world:551
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1457,7 +1400,7 @@ def _check_late_cancel_fill_from_waitlist__late_fee(ep: ClinicScheduling, init: 
 
 
 def _check_late_cancel_fill_from_waitlist__marcus_in_slot(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:18
-    return bool(any(((((_a31.id_ not in init.t_appointments) and (_a31.patient == 'P1002')) and (_a31.slot == 'S101')) and (_a31.status == _E17_AppointmentStatus_booked)) for _a31 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a28.id_ not in init.t_appointments) and (_a28.patient == 'P1002')) and (_a28.slot == 'S101')) and (_a28.status == _E17_AppointmentStatus_booked)) for _a28 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_late_cancel_fill_from_waitlist__waitlist_done(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:19
@@ -1469,7 +1412,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling, init: ClinicScheduling,
 
 
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:46
-    return bool(any(((((_a32.id_ not in init.t_appointments) and (_a32.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a32.doctor) or ep.t_doctors.row(_a32.doctor)).specialty == _E9_Specialty_general_practice)) and (_a32.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((_a29.id_ not in init.t_appointments) and (_a29.patient == 'P1005')) and ((ep.t_doctors.rows.get(_a29.doctor) or ep.t_doctors.row(_a29.doctor)).specialty == _E9_Specialty_general_practice)) and (_a29.start == rt.parse_datetime('2024-06-11T11:00:00'))) for _a29 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_julia_reschedule__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:47
@@ -1485,19 +1428,19 @@ def _check_front_desk_morning__ahmed_no_show(ep: ClinicScheduling, init: ClinicS
 
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:73
-    return bool(any((((_w33.patient == 'P1004') and (_w33.doctor == 'D05')) and (_w33.latest >= rt.parse_date('2024-06-14'))) for _w33 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((_w30.patient == 'P1004') and (_w30.doctor == 'D05')) and (_w30.latest >= rt.parse_date('2024-06-14'))) for _w30 in rt.each(ep, ep.t_waitlist)))
 
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:135
-    return bool(any((((_p34.name == 'Leo Fischer') and (_p34.birth_date == rt.parse_date('2019-04-02'))) and (_p34.phone == '+15125550190')) for _p34 in rt.each(ep, ep.t_patients)))
+    return bool(any((((_p31.name == 'Leo Fischer') and (_p31.birth_date == rt.parse_date('2019-04-02'))) and (_p31.phone == '+15125550190')) for _p31 in rt.each(ep, ep.t_patients)))
 
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:136
-    return bool(any(((((ep.t_patients.rows.get(_a35.patient) or ep.t_patients.row(_a35.patient)).name == 'Leo Fischer') and (_a35.doctor == 'D04')) and (_a35.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a35 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a32.patient) or ep.t_patients.row(_a32.patient)).name == 'Leo Fischer') and (_a32.doctor == 'D04')) and (_a32.start == rt.parse_datetime('2024-06-11T15:00:00'))) for _a32 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:137
-    return bool(any((((_a36.patient == 'P2001') and (_a36.doctor == 'D01')) and (_a36.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a36 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a33.patient == 'P2001') and (_a33.doctor == 'D01')) and (_a33.start == rt.parse_datetime('2024-06-11T15:30:00'))) for _a33 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:138
@@ -1505,11 +1448,11 @@ def _check_family_booking__two_bookings(ep: ClinicScheduling, init: ClinicSchedu
 
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((_a37.patient == 'P1006') and (_a37.slot == 'S402')) and (_a37.status == _E17_AppointmentStatus_booked)) for _a37 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a34.patient == 'P1006') and (_a34.slot == 'S402')) and (_a34.status == _E17_AppointmentStatus_booked)) for _a34 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:161
-    return bool(any((((_a38.patient == 'P1007') and (_a38.doctor == 'D03')) and (_a38.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a38 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((_a35.patient == 'P1007') and (_a35.doctor == 'D03')) and (_a35.start == rt.parse_datetime('2024-06-12T13:30:00'))) for _a35 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_waitlist_sweep__waitlist_empty(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:162
@@ -1521,7 +1464,7 @@ def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling, init: C
 
 
 def _check_grace_visit_and_follow_up__follow_up_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:187
-    return bool(any(((((((_a39.id_ not in init.t_appointments) and (_a39.patient == 'P1001')) and (_a39.doctor == 'D01')) and (_a39.kind == _E9_VisitKind_follow_up)) and (_a39.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a39.status == _E17_AppointmentStatus_booked)) for _a39 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((((_a36.id_ not in init.t_appointments) and (_a36.patient == 'P1001')) and (_a36.doctor == 'D01')) and (_a36.kind == _E9_VisitKind_follow_up)) and (_a36.start == rt.parse_datetime('2024-06-11T09:30:00'))) and (_a36.status == _E17_AppointmentStatus_booked)) for _a36 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_grace_visit_and_follow_up__one_new_appointment(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:188
@@ -1533,7 +1476,7 @@ def _check_ahmed_settles_up__no_show_recorded(ep: ClinicScheduling, init: Clinic
 
 
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:219
-    return bool(any((((((_a40.id_ not in init.t_appointments) and (_a40.patient == 'P1004')) and (_a40.doctor == 'D05')) and (_a40.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a40.status == _E17_AppointmentStatus_booked)) for _a40 in rt.each(ep, ep.t_appointments)))
+    return bool(any((((((_a37.id_ not in init.t_appointments) and (_a37.patient == 'P1004')) and (_a37.doctor == 'D05')) and (_a37.start == rt.parse_datetime('2024-06-12T11:00:00'))) and (_a37.status == _E17_AppointmentStatus_booked)) for _a37 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:220
@@ -1545,15 +1488,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling, init: ClinicSchedulin
 
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:247
-    return bool(any(((((_p41.name == 'Tomas Rivera') and (_p41.birth_date == rt.parse_date('1980-08-15'))) and (_p41.phone == '+15125550199')) and (_p41.insurance == 'Aetna')) for _p41 in rt.each(ep, ep.t_patients)))
+    return bool(any(((((_p38.name == 'Tomas Rivera') and (_p38.birth_date == rt.parse_date('1980-08-15'))) and (_p38.phone == '+15125550199')) and (_p38.insurance == 'Aetna')) for _p38 in rt.each(ep, ep.t_patients)))
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:248
-    return bool(any(((((ep.t_patients.rows.get(_a42.patient) or ep.t_patients.row(_a42.patient)).name == 'Tomas Rivera') and (_a42.slot == 'S303')) and (_a42.status == _E17_AppointmentStatus_booked)) for _a42 in rt.each(ep, ep.t_appointments)))
+    return bool(any(((((ep.t_patients.rows.get(_a39.patient) or ep.t_patients.row(_a39.patient)).name == 'Tomas Rivera') and (_a39.slot == 'S303')) and (_a39.status == _E17_AppointmentStatus_booked)) for _a39 in rt.each(ep, ep.t_appointments)))
 
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling, init: ClinicScheduling, replies: tuple[str, ...]) -> bool:  # tasks.world:249
-    return bool(any((((((ep.t_patients.rows.get(_w43.patient) or ep.t_patients.row(_w43.patient)).name == 'Tomas Rivera') and (_w43.doctor == 'D01')) and (_w43.earliest == rt.parse_date('2024-06-17'))) and (_w43.latest == rt.parse_date('2024-06-21'))) for _w43 in rt.each(ep, ep.t_waitlist)))
+    return bool(any((((((ep.t_patients.rows.get(_w40.patient) or ep.t_patients.row(_w40.patient)).name == 'Tomas Rivera') and (_w40.doctor == 'D01')) and (_w40.earliest == rt.parse_date('2024-06-17'))) and (_w40.latest == rt.parse_date('2024-06-21'))) for _w40 in rt.each(ep, ep.t_waitlist)))
 
 
 ClinicScheduling.TASKS = {

@@ -417,7 +417,7 @@ class Order(Row):
     def load(cls, data: object, path: str, ep: Any) -> Order:
         d = v.want_object(data, path, {'id': False, 'customer': True, 'event': True, 'status': False, 'created_at': False, 'hold_expires_at': True, 'total_cents': True, 'paid_at': False, 'payment': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'ORD{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'ORD{:03d}')),
             customer=v.check_pattern(v.want_str(d['customer'], path + '.customer'), path + '.customer', '^C[0-9]{3}$'),
             event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
             status=(v.want_enum(d['status'], path + '.status', OrderStatus) if d.get('status') is not None else _E11_OrderStatus_held),
@@ -506,7 +506,7 @@ class Ticket(Row):
     def load(cls, data: object, path: str, ep: Any) -> Ticket:
         d = v.want_object(data, path, {'id': False, 'order': True, 'event': True, 'section': True, 'seat': True, 'price_cents': True, 'holder': True, 'status': False, 'checked_in_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
             order=v.want_str(d['order'], path + '.order'),
             event=v.check_pattern(v.want_str(d['event'], path + '.event'), path + '.event', '^E[0-9]{2}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z0-9]{2,10}$'),
@@ -1013,45 +1013,45 @@ class ConcertTicketOffice(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all(((not self.fn_owned(_t43)) or (len(tuple([_o44.key() for _o44 in rt.each(self, self.t_tickets) if ((((_o44.event == _t43.event) and (_o44.section == _t43.section)) and (_o44.seat == _t43.seat)) and self.fn_owned(_o44))])) == 1)) for _t43 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:219
+        if not all(((not self.fn_owned(_t41)) or (len(tuple([_o42.key() for _o42 in rt.each(self, self.t_tickets) if ((((_o42.event == _t41.event) and (_o42.section == _t41.section)) and (_o42.seat == _t41.seat)) and self.fn_owned(_o42))])) == 1)) for _t41 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:219
             raise InvariantError('A seat is sold at most once per event.', 'concert_ticket_office.world:219')
-        if not all(((not self.fn_owned(_t45)) or (self.fn_owned_count((self.t_customers.rows.get(_t45.holder) or self.t_customers.row(_t45.holder)), (self.t_events.rows.get(_t45.event) or self.t_events.row(_t45.event))) <= _C_MAX_PER_EVENT)) for _t45 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:222
+        if not all(((not self.fn_owned(_t43)) or (self.fn_owned_count((self.t_customers.rows.get(_t43.holder) or self.t_customers.row(_t43.holder)), (self.t_events.rows.get(_t43.event) or self.t_events.row(_t43.event))) <= _C_MAX_PER_EVENT)) for _t43 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:222
             raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one event.', 'concert_ticket_office.world:222')
-        if not all(((_t46.event == (self.t_orders.rows.get(_t46.order) or self.t_orders.row(_t46.order)).event) and ((self.t_sections.rows.get(_t46.section) or self.t_sections.row(_t46.section)).venue == (self.t_events.rows.get(_t46.event) or self.t_events.row(_t46.event)).venue)) for _t46 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:225
+        if not all(((_t44.event == (self.t_orders.rows.get(_t44.order) or self.t_orders.row(_t44.order)).event) and ((self.t_sections.rows.get(_t44.section) or self.t_sections.row(_t44.section)).venue == (self.t_events.rows.get(_t44.event) or self.t_events.row(_t44.event)).venue)) for _t44 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:225
             raise InvariantError("A ticket is for its order's event, in a section of the event's venue.", 'concert_ticket_office.world:225')
-        if not all(self.fn_seat_in_section(_t47.seat, (self.t_sections.rows.get(_t47.section) or self.t_sections.row(_t47.section))) for _t47 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:228
+        if not all(self.fn_seat_in_section(_t45.seat, (self.t_sections.rows.get(_t45.section) or self.t_sections.row(_t45.section))) for _t45 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:228
             raise InvariantError("Every ticket's seat lies within its section.", 'concert_ticket_office.world:228')
-        for _row48 in self._changed_rows(self.t_orders):  # concert_ticket_office.world:231
-            if not (((_row48.status == _E11_OrderStatus_paid) == (_row48.paid_at is not None)) and ((_row48.status == _E11_OrderStatus_paid) == (_row48.payment is not None))):
+        for _row46 in rt.changed_rows(self, self.t_orders):  # concert_ticket_office.world:231
+            if not (((_row46.status == _E11_OrderStatus_paid) == (_row46.paid_at is not None)) and ((_row46.status == _E11_OrderStatus_paid) == (_row46.payment is not None))):
                 raise InvariantError('An order is paid exactly when it has a payment time and method.', 'concert_ticket_office.world:231')
-        if not all(((((self.t_orders.rows.get(_t49.order) or self.t_orders.row(_t49.order)).status == _E11_OrderStatus_held) == (_t49.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t49.order) or self.t_orders.row(_t49.order)).status == _E11_OrderStatus_released) == (_t49.status == _E12_TicketStatus_released))) for _t49 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:234
+        if not all(((((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status == _E11_OrderStatus_held) == (_t47.status == _E12_TicketStatus_held)) and (((self.t_orders.rows.get(_t47.order) or self.t_orders.row(_t47.order)).status == _E11_OrderStatus_released) == (_t47.status == _E12_TicketStatus_released))) for _t47 in rt.each(self, self.t_tickets)):  # concert_ticket_office.world:234
             raise InvariantError('Tickets are held while their order is held and released when it is released.', 'concert_ticket_office.world:234')
-        for _row50 in self._changed_rows(self.t_tickets):  # concert_ticket_office.world:237
-            if not ((_row50.checked_in_at is not None) == (_row50.status == _E12_TicketStatus_checked_in)):
+        for _row48 in rt.changed_rows(self, self.t_tickets):  # concert_ticket_office.world:237
+            if not ((_row48.checked_in_at is not None) == (_row48.status == _E12_TicketStatus_checked_in)):
                 raise InvariantError('A ticket has a check-in time exactly when it is checked in.', 'concert_ticket_office.world:237')
-        if not all((_o51.total_cents == sum(rt.each(self, tuple([_t52.price_cents for _t52 in rt.each(self, self.t_tickets) if (_t52.order == _o51.key())])))) for _o51 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:240
+        if not all((_o49.total_cents == sum(rt.each(self, tuple([_t50.price_cents for _t50 in rt.each(self, self.t_tickets) if (_t50.order == _o49.key())])))) for _o49 in rt.each(self, self.t_orders)):  # concert_ticket_office.world:240
             raise InvariantError("An order's total is the sum of its tickets' prices.", 'concert_ticket_office.world:240')
-        for _row53 in rt.changed_rows(self, self.t_sections, ('venue',)):
-            rt.check_refs(self.t_venues, _row53.venue, 'Section.venue')
-        for _row54 in rt.changed_rows(self, self.t_events, ('venue',)):
-            rt.check_refs(self.t_venues, _row54.venue, 'Event.venue')
-        for _row55 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
-            rt.check_refs(self.t_customers, _row55.customer, 'Order.customer')
-            rt.check_refs(self.t_events, _row55.event, 'Order.event')
-        for _row56 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
-            rt.check_refs(self.t_orders, _row56.order, 'Ticket.order')
-            rt.check_refs(self.t_events, _row56.event, 'Ticket.event')
-            rt.check_refs(self.t_sections, _row56.section, 'Ticket.section')
-            rt.check_refs(self.t_customers, _row56.holder, 'Ticket.holder')
-        if self._deleted:
+        for _row51 in rt.changed_rows(self, self.t_sections, ('venue',)):
+            rt.check_refs(self.t_venues, _row51.venue, 'Section.venue')
+        for _row52 in rt.changed_rows(self, self.t_events, ('venue',)):
+            rt.check_refs(self.t_venues, _row52.venue, 'Event.venue')
+        for _row53 in rt.changed_rows(self, self.t_orders, ('customer', 'event')):
+            rt.check_refs(self.t_customers, _row53.customer, 'Order.customer')
+            rt.check_refs(self.t_events, _row53.event, 'Order.event')
+        for _row54 in rt.changed_rows(self, self.t_tickets, ('order', 'event', 'section', 'holder')):
+            rt.check_refs(self.t_orders, _row54.order, 'Ticket.order')
+            rt.check_refs(self.t_events, _row54.event, 'Ticket.event')
+            rt.check_refs(self.t_sections, _row54.section, 'Ticket.section')
+            rt.check_refs(self.t_customers, _row54.holder, 'Ticket.holder')
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
         pass
 
@@ -1132,12 +1132,8 @@ class ConcertTicketOffice(Episode):
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:301
             for n in rt.each(self, rt.int_range(1, (section.seats_per_row + 1))):  # concert_ticket_office.world:302
                 label: str = rt.built(self, (_C_ROW_LETTERS[r] + rt.text(n)))  # concert_ticket_office.world:303
-                self._steps -= len(taken)  # concert_ticket_office.world:304
-                self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:304
-                if (label not in taken):  # concert_ticket_office.world:304
-                    self._steps -= len(free)  # concert_ticket_office.world:305
-                    self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:305
-                    free = (free + (label,))  # concert_ticket_office.world:305
+                if (label not in rt.each(self, taken)):  # concert_ticket_office.world:304
+                    free = (rt.each(self, free) + (label,))  # concert_ticket_office.world:305
         return _new_SeatAvailability(event.id_, section.id_, section.tier, event.prices.get(section.tier), free)  # concert_ticket_office.world:309
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
@@ -1168,24 +1164,18 @@ class ConcertTicketOffice(Episode):
         if not (price is not None):  # concert_ticket_office.world:368
             raise ToolError(rt.built(self, (rt.text(event.title) + ' does not sell ' + rt.text(section.tier) + ' seats.')))
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)  # concert_ticket_office.world:369
-        self._steps -= len(seats)  # concert_ticket_office.world:370
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:370
-        for seat in seats:  # concert_ticket_office.world:370
+        for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' does not exist in section ' + rt.text(section.id_) + '.')))
-            self._steps -= len(taken)  # concert_ticket_office.world:372
-            self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:372
-            if not (seat not in taken):  # concert_ticket_office.world:372
+            if not (seat not in rt.each(self, taken)):  # concert_ticket_office.world:372
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(seat) + ' in section ' + rt.text(section.id_) + ' is already taken.')))
         already: int = rt.bounded(self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event))  # concert_ticket_office.world:374
         if not (rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:375
             raise ToolError(rt.built(self, (rt.text(customer.name) + ' already has ' + rt.text(already) + ' tickets or held seats for ' + rt.text(event.title) + '; at most ' + rt.text(_C_MAX_PER_EVENT) + ' per event.')))
-        order: Order = Order(id_=self._next('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:376
-        self._insert(self.t_orders, order)  # concert_ticket_office.world:382
-        self._steps -= len(seats)  # concert_ticket_office.world:383
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:383
-        for _seat14 in seats:  # concert_ticket_office.world:383
-            self._insert(self.t_tickets, Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(price, 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:384
+        order: Order = Order(id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(), status=_E11_OrderStatus_held, created_at=self.clock, hold_expires_at=(self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES)), total_cents=v.check_range(rt.bounded(price * len(seats)), 'Order.total_cents', 0, None), paid_at=None, payment=None)  # concert_ticket_office.world:376
+        self.insert(self.t_orders, order)  # concert_ticket_office.world:382
+        for _seat14 in rt.each(self, seats):  # concert_ticket_office.world:383
+            self.insert(self.t_tickets, Ticket(id_=self.next_id('ticket_ids', 'TK{:04d}'), order=order.key(), event=event.key(), section=section.key(), seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'), price_cents=v.check_range(price, 'Ticket.price_cents', 0, None), holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None))  # concert_ticket_office.world:384
         return _new_OrderView(order.key(), tuple([_t15.key() for _t15 in rt.each(self, self.t_tickets) if (_t15.order == order.key())]), False)  # concert_ticket_office.world:393
 
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:  # concert_ticket_office.world:400
@@ -1197,45 +1187,23 @@ class ConcertTicketOffice(Episode):
         mine: tuple[str, ...] = tuple([_t16.key() for _t16 in rt.each(self, self.t_tickets) if (_t16.order == order.key())])  # concert_ticket_office.world:408
         if not (rt.bounded(self.fn_owned_count((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)), (self.t_events.rows.get(order.event) or self.t_events.row(order.event))) + len(mine)) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:409
             raise ToolError(rt.built(self, (rt.text((self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)).name) + ' would have more than ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(order.event) or self.t_events.row(order.event)).title) + '.')))
-        self._steps -= len(mine)  # concert_ticket_office.world:410
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:410
-        for t in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:410
+        for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if not (not any(((((_o17.event == t.event) and (_o17.section == t.section)) and (_o17.seat == t.seat)) and self.fn_owned(_o17)) for _o17 in rt.each(self, self.t_tickets))):  # concert_ticket_office.world:411
                 raise ToolError(rt.built(self, ('Seat ' + rt.text(t.seat) + ' in section ' + rt.text((self.t_sections.rows.get(t.section) or self.t_sections.row(t.section)).id_) + ' has been sold in the meantime.')))
-        self._undo.append((3, order, ('status', 'paid_at', 'payment'), (order.status, order.paid_at, order.payment, ), order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:413
-        order.status = _E11_OrderStatus_paid  # concert_ticket_office.world:413
-        order.paid_at = self.clock  # concert_ticket_office.world:414
-        order.payment = payment  # concert_ticket_office.world:415
-        order._stale |= 392  # concert_ticket_office.world:415
-        order._digest = order._text = None  # concert_ticket_office.world:415
-        self.t_orders._digest = None  # concert_ticket_office.world:415
-        self._steps -= len(mine)  # concert_ticket_office.world:416
-        self._steps >= 0 or rt.out_of_steps()  # concert_ticket_office.world:416
-        for _t18 in rt.rows(self.t_tickets, mine):  # concert_ticket_office.world:416
-            _row19 = self.t_tickets.row(_t18.id_)  # concert_ticket_office.world:417
-            self._undo.append((0, _row19, 'status', _row19.status, _row19._digest, _row19._text, _row19._frags, _row19._stale))  # concert_ticket_office.world:417
-            _row19.status = _E12_TicketStatus_sold  # concert_ticket_office.world:417
-            _row19._stale |= 128  # concert_ticket_office.world:417
-            _row19._digest = _row19._text = None  # concert_ticket_office.world:417
-            self.t_tickets._digest = None  # concert_ticket_office.world:417
-        return _new_OrderView(order.key(), tuple([_t20.key() for _t20 in rt.each(self, self.t_tickets) if (_t20.order == order.key())]), False)  # concert_ticket_office.world:419
+        self.set_field(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:413
+        self.set_field(order, 'paid_at', self.clock)  # concert_ticket_office.world:414
+        self.set_field(order, 'payment', payment)  # concert_ticket_office.world:415
+        for _t18 in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:416
+            self.set_field(self.t_tickets.row(_t18.id_), 'status', _E12_TicketStatus_sold)  # concert_ticket_office.world:417
+        return _new_OrderView(order.key(), tuple([_t19.key() for _t19 in rt.each(self, self.t_tickets) if (_t19.order == order.key())]), False)  # concert_ticket_office.world:419
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         'Give up a held order before paying; its seats are free again.'
         if not (order.status == _E11_OrderStatus_held):  # concert_ticket_office.world:431
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not held.')))
-        self._undo.append((0, order, 'status', order.status, order._digest, order._text, order._frags, order._stale))  # concert_ticket_office.world:432
-        order.status = _E11_OrderStatus_released  # concert_ticket_office.world:432
-        order._stale |= 8  # concert_ticket_office.world:432
-        order._digest = order._text = None  # concert_ticket_office.world:432
-        self.t_orders._digest = None  # concert_ticket_office.world:432
-        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t21.key() for _t21 in rt.each(self, self.t_tickets) if (_t21.order == order.key())]))):  # concert_ticket_office.world:433
-            _row22 = self.t_tickets.row(t.id_)  # concert_ticket_office.world:434
-            self._undo.append((0, _row22, 'status', _row22.status, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # concert_ticket_office.world:434
-            _row22.status = _E12_TicketStatus_released  # concert_ticket_office.world:434
-            _row22._stale |= 128  # concert_ticket_office.world:434
-            _row22._digest = _row22._text = None  # concert_ticket_office.world:434
-            self.t_tickets._digest = None  # concert_ticket_office.world:434
+        self.set_field(order, 'status', _E11_OrderStatus_released)  # concert_ticket_office.world:432
+        for t in rt.rows(self.t_tickets, rt.each(self, tuple([_t20.key() for _t20 in rt.each(self, self.t_tickets) if (_t20.order == order.key())]))):  # concert_ticket_office.world:433
+            self.set_field(self.t_tickets.row(t.id_), 'status', _E12_TicketStatus_released)  # concert_ticket_office.world:434
         return order  # concert_ticket_office.world:436
 
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:  # concert_ticket_office.world:439
@@ -1248,11 +1216,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.')))
         if not ((self.fn_owned_count(to_customer, (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event))) + 1) <= _C_MAX_PER_EVENT):  # concert_ticket_office.world:448
             raise ToolError(rt.built(self, (rt.text(to_customer.name) + ' already has ' + rt.text(_C_MAX_PER_EVENT) + ' tickets for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + '.')))
-        self._undo.append((0, ticket, 'holder', ticket.holder, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:449
-        ticket.holder = to_customer.key()  # concert_ticket_office.world:449
-        ticket._stale |= 64  # concert_ticket_office.world:449
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:449
-        self.t_tickets._digest = None  # concert_ticket_office.world:449
+        self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
@@ -1261,11 +1225,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + '; only sold tickets can be refunded.')))
         if not (not self.fn_started((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)))):  # concert_ticket_office.world:459
             raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has already started; tickets cannot be refunded.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:460
-        ticket.status = _E12_TicketStatus_refunded  # concert_ticket_office.world:460
-        ticket._stale |= 128  # concert_ticket_office.world:460
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:460
-        self.t_tickets._digest = None  # concert_ticket_office.world:460
+        self.set_field(ticket, 'status', _E12_TicketStatus_refunded)  # concert_ticket_office.world:460
         return _new_Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
@@ -1278,12 +1238,8 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, ('Doors for ' + rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' open at ' + rt.text(((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS))) + '.')))
         if not (self.clock <= ((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at + dt.timedelta(hours=_C_EVENT_HOURS))):  # concert_ticket_office.world:472
             raise ToolError(rt.built(self, (rt.text((self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).title) + ' has ended.')))
-        self._undo.append((3, ticket, ('status', 'checked_in_at'), (ticket.status, ticket.checked_in_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # concert_ticket_office.world:473
-        ticket.status = _E12_TicketStatus_checked_in  # concert_ticket_office.world:473
-        ticket.checked_in_at = self.clock  # concert_ticket_office.world:474
-        ticket._stale |= 384  # concert_ticket_office.world:474
-        ticket._digest = ticket._text = None  # concert_ticket_office.world:474
-        self.t_tickets._digest = None  # concert_ticket_office.world:474
+        self.set_field(ticket, 'status', _E12_TicketStatus_checked_in)  # concert_ticket_office.world:473
+        self.set_field(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:474
         return ticket  # concert_ticket_office.world:475
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1512,11 +1468,11 @@ ConcertTicketOffice.TOOLS = {
 
 
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:691
-    return bool(any((((((_o23.customer == 'C004') and (_o23.event == 'E02')) and (_o23.status == _E11_OrderStatus_paid)) and (_o23.payment == _E9_PayMethod_card)) and (_o23.total_cents == 5000)) for _o23 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o21.customer == 'C004') and (_o21.event == 'E02')) and (_o21.status == _E11_OrderStatus_paid)) and (_o21.payment == _E9_PayMethod_card)) and (_o21.total_cents == 5000)) for _o21 in rt.each(ep, ep.t_orders)))
 
 
 def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # concert_ticket_office.world:692
-    return bool((any((((((_t24.holder == 'C004') and (_t24.event == 'E02')) and (_t24.section == 'BALC')) and (_t24.seat == 'A1')) and (_t24.status == _E12_TicketStatus_sold)) for _t24 in rt.each(ep, ep.t_tickets)) and any((((((_t25.holder == 'C004') and (_t25.event == 'E02')) and (_t25.section == 'BALC')) and (_t25.seat == 'A2')) and (_t25.status == _E12_TicketStatus_sold)) for _t25 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t22.holder == 'C004') and (_t22.event == 'E02')) and (_t22.section == 'BALC')) and (_t22.seat == 'A1')) and (_t22.status == _E12_TicketStatus_sold)) for _t22 in rt.each(ep, ep.t_tickets)) and any((((((_t23.holder == 'C004') and (_t23.event == 'E02')) and (_t23.section == 'BALC')) and (_t23.seat == 'A2')) and (_t23.status == _E12_TicketStatus_sold)) for _t23 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # concert_ticket_office.world:915
@@ -1544,19 +1500,19 @@ def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice, init: Co
 
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:220
-    return bool(any(((((((_o26.customer == 'C002') and (_o26.event == 'E02')) and (_o26.status == _E11_OrderStatus_paid)) and (_o26.payment == _E9_PayMethod_cash)) and (_o26.total_cents == 2500)) and any((((((_t27.order == _o26.key()) and (_t27.section == 'BALC')) and (_t27.seat == 'B6')) and (_t27.status == _E12_TicketStatus_sold)) and (_t27.holder == 'C002')) for _t27 in rt.each(ep, ep.t_tickets))) for _o26 in rt.each(ep, ep.t_orders)))
+    return bool(any(((((((_o24.customer == 'C002') and (_o24.event == 'E02')) and (_o24.status == _E11_OrderStatus_paid)) and (_o24.payment == _E9_PayMethod_cash)) and (_o24.total_cents == 2500)) and any((((((_t25.order == _o24.key()) and (_t25.section == 'BALC')) and (_t25.seat == 'B6')) and (_t25.status == _E12_TicketStatus_sold)) and (_t25.holder == 'C002')) for _t25 in rt.each(ep, ep.t_tickets))) for _o24 in rt.each(ep, ep.t_orders)))
 
 
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:221
-    return rt.compared(len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if (((_t28.holder == 'C002') and (_t28.event == 'E02')) and (_t28.status == _E12_TicketStatus_sold))])), '==', 6, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6')
+    return rt.compared(len(tuple([_t26.key() for _t26 in rt.each(ep, ep.t_tickets) if (((_t26.holder == 'C002') and (_t26.event == 'E02')) and (_t26.status == _E12_TicketStatus_sold))])), '==', 6, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6')
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:446
-    return bool(any((((((_o29.customer == 'C002') and (_o29.event == 'E01')) and (_o29.status == _E11_OrderStatus_paid)) and (_o29.payment == _E9_PayMethod_card)) and (_o29.total_cents == 24000)) for _o29 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o27.customer == 'C002') and (_o27.event == 'E01')) and (_o27.status == _E11_OrderStatus_paid)) and (_o27.payment == _E9_PayMethod_card)) and (_o27.total_cents == 24000)) for _o27 in rt.each(ep, ep.t_orders)))
 
 
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:447
-    return rt.compared(len(tuple([_t30.key() for _t30 in rt.each(ep, ep.t_tickets) if (((((_t30.holder == 'C002') and (_t30.event == 'E01')) and (_t30.section == 'BOX')) and (_t30.status == _E12_TicketStatus_checked_in)) and (_t30.checked_in_at is not None))])), '==', 2, 'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2')
+    return rt.compared(len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if (((((_t28.holder == 'C002') and (_t28.event == 'E01')) and (_t28.section == 'BOX')) and (_t28.status == _E12_TicketStatus_checked_in)) and (_t28.checked_in_at is not None))])), '==', 2, 'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2')
 
 
 def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:672
@@ -1564,11 +1520,11 @@ def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice, init: 
 
 
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:673
-    return bool(any((((((((_t31.holder == 'C003') and (_t31.event == 'E02')) and (_t31.section == 'ORCH')) and (_t31.seat == 'C5')) and (_t31.status == _E12_TicketStatus_sold)) and (_t31.price_cents == 4500)) and ((ep.t_orders.rows.get(_t31.order) or ep.t_orders.row(_t31.order)).payment == _E9_PayMethod_card)) for _t31 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t29.holder == 'C003') and (_t29.event == 'E02')) and (_t29.section == 'ORCH')) and (_t29.seat == 'C5')) and (_t29.status == _E12_TicketStatus_sold)) and (_t29.price_cents == 4500)) and ((ep.t_orders.rows.get(_t29.order) or ep.t_orders.row(_t29.order)).payment == _E9_PayMethod_card)) for _t29 in rt.each(ep, ep.t_tickets)))
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:674
-    return bool(any((((((((_o32.customer == 'C003') and (_o32.event == 'E04')) and (_o32.status == _E11_OrderStatus_paid)) and (_o32.payment == _E9_PayMethod_card)) and (_o32.total_cents == 6000)) and any(((((_t33.order == _o32.key()) and (_t33.section == 'FLOOR')) and (_t33.seat == 'A1')) and (_t33.status == _E12_TicketStatus_sold)) for _t33 in rt.each(ep, ep.t_tickets))) and any(((((_t34.order == _o32.key()) and (_t34.section == 'FLOOR')) and (_t34.seat == 'A2')) and (_t34.status == _E12_TicketStatus_sold)) for _t34 in rt.each(ep, ep.t_tickets))) for _o32 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((((_o30.customer == 'C003') and (_o30.event == 'E04')) and (_o30.status == _E11_OrderStatus_paid)) and (_o30.payment == _E9_PayMethod_card)) and (_o30.total_cents == 6000)) and any(((((_t31.order == _o30.key()) and (_t31.section == 'FLOOR')) and (_t31.seat == 'A1')) and (_t31.status == _E12_TicketStatus_sold)) for _t31 in rt.each(ep, ep.t_tickets))) and any(((((_t32.order == _o30.key()) and (_t32.section == 'FLOOR')) and (_t32.seat == 'A2')) and (_t32.status == _E12_TicketStatus_sold)) for _t32 in rt.each(ep, ep.t_tickets))) for _o30 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:902
@@ -1576,11 +1532,11 @@ def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice, init
 
 
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:903
-    return bool(any((((((_o35.customer == 'C001') and (_o35.event == 'E02')) and (_o35.status == _E11_OrderStatus_paid)) and (_o35.payment == _E9_PayMethod_card)) and (_o35.total_cents == 9000)) for _o35 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o33.customer == 'C001') and (_o33.event == 'E02')) and (_o33.status == _E11_OrderStatus_paid)) and (_o33.payment == _E9_PayMethod_card)) and (_o33.total_cents == 9000)) for _o33 in rt.each(ep, ep.t_orders)))
 
 
 def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:904
-    return bool((any((((((_t36.holder == 'C001') and (_t36.event == 'E02')) and (_t36.section == 'ORCH')) and (_t36.seat == 'A1')) and (_t36.status == _E12_TicketStatus_sold)) for _t36 in rt.each(ep, ep.t_tickets)) and any((((((_t37.holder == 'C001') and (_t37.event == 'E02')) and (_t37.section == 'ORCH')) and (_t37.seat == 'A2')) and (_t37.status == _E12_TicketStatus_sold)) for _t37 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t34.holder == 'C001') and (_t34.event == 'E02')) and (_t34.section == 'ORCH')) and (_t34.seat == 'A1')) and (_t34.status == _E12_TicketStatus_sold)) for _t34 in rt.each(ep, ep.t_tickets)) and any((((((_t35.holder == 'C001') and (_t35.event == 'E02')) and (_t35.section == 'ORCH')) and (_t35.seat == 'A2')) and (_t35.status == _E12_TicketStatus_sold)) for _t35 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1133
@@ -1588,11 +1544,11 @@ def _check_clara_swaps_to_balcony__orchestra_released(ep: ConcertTicketOffice, i
 
 
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1134
-    return bool(any((((((_o38.customer == 'C003') and (_o38.event == 'E02')) and (_o38.status == _E11_OrderStatus_paid)) and (_o38.payment == _E9_PayMethod_card)) and (_o38.total_cents == 5000)) for _o38 in rt.each(ep, ep.t_orders)))
+    return bool(any((((((_o36.customer == 'C003') and (_o36.event == 'E02')) and (_o36.status == _E11_OrderStatus_paid)) and (_o36.payment == _E9_PayMethod_card)) and (_o36.total_cents == 5000)) for _o36 in rt.each(ep, ep.t_orders)))
 
 
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1135
-    return bool((any((((((_t39.event == 'E02') and (_t39.section == 'BALC')) and (_t39.seat == 'A5')) and (_t39.holder == 'C003')) and (_t39.status == _E12_TicketStatus_sold)) for _t39 in rt.each(ep, ep.t_tickets)) and any((((((_t40.event == 'E02') and (_t40.section == 'BALC')) and (_t40.seat == 'A6')) and (_t40.holder == 'C003')) and (_t40.status == _E12_TicketStatus_sold)) for _t40 in rt.each(ep, ep.t_tickets))))
+    return bool((any((((((_t37.event == 'E02') and (_t37.section == 'BALC')) and (_t37.seat == 'A5')) and (_t37.holder == 'C003')) and (_t37.status == _E12_TicketStatus_sold)) for _t37 in rt.each(ep, ep.t_tickets)) and any((((((_t38.event == 'E02') and (_t38.section == 'BALC')) and (_t38.seat == 'A6')) and (_t38.holder == 'C003')) and (_t38.status == _E12_TicketStatus_sold)) for _t38 in rt.each(ep, ep.t_tickets))))
 
 
 def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1362
@@ -1600,11 +1556,11 @@ def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice, init: 
 
 
 def _check_bruno_shares_with_duarte__bruno_keeps_three(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:1363
-    return rt.compared(len(tuple([_t41.key() for _t41 in rt.each(ep, ep.t_tickets) if (((_t41.holder == 'C002') and (_t41.event == 'E02')) and (_t41.status == _E12_TicketStatus_sold))])), '==', 3, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3')
+    return rt.compared(len(tuple([_t39.key() for _t39 in rt.each(ep, ep.t_tickets) if (((_t39.holder == 'C002') and (_t39.event == 'E02')) and (_t39.status == _E12_TicketStatus_sold))])), '==', 3, 'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3')
 
 
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]) -> bool:  # tasks.world:1364
-    return bool(any((((((((_t42.holder == 'C004') and (_t42.event == 'E02')) and (_t42.section == 'BALC')) and (_t42.seat == 'B6')) and (_t42.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t42.order) or ep.t_orders.row(_t42.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t42.order) or ep.t_orders.row(_t42.order)).customer == 'C004')) for _t42 in rt.each(ep, ep.t_tickets)))
+    return bool(any((((((((_t40.holder == 'C004') and (_t40.event == 'E02')) and (_t40.section == 'BALC')) and (_t40.seat == 'B6')) and (_t40.status == _E12_TicketStatus_sold)) and ((ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).payment == _E9_PayMethod_cash)) and ((ep.t_orders.rows.get(_t40.order) or ep.t_orders.row(_t40.order)).customer == 'C004')) for _t40 in rt.each(ep, ep.t_tickets)))
 
 
 ConcertTicketOffice.TASKS = {

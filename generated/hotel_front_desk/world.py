@@ -177,7 +177,7 @@ class Guest(Row):
     def load(cls, data: object, path: str, ep: Any) -> Guest:
         d = v.want_object(data, path, {'id': False, 'name': True, 'email': True, 'phone': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('guest_ids', 'G{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('guest_ids', 'G{:03d}')),
             name=v.check_length(v.want_str(d['name'], path + '.name'), path + '.name', 1, 80),
             email=v.check_pattern(v.want_str(d['email'], path + '.email'), path + '.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
             phone=(v.want_optional(d['phone'], path + '.phone', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))) if d.get('phone') is not None else None),
@@ -271,7 +271,7 @@ class Booking(Row):
     def load(cls, data: object, path: str, ep: Any) -> Booking:
         d = v.want_object(data, path, {'id': False, 'guest': True, 'room': True, 'check_in': True, 'check_out': True, 'guests_count': True, 'status': False, 'total': True, 'cancellation_fee': False, 'checked_in_at': False, 'checked_out_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('booking_ids', 'B{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('booking_ids', 'B{:03d}')),
             guest=v.want_str(d['guest'], path + '.guest'),
             room=v.check_pattern(v.want_str(d['room'], path + '.room'), path + '.room', '^[1-9][0-9]{2}$'),
             check_in=v.want_date(d['check_in'], path + '.check_in'),
@@ -527,28 +527,28 @@ class HotelFrontDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row24 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+        for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row25 in self.t_bookings:
                 if not ((((((_row24.id_ == _row25.id_) or (_row24.room != _row25.room)) or (not self.fn_holds_room(_row24))) or (not self.fn_holds_room(_row25))) or (_row24.check_out <= _row25.check_in)) or (_row25.check_out <= _row24.check_in)):
                     raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row25 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:118
+        for _row25 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row24 in self.t_bookings:
                 if not ((((((_row24.id_ == _row25.id_) or (_row24.room != _row25.room)) or (not self.fn_holds_room(_row24))) or (not self.fn_holds_room(_row25))) or (_row24.check_out <= _row25.check_in)) or (_row25.check_out <= _row24.check_in)):
                     raise InvariantError('A room is never held by two bookings for overlapping nights.', 'hotel_front_desk.world:118')
-        for _row26 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:121
+        for _row26 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:121
             if not (_row26.check_out > _row26.check_in):
                 raise InvariantError("Every booking's check-out is after its check-in.", 'hotel_front_desk.world:121')
         if not all((_b27.guests_count <= (self.t_rooms.rows.get(_b27.room) or self.t_rooms.row(_b27.room)).capacity) for _b27 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:124
             raise InvariantError('A booking never has more guests than its room holds.', 'hotel_front_desk.world:124')
         if not all((_b28.total == rt.bounded(self.fn_nights(_b28.check_in, _b28.check_out) * (self.t_rooms.rows.get(_b28.room) or self.t_rooms.row(_b28.room)).nightly_rate)) for _b28 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:127
             raise InvariantError("A booking's total is its nights times the room's nightly rate.", 'hotel_front_desk.world:127')
-        for _row29 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:130
+        for _row29 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:130
             if not ((_row29.status == _E13_BookingStatus_cancelled) or (_row29.cancellation_fee == 0)):
                 raise InvariantError('Only cancelled bookings carry a cancellation fee.', 'hotel_front_desk.world:130')
-        for _row30 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:133
+        for _row30 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:133
             if not ((_row30.checked_in_at is not None) == ((_row30.status == _E13_BookingStatus_checked_in) or (_row30.status == _E13_BookingStatus_checked_out))):
                 raise InvariantError('A booking has a check-in time exactly when the guest checked in.', 'hotel_front_desk.world:133')
-        for _row31 in self._changed_rows(self.t_bookings):  # hotel_front_desk.world:136
+        for _row31 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:136
             if not ((_row31.checked_out_at is not None) == (_row31.status == _E13_BookingStatus_checked_out)):
                 raise InvariantError('A booking has a check-out time exactly when the guest checked out.', 'hotel_front_desk.world:136')
         if not all(((_b32.status != _E13_BookingStatus_checked_in) or (len(tuple([_o33.key() for _o33 in rt.each(self, self.t_bookings) if ((_o33.room == _b32.room) and (_o33.status == _E13_BookingStatus_checked_in))])) == 1)) for _b32 in rt.each(self, self.t_bookings)):  # hotel_front_desk.world:139
@@ -558,9 +558,9 @@ class HotelFrontDesk(Episode):
         for _row36 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row36.guest, 'Booking.guest')
             rt.check_refs(self.t_rooms, _row36.room, 'Booking.room')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_guests, ((self.t_bookings, 'guest'),))
         pass
 
@@ -638,8 +638,8 @@ class HotelFrontDesk(Episode):
         'Create a guest profile. Each email address belongs to one guest.'
         if not (not any((rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())) for _g10 in rt.each(self, self.t_guests))):  # hotel_front_desk.world:243
             raise ToolError(rt.built(self, ('A guest with the email ' + rt.text(email) + ' already exists.')))
-        guest: Guest = Guest(id_=self._next('guest_ids', 'G{:03d}'), name=v.check_length(name, 'Guest.name', 1, 80), email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'), phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')))  # hotel_front_desk.world:244
-        self._insert(self.t_guests, guest)  # hotel_front_desk.world:245
+        guest: Guest = Guest(id_=self.next_id('guest_ids', 'G{:03d}'), name=v.check_length(name, 'Guest.name', 1, 80), email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'), phone=rt.if_present(phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')))  # hotel_front_desk.world:244
+        self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
 
     def tool_book_room(self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int) -> Booking:  # hotel_front_desk.world:249
@@ -654,8 +654,8 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Room ' + rt.text(room.number) + ' holds at most ' + rt.text(room.capacity) + ' guests; ' + rt.text(guests_count) + ' requested.')))
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
             raise ToolError(rt.built(self, ('Room ' + rt.text(room.number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        booking: Booking = Booking(id_=self._next('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(), check_in=check_in, check_out=check_out, guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6), status=_E13_BookingStatus_reserved, total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None), cancellation_fee=0, checked_in_at=None, checked_out_at=None)  # hotel_front_desk.world:263
-        self._insert(self.t_bookings, booking)  # hotel_front_desk.world:271
+        booking: Booking = Booking(id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(), check_in=check_in, check_out=check_out, guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6), status=_E13_BookingStatus_reserved, total=v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate), 'Booking.total', 0, None), cancellation_fee=0, checked_in_at=None, checked_out_at=None)  # hotel_front_desk.world:263
+        self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
         return booking  # hotel_front_desk.world:272
 
     def tool_change_dates(self, booking: Booking, check_in: dt.date, check_out: dt.date) -> Booking:  # hotel_front_desk.world:275
@@ -668,13 +668,9 @@ class HotelFrontDesk(Episode):
             raise ToolError(('Check-in cannot be in the past (today is ' + rt.text(self.clock.date()) + ').'))
         if not self.fn_room_is_free((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)), check_in, check_out, booking.id_):  # hotel_front_desk.world:285
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is already booked for some of the nights from ' + rt.text(check_in) + ' to ' + rt.text(check_out) + '.')))
-        self._undo.append((3, booking, ('check_in', 'check_out', 'total'), (booking.check_in, booking.check_out, booking.total, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:286
-        booking.check_in = check_in  # hotel_front_desk.world:286
-        booking.check_out = check_out  # hotel_front_desk.world:287
-        booking.total = v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None)  # hotel_front_desk.world:288
-        booking._stale |= 152  # hotel_front_desk.world:288
-        booking._digest = booking._text = None  # hotel_front_desk.world:288
-        self.t_bookings._digest = None  # hotel_front_desk.world:288
+        self.set_field(booking, 'check_in', check_in)  # hotel_front_desk.world:286
+        self.set_field(booking, 'check_out', check_out)  # hotel_front_desk.world:287
+        self.set_field(booking, 'total', v.check_range(rt.bounded(self.fn_nights(check_in, check_out) * (self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate), 'Booking.total', 0, None))  # hotel_front_desk.world:288
         return booking  # hotel_front_desk.world:289
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
@@ -682,12 +678,8 @@ class HotelFrontDesk(Episode):
         if not (booking.status == _E13_BookingStatus_reserved):  # hotel_front_desk.world:300
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only reserved bookings can be cancelled.')))
         days_ahead: int = rt.bounded(self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date()))  # hotel_front_desk.world:301
-        self._undo.append((3, booking, ('status', 'cancellation_fee'), (booking.status, booking.cancellation_fee, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:302
-        booking.status = _E13_BookingStatus_cancelled  # hotel_front_desk.world:302
-        booking.cancellation_fee = v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None)  # hotel_front_desk.world:303
-        booking._stale |= 320  # hotel_front_desk.world:303
-        booking._digest = booking._text = None  # hotel_front_desk.world:303
-        self.t_bookings._digest = None  # hotel_front_desk.world:303
+        self.set_field(booking, 'status', _E13_BookingStatus_cancelled)  # hotel_front_desk.world:302
+        self.set_field(booking, 'cancellation_fee', v.check_range(((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).nightly_rate if (days_ahead <= 2) else 0), 'Booking.cancellation_fee', 0, None))  # hotel_front_desk.world:303
         return booking  # hotel_front_desk.world:304
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
@@ -698,24 +690,16 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' checks in on ' + rt.text(booking.check_in) + '; today is ' + rt.text(self.clock.date()) + '.')))
         if not (not any(((_o11.room == booking.room) and (_o11.status == _E13_BookingStatus_checked_in)) for _o11 in rt.each(self, self.t_bookings))):  # hotel_front_desk.world:314
             raise ToolError(rt.built(self, ('Room ' + rt.text((self.t_rooms.rows.get(booking.room) or self.t_rooms.row(booking.room)).number) + ' is still occupied by another guest.')))
-        self._undo.append((3, booking, ('status', 'checked_in_at'), (booking.status, booking.checked_in_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:315
-        booking.status = _E13_BookingStatus_checked_in  # hotel_front_desk.world:315
-        booking.checked_in_at = self.clock  # hotel_front_desk.world:316
-        booking._stale |= 576  # hotel_front_desk.world:316
-        booking._digest = booking._text = None  # hotel_front_desk.world:316
-        self.t_bookings._digest = None  # hotel_front_desk.world:316
+        self.set_field(booking, 'status', _E13_BookingStatus_checked_in)  # hotel_front_desk.world:315
+        self.set_field(booking, 'checked_in_at', self.clock)  # hotel_front_desk.world:316
         return booking  # hotel_front_desk.world:317
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if not (booking.status == _E13_BookingStatus_checked_in):  # hotel_front_desk.world:325
             raise ToolError(rt.built(self, ('Booking ' + rt.text(booking.id_) + ' is ' + rt.text(booking.status) + '; only checked-in bookings can be checked out.')))
-        self._undo.append((3, booking, ('status', 'checked_out_at'), (booking.status, booking.checked_out_at, ), booking._digest, booking._text, booking._frags, booking._stale))  # hotel_front_desk.world:326
-        booking.status = _E13_BookingStatus_checked_out  # hotel_front_desk.world:326
-        booking.checked_out_at = self.clock  # hotel_front_desk.world:327
-        booking._stale |= 1088  # hotel_front_desk.world:327
-        booking._digest = booking._text = None  # hotel_front_desk.world:327
-        self.t_bookings._digest = None  # hotel_front_desk.world:327
+        self.set_field(booking, 'status', _E13_BookingStatus_checked_out)  # hotel_front_desk.world:326
+        self.set_field(booking, 'checked_out_at', self.clock)  # hotel_front_desk.world:327
         return _new_CheckoutReceipt(booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total)  # hotel_front_desk.world:328
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

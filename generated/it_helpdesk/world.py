@@ -297,7 +297,7 @@ class Ticket(Row):
     def load(cls, data: object, path: str, ep: Any) -> Ticket:
         d = v.want_object(data, path, {'id': False, 'reporter': True, 'title': True, 'category': True, 'priority': True, 'status': False, 'assignee': False, 'escalated': False, 'resolution_note': False, 'opened_at': False, 'resolved_at': False, 'reopen_count': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('ticket_ids', 'TK{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('ticket_ids', 'TK{:04d}')),
             reporter=v.check_pattern(v.want_str(d['reporter'], path + '.reporter'), path + '.reporter', '^E[0-9]{4}$'),
             title=v.check_length(v.want_str(d['title'], path + '.title'), path + '.title', 1, 120),
             category=v.want_enum(d['category'], path + '.category', Category),
@@ -374,7 +374,7 @@ class Comment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Comment:
         d = v.want_object(data, path, {'id': False, 'ticket': True, 'author': True, 'body': True, 'internal': False, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('comment_ids', 'CM{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('comment_ids', 'CM{:04d}')),
             ticket=v.want_str(d['ticket'], path + '.ticket'),
             author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^A[0-9]{2}$'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 1, 1000),
@@ -540,14 +540,14 @@ class ITHelpdesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row19 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:158
+        for _row19 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:158
             if not ((_row19.status == _E12_TicketStatus_open_) == (_row19.assignee is None)):
                 raise InvariantError('An open ticket has no assignee; every other ticket has one.', 'ithelpdesk.world:158')
         if not all(self.fn_assignee_has_skill(_t20) for _t20 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:161
             raise InvariantError("A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161')
         if not all(self.fn_escalation_ok(_t21) for _t21 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:164
             raise InvariantError('An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164')
-        for _row22 in self._changed_rows(self.t_tickets):  # ithelpdesk.world:167
+        for _row22 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:167
             if not (((_row22.resolution_note != '') == self.fn_is_done(_row22)) and ((_row22.resolved_at is not None) == self.fn_is_done(_row22))):
                 raise InvariantError('A ticket has a resolution note and time exactly when it is resolved or closed.', 'ithelpdesk.world:167')
         if not all(((_t23.status != _E12_TicketStatus_closed) or self.fn_window_passed(_t23)) for _t23 in rt.each(self, self.t_tickets)):  # ithelpdesk.world:170
@@ -559,11 +559,11 @@ class ITHelpdesk(Episode):
             rt.check_refs(self.t_tickets, _row25.ticket, 'Comment.ticket')
             rt.check_refs(self.t_agents, _row25.author, 'Comment.author')
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_agents, ((self.t_tickets, 'assignee'), (self.t_comments, 'author'), (None, 'current_agent'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
         pass
 
@@ -621,15 +621,13 @@ class ITHelpdesk(Episode):
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
         'Sign in as a helpdesk agent; the other actions are taken as this agent.'
-        self._set(self.state, 'current_agent', agent.key())  # ithelpdesk.world:178
+        self.set_state('current_agent', agent.key())  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
     def tool_list_tickets(self, status: TicketStatus | None, priority: Priority | None, category: Category | None, assignee: Agent | None, reporter: Employee | None) -> tuple[str, ...]:  # ithelpdesk.world:182
         'List tickets with their title, reporter, category, priority, status, assignee and resolution, optionally filtered by status, priority, category, assignee and reporter, the most urgent first.'
         found: tuple[str, ...] = tuple([_t1.key() for _t1 in rt.each(self, self.t_tickets) if ((((((status is None) or (_t1.status == (status if status is not None else rt.absent()))) and ((priority is None) or (_t1.priority == (priority if priority is not None else rt.absent())))) and ((category is None) or (_t1.category == (category if category is not None else rt.absent())))) and ((assignee is None) or (_t1.assignee == (assignee if assignee is not None else rt.absent()).key()))) and ((reporter is None) or (_t1.reporter == (reporter if reporter is not None else rt.absent()).key())))])  # ithelpdesk.world:191
-        self._steps -= len(found)  # ithelpdesk.world:192
-        self._steps >= 0 or rt.out_of_steps()  # ithelpdesk.world:192
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, found), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:192
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_tickets, rt.each(self, found)), key=lambda _t2: self.fn_rank(_t2.priority), reverse=True))  # ithelpdesk.world:192
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
@@ -665,8 +663,8 @@ class ITHelpdesk(Episode):
         'Open a ticket on behalf of an employee. It starts open and unassigned.'
         if not (self.state.current_agent is not None):  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
-        ticket: Ticket = Ticket(id_=self._next('ticket_ids', 'TK{:04d}'), reporter=reporter.key(), title=v.check_length(title, 'Ticket.title', 1, 120), category=category, priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False, resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0)  # ithelpdesk.world:265
-        self._insert(self.t_tickets, ticket)  # ithelpdesk.world:266
+        ticket: Ticket = Ticket(id_=self.next_id('ticket_ids', 'TK{:04d}'), reporter=reporter.key(), title=v.check_length(title, 'Ticket.title', 1, 120), category=category, priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False, resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0)  # ithelpdesk.world:265
+        self.insert(self.t_tickets, ticket)  # ithelpdesk.world:266
         return ticket  # ithelpdesk.world:267
 
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
@@ -681,12 +679,8 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not ((not ticket.escalated) or (agent.tier == 2)):  # ithelpdesk.world:280
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is escalated and needs a tier-2 agent; ' + rt.text(agent.name) + ' is tier ' + rt.text(agent.tier) + '.')))
-        self._undo.append((3, ticket, ('assignee', 'status'), (ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:281
-        ticket.assignee = agent.key()  # ithelpdesk.world:281
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:282
-        ticket._stale |= 96  # ithelpdesk.world:282
-        ticket._digest = ticket._text = None  # ithelpdesk.world:282
-        self.t_tickets._digest = None  # ithelpdesk.world:282
+        self.set_field(ticket, 'assignee', agent.key())  # ithelpdesk.world:281
+        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:282
         return ticket  # ithelpdesk.world:283
 
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:  # ithelpdesk.world:286
@@ -695,14 +689,10 @@ class ITHelpdesk(Episode):
             raise ToolError('Not signed in.')
         if not (ticket.status != _E12_TicketStatus_closed):  # ithelpdesk.world:294
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is closed.')))
-        comment: Comment = Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:295
-        self._insert(self.t_comments, comment)  # ithelpdesk.world:296
+        comment: Comment = Comment(id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000), internal=internal, at=self.clock)  # ithelpdesk.world:295
+        self.insert(self.t_comments, comment)  # ithelpdesk.world:296
         if ((ticket.status == _E12_TicketStatus_assigned) and (ticket.assignee == self.state.current_agent)):  # ithelpdesk.world:297
-            self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:298
-            ticket.status = _E12_TicketStatus_in_progress  # ithelpdesk.world:298
-            ticket._stale |= 32  # ithelpdesk.world:298
-            ticket._digest = ticket._text = None  # ithelpdesk.world:298
-            self.t_tickets._digest = None  # ithelpdesk.world:298
+            self.set_field(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:298
         return comment  # ithelpdesk.world:300
 
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:  # ithelpdesk.world:303
@@ -719,15 +709,11 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' does not have the ' + rt.text(ticket.category) + ' skill needed for ticket ' + rt.text(ticket.id_) + '.')))
         if not agent.active:  # ithelpdesk.world:315
             raise ToolError(rt.built(self, (rt.text(agent.name) + ' is inactive and cannot take new tickets.')))
-        self._undo.append((3, ticket, ('priority', 'escalated', 'assignee', 'status'), (ticket.priority, ticket.escalated, ticket.assignee, ticket.status, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:316
-        ticket.priority = self.fn_raised(ticket.priority)  # ithelpdesk.world:316
-        ticket.escalated = True  # ithelpdesk.world:317
-        ticket.assignee = agent.key()  # ithelpdesk.world:318
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:319
-        ticket._stale |= 240  # ithelpdesk.world:319
-        ticket._digest = ticket._text = None  # ithelpdesk.world:319
-        self.t_tickets._digest = None  # ithelpdesk.world:319
-        self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:320
+        self.set_field(ticket, 'priority', self.fn_raised(ticket.priority))  # ithelpdesk.world:316
+        self.set_field(ticket, 'escalated', True)  # ithelpdesk.world:317
+        self.set_field(ticket, 'assignee', agent.key())  # ithelpdesk.world:318
+        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:319
+        self.insert(self.t_comments, Comment(id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Escalated: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=True, at=self.clock))  # ithelpdesk.world:320
         return ticket  # ithelpdesk.world:326
 
     def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:  # ithelpdesk.world:329
@@ -740,13 +726,9 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ("Only the ticket's assignee can resolve ticket " + rt.text(ticket.id_) + '.')))
         if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
-        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:339
-        ticket.status = _E12_TicketStatus_resolved  # ithelpdesk.world:339
-        ticket.resolution_note = v.check_length(resolution_note, 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:340
-        ticket.resolved_at = self.clock  # ithelpdesk.world:341
-        ticket._stale |= 1312  # ithelpdesk.world:341
-        ticket._digest = ticket._text = None  # ithelpdesk.world:341
-        self.t_tickets._digest = None  # ithelpdesk.world:341
+        self.set_field(ticket, 'status', _E12_TicketStatus_resolved)  # ithelpdesk.world:339
+        self.set_field(ticket, 'resolution_note', v.check_length(resolution_note, 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:340
+        self.set_field(ticket, 'resolved_at', self.clock)  # ithelpdesk.world:341
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
@@ -757,15 +739,11 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not (not self.fn_window_passed(ticket)):  # ithelpdesk.world:353
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' was resolved more than 7 days ago and can no longer be reopened.')))
-        self._undo.append((3, ticket, ('status', 'resolution_note', 'resolved_at', 'reopen_count'), (ticket.status, ticket.resolution_note, ticket.resolved_at, ticket.reopen_count, ), ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:354
-        ticket.status = _E12_TicketStatus_assigned  # ithelpdesk.world:354
-        ticket.resolution_note = v.check_length('', 'Ticket.resolution_note', None, 500)  # ithelpdesk.world:355
-        ticket.resolved_at = None  # ithelpdesk.world:356
-        ticket.reopen_count = v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None)  # ithelpdesk.world:357
-        ticket._stale |= 3360  # ithelpdesk.world:357
-        ticket._digest = ticket._text = None  # ithelpdesk.world:357
-        self.t_tickets._digest = None  # ithelpdesk.world:357
-        self._insert(self.t_comments, Comment(id_=self._next('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:358
+        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:354
+        self.set_field(ticket, 'resolution_note', v.check_length('', 'Ticket.resolution_note', None, 500))  # ithelpdesk.world:355
+        self.set_field(ticket, 'resolved_at', None)  # ithelpdesk.world:356
+        self.set_field(ticket, 'reopen_count', v.check_range((ticket.reopen_count + 1), 'Ticket.reopen_count', 0, None))  # ithelpdesk.world:357
+        self.insert(self.t_comments, Comment(id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(), author=self.state.current_agent, body=v.check_length(rt.built(self, ('Reopened: ' + rt.text(reason))), 'Comment.body', 1, 1000), internal=False, at=self.clock))  # ithelpdesk.world:358
         return ticket  # ithelpdesk.world:359
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
@@ -776,11 +754,7 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' is ' + rt.text(ticket.status) + ', not resolved.')))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
             raise ToolError(rt.built(self, ('Ticket ' + rt.text(ticket.id_) + ' can still be reopened; it can be closed once 7 days have passed since it was resolved.')))
-        self._undo.append((0, ticket, 'status', ticket.status, ticket._digest, ticket._text, ticket._frags, ticket._stale))  # ithelpdesk.world:370
-        ticket.status = _E12_TicketStatus_closed  # ithelpdesk.world:370
-        ticket._stale |= 32  # ithelpdesk.world:370
-        ticket._digest = ticket._text = None  # ithelpdesk.world:370
-        self.t_tickets._digest = None  # ithelpdesk.world:370
+        self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -1067,14 +1067,10 @@ class MessageAPI(Episode):
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
         'The receiver of an inbox entry: its first (only) key.'
-        self._steps -= rt.size(entry)  # message_api.world:121
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:121
-        return tuple(entry.keys())[0]  # message_api.world:121
+        return tuple(rt.each(self, entry).keys())[0]  # message_api.world:121
 
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
-        self._steps -= rt.size(entry)  # message_api.world:125
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:125
-        return tuple(entry.values())[0]  # message_api.world:125
+        return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
@@ -1091,7 +1087,7 @@ class MessageAPI(Episode):
         'Log in a user with the given user ID to messeage application.'
         if (user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:143
             return _new_LoginResult(False, rt.built(self, ("User ID '" + rt.text(user_id) + "' not found.")))  # message_api.world:144
-        self._set(self.state, 'current_user', user_id)  # message_api.world:146
+        self.set_state('current_user', user_id)  # message_api.world:146
         return _new_LoginResult(True, rt.built(self, ("User '" + rt.text(user_id) + "' logged in successfully.")))  # message_api.world:147
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
@@ -1104,14 +1100,13 @@ class MessageAPI(Episode):
             raise ToolError('No user is currently logged in.')
         if not (receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:161
             raise ToolError(rt.built(self, ("Receiver ID '" + rt.text(receiver_id) + "' not found.")))
-        new_id: int = self._rng().randint(10000, 99999)  # message_api.world:163
+        new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while (new_id in rt.each(self, self.state.generated_ids)):  # message_api.world:164
-            self._steps -= 1
-            self._steps >= 0 or rt.out_of_steps()
-            new_id = self._rng().randint(10000, 99999)  # message_api.world:165
-        self._set(self.state, 'generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
-        self._set(self.state, 'inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
-        self._set(self.state, 'message_count', rt.python_augmented(self, '+', self.state.message_count, 1))  # message_api.world:169
+            self.charge(1)
+            new_id = self.random_source().randint(10000, 99999)  # message_api.world:165
+        self.set_state('generated_ids', rt.add(self.state.generated_ids, new_id))  # message_api.world:167
+        self.set_state('inbox', (self.state.inbox + ({receiver_id: message},)))  # message_api.world:168
+        self.set_state('message_count', rt.python_augmented(self, '+', self.state.message_count, 1))  # message_api.world:169
         return _new_SendResult(True, _new_MessageId(new_id), rt.built(self, ("Message sent to '" + rt.text(receiver_id) + "' successfully.")))  # message_api.world:170
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
@@ -1119,14 +1114,12 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:184
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:184
-        for entry in self.state.inbox:  # message_api.world:184
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:184
             if (self.fn_receiver_of(entry) == receiver_id):  # message_api.world:185
                 latest = entry  # message_api.world:186
         if not (latest is not None):  # message_api.world:189
             raise ToolError(rt.built(self, ('Receiver ID ' + rt.text(receiver_id) + ' not found.')))
-        self._set(self.state, 'inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
+        self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return _new_DeleteResult(True, receiver_id, rt.built(self, ('Receiver ' + rt.text(receiver_id) + "'s latest message deleted successfully.")))  # message_api.world:194
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
@@ -1134,24 +1127,20 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:204
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:204
-        for entry in self.state.inbox:  # message_api.world:204
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
-            self._steps -= rt.size(sent)  # message_api.world:206
-            self._steps >= 0 or rt.out_of_steps()  # message_api.world:206
-            sent = {**sent, receiver: rt.each(self, rt.python_concat(rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)))}  # message_api.world:206
+            sent = {**rt.each(self, sent), receiver: rt.each(self, rt.python_concat(rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)))}  # message_api.world:206
         return _new_SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         'Add a contact to the workspace.'
         if not (user_name not in self.state.user_map):  # message_api.world:214
             raise ToolError(rt.built(self, ("User name '" + rt.text(user_name) + "' already exists.")))
-        self._set(self.state, 'user_count', rt.python_augmented(self, '+', self.state.user_count, 1))  # message_api.world:215
+        self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))  # message_api.world:215
         user_id: str = rt.python_grown(self, ('USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))))  # message_api.world:216
         if (user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):  # message_api.world:219
             raise rt.KeptError(rt.built(self, ("User ID '" + rt.text(user_id) + "' already exists.")))  # message_api.world:220
-        self._set(self.state, 'user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222
+        self.set_state('user_map', {**self.state.user_map, user_name: user_id})  # message_api.world:222
         return _new_AddedContact(True, user_id, rt.built(self, ("Contact '" + rt.text(user_name) + "' added successfully.")))  # message_api.world:223
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
@@ -1159,17 +1148,13 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:235
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:235
-        for entry in self.state.inbox:  # message_api.world:235
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:235
             content: Any = self.fn_content_of(entry)  # message_api.world:236
             kind: str = rt.python_type(content)  # message_api.world:239
             if not (kind == 'str'):  # message_api.world:240
                 raise ToolError(rt.built(self, ("'" + rt.text(kind) + "' object has no attribute 'lower'")))
             if (rt.built(self, keyword.lower()) in rt.built(self, rt.built(self, rt.text(content)).lower())):  # message_api.world:241
-                self._steps -= (len(hits) if type(hits) is tuple else rt.size(hits))  # message_api.world:242
-                self._steps >= 0 or rt.out_of_steps()  # message_api.world:242
-                hits = (hits + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242
+                hits = (rt.each(self, hits) + (_new_SearchHit(self.fn_receiver_of(entry), content),))  # message_api.world:242
         return _new_SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
@@ -1177,12 +1162,8 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
-        self._steps -= (len(self.state.inbox) if type(self.state.inbox) is tuple else rt.size(self.state.inbox))  # message_api.world:251
-        self._steps >= 0 or rt.out_of_steps()  # message_api.world:251
-        for entry in self.state.inbox:  # message_api.world:251
-            self._steps -= (len(receivers) if type(receivers) is tuple else rt.size(receivers))  # message_api.world:252
-            self._steps >= 0 or rt.out_of_steps()  # message_api.world:252
-            receivers = rt.add(receivers, self.fn_receiver_of(entry))  # message_api.world:252
+        for entry in rt.each(self, self.state.inbox):  # message_api.world:251
+            receivers = rt.add(rt.each(self, receivers), self.fn_receiver_of(entry))  # message_api.world:252
         return _new_MessageStats(_new_Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

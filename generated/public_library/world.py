@@ -326,7 +326,7 @@ class Loan(Row):
     def load(cls, data: object, path: str, ep: Any) -> Loan:
         d = v.want_object(data, path, {'id': False, 'copy': True, 'member': True, 'borrowed_on': True, 'due_on': True, 'renewed': False, 'returned_on': False, 'late_fee': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('loan_ids', 'L{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('loan_ids', 'L{:03d}')),
             copy_=v.check_pattern(v.want_str(d['copy'], path + '.copy'), path + '.copy', '^C[0-9]{4}$'),
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             borrowed_on=v.want_date(d['borrowed_on'], path + '.borrowed_on'),
@@ -394,7 +394,7 @@ class Hold(Row):
     def load(cls, data: object, path: str, ep: Any) -> Hold:
         d = v.want_object(data, path, {'id': False, 'book': True, 'member': True, 'placed_at': False, 'status': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('hold_ids', 'H{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('hold_ids', 'H{:03d}')),
             book=v.check_pattern(v.want_str(d['book'], path + '.book'), path + '.book', '^97[89][0-9]{10}$'),
             member=v.check_pattern(v.want_str(d['member'], path + '.member'), path + '.member', '^M[0-9]{3}$'),
             placed_at=(v.want_datetime(d['placed_at'], path + '.placed_at') if d.get('placed_at') is not None else ep.clock),
@@ -906,37 +906,37 @@ class PublicLibrary(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_l35.key() for _l35 in rt.each(self, self.t_loans) if ((_l35.copy_ == _c34.key()) and (_l35.returned_on is None))])) == (1 if (_c34.status == _E10_CopyStatus_on_loan) else 0)) for _c34 in rt.each(self, self.t_copies)):  # public_library.world:211
+        if not all((len(tuple([_l34.key() for _l34 in rt.each(self, self.t_loans) if ((_l34.copy_ == _c33.key()) and (_l34.returned_on is None))])) == (1 if (_c33.status == _E10_CopyStatus_on_loan) else 0)) for _c33 in rt.each(self, self.t_copies)):  # public_library.world:211
             raise InvariantError('A copy is on loan exactly when it has one open loan; never more than one.', 'public_library.world:211')
-        for _row36 in self._changed_rows(self.t_loans):  # public_library.world:214
-            if not ((_row36.due_on > _row36.borrowed_on) and ((_row36.returned_on if _row36.returned_on is not None else _row36.borrowed_on) >= _row36.borrowed_on)):
+        for _row35 in rt.changed_rows(self, self.t_loans):  # public_library.world:214
+            if not ((_row35.due_on > _row35.borrowed_on) and ((_row35.returned_on if _row35.returned_on is not None else _row35.borrowed_on) >= _row35.borrowed_on)):
                 raise InvariantError('A loan is due after it was borrowed and is not returned before it was borrowed.', 'public_library.world:214')
-        if not all((_l37.due_on == (_l37.borrowed_on + dt.timedelta(days=(rt.bounded(2 * _C_LOAN_DAYS) if _l37.renewed else _C_LOAN_DAYS)))) for _l37 in rt.each(self, self.t_loans)):  # public_library.world:217
+        if not all((_l36.due_on == (_l36.borrowed_on + dt.timedelta(days=(rt.bounded(2 * _C_LOAN_DAYS) if _l36.renewed else _C_LOAN_DAYS)))) for _l36 in rt.each(self, self.t_loans)):  # public_library.world:217
             raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.', 'public_library.world:217')
-        if not all((_l38.late_fee == self.fn_expected_fee(_l38)) for _l38 in rt.each(self, self.t_loans)):  # public_library.world:220
+        if not all((_l37.late_fee == self.fn_expected_fee(_l37)) for _l37 in rt.each(self, self.t_loans)):  # public_library.world:220
             raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per day late.', 'public_library.world:220')
-        if not all(((_h39.status != _E10_HoldStatus_active) or (len(tuple([_o40.key() for _o40 in rt.each(self, self.t_holds) if (((_o40.status == _E10_HoldStatus_active) and (_o40.member == _h39.member)) and (_o40.book == _h39.book))])) == 1)) for _h39 in rt.each(self, self.t_holds)):  # public_library.world:223
+        if not all(((_h38.status != _E10_HoldStatus_active) or (len(tuple([_o39.key() for _o39 in rt.each(self, self.t_holds) if (((_o39.status == _E10_HoldStatus_active) and (_o39.member == _h38.member)) and (_o39.book == _h38.book))])) == 1)) for _h38 in rt.each(self, self.t_holds)):  # public_library.world:223
             raise InvariantError('A member has at most one active hold on a book.', 'public_library.world:223')
-        if not all(((_h41.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h41.member) or self.t_members.row(_h41.member)), (self.t_books.rows.get(_h41.book) or self.t_books.row(_h41.book))))) for _h41 in rt.each(self, self.t_holds)):  # public_library.world:226
+        if not all(((_h40.status != _E10_HoldStatus_active) or (not self.fn_has_book_on_loan((self.t_members.rows.get(_h40.member) or self.t_members.row(_h40.member)), (self.t_books.rows.get(_h40.book) or self.t_books.row(_h40.book))))) for _h40 in rt.each(self, self.t_holds)):  # public_library.world:226
             raise InvariantError('A member never holds a book they have a copy of on loan.', 'public_library.world:226')
-        if not all((len(self.fn_open_loans_of(_m42)) <= _C_MAX_OPEN_LOANS) for _m42 in rt.each(self, self.t_members)):  # public_library.world:229
+        if not all((len(self.fn_open_loans_of(_m41)) <= _C_MAX_OPEN_LOANS) for _m41 in rt.each(self, self.t_members)):  # public_library.world:229
             raise InvariantError('A member has at most 5 open loans.', 'public_library.world:229')
-        for _row43 in self._changed_rows(self.t_members):  # public_library.world:232
-            if not (_row43.fees_due >= 0.0):
+        for _row42 in rt.changed_rows(self, self.t_members):  # public_library.world:232
+            if not (_row42.fees_due >= 0.0):
                 raise InvariantError('Unpaid fees are never negative.', 'public_library.world:232')
-        for _row44 in rt.changed_rows(self, self.t_copies, ('book',)):
-            rt.check_refs(self.t_books, _row44.book, 'Copy.book')
-        for _row45 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
-            rt.check_refs(self.t_copies, _row45.copy_, 'Loan.copy')
-            rt.check_refs(self.t_members, _row45.member, 'Loan.member')
-        for _row46 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
-            rt.check_refs(self.t_books, _row46.book, 'Hold.book')
-            rt.check_refs(self.t_members, _row46.member, 'Hold.member')
-        if self._deleted:
+        for _row43 in rt.changed_rows(self, self.t_copies, ('book',)):
+            rt.check_refs(self.t_books, _row43.book, 'Copy.book')
+        for _row44 in rt.changed_rows(self, self.t_loans, ('copy_', 'member')):
+            rt.check_refs(self.t_copies, _row44.copy_, 'Loan.copy')
+            rt.check_refs(self.t_members, _row44.member, 'Loan.member')
+        for _row45 in rt.changed_rows(self, self.t_holds, ('book', 'member')):
+            rt.check_refs(self.t_books, _row45.book, 'Hold.book')
+            rt.check_refs(self.t_members, _row45.member, 'Hold.member')
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
         pass
 
@@ -1057,49 +1057,28 @@ class PublicLibrary(Episode):
         if (len(queue) > 0):  # public_library.world:352
             if not (self.t_holds.row(queue[0]).member == member.key()):  # public_library.world:353
                 raise ToolError(rt.built(self, (rt.text((self.t_books.rows.get(copy_.book) or self.t_books.row(copy_.book)).title) + ' is on hold for another member who comes first in line.')))
-            _row22 = self.t_holds.row(self.t_holds.row(queue[0]).id_)  # public_library.world:354
-            self._undo.append((0, _row22, 'status', _row22.status, _row22._digest, _row22._text, _row22._frags, _row22._stale))  # public_library.world:354
-            _row22.status = _E10_HoldStatus_fulfilled  # public_library.world:354
-            _row22._stale |= 16  # public_library.world:354
-            _row22._digest = _row22._text = None  # public_library.world:354
-            self.t_holds._digest = None  # public_library.world:354
+            self.set_field(self.t_holds.row(self.t_holds.row(queue[0]).id_), 'status', _E10_HoldStatus_fulfilled)  # public_library.world:354
         today: dt.date = self.clock.date()  # public_library.world:356
-        loan: Loan = Loan(id_=self._next('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:357
-        self._insert(self.t_loans, loan)  # public_library.world:358
-        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:359
-        copy_.status = _E10_CopyStatus_on_loan  # public_library.world:359
-        copy_._stale |= 4  # public_library.world:359
-        copy_._digest = copy_._text = None  # public_library.world:359
-        self.t_copies._digest = None  # public_library.world:359
+        loan: Loan = Loan(id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(), borrowed_on=today, due_on=(today + dt.timedelta(days=_C_LOAN_DAYS)), renewed=False, returned_on=None, late_fee=0.0)  # public_library.world:357
+        self.insert(self.t_loans, loan)  # public_library.world:358
+        self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
         return loan  # public_library.world:360
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added to the member's unpaid fees."
         if not (copy_.status == _E10_CopyStatus_on_loan):  # public_library.world:368
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' is not on loan.')))
-        open_: tuple[str, ...] = tuple([_l23.key() for _l23 in rt.each(self, self.t_loans) if ((_l23.copy_ == copy_.key()) and (_l23.returned_on is None))])  # public_library.world:369
+        open_: tuple[str, ...] = tuple([_l22.key() for _l22 in rt.each(self, self.t_loans) if ((_l22.copy_ == copy_.key()) and (_l22.returned_on is None))])  # public_library.world:369
         if not (len(open_) == 1):  # public_library.world:370
             raise ToolError(rt.built(self, ('Copy ' + rt.text(copy_.barcode) + ' has no open loan.')))
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:371
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
-        self._undo.append((3, loan, ('returned_on', 'late_fee'), (loan.returned_on, loan.late_fee, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:374
-        loan.returned_on = today  # public_library.world:374
-        loan.late_fee = v.check_range(fee, 'Loan.late_fee', 0.0, None)  # public_library.world:375
-        loan._stale |= 192  # public_library.world:375
-        loan._digest = loan._text = None  # public_library.world:375
-        self.t_loans._digest = None  # public_library.world:375
+        self.set_field(loan, 'returned_on', today)  # public_library.world:374
+        self.set_field(loan, 'late_fee', v.check_range(fee, 'Loan.late_fee', 0.0, None))  # public_library.world:375
         member: Member = (self.t_members.rows.get(loan.member) or self.t_members.row(loan.member))  # public_library.world:376
-        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:377
-        member.fees_due = v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None)  # public_library.world:377
-        member._stale |= 8  # public_library.world:377
-        member._digest = member._text = None  # public_library.world:377
-        self.t_members._digest = None  # public_library.world:377
-        self._undo.append((0, copy_, 'status', copy_.status, copy_._digest, copy_._text, copy_._frags, copy_._stale))  # public_library.world:378
-        copy_.status = _E10_CopyStatus_available  # public_library.world:378
-        copy_._stale |= 4  # public_library.world:378
-        copy_._digest = copy_._text = None  # public_library.world:378
-        self.t_copies._digest = None  # public_library.world:378
+        self.set_field(member, 'fees_due', v.check_range(round((member.fees_due + fee), 2), 'Member.fees_due', 0.0, None))  # public_library.world:377
+        self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
         return loan  # public_library.world:379
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
@@ -1112,33 +1091,25 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, ('Loan ' + rt.text(loan.id_) + ' was due on ' + rt.text(loan.due_on) + '; an overdue copy must be returned, not renewed.')))
         if not (len(self.fn_hold_queue(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book))) == 0):  # public_library.world:388
             raise ToolError(rt.built(self, (rt.text(self.t_books.row((self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book).title) + ' is on hold for another member, so the loan cannot be renewed.')))
-        self._undo.append((3, loan, ('due_on', 'renewed'), (loan.due_on, loan.renewed, ), loan._digest, loan._text, loan._frags, loan._stale))  # public_library.world:389
-        loan.due_on = (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS))  # public_library.world:389
-        loan.renewed = True  # public_library.world:390
-        loan._stale |= 48  # public_library.world:390
-        loan._digest = loan._text = None  # public_library.world:390
-        self.t_loans._digest = None  # public_library.world:390
+        self.set_field(loan, 'due_on', (loan.due_on + dt.timedelta(days=_C_LOAN_DAYS)))  # public_library.world:389
+        self.set_field(loan, 'renewed', True)  # public_library.world:390
         return loan  # public_library.world:391
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
         'Put a member at the end of the queue for a book.'
-        if not (not any((((_h24.member == member.key()) and (_h24.book == book.key())) and (_h24.status == _E10_HoldStatus_active)) for _h24 in rt.each(self, self.t_holds))):  # public_library.world:400
+        if not (not any((((_h23.member == member.key()) and (_h23.book == book.key())) and (_h23.status == _E10_HoldStatus_active)) for _h23 in rt.each(self, self.t_holds))):  # public_library.world:400
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has an active hold on ' + rt.text(book.title) + '.')))
         if not (not self.fn_has_book_on_loan(member, book)):  # public_library.world:401
             raise ToolError(rt.built(self, (rt.text(member.name) + ' already has a copy of ' + rt.text(book.title) + ' on loan.')))
-        hold: Hold = Hold(id_=self._next('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(), placed_at=self.clock, status=_E10_HoldStatus_active)  # public_library.world:402
-        self._insert(self.t_holds, hold)  # public_library.world:403
+        hold: Hold = Hold(id_=self.next_id('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(), placed_at=self.clock, status=_E10_HoldStatus_active)  # public_library.world:402
+        self.insert(self.t_holds, hold)  # public_library.world:403
         return hold  # public_library.world:404
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
         'Cancel an active hold.'
         if not (hold.status == _E10_HoldStatus_active):  # public_library.world:410
             raise ToolError(rt.built(self, ('Hold ' + rt.text(hold.id_) + ' is ' + rt.text(hold.status) + ', not active.')))
-        self._undo.append((0, hold, 'status', hold.status, hold._digest, hold._text, hold._frags, hold._stale))  # public_library.world:411
-        hold.status = _E10_HoldStatus_cancelled  # public_library.world:411
-        hold._stale |= 16  # public_library.world:411
-        hold._digest = hold._text = None  # public_library.world:411
-        self.t_holds._digest = None  # public_library.world:411
+        self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
@@ -1147,11 +1118,7 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, (rt.text(member.name) + ' has no fees due.')))
         if not (amount <= member.fees_due):  # public_library.world:422
             raise ToolError(rt.built(self, (rt.text(member.name) + ' owes $' + format(member.fees_due, '.2f') + '; a payment of $' + format(amount, '.2f') + ' is more than that.')))
-        self._undo.append((0, member, 'fees_due', member.fees_due, member._digest, member._text, member._frags, member._stale))  # public_library.world:423
-        member.fees_due = v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None)  # public_library.world:423
-        member._stale |= 8  # public_library.world:423
-        member._digest = member._text = None  # public_library.world:423
-        self.t_members._digest = None  # public_library.world:423
+        self.set_field(member, 'fees_due', v.check_range(max(round((member.fees_due - amount), 2), 0.0), 'Member.fees_due', 0.0, None))  # public_library.world:423
         return member  # public_library.world:424
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1386,7 +1353,7 @@ def _check_late_return_and_new_loan__charged(ep: PublicLibrary, init: PublicLibr
 
 
 def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:538
-    return bool(any(((((_l25.member == 'M001') and (_l25.copy_ == 'C0006')) and (_l25.returned_on is None)) and (_l25.due_on == rt.parse_date('2026-06-10'))) for _l25 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l24.member == 'M001') and (_l24.copy_ == 'C0006')) and (_l24.returned_on is None)) and (_l24.due_on == rt.parse_date('2026-06-10'))) for _l24 in rt.each(ep, ep.t_loans)))
 
 
 def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:654
@@ -1394,7 +1361,7 @@ def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary, init: PublicLibrar
 
 
 def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:655
-    return bool(any((((_l26.member == 'M002') and (_l26.copy_ == 'C0001')) and (_l26.returned_on is None)) for _l26 in rt.each(ep, ep.t_loans)))
+    return bool(any((((_l25.member == 'M002') and (_l25.copy_ == 'C0001')) and (_l25.returned_on is None)) for _l25 in rt.each(ep, ep.t_loans)))
 
 
 def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # public_library.world:656
@@ -1406,7 +1373,7 @@ def _check_swap_holds__dune_cancelled(ep: PublicLibrary, init: PublicLibrary, re
 
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # public_library.world:774
-    return bool(any((((_h27.member == 'M003') and (_h27.book == '9781400033416')) and (_h27.status == _E10_HoldStatus_active)) for _h27 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h26.member == 'M003') and (_h26.book == '9781400033416')) and (_h26.status == _E10_HoldStatus_active)) for _h26 in rt.each(ep, ep.t_holds)))
 
 
 def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:113
@@ -1414,7 +1381,7 @@ def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary, init: P
 
 
 def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_l28.member == 'M003') and (_l28.copy_ == 'C0003')) and (_l28.returned_on is None)) and (_l28.due_on == rt.parse_date('2026-06-10'))) for _l28 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l27.member == 'M003') and (_l27.copy_ == 'C0003')) and (_l27.returned_on is None)) and (_l27.due_on == rt.parse_date('2026-06-10'))) for _l27 in rt.each(ep, ep.t_loans)))
 
 
 def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:115
@@ -1434,7 +1401,7 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary, init:
 
 
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:243
-    return bool(any(((((_l29.member == 'M003') and (_l29.copy_ == 'C0004')) and (_l29.returned_on is None)) and (_l29.due_on == rt.parse_date('2026-06-10'))) for _l29 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l28.member == 'M003') and (_l28.copy_ == 'C0004')) and (_l28.returned_on is None)) and (_l28.due_on == rt.parse_date('2026-06-10'))) for _l28 in rt.each(ep, ep.t_loans)))
 
 
 def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
@@ -1446,7 +1413,7 @@ def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary, init: PublicLibrary
 
 
 def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:363
-    return bool(any(((((_l30.member == 'M003') and (_l30.copy_ == 'C0004')) and (_l30.returned_on is None)) and (_l30.due_on == rt.parse_date('2026-06-10'))) for _l30 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l29.member == 'M003') and (_l29.copy_ == 'C0004')) and (_l29.returned_on is None)) and (_l29.due_on == rt.parse_date('2026-06-10'))) for _l29 in rt.each(ep, ep.t_loans)))
 
 
 def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:481
@@ -1454,11 +1421,11 @@ def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary, init
 
 
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:482
-    return bool(any(((((_l31.member == 'M002') and ((ep.t_copies.rows.get(_l31.copy_) or ep.t_copies.row(_l31.copy_)).book == '9781400033416')) and (_l31.returned_on is None)) and (_l31.due_on == rt.parse_date('2026-06-10'))) for _l31 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l30.member == 'M002') and ((ep.t_copies.rows.get(_l30.copy_) or ep.t_copies.row(_l30.copy_)).book == '9781400033416')) and (_l30.returned_on is None)) and (_l30.due_on == rt.parse_date('2026-06-10'))) for _l30 in rt.each(ep, ep.t_loans)))
 
 
 def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:483
-    return bool(any((((_h32.member == 'M002') and (_h32.book == '9780441172719')) and (_h32.status == _E10_HoldStatus_active)) for _h32 in rt.each(ep, ep.t_holds)))
+    return bool(any((((_h31.member == 'M002') and (_h31.book == '9780441172719')) and (_h31.status == _E10_HoldStatus_active)) for _h31 in rt.each(ep, ep.t_holds)))
 
 
 def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:605
@@ -1482,7 +1449,7 @@ def _check_ana_returns_everything__fee_paid(ep: PublicLibrary, init: PublicLibra
 
 
 def _check_ana_returns_everything__new_loan(ep: PublicLibrary, init: PublicLibrary, replies: tuple[str, ...]) -> bool:  # tasks.world:729
-    return bool(any(((((_l33.member == 'M001') and (_l33.copy_ == 'C0001')) and (_l33.returned_on is None)) and (_l33.due_on == rt.parse_date('2026-06-10'))) for _l33 in rt.each(ep, ep.t_loans)))
+    return bool(any(((((_l32.member == 'M001') and (_l32.copy_ == 'C0001')) and (_l32.returned_on is None)) and (_l32.due_on == rt.parse_date('2026-06-10'))) for _l32 in rt.each(ep, ep.t_loans)))
 
 
 PublicLibrary.TASKS = {

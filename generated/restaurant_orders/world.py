@@ -337,7 +337,7 @@ class Order(Row):
     def load(cls, data: object, path: str, ep: Any) -> Order:
         d = v.want_object(data, path, {'id': False, 'table': True, 'server': True, 'guests': True, 'status': False, 'opened_at': False, 'sent_at': False, 'served_at': False, 'split_ways': False, 'paid_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('order_ids', 'O{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('order_ids', 'O{:03d}')),
             table=v.check_pattern(v.want_str(d['table'], path + '.table'), path + '.table', '^T[0-9]{1,2}$'),
             server=v.check_pattern(v.want_str(d['server'], path + '.server'), path + '.server', '^S[0-9]{2}$'),
             guests=v.check_range(v.want_int(d['guests'], path + '.guests'), path + '.guests', 1, 12),
@@ -412,7 +412,7 @@ class OrderLine(Row):
     def load(cls, data: object, path: str, ep: Any) -> OrderLine:
         d = v.want_object(data, path, {'id': False, 'order': True, 'item': True, 'quantity': True, 'unit_price_cents': True, 'note': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('line_ids', 'L{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('line_ids', 'L{:04d}')),
             order=v.want_str(d['order'], path + '.order'),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{2}[0-9]{2}$'),
             quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 1, 20),
@@ -488,7 +488,7 @@ class Payment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Payment:
         d = v.want_object(data, path, {'id': False, 'order': True, 'share': True, 'amount_cents': True, 'tip_cents': True, 'method': True, 'paid_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payment_ids', 'PAY{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payment_ids', 'PAY{:03d}')),
             order=v.want_str(d['order'], path + '.order'),
             share=v.check_range(v.want_int(d['share'], path + '.share'), path + '.share', 1, 12),
             amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 0, None),
@@ -872,13 +872,13 @@ class RestaurantOrders(Episode):
             raise InvariantError('Payments of an order have distinct share numbers within its split.', 'restaurant_orders.world:170')
         if not all((((_o59.status == _E11_OrderStatus_paid) == (len(self.fn_payments_of(_o59)) == _o59.split_ways)) and ((_o59.status != _E11_OrderStatus_paid) or (self.fn_paid_so_far(_o59) == self.fn_order_total(_o59)))) for _o59 in rt.each(self, self.t_orders)):  # restaurant_orders.world:173
             raise InvariantError('An order is paid exactly when all its shares are paid, and they add up to its total.', 'restaurant_orders.world:173')
-        for _row60 in self._changed_rows(self.t_orders):  # restaurant_orders.world:176
+        for _row60 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:176
             if not ((_row60.status == _E11_OrderStatus_open_) == (_row60.sent_at is None)):
                 raise InvariantError('An order has a sent time exactly when it has left the open status.', 'restaurant_orders.world:176')
-        for _row61 in self._changed_rows(self.t_orders):  # restaurant_orders.world:179
+        for _row61 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:179
             if not (((_row61.status == _E11_OrderStatus_served) or (_row61.status == _E11_OrderStatus_paid)) == (_row61.served_at is not None)):
                 raise InvariantError('An order has a served time exactly when it is served or paid.', 'restaurant_orders.world:179')
-        for _row62 in self._changed_rows(self.t_orders):  # restaurant_orders.world:182
+        for _row62 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:182
             if not ((_row62.status == _E11_OrderStatus_paid) == (_row62.paid_at is not None)):
                 raise InvariantError('An order has a paid time exactly when it is paid.', 'restaurant_orders.world:182')
         if not all((((self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status == _E11_OrderStatus_served) or ((self.t_orders.rows.get(_p63.order) or self.t_orders.row(_p63.order)).status == _E11_OrderStatus_paid)) for _p63 in rt.each(self, self.t_payments)):  # restaurant_orders.world:185
@@ -892,13 +892,13 @@ class RestaurantOrders(Episode):
         for _row66 in rt.changed_rows(self, self.t_payments, ('order',)):
             rt.check_refs(self.t_orders, _row66.order, 'Payment.order')
         rt.check_refs(self.t_servers, self.state.current_server, 'current_server')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'),))
         pass
 
@@ -922,9 +922,7 @@ class RestaurantOrders(Episode):
     def fn_unpaid_order(self, table: DiningTable) -> Order | None:  # restaurant_orders.world:145
         "The table's order that is not paid yet, if any."
         found: Order | None = None  # restaurant_orders.world:146
-        self._steps -= len(self.t_orders)  # restaurant_orders.world:147
-        self._steps >= 0 or rt.out_of_steps()  # restaurant_orders.world:147
-        for o in self.t_orders:  # restaurant_orders.world:147
+        for o in rt.each(self, self.t_orders):  # restaurant_orders.world:147
             if ((o.table == table.key()) and (o.status != _E11_OrderStatus_paid)):  # restaurant_orders.world:148
                 found = o  # restaurant_orders.world:149
         return found  # restaurant_orders.world:152
@@ -935,7 +933,7 @@ class RestaurantOrders(Episode):
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
         'Sign in as a server; orders opened afterwards are theirs.'
-        self._set(self.state, 'current_server', server.key())  # restaurant_orders.world:195
+        self.set_state('current_server', server.key())  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:  # restaurant_orders.world:199
@@ -981,8 +979,8 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' already has an unpaid order.')))
         if not (guests <= table.seats):  # restaurant_orders.world:285
             raise ToolError(rt.built(self, ('Table ' + rt.text(table.number) + ' seats ' + rt.text(table.seats) + '; ' + rt.text(guests) + ' guests is too many.')))
-        order: Order = Order(id_=self._next('order_ids', 'O{:03d}'), table=table.key(), server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12), status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None, split_ways=1, paid_at=None)  # restaurant_orders.world:286
-        self._insert(self.t_orders, order)  # restaurant_orders.world:287
+        order: Order = Order(id_=self.next_id('order_ids', 'O{:03d}'), table=table.key(), server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12), status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None, split_ways=1, paid_at=None)  # restaurant_orders.world:286
+        self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
 
     def tool_add_line(self, order: Order, item: MenuItem, quantity: int, note: str) -> OrderLine:  # restaurant_orders.world:291
@@ -993,8 +991,8 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be added while it is open.')))
         if not item.available:  # restaurant_orders.world:301
             raise ToolError(rt.built(self, (rt.text(item.name) + ' is not available.')))
-        line: OrderLine = OrderLine(id_=self._next('line_ids', 'L{:04d}'), order=order.key(), item=item.key(), quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20), unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000), note=v.check_length(note, 'OrderLine.note', None, 120))  # restaurant_orders.world:302
-        self._insert(self.t_order_lines, line)  # restaurant_orders.world:309
+        line: OrderLine = OrderLine(id_=self.next_id('line_ids', 'L{:04d}'), order=order.key(), item=item.key(), quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20), unit_price_cents=v.check_range(item.price_cents, 'OrderLine.unit_price_cents', 1, 100000), note=v.check_length(note, 'OrderLine.note', None, 120))  # restaurant_orders.world:302
+        self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
         return line  # restaurant_orders.world:310
 
     def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
@@ -1004,7 +1002,7 @@ class RestaurantOrders(Episode):
         order: Order = (self.t_orders.rows.get(line.order) or self.t_orders.row(line.order))  # restaurant_orders.world:319
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:320
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; lines can only be removed before it is sent to the kitchen.')))
-        self._delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
+        self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return _new_OrderView(order.key(), tuple([_l13.key() for _l13 in rt.each(self, self.t_order_lines) if (_l13.order == order.key())]), total, order.split_ways, tuple([self.fn_share_amount(total, order.split_ways, (_s14 + 1)) for _s14 in rt.each(self, rt.int_range(0, order.split_ways))]), self.fn_payments_of(order), 0, total)  # restaurant_orders.world:323
 
@@ -1016,12 +1014,8 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + ', not open.')))
         if not any((_l15.order == order.key()) for _l15 in rt.each(self, self.t_order_lines)):  # restaurant_orders.world:342
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has no lines.')))
-        self._undo.append((3, order, ('status', 'sent_at'), (order.status, order.sent_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:343
-        order.status = _E11_OrderStatus_sent_to_kitchen  # restaurant_orders.world:343
-        order.sent_at = self.clock  # restaurant_orders.world:344
-        order._stale |= 80  # restaurant_orders.world:344
-        order._digest = order._text = None  # restaurant_orders.world:344
-        self.t_orders._digest = None  # restaurant_orders.world:344
+        self.set_field(order, 'status', _E11_OrderStatus_sent_to_kitchen)  # restaurant_orders.world:343
+        self.set_field(order, 'sent_at', self.clock)  # restaurant_orders.world:344
         return order  # restaurant_orders.world:345
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
@@ -1030,12 +1024,8 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         if not (order.status == _E11_OrderStatus_sent_to_kitchen):  # restaurant_orders.world:354
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; it has not been sent to the kitchen.')))
-        self._undo.append((3, order, ('status', 'served_at'), (order.status, order.served_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:355
-        order.status = _E11_OrderStatus_served  # restaurant_orders.world:355
-        order.served_at = self.clock  # restaurant_orders.world:356
-        order._stale |= 144  # restaurant_orders.world:356
-        order._digest = order._text = None  # restaurant_orders.world:356
-        self.t_orders._digest = None  # restaurant_orders.world:356
+        self.set_field(order, 'status', _E11_OrderStatus_served)  # restaurant_orders.world:355
+        self.set_field(order, 'served_at', self.clock)  # restaurant_orders.world:356
         return order  # restaurant_orders.world:357
 
     def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:  # restaurant_orders.world:362
@@ -1048,11 +1038,7 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Payments have already been made on order ' + rt.text(order.id_) + '.')))
         if not (ways <= order.guests):  # restaurant_orders.world:371
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' has ' + rt.text(order.guests) + ' guests; it cannot be split ' + rt.text(ways) + ' ways.')))
-        self._undo.append((0, order, 'split_ways', order.split_ways, order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:372
-        order.split_ways = v.check_range(ways, 'Order.split_ways', 1, 12)  # restaurant_orders.world:372
-        order._stale |= 256  # restaurant_orders.world:372
-        order._digest = order._text = None  # restaurant_orders.world:372
-        self.t_orders._digest = None  # restaurant_orders.world:372
+        self.set_field(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))  # restaurant_orders.world:372
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
         return tuple([self.fn_share_amount(total, ways, (_s16 + 1)) for _s16 in rt.each(self, rt.int_range(0, ways))])  # restaurant_orders.world:374
 
@@ -1066,26 +1052,18 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(self, ('Order ' + rt.text(order.id_) + ' is ' + rt.text(order.status) + '; only served orders can be settled.')))
         share: int = (len(self.fn_payments_of(order)) + 1)  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
-        payment: Payment = Payment(id_=self._next('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:389
-        self._insert(self.t_payments, payment)  # restaurant_orders.world:396
+        payment: Payment = Payment(id_=self.next_id('payment_ids', 'PAY{:03d}'), order=order.key(), share=v.check_range(share, 'Payment.share', 1, 12), amount_cents=v.check_range(self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0, None), tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method, paid_at=self.clock)  # restaurant_orders.world:389
+        self.insert(self.t_payments, payment)  # restaurant_orders.world:396
         if (share == order.split_ways):  # restaurant_orders.world:397
-            self._undo.append((3, order, ('status', 'paid_at'), (order.status, order.paid_at, ), order._digest, order._text, order._frags, order._stale))  # restaurant_orders.world:398
-            order.status = _E11_OrderStatus_paid  # restaurant_orders.world:398
-            order.paid_at = self.clock  # restaurant_orders.world:399
-            order._stale |= 528  # restaurant_orders.world:399
-            order._digest = order._text = None  # restaurant_orders.world:399
-            self.t_orders._digest = None  # restaurant_orders.world:399
+            self.set_field(order, 'status', _E11_OrderStatus_paid)  # restaurant_orders.world:398
+            self.set_field(order, 'paid_at', self.clock)  # restaurant_orders.world:399
         return _new_SettleReceipt(payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)), order.status)  # restaurant_orders.world:401
 
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:  # restaurant_orders.world:410
         'Mark a menu item available or sold out.'
         if not (self.state.current_server is not None):  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
-        self._undo.append((0, item, 'available', item.available, item._digest, item._text, item._frags, item._stale))  # restaurant_orders.world:417
-        item.available = available  # restaurant_orders.world:417
-        item._stale |= 16  # restaurant_orders.world:417
-        item._digest = item._text = None  # restaurant_orders.world:417
-        self.t_menu._digest = None  # restaurant_orders.world:417
+        self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

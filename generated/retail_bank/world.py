@@ -255,7 +255,7 @@ class Account(Row):
     def load(cls, data: object, path: str, ep: Any) -> Account:
         d = v.want_object(data, path, {'number': False, 'owner': True, 'kind': True, 'status': False, 'balance_cents': False, 'opened_on': True, 'closed_on': False, 'freeze_reason': False})
         return cls(
-            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep._next('account_numbers', 'AC{:05d}')),
+            number=(v.want_str(d['number'], path + '.number') if d.get('number') is not None else ep.next_id('account_numbers', 'AC{:05d}')),
             owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^CU[0-9]{4}$'),
             kind=v.want_enum(d['kind'], path + '.kind', AccountKind),
             status=(v.want_enum(d['status'], path + '.status', AccountStatus) if d.get('status') is not None else _E13_AccountStatus_active),
@@ -338,7 +338,7 @@ class Transaction(Row):
     def load(cls, data: object, path: str, ep: Any) -> Transaction:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'from_account': False, 'to_account': False, 'amount_cents': True, 'memo': False, 'teller': True, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('transaction_ids', 'TX{:06d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('transaction_ids', 'TX{:06d}')),
             kind=v.want_enum(d['kind'], path + '.kind', TxKind),
             from_account=(v.want_optional(d['from_account'], path + '.from_account', (lambda x, p: v.want_str(x, p))) if d.get('from_account') is not None else None),
             to_account=(v.want_optional(d['to_account'], path + '.to_account', (lambda x, p: v.want_str(x, p))) if d.get('to_account') is not None else None),
@@ -602,27 +602,27 @@ class RetailBank(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row26 in self._changed_rows(self.t_accounts):  # retail_bank.world:111
+        for _row26 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:111
             if not (_row26.balance_cents >= 0):
                 raise InvariantError('No account is overdrawn.', 'retail_bank.world:111')
-        for _row27 in self._changed_rows(self.t_accounts):  # retail_bank.world:114
+        for _row27 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:114
             if not ((_row27.status != _E13_AccountStatus_closed) or ((_row27.balance_cents == 0) and (_row27.closed_on is not None))):
                 raise InvariantError('A closed account has a zero balance and a closing date.', 'retail_bank.world:114')
-        for _row28 in self._changed_rows(self.t_accounts):  # retail_bank.world:117
+        for _row28 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:117
             if not ((_row28.status == _E13_AccountStatus_closed) or (_row28.closed_on is None)):
                 raise InvariantError('An account that is not closed has no closing date.', 'retail_bank.world:117')
-        for _row29 in self._changed_rows(self.t_accounts):  # retail_bank.world:120
+        for _row29 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:120
             if not ((_row29.status == _E13_AccountStatus_frozen) == (_row29.freeze_reason != '')):
                 raise InvariantError('An account has a freeze reason exactly when it is frozen.', 'retail_bank.world:120')
         if not all(((_a30.status == _E13_AccountStatus_closed) or (len(tuple([_b31.key() for _b31 in rt.each(self, self.t_accounts) if (((_b31.owner == _a30.owner) and (_b31.kind == _a30.kind)) and (_b31.status != _E13_AccountStatus_closed))])) == 1)) for _a30 in rt.each(self, self.t_accounts)):  # retail_bank.world:123
             raise InvariantError('A customer has at most one open account of each kind.', 'retail_bank.world:123')
-        for _row32 in self._changed_rows(self.t_transactions):  # retail_bank.world:126
+        for _row32 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:126
             if not ((_row32.kind != _E6_TxKind_deposit) or ((_row32.from_account is None) and (_row32.to_account is not None))):
                 raise InvariantError('A deposit goes into an account and comes from none.', 'retail_bank.world:126')
-        for _row33 in self._changed_rows(self.t_transactions):  # retail_bank.world:129
+        for _row33 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:129
             if not ((_row33.kind != _E6_TxKind_withdrawal) or ((_row33.from_account is not None) and (_row33.to_account is None))):
                 raise InvariantError('A withdrawal comes out of an account and goes into none.', 'retail_bank.world:129')
-        for _row34 in self._changed_rows(self.t_transactions):  # retail_bank.world:132
+        for _row34 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
             if not ((_row34.kind != _E6_TxKind_transfer) or (((_row34.from_account is not None) and (_row34.to_account is not None)) and (_row34.from_account != _row34.to_account))):
                 raise InvariantError('A transfer goes between two different accounts.', 'retail_bank.world:132')
         for _row35 in rt.changed_rows(self, self.t_accounts, ('owner',)):
@@ -632,11 +632,11 @@ class RetailBank(Episode):
             rt.check_refs(self.t_accounts, _row36.to_account, 'Transaction.to_account')
             rt.check_refs(self.t_tellers, _row36.teller, 'Transaction.teller')
         rt.check_refs(self.t_tellers, self.state.current_teller, 'current_teller')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_accounts, ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account'),))
         pass
 
@@ -650,15 +650,13 @@ class RetailBank(Episode):
 
     def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.'
-        self._set(self.state, 'current_teller', teller.key())  # retail_bank.world:140
+        self.set_state('current_teller', teller.key())  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         'Show a customer and all their accounts with balances (in cents) and statuses.'
         owned: tuple[str, ...] = tuple([_a3.key() for _a3 in rt.each(self, self.t_accounts) if (_a3.owner == customer.key())])  # retail_bank.world:149
-        self._steps -= len(owned)  # retail_bank.world:150
-        self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:150
-        return _new_CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, owned))))))  # retail_bank.world:150
+        return _new_CustomerView(customer.key(), customer.name, customer.email, owned, sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))))))  # retail_bank.world:150
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
         'Show one account (owner, kind, status, balance in cents) and its five most recent transactions.'
@@ -666,9 +664,7 @@ class RetailBank(Episode):
         for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):  # retail_bank.world:165
             if (len(recent) >= 5):  # retail_bank.world:166
                 break  # retail_bank.world:167
-            self._steps -= len(recent)  # retail_bank.world:169
-            self._steps >= 0 or rt.out_of_steps()  # retail_bank.world:169
-            recent = (recent + (t.key(),))  # retail_bank.world:169
+            recent = (rt.each(self, recent) + (t.key(),))  # retail_bank.world:169
         return _new_AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
@@ -702,10 +698,10 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (not any((((_a8.owner == customer.key()) and (_a8.kind == kind)) and (_a8.status != _E13_AccountStatus_closed)) for _a8 in rt.each(self, self.t_accounts))):  # retail_bank.world:227
             raise ToolError(rt.built(self, ('Customer ' + rt.text(customer.id_) + ' already has an open ' + rt.text(kind) + ' account.')))
-        account: Account = Account(number=self._next('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind, status=_E13_AccountStatus_active, balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None), opened_on=self.clock.date(), closed_on=None, freeze_reason='')  # retail_bank.world:228
-        self._insert(self.t_accounts, account)  # retail_bank.world:234
+        account: Account = Account(number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind, status=_E13_AccountStatus_active, balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None), opened_on=self.clock.date(), closed_on=None, freeze_reason='')  # retail_bank.world:228
+        self.insert(self.t_accounts, account)  # retail_bank.world:234
         if (initial_deposit_cents > 0):  # retail_bank.world:235
-            self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length('opening deposit', 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:236
+            self.insert(self.t_transactions, Transaction(id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(initial_deposit_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length('opening deposit', 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:236
         return account  # retail_bank.world:244
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
@@ -718,12 +714,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen and cannot be closed.')))
         if not (account.balance_cents == 0):  # retail_bank.world:255
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' still holds ' + rt.text(self.fn_money(account.balance_cents)) + '; the balance must be zero before closing.')))
-        self._undo.append((3, account, ('status', 'closed_on'), (account.status, account.closed_on, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:256
-        account.status = _E13_AccountStatus_closed  # retail_bank.world:256
-        account.closed_on = self.clock.date()  # retail_bank.world:257
-        account._stale |= 72  # retail_bank.world:257
-        account._digest = account._text = None  # retail_bank.world:257
-        self.t_accounts._digest = None  # retail_bank.world:257
+        self.set_field(account, 'status', _E13_AccountStatus_closed)  # retail_bank.world:256
+        self.set_field(account, 'closed_on', self.clock.date())  # retail_bank.world:257
         return account  # retail_bank.world:258
 
     def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:261
@@ -734,12 +726,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is closed.')))
         if not (account.status != _E13_AccountStatus_frozen):  # retail_bank.world:270
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is frozen: no money can move in or out.')))
-        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:271
-        account.balance_cents = v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:271
-        account._stale |= 16  # retail_bank.world:271
-        account._digest = account._text = None  # retail_bank.world:271
-        self.t_accounts._digest = None  # retail_bank.world:271
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:272
+        self.set_field(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:271
+        self.insert(self.t_transactions, Transaction(id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit, from_account=None, to_account=account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:272
         return account  # retail_bank.world:279
 
     def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:  # retail_bank.world:282
@@ -754,12 +742,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('The desk can pay out at most ' + rt.text(self.fn_money(self.state.max_withdrawal_cents)) + ' per withdrawal.')))
         if not (account.balance_cents >= amount_cents):  # retail_bank.world:293
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(account.number) + ' holds ' + rt.text(self.fn_money(account.balance_cents)) + '.')))
-        self._undo.append((0, account, 'balance_cents', account.balance_cents, account._digest, account._text, account._frags, account._stale))  # retail_bank.world:294
-        account.balance_cents = v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:294
-        account._stale |= 16  # retail_bank.world:294
-        account._digest = account._text = None  # retail_bank.world:294
-        self.t_accounts._digest = None  # retail_bank.world:294
-        self._insert(self.t_transactions, Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:295
+        self.set_field(account, 'balance_cents', v.check_range(rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:294
+        self.insert(self.t_transactions, Transaction(id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal, from_account=account.key(), to_account=None, amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock))  # retail_bank.world:295
         return account  # retail_bank.world:302
 
     def tool_transfer(self, from_account: Account, to_account: Account, amount_cents: int, memo: str) -> Transaction:  # retail_bank.world:305
@@ -778,18 +762,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Destination account ' + rt.text(to_account.number) + ' is frozen.')))
         if not (from_account.balance_cents >= amount_cents):  # retail_bank.world:319
             raise ToolError(rt.built(self, ('Insufficient funds: account ' + rt.text(from_account.number) + ' holds ' + rt.text(self.fn_money(from_account.balance_cents)) + '.')))
-        self._undo.append((0, from_account, 'balance_cents', from_account.balance_cents, from_account._digest, from_account._text, from_account._frags, from_account._stale))  # retail_bank.world:320
-        from_account.balance_cents = v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:320
-        from_account._stale |= 16  # retail_bank.world:320
-        from_account._digest = from_account._text = None  # retail_bank.world:320
-        self.t_accounts._digest = None  # retail_bank.world:320
-        self._undo.append((0, to_account, 'balance_cents', to_account.balance_cents, to_account._digest, to_account._text, to_account._frags, to_account._stale))  # retail_bank.world:321
-        to_account.balance_cents = v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None)  # retail_bank.world:321
-        to_account._stale |= 16  # retail_bank.world:321
-        to_account._digest = to_account._text = None  # retail_bank.world:321
-        self.t_accounts._digest = None  # retail_bank.world:321
-        tx: Transaction = Transaction(id_=self._next('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:322
-        self._insert(self.t_transactions, tx)  # retail_bank.world:330
+        self.set_field(from_account, 'balance_cents', v.check_range(rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:320
+        self.set_field(to_account, 'balance_cents', v.check_range(rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0, None))  # retail_bank.world:321
+        tx: Transaction = Transaction(id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer, from_account=from_account.key(), to_account=to_account.key(), amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None), memo=v.check_length(memo, 'Transaction.memo', None, 120), teller=self.state.current_teller, at=self.clock)  # retail_bank.world:322
+        self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
 
     def tool_freeze_account(self, account: Account, reason: str) -> Account:  # retail_bank.world:334
@@ -804,12 +780,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is already frozen.')))
         if not (rt.built(self, reason.strip()) != ''):  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
-        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:345
-        account.status = _E13_AccountStatus_frozen  # retail_bank.world:345
-        account.freeze_reason = v.check_length(reason, 'Account.freeze_reason', None, 120)  # retail_bank.world:346
-        account._stale |= 136  # retail_bank.world:346
-        account._digest = account._text = None  # retail_bank.world:346
-        self.t_accounts._digest = None  # retail_bank.world:346
+        self.set_field(account, 'status', _E13_AccountStatus_frozen)  # retail_bank.world:345
+        self.set_field(account, 'freeze_reason', v.check_length(reason, 'Account.freeze_reason', None, 120))  # retail_bank.world:346
         return account  # retail_bank.world:347
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
@@ -820,12 +792,8 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, ('Teller ' + rt.text(self.t_tellers.row(rt.present(self.state.current_teller)).id_) + ' is not allowed to unfreeze accounts.')))
         if not (account.status == _E13_AccountStatus_frozen):  # retail_bank.world:357
             raise ToolError(rt.built(self, ('Account ' + rt.text(account.number) + ' is not frozen.')))
-        self._undo.append((3, account, ('status', 'freeze_reason'), (account.status, account.freeze_reason, ), account._digest, account._text, account._frags, account._stale))  # retail_bank.world:358
-        account.status = _E13_AccountStatus_active  # retail_bank.world:358
-        account.freeze_reason = v.check_length('', 'Account.freeze_reason', None, 120)  # retail_bank.world:359
-        account._stale |= 136  # retail_bank.world:359
-        account._digest = account._text = None  # retail_bank.world:359
-        self.t_accounts._digest = None  # retail_bank.world:359
+        self.set_field(account, 'status', _E13_AccountStatus_active)  # retail_bank.world:358
+        self.set_field(account, 'freeze_reason', v.check_length('', 'Account.freeze_reason', None, 120))  # retail_bank.world:359
         return account  # retail_bank.world:360
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

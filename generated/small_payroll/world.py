@@ -345,7 +345,7 @@ class Timesheet(Row):
     def load(cls, data: object, path: str, ep: Any) -> Timesheet:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'hours': False, 'status': False, 'approved_by': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('timesheet_ids', 'TS{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('timesheet_ids', 'TS{:03d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             hours=(v.check_range(v.want_float(d['hours'], path + '.hours'), path + '.hours', 0.0, 300.0) if d.get('hours') is not None else 0.0),
@@ -416,7 +416,7 @@ class Bonus(Row):
     def load(cls, data: object, path: str, ep: Any) -> Bonus:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'amount_cents': True, 'reason': True, 'issued_by': True})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('bonus_ids', 'BN{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('bonus_ids', 'BN{:03d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             amount_cents=v.check_range(v.want_int(d['amount_cents'], path + '.amount_cents'), path + '.amount_cents', 1, 10000000),
@@ -512,7 +512,7 @@ class Payslip(Row):
     def load(cls, data: object, path: str, ep: Any) -> Payslip:
         d = v.want_object(data, path, {'id': False, 'employee': True, 'period': True, 'timesheet': False, 'hours': False, 'gross_cents': True, 'bonus_cents': False, 'tax_cents': True, 'net_cents': True, 'corrected': False, 'correction_note': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('payslip_ids', 'PS{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('payslip_ids', 'PS{:04d}')),
             employee=v.check_pattern(v.want_str(d['employee'], path + '.employee'), path + '.employee', '^E[0-9]{3}$'),
             period=v.check_pattern(v.want_str(d['period'], path + '.period'), path + '.period', '^[0-9]{4}-[0-9]{2}$'),
             timesheet=(v.want_optional(d['timesheet'], path + '.timesheet', (lambda x, p: v.want_str(x, p))) if d.get('timesheet') is not None else None),
@@ -730,52 +730,52 @@ class SmallPayroll(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        if not all((len(tuple([_q35.key() for _q35 in rt.each(self, self.t_payslips) if ((_q35.employee == _p34.employee) and (_q35.period == _p34.period))])) == 1) for _p34 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
+        if not all((len(tuple([_q33.key() for _q33 in rt.each(self, self.t_payslips) if ((_q33.employee == _p32.employee) and (_q33.period == _p32.period))])) == 1) for _p32 in rt.each(self, self.t_payslips)):  # small_payroll.world:157
             raise InvariantError('An employee has at most one payslip per period.', 'small_payroll.world:157')
-        if not all(((self.t_periods.rows.get(_p36.period) or self.t_periods.row(_p36.period)).status == _E12_PeriodStatus_paid) for _p36 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
+        if not all(((self.t_periods.rows.get(_p34.period) or self.t_periods.row(_p34.period)).status == _E12_PeriodStatus_paid) for _p34 in rt.each(self, self.t_payslips)):  # small_payroll.world:160
             raise InvariantError('Payslips exist only for paid periods.', 'small_payroll.world:160')
-        for _row37 in self._changed_rows(self.t_periods):  # small_payroll.world:163
-            if not ((_row37.status == _E12_PeriodStatus_paid) == (_row37.paid_on is not None)):
+        for _row35 in rt.changed_rows(self, self.t_periods):  # small_payroll.world:163
+            if not ((_row35.status == _E12_PeriodStatus_paid) == (_row35.paid_on is not None)):
                 raise InvariantError('A period has a payment date exactly when it is paid.', 'small_payroll.world:163')
-        if not all(self.fn_slip_timesheet_ok(_p38) for _p38 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
+        if not all(self.fn_slip_timesheet_ok(_p36) for _p36 in rt.each(self, self.t_payslips)):  # small_payroll.world:166
             raise InvariantError("A payslip pays its own employee's timesheet for its period.", 'small_payroll.world:166')
-        if not all((((self.t_employees.rows.get(_p39.employee) or self.t_employees.row(_p39.employee)).pay_type == _E7_PayType_hourly) or (_p39.timesheet is None)) for _p39 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
+        if not all((((self.t_employees.rows.get(_p37.employee) or self.t_employees.row(_p37.employee)).pay_type == _E7_PayType_hourly) or (_p37.timesheet is None)) for _p37 in rt.each(self, self.t_payslips)):  # small_payroll.world:169
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
-        if not all(((_t40.status == _E15_TimesheetStatus_paid) == any((_p41.timesheet == _t40.key()) for _p41 in rt.each(self, self.t_payslips))) for _t40 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
+        if not all(((_t38.status == _E15_TimesheetStatus_paid) == any((_p39.timesheet == _t38.key()) for _p39 in rt.each(self, self.t_payslips))) for _t38 in rt.each(self, self.t_timesheets)):  # small_payroll.world:172
             raise InvariantError('A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172')
-        for _row42 in self._changed_rows(self.t_timesheets):  # small_payroll.world:175
-            if not ((_row42.status == _E15_TimesheetStatus_draft) or ((_row42.approved_by is not None) and (_row42.approved_by != _row42.employee))):
+        for _row40 in rt.changed_rows(self, self.t_timesheets):  # small_payroll.world:175
+            if not ((_row40.status == _E15_TimesheetStatus_draft) or ((_row40.approved_by is not None) and (_row40.approved_by != _row40.employee))):
                 raise InvariantError('An approved or paid timesheet was approved by someone other than its employee.', 'small_payroll.world:175')
-        if not all(((_t43.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t43.period) or self.t_periods.row(_t43.period)).status == _E12_PeriodStatus_open_)) for _t43 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
+        if not all(((_t41.status != _E15_TimesheetStatus_approved) or ((self.t_periods.rows.get(_t41.period) or self.t_periods.row(_t41.period)).status == _E12_PeriodStatus_open_)) for _t41 in rt.each(self, self.t_timesheets)):  # small_payroll.world:178
             raise InvariantError('An approved timesheet waits in an open period (paying the period pays it).', 'small_payroll.world:178')
-        if not all((len(tuple([_u45.key() for _u45 in rt.each(self, self.t_timesheets) if ((_u45.employee == _t44.employee) and (_u45.period == _t44.period))])) == 1) for _t44 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
+        if not all((len(tuple([_u43.key() for _u43 in rt.each(self, self.t_timesheets) if ((_u43.employee == _t42.employee) and (_u43.period == _t42.period))])) == 1) for _t42 in rt.each(self, self.t_timesheets)):  # small_payroll.world:181
             raise InvariantError('An employee has at most one timesheet per period.', 'small_payroll.world:181')
-        if not all(((_p46.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p46.employee) or self.t_employees.row(_p46.employee)), rt.bounded(_p46.gross_cents + _p46.bonus_cents))) and (_p46.net_cents == rt.bounded(rt.bounded(_p46.gross_cents + _p46.bonus_cents) - _p46.tax_cents))) for _p46 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
+        if not all(((_p44.tax_cents == self.fn_tax_for((self.t_employees.rows.get(_p44.employee) or self.t_employees.row(_p44.employee)), rt.bounded(_p44.gross_cents + _p44.bonus_cents))) and (_p44.net_cents == rt.bounded(rt.bounded(_p44.gross_cents + _p44.bonus_cents) - _p44.tax_cents))) for _p44 in rt.each(self, self.t_payslips)):  # small_payroll.world:184
             raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is what remains.", 'small_payroll.world:184')
-        if not all((((self.t_periods.rows.get(_b47.period) or self.t_periods.row(_b47.period)).status == _E12_PeriodStatus_open_) or any((((_p48.employee == _b47.employee) and (_p48.period == _b47.period)) and (_p48.bonus_cents >= _b47.amount_cents)) for _p48 in rt.each(self, self.t_payslips))) for _b47 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
+        if not all((((self.t_periods.rows.get(_b45.period) or self.t_periods.row(_b45.period)).status == _E12_PeriodStatus_open_) or any((((_p46.employee == _b45.employee) and (_p46.period == _b45.period)) and (_p46.bonus_cents >= _b45.amount_cents)) for _p46 in rt.each(self, self.t_payslips))) for _b45 in rt.each(self, self.t_bonuses)):  # small_payroll.world:187
             raise InvariantError("A bonus in a paid period was paid on the employee's payslip for it.", 'small_payroll.world:187')
-        for _row49 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
-            rt.check_refs(self.t_tax_codes, _row49.tax_code, 'Employee.tax_code')
-        for _row50 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
-            rt.check_refs(self.t_employees, _row50.employee, 'Timesheet.employee')
-            rt.check_refs(self.t_periods, _row50.period, 'Timesheet.period')
-            rt.check_refs(self.t_employees, _row50.approved_by, 'Timesheet.approved_by')
-        for _row51 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
-            rt.check_refs(self.t_employees, _row51.employee, 'Bonus.employee')
-            rt.check_refs(self.t_periods, _row51.period, 'Bonus.period')
-            rt.check_refs(self.t_employees, _row51.issued_by, 'Bonus.issued_by')
-        for _row52 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
-            rt.check_refs(self.t_employees, _row52.employee, 'Payslip.employee')
-            rt.check_refs(self.t_periods, _row52.period, 'Payslip.period')
-            rt.check_refs(self.t_timesheets, _row52.timesheet, 'Payslip.timesheet')
+        for _row47 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
+            rt.check_refs(self.t_tax_codes, _row47.tax_code, 'Employee.tax_code')
+        for _row48 in rt.changed_rows(self, self.t_timesheets, ('employee', 'period', 'approved_by')):
+            rt.check_refs(self.t_employees, _row48.employee, 'Timesheet.employee')
+            rt.check_refs(self.t_periods, _row48.period, 'Timesheet.period')
+            rt.check_refs(self.t_employees, _row48.approved_by, 'Timesheet.approved_by')
+        for _row49 in rt.changed_rows(self, self.t_bonuses, ('employee', 'period', 'issued_by')):
+            rt.check_refs(self.t_employees, _row49.employee, 'Bonus.employee')
+            rt.check_refs(self.t_periods, _row49.period, 'Bonus.period')
+            rt.check_refs(self.t_employees, _row49.issued_by, 'Bonus.issued_by')
+        for _row50 in rt.changed_rows(self, self.t_payslips, ('employee', 'period', 'timesheet')):
+            rt.check_refs(self.t_employees, _row50.employee, 'Payslip.employee')
+            rt.check_refs(self.t_periods, _row50.period, 'Payslip.period')
+            rt.check_refs(self.t_timesheets, _row50.timesheet, 'Payslip.timesheet')
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_employees, ((self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'), (self.t_bonuses, 'employee'), (self.t_bonuses, 'issued_by'), (self.t_payslips, 'employee'), (None, 'current_user'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_periods, ((self.t_timesheets, 'period'), (self.t_bonuses, 'period'), (self.t_payslips, 'period'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
         pass
 
@@ -785,9 +785,7 @@ class SmallPayroll(Episode):
 
     def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:  # small_payroll.world:134
         "The employee's timesheet for a period, if any."
-        self._steps -= len(self.t_timesheets)  # small_payroll.world:137
-        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:137
-        for t in self.t_timesheets:  # small_payroll.world:137
+        for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
             if ((t.employee == employee.key()) and (t.period == period.key())):  # small_payroll.world:138
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
@@ -803,7 +801,7 @@ class SmallPayroll(Episode):
         'Sign in to payroll. Only managers may sign in.'
         if not (employee.role == _E4_Role_manager):  # small_payroll.world:197
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is not a manager and cannot sign in to payroll.')))
-        self._set(self.state, 'current_user', employee.key())  # small_payroll.world:198
+        self.set_state('current_user', employee.key())  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
@@ -863,15 +861,10 @@ class SmallPayroll(Episode):
                 raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' is already ' + rt.text((ts if ts is not None else rt.absent()).status) + '; hours can no longer be added.')))
             if not (((ts if ts is not None else rt.absent()).hours + hours) <= 300.0):  # small_payroll.world:309
                 raise ToolError(rt.built(self, ('Timesheet ' + rt.text((ts if ts is not None else rt.absent()).id_) + ' would have ' + rt.text(((ts if ts is not None else rt.absent()).hours + hours)) + ' hours; at most 300 are allowed.')))
-            _row10 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:310
-            self._undo.append((0, _row10, 'hours', _row10.hours, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # small_payroll.world:310
-            _row10.hours = v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0)  # small_payroll.world:310
-            _row10._stale |= 8  # small_payroll.world:310
-            _row10._digest = _row10._text = None  # small_payroll.world:310
-            self.t_timesheets._digest = None  # small_payroll.world:310
+            self.set_field(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'hours', v.check_range(((ts if ts is not None else rt.absent()).hours + hours), 'Timesheet.hours', 0.0, 300.0))  # small_payroll.world:310
             return self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:311
-        created: Timesheet = Timesheet(id_=self._next('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=_E15_TimesheetStatus_draft, approved_by=None)  # small_payroll.world:313
-        self._insert(self.t_timesheets, created)  # small_payroll.world:314
+        created: Timesheet = Timesheet(id_=self.next_id('timesheet_ids', 'TS{:03d}'), employee=employee.key(), period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0), status=_E15_TimesheetStatus_draft, approved_by=None)  # small_payroll.world:313
+        self.insert(self.t_timesheets, created)  # small_payroll.world:314
         return created  # small_payroll.world:315
 
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
@@ -886,12 +879,8 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Period ' + rt.text((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).id_) + ' has already been paid.')))
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
             raise ToolError(rt.built(self, ('Timesheet ' + rt.text(timesheet.id_) + ' has no hours.')))
-        self._undo.append((3, timesheet, ('status', 'approved_by'), (timesheet.status, timesheet.approved_by, ), timesheet._digest, timesheet._text, timesheet._frags, timesheet._stale))  # small_payroll.world:328
-        timesheet.status = _E15_TimesheetStatus_approved  # small_payroll.world:328
-        timesheet.approved_by = self.state.current_user  # small_payroll.world:329
-        timesheet._stale |= 48  # small_payroll.world:329
-        timesheet._digest = timesheet._text = None  # small_payroll.world:329
-        self.t_timesheets._digest = None  # small_payroll.world:329
+        self.set_field(timesheet, 'status', _E15_TimesheetStatus_approved)  # small_payroll.world:328
+        self.set_field(timesheet, 'approved_by', self.state.current_user)  # small_payroll.world:329
         return timesheet  # small_payroll.world:330
 
     def tool_issue_bonus(self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str) -> Bonus:  # small_payroll.world:333
@@ -902,8 +891,8 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
         if not employee.active:  # small_payroll.world:343
             raise ToolError(rt.built(self, (rt.text(employee.name) + ' is inactive.')))
-        bonus: Bonus = Bonus(id_=self._next('bonus_ids', 'BN{:03d}'), employee=employee.key(), period=period.key(), amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000), reason=v.check_length(reason, 'Bonus.reason', 1, 200), issued_by=self.state.current_user)  # small_payroll.world:344
-        self._insert(self.t_bonuses, bonus)  # small_payroll.world:351
+        bonus: Bonus = Bonus(id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.key(), period=period.key(), amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000), reason=v.check_length(reason, 'Bonus.reason', 1, 200), issued_by=self.state.current_user)  # small_payroll.world:344
+        self.insert(self.t_bonuses, bonus)  # small_payroll.world:351
         return bonus  # small_payroll.world:352
 
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
@@ -912,52 +901,35 @@ class SmallPayroll(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (period.status == _E12_PeriodStatus_open_):  # small_payroll.world:366
             raise ToolError(rt.built(self, ('Period ' + rt.text(period.id_) + ' has already been paid.')))
-        earlier: tuple[str, ...] = tuple([_p11.key() for _p11 in rt.each(self, self.t_periods) if ((_p11.end < period.start) and (_p11.status == _E12_PeriodStatus_open_))])  # small_payroll.world:367
+        earlier: tuple[str, ...] = tuple([_p10.key() for _p10 in rt.each(self, self.t_periods) if ((_p10.end < period.start) and (_p10.status == _E12_PeriodStatus_open_))])  # small_payroll.world:367
         if not (len(earlier) == 0):  # small_payroll.world:368
             raise ToolError(rt.built(self, ('Period ' + rt.text(self.t_periods.row(earlier[0]).id_) + ' is still open; pay it first.')))
         created: tuple[str, ...] = ()  # small_payroll.world:369
-        self._steps -= len(self.t_employees)  # small_payroll.world:370
-        self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:370
-        for e in self.t_employees:  # small_payroll.world:370
-            bonus: int = sum(rt.each(self, tuple([_b12.amount_cents for _b12 in rt.each(self, self.t_bonuses) if ((_b12.employee == e.key()) and (_b12.period == period.key()))])))  # small_payroll.world:371
+        for e in rt.each(self, self.t_employees):  # small_payroll.world:370
+            bonus: int = sum(rt.each(self, tuple([_b11.amount_cents for _b11 in rt.each(self, self.t_bonuses) if ((_b11.employee == e.key()) and (_b11.period == period.key()))])))  # small_payroll.world:371
             if (e.pay_type == _E7_PayType_salaried):  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
                     gross: int = (e.annual_salary_cents // 12)  # small_payroll.world:374
                     tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))  # small_payroll.world:375
-                    slip: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:376
-                    self._insert(self.t_payslips, slip)  # small_payroll.world:384
-                    self._steps -= len(created)  # small_payroll.world:385
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:385
-                    created = (created + (slip.key(),))  # small_payroll.world:385
+                    slip: Payslip = Payslip(id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:376
+                    self.insert(self.t_payslips, slip)  # small_payroll.world:384
+                    created = (rt.each(self, created) + (slip.key(),))  # small_payroll.world:385
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:388
                 if ((ts is not None) and ((ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_approved)):  # small_payroll.world:389
-                    _gross13: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:390
-                    _tax14: int = self.fn_tax_for(e, rt.bounded(_gross13 + bonus))  # small_payroll.world:391
-                    _slip15: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross13, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax14, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross13 + bonus) - _tax14), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:392
-                    self._insert(self.t_payslips, _slip15)  # small_payroll.world:402
-                    self._steps -= len(created)  # small_payroll.world:403
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:403
-                    created = (created + (_slip15.key(),))  # small_payroll.world:403
-                    _row16 = self.t_timesheets.row((ts if ts is not None else rt.absent()).id_)  # small_payroll.world:404
-                    self._undo.append((0, _row16, 'status', _row16.status, _row16._digest, _row16._text, _row16._frags, _row16._stale))  # small_payroll.world:404
-                    _row16.status = _E15_TimesheetStatus_paid  # small_payroll.world:404
-                    _row16._stale |= 16  # small_payroll.world:404
-                    _row16._digest = _row16._text = None  # small_payroll.world:404
-                    self.t_timesheets._digest = None  # small_payroll.world:404
+                    _gross12: int = round(((ts if ts is not None else rt.absent()).hours * e.hourly_rate_cents))  # small_payroll.world:390
+                    _tax13: int = self.fn_tax_for(e, rt.bounded(_gross12 + bonus))  # small_payroll.world:391
+                    _slip14: Payslip = Payslip(id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=(ts if ts is not None else rt.absent()).key(), hours=v.check_range((ts if ts is not None else rt.absent()).hours, 'Payslip.hours', 0.0, None), gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(rt.bounded(_gross12 + bonus) - _tax13), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:392
+                    self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
+                    created = (rt.each(self, created) + (_slip14.key(),))  # small_payroll.world:403
+                    self.set_field(self.t_timesheets.row((ts if ts is not None else rt.absent()).id_), 'status', _E15_TimesheetStatus_paid)  # small_payroll.world:404
                 elif (bonus > 0):  # small_payroll.world:405
-                    _tax17: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
-                    _slip18: Payslip = Payslip(id_=self._next('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax17, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax17), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:407
-                    self._insert(self.t_payslips, _slip18)  # small_payroll.world:415
-                    self._steps -= len(created)  # small_payroll.world:416
-                    self._steps >= 0 or rt.out_of_steps()  # small_payroll.world:416
-                    created = (created + (_slip18.key(),))  # small_payroll.world:416
-        self._undo.append((3, period, ('status', 'paid_on'), (period.status, period.paid_on, ), period._digest, period._text, period._frags, period._stale))  # small_payroll.world:420
-        period.status = _E12_PeriodStatus_paid  # small_payroll.world:420
-        period.paid_on = self.clock.date()  # small_payroll.world:421
-        period._stale |= 24  # small_payroll.world:421
-        period._digest = period._text = None  # small_payroll.world:421
-        self.t_periods._digest = None  # small_payroll.world:421
+                    _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
+                    _slip16: Payslip = Payslip(id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(), period=period.key(), timesheet=None, hours=0.0, gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None), bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None), tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None), net_cents=v.check_range(rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None), corrected=False, correction_note='')  # small_payroll.world:407
+                    self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
+                    created = (rt.each(self, created) + (_slip16.key(),))  # small_payroll.world:416
+        self.set_field(period, 'status', _E12_PeriodStatus_paid)  # small_payroll.world:420
+        self.set_field(period, 'paid_on', self.clock.date())  # small_payroll.world:421
         return created  # small_payroll.world:422
 
     def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:  # small_payroll.world:425
@@ -967,15 +939,11 @@ class SmallPayroll(Episode):
         if not (gross_cents != payslip.gross_cents):  # small_payroll.world:433
             raise ToolError(rt.built(self, ('Payslip ' + rt.text(payslip.id_) + ' already has a gross of ' + rt.text(gross_cents) + ' cents.')))
         tax: int = self.fn_tax_for((self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee)), rt.bounded(gross_cents + payslip.bonus_cents))  # small_payroll.world:434
-        self._undo.append((3, payslip, ('gross_cents', 'tax_cents', 'net_cents', 'corrected', 'correction_note'), (payslip.gross_cents, payslip.tax_cents, payslip.net_cents, payslip.corrected, payslip.correction_note, ), payslip._digest, payslip._text, payslip._frags, payslip._stale))  # small_payroll.world:435
-        payslip.gross_cents = v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)  # small_payroll.world:435
-        payslip.tax_cents = v.check_range(tax, 'Payslip.tax_cents', 0, None)  # small_payroll.world:436
-        payslip.net_cents = v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None)  # small_payroll.world:437
-        payslip.corrected = True  # small_payroll.world:438
-        payslip.correction_note = v.check_length(note, 'Payslip.correction_note', None, 200)  # small_payroll.world:439
-        payslip._stale |= 1952  # small_payroll.world:439
-        payslip._digest = payslip._text = None  # small_payroll.world:439
-        self.t_payslips._digest = None  # small_payroll.world:439
+        self.set_field(payslip, 'gross_cents', v.check_range(gross_cents, 'Payslip.gross_cents', 0, None))  # small_payroll.world:435
+        self.set_field(payslip, 'tax_cents', v.check_range(tax, 'Payslip.tax_cents', 0, None))  # small_payroll.world:436
+        self.set_field(payslip, 'net_cents', v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None))  # small_payroll.world:437
+        self.set_field(payslip, 'corrected', True)  # small_payroll.world:438
+        self.set_field(payslip, 'correction_note', v.check_length(note, 'Payslip.correction_note', None, 200))  # small_payroll.world:439
         return payslip  # small_payroll.world:440
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
@@ -1198,11 +1166,11 @@ def _check_run_march_payroll__four_slips(ep: SmallPayroll, init: SmallPayroll, r
 
 
 def _check_run_march_payroll__alan_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:598
-    return bool(any(((((((_p19.employee == 'E002') and (_p19.period == '2026-03')) and (_p19.gross_cents == 500000)) and (_p19.bonus_cents == 50000)) and (_p19.tax_cents == 110000)) and (_p19.net_cents == 440000)) for _p19 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p17.employee == 'E002') and (_p17.period == '2026-03')) and (_p17.gross_cents == 500000)) and (_p17.bonus_cents == 50000)) and (_p17.tax_cents == 110000)) and (_p17.net_cents == 440000)) for _p17 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_run_march_payroll__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:599
-    return bool(any((((((_p20.employee == 'E004') and (_p20.period == '2026-03')) and (_p20.timesheet == 'TS004')) and (_p20.gross_cents == 211200)) and (_p20.net_cents == 211200)) for _p20 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((_p18.employee == 'E004') and (_p18.period == '2026-03')) and (_p18.timesheet == 'TS004')) and (_p18.gross_cents == 211200)) and (_p18.net_cents == 211200)) for _p18 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:600
@@ -1214,7 +1182,7 @@ def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll, init: Small
 
 
 def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # small_payroll.world:768
-    return bool(any((((_b21.employee == 'E003') and (_b21.period == '2026-03')) and (_b21.amount_cents == 25000)) for _b21 in rt.each(ep, ep.t_bonuses)))
+    return bool(any((((_b19.employee == 'E003') and (_b19.period == '2026-03')) and (_b19.amount_cents == 25000)) for _b19 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # small_payroll.world:769
@@ -1226,7 +1194,7 @@ def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll, init: Sm
 
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:160
-    return bool(any((((((_t22.employee == 'E003') and (_t22.period == '2026-04')) and (_t22.hours == 32.0)) and (_t22.status == _E15_TimesheetStatus_approved)) and (_t22.approved_by == 'E001')) for _t22 in rt.each(ep, ep.t_timesheets)))
+    return bool(any((((((_t20.employee == 'E003') and (_t20.period == '2026-04')) and (_t20.hours == 32.0)) and (_t20.status == _E15_TimesheetStatus_approved)) and (_t20.approved_by == 'E001')) for _t20 in rt.each(ep, ep.t_timesheets)))
 
 
 def _check_approve_march_and_april_hours__nothing_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:161
@@ -1238,19 +1206,19 @@ def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll, init: SmallPayrol
 
 
 def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:330
-    return bool(any(((((_b23.employee == 'E004') and (_b23.period == '2026-03')) and (_b23.amount_cents == 5000)) and (_b23.issued_by == 'E001')) for _b23 in rt.each(ep, ep.t_bonuses)))
+    return bool(any(((((_b21.employee == 'E004') and (_b21.period == '2026-03')) and (_b21.amount_cents == 5000)) and (_b21.issued_by == 'E001')) for _b21 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:496
-    return bool((any(((((_b24.employee == 'E003') and (_b24.period == '2026-03')) and (_b24.amount_cents == 15000)) and (_b24.issued_by == 'E001')) for _b24 in rt.each(ep, ep.t_bonuses)) and any(((((_b25.employee == 'E004') and (_b25.period == '2026-03')) and (_b25.amount_cents == 20000)) and (_b25.issued_by == 'E001')) for _b25 in rt.each(ep, ep.t_bonuses))))
+    return bool((any(((((_b22.employee == 'E003') and (_b22.period == '2026-03')) and (_b22.amount_cents == 15000)) and (_b22.issued_by == 'E001')) for _b22 in rt.each(ep, ep.t_bonuses)) and any(((((_b23.employee == 'E004') and (_b23.period == '2026-03')) and (_b23.amount_cents == 20000)) and (_b23.issued_by == 'E001')) for _b23 in rt.each(ep, ep.t_bonuses))))
 
 
 def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:497
-    return bool(any(((((((_p26.employee == 'E003') and (_p26.period == '2026-03')) and (_p26.gross_cents == 300000)) and (_p26.bonus_cents == 15000)) and (_p26.tax_cents == 63000)) and (_p26.net_cents == 252000)) for _p26 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p24.employee == 'E003') and (_p24.period == '2026-03')) and (_p24.gross_cents == 300000)) and (_p24.bonus_cents == 15000)) and (_p24.tax_cents == 63000)) and (_p24.net_cents == 252000)) for _p24 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:498
-    return bool(any(((((((_p27.employee == 'E004') and (_p27.period == '2026-03')) and (_p27.timesheet == 'TS004')) and (_p27.gross_cents == 211200)) and (_p27.bonus_cents == 20000)) and (_p27.net_cents == 231200)) for _p27 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((((_p25.employee == 'E004') and (_p25.period == '2026-03')) and (_p25.timesheet == 'TS004')) and (_p25.gross_cents == 211200)) and (_p25.bonus_cents == 20000)) and (_p25.net_cents == 231200)) for _p25 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:499
@@ -1262,11 +1230,11 @@ def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll, init:
 
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:667
-    return bool(any(((((_p28.employee == 'E004') and (_p28.period == '2026-03')) and (_p28.hours == 104.0)) and (_p28.gross_cents == 228800)) for _p28 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((_p26.employee == 'E004') and (_p26.period == '2026-03')) and (_p26.hours == 104.0)) and (_p26.gross_cents == 228800)) for _p26 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:668
-    return bool(any((((((((_p29.employee == 'E003') and (_p29.period == '2026-03')) and (_p29.gross_cents == 315000)) and _p29.corrected) and (_p29.tax_cents == 63000)) and (_p29.net_cents == 252000)) and (_p29.correction_note == 'March overtime: 6 hours')) for _p29 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p27.employee == 'E003') and (_p27.period == '2026-03')) and (_p27.gross_cents == 315000)) and _p27.corrected) and (_p27.tax_cents == 63000)) and (_p27.net_cents == 252000)) and (_p27.correction_note == 'March overtime: 6 hours')) for _p27 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:669
@@ -1274,7 +1242,7 @@ def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll, init: Smal
 
 
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:843
-    return bool(any(((((_b30.employee == 'E004') and (_b30.period == '2026-03')) and (_b30.amount_cents == 30000)) and (_b30.issued_by == 'E001')) for _b30 in rt.each(ep, ep.t_bonuses)))
+    return bool(any(((((_b28.employee == 'E004') and (_b28.period == '2026-03')) and (_b28.amount_cents == 30000)) and (_b28.issued_by == 'E001')) for _b28 in rt.each(ep, ep.t_bonuses)))
 
 
 def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:844
@@ -1282,7 +1250,7 @@ def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll, init: Sm
 
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:845
-    return bool(any((((((((_p31.employee == 'E004') and (_p31.period == '2026-03')) and (_p31.timesheet == 'TS004')) and (_p31.gross_cents == 211200)) and (_p31.bonus_cents == 30000)) and (_p31.tax_cents == 0)) and (_p31.net_cents == 241200)) for _p31 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p29.employee == 'E004') and (_p29.period == '2026-03')) and (_p29.timesheet == 'TS004')) and (_p29.gross_cents == 211200)) and (_p29.bonus_cents == 30000)) and (_p29.tax_cents == 0)) and (_p29.net_cents == 241200)) for _p29 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_linus_bonus_then_march_payroll__told_net(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:846
@@ -1294,11 +1262,11 @@ def _check_pay_march_then_fix_ada__march_paid(ep: SmallPayroll, init: SmallPayro
 
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1019
-    return bool(any(((((_p32.employee == 'E004') and (_p32.period == '2026-03')) and (_p32.timesheet == 'TS004')) and (_p32.gross_cents == 211200)) for _p32 in rt.each(ep, ep.t_payslips)))
+    return bool(any(((((_p30.employee == 'E004') and (_p30.period == '2026-03')) and (_p30.timesheet == 'TS004')) and (_p30.gross_cents == 211200)) for _p30 in rt.each(ep, ep.t_payslips)))
 
 
 def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]) -> bool:  # tasks.world:1020
-    return bool(any((((((((_p33.employee == 'E003') and (_p33.period == '2026-03')) and (_p33.gross_cents == 310000)) and (_p33.tax_cents == 62000)) and (_p33.net_cents == 248000)) and _p33.corrected) and (_p33.correction_note == '4 hours missing from timesheet')) for _p33 in rt.each(ep, ep.t_payslips)))
+    return bool(any((((((((_p31.employee == 'E003') and (_p31.period == '2026-03')) and (_p31.gross_cents == 310000)) and (_p31.tax_cents == 62000)) and (_p31.net_cents == 248000)) and _p31.corrected) and (_p31.correction_note == '4 hours missing from timesheet')) for _p31 in rt.each(ep, ep.t_payslips)))
 
 
 SmallPayroll.TASKS = {

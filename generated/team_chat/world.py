@@ -162,7 +162,7 @@ class Channel(Row):
     def load(cls, data: object, path: str, ep: Any) -> Channel:
         d = v.want_object(data, path, {'id': False, 'name': True, 'visibility': True, 'owner': True, 'topic': False, 'created_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('channel_ids', 'CH{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('channel_ids', 'CH{:03d}')),
             name=v.check_pattern(v.want_str(d['name'], path + '.name'), path + '.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
             visibility=v.want_enum(d['visibility'], path + '.visibility', Visibility),
             owner=v.check_pattern(v.want_str(d['owner'], path + '.owner'), path + '.owner', '^U[0-9]{3}$'),
@@ -228,7 +228,7 @@ class Membership(Row):
     def load(cls, data: object, path: str, ep: Any) -> Membership:
         d = v.want_object(data, path, {'id': False, 'channel': True, 'user': True, 'invited_by': False, 'joined_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('membership_ids', 'M{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('membership_ids', 'M{:03d}')),
             channel=v.want_str(d['channel'], path + '.channel'),
             user=v.check_pattern(v.want_str(d['user'], path + '.user'), path + '.user', '^U[0-9]{3}$'),
             invited_by=(v.want_optional(d['invited_by'], path + '.invited_by', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))) if d.get('invited_by') is not None else None),
@@ -313,7 +313,7 @@ class Message(Row):
     def load(cls, data: object, path: str, ep: Any) -> Message:
         d = v.want_object(data, path, {'id': False, 'channel': True, 'author': True, 'body': True, 'posted_at': False, 'edited_at': False, 'deleted': False, 'pinned': False, 'pinned_by': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('message_ids', 'MSG{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('message_ids', 'MSG{:03d}')),
             channel=v.want_str(d['channel'], path + '.channel'),
             author=v.check_pattern(v.want_str(d['author'], path + '.author'), path + '.author', '^U[0-9]{3}$'),
             body=v.check_length(v.want_str(d['body'], path + '.body'), path + '.body', 0, 2000),
@@ -603,10 +603,10 @@ class TeamChat(Episode):
             raise InvariantError('A user belongs to a channel at most once.', 'team_chat.world:113')
         if not all((len(tuple([_d47.key() for _d47 in rt.each(self, self.t_channels) if (_d47.name == _c46.name)])) == 1) for _c46 in rt.each(self, self.t_channels)):  # team_chat.world:116
             raise InvariantError('Channel names are unique.', 'team_chat.world:116')
-        for _row48 in self._changed_rows(self.t_messages):  # team_chat.world:119
+        for _row48 in rt.changed_rows(self, self.t_messages):  # team_chat.world:119
             if not (((_row48.deleted and (_row48.body == '')) and (not _row48.pinned)) or ((not _row48.deleted) and (len(_row48.body) > 0))):
                 raise InvariantError('A deleted message has no text and no pin; any other message has text.', 'team_chat.world:119')
-        for _row49 in self._changed_rows(self.t_messages):  # team_chat.world:122
+        for _row49 in rt.changed_rows(self, self.t_messages):  # team_chat.world:122
             if not (_row49.pinned == (_row49.pinned_by is not None)):
                 raise InvariantError('A message is pinned exactly when someone pinned it.', 'team_chat.world:122')
         if not all((self.fn_pin_count(_c50) <= _C_MAX_PINS) for _c50 in rt.each(self, self.t_channels)):  # team_chat.world:125
@@ -624,9 +624,9 @@ class TeamChat(Episode):
             rt.check_refs(self.t_users, _row54.author, 'Message.author')
             rt.check_refs(self.t_users, _row54.pinned_by, 'Message.pinned_by')
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_users, ((self.t_channels, 'owner'), (self.t_memberships, 'user'), (self.t_memberships, 'invited_by'), (self.t_messages, 'author'), (self.t_messages, 'pinned_by'), (None, 'current_user'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_channels, ((self.t_memberships, 'channel'), (self.t_messages, 'channel'),))
         pass
 
@@ -646,7 +646,7 @@ class TeamChat(Episode):
         'Sign in as a user; every other tool acts as this user.'
         if not (not user.deactivated):  # team_chat.world:138
             raise ToolError(rt.built(self, ('User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.')))
-        self._set(self.state, 'current_user', user.key())  # team_chat.world:139
+        self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
     def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:  # team_chat.world:143
@@ -655,9 +655,9 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         if not (not any((_c3.name == name) for _c3 in rt.each(self, self.t_channels))):  # team_chat.world:151
             raise ToolError(rt.built(self, ('A channel named ' + rt.text(name) + ' already exists.')))
-        channel: Channel = Channel(id_=self._next('channel_ids', 'CH{:03d}'), name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'), visibility=visibility, owner=self.state.current_user, topic=v.check_length(topic, 'Channel.topic', 0, 200), created_at=self.clock)  # team_chat.world:152
-        self._insert(self.t_channels, channel)  # team_chat.world:153
-        self._insert(self.t_memberships, Membership(id_=self._next('membership_ids', 'M{:03d}'), channel=channel.key(), user=self.state.current_user, invited_by=None, joined_at=self.clock))  # team_chat.world:154
+        channel: Channel = Channel(id_=self.next_id('channel_ids', 'CH{:03d}'), name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'), visibility=visibility, owner=self.state.current_user, topic=v.check_length(topic, 'Channel.topic', 0, 200), created_at=self.clock)  # team_chat.world:152
+        self.insert(self.t_channels, channel)  # team_chat.world:153
+        self.insert(self.t_memberships, Membership(id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(), user=self.state.current_user, invited_by=None, joined_at=self.clock))  # team_chat.world:154
         return channel  # team_chat.world:155
 
     def tool_invite_member(self, channel: Channel, user: User) -> Membership:  # team_chat.world:158
@@ -672,8 +672,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('User ' + rt.text(user.id_) + ' (' + rt.text(user.name) + ') is deactivated.')))
         if not (not self.fn_is_member(channel, user)):  # team_chat.world:168
             raise ToolError(rt.built(self, (rt.text(user.name) + ' is already a member of #' + rt.text(channel.name) + '.')))
-        membership: Membership = Membership(id_=self._next('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(), invited_by=self.state.current_user, joined_at=self.clock)  # team_chat.world:169
-        self._insert(self.t_memberships, membership)  # team_chat.world:170
+        membership: Membership = Membership(id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(), invited_by=self.state.current_user, joined_at=self.clock)  # team_chat.world:169
+        self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
     def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:  # team_chat.world:174
@@ -687,7 +687,7 @@ class TeamChat(Episode):
         found: tuple[str, ...] = tuple([_m4.key() for _m4 in rt.each(self, self.t_memberships) if ((_m4.channel == channel.key()) and (_m4.user == user.key()))])  # team_chat.world:183
         if not (len(found) > 0):  # team_chat.world:184
             raise ToolError(rt.built(self, (rt.text(user.name) + ' is not a member of #' + rt.text(channel.name) + '.')))
-        self._delete(self.t_memberships, found[0])  # team_chat.world:185
+        self.delete(self.t_memberships, found[0])  # team_chat.world:185
         return tuple([_m5.user for _m5 in rt.each(self, self.t_memberships) if (_m5.channel == channel.key())])  # team_chat.world:186
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
@@ -696,8 +696,8 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         if not self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:196
             raise ToolError(rt.built(self, ('Only members can post in #' + rt.text(channel.name) + '.')))
-        message: Message = Message(id_=self._next('message_ids', 'MSG{:03d}'), channel=channel.key(), author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000), posted_at=self.clock, edited_at=None, deleted=False, pinned=False, pinned_by=None)  # team_chat.world:197
-        self._insert(self.t_messages, message)  # team_chat.world:198
+        message: Message = Message(id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.key(), author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000), posted_at=self.clock, edited_at=None, deleted=False, pinned=False, pinned_by=None)  # team_chat.world:197
+        self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
 
     def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
@@ -710,12 +710,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is deleted.')))
         if not self.fn_is_member((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)), self.t_users.row(rt.present(self.state.current_user))):  # team_chat.world:211
             raise ToolError(rt.built(self, ('You are no longer a member of #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
-        self._undo.append((3, message, ('body', 'edited_at'), (message.body, message.edited_at, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:212
-        message.body = v.check_length(body, 'Message.body', 0, 2000)  # team_chat.world:212
-        message.edited_at = self.clock  # team_chat.world:213
-        message._stale |= 40  # team_chat.world:213
-        message._digest = message._text = None  # team_chat.world:213
-        self.t_messages._digest = None  # team_chat.world:213
+        self.set_field(message, 'body', v.check_length(body, 'Message.body', 0, 2000))  # team_chat.world:212
+        self.set_field(message, 'edited_at', self.clock)  # team_chat.world:213
         return message  # team_chat.world:214
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
@@ -726,14 +722,10 @@ class TeamChat(Episode):
             raise ToolError('You can only delete your own messages.')
         if not (not message.deleted):  # team_chat.world:224
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already deleted.')))
-        self._undo.append((3, message, ('deleted', 'body', 'pinned', 'pinned_by'), (message.deleted, message.body, message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:225
-        message.deleted = True  # team_chat.world:225
-        message.body = v.check_length('', 'Message.body', 0, 2000)  # team_chat.world:226
-        message.pinned = False  # team_chat.world:227
-        message.pinned_by = None  # team_chat.world:228
-        message._stale |= 456  # team_chat.world:228
-        message._digest = message._text = None  # team_chat.world:228
-        self.t_messages._digest = None  # team_chat.world:228
+        self.set_field(message, 'deleted', True)  # team_chat.world:225
+        self.set_field(message, 'body', v.check_length('', 'Message.body', 0, 2000))  # team_chat.world:226
+        self.set_field(message, 'pinned', False)  # team_chat.world:227
+        self.set_field(message, 'pinned_by', None)  # team_chat.world:228
         return message  # team_chat.world:229
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
@@ -748,12 +740,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is already pinned.')))
         if not (self.fn_pin_count((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel))) < _C_MAX_PINS):  # team_chat.world:241
             raise ToolError(rt.built(self, ('#' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + ' already has ' + rt.text(_C_MAX_PINS) + ' pinned messages; unpin one first.')))
-        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:242
-        message.pinned = True  # team_chat.world:242
-        message.pinned_by = self.state.current_user  # team_chat.world:243
-        message._stale |= 384  # team_chat.world:243
-        message._digest = message._text = None  # team_chat.world:243
-        self.t_messages._digest = None  # team_chat.world:243
+        self.set_field(message, 'pinned', True)  # team_chat.world:242
+        self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
 
     def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
@@ -764,12 +752,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, ('Only members can unpin in #' + rt.text((self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)).name) + '.')))
         if not message.pinned:  # team_chat.world:254
             raise ToolError(rt.built(self, ('Message ' + rt.text(message.id_) + ' is not pinned.')))
-        self._undo.append((3, message, ('pinned', 'pinned_by'), (message.pinned, message.pinned_by, ), message._digest, message._text, message._frags, message._stale))  # team_chat.world:255
-        message.pinned = False  # team_chat.world:255
-        message.pinned_by = None  # team_chat.world:256
-        message._stale |= 384  # team_chat.world:256
-        message._digest = message._text = None  # team_chat.world:256
-        self.t_messages._digest = None  # team_chat.world:256
+        self.set_field(message, 'pinned', False)  # team_chat.world:255
+        self.set_field(message, 'pinned_by', None)  # team_chat.world:256
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
@@ -786,9 +770,7 @@ class TeamChat(Episode):
         if not ((channel.visibility == _E10_Visibility_public) or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):  # team_chat.world:274
             raise ToolError(rt.built(self, ('#' + rt.text(channel.name) + ' is private and only visible to its members.')))
         posted: tuple[str, ...] = tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, tuple([_m8.key() for _m8 in rt.each(self, self.t_messages) if (_m8.channel == channel.key())]))), key=lambda _m9: _m9.posted_at))  # team_chat.world:275
-        self._steps -= len(posted)  # team_chat.world:276
-        self._steps >= 0 or rt.out_of_steps()  # team_chat.world:276
-        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, posted) if _m11.pinned]), posted)  # team_chat.world:276
+        return _new_ChannelView(channel.key(), tuple([_m10.user for _m10 in rt.each(self, self.t_memberships) if (_m10.channel == channel.key())]), tuple([_m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned]), posted)  # team_chat.world:276
 
     def tool_get_current_user(self) -> User | None:  # team_chat.world:284
         'Show the signed-in user (id, name and handle), or null when nobody is signed in.'
@@ -843,9 +825,7 @@ class TeamChat(Episode):
         me: User = self.t_users.row(rt.present(self.state.current_user))  # team_chat.world:365
         wanted: str = rt.built(self, query.lower())  # team_chat.world:366
         found: tuple[str, ...] = tuple([_m18.key() for _m18 in rt.each(self, self.t_messages) if (((((not _m18.deleted) and self.fn_can_read((self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel)), me)) and (rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower())))) and ((channel is None) or (_m18.channel == (channel if channel is not None else rt.absent()).key()))) and ((author is None) or (_m18.author == (author if author is not None else rt.absent()).key())))])  # team_chat.world:367
-        self._steps -= len(found)  # team_chat.world:368
-        self._steps >= 0 or rt.out_of_steps()  # team_chat.world:368
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, found), key=lambda _m19: _m19.posted_at))  # team_chat.world:368
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at))  # team_chat.world:368
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)

@@ -993,7 +993,7 @@ class TradingBot(Episode):
         if not (order['status'] != 'Completed'):  # trading_bot.world:279
             raise ToolError(("Can't cancel order " + rt.text(order_id) + '. Order is already completed.'))
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
-        self._set(self.state, 'orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
+        self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return _new_Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:  # trading_bot.world:285
@@ -1011,8 +1011,8 @@ class TradingBot(Episode):
                 raise ToolError(('Insufficient funds: required $' + format(total_cost, '.2f') + ' but only $' + format(rt.to_number(rt.read(self, balance)), '.2f') + ' available.'))
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price, 'amount': amount, 'status': 'Open'}  # trading_bot.world:302
-        self._set(self.state, 'orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
-        self._set(self.state, 'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
+        self.set_state('orders', {**self.state.orders, order_id: v.export_value(order)})  # trading_bot.world:312
+        self.set_state('order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1))  # trading_bot.world:313
         return _new_Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
@@ -1027,9 +1027,9 @@ class TradingBot(Episode):
             raise ToolError("'balance'")
         if not (not (amount > rt.to_number(rt.read(self, self.state.account_info['balance'])))):  # trading_bot.world:331
             raise ToolError('Insufficient funds for withdrawal.')
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount)})  # trading_bot.world:332
-        entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:333
-        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
+        self.set_state('account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount)})  # trading_bot.world:332
+        entry: dict[str, Any] = {'type': 'withdrawal', 'amount': amount, 'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000))}  # trading_bot.world:333
+        self.set_state('transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:338
         return _new_Balance('Withdrawal successful', self.state.account_info['balance'])  # trading_bot.world:339
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
@@ -1042,7 +1042,7 @@ class TradingBot(Episode):
         'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
             return _new_Status('Already logged in')  # trading_bot.world:355
-        self._set(self.state, 'authenticated', True)  # trading_bot.world:357
+        self.set_state('authenticated', True)  # trading_bot.world:357
         return _new_Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
@@ -1053,7 +1053,7 @@ class TradingBot(Episode):
         'Handle user logout for trading system.'
         if (not self.state.authenticated):  # trading_bot.world:366
             return _new_Status('No user is currently logged in')  # trading_bot.world:367
-        self._set(self.state, 'authenticated', False)  # trading_bot.world:369
+        self.set_state('authenticated', False)  # trading_bot.world:369
         return _new_Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
@@ -1064,9 +1064,9 @@ class TradingBot(Episode):
             raise ToolError('Funding amount must be positive.')
         if not ('balance' in self.state.account_info):  # trading_bot.world:378
             raise ToolError("'balance'")
-        self._set(self.state, 'account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount)})  # trading_bot.world:379
-        entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self._rng().randint(1725186600, 1725273000))}  # trading_bot.world:380
-        self._set(self.state, 'transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
+        self.set_state('account_info', {**self.state.account_info, 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount)})  # trading_bot.world:379
+        entry: dict[str, Any] = {'type': 'deposit', 'amount': amount, 'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000))}  # trading_bot.world:380
+        self.set_state('transaction_history', (self.state.transaction_history + (entry,)))  # trading_bot.world:385
         return _new_Balance('Account funded successfully', self.state.account_info['balance'])  # trading_bot.world:386
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
@@ -1075,7 +1075,7 @@ class TradingBot(Episode):
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if not (symbol in rt.each(self, self.state.watch_list)):  # trading_bot.world:393
             raise ToolError(rt.built(self, ('Stock ' + rt.text(symbol) + ' not found in watchlist.')))
-        self._set(self.state, 'watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
+        self.set_state('watch_list', rt.without(self.state.watch_list, symbol))  # trading_bot.world:394
         return _new_Status(rt.built(self, ('Stock ' + rt.text(symbol) + ' removed from watchlist successfully.')))  # trading_bot.world:395
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
@@ -1101,16 +1101,12 @@ class TradingBot(Episode):
         if ((end_date is not None) and ((end_date if end_date is not None else rt.absent()) != '')):  # trading_bot.world:430
             end = rt.strptime(rt.read(self, (end_date if end_date is not None else rt.absent())), '%Y-%m-%d')  # trading_bot.world:431
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
-        self._steps -= (len(self.state.transaction_history) if type(self.state.transaction_history) is tuple else rt.size(self.state.transaction_history))  # trading_bot.world:434
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:434
-        for transaction in self.state.transaction_history:  # trading_bot.world:434
+        for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(rt.read(self, rt.built(self, rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
             if ((start <= stamp) and (stamp <= end)):  # trading_bot.world:437
-                self._steps -= (len(found) if type(found) is tuple else rt.size(found))  # trading_bot.world:438
-                self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:438
-                found = (found + (transaction,))  # trading_bot.world:438
+                found = (rt.each(self, found) + (transaction,))  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
@@ -1119,25 +1115,19 @@ class TradingBot(Episode):
 
     def tool_filter_stocks_by_price(self, stocks: tuple[str, ...], min_price: float, max_price: float) -> FilteredStocks:  # trading_bot.world:452
         'Filter stocks based on a price range.'
-        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:460
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:460
-        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in stocks if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
+        return _new_FilteredStocks(tuple([_symbol1 for _symbol1 in rt.each(self, stocks) if ((rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) >= min_price) and (rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1)))) <= max_price))]))  # trading_bot.world:460
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
         if ((stock not in rt.each(self, self.state.watch_list)) and (stock in self.state.stocks)):  # trading_bot.world:469
-            self._set(self.state, 'watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
+            self.set_state('watch_list', (self.state.watch_list + (stock,)))  # trading_bot.world:470
         return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472
 
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:  # trading_bot.world:475
         'Notify if there is a significant price change in the stocks.'
-        self._steps -= (len(stocks) if type(stocks) is tuple else rt.size(stocks))  # trading_bot.world:481
-        self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:481
-        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in stocks if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
+        changed: tuple[str, ...] = tuple([_symbol2 for _symbol2 in rt.each(self, stocks) if ((_symbol2 in self.state.stocks) and self.fn_price_changed(self.state.stocks[_symbol2], threshold))])  # trading_bot.world:481
         if (len(changed) > 0):  # trading_bot.world:482
-            self._steps -= (len(changed) if type(changed) is tuple else rt.size(changed))  # trading_bot.world:483
-            self._steps >= 0 or rt.out_of_steps()  # trading_bot.world:483
-            return _new_Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', changed)) + ' have significant price changes.')))  # trading_bot.world:483
+            return _new_Notification(rt.python_grown(self, ('Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed))) + ' have significant price changes.')))  # trading_bot.world:483
         return _new_Notification('No significant price changes in the selected stocks.')  # trading_bot.world:487
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

@@ -1504,16 +1504,10 @@ class TravelAPI(Episode):
         multiplier: int = (2 if (rt.python_remainder(digit_sum, 2) == 0) else 1)  # travel_api.world:742
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
-            self._steps -= rt.size(_C_BASE_COSTS)  # travel_api.world:746
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:746
-            for key_ in _C_BASE_COSTS:  # travel_api.world:746
-                self._steps -= rt.size(costs)  # travel_api.world:747
-                self._steps >= 0 or rt.out_of_steps()  # travel_api.world:747
-                costs = {**costs, rt.built(self, (rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[key_], factor), multiplier))}}  # travel_api.world:747
+            for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
+                costs = {**rt.each(self, costs), rt.built(self, (rt.text(key_) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[key_], factor), multiplier))}}  # travel_api.world:747
         else:
-            self._steps -= rt.size(costs)  # travel_api.world:752
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:752
-            costs = {**costs, rt.built(self, (rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[route], factor), multiplier))}}  # travel_api.world:752
+            costs = {**rt.each(self, costs), rt.built(self, (rt.text(route) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))): {'cost': rt.to_float(rt.python_times(rt.python_times(_C_BASE_COSTS[route], factor), multiplier))}}  # travel_api.world:752
         return costs  # travel_api.world:756
 
     def fn_booking_refused(self, error: str) -> Booking:  # travel_api.world:759
@@ -1524,13 +1518,13 @@ class TravelAPI(Episode):
 
     def tool_authenticate_travel(self, client_id: str, client_secret: str, refresh_token: str, grant_type: str, user_first_name: str, user_last_name: str) -> Token:  # travel_api.world:769
         'Authenticate the user with the travel API'
-        token: str = rt.text(self._rng().randint(100000, 999999))  # travel_api.world:780
-        self._set(self.state, 'token_expires_in', 2)  # travel_api.world:781
-        self._set(self.state, 'access_token', token)  # travel_api.world:782
-        self._set(self.state, 'token_type', 'Bearer')  # travel_api.world:783
-        self._set(self.state, 'token_scope', grant_type)  # travel_api.world:784
-        self._set(self.state, 'user_first_name', user_first_name)  # travel_api.world:785
-        self._set(self.state, 'user_last_name', user_last_name)  # travel_api.world:786
+        token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
+        self.set_state('token_expires_in', 2)  # travel_api.world:781
+        self.set_state('access_token', token)  # travel_api.world:782
+        self.set_state('token_type', 'Bearer')  # travel_api.world:783
+        self.set_state('token_scope', grant_type)  # travel_api.world:784
+        self.set_state('user_first_name', user_first_name)  # travel_api.world:785
+        self.set_state('user_last_name', user_last_name)  # travel_api.world:786
         return _new_Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
@@ -1551,13 +1545,13 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_number not in self.state.credit_card_list):  # travel_api.world:820
             raise ToolError('Card already registered')
-        card_id: str = rt.text(self._rng().randint(100000000000, 999999999999))  # travel_api.world:821
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self._rng().randint(10000, 99999)}})  # travel_api.world:822
+        card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))  # travel_api.world:821
+        self.set_state('credit_card_list', {**self.state.credit_card_list, card_id: {'card_number': card_number, 'expiration_date': expiration_date, 'cardholder_name': cardholder_name, 'card_verification_number': card_verification_number, 'balance': self.random_source().randint(10000, 99999)}})  # travel_api.world:822
         return _new_CardId(card_id)  # travel_api.world:829
 
     def tool_get_flight_cost(self, travel_from: str, travel_to: str, travel_date: str, travel_class: str) -> CostList:  # travel_api.world:832
         'Get the list of cost of a flight in USD based on location, date, and class'
-        self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:841
+        self.set_state('flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:841
         return _new_CostList(tuple([_entry1['cost'] for _entry1 in rt.each(self, tuple(rt.each(self, self.state.flight_cost_lookup).values()))]))  # travel_api.world:842
 
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:  # travel_api.world:845
@@ -1591,7 +1585,7 @@ class TravelAPI(Episode):
             return self.fn_booking_refused("Invalid travel class. Must be one of {'first', 'business', 'economy'}")  # travel_api.world:893
         if (rt.built(self, (rt.text(travel_from) + '|' + rt.text(travel_to))) not in _C_BASE_COSTS):  # travel_api.world:898
             return self.fn_booking_refused('No available route for the given airports.')  # travel_api.world:899
-        self._set(self.state, 'flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:901
+        self.set_state('flight_cost_lookup', self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class))  # travel_api.world:901
         entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(self, (rt.text(travel_from) + '|' + rt.text(travel_to) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date))))  # travel_api.world:903
         if (entry is None):  # travel_api.world:904
             return self.fn_booking_refused('No available route for the given parameters')  # travel_api.world:905
@@ -1601,10 +1595,10 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
         if ((self.state.budget_limit is not None) and (balance < rt.present(self.state.budget_limit))):  # travel_api.world:913
             return self.fn_booking_refused('Balance is less than budget limit')  # travel_api.world:914
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': (balance - travel_cost)}})  # travel_api.world:916
-        booking_id: str = rt.text(self._rng().randint(1000000, 9999999))  # travel_api.world:917
-        transaction_id: str = rt.text(self._rng().randint(10000000, 99999999))  # travel_api.world:918
-        self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:919
+        self.set_state('credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': (balance - travel_cost)}})  # travel_api.world:916
+        booking_id: str = rt.text(self.random_source().randint(1000000, 9999999))  # travel_api.world:917
+        transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))  # travel_api.world:918
+        self.set_state('booking_record', {**self.state.booking_record, booking_id: {'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from, 'travel_to': travel_to, 'travel_class': travel_class, 'travel_cost': travel_cost, 'transaction_id': transaction_id}})  # travel_api.world:919
         return _new_Booking(booking_id, transaction_id, True, (self.state.booking_record if self.state.long_context else {}), None)  # travel_api.world:929
 
     def tool_retrieve_invoice(self, access_token: str, booking_id: str | None, insurance_id: str | None) -> InvoiceResult:  # travel_api.world:937
@@ -1647,8 +1641,8 @@ class TravelAPI(Episode):
         if not ((rt.python_type(card_id) == 'str') and (rt.built(self, rt.text(card_id)) in self.state.credit_card_list)):  # travel_api.world:1003
             raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]  # travel_api.world:1004
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) + rt.to_number(rt.read(self, travel_cost)))}})  # travel_api.world:1005
-        self._set(self.state, 'booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
+        self.set_state('credit_card_list', {**self.state.credit_card_list, rt.built(self, rt.text(card_id)): {**self.state.credit_card_list[rt.built(self, rt.text(card_id))], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) + rt.to_number(rt.read(self, travel_cost)))}})  # travel_api.world:1005
+        self.set_state('booking_record', rt.without_key(self.state.booking_record, booking_id))  # travel_api.world:1006
         return _new_Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(self, base_currency: str, target_currency: str, value: int | float) -> ExchangedValue:  # travel_api.world:1010
@@ -1681,7 +1675,7 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if not (access_token == self.state.access_token):  # travel_api.world:1078
             raise ToolError('Invalid access token')
-        self._set(self.state, 'budget_limit', budget_limit)  # travel_api.world:1080
+        self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return _new_BudgetLimit(budget_limit)  # travel_api.world:1081
 
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:  # travel_api.world:1084
@@ -1701,8 +1695,8 @@ class TravelAPI(Episode):
         if (card_id not in self.state.credit_card_list):  # travel_api.world:1114
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
-        self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) - insurance_cost)}})  # travel_api.world:1120
-        return _new_Insurance(rt.text(self._rng().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
+        self.set_state('credit_card_list', {**self.state.credit_card_list, card_id: {**self.state.credit_card_list[card_id], 'balance': rt.bounded_number(rt.to_number(rt.read(self, self.fn_key_of(card, 'balance'))) - insurance_cost)}})  # travel_api.world:1120
+        return _new_Insurance(rt.text(self.random_source().randint(100000000, 999999999)), True, None)  # travel_api.world:1121
 
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:  # travel_api.world:1124
         'Contact travel booking customer support, get immediate support on an issue with an online call.'
@@ -1720,20 +1714,12 @@ class TravelAPI(Episode):
     def _on_load(self) -> None:  # travel_api.world:678
         rt.refill(self)
         if self.state.long_context:  # travel_api.world:681
-            self._steps -= rt.size(_C_CREDIT_CARD_EXTENSION)  # travel_api.world:682
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:682
-            for card_id in _C_CREDIT_CARD_EXTENSION:  # travel_api.world:682
+            for card_id in rt.each(self, _C_CREDIT_CARD_EXTENSION):  # travel_api.world:682
                 if (card_id not in self.state.credit_card_list):  # travel_api.world:683
-                    self._steps -= rt.size(self.state.credit_card_list)  # travel_api.world:684
-                    self._steps >= 0 or rt.out_of_steps()  # travel_api.world:684
-                    self._set(self.state, 'credit_card_list', {**self.state.credit_card_list, card_id: _C_CREDIT_CARD_EXTENSION[card_id]})  # travel_api.world:684
-            self._steps -= rt.size(_C_BOOKING_RECORD_EXTENSION)  # travel_api.world:687
-            self._steps >= 0 or rt.out_of_steps()  # travel_api.world:687
-            for booking_id in _C_BOOKING_RECORD_EXTENSION:  # travel_api.world:687
+                    self.set_state('credit_card_list', {**rt.each(self, self.state.credit_card_list), card_id: _C_CREDIT_CARD_EXTENSION[card_id]})  # travel_api.world:684
+            for booking_id in rt.each(self, _C_BOOKING_RECORD_EXTENSION):  # travel_api.world:687
                 if (booking_id not in self.state.booking_record):  # travel_api.world:688
-                    self._steps -= rt.size(self.state.booking_record)  # travel_api.world:689
-                    self._steps >= 0 or rt.out_of_steps()  # travel_api.world:689
-                    self._set(self.state, 'booking_record', {**self.state.booking_record, booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id]})  # travel_api.world:689
+                    self.set_state('booking_record', {**rt.each(self, self.state.booking_record), booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id]})  # travel_api.world:689
 
 
 _ARGS_authenticate_travel: frozenset[str] = frozenset({'client_id', 'client_secret', 'refresh_token', 'grant_type', 'user_first_name', 'user_last_name'})

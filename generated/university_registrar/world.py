@@ -448,7 +448,7 @@ class Enrolment(Row):
     def load(cls, data: object, path: str, ep: Any) -> Enrolment:
         d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'status': False, 'grade': False, 'enrolled_at': False, 'dropped_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('enrolment_ids', 'EN{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('enrolment_ids', 'EN{:04d}')),
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
             status=(v.want_enum(d['status'], path + '.status', EnrolmentStatus) if d.get('status') is not None else _E15_EnrolmentStatus_enrolled),
@@ -510,7 +510,7 @@ class WaitlistEntry(Row):
     def load(cls, data: object, path: str, ep: Any) -> WaitlistEntry:
         d = v.want_object(data, path, {'id': False, 'student': True, 'section': True, 'joined_at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('waitlist_ids', 'W{:03d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('waitlist_ids', 'W{:03d}')),
             student=v.check_pattern(v.want_str(d['student'], path + '.student'), path + '.student', '^S[0-9]{5}$'),
             section=v.check_pattern(v.want_str(d['section'], path + '.section'), path + '.section', '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
             joined_at=(v.want_datetime(d['joined_at'], path + '.joined_at') if d.get('joined_at') is not None else ep.clock),
@@ -857,10 +857,10 @@ class UniversityRegistrar(Episode):
             raise InvariantError("Every student in a section has passed the course's prerequisites.", 'university_registrar.world:194')
         if not all(((not self.fn_holds_seat(_e46)) or (len(tuple([_o47.key() for _o47 in rt.each(self, self.t_enrolments) if ((((_o47.student == _e46.student) and ((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course)) and ((self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term)) and self.fn_holds_seat(_o47))])) == 1)) for _e46 in rt.each(self, self.t_enrolments)):  # university_registrar.world:197
             raise InvariantError('A student takes a course at most once per term.', 'university_registrar.world:197')
-        for _row48 in self._changed_rows(self.t_enrolments):  # university_registrar.world:200
+        for _row48 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:200
             if not ((_row48.status == _E15_EnrolmentStatus_completed) == (_row48.grade is not None)):
                 raise InvariantError('An enrolment has a grade exactly when it is completed.', 'university_registrar.world:200')
-        for _row49 in self._changed_rows(self.t_enrolments):  # university_registrar.world:203
+        for _row49 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:203
             if not ((_row49.status == _E15_EnrolmentStatus_dropped) == (_row49.dropped_at is not None)):
                 raise InvariantError('An enrolment has a drop time exactly when it is dropped.', 'university_registrar.world:203')
         if not all((not any((((_e51.student == _w50.student) and (_e51.section == _w50.section)) and self.fn_holds_seat(_e51)) for _e51 in rt.each(self, self.t_enrolments))) for _w50 in rt.each(self, self.t_waitlist)):  # university_registrar.world:206
@@ -871,7 +871,7 @@ class UniversityRegistrar(Episode):
             raise InvariantError('Nobody holds more than 18 credits in a term.', 'university_registrar.world:212')
         if not all(((_e55.status != _E15_EnrolmentStatus_enrolled) or (not any((((((_o56.id_ != _e55.id_) and (_o56.student == _e55.student)) and (_o56.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)).term == (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)).term)) and self.fn_meetings_clash((self.t_sections.rows.get(_o56.section) or self.t_sections.row(_o56.section)), (self.t_sections.rows.get(_e55.section) or self.t_sections.row(_e55.section)))) for _o56 in rt.each(self, self.t_enrolments)))) for _e55 in rt.each(self, self.t_enrolments)):  # university_registrar.world:215
             raise InvariantError("A student's current sections of a term never meet at the same time.", 'university_registrar.world:215')
-        for _row57 in self._changed_rows(self.t_sections):  # university_registrar.world:218
+        for _row57 in rt.changed_rows(self, self.t_sections):  # university_registrar.world:218
             if not all((self.fn_minutes_of(_m58.start) < self.fn_minutes_of(_m58.end)) for _m58 in rt.each(self, _row57.meetings)):
                 raise InvariantError('Every meeting ends after it starts.', 'university_registrar.world:218')
         for _row59 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
@@ -884,11 +884,11 @@ class UniversityRegistrar(Episode):
         for _row62 in rt.changed_rows(self, self.t_waitlist, ('student', 'section')):
             rt.check_refs(self.t_students, _row62.student, 'WaitlistEntry.student')
             rt.check_refs(self.t_sections, _row62.section, 'WaitlistEntry.section')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_students, ((self.t_enrolments, 'student'), (self.t_waitlist, 'student'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_courses, ((self.t_courses, 'prerequisites'), (self.t_sections, 'course'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_sections, ((self.t_enrolments, 'section'), (self.t_waitlist, 'section'),))
         pass
 
@@ -935,17 +935,13 @@ class UniversityRegistrar(Episode):
             return rt.built(self, (rt.text(student.name) + ' is already enrolled in or has completed ' + rt.text((self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).code) + ' in ' + rt.text(section.term) + '.'))  # university_registrar.world:167
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:169
         if (len(missing) > 0):  # university_registrar.world:170
-            self._steps -= len(missing)  # university_registrar.world:171
-            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:171
-            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:171
+            codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))))))  # university_registrar.world:171
             return rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.'))  # university_registrar.world:172
         if (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:174
             return rt.built(self, ('Section ' + rt.text(section.id_) + ' is full (' + rt.text(section.capacity) + ' seats); join the waitlist.'))  # university_registrar.world:175
         clashes: tuple[str, ...] = tuple([(self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).id_ for _e10 in rt.each(self, self.t_enrolments) if ((((_e10.student == student.key()) and (_e10.status == _E15_EnrolmentStatus_enrolled)) and ((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)).term == section.term)) and self.fn_meetings_clash((self.t_sections.rows.get(_e10.section) or self.t_sections.row(_e10.section)), section))])  # university_registrar.world:177
         if (len(clashes) > 0):  # university_registrar.world:178
-            self._steps -= len(clashes)  # university_registrar.world:179
-            self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:179
-            ids: str = rt.built(self, rt.join(', ', clashes))  # university_registrar.world:179
+            ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))  # university_registrar.world:179
             return rt.built(self, ('Time clash with ' + rt.text(ids) + '.'))  # university_registrar.world:180
         credits_: int = rt.bounded(self.fn_term_credits(student, section.term) + (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)).credits_)  # university_registrar.world:182
         if (credits_ > _C_MAX_CREDITS):  # university_registrar.world:183
@@ -960,13 +956,9 @@ class UniversityRegistrar(Episode):
         "Show a student's enrolments with grades, their waitlist entries, the sections of both (course, term, instructor, meetings) and their credit load per term."
         mine: tuple[str, ...] = tuple([_e12.key() for _e12 in rt.each(self, self.t_enrolments) if (_e12.student == student.key())])  # university_registrar.world:237
         credits_: dict[str, int] = {}  # university_registrar.world:238
-        self._steps -= len(mine)  # university_registrar.world:239
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:239
-        for e in rt.rows(self.t_enrolments, mine):  # university_registrar.world:239
+        for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:239
             if self.fn_holds_seat(e):  # university_registrar.world:240
-                self._steps -= len(credits_)  # university_registrar.world:241
-                self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:241
-                credits_ = {**credits_, (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:241
+                credits_ = {**rt.each(self, credits_), (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(rt.coalesce(credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term), lambda: 0) + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_)}  # university_registrar.world:241
         waiting: tuple[str, ...] = tuple([_w13.key() for _w13 in rt.each(self, self.t_waitlist) if (_w13.student == student.key())])  # university_registrar.world:244
         return _new_StudentRecord(student.key(), mine, waiting, tuple([_s14.key() for _s14 in rt.each(self, self.t_sections) if (any((_e15.section == _s14.key()) for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))) or any((_w16.section == _s14.key()) for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))))]), credits_)  # university_registrar.world:245
 
@@ -1011,13 +1003,11 @@ class UniversityRegistrar(Episode):
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if not (problem == ''):  # university_registrar.world:344
             raise ToolError(problem)
-        self._steps -= len(self.t_waitlist)  # university_registrar.world:345
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:345
-        for w in self.t_waitlist:  # university_registrar.world:345
+        for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
             if ((w.student == student.key()) and (w.section == section.key())):  # university_registrar.world:346
-                self._delete(self.t_waitlist, w.key())  # university_registrar.world:347
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:350
-        self._insert(self.t_enrolments, enrolment)  # university_registrar.world:351
+                self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
+        enrolment: Enrolment = Enrolment(id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=student.key(), section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:350
+        self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:  # university_registrar.world:355
@@ -1026,12 +1016,8 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be dropped.')))
         if not (self.clock.date() <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):  # university_registrar.world:361
             raise ToolError(rt.built(self, ('The drop deadline of ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' was ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline) + '.')))
-        self._undo.append((3, enrolment, ('status', 'dropped_at'), (enrolment.status, enrolment.dropped_at, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:362
-        enrolment.status = _E15_EnrolmentStatus_dropped  # university_registrar.world:362
-        enrolment.dropped_at = self.clock  # university_registrar.world:363
-        enrolment._stale |= 72  # university_registrar.world:363
-        enrolment._digest = enrolment._text = None  # university_registrar.world:363
-        self.t_enrolments._digest = None  # university_registrar.world:363
+        self.set_field(enrolment, 'status', _E15_EnrolmentStatus_dropped)  # university_registrar.world:362
+        self.set_field(enrolment, 'dropped_at', self.clock)  # university_registrar.world:363
         return enrolment  # university_registrar.world:364
 
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:  # university_registrar.world:369
@@ -1043,22 +1029,20 @@ class UniversityRegistrar(Episode):
         if not (self.fn_seats_taken(section) >= section.capacity):  # university_registrar.world:377
             raise ToolError(rt.built(self, ('Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.')))
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, (self.t_courses.rows.get(section.course) or self.t_courses.row(section.course)))  # university_registrar.world:378
-        self._steps -= len(missing)  # university_registrar.world:379
-        self._steps >= 0 or rt.out_of_steps()  # university_registrar.world:379
-        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, missing))))))  # university_registrar.world:379
+        codes: str = rt.built(self, rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))))))  # university_registrar.world:379
         if not (len(missing) == 0):  # university_registrar.world:380
             raise ToolError(rt.built(self, ('Prerequisite not passed: ' + rt.text(codes) + '.')))
         if not (not any((((_e25.student == student.key()) and (_e25.section == section.key())) and self.fn_holds_seat(_e25)) for _e25 in rt.each(self, self.t_enrolments))):  # university_registrar.world:381
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already enrolled in ' + rt.text(section.id_) + '.')))
         if not (not any(((_w26.student == student.key()) and (_w26.section == section.key())) for _w26 in rt.each(self, self.t_waitlist))):  # university_registrar.world:382
             raise ToolError(rt.built(self, (rt.text(student.name) + ' is already on the waitlist of ' + rt.text(section.id_) + '.')))
-        entry: WaitlistEntry = WaitlistEntry(id_=self._next('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:383
-        self._insert(self.t_waitlist, entry)  # university_registrar.world:384
+        entry: WaitlistEntry = WaitlistEntry(id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.key(), section=section.key(), joined_at=self.clock)  # university_registrar.world:383
+        self.insert(self.t_waitlist, entry)  # university_registrar.world:384
         return _new_WaitlistPosition(entry.key(), self.fn_waiting_count(section))  # university_registrar.world:385
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:  # university_registrar.world:388
         'Take a student off a waitlist.'
-        self._delete(self.t_waitlist, entry.key())  # university_registrar.world:393
+        self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:  # university_registrar.world:397
@@ -1072,9 +1056,9 @@ class UniversityRegistrar(Episode):
         problem: str = self.fn_enrol_problem((self.t_students.rows.get(first.student) or self.t_students.row(first.student)), section)  # university_registrar.world:406
         if not (problem == ''):  # university_registrar.world:407
             raise ToolError(rt.built(self, ('The first student on the waitlist, ' + rt.text((self.t_students.rows.get(first.student) or self.t_students.row(first.student)).name) + ', cannot enrol: ' + rt.text(problem))))
-        self._delete(self.t_waitlist, first.key())  # university_registrar.world:408
-        enrolment: Enrolment = Enrolment(id_=self._next('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:409
-        self._insert(self.t_enrolments, enrolment)  # university_registrar.world:410
+        self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
+        enrolment: Enrolment = Enrolment(id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student, section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None, enrolled_at=self.clock, dropped_at=None)  # university_registrar.world:409
+        self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:  # university_registrar.world:416
@@ -1083,12 +1067,8 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(self, ('Enrolment ' + rt.text(enrolment.id_) + ' is ' + rt.text(enrolment.status) + '; only enrolled enrolments can be graded.')))
         if not (self.clock.date() >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):  # university_registrar.world:423
             raise ToolError(rt.built(self, ('Section ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).id_) + ' ends on ' + rt.text((self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on) + '; grades can be recorded from then.')))
-        self._undo.append((3, enrolment, ('grade', 'status'), (enrolment.grade, enrolment.status, ), enrolment._digest, enrolment._text, enrolment._frags, enrolment._stale))  # university_registrar.world:424
-        enrolment.grade = grade  # university_registrar.world:424
-        enrolment.status = _E15_EnrolmentStatus_completed  # university_registrar.world:425
-        enrolment._stale |= 24  # university_registrar.world:425
-        enrolment._digest = enrolment._text = None  # university_registrar.world:425
-        self.t_enrolments._digest = None  # university_registrar.world:425
+        self.set_field(enrolment, 'grade', grade)  # university_registrar.world:424
+        self.set_field(enrolment, 'status', _E15_EnrolmentStatus_completed)  # university_registrar.world:425
         return enrolment  # university_registrar.world:426
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

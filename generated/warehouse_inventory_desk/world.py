@@ -301,7 +301,7 @@ class StockLevel(Row):
     def load(cls, data: object, path: str, ep: Any) -> StockLevel:
         d = v.want_object(data, path, {'id': False, 'item': True, 'bin': True, 'quantity': True, 'last_counted': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('stock_ids', 'S{:04d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('stock_ids', 'S{:04d}')),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             bin_=v.check_pattern(v.want_str(d['bin'], path + '.bin'), path + '.bin', '^[A-Z][0-9]{2}-[0-9]{2}$'),
             quantity=v.check_range(v.want_int(d['quantity'], path + '.quantity'), path + '.quantity', 0, None),
@@ -386,7 +386,7 @@ class Movement(Row):
     def load(cls, data: object, path: str, ep: Any) -> Movement:
         d = v.want_object(data, path, {'id': False, 'kind': True, 'item': True, 'from_bin': False, 'to_bin': False, 'quantity': True, 'reference': False, 'clerk': True, 'at': False})
         return cls(
-            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep._next('movement_ids', 'M{:05d}')),
+            id_=(v.want_str(d['id'], path + '.id') if d.get('id') is not None else ep.next_id('movement_ids', 'M{:05d}')),
             kind=v.want_enum(d['kind'], path + '.kind', MovementKind),
             item=v.check_pattern(v.want_str(d['item'], path + '.item'), path + '.item', '^[A-Z]{3}-[0-9]{4}$'),
             from_bin=(v.want_optional(d['from_bin'], path + '.from_bin', (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))) if d.get('from_bin') is not None else None),
@@ -767,42 +767,42 @@ class WarehouseInventoryDesk(Episode):
         del ep
 
     def _check_invariants(self) -> None:
-        for _row39 in self._changed_rows(self.t_stock):  # warehouse_inventory_desk.world:142
-            if not (_row39.quantity >= 0):
+        for _row33 in rt.changed_rows(self, self.t_stock):  # warehouse_inventory_desk.world:142
+            if not (_row33.quantity >= 0):
                 raise InvariantError('Stock never goes below zero.', 'warehouse_inventory_desk.world:142')
-        if not all((self.fn_bin_used(_b40) <= _b40.capacity) for _b40 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
+        if not all((self.fn_bin_used(_b34) <= _b34.capacity) for _b34 in rt.each(self, self.t_bins)):  # warehouse_inventory_desk.world:145
             raise InvariantError('A bin never holds more units than its capacity.', 'warehouse_inventory_desk.world:145')
-        if not all((len(tuple([_t42.key() for _t42 in rt.each(self, self.t_stock) if ((_t42.item == _s41.item) and (_t42.bin_ == _s41.bin_))])) == 1) for _s41 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
+        if not all((len(tuple([_t36.key() for _t36 in rt.each(self, self.t_stock) if ((_t36.item == _s35.item) and (_t36.bin_ == _s35.bin_))])) == 1) for _s35 in rt.each(self, self.t_stock)):  # warehouse_inventory_desk.world:148
             raise InvariantError('There is at most one stock row per item and bin.', 'warehouse_inventory_desk.world:148')
-        for _row43 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:151
-            if not ((_row43.kind != _E12_MovementKind_receipt) or ((_row43.from_bin is None) and (_row43.to_bin is not None))):
+        for _row37 in rt.changed_rows(self, self.t_movements):  # warehouse_inventory_desk.world:151
+            if not ((_row37.kind != _E12_MovementKind_receipt) or ((_row37.from_bin is None) and (_row37.to_bin is not None))):
                 raise InvariantError('A receipt goes into a bin and comes from none.', 'warehouse_inventory_desk.world:151')
-        for _row44 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:154
-            if not ((_row44.kind != _E12_MovementKind_pick) or ((_row44.from_bin is not None) and (_row44.to_bin is None))):
+        for _row38 in rt.changed_rows(self, self.t_movements):  # warehouse_inventory_desk.world:154
+            if not ((_row38.kind != _E12_MovementKind_pick) or ((_row38.from_bin is not None) and (_row38.to_bin is None))):
                 raise InvariantError('A pick comes out of a bin and goes into none.', 'warehouse_inventory_desk.world:154')
-        for _row45 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:157
-            if not ((_row45.kind != _E12_MovementKind_transfer) or (((_row45.from_bin is not None) and (_row45.to_bin is not None)) and (_row45.from_bin != _row45.to_bin))):
+        for _row39 in rt.changed_rows(self, self.t_movements):  # warehouse_inventory_desk.world:157
+            if not ((_row39.kind != _E12_MovementKind_transfer) or (((_row39.from_bin is not None) and (_row39.to_bin is not None)) and (_row39.from_bin != _row39.to_bin))):
                 raise InvariantError('A transfer goes between two different bins.', 'warehouse_inventory_desk.world:157')
-        for _row46 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:160
-            if not ((_row46.kind == _E12_MovementKind_count_adjustment) or (_row46.quantity > 0)):
+        for _row40 in rt.changed_rows(self, self.t_movements):  # warehouse_inventory_desk.world:160
+            if not ((_row40.kind == _E12_MovementKind_count_adjustment) or (_row40.quantity > 0)):
                 raise InvariantError('Receipts, picks and transfers move a positive number of units.', 'warehouse_inventory_desk.world:160')
-        for _row47 in self._changed_rows(self.t_movements):  # warehouse_inventory_desk.world:163
-            if not ((_row47.kind != _E12_MovementKind_count_adjustment) or (_row47.quantity != 0)):
+        for _row41 in rt.changed_rows(self, self.t_movements):  # warehouse_inventory_desk.world:163
+            if not ((_row41.kind != _E12_MovementKind_count_adjustment) or (_row41.quantity != 0)):
                 raise InvariantError('A count adjustment records a real difference.', 'warehouse_inventory_desk.world:163')
-        for _row48 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
-            rt.check_refs(self.t_items, _row48.item, 'StockLevel.item')
-            rt.check_refs(self.t_bins, _row48.bin_, 'StockLevel.bin')
-        for _row49 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
-            rt.check_refs(self.t_items, _row49.item, 'Movement.item')
-            rt.check_refs(self.t_bins, _row49.from_bin, 'Movement.from_bin')
-            rt.check_refs(self.t_bins, _row49.to_bin, 'Movement.to_bin')
-            rt.check_refs(self.t_clerks, _row49.clerk, 'Movement.clerk')
+        for _row42 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
+            rt.check_refs(self.t_items, _row42.item, 'StockLevel.item')
+            rt.check_refs(self.t_bins, _row42.bin_, 'StockLevel.bin')
+        for _row43 in rt.changed_rows(self, self.t_movements, ('item', 'from_bin', 'to_bin', 'clerk')):
+            rt.check_refs(self.t_items, _row43.item, 'Movement.item')
+            rt.check_refs(self.t_bins, _row43.from_bin, 'Movement.from_bin')
+            rt.check_refs(self.t_bins, _row43.to_bin, 'Movement.to_bin')
+            rt.check_refs(self.t_clerks, _row43.clerk, 'Movement.clerk')
         rt.check_refs(self.t_clerks, self.state.current_clerk, 'current_clerk')
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'),))
-        if self._deleted:
+        if self.deleted_rows:
             rt.check_deleted(self, self.t_bins, ((self.t_stock, 'bin_'), (self.t_movements, 'from_bin'), (self.t_movements, 'to_bin'),))
         pass
 
@@ -816,16 +816,14 @@ class WarehouseInventoryDesk(Episode):
 
     def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:  # warehouse_inventory_desk.world:131
         'The stock row of an item in a bin, if any.'
-        self._steps -= len(self.t_stock)  # warehouse_inventory_desk.world:132
-        self._steps >= 0 or rt.out_of_steps()  # warehouse_inventory_desk.world:132
-        for s in self.t_stock:  # warehouse_inventory_desk.world:132
+        for s in rt.each(self, self.t_stock):  # warehouse_inventory_desk.world:132
             if ((s.item == item.key()) and (s.bin_ == bin_.key())):  # warehouse_inventory_desk.world:133
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
 
     def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.'
-        self._set(self.state, 'current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
+        self.set_state('current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
@@ -869,18 +867,13 @@ class WarehouseInventoryDesk(Episode):
         level: StockLevel | None = self.fn_find_stock(item, bin_)  # warehouse_inventory_desk.world:249
         id_: str = ''  # warehouse_inventory_desk.world:250
         if (level is not None):  # warehouse_inventory_desk.world:251
-            _row9 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:252
-            self._undo.append((0, _row9, 'quantity', _row9.quantity, _row9._digest, _row9._text, _row9._frags, _row9._stale))  # warehouse_inventory_desk.world:252
-            _row9.quantity = v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:252
-            _row9._stale |= 8  # warehouse_inventory_desk.world:252
-            _row9._digest = _row9._text = None  # warehouse_inventory_desk.world:252
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:252
+            self.set_field(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((level if level is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:252
             id_ = (level if level is not None else rt.absent()).id_  # warehouse_inventory_desk.world:253
         else:
-            created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:255
-            self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:256
+            created: StockLevel = StockLevel(id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:255
+            self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:256
             id_ = created.id_  # warehouse_inventory_desk.world:257
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity, reference=v.check_length(delivery_note, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:259
+        self.insert(self.t_movements, Movement(id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity, reference=v.check_length(delivery_note, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:259
         return self.t_stock.row(id_)  # warehouse_inventory_desk.world:267
 
     def tool_pick_stock(self, item: Item, bin_: Bin, quantity: int, order_number: str) -> StockLevel:  # warehouse_inventory_desk.world:270
@@ -892,13 +885,8 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, ('Item ' + rt.text(item.sku) + ' is not stocked in bin ' + rt.text(bin_.code) + '.')))
         if not (level.quantity >= quantity):  # warehouse_inventory_desk.world:281
             raise ToolError(rt.built(self, ('Only ' + rt.text(level.quantity) + ' units of ' + rt.text(item.sku) + ' in bin ' + rt.text(bin_.code) + '; ' + rt.text(quantity) + ' requested.')))
-        _row10 = self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:282
-        self._undo.append((0, _row10, 'quantity', _row10.quantity, _row10._digest, _row10._text, _row10._frags, _row10._stale))  # warehouse_inventory_desk.world:282
-        _row10.quantity = v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:282
-        _row10._stale |= 8  # warehouse_inventory_desk.world:282
-        _row10._digest = _row10._text = None  # warehouse_inventory_desk.world:282
-        self.t_stock._digest = None  # warehouse_inventory_desk.world:282
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:283
+        self.set_field(self.t_stock.row(level.id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(level.id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:282
+        self.insert(self.t_movements, Movement(id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity, reference=v.check_length(order_number, 'Movement.reference', None, 40), clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:283
         return self.t_stock.row(level.id_)  # warehouse_inventory_desk.world:291
 
     def tool_move_stock(self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int) -> tuple[str, ...]:  # warehouse_inventory_desk.world:294
@@ -917,27 +905,17 @@ class WarehouseInventoryDesk(Episode):
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))  # warehouse_inventory_desk.world:308
         if not (quantity <= free):  # warehouse_inventory_desk.world:309
             raise ToolError(rt.built(self, ('Bin ' + rt.text(to_bin.code) + ' has room for ' + rt.text(free) + ' more units; the move is ' + rt.text(quantity) + '.')))
-        _row11 = self.t_stock.row(source.id_)  # warehouse_inventory_desk.world:310
-        self._undo.append((0, _row11, 'quantity', _row11.quantity, _row11._digest, _row11._text, _row11._frags, _row11._stale))  # warehouse_inventory_desk.world:310
-        _row11.quantity = v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:310
-        _row11._stale |= 8  # warehouse_inventory_desk.world:310
-        _row11._digest = _row11._text = None  # warehouse_inventory_desk.world:310
-        self.t_stock._digest = None  # warehouse_inventory_desk.world:310
+        self.set_field(self.t_stock.row(source.id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row(source.id_).quantity - quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:310
         target: StockLevel | None = self.fn_find_stock(item, to_bin)  # warehouse_inventory_desk.world:311
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if (target is not None):  # warehouse_inventory_desk.world:313
-            _row12 = self.t_stock.row((target if target is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:314
-            self._undo.append((0, _row12, 'quantity', _row12.quantity, _row12._digest, _row12._text, _row12._frags, _row12._stale))  # warehouse_inventory_desk.world:314
-            _row12.quantity = v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:314
-            _row12._stale |= 8  # warehouse_inventory_desk.world:314
-            _row12._digest = _row12._text = None  # warehouse_inventory_desk.world:314
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:314
+            self.set_field(self.t_stock.row((target if target is not None else rt.absent()).id_), 'quantity', v.check_range(rt.bounded(self.t_stock.row((target if target is not None else rt.absent()).id_).quantity + quantity), 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:314
             target_id = (target if target is not None else rt.absent()).id_  # warehouse_inventory_desk.world:315
         else:
-            created: StockLevel = StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:317
-            self._insert(self.t_stock, created)  # warehouse_inventory_desk.world:318
+            created: StockLevel = StockLevel(id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(), quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None), last_counted=None)  # warehouse_inventory_desk.world:317
+            self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:318
             target_id = created.id_  # warehouse_inventory_desk.world:319
-        self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:321
+        self.insert(self.t_movements, Movement(id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer, item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:321
         return (source.id_, target_id,)  # warehouse_inventory_desk.world:329
 
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:  # warehouse_inventory_desk.world:332
@@ -954,25 +932,15 @@ class WarehouseInventoryDesk(Episode):
         if not (rt.bounded(counted + others) <= bin_.capacity):  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(self, ('A count of ' + rt.text(counted) + ' would put bin ' + rt.text(bin_.code) + ' over its capacity of ' + rt.text(bin_.capacity) + ' (other items hold ' + rt.text(others) + ').')))
         if (level is not None):  # warehouse_inventory_desk.world:352
-            _row13 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:353
-            self._undo.append((0, _row13, 'quantity', _row13.quantity, _row13._digest, _row13._text, _row13._frags, _row13._stale))  # warehouse_inventory_desk.world:353
-            _row13.quantity = v.check_range(counted, 'StockLevel.quantity', 0, None)  # warehouse_inventory_desk.world:353
-            _row13._stale |= 8  # warehouse_inventory_desk.world:353
-            _row13._digest = _row13._text = None  # warehouse_inventory_desk.world:353
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:353
-            _row14 = self.t_stock.row((level if level is not None else rt.absent()).id_)  # warehouse_inventory_desk.world:354
-            self._undo.append((0, _row14, 'last_counted', _row14.last_counted, _row14._digest, _row14._text, _row14._frags, _row14._stale))  # warehouse_inventory_desk.world:354
-            _row14.last_counted = self.clock.date()  # warehouse_inventory_desk.world:354
-            _row14._stale |= 16  # warehouse_inventory_desk.world:354
-            _row14._digest = _row14._text = None  # warehouse_inventory_desk.world:354
-            self.t_stock._digest = None  # warehouse_inventory_desk.world:354
+            self.set_field(self.t_stock.row((level if level is not None else rt.absent()).id_), 'quantity', v.check_range(counted, 'StockLevel.quantity', 0, None))  # warehouse_inventory_desk.world:353
+            self.set_field(self.t_stock.row((level if level is not None else rt.absent()).id_), 'last_counted', self.clock.date())  # warehouse_inventory_desk.world:354
         else:
-            self._insert(self.t_stock, StockLevel(id_=self._next('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:356
+            self.insert(self.t_stock, StockLevel(id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(), quantity=v.check_range(counted, 'StockLevel.quantity', 0, None), last_counted=self.clock.date()))  # warehouse_inventory_desk.world:356
         difference: int = rt.bounded(counted - recorded)  # warehouse_inventory_desk.world:358
         if (difference > 0):  # warehouse_inventory_desk.world:359
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:360
+            self.insert(self.t_movements, Movement(id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:360
         elif (difference < 0):  # warehouse_inventory_desk.world:367
-            self._insert(self.t_movements, Movement(id_=self._next('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:368
+            self.insert(self.t_movements, Movement(id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk, at=self.clock))  # warehouse_inventory_desk.world:368
         return difference  # warehouse_inventory_desk.world:376
 
     def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:  # warehouse_inventory_desk.world:379
@@ -981,20 +949,16 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role == _E9_ClerkRole_supervisor):  # warehouse_inventory_desk.world:386
             raise ToolError('Only supervisors can block or unblock bins.')
-        self._undo.append((0, bin_, 'blocked', bin_.blocked, bin_._digest, bin_._text, bin_._frags, bin_._stale))  # warehouse_inventory_desk.world:387
-        bin_.blocked = blocked  # warehouse_inventory_desk.world:387
-        bin_._stale |= 8  # warehouse_inventory_desk.world:387
-        bin_._digest = bin_._text = None  # warehouse_inventory_desk.world:387
-        self.t_bins._digest = None  # warehouse_inventory_desk.world:387
+        self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388
 
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:  # warehouse_inventory_desk.world:391
         'List active items whose total on-hand quantity is below their reorder level, with the shortfall.'
-        return tuple([_new_ReorderFlag(_i15.key(), _i15.name, self.fn_on_hand(_i15), _i15.reorder_level, rt.bounded(_i15.reorder_level - self.fn_on_hand(_i15))) for _i15 in rt.each(self, self.t_items) if (_i15.active and (self.fn_on_hand(_i15) < _i15.reorder_level))])  # warehouse_inventory_desk.world:394
+        return tuple([_new_ReorderFlag(_i9.key(), _i9.name, self.fn_on_hand(_i9), _i9.reorder_level, rt.bounded(_i9.reorder_level - self.fn_on_hand(_i9))) for _i9 in rt.each(self, self.t_items) if (_i9.active and (self.fn_on_hand(_i9) < _i9.reorder_level))])  # warehouse_inventory_desk.world:394
 
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:  # warehouse_inventory_desk.world:397
         'List the stock movements of an item, newest first, with kind, bins, quantity, reference, clerk and time.'
-        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m16.key() for _m16 in rt.each(self, self.t_movements) if (_m16.item == item.key())]))), key=lambda _m17: _m17.at, reverse=True))  # warehouse_inventory_desk.world:402
+        return tuple(rt.key_of(x) for x in sorted(rt.rows(self.t_movements, rt.each(self, tuple([_m10.key() for _m10 in rt.each(self, self.t_movements) if (_m10.item == item.key())]))), key=lambda _m11: _m11.at, reverse=True))  # warehouse_inventory_desk.world:402
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:
         return rt.changed_rows(self, table, fields)
@@ -1186,11 +1150,11 @@ def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk, init: 
 
 
 def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:455
-    return bool(any(((((_m18.kind == _E12_MovementKind_pick) and (_m18.item == 'BOL-1001')) and (_m18.quantity == 10)) and (_m18.reference == 'SO-10452')) for _m18 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m12.kind == _E12_MovementKind_pick) and (_m12.item == 'BOL-1001')) and (_m12.quantity == 10)) and (_m12.reference == 'SO-10452')) for _m12 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:456
-    return bool(any(((((_m19.kind == _E12_MovementKind_receipt) and (_m19.item == 'NUT-2001')) and (_m19.quantity == 30)) and (_m19.reference == 'DN-8812')) for _m19 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m13.kind == _E12_MovementKind_receipt) and (_m13.item == 'NUT-2001')) and (_m13.quantity == 30)) and (_m13.reference == 'DN-8812')) for _m13 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_then_replenish__three_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # warehouse_inventory_desk.world:457
@@ -1206,7 +1170,7 @@ def _check_count_washers__marked_today(ep: WarehouseInventoryDesk, init: Warehou
 
 
 def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:514
-    return bool(any(((((_m20.kind == _E12_MovementKind_count_adjustment) and (_m20.item == 'WSH-3001')) and (_m20.quantity == (-8))) and (_m20.clerk == 'C001')) for _m20 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m14.kind == _E12_MovementKind_count_adjustment) and (_m14.item == 'WSH-3001')) and (_m14.quantity == (-8))) and (_m14.clerk == 'C001')) for _m14 in rt.each(ep, ep.t_movements)))
 
 
 def _check_count_washers__unblocked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # warehouse_inventory_desk.world:515
@@ -1226,11 +1190,11 @@ def _check_report_reorder_flags__no_bolts(ep: WarehouseInventoryDesk, init: Ware
 
 
 def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:51
-    return bool(any((((((_m21.kind == _E12_MovementKind_count_adjustment) and (_m21.item == 'NUT-2001')) and (_m21.quantity == (-3))) and (_m21.from_bin == 'A01-02')) and (_m21.clerk == 'C001')) for _m21 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m15.kind == _E12_MovementKind_count_adjustment) and (_m15.item == 'NUT-2001')) and (_m15.quantity == (-3))) and (_m15.from_bin == 'A01-02')) and (_m15.clerk == 'C001')) for _m15 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:52
-    return bool(any(((((((_m22.kind == _E12_MovementKind_receipt) and (_m22.item == 'NUT-2001')) and (_m22.quantity == 40)) and (_m22.reference == 'DN-9040')) and (_m22.to_bin == 'A01-02')) and (_m22.clerk == 'C001')) for _m22 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m16.kind == _E12_MovementKind_receipt) and (_m16.item == 'NUT-2001')) and (_m16.quantity == 40)) and (_m16.reference == 'DN-9040')) and (_m16.to_bin == 'A01-02')) and (_m16.clerk == 'C001')) for _m16 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:53
@@ -1238,7 +1202,7 @@ def _check_recount_nuts_then_receive__final_quantity(ep: WarehouseInventoryDesk,
 
 
 def _check_recount_nuts_then_receive__others_untouched(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:54
-    return bool(all(((_s23.id_ == 'S0003') or (_s23.quantity == init.t_stock.row(_s23.id_).quantity)) for _s23 in rt.each(ep, ep.t_stock)))
+    return bool(all(((_s17.id_ == 'S0003') or (_s17.quantity == init.t_stock.row(_s17.id_).quantity)) for _s17 in rt.each(ep, ep.t_stock)))
 
 
 def _check_top_up_pick_face_then_pick__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:111
@@ -1250,23 +1214,23 @@ def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk, in
 
 
 def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:113
-    return bool(any((((((_m24.kind == _E12_MovementKind_transfer) and (_m24.item == 'BOL-1001')) and (_m24.from_bin == 'B02-01')) and (_m24.to_bin == 'A01-01')) and (_m24.quantity == 15)) for _m24 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m18.kind == _E12_MovementKind_transfer) and (_m18.item == 'BOL-1001')) and (_m18.from_bin == 'B02-01')) and (_m18.to_bin == 'A01-01')) and (_m18.quantity == 15)) for _m18 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:114
-    return bool(any(((((_m25.kind == _E12_MovementKind_pick) and (_m25.item == 'BOL-1001')) and (_m25.quantity == 30)) and (_m25.reference == 'SO-10460')) for _m25 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((_m19.kind == _E12_MovementKind_pick) and (_m19.item == 'BOL-1001')) and (_m19.quantity == 30)) and (_m19.reference == 'SO-10460')) for _m19 in rt.each(ep, ep.t_movements)))
 
 
 def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:115
-    return bool(any((((((_m26.kind == _E12_MovementKind_receipt) and (_m26.item == 'BOL-1001')) and (_m26.to_bin == 'B02-01')) and (_m26.quantity == 40)) and (_m26.reference == 'DN-8815')) for _m26 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m20.kind == _E12_MovementKind_receipt) and (_m20.item == 'BOL-1001')) and (_m20.to_bin == 'B02-01')) and (_m20.quantity == 40)) and (_m20.reference == 'DN-8815')) for _m20 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__washers_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:172
-    return (rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48') and any(((((((_m27.kind == _E12_MovementKind_pick) and (_m27.item == 'WSH-3001')) and (_m27.from_bin == 'A01-01')) and (_m27.quantity == 12)) and (_m27.reference == 'SO-20417')) and (_m27.clerk == 'C002')) for _m27 in rt.each(ep, ep.t_movements)))
+    return (rt.compared(ep.t_stock.row('S0004').quantity, '==', 48, 'stock["S0004"].quantity == 48') and any(((((((_m21.kind == _E12_MovementKind_pick) and (_m21.item == 'WSH-3001')) and (_m21.from_bin == 'A01-01')) and (_m21.quantity == 12)) and (_m21.reference == 'SO-20417')) and (_m21.clerk == 'C002')) for _m21 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:173
-    return bool(any(((((((_m28.kind == _E12_MovementKind_pick) and (_m28.item == 'BOL-1001')) and (_m28.from_bin == 'A01-01')) and (_m28.quantity == 5)) and (_m28.reference == 'SO-20417')) and (_m28.clerk == 'C002')) for _m28 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m22.kind == _E12_MovementKind_pick) and (_m22.item == 'BOL-1001')) and (_m22.from_bin == 'A01-01')) and (_m22.quantity == 5)) and (_m22.reference == 'SO-20417')) and (_m22.clerk == 'C002')) for _m22 in rt.each(ep, ep.t_movements)))
 
 
 def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:174
@@ -1274,23 +1238,23 @@ def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(ep: WarehouseInv
 
 
 def _check_pick_order_and_top_up_pick_face__bulk_reduced(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:175
-    return (rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90') and any((((((_m29.kind == _E12_MovementKind_transfer) and (_m29.item == 'BOL-1001')) and (_m29.from_bin == 'B02-01')) and (_m29.to_bin == 'A01-01')) and (_m29.quantity == 30)) for _m29 in rt.each(ep, ep.t_movements)))
+    return (rt.compared(ep.t_stock.row('S0002').quantity, '==', 90, 'stock["S0002"].quantity == 90') and any((((((_m23.kind == _E12_MovementKind_transfer) and (_m23.item == 'BOL-1001')) and (_m23.from_bin == 'B02-01')) and (_m23.to_bin == 'A01-01')) and (_m23.quantity == 30)) for _m23 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:232
-    return bool(any((((((_m30.kind == _E12_MovementKind_receipt) and (_m30.item == 'WSH-3001')) and (_m30.quantity == 120)) and (_m30.reference == 'DN-9117')) and (_m30.to_bin == 'R00-01')) for _m30 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m24.kind == _E12_MovementKind_receipt) and (_m24.item == 'WSH-3001')) and (_m24.quantity == 120)) and (_m24.reference == 'DN-9117')) and (_m24.to_bin == 'R00-01')) for _m24 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:233
-    return bool(any((((((_m31.kind == _E12_MovementKind_transfer) and (_m31.item == 'WSH-3001')) and (_m31.quantity == 15)) and (_m31.from_bin == 'R00-01')) and (_m31.to_bin == 'A01-01')) for _m31 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m25.kind == _E12_MovementKind_transfer) and (_m25.item == 'WSH-3001')) and (_m25.quantity == 15)) and (_m25.from_bin == 'R00-01')) and (_m25.to_bin == 'A01-01')) for _m25 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:234
-    return bool(any((((_s32.item == 'WSH-3001') and (_s32.bin_ == 'R00-01')) and (_s32.quantity == 105)) for _s32 in rt.each(ep, ep.t_stock)))
+    return bool(any((((_s26.item == 'WSH-3001') and (_s26.bin_ == 'R00-01')) and (_s26.quantity == 105)) for _s26 in rt.each(ep, ep.t_stock)))
 
 
 def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:235
-    return bool(any((((((_m33.kind == _E12_MovementKind_pick) and (_m33.item == 'WSH-3001')) and (_m33.quantity == 10)) and (_m33.reference == 'SO-20331')) and (_m33.from_bin == 'A01-01')) for _m33 in rt.each(ep, ep.t_movements)))
+    return bool(any((((((_m27.kind == _E12_MovementKind_pick) and (_m27.item == 'WSH-3001')) and (_m27.quantity == 10)) and (_m27.reference == 'SO-20331')) and (_m27.from_bin == 'A01-01')) for _m27 in rt.each(ep, ep.t_movements)))
 
 
 def _check_washer_delivery_to_pick_face__pick_face_level(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:236
@@ -1306,7 +1270,7 @@ def _check_empty_rack_for_inspection__inspection_blocked(ep: WarehouseInventoryD
 
 
 def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:298
-    return bool(any((((_s34.item == 'BOL-1001') and (_s34.bin_ == 'B02-02')) and (_s34.quantity == 120)) for _s34 in rt.each(ep, ep.t_stock)))
+    return bool(any((((_s28.item == 'BOL-1001') and (_s28.bin_ == 'B02-02')) and (_s28.quantity == 120)) for _s28 in rt.each(ep, ep.t_stock)))
 
 
 def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:299
@@ -1314,19 +1278,19 @@ def _check_empty_rack_for_inspection__old_bin_empty(ep: WarehouseInventoryDesk, 
 
 
 def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> bool:  # tasks.world:300
-    return bool(any(((((((_m35.kind == _E12_MovementKind_transfer) and (_m35.item == 'BOL-1001')) and (_m35.from_bin == 'B02-01')) and (_m35.to_bin == 'B02-02')) and (_m35.quantity == 120)) and (_m35.clerk == 'C001')) for _m35 in rt.each(ep, ep.t_movements)))
+    return bool(any(((((((_m29.kind == _E12_MovementKind_transfer) and (_m29.item == 'BOL-1001')) and (_m29.from_bin == 'B02-01')) and (_m29.to_bin == 'B02-02')) and (_m29.quantity == 120)) and (_m29.clerk == 'C001')) for _m29 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__pick_face_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:359
-    return (rt.compared(ep.t_stock.row('S0001').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0001"].last_counted == date("2026-03-05")') and any(((((_m36.kind == _E12_MovementKind_count_adjustment) and (_m36.item == 'BOL-1001')) and (_m36.quantity == (-3))) and (_m36.clerk == 'C001')) for _m36 in rt.each(ep, ep.t_movements)))
+    return (rt.compared(ep.t_stock.row('S0001').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0001"].last_counted == date("2026-03-05")') and any(((((_m30.kind == _E12_MovementKind_count_adjustment) and (_m30.item == 'BOL-1001')) and (_m30.quantity == (-3))) and (_m30.clerk == 'C001')) for _m30 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__bulk_count(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:360
-    return (rt.compared(ep.t_stock.row('S0002').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0002"].last_counted == date("2026-03-05")') and any(((((_m37.kind == _E12_MovementKind_count_adjustment) and (_m37.item == 'BOL-1001')) and (_m37.quantity == (-2))) and (_m37.from_bin == 'B02-01')) for _m37 in rt.each(ep, ep.t_movements)))
+    return (rt.compared(ep.t_stock.row('S0002').last_counted, '==', rt.parse_date('2026-03-05'), 'stock["S0002"].last_counted == date("2026-03-05")') and any(((((_m31.kind == _E12_MovementKind_count_adjustment) and (_m31.item == 'BOL-1001')) and (_m31.quantity == (-2))) and (_m31.from_bin == 'B02-01')) for _m31 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__replenished(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:361
-    return ((rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32') and rt.compared(ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108')) and any((((((_m38.kind == _E12_MovementKind_transfer) and (_m38.item == 'BOL-1001')) and (_m38.from_bin == 'B02-01')) and (_m38.to_bin == 'A01-01')) and (_m38.quantity == 10)) for _m38 in rt.each(ep, ep.t_movements)))
+    return ((rt.compared(ep.t_stock.row('S0001').quantity, '==', 32, 'stock["S0001"].quantity == 32') and rt.compared(ep.t_stock.row('S0002').quantity, '==', 108, 'stock["S0002"].quantity == 108')) and any((((((_m32.kind == _E12_MovementKind_transfer) and (_m32.item == 'BOL-1001')) and (_m32.from_bin == 'B02-01')) and (_m32.to_bin == 'A01-01')) and (_m32.quantity == 10)) for _m32 in rt.each(ep, ep.t_movements)))
 
 
 def _check_recount_bolts_and_replenish__four_movements(ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]) -> rt.Verdict | bool:  # tasks.world:362

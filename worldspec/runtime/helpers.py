@@ -784,10 +784,9 @@ def changed_rows(ep: Episode, table: Table[Any],
     for entry in undo[mark:] if mark else undo:
         kind = entry[0]
         candidate: Row | None = None
-        if kind == 0 or kind == 3:  # a field set, or fields of one row (3)
+        if kind == 0:  # a field set (of a row, or a state item)
             obj = entry[1]
-            if (fields is None or (entry[2] in fields if kind == 0 else
-                                   any(name in fields for name in entry[2]))) and \
+            if (fields is None or entry[2] in fields) and \
                     getattr(obj, "ENTITY", None) == entity and rows.get(obj.key()) is obj:
                 candidate = obj
         elif kind == 1 and entry[1] is table:
@@ -801,7 +800,7 @@ def changed_rows(ep: Episode, table: Table[Any],
 def check_deleted(ep: Episode, table: Table[Any],
                   users: tuple[tuple[Table[Any] | None, str], ...]) -> None:
     """A row deleted by the current call must not be referenced any more."""
-    if not ep._deleted:  # the call deleted nothing (the flag is set by every deletion)
+    if not ep.deleted_rows:  # the call deleted nothing (the flag is set by every deletion)
         return
     deleted = [e[2] for e in ep._undo[ep._call_mark:] if e[0] == 2 and e[1] is table
                and e[2] not in table.rows]
