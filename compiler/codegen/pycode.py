@@ -594,8 +594,11 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
     if isinstance(expr, Not):
         if expr.operand.precedence >= UNARY:
             return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
-        if _operands(expr.operand) is not None:  # `not (` the operands `)`
-            return _wrapped(expr.operand, indent, head + "not (", ")" + tail, True, reserve)
+        operands = _operands(expr.operand)
+        if operands is not None:  # `not (`, the operands one a line, `)`
+            return [indent + head + "not (", *(line for operand in operands
+                                               for line in _split_item(operand, inner, "")),
+                    indent + ")" + tail]
     operands = _operands(expr)
     if operands is not None:
         if nested:  # inside brackets: the operands one a line, level with the first

@@ -678,38 +678,47 @@ class CarRentalCounter(Episode):
                     'A rental returns after it is picked up.', 'car_rental_counter.world:143'
                 )
         for _row29 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:146
-            if not (_row29.status != _E12_RentalStatus_picked_up
-            and _row29.status != _E12_RentalStatus_returned
-            or _row29.start_mileage_km is not None):
+            if not (
+                _row29.status != _E12_RentalStatus_picked_up
+                and _row29.status != _E12_RentalStatus_returned
+                or _row29.start_mileage_km is not None
+            ):
                 raise InvariantError(
                     'A picked-up or returned rental has its start mileage.',
                     'car_rental_counter.world:146',
                 )
         for _row30 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:149
-            if not (_row30.status != _E12_RentalStatus_returned
-            or _row30.end_mileage_km is not None
-            and _row30.start_mileage_km is not None
-            and rt.present(_row30.end_mileage_km) >= rt.present(_row30.start_mileage_km)
-            and _row30.returned_on is not None
-            and _row30.return_branch is not None):
+            if not (
+                _row30.status != _E12_RentalStatus_returned
+                or _row30.end_mileage_km is not None
+                and _row30.start_mileage_km is not None
+                and rt.present(_row30.end_mileage_km) >= rt.present(_row30.start_mileage_km)
+                and _row30.returned_on is not None
+                and _row30.return_branch is not None
+            ):
                 raise InvariantError(
                     'A returned rental has its end mileage (not below the start), day and branch.',
                     'car_rental_counter.world:149',
                 )
         for _row31 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:152
-            if not (_row31.status != _E12_RentalStatus_returned
-            or _row31.total_cents
-            == rt.bounded(
-                rt.bounded(_row31.base_charge_cents + _row31.extra_days_charge_cents)
-                + _row31.one_way_fee_cents,
-            )):
+            if not (
+                _row31.status != _E12_RentalStatus_returned
+                or _row31.total_cents
+                == rt.bounded(
+                    rt.bounded(_row31.base_charge_cents + _row31.extra_days_charge_cents)
+                    + _row31.one_way_fee_cents,
+                )
+            ):
                 raise InvariantError(
                     "A returned rental's total is its base, extra-day and one-way charges.",
                     'car_rental_counter.world:152',
                 )
         for _row32 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:155
-            if not (_row32.one_way_fee_cents == 0
-            or _row32.return_branch is not None and _row32.return_branch != _row32.pickup_branch):
+            if not (
+                _row32.one_way_fee_cents == 0
+                or _row32.return_branch is not None
+                and _row32.return_branch != _row32.pickup_branch
+            ):
                 raise InvariantError(
                     'A one-way fee is charged only when the car came back to another branch.',
                     'car_rental_counter.world:155',
@@ -796,8 +805,10 @@ class CarRentalCounter(Episode):
         )
         if not (return_date > pickup_date):  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
-        if not (return_date  # car_rental_counter.world:172
-        <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)):
+        if not (  # car_rental_counter.world:172
+            return_date
+            <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        ):
             raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
@@ -963,8 +974,10 @@ class CarRentalCounter(Episode):
             raise ToolError('The return date must be after the pick-up date.')
         if not (pickup_date >= self.clock.date()):  # car_rental_counter.world:264
             raise ToolError('The pick-up date cannot be in the past.')
-        if not (return_date  # car_rental_counter.world:265
-        <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)):
+        if not (  # car_rental_counter.world:265
+            return_date
+            <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+        ):
             raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         if not car.in_service:  # car_rental_counter.world:266
             raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
@@ -1072,8 +1085,10 @@ class CarRentalCounter(Episode):
             ))
         if not car.in_service:  # car_rental_counter.world:304
             raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out of service.'))
-        if not ((self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires  # car_rental_counter.world:305
-        >= rental.return_date):
+        if not (  # car_rental_counter.world:305
+            (self.t_customers.rows.get(rental.customer) or self.t_customers.row(rental.customer)).licence_expires
+            >= rental.return_date
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(
@@ -1180,11 +1195,13 @@ class CarRentalCounter(Episode):
         'Take a parked car out of service for maintenance, or put it back in service.'
         if not (car.branch is not None):  # car_rental_counter.world:350
             raise ToolError(rt.built(self, 'Car ' + rt.text(car.plate) + ' is out on a rental.'))
-        if not (in_service  # car_rental_counter.world:351
-        or not any(
-            _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
-            for _r13 in rt.each(self, self.t_rentals)
-        )):
+        if not (  # car_rental_counter.world:351
+            in_service
+            or not any(
+                _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
+                for _r13 in rt.each(self, self.t_rentals)
+            )
+        ):
             raise ToolError(rt.built(
                 self,
                 'Car '

@@ -522,8 +522,10 @@ class ClinicRecords(Episode):
                 'A prescription does not start before its visit.', 'clinic_records.world:101'
             )
         for _row33 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:104
-            if not (_row33.status == _E8_RxStatus_stopped and _row33.stop_reason is not None
-            or _row33.status == _E8_RxStatus_active and _row33.stop_reason is None):
+            if not (
+                _row33.status == _E8_RxStatus_stopped and _row33.stop_reason is not None
+                or _row33.status == _E8_RxStatus_active and _row33.stop_reason is None
+            ):
                 raise InvariantError(
                     'A stopped prescription has a reason; an active one has none.',
                     'clinic_records.world:104',
@@ -730,8 +732,10 @@ class ClinicRecords(Episode):
         )
         if not (self.state.current_doctor is not None):  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if not ((self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor  # clinic_records.world:204
-        == self.state.current_doctor):
+        if not (  # clinic_records.world:204
+            (self.t_visits.rows.get(prescription.visit) or self.t_visits.row(prescription.visit)).doctor
+            == self.state.current_doctor
+        ):
             raise ToolError(rt.built(
                 self,
                 'Only the prescribing doctor ('
@@ -747,8 +751,10 @@ class ClinicRecords(Episode):
                 self,
                 'Prescription ' + rt.text(prescription.id_) + ' is stopped and cannot be renewed.',
             ))
-        if not (extra_days  # clinic_records.world:206
-        <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days):
+        if not (  # clinic_records.world:206
+            extra_days
+            <= (self.t_drugs.rows.get(prescription.drug) or self.t_drugs.row(prescription.drug)).max_days
+        ):
             raise ToolError(rt.built(
                 self,
                 'A renewal of '

@@ -854,44 +854,52 @@ class ClinicScheduling(Episode):
     def _check_invariants(self) -> None:
         for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
             for _row42 in self.t_appointments:
-                if not (_row41.id_ == _row42.id_
-                or not self.fn_active(_row41)
-                or not self.fn_active(_row42)
-                or _row41.doctor != _row42.doctor
-                or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)):
+                if not (
+                    _row41.id_ == _row42.id_
+                    or not self.fn_active(_row41)
+                    or not self.fn_active(_row42)
+                    or _row41.doctor != _row42.doctor
+                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
+                ):
                     raise InvariantError(
                         'A doctor never has two active appointments at overlapping times.',
                         'clinic.world:248',
                     )
         for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
             for _row41 in self.t_appointments:
-                if not (_row41.id_ == _row42.id_
-                or not self.fn_active(_row41)
-                or not self.fn_active(_row42)
-                or _row41.doctor != _row42.doctor
-                or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)):
+                if not (
+                    _row41.id_ == _row42.id_
+                    or not self.fn_active(_row41)
+                    or not self.fn_active(_row42)
+                    or _row41.doctor != _row42.doctor
+                    or not self.fn_overlaps(_row41.start, _row41.end, _row42.start, _row42.end)
+                ):
                     raise InvariantError(
                         'A doctor never has two active appointments at overlapping times.',
                         'clinic.world:248',
                     )
         for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row44 in self.t_appointments:
-                if not (_row43.id_ == _row44.id_
-                or not self.fn_active(_row43)
-                or not self.fn_active(_row44)
-                or _row43.patient != _row44.patient
-                or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)):
+                if not (
+                    _row43.id_ == _row44.id_
+                    or not self.fn_active(_row43)
+                    or not self.fn_active(_row44)
+                    or _row43.patient != _row44.patient
+                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                ):
                     raise InvariantError(
                         'A patient never has two active appointments at overlapping times.',
                         'clinic.world:251',
                     )
         for _row44 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row43 in self.t_appointments:
-                if not (_row43.id_ == _row44.id_
-                or not self.fn_active(_row43)
-                or not self.fn_active(_row44)
-                or _row43.patient != _row44.patient
-                or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)):
+                if not (
+                    _row43.id_ == _row44.id_
+                    or not self.fn_active(_row43)
+                    or not self.fn_active(_row44)
+                    or _row43.patient != _row44.patient
+                    or not self.fn_overlaps(_row43.start, _row43.end, _row44.start, _row44.end)
+                ):
                     raise InvariantError(
                         'A patient never has two active appointments at overlapping times.',
                         'clinic.world:251',
@@ -931,8 +939,10 @@ class ClinicScheduling(Episode):
                 'clinic.world:260',
             )
         for _row50 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
-            if not ((_row50.status == _E17_AppointmentStatus_cancelled)
-            == (_row50.cancelled_at is not None)):
+            if not (
+                (_row50.status == _E17_AppointmentStatus_cancelled)
+                == (_row50.cancelled_at is not None)
+            ):
                 raise InvariantError(
                     'Exactly the cancelled appointments have a cancellation time.',
                     'clinic.world:263',
@@ -1421,8 +1431,10 @@ class ClinicScheduling(Episode):
                 + rt.text(appointment.status)
                 + '.',
             ))
-        if not (appointment.start - self.clock  # clinic.world:398
-        >= dt.timedelta(hours=self.state.cancellation_notice_hours)):
+        if not (  # clinic.world:398
+            appointment.start - self.clock
+            >= dt.timedelta(hours=self.state.cancellation_notice_hours)
+        ):
             raise ToolError(rt.built(
                 self,
                 'Appointment '
@@ -1442,8 +1454,10 @@ class ClinicScheduling(Episode):
                 + rt.text(new_slot.id_)
                 + '.',
             ))
-        if not ((self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty  # clinic.world:400
-        == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty):
+        if not (  # clinic.world:400
+            (self.t_doctors.rows.get(new_slot.doctor) or self.t_doctors.row(new_slot.doctor)).specialty
+            == (self.t_doctors.rows.get(appointment.doctor) or self.t_doctors.row(appointment.doctor)).specialty
+        ):
             raise ToolError(rt.built(
                 self,
                 'Slot '

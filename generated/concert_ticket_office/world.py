@@ -1057,8 +1057,10 @@ class ConcertTicketOffice(Episode):
                 "Every ticket's seat lies within its section.", 'concert_ticket_office.world:228'
             )
         for _row46 in rt.changed_rows(self, self.t_orders):  # concert_ticket_office.world:231
-            if not ((_row46.status == _E11_OrderStatus_paid) == (_row46.paid_at is not None)
-            and (_row46.status == _E11_OrderStatus_paid) == (_row46.payment is not None)):
+            if not (
+                (_row46.status == _E11_OrderStatus_paid) == (_row46.paid_at is not None)
+                and (_row46.status == _E11_OrderStatus_paid) == (_row46.payment is not None)
+            ):
                 raise InvariantError(
                     'An order is paid exactly when it has a payment time and method.',
                     'concert_ticket_office.world:231',
@@ -1077,8 +1079,10 @@ class ConcertTicketOffice(Episode):
                 'concert_ticket_office.world:234',
             )
         for _row48 in rt.changed_rows(self, self.t_tickets):  # concert_ticket_office.world:237
-            if not ((_row48.checked_in_at is not None)
-            == (_row48.status == _E12_TicketStatus_checked_in)):
+            if not (
+                (_row48.checked_in_at is not None)
+                == (_row48.status == _E12_TicketStatus_checked_in)
+            ):
                 raise InvariantError(
                     'A ticket has a check-in time exactly when it is checked in.',
                     'concert_ticket_office.world:237',
@@ -1428,8 +1432,10 @@ class ConcertTicketOffice(Episode):
         already: int = rt.bounded(  # concert_ticket_office.world:374
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
-        if not (rt.bounded(already + len(seats))  # concert_ticket_office.world:375
-        <= _C_MAX_PER_EVENT):
+        if not (  # concert_ticket_office.world:375
+            rt.bounded(already + len(seats))
+            <= _C_MAX_PER_EVENT
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(customer.name)
@@ -1497,14 +1503,17 @@ class ConcertTicketOffice(Episode):
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
         ])
-        if not (rt.bounded(  # concert_ticket_office.world:409
-            self.fn_owned_count(
-                self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer),
-                self.t_events.rows.get(order.event) or self.t_events.row(order.event),
+        if not (  # concert_ticket_office.world:409
+            rt.bounded(
+                self.fn_owned_count(
+                    self.t_customers.rows.get(order.customer)
+                    or self.t_customers.row(order.customer),
+                    self.t_events.rows.get(order.event) or self.t_events.row(order.event),
+                )
+                + len(mine),
             )
-            + len(mine),
-        )
-        <= _C_MAX_PER_EVENT):
+            <= _C_MAX_PER_EVENT
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(
@@ -1599,11 +1608,14 @@ class ConcertTicketOffice(Episode):
                 self,
                 rt.text(to_customer.name) + ' already holds ticket ' + rt.text(ticket.id_) + '.',
             ))
-        if not (self.fn_owned_count(  # concert_ticket_office.world:448
-            to_customer, self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)
-        )
-        + 1
-        <= _C_MAX_PER_EVENT):
+        if not (  # concert_ticket_office.world:448
+            self.fn_owned_count(
+                to_customer,
+                self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event),
+            )
+            + 1
+            <= _C_MAX_PER_EVENT
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(to_customer.name)
@@ -1665,9 +1677,11 @@ class ConcertTicketOffice(Episode):
                 + rt.text(ticket.status)
                 + ' and not valid for entry.',
             ))
-        if not (self.clock  # concert_ticket_office.world:471
-        >= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-        - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)):
+        if not (  # concert_ticket_office.world:471
+            self.clock
+            >= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
+            - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
+        ):
             raise ToolError(rt.built(
                 self,
                 'Doors for '
@@ -1681,9 +1695,11 @@ class ConcertTicketOffice(Episode):
                 )
                 + '.',
             ))
-        if not (self.clock  # concert_ticket_office.world:472
-        <= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
-        + dt.timedelta(hours=_C_EVENT_HOURS)):
+        if not (  # concert_ticket_office.world:472
+            self.clock
+            <= (self.t_events.rows.get(ticket.event) or self.t_events.row(ticket.event)).starts_at
+            + dt.timedelta(hours=_C_EVENT_HOURS)
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(

@@ -529,24 +529,28 @@ class HotelFrontDesk(Episode):
     def _check_invariants(self) -> None:
         for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row25 in self.t_bookings:
-                if not (_row24.id_ == _row25.id_
-                or _row24.room != _row25.room
-                or not self.fn_holds_room(_row24)
-                or not self.fn_holds_room(_row25)
-                or _row24.check_out <= _row25.check_in
-                or _row25.check_out <= _row24.check_in):
+                if not (
+                    _row24.id_ == _row25.id_
+                    or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24)
+                    or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in
+                    or _row25.check_out <= _row24.check_in
+                ):
                     raise InvariantError(
                         'A room is never held by two bookings for overlapping nights.',
                         'hotel_front_desk.world:118',
                     )
         for _row25 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row24 in self.t_bookings:
-                if not (_row24.id_ == _row25.id_
-                or _row24.room != _row25.room
-                or not self.fn_holds_room(_row24)
-                or not self.fn_holds_room(_row25)
-                or _row24.check_out <= _row25.check_in
-                or _row25.check_out <= _row24.check_in):
+                if not (
+                    _row24.id_ == _row25.id_
+                    or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24)
+                    or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in
+                    or _row25.check_out <= _row24.check_in
+                ):
                     raise InvariantError(
                         'A room is never held by two bookings for overlapping nights.',
                         'hotel_front_desk.world:118',
@@ -585,16 +589,20 @@ class HotelFrontDesk(Episode):
                     'hotel_front_desk.world:130',
                 )
         for _row30 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:133
-            if not ((_row30.checked_in_at is not None)
-            == (_row30.status == _E13_BookingStatus_checked_in
-            or _row30.status == _E13_BookingStatus_checked_out)):
+            if not (
+                (_row30.checked_in_at is not None)
+                == (_row30.status == _E13_BookingStatus_checked_in
+                or _row30.status == _E13_BookingStatus_checked_out)
+            ):
                 raise InvariantError(
                     'A booking has a check-in time exactly when the guest checked in.',
                     'hotel_front_desk.world:133',
                 )
         for _row31 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:136
-            if not ((_row31.checked_out_at is not None)
-            == (_row31.status == _E13_BookingStatus_checked_out)):
+            if not (
+                (_row31.checked_out_at is not None)
+                == (_row31.status == _E13_BookingStatus_checked_out)
+            ):
                 raise InvariantError(
                     'A booking has a check-out time exactly when the guest checked out.',
                     'hotel_front_desk.world:136',

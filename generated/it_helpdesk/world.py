@@ -559,8 +559,10 @@ class ITHelpdesk(Episode):
                 'An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164'
             )
         for _row22 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:167
-            if not ((_row22.resolution_note != '') == self.fn_is_done(_row22)
-            and (_row22.resolved_at is not None) == self.fn_is_done(_row22)):
+            if not (
+                (_row22.resolution_note != '') == self.fn_is_done(_row22)
+                and (_row22.resolved_at is not None) == self.fn_is_done(_row22)
+            ):
                 raise InvariantError(
                     'A ticket has a resolution note and time exactly when it is resolved or closed.',
                     'ithelpdesk.world:167',
@@ -946,8 +948,10 @@ class ITHelpdesk(Episode):
         )
         if not (self.state.current_agent is not None):  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
-        if not (ticket.status == _E12_TicketStatus_assigned  # ithelpdesk.world:336
-        or ticket.status == _E12_TicketStatus_in_progress):
+        if not (  # ithelpdesk.world:336
+            ticket.status == _E12_TicketStatus_assigned
+            or ticket.status == _E12_TicketStatus_in_progress
+        ):
             raise ToolError(rt.built(
                 self,
                 'Ticket '

@@ -1114,8 +1114,10 @@ class MessageAPI(Episode):
         'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
-        if not (receiver_id  # message_api.world:161
-        in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))):
+        if not (  # message_api.world:161
+            receiver_id
+            in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+        ):
             raise ToolError(rt.built(
                 self, "Receiver ID '" + rt.text(receiver_id) + "' not found."
             ))

@@ -862,15 +862,19 @@ class MobileMessaging(Episode):
                 'Last-seen times belong to registered users.', 'messaging.world:155'
             )
         for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:158
-            if not (len(v.unique(tuple(rt.each(self, _row62.participants))))
-            == len(_row62.participants)):
+            if not (
+                len(v.unique(tuple(rt.each(self, _row62.participants))))
+                == len(_row62.participants)
+            ):
                 raise InvariantError(
                     'A conversation lists each participant once.', 'messaging.world:158'
                 )
         for _row63 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
-            if not (len(_row63.participants) == 2
-            if _row63.kind == _E16_ConversationKind_direct
-            else len(_row63.participants) >= 3):
+            if not (
+                len(_row63.participants) == 2
+                if _row63.kind == _E16_ConversationKind_direct
+                else len(_row63.participants) >= 3
+            ):
                 raise InvariantError(
                     'A direct chat has exactly two people, a group at least three.',
                     'messaging.world:161',
@@ -1272,8 +1276,10 @@ class MobileMessaging(Episode):
         )
         if not (self.state.current_user is not None):  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
-        if not (self.state.current_user  # messaging.world:384
-        in rt.each(self, conversation.participants)):
+        if not (  # messaging.world:384
+            self.state.current_user
+            in rt.each(self, conversation.participants)
+        ):
             raise ToolError(rt.built(
                 self,
                 'You are not a participant of conversation ' + rt.text(conversation.id_) + '.',
@@ -1324,8 +1330,10 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(self, 'No user with id ' + rt.text(unknown_list) + '.'))
         if not (me.id_ not in rt.each(self, members)):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
-        if not (len(v.unique(tuple(rt.each(self, members))))  # messaging.world:407
-        == len(members)):
+        if not (  # messaging.world:407
+            len(v.unique(tuple(rt.each(self, members))))
+            == len(members)
+        ):
             raise ToolError('Each member can be listed only once.')
         created: Conversation = Conversation(  # messaging.world:408
             id_=self.next_id('conversation_ids', 'CONV{:03d}'),
@@ -1474,11 +1482,13 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users.row(rt.present(self.state.current_user))  # messaging.world:514
-        if not (me.key()  # messaging.world:515
-        in rt.each(
-            self,
-            (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants,
-        )):
+        if not (  # messaging.world:515
+            me.key()
+            in rt.each(
+                self,
+                (self.t_conversations.rows.get(message.conversation) or self.t_conversations.row(message.conversation)).participants,
+            )
+        ):
             raise ToolError(rt.built(
                 self, 'Message ' + rt.text(message.id_) + ' is not in one of your conversations.'
             ))

@@ -1352,14 +1352,18 @@ class OnlineShop(Episode):
                 "An order's payment method belongs to its customer.", 'shop.world:262'
             )
         for _row45 in rt.changed_rows(self, self.t_orders):  # shop.world:265
-            if not (_row45.status != _E11_OrderStatus_pending
-            or self.fn_net_paid(_row45) == self.fn_order_total(_row45)):
+            if not (
+                _row45.status != _E11_OrderStatus_pending
+                or self.fn_net_paid(_row45) == self.fn_order_total(_row45)
+            ):
                 raise InvariantError(
                     'A pending order is paid exactly its total.', 'shop.world:265'
                 )
         for _row46 in rt.changed_rows(self, self.t_orders):  # shop.world:268
-            if not (_row46.status != _E11_OrderStatus_cancelled
-            or self.fn_net_paid(_row46) == 0.0):
+            if not (
+                _row46.status != _E11_OrderStatus_cancelled
+                or self.fn_net_paid(_row46) == 0.0
+            ):
                 raise InvariantError(
                     'A cancelled order has been refunded in full.', 'shop.world:268'
                 )
@@ -2006,8 +2010,10 @@ class OnlineShop(Episode):
                 + rt.text(refund_method_id)
                 + '.',
             ))
-        if not (method.id_ == order.payment_method_id  # shop.world:527
-        or _TAGS_PaymentMethod[type(method)] == 'gift_card'):
+        if not (  # shop.world:527
+            method.id_ == order.payment_method_id
+            or _TAGS_PaymentMethod[type(method)] == 'gift_card'
+        ):
             raise ToolError(rt.built(
                 self,
                 'Refunds go to the original payment method ('

@@ -916,9 +916,11 @@ class PublicLibrary(Episode):
                 'public_library.world:211',
             )
         for _row35 in rt.changed_rows(self, self.t_loans):  # public_library.world:214
-            if not (_row35.due_on > _row35.borrowed_on
-            and (_row35.returned_on if _row35.returned_on is not None else _row35.borrowed_on)
-            >= _row35.borrowed_on):
+            if not (
+                _row35.due_on > _row35.borrowed_on
+                and (_row35.returned_on if _row35.returned_on is not None else _row35.borrowed_on)
+                >= _row35.borrowed_on
+            ):
                 raise InvariantError(
                     'A loan is due after it was borrowed and is not returned before it was borrowed.',
                     'public_library.world:214',
@@ -1311,8 +1313,10 @@ class PublicLibrary(Episode):
                 + rt.text(copy_.status)
                 + ', not available.',
             ))
-        if not (len(self.fn_open_loans_of(member))  # public_library.world:350
-        < _C_MAX_OPEN_LOANS):
+        if not (  # public_library.world:350
+            len(self.fn_open_loans_of(member))
+            < _C_MAX_OPEN_LOANS
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(member.name)
@@ -1409,10 +1413,12 @@ class PublicLibrary(Episode):
                 + rt.text(loan.due_on)
                 + '; an overdue copy must be returned, not renewed.',
             ))
-        if not (len(self.fn_hold_queue(self.t_books.row(  # public_library.world:388
-            (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
-        )))
-        == 0):
+        if not (  # public_library.world:388
+            len(self.fn_hold_queue(self.t_books.row(
+                (self.t_copies.rows.get(loan.copy_) or self.t_copies.row(loan.copy_)).book
+            )))
+            == 0
+        ):
             raise ToolError(rt.built(
                 self,
                 rt.text(

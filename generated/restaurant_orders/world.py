@@ -918,8 +918,11 @@ class RestaurantOrders(Episode):
                     'restaurant_orders.world:176',
                 )
         for _row61 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:179
-            if not ((_row61.status == _E11_OrderStatus_served or _row61.status == _E11_OrderStatus_paid)
-            == (_row61.served_at is not None)):
+            if not (
+                (_row61.status == _E11_OrderStatus_served
+                or _row61.status == _E11_OrderStatus_paid)
+                == (_row61.served_at is not None)
+            ):
                 raise InvariantError(
                     'An order has a served time exactly when it is served or paid.',
                     'restaurant_orders.world:179',

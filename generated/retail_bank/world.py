@@ -606,8 +606,10 @@ class RetailBank(Episode):
             if not (_row26.balance_cents >= 0):
                 raise InvariantError('No account is overdrawn.', 'retail_bank.world:111')
         for _row27 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:114
-            if not (_row27.status != _E13_AccountStatus_closed
-            or _row27.balance_cents == 0 and _row27.closed_on is not None):
+            if not (
+                _row27.status != _E13_AccountStatus_closed
+                or _row27.balance_cents == 0 and _row27.closed_on is not None
+            ):
                 raise InvariantError(
                     'A closed account has a zero balance and a closing date.',
                     'retail_bank.world:114',
@@ -633,23 +635,29 @@ class RetailBank(Episode):
                 'A customer has at most one open account of each kind.', 'retail_bank.world:123'
             )
         for _row32 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:126
-            if not (_row32.kind != _E6_TxKind_deposit
-            or _row32.from_account is None and _row32.to_account is not None):
+            if not (
+                _row32.kind != _E6_TxKind_deposit
+                or _row32.from_account is None and _row32.to_account is not None
+            ):
                 raise InvariantError(
                     'A deposit goes into an account and comes from none.', 'retail_bank.world:126'
                 )
         for _row33 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:129
-            if not (_row33.kind != _E6_TxKind_withdrawal
-            or _row33.from_account is not None and _row33.to_account is None):
+            if not (
+                _row33.kind != _E6_TxKind_withdrawal
+                or _row33.from_account is not None and _row33.to_account is None
+            ):
                 raise InvariantError(
                     'A withdrawal comes out of an account and goes into none.',
                     'retail_bank.world:129',
                 )
         for _row34 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
-            if not (_row34.kind != _E6_TxKind_transfer
-            or _row34.from_account is not None
-            and _row34.to_account is not None
-            and _row34.from_account != _row34.to_account):
+            if not (
+                _row34.kind != _E6_TxKind_transfer
+                or _row34.from_account is not None
+                and _row34.to_account is not None
+                and _row34.from_account != _row34.to_account
+            ):
                 raise InvariantError(
                     'A transfer goes between two different accounts.', 'retail_bank.world:132'
                 )

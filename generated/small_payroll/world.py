@@ -775,8 +775,10 @@ class SmallPayroll(Episode):
                 'A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172'
             )
         for _row40 in rt.changed_rows(self, self.t_timesheets):  # small_payroll.world:175
-            if not (_row40.status == _E15_TimesheetStatus_draft
-            or _row40.approved_by is not None and _row40.approved_by != _row40.employee):
+            if not (
+                _row40.status == _E15_TimesheetStatus_draft
+                or _row40.approved_by is not None and _row40.approved_by != _row40.employee
+            ):
                 raise InvariantError(
                     'An approved or paid timesheet was approved by someone other than its employee.',
                     'small_payroll.world:175',
@@ -1073,8 +1075,10 @@ class SmallPayroll(Episode):
             ))
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
-            if not ((ts if ts is not None else rt.absent()).status  # small_payroll.world:308
-            == _E15_TimesheetStatus_draft):
+            if not (  # small_payroll.world:308
+                (ts if ts is not None else rt.absent()).status
+                == _E15_TimesheetStatus_draft
+            ):
                 raise ToolError(rt.built(
                     self,
                     'Timesheet '
@@ -1083,8 +1087,10 @@ class SmallPayroll(Episode):
                     + rt.text((ts if ts is not None else rt.absent()).status)
                     + '; hours can no longer be added.',
                 ))
-            if not ((ts if ts is not None else rt.absent()).hours + hours  # small_payroll.world:309
-            <= 300.0):
+            if not (  # small_payroll.world:309
+                (ts if ts is not None else rt.absent()).hours + hours
+                <= 300.0
+            ):
                 raise ToolError(rt.built(
                     self,
                     'Timesheet '
@@ -1130,8 +1136,10 @@ class SmallPayroll(Episode):
             ))
         if not (timesheet.employee != self.state.current_user):  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
-        if not ((self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status  # small_payroll.world:326
-        == _E12_PeriodStatus_open_):
+        if not (  # small_payroll.world:326
+            (self.t_periods.rows.get(timesheet.period) or self.t_periods.row(timesheet.period)).status
+            == _E12_PeriodStatus_open_
+        ):
             raise ToolError(rt.built(
                 self,
                 'Period '

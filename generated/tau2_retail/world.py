@@ -1433,8 +1433,10 @@ class Tau2Retail(Episode):
         )
         if not (order_id.status == _E11_OrderStatus_pending):  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
-        if not (reason  # retail.world:343
-        in {'no longer needed': True, 'ordered by mistake': True}):
+        if not (  # retail.world:343
+            reason
+            in {'no longer needed': True, 'ordered by mistake': True}
+        ):
             raise ToolError('Invalid reason')
         user: User = (  # retail.world:344
             self.t_users.rows.get(order_id.user_id)
@@ -1552,8 +1554,10 @@ class Tau2Retail(Episode):
             'Modify the shipping address of a pending order. The agent needs to explain the '
             'modification detail and ask for explicit user confirmation (yes) to proceed.'
         )
-        if not (order_id.status == _E11_OrderStatus_pending  # retail.world:430
-        or order_id.status == _E11_OrderStatus_pending_item_modified):
+        if not (  # retail.world:430
+            order_id.status == _E11_OrderStatus_pending
+            or order_id.status == _E11_OrderStatus_pending_item_modified
+        ):
             raise ToolError('Non-pending order cannot be modified')
         invalid: str | None = self.fn_address_error(  # retail.world:431
             address1, address2, city, country, state_, zip_
@@ -1676,8 +1680,10 @@ class Tau2Retail(Episode):
             'modification detail and ask for explicit user confirmation (yes) to proceed.'
         )
         order: Order = order_id  # retail.world:528
-        if not (order.status == _E11_OrderStatus_pending  # retail.world:529
-        or order.status == _E11_OrderStatus_pending_item_modified):
+        if not (  # retail.world:529
+            order.status == _E11_OrderStatus_pending
+            or order.status == _E11_OrderStatus_pending_item_modified
+        ):
             raise ToolError('Non-pending order cannot be modified')
         user: User = (  # retail.world:530
             self.t_users.rows.get(order.user_id)
@@ -1687,8 +1693,10 @@ class Tau2Retail(Episode):
         if not (method is not None):  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
-        if not (len(history) == 1  # retail.world:534
-        and history[0].transaction_type == _E15_TransactionType_payment):
+        if not (  # retail.world:534
+            len(history) == 1
+            and history[0].transaction_type == _E15_TransactionType_payment
+        ):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535
         if not (old_id != payment_method_id):  # retail.world:536
@@ -1781,8 +1789,10 @@ class Tau2Retail(Episode):
         method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:600
         if not (method is not None):  # retail.world:601
             raise ToolError('Payment method not found')
-        if not (_TAGS_PaymentMethod[type(method)] == 'gift_card'  # retail.world:602
-        or payment_method_id == order.payment_history[0].payment_method_id):
+        if not (  # retail.world:602
+            _TAGS_PaymentMethod[type(method)] == 'gift_card'
+            or payment_method_id == order.payment_history[0].payment_method_id
+        ):
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')

@@ -621,8 +621,10 @@ class TeamChat(Episode):
         ):
             raise InvariantError('Channel names are unique.', 'team_chat.world:116')
         for _row48 in rt.changed_rows(self, self.t_messages):  # team_chat.world:119
-            if not (_row48.deleted and _row48.body == '' and not _row48.pinned
-            or not _row48.deleted and len(_row48.body) > 0):
+            if not (
+                _row48.deleted and _row48.body == '' and not _row48.pinned
+                or not _row48.deleted and len(_row48.body) > 0
+            ):
                 raise InvariantError(
                     'A deleted message has no text and no pin; any other message has text.',
                     'team_chat.world:119',
@@ -747,8 +749,10 @@ class TeamChat(Episode):
             raise ToolError(rt.built(
                 self, 'You are not a member of #' + rt.text(channel.name) + '.'
             ))
-        if not (channel.visibility == _E10_Visibility_public  # team_chat.world:166
-        or channel.owner == self.state.current_user):
+        if not (  # team_chat.world:166
+            channel.visibility == _E10_Visibility_public
+            or channel.owner == self.state.current_user
+        ):
             raise ToolError(rt.built(
                 self,
                 'Only the owner can invite to the private channel #' + rt.text(channel.name) + '.',
@@ -891,10 +895,12 @@ class TeamChat(Episode):
             raise ToolError(rt.built(
                 self, 'Message ' + rt.text(message.id_) + ' is already pinned.'
             ))
-        if not (self.fn_pin_count(  # team_chat.world:241
-            self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)
-        )
-        < _C_MAX_PINS):
+        if not (  # team_chat.world:241
+            self.fn_pin_count(
+                self.t_channels.rows.get(message.channel) or self.t_channels.row(message.channel)
+            )
+            < _C_MAX_PINS
+        ):
             raise ToolError(rt.built(
                 self,
                 '#'
@@ -960,8 +966,10 @@ class TeamChat(Episode):
         )
         if not (self.state.current_user is not None):  # team_chat.world:273
             raise ToolError('Not signed in.')
-        if not (channel.visibility == _E10_Visibility_public  # team_chat.world:274
-        or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))):
+        if not (  # team_chat.world:274
+            channel.visibility == _E10_Visibility_public
+            or self.fn_is_member(channel, self.t_users.row(rt.present(self.state.current_user)))
+        ):
             raise ToolError(rt.built(
                 self, '#' + rt.text(channel.name) + ' is private and only visible to its members.'
             ))

@@ -1574,8 +1574,10 @@ class TravelAPI(Episode):
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
         'Get the status of the login'
         return _new_LoginStatus(  # travel_api.world:791
-            not (self.state.token_expires_in is None
-            or rt.present(self.state.token_expires_in) == 0),
+            not (
+                self.state.token_expires_in is None
+                or rt.present(self.state.token_expires_in) == 0
+            ),
         )
 
     def tool_get_budget_fiscal_year(  # travel_api.world:794
@@ -1820,8 +1822,10 @@ class TravelAPI(Episode):
             raise ToolError(  # travel_api.world:1001
                 refused if refused is not None else rt.absent()
             )
-        if not (rt.python_type(card_id) == 'str'  # travel_api.world:1003
-        and rt.built(self, rt.text(card_id)) in self.state.credit_card_list):
+        if not (  # travel_api.world:1003
+            rt.python_type(card_id) == 'str'
+            and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
+        ):
             raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
         card: dict[str, Any] = self.state.credit_card_list[  # travel_api.world:1004
             rt.built(self, rt.text(card_id))

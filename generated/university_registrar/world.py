@@ -883,15 +883,19 @@ class UniversityRegistrar(Episode):
                 'A student takes a course at most once per term.', 'university_registrar.world:197'
             )
         for _row48 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:200
-            if not ((_row48.status == _E15_EnrolmentStatus_completed)
-            == (_row48.grade is not None)):
+            if not (
+                (_row48.status == _E15_EnrolmentStatus_completed)
+                == (_row48.grade is not None)
+            ):
                 raise InvariantError(
                     'An enrolment has a grade exactly when it is completed.',
                     'university_registrar.world:200',
                 )
         for _row49 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:203
-            if not ((_row49.status == _E15_EnrolmentStatus_dropped)
-            == (_row49.dropped_at is not None)):
+            if not (
+                (_row49.status == _E15_EnrolmentStatus_dropped)
+                == (_row49.dropped_at is not None)
+            ):
                 raise InvariantError(
                     'An enrolment has a drop time exactly when it is dropped.',
                     'university_registrar.world:203',
@@ -1356,8 +1360,10 @@ class UniversityRegistrar(Episode):
         self, enrolment: Enrolment
     ) -> Enrolment:
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
-        if not (enrolment.status  # university_registrar.world:360
-        == _E15_EnrolmentStatus_enrolled):
+        if not (  # university_registrar.world:360
+            enrolment.status
+            == _E15_EnrolmentStatus_enrolled
+        ):
             raise ToolError(rt.built(
                 self,
                 'Enrolment '
@@ -1366,8 +1372,10 @@ class UniversityRegistrar(Episode):
                 + rt.text(enrolment.status)
                 + '; only enrolled enrolments can be dropped.',
             ))
-        if not (self.clock.date()  # university_registrar.world:361
-        <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline):
+        if not (  # university_registrar.world:361
+            self.clock.date()
+            <= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).drop_deadline
+        ):
             raise ToolError(rt.built(
                 self,
                 'The drop deadline of '
@@ -1403,8 +1411,10 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(
                 self, 'Section ' + rt.text(section.id_) + ' has already ended.'
             ))
-        if not (self.fn_seats_taken(section)  # university_registrar.world:377
-        >= section.capacity):
+        if not (  # university_registrar.world:377
+            self.fn_seats_taken(section)
+            >= section.capacity
+        ):
             raise ToolError(rt.built(
                 self, 'Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.'
             ))
@@ -1512,8 +1522,10 @@ class UniversityRegistrar(Episode):
             'Record the final grade of an enrolment once its section has ended; the enrolment is '
             'then completed.'
         )
-        if not (enrolment.status  # university_registrar.world:422
-        == _E15_EnrolmentStatus_enrolled):
+        if not (  # university_registrar.world:422
+            enrolment.status
+            == _E15_EnrolmentStatus_enrolled
+        ):
             raise ToolError(rt.built(
                 self,
                 'Enrolment '
@@ -1522,8 +1534,10 @@ class UniversityRegistrar(Episode):
                 + rt.text(enrolment.status)
                 + '; only enrolled enrolments can be graded.',
             ))
-        if not (self.clock.date()  # university_registrar.world:423
-        >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on):
+        if not (  # university_registrar.world:423
+            self.clock.date()
+            >= (self.t_sections.rows.get(enrolment.section) or self.t_sections.row(enrolment.section)).ends_on
+        ):
             raise ToolError(rt.built(
                 self,
                 'Section '

@@ -791,8 +791,10 @@ class WarehouseInventoryDesk(Episode):
         for _row37 in rt.changed_rows(  # warehouse_inventory_desk.world:151
             self, self.t_movements
         ):
-            if not (_row37.kind != _E12_MovementKind_receipt
-            or _row37.from_bin is None and _row37.to_bin is not None):
+            if not (
+                _row37.kind != _E12_MovementKind_receipt
+                or _row37.from_bin is None and _row37.to_bin is not None
+            ):
                 raise InvariantError(
                     'A receipt goes into a bin and comes from none.',
                     'warehouse_inventory_desk.world:151',
@@ -800,8 +802,10 @@ class WarehouseInventoryDesk(Episode):
         for _row38 in rt.changed_rows(  # warehouse_inventory_desk.world:154
             self, self.t_movements
         ):
-            if not (_row38.kind != _E12_MovementKind_pick
-            or _row38.from_bin is not None and _row38.to_bin is None):
+            if not (
+                _row38.kind != _E12_MovementKind_pick
+                or _row38.from_bin is not None and _row38.to_bin is None
+            ):
                 raise InvariantError(
                     'A pick comes out of a bin and goes into none.',
                     'warehouse_inventory_desk.world:154',
@@ -809,10 +813,12 @@ class WarehouseInventoryDesk(Episode):
         for _row39 in rt.changed_rows(  # warehouse_inventory_desk.world:157
             self, self.t_movements
         ):
-            if not (_row39.kind != _E12_MovementKind_transfer
-            or _row39.from_bin is not None
-            and _row39.to_bin is not None
-            and _row39.from_bin != _row39.to_bin):
+            if not (
+                _row39.kind != _E12_MovementKind_transfer
+                or _row39.from_bin is not None
+                and _row39.to_bin is not None
+                and _row39.from_bin != _row39.to_bin
+            ):
                 raise InvariantError(
                     'A transfer goes between two different bins.',
                     'warehouse_inventory_desk.world:157',
@@ -1185,8 +1191,10 @@ class WarehouseInventoryDesk(Episode):
         )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role  # warehouse_inventory_desk.world:344
-        == _E9_ClerkRole_supervisor):
+        if not (  # warehouse_inventory_desk.world:344
+            self.t_clerks.row(rt.present(self.state.current_clerk)).role
+            == _E9_ClerkRole_supervisor
+        ):
             raise ToolError('Only supervisors can record counts.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:345
             item, bin_
@@ -1197,8 +1205,10 @@ class WarehouseInventoryDesk(Episode):
         others: int = rt.bounded(  # warehouse_inventory_desk.world:350
             self.fn_bin_used(bin_) - recorded
         )
-        if not (rt.bounded(counted + others)  # warehouse_inventory_desk.world:351
-        <= bin_.capacity):
+        if not (  # warehouse_inventory_desk.world:351
+            rt.bounded(counted + others)
+            <= bin_.capacity
+        ):
             raise ToolError(rt.built(
                 self,
                 'A count of '
@@ -1275,8 +1285,10 @@ class WarehouseInventoryDesk(Episode):
         )
         if not (self.state.current_clerk is not None):  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (self.t_clerks.row(rt.present(self.state.current_clerk)).role  # warehouse_inventory_desk.world:386
-        == _E9_ClerkRole_supervisor):
+        if not (  # warehouse_inventory_desk.world:386
+            self.t_clerks.row(rt.present(self.state.current_clerk)).role
+            == _E9_ClerkRole_supervisor
+        ):
             raise ToolError('Only supervisors can block or unblock bins.')
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388

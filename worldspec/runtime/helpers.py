@@ -243,6 +243,8 @@ def to_number(value: Any) -> int | float:
 
 def python_type(value: Any) -> str:
     """``type_name(x)``: Python's name of the type of a json value, a number or a scalar."""
+    if type(value) is str:  # the common case: a text checked to be one
+        return "str"
     if value is None:
         return "NoneType"
     if isinstance(value, (list, tuple)):
@@ -677,6 +679,11 @@ def python_augmented(ep: Episode, op: str, target: T, value: Any) -> T:
     (kept as a tuple) is extended in place by ``+=`` with any iterable, anything else is
     Python's ``target op value`` with ``op=`` in its error texts (``unsupported operand
     type(s) for +=: 'int' and 'list'``). The result is charged as ``+`` and ``*`` are."""
+    if type(target) is int and type(value) is int:  # the common case: a counter
+        number = _IN_PLACE[op](target, value)
+        if type(number) is int and number.bit_length() > MAX_INT_BITS:  # bounded(), inline
+            raise LimitError(INT_MESSAGE)
+        return cast(T, number)
     held: Any = python_value(target) if type(target) is tuple else target
     if op == "*":
         _repetition(held, value)
@@ -779,9 +786,14 @@ def changed_rows(ep: Episode, table: Table[Any],
         return ()
     entity = table.entity
     rows = table.rows
+    entries = undo[mark:] if mark else undo
+    if fields is not None:  # only the writes of these fields, and insertions, can count
+        entries = [e for e in entries if e[0] == 1 or (e[0] == 0 and e[2] in fields)]
+        if not entries:
+            return ()
     out: list[Row] = []
     seen: set[int] = set()
-    for entry in undo[mark:] if mark else undo:
+    for entry in entries:
         kind = entry[0]
         candidate: Row | None = None
         if kind == 0:  # a field set (of a row, or a state item)
