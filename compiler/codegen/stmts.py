@@ -10,6 +10,7 @@ it (``rt.replace_fields``, ``rt.set_at``) and stores the new value where the old
 from __future__ import annotations
 
 from worldspec.compiler import types as t
+from worldspec.compiler.builtins import DRAWS
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.names import enum_member, file_label, py_name
 from worldspec.compiler.codegen.pycode import (
@@ -110,11 +111,81 @@ class StatementCompiler:
     def block(self, body: tuple[n.Stmt, ...]) -> None:
         saved = dict(self.env.locals)
         present = set(self.env.present)
-        for stmt in body:
-            getattr(self, "s_" + type(stmt).__name__)(stmt)
+        i = 0
+        while i < len(body):
+            run = self.fields_of_one_row(body, i)
+            if len(run) > 1:
+                self.set_fields(run)
+            else:
+                getattr(self, "s_" + type(body[i]).__name__)(body[i])
+            i += len(run)
         self.env.locals = saved
         # what the block narrowed ends with it; what it assigned is no longer narrowed
         self.env.present &= present
+
+    def _field_write(self, stmt: n.Stmt) -> tuple[str, str, str] | None:
+        """(entity, row local, field) of a statement ``r.f = x`` setting a field of the row
+        held by a local or parameter ``r``, else None."""
+        if not (isinstance(stmt, n.Assign) and isinstance(stmt.target, n.Attribute)
+                and isinstance(stmt.target.obj, n.NameRef)):
+            return None
+        typ = t.strip_optional(self.x.type_of(stmt.target.obj))
+        res = self.x.program.resolutions.get(id(stmt.target.obj))
+        if not (isinstance(typ, t.Named) and typ.kind == "entity" and res is not None
+                and res.kind in ("local", "param")):
+            return None
+        return typ.name, stmt.target.obj.name, stmt.target.name.name
+
+    def _reads_no_row(self, value: n.Expr) -> bool:
+        """Whether computing ``value`` reads nothing a write to a row can change: no row
+        (any expression giving one: two locals may hold one row), no state, no helper (which
+        may read either), nothing drawn."""
+        for node in n.walk(value):
+            if self.x.is_entity(self.x.type_of(node)):
+                return False
+            if isinstance(node, n.NameRef):
+                res = self.x.program.resolutions.get(id(node))
+                if res is None or res.kind in ("state", "initial", "fn") or (
+                        res.kind == "builtin" and node.name in DRAWS):
+                    return False
+        return True
+
+    def fields_of_one_row(self, body: tuple[n.Stmt, ...], start: int) -> tuple[n.Stmt, ...]:
+        """The statements from ``start`` on that set distinct fields of one row, each value
+        after the first reading nothing those writes change (so computing them all before
+        storing any gives what one after the other gives)."""
+        first = self._field_write(body[start])
+        if first is None:
+            return body[start:start + 1]
+        fields = {first[2]}
+        end = start + 1
+        while end < len(body):
+            found = self._field_write(body[end])
+            stmt = body[end]
+            if found is None or found[:2] != first[:2] or found[2] in fields or \
+                    not isinstance(stmt, n.Assign) or not self._reads_no_row(stmt.value):
+                break
+            fields.add(found[2])
+            end += 1
+        return body[start:end]
+
+    def set_fields(self, run: tuple[n.Stmt, ...]) -> None:
+        """Statements setting fields of one row one after the other: one call
+        (``ep.set_fields(row, field=value, ...)``), the caches cleared once."""
+        values: list[tuple[str, Expr]] = []
+        row: Expr | None = None
+        for stmt in run:
+            assert isinstance(stmt, n.Assign) and isinstance(stmt.target, n.Attribute)
+            entity = t.strip_optional(self.x.type_of(stmt.target.obj))
+            assert isinstance(entity, t.Named)
+            name = stmt.target.name.name
+            self.row_writes.add((entity.name, name))
+            value = self.x.stored(stmt.value, self.env, self.x.type_of(stmt.target))
+            values.append((py_name(name), self.x.checked(self.x.type_of(stmt.target), value,
+                                                         f"{entity.name}.{name}")))
+            row = self.x.value(stmt.target.obj, self.env)
+        assert row is not None
+        self.emit(ExprStmt(Call(Attr(self.ep, "set_fields"), (row,), tuple(values))), run[0])
 
     def nested(self, body: tuple[n.Stmt, ...], first: list[Stmt] | None = None) -> list[Stmt]:
         """The statements of block ``body`` (after ``first``)."""

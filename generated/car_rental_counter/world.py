@@ -1164,20 +1164,14 @@ class CarRentalCounter(Episode):
             self.set_field(  # car_rental_counter.world:332
                 rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None)
             )
-        self.set_field(  # car_rental_counter.world:334
+        self.set_fields(  # car_rental_counter.world:334
             rental,
-            'total_cents',
-            v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
+            total_cents=v.check_range(rt.bounded(rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents) + rental.one_way_fee_cents), 'Rental.total_cents', 0, None),
+            end_mileage_km=rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
+            returned_on=today,
         )
-        self.set_field(  # car_rental_counter.world:335
-            rental,
-            'end_mileage_km',
-            rt.if_present(mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)),
-        )
-        self.set_field(rental, 'returned_on', today)  # car_rental_counter.world:336
-        self.set_field(rental, 'return_branch', branch.key())  # car_rental_counter.world:337
-        self.set_field(  # car_rental_counter.world:338
-            rental, 'status', _E12_RentalStatus_returned
+        self.set_fields(  # car_rental_counter.world:337
+            rental, return_branch=branch.key(), status=_E12_RentalStatus_returned
         )
         self.set_field(  # car_rental_counter.world:339
             self.t_cars.row(car.plate),

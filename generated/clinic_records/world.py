@@ -802,11 +802,10 @@ class ClinicRecords(Episode):
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
-        self.set_field(prescription, 'status', _E8_RxStatus_stopped)  # clinic_records.world:225
-        self.set_field(  # clinic_records.world:226
+        self.set_fields(  # clinic_records.world:225
             prescription,
-            'stop_reason',
-            rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
+            status=_E8_RxStatus_stopped,
+            stop_reason=rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
         )
         return prescription  # clinic_records.world:227
 

@@ -1523,9 +1523,12 @@ class ClinicScheduling(Episode):
             appointment.start - self.clock
             < dt.timedelta(hours=self.state.cancellation_notice_hours)
         )
-        self.set_field(appointment, 'status', _E17_AppointmentStatus_cancelled)  # clinic.world:421
-        self.set_field(appointment, 'cancelled_at', self.clock)  # clinic.world:422
-        self.set_field(appointment, 'late_cancellation', late)  # clinic.world:423
+        self.set_fields(  # clinic.world:421
+            appointment,
+            status=_E17_AppointmentStatus_cancelled,
+            cancelled_at=self.clock,
+            late_cancellation=late,
+        )
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(  # clinic.world:425
             self,
@@ -1611,8 +1614,9 @@ class ClinicScheduling(Episode):
                 + rt.text(appointment.status)
                 + ', and only checked-in patients can be seen.',
             ))
-        self.set_field(appointment, 'status', _E17_AppointmentStatus_completed)  # clinic.world:455
-        self.set_field(appointment, 'notes', notes)  # clinic.world:456
+        self.set_fields(  # clinic.world:455
+            appointment, status=_E17_AppointmentStatus_completed, notes=notes
+        )
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460

@@ -1539,9 +1539,9 @@ class ConcertTicketOffice(Episode):
                     )
                     + ' has been sold in the meantime.',
                 ))
-        self.set_field(order, 'status', _E11_OrderStatus_paid)  # concert_ticket_office.world:413
-        self.set_field(order, 'paid_at', self.clock)  # concert_ticket_office.world:414
-        self.set_field(order, 'payment', payment)  # concert_ticket_office.world:415
+        self.set_fields(  # concert_ticket_office.world:413
+            order, status=_E11_OrderStatus_paid, paid_at=self.clock, payment=payment
+        )
         for _t18 in rt.rows(  # concert_ticket_office.world:416
             self.t_tickets, rt.each(self, mine)
         ):
@@ -1707,10 +1707,9 @@ class ConcertTicketOffice(Episode):
                 )
                 + ' has ended.',
             ))
-        self.set_field(  # concert_ticket_office.world:473
-            ticket, 'status', _E12_TicketStatus_checked_in
+        self.set_fields(  # concert_ticket_office.world:473
+            ticket, status=_E12_TicketStatus_checked_in, checked_in_at=self.clock
         )
-        self.set_field(ticket, 'checked_in_at', self.clock)  # concert_ticket_office.world:474
         return ticket  # concert_ticket_office.world:475
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

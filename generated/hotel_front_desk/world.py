@@ -933,8 +933,9 @@ class HotelFrontDesk(Episode):
                 + rt.text(check_out)
                 + '.',
             ))
-        self.set_field(booking, 'check_in', check_in)  # hotel_front_desk.world:286
-        self.set_field(booking, 'check_out', check_out)  # hotel_front_desk.world:287
+        self.set_fields(  # hotel_front_desk.world:286
+            booking, check_in=check_in, check_out=check_out
+        )
         self.set_field(  # hotel_front_desk.world:288
             booking,
             'total',
@@ -1001,10 +1002,9 @@ class HotelFrontDesk(Episode):
                 )
                 + ' is still occupied by another guest.',
             ))
-        self.set_field(  # hotel_front_desk.world:315
-            booking, 'status', _E13_BookingStatus_checked_in
+        self.set_fields(  # hotel_front_desk.world:315
+            booking, status=_E13_BookingStatus_checked_in, checked_in_at=self.clock
         )
-        self.set_field(booking, 'checked_in_at', self.clock)  # hotel_front_desk.world:316
         return booking  # hotel_front_desk.world:317
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
@@ -1018,10 +1018,9 @@ class HotelFrontDesk(Episode):
                 + rt.text(booking.status)
                 + '; only checked-in bookings can be checked out.',
             ))
-        self.set_field(  # hotel_front_desk.world:326
-            booking, 'status', _E13_BookingStatus_checked_out
+        self.set_fields(  # hotel_front_desk.world:326
+            booking, status=_E13_BookingStatus_checked_out, checked_out_at=self.clock
         )
-        self.set_field(booking, 'checked_out_at', self.clock)  # hotel_front_desk.world:327
         return _new_CheckoutReceipt(  # hotel_front_desk.world:328
             booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total
         )

@@ -847,8 +847,9 @@ class ITHelpdesk(Episode):
                 + rt.text(agent.tier)
                 + '.',
             ))
-        self.set_field(ticket, 'assignee', agent.key())  # ithelpdesk.world:281
-        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:282
+        self.set_fields(  # ithelpdesk.world:281
+            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+        )
         return ticket  # ithelpdesk.world:283
 
     def tool_add_comment(  # ithelpdesk.world:286
@@ -922,10 +923,12 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(
                 self, rt.text(agent.name) + ' is inactive and cannot take new tickets.'
             ))
-        self.set_field(ticket, 'priority', self.fn_raised(ticket.priority))  # ithelpdesk.world:316
-        self.set_field(ticket, 'escalated', True)  # ithelpdesk.world:317
-        self.set_field(ticket, 'assignee', agent.key())  # ithelpdesk.world:318
-        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:319
+        self.set_fields(  # ithelpdesk.world:316
+            ticket, priority=self.fn_raised(ticket.priority), escalated=True
+        )
+        self.set_fields(  # ithelpdesk.world:318
+            ticket, assignee=agent.key(), status=_E12_TicketStatus_assigned
+        )
         self.insert(  # ithelpdesk.world:320
             self.t_comments,
             Comment(
@@ -966,13 +969,12 @@ class ITHelpdesk(Episode):
             ))
         if not (rt.built(self, resolution_note.strip()) != ''):  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
-        self.set_field(ticket, 'status', _E12_TicketStatus_resolved)  # ithelpdesk.world:339
-        self.set_field(  # ithelpdesk.world:340
+        self.set_fields(  # ithelpdesk.world:339
             ticket,
-            'resolution_note',
-            v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
+            status=_E12_TicketStatus_resolved,
+            resolution_note=v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
+            resolved_at=self.clock,
         )
-        self.set_field(ticket, 'resolved_at', self.clock)  # ithelpdesk.world:341
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
@@ -998,11 +1000,12 @@ class ITHelpdesk(Episode):
                 + rt.text(ticket.id_)
                 + ' was resolved more than 7 days ago and can no longer be reopened.',
             ))
-        self.set_field(ticket, 'status', _E12_TicketStatus_assigned)  # ithelpdesk.world:354
-        self.set_field(  # ithelpdesk.world:355
-            ticket, 'resolution_note', v.check_length('', 'Ticket.resolution_note', None, 500)
+        self.set_fields(  # ithelpdesk.world:354
+            ticket,
+            status=_E12_TicketStatus_assigned,
+            resolution_note=v.check_length('', 'Ticket.resolution_note', None, 500),
+            resolved_at=None,
         )
-        self.set_field(ticket, 'resolved_at', None)  # ithelpdesk.world:356
         self.set_field(  # ithelpdesk.world:357
             ticket,
             'reopen_count',

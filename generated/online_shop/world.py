@@ -1768,8 +1768,9 @@ class OnlineShop(Episode):
                     + line.quantity,
                 ),
             )
-        self.set_field(order, 'status', _E11_OrderStatus_cancelled)  # shop.world:412
-        self.set_field(order, 'cancel_reason', reason)  # shop.world:413
+        self.set_fields(  # shop.world:412
+            order, status=_E11_OrderStatus_cancelled, cancel_reason=reason
+        )
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
@@ -1946,11 +1947,10 @@ class OnlineShop(Episode):
                 + rt.text(tracking_number)
                 + ' is already used by another order.',
             ))
-        self.set_field(order, 'status', _E11_OrderStatus_processed)  # shop.world:494
-        self.set_field(  # shop.world:495
+        self.set_fields(  # shop.world:494
             order,
-            'tracking',
-            rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
+            status=_E11_OrderStatus_processed,
+            tracking=rt.if_present(tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')),
         )
         return order  # shop.world:496
 

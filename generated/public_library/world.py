@@ -1375,9 +1375,8 @@ class PublicLibrary(Episode):
         loan: Loan = self.t_loans.row(open_[0])  # public_library.world:371
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
-        self.set_field(loan, 'returned_on', today)  # public_library.world:374
-        self.set_field(  # public_library.world:375
-            loan, 'late_fee', v.check_range(fee, 'Loan.late_fee', 0.0, None)
+        self.set_fields(  # public_library.world:374
+            loan, returned_on=today, late_fee=v.check_range(fee, 'Loan.late_fee', 0.0, None)
         )
         member: Member = (  # public_library.world:376
             self.t_members.rows.get(loan.member)
@@ -1426,10 +1425,9 @@ class PublicLibrary(Episode):
                 )
                 + ' is on hold for another member, so the loan cannot be renewed.',
             ))
-        self.set_field(  # public_library.world:389
-            loan, 'due_on', loan.due_on + dt.timedelta(days=_C_LOAN_DAYS)
+        self.set_fields(  # public_library.world:389
+            loan, due_on=loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), renewed=True
         )
-        self.set_field(loan, 'renewed', True)  # public_library.world:390
         return loan  # public_library.world:391
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394

@@ -1243,10 +1243,9 @@ class RestaurantOrders(Episode):
             _l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)
         ):
             raise ToolError(rt.built(self, 'Order ' + rt.text(order.id_) + ' has no lines.'))
-        self.set_field(  # restaurant_orders.world:343
-            order, 'status', _E11_OrderStatus_sent_to_kitchen
+        self.set_fields(  # restaurant_orders.world:343
+            order, status=_E11_OrderStatus_sent_to_kitchen, sent_at=self.clock
         )
-        self.set_field(order, 'sent_at', self.clock)  # restaurant_orders.world:344
         return order  # restaurant_orders.world:345
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
@@ -1262,8 +1261,9 @@ class RestaurantOrders(Episode):
                 + rt.text(order.status)
                 + '; it has not been sent to the kitchen.',
             ))
-        self.set_field(order, 'status', _E11_OrderStatus_served)  # restaurant_orders.world:355
-        self.set_field(order, 'served_at', self.clock)  # restaurant_orders.world:356
+        self.set_fields(  # restaurant_orders.world:355
+            order, status=_E11_OrderStatus_served, served_at=self.clock
+        )
         return order  # restaurant_orders.world:357
 
     def tool_split_bill(  # restaurant_orders.world:362
@@ -1343,8 +1343,9 @@ class RestaurantOrders(Episode):
         )
         self.insert(self.t_payments, payment)  # restaurant_orders.world:396
         if share == order.split_ways:  # restaurant_orders.world:397
-            self.set_field(order, 'status', _E11_OrderStatus_paid)  # restaurant_orders.world:398
-            self.set_field(order, 'paid_at', self.clock)  # restaurant_orders.world:399
+            self.set_fields(  # restaurant_orders.world:398
+                order, status=_E11_OrderStatus_paid, paid_at=self.clock
+            )
         return _new_SettleReceipt(  # restaurant_orders.world:401
             payment.key(),
             share,

@@ -860,8 +860,9 @@ class RetailBank(Episode):
                 + rt.text(self.fn_money(account.balance_cents))
                 + '; the balance must be zero before closing.',
             ))
-        self.set_field(account, 'status', _E13_AccountStatus_closed)  # retail_bank.world:256
-        self.set_field(account, 'closed_on', self.clock.date())  # retail_bank.world:257
+        self.set_fields(  # retail_bank.world:256
+            account, status=_E13_AccountStatus_closed, closed_on=self.clock.date()
+        )
         return account  # retail_bank.world:258
 
     def tool_deposit(  # retail_bank.world:261
@@ -1023,9 +1024,10 @@ class RetailBank(Episode):
             ))
         if not (rt.built(self, reason.strip()) != ''):  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
-        self.set_field(account, 'status', _E13_AccountStatus_frozen)  # retail_bank.world:345
-        self.set_field(  # retail_bank.world:346
-            account, 'freeze_reason', v.check_length(reason, 'Account.freeze_reason', None, 120)
+        self.set_fields(  # retail_bank.world:345
+            account,
+            status=_E13_AccountStatus_frozen,
+            freeze_reason=v.check_length(reason, 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:347
 
@@ -1047,9 +1049,10 @@ class RetailBank(Episode):
             raise ToolError(rt.built(
                 self, 'Account ' + rt.text(account.number) + ' is not frozen.'
             ))
-        self.set_field(account, 'status', _E13_AccountStatus_active)  # retail_bank.world:358
-        self.set_field(  # retail_bank.world:359
-            account, 'freeze_reason', v.check_length('', 'Account.freeze_reason', None, 120)
+        self.set_fields(  # retail_bank.world:358
+            account,
+            status=_E13_AccountStatus_active,
+            freeze_reason=v.check_length('', 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:360
 

@@ -1288,8 +1288,9 @@ class SmallPayroll(Episode):
                     )
                     self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
                     created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
-        self.set_field(period, 'status', _E12_PeriodStatus_paid)  # small_payroll.world:420
-        self.set_field(period, 'paid_on', self.clock.date())  # small_payroll.world:421
+        self.set_fields(  # small_payroll.world:420
+            period, status=_E12_PeriodStatus_paid, paid_on=self.clock.date()
+        )
         return created  # small_payroll.world:422
 
     def tool_correct_payslip(  # small_payroll.world:425
@@ -1311,20 +1312,16 @@ class SmallPayroll(Episode):
             self.t_employees.rows.get(payslip.employee) or self.t_employees.row(payslip.employee),
             rt.bounded(gross_cents + payslip.bonus_cents),
         )
-        self.set_field(  # small_payroll.world:435
-            payslip, 'gross_cents', v.check_range(gross_cents, 'Payslip.gross_cents', 0, None)
-        )
-        self.set_field(  # small_payroll.world:436
-            payslip, 'tax_cents', v.check_range(tax, 'Payslip.tax_cents', 0, None)
-        )
-        self.set_field(  # small_payroll.world:437
+        self.set_fields(  # small_payroll.world:435
             payslip,
-            'net_cents',
-            v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            gross_cents=v.check_range(gross_cents, 'Payslip.gross_cents', 0, None),
+            tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
         )
-        self.set_field(payslip, 'corrected', True)  # small_payroll.world:438
-        self.set_field(  # small_payroll.world:439
-            payslip, 'correction_note', v.check_length(note, 'Payslip.correction_note', None, 200)
+        self.set_fields(  # small_payroll.world:437
+            payslip,
+            net_cents=v.check_range(rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax), 'Payslip.net_cents', 0, None),
+            corrected=True,
+            correction_note=v.check_length(note, 'Payslip.correction_note', None, 200),
         )
         return payslip  # small_payroll.world:440
 

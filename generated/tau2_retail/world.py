@@ -1529,15 +1529,14 @@ class Tau2Retail(Episode):
             card = _subject5
             if not (not (card.balance < diff_)):  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
-        self.set_field(order, 'status', _E11_OrderStatus_exchange_requested)  # retail.world:411
-        self.set_field(  # retail.world:412
-            order, 'exchange_items', tuple(sorted(rt.each(self, item_ids)))
+        self.set_fields(  # retail.world:411
+            order,
+            status=_E11_OrderStatus_exchange_requested,
+            exchange_items=tuple(sorted(rt.each(self, item_ids))),
+            exchange_new_items=tuple(sorted(rt.each(self, new_item_ids))),
+            exchange_payment_method_id=payment_method_id,
+            exchange_price_difference=diff_,
         )
-        self.set_field(  # retail.world:413
-            order, 'exchange_new_items', tuple(sorted(rt.each(self, new_item_ids)))
-        )
-        self.set_field(order, 'exchange_payment_method_id', payment_method_id)  # retail.world:414
-        self.set_field(order, 'exchange_price_difference', diff_)  # retail.world:415
         return order  # retail.world:416
 
     def tool_modify_pending_order_address(  # retail.world:419
@@ -1796,11 +1795,12 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method should be the original payment method')
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')
-        self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # retail.world:604
-        self.set_field(  # retail.world:605
-            order, 'return_items', tuple(sorted(rt.each(self, item_ids)))
+        self.set_fields(  # retail.world:604
+            order,
+            status=_E11_OrderStatus_return_requested,
+            return_items=tuple(sorted(rt.each(self, item_ids))),
+            return_payment_method_id=payment_method_id,
         )
-        self.set_field(order, 'return_payment_method_id', payment_method_id)  # retail.world:606
         return order  # retail.world:607
 
     def _changed_rows(self, table: Table[Any], fields: tuple[str, ...] | None = None) -> Any:

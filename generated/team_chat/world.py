@@ -849,10 +849,9 @@ class TeamChat(Episode):
                 )
                 + '.',
             ))
-        self.set_field(  # team_chat.world:212
-            message, 'body', v.check_length(body, 'Message.body', 0, 2000)
+        self.set_fields(  # team_chat.world:212
+            message, body=v.check_length(body, 'Message.body', 0, 2000), edited_at=self.clock
         )
-        self.set_field(message, 'edited_at', self.clock)  # team_chat.world:213
         return message  # team_chat.world:214
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
@@ -865,12 +864,13 @@ class TeamChat(Episode):
             raise ToolError(rt.built(
                 self, 'Message ' + rt.text(message.id_) + ' is already deleted.'
             ))
-        self.set_field(message, 'deleted', True)  # team_chat.world:225
-        self.set_field(  # team_chat.world:226
-            message, 'body', v.check_length('', 'Message.body', 0, 2000)
+        self.set_fields(  # team_chat.world:225
+            message,
+            deleted=True,
+            body=v.check_length('', 'Message.body', 0, 2000),
+            pinned=False,
+            pinned_by=None,
         )
-        self.set_field(message, 'pinned', False)  # team_chat.world:227
-        self.set_field(message, 'pinned_by', None)  # team_chat.world:228
         return message  # team_chat.world:229
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
@@ -933,8 +933,7 @@ class TeamChat(Episode):
             ))
         if not message.pinned:  # team_chat.world:254
             raise ToolError(rt.built(self, 'Message ' + rt.text(message.id_) + ' is not pinned.'))
-        self.set_field(message, 'pinned', False)  # team_chat.world:255
-        self.set_field(message, 'pinned_by', None)  # team_chat.world:256
+        self.set_fields(message, pinned=False, pinned_by=None)  # team_chat.world:255
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260

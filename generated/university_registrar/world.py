@@ -1388,10 +1388,9 @@ class UniversityRegistrar(Episode):
                 )
                 + '.',
             ))
-        self.set_field(  # university_registrar.world:362
-            enrolment, 'status', _E15_EnrolmentStatus_dropped
+        self.set_fields(  # university_registrar.world:362
+            enrolment, status=_E15_EnrolmentStatus_dropped, dropped_at=self.clock
         )
-        self.set_field(enrolment, 'dropped_at', self.clock)  # university_registrar.world:363
         return enrolment  # university_registrar.world:364
 
     def tool_join_waitlist(  # university_registrar.world:369
@@ -1550,9 +1549,8 @@ class UniversityRegistrar(Episode):
                 )
                 + '; grades can be recorded from then.',
             ))
-        self.set_field(enrolment, 'grade', grade)  # university_registrar.world:424
-        self.set_field(  # university_registrar.world:425
-            enrolment, 'status', _E15_EnrolmentStatus_completed
+        self.set_fields(  # university_registrar.world:424
+            enrolment, grade=grade, status=_E15_EnrolmentStatus_completed
         )
         return enrolment  # university_registrar.world:426
 

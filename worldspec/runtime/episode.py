@@ -883,6 +883,30 @@ class Episode:
         for table in self._tables_of.get(row.ENTITY, ()):
             table._digest = None
 
+    def set_fields(self, row: Row, /, **values: Any) -> None:
+        """Set several fields of ``row`` (``name=value``, in order), as :meth:`set_field` of
+        each but with the caches cleared once: what statements setting fields of one row one
+        after the other do (the compiler groups them only where no value reads the row).
+        Each field's undo entry keeps the caches of before the group, which hold once every
+        field of the group is put back (an undo always takes the whole call)."""
+        digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
+        log = self._undo.append
+        at = row._AT
+        marked = stale
+        for name, value in values.items():
+            log((_SET, row, name, getattr(row, name), digest, text, frags, stale))
+            setattr(row, name, value)
+            found = at.get(name)
+            if found is None:  # not a field of the text (Row._stale_field)
+                frags = row._frags = None
+            else:
+                marked |= found[1]
+        if frags is not None:
+            row._stale = marked
+        row._digest = row._text = None
+        for table in self._tables_of.get(row.ENTITY, ()):
+            table._digest = None
+
     def set_state(self, name: str, value: Any) -> None:
         """Set the world's state item ``name`` (a value or a sequence) to ``value``."""
         state = self.state

@@ -790,7 +790,7 @@ def changed_rows(ep: Episode, table: Table[Any],
     if fields is not None:  # only the writes of these fields, and insertions, can count
         entries = [e for e in entries if e[0] == 1 or (e[0] == 0 and e[2] in fields)]
         if not entries:
-            return ()
+            return []
     out: list[Row] = []
     seen: set[int] = set()
     for entry in entries:
