@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING
 
 from worldspec.compiler import types as t
 from worldspec.compiler.builtins import BUILTIN_FUNCTIONS, METHODS, Charge, receiver_kind
 from worldspec.compiler.codegen.names import py_name
 from worldspec.compiler.codegen.pycode import (
-    ATOM,
-    COMPARE,
-    LAMBDA,
     Attr,
     Call,
     Compare,
@@ -32,7 +30,6 @@ from worldspec.compiler.codegen.pycode import (
     Lambda,
     Name,
     Raw,
-    at_least,
     call,
     rt,
 )
@@ -269,21 +266,114 @@ CUSTOM_EMITTERS: dict[str, Emit] = {
 }
 
 
+#: a builtin template's pieces: a hole for an argument, a literal, a name, punctuation
+_TEMPLATE_TOKENS = re.compile(r"\{\w+\}|'[^'\\]*'|[A-Za-z_]\w*|[0-9]+|[().,=:]| +")
+
+Build = Callable[[dict[str, Expr]], Expr]
+
+
+class _Template:
+    """A builtin's template of code (``rt.json_get({recv}, {k})``, ``({x} in {recv})``,
+    ``dt.timedelta(days={n})``) read once into a maker of the expression: calls, attribute
+    reads, keywords, ``lambda:``, ``in``, names and literals, each ``{hole}`` an argument's
+    expression. The templates are the builtin table's, not code the compiler wrote."""
+
+    def __init__(self, text: str) -> None:
+        tokens = _TEMPLATE_TOKENS.findall(text)
+        if "".join(tokens) != text:
+            raise ValueError(f"builtin template {text!r} is not of the template grammar")
+        self.tokens = [token for token in tokens if not token.isspace()]
+        self.at = 0
+        self.build = self.membership()
+        if self.at != len(self.tokens):
+            raise ValueError(f"builtin template {text!r} is not of the template grammar")
+
+    def peek(self) -> str:
+        return self.tokens[self.at] if self.at < len(self.tokens) else ""
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if expected is not None and token != expected:
+            raise ValueError(f"expected {expected!r}, found {token!r}")
+        self.at += 1
+        return token
+
+    def membership(self) -> Build:
+        left = self.expression()
+        if self.peek() != "in":
+            return left
+        self.take()
+        right = self.expression()
+        return lambda holes: Compare(left(holes), "in", right(holes))
+
+    def expression(self) -> Build:
+        token = self.take()
+        built: Build
+        if token == "(":
+            built = self.membership()
+            self.take(")")
+        elif token == "lambda":
+            self.take(":")
+            body = self.expression()
+            built = lambda holes: Lambda((), body(holes))  # noqa: E731
+        elif token.startswith("{"):
+            hole = token[1:-1]
+            built = lambda holes: holes[hole]  # noqa: E731
+        elif token.startswith("'"):
+            text = token[1:-1]
+            built = lambda holes: Const(text)  # noqa: E731
+        elif token.isdigit():
+            number = int(token)
+            built = lambda holes: Const(number)  # noqa: E731
+        else:
+            built = lambda holes: Name(token)  # noqa: E731
+        while self.peek() in (".", "("):
+            if self.take() == ".":
+                built = self.attribute(built, self.take())
+            else:
+                built = self.arguments(built)
+        return built
+
+    @staticmethod
+    def attribute(obj: Build, name: str) -> Build:
+        return lambda holes: Attr(obj(holes), name)
+
+    def arguments(self, func: Build) -> Build:
+        args: list[Build] = []
+        keywords: list[tuple[str, Build]] = []
+        while self.peek() != ")":
+            if self.at + 1 < len(self.tokens) and self.tokens[self.at + 1] == "=":
+                keyword = self.take()
+                self.take("=")
+                keywords.append((keyword, self.membership()))
+            else:
+                args.append(self.membership())
+            if self.peek() == ",":
+                self.take()
+        self.take(")")
+        return lambda holes: Call(func(holes), tuple(arg(holes) for arg in args),
+                                  tuple((k, v(holes)) for k, v in keywords))
+
+
+@cache
+def _template(text: str) -> Build:
+    return _Template(text).build
+
+
 def _emit(template: str, a: Args, recv: Expr | None = None) -> Expr:
-    """The builtin's code: its custom emitter's, or its template filled with the arguments'
-    code (each parenthesised where the template's text around it would bind it)."""
+    """The builtin's code: its custom emitter's, or its template's with the arguments'
+    expressions in its holes."""
     custom = CUSTOM_EMITTERS.get(template)
     if custom is not None:
         return custom(a)
-    # an argument inside a call's parentheses needs none; the membership templates
-    # (``({x} in {recv})``) need each side to bind tighter than the comparison
-    least = COMPARE + 1 if template.startswith("(") else LAMBDA
-    values = {name: at_least(a.value(name), least) for name in a.bound}
+    holes = {name: a.value(name) for name in a.bound}
     if template.startswith("rt.error_of(") and a.c.tables.dynamic:
         # `arguments: dynamic`: Python's own text, as the call itself would fail with
         template = "rt.python_error_of(" + template[len("rt.error_of("):]
-    receiver = {"recv": at_least(recv, ATOM)} if recv is not None else {}
-    return Raw(template.format(ep=a.env.ep, **receiver, **values))
+    holes["ep"] = a.env.episode
+    if recv is not None:
+        holes["recv"] = recv
+    return _template(template)(holes)
 
 
 def _short(a: Args) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
-    "WIDTH", "ATOM", "COMPARE", "LAMBDA", "at_least", "Expr", "Name", "Const", "Raw", "Attr",
+    "WIDTH", "ATOM", "COMPARE", "LAMBDA", "Expr", "Name", "Const", "Raw", "Attr",
     "Call", "Index", "SliceOf", "BinOp",
     "BoolOp", "Compare", "Not", "Neg", "IfExp", "Lambda", "TupleOf", "ListOf", "DictOf",
     "Comprehension", "Stmt", "Assign", "ExprStmt", "Return", "Raise", "Pass", "Break",
@@ -74,12 +74,6 @@ def _at(expr: Expr, least: int) -> str:
     """``expr``'s text, parenthesised when it binds looser than ``least``."""
     text = expr.flat()
     return f"({text})" if expr.precedence < least else text
-
-
-def at_least(expr: Expr, least: int) -> str:
-    """``expr``'s text where the code around it binds as tightly as precedence ``least``
-    (parenthesised when it binds looser): for filling a template of text."""
-    return _at(expr, least)
 
 
 @dataclass(frozen=True, slots=True)

@@ -652,7 +652,14 @@ class CarRentalCounter(Episode):
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
             not self.fn_holds(_a24)
-            or len(tuple([_b25.key() for _b25 in rt.each(self, self.t_rentals) if _b25.car == _a24.car and self.fn_holds(_b25) and _b25.pickup_date < _a24.return_date and _a24.pickup_date < _b25.return_date]))
+            or len(tuple([
+                _b25.key()
+                for _b25 in rt.each(self, self.t_rentals)
+                if _b25.car == _a24.car
+                and self.fn_holds(_b25)
+                and _b25.pickup_date < _a24.return_date
+                and _a24.pickup_date < _b25.return_date
+            ]))
             == 1
             for _a24 in rt.each(self, self.t_rentals)
         ):
@@ -911,9 +918,9 @@ class CarRentalCounter(Episode):
         return tuple([  # car_rental_counter.world:229
             _c9.key()
             for _c9 in rt.each(self, self.t_customers)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
         ])
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
@@ -1472,7 +1479,10 @@ def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        ('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', '')))),
+        '310'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
     )
 
 
@@ -1810,7 +1820,10 @@ def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     ep: CarRentalCounter, init: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        ('310' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', '')))),
+        '310'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
     )
 
 

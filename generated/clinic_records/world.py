@@ -532,7 +532,14 @@ class ClinicRecords(Episode):
                 )
         if not all(  # clinic_records.world:107
             _p34.status != _E8_RxStatus_active
-            or len(tuple([_q35.key() for _q35 in rt.each(self, self.t_prescriptions) if _q35.status == _E8_RxStatus_active and _q35.drug == _p34.drug and (self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient]))
+            or len(tuple([
+                _q35.key()
+                for _q35 in rt.each(self, self.t_prescriptions)
+                if _q35.status == _E8_RxStatus_active
+                and _q35.drug == _p34.drug
+                and (self.t_visits.rows.get(_q35.visit) or self.t_visits.row(_q35.visit)).patient
+                == (self.t_visits.rows.get(_p34.visit) or self.t_visits.row(_p34.visit)).patient
+            ]))
             == 1
             for _p34 in rt.each(self, self.t_prescriptions)
         ):
@@ -835,7 +842,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:255
             _d3.key()
             for _d3 in rt.each(self, self.t_drugs)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
             and (drug_class is None
             or _d3.drug_class == (drug_class if drug_class is not None else rt.absent()))
         ])
@@ -855,7 +862,7 @@ class ClinicRecords(Episode):
         return tuple([  # clinic_records.world:273
             _p4.key()
             for _p4 in rt.each(self, self.t_patients)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
             and (birth_date is None
             or _p4.birth_date == (birth_date if birth_date is not None else rt.absent()))
         ])

@@ -906,7 +906,13 @@ class ClinicScheduling(Episode):
                     )
         if not all(  # clinic.world:254
             not self.fn_active(_a45)
-            or len(tuple([_b46.key() for _b46 in rt.each(self, self.t_appointments) if self.fn_active(_b46) and _b46.patient == _a45.patient and _b46.start.date() == _a45.start.date()]))
+            or len(tuple([
+                _b46.key()
+                for _b46 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b46)
+                and _b46.patient == _a45.patient
+                and _b46.start.date() == _a45.start.date()
+            ]))
             <= self.state.max_appointments_per_day
             for _a45 in rt.each(self, self.t_appointments)
         ):
@@ -916,7 +922,13 @@ class ClinicScheduling(Episode):
             )
         if not all(  # clinic.world:257
             not self.fn_active(_a47)
-            or len(tuple([_b48.key() for _b48 in rt.each(self, self.t_appointments) if self.fn_active(_b48) and _b48.doctor == _a47.doctor and _b48.start.date() == _a47.start.date()]))
+            or len(tuple([
+                _b48.key()
+                for _b48 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b48)
+                and _b48.doctor == _a47.doctor
+                and _b48.start.date() == _a47.start.date()
+            ]))
             <= (self.t_doctors.rows.get(_a47.doctor) or self.t_doctors.row(_a47.doctor)).max_daily_appointments
             for _a47 in rt.each(self, self.t_appointments)
         ):
@@ -931,7 +943,9 @@ class ClinicScheduling(Episode):
             and _a49.end > _a49.start
             and _a49.end
             <= (self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).start
-            + dt.timedelta(minutes=(self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).length_minutes)
+            + dt.timedelta(
+                minutes=(self.t_slots.rows.get(_a49.slot) or self.t_slots.row(_a49.slot)).length_minutes,
+            )
             for _a49 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
@@ -953,7 +967,11 @@ class ClinicScheduling(Episode):
                     "A waitlist entry's window does not end before it starts.", 'clinic.world:266'
                 )
         if not all(  # clinic.world:269
-            len(tuple([_v53.key() for _v53 in rt.each(self, self.t_waitlist) if _v53.patient == _w52.patient and _v53.doctor == _w52.doctor]))
+            len(tuple([
+                _v53.key()
+                for _v53 in rt.each(self, self.t_waitlist)
+                if _v53.patient == _w52.patient and _v53.doctor == _w52.doctor
+            ]))
             == 1
             for _w52 in rt.each(self, self.t_waitlist)
         ):
@@ -1103,7 +1121,11 @@ class ClinicScheduling(Episode):
                 + '.',
             )
         if (  # clinic.world:217
-            len(tuple([_a4.key() for _a4 in rt.rows(self.t_appointments, rt.each(self, others)) if _a4.doctor == doctor.key() and _a4.start.date() == day]))
+            len(tuple([
+                _a4.key()
+                for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a4.doctor == doctor.key() and _a4.start.date() == day
+            ]))
             >= doctor.max_daily_appointments
         ):
             return rt.built(  # clinic.world:218
@@ -1127,7 +1149,11 @@ class ClinicScheduling(Episode):
                 + ' at that time.',
             )
         if (  # clinic.world:223
-            len(tuple([_a6.key() for _a6 in rt.rows(self.t_appointments, rt.each(self, others)) if _a6.patient == patient.key() and _a6.start.date() == day]))
+            len(tuple([
+                _a6.key()
+                for _a6 in rt.rows(self.t_appointments, rt.each(self, others))
+                if _a6.patient == patient.key() and _a6.start.date() == day
+            ]))
             >= self.state.max_appointments_per_day
         ):
             return rt.built(  # clinic.world:224
@@ -1237,7 +1263,8 @@ class ClinicScheduling(Episode):
                         tuple([
                             _p15.key()
                             for _p15 in rt.each(self, self.t_patients)
-                            if (rt.read(self, needle) in rt.read(self, rt.built(self, _p15.name.lower())))
+                            if rt.read(self, needle)
+                            in rt.read(self, rt.built(self, _p15.name.lower()))
                             or _p15.phone == rt.built(self, query.strip())
                         ]),
                     ),

@@ -1015,7 +1015,14 @@ class ConcertTicketOffice(Episode):
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
             not self.fn_owned(_t41)
-            or len(tuple([_o42.key() for _o42 in rt.each(self, self.t_tickets) if _o42.event == _t41.event and _o42.section == _t41.section and _o42.seat == _t41.seat and self.fn_owned(_o42)]))
+            or len(tuple([
+                _o42.key()
+                for _o42 in rt.each(self, self.t_tickets)
+                if _o42.event == _t41.event
+                and _o42.section == _t41.section
+                and _o42.seat == _t41.seat
+                and self.fn_owned(_o42)
+            ]))
             == 1
             for _t41 in rt.each(self, self.t_tickets)
         ):
@@ -1089,7 +1096,14 @@ class ConcertTicketOffice(Episode):
                 )
         if not all(  # concert_ticket_office.world:240
             _o49.total_cents
-            == sum(rt.each(self, tuple([_t50.price_cents for _t50 in rt.each(self, self.t_tickets) if _t50.order == _o49.key()])))
+            == sum(rt.each(
+                self,
+                tuple([
+                    _t50.price_cents
+                    for _t50 in rt.each(self, self.t_tickets)
+                    if _t50.order == _o49.key()
+                ]),
+            ))
             for _o49 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -1176,19 +1190,42 @@ class ConcertTicketOffice(Episode):
         self, event: Event, section: Section
     ) -> tuple[str, ...]:
         'The seats of a section that are sold, checked in or under a live hold.'
-        return v.unique(tuple(rt.each(self, tuple([_t1.seat for _t1 in rt.each(self, self.t_tickets) if _t1.event == event.key() and _t1.section == section.key() and self.fn_blocks_seat(_t1)]))))  # concert_ticket_office.world:188
+        return v.unique(tuple(rt.each(  # concert_ticket_office.world:188
+            self,
+            tuple([
+                _t1.seat
+                for _t1 in rt.each(self, self.t_tickets)
+                if _t1.event == event.key()
+                and _t1.section == section.key()
+                and self.fn_blocks_seat(_t1)
+            ]),
+        )))
 
     def fn_owned_count(  # concert_ticket_office.world:191
         self, customer: Customer, event: Event
     ) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
-        return len(tuple([_t2.key() for _t2 in rt.each(self, self.t_tickets) if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)]))  # concert_ticket_office.world:194
+        return len(tuple([  # concert_ticket_office.world:194
+            _t2.key()
+            for _t2 in rt.each(self, self.t_tickets)
+            if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
+        ]))
 
     def fn_live_held_count(  # concert_ticket_office.world:197
         self, customer: Customer, event: Event
     ) -> int:
         'Seats the customer has under live holds for the event.'
-        return len(tuple([_t3.key() for _t3 in rt.each(self, self.t_tickets) if (self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer == customer.key() and _t3.event == event.key() and _t3.status == _E12_TicketStatus_held and self.fn_hold_live(self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order))]))  # concert_ticket_office.world:200
+        return len(tuple([  # concert_ticket_office.world:200
+            _t3.key()
+            for _t3 in rt.each(self, self.t_tickets)
+            if (self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)).customer
+            == customer.key()
+            and _t3.event == event.key()
+            and _t3.status == _E12_TicketStatus_held
+            and self.fn_hold_live(
+                self.t_orders.rows.get(_t3.order) or self.t_orders.row(_t3.order)
+            )
+        ]))
 
     def fn_section_offer(  # concert_ticket_office.world:203
         self, event: Event, section: Section
@@ -1273,8 +1310,8 @@ class ConcertTicketOffice(Episode):
         return tuple([  # concert_ticket_office.world:281
             _c9.key()
             for _c9 in rt.each(self, self.t_customers)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
         ])
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
@@ -2107,7 +2144,13 @@ def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([_t26.key() for _t26 in rt.each(ep, ep.t_tickets) if _t26.holder == 'C002' and _t26.event == 'E02' and _t26.status == _E12_TicketStatus_sold])),
+        len(tuple([
+            _t26.key()
+            for _t26 in rt.each(ep, ep.t_tickets)
+            if _t26.holder == 'C002'
+            and _t26.event == 'E02'
+            and _t26.status == _E12_TicketStatus_sold
+        ])),
         '==',
         6,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 6',
@@ -2131,7 +2174,15 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([_t28.key() for _t28 in rt.each(ep, ep.t_tickets) if _t28.holder == 'C002' and _t28.event == 'E01' and _t28.section == 'BOX' and _t28.status == _E12_TicketStatus_checked_in and _t28.checked_in_at is not None])),
+        len(tuple([
+            _t28.key()
+            for _t28 in rt.each(ep, ep.t_tickets)
+            if _t28.holder == 'C002'
+            and _t28.event == 'E01'
+            and _t28.section == 'BOX'
+            and _t28.status == _E12_TicketStatus_checked_in
+            and _t28.checked_in_at is not None
+        ])),
         '==',
         2,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E01" and t.section == "BOX" and t.status == checked_in and t.checked_in_at != none]) == 2',
@@ -2345,7 +2396,13 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
     ep: ConcertTicketOffice, init: ConcertTicketOffice, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        len(tuple([_t39.key() for _t39 in rt.each(ep, ep.t_tickets) if _t39.holder == 'C002' and _t39.event == 'E02' and _t39.status == _E12_TicketStatus_sold])),
+        len(tuple([
+            _t39.key()
+            for _t39 in rt.each(ep, ep.t_tickets)
+            if _t39.holder == 'C002'
+            and _t39.event == 'E02'
+            and _t39.status == _E12_TicketStatus_sold
+        ])),
         '==',
         3,
         'count([t for t in tickets if t.holder == "C002" and t.event == "E02" and t.status == sold]) == 3',

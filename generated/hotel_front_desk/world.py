@@ -609,7 +609,11 @@ class HotelFrontDesk(Episode):
                 )
         if not all(  # hotel_front_desk.world:139
             _b32.status != _E13_BookingStatus_checked_in
-            or len(tuple([_o33.key() for _o33 in rt.each(self, self.t_bookings) if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in]))
+            or len(tuple([
+                _o33.key()
+                for _o33 in rt.each(self, self.t_bookings)
+                if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in
+            ]))
             == 1
             for _b32 in rt.each(self, self.t_bookings)
         ):
@@ -617,7 +621,11 @@ class HotelFrontDesk(Episode):
                 'A room has at most one checked-in booking.', 'hotel_front_desk.world:139'
             )
         if not all(  # hotel_front_desk.world:142
-            len(tuple([_h35.key() for _h35 in rt.each(self, self.t_guests) if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())]))
+            len(tuple([
+                _h35.key()
+                for _h35 in rt.each(self, self.t_guests)
+                if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())
+            ]))
             == 1
             for _g34 in rt.each(self, self.t_guests)
         ):
@@ -719,7 +727,7 @@ class HotelFrontDesk(Episode):
             _g3.key()
             for _g3 in rt.each(self, self.t_guests)
             if rt.built(self, _g3.email.lower()) == q
-            or (rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower())))
+            or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
         ])
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170

@@ -715,7 +715,8 @@ class ITHelpdesk(Episode):
                         tuple([
                             _t4.key()
                             for _t4 in rt.each(self, self.t_tickets)
-                            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower())))
+                            if rt.read(self, wanted)
+                            in rt.read(self, rt.built(self, _t4.title.lower()))
                         ]),
                     ),
                 ),
@@ -774,9 +775,9 @@ class ITHelpdesk(Episode):
         return tuple([  # ithelpdesk.world:243
             _e8.key()
             for _e8 in rt.each(self, self.t_employees)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
         ])
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
@@ -1342,7 +1343,7 @@ def _check_escalate_vpn__noted(  # ithelpdesk.world:608
         _c9.ticket == 'TK0002'
         and _c9.internal
         and _c9.author == 'A02'
-        and ('sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower())))
+        and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
     ))
 
@@ -1382,7 +1383,7 @@ def _check_reopen_and_close__reason_logged(  # ithelpdesk.world:728
     ep: ITHelpdesk, init: ITHelpdesk, replies: tuple[str, ...]
 ) -> bool:
     return bool(any(
-        _c10.ticket == 'TK0004' and ('jam' in rt.read(ep, rt.built(ep, _c10.body.lower())))
+        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
         for _c10 in rt.each(ep, ep.t_comments)
     ))
 

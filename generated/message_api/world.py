@@ -1077,9 +1077,8 @@ class MessageAPI(Episode):
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
         'List all users in the workspace.'
-        return _new_UserList(  # message_api.world:131
-            tuple(rt.each(self, self.state.user_map).keys())
-        )
+        return _new_UserList(tuple(rt.each(self, self.state.user_map).keys(  # message_api.world:131
+        )))
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         'Get user ID from user name.'

@@ -836,7 +836,9 @@ class MobileMessaging(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # messaging.world:146
-            len(tuple([_v57.key() for _v57 in rt.each(self, self.t_users) if _v57.phone == _u56.phone]))
+            len(tuple([
+                _v57.key() for _v57 in rt.each(self, self.t_users) if _v57.phone == _u56.phone
+            ]))
             == 1
             for _u56 in rt.each(self, self.t_users)
         ):
@@ -847,7 +849,11 @@ class MobileMessaging(Episode):
             if not (_row58.owner != _row58.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all(  # messaging.world:152
-            len(tuple([_d60.key() for _d60 in rt.each(self, self.t_contacts) if _d60.owner == _c59.owner and _d60.user == _c59.user]))
+            len(tuple([
+                _d60.key()
+                for _d60 in rt.each(self, self.t_contacts)
+                if _d60.owner == _c59.owner and _d60.user == _c59.user
+            ]))
             == 1
             for _c59 in rt.each(self, self.t_contacts)
         ):
@@ -967,7 +973,9 @@ class MobileMessaging(Episode):
             (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).phone,
             contact.favorite,
             (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).presence,
-            self.state.last_seen.get((self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_),
+            self.state.last_seen.get(
+                (self.t_users.rows.get(contact.user) or self.t_users.row(contact.user)).id_
+            ),
         )
 
     def fn_direct_conversation(  # messaging.world:203
@@ -984,7 +992,12 @@ class MobileMessaging(Episode):
         return None  # messaging.world:211
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
-        return len(tuple([_m1.key() for _m1 in rt.each(self, self.t_messages) if _m1.conversation == conversation.key() and reader.key() not in rt.each(self, _m1.read_by)]))  # messaging.world:215
+        return len(tuple([  # messaging.world:215
+            _m1.key()
+            for _m1 in rt.each(self, self.t_messages)
+            if _m1.conversation == conversation.key()
+            and reader.key() not in rt.each(self, _m1.read_by)
+        ]))
 
     def fn_delivery_for(  # messaging.world:218
         self, conversation: Conversation, sender: User
@@ -1010,7 +1023,19 @@ class MobileMessaging(Episode):
         if _subject4 == ConversationKind.direct:  # messaging.world:232
             title = rt.built(  # messaging.world:233
                 self,
-                rt.join(', ', rt.each(self, tuple([_u5.name for _u5 in rt.rows(self.t_users, rt.each(self, conversation.participants)) if _u5.key() != viewer.key()]))),
+                rt.join(
+                    ', ',
+                    rt.each(
+                        self,
+                        tuple([
+                            _u5.name
+                            for _u5 in rt.rows(
+                                self.t_users, rt.each(self, conversation.participants)
+                            )
+                            if _u5.key() != viewer.key()
+                        ]),
+                    ),
+                ),
             )
         elif _subject4 == ConversationKind.group:  # messaging.world:235
             title = (  # messaging.world:236
@@ -1150,8 +1175,11 @@ class MobileMessaging(Episode):
             _c13.key()
             for _c13 in rt.each(self, self.t_contacts)
             if _c13.owner == me.key()
-            and ((rt.read(self, needle) in rt.read(self, rt.built(self, _c13.name.lower())))
-            or (rt.read(self, needle) in rt.read(self, (self.t_users.rows.get(_c13.user) or self.t_users.row(_c13.user)).phone)))
+            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c13.name.lower()))
+            or rt.read(self, needle)
+            in rt.read(
+                self, (self.t_users.rows.get(_c13.user) or self.t_users.row(_c13.user)).phone
+            ))
         ])
         return tuple([  # messaging.world:318
             self.fn_card(_c14)
@@ -1919,7 +1947,7 @@ def _check_reply_to_priya__replied(  # tasks.world:18
         _m33.id_ not in init.t_messages
         and _m33.conversation == 'CONV102'
         and _m33.sender == 'U001'
-        and ('budget sheet' in rt.read(ep, _m33.body))
+        and 'budget sheet' in rt.read(ep, _m33.body)
         for _m33 in rt.each(ep, ep.t_messages)
     ))
 
@@ -1974,7 +2002,9 @@ def _check_paris_trip_group__group_created(  # tasks.world:72
     return bool(any(
         _c36.kind == _E16_ConversationKind_group
         and _c36.title == 'Paris trip'
-        and v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c36.participants)))))))
+        and v.unique(tuple(rt.each(
+            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c36.participants))))
+        )))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
         for _c36 in rt.each(ep, ep.t_conversations)
     ))
@@ -1987,7 +2017,7 @@ def _check_paris_trip_group__question_posted(  # tasks.world:73
         _m38.sender == 'U001'
         and (ep.t_conversations.rows.get(_m38.conversation) or ep.t_conversations.row(_m38.conversation)).title
         == 'Paris trip'
-        and ('Paris in May' in rt.read(ep, _m38.body))
+        and 'Paris in May' in rt.read(ep, _m38.body)
         for _m38 in rt.each(ep, ep.t_messages)
     ))
 
@@ -1999,7 +2029,7 @@ def _check_paris_trip_group__daniel_told(  # tasks.world:74
         _m39.id_ not in init.t_messages
         and _m39.conversation == 'CONV101'
         and _m39.sender == 'U001'
-        and ('Paris trip' in rt.read(ep, _m39.body))
+        and 'Paris trip' in rt.read(ep, _m39.body)
         for _m39 in rt.each(ep, ep.t_messages)
     ))
 
@@ -2032,7 +2062,14 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
     ep: MobileMessaging, init: MobileMessaging, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        v.unique(tuple(rt.each(ep, tuple([(ep.t_users.rows.get(_c41.user) or ep.t_users.row(_c41.user)).id_ for _c41 in rt.each(ep, ep.t_contacts) if _c41.owner == 'U001' and _c41.favorite])))),
+        v.unique(tuple(rt.each(
+            ep,
+            tuple([
+                (ep.t_users.rows.get(_c41.user) or ep.t_users.row(_c41.user)).id_
+                for _c41 in rt.each(ep, ep.t_contacts)
+                if _c41.owner == 'U001' and _c41.favorite
+            ]),
+        ))),
         '==',
         v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
         'set([c.user.id for c in contacts if c.owner == "U001" and c.favorite]) == set(["U003", "U005"])',
@@ -2046,7 +2083,7 @@ def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
         _m42.id_ not in init.t_messages
         and _m42.conversation == 'CONV101'
         and _m42.sender == 'U001'
-        and ('Friday' in rt.read(ep, _m42.body))
+        and 'Friday' in rt.read(ep, _m42.body)
         for _m42 in rt.each(ep, ep.t_messages)
     ))
 
@@ -2058,7 +2095,7 @@ def _check_weekend_catch_up__crew_answered(  # tasks.world:123
         _m43.id_ not in init.t_messages
         and _m43.conversation == 'CONV103'
         and _m43.sender == 'U001'
-        and ('rope' in rt.read(ep, rt.built(ep, _m43.body.lower())))
+        and 'rope' in rt.read(ep, rt.built(ep, _m43.body.lower()))
         for _m43 in rt.each(ep, ep.t_messages)
     ))
 
@@ -2119,7 +2156,7 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
             _m48.id_ not in init.t_messages
             and _m48.conversation == 'CONV103'
             and _m48.sender == 'U002'
-            and ('Saturday' in rt.read(ep, _m48.body))
+            and 'Saturday' in rt.read(ep, _m48.body)
             for _m48 in rt.each(ep, ep.t_messages)
         ),
     )
@@ -2146,7 +2183,7 @@ def _check_hana_q4_follow_up__replied(  # tasks.world:186
         _m49.id_ not in init.t_messages
         and _m49.conversation == 'CONV104'
         and _m49.sender == 'U001'
-        and ('Q4' in rt.read(ep, _m49.body))
+        and 'Q4' in rt.read(ep, _m49.body)
         for _m49 in rt.each(ep, ep.t_messages)
     ))
 
@@ -2185,7 +2222,7 @@ def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
         _m52.id_ not in init.t_messages
         and _m52.conversation == 'CONV101'
         and _m52.sender == 'U001'
-        and ('late' in rt.read(ep, _m52.body))
+        and 'late' in rt.read(ep, _m52.body)
         for _m52 in rt.each(ep, ep.t_messages)
     ))
 
@@ -2202,7 +2239,7 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
             _m54.id_ not in init.t_messages
             and _m54.conversation == 'CONV103'
             and _m54.sender == 'U005'
-            and ('book the wall' in rt.read(ep, _m54.body))
+            and 'book the wall' in rt.read(ep, _m54.body)
             for _m54 in rt.each(ep, ep.t_messages)
         ),
     )
@@ -2221,8 +2258,8 @@ def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
 ) -> rt.Verdict | bool:
     return (
         rt.compared(ep.state.current_user, 'is', None, 'current_user == none')
-        and ('U001' in ep.state.last_seen)
-        and ('U005' in ep.state.last_seen)
+        and 'U001' in ep.state.last_seen
+        and 'U005' in ep.state.last_seen
     )
 
 

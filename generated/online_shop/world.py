@@ -1345,7 +1345,8 @@ class OnlineShop(Episode):
                     'A payment method is filed under its own id.', 'shop.world:259'
                 )
         if not all(  # shop.world:262
-            (_o44.payment_method_id in (self.t_customers.rows.get(_o44.customer) or self.t_customers.row(_o44.customer)).payment_methods)
+            _o44.payment_method_id
+            in (self.t_customers.rows.get(_o44.customer) or self.t_customers.row(_o44.customer)).payment_methods
             for _o44 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -1368,7 +1369,9 @@ class OnlineShop(Episode):
                     'A cancelled order has been refunded in full.', 'shop.world:268'
                 )
         if not all(  # shop.world:271
-            len(tuple([_s48.key() for _s48 in rt.each(self, self.t_returns) if _s48.order == _r47.order]))
+            len(tuple([
+                _s48.key() for _s48 in rt.each(self, self.t_returns) if _s48.order == _r47.order
+            ]))
             == 1
             for _r47 in rt.each(self, self.t_returns)
         ):
@@ -1414,14 +1417,31 @@ class OnlineShop(Episode):
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
         return round(  # shop.world:183
-            sum(rt.each(self, tuple([_item1.price * _item1.quantity for _item1 in rt.each(self, order.items)]))),
+            sum(rt.each(
+                self,
+                tuple([_item1.price * _item1.quantity for _item1 in rt.each(self, order.items)]),
+            )),
             2,
         )
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(self, tuple([_t2.amount for _t2 in rt.each(self, order.transactions) if _t2.kind == _E15_TransactionKind_charge])))  # shop.world:187
-        refunded: float = sum(rt.each(self, tuple([_t3.amount for _t3 in rt.each(self, order.transactions) if _t3.kind == _E15_TransactionKind_refund])))  # shop.world:188
+        charged: float = sum(rt.each(  # shop.world:187
+            self,
+            tuple([
+                _t2.amount
+                for _t2 in rt.each(self, order.transactions)
+                if _t2.kind == _E15_TransactionKind_charge
+            ]),
+        ))
+        refunded: float = sum(rt.each(  # shop.world:188
+            self,
+            tuple([
+                _t3.amount
+                for _t3 in rt.each(self, order.transactions)
+                if _t3.kind == _E15_TransactionKind_refund
+            ]),
+        ))
         return round(charged - refunded, 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -1569,13 +1589,16 @@ class OnlineShop(Episode):
                 for _v14 in rt.each(self, self.t_variants)
                 if _v14.product == product.key()
             ])
-            stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))))  # shop.world:327
+            stock: int = sum(rt.each(  # shop.world:327
+                self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
+            ))
             wanted: bool = (  # shop.world:328
                 category is None
                 or rt.built(self, product.category.lower())
                 == rt.built(
                     self,
-                    ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower(),
+                    ((category if category is not None else rt.absent()) if (category if category is not None else rt.absent()) is not None else '').lower(
+                    ),
                 )
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
@@ -1644,7 +1667,9 @@ class OnlineShop(Episode):
                     + rt.text(items[id_])
                     + ' requested.',
                 ))
-        method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)  # shop.world:373
+        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:373
+            payment_method_id
+        )
         if not (method is not None):  # shop.world:374
             raise ToolError(rt.built(
                 self,
@@ -1665,7 +1690,9 @@ class OnlineShop(Episode):
             for _id18 in rt.each(self, tuple(rt.each(self, items).keys()))
         ])
         total: float = round(  # shop.world:376
-            sum(rt.each(self, tuple([_line19.price * _line19.quantity for _line19 in rt.each(self, lines)]))),
+            sum(rt.each(
+                self, tuple([_line19.price * _line19.quantity for _line19 in rt.each(self, lines)])
+            )),
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
@@ -2000,7 +2027,9 @@ class OnlineShop(Episode):
             self.t_customers.rows.get(order.customer)
             or self.t_customers.row(order.customer)
         )
-        method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)  # shop.world:525
+        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
+            refund_method_id
+        )
         if not (method is not None):  # shop.world:526
             raise ToolError(rt.built(
                 self,
@@ -2447,7 +2476,14 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             'len(orders["#W3391820"].transactions) == len(initial.orders["#W3391820"].transactions) + 1',
         )
         and rt.compared(
-            sum(rt.each(ep, tuple([_t29.amount for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions) if _t29.kind == _E15_TransactionKind_charge]))),
+            sum(rt.each(
+                ep,
+                tuple([
+                    _t29.amount
+                    for _t29 in rt.each(ep, ep.t_orders.row('#W3391820').transactions)
+                    if _t29.kind == _E15_TransactionKind_charge
+                ]),
+            )),
             '==',
             79.0,
             'sum([t.amount for t in orders["#W3391820"].transactions if t.kind == charge]) == 79.0',

@@ -907,7 +907,11 @@ class PublicLibrary(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
-            len(tuple([_l34.key() for _l34 in rt.each(self, self.t_loans) if _l34.copy_ == _c33.key() and _l34.returned_on is None]))
+            len(tuple([
+                _l34.key()
+                for _l34 in rt.each(self, self.t_loans)
+                if _l34.copy_ == _c33.key() and _l34.returned_on is None
+            ]))
             == (1 if _c33.status == _E10_CopyStatus_on_loan else 0)
             for _c33 in rt.each(self, self.t_copies)
         ):
@@ -944,7 +948,13 @@ class PublicLibrary(Episode):
             )
         if not all(  # public_library.world:223
             _h38.status != _E10_HoldStatus_active
-            or len(tuple([_o39.key() for _o39 in rt.each(self, self.t_holds) if _o39.status == _E10_HoldStatus_active and _o39.member == _h38.member and _o39.book == _h38.book]))
+            or len(tuple([
+                _o39.key()
+                for _o39 in rt.each(self, self.t_holds)
+                if _o39.status == _E10_HoldStatus_active
+                and _o39.member == _h38.member
+                and _o39.book == _h38.book
+            ]))
             == 1
             for _h38 in rt.each(self, self.t_holds)
         ):
@@ -1093,7 +1103,13 @@ class PublicLibrary(Episode):
         if hold.status == _E10_HoldStatus_active:  # public_library.world:199
             position = (  # public_library.world:200
                 1
-                + len(tuple([_h7.key() for _h7 in rt.each(self, self.t_holds) if _h7.book == hold.book and _h7.status == _E10_HoldStatus_active and _h7.placed_at < hold.placed_at]))
+                + len(tuple([
+                    _h7.key()
+                    for _h7 in rt.each(self, self.t_holds)
+                    if _h7.book == hold.book
+                    and _h7.status == _E10_HoldStatus_active
+                    and _h7.placed_at < hold.placed_at
+                ]))
             )
         return position  # public_library.world:202
 
@@ -1112,8 +1128,8 @@ class PublicLibrary(Episode):
         return tuple([  # public_library.world:243
             self.fn_book_info(_b8)
             for _b8 in rt.each(self, self.t_books)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower())))
-            or (rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower())))
+            if rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))
+            or rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))
         ])
 
     def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
@@ -1194,8 +1210,8 @@ class PublicLibrary(Episode):
         return tuple([  # public_library.world:285
             _m14.key()
             for _m14 in rt.each(self, self.t_members)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
         ])
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288

@@ -864,7 +864,11 @@ class RestaurantOrders(Episode):
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
             _o52.status == _E11_OrderStatus_paid
-            or len(tuple([_p53.key() for _p53 in rt.each(self, self.t_orders) if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid]))
+            or len(tuple([
+                _p53.key()
+                for _p53 in rt.each(self, self.t_orders)
+                if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
+            ]))
             == 1
             for _o52 in rt.each(self, self.t_orders)
         ):
@@ -892,7 +896,11 @@ class RestaurantOrders(Episode):
         if not all(  # restaurant_orders.world:170
             _p57.share
             <= (self.t_orders.rows.get(_p57.order) or self.t_orders.row(_p57.order)).split_ways
-            and len(tuple([_q58.key() for _q58 in rt.each(self, self.t_payments) if _q58.order == _p57.order and _q58.share == _p57.share]))
+            and len(tuple([
+                _q58.key()
+                for _q58 in rt.each(self, self.t_payments)
+                if _q58.order == _p57.order and _q58.share == _p57.share
+            ]))
             == 1
             for _p57 in rt.each(self, self.t_payments)
         ):
@@ -968,7 +976,14 @@ class RestaurantOrders(Episode):
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."
-        return sum(rt.each(self, tuple([rt.bounded(_l1.quantity * _l1.unit_price_cents) for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.key()])))  # restaurant_orders.world:127
+        return sum(rt.each(  # restaurant_orders.world:127
+            self,
+            tuple([
+                rt.bounded(_l1.quantity * _l1.unit_price_cents)
+                for _l1 in rt.each(self, self.t_order_lines)
+                if _l1.order == order.key()
+            ]),
+        ))
 
     def fn_share_amount(  # restaurant_orders.world:130
         self, total: int, ways: int, share: int
@@ -989,7 +1004,14 @@ class RestaurantOrders(Episode):
 
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:141
         'The amount (without tips) paid on an order.'
-        return sum(rt.each(self, tuple([_p3.amount_cents for _p3 in rt.each(self, self.t_payments) if _p3.order == order.key()])))  # restaurant_orders.world:142
+        return sum(rt.each(  # restaurant_orders.world:142
+            self,
+            tuple([
+                _p3.amount_cents
+                for _p3 in rt.each(self, self.t_payments)
+                if _p3.order == order.key()
+            ]),
+        ))
 
     def fn_unpaid_order(self, table: DiningTable) -> Order | None:  # restaurant_orders.world:145
         "The table's order that is not paid yet, if any."
@@ -1039,7 +1061,7 @@ class RestaurantOrders(Episode):
         return tuple([  # restaurant_orders.world:214
             _m5.key()
             for _m5 in rt.each(self, self.t_menu)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
         ])
 
     def tool_get_menu_item(self, item: MenuItem) -> MenuItem:  # restaurant_orders.world:217
@@ -1613,7 +1635,9 @@ def _check_new_table_order__lines(  # restaurant_orders.world:558
     return bool(any(
         _o18.table == 'T1'
         and _o18.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([_l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]))
+        and len(tuple([
+            _l19.key() for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()
+        ]))
         == 3
         and any(
             _l20.order == _o18.key()
@@ -1736,7 +1760,9 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([_l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001'])),
+            len(tuple([
+                _l27.key() for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001'
+            ])),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O001"]) == 3',
@@ -1873,7 +1899,9 @@ def _check_free_t4_for_terrace_party__party_lines(  # tasks.world:440
     return bool(any(
         _o35.table == 'T4'
         and _o35.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([_l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]))
+        and len(tuple([
+            _l36.key() for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()
+        ]))
         == 2
         and any(
             _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
@@ -1909,7 +1937,9 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
 ) -> rt.Verdict | bool:
     return (
         rt.compared(
-            len(tuple([_l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006'])),
+            len(tuple([
+                _l39.key() for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006'
+            ])),
             '==',
             3,
             'count([l for l in order_lines if l.order == "O006"]) == 3',
@@ -1936,7 +1966,14 @@ def _check_t1_changes_their_mind__total(  # tasks.world:607
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        sum(rt.each(ep, tuple([rt.bounded(_l44.quantity * _l44.unit_price_cents) for _l44 in rt.each(ep, ep.t_order_lines) if _l44.order == 'O006']))),
+        sum(rt.each(
+            ep,
+            tuple([
+                rt.bounded(_l44.quantity * _l44.unit_price_cents)
+                for _l44 in rt.each(ep, ep.t_order_lines)
+                if _l44.order == 'O006'
+            ]),
+        )),
         '==',
         3250,
         'sum([l.quantity * l.unit_price_cents for l in order_lines if l.order == "O006"]) == 3250',
@@ -1983,7 +2020,9 @@ def _check_turn_table_t4__new_party_lines(  # tasks.world:759
     return bool(any(
         _o47.table == 'T4'
         and _o47.status == _E11_OrderStatus_sent_to_kitchen
-        and len(tuple([_l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]))
+        and len(tuple([
+            _l48.key() for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()
+        ]))
         == 3
         and any(
             _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1
@@ -2035,7 +2074,7 @@ def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
 def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
     ep: RestaurantOrders, init: RestaurantOrders, replies: tuple[str, ...]
 ) -> bool:
-    return bool(('11.10' in rt.read(ep, replies[-1] if replies else '')))
+    return bool('11.10' in rt.read(ep, replies[-1] if replies else ''))
 
 
 RestaurantOrders.TASKS = {

@@ -627,7 +627,13 @@ class RetailBank(Episode):
                 )
         if not all(  # retail_bank.world:123
             _a30.status == _E13_AccountStatus_closed
-            or len(tuple([_b31.key() for _b31 in rt.each(self, self.t_accounts) if _b31.owner == _a30.owner and _b31.kind == _a30.kind and _b31.status != _E13_AccountStatus_closed]))
+            or len(tuple([
+                _b31.key()
+                for _b31 in rt.each(self, self.t_accounts)
+                if _b31.owner == _a30.owner
+                and _b31.kind == _a30.kind
+                and _b31.status != _E13_AccountStatus_closed
+            ]))
             == 1
             for _a30 in rt.each(self, self.t_accounts)
         ):
@@ -724,7 +730,10 @@ class RetailBank(Episode):
             customer.name,
             customer.email,
             owned,
-            sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))))),
+            sum(rt.each(
+                self,
+                tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))),
+            )),
         )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
@@ -757,8 +766,8 @@ class RetailBank(Episode):
         return tuple([  # retail_bank.world:188
             _c5.key()
             for _c5 in rt.each(self, self.t_customers)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
         ])
 
     def tool_list_accounts(  # retail_bank.world:191
@@ -1705,7 +1714,14 @@ def _check_alice_car_cash__cash_paid(  # tasks.world:633
     ep: RetailBank, init: RetailBank, replies: tuple[str, ...]
 ) -> rt.Verdict | bool:
     return rt.compared(
-        sum(rt.each(ep, tuple([_t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions) if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001']))),
+        sum(rt.each(
+            ep,
+            tuple([
+                _t25.amount_cents
+                for _t25 in rt.each(ep, ep.t_transactions)
+                if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
+            ]),
+        )),
         '==',
         600000,
         'sum([t.amount_cents for t in transactions if t.kind == TxKind.withdrawal and t.from_account == "AC00001"]) == 600000',

@@ -731,7 +731,11 @@ class SmallPayroll(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
-            len(tuple([_q33.key() for _q33 in rt.each(self, self.t_payslips) if _q33.employee == _p32.employee and _q33.period == _p32.period]))
+            len(tuple([
+                _q33.key()
+                for _q33 in rt.each(self, self.t_payslips)
+                if _q33.employee == _p32.employee and _q33.period == _p32.period
+            ]))
             == 1
             for _p32 in rt.each(self, self.t_payslips)
         ):
@@ -794,7 +798,11 @@ class SmallPayroll(Episode):
                 'small_payroll.world:178',
             )
         if not all(  # small_payroll.world:181
-            len(tuple([_u43.key() for _u43 in rt.each(self, self.t_timesheets) if _u43.employee == _t42.employee and _u43.period == _t42.period]))
+            len(tuple([
+                _u43.key()
+                for _u43 in rt.each(self, self.t_timesheets)
+                if _u43.employee == _t42.employee and _u43.period == _t42.period
+            ]))
             == 1
             for _t42 in rt.each(self, self.t_timesheets)
         ):
@@ -972,7 +980,7 @@ class SmallPayroll(Episode):
         return tuple([  # small_payroll.world:243
             _e3.key()
             for _e3 in rt.each(self, self.t_employees)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
         ])
 
     def tool_list_employees(  # small_payroll.world:246
@@ -1216,7 +1224,14 @@ class SmallPayroll(Episode):
             ))
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
-            bonus: int = sum(rt.each(self, tuple([_b11.amount_cents for _b11 in rt.each(self, self.t_bonuses) if _b11.employee == e.key() and _b11.period == period.key()])))  # small_payroll.world:371
+            bonus: int = sum(rt.each(  # small_payroll.world:371
+                self,
+                tuple([
+                    _b11.amount_cents
+                    for _b11 in rt.each(self, self.t_bonuses)
+                    if _b11.employee == e.key() and _b11.period == period.key()
+                ]),
+            ))
             if e.pay_type == _E7_PayType_salaried:  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
                     gross: int = e.annual_salary_cents // 12  # small_payroll.world:374
@@ -1934,7 +1949,10 @@ def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
     ep: SmallPayroll, init: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
     return bool(
-        ('2412' in rt.read(ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', '')))),
+        '2412'
+        in rt.read(
+            ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
+        ),
     )
 
 

@@ -1447,7 +1447,9 @@ class Tau2Retail(Episode):
             for _p3 in rt.each(self, order_id.payment_history)
         ])
         for p in rt.each(self, refunds):  # retail.world:346
-            method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)  # retail.world:347
+            method: PaymentMethod | None = user.payment_methods.get(  # retail.world:347
+                p.payment_method_id
+            )
             if not (method is not None):  # retail.world:348
                 raise ToolError('Payment method not found')
             _subject4 = method  # retail.world:349
@@ -1521,7 +1523,9 @@ class Tau2Retail(Episode):
                 ))
             diff_ = diff_ + (v_.price - it.price)  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:403
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:403
+            payment_method_id,
+        )
         if not (method is not None):  # retail.world:404
             raise ToolError('Payment method not found')
         _subject5 = method  # retail.world:405
@@ -1618,7 +1622,9 @@ class Tau2Retail(Episode):
             self.t_users.rows.get(order.user_id)
             or self.t_users.row(order.user_id)
         )
-        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:484
+        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
+            payment_method_id
+        )
         if not (method is not None):  # retail.world:485
             raise ToolError('Payment method not found')
         _subject6 = method  # retail.world:486
@@ -1688,7 +1694,9 @@ class Tau2Retail(Episode):
             self.t_users.rows.get(order.user_id)
             or self.t_users.row(order.user_id)
         )
-        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)  # retail.world:531
+        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
+            payment_method_id
+        )
         if not (method is not None):  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
@@ -1785,7 +1793,9 @@ class Tau2Retail(Episode):
         order: Order = order_id  # retail.world:598
         if not (order.status == _E11_OrderStatus_delivered):  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
-        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(payment_method_id)  # retail.world:600
+        method: PaymentMethod | None = (self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)).payment_methods.get(  # retail.world:600
+            payment_method_id,
+        )
         if not (method is not None):  # retail.world:601
             raise ToolError('Payment method not found')
         if not (  # retail.world:602

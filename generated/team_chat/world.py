@@ -607,7 +607,11 @@ class TeamChat(Episode):
                 "A channel's owner is always one of its members.", 'team_chat.world:110'
             )
         if not all(  # team_chat.world:113
-            len(tuple([_o45.key() for _o45 in rt.each(self, self.t_memberships) if _o45.channel == _m44.channel and _o45.user == _m44.user]))
+            len(tuple([
+                _o45.key()
+                for _o45 in rt.each(self, self.t_memberships)
+                if _o45.channel == _m44.channel and _o45.user == _m44.user
+            ]))
             == 1
             for _m44 in rt.each(self, self.t_memberships)
         ):
@@ -615,7 +619,9 @@ class TeamChat(Episode):
                 'A user belongs to a channel at most once.', 'team_chat.world:113'
             )
         if not all(  # team_chat.world:116
-            len(tuple([_d47.key() for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name]))
+            len(tuple([
+                _d47.key() for _d47 in rt.each(self, self.t_channels) if _d47.name == _c46.name
+            ]))
             == 1
             for _c46 in rt.each(self, self.t_channels)
         ):
@@ -692,7 +698,11 @@ class TeamChat(Episode):
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
-        return len(tuple([_m2.key() for _m2 in rt.each(self, self.t_messages) if _m2.channel == channel.key() and _m2.pinned]))  # team_chat.world:105
+        return len(tuple([  # team_chat.world:105
+            _m2.key()
+            for _m2 in rt.each(self, self.t_messages)
+            if _m2.channel == channel.key() and _m2.pinned
+        ]))
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         'Sign in as a user; every other tool acts as this user.'
@@ -951,7 +961,11 @@ class TeamChat(Episode):
                 _c6.visibility,
                 _c6.owner,
                 _c6.topic,
-                len(tuple([_m7.key() for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.key()])),
+                len(tuple([
+                    _m7.key()
+                    for _m7 in rt.each(self, self.t_memberships)
+                    if _m7.channel == _c6.key()
+                ])),
                 self.fn_is_member(_c6, me),
             )
             for _c6 in rt.each(self, self.t_channels)
@@ -1014,8 +1028,8 @@ class TeamChat(Episode):
         return tuple([  # team_chat.world:296
             _u12.key()
             for _u12 in rt.each(self, self.t_users)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, _u12.handle))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
 
     def tool_get_user(self, user: User) -> User:  # team_chat.world:299
@@ -1040,7 +1054,11 @@ class TeamChat(Episode):
             channel.visibility,
             channel.owner,
             channel.topic,
-            len(tuple([_m13.key() for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.key()])),
+            len(tuple([
+                _m13.key()
+                for _m13 in rt.each(self, self.t_memberships)
+                if _m13.channel == channel.key()
+            ])),
             self.fn_is_member(channel, me),
         )
 
@@ -1062,13 +1080,17 @@ class TeamChat(Episode):
                 _c14.visibility,
                 _c14.owner,
                 _c14.topic,
-                len(tuple([_m15.key() for _m15 in rt.each(self, self.t_memberships) if _m15.channel == _c14.key()])),
+                len(tuple([
+                    _m15.key()
+                    for _m15 in rt.each(self, self.t_memberships)
+                    if _m15.channel == _c14.key()
+                ])),
                 self.fn_is_member(_c14, me),
             )
             for _c14 in rt.each(self, self.t_channels)
             if self.fn_can_read(_c14, me)
-            and ((rt.read(self, wanted) in rt.read(self, _c14.name))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower()))))
+            and (rt.read(self, wanted) in rt.read(self, _c14.name)
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
         ])
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
@@ -1141,7 +1163,7 @@ class TeamChat(Episode):
             and self.fn_can_read(
                 self.t_channels.rows.get(_m18.channel) or self.t_channels.row(_m18.channel), me
             )
-            and (rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower())))
+            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
             and (channel is None
             or _m18.channel == (channel if channel is not None else rt.absent()).key())
             and (author is None
@@ -1432,7 +1454,9 @@ def _check_launch_channel__members(  # team_chat.world:503
 ) -> bool:
     return bool(any(
         _c21.name == 'launch-plan'
-        and len(tuple([_m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()]))
+        and len(tuple([
+            _m22.key() for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()
+        ]))
         == 3
         and any(
             _m23.channel == _c21.key() and _m23.user == 'U002'
@@ -1525,7 +1549,9 @@ def _check_dara_starts_design_system__chen_added(  # tasks.world:136
 ) -> bool:
     return bool(any(
         _c29.name == 'design-system'
-        and len(tuple([_m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()]))
+        and len(tuple([
+            _m30.key() for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()
+        ]))
         == 2
         and any(
             _m31.channel == _c29.key() and _m31.user == 'U003' and _m31.invited_by == 'U004'

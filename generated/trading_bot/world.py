@@ -957,7 +957,9 @@ class TradingBot(Episode):
         )
         return rt.built(  # trading_bot.world:237
             self,
-            (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime('%Y-%m-%d %H:%M:%S'),
+            (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(
+                '%Y-%m-%d %H:%M:%S',
+            ),
         )
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
@@ -978,9 +980,9 @@ class TradingBot(Episode):
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return _new_CurrentTime(  # trading_bot.world:253
-            format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p')
-        )
+        return _new_CurrentTime(format(  # trading_bot.world:253
+            rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
+        ))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
@@ -1198,18 +1200,25 @@ class TradingBot(Episode):
             start_date is not None
             and (start_date if start_date is not None else rt.absent()) != ''
         ):
-            start = rt.strptime(rt.read(self, start_date if start_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:427
+            start = rt.strptime(  # trading_bot.world:427
+                rt.read(self, start_date if start_date is not None else rt.absent()), '%Y-%m-%d'
+            )
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
         if (  # trading_bot.world:430
             end_date is not None
             and (end_date if end_date is not None else rt.absent()) != ''
         ):
-            end = rt.strptime(rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d')  # trading_bot.world:431
+            end = rt.strptime(  # trading_bot.world:431
+                rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d'
+            )
         found: tuple[dict[str, Any], ...] = ()  # trading_bot.world:433
         for transaction in rt.each(self, self.state.transaction_history):  # trading_bot.world:434
             if not ('timestamp' in transaction):  # trading_bot.world:435
                 raise ToolError("'timestamp'")
-            stamp: dt.datetime = rt.strptime(rt.read(self, rt.built(self, rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S')  # trading_bot.world:436
+            stamp: dt.datetime = rt.strptime(  # trading_bot.world:436
+                rt.read(self, rt.built(self, rt.text(transaction['timestamp']))),
+                '%Y-%m-%d %H:%M:%S',
+            )
             if start <= stamp and stamp <= end:  # trading_bot.world:437
                 found = rt.each(self, found) + (transaction,)  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441

@@ -1603,7 +1603,9 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if not (card_number not in self.state.credit_card_list):  # travel_api.world:820
             raise ToolError('Card already registered')
-        card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))  # travel_api.world:821
+        card_id: str = rt.text(self.random_source().randint(  # travel_api.world:821
+            100000000000, 999999999999
+        ))
         self.set_state(  # travel_api.world:822
             'credit_card_list',
             {
@@ -1648,7 +1650,9 @@ class TravelAPI(Episode):
                 "Card not registered. Here are a list of card_id's: "
                 + rt.built(
                     self,
-                    rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.credit_card_list).keys()))),
+                    rt.python_repr(rt.each(
+                        self, tuple(rt.each(self, self.state.credit_card_list).keys())
+                    )),
                 ),
             ))
         return _new_CardBalance(self.fn_key_of(  # travel_api.world:855
@@ -1672,7 +1676,9 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
             return self.fn_booking_refused('Invalid access token')  # travel_api.world:872
-        card: dict[str, Any] | None = self.state.credit_card_list.get(card_id)  # travel_api.world:874
+        card: dict[str, Any] | None = self.state.credit_card_list.get(  # travel_api.world:874
+            card_id
+        )
         if card is None:  # travel_api.world:875
             return self.fn_booking_refused('Card not registered')  # travel_api.world:876
         if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
@@ -1711,7 +1717,16 @@ class TravelAPI(Episode):
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(self, rt.text(travel_from) + '|' + rt.text(travel_to) + '|' + rt.text(travel_class) + '|' + rt.text(travel_date)))  # travel_api.world:903
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(  # travel_api.world:903
+            self,
+            rt.text(travel_from)
+            + '|'
+            + rt.text(travel_to)
+            + '|'
+            + rt.text(travel_class)
+            + '|'
+            + rt.text(travel_date),
+        ))
         if entry is None:  # travel_api.world:904
             return self.fn_booking_refused(  # travel_api.world:905
                 'No available route for the given parameters'
@@ -1719,7 +1734,9 @@ class TravelAPI(Episode):
         travel_cost: float = (entry if entry is not None else rt.absent())[  # travel_api.world:907
             'cost'
         ]
-        balance: int | float = rt.to_number(rt.read(self, (card if card is not None else rt.absent())['balance']))  # travel_api.world:908
+        balance: int | float = rt.to_number(rt.read(  # travel_api.world:908
+            self, (card if card is not None else rt.absent())['balance']
+        ))
         if balance < travel_cost:  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
         if (  # travel_api.world:913
@@ -1738,8 +1755,12 @@ class TravelAPI(Episode):
                 },
             },
         )
-        booking_id: str = rt.text(self.random_source().randint(1000000, 9999999))  # travel_api.world:917
-        transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))  # travel_api.world:918
+        booking_id: str = rt.text(self.random_source().randint(  # travel_api.world:917
+            1000000, 9999999
+        ))
+        transaction_id: str = rt.text(self.random_source().randint(  # travel_api.world:918
+            10000000, 99999999
+        ))
         self.set_state(  # travel_api.world:919
             'booking_record',
             {
@@ -1897,7 +1918,9 @@ class TravelAPI(Episode):
             return _new_Verification(  # travel_api.world:1045
                 False, 'Invalid date of birth format. Please use YYYY-MM-DD.'
             )
-        born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')  # travel_api.world:1051
+        born: dt.datetime = rt.strptime(  # travel_api.world:1051
+            rt.read(self, date_of_birth), '%Y-%m-%d'
+        )
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if (  # travel_api.world:1053
             self.clock.month < born.month

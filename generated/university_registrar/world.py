@@ -875,7 +875,16 @@ class UniversityRegistrar(Episode):
             )
         if not all(  # university_registrar.world:197
             not self.fn_holds_seat(_e46)
-            or len(tuple([_o47.key() for _o47 in rt.each(self, self.t_enrolments) if _o47.student == _e46.student and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term and self.fn_holds_seat(_o47)]))
+            or len(tuple([
+                _o47.key()
+                for _o47 in rt.each(self, self.t_enrolments)
+                if _o47.student == _e46.student
+                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).course
+                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).course
+                and (self.t_sections.rows.get(_o47.section) or self.t_sections.row(_o47.section)).term
+                == (self.t_sections.rows.get(_e46.section) or self.t_sections.row(_e46.section)).term
+                and self.fn_holds_seat(_o47)
+            ]))
             == 1
             for _e46 in rt.each(self, self.t_enrolments)
         ):
@@ -913,7 +922,11 @@ class UniversityRegistrar(Episode):
                 'Nobody waits for a section they already sit in.', 'university_registrar.world:206'
             )
         if not all(  # university_registrar.world:209
-            len(tuple([_v53.key() for _v53 in rt.each(self, self.t_waitlist) if _v53.student == _w52.student and _v53.section == _w52.section]))
+            len(tuple([
+                _v53.key()
+                for _v53 in rt.each(self, self.t_waitlist)
+                if _v53.student == _w52.student and _v53.section == _w52.section
+            ]))
             == 1
             for _w52 in rt.each(self, self.t_waitlist)
         ):
@@ -999,7 +1012,11 @@ class UniversityRegistrar(Episode):
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
         'Seats held in a section.'
-        return len(tuple([_e1.key() for _e1 in rt.each(self, self.t_enrolments) if _e1.section == section.key() and self.fn_holds_seat(_e1)]))  # university_registrar.world:123
+        return len(tuple([  # university_registrar.world:123
+            _e1.key()
+            for _e1 in rt.each(self, self.t_enrolments)
+            if _e1.section == section.key() and self.fn_holds_seat(_e1)
+        ]))
 
     def fn_passed(  # university_registrar.world:126
         self, student: Student, course: Course
@@ -1051,11 +1068,23 @@ class UniversityRegistrar(Episode):
         self, student: Student, term: str
     ) -> int:
         'Credits a student holds in a term.'
-        return sum(rt.each(self, tuple([self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_ for _e6 in rt.each(self, self.t_enrolments) if _e6.student == student.key() and (self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term == term and self.fn_holds_seat(_e6)])))  # university_registrar.world:150
+        return sum(rt.each(  # university_registrar.world:150
+            self,
+            tuple([
+                self.t_courses.row((self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).course).credits_
+                for _e6 in rt.each(self, self.t_enrolments)
+                if _e6.student == student.key()
+                and (self.t_sections.rows.get(_e6.section) or self.t_sections.row(_e6.section)).term
+                == term
+                and self.fn_holds_seat(_e6)
+            ]),
+        ))
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
-        return len(tuple([_w7.key() for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()]))  # university_registrar.world:154
+        return len(tuple([  # university_registrar.world:154
+            _w7.key() for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
+        ]))
 
     def fn_enrol_problem(  # university_registrar.world:157
         self, student: Student, section: Section
@@ -1100,7 +1129,13 @@ class UniversityRegistrar(Episode):
         if len(missing) > 0:  # university_registrar.world:170
             codes: str = rt.built(  # university_registrar.world:171
                 self,
-                rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))))),
+                rt.join(
+                    ', ',
+                    rt.each(
+                        self,
+                        tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))),
+                    ),
+                ),
             )
             return rt.built(  # university_registrar.world:172
                 self, 'Prerequisite not passed: ' + rt.text(codes) + '.'
@@ -1187,7 +1222,9 @@ class UniversityRegistrar(Episode):
                     **rt.each(self, credits_),
                     (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term: rt.bounded(
                         rt.coalesce(
-                            credits_.get((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term),
+                            credits_.get(
+                                (self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).term,
+                            ),
                             lambda: 0,
                         )
                         + self.t_courses.row((self.t_sections.rows.get(e.section) or self.t_sections.row(e.section)).course).credits_,
@@ -1227,8 +1264,9 @@ class UniversityRegistrar(Episode):
         return tuple([  # university_registrar.world:262
             _s17.key()
             for _s17 in rt.each(self, self.t_students)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower())))
-            and (rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
+            and rt.read(self, wanted_program)
+            in rt.read(self, rt.built(self, _s17.program.lower()))
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
@@ -1240,8 +1278,8 @@ class UniversityRegistrar(Episode):
         return tuple([  # university_registrar.world:271
             _c18.key()
             for _c18 in rt.each(self, self.t_courses)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
         ])
 
     def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
@@ -1274,7 +1312,7 @@ class UniversityRegistrar(Episode):
             )
             for _s19 in rt.each(self, self.t_sections)
             if (term is None or _s19.term == (term if term is not None else rt.absent()))
-            and (rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower())))
+            and rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower()))
             and (day is None
             or any(
                 _m20.day == (day if day is not None else rt.absent())
@@ -1422,7 +1460,12 @@ class UniversityRegistrar(Episode):
         )
         codes: str = rt.built(  # university_registrar.world:379
             self,
-            rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))))),
+            rt.join(
+                ', ',
+                rt.each(
+                    self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))
+                ),
+            ),
         )
         if not (len(missing) == 0):  # university_registrar.world:380
             raise ToolError(rt.built(self, 'Prerequisite not passed: ' + rt.text(codes) + '.'))

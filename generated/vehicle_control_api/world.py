@@ -1679,7 +1679,17 @@ class VehicleControlAPI(Episode):
                 'All doors must be locked before starting the engine. Here are the unlocked doors: '
                 + rt.built(
                     self,
-                    rt.join(', ', rt.each(self, tuple([_d1 for _d1 in rt.each(self, self.state.doorStatus) if self.state.doorStatus[_d1] == 'unlocked']))),
+                    rt.join(
+                        ', ',
+                        rt.each(
+                            self,
+                            tuple([
+                                _d1
+                                for _d1 in rt.each(self, self.state.doorStatus)
+                                if self.state.doorStatus[_d1] == 'unlocked'
+                            ]),
+                        ),
+                    ),
                 ),
             ))
         if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
@@ -1743,7 +1753,9 @@ class VehicleControlAPI(Episode):
             raise ToolError('Fan speed must be between 0 and 100.')
         self.set_state('acTemperature', temperature)  # vehicle_control.world:305
         if unit == 'fahrenheit':  # vehicle_control.world:306
-            overflow: str | None = rt.python_error_of(lambda: rt.python_times(temperature - 32, 5) / 9)  # vehicle_control.world:309
+            overflow: str | None = rt.python_error_of(  # vehicle_control.world:309
+                lambda: rt.python_times(temperature - 32, 5) / 9
+            )
             if overflow is not None:  # vehicle_control.world:310
                 raise rt.KeptError(  # vehicle_control.world:311
                     overflow if overflow is not None else rt.absent()
@@ -1761,9 +1773,9 @@ class VehicleControlAPI(Episode):
         self
     ) -> OutsideTemperature:
         'Gets the outside temperature.'
-        return _new_OutsideTemperature(  # vehicle_control.world:322
-            self.random_source().uniform(-10.0, 40.0)
-        )
+        return _new_OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
+            -10.0, 40.0
+        ))
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         'Gets the outside temperature.'
@@ -1929,7 +1941,9 @@ class VehicleControlAPI(Episode):
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
         'Navigates to the destination.'
         self.set_state('destination', destination)  # vehicle_control.world:516
-        failure: str | None = rt.python_error_of(lambda: rt.python_grown(self, 'Navigating to ' + destination))  # vehicle_control.world:519
+        failure: str | None = rt.python_error_of(  # vehicle_control.world:519
+            lambda: rt.python_grown(self, 'Navigating to ' + destination)
+        )
         if failure is not None:  # vehicle_control.world:520
             raise rt.KeptError(  # vehicle_control.world:521
                 failure if failure is not None else rt.absent()

@@ -780,7 +780,11 @@ class WarehouseInventoryDesk(Episode):
                 'warehouse_inventory_desk.world:145',
             )
         if not all(  # warehouse_inventory_desk.world:148
-            len(tuple([_t36.key() for _t36 in rt.each(self, self.t_stock) if _t36.item == _s35.item and _t36.bin_ == _s35.bin_]))
+            len(tuple([
+                _t36.key()
+                for _t36 in rt.each(self, self.t_stock)
+                if _t36.item == _s35.item and _t36.bin_ == _s35.bin_
+            ]))
             == 1
             for _s35 in rt.each(self, self.t_stock)
         ):
@@ -872,11 +876,17 @@ class WarehouseInventoryDesk(Episode):
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
-        return sum(rt.each(self, tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()])))  # warehouse_inventory_desk.world:124
+        return sum(rt.each(  # warehouse_inventory_desk.world:124
+            self,
+            tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()]),
+        ))
 
     def fn_on_hand(self, item: Item) -> int:  # warehouse_inventory_desk.world:127
         'Total units of an item across all bins.'
-        return sum(rt.each(self, tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()])))  # warehouse_inventory_desk.world:128
+        return sum(rt.each(  # warehouse_inventory_desk.world:128
+            self,
+            tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()]),
+        ))
 
     def fn_find_stock(  # warehouse_inventory_desk.world:131
         self, item: Item, bin_: Bin
@@ -931,8 +941,8 @@ class WarehouseInventoryDesk(Episode):
         return tuple([  # warehouse_inventory_desk.world:212
             _i5.key()
             for _i5 in rt.each(self, self.t_items)
-            if (rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower())))
-            or (rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower())))
+            if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
         ])
 
     def tool_list_bins(  # warehouse_inventory_desk.world:215
@@ -1608,13 +1618,13 @@ def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
 def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(('NUT-2001' in rt.read(ep, replies[-1] if replies else '')))
+    return bool('NUT-2001' in rt.read(ep, replies[-1] if replies else ''))
 
 
 def _check_report_reorder_flags__names_shortfall(  # warehouse_inventory_desk.world:569
     ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk, replies: tuple[str, ...]
 ) -> bool:
-    return bool(('20' in rt.read(ep, replies[-1] if replies else '')))
+    return bool('20' in rt.read(ep, replies[-1] if replies else ''))
 
 
 def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
