@@ -138,6 +138,21 @@ def test_a_long_call_splits_its_arguments_with_the_anchor_on_the_first_line() ->
         "        )"]
 
 
+def test_a_split_tuple_of_one_keeps_its_comma() -> None:
+    """A tuple of one element split over lines is still a tuple (its trailing comma), where
+    its element fits on the line after the bracket and where it is split further."""
+    entry = DictOf(((Const("error"), Const("User not authenticated. Please log in to view "
+                                           "tickets.")),))
+    for value in (entry, DictOf(entry.entries * 2)):
+        stmt = Return(TupleOf((value,)), anchor="ticket_api.world:208")
+        lines = _statement_lines(stmt, 3)
+        assert len(lines) > 1 and all(len(line) <= WIDTH for line in lines)
+        text = "\n".join(line[12:] for line in lines)
+        returned = ast.parse(text).body[0]
+        assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Tuple)
+        assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(f"return {stmt.value.flat()}"))
+
+
 def test_a_long_condition_is_parenthesised_and_split_before_its_operators() -> None:
     """An ``if`` whose test does not fit wraps the test in parentheses, one operand a line
     with its operator first; ``not`` of an operator expression keeps its parentheses."""

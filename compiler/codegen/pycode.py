@@ -578,6 +578,8 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
     if split is not None:
         opener, items, closer, comma = split
         together = inner + (", " if comma else " ").join(item.text for item in items)
+        if isinstance(expr, TupleOf) and len(items) == 1:
+            together += ","  # a tuple of one is its trailing comma
         if len(together) <= WIDTH and len(indent + head + opener) + reserve <= WIDTH:
             return [indent + head + opener, together, indent + closer + tail]
         out = [indent + head + opener]

@@ -474,7 +474,7 @@ class TicketAPI(Episode):
         'Get all tickets created by the current user, optionally filtered by status.'
         if not self.fn_logged_in():  # ticket_api.world:207
             return (  # ticket_api.world:208
-                {'error': 'User not authenticated. Please log in to view tickets.'}
+                {'error': 'User not authenticated. Please log in to view tickets.'},
             )
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:212
             if not ('created_by' in ticket):  # ticket_api.world:213
