@@ -591,7 +591,10 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
         if expr.operand.precedence >= UNARY:
             return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
         operands = _operands(expr.operand)
-        if operands is not None:  # `not (`, the operands one a line, `)`
+        if operands is not None:  # `not (`, the operands on a line or one a line, `)`
+            if len(inner + expr.operand.flat()) <= WIDTH:
+                return [indent + head + "not (", inner + expr.operand.flat(),
+                        indent + ")" + tail]
             return [indent + head + "not (", *(line for operand in operands
                                                for line in _split_item(operand, inner, "")),
                     indent + ")" + tail]
@@ -604,6 +607,8 @@ def _wrapped(expr: Expr, indent: str, head: str, tail: str, nested: bool,
                 lines += _split_item(operand, indent, "")
             lines[-1] += tail
             return lines
+        if len(inner + expr.flat()) <= WIDTH:  # parenthesised, on a line of its own
+            return [indent + head + "(", inner + expr.flat(), indent + ")" + tail]
         return [indent + head + "(", *(line for operand in operands
                                         for line in _split_item(operand, inner, "")),
                 indent + ")" + tail]

@@ -783,8 +783,7 @@ class CarRentalCounter(Episode):
     def fn_holds(self, r: Rental) -> bool:  # car_rental_counter.world:125
         'Whether a rental holds its car (reserved or picked up).'
         return (  # car_rental_counter.world:126
-            r.status == _E12_RentalStatus_reserved
-            or r.status == _E12_RentalStatus_picked_up
+            r.status == _E12_RentalStatus_reserved or r.status == _E12_RentalStatus_picked_up
         )
 
     def fn_car_free(  # car_rental_counter.world:129
@@ -813,8 +812,7 @@ class CarRentalCounter(Episode):
         if not (return_date > pickup_date):  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
         if not (  # car_rental_counter.world:172
-            return_date
-            <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
         ):
             raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
@@ -982,8 +980,7 @@ class CarRentalCounter(Episode):
         if not (pickup_date >= self.clock.date()):  # car_rental_counter.world:264
             raise ToolError('The pick-up date cannot be in the past.')
         if not (  # car_rental_counter.world:265
-            return_date
-            <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
+            return_date <= pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
         ):
             raise ToolError('A rental lasts at most ' + rt.text(_C_MAX_RENTAL_DAYS) + ' days.')
         if not car.in_service:  # car_rental_counter.world:266
@@ -1076,8 +1073,7 @@ class CarRentalCounter(Episode):
                 + ' has come.',
             ))
         car: Car = (  # car_rental_counter.world:302
-            self.t_cars.rows.get(rental.car)
-            or self.t_cars.row(rental.car)
+            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
         )
         if not (car.branch == rental.pickup_branch):  # car_rental_counter.world:303
             raise ToolError(rt.built(
@@ -1138,8 +1134,7 @@ class CarRentalCounter(Episode):
                 + '; only picked-up rentals can be returned.',
             ))
         car: Car = (  # car_rental_counter.world:324
-            self.t_cars.rows.get(rental.car)
-            or self.t_cars.row(rental.car)
+            self.t_cars.rows.get(rental.car) or self.t_cars.row(rental.car)
         )
         if not (mileage_km >= car.mileage_km):  # car_rental_counter.world:325
             raise ToolError(rt.built(

@@ -689,8 +689,7 @@ class ClinicRecords(Episode):
                 + '.',
             ))
         patient: Patient = (  # clinic_records.world:181
-            self.t_patients.rows.get(visit.patient)
-            or self.t_patients.row(visit.patient)
+            self.t_patients.rows.get(visit.patient) or self.t_patients.row(visit.patient)
         )
         if not (drug.key() not in rt.each(self, patient.allergies)):  # clinic_records.world:182
             raise ToolError(rt.built(

@@ -1034,8 +1034,7 @@ class ClinicScheduling(Episode):
         'Age in whole years on a given day.'
         years: int = rt.bounded(day.year - birth.year)  # clinic.world:172
         if (  # clinic.world:173
-            day.month < birth.month
-            or day.month == birth.month and day.day < birth.day
+            day.month < birth.month or day.month == birth.month and day.day < birth.day
         ):
             years = years - 1  # clinic.world:174
         return years  # clinic.world:176
@@ -1043,11 +1042,7 @@ class ClinicScheduling(Episode):
     def fn_when(self, t: dt.datetime) -> str:  # clinic.world:179
         'A date and time as 2024-06-10 09:30.'
         return (  # clinic.world:180
-            rt.text(t.date())
-            + ' '
-            + format(t.hour, '02d')
-            + ':'
-            + format(t.minute, '02d')
+            rt.text(t.date()) + ' ' + format(t.hour, '02d') + ':' + format(t.minute, '02d')
         )
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
@@ -1070,8 +1065,7 @@ class ClinicScheduling(Episode):
             'or an empty string.'
         )
         doctor: Doctor = (  # clinic.world:200
-            self.t_doctors.rows.get(slot.doctor)
-            or self.t_doctors.row(slot.doctor)
+            self.t_doctors.rows.get(slot.doctor) or self.t_doctors.row(slot.doctor)
         )
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202

@@ -1158,24 +1158,20 @@ class ConcertTicketOffice(Episode):
                 )
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
                 ok = (  # concert_ticket_office.world:165
-                    rt.text(n) == digits
-                    and n >= 1
-                    and n <= section.seats_per_row
+                    rt.text(n) == digits and n >= 1 and n <= section.seats_per_row
                 )
         return ok  # concert_ticket_office.world:168
 
     def fn_owned(self, t: Ticket) -> bool:  # concert_ticket_office.world:171
         'A ticket that is sold or checked in.'
         return (  # concert_ticket_office.world:172
-            t.status == _E12_TicketStatus_sold
-            or t.status == _E12_TicketStatus_checked_in
+            t.status == _E12_TicketStatus_sold or t.status == _E12_TicketStatus_checked_in
         )
 
     def fn_hold_live(self, o: Order) -> bool:  # concert_ticket_office.world:175
         'A held order whose hold has not expired.'
         return (  # concert_ticket_office.world:176
-            o.status == _E11_OrderStatus_held
-            and o.hold_expires_at > self.clock
+            o.status == _E11_OrderStatus_held and o.hold_expires_at > self.clock
         )
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:179
@@ -1470,8 +1466,7 @@ class ConcertTicketOffice(Episode):
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
         if not (  # concert_ticket_office.world:375
-            rt.bounded(already + len(seats))
-            <= _C_MAX_PER_EVENT
+            rt.bounded(already + len(seats)) <= _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
                 self,

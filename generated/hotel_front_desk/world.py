@@ -648,8 +648,7 @@ class HotelFrontDesk(Episode):
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # hotel_front_desk.world:93
         mp: int = (d.month + 9) % 12  # hotel_front_desk.world:94
         doy: int = (  # hotel_front_desk.world:95
-            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day)
-            - 1
+            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
         )
         doe: int = rt.bounded(  # hotel_front_desk.world:96
             rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
@@ -667,8 +666,7 @@ class HotelFrontDesk(Episode):
     def fn_holds_room(self, b: Booking) -> bool:  # hotel_front_desk.world:106
         'Whether a booking holds its room (reserved or checked in).'
         return (  # hotel_front_desk.world:107
-            b.status == _E13_BookingStatus_reserved
-            or b.status == _E13_BookingStatus_checked_in
+            b.status == _E13_BookingStatus_reserved or b.status == _E13_BookingStatus_checked_in
         )
 
     def fn_room_is_free(  # hotel_front_desk.world:110
@@ -795,9 +793,7 @@ class HotelFrontDesk(Episode):
             'room, check-out date, number of guests and total.'
         )
         wanted: dt.date = (  # hotel_front_desk.world:215
-            day
-            if day is not None
-            else self.clock.date()
+            day if day is not None else self.clock.date()
         )
         return tuple([  # hotel_front_desk.world:216
             _b7.key()
@@ -813,9 +809,7 @@ class HotelFrontDesk(Episode):
             'guest, room, check-in date and total.'
         )
         wanted: dt.date = (  # hotel_front_desk.world:224
-            day
-            if day is not None
-            else self.clock.date()
+            day if day is not None else self.clock.date()
         )
         return tuple([  # hotel_front_desk.world:225
             _b8.key()

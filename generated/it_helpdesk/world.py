@@ -631,8 +631,7 @@ class ITHelpdesk(Episode):
         a: Agent | None = self.t_agents.ref(t.assignee)  # ithelpdesk.world:127
         if a is not None:  # ithelpdesk.world:128
             ok = (  # ithelpdesk.world:129
-                t.category
-                in rt.each(self, (a if a is not None else rt.absent()).skills)
+                t.category in rt.each(self, (a if a is not None else rt.absent()).skills)
             )
         return ok  # ithelpdesk.world:131
 
@@ -658,8 +657,7 @@ class ITHelpdesk(Episode):
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152
         'Resolved or closed.'
         return (  # ithelpdesk.world:153
-            t.status == _E12_TicketStatus_resolved
-            or t.status == _E12_TicketStatus_closed
+            t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
         )
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175

@@ -1064,8 +1064,7 @@ class MessageAPI(Episode):
     def fn_logged_in(self) -> bool:  # message_api.world:111
         "Python's truthiness of current_user: none and the empty string both mean nobody."
         return (  # message_api.world:114
-            self.state.current_user is not None
-            and rt.present(self.state.current_user) != ''
+            self.state.current_user is not None and rt.present(self.state.current_user) != ''
         )
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
@@ -1092,8 +1091,7 @@ class MessageAPI(Episode):
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
         if (  # message_api.world:143
-            user_id
-            not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+            user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
         ):
             return _new_LoginResult(  # message_api.world:144
                 False, rt.built(self, "User ID '" + rt.text(user_id) + "' not found.")
@@ -1114,8 +1112,7 @@ class MessageAPI(Episode):
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
         if not (  # message_api.world:161
-            receiver_id
-            in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+            receiver_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
         ):
             raise ToolError(rt.built(
                 self, "Receiver ID '" + rt.text(receiver_id) + "' not found."
@@ -1190,8 +1187,7 @@ class MessageAPI(Episode):
             self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
         )
         if (  # message_api.world:219
-            user_id
-            in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
+            user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values()))
         ):
             raise rt.KeptError(rt.built(  # message_api.world:220
                 self, "User ID '" + rt.text(user_id) + "' already exists."
@@ -1222,8 +1218,7 @@ class MessageAPI(Episode):
                 in rt.built(self, rt.built(self, rt.text(content)).lower())
             ):
                 hits = (  # message_api.world:242
-                    rt.each(self, hits)
-                    + (_new_SearchHit(self.fn_receiver_of(entry), content),)
+                    rt.each(self, hits) + (_new_SearchHit(self.fn_receiver_of(entry), content),)
                 )
         return _new_SearchResults(hits)  # message_api.world:245
 

@@ -1039,9 +1039,7 @@ class MobileMessaging(Episode):
             )
         elif _subject4 == ConversationKind.group:  # messaging.world:235
             title = (  # messaging.world:236
-                conversation.title
-                if conversation.title is not None
-                else 'Group'
+                conversation.title if conversation.title is not None else 'Group'
             )
         history: tuple[str, ...] = tuple(  # messaging.world:239
             rt.key_of(x)
@@ -1305,8 +1303,7 @@ class MobileMessaging(Episode):
         if not (self.state.current_user is not None):  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
         if not (  # messaging.world:384
-            self.state.current_user
-            in rt.each(self, conversation.participants)
+            self.state.current_user in rt.each(self, conversation.participants)
         ):
             raise ToolError(rt.built(
                 self,
@@ -1359,8 +1356,7 @@ class MobileMessaging(Episode):
         if not (me.id_ not in rt.each(self, members)):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if not (  # messaging.world:407
-            len(v.unique(tuple(rt.each(self, members))))
-            == len(members)
+            len(v.unique(tuple(rt.each(self, members)))) == len(members)
         ):
             raise ToolError('Each member can be listed only once.')
         created: Conversation = Conversation(  # messaging.world:408

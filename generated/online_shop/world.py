@@ -1362,8 +1362,7 @@ class OnlineShop(Episode):
                 )
         for _row46 in rt.changed_rows(self, self.t_orders):  # shop.world:268
             if not (
-                _row46.status != _E11_OrderStatus_cancelled
-                or self.fn_net_paid(_row46) == 0.0
+                _row46.status != _E11_OrderStatus_cancelled or self.fn_net_paid(_row46) == 0.0
             ):
                 raise InvariantError(
                     'A cancelled order has been refunded in full.', 'shop.world:268'
@@ -1757,8 +1756,7 @@ class OnlineShop(Episode):
                 + '. Only pending orders can be cancelled.',
             ))
         customer: Customer = (  # shop.world:400
-            self.t_customers.rows.get(order.customer)
-            or self.t_customers.row(order.customer)
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
         )
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
@@ -1883,8 +1881,7 @@ class OnlineShop(Episode):
             (new_item.price - old_item.price) * quantity, 2
         )
         customer: Customer = (  # shop.world:447
-            self.t_customers.rows.get(order.customer)
-            or self.t_customers.row(order.customer)
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
         )
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
@@ -2024,8 +2021,7 @@ class OnlineShop(Episode):
         if not (len(v.unique(tuple(rt.each(self, item_ids)))) == len(item_ids)):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = (  # shop.world:524
-            self.t_customers.rows.get(order.customer)
-            or self.t_customers.row(order.customer)
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
         )
         method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
             refund_method_id
@@ -2083,12 +2079,10 @@ class OnlineShop(Episode):
                 self, 'Return ' + rt.text(return_request.id_) + ' was already refunded.'
             ))
         order: Order = (  # shop.world:547
-            self.t_orders.rows.get(return_request.order)
-            or self.t_orders.row(return_request.order)
+            self.t_orders.rows.get(return_request.order) or self.t_orders.row(return_request.order)
         )
         customer: Customer = (  # shop.world:548
-            self.t_customers.rows.get(order.customer)
-            or self.t_customers.row(order.customer)
+            self.t_customers.rows.get(order.customer) or self.t_customers.row(order.customer)
         )
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550

@@ -1006,8 +1006,7 @@ class PublicLibrary(Episode):
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # public_library.world:142
         mp: int = (d.month + 9) % 12  # public_library.world:143
         doy: int = (  # public_library.world:144
-            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day)
-            - 1
+            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
         )
         doe: int = rt.bounded(  # public_library.world:145
             rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
@@ -1022,9 +1021,7 @@ class PublicLibrary(Episode):
             self.fn_day_number(returned) - self.fn_day_number(due)
         )
         return (  # public_library.world:153
-            round(late * _C_LATE_FEE_PER_DAY, 2)
-            if late > 0
-            else 0.0
+            round(late * _C_LATE_FEE_PER_DAY, 2) if late > 0 else 0.0
         )
 
     def fn_expected_fee(self, loan: Loan) -> float:  # public_library.world:156
@@ -1330,8 +1327,7 @@ class PublicLibrary(Episode):
                 + ', not available.',
             ))
         if not (  # public_library.world:350
-            len(self.fn_open_loans_of(member))
-            < _C_MAX_OPEN_LOANS
+            len(self.fn_open_loans_of(member)) < _C_MAX_OPEN_LOANS
         ):
             raise ToolError(rt.built(
                 self,
@@ -1395,8 +1391,7 @@ class PublicLibrary(Episode):
             loan, returned_on=today, late_fee=v.check_range(fee, 'Loan.late_fee', 0.0, None)
         )
         member: Member = (  # public_library.world:376
-            self.t_members.rows.get(loan.member)
-            or self.t_members.row(loan.member)
+            self.t_members.rows.get(loan.member) or self.t_members.row(loan.member)
         )
         self.set_field(  # public_library.world:377
             member,

@@ -991,9 +991,7 @@ class RestaurantOrders(Episode):
         'One share of a bill split equally; the last share absorbs the remainder.'
         base: int = total // ways  # restaurant_orders.world:133
         return (  # restaurant_orders.world:134
-            rt.bounded(total - rt.bounded(base * (ways - 1)))
-            if share == ways
-            else base
+            rt.bounded(total - rt.bounded(base * (ways - 1))) if share == ways else base
         )
 
     def fn_payments_of(self, order: Order) -> tuple[str, ...]:  # restaurant_orders.world:137
@@ -1018,8 +1016,7 @@ class RestaurantOrders(Episode):
         found: Order | None = None  # restaurant_orders.world:146
         for o in rt.each(self, self.t_orders):  # restaurant_orders.world:147
             if (  # restaurant_orders.world:148
-                o.table == table.key()
-                and o.status != _E11_OrderStatus_paid
+                o.table == table.key() and o.status != _E11_OrderStatus_paid
             ):
                 found = o  # restaurant_orders.world:149
         return found  # restaurant_orders.world:152
@@ -1220,8 +1217,7 @@ class RestaurantOrders(Episode):
         if not (self.state.current_server is not None):  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
         order: Order = (  # restaurant_orders.world:319
-            self.t_orders.rows.get(line.order)
-            or self.t_orders.row(line.order)
+            self.t_orders.rows.get(line.order) or self.t_orders.row(line.order)
         )
         if not (order.status == _E11_OrderStatus_open_):  # restaurant_orders.world:320
             raise ToolError(rt.built(

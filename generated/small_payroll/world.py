@@ -900,8 +900,7 @@ class SmallPayroll(Episode):
         "The employee's timesheet for a period, if any."
         for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
             if (  # small_payroll.world:138
-                t.employee == employee.key()
-                and t.period == period.key()
+                t.employee == employee.key() and t.period == period.key()
             ):
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
@@ -1084,8 +1083,7 @@ class SmallPayroll(Episode):
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
             if not (  # small_payroll.world:308
-                (ts if ts is not None else rt.absent()).status
-                == _E15_TimesheetStatus_draft
+                (ts if ts is not None else rt.absent()).status == _E15_TimesheetStatus_draft
             ):
                 raise ToolError(rt.built(
                     self,
@@ -1096,8 +1094,7 @@ class SmallPayroll(Episode):
                     + '; hours can no longer be added.',
                 ))
             if not (  # small_payroll.world:309
-                (ts if ts is not None else rt.absent()).hours + hours
-                <= 300.0
+                (ts if ts is not None else rt.absent()).hours + hours <= 300.0
             ):
                 raise ToolError(rt.built(
                     self,

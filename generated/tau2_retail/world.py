@@ -1256,8 +1256,7 @@ class Tau2Retail(Episode):
         k: int = 0  # retail.world:166
         for id_ in rt.each(self, ids):  # retail.world:167
             if (  # retail.world:168
-                rt.each(self, ids).count(id_)
-                > rt.each(self, item_ids).count(id_)
+                rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_)
             ):
                 return k  # retail.world:169
             k = rt.python_augmented(self, '+', k, 1)  # retail.world:171
@@ -1362,8 +1361,7 @@ class Tau2Retail(Episode):
         )
         for u in rt.each(self, self.t_users):  # retail.world:257
             if (  # retail.world:258
-                rt.built(self, u.email.lower())
-                == rt.built(self, email.lower())
+                rt.built(self, u.email.lower()) == rt.built(self, email.lower())
             ):
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
@@ -1434,13 +1432,11 @@ class Tau2Retail(Episode):
         if not (order_id.status == _E11_OrderStatus_pending):  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
         if not (  # retail.world:343
-            reason
-            in {'no longer needed': True, 'ordered by mistake': True}
+            reason in {'no longer needed': True, 'ordered by mistake': True}
         ):
             raise ToolError('Invalid reason')
         user: User = (  # retail.world:344
-            self.t_users.rows.get(order_id.user_id)
-            or self.t_users.row(order_id.user_id)
+            self.t_users.rows.get(order_id.user_id) or self.t_users.row(order_id.user_id)
         )
         refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
             _new_OrderPayment(_E15_TransactionType_refund, _p3.amount, _p3.payment_method_id)
@@ -1619,8 +1615,7 @@ class Tau2Retail(Episode):
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481
         user: User = (  # retail.world:483
-            self.t_users.rows.get(order.user_id)
-            or self.t_users.row(order.user_id)
+            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
         )
         method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
             payment_method_id
@@ -1633,9 +1628,7 @@ class Tau2Retail(Episode):
             if not (not (card.balance < diff_)):  # retail.world:488
                 raise ToolError('Insufficient gift card balance to pay for the new item')
         kind: TransactionType = (  # retail.world:493
-            _E15_TransactionType_payment
-            if diff_ > 0
-            else _E15_TransactionType_refund
+            _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
         self.set_field(  # retail.world:494
             order,
@@ -1691,8 +1684,7 @@ class Tau2Retail(Episode):
         ):
             raise ToolError('Non-pending order cannot be modified')
         user: User = (  # retail.world:530
-            self.t_users.rows.get(order.user_id)
-            or self.t_users.row(order.user_id)
+            self.t_users.rows.get(order.user_id) or self.t_users.row(order.user_id)
         )
         method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
             payment_method_id
@@ -1701,8 +1693,7 @@ class Tau2Retail(Episode):
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
         if not (  # retail.world:534
-            len(history) == 1
-            and history[0].transaction_type == _E15_TransactionType_payment
+            len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment
         ):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535

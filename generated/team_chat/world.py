@@ -692,8 +692,7 @@ class TeamChat(Episode):
     def fn_can_read(self, channel: Channel, reader: User) -> bool:  # team_chat.world:98
         'Whether the user may read the channel: it is public or they belong to it.'
         return (  # team_chat.world:101
-            channel.visibility == _E10_Visibility_public
-            or self.fn_is_member(channel, reader)
+            channel.visibility == _E10_Visibility_public or self.fn_is_member(channel, reader)
         )
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104

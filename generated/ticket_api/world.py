@@ -334,8 +334,7 @@ class TicketAPI(Episode):
     def fn_logged_in(self) -> bool:  # ticket_api.world:58
         "Python's truthiness of current_user: none and the empty string both mean nobody."
         return (  # ticket_api.world:61
-            self.state.current_user is not None
-            and rt.present(self.state.current_user) != ''
+            self.state.current_user is not None and rt.present(self.state.current_user) != ''
         )
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:65
@@ -485,8 +484,7 @@ class TicketAPI(Episode):
             if _ticket2['created_by'] == self.state.current_user
         ])
         if (  # ticket_api.world:216
-            status is None
-            or (status if status is not None else rt.absent()) == ''
+            status is None or (status if status is not None else rt.absent()) == ''
         ):
             return mine  # ticket_api.world:217
         for _ticket3 in rt.each(self, mine):  # ticket_api.world:219

@@ -974,8 +974,7 @@ class TradingBot(Episode):
         if not ('percent_change' in stock):  # trading_bot.world:246
             raise ToolError("'percent_change'")
         return (  # trading_bot.world:247
-            abs(rt.to_number(rt.read(self, stock['percent_change'])))
-            >= threshold
+            abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
         )
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
@@ -1205,8 +1204,7 @@ class TradingBot(Episode):
             )
         end: dt.datetime = rt.parse_datetime('9999-12-31T23:59:59.999999')  # trading_bot.world:429
         if (  # trading_bot.world:430
-            end_date is not None
-            and (end_date if end_date is not None else rt.absent()) != ''
+            end_date is not None and (end_date if end_date is not None else rt.absent()) != ''
         ):
             end = rt.strptime(  # trading_bot.world:431
                 rt.read(self, end_date if end_date is not None else rt.absent()), '%Y-%m-%d'
@@ -1245,8 +1243,7 @@ class TradingBot(Episode):
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
         if (  # trading_bot.world:469
-            stock not in rt.each(self, self.state.watch_list)
-            and stock in self.state.stocks
+            stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
         ):
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return _new_Watchlist(self.state.watch_list)  # trading_bot.world:472

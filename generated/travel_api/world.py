@@ -1520,9 +1520,7 @@ class TravelAPI(Episode):
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
         multiplier: int = (  # travel_api.world:742
-            2
-            if rt.python_remainder(digit_sum, 2) == 0
-            else 1
+            2 if rt.python_remainder(digit_sum, 2) == 0 else 1
         )
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
@@ -1575,8 +1573,7 @@ class TravelAPI(Episode):
         'Get the status of the login'
         return _new_LoginStatus(  # travel_api.world:791
             not (
-                self.state.token_expires_in is None
-                or rt.present(self.state.token_expires_in) == 0
+                self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
             ),
         )
 
@@ -1692,23 +1689,19 @@ class TravelAPI(Episode):
                 self, 'Invalid destination airport code: ' + rt.text(travel_to)
             ))
         if (  # travel_api.world:887
-            rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d'))
-            is None
+            rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None
         ):
             return self.fn_booking_refused(  # travel_api.world:888
                 'Invalid date format. Use YYYY-MM-DD.'
             )
         if (  # travel_api.world:890
-            travel_class != 'economy'
-            and travel_class != 'business'
-            and travel_class != 'first'
+            travel_class != 'economy' and travel_class != 'business' and travel_class != 'first'
         ):
             return self.fn_booking_refused(  # travel_api.world:893
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
         if (  # travel_api.world:898
-            rt.built(self, rt.text(travel_from) + '|' + rt.text(travel_to))
-            not in _C_BASE_COSTS
+            rt.built(self, rt.text(travel_from) + '|' + rt.text(travel_to)) not in _C_BASE_COSTS
         ):
             return self.fn_booking_refused(  # travel_api.world:899
                 'No available route for the given airports.'
@@ -1740,8 +1733,7 @@ class TravelAPI(Episode):
         if balance < travel_cost:  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
         if (  # travel_api.world:913
-            self.state.budget_limit is not None
-            and balance < rt.present(self.state.budget_limit)
+            self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit)
         ):
             return self.fn_booking_refused(  # travel_api.world:914
                 'Balance is less than budget limit'
@@ -1890,8 +1882,7 @@ class TravelAPI(Episode):
     ) -> Verification:
         'Verify the traveler information'
         if (  # travel_api.world:1037
-            self.state.user_first_name != first_name
-            or self.state.user_last_name != last_name
+            self.state.user_first_name != first_name or self.state.user_last_name != last_name
         ):
             return _new_Verification(  # travel_api.world:1039
                 False,
@@ -1912,8 +1903,7 @@ class TravelAPI(Episode):
                 ),
             )
         if (  # travel_api.world:1044
-            rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d'))
-            is None
+            rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None
         ):
             return _new_Verification(  # travel_api.world:1045
                 False, 'Invalid date of birth format. Please use YYYY-MM-DD.'

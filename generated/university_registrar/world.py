@@ -893,8 +893,7 @@ class UniversityRegistrar(Episode):
             )
         for _row48 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:200
             if not (
-                (_row48.status == _E15_EnrolmentStatus_completed)
-                == (_row48.grade is not None)
+                (_row48.status == _E15_EnrolmentStatus_completed) == (_row48.grade is not None)
             ):
                 raise InvariantError(
                     'An enrolment has a grade exactly when it is completed.',
@@ -902,8 +901,7 @@ class UniversityRegistrar(Episode):
                 )
         for _row49 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:203
             if not (
-                (_row49.status == _E15_EnrolmentStatus_dropped)
-                == (_row49.dropped_at is not None)
+                (_row49.status == _E15_EnrolmentStatus_dropped) == (_row49.dropped_at is not None)
             ):
                 raise InvariantError(
                     'An enrolment has a drop time exactly when it is dropped.',
@@ -1006,8 +1004,7 @@ class UniversityRegistrar(Episode):
     def fn_holds_seat(self, e: Enrolment) -> bool:  # university_registrar.world:118
         'Enrolled and completed enrolments hold a seat.'
         return (  # university_registrar.world:119
-            e.status == _E15_EnrolmentStatus_enrolled
-            or e.status == _E15_EnrolmentStatus_completed
+            e.status == _E15_EnrolmentStatus_enrolled or e.status == _E15_EnrolmentStatus_completed
         )
 
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
@@ -1378,8 +1375,7 @@ class UniversityRegistrar(Episode):
             raise ToolError(problem)
         for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
             if (  # university_registrar.world:346
-                w.student == student.key()
-                and w.section == section.key()
+                w.student == student.key() and w.section == section.key()
             ):
                 self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
         enrolment: Enrolment = Enrolment(  # university_registrar.world:350
@@ -1399,8 +1395,7 @@ class UniversityRegistrar(Episode):
     ) -> Enrolment:
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if not (  # university_registrar.world:360
-            enrolment.status
-            == _E15_EnrolmentStatus_enrolled
+            enrolment.status == _E15_EnrolmentStatus_enrolled
         ):
             raise ToolError(rt.built(
                 self,
@@ -1449,8 +1444,7 @@ class UniversityRegistrar(Episode):
                 self, 'Section ' + rt.text(section.id_) + ' has already ended.'
             ))
         if not (  # university_registrar.world:377
-            self.fn_seats_taken(section)
-            >= section.capacity
+            self.fn_seats_taken(section) >= section.capacity
         ):
             raise ToolError(rt.built(
                 self, 'Section ' + rt.text(section.id_) + ' still has free seats; enrol instead.'
@@ -1565,8 +1559,7 @@ class UniversityRegistrar(Episode):
             'then completed.'
         )
         if not (  # university_registrar.world:422
-            enrolment.status
-            == _E15_EnrolmentStatus_enrolled
+            enrolment.status == _E15_EnrolmentStatus_enrolled
         ):
             raise ToolError(rt.built(
                 self,

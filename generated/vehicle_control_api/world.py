@@ -1885,9 +1885,7 @@ class VehicleControlAPI(Episode):
         self.set_state('distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
             if (  # vehicle_control.world:448
-                current < 0
-                or current > 120
-                or rt.python_remainder(current, 5) != 0
+                current < 0 or current > 120 or rt.python_remainder(current, 5) != 0
             ):
                 raise rt.KeptError('Invalid speed')  # vehicle_control.world:449
             self.set_state('cruiseStatus', 'active')  # vehicle_control.world:451

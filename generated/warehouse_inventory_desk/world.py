@@ -1216,8 +1216,7 @@ class WarehouseInventoryDesk(Episode):
             self.fn_bin_used(bin_) - recorded
         )
         if not (  # warehouse_inventory_desk.world:351
-            rt.bounded(counted + others)
-            <= bin_.capacity
+            rt.bounded(counted + others) <= bin_.capacity
         ):
             raise ToolError(rt.built(
                 self,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import json
+import keyword
 import operator
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -636,6 +637,43 @@ _SOLUTION_HASHES: dict[tuple[type, str, str, tuple[Any, ...], dt.datetime], str]
 _SOLUTION_HASHES_MAX = 4096
 
 
+#: (row class, field names) -> the function setting those fields (Episode.set_fields)
+_SETTERS: dict[tuple[type, tuple[str, ...]], Callable[..., None]] = {}
+
+
+def _fields_setter(cls: type[Row], names: tuple[str, ...]) -> Callable[..., None]:
+    """A function ``(episode, row, *values)`` setting fields ``names`` of a row of ``cls``
+    as :meth:`Episode.set_fields` says, made once per class and names: the fields are read
+    and set as attributes and the stale bits are one mask, where a loop would call
+    ``getattr``, ``setattr`` and a lookup per field (Python's ``namedtuple`` and
+    ``dataclasses`` make their methods so too). Names that are no plain attributes, or a
+    field missing from the row's text, get the general loop."""
+    found = [cls._AT.get(name) for name in names]
+    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names) or \
+            None in found:
+        def each_by_name(ep: Episode, row: Row, *values: Any) -> None:
+            for name, value in zip(names, values, strict=True):
+                ep.set_field(row, name, value)
+        return each_by_name
+    mask = sum(bit for _, bit in found)  # type: ignore[misc]
+    params = ", ".join(f"v{i}" for i in range(len(names)))
+    lines = [f"def set_fields(ep, row, {params}):",
+             "    digest, text, frags, stale = row._digest, row._text, row._frags, row._stale",
+             "    log = ep._undo.append"]
+    for i, name in enumerate(names):
+        lines += [f"    log((0, row, {name!r}, row.{name}, digest, text, frags, stale))",
+                  f"    row.{name} = v{i}"]
+    lines += ["    if frags is not None:",
+              f"        row._stale = stale | {mask}",
+              "    row._digest = row._text = None",
+              "    for table in ep._tables_of.get(row.ENTITY, ()):",
+              "        table._digest = None"]
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # the names are checked to be plain identifiers
+    made: Callable[..., None] = scope["set_fields"]
+    return made
+
+
 class Episode:
     """One run of a world. Generated subclasses fill in the class variables."""
 
@@ -888,24 +926,14 @@ class Episode:
         each but with the caches cleared once: what statements setting fields of one row one
         after the other do (the compiler groups them only where no value reads the row).
         Each field's undo entry keeps the caches of before the group, which hold once every
-        field of the group is put back (an undo always takes the whole call)."""
-        digest, text, frags, stale = row._digest, row._text, row._frags, row._stale
-        log = self._undo.append
-        at = row._AT
-        marked = stale
-        for name, value in values.items():
-            log((_SET, row, name, getattr(row, name), digest, text, frags, stale))
-            setattr(row, name, value)
-            found = at.get(name)
-            if found is None:  # not a field of the text (Row._stale_field)
-                frags = row._frags = None
-            else:
-                marked |= found[1]
-        if frags is not None:
-            row._stale = marked
-        row._digest = row._text = None
-        for table in self._tables_of.get(row.ENTITY, ()):
-            table._digest = None
+        field of the group is put back (an undo always takes the whole call). The work is
+        done by a function made once per row class and field names (:func:`_fields_setter`),
+        which reads and sets the fields as attributes, not by name."""
+        key = (type(row), tuple(values))
+        setter = _SETTERS.get(key)
+        if setter is None:
+            setter = _SETTERS[key] = _fields_setter(type(row), key[1])
+        setter(self, row, *values.values())
 
     def set_state(self, name: str, value: Any) -> None:
         """Set the world's state item ``name`` (a value or a sequence) to ``value``."""
