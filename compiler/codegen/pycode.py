@@ -24,8 +24,8 @@ __all__ = [
     "Call", "Index", "SliceOf", "BinOp",
     "BoolOp", "Compare", "Not", "Neg", "IfExp", "Lambda", "TupleOf", "ListOf", "DictOf",
     "Comprehension", "Stmt", "Assign", "ExprStmt", "Return", "Raise", "Pass", "Break",
-    "Continue", "If", "For", "While", "FunctionDef", "call", "attr", "name", "rt", "is_charged",
-    "charged_value", "is_dotted", "print_block", "render",
+    "Continue", "If", "For", "While", "FunctionDef", "call", "attr", "rt", "is_charged",
+    "charged_value", "is_dotted", "print_block",
 ]
 
 #: the longest line the printer writes where it can split (black's default is 88; the
@@ -349,10 +349,6 @@ class Comprehension(Expr):
 
 
 # ------------------------------------------------------------------ builders and questions
-def name(text: str) -> Name:
-    return Name(text)
-
-
 def attr(dotted: str) -> Expr:
     """``a.b.c`` as attribute reads of a name."""
     head, *rest = dotted.split(".")
@@ -392,10 +388,6 @@ def is_dotted(expr: Expr) -> bool:
     while isinstance(expr, Attr):
         expr = expr.obj
     return isinstance(expr, Name)
-
-
-def render(expr: Expr) -> str:
-    return expr.flat()
 
 
 # ------------------------------------------------------------------------------ statements
